@@ -1,0 +1,396 @@
+"""Semantic checks over a built model. Each check yields diagnostics; none computes positions.
+
+The checks are listed in ALL_CHECKS, in order; `run_checks` chains them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from lisboa_rules import text as rtext
+from lisboa_rules.diagnostics import Diagnostic, Related, suggest
+from lisboa_rules.model import Model, Rule
+from lisboa_rules.source import Span
+
+Check = Callable[[Model], Iterator[Diagnostic]]
+
+LEFTOVER = re.compile(r"\b(TODO|TBD|FIXME|XXX)\b|\{\{|\}\}|\?\?\?")
+CROSS_REF = re.compile(r"\[\[([^\[\]]*)\]\]")
+
+
+def _unknown(what: str, name: object, known: Iterable[str], span: Span) -> Diagnostic:
+    known = list(known)
+    return Diagnostic("unknown-reference", f"unknown {what} '{name}'", span,
+                      suggestion=suggest(str(name), known))
+
+
+def check_duplicate_ids(m: Model) -> Iterator[Diagnostic]:
+    """Rule ids, and ids within each list of things, are unique."""
+    seen: dict[str, Rule] = {}
+    for r in m.rules:
+        if r.id in seen:
+            yield Diagnostic("duplicate-id", f"rule id '{r.id}' is used twice", r.span,
+                             (Related(f"'{r.id}' is first used here", seen[r.id].span),))
+        else:
+            seen[r.id] = r
+    groups: list[tuple[str, list[tuple[Any, Span]]]] = [
+        ("noble", [(n.id, n.span) for n in m.nobles]),
+        ("State action", [(a.id, a.span) for a in m.state_actions]),
+        ("Noble action", [(a.id, a.span) for a in m.noble_actions]),
+        ("cost", [(c.id, c.span) for c in m.costs]),
+        ("action", [(a.id, a.span) for a in m.actions]),
+        ("business", [(b.id, b.span) for b in m.businesses]),
+        ("deck", [(d.id, d.span) for d in m.decks]),
+        ("card number", [(c.number, c.span) for c in m.cards]),
+        ("Decree", [(d.id, d.span) for d in m.decrees]),
+        ("Plan", [(p.id, p.span) for p in m.plans]),
+        ("ship colour", [(s.color, s.span) for s in m.ships]),
+        ("assumption", [(a.id, a.span) for a in m.assumptions]),
+    ]
+    for what, items in groups:
+        first: dict[Any, Span] = {}
+        for ident, span in items:
+            if ident in first:
+                yield Diagnostic("duplicate-id", f"{what} '{ident}' is defined twice", span,
+                                 (Related("first defined here", first[ident]),))
+            else:
+                first[ident] = span
+
+
+def check_references(m: Model) -> Iterator[Diagnostic]:
+    """Every id a rule names exists."""
+    nobles = [n.id for n in m.nobles]
+    sas = [a.id for a in m.state_actions]
+    nas = [a.id for a in m.noble_actions]
+    businesses = [b.id for b in m.businesses]
+    decks = [d.id for d in m.decks]
+    costs = [c.id for c in m.costs]
+    colors = [s.color for s in m.ships]
+    flags = [f["id"] for f in m.value("game", "flags")] if "flags" in m.data["game"] else []
+    piles = list(m.value("components", "display", "piles"))
+    for i, n in enumerate(m.nobles):
+        for j, sa in enumerate(n.state_actions):
+            if sa not in sas:
+                yield _unknown("State action", sa, sas,
+                               m.span_of("nobles", "nobles", i, "state_actions", j))
+        if n.noble_action not in nas:
+            yield _unknown("Noble action", n.noble_action, nas,
+                           m.span_of("nobles", "nobles", i, "noble_action"))
+        for j, good in enumerate(n.trade_goods):
+            if good not in businesses:
+                yield _unknown("good", good, businesses,
+                               m.span_of("nobles", "nobles", i, "trade_goods", j))
+        if n.reign is not None:
+            if n.reign.flag not in flags:
+                yield _unknown("flag", n.reign.flag, flags, n.reign.span)
+            if n.reign.noble_action is not None and n.reign.noble_action not in nas:
+                yield _unknown("Noble action", n.reign.noble_action, nas, n.reign.span)
+    for a in m.noble_actions:
+        for b, _ in a.lots:
+            if b not in businesses:
+                yield _unknown("business", b, businesses, a.span)
+        if a.procedure == "build-store":
+            missing = [b for b in businesses if b not in dict(a.lots)]
+            if missing:
+                yield Diagnostic("schema-required",
+                                 f"'{a.id}' gives no lots for {', '.join(missing)}", a.span)
+        if a.extra_pick and a.extra_pick.marker_on not in nobles:
+            yield _unknown("noble", a.extra_pick.marker_on, nobles, a.extra_pick.span)
+        if a.forbidden_by_flag and a.forbidden_by_flag not in flags:
+            yield _unknown("flag", a.forbidden_by_flag, flags, a.span)
+    for a in m.actions:
+        if a.cost is not None and a.cost not in costs:
+            yield _unknown("cost", a.cost, costs, a.span)
+    for c in m.cards:
+        if c.deck not in decks:
+            yield _unknown("deck", c.deck, decks, c.span)
+        if c.type not in piles:
+            yield _unknown("card type (display pile)", c.type, piles, c.span)
+        if c.event_action is not None and c.event_action not in nas:
+            yield _unknown("Noble action", c.event_action, nas, c.span)
+        if c.set_flag is not None and c.set_flag not in flags:
+            yield _unknown("flag", c.set_flag, flags, c.span)
+    non_noble = [p for p in piles if p not in nobles]
+    if len(non_noble) != 1:
+        yield Diagnostic("value-out-of-range", "the display needs exactly one pile that is not a "
+                         f"Noble's (the Treasury cards' pile), found {non_noble}",
+                         m.span_of("components", "display", "piles"))
+    favor = m.value("game", "start", "royal_favor_of")
+    if favor not in nobles:
+        yield _unknown("noble", favor, nobles, m.span_of("game", "start", "royal_favor_of"))
+    for s in m.period_end:
+        if s.deck is not None and s.deck not in decks:
+            yield _unknown("deck", s.deck, decks, s.span)
+        for color in s.ships:
+            if color not in colors:
+                yield _unknown("ship colour", color, colors, s.span)
+    for j, color in enumerate(m.value("components", "shipyard", "start")):
+        if color not in colors:
+            yield _unknown("ship colour", color, colors,
+                           m.span_of("components", "shipyard", "start", j))
+    for src in m.scoring:
+        if src.kind == "majority":
+            for g in src.groups:
+                cols = m.value("scoring", "majority", "columns")
+                if max(cols) > len(g.table):
+                    yield Diagnostic("value-out-of-range",
+                                     f"majority columns {cols} need {max(cols)} prizes but "
+                                     f"'{g.id}' has {len(g.table)}", g.span)
+    decree_ids = [d.id for d in m.decrees]
+    plan_ids = [p.id for p in m.plans]
+    for e in m.examples:
+        if m.rule(e.rule) is None:
+            yield _unknown("rule", e.rule, [r.id for r in m.rules], e.span)
+        for s in e.show:
+            if s not in [x.id for x in m.scoring]:
+                yield _unknown("scoring source", s, [x.id for x in m.scoring], e.span)
+        for pl in e.players:
+            fields = dict(pl)
+            for d in fields.get("decrees", []):
+                if d not in decree_ids:
+                    yield _unknown("Decree", d, decree_ids, e.span)
+            for p in fields.get("completed_plans", []):
+                if p not in plan_ids:
+                    yield _unknown("Plan", p, plan_ids, e.span)
+            for f in fields.get("royal_favors", []):
+                if f not in nobles:
+                    yield _unknown("noble", f, nobles, e.span)
+            for b in fields.get("stores", {}):
+                if b not in businesses:
+                    yield _unknown("business", b, businesses, e.span)
+
+
+def check_provenance(m: Model) -> Iterator[Diagnostic]:
+    """Every source and assumption a rule names is listed in provenance.yaml."""
+    sources = [s for s, _ in m.sources]
+    assumptions = [a.id for a in m.assumptions]
+    for kind, path, value in _walk_provenance(m):
+        span = m.span_of(kind, *path)
+        if path[-2] in ("source", "ships_source") or path[-2:-1] == ("source",):
+            if value not in sources:
+                yield Diagnostic("unknown-source", f"unknown source '{value}'", span,
+                                 suggestion=suggest(value, sources))
+        elif value not in assumptions:
+            yield Diagnostic("unknown-reference", f"unknown assumption '{value}'", span,
+                             suggestion=suggest(value, assumptions))
+
+
+def _walk_provenance(m: Model) -> Iterator[tuple[str, tuple[str | int, ...], str]]:
+    def walk(kind: str, node: Any, path: tuple[str | int, ...]) -> Iterator[
+            tuple[str, tuple[str | int, ...], str]]:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k in ("source", "ships_source") and isinstance(v, list):
+                    for i, s in enumerate(v):
+                        yield kind, (*path, "source" if k == "source" else k, i), str(s)
+                elif k.endswith("assumptions") and isinstance(v, list):
+                    for i, s in enumerate(v):
+                        yield kind, (*path, k, i), str(s)
+                else:
+                    yield from walk(kind, v, (*path, k))
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                yield from walk(kind, v, (*path, i))
+
+    for kind, doc in sorted(m.data.items()):
+        if kind != "provenance":
+            yield from walk(kind, doc, ())
+
+
+def check_text(m: Model) -> Iterator[Diagnostic]:
+    """Rule text: placeholders bind, no leftovers, cross-references name real rules."""
+    rule_ids = {r.id for r in m.rules}
+    for r in m.rules:
+        if r.executable and not r.text.strip():
+            yield Diagnostic("missing-text", f"rule '{r.id}' has no text for the reference",
+                             r.span)
+        yield from _check_one_text(m, r.text, r.span, _local_for(m, r), rule_ids)
+
+
+def _local_for(m: Model, r: Rule) -> Any:
+    """The object that holds a rule's text, for its local placeholders."""
+    for kind, doc in m.data.items():
+        found = _find_text_owner(doc, r.text)
+        if found is not None and kind == r.section:
+            return found
+    return {}
+
+
+def _find_text_owner(node: Any, text: str) -> Any:
+    if isinstance(node, dict):
+        if node.get("text") == text:
+            return node
+        for v in node.values():
+            found = _find_text_owner(v, text)
+            if found is not None:
+                return found
+    elif isinstance(node, list):
+        for v in node:
+            found = _find_text_owner(v, text)
+            if found is not None:
+                return found
+    return None
+
+
+def _check_one_text(m: Model, text: str, span: Span, local: Any,
+                    rule_ids: set[str]) -> Iterator[Diagnostic]:
+    leftover = LEFTOVER.search(PLACEHOLDER_FREE(text))
+    if leftover:
+        yield Diagnostic("missing-text", f"text has a leftover placeholder '{leftover.group(0)}'",
+                         span)
+    for ph in rtext.placeholders(text):
+        if not ph.path:
+            yield Diagnostic("unknown-placeholder", f"empty placeholder '{{{ph.raw}}}'", span)
+            continue
+        if ph.filter is not None and ph.filter not in rtext.FILTERS:
+            yield Diagnostic("unknown-placeholder", f"unknown filter '{ph.filter}'", span,
+                             suggestion=suggest(ph.filter, rtext.FILTERS))
+            continue
+        value, _ = rtext.resolve(ph, local, m.data)
+        if rtext.is_missing(value):
+            candidates = _candidates(local, m.data, ph.path)
+            yield Diagnostic("unknown-placeholder", f"placeholder '{{{ph.raw}}}' names no value",
+                             span, suggestion=suggest(".".join(ph.path), candidates))
+        elif not rtext.filter_fits(value, ph.filter):
+            yield Diagnostic("unknown-placeholder",
+                             f"placeholder '{{{ph.raw}}}' does not name a printable value", span)
+    for ref in CROSS_REF.finditer(text):
+        if ref.group(1) not in rule_ids:
+            yield Diagnostic("unknown-reference", f"text names rule '{ref.group(1)}', which does "
+                             "not exist", span, suggestion=suggest(ref.group(1), rule_ids))
+
+
+def PLACEHOLDER_FREE(text: str) -> str:  # noqa: N802 - reads as a constant transformation
+    """The text with well-formed placeholders and cross-references removed."""
+    return CROSS_REF.sub("", rtext.PLACEHOLDER.sub("", text))
+
+
+def _candidates(local: Any, data: dict[str, Any], path: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+
+    def walk(node: Any, prefix: str, depth: int) -> None:
+        if depth > 4:
+            return
+        if isinstance(node, dict):
+            for k, v in node.items():
+                name = f"{prefix}.{k}" if prefix else k
+                out.append(name)
+                walk(v, name, depth + 1)
+
+    walk(local, "", 0)
+    walk(data, "", 0)
+    return out
+
+
+def check_ranges(m: Model) -> Iterator[Diagnostic]:
+    """Values that are valid on their own but not together."""
+    g = "game"
+    pmin, pmax = m.value(g, "players", "min"), m.value(g, "players", "max")
+    if pmin > pmax:
+        yield Diagnostic("value-out-of-range", f"players.min ({pmin}) is more than players.max "
+                         f"({pmax})", m.span_of(g, "players", "min"))
+    colors = m.value(g, "players", "colors")
+    if len(colors) < pmax:
+        yield Diagnostic("value-out-of-range", f"{pmax} players need {pmax} colours, only "
+                         f"{len(colors)} given", m.span_of(g, "players", "colors"))
+    years = m.value(g, "years")
+    if years["last"] - years["first"] != years["count"]:
+        yield Diagnostic("value-out-of-range", f"years {years['first']}–{years['last']} span "
+                         f"{years['last'] - years['first']} years, not {years['count']}",
+                         m.span_of(g, "years", "count"))
+    inf = m.value(g, "tracks", "influence")
+    if inf["min"] >= inf["max"]:
+        yield Diagnostic("value-out-of-range", "the Influence track's min must be below its max",
+                         m.span_of(g, "tracks", "influence", "min"))
+    for i, icon in enumerate(inf["reis_icons"]):
+        if not inf["min"] < icon <= inf["max"]:
+            yield Diagnostic("value-out-of-range", f"real icon at {icon} is off the Influence "
+                             f"track ({inf['min']}–{inf['max']})",
+                             m.span_of(g, "tracks", "influence", "reis_icons", i))
+    if len(set(inf["reis_icons"])) != len(inf["reis_icons"]):
+        yield Diagnostic("duplicate-id", "a real icon position is listed twice",
+                         m.span_of(g, "tracks", "influence", "reis_icons"))
+    start_inf = m.value(g, "start", "influence")
+    if not inf["min"] <= start_inf <= inf["max"]:
+        yield Diagnostic("value-out-of-range", f"starting Influence {start_inf} is off the track",
+                         m.span_of(g, "start", "influence"))
+    tr = m.value(g, "tracks", "treasury")
+    values = [s["value"] for s in tr["spaces"]]
+    if tr["start_value"] not in values:
+        yield Diagnostic("value-out-of-range", f"the Treasury marker starts on value "
+                         f"{tr['start_value']}, which no Treasury space shows",
+                         m.span_of(g, "tracks", "treasury", "start_value"),
+                         suggestion=None)
+    if len(set(values)) != len(values):
+        yield Diagnostic("duplicate-id", "two Treasury spaces show the same value",
+                         m.span_of(g, "tracks", "treasury", "spaces"))
+    periods = m.value(g, "periods")
+    for t in m.triggers:
+        if t.period > periods:
+            yield Diagnostic("value-out-of-range", f"trigger '{t.id}' is for period {t.period}, "
+                             f"but the game has {periods}", t.span)
+    hand = m.value(g, "start", "hand")
+    decks = {d.id: d for d in m.decks}
+    cards_by_deck: dict[str, int] = {}
+    for c in m.cards:
+        cards_by_deck[c.deck] = cards_by_deck.get(c.deck, 0) + 1
+    for d in m.decks:
+        if d.role == "starting-hand" and cards_by_deck.get(d.id, 0) < hand * pmax:
+            yield Diagnostic("value-out-of-range", f"the {d.name} has {cards_by_deck.get(d.id, 0)}"
+                             f" cards; {pmax} players need {hand * pmax}", d.span)
+    for role in ("starting-hand", "period-refill"):
+        if not [d for d in decks.values() if d.role == role]:
+            yield Diagnostic("schema-required", f"no deck has the role '{role}'",
+                             m.span_of("components", "decks"))
+    for p in range(1, periods + 1):
+        if not [d for d in decks.values() if d.role == "display" and d.period == p]:
+            yield Diagnostic("schema-required", f"no display deck for period {p}",
+                             m.span_of("components", "decks"))
+    for src in m.scoring:
+        for name, value in src.params:
+            if src.formula is not None and name not in src.formula.names and \
+                    f"params.{name}" not in src.rule.text:
+                yield Diagnostic("unused-value", f"param '{name}' is used by neither the "
+                                 "formula nor the text", src.span)
+            del value
+    for v in ALL_PARAMS(m):
+        yield v
+
+
+def ALL_PARAMS(m: Model) -> Iterator[Diagnostic]:  # noqa: N802
+    """Params of costs and triggers that the formula does not read are unused."""
+    for c in m.costs:
+        for name, _ in c.params:
+            if name not in c.formula.names:
+                yield Diagnostic("unused-value", f"param '{name}' is not used by the formula",
+                                 c.span)
+    for t in m.triggers:
+        for name, _ in t.params:
+            if name not in t.condition.names:
+                yield Diagnostic("unused-value", f"param '{name}' is not used by the condition",
+                                 t.span)
+
+
+def check_callouts(m: Model, callouts: Iterable[tuple[str, str, Span]]) -> Iterator[Diagnostic]:
+    """Every variant callout names an existing rule."""
+    ids = [r.id for r in m.rules]
+    for variant, rule, span in callouts:
+        if rule not in ids:
+            yield Diagnostic("unknown-reference",
+                             f"variant '{variant}' has a callout for unknown rule '{rule}'", span,
+                             suggestion=suggest(rule, ids))
+
+
+ALL_CHECKS: tuple[Check, ...] = (
+    check_duplicate_ids, check_references, check_provenance, check_text, check_ranges,
+)
+
+
+def run_checks(m: Model) -> list[Diagnostic]:
+    """Run every check in order; collect all diagnostics."""
+    out: list[Diagnostic] = []
+    for check in ALL_CHECKS:
+        out.extend(check(m))
+    return out

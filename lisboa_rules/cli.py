@@ -1,0 +1,319 @@
+"""The `lisboa-rules` command line: argparse subcommands around `pipeline` and `writer`.
+
+Exit codes (the ruff convention): 0 ok and up to date; 1 rule errors or stale outputs;
+2 usage errors, internal errors and failures to write. Diagnostics go to stderr; diffs, JSON and
+listings go to stdout. An unexpected exception prints one line, never a traceback, unless
+LISBOA_RULES_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lisboa_rules import __version__, codes, pipeline, schema, writer
+from lisboa_rules.diagnostics import (
+    PROG,
+    Diagnostic,
+    has_errors,
+    render_json,
+    render_text,
+    sort_diagnostics,
+    suggest,
+    summary,
+)
+
+DEBUG_ENV = "LISBOA_RULES_DEBUG"
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its help line, how to add its arguments, and its handler."""
+
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+def out(text: str) -> None:
+    """Write to stdout (looked up at call time so tests can capture it)."""
+    sys.stdout.write(text)
+
+
+def err(text: str) -> None:
+    """Write to stderr (looked up at call time so tests can capture it)."""
+    sys.stderr.write(text)
+
+
+def report(diags: Sequence[Diagnostic], fmt: str) -> None:
+    """Print diagnostics: text to stderr with a count line, or a JSON list to stdout."""
+    if fmt == "json":
+        out(render_json(diags))
+    elif diags:
+        err(render_text(diags))
+        err(f"{PROG}: {summary(sort_diagnostics(diags))}\n")
+
+
+def _add_rules(p: argparse.ArgumentParser) -> None:
+    """Add the options shared by commands that read the rules."""
+    p.add_argument(
+        "--rules",
+        type=Path,
+        default=Path("rules"),
+        metavar="DIR",
+        help="rules directory (default: rules/)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="diagnostics format (json goes to stdout)",
+    )
+
+
+# --- build -------------------------------------------------------------------------------
+
+
+def _configure_build(p: argparse.ArgumentParser) -> None:
+    """Add the build options."""
+    _add_rules(p)
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("generated"),
+        metavar="DIR",
+        help="output directory (default: generated/)",
+    )
+    p.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if any output is stale"
+    )
+    p.add_argument(
+        "--diff",
+        action="store_true",
+        help="write nothing; print unified diffs of stale outputs (implies --check)",
+    )
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="apply a variant from rules/variants/ (repeatable)",
+    )
+
+
+def run_build(args: argparse.Namespace) -> int:
+    """Compile the rules and bring the output folder up to date (or check it)."""
+    if args.diff and args.format == "json":
+        err(f"{PROG}: error: --diff cannot be combined with --format json\n")
+        return EXIT_ERROR
+    result = pipeline.compile_rules(args.rules, tuple(args.variant))
+    if has_errors(result.diagnostics):
+        report(result.diagnostics, args.format)
+        return EXIT_FINDINGS
+    written = writer.write_outputs(args.out, result.files, check=args.check, diff=args.diff)
+    report([*result.diagnostics, *written.diagnostics], args.format)
+    if not written.ok:
+        return EXIT_ERROR
+    if args.check or args.diff:
+        return _report_check(written)
+    _report_written(written)
+    return EXIT_OK
+
+
+def _report_check(result: writer.WriteResult) -> int:
+    """Print what is stale (and diffs); return 1 when anything is."""
+    if result.diff_text:
+        out(result.diff_text)
+    for line in result.messages():
+        err(line + "\n")
+    if result.stale:
+        n = len(result.stale)
+        err(f"{PROG}: {n} output file{'s' if n != 1 else ''} out of date in {result.display}/\n")
+        return EXIT_FINDINGS
+    err(f"{PROG}: {result.display}/ is up to date\n")
+    return EXIT_OK
+
+
+def _report_written(result: writer.WriteResult) -> None:
+    """Print a one-line summary of a successful write."""
+    if not result.written and not result.removed and not result.stale:
+        err(f"{PROG}: {result.display}/ is up to date\n")
+        return
+    err(
+        f"{PROG}: wrote {len(result.written)}, removed {len(result.removed)}, "
+        f"kept {len(result.unchanged)} unchanged in {result.display}/\n"
+    )
+
+
+# --- validate ----------------------------------------------------------------------------
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    """Run every stage for diagnostics only; outputs are discarded."""
+    result = pipeline.compile_rules(args.rules, ())
+    report(result.diagnostics, args.format)
+    if has_errors(result.diagnostics):
+        return EXIT_FINDINGS
+    if args.format == "text" and not result.diagnostics:
+        err(f"{PROG}: no problems found\n")
+    return EXIT_OK
+
+
+# --- schema ------------------------------------------------------------------------------
+
+
+def _configure_schema(p: argparse.ArgumentParser) -> None:
+    """Add the schema options."""
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="write one <kind>.schema.json per file into DIR instead of printing",
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="with --out: write nothing; exit 1 if the exported copy is stale",
+    )
+
+
+def run_schema(args: argparse.Namespace) -> int:
+    """Print every schema as one JSON object, or export them as files."""
+    exported = schema.export_schemas()
+    if args.out is None:
+        merged = {name: json.loads(text) for name, text in exported.items()}
+        out(json.dumps(merged, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    written = writer.write_outputs(args.out, exported, check=args.check)
+    report(written.diagnostics, "text")
+    if not written.ok:
+        return EXIT_ERROR
+    if args.check:
+        return _report_check(written)
+    _report_written(written)
+    return EXIT_OK
+
+
+# --- explain / codes ---------------------------------------------------------------------
+
+
+def _configure_explain(p: argparse.ArgumentParser) -> None:
+    """Add the explain argument."""
+    p.add_argument("code", metavar="CODE", help="a diagnostic code such as duplicate-key")
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    """Print one code's severity, summary and explanation."""
+    name = str(args.code).strip().lower()
+    if name not in codes.CODES:
+        guess = suggest(name, codes.CODES)
+        hint = f"; did you mean '{guess}'?" if guess else f" (see '{PROG} codes')"
+        err(f"{PROG}: error: unknown code '{args.code}'{hint}\n")
+        return EXIT_ERROR
+    entry = codes.get(name)
+    out(f"{entry.name} ({entry.severity}, {entry.category})\n{entry.summary}\n\n")
+    out(entry.explanation + "\n")
+    return EXIT_OK
+
+
+def run_codes(args: argparse.Namespace) -> int:
+    """List every code, grouped by stage."""
+    width = max(len(name) for name in codes.CODES)
+    for category in codes.CATEGORIES:
+        entries = sorted(
+            (c for c in codes.CODES.values() if c.category == category), key=lambda c: c.name
+        )
+        for c in entries:
+            out(f"{c.name:<{width}}  {c.severity:<7}  {category:<6}  {c.summary}\n")
+    return EXIT_OK
+
+
+def _no_arguments(p: argparse.ArgumentParser) -> None:
+    """Add nothing."""
+
+
+# --- the command table -------------------------------------------------------------------
+
+COMMANDS: dict[str, Command] = {
+    "build": Command("compile the rules into the output folder", _configure_build, run_build),
+    "validate": Command(
+        "check the rules and report problems; write nothing", _add_rules, run_validate
+    ),
+    "schema": Command(
+        "print or export the JSON schemas of the rules files", _configure_schema, run_schema
+    ),
+    "explain": Command("explain a diagnostic code", _configure_explain, run_explain),
+    "codes": Command("list all diagnostic codes", _no_arguments, run_codes),
+}
+
+# EXTENSION POINT: modules that add subcommands (`diff NAME`, `score`, `simulate`, `pdf`, ...).
+# Each listed module must define `COMMANDS: dict[str, Command]`; it is imported only when the
+# parser is built, so it may import this module freely. Later entries may not shadow core ones.
+EXTENSION_MODULES: tuple[str, ...] = ()
+
+
+def all_commands() -> dict[str, Command]:
+    """Return the core commands plus those of every extension module."""
+    table = dict(COMMANDS)
+    for module_name in EXTENSION_MODULES:
+        extra: dict[str, Command] = importlib.import_module(module_name).COMMANDS
+        for name, command in extra.items():
+            if name in table:
+                raise ValueError(f"subcommand {name!r} from {module_name} is already defined")
+            table[name] = command
+    return table
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser with one subparser per command."""
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Compile the Lisboa rules data into an engine and a reference."
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, command in all_commands().items():
+        p = sub.add_parser(name, help=command.help, description=command.help)
+        command.configure(p)
+        p.set_defaults(handler=command.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return the exit code (never raises, never prints a traceback)."""
+    try:
+        args = build_parser().parse_args(argv)
+        handler: Callable[[argparse.Namespace], int] = args.handler
+        return handler(args)
+    except SystemExit as exc:  # argparse: --help (0) and usage errors (2)
+        return exc.code if isinstance(exc.code, int) else EXIT_ERROR
+    except KeyboardInterrupt:
+        err(f"{PROG}: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        _silence_stdout()  # `lisboa-rules schema | head`: not an error worth a message
+        return EXIT_FINDINGS
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV) == "1":
+            raise
+        detail = " ".join(str(exc).split())  # keep it to one line
+        what = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+        err(
+            f"{PROG}: internal error: {what}; please report this bug "
+            f"(run with {DEBUG_ENV}=1 for the traceback)\n"
+        )
+        return EXIT_ERROR
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())

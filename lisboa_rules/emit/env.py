@@ -1,0 +1,34 @@
+"""The Jinja environments: one for code (no escaping), one for documents (HTML escaping)."""
+
+from __future__ import annotations
+
+import functools
+
+import jinja2
+
+
+@functools.cache
+def code_env() -> jinja2.Environment:
+    """Templates that produce Python: never escaped, strict about undefined names."""
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("lisboa_rules", "templates"),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+
+
+@functools.cache
+def doc_env() -> jinja2.Environment:
+    """Templates that produce HTML and Markdown: HTML autoescaped by the template's name."""
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("lisboa_rules", "templates"),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.jinja"),
+                                            default_for_string=True),
+    )

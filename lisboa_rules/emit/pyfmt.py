@@ -1,0 +1,164 @@
+"""Python literals for generated code: values are printed with `repr`, never built as strings.
+
+`fmt` lays out nested calls, tuples, lists and dicts the way ruff's formatter would: on one
+line when it fits, otherwise one element per line with a trailing comma.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+WIDTH = 100
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@dataclass(frozen=True)
+class Raw:
+    """Code that is already Python (a name or a checked expression)."""
+
+    code: str
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call `name(arg, key=value, ...)`."""
+
+    name: str
+    args: tuple[Any, ...] = ()
+    kwargs: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Update:
+    """A dict literal that starts from another dict: `{**base, key: value}`."""
+
+    base: str
+    changes: dict[Any, Any]
+
+
+def identifier(name: str) -> str:
+    """Check that a generated identifier is a plain Python name (never data-driven code)."""
+    if not IDENTIFIER.match(name):
+        raise ValueError(f"not a safe identifier: {name!r}")
+    return name
+
+
+def literal(value: Any) -> str:
+    """A Python literal for a scalar: strings double-quoted as ruff writes them."""
+    if isinstance(value, bool) or value is None or isinstance(value, int):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Raw):
+        return value.code
+    raise TypeError(f"no literal for {type(value).__name__}")
+
+
+def fmt(value: Any, indent: int = 0, trailing: str = "", col: int | None = None) -> str:
+    """Format `value` as ruff would: `indent` is the current line's indentation, `col` the
+    column where the value starts (default: `indent`), `trailing` what follows it."""
+    start = indent if col is None else col
+    flat = _flat(value)
+    if start + len(flat) + len(trailing) <= WIDTH:
+        return flat
+    if isinstance(value, str):
+        return _long_string(value, indent, col is not None and col != indent)
+    opened = _open(value)
+    if opened is None:
+        return flat
+    head, close, items = opened
+    pad = " " * (indent + 4)
+    # Like black: first try the whole body on one indented line, then one item per line.
+    body = ", ".join(_flat(i) if not isinstance(i, _Item) else i.flat() for i in items)
+    # Black/ruff keep a call's arguments on one line when they fit; literals with more than
+    # one item always get one item per line.
+    literal_many = not isinstance(value, Call) and len(items) > 1
+    if items and indent + 4 + len(body) <= WIDTH and not literal_many and \
+            not _single_tuple(value):
+        return f"{head}\n{pad}{body}\n{' ' * indent}{close}"
+    lines = []
+    for i in items:
+        if isinstance(i, _Item):
+            lines.append(i.layout(indent + 4))
+        else:
+            lines.append(fmt(i, indent + 4, ","))
+    return head + "\n" + "".join(f"{pad}{ln},\n" for ln in lines) + " " * indent + close
+
+
+def _long_string(value: str, indent: int, after_key: bool) -> str:
+    """A long string as implicit concatenation, one piece per line, broken at spaces."""
+    inner = indent + 4 if after_key else indent
+    whole = json.dumps(value, ensure_ascii=False)
+    if after_key and inner + len(whole) <= WIDTH:
+        return f"(\n{' ' * inner}{whole}\n{' ' * indent})"
+    room = WIDTH - inner - 3
+    pieces: list[str] = []
+    rest = value
+    while len(json.dumps(rest, ensure_ascii=False)) > room:
+        cut = rest.rfind(" ", 0, room - 8)
+        if cut <= 0:
+            cut = room - 8
+        pieces.append(rest[: cut + 1])
+        rest = rest[cut + 1:]
+    pieces.append(rest)
+    pad = " " * inner
+    body = f"\n{pad}".join(json.dumps(p, ensure_ascii=False) for p in pieces)
+    if after_key:
+        return f"(\n{pad}{body}\n{' ' * indent})"
+    return body
+
+
+def _single_tuple(value: Any) -> bool:
+    return isinstance(value, tuple) and len(value) == 1
+
+
+@dataclass(frozen=True)
+class _Item:
+    """`key=value` or `key: value` inside a call or dict."""
+
+    prefix: str
+    value: Any
+
+    def flat(self) -> str:
+        return self.prefix + _flat(self.value)
+
+    def layout(self, indent: int) -> str:
+        return self.prefix + fmt(self.value, indent, ",", indent + len(self.prefix))
+
+
+def _open(value: Any) -> tuple[str, str, list[Any]] | None:
+    if isinstance(value, Call):
+        items: list[Any] = list(value.args)
+        items += [_Item(f"{identifier(k)}=", v) for k, v in value.kwargs]
+        return f"{value.name}(", ")", items
+    if isinstance(value, tuple):
+        return "(", ")", list(value)
+    if isinstance(value, list):
+        return "[", "]", list(value)
+    if isinstance(value, Update):
+        return "{", "}", [Raw(f"**{value.base}"),
+                          *(_Item(f"{_flat(k)}: ", v) for k, v in value.changes.items())]
+    if isinstance(value, dict):
+        return "{", "}", [_Item(f"{_flat(k)}: ", v) for k, v in value.items()]
+    return None
+
+
+def _flat(value: Any) -> str:
+    if isinstance(value, Call):
+        parts = [_flat(a) for a in value.args]
+        parts += [f"{identifier(k)}={_flat(v)}" for k, v in value.kwargs]
+        return f"{value.name}(" + ", ".join(parts) + ")"
+    if isinstance(value, tuple):
+        inner = ", ".join(_flat(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(_flat(v) for v in value) + "]"
+    if isinstance(value, Update):
+        parts = [f"**{value.base}"] + [f"{_flat(k)}: {_flat(v)}" for k, v in value.changes.items()]
+        return "{" + ", ".join(parts) + "}"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_flat(k)}: {_flat(v)}" for k, v in value.items()) + "}"
+    return literal(value)

@@ -1,0 +1,324 @@
+"""The formula language: a small, safe expression language for costs, conditions and measures.
+
+Formulas are parsed with Python's own `ast` module in `eval` mode and then checked against a
+whitelist of node kinds, so the language is a strict subset of Python expressions: integers,
+booleans, names, `name.item` lookups, `+ - * //`, comparisons, `and`/`or`/`not` and calls of
+`max`/`min`. Nothing is ever passed to `eval`: the checked tree is compiled to Python source
+for the generated engine, evaluated by a tree walker in the reference interpreter, and rendered
+to words for the rules reference.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+Type = Literal["int", "bool"]
+
+MAX_FORMULA_LENGTH = 400
+MAX_FORMULA_DEPTH = 24
+FUNCTIONS = ("max", "min")
+
+_BINOPS: dict[type[ast.operator], tuple[str, str]] = {
+    ast.Add: ("+", "plus"),
+    ast.Sub: ("-", "minus"),
+    ast.Mult: ("*", "times"),
+    ast.FloorDiv: ("//", "divided by, rounded down,"),
+}
+_CMPOPS: dict[type[ast.cmpop], tuple[str, str]] = {
+    ast.Gt: (">", "is more than"),
+    ast.GtE: (">=", "is at least"),
+    ast.Lt: ("<", "is less than"),
+    ast.LtE: ("<=", "is at most"),
+    ast.Eq: ("==", "is"),
+    ast.NotEq: ("!=", "is not"),
+}
+
+
+class FormulaError(Exception):
+    """A formula that does not parse or type-check; `col` is 0-based within the formula."""
+
+    def __init__(self, code: str, message: str, col: int = 0, suggestion: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.col = col
+        self.suggestion = suggestion
+
+
+@dataclass(frozen=True)
+class NameInfo:
+    """A name a formula may read: its type and, for `name.item` names, the allowed items."""
+
+    type: Type
+    items: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Formula:
+    """A parsed, checked formula. `tree` is the `ast.Expression`; `names` the names it reads."""
+
+    source: str
+    tree: ast.Expression
+    type: Type
+    names: tuple[str, ...]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Formula) and other.source == self.source
+
+    def __hash__(self) -> int:
+        return hash(self.source)
+
+
+def parse(source: str, env: Mapping[str, NameInfo]) -> Formula:
+    """Parse and type-check `source` against the names in `env`; raise FormulaError."""
+    if len(source) > MAX_FORMULA_LENGTH:
+        raise FormulaError("expr-syntax", f"formula is longer than {MAX_FORMULA_LENGTH} characters")
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except SyntaxError as exc:
+        col = max((exc.offset or 1) - 1, 0)
+        raise FormulaError("expr-syntax", f"formula does not parse: {exc.msg}", col) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise FormulaError("expr-syntax", f"formula does not parse: {exc}") from None
+    names: list[str] = []
+    typ = _check(tree.body, env, names, 0)
+    return Formula(source.strip(), tree, typ, tuple(dict.fromkeys(names)))
+
+
+def _check(node: ast.expr, env: Mapping[str, NameInfo], names: list[str], depth: int) -> Type:
+    if depth > MAX_FORMULA_DEPTH:
+        raise FormulaError("expr-syntax", "formula is nested too deeply", node.col_offset)
+    d = depth + 1
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool):
+            return "bool"
+        if isinstance(node.value, int):
+            return "int"
+        raise FormulaError(
+            "expr-type", f"only whole numbers and true/false are allowed, not {node.value!r}",
+            node.col_offset,
+        )
+    if isinstance(node, ast.Name):
+        return _check_name(node.id, None, node.col_offset, env, names)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return _check_name(node.value.id, node.attr, node.col_offset, env, names)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        _expect(node.left, "int", env, names, d)
+        _expect(node.right, "int", env, names, d)
+        return "int"
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        _expect(node.operand, "int", env, names, d)
+        return "int"
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        _expect(node.operand, "bool", env, names, d)
+        return "bool"
+    if isinstance(node, ast.BoolOp):
+        for value in node.values:
+            _expect(value, "bool", env, names, d)
+        return "bool"
+    if isinstance(node, ast.Compare) and all(type(op) in _CMPOPS for op in node.ops):
+        for operand in [node.left, *node.comparators]:
+            _expect(operand, "int", env, names, d)
+        return "bool"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if node.func.id not in FUNCTIONS:
+            raise FormulaError(
+                "unknown-name", f"unknown function '{node.func.id}'", node.col_offset,
+                _closest(node.func.id, FUNCTIONS),
+            )
+        if node.keywords or len(node.args) < 2:
+            raise FormulaError(
+                "expr-syntax", f"{node.func.id}() takes two or more values", node.col_offset
+            )
+        for arg in node.args:
+            _expect(arg, "int", env, names, d)
+        return "int"
+    raise FormulaError(
+        "expr-syntax", f"'{ast.unparse(node)}' is not allowed in a formula", node.col_offset
+    )
+
+
+def _expect(
+    node: ast.expr, want: Type, env: Mapping[str, NameInfo], names: list[str], depth: int
+) -> None:
+    got = _check(node, env, names, depth)
+    if got != want:
+        what = "a number" if want == "int" else "a condition (true or false)"
+        raise FormulaError(
+            "expr-type", f"'{ast.unparse(node)}' is {_article(got)}, expected {what}",
+            node.col_offset,
+        )
+
+
+def _article(typ: Type) -> str:
+    return "a number" if typ == "int" else "a condition"
+
+
+def _check_name(
+    name: str, item: str | None, col: int, env: Mapping[str, NameInfo], names: list[str]
+) -> Type:
+    info = env.get(name)
+    if info is None:
+        raise FormulaError(
+            "unknown-name", f"unknown name '{name}' in formula", col, _closest(name, list(env))
+        )
+    if info.items is not None:
+        if item is None:
+            raise FormulaError(
+                "expr-type", f"'{name}' needs an item, as in '{name}.{info.items[0]}'", col
+            )
+        if item not in info.items:
+            raise FormulaError(
+                "unknown-name", f"unknown item '{item}' of '{name}'", col,
+                _closest(item, info.items),
+            )
+        names.append(f"{name}.{item}")
+        return info.type
+    if item is not None:
+        raise FormulaError("expr-type", f"'{name}' has no items", col)
+    names.append(name)
+    return info.type
+
+
+def _closest(word: str, candidates: Collection) -> str | None:
+    import difflib
+
+    found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+Collection = tuple[str, ...] | list[str]
+
+
+# --- back ends -------------------------------------------------------------------------------
+
+
+def to_python(formula: Formula, resolve: Callable[[str, str | None], str]) -> str:
+    """Python source for the formula; `resolve(name, item)` gives the code for each name."""
+    return _py(formula.tree.body, resolve)
+
+
+def _py(node: ast.expr, resolve: Callable[[str, str | None], str]) -> str:
+    if isinstance(node, ast.Constant):
+        return repr(node.value)
+    if isinstance(node, ast.Name):
+        return resolve(node.id, None)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return resolve(node.value.id, node.attr)
+    if isinstance(node, ast.BinOp):
+        op = _BINOPS[type(node.op)][0]
+        return f"({_py(node.left, resolve)} {op} {_py(node.right, resolve)})"
+    if isinstance(node, ast.UnaryOp):
+        if isinstance(node.op, ast.Not):
+            return f"(not {_py(node.operand, resolve)})"
+        return f"(-{_py(node.operand, resolve)})"
+    if isinstance(node, ast.BoolOp):
+        joiner = " and " if isinstance(node.op, ast.And) else " or "
+        return "(" + joiner.join(_py(v, resolve) for v in node.values) + ")"
+    if isinstance(node, ast.Compare):
+        parts = [_py(node.left, resolve)]
+        for op, right in zip(node.ops, node.comparators, strict=True):
+            parts.append(_CMPOPS[type(op)][0])
+            parts.append(_py(right, resolve))
+        return "(" + " ".join(parts) + ")"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return f"{node.func.id}(" + ", ".join(_py(a, resolve) for a in node.args) + ")"
+    raise AssertionError(f"unchecked node {ast.dump(node)}")  # pragma: no cover
+
+
+def evaluate(formula: Formula, lookup: Callable[[str, str | None], int | bool]) -> int | bool:
+    """Evaluate by walking the checked tree (the reference interpreter's path; never `eval`)."""
+    return _ev(formula.tree.body, lookup)
+
+
+def _ev(node: ast.expr, lookup: Callable[[str, str | None], int | bool]) -> int | bool:
+    if isinstance(node, ast.Constant):
+        value = node.value
+        assert isinstance(value, int)
+        return value
+    if isinstance(node, ast.Name):
+        return lookup(node.id, None)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return lookup(node.value.id, node.attr)
+    if isinstance(node, ast.BinOp):
+        a, b = int(_ev(node.left, lookup)), int(_ev(node.right, lookup))
+        if isinstance(node.op, ast.Add):
+            return a + b
+        if isinstance(node.op, ast.Sub):
+            return a - b
+        if isinstance(node.op, ast.Mult):
+            return a * b
+        return a // b if b else 0
+    if isinstance(node, ast.UnaryOp):
+        v = _ev(node.operand, lookup)
+        return (not v) if isinstance(node.op, ast.Not) else -int(v)
+    if isinstance(node, ast.BoolOp):
+        if isinstance(node.op, ast.And):
+            return all(_ev(v, lookup) for v in node.values)
+        return any(_ev(v, lookup) for v in node.values)
+    if isinstance(node, ast.Compare):
+        left = _ev(node.left, lookup)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = _ev(right_node, lookup)
+            if not _compare(type(op), int(left), int(right)):
+                return False
+            left = right
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        values = [int(_ev(a, lookup)) for a in node.args]
+        return max(values) if node.func.id == "max" else min(values)
+    raise AssertionError(f"unchecked node {ast.dump(node)}")  # pragma: no cover
+
+
+def _compare(op: type[ast.cmpop], a: int, b: int) -> bool:
+    if op is ast.Gt:
+        return a > b
+    if op is ast.GtE:
+        return a >= b
+    if op is ast.Lt:
+        return a < b
+    if op is ast.LtE:
+        return a <= b
+    if op is ast.Eq:
+        return a == b
+    return a != b
+
+
+def to_words(formula: Formula, words: Callable[[str, str | None], str]) -> str:
+    """The formula in words for the reference, e.g. 'the larger of 0 and ...'."""
+    return _words(formula.tree.body, words, top=True)
+
+
+def _words(node: ast.expr, words: Callable[[str, str | None], str], top: bool = False) -> str:
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool):
+            return "true" if node.value else "false"
+        return str(node.value)
+    if isinstance(node, ast.Name):
+        return words(node.id, None)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return words(node.value.id, node.attr)
+    if isinstance(node, ast.BinOp):
+        text = f"{_words(node.left, words)} {_BINOPS[type(node.op)][1]} {_words(node.right, words)}"
+        return text if top else f"({text})"
+    if isinstance(node, ast.UnaryOp):
+        if isinstance(node.op, ast.Not):
+            return f"not {_words(node.operand, words)}"
+        return f"minus {_words(node.operand, words)}"
+    if isinstance(node, ast.BoolOp):
+        joiner = " and " if isinstance(node.op, ast.And) else " or "
+        return joiner.join(_words(v, words) for v in node.values)
+    if isinstance(node, ast.Compare):
+        parts = [_words(node.left, words)]
+        for op, right in zip(node.ops, node.comparators, strict=True):
+            parts.append(_CMPOPS[type(op)][1])
+            parts.append(_words(right, words))
+        return " ".join(parts)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        which = "larger" if node.func.id == "max" else "smaller"
+        args = [_words(a, words, top=True) for a in node.args]
+        return f"the {which} of " + ", ".join(args[:-1]) + " and " + args[-1]
+    raise AssertionError(f"unchecked node {ast.dump(node)}")  # pragma: no cover

@@ -1,0 +1,246 @@
+"""Variant overlays: partial documents merged onto the base documents, keeping source spans.
+
+Merge rules (OpenFisca-reform style, on a copy of the base):
+- a mapping merges key by key; a value `{$remove: true}` deletes the key;
+- a list whose items carry `id` (or `number`) merges item by item on that key; an item
+  `{id: x, $remove: true}` deletes item x; an unknown id is appended;
+- anything else replaces the base value.
+Every value keeps the span of the file it came from, so diagnostics point into the overlay.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from lisboa_rules.diagnostics import Diagnostic, Related
+from lisboa_rules.source import Span
+
+Path = tuple[str | int, ...]
+REMOVE = "$remove"
+IDENTITY_KEYS = ("id", "number")
+
+
+@dataclass
+class Doc:
+    """One rules document (base or merged): data plus value and key spans by path."""
+
+    kind: str
+    data: Any
+    spans: dict[Path, Span]
+    key_spans: dict[Path, Span]
+    files: tuple[str, ...]
+    origin: dict[Path, str] = field(default_factory=dict)  # path -> variant id that set it
+
+    def span(self, path: Path, key: bool = False) -> Span:
+        """The span at `path`, or the nearest enclosing one."""
+        table = self.key_spans if key else self.spans
+        p = path
+        while True:
+            if p in table:
+                return table[p]
+            if not p:
+                return Span(self.files[0], 1, 1, 1, 1)
+            p = p[:-1]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One value a variant sets: where, what it was, what it becomes."""
+
+    variant: str
+    kind: str
+    path: Path
+    before: Any
+    after: Any
+    span: Span
+
+
+def _identity(item: Any) -> str | int | None:
+    if isinstance(item, dict):
+        for key in IDENTITY_KEYS:
+            if key in item and isinstance(item[key], str | int):
+                value: str | int = item[key]
+                return value
+    return None
+
+
+def _copy_spans(src: dict[Path, Span], src_path: Path, dst: dict[Path, Span], dst_path: Path) -> None:
+    n = len(src_path)
+    for p, s in src.items():
+        if p[:n] == src_path:
+            dst[dst_path + p[n:]] = s
+
+
+def _drop_spans(table: dict[Path, Span], path: Path) -> None:
+    n = len(path)
+    for p in [p for p in table if p[:n] == path]:
+        del table[p]
+
+
+def apply_overlay(
+    base: Doc, variant: str, changes: Any, o_spans: dict[Path, Span],
+    o_keys: dict[Path, Span], o_path: Path,
+) -> tuple[Doc, list[Change], list[Diagnostic]]:
+    """Merge one variant's `changes` for this kind onto a copy of `base`."""
+    out = Doc(
+        base.kind, copy.deepcopy(base.data), dict(base.spans), dict(base.key_spans),
+        base.files, dict(base.origin),
+    )
+    log: list[Change] = []
+    diags: list[Diagnostic] = []
+    out.data = _merge(out, out.data, (), changes, o_path, o_spans, o_keys, variant, log, diags)
+    return out, [c for c in log if c.before != c.after], diags
+
+
+def _merge(
+    out: Doc, cur: Any, path: Path, over: Any, o_path: Path, o_spans: dict[Path, Span],
+    o_keys: dict[Path, Span], variant: str, log: list[Change], diags: list[Diagnostic],
+) -> Any:
+    here = o_spans.get(o_path) or Span(out.files[0], 1, 1, 1, 1)
+    if isinstance(over, dict) and isinstance(cur, dict):
+        for key, value in over.items():
+            sub_o = (*o_path, key)
+            sub = (*path, key)
+            if isinstance(value, dict) and value.get(REMOVE) is True:
+                if key not in cur:
+                    diags.append(_unknown_target(variant, sub, o_keys.get(sub_o, here)))
+                    continue
+                log.append(Change(variant, out.kind, sub, cur[key], None, o_keys.get(sub_o, here)))
+                del cur[key]
+                _drop_spans(out.spans, sub)
+                _drop_spans(out.key_spans, sub)
+                continue
+            if key in cur and isinstance(cur[key], dict | list) and isinstance(value, dict | list):
+                cur[key] = _merge(out, cur[key], sub, value, sub_o, o_spans, o_keys, variant, log,
+                                  diags)
+                continue
+            _set(out, cur, key, sub, value, sub_o, o_spans, o_keys, variant, log)
+        return cur
+    if isinstance(over, list) and isinstance(cur, list) and any(_identity(i) is not None
+                                                               for i in [*cur, *over]):
+        return _merge_list(out, cur, path, over, o_path, o_spans, o_keys, variant, log, diags)
+    log.append(Change(variant, out.kind, path, copy.deepcopy(cur), copy.deepcopy(over), here))
+    _drop_spans(out.spans, path)
+    _copy_spans(o_spans, o_path, out.spans, path)
+    _mark(out, path, variant)
+    return copy.deepcopy(over)
+
+
+def _set(
+    out: Doc, cur: dict[str, Any], key: str, sub: Path, value: Any, sub_o: Path,
+    o_spans: dict[Path, Span], o_keys: dict[Path, Span], variant: str, log: list[Change],
+) -> None:
+    before = copy.deepcopy(cur.get(key))
+    cur[key] = copy.deepcopy(value)
+    _drop_spans(out.spans, sub)
+    _copy_spans(o_spans, sub_o, out.spans, sub)
+    if sub_o in o_keys:
+        out.key_spans[sub] = o_keys[sub_o]
+    span = o_spans.get(sub_o) or o_keys.get(sub_o) or Span(out.files[0], 1, 1, 1, 1)
+    log.append(Change(variant, out.kind, sub, before, copy.deepcopy(value), span))
+    _mark(out, sub, variant)
+
+
+def _merge_list(
+    out: Doc, cur: list[Any], path: Path, over: list[Any], o_path: Path,
+    o_spans: dict[Path, Span], o_keys: dict[Path, Span], variant: str, log: list[Change],
+    diags: list[Diagnostic],
+) -> list[Any]:
+    # Re-key the spans of the base items by identity, merge, then lay them out again by index.
+    index = {_identity(item): i for i, item in enumerate(cur) if _identity(item) is not None}
+    items = list(cur)
+    saved_spans = {i: _extract(out.spans, (*path, i)) for i in range(len(cur))}
+    saved_keys = {i: _extract(out.key_spans, (*path, i)) for i in range(len(cur))}
+    order: list[int | None] = list(range(len(cur)))
+    new_items: list[tuple[Any, Path]] = []
+    for j, item in enumerate(over):
+        ident = _identity(item)
+        sub_o = (*o_path, j)
+        if ident is None or ident not in index:
+            if isinstance(item, dict) and item.get(REMOVE) is True:
+                diags.append(_unknown_target(variant, (*path, str(ident)),
+                                             o_spans.get(sub_o, Span(out.files[0], 1, 1, 1, 1))))
+                continue
+            new_items.append((item, sub_o))
+            continue
+        i = index[ident]
+        if isinstance(item, dict) and item.get(REMOVE) is True:
+            log.append(Change(variant, out.kind, (*path, i), items[i], None,
+                              o_spans.get(sub_o, Span(out.files[0], 1, 1, 1, 1))))
+            order[i] = None
+            continue
+        # Merge the item's fields in a scratch doc rooted at the item, then put spans back.
+        scratch = Doc(out.kind, None, saved_spans[i], saved_keys[i], out.files, {})
+        log_local: list[Change] = []
+        merged = _merge(scratch, copy.deepcopy(items[i]), (), item, sub_o, o_spans, o_keys,
+                        variant, log_local, diags)
+        for ch in log_local:
+            log.append(Change(ch.variant, ch.kind, (*path, i, *ch.path), ch.before, ch.after,
+                              ch.span))
+        for p in scratch.origin:
+            _mark(out, (*path, i, *p), variant)
+        items[i] = merged
+        saved_spans[i], saved_keys[i] = scratch.spans, scratch.key_spans
+    result: list[Any] = []
+    for p in [p for p in out.spans if p[: len(path)] == path and len(p) > len(path)]:
+        del out.spans[p]
+    for p in [p for p in out.key_spans if p[: len(path)] == path and len(p) > len(path)]:
+        del out.key_spans[p]
+    for i in order:
+        if i is None:
+            continue
+        k = len(result)
+        result.append(items[i])
+        for p, s in saved_spans[i].items():
+            out.spans[(*path, k, *p)] = s
+        for p, s in saved_keys[i].items():
+            out.key_spans[(*path, k, *p)] = s
+    for item, sub_o in new_items:
+        k = len(result)
+        result.append(copy.deepcopy(item))
+        _copy_spans(o_spans, sub_o, out.spans, (*path, k))
+        _copy_spans(o_keys, sub_o, out.key_spans, (*path, k))
+        log.append(Change(variant, out.kind, (*path, k), None, copy.deepcopy(item),
+                          o_spans.get(sub_o, Span(out.files[0], 1, 1, 1, 1))))
+        _mark(out, (*path, k), variant)
+    return result
+
+
+def _extract(table: dict[Path, Span], prefix: Path) -> dict[Path, Span]:
+    n = len(prefix)
+    return {p[n:]: s for p, s in table.items() if p[:n] == prefix}
+
+
+def _mark(out: Doc, path: Path, variant: str) -> None:
+    out.origin[path] = variant
+
+
+def _unknown_target(variant: str, path: Path, span: Span) -> Diagnostic:
+    where = ".".join(str(p) for p in path)
+    return Diagnostic(
+        "overlay-unknown-target",
+        f"variant '{variant}' removes '{where}', which the base rules do not have",
+        span,
+    )
+
+
+def conflicts(changes: list[Change]) -> Iterator[Diagnostic]:
+    """Two variants that set the same value (or one inside the other) conflict."""
+    seen: dict[tuple[str, Path], Change] = {}
+    for ch in changes:
+        for (kind, path), other in seen.items():
+            if other.variant == ch.variant or kind != ch.kind:
+                continue
+            n = min(len(path), len(ch.path))
+            if path[:n] == ch.path[:n]:
+                where = ".".join(str(p) for p in ch.path)
+                yield Diagnostic(
+                    "overlay-conflict",
+                    f"variants '{other.variant}' and '{ch.variant}' both change {ch.kind}.{where}",
+                    ch.span,
+                    (Related(f"'{other.variant}' changes it here", other.span),),
+                )
+        seen.setdefault((ch.kind, ch.path), ch)

@@ -1,0 +1,244 @@
+"""The whole pipeline: load -> validate -> merge variants -> build model -> check -> emit.
+
+Every stage returns diagnostics instead of raising; a stage only sees what the previous one
+accepted, so one bad file does not cascade into a page of errors, while independent problems
+in other files are all reported in the same run. Emission is pure (model -> {path: text});
+writing is the CLI's job (writer.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+from lisboa_rules import model as m
+from lisboa_rules.build import KINDS, REQUIRED_KINDS, build_model
+from lisboa_rules.checks import check_callouts, run_checks
+from lisboa_rules.diagnostics import Diagnostic, Related, sort_diagnostics, suggest
+from lisboa_rules.loader import LoadedDoc, load_dir
+from lisboa_rules.overlay import Change, Doc, apply_overlay, conflicts
+from lisboa_rules.source import Span
+from lisboa_rules.validate import validate
+
+VARIANT_KIND = "variant"
+
+
+@dataclass
+class RuleSet:
+    """One complete rule set: the base (with folded variants) plus a combination of variants."""
+
+    key: tuple[str, ...]
+    model: m.Model
+    changes: list[Change]
+
+
+@dataclass
+class Compiled:
+    """Everything the emitters need."""
+
+    base: RuleSet
+    rulesets: list[RuleSet]
+    variants: list[m.VariantInfo]
+    inputs: list[tuple[str, str]]  # (display path, sha256) of every input file, sorted
+    digest: str  # one hash over all inputs
+
+
+@dataclass
+class CompileResult:
+    files: dict[str, str] = field(default_factory=dict)  # relative POSIX path -> text
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    compiled: Compiled | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.is_error for d in self.diagnostics)
+
+
+def _to_doc(d: LoadedDoc) -> Doc:
+    return Doc(str(d.data["kind"]), d.data, dict(d.spans), dict(d.key_spans), (d.display,))
+
+
+def _as_loaded(doc: Doc) -> LoadedDoc:
+    return LoadedDoc(Path(doc.files[0]), doc.files[0], "", doc.data, doc.spans, doc.key_spans)
+
+
+def _variant_info(d: LoadedDoc) -> m.VariantInfo:
+    data = d.data
+    applies = data["applies"]
+    players = tuple(applies["players"]) if isinstance(applies, dict) else ()
+    callouts = tuple(
+        m.Callout(data["id"], c["rule"], c["text"],
+                  m.Provenance(tuple(c.get("source", ())), tuple(c.get("assumptions", ()))),
+                  span=d.span_for(("callouts", i)))
+        for i, c in enumerate(data.get("callouts", ())))
+    return m.VariantInfo(data["id"], data["title"], players, data["text"],
+                         m.Provenance(tuple(data.get("source", ())),
+                                      tuple(data.get("assumptions", ()))),
+                         callouts, span=d.span_for(("id",)))
+
+
+def analyse(rules_dir: Path, fold: Sequence[str] = (),
+            order: Sequence[Path] | None = None) -> tuple[Compiled | None, list[Diagnostic]]:
+    """Load, validate, merge, build and check; return the compiled rule sets or None."""
+    loaded, diags = load_dir(rules_dir, order=order)
+    good: list[LoadedDoc] = []
+    for d in loaded:
+        found = validate(d)
+        diags.extend(found)
+        if not any(x.is_error for x in found):
+            good.append(d)
+    base: dict[str, Doc] = {}
+    first: dict[str, LoadedDoc] = {}
+    variants: dict[str, LoadedDoc] = {}
+    for d in good:
+        kind = str(d.data["kind"])
+        if kind == VARIANT_KIND:
+            vid = str(d.data["id"])
+            if vid in variants:
+                diags.append(Diagnostic("duplicate-id", f"variant '{vid}' is defined twice",
+                                        d.span_for(("id",)),
+                                        (Related("first defined here",
+                                                 variants[vid].span_for(("id",))),)))
+                continue
+            variants[vid] = d
+        elif kind in first:
+            diags.append(Diagnostic("duplicate-kind", f"a second '{kind}' document",
+                                    d.span_for(("kind",)),
+                                    (Related("the first is here", first[kind].span_for(("kind",))),)))
+        else:
+            first[kind] = d
+            base[kind] = _to_doc(d)
+    loaded_kinds = {str(d.data.get("kind")) for d in loaded if isinstance(d.data, dict)}
+    for kind in REQUIRED_KINDS:
+        if kind not in loaded_kinds:
+            diags.append(Diagnostic("missing-kind",
+                                    f"no rules document of kind '{kind}' in {rules_dir}", None))
+    for name in fold:
+        if name not in variants:
+            diags.append(Diagnostic("unknown-variant", f"no variant named '{name}'", None,
+                                    suggestion=suggest(name, variants)))
+    if any(x.is_error for x in diags):
+        return None, diags
+    texts = {d.display: d.text for d in loaded}
+    infos = [_variant_info(variants[v]) for v in sorted(variants)]
+    folded_docs, folded_changes, found = _merge(base, [variants[v] for v in fold])
+    diags.extend(found)
+    base_set, found = _ruleset(folded_docs, tuple(sorted(fold)), folded_changes, texts,
+                               tuple(infos))
+    diags.extend(found)
+    rulesets: list[RuleSet] = []
+    open_variants = [v for v in sorted(variants) if v not in fold]
+    for n in range(1, len(open_variants) + 1):
+        for combo in itertools.combinations(open_variants, n):
+            if not _can_combine([variants[v] for v in combo]):
+                continue
+            docs, changes, found = _merge(folded_docs, [variants[v] for v in combo])
+            diags.extend(found)
+            rs, found = _ruleset(docs, combo, changes, texts, tuple(infos))
+            diags.extend(found)
+            if rs is not None:
+                rulesets.append(rs)
+    if base_set is not None:
+        for c in (c for info in infos for c in info.callouts):
+            diags.extend(check_callouts(base_set.model, [(c.variant, c.rule, c.span)]))
+    diags = _dedupe(diags)
+    if any(x.is_error for x in diags) or base_set is None:
+        return None, diags
+    inputs = sorted((d.display, d.digest) for d in loaded)
+    digest = hashlib.sha256("\n".join(f"{p} {h}" for p, h in inputs).encode()).hexdigest()
+    return Compiled(base_set, [base_set, *rulesets], infos, inputs, digest), diags
+
+
+def _can_combine(vs: list[LoadedDoc]) -> bool:
+    """Variants that apply by player count combine only when they share a player count."""
+    counts = [set(v.data["applies"]["players"]) for v in vs
+              if isinstance(v.data["applies"], dict)]
+    return not counts or bool(set.intersection(*counts))
+
+
+def _merge(base: dict[str, Doc], overlays: list[LoadedDoc]
+           ) -> tuple[dict[str, Doc], list[Change], list[Diagnostic]]:
+    docs = dict(base)
+    changes: list[Change] = []
+    diags: list[Diagnostic] = []
+    for ov in overlays:
+        for kind, part in ov.data["changes"].items():
+            if kind not in docs:
+                diags.append(Diagnostic("overlay-unknown-target",
+                                        f"variant '{ov.data['id']}' changes '{kind}', which the "
+                                        "base rules do not have",
+                                        ov.span_for(("changes", kind), key=True),
+                                        suggestion=suggest(kind, KINDS)))
+                continue
+            merged, log, found = apply_overlay(docs[kind], str(ov.data["id"]), part, ov.spans,
+                                               ov.key_spans, ("changes", kind))
+            merged.files = (*docs[kind].files, ov.display)
+            docs[kind] = merged
+            changes.extend(log)
+            diags.extend(found)
+    diags.extend(conflicts(changes))
+    return docs, changes, diags
+
+
+def _ruleset(docs: dict[str, Doc], key: tuple[str, ...], changes: list[Change],
+             texts: dict[str, str], infos: tuple[m.VariantInfo, ...]
+             ) -> tuple[RuleSet | None, list[Diagnostic]]:
+    diags: list[Diagnostic] = []
+    changed_kinds = {c.kind for c in changes}
+    for kind in sorted(changed_kinds):
+        diags.extend(validate(_as_loaded(docs[kind])))
+    if any(x.is_error for x in diags):
+        return None, diags
+    model, found = build_model(docs, key, infos, texts)
+    diags.extend(found)
+    if model is None or any(x.is_error for x in found):
+        return None, diags
+    diags.extend(run_checks(model))
+    if any(x.is_error for x in diags):
+        return None, diags
+    return RuleSet(key, model, changes), diags
+
+
+def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
+    seen: set[tuple[str, str, Span | None]] = set()
+    out = []
+    for d in diags:
+        k = (d.code, d.message, d.span)
+        if k not in seen:
+            seen.add(k)
+            out.append(d)
+    return sort_diagnostics(out)
+
+
+def compile_rules(rules_dir: Path, variants: Sequence[str] = (),
+                  order: Sequence[Path] | None = None) -> CompileResult:
+    """Run every stage; never raises for bad input (returns diagnostics instead)."""
+    compiled, diags = analyse(rules_dir, variants, order)
+    if compiled is None:
+        return CompileResult({}, diags, None)
+    from lisboa_rules.emit import emit_all
+
+    files, found = emit_all(compiled)
+    diags = sort_diagnostics([*diags, *found])
+    if any(x.is_error for x in found):
+        return CompileResult({}, diags, compiled)
+    return CompileResult(files, diags, compiled)
+
+
+def variant_changes(rules_dir: Path, name: str) -> tuple[list[Change], list[Diagnostic]]:
+    """The values a variant changes on the base rules (for `lisboa-rules diff NAME`)."""
+    compiled, diags = analyse(rules_dir)
+    if compiled is None:
+        return [], diags
+    for rs in compiled.rulesets:
+        if rs.key == (name,):
+            return rs.changes, diags
+    known = [v.id for v in compiled.variants]
+    return [], [*diags, Diagnostic("unknown-variant", f"no variant named '{name}'", None,
+                                   suggestion=suggest(name, known))]
+
+

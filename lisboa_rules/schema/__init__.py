@@ -1,0 +1,121 @@
+"""The packaged JSON schemas (`*.schema.json`, one per document kind) and their offline Registry.
+
+Every schema has an absolute `$id` under https://lisboa-rules.invalid/schema/ so that relative
+`$ref`s such as `common.schema.json#/$defs/id` resolve inside one `referencing.Registry`. The
+registry has no `retrieve` hook, so an unknown `$ref` fails fast instead of touching the network.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+SUFFIX = ".schema.json"
+BASE_ID = "https://lisboa-rules.invalid/schema/"
+
+Schema = dict[str, Any]
+
+
+@dataclass(frozen=True, eq=False)
+class SchemaSet:
+    """A consistent set of schemas: by file name, by document kind, and their Registry."""
+
+    schemas: Mapping[str, Schema]
+    by_kind: Mapping[str, Schema]
+    registry: Registry[Any]
+    _validators: dict[str, Draft202012Validator] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_schemas(cls, schemas: Mapping[str, Schema]) -> SchemaSet:
+        """Check each schema against the 2020-12 meta-schema and index it by `kind`."""
+        by_kind: dict[str, Schema] = {}
+        resources_: list[tuple[str, Resource[Any]]] = []
+        for name in sorted(schemas):
+            schema = schemas[name]
+            Draft202012Validator.check_schema(schema)
+            uri = str(schema.get("$id", BASE_ID + name))
+            resources_.append((uri, Resource.from_contents(schema, DRAFT202012)))
+            kind = _kind_of(schema)
+            if kind is None:
+                continue  # shared definitions such as common.schema.json
+            if kind in by_kind:
+                raise ValueError(f"two schemas declare kind {kind!r} (second: {name})")
+            by_kind[kind] = schema
+        registry: Registry[Any] = Registry().with_resources(resources_)
+        return cls(dict(schemas), by_kind, registry)
+
+    def kinds(self) -> list[str]:
+        """Return the known document kinds, sorted."""
+        return sorted(self.by_kind)
+
+    def validator(self, kind: str) -> Draft202012Validator:
+        """Return the (cached) validator for one kind; KeyError when unknown."""
+        cached = self._validators.get(kind)
+        if cached is None:
+            cached = Draft202012Validator(self.by_kind[kind], registry=self.registry)
+            self._validators[kind] = cached
+        return cached
+
+
+def _kind_of(schema: Schema) -> str | None:
+    """Return the `properties.kind.const` of a document schema, if it has one."""
+    kind = schema.get("properties", {}).get("kind", {})
+    const = kind.get("const") if isinstance(kind, dict) else None
+    return const if isinstance(const, str) else None
+
+
+@functools.cache
+def packaged() -> SchemaSet:
+    """Load and check the schemas shipped inside the package (once per process)."""
+    found: dict[str, Schema] = {}
+    for entry in resources.files(__name__).iterdir():
+        if entry.name.endswith(SUFFIX) and entry.is_file():
+            found[entry.name] = json.loads(entry.read_text(encoding="utf-8"))
+    return SchemaSet.from_schemas(found)
+
+
+# Tests swap in ad-hoc schemas with `monkeypatch.setattr(schema, "override", SchemaSet(...))`.
+override: SchemaSet | None = None
+
+
+def active() -> SchemaSet:
+    """Return the schema set in use: a test override, else the packaged one."""
+    return override if override is not None else packaged()
+
+
+def schema_for_kind(kind: str) -> Schema | None:
+    """Return the schema of a document kind, or None when the kind is unknown."""
+    return active().by_kind.get(kind)
+
+
+def all_schemas() -> dict[str, Schema]:
+    """Return every schema by file name."""
+    return dict(active().schemas)
+
+
+def kinds() -> list[str]:
+    """Return the known document kinds, sorted."""
+    return active().kinds()
+
+
+def registry() -> Registry[Any]:
+    """Return the offline Registry holding every schema."""
+    return active().registry
+
+
+def dump_schema(schema: Schema) -> str:
+    """Return canonical JSON text for a schema (sorted keys, 2-space indent, final newline)."""
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def export_schemas() -> dict[str, str]:
+    """Return file name -> canonical JSON text, for `lisboa-rules schema` and generated/schema/."""
+    return {name: dump_schema(s) for name, s in sorted(all_schemas().items())}

@@ -1,0 +1,116 @@
+"""Rule text: `{placeholders}` bound to data values, checked at build time, rendered for print.
+
+A placeholder is `{path}` or `{path|filter}`. The path is looked up first in the object that
+holds the text (`{params.sets}`), then in the merged documents from the document kind down
+(`{game.start.hand}`); list items with an `id` are addressed by it
+(`{nobles.nobles.king.name}`). Filters: `ordinal` (2 -> 2nd), `count` (a list's length),
+`chain` (names joined by ', then ').
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+PLACEHOLDER = re.compile(r"\{([^{}\s]*)\}")
+FILTERS = ("ordinal", "count", "chain")
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    start: int  # offset of '{' in the text
+    path: tuple[str, ...]
+    filter: str | None
+    raw: str
+
+
+def placeholders(text: str) -> Iterator[Placeholder]:
+    """Every `{...}` in `text`, parsed (an empty or malformed one has an empty path)."""
+    for m in PLACEHOLDER.finditer(text):
+        raw = m.group(1)
+        path_text, _, filt = raw.partition("|")
+        path = tuple(path_text.split(".")) if path_text else ()
+        yield Placeholder(m.start(), path, filt or None, raw)
+
+
+def lookup(node: Any, path: tuple[str, ...]) -> Any:
+    """Walk `path` through dicts and id-keyed lists; return _MISSING when it does not exist."""
+    for key in path:
+        if isinstance(node, dict):
+            if key not in node:
+                return _MISSING
+            node = node[key]
+        elif isinstance(node, list):
+            found = [i for i in node if isinstance(i, dict) and str(i.get("id")) == key]
+            if not found and key.isdigit() and int(key) < len(node):
+                node = node[int(key)]
+                continue
+            if not found:
+                return _MISSING
+            node = found[0]
+        else:
+            return _MISSING
+    return node
+
+
+def is_missing(value: Any) -> bool:
+    """True when `lookup` found nothing."""
+    return value is _MISSING
+
+
+def resolve(
+    ph: Placeholder, local: Any, documents: dict[str, Any]
+) -> tuple[Any, tuple[str, ...] | None]:
+    """Value of a placeholder and, when global, the (kind, *path) it came from."""
+    value = lookup(local, ph.path)
+    if not is_missing(value):
+        return value, None
+    if ph.path and ph.path[0] in documents:
+        value = lookup(documents[ph.path[0]], ph.path[1:])
+        if not is_missing(value):
+            return value, ph.path
+    return _MISSING, None
+
+
+def ordinal(n: int) -> str:
+    """2 -> '2nd', 11 -> '11th'."""
+    if 10 <= n % 100 <= 20:
+        return f"{n}th"
+    return f"{n}" + {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+def format_value(value: Any, filt: str | None, name_of: Callable[[str], str]) -> str:
+    """Plain text for a bound value (the reference escapes it for its own format)."""
+    if filt == "ordinal" and isinstance(value, int) and not isinstance(value, bool):
+        return ordinal(value)
+    if filt == "count" and isinstance(value, list | dict):
+        return str(len(value))
+    if filt == "chain" and isinstance(value, list):
+        return ", then ".join(_item_name(v, name_of) for v in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(_item_name(v, name_of) for v in value)
+    if isinstance(value, str):
+        return name_of(value)
+    return str(value)
+
+
+def _item_name(v: Any, name_of: Callable[[str], str]) -> str:
+    if isinstance(v, dict):
+        return str(v.get("name", v.get("id", "")))
+    return name_of(v) if isinstance(v, str) else str(v)
+
+
+def filter_fits(value: Any, filt: str | None) -> bool:
+    """Whether the filter applies to this kind of value."""
+    if filt is None:
+        return not isinstance(value, dict)
+    if filt == "ordinal":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if filt == "count":
+        return isinstance(value, list | dict)
+    return isinstance(value, list)

@@ -1,0 +1,346 @@
+"""Last stage, write: `{relative path: text}` -> the output folder, all at once or not at all.
+
+Contract:
+- Every `*.py` output must `compile()` first; otherwise nothing is written (generated-invalid).
+- Nothing is touched when every output is already up to date (mtimes stay put).
+- Otherwise the complete new tree is built in a sibling temp folder (unchanged files are hard
+  links, so they keep their inode and mtime) and swapped in with two renames. Any failure
+  leaves the folder exactly as it was and becomes a write-failed diagnostic.
+- Ownership: `.manifest` in the output folder lists the files lisboa-rules wrote. Only those are
+  ever pruned. Other files ("strays", e.g. a user's notes) are kept and reported as warnings.
+- `check`/`diff` write nothing and report what would change.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from lisboa_rules.diagnostics import Diagnostic, has_errors
+from lisboa_rules.source import Span, display_path
+
+MANIFEST = ".manifest"
+_MANIFEST_HEADER = (
+    "# Files written by lisboa-rules; only these are pruned. Do not edit.\n"
+    "# Other files in this folder are left alone and reported as strays.\n"
+)
+
+
+@dataclass
+class WriteResult:
+    """What `write_outputs` did (or, in check mode, would do); paths relative to `display`."""
+
+    display: str
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    strays: list[str] = field(default_factory=list)
+    diff_text: str = ""
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """Return True when no error diagnostic was produced."""
+        return not has_errors(self.diagnostics)
+
+    def messages(self) -> list[str]:
+        """Return `would regenerate generated/x` lines for every stale output."""
+        return [
+            f"would {self.reasons.get(rel, 'regenerate')} {self.path(rel)}" for rel in self.stale
+        ]
+
+    def path(self, rel: str) -> str:
+        """Return the display path of an output."""
+        return f"{self.display}/{rel}" if self.display not in ("", ".") else rel
+
+
+@dataclass
+class _Plan:
+    """The difference between the wanted outputs and the folder as it is."""
+
+    wanted: dict[str, bytes]
+    changed: list[str]
+    unchanged: list[str]
+    remove: list[str]
+    strays: list[str]
+    old: dict[str, bytes | None]
+
+
+def write_outputs(
+    out_dir: Path,
+    files: Mapping[str, str],
+    *,
+    check: bool = False,
+    diff: bool = False,
+    prune: bool = True,
+) -> WriteResult:
+    """Bring `out_dir` up to date with `files` atomically; `check`/`diff` only report."""
+    for rel in files:
+        _check_rel(rel)
+    result = WriteResult(display=display_path(out_dir))
+    result.diagnostics = compile_check(files, result.display)
+    if result.diagnostics:
+        return result
+    if out_dir.exists() and not out_dir.is_dir():
+        return _failed(result, f"'{result.display}' exists and is not a directory")
+    try:
+        plan = _make_plan(out_dir, files, prune)
+    except OSError as exc:
+        return _failed(result, f"cannot read '{result.display}': {_reason(exc)}")
+    _fill_result(result, plan)
+    if diff:
+        result.diff_text = _diff(plan, result)
+    if check or diff or not result.stale:
+        return result
+    try:
+        _rebuild(out_dir.resolve(), plan)
+    except Exception as exc:
+        return _failed(result, f"cannot update '{result.display}' (left unchanged): {_reason(exc)}")
+    result.written = [r for r in plan.changed if r != MANIFEST]
+    result.removed = list(plan.remove)
+    return result
+
+
+def compile_check(files: Mapping[str, str], display: str) -> list[Diagnostic]:
+    """Return a generated-invalid diagnostic for every `*.py` output that does not compile."""
+    diags: list[Diagnostic] = []
+    for rel in sorted(files):
+        if not rel.endswith(".py"):
+            continue
+        shown = f"{display}/{rel}" if display not in ("", ".") else rel
+        try:
+            compile(files[rel], shown, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            line, col = exc.lineno or 1, exc.offset or 1
+            span = Span(shown, line, col, exc.end_lineno or line, exc.end_offset or col)
+            msg = f"generated code does not compile: {exc.msg}"
+            diags.append(Diagnostic("generated-invalid", msg, span))
+        except ValueError as exc:  # e.g. a NUL character in the source
+            msg = f"generated code does not compile: {exc}"
+            diags.append(Diagnostic("generated-invalid", msg, Span.point(shown)))
+    return diags
+
+
+def _check_rel(rel: str) -> None:
+    """Refuse output paths that could escape the folder or clash with the manifest."""
+    if not _is_safe_rel(rel) or rel == MANIFEST:
+        raise ValueError(f"invalid output path {rel!r}: need a relative POSIX path")
+
+
+def _is_safe_rel(rel: str) -> bool:
+    """Return True for a normalised relative POSIX path without `..`."""
+    pure = PurePosixPath(rel)
+    return (
+        bool(rel)
+        and "\\" not in rel
+        and not pure.is_absolute()
+        and pure.as_posix() == rel
+        and all(part not in ("", ".", "..") for part in pure.parts)
+    )
+
+
+def _failed(result: WriteResult, message: str) -> WriteResult:
+    """Attach a write-failed diagnostic to `result`."""
+    result.diagnostics.append(Diagnostic("write-failed", message, None))
+    return result
+
+
+def _reason(exc: BaseException) -> str:
+    """Return a short description of an exception."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror}{where}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+# --- planning ------------------------------------------------------------------------------
+
+
+def _make_plan(out_dir: Path, files: Mapping[str, str], prune: bool) -> _Plan:
+    """Compare the wanted outputs with the folder's current files."""
+    existing = _list_files(out_dir)
+    owned = _read_manifest(out_dir) & existing
+    gone = sorted(owned - set(files))
+    remove = gone if prune else []
+    listed = sorted(set(files) | (set() if prune else set(gone)))
+    wanted = {rel: files[rel].encode("utf-8") for rel in sorted(files)}
+    wanted[MANIFEST] = (_MANIFEST_HEADER + "".join(f"{r}\n" for r in listed)).encode("utf-8")
+    old = {rel: _read_or_none(out_dir / rel) for rel in wanted}
+    changed = [rel for rel, data in wanted.items() if old[rel] != data]
+    unchanged = [rel for rel in wanted if rel not in changed and rel != MANIFEST]
+    strays = sorted(existing - set(wanted) - owned)
+    for rel in remove:
+        old[rel] = _read_or_none(out_dir / rel)
+    return _Plan(wanted, changed, unchanged, remove, strays, old)
+
+
+def _list_files(out_dir: Path) -> set[str]:
+    """Return the relative POSIX paths of all files (and symlinks) under `out_dir`."""
+    if not out_dir.is_dir():
+        return set()
+    found: set[str] = set()
+    for root, dirs, names in os.walk(out_dir):
+        base = Path(root)
+        dirs.sort()
+        # A symlinked directory is a leaf for us: never descend into (or prune through) it.
+        names = [*names, *(d for d in dirs if (base / d).is_symlink())]
+        found.update((base / n).relative_to(out_dir).as_posix() for n in names)
+    return found
+
+
+def _read_manifest(out_dir: Path) -> set[str]:
+    """Return the outputs the previous build claimed (ignoring anything unsafe)."""
+    data = _read_or_none(out_dir / MANIFEST)
+    if data is None:
+        return set()
+    lines = data.decode("utf-8", "replace").splitlines()
+    return {ln for ln in lines if ln and not ln.startswith("#") and _is_safe_rel(ln)}
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    """Return a file's bytes, or None when it is missing or not a regular file."""
+    try:
+        return path.read_bytes() if path.is_file() else None
+    except FileNotFoundError:
+        return None
+
+
+def _fill_result(result: WriteResult, plan: _Plan) -> None:
+    """Record the plan in the result and report strays."""
+    result.unchanged = list(plan.unchanged)
+    result.strays = list(plan.strays)
+    result.stale = sorted([*plan.changed, *plan.remove])
+    for rel in plan.changed:
+        result.reasons[rel] = "create" if plan.old[rel] is None else "regenerate"
+    for rel in plan.remove:
+        result.reasons[rel] = "remove"
+    for rel in plan.strays:
+        msg = f"not written by lisboa-rules (not in {MANIFEST}); left alone"
+        result.diagnostics.append(Diagnostic("stray-output", msg, Span.point(result.path(rel))))
+
+
+def _diff(plan: _Plan, result: WriteResult) -> str:
+    """Return unified diffs (a/ -> b/) for every stale output."""
+    chunks: list[str] = []
+    for rel in result.stale:
+        before = _lines(plan.old.get(rel))
+        after = _lines(plan.wanted.get(rel))
+        name = result.path(rel)
+        chunks.extend(difflib.unified_diff(before, after, f"a/{name}", f"b/{name}"))
+    return "".join(chunks)
+
+
+def _lines(data: bytes | None) -> list[str]:
+    """Split file bytes into diff lines, marking a missing final newline like git does."""
+    if not data:
+        return []
+    lines = data.decode("utf-8", "replace").splitlines(keepends=True)
+    if not lines[-1].endswith("\n"):
+        lines[-1] += "\n\\ No newline at end of file\n"
+    return lines
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def _rebuild(target: Path, plan: _Plan) -> None:
+    """Build the new tree next to `target`, then swap it in; clean up on any failure."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
+    try:
+        _fix_dir_mode(staging, target)
+        if target.is_dir():
+            _replicate(target, staging, skip={*plan.changed, *plan.remove})
+        for rel in plan.changed:
+            dest = staging / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            _write_bytes(dest, plan.wanted[rel])
+        _remove_emptied_dirs(staging, plan.remove)
+        _swap(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _fix_dir_mode(staging: Path, target: Path) -> None:
+    """Give the staging folder the target's mode (mkdtemp makes it 0700)."""
+    if target.is_dir():
+        shutil.copymode(target, staging)
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        staging.chmod(0o777 & ~umask)
+
+
+def _replicate(src: Path, dst: Path, skip: set[str]) -> None:
+    """Recreate `src` under `dst`: dirs copied, files hard-linked (or copied), `skip` left out."""
+    for root, dirs, names in os.walk(src):
+        base = Path(root)
+        rel_dir = base.relative_to(src)
+        for d in dirs:
+            if (base / d).is_symlink():
+                names.append(d)
+            else:
+                (dst / rel_dir / d).mkdir()
+                shutil.copymode(base / d, dst / rel_dir / d)
+        dirs[:] = [d for d in dirs if not (base / d).is_symlink()]
+        for name in names:
+            rel = (rel_dir / name).as_posix()
+            if rel not in skip:
+                _link_or_copy(base / name, dst / rel_dir / name)
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    """Hard-link a file (same inode, same mtime); copy when links are not possible."""
+    if src.is_symlink():
+        os.symlink(os.readlink(src), dst)
+        return
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    """Write one staged file (exact bytes: UTF-8 with `\\n`, no newline translation)."""
+    with path.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _remove_emptied_dirs(root: Path, removed: list[str]) -> None:
+    """Delete folders that only held pruned outputs (deepest first)."""
+    parents = {p for rel in removed for p in PurePosixPath(rel).parents if str(p) != "."}
+    for rel in sorted(parents, key=lambda p: len(p.parts), reverse=True):
+        folder = root / rel
+        if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
+            folder.rmdir()
+
+
+def _swap(staging: Path, target: Path) -> None:
+    """Put `staging` in place of `target`; restore `target` if the second rename fails."""
+    if not target.exists():
+        _rename(staging, target)
+        return
+    backup = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:12]}")
+    _rename(target, backup)
+    try:
+        _rename(staging, target)
+    except BaseException:
+        _rename(backup, target)
+        raise
+    shutil.rmtree(backup, ignore_errors=True)
+
+
+def _rename(src: Path, dst: Path) -> None:
+    """Rename a folder (a seam for failure-injection tests)."""
+    os.rename(src, dst)
