@@ -16,18 +16,39 @@ from lisboa_rules.overlay import Doc, Path
 from lisboa_rules.source import Span
 from lisboa_rules.vocab import ENGINE_NAMES, env_for
 
-KINDS = ("game", "nobles", "court", "flow", "scoring", "components", "vocabulary", "provenance",
-         "examples")
-REQUIRED_KINDS = ("game", "nobles", "court", "flow", "scoring", "components", "vocabulary",
-                  "provenance")
+KINDS = (
+    "game",
+    "nobles",
+    "court",
+    "flow",
+    "scoring",
+    "components",
+    "vocabulary",
+    "provenance",
+    "examples",
+)
+REQUIRED_KINDS = (
+    "game",
+    "nobles",
+    "court",
+    "flow",
+    "scoring",
+    "components",
+    "vocabulary",
+    "provenance",
+)
 
 
 class Builder:
     """Builds one Model; collects diagnostics instead of raising."""
 
-    def __init__(self, docs: Mapping[str, Doc], variants: tuple[str, ...],
-                 variant_infos: tuple[model.VariantInfo, ...],
-                 texts: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        docs: Mapping[str, Doc],
+        variants: tuple[str, ...],
+        variant_infos: tuple[model.VariantInfo, ...],
+        texts: Mapping[str, str] | None = None,
+    ) -> None:
         self.docs = docs
         self.texts = texts or {}
         self.variants = variants
@@ -48,7 +69,7 @@ class Builder:
         for key in path:
             if isinstance(node, dict) and key in node:
                 node = node[key]
-            elif isinstance(node, list) and isinstance(key, int) and key < len(node):
+            elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
                 node = node[key]
             else:
                 return default
@@ -72,23 +93,43 @@ class Builder:
     def prov(self, obj: Mapping[str, Any]) -> model.Provenance:
         return model.Provenance(tuple(obj.get("source", ())), tuple(obj.get("assumptions", ())))
 
-    def rule(self, kind: str, path: Path, obj: Mapping[str, Any], rule_id: str, title: str,
-             executable: bool = False) -> model.Rule:
-        r = model.Rule(rule_id, title, str(obj.get("text", "")), kind, self.prov(obj),
-                       executable, span=self.span(kind, *path))
+    def rule(
+        self,
+        kind: str,
+        path: Path,
+        obj: Mapping[str, Any],
+        rule_id: str,
+        title: str,
+        executable: bool = False,
+    ) -> model.Rule:
+        r = model.Rule(
+            rule_id,
+            title,
+            str(obj.get("text", "")),
+            kind,
+            self.prov(obj),
+            executable,
+            span=self.span(kind, *path),
+        )
         self.rules.append(r)
         return r
 
-    def formula(self, kind: str, path: Path, source: str, env: Mapping[str, expr.NameInfo]
-                ) -> expr.Formula | None:
+    def formula(
+        self, kind: str, path: Path, source: str, env: Mapping[str, expr.NameInfo]
+    ) -> expr.Formula | None:
         try:
             return expr.parse(source, env)
         except expr.FormulaError as exc:
             base = self.span(kind, *path)
             offset = len(source) - len(source.lstrip())
             quote = 1 if self._char_at(base) in "\"'" else 0
-            span = Span(base.file, base.line, base.col + exc.col + offset + quote,
-                        base.end_line, base.end_col)
+            span = Span(
+                base.file,
+                base.line,
+                base.col + exc.col + offset + quote,
+                base.end_line,
+                base.end_col,
+            )
             self.error(exc.code, exc.message, span, exc.suggestion)
             return None
 
@@ -108,8 +149,10 @@ class Builder:
         if missing:
             return None
         self._vocabulary()
-        businesses = tuple(model.Business(b["id"], b["name"], span=self.span("game", "businesses", i))
-                           for i, b in enumerate(self._get("game", "businesses")))
+        businesses = tuple(
+            model.Business(b["id"], b["name"], span=self.span("game", "businesses", i))
+            for i, b in enumerate(self._get("game", "businesses"))
+        )
         self._game_rules()
         nobles, state_actions, noble_actions = self._nobles()
         costs, actions = self._court()
@@ -120,12 +163,29 @@ class Builder:
         examples = self._examples()
         data = {k: d.data for k, d in self.docs.items()}
         return model.Model(
-            variants=self.variants, data=data, spans=self.spans, rules=tuple(self.rules),
-            businesses=businesses, nobles=nobles, state_actions=state_actions,
-            noble_actions=noble_actions, costs=costs, actions=actions, triggers=triggers,
-            period_end=steps, scoring=scoring, tiebreakers=tiebreakers, decks=decks,
-            cards=cards, decrees=decrees, plans=plans, ships=ships, assumptions=assumptions,
-            differences=differences, vocabulary=self._vocab_nodes(), examples=examples,
+            variants=self.variants,
+            data=data,
+            spans=self.spans,
+            rules=tuple(self.rules),
+            businesses=businesses,
+            nobles=nobles,
+            state_actions=state_actions,
+            noble_actions=noble_actions,
+            costs=costs,
+            actions=actions,
+            triggers=triggers,
+            period_end=steps,
+            scoring=scoring,
+            tiebreakers=tiebreakers,
+            decks=decks,
+            cards=cards,
+            decrees=decrees,
+            plans=plans,
+            ships=ships,
+            assumptions=assumptions,
+            differences=differences,
+            vocabulary=self._vocab_nodes(),
+            examples=examples,
             sources=sources,
         )
 
@@ -133,45 +193,87 @@ class Builder:
         for i, n in enumerate(self._get("vocabulary", "names")):
             name = n["name"]
             if name not in ENGINE_NAMES:
-                self.error("unknown-name", f"the engine provides no value named '{name}'",
-                           self.span("vocabulary", "names", i, "name"),
-                           suggest(name, ENGINE_NAMES))
+                self.error(
+                    "unknown-name",
+                    f"the engine provides no value named '{name}'",
+                    self.span("vocabulary", "names", i, "name"),
+                    suggest(name, ENGINE_NAMES),
+                )
                 continue
             if name in self.vocab:
-                self.error("duplicate-id", f"name '{name}' is listed twice",
-                           self.span("vocabulary", "names", i, "name"))
+                self.error(
+                    "duplicate-id",
+                    f"name '{name}' is listed twice",
+                    self.span("vocabulary", "names", i, "name"),
+                )
             self.vocab[name] = (n["scope"], n.get("per"))
 
     def _vocab_nodes(self) -> tuple[model.VocabName, ...]:
-        return tuple(model.VocabName(n["name"], n["scope"], n.get("per"), n["words"],
-                                     span=self.span("vocabulary", "names", i))
-                     for i, n in enumerate(self._get("vocabulary", "names")))
+        return tuple(
+            model.VocabName(
+                n["name"],
+                n["scope"],
+                n.get("per"),
+                n["words"],
+                span=self.span("vocabulary", "names", i),
+            )
+            for i, n in enumerate(self._get("vocabulary", "names"))
+        )
 
     def _game_rules(self) -> None:
         for i, r in enumerate(self._get("game", "rules", default=[])):
             self.rule("game", ("rules", i), r, r["id"], r["title"])
 
-    def _nobles(self) -> tuple[tuple[model.Noble, ...], tuple[model.StateAction, ...],
-                               tuple[model.NobleAction, ...]]:
+    def _nobles(
+        self,
+    ) -> tuple[
+        tuple[model.Noble, ...], tuple[model.StateAction, ...], tuple[model.NobleAction, ...]
+    ]:
         nobles = []
         for i, n in enumerate(self._get("nobles", "nobles")):
             reign = None
             if "reign" in n:
                 rg = n["reign"]
                 na = rg["noble_action"]
-                reign = model.Reign(rg["flag"], rg["name"], rg.get("title", ""),
-                                    None if na == "none" else na,
-                                    span=self.span("nobles", "nobles", i, "reign"))
-            nobles.append(model.Noble(
-                n["id"], n["name"], n["title"], tuple(n["state_actions"]), n["noble_action"],
-                tuple(n["trade_goods"]), reign, self.prov(n),
-                span=self.span("nobles", "nobles", i)))
+                reign = model.Reign(
+                    rg["flag"],
+                    rg["name"],
+                    rg.get("title", ""),
+                    None if na == "none" else na,
+                    span=self.span("nobles", "nobles", i, "reign"),
+                )
+            nobles.append(
+                model.Noble(
+                    n["id"],
+                    n["name"],
+                    n["title"],
+                    tuple(n["state_actions"]),
+                    n["noble_action"],
+                    tuple(n["trade_goods"]),
+                    reign,
+                    self.prov(n),
+                    span=self.span("nobles", "nobles", i),
+                )
+            )
         sas = []
         for i, a in enumerate(self._get("nobles", "state_actions")):
-            r = self.rule("nobles", ("state_actions", i), a, f"state-action.{a['id']}", a["name"],
-                          executable=True)
-            sas.append(model.StateAction(a["id"], a["name"], self.effects(a["effects"]), r,
-                                         span=self.span("nobles", "state_actions", i)))
+            r = self.rule(
+                "nobles",
+                ("state_actions", i),
+                a,
+                f"state-action.{a['id']}",
+                a["name"],
+                executable=True,
+            )
+            sas.append(
+                model.StateAction(
+                    a["id"],
+                    a["name"],
+                    self.effects(a["effects"]),
+                    r,
+                    span=self.span("nobles", "state_actions", i),
+                )
+            )
         nas = []
         for i, a in enumerate(self._get("nobles", "noble_actions")):
             path: Path = ("noble_actions", i)
@@ -179,52 +281,107 @@ class Builder:
             params = self.params(a)
             land = None
             if "land_price" in a:
-                land = self.formula("nobles", (*path, "land_price"), a["land_price"],
-                                    self.env(("game", "player"), params))
+                land = self.formula(
+                    "nobles",
+                    (*path, "land_price"),
+                    a["land_price"],
+                    self.env(("game", "player"), params),
+                )
             elif a["procedure"] == "build-store":
-                self.error("schema-required", f"noble action '{a['id']}' builds stores and "
-                           "needs a 'land_price' formula", self.span("nobles", *path))
+                self.error(
+                    "schema-required",
+                    f"noble action '{a['id']}' builds stores and needs a 'land_price' formula",
+                    self.span("nobles", *path),
+                )
             extra = None
             if "extra_pick" in a:
                 e = a["extra_pick"]
-                extra = model.ExtraPick(e["marker_on"], e["max_markers"], e["text"],
-                                        span=self.span("nobles", *path, "extra_pick"))
-                self.rules.append(model.Rule(f"{a['id']}.extra-pick", "Extra pick", e["text"],
-                                             "nobles", r.provenance, True,
-                                             span=self.span("nobles", *path, "extra_pick")))
-            nas.append(model.NobleAction(
-                a["id"], a["name"], a["procedure"], r, land, params, int(a.get("rubble", 0)),
-                tuple(sorted(a.get("lots", {}).items())), extra,
-                int(a.get("wigs_per_official", 0)), a.get("forbidden_by_flag"),
-                span=self.span("nobles", *path)))
+                extra = model.ExtraPick(
+                    e["marker_on"],
+                    e["max_markers"],
+                    e["text"],
+                    span=self.span("nobles", *path, "extra_pick"),
+                )
+                self.rules.append(
+                    model.Rule(
+                        f"{a['id']}.extra-pick",
+                        "Extra pick",
+                        e["text"],
+                        "nobles",
+                        r.provenance,
+                        True,
+                        span=self.span("nobles", *path, "extra_pick"),
+                    )
+                )
+            nas.append(
+                model.NobleAction(
+                    a["id"],
+                    a["name"],
+                    a["procedure"],
+                    r,
+                    land,
+                    params,
+                    int(a.get("rubble", 0)),
+                    tuple(sorted(a.get("lots", {}).items())),
+                    extra,
+                    int(a.get("wigs_per_official", 0)),
+                    a.get("forbidden_by_flag"),
+                    span=self.span("nobles", *path),
+                )
+            )
         for i, r in enumerate(self._get("nobles", "rules", default=[])):
             self.rule("nobles", ("rules", i), r, r["id"], r["title"])
         return tuple(nobles), tuple(sas), tuple(nas)
 
     def _court(self) -> tuple[tuple[model.Cost, ...], tuple[model.Action, ...]]:
         costs = []
-        scopes = {"visit-cost": ("game", "visit", "player"),
-                  "wigs-for-influence": ("payment", "player")}
+        scopes = {
+            "visit-cost": ("game", "visit", "player"),
+            "wigs-for-influence": ("payment", "player"),
+        }
         for i, c in enumerate(self._get("court", "costs")):
             path: Path = ("costs", i)
             r = self.rule("court", path, c, c["id"], c["name"], executable=True)
             params = self.params(c)
-            f = self.formula("court", (*path, "formula"), c["formula"],
-                             self.env(scopes.get(c["id"], ("game", "player", "payment", "visit")),
-                                      params))
+            f = self.formula(
+                "court",
+                (*path, "formula"),
+                c["formula"],
+                self.env(scopes.get(c["id"], ("game", "player", "payment", "visit")), params),
+            )
             if f is None:
                 continue
-            costs.append(model.Cost(c["id"], c["name"], f, params,
-                                    tuple(sorted(c.get("example", {}).items())), r,
-                                    span=self.span("court", *path)))
+            costs.append(
+                model.Cost(
+                    c["id"],
+                    c["name"],
+                    f,
+                    params,
+                    tuple(sorted(c.get("example", {}).items())),
+                    r,
+                    span=self.span("court", *path),
+                )
+            )
         actions = []
         for i, a in enumerate(self._get("court", "actions")):
             path = ("actions", i)
             r = self.rule("court", path, a, a["id"], a["name"], executable=True)
-            actions.append(model.Action(
-                a["id"], a["name"], a.get("number"), a.get("plays"), a["procedure"],
-                a.get("cost"), a.get("lacking_cost"), tuple(a.get("steps", ())), bool(a.get("followable", True)),
-                self.effects(a.get("reward")), r, span=self.span("court", *path)))
+            actions.append(
+                model.Action(
+                    a["id"],
+                    a["name"],
+                    a.get("number"),
+                    a.get("plays"),
+                    a["procedure"],
+                    a.get("cost"),
+                    a.get("lacking_cost"),
+                    tuple(a.get("steps", ())),
+                    bool(a.get("followable", True)),
+                    self.effects(a.get("reward")),
+                    r,
+                    span=self.span("court", *path),
+                )
+            )
         return tuple(costs), tuple(actions)
 
     def _flow(self) -> tuple[tuple[model.Trigger, ...], tuple[model.Step, ...]]:
@@ -233,38 +390,68 @@ class Builder:
         triggers = []
         for i, t in enumerate(self._get("flow", "triggers")):
             path: Path = ("triggers", i)
-            r = self.rule("flow", path, t, t["id"],
-                          "End of the period" if t["ends"] == "period" else "End of the game",
-                          executable=True)
+            r = self.rule(
+                "flow",
+                path,
+                t,
+                t["id"],
+                "End of the period" if t["ends"] == "period" else "End of the game",
+                executable=True,
+            )
             params = self.params(t)
             scopes = ("player", "game") if t["scope"] == "any-player" else ("game",)
-            f = self.formula("flow", (*path, "condition"), t["condition"],
-                             self.env(scopes, params))
+            f = self.formula("flow", (*path, "condition"), t["condition"], self.env(scopes, params))
             if f is None:
                 continue
             if f.type != "bool":
-                self.error("expr-type", "a trigger's condition must be true or false, "
-                           "not a number", self.span("flow", *path, "condition"))
+                self.error(
+                    "expr-type",
+                    "a trigger's condition must be true or false, not a number",
+                    self.span("flow", *path, "condition"),
+                )
                 continue
-            triggers.append(model.Trigger(t["id"], t["ends"], t["period"], t["scope"], f,
-                                          params, r, span=self.span("flow", *path)))
+            triggers.append(
+                model.Trigger(
+                    t["id"],
+                    t["ends"],
+                    t["period"],
+                    t["scope"],
+                    f,
+                    params,
+                    r,
+                    span=self.span("flow", *path),
+                )
+            )
         pe = self._get("flow", "period_end")
         self.rule("flow", ("period_end",), pe, pe["id"], "End of the period", executable=True)
         steps = []
         for i, s in enumerate(pe["steps"]):
             path = ("period_end", "steps", i)
-            r = self.rule("flow", path, s, s["id"], s["procedure"].replace("-", " ").capitalize(),
-                          executable=True)
-            steps.append(model.Step(s["id"], s["procedure"], s.get("deck"),
-                                    tuple(s.get("ships", ())), r, span=self.span("flow", *path)))
+            r = self.rule(
+                "flow",
+                path,
+                s,
+                s["id"],
+                s["procedure"].replace("-", " ").capitalize(),
+                executable=True,
+            )
+            steps.append(
+                model.Step(
+                    s["id"],
+                    s["procedure"],
+                    s.get("deck"),
+                    tuple(s.get("ships", ())),
+                    r,
+                    span=self.span("flow", *path),
+                )
+            )
         ge = self._get("flow", "game_end")
         self.rule("flow", ("game_end",), ge, ge["id"], "End of the game", executable=True)
         return tuple(triggers), tuple(steps)
 
     def _scoring(self) -> tuple[tuple[model.ScoringSource, ...], tuple[model.TieBreaker, ...]]:
         m = self._get("scoring", "majority")
-        self.rule("scoring", ("majority",), m, "score.ties", "Ties in majorities",
-                  executable=True)
+        self.rule("scoring", ("majority",), m, "score.ties", "Ties in majorities", executable=True)
         names = {b["id"]: b["name"] for b in self._get("game", "businesses")}
         sources = []
         for i, s in enumerate(self._get("scoring", "sources")):
@@ -274,85 +461,159 @@ class Builder:
             f = None
             if s["kind"] == "per-player":
                 if "formula" not in s:
-                    self.error("schema-required", f"scoring source '{s['id']}' is per-player "
-                               "and needs a 'formula'", self.span("scoring", *path))
+                    self.error(
+                        "schema-required",
+                        f"scoring source '{s['id']}' is per-player and needs a 'formula'",
+                        self.span("scoring", *path),
+                    )
                     continue
-                f = self.formula("scoring", (*path, "formula"), s["formula"],
-                                 self.env(("player",), params))
+                f = self.formula(
+                    "scoring", (*path, "formula"), s["formula"], self.env(("player",), params)
+                )
                 if f is None:
                     continue
             groups = []
             if s["kind"] == "majority":
                 if "groups" not in s:
-                    self.error("schema-required", f"scoring source '{s['id']}' is a majority "
-                               "and needs 'groups'", self.span("scoring", *path))
+                    self.error(
+                        "schema-required",
+                        f"scoring source '{s['id']}' is a majority and needs 'groups'",
+                        self.span("scoring", *path),
+                    )
                     continue
                 for j, g in enumerate(s["groups"]):
-                    gf = self.formula("scoring", (*path, "groups", j, "measure"), g["measure"],
-                                      self.env(("player",), params))
+                    gf = self.formula(
+                        "scoring",
+                        (*path, "groups", j, "measure"),
+                        g["measure"],
+                        self.env(("player",), params),
+                    )
                     if gf is not None:
-                        groups.append(model.MajorityGroup(
-                            g["id"], names.get(g["id"], s["name"]), gf, tuple(g["table"]),
-                            span=self.span("scoring", *path, "groups", j)))
+                        groups.append(
+                            model.MajorityGroup(
+                                g["id"],
+                                names.get(g["id"], s["name"]),
+                                gf,
+                                tuple(g["table"]),
+                                g.get("unit", ""),
+                                span=self.span("scoring", *path, "groups", j),
+                            )
+                        )
             eligible = None
             if "eligible" in s:
-                eligible = self.formula("scoring", (*path, "eligible"), s["eligible"],
-                                        self.env(("player", "majority"), params))
-            sources.append(model.ScoringSource(
-                s["id"], s["name"], s["short"], s["kind"], f, params, tuple(groups), eligible, r,
-                span=self.span("scoring", *path)))
+                eligible = self.formula(
+                    "scoring",
+                    (*path, "eligible"),
+                    s["eligible"],
+                    self.env(("player", "majority"), params),
+                )
+            sources.append(
+                model.ScoringSource(
+                    s["id"],
+                    s["name"],
+                    s["short"],
+                    s["kind"],
+                    f,
+                    params,
+                    tuple(groups),
+                    eligible,
+                    r,
+                    span=self.span("scoring", *path),
+                )
+            )
         tb = self._get("scoring", "tiebreakers")
         self.rule("scoring", ("tiebreakers",), tb, tb["id"], "Tie-breakers", executable=True)
         tbs = []
         for i, t in enumerate(tb["measures"]):
-            f = self.formula("scoring", ("tiebreakers", "measures", i, "measure"), t["measure"],
-                             self.env(("player",)))
+            f = self.formula(
+                "scoring",
+                ("tiebreakers", "measures", i, "measure"),
+                t["measure"],
+                self.env(("player",)),
+            )
             if f is not None:
-                tbs.append(model.TieBreaker(f, t["name"],
-                                            span=self.span("scoring", "tiebreakers", "measures", i)))
+                tbs.append(
+                    model.TieBreaker(
+                        f, t["name"], span=self.span("scoring", "tiebreakers", "measures", i)
+                    )
+                )
         return tuple(sources), tuple(tbs)
 
     def _components(self) -> tuple[Any, ...]:
         c = "components"
-        decks = tuple(model.Deck(d["id"], d["name"], d.get("years", ""), d["role"],
-                                 d.get("period"), span=self.span(c, "decks", i))
-                      for i, d in enumerate(self._get(c, "decks")))
-        for key, title in (("display", "The Political card display"),
-                           ("decree_display", "The Decree display"), ("shipyard", "The shipyard")):
-            self.rule(c, (key,), self._get(c, key), f"components.{key.replace('_', '-')}", title,
-                      executable=True)
-        self.formula(c, ("shipyard", "per_color"), self._get(c, "shipyard", "per_color"),
-                     self.env(("game",)))
+        decks = tuple(
+            model.Deck(
+                d["id"],
+                d["name"],
+                d.get("years", ""),
+                d["role"],
+                d.get("period"),
+                span=self.span(c, "decks", i),
+            )
+            for i, d in enumerate(self._get(c, "decks"))
+        )
+        for key, title in (
+            ("display", "The Political card display"),
+            ("decree_display", "The Decree display"),
+            ("shipyard", "The shipyard"),
+        ):
+            self.rule(
+                c,
+                (key,),
+                self._get(c, key),
+                f"components.{key.replace('_', '-')}",
+                title,
+                executable=True,
+            )
+        self.formula(
+            c, ("shipyard", "per_color"), self._get(c, "shipyard", "per_color"), self.env(("game",))
+        )
         cards = []
         for i, d in enumerate(self._get(c, "cards")):
             event = d.get("event", {})
-            cards.append(model.Card(
-                d["number"], d["deck"], d["type"], int(d.get("influence", 0)),
-                self.effects(d.get("reward")), self.effects(d.get("penalty")),
-                event.get("noble_action"), self.effects(event.get("effects")),
-                d.get("on_reveal", {}).get("set_flag"), span=self.span(c, "cards", i)))
+            cards.append(
+                model.Card(
+                    d["number"],
+                    d["deck"],
+                    d["type"],
+                    int(d.get("influence", 0)),
+                    self.effects(d.get("reward")),
+                    self.effects(d.get("penalty")),
+                    event.get("noble_action"),
+                    self.effects(event.get("effects")),
+                    d.get("on_reveal", {}).get("set_flag"),
+                    span=self.span(c, "cards", i),
+                )
+            )
         decrees = []
         for i, d in enumerate(self._get(c, "decrees")):
-            f = self.formula(c, ("decrees", i, "condition"), d["condition"],
-                             self.env(("player",)))
+            f = self.formula(c, ("decrees", i, "condition"), d["condition"], self.env(("player",)))
             if f is not None:
                 decrees.append(model.Decree(d["id"], f, d["wigs"], span=self.span(c, "decrees", i)))
-        plans = tuple(model.Plan(p["id"], p["officials"], span=self.span(c, "plans", i))
-                      for i, p in enumerate(self._get(c, "plans")))
-        ships = tuple(model.Ship(s["color"], s["size"], s["cost"], span=self.span(c, "ships", i))
-                      for i, s in enumerate(self._get(c, "ships")))
+        plans = tuple(
+            model.Plan(p["id"], p["officials"], span=self.span(c, "plans", i))
+            for i, p in enumerate(self._get(c, "plans"))
+        )
+        ships = tuple(
+            model.Ship(s["color"], s["size"], s["cost"], span=self.span(c, "ships", i))
+            for i, s in enumerate(self._get(c, "ships"))
+        )
         for i, r in enumerate(self._get(c, "rules", default=[])):
             self.rule(c, ("rules", i), r, r["id"], r["title"])
         return decks, tuple(cards), tuple(decrees), plans, ships
 
     def _provenance(self) -> tuple[Any, ...]:
         p = "provenance"
-        assumptions = tuple(model.Assumption(a["id"], a["value"], a["reason"],
-                                             span=self.span(p, "assumptions", i))
-                            for i, a in enumerate(self._get(p, "assumptions")))
-        differences = tuple(model.Difference(d["id"], d["text"], tuple(d["source"]),
-                                             span=self.span(p, "differences", i))
-                            for i, d in enumerate(self._get(p, "differences")))
+        assumptions = tuple(
+            model.Assumption(a["id"], a["value"], a["reason"], span=self.span(p, "assumptions", i))
+            for i, a in enumerate(self._get(p, "assumptions"))
+        )
+        differences = tuple(
+            model.Difference(
+                d["id"], d["text"], tuple(d["source"]), span=self.span(p, "differences", i)
+            )
+            for i, d in enumerate(self._get(p, "differences"))
+        )
         sources = tuple((s["id"], s["title"]) for s in self._get(p, "sources"))
         return assumptions, differences, sources
 
@@ -360,16 +621,27 @@ class Builder:
         out = []
         for i, e in enumerate(self._get("examples", "examples", default=[])):
             players = tuple(tuple((k, v) for k, v in pl.items()) for pl in e["players"])
-            out.append(model.Example(e["id"], e["title"], e["rule"], e["text"], players,
-                                     tuple(e["show"]), self.prov(e),
-                                     span=self.span("examples", "examples", i)))
+            out.append(
+                model.Example(
+                    e["id"],
+                    e["title"],
+                    e["rule"],
+                    e["text"],
+                    players,
+                    tuple(e["show"]),
+                    self.prov(e),
+                    span=self.span("examples", "examples", i),
+                )
+            )
         return tuple(out)
 
 
-def build_model(docs: Mapping[str, Doc], variants: tuple[str, ...],
-                variant_infos: tuple[model.VariantInfo, ...] = (),
-                texts: Mapping[str, str] | None = None,
-                ) -> tuple[model.Model | None, list[Diagnostic]]:
+def build_model(
+    docs: Mapping[str, Doc],
+    variants: tuple[str, ...],
+    variant_infos: tuple[model.VariantInfo, ...] = (),
+    texts: Mapping[str, str] | None = None,
+) -> tuple[model.Model | None, list[Diagnostic]]:
     """Build a Model from merged documents; return it (or None) with the diagnostics."""
     b = Builder(docs, variants, variant_infos, texts)
     m = b.build()

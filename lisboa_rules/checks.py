@@ -22,8 +22,9 @@ CROSS_REF = re.compile(r"\[\[([^\[\]]*)\]\]")
 
 def _unknown(what: str, name: object, known: Iterable[str], span: Span) -> Diagnostic:
     known = list(known)
-    return Diagnostic("unknown-reference", f"unknown {what} '{name}'", span,
-                      suggestion=suggest(str(name), known))
+    return Diagnostic(
+        "unknown-reference", f"unknown {what} '{name}'", span, suggestion=suggest(str(name), known)
+    )
 
 
 def check_duplicate_ids(m: Model) -> Iterator[Diagnostic]:
@@ -31,8 +32,12 @@ def check_duplicate_ids(m: Model) -> Iterator[Diagnostic]:
     seen: dict[str, Rule] = {}
     for r in m.rules:
         if r.id in seen:
-            yield Diagnostic("duplicate-id", f"rule id '{r.id}' is used twice", r.span,
-                             (Related(f"'{r.id}' is first used here", seen[r.id].span),))
+            yield Diagnostic(
+                "duplicate-id",
+                f"rule id '{r.id}' is used twice",
+                r.span,
+                (Related(f"'{r.id}' is first used here", seen[r.id].span),),
+            )
         else:
             seen[r.id] = r
     groups: list[tuple[str, list[tuple[Any, Span]]]] = [
@@ -53,8 +58,12 @@ def check_duplicate_ids(m: Model) -> Iterator[Diagnostic]:
         first: dict[Any, Span] = {}
         for ident, span in items:
             if ident in first:
-                yield Diagnostic("duplicate-id", f"{what} '{ident}' is defined twice", span,
-                                 (Related("first defined here", first[ident]),))
+                yield Diagnostic(
+                    "duplicate-id",
+                    f"{what} '{ident}' is defined twice",
+                    span,
+                    (Related("first defined here", first[ident]),),
+                )
             else:
                 first[ident] = span
 
@@ -73,15 +82,21 @@ def check_references(m: Model) -> Iterator[Diagnostic]:
     for i, n in enumerate(m.nobles):
         for j, sa in enumerate(n.state_actions):
             if sa not in sas:
-                yield _unknown("State action", sa, sas,
-                               m.span_of("nobles", "nobles", i, "state_actions", j))
+                yield _unknown(
+                    "State action", sa, sas, m.span_of("nobles", "nobles", i, "state_actions", j)
+                )
         if n.noble_action not in nas:
-            yield _unknown("Noble action", n.noble_action, nas,
-                           m.span_of("nobles", "nobles", i, "noble_action"))
+            yield _unknown(
+                "Noble action",
+                n.noble_action,
+                nas,
+                m.span_of("nobles", "nobles", i, "noble_action"),
+            )
         for j, good in enumerate(n.trade_goods):
             if good not in businesses:
-                yield _unknown("good", good, businesses,
-                               m.span_of("nobles", "nobles", i, "trade_goods", j))
+                yield _unknown(
+                    "good", good, businesses, m.span_of("nobles", "nobles", i, "trade_goods", j)
+                )
         if n.reign is not None:
             if n.reign.flag not in flags:
                 yield _unknown("flag", n.reign.flag, flags, n.reign.span)
@@ -94,15 +109,21 @@ def check_references(m: Model) -> Iterator[Diagnostic]:
         if a.procedure == "build-store":
             missing = [b for b in businesses if b not in dict(a.lots)]
             if missing:
-                yield Diagnostic("schema-required",
-                                 f"'{a.id}' gives no lots for {', '.join(missing)}", a.span)
+                yield Diagnostic(
+                    "schema-required", f"'{a.id}' gives no lots for {', '.join(missing)}", a.span
+                )
         if a.extra_pick and a.extra_pick.marker_on not in nobles:
             yield _unknown("noble", a.extra_pick.marker_on, nobles, a.extra_pick.span)
         if a.forbidden_by_flag and a.forbidden_by_flag not in flags:
             yield _unknown("flag", a.forbidden_by_flag, flags, a.span)
-    for a in m.actions:
-        if a.cost is not None and a.cost not in costs:
-            yield _unknown("cost", a.cost, costs, a.span)
+    for act in m.actions:
+        for cost in (act.cost, act.lacking_cost):
+            if cost is not None and cost not in costs:
+                yield _unknown("cost", cost, costs, act.span)
+    rule_ids = [r.id for r in m.rules]
+    for why, rule_id in m.value("flow", "refusals").items():
+        if rule_id not in rule_ids:
+            yield _unknown("rule", rule_id, rule_ids, m.span_of("flow", "refusals", why))
     for c in m.cards:
         if c.deck not in decks:
             yield _unknown("deck", c.deck, decks, c.span)
@@ -114,9 +135,12 @@ def check_references(m: Model) -> Iterator[Diagnostic]:
             yield _unknown("flag", c.set_flag, flags, c.span)
     non_noble = [p for p in piles if p not in nobles]
     if len(non_noble) != 1:
-        yield Diagnostic("value-out-of-range", "the display needs exactly one pile that is not a "
-                         f"Noble's (the Treasury cards' pile), found {non_noble}",
-                         m.span_of("components", "display", "piles"))
+        yield Diagnostic(
+            "value-out-of-range",
+            "the display needs exactly one pile that is not a "
+            f"Noble's (the Treasury cards' pile), found {non_noble}",
+            m.span_of("components", "display", "piles"),
+        )
     favor = m.value("game", "start", "royal_favor_of")
     if favor not in nobles:
         yield _unknown("noble", favor, nobles, m.span_of("game", "start", "royal_favor_of"))
@@ -128,24 +152,28 @@ def check_references(m: Model) -> Iterator[Diagnostic]:
                 yield _unknown("ship colour", color, colors, s.span)
     for j, color in enumerate(m.value("components", "shipyard", "start")):
         if color not in colors:
-            yield _unknown("ship colour", color, colors,
-                           m.span_of("components", "shipyard", "start", j))
+            yield _unknown(
+                "ship colour", color, colors, m.span_of("components", "shipyard", "start", j)
+            )
     for src in m.scoring:
         if src.kind == "majority":
             for g in src.groups:
                 cols = m.value("scoring", "majority", "columns")
                 if max(cols) > len(g.table):
-                    yield Diagnostic("value-out-of-range",
-                                     f"majority columns {cols} need {max(cols)} prizes but "
-                                     f"'{g.id}' has {len(g.table)}", g.span)
+                    yield Diagnostic(
+                        "value-out-of-range",
+                        f"majority columns {cols} need {max(cols)} prizes but "
+                        f"'{g.id}' has {len(g.table)}",
+                        g.span,
+                    )
     decree_ids = [d.id for d in m.decrees]
     plan_ids = [p.id for p in m.plans]
     for e in m.examples:
         if m.rule(e.rule) is None:
             yield _unknown("rule", e.rule, [r.id for r in m.rules], e.span)
-        for s in e.show:
-            if s not in [x.id for x in m.scoring]:
-                yield _unknown("scoring source", s, [x.id for x in m.scoring], e.span)
+        for shown in e.show:
+            if shown not in [x.id for x in m.scoring]:
+                yield _unknown("scoring source", shown, [x.id for x in m.scoring], e.span)
         for pl in e.players:
             fields = dict(pl)
             for d in fields.get("decrees", []):
@@ -170,16 +198,25 @@ def check_provenance(m: Model) -> Iterator[Diagnostic]:
         span = m.span_of(kind, *path)
         if path[-2] in ("source", "ships_source") or path[-2:-1] == ("source",):
             if value not in sources:
-                yield Diagnostic("unknown-source", f"unknown source '{value}'", span,
-                                 suggestion=suggest(value, sources))
+                yield Diagnostic(
+                    "unknown-source",
+                    f"unknown source '{value}'",
+                    span,
+                    suggestion=suggest(value, sources),
+                )
         elif value not in assumptions:
-            yield Diagnostic("unknown-reference", f"unknown assumption '{value}'", span,
-                             suggestion=suggest(value, assumptions))
+            yield Diagnostic(
+                "unknown-reference",
+                f"unknown assumption '{value}'",
+                span,
+                suggestion=suggest(value, assumptions),
+            )
 
 
 def _walk_provenance(m: Model) -> Iterator[tuple[str, tuple[str | int, ...], str]]:
-    def walk(kind: str, node: Any, path: tuple[str | int, ...]) -> Iterator[
-            tuple[str, tuple[str | int, ...], str]]:
+    def walk(
+        kind: str, node: Any, path: tuple[str | int, ...]
+    ) -> Iterator[tuple[str, tuple[str | int, ...], str]]:
         if isinstance(node, dict):
             for k, v in node.items():
                 if k in ("source", "ships_source") and isinstance(v, list):
@@ -204,8 +241,7 @@ def check_text(m: Model) -> Iterator[Diagnostic]:
     rule_ids = {r.id for r in m.rules}
     for r in m.rules:
         if r.executable and not r.text.strip():
-            yield Diagnostic("missing-text", f"rule '{r.id}' has no text for the reference",
-                             r.span)
+            yield Diagnostic("missing-text", f"rule '{r.id}' has no text for the reference", r.span)
         yield from _check_one_text(m, r.text, r.span, _local_for(m, r), rule_ids)
 
 
@@ -234,35 +270,52 @@ def _find_text_owner(node: Any, text: str) -> Any:
     return None
 
 
-def _check_one_text(m: Model, text: str, span: Span, local: Any,
-                    rule_ids: set[str]) -> Iterator[Diagnostic]:
+def _check_one_text(
+    m: Model, text: str, span: Span, local: Any, rule_ids: set[str]
+) -> Iterator[Diagnostic]:
     leftover = LEFTOVER.search(PLACEHOLDER_FREE(text))
     if leftover:
-        yield Diagnostic("missing-text", f"text has a leftover placeholder '{leftover.group(0)}'",
-                         span)
+        yield Diagnostic(
+            "missing-text", f"text has a leftover placeholder '{leftover.group(0)}'", span
+        )
     for ph in rtext.placeholders(text):
         if not ph.path:
             yield Diagnostic("unknown-placeholder", f"empty placeholder '{{{ph.raw}}}'", span)
             continue
         if ph.filter is not None and ph.filter not in rtext.FILTERS:
-            yield Diagnostic("unknown-placeholder", f"unknown filter '{ph.filter}'", span,
-                             suggestion=suggest(ph.filter, rtext.FILTERS))
+            yield Diagnostic(
+                "unknown-placeholder",
+                f"unknown filter '{ph.filter}'",
+                span,
+                suggestion=suggest(ph.filter, rtext.FILTERS),
+            )
             continue
         value, _ = rtext.resolve(ph, local, m.data)
         if rtext.is_missing(value):
             candidates = _candidates(local, m.data, ph.path)
-            yield Diagnostic("unknown-placeholder", f"placeholder '{{{ph.raw}}}' names no value",
-                             span, suggestion=suggest(".".join(ph.path), candidates))
+            yield Diagnostic(
+                "unknown-placeholder",
+                f"placeholder '{{{ph.raw}}}' names no value",
+                span,
+                suggestion=suggest(".".join(ph.path), candidates),
+            )
         elif not rtext.filter_fits(value, ph.filter):
-            yield Diagnostic("unknown-placeholder",
-                             f"placeholder '{{{ph.raw}}}' does not name a printable value", span)
+            yield Diagnostic(
+                "unknown-placeholder",
+                f"placeholder '{{{ph.raw}}}' does not name a printable value",
+                span,
+            )
     for ref in CROSS_REF.finditer(text):
         if ref.group(1) not in rule_ids:
-            yield Diagnostic("unknown-reference", f"text names rule '{ref.group(1)}', which does "
-                             "not exist", span, suggestion=suggest(ref.group(1), rule_ids))
+            yield Diagnostic(
+                "unknown-reference",
+                f"text names rule '{ref.group(1)}', which does not exist",
+                span,
+                suggestion=suggest(ref.group(1), rule_ids),
+            )
 
 
-def PLACEHOLDER_FREE(text: str) -> str:  # noqa: N802 - reads as a constant transformation
+def PLACEHOLDER_FREE(text: str) -> str:
     """The text with well-formed placeholders and cross-references removed."""
     return CROSS_REF.sub("", rtext.PLACEHOLDER.sub("", text))
 
@@ -289,48 +342,77 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
     g = "game"
     pmin, pmax = m.value(g, "players", "min"), m.value(g, "players", "max")
     if pmin > pmax:
-        yield Diagnostic("value-out-of-range", f"players.min ({pmin}) is more than players.max "
-                         f"({pmax})", m.span_of(g, "players", "min"))
+        yield Diagnostic(
+            "value-out-of-range",
+            f"players.min ({pmin}) is more than players.max ({pmax})",
+            m.span_of(g, "players", "min"),
+        )
     colors = m.value(g, "players", "colors")
     if len(colors) < pmax:
-        yield Diagnostic("value-out-of-range", f"{pmax} players need {pmax} colours, only "
-                         f"{len(colors)} given", m.span_of(g, "players", "colors"))
+        yield Diagnostic(
+            "value-out-of-range",
+            f"{pmax} players need {pmax} colours, only {len(colors)} given",
+            m.span_of(g, "players", "colors"),
+        )
     years = m.value(g, "years")
     if years["last"] - years["first"] != years["count"]:
-        yield Diagnostic("value-out-of-range", f"years {years['first']}–{years['last']} span "
-                         f"{years['last'] - years['first']} years, not {years['count']}",
-                         m.span_of(g, "years", "count"))
+        yield Diagnostic(
+            "value-out-of-range",
+            f"years {years['first']}–{years['last']} span "
+            f"{years['last'] - years['first']} years, not {years['count']}",
+            m.span_of(g, "years", "count"),
+        )
     inf = m.value(g, "tracks", "influence")
     if inf["min"] >= inf["max"]:
-        yield Diagnostic("value-out-of-range", "the Influence track's min must be below its max",
-                         m.span_of(g, "tracks", "influence", "min"))
+        yield Diagnostic(
+            "value-out-of-range",
+            "the Influence track's min must be below its max",
+            m.span_of(g, "tracks", "influence", "min"),
+        )
     for i, icon in enumerate(inf["reis_icons"]):
         if not inf["min"] < icon <= inf["max"]:
-            yield Diagnostic("value-out-of-range", f"real icon at {icon} is off the Influence "
-                             f"track ({inf['min']}–{inf['max']})",
-                             m.span_of(g, "tracks", "influence", "reis_icons", i))
+            yield Diagnostic(
+                "value-out-of-range",
+                f"real icon at {icon} is off the Influence track ({inf['min']}–{inf['max']})",
+                m.span_of(g, "tracks", "influence", "reis_icons", i),
+            )
     if len(set(inf["reis_icons"])) != len(inf["reis_icons"]):
-        yield Diagnostic("duplicate-id", "a real icon position is listed twice",
-                         m.span_of(g, "tracks", "influence", "reis_icons"))
+        yield Diagnostic(
+            "duplicate-id",
+            "a real icon position is listed twice",
+            m.span_of(g, "tracks", "influence", "reis_icons"),
+        )
     start_inf = m.value(g, "start", "influence")
     if not inf["min"] <= start_inf <= inf["max"]:
-        yield Diagnostic("value-out-of-range", f"starting Influence {start_inf} is off the track",
-                         m.span_of(g, "start", "influence"))
+        yield Diagnostic(
+            "value-out-of-range",
+            f"starting Influence {start_inf} is off the track",
+            m.span_of(g, "start", "influence"),
+        )
     tr = m.value(g, "tracks", "treasury")
     values = [s["value"] for s in tr["spaces"]]
     if tr["start_value"] not in values:
-        yield Diagnostic("value-out-of-range", f"the Treasury marker starts on value "
-                         f"{tr['start_value']}, which no Treasury space shows",
-                         m.span_of(g, "tracks", "treasury", "start_value"),
-                         suggestion=None)
+        yield Diagnostic(
+            "value-out-of-range",
+            f"the Treasury marker starts on value "
+            f"{tr['start_value']}, which no Treasury space shows",
+            m.span_of(g, "tracks", "treasury", "start_value"),
+            suggestion=None,
+        )
     if len(set(values)) != len(values):
-        yield Diagnostic("duplicate-id", "two Treasury spaces show the same value",
-                         m.span_of(g, "tracks", "treasury", "spaces"))
+        yield Diagnostic(
+            "duplicate-id",
+            "two Treasury spaces show the same value",
+            m.span_of(g, "tracks", "treasury", "spaces"),
+        )
     periods = m.value(g, "periods")
     for t in m.triggers:
         if t.period > periods:
-            yield Diagnostic("value-out-of-range", f"trigger '{t.id}' is for period {t.period}, "
-                             f"but the game has {periods}", t.span)
+            yield Diagnostic(
+                "value-out-of-range",
+                f"trigger '{t.id}' is for period {t.period}, but the game has {periods}",
+                t.span,
+            )
     hand = m.value(g, "start", "hand")
     decks = {d.id: d for d in m.decks}
     cards_by_deck: dict[str, int] = {}
@@ -338,39 +420,56 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
         cards_by_deck[c.deck] = cards_by_deck.get(c.deck, 0) + 1
     for d in m.decks:
         if d.role == "starting-hand" and cards_by_deck.get(d.id, 0) < hand * pmax:
-            yield Diagnostic("value-out-of-range", f"the {d.name} has {cards_by_deck.get(d.id, 0)}"
-                             f" cards; {pmax} players need {hand * pmax}", d.span)
+            yield Diagnostic(
+                "value-out-of-range",
+                f"the {d.name} has {cards_by_deck.get(d.id, 0)}"
+                f" cards; {pmax} players need {hand * pmax}",
+                d.span,
+            )
     for role in ("starting-hand", "period-refill"):
         if not [d for d in decks.values() if d.role == role]:
-            yield Diagnostic("schema-required", f"no deck has the role '{role}'",
-                             m.span_of("components", "decks"))
+            yield Diagnostic(
+                "schema-required",
+                f"no deck has the role '{role}'",
+                m.span_of("components", "decks"),
+            )
     for p in range(1, periods + 1):
         if not [d for d in decks.values() if d.role == "display" and d.period == p]:
-            yield Diagnostic("schema-required", f"no display deck for period {p}",
-                             m.span_of("components", "decks"))
+            yield Diagnostic(
+                "schema-required",
+                f"no display deck for period {p}",
+                m.span_of("components", "decks"),
+            )
     for src in m.scoring:
         for name, value in src.params:
-            if src.formula is not None and name not in src.formula.names and \
-                    f"params.{name}" not in src.rule.text:
-                yield Diagnostic("unused-value", f"param '{name}' is used by neither the "
-                                 "formula nor the text", src.span)
+            if (
+                src.formula is not None
+                and name not in src.formula.names
+                and f"params.{name}" not in src.rule.text
+            ):
+                yield Diagnostic(
+                    "unused-value",
+                    f"param '{name}' is used by neither the formula nor the text",
+                    src.span,
+                )
             del value
-    for v in ALL_PARAMS(m):
-        yield v
+    yield from ALL_PARAMS(m)
 
 
-def ALL_PARAMS(m: Model) -> Iterator[Diagnostic]:  # noqa: N802
+def ALL_PARAMS(m: Model) -> Iterator[Diagnostic]:
     """Params of costs and triggers that the formula does not read are unused."""
     for c in m.costs:
         for name, _ in c.params:
             if name not in c.formula.names:
-                yield Diagnostic("unused-value", f"param '{name}' is not used by the formula",
-                                 c.span)
+                yield Diagnostic(
+                    "unused-value", f"param '{name}' is not used by the formula", c.span
+                )
     for t in m.triggers:
         for name, _ in t.params:
             if name not in t.condition.names:
-                yield Diagnostic("unused-value", f"param '{name}' is not used by the condition",
-                                 t.span)
+                yield Diagnostic(
+                    "unused-value", f"param '{name}' is not used by the condition", t.span
+                )
 
 
 def check_callouts(m: Model, callouts: Iterable[tuple[str, str, Span]]) -> Iterator[Diagnostic]:
@@ -378,13 +477,20 @@ def check_callouts(m: Model, callouts: Iterable[tuple[str, str, Span]]) -> Itera
     ids = [r.id for r in m.rules]
     for variant, rule, span in callouts:
         if rule not in ids:
-            yield Diagnostic("unknown-reference",
-                             f"variant '{variant}' has a callout for unknown rule '{rule}'", span,
-                             suggestion=suggest(rule, ids))
+            yield Diagnostic(
+                "unknown-reference",
+                f"variant '{variant}' has a callout for unknown rule '{rule}'",
+                span,
+                suggestion=suggest(rule, ids),
+            )
 
 
 ALL_CHECKS: tuple[Check, ...] = (
-    check_duplicate_ids, check_references, check_provenance, check_text, check_ranges,
+    check_duplicate_ids,
+    check_references,
+    check_provenance,
+    check_text,
+    check_ranges,
 )
 
 

@@ -257,14 +257,24 @@ COMMANDS: dict[str, Command] = {
 # EXTENSION POINT: modules that add subcommands (`diff NAME`, `score`, `simulate`, `pdf`, ...).
 # Each listed module must define `COMMANDS: dict[str, Command]`; it is imported only when the
 # parser is built, so it may import this module freely. Later entries may not shadow core ones.
-EXTENSION_MODULES: tuple[str, ...] = ()
+EXTENSION_MODULES: tuple[str, ...] = (
+    "lisboa_rules.diff_cli",  # diff NAME: what a variant changes
+    "lisboa_rules.engine_cli",  # score, simulate: the generated engine at work
+    "lisboa_rules.reference_cli",  # pdf: print the reference
+)
 
 
 def all_commands() -> dict[str, Command]:
     """Return the core commands plus those of every extension module."""
     table = dict(COMMANDS)
     for module_name in EXTENSION_MODULES:
-        extra: dict[str, Command] = importlib.import_module(module_name).COMMANDS
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue  # an optional command group that is not installed
+        extra: dict[str, Command] = module.COMMANDS
         for name, command in extra.items():
             if name in table:
                 raise ValueError(f"subcommand {name!r} from {module_name} is already defined")

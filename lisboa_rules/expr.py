@@ -11,6 +11,7 @@ to words for the rules reference.
 from __future__ import annotations
 
 import ast
+import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -98,7 +99,8 @@ def _check(node: ast.expr, env: Mapping[str, NameInfo], names: list[str], depth:
         if isinstance(node.value, int):
             return "int"
         raise FormulaError(
-            "expr-type", f"only whole numbers and true/false are allowed, not {node.value!r}",
+            "expr-type",
+            f"only whole numbers and true/false are allowed, not {node.value!r}",
             node.col_offset,
         )
     if isinstance(node, ast.Name):
@@ -126,7 +128,9 @@ def _check(node: ast.expr, env: Mapping[str, NameInfo], names: list[str], depth:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         if node.func.id not in FUNCTIONS:
             raise FormulaError(
-                "unknown-name", f"unknown function '{node.func.id}'", node.col_offset,
+                "unknown-name",
+                f"unknown function '{node.func.id}'",
+                node.col_offset,
                 _closest(node.func.id, FUNCTIONS),
             )
         if node.keywords or len(node.args) < 2:
@@ -148,7 +152,8 @@ def _expect(
     if got != want:
         what = "a number" if want == "int" else "a condition (true or false)"
         raise FormulaError(
-            "expr-type", f"'{ast.unparse(node)}' is {_article(got)}, expected {what}",
+            "expr-type",
+            f"'{ast.unparse(node)}' is {_article(got)}, expected {what}",
             node.col_offset,
         )
 
@@ -172,7 +177,9 @@ def _check_name(
             )
         if item not in info.items:
             raise FormulaError(
-                "unknown-name", f"unknown item '{item}' of '{name}'", col,
+                "unknown-name",
+                f"unknown item '{item}' of '{name}'",
+                col,
                 _closest(item, info.items),
             )
         names.append(f"{name}.{item}")
@@ -183,14 +190,9 @@ def _check_name(
     return info.type
 
 
-def _closest(word: str, candidates: Collection) -> str | None:
-    import difflib
-
+def _closest(word: str, candidates: tuple[str, ...] | list[str]) -> str | None:
     found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return found[0] if found else None
-
-
-Collection = tuple[str, ...] | list[str]
 
 
 # --- back ends -------------------------------------------------------------------------------
@@ -220,8 +222,8 @@ def _py(node: ast.expr, resolve: Callable[[str, str | None], str]) -> str:
         return "(" + joiner.join(_py(v, resolve) for v in node.values) + ")"
     if isinstance(node, ast.Compare):
         parts = [_py(node.left, resolve)]
-        for op, right in zip(node.ops, node.comparators, strict=True):
-            parts.append(_CMPOPS[type(op)][0])
+        for cmp, right in zip(node.ops, node.comparators, strict=True):
+            parts.append(_CMPOPS[type(cmp)][0])
             parts.append(_py(right, resolve))
         return "(" + " ".join(parts) + ")"
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):

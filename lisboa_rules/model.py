@@ -15,10 +15,6 @@ from lisboa_rules.source import Span
 NOWHERE = Span("<built-in>", 1, 1, 1, 1)
 
 
-def _span() -> Any:
-    return field(default=NOWHERE, compare=False, repr=False, kw_only=True)
-
-
 Effects = tuple[tuple[str, int], ...]
 Params = tuple[tuple[str, int], ...]
 
@@ -41,14 +37,14 @@ class Rule:
     section: str  # which part of the reference it belongs to (the document kind)
     provenance: Provenance
     executable: bool = False
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
 class Business:
     id: str
     name: str
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -59,7 +55,7 @@ class Reign:
     name: str
     title: str
     noble_action: str | None
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -72,7 +68,7 @@ class Noble:
     trade_goods: tuple[str, ...]
     reign: Reign | None
     provenance: Provenance
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -81,7 +77,7 @@ class StateAction:
     name: str
     effects: Effects
     rule: Rule
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -89,7 +85,7 @@ class ExtraPick:
     marker_on: str
     max_markers: int
     text: str
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -105,7 +101,7 @@ class NobleAction:
     extra_pick: ExtraPick | None
     wigs_per_official: int
     forbidden_by_flag: str | None
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -116,7 +112,7 @@ class Cost:
     params: Params
     example: tuple[tuple[str, int], ...]
     rule: Rule
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -132,7 +128,7 @@ class Action:
     followable: bool
     reward: Effects
     rule: Rule
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -144,7 +140,7 @@ class Trigger:
     condition: Formula
     params: Params
     rule: Rule
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -154,7 +150,7 @@ class Step:
     deck: str | None
     ships: tuple[str, ...]
     rule: Rule
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -163,7 +159,8 @@ class MajorityGroup:
     name: str
     measure: Formula
     table: tuple[int, ...]
-    span: Span = _span()
+    unit: str = ""
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -177,14 +174,14 @@ class ScoringSource:
     groups: tuple[MajorityGroup, ...]
     eligible: Formula | None
     rule: Rule
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
 class TieBreaker:
     measure: Formula
     name: str
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -194,7 +191,7 @@ class Deck:
     years: str
     role: str
     period: int | None
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -208,7 +205,7 @@ class Card:
     event_action: str | None
     event_effects: Effects
     set_flag: str | None
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -216,14 +213,14 @@ class Decree:
     id: str
     condition: Formula
     wigs: int
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
 class Plan:
     id: str
     officials: int
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -231,7 +228,7 @@ class Ship:
     color: str
     size: int
     cost: int
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -239,7 +236,7 @@ class Assumption:
     id: str
     value: str
     reason: str
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -247,7 +244,7 @@ class Difference:
     id: str
     text: str
     sources: tuple[str, ...]
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -256,7 +253,7 @@ class Callout:
     rule: str
     text: str
     provenance: Provenance
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -267,7 +264,7 @@ class VariantInfo:
     text: str
     provenance: Provenance
     callouts: tuple[Callout, ...]
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
     @property
     def chosen(self) -> bool:
@@ -280,7 +277,7 @@ class VocabName:
     scope: str
     per: str | None
     words: str
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -292,7 +289,7 @@ class Example:
     players: tuple[tuple[tuple[str, Any], ...], ...]  # each player's given fields, in order
     show: tuple[str, ...]
     provenance: Provenance
-    span: Span = _span()
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,9 @@ def _identity(item: Any) -> str | int | None:
     return None
 
 
-def _copy_spans(src: dict[Path, Span], src_path: Path, dst: dict[Path, Span], dst_path: Path) -> None:
+def _copy_spans(
+    src: dict[Path, Span], src_path: Path, dst: dict[Path, Span], dst_path: Path
+) -> None:
     n = len(src_path)
     for p, s in src.items():
         if p[:n] == src_path:
@@ -81,13 +83,21 @@ def _drop_spans(table: dict[Path, Span], path: Path) -> None:
 
 
 def apply_overlay(
-    base: Doc, variant: str, changes: Any, o_spans: dict[Path, Span],
-    o_keys: dict[Path, Span], o_path: Path,
+    base: Doc,
+    variant: str,
+    changes: Any,
+    o_spans: dict[Path, Span],
+    o_keys: dict[Path, Span],
+    o_path: Path,
 ) -> tuple[Doc, list[Change], list[Diagnostic]]:
     """Merge one variant's `changes` for this kind onto a copy of `base`."""
     out = Doc(
-        base.kind, copy.deepcopy(base.data), dict(base.spans), dict(base.key_spans),
-        base.files, dict(base.origin),
+        base.kind,
+        copy.deepcopy(base.data),
+        dict(base.spans),
+        dict(base.key_spans),
+        base.files,
+        dict(base.origin),
     )
     log: list[Change] = []
     diags: list[Diagnostic] = []
@@ -96,8 +106,16 @@ def apply_overlay(
 
 
 def _merge(
-    out: Doc, cur: Any, path: Path, over: Any, o_path: Path, o_spans: dict[Path, Span],
-    o_keys: dict[Path, Span], variant: str, log: list[Change], diags: list[Diagnostic],
+    out: Doc,
+    cur: Any,
+    path: Path,
+    over: Any,
+    o_path: Path,
+    o_spans: dict[Path, Span],
+    o_keys: dict[Path, Span],
+    variant: str,
+    log: list[Change],
+    diags: list[Diagnostic],
 ) -> Any:
     here = o_spans.get(o_path) or Span(out.files[0], 1, 1, 1, 1)
     if isinstance(over, dict) and isinstance(cur, dict):
@@ -114,13 +132,17 @@ def _merge(
                 _drop_spans(out.key_spans, sub)
                 continue
             if key in cur and isinstance(cur[key], dict | list) and isinstance(value, dict | list):
-                cur[key] = _merge(out, cur[key], sub, value, sub_o, o_spans, o_keys, variant, log,
-                                  diags)
+                cur[key] = _merge(
+                    out, cur[key], sub, value, sub_o, o_spans, o_keys, variant, log, diags
+                )
                 continue
             _set(out, cur, key, sub, value, sub_o, o_spans, o_keys, variant, log)
         return cur
-    if isinstance(over, list) and isinstance(cur, list) and any(_identity(i) is not None
-                                                               for i in [*cur, *over]):
+    if (
+        isinstance(over, list)
+        and isinstance(cur, list)
+        and any(_identity(i) is not None for i in [*cur, *over])
+    ):
         return _merge_list(out, cur, path, over, o_path, o_spans, o_keys, variant, log, diags)
     log.append(Change(variant, out.kind, path, copy.deepcopy(cur), copy.deepcopy(over), here))
     _drop_spans(out.spans, path)
@@ -130,8 +152,16 @@ def _merge(
 
 
 def _set(
-    out: Doc, cur: dict[str, Any], key: str, sub: Path, value: Any, sub_o: Path,
-    o_spans: dict[Path, Span], o_keys: dict[Path, Span], variant: str, log: list[Change],
+    out: Doc,
+    cur: dict[str, Any],
+    key: str,
+    sub: Path,
+    value: Any,
+    sub_o: Path,
+    o_spans: dict[Path, Span],
+    o_keys: dict[Path, Span],
+    variant: str,
+    log: list[Change],
 ) -> None:
     before = copy.deepcopy(cur.get(key))
     cur[key] = copy.deepcopy(value)
@@ -145,8 +175,15 @@ def _set(
 
 
 def _merge_list(
-    out: Doc, cur: list[Any], path: Path, over: list[Any], o_path: Path,
-    o_spans: dict[Path, Span], o_keys: dict[Path, Span], variant: str, log: list[Change],
+    out: Doc,
+    cur: list[Any],
+    path: Path,
+    over: list[Any],
+    o_path: Path,
+    o_spans: dict[Path, Span],
+    o_keys: dict[Path, Span],
+    variant: str,
+    log: list[Change],
     diags: list[Diagnostic],
 ) -> list[Any]:
     # Re-key the spans of the base items by identity, merge, then lay them out again by index.
@@ -161,25 +198,49 @@ def _merge_list(
         sub_o = (*o_path, j)
         if ident is None or ident not in index:
             if isinstance(item, dict) and item.get(REMOVE) is True:
-                diags.append(_unknown_target(variant, (*path, str(ident)),
-                                             o_spans.get(sub_o, Span(out.files[0], 1, 1, 1, 1))))
+                diags.append(
+                    _unknown_target(
+                        variant,
+                        (*path, str(ident)),
+                        o_spans.get(sub_o, Span(out.files[0], 1, 1, 1, 1)),
+                    )
+                )
                 continue
             new_items.append((item, sub_o))
             continue
         i = index[ident]
         if isinstance(item, dict) and item.get(REMOVE) is True:
-            log.append(Change(variant, out.kind, (*path, i), items[i], None,
-                              o_spans.get(sub_o, Span(out.files[0], 1, 1, 1, 1))))
+            log.append(
+                Change(
+                    variant,
+                    out.kind,
+                    (*path, i),
+                    items[i],
+                    None,
+                    o_spans.get(sub_o, Span(out.files[0], 1, 1, 1, 1)),
+                )
+            )
             order[i] = None
             continue
         # Merge the item's fields in a scratch doc rooted at the item, then put spans back.
         scratch = Doc(out.kind, None, saved_spans[i], saved_keys[i], out.files, {})
         log_local: list[Change] = []
-        merged = _merge(scratch, copy.deepcopy(items[i]), (), item, sub_o, o_spans, o_keys,
-                        variant, log_local, diags)
+        merged = _merge(
+            scratch,
+            copy.deepcopy(items[i]),
+            (),
+            item,
+            sub_o,
+            o_spans,
+            o_keys,
+            variant,
+            log_local,
+            diags,
+        )
         for ch in log_local:
-            log.append(Change(ch.variant, ch.kind, (*path, i, *ch.path), ch.before, ch.after,
-                              ch.span))
+            log.append(
+                Change(ch.variant, ch.kind, (*path, i, *ch.path), ch.before, ch.after, ch.span)
+            )
         for p in scratch.origin:
             _mark(out, (*path, i, *p), variant)
         items[i] = merged
@@ -189,22 +250,30 @@ def _merge_list(
         del out.spans[p]
     for p in [p for p in out.key_spans if p[: len(path)] == path and len(p) > len(path)]:
         del out.key_spans[p]
-    for i in order:
-        if i is None:
+    for kept in order:
+        if kept is None:
             continue
         k = len(result)
-        result.append(items[i])
-        for p, s in saved_spans[i].items():
+        result.append(items[kept])
+        for p, s in saved_spans[kept].items():
             out.spans[(*path, k, *p)] = s
-        for p, s in saved_keys[i].items():
+        for p, s in saved_keys[kept].items():
             out.key_spans[(*path, k, *p)] = s
     for item, sub_o in new_items:
         k = len(result)
         result.append(copy.deepcopy(item))
         _copy_spans(o_spans, sub_o, out.spans, (*path, k))
         _copy_spans(o_keys, sub_o, out.key_spans, (*path, k))
-        log.append(Change(variant, out.kind, (*path, k), None, copy.deepcopy(item),
-                          o_spans.get(sub_o, Span(out.files[0], 1, 1, 1, 1))))
+        log.append(
+            Change(
+                variant,
+                out.kind,
+                (*path, k),
+                None,
+                copy.deepcopy(item),
+                o_spans.get(sub_o, Span(out.files[0], 1, 1, 1, 1)),
+            )
+        )
         _mark(out, (*path, k), variant)
     return result
 

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
 from lisboa_rules import model as m
 from lisboa_rules.build import KINDS, REQUIRED_KINDS, build_model
 from lisboa_rules.checks import check_callouts, run_checks
@@ -71,18 +70,29 @@ def _variant_info(d: LoadedDoc) -> m.VariantInfo:
     applies = data["applies"]
     players = tuple(applies["players"]) if isinstance(applies, dict) else ()
     callouts = tuple(
-        m.Callout(data["id"], c["rule"], c["text"],
-                  m.Provenance(tuple(c.get("source", ())), tuple(c.get("assumptions", ()))),
-                  span=d.span_for(("callouts", i)))
-        for i, c in enumerate(data.get("callouts", ())))
-    return m.VariantInfo(data["id"], data["title"], players, data["text"],
-                         m.Provenance(tuple(data.get("source", ())),
-                                      tuple(data.get("assumptions", ()))),
-                         callouts, span=d.span_for(("id",)))
+        m.Callout(
+            data["id"],
+            c["rule"],
+            c["text"],
+            m.Provenance(tuple(c.get("source", ())), tuple(c.get("assumptions", ()))),
+            span=d.span_for(("callouts", i)),
+        )
+        for i, c in enumerate(data.get("callouts", ()))
+    )
+    return m.VariantInfo(
+        data["id"],
+        data["title"],
+        players,
+        data["text"],
+        m.Provenance(tuple(data.get("source", ())), tuple(data.get("assumptions", ()))),
+        callouts,
+        span=d.span_for(("id",)),
+    )
 
 
-def analyse(rules_dir: Path, fold: Sequence[str] = (),
-            order: Sequence[Path] | None = None) -> tuple[Compiled | None, list[Diagnostic]]:
+def analyse(
+    rules_dir: Path, fold: Sequence[str] = (), order: Sequence[Path] | None = None
+) -> tuple[Compiled | None, list[Diagnostic]]:
     """Load, validate, merge, build and check; return the compiled rule sets or None."""
     loaded, diags = load_dir(rules_dir, order=order)
     good: list[LoadedDoc] = []
@@ -99,36 +109,55 @@ def analyse(rules_dir: Path, fold: Sequence[str] = (),
         if kind == VARIANT_KIND:
             vid = str(d.data["id"])
             if vid in variants:
-                diags.append(Diagnostic("duplicate-id", f"variant '{vid}' is defined twice",
-                                        d.span_for(("id",)),
-                                        (Related("first defined here",
-                                                 variants[vid].span_for(("id",))),)))
+                diags.append(
+                    Diagnostic(
+                        "duplicate-id",
+                        f"variant '{vid}' is defined twice",
+                        d.span_for(("id",)),
+                        (Related("first defined here", variants[vid].span_for(("id",))),),
+                    )
+                )
                 continue
             variants[vid] = d
         elif kind in first:
-            diags.append(Diagnostic("duplicate-kind", f"a second '{kind}' document",
-                                    d.span_for(("kind",)),
-                                    (Related("the first is here", first[kind].span_for(("kind",))),)))
+            diags.append(
+                Diagnostic(
+                    "duplicate-kind",
+                    f"a second '{kind}' document",
+                    d.span_for(("kind",)),
+                    (Related("the first is here", first[kind].span_for(("kind",))),),
+                )
+            )
         else:
             first[kind] = d
             base[kind] = _to_doc(d)
     loaded_kinds = {str(d.data.get("kind")) for d in loaded if isinstance(d.data, dict)}
     for kind in REQUIRED_KINDS:
         if kind not in loaded_kinds:
-            diags.append(Diagnostic("missing-kind",
-                                    f"no rules document of kind '{kind}' in {rules_dir}", None))
+            diags.append(
+                Diagnostic(
+                    "missing-kind", f"no rules document of kind '{kind}' in {rules_dir}", None
+                )
+            )
     for name in fold:
         if name not in variants:
-            diags.append(Diagnostic("unknown-variant", f"no variant named '{name}'", None,
-                                    suggestion=suggest(name, variants)))
+            diags.append(
+                Diagnostic(
+                    "unknown-variant",
+                    f"no variant named '{name}'",
+                    None,
+                    suggestion=suggest(name, variants),
+                )
+            )
     if any(x.is_error for x in diags):
         return None, diags
     texts = {d.display: d.text for d in loaded}
     infos = [_variant_info(variants[v]) for v in sorted(variants)]
     folded_docs, folded_changes, found = _merge(base, [variants[v] for v in fold])
     diags.extend(found)
-    base_set, found = _ruleset(folded_docs, tuple(sorted(fold)), folded_changes, texts,
-                               tuple(infos))
+    base_set, found = _ruleset(
+        folded_docs, tuple(sorted(fold)), folded_changes, texts, tuple(infos)
+    )
     diags.extend(found)
     rulesets: list[RuleSet] = []
     open_variants = [v for v in sorted(variants) if v not in fold]
@@ -155,27 +184,32 @@ def analyse(rules_dir: Path, fold: Sequence[str] = (),
 
 def _can_combine(vs: list[LoadedDoc]) -> bool:
     """Variants that apply by player count combine only when they share a player count."""
-    counts = [set(v.data["applies"]["players"]) for v in vs
-              if isinstance(v.data["applies"], dict)]
+    counts = [set(v.data["applies"]["players"]) for v in vs if isinstance(v.data["applies"], dict)]
     return not counts or bool(set.intersection(*counts))
 
 
-def _merge(base: dict[str, Doc], overlays: list[LoadedDoc]
-           ) -> tuple[dict[str, Doc], list[Change], list[Diagnostic]]:
+def _merge(
+    base: dict[str, Doc], overlays: list[LoadedDoc]
+) -> tuple[dict[str, Doc], list[Change], list[Diagnostic]]:
     docs = dict(base)
     changes: list[Change] = []
     diags: list[Diagnostic] = []
     for ov in overlays:
         for kind, part in ov.data["changes"].items():
             if kind not in docs:
-                diags.append(Diagnostic("overlay-unknown-target",
-                                        f"variant '{ov.data['id']}' changes '{kind}', which the "
-                                        "base rules do not have",
-                                        ov.span_for(("changes", kind), key=True),
-                                        suggestion=suggest(kind, KINDS)))
+                diags.append(
+                    Diagnostic(
+                        "overlay-unknown-target",
+                        f"variant '{ov.data['id']}' changes '{kind}', which the "
+                        "base rules do not have",
+                        ov.span_for(("changes", kind), key=True),
+                        suggestion=suggest(kind, KINDS),
+                    )
+                )
                 continue
-            merged, log, found = apply_overlay(docs[kind], str(ov.data["id"]), part, ov.spans,
-                                               ov.key_spans, ("changes", kind))
+            merged, log, found = apply_overlay(
+                docs[kind], str(ov.data["id"]), part, ov.spans, ov.key_spans, ("changes", kind)
+            )
             merged.files = (*docs[kind].files, ov.display)
             docs[kind] = merged
             changes.extend(log)
@@ -184,9 +218,13 @@ def _merge(base: dict[str, Doc], overlays: list[LoadedDoc]
     return docs, changes, diags
 
 
-def _ruleset(docs: dict[str, Doc], key: tuple[str, ...], changes: list[Change],
-             texts: dict[str, str], infos: tuple[m.VariantInfo, ...]
-             ) -> tuple[RuleSet | None, list[Diagnostic]]:
+def _ruleset(
+    docs: dict[str, Doc],
+    key: tuple[str, ...],
+    changes: list[Change],
+    texts: dict[str, str],
+    infos: tuple[m.VariantInfo, ...],
+) -> tuple[RuleSet | None, list[Diagnostic]]:
     diags: list[Diagnostic] = []
     changed_kinds = {c.kind for c in changes}
     for kind in sorted(changed_kinds):
@@ -214,8 +252,9 @@ def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
     return sort_diagnostics(out)
 
 
-def compile_rules(rules_dir: Path, variants: Sequence[str] = (),
-                  order: Sequence[Path] | None = None) -> CompileResult:
+def compile_rules(
+    rules_dir: Path, variants: Sequence[str] = (), order: Sequence[Path] | None = None
+) -> CompileResult:
     """Run every stage; never raises for bad input (returns diagnostics instead)."""
     compiled, diags = analyse(rules_dir, variants, order)
     if compiled is None:
@@ -238,7 +277,9 @@ def variant_changes(rules_dir: Path, name: str) -> tuple[list[Change], list[Diag
         if rs.key == (name,):
             return rs.changes, diags
     known = [v.id for v in compiled.variants]
-    return [], [*diags, Diagnostic("unknown-variant", f"no variant named '{name}'", None,
-                                   suggestion=suggest(name, known))]
-
-
+    return [], [
+        *diags,
+        Diagnostic(
+            "unknown-variant", f"no variant named '{name}'", None, suggestion=suggest(name, known)
+        ),
+    ]

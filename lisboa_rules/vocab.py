@@ -37,8 +37,10 @@ ENGINE_NAMES: dict[str, tuple[str, str]] = {
 
 
 def env_for(
-    vocab: Mapping[str, tuple[str, str | None]], scopes: tuple[str, ...],
-    businesses: list[str], params: tuple[tuple[str, int], ...] = (),
+    vocab: Mapping[str, tuple[str, str | None]],
+    scopes: tuple[str, ...],
+    businesses: list[str],
+    params: tuple[tuple[str, int], ...] = (),
 ) -> dict[str, NameInfo]:
     """The names a formula in these scopes may read: vocabulary names plus its own params."""
     env: dict[str, NameInfo] = {}

@@ -35,8 +35,11 @@ def emit_engine(compiled: Compiled) -> dict[str, str]:
     models = [rs.model for rs in compiled.rulesets]
     schema = state_schema(models[0], compiled.variants, compiled.digest)
     view = build_view(models, compiled.variants, schema)
-    text = code_env().get_template("engine/lisboa_engine.py.jinja").render(
-        view=view, header=_wrap_header(header(compiled)))
+    text = (
+        code_env()
+        .get_template("engine/lisboa_engine.py.jinja")
+        .render(view=view, header=_wrap_header(header(compiled)))
+    )
     return {ENGINE: text, STATE_SCHEMA: json.dumps(schema, indent=2, ensure_ascii=False) + "\n"}
 
 
@@ -48,7 +51,7 @@ def _wrap_header(text: str) -> str:
             if cut < 0:
                 break
             out.append(line[: cut + 1])
-            line = "#   " + line[cut + 2:]
+            line = "#   " + line[cut + 2 :]
         out.append(line)
     return "\n".join(out)
 

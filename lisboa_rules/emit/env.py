@@ -29,6 +29,7 @@ def doc_env() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.jinja"),
-                                            default_for_string=True),
+        autoescape=jinja2.select_autoescape(
+            enabled_extensions=("html", "html.jinja"), default_for_string=True
+        ),
     )

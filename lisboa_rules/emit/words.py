@@ -33,8 +33,10 @@ def names_of(m: Model) -> dict[str, str]:
         out[n.id] = n.name
     for b in m.businesses:
         out[b.id] = b.name
-    for a in (*m.noble_actions, *m.state_actions):
-        out[a.id] = a.name
+    for na in m.noble_actions:
+        out[na.id] = na.name
+    for sa in m.state_actions:
+        out[sa.id] = sa.name
     for d in m.decks:
         out[d.id] = d.name
     return out
@@ -47,7 +49,9 @@ def find_owner(m: Model, r: Rule) -> tuple[Any, tuple[str | int, ...]]:
     return found if found is not None else ({}, (r.section,))
 
 
-def _find(node: Any, text: str, path: tuple[str | int, ...]) -> tuple[Any, tuple[str | int, ...]] | None:
+def _find(
+    node: Any, text: str, path: tuple[str | int, ...]
+) -> tuple[Any, tuple[str | int, ...]] | None:
     if isinstance(node, dict):
         if node.get("text") == text:
             return node, path
@@ -65,8 +69,10 @@ def _find(node: Any, text: str, path: tuple[str | int, ...]) -> tuple[Any, tuple
 
 def formula_words(m: Model, source: str, params: dict[str, int]) -> str:
     """A formula in words; params appear as their values."""
-    env = {v.name: expr.NameInfo("int", tuple(b.id for b in m.businesses) if v.per else None)
-           for v in m.vocabulary}
+    env = {
+        v.name: expr.NameInfo("int", tuple(b.id for b in m.businesses) if v.per else None)
+        for v in m.vocabulary
+    }
     for k in params:
         env[k] = expr.NameInfo("int")
     try:
@@ -106,15 +112,18 @@ def segments(m: Model, text: str, local: Any) -> list[Segment]:
     local_assumed = tuple(local.get("assumptions", ())) if isinstance(local, dict) else ()
     params = dict(local.get("params", {})) if isinstance(local, dict) else {}
     for ph in rtext.placeholders(text):
-        out.append(Segment(text[pos:ph.start]))
+        out.append(Segment(text[pos : ph.start]))
         pos = ph.start + len(ph.raw) + 2
         value, where = rtext.resolve(ph, local, m.data)
         if rtext.is_missing(value):
             out.append(Segment("{" + ph.raw + "}"))
             continue
         if ph.path and ph.path[-1] in FORMULA_KEYS and isinstance(value, str):
-            owner = rtext.lookup(local, ph.path[:-1]) if where is None else \
-                rtext.lookup(m.data, where[:-1])
+            owner = (
+                rtext.lookup(local, ph.path[:-1])
+                if where is None
+                else rtext.lookup(m.data, where[:-1])
+            )
             p = dict(owner.get("params", {})) if isinstance(owner, dict) else params
             shown = formula_words(m, value, p)
         else:
