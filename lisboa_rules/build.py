@@ -67,12 +67,12 @@ class Builder:
     def _get(self, kind: str, *path: str | int, default: Any = None) -> Any:
         node: Any = self.docs[kind].data if kind in self.docs else None
         for key in path:
-            if isinstance(node, dict) and key in node:
+            if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
                 node = node[key]
-            elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
-                node = node[key]
-            else:
+                continue
+            if not (isinstance(node, dict) and key in node):
                 return default
+            node = node[key]
         return node
 
     def span(self, kind: str, *path: str | int, key: bool = False) -> Span:
@@ -109,6 +109,7 @@ class Builder:
             kind,
             self.prov(obj),
             executable,
+            tuple(path),
             span=self.span(kind, *path),
         )
         self.rules.append(r)
@@ -310,6 +311,7 @@ class Builder:
                         "nobles",
                         r.provenance,
                         True,
+                        (*path, "extra_pick"),
                         span=self.span("nobles", *path, "extra_pick"),
                     )
                 )

@@ -247,6 +247,11 @@ def check_text(m: Model) -> Iterator[Diagnostic]:
 
 def _local_for(m: Model, r: Rule) -> Any:
     """The object that holds a rule's text, for its local placeholders."""
+    from lisboa_rules.emit.words import find_owner
+
+    found, _ = find_owner(m, r)
+    if found:
+        return found
     for kind, doc in m.data.items():
         found = _find_text_owner(doc, r.text)
         if found is not None and kind == r.section:

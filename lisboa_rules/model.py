@@ -37,6 +37,7 @@ class Rule:
     section: str  # which part of the reference it belongs to (the document kind)
     provenance: Provenance
     executable: bool = False
+    owner: tuple[str | int, ...] = ()  # path (in its document) of the object holding the text
     span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
@@ -49,7 +50,7 @@ class Business:
 
 @dataclass(frozen=True)
 class Reign:
-    """A noble's seat taken by someone else while a flag is set (the Queen variant)."""
+    """A noble's seat taken by someone else while a flag is set (a variant's new ruler)."""
 
     flag: str
     name: str

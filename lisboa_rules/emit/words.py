@@ -44,6 +44,12 @@ def names_of(m: Model) -> dict[str, str]:
 
 def find_owner(m: Model, r: Rule) -> tuple[Any, tuple[str | int, ...]]:
     """The object that holds a rule's text, and its path (kind first)."""
+    if r.owner:
+        node = m.data.get(r.section)
+        for key in r.owner:
+            node = node[key] if isinstance(node, dict | list) else None
+        if isinstance(node, dict) and node.get("text") == r.text:
+            return node, (r.section, *r.owner)
     doc = m.data.get(r.section)
     found = _find(doc, r.text, (r.section,))
     return found if found is not None else ({}, (r.section,))
