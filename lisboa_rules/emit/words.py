@@ -47,7 +47,10 @@ def find_owner(m: Model, r: Rule) -> tuple[Any, tuple[str | int, ...]]:
     if r.owner:
         node = m.data.get(r.section)
         for key in r.owner:
-            node = node[key] if isinstance(node, dict | list) else None
+            if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+                node = node[key]
+            elif isinstance(node, dict):
+                node = node.get(key)
         if isinstance(node, dict) and node.get("text") == r.text:
             return node, (r.section, *r.owner)
     doc = m.data.get(r.section)
