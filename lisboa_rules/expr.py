@@ -25,8 +25,8 @@ FUNCTIONS = ("max", "min")
 _BINOPS: dict[type[ast.operator], tuple[str, str]] = {
     ast.Add: ("+", "plus"),
     ast.Sub: ("-", "minus"),
-    ast.Mult: ("*", "times"),
-    ast.FloorDiv: ("//", "divided by, rounded down,"),
+    ast.Mult: ("*", "×"),
+    ast.FloorDiv: ("//", "÷ (rounded down)"),
 }
 _CMPOPS: dict[type[ast.cmpop], tuple[str, str]] = {
     ast.Gt: (">", "is more than"),

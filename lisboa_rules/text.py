@@ -17,6 +17,7 @@ from typing import Any
 PLACEHOLDER = re.compile(r"\{([^{}\s]*)\}")
 FILTERS = ("ordinal", "count", "chain")
 _MISSING = object()
+IDENTITY_KEYS = ("id", "number", "color")  # how list items are addressed in placeholders
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ def lookup(node: Any, path: tuple[str, ...]) -> Any:
                 return _MISSING
             node = node[key]
         elif isinstance(node, list):
-            found = [i for i in node if isinstance(i, dict) and str(i.get("id")) == key]
+            found = [i for i in node if isinstance(i, dict) and _identity(i) == key]
             if not found and key.isdigit() and int(key) < len(node):
                 node = node[int(key)]
                 continue
@@ -54,6 +55,13 @@ def lookup(node: Any, path: tuple[str, ...]) -> Any:
         else:
             return _MISSING
     return node
+
+
+def _identity(item: dict[str, Any]) -> str | None:
+    for name in IDENTITY_KEYS:
+        if name in item:
+            return str(item[name])
+    return None
 
 
 def is_missing(value: Any) -> bool:
