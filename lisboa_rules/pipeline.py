@@ -131,14 +131,16 @@ def analyse(
         else:
             first[kind] = d
             base[kind] = _to_doc(d)
-    loaded_kinds = {str(d.data.get("kind")) for d in loaded if isinstance(d.data, dict)}
-    for kind in REQUIRED_KINDS:
-        if kind not in loaded_kinds:
-            diags.append(
-                Diagnostic(
-                    "missing-kind", f"no rules document of kind '{kind}' in {rules_dir}", None
+    # A file that failed to load or validate may be the missing kind: say nothing more then.
+    if not any(x.is_error for x in diags):
+        loaded_kinds = {str(d.data.get("kind")) for d in loaded if isinstance(d.data, dict)}
+        for kind in REQUIRED_KINDS:
+            if kind not in loaded_kinds:
+                diags.append(
+                    Diagnostic(
+                        "missing-kind", f"no rules document of kind '{kind}' in {rules_dir}", None
+                    )
                 )
-            )
     for name in fold:
         if name not in variants:
             diags.append(
