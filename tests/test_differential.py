@@ -1,0 +1,688 @@
+"""Differential tests: the generated engine against the reference interpreter (interp.py).
+
+The interpreter walks the model's formulas and tables on the engine's saved JSON; the engine
+runs its generated code. On thousands of states from random games and from randomised
+end-game fields, for every rule set of the engine (and for a house-rule build), the two must
+agree exactly on: visit and follow costs for every seat and Noble, wigs due, every other cost
+and land price, which trigger conditions hold and which triggers fire (and who fires them),
+final scores per source and totals, the majority awards and the ranking.
+
+`LISBOA_DIFF_SCALE=10 python3 -m pytest tests/test_differential.py` runs ten times as many.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import os
+import random
+import re
+import shutil
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from lisboa_rules import interp, pipeline, vocab
+from lisboa_rules.model import Model
+
+ROOT = Path(__file__).resolve().parents[1]
+RULES = ROOT / "rules"
+ENGINE_PATH = ROOT / "generated" / "lisboa_engine.py"
+SCALE = max(1, int(os.environ.get("LISBOA_DIFF_SCALE", "1")))
+
+# Random play leans towards the moves that change the scored fields (stores, Decrees, Plans,
+# ships, favors) so that games reach rubble-set triggers and contested majorities.
+MOVE_WEIGHTS = {"visit": 8.0, "follow": 8.0, "trade": 3.0, "sponsor": 3.0, "portfolio": 1.5,
+                "discard": 0.3, "decline": 1.0}
+
+
+# --- Loading the two implementations ---------------------------------------------------------
+
+
+def load_engine_file(path: Path, name: str) -> ModuleType:
+    """Import a generated engine from its file, under a name of its own."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+def engine_from_text(text: str, name: str) -> ModuleType:
+    """Execute a generated engine's text (a compile result, never written) into a module."""
+    module = ModuleType(name)
+    module.__file__ = f"<{name}>"
+    sys.modules[name] = module
+    exec(compile(text, f"<{name}>", "exec"), module.__dict__)
+    return module
+
+
+def models_of(compiled: pipeline.Compiled) -> dict[tuple[str, ...], Model]:
+    return {rs.key: rs.model for rs in compiled.rulesets}
+
+
+@pytest.fixture(scope="module")
+def engine() -> ModuleType:
+    return load_engine_file(ENGINE_PATH, "lisboa_engine_differential")
+
+
+@pytest.fixture(scope="module")
+def models() -> dict[tuple[str, ...], Model]:
+    compiled, diags = pipeline.analyse(RULES)
+    assert compiled is not None, [d.message for d in diags]
+    return models_of(compiled)
+
+
+# --- Comparing one state ---------------------------------------------------------------------
+
+
+@dataclass
+class Differ:
+    """Compares the engine and the interpreter on states; collects every disagreement."""
+
+    engine: ModuleType
+    models: dict[tuple[str, ...], Model]
+    counts: Counter[str] = field(default_factory=Counter)
+    mismatches: list[str] = field(default_factory=list)  # the first 40, in words
+    failed: Counter[str] = field(default_factory=Counter)  # every disagreement, by what
+    kept: list[dict[str, Any]] | None = None  # a list to keep every state compared in
+    where: str = ""
+
+    def same(self, what: str, eng: Any, ref: Any) -> None:
+        self.counts["values"] += 1
+        if eng == ref:
+            return
+        self.failed[what.split(" seat ")[0]] += 1
+        if len(self.mismatches) < 40:
+            self.mismatches.append(f"{self.where}: {what}: engine {eng!r} != interp {ref!r}")
+
+    def state_of(self, g: Any) -> dict[str, Any]:
+        """The saved game exactly as an app stores it (through the JSON text)."""
+        data: dict[str, Any] = json.loads(self.engine.dumps(g))
+        return data
+
+    def compare(self, g: Any, scores: bool = True) -> None:
+        """Costs, triggers and (optionally) scores and ranking of one state."""
+        E = self.engine
+        E._activate(g)
+        model = self.models[tuple(g.variants)]
+        state = self.state_of(g)
+        if self.kept is not None:
+            self.kept.append(state)
+        self.counts["states"] += 1
+        self.counts[f"states {'+'.join(g.variants) or 'base'}"] += 1
+        self.compare_costs(g, model, state)
+        self.compare_trigger_conditions(g, model, state)
+        self.compare_trigger_firing(g, model, state)
+        if scores:
+            self.compare_scores(g, model, state)
+
+    def compare_costs(self, g: Any, model: Model, state: dict[str, Any]) -> None:
+        E = self.engine
+        rs = g.rs
+        for seat, p in enumerate(g.players):
+            for noble in model.nobles:
+                self.same(f"visit_cost seat {seat} {noble.id}", E.visit_cost(g, seat, noble.id),
+                          interp.visit_cost(model, state, seat, noble.id))
+                self.counts["visit costs"] += 1
+            for amount in (0, 1, 2, 3, 5, 8, 13):
+                self.same(f"wigs_due seat {seat} cost {amount}", E.wigs_due(g, seat, amount),
+                          interp.wigs_due(model, state, seat, amount))
+                self.counts["wigs due"] += 1
+            for c in model.costs:  # every cost formula, in a few contexts
+                for k in (0, 2, 5):
+                    eng = rs.costs[c.id](g, p, E.Ctx(other_officials=k, cost=k))
+                    ref = interp.cost(model, state, seat, c.id, interp.Context(k, k, 0))
+                    self.same(f"cost {c.id} seat {seat} k={k}", eng, ref)
+                    self.counts["other costs"] += 1
+            for na in model.noble_actions:
+                if na.land_price is not None:
+                    self.same(f"land price {na.id} seat {seat}",
+                              rs.noble_actions[na.id].land_price(g, p, E.Ctx()),
+                              interp.land_price(model, state, seat, na.id))
+                    self.counts["land prices"] += 1
+
+    def compare_trigger_conditions(self, g: Any, model: Model, state: dict[str, Any]) -> None:
+        E = self.engine
+        checks = interp.trigger_checks(model, state)
+        engine_triggers = {t.id: t for t in g.rs.triggers}
+        self.same("trigger ids", list(engine_triggers), [c.id for c in checks])
+        for check in checks:
+            t = engine_triggers[check.id]
+            if t.scope == "any-player":
+                eng = tuple(bool(t.condition(g, p, E.Ctx())) for p in g.players)
+                self.same(f"trigger {t.id} holds", eng, check.holds)
+            else:
+                eng_one = bool(t.condition(g, g.players[g.current], E.Ctx()))
+                self.same(f"trigger {t.id} holds", eng_one, check.holds[0])
+            self.counts["trigger conditions"] += 1
+            self.counts[f"trigger holds {check.id}"] += any(check.holds)
+
+    def compare_trigger_firing(self, g: Any, model: Model, state: dict[str, Any]) -> None:
+        """Run the engine's trigger check on a copy and compare what it did."""
+        after = g.clone()
+        getattr(self.engine, "_check_triggers")(after)  # noqa: B009 - private, by name
+        self.same_firing(g, after, interp.check_triggers(model, state))
+
+    def same_firing(self, before: Any, after: Any, ref: interp.TriggerOutcome) -> None:
+        new = after.fired[len(before.fired):]
+        self.same("fired", new, [f.id for f in ref.fired])
+        self.same("period_end_by", after.period_end_by, ref.period_end_by)
+        self.same("game_end_round", after.game_end_round, ref.game_end_round)
+        self.same("final_round", after.final_round, ref.final_round)
+        self.counts["trigger checks"] += 1
+        self.counts["trigger firings"] += len(ref.fired)
+
+    def compare_scores(self, g: Any, model: Model, state: dict[str, Any]) -> None:
+        E = self.engine
+        sheet = E.final_scores(g)
+        ref = interp.score(model, state)
+        self.same("track", sheet.track, ref.track)
+        self.same("totals", sheet.totals, ref.totals)
+        for seat, lines in enumerate(sheet.lines):
+            self.same(f"sources seat {seat}", {ln.source: ln.wigs for ln in lines},
+                      ref.by_source(seat))
+            self.same(f"source order seat {seat}", [ln.source for ln in lines],
+                      list(ref.sources))
+        for m in ref.majorities:
+            awards = E.majority_awards([a.measure for a in m.awards],
+                                       [a.eligible for a in m.awards], m.table, m.columns)
+            self.same(f"majority {m.source} {m.group}", [_engine_award(a) for a in awards],
+                      [_interp_award(a) for a in m.awards])
+            self.counts["majorities"] += 1
+            self.counts["majority ties"] += any(len(a.tied) > 1 for a in m.awards)
+        rank = E.ranking(g, sheet)
+        ref_rank = interp.ranking(model, state, ref)
+        self.same("ranking places", rank.places, ref_rank.places)
+        self.same("ranking keys", rank.keys, ref_rank.keys)
+        self.counts["scores"] += 1
+        self.counts["shared places"] += any(len(pl) > 1 for pl in ref_rank.places)
+
+    def assert_agree(self) -> None:
+        assert not self.mismatches, "engine and interpreter disagree:\n" + "\n".join(
+            self.mismatches)
+
+
+def _engine_award(a: tuple[int, list[int], int]) -> tuple[int, tuple[int, ...], int | None]:
+    wigs, tied, place = a
+    return wigs, tuple(tied), None if place < 0 else place
+
+
+def _interp_award(a: interp.Award) -> tuple[int, tuple[int, ...], int | None]:
+    return a.wigs, a.tied, a.place
+
+
+# --- Random games ----------------------------------------------------------------------------
+
+
+def setups(engine: ModuleType) -> list[tuple[int, tuple[str, ...]]]:
+    """(players, chosen variants) reaching every rule set of the engine."""
+    out = []
+    for key in engine.RULESETS:
+        chosen = tuple(v for v in key if not engine.VARIANTS[v].players)
+        for n in (2, 3, 4):
+            try:
+                if engine.variants_for(n, chosen) == key:
+                    out.append((n, chosen))
+            except ValueError:
+                continue
+    return out
+
+
+def random_game(engine: ModuleType, players: int, variants: tuple[str, ...], seed: int,
+                max_moves: int = 2000) -> Iterator[Any]:
+    """Every state of one random game, from setup to the end."""
+    rng = random.Random(f"diff:{seed}")
+    g = engine.new_game(players, variants, seed=seed)
+    yield g
+    for _ in range(max_moves):
+        if g.phase == "over":
+            return
+        moves = engine.legal_moves(g)
+        weights = [MOVE_WEIGHTS.get(m.kind, 1.0) for m in moves]
+        g = engine.apply_move(g, rng.choices(moves, weights)[0])
+        yield g
+    raise AssertionError(f"game {seed} did not end in {max_moves} moves")
+
+
+def play_and_compare(diff: Differ, games: int, seed0: int) -> None:
+    """Random games for every rule set; every state compared, with the trigger checks the
+    engine makes during each move compared as they happen."""
+    E = diff.engine
+    original = E._check_triggers
+
+    def spy(g: Any) -> None:  # the engine's own check, mid-move, against the interpreter's
+        before = g.clone()
+        state = diff.state_of(before)
+        original(g)
+        diff.same_firing(before, g, interp.check_triggers(diff.models[tuple(g.variants)], state))
+        diff.counts["in-move trigger checks"] += 1
+
+    setattr(E, "_check_triggers", spy)  # noqa: B010 - the engine calls it by its name
+    try:
+        kinds = setups(E)
+        for k in range(games):
+            players, variants = kinds[k % len(kinds)]
+            diff.where = f"game seed {seed0 + k} ({players}p {variants})"
+            last = None
+            for g in random_game(E, players, variants, seed0 + k):
+                diff.compare(g)
+                # nothing may be left to fire once a move is done
+                left = interp.check_triggers(diff.models[tuple(g.variants)], diff.state_of(g))
+                diff.same("triggers left unfired", (), left.fired)
+                last = g
+            assert last is not None and last.phase == "over"
+            diff.compare(last, scores=True)
+            diff.counts["games"] += 1
+            diff.counts[f"games ended by {'+'.join(last.fired)}"] += 1
+    finally:
+        setattr(E, "_check_triggers", original)  # noqa: B010
+
+
+# --- Randomised end-game fields --------------------------------------------------------------
+
+
+def randomise(model: Model, data: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """A saved game (changed in place) with the scored and trigger fields drawn at random.
+
+    Small ranges make ties common; sometimes one player copies another's whole board, so the
+    ranking falls through every tie-breaker to a shared place. Every component stays
+    conserved (Decrees, Plans, Royal Favor tiles, Officials, markers), so the engine accepts
+    the state as a saved game.
+    """
+    d = data  # a fresh to_json, ours to change
+    players = d["players"]
+    n = len(players)
+
+    def game(*path: str) -> Any:
+        return model.value("game", *path)
+
+    businesses = [b.id for b in model.businesses]
+    nobles = [x.id for x in model.nobles]
+    plans = sorted(p.id for p in model.plans)
+    decrees = sorted(x.id for x in model.decrees)
+    sizes = [s.size for s in model.ships]
+    rng.shuffle(plans)
+    rng.shuffle(decrees)
+    hi = rng.choice([2, 3, 6])  # a narrow range gives ties
+    for p in players:
+        stores = dict.fromkeys(businesses, 0)
+        for _ in range(rng.randint(0, game("start", "stores"))):
+            business = rng.choice(businesses)
+            if stores[business] < hi:
+                stores[business] += 1
+        p["stores"] = stores
+        p["ships"] = [rng.choice(sizes) for _ in range(rng.randint(0, 4))]
+        p["rubble_sets"] = rng.randint(0, game("rubble", "max_sets"))
+        p["rubble_cubes"] = rng.randint(0, game("rubble", "cubes_per_set") - 1)
+        p["completed_plans"] = [plans.pop() for _ in range(rng.randint(0, 3)) if plans]
+        p["plans"] = [plans.pop() for _ in range(rng.randint(0, 2)) if plans]
+        p["decrees"] = [decrees.pop() for _ in range(rng.randint(0, 6)) if decrees]
+        p["royal_favors"] = [rng.choice(nobles) for _ in range(rng.randint(0, 2))]
+        p["reis"] = rng.randint(0, 30)
+        p["influence"] = rng.randint(0, game("tracks", "influence", "max"))
+        p["wigs"] = rng.choice([rng.randint(0, 10), rng.randint(0, 60)])
+    if n > 1 and rng.random() < 0.3:  # a full tie on everything scored
+        a, b = rng.sample(range(n), 2)
+        for name in ("stores", "ships", "rubble_sets", "reis", "influence", "wigs",
+                     "royal_favors"):
+            players[b][name] = copy.deepcopy(players[a][name])
+        for seat in (a, b):
+            plans += players[seat]["completed_plans"]
+            decrees += players[seat]["decrees"]
+            players[seat]["completed_plans"] = []
+            players[seat]["decrees"] = []
+    # what the players do not hold stays in the supplies
+    d["plan_supply"] = plans
+    show = int(model.value("components", "decree_display", "size"))
+    d["decree_display"], d["decree_deck"] = decrees[:show], decrees[show:]
+    for noble in nobles:
+        held = sum(p["royal_favors"].count(noble) for p in players)
+        if held > n:
+            for p in players:
+                p["royal_favors"] = [f for f in p["royal_favors"] if f != noble]
+            held = 0
+        d["favors"][noble] = n - held
+    markers = int(game("start", "rubble_set_markers"))
+    for p in players:
+        p["markers_left"] = max(0, markers - p["rubble_sets"])
+        p["markers"] = {}
+        for _ in range(rng.randint(0, markers - p["markers_left"])):
+            noble = rng.choice(nobles)
+            p["markers"][noble] = p["markers"].get(noble, 0) + 1
+    officials = int(game("start", "officials"))
+    offices: dict[str, dict[str, int]] = {noble: {} for noble in nobles}
+    for p in players:
+        left = officials - sum(plaza.get(p["color"], 0) for plaza in d["plazas"].values())
+        for noble in nobles:
+            if rng.random() < 0.6 and left > 0:
+                offices[noble][p["color"]] = k = rng.randint(0, min(4, left))
+                left -= k
+        p["officials"] = left
+    for noble in nobles:
+        if rng.random() < 0.5:
+            offices[noble]["neutral"] = rng.randint(0, 2)
+    d["offices"] = offices
+    d["treasury"] = rng.randrange(len(game("tracks", "treasury", "spaces")))
+    for pile, cards in d["piles"].items():  # empty some display piles (cards go to discard)
+        if rng.random() < 0.55:
+            d["discard"].extend(cards)
+            d["piles"][pile] = []
+    trigger_ids = [t.id for t in model.triggers]
+    d["period"] = rng.randint(1, game("periods"))
+    d["fired"] = [t for t in trigger_ids if rng.random() < 0.25]
+    d["period_end_by"] = rng.choice([None, None, rng.randrange(n)])
+    d["round"] = rng.randint(1, 12)
+    ended = rng.random() < 0.25
+    d["game_end_round"] = d["round"] if ended else None
+    d["final_round"] = d["round"] + 1 if ended else None
+    _random_phase(d, rng, nobles)
+    return d
+
+
+def _random_phase(d: dict[str, Any], rng: random.Random, nobles: list[str]) -> None:
+    """Whose turn it is and who acts: the turn's player, a follower or a marker placer."""
+    n = len(d["players"])
+    current = rng.randrange(n)
+    actor = current
+    d.update(visit=None, follow_next=None, courtier=None, pending_markers=[],
+             discard_queue=[], resume="action")
+    phase = rng.choice(["action", "refill", "follow", "marker"])
+    if phase == "follow" and n > 1:
+        actor = (current + rng.randint(1, n - 1)) % n
+        d.update(visit=rng.choice(nobles), follow_next=actor, courtier=current)
+    elif phase == "follow":
+        phase = "action"
+    elif phase == "marker":  # someone with an earned marker still to place
+        start = int(d["players"][0]["markers_left"]) + sum(d["players"][0]["markers"].values())
+        can = [i for i, p in enumerate(d["players"])
+               if sum(p["markers"].values()) < start - p["markers_left"]]
+        if can:
+            actor = rng.choice(can)
+            d["pending_markers"] = [actor]
+        else:
+            phase = "action"
+    d.update(phase=phase, current=current, actor=actor)
+
+
+def randomised_states(diff: Differ, count: int, seed0: int) -> None:
+    """States from a few random games, with their end-game fields drawn at random."""
+    E = diff.engine
+    kinds = setups(E)
+    rng = random.Random(f"randomised:{seed0}")
+    bases: list[Any] = []
+    for k in range(2 * len(kinds)):
+        players, variants = kinds[k % len(kinds)]
+        states = list(random_game(E, players, variants, seed0 + 1000 + k))
+        bases += [states[len(states) // 2], states[-1]]
+    for i in range(count):
+        base = bases[i % len(bases)]
+        model = diff.models[tuple(base.variants)]
+        data = randomise(model, E.to_json(base), rng)
+        diff.where = f"randomised state {i} ({'+'.join(base.variants) or 'base'})"
+        g = E.from_json(data)  # the engine accepts it: the state is a valid saved game
+        diff.compare(g)
+        diff.counts["randomised states"] += 1
+
+
+# --- The tests -------------------------------------------------------------------------------
+
+
+def test_interpreter_reads_every_engine_name() -> None:
+    assert set(interp.NAMES) == set(vocab.ENGINE_NAMES)
+
+
+def test_every_rule_set_has_a_model(engine: ModuleType,
+                                    models: dict[tuple[str, ...], Model]) -> None:
+    assert set(engine.RULESETS) == set(models)
+    assert {k for n, v in setups(engine) for k in [engine.variants_for(n, v)]} == set(models)
+
+
+def test_majority_matches_engine_on_random_inputs(engine: ModuleType) -> None:
+    rng = random.Random(7)
+    compared = 0
+    for _ in range(3000 * SCALE):
+        n = rng.randint(1, 5)
+        measures = [rng.randint(0, 4) for _ in range(n)]
+        eligible = [rng.random() < 0.8 for _ in range(n)]
+        table = tuple(sorted((rng.randint(0, 20) for _ in range(rng.randint(1, 4))),
+                             reverse=True))
+        columns = tuple(sorted(rng.sample(range(1, len(table) + 1),
+                                          rng.randint(1, len(table)))))
+        eng = [_engine_award(a) for a in engine.majority_awards(measures, eligible, table,
+                                                                columns)]
+        ref = [_interp_award(a) for a in interp.majority(measures, eligible, table, columns)]
+        assert eng == ref, (measures, eligible, table, columns)
+        compared += 1
+    assert compared == 3000 * SCALE
+
+
+def test_majority_follows_the_seed_examples() -> None:
+    # seed 000: tied players share the places they occupy, rounded down
+    books = (9, 6, 3)
+    got = interp.majority([2, 2, 1], [True, True, True], books, (1, 2, 3))
+    assert [a.wigs for a in got] == [(9 + 6) // 2, (9 + 6) // 2, 3]
+    # with 2 players only the most and 3rd-most columns: a tie shares 9 + 3
+    got = interp.majority([1, 1], [True, True], books, (1, 3))
+    assert [a.wigs for a in got] == [6, 6]
+    got = interp.majority([2, 1], [True, True], books, (1, 3))
+    assert [a.wigs for a in got] == [9, 3]
+    # no store of a type, no wigs, and no place taken
+    got = interp.majority([0, 1, 1], [False, True, True], (3, 2, 1), (1, 2, 3))
+    assert [a.wigs for a in got] == [0, 2, 2]
+    assert got[0].place is None and got[1].tied == (1, 2)
+
+
+def _fresh(engine: ModuleType, players: int, variants: tuple[str, ...] = ()) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(engine.dumps(engine.new_game(players, variants, seed=1)))
+    for p in data["players"]:
+        p.update(wigs=0, reis=0, influence=0, royal_favors=[], ships=[], decrees=[])
+    return data
+
+
+def test_interpreter_scores_the_seed_examples(
+        engine: ModuleType, models: dict[tuple[str, ...], Model]) -> None:
+    """seed 000 "More examples", on the interpreter alone."""
+    state = _fresh(engine, 3)
+    green, orange, yellow = state["players"][1], state["players"][2], state["players"][0]
+    green["ships"] = [2, 3, 3]  # a size-2 and two size-3 ships score 8
+    orange["rubble_sets"] = 3  # 3 rubble sets score 9
+    yellow["decrees"] = ["decree-01", "decree-02"]  # two Decrees: 2 + 6
+    yellow["stores"].update(books=2, tools=3)  # fulfils both (books >= 2, 5 stores)
+    green["royal_favors"] = ["king", "marquis"]  # 4
+    green["influence"], green["reis"] = 10, 14  # 6 réis cashed + 14 = 20: 4 wigs
+    sheet = interp.score(models[()], state)
+    assert sheet.by_source(1)["score.ships"] == 8
+    assert sheet.by_source(2)["score.rubble"] == 9
+    assert sheet.by_source(0)["score.decrees"] == 2 + 6
+    assert sheet.by_source(1)["score.favors"] == 4
+    assert sheet.by_source(1)["score.influence"] == 4
+    assert sheet.by_source(0)["score.stores"] == 9 + 6  # alone on books and tools
+    assert sheet.totals == (8 + 15, 8 + 4 + 4, 9)
+    assert interp.ranking(models[()], state, sheet).places == ((0,), (1,), (2,))
+    orange["rubble_sets"], orange["wigs"] = 4, 4  # 12 + 4 = Green's 16, with more rubble sets
+    ranked = interp.ranking(models[()], state)
+    assert ranked.places == ((0,), (2,), (1,))
+    assert ranked.keys[2][:2] == (16, 4) and ranked.keys[1][:2] == (16, 0)
+
+
+def test_interpreter_costs_follow_the_seed(
+        engine: ModuleType, models: dict[tuple[str, ...], Model]) -> None:
+    """seed 001: modifier + 1 per other Official in the office (neutral too), never below 0;
+    lacking Influence is paid 1 wig each."""
+    state = _fresh(engine, 3)
+    spaces = models[()].value("game", "tracks", "treasury", "spaces")
+    state["treasury"] = [s["modifier"] for s in spaces].index(1)
+    state["offices"]["king"] = {"Green": 2, "neutral": 1, "Yellow": 4}
+    state["offices"]["manuel"] = {"Yellow": 4}
+    assert interp.visit_cost(models[()], state, 0, "king") == 1 + 3  # not Yellow's own 4
+    assert interp.visit_cost(models[()], state, 1, "king") == 1 + 5
+    state["treasury"] = [s["modifier"] for s in spaces].index(-1)
+    assert interp.visit_cost(models[()], state, 0, "manuel") == 0  # -1 counts as 0
+    state["players"][0]["influence"] = 1
+    assert interp.wigs_due(models[()], state, 0, 4) == 3
+    assert interp.wigs_due(models[()], state, 0, 1) == 0
+
+
+def test_interpreter_triggers_follow_the_rules(
+        engine: ModuleType, models: dict[tuple[str, ...], Model]) -> None:
+    """A player's own 2nd set ends period 1 (who completes it triggers); a pending period
+    end blocks the display trigger; in period 2 the 4th set ends the game."""
+    model = models[()]
+    state = _fresh(engine, 3)
+    state["players"][2]["rubble_sets"] = 2
+    state["actor"] = 1
+    out = interp.check_triggers(model, state)
+    assert [(f.id, f.seat) for f in out.fired] == [("period-end.rubble", 2)]
+    assert out.period_end_by == 2 and out.game_end_round is None
+    for pile in list(state["piles"])[:3]:
+        state["piles"][pile] = []
+    out = interp.check_triggers(model, state)
+    assert [f.id for f in out.fired] == ["period-end.rubble"]  # the display one waits
+    state["players"][2]["rubble_sets"] = 1
+    out = interp.check_triggers(model, state)
+    assert [(f.id, f.seat) for f in out.fired] == [("period-end.display", 1)]
+    state.update(period=2, round=7, fired=["period-end.display"])
+    state["players"][0]["rubble_sets"] = 4
+    out = interp.check_triggers(model, state)
+    assert [f.id for f in out.fired] == ["game-end.rubble"]
+    assert (out.game_end_round, out.final_round) == (7, 8)
+    state.update(fired=["period-end.display", "game-end.rubble"], game_end_round=7)
+    assert interp.check_triggers(model, state).fired == ()
+
+
+def test_random_games_agree(engine: ModuleType, models: dict[tuple[str, ...], Model]) -> None:
+    diff = Differ(engine, models)
+    play_and_compare(diff, games=24 * SCALE, seed0=100)
+    diff.assert_agree()
+    c = diff.counts
+    assert c["games"] == 24 * SCALE
+    for key in models:
+        assert c[f"states {'+'.join(key) or 'base'}"] > 0, key
+    assert c["states"] >= 2000 * SCALE
+    assert c["in-move trigger checks"] >= c["states"] - c["games"]
+    assert c["trigger firings"] >= 2 * c["games"]  # a period end and a game end per game
+    print(f"\nrandom games: {dict(sorted(c.items()))}")
+
+
+def test_randomised_states_agree(engine: ModuleType,
+                                 models: dict[tuple[str, ...], Model]) -> None:
+    diff = Differ(engine, models)
+    randomised_states(diff, count=3200 * SCALE, seed0=500)
+    diff.assert_agree()
+    c = diff.counts
+    assert c["randomised states"] == 3200 * SCALE
+    for key in models:
+        assert c[f"states {'+'.join(key) or 'base'}"] >= 400 * SCALE, key
+    # the draws reach the cases that matter
+    assert c["majority ties"] > 500 * SCALE
+    assert c["shared places"] > 100 * SCALE
+    for t in models[()].triggers:
+        assert c[f"trigger holds {t.id}"] > 100 * SCALE, t.id
+    assert c["trigger firings"] > 300 * SCALE
+    print(f"\nrandomised states: {dict(sorted(c.items()))}")
+
+
+# --- A house-rule build ----------------------------------------------------------------------
+
+
+def house_rules(tmp_path: Path, edits: list[tuple[str, str, str]]) -> Path:
+    """A copy of rules/ with each (file, pattern, replacement) made exactly once."""
+    rules = tmp_path / "rules"
+    shutil.copytree(RULES, rules)
+    for name, pattern, replacement in edits:
+        path = rules / name
+        text, count = re.subn(pattern, replacement, path.read_text(encoding="utf-8"))
+        assert count == 1, (name, pattern, count)
+        path.write_text(text, encoding="utf-8")
+    return rules
+
+
+HOUSE_EDITS = [
+    ("scoring.yaml", r"(id: books,[^\n]*table: )\[9, 6, 3\]", r"\g<1>[12, 8, 4]"),
+    ("court.yaml", r"per_official: 1\b", "per_official: 2"),
+    ("scoring.yaml", r"wigs_per_set: 3\b", "wigs_per_set: 4"),
+    ("scoring.yaml", r"reis_per_wig: 5\b", "reis_per_wig: 4"),
+    ("flow.yaml", r"(id: period-end\.rubble[\s\S]*?params: \{sets: )2\}", r"\g<1>1}"),
+    ("flow.yaml", r"(id: game-end\.rubble[\s\S]*?params: \{sets: )4\}", r"\g<1>2}"),
+    ("flow.yaml", r"(id: period-end\.display[\s\S]*?params: \{piles: )3\}", r"\g<1>2}"),
+    ("variants/two-player.yaml", r"columns: \[1, 3\]", "columns: [1, 2]"),
+    ("game.yaml", r"reis_icons: \[1, 3, 5, 7, 9, 10\]", "reis_icons: [2, 4, 6, 8, 10]"),
+    ("scoring.yaml", r"(officials_on_completed_plans,[^\n]*table: )\[15, 10, 5\]",
+     r"\g<1>[20, 10, 4]"),
+    ("components.yaml", r"(id: decree-02, [^}]*wigs: )6\}", r"\g<1>7}"),
+]
+
+
+def compile_house(tmp_path: Path, edits: list[tuple[str, str, str]], name: str
+                  ) -> tuple[ModuleType, dict[tuple[str, ...], Model]]:
+    result = pipeline.compile_rules(house_rules(tmp_path, edits))
+    assert result.ok and result.compiled is not None, [d.message for d in result.diagnostics]
+    return engine_from_text(result.files["lisboa_engine.py"], name), models_of(result.compiled)
+
+
+def test_house_rules_agree(tmp_path: Path, models: dict[tuple[str, ...], Model]) -> None:
+    house, house_models = compile_house(tmp_path, HOUSE_EDITS, "lisboa_engine_house")
+    diff = Differ(house, house_models)
+    play_and_compare(diff, games=8 * SCALE, seed0=900)
+    randomised_states(diff, count=800 * SCALE, seed0=950)
+    diff.assert_agree()
+    c = diff.counts
+    assert c["states"] >= 1200 * SCALE
+    print(f"\nhouse rules: {dict(sorted(c.items()))}")
+    # and the house numbers are the ones in force, in both implementations
+    g = house.new_game(3, (), seed=1)
+    g.offices["manuel"] = {"Green": 2}
+    g.treasury = 2  # modifier 0
+    state = json.loads(house.dumps(g))
+    assert house.visit_cost(g, 0, "manuel") == 4
+    assert interp.visit_cost(house_models[()], state, 0, "manuel") == 4
+    assert interp.visit_cost(models[()], state, 0, "manuel") == 2
+    g.players[0].stores["books"] = 1
+    state = json.loads(house.dumps(g))
+    books = {m.group: m for m in interp.score(house_models[()], state).majorities}["books"]
+    assert books.awards[0].wigs == 12
+    assert {ln.source: ln.wigs for ln in house.final_scores(g).lines[0]}["score.stores"] == 12
+
+
+TIEBREAK_EDITS = [  # "Most rubble sets wins; on a tie, most wigs; ..."
+    ("scoring.yaml",
+     r"(\n *- \{measure: wigs, name: most wigs\})(\n *- \{measure: rubble_sets, [^}]*\})",
+     r"\2\1"),
+]
+
+
+def test_house_tiebreaker_order_agrees(tmp_path: Path,
+                                      models: dict[tuple[str, ...], Model]) -> None:
+    """A chain that does not start with `wigs`: every measure is read after scoring.
+
+    This found an engine bug: ranking() ranked by the total first and skipped the first
+    measure, whatever it was, and read `wigs` in later measures as the track's wigs. Fixed
+    in templates/engine/_runtime.py.jinja (every measure read with wigs = the total)."""
+    house, house_models = compile_house(tmp_path, TIEBREAK_EDITS, "lisboa_engine_tiebreak")
+    diff = Differ(house, house_models, kept=[])
+    randomised_states(diff, count=300 * SCALE, seed0=1300)
+    diff.assert_agree()
+    assert diff.counts["states"] == 300 * SCALE
+    assert diff.kept is not None
+    reordered = sum(
+        interp.ranking(house_models[key], s).places != interp.ranking(models[key], s).places
+        for s in diff.kept for key in [tuple(s["variants"])])
+    assert reordered > 50 * SCALE  # the house chain changes many rankings
+
+
+def test_interpreter_refuses_a_state_of_another_rule_set(
+        engine: ModuleType, models: dict[tuple[str, ...], Model]) -> None:
+    state = json.loads(engine.dumps(engine.new_game(2, (), seed=3)))
+    with pytest.raises(interp.InterpError, match="variants"):
+        interp.score(models[()], state)
+    g = engine.loads(json.dumps(state))
+    assert interp.score(models[("two-player",)], state).totals == engine.final_scores(g).totals
