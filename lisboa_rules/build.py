@@ -498,6 +498,7 @@ class Builder:
                                 gf,
                                 tuple(g["table"]),
                                 g.get("unit", ""),
+                                g.get("unit_one", g.get("unit", "")),
                                 span=self.span("scoring", *path, "groups", j),
                             )
                         )

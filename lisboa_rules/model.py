@@ -161,6 +161,7 @@ class MajorityGroup:
     measure: Formula
     table: tuple[int, ...]
     unit: str = ""
+    unit_one: str = ""
     span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 

@@ -42,8 +42,15 @@ class Compiled:
     base: RuleSet
     rulesets: list[RuleSet]
     variants: list[m.VariantInfo]
-    inputs: list[tuple[str, str]]  # (display path, sha256) of every input file, sorted
+    inputs: list[tuple[str, str]]  # (stable name, sha256) of every input file, sorted
     digest: str  # one hash over all inputs
+    # display path (diagnostics, relative to the CWD) -> stable name for generated files
+    # ("rules/<path inside the rules folder>"): the same from every checkout and directory.
+    names: dict[str, str] = field(default_factory=dict)
+
+    def name_of(self, display: str) -> str:
+        """The stable name generated files use for a rules file."""
+        return self.names.get(display, display)
 
 
 @dataclass
@@ -179,9 +186,10 @@ def analyse(
     diags = _dedupe(diags)
     if any(x.is_error for x in diags) or base_set is None:
         return None, diags
-    inputs = sorted((d.display, d.digest) for d in loaded)
+    names = {d.display: f"rules/{d.source or Path(d.display).name}" for d in loaded}
+    inputs = sorted((names[d.display], d.digest) for d in loaded)
     digest = hashlib.sha256("\n".join(f"{p} {h}" for p, h in inputs).encode()).hexdigest()
-    return Compiled(base_set, [base_set, *rulesets], infos, inputs, digest), diags
+    return Compiled(base_set, [base_set, *rulesets], infos, inputs, digest, names), diags
 
 
 def _can_combine(vs: list[LoadedDoc]) -> bool:

@@ -6,13 +6,16 @@ formulas become small typed functions with a comment pointing back to their rule
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from lisboa_rules import expr
 from lisboa_rules.emit.pyfmt import Call, Raw, Update, fmt, identifier, literal
 from lisboa_rules.emit.words import plain_text
-from lisboa_rules.model import Formula, Model
+from lisboa_rules.expr import Formula
+from lisboa_rules.model import Model
 from lisboa_rules.source import Span
 from lisboa_rules.vocab import ENGINE_NAMES
 
@@ -28,10 +31,13 @@ class FormulaFn:
 @dataclass
 class EngineView:
     functions: list[FormulaFn] = field(default_factory=list)
+    shows: list[FormulaFn] = field(default_factory=list)  # formulas with the values put in
     rulesets: list[tuple[str, str]] = field(default_factory=list)  # (name, code)
     keys: list[tuple[str, str]] = field(default_factory=list)  # (key literal, ruleset name)
     constants: list[tuple[str, str]] = field(default_factory=list)
     rule_text: str = ""
+    title: str = ""
+    game_info: str = ""
     variants: str = ""
     state_schema: str = ""
 
@@ -42,6 +48,23 @@ class _Functions:
     def __init__(self) -> None:
         self.by_code: dict[tuple[str, str], FormulaFn] = {}
         self.ordered: list[FormulaFn] = []
+        self.shows: dict[str, FormulaFn] = {}
+
+    def show(self, f: Formula, params: tuple[tuple[str, int], ...], where: Span,
+             what: str) -> Raw | None:
+        """A function that writes the formula with this player's values put in ("3 × 2"), or
+        None when that would only repeat the result."""
+        code = show_code(f, params)
+        if code is None:
+            return None
+        fn = self.shows.get(code)
+        if fn is None:
+            fn = FormulaFn(f"_show{len(self.shows) + 1}", "str", code, [])
+            self.shows[code] = fn
+        for line in _wrap(f"{loc(where)} {what}: {f.source}", 96):
+            if line not in fn.comments:
+                fn.comments.append(line)
+        return Raw(fn.name)
 
     def add(self, f: Formula, params: tuple[tuple[str, int], ...], where: Span, what: str) -> Raw:
         values = dict(params)
@@ -60,13 +83,82 @@ class _Functions:
             fn = FormulaFn(f"_fx{len(self.ordered) + 1}", returns, code, [])
             self.by_code[key] = fn
             self.ordered.append(fn)
-        note = f"{where.file}:{where.line} {what}: {f.source}"
+        note = f"{loc(where)} {what}: {f.source}"
         if params:
             note += "  [" + ", ".join(f"{k}={v}" for k, v in params) + "]"
         for line in _wrap(note, 96):
             if line not in fn.comments:
                 fn.comments.append(line)
         return Raw(fn.name)
+
+
+_SHOW_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "×", ast.FloorDiv: "//"}
+_SUM_OF_LIST = re.compile(r"sum\((p\.[a-z_]+)\)\Z")
+
+
+def show_code(f: Formula, params: tuple[tuple[str, int], ...]) -> str | None:
+    """An f-string that writes an int formula with the values put in, e.g. `(12 + 3) // 5`.
+
+    Params show as their numbers and engine names as their values; a name that is the sum of
+    a list shows its terms (`2 + 3 + 3`). None when the result would be just the value."""
+    values = dict(params)
+    names = 0
+
+    def name(node_name: str, item: str | None) -> str:
+        nonlocal names
+        if node_name in values:
+            return str(values[node_name])
+        names += 1
+        code = ENGINE_NAMES[node_name][1]
+        code = code.format(item=repr(item)) if item is not None else code
+        whole = _SUM_OF_LIST.match(code)
+        if whole:
+            return "{" + f"' + '.join(map(str, {whole.group(1)})) or '0'" + "}"
+        return "{" + code + "}"
+
+    def walk(node: ast.expr, top: bool) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return str(node.value)
+        if isinstance(node, ast.Name):
+            return name(node.id, None)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            return name(node.value.id, node.attr)
+        if isinstance(node, ast.BinOp) and type(node.op) in _SHOW_OPS:
+            left, right = walk(node.left, False), walk(node.right, False)
+            if left is None or right is None:
+                return None
+            text = f"{left} {_SHOW_OPS[type(node.op)]} {right}"
+            return text if top else f"({text})"
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            inner = walk(node.operand, False)
+            return None if inner is None else f"-{inner}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            args = [walk(a, True) for a in node.args]
+            if any(a is None for a in args):
+                return None
+            return f"{node.func.id}(" + ", ".join(a for a in args if a is not None) + ")"
+        return None  # comparisons and logic are not shown
+
+    if f.type != "int":
+        return None
+    text = walk(f.tree.body, True)
+    if text is None or names == 0:
+        return None
+    if isinstance(f.tree.body, ast.Name | ast.Attribute) and not text.startswith("{'"):
+        return None  # a single value: showing it would repeat the result
+    if '"' in text or "\\" in text:
+        return None  # pragma: no cover - never produced: items are quoted with '
+    return 'f"' + text + '"'
+
+
+# Display path -> stable name ("rules/court.yaml"), set by build_view for one rendering, so
+# that comments do not change with the working directory or the checkout path.
+_NAMES: dict[str, str] = {}
+
+
+def loc(span: Span) -> str:
+    """`FILE:LINE` of a span for comments in the engine (the one place that names files)."""
+    return f"{_NAMES.get(span.file, span.file)}:{span.line}"
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -94,7 +186,9 @@ def _strip_parens(code: str) -> str:
 
 def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
     """Every field of the engine's RuleSet for this model, as Python values / code."""
-    g = lambda *p: m.value("game", *p)  # noqa: E731 - a short local reader
+    def g(*path: str) -> Any:
+        return m.value("game", *path)
+
     tr = g("tracks", "treasury")
     piles = tuple(m.value("components", "display", "piles"))
     noble_ids = {n.id for n in m.nobles}
@@ -133,6 +227,8 @@ def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
         "cubes_per_set": g("rubble", "cubes_per_set"),
         "max_sets": g("rubble", "max_sets"),
         "period_wigs_per_set": g("rubble", "wigs_per_set_at_period_end"),
+        "term_money": g("terms", "money"),
+        "term_score": g("terms", "score"),
     }
     out["nobles"] = tuple(
         Call("NobleDef", (), (
@@ -156,7 +252,7 @@ def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
             ("forbidden_flag", a.forbidden_by_flag)))
     out["noble_actions"] = nas
     out["actions"] = {a.id: Call("ActionDef", (a.id, a.name, a.procedure, a.cost, a.followable,
-                                               a.reward)) for a in m.actions}
+                                               a.reward, a.number)) for a in m.actions}
     out["costs"] = {c.id: fns.add(c.formula, c.params, c.span, c.id) for c in m.costs}
     out["triggers"] = tuple(
         Call("TriggerDef", (t.id, t.ends, t.period, t.scope,
@@ -169,15 +265,19 @@ def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
     sources = []
     for s in m.scoring:
         f = (fns.add(s.formula, s.params, s.span, s.id) if s.formula is not None else None)
+        show = (fns.show(s.formula, s.params, s.span, s.id) if s.formula is not None else None)
         groups = tuple(Call("GroupDef", (gr.id, gr.name,
                                          fns.add(gr.measure, s.params, gr.span,
-                                                 f"{s.id} {gr.id}"), gr.table))
+                                                 f"{s.id} {gr.id}"), gr.table,
+                                         gr.unit, gr.unit_one))
                        for gr in s.groups)
         el = fns.add(s.eligible, s.params, s.span, f"{s.id} eligible") if s.eligible else None
         words = plain_formula(m, s.formula, s.params) if s.formula is not None else ""
+        el_words = plain_formula(m, s.eligible, s.params) if s.eligible is not None else ""
         sources.append(Call("SourceDef", (), (
             ("id", s.id), ("name", s.name), ("kind", s.kind), ("formula", f), ("words", words),
-            ("groups", groups), ("eligible", el))))
+            ("groups", groups), ("eligible", el), ("show", show),
+            ("eligible_words", el_words))))
     out["scoring"] = tuple(sources)
     out["majority_columns"] = tuple(m.value("scoring", "majority", "columns"))
     out["column_names"] = tuple(m.value("scoring", "majority", "column_names"))
@@ -190,7 +290,8 @@ def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
                                                c.penalty, c.event_action, c.event_effects,
                                                c.set_flag)) for c in m.cards}
     out["decrees"] = {d.id: Call("DecreeDef", (d.id, fns.add(d.condition, (), d.span, d.id),
-                                               d.wigs)) for d in m.decrees}
+                                               d.wigs, plain_formula(m, d.condition, ())))
+                      for d in m.decrees}
     out["decree_display"] = m.value("components", "decree_display", "size")
     out["plans"] = {p.id: p.officials for p in m.plans}
     out["ships"] = {s.color: (s.size, s.cost) for s in m.ships}
@@ -250,12 +351,111 @@ def rule_texts(m: Model) -> dict[str, tuple[str, str]]:
     return {r.id: (r.title, plain_text(m, r)) for r in sorted(m.rules, key=lambda r: r.id)}
 
 
-def build_view(rulesets: list[Model], variants: list[Any], state_schema: Any) -> EngineView:
-    """Everything the engine template needs."""
+# Where each RuleSet field comes from in the rules documents: (kind, path...). The generated
+# rule sets carry a comment with the rules/ line of each value.
+FIELD_PATHS: dict[str, tuple[str, ...]] = {
+    "players_min": ("game", "players", "min"),
+    "players_max": ("game", "players", "max"),
+    "colors": ("game", "players", "colors"),
+    "periods": ("game", "periods"),
+    "flags": ("game", "flags"),
+    "businesses": ("game", "businesses"),
+    "business_names": ("game", "businesses"),
+    "hand_size": ("game", "start", "hand"),
+    "start_reis": ("game", "start", "reis"),
+    "start_influence": ("game", "start", "influence"),
+    "start_officials": ("game", "start", "officials"),
+    "start_stores": ("game", "start", "stores"),
+    "start_markers": ("game", "start", "rubble_set_markers"),
+    "start_favors": ("game", "start", "royal_favors"),
+    "start_favor_of": ("game", "start", "royal_favor_of"),
+    "neutral_officials": ("game", "start", "neutral_officials_per_office"),
+    "influence_min": ("game", "tracks", "influence", "min"),
+    "influence_max": ("game", "tracks", "influence", "max"),
+    "wig_at_max": ("game", "tracks", "influence", "wig_at_max"),
+    "reis_icons": ("game", "tracks", "influence", "reis_icons"),
+    "treasury_values": ("game", "tracks", "treasury", "spaces"),
+    "treasury_modifiers": ("game", "tracks", "treasury", "spaces"),
+    "treasury_start": ("game", "tracks", "treasury", "start_value"),
+    "treasury_down": ("game", "tracks", "treasury", "down_per_treasury_card"),
+    "treasury_up": ("game", "tracks", "treasury", "up_per_sponsored_event"),
+    "portfolio_base": ("game", "portfolio", "base_size"),
+    "portfolio_per_set": ("game", "portfolio", "per_rubble_set"),
+    "ship_influence": ("game", "portfolio", "ship_influence"),
+    "cubes_per_set": ("game", "rubble", "cubes_per_set"),
+    "max_sets": ("game", "rubble", "max_sets"),
+    "period_wigs_per_set": ("game", "rubble", "wigs_per_set_at_period_end"),
+    "term_money": ("game", "terms", "money"),
+    "term_score": ("game", "terms", "score"),
+    "nobles": ("nobles", "nobles"),
+    "state_actions": ("nobles", "state_actions"),
+    "noble_actions": ("nobles", "noble_actions"),
+    "actions": ("court", "actions"),
+    "costs": ("court", "costs"),
+    "triggers": ("flow", "triggers"),
+    "period_end": ("flow", "period_end", "steps"),
+    "extra_rounds": ("flow", "game_end", "extra_rounds"),
+    "follows_allowed": ("flow", "game_end", "follows_allowed"),
+    "scoring": ("scoring", "sources"),
+    "majority_columns": ("scoring", "majority", "columns"),
+    "column_names": ("scoring", "majority", "column_names"),
+    "tiebreakers": ("scoring", "tiebreakers", "measures"),
+    "decks": ("components", "decks"),
+    "piles": ("components", "display", "piles"),
+    "treasury_pile": ("components", "display", "piles"),
+    "cards": ("components", "cards"),
+    "decrees": ("components", "decrees"),
+    "decree_display": ("components", "decree_display", "size"),
+    "plans": ("components", "plans"),
+    "ships": ("components", "ships"),
+    "shipyard_per_color": ("components", "shipyard", "per_color"),
+    "shipyard_start": ("components", "shipyard", "start"),
+}
+
+
+def _where(m: Model, name: str, base: Model | None = None) -> str:
+    """`rules/FILE:LINE path` for a field; for a variant, the first line that changed it."""
+    path = FIELD_PATHS.get(name)
+    if path is None:
+        return ""
+    span = m.span_of(*path)
+    if base is not None:
+        changed = [sp for key, sp in m.spans.items()
+                   if key[:len(path)] == path and base.spans.get(key) != sp]
+        if changed:
+            span = min(changed, key=lambda sp: (sp.file, sp.line, sp.col))
+    return f"{loc(span)} {'.'.join(path)}"
+
+
+def _call_with_sources(head: str, items: list[tuple[str, Any]], where: dict[str, str],
+                       args: tuple[str, ...] = ()) -> str:
+    """`head(arg, key=value, ...)` laid out one argument per line (as ruff formats it), each
+    keyword argument under a comment naming the rules line it comes from."""
+    lines = [f"{head}("]
+    lines += [f"    {a}," for a in args]
+    for k, v in items:
+        if where.get(k):
+            lines.append(f"    # {where[k]}")
+        lines.append(f"    {k}=" + fmt(v, 4, ",", 4 + len(k) + 1) + ",")
+    lines.append(")")
+    return "\n".join(lines)
+
+
+def build_view(
+    rulesets: list[Model],
+    variants: list[Any],
+    state_schema: Any,
+    names: dict[str, str] | None = None,
+) -> EngineView:
+    """Everything the engine template needs; `names` maps display paths to stable names."""
+    _NAMES.clear()
+    _NAMES.update(names or {})
     fns = _Functions()
     view = EngineView()
-    base_fields = ruleset_fields(rulesets[0], fns)
-    view.rulesets.append(("_RS0", fmt(Call("RuleSet", (), tuple(base_fields.items())), 0)))
+    base = rulesets[0]
+    base_fields = ruleset_fields(base, fns)
+    view.rulesets.append(("_RS0", _call_with_sources(
+        "RuleSet", list(base_fields.items()), {k: _where(base, k) for k in base_fields})))
     view.keys.append((literal_key(rulesets[0].variants), "_RS0"))
     for i, m in enumerate(rulesets[1:], 1):
         fields = ruleset_fields(m, fns)
@@ -271,10 +471,15 @@ def build_view(rulesets: list[Model], variants: list[Any], state_schema: Any) ->
                     changed.append((k, Update(f"_RS0.{k}", diff)))
                     continue
             changed.append((k, v))
-        call = Call("replace", (Raw("_RS0"),), tuple(changed))
-        view.rulesets.append((f"_RS{i}", fmt(call, 0)))
+        where = {k: _where(m, k, base) for k, _ in changed}
+        view.rulesets.append((f"_RS{i}", _call_with_sources("replace", changed, where, ("_RS0",))))
         view.keys.append((literal_key(m.variants), f"_RS{i}"))
+    view.title = str(base.value("game", "title"))
+    info = {k: base.value("game", k) for k in ("id", "title", "designer", "publisher",
+                                              "published", "years", "periods")}
+    view.game_info = fmt(info, 0, col=len("GAME_INFO: Final[dict[str, Any]] = "))
     view.functions = fns.ordered
+    view.shows = list(fns.shows.values())
     view.constants = constants(rulesets[0])
     texts = rule_texts(rulesets[0])
     for m in rulesets[1:]:

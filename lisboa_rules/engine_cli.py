@@ -1,0 +1,441 @@
+"""`score` and `simulate`: the generated engine at work, from the command line.
+
+Both commands load the engine module from a file (generated/lisboa_engine.py by default, or
+`--engine PATH`), or compile it afresh from a rules folder (`--rules DIR`), and use only its
+public API, as a game app would.
+
+    lisboa-rules score STATE.json [--format text|json]
+    lisboa-rules simulate --games N --seed S [--players P] [--variant V]... [--jobs J]
+
+Exit codes follow cli.py: 0 ok, 1 a bad saved game or rules with errors, 2 usage errors and
+files that cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import importlib.util
+import json
+import random
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from lisboa_rules import pipeline
+from lisboa_rules.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
+from lisboa_rules.diagnostics import PROG, has_errors
+from lisboa_rules.emit import ENGINE
+
+DEFAULT_ENGINE = Path("generated") / ENGINE
+
+
+class EngineLoadError(Exception):
+    """The engine could not be loaded (missing file, or rules with errors)."""
+
+    def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# --- loading the engine -------------------------------------------------------------------
+
+
+def load_engine(path: Path) -> ModuleType:
+    """Import a generated engine file as a module (spec_from_file_location); the same file
+    is imported once per process."""
+    path = path.resolve()
+    if not path.is_file():
+        raise EngineLoadError(f"no engine at {path} (run '{PROG} build' first)")
+    name = "lisboa_engine_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:  # pragma: no cover - a .py file always has one
+        raise EngineLoadError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception:
+        del sys.modules[name]
+        raise
+    return module
+
+
+@contextlib.contextmanager
+def engine_file(args: argparse.Namespace) -> Iterator[Path]:
+    """The engine file to use: --engine, the generated one, or one compiled from --rules
+    (written to a temporary folder that lives as long as the command)."""
+    if args.rules is None:
+        yield args.engine
+        return
+    result = pipeline.compile_rules(args.rules, ())
+    if has_errors(result.diagnostics) or ENGINE not in result.files:
+        report(result.diagnostics, "text")
+        raise EngineLoadError(f"the rules in {args.rules} have errors", EXIT_FINDINGS)
+    with tempfile.TemporaryDirectory(prefix="lisboa-engine-") as tmp:
+        path = Path(tmp) / ENGINE
+        path.write_text(result.files[ENGINE], encoding="utf-8")
+        yield path
+
+
+def _add_engine_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="output format (default: text)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--engine", type=Path, default=DEFAULT_ENGINE, metavar="PATH",
+                       help=f"the engine module to use (default: {DEFAULT_ENGINE})")
+    where.add_argument("--rules", type=Path, default=None, metavar="DIR",
+                       help="compile the engine from this rules folder instead")
+
+
+# --- score ----------------------------------------------------------------------------------
+
+
+def _configure_score(p: argparse.ArgumentParser) -> None:
+    p.add_argument("state", type=Path, metavar="STATE.json", help="a saved game")
+    _add_engine_options(p)
+
+
+def run_score(args: argparse.Namespace) -> int:
+    """Print a saved game's score sheet, with explanations, and the ranking."""
+    try:
+        text = args.state.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        err(f"{PROG}: error: cannot read {args.state}: {exc}\n")
+        return EXIT_ERROR
+    try:
+        with engine_file(args) as path:
+            E = load_engine(path)
+            try:
+                game = E.loads(text)
+            except E.StateError as exc:
+                err(f"{PROG}: error: {args.state}: {exc}\n")
+                return EXIT_FINDINGS
+            sheet = E.final_scores(game)
+            rank = E.ranking(game, sheet)
+    except EngineLoadError as exc:
+        err(f"{PROG}: error: {exc}\n")
+        return exc.code
+    data = score_data(game, sheet, rank)
+    if args.format == "json":
+        out(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        out(score_text(data))
+    return EXIT_OK
+
+
+def places_of(rank: Any) -> list[int]:
+    """Per seat, its place counted as in sport: two sharing 1st are both 1st, then 3rd."""
+    place: dict[int, int] = {}
+    ahead = 0
+    for group in rank.places:
+        for seat in group:
+            place[seat] = ahead + 1
+        ahead += len(group)
+    return [place[s] for s in sorted(place)]
+
+
+def score_data(game: Any, sheet: Any, rank: Any) -> dict[str, Any]:
+    """The score sheet and the ranking as plain data."""
+    places = places_of(rank)
+    colors = list(sheet.colors)
+    return {
+        "over": game.phase == "over",
+        "phase": game.phase,
+        "round": game.round,
+        "period": game.period,
+        "players": sheet.to_json()["players"],
+        "ranking": {
+            "order": [
+                {"place": places[s], "color": colors[s], "total": sheet.totals[s],
+                 "shared": len(group) > 1, "keys": list(rank.keys[s])}
+                for group in rank.places for s in group
+            ],
+            "tiebreakers": list(rank.names),
+        },
+    }
+
+
+def score_text(data: dict[str, Any]) -> str:
+    """The score sheet as text."""
+    lines = []
+    if not data["over"]:
+        lines.append(f"note: the game is not over ({data['phase']}, round {data['round']}); "
+                     "these are the scores as they stand")
+    for p in data["players"]:
+        lines.append(f"{p['color']}: {p['total']} wigs")
+        lines.append(f"  {p['track']:>3}  wigs on the track")
+        for s in p["sources"]:
+            lines.append(f"  {s['wigs']:>3}  {s['explanation']}")
+    lines.append("")
+    lines.append("Ranking (" + ", then ".join(data["ranking"]["tiebreakers"]) + "):")
+    for r in data["ranking"]["order"]:
+        shared = " (shared)" if r["shared"] else ""
+        lines.append(f"  {_ordinal(r['place'])}  {r['color']}  {r['total']} wigs{shared}")
+    return "\n".join(lines) + "\n"
+
+
+def _ordinal(n: int) -> str:
+    if 10 <= n % 100 <= 20:
+        return f"{n}th"
+    return f"{n}" + {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+# --- simulate ---------------------------------------------------------------------------------
+
+
+def _configure_simulate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--games", type=_positive, required=True, metavar="N",
+                   help="how many games to play")
+    p.add_argument("--seed", type=int, required=True, metavar="S",
+                   help="game i is played with seed S + i")
+    p.add_argument("--players", type=int, default=None, metavar="P",
+                   help="number of players (default: the most the game allows)")
+    p.add_argument("--variant", action="append", default=[], metavar="V",
+                   help="a variant chosen at setup (repeatable)")
+    p.add_argument("--jobs", type=_positive, default=1, metavar="J",
+                   help="worker processes (the results do not depend on it)")
+    _add_engine_options(p)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+@dataclass
+class GameRecord:
+    """What one simulated game contributes to the summary (plain data: it crosses processes)."""
+
+    seed: int
+    moves: int
+    turns: int
+    rounds: int
+    sources: dict[str, int]  # wigs per source, summed over the players
+    track: int
+    totals: list[int]
+    fired: list[str]
+    winners: list[int]
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(path: str) -> None:
+    _WORKER["engine"] = load_engine(Path(path))
+
+
+def play_random_game(E: Any, players: int, variants: Sequence[str], seed: int) -> GameRecord:
+    """Play one game to the end, every move chosen at random among the legal ones."""
+    g = E.new_game(players, tuple(variants), seed)
+    rng = random.Random(f"moves:{seed}")
+    moves = 0
+    while g.phase != "over":
+        g = E.apply_move(g, rng.choice(E.legal_moves(g)))
+        moves += 1
+    sheet = E.final_scores(g)
+    rank = E.ranking(g, sheet)
+    sources: dict[str, int] = {}
+    for lines in sheet.lines:
+        for ln in lines:
+            sources[ln.source] = sources.get(ln.source, 0) + ln.wigs
+    return GameRecord(seed, moves, g.turns, g.round, sources, sum(sheet.track),
+                      list(sheet.totals), list(g.fired), list(rank.places[0]))
+
+
+def _play_chunk(job: tuple[int, Sequence[str], list[int]]) -> list[GameRecord]:
+    players, variants, seeds = job
+    E = _WORKER["engine"]
+    return [play_random_game(E, players, variants, s) for s in seeds]
+
+
+@dataclass
+class Summary:
+    """Totals over the games, in seed order; averages are taken at the end."""
+
+    games: int = 0
+    moves: int = 0
+    turns: list[int] = field(default_factory=list)
+    rounds: list[int] = field(default_factory=list)
+    sources: dict[str, int] = field(default_factory=dict)
+    track: int = 0
+    total: int = 0
+    fired: dict[str, int] = field(default_factory=dict)
+    wins: list[int] = field(default_factory=list)
+    shared_wins: list[int] = field(default_factory=list)
+
+    def add(self, r: GameRecord) -> None:
+        self.games += 1
+        self.moves += r.moves
+        self.turns.append(r.turns)
+        self.rounds.append(r.rounds)
+        for k, v in r.sources.items():
+            self.sources[k] = self.sources.get(k, 0) + v
+        self.track += r.track
+        self.total += sum(r.totals)
+        for t in r.fired:
+            self.fired[t] = self.fired.get(t, 0) + 1
+        for seat in r.winners:
+            self.wins[seat] += 1
+            if len(r.winners) > 1:
+                self.shared_wins[seat] += 1
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    """Play seeded random games to the end and print a summary."""
+    try:
+        with engine_file(args) as path:
+            E = load_engine(path)
+            players = args.players or max(rs.players_max for rs in E.RULESETS.values())
+            try:
+                variants = E.variants_for(players, args.variant)
+                E.new_game(players, args.variant, args.seed)
+            except ValueError as exc:
+                err(f"{PROG}: error: {exc}\n")
+                return EXIT_ERROR
+            chosen = tuple(v for v in variants if not E.VARIANTS[v].players)
+            summary = simulate(E, path, players, chosen, args.seed, args.games, args.jobs)
+            data = summary_data(E, summary, players, variants, args.seed)
+    except EngineLoadError as exc:
+        err(f"{PROG}: error: {exc}\n")
+        return exc.code
+    if args.format == "json":
+        out(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        out(summary_text(data))
+    return EXIT_OK
+
+
+def simulate(E: Any, path: Path, players: int, variants: tuple[str, ...], seed: int,
+             games: int, jobs: int) -> Summary:
+    """Play the games (in `jobs` processes when more than 1) and sum them up in seed order."""
+    summary = Summary(wins=[0] * players, shared_wins=[0] * players)
+    seeds = list(range(seed, seed + games))
+    progress = _Progress(games) if sys.stderr.isatty() else None
+    if jobs == 1 or games == 1:
+        for s in seeds:
+            summary.add(play_random_game(E, players, variants, s))
+            if progress:
+                progress.step(1)
+    else:
+        size = max(1, min(25, games // (jobs * 4) or 1))
+        chunks = [(players, variants, seeds[i:i + size]) for i in range(0, games, size)]
+        with ProcessPoolExecutor(jobs, initializer=_init_worker,
+                                 initargs=(str(path),)) as pool:
+            for records in pool.map(_play_chunk, chunks):  # in order: same result as 1 job
+                for r in records:
+                    summary.add(r)
+                if progress:
+                    progress.step(len(records))
+    if progress:
+        progress.done()
+    return summary
+
+
+class _Progress:
+    """A progress bar on stderr (only used when stderr is a terminal)."""
+
+    WIDTH = 30
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.count = 0
+
+    def step(self, n: int) -> None:
+        self.count += n
+        filled = self.WIDTH * self.count // self.total
+        bar = "#" * filled + "." * (self.WIDTH - filled)
+        err(f"\r[{bar}] {self.count}/{self.total} games")
+
+    def done(self) -> None:
+        err("\n")
+
+
+def _stats(values: list[int]) -> dict[str, float | int]:
+    return {"mean": round(sum(values) / len(values), 2), "min": min(values), "max": max(values)}
+
+
+def summary_data(E: Any, s: Summary, players: int, variants: tuple[str, ...],
+                 seed: int) -> dict[str, Any]:
+    """The summary as plain data."""
+    rs = E.RULESETS[variants]
+    per_player = s.games * players
+    ends = {t.id: t.ends for t in rs.triggers}
+    colors = list(rs.colors[:players])
+    return {
+        "games": s.games,
+        "players": players,
+        "variants": list(variants),
+        "seed": seed,
+        "length": {"turns": _stats(s.turns), "rounds": _stats(s.rounds),
+                   "moves": round(s.moves / s.games, 2)},
+        "score_per_player": {
+            "track": round(s.track / per_player, 2),
+            "sources": {src.id: {"name": src.name,
+                                 "mean": round(s.sources.get(src.id, 0) / per_player, 2)}
+                        for src in rs.scoring},
+            "total": round(s.total / per_player, 2),
+        },
+        "triggers": {
+            kind: {t: n for t, n in sorted(s.fired.items()) if ends.get(t) == kind}
+            for kind in ("period", "game")
+        },
+        "wins": [{"seat": i, "color": colors[i], "wins": s.wins[i],
+                  "shared": s.shared_wins[i]} for i in range(players)],
+    }
+
+
+def summary_text(d: dict[str, Any]) -> str:
+    """The summary as text."""
+    variants = ", ".join(d["variants"]) or "none"
+    ln = d["length"]
+    lines = [
+        f"{d['games']} games, {d['players']} players, variants: {variants}, seeds "
+        f"{d['seed']}..{d['seed'] + d['games'] - 1}",
+        "",
+        "Game length:",
+        f"  turns   mean {ln['turns']['mean']}  min {ln['turns']['min']}  "
+        f"max {ln['turns']['max']}",
+        f"  rounds  mean {ln['rounds']['mean']}  min {ln['rounds']['min']}  "
+        f"max {ln['rounds']['max']}",
+        f"  moves   mean {ln['moves']}",
+        "",
+        "Average wigs per player:",
+        f"  {d['score_per_player']['track']:>7}  on the track",
+    ]
+    for src in d["score_per_player"]["sources"].values():
+        lines.append(f"  {src['mean']:>7}  {src['name']}")
+    lines.append(f"  {d['score_per_player']['total']:>7}  total")
+    lines.append("")
+    for kind, label in (("period", "End of the period"), ("game", "End of the game")):
+        lines.append(f"{label} triggered by:")
+        for t, n in d["triggers"][kind].items():
+            lines.append(f"  {n:>6}  {t}")
+    lines.append("")
+    lines.append("Wins by seat (shared first places counted for each player sharing):")
+    for w in d["wins"]:
+        lines.append(f"  seat {w['seat']} {w['color']:<7} {w['wins']:>6} wins "
+                     f"({w['shared']} shared)")
+    return "\n".join(lines) + "\n"
+
+
+COMMANDS: dict[str, Command] = {
+    "score": Command("print a saved game's score sheet with explanations and the ranking",
+                     _configure_score, run_score),
+    "simulate": Command("play seeded random games to the end and summarise them",
+                        _configure_simulate, run_simulate),
+}

@@ -1,0 +1,185 @@
+"""Shared fixtures: the generated engine as a module, and helpers to build game states.
+
+The helpers move components from wherever they are (decks, display, supply) instead of
+creating them, so a constructed state still passes the engine's invariants (cards, Decrees,
+Plans, Royal Favor tiles and Officials are conserved).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ENGINE_PATH = ROOT / "generated" / "lisboa_engine.py"
+
+
+def load_engine(path: Path = ENGINE_PATH, name: str = "lisboa_engine") -> ModuleType:
+    """Import a generated engine file as a module (registered in sys.modules by `name`)."""
+    if name in sys.modules and getattr(sys.modules[name], "__file__", None) == str(path):
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def engine() -> ModuleType:
+    """generated/lisboa_engine.py, imported as a module."""
+    return load_engine()
+
+
+# --- building states ----------------------------------------------------------------------
+
+
+def card_of(E: Any, g: Any, type_: str, *, exclude: tuple[int, ...] = (), **want: Any) -> int:
+    """A Political card number of this type (a Noble id or the treasury pile), matching
+    `want` (e.g. event_action="build-store"), preferring cards not in any hand."""
+    rs = g.rs
+    hands = {c for p in g.players for c in p.hand}
+    found = [
+        n for n, c in sorted(rs.cards.items())
+        if c.type == type_ and n not in exclude
+        and all(getattr(c, k) == v for k, v in want.items())
+    ]
+    assert found, f"no {type_} card with {want}"
+    free = [n for n in found if n not in hands]
+    return (free or found)[0]
+
+
+def _take_card_anywhere(g: Any, number: int) -> None:
+    for where in (g.discard, g.box, g.court, *g.piles.values(), *g.reserve.values()):
+        if number in where:
+            where.remove(number)
+            return
+    for p in g.players:
+        for row in (p.hand, p.portfolio, p.treasury_row):
+            if number in row:
+                row.remove(number)
+                return
+    raise AssertionError(f"card {number} is nowhere")
+
+
+def set_hand(g: Any, seat: int, cards: list[int]) -> None:
+    """Give a player exactly these cards; the cards they held go to the discard pile."""
+    p = g.players[seat]
+    g.discard.extend(p.hand)
+    p.hand = []
+    for c in cards:
+        _take_card_anywhere(g, c)
+        p.hand.append(c)
+
+
+def move_card(g: Any, number: int, where: list[int]) -> None:
+    """Move a card to the end of a list (a pile's top, a portfolio row, the discard...)."""
+    _take_card_anywhere(g, number)
+    where.append(number)
+
+
+def give_decree(g: Any, seat: int, decree: str) -> None:
+    """Give a player a Decree from the display or the deck."""
+    for where in (g.decree_display, g.decree_deck):
+        if decree in where:
+            where.remove(decree)
+            g.players[seat].decrees.append(decree)
+            return
+    raise AssertionError(f"Decree {decree} is not available")
+
+
+def complete_plan(g: Any, seat: int, plan: str) -> None:
+    """Give a player a completed Plan from the supply."""
+    g.plan_supply.remove(plan)
+    g.players[seat].completed_plans.append(plan)
+
+
+def give_favor(g: Any, seat: int, noble: str) -> None:
+    """Give a player a Royal Favor tile of a Noble from the supply."""
+    assert g.favors[noble] > 0
+    g.favors[noble] -= 1
+    g.players[seat].royal_favors.append(noble)
+
+
+def drop_favors(g: Any, seat: int) -> None:
+    """Return all of a player's Royal Favor tiles to the supply."""
+    for noble in g.players[seat].royal_favors:
+        g.favors[noble] += 1
+    g.players[seat].royal_favors = []
+
+
+def place_officials(g: Any, seat: int, noble: str, n: int, where: str = "offices") -> None:
+    """Move Officials from a player's supply to a Noble's office (or plaza)."""
+    p = g.players[seat]
+    assert p.officials >= n
+    p.officials -= n
+    spot = getattr(g, where)[noble]
+    spot[p.color] = spot.get(p.color, 0) + n
+
+
+def set_rubble(g: Any, seat: int, sets: int, cubes: int = 0) -> None:
+    """Give a player completed rubble sets (their markers leave the board) and loose cubes."""
+    rs = g.rs
+    p = g.players[seat]
+    p.rubble_sets = sets
+    p.rubble_cubes = cubes
+    p.markers_left = max(0, rs.start_markers - sets)
+
+
+def empty_pile(g: Any, pile: str, keep: int = 0) -> None:
+    """Discard a display pile's cards, keeping the `keep` bottom ones."""
+    cards = g.piles[pile]
+    g.discard.extend(cards[keep:])
+    del cards[keep:]
+
+
+def treasury_index(g: Any, modifier: int | None = None, value: int | None = None) -> int:
+    """The first Treasury space with this modifier and/or value."""
+    rs = g.rs
+    for i, (v, m) in enumerate(zip(rs.treasury_values, rs.treasury_modifiers, strict=True)):
+        if (modifier is None or m == modifier) and (value is None or v == value):
+            return i
+    raise AssertionError("no such Treasury space")
+
+
+def sound(E: Any, g: Any) -> Any:
+    """Assert the state passes the engine's invariants and return it."""
+    assert E.check_invariants(g) == []
+    return g
+
+
+def play_all(E: Any, g: Any, moves: list[Any]) -> Any:
+    """Apply moves one after the other."""
+    for m in moves:
+        g = E.apply_move(g, m)
+    return g
+
+
+def finish_turn(E: Any, g: Any) -> Any:
+    """Decline every follow and draw from the first non-empty pile until the turn is over."""
+    start_turns = g.turns
+    while g.turns == start_turns and g.phase != "over":
+        if g.phase == "follow":
+            g = E.apply_move(g, E.Move("decline", g.actor))
+        elif g.phase in ("refill", "marker"):
+            g = E.apply_move(g, E.legal_moves(g)[0])
+        else:
+            raise AssertionError(f"finish_turn: phase {g.phase}")
+    return g
+
+
+@pytest.fixture()
+def fresh(engine: ModuleType) -> Iterator[Any]:
+    """A factory for new games: fresh(players=3, variants=(), seed=0)."""
+
+    def make(players: int = 3, variants: tuple[str, ...] = (), seed: int = 0) -> Any:
+        return engine.new_game(players, variants, seed)
+
+    yield make

@@ -1,0 +1,212 @@
+"""`lisboa-rules score` and `lisboa-rules simulate` (lisboa_rules/engine_cli.py)."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ENGINE_PATH, ROOT
+
+from lisboa_rules import cli, engine_cli
+
+
+def _finished_game(engine: Any, players: int = 3, seed: int = 4) -> Any:
+    g = engine.new_game(players, (), seed)
+    rng = random.Random(seed)
+    while g.phase != "over":
+        g = engine.apply_move(g, rng.choice(engine.legal_moves(g)))
+    return g
+
+
+@pytest.fixture()
+def saved(engine: Any, tmp_path: Path) -> tuple[Path, Any]:
+    g = _finished_game(engine)
+    path = tmp_path / "game.json"
+    path.write_text(engine.dumps(g))
+    return path, g
+
+
+def _run(argv: list[str], capsys: Any, monkeypatch: Any) -> tuple[int, str, str]:
+    monkeypatch.chdir(ROOT)
+    code = cli.main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# --- score ----------------------------------------------------------------------------------
+
+
+def test_score_text(engine: Any, saved: Any, capsys: Any, monkeypatch: Any) -> None:
+    path, g = saved
+    code, out, err = _run(["score", str(path)], capsys, monkeypatch)
+    assert code == 0, err
+    sheet = engine.final_scores(g)
+    for color, total in zip(sheet.colors, sheet.totals, strict=True):
+        assert f"{color}: {total} wigs" in out
+    for line in sheet.lines[0]:
+        assert line.explanation in out
+    assert "Ranking (most wigs, then most rubble sets" in out
+    assert "note:" not in out  # the game is over
+    winner = engine.ranking(g, sheet).places[0][0]
+    assert f"1st  {sheet.colors[winner]}" in out
+
+
+def test_score_json(engine: Any, saved: Any, capsys: Any, monkeypatch: Any) -> None:
+    path, g = saved
+    code, out, _ = _run(["score", str(path), "--format", "json"], capsys, monkeypatch)
+    assert code == 0
+    data = json.loads(out)
+    sheet = engine.final_scores(g)
+    assert data["over"] is True
+    assert [p["total"] for p in data["players"]] == list(sheet.totals)
+    assert data["players"][1]["sources"][0]["explanation"] == sheet.lines[1][0].explanation
+    order = [r["color"] for r in data["ranking"]["order"]]
+    assert sorted(order) == sorted(sheet.colors)
+    assert data["ranking"]["order"][0]["place"] == 1
+
+
+def test_score_of_a_game_in_progress_says_so(
+    engine: Any, tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    path = tmp_path / "new.json"
+    path.write_text(engine.dumps(engine.new_game(2, (), 1)))
+    code, out, _ = _run(["score", str(path)], capsys, monkeypatch)
+    assert code == 0
+    assert out.startswith("note: the game is not over")
+
+
+def test_shared_places(engine: Any) -> None:
+    class R:
+        places = ((2, 0), (1,))
+
+    assert engine_cli.places_of(R()) == [1, 3, 1]
+
+
+def test_score_bad_state_names_the_path(
+    engine: Any, saved: Any, capsys: Any, monkeypatch: Any
+) -> None:
+    path, _ = saved
+    data = json.loads(path.read_text())
+    data["players"][1]["reis"] = -4
+    path.write_text(json.dumps(data))
+    code, out, err = _run(["score", str(path)], capsys, monkeypatch)
+    assert code == 1 and out == ""
+    assert "$.players[1].reis" in err and "Traceback" not in err
+    path.write_text("{")
+    code, _, err = _run(["score", str(path)], capsys, monkeypatch)
+    assert code == 1 and "not JSON" in err
+
+
+def test_score_missing_files(tmp_path: Path, saved: Any, capsys: Any, monkeypatch: Any) -> None:
+    code, _, err = _run(["score", str(tmp_path / "nope.json")], capsys, monkeypatch)
+    assert code == 2 and "cannot read" in err
+    path, _ = saved
+    code, _, err = _run(["score", str(path), "--engine", str(tmp_path / "x.py")], capsys,
+                        monkeypatch)
+    assert code == 2 and "no engine at" in err and "build" in err
+
+
+def test_score_with_an_engine_compiled_from_rules(
+    saved: Any, capsys: Any, monkeypatch: Any
+) -> None:
+    path, _ = saved
+    code, out, err = _run(["score", str(path), "--rules", "rules", "--format", "json"], capsys,
+                          monkeypatch)
+    assert code == 0, err
+    _, out2, _ = _run(["score", str(path), "--format", "json"], capsys, monkeypatch)
+    fresh, generated = json.loads(out), json.loads(out2)
+    assert fresh["ranking"] == generated["ranking"]
+    assert [p["total"] for p in fresh["players"]] == [p["total"] for p in generated["players"]]
+
+
+def test_score_with_rules_that_have_errors(
+    saved: Any, tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    path, _ = saved
+    bad = tmp_path / "rules"
+    bad.mkdir()
+    (bad / "game.yaml").write_text("kind: game\n")
+    code, _, err = _run(["score", str(path), "--rules", str(bad)], capsys, monkeypatch)
+    assert code == 1 and "have errors" in err
+
+
+# --- simulate -------------------------------------------------------------------------------
+
+
+def _simulate(capsys: Any, monkeypatch: Any, *extra: str) -> dict[str, Any]:
+    code, out, err = _run(["simulate", "--format", "json", *extra], capsys, monkeypatch)
+    assert code == 0, err
+    assert err == ""  # no progress bar when stderr is not a terminal
+    data: dict[str, Any] = json.loads(out)
+    return data
+
+
+def test_simulate_json_summary(engine: Any, capsys: Any, monkeypatch: Any) -> None:
+    d = _simulate(capsys, monkeypatch, "--games", "6", "--seed", "3", "--players", "3")
+    assert (d["games"], d["players"], d["variants"], d["seed"]) == (6, 3, [], 3)
+    # the summary agrees with playing the same games directly
+    turns = []
+    for seed in range(3, 9):
+        rec = engine_cli.play_random_game(engine, 3, (), seed)
+        turns.append(rec.turns)
+    assert d["length"]["turns"]["min"] == min(turns)
+    assert d["length"]["turns"]["max"] == max(turns)
+    assert sum(d["triggers"]["period"].values()) == 6
+    assert sum(d["triggers"]["game"].values()) == 6
+    assert set(d["triggers"]["period"]) <= {"period-end.rubble", "period-end.display"}
+    wins = d["wins"]
+    assert [w["color"] for w in wins] == ["Yellow", "Green", "Orange"]
+    assert sum(w["wins"] for w in wins) >= 6
+    assert sum(w["wins"] for w in wins) - sum(w["shared"] for w in wins) <= 6
+    sources = d["score_per_player"]["sources"]
+    assert len(sources) == 7
+    total = d["score_per_player"]["track"] + sum(s["mean"] for s in sources.values())
+    assert abs(total - d["score_per_player"]["total"]) < 0.05
+
+
+def test_simulate_jobs_give_identical_results(capsys: Any, monkeypatch: Any) -> None:
+    args = ["--games", "8", "--seed", "40", "--players", "2", "--variant", "queen"]
+    one = _simulate(capsys, monkeypatch, *args)
+    two = _simulate(capsys, monkeypatch, *args, "--jobs", "2")
+    assert one == two
+    assert one["variants"] == ["queen", "two-player"]
+
+
+def test_simulate_text(capsys: Any, monkeypatch: Any) -> None:
+    code, out, _ = _run(["simulate", "--games", "2", "--seed", "1", "--players", "4"], capsys,
+                        monkeypatch)
+    assert code == 0
+    for heading in ("Game length:", "Average wigs per player:", "End of the period",
+                    "End of the game", "Wins by seat"):
+        assert heading in out
+    assert "seat 3 Blue" in out
+
+
+def test_simulate_progress_bar_only_on_a_terminal(
+    engine: Any, capsys: Any, monkeypatch: Any
+) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty = Tty()
+    monkeypatch.setattr("sys.stderr", tty)
+    summary = engine_cli.simulate(engine, ENGINE_PATH, 3, (), 1, 3, 1)
+    assert summary.games == 3
+    assert "[" + "#" * 30 + "] 3/3 games" in tty.getvalue()
+    assert capsys.readouterr().out == ""
+
+
+def test_simulate_usage_errors(capsys: Any, monkeypatch: Any) -> None:
+    code, _, err = _run(["simulate", "--games", "2", "--seed", "1", "--variant", "nope"], capsys,
+                        monkeypatch)
+    assert code == 2 and "unknown variant" in err
+    code, _, err = _run(["simulate", "--games", "0", "--seed", "1"], capsys, monkeypatch)
+    assert code == 2
+    code, _, err = _run(["simulate", "--games", "1", "--seed", "1", "--players", "9"], capsys,
+                        monkeypatch)
+    assert code == 2 and "players" in err
