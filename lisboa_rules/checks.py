@@ -358,6 +358,7 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
             "value-out-of-range",
             f"{pmax} players need {pmax} colours, only {len(colors)} given",
             m.span_of(g, "players", "colors"),
+            (Related(f"players.max is {pmax}", m.span_of(g, "players", "max")),),
         )
     years = m.value(g, "years")
     if years["last"] - years["first"] != years["count"]:
@@ -380,6 +381,10 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
                 "value-out-of-range",
                 f"real icon at {icon} is off the Influence track ({inf['min']}–{inf['max']})",
                 m.span_of(g, "tracks", "influence", "reis_icons", i),
+                (
+                    Related("the track starts here", m.span_of(g, "tracks", "influence", "min")),
+                    Related("the track ends here", m.span_of(g, "tracks", "influence", "max")),
+                ),
             )
     if len(set(inf["reis_icons"])) != len(inf["reis_icons"]):
         yield Diagnostic(
@@ -430,6 +435,10 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
                 f"the {d.name} has {cards_by_deck.get(d.id, 0)}"
                 f" cards; {pmax} players need {hand * pmax}",
                 d.span,
+                (
+                    Related(f"a hand is {hand} cards", m.span_of(g, "start", "hand")),
+                    Related(f"up to {pmax} players", m.span_of(g, "players", "max")),
+                ),
             )
     for role in ("starting-hand", "period-refill"):
         if not [d for d in decks.values() if d.role == role]:
@@ -444,6 +453,7 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
                 "schema-required",
                 f"no display deck for period {p}",
                 m.span_of("components", "decks"),
+                (Related(f"the game has {periods} periods", m.span_of(g, "periods")),),
             )
     for src in m.scoring:
         for name, value in src.params:
@@ -477,8 +487,13 @@ def ALL_PARAMS(m: Model) -> Iterator[Diagnostic]:
                 )
 
 
-def check_callouts(m: Model, callouts: Iterable[tuple[str, str, Span]]) -> Iterator[Diagnostic]:
-    """Every variant callout names an existing rule."""
+def check_callouts(
+    m: Model,
+    callouts: Iterable[tuple[str, str, Span]],
+    variant_model: Model | None = None,
+    text: str | None = None,
+) -> Iterator[Diagnostic]:
+    """Every variant callout names an existing rule, and its text binds in the variant."""
     ids = [r.id for r in m.rules]
     for variant, rule, span in callouts:
         if rule not in ids:
@@ -488,6 +503,8 @@ def check_callouts(m: Model, callouts: Iterable[tuple[str, str, Span]]) -> Itera
                 span,
                 suggestion=suggest(rule, ids),
             )
+        if text is not None and variant_model is not None:
+            yield from _check_one_text(variant_model, text, span, {}, set(ids))
 
 
 ALL_CHECKS: tuple[Check, ...] = (

@@ -29,12 +29,12 @@ _BINOPS: dict[type[ast.operator], tuple[str, str]] = {
     ast.FloorDiv: ("//", "÷ (rounded down)"),
 }
 _CMPOPS: dict[type[ast.cmpop], tuple[str, str]] = {
-    ast.Gt: (">", "is more than"),
-    ast.GtE: (">=", "is at least"),
-    ast.Lt: ("<", "is less than"),
-    ast.LtE: ("<=", "is at most"),
-    ast.Eq: ("==", "is"),
-    ast.NotEq: ("!=", "is not"),
+    ast.Gt: (">", "more than"),
+    ast.GtE: (">=", "at least"),
+    ast.Lt: ("<", "less than"),
+    ast.LtE: ("<=", "at most"),
+    ast.Eq: ("==", "exactly"),
+    ast.NotEq: ("!=", "not"),
 }
 
 
@@ -314,7 +314,8 @@ def _words(node: ast.expr, words: Callable[[str, str | None], str], top: bool = 
         joiner = " and " if isinstance(node.op, ast.And) else " or "
         return joiner.join(_words(v, words) for v in node.values)
     if isinstance(node, ast.Compare):
-        parts = [_words(node.left, words)]
+        # "your completed rubble sets: at least 2" reads right for singular and plural alike.
+        parts = [_words(node.left, words) + ":"]
         for op, right in zip(node.ops, node.comparators, strict=True):
             parts.append(_CMPOPS[type(op)][1])
             parts.append(_words(right, words))

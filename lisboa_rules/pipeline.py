@@ -48,6 +48,9 @@ class Compiled:
     # ("rules/<path inside the rules folder>"): the same from every checkout and directory.
     names: dict[str, str] = field(default_factory=dict)
 
+    folded: tuple[str, ...] = ()  # variants built into the base game (build --variant)
+    cache: dict[str, str] = field(default_factory=dict)  # rendered outputs other back ends reuse
+
     def name_of(self, display: str) -> str:
         """The stable name generated files use for a rules file."""
         return self.names.get(display, display)
@@ -161,12 +164,12 @@ def analyse(
     if any(x.is_error for x in diags):
         return None, diags
     texts = {d.display: d.text for d in loaded}
-    infos = [_variant_info(variants[v]) for v in sorted(variants)]
+    # Folded variants become part of the base game: the base rule set keeps the key () and
+    # they are not offered as options of the engine.
+    infos = [_variant_info(variants[v]) for v in sorted(variants) if v not in fold]
     folded_docs, folded_changes, found = _merge(base, [variants[v] for v in fold])
     diags.extend(found)
-    base_set, found = _ruleset(
-        folded_docs, tuple(sorted(fold)), folded_changes, texts, tuple(infos)
-    )
+    base_set, found = _ruleset(folded_docs, (), folded_changes, texts, tuple(infos))
     diags.extend(found)
     rulesets: list[RuleSet] = []
     open_variants = [v for v in sorted(variants) if v not in fold]
@@ -181,15 +184,23 @@ def analyse(
             if rs is not None:
                 rulesets.append(rs)
     if base_set is not None:
-        for c in (c for info in infos for c in info.callouts):
-            diags.extend(check_callouts(base_set.model, [(c.variant, c.rule, c.span)]))
+        by_key = {rs.key: rs.model for rs in rulesets}
+        for info in infos:
+            variant_model = by_key.get((info.id,), base_set.model)
+            for c in info.callouts:
+                diags.extend(
+                    check_callouts(base_set.model, [(c.variant, c.rule, c.span)], variant_model,
+                                   c.text)
+                )
     diags = _dedupe(diags)
     if any(x.is_error for x in diags) or base_set is None:
         return None, diags
     names = {d.display: f"rules/{d.source or Path(d.display).name}" for d in loaded}
     inputs = sorted((names[d.display], d.digest) for d in loaded)
     digest = hashlib.sha256("\n".join(f"{p} {h}" for p, h in inputs).encode()).hexdigest()
-    return Compiled(base_set, [base_set, *rulesets], infos, inputs, digest, names), diags
+    compiled = Compiled(base_set, [base_set, *rulesets], infos, inputs, digest, names)
+    compiled.folded = tuple(sorted(fold))
+    return compiled, diags
 
 
 def _can_combine(vs: list[LoadedDoc]) -> bool:

@@ -27,6 +27,8 @@ def header(compiled: Compiled, comment: str = "#") -> str:
         f"Inputs (sha256): {compiled.digest}",
         "Sources: " + ", ".join(p for p, _ in compiled.inputs),
     ]
+    if compiled.folded:
+        lines.append("Variants built into the base game: " + ", ".join(compiled.folded))
     return "\n".join(f"{comment} {line}" for line in lines)
 
 
@@ -40,6 +42,7 @@ def emit_engine(compiled: Compiled) -> dict[str, str]:
         .get_template("engine/lisboa_engine.py.jinja")
         .render(view=view, header=_wrap_header(header(compiled)))
     )
+    compiled.cache[ENGINE] = text  # the reference's worked examples run this same engine
     return {ENGINE: text, STATE_SCHEMA: json.dumps(schema, indent=2, ensure_ascii=False) + "\n"}
 
 

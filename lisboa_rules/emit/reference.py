@@ -1,13 +1,1310 @@
-"""The printable rules reference (placeholder until the reference back end lands)."""
+"""The printable rules reference: Markdown and HTML pages built from the compiled rules. Pure.
+
+`render(compiled)` returns `{relative path: text}` for:
+
+- `reference/rules.md`, `reference/rules.html`: the whole reference for the standard game, with a
+  redline section per variant (base -> variant) at the end and an appendix of assumptions,
+  seed/rulebook differences, sources and every rule id;
+- `reference/player-aid.md`, `reference/player-aid.html`: one page with the costs, the scoring
+  table and the period-end checklist.
+
+Everything printed comes from the model: rule prose (placeholders filled by `emit.words`),
+formulas in words, tables from the data (column headings are the data's own keys). The worked
+examples are scored at build time by the generated engine, executed in memory, so they can never
+disagree with it. This module builds a format-neutral view (dataclasses of `Piece`s); the
+templates in `templates/reference/` lay it out, and the `html`/`md` filters escape every piece
+of data for their format.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+import re
+import sys
+import types
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+from markupsafe import Markup, escape
+
+from lisboa_rules import expr
+from lisboa_rules import text as rtext
+from lisboa_rules.checks import CROSS_REF
+from lisboa_rules.emit import words
+from lisboa_rules.emit.env import doc_env
+from lisboa_rules.model import Model, Rule
 
 if TYPE_CHECKING:
     from lisboa_rules.pipeline import Compiled
 
+RULES_MD = "reference/rules.md"
+RULES_HTML = "reference/rules.html"
+AID_MD = "reference/player-aid.md"
+AID_HTML = "reference/player-aid.html"
+
+
+class ReferenceError(jinja2.TemplateRuntimeError):
+    """Data the reference cannot print (becomes a template-error diagnostic, no traceback)."""
+
+
+# --- the view: pieces of text ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mark:
+    """An assumption a value rests on: its number in the appendix, id and stated value."""
+
+    n: int
+    id: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Inline text: plain words, a value bound from the data, a link, or an identifier."""
+
+    text: str
+    kind: str = "text"  # text | value | link | code
+    href: str = ""
+    marks: tuple[Mark, ...] = ()
+
+
+Rich = tuple[Piece, ...]
+
+
+def plain(text: str) -> Rich:
+    return (Piece(text),)
+
+
+def link(text: str, href: str) -> Piece:
+    return Piece(text, "link", href)
+
+
+def join(parts: Sequence[Rich], sep: str = ", ") -> Rich:
+    out: list[Piece] = []
+    for i, p in enumerate(parts):
+        if i:
+            out.append(Piece(sep))
+        out.extend(p)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Table:
+    head: tuple[str, ...]
+    rows: tuple[tuple[Rich, ...], ...]
+    caption: Rich = ()
+    row_ids: tuple[str, ...] = ()
+    numeric: tuple[int, ...] = ()  # columns aligned right
+    side: bool = False  # the first column holds row headings (a transposed record table)
+    kind: str = "table"
+
+    @property
+    def wide(self) -> bool:
+        """Tables with prose in them take the full width; number grids stay compact."""
+        return any(len("".join(p.text for p in cell)) > 24 for row in self.rows for cell in row)
+
+
+@dataclass(frozen=True)
+class Fact:
+    label: str
+    value: Rich
+
+
+@dataclass(frozen=True)
+class Step:
+    text: Rich
+    id: str = ""
+    title: str = ""
+    marks: tuple[Mark, ...] = ()
+
+
+@dataclass(frozen=True)
+class CalloutView:
+    variant: str
+    variant_title: str
+    variant_index: int
+    rule: str
+    rule_title: str
+    text: Rich
+    marks: tuple[Mark, ...]
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PlayerSetup:
+    color: str
+    given: Rich
+
+
+@dataclass(frozen=True)
+class ExampleView:
+    id: str
+    title: str
+    rule: str
+    rule_title: str
+    text: Rich
+    players: tuple[PlayerSetup, ...]
+    colors: tuple[str, ...]
+    rows: tuple[tuple[str, str, tuple[int, ...]], ...]  # (source id, name, wigs per player)
+    explanations: tuple[tuple[str, tuple[str, ...]], ...]  # (color, engine explanations)
+    variants: tuple[tuple[str, str], ...]  # (id, title) of the variants the engine applied
+    marks: tuple[Mark, ...]
+    sources: tuple[str, ...]
+    refused: str = ""  # why the engine would not set the example up under these rules
+
+
+@dataclass(frozen=True)
+class Card:
+    """One rule: its id is the anchor; text, facts, steps, tables, callouts and examples."""
+
+    id: str
+    title: str
+    body: tuple[Rich, ...]
+    label: str = ""
+    facts: tuple[Fact, ...] = ()
+    steps: tuple[Step, ...] = ()
+    tables: tuple[Table, ...] = ()
+    children: tuple[Card, ...] = ()
+    callouts: tuple[CalloutView, ...] = ()
+    examples: tuple[ExampleView, ...] = ()
+    marks: tuple[Mark, ...] = ()
+    sources: tuple[str, ...] = ()
+    procedure: bool = False
+    kind: str = "card"
+
+    @property
+    def long(self) -> bool:
+        """Cards that may be split across pages: with examples, sub-rules or long tables."""
+        return bool(self.examples or self.children
+                    or any(len(t.rows) > 8 for t in self.tables))
+
+
+@dataclass(frozen=True)
+class Heading:
+    id: str
+    title: str
+    kind: str = "heading"
+
+
+@dataclass(frozen=True)
+class Para:
+    text: Rich
+    kind: str = "para"
+
+
+@dataclass(frozen=True)
+class FlowNode:
+    id: str
+    title: str
+    detail: Rich = ()
+
+
+@dataclass(frozen=True)
+class FlowEnd:
+    id: str
+    title: str
+    ends: str
+    when: tuple[FlowNode, ...]
+    steps: tuple[FlowNode, ...]
+    then_id: str
+    then_title: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class Flow:
+    turn: tuple[FlowNode, ...]
+    ends: tuple[FlowEnd, ...]
+    kind: str = "flow"
+
+
+@dataclass(frozen=True)
+class ChangeRow:
+    what: Rich
+    before: str
+    after: str
+    rule: str
+    rule_title: str
+
+
+@dataclass(frozen=True)
+class TextChange:
+    rule: str
+    rule_title: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class VariantView:
+    id: str
+    title: str
+    index: int
+    applies: tuple[int, ...]
+    text: Rich
+    changes: tuple[ChangeRow, ...]
+    text_changes: tuple[TextChange, ...]
+    callouts: tuple[CalloutView, ...]
+    marks: tuple[Mark, ...]
+    sources: tuple[str, ...]
+    kind: str = "variant"
+
+
+@dataclass(frozen=True)
+class Index:
+    """Every rule id with its title, in id order (links into the page)."""
+
+    items: tuple[tuple[str, str], ...]
+    kind: str = "index"
+
+
+Block = Card | Heading | Para | Table | Flow | VariantView | Index
+
+
+@dataclass(frozen=True)
+class Chapter:
+    id: str
+    title: str
+    blocks: tuple[Block, ...]
+    page_break: bool = True
+
+
+@dataclass(frozen=True)
+class AidSection:
+    title: str
+    id: str
+    items: tuple[Fact, ...] = ()
+    tables: tuple[Table, ...] = ()
+    checklist: tuple[Step, ...] = ()
+    lines: tuple[Rich, ...] = ()
+    callouts: tuple[CalloutView, ...] = ()
+
+
+@dataclass(frozen=True)
+class Document:
+    title: str
+    subtitle: Rich
+    chapters: tuple[Chapter, ...]
+    aid: tuple[AidSection, ...]
+    variants: tuple[tuple[str, str, int], ...]  # (id, title, index) for the legend
+    header: str
+    footer: str
+
+
+# --- escaping filters --------------------------------------------------------------------------
+
+_MD_INLINE = re.compile(r"([\\`*_\[\]<>|~&])")
+_MD_ORDERED = re.compile(r"\s*\d+(?=[.)])")
+_MD_BLOCK = re.compile(r"\s*(?=[#>+=-])")
+
+
+def _guard_start(s: str) -> str:
+    """Keep data at the start of a line from becoming a heading, quote or list item."""
+    m = _MD_ORDERED.match(s)
+    if m:
+        return s[: m.end()] + "\\" + s[m.end():]
+    m = _MD_BLOCK.match(s)
+    if m:
+        return s[: m.end()] + "\\" + s[m.end():]
+    return s
+
+
+def md_text(text: object) -> str:
+    """Escape data for inline Markdown: no markup, links, HTML or table breaks survive."""
+    s = " ".join(str(text).split())
+    s = _MD_INLINE.sub(r"\\\1", s)
+    return _guard_start(s)
+
+
+def _md_piece(p: Piece, base: str) -> str:
+    if p.kind == "link":
+        return f"[{md_text(p.text)}]({base}#{_slug(p.href)})"
+    if p.kind == "code":
+        return "`" + " ".join(p.text.replace("`", "'").split()) + "`"
+    text = _MD_INLINE.sub(r"\\\1", " ".join(p.text.split()) if p.text.strip() else " ")
+    if p.text[:1].isspace() and not text.startswith(" "):
+        text = " " + text
+    if p.text[-1:].isspace() and not text.endswith(" "):
+        text += " "
+    marks = "".join(f"<sup>[†{m.n}]({base}#assumption-{_slug(m.id)})</sup>" for m in p.marks)
+    return text + marks
+
+
+def md_rich(value: Rich | str, base: str = "") -> str:
+    """A Rich text (or a plain string) as one line of escaped Markdown; links into `base`."""
+    if isinstance(value, str):
+        return md_text(value)
+    out = "".join(_md_piece(p, base) for p in value)
+    out = re.sub(r" {2,}", " ", out).strip()
+    return _guard_start(out)
+
+
+def _html_piece(p: Piece, base: str) -> str:
+    t = escape(p.text)
+    if p.kind == "link":
+        return f'<a href="{escape(base)}#{escape(_slug(p.href))}">{t}</a>'
+    if p.kind == "code":
+        return f"<code>{t}</code>"
+    marks = "".join(
+        f'<sup class="as"><a href="{escape(base)}#assumption-{escape(_slug(m.id))}" '
+        f'title="{escape(m.id)}: {escape(m.value)}">†{m.n}</a></sup>' for m in p.marks)
+    if p.kind == "value":
+        return f'<span class="v">{t}</span>{marks}'
+    return str(t) + marks
+
+
+def html_rich(value: Rich | str, base: str = "") -> Markup:
+    """A Rich text (or plain string) as escaped HTML; links point into `base` (another page)."""
+    if isinstance(value, str):
+        return escape(value)
+    return Markup("".join(_html_piece(p, base) for p in value).strip())
+
+
+def css_string(text: object) -> Markup:
+    """A CSS string literal: everything but letters, digits and spaces as a hex escape."""
+    out = "".join(c if c.isalnum() or c == " " else f"\\{ord(c):x} " for c in str(text))
+    return Markup(f'"{out}"')
+
+
+def mermaid_text(text: object) -> str:
+    """A quoted Mermaid label: anything that could end the label or the block is encoded."""
+    s = " ".join(str(text).split())
+    return '"' + re.sub(r"[^\w .,:()+?'\-]", lambda m: f"#{ord(m.group())};", s) + '"'
+
+
+def _slug(text: str) -> str:
+    """An id fit for an HTML anchor (rule ids already are; source ids have `:`, `#`, `§`)."""
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-") or "x"
+
+
+def _node_id(text: str) -> str:
+    return "n_" + re.sub(r"[^a-z0-9]+", "_", text.lower())
+
+
+def humanize(key: str) -> str:
+    """A data key as a heading: `noble_action` -> `Noble action`."""
+    text = key.replace("_", " ").replace("-", " ").strip()
+    return text[:1].upper() + text[1:]
+
+
+# --- building the view -------------------------------------------------------------------------
+
+
+class _Builder:
+    def __init__(self, compiled: Compiled) -> None:
+        self.c = compiled
+        self.m = compiled.base.model
+        self.names = words.names_of(self.m)
+        self.rules = {r.id: r for r in self.m.rules}
+        self.placed: list[str] = []
+        self.assumptions = {a.id: Mark(i + 1, a.id, a.value)
+                            for i, a in enumerate(self.m.assumptions)}
+        self.variant_index = {v.id: i for i, v in enumerate(compiled.variants)}
+        self.callouts: dict[str, list[CalloutView]] = {}
+        for v in compiled.variants:
+            vm = self.model_for(v.id)
+            for c in v.callouts:
+                rule = self.rules.get(c.rule)
+                view = CalloutView(
+                    v.id, v.title, self.variant_index[v.id], c.rule,
+                    rule.title if rule else c.rule,
+                    self.rich(c.text, {}, vm, c.provenance.assumptions),
+                    self.marks(c.provenance.assumptions), c.provenance.sources)
+                self.callouts.setdefault(c.rule, []).append(view)
+        self.engine: types.ModuleType | None = None
+        self.engine_problem = ""
+        self.row_anchors: dict[str, str] = {}  # table rows that are link targets -> label
+        self.examples: tuple[ExampleView, ...] = ()
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def model_for(self, variant: str) -> Model:
+        for rs in self.c.rulesets:
+            if rs.key == (variant,):
+                return rs.model
+        return self.m
+
+    def marks(self, ids: Iterable[str]) -> tuple[Mark, ...]:
+        out: list[Mark] = []
+        for a in ids:
+            mark = self.assumptions.get(a, Mark(0, a, ""))
+            if mark not in out:
+                out.append(mark)
+        return tuple(out)
+
+    def _about(self, assumption: str, path: tuple[str, ...]) -> bool:
+        """Whether an assumption inherited by a bound value is about that value.
+
+        The data states assumptions per object (e.g. all of `game.start`), so a value bound from
+        elsewhere inherits every assumption of its object. Only those whose id or stated value
+        names the value's key are marked at the value; the rest stay with the rule they belong to.
+        """
+        mark = self.assumptions.get(assumption)
+        if mark is None or not path:
+            return True
+        hay = f"{mark.id} {mark.value}".lower().replace("-", " ")
+        stems = [w[:4] for w in re.split(r"[_\-]", path[-1].lower()) if len(w) >= 4]
+        return any(re.search(rf"\b{re.escape(st)}", hay) for st in stems)
+
+    def title_of(self, rule_id: str) -> str:
+        r = self.rules.get(rule_id)
+        return r.title if r else rule_id
+
+    def rich(self, text: str, local: Any, m: Model | None = None,
+             declared: Iterable[str] = ()) -> Rich:
+        """Text with placeholders filled; values keep the assumptions not already declared."""
+        model = m or self.m
+        known = set(declared)
+        out: list[Piece] = []
+        for seg in words.segments(model, text, local):
+            if seg.value:
+                extra = [a for a in seg.assumptions
+                         if a not in known and self._about(a, seg.path)]
+                known.update(extra)
+                out.append(Piece(seg.text, "value", marks=self.marks(extra)))
+            elif any(True for _ in rtext.placeholders(seg.text)):
+                raise ReferenceError(f"unresolved placeholder in text: {seg.text!r}")
+            else:
+                out.extend(self._refs(seg.text))
+        return _strip(out)
+
+    def _refs(self, text: str) -> list[Piece]:
+        out: list[Piece] = []
+        pos = 0
+        for ref in CROSS_REF.finditer(text):
+            if ref.start() > pos:
+                out.append(Piece(text[pos:ref.start()]))
+            rid = ref.group(1)
+            if rid not in self.rules:
+                raise ReferenceError(f"text names rule '{rid}', which does not exist")
+            out.append(link(self.title_of(rid), rid))
+            pos = ref.end()
+        if pos < len(text):
+            out.append(Piece(text[pos:]))
+        return out
+
+    def rule_text(self, r: Rule, m: Model | None = None) -> Rich:
+        model = m or self.m
+        rule = model.rule(r.id) or r
+        local, _ = words.find_owner(model, rule)
+        return self.rich(rule.text, local, model, r.provenance.assumptions)
+
+    def words(self, source: str, params: Mapping[str, int]) -> str:
+        return words.formula_words(self.m, source, dict(params))
+
+    def card(self, r: Rule, **kw: Any) -> Card:
+        """A rule's card, with the callouts and examples that stand at it; marks it placed."""
+        self.placed.append(r.id)
+        return Card(
+            id=r.id, title=r.title,
+            body=(self.rule_text(r),) if r.text.strip() else (),
+            callouts=tuple(self.callouts.get(r.id, ())),
+            examples=tuple(e for e in self.examples if e.rule == r.id),
+            marks=self.marks(r.provenance.assumptions), sources=r.provenance.sources, **kw)
+
+    def value_name(self, value: Any, named: bool = True) -> str:
+        """A data value in words; ids become names when `named` (references, not colours)."""
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, str):
+            return self.names.get(value, value) if named else value
+        if isinstance(value, list):
+            return ", ".join(self.value_name(v, named) for v in value)
+        if isinstance(value, dict):
+            label = value.get("name", value.get("title"))
+            if isinstance(label, str) and len(value) <= 2:
+                return label
+            return "; ".join(f"{self.key_label(str(k))}: {self.value_name(v, named)}"
+                             for k, v in value.items() if k not in ("source", "assumptions"))
+        if value is None:
+            return "—"
+        return str(value)
+
+    def key_label(self, key: str) -> str:
+        """A data key as words: the vocabulary's words for it, else the key humanized."""
+        vocab = {v.name: v.words for v in self.m.vocabulary}
+        if key in self.names:
+            return self.names[key]
+        return _bare(vocab[key]) if key in vocab and "{" not in vocab[key] else humanize(key)
+
+    def side_table(self, items: Sequence[Mapping[str, Any]], keys: Sequence[str],
+                   caption: Rich = ()) -> Table:
+        """Records as columns, one row per key: compact for short lists such as track spaces."""
+        head = (humanize(keys[0]), *(self.value_name(it.get(keys[0]), named=False)
+                                     for it in items))
+        rows = tuple((plain(humanize(k)), *(plain(self.value_name(it.get(k), named=False))
+                                           for it in items)) for k in keys[1:])
+        return Table(head, rows, caption, numeric=tuple(range(1, len(head))), side=True)
+
+    def record_table(self, items: Sequence[Mapping[str, Any]], keys: Sequence[str],
+                     caption: Rich = ()) -> Table:
+        """Records as rows, the data's keys as column headings."""
+        rows = tuple(tuple(plain(self.value_name(item.get(k), named=False)) for k in keys)
+                     for item in items)
+        numeric = tuple(i for i, k in enumerate(keys)
+                        if items and all(isinstance(it.get(k), int) for it in items))
+        return Table(tuple(humanize(k) for k in keys), rows, caption, numeric=numeric)
+
+    # -- examples -------------------------------------------------------------------------------
+
+    def run_examples(self) -> tuple[ExampleView, ...]:
+        m = self.m
+        if not m.examples:
+            return ()
+        engine = self._engine()
+        sources = {s.id: s for s in m.scoring}
+        out = []
+        ids = {r.id for r in m.rules}
+        for ex in m.examples:
+            if ex.id in ids:
+                raise ReferenceError(f"example id '{ex.id}' is also a rule id; anchors must be "
+                                     "unique")
+            setups = tuple(PlayerSetup(str(dict(g)["color"]), self._given(dict(g)))
+                           for g in ex.players)
+            text = self.rich(ex.text, {}, m, ex.provenance.assumptions)
+            marks = self.marks(ex.provenance.assumptions)
+            refused = self.engine_problem
+            game: Any = None
+            sheet: Any = None
+            if engine is not None:
+                players = [self._player(engine, ex.id, dict(given)) for given in ex.players]
+                try:
+                    game = engine.new_game(len(players))
+                    game.players = players
+                    sheet = engine.final_scores(game)
+                except ValueError as exc:  # the rules no longer allow this set-up: say so
+                    refused = str(exc)
+                except Exception as exc:  # an engine bug: shown here, caught by the tests
+                    refused = f"{type(exc).__name__}: {exc}"
+            if sheet is None or refused:
+                out.append(ExampleView(
+                    ex.id, ex.title, ex.rule, self.title_of(ex.rule), text, setups,
+                    tuple(str(dict(g)["color"]) for g in ex.players), (), (), (), marks,
+                    ex.provenance.sources, refused=refused))
+                continue
+            rows = []
+            for sid in ex.show:
+                if sid not in sources:
+                    raise ReferenceError(f"example '{ex.id}' shows unknown source '{sid}'")
+                wigs = tuple(next(ln.wigs for ln in lines if ln.source == sid)
+                             for lines in sheet.lines)
+                rows.append((sid, sources[sid].name, wigs))
+            explanations = tuple(
+                (color, tuple(ln.explanation for ln in lines if ln.source in ex.show))
+                for color, lines in zip(sheet.colors, sheet.lines, strict=True))
+            applied = tuple((v, next((i.title for i in self.c.variants if i.id == v), v))
+                            for v in game.variants)
+            out.append(ExampleView(
+                ex.id, ex.title, ex.rule, self.title_of(ex.rule), text, setups,
+                tuple(sheet.colors), tuple(rows), explanations, applied, marks,
+                ex.provenance.sources))
+        return tuple(out)
+
+    def _engine(self) -> types.ModuleType | None:
+        """The generated engine, rendered and executed in memory (never from disk).
+
+        None when the generated source does not compile: the writer then reports
+        generated-invalid at the offending line and writes nothing, so the examples only
+        need to say why they have no numbers.
+        """
+        if self.engine is None and not self.engine_problem:
+            from lisboa_rules.emit import ENGINE, emit_engine
+
+            source = self.c.cache.get(ENGINE) or emit_engine(self.c)[ENGINE]
+            try:
+                code = compile(source, f"<generated {ENGINE}>", "exec", dont_inherit=True)
+            except (SyntaxError, ValueError) as exc:
+                self.engine_problem = f"the generated engine does not compile: {exc}"
+                return None
+            name = f"_lisboa_reference_engine_{self.c.digest[:16]}"
+            module = types.ModuleType(name)
+            sys.modules[name] = module  # dataclasses look their module up while being created
+            try:
+                exec(code, module.__dict__)
+            except Exception as exc:
+                raise ReferenceError(f"the generated engine fails to load: "
+                                     f"{type(exc).__name__}: {exc}") from None
+            finally:
+                sys.modules.pop(name, None)
+            self.engine = module
+        return self.engine
+
+    def _player(self, engine: types.ModuleType, example: str, given: dict[str, Any]) -> Any:
+        p = engine.Player(color=str(given["color"]))
+        blank = {b.id: 0 for b in self.m.businesses}
+        p.stores, p.goods = dict(blank), dict(blank)
+        for key, value in given.items():
+            if key == "color":
+                continue
+            if not hasattr(p, key):
+                raise ReferenceError(f"example '{example}': players have no field '{key}'")
+            current = getattr(p, key)
+            if isinstance(current, dict) and isinstance(value, dict):
+                current.update(value)
+            else:
+                setattr(p, key, list(value) if isinstance(value, list) else value)
+        return p
+
+    def _given(self, given: dict[str, Any]) -> Rich:
+        vocab = {v.name: v for v in self.m.vocabulary}
+        decrees = {d.id: d for d in self.m.decrees}
+        parts: list[Rich] = []
+        for key, value in given.items():
+            if key == "color":
+                continue
+            v = vocab.get(key)
+            if isinstance(value, dict):
+                for item, n in value.items():
+                    name = str(self.names.get(str(item), item))
+                    label = v.words.replace("{item}", name) if v else f"{humanize(key)} {name}"
+                    parts.append(plain(f"{_bare(label)} {n}"))
+                continue
+            label = _bare(v.words) if v else humanize(key)
+            if key == "decrees" and isinstance(value, list):
+                shown = []
+                for d in value:
+                    dec = decrees.get(d)
+                    detail = (f" ({self.words(dec.condition.source, {})}: {dec.wigs})"
+                              if dec else "")
+                    shown.append((link(d, f"decree-{d}"), Piece(detail)))
+                parts.append((Piece(label + " "), *join([tuple(x) for x in shown], "; ")))
+                continue
+            parts.append(plain(f"{label} {self.value_name(value)}"))
+        return join(parts, "; ") if parts else plain("—")
+
+    # -- chapters -------------------------------------------------------------------------------
+
+    def build(self) -> Document:
+        m = self.m
+        self.examples = self.run_examples()
+        chapters = [self.ch_game(), self.ch_turn(), self.ch_court(), self.ch_costs(),
+                    self.ch_end(), self.ch_scoring()]
+        rest = [r for r in m.rules if r.id not in self.placed]
+        if rest:
+            chapters.append(Chapter("chap-other", "Other rules",
+                                    tuple(self.card(r) for r in rest)))
+        chapters.append(self.ch_variants())
+        chapters.append(self.ch_appendix())
+        game = m.data["game"]
+        players = game["players"]
+        subtitle = (Piece(f"{game.get('designer', '')} · {game.get('publisher', '')} · "
+                          f"{game.get('published', '')} · {players['min']}–{players['max']} "
+                          "players"),)
+        return Document(
+            title=str(game["title"]), subtitle=subtitle, chapters=tuple(chapters),
+            aid=self.aid(), variants=tuple((v.id, v.title, self.variant_index[v.id])
+                                           for v in self.c.variants),
+            header=_comment_header(self.c), footer=str(game["title"]))
+
+    def ch_game(self) -> Chapter:
+        m = self.m
+        blocks: list[Block] = []
+        tracks = m.data["game"].get("tracks", {})
+        for r in (r for r in m.rules if r.section == "game"):
+            tables: list[Table] = []
+            # A track laid out space by space gets its spaces printed at the rule about it.
+            for name, track in tracks.items():
+                spaces = track.get("spaces") if isinstance(track, dict) else None
+                if spaces and isinstance(spaces[0], dict) and \
+                        _mentions(r.text, f"tracks.{name}"):
+                    tables.append(self.side_table(
+                        spaces, list(spaces[0]), caption=(
+                            Piece(humanize("spaces")),
+                            Piece("", "value", marks=self.marks(track.get("assumptions", ()))))))
+            blocks.append(self.card(r, tables=tuple(tables)))
+        comp = m.data["components"]
+        listed = [x["id"] for x in comp.get("rules", ())]
+        for r in (r for r in m.rules if r.section == "components"):
+            local, _ = words.find_owner(m, r)
+            extra: list[Table] = []
+            if local is comp.get("shipyard") and comp.get("ships"):
+                extra.append(self.side_table(
+                    comp["ships"], list(comp["ships"][0]),
+                    caption=(Piece(humanize("ships")), Piece(
+                        "", "value", marks=self.marks(comp.get("ships_assumptions", ()))))))
+            if listed and r.id == listed[0] and comp.get("decks"):
+                extra.append(self.record_table(comp["decks"], ["name", "years", "role", "period"],
+                                               caption=plain(humanize("decks"))))
+            blocks.append(self.card(r, tables=tuple(extra)))
+        return Chapter("chap-game", "The game", tuple(blocks), False)
+
+    def ch_turn(self) -> Chapter:
+        m = self.m
+        blocks: list[Block] = [Heading("turn-order", "Turn order")]
+        turn = [self.rules[t["id"]] for t in m.data["flow"]["turn"]]
+        steps = []
+        for r in turn:
+            self.placed.append(r.id)
+            steps.append(Step(self.rule_text(r), r.id, r.title,
+                              self.marks(r.provenance.assumptions)))
+        blocks.append(Card("turn", "", (), steps=tuple(steps), procedure=True,
+                           kind="procedure"))
+        blocks.append(Heading("game-flow", "Game flow"))
+        blocks.append(self.flow())
+        blocks.append(Heading("actions", "Actions"))
+        overview = []
+        for a in m.actions:
+            overview.append((plain(str(a.number) if a.number is not None else ""),
+                             (link(a.name, a.id),), plain(a.plays or "")))
+        blocks.append(Table(("#", humanize("name"), humanize("plays")), tuple(overview),
+                            numeric=(0,)))
+        for a in m.actions:
+            if a.cost is None:
+                blocks.append(self.action_card(a))
+        return Chapter("chap-turn", "The turn", tuple(blocks))
+
+    def action_card(self, a: Any) -> Card:
+        facts = []
+        if a.plays:
+            facts.append(Fact(humanize("plays"), plain(a.plays)))
+        if a.cost:
+            facts.append(Fact(humanize("cost"), (link(self.title_of(a.cost), a.cost),)))
+        if a.lacking_cost:
+            facts.append(Fact(humanize("lacking_cost"),
+                              (link(self.title_of(a.lacking_cost), a.lacking_cost),)))
+        if not a.followable:
+            facts.append(Fact(humanize("followable"), plain(self.value_name(False))))
+        if a.reward:
+            facts.append(Fact(humanize("reward"), plain(self.value_name(dict(a.reward)))))
+        local, _ = words.find_owner(self.m, a.rule)
+        steps = tuple(Step(self.rich(s, local, declared=a.rule.provenance.assumptions))
+                      for s in a.steps)
+        label = f"{humanize('action')} {a.number}" if a.number is not None else ""
+        return self.card(a.rule, facts=tuple(facts), steps=steps, label=label,
+                         procedure=bool(steps))
+
+    def flow(self) -> Flow:
+        m = self.m
+        flow = m.data["flow"]
+        turn = tuple(FlowNode(t["id"], self.title_of(t["id"])) for t in flow["turn"])
+        ends: list[FlowEnd] = []
+        procs = {"period": flow.get("period_end", {}), "game": flow.get("game_end", {})}
+        order: list[str] = []
+        for t in m.triggers:
+            if t.ends not in order:
+                order.append(t.ends)
+        for i, kind in enumerate(order):
+            proc = procs.get(kind, {})
+            when = tuple(
+                FlowNode(t.id, f"{humanize('period')} {t.period}",
+                         plain(self.words(t.condition.source, dict(t.params))))
+                for t in m.triggers if t.ends == kind)
+            steps = tuple(FlowNode(s.id, s.rule.title) for s in m.period_end) \
+                if proc is flow.get("period_end") else ()
+            last = i == len(order) - 1
+            ends.append(FlowEnd(
+                str(proc.get("id", kind)), self.title_of(str(proc.get("id", kind))), kind, when,
+                steps, "chap-scoring" if last else turn[0].id,
+                humanize("scoring") if last else turn[0].title,
+                " or ".join(f"{w.title}: {''.join(p.text for p in w.detail)}" for w in when)))
+        return Flow(turn, tuple(ends))
+
+    def ch_court(self) -> Chapter:
+        m = self.m
+        blocks: list[Block] = []
+        nobles_rules = [r for r in m.rules if r.section == "nobles"
+                        and r.id in [x["id"] for x in m.data["nobles"].get("rules", ())]]
+        title = nobles_rules[0].title if nobles_rules else humanize("nobles")
+        if nobles_rules:
+            blocks.append(self.card(nobles_rules[0], tables=(self.nobles_table(),)))
+        else:
+            blocks.append(self.nobles_table())
+        for a in m.actions:
+            if a.cost is not None:
+                blocks.append(self.action_card(a))
+        for r in nobles_rules[1:]:
+            blocks.append(self.card(r))
+        blocks.append(Heading("state-actions", humanize("state_actions")))
+        for sa in m.state_actions:
+            effects = [Fact(humanize("effects"), plain(self.value_name(dict(sa.effects))))] \
+                if sa.effects else []
+            blocks.append(self.card(sa.rule, facts=tuple(effects)))
+        blocks.append(Heading("noble-actions", humanize("noble_actions")))
+        for na in m.noble_actions:
+            facts: list[Fact] = []
+            if na.land_price is not None:
+                facts.append(Fact(humanize("land_price"),
+                                  plain(self.words(na.land_price.source, dict(na.params)))))
+            if na.lots:
+                facts.append(Fact(humanize("lots"), plain(", ".join(
+                    f"{self.names.get(b, b)} {n}" for b, n in na.lots))))
+            if na.wigs_per_official and m.plans:
+                facts.append(Fact(humanize("plans"), (
+                    Piece(" · ".join(f"{p.id}: {p.officials}" for p in m.plans), "value",
+                          marks=self.marks(m.data["components"].get("plans_assumptions", ()))),
+                )))
+            children = []
+            if na.extra_pick is not None:
+                extra = next((r for r in m.rules if r.section == "nobles"
+                              and r.text == na.extra_pick.text and r.id != na.id), None)
+                if extra is not None:
+                    children.append(self.card(extra))
+            blocks.append(self.card(na.rule, facts=tuple(facts),
+                                    children=tuple(children)))
+        return Chapter("chap-court", title, tuple(blocks))
+
+    def nobles_table(self) -> Table:
+        m = self.m
+        sa_names = {a.id: a.name for a in m.state_actions}
+        na_names = {a.id: a.name for a in m.noble_actions}
+        rows = []
+        ids = []
+        for n in m.nobles:
+            rows.append((
+                (Piece(n.name, "value"),),
+                plain(n.title),
+                join([(link(sa_names.get(s, s), f"state-action.{s}"),) for s in n.state_actions],
+                     " · "),
+                (link(na_names.get(n.noble_action, n.noble_action), n.noble_action),),
+                (Piece(", ".join(self.names.get(g, g) for g in n.trade_goods), "value",
+                       marks=self.marks(n.provenance.assumptions)),),
+            ))
+            ids.append(f"nobles-{n.id}")
+            self.row_anchors[f"nobles-{n.id}"] = n.name
+        head = tuple(humanize(k) for k in ("name", "title", "state_actions", "noble_action",
+                                           "trade_goods"))
+        return Table(head, tuple(rows), row_ids=tuple(ids))
+
+    def ch_costs(self) -> Chapter:
+        m = self.m
+        blocks: list[Block] = []
+        for c in m.costs:
+            params = dict(c.params)
+            facts = [Fact(humanize("formula"), plain(self.words(c.formula.source, params)))]
+            if c.example:
+                values = {**params, **dict(c.example)}
+                missing = [n for n in c.formula.names if n not in values]
+                if missing:
+                    raise ReferenceError(f"cost '{c.id}': the example gives no value for "
+                                         f"{', '.join(missing)}")
+                result = expr.evaluate(c.formula, _lookup(values))
+                vocab = {v.name: v.words for v in m.vocabulary}
+                given = ", ".join(f"{vocab.get(k, k)} = {v}" for k, v in c.example)
+                facts.append(Fact(humanize("example"), (
+                    Piece(f"{given[:1].upper()}{given[1:]}: "
+                          f"{self.words(c.formula.source, values)} = "),
+                    Piece(str(result), "value"))))
+            blocks.append(self.card(c.rule, facts=tuple(facts)))
+        for na in m.noble_actions:
+            if na.land_price is not None:
+                blocks.append(Para((Piece(f"{humanize('land_price')} ("), link(na.name, na.id),
+                                    Piece("): "),
+                                    Piece(self.words(na.land_price.source, dict(na.params)),
+                                          "value"))))
+        return Chapter("chap-costs", humanize("costs"), tuple(blocks))
+
+    def ch_end(self) -> Chapter:
+        m = self.m
+        flow = m.data["flow"]
+        blocks: list[Block] = []
+        for kind, key in (("period", "period_end"), ("game", "game_end")):
+            proc = flow.get(key)
+            if not isinstance(proc, dict):
+                continue
+            rule = self.rules.get(proc["id"])
+            blocks.append(Heading(f"{proc['id']}-section", self.title_of(proc["id"])))
+            for t in m.triggers:
+                if t.ends == kind:
+                    facts = (Fact(humanize("condition"),
+                                  plain(self.words(t.condition.source, dict(t.params)))),
+                             Fact(humanize("period"), plain(str(t.period))))
+                    blocks.append(self.card(t.rule, facts=facts))
+            if rule is None:
+                continue
+            facts_l = [Fact(humanize(k), plain(self.value_name(v))) for k, v in proc.items()
+                       if k in ("finish", "extra_rounds", "follows_allowed")]
+            steps = tuple(Step(self.rule_text(s.rule), s.id, s.rule.title,
+                               self.marks(s.rule.provenance.assumptions))
+                          for s in m.period_end) if key == "period_end" else ()
+            self.placed.extend(s.id for s in m.period_end if key == "period_end")
+            blocks.append(self.card(rule, facts=tuple(facts_l), steps=steps,
+                                    procedure=True))
+        return Chapter("chap-end", " · ".join(
+            self.title_of(str(flow[k]["id"])) for k in ("period_end", "game_end") if k in flow),
+            tuple(blocks))
+
+    def ch_scoring(self) -> Chapter:
+        m = self.m
+        sc = m.data["scoring"]
+        blocks: list[Block] = []
+        if sc.get("intro"):
+            blocks.append(Para(self.rich(sc["intro"], sc)))
+        blocks.append(self.scoring_table())
+        for s in m.scoring:
+            facts = []
+            tables: list[Table] = []
+            if s.formula is not None:
+                facts.append(Fact(humanize("formula"),
+                                  plain(self.words(s.formula.source, dict(s.params)))))
+            if s.eligible is not None:
+                facts.append(Fact(humanize("eligible"),
+                                  plain(self.words(s.eligible.source, dict(s.params)))))
+            if s.groups:
+                tables.append(self.majority_table(s))
+            if s.kind == "decrees" and m.decrees:
+                tables.append(self.decree_table())
+            blocks.append(self.card(s.rule, facts=tuple(facts), tables=tuple(tables)))
+        ties = next((r for r in m.rules if r.section == "scoring"
+                     and r.text == sc.get("majority", {}).get("text")), None)
+        if ties is not None:
+            blocks.append(self.card(ties))
+        tb = sc.get("tiebreakers")
+        if isinstance(tb, dict) and tb.get("id") in self.rules:
+            steps = tuple(Step(plain(t.name)) for t in m.tiebreakers)
+            blocks.append(self.card(self.rules[tb["id"]], steps=steps, procedure=True))
+        return Chapter("chap-scoring", humanize("scoring"), tuple(blocks))
+
+    def scoring_table(self) -> Table:
+        m = self.m
+        rows = []
+        for i, s in enumerate(m.scoring, start=1):
+            local, _ = words.find_owner(m, s.rule)
+            rows.append((plain(str(i)), (link(s.name, s.id),),
+                         self.rich(s.short, local, declared=())
+                         + ((Piece("", "value", marks=self.marks(s.rule.provenance.assumptions)),)
+                            if s.rule.provenance.assumptions else ())))
+        return Table(("#", humanize("source"), humanize(self.score_term())), tuple(rows),
+                     numeric=(0,))
+
+    def score_term(self) -> str:
+        return str(self.m.data["game"].get("terms", {}).get("score", "score"))
+
+    def majority_table(self, s: Any, m: Model | None = None) -> Table:
+        model = m or self.m
+        maj = model.data["scoring"]["majority"]
+        cols = list(maj["columns"])
+        names = list(maj.get("column_names", ()))
+        head = ("", *(names[c - 1] if c - 1 < len(names) else str(c) for c in cols))
+        rows = tuple((plain(g.name), *(plain(str(g.table[c - 1])) for c in cols))
+                     for g in s.groups)
+        caption = (Piece(s.name),
+                   Piece("", "value", marks=self.marks(s.rule.provenance.assumptions)))
+        return Table(tuple(head), rows, caption, numeric=tuple(range(1, len(head))))
+
+    def decree_table(self) -> Table:
+        comp = self.m.data["components"]
+        rows = tuple((plain(d.id), plain(self.words(d.condition.source, {})),
+                      plain(str(d.wigs))) for d in self.m.decrees)
+        keys = list(comp["decrees"][0])
+        return Table(tuple(humanize(k) for k in keys), rows, (
+            Piece(humanize("decrees")),
+            Piece("", "value", marks=self.marks(comp.get("decrees_assumptions", ())))),
+            row_ids=tuple(f"decree-{d.id}" for d in self.m.decrees), numeric=(2,))
+
+    # -- variants and appendix -------------------------------------------------------------------
+
+    def ch_variants(self) -> Chapter:
+        blocks: list[Block] = []
+        for v in self.c.variants:
+            vm = self.model_for(v.id)
+            rs = next((r for r in self.c.rulesets if r.key == (v.id,)), None)
+            rows = tuple(self.change_row(ch, vm) for ch in (rs.changes if rs else ()))
+            text_changes = []
+            for r in self.m.rules:
+                after_rule = vm.rule(r.id)
+                if after_rule is None:
+                    continue
+                before = words.plain_text(self.m, r)
+                after = words.plain_text(vm, after_rule)
+                if before != after:
+                    text_changes.append(TextChange(r.id, r.title, before, after))
+            callouts = tuple(c for cs in self.callouts.values() for c in cs if c.variant == v.id)
+            blocks.append(VariantView(
+                v.id, v.title, self.variant_index[v.id], v.applies_players,
+                self.rich(v.text, {}, vm, v.provenance.assumptions), rows, tuple(text_changes),
+                callouts, self.marks(v.provenance.assumptions), v.provenance.sources))
+        return Chapter("chap-variants", humanize("variants"), tuple(blocks))
+
+    def change_row(self, ch: Any, after: Model) -> ChangeRow:
+        """One overlay change in words: the path through the data by names, before -> after."""
+        node: Any = after.data.get(ch.kind)
+        base: Any = self.m.data.get(ch.kind)
+        parts = [humanize(ch.kind)]
+        rule = ""
+        rule_title = ""
+        parent: Any = None
+        for key in ch.path:
+            parent = node
+            node, base = _step(node, key), _step(base, key)
+            here = node if node is not None else base
+            if isinstance(key, int):
+                label = None
+                if isinstance(here, dict):
+                    label = here.get("name", here.get("title", here.get("id", here.get("number"))))
+                parts.append(str(label if label is not None else key))
+                anchor = f"{ch.path[ch.path.index(key) - 1]}-{here.get('id')}" \
+                    if isinstance(here, dict) and ch.path.index(key) > 0 else ""
+                if anchor in self.row_anchors:
+                    rule, rule_title = anchor, self.row_anchors[anchor]
+            else:
+                parts.append(self.names.get(str(key), humanize(str(key))))
+            if isinstance(here, dict) and isinstance(here.get("text"), str):
+                found = next((r for r in self.m.rules
+                              if r.section == ch.kind and r.text == here["text"]), None)
+                if found is not None:
+                    rule, rule_title = found.id, found.title
+        before, after_v = ch.before, ch.after
+        key = ch.path[-1] if ch.path else ""
+        if isinstance(key, str) and isinstance(parent, dict) and key.endswith("s"):
+            names = parent.get(f"{key[:-1]}_names")
+            if isinstance(names, list):
+                before, after_v = _named(before, names), _named(after_v, names)
+        return ChangeRow(plain(" › ".join(parts)), self.value_name(before),
+                         self.value_name(after_v), rule, rule_title)
+
+    def cards_title(self) -> str:
+        return humanize("cards")
+
+    def cards_table(self) -> Table:
+        """Every Political card: deck, pile, Influence, reward, penalty and event."""
+        m = self.m
+        comp = m.data["components"]
+        na = {a.id: a.name for a in m.noble_actions}
+        rows = []
+        for c in m.cards:
+            event: Rich = ()
+            if c.event_action:
+                event = (link(na.get(c.event_action, c.event_action), c.event_action),)
+            elif c.event_effects:
+                event = plain(self.value_name(dict(c.event_effects)))
+            rows.append((plain(str(c.number)), plain(self.value_name(c.deck)),
+                         plain(self.names.get(c.type, humanize(c.type))),
+                         plain(str(c.influence) if c.influence else ""),
+                         plain(self.value_name(dict(c.reward)) if c.reward else ""),
+                         plain(self.value_name(dict(c.penalty)) if c.penalty else ""),
+                         event))
+        head = tuple(humanize(k) for k in ("number", "deck", "type", "influence", "reward",
+                                           "penalty", "event"))
+        caption = (Piece(humanize("cards")), Piece("", "value", marks=self.marks(
+            comp.get("cards_assumptions", ()))))
+        return Table(head, tuple(rows), caption, numeric=(0, 3),
+                     row_ids=tuple(f"card-{c.number}" for c in m.cards))
+
+    def ch_appendix(self) -> Chapter:
+        m = self.m
+        blocks: list[Block] = []
+        if m.cards:
+            blocks.append(Heading("cards", self.cards_title()))
+            blocks.append(self.cards_table())
+        blocks.append(Heading("assumptions", humanize("assumptions")))
+        used: dict[str, list[Rich]] = {a.id: [] for a in m.assumptions}
+        for r in m.rules:
+            for a in r.provenance.assumptions:
+                used.setdefault(a, []).append((link(r.id, r.id),))
+        for v in self.c.variants:
+            for a in v.provenance.assumptions:
+                used.setdefault(a, []).append((link(v.title, f"variant-{v.id}"),))
+            for c in v.callouts:
+                for a in c.provenance.assumptions:
+                    used.setdefault(a, []).append((link(f"{v.title} › {c.rule}", c.rule),))
+        for a_id, where in _data_assumptions(m):
+            if a_id in used and where not in used[a_id]:
+                used[a_id].append(where)
+        rows = tuple(((Piece(f"†{self.assumptions[a.id].n} "), Piece(a.id, "code")),
+                      plain(a.value), plain(a.reason), join(used.get(a.id, []), ", "))
+                     for a in m.assumptions)
+        blocks.append(Table((humanize("id"), humanize("value"), humanize("reason"),
+                             "Used by"), rows,
+                            row_ids=tuple(f"assumption-{a.id}" for a in m.assumptions)))
+        blocks.append(Heading("differences", humanize("differences")))
+        blocks.append(Table(
+            (humanize("id"), humanize("text"), humanize("source")),
+            tuple(((Piece(d.id, "code"),), self.rich(d.text, {}),
+                   join([(link(s, f"source-{s}"),) for s in d.sources], ", "))
+                  for d in m.differences),
+            row_ids=tuple(f"difference-{d.id}" for d in m.differences)))
+        blocks.append(Heading("sources", humanize("sources")))
+        blocks.append(Table((humanize("id"), humanize("title")),
+                            tuple(((Piece(s, "code"),), plain(t)) for s, t in m.sources),
+                            row_ids=tuple(f"source-{s}" for s, _ in m.sources)))
+        blocks.append(Heading("rule-index", "Rule index"))
+        blocks.append(Index(tuple((r.id, r.title) for r in sorted(m.rules, key=lambda r: r.id))))
+        return Chapter("chap-appendix", "Appendix", tuple(blocks))
+
+    # -- player aid -------------------------------------------------------------------------------
+
+    def aid_callouts(self, rule_ids: Iterable[str]) -> tuple[CalloutView, ...]:
+        """The variant callouts at these rules, each text once."""
+        out: list[CalloutView] = []
+        for rid in rule_ids:
+            for c in self.callouts.get(rid, ()):
+                if all((o.variant, o.text) != (c.variant, c.text) for o in out):
+                    out.append(c)
+        return tuple(out)
+
+    def aid(self) -> tuple[AidSection, ...]:
+        m = self.m
+        out = []
+        costs = [Fact(c.name, plain(self.words(c.formula.source, dict(c.params))))
+                 for c in m.costs]
+        costs += [Fact(f"{humanize('land_price')} ({na.name})",
+                       plain(self.words(na.land_price.source, dict(na.params))))
+                  for na in m.noble_actions if na.land_price is not None]
+        out.append(AidSection(humanize("costs"), "aid-costs", tuple(costs),
+                              callouts=self.aid_callouts(c.id for c in m.costs)))
+        tables = [self.scoring_table()]
+        tables += [self.majority_table(s) for s in m.scoring if s.groups]
+        lines = []
+        ties = m.data["scoring"].get("majority", {}).get("text")
+        if isinstance(ties, str):
+            lines.append(self.rich(ties, m.data["scoring"]["majority"]))
+        tb = m.data["scoring"].get("tiebreakers")
+        if isinstance(tb, dict) and tb.get("id") in self.rules:
+            lines.append(self.rule_text(self.rules[tb["id"]]))
+        out.append(AidSection(humanize("scoring"), "aid-scoring", tables=tuple(tables),
+                              lines=tuple(lines),
+                              callouts=self.aid_callouts(s.id for s in m.scoring)))
+        flow = m.data["flow"]
+        for kind, key in (("period", "period_end"), ("game", "game_end")):
+            proc = flow.get(key)
+            if not isinstance(proc, dict) or proc.get("id") not in self.rules:
+                continue
+            when = tuple(Fact(f"{humanize('period')} {t.period}",
+                              plain(self.words(t.condition.source, dict(t.params))))
+                         for t in m.triggers if t.ends == kind)
+            rule = self.rules[proc["id"]]
+            checklist = tuple(Step(self.rule_text(s.rule), s.id, s.rule.title)
+                              for s in m.period_end) if key == "period_end" else ()
+            out.append(AidSection(rule.title, f"aid-{rule.id}", when, checklist=checklist,
+                                  lines=(self.rule_text(rule),)))
+        return tuple(out)
+
+
+def _lookup(values: Mapping[str, int]) -> Callable[[str, str | None], int | bool]:
+    """A name lookup for `expr.evaluate` over plain values (the cost examples)."""
+
+    def get(name: str, item: str | None) -> int | bool:
+        return values[name]
+
+    return get
+
+
+def _step(node: Any, key: str | int) -> Any:
+    if isinstance(node, dict) and isinstance(key, str):
+        return node.get(key)
+    if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+        return node[key]
+    return None
+
+
+def _named(value: Any, names: list[Any]) -> Any:
+    """1-based indexes into a list of names (e.g. majority columns) as those names."""
+    if isinstance(value, list) and all(isinstance(v, int) and 0 < v <= len(names) for v in value):
+        return [str(names[v - 1]) for v in value]
+    return value
+
+
+def _strip(pieces: list[Piece]) -> Rich:
+    while pieces and pieces[0].kind == "text" and not pieces[0].text.strip():
+        pieces.pop(0)
+    if pieces and pieces[0].kind == "text":
+        pieces[0] = Piece(pieces[0].text.lstrip())
+    while pieces and pieces[-1].kind == "text" and not pieces[-1].text.strip():
+        pieces.pop()
+    if pieces and pieces[-1].kind == "text":
+        pieces[-1] = Piece(pieces[-1].text.rstrip())
+    return tuple(pieces)
+
+
+def _bare(label: str) -> str:
+    """Vocabulary words without the possessive: `your Ships` -> `Ships`."""
+    for prefix in ("your ", "the "):
+        if label.startswith(prefix):
+            label = label[len(prefix):]
+            break
+    return label[:1].upper() + label[1:]
+
+
+def _mentions(text: str, path: str) -> bool:
+    return any(".".join(ph.path).startswith(path) or ".".join(ph.path[1:]).startswith(path)
+               for ph in rtext.placeholders(text))
+
+
+def _data_assumptions(m: Model) -> list[tuple[str, Rich]]:
+    """Assumptions named by data that is not a rule (tables, lists), with where they are."""
+    out: list[tuple[str, Rich]] = []
+
+    def walk(kind: str, node: Any, path: tuple[str, ...]) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k.endswith("assumptions") and isinstance(v, list) and k != "assumptions":
+                    where = " › ".join([humanize(kind), *path, humanize(k[: -len("_assumptions")])])
+                    out.extend((str(a), plain(where)) for a in v)
+                elif k != "assumptions":
+                    walk(kind, v, (*path, humanize(k)) if not isinstance(v, list) else path)
+                if k == "assumptions" and isinstance(v, list) and "text" not in node:
+                    label = node.get("name", node.get("id", ""))
+                    where = " › ".join([humanize(kind), *path, str(label)]).rstrip(" ›")
+                    out.extend((str(a), plain(where)) for a in v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(kind, v, path)
+
+    for kind in sorted(m.data):
+        if kind not in ("provenance", "examples"):
+            walk(kind, m.data[kind], ())
+    return out
+
+
+# --- rendering ---------------------------------------------------------------------------------
+
+
+@functools.cache
+def _env() -> jinja2.Environment:
+    """The documents environment plus the reference's escaping filters (built once)."""
+    env = doc_env().overlay()
+    env.filters["html"] = html_rich
+    env.filters["md"] = md_rich
+    env.filters["mdtext"] = md_text
+    env.filters["css_string"] = css_string
+    env.filters["mermaid"] = mermaid_text
+    env.filters["slug"] = _slug
+    env.filters["node"] = _node_id
+    env.filters["humanize"] = humanize
+    return env
+
+
+def _comment_header(compiled: Compiled) -> str:
+    from lisboa_rules.emit import header
+
+    lines = [line.strip() for line in header(compiled, "").splitlines()]
+    return "\n".join(line.replace("--", "- -") for line in lines)
+
+
+def build_document(compiled: Compiled) -> Document:
+    """The format-neutral view of the reference (tests inspect it directly)."""
+    return _Builder(compiled).build()
+
 
 def render(compiled: Compiled) -> dict[str, str]:
     """Reference files by relative path."""
-    return {}
+    doc = build_document(compiled)
+    env = _env()
+    out: dict[str, str] = {}
+    templates: dict[str, str] = {
+        RULES_MD: "reference/rules.md.jinja",
+        RULES_HTML: "reference/rules.html.jinja",
+        AID_MD: "reference/player-aid.md.jinja",
+        AID_HTML: "reference/player-aid.html.jinja",
+    }
+    for path, name in templates.items():
+        text = env.get_template(name).render(doc=doc)
+        out[path] = _tidy(text)
+    return out
+
+
+def _tidy(text: str) -> str:
+    """No trailing spaces, at most one blank line in a row, one final newline."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    out: list[str] = []
+    for line in lines:
+        if not line and out and not out[-1]:
+            continue
+        out.append(line)
+    return "\n".join(out).strip("\n") + "\n"
+
+
+__all__ = ["Document", "build_document", "html_rich", "md_rich", "md_text", "render"]

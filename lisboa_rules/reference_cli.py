@@ -1,0 +1,176 @@
+"""`lisboa-rules pdf`: print the rules reference and the player aid to PDF.
+
+The HTML pages are compiled from the rules exactly as `build` does (nothing is read from
+generated/), then printed by WeasyPrint when it is importable (the `pdf` extra), otherwise by a
+Chromium on the PATH (`--headless --print-to-pdf`), otherwise the command says what to install
+and exits 2. PDF is a build artifact, not a committed output: it is not covered by
+`build --check`, and it goes to dist/ by default.
+
+A4 is the default paper; `--paper letter` adds a later `@page { size: letter }` rule to the
+pages before printing (the generated HTML itself stays A4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lisboa_rules import pipeline
+from lisboa_rules.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
+from lisboa_rules.diagnostics import PROG, has_errors
+from lisboa_rules.emit.reference import AID_HTML, RULES_HTML
+
+PAGES = {"rules": RULES_HTML, "player-aid": AID_HTML}
+PAPERS = ("a4", "letter")
+BACKENDS = ("auto", "weasyprint", "chromium")
+CHROMIUM_NAMES = ("chromium", "chromium-browser")
+# Offline, no profile reuse, no first-run work: the browser only prints one local file.
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-pdf-header-footer",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-extensions",
+)
+CHROMIUM_TIMEOUT = 120  # seconds per page
+
+Printer = Callable[[str, Path, Path], None]  # (html, work dir, target pdf)
+
+
+class PdfError(Exception):
+    """A back end failed to print a page."""
+
+
+def with_paper(html: str, paper: str) -> str:
+    """The page with a later `@page { size }` rule for `paper` (A4 pages are left as they are)."""
+    if paper == "a4":
+        return html
+    rule = f"<style>@page {{ size: {paper}; }}</style>\n"
+    head_end = html.find("</head>")
+    return html[:head_end] + rule + html[head_end:] if head_end >= 0 else rule + html
+
+
+def find_chromium() -> str | None:
+    """The first Chromium on the PATH, if any."""
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def _weasyprint() -> Any | None:
+    try:
+        return importlib.import_module("weasyprint")
+    except ImportError:
+        return None
+    except OSError:  # installed, but the system libraries (Pango) are missing
+        return None
+
+
+def choose_printer(backend: str) -> tuple[str, Printer] | None:
+    """The back end to use: (name, printer), or None when none is available."""
+    if backend in ("auto", "weasyprint"):
+        module = _weasyprint()
+        if module is not None:
+            return "weasyprint", _weasy_printer(module)
+        if backend == "weasyprint":
+            return None
+    exe = find_chromium()
+    if exe is not None:
+        return "chromium", _chromium_printer(exe)
+    return None
+
+
+def _weasy_printer(module: Any) -> Printer:
+    def print_page(html: str, work: Path, target: Path) -> None:
+        try:
+            module.HTML(string=html, base_url=str(work)).write_pdf(str(target))
+        except Exception as exc:  # WeasyPrint raises many kinds; report any as one line
+            raise PdfError(f"WeasyPrint failed: {exc}") from None
+
+    return print_page
+
+
+def _chromium_printer(exe: str) -> Printer:
+    def print_page(html: str, work: Path, target: Path) -> None:
+        page = work / "page.html"
+        page.write_text(html, encoding="utf-8")
+        command = [exe, *CHROMIUM_FLAGS, f"--user-data-dir={work / 'profile'}",
+                   f"--print-to-pdf={target}", page.as_uri()]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True,
+                                  timeout=CHROMIUM_TIMEOUT, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise PdfError(f"chromium failed: {exc}") from None
+        if not target.is_file() or not target.read_bytes().startswith(b"%PDF"):
+            detail = " ".join(done.stderr.split())[-300:]
+            raise PdfError(f"chromium wrote no PDF (exit {done.returncode}): {detail}")
+
+    return print_page
+
+
+def _configure(p: argparse.ArgumentParser) -> None:
+    """Add the pdf options."""
+    p.add_argument("--rules", type=Path, default=Path("rules"), metavar="DIR",
+                   help="rules directory (default: rules/)")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="diagnostics format (json goes to stdout)")
+    p.add_argument("--out", type=Path, default=Path("dist"), metavar="DIR",
+                   help="where to write rules.pdf and player-aid.pdf (default: dist/)")
+    p.add_argument("--paper", choices=PAPERS, default="a4", help="paper size (default: a4)")
+    p.add_argument("--backend", choices=BACKENDS, default="auto",
+                   help="auto: WeasyPrint if installed, else chromium on the PATH")
+
+
+def run_pdf(args: argparse.Namespace) -> int:
+    """Compile the rules, then print each reference page to PDF."""
+    chosen = choose_printer(args.backend)
+    if chosen is None:
+        want = {"weasyprint": "WeasyPrint (pip install 'lisboa-rules[pdf]')",
+                "chromium": "Chromium on the PATH (apt-get install chromium)"}
+        options = [want[args.backend]] if args.backend in want else list(want.values())
+        err(f"{PROG}: error: no PDF back end: install {' or '.join(options)}; "
+            "the HTML reference in generated/reference/ prints from any browser\n")
+        return EXIT_ERROR
+    name, printer = chosen
+    result = pipeline.compile_rules(args.rules, ())
+    if has_errors(result.diagnostics):
+        report(result.diagnostics, args.format)
+        return EXIT_FINDINGS
+    suffix = "" if args.paper == "a4" else f"-{args.paper}"
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        for stem, rel in PAGES.items():
+            html = with_paper(result.files[rel], args.paper)
+            target = args.out / f"{stem}{suffix}.pdf"
+            partial = args.out / f".{stem}{suffix}.pdf.partial"
+            try:
+                with tempfile.TemporaryDirectory(prefix="lisboa-pdf-") as tmp:
+                    printer(html, Path(tmp), partial)
+                os.replace(partial, target)  # all or nothing: no half-written PDF
+            finally:
+                partial.unlink(missing_ok=True)
+            out(f"{target}\n")
+    except (PdfError, OSError) as exc:
+        err(f"{PROG}: error: {exc}\n")
+        return EXIT_ERROR
+    err(f"{PROG}: printed {len(PAGES)} PDF files with {name} ({args.paper}) into {args.out}/\n")
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Command] = {
+    "pdf": Command("print the rules reference and the player aid to PDF (WeasyPrint or "
+                   "chromium)", _configure, run_pdf),
+}
