@@ -165,6 +165,12 @@ def check_references(m: Model) -> Iterator[Diagnostic]:
                         f"majority columns {cols} need {max(cols)} prizes but "
                         f"'{g.id}' has {len(g.table)}",
                         g.span,
+                        (
+                            Related(
+                                "the columns are set here",
+                                m.span_of("scoring", "majority", "columns"),
+                            ),
+                        ),
                     )
     decree_ids = [d.id for d in m.decrees]
     plan_ids = [p.id for p in m.plans]
@@ -240,9 +246,11 @@ def check_text(m: Model) -> Iterator[Diagnostic]:
     """Rule text: placeholders bind, no leftovers, cross-references name real rules."""
     rule_ids = {r.id for r in m.rules}
     for r in m.rules:
+        # Point at the text itself: a variant that rewrites it gets the error in its own file.
+        span = m.span_of(r.section, *r.owner, "text") if r.owner else r.span
         if r.executable and not r.text.strip():
-            yield Diagnostic("missing-text", f"rule '{r.id}' has no text for the reference", r.span)
-        yield from _check_one_text(m, r.text, r.span, _local_for(m, r), rule_ids)
+            yield Diagnostic("missing-text", f"rule '{r.id}' has no text for the reference", span)
+        yield from _check_one_text(m, r.text, span, _local_for(m, r), rule_ids)
 
 
 def _local_for(m: Model, r: Rule) -> Any:
@@ -407,7 +415,7 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
             f"the Treasury marker starts on value "
             f"{tr['start_value']}, which no Treasury space shows",
             m.span_of(g, "tracks", "treasury", "start_value"),
-            suggestion=None,
+            (Related("the Treasury spaces", m.span_of(g, "tracks", "treasury", "spaces")),),
         )
     if len(set(values)) != len(values):
         yield Diagnostic(

@@ -117,7 +117,10 @@ def run_build(args: argparse.Namespace) -> int:
     result = pipeline.compile_rules(args.rules, tuple(args.variant))
     if has_errors(result.diagnostics):
         report(result.diagnostics, args.format)
-        return EXIT_FINDINGS
+        # A template that fails is the compiler's fault, not the rules': exit as internal.
+        internal = any(d.is_error and codes.get(d.code).category in ("emit", "write")
+                       for d in result.diagnostics)
+        return EXIT_ERROR if internal else EXIT_FINDINGS
     written = writer.write_outputs(args.out, result.files, check=args.check, diff=args.diff)
     report([*result.diagnostics, *written.diagnostics], args.format)
     if not written.ok:

@@ -170,10 +170,12 @@ _code(
 A second '---' starts another document, which would be silently ignored or merged in a
 surprising way. Put each document in its own file.
 
-    bad:   kind: action
+    bad:   kind: variant
+           id: short-game
            ---
-           kind: action
-    fix:   two files, one document each
+           kind: variant
+           id: long-game
+    fix:   rules/variants/short-game.yaml and rules/variants/long-game.yaml
 """,
 )
 _code(
@@ -183,9 +185,10 @@ _code(
     """
 The file is empty, or holds only comments or a null value. Add content or delete the file.
 
-    bad:   # TODO
-    fix:   kind: action
-           id: build
+    bad:   # TODO: the house rules
+    fix:   kind: variant
+           id: house-rules
+           ...
 """,
 )
 _code(
@@ -193,8 +196,9 @@ _code(
     "load",
     "a file or directory could not be read",
     """
-The operating system refused to read the path (missing, permission denied, a directory where a
-file was expected). The message carries the system error.
+The operating system refused to read the path (missing, permission denied, a symbolic link to
+a file that is gone). The message carries the system error. A rules directory that does not
+exist is reported without a position.
 
     bad:   lisboa-rules build --rules rulse/
     fix:   lisboa-rules build --rules rules/
@@ -260,8 +264,8 @@ _code(
 The value must be one of a fixed list of words (or one exact word). The message lists the
 choices and suggests the closest one.
 
-    bad:   phase: buld
-    fix:   phase: build
+    bad:   procedure: buld-store
+    fix:   procedure: build-store
 """,
 )
 _code(
@@ -293,11 +297,11 @@ _code(
     "a value does not match the schema",
     """
 A schema rule other than type, key, choice, range or pattern failed, for example a list with
-repeated items where items must be unique, or an object matching none of several shapes.
-The message is the validator's own description.
+repeated items where items must be unique, or a value matching none of the shapes allowed
+there. The message is the validator's own description.
 
-    bad:   tags: [port, port]
-    fix:   tags: [port]
+    bad:   applies: chose            # neither 'chosen' nor {players: [...]}
+    fix:   applies: chosen
 """,
 )
 _code(
@@ -305,11 +309,12 @@ _code(
     "schema",
     "the document's 'kind' is not a known kind",
     """
-The top-level 'kind' selects the schema a file is checked against. The message suggests the
-closest known kind; `lisboa-rules schema` lists them all.
+The top-level 'kind' selects the schema a file is checked against. The message lists the known
+kinds (game, nobles, court, flow, scoring, components, vocabulary, provenance, examples,
+variant) and suggests the closest one.
 
-    bad:   kind: acton
-    fix:   kind: action
+    bad:   kind: scorign
+    fix:   kind: scoring
 """,
 )
 _code(
@@ -317,8 +322,9 @@ _code(
     "schema",
     "a kind that may appear only once is defined in two files",
     """
-Some kinds (such as the game description) describe the whole game and must be unique. The
-error points at the second file and a note at the first. Merge the files.
+Every kind but 'variant' describes one part of the whole game and must be unique. The error
+points at the 'kind' of the second file (in path order) and a note at the first. Merge the
+files.
 
     bad:   rules/game.yaml and rules/game2.yaml both say  kind: game
     fix:   keep one game file
@@ -327,14 +333,17 @@ error points at the second file and a note at the first. Merge the files.
 _code(
     "missing-kind",
     "schema",
-    "the document has no top-level 'kind'",
+    "a document has no top-level 'kind', or a kind the game needs has no document",
     """
 Every rules file starts with a 'kind' that says what it describes, so it can be checked
-against the right schema.
+against the right schema. The same code, without a position, reports a kind the game needs
+(game, nobles, court, flow, scoring, components, vocabulary, provenance) for which no file
+was found; it is not reported while another file could not be loaded or validated, since
+that file may be the one.
 
-    bad:   id: build
-    fix:   kind: action
-           id: build
+    bad:   id: house-rules
+    fix:   kind: variant
+           id: house-rules
 """,
 )
 
@@ -345,13 +354,14 @@ _code(
     "model",
     "two definitions share the same id",
     """
-Ids must be unique within their namespace so that references are unambiguous. The error points
-at the second definition and a note at the first. Rename one of them.
+Ids must be unique within their namespace so that references are unambiguous: rule ids across
+all files, the ids of Nobles, actions, costs, cards, Decrees, Plans and variants, and values
+that act as keys (a vocabulary name, a Treasury space's value, a real icon's position). The
+error points at the second definition and a note at the first. Rename or remove one.
 
-    bad:   - id: cathedral
-           - id: cathedral
-    fix:   - id: cathedral
-           - id: cathedral-annex
+    bad:   - id: frame.years        # in game.yaml
+           - id: frame.years        # again in nobles.yaml
+    fix:   - id: nobles.years
 """,
 )
 _code(
@@ -359,11 +369,12 @@ _code(
     "model",
     "a reference names an id that is not defined",
     """
-A field that refers to another definition (a component, action, tile, noble, ...) names an id
-that does not exist. The message suggests the closest defined id.
+A field that refers to another definition names an id that does not exist: a Noble, a State
+or Noble action, a business, a deck, a cost, a flag, an assumption, a rule named by a variant's
+callout or by a [[rule-id]] in rule text. The message suggests the closest defined id.
 
-    bad:   requires: [noble.kng]
-    fix:   requires: [noble.king]
+    bad:   noble_action: build-stor
+    fix:   noble_action: build-store
 """,
 )
 _code(
@@ -371,11 +382,13 @@ _code(
     "model",
     "an expression uses a name that is not defined",
     """
-Expressions may only use the names the rules define (values, counters, player attributes) and
-the built-in functions. The message suggests the closest known name.
+Formulas may only use the names listed in rules/vocabulary.yaml (which the engine must
+provide), their own params, and max/min. The position points at the name inside the formula;
+the message suggests the closest known name. A vocabulary entry naming a value the engine does
+not provide gets the same code.
 
-    bad:   when: "player.wig >= 2"
-    fix:   when: "player.wigs >= 2"
+    bad:   condition: rubble_set >= sets
+    fix:   condition: rubble_sets >= sets
 """,
 )
 _code(
@@ -383,11 +396,12 @@ _code(
     "model",
     "an expression cannot be parsed",
     """
-The text of a condition or formula is not a valid expression of the rules language. The
-position points into the expression where parsing stopped.
+The text of a condition or formula is not a valid expression of the rules language (whole
+numbers, names, + - * //, comparisons, and/or/not, max/min). The position points into the
+expression where parsing stopped.
 
-    bad:   amount: "2 * (buildings + 1"
-    fix:   amount: "2 * (buildings + 1)"
+    bad:   formula: "2 * (treasury_value + 1"
+    fix:   formula: "2 * (treasury_value + 1)"
 """,
 )
 _code(
@@ -395,12 +409,14 @@ _code(
     "model",
     "two variants change the same thing differently",
     """
-When several variants are applied together, they must not set the same target to different
-values, because the result would depend on their order. Choose one, or combine them into a
-new variant.
+When several variants can be in force together (two chosen ones, or a chosen one and one
+that applies by player count), they must not change the same value, because the result would
+depend on their order. The error points at the second change and a note at the first. Change
+different values, or merge the two variants into one.
 
-    bad:   --variant short-game --variant long-game   (both set game.rounds)
-    fix:   --variant short-game
+    bad:   house-a.yaml: changes: {game: {start: {reis: 12}}}
+           house-b.yaml: changes: {game: {start: {reis: 14}}}
+    fix:   one variant that sets reis
 """,
 )
 _code(
@@ -408,8 +424,8 @@ _code(
     "model",
     "the requested variant does not exist",
     """
-A --variant name (or a variant's dependency) does not name a file in rules/variants/.
-The message suggests the closest variant.
+A `build --variant NAME` or `diff NAME` names no variant: NAME must be the id of a variant
+document (one in rules/variants/). The message suggests the closest variant.
 
     bad:   lisboa-rules build --variant solo-mod
     fix:   lisboa-rules build --variant solo-mode
@@ -420,11 +436,12 @@ _code(
     "model",
     "a variant changes something that does not exist",
     """
-A variant overlay addresses an id or key that the base rules do not define, so it would do
-nothing. Fix the target (the message suggests the closest one) or remove the change.
+A variant removes ({$remove: true}) a key or a list item that the base rules do not have, or
+changes a kind of document the base rules do not have, so it would do nothing. Fix the target
+or drop the change. (A change that sets an unknown key is a schema-unknown-key instead.)
 
-    bad:   set: {action.biuld.cost: 1}
-    fix:   set: {action.build.cost: 1}
+    bad:   triggers: [{id: period-end.rubbel, $remove: true}]
+    fix:   triggers: [{id: period-end.rubble, $remove: true}]
 """,
 )
 _code(
@@ -432,11 +449,12 @@ _code(
     "model",
     "a source names something the model does not provide",
     """
-A 'source' (for example a scoring source or a value that a table is read from) names a kind of
-data the model does not define. The message suggests the closest known source.
+Every rule and value says where it comes from in a `source` list, whose entries must be ids
+listed under `sources` in rules/provenance.yaml (a seed section, a rulebook fact). The message
+suggests the closest listed source.
 
-    bad:   sources: [{table: wig-tabel}]
-    fix:   sources: [{table: wig-table}]
+    bad:   source: [facts:§99]
+    fix:   source: [facts:§9]
 """,
 )
 
@@ -448,10 +466,11 @@ _code(
     "an expression has the wrong type",
     """
 The expression parses but combines values of incompatible types, or yields the wrong type for
-its place (a condition must be a boolean, an amount a number).
+its place: a condition (a trigger, a Decree, `eligible`) must be true or false, a cost, land
+price or measure a number.
 
-    bad:   when: "player.money + true"
-    fix:   when: "player.money > 0"
+    bad:   formula: "wigs_per_influence * (cost > influence)"
+    fix:   formula: "wigs_per_influence * max(0, cost - influence)"
 """,
 )
 _code(
@@ -459,11 +478,13 @@ _code(
     "check",
     "rule text uses a placeholder that is not defined",
     """
-Rule text may contain {placeholders} that are replaced by values of the rule. This one names no
-value the rule has. Fix the name, or escape a literal brace by doubling it.
+Rule text may contain {placeholders}: a path looked up first in the object holding the text
+({params.sets}), then in the documents ({game.start.hand}), with an optional filter
+(|ordinal, |count, |chain). This one names no value, names a value that cannot be printed
+(a mapping), or uses an unknown filter. The message suggests the closest path.
 
-    bad:   text: "Pay {cots} réis."
-    fix:   text: "Pay {cost} réis."
+    bad:   text: "Pay {params.per_oficial} per Official."
+    fix:   text: "Pay {params.per_official} per Official."
 """,
 )
 _code(
@@ -471,14 +492,12 @@ _code(
     "check",
     "a rule has no text for the printed reference",
     """
-The printable rules reference is generated from the text in the data; a rule without text would
-leave a hole in the rulebook. Add the text field.
+The printable rules reference is generated from the text in the data; a rule the engine
+carries out without text would leave a hole in the rulebook, and a leftover marker (TODO, TBD,
+FIXME, XXX, ???, or an unmatched {{ }}) would be printed as is. Write the text.
 
-    bad:   - id: build
-             cost: 2
-    fix:   - id: build
-             cost: 2
-             text: "Build one building in a free lot."
+    bad:   text: "Pay the Treasury value. TODO"
+    fix:   text: "Pay the Treasury value."
 """,
 )
 _code(
@@ -486,11 +505,13 @@ _code(
     "check",
     "a value is outside what the rest of the rules allow",
     """
-A value is valid on its own but inconsistent with other rules, for example a table that covers
-more players than the game supports, or a cost above the most money a player can hold.
+A value is valid on its own but inconsistent with other rules, for example a Treasury start
+value that no Treasury space shows, majority columns beyond a table's prizes, a starting deck
+too small for the most players, or years that do not add up. Notes point at the values it is
+checked against.
 
-    bad:   players: {max: 4}   ...   income: {5: 3}
-    fix:   income: {4: 3}
+    bad:   spaces: [{value: 1}, ..., {value: 6}]   start_value: 9
+    fix:   start_value: 6
 """,
 )
 _code(
@@ -498,11 +519,12 @@ _code(
     "check",
     "a defined value is never used",
     """
-A named value or table is defined but nothing refers to it. This is only a warning: it often
-means a reference has a typo or a rule was removed.
+A parameter is defined but neither its formula (or condition) nor its rule text uses it, so
+changing it would change nothing. This is only a warning: it often means a formula has a typo
+or a rule was rewritten.
 
-    bad:   values: {harbour-bonus: 2}   # no rule uses harbour-bonus
-    fix:   use it, or delete it
+    bad:   params: {per_official: 1, bonus: 2}   formula: per_official * other_officials_in_office
+    fix:   use bonus in the formula, or delete it
 """,
     severity="warning",
 )
@@ -514,8 +536,9 @@ _code(
     "emit",
     "a generated Python file does not compile",
     """
-A template produced Python code that does not compile. This is a bug in lisboa-rules (or in a
-template), not in your rules: nothing was written. Please report it with the message.
+A template produced Python code that does not compile; the position is in the generated
+file. This is a bug in lisboa-rules (or in a template), not in your rules: nothing was
+written. Please report it with the message.
 
     bad:   generated/lisboa_engine.py:12:5: invalid syntax
     fix:   report it; run with LISBOA_RULES_DEBUG=1 for details
@@ -526,11 +549,13 @@ _code(
     "emit",
     "a template failed to render",
     """
-A template referred to a missing value or raised an error while rendering. This is a bug in
-lisboa-rules or in a template, not in your rules; nothing was written.
+A template referred to a missing value or raised an error while rendering, or the reference
+met data it cannot print (for example a worked example that the generated engine cannot
+play). Usually a bug in lisboa-rules or a template; when the message names your data, fix
+that. Nothing was written.
 
-    bad:   'Action object' has no attribute 'cots'
-    fix:   report it
+    bad:   'EngineView object' has no attribute 'cots'
+    fix:   report it (run with LISBOA_RULES_DEBUG=1 for details)
 """,
 )
 

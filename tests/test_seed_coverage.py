@@ -1,0 +1,110 @@
+"""Seed coverage: every rule sentence of both seed documents maps to rule ids that exist.
+
+The seeds are split into units here (the same way docs/seed-coverage.yaml was written): each
+paragraph line into sentences, each list item (`1.`, `•`) into sentences without its marker,
+each table row (a line with tabs) as one unit; a line without closing punctuation is a heading
+and is skipped. The table must have exactly one entry per unit, with its exact text.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from lisboa_rules.pipeline import analyse
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"  # CI: shared/ beside the clone
+TABLE = ROOT / "docs" / "seed-coverage.yaml"
+SEED_FILES = ("000_*.txt", "001_*.txt")
+
+LIST_ITEM = re.compile(r"^(?:\d+\.|•|-)\s+")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[(“\"])")
+CLOSES = re.compile(r"[.!?:;)]$")
+
+
+def split_units(text: str) -> list[str]:
+    """The rule units of one seed document, in order."""
+    units: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if "\t" in line:
+            units.append(line)
+            continue
+        item = LIST_ITEM.match(line)
+        if item:
+            units.extend(SENTENCE_END.split(line[item.end():]))
+        elif CLOSES.search(line):
+            units.extend(SENTENCE_END.split(line))
+    return units
+
+
+def seed_paths() -> list[Path]:
+    found = [p for pattern in SEED_FILES for p in sorted(SEEDS.glob(pattern))]
+    assert len(found) == len(SEED_FILES), (
+        f"the seed documents are not at {SEEDS} (the shared/ folder must sit beside the clone)")
+    return found
+
+
+@pytest.fixture(scope="module")
+def table() -> dict[str, list[dict[str, Any]]]:
+    data = yaml.safe_load(TABLE.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def known_ids() -> set[str]:
+    """Every id the compiled rules define: rules, and the identified things rules talk about."""
+    compiled, diags = analyse(ROOT / "rules")
+    assert compiled is not None, [d.message for d in diags]
+    ids = {v.id for v in compiled.variants}
+    for rs in compiled.rulesets:
+        m = rs.model
+        ids |= {r.id for r in m.rules}
+        for group in (m.nobles, m.state_actions, m.noble_actions, m.costs, m.actions,
+                      m.triggers, m.scoring, m.period_end, m.examples):
+            ids |= {x.id for x in group}
+    return ids
+
+
+def test_splitting_finds_the_rules() -> None:
+    """The splitter is not vacuous: known sentences come out whole, headings do not."""
+    units = split_units((seed_paths()[0]).read_text(encoding="utf-8"))
+    assert len(units) > 40
+    assert "No completed Plan, no wigs." in units
+    assert "Books\t9\t6\t3" in units
+    assert "Tiebreakers" not in units
+
+
+@pytest.mark.parametrize("pattern", SEED_FILES)
+def test_every_unit_of_a_seed_is_mapped(pattern: str,
+                                        table: dict[str, list[dict[str, Any]]]) -> None:
+    path = next(p for p in seed_paths() if p.match(pattern))
+    units = split_units(path.read_text(encoding="utf-8"))
+    entries = table.get(path.name)
+    assert entries, f"{TABLE.name} has no section for {path.name}"
+    texts = [e["text"] for e in entries]
+    missing = [u for u in units if u not in texts]
+    assert not missing, f"{path.name}: sentences without an entry:\n" + "\n".join(missing)
+    stale = [t for t in texts if t not in units]
+    assert not stale, f"{path.name}: entries that match no sentence:\n" + "\n".join(stale)
+    assert len(texts) == len(set(texts)), "an entry is listed twice"
+    for e in entries:
+        rules, reason = e.get("rules"), e.get("not_a_rule")
+        assert bool(rules) != bool(reason), f"{e['text']!r}: give rules or not_a_rule, one"
+        assert set(e) <= {"text", "rules", "not_a_rule"}, e
+
+
+def test_mapped_ids_exist(table: dict[str, list[dict[str, Any]]]) -> None:
+    ids = known_ids()
+    unknown = sorted({(rule, e["text"]) for entries in table.values() for e in entries
+                      for rule in e.get("rules", ()) if rule not in ids})
+    assert not unknown, "rule ids that the compiled rules do not define:\n" + "\n".join(
+        f"  {rule}: {text}" for rule, text in unknown)
+    assert set(table) == {p.name for p in seed_paths()}
