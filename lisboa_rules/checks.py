@@ -495,6 +495,65 @@ def ALL_PARAMS(m: Model) -> Iterator[Diagnostic]:
                 )
 
 
+TEXT_FIELDS = ("short", "intro", "plays", "steps", "text", "value", "reason", "title", "name")
+
+
+def check_other_text(m: Model) -> Iterator[Diagnostic]:
+    """Every other printed text (labels, steps, intros, notes) binds its placeholders too."""
+    rule_texts = {r.text for r in m.rules}
+    rule_ids = {r.id for r in m.rules}
+    for kind, doc in sorted(m.data.items()):
+        for path, local, value in _texts(doc, ()):
+            if value in rule_texts or ("{" not in value and "[[" not in value):
+                continue
+            yield from _check_one_text(m, value, m.span_of(kind, *path), local, rule_ids)
+
+
+def _texts(
+    node: Any, path: tuple[str | int, ...]
+) -> Iterator[tuple[tuple[str | int, ...], Any, str]]:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k in TEXT_FIELDS and isinstance(v, str):
+                yield (*path, k), node, v
+            elif k in TEXT_FIELDS and isinstance(v, list):
+                for i, item in enumerate(v):
+                    if isinstance(item, str):
+                        yield (*path, k, i), node, item
+            else:
+                yield from _texts(v, (*path, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _texts(v, (*path, i))
+
+
+def check_free_text(m: Model, text: str, span: Span) -> Iterator[Diagnostic]:
+    """Text outside the documents (a variant's description) binds against this model."""
+    yield from _check_one_text(m, text, span, {}, {r.id for r in m.rules})
+
+
+def check_examples(m: Model) -> Iterator[Diagnostic]:
+    """A cost's worked example gives a value for every name its formula reads."""
+    for i, c in enumerate(m.costs):
+        if not c.example:
+            continue
+        given = {*dict(c.example), *dict(c.params)}
+        missing = [n for n in c.formula.names if n not in given]
+        if missing:
+            yield Diagnostic(
+                "schema-required",
+                f"the example of cost '{c.id}' gives no value for {', '.join(missing)}",
+                m.span_of("court", "costs", i, "example"),
+            )
+        for name, _ in c.example:
+            if name not in c.formula.names:
+                yield Diagnostic(
+                    "unused-value",
+                    f"the example of cost '{c.id}' gives '{name}', which the formula does not read",
+                    m.span_of("court", "costs", i, "example", name),
+                )
+
+
 def check_callouts(
     m: Model,
     callouts: Iterable[tuple[str, str, Span]],
@@ -516,6 +575,8 @@ def check_callouts(
 
 
 ALL_CHECKS: tuple[Check, ...] = (
+    check_other_text,
+    check_examples,
     check_duplicate_ids,
     check_references,
     check_provenance,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lisboa_rules import model as m
 from lisboa_rules.build import KINDS, REQUIRED_KINDS, build_model
-from lisboa_rules.checks import check_callouts, run_checks
+from lisboa_rules.checks import check_callouts, check_free_text, run_checks
 from lisboa_rules.diagnostics import Diagnostic, Related, sort_diagnostics, suggest
 from lisboa_rules.loader import LoadedDoc, load_dir
 from lisboa_rules.overlay import Change, Doc, apply_overlay, conflicts
@@ -187,6 +187,7 @@ def analyse(
         by_key = {rs.key: rs.model for rs in rulesets}
         for info in infos:
             variant_model = by_key.get((info.id,), base_set.model)
+            diags.extend(check_free_text(variant_model, info.text, info.span))
             for c in info.callouts:
                 diags.extend(
                     check_callouts(base_set.model, [(c.variant, c.rule, c.span)], variant_model,

@@ -126,7 +126,7 @@ def test_store_majority_explanation(engine: Any, fresh: Any) -> None:
     yellow = _line(sheet, 0, "score.stores")
     assert "Books: 4 stores, tied for 1st with Green: (9+6)//2 = 7" in yellow.explanation
     assert yellow.wigs == 7
-    assert "Books: 1 stores, 3rd = 3" in _line(sheet, 2, "score.stores").explanation
+    assert "Books: 1 store, 3rd = 3" in _line(sheet, 2, "score.stores").explanation
     assert "Gold: 0 stores, no wigs" in yellow.explanation
 
 

@@ -162,6 +162,10 @@ def loc(span: Span) -> str:
 
 
 def _wrap(text: str, width: int) -> list[str]:
+    """Comment lines of at most `width`; control characters (a newline inside a formula
+    would end the comment and turn data into code) become spaces."""
+    text = "".join(" " if ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 or ch in "\u2028\u2029"
+                   else ch for ch in text)
     lines: list[str] = []
     while len(text) > width:
         cut = text.rfind(" ", 0, width)
