@@ -22,7 +22,6 @@ import random
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -334,6 +333,8 @@ def simulate(E: Any, path: Path, players: int, variants: tuple[str, ...], seed: 
     else:
         size = max(1, min(25, games // (jobs * 4) or 1))
         chunks = [(players, variants, seeds[i:i + size]) for i in range(0, games, size)]
+        from concurrent.futures import ProcessPoolExecutor  # only simulate --jobs pays it
+
         with ProcessPoolExecutor(jobs, initializer=_init_worker,
                                  initargs=(str(path),)) as pool:
             for records in pool.map(_play_chunk, chunks):  # in order: same result as 1 job

@@ -189,8 +189,10 @@ def _merge_list(
     # Re-key the spans of the base items by identity, merge, then lay them out again by index.
     index = {_identity(item): i for i, item in enumerate(cur) if _identity(item) is not None}
     items = list(cur)
-    saved_spans = {i: _extract(out.spans, (*path, i)) for i in range(len(cur))}
-    saved_keys = {i: _extract(out.key_spans, (*path, i)) for i in range(len(cur))}
+    by_index_spans = _split_by_index(out.spans, path)
+    by_index_keys = _split_by_index(out.key_spans, path)
+    saved_spans = {i: by_index_spans.get(i, {}) for i in range(len(cur))}
+    saved_keys = {i: by_index_keys.get(i, {}) for i in range(len(cur))}
     order: list[int | None] = list(range(len(cur)))
     new_items: list[tuple[Any, Path]] = []
     for j, item in enumerate(over):
@@ -276,6 +278,18 @@ def _merge_list(
         )
         _mark(out, (*path, k), variant)
     return result
+
+
+def _split_by_index(table: dict[Path, Span], prefix: Path) -> dict[int, dict[Path, Span]]:
+    """The entries under prefix + (i, ...), grouped by i, in one pass over the table."""
+    n = len(prefix)
+    out: dict[int, dict[Path, Span]] = {}
+    for p, s in table.items():
+        if len(p) > n and p[:n] == prefix:
+            i = p[n]
+            if isinstance(i, int):
+                out.setdefault(i, {})[p[n + 1 :]] = s
+    return out
 
 
 def _extract(table: dict[Path, Span], prefix: Path) -> dict[Path, Span]:

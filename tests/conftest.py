@@ -16,6 +16,9 @@ from typing import Any
 
 import pytest
 
+# Importing generated/lisboa_engine.py must not leave __pycache__/ in the golden record.
+sys.dont_write_bytecode = True
+
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE_PATH = ROOT / "generated" / "lisboa_engine.py"
 

@@ -27,7 +27,11 @@ ROOT = Path(__file__).resolve().parents[1]
 def _tree(folder: Path) -> dict[str, bytes]:
     """Every file under `folder` by relative POSIX path."""
     return {p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+            for p in sorted(folder.rglob("*")) if p.is_file()
+            # Tools' caches (a test importing the engine, a linter run) are not outputs.
+            and "__pycache__" not in p.parts and not any(
+                part.startswith(".") and part != ".manifest"
+                for part in p.relative_to(folder).parts)}
 
 
 def test_generated_is_a_fresh_build(monkeypatch: pytest.MonkeyPatch) -> None:

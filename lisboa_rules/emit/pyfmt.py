@@ -61,24 +61,24 @@ def fmt(value: Any, indent: int = 0, trailing: str = "", col: int | None = None)
     """Format `value` as ruff would: `indent` is the current line's indentation, `col` the
     column where the value starts (default: `indent`), `trailing` what follows it."""
     start = indent if col is None else col
-    flat = _flat(value)
-    if start + len(flat) + len(trailing) <= WIDTH:
+    flat = _flat_within(value, WIDTH - start - len(trailing))
+    if flat is not None:
         return flat
     if isinstance(value, str):
         return _long_string(value, indent, col is not None and col != indent)
     opened = _open(value)
     if opened is None:
-        return flat
+        return _flat(value)
     head, close, items = opened
     pad = " " * (indent + 4)
     # Like black: first try the whole body on one indented line, then one item per line.
-    body = ", ".join(_flat(i) if not isinstance(i, _Item) else i.flat() for i in items)
     # Black/ruff keep a call's arguments on one line when they fit; literals with more than
     # one item always get one item per line.
     literal_many = not isinstance(value, Call) and len(items) > 1
-    if items and indent + 4 + len(body) <= WIDTH and not literal_many and \
-            not _single_tuple(value):
-        return f"{head}\n{pad}{body}\n{' ' * indent}{close}"
+    if items and not literal_many and not _single_tuple(value):
+        body = _items_within(items, WIDTH - indent - 4)
+        if body is not None:
+            return f"{head}\n{pad}{body}\n{' ' * indent}{close}"
     lines = []
     for i in items:
         if isinstance(i, _Item):
@@ -162,3 +162,95 @@ def _flat(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_flat(k)}: {_flat(v)}" for k, v in value.items()) + "}"
     return literal(value)
+
+
+class _TooLong(Exception):
+    """Raised inside _walk when the flat text passes its room: stop flattening."""
+
+
+def _flat_within(value: Any, room: int) -> str | None:
+    """`_flat(value)` when it is at most `room` characters long, else None; gives up as soon
+    as the text passes `room`, so a big literal is never flattened whole just to be broken."""
+    parts: list[str] = []
+    used = [0]
+    try:
+        _walk(value, parts, used, room)
+    except _TooLong:
+        return None
+    return "".join(parts)
+
+
+def _items_within(items: list[Any], room: int) -> str | None:
+    parts: list[str] = []
+    used = [0]
+    try:
+        for i, item in enumerate(items):
+            if i:
+                _put(", ", parts, used, room)
+            if isinstance(item, _Item):
+                _put(item.prefix, parts, used, room)
+                _walk(item.value, parts, used, room)
+            else:
+                _walk(item, parts, used, room)
+    except _TooLong:
+        return None
+    return "".join(parts)
+
+
+def _put(text: str, parts: list[str], used: list[int], room: int) -> None:
+    used[0] += len(text)
+    if used[0] > room:
+        raise _TooLong
+    parts.append(text)
+
+
+def _walk(value: Any, parts: list[str], used: list[int], room: int) -> None:
+    """The same text as _flat, emitted piece by piece."""
+    if isinstance(value, Call):
+        _put(f"{value.name}(", parts, used, room)
+        first = True
+        for a in value.args:
+            if not first:
+                _put(", ", parts, used, room)
+            first = False
+            _walk(a, parts, used, room)
+        for k, v in value.kwargs:
+            if not first:
+                _put(", ", parts, used, room)
+            first = False
+            _put(f"{identifier(k)}=", parts, used, room)
+            _walk(v, parts, used, room)
+        _put(")", parts, used, room)
+    elif isinstance(value, tuple):
+        _put("(", parts, used, room)
+        for i, v in enumerate(value):
+            if i:
+                _put(", ", parts, used, room)
+            _walk(v, parts, used, room)
+        _put(",)" if len(value) == 1 else ")", parts, used, room)
+    elif isinstance(value, list):
+        _put("[", parts, used, room)
+        for i, v in enumerate(value):
+            if i:
+                _put(", ", parts, used, room)
+            _walk(v, parts, used, room)
+        _put("]", parts, used, room)
+    elif isinstance(value, Update | dict):
+        _put("{", parts, used, room)
+        first = True
+        if isinstance(value, Update):
+            _put(f"**{value.base}", parts, used, room)
+            first = False
+            pairs = value.changes.items()
+        else:
+            pairs = value.items()
+        for k, v in pairs:
+            if not first:
+                _put(", ", parts, used, room)
+            first = False
+            _walk(k, parts, used, room)
+            _put(": ", parts, used, room)
+            _walk(v, parts, used, room)
+        _put("}", parts, used, room)
+    else:
+        _put(literal(value), parts, used, room)

@@ -1,0 +1,1092 @@
+"""Benchmarks of the compiler and the generated engine, side by side, in one run.
+
+    python3 benchmarks/run.py [--quick | --tiny] [--out benchmarks/results.json]
+                              [--sections build,scoring,playout,scaling,simulate]
+
+Every row times two things in the same run, interleaved (A, B, A, B, ... with the order
+alternating), several repetitions after a warm-up, and reports the medians and their ratio
+against the issue's target. Timings use time.perf_counter. The table is printed and written as
+JSON (see benchmarks/README.md for what each row means). Nothing here asserts a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import importlib.util
+import itertools
+import json
+import math
+import os
+import platform
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+import handwritten_scoring as hand  # noqa: E402
+import scale_rules  # noqa: E402
+
+SCHEMA = "lisboa-rules-benchmarks/1"
+SECTIONS = ("build", "scoring", "playout", "scaling", "simulate")
+BASELINE_IMPORTS = "import yaml, jsonschema, jinja2"
+PLAYERS = 4
+
+
+@dataclass(frozen=True)
+class Mode:
+    """Sizes and repetitions of one kind of run."""
+
+    name: str
+    build_reps: int
+    states: int  # random 4-player end states for the scoring rows
+    score_reps: int
+    playout_games: int  # games per repetition in the playout rows
+    playout_reps: int
+    scales: tuple[int, ...]
+    scale_reps: tuple[int, ...]  # repetitions per scale
+    scale_timeout: float  # seconds for one scaled build
+    sim_games: int
+    sim_reps: int
+    warmup: int
+    no_pyc_rows: bool = True
+    burn_loop: int = 3_000_000  # iterations of the control busy loop (about 0.3 s)
+
+
+MODES = {
+    "full": Mode("full", 7, 200, 15, 20, 5, (1, 10, 100), (5, 3, 1), 1800.0, 200, 3, 1),
+    "quick": Mode("quick", 3, 50, 5, 5, 3, (1, 5, 20), (3, 2, 1), 600.0, 40, 2, 1),
+    "tiny": Mode(
+        "tiny", 1, 4, 1, 1, 1, (1, 2), (1, 1), 300.0, 2, 1, 0, no_pyc_rows=False, burn_loop=10_000
+    ),
+}
+
+
+# --- measuring ------------------------------------------------------------------------------
+
+
+@dataclass
+class Side:
+    """One side of a comparison: what was timed, its samples and their median."""
+
+    label: str
+    unit: str  # "s" (a duration per item, lower is better) or "/s" (a rate, higher is better)
+    samples: list[float] = field(default_factory=list)
+    cpu_samples: list[float] = field(default_factory=list)  # child CPU seconds (processes only)
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.samples) if self.samples else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "unit": self.unit,
+            "median": self.median,
+            "min": min(self.samples) if self.samples else None,
+            "max": max(self.samples) if self.samples else None,
+            "samples": self.samples,
+            "cpu_median": statistics.median(self.cpu_samples) if self.cpu_samples else None,
+            "cpu_samples": self.cpu_samples,
+        }
+
+
+@dataclass
+class Row:
+    """A comparison A vs B with a ratio and the issue's target for it."""
+
+    id: str
+    section: str
+    title: str
+    a: Side
+    b: Side
+    ratio_means: str  # how the ratio is computed, in words
+    target_op: str | None = None  # "<=" or ">=" (None: informational row)
+    target: float | None = None
+    status: str = "ok"  # ok | pending | error | timeout
+    note: str = ""
+    ratio_fn: Callable[[float, float], float] = field(default=lambda a, b: a / b, repr=False)
+
+    @property
+    def ratio(self) -> float | None:
+        a, b = self.a.median, self.b.median
+        if self.status != "ok" or a is None or b is None or b == 0:
+            return None
+        return self.ratio_fn(a, b)
+
+    @property
+    def paired_ratio(self) -> float | None:
+        """The median of the per-repetition ratios (A and B of one round were timed together)."""
+        a, b = self.a.samples, self.b.samples
+        if self.status != "ok" or not a or len(a) != len(b) or 0 in b:
+            return None
+        return statistics.median(self.ratio_fn(x, y) for x, y in zip(a, b, strict=True))
+
+    @property
+    def cpu_ratio(self) -> float | None:
+        """The same ratio on the CPU time of the child processes (less sensitive to load)."""
+        a, b = self.a.cpu_samples, self.b.cpu_samples
+        if self.status != "ok" or not a or not b or statistics.median(b) == 0:
+            return None
+        return self.ratio_fn(statistics.median(a), statistics.median(b))
+
+    @property
+    def met(self) -> bool | None:
+        r = self.ratio
+        if r is None or self.target is None:
+            return None
+        return r <= self.target if self.target_op == "<=" else r >= self.target
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "section": self.section,
+            "title": self.title,
+            "a": self.a.to_json(),
+            "b": self.b.to_json(),
+            "ratio": self.ratio,
+            "ratio_means": self.ratio_means,
+            "paired_ratio_median": self.paired_ratio,
+            "cpu_ratio": self.cpu_ratio,
+            "target": None if self.target is None else {"op": self.target_op, "value": self.target},
+            "met": self.met,
+            "status": self.status,
+            "note": self.note,
+        }
+
+
+def interleaved(
+    fns: Sequence[Callable[[], float | None]], reps: int, warmup: int
+) -> list[list[float]]:
+    """Run each function reps times (after warmup rounds), alternating their order each round.
+
+    A function returns None to have its wall time recorded, or a number it measured itself."""
+    samples: list[list[float]] = [[] for _ in fns]
+    for r in range(warmup + reps):
+        order = list(range(len(fns))) if r % 2 == 0 else list(reversed(range(len(fns))))
+        for k in order:
+            gc.collect()
+            t0 = time.perf_counter()
+            got = fns[k]()
+            dt = time.perf_counter() - t0
+            if r >= warmup:
+                samples[k].append(dt if got is None else got)
+    return samples
+
+
+# Child processes either keep bytecode caches (as an installed package does: pip writes .pyc
+# files at install time), written under a temporary PYTHONPYCACHEPREFIX so the working tree
+# gets no __pycache__, or compile every module of the project from source at each start (what
+# PYTHONDONTWRITEBYTECODE=1, set in some containers, does). Site-packages keep their own .pyc
+# files in the second case, so only the project's modules pay for compiling.
+PYCACHE_DIR: Path | None = None
+
+
+def child_env(bytecode: bool = True) -> dict[str, str]:
+    env = dict(os.environ)
+    if bytecode and PYCACHE_DIR is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE_DIR)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYTHONPYCACHEPREFIX", None)
+    return env
+
+
+LAST_CPU: list[float] = [0.0]  # CPU seconds (user + system) of the last run_quiet child
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_quiet(
+    cmd: Sequence[str], timeout: float | None = None, bytecode: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run a command from the repository root; raise with its stderr when it fails."""
+    cpu0 = _children_cpu()
+    done = subprocess.run(
+        list(cmd),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env=child_env(bytecode),
+    )
+    LAST_CPU[0] = _children_cpu() - cpu0
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()}")
+    return done
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "lisboa_rules", *args]
+
+
+# --- machine ----------------------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    """Where the numbers come from."""
+    cpu = ""
+    with_cpuinfo = Path("/proc/cpuinfo")
+    if with_cpuinfo.exists():
+        for line in with_cpuinfo.read_text(errors="replace").splitlines():
+            if line.lower().startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    cpu = cpu or platform.processor() or platform.machine()
+    try:
+        nproc = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        nproc = os.cpu_count() or 0
+    info: dict[str, Any] = {
+        "nproc": nproc,
+        "cpu_count": os.cpu_count(),
+        "cpu_model": cpu,
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "load_average_start": _loadavg(),
+    }
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        info["git_head"] = head.stdout.strip() or None
+        info["git_dirty"] = bool(dirty.stdout.strip()) if dirty.returncode == 0 else None
+    except OSError:
+        info["git_head"] = None
+        info["git_dirty"] = None
+    return info
+
+
+def _loadavg() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:  # pragma: no cover
+        return None
+
+
+# --- the engine, the interpreter, random games ------------------------------------------------
+
+
+def load_engine(path: Path) -> ModuleType:
+    """Import the generated engine from its file, as a game app would."""
+    name = "lisboa_engine_bench"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise RuntimeError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_interp() -> tuple[ModuleType | None, str]:
+    """The reference interpreter, or None and why it cannot be used."""
+    path = ROOT / "lisboa_rules" / "interp.py"
+    if not path.exists():
+        return None, "lisboa_rules/interp.py does not exist yet"
+    try:
+        from lisboa_rules import interp
+    except Exception as exc:  # a file being written may not import yet
+        return None, f"lisboa_rules.interp does not import: {type(exc).__name__}: {exc}"
+    missing = [n for n in ("rule_sets", "score", "ranking") if not hasattr(interp, n)]
+    if missing:
+        return None, f"lisboa_rules.interp lacks {', '.join(missing)}"
+    return interp, ""
+
+
+def play(E: ModuleType, seed: int, each: Callable[[Any], None] | None = None) -> Any:
+    """One random 4-player game, as `lisboa-rules simulate` plays it; `each` sees every state."""
+    g = E.new_game(PLAYERS, (), seed)
+    rng = random.Random(f"moves:{seed}")
+    if each is not None:
+        each(g)
+    while g.phase != "over":
+        g = E.apply_move(g, rng.choice(E.legal_moves(g)))
+        if each is not None:
+            each(g)
+    return g
+
+
+def end_states(E: ModuleType, n: int, seed0: int = 1000) -> list[Any]:
+    return [play(E, seed0 + i) for i in range(n)]
+
+
+# --- build ------------------------------------------------------------------------------------
+
+
+def bench_build(mode: Mode, tmp: Path) -> list[Row]:
+    out_full = tmp / "build-full"
+    out_check = tmp / "build-check"
+    run_quiet(cli("build", "--out", str(out_check)))  # the up-to-date folder for --check
+    base_cmd = [sys.executable, "-c", BASELINE_IMPORTS]
+
+    def baseline(bytecode: bool) -> Callable[[], None]:
+        def run() -> None:
+            run_quiet(base_cmd, bytecode=bytecode)
+
+        return run
+
+    def full(bytecode: bool) -> Callable[[], None]:
+        def run() -> None:
+            if out_full.exists():
+                shutil.rmtree(out_full)
+            run_quiet(cli("build", "--out", str(out_full)), bytecode=bytecode)
+
+        return run
+
+    def check(bytecode: bool) -> Callable[[], None]:
+        def run() -> None:
+            run_quiet(cli("build", "--check", "--out", str(out_check)), bytecode=bytecode)
+
+        return run
+
+    fns = [baseline(True), full(True), check(True)]
+    if mode.no_pyc_rows:
+        fns += [baseline(False), full(False), check(False)]
+    cpu: list[list[float]] = [[] for _ in fns]
+    warm = max(1, mode.warmup) if mode.no_pyc_rows else mode.warmup  # fill the .pyc cache
+    rounds = [0]
+
+    def with_cpu(k: int, fn: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            fn()
+            if rounds[0] >= warm * len(fns):
+                cpu[k].append(LAST_CPU[0])
+            rounds[0] += 1
+
+        return run
+
+    samples = interleaved([with_cpu(k, f) for k, f in enumerate(fns)], mode.build_reps, warm)
+    files = sorted(str(p.relative_to(out_full)) for p in out_full.rglob("*") if p.is_file())
+    base_label = f"python3 -c '{BASELINE_IMPORTS}' (fresh process)"
+    listing = (
+        f"{len(files)} output files: " + ", ".join(files[:5]) + (", ..." if len(files) > 5 else "")
+    )
+    rows = [
+        Row(
+            "build.full",
+            "build",
+            "Full build (all outputs, all variants) vs importing the three libraries",
+            Side("lisboa-rules build --out EMPTY_DIR (fresh process)", "s", samples[1], cpu[1]),
+            Side(base_label, "s", samples[0], cpu[0]),
+            "A / B (times)",
+            "<=",
+            2.0,
+            note=listing + "; both with .pyc caches, as after pip install",
+        ),
+        Row(
+            "build.check",
+            "build",
+            "No-op build --check on an up-to-date folder vs importing the three libraries",
+            Side(
+                "lisboa-rules build --check --out UP_TO_DATE_DIR (fresh process)",
+                "s",
+                samples[2],
+                cpu[2],
+            ),
+            Side(base_label, "s", list(samples[0]), list(cpu[0])),
+            "A / B (times)",
+            "<=",
+            2.0,
+            note="both with .pyc caches, as after pip install",
+        ),
+    ]
+    if mode.no_pyc_rows:
+        why = (
+            "informational: PYTHONDONTWRITEBYTECODE=1, so every lisboa_rules module is compiled "
+            "from source at each start (the libraries keep their installed .pyc)"
+        )
+        rows += [
+            Row(
+                "build.full_no_pyc",
+                "build",
+                "Full build vs the imports, without bytecode caches for the project",
+                Side("lisboa-rules build --out EMPTY_DIR, no .pyc", "s", samples[4], cpu[4]),
+                Side(base_label + ", no .pyc", "s", samples[3], cpu[3]),
+                "A / B (times)",
+                note=why,
+            ),
+            Row(
+                "build.check_no_pyc",
+                "build",
+                "No-op build --check vs the imports, without bytecode caches for the project",
+                Side(
+                    "lisboa-rules build --check --out UP_TO_DATE_DIR, no .pyc",
+                    "s",
+                    samples[5],
+                    cpu[5],
+                ),
+                Side(base_label + ", no .pyc", "s", list(samples[3]), list(cpu[3])),
+                "A / B (times)",
+                note=why,
+            ),
+        ]
+    return rows
+
+
+# --- scoring ------------------------------------------------------------------------------------
+
+
+def per_item(fn: Callable[[Any], Any], items: Sequence[Any]) -> Callable[[], float]:
+    """A sample: the time of fn over all items, divided by their number (seconds per item)."""
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        for x in items:
+            fn(x)
+        return (time.perf_counter() - t0) / len(items)
+
+    return run
+
+
+def bench_scoring(
+    mode: Mode, E: ModuleType, interp: ModuleType | None, why: str, models: dict[Any, Any]
+) -> tuple[list[Row], dict[str, Any]]:
+    games = end_states(E, mode.states)
+    states = [E.to_json(g) for g in games]
+    pairs = list(zip(games, states, strict=True))
+    checks: dict[str, Any] = {"states": len(games)}
+    # Agreement first: the rows compare implementations that compute the same thing.
+    sheets = [E.final_scores(g) for g in games]
+    checks["handwritten_sheet_equal"] = all(
+        hand.score_sheet(E, g) == s for g, s in zip(games, sheets, strict=True)
+    )
+    checks["handwritten_numbers_equal"] = all(
+        hand.score_totals(g) == (tuple(tuple(ln.wigs for ln in ls) for ls in s.lines), s.totals)
+        for g, s in zip(games, sheets, strict=True)
+    )
+    model = models.get(()) if interp is not None else None
+    if interp is not None and model is not None:
+        got = [interp.score(model, s) for s in states]
+        checks["interp_totals_equal"] = all(
+            a.totals == b.totals for a, b in zip(got, sheets, strict=True)
+        )
+        checks["interp_places_equal"] = all(
+            tuple(interp.ranking(model, s, sc).places) == tuple(E.ranking(g, sh).places)
+            for g, s, sc, sh in zip(games, states, got, sheets, strict=True)
+        )
+    eng = per_item(E.final_scores, games)
+    eng_rank = per_item(lambda g: E.ranking(g, E.final_scores(g)), games)
+    hand_sheet = per_item(lambda g: hand.score_sheet(E, g), games)
+    hand_numbers = per_item(hand.score_totals, games)
+    fns: list[Callable[[], float | None]] = [eng, eng_rank, hand_sheet, hand_numbers]
+    if interp is not None and model is not None:
+        fns += [
+            per_item(lambda s: interp.score(model, s), states),
+            per_item(lambda s: interp.ranking(model, s, interp.score(model, s)), states),
+            per_item(lambda gs: E.final_scores(E.from_json(gs[1])), pairs),
+        ]
+    samples = interleaved(fns, mode.score_reps, mode.warmup)
+    eng_label = "engine final_scores(game)"
+    faster = "B / A (how many times faster A is)"
+    rows = [
+        Row(
+            "scoring.vs_handwritten",
+            "scoring",
+            "Final scoring, generated engine vs hand-written straight-line code (same ScoreSheet)",
+            Side(eng_label, "s", samples[0]),
+            Side("benchmarks/handwritten_scoring.score_sheet(E, game)", "s", samples[2]),
+            "A / B (times)",
+            "<=",
+            1.25,
+            note="per 4-player end state; both build the same ScoreSheet, explanations included"
+            + ("" if checks["handwritten_sheet_equal"] else "; WARNING: sheets differ"),
+        ),
+        Row(
+            "scoring.vs_handwritten_numbers",
+            "scoring",
+            "Final scoring, engine (with explanations) vs hand-written numbers only",
+            Side(eng_label, "s", list(samples[0])),
+            Side("benchmarks/handwritten_scoring.score_totals(game)", "s", samples[3]),
+            "A / B (times)",
+            note="informational: the price of the explanation strings and of table-driven code",
+        ),
+    ]
+    if interp is not None and model is not None:
+        rows += [
+            Row(
+                "scoring.vs_interp",
+                "scoring",
+                "Final scoring, generated engine vs the reference interpreter",
+                Side(eng_label, "s", list(samples[0])),
+                Side("interp.score(model, state_json)", "s", samples[4]),
+                faster,
+                ">=",
+                5.0,
+                note="each on its own input: the engine on a Game, the interpreter on the JSON "
+                "state (to_json not timed)",
+                ratio_fn=lambda a, b: b / a,
+            ),
+            Row(
+                "scoring.vs_interp_ranked",
+                "scoring",
+                "Final scoring + ranking, engine vs interpreter",
+                Side("engine ranking(game, final_scores(game))", "s", samples[1]),
+                Side("interp.ranking(model, s, interp.score(model, s))", "s", samples[5]),
+                faster,
+                note="informational",
+                ratio_fn=lambda a, b: b / a,
+            ),
+            Row(
+                "scoring.vs_interp_from_json",
+                "scoring",
+                "Final scoring from the JSON state, engine (from_json + final_scores) vs "
+                "interpreter",
+                Side("engine final_scores(from_json(state_json))", "s", samples[6]),
+                Side("interp.score(model, state_json)", "s", list(samples[4])),
+                faster,
+                note="informational: the engine pays for reading (and checking) the saved game",
+                ratio_fn=lambda a, b: b / a,
+            ),
+        ]
+    else:
+        rows.append(
+            pending_row(
+                "scoring.vs_interp",
+                "scoring",
+                "Final scoring, generated engine vs the reference interpreter",
+                Side(eng_label, "s", list(samples[0])),
+                "interp.score(model, state_json)",
+                faster,
+                ">=",
+                5.0,
+                why,
+            )
+        )
+    return rows, checks
+
+
+def pending_row(
+    rid: str,
+    section: str,
+    title: str,
+    a: Side,
+    b_label: str,
+    means: str,
+    op: str | None,
+    target: float | None,
+    why: str,
+) -> Row:
+    return Row(rid, section, title, a, Side(b_label, a.unit), means, op, target, "pending", why)
+
+
+# --- playouts ---------------------------------------------------------------------------------
+
+
+def bench_playout(
+    mode: Mode, E: ModuleType, interp: ModuleType | None, why: str, models: dict[Any, Any]
+) -> list[Row]:
+    seeds = list(range(2000, 2000 + mode.playout_games))
+    nobles = [n.id for n in E.RULESETS[()].nobles]
+    model = models.get(()) if interp is not None else None
+
+    def engine_eval(g: Any) -> None:
+        a = g.actor
+        for n in nobles:
+            E.wigs_due(g, a, E.visit_cost(g, a, n))
+        E.final_scores(g)
+
+    def rate(
+        each: Callable[[Any], None] | None, final: Callable[[Any], Any]
+    ) -> Callable[[], float]:
+        def run() -> float:
+            t0 = time.perf_counter()
+            for s in seeds:
+                final(play(E, s, each))
+            return len(seeds) / (time.perf_counter() - t0)
+
+        return run
+
+    def engine_final(g: Any) -> Any:
+        return E.ranking(g, E.final_scores(g))
+
+    fns: list[Callable[[], float | None]] = [
+        rate(None, engine_final),
+        rate(engine_eval, engine_final),
+    ]
+    step_states: list[tuple[Any, Any]] = []
+    if interp is not None and model is not None:
+        it = interp
+
+        def interp_eval(g: Any) -> None:
+            s = E.to_json(g)
+            a = g.actor
+            for n in nobles:
+                it.wigs_due(model, s, a, it.visit_cost(model, s, a, n))
+            it.score(model, s)
+
+        def interp_final(g: Any) -> Any:
+            s = E.to_json(g)
+            return it.ranking(model, s, it.score(model, s))
+
+        fns.append(rate(interp_eval, interp_final))
+        # The same per-step evaluation on recorded states, without playing or converting.
+        for s in seeds:
+            play(E, s, lambda g: step_states.append((g, E.to_json(g))))
+
+        def eval_engine_only() -> float:
+            t0 = time.perf_counter()
+            for g, _ in step_states:
+                a = g.actor
+                for n in nobles:
+                    E.wigs_due(g, a, E.visit_cost(g, a, n))
+                E.final_scores(g)
+            return (time.perf_counter() - t0) / len(step_states)
+
+        def eval_interp_only() -> float:
+            t0 = time.perf_counter()
+            for g, s in step_states:
+                a = g.actor
+                for n in nobles:
+                    it.wigs_due(model, s, a, it.visit_cost(model, s, a, n))
+                it.score(model, s)
+            return (time.perf_counter() - t0) / len(step_states)
+
+        fns += [eval_engine_only, eval_interp_only]
+    samples = interleaved(fns, mode.playout_reps, mode.warmup)
+    step = (
+        f"after every move: the visit cost of each Noble ({', '.join(nobles)}) for the player "
+        "to move, the wigs due for it, and the full score of the state"
+    )
+    rows = [
+        Row(
+            "playout.engine",
+            "playout",
+            "Random 4-player games per second, generated engine alone (informational)",
+            Side(
+                "engine: legal_moves + apply_move to the end, final_scores + ranking",
+                "/s",
+                samples[0],
+            ),
+            Side("engine, plus the per-step evaluation below", "/s", samples[1]),
+            "A / B (rates)",
+            note="what `simulate` does; B shows what the per-step evaluation adds",
+        )
+    ]
+    if interp is not None and model is not None:
+        rows += [
+            Row(
+                "playout.vs_interp",
+                "playout",
+                "Random games per second with the rules evaluated at every step: engine vs "
+                "interpreter",
+                Side("engine plays; engine evaluates each step", "/s", list(samples[1])),
+                Side(
+                    "engine plays; interpreter evaluates each step (on to_json(state))",
+                    "/s",
+                    samples[2],
+                ),
+                "A / B (rates)",
+                ">=",
+                3.0,
+                note="the interpreter cannot play (it scores, costs and checks triggers), so both "
+                f"sides play with the engine and differ only in who evaluates {step}; the "
+                "interpreter's side includes to_json of each state (its input); game end: "
+                "ranking",
+                ratio_fn=lambda a, b: a / b,
+            ),
+            Row(
+                "playout.eval_only",
+                "playout",
+                "The same per-step evaluation on recorded states (no play, no to_json)",
+                Side("engine evaluation of one state", "s", samples[3]),
+                Side("interpreter evaluation of one state", "s", samples[4]),
+                "B / A (how many times faster A is)",
+                note=f"informational; {len(step_states)} states from {len(seeds)} games",
+                ratio_fn=lambda a, b: b / a,
+            ),
+        ]
+    else:
+        rows.append(
+            pending_row(
+                "playout.vs_interp",
+                "playout",
+                "Random games per second with the rules evaluated at every step: engine vs "
+                "interpreter",
+                Side("engine plays; engine evaluates each step", "/s", list(samples[1])),
+                "engine plays; interpreter evaluates each step",
+                "A / B (rates)",
+                ">=",
+                3.0,
+                why,
+            )
+        )
+    return rows
+
+
+# --- scaling ----------------------------------------------------------------------------------
+
+
+def bench_scaling(mode: Mode, tmp: Path) -> tuple[list[Row], dict[str, Any]]:
+    rules = ROOT / "rules"
+    times: dict[int, list[float]] = {}
+    sizes: dict[int, tuple[int, int]] = {}
+    status: dict[int, str] = {}
+    cpus: dict[int, list[float]] = {}
+    for k, reps in zip(mode.scales, mode.scale_reps, strict=True):
+        d = scale_rules.make_scaled_rules(rules, tmp / f"rules-x{k}", k)
+        sizes[k] = scale_rules.count_items((d / "components.yaml").read_text(encoding="utf-8"))
+        out = tmp / f"out-x{k}"
+        cmd = cli("build", "--rules", str(d), "--out", str(out))
+        times[k] = []
+        cpus[k] = []
+        status[k] = "ok"
+        for _ in range(reps):
+            if out.exists():
+                shutil.rmtree(out)
+            gc.collect()
+            t0 = time.perf_counter()
+            try:
+                run_quiet(cmd, timeout=mode.scale_timeout)
+            except subprocess.TimeoutExpired:
+                status[k] = "timeout"
+                break
+            except RuntimeError as exc:
+                status[k] = "error: " + str(exc)[-300:]
+                break
+            times[k].append(time.perf_counter() - t0)
+            cpus[k].append(LAST_CPU[0])
+        if status[k] != "ok":
+            break  # larger scales would only take longer
+    base = mode.scales[0]
+    rows: list[Row] = []
+    for k in mode.scales:
+        st = status.get(k, "skipped")
+        rows.append(
+            Row(
+                f"scaling.build_x{k}",
+                "scaling",
+                f"Full build with the rules scaled {k}x ({sizes.get(k, ('?', '?'))[0]} cards, "
+                f"{sizes.get(k, ('?', '?'))[1]} Decrees) vs 1x",
+                Side(f"build, rules x{k} (fresh process)", "s", times.get(k, []), cpus.get(k, [])),
+                Side(
+                    f"build, rules x{base} (fresh process)",
+                    "s",
+                    list(times.get(base, [])),
+                    list(cpus.get(base, [])),
+                ),
+                "A / B (times)",
+                "<=",
+                float(k) / base,
+                status="ok" if st == "ok" else ("timeout" if st == "timeout" else "error"),
+                note=""
+                if st == "ok"
+                else (f"stopped after {mode.scale_timeout:.0f} s" if st == "timeout" else st),
+            )
+        )
+    med = {k: statistics.median(v) for k, v in times.items() if v and status.get(k) == "ok"}
+    ks = [k for k in mode.scales if k in med]
+    steps = []
+    for lo, hi in itertools.pairwise(ks):
+        marginal = (med[hi] - med[lo]) / (hi - lo)
+        exponent = math.log(med[hi] / med[lo]) / math.log(hi / lo)
+        steps.append(
+            {"from": lo, "to": hi, "seconds_per_extra_copy": marginal, "local_exponent": exponent}
+        )
+    linear: bool | None = None
+    if len(ks) == len(mode.scales) and len(steps) >= 2:
+        # No worse than linear: the cost of one more copy of the cards and Decrees does not grow
+        # with the size (a 25% allowance for noise), and time(k) <= k * time(1).
+        first = steps[0]["seconds_per_extra_copy"]
+        last = steps[-1]["seconds_per_extra_copy"]
+        linear = last <= 1.25 * max(first, 1e-9) and all(med[k] <= med[base] * k / base for k in ks)
+    elif len(ks) < len(mode.scales):
+        linear = False  # a scale timed out or failed
+    summary = {
+        "scales": list(mode.scales),
+        "sizes": {str(k): {"cards": v[0], "decrees": v[1]} for k, v in sizes.items()},
+        "median_build_s": {str(k): v for k, v in med.items()},
+        "status": {str(k): v for k, v in status.items()},
+        "steps": steps,
+        "linear": linear,
+        "rule": "linear when the marginal seconds per extra copy of the cards and Decrees at "
+        "the largest step are at most 1.25x those at the first step, and build(k) <= k x "
+        "build(1) for every k",
+    }
+    return rows, summary
+
+
+# --- simulate --jobs ----------------------------------------------------------------------------
+
+
+def bench_simulate(mode: Mode, engine: Path) -> list[Row]:
+    title = "lisboa-rules simulate: games per second, --jobs 2 vs --jobs 1"
+    help_text = subprocess.run(
+        cli("simulate", "--help"),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=child_env(),
+    )
+    if help_text.returncode != 0 or "--jobs" not in help_text.stdout:
+        why = (
+            "the simulate command is missing"
+            if help_text.returncode != 0
+            else "simulate has no --jobs option yet"
+        )
+        return [
+            pending_row(
+                "simulate.jobs",
+                "simulate",
+                title,
+                Side("simulate --jobs 2", "/s"),
+                "simulate --jobs 1",
+                "A / B (rates)",
+                ">=",
+                1.7,
+                why,
+            )
+        ]
+    outputs: dict[int, str] = {}
+
+    def sim(jobs: int) -> Callable[[], float]:
+        cmd = cli(
+            "simulate",
+            "--games",
+            str(mode.sim_games),
+            "--seed",
+            "0",
+            "--players",
+            str(PLAYERS),
+            "--jobs",
+            str(jobs),
+            "--engine",
+            str(engine),
+            "--format",
+            "json",
+        )
+
+        def run() -> float:
+            t0 = time.perf_counter()
+            done = run_quiet(cmd)
+            dt = time.perf_counter() - t0
+            outputs[jobs] = done.stdout
+            return mode.sim_games / dt
+
+        return run
+
+    # Control: the speedup this machine gives two CPU-bound processes right now (other load,
+    # or CPU shares per session, can leave less than 2 CPUs to this run).
+    burn = [sys.executable, "-c", f"sum(i * i for i in range({mode.burn_loop}))"]
+
+    def burners(n: int) -> Callable[[], float]:
+        def run() -> float:
+            t0 = time.perf_counter()
+            procs = [subprocess.Popen(burn, env=child_env()) for _ in range(n)]
+            for proc in procs:
+                proc.wait()
+            return n / (time.perf_counter() - t0)
+
+        return run
+
+    samples = interleaved([sim(2), sim(1), burners(2), burners(1)], mode.sim_reps, mode.warmup)
+    same = outputs.get(1) == outputs.get(2)
+    return [
+        Row(
+            "simulate.jobs",
+            "simulate",
+            title,
+            Side(f"simulate --games {mode.sim_games} --jobs 2 (fresh process)", "/s", samples[0]),
+            Side(f"simulate --games {mode.sim_games} --jobs 1 (fresh process)", "/s", samples[1]),
+            "A / B (rates)",
+            ">=",
+            1.7,
+            note=(
+                "same summary with 1 and 2 jobs"
+                if same
+                else "WARNING: the summaries of --jobs 1 and --jobs 2 differ"
+            )
+            + f"; wall time includes process start and engine import; {os.cpu_count()} CPUs; "
+            "compare with simulate.control",
+        ),
+        Row(
+            "simulate.control",
+            "simulate",
+            "Control: two CPU-bound processes at once vs one (the most --jobs 2 can gain here)",
+            Side("2 concurrent python3 busy loops, per second", "/s", samples[2]),
+            Side("1 python3 busy loop, per second", "/s", samples[3]),
+            "A / B (rates)",
+            note="informational: about 2x on an idle 2-CPU machine; about 1x when other "
+            "sessions keep the CPUs busy",
+        ),
+    ]
+
+
+# --- output -------------------------------------------------------------------------------------
+
+
+def _num(x: float | None, unit: str) -> str:
+    if x is None:
+        return "-"
+    if unit == "/s":
+        return f"{x:,.1f}/s"
+    if x >= 1:
+        return f"{x:.2f} s"
+    if x >= 1e-3:
+        return f"{x * 1e3:.1f} ms"
+    return f"{x * 1e6:.1f} us"
+
+
+def table(rows: Sequence[Row]) -> str:
+    head = ("row", "A (median)", "B (median)", "ratio", "target", "met", "cpu ratio")
+    body = []
+    for r in rows:
+        ratio = "-" if r.ratio is None else f"{r.ratio:.2f}x"
+        target = "-" if r.target is None else f"{r.target_op} {r.target:g}x"
+        met = {True: "yes", False: "NO", None: "-"}[r.met]
+        if r.status != "ok":
+            met = r.status
+        cpu = "-" if r.cpu_ratio is None else f"{r.cpu_ratio:.2f}x"
+        body.append(
+            (r.id, _num(r.a.median, r.a.unit), _num(r.b.median, r.b.unit), ratio, target, met, cpu)
+        )
+    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(x, widths, strict=True)).rstrip()
+        for x in [head, *body]
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="fewer repetitions, scales 1/5/20")
+    size.add_argument("--tiny", action="store_true", help="smallest sizes (the smoke test)")
+    p.add_argument("--out", type=Path, default=HERE / "results.json", help="JSON output file")
+    p.add_argument(
+        "--sections",
+        default=",".join(SECTIONS),
+        help=f"comma-separated subset of {', '.join(SECTIONS)}",
+    )
+    p.add_argument(
+        "--engine",
+        type=Path,
+        default=ROOT / "generated" / "lisboa_engine.py",
+        help="the generated engine to measure",
+    )
+    p.add_argument(
+        "--interp-wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait up to this long for lisboa_rules/interp.py to appear",
+    )
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    mode = MODES["tiny" if args.tiny else "quick" if args.quick else "full"]
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        print(f"run.py: unknown section(s): {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    info = machine()
+    rows: list[Row] = []
+    extra: dict[str, Any] = {}
+    E = load_engine(args.engine.resolve())
+    deadline = time.monotonic() + args.interp_wait
+    interp, why = load_interp()
+    while interp is None and time.monotonic() < deadline:
+        time.sleep(10)
+        interp, why = load_interp()
+    models: dict[Any, Any] = {}
+    if interp is not None and ({"scoring", "playout"} & set(sections)):
+        try:
+            models = interp.rule_sets(ROOT / "rules")
+        except Exception as exc:
+            interp, why = None, f"interp.rule_sets failed: {type(exc).__name__}: {exc}"
+    global PYCACHE_DIR
+    with tempfile.TemporaryDirectory(prefix="lisboa-bench-") as t:
+        tmp = Path(t)
+        PYCACHE_DIR = tmp / "pycache"
+        for section in SECTIONS:
+            if section not in sections:
+                continue
+            print(f"[{section}] ...", file=sys.stderr, flush=True)
+            if section == "build":
+                rows += bench_build(mode, tmp)
+            elif section == "scoring":
+                got, checks = bench_scoring(mode, E, interp, why, models)
+                rows += got
+                extra["checks"] = checks
+            elif section == "playout":
+                rows += bench_playout(mode, E, interp, why, models)
+            elif section == "scaling":
+                got, summary = bench_scaling(mode, tmp)
+                rows += got
+                extra["scaling"] = summary
+            elif section == "simulate":
+                rows += bench_simulate(mode, args.engine.resolve())
+    info["load_average_end"] = _loadavg()
+    loads = [x[0] for x in (info["load_average_start"], info["load_average_end"]) if x]
+    info["busy"] = bool(loads) and max(loads) > 0.75 * max(1, info["nproc"])
+    result = {
+        "schema": SCHEMA,
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "mode": mode.name,
+        "command": " ".join(["python3", "benchmarks/run.py", *(argv or sys.argv[1:])]),
+        "settings": dict(mode.__dict__.items()),
+        "machine": info,
+        "engine": str(args.engine),
+        "rows": [r.to_json() for r in rows],
+        **extra,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    text = table(rows)
+    print(text, end="")
+    if "scaling" in extra:
+        print(f"scaling no worse than linear: {extra['scaling']['linear']}")
+    if "checks" in extra:
+        print("agreement: " + ", ".join(f"{k}={v}" for k, v in extra["checks"].items()))
+    m = info
+    print(
+        f"machine: {m['nproc']} CPUs, {m['cpu_model']}, Python {m['python']}, load "
+        f"{m['load_average_start']} -> {m['load_average_end']}"
+    )
+    if m["busy"]:
+        print(
+            "WARNING: the machine was busy (1-minute load above 0.75 per CPU): other processes "
+            "competed for the CPUs, so the medians are inflated and the ratios noisy"
+        )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""Smoke test of the benchmark harness: it runs end to end at tiny sizes and writes a
+well-formed table. Timings are never asserted (they depend on the machine); only the shape of
+the result, the agreement checks the harness makes before timing, and the rules scaler."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "benchmarks"
+
+EXPECTED_ROWS = {
+    "build.full",
+    "build.check",
+    "scoring.vs_handwritten",
+    "scoring.vs_handwritten_numbers",
+    "scoring.vs_interp",
+    "playout.engine",
+    "playout.vs_interp",
+    "scaling.build_x1",
+    "scaling.build_x2",
+    "simulate.jobs",
+    "simulate.control",
+}
+TARGETS = {
+    "build.full": ("<=", 2.0),
+    "build.check": ("<=", 2.0),
+    "scoring.vs_handwritten": ("<=", 1.25),
+    "scoring.vs_interp": (">=", 5.0),
+    "playout.vs_interp": (">=", 3.0),
+    "simulate.jobs": (">=", 1.7),
+}
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str]:
+    out = tmp_path_factory.mktemp("bench") / "results.json"
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "run.py"), "--tiny", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    data: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return data, done.stdout
+
+
+def _positive(x: Any) -> bool:
+    return isinstance(x, int | float) and math.isfinite(x) and x > 0
+
+
+def test_result_has_machine_and_settings(run: tuple[dict[str, Any], str]) -> None:
+    data, _ = run
+    assert data["schema"] == "lisboa-rules-benchmarks/1"
+    assert data["mode"] == "tiny"
+    m = data["machine"]
+    assert isinstance(m["nproc"], int) and m["nproc"] >= 1
+    assert m["cpu_model"]
+    assert re.fullmatch(r"\d+\.\d+\.\d+.*", m["python"])
+    assert data["settings"]["scales"] == [1, 2]
+
+
+def test_every_row_is_well_formed(run: tuple[dict[str, Any], str]) -> None:
+    data, stdout = run
+    rows = {r["id"]: r for r in data["rows"]}
+    assert set(rows) >= EXPECTED_ROWS
+    assert len(rows) == len(data["rows"])  # ids are unique
+    for rid, r in rows.items():
+        assert r["status"] in ("ok", "pending"), (rid, r["status"], r["note"])
+        assert rid in stdout  # the printed table has the row
+        for side in ("a", "b"):
+            assert r[side]["label"]
+            assert r[side]["unit"] in ("s", "/s")
+        if r["status"] == "pending":
+            assert r["note"], rid  # says what is missing
+            assert r["ratio"] is None and r["met"] is None
+            continue
+        for side in ("a", "b"):
+            s = r[side]
+            assert s["samples"] and all(_positive(x) for x in s["samples"]), (rid, side)
+            assert min(s["samples"]) <= s["median"] <= max(s["samples"])
+        assert _positive(r["ratio"]), rid
+        if r["target"] is None:
+            assert r["met"] is None
+        else:
+            op, value = r["target"]["op"], r["target"]["value"]
+            assert r["met"] is (r["ratio"] <= value if op == "<=" else r["ratio"] >= value)
+    for rid, (op, value) in TARGETS.items():
+        assert rows[rid]["target"] == {"op": op, "value": value}, rid
+
+
+def test_ratios_follow_their_definition(run: tuple[dict[str, Any], str]) -> None:
+    data, _ = run
+    rows = {r["id"]: r for r in data["rows"]}
+    for rid, r in rows.items():
+        if r["status"] != "ok":
+            continue
+        a, b = r["a"]["median"], r["b"]["median"]
+        expected = b / a if r["ratio_means"].startswith("B / A") else a / b
+        assert r["ratio"] == pytest.approx(expected), rid
+
+
+def test_implementations_agree_before_timing(run: tuple[dict[str, Any], str]) -> None:
+    data, _ = run
+    checks = data["checks"]
+    assert checks["states"] >= 1
+    # The hand-written baseline computes the engine's numbers (and, today, its sheet).
+    assert checks["handwritten_numbers_equal"] is True
+    if "interp_totals_equal" in checks:  # the interpreter is there
+        assert checks["interp_totals_equal"] is True
+        assert checks["interp_places_equal"] is True
+
+
+def test_scaling_summary(run: tuple[dict[str, Any], str]) -> None:
+    data, _ = run
+    s = data["scaling"]
+    assert s["sizes"]["2"]["cards"] == 2 * s["sizes"]["1"]["cards"]
+    assert s["sizes"]["2"]["decrees"] == 2 * s["sizes"]["1"]["decrees"]
+    assert s["status"] == {"1": "ok", "2": "ok"}
+    assert len(s["steps"]) == 1
+
+
+def test_scaler_keeps_numbers_unique_and_piles_balanced() -> None:
+    scale = _load("scale_rules")
+    text = (ROOT / "rules" / "components.yaml").read_text(encoding="utf-8")
+    card = re.compile(r"^\s*- \{number: (\d+), deck: ([a-z-]+), type: ([a-z-]+)")
+    decree = re.compile(r"^\s*- \{id: (decree-[a-z0-9-]+),")
+
+    def census(t: str) -> tuple[list[int], Counter[tuple[str, str]], list[str]]:
+        numbers, piles, decrees = [], Counter[tuple[str, str]](), []
+        for line in t.splitlines():
+            if m := card.match(line):
+                numbers.append(int(m.group(1)))
+                piles[(m.group(2), m.group(3))] += 1
+            elif m := decree.match(line):
+                decrees.append(m.group(1))
+        return numbers, piles, decrees
+
+    n1, p1, d1 = census(text)
+    n3, p3, d3 = census(scale.scale_components(text, 3))
+    assert n1 and d1
+    assert len(n3) == 3 * len(n1) and len(set(n3)) == len(n3)
+    assert set(n1) <= set(n3)  # the original cards keep their numbers (variants name them)
+    assert p3 == Counter({k: 3 * v for k, v in p1.items()})
+    assert len(d3) == 3 * len(d1) and len(set(d3)) == len(d3)
+    assert scale.count_items(scale.scale_components(text, 3)) == (3 * len(n1), 3 * len(d1))
+    assert scale.scale_components(text, 1) == text
+    with pytest.raises(ValueError):
+        scale.scale_components(text, 0)
