@@ -44,7 +44,15 @@ class Command:
 
 
 def out(text: str) -> None:
-    """Write to stdout (looked up at call time so tests can capture it)."""
+    """Write to stdout (looked up at call time so tests can capture it); UTF-8 even when the
+    terminal's encoding is not (reference text and schemas hold non-ASCII letters)."""
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
+    buffer = getattr(sys.stdout, "buffer", None)
+    if encoding != "utf8" and buffer is not None:
+        sys.stdout.flush()
+        buffer.write(text.encode("utf-8"))
+        buffer.flush()
+        return
     sys.stdout.write(text)
 
 

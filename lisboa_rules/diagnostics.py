@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,11 @@ from lisboa_rules.codes import CODES, Severity
 from lisboa_rules.source import Span
 
 PROG = "lisboa-rules"
+
+# Characters that would break the one-line-per-diagnostic format or hide what a line says:
+# line breaks, C0/C1 controls (terminal escapes), bidi overrides ("Trojan Source") and BOMs.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 @dataclass(frozen=True)
@@ -82,15 +88,32 @@ def suggest(word: str, candidates: Iterable[str]) -> str | None:
     return matches[0] if matches else None
 
 
+def one_line(text: str) -> str:
+    """Escape line breaks, control and bidi characters so that text stays on one visible line."""
+
+    def escape(m: re.Match[str]) -> str:
+        ch = m.group()
+        if ch in _ESCAPES:
+            return _ESCAPES[ch]
+        return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+
+    return _UNSAFE.sub(escape, text)
+
+
 def _prefix(span: Span | None) -> str:
     """Return `PATH:LINE:COL` or the program name for spanless lines."""
-    return PROG if span is None else f"{span.file}:{span.line}:{span.col}"
+    return PROG if span is None else f"{one_line(span.file)}:{span.line}:{span.col}"
 
 
 def render_one(diag: Diagnostic) -> str:
-    """Render one diagnostic and its notes as text lines (with trailing newline)."""
-    lines = [f"{_prefix(diag.span)}: {diag.severity}[{diag.code}]: {diag.full_message}"]
-    lines.extend(f"{_prefix(r.span)}: note: {r.message}" for r in diag.related)
+    """Render one diagnostic and its notes as text lines (with trailing newline).
+
+    Messages quote rules data, which may hold newlines or terminal escapes: those are shown
+    escaped, so every diagnostic is exactly one line (plus one line per note).
+    """
+    head = f"{_prefix(diag.span)}: {diag.severity}[{diag.code}]: {one_line(diag.full_message)}"
+    lines = [head]
+    lines.extend(f"{_prefix(r.span)}: note: {one_line(r.message)}" for r in diag.related)
     return "\n".join(lines) + "\n"
 
 
@@ -127,7 +150,8 @@ def to_json(diag: Diagnostic) -> dict[str, Any]:
 def render_json(diags: Iterable[Diagnostic]) -> str:
     """Render diagnostics in sorted order as a JSON list (with trailing newline)."""
     items = [to_json(d) for d in sort_diagnostics(diags)]
-    return json.dumps(items, indent=2, ensure_ascii=False) + "\n"
+    # ASCII with \u escapes: the same JSON, and it survives a stdout that is not UTF-8.
+    return json.dumps(items, indent=2, ensure_ascii=True) + "\n"
 
 
 def summary(diags: Sequence[Diagnostic]) -> str:

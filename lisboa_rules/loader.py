@@ -7,10 +7,15 @@ for bad input: every problem, even an unexpected exception, comes back as a `Dia
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
+import functools
 import hashlib
 import math
 import os
 import re
+import stat
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,11 +37,14 @@ ALLOWED_TAGS = frozenset(_CORE + t for t in ("str", "int", "float", "bool", "nul
 _NOT_PRINTABLE = re.compile(
     "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 )
+_ODD_BREAKS = re.compile("[\r\x85\u2028\u2029]")  # line breaks for PyYAML, not for editors
+_UNSAFE_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _INT_RE = re.compile(r"(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z")
 _FLOAT_RE = re.compile(
     r"(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z"
 )
+_MAX_INT = 10 ** (sys.get_int_max_str_digits() or 4300)  # 0 means "no limit" for Python
 _BOOL_VALUES = {"true": True, "True": True, "TRUE": True}
 _BOOL_VALUES.update(dict.fromkeys(("false", "False", "FALSE"), False))
 
@@ -77,11 +85,13 @@ def _construct_int(loader: yaml.BaseLoader, node: yaml.Node) -> int:
     value = str(node.value)
     if not _INT_RE.match(value):
         raise _bad_scalar(node, "int")
-    if value.startswith("0o"):
-        return int(value[2:], 8)
-    if value.startswith("0x"):
-        return int(value[2:], 16)
-    return int(value, 10)
+    if value.startswith(("0o", "0x")):
+        number = int(value[2:], 8 if value[1] == "o" else 16)
+    else:
+        number = int(value, 10)  # ValueError beyond Python's int-to-str digit limit
+    if abs(number) >= _MAX_INT:  # the same limit for 0x/0o (and when Python has none)
+        raise ValueError("too many digits")
+    return number
 
 
 def _construct_float(loader: yaml.BaseLoader, node: yaml.Node) -> float:
@@ -152,6 +162,9 @@ class LoadedDoc:
     spans: dict[PathTuple, Span] = field(repr=False)
     key_spans: dict[PathTuple, Span] = field(repr=False)
     digest: str = ""
+    # The path relative to the rules folder (POSIX), the same on every checkout and from every
+    # working directory: what generated files may name. `display` is for diagnostics only.
+    source: str = ""
 
     def span_for(self, path: PathTuple, key: bool = False) -> Span:
         """Return the span at `path` (its key when `key`), else the nearest ancestor's value."""
@@ -171,7 +184,7 @@ def load_file(
     path: Path, *, max_bytes: int = MAX_FILE_BYTES, max_depth: int = MAX_DEPTH
 ) -> tuple[LoadedDoc | None, list[Diagnostic]]:
     """Load one YAML file; return (None, errors) when it cannot be used."""
-    display = display_path(path)
+    display = _display(path)
 
     def run() -> tuple[LoadedDoc | None, list[Diagnostic]]:
         raw = _read_bytes(path, display, max_bytes)
@@ -221,7 +234,7 @@ def load_dir(
     rules_dir: Path, *, order: Sequence[Path] | None = None
 ) -> tuple[list[LoadedDoc], list[Diagnostic]]:
     """Load all rules files under `rules_dir` (or exactly `order`, relative to it, for tests)."""
-    display = display_path(rules_dir)
+    display = _display(rules_dir)
     if not rules_dir.is_dir():
         what = "does not exist" if not rules_dir.exists() else "is not a directory"
         return [], [Diagnostic("unreadable-file", f"rules directory '{display}' {what}", None)]
@@ -232,17 +245,51 @@ def load_dir(
     docs: list[LoadedDoc] = []
     diags: list[Diagnostic] = []
     for p in paths:
+        rel = _relative(p, rules_dir)
+        if _UNSAFE_NAME.search(rel):
+            # Generated files name their sources in comments; a line break in a file name
+            # would end the comment and turn the rest of the name into code.
+            msg = "the file name contains a line break or control character; rename the file"
+            diags.append(Diagnostic("unreadable-file", msg, Span.point(_display(p))))
+            continue
         doc, found = load_file(p)
+        if doc is not None:
+            doc = dataclasses.replace(doc, source=rel)
         diags.extend(found)
         if doc is not None:
             docs.append(doc)
     return docs, diags
 
 
+def _relative(path: Path, root: Path) -> str:
+    """`path` relative to `root` as a POSIX string (the name itself when it is elsewhere)."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _display(path: Path) -> str:
+    """The display path of a file without following the file itself when it is a symlink
+    (a symlink loop named *.yaml must give unreadable-file, not a crash)."""
+    try:
+        if path.name and path.is_symlink():
+            parent = display_path(path.parent)
+            return path.name if parent in ("", ".") else f"{parent}/{path.name}"
+        return display_path(path)
+    except (RuntimeError, OSError, ValueError):  # a symlink loop further up
+        return path.as_posix()
+
+
 def _read_bytes(path: Path, display: str, max_bytes: int) -> bytes:
     """Read at most `max_bytes` (+1 to detect overflow) without trusting stat()."""
     try:
-        with path.open("rb") as fh:
+        # O_NONBLOCK: opening a FIFO named *.yaml must not wait for a writer forever.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                msg = "cannot read file: not a regular file"
+                raise LoadError(Diagnostic("unreadable-file", msg, Span.point(display)))
             raw = fh.read(max_bytes + 1)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
@@ -265,6 +312,9 @@ def _decode(raw: bytes, display: str) -> str:
         col = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
         msg = f"invalid UTF-8 byte 0x{raw[exc.start]:02x}; save the file as UTF-8"
         raise LoadError(_diag("not-utf8", msg, display, line, col)) from None
+    # A leading BOM is allowed; dropped here so that both PyYAML loaders (the C one does not
+    # count it, the Python one does) give the same positions, the ones editors show.
+    text = text.removeprefix("\ufeff")
     bad = _NOT_PRINTABLE.search(text)
     if bad is not None:
         line, col = _line_col(text, bad.start())
@@ -312,6 +362,7 @@ def _parse(
         spans=builder.spans,
         key_spans=builder.key_spans,
         digest=hashlib.sha256(raw).hexdigest(),
+        source=path.name,
     )
     return doc, []
 
@@ -320,7 +371,7 @@ def _compose(text: str, display: str) -> _Builder:
     """Compose the single document once and build its data from that same node tree."""
     loader = StrictLoader(text)
     try:
-        builder = _Builder(loader, display)
+        builder = _Builder(loader, display, text)
         node = loader.get_single_node()
         if node is not None:
             builder.data = builder.build(node)
@@ -339,7 +390,7 @@ def _scan_events(text: str, display: str, max_depth: int) -> list[Diagnostic]:
     depth = 0
     documents = 0
     for event in _events(text):
-        span = _mark_span(display, event.start_mark, event.end_mark)
+        span = _mark_span(display, event.start_mark, event.end_mark, text)
         if isinstance(event, yaml.DocumentStartEvent):
             documents += 1
             if documents == 2:
@@ -381,15 +432,37 @@ def _check_node_event(event: yaml.NodeEvent, span: Span) -> list[Diagnostic]:
     return found
 
 
-def _mark_span(display: str, start: Any, end: Any) -> Span:
-    """Convert PyYAML's 0-based marks to a 1-based span (the one place this happens)."""
-    return Span(display, start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+def _mark_span(display: str, start: Any, end: Any, text: str = "") -> Span:
+    """Convert PyYAML's 0-based marks to a 1-based span (the one place this happens).
+
+    PyYAML also breaks lines at a lone CR, NEL, U+2028 and U+2029; editors and `grep -n` count
+    only LF. When the text holds any of those, positions come from the marks' character index.
+    """
+    starts = _line_starts(text)
+    if starts is None:
+        return Span(display, start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+    return Span(display, *_index_pos(starts, start.index), *_index_pos(starts, end.index))
+
+
+@functools.lru_cache(maxsize=4)
+def _line_starts(text: str) -> tuple[int, ...] | None:
+    """Offsets of LF-separated line starts, or None when PyYAML's line numbers already fit."""
+    if not _ODD_BREAKS.search(text):
+        return None
+    return (0, *(m.end() for m in re.finditer("\n", text)))
+
+
+def _index_pos(starts: tuple[int, ...], index: int) -> tuple[int, int]:
+    """The 1-based LF line and column of a character index."""
+    line = bisect.bisect_right(starts, index)
+    return line, index - starts[line - 1] + 1
 
 
 def _syntax_diag(exc: yaml.MarkedYAMLError, display: str, text: str) -> Diagnostic:
     """Turn a PyYAML error with marks into a yaml-syntax (or yaml-tag) diagnostic."""
     mark = exc.problem_mark or exc.context_mark
-    span = _mark_span(display, mark, mark) if mark is not None else Span.point(display)
+    span = _clamp(_mark_span(display, mark, mark, text), text) if mark is not None else \
+        Span.point(display)
     code = "yaml-tag" if isinstance(exc, yaml.constructor.ConstructorError) else "yaml-syntax"
     message = _clean(exc.problem or exc.context or "invalid YAML")
     if _char_at(text, span) == "\t":
@@ -398,9 +471,24 @@ def _syntax_diag(exc: yaml.MarkedYAMLError, display: str, text: str) -> Diagnost
     related: tuple[Related, ...] = ()
     if exc.context and exc.problem:
         ctx = exc.context_mark
-        ctx_span = _mark_span(display, ctx, ctx) if ctx is not None else None
+        ctx_span = _clamp(_mark_span(display, ctx, ctx, text), text) if ctx is not None else None
         related = (Related(_clean(exc.context), ctx_span),)
     return Diagnostic(code, message, span, related)
+
+
+def _clamp(span: Span, text: str) -> Span:
+    """Keep a span inside the text: libyaml puts end-of-stream errors of a file without a final
+    newline on a line that does not exist."""
+    lines = text.split("\n")
+
+    def fit(line: int, col: int) -> tuple[int, int]:
+        if line > len(lines):
+            return len(lines), len(lines[-1]) + 1
+        line = max(line, 1)
+        return line, max(1, min(col, len(lines[line - 1]) + 1))
+
+    (line, col), (end_line, end_col) = fit(span.line, span.col), fit(span.end_line, span.end_col)
+    return Span(span.file, line, col, end_line, end_col)
 
 
 def _char_at(text: str, span: Span) -> str:
@@ -412,6 +500,11 @@ def _char_at(text: str, span: Span) -> str:
     return line[span.col - 1] if span.col <= len(line) else ""
 
 
+def _shorten(text: str, limit: int = 20) -> str:
+    """Cut a long value for a message."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _clean(message: str) -> str:
     """Normalise a library message to our style: lower-case start, no trailing period."""
     message = message.strip().rstrip(".")
@@ -421,9 +514,10 @@ def _clean(message: str) -> str:
 class _Builder:
     """Walk one composed node tree into plain data, span tables and structural diagnostics."""
 
-    def __init__(self, loader: StrictLoader, display: str) -> None:
+    def __init__(self, loader: StrictLoader, display: str, text: str = "") -> None:
         self.loader = loader
         self.display = display
+        self.text = text
         self.spans: dict[PathTuple, Span] = {}
         self.key_spans: dict[PathTuple, Span] = {}
         self.diags: list[Diagnostic] = []
@@ -431,7 +525,7 @@ class _Builder:
 
     def span(self, node: yaml.Node) -> Span:
         """Return the 1-based span of a node."""
-        return _mark_span(self.display, node.start_mark, node.end_mark)
+        return _mark_span(self.display, node.start_mark, node.end_mark, self.text)
 
     def build(self, node: yaml.Node, path: PathTuple = ()) -> Any:
         """Return the plain value of `node`, recording spans under `path`."""
@@ -440,7 +534,12 @@ class _Builder:
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        return self.loader.construct_object(node, deep=True)
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except ValueError:  # an integer beyond Python's int-to-str digit limit (4300)
+            msg = f"the number {_shorten(str(node.value))} has too many digits"
+            self.diags.append(Diagnostic("yaml-syntax", msg, self.span(node)))
+            return None
 
     def _mapping(self, node: yaml.MappingNode, path: PathTuple) -> dict[str, Any]:
         """Return a dict, reporting merge, non-string and duplicate keys."""

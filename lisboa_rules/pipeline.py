@@ -248,7 +248,9 @@ def _ruleset(
     infos: tuple[m.VariantInfo, ...],
 ) -> tuple[RuleSet | None, list[Diagnostic]]:
     diags: list[Diagnostic] = []
-    changed_kinds = {c.kind for c in changes}
+    # Every kind an overlay touched is validated again (even a change that logs nothing,
+    # such as appending a null item).
+    changed_kinds = {c.kind for c in changes} | {k for k, d in docs.items() if len(d.files) > 1}
     for kind in sorted(changed_kinds):
         diags.extend(validate(_as_loaded(docs[kind])))
     if any(x.is_error for x in diags):

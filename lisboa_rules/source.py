@@ -39,7 +39,7 @@ def display_path(path: Path) -> str:
     """Return `path` relative to the CWD when it lies under it, else as given (POSIX form)."""
     try:
         return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except (ValueError, OSError):
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop
         return path.as_posix()
 
 

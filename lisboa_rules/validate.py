@@ -7,12 +7,14 @@ the key, everything else at the value, and messages carry a readable address (`p
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
 from lisboa_rules import schema as schemas
@@ -50,6 +52,40 @@ _YAML11_BOOLS = {"yes": "true", "no": "false", "on": "true", "off": "false", "y"
 _MAX_SHOWN = 60  # characters of a value quoted in a message
 
 
+def _is_integer(checker: object, instance: object) -> bool:
+    """JSON Schema's `integer` also accepts 5.0 and 1e308; rules data needs a real int."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _is_number(checker: object, instance: object) -> bool:
+    """A finite number: .inf and .nan pass every bound check, so they are not numbers here."""
+    if isinstance(instance, bool):
+        return False
+    if isinstance(instance, float):
+        return math.isfinite(instance)
+    return isinstance(instance, int)
+
+
+_StrictValidator = validators.extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator,
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {"integer": _is_integer, "number": _is_number}
+    ),
+)
+_VALIDATORS: dict[tuple[int, str], Any] = {}
+
+
+def _validator(kind: str) -> Any:
+    """The strict-typed validator of one kind for the active schema set (cached)."""
+    sset = schemas.active()
+    key = (id(sset), kind)
+    cached = _VALIDATORS.get(key)
+    if cached is None or cached[0] is not sset:
+        cached = (sset, _StrictValidator(sset.by_kind[kind], registry=sset.registry))
+        _VALIDATORS[key] = cached
+    return cached[1]
+
+
 @dataclass(frozen=True)
 class _Found:
     """A diagnostic before rendering, plus what the required-key suppression needs."""
@@ -72,7 +108,7 @@ def validate(doc: LoadedDoc) -> list[Diagnostic]:
     kind = data["kind"]
     if not isinstance(kind, str) or kind not in known:
         return [_unknown_kind(doc, kind, known)]
-    errors = schemas.active().validator(kind).iter_errors(data)
+    errors = _validator(kind).iter_errors(data)
     return sort_diagnostics(_diagnose(doc, errors))
 
 
@@ -269,6 +305,10 @@ def _describe(value: Any) -> str:
     if isinstance(value, int):
         return f"integer {value}"
     if isinstance(value, float):
+        if math.isnan(value):
+            return "not-a-number .nan"
+        if math.isinf(value):
+            return f"infinite number {'-' if value < 0 else ''}.inf"
         return f"number {value}"
     if isinstance(value, str):
         return f"string {_literal(value)}"
@@ -287,7 +327,10 @@ def _literal(value: Any) -> str:
         return "true" if value else "false"
     if value is None:
         return "null"
-    return _shorten(str(value), _MAX_SHOWN)
+    try:
+        return _shorten(str(value), _MAX_SHOWN)
+    except ValueError:  # an int too long for str(); the loader refuses those, but be safe
+        return "a number with thousands of digits"
 
 
 def _shorten(text: str, limit: int) -> str:

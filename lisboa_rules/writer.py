@@ -4,8 +4,11 @@ Contract:
 - Every `*.py` output must `compile()` first; otherwise nothing is written (generated-invalid).
 - Nothing is touched when every output is already up to date (mtimes stay put).
 - Otherwise the complete new tree is built in a sibling temp folder (unchanged files are hard
-  links, so they keep their inode and mtime) and swapped in with two renames. Any failure
-  leaves the folder exactly as it was and becomes a write-failed diagnostic.
+  links, so they keep their inode and mtime) and swapped in: in one atomic exchange where the
+  system has one (Linux renameat2), else with two renames. Any failure leaves the folder
+  exactly as it was and becomes a write-failed diagnostic. A build killed part-way (SIGKILL,
+  power loss) leaves the old or the new folder complete in place; the next build removes its
+  temp folders (and, after an interrupted two-rename swap, moves the old folder back first).
 - Ownership: `.manifest` in the output folder lists the files lisboa-rules wrote. Only those are
   ever pruned. Other files ("strays", e.g. a user's notes) are kept and reported as warnings.
 - `check`/`diff` write nothing and report what would change.
@@ -13,12 +16,16 @@ Contract:
 
 from __future__ import annotations
 
+import ctypes
 import difflib
+import errno
+import functools
 import os
 import shutil
+import sys
 import tempfile
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -85,13 +92,15 @@ def write_outputs(
     """Bring `out_dir` up to date with `files` atomically; `check`/`diff` only report."""
     for rel in files:
         _check_rel(rel)
-    result = WriteResult(display=display_path(out_dir))
+    result = WriteResult(display=_display(out_dir))
     result.diagnostics = compile_check(files, result.display)
     if result.diagnostics:
         return result
     if out_dir.exists() and not out_dir.is_dir():
         return _failed(result, f"'{result.display}' exists and is not a directory")
     try:
+        if not (check or diff):
+            _recover(out_dir)
         plan = _make_plan(out_dir, files, prune)
     except OSError as exc:
         return _failed(result, f"cannot read '{result.display}': {_reason(exc)}")
@@ -107,6 +116,14 @@ def write_outputs(
     result.written = [r for r in plan.changed if r != MANIFEST]
     result.removed = list(plan.remove)
     return result
+
+
+def _display(out_dir: Path) -> str:
+    """The output folder as shown in messages (a symlink loop cannot be made relative)."""
+    try:
+        return display_path(out_dir)
+    except (RuntimeError, OSError):
+        return out_dir.as_posix()
 
 
 def compile_check(files: Mapping[str, str], display: str) -> list[Diagnostic]:
@@ -254,7 +271,8 @@ def _lines(data: bytes | None) -> list[str]:
 def _rebuild(target: Path, plan: _Plan) -> None:
     """Build the new tree next to `target`, then swap it in; clean up on any failure."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-{os.getpid()}-",
+                                    dir=target.parent))
     try:
         _fix_dir_mode(staging, target)
         if target.is_dir():
@@ -327,11 +345,21 @@ def _remove_emptied_dirs(root: Path, removed: list[str]) -> None:
 
 
 def _swap(staging: Path, target: Path) -> None:
-    """Put `staging` in place of `target`; restore `target` if the second rename fails."""
+    """Put `staging` in place of `target`.
+
+    Where the system can (Linux renameat2 RENAME_EXCHANGE), the two folders trade places in
+    one atomic step: even a SIGKILL leaves either the old or the new folder complete in place.
+    Elsewhere two renames are used, and `target` is restored if the second one fails; a kill
+    between them leaves the old folder as `.NAME.old-PID-...`, which the next build puts back
+    (`_recover`).
+    """
     if not target.exists():
         _rename(staging, target)
         return
-    backup = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:12]}")
+    if _exchange(staging, target):
+        shutil.rmtree(staging, ignore_errors=True)  # it now holds the old tree
+        return
+    backup = target.with_name(f".{target.name}.old-{os.getpid()}-{uuid.uuid4().hex[:12]}")
     _rename(target, backup)
     try:
         _rename(staging, target)
@@ -344,3 +372,69 @@ def _swap(staging: Path, target: Path) -> None:
 def _rename(src: Path, dst: Path) -> None:
     """Rename a folder (a seam for failure-injection tests)."""
     os.rename(src, dst)
+
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+@functools.cache
+def _renameat2() -> Callable[..., int] | None:
+    """libc's renameat2, or None where there is none (not Linux, old C library)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two existing paths; False when this system or file system cannot."""
+    fn = _renameat2()
+    if fn is None:
+        return False
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
+
+
+def _recover(target: Path) -> None:
+    """Clean up after a build that was killed: put back a folder left moved aside, and delete
+    the temp folders of builds whose process is gone (a live build's folders are left alone)."""
+    dead: list[tuple[str, Path]] = []
+    if not target.parent.is_dir():
+        return
+    for entry in sorted(target.parent.iterdir()):
+        for kind in ("new", "old"):
+            prefix = f".{target.name}.{kind}-"
+            if entry.name.startswith(prefix):
+                pid = entry.name[len(prefix) :].split("-", 1)[0]
+                if pid.isdigit() and not _alive(int(pid)):
+                    dead.append((kind, entry))
+    if not target.exists():
+        backups = [p for kind, p in dead if kind == "old" and p.is_dir()]
+        if backups:
+            _rename(backups[0], target)
+    for _, path in dead:
+        if path.exists() and path != target:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with this id exists."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. EPERM: it exists but belongs to someone else
+        return True
+    return True

@@ -204,7 +204,7 @@ def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
         "players_max": g("players", "max"),
         "colors": tuple(g("players", "colors")),
         "periods": g("periods"),
-        "flags": tuple(f["id"] for f in g("flags")),
+        "flags": tuple(f["id"] for f in m.data["game"].get("flags", ())),
         "businesses": tuple(b.id for b in m.businesses),
         "business_names": tuple(b.name for b in m.businesses),
         "hand_size": g("start", "hand"),
@@ -479,8 +479,9 @@ def build_view(
         view.rulesets.append((f"_RS{i}", _call_with_sources("replace", changed, where, ("_RS0",))))
         view.keys.append((literal_key(m.variants), f"_RS{i}"))
     view.title = str(base.value("game", "title"))
-    info = {k: base.value("game", k) for k in ("id", "title", "designer", "publisher",
-                                              "published", "years", "periods")}
+    game = base.data["game"]
+    info = {k: game[k] for k in ("id", "title", "designer", "publisher", "published", "years",
+                                 "periods") if k in game}
     view.game_info = fmt(info, 0, col=len("GAME_INFO: Final[dict[str, Any]] = "))
     view.functions = fns.ordered
     view.shows = list(fns.shows.values())

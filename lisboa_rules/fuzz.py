@@ -1,0 +1,1343 @@
+"""Seeded mutation fuzzing of the whole build: hostile `rules/` in, a clean verdict out.
+
+Every case copies the real rules files, applies one to three mutations (chosen from the seed,
+so a case is fully reproducible from `(seed, index)`), and runs the complete command line
+in-process (`cli.main(["build", "--rules", ..., "--out", ...])`) against an output folder that
+already holds a build. The verdict of a case is a list of problems; an empty list means the
+build behaved:
+
+- exit 0 (the mutation was harmless), or exit 1 with at least one error;
+- stderr holds only diagnostics in the documented format, `PATH:LINE:COL: error[CODE]: message`
+  (or `lisboa-rules: error[CODE]: message` for the few problems that have no file), notes and
+  the count line; every CODE is registered in `lisboa_rules.codes`; every PATH names an input
+  file and LINE:COL lies inside it; no traceback, no "internal error";
+- on exit 1 the output folder is byte-identical to what it was, with no temp folders left;
+- the case finishes within the time limit (a hang is a problem too).
+
+Exit 2 is always a bug. The runner then re-runs the case with `LISBOA_RULES_DEBUG=1` to capture
+the traceback, and groups problems by a signature (exception type and innermost
+`lisboa_rules` frame) so that one bug hit a hundred times is reported once.
+
+Usage (a long run; `--help` for all options):
+
+    python3 -m lisboa_rules.fuzz --cases 20000 --seed 7
+    python3 -m lisboa_rules.fuzz --seed 7 --case 123 --save /tmp/case123   # replay one case
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import io
+import os
+import random
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import yaml
+
+from lisboa_rules import cli, codes
+from lisboa_rules.diagnostics import one_line
+from lisboa_rules.loader import LoadedDoc, StrictLoader
+from lisboa_rules.validate import validate
+
+Files = dict[str, bytes]  # relative POSIX path under the rules folder -> content
+Mutator = Callable[[random.Random, Files], str]  # mutates in place, returns a description
+
+DEFAULT_TIMEOUT = 30.0  # seconds per case before it counts as a hang
+_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+# Codes that may be reported without a file position (`lisboa-rules: error[CODE]: ...`):
+# problems of the folder or the command line, not of a place in a file. (A template-error is
+# not one of them: bad data must be caught, with its position, before the back ends run.)
+FILELESS_CODES = frozenset(
+    {"missing-kind", "no-rules-files", "unreadable-file", "unknown-variant", "write-failed"}
+)
+
+_LOCATED = re.compile(
+    r"(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<sev>error|warning)\[(?P<code>[^\]]*)\]: \S"
+)
+_LOCATED_NOTE = re.compile(r"(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): note: \S")
+_FILELESS = re.compile(r"lisboa-rules: (?P<sev>error|warning)\[(?P<code>[^\]]*)\]: \S")
+_PLAIN = re.compile(
+    r"lisboa-rules: (note: \S.*"
+    r"|found \d+ errors?( and \d+ warnings?)?"
+    r"|found \d+ warnings?"
+    r"|no problems found"
+    r"|wrote \d+, removed \d+, kept \d+ unchanged in .+/"
+    r"|.+/ is up to date)"
+)
+
+# --- mutation helpers ------------------------------------------------------------------------
+
+HUGE_NUMBERS = (
+    "1000000000000000000000000000000",  # 10**30
+    "-1000000000000000000000000000000",
+    "1e308",
+    "-1e308",
+    "1.0e+309",  # overflows to inf
+    ".inf",
+    "-.inf",
+    ".nan",
+    "9223372036854775808",  # 2**63
+    "-9223372036854775809",
+    "0x7fffffffffffffffffffffff",
+    "0o777777777777777777777",
+    "1" * 5000,  # longer than Python's int-to-str digit limit
+    "1e-400",
+    "-0",
+    "007",
+)
+FORMULA_GARBAGE = (
+    "__import__('os')",
+    "__import__('os').system('touch /tmp/pwned')",
+    "1/0",
+    "1 // 0",
+    "a.b.c",
+    "lambda: 0",
+    "lambda x: x",
+    "(lambda: 1)()",
+    "[x for x in ()]",
+    "open('/etc/passwd').read()",
+    "eval('1')",
+    "exec('x=1')",
+    "().__class__.__bases__[0].__subclasses__()",
+    "reis.__class__",
+    "reis if reis else 0",
+    "reis ** 999999",
+    "-" * 500 + "1",
+    "(" * 300 + "1" + ")" * 300,
+    "not " * 200 + "true",
+    "1 +",
+    "",
+    " ",
+    "'text'",
+    "1.5",
+    "1e308",
+    "10 ** 30",
+    "1" * 5000,
+    "max(1)",
+    "max()",
+    "max(reis, key=1)",
+    "min(reis, 1, *x)",
+    "reis < 1 < influence",
+    "reis == True",
+    "stores.nowhere",
+    "stores",
+    "x := 1",
+    "reis; import os",
+    "reis\nimport os",
+    "{reis}",
+    "{{ 7*7 }}",
+    '"""',
+    "\\",
+    "\x00",
+    "reis @ reis",
+    "~reis",
+    "+reis",
+    "reis & 1",
+    "reis is 1",
+    "reis in (1, 2)",
+    "f'{reis}'",
+    "b'x'",
+    "...",
+    "None",
+    "True + 1",
+)
+PLACEHOLDER_GARBAGE = (
+    "{",
+    "}",
+    "{}",
+    "{|}",
+    "{.}",
+    "{..}",
+    "{a.b.c}",
+    "{game}",
+    "{game.title|bogus}",
+    "{game.players|ordinal}",
+    "{game.players.min|count}",
+    "{game.businesses|chain}",
+    "{game.businesses.0.name}",
+    "{game.businesses.99.name}",
+    "{game.years|ordinal}",
+    "{{x}}",
+    "{{ 7*7 }}",
+    "{% raw %}",
+    "{#",
+    "[[nowhere]]",
+    "[[]]",
+    "TODO",
+    "???",
+    "{params}",
+    "{params.nothing}",
+    "{effects|count}",
+    "{__class__}",
+    "{__import__('os')}",
+    "{game.__class__.__mro__}",
+    "{0}",
+    "{-1}",
+    "{game.start.hand|ordinal|count}",
+    "\\{game.title\\}",
+)
+STRING_GARBAGE = (
+    "",
+    " ",
+    "x" * 5000,
+    "\"'\\\n\t",
+    '"""',
+    "'''",
+    "</script><script>alert(1)</script>",
+    "{{ 7*7 }}",
+    "a | b | c",
+    "__import__('os').system('touch /tmp/pwned')",
+    "\u202e\u2028\u2029\ufeff",
+    "\x00",
+    "\x1b[31m",
+    "é" * 300,
+    "🎲" * 10,
+)
+TEXT_KEYS = ("text", "intro", "short", "title", "name")
+FORMULA_KEYS = ("formula", "land_price", "condition", "measure", "eligible", "per_color")
+
+
+def _lines(data: bytes) -> list[bytes]:
+    return data.split(b"\n")
+
+
+def _pick_file(rng: random.Random, files: Files, yaml_only: bool = True) -> str:
+    names = sorted(n for n in files if not yaml_only or n.endswith((".yaml", ".yml")))
+    return rng.choice(names or sorted(files))
+
+
+def _content_lines(lines: list[bytes]) -> list[int]:
+    """Indexes of lines that hold data (not blank, not a comment)."""
+    return [i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith(b"#")]
+
+
+# --- text mutators (bytes level) ---------------------------------------------------------------
+
+
+def m_delete_lines(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    lines = _lines(files[name])
+    idx = _content_lines(lines)
+    if not idx:
+        return "delete-lines: nothing to delete"
+    start = rng.choice(idx)
+    count = rng.choice((1, 1, 1, 2, 3, 8))
+    del lines[start : start + count]
+    files[name] = b"\n".join(lines)
+    return f"delete-lines {name}:{start + 1} x{count}"
+
+
+def m_duplicate_lines(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    lines = _lines(files[name])
+    idx = _content_lines(lines)
+    if not idx:
+        return "duplicate-lines: nothing to duplicate"
+    start = rng.choice(idx)
+    count = rng.choice((1, 1, 1, 2, 4))
+    lines[start:start] = lines[start : start + count]
+    files[name] = b"\n".join(lines)
+    return f"duplicate-lines {name}:{start + 1} x{count}"
+
+
+def m_swap_lines(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    lines = _lines(files[name])
+    idx = _content_lines(lines)
+    if len(idx) < 2:
+        return "swap-lines: too short"
+    a, b = sorted(rng.sample(idx, 2)) if rng.random() < 0.5 else (idx[0], idx[0])
+    if a == b:
+        a = rng.choice(idx[:-1])
+        b = a + 1
+    lines[a], lines[b] = lines[b], lines[a]
+    files[name] = b"\n".join(lines)
+    return f"swap-lines {name}:{a + 1}<->{b + 1}"
+
+
+def m_indent(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    lines = _lines(files[name])
+    idx = _content_lines(lines)
+    if not idx:
+        return "indent: nothing"
+    i = rng.choice(idx)
+    shift = rng.choice((-4, -2, -1, 1, 2, 3, 4))
+    ln = lines[i]
+    lines[i] = b" " * shift + ln if shift > 0 else ln[min(-shift, len(ln) - len(ln.lstrip())) :]
+    files[name] = b"\n".join(lines)
+    return f"indent {name}:{i + 1} {shift:+d}"
+
+
+def m_tabs(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    lines = _lines(files[name])
+    idx = [i for i in _content_lines(lines) if lines[i].startswith(b" ")] or _content_lines(lines)
+    if not idx:
+        return "tabs: nothing"
+    i = rng.choice(idx)
+    ln = lines[i]
+    body = ln.lstrip(b" ")
+    how = rng.choice(("indent", "after-colon", "trailing"))
+    if how == "indent":
+        lines[i] = b"\t" * max(1, (len(ln) - len(body)) // 2) + body
+    elif how == "after-colon" and b": " in ln:
+        lines[i] = ln.replace(b": ", b":\t", 1)
+    else:
+        lines[i] = ln + b"\t"
+    files[name] = b"\n".join(lines)
+    return f"tabs {name}:{i + 1} ({how})"
+
+
+def m_truncate(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    data = files[name]
+    cut = rng.randrange(0, max(1, len(data)))
+    files[name] = data[:cut]
+    return f"truncate {name} at byte {cut}"
+
+
+def m_random_bytes(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    data = bytearray(files[name])
+    pos = rng.randrange(0, len(data) + 1)
+    junk = bytes(rng.randrange(256) for _ in range(rng.choice((1, 2, 4, 16))))
+    if rng.random() < 0.5 and pos < len(data):
+        data[pos : pos + len(junk)] = junk
+        how = "overwrite"
+    else:
+        data[pos:pos] = junk
+        how = "insert"
+    files[name] = bytes(data)
+    return f"random-bytes {name} {how} {junk.hex()} at {pos}"
+
+
+def m_encoding(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    text = files[name].decode("utf-8", "replace")
+    how = rng.choice(
+        ("latin-1", "cp1252", "utf-16", "utf-16-le", "bom", "bom-middle", "lone-byte",
+         "surrogate", "overlong", "nul", "control", "line-separator")
+    )
+    lines = text.split("\n")
+    i = rng.randrange(len(lines))
+    if how in ("latin-1", "cp1252"):
+        data = text.replace("🎲", "?").encode(how, "replace")
+    elif how in ("utf-16", "utf-16-le"):
+        data = text.encode(how)
+    elif how == "bom":
+        data = b"\xef\xbb\xbf" + files[name]
+    elif how == "bom-middle":
+        lines[i] = "\ufeff" + lines[i]
+        data = "\n".join(lines).encode()
+    elif how == "lone-byte":
+        data = files[name].replace(b"\n", b"\n\xc3", 1) if b"\n" in files[name] else b"\xff"
+    elif how == "surrogate":
+        lines[i] += "\ud800"
+        data = "\n".join(lines).encode("utf-8", "surrogatepass")
+    elif how == "overlong":
+        data = b"\n".join([*(ln.encode() for ln in lines[:i]), b"a: \xc0\xaf", *(
+            ln.encode() for ln in lines[i:])])
+    elif how == "nul":
+        lines[i] += "\x00"
+        data = "\n".join(lines).encode()
+    elif how == "control":
+        lines[i] += rng.choice(("\x1b[2J", "\x7f", "\x08", "\x0c", "\x85", "\x0b"))
+        data = "\n".join(lines).encode()
+    else:
+        lines[i] += "\u2028x\u2029"
+        data = "\n".join(lines).encode()
+    files[name] = data
+    return f"encoding {name} {how} (line {i + 1})"
+
+
+def m_empty(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    files[name] = rng.choice(
+        (b"", b"\n", b"   \n\n", b"# only a comment\n", b"---\n", b"...\n", b"null\n", b"~\n",
+         b"[]\n", b"{}\n", b"42\n", b"kind\n", b"- kind: game\n", b"\"kind: game\"\n",
+         b"kind: game\n", b"kind:\n", b"kind: [game]\n", b"--- |\n  text\n")
+    )
+    return f"empty {name}"
+
+
+def m_huge_number_text(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    text = files[name].decode("utf-8", "replace")
+    spots = list(re.finditer(r"(?<=[:\[,] )-?\d+\b", text))
+    value = rng.choice(HUGE_NUMBERS)
+    if not spots:
+        return "huge-number: no number"
+    spot = rng.choice(spots)
+    files[name] = (text[: spot.start()] + value + text[spot.end() :]).encode()
+    line = text.count("\n", 0, spot.start()) + 1
+    return f"huge-number {name}:{line} {spot.group()} -> {value[:40]}"
+
+
+def m_deep_nesting(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    depth = rng.choice((20, 63, 64, 65, 100, 1000, 5000, 50000))
+    style = rng.choice(("flow-list", "flow-map", "block-list", "block-map", "unclosed"))
+    if style == "flow-list":
+        value = "[" * depth + "1" + "]" * depth
+    elif style == "flow-map":
+        value = "{a: " * depth + "1" + "}" * depth
+    elif style == "unclosed":
+        value = "[" * depth
+    elif style == "block-list":
+        depth = min(depth, 300)
+        value = "\n" + "".join("  " * (k + 1) + "-\n" for k in range(depth)) + "  " * depth + "  1"
+    else:
+        depth = min(depth, 300)
+        value = "\n" + "".join("  " * (k + 1) + "a:\n" for k in range(depth)) + \
+            "  " * (depth + 1) + "b: 1"
+    text = files[name].decode("utf-8", "replace")
+    files[name] = (text.rstrip("\n") + f"\ndeep: {value}\n").encode()
+    return f"deep-nesting {name} {style} depth {depth}"
+
+
+def m_alias_bomb(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    style = rng.choice(("laughs", "self", "anchor-only", "alias-only", "merge"))
+    if style == "laughs":
+        rows = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+        for k in range(1, 10):
+            refs = ", ".join([f"*a{k - 1}"] * 9)
+            rows.append(f"a{k}: &a{k} [{refs}]")
+        bomb = "\n".join(rows) + "\n"
+    elif style == "self":
+        bomb = "loop: &loop [*loop]\n"
+    elif style == "anchor-only":
+        bomb = "anchored: &x 1\n"
+    elif style == "alias-only":
+        bomb = "aliased: *missing\n"
+    else:
+        bomb = "base: &b {x: 1}\nderived:\n  <<: *b\n  y: 2\n"
+    text = files[name].decode("utf-8", "replace")
+    files[name] = (text.rstrip("\n") + "\n" + bomb).encode()
+    return f"alias-bomb {name} {style}"
+
+
+def m_yaml_exotica(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    extra = rng.choice(
+        (
+            "evil: !!python/object/apply:os.system ['touch /tmp/pwned']\n",
+            "evil: !!python/name:os.system\n",
+            "b: !!binary aGVsbG8=\n",
+            "s: !!set {a, b}\n",
+            "t: !!timestamp 2001-12-14\n",
+            "d: 2001-12-14\n",
+            "c: !custom x\n",
+            "o: !!omap [a: 1]\n",
+            "i: !!int '12'\n",
+            "i2: !!int 'twelve'\n",
+            "f: !!float 'x'\n",
+            "bo: !!bool 'yes'\n",
+            "n: !!null 'x'\n",
+            "? [complex, key]\n: 1\n",
+            "? {a: 1}\n: 1\n",
+            "1: one\n",
+            "null: nothing\n",
+            "true: yes\n",
+            "1.5: x\n",
+            "<<: {x: 1}\n",
+            "---\nkind: game\n",
+            "--- !!str\n",
+            "%YAML 1.1\n---\n",
+            "%TAG ! tag:evil.com,2000:\n",
+            "&anchor\n",
+            "key: 'unterminated\n",
+            'key: "bad escape \\q"\n',
+            "key: [1, 2\n",
+            "key: {a: 1\n",
+            "- item at top\n",
+            "key: |\n bad\n  indent\n",
+            "@reserved: 1\n",
+            "`tick: 1\n",
+            "on: yes\n",
+            "dup: 1\ndup: 2\n",
+            "\"quoted\nkey\": 1\n",
+        )
+    )
+    text = files[name].decode("utf-8", "replace")
+    where = rng.choice(("end", "start"))
+    files[name] = ((text.rstrip("\n") + "\n" + extra) if where == "end" else extra + text).encode()
+    return f"yaml-exotica {name} {where}: {extra.strip()[:40]!r}"
+
+
+def m_unknown_key_text(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    lines = _lines(files[name])
+    keyed = [i for i in _content_lines(lines) if re.match(rb"\s*(- )?[a-z_]+:", lines[i])]
+    if not keyed:
+        return "unknown-key: no key line"
+    i = rng.choice(keyed)
+    m = re.match(rb"(\s*)(- )?", lines[i])
+    assert m is not None
+    indent = m.group(1) + (b"  " if m.group(2) else b"")
+    key = rng.choice((b"bogus", b"nmae", b"txet", b"kind", b"id", b"$remove", b"source"))
+    lines.insert(i + 1, indent + key + b": 1")
+    files[name] = b"\n".join(lines)
+    return f"unknown-key-text {name}:{i + 2} {key.decode()}"
+
+
+def m_value_type_text(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    lines = _lines(files[name])
+    keyed = [i for i in _content_lines(lines) if re.match(rb"\s*(- )?[a-z_]+: \S", lines[i])]
+    if not keyed:
+        return "value-type: no value line"
+    i = rng.choice(keyed)
+    m = re.match(rb"(\s*(- )?[a-z_]+: )", lines[i])
+    assert m is not None
+    new = rng.choice((b"[1, 2]", b"{a: 1}", b"\"text\"", b"42", b"-1", b"0", b"true", b"null",
+                      b"", b"[]", b"{}", b"1.5", b"'1'", b"[[]]", b"|", b">-"))
+    lines[i] = m.group(1) + new
+    files[name] = b"\n".join(lines)
+    return f"value-type-text {name}:{i + 1} -> {new.decode()!r}"
+
+
+# --- file-level mutators -----------------------------------------------------------------------
+
+
+def m_files(rng: random.Random, files: Files) -> str:
+    name = _pick_file(rng, files)
+    how = rng.choice(("delete", "copy", "rename-yml", "rename-txt", "hidden", "nested", "huge",
+                      "long-line"))
+    if how == "delete":
+        del files[name]
+    elif how == "copy":
+        files["copy-of-" + name.replace("/", "-")] = files[name]
+    elif how == "rename-yml":
+        files[name.rsplit(".", 1)[0] + ".yml"] = files.pop(name)
+    elif how == "rename-txt":
+        files[name + ".txt"] = files.pop(name)
+    elif how == "hidden":
+        files[".hidden-" + name.replace("/", "-")] = files.pop(name)
+    elif how == "nested":
+        files["deep/er/" + name.replace("/", "-")] = files[name]
+    elif how == "huge":
+        files[name] = files[name] + b"\n# " + b"x" * (1 << 20) + b"\n"
+    else:
+        files[name] = files[name].rstrip(b"\n") + b"\nlong: " + b"y" * 300_000 + b"\n"
+    return f"files {how} {name}"
+
+
+# --- structural mutators (parse, change the data, dump again) -----------------------------------
+
+
+def _parse(data: bytes) -> Any:
+    """The data of a YAML file, read the way the rules loader reads scalars (YAML 1.2)."""
+    try:
+        return yaml.load(data.decode("utf-8"), Loader=StrictLoader)
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError):
+        return None
+
+
+def _dump(data: Any) -> bytes:
+    text: str = yaml.dump(
+        data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100,
+        default_flow_style=None,
+    )
+    return text.encode("utf-8")
+
+
+def _nodes(data: Any, limit: int = 20_000) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every (path, value) of a document, breadth-first; bounded (earlier mutations may have
+    made it very deep or, through aliases, very large)."""
+    queue: list[tuple[tuple[Any, ...], Any]] = [((), data)]
+    for path, value in queue:
+        yield path, value
+        if len(queue) > limit or len(path) > 100:
+            continue
+        if isinstance(value, dict):
+            queue.extend(((*path, k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            queue.extend(((*path, i), v) for i, v in enumerate(value))
+
+
+def _set(data: Any, path: tuple[Any, ...], value: Any) -> Any:
+    if not path:
+        return value
+    parent = data
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = value
+    return data
+
+
+def _structural(change: Callable[[random.Random, Any], tuple[Any, str] | None]) -> Mutator:
+    """Wrap a data-level change into a mutator of one YAML file."""
+
+    def mutate(rng: random.Random, files: Files) -> str:
+        names = sorted(n for n in files if n.endswith((".yaml", ".yml")))
+        rng.shuffle(names)
+        for name in names[:4]:
+            data = _parse(files[name])
+            if not isinstance(data, dict | list):
+                continue
+            try:
+                done = change(rng, data)
+            except RecursionError:
+                continue
+            if done is None:
+                continue
+            new, what = done
+            try:
+                files[name] = _dump(new)
+            except (yaml.YAMLError, RecursionError, ValueError):
+                continue
+            return f"{change.__name__.lstrip('_')} {name}: {what}"
+        return f"{change.__name__.lstrip('_')}: no target"
+
+    mutate.__name__ = "m" + change.__name__
+    mutate.__doc__ = change.__doc__
+    return mutate
+
+
+def _other_type(rng: random.Random, value: Any) -> Any:
+    if isinstance(value, bool):
+        return rng.choice((1, "true", [value], None))
+    if isinstance(value, int | float):
+        return rng.choice((str(value), [value], {"value": value}, True, None, float(value) + 0.5))
+    if isinstance(value, str):
+        return rng.choice((len(value), [value], {"text": value}, None, False, 1.5))
+    if isinstance(value, list):
+        return rng.choice(({"items": value}, "list", len(value), None, value[:1] if value else 0))
+    if isinstance(value, dict):
+        return rng.choice((list(value.values()), list(value), "map", 0, None))
+    return rng.choice((0, "x", [], {}))
+
+
+def _swap_type(rng: random.Random, data: Any) -> tuple[Any, str] | None:
+    nodes = [(p, v) for p, v in _nodes(data) if p and p[-1] != "kind"]
+    if not nodes:
+        return None
+    path, value = rng.choice(nodes)
+    new = _other_type(rng, value)
+    return _set(data, path, new), f"{_addr(path)} {type(value).__name__} -> {_short(new)}"
+
+
+def _swap_kind(rng: random.Random, data: Any) -> tuple[Any, str] | None:
+    if not isinstance(data, dict):
+        return None
+    new = rng.choice(("game", "nobles", "variant", "examples", "gmae", 1, None, ["game"], ""))
+    data["kind"] = new
+    return data, f"kind -> {new!r}"
+
+
+def _number(rng: random.Random, data: Any) -> tuple[Any, str] | None:
+    nodes = [(p, v) for p, v in _nodes(data) if isinstance(v, int) and not isinstance(v, bool)]
+    if not nodes:
+        return None
+    path, value = rng.choice(nodes)
+    new = rng.choice(
+        (10**30, -(10**30), 1e308, -1e308, float("inf"), float("nan"), 2**63, -1, 0,
+         value + 1, value - 1, -value, value * 1000, rng.randint(-3, 12), rng.randint(-3, 12))
+    )
+    return _set(data, path, new), f"{_addr(path)} {value} -> {_short(new)}"
+
+
+def _small_list(rng: random.Random, data: Any) -> tuple[Any, str] | None:
+    nodes = [(p, v) for p, v in _nodes(data) if isinstance(v, list) and p]
+    if not nodes:
+        return None
+    path, value = rng.choice(nodes)
+    how = rng.choice(("empty", "one", "dup-item", "reverse", "drop-item", "shuffle"))
+    new = list(value)
+    if how == "empty":
+        new = []
+    elif how == "one":
+        new = new[:1]
+    elif how == "dup-item" and new:
+        k = rng.randrange(len(new))
+        new.insert(k, copy.deepcopy(new[k]))
+    elif how == "reverse":
+        new.reverse()
+    elif how == "drop-item" and new:
+        del new[rng.randrange(len(new))]
+    else:
+        rng.shuffle(new)
+    return _set(data, path, new), f"{_addr(path)} list {how}"
+
+
+def _drop_key(rng: random.Random, data: Any) -> tuple[Any, str] | None:
+    nodes = [(p, k) for p, v in _nodes(data) if isinstance(v, dict) for k in v if p or k != "kind"]
+    if not nodes:
+        return None
+    path, key = rng.choice(nodes)
+    parent = data
+    for part in path:
+        parent = parent[part]
+    del parent[key]
+    return data, f"drop {_addr((*path, key))}"
+
+
+def _add_key(rng: random.Random, data: Any) -> tuple[Any, str] | None:
+    nodes = [p for p, v in _nodes(data) if isinstance(v, dict)]
+    if not nodes:
+        return None
+    path = rng.choice(nodes)
+    parent = data
+    for part in path:
+        parent = parent[part]
+    key = rng.choice(("bogus", "nmae", "tetx", "Name", "$remove", "__class__", "id ", "a.b",
+                      "x" * 300, "with space", "ключ", "", "<script>", "'", "\n"))
+    parent[key] = rng.choice((1, "x", True, [], {}))
+    return data, f"add key {key!r} in {_addr(path)}"
+
+
+def _id_typo(rng: random.Random, data: Any) -> tuple[Any, str] | None:
+    nodes = [(p, v) for p, v in _nodes(data)
+             if isinstance(v, str) and p and p[-1] not in (*TEXT_KEYS, "kind") and len(v) < 40]
+    if not nodes:
+        return None
+    path, value = rng.choice(nodes)
+    how = rng.choice(("drop", "swap", "case", "hyphen", "dot", "space", "unicode", "empty"))
+    chars = list(value)
+    if how == "drop" and chars:
+        del chars[rng.randrange(len(chars))]
+    elif how == "swap" and len(chars) > 1:
+        k = rng.randrange(len(chars) - 1)
+        chars[k], chars[k + 1] = chars[k + 1], chars[k]
+    elif how == "case":
+        chars = list(value.upper())
+    elif how == "hyphen":
+        chars = list(value.replace("-", "_") if "-" in value else value + "-")
+    elif how == "dot":
+        chars = list(value + ".x")
+    elif how == "space":
+        chars = list(" " + value)
+    elif how == "unicode":
+        chars = list(value.replace("e", "е"))  # Cyrillic e
+    else:
+        chars = []
+    new = "".join(chars)
+    return _set(data, path, new), f"{_addr(path)} {value!r} -> {new!r} ({how})"
+
+
+def _formula(rng: random.Random, data: Any) -> tuple[Any, str] | None:
+    nodes = [(p, v) for p, v in _nodes(data) if p and p[-1] in FORMULA_KEYS]
+    if not nodes:
+        return None
+    path, value = rng.choice(nodes)
+    garbage = rng.choice(FORMULA_GARBAGE)
+    if isinstance(value, str) and rng.random() < 0.3:
+        garbage = f"{value} {rng.choice(('+', 'and', '<', '//', '*'))} {garbage}"
+    return _set(data, path, garbage), f"{_addr(path)} -> {_short(garbage)}"
+
+
+def _placeholder(rng: random.Random, data: Any) -> tuple[Any, str] | None:
+    nodes = [(p, v) for p, v in _nodes(data)
+             if p and p[-1] in TEXT_KEYS and isinstance(v, str)]
+    if not nodes:
+        return None
+    path, value = rng.choice(nodes)
+    garbage = rng.choice(PLACEHOLDER_GARBAGE + STRING_GARBAGE)
+    cut = rng.randrange(len(value) + 1)
+    new = value[:cut] + garbage + value[cut:] if rng.random() < 0.7 else garbage
+    return _set(data, path, new), f"{_addr(path)} += {_short(garbage)}"
+
+
+def _hostile_text(rng: random.Random, data: Any) -> tuple[Any, str] | None:
+    """Prose, names and titles that are valid but hostile to code generators and documents
+    (quotes, backslashes, newlines, `</script>`, Markdown pipes, Jinja, bidi controls)."""
+    nodes = [(p, v) for p, v in _nodes(data)
+             if p and p[-1] in TEXT_KEYS and isinstance(v, str)]
+    if not nodes:
+        return None
+    path, value = rng.choice(nodes)
+    hostile = rng.choice([s for s in STRING_GARBAGE if 0 < len(s) < 100 and s.strip()])
+    new = rng.choice((hostile, f"{value} {hostile}", f"{hostile} {value}"))
+    return _set(data, path, new), f"{_addr(path)} -> {_short(new)}"
+
+
+def _nest(rng: random.Random, data: Any) -> tuple[Any, str] | None:
+    nodes = [p for p, _ in _nodes(data) if p]
+    if not nodes:
+        return None
+    path = rng.choice(nodes)
+    depth = rng.choice((3, 30, 63, 64, 65, 200))
+    value: Any = 1
+    for _ in range(depth):
+        value = [value] if rng.random() < 0.5 else {"a": value}
+    return _set(data, path, value), f"{_addr(path)} nested {depth} deep"
+
+
+def _swap_siblings(rng: random.Random, data: Any) -> tuple[Any, str] | None:
+    nodes = [(p, v) for p, v in _nodes(data) if isinstance(v, dict) and len(v) > 1]
+    if not nodes:
+        return None
+    path, value = rng.choice(nodes)
+    a, b = rng.sample(sorted(value), 2)
+    value[a], value[b] = value[b], value[a]
+    return data, f"swap {_addr((*path, a))} <-> {b}"
+
+
+def _remove_marker(rng: random.Random, data: Any) -> tuple[Any, str] | None:
+    """Overlay syntax where it does not belong (or does): `$remove` on a random node."""
+    nodes = [p for p, v in _nodes(data) if p and isinstance(v, dict | list)]
+    if not nodes:
+        return None
+    path = rng.choice(nodes)
+    marker: Any = rng.choice(({"$remove": True}, {"$remove": False}, {"$remove": "yes"},
+                              [{"id": "nowhere", "$remove": True}]))
+    return _set(data, path, marker), f"{_addr(path)} -> {marker!r}"
+
+
+MUTATORS: dict[str, tuple[Mutator, float]] = {
+    "delete-lines": (m_delete_lines, 1.0),
+    "duplicate-lines": (m_duplicate_lines, 1.0),
+    "swap-lines": (m_swap_lines, 0.5),
+    "indent": (m_indent, 0.8),
+    "tabs": (m_tabs, 0.4),
+    "truncate": (m_truncate, 0.6),
+    "random-bytes": (m_random_bytes, 0.6),
+    "encoding": (m_encoding, 0.6),
+    "empty": (m_empty, 0.3),
+    "huge-number-text": (m_huge_number_text, 0.6),
+    "deep-nesting": (m_deep_nesting, 0.4),
+    "alias-bomb": (m_alias_bomb, 0.4),
+    "yaml-exotica": (m_yaml_exotica, 0.6),
+    "unknown-key-text": (m_unknown_key_text, 0.5),
+    "value-type-text": (m_value_type_text, 0.6),
+    "files": (m_files, 0.4),
+    "swap-type": (_structural(_swap_type), 1.5),
+    "swap-kind": (_structural(_swap_kind), 0.2),
+    "number": (_structural(_number), 2.0),
+    "list": (_structural(_small_list), 1.5),
+    "drop-key": (_structural(_drop_key), 1.2),
+    "add-key": (_structural(_add_key), 0.6),
+    "id-typo": (_structural(_id_typo), 1.5),
+    "formula": (_structural(_formula), 1.2),
+    "placeholder": (_structural(_placeholder), 1.2),
+    "hostile-text": (_structural(_hostile_text), 1.5),
+    "nest": (_structural(_nest), 0.3),
+    "swap-siblings": (_structural(_swap_siblings), 0.5),
+    "remove-marker": (_structural(_remove_marker), 0.4),
+}
+
+
+def _addr(path: Sequence[Any]) -> str:
+    return ".".join(str(p) for p in path) or "<top>"
+
+
+def _short(value: Any, limit: int = 50) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --- cases ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """One fuzz input: the mutated rules files and how they were made."""
+
+    seed: int
+    index: int
+    mutations: tuple[str, ...]  # what each mutation did, in words
+    files: Mapping[str, bytes] = field(repr=False)
+    kinds: tuple[str, ...] = ()  # the MUTATORS names used
+
+    @property
+    def label(self) -> str:
+        return f"seed {self.seed} case {self.index}: " + "; ".join(self.mutations)
+
+
+def read_rules(rules_dir: Path) -> Files:
+    """Every regular file under `rules_dir` (relative POSIX path -> bytes), sorted."""
+    out: Files = {}
+    for p in sorted(rules_dir.rglob("*")):
+        if p.is_file():
+            out[p.relative_to(rules_dir).as_posix()] = p.read_bytes()
+    return out
+
+
+def make_case(base: Mapping[str, bytes], seed: int, index: int,
+              only: Sequence[str] = ()) -> Case:
+    """Case `index` of the run `seed`: 1-3 mutations of `base` (deterministic)."""
+    rng = random.Random(f"lisboa-fuzz:{seed}:{index}")
+    names = sorted(only or MUTATORS)
+    weights = [MUTATORS[n][1] for n in names]
+    count = rng.choices((1, 2, 3), (7, 2, 1))[0]
+    files = dict(base)
+    done = []
+    kinds = rng.choices(names, weights, k=count)
+    for name in kinds:
+        done.append(MUTATORS[name][0](rng, files))
+    return Case(seed, index, tuple(done), files, tuple(kinds))
+
+
+# --- systematic sweeps: every optional key -------------------------------------------------------
+
+
+def _schema_valid(name: str, data: Any) -> bool:
+    """Whether one rules file's data still passes its schema (no build: fast)."""
+    doc = LoadedDoc(Path(name), name, "", data, {}, {})
+    return not any(d.is_error for d in validate(doc))
+
+
+def _without(data: Any, path: tuple[Any, ...], key: str) -> Any:
+    out = copy.deepcopy(data)
+    node = out
+    for part in path:
+        node = node[part]
+    del node[key]
+    return out
+
+
+def optional_keys(base: Mapping[str, bytes]) -> Iterator[tuple[str, tuple[Any, ...], str]]:
+    """(file, path, key) for every key the schema lets one leave out: the first place each
+    key occurs at each schema position (list indexes count as one position)."""
+    for name, raw in sorted(base.items()):
+        data = _parse(raw)
+        if not isinstance(data, dict):
+            continue
+        seen: set[tuple[Any, ...]] = set()
+        for path, value in list(_nodes(data)):
+            if not isinstance(value, dict):
+                continue
+            for key in list(value):
+                pattern = (*("*" if isinstance(p, int) else p for p in path), key)
+                if pattern in seen or (not path and key == "kind"):
+                    continue
+                seen.add(pattern)
+                if _schema_valid(name, _without(data, path, key)):
+                    yield name, path, key
+
+
+def sweep_cases(base: Mapping[str, bytes], singles: bool = True) -> list[Case]:
+    """One case per optional key left out (unless not `singles`), plus per file one "minimal"
+    document with every optional key left out at once (while the file stays schema-valid)."""
+    cases: list[Case] = []
+    minimal: dict[str, Any] = {}
+    parsed = {name: _parse(raw) for name, raw in base.items()}
+    for name, path, key in optional_keys(base):
+        data = parsed[name]
+        if singles:
+            files = dict(base)
+            files[name] = _dump(_without(data, path, key))
+            where = ".".join(str(p) for p in (*path, key))
+            cases.append(Case(-1, len(cases), (f"leave out {name}: {where}",), files,
+                              ("optional-key",)))
+        current = minimal.get(name, data)
+        try:
+            smaller = _without(current, path, key)
+        except (KeyError, IndexError, TypeError):
+            continue
+        if _schema_valid(name, smaller):
+            minimal[name] = smaller
+    for name, data in sorted(minimal.items()):
+        files = dict(base)
+        files[name] = _dump(data)
+        cases.append(Case(-1, len(cases), (f"minimal {name}: every optional key left out",),
+                          files, ("minimal",)))
+    return cases
+
+
+def write_rules(files: Mapping[str, bytes], rules_dir: Path) -> None:
+    """Write a case's files into an empty `rules_dir`."""
+    rules_dir.mkdir(parents=True)
+    for rel, data in sorted(files.items()):
+        path = rules_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+# --- checking one run ----------------------------------------------------------------------------
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes, int, int]]:
+    """Every file (and symlink) under `root`: bytes, mode and modification time."""
+    out: dict[str, tuple[bytes, int, int]] = {}
+    if not root.exists():
+        return out
+    for p in sorted(root.rglob("*")):
+        st = p.stat()
+        if p.is_file() or p.is_symlink():
+            out[p.relative_to(root).as_posix()] = (p.read_bytes(), st.st_mode, st.st_mtime_ns)
+        elif p.is_dir():
+            out[p.relative_to(root).as_posix() + "/"] = (b"", st.st_mode, 0)
+    return out
+
+
+def check_output(code: int, stdout: str, stderr: str, workdir: Path) -> list[str]:
+    """Problems with one build's exit code and streams (an empty list when it behaved)."""
+    problems: list[str] = []
+    if code not in (0, 1):
+        first = next((ln for ln in stderr.splitlines()
+                      if "internal error" in ln or "error[" in ln), "")
+        problems.append(f"exit {code}" + (f": {first}" if first else ""))
+    for stream, text in (("stderr", stderr), ("stdout", stdout)):
+        if "Traceback (most recent call last)" in text:
+            problems.append(f"traceback on {stream}")
+    if stdout:
+        problems.append(f"unexpected stdout: {_short(stdout, 80)}")
+    errors = 0
+    for line in stderr.splitlines():
+        problem, is_error = _check_line(line, workdir)
+        if problem:
+            problems.append(problem)
+        errors += is_error
+    if code == 1 and errors == 0:
+        problems.append("exit 1 without any error diagnostic")
+    if code == 0 and errors:
+        problems.append("exit 0 with error diagnostics")
+    return problems
+
+
+def _check_line(line: str, workdir: Path) -> tuple[str | None, bool]:
+    """One stderr line: (problem or None, whether it is an error diagnostic)."""
+    m = _LOCATED.match(line)
+    if m:
+        code = m.group("code")
+        if code not in codes.CODES:
+            return f"unknown code {code!r}: {_short(line, 120)}", m.group("sev") == "error"
+        where = _check_position(m.group("path"), int(m.group("line")), int(m.group("col")),
+                                workdir, exists_only=code == "unreadable-file")
+        problem = f"bad position ({where}) [{code}]: {_short(line, 120)}" if where else None
+        return problem, m.group("sev") == "error"
+    m = _FILELESS.match(line)
+    if m:
+        code = m.group("code")
+        if code not in codes.CODES:
+            return f"unknown code {code!r}: {_short(line, 120)}", True
+        if code not in FILELESS_CODES:
+            return f"no position for [{code}]: {_short(line, 120)}", m.group("sev") == "error"
+        return None, m.group("sev") == "error"
+    m = _LOCATED_NOTE.match(line)
+    if m:
+        where = _check_position(m.group("path"), int(m.group("line")), int(m.group("col")),
+                                workdir)
+        return (f"bad note position ({where}): {_short(line, 120)}" if where else None), False
+    if _PLAIN.fullmatch(line):
+        return None, False
+    return f"line not in the diagnostic format: {_short(line, 120)}", False
+
+
+def _check_position(path: str, line: int, col: int, workdir: Path,
+                    exists_only: bool = False) -> str | None:
+    """Why `path:line:col` does not point into an existing file, or None when it does (for a
+    file that cannot be read, `exists_only`: that something of that name is there)."""
+    file = Path(path) if Path(path).is_absolute() else workdir / path
+    if exists_only and (line, col) == (1, 1):
+        # The name may be shown escaped (a line break in a file name prints as `\n`).
+        parent = file.parent
+        if os.path.lexists(file) or (parent.is_dir() and any(
+                one_line(entry.name) == file.name for entry in parent.iterdir())):
+            return None
+    if not file.is_file():
+        return f"{path} is not a file"
+    if line < 1 or col < 1:
+        return "line and column start at 1"
+    lines = file.read_bytes().decode("utf-8", "replace").split("\n")
+    if line > len(lines):
+        return f"line {line} is past the end ({len(lines)} lines)"
+    if col > len(lines[line - 1]) + 1:
+        return f"column {col} is past the end of line {line} ({len(lines[line - 1])} chars)"
+    return None
+
+
+# --- running ------------------------------------------------------------------------------------
+
+
+class _Timeout(BaseException):
+    """Raised by the alarm when a case runs too long (BaseException: cli.main cannot eat it)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    if seconds <= 0 or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def alarm(signum: int, frame: FrameType | None) -> None:
+        raise _Timeout
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@contextlib.contextmanager
+def _in_dir(path: Path) -> Iterator[None]:
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def run_build(argv: list[str], debug: bool = False,
+              timeout: float = DEFAULT_TIMEOUT) -> tuple[int | None, str, str, str]:
+    """Run `cli.main(argv)` capturing both streams: (exit code or None on a hang/crash, stdout,
+    stderr, traceback text when `debug` let an exception through)."""
+    out, err = io.StringIO(), io.StringIO()
+    old_env = os.environ.get(cli.DEBUG_ENV)
+    if debug:
+        os.environ[cli.DEBUG_ENV] = "1"
+    else:
+        os.environ.pop(cli.DEBUG_ENV, None)
+    tb = ""
+    code: int | None = None
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+                _time_limit(timeout):
+            code = cli.main(argv)
+    except _Timeout:
+        tb = f"hang: no result after {timeout:g} s\n" + "".join(traceback.format_stack(limit=8))
+    except Exception:
+        tb = traceback.format_exc()
+    finally:
+        if old_env is None:
+            os.environ.pop(cli.DEBUG_ENV, None)
+        else:
+            os.environ[cli.DEBUG_ENV] = old_env
+    return code, out.getvalue(), err.getvalue(), tb
+
+
+def signature(tb: str) -> str:
+    """A short name for a crash: exception type and the innermost lisboa_rules frame."""
+    if tb.startswith("hang"):
+        return "hang"
+    frames = re.findall(r'File "([^"]*lisboa_rules[^"]*)", line (\d+), in (\S+)', tb)
+    last = tb.strip().splitlines()[-1] if tb.strip() else "?"
+    exc = last.split(":", 1)[0]
+    if frames:
+        file, line, fn = frames[-1]
+        return f"{exc} at {Path(file).name}:{line} in {fn}"
+    return exc
+
+
+@dataclass
+class Outcome:
+    """The verdict on one case."""
+
+    case: Case
+    exit_code: int | None
+    stderr: str
+    problems: list[str]
+    seconds: float
+    traceback: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def signatures(self) -> list[str]:
+        """One line per distinct problem, with crash signatures instead of messages."""
+        if self.traceback:
+            rest = [p for p in self.problems if not p.startswith(("exit 2", "exit None"))]
+            return [signature(self.traceback), *rest]
+        return list(self.problems)
+
+
+class Runner:
+    """Runs cases in one scratch folder: `rules/` is rewritten per case, `out/` is a prior build."""
+
+    def __init__(self, rules_dir: Path, scratch: Path, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.base = read_rules(rules_dir)
+        self.scratch = scratch
+        self.timeout = timeout
+        self.rules = scratch / "rules"
+        self.out = scratch / "out"
+        self.golden = scratch / ".golden-out"
+        write_rules(self.base, self.rules)
+        with _in_dir(scratch):
+            code, _, err, tb = run_build(self._argv(), timeout=0)
+        if code != 0:
+            raise RuntimeError(f"the unmutated rules do not build (exit {code}):\n{err}{tb}")
+        (self.out / "notes.txt").write_text("a file the user keeps here\n", encoding="utf-8")
+        shutil.copytree(self.out, self.golden, symlinks=True)
+        self.before = snapshot(self.out)
+
+    def _argv(self) -> list[str]:
+        return ["build", "--rules", "rules", "--out", "out"]
+
+    def case(self, seed: int, index: int, only: Sequence[str] = ()) -> Case:
+        return make_case(self.base, seed, index, only)
+
+    def run(self, case: Case) -> Outcome:
+        """Build `case` and judge it; the scratch folder is reset afterwards."""
+        shutil.rmtree(self.rules)
+        write_rules(case.files, self.rules)
+        start = time.perf_counter()
+        with _in_dir(self.scratch):
+            code, stdout, stderr, tb = run_build(self._argv(), timeout=self.timeout)
+            seconds = time.perf_counter() - start
+            problems = check_output(code if code is not None else -1, stdout, stderr,
+                                    self.scratch)
+            if code is None:
+                problems = [f"exit None: {tb.splitlines()[0] if tb else 'no result'}", *problems]
+            after = snapshot(self.out)
+            leftovers = sorted(p.name for p in self.scratch.iterdir()
+                               if p.name not in ("rules", "out", ".golden-out"))
+            if leftovers:
+                problems.append(f"temp folders left next to the output: {leftovers}")
+                for name in leftovers:
+                    shutil.rmtree(self.scratch / name, ignore_errors=True)
+            if code != 0 and after != self.before:
+                problems.append("output folder changed by a failed build: "
+                                + _tree_diff(self.before, after))
+            if code == 2 and not tb:
+                _, _, _, tb = run_build(self._argv(), debug=True, timeout=self.timeout)
+                after = snapshot(self.out)
+        if after != self.before:
+            shutil.rmtree(self.out)
+            shutil.copytree(self.golden, self.out, symlinks=True)
+        return Outcome(case, code, stderr, problems, seconds, tb)
+
+
+def _tree_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    changed = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
+    return ", ".join(changed[:5]) + (" ..." if len(changed) > 5 else "")
+
+
+@dataclass
+class Summary:
+    """Counts over a run."""
+
+    cases: int = 0
+    built: int = 0
+    rejected: int = 0
+    failed: list[Outcome] = field(default_factory=list)
+    seconds: float = 0.0
+    codes: Counter[str] = field(default_factory=Counter)
+    mutations: Counter[str] = field(default_factory=Counter)
+
+    def add(self, outcome: Outcome) -> None:
+        self.cases += 1
+        self.seconds += outcome.seconds
+        if outcome.exit_code == 0:
+            self.built += 1
+        elif outcome.exit_code == 1:
+            self.rejected += 1
+        if not outcome.ok:
+            self.failed.append(outcome)
+        self.codes.update(set(re.findall(r"(?:error|warning)\[([^\]]*)\]", outcome.stderr)))
+        self.mutations.update(outcome.case.kinds)
+
+    def by_signature(self) -> dict[str, list[Outcome]]:
+        groups: dict[str, list[Outcome]] = {}
+        for o in self.failed:
+            for sig in dict.fromkeys(o.signatures):
+                groups.setdefault(sig, []).append(o)
+        return groups
+
+    def render(self) -> str:
+        lines = [
+            f"fuzzed {self.cases} inputs in {self.seconds:.1f} s: {self.built} built (exit 0), "
+            f"{self.rejected} rejected with diagnostics (exit 1), {len(self.failed)} with problems",
+        ]
+        groups = self.by_signature()
+        if groups:
+            lines.append(f"{len(groups)} distinct problems:")
+            for sig, outcomes in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+                lines.append(f"  [{len(outcomes)}x] {sig}")
+                lines.append(f"        e.g. {outcomes[0].case.label}")
+        lines.append("diagnostic codes seen: " + ", ".join(
+            f"{c} {n}" for c, n in sorted(self.codes.items())))
+        return "\n".join(lines)
+
+
+def run_many(rules_dir: Path, seed: int, cases: Sequence[int], *, timeout: float = DEFAULT_TIMEOUT,
+             only: Sequence[str] = (), progress: Callable[[Outcome], None] | None = None,
+             scratch: Path | None = None, sweep: bool = False) -> Summary:
+    """Run the given case indexes of one seed (or, with `sweep`, the optional-key sweep) and
+    summarise them."""
+    summary = Summary()
+    with contextlib.ExitStack() as stack:
+        if scratch is None:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lisboa-fuzz-")))
+        runner = Runner(rules_dir.resolve(), scratch, timeout)
+        todo: Iterator[Case] = (iter(sweep_cases(runner.base)) if sweep else
+                                (runner.case(seed, index, only) for index in cases))
+        for case in todo:
+            outcome = runner.run(case)
+            summary.add(outcome)
+            if progress is not None:
+                progress(outcome)
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python3 -m lisboa_rules.fuzz`: 0 when every case behaved, 1 when any had a problem."""
+    p = argparse.ArgumentParser(
+        prog="python3 -m lisboa_rules.fuzz",
+        description=(__doc__ or "").split("\n\n")[0],
+        epilog="mutators: " + ", ".join(sorted(MUTATORS)),
+    )
+    p.add_argument("--cases", type=int, default=500, help="number of cases (default 500)")
+    p.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    p.add_argument("--start", type=int, default=0, help="first case index (default 0)")
+    p.add_argument("--case", type=int, action="append", default=[],
+                   help="run only this case index (repeatable); prints its details")
+    p.add_argument("--rules", type=Path, default=Path("rules"), help="rules folder to mutate")
+    p.add_argument("--only", action="append", default=[], choices=sorted(MUTATORS),
+                   metavar="MUTATOR", help="use only these mutators (repeatable)")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                   help=f"seconds per case before it counts as a hang "
+                   f"(default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--save", type=Path, metavar="DIR",
+                   help="write the rules of every failing case to DIR/<seed>-<index>/")
+    p.add_argument("--sweep", action="store_true",
+                   help="instead of random cases: leave out each optional key in turn, then "
+                   "every optional key of a file at once")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every case")
+    args = p.parse_args(argv)
+    indexes = args.case or list(range(args.start, args.start + args.cases))
+
+    done = [0, 0]  # cases, cases with problems
+
+    def progress(o: Outcome) -> None:
+        done[0] += 1
+        done[1] += not o.ok
+        if done[0] % 1000 == 0:
+            print(f"... {done[0]} cases, {done[1]} with problems", file=sys.stderr, flush=True)
+        if args.verbose or args.case or not o.ok:
+            status = "ok" if o.ok else "PROBLEM"
+            print(f"[{status}] exit {o.exit_code} {o.seconds:.2f}s {o.case.label}", flush=True)
+            for problem in o.signatures if not o.ok else ():
+                print(f"    {problem}")
+            if args.case:
+                print(o.stderr, end="")
+                print(o.traceback, end="")
+        if args.save is not None and (not o.ok or args.case):
+            dest = args.save / f"{o.case.seed}-{o.case.index}"
+            shutil.rmtree(dest, ignore_errors=True)
+            write_rules(o.case.files, dest / "rules")
+            (dest / "case.txt").write_text(
+                o.case.label + "\n\n" + "\n".join(o.problems) + "\n\n" + o.stderr + o.traceback,
+                encoding="utf-8")
+
+    summary = run_many(args.rules, args.seed, indexes, timeout=args.timeout, only=args.only,
+                       progress=progress, sweep=args.sweep)
+    print(summary.render())
+    return 0 if not summary.failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
