@@ -70,8 +70,8 @@ def report(diags: Sequence[Diagnostic], fmt: str) -> None:
         err(f"{PROG}: {summary(sort_diagnostics(diags))}\n")
 
 
-def _add_rules(p: argparse.ArgumentParser) -> None:
-    """Add the options shared by commands that read the rules."""
+def add_rules_options(p: argparse.ArgumentParser) -> None:
+    """Add the options shared by commands that read the rules (extension commands too)."""
     p.add_argument(
         "--rules",
         type=Path,
@@ -92,7 +92,7 @@ def _add_rules(p: argparse.ArgumentParser) -> None:
 
 def _configure_build(p: argparse.ArgumentParser) -> None:
     """Add the build options."""
-    _add_rules(p)
+    add_rules_options(p)
     p.add_argument(
         "--out",
         type=Path,
@@ -256,7 +256,7 @@ def _no_arguments(p: argparse.ArgumentParser) -> None:
 COMMANDS: dict[str, Command] = {
     "build": Command("compile the rules into the output folder", _configure_build, run_build),
     "validate": Command(
-        "check the rules and report problems; write nothing", _add_rules, run_validate
+        "check the rules and report problems; write nothing", add_rules_options, run_validate
     ),
     "schema": Command(
         "print or export the JSON schemas of the rules files", _configure_schema, run_schema

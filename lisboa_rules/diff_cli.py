@@ -14,12 +14,11 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from lisboa_rules import model as m
 from lisboa_rules import pipeline
-from lisboa_rules.cli import EXIT_FINDINGS, EXIT_OK, Command, out, report
+from lisboa_rules.cli import EXIT_FINDINGS, EXIT_OK, Command, add_rules_options, out, report
 from lisboa_rules.diagnostics import has_errors
 from lisboa_rules.emit import words
 from lisboa_rules.overlay import IDENTITY_KEYS, Change
@@ -61,19 +60,7 @@ class VariantDiff:
 def _configure(p: argparse.ArgumentParser) -> None:
     """Add the diff arguments."""
     p.add_argument("name", metavar="NAME", help="a variant in rules/variants/ (its id)")
-    p.add_argument(
-        "--rules",
-        type=Path,
-        default=Path("rules"),
-        metavar="DIR",
-        help="rules directory (default: rules/)",
-    )
-    p.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help="output format (json goes to stdout, diagnostics included)",
-    )
+    add_rules_options(p)
 
 
 def run_diff(args: argparse.Namespace) -> int:
