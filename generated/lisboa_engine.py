@@ -1060,42 +1060,13 @@ _RS2: Final = replace(
 )
 
 _RS3: Final = replace(
-    _RS0,
+    _RS1,
     key=("queen", "two-player"),
-    # rules/variants/queen.yaml:21 game.flags
-    flags=("queen",),
     # rules/variants/two-player.yaml:34 game.start.neutral_officials_per_office
     neutral_officials=1,
-    # rules/variants/queen.yaml:29 nobles.nobles
-    nobles=(
-        NobleDef(
-            id="manuel",
-            name="Manuel da Maia",
-            state_actions=("officials", "plan"),
-            noble_action="build-store",
-            trade_goods=("tools", "gold"),
-        ),
-        NobleDef(
-            id="marquis",
-            name="Marquis de Pombal",
-            state_actions=("ship", "production"),
-            noble_action="take-decree",
-            trade_goods=("books", "gold"),
-            reign_flag="queen",
-            reign_name="Queen Mariana Vitória",
-            reign_action=None,
-        ),
-        NobleDef(
-            id="king",
-            name="D. José I",
-            state_actions=("cardinal", "royal-favor"),
-            noble_action="open-building",
-            trade_goods=("cloth", "gold"),
-        ),
-    ),
-    # rules/variants/queen.yaml:32 nobles.noble_actions
+    # rules/variants/two-player.yaml:37 nobles.noble_actions
     noble_actions={
-        **_RS0.noble_actions,
+        **_RS1.noble_actions,
         "build-store": NobleActionDef(
             id="build-store",
             name="Build a Store",
@@ -1108,26 +1079,9 @@ _RS3: Final = replace(
             wigs_per_official=0,
             forbidden_flag=None,
         ),
-        "take-decree": NobleActionDef(
-            id="take-decree",
-            name="Take a Decree",
-            procedure="take-decree",
-            land_price=None,
-            rubble=0,
-            lots=(),
-            extra_marker_on="marquis",
-            extra_max=1,
-            wigs_per_official=0,
-            forbidden_flag="queen",
-        ),
     },
     # rules/variants/two-player.yaml:31 scoring.majority.columns
     majority_columns=(1, 3),
-    # rules/variants/queen.yaml:26 components.cards
-    cards={
-        **_RS0.cards,
-        57: CardDef(57, "brown", "treasury", 0, (), (), "take-decree", (), "queen"),
-    },
 )
 
 RULESETS: Final[dict[tuple[str, ...], RuleSet]] = {

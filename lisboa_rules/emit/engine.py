@@ -461,23 +461,32 @@ def build_view(
     view.rulesets.append(("_RS0", _call_with_sources(
         "RuleSet", list(base_fields.items()), {k: _where(base, k) for k in base_fields})))
     view.keys.append((literal_key(rulesets[0].variants), "_RS0"))
+    # Each combination of variants is written as the closest rule set already written (the
+    # largest subset of its variants: the base at worst) plus what differs from it.
+    emitted: list[tuple[str, Model, dict[str, Any]]] = [("_RS0", base, base_fields)]
     for i, m in enumerate(rulesets[1:], 1):
         fields = ruleset_fields(m, fns)
+        parent_name, parent, parent_fields = max(
+            (e for e in emitted if set(e[1].variants) <= set(m.variants)),
+            key=lambda e: len(e[1].variants))
         changed = []
         for k, v in fields.items():
-            if fmt(v) == fmt(base_fields[k]):
+            if fmt(v) == fmt(parent_fields[k]):
                 continue
-            if isinstance(v, dict) and isinstance(base_fields[k], dict):
+            if isinstance(v, dict) and isinstance(parent_fields[k], dict):
                 diff = {kk: vv for kk, vv in v.items()
-                        if kk not in base_fields[k] or fmt(vv) != fmt(base_fields[k][kk])}
-                removed = [kk for kk in base_fields[k] if kk not in v]
+                        if kk not in parent_fields[k] or fmt(vv) != fmt(parent_fields[k][kk])}
+                removed = [kk for kk in parent_fields[k] if kk not in v]
                 if not removed:
-                    changed.append((k, Update(f"_RS0.{k}", diff)))
+                    changed.append((k, Update(f"{parent_name}.{k}", diff)))
                     continue
             changed.append((k, v))
-        where = {k: _where(m, k, base) for k, _ in changed}
-        view.rulesets.append((f"_RS{i}", _call_with_sources("replace", changed, where, ("_RS0",))))
-        view.keys.append((literal_key(m.variants), f"_RS{i}"))
+        where = {k: _where(m, k, parent) for k, _ in changed}
+        name = f"_RS{i}"
+        view.rulesets.append((name, _call_with_sources("replace", changed, where,
+                                                       (parent_name,))))
+        view.keys.append((literal_key(m.variants), name))
+        emitted.append((name, m, fields))
     view.title = str(base.value("game", "title"))
     game = base.data["game"]
     info = {k: game[k] for k in ("id", "title", "designer", "publisher", "published", "years",
