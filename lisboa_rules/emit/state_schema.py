@@ -49,13 +49,22 @@ def state_schema(m: Model, variants: list[VariantInfo], digest: str) -> dict[str
     businesses = [b.id for b in m.businesses]
     piles = list(m.value("components", "display", "piles"))
     decks = [d.id for d in m.decks]
-    card = {"type": "integer", "enum": sorted(c.number for c in m.cards)}
+    # The long enums are written once, under $defs, and referenced where they are used.
+    defs: dict[str, Any] = {
+        "card": {"description": "a Political card number", "type": "integer",
+                 "enum": sorted(c.number for c in m.cards)},
+        "decree": {"description": "a Decree id", "type": "string",
+                   "enum": sorted(d.id for d in m.decrees)},
+        "plan": {"description": "a Plan id", "type": "string",
+                 "enum": sorted(p.id for p in m.plans)},
+    }
+    card = {"$ref": "#/$defs/card"}
 
     def cards(doc: str) -> dict[str, Any]:
         return _arr(card, doc)
 
-    decree = {"type": "string", "enum": sorted(d.id for d in m.decrees)}
-    plan = {"type": "string", "enum": sorted(p.id for p in m.plans)}
+    decree = {"$ref": "#/$defs/decree"}
+    plan = {"$ref": "#/$defs/plan"}
     noble = {"type": "string", "enum": nobles}
     colors = list(m.value("game", "players", "colors"))
     seat = _int(0, "a seat: an index into players")
@@ -148,6 +157,7 @@ def state_schema(m: Model, variants: list[VariantInfo], digest: str) -> dict[str
         "title": "A saved game of " + str(m.value("game", "title")),
         "description": "The complete state of a game in progress or finished, as written by "
                        "the generated engine's to_json.",
+        "$defs": defs,
         **game,
     }
 
