@@ -1126,15 +1126,6 @@ _ACTION_RULE: Final = {
     "trade": "trade",
     "visit": "visit",
 }
-_ACTION_ID: Final = {
-    "discard": "discard",
-    "follow": "follow",
-    "pass": "pass",
-    "portfolio": "sell-goods",
-    "sponsor": "sponsor",
-    "trade": "trade",
-    "visit": "visit",
-}
 _PHASE_RULES: Final = {
     "follow": "follow",
     "refill": "turn.refill-hand",
@@ -3110,7 +3101,7 @@ def _do_visit(g: Game, move: Move) -> None:
     g.visit = noble.id
     g.phase = "follow"
     # rules: follow - the others may follow in clockwise order (unless visits are not followable)
-    followable = rs.actions[_ACTION_ID["visit"]].followable
+    followable = rs.actions[_ACTION_RULE["visit"]].followable
     g.follow_next = _next_follower(g, move.player) if followable else None
     if g.follow_next is None:
         _end_follows(g)
@@ -3169,7 +3160,7 @@ def _do_discard(g: Game, move: Move) -> None:
     """Discard a card for its reward (rules: discard)."""
     card = _take_card(g, move, _ACTION_RULE["discard"])
     g.discard.append(card)
-    _apply_effects(g, move.player, g.rs.actions[_ACTION_ID["discard"]].reward, move, None)
+    _apply_effects(g, move.player, g.rs.actions[_ACTION_RULE["discard"]].reward, move, None)
     g.phase = "refill"
 
 

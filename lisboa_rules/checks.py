@@ -257,36 +257,13 @@ def _local_for(m: Model, r: Rule) -> Any:
     """The object that holds a rule's text, for its local placeholders."""
     from lisboa_rules.emit.words import find_owner
 
-    found, _ = find_owner(m, r)
-    if found:
-        return found
-    for kind, doc in m.data.items():
-        found = _find_text_owner(doc, r.text)
-        if found is not None and kind == r.section:
-            return found
-    return {}
-
-
-def _find_text_owner(node: Any, text: str) -> Any:
-    if isinstance(node, dict):
-        if node.get("text") == text:
-            return node
-        for v in node.values():
-            found = _find_text_owner(v, text)
-            if found is not None:
-                return found
-    elif isinstance(node, list):
-        for v in node:
-            found = _find_text_owner(v, text)
-            if found is not None:
-                return found
-    return None
+    return find_owner(m, r)[0]
 
 
 def _check_one_text(
     m: Model, text: str, span: Span, local: Any, rule_ids: set[str]
 ) -> Iterator[Diagnostic]:
-    leftover = LEFTOVER.search(PLACEHOLDER_FREE(text))
+    leftover = LEFTOVER.search(_without_placeholders(text))
     if leftover:
         yield Diagnostic(
             "missing-text", f"text has a leftover placeholder '{leftover.group(0)}'", span
@@ -328,7 +305,7 @@ def _check_one_text(
             )
 
 
-def PLACEHOLDER_FREE(text: str) -> str:
+def _without_placeholders(text: str) -> str:
     """The text with well-formed placeholders and cross-references removed."""
     return CROSS_REF.sub("", rtext.PLACEHOLDER.sub("", text))
 
@@ -463,35 +440,31 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
                 m.span_of("components", "decks"),
                 (Related(f"the game has {periods} periods", m.span_of(g, "periods")),),
             )
-    for src in m.scoring:
-        for name, value in src.params:
+
+
+def check_unused_params(m: Model) -> Iterator[Diagnostic]:
+    """A param that neither its formula nor its rule's text reads is unused."""
+    owners = [
+        *((c.params, c.formula, c.rule, c.span) for c in m.costs),
+        *((t.params, t.condition, t.rule, t.span) for t in m.triggers),
+        *((s.params, s.formula, s.rule, s.span) for s in m.scoring if s.formula is not None),
+        *(
+            (a.params, a.land_price, a.rule, a.span)
+            for a in m.noble_actions
+            if a.land_price is not None
+        ),
+    ]
+    for params, formula, rule, span in owners:
+        for name, _ in params:
             if (
-                src.formula is not None
-                and name not in src.formula.names
-                and f"params.{name}" not in src.rule.text
+                formula is not None
+                and name not in formula.names
+                and f"params.{name}" not in rule.text
             ):
                 yield Diagnostic(
                     "unused-value",
                     f"param '{name}' is used by neither the formula nor the text",
-                    src.span,
-                )
-            del value
-    yield from ALL_PARAMS(m)
-
-
-def ALL_PARAMS(m: Model) -> Iterator[Diagnostic]:
-    """Params of costs and triggers that the formula does not read are unused."""
-    for c in m.costs:
-        for name, _ in c.params:
-            if name not in c.formula.names:
-                yield Diagnostic(
-                    "unused-value", f"param '{name}' is not used by the formula", c.span
-                )
-    for t in m.triggers:
-        for name, _ in t.params:
-            if name not in t.condition.names:
-                yield Diagnostic(
-                    "unused-value", f"param '{name}' is not used by the condition", t.span
+                    span,
                 )
 
 
@@ -582,6 +555,7 @@ ALL_CHECKS: tuple[Check, ...] = (
     check_provenance,
     check_text,
     check_ranges,
+    check_unused_params,
 )
 
 

@@ -196,8 +196,6 @@ def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
     tr = g("tracks", "treasury")
     piles = tuple(m.value("components", "display", "piles"))
     noble_ids = {n.id for n in m.nobles}
-    by_proc = {a.procedure: a for a in m.actions}
-    costs = {c.id: c for c in m.costs}
     out: dict[str, Any] = {
         "key": m.variants,
         "players_min": g("players", "min"),
@@ -304,7 +302,6 @@ def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
     out["shipyard_per_color"] = fns.add(f_per, (), m.span_of("components", "shipyard",
                                                               "per_color"), "shipyard")
     out["shipyard_start"] = tuple(m.value("components", "shipyard", "start"))
-    del by_proc, costs
     return out
 
 
@@ -342,7 +339,6 @@ def constants(m: Model) -> list[tuple[str, str]]:
         ("_WIGS_COST", visit.lacking_cost if visit and visit.lacking_cost else ""),
         ("_SPONSOR_COST", sponsor.cost if sponsor and sponsor.cost else ""),
         ("_ACTION_RULE", {proc: a.id for proc, a in sorted(by_proc.items())}),
-        ("_ACTION_ID", {proc: a.id for proc, a in sorted(by_proc.items())}),
         ("_PHASE_RULES", {"follow": by_proc["follow"].id if "follow" in by_proc
                           else refusals["turn"], "refill": refusals["refill"],
                           "marker": refusals["marker"], "hand-discard": hand_discard}),
