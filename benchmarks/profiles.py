@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 # (module, attribute, stage label): wrapped where the caller looks the name up.
 STAGES: tuple[tuple[str, str, str], ...] = (
+    ("lisboa_rules.stamp", "build_key", "build key (stamp.build_key)"),
     ("lisboa_rules.schema", "packaged", "schema.packaged (load + check_schema, once)"),
     ("lisboa_rules.pipeline", "load_dir", "load (loader.load_dir)"),
     ("lisboa_rules.pipeline", "validate", "validate (validate.validate)"),
@@ -93,7 +94,8 @@ def child_build(rules: str, out: str, check: bool) -> dict[str, Any]:
             continue
         if hasattr(mod, attr):
             setattr(mod, attr, _wrap(getattr(mod, attr), acc, label))
-    argv = ["build", "--rules", rules, "--out", out] + (["--check"] if check else [])
+    # --no-cache: every stage runs (a build cache hit would skip what this profiles)
+    argv = ["build", "--no-cache", "--rules", rules, "--out", out] + (["--check"] if check else [])
     rc = cli.main(argv)
     t_end = time.perf_counter()
     return {
@@ -111,6 +113,7 @@ def _env(tmp: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    env["LISBOA_RULES_CACHE_DIR"] = str(tmp / "cache")  # Jinja bytecode warm after the first run
     return env
 
 

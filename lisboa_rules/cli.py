@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lisboa_rules import __version__, codes, pipeline, schema, writer
+from lisboa_rules import __version__, cache, codes, stamp, writer
 from lisboa_rules.diagnostics import (
     PROG,
     Diagnostic,
@@ -115,22 +115,54 @@ def _configure_build(p: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="apply a variant from rules/variants/ (repeatable)",
     )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help=f"run every stage: neither read nor fill the build cache (${cache.ENV})",
+    )
 
 
 def run_build(args: argparse.Namespace) -> int:
-    """Compile the rules and bring the output folder up to date (or check it)."""
+    """Compile the rules and bring the output folder up to date (or check it).
+
+    Fast paths, both exact (stamp.py, cache.py): when the build cache knows this build's key
+    and the output folder holds exactly those outputs, nothing runs; when the cache holds the
+    key's outputs, only the writer runs. Otherwise the whole pipeline runs (and a clean result
+    is cached).
+    """
     if args.diff and args.format == "json":
         err(f"{PROG}: error: --diff cannot be combined with --format json\n")
         return EXIT_ERROR
-    result = pipeline.compile_rules(args.rules, tuple(args.variant))
-    if has_errors(result.diagnostics):
-        report(result.diagnostics, args.format)
-        # A template that fails is the compiler's fault, not the rules': exit as internal.
-        internal = any(d.is_error and codes.get(d.code).category in ("emit", "write")
-                       for d in result.diagnostics)
-        return EXIT_ERROR if internal else EXIT_FINDINGS
-    written = writer.write_outputs(args.out, result.files, check=args.check, diff=args.diff)
-    report([*result.diagnostics, *written.diagnostics], args.format)
+    variants = tuple(args.variant)
+    key = stamp.build_key(args.rules, variants)
+    root = None if args.no_cache or key is None else cache.cache_dir()
+    if key is not None and not args.diff:
+        known = cache.outputs_stamp(root, key)
+        if known is not None and writer.stamp_matches(args.out, known):
+            report([], args.format)
+            err(f"{PROG}: {writer.display_dir(args.out)}/ is up to date\n")
+            return EXIT_OK
+    files = cache.load(root, key) if key is not None else None
+    cached = files is not None
+    diagnostics: list[Diagnostic] = []
+    if files is None:
+        from lisboa_rules import pipeline
+
+        result = pipeline.compile_rules(args.rules, variants)
+        if has_errors(result.diagnostics):
+            report(result.diagnostics, args.format)
+            # A template that fails is the compiler's fault, not the rules': exit as internal.
+            internal = any(d.is_error and codes.get(d.code).category in ("emit", "write")
+                           for d in result.diagnostics)
+            return EXIT_ERROR if internal else EXIT_FINDINGS
+        files, diagnostics = result.files, result.diagnostics
+    written = writer.write_outputs(
+        args.out, files, check=args.check, diff=args.diff, trusted=cached
+    )
+    # Only clean builds are kept: a cache hit must not hide a warning.
+    if key is not None and not cached and not diagnostics and not has_errors(written.diagnostics):
+        cache.store(root, key, files, writer.outputs_hash(files))
+    report([*diagnostics, *written.diagnostics], args.format)
     if not written.ok:
         return EXIT_ERROR
     if args.check or args.diff:
@@ -169,6 +201,8 @@ def _report_written(result: writer.WriteResult) -> None:
 
 def run_validate(args: argparse.Namespace) -> int:
     """Run every stage for diagnostics only; outputs are discarded."""
+    from lisboa_rules import pipeline
+
     result = pipeline.compile_rules(args.rules, ())
     report(result.diagnostics, args.format)
     if has_errors(result.diagnostics):
@@ -198,6 +232,8 @@ def _configure_schema(p: argparse.ArgumentParser) -> None:
 
 def run_schema(args: argparse.Namespace) -> int:
     """Print every schema as one JSON object, or export them as files."""
+    from lisboa_rules import schema
+
     exported = schema.export_schemas()
     if args.out is None:
         merged = {name: json.loads(text) for name, text in exported.items()}

@@ -14,14 +14,15 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lisboa_rules import model as m
-from lisboa_rules import pipeline
 from lisboa_rules.cli import EXIT_FINDINGS, EXIT_OK, Command, add_rules_options, out, report
 from lisboa_rules.diagnostics import has_errors
-from lisboa_rules.emit import words
-from lisboa_rules.overlay import IDENTITY_KEYS, Change
+
+if TYPE_CHECKING:  # the pipeline is imported when `diff` runs, not at every start-up
+    from lisboa_rules import model as m
+    from lisboa_rules import pipeline
+    from lisboa_rules.overlay import Change
 
 ABSENT = "(absent)"
 _MAX_VALUE = 160  # characters of one value shown in text form
@@ -65,6 +66,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
 
 def run_diff(args: argparse.Namespace) -> int:
     """Print what the variant changes; exit 1 on rule errors or an unknown variant."""
+    from lisboa_rules import pipeline
+
     name = str(args.name)
     changes, diags = pipeline.variant_changes(args.rules, name)
     if has_errors(diags):
@@ -85,6 +88,8 @@ def run_diff(args: argparse.Namespace) -> int:
 
 def variant_diff(compiled: pipeline.Compiled, name: str, changes: Sequence[Change]) -> VariantDiff:
     """Collect the value, rule and callout changes of variant `name`."""
+    from lisboa_rules.emit import words
+
     info = next(v for v in compiled.variants if v.id == name)
     base = compiled.base.model
     variant = next(rs.model for rs in compiled.rulesets if rs.key == (name,))
@@ -115,6 +120,8 @@ def address(base_data: dict[str, Any], change: Change) -> str:
 
 def _identity(item: Any) -> str | None:
     """The id (or number) of a list item, as text."""
+    from lisboa_rules.overlay import IDENTITY_KEYS
+
     if isinstance(item, dict):
         for key in IDENTITY_KEYS:
             value = item.get(key)
@@ -125,6 +132,8 @@ def _identity(item: Any) -> str | None:
 
 def rule_changes(base: m.Model, variant: m.Model) -> tuple[RuleChange, ...]:
     """Rules added, removed or reading differently (texts with placeholders filled in)."""
+    from lisboa_rules.emit import words
+
     before = {r.id: words.plain_text(base, r) for r in base.rules}
     after = {r.id: words.plain_text(variant, r) for r in variant.rules}
     found = []

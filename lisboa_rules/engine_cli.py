@@ -27,10 +27,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from lisboa_rules import pipeline
 from lisboa_rules.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
 from lisboa_rules.diagnostics import PROG, has_errors
-from lisboa_rules.emit import ENGINE
+from lisboa_rules.inputs import ENGINE
 
 DEFAULT_ENGINE = Path("generated") / ENGINE
 
@@ -76,6 +75,8 @@ def engine_file(args: argparse.Namespace) -> Iterator[Path]:
     if args.rules is None:
         yield args.engine
         return
+    from lisboa_rules import pipeline  # only when building, not at start-up
+
     result = pipeline.compile_rules(args.rules, ())
     if has_errors(result.diagnostics) or ENGINE not in result.files:
         report(result.diagnostics, "text")
@@ -235,7 +236,9 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(path: str) -> None:
-    _WORKER["engine"] = load_engine(Path(path))
+    """Load the engine in a worker, unless it came with the fork (the parent's copy)."""
+    if "engine" not in _WORKER:
+        _WORKER["engine"] = load_engine(Path(path))
 
 
 def play_random_game(E: Any, players: int, variants: Sequence[str], seed: int) -> GameRecord:
@@ -331,10 +334,14 @@ def simulate(E: Any, path: Path, players: int, variants: tuple[str, ...], seed: 
             if progress:
                 progress.step(1)
     else:
-        size = max(1, min(25, games // (jobs * 4) or 1))
+        # Small chunks (about 16 per worker) keep the workers busy to the end: games differ in
+        # length, and one long last chunk would leave the other workers idle.
+        size = max(1, min(25, games // (jobs * 16)))
         chunks = [(players, variants, seeds[i:i + size]) for i in range(0, games, size)]
         from concurrent.futures import ProcessPoolExecutor  # only simulate --jobs pays it
 
+        # Forked workers inherit the loaded engine (no second compile); spawned ones load it.
+        _WORKER["engine"] = E
         with ProcessPoolExecutor(jobs, initializer=_init_worker,
                                  initargs=(str(path),)) as pool:
             for records in pool.map(_play_chunk, chunks):  # in order: same result as 1 job

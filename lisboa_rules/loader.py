@@ -24,11 +24,11 @@ from typing import Any
 import yaml
 
 from lisboa_rules.diagnostics import Diagnostic, Related
+from lisboa_rules.inputs import discover
 from lisboa_rules.source import PathTuple, Span, display_path
 
 MAX_FILE_BYTES = 1 << 20  # 1 MiB: rules files are a few KiB; anything bigger is a mistake
 MAX_DEPTH = 64  # nesting of collections; no rule needs more and it bounds recursion
-SUFFIXES = (".yaml", ".yml")
 
 _CORE = "tag:yaml.org,2002:"
 ALLOWED_TAGS = frozenset(_CORE + t for t in ("str", "int", "float", "bool", "null", "seq", "map"))
@@ -218,16 +218,6 @@ def _guarded(
     except Exception as exc:
         msg = f"could not load this file ({type(exc).__name__}: {_clean(str(exc))})"
         return None, [_diag("yaml-syntax", msg, display)]
-
-
-def discover(rules_dir: Path) -> list[Path]:
-    """Return every *.yaml/*.yml under `rules_dir`, sorted by POSIX relative path."""
-    found: list[Path] = []
-    for root, dirs, names in os.walk(rules_dir):
-        # Hidden entries (.git, editor backups like .#a.yaml) are never rules.
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        found.extend(Path(root, n) for n in names if n.endswith(SUFFIXES) and not n.startswith("."))
-    return sorted(found, key=lambda p: p.relative_to(rules_dir).as_posix())
 
 
 def load_dir(

@@ -22,10 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lisboa_rules import pipeline
 from lisboa_rules.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
 from lisboa_rules.diagnostics import PROG, has_errors
-from lisboa_rules.emit.reference import AID_HTML, RULES_HTML
+from lisboa_rules.inputs import AID_HTML, RULES_HTML
 
 PAGES = {"rules": RULES_HTML, "player-aid": AID_HTML}
 PAPERS = ("a4", "letter")
@@ -145,6 +144,8 @@ def run_pdf(args: argparse.Namespace) -> int:
             "the HTML reference in generated/reference/ prints from any browser\n")
         return EXIT_ERROR
     name, printer = chosen
+    from lisboa_rules import pipeline  # only when building, not at start-up
+
     result = pipeline.compile_rules(args.rules, ())
     if has_errors(result.diagnostics):
         report(result.diagnostics, args.format)

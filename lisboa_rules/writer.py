@@ -12,6 +12,11 @@ Contract:
 - Ownership: `.manifest` in the output folder lists the files lisboa-rules wrote. Only those are
   ever pruned. Other files ("strays", e.g. a user's notes) are kept and reported as warnings.
 - `check`/`diff` write nothing and report what would change.
+- Stamp: `.manifest` also records one sha256 of all the outputs, so `stamp_matches` can tell
+  without building that a folder holds exactly a known set of outputs (the build cache knows
+  which set a build key produces). The line is bookkeeping: a folder whose files are all up
+  to date is up to date whatever that line says (a build then rewrites it quietly), and the
+  manifest is only reported stale when its list of files changes.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import ctypes
 import difflib
 import errno
 import functools
+import hashlib
 import os
 import shutil
 import sys
@@ -37,6 +43,7 @@ _MANIFEST_HEADER = (
     "# Files written by lisboa-rules; only these are pruned. Do not edit.\n"
     "# Other files in this folder are left alone and reported as strays.\n"
 )
+_OUTPUTS = "# outputs-sha256: "
 
 
 @dataclass
@@ -79,6 +86,15 @@ class _Plan:
     remove: list[str]
     strays: list[str]
     old: dict[str, bytes | None]
+    quiet: bool = False  # the manifest differs in comment lines only: rewrite, do not report
+
+
+def _bookkeeping_only(old: bytes | None, body: str) -> bool:
+    """Whether an old manifest lists the same files (its comment lines may differ)."""
+    if old is None:
+        return False
+    lines = old.decode("utf-8", "replace").splitlines(keepends=True)
+    return "".join(ln for ln in lines if not ln.startswith("#")) == body
 
 
 def write_outputs(
@@ -88,12 +104,17 @@ def write_outputs(
     check: bool = False,
     diff: bool = False,
     prune: bool = True,
+    trusted: bool = False,
 ) -> WriteResult:
-    """Bring `out_dir` up to date with `files` atomically; `check`/`diff` only report."""
+    """Bring `out_dir` up to date with `files` atomically; `check`/`diff` only report.
+
+    `trusted` skips the compile check for outputs that already passed it (the build cache
+    keeps only builds that did).
+    """
     for rel in files:
         _check_rel(rel)
     result = WriteResult(display=_display(out_dir))
-    result.diagnostics = compile_check(files, result.display)
+    result.diagnostics = [] if trusted else compile_check(files, result.display)
     if result.diagnostics:
         return result
     if out_dir.exists() and not out_dir.is_dir():
@@ -107,7 +128,7 @@ def write_outputs(
     _fill_result(result, plan)
     if diff:
         result.diff_text = _diff(plan, result)
-    if check or diff or not result.stale:
+    if check or diff or not plan.changed:
         return result
     try:
         _rebuild(out_dir.resolve(), plan)
@@ -116,6 +137,54 @@ def write_outputs(
     result.written = [r for r in plan.changed if r != MANIFEST]
     result.removed = list(plan.remove)
     return result
+
+
+def stamp_matches(out_dir: Path, expected: str) -> bool:
+    """Whether `out_dir` holds exactly the outputs whose `outputs_hash` is `expected`: its
+    manifest records that hash, every listed file is there and hashes to it, and nothing else
+    is there (strays and leftovers of a killed build need the full path, which reports or
+    repairs them)."""
+    try:
+        data = _read_or_none(out_dir / MANIFEST)
+        if data is None or f"\n{_OUTPUTS}{expected}\n" not in data.decode("utf-8"):
+            return False
+        listed = _read_manifest(out_dir)
+        if _list_files(out_dir) != {*listed, MANIFEST} or _leftovers(out_dir):
+            return False
+        found: dict[str, bytes] = {}
+        for rel in listed:
+            content = _read_or_none(out_dir / rel)
+            if content is None:
+                return False
+            found[rel] = content
+        return _hash_bytes(found) == expected
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+
+
+def outputs_hash(files: Mapping[str, str]) -> str:
+    """One sha256 over every output's path and bytes (what the manifest records)."""
+    return _hash_bytes({rel: text.encode("utf-8") for rel, text in files.items()})
+
+
+def _hash_bytes(files: Mapping[str, bytes]) -> str:
+    """One sha256 over every output's path and bytes, in path order."""
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        h.update(f"{rel} {len(files[rel])}\n".encode())
+        h.update(files[rel])
+    return h.hexdigest()
+
+
+def _leftovers(target: Path) -> bool:
+    """Whether temp folders of an earlier build sit next to `target`."""
+    prefixes = (f".{target.name}.new-", f".{target.name}.old-")
+    return any(e.name.startswith(prefixes) for e in target.parent.iterdir())
+
+
+def display_dir(out_dir: Path) -> str:
+    """The output folder as shown in messages."""
+    return _display(out_dir)
 
 
 def _display(out_dir: Path) -> str:
@@ -189,14 +258,19 @@ def _make_plan(out_dir: Path, files: Mapping[str, str], prune: bool) -> _Plan:
     remove = gone if prune else []
     listed = sorted(set(files) | (set() if prune else set(gone)))
     wanted = {rel: files[rel].encode("utf-8") for rel in sorted(files)}
-    wanted[MANIFEST] = (_MANIFEST_HEADER + "".join(f"{r}\n" for r in listed)).encode("utf-8")
+    stamp = f"{_OUTPUTS}{_hash_bytes(wanted)}\n"
+    body = "".join(f"{r}\n" for r in listed)
+    wanted[MANIFEST] = (_MANIFEST_HEADER + stamp + body).encode("utf-8")
     old = {rel: _read_or_none(out_dir / rel) for rel in wanted}
     changed = [rel for rel, data in wanted.items() if old[rel] != data]
+    # The manifest's comment lines (the outputs hash) are bookkeeping: rewritten with the
+    # files, but a manifest is only reported stale when the list of files changes.
+    quiet = MANIFEST in changed and _bookkeeping_only(old[MANIFEST], body)
     unchanged = [rel for rel in wanted if rel not in changed and rel != MANIFEST]
     strays = sorted(existing - set(wanted) - owned)
     for rel in remove:
         old[rel] = _read_or_none(out_dir / rel)
-    return _Plan(wanted, changed, unchanged, remove, strays, old)
+    return _Plan(wanted, changed, unchanged, remove, strays, old, quiet)
 
 
 def _list_files(out_dir: Path) -> set[str]:
@@ -234,7 +308,8 @@ def _fill_result(result: WriteResult, plan: _Plan) -> None:
     """Record the plan in the result and report strays."""
     result.unchanged = list(plan.unchanged)
     result.strays = list(plan.strays)
-    result.stale = sorted([*plan.changed, *plan.remove])
+    shown = [rel for rel in plan.changed if not (plan.quiet and rel == MANIFEST)]
+    result.stale = sorted([*shown, *plan.remove])
     for rel in plan.changed:
         result.reasons[rel] = "create" if plan.old[rel] is None else "regenerate"
     for rel in plan.remove:

@@ -8,6 +8,7 @@ Plans, Royal Favor tiles and Officials are conserved).
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,9 @@ import pytest
 
 # Importing generated/lisboa_engine.py must not leave __pycache__/ in the golden record.
 sys.dont_write_bytecode = True
+# Every test runs the real pipeline: the build cache (lisboa_rules/cache.py) is off unless a
+# test turns it on for a folder of its own (tests/test_build_cache.py). Subprocesses inherit it.
+os.environ["LISBOA_RULES_CACHE_DIR"] = "off"
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE_PATH = ROOT / "generated" / "lisboa_engine.py"

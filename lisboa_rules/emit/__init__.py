@@ -11,13 +11,13 @@ from lisboa_rules.diagnostics import Diagnostic
 from lisboa_rules.emit.engine import build_view
 from lisboa_rules.emit.env import code_env
 from lisboa_rules.emit.state_schema import state_schema
+from lisboa_rules.inputs import ENGINE as ENGINE
+from lisboa_rules.inputs import STATE_SCHEMA as STATE_SCHEMA
 from lisboa_rules.schema import export_schemas
 
 if TYPE_CHECKING:
     from lisboa_rules.pipeline import Compiled
 
-ENGINE = "lisboa_engine.py"
-STATE_SCHEMA = "state.schema.json"
 
 
 def header(compiled: Compiled, comment: str = "#") -> str:

@@ -34,15 +34,12 @@ from lisboa_rules import text as rtext
 from lisboa_rules.checks import CROSS_REF
 from lisboa_rules.emit import words
 from lisboa_rules.emit.env import doc_env
+from lisboa_rules.inputs import AID_HTML, AID_MD, ENGINE, RULES_HTML, RULES_MD
 from lisboa_rules.model import Model, Rule
 
 if TYPE_CHECKING:
     from lisboa_rules.pipeline import Compiled
 
-RULES_MD = "reference/rules.md"
-RULES_HTML = "reference/rules.html"
-AID_MD = "reference/player-aid.md"
-AID_HTML = "reference/player-aid.html"
 
 
 class ReferenceError(jinja2.TemplateRuntimeError):
@@ -611,7 +608,7 @@ class _Builder:
         need to say why they have no numbers.
         """
         if self.engine is None and not self.engine_problem:
-            from lisboa_rules.emit import ENGINE, emit_engine
+            from lisboa_rules.emit import emit_engine
 
             source = self.c.cache.get(ENGINE) or emit_engine(self.c)[ENGINE]
             try:

@@ -1,0 +1,30 @@
+"""Which files are inputs, and the names of the files the build writes.
+
+Standard library only: the start-up fast path (`stamp.py`) needs these without importing the
+pipeline (yaml, jsonschema, jinja2).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+SUFFIXES = (".yaml", ".yml")
+
+# The outputs, relative to the output folder.
+ENGINE = "lisboa_engine.py"
+STATE_SCHEMA = "state.schema.json"
+RULES_MD = "reference/rules.md"
+RULES_HTML = "reference/rules.html"
+AID_MD = "reference/player-aid.md"
+AID_HTML = "reference/player-aid.html"
+
+
+def discover(rules_dir: Path) -> list[Path]:
+    """Return every *.yaml/*.yml under `rules_dir`, sorted by POSIX relative path."""
+    found: list[Path] = []
+    for root, dirs, names in os.walk(rules_dir):
+        # Hidden entries (.git, editor backups like .#a.yaml) are never rules.
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        found.extend(Path(root, n) for n in names if n.endswith(SUFFIXES) and not n.startswith("."))
+    return sorted(found, key=lambda p: p.relative_to(rules_dir).as_posix())
