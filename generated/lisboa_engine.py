@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -2238,7 +2239,7 @@ class Move:
 
 
 def _influence_reis(g: Game, influence: int) -> int:
-    return sum(1 for icon in g.rs.reis_icons if icon <= influence)
+    return bisect_right(g.rs.reis_icons, influence)  # the icons are sorted
 
 
 def _plan_officials(g: Game, plans: Iterable[str]) -> int:
@@ -3583,99 +3584,259 @@ def majority_awards(
 def final_scores(g: Game) -> ScoreSheet:
     """Score the game: every source for every player, in the rules' order, with explanations
     in the reference's words, the values put in (a tie reads `GROUP: N UNIT, tied for 1st
-    with COLOR: (A+B)//2 = W`)."""
-    rs = _activate(g)
-    n = len(g.players)
-    lines: list[list[ScoreLine]] = [[] for _ in range(n)]
+    with COLOR: (A+B)//2 = W`). The fixed parts of every explanation are put together once
+    per rule set (`_score_plan`); only the values are written here."""
+    plan = _score_plan(g.rs)
+    players = g.players
+    lines: list[list[ScoreLine]] = [[] for _ in players]
+    colors = tuple([p.color for p in players])
+    for step in plan:
+        if isinstance(step, _PerPlayerPlan):
+            _score_per_player(g, step, players, lines)
+        elif isinstance(step, _MajorityPlan):
+            _score_majority(g, step, players, colors, lines)
+        else:
+            _score_decrees(g, step, players, lines)
+    track = tuple([p.wigs for p in players])
+    totals = tuple([t + sum([ln.wigs for ln in ls]) for t, ls in zip(track, lines, strict=True)])
+    return ScoreSheet(colors, track, tuple([tuple(ls) for ls in lines]), totals)
+
+
+_new = object.__new__
+
+
+def _line(source: str, wigs: int, explanation: str) -> ScoreLine:
+    """A ScoreLine, made without the frozen dataclass's one `__setattr__` per field (the same
+    object `ScoreLine(source, wigs, explanation)` makes: scoring makes one per source and
+    player)."""
+    line = _new(ScoreLine)
+    line.__dict__.update(source=source, wigs=wigs, explanation=explanation)
+    return line
+
+
+@dataclass(frozen=True, slots=True)
+class _PerPlayerPlan:
+    """A per-player source: `NAME: the formula with the values = W (the formula in words)`."""
+
+    id: str
+    formula: IntFn
+    show: StrFn | None
+    head: str  # "NAME: "
+    tail: str  # " (WORDS)", or ""
+
+
+@dataclass(frozen=True, slots=True)
+class _GroupPlan:
+    """One majority of a source, with the words that do not depend on the values."""
+
+    measure: IntFn
+    prizes: tuple[int, ...]  # the prize of each place this rule set pays (its columns)
+    head: str  # "GROUP: " (or "" when the source is this one group)
+    unit: str
+    unit_one: str
+    counts: dict[int, str] = field(default_factory=dict)  # measure -> "GROUP: N UNIT", as met
+
+    def count(self, m: int) -> str:
+        """`GROUP: N UNIT` for a measure (worded once per value)."""
+        text = self.counts.get(m)
+        if text is None:
+            unit = self.unit_one if m == 1 else self.unit
+            text = f"{self.head}{m} {unit}" if unit else f"{self.head}{m}"
+            self.counts[m] = text
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class _MajorityPlan:
+    """A majority source (rules: score.ties) and the words of its places."""
+
+    id: str
+    head: str  # "NAME: "
+    groups: tuple[_GroupPlan, ...]
+    eligible: BoolFn | None
+    not_eligible: str  # ", no wigs (only when ...)"
+    ordinals: tuple[str, ...]  # "1st", "2nd", ... for every place a game can have
+    paid: tuple[str, ...]  # per paid place: " (COLUMN prize)" when it pays another column
+
+
+@dataclass(frozen=True, slots=True)
+class _DecreesPlan:
+    """The Decrees source: per Decree its condition, wigs and both explanations."""
+
+    id: str
+    head: str  # "NAME: "
+    none: str  # "NAME: none = 0"
+    decrees: Mapping[str, tuple[BoolFn, int, str, str]]  # id -> (condition, wigs, met, not met)
+
+
+_ScoreStep = _PerPlayerPlan | _MajorityPlan | _DecreesPlan
+_SCORE_PLANS: dict[tuple[str, ...], tuple[_ScoreStep, ...]] = {}
+
+
+def _score_plan(rs: RuleSet) -> tuple[_ScoreStep, ...]:
+    """The scoring sources of a rule set, with their fixed words put together (made once)."""
+    plan = _SCORE_PLANS.get(rs.key)
+    if plan is not None:
+        return plan
+    steps: list[_ScoreStep] = []
+    places = max(rs.players_max, len(rs.colors)) + 1
+    ordinals = tuple(_ordinal(k + 1) for k in range(places))
+    paid = []
+    for place, column in enumerate(rs.majority_columns):
+        named = column != place + 1 and column - 1 < len(rs.column_names)
+        paid.append(f" ({rs.column_names[column - 1]} prize)" if named else "")
     for src in rs.scoring:
         if src.kind == "per-player" and src.formula is not None:
-            for i, p in enumerate(g.players):
-                lines[i].append(_score_per_player(g, src, p))
+            tail = f" ({src.words})" if src.words else ""
+            steps.append(_PerPlayerPlan(src.id, src.formula, src.show, f"{src.name}: ", tail))
         elif src.kind == "majority":
-            _score_majority(g, src, lines)
-        elif src.kind == "decrees":
-            for i, p in enumerate(g.players):
-                lines[i].append(_score_decrees(g, src, p))
-    track = tuple(p.wigs for p in g.players)
-    totals = tuple(t + sum(ln.wigs for ln in ls) for t, ls in zip(track, lines, strict=True))
-    return ScoreSheet(
-        tuple(p.color for p in g.players), track, tuple(tuple(ls) for ls in lines), totals
-    )
-
-
-def _score_per_player(g: Game, src: SourceDef, p: Player) -> ScoreLine:
-    """Explain one source: `NAME: the formula with the values = W (the formula in words)`."""
-    assert src.formula is not None
-    wigs = src.formula(g, p, _NO_CTX)
-    shown = src.show(g, p, _NO_CTX) if src.show is not None else ""
-    text = f"{src.name}: {shown} = {wigs}" if shown else f"{src.name}: {wigs}"
-    if src.words:
-        text += f" ({src.words})"
-    return ScoreLine(src.id, wigs, text)
-
-
-def _score_decrees(g: Game, src: SourceDef, p: Player) -> ScoreLine:
-    """Explain the Decrees: `NAME: ID (condition) W; ID (condition) not fulfilled, 0; W + 0 = W`."""
-    rs = g.rs
-    parts: list[str] = []
-    values: list[int] = []
-    for d in p.decrees:
-        decree = rs.decrees[d]
-        ok = decree.condition(g, p, _NO_CTX)
-        values.append(decree.wigs if ok else 0)
-        about = f" ({decree.words})" if decree.words else ""
-        parts.append(f"{d}{about} {decree.wigs if ok else 'not fulfilled, 0'}")
-    total = sum(values)
-    if not parts:
-        return ScoreLine(src.id, 0, f"{src.name}: none = 0")
-    sums = " + ".join(str(v) for v in values)
-    return ScoreLine(src.id, total, f"{src.name}: " + "; ".join(parts) + f"; {sums} = {total}")
-
-
-def _score_majority(g: Game, src: SourceDef, lines: list[list[ScoreLine]]) -> None:
-    """Each group a majority (rules: score.ties): ties share the prizes of the places they
-    occupy, rounded down; only the columns of this rule set pay (the 2-player columns)."""
-    rs = g.rs
-    per_group: list[list[tuple[int, str]]] = [[] for _ in g.players]
-    single = len(src.groups) == 1
-    for group in src.groups:
-        measures = [group.measure(g, p, _NO_CTX) for p in g.players]
-        eligible = [
-            src.eligible is None or src.eligible(g, p, Ctx(measure=m))
-            for p, m in zip(g.players, measures, strict=True)
-        ]
-        awards = majority_awards(measures, eligible, group.table, rs.majority_columns)
-        prizes = [group.table[c - 1] for c in rs.majority_columns]
-        for i, (wigs, tied, place) in enumerate(awards):
-            unit = group.unit_one if measures[i] == 1 else group.unit
-            count = f"{measures[i]} {unit}" if unit else f"{measures[i]}"
-            head = count if single and group.name == src.name else f"{group.name}: {count}"
-            if not eligible[i]:
-                why = f" (only when {src.eligible_words})" if src.eligible_words else ""
-                text = f"{head}, no wigs{why}"
-            elif place >= len(prizes):
-                text = f"{head}, {_ordinal(place + 1)}: no prize = 0"
-            elif len(tied) > 1:
-                others = ", ".join(g.players[j].color for j in tied if j != i)
-                shared = prizes[place : place + len(tied)]
-                sums = "+".join(str(x) for x in shared)
-                text = (
-                    f"{head}, tied for {_ordinal(place + 1)} with "
-                    f"{others}: ({sums})//{len(tied)} = {wigs}"
+            single = len(src.groups) == 1
+            groups = tuple(
+                _GroupPlan(
+                    group.measure,
+                    tuple(group.table[c - 1] for c in rs.majority_columns),
+                    "" if single and group.name == src.name else f"{group.name}: ",
+                    group.unit,
+                    group.unit_one,
                 )
+                for group in src.groups
+            )
+            why = f" (only when {src.eligible_words})" if src.eligible_words else ""
+            steps.append(
+                _MajorityPlan(
+                    src.id,
+                    f"{src.name}: ",
+                    groups,
+                    src.eligible,
+                    f", no wigs{why}",
+                    ordinals,
+                    tuple(paid),
+                )
+            )
+        elif src.kind == "decrees":
+            decrees = {}
+            for d in rs.decrees.values():
+                about = f" ({d.words})" if d.words else ""
+                decrees[d.id] = (
+                    d.condition,
+                    d.wigs,
+                    f"{d.id}{about} {d.wigs}",
+                    f"{d.id}{about} not fulfilled, 0",
+                )
+            steps.append(_DecreesPlan(src.id, f"{src.name}: ", f"{src.name}: none = 0", decrees))
+    plan = _SCORE_PLANS[rs.key] = tuple(steps)
+    return plan
+
+
+def _score_per_player(
+    g: Game, step: _PerPlayerPlan, players: list[Player], lines: list[list[ScoreLine]]
+) -> None:
+    """Explain one source: `NAME: the formula with the values = W (the formula in words)`."""
+    formula, show, head, tail = step.formula, step.show, step.head, step.tail
+    for p, out in zip(players, lines, strict=True):
+        wigs = formula(g, p, _NO_CTX)
+        shown = show(g, p, _NO_CTX) if show is not None else ""
+        if shown:
+            out.append(_line(step.id, wigs, f"{head}{shown} = {wigs}{tail}"))
+        else:
+            out.append(_line(step.id, wigs, f"{head}{wigs}{tail}"))
+
+
+def _score_decrees(
+    g: Game, step: _DecreesPlan, players: list[Player], lines: list[list[ScoreLine]]
+) -> None:
+    """Explain the Decrees: `NAME: ID (condition) W; ID (condition) not fulfilled, 0; W + 0 = W`."""
+    table = step.decrees
+    for p, out in zip(players, lines, strict=True):
+        if not p.decrees:
+            out.append(_line(step.id, 0, step.none))
+            continue
+        parts: list[str] = []
+        values: list[str] = []
+        total = 0
+        for d in p.decrees:
+            condition, wigs, met, not_met = table[d]
+            if condition(g, p, _NO_CTX):
+                total += wigs
+                parts.append(met)
+                values.append(str(wigs))
             else:
-                column = rs.majority_columns[place]
-                paid = ""
-                if column != place + 1 and column - 1 < len(rs.column_names):
-                    paid = f" ({rs.column_names[column - 1]} prize)"
-                text = f"{head}, {_ordinal(place + 1)}{paid} = {wigs}"
-            per_group[i].append((wigs, text))
-    for i, parts in enumerate(per_group):
-        total = sum(w for w, _ in parts)
-        text = f"{src.name}: " + "; ".join(t for _, t in parts)
-        if len(parts) > 1:
-            text += " = " + " + ".join(str(w) for w, _ in parts) + f" = {total}"
-        lines[i].append(ScoreLine(src.id, total, text))
+                parts.append(not_met)
+                values.append("0")
+        text = step.head + "; ".join(parts) + "; " + " + ".join(values) + f" = {total}"
+        out.append(_line(step.id, total, text))
+
+
+_MEASURE_CTX: dict[int, Ctx] = {}
+
+
+def _measure_ctx(measure: int) -> Ctx:
+    """The (shared, immutable) context of a majority measure, for eligibility formulas."""
+    ctx = _MEASURE_CTX.get(measure)
+    if ctx is None:
+        ctx = _MEASURE_CTX[measure] = Ctx(measure=measure)
+    return ctx
+
+
+def _score_majority(
+    g: Game,
+    step: _MajorityPlan,
+    players: list[Player],
+    colors: tuple[str, ...],
+    lines: list[list[ScoreLine]],
+) -> None:
+    """Each group a majority (rules: score.ties): ties share the prizes of the places they
+    occupy, rounded down; only the columns of this rule set pay (the 2-player columns). The
+    same places and shares as `majority_awards`."""
+    parts: list[list[tuple[int, str]]] = [[] for _ in players]
+    eligible_fn = step.eligible
+    ordinals = step.ordinals
+    for group in step.groups:
+        measure = group.measure
+        prizes = group.prizes
+        # The seats by measure, eligible ones only; a place is the number of seats ahead.
+        by_measure: dict[int, list[int]] = {}
+        for i, p in enumerate(players):
+            m = measure(g, p, _NO_CTX)
+            if eligible_fn is None or eligible_fn(g, p, _MEASURE_CTX.get(m) or _measure_ctx(m)):
+                seats = by_measure.get(m)
+                if seats is None:
+                    by_measure[m] = [i]
+                else:
+                    seats.append(i)
+            else:
+                parts[i].append((0, group.count(m) + step.not_eligible))
+        place = 0
+        for m in sorted(by_measure, reverse=True):
+            tied = by_measure[m]
+            head = group.count(m)
+            shared = prizes[place : place + len(tied)]
+            wigs = sum(shared) // len(tied)
+            if place >= len(prizes):
+                text = f"{head}, {ordinals[place]}: no prize = 0"
+                for i in tied:
+                    parts[i].append((wigs, text))
+            elif len(tied) > 1:
+                sums = "+".join([str(x) for x in shared])
+                for i in tied:
+                    others = ", ".join([colors[j] for j in tied if j != i])
+                    parts[i].append(
+                        (
+                            wigs,
+                            f"{head}, tied for {ordinals[place]} with "
+                            f"{others}: ({sums})//{len(tied)} = {wigs}",
+                        )
+                    )
+            else:
+                text = f"{head}, {ordinals[place]}{step.paid[place]} = {wigs}"
+                parts[tied[0]].append((wigs, text))
+            place += len(tied)
+    for i, own in enumerate(parts):
+        total = sum([w for w, _ in own])
+        text = step.head + "; ".join([t for _, t in own])
+        if len(own) > 1:
+            text += " = " + " + ".join([str(w) for w, _ in own]) + f" = {total}"
+        lines[i].append(_line(step.id, total, text))
 
 
 def _ordinal(n: int) -> str:
@@ -3701,7 +3862,9 @@ def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:
     sheet = sheet or final_scores(g)
     keys = []
     for i, p in enumerate(g.players):
-        final = replace(p, wigs=sheet.totals[i])  # shallow: the measures only read it
+        final = _new(Player)  # a shallow copy: the measures only read it
+        final.__dict__.update(p.__dict__)
+        final.wigs = sheet.totals[i]
         keys.append(tuple(fn(g, final, _NO_CTX) for _, fn in rs.tiebreakers))
     order = sorted(range(len(g.players)), key=lambda i: tuple(-v for v in keys[i]))
     places: list[tuple[int, ...]] = []
