@@ -2235,6 +2235,45 @@ class Move:
         )
 
 
+_new = object.__new__
+
+
+def _move(
+    kind: str,
+    player: int,
+    card: int | None = None,
+    state_action: str | None = None,
+    noble_action: bool = False,
+    business: str | None = None,
+    decrees: tuple[str, ...] = (),
+    plan: str | None = None,
+    favor: str | None = None,
+    good: str | None = None,
+    pile: str | None = None,
+    cards: tuple[int, ...] = (),
+    noble: str | None = None,
+) -> Move:
+    """`Move(...)`, the same object, made without the frozen dataclass's one `__setattr__`
+    per field: the move generator makes thousands of moves per game."""
+    move = _new(Move)
+    move.__dict__.update(
+        kind=kind,
+        player=player,
+        card=card,
+        state_action=state_action,
+        noble_action=noble_action,
+        business=business,
+        decrees=decrees,
+        plan=plan,
+        favor=favor,
+        good=good,
+        pile=pile,
+        cards=cards,
+        noble=noble,
+    )
+    return move
+
+
 # --- Values formulas read -------------------------------------------------------------------------
 
 
@@ -2493,7 +2532,7 @@ def _add_rubble(g: Game, seat: int, cubes: int) -> None:
 
 
 def _effects_problem(
-    g: Game, seat: int, effects: Iterable[tuple[str, int]], move: Move
+    g: Game, seat: int, effects: Iterable[tuple[str, int]], favor: str | None
 ) -> str | None:
     """Why these effects cannot be carried out in full, or None."""
     p = g.players[seat]
@@ -2512,16 +2551,17 @@ def _effects_problem(
             if not can_pay_reis(g, p, cost):
                 return f"the Ship costs {cost} and you cannot pay it"
         if key == "royal_favor":
-            if move.favor is None or move.favor not in g.favors:
+            if favor is None or favor not in g.favors:
                 return "choose the Noble whose Royal Favor you take"
-            if g.favors[move.favor] < 1:
+            if g.favors[favor] < 1:
                 return "no Royal Favor tile of that Noble is left"
     return None
 
 
 def _apply_effects(
-    g: Game, seat: int, effects: Iterable[tuple[str, int]], move: Move, noble: str | None
+    g: Game, seat: int, effects: Iterable[tuple[str, int]], favor: str | None, noble: str | None
 ) -> None:
+    """Carry out effects; `favor` is the Noble whose Royal Favor the player chose, if any."""
     rs = g.rs
     p = g.players[seat]
     for key, amount in effects:
@@ -2555,11 +2595,11 @@ def _apply_effects(
             owned = [b for b in rs.businesses if p.stores.get(b, 0) > 0] or [rs.businesses[0]]
             for b in owned:
                 p.goods[b] = p.goods.get(b, 0) + amount
-        elif key == "royal_favor" and move.favor is not None:
+        elif key == "royal_favor" and favor is not None:
             for _ in range(amount):
-                if g.favors.get(move.favor, 0) > 0:
-                    g.favors[move.favor] -= 1
-                    p.royal_favors.append(move.favor)
+                if g.favors.get(favor, 0) > 0:
+                    g.favors[favor] -= 1
+                    p.royal_favors.append(favor)
         elif key == "treasury":
             g.treasury = max(0, min(len(rs.treasury_values) - 1, g.treasury + amount))
 
@@ -2668,18 +2708,48 @@ def _noble_action_choices(g: Game, seat: int, action_id: str) -> list[Move]:
     return []  # pragma: no cover
 
 
-def _with(move: Move, choice: Move) -> Move:
-    return Move(
-        move.kind,
-        move.player,
-        move.card,
-        move.state_action,
-        move.noble_action,
-        choice.business,
-        choice.decrees,
-        choice.plan,
-        move.favor,
-    )
+# A Noble action's choice as the move generator lists it: (business, decrees, plan).
+_Choice = tuple[str | None, tuple[str, ...], str | None]
+
+
+def _legal_choices(g: Game, seat: int, action_id: str) -> list[_Choice]:
+    """The choices of `_noble_action_choices` that `_noble_action_problem` accepts, found
+    without trying each one: the move generator asks this for every visit, follow and event.
+    (tests/test_engine_perf_equivalence.py checks that both ways agree.)"""
+    rs = g.rs
+    na = rs.noble_actions[action_id]
+    p = g.players[seat]
+    if na.forbidden_flag is not None and na.forbidden_flag in g.flags:
+        return []
+    if na.procedure == "build-store":
+        # rules: build-store - a store left, a free lot of the business, the land price
+        if sum(p.stores.values()) >= rs.start_stores:
+            return []
+        assert na.land_price is not None
+        if not can_pay_reis(g, p, na.land_price(g, p, _NO_CTX)):
+            return []
+        lots = dict(na.lots)
+        out: list[_Choice] = []
+        for b in rs.businesses:
+            if sum([q.stores.get(b, 0) for q in g.players]) < lots.get(b, 0):
+                out.append((b, (), None))
+        return out
+    if na.procedure == "take-decree":
+        # every Decree on display; two of them while a marker can pay for the extra pick
+        shown = sorted(set(g.decree_display))
+        out = [(None, (d,), None) for d in shown]
+        if (
+            na.extra_marker_on is not None
+            and na.extra_max > 0
+            and p.markers.get(na.extra_marker_on, 0) > 0
+        ):
+            out += [(None, (a, b), None) for i, a in enumerate(shown) for b in shown[i + 1 :]]
+        return out
+    if na.procedure == "open-building":
+        # rules: open-building - enough of the player's Officials in the offices
+        in_offices = sum([office.get(p.color, 0) for office in g.offices.values()])
+        return [(None, (), pl) for pl in sorted(set(p.plans)) if rs.plans[pl] <= in_offices]
+    return []  # pragma: no cover
 
 
 # --- Legal moves ----------------------------------------------------------------------------------
@@ -2687,21 +2757,21 @@ def _with(move: Move, choice: Move) -> Move:
 
 def legal_moves(g: Game) -> list[Move]:
     """Every legal move of the player to act (`g.actor`), in a stable order."""
-    _activate(g)
+    rs = _activate(g)
     if g.phase == "over":
         return []
     seat = g.actor
     if g.phase == "marker":
-        return [Move("marker", seat, noble=n.id) for n in g.rs.nobles]
+        return [_move("marker", seat, noble=n.id) for n in rs.nobles]
     if g.phase == "hand-discard":
         hand = sorted(g.players[seat].hand)
         out = []
         for mask in range(1 << len(hand)):
             cards = tuple(c for i, c in enumerate(hand) if mask >> i & 1)
-            out.append(Move("hand-discard", seat, cards=cards))
+            out.append(_move("hand-discard", seat, cards=cards))
         return out
     if g.phase == "refill":
-        return [Move("draw", seat, pile=pile) for pile in g.rs.piles if g.piles.get(pile)]
+        return [_move("draw", seat, pile=pile) for pile in rs.piles if g.piles.get(pile)]
     if g.phase == "follow":
         return _follow_moves(g, seat)
     return _action_moves(g, seat)
@@ -2711,43 +2781,34 @@ def _action_moves(g: Game, seat: int) -> list[Move]:
     rs = g.rs
     p = g.players[seat]
     if not p.hand:
-        return [Move("pass", seat)]
+        return [_move("pass", seat)]
     out: list[Move] = []
-    visits: dict[str, list[Move]] = {}  # a visit's choices depend on the Noble, not the card
+    visits: dict[str, list[_VisitChoice]] = {}  # they depend on the Noble, not the card
     for card in sorted(set(p.hand)):
         cdef = rs.cards[card]
-        out.append(Move("portfolio", seat, card=card))
+        out.append(_move("portfolio", seat, card=card))
         out.extend(_trade_moves(g, seat, card))
         if cdef.type == rs.treasury_pile:
             out.extend(_sponsor_moves(g, seat, card))
         else:
             if cdef.type not in visits:
                 visits[cdef.type] = _visit_moves(g, seat, cdef.type)
-            out.extend(_on_card(m, card) for m in visits[cdef.type])
-        out.append(Move("discard", seat, card=card))
+            out.extend(
+                [
+                    _move("visit", seat, card, sa, False, b, d, pl, favor)
+                    for sa, favor, b, d, pl in visits[cdef.type]
+                ]
+            )
+        out.append(_move("discard", seat, card=card))
     return out
-
-
-def _on_card(move: Move, card: int) -> Move:
-    return Move(
-        move.kind,
-        move.player,
-        card,
-        move.state_action,
-        move.noble_action,
-        move.business,
-        move.decrees,
-        move.plan,
-        move.favor,
-        move.good,
-    )
 
 
 def _scratch(g: Game, seat: int) -> Game:
     """A copy for trying out one player's choices while listing moves: only that player and
     the parts of the board that effects, payments and the portfolio change are copied (the
-    decks, the display and the other players are shared and never written)."""
-    c = Game.__new__(Game)
+    decks, the display, the plazas, the flags and the other players are shared and never
+    written: no Noble action is carried out on a scratch copy, only checked)."""
+    c = _new(Game)
     c.__dict__.update(g.__dict__)
     c.players = g.players[:]
     c.players[seat] = g.players[seat].clone()
@@ -2756,28 +2817,29 @@ def _scratch(g: Game, seat: int) -> Game:
     c.shipyard = g.shipyard[:]
     c.favors = g.favors.copy()
     c.offices = {k: v.copy() for k, v in g.offices.items()}
-    c.plazas = {k: v.copy() for k, v in g.plazas.items()}
     c.pending_markers = g.pending_markers[:]
-    c.flags = g.flags[:]
     return c
 
 
-def _state_action_options(g: Game, seat: int, noble: NobleDef) -> list[Move]:
-    """The State actions of a Noble that no good blocks, with each choice they need."""
+def _favor_choices(g: Game, rs: RuleSet, sa: StateActionDef) -> list[str | None]:
+    """The Royal Favor a State action makes the player choose (a Noble with a tile left), or
+    [None] when it takes none."""
+    for k, _ in sa.effects:
+        if k == "royal_favor":
+            return [n.id for n in rs.nobles if g.favors.get(n.id, 0) > 0]
+    return [None]
+
+
+def _state_action_options(g: Game, noble: NobleDef) -> list[tuple[str, str | None]]:
+    """The State actions of a Noble that no good blocks, with the Royal Favor each chooses:
+    (State action, favor)."""
     rs = g.rs
-    out: list[Move] = []
+    out: list[tuple[str, str | None]] = []
     for sa_id in noble.state_actions:
         if sa_id in g.blocked:
             continue  # rules: nobles.state-actions-blocked
-        sa = rs.state_actions[sa_id]
-        if any(k == "royal_favor" for k, _ in sa.effects):
-            out += [
-                Move("", seat, state_action=sa_id, favor=n.id)
-                for n in rs.nobles
-                if g.favors.get(n.id, 0) > 0
-            ]
-        else:
-            out.append(Move("", seat, state_action=sa_id))
+        for favor in _favor_choices(g, rs, rs.state_actions[sa_id]):
+            out.append((sa_id, favor))
     return out
 
 
@@ -2785,55 +2847,56 @@ def _trade_moves(g: Game, seat: int, card: int) -> list[Move]:
     after = _scratch(g, seat)
     after.players[seat].hand.remove(card)
     _to_portfolio(after, seat, card)
+    rs = g.rs
     p = after.players[seat]
     out: list[Move] = []
-    for noble in after.rs.nobles:
+    for noble in rs.nobles:
         goods = [b for b in noble.trade_goods if p.goods.get(b, 0) > 0]
         if not goods:
             continue
-        for opt in _state_action_options(after, seat, noble):
-            sa = after.rs.state_actions[opt.state_action or ""]
-            if _effects_problem(after, seat, sa.effects, opt) is not None:
-                continue
-            out += [
-                Move(
-                    "trade",
-                    seat,
-                    card=card,
-                    state_action=opt.state_action,
-                    favor=opt.favor,
-                    good=good,
-                )
-                for good in goods
-            ]
+        for sa_id in noble.state_actions:
+            if sa_id in after.blocked:
+                continue  # rules: nobles.state-actions-blocked
+            sa = rs.state_actions[sa_id]
+            for favor in _favor_choices(after, rs, sa):
+                if _effects_problem(after, seat, sa.effects, favor) is not None:
+                    continue
+                out += [
+                    _move("trade", seat, card=card, state_action=sa_id, favor=favor, good=good)
+                    for good in goods
+                ]
     return out
 
 
-def _visit_moves(g: Game, seat: int, noble_id: str) -> list[Move]:
-    """The choices of a visit to this Noble, without the card (the caller puts it in)."""
+# A visit's choices without the card: (State action, favor, business, decrees, plan).
+_VisitChoice = tuple[str | None, str | None, str | None, tuple[str, ...], str | None]
+
+
+def _visit_moves(g: Game, seat: int, noble_id: str) -> list[_VisitChoice]:
+    """The choices of a visit to this Noble, without the card (the caller makes the moves)."""
     rs = g.rs
     noble = _noble(rs, noble_id)
     base = _scratch(g, seat)
     if _pay_influence(base, seat, noble_id) is not None:
         return []
-    out: list[Move] = []
+    out: list[_VisitChoice] = []
     action = _noble_action_of(g, noble)
-    for opt in [Move("", seat), *_state_action_options(g, seat, noble)]:
+    options: list[tuple[str | None, str | None]] = [(None, None)]
+    options += _state_action_options(g, noble)
+    for sa_id, favor in options:
         after = base
-        if opt.state_action is not None:
-            sa = rs.state_actions[opt.state_action]
-            if _effects_problem(base, seat, sa.effects, opt) is not None:
+        if sa_id is not None:
+            sa = rs.state_actions[sa_id]
+            if _effects_problem(base, seat, sa.effects, favor) is not None:
                 continue
             after = _scratch(base, seat)
-            _apply_effects(after, seat, sa.effects, opt, noble_id)
-        template = Move("visit", seat, state_action=opt.state_action, favor=opt.favor)
+            _apply_effects(after, seat, sa.effects, favor, noble_id)
         if action is None:
-            out.append(template)
+            out.append((sa_id, favor, None, (), None))
             continue
         # rules: visit - the whole Noble action must be possible, or there is no visit
-        for choice in _noble_action_choices(after, seat, action):
-            if _noble_action_problem(after, seat, action, choice) is None:
-                out.append(_with(template, choice))
+        for b, d, pl in _legal_choices(after, seat, action):
+            out.append((sa_id, favor, b, d, pl))
     return out
 
 
@@ -2845,36 +2908,36 @@ def _sponsor_moves(g: Game, seat: int, card: int) -> list[Move]:
     if not can_pay_reis(g, p, cost):
         return []
     if cdef.event_action is None:
-        return [Move("sponsor", seat, card=card)]
+        return [_move("sponsor", seat, card=card)]
     after = _scratch(g, seat)
     _pay_reis(after, after.players[seat], cost)
-    out = []
-    for choice in _noble_action_choices(after, seat, cdef.event_action):
-        if _noble_action_problem(after, seat, cdef.event_action, choice) is None:
-            out.append(_with(Move("sponsor", seat, card=card), choice))
-    return out
+    return [
+        _move("sponsor", seat, card, None, False, b, d, pl)
+        for b, d, pl in _legal_choices(after, seat, cdef.event_action)
+    ]
 
 
 def _follow_moves(g: Game, seat: int) -> list[Move]:
     rs = g.rs
     assert g.visit is not None
     noble = _noble(rs, g.visit)
-    out = [Move("decline", seat)]
+    out = [_move("decline", seat)]
     if g.visit not in g.players[seat].royal_favors:
         return out
     base = _scratch(g, seat)
     _return_favor(base, seat, g.visit)
     if _pay_influence(base, seat, g.visit) is not None:
         return out
-    for opt in _state_action_options(base, seat, noble):
-        sa = rs.state_actions[opt.state_action or ""]
-        if _effects_problem(base, seat, sa.effects, opt) is None:
-            out.append(Move("follow", seat, state_action=opt.state_action, favor=opt.favor))
+    for sa_id, favor in _state_action_options(base, noble):
+        sa = rs.state_actions[sa_id]
+        if _effects_problem(base, seat, sa.effects, favor) is None:
+            out.append(_move("follow", seat, state_action=sa_id, favor=favor))
     action = _noble_action_of(g, noble)
     if action is not None:
-        for choice in _noble_action_choices(base, seat, action):
-            if _noble_action_problem(base, seat, action, choice) is None:
-                out.append(_with(Move("follow", seat, noble_action=True), choice))
+        out += [
+            _move("follow", seat, None, None, True, b, d, pl)
+            for b, d, pl in _legal_choices(base, seat, action)
+        ]
     return out
 
 
@@ -3033,8 +3096,8 @@ def _to_portfolio(g: Game, seat: int, card: int) -> None:
         g.treasury = max(0, g.treasury - rs.treasury_down)
         row = p.treasury_row
     else:
-        _apply_effects(g, seat, cdef.reward, Move("", seat), None)
-        _apply_effects(g, seat, cdef.penalty, Move("", seat), None)
+        _apply_effects(g, seat, cdef.reward, None, None)
+        _apply_effects(g, seat, cdef.penalty, None, None)
         row = p.portfolio
     row.append(card)
     while len(row) > _portfolio_room(g, p):
@@ -3063,12 +3126,12 @@ def _do_trade(g: Game, move: Move) -> None:
     if move.good not in noble.trade_goods or p.goods.get(move.good, 0) < 1:
         raise _illegal(rule, f"{noble_name(g, noble.id)} does not take that good from you")
     sa = g.rs.state_actions[move.state_action]
-    problem = _effects_problem(g, move.player, sa.effects, move)
+    problem = _effects_problem(g, move.player, sa.effects, move.favor)
     if problem:
         raise _illegal(rule, problem)
     p.goods[move.good] -= 1
     g.blocked.append(move.state_action)
-    _apply_effects(g, move.player, sa.effects, move, noble.id)
+    _apply_effects(g, move.player, sa.effects, move.favor, noble.id)
     g.phase = "refill"
 
 
@@ -3126,10 +3189,10 @@ def _state_action(g: Game, move: Move, noble: NobleDef, rule: str) -> None:
     if move.state_action in g.blocked:
         raise _illegal(_BLOCK_RULE, "a good sits on that State action this turn")
     sa = g.rs.state_actions[move.state_action]
-    problem = _effects_problem(g, move.player, sa.effects, move)
+    problem = _effects_problem(g, move.player, sa.effects, move.favor)
     if problem:
         raise _illegal(rule, problem)
-    _apply_effects(g, move.player, sa.effects, move, noble.id)
+    _apply_effects(g, move.player, sa.effects, move.favor, noble.id)
 
 
 def _do_sponsor(g: Game, move: Move) -> None:
@@ -3152,7 +3215,7 @@ def _do_sponsor(g: Game, move: Move) -> None:
         if why:
             raise _illegal(why[0], why[1])
         _apply_noble_action(g, move.player, cdef.event_action, move)
-    _apply_effects(g, move.player, cdef.event_effects, move, None)
+    _apply_effects(g, move.player, cdef.event_effects, move.favor, None)
     g.treasury = min(len(rs.treasury_values) - 1, g.treasury + rs.treasury_up)
     g.phase = "refill"  # nobody can follow an event
 
@@ -3161,7 +3224,7 @@ def _do_discard(g: Game, move: Move) -> None:
     """Discard a card for its reward (rules: discard)."""
     card = _take_card(g, move, _ACTION_RULE["discard"])
     g.discard.append(card)
-    _apply_effects(g, move.player, g.rs.actions[_ACTION_RULE["discard"]].reward, move, None)
+    _apply_effects(g, move.player, g.rs.actions[_ACTION_RULE["discard"]].reward, move.favor, None)
     g.phase = "refill"
 
 
@@ -3263,7 +3326,7 @@ def _do_hand_discard(g: Game, move: Move) -> None:
         cdef = rs.cards[card]
         if cdef.type != rs.treasury_pile and cdef.type not in rewarded:
             rewarded.add(cdef.type)  # one reward per Noble; penalties are ignored
-            _apply_effects(g, move.player, cdef.reward, move, None)
+            _apply_effects(g, move.player, cdef.reward, move.favor, None)
     g.discard_queue.pop(0)
 
 
@@ -3600,9 +3663,6 @@ def final_scores(g: Game) -> ScoreSheet:
     track = tuple([p.wigs for p in players])
     totals = tuple([t + sum([ln.wigs for ln in ls]) for t, ls in zip(track, lines, strict=True)])
     return ScoreSheet(colors, track, tuple([tuple(ls) for ls in lines]), totals)
-
-
-_new = object.__new__
 
 
 def _line(source: str, wigs: int, explanation: str) -> ScoreLine:
