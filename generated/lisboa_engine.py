@@ -2476,15 +2476,26 @@ def visit_cost(g: Game, player: int, noble_id: str) -> int:
     """The Influence a visit to (or a follow of) this Noble costs this player."""
     rs = _activate(g)
     p = g.players[player]
-    others = sum(n for owner, n in g.offices[noble_id].items() if owner != p.color)
-    return rs.costs[_VISIT_COST](g, p, Ctx(other_officials=others))
+    others = sum([n for owner, n in g.offices[noble_id].items() if owner != p.color])
+    ctx = _OFFICIALS_CTX.get(others)
+    if ctx is None:
+        ctx = _OFFICIALS_CTX[others] = Ctx(other_officials=others)
+    return rs.costs[_VISIT_COST](g, p, ctx)
 
 
 def wigs_due(g: Game, player: int, cost: int) -> int:
     """The wigs paid for the Influence a player lacks for a cost."""
     rs = _activate(g)
     p = g.players[player]
-    return rs.costs[_WIGS_COST](g, p, Ctx(cost=cost))
+    ctx = _COST_CTX.get(cost)
+    if ctx is None:
+        ctx = _COST_CTX[cost] = Ctx(cost=cost)
+    return rs.costs[_WIGS_COST](g, p, ctx)
+
+
+# Contexts are immutable, so one per value is shared (made the first time it is needed).
+_OFFICIALS_CTX: dict[int, Ctx] = {}
+_COST_CTX: dict[int, Ctx] = {}
 
 
 def _pay_influence(g: Game, seat: int, noble_id: str) -> str | None:
@@ -3792,14 +3803,14 @@ def _score_per_player(
     g: Game, step: _PerPlayerPlan, players: list[Player], lines: list[list[ScoreLine]]
 ) -> None:
     """Explain one source: `NAME: the formula with the values = W (the formula in words)`."""
-    formula, show, head, tail = step.formula, step.show, step.head, step.tail
+    source, formula, show, head, tail = step.id, step.formula, step.show, step.head, step.tail
     for p, out in zip(players, lines, strict=True):
         wigs = formula(g, p, _NO_CTX)
         shown = show(g, p, _NO_CTX) if show is not None else ""
-        if shown:
-            out.append(_line(step.id, wigs, f"{head}{shown} = {wigs}{tail}"))
-        else:
-            out.append(_line(step.id, wigs, f"{head}{wigs}{tail}"))
+        text = f"{head}{shown} = {wigs}{tail}" if shown else f"{head}{wigs}{tail}"
+        line = _new(ScoreLine)  # as _line does, inline: this runs for every player
+        line.__dict__.update(source=source, wigs=wigs, explanation=text)
+        out.append(line)
 
 
 def _score_decrees(
@@ -3807,23 +3818,23 @@ def _score_decrees(
 ) -> None:
     """Explain the Decrees: `NAME: ID (condition) W; ID (condition) not fulfilled, 0; W + 0 = W`."""
     table = step.decrees
+    no_ctx = _NO_CTX
     for p, out in zip(players, lines, strict=True):
         if not p.decrees:
             out.append(_line(step.id, 0, step.none))
             continue
         parts: list[str] = []
-        values: list[str] = []
-        total = 0
+        values: list[int] = []
         for d in p.decrees:
             condition, wigs, met, not_met = table[d]
-            if condition(g, p, _NO_CTX):
-                total += wigs
+            if condition(g, p, no_ctx):
                 parts.append(met)
-                values.append(str(wigs))
+                values.append(wigs)
             else:
                 parts.append(not_met)
-                values.append("0")
-        text = step.head + "; ".join(parts) + "; " + " + ".join(values) + f" = {total}"
+                values.append(0)
+        total = sum(values)
+        text = step.head + "; ".join(parts) + "; " + " + ".join(map(str, values)) + f" = {total}"
         out.append(_line(step.id, total, text))
 
 
@@ -3848,12 +3859,16 @@ def _score_majority(
     """Each group a majority (rules: score.ties): ties share the prizes of the places they
     occupy, rounded down; only the columns of this rule set pay (the 2-player columns). The
     same places and shares as `majority_awards`."""
-    parts: list[list[tuple[int, str]]] = [[] for _ in players]
+    n = len(players)
+    won: list[list[int]] = [[] for _ in range(n)]  # per seat: the wigs of each group
+    said: list[list[str]] = [[] for _ in range(n)]  # per seat: the words of each group
     eligible_fn = step.eligible
     ordinals = step.ordinals
+    not_eligible = step.not_eligible
     for group in step.groups:
         measure = group.measure
         prizes = group.prizes
+        counts = group.counts
         # The seats by measure, eligible ones only; a place is the number of seats ahead.
         by_measure: dict[int, list[int]] = {}
         for i, p in enumerate(players):
@@ -3865,38 +3880,44 @@ def _score_majority(
                 else:
                     seats.append(i)
             else:
-                parts[i].append((0, group.count(m) + step.not_eligible))
+                won[i].append(0)
+                said[i].append((counts.get(m) or group.count(m)) + not_eligible)
         place = 0
         for m in sorted(by_measure, reverse=True):
             tied = by_measure[m]
-            head = group.count(m)
-            shared = prizes[place : place + len(tied)]
-            wigs = sum(shared) // len(tied)
+            head = counts.get(m) or group.count(m)
             if place >= len(prizes):
                 text = f"{head}, {ordinals[place]}: no prize = 0"
                 for i in tied:
-                    parts[i].append((wigs, text))
+                    won[i].append(0)
+                    said[i].append(text)
             elif len(tied) > 1:
+                shared = prizes[place : place + len(tied)]
+                wigs = sum(shared) // len(tied)
                 sums = "+".join([str(x) for x in shared])
                 for i in tied:
                     others = ", ".join([colors[j] for j in tied if j != i])
-                    parts[i].append(
-                        (
-                            wigs,
-                            f"{head}, tied for {ordinals[place]} with "
-                            f"{others}: ({sums})//{len(tied)} = {wigs}",
-                        )
+                    won[i].append(wigs)
+                    said[i].append(
+                        f"{head}, tied for {ordinals[place]} with "
+                        f"{others}: ({sums})//{len(tied)} = {wigs}"
                     )
             else:
-                text = f"{head}, {ordinals[place]}{step.paid[place]} = {wigs}"
-                parts[tied[0]].append((wigs, text))
+                wigs = prizes[place]
+                i = tied[0]
+                won[i].append(wigs)
+                said[i].append(f"{head}, {ordinals[place]}{step.paid[place]} = {wigs}")
             place += len(tied)
-    for i, own in enumerate(parts):
-        total = sum([w for w, _ in own])
-        text = step.head + "; ".join([t for _, t in own])
-        if len(own) > 1:
-            text += " = " + " + ".join([str(w) for w, _ in own]) + f" = {total}"
-        lines[i].append(_line(step.id, total, text))
+    source, head = step.id, step.head
+    several = len(step.groups) > 1
+    for ws, ts, out in zip(won, said, lines, strict=True):
+        total = sum(ws)
+        text = head + "; ".join(ts)
+        if several:
+            text += " = " + " + ".join(map(str, ws)) + f" = {total}"
+        line = _new(ScoreLine)  # as _line does, inline
+        line.__dict__.update(source=source, wigs=total, explanation=text)
+        out.append(line)
 
 
 def _ordinal(n: int) -> str:
