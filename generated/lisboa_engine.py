@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -2234,11 +2235,50 @@ class Move:
         )
 
 
+_new = object.__new__
+
+
+def _move(
+    kind: str,
+    player: int,
+    card: int | None = None,
+    state_action: str | None = None,
+    noble_action: bool = False,
+    business: str | None = None,
+    decrees: tuple[str, ...] = (),
+    plan: str | None = None,
+    favor: str | None = None,
+    good: str | None = None,
+    pile: str | None = None,
+    cards: tuple[int, ...] = (),
+    noble: str | None = None,
+) -> Move:
+    """`Move(...)`, the same object, made without the frozen dataclass's one `__setattr__`
+    per field: the move generator makes thousands of moves per game."""
+    move = _new(Move)
+    move.__dict__.update(
+        kind=kind,
+        player=player,
+        card=card,
+        state_action=state_action,
+        noble_action=noble_action,
+        business=business,
+        decrees=decrees,
+        plan=plan,
+        favor=favor,
+        good=good,
+        pile=pile,
+        cards=cards,
+        noble=noble,
+    )
+    return move
+
+
 # --- Values formulas read -------------------------------------------------------------------------
 
 
 def _influence_reis(g: Game, influence: int) -> int:
-    return sum(1 for icon in g.rs.reis_icons if icon <= influence)
+    return bisect_right(g.rs.reis_icons, influence)  # the icons are sorted
 
 
 def _plan_officials(g: Game, plans: Iterable[str]) -> int:
@@ -2436,15 +2476,26 @@ def visit_cost(g: Game, player: int, noble_id: str) -> int:
     """The Influence a visit to (or a follow of) this Noble costs this player."""
     rs = _activate(g)
     p = g.players[player]
-    others = sum(n for owner, n in g.offices[noble_id].items() if owner != p.color)
-    return rs.costs[_VISIT_COST](g, p, Ctx(other_officials=others))
+    others = sum([n for owner, n in g.offices[noble_id].items() if owner != p.color])
+    ctx = _OFFICIALS_CTX.get(others)
+    if ctx is None:
+        ctx = _OFFICIALS_CTX[others] = Ctx(other_officials=others)
+    return rs.costs[_VISIT_COST](g, p, ctx)
 
 
 def wigs_due(g: Game, player: int, cost: int) -> int:
     """The wigs paid for the Influence a player lacks for a cost."""
     rs = _activate(g)
     p = g.players[player]
-    return rs.costs[_WIGS_COST](g, p, Ctx(cost=cost))
+    ctx = _COST_CTX.get(cost)
+    if ctx is None:
+        ctx = _COST_CTX[cost] = Ctx(cost=cost)
+    return rs.costs[_WIGS_COST](g, p, ctx)
+
+
+# Contexts are immutable, so one per value is shared (made the first time it is needed).
+_OFFICIALS_CTX: dict[int, Ctx] = {}
+_COST_CTX: dict[int, Ctx] = {}
 
 
 def _pay_influence(g: Game, seat: int, noble_id: str) -> str | None:
@@ -2492,7 +2543,7 @@ def _add_rubble(g: Game, seat: int, cubes: int) -> None:
 
 
 def _effects_problem(
-    g: Game, seat: int, effects: Iterable[tuple[str, int]], move: Move
+    g: Game, seat: int, effects: Iterable[tuple[str, int]], favor: str | None
 ) -> str | None:
     """Why these effects cannot be carried out in full, or None."""
     p = g.players[seat]
@@ -2511,16 +2562,17 @@ def _effects_problem(
             if not can_pay_reis(g, p, cost):
                 return f"the Ship costs {cost} and you cannot pay it"
         if key == "royal_favor":
-            if move.favor is None or move.favor not in g.favors:
+            if favor is None or favor not in g.favors:
                 return "choose the Noble whose Royal Favor you take"
-            if g.favors[move.favor] < 1:
+            if g.favors[favor] < 1:
                 return "no Royal Favor tile of that Noble is left"
     return None
 
 
 def _apply_effects(
-    g: Game, seat: int, effects: Iterable[tuple[str, int]], move: Move, noble: str | None
+    g: Game, seat: int, effects: Iterable[tuple[str, int]], favor: str | None, noble: str | None
 ) -> None:
+    """Carry out effects; `favor` is the Noble whose Royal Favor the player chose, if any."""
     rs = g.rs
     p = g.players[seat]
     for key, amount in effects:
@@ -2554,11 +2606,11 @@ def _apply_effects(
             owned = [b for b in rs.businesses if p.stores.get(b, 0) > 0] or [rs.businesses[0]]
             for b in owned:
                 p.goods[b] = p.goods.get(b, 0) + amount
-        elif key == "royal_favor" and move.favor is not None:
+        elif key == "royal_favor" and favor is not None:
             for _ in range(amount):
-                if g.favors.get(move.favor, 0) > 0:
-                    g.favors[move.favor] -= 1
-                    p.royal_favors.append(move.favor)
+                if g.favors.get(favor, 0) > 0:
+                    g.favors[favor] -= 1
+                    p.royal_favors.append(favor)
         elif key == "treasury":
             g.treasury = max(0, min(len(rs.treasury_values) - 1, g.treasury + amount))
 
@@ -2667,18 +2719,48 @@ def _noble_action_choices(g: Game, seat: int, action_id: str) -> list[Move]:
     return []  # pragma: no cover
 
 
-def _with(move: Move, choice: Move) -> Move:
-    return Move(
-        move.kind,
-        move.player,
-        move.card,
-        move.state_action,
-        move.noble_action,
-        choice.business,
-        choice.decrees,
-        choice.plan,
-        move.favor,
-    )
+# A Noble action's choice as the move generator lists it: (business, decrees, plan).
+_Choice = tuple[str | None, tuple[str, ...], str | None]
+
+
+def _legal_choices(g: Game, seat: int, action_id: str) -> list[_Choice]:
+    """The choices of `_noble_action_choices` that `_noble_action_problem` accepts, found
+    without trying each one: the move generator asks this for every visit, follow and event.
+    (tests/test_engine_perf_equivalence.py checks that both ways agree.)"""
+    rs = g.rs
+    na = rs.noble_actions[action_id]
+    p = g.players[seat]
+    if na.forbidden_flag is not None and na.forbidden_flag in g.flags:
+        return []
+    if na.procedure == "build-store":
+        # rules: build-store - a store left, a free lot of the business, the land price
+        if sum(p.stores.values()) >= rs.start_stores:
+            return []
+        assert na.land_price is not None
+        if not can_pay_reis(g, p, na.land_price(g, p, _NO_CTX)):
+            return []
+        lots = dict(na.lots)
+        out: list[_Choice] = []
+        for b in rs.businesses:
+            if sum([q.stores.get(b, 0) for q in g.players]) < lots.get(b, 0):
+                out.append((b, (), None))
+        return out
+    if na.procedure == "take-decree":
+        # every Decree on display; two of them while a marker can pay for the extra pick
+        shown = sorted(set(g.decree_display))
+        out = [(None, (d,), None) for d in shown]
+        if (
+            na.extra_marker_on is not None
+            and na.extra_max > 0
+            and p.markers.get(na.extra_marker_on, 0) > 0
+        ):
+            out += [(None, (a, b), None) for i, a in enumerate(shown) for b in shown[i + 1 :]]
+        return out
+    if na.procedure == "open-building":
+        # rules: open-building - enough of the player's Officials in the offices
+        in_offices = sum([office.get(p.color, 0) for office in g.offices.values()])
+        return [(None, (), pl) for pl in sorted(set(p.plans)) if rs.plans[pl] <= in_offices]
+    return []  # pragma: no cover
 
 
 # --- Legal moves ----------------------------------------------------------------------------------
@@ -2686,21 +2768,21 @@ def _with(move: Move, choice: Move) -> Move:
 
 def legal_moves(g: Game) -> list[Move]:
     """Every legal move of the player to act (`g.actor`), in a stable order."""
-    _activate(g)
+    rs = _activate(g)
     if g.phase == "over":
         return []
     seat = g.actor
     if g.phase == "marker":
-        return [Move("marker", seat, noble=n.id) for n in g.rs.nobles]
+        return [_move("marker", seat, noble=n.id) for n in rs.nobles]
     if g.phase == "hand-discard":
         hand = sorted(g.players[seat].hand)
         out = []
         for mask in range(1 << len(hand)):
             cards = tuple(c for i, c in enumerate(hand) if mask >> i & 1)
-            out.append(Move("hand-discard", seat, cards=cards))
+            out.append(_move("hand-discard", seat, cards=cards))
         return out
     if g.phase == "refill":
-        return [Move("draw", seat, pile=pile) for pile in g.rs.piles if g.piles.get(pile)]
+        return [_move("draw", seat, pile=pile) for pile in rs.piles if g.piles.get(pile)]
     if g.phase == "follow":
         return _follow_moves(g, seat)
     return _action_moves(g, seat)
@@ -2710,43 +2792,34 @@ def _action_moves(g: Game, seat: int) -> list[Move]:
     rs = g.rs
     p = g.players[seat]
     if not p.hand:
-        return [Move("pass", seat)]
+        return [_move("pass", seat)]
     out: list[Move] = []
-    visits: dict[str, list[Move]] = {}  # a visit's choices depend on the Noble, not the card
+    visits: dict[str, list[_VisitChoice]] = {}  # they depend on the Noble, not the card
     for card in sorted(set(p.hand)):
         cdef = rs.cards[card]
-        out.append(Move("portfolio", seat, card=card))
+        out.append(_move("portfolio", seat, card=card))
         out.extend(_trade_moves(g, seat, card))
         if cdef.type == rs.treasury_pile:
             out.extend(_sponsor_moves(g, seat, card))
         else:
             if cdef.type not in visits:
                 visits[cdef.type] = _visit_moves(g, seat, cdef.type)
-            out.extend(_on_card(m, card) for m in visits[cdef.type])
-        out.append(Move("discard", seat, card=card))
+            out.extend(
+                [
+                    _move("visit", seat, card, sa, False, b, d, pl, favor)
+                    for sa, favor, b, d, pl in visits[cdef.type]
+                ]
+            )
+        out.append(_move("discard", seat, card=card))
     return out
-
-
-def _on_card(move: Move, card: int) -> Move:
-    return Move(
-        move.kind,
-        move.player,
-        card,
-        move.state_action,
-        move.noble_action,
-        move.business,
-        move.decrees,
-        move.plan,
-        move.favor,
-        move.good,
-    )
 
 
 def _scratch(g: Game, seat: int) -> Game:
     """A copy for trying out one player's choices while listing moves: only that player and
     the parts of the board that effects, payments and the portfolio change are copied (the
-    decks, the display and the other players are shared and never written)."""
-    c = Game.__new__(Game)
+    decks, the display, the plazas, the flags and the other players are shared and never
+    written: no Noble action is carried out on a scratch copy, only checked)."""
+    c = _new(Game)
     c.__dict__.update(g.__dict__)
     c.players = g.players[:]
     c.players[seat] = g.players[seat].clone()
@@ -2755,28 +2828,29 @@ def _scratch(g: Game, seat: int) -> Game:
     c.shipyard = g.shipyard[:]
     c.favors = g.favors.copy()
     c.offices = {k: v.copy() for k, v in g.offices.items()}
-    c.plazas = {k: v.copy() for k, v in g.plazas.items()}
     c.pending_markers = g.pending_markers[:]
-    c.flags = g.flags[:]
     return c
 
 
-def _state_action_options(g: Game, seat: int, noble: NobleDef) -> list[Move]:
-    """The State actions of a Noble that no good blocks, with each choice they need."""
+def _favor_choices(g: Game, rs: RuleSet, sa: StateActionDef) -> list[str | None]:
+    """The Royal Favor a State action makes the player choose (a Noble with a tile left), or
+    [None] when it takes none."""
+    for k, _ in sa.effects:
+        if k == "royal_favor":
+            return [n.id for n in rs.nobles if g.favors.get(n.id, 0) > 0]
+    return [None]
+
+
+def _state_action_options(g: Game, noble: NobleDef) -> list[tuple[str, str | None]]:
+    """The State actions of a Noble that no good blocks, with the Royal Favor each chooses:
+    (State action, favor)."""
     rs = g.rs
-    out: list[Move] = []
+    out: list[tuple[str, str | None]] = []
     for sa_id in noble.state_actions:
         if sa_id in g.blocked:
             continue  # rules: nobles.state-actions-blocked
-        sa = rs.state_actions[sa_id]
-        if any(k == "royal_favor" for k, _ in sa.effects):
-            out += [
-                Move("", seat, state_action=sa_id, favor=n.id)
-                for n in rs.nobles
-                if g.favors.get(n.id, 0) > 0
-            ]
-        else:
-            out.append(Move("", seat, state_action=sa_id))
+        for favor in _favor_choices(g, rs, rs.state_actions[sa_id]):
+            out.append((sa_id, favor))
     return out
 
 
@@ -2784,55 +2858,56 @@ def _trade_moves(g: Game, seat: int, card: int) -> list[Move]:
     after = _scratch(g, seat)
     after.players[seat].hand.remove(card)
     _to_portfolio(after, seat, card)
+    rs = g.rs
     p = after.players[seat]
     out: list[Move] = []
-    for noble in after.rs.nobles:
+    for noble in rs.nobles:
         goods = [b for b in noble.trade_goods if p.goods.get(b, 0) > 0]
         if not goods:
             continue
-        for opt in _state_action_options(after, seat, noble):
-            sa = after.rs.state_actions[opt.state_action or ""]
-            if _effects_problem(after, seat, sa.effects, opt) is not None:
-                continue
-            out += [
-                Move(
-                    "trade",
-                    seat,
-                    card=card,
-                    state_action=opt.state_action,
-                    favor=opt.favor,
-                    good=good,
-                )
-                for good in goods
-            ]
+        for sa_id in noble.state_actions:
+            if sa_id in after.blocked:
+                continue  # rules: nobles.state-actions-blocked
+            sa = rs.state_actions[sa_id]
+            for favor in _favor_choices(after, rs, sa):
+                if _effects_problem(after, seat, sa.effects, favor) is not None:
+                    continue
+                out += [
+                    _move("trade", seat, card=card, state_action=sa_id, favor=favor, good=good)
+                    for good in goods
+                ]
     return out
 
 
-def _visit_moves(g: Game, seat: int, noble_id: str) -> list[Move]:
-    """The choices of a visit to this Noble, without the card (the caller puts it in)."""
+# A visit's choices without the card: (State action, favor, business, decrees, plan).
+_VisitChoice = tuple[str | None, str | None, str | None, tuple[str, ...], str | None]
+
+
+def _visit_moves(g: Game, seat: int, noble_id: str) -> list[_VisitChoice]:
+    """The choices of a visit to this Noble, without the card (the caller makes the moves)."""
     rs = g.rs
     noble = _noble(rs, noble_id)
     base = _scratch(g, seat)
     if _pay_influence(base, seat, noble_id) is not None:
         return []
-    out: list[Move] = []
+    out: list[_VisitChoice] = []
     action = _noble_action_of(g, noble)
-    for opt in [Move("", seat), *_state_action_options(g, seat, noble)]:
+    options: list[tuple[str | None, str | None]] = [(None, None)]
+    options += _state_action_options(g, noble)
+    for sa_id, favor in options:
         after = base
-        if opt.state_action is not None:
-            sa = rs.state_actions[opt.state_action]
-            if _effects_problem(base, seat, sa.effects, opt) is not None:
+        if sa_id is not None:
+            sa = rs.state_actions[sa_id]
+            if _effects_problem(base, seat, sa.effects, favor) is not None:
                 continue
             after = _scratch(base, seat)
-            _apply_effects(after, seat, sa.effects, opt, noble_id)
-        template = Move("visit", seat, state_action=opt.state_action, favor=opt.favor)
+            _apply_effects(after, seat, sa.effects, favor, noble_id)
         if action is None:
-            out.append(template)
+            out.append((sa_id, favor, None, (), None))
             continue
         # rules: visit - the whole Noble action must be possible, or there is no visit
-        for choice in _noble_action_choices(after, seat, action):
-            if _noble_action_problem(after, seat, action, choice) is None:
-                out.append(_with(template, choice))
+        for b, d, pl in _legal_choices(after, seat, action):
+            out.append((sa_id, favor, b, d, pl))
     return out
 
 
@@ -2844,36 +2919,36 @@ def _sponsor_moves(g: Game, seat: int, card: int) -> list[Move]:
     if not can_pay_reis(g, p, cost):
         return []
     if cdef.event_action is None:
-        return [Move("sponsor", seat, card=card)]
+        return [_move("sponsor", seat, card=card)]
     after = _scratch(g, seat)
     _pay_reis(after, after.players[seat], cost)
-    out = []
-    for choice in _noble_action_choices(after, seat, cdef.event_action):
-        if _noble_action_problem(after, seat, cdef.event_action, choice) is None:
-            out.append(_with(Move("sponsor", seat, card=card), choice))
-    return out
+    return [
+        _move("sponsor", seat, card, None, False, b, d, pl)
+        for b, d, pl in _legal_choices(after, seat, cdef.event_action)
+    ]
 
 
 def _follow_moves(g: Game, seat: int) -> list[Move]:
     rs = g.rs
     assert g.visit is not None
     noble = _noble(rs, g.visit)
-    out = [Move("decline", seat)]
+    out = [_move("decline", seat)]
     if g.visit not in g.players[seat].royal_favors:
         return out
     base = _scratch(g, seat)
     _return_favor(base, seat, g.visit)
     if _pay_influence(base, seat, g.visit) is not None:
         return out
-    for opt in _state_action_options(base, seat, noble):
-        sa = rs.state_actions[opt.state_action or ""]
-        if _effects_problem(base, seat, sa.effects, opt) is None:
-            out.append(Move("follow", seat, state_action=opt.state_action, favor=opt.favor))
+    for sa_id, favor in _state_action_options(base, noble):
+        sa = rs.state_actions[sa_id]
+        if _effects_problem(base, seat, sa.effects, favor) is None:
+            out.append(_move("follow", seat, state_action=sa_id, favor=favor))
     action = _noble_action_of(g, noble)
     if action is not None:
-        for choice in _noble_action_choices(base, seat, action):
-            if _noble_action_problem(base, seat, action, choice) is None:
-                out.append(_with(Move("follow", seat, noble_action=True), choice))
+        out += [
+            _move("follow", seat, None, None, True, b, d, pl)
+            for b, d, pl in _legal_choices(base, seat, action)
+        ]
     return out
 
 
@@ -3032,8 +3107,8 @@ def _to_portfolio(g: Game, seat: int, card: int) -> None:
         g.treasury = max(0, g.treasury - rs.treasury_down)
         row = p.treasury_row
     else:
-        _apply_effects(g, seat, cdef.reward, Move("", seat), None)
-        _apply_effects(g, seat, cdef.penalty, Move("", seat), None)
+        _apply_effects(g, seat, cdef.reward, None, None)
+        _apply_effects(g, seat, cdef.penalty, None, None)
         row = p.portfolio
     row.append(card)
     while len(row) > _portfolio_room(g, p):
@@ -3062,12 +3137,12 @@ def _do_trade(g: Game, move: Move) -> None:
     if move.good not in noble.trade_goods or p.goods.get(move.good, 0) < 1:
         raise _illegal(rule, f"{noble_name(g, noble.id)} does not take that good from you")
     sa = g.rs.state_actions[move.state_action]
-    problem = _effects_problem(g, move.player, sa.effects, move)
+    problem = _effects_problem(g, move.player, sa.effects, move.favor)
     if problem:
         raise _illegal(rule, problem)
     p.goods[move.good] -= 1
     g.blocked.append(move.state_action)
-    _apply_effects(g, move.player, sa.effects, move, noble.id)
+    _apply_effects(g, move.player, sa.effects, move.favor, noble.id)
     g.phase = "refill"
 
 
@@ -3125,10 +3200,10 @@ def _state_action(g: Game, move: Move, noble: NobleDef, rule: str) -> None:
     if move.state_action in g.blocked:
         raise _illegal(_BLOCK_RULE, "a good sits on that State action this turn")
     sa = g.rs.state_actions[move.state_action]
-    problem = _effects_problem(g, move.player, sa.effects, move)
+    problem = _effects_problem(g, move.player, sa.effects, move.favor)
     if problem:
         raise _illegal(rule, problem)
-    _apply_effects(g, move.player, sa.effects, move, noble.id)
+    _apply_effects(g, move.player, sa.effects, move.favor, noble.id)
 
 
 def _do_sponsor(g: Game, move: Move) -> None:
@@ -3151,7 +3226,7 @@ def _do_sponsor(g: Game, move: Move) -> None:
         if why:
             raise _illegal(why[0], why[1])
         _apply_noble_action(g, move.player, cdef.event_action, move)
-    _apply_effects(g, move.player, cdef.event_effects, move, None)
+    _apply_effects(g, move.player, cdef.event_effects, move.favor, None)
     g.treasury = min(len(rs.treasury_values) - 1, g.treasury + rs.treasury_up)
     g.phase = "refill"  # nobody can follow an event
 
@@ -3160,7 +3235,7 @@ def _do_discard(g: Game, move: Move) -> None:
     """Discard a card for its reward (rules: discard)."""
     card = _take_card(g, move, _ACTION_RULE["discard"])
     g.discard.append(card)
-    _apply_effects(g, move.player, g.rs.actions[_ACTION_RULE["discard"]].reward, move, None)
+    _apply_effects(g, move.player, g.rs.actions[_ACTION_RULE["discard"]].reward, move.favor, None)
     g.phase = "refill"
 
 
@@ -3262,7 +3337,7 @@ def _do_hand_discard(g: Game, move: Move) -> None:
         cdef = rs.cards[card]
         if cdef.type != rs.treasury_pile and cdef.type not in rewarded:
             rewarded.add(cdef.type)  # one reward per Noble; penalties are ignored
-            _apply_effects(g, move.player, cdef.reward, move, None)
+            _apply_effects(g, move.player, cdef.reward, move.favor, None)
     g.discard_queue.pop(0)
 
 
@@ -3583,99 +3658,266 @@ def majority_awards(
 def final_scores(g: Game) -> ScoreSheet:
     """Score the game: every source for every player, in the rules' order, with explanations
     in the reference's words, the values put in (a tie reads `GROUP: N UNIT, tied for 1st
-    with COLOR: (A+B)//2 = W`)."""
-    rs = _activate(g)
-    n = len(g.players)
-    lines: list[list[ScoreLine]] = [[] for _ in range(n)]
+    with COLOR: (A+B)//2 = W`). The fixed parts of every explanation are put together once
+    per rule set (`_score_plan`); only the values are written here."""
+    plan = _score_plan(g.rs)
+    players = g.players
+    lines: list[list[ScoreLine]] = [[] for _ in players]
+    colors = tuple([p.color for p in players])
+    for step in plan:
+        if isinstance(step, _PerPlayerPlan):
+            _score_per_player(g, step, players, lines)
+        elif isinstance(step, _MajorityPlan):
+            _score_majority(g, step, players, colors, lines)
+        else:
+            _score_decrees(g, step, players, lines)
+    track = tuple([p.wigs for p in players])
+    totals = tuple([t + sum([ln.wigs for ln in ls]) for t, ls in zip(track, lines, strict=True)])
+    return ScoreSheet(colors, track, tuple([tuple(ls) for ls in lines]), totals)
+
+
+def _line(source: str, wigs: int, explanation: str) -> ScoreLine:
+    """A ScoreLine, made without the frozen dataclass's one `__setattr__` per field (the same
+    object `ScoreLine(source, wigs, explanation)` makes: scoring makes one per source and
+    player)."""
+    line = _new(ScoreLine)
+    line.__dict__.update(source=source, wigs=wigs, explanation=explanation)
+    return line
+
+
+@dataclass(frozen=True, slots=True)
+class _PerPlayerPlan:
+    """A per-player source: `NAME: the formula with the values = W (the formula in words)`."""
+
+    id: str
+    formula: IntFn
+    show: StrFn | None
+    head: str  # "NAME: "
+    tail: str  # " (WORDS)", or ""
+
+
+@dataclass(frozen=True, slots=True)
+class _GroupPlan:
+    """One majority of a source, with the words that do not depend on the values."""
+
+    measure: IntFn
+    prizes: tuple[int, ...]  # the prize of each place this rule set pays (its columns)
+    head: str  # "GROUP: " (or "" when the source is this one group)
+    unit: str
+    unit_one: str
+    counts: dict[int, str] = field(default_factory=dict)  # measure -> "GROUP: N UNIT", as met
+
+    def count(self, m: int) -> str:
+        """`GROUP: N UNIT` for a measure (worded once per value)."""
+        text = self.counts.get(m)
+        if text is None:
+            unit = self.unit_one if m == 1 else self.unit
+            text = f"{self.head}{m} {unit}" if unit else f"{self.head}{m}"
+            self.counts[m] = text
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class _MajorityPlan:
+    """A majority source (rules: score.ties) and the words of its places."""
+
+    id: str
+    head: str  # "NAME: "
+    groups: tuple[_GroupPlan, ...]
+    eligible: BoolFn | None
+    not_eligible: str  # ", no wigs (only when ...)"
+    ordinals: tuple[str, ...]  # "1st", "2nd", ... for every place a game can have
+    paid: tuple[str, ...]  # per paid place: " (COLUMN prize)" when it pays another column
+
+
+@dataclass(frozen=True, slots=True)
+class _DecreesPlan:
+    """The Decrees source: per Decree its condition, wigs and both explanations."""
+
+    id: str
+    head: str  # "NAME: "
+    none: str  # "NAME: none = 0"
+    decrees: Mapping[str, tuple[BoolFn, int, str, str]]  # id -> (condition, wigs, met, not met)
+
+
+_ScoreStep = _PerPlayerPlan | _MajorityPlan | _DecreesPlan
+_SCORE_PLANS: dict[tuple[str, ...], tuple[_ScoreStep, ...]] = {}
+
+
+def _score_plan(rs: RuleSet) -> tuple[_ScoreStep, ...]:
+    """The scoring sources of a rule set, with their fixed words put together (made once)."""
+    plan = _SCORE_PLANS.get(rs.key)
+    if plan is not None:
+        return plan
+    steps: list[_ScoreStep] = []
+    places = max(rs.players_max, len(rs.colors)) + 1
+    ordinals = tuple(_ordinal(k + 1) for k in range(places))
+    paid = []
+    for place, column in enumerate(rs.majority_columns):
+        named = column != place + 1 and column - 1 < len(rs.column_names)
+        paid.append(f" ({rs.column_names[column - 1]} prize)" if named else "")
     for src in rs.scoring:
         if src.kind == "per-player" and src.formula is not None:
-            for i, p in enumerate(g.players):
-                lines[i].append(_score_per_player(g, src, p))
+            tail = f" ({src.words})" if src.words else ""
+            steps.append(_PerPlayerPlan(src.id, src.formula, src.show, f"{src.name}: ", tail))
         elif src.kind == "majority":
-            _score_majority(g, src, lines)
-        elif src.kind == "decrees":
-            for i, p in enumerate(g.players):
-                lines[i].append(_score_decrees(g, src, p))
-    track = tuple(p.wigs for p in g.players)
-    totals = tuple(t + sum(ln.wigs for ln in ls) for t, ls in zip(track, lines, strict=True))
-    return ScoreSheet(
-        tuple(p.color for p in g.players), track, tuple(tuple(ls) for ls in lines), totals
-    )
-
-
-def _score_per_player(g: Game, src: SourceDef, p: Player) -> ScoreLine:
-    """Explain one source: `NAME: the formula with the values = W (the formula in words)`."""
-    assert src.formula is not None
-    wigs = src.formula(g, p, _NO_CTX)
-    shown = src.show(g, p, _NO_CTX) if src.show is not None else ""
-    text = f"{src.name}: {shown} = {wigs}" if shown else f"{src.name}: {wigs}"
-    if src.words:
-        text += f" ({src.words})"
-    return ScoreLine(src.id, wigs, text)
-
-
-def _score_decrees(g: Game, src: SourceDef, p: Player) -> ScoreLine:
-    """Explain the Decrees: `NAME: ID (condition) W; ID (condition) not fulfilled, 0; W + 0 = W`."""
-    rs = g.rs
-    parts: list[str] = []
-    values: list[int] = []
-    for d in p.decrees:
-        decree = rs.decrees[d]
-        ok = decree.condition(g, p, _NO_CTX)
-        values.append(decree.wigs if ok else 0)
-        about = f" ({decree.words})" if decree.words else ""
-        parts.append(f"{d}{about} {decree.wigs if ok else 'not fulfilled, 0'}")
-    total = sum(values)
-    if not parts:
-        return ScoreLine(src.id, 0, f"{src.name}: none = 0")
-    sums = " + ".join(str(v) for v in values)
-    return ScoreLine(src.id, total, f"{src.name}: " + "; ".join(parts) + f"; {sums} = {total}")
-
-
-def _score_majority(g: Game, src: SourceDef, lines: list[list[ScoreLine]]) -> None:
-    """Each group a majority (rules: score.ties): ties share the prizes of the places they
-    occupy, rounded down; only the columns of this rule set pay (the 2-player columns)."""
-    rs = g.rs
-    per_group: list[list[tuple[int, str]]] = [[] for _ in g.players]
-    single = len(src.groups) == 1
-    for group in src.groups:
-        measures = [group.measure(g, p, _NO_CTX) for p in g.players]
-        eligible = [
-            src.eligible is None or src.eligible(g, p, Ctx(measure=m))
-            for p, m in zip(g.players, measures, strict=True)
-        ]
-        awards = majority_awards(measures, eligible, group.table, rs.majority_columns)
-        prizes = [group.table[c - 1] for c in rs.majority_columns]
-        for i, (wigs, tied, place) in enumerate(awards):
-            unit = group.unit_one if measures[i] == 1 else group.unit
-            count = f"{measures[i]} {unit}" if unit else f"{measures[i]}"
-            head = count if single and group.name == src.name else f"{group.name}: {count}"
-            if not eligible[i]:
-                why = f" (only when {src.eligible_words})" if src.eligible_words else ""
-                text = f"{head}, no wigs{why}"
-            elif place >= len(prizes):
-                text = f"{head}, {_ordinal(place + 1)}: no prize = 0"
-            elif len(tied) > 1:
-                others = ", ".join(g.players[j].color for j in tied if j != i)
-                shared = prizes[place : place + len(tied)]
-                sums = "+".join(str(x) for x in shared)
-                text = (
-                    f"{head}, tied for {_ordinal(place + 1)} with "
-                    f"{others}: ({sums})//{len(tied)} = {wigs}"
+            single = len(src.groups) == 1
+            groups = tuple(
+                _GroupPlan(
+                    group.measure,
+                    tuple(group.table[c - 1] for c in rs.majority_columns),
+                    "" if single and group.name == src.name else f"{group.name}: ",
+                    group.unit,
+                    group.unit_one,
                 )
+                for group in src.groups
+            )
+            why = f" (only when {src.eligible_words})" if src.eligible_words else ""
+            steps.append(
+                _MajorityPlan(
+                    src.id,
+                    f"{src.name}: ",
+                    groups,
+                    src.eligible,
+                    f", no wigs{why}",
+                    ordinals,
+                    tuple(paid),
+                )
+            )
+        elif src.kind == "decrees":
+            decrees = {}
+            for d in rs.decrees.values():
+                about = f" ({d.words})" if d.words else ""
+                decrees[d.id] = (
+                    d.condition,
+                    d.wigs,
+                    f"{d.id}{about} {d.wigs}",
+                    f"{d.id}{about} not fulfilled, 0",
+                )
+            steps.append(_DecreesPlan(src.id, f"{src.name}: ", f"{src.name}: none = 0", decrees))
+    plan = _SCORE_PLANS[rs.key] = tuple(steps)
+    return plan
+
+
+def _score_per_player(
+    g: Game, step: _PerPlayerPlan, players: list[Player], lines: list[list[ScoreLine]]
+) -> None:
+    """Explain one source: `NAME: the formula with the values = W (the formula in words)`."""
+    source, formula, show, head, tail = step.id, step.formula, step.show, step.head, step.tail
+    for p, out in zip(players, lines, strict=True):
+        wigs = formula(g, p, _NO_CTX)
+        shown = show(g, p, _NO_CTX) if show is not None else ""
+        text = f"{head}{shown} = {wigs}{tail}" if shown else f"{head}{wigs}{tail}"
+        line = _new(ScoreLine)  # as _line does, inline: this runs for every player
+        line.__dict__.update(source=source, wigs=wigs, explanation=text)
+        out.append(line)
+
+
+def _score_decrees(
+    g: Game, step: _DecreesPlan, players: list[Player], lines: list[list[ScoreLine]]
+) -> None:
+    """Explain the Decrees: `NAME: ID (condition) W; ID (condition) not fulfilled, 0; W + 0 = W`."""
+    table = step.decrees
+    no_ctx = _NO_CTX
+    for p, out in zip(players, lines, strict=True):
+        if not p.decrees:
+            out.append(_line(step.id, 0, step.none))
+            continue
+        parts: list[str] = []
+        values: list[int] = []
+        for d in p.decrees:
+            condition, wigs, met, not_met = table[d]
+            if condition(g, p, no_ctx):
+                parts.append(met)
+                values.append(wigs)
             else:
-                column = rs.majority_columns[place]
-                paid = ""
-                if column != place + 1 and column - 1 < len(rs.column_names):
-                    paid = f" ({rs.column_names[column - 1]} prize)"
-                text = f"{head}, {_ordinal(place + 1)}{paid} = {wigs}"
-            per_group[i].append((wigs, text))
-    for i, parts in enumerate(per_group):
-        total = sum(w for w, _ in parts)
-        text = f"{src.name}: " + "; ".join(t for _, t in parts)
-        if len(parts) > 1:
-            text += " = " + " + ".join(str(w) for w, _ in parts) + f" = {total}"
-        lines[i].append(ScoreLine(src.id, total, text))
+                parts.append(not_met)
+                values.append(0)
+        total = sum(values)
+        text = step.head + "; ".join(parts) + "; " + " + ".join(map(str, values)) + f" = {total}"
+        out.append(_line(step.id, total, text))
+
+
+_MEASURE_CTX: dict[int, Ctx] = {}
+
+
+def _measure_ctx(measure: int) -> Ctx:
+    """The (shared, immutable) context of a majority measure, for eligibility formulas."""
+    ctx = _MEASURE_CTX.get(measure)
+    if ctx is None:
+        ctx = _MEASURE_CTX[measure] = Ctx(measure=measure)
+    return ctx
+
+
+def _score_majority(
+    g: Game,
+    step: _MajorityPlan,
+    players: list[Player],
+    colors: tuple[str, ...],
+    lines: list[list[ScoreLine]],
+) -> None:
+    """Each group a majority (rules: score.ties): ties share the prizes of the places they
+    occupy, rounded down; only the columns of this rule set pay (the 2-player columns). The
+    same places and shares as `majority_awards`."""
+    n = len(players)
+    won: list[list[int]] = [[] for _ in range(n)]  # per seat: the wigs of each group
+    said: list[list[str]] = [[] for _ in range(n)]  # per seat: the words of each group
+    eligible_fn = step.eligible
+    ordinals = step.ordinals
+    not_eligible = step.not_eligible
+    for group in step.groups:
+        measure = group.measure
+        prizes = group.prizes
+        counts = group.counts
+        # The seats by measure, eligible ones only; a place is the number of seats ahead.
+        by_measure: dict[int, list[int]] = {}
+        for i, p in enumerate(players):
+            m = measure(g, p, _NO_CTX)
+            if eligible_fn is None or eligible_fn(g, p, _MEASURE_CTX.get(m) or _measure_ctx(m)):
+                seats = by_measure.get(m)
+                if seats is None:
+                    by_measure[m] = [i]
+                else:
+                    seats.append(i)
+            else:
+                won[i].append(0)
+                said[i].append((counts.get(m) or group.count(m)) + not_eligible)
+        place = 0
+        for m in sorted(by_measure, reverse=True):
+            tied = by_measure[m]
+            head = counts.get(m) or group.count(m)
+            if place >= len(prizes):
+                text = f"{head}, {ordinals[place]}: no prize = 0"
+                for i in tied:
+                    won[i].append(0)
+                    said[i].append(text)
+            elif len(tied) > 1:
+                shared = prizes[place : place + len(tied)]
+                wigs = sum(shared) // len(tied)
+                sums = "+".join([str(x) for x in shared])
+                for i in tied:
+                    others = ", ".join([colors[j] for j in tied if j != i])
+                    won[i].append(wigs)
+                    said[i].append(
+                        f"{head}, tied for {ordinals[place]} with "
+                        f"{others}: ({sums})//{len(tied)} = {wigs}"
+                    )
+            else:
+                wigs = prizes[place]
+                i = tied[0]
+                won[i].append(wigs)
+                said[i].append(f"{head}, {ordinals[place]}{step.paid[place]} = {wigs}")
+            place += len(tied)
+    source, head = step.id, step.head
+    several = len(step.groups) > 1
+    for ws, ts, out in zip(won, said, lines, strict=True):
+        total = sum(ws)
+        text = head + "; ".join(ts)
+        if several:
+            text += " = " + " + ".join(map(str, ws)) + f" = {total}"
+        line = _new(ScoreLine)  # as _line does, inline
+        line.__dict__.update(source=source, wigs=total, explanation=text)
+        out.append(line)
 
 
 def _ordinal(n: int) -> str:
@@ -3701,7 +3943,9 @@ def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:
     sheet = sheet or final_scores(g)
     keys = []
     for i, p in enumerate(g.players):
-        final = replace(p, wigs=sheet.totals[i])  # shallow: the measures only read it
+        final = _new(Player)  # a shallow copy: the measures only read it
+        final.__dict__.update(p.__dict__)
+        final.wigs = sheet.totals[i]
         keys.append(tuple(fn(g, final, _NO_CTX) for _, fn in rs.tiebreakers))
     order = sorted(range(len(g.players)), key=lambda i: tuple(-v for v in keys[i]))
     places: list[tuple[int, ...]] = []

@@ -1,0 +1,124 @@
+"""The engine's fast paths compute exactly what the plain ones do.
+
+The move generator asks `_legal_choices` for the Noble-action choices of a visit, a follow or
+an event instead of trying every choice of `_noble_action_choices` with
+`_noble_action_problem` (what `apply_move` still does to name the rule a move breaks), and it
+makes moves and score lines without the frozen dataclasses' `__init__`. These tests walk random
+games of every rule set and compare both ways at every state, and at states built to hit the
+edges (no store left, no free lot, the extra Decree pick, a reign that forbids the action).
+No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+
+def _slow_choices(E: Any, g: Any, seat: int, action_id: str) -> list[Any]:
+    return [
+        (c.business, c.decrees, c.plan)
+        for c in E._noble_action_choices(g, seat, action_id)
+        if E._noble_action_problem(g, seat, action_id, c) is None
+    ]
+
+
+def _check_state(E: Any, g: Any) -> int:
+    """Compare the fast and slow choices of every Noble action for every seat; count them."""
+    compared = 0
+    for seat in range(len(g.players)):
+        for action_id in g.rs.noble_actions:
+            fast = E._legal_choices(g, seat, action_id)
+            slow = _slow_choices(E, g, seat, action_id)
+            assert fast == slow, (action_id, seat, E.to_json(g))
+            compared += len(slow)
+    return compared
+
+
+def _games(E: Any) -> list[tuple[int, tuple[str, ...]]]:
+    out = []
+    for key in E.RULESETS:
+        rs = E.RULESETS[key]
+        for players in range(rs.players_min, rs.players_max + 1):
+            try:
+                if E.variants_for(players, key) == key:
+                    out.append((players, key))
+            except ValueError:
+                continue
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_legal_choices_agree_with_trying_every_choice(engine: Any, seed: int) -> None:
+    E = engine
+    compared = 0
+    for players, key in _games(E):
+        g = E.new_game(players, key, seed)
+        rng = random.Random(f"perf-eq:{seed}:{players}:{key}")
+        step = 0
+        while g.phase != "over":
+            if step % 7 == 0:
+                compared += _check_state(E, g)
+            g = E.apply_move(g, rng.choice(E.legal_moves(g)))
+            step += 1
+        compared += _check_state(E, g)
+    assert compared > 100  # the walk reached states with choices
+
+
+def test_legal_choices_at_the_edges(engine: Any) -> None:
+    """Hand-made states: the cases where some choices are refused and others are not."""
+    E = engine
+    g = E.new_game(4, (), 1)
+    p = g.players[0]
+    rs = g.rs
+    for na in rs.noble_actions.values():
+        assert E._legal_choices(g, 0, na.id) == _slow_choices(E, g, 0, na.id)
+    # A business with no free lot, the others open.
+    first = rs.businesses[0]
+    for na in rs.noble_actions.values():
+        if na.procedure == "build-store":
+            lots = dict(na.lots)
+            g.players[1].stores[first] = lots.get(first, 0)
+            p.reis = 100
+            assert _check_state(E, g) > 0
+            assert all(c[0] != first for c in E._legal_choices(g, 0, na.id))
+            p.stores[rs.businesses[1]] = rs.start_stores  # no store left
+            assert E._legal_choices(g, 0, na.id) == [] == _slow_choices(E, g, 0, na.id)
+            p.stores[rs.businesses[1]] = 0
+            p.reis = 0
+            p.influence = 0  # cannot pay the land price
+            assert E._legal_choices(g, 0, na.id) == _slow_choices(E, g, 0, na.id)
+        if na.procedure == "take-decree" and na.extra_marker_on is not None:
+            p.markers[na.extra_marker_on] = 1  # the extra pick opens
+            fast = E._legal_choices(g, 0, na.id)
+            assert any(len(c[1]) == 2 for c in fast)
+            assert fast == _slow_choices(E, g, 0, na.id)
+        if na.procedure == "open-building":
+            p.plans = list(g.plan_supply[:3])
+            for office in g.offices.values():
+                office[p.color] = 1  # some Plans need more Officials than that
+            assert E._legal_choices(g, 0, na.id) == _slow_choices(E, g, 0, na.id)
+    # A rule set where a flag forbids an action: no choice at all.
+    for key, rs2 in E.RULESETS.items():
+        for na in rs2.noble_actions.values():
+            if na.forbidden_flag is not None:
+                players = max(rs2.players_min, 2)
+                g2 = E.new_game(players, key, 2)
+                g2.flags.append(na.forbidden_flag)
+                assert E._legal_choices(g2, 0, na.id) == [] == _slow_choices(E, g2, 0, na.id)
+
+
+def test_fast_moves_and_lines_are_the_dataclass_objects(engine: Any) -> None:
+    E = engine
+    fast = E._move("visit", 1, 7, "ship", False, "gold", ("d",), "p", "king", None)
+    slow = E.Move("visit", 1, 7, "ship", False, "gold", ("d",), "p", "king")
+    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+    assert type(fast) is E.Move and fast.to_json() == slow.to_json()
+    with pytest.raises(AttributeError):
+        fast.kind = "trade"  # still frozen
+    line = E._line("score.x", 3, "words")
+    assert line == E.ScoreLine("score.x", 3, "words") and repr(line) == repr(
+        E.ScoreLine("score.x", 3, "words")
+    )
