@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,7 +170,8 @@ def analyse(
     infos = [_variant_info(variants[v]) for v in sorted(variants) if v not in fold]
     folded_docs, folded_changes, found = _merge(base, [variants[v] for v in fold])
     diags.extend(found)
-    base_set, found = _ruleset(folded_docs, (), folded_changes, texts, tuple(infos))
+    valid: set[tuple[str, str]] = set()  # merged documents already validated without errors
+    base_set, found = _ruleset(folded_docs, (), folded_changes, texts, tuple(infos), valid)
     diags.extend(found)
     rulesets: list[RuleSet] = []
     open_variants = [v for v in sorted(variants) if v not in fold]
@@ -179,7 +181,7 @@ def analyse(
                 continue
             docs, changes, found = _merge(folded_docs, [variants[v] for v in combo])
             diags.extend(found)
-            rs, found = _ruleset(docs, combo, changes, texts, tuple(infos))
+            rs, found = _ruleset(docs, combo, changes, texts, tuple(infos), valid)
             diags.extend(found)
             if rs is not None:
                 rulesets.append(rs)
@@ -246,13 +248,21 @@ def _ruleset(
     changes: list[Change],
     texts: dict[str, str],
     infos: tuple[m.VariantInfo, ...],
+    valid: set[tuple[str, str]],
 ) -> tuple[RuleSet | None, list[Diagnostic]]:
     diags: list[Diagnostic] = []
     # Every kind an overlay touched is validated again (even a change that logs nothing,
-    # such as appending a null item).
+    # such as appending a null item), except a merged document equal to one that already
+    # passed in another combination (a kind only one of the variants changes).
     changed_kinds = {c.kind for c in changes} | {k for k, d in docs.items() if len(d.files) > 1}
     for kind in sorted(changed_kinds):
-        diags.extend(validate(_as_loaded(docs[kind])))
+        seen = (kind, json.dumps(docs[kind].data, sort_keys=True, default=repr))
+        if seen in valid:
+            continue
+        found = validate(_as_loaded(docs[kind]))
+        diags.extend(found)
+        if not found:
+            valid.add(seen)
     if any(x.is_error for x in diags):
         return None, diags
     model, found = build_model(docs, key, infos, texts)

@@ -81,7 +81,8 @@ def _validator(kind: str) -> Any:
     key = (id(sset), kind)
     cached = _VALIDATORS.get(key)
     if cached is None or cached[0] is not sset:
-        cached = (sset, _StrictValidator(sset.by_kind[kind], registry=sset.registry))
+        schema = schemas.inline_refs(sset.by_kind[kind], sset.registry)
+        cached = (sset, _StrictValidator(schema, registry=sset.registry))
         _VALIDATORS[key] = cached
     return cached[1]
 

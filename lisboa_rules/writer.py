@@ -35,6 +35,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from lisboa_rules import pycode
 from lisboa_rules.diagnostics import Diagnostic, has_errors
 from lisboa_rules.source import Span, display_path
 
@@ -202,8 +203,10 @@ def compile_check(files: Mapping[str, str], display: str) -> list[Diagnostic]:
         if not rel.endswith(".py"):
             continue
         shown = f"{display}/{rel}" if display not in ("", ".") else rel
+        if pycode.known_to_compile(files[rel]):
+            continue  # compiled earlier in this run (the reference ran it)
         try:
-            compile(files[rel], shown, "exec", dont_inherit=True)
+            pycode.compile_module(files[rel], shown)
         except SyntaxError as exc:
             line, col = exc.lineno or 1, exc.offset or 1
             span = Span(shown, line, col, exc.end_lineno or line, exc.end_offset or col)

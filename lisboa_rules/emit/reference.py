@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 from markupsafe import Markup, escape
 
-from lisboa_rules import expr
+from lisboa_rules import expr, pycode
 from lisboa_rules import text as rtext
 from lisboa_rules.checks import CROSS_REF
 from lisboa_rules.emit import words
@@ -612,7 +612,7 @@ class _Builder:
 
             source = self.c.cache.get(ENGINE) or emit_engine(self.c)[ENGINE]
             try:
-                code = compile(source, f"<generated {ENGINE}>", "exec", dont_inherit=True)
+                code = pycode.compile_module(source, f"<generated {ENGINE}>")
             except (SyntaxError, ValueError) as exc:
                 self.engine_problem = f"the generated engine does not compile: {exc}"
                 return None

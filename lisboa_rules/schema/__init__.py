@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
+from urllib.parse import urldefrag, urljoin
 
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
@@ -65,6 +66,62 @@ class SchemaSet:
             cached = Draft202012Validator(self.by_kind[kind], registry=self.registry)
             self._validators[kind] = cached
         return cached
+
+
+def inline_refs(schema: Schema, registry: Registry[Any]) -> Schema:
+    """A copy of `schema` in which every `$ref` is replaced by the schema it points at.
+
+    Validation is the same (a `$ref` with sibling keywords becomes an `allOf` next to them,
+    which is what `$ref` means in 2020-12), but the validator no longer resolves references
+    at every use: about half of the validation time. A reference back into itself (a
+    recursive schema) is kept, made absolute, so it still resolves through the registry. A
+    schema with nested `$id`s or anchors is returned as it is (they would change the base).
+    """
+    if _has_nested_base(schema, top=True):
+        return schema
+    base = str(schema.get("$id", ""))
+    resolver = registry.resolver()
+
+    def walk(node: Any, base: str, stack: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [walk(item, base, stack) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: walk(v, base, stack) for k, v in node.items() if k != "$ref"}
+        ref = node.get("$ref")
+        if not isinstance(ref, str):
+            return out
+        target = urljoin(base, ref)
+        if target in stack or not base:
+            out["$ref"] = target
+            return out
+        contents = resolver.lookup(target).contents
+        if not isinstance(contents, (dict, bool)) or (
+            isinstance(contents, dict) and _has_nested_base(contents, top=False)
+        ):
+            out["$ref"] = target
+            return out
+        inlined = walk(contents, urldefrag(target).url, (*stack, target))
+        if not out:
+            return inlined
+        out["allOf"] = [*out.get("allOf", []), inlined]
+        return out
+
+    result = walk(schema, base, (base,) if base else ())
+    return result if isinstance(result, dict) else schema
+
+
+def _has_nested_base(node: Any, top: bool) -> bool:
+    """Whether a schema sets `$id`, `$anchor` or `$dynamicAnchor` below its top level."""
+    if isinstance(node, list):
+        return any(_has_nested_base(item, False) for item in node)
+    if not isinstance(node, dict):
+        return False
+    keys = ("$anchor", "$dynamicAnchor", "$dynamicRef") if top else (
+        "$id", "$anchor", "$dynamicAnchor", "$dynamicRef")
+    if any(k in node for k in keys):
+        return True
+    return any(_has_nested_base(v, False) for v in node.values())
 
 
 def _kind_of(schema: Schema) -> str | None:
