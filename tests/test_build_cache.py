@@ -9,10 +9,14 @@ back through the pipeline.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import jinja2.bccache
 import pytest
 
 from lisboa_rules import cache, pipeline, stamp, writer
@@ -236,3 +240,25 @@ def test_only_the_newest_entries_are_kept(tmp_path: Path, monkeypatch: pytest.Mo
     assert kept == [f"{i:064x}{suffix}" for i in (2, 3) for suffix in (".build.json", ".outputs")]
     assert cache.load(tmp_path, f"{3:064x}") == {"a": "3"}
     assert cache.load(tmp_path, f"{0:064x}") is None
+
+
+def test_damaged_template_bytecode_only_costs_a_recompile(project: Path) -> None:
+    """Jinja's compiled templates live in the cache folder too; garbage there is ignored."""
+    env = {**os.environ, cache.ENV: str(project / "cache"), "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "lisboa_rules", "build", "--no-cache", "--out"]
+
+    def build(out: str) -> None:
+        done = subprocess.run([*argv, out], cwd=project, env=env, capture_output=True,
+                              text=True, check=False)
+        assert done.returncode == 0, done.stderr
+
+    build("first")
+    compiled = list((project / "cache" / "templates").iterdir())
+    assert compiled, "the templates were not cached"
+    # Jinja's own checks catch a wrong magic number; a right one followed by garbage makes
+    # its unpickling raise, which must not reach the build.
+    magic = jinja2.bccache.bc_magic
+    for i, p in enumerate(compiled):
+        p.write_bytes([b"", b"j2 garbage", magic + b"\x80\x04garbage", magic][i % 4])
+    build("second")
+    assert tree(project / "second") == tree(project / "first")
