@@ -2357,6 +2357,20 @@ def _move(
     return move
 
 
+def _moves_like(base: Move, key: str, values: Iterable[Any]) -> list[Move]:
+    """`replace(base, **{key: value})` for each value, made as `_move` makes moves (the move
+    generator lists one move per good, per choice, ...)."""
+    fields = base.__dict__
+    out = []
+    for value in values:
+        move = _new(Move)
+        d = move.__dict__
+        d.update(fields)
+        d[key] = value
+        out.append(move)
+    return out
+
+
 # --- Values formulas read -------------------------------------------------------------------------
 
 
@@ -2607,7 +2621,8 @@ def _return_favor(g: Game, seat: int, noble_id: str) -> None:
 
 
 def _portfolio_room(g: Game, p: Player) -> int:
-    return g.rs.portfolio_base + g.rs.portfolio_per_set * p.rubble_sets
+    rs = g.rs
+    return rs.portfolio_base + rs.portfolio_per_set * p.rubble_sets
 
 
 def _add_rubble(g: Game, seat: int, cubes: int) -> None:
@@ -2630,7 +2645,6 @@ def _effects_problem(
 ) -> str | None:
     """Why these effects cannot be carried out in full, or None."""
     p = g.players[seat]
-    rs = g.rs
     for key, amount in effects:
         if amount <= 0:
             continue
@@ -2641,7 +2655,7 @@ def _effects_problem(
         if key == "ship":
             if not g.shipyard:
                 return "the shipyard is empty"
-            cost = rs.ships[g.shipyard[-1]][1]
+            cost = g.rs.ships[g.shipyard[-1]][1]
             if not can_pay_reis(g, p, cost):
                 return f"the Ship costs {cost} and you cannot pay it"
         if key == "royal_favor":
@@ -2887,12 +2901,17 @@ def _action_moves(g: Game, seat: int) -> list[Move]:
         else:
             if cdef.type not in visits:
                 visits[cdef.type] = _visit_moves(g, seat, cdef.type)
-            out.extend(
-                [
-                    _move("visit", seat, card, sa, False, b, d, pl, favor)
-                    for sa, favor, b, d, pl in visits[cdef.type]
-                ]
-            )
+            base = _move("visit", seat, card).__dict__
+            for sa, favor, b, d, pl in visits[cdef.type]:
+                move = _new(Move)  # as _move makes it: only the choices differ
+                fields = move.__dict__
+                fields.update(base)
+                fields["state_action"] = sa
+                fields["favor"] = favor
+                fields["business"] = b
+                fields["decrees"] = d
+                fields["plan"] = pl
+                out.append(move)
         out.append(_move("discard", seat, card=card))
     return out
 
@@ -2955,10 +2974,8 @@ def _trade_moves(g: Game, seat: int, card: int) -> list[Move]:
             for favor in _favor_choices(after, rs, sa):
                 if _effects_problem(after, seat, sa.effects, favor) is not None:
                     continue
-                out += [
-                    _move("trade", seat, card=card, state_action=sa_id, favor=favor, good=good)
-                    for good in goods
-                ]
+                base = _move("trade", seat, card=card, state_action=sa_id, favor=favor)
+                out += _moves_like(base, "good", goods)
     return out
 
 
@@ -3774,8 +3791,10 @@ class _GroupPlan:
     head: str  # "GROUP: " (or "" when the source is this one group)
     unit: str
     unit_one: str
+    prize_texts: tuple[str, ...]  # the prizes, written
     counts: dict[int, str] = field(default_factory=dict)  # measure -> "GROUP: N UNIT", as met
     alone: dict[tuple[int, int], str] = field(default_factory=dict)  # (measure, place) -> words
+    absent: dict[int, str] = field(default_factory=dict)  # measure -> words when not eligible
 
     def count(self, m: int) -> str:
         """`GROUP: N UNIT` for a measure (worded once per value)."""
@@ -3784,6 +3803,11 @@ class _GroupPlan:
             unit = self.unit_one if m == 1 else self.unit
             text = f"{self.head}{m} {unit}" if unit else f"{self.head}{m}"
             self.counts[m] = text
+        return text
+
+    def not_counted(self, m: int, why: str) -> str:
+        """`GROUP: N UNIT, no wigs (only when ...)` for a measure (worded once per value)."""
+        text = self.absent[m] = (self.counts.get(m) or self.count(m)) + why
         return text
 
 
@@ -3806,7 +3830,8 @@ class _DecreesPlan:
     id: str
     head: str  # "NAME: "
     none: str  # "NAME: none = 0"
-    decrees: Mapping[str, tuple[BoolFn, int, str, str]]  # id -> (condition, wigs, met, not met)
+    # id -> (condition, wigs, met, not met, the wigs written)
+    decrees: Mapping[str, tuple[BoolFn, int, str, str, str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -3842,19 +3867,22 @@ def _score_plan(rs: RuleSet) -> _ScorePlan:
             per_player.append(_PerPlayerPlan(src.id, f"{src.name}: ", tail))
         elif src.kind == "majority":
             single = len(src.groups) == 1
-            groups = tuple(
-                _GroupPlan(
-                    tuple(group.table[c - 1] for c in rs.majority_columns),
-                    "" if single and group.name == src.name else f"{group.name}: ",
-                    group.unit,
-                    group.unit_one,
+            groups = []
+            for group in src.groups:
+                prizes = tuple(group.table[c - 1] for c in rs.majority_columns)
+                groups.append(
+                    _GroupPlan(
+                        prizes,
+                        "" if single and group.name == src.name else f"{group.name}: ",
+                        group.unit,
+                        group.unit_one,
+                        tuple(str(x) for x in prizes),
+                    )
                 )
-                for group in src.groups
-            )
             why = f" (only when {src.eligible_words})" if src.eligible_words else ""
             majorities.append(
                 _MajorityPlan(
-                    src.id, f"{src.name}: ", groups, f", no wigs{why}", ordinals, tuple(paid)
+                    src.id, f"{src.name}: ", tuple(groups), f", no wigs{why}", ordinals, tuple(paid)
                 )
             )
         elif src.kind == "decrees":
@@ -3866,6 +3894,7 @@ def _score_plan(rs: RuleSet) -> _ScorePlan:
                     d.wigs,
                     f"{d.id}{about} {d.wigs}",
                     f"{d.id}{about} not fulfilled, 0",
+                    str(d.wigs),
                 )
             decree_plans.append(
                 _DecreesPlan(src.id, f"{src.name}: ", f"{src.name}: none = 0", decrees)
@@ -3883,17 +3912,18 @@ def _score_decrees(g: Game, p: Player, step: _DecreesPlan) -> tuple[int, str]:
         return 0, step.none
     table = step.decrees
     parts: list[str] = []
-    values: list[int] = []
+    shown: list[str] = []
+    total = 0
     for d in p.decrees:
-        condition, wigs, met, not_met = table[d]
+        condition, wigs, met, not_met, wigs_text = table[d]
         if condition(g, p, _NO_CTX):
             parts.append(met)
-            values.append(wigs)
+            shown.append(wigs_text)
+            total += wigs
         else:
             parts.append(not_met)
-            values.append(0)
-    total = sum(values)
-    return total, step.head + "; ".join(parts) + "; " + " + ".join(map(str, values)) + f" = {total}"
+            shown.append("0")
+    return total, f"{step.head}{'; '.join(parts)}; {' + '.join(shown)} = {total}"
 
 
 _MEASURE_CTX: dict[int, Ctx] = {}
@@ -3918,11 +3948,11 @@ def _score_majority(
     same places and shares as `majority_awards`. `measures` and `eligible` are per group, per
     seat; the result is per seat: (wigs, explanation)."""
     n = len(colors)
-    won: list[list[int]] = [[] for _ in range(n)]  # per seat: the wigs of each group
+    totals = [0] * n
+    won: list[list[str]] = [[] for _ in range(n)]  # per seat: the wigs of each group, written
     said: list[list[str]] = [[] for _ in range(n)]  # per seat: the words of each group
     ordinals = step.ordinals
     paid = step.paid
-    not_eligible = step.not_eligible
     for k, group in enumerate(step.groups):
         ms = measures[k]
         ok = eligible[k] if eligible is not None else None
@@ -3939,42 +3969,45 @@ def _score_majority(
                 else:
                     seats.append(i)
             else:
-                won[i].append(0)
-                said[i].append((counts.get(m) or group.count(m)) + not_eligible)
+                won[i].append("0")
+                said[i].append(group.absent.get(m) or group.not_counted(m, step.not_eligible))
         place = 0
         for m in sorted(by_measure, reverse=True):
             tied = by_measure[m]
-            head = counts.get(m) or group.count(m)
-            if place >= len(prizes):
-                text = f"{head}, {ordinals[place]}: no prize = 0"
-                for i in tied:
-                    won[i].append(0)
-                    said[i].append(text)
-            elif len(tied) > 1:
+            if len(tied) == 1 and place < len(prizes):
+                i = tied[0]
+                totals[i] += prizes[place]
+                won[i].append(group.prize_texts[place])
+                words = alone.get((m, place))  # a lone seat's words depend on (m, place) only
+                if words is None:
+                    head = counts.get(m) or group.count(m)
+                    words = f"{head}, {ordinals[place]}{paid[place]} = {prizes[place]}"
+                    alone[m, place] = words
+                said[i].append(words)
+            elif place < len(prizes):
+                head = counts.get(m) or group.count(m)
                 shared = prizes[place : place + len(tied)]
                 wigs = sum(shared) // len(tied)
                 sums = "+".join([str(x) for x in shared])
                 for i in tied:
                     others = ", ".join([colors[j] for j in tied if j != i])
-                    won[i].append(wigs)
+                    totals[i] += wigs
+                    won[i].append(str(wigs))
                     said[i].append(
                         f"{head}, tied for {ordinals[place]} with "
                         f"{others}: ({sums})//{len(tied)} = {wigs}"
                     )
             else:
-                wigs = prizes[place]
-                i = tied[0]
-                won[i].append(wigs)
-                words = alone.get((m, place))  # a lone seat's words depend on (m, place) only
-                if words is None:
-                    words = alone[m, place] = f"{head}, {ordinals[place]}{paid[place]} = {wigs}"
-                said[i].append(words)
+                head = counts.get(m) or group.count(m)
+                text = f"{head}, {ordinals[place]}: no prize = 0"
+                for i in tied:
+                    won[i].append("0")
+                    said[i].append(text)
             place += len(tied)
     head = step.head
-    totals = [sum(ws) for ws in won]
     if len(step.groups) > 1:
         texts = [
-            head + "; ".join(ts) + " = " + " + ".join(map(str, ws)) + f" = {total}"
+            f"{head}{'; '.join(ts)} = {' + '.join(ws)} = {total}"
             for ws, ts, total in zip(won, said, totals, strict=True)
         ]
     else:
