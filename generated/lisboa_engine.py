@@ -1130,38 +1130,59 @@ def _final_scores1(g: Game, plan: _ScorePlan) -> ScoreSheet:
         # rules/scoring.yaml:17 score.ships: ship_hull_total
         w0 = sum(p.ships)
         text = f"{h0}{' + '.join(map(str, p.ships)) or '0'} = {w0}{t0}"
-        l0 = _new(ScoreLine)
-        l0.__dict__.update(source="score.ships", wigs=w0, explanation=text)
+        l0 = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__
+        fields = l0.__dict__
+        fields["source"] = "score.ships"
+        fields["wigs"] = w0
+        fields["explanation"] = text
         # rules/scoring.yaml:24 score.rubble: wigs_per_set * rubble_sets
         w1 = 3 * p.rubble_sets
         text = f"{h1}3 × {p.rubble_sets} = {w1}{t1}"
-        l1 = _new(ScoreLine)
-        l1.__dict__.update(source="score.rubble", wigs=w1, explanation=text)
+        l1 = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__
+        fields = l1.__dict__
+        fields["source"] = "score.rubble"
+        fields["wigs"] = w1
+        fields["explanation"] = text
         # rules/scoring.yaml:32 score.stores
         w2 = won0[i]
         text = said0[i]
-        l2 = _new(ScoreLine)
-        l2.__dict__.update(source="score.stores", wigs=w2, explanation=text)
+        l2 = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__
+        fields = l2.__dict__
+        fields["source"] = "score.stores"
+        fields["wigs"] = w2
+        fields["explanation"] = text
         # rules/scoring.yaml:46 score.influence: (reis + influence_reis) // reis_per_wig
         c3_0 = _influence_reis(g, p.influence)
         w3 = (p.reis + c3_0) // 5
         text = f"{h2}({p.reis} + {c3_0}) // 5 = {w3}{t2}"
-        l3 = _new(ScoreLine)
-        l3.__dict__.update(source="score.influence", wigs=w3, explanation=text)
+        l3 = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__
+        fields = l3.__dict__
+        fields["source"] = "score.influence"
+        fields["wigs"] = w3
+        fields["explanation"] = text
         # rules/scoring.yaml:57 score.decrees: each Decree's condition
         w4, text = _score_decrees(g, p, plan.decrees[0])
-        l4 = _new(ScoreLine)
-        l4.__dict__.update(source="score.decrees", wigs=w4, explanation=text)
+        l4 = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__
+        fields = l4.__dict__
+        fields["source"] = "score.decrees"
+        fields["wigs"] = w4
+        fields["explanation"] = text
         # rules/scoring.yaml:63 score.officials
         w5 = won1[i]
         text = said1[i]
-        l5 = _new(ScoreLine)
-        l5.__dict__.update(source="score.officials", wigs=w5, explanation=text)
+        l5 = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__
+        fields = l5.__dict__
+        fields["source"] = "score.officials"
+        fields["wigs"] = w5
+        fields["explanation"] = text
         # rules/scoring.yaml:75 score.favors: wigs_per_favor * royal_favors
         w6 = 2 * len(p.royal_favors)
         text = f"{h3}2 × {len(p.royal_favors)} = {w6}{t3}"
-        l6 = _new(ScoreLine)
-        l6.__dict__.update(source="score.favors", wigs=w6, explanation=text)
+        l6 = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__
+        fields = l6.__dict__
+        fields["source"] = "score.favors"
+        fields["wigs"] = w6
+        fields["explanation"] = text
         rows.append((l0, l1, l2, l3, l4, l5, l6))
         totals.append(p.wigs + w0 + w1 + w2 + w3 + w4 + w5 + w6)
     track = tuple([p.wigs for p in players])
@@ -2380,7 +2401,7 @@ def _influence_reis(g: Game, influence: int) -> int:
 
 def _plan_officials(g: Game, plans: Iterable[str]) -> int:
     table = g.rs.plans
-    return sum(table[p] for p in plans)
+    return sum([table[p] for p in plans])
 
 
 def _treasury_value(g: Game) -> int:

@@ -398,9 +398,11 @@ def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
                     f"        {v}, text = _score_decrees(g, p, plan.decrees[{k}])"]
         else:
             continue
-        row += [f"        l{len(wigs)} = _new(ScoreLine)",
-                f"        l{len(wigs)}.__dict__.update(source={literal(s.id)}, wigs={v}, "
-                "explanation=text)"]
+        row += [f"        l{len(wigs)} = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__",
+                f"        fields = l{len(wigs)}.__dict__",
+                f"        fields[\"source\"] = {literal(s.id)}",
+                f"        fields[\"wigs\"] = {v}",
+                "        fields[\"explanation\"] = text"]
         wigs.append(v)
     out = ["    players = g.players", "    colors = tuple([p.color for p in players])",
            *body, *heads, "    rows = []", "    totals = []", "    for i, p in enumerate(players):"]
