@@ -2378,20 +2378,6 @@ def _move(
     return move
 
 
-def _moves_like(base: Move, key: str, values: Iterable[Any]) -> list[Move]:
-    """`replace(base, **{key: value})` for each value, made as `_move` makes moves (the move
-    generator lists one move per good, per choice, ...)."""
-    fields = base.__dict__
-    out = []
-    for value in values:
-        move = _new(Move)
-        d = move.__dict__
-        d.update(fields)
-        d[key] = value
-        out.append(move)
-    return out
-
-
 # --- Values formulas read -------------------------------------------------------------------------
 
 
@@ -2984,6 +2970,7 @@ def _trade_moves(g: Game, seat: int, card: int) -> list[Move]:
     rs = g.rs
     p = after.players[seat]
     out: list[Move] = []
+    base: dict[str, Any] | None = None  # the fields the trade moves of this card share
     for noble in rs.nobles:
         goods = [b for b in noble.trade_goods if p.goods.get(b, 0) > 0]
         if not goods:
@@ -2995,8 +2982,16 @@ def _trade_moves(g: Game, seat: int, card: int) -> list[Move]:
             for favor in _favor_choices(after, rs, sa):
                 if _effects_problem(after, seat, sa.effects, favor) is not None:
                     continue
-                base = _move("trade", seat, card=card, state_action=sa_id, favor=favor)
-                out += _moves_like(base, "good", goods)
+                if base is None:
+                    base = _move("trade", seat, card=card).__dict__
+                for good in goods:
+                    move = _new(Move)  # as _move makes it: only the choices differ
+                    fields = move.__dict__
+                    fields.update(base)
+                    fields["state_action"] = sa_id
+                    fields["favor"] = favor
+                    fields["good"] = good
+                    out.append(move)
     return out
 
 
