@@ -2927,11 +2927,22 @@ def _scratch(g: Game, seat: int) -> Game:
     """A copy for trying out one player's choices while listing moves: only that player and
     the parts of the board that effects, payments and the portfolio change are copied (the
     decks, the display, the plazas, the flags and the other players are shared and never
-    written: no Noble action is carried out on a scratch copy, only checked)."""
+    written: no Noble action is carried out on a scratch copy, only checked). Of the player,
+    the stores, Decrees, completed Plans and Rubble Set markers are shared too: only Noble
+    actions and marker moves write them."""
     c = _new(Game)
     c.__dict__.update(g.__dict__)
     c.players = g.players[:]
-    c.players[seat] = g.players[seat].clone()
+    p = g.players[seat]
+    q = c.players[seat] = _new(Player)
+    q.__dict__.update(p.__dict__)
+    q.hand = p.hand[:]
+    q.portfolio = p.portfolio[:]
+    q.treasury_row = p.treasury_row[:]
+    q.ships = p.ships[:]
+    q.goods = p.goods.copy()
+    q.plans = p.plans[:]
+    q.royal_favors = p.royal_favors[:]
     c.discard = g.discard[:]
     c.plan_supply = g.plan_supply[:]
     c.shipyard = g.shipyard[:]
