@@ -398,7 +398,8 @@ def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
                     f"        {v}, text = _score_decrees(g, p, plan.decrees[{k}])"]
         else:
             continue
-        row += [f"        l{len(wigs)} = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__",
+        made = "  # ScoreLine(source, wigs, text), no __setattr__"
+        row += [f"        l{len(wigs)} = _new(ScoreLine){made}",
                 f"        fields = l{len(wigs)}.__dict__",
                 f"        fields[\"source\"] = {literal(s.id)}",
                 f"        fields[\"wigs\"] = {v}",
@@ -609,15 +610,15 @@ def build_view(
     view.game_info = fmt(info, 0, col=len("GAME_INFO: Final[dict[str, Any]] = "))
     by_code: dict[str, FormulaFn] = {}
     for m in rulesets:
-        where, body = scorer_body(m, fns)
+        origin, body = scorer_body(m, fns)
         code = "\n".join(body)
         fn = by_code.get(code)
         if fn is None:
             fn = by_code[code] = FormulaFn(f"_final_scores{len(by_code) + 1}", "ScoreSheet",
                                            code, [])
             view.scorers.append(fn)
-        if where not in fn.comments:
-            fn.comments.append(where)
+        if origin not in fn.comments:
+            fn.comments.append(origin)
         view.scorer_keys.append((literal_key(m.variants), fn.name))
     view.functions = fns.ordered
     view.shows = list(fns.shows.values())
