@@ -1092,6 +1092,110 @@ RULESETS: Final[dict[tuple[str, ...], RuleSet]] = {
     ("queen", "two-player"): _RS3,
 }
 
+# --- Final scoring --------------------------------------------------------------------------------
+# One straight-line function per rule set's scoring (rule sets that score alike share one): the
+# sources of rules/scoring.yaml in order, every formula compiled inline with its params folded
+# in. The fixed words of the explanations come from `_score_plan`, made once per rule set.
+
+
+def _final_scores1(g: Game, plan: _ScorePlan) -> ScoreSheet:
+    """Final scores by the sources at rules/scoring.yaml:17."""
+    players = g.players
+    colors = tuple([p.color for p in players])
+    # rules/scoring.yaml:32 score.stores (a majority per group)
+    ms0_0 = [p.stores["gold"] for p in players]  # stores.gold
+    ok0_0 = [m > 0 for m in ms0_0]
+    ms0_1 = [p.stores["tools"] for p in players]  # stores.tools
+    ok0_1 = [m > 0 for m in ms0_1]
+    ms0_2 = [p.stores["books"] for p in players]  # stores.books
+    ok0_2 = [m > 0 for m in ms0_2]
+    ms0_3 = [p.stores["cloth"] for p in players]  # stores.cloth
+    ok0_3 = [m > 0 for m in ms0_3]
+    ms0 = [ms0_0, ms0_1, ms0_2, ms0_3]
+    ok0 = [ok0_0, ok0_1, ok0_2, ok0_3]
+    won0, said0 = _score_majority(plan.majorities[0], colors, ms0, ok0)
+    # rules/scoring.yaml:63 score.officials (a majority per group)
+    ms1_0 = [_plan_officials(g, p.completed_plans) for p in players]  # officials_on_completed_plans
+    ok1_0 = [len(p.completed_plans) > 0 for p in players]
+    ms1 = [ms1_0]
+    ok1 = [ok1_0]
+    won1, said1 = _score_majority(plan.majorities[1], colors, ms1, ok1)
+    h0, t0 = plan.per_player[0].head, plan.per_player[0].tail
+    h1, t1 = plan.per_player[1].head, plan.per_player[1].tail
+    h2, t2 = plan.per_player[2].head, plan.per_player[2].tail
+    h3, t3 = plan.per_player[3].head, plan.per_player[3].tail
+    rows = []
+    totals = []
+    for i, p in enumerate(players):
+        # rules/scoring.yaml:17 score.ships: ship_hull_total
+        w0 = sum(p.ships)
+        text = f"{h0}{' + '.join(map(str, p.ships)) or '0'} = {w0}{t0}"
+        l0 = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__
+        fields = l0.__dict__
+        fields["source"] = "score.ships"
+        fields["wigs"] = w0
+        fields["explanation"] = text
+        # rules/scoring.yaml:24 score.rubble: wigs_per_set * rubble_sets
+        w1 = 3 * p.rubble_sets
+        text = f"{h1}3 × {p.rubble_sets} = {w1}{t1}"
+        l1 = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__
+        fields = l1.__dict__
+        fields["source"] = "score.rubble"
+        fields["wigs"] = w1
+        fields["explanation"] = text
+        # rules/scoring.yaml:32 score.stores
+        w2 = won0[i]
+        text = said0[i]
+        l2 = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__
+        fields = l2.__dict__
+        fields["source"] = "score.stores"
+        fields["wigs"] = w2
+        fields["explanation"] = text
+        # rules/scoring.yaml:46 score.influence: (reis + influence_reis) // reis_per_wig
+        c3_0 = _influence_reis(g, p.influence)
+        w3 = (p.reis + c3_0) // 5
+        text = f"{h2}({p.reis} + {c3_0}) // 5 = {w3}{t2}"
+        l3 = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__
+        fields = l3.__dict__
+        fields["source"] = "score.influence"
+        fields["wigs"] = w3
+        fields["explanation"] = text
+        # rules/scoring.yaml:57 score.decrees: each Decree's condition
+        w4, text = _score_decrees(g, p, plan.decrees[0])
+        l4 = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__
+        fields = l4.__dict__
+        fields["source"] = "score.decrees"
+        fields["wigs"] = w4
+        fields["explanation"] = text
+        # rules/scoring.yaml:63 score.officials
+        w5 = won1[i]
+        text = said1[i]
+        l5 = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__
+        fields = l5.__dict__
+        fields["source"] = "score.officials"
+        fields["wigs"] = w5
+        fields["explanation"] = text
+        # rules/scoring.yaml:75 score.favors: wigs_per_favor * royal_favors
+        w6 = 2 * len(p.royal_favors)
+        text = f"{h3}2 × {len(p.royal_favors)} = {w6}{t3}"
+        l6 = _new(ScoreLine)  # ScoreLine(source, wigs, text), no __setattr__
+        fields = l6.__dict__
+        fields["source"] = "score.favors"
+        fields["wigs"] = w6
+        fields["explanation"] = text
+        rows.append((l0, l1, l2, l3, l4, l5, l6))
+        totals.append(p.wigs + w0 + w1 + w2 + w3 + w4 + w5 + w6)
+    track = tuple([p.wigs for p in players])
+    return ScoreSheet(colors, track, tuple(rows), tuple(totals))
+
+
+_SCORERS: Final[dict[tuple[str, ...], Callable[[Game, _ScorePlan], ScoreSheet]]] = {
+    (): _final_scores1,
+    ("queen",): _final_scores1,
+    ("two-player",): _final_scores1,
+    ("queen", "two-player"): _final_scores1,
+}
+
 VARIANTS: Final[dict[str, VariantDef]] = {
     "queen": VariantDef("queen", "The Queen", ()),
     "two-player": VariantDef("two-player", "Two players", (2,)),
@@ -2283,7 +2387,7 @@ def _influence_reis(g: Game, influence: int) -> int:
 
 def _plan_officials(g: Game, plans: Iterable[str]) -> int:
     table = g.rs.plans
-    return sum(table[p] for p in plans)
+    return sum([table[p] for p in plans])
 
 
 def _treasury_value(g: Game) -> int:
@@ -2524,7 +2628,8 @@ def _return_favor(g: Game, seat: int, noble_id: str) -> None:
 
 
 def _portfolio_room(g: Game, p: Player) -> int:
-    return g.rs.portfolio_base + g.rs.portfolio_per_set * p.rubble_sets
+    rs = g.rs
+    return rs.portfolio_base + rs.portfolio_per_set * p.rubble_sets
 
 
 def _add_rubble(g: Game, seat: int, cubes: int) -> None:
@@ -2547,7 +2652,6 @@ def _effects_problem(
 ) -> str | None:
     """Why these effects cannot be carried out in full, or None."""
     p = g.players[seat]
-    rs = g.rs
     for key, amount in effects:
         if amount <= 0:
             continue
@@ -2558,7 +2662,7 @@ def _effects_problem(
         if key == "ship":
             if not g.shipyard:
                 return "the shipyard is empty"
-            cost = rs.ships[g.shipyard[-1]][1]
+            cost = g.rs.ships[g.shipyard[-1]][1]
             if not can_pay_reis(g, p, cost):
                 return f"the Ship costs {cost} and you cannot pay it"
         if key == "royal_favor":
@@ -2804,12 +2908,17 @@ def _action_moves(g: Game, seat: int) -> list[Move]:
         else:
             if cdef.type not in visits:
                 visits[cdef.type] = _visit_moves(g, seat, cdef.type)
-            out.extend(
-                [
-                    _move("visit", seat, card, sa, False, b, d, pl, favor)
-                    for sa, favor, b, d, pl in visits[cdef.type]
-                ]
-            )
+            base = _move("visit", seat, card).__dict__
+            for sa, favor, b, d, pl in visits[cdef.type]:
+                move = _new(Move)  # as _move makes it: only the choices differ
+                fields = move.__dict__
+                fields.update(base)
+                fields["state_action"] = sa
+                fields["favor"] = favor
+                fields["business"] = b
+                fields["decrees"] = d
+                fields["plan"] = pl
+                out.append(move)
         out.append(_move("discard", seat, card=card))
     return out
 
@@ -2818,11 +2927,22 @@ def _scratch(g: Game, seat: int) -> Game:
     """A copy for trying out one player's choices while listing moves: only that player and
     the parts of the board that effects, payments and the portfolio change are copied (the
     decks, the display, the plazas, the flags and the other players are shared and never
-    written: no Noble action is carried out on a scratch copy, only checked)."""
+    written: no Noble action is carried out on a scratch copy, only checked). Of the player,
+    the stores, Decrees, completed Plans and Rubble Set markers are shared too: only Noble
+    actions and marker moves write them."""
     c = _new(Game)
     c.__dict__.update(g.__dict__)
     c.players = g.players[:]
-    c.players[seat] = g.players[seat].clone()
+    p = g.players[seat]
+    q = c.players[seat] = _new(Player)
+    q.__dict__.update(p.__dict__)
+    q.hand = p.hand[:]
+    q.portfolio = p.portfolio[:]
+    q.treasury_row = p.treasury_row[:]
+    q.ships = p.ships[:]
+    q.goods = p.goods.copy()
+    q.plans = p.plans[:]
+    q.royal_favors = p.royal_favors[:]
     c.discard = g.discard[:]
     c.plan_supply = g.plan_supply[:]
     c.shipyard = g.shipyard[:]
@@ -2861,6 +2981,7 @@ def _trade_moves(g: Game, seat: int, card: int) -> list[Move]:
     rs = g.rs
     p = after.players[seat]
     out: list[Move] = []
+    base: dict[str, Any] | None = None  # the fields the trade moves of this card share
     for noble in rs.nobles:
         goods = [b for b in noble.trade_goods if p.goods.get(b, 0) > 0]
         if not goods:
@@ -2872,10 +2993,16 @@ def _trade_moves(g: Game, seat: int, card: int) -> list[Move]:
             for favor in _favor_choices(after, rs, sa):
                 if _effects_problem(after, seat, sa.effects, favor) is not None:
                     continue
-                out += [
-                    _move("trade", seat, card=card, state_action=sa_id, favor=favor, good=good)
-                    for good in goods
-                ]
+                if base is None:
+                    base = _move("trade", seat, card=card).__dict__
+                for good in goods:
+                    move = _new(Move)  # as _move makes it: only the choices differ
+                    fields = move.__dict__
+                    fields.update(base)
+                    fields["state_action"] = sa_id
+                    fields["favor"] = favor
+                    fields["good"] = good
+                    out.append(move)
     return out
 
 
@@ -3658,22 +3785,11 @@ def majority_awards(
 def final_scores(g: Game) -> ScoreSheet:
     """Score the game: every source for every player, in the rules' order, with explanations
     in the reference's words, the values put in (a tie reads `GROUP: N UNIT, tied for 1st
-    with COLOR: (A+B)//2 = W`). The fixed parts of every explanation are put together once
-    per rule set (`_score_plan`); only the values are written here."""
-    plan = _score_plan(g.rs)
-    players = g.players
-    lines: list[list[ScoreLine]] = [[] for _ in players]
-    colors = tuple([p.color for p in players])
-    for step in plan:
-        if isinstance(step, _PerPlayerPlan):
-            _score_per_player(g, step, players, lines)
-        elif isinstance(step, _MajorityPlan):
-            _score_majority(g, step, players, colors, lines)
-        else:
-            _score_decrees(g, step, players, lines)
-    track = tuple([p.wigs for p in players])
-    totals = tuple([t + sum([ln.wigs for ln in ls]) for t, ls in zip(track, lines, strict=True)])
-    return ScoreSheet(colors, track, tuple([tuple(ls) for ls in lines]), totals)
+    with COLOR: (A+B)//2 = W`). Each rule set's scoring is a generated straight-line function
+    (`_SCORERS`); the fixed parts of every explanation are put together once per rule set
+    (`_score_plan`), so only the values are written here."""
+    rs = g.rs
+    return _SCORERS[rs.key](g, _SCORE_PLANS.get(rs.key) or _score_plan(rs))
 
 
 def _line(source: str, wigs: int, explanation: str) -> ScoreLine:
@@ -3690,8 +3806,6 @@ class _PerPlayerPlan:
     """A per-player source: `NAME: the formula with the values = W (the formula in words)`."""
 
     id: str
-    formula: IntFn
-    show: StrFn | None
     head: str  # "NAME: "
     tail: str  # " (WORDS)", or ""
 
@@ -3700,12 +3814,14 @@ class _PerPlayerPlan:
 class _GroupPlan:
     """One majority of a source, with the words that do not depend on the values."""
 
-    measure: IntFn
     prizes: tuple[int, ...]  # the prize of each place this rule set pays (its columns)
     head: str  # "GROUP: " (or "" when the source is this one group)
     unit: str
     unit_one: str
+    prize_texts: tuple[str, ...]  # the prizes, written
     counts: dict[int, str] = field(default_factory=dict)  # measure -> "GROUP: N UNIT", as met
+    alone: dict[tuple[int, int], str] = field(default_factory=dict)  # (measure, place) -> words
+    absent: dict[int, str] = field(default_factory=dict)  # measure -> words when not eligible
 
     def count(self, m: int) -> str:
         """`GROUP: N UNIT` for a measure (worded once per value)."""
@@ -3716,6 +3832,11 @@ class _GroupPlan:
             self.counts[m] = text
         return text
 
+    def not_counted(self, m: int, why: str) -> str:
+        """`GROUP: N UNIT, no wigs (only when ...)` for a measure (worded once per value)."""
+        text = self.absent[m] = (self.counts.get(m) or self.count(m)) + why
+        return text
+
 
 @dataclass(frozen=True, slots=True)
 class _MajorityPlan:
@@ -3724,7 +3845,6 @@ class _MajorityPlan:
     id: str
     head: str  # "NAME: "
     groups: tuple[_GroupPlan, ...]
-    eligible: BoolFn | None
     not_eligible: str  # ", no wigs (only when ...)"
     ordinals: tuple[str, ...]  # "1st", "2nd", ... for every place a game can have
     paid: tuple[str, ...]  # per paid place: " (COLUMN prize)" when it pays another column
@@ -3737,19 +3857,31 @@ class _DecreesPlan:
     id: str
     head: str  # "NAME: "
     none: str  # "NAME: none = 0"
-    decrees: Mapping[str, tuple[BoolFn, int, str, str]]  # id -> (condition, wigs, met, not met)
+    # id -> (condition, wigs, met, not met, the wigs written)
+    decrees: Mapping[str, tuple[BoolFn, int, str, str, str]]
 
 
-_ScoreStep = _PerPlayerPlan | _MajorityPlan | _DecreesPlan
-_SCORE_PLANS: dict[tuple[str, ...], tuple[_ScoreStep, ...]] = {}
+@dataclass(frozen=True, slots=True)
+class _ScorePlan:
+    """The fixed words of a rule set's scoring, per kind of source in the rules' order (the
+    generated scorers walk the sources in the same order)."""
+
+    per_player: tuple[_PerPlayerPlan, ...]
+    majorities: tuple[_MajorityPlan, ...]
+    decrees: tuple[_DecreesPlan, ...]
 
 
-def _score_plan(rs: RuleSet) -> tuple[_ScoreStep, ...]:
+_SCORE_PLANS: dict[tuple[str, ...], _ScorePlan] = {}
+
+
+def _score_plan(rs: RuleSet) -> _ScorePlan:
     """The scoring sources of a rule set, with their fixed words put together (made once)."""
     plan = _SCORE_PLANS.get(rs.key)
     if plan is not None:
         return plan
-    steps: list[_ScoreStep] = []
+    per_player: list[_PerPlayerPlan] = []
+    majorities: list[_MajorityPlan] = []
+    decree_plans: list[_DecreesPlan] = []
     places = max(rs.players_max, len(rs.colors)) + 1
     ordinals = tuple(_ordinal(k + 1) for k in range(places))
     paid = []
@@ -3759,29 +3891,25 @@ def _score_plan(rs: RuleSet) -> tuple[_ScoreStep, ...]:
     for src in rs.scoring:
         if src.kind == "per-player" and src.formula is not None:
             tail = f" ({src.words})" if src.words else ""
-            steps.append(_PerPlayerPlan(src.id, src.formula, src.show, f"{src.name}: ", tail))
+            per_player.append(_PerPlayerPlan(src.id, f"{src.name}: ", tail))
         elif src.kind == "majority":
             single = len(src.groups) == 1
-            groups = tuple(
-                _GroupPlan(
-                    group.measure,
-                    tuple(group.table[c - 1] for c in rs.majority_columns),
-                    "" if single and group.name == src.name else f"{group.name}: ",
-                    group.unit,
-                    group.unit_one,
+            groups = []
+            for group in src.groups:
+                prizes = tuple(group.table[c - 1] for c in rs.majority_columns)
+                groups.append(
+                    _GroupPlan(
+                        prizes,
+                        "" if single and group.name == src.name else f"{group.name}: ",
+                        group.unit,
+                        group.unit_one,
+                        tuple(str(x) for x in prizes),
+                    )
                 )
-                for group in src.groups
-            )
             why = f" (only when {src.eligible_words})" if src.eligible_words else ""
-            steps.append(
+            majorities.append(
                 _MajorityPlan(
-                    src.id,
-                    f"{src.name}: ",
-                    groups,
-                    src.eligible,
-                    f", no wigs{why}",
-                    ordinals,
-                    tuple(paid),
+                    src.id, f"{src.name}: ", tuple(groups), f", no wigs{why}", ordinals, tuple(paid)
                 )
             )
         elif src.kind == "decrees":
@@ -3793,49 +3921,36 @@ def _score_plan(rs: RuleSet) -> tuple[_ScoreStep, ...]:
                     d.wigs,
                     f"{d.id}{about} {d.wigs}",
                     f"{d.id}{about} not fulfilled, 0",
+                    str(d.wigs),
                 )
-            steps.append(_DecreesPlan(src.id, f"{src.name}: ", f"{src.name}: none = 0", decrees))
-    plan = _SCORE_PLANS[rs.key] = tuple(steps)
+            decree_plans.append(
+                _DecreesPlan(src.id, f"{src.name}: ", f"{src.name}: none = 0", decrees)
+            )
+    plan = _SCORE_PLANS[rs.key] = _ScorePlan(
+        tuple(per_player), tuple(majorities), tuple(decree_plans)
+    )
     return plan
 
 
-def _score_per_player(
-    g: Game, step: _PerPlayerPlan, players: list[Player], lines: list[list[ScoreLine]]
-) -> None:
-    """Explain one source: `NAME: the formula with the values = W (the formula in words)`."""
-    source, formula, show, head, tail = step.id, step.formula, step.show, step.head, step.tail
-    for p, out in zip(players, lines, strict=True):
-        wigs = formula(g, p, _NO_CTX)
-        shown = show(g, p, _NO_CTX) if show is not None else ""
-        text = f"{head}{shown} = {wigs}{tail}" if shown else f"{head}{wigs}{tail}"
-        line = _new(ScoreLine)  # as _line does, inline: this runs for every player
-        line.__dict__.update(source=source, wigs=wigs, explanation=text)
-        out.append(line)
-
-
-def _score_decrees(
-    g: Game, step: _DecreesPlan, players: list[Player], lines: list[list[ScoreLine]]
-) -> None:
-    """Explain the Decrees: `NAME: ID (condition) W; ID (condition) not fulfilled, 0; W + 0 = W`."""
+def _score_decrees(g: Game, p: Player, step: _DecreesPlan) -> tuple[int, str]:
+    """One player's Decrees: `NAME: ID (condition) W; ID (condition) not fulfilled, 0; W + 0 =
+    W` (wigs, explanation)."""
+    if not p.decrees:
+        return 0, step.none
     table = step.decrees
-    no_ctx = _NO_CTX
-    for p, out in zip(players, lines, strict=True):
-        if not p.decrees:
-            out.append(_line(step.id, 0, step.none))
-            continue
-        parts: list[str] = []
-        values: list[int] = []
-        for d in p.decrees:
-            condition, wigs, met, not_met = table[d]
-            if condition(g, p, no_ctx):
-                parts.append(met)
-                values.append(wigs)
-            else:
-                parts.append(not_met)
-                values.append(0)
-        total = sum(values)
-        text = step.head + "; ".join(parts) + "; " + " + ".join(map(str, values)) + f" = {total}"
-        out.append(_line(step.id, total, text))
+    parts: list[str] = []
+    shown: list[str] = []
+    total = 0
+    for d in p.decrees:
+        condition, wigs, met, not_met, wigs_text = table[d]
+        if condition(g, p, _NO_CTX):
+            parts.append(met)
+            shown.append(wigs_text)
+            total += wigs
+        else:
+            parts.append(not_met)
+            shown.append("0")
+    return total, f"{step.head}{'; '.join(parts)}; {' + '.join(shown)} = {total}"
 
 
 _MEASURE_CTX: dict[int, Ctx] = {}
@@ -3850,74 +3965,81 @@ def _measure_ctx(measure: int) -> Ctx:
 
 
 def _score_majority(
-    g: Game,
     step: _MajorityPlan,
-    players: list[Player],
     colors: tuple[str, ...],
-    lines: list[list[ScoreLine]],
-) -> None:
+    measures: list[list[int]],
+    eligible: list[list[bool]] | None,
+) -> tuple[list[int], list[str]]:
     """Each group a majority (rules: score.ties): ties share the prizes of the places they
     occupy, rounded down; only the columns of this rule set pay (the 2-player columns). The
-    same places and shares as `majority_awards`."""
-    n = len(players)
-    won: list[list[int]] = [[] for _ in range(n)]  # per seat: the wigs of each group
+    same places and shares as `majority_awards`. `measures` and `eligible` are per group, per
+    seat; the result is per seat: (wigs, explanation)."""
+    n = len(colors)
+    totals = [0] * n
+    won: list[list[str]] = [[] for _ in range(n)]  # per seat: the wigs of each group, written
     said: list[list[str]] = [[] for _ in range(n)]  # per seat: the words of each group
-    eligible_fn = step.eligible
     ordinals = step.ordinals
-    not_eligible = step.not_eligible
-    for group in step.groups:
-        measure = group.measure
+    paid = step.paid
+    for k, group in enumerate(step.groups):
+        ms = measures[k]
+        ok = eligible[k] if eligible is not None else None
         prizes = group.prizes
         counts = group.counts
+        alone = group.alone
         # The seats by measure, eligible ones only; a place is the number of seats ahead.
         by_measure: dict[int, list[int]] = {}
-        for i, p in enumerate(players):
-            m = measure(g, p, _NO_CTX)
-            if eligible_fn is None or eligible_fn(g, p, _MEASURE_CTX.get(m) or _measure_ctx(m)):
+        for i, m in enumerate(ms):
+            if ok is None or ok[i]:
                 seats = by_measure.get(m)
                 if seats is None:
                     by_measure[m] = [i]
                 else:
                     seats.append(i)
             else:
-                won[i].append(0)
-                said[i].append((counts.get(m) or group.count(m)) + not_eligible)
+                won[i].append("0")
+                said[i].append(group.absent.get(m) or group.not_counted(m, step.not_eligible))
         place = 0
         for m in sorted(by_measure, reverse=True):
             tied = by_measure[m]
-            head = counts.get(m) or group.count(m)
-            if place >= len(prizes):
-                text = f"{head}, {ordinals[place]}: no prize = 0"
-                for i in tied:
-                    won[i].append(0)
-                    said[i].append(text)
-            elif len(tied) > 1:
+            if len(tied) == 1 and place < len(prizes):
+                i = tied[0]
+                totals[i] += prizes[place]
+                won[i].append(group.prize_texts[place])
+                words = alone.get((m, place))  # a lone seat's words depend on (m, place) only
+                if words is None:
+                    head = counts.get(m) or group.count(m)
+                    words = f"{head}, {ordinals[place]}{paid[place]} = {prizes[place]}"
+                    alone[m, place] = words
+                said[i].append(words)
+            elif place < len(prizes):
+                head = counts.get(m) or group.count(m)
                 shared = prizes[place : place + len(tied)]
                 wigs = sum(shared) // len(tied)
                 sums = "+".join([str(x) for x in shared])
                 for i in tied:
                     others = ", ".join([colors[j] for j in tied if j != i])
-                    won[i].append(wigs)
+                    totals[i] += wigs
+                    won[i].append(str(wigs))
                     said[i].append(
                         f"{head}, tied for {ordinals[place]} with "
                         f"{others}: ({sums})//{len(tied)} = {wigs}"
                     )
             else:
-                wigs = prizes[place]
-                i = tied[0]
-                won[i].append(wigs)
-                said[i].append(f"{head}, {ordinals[place]}{step.paid[place]} = {wigs}")
+                head = counts.get(m) or group.count(m)
+                text = f"{head}, {ordinals[place]}: no prize = 0"
+                for i in tied:
+                    won[i].append("0")
+                    said[i].append(text)
             place += len(tied)
-    source, head = step.id, step.head
-    several = len(step.groups) > 1
-    for ws, ts, out in zip(won, said, lines, strict=True):
-        total = sum(ws)
-        text = head + "; ".join(ts)
-        if several:
-            text += " = " + " + ".join(map(str, ws)) + f" = {total}"
-        line = _new(ScoreLine)  # as _line does, inline
-        line.__dict__.update(source=source, wigs=total, explanation=text)
-        out.append(line)
+    head = step.head
+    if len(step.groups) > 1:
+        texts = [
+            f"{head}{'; '.join(ts)} = {' + '.join(ws)} = {total}"
+            for ws, ts, total in zip(won, said, totals, strict=True)
+        ]
+    else:
+        texts = [head + "; ".join(ts) for ts in said]
+    return totals, texts
 
 
 def _ordinal(n: int) -> str:

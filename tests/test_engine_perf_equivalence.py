@@ -122,3 +122,22 @@ def test_fast_moves_and_lines_are_the_dataclass_objects(engine: Any) -> None:
     assert line == E.ScoreLine("score.x", 3, "words") and repr(line) == repr(
         E.ScoreLine("score.x", 3, "words")
     )
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_listing_moves_leaves_the_state_alone(engine: Any, seed: int) -> None:
+    """The move generator tries choices on scratch copies that share parts of the state (the
+    player's stores, Decrees, completed Plans and markers among them): listing the moves of
+    a state never changes it."""
+    E = engine
+    listed = 0
+    for players, key in _games(E):
+        g = E.new_game(players, key, seed)
+        rng = random.Random(f"perf-list:{seed}:{players}:{key}")
+        while g.phase != "over":
+            before = E.to_json(g)
+            moves = E.legal_moves(g)
+            assert E.to_json(g) == before, E.to_json(g)
+            listed += len(moves)
+            g = E.apply_move(g, rng.choice(moves))
+    assert listed > 1000

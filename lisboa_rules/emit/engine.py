@@ -35,6 +35,8 @@ class EngineView:
     rulesets: list[tuple[str, str]] = field(default_factory=list)  # (name, code)
     keys: list[tuple[str, str]] = field(default_factory=list)  # (key literal, ruleset name)
     constants: list[tuple[str, str]] = field(default_factory=list)
+    scorers: list[FormulaFn] = field(default_factory=list)  # code = the function's body
+    scorer_keys: list[tuple[str, str]] = field(default_factory=list)  # (key literal, name)
     rule_text: str = ""
     title: str = ""
     game_info: str = ""
@@ -65,6 +67,23 @@ class _Functions:
             if line not in fn.comments:
                 fn.comments.append(line)
         return Raw(fn.name)
+
+    def inline(self, f: Formula, params: tuple[tuple[str, int], ...],
+               measure: str | None = None) -> str | None:
+        """The formula as an expression of `g` and `p` (and the local `measure` names for the
+        majority measure), or None when it reads other context values."""
+        values = dict(params)
+
+        def resolve(name: str, item: str | None) -> str:
+            if name in values:
+                return repr(values[name])
+            if name == "measure" and measure is not None:
+                return measure
+            code = ENGINE_NAMES[name][1]
+            return code.format(item=literal(item)) if item is not None else code
+
+        code = _strip_parens(expr.to_python(f, resolve))
+        return None if re.search(r"\bx\.", code) else code
 
     def add(self, f: Formula, params: tuple[tuple[str, int], ...], where: Span, what: str) -> Raw:
         values = dict(params)
@@ -305,6 +324,107 @@ def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
     return out
 
 
+def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
+    """The final scoring of one rule set as straight-line code: every source's formula inlined
+    (params folded in), the fixed words read from the runtime's `_score_plan`, which walks the
+    same sources in the same order. (docstring line, body lines)."""
+    body: list[str] = []
+    add = body.append
+    n_pp = n_maj = n_dec = 0
+    row: list[str] = []  # per source, in order: the statements of the per-player loop
+    wigs: list[str] = []
+    heads: list[str] = []
+    for s in m.scoring:
+        note = f"    # {loc(s.span)} {s.id}"
+        if s.kind == "per-player" and s.formula is not None:
+            k = n_pp
+            n_pp += 1
+            heads.append(f"    h{k}, t{k} = plan.per_player[{k}].head, plan.per_player[{k}].tail")
+            code = fns.inline(s.formula, s.params)
+            if code is None:
+                code = fns.add(s.formula, s.params, s.span, s.id).code + "(g, p, _NO_CTX)"
+            show = show_code(s.formula, s.params)
+            v = f"w{len(wigs)}"
+            row.append(f"    {note}: {_one_line(s.formula.source)}")
+            # A helper call both the formula and its shown values read is made once.
+            for c, call in enumerate(dict.fromkeys(_HELPER_CALL.findall(code))):
+                if show is not None and call in show:
+                    local = f"c{len(wigs)}_{c}"
+                    row.append(f"        {local} = {call}")
+                    code, show = code.replace(call, local), show.replace(call, local)
+            row.append(f"        {v} = {code}")
+            if show is not None:
+                row.append(f'        text = f"{{h{k}}}{show[2:-1]} = {{{v}}}{{t{k}}}"')
+            else:
+                row.append(f'        text = f"{{h{k}}}{{{v}}}{{t{k}}}"')
+        elif s.kind == "majority":
+            k = n_maj
+            n_maj += 1
+            add(note + " (a majority per group)")
+            ms, oks = [], []
+            for j, gr in enumerate(s.groups):
+                code = fns.inline(gr.measure, s.params)
+                if code is None:
+                    code = fns.add(gr.measure, s.params, gr.span, f"{s.id} {gr.id}").code
+                    code += "(g, p, _NO_CTX)"
+                add(f"    ms{k}_{j} = [{code} for p in players]  # {_one_line(gr.measure.source)}")
+                ms.append(f"ms{k}_{j}")
+                if s.eligible is not None:
+                    el = fns.inline(s.eligible, s.params, "m")
+                    if el is None:
+                        el = fns.add(s.eligible, s.params, s.span, f"{s.id} eligible").code
+                        el += "(g, p, _measure_ctx(m))"
+                    if not re.search(r"\bm\b", el):
+                        add(f"    ok{k}_{j} = [{el} for p in players]")
+                    elif re.search(r"\b[gp]\b", el):
+                        add(f"    ok{k}_{j} = [{el} for p, m in zip(players, ms{k}_{j}, "
+                            "strict=True)]")
+                    else:
+                        add(f"    ok{k}_{j} = [{el} for m in ms{k}_{j}]")
+                    oks.append(f"ok{k}_{j}")
+            add(f"    ms{k} = [{', '.join(ms)}]")
+            if oks:
+                add(f"    ok{k} = [{', '.join(oks)}]")
+            eligible = f"ok{k}" if oks else "None"
+            add(f"    won{k}, said{k} = _score_majority(plan.majorities[{k}], colors, ms{k}, "
+                f"{eligible})")
+            v = f"w{len(wigs)}"
+            row += [f"    {note}", f"        {v} = won{k}[i]", f"        text = said{k}[i]"]
+        elif s.kind == "decrees":
+            k = n_dec
+            n_dec += 1
+            v = f"w{len(wigs)}"
+            row += [f"    {note}: each Decree's condition",
+                    f"        {v}, text = _score_decrees(g, p, plan.decrees[{k}])"]
+        else:
+            continue
+        made = "  # ScoreLine(source, wigs, text), no __setattr__"
+        row += [f"        l{len(wigs)} = _new(ScoreLine){made}",
+                f"        fields = l{len(wigs)}.__dict__",
+                f"        fields[\"source\"] = {literal(s.id)}",
+                f"        fields[\"wigs\"] = {v}",
+                "        fields[\"explanation\"] = text"]
+        wigs.append(v)
+    out = ["    players = g.players", "    colors = tuple([p.color for p in players])",
+           *body, *heads, "    rows = []", "    totals = []", "    for i, p in enumerate(players):"]
+    out += row
+    lines_tuple = ", ".join(f"l{i}" for i in range(len(wigs)))
+    out += [f"        rows.append(({lines_tuple}{',' if len(wigs) == 1 else ''}))",
+            "        totals.append(p.wigs + " + " + ".join(wigs) + ")" if wigs
+            else "        totals.append(p.wigs)",
+            "    track = tuple([p.wigs for p in players])",
+            "    return ScoreSheet(colors, track, tuple(rows), tuple(totals))"]
+    return f"the sources at {loc(m.span_of('scoring', 'sources'))}", out
+
+
+_HELPER_CALL = re.compile(r"_[a-z_]+\(g, [^()]*\)")
+
+
+def _one_line(text: str) -> str:
+    """A formula's source for a trailing comment (no control characters)."""
+    return _wrap(text, 10_000)[0]
+
+
 def plain_formula(m: Model, f: Formula, params: tuple[tuple[str, int], ...]) -> str:
     """A formula in words, with params shown as their values."""
     words = {v.name: v.words for v in m.vocabulary}
@@ -488,6 +608,18 @@ def build_view(
     info = {k: game[k] for k in ("id", "title", "designer", "publisher", "published", "years",
                                  "periods") if k in game}
     view.game_info = fmt(info, 0, col=len("GAME_INFO: Final[dict[str, Any]] = "))
+    by_code: dict[str, FormulaFn] = {}
+    for m in rulesets:
+        origin, body = scorer_body(m, fns)
+        code = "\n".join(body)
+        fn = by_code.get(code)
+        if fn is None:
+            fn = by_code[code] = FormulaFn(f"_final_scores{len(by_code) + 1}", "ScoreSheet",
+                                           code, [])
+            view.scorers.append(fn)
+        if origin not in fn.comments:
+            fn.comments.append(origin)
+        view.scorer_keys.append((literal_key(m.variants), fn.name))
     view.functions = fns.ordered
     view.shows = list(fns.shows.values())
     view.constants = constants(rulesets[0])
