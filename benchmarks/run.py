@@ -839,12 +839,19 @@ def bench_scaling(mode: Mode, tmp: Path) -> tuple[list[Row], dict[str, Any]]:
             {"from": lo, "to": hi, "seconds_per_extra_copy": marginal, "local_exponent": exponent}
         )
     linear: bool | None = None
+    marginal_ratio: float | None = None
     if len(ks) == len(mode.scales) and len(steps) >= 2:
-        # No worse than linear: the cost of one more copy of the cards and Decrees does not grow
-        # with the size (a 25% allowance for noise), and time(k) <= k * time(1).
+        # No worse than linear: between the two largest scales (where the fixed cost of a build
+        # no longer hides the growth) time grows at most like size^1.1, and time(k) <= k *
+        # time(1). A quadratic term shows as an exponent near 2 (the overlay bug gave 2.1).
+        linear = steps[-1]["local_exponent"] <= 1.1 and all(
+            med[k] <= med[base] * k / base for k in ks
+        )
+        # Informational: how the cost of one more copy changes from the first to the last step.
+        # Linear stages that walk a bigger heap (deepcopy, dict splits) raise it by about 25%:
+        # caches and memory, not an algorithm.
         first = steps[0]["seconds_per_extra_copy"]
-        last = steps[-1]["seconds_per_extra_copy"]
-        linear = last <= 1.25 * max(first, 1e-9) and all(med[k] <= med[base] * k / base for k in ks)
+        marginal_ratio = steps[-1]["seconds_per_extra_copy"] / max(first, 1e-9)
     elif len(ks) < len(mode.scales):
         linear = False  # a scale timed out or failed
     summary = {
@@ -854,9 +861,10 @@ def bench_scaling(mode: Mode, tmp: Path) -> tuple[list[Row], dict[str, Any]]:
         "status": {str(k): v for k, v in status.items()},
         "steps": steps,
         "linear": linear,
-        "rule": "linear when the marginal seconds per extra copy of the cards and Decrees at "
-        "the largest step are at most 1.25x those at the first step, and build(k) <= k x "
-        "build(1) for every k",
+        "marginal_cost_ratio": marginal_ratio,
+        "rule": "linear when the local exponent log(t2/t1)/log(k2/k1) between the two largest "
+        "scales is at most 1.1 and build(k) <= k x build(1) for every k; marginal_cost_ratio "
+        "(seconds per extra copy at the last step / at the first step) is informational",
     }
     return rows, summary
 
@@ -1097,7 +1105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = table(rows)
     print(text, end="")
     if "scaling" in extra:
-        print(f"scaling no worse than linear: {extra['scaling']['linear']}")
+        sc = extra["scaling"]
+        exps = ", ".join(f"{st['from']}x->{st['to']}x {st['local_exponent']:.2f}"
+                         for st in sc["steps"])
+        print(f"scaling no worse than linear: {sc['linear']} (local exponents {exps})")
     if "checks" in extra:
         print("agreement: " + ", ".join(f"{k}={v}" for k, v in extra["checks"].items()))
     m = info
