@@ -376,10 +376,24 @@ def _scan_events(text: str, display: str, max_depth: int) -> list[Diagnostic]:
     Scanning events first means an alias bomb is refused before any node graph exists, and the
     (recursive) composer never sees more than `max_depth` levels.
     """
+    try:
+        return _scan(_events(text), text, display, max_depth)
+    except yaml.MarkedYAMLError as exc:
+        if "nesting depth" not in str(exc.problem):
+            raise
+        # libyaml (PyYAML >= 6.0.4) refuses nesting deeper than its own limit (1000) while it
+        # reads ahead, before this scan reaches `max_depth`. The pure-Python parser yields the
+        # same events without that limit, so the error is the usual one at the usual place.
+        return _scan(_events(text, yaml.SafeLoader), text, display, max_depth)
+
+
+def _scan(
+    events: Iterator[yaml.Event], text: str, display: str, max_depth: int
+) -> list[Diagnostic]:
     diags: list[Diagnostic] = []
     depth = 0
     documents = 0
-    for event in _events(text):
+    for event in events:
         span = _mark_span(display, event.start_mark, event.end_mark, text)
         if isinstance(event, yaml.DocumentStartEvent):
             documents += 1
@@ -400,9 +414,9 @@ def _scan_events(text: str, display: str, max_depth: int) -> list[Diagnostic]:
     return diags
 
 
-def _events(text: str) -> Iterator[yaml.Event]:
-    """Yield parser events of `text` with the strict loader's parser."""
-    loader = StrictLoader(text)
+def _events(text: str, parser: type[yaml.SafeLoader] | None = None) -> Iterator[yaml.Event]:
+    """Yield parser events of `text` with the strict loader's parser (or `parser`)."""
+    loader = (parser or StrictLoader)(text)
     try:
         while loader.check_event():
             yield loader.get_event()

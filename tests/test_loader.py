@@ -317,8 +317,29 @@ def test_nesting_limit_is_exact() -> None:
 
 
 def test_pathological_nesting_does_not_crash() -> None:
-    found = codes_of("a: " + "[" * 50_000 + "\n")
-    assert found[0][0] in ("nesting-too-deep", "yaml-syntax")
+    assert codes_of("a: " + "[" * 50_000 + "\n")[0] == ("nesting-too-deep", 1, 67)
+    assert codes_of("[" * 5000 + "\n")[0] == ("nesting-too-deep", 1, 65)
+
+
+def test_a_parser_that_refuses_deep_nesting_itself_still_gives_our_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """libyaml in PyYAML >= 6.0.4 stops at its own nesting limit (1000) while it reads ahead,
+    before the event scan reaches ours; the scan then uses the pure-Python parser. Simulated
+    here so the fallback is tested whatever PyYAML is installed."""
+    real = loader._events
+
+    def refusing(text: str, parser: Any = None) -> Any:
+        if parser is None:
+            mark = yaml.Mark("t.yaml", 0, 0, 1000, None, None)
+            raise yaml.scanner.ScannerError(
+                "while increasing flow level", mark, "exceeded maximum nesting depth", mark
+            )
+        return real(text, parser)
+
+    monkeypatch.setattr(loader, "_events", refusing)
+    assert codes_of("[" * 1200 + "\n")[0] == ("nesting-too-deep", 1, 65)
+    assert codes_of("- " * 1200 + "x\n")[0][0] == "nesting-too-deep"
 
 
 def test_block_nesting_limit() -> None:
