@@ -82,7 +82,7 @@ def _wrap(fn: Callable[..., Any], acc: dict[str, list[float]], label: str) -> Ca
 def child_build(rules: str, out: str, check: bool) -> dict[str, Any]:
     """One build in this (fresh) process; stage name -> [seconds per call]."""
     t_start = T0
-    from lisboa_rules import cli
+    from lisboa_rules import cache, cli
 
     cli.all_commands()
     t_imported = time.perf_counter()
@@ -94,8 +94,11 @@ def child_build(rules: str, out: str, check: bool) -> dict[str, Any]:
             continue
         if hasattr(mod, attr):
             setattr(mod, attr, _wrap(getattr(mod, attr), acc, label))
-    # --no-cache: every stage runs (a build cache hit would skip what this profiles)
-    argv = ["build", "--no-cache", "--rules", rules, "--out", out] + (["--check"] if check else [])
+    # Every stage runs: the build cache's entries go (a hit would skip what this profiles);
+    # compiled templates stay, as for a build after editing the rules.
+    for entry in cache.cache_dir().glob("*.build.json") if cache.cache_dir() else ():
+        entry.unlink()
+    argv = ["build", "--rules", rules, "--out", out] + (["--check"] if check else [])
     rc = cli.main(argv)
     t_end = time.perf_counter()
     return {

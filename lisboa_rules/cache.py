@@ -23,18 +23,34 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 ENV = "LISBOA_RULES_CACHE_DIR"
-FORMAT = 1
+FORMAT = 2
 MAX_ENTRIES = 32
 _SUFFIX = ".build.json"
 _STAMP = ".outputs"
 
 
+_OFF: list[bool] = [False]  # set while a `--no-cache` build runs (see `turned_off`)
+
+
+@contextlib.contextmanager
+def turned_off(off: bool = True) -> Iterator[None]:
+    """Within the block, no cache is read or written: neither builds nor compiled templates."""
+    before = _OFF[0]
+    _OFF[0] = before or off
+    try:
+        yield
+    finally:
+        _OFF[0] = before
+
+
 def cache_dir() -> Path | None:
     """The cache folder (not created here), or None when caching is off."""
+    if _OFF[0]:
+        return None
     value = os.environ.get(ENV)
     if value is not None:
         return None if value.strip().lower() in ("", "off", "0", "no", "false") else Path(value)
@@ -72,14 +88,17 @@ def load(root: Path | None, key: str) -> dict[str, str] | None:
 
 
 def outputs_stamp(root: Path | None, key: str) -> str | None:
-    """The outputs hash of the entry for `key` (None when there is none)."""
+    """The outputs hash of the entry for `key` (None when there is none). The file names its
+    key too, so a stamp copied under another key's name is not believed."""
     if root is None:
         return None
     try:
-        text = (root / f"{key}{_STAMP}").read_text(encoding="ascii").strip()
+        named, _, value = (root / f"{key}{_STAMP}").read_text(encoding="ascii").partition(" ")
     except (OSError, ValueError):
         return None
-    return text if len(text) == 64 and _entry(root, key).is_file() else None
+    value = value.strip()
+    ok = named == key and len(value) == 64 and _entry(root, key).is_file()
+    return value if ok else None
 
 
 def store(root: Path | None, key: str, files: Mapping[str, str], outputs_hash: str) -> None:
@@ -90,7 +109,7 @@ def store(root: Path | None, key: str, files: Mapping[str, str], outputs_hash: s
     try:
         root.mkdir(parents=True, exist_ok=True)
         _atomic_write(root, _entry(root, key), json.dumps(entry, ensure_ascii=False))
-        _atomic_write(root, root / f"{key}{_STAMP}", outputs_hash + "\n")
+        _atomic_write(root, root / f"{key}{_STAMP}", f"{key} {outputs_hash}\n")
         _prune(root)
     except OSError:
         pass  # a cache that cannot be written is no cache

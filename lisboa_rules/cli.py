@@ -133,9 +133,14 @@ def run_build(args: argparse.Namespace) -> int:
     if args.diff and args.format == "json":
         err(f"{PROG}: error: --diff cannot be combined with --format json\n")
         return EXIT_ERROR
+    with cache.turned_off(args.no_cache):
+        return _build(args)
+
+
+def _build(args: argparse.Namespace) -> int:
     variants = tuple(args.variant)
-    key = stamp.build_key(args.rules, variants)
-    root = None if args.no_cache or key is None else cache.cache_dir()
+    root = cache.cache_dir()
+    key = stamp.build_key(args.rules, variants) if root is not None else None
     if key is not None and not args.diff:
         known = cache.outputs_stamp(root, key)
         if known is not None and writer.stamp_matches(args.out, known):
@@ -145,6 +150,7 @@ def run_build(args: argparse.Namespace) -> int:
     files = cache.load(root, key) if key is not None else None
     cached = files is not None
     diagnostics: list[Diagnostic] = []
+    built_key = None
     if files is None:
         from lisboa_rules import pipeline
 
@@ -156,12 +162,15 @@ def run_build(args: argparse.Namespace) -> int:
                            for d in result.diagnostics)
             return EXIT_ERROR if internal else EXIT_FINDINGS
         files, diagnostics = result.files, result.diagnostics
+        if root is not None and result.compiled is not None:
+            # The key of the bytes the loader read (a file saved during the build changes it).
+            built_key = stamp.key_of(variants, result.compiled.digests)
     written = writer.write_outputs(
         args.out, files, check=args.check, diff=args.diff, trusted=cached
     )
     # Only clean builds are kept: a cache hit must not hide a warning.
-    if key is not None and not cached and not diagnostics and not has_errors(written.diagnostics):
-        cache.store(root, key, files, writer.outputs_hash(files))
+    if built_key is not None and not diagnostics and not has_errors(written.diagnostics):
+        cache.store(root, built_key, files, writer.outputs_hash(files))
     report([*diagnostics, *written.diagnostics], args.format)
     if not written.ok:
         return EXIT_ERROR

@@ -1285,6 +1285,8 @@ def run_many(rules_dir: Path, seed: int, cases: Sequence[int], *, timeout: float
 
 def main(argv: list[str] | None = None) -> int:
     """`python3 -m lisboa_rules.fuzz`: 0 when every case behaved, 1 when any had a problem."""
+    # The fuzzer tests the pipeline: no build cache short cuts, and nothing in ~/.cache.
+    os.environ["LISBOA_RULES_CACHE_DIR"] = "off"
     p = argparse.ArgumentParser(
         prog="python3 -m lisboa_rules.fuzz",
         description=(__doc__ or "").split("\n\n")[0],

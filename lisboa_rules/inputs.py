@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 SUFFIXES = (".yaml", ".yml")
+MAX_FILE_BYTES = 1 << 20  # 1 MiB: rules files are a few KiB; anything bigger is a mistake
 
 # The outputs, relative to the output folder.
 ENGINE = "lisboa_engine.py"

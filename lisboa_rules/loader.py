@@ -24,10 +24,9 @@ from typing import Any
 import yaml
 
 from lisboa_rules.diagnostics import Diagnostic, Related
-from lisboa_rules.inputs import discover
+from lisboa_rules.inputs import MAX_FILE_BYTES, discover
 from lisboa_rules.source import PathTuple, Span, display_path
 
-MAX_FILE_BYTES = 1 << 20  # 1 MiB: rules files are a few KiB; anything bigger is a mistake
 MAX_DEPTH = 64  # nesting of collections; no rule needs more and it bounds recursion
 
 _CORE = "tag:yaml.org,2002:"

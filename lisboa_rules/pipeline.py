@@ -52,6 +52,10 @@ class Compiled:
     names: dict[str, str] = field(default_factory=dict)
 
     folded: tuple[str, ...] = ()  # variants built into the base game (build --variant)
+    # (path inside the rules folder, sha256) of every file as the loader read it, in discovery
+    # order: the build key of exactly these outputs (stamp.key_of), whatever happens on disk
+    # while the build runs.
+    digests: list[tuple[str, str]] = field(default_factory=list)
     cache: dict[str, str] = field(default_factory=dict)  # rendered outputs other back ends reuse
 
     def name_of(self, display: str) -> str:
@@ -231,6 +235,7 @@ def _analyse(
     digest = hashlib.sha256("\n".join(f"{p} {h}" for p, h in inputs).encode()).hexdigest()
     compiled = Compiled(base_set, [base_set, *rulesets], infos, inputs, digest, names)
     compiled.folded = tuple(sorted(fold))
+    compiled.digests = [(d.source or Path(d.display).name, d.digest) for d in loaded]
     return compiled, diags
 
 

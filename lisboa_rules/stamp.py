@@ -25,56 +25,82 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from lisboa_rules.inputs import discover
+from lisboa_rules.inputs import MAX_FILE_BYTES, discover
 
-FORMAT = "lisboa-rules build key 1"
+FORMAT = "lisboa-rules build key 2"
 
-# Distributions whose code runs in the pipeline (project names, normalised).
-LIBRARIES = ("jinja2", "jsonschema", "jsonschema-specifications", "markupsafe", "pyyaml",
-             "referencing")  # fmt: skip
+# Distributions whose code runs in the pipeline (project names, normalised), with the
+# dependencies of referencing that take part in validation.
+LIBRARIES = ("attrs", "jinja2", "jsonschema", "jsonschema-specifications", "markupsafe", "pyyaml",
+             "referencing", "rpds-py")  # fmt: skip
 
 _SKIP_DIRS = {"__pycache__"}
 _SKIP_SUFFIXES = (".pyc", ".pyo")
 
 
 def build_key(rules_dir: Path, variants: Sequence[str] = ()) -> str | None:
-    """The key of a build of `rules_dir` with `variants` folded in; None when an input cannot be
-    read (then the pipeline runs and reports it)."""
-    h = hashlib.sha256()
-    h.update(f"{FORMAT}\n{compiler_fingerprint()}\n".encode())
-    h.update(("variants " + " ".join(variants) + "\n").encode())
+    """The key of a build of `rules_dir` with `variants` folded in; None when an input is not
+    a regular file of at most MAX_FILE_BYTES or cannot be read (then the pipeline runs and
+    reports it)."""
+    digests: list[tuple[str, str]] = []
     try:
         if not rules_dir.is_dir():
             return None
         for path in discover(rules_dir):
-            data = path.read_bytes()
+            data = _read_regular(path)
+            if data is None:
+                return None
             rel = path.relative_to(rules_dir).as_posix()
-            h.update(f"file {rel} {len(data)}\n".encode())
-            h.update(data)
+            digests.append((rel, hashlib.sha256(data).hexdigest()))
     except (OSError, ValueError):
         return None
-    return h.hexdigest()
+    return key_of(variants, digests)
+
+
+def key_of(variants: Sequence[str], digests: Sequence[tuple[str, str]]) -> str:
+    """The key of the outputs of these rules files ((relative path, sha256 of the bytes), in
+    discovery order) with `variants` folded in. Every part is JSON-encoded, so no variant name
+    or file name (spaces, line breaks) can run into the next."""
+    record = {
+        "format": FORMAT,
+        "compiler": compiler_fingerprint(),
+        "variants": list(variants),
+        "files": [list(d) for d in digests],
+    }
+    return hashlib.sha256(json.dumps(record, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of a regular file of at most MAX_FILE_BYTES; None for anything else (a FIFO
+    must not block, /dev/zero must not fill the memory: the loader reports them)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        data = fh.read(MAX_FILE_BYTES + 1)
+    return None if len(data) > MAX_FILE_BYTES else data
 
 
 @functools.cache
 def compiler_fingerprint() -> str:
     """One hash of this package's files, the Python version and the library versions."""
-    h = hashlib.sha256()
-    impl = sys.implementation
-    h.update(f"python {impl.name} {sys.version_info[:3]}\n".encode())
-    for name, version in sorted(library_versions().items()):
-        h.update(f"lib {name} {version}\n".encode())
     root = Path(__file__).resolve().parent
-    for path in _package_files(root):
-        data = path.read_bytes()
-        h.update(f"src {path.relative_to(root).as_posix()} {len(data)}\n".encode())
-        h.update(data)
-    return h.hexdigest()
+    record = {
+        "python": [sys.implementation.name, *sys.version_info[:3]],
+        "libraries": library_versions(),
+        "sources": [
+            [p.relative_to(root).as_posix(), hashlib.sha256(p.read_bytes()).hexdigest()]
+            for p in _package_files(root)
+        ],
+    }
+    return hashlib.sha256(json.dumps(record, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def _package_files(root: Path) -> list[Path]:

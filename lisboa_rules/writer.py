@@ -31,7 +31,7 @@ import shutil
 import sys
 import tempfile
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -142,14 +142,16 @@ def write_outputs(
 
 def stamp_matches(out_dir: Path, expected: str) -> bool:
     """Whether `out_dir` holds exactly the outputs whose `outputs_hash` is `expected`: its
-    manifest records that hash, every listed file is there and hashes to it, and nothing else
-    is there (strays and leftovers of a killed build need the full path, which reports or
-    repairs them)."""
+    manifest is byte for byte the one a build writes for them, every listed file is there and
+    hashes to it, and nothing else is there (strays and leftovers of a killed build need the
+    full path, which reports or repairs them)."""
     try:
         data = _read_or_none(out_dir / MANIFEST)
-        if data is None or f"\n{_OUTPUTS}{expected}\n" not in data.decode("utf-8"):
+        if data is None:
             return False
-        listed = _read_manifest(out_dir)
+        listed = sorted(_read_manifest(out_dir))
+        if data != _manifest_bytes(expected, listed):
+            return False
         if _list_files(out_dir) != {*listed, MANIFEST} or _leftovers(out_dir):
             return False
         found: dict[str, bytes] = {}
@@ -161,6 +163,12 @@ def stamp_matches(out_dir: Path, expected: str) -> bool:
         return _hash_bytes(found) == expected
     except (OSError, UnicodeDecodeError, ValueError):
         return False
+
+
+def _manifest_bytes(outputs_hash: str, listed: Sequence[str]) -> bytes:
+    """The manifest a build writes for these files (sorted) and this outputs hash."""
+    body = "".join(f"{r}\n" for r in listed)
+    return (_MANIFEST_HEADER + f"{_OUTPUTS}{outputs_hash}\n" + body).encode("utf-8")
 
 
 def outputs_hash(files: Mapping[str, str]) -> str:
@@ -261,9 +269,8 @@ def _make_plan(out_dir: Path, files: Mapping[str, str], prune: bool) -> _Plan:
     remove = gone if prune else []
     listed = sorted(set(files) | (set() if prune else set(gone)))
     wanted = {rel: files[rel].encode("utf-8") for rel in sorted(files)}
-    stamp = f"{_OUTPUTS}{_hash_bytes(wanted)}\n"
     body = "".join(f"{r}\n" for r in listed)
-    wanted[MANIFEST] = (_MANIFEST_HEADER + stamp + body).encode("utf-8")
+    wanted[MANIFEST] = _manifest_bytes(_hash_bytes(wanted), listed)
     old = {rel: _read_or_none(out_dir / rel) for rel in wanted}
     changed = [rel for rel, data in wanted.items() if old[rel] != data]
     # The manifest's comment lines (the outputs hash) are bookkeeping: rewritten with the

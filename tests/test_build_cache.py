@@ -245,9 +245,11 @@ def test_only_the_newest_entries_are_kept(tmp_path: Path, monkeypatch: pytest.Mo
 def test_damaged_template_bytecode_only_costs_a_recompile(project: Path) -> None:
     """Jinja's compiled templates live in the cache folder too; garbage there is ignored."""
     env = {**os.environ, cache.ENV: str(project / "cache"), "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, "-m", "lisboa_rules", "build", "--no-cache", "--out"]
+    argv = [sys.executable, "-m", "lisboa_rules", "build", "--out"]
 
     def build(out: str) -> None:
+        for entry in (project / "cache").glob("*.build.json"):  # force the pipeline to run
+            entry.unlink()
         done = subprocess.run([*argv, out], cwd=project, env=env, capture_output=True,
                               text=True, check=False)
         assert done.returncode == 0, done.stderr
@@ -262,3 +264,110 @@ def test_damaged_template_bytecode_only_costs_a_recompile(project: Path) -> None
         p.write_bytes([b"", b"j2 garbage", magic + b"\x80\x04garbage", magic][i % 4])
     build("second")
     assert tree(project / "second") == tree(project / "first")
+
+
+# --- found by review: each of these gave another answer than --no-cache -------------------------
+
+
+def test_variant_lists_that_join_alike_have_different_keys(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = project / "rules"
+    keys = {
+        stamp.build_key(rules, v)
+        for v in [(), ("",), ("queen", "two-player"), ("queen two-player",), ("a\nb",), ("a", "b")]
+    }
+    assert len(keys) == 6
+    assert main(["build", "--out", "gen"]) == 0
+    capsys.readouterr()
+    assert main(["build", "--check", "--out", "gen", "--variant", ""]) == 1
+    assert "unknown-variant" in capsys.readouterr().err
+    assert main(["build", "--variant", "queen two-player", "--out", "other"]) == 1
+
+
+def test_file_names_cannot_imitate_the_next_file_in_the_key() -> None:
+    a = stamp.key_of((), [("a.yaml", "0" * 64), ("b.yaml", "1" * 64)])
+    b = stamp.key_of((), [(f"a.yaml {'0' * 64}\nfile b.yaml", "1" * 64)])
+    assert a != b
+
+
+def test_a_file_saved_during_the_build_is_cached_under_what_was_read(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The key is computed before the loader reads the files; an editor saving in between must
+    not file the new outputs under the old content's key."""
+    court = project / "rules" / "court.yaml"
+    before = court.read_text(encoding="utf-8")
+    real = pipeline.compile_rules
+
+    def saved_meanwhile(rules_dir: Path, variants: Sequence[str] = ()) -> CompileResult:
+        court.write_text(before.replace("per_official: 1}", "per_official: 2}", 1))
+        return real(rules_dir, variants)
+
+    assert "per_official: 1}" in before
+    monkeypatch.setattr(pipeline, "compile_rules", saved_meanwhile)
+    assert main(["build", "--out", "gen"]) == 0
+    monkeypatch.setattr(pipeline, "compile_rules", real)
+    court.write_text(before, encoding="utf-8")  # back to the content the key was made from
+    capsys.readouterr()
+    assert main(["build", "--check", "--out", "gen"]) == 1  # as --no-cache says
+    assert main(["build", "--check", "--no-cache", "--out", "gen"]) == 1
+
+
+def test_a_fifo_among_the_rules_does_not_hang_the_key(project: Path) -> None:
+    os.mkfifo(project / "rules" / "zz-pipe.yaml")
+    env = {**os.environ, cache.ENV: str(project / "cache"), "PYTHONPATH": str(ROOT)}
+    for extra in ([], ["--no-cache"]):
+        done = subprocess.run([sys.executable, "-m", "lisboa_rules", "build", "--check", *extra],
+                              cwd=project, env=env, capture_output=True, text=True, timeout=60,
+                              check=False)
+        assert done.returncode == 1 and "unreadable-file" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("edit", ["reversed", "blank line", "twice", "unsafe line", "comment"])
+def test_a_manifest_a_build_would_rewrite_is_not_up_to_date(
+    project: Path, edit: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["build", "--out", "gen"]) == 0
+    manifest = project / "gen" / writer.MANIFEST
+    lines = manifest.read_text().splitlines(keepends=True)
+    head = [ln for ln in lines if ln.startswith("#")]
+    body = [ln for ln in lines if not ln.startswith("#")]
+    changed = {
+        "reversed": head + body[::-1],
+        "blank line": [*lines, "\n"],
+        "twice": [*lines, body[0]],
+        "unsafe line": [*lines, "../evil\n"],
+        "comment": [*lines, "# hi\n"],
+    }[edit]
+    manifest.write_text("".join(changed))
+    no_cache = main(["build", "--check", "--no-cache", "--out", "gen"])
+    assert main(["build", "--check", "--out", "gen"]) == no_cache
+    assert main(["build", "--out", "gen"]) == 0
+    assert manifest.read_text() == "".join(lines), "a build restores the manifest"
+
+
+def test_an_outputs_stamp_copied_under_another_key_is_not_believed(tmp_path: Path) -> None:
+    k1, k2 = "1" * 64, "2" * 64
+    cache.store(tmp_path, k1, {"a": "1"}, "a" * 64)
+    cache.store(tmp_path, k2, {"a": "2"}, "b" * 64)
+    assert cache.outputs_stamp(tmp_path, k1) == "a" * 64
+    (tmp_path / f"{k1}.outputs").write_bytes((tmp_path / f"{k2}.outputs").read_bytes())
+    assert cache.outputs_stamp(tmp_path, k1) is None
+
+
+def test_no_cache_writes_no_cache_at_all_and_template_files_name_the_compiler(
+    project: Path,
+) -> None:
+    env = {**os.environ, cache.ENV: str(project / "cache"), "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "lisboa_rules", "build", "--out", "gen"]
+    done = subprocess.run([*argv, "--no-cache"], cwd=project, env=env, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert not (project / "cache").exists()
+    done = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    names = [p.name for p in (project / "cache" / "templates").iterdir()]
+    fingerprint = stamp.compiler_fingerprint()[:20]
+    assert names and all(n.endswith(f".{fingerprint}.cache") for n in names)
+    assert {n.split(".")[-3] for n in names} == {"code", "doc"}

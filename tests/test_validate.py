@@ -320,3 +320,42 @@ def test_packaged_schemas_load_and_are_canonical(monkeypatch: pytest.MonkeyPatch
     kind = schema.kinds()[0]
     assert schema.schema_for_kind(kind) is packaged.by_kind[kind]
     assert schema.schema_for_kind("no-such-kind") is None
+
+
+def test_inlined_refs_validate_like_the_refs_and_leave_data_alone() -> None:
+    """schema.inline_refs: same verdicts as the original schema, including a property named
+    `$ref`, a `$ref` inside `const`, a `$ref` with siblings and a recursive one."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry
+    from referencing.jsonschema import DRAFT202012
+
+    from lisboa_rules.schema import inline_refs
+
+    base = "https://example.invalid/"
+    common = {"$id": base + "c.json", "$defs": {
+        "id": {"type": "string", "pattern": "^[a-z]+$"},
+        "node": {"type": "object", "additionalProperties": False,
+                 "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}}},
+    }}
+    top = {"$id": base + "t.json", "type": "object", "additionalProperties": False,
+           "properties": {
+               "$ref": {"type": "integer"},
+               "c": {"const": {"$ref": "c.json#/$defs/id"}},
+               "i": {"$ref": "c.json#/$defs/id", "maxLength": 3},
+               "n": {"$ref": "c.json#/$defs/node"},
+           }}
+    registry = Registry().with_resources(
+        [(s["$id"], DRAFT202012.create_resource(s)) for s in (top, common)])
+    inlined = inline_refs(top, registry)
+    assert "$ref" in inlined["properties"]  # a property name, not a reference
+    assert inlined["properties"]["c"] == top["properties"]["c"]  # data, untouched
+    assert "$ref" not in inlined["properties"]["i"]
+    cases = [{"$ref": 1}, {"$ref": "x"}, {"c": {"$ref": "c.json#/$defs/id"}}, {"c": "id"},
+             {"i": "abc"}, {"i": "abcd"}, {"i": "AB"}, {"n": {"kids": [{"kids": []}]}},
+             {"n": {"kids": [{"x": 1}]}}]
+    for case in cases:
+        want = sorted(e.message for e in Draft202012Validator(top, registry=registry)
+                      .iter_errors(case))
+        got = sorted(e.message for e in Draft202012Validator(inlined, registry=registry)
+                     .iter_errors(case))
+        assert got == want, case

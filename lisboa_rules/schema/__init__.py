@@ -83,11 +83,23 @@ def inline_refs(schema: Schema, registry: Registry[Any]) -> Schema:
     resolver = registry.resolver()
 
     def walk(node: Any, base: str, stack: tuple[str, ...]) -> Any:
-        if isinstance(node, list):
-            return [walk(item, base, stack) for item in node]
+        """Inline the refs of one schema (a dict or a boolean), looking only where the
+        vocabulary puts subschemas: a key named `$ref` under `properties`, or a `$ref`
+        inside `const`/`enum`/`default`, is data and stays as it is."""
         if not isinstance(node, dict):
             return node
-        out = {k: walk(v, base, stack) for k, v in node.items() if k != "$ref"}
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "$ref":
+                continue
+            if key in _SCHEMA_MAPS and isinstance(value, dict):
+                out[key] = {k: walk(v, base, stack) for k, v in value.items()}
+            elif key in _SCHEMA_LISTS and isinstance(value, list):
+                out[key] = [walk(v, base, stack) for v in value]
+            elif key in _SCHEMA_ONE:
+                out[key] = walk(value, base, stack)
+            else:
+                out[key] = value
         ref = node.get("$ref")
         if not isinstance(ref, str):
             return out
@@ -109,6 +121,15 @@ def inline_refs(schema: Schema, registry: Registry[Any]) -> Schema:
 
     result = walk(schema, base, (base,) if base else ())
     return result if isinstance(result, dict) else schema
+
+
+# Where JSON Schema 2020-12 puts subschemas (everything else is data or annotations).
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions",
+                          "dependentSchemas"})  # fmt: skip
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SCHEMA_ONE = frozenset({"items", "additionalProperties", "not", "if", "then", "else",
+                         "contains", "propertyNames", "unevaluatedItems",
+                         "unevaluatedProperties", "additionalItems"})  # fmt: skip
 
 
 def _has_nested_base(node: Any, top: bool) -> bool:
