@@ -495,3 +495,26 @@ def test_template_syntax_in_a_printed_name_is_a_located_error(
     result, err = build(tmp_path, monkeypatch)
     assert result == 1
     assert re.search(rf"^rules/game\.yaml:{line}:\d+: error\[{code}\]", err, re.M), err
+
+
+def test_comment_wrapping_ends_on_long_words_and_keeps_every_character() -> None:
+    """A parameter named with 400 letters once made the engine emitter's comment wrapper loop
+    forever (found by the fuzzer: seed 11, case 1443)."""
+    from lisboa_rules.emit.engine import _wrap
+
+    for text in ("x" * 400, "a " + "x" * 400 + " b", "  " + "y" * 250, "w " * 300, "z"):
+        with fuzz._time_limit(10):  # a loop that never ends fails here instead of hanging
+            lines = _wrap(text, 96)
+        assert all(len(line) <= 96 for line in lines), lines
+        assert "".join(line.strip() for line in lines).replace(" ", "") == text.replace(" ", "")
+
+
+def test_a_huge_parameter_name_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    scoring = tmp_path / "rules" / "scoring.yaml"
+    text = scoring.read_text(encoding="utf-8")
+    assert "params: {wigs_per_set: 3}" in text
+    scoring.write_text(text.replace("params: {wigs_per_set: 3}",
+                                    "params: {wigs_per_set: 3, " + "x" * 400 + ": 1}"))
+    code, err = build(tmp_path, monkeypatch)
+    assert code in (0, 1) and "Traceback" not in err, err

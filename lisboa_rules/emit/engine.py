@@ -187,11 +187,11 @@ def _wrap(text: str, width: int) -> list[str]:
                    else ch for ch in text)
     lines: list[str] = []
     while len(text) > width:
-        cut = text.rfind(" ", 0, width)
-        cut = cut if cut > 0 else width
-        lines.append(text[:cut])
+        indent = 2 if lines else 0  # continuation lines start with two spaces
+        cut = text.rfind(" ", indent + 1, width)
+        cut = cut if cut > indent else width  # one long word: break it (never loop on it)
+        lines.append(text[:cut].rstrip())
         text = "  " + text[cut:].lstrip()
-        lines[-1] = lines[-1].rstrip()
     return [*lines, text]
 
 
