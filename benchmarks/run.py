@@ -360,13 +360,15 @@ def bench_build(mode: Mode, tmp: Path) -> list[Row]:
 
         return run
 
-    def full(bytecode: bool) -> Callable[[], None]:
-        def run() -> None:
-            if out_full.exists():
-                shutil.rmtree(out_full)
-            run_quiet(cli("build", "--out", str(out_full)), bytecode=bytecode)
+    def build_into_empty(*flags: str, bytecode: bool = True, cache_dir: Path | None = None
+                         ) -> None:
+        if out_full.exists():
+            shutil.rmtree(out_full)
+        run_quiet(cli("build", *flags, "--out", str(out_full)), bytecode=bytecode,
+                  cache_dir=cache_dir)
 
-        return run
+    def full(bytecode: bool) -> Callable[[], None]:
+        return lambda: build_into_empty(bytecode=bytecode)
 
     def check(bytecode: bool) -> Callable[[], None]:
         def run() -> None:
@@ -377,18 +379,12 @@ def bench_build(mode: Mode, tmp: Path) -> list[Row]:
     edit_cache = tmp / "build-cache-edit"  # compiled templates only: its build entries go
 
     def every_stage() -> None:
-        if out_full.exists():
-            shutil.rmtree(out_full)
         for entry in edit_cache.glob("*.build.json"):
             entry.unlink()
-        run_quiet(cli("build", "--out", str(out_full)), cache_dir=edit_cache)
+        build_into_empty(cache_dir=edit_cache)
 
-    def no_cache() -> None:
-        if out_full.exists():
-            shutil.rmtree(out_full)
-        run_quiet(cli("build", "--no-cache", "--out", str(out_full)))
-
-    fns = [baseline(True), full(True), check(True), every_stage, no_cache]
+    fns = [baseline(True), full(True), check(True), every_stage,
+           lambda: build_into_empty("--no-cache")]
     if mode.no_pyc_rows:
         fns += [baseline(False), full(False), check(False)]
     cpu: list[list[float]] = [[] for _ in fns]

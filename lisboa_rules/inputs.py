@@ -7,6 +7,7 @@ pipeline (yaml, jsonschema, jinja2).
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 SUFFIXES = (".yaml", ".yml")
@@ -29,3 +30,14 @@ def discover(rules_dir: Path) -> list[Path]:
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         found.extend(Path(root, n) for n in names if n.endswith(SUFFIXES) and not n.startswith("."))
     return sorted(found, key=lambda p: p.relative_to(rules_dir).as_posix())
+
+
+def read_regular(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes | None:
+    """At most `max_bytes` + 1 bytes of a regular file (one more than allowed tells the caller
+    it is too large, without trusting stat()); None when it is not a regular file. A FIFO must
+    not block (O_NONBLOCK) and /dev/zero must not fill the memory. Raises OSError."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        return fh.read(max_bytes + 1)

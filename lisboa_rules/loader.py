@@ -12,9 +12,7 @@ import dataclasses
 import functools
 import hashlib
 import math
-import os
 import re
-import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +22,7 @@ from typing import Any
 import yaml
 
 from lisboa_rules.diagnostics import Diagnostic, Related
-from lisboa_rules.inputs import MAX_FILE_BYTES, discover
+from lisboa_rules.inputs import MAX_FILE_BYTES, discover, read_regular
 from lisboa_rules.source import PathTuple, Span, display_path
 
 MAX_DEPTH = 64  # nesting of collections; no rule needs more and it bounds recursion
@@ -273,18 +271,15 @@ def _display(path: Path) -> str:
 def _read_bytes(path: Path, display: str, max_bytes: int) -> bytes:
     """Read at most `max_bytes` (+1 to detect overflow) without trusting stat()."""
     try:
-        # O_NONBLOCK: opening a FIFO named *.yaml must not wait for a writer forever.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                msg = "cannot read file: not a regular file"
-                raise LoadError(Diagnostic("unreadable-file", msg, Span.point(display)))
-            raw = fh.read(max_bytes + 1)
+        raw = read_regular(path, max_bytes)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise LoadError(
             Diagnostic("unreadable-file", f"cannot read file: {reason}", Span.point(display))
         ) from exc
+    if raw is None:
+        msg = "cannot read file: not a regular file"
+        raise LoadError(Diagnostic("unreadable-file", msg, Span.point(display)))
     if len(raw) > max_bytes:
         msg = f"file is larger than the limit of {max_bytes} bytes"
         raise LoadError(_diag("file-too-large", msg, display))

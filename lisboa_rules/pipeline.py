@@ -9,6 +9,7 @@ writing is the CLI's job (writer.py).
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
 import itertools
@@ -45,18 +46,27 @@ class Compiled:
     base: RuleSet
     rulesets: list[RuleSet]
     variants: list[m.VariantInfo]
-    inputs: list[tuple[str, str]]  # (stable name, sha256) of every input file, sorted
-    digest: str  # one hash over all inputs
+    # (path inside the rules folder, sha256) of every file as the loader read it, in discovery
+    # order. Also the build key of exactly these outputs (stamp.key_of), whatever happens on
+    # disk while the build runs.
+    digests: list[tuple[str, str]]
     # display path (diagnostics, relative to the CWD) -> stable name for generated files
     # ("rules/<path inside the rules folder>"): the same from every checkout and directory.
     names: dict[str, str] = field(default_factory=dict)
 
     folded: tuple[str, ...] = ()  # variants built into the base game (build --variant)
-    # (path inside the rules folder, sha256) of every file as the loader read it, in discovery
-    # order: the build key of exactly these outputs (stamp.key_of), whatever happens on disk
-    # while the build runs.
-    digests: list[tuple[str, str]] = field(default_factory=list)
     cache: dict[str, str] = field(default_factory=dict)  # rendered outputs other back ends reuse
+
+    @property
+    def inputs(self) -> list[tuple[str, str]]:
+        """(stable name "rules/<path>", sha256) of every input file, sorted."""
+        return sorted((f"rules/{rel}", h) for rel, h in self.digests)
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """One hash over all inputs (the DO-NOT-EDIT headers show it)."""
+        lines = "\n".join(f"{p} {h}" for p, h in self.inputs)
+        return hashlib.sha256(lines.encode()).hexdigest()
 
     def name_of(self, display: str) -> str:
         """The stable name generated files use for a rules file."""
@@ -230,12 +240,10 @@ def _analyse(
     diags = _dedupe(diags)
     if any(x.is_error for x in diags) or base_set is None:
         return None, diags
-    names = {d.display: f"rules/{d.source or Path(d.display).name}" for d in loaded}
-    inputs = sorted((names[d.display], d.digest) for d in loaded)
-    digest = hashlib.sha256("\n".join(f"{p} {h}" for p, h in inputs).encode()).hexdigest()
-    compiled = Compiled(base_set, [base_set, *rulesets], infos, inputs, digest, names)
+    digests = [(d.source or Path(d.display).name, d.digest) for d in loaded]
+    names = {d.display: f"rules/{rel}" for d, (rel, _) in zip(loaded, digests, strict=True)}
+    compiled = Compiled(base_set, [base_set, *rulesets], infos, digests, names)
     compiled.folded = tuple(sorted(fold))
-    compiled.digests = [(d.source or Path(d.display).name, d.digest) for d in loaded]
     return compiled, diags
 
 

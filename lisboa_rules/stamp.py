@@ -27,12 +27,11 @@ import functools
 import hashlib
 import json
 import os
-import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from lisboa_rules.inputs import MAX_FILE_BYTES, discover
+from lisboa_rules.inputs import MAX_FILE_BYTES, discover, read_regular
 
 FORMAT = "lisboa-rules build key 2"
 
@@ -54,8 +53,8 @@ def build_key(rules_dir: Path, variants: Sequence[str] = ()) -> str | None:
         if not rules_dir.is_dir():
             return None
         for path in discover(rules_dir):
-            data = _read_regular(path)
-            if data is None:
+            data = read_regular(path)
+            if data is None or len(data) > MAX_FILE_BYTES:
                 return None
             rel = path.relative_to(rules_dir).as_posix()
             digests.append((rel, hashlib.sha256(data).hexdigest()))
@@ -75,17 +74,6 @@ def key_of(variants: Sequence[str], digests: Sequence[tuple[str, str]]) -> str:
         "files": [list(d) for d in digests],
     }
     return hashlib.sha256(json.dumps(record, sort_keys=True).encode("utf-8")).hexdigest()
-
-
-def _read_regular(path: Path) -> bytes | None:
-    """The bytes of a regular file of at most MAX_FILE_BYTES; None for anything else (a FIFO
-    must not block, /dev/zero must not fill the memory: the loader reports them)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            return None
-        data = fh.read(MAX_FILE_BYTES + 1)
-    return None if len(data) > MAX_FILE_BYTES else data
 
 
 @functools.cache

@@ -114,7 +114,7 @@ def write_outputs(
     """
     for rel in files:
         _check_rel(rel)
-    result = WriteResult(display=_display(out_dir))
+    result = WriteResult(display=display_dir(out_dir))
     result.diagnostics = [] if trusted else compile_check(files, result.display)
     if result.diagnostics:
         return result
@@ -192,11 +192,6 @@ def _leftovers(target: Path) -> bool:
 
 
 def display_dir(out_dir: Path) -> str:
-    """The output folder as shown in messages."""
-    return _display(out_dir)
-
-
-def _display(out_dir: Path) -> str:
     """The output folder as shown in messages (a symlink loop cannot be made relative)."""
     try:
         return display_path(out_dir)

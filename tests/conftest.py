@@ -45,6 +45,21 @@ def engine() -> ModuleType:
     return load_engine()
 
 
+def setups(E: Any) -> list[tuple[int, tuple[str, ...]]]:
+    """(players, chosen variants) for every player count of every rule set of the engine; the
+    variants that apply by player count are left for `new_game` to add."""
+    out = []
+    for key, rs in E.RULESETS.items():
+        chosen = tuple(v for v in key if not E.VARIANTS[v].players)
+        for n in range(rs.players_min, rs.players_max + 1):
+            try:
+                if E.variants_for(n, chosen) == key:
+                    out.append((n, chosen))
+            except ValueError:
+                continue
+    return out
+
+
 # --- building states ----------------------------------------------------------------------
 
 

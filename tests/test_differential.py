@@ -28,6 +28,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import setups
 
 from lisboa_rules import interp, pipeline, vocab
 from lisboa_rules.model import Model
@@ -221,20 +222,6 @@ def _interp_award(a: interp.Award) -> tuple[int, tuple[int, ...], int | None]:
 
 
 # --- Random games ----------------------------------------------------------------------------
-
-
-def setups(engine: ModuleType) -> list[tuple[int, tuple[str, ...]]]:
-    """(players, chosen variants) reaching every rule set of the engine."""
-    out = []
-    for key in engine.RULESETS:
-        chosen = tuple(v for v in key if not engine.VARIANTS[v].players)
-        for n in (2, 3, 4):
-            try:
-                if engine.variants_for(n, chosen) == key:
-                    out.append((n, chosen))
-            except ValueError:
-                continue
-    return out
 
 
 def random_game(engine: ModuleType, players: int, variants: tuple[str, ...], seed: int,

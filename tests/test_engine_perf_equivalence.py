@@ -15,6 +15,7 @@ import random
 from typing import Any
 
 import pytest
+from conftest import setups
 
 
 def _slow_choices(E: Any, g: Any, seat: int, action_id: str) -> list[Any]:
@@ -37,24 +38,11 @@ def _check_state(E: Any, g: Any) -> int:
     return compared
 
 
-def _games(E: Any) -> list[tuple[int, tuple[str, ...]]]:
-    out = []
-    for key in E.RULESETS:
-        rs = E.RULESETS[key]
-        for players in range(rs.players_min, rs.players_max + 1):
-            try:
-                if E.variants_for(players, key) == key:
-                    out.append((players, key))
-            except ValueError:
-                continue
-    return out
-
-
 @pytest.mark.parametrize("seed", range(3))
 def test_legal_choices_agree_with_trying_every_choice(engine: Any, seed: int) -> None:
     E = engine
     compared = 0
-    for players, key in _games(E):
+    for players, key in setups(E):
         g = E.new_game(players, key, seed)
         rng = random.Random(f"perf-eq:{seed}:{players}:{key}")
         step = 0
@@ -131,7 +119,7 @@ def test_listing_moves_leaves_the_state_alone(engine: Any, seed: int) -> None:
     a state never changes it."""
     E = engine
     listed = 0
-    for players, key in _games(E):
+    for players, key in setups(E):
         g = E.new_game(players, key, seed)
         rng = random.Random(f"perf-list:{seed}:{players}:{key}")
         while g.phase != "over":

@@ -14,6 +14,7 @@ import random
 from typing import Any
 
 import pytest
+from conftest import setups
 
 
 def _table_lines(E: Any, g: Any) -> list[list[tuple[str, int, str | None]]]:
@@ -68,18 +69,6 @@ def _check(E: Any, g: Any) -> None:
         assert sheet.totals[seat] == g.players[seat].wigs + sum(w for _, w, _ in want)
 
 
-def _games(E: Any) -> list[tuple[int, tuple[str, ...]]]:
-    out = []
-    for key, rs in E.RULESETS.items():
-        for players in range(rs.players_min, rs.players_max + 1):
-            try:
-                if E.variants_for(players, key) == key:
-                    out.append((players, key))
-            except ValueError:
-                continue
-    return out
-
-
 def test_every_rule_set_has_a_scorer(engine: Any) -> None:
     E = engine
     assert set(E._SCORERS) == set(E.RULESETS)
@@ -89,7 +78,7 @@ def test_every_rule_set_has_a_scorer(engine: Any) -> None:
 def test_generated_scorer_agrees_with_the_rule_tables(engine: Any, seed: int) -> None:
     E = engine
     checked = 0
-    for players, key in _games(E):
+    for players, key in setups(E):
         g = E.new_game(players, key, seed)
         rng = random.Random(f"perf-score:{seed}:{players}:{key}")
         step = 0
