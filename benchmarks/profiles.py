@@ -43,8 +43,8 @@ sys.path.insert(0, str(ROOT))
 
 # (module, attribute, stage label): wrapped where the caller looks the name up.
 STAGES: tuple[tuple[str, str, str], ...] = (
-    ("lisboa_rules.stamp", "build_key", "build key (stamp.build_key)"),
-    ("lisboa_rules.schema", "packaged", "schema.packaged (load + check_schema, once)"),
+    ("lisboa_rules.outputs.stamp", "build_key", "build key (stamp.build_key)"),
+    ("lisboa_rules.front.schema", "packaged", "schema.packaged (load + check_schema, once)"),
     ("lisboa_rules.pipeline", "load_dir", "load (loader.load_dir)"),
     ("lisboa_rules.pipeline", "validate", "validate (validate.validate)"),
     (
@@ -60,10 +60,10 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("lisboa_rules.emit", "build_view", "  of which emit.engine.build_view"),
     ("lisboa_rules.emit", "state_schema", "  of which emit.state_schema"),
     ("lisboa_rules.emit", "emit_schemas", "emit_schemas"),
-    ("lisboa_rules.emit.reference", "render", "reference.render (incl. its own engine)"),
-    ("lisboa_rules.emit.reference", "build_document", "  of which build_document"),
-    ("lisboa_rules.writer", "write_outputs", "write (writer.write_outputs)"),
-    ("lisboa_rules.writer", "compile_check", "  of which compile() of .py outputs"),
+    ("lisboa_rules.emit.reference.render", "render", "reference.render (incl. its own engine)"),
+    ("lisboa_rules.emit.reference.render", "build_document", "  of which build_document"),
+    ("lisboa_rules.outputs.writer", "write_outputs", "write (writer.write_outputs)"),
+    ("lisboa_rules.outputs.writer", "compile_check", "  of which compile() of .py outputs"),
 )
 
 
@@ -82,7 +82,8 @@ def _wrap(fn: Callable[..., Any], acc: dict[str, list[float]], label: str) -> Ca
 def child_build(rules: str, out: str, check: bool) -> dict[str, Any]:
     """One build in this (fresh) process; stage name -> [seconds per call]."""
     t_start = T0
-    from lisboa_rules import cache, cli
+    from lisboa_rules.cli import main as cli
+    from lisboa_rules.outputs import cache
 
     cli.all_commands()
     t_imported = time.perf_counter()
@@ -239,7 +240,7 @@ def cmd_scoring(args: argparse.Namespace) -> None:
 
 
 def cmd_interp(args: argparse.Namespace) -> None:
-    from lisboa_rules import interp
+    from tools import interp
 
     E, games = _engine_and_states(100)
     model = interp.rule_sets(ROOT / "rules")[()]
@@ -311,7 +312,7 @@ def cmd_scoring_variants(args: argparse.Namespace) -> None:
     sheets = {id(g): E.final_scores(g) for g in games}
     cands["engine ranking(g, sheet) (sheet precomputed)"] = lambda g: E.ranking(g, sheets[id(g)])
     try:
-        from lisboa_rules import interp
+        from tools import interp
 
         model = interp.rule_sets(ROOT / "rules")[()]
         states = {id(g): E.to_json(g) for g in games}
@@ -333,7 +334,7 @@ def cmd_scoring_variants(args: argparse.Namespace) -> None:
 
 
 def cmd_cprofile_build(args: argparse.Namespace) -> None:
-    from lisboa_rules import cli
+    from lisboa_rules.cli import main as cli
 
     cli.all_commands()
     with tempfile.TemporaryDirectory(prefix="lisboa-prof-") as t:

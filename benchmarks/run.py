@@ -195,7 +195,7 @@ def interleaved(
 # PYTHONDONTWRITEBYTECODE=1, set in some containers, does). Site-packages keep their own .pyc
 # files in the second case, so only the project's modules pay for compiling.
 PYCACHE_DIR: Path | None = None
-# The build cache (lisboa_rules/cache.py) of the child processes: a folder of the run's own, so
+# The build cache (lisboa_rules/outputs/cache.py) of the child processes: a folder of the run's own, so
 # every run starts empty (the warm-up round fills it) and the user's ~/.cache is left alone.
 BUILD_CACHE_DIR: Path | None = None
 
@@ -317,14 +317,14 @@ def load_interp() -> tuple[ModuleType | None, str]:
     """The reference interpreter, or None and why it cannot be used."""
     path = ROOT / "lisboa_rules" / "interp.py"
     if not path.exists():
-        return None, "lisboa_rules/interp.py does not exist yet"
+        return None, "tools/interp.py does not exist yet"
     try:
-        from lisboa_rules import interp
+        from tools import interp
     except Exception as exc:  # a file being written may not import yet
-        return None, f"lisboa_rules.interp does not import: {type(exc).__name__}: {exc}"
+        return None, f"tools.interp does not import: {type(exc).__name__}: {exc}"
     missing = [n for n in ("rule_sets", "score", "ranking") if not hasattr(interp, n)]
     if missing:
-        return None, f"lisboa_rules.interp lacks {', '.join(missing)}"
+        return None, f"tools.interp lacks {', '.join(missing)}"
     return interp, ""
 
 
@@ -1052,7 +1052,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=float,
         default=0.0,
         metavar="SECONDS",
-        help="wait up to this long for lisboa_rules/interp.py to appear",
+        help="wait up to this long for tools/interp.py to appear",
     )
     return p.parse_args(argv)
 

@@ -18,14 +18,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lisboa_rules import model as m
-from lisboa_rules.build import KINDS, REQUIRED_KINDS, build_model
-from lisboa_rules.checks import check_callouts, check_free_text, run_checks
-from lisboa_rules.diagnostics import Diagnostic, Related, sort_diagnostics, suggest
-from lisboa_rules.loader import LoadedDoc, load_dir
-from lisboa_rules.overlay import Change, Doc, apply_overlay, conflicts
-from lisboa_rules.source import Span
-from lisboa_rules.validate import validate
+from lisboa_rules.core.diagnostics import Diagnostic, Related, sort_diagnostics, suggest
+from lisboa_rules.core.source import Span
+from lisboa_rules.front.loader import LoadedDoc, load_dir
+from lisboa_rules.front.overlay import Change, Doc, apply_overlay, conflicts
+from lisboa_rules.front.validate import validate
+from lisboa_rules.model import types as m
+from lisboa_rules.model.build import KINDS, REQUIRED_KINDS, build_model
+from lisboa_rules.model.checks import check_callouts, check_free_text, run_checks
 
 VARIANT_KIND = "variant"
 

@@ -19,7 +19,7 @@ import pytest
 
 # Importing generated/lisboa_engine.py must not leave __pycache__/ in the golden record.
 sys.dont_write_bytecode = True
-# Every test runs the real pipeline: the build cache (lisboa_rules/cache.py) is off unless a
+# Every test runs the real pipeline: the build cache (lisboa_rules/outputs/cache.py) is off unless a
 # test turns it on for a folder of its own (tests/test_build_cache.py). Subprocesses inherit it.
 os.environ["LISBOA_RULES_CACHE_DIR"] = "off"
 

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from lisboa_rules import pipeline, writer
-from lisboa_rules.cli import main
+from lisboa_rules import pipeline
+from lisboa_rules.cli.main import main
+from lisboa_rules.outputs import writer
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
@@ -187,8 +188,8 @@ CHILD = textwrap.dedent(
     """
     import os, sys
     from pathlib import Path
-    from lisboa_rules import writer
-    from lisboa_rules.cli import main
+    from lisboa_rules.outputs import writer
+    from lisboa_rules.cli.main import main
 
     point, nth = sys.argv[1], int(sys.argv[2])
     calls = {"write": 0, "rename": 0}

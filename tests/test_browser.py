@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 
 from lisboa_rules import pipeline
-from lisboa_rules.cli import main
-from lisboa_rules.emit.reference import AID_HTML, RULES_HTML
-from lisboa_rules.reference_cli import with_paper
+from lisboa_rules.cli.main import main
+from lisboa_rules.cli.reference import with_paper
+from lisboa_rules.emit.reference.render import AID_HTML, RULES_HTML
 
 pytestmark = pytest.mark.browser
 

@@ -19,11 +19,12 @@ from pathlib import Path
 import jinja2.bccache
 import pytest
 
-from lisboa_rules import cache, pipeline, stamp, writer
-from lisboa_rules.cli import main
-from lisboa_rules.diagnostics import Diagnostic
+from lisboa_rules import pipeline
+from lisboa_rules.cli.main import main
+from lisboa_rules.core.diagnostics import Diagnostic
+from lisboa_rules.core.source import Span
+from lisboa_rules.outputs import cache, stamp, writer
 from lisboa_rules.pipeline import CompileResult
-from lisboa_rules.source import Span
 
 ROOT = Path(__file__).resolve().parent.parent
 

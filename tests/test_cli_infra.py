@@ -13,13 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from lisboa_rules import codes, pipeline, schema
-from lisboa_rules.cli import main
-from lisboa_rules.diagnostics import Diagnostic
-from lisboa_rules.loader import load_dir
+from lisboa_rules import pipeline
+from lisboa_rules.cli.main import main
+from lisboa_rules.core import codes
+from lisboa_rules.core.diagnostics import Diagnostic
+from lisboa_rules.core.source import Span
+from lisboa_rules.front import schema
+from lisboa_rules.front.loader import load_dir
+from lisboa_rules.front.validate import validate
 from lisboa_rules.pipeline import CompileResult
-from lisboa_rules.source import Span
-from lisboa_rules.validate import validate
 
 FILES = {"lisboa_engine.py": "RULES = 1\n", "rules_reference.md": "# Lisboa\n"}
 ERROR = Diagnostic("duplicate-id", "duplicate id 'cathedral'", Span("rules/a.yaml", 7, 3, 7, 12))

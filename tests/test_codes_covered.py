@@ -5,7 +5,7 @@ copy of the real rules/, compiled, and its `# E: code` markers compared with wha
 reports. The codes only the emit and write stages can produce (a broken template, a generated
 file that does not compile, an output folder that cannot be written, a stray file in it) are
 triggered by the tests in the second half, through the real CLI. A last test checks that every
-code in lisboa_rules.codes.CODES is expected somewhere.
+code in lisboa_rules.core.codes.CODES is expected somewhere.
 
 Also here: the issue-2 acceptance case (four problems in four real files, one run).
 """
@@ -24,9 +24,10 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from lisboa_rules import codes, emit
-from lisboa_rules.cli import main
-from lisboa_rules.diagnostics import Diagnostic, render_text
+from lisboa_rules import emit
+from lisboa_rules.cli.main import main
+from lisboa_rules.core import codes
+from lisboa_rules.core.diagnostics import Diagnostic, render_text
 from lisboa_rules.pipeline import compile_rules
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from lisboa_rules import pipeline
-from lisboa_rules.cli import main
-from lisboa_rules.loader import discover, load_dir
+from lisboa_rules.cli.main import main
+from lisboa_rules.front.loader import discover, load_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"

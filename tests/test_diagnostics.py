@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lisboa_rules import codes
-from lisboa_rules.diagnostics import (
+from lisboa_rules.core import codes
+from lisboa_rules.core.diagnostics import (
     Diagnostic,
     Related,
     has_errors,
@@ -19,7 +19,7 @@ from lisboa_rules.diagnostics import (
     suggest,
     summary,
 )
-from lisboa_rules.source import Span, display_path, format_address
+from lisboa_rules.core.source import Span, display_path, format_address
 
 REQUIRED = {
     "load": "yaml-syntax duplicate-key yaml-alias yaml-merge-key yaml-tag non-string-key "

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lisboa_rules.cli import main
+from lisboa_rules.cli.main import main
 from lisboa_rules.pipeline import variant_changes
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -30,8 +30,10 @@ from typing import Any
 import pytest
 from conftest import setups
 
-from lisboa_rules import interp, pipeline, vocab
-from lisboa_rules.model import Model
+from lisboa_rules import pipeline
+from lisboa_rules.lang import vocab
+from lisboa_rules.model.types import Model
+from tools import interp
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ROOT / "rules"

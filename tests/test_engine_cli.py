@@ -1,4 +1,4 @@
-"""`lisboa-rules score` and `lisboa-rules simulate` (lisboa_rules/engine_cli.py)."""
+"""`lisboa-rules score` and `lisboa-rules simulate` (lisboa_rules/cli/engine.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from conftest import ENGINE_PATH, ROOT
 
-from lisboa_rules import cli, engine_cli
+from lisboa_rules.cli import engine as engine_cli
+from lisboa_rules.cli import main as cli
 
 
 def _finished_game(engine: Any, players: int = 3, seed: int = 4) -> Any:

@@ -1,12 +1,12 @@
 """Fuzzing: hostile rules files through the whole build, hostile moves and saved games
 through the generated engine.
 
-Build fuzzing (`lisboa_rules.fuzz`): each case mutates a copy of the real rules/ and runs
+Build fuzzing (`tools.fuzz`): each case mutates a copy of the real rules/ and runs
 `cli.main(["build", ...])` in-process against an output folder that already holds a build.
 A case passes when the build exits 0, or exits 1 with located diagnostics in the documented
 format (known codes, positions inside the files), no traceback, and the output folder
 untouched. CI runs LISBOA_FUZZ_CASES (default 500) cases of seed LISBOA_FUZZ_SEED (default
-0) in batches; a long run is `python3 -m lisboa_rules.fuzz --cases 20000 --seed 1`.
+0) in batches; a long run is `python3 -m tools.fuzz --cases 20000 --seed 1`.
 
 Engine fuzzing: random illegal moves leave the state unchanged and raise only IllegalMove;
 saved states broken against the state schema raise only StateError, with a path.
@@ -29,11 +29,11 @@ from typing import Any
 
 import pytest
 
-from lisboa_rules import fuzz
-from lisboa_rules.diagnostics import Diagnostic, render_text
-from lisboa_rules.loader import load_text
-from lisboa_rules.source import Span
-from lisboa_rules.validate import validate
+from lisboa_rules.core.diagnostics import Diagnostic, render_text
+from lisboa_rules.core.source import Span
+from lisboa_rules.front.loader import load_text
+from lisboa_rules.front.validate import validate
+from tools import fuzz
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
@@ -91,15 +91,15 @@ def test_fuzzed_rules_build_or_fail_cleanly(runner: fuzz.Runner, batch: int) -> 
         outcome = runner.run(runner.case(SEED, index))
         SUMMARY.add(outcome)
         outcomes.append(outcome)
-    judge(outcomes, f"replay: python3 -m lisboa_rules.fuzz --seed {SEED} --case INDEX")
+    judge(outcomes, f"replay: python3 -m tools.fuzz --seed {SEED} --case INDEX")
 
 
 def test_minimal_rules_files_build_or_fail_cleanly(runner: fuzz.Runner) -> None:
     """Each rules file with every key its schema lets one leave out left out (the sweep
-    `python3 -m lisboa_rules.fuzz --sweep` also leaves each one out on its own)."""
+    `python3 -m tools.fuzz --sweep` also leaves each one out on its own)."""
     cases = fuzz.sweep_cases(runner.base, singles=False)
     assert len(cases) >= 5
-    judge([runner.run(case) for case in cases], "replay: python3 -m lisboa_rules.fuzz --sweep")
+    judge([runner.run(case) for case in cases], "replay: python3 -m tools.fuzz --sweep")
 
 
 def test_the_fuzzer_reaches_every_stage() -> None:

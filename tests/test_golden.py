@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from lisboa_rules import writer
-from lisboa_rules.cli import main
-from lisboa_rules.diagnostics import render_text
-from lisboa_rules.loader import discover
+from lisboa_rules.cli.main import main
+from lisboa_rules.core.diagnostics import render_text
+from lisboa_rules.front.loader import discover
+from lisboa_rules.outputs import writer
 from lisboa_rules.pipeline import compile_rules
 
 ROOT = Path(__file__).resolve().parents[1]

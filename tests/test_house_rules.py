@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from lisboa_rules.cli import main
+from lisboa_rules.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,9 +13,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lisboa_rules import loader
-from lisboa_rules.loader import LoadedDoc, load_dir, load_file, load_text
-from lisboa_rules.source import Span
+from lisboa_rules.core.source import Span
+from lisboa_rules.front import loader
+from lisboa_rules.front.loader import LoadedDoc, load_dir, load_file, load_text
 
 
 def ok(text: str) -> LoadedDoc:

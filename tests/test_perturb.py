@@ -27,12 +27,12 @@ from typing import Any
 import pytest
 
 from lisboa_rules import pipeline
-from lisboa_rules.diagnostics import Diagnostic, render_text
+from lisboa_rules.core.diagnostics import Diagnostic, render_text
+from lisboa_rules.core.source import PathTuple, Span
 from lisboa_rules.emit import ENGINE
-from lisboa_rules.loader import LoadedDoc, load_dir
+from lisboa_rules.front.loader import LoadedDoc, load_dir
+from lisboa_rules.front.validate import validate
 from lisboa_rules.pipeline import compile_rules
-from lisboa_rules.source import PathTuple, Span
-from lisboa_rules.validate import validate
 
 ROOT = Path(__file__).resolve().parents[1]
 ALL = os.environ.get("LISBOA_PERTURB") == "all"
@@ -140,7 +140,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scratch]:
         # Pure speed-ups for hundreds of builds (same results): schema validation of documents
         # that did not change is remembered; the reference's template environment is kept.
         mp.setattr(pipeline, "validate", _memo(validate))
-        from lisboa_rules.emit import reference
+        from lisboa_rules.emit.reference import render as reference
 
         if hasattr(reference, "_env"):
             mp.setattr(reference, "_env", functools.cache(reference._env))

@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from lisboa_rules import reference_cli
-from lisboa_rules.cli import main
-from lisboa_rules.emit import ENGINE, emit_engine, reference
-from lisboa_rules.emit.reference import (
+from lisboa_rules.cli import reference as reference_cli
+from lisboa_rules.cli.main import main
+from lisboa_rules.emit import ENGINE, emit_engine
+from lisboa_rules.emit.reference import render as reference
+from lisboa_rules.emit.reference.render import (
     AID_HTML,
     AID_MD,
     RULES_HTML,
@@ -30,7 +31,7 @@ from lisboa_rules.emit.reference import (
     build_document,
     md_text,
 )
-from lisboa_rules.emit.words import formula_words, plain_text
+from lisboa_rules.emit.reference.words import formula_words, plain_text
 from lisboa_rules.pipeline import Compiled, analyse, compile_rules
 
 ROOT = Path(__file__).resolve().parent.parent

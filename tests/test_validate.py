@@ -15,11 +15,11 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing.exceptions import Unresolvable
 
-from lisboa_rules import schema
-from lisboa_rules.diagnostics import Diagnostic
-from lisboa_rules.loader import LoadedDoc, load_text
-from lisboa_rules.source import Span
-from lisboa_rules.validate import validate, validate_all
+from lisboa_rules.core.diagnostics import Diagnostic
+from lisboa_rules.core.source import Span
+from lisboa_rules.front import schema
+from lisboa_rules.front.loader import LoadedDoc, load_text
+from lisboa_rules.front.validate import validate, validate_all
 
 BASE = "https://lisboa-rules.invalid/schema/"
 
@@ -303,7 +303,7 @@ def test_two_schemas_with_one_kind_are_refused() -> None:
 def test_packaged_schemas_load_and_are_canonical(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(schema, "override", None)
     packaged = schema.packaged()
-    assert packaged.by_kind, "no document kinds found in lisboa_rules/schema/*.schema.json"
+    assert packaged.by_kind, "no document kinds found in lisboa_rules/front/schema/*.schema.json"
     for name, s in packaged.schemas.items():
         Draft202012Validator.check_schema(s)
         assert s["$id"] == BASE + name
@@ -329,7 +329,7 @@ def test_inlined_refs_validate_like_the_refs_and_leave_data_alone() -> None:
     from referencing import Registry
     from referencing.jsonschema import DRAFT202012
 
-    from lisboa_rules.schema import inline_refs
+    from lisboa_rules.front.schema import inline_refs
 
     base = "https://example.invalid/"
     common = {"$id": base + "c.json", "$defs": {

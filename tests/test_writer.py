@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lisboa_rules import writer
-from lisboa_rules.writer import MANIFEST, write_outputs
+from lisboa_rules.outputs import writer
+from lisboa_rules.outputs.writer import MANIFEST, write_outputs
 
 FILES = {
     "lisboa_engine.py": "RULES = {'a': 1}\n",

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 import jinja2
 
-from lisboa_rules.diagnostics import Diagnostic
-from lisboa_rules.emit.engine import build_view
+from lisboa_rules.core.diagnostics import Diagnostic
+from lisboa_rules.core.inputs import ENGINE as ENGINE
+from lisboa_rules.core.inputs import STATE_SCHEMA as STATE_SCHEMA
+from lisboa_rules.emit.engine.state_schema import state_schema
+from lisboa_rules.emit.engine.view import build_view
 from lisboa_rules.emit.env import code_env
-from lisboa_rules.emit.state_schema import state_schema
-from lisboa_rules.inputs import ENGINE as ENGINE
-from lisboa_rules.inputs import STATE_SCHEMA as STATE_SCHEMA
-from lisboa_rules.schema import export_schemas
+from lisboa_rules.front.schema import export_schemas
 
 if TYPE_CHECKING:
     from lisboa_rules.pipeline import Compiled
@@ -66,7 +66,7 @@ def emit_schemas() -> dict[str, str]:
 
 def emit_all(compiled: Compiled) -> tuple[dict[str, str], list[Diagnostic]]:
     """Every output file; a template failure becomes a diagnostic, never a traceback."""
-    from lisboa_rules.emit import reference
+    from lisboa_rules.emit.reference import render as reference
 
     files: dict[str, str] = {}
     try:

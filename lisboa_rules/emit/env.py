@@ -9,7 +9,7 @@ from pathlib import Path
 import jinja2
 import jinja2.bccache
 
-from lisboa_rules import cache, stamp
+from lisboa_rules.outputs import cache, stamp
 
 
 class _QuietBytecodeCache(jinja2.FileSystemBytecodeCache):

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lisboa_rules.codes import CODES, Severity
-from lisboa_rules.source import Span
+from lisboa_rules.core.codes import CODES, Severity
+from lisboa_rules.core.source import Span
 
 PROG = "lisboa-rules"
 

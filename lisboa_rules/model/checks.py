@@ -9,10 +9,10 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from lisboa_rules import text as rtext
-from lisboa_rules.diagnostics import Diagnostic, Related, suggest
-from lisboa_rules.model import Model, Rule
-from lisboa_rules.source import Span
+from lisboa_rules.core.diagnostics import Diagnostic, Related, suggest
+from lisboa_rules.core.source import Span
+from lisboa_rules.lang import text as rtext
+from lisboa_rules.model.types import Model, Rule
 
 Check = Callable[[Model], Iterator[Diagnostic]]
 
@@ -255,7 +255,7 @@ def check_text(m: Model) -> Iterator[Diagnostic]:
 
 def _local_for(m: Model, r: Rule) -> Any:
     """The object that holds a rule's text, for its local placeholders."""
-    from lisboa_rules.emit.words import find_owner
+    from lisboa_rules.emit.reference.words import find_owner
 
     return find_owner(m, r)[0]
 

@@ -9,7 +9,7 @@ build behaved:
 - exit 0 (the mutation was harmless), or exit 1 with at least one error;
 - stderr holds only diagnostics in the documented format, `PATH:LINE:COL: error[CODE]: message`
   (or `lisboa-rules: error[CODE]: message` for the few problems that have no file), notes and
-  the count line; every CODE is registered in `lisboa_rules.codes`; every PATH names an input
+  the count line; every CODE is registered in `lisboa_rules.core.codes`; every PATH names an input
   file and LINE:COL lies inside it; no traceback, no "internal error";
 - on exit 1 the output folder is byte-identical to what it was, with no temp folders left;
 - the case finishes within the time limit (a hang is a problem too).
@@ -20,8 +20,8 @@ the traceback, and groups problems by a signature (exception type and innermost
 
 Usage (a long run; `--help` for all options):
 
-    python3 -m lisboa_rules.fuzz --cases 20000 --seed 7
-    python3 -m lisboa_rules.fuzz --seed 7 --case 123 --save /tmp/case123   # replay one case
+    python3 -m tools.fuzz --cases 20000 --seed 7
+    python3 -m tools.fuzz --seed 7 --case 123 --save /tmp/case123   # replay one case
 """
 
 from __future__ import annotations
@@ -48,10 +48,11 @@ from typing import Any
 
 import yaml
 
-from lisboa_rules import cli, codes
-from lisboa_rules.diagnostics import one_line
-from lisboa_rules.loader import LoadedDoc, StrictLoader
-from lisboa_rules.validate import validate
+from lisboa_rules.cli import main as cli
+from lisboa_rules.core import codes
+from lisboa_rules.core.diagnostics import one_line
+from lisboa_rules.front.loader import LoadedDoc, StrictLoader
+from lisboa_rules.front.validate import validate
 
 Files = dict[str, bytes]  # relative POSIX path under the rules folder -> content
 Mutator = Callable[[random.Random, Files], str]  # mutates in place, returns a description
@@ -1284,11 +1285,11 @@ def run_many(rules_dir: Path, seed: int, cases: Sequence[int], *, timeout: float
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python3 -m lisboa_rules.fuzz`: 0 when every case behaved, 1 when any had a problem."""
+    """`python3 -m tools.fuzz`: 0 when every case behaved, 1 when any had a problem."""
     # The fuzzer tests the pipeline: no build cache short cuts, and nothing in ~/.cache.
     os.environ["LISBOA_RULES_CACHE_DIR"] = "off"
     p = argparse.ArgumentParser(
-        prog="python3 -m lisboa_rules.fuzz",
+        prog="python3 -m tools.fuzz",
         description=(__doc__ or "").split("\n\n")[0],
         epilog="mutators: " + ", ".join(sorted(MUTATORS)),
     )

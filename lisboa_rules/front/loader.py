@@ -21,9 +21,9 @@ from typing import Any
 
 import yaml
 
-from lisboa_rules.diagnostics import Diagnostic, Related
-from lisboa_rules.inputs import MAX_FILE_BYTES, discover, read_regular
-from lisboa_rules.source import PathTuple, Span, display_path
+from lisboa_rules.core.diagnostics import Diagnostic, Related
+from lisboa_rules.core.inputs import MAX_FILE_BYTES, discover, read_regular
+from lisboa_rules.core.source import PathTuple, Span, display_path
 
 MAX_DEPTH = 64  # nesting of collections; no rule needs more and it bounds recursion
 

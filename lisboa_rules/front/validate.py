@@ -17,10 +17,10 @@ from typing import Any
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
-from lisboa_rules import schema as schemas
-from lisboa_rules.diagnostics import Diagnostic, Related, sort_diagnostics, suggest
-from lisboa_rules.loader import LoadedDoc
-from lisboa_rules.source import PathTuple, Span, format_address
+from lisboa_rules.core.diagnostics import Diagnostic, Related, sort_diagnostics, suggest
+from lisboa_rules.core.source import PathTuple, Span, format_address
+from lisboa_rules.front import schema as schemas
+from lisboa_rules.front.loader import LoadedDoc
 
 _RANGE = frozenset(
     {

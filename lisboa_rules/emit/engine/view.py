@@ -11,13 +11,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from lisboa_rules import expr
-from lisboa_rules.emit.pyfmt import Call, Raw, Update, fmt, identifier, literal
-from lisboa_rules.emit.words import plain_text
-from lisboa_rules.expr import Formula
-from lisboa_rules.model import Model
-from lisboa_rules.source import Span
-from lisboa_rules.vocab import ENGINE_NAMES
+from lisboa_rules.core.source import Span
+from lisboa_rules.emit.engine.pyfmt import Call, Raw, Update, fmt, identifier, literal
+from lisboa_rules.emit.reference.words import plain_text
+from lisboa_rules.lang import expr
+from lisboa_rules.lang.expr import Formula
+from lisboa_rules.lang.vocab import ENGINE_NAMES
+from lisboa_rules.model.types import Model
 
 
 @dataclass

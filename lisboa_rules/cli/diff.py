@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lisboa_rules.cli import EXIT_FINDINGS, EXIT_OK, Command, add_rules_options, out, report
-from lisboa_rules.diagnostics import has_errors
+from lisboa_rules.cli.main import EXIT_FINDINGS, EXIT_OK, Command, add_rules_options, out, report
+from lisboa_rules.core.diagnostics import has_errors
 
 if TYPE_CHECKING:  # the pipeline is imported when `diff` runs, not at every start-up
-    from lisboa_rules import model as m
     from lisboa_rules import pipeline
-    from lisboa_rules.overlay import Change
+    from lisboa_rules.front.overlay import Change
+    from lisboa_rules.model import types as m
 
 ABSENT = "(absent)"
 _MAX_VALUE = 160  # characters of one value shown in text form
@@ -88,7 +88,7 @@ def run_diff(args: argparse.Namespace) -> int:
 
 def variant_diff(compiled: pipeline.Compiled, name: str, changes: Sequence[Change]) -> VariantDiff:
     """Collect the value, rule and callout changes of variant `name`."""
-    from lisboa_rules.emit import words
+    from lisboa_rules.emit.reference import words
 
     info = next(v for v in compiled.variants if v.id == name)
     base = compiled.base.model
@@ -120,7 +120,7 @@ def address(base_data: dict[str, Any], change: Change) -> str:
 
 def _identity(item: Any) -> str | None:
     """The id (or number) of a list item, as text."""
-    from lisboa_rules.overlay import IDENTITY_KEYS
+    from lisboa_rules.front.overlay import IDENTITY_KEYS
 
     if isinstance(item, dict):
         for key in IDENTITY_KEYS:
@@ -132,7 +132,7 @@ def _identity(item: Any) -> str | None:
 
 def rule_changes(base: m.Model, variant: m.Model) -> tuple[RuleChange, ...]:
     """Rules added, removed or reading differently (texts with placeholders filled in)."""
-    from lisboa_rules.emit import words
+    from lisboa_rules.emit.reference import words
 
     before = {r.id: words.plain_text(base, r) for r in base.rules}
     after = {r.id: words.plain_text(variant, r) for r in variant.rules}

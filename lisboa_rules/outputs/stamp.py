@@ -31,7 +31,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from lisboa_rules.inputs import MAX_FILE_BYTES, discover, read_regular
+from lisboa_rules.core.inputs import MAX_FILE_BYTES, discover, read_regular
 
 FORMAT = "lisboa-rules build key 2"
 

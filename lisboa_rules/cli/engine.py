@@ -27,9 +27,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from lisboa_rules.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
-from lisboa_rules.diagnostics import PROG, has_errors
-from lisboa_rules.inputs import ENGINE
+from lisboa_rules.cli.main import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
+from lisboa_rules.core.diagnostics import PROG, has_errors
+from lisboa_rules.core.inputs import ENGINE
 
 DEFAULT_ENGINE = Path("generated") / ENGINE
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lisboa_rules import expr
-from lisboa_rules import text as rtext
-from lisboa_rules.model import Model, Rule
+from lisboa_rules.lang import expr
+from lisboa_rules.lang import text as rtext
+from lisboa_rules.model.types import Model, Rule
 
 FORMULA_KEYS = ("formula", "land_price", "condition", "measure", "eligible", "per_color")
 

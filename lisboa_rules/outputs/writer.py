@@ -35,9 +35,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from lisboa_rules import pycode
-from lisboa_rules.diagnostics import Diagnostic, has_errors
-from lisboa_rules.source import Span, display_path
+from lisboa_rules.core.diagnostics import Diagnostic, has_errors
+from lisboa_rules.core.source import Span, display_path
+from lisboa_rules.outputs import pycode
 
 MANIFEST = ".manifest"
 _MANIFEST_HEADER = (

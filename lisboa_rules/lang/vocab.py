@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from lisboa_rules.expr import NameInfo
+from lisboa_rules.lang.expr import NameInfo
 
 # name -> (type, Python code in the engine; `p` is the player, `g` the game, `x` the context)
 ENGINE_NAMES: dict[str, tuple[str, str]] = {

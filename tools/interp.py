@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lisboa_rules import expr, pipeline
-from lisboa_rules.expr import Formula
-from lisboa_rules.model import Model, Params
+from lisboa_rules import pipeline
+from lisboa_rules.lang import expr
+from lisboa_rules.lang.expr import Formula
+from lisboa_rules.model.types import Model, Params
 
 State = Mapping[str, Any]
 """A saved game: the JSON data of the engine's `to_json` (or `json.loads` of `dumps`)."""

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from lisboa_rules import expr, model
-from lisboa_rules.diagnostics import Diagnostic, suggest
-from lisboa_rules.overlay import Doc, Path
-from lisboa_rules.source import Span
-from lisboa_rules.vocab import ENGINE_NAMES, env_for
+from lisboa_rules.core.diagnostics import Diagnostic, suggest
+from lisboa_rules.core.source import Span
+from lisboa_rules.front.overlay import Doc, Path
+from lisboa_rules.lang import expr
+from lisboa_rules.lang.vocab import ENGINE_NAMES, env_for
+from lisboa_rules.model import types as model
 
 KINDS = (
     "game",

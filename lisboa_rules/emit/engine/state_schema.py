@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lisboa_rules.model import Model, VariantInfo
+from lisboa_rules.model.types import Model, VariantInfo
 
 PHASES = ("action", "follow", "refill", "marker", "hand-discard", "over")
 

@@ -18,8 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lisboa_rules import __version__, cache, codes, stamp, writer
-from lisboa_rules.diagnostics import (
+from lisboa_rules import __version__
+from lisboa_rules.core import codes
+from lisboa_rules.core.diagnostics import (
     PROG,
     Diagnostic,
     has_errors,
@@ -29,6 +30,7 @@ from lisboa_rules.diagnostics import (
     suggest,
     summary,
 )
+from lisboa_rules.outputs import cache, stamp, writer
 
 DEBUG_ENV = "LISBOA_RULES_DEBUG"
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -241,7 +243,7 @@ def _configure_schema(p: argparse.ArgumentParser) -> None:
 
 def run_schema(args: argparse.Namespace) -> int:
     """Print every schema as one JSON object, or export them as files."""
-    from lisboa_rules import schema
+    from lisboa_rules.front import schema
 
     exported = schema.export_schemas()
     if args.out is None:
@@ -314,9 +316,9 @@ COMMANDS: dict[str, Command] = {
 # Each listed module must define `COMMANDS: dict[str, Command]`; it is imported only when the
 # parser is built, so it may import this module freely. Later entries may not shadow core ones.
 EXTENSION_MODULES: tuple[str, ...] = (
-    "lisboa_rules.diff_cli",  # diff NAME: what a variant changes
-    "lisboa_rules.engine_cli",  # score, simulate: the generated engine at work
-    "lisboa_rules.reference_cli",  # pdf: print the reference
+    "lisboa_rules.cli.diff",  # diff NAME: what a variant changes
+    "lisboa_rules.cli.engine",  # score, simulate: the generated engine at work
+    "lisboa_rules.cli.reference",  # pdf: print the reference
 )
 
 

@@ -29,13 +29,14 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 from markupsafe import Markup, escape
 
-from lisboa_rules import expr, pycode
-from lisboa_rules import text as rtext
-from lisboa_rules.checks import CROSS_REF
-from lisboa_rules.emit import words
+from lisboa_rules.core.inputs import AID_HTML, AID_MD, ENGINE, RULES_HTML, RULES_MD
 from lisboa_rules.emit.env import doc_env
-from lisboa_rules.inputs import AID_HTML, AID_MD, ENGINE, RULES_HTML, RULES_MD
-from lisboa_rules.model import Model, Rule
+from lisboa_rules.emit.reference import words
+from lisboa_rules.lang import expr
+from lisboa_rules.lang import text as rtext
+from lisboa_rules.model.checks import CROSS_REF
+from lisboa_rules.model.types import Model, Rule
+from lisboa_rules.outputs import pycode
 
 if TYPE_CHECKING:
     from lisboa_rules.pipeline import Compiled

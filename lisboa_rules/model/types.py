@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lisboa_rules.expr import Formula
-from lisboa_rules.source import Span
+from lisboa_rules.core.source import Span
+from lisboa_rules.lang.expr import Formula
 
 NOWHERE = Span("<built-in>", 1, 1, 1, 1)
 

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lisboa_rules.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
-from lisboa_rules.diagnostics import PROG, has_errors
-from lisboa_rules.inputs import AID_HTML, RULES_HTML
+from lisboa_rules.cli.main import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
+from lisboa_rules.core.diagnostics import PROG, has_errors
+from lisboa_rules.core.inputs import AID_HTML, RULES_HTML
 
 PAGES = {"rules": RULES_HTML, "player-aid": AID_HTML}
 PAPERS = ("a4", "letter")

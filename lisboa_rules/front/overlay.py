@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from lisboa_rules.diagnostics import Diagnostic, Related
-from lisboa_rules.source import Span
+from lisboa_rules.core.diagnostics import Diagnostic, Related
+from lisboa_rules.core.source import Span
 
 Path = tuple[str | int, ...]
 REMOVE = "$remove"

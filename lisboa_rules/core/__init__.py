@@ -1,0 +1,1 @@
+"""Shared by every stage: source positions, diagnostics, the code registry, input discovery."""

@@ -1,0 +1,1 @@
+"""The engine back end: the view the engine template renders, Python formatting, the state schema."""

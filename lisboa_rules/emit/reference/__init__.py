@@ -1,0 +1,1 @@
+"""The reference back end: Markdown and HTML pages, formula words."""

@@ -1,0 +1,1 @@
+"""The small languages of the rules data: formulas, rule text, the vocabulary."""

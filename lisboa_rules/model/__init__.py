@@ -1,0 +1,1 @@
+"""The typed model, its builder, the semantic checks and the compiled rule sets."""

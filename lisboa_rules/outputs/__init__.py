@@ -1,0 +1,1 @@
+"""The only stage that touches the disk: the atomic writer and its helpers."""

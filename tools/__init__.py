@@ -1,0 +1,1 @@
+"""Development tools: the fuzzer and the reference interpreter (not shipped)."""
