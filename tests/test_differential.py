@@ -655,7 +655,7 @@ def test_house_tiebreaker_order_agrees(tmp_path: Path,
 
     This found an engine bug: ranking() ranked by the total first and skipped the first
     measure, whatever it was, and read `wigs` in later measures as the track's wigs. Fixed
-    in templates/engine/_runtime.py.jinja (every measure read with wigs = the total)."""
+    in lisboa_rules/runtime/engine.py (every measure read with wigs = the total)."""
     house, house_models = compile_house(tmp_path, TIEBREAK_EDITS, "lisboa_engine_tiebreak")
     diff = Differ(house, house_models, kept=[])
     randomised_states(diff, count=300 * SCALE, seed0=1300)

@@ -10,6 +10,7 @@ import jinja2
 from lisboa_rules.core.diagnostics import Diagnostic
 from lisboa_rules.core.inputs import ENGINE as ENGINE
 from lisboa_rules.core.inputs import STATE_SCHEMA as STATE_SCHEMA
+from lisboa_rules.emit.engine.runtime import runtime_text
 from lisboa_rules.emit.engine.state_schema import state_schema
 from lisboa_rules.emit.engine.view import build_view
 from lisboa_rules.emit.env import code_env
@@ -40,7 +41,7 @@ def emit_engine(compiled: Compiled) -> dict[str, str]:
     text = (
         code_env()
         .get_template("engine/lisboa_engine.py.jinja")
-        .render(view=view, header=_wrap_header(header(compiled)))
+        .render(view=view, runtime=runtime_text(), header=_wrap_header(header(compiled)))
     )
     compiled.cache[ENGINE] = text  # the reference's worked examples run this same engine
     return {ENGINE: text, STATE_SCHEMA: json.dumps(schema, indent=2, ensure_ascii=False) + "\n"}

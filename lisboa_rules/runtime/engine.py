@@ -1,3 +1,290 @@
+"""The engine's runtime: real Python that ruff and mypy check as it is.
+
+`lisboa_rules.emit` joins this module into the one stand-alone `generated/lisboa_engine.py`: the
+lines between `# <emit>` and `# </emit>` are copied, except the declarations between
+`# <generated>` and `# </generated>`, where the engine template puts the definitions it
+generates from rules/ (the formulas, the rule sets, the scorers, the rule ids and texts, the
+state schema). The declarations give those names their types, so this module type-checks alone.
+The compiler never imports this module; it reads it as text.
+"""
+
+# <emit>
+from __future__ import annotations
+
+import json
+import random
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
+
+__all__ = [
+    "GAME_INFO",
+    "RULESETS",
+    "RULE_TEXT",
+    "STATE_SCHEMA",
+    "VARIANTS",
+    "Ctx",
+    "Game",
+    "IllegalMove",
+    "Move",
+    "Player",
+    "Ranking",
+    "RuleSet",
+    "ScoreLine",
+    "ScoreSheet",
+    "StateError",
+    "all_cards",
+    "apply_move",
+    "can_pay_reis",
+    "check_invariants",
+    "dumps",
+    "explain_move",
+    "final_scores",
+    "from_json",
+    "legal_moves",
+    "loads",
+    "majority_awards",
+    "new_game",
+    "noble_name",
+    "play",
+    "ranking",
+    "rule_text",
+    "to_json",
+    "variants_for",
+    "visit_cost",
+    "wigs_due",
+]
+
+# --- Rule tables ----------------------------------------------------------------------------------
+# The shapes of the rule data. The values are generated from rules/ further below.
+
+IntFn = Callable[["Game", "Player", "Ctx"], int]
+BoolFn = Callable[["Game", "Player", "Ctx"], bool]
+StrFn = Callable[["Game", "Player", "Ctx"], str]
+
+
+@dataclass(frozen=True)
+class NobleDef:
+    """A Noble: his State actions, his Noble action and who may take his seat."""
+
+    id: str
+    name: str
+    state_actions: tuple[str, ...]
+    noble_action: str
+    trade_goods: tuple[str, ...]
+    reign_flag: str | None = None
+    reign_name: str = ""
+    reign_action: str | None = None
+
+
+@dataclass(frozen=True)
+class StateActionDef:
+    """A State action and its effects."""
+
+    id: str
+    name: str
+    effects: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class NobleActionDef:
+    """A Noble action: one of the engine's procedures with its parameters."""
+
+    id: str
+    name: str
+    procedure: str
+    land_price: IntFn | None
+    rubble: int
+    lots: tuple[tuple[str, int], ...]
+    extra_marker_on: str | None
+    extra_max: int
+    wigs_per_official: int
+    forbidden_flag: str | None
+
+
+@dataclass(frozen=True)
+class ActionDef:
+    """One of the turn's actions (or follow / pass)."""
+
+    id: str
+    name: str
+    procedure: str
+    cost: str | None
+    followable: bool
+    reward: tuple[tuple[str, int], ...]
+    number: int | None = None  # the action's number in the rules (1 to 4), if it has one
+
+
+@dataclass(frozen=True)
+class TriggerDef:
+    """An end-of-period or end-of-game trigger."""
+
+    id: str
+    ends: str
+    period: int
+    scope: str
+    condition: BoolFn
+
+
+@dataclass(frozen=True)
+class StepDef:
+    """One step of the end of a period."""
+
+    id: str
+    procedure: str
+    deck: str | None
+    ships: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GroupDef:
+    """One majority inside a scoring source (one business, or the Officials)."""
+
+    id: str
+    name: str
+    measure: IntFn
+    table: tuple[int, ...]
+    unit: str = ""  # what the measure counts, e.g. "stores" (optional in the rules)
+    unit_one: str = ""  # the same for a count of one, e.g. "store"
+
+
+@dataclass(frozen=True)
+class SourceDef:
+    """An endgame scoring source."""
+
+    id: str
+    name: str
+    kind: str
+    formula: IntFn | None
+    words: str  # the formula in the reference's words
+    groups: tuple[GroupDef, ...]
+    eligible: BoolFn | None
+    show: StrFn | None = None  # the formula with a player's values put in
+    eligible_words: str = ""
+
+
+@dataclass(frozen=True)
+class CardDef:
+    """A Political card."""
+
+    number: int
+    deck: str
+    type: str
+    influence: int
+    reward: tuple[tuple[str, int], ...]
+    penalty: tuple[tuple[str, int], ...]
+    event_action: str | None
+    event_effects: tuple[tuple[str, int], ...]
+    set_flag: str | None
+
+
+@dataclass(frozen=True)
+class DecreeDef:
+    """A Decree: its condition and its wigs."""
+
+    id: str
+    condition: BoolFn
+    wigs: int
+    words: str = ""  # the condition in the reference's words
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """Every rule the engine plays by; one per combination of variants."""
+
+    key: tuple[str, ...]
+    players_min: int
+    players_max: int
+    colors: tuple[str, ...]
+    periods: int
+    flags: tuple[str, ...]
+    businesses: tuple[str, ...]
+    business_names: tuple[str, ...]
+    hand_size: int
+    start_reis: int
+    start_influence: int
+    start_officials: int
+    start_stores: int
+    start_markers: int
+    start_favors: int
+    start_favor_of: str
+    neutral_officials: int
+    influence_min: int
+    influence_max: int
+    wig_at_max: int
+    reis_icons: tuple[int, ...]
+    treasury_values: tuple[int, ...]
+    treasury_modifiers: tuple[int, ...]
+    treasury_start: int
+    treasury_down: int
+    treasury_up: int
+    portfolio_base: int
+    portfolio_per_set: int
+    ship_influence: int
+    cubes_per_set: int
+    max_sets: int
+    period_wigs_per_set: int
+    term_money: str  # the game's words for its money and its score
+    term_score: str
+    nobles: tuple[NobleDef, ...]
+    state_actions: Mapping[str, StateActionDef]
+    noble_actions: Mapping[str, NobleActionDef]
+    actions: Mapping[str, ActionDef]
+    costs: Mapping[str, IntFn]
+    triggers: tuple[TriggerDef, ...]
+    period_end: tuple[StepDef, ...]
+    extra_rounds: int
+    follows_allowed: bool
+    scoring: tuple[SourceDef, ...]
+    majority_columns: tuple[int, ...]
+    column_names: tuple[str, ...]
+    tiebreakers: tuple[tuple[str, IntFn], ...]
+    decks: tuple[tuple[str, str, int], ...]
+    piles: tuple[str, ...]
+    treasury_pile: str
+    cards: Mapping[int, CardDef]
+    decrees: Mapping[str, DecreeDef]
+    decree_display: int
+    plans: Mapping[str, int]
+    ships: Mapping[str, tuple[int, int]]
+    shipyard_per_color: IntFn
+    shipyard_start: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class VariantDef:
+    """A variant: chosen at setup, or applied by player count."""
+
+    id: str
+    title: str
+    players: tuple[int, ...]
+
+
+# <generated>
+# Declared here with placeholder values; the engine template puts the definitions it generates
+# from rules/ in their place (see templates/engine/lisboa_engine.py.jinja).
+RULESETS: dict[tuple[str, ...], RuleSet] = {}
+_SCORERS: dict[tuple[str, ...], Callable[[Game, _ScorePlan], ScoreSheet]] = {}
+VARIANTS: dict[str, VariantDef] = {}
+GAME_INFO: dict[str, Any] = {}
+RULE_TEXT: dict[str, tuple[str, str]] = {}
+STATE_SCHEMA: dict[str, Any] = {}
+_TURN_RULE: str = ""
+_REFILL_RULE: str = ""
+_MARKER_RULE: str = ""
+_BLOCK_RULE: str = ""
+_GAME_END: str = ""
+_HAND_DISCARD: str = ""
+_VISIT_COST: str = ""
+_WIGS_COST: str = ""
+_SPONSOR_COST: str = ""
+_ACTION_RULE: dict[str, str] = {}
+_PHASE_RULES: dict[str, str] = {}
+_USED_BY_GENERATED = (replace,)  # the generated rule sets build on the base with replace()
+# </generated>
+
+
 # --- Runtime --------------------------------------------------------------------------------------
 # The generic machinery below is the same for every rule set: it reads the tables above and
 # never names a Noble, a business or a number of its own.
@@ -2116,3 +2403,6 @@ def _json_type(value: Any) -> str:
         if _is_type(value, t):
             return t
     return type(value).__name__
+
+
+# </emit>

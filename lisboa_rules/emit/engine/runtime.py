@@ -1,0 +1,37 @@
+"""The engine's runtime (`lisboa_rules/runtime/engine.py`) as text, cut where the engine
+template puts the definitions it generates."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+
+EMIT = ("# <emit>\n", "# </emit>\n")
+GENERATED = ("# <generated>\n", "# </generated>\n")
+
+
+@dataclass(frozen=True)
+class RuntimeText:
+    head: str  # the imports, __all__ and the rule tables' shapes
+    tail: str  # the machinery that reads the generated tables
+
+
+def _between(text: str, marks: tuple[str, str], where: str) -> tuple[str, str, str]:
+    start, end = marks
+    a = text.find(start)
+    b = text.find(end, a + len(start))
+    if a < 0 or b < 0 or text.count(start) != 1 or text.count(end) != 1:
+        raise RuntimeError(f"{where}: expected one {start.strip()} ... {end.strip()} block")
+    return text[:a], text[a + len(start) : b], text[b + len(end) :]
+
+
+@functools.cache
+def runtime_text() -> RuntimeText:
+    """The emitted part of the runtime, without its declarations of the generated names."""
+    where = "lisboa_rules/runtime/engine.py"
+    source = resources.files("lisboa_rules.runtime").joinpath("engine.py").read_text("utf-8")
+    _, emitted, _ = _between(source, EMIT, where)
+    head, _, tail = _between(emitted, GENERATED, where)
+    # the blank lines around the block belong to the module's layout, not to the engine's
+    return RuntimeText(head=head.rstrip("\n") + "\n", tail=tail.strip("\n") + "\n")
