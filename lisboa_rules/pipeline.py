@@ -9,9 +9,7 @@ writing is the CLI's job (writer.py).
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
-import hashlib
 import itertools
 import json
 from collections.abc import Iterator, Sequence
@@ -26,51 +24,9 @@ from lisboa_rules.front.validate import validate
 from lisboa_rules.model import types as m
 from lisboa_rules.model.build import KINDS, REQUIRED_KINDS, build_model
 from lisboa_rules.model.checks import check_callouts, check_free_text, run_checks
+from lisboa_rules.model.compiled import Compiled, CompiledRuleSet
 
 VARIANT_KIND = "variant"
-
-
-@dataclass
-class RuleSet:
-    """One complete rule set: the base (with folded variants) plus a combination of variants."""
-
-    key: tuple[str, ...]
-    model: m.Model
-    changes: list[Change]
-
-
-@dataclass
-class Compiled:
-    """Everything the emitters need."""
-
-    base: RuleSet
-    rulesets: list[RuleSet]
-    variants: list[m.VariantInfo]
-    # (path inside the rules folder, sha256) of every file as the loader read it, in discovery
-    # order. Also the build key of exactly these outputs (stamp.key_of), whatever happens on
-    # disk while the build runs.
-    digests: list[tuple[str, str]]
-    # display path (diagnostics, relative to the CWD) -> stable name for generated files
-    # ("rules/<path inside the rules folder>"): the same from every checkout and directory.
-    names: dict[str, str] = field(default_factory=dict)
-
-    folded: tuple[str, ...] = ()  # variants built into the base game (build --variant)
-    cache: dict[str, str] = field(default_factory=dict)  # rendered outputs other back ends reuse
-
-    @property
-    def inputs(self) -> list[tuple[str, str]]:
-        """(stable name "rules/<path>", sha256) of every input file, sorted."""
-        return sorted((f"rules/{rel}", h) for rel, h in self.digests)
-
-    @functools.cached_property
-    def digest(self) -> str:
-        """One hash over all inputs (the DO-NOT-EDIT headers show it)."""
-        lines = "\n".join(f"{p} {h}" for p, h in self.inputs)
-        return hashlib.sha256(lines.encode()).hexdigest()
-
-    def name_of(self, display: str) -> str:
-        """The stable name generated files use for a rules file."""
-        return self.names.get(display, display)
 
 
 @dataclass
@@ -215,7 +171,7 @@ def _analyse(
     valid: set[tuple[str, str]] = set()  # merged documents already validated without errors
     base_set, found = _ruleset(folded_docs, (), folded_changes, texts, tuple(infos), valid)
     diags.extend(found)
-    rulesets: list[RuleSet] = []
+    rulesets: list[CompiledRuleSet] = []
     open_variants = [v for v in sorted(variants) if v not in fold]
     for n in range(1, len(open_variants) + 1):
         for combo in itertools.combinations(open_variants, n):
@@ -290,7 +246,7 @@ def _ruleset(
     texts: dict[str, str],
     infos: tuple[m.VariantInfo, ...],
     valid: set[tuple[str, str]],
-) -> tuple[RuleSet | None, list[Diagnostic]]:
+) -> tuple[CompiledRuleSet | None, list[Diagnostic]]:
     diags: list[Diagnostic] = []
     # Every kind an overlay touched is validated again (even a change that logs nothing,
     # such as appending a null item), except a merged document equal to one that already
@@ -313,7 +269,7 @@ def _ruleset(
     diags.extend(run_checks(model))
     if any(x.is_error for x in diags):
         return None, diags
-    return RuleSet(key, model, changes), diags
+    return CompiledRuleSet(key, model, changes), diags
 
 
 def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:

@@ -32,6 +32,7 @@ from conftest import setups
 
 from lisboa_rules import pipeline
 from lisboa_rules.lang import vocab
+from lisboa_rules.model.compiled import Compiled
 from lisboa_rules.model.types import Model
 from tools import interp
 
@@ -68,7 +69,7 @@ def engine_from_text(text: str, name: str) -> ModuleType:
     return module
 
 
-def models_of(compiled: pipeline.Compiled) -> dict[tuple[str, ...], Model]:
+def models_of(compiled: Compiled) -> dict[tuple[str, ...], Model]:
     return {rs.key: rs.model for rs in compiled.rulesets}
 
 

@@ -32,7 +32,8 @@ from lisboa_rules.emit.reference.render import (
     md_text,
 )
 from lisboa_rules.emit.reference.words import formula_words, plain_text
-from lisboa_rules.pipeline import Compiled, analyse, compile_rules
+from lisboa_rules.model.compiled import Compiled
+from lisboa_rules.pipeline import analyse, compile_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
@@ -46,13 +47,18 @@ def compiled() -> Compiled:
 
 
 @pytest.fixture(scope="module")
-def files(compiled: Compiled) -> dict[str, str]:
-    return reference.render(compiled)
+def engine_source(compiled: Compiled) -> str:
+    return emit_engine(compiled)[ENGINE]
 
 
 @pytest.fixture(scope="module")
-def doc(compiled: Compiled) -> Document:
-    return build_document(compiled)
+def files(compiled: Compiled, engine_source: str) -> dict[str, str]:
+    return reference.render(compiled, engine_source)
+
+
+@pytest.fixture(scope="module")
+def doc(compiled: Compiled, engine_source: str) -> Document:
+    return build_document(compiled, engine_source)
 
 
 def edited_rules(tmp_path: Path, edits: dict[str, list[tuple[str, str]]]) -> Path:
@@ -542,9 +548,9 @@ def test_no_examples_document_is_fine(tmp_path: Path) -> None:
 # --- determinism and headers --------------------------------------------------------------------
 
 
-def test_deterministic_with_a_do_not_edit_header(compiled: Compiled,
+def test_deterministic_with_a_do_not_edit_header(compiled: Compiled, engine_source: str,
                                                  files: dict[str, str]) -> None:
-    assert reference.render(compiled) == files
+    assert reference.render(compiled, engine_source) == files
     for rel, text in files.items():
         head = text[:600]
         assert "DO NOT EDIT" in head and compiled.digest in head, rel
@@ -609,13 +615,8 @@ def test_with_paper() -> None:
     assert letter.index("size: letter") < letter.index("</head>")
 
 
-def test_an_engine_that_does_not_compile_leaves_the_examples_empty(
-        compiled: Compiled, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_engine_that_does_not_compile_leaves_the_examples_empty(compiled: Compiled) -> None:
     # The writer reports generated-invalid for the engine; the reference must not crash first.
-    from lisboa_rules import emit
-
-    monkeypatch.setattr(emit, "emit_engine", lambda c: {ENGINE: "def broken(:\n"})
-    compiled.cache.pop(ENGINE, None)  # no engine rendered by this build yet
-    out = reference.render(compiled)
+    out = reference.render(compiled, "def broken(:\n")
     html = parse_html(out[RULES_HTML])
     assert "does not compile" in html.text["example.ships"]

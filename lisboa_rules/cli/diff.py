@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lisboa_rules.cli.main import EXIT_FINDINGS, EXIT_OK, Command, add_rules_options, out, report
+from lisboa_rules.cli.common import EXIT_FINDINGS, EXIT_OK, Command, add_rules_options, out, report
 from lisboa_rules.core.diagnostics import has_errors
 
 if TYPE_CHECKING:  # the pipeline is imported when `diff` runs, not at every start-up
-    from lisboa_rules import pipeline
     from lisboa_rules.front.overlay import Change
     from lisboa_rules.model import types as m
+    from lisboa_rules.model.compiled import Compiled
 
 ABSENT = "(absent)"
 _MAX_VALUE = 160  # characters of one value shown in text form
@@ -86,7 +86,7 @@ def run_diff(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def variant_diff(compiled: pipeline.Compiled, name: str, changes: Sequence[Change]) -> VariantDiff:
+def variant_diff(compiled: Compiled, name: str, changes: Sequence[Change]) -> VariantDiff:
     """Collect the value, rule and callout changes of variant `name`."""
     from lisboa_rules.emit.reference import words
 

@@ -10,84 +10,35 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 from lisboa_rules import __version__
+from lisboa_rules.cli import diff as diff_commands
+from lisboa_rules.cli import engine as engine_commands
+from lisboa_rules.cli import reference as reference_commands
+from lisboa_rules.cli.common import (
+    DEBUG_ENV,
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    Command,
+    add_rules_options,
+    err,
+    out,
+    report,
+)
 from lisboa_rules.core import codes
 from lisboa_rules.core.diagnostics import (
     PROG,
     Diagnostic,
     has_errors,
-    render_json,
-    render_text,
-    sort_diagnostics,
     suggest,
-    summary,
 )
 from lisboa_rules.outputs import cache, stamp, writer
-
-DEBUG_ENV = "LISBOA_RULES_DEBUG"
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-
-
-@dataclass(frozen=True)
-class Command:
-    """One subcommand: its help line, how to add its arguments, and its handler."""
-
-    help: str
-    configure: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
-
-
-def out(text: str) -> None:
-    """Write to stdout (looked up at call time so tests can capture it); UTF-8 even when the
-    terminal's encoding is not (reference text and schemas hold non-ASCII letters)."""
-    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
-    buffer = getattr(sys.stdout, "buffer", None)
-    if encoding != "utf8" and buffer is not None:
-        sys.stdout.flush()
-        buffer.write(text.encode("utf-8"))
-        buffer.flush()
-        return
-    sys.stdout.write(text)
-
-
-def err(text: str) -> None:
-    """Write to stderr (looked up at call time so tests can capture it)."""
-    sys.stderr.write(text)
-
-
-def report(diags: Sequence[Diagnostic], fmt: str) -> None:
-    """Print diagnostics: text to stderr with a count line, or a JSON list to stdout."""
-    if fmt == "json":
-        out(render_json(diags))
-    elif diags:
-        err(render_text(diags))
-        err(f"{PROG}: {summary(sort_diagnostics(diags))}\n")
-
-
-def add_rules_options(p: argparse.ArgumentParser) -> None:
-    """Add the options shared by commands that read the rules (extension commands too)."""
-    p.add_argument(
-        "--rules",
-        type=Path,
-        default=Path("rules"),
-        metavar="DIR",
-        help="rules directory (default: rules/)",
-    )
-    p.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help="diagnostics format (json goes to stdout)",
-    )
-
 
 # --- build -------------------------------------------------------------------------------
 
@@ -312,30 +263,18 @@ COMMANDS: dict[str, Command] = {
     "codes": Command("list all diagnostic codes", _no_arguments, run_codes),
 }
 
-# EXTENSION POINT: modules that add subcommands (`diff NAME`, `score`, `simulate`, `pdf`, ...).
-# Each listed module must define `COMMANDS: dict[str, Command]`; it is imported only when the
-# parser is built, so it may import this module freely. Later entries may not shadow core ones.
-EXTENSION_MODULES: tuple[str, ...] = (
-    "lisboa_rules.cli.diff",  # diff NAME: what a variant changes
-    "lisboa_rules.cli.engine",  # score, simulate: the generated engine at work
-    "lisboa_rules.cli.reference",  # pdf: print the reference
-)
+# The other command groups, each a module of this package with its own COMMANDS table
+# (`diff NAME`, `score`, `simulate`, `pdf`); none may shadow a core command.
+COMMAND_GROUPS = (diff_commands, engine_commands, reference_commands)
 
 
 def all_commands() -> dict[str, Command]:
-    """Return the core commands plus those of every extension module."""
+    """Return the core commands plus those of every command group."""
     table = dict(COMMANDS)
-    for module_name in EXTENSION_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue  # an optional command group that is not installed
-        extra: dict[str, Command] = module.COMMANDS
-        for name, command in extra.items():
+    for group in COMMAND_GROUPS:
+        for name, command in group.COMMANDS.items():
             if name in table:
-                raise ValueError(f"subcommand {name!r} from {module_name} is already defined")
+                raise ValueError(f"subcommand {name!r} from {group.__name__} is already defined")
             table[name] = command
     return table
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lisboa_rules.cli.main import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
+from lisboa_rules.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
 from lisboa_rules.core.diagnostics import PROG, has_errors
 from lisboa_rules.core.inputs import AID_HTML, RULES_HTML
 

@@ -1,6 +1,6 @@
 """The printable rules reference: Markdown and HTML pages built from the compiled rules. Pure.
 
-`render(compiled)` returns `{relative path: text}` for:
+`render(compiled, engine_source)` returns `{relative path: text}` for:
 
 - `reference/rules.md`, `reference/rules.html`: the whole reference for the standard game, with a
   redline section per variant (base -> variant) at the end and an appendix of assumptions,
@@ -31,6 +31,7 @@ from markupsafe import Markup, escape
 
 from lisboa_rules.core.inputs import AID_HTML, AID_MD, ENGINE, RULES_HTML, RULES_MD
 from lisboa_rules.emit.env import doc_env
+from lisboa_rules.emit.header import header
 from lisboa_rules.emit.reference import words
 from lisboa_rules.lang import expr
 from lisboa_rules.lang import text as rtext
@@ -39,7 +40,7 @@ from lisboa_rules.model.types import Model, Rule
 from lisboa_rules.outputs import pycode
 
 if TYPE_CHECKING:
-    from lisboa_rules.pipeline import Compiled
+    from lisboa_rules.model.compiled import Compiled
 
 
 
@@ -392,8 +393,9 @@ def humanize(key: str) -> str:
 
 
 class _Builder:
-    def __init__(self, compiled: Compiled) -> None:
+    def __init__(self, compiled: Compiled, engine_source: str) -> None:
         self.c = compiled
+        self.engine_source = engine_source  # the generated engine, rendered by emit first
         self.m = compiled.base.model
         self.names = words.names_of(self.m)
         self.rules = {r.id: r for r in self.m.rules}
@@ -609,11 +611,8 @@ class _Builder:
         need to say why they have no numbers.
         """
         if self.engine is None and not self.engine_problem:
-            from lisboa_rules.emit import emit_engine
-
-            source = self.c.cache.get(ENGINE) or emit_engine(self.c)[ENGINE]
             try:
-                code = pycode.compile_module(source, f"<generated {ENGINE}>")
+                code = pycode.compile_module(self.engine_source, f"<generated {ENGINE}>")
             except (SyntaxError, ValueError) as exc:
                 self.engine_problem = f"the generated engine does not compile: {exc}"
                 return None
@@ -1266,20 +1265,18 @@ def _env() -> jinja2.Environment:
 
 
 def _comment_header(compiled: Compiled) -> str:
-    from lisboa_rules.emit import header
-
     lines = [line.strip() for line in header(compiled, "").splitlines()]
     return "\n".join(line.replace("--", "- -") for line in lines)
 
 
-def build_document(compiled: Compiled) -> Document:
+def build_document(compiled: Compiled, engine_source: str) -> Document:
     """The format-neutral view of the reference (tests inspect it directly)."""
-    return _Builder(compiled).build()
+    return _Builder(compiled, engine_source).build()
 
 
-def render(compiled: Compiled) -> dict[str, str]:
-    """Reference files by relative path."""
-    doc = build_document(compiled)
+def render(compiled: Compiled, engine_source: str) -> dict[str, str]:
+    """Reference files by relative path; the worked examples run `engine_source`."""
+    doc = build_document(compiled, engine_source)
     env = _env()
     out: dict[str, str] = {}
     templates: dict[str, str] = {

@@ -1,0 +1,53 @@
+"""The compiled rules: every rule set's model and the inputs they came from, what the back ends
+read. Below the pipeline that makes it and the emitters that read it."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from dataclasses import dataclass, field
+
+from lisboa_rules.front.overlay import Change
+from lisboa_rules.model import types as m
+
+
+@dataclass
+class CompiledRuleSet:
+    """One complete rule set: the base (with folded variants) plus a combination of variants."""
+
+    key: tuple[str, ...]
+    model: m.Model
+    changes: list[Change]
+
+
+@dataclass
+class Compiled:
+    """Everything the emitters need."""
+
+    base: CompiledRuleSet
+    rulesets: list[CompiledRuleSet]
+    variants: list[m.VariantInfo]
+    # (path inside the rules folder, sha256) of every file as the loader read it, in discovery
+    # order. Also the build key of exactly these outputs (stamp.key_of), whatever happens on
+    # disk while the build runs.
+    digests: list[tuple[str, str]]
+    # display path (diagnostics, relative to the CWD) -> stable name for generated files
+    # ("rules/<path inside the rules folder>"): the same from every checkout and directory.
+    names: dict[str, str] = field(default_factory=dict)
+
+    folded: tuple[str, ...] = ()  # variants built into the base game (build --variant)
+
+    @property
+    def inputs(self) -> list[tuple[str, str]]:
+        """(stable name "rules/<path>", sha256) of every input file, sorted."""
+        return sorted((f"rules/{rel}", h) for rel, h in self.digests)
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """One hash over all inputs (the DO-NOT-EDIT headers show it)."""
+        lines = "\n".join(f"{p} {h}" for p, h in self.inputs)
+        return hashlib.sha256(lines.encode()).hexdigest()
+
+    def name_of(self, display: str) -> str:
+        """The stable name generated files use for a rules file."""
+        return self.names.get(display, display)
