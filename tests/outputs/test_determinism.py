@@ -18,7 +18,7 @@ from lisboa_rules import pipeline
 from lisboa_rules.cli.main import main
 from lisboa_rules.front.loader import discover, load_dir
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
 
 

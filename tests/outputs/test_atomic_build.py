@@ -22,7 +22,7 @@ from lisboa_rules import pipeline
 from lisboa_rules.cli.main import main
 from lisboa_rules.outputs import writer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
 
 Snapshot = dict[str, tuple[bytes, int]]

@@ -35,7 +35,7 @@ from lisboa_rules.front.loader import load_text
 from lisboa_rules.front.validate import validate
 from tools import fuzz
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
 ENGINE = ROOT / "generated" / "lisboa_engine.py"
 

@@ -23,7 +23,7 @@ import pytest
 
 from lisboa_rules.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 HOUSE_RULES = {
     "house-books": """\

@@ -30,9 +30,9 @@ from lisboa_rules.core import codes
 from lisboa_rules.core.diagnostics import Diagnostic, render_text
 from lisboa_rules.pipeline import compile_rules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
-CASES = Path(__file__).resolve().parent / "cases" / "invalid"
+CASES = Path(__file__).resolve().parents[1] / "cases" / "invalid"
 NOT_RULES = {"expected.txt", "setup.txt", "README.md"}
 
 MARKER = re.compile(r"#\s*E(?:@(?P<col>\d+))?:\s*(?P<code>[a-z0-9]+(?:-[a-z0-9]+)*)"

@@ -35,7 +35,7 @@ from lisboa_rules.emit.reference.words import formula_words, plain_text
 from lisboa_rules.model.compiled import Compiled
 from lisboa_rules.pipeline import analyse, compile_rules
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
 
 

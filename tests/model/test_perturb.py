@@ -34,7 +34,7 @@ from lisboa_rules.front.loader import LoadedDoc, load_dir
 from lisboa_rules.front.validate import validate
 from lisboa_rules.pipeline import compile_rules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ALL = os.environ.get("LISBOA_PERTURB") == "all"
 HASH = re.compile(r"\b[0-9a-f]{16,64}\b")  # the input hash in headers: changes with any edit
 REFERENCE = re.compile(r"(^|/)reference/|\.(md|html)$")

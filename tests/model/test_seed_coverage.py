@@ -17,8 +17,8 @@ import yaml
 
 from lisboa_rules.pipeline import analyse
 
-ROOT = Path(__file__).resolve().parents[1]
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"  # CI: shared/ beside the clone
+ROOT = Path(__file__).resolve().parents[2]
+SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"  # CI: shared/ beside the clone
 TABLE = ROOT / "docs" / "seed-coverage.yaml"
 SEED_FILES = ("000_*.txt", "001_*.txt")
 

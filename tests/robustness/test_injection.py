@@ -29,7 +29,7 @@ import pytest
 from lisboa_rules.emit.engine.pyfmt import IDENTIFIER
 from tools import fuzz
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
 
 PWNED = "PWNED-by-lisboa-injection-test"

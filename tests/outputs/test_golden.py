@@ -21,7 +21,7 @@ from lisboa_rules.front.loader import discover
 from lisboa_rules.outputs import writer
 from lisboa_rules.pipeline import compile_rules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _tree(folder: Path) -> dict[str, bytes]:

@@ -26,7 +26,7 @@ from lisboa_rules.core.source import Span
 from lisboa_rules.outputs import cache, stamp, writer
 from lisboa_rules.pipeline import CompileResult
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

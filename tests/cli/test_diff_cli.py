@@ -12,7 +12,7 @@ import pytest
 from lisboa_rules.cli.main import main
 from lisboa_rules.pipeline import variant_changes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LINE = re.compile(r"^  (?P<address>\S+): (?P<before>.*) -> (?P<after>.*)  "
                   r"\((?P<file>[^:()]+):(?P<line>\d+):(?P<col>\d+)\)$")
 

@@ -272,7 +272,7 @@ def test_python_dash_m_entry_point() -> None:
         capture_output=True,
         text=True,
         check=False,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("yaml-tag (error, load)")

@@ -32,7 +32,7 @@ from lisboa_rules.emit.reference.render import AID_HTML, RULES_HTML
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
 A4 = (595.28, 841.89)  # points
 LETTER = (612.0, 792.0)

@@ -36,7 +36,7 @@ from lisboa_rules.model.compiled import Compiled
 from lisboa_rules.model.types import Model
 from tools import interp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
 ENGINE_PATH = ROOT / "generated" / "lisboa_engine.py"
 SCALE = max(1, int(os.environ.get("LISBOA_DIFF_SCALE", "1")))
