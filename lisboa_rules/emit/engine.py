@@ -14,6 +14,7 @@ from typing import Any
 from lisboa_rules import expr
 from lisboa_rules.emit.pyfmt import Call, Raw, Update, fmt, identifier, literal
 from lisboa_rules.emit.words import plain_text
+from lisboa_rules.encode import py_comment
 from lisboa_rules.expr import Formula
 from lisboa_rules.model import Model
 from lisboa_rules.source import Span
@@ -181,10 +182,9 @@ def loc(span: Span) -> str:
 
 
 def _wrap(text: str, width: int) -> list[str]:
-    """Comment lines of at most `width`; control characters (a newline inside a formula
-    would end the comment and turn data into code) become spaces."""
-    text = "".join(" " if ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 or ch in "\u2028\u2029"
-                   else ch for ch in text)
+    """Comment lines of at most `width`, encoded by `py_comment` (a newline inside a formula
+    or a file name would end the comment and turn data into code)."""
+    text = py_comment(text)
     lines: list[str] = []
     while len(text) > width:
         indent = 2 if lines else 0  # continuation lines start with two spaces
@@ -335,7 +335,7 @@ def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
     wigs: list[str] = []
     heads: list[str] = []
     for s in m.scoring:
-        note = f"    # {loc(s.span)} {s.id}"
+        note = f"    # {py_comment(f'{loc(s.span)} {s.id}')}"
         if s.kind == "per-player" and s.formula is not None:
             k = n_pp
             n_pp += 1
@@ -555,7 +555,7 @@ def _call_with_sources(head: str, items: list[tuple[str, Any]], where: dict[str,
     lines += [f"    {a}," for a in args]
     for k, v in items:
         if where.get(k):
-            lines.append(f"    # {where[k]}")
+            lines.append(f"    # {py_comment(where[k])}")
         lines.append(f"    {k}=" + fmt(v, 4, ",", 4 + len(k) + 1) + ",")
     lines.append(")")
     return "\n".join(lines)
