@@ -101,7 +101,7 @@ def ml_comment(text: str) -> Markup:
 
 
 _MD_INLINE = re.compile(r"([\\`*_\[\]<>|~&])")
-_MD_ORDERED = re.compile(r"\s*\d+(?=[.)])")
+_MD_ORDERED = re.compile(r"\s*[0-9]+(?=[.)])")  # CommonMark list markers are ASCII
 _MD_BLOCK = re.compile(r"\s*(?=[#>+=-])")
 
 

@@ -669,3 +669,34 @@ def test_hostile_file_names_stay_data(
         shown = unquote(bad.comments[0], errors="surrogatepass")
         assert all(f"rules/{new}" in shown for new in renames.values()), page.name
         assert "<img" not in text and "<svg" not in text and "<script>alert" not in text
+
+
+# --- placeholders: a list index is ASCII digits ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "index",
+    ["²", "².name", "٣.name", "３.name", "߃.name", "①.name", "1²", "٠", "9" * 30],
+    ids=["superscript", "superscript-name", "arabic-indic", "fullwidth", "nko", "circled",
+         "mixed", "arabic-indic-zero", "huge"],
+)
+def test_a_non_ascii_list_index_in_a_placeholder_is_a_located_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: str
+) -> None:
+    """`str.isdigit()` is true for '²' (then int() crashed the build) and int() reads '٣' and
+    '３' as 3 (then the placeholder silently named the fourth business)."""
+    shutil.copytree(RULES, tmp_path / "rules")
+    target = tmp_path / "rules" / "components.yaml"
+    text = target.read_text(encoding="utf-8")
+    old = "{game.start.hand} blue cards"
+    assert old in text
+    at = text[: text.index(old)].count("\n") + 1
+    target.write_text(text.replace(old, "{game.businesses." + index + "} blue cards", 1),
+                      encoding="utf-8")
+    code, err = build(tmp_path, monkeypatch)
+    assert code == 1, err
+    found = re.findall(r"^rules/components\.yaml:(\d+):\d+: error\[unknown-placeholder\]", err,
+                       re.M)
+    assert found and all(at - 3 <= int(n) <= at for n in found), err
+    assert "internal error" not in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
