@@ -700,3 +700,21 @@ def test_a_non_ascii_list_index_in_a_placeholder_is_a_located_error(
     assert found and all(at - 3 <= int(n) <= at for n in found), err
     assert "internal error" not in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="file names of any bytes")
+@pytest.mark.parametrize("raw", [b"s\xff\xfe--->.yaml", b"n\xc3(.yaml", b"v\xed\xa0\x80.yaml"],
+                         ids=["ff-fe", "truncated", "encoded-surrogate"])
+def test_a_file_name_that_is_not_utf8_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raw: bytes
+) -> None:
+    """Such a name was an internal error (UnicodeEncodeError hashing the inputs)."""
+    import os
+
+    shutil.copytree(RULES, tmp_path / "rules")
+    os.rename(tmp_path / "rules" / "scoring.yaml", os.fsencode(tmp_path / "rules") + b"/" + raw)
+    code, err = build(tmp_path, monkeypatch)
+    assert code == 1, err
+    assert re.search(r"^rules/.+\.yaml:1:1: error\[unreadable-file\]: .*not UTF-8", err, re.M), err
+    assert "internal error" not in err
+    assert not (tmp_path / "out").exists()
