@@ -718,3 +718,29 @@ def test_a_file_name_that_is_not_utf8_is_refused(
     assert re.search(r"^rules/.+\.yaml:1:1: error\[unreadable-file\]: .*not UTF-8", err, re.M), err
     assert "internal error" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_encoders_hold_for_random_strings_of_dangerous_characters() -> None:
+    """300 seeded random strings drawn from quotes, backslashes, dashes, brackets, line breaks,
+    bidi and format characters, surrogates and letters: the same properties as above."""
+    import random
+    from urllib.parse import unquote
+
+    from lisboa_rules import encode
+
+    pool = [
+        *"\"'\\-<>!&%#{}()|`*_[] \n\r\t\x00\x0b\x0c\x1b\x7f\x85aZ0é",
+        "\u2028", "\u2029", "\u202e", "\u2066", "\u200f", "\ufeff", "\ud800", "\udfff",
+        "\U0001f600", "\U000e0041", "²", "٣"]
+    rng = random.Random(11)
+    clean = ast.dump(ast.parse("x = 1\ny = 2\n"))
+    for _ in range(300):
+        value = "".join(rng.choice(pool) for _ in range(rng.randint(0, 24)))
+        assert ast.literal_eval(encode.py_str(value)) == value
+        assert ast.dump(ast.parse(f"x = 1  # {encode.py_comment(value)}\ny = 2\n")) == clean
+        doc = ast.parse(f'def f() -> None:\n    """{encode.py_docstring(value)}"""\n')
+        assert ast.get_docstring(doc.body[0], clean=False) == value  # type: ignore[arg-type]
+        text = encode.ml_comment(value)
+        page = _markup(f"<!--\n{text}\n--><p>x</p>")
+        assert page.comments == [f"\n{text}\n"] and [t for t, _ in page.tags] == ["p"]
+        assert "--" not in text and unquote(text, errors="surrogatepass") == value
