@@ -548,6 +548,34 @@ def test_interpreter_costs_follow_the_seed(
     assert interp.wigs_due(models[()], state, 0, 1) == 0
 
 
+@pytest.mark.parametrize(("reis", "influence", "amount"),
+                         [(0, 9, 1), (0, 10, 2), (1, 9, 3), (0, 7, 2), (0, 2, 2), (5, 4, 5)])
+def test_interpreter_pays_reis_by_the_rulebook(
+        engine: ModuleType, models: dict[tuple[str, ...], Model], reis: int, influence: int,
+        amount: int) -> None:
+    """facts §6: for each real lacking, move the marker left to the next space that shows a
+    real icon; it never stops between icons, and the end-game cash is what payments can draw."""
+    model = models[()]
+    icons = sorted(model.value("game", "tracks", "influence", "reis_icons"))
+    state = _fresh(engine, 3)
+    state["players"][0].update(reis=reis, influence=influence)
+    paid = interp.pay_reis(model, state, 0, amount)
+    marker, lacking = influence, max(0, amount - reis)
+    for _ in range(max(0, amount - reis)):
+        left = [i for i in icons if i < marker]
+        if not left:
+            break
+        marker, lacking = left[-1], lacking - 1
+    assert (paid.reis, paid.influence, paid.unpaid) == (max(0, reis - amount), marker, lacking)
+    assert paid.influence in icons or paid.influence == influence
+    drawable = sum(1 for i in icons if i < influence)
+    whole = interp.pay_reis(model, state, 0, reis + len(icons))
+    assert whole.unpaid == len(icons) - drawable  # the track pays the icons below the marker
+    per_wig = dict(next(s for s in model.scoring if s.id == "score.influence").params)
+    cash = interp.score(model, state).by_source(0)["score.influence"]
+    assert cash == (reis + drawable) // per_wig["reis_per_wig"]
+
+
 def test_interpreter_triggers_follow_the_rules(
         engine: ModuleType, models: dict[tuple[str, ...], Model]) -> None:
     """A player's own 2nd set ends period 1 (who completes it triggers); a pending period

@@ -103,8 +103,8 @@ def test_the_reference_pays_and_counts_by_the_same_model(rules_md: str) -> None:
     pay = rule_block(rules_md, "influence.pay-reis")
     assert "move your marker left to the next space that shows a real icon" in pay
     assert "#assumption-influence-reis-icons" in pay
-    cash = rule_block(rules_md, "score.influence")
-    assert "#assumption-influence-reis-icons" in cash
+    track = rule_block(rules_md, "influence.track")
+    assert "#assumption-influence-reis-icons" in track
     assert "the real-spaces below your marker" in rules_md
 
 
