@@ -10,11 +10,16 @@ generated/reference/rules.md.
 
 from __future__ import annotations
 
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import move_card, set_hand, set_rubble, sound, treasury_index
+
+from lisboa_rules import pipeline
+from lisboa_rules.diagnostics import render_text
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES_MD = ROOT / "generated" / "reference" / "rules.md"
@@ -323,3 +328,19 @@ def test_two_players_get_fewer_ships_as_the_reference_says(engine: Any, rules_md
     assert "With 2 players, fewer ships come to the shipyard" in " ".join(block.split())
     two = rule_block(rules_md, "variant-two-player")
     assert "fewer ships come to the shipyard" in " ".join(two.split())
+
+
+@pytest.mark.parametrize("number", [3, 8, 18])
+def test_a_flat_influence_reward_is_refused_where_it_stands(tmp_path: Path, number: int) -> None:
+    """A gain is written as a gain: `reward: {influence: 1}` is a located error."""
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    path = rules / "components.yaml"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if f"{{number: {number}," in ln)
+    lines[at] = re.sub(r"reward: \{[^}]*\}", "reward: {influence: 1}", lines[at])
+    path.write_text("".join(lines), encoding="utf-8")
+    result = pipeline.compile_rules(rules)
+    assert not result.ok
+    text = render_text(result.diagnostics)
+    assert f"components.yaml:{at + 1}:" in text and "reward.influence" in text, text
