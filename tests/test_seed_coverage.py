@@ -98,7 +98,28 @@ def test_every_unit_of_a_seed_is_mapped(pattern: str,
     for e in entries:
         rules, reason = e.get("rules"), e.get("not_a_rule")
         assert bool(rules) != bool(reason), f"{e['text']!r}: give rules or not_a_rule, one"
-        assert set(e) <= {"text", "rules", "not_a_rule"}, e
+        assert set(e) <= {"text", "rules", "not_a_rule", "assumptions"}, e
+
+
+def test_named_assumptions_are_printed_with_the_unit_rules(
+        table: dict[str, list[dict[str, Any]]]) -> None:
+    """A unit played only through an assumption names it, and one of the unit's rules carries
+    it (so the reference prints the assumption where the rule stands)."""
+    compiled, diags = analyse(ROOT / "rules")
+    assert compiled is not None, [d.message for d in diags]
+    carried: dict[str, set[str]] = {}
+    known: set[str] = set()
+    for rs in compiled.rulesets:
+        known |= {a.id for a in rs.model.assumptions}
+        for r in rs.model.rules:
+            carried.setdefault(r.id, set()).update(r.provenance.assumptions)
+    named = [(e, a) for entries in table.values() for e in entries
+             for a in e.get("assumptions", ())]
+    assert named, "no unit names an assumption"
+    for e, a in named:
+        assert a in known, f"{e['text']!r}: no assumption {a!r} in provenance.yaml"
+        assert any(a in carried.get(r, ()) for r in e["rules"]), (
+            f"{e['text']!r}: none of {e['rules']} carries the assumption {a!r}")
 
 
 def test_mapped_ids_exist(table: dict[str, list[dict[str, Any]]]) -> None:
