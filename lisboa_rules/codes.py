@@ -586,3 +586,16 @@ generated/.manifest). It is left alone, never deleted; move it elsewhere or dele
 """,
     severity="warning",
 )
+_code(
+    "stale-output",
+    "write",
+    "an output file is out of date with the rules (build --check)",
+    """
+`lisboa-rules build --check` found an output that a build would write, change or remove: the
+output folder was not rebuilt after the rules or the compiler changed. With `--format json`
+each such file is one diagnostic, at the file.
+
+    bad:   rules/court.yaml edited, generated/ not rebuilt
+    fix:   lisboa-rules build
+""",
+)
