@@ -55,6 +55,7 @@ class Compiled:
     names: dict[str, str] = field(default_factory=dict)
 
     folded: tuple[str, ...] = ()  # variants built into the base game (build --variant)
+    folded_titles: tuple[tuple[str, str], ...] = ()  # (id, title) of those, in `folded` order
     cache: dict[str, str] = field(default_factory=dict)  # rendered outputs other back ends reuse
 
     @property
@@ -244,6 +245,7 @@ def _analyse(
     names = {d.display: f"rules/{rel}" for d, (rel, _) in zip(loaded, digests, strict=True)}
     compiled = Compiled(base_set, [base_set, *rulesets], infos, digests, names)
     compiled.folded = tuple(sorted(fold))
+    compiled.folded_titles = tuple((v, str(variants[v].data["title"])) for v in compiled.folded)
     return compiled, diags
 
 

@@ -219,3 +219,70 @@ def test_period_end_in_the_reference(builds: dict[str, Build]) -> None:
     assert "3rd rubble set" in builds["house-period"].reference
     assert "own 3rd rubble set" not in builds["base"].reference
     assert "own 2nd rubble set" in builds["base"].reference
+
+
+# --- a folded house rule is named ------------------------------------------------------------
+
+TITLES = {"house-books": "Richer Books", "house-visit": "Crowded offices",
+          "house-period": "A longer first period"}
+
+
+@pytest.mark.parametrize("name", sorted(HOUSE_RULES))
+def test_folded_variant_is_named(builds: dict[str, Build], name: str) -> None:
+    """The reference's title and the engine's GAME_INFO say which house rule is built in."""
+    house, base = builds[name], builds["base"]
+    named = f"with {TITLES[name]} ({name})"
+    assert f"Rules reference · {named}" in house.reference
+    assert f"<title>Lisboa · rules reference · {named}</title>" in house.reference
+    assert f"<title>Lisboa · player aid · {named}</title>" in house.reference
+    assert "Rules reference · standard game" not in house.reference
+    assert "Rules reference · standard game" in base.reference and named not in base.reference
+    assert house.engine.GAME_INFO["folded_variants"] == [{"id": name, "title": TITLES[name]}]
+    assert "folded_variants" not in base.engine.GAME_INFO
+
+
+def test_two_folded_variants_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    for name in ("house-visit", "house-period"):
+        (tmp_path / "rules" / "variants" / f"{name}.yaml").write_text(HOUSE_RULES[name])
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", "--no-cache", "--variant", "house-visit", "--variant",
+                 "house-period"]) == 0
+    md = (tmp_path / "generated" / "reference" / "rules.md").read_text(encoding="utf-8")
+    assert "With A longer first period (house-period), Crowded offices (house-visit)" in md
+    E = _load(tmp_path / "generated" / "lisboa_engine.py", "house_engine_two")
+    assert [v["id"] for v in E.GAME_INFO["folded_variants"]] == ["house-period", "house-visit"]
+
+
+@pytest.mark.parametrize("variants", [["house-visit"], ["house-books", "house-period"]])
+def test_pdf_with_a_folded_variant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   variants: list[str]) -> None:
+    """`pdf --variant NAME` prints the folded rules; the files and their titles name it."""
+    from lisboa_rules import reference_cli
+
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    for name in variants:
+        (rules / "variants" / f"{name}.yaml").write_text(HOUSE_RULES[name])
+    printed: dict[str, str] = {}
+
+    def fake(html: str, work: Path, target: Path) -> None:
+        printed[target.name.lstrip(".").removesuffix(".partial")] = html
+        target.write_bytes(b"%PDF-1.4 fake")
+
+    monkeypatch.setattr(reference_cli, "choose_printer", lambda backend: ("fake", fake))
+    args = ["pdf", "--rules", str(rules), "--out", str(tmp_path / "dist")]
+    for name in variants:
+        args += ["--variant", name]
+    assert main(args) == 0
+    tail = "".join(f"-{v}" for v in sorted(variants))
+    assert sorted(printed) == [f"player-aid{tail}.pdf", f"rules{tail}.pdf"]
+    assert sorted(p.name for p in (tmp_path / "dist").iterdir()) == sorted(printed)
+    for html in printed.values():
+        title = re.search(r"<title>(.*?)</title>", html)
+        assert title is not None
+        for name in variants:
+            assert f"{TITLES[name]} ({name})" in title.group(1)
+    if "house-visit" in variants:
+        assert "plus 2 per Official" in re.sub(r"<[^>]+>", "", printed[f"rules{tail}.pdf"])
+    assert main([*args[:5], "--variant", "no-such"]) == 1
