@@ -286,3 +286,44 @@ def test_pdf_with_a_folded_variant(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     if "house-visit" in variants:
         assert "plus 2 per Official" in re.sub(r"<[^>]+>", "", printed[f"rules{tail}.pdf"])
     assert main([*args[:5], "--variant", "no-such"]) == 1
+
+
+# --- the README's house-rule example ---------------------------------------------------------
+
+
+def readme_house_rule() -> tuple[str, str]:
+    """(variant id, file text) of the YAML example under the README's "House rules" heading."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## House rules and variants", 1)[1]
+    block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert block is not None, "the README's house-rule section has no yaml example"
+    text = block.group(1)
+    found = re.search(r"^id: (\S+)$", text, re.MULTILINE)
+    assert found is not None
+    return found.group(1), text
+
+
+def test_readme_house_rule_has_its_modeline() -> None:
+    _, text = readme_house_rule()
+    first = text.splitlines()[0]
+    assert first == "# yaml-language-server: $schema=../../generated/schema/variant.schema.json"
+    assert (ROOT / "rules" / "variants" / first.split("=", 1)[1]).resolve().is_file()
+
+
+@pytest.mark.parametrize("fold", [True, False])
+def test_readme_house_rule_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str], fold: bool) -> None:
+    """The README's example, saved in rules/variants/, builds clean, folded or as an option."""
+    vid, text = readme_house_rule()
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    (tmp_path / "rules" / "variants" / f"{vid}.yaml").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["build", "--no-cache", *(["--variant", vid] if fold else [])]) == 0
+    err = capsys.readouterr().err
+    assert "warning" not in err and "error" not in err, err
+    E = _load(tmp_path / "generated" / "lisboa_engine.py", f"readme_engine_{fold}")
+    if fold:
+        assert [v["id"] for v in E.GAME_INFO["folded_variants"]] == [vid]
+    else:
+        assert vid in E.VARIANTS
