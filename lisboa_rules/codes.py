@@ -438,7 +438,7 @@ _code(
     """
 A variant removes ({$remove: true}) a key or a list item that the base rules do not have, or
 changes a kind of document the base rules do not have, so it would do nothing. Fix the target
-or drop the change. (A change that sets an unknown key is a schema-unknown-key instead.)
+or drop the change. (A change that sets an unknown key is an overlay-unknown-key instead.)
 
     bad:   triggers: [{id: period-end.rubbel, $remove: true}]
     fix:   triggers: [{id: period-end.rubble, $remove: true}]
@@ -597,5 +597,34 @@ each such file is one diagnostic, at the file.
 
     bad:   rules/court.yaml edited, generated/ not rebuilt
     fix:   lisboa-rules build
+""",
+)
+_code(
+    "overlay-unknown-key",
+    "model",
+    "a variant changes a key that what it changes does not have",
+    """
+Every key a variant changes must exist in the base rules it is laid over, so that a misspelt
+key (`set` for `sets`, `per_oficial`) cannot slip in next to the real one, which would keep its
+old value. The message names the key and suggests the closest one. A key that is new on
+purpose is written `key: {$add: VALUE}`; $add on a key the base already has is an error too.
+
+    bad:   - {id: period-end.rubble, params: {set: 3}}
+    fix:   - {id: period-end.rubble, params: {sets: 3}}
+    new:   - {id: take-decree, forbidden_by_flag: {$add: queen}}
+""",
+)
+_code(
+    "overlay-unknown-item",
+    "model",
+    "a variant changes a list item the base rules do not have",
+    """
+A list item in a variant names an id (or number) that the list does not have, so it would be
+appended as a new, incomplete item. The message names the list and suggests the closest id. A
+new item is written in full, with `$add: true`; $add on an id the list already has is an error.
+
+    bad:   costs: [{id: visit-costs, params: {per_official: 2}}]
+    fix:   costs: [{id: visit-cost, params: {per_official: 2}}]
+    new:   flags: [{$add: true, id: queen, name: The Queen reigns, text: ...}]
 """,
 )
