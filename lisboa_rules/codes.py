@@ -628,3 +628,22 @@ new item is written in full, with `$add: true`; $add on an id the list already h
     new:   flags: [{$add: true, id: queen, name: The Queen reigns, text: ...}]
 """,
 )
+_code(
+    "text-stale",
+    "check",
+    "a variant changes a rule's values but not the words that print them",
+    """
+A variant changes a rule's formula, params or structure (any field but its names, labels and
+provenance), and one of the rule's texts (`text`, the player aid's `short`, `steps`, `plays`,
+`intro`) neither prints the changed value through a placeholder nor is changed by the same
+variant (nor addressed by one of its callouts). The reference would print the old rule next to
+the new numbers. The rule of a change is the innermost item with an `id` (or `number`) that
+holds the value; a placeholder `{formula}` (or `{condition}`, ...) prints the formula in words
+with its params, `{params.x}` prints x.
+
+    bad:   - {id: score.ships, formula: 2 * ship_hull_total}
+    fix:   - {id: score.ships, formula: 2 * ship_hull_total,
+              text: Each Ship in your portfolio scores twice its hull size.,
+              short: Twice the total of their hull sizes}
+""",
+)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from lisboa_rules import model as m
 from lisboa_rules.build import KINDS, REQUIRED_KINDS, build_model
-from lisboa_rules.checks import check_callouts, check_free_text, run_checks
+from lisboa_rules.checks import check_callouts, check_free_text, check_stale_texts, run_checks
 from lisboa_rules.diagnostics import Diagnostic, Related, sort_diagnostics, suggest
 from lisboa_rules.loader import LoadedDoc, load_dir
 from lisboa_rules.overlay import Change, Doc, apply_overlay, conflicts
@@ -278,6 +278,9 @@ def _merge(
                 docs[kind], str(ov.data["id"]), part, ov.spans, ov.key_spans, ("changes", kind)
             )
             merged.files = (*docs[kind].files, ov.display)
+            acknowledged = [str(c.get("rule")) for c in ov.data.get("callouts", ())
+                            if isinstance(c, dict)]
+            diags.extend(check_stale_texts(docs[kind], log, acknowledged))
             docs[kind] = merged
             changes.extend(log)
             diags.extend(found)

@@ -327,3 +327,120 @@ def test_readme_house_rule_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         assert [v["id"] for v in E.GAME_INFO["folded_variants"]] == [vid]
     else:
         assert vid in E.VARIANTS
+
+
+# --- a formula changed, its words not (text-stale) ---------------------------------------------
+
+VARIANT_HEAD = """\
+kind: variant
+id: house
+title: House rule
+applies: chosen
+text: A house rule.
+source: [seed:000#endgame-scoring]
+changes:
+"""
+
+# (changes, base edit (file, old, new) or None, [(field, rule id, base file of the text)])
+STALE = {
+    "formula": (
+        "  scoring:\n    sources:\n      - {id: score.ships, formula: 2 * ship_hull_total}\n",
+        None, [("text", "score.ships", "scoring.yaml"), ("short", "score.ships", "scoring.yaml")]),
+    "formula-keeps-param-words": (
+        "  scoring:\n    sources:\n      - {id: score.favors, formula: 3 * royal_favors}\n",
+        None, [("text", "score.favors", "scoring.yaml"), ("short", "score.favors", "scoring.yaml")]),
+    "param-without-placeholder": (
+        "  scoring:\n    sources:\n      - {id: score.rubble, params: {wigs_per_set: 4}}\n",
+        ("scoring.yaml", "Each completed rubble set scores {params.wigs_per_set} wigs.",
+         "Each completed rubble set scores 3 wigs."),
+        [("text", "score.rubble", "scoring.yaml")]),
+    "structure": (
+        "  flow:\n    triggers:\n      - {id: period-end.rubble, period: 2}\n",
+        None, [("text", "period-end.rubble", "flow.yaml")]),
+    "structure-scope": (
+        "  flow:\n    triggers:\n      - id: period-end.rubble\n        scope: game\n",
+        None, [("text", "period-end.rubble", "flow.yaml")]),
+    "text-changed-short-not": (
+        "  scoring:\n    sources:\n      - id: score.ships\n        formula: 2 * ship_hull_total\n"
+        "        text: Each Ship in your portfolio scores twice its hull size.\n",
+        None, [("short", "score.ships", "scoring.yaml")]),
+}
+
+FRESH = {
+    "param-through-placeholder": "  flow:\n    triggers:\n      - {id: period-end.rubble, "
+                                 "params: {sets: 3}}\n",
+    "params-through-placeholders": "  scoring:\n    sources:\n      - {id: score.rubble, params: "
+                                   "{wigs_per_set: 4}}\n",
+    "formula-through-placeholder": "  court:\n    costs:\n      - {id: visit-cost, formula: "
+                                   "'max(minimum, 1 + per_official * other_officials_in_office)'}\n",
+    "texts-changed-too": "  scoring:\n    sources:\n      - id: score.ships\n"
+                         "        formula: 2 * ship_hull_total\n"
+                         "        text: Each Ship in your portfolio scores twice its hull size.\n"
+                         "        short: Twice the total of their hull sizes\n",
+    "part-with-own-words": "  nobles:\n    noble_actions:\n      - id: take-decree\n"
+                           "        extra_pick: {max_markers: 2}\n",
+    "land-price-formula": "  nobles:\n    noble_actions:\n      - id: build-store\n"
+                          "        params: {rubble_cost: 3}\n",
+    "labels-only": "  scoring:\n    sources:\n      - {id: score.ships, name: Ships you own}\n",
+}
+
+
+def _project(tmp_path: Path, changes: str, base_edit: tuple[str, str, str] | None = None,
+             extra: str = "") -> Path:
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    if base_edit is not None:
+        name, old, new = base_edit
+        path = tmp_path / "rules" / name
+        text = path.read_text(encoding="utf-8")
+        assert old in text
+        path.write_text(text.replace(old, new), encoding="utf-8")
+    (tmp_path / "rules" / "variants" / "house.yaml").write_text(VARIANT_HEAD + changes + extra,
+                                                                encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize("case", sorted(STALE))
+@pytest.mark.parametrize("fold", [True, False])
+def test_text_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                    capsys: pytest.CaptureFixture[str], case: str, fold: bool) -> None:
+    """A variant that changes a rule's formula, params or structure but not the words that
+    print it: one located text-stale error per stale text, at the variant's change, nothing
+    written."""
+    changes, base_edit, expected = STALE[case]
+    project = _project(tmp_path, changes, base_edit)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    code = main(["build", "--no-cache", *(["--variant", "house"] if fold else [])])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert not (project / "generated").exists()
+    stale = [ln for ln in err.splitlines() if "error[text-stale]" in ln]
+    assert len(stale) == len(expected), err
+    for field, rule, base_file in expected:
+        line = next((ln for ln in stale if f"its {field} still reads" in ln), None)
+        assert line is not None, err
+        assert line.startswith("rules/variants/house.yaml:") and f"'{rule}'" in line, line
+        assert re.search(rf"^rules/{base_file}:\d+:\d+: note: the {field} of '{rule}'$", err,
+                         re.MULTILINE), err
+
+
+@pytest.mark.parametrize("case", sorted(FRESH))
+def test_text_fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                    capsys: pytest.CaptureFixture[str], case: str) -> None:
+    """A changed value its text prints through a placeholder, or whose text changes with it."""
+    project = _project(tmp_path, FRESH[case])
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    code = main(["validate"])
+    err = capsys.readouterr().err
+    assert code == 0 and "text-stale" not in err, err
+
+
+def test_text_stale_callout_acknowledges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A variant's callout at the rule (printed beside its text) addresses the rule's words."""
+    callout = ("callouts:\n  - rule: score.ships\n    text: With this house rule, Ships score "
+               "twice their hull size.\n    source: [seed:000#endgame-scoring]\n")
+    project = _project(tmp_path, STALE["formula"][0], extra=callout)
+    monkeypatch.chdir(project)
+    assert main(["validate"]) == 0, capsys.readouterr().err
