@@ -649,12 +649,11 @@ def _owning_rule(
     node: Any = data
     found: tuple[tuple[str | int, ...], dict[str, Any], str] | None = None
     for i, key in enumerate(path[:-1]):
-        if isinstance(node, dict) and isinstance(key, str) and key in node:
-            node = node[key]
-        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
-            node = node[key]
-        else:
+        in_dict = isinstance(node, dict) and isinstance(key, str) and key in node
+        in_list = isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node)
+        if not (in_dict or in_list):
             break
+        node = node[key]
         if not isinstance(node, dict):
             continue
         ident = next((node[k] for k in ("id", "number") if k in node), None)

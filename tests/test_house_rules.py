@@ -348,7 +348,8 @@ STALE = {
         None, [("text", "score.ships", "scoring.yaml"), ("short", "score.ships", "scoring.yaml")]),
     "formula-keeps-param-words": (
         "  scoring:\n    sources:\n      - {id: score.favors, formula: 3 * royal_favors}\n",
-        None, [("text", "score.favors", "scoring.yaml"), ("short", "score.favors", "scoring.yaml")]),
+        None,
+        [("text", "score.favors", "scoring.yaml"), ("short", "score.favors", "scoring.yaml")]),
     "param-without-placeholder": (
         "  scoring:\n    sources:\n      - {id: score.rubble, params: {wigs_per_set: 4}}\n",
         ("scoring.yaml", "Each completed rubble set scores {params.wigs_per_set} wigs.",
@@ -372,7 +373,8 @@ FRESH = {
     "params-through-placeholders": "  scoring:\n    sources:\n      - {id: score.rubble, params: "
                                    "{wigs_per_set: 4}}\n",
     "formula-through-placeholder": "  court:\n    costs:\n      - {id: visit-cost, formula: "
-                                   "'max(minimum, 1 + per_official * other_officials_in_office)'}\n",
+                                   "'max(minimum, 1 + per_official * "
+                                   "other_officials_in_office)'}\n",
     "texts-changed-too": "  scoring:\n    sources:\n      - id: score.ships\n"
                          "        formula: 2 * ship_hull_total\n"
                          "        text: Each Ship in your portfolio scores twice its hull size.\n"
