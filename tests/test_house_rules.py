@@ -446,3 +446,97 @@ def test_text_stale_callout_acknowledges(tmp_path: Path, monkeypatch: pytest.Mon
     project = _project(tmp_path, STALE["formula"][0], extra=callout)
     monkeypatch.chdir(project)
     assert main(["validate"]) == 0, capsys.readouterr().err
+
+
+# --- misspelt keys and ids in a variant ---------------------------------------------------------
+
+# (changes, line of the error in the variant, the message)
+UNKNOWN = {
+    "param-set": ("  flow:\n    triggers:\n      - {id: period-end.rubble, params: {set: 3}}\n",
+                  10, "no key 'set' in flow.triggers[period-end.rubble].params; "
+                      "did you mean 'sets'?"),
+    "param-per-oficial": ("  court:\n    costs:\n      - id: visit-cost\n"
+                          "        params: {minimum: 0, per_oficial: 2}\n",
+                          11, "no key 'per_oficial' in court.costs[visit-cost].params; "
+                              "did you mean 'per_official'?"),
+    "field": ("  scoring:\n    sources:\n      - id: score.rubble\n        formla: rubble_sets\n",
+              11, "no key 'formla' in scoring.sources[score.rubble]; did you mean 'formula'?"),
+    "nested-map": ("  game:\n    start:\n      reiss: 12\n",
+                   10, "no key 'reiss' in game.start; did you mean 'reis'?"),
+    "id-visit-costs": ("  court:\n    costs:\n"
+                       "      - {id: visit-costs, params: {per_official: 2}}\n",
+                       10, "no cost 'visit-costs' in court.costs; did you mean 'visit-cost'?"),
+    "id-trigger": ("  flow:\n    triggers:\n      - id: period-end.rubbles\n"
+                   "        params: {sets: 3}\n",
+                   10, "no trigger 'period-end.rubbles' in flow.triggers; "
+                       "did you mean 'period-end.rubble'?"),
+    "id-nested": ("  scoring:\n    sources:\n      - id: score.stores\n        groups:\n"
+                  "          - {id: bookz, table: [12, 8, 4]}\n",
+                  12, "no group 'bookz' in scoring.sources[score.stores].groups; "
+                      "did you mean 'books'?"),
+    "id-noble-action": ("  nobles:\n    noble_actions:\n      - {id: build-stores, rubble: 2}\n",
+                        10, "no noble action 'build-stores' in nobles.noble_actions; "
+                            "did you mean 'build-store'?"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNKNOWN))
+def test_unknown_key_or_id_is_one_located_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        case: str) -> None:
+    """A misspelt key or id: exactly one error, at the variant's line, with did-you-mean; no
+    warning in the base files, nothing written."""
+    changes, line, message = UNKNOWN[case]
+    project = _project(tmp_path, changes)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["build", "--no-cache", "--variant", "house"]) == 1
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ": error[" in ln or ": warning[" in ln]
+    assert len(lines) == 1, err
+    assert re.match(rf"rules/variants/house\.yaml:{line}:\d+: error\[overlay-unknown-(key|item)\]: "
+                    + re.escape(message) + "$", lines[0]), err
+    assert not (project / "generated").exists()
+
+
+ADDED = {
+    "new-cost": ("  court:\n    costs:\n      - $add: true\n        id: house-fee\n"
+                 "        name: House fee\n        formula: fee\n        params: {fee: 1}\n"
+                 "        text: A house fee of {formula}.\n"
+                 "        source: [seed:001#spending-influence-to-visit]\n"),
+    "new-flag": ("  game:\n    flags:\n      - {$add: true, id: house, name: House flag, "
+                 "text: Never set.}\n"),
+    "new-key": ("  scoring:\n    sources:\n      - id: score.rubble\n"
+                "        formula: wigs_per_set * rubble_sets + bonus\n"
+                "        params: {bonus: {$add: 1}}\n"
+                "        text: Each completed rubble set scores {params.wigs_per_set} wigs, plus "
+                "{params.bonus}.\n"
+                "        short: '{formula}'\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ADDED))
+def test_explicit_additions_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str], case: str) -> None:
+    """New items (`$add: true`, the whole item) and new keys (`key: {$add: VALUE}`) build."""
+    project = _project(tmp_path, ADDED[case])
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["build", "--no-cache", "--variant", "house"]) == 0, capsys.readouterr().err
+    assert "$add" not in (project / "generated" / "lisboa_engine.py").read_text()
+
+
+@pytest.mark.parametrize(("changes", "line"), [
+    ("  court:\n    costs:\n      - {$add: true, id: visit-cost, formula: '1'}\n", 10),
+    ("  game:\n    start: {reis: {$add: 3}}\n", 9),
+])
+def test_add_of_something_that_exists_is_an_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        changes: str, line: int) -> None:
+    project = _project(tmp_path, changes)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["validate"]) == 1
+    err = capsys.readouterr().err
+    assert re.search(rf"^rules/variants/house\.yaml:{line}:\d+: "
+                     r"error\[overlay-unknown-(key|item)\]: .*already ha", err, re.MULTILINE), err
