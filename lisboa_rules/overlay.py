@@ -139,7 +139,8 @@ def _merge(
                 _drop_spans(out.key_spans, sub)
                 continue
             if _is_add(value):
-                if key in cur:
+                # Added by another variant of the combination: a conflict (reported below).
+                if key in cur and out.origin.get(sub, variant) == variant:
                     diags.append(
                         Diagnostic(
                             "overlay-unknown-key",
@@ -233,7 +234,9 @@ def _merge_list(
         ident = _identity(item)
         sub_o = (*o_path, j)
         adds = isinstance(item, dict) and item.get(ADD) is True
-        if adds and ident is not None and ident in index:
+        if adds and ident is not None and ident in index and (
+            out.origin.get((*path, index[ident]), variant) == variant
+        ):
             diags.append(
                 Diagnostic(
                     "overlay-unknown-item",
@@ -269,6 +272,8 @@ def _merge_list(
             new_items.append(({k: v for k, v in item.items() if k != ADD}, sub_o))
             continue
         i = index[ident]
+        if adds:  # the same new item from another variant of the combination: a conflict
+            item = {k: v for k, v in item.items() if k != ADD}
         if isinstance(item, dict) and item.get(REMOVE) is True:
             log.append(
                 Change(
@@ -284,8 +289,8 @@ def _merge_list(
             continue
         # Merge the item's fields in a scratch doc rooted at the item, then put spans back.
         scratch = Doc(
-            out.kind, None, saved_spans[i], saved_keys[i], out.files, {},
-            f"{_where(out, path)}[{ident}]",
+            out.kind, None, saved_spans[i], saved_keys[i], out.files,
+            _extract_origin(out.origin, (*path, i)), f"{_where(out, path)}[{ident}]",
         )
         log_local: list[Change] = []
         merged = _merge(
@@ -304,8 +309,9 @@ def _merge_list(
             log.append(
                 Change(ch.variant, ch.kind, (*path, i, *ch.path), ch.before, ch.after, ch.span)
             )
-        for p in scratch.origin:
-            _mark(out, (*path, i, *p), variant)
+        for p, who in scratch.origin.items():
+            if who == variant:
+                _mark(out, (*path, i, *p), variant)
         items[i] = merged
         saved_spans[i], saved_keys[i] = scratch.spans, scratch.key_spans
     result: list[Any] = []
@@ -356,6 +362,11 @@ def _split_by_index(table: dict[Path, Span], prefix: Path) -> dict[int, dict[Pat
 def _extract(table: dict[Path, Span], prefix: Path) -> dict[Path, Span]:
     n = len(prefix)
     return {p[n:]: s for p, s in table.items() if p[:n] == prefix}
+
+
+def _extract_origin(origin: dict[Path, str], prefix: Path) -> dict[Path, str]:
+    n = len(prefix)
+    return {p[n:]: v for p, v in origin.items() if p[:n] == prefix}
 
 
 def _is_add(value: Any) -> bool:

@@ -540,3 +540,27 @@ def test_add_of_something_that_exists_is_an_error(
     err = capsys.readouterr().err
     assert re.search(rf"^rules/variants/house\.yaml:{line}:\d+: "
                      r"error\[overlay-unknown-(key|item)\]: .*already ha", err, re.MULTILINE), err
+
+
+@pytest.mark.parametrize(("a", "b", "where"), [
+    ("  scoring:\n    sources:\n      - {id: score.rubble, params: {bonus: {$add: 1}}}\n",
+     "  scoring:\n    sources:\n      - {id: score.rubble, params: {bonus: {$add: 2}}}\n",
+     "scoring.sources.1.params.bonus"),
+    ("  game:\n    flags:\n      - {$add: true, id: fl, name: F, text: Never set.}\n",
+     "  game:\n    flags:\n      - {$add: true, id: fl, name: G, text: Never set.}\n",
+     "game.flags.0.name"),
+])
+def test_two_variants_adding_the_same_thing_conflict(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        a: str, b: str, where: str) -> None:
+    """The same new key or item from two variants is a conflict, not an "already has"."""
+    project = _project(tmp_path, a)
+    (project / "rules" / "variants" / "house-b.yaml").write_text(
+        VARIANT_HEAD.replace("id: house", "id: house-b") + b, encoding="utf-8")
+    (project / "rules" / "variants" / "queen.yaml").unlink()
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["validate"]) == 1
+    err = capsys.readouterr().err
+    assert "already ha" not in err, err
+    assert f"error[overlay-conflict]: variants 'house' and 'house-b' both change {where}" in err
