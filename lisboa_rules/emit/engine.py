@@ -581,6 +581,7 @@ def build_view(
     variants: list[Any],
     state_schema: Any,
     names: dict[str, str] | None = None,
+    folded: tuple[tuple[str, str], ...] = (),
 ) -> EngineView:
     """Everything the engine template needs; `names` maps display paths to stable names."""
     _NAMES.clear()
@@ -622,6 +623,8 @@ def build_view(
     game = base.data["game"]
     info = {k: game[k] for k in ("id", "title", "designer", "publisher", "published", "years",
                                  "periods") if k in game}
+    if folded:  # house rules built into the base game (build --variant): named, not anonymous
+        info["folded_variants"] = [{"id": vid, "title": title} for vid, title in folded]
     view.game_info = fmt(info, 0, col=len("GAME_INFO: Final[dict[str, Any]] = "))
     by_code: dict[str, FormulaFn] = {}
     for m in rulesets:

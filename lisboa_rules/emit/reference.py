@@ -290,6 +290,8 @@ class Document:
     variants: tuple[tuple[str, str, int], ...]  # (id, title, index) for the legend
     header: str
     footer: str
+    edition: str = "standard game"  # or the house rules built in (build --variant)
+    house_rules: str = ""  # "with <title> (<id>), ..." when variants are built in, else empty
 
 
 # --- escaping filters --------------------------------------------------------------------------
@@ -664,7 +666,8 @@ class _Builder:
             title=str(game["title"]), subtitle=subtitle, chapters=tuple(chapters),
             aid=self.aid(), variants=tuple((v.id, v.title, self.variant_index[v.id])
                                            for v in self.c.variants),
-            header=_comment_header(self.c), footer=str(game["title"]))
+            header=_comment_header(self.c), footer=str(game["title"]),
+            edition=_edition(self.c) or "standard game", house_rules=_edition(self.c))
 
     def ch_game(self) -> Chapter:
         m = self.m
@@ -1233,6 +1236,13 @@ def _env() -> jinja2.Environment:
     env.filters["node"] = _node_id
     env.filters["humanize"] = humanize
     return env
+
+
+def _edition(compiled: Compiled) -> str:
+    """The variants built into the base game (build --variant), named; empty without any."""
+    if not compiled.folded_titles:
+        return ""
+    return "with " + ", ".join(f"{title} ({vid})" for vid, title in compiled.folded_titles)
 
 
 def _comment_header(compiled: Compiled) -> str:
