@@ -23,7 +23,7 @@ from lisboa_rules.front.overlay import Change, Doc, apply_overlay, conflicts
 from lisboa_rules.front.validate import validate
 from lisboa_rules.model import types as m
 from lisboa_rules.model.build import KINDS, REQUIRED_KINDS, build_model
-from lisboa_rules.model.checks import check_callouts, check_free_text, run_checks
+from lisboa_rules.model.checks import check_callouts, check_free_text, check_stale_texts, run_checks
 from lisboa_rules.model.compiled import Compiled, CompiledRuleSet
 
 VARIANT_KIND = "variant"
@@ -200,6 +200,7 @@ def _analyse(
     names = {d.display: f"rules/{rel}" for d, (rel, _) in zip(loaded, digests, strict=True)}
     compiled = Compiled(base_set, [base_set, *rulesets], infos, digests, names)
     compiled.folded = tuple(sorted(fold))
+    compiled.folded_titles = tuple((v, str(variants[v].data["title"])) for v in compiled.folded)
     return compiled, diags
 
 
@@ -232,6 +233,9 @@ def _merge(
                 docs[kind], str(ov.data["id"]), part, ov.spans, ov.key_spans, ("changes", kind)
             )
             merged.files = (*docs[kind].files, ov.display)
+            acknowledged = [str(c.get("rule")) for c in ov.data.get("callouts", ())
+                            if isinstance(c, dict)]
+            diags.extend(check_stale_texts(docs[kind], log, acknowledged))
             docs[kind] = merged
             changes.extend(log)
             diags.extend(found)

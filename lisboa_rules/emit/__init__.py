@@ -27,7 +27,7 @@ def emit_engine(compiled: Compiled) -> dict[str, str]:
     """The engine module and the state schema."""
     models = [rs.model for rs in compiled.rulesets]
     schema = state_schema(models[0], compiled.variants, compiled.digest)
-    view = build_view(models, compiled.variants, schema, compiled.names)
+    view = build_view(models, compiled.variants, schema, compiled.names, compiled.folded_titles)
     text = (
         code_env()
         .get_template("engine/lisboa_engine.py.jinja")

@@ -36,6 +36,7 @@ class Compiled:
     names: dict[str, str] = field(default_factory=dict)
 
     folded: tuple[str, ...] = ()  # variants built into the base game (build --variant)
+    folded_titles: tuple[tuple[str, str], ...] = ()  # (id, title) of those, in `folded` order
 
     @property
     def inputs(self) -> list[tuple[str, str]]:

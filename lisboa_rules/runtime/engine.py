@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import random
-from bisect import bisect_right
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -222,6 +222,8 @@ class RuleSet:
     portfolio_base: int
     portfolio_per_set: int
     ship_influence: int
+    warehouse_base: int
+    warehouse_per_set: int
     cubes_per_set: int
     max_sets: int
     period_wigs_per_set: int
@@ -538,7 +540,28 @@ def _move(
 
 
 def _influence_reis(g: Game, influence: int) -> int:
-    return bisect_right(g.rs.reis_icons, influence)  # the icons are sorted
+    """The réis the Influence track cashes into (rules: influence.pay-reis): paying moves the
+    marker left to the next real icon, so the marker is worth the icons below it."""
+    return bisect_left(g.rs.reis_icons, influence)  # the icons are sorted
+
+
+def warehouse_size(g: Game, seat: int) -> int:
+    """How many goods a player's warehouse holds (rules: warehouse.size)."""
+    rs = g.rs
+    return rs.warehouse_base + rs.warehouse_per_set * g.players[seat].rubble_sets
+
+
+def influence_gain(g: Game, seat: int) -> int:
+    """The Influence one gain gives a player, before the track's cap (rules:
+    influence.track): the Influence values of the cards in the portfolio's top row, plus the
+    Ships'."""
+    return _gain_of(g, g.players[seat])
+
+
+def _gain_of(g: Game, p: Player) -> int:
+    rs = g.rs
+    cards = rs.cards
+    return sum([cards[c].influence for c in p.portfolio]) + rs.ship_influence * len(p.ships)
 
 
 def _plan_officials(g: Game, plans: Iterable[str]) -> int:
@@ -710,9 +733,7 @@ def _gain_influence(g: Game, p: Player, amount: int) -> None:
 
 
 def _influence_gain(g: Game, p: Player) -> None:
-    rs = g.rs
-    amount = sum(rs.cards[c].influence for c in p.portfolio)
-    _gain_influence(g, p, amount + rs.ship_influence * len(p.ships))
+    _gain_influence(g, p, _gain_of(g, p))
 
 
 def can_pay_reis(g: Game, p: Player, amount: int) -> bool:
@@ -720,16 +741,22 @@ def can_pay_reis(g: Game, p: Player, amount: int) -> bool:
     return p.reis + _influence_reis(g, p.influence) >= amount
 
 
-def _pay_reis(g: Game, p: Player, amount: int) -> None:
+def _pay_reis(g: Game, p: Player, amount: int) -> int:
+    """Pay réis, then Influence for the rest (rules: influence.pay-reis): for each real the
+    marker moves left to the next space with a real icon. Returns what could not be paid."""
     if p.reis >= amount:
         p.reis -= amount
-        return
+        return 0
     need = amount - p.reis
     p.reis = 0
-    icons = sorted(g.rs.reis_icons, reverse=True)
-    for _ in range(need):
-        below = [i for i in icons if i <= p.influence]
-        p.influence = below[0] - 1  # move down past the next real icon
+    icons = g.rs.reis_icons  # sorted
+    while need > 0:
+        below = bisect_left(icons, p.influence)
+        if below == 0:
+            break  # no real icon left of the marker
+        p.influence = icons[below - 1]
+        need -= 1
+    return need
 
 
 def visit_cost(g: Game, player: int, noble_id: str) -> int:
@@ -836,8 +863,10 @@ def _apply_effects(
     rs = g.rs
     p = g.players[seat]
     for key, amount in effects:
-        if key == "reis":
-            p.reis = max(0, p.reis + amount)
+        if key == "reis" and amount < 0:
+            _pay_reis(g, p, -amount)  # rules: sell-goods - what cannot be paid is waived
+        elif key == "reis":
+            p.reis += amount
         elif key == "wigs":
             p.wigs = max(0, p.wigs + amount)
         elif key == "influence":
@@ -863,9 +892,14 @@ def _apply_effects(
                     p.ships.append(size)
                     _influence_gain(g, p)
         elif key == "produce":
-            owned = [b for b in rs.businesses if p.stores.get(b, 0) > 0] or [rs.businesses[0]]
-            for b in owned:
-                p.goods[b] = p.goods.get(b, 0) + amount
+            # rules: state-action.production, warehouse.size - only the businesses with a
+            # store, and what the warehouse cannot hold is lost
+            room = warehouse_size(g, seat) - sum(p.goods.values())
+            for b in rs.businesses:
+                if p.stores.get(b, 0) > 0 and room > 0:
+                    add = min(amount, room)
+                    p.goods[b] = p.goods.get(b, 0) + add
+                    room -= add
         elif key == "royal_favor" and favor is not None:
             for _ in range(amount):
                 if g.favors.get(favor, 0) > 0:
@@ -1035,17 +1069,35 @@ def legal_moves(g: Game) -> list[Move]:
     if g.phase == "marker":
         return [_move("marker", seat, noble=n.id) for n in rs.nobles]
     if g.phase == "hand-discard":
-        hand = sorted(g.players[seat].hand)
-        out = []
-        for mask in range(1 << len(hand)):
-            cards = tuple(c for i, c in enumerate(hand) if mask >> i & 1)
-            out.append(_move("hand-discard", seat, cards=cards))
-        return out
+        return _hand_discard_moves(g, seat)
     if g.phase == "refill":
         return [_move("draw", seat, pile=pile) for pile in rs.piles if g.piles.get(pile)]
     if g.phase == "follow":
         return _follow_moves(g, seat)
     return _action_moves(g, seat)
+
+
+def _hand_discard_moves(g: Game, seat: int) -> list[Move]:
+    """Every hand discard (rules: period-end.hand-discard): any set of hand cards and, for
+    each Noble with several cards in it, which of them gives its reward. The card listed first
+    of its Noble gives the reward: rewarded cards first, then the rest, each in order."""
+    rs = g.rs
+    hand = sorted(g.players[seat].hand)
+    out = []
+    for mask in range(1 << len(hand)):
+        chosen = [c for i, c in enumerate(hand) if mask >> i & 1]
+        by_noble: dict[str, list[int]] = {}
+        for c in chosen:
+            kind = rs.cards[c].type
+            if kind != rs.treasury_pile:
+                by_noble.setdefault(kind, []).append(c)
+        picks: list[list[int]] = [[]]
+        for cards in by_noble.values():
+            picks = [[*pick, c] for pick in picks for c in cards]
+        for pick in picks:
+            rest = [c for c in chosen if c not in pick]
+            out.append(_move("hand-discard", seat, cards=(*sorted(pick), *rest)))
+    return out
 
 
 def _action_moves(g: Game, seat: int) -> list[Move]:
@@ -1385,17 +1437,17 @@ def _to_portfolio(g: Game, seat: int, card: int) -> None:
     rs = g.rs
     p = g.players[seat]
     cdef = rs.cards[card]
-    if cdef.type == rs.treasury_pile:
+    noble = cdef.type != rs.treasury_pile
+    if not noble:
         p.reis += _treasury_value(g)
         g.treasury = max(0, g.treasury - rs.treasury_down)
-        row = p.treasury_row
-    else:
-        _apply_effects(g, seat, cdef.reward, None, None)
-        _apply_effects(g, seat, cdef.penalty, None, None)
-        row = p.portfolio
+    row = p.portfolio if noble else p.treasury_row
     row.append(card)
     while len(row) > _portfolio_room(g, p):
         g.discard.append(row.pop(0))  # the oldest card leaves a full row
+    if noble:  # rules: sell-goods - the card is in the top row when its reward applies
+        _apply_effects(g, seat, cdef.reward, None, None)
+        _apply_effects(g, seat, cdef.penalty, None, None)
 
 
 def _do_portfolio(g: Game, move: Move) -> None:
@@ -1608,7 +1660,8 @@ def _do_marker(g: Game, move: Move) -> None:
 
 
 def _do_hand_discard(g: Game, move: Move) -> None:
-    """The period-end hand discard (rules: period-end.hand-discard)."""
+    """The period-end hand discard (rules: period-end.hand-discard): of each Noble's cards
+    in `move.cards`, the first one listed gives its bottom reward (the player's choice)."""
     rs = g.rs
     p = g.players[move.player]
     if len(set(move.cards)) != len(move.cards) or any(c not in p.hand for c in move.cards):
