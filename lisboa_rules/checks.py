@@ -608,11 +608,20 @@ def check_param_ranges(m: Model) -> Iterator[Diagnostic]:
                 if not lo <= value <= hi:
                     yield Diagnostic(
                         "value-out-of-range",
-                        f"param '{name}' of '{obj.get('id')}' is {value}, outside its range "
-                        f"{expr.show_interval((lo, hi))}",
+                        f"param '{name}' of '{obj.get('id')}' is {value}, "
+                        + _outside(value, (lo, hi)),
                         m.span_of(kind, key, i, "params", name),
                         (Related("the range is declared here", where),),
                     )
+
+
+def _outside(value: int, iv: expr.Interval) -> str:
+    """Which end of its range a value is past (one end only, so that rule sets whose other
+    end differs report the same problem once)."""
+    lo, hi = iv
+    if value < lo:
+        return f"below the lowest value of its range ({int(lo)})"
+    return f"above the highest value of its range ({int(hi)})"
 
 
 def _formulas(
@@ -714,8 +723,7 @@ def _check_example_ranges(m: Model, ranges: dict[str, expr.Interval]) -> Iterato
             if isinstance(value, int) and not lo <= value <= hi:
                 yield Diagnostic(
                     "value-out-of-range",
-                    f"the example gives '{name}' the value {value}, outside its range "
-                    f"{expr.show_interval((lo, hi))}",
+                    f"the example gives '{name}' the value {value}, " + _outside(value, (lo, hi)),
                     m.span_of("court", "costs", i, "example", name),
                 )
 
