@@ -549,6 +549,44 @@ def check_callouts(
             yield from _check_one_text(variant_model, text, span, {}, set(ids))
 
 
+def check_example_players(m: Model) -> Iterator[Diagnostic]:
+    """A worked example seats as many players as the game allows, each in a colour of the game
+    (game.yaml players), no colour twice."""
+    g = "game"
+    pmin, pmax = m.value(g, "players", "min"), m.value(g, "players", "max")
+    colors = [str(c) for c in m.value(g, "players", "colors")]
+    for i, e in enumerate(m.data.get("examples", {}).get("examples", [])):
+        players = e.get("players", [])
+        if not pmin <= len(players) <= pmax:
+            yield Diagnostic(
+                "value-out-of-range",
+                f"example '{e.get('id')}' seats {len(players)} players; the game is for "
+                f"{pmin} to {pmax}",
+                m.span_of("examples", "examples", i, "players"),
+                (Related("the player counts are set here", m.span_of(g, "players")),),
+            )
+        seen: dict[str, int] = {}
+        for j, pl in enumerate(players):
+            color = pl.get("color")
+            at = m.span_of("examples", "examples", i, "players", j, "color")
+            if color not in colors:
+                yield _unknown("player colour", color, colors, at)
+            elif color in seen:
+                yield Diagnostic(
+                    "duplicate-id",
+                    f"example '{e.get('id')}' seats two {color} players",
+                    at,
+                    (
+                        Related(
+                            "first seated here",
+                            m.span_of("examples", "examples", i, "players", seen[color], "color"),
+                        ),
+                    ),
+                )
+            else:
+                seen[str(color)] = j
+
+
 # --- ranges of params and formulas ------------------------------------------------------------
 
 # The lists whose items carry `params:` (and may declare their `ranges:`).
@@ -739,6 +777,7 @@ ALL_CHECKS: tuple[Check, ...] = (
     check_unused_params,
     check_param_ranges,
     check_formula_ranges,
+    check_example_players,
 )
 
 
