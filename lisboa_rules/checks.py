@@ -732,8 +732,9 @@ def check_formula_ranges(m: Model) -> Iterator[Diagnostic]:
     and the values of its params: every divisor is at least 1, every paid amount at least 0."""
     ranges, diags = _vocab_ranges(m)
     yield from diags
+    context = _context_ranges(m, ranges)
     for formula, params, path, paid in _formulas(m):
-        known = {**ranges, **{name: (v, v) for name, v in params}}
+        known = {**ranges, **context.get(path[:3], {}), **{name: (v, v) for name, v in params}}
         (lo, _), problems = expr.interval(formula, known)
         at = m.span_of(str(path[0]), *path[1:])
         owner = path[:3] if path[0] != "components" else path[:2]
@@ -744,13 +745,51 @@ def check_formula_ranges(m: Model) -> Iterator[Diagnostic]:
             span, notes = _blame(m, at, params, owner, [n for n, _ in params if n in formula.names])
             yield Diagnostic(
                 "formula-out-of-range",
-                f"the {paid} can be "
-                + ("negative without limit" if lo == -expr.INF else str(int(lo)))
-                + "; an amount paid is never below 0",
+                f"the {paid} can be negative; an amount paid is never below 0",
                 span,
-                notes,
+                (
+                    Related(
+                        "its lowest value is "
+                        + ("unbounded" if lo == -expr.INF else str(int(lo)))
+                        + " (from the params and the ranges of the names it reads)",
+                        at,
+                    ),
+                    *notes,
+                ),
             )
     yield from _check_example_ranges(m, ranges)
+
+
+def _hull(ivs: Iterable[expr.Interval]) -> expr.Interval | None:
+    ivs = list(ivs)
+    if not ivs:
+        return None
+    return (min(lo for lo, _ in ivs), max(hi for _, hi in ivs))
+
+
+def _context_ranges(
+    m: Model, ranges: dict[str, expr.Interval]
+) -> dict[tuple[str | int, ...], dict[str, expr.Interval]]:
+    """Tighter, still sound ranges of the context names where the model says what they are:
+    the `cost` a lacking cost reads is the value of the cost it makes up for (Visit: the visit
+    cost), the `measure` an eligibility formula reads is one of its source's measures."""
+
+    def value(f: expr.Formula, params: Params) -> expr.Interval:
+        return expr.interval(f, {**ranges, **{n: (v, v) for n, v in params}})[0]
+
+    costs = {c.id: value(c.formula, c.params) for c in m.costs}
+    out: dict[tuple[str | int, ...], dict[str, expr.Interval]] = {}
+    for c in m.costs:
+        paid = _hull(costs[a.cost] for a in m.actions if a.lacking_cost == c.id and a.cost in costs)
+        i = _index(m, "court", "costs", c.id)
+        if paid is not None and i is not None:
+            out[("court", "costs", i)] = {"cost": paid}
+    for src in m.scoring:
+        measured = _hull(value(g.measure, src.params) for g in src.groups)
+        i = _index(m, "scoring", "sources", src.id)
+        if measured is not None and i is not None:
+            out[("scoring", "sources", i)] = {"measure": measured}
+    return out
 
 
 def _check_example_ranges(m: Model, ranges: dict[str, expr.Interval]) -> Iterator[Diagnostic]:

@@ -419,8 +419,9 @@ def _iv(
                     + (
                         f"is {show_interval((c, d))}"
                         if c == d
-                        else f"can be {'0' if c <= 0 <= d else 'negative'} "
-                        f"(its range is {show_interval((c, d))})"
+                        else "can be 0"
+                        if c <= 0 <= d
+                        else "can be negative"
                     )
                     + "; a divisor must be at least 1",
                     node.right.col_offset,

@@ -420,3 +420,48 @@ def test_bad_bounds_raise_bound_error(raw: list[Any]) -> None:
     }
     with pytest.raises(BoundError):
         resolve_range(raw, data)
+
+
+# --- context names: what the model says they are -----------------------------------------------
+
+
+@pytest.mark.parametrize(("minimum", "ok"), [(0, False), (1, True), (3, True)])
+def test_the_cost_a_lacking_cost_reads_is_the_visit_costs_value(
+    rules: Path, minimum: int, ok: bool
+) -> None:
+    """wigs-for-influence reads `cost`, the visit cost: at least `minimum`."""
+    diags = compile_variant(
+        rules,
+        "court:\n  costs:\n"
+        f"    - {{id: visit-cost, params: {{minimum: {minimum}}}}}\n"
+        "    - {id: wigs-for-influence, formula: 'wigs_per_influence * max(0, cost - influence)"
+        " + 10 // cost'}\n",
+    )
+    assert (codes_at_house(diags) == []) is ok, diags
+    if not ok:
+        assert codes_at_house(diags) == [("divisor-not-positive", 11)]
+
+
+@pytest.mark.parametrize(
+    ("measure", "ok"),
+    [
+        ("stores.gold", False),
+        ("stores.gold + 1", True),
+        ("stores.gold - 1", False),
+        ("max(1, stores.gold)", True),
+    ],
+)
+def test_the_measure_an_eligibility_reads_is_its_sources_measures(
+    rules: Path, measure: str, ok: bool
+) -> None:
+    diags = compile_variant(
+        rules,
+        "scoring:\n  sources:\n    - id: score.stores\n      eligible: 10 // measure > 0\n"
+        f"      groups:\n        - {{id: gold, measure: '{measure}'}}\n"
+        "        - {id: tools, measure: stores.tools + 1}\n"
+        "        - {id: books, measure: stores.books + 1}\n"
+        "        - {id: cloth, measure: stores.cloth + 1}\n",
+    )
+    assert (codes_at_house(diags) == []) is ok, diags
+    if not ok:
+        assert codes_at_house(diags) == [("divisor-not-positive", 11)]
