@@ -833,9 +833,9 @@ def run_checks(m: Model) -> list[Diagnostic]:
 # The prose a rule prints (the reference's text, the player aid's line, a procedure's steps).
 PROSE_FIELDS = ("text", "short", "steps", "plays", "intro")
 # Fields a change of which says nothing the prose could contradict: names, labels, provenance,
-# worked-example inputs.
+# worked-example inputs, the declared ranges of params (checked against the values instead).
 _NOT_RULES = ("id", "number", "name", "title", "source", "assumptions", "example", "unit",
-              "unit_one", "callouts")
+              "unit_one", "callouts", "ranges")
 # A placeholder naming a formula prints it in words, params as their values.
 FORMULA_FIELDS = ("formula", "condition", "land_price", "measure", "eligible")
 

@@ -9,6 +9,7 @@ house rule (a variant) over a copy of the real rules, compiled by the real pipel
 
 from __future__ import annotations
 
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -42,10 +43,12 @@ def rules(tmp_path: Path) -> Path:
 
 
 def compile_variant(rules: Path, changes: str) -> list[Diagnostic]:
-    """Compile the rules with a house rule whose `changes:` are given; the diagnostics."""
+    """Compile the rules with a house rule whose `changes:` are given; the errors. These house
+    rules change formulas without their words on purpose, so text-stale (tested in
+    test_house_rules.py) is left out."""
     (rules / "variants" / "house.yaml").write_text(HEAD + textwrap.indent(changes, "  "))
     _, diags = pipeline.analyse(rules)
-    return [d for d in diags if d.is_error]
+    return [d for d in diags if d.is_error and d.code != "text-stale"]
 
 
 def codes_at_house(diags: list[Diagnostic]) -> list[tuple[str, int]]:
@@ -100,7 +103,8 @@ def divide(formula: str) -> str:
     player's names and its param, the Sponsor cost (kept non-negative) for `players`."""
     if "players" in formula:
         return (
-            "court:\n  costs:\n    - {id: sponsor-cost, example: {reis: 3, players: 3}, "
+            "court:\n  costs:\n    - {id: sponsor-cost, "
+            "example: {reis: {$add: 3}, players: {$add: 3}}, "
             f"formula: 'max(0, treasury_value + {formula})'}}\n"
         )
     return f"scoring:\n  sources:\n    - {{id: score.favors, formula: '{formula}'}}\n"
@@ -230,9 +234,8 @@ def test_param_ranges_are_bound_to_the_track(rules: Path) -> None:
     game = rules / "game.yaml"
     text = game.read_text()
     game.write_text(
-        text.replace("    max: 10\n", "    max: 5\n", 1).replace(
-            "reis_icons: [1, 3, 5, 7, 9, 10]", "reis_icons: [1, 3, 5]"
-        )
+        re.sub(r"reis_icons: \[[0-9, ]*\]", "reis_icons: [1, 3, 5]",
+               text.replace("    max: 10\n", "    max: 5\n", 1), count=1)
     )
     diags = compile_variant(rules, change)
     assert [d.code for d in diags if d.code == "value-out-of-range"] == ["value-out-of-range"]
@@ -243,7 +246,7 @@ def test_param_ranges_are_bound_to_the_track(rules: Path) -> None:
     [
         ("{rubble_cost: [0, game.tracks.nope]}", "names no value"),
         ("{rubble_cost: [5, 1]}", "above its high"),
-        ("{no_such_param: [0, 1]}", "unknown param"),
+        ("{no_such_param: {$add: [0, 1]}}", "unknown param"),  # added on purpose: not a typo
         ("{rubble_cost: [0, 'count(game.start.reis)']}", "count() takes one list"),
         ("{rubble_cost: [0, '__import__(1)']}", "not allowed"),
     ],
