@@ -298,11 +298,23 @@ def test_stray_output(built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert (out / "notes.txt").read_text() == "mine\n"
 
 
+def test_unsafe_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The output folder is the current directory: unsafe-output, exit 2, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(RULES, tmp_path / "rules")
+    assert main(["build", "--out", "."]) == 2
+    err = capsys.readouterr().err
+    assert "error[unsafe-output]: refusing to use '.' as the output folder" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rules"]
+
+
 STAGE_TESTS: dict[str, Callable[..., None]] = {
     "template-error": test_template_error,
     "generated-invalid": test_generated_invalid,
     "write-failed": test_write_failed,
     "stray-output": test_stray_output,
+    "unsafe-output": test_unsafe_output,
 }
 
 
