@@ -370,8 +370,15 @@ def _read_output(out_dir: Path, rel: str) -> bytes | None:
         if exc.errno == errno.ELOOP:  # a symlink
             return None
         raise
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read() if stat.S_ISREG(os.fstat(fh.fileno()).st_mode) else None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _fill_result(result: WriteResult, plan: _Plan) -> None:
