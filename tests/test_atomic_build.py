@@ -403,7 +403,7 @@ def test_a_dead_builds_backup_is_put_back_when_out_is_missing(project: Path) -> 
     paths["lock"].write_bytes(b"")
     assert build() == 0
     assert (project / "out" / "notes.txt").read_text(encoding="utf-8") == "mine\n"
-    assert {k for k in snapshot(project / "out")} == set(before)
+    assert set(snapshot(project / "out")) == set(before)
     assert siblings(project) == ["out", "rules"]
 
 
