@@ -511,3 +511,33 @@ def test_an_output_that_is_not_a_regular_file_is_stale(out: Path, kind: str) -> 
         refused(result)
     else:
         assert result.ok and rel in result.stale
+
+
+@pytest.mark.parametrize("late", ["file", "folder with a file", "symlink"])
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "two renames"])
+def test_a_file_that_appears_during_the_build_is_not_deleted(
+    out: Path, late: str, exchange: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Made in the folder after its tree was copied and before the swap: the old tree, which
+    holds it, is kept (and reported), not deleted."""
+    write_outputs(out, FILES)
+    real_exchange = writer._exchange
+
+    def add_then_swap(a: Path, b: Path) -> bool:
+        if late == "file":
+            (b / "late.txt").write_text("just saved\n")
+        elif late == "symlink":
+            (b / "late.txt").symlink_to("elsewhere")
+        else:
+            (b / "late").mkdir()
+            (b / "late" / "late.txt").write_text("just saved\n")
+        return real_exchange(a, b) if exchange else False
+
+    monkeypatch.setattr(writer, "_exchange", add_then_swap)
+    result = write_outputs(out, {**FILES, "lisboa_engine.py": "RULES = {}\n"})
+    assert result.ok and result.written == ["lisboa_engine.py"]
+    kept = [p for p in out.parent.iterdir() if p.name.startswith(".gen.kept-")]
+    assert len(kept) == 1 and any("kept" in d.message for d in result.diagnostics)
+    found = kept[0] / ("late/late.txt" if late.startswith("folder") else "late.txt")
+    assert found.is_symlink() if late == "symlink" else found.read_text() == "just saved\n"
+    assert (out / "lisboa_engine.py").read_text() == "RULES = {}\n"
