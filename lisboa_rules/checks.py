@@ -565,3 +565,119 @@ def run_checks(m: Model) -> list[Diagnostic]:
     for check in ALL_CHECKS:
         out.extend(check(m))
     return out
+
+
+# --- text-stale: a variant changes a rule's values, not its words -------------------------------
+
+# The prose a rule prints (the reference's text, the player aid's line, a procedure's steps).
+PROSE_FIELDS = ("text", "short", "steps", "plays", "intro")
+# Fields a change of which says nothing the prose could contradict: names, labels, provenance,
+# worked-example inputs.
+_NOT_RULES = ("id", "number", "name", "title", "source", "assumptions", "example", "unit",
+              "unit_one", "callouts")
+# A placeholder naming a formula prints it in words, params as their values.
+FORMULA_FIELDS = ("formula", "condition", "land_price", "measure", "eligible")
+
+
+def check_stale_texts(
+    before: Any, changes: Iterable[Any], acknowledged: Iterable[str] = ()
+) -> Iterator[Diagnostic]:
+    """When a variant changes a rule's formula, params or structure, every prose text of that
+    rule must print the changed value through a placeholder, or be changed by the same variant
+    (or be addressed by one of its callouts, `acknowledged` rule ids); otherwise text-stale.
+
+    `before` is the document (overlay.Doc) the variant was laid over and `changes` the
+    overlay.Change list of one variant on it. The rule of a change is the innermost identified
+    item (`id` or `number`) that holds the changed value; its texts are its PROSE_FIELDS.
+    """
+    acked = set(acknowledged)
+    changed: dict[tuple[str | int, ...], list[Any]] = {}  # rule path -> changes of its values
+    rewritten: set[tuple[str | int, ...]] = set()  # paths of prose fields the variant changed
+    rules: dict[tuple[str | int, ...], tuple[dict[str, Any], str]] = {}
+    for ch in changes:
+        path = tuple(ch.path)
+        if ch.before is None and path and isinstance(path[-1], int):
+            continue  # a new item: nothing printed about it yet
+        if isinstance(ch.before, dict) and any(_prose(ch.before)):
+            continue  # a part with its own words, replaced or removed with them
+        owner = _owning_rule(before.data, path)
+        if owner is None:
+            continue
+        rule_path, rule, ident = owner
+        rel = path[len(rule_path):]
+        if not rel:
+            continue  # the whole rule replaced or removed: its texts go with it
+        if rel[0] in PROSE_FIELDS:
+            rewritten.add((*rule_path, rel[0]))
+            continue
+        if rel[0] in _NOT_RULES:
+            continue
+        rules[rule_path] = (rule, ident)
+        changed.setdefault(rule_path, []).append((rel, ch))
+    for rule_path, found in changed.items():
+        rule, ident = rules[rule_path]
+        if ident in acked:
+            continue
+        for field, texts in _prose(rule):
+            if (*rule_path, field) in rewritten:
+                continue
+            stale = [(rel, ch) for rel, ch in found
+                     if not any(_covers(ph.path, rel) for t in texts
+                                for ph in rtext.placeholders(t))]
+            if not stale:
+                continue
+            rel, ch = stale[0]
+            what = ", ".join(dict.fromkeys(".".join(str(p) for p in r) for r, _ in stale))
+            quoted = " ".join(texts)
+            quoted = quoted if len(quoted) <= 60 else quoted[:57].rstrip() + "..."
+            yield Diagnostic(
+                "text-stale",
+                f"variant '{ch.variant}' changes {what} of '{ident}', but its {field} still "
+                f"reads \"{quoted}\": print the value through a placeholder, or change the "
+                f"{field} in the same variant",
+                ch.span,
+                (Related(f"the {field} of '{ident}'", before.span((*rule_path, field))),),
+            )
+
+
+def _owning_rule(
+    data: Any, path: tuple[str | int, ...]
+) -> tuple[tuple[str | int, ...], dict[str, Any], str] | None:
+    """Whose words print the value at `path`: the innermost identified item strictly above it
+    in `data` or, below that item, the innermost part with words of its own (a Noble action's
+    `extra_pick` with its `text`), with the item's id; None outside identified items."""
+    node: Any = data
+    found: tuple[tuple[str | int, ...], dict[str, Any], str] | None = None
+    for i, key in enumerate(path[:-1]):
+        in_dict = isinstance(node, dict) and isinstance(key, str) and key in node
+        in_list = isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node)
+        if not (in_dict or in_list):
+            break
+        node = node[key]
+        if not isinstance(node, dict):
+            continue
+        ident = next((node[k] for k in ("id", "number") if k in node), None)
+        if ident is not None:
+            found = (path[: i + 1], node, str(ident))
+        elif found is not None and any(_prose(node)):
+            found = (path[: i + 1], node, found[2])
+    return found
+
+
+def _prose(rule: dict[str, Any]) -> Iterator[tuple[str, list[str]]]:
+    for field in PROSE_FIELDS:
+        value = rule.get(field)
+        if isinstance(value, str):
+            yield field, [value]
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value) and value:
+            yield field, list(value)
+
+
+def _covers(placeholder: tuple[str, ...], rel: tuple[str | int, ...]) -> bool:
+    """Whether a local placeholder prints the value changed at `rel` (relative to the rule)."""
+    if not placeholder:
+        return False
+    if placeholder[0] in FORMULA_FIELDS and rel[0] in (placeholder[0], "params"):
+        return True
+    n = min(len(placeholder), len(rel))
+    return tuple(placeholder[:n]) == tuple(str(p) for p in rel[:n])

@@ -198,6 +198,42 @@ def _closest(word: str, candidates: tuple[str, ...] | list[str]) -> str | None:
 # --- back ends -------------------------------------------------------------------------------
 
 
+def precedence(node: ast.expr) -> int:
+    """How tightly a formula node binds when written infix: `or` 1, `and` 2, `not` 3,
+    comparisons 4, `+ -` 5, `* //` 6, unary minus 7, names, numbers and calls 8."""
+    if isinstance(node, ast.BoolOp):
+        return 1 if isinstance(node.op, ast.Or) else 2
+    if isinstance(node, ast.UnaryOp):
+        return 3 if isinstance(node.op, ast.Not) else 7
+    if isinstance(node, ast.Compare):
+        return 4
+    if isinstance(node, ast.BinOp):
+        return 5 if isinstance(node.op, ast.Add | ast.Sub) else 6
+    return 8
+
+
+def needs_parens(child: ast.expr, parent: ast.expr, right: bool = False) -> bool:
+    """Whether `child`, an operand of `parent` (its right operand when `right`), must be
+    bracketed to keep its meaning when both are written infix: a looser child always; an
+    equally tight one on the right unless both are the same `+` or `*` (`a - (b - c)`,
+    `a * (b // c)`); on the left only when `*` and `//` mix (`(a // b) * c` reads plainly)."""
+    c, p = precedence(child), precedence(parent)
+    if c != p:
+        return c < p
+    if isinstance(child, ast.BinOp) and isinstance(parent, ast.BinOp):
+        same = type(child.op) is type(parent.op)
+        if right:
+            return not (same and isinstance(parent.op, ast.Add | ast.Mult))
+        return not same and ast.FloorDiv in (type(child.op), type(parent.op))
+    if isinstance(child, ast.UnaryOp) and isinstance(parent, ast.UnaryOp):
+        return True  # `-(-a)`, `not (not a)`: never `--a`
+    return isinstance(child, ast.Compare)  # a chain inside a chain (never type-checks)
+
+
+SUM_NODE = ast.BinOp(ast.Name("a"), ast.Add(), ast.Name("b"))  # a value shown as `x + y + z`
+
+
+
 def to_python(formula: Formula, resolve: Callable[[str, str | None], str]) -> str:
     """Python source for the formula; `resolve(name, item)` gives the code for each name."""
     return _py(formula.tree.body, resolve)
@@ -290,7 +326,12 @@ def _compare(op: type[ast.cmpop], a: int, b: int) -> bool:
 
 
 def to_words(formula: Formula, words: Callable[[str, str | None], str]) -> str:
-    """The formula in words for the reference, e.g. 'the larger of 0 and ...'."""
+    """The formula in words for the reference, e.g. 'the larger of 0 and ...'.
+
+    Every arithmetic operand that is itself arithmetic is bracketed (clearer to a player than
+    precedence: `a + b * c` reads "a plus (b × c)"); logic is bracketed by precedence
+    (`needs_parens`: "not (a and b)"); a `max`/`min` inside another's arguments is bracketed,
+    so "the larger of (the smaller of a and b) and c" cannot be read another way."""
     return _words(formula.tree.body, words, top=True)
 
 
@@ -307,12 +348,17 @@ def _words(node: ast.expr, words: Callable[[str, str | None], str], top: bool = 
         text = f"{_words(node.left, words)} {_BINOPS[type(node.op)][1]} {_words(node.right, words)}"
         return text if top else f"({text})"
     if isinstance(node, ast.UnaryOp):
-        if isinstance(node.op, ast.Not):
-            return f"not {_words(node.operand, words)}"
-        return f"minus {_words(node.operand, words)}"
+        inner = _words(node.operand, words, top=True)
+        if needs_parens(node.operand, node) or isinstance(node.operand, ast.BinOp):
+            inner = f"({inner})"
+        return f"not {inner}" if isinstance(node.op, ast.Not) else f"minus {inner}"
     if isinstance(node, ast.BoolOp):
         joiner = " and " if isinstance(node.op, ast.And) else " or "
-        return joiner.join(_words(v, words) for v in node.values)
+        parts = []
+        for v in node.values:
+            said = _words(v, words, top=True)
+            parts.append(f"({said})" if needs_parens(v, node, True) else said)
+        return joiner.join(parts)
     if isinstance(node, ast.Compare):
         # "your completed rubble sets: at least 2" reads right for singular and plural alike.
         parts = [_words(node.left, words) + ":"]
@@ -322,6 +368,7 @@ def _words(node: ast.expr, words: Callable[[str, str | None], str], top: bool = 
         return " ".join(parts)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         which = "larger" if node.func.id == "max" else "smaller"
-        args = [_words(a, words, top=True) for a in node.args]
+        args = [f"({_words(a, words, top=True)})" if isinstance(a, ast.Call)
+                else _words(a, words, top=True) for a in node.args]
         return f"the {which} of " + ", ".join(args[:-1]) + " and " + args[-1]
     raise AssertionError(f"unchecked node {ast.dump(node)}")  # pragma: no cover
