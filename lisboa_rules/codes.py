@@ -574,6 +574,22 @@ a whole, so it was left exactly as it was before. The message carries the system
 """,
 )
 _code(
+    "unsafe-output",
+    "write",
+    "the output folder is one a build must not replace",
+    """
+A build replaces the whole output folder with a new one. It refuses a folder where that could
+lose or move files lisboa-rules did not write: the root of the file system, your home folder,
+the rules folder or a folder that contains one of these, the current directory or one of its
+ancestors (you would be left in a deleted directory), and a folder holding an entry it cannot
+carry over: a folder it cannot list, a file it cannot read, a FIFO, socket or device. Nothing
+was written.
+
+    bad:   lisboa-rules build --out .
+    fix:   lisboa-rules build --out generated   (a folder of its own)
+""",
+)
+_code(
     "stray-output",
     "write",
     "a file in the output folder was not produced by lisboa-rules",
