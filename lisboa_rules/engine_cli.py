@@ -29,7 +29,7 @@ from typing import Any
 
 from lisboa_rules.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
 from lisboa_rules.diagnostics import PROG, has_errors
-from lisboa_rules.inputs import ENGINE
+from lisboa_rules.inputs import ENGINE, read_regular
 
 DEFAULT_ENGINE = Path("generated") / ENGINE
 
@@ -99,6 +99,10 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
 
 # --- score ----------------------------------------------------------------------------------
 
+# The most `score` reads of a saved game (the engine's own limit, `max_save_size()`, is
+# far smaller: this only keeps a huge file or a device out of the memory).
+MAX_SAVE_BYTES = 8 << 20
+
 
 def _configure_score(p: argparse.ArgumentParser) -> None:
     p.add_argument("state", type=Path, metavar="STATE.json", help="a saved game")
@@ -108,7 +112,16 @@ def _configure_score(p: argparse.ArgumentParser) -> None:
 def run_score(args: argparse.Namespace) -> int:
     """Print a saved game's score sheet, with explanations, and the ranking."""
     try:
-        text = args.state.read_text(encoding="utf-8")
+        # a FIFO or a device must not block or fill the memory: a regular file, size-capped
+        data = read_regular(args.state, MAX_SAVE_BYTES)
+        if data is None:
+            err(f"{PROG}: error: cannot read {args.state}: not a regular file\n")
+            return EXIT_ERROR
+        if len(data) > MAX_SAVE_BYTES:
+            err(f"{PROG}: error: {args.state}: larger than {MAX_SAVE_BYTES} bytes: not a saved "
+                "game\n")
+            return EXIT_FINDINGS
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         err(f"{PROG}: error: cannot read {args.state}: {exc}\n")
         return EXIT_ERROR
