@@ -113,15 +113,15 @@ def run_score(args: argparse.Namespace) -> int:
     """Print a saved game's score sheet, with explanations, and the ranking."""
     try:
         # a FIFO or a device must not block or fill the memory: a regular file, size-capped
-        data = read_regular(args.state, MAX_SAVE_BYTES)
-        if data is None:
+        raw = read_regular(args.state, MAX_SAVE_BYTES)
+        if raw is None:
             err(f"{PROG}: error: cannot read {args.state}: not a regular file\n")
             return EXIT_ERROR
-        if len(data) > MAX_SAVE_BYTES:
+        if len(raw) > MAX_SAVE_BYTES:
             err(f"{PROG}: error: {args.state}: larger than {MAX_SAVE_BYTES} bytes: not a saved "
                 "game\n")
             return EXIT_FINDINGS
-        text = data.decode("utf-8")
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         err(f"{PROG}: error: cannot read {args.state}: {exc}\n")
         return EXIT_ERROR
