@@ -1803,9 +1803,10 @@ STATE_SCHEMA: Final[dict[str, Any]] = {
                     },
                     "reis": {"description": "money in hand", "type": "integer", "minimum": 0},
                     "hand": {
-                        "description": "Political cards in hand",
+                        "description": "Political cards in hand (never more than the hand size)",
                         "type": "array",
                         "items": {"$ref": "#/$defs/card"},
+                        "maxItems": 5,
                     },
                     "portfolio": {
                         "description": "the portfolio's top row (Noble cards), oldest first",
@@ -4497,6 +4498,8 @@ def _validate(value: Any, schema: Mapping[str, Any], path: str) -> None:
     if isinstance(value, list) and "items" in schema:
         for i, v in enumerate(value):
             _validate(v, schema["items"], f"{path}[{i}]")
+    if isinstance(value, list) and len(value) > schema.get("maxItems", len(value)):
+        raise StateError(path, f"more than {schema['maxItems']} items")
 
 
 def _is_type(value: Any, t: str) -> bool:
