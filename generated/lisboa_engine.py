@@ -4348,7 +4348,10 @@ def _check_phase(g: Game, rs: RuleSet) -> None:
         pending = g.period_end_by is not None or phase == "over"
         if t.ends == "period" and t.period == g.period and not pending:
             raise StateError(f"$.fired[{i}]", f"{tid} fired, but no period end is pending")
-    # the end of the period (rules: period-end): the hand discard, clockwise from its trigger
+    # the end of the period (rules: period-end): the hand discard, clockwise from its trigger;
+    # the last period ends with the game, not with a period end
+    if g.period_end_by is not None and g.period >= rs.periods and phase != "over":
+        raise StateError("$.period_end_by", f"period {g.period} is the last: it does not end")
     if waiting == "hand-discard":
         step = g.period_step
         if not 0 <= step < len(rs.period_end) or rs.period_end[step].procedure != "hand-discard":
@@ -4413,6 +4416,7 @@ def _check_playable(g: Game) -> None:
             _apply(after, move)
             problems = check_invariants(after)
             if not problems:
+                _check_shape(after, after.rs)
                 _check_phase(after, after.rs)
         except StateError as exc:
             problems = [str(exc)]

@@ -366,9 +366,12 @@ def randomise(model: Model, data: dict[str, Any], rng: random.Random) -> dict[st
     d["period"] = rng.randint(1, game("periods"))
     # triggers of this period or earlier; one that fired has done its work (the engine refuses
     # a save in which a fired trigger's period end is not pending or its game end not set)
-    fired = [t for t in model.triggers if t.period <= d["period"] and rng.random() < 0.25]
+    # (the last period ends with the game: no period end is pending in it)
+    last = d["period"] >= game("periods")
+    fired = [t for t in model.triggers if t.period <= d["period"] and rng.random() < 0.25
+             and not (last and t.ends == "period" and t.period == d["period"])]
     d["fired"] = [t.id for t in fired]
-    d["period_end_by"] = rng.choice([None, None, rng.randrange(n)])
+    d["period_end_by"] = None if last else rng.choice([None, None, rng.randrange(n)])
     if any(t.ends == "period" and t.period == d["period"] for t in fired):
         d["period_end_by"] = rng.randrange(n)
     d["round"] = rng.randint(1, 12)

@@ -283,6 +283,8 @@ BROKEN: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "a card removed": ("mid", lambda d: d["players"][0]["hand"].pop()),
     "the actor out of range": ("mid", lambda d: d.update(actor=_player_count(d))),
     "a trigger fired twice": ("late", lambda d: d.update(fired=d["fired"] + d["fired"][:1])),
+    "a period end pending in the last period": ("late", lambda d: d.update(period_end_by=0)),
+    "a hand discard in the last period": ("discarding", lambda d: d.update(period=2)),
     "a card in another Noble's pile": ("mid", lambda d: _move_top_card(d)),
 }
 
