@@ -3215,6 +3215,15 @@ def _listed(g: Game, move: Move) -> bool:
         return False
     if g.phase == "action" and move.card is not None:
         return move in _action_moves(g, g.actor, move.card, move.kind)
+    # The longest listing, read off directly: `legal_moves` makes every subset of the hand,
+    # in increasing order (tests/test_engine_trust.py checks that both ways agree).
+    if g.phase == "hand-discard" and move.kind == "hand-discard":
+        cards, hand = move.cards, g.players[g.actor].hand
+        return (
+            all(cards[i] < cards[i + 1] for i in range(len(cards) - 1))
+            and all(c in hand for c in cards)
+            and move == _move("hand-discard", g.actor, cards=cards)
+        )
     return move in legal_moves(g)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import json
 import os
 import random
@@ -412,3 +413,22 @@ def test_engine_fuzz_finds_nothing(engine: Any, which: str) -> None:
     summary = run(engine, 11, 250)
     assert summary.problems == {}, summary.render(which)
     assert summary.cases == 250 and summary.accepted > 0 and summary.refused > 0
+
+
+def test_the_hand_discard_check_agrees_with_the_listing(engine: Any, discarding: Any) -> None:
+    """apply_move reads the hand-discard listing off directly: every ordering of up to three
+    cards (of the hand, another hand, or none) is legal exactly when legal_moves lists it."""
+    g = discarding
+    hand = sorted(g.players[g.actor].hand)
+    pool = [*hand[:4], *[c for c in g.discard[:2] if c not in hand]]
+    listed = set(engine.legal_moves(g))
+    count = 0
+    for size in range(4):
+        for cards in itertools.permutations(pool, size):
+            for extra in ({}, {"favor": "king"}, {"player": (g.actor + 1) % len(g.players)}):
+                move = dataclasses.replace(
+                    engine.Move("hand-discard", g.actor, cards=cards), **extra
+                )
+                assert (engine.explain_move(g, move) is None) == (move in listed), move
+                count += 1
+    assert count > 100
