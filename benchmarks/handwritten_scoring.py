@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-# rules/game.yaml: the Influence track's spaces that show a real icon.
-REIS_ICONS = (1, 3, 5, 7, 9, 10)
+# rules/game.yaml: the Influence track's spaces that show a real icon. Paying moves the marker
+# left onto the next icon, so the marker is worth the icons below it.
+REIS_ICONS = (1, 3, 5, 7, 8, 9)
 # rules/components.yaml: Officials shown on each Plan.
 PLAN_OFFICIALS = {
     "plan-01": 3, "plan-02": 2, "plan-03": 1, "plan-04": 3, "plan-05": 2,
@@ -150,7 +151,7 @@ def score_totals(g: Any) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...]]:
     for i, p in enumerate(players):
         icons = 0
         for icon in REIS_ICONS:
-            if icon <= p.influence:
+            if icon < p.influence:
                 icons += 1
         decrees = 0
         for d in p.decrees:
@@ -243,7 +244,7 @@ def score_sheet(E: Any, g: Any) -> Any:
         # Influence and réis.
         icons = 0
         for icon in REIS_ICONS:
-            if icon <= p.influence:
+            if icon < p.influence:
                 icons += 1
         cash = (p.reis + icons) // 5
         row.append(

@@ -29,6 +29,7 @@ from lisboa_rules.diagnostics import (
     suggest,
     summary,
 )
+from lisboa_rules.source import Span
 
 DEBUG_ENV = "LISBOA_RULES_DEBUG"
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -171,13 +172,30 @@ def _build(args: argparse.Namespace) -> int:
     # Only clean builds are kept: a cache hit must not hide a warning.
     if built_key is not None and not diagnostics and not has_errors(written.diagnostics):
         cache.store(root, built_key, files, writer.outputs_hash(files))
-    report([*diagnostics, *written.diagnostics], args.format)
+    # Text lists the stale files below ("would regenerate ..."); JSON lists them as diagnostics.
+    json_check = args.check and args.format == "json" and written.ok
+    stale = stale_diagnostics(written) if json_check else []
+    report([*diagnostics, *written.diagnostics, *stale], args.format)
     if not written.ok:
         return EXIT_ERROR
     if args.check or args.diff:
         return _report_check(written)
     _report_written(written)
     return EXIT_OK
+
+
+def stale_diagnostics(result: writer.WriteResult) -> list[Diagnostic]:
+    """One stale-output error per output `--check` found out of date (so that `--format json`
+    lists them too), at the output's path."""
+    return [
+        Diagnostic(
+            "stale-output",
+            f"{result.path(rel)} is out of date (would {result.reasons.get(rel, 'regenerate')}); "
+            f"run {PROG} build",
+            Span.point(result.path(rel)),
+        )
+        for rel in result.stale
+    ]
 
 
 def _report_check(result: writer.WriteResult) -> int:

@@ -438,7 +438,7 @@ _code(
     """
 A variant removes ({$remove: true}) a key or a list item that the base rules do not have, or
 changes a kind of document the base rules do not have, so it would do nothing. Fix the target
-or drop the change. (A change that sets an unknown key is a schema-unknown-key instead.)
+or drop the change. (A change that sets an unknown key is an overlay-unknown-key instead.)
 
     bad:   triggers: [{id: period-end.rubbel, $remove: true}]
     fix:   triggers: [{id: period-end.rubble, $remove: true}]
@@ -585,4 +585,100 @@ generated/.manifest). It is left alone, never deleted; move it elsewhere or dele
     fix:   keep notes outside generated/
 """,
     severity="warning",
+)
+_code(
+    "stale-output",
+    "write",
+    "an output file is out of date with the rules (build --check)",
+    """
+`lisboa-rules build --check` found an output that a build would write, change or remove: the
+output folder was not rebuilt after the rules or the compiler changed. With `--format json`
+each such file is one diagnostic, at the file.
+
+    bad:   rules/court.yaml edited, generated/ not rebuilt
+    fix:   lisboa-rules build
+""",
+)
+_code(
+    "overlay-unknown-key",
+    "model",
+    "a variant changes a key that what it changes does not have",
+    """
+Every key a variant changes must exist in the base rules it is laid over, so that a misspelt
+key (`set` for `sets`, `per_oficial`) cannot slip in next to the real one, which would keep its
+old value. The message names the key and suggests the closest one. A key that is new on
+purpose is written `key: {$add: VALUE}`; $add on a key the base already has is an error too.
+
+    bad:   - {id: period-end.rubble, params: {set: 3}}
+    fix:   - {id: period-end.rubble, params: {sets: 3}}
+    new:   - {id: take-decree, forbidden_by_flag: {$add: queen}}
+""",
+)
+_code(
+    "overlay-unknown-item",
+    "model",
+    "a variant changes a list item the base rules do not have",
+    """
+A list item in a variant names an id (or number) that the list does not have, so it would be
+appended as a new, incomplete item. The message names the list and suggests the closest id. A
+new item is written in full, with `$add: true`; $add on an id the list already has is an error.
+
+    bad:   costs: [{id: visit-costs, params: {per_official: 2}}]
+    fix:   costs: [{id: visit-cost, params: {per_official: 2}}]
+    new:   flags: [{$add: true, id: queen, name: The Queen reigns, text: ...}]
+""",
+)
+_code(
+    "text-stale",
+    "check",
+    "a variant changes a rule's values but not the words that print them",
+    """
+A variant changes a rule's formula, params or structure (any field but its names, labels and
+provenance), and one of the rule's texts (`text`, the player aid's `short`, `steps`, `plays`,
+`intro`) neither prints the changed value through a placeholder nor is changed by the same
+variant (nor addressed by one of its callouts). The reference would print the old rule next to
+the new numbers. The rule of a change is the innermost item with an `id` (or `number`) that
+holds the value; a placeholder `{formula}` (or `{condition}`, ...) prints the formula in words
+with its params, `{params.x}` prints x.
+
+    bad:   - {id: score.ships, formula: 2 * ship_hull_total}
+    fix:   - {id: score.ships, formula: 2 * ship_hull_total,
+              text: Each Ship in your portfolio scores twice its hull size.,
+              short: Twice the total of their hull sizes}
+""",
+)
+
+# --- check: ranges of formulas (interval analysis) -----------------------------------------
+
+_code(
+    "divisor-not-positive",
+    "check",
+    "a formula divides by a value that can be 0 or negative",
+    """
+Every `//` in a formula needs a divisor that is at least 1 for every value the names it reads
+can take. The compiler works out the divisor's range from the params' values and the ranges
+declared in rules/vocabulary.yaml (`range: [low, high]`, bounds from the rules data); a divisor
+whose range includes 0 or negative numbers would crash the engine. Give the param a positive
+value, or divide by something that cannot be 0, e.g. max(1, ...).
+
+    bad:   params: {reis_per_wig: 0}          # formula: (reis + influence_reis) // reis_per_wig
+    fix:   params: {reis_per_wig: 5}
+    bad:   formula: reis // wigs              # wigs can be 0
+    fix:   formula: reis // max(1, wigs)
+""",
+)
+_code(
+    "formula-out-of-range",
+    "check",
+    "a cost or price formula can be negative",
+    """
+An amount paid (a cost in court.yaml, a Noble action's land price) must be at least 0 for
+every value the names it reads can take, or paying it would raise a player's Influence or
+money, past the end of the track. The compiler works out the formula's range from the params'
+values and the ranges declared in rules/vocabulary.yaml. Raise the minimum, or bound the
+formula with max(0, ...).
+
+    bad:   params: {minimum: -1, per_official: 1}  # max(minimum, influence_modifier + ...)
+    fix:   params: {minimum: 0, per_official: 1}
+""",
 )

@@ -18,9 +18,12 @@ import contextlib
 import hashlib
 import importlib.util
 import json
+import os
 import random
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +32,7 @@ from typing import Any
 
 from lisboa_rules.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
 from lisboa_rules.diagnostics import PROG, has_errors
-from lisboa_rules.inputs import ENGINE, read_regular
+from lisboa_rules.inputs import ENGINE, discover, read_regular
 
 DEFAULT_ENGINE = Path("generated") / ENGINE
 
@@ -73,7 +76,14 @@ def engine_file(args: argparse.Namespace) -> Iterator[Path]:
     """The engine file to use: --engine, the generated one, or one compiled from --rules
     (written to a temporary folder that lives as long as the command)."""
     if args.rules is None:
-        yield args.engine
+        explicit = args.engine is not None
+        path = args.engine if explicit else DEFAULT_ENGINE
+        stale = stale_engine(path)
+        if stale is not None:
+            if not explicit:
+                raise EngineLoadError(stale, EXIT_FINDINGS)
+            err(f"{PROG}: warning: {stale}\n")
+        yield path
         return
     from lisboa_rules import pipeline  # only when building, not at start-up
 
@@ -87,11 +97,54 @@ def engine_file(args: argparse.Namespace) -> Iterator[Path]:
         yield path
 
 
+INPUTS_LINE = "# Inputs (sha256): "
+
+
+def rules_digest(rules_dir: Path) -> str | None:
+    """The hash a build of `rules_dir` records in the engine's DO-NOT-EDIT header (the same
+    as pipeline.Compiled.digest); None when a rules file cannot be read."""
+    lines = []
+    try:
+        for path in discover(rules_dir):
+            data = read_regular(path)
+            if data is None:
+                return None
+            rel = path.relative_to(rules_dir).as_posix()
+            lines.append((f"rules/{rel}", hashlib.sha256(data).hexdigest()))
+    except OSError:
+        return None
+    text = "\n".join(f"{p} {h}" for p, h in sorted(lines))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def stale_engine(engine: Path) -> str | None:
+    """Why the engine file was not built from the rules folder beside its output folder
+    (`<project>/generated/lisboa_engine.py` and `<project>/rules/`), or None when it was, or
+    when there is no such rules folder or the engine records no inputs."""
+    rules_dir = engine.resolve().parent.parent / "rules"
+    if not engine.is_file() or not rules_dir.is_dir():
+        return None
+    try:
+        with engine.open(encoding="utf-8", errors="replace") as fh:
+            head = [fh.readline() for _ in range(10)]
+    except OSError:
+        return None
+    recorded = next((ln[len(INPUTS_LINE):].strip() for ln in head
+                     if ln.startswith(INPUTS_LINE)), None)
+    if recorded is None:
+        return None
+    if rules_digest(rules_dir) == recorded:
+        return None
+    shown = engine.parent
+    return (f"{shown.as_posix()}/ is older than {(shown.parent / 'rules').as_posix()}/: run "
+            f"{PROG} build (the engine was built from other rules files)")
+
+
 def _add_engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="output format (default: text)")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--engine", type=Path, default=DEFAULT_ENGINE, metavar="PATH",
+    where.add_argument("--engine", type=Path, default=None, metavar="PATH",
                        help=f"the engine module to use (default: {DEFAULT_ENGINE})")
     where.add_argument("--rules", type=Path, default=None, metavar="DIR",
                        help="compile the engine from this rules folder instead")
@@ -250,6 +303,8 @@ _WORKER: dict[str, Any] = {}
 
 def _init_worker(path: str) -> None:
     """Load the engine in a worker, unless it came with the fork (the parent's copy)."""
+    # A forked worker inherits the parent's SIGTERM handler: it must simply end.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if "engine" not in _WORKER:
         _WORKER["engine"] = load_engine(Path(path))
 
@@ -355,8 +410,8 @@ def simulate(E: Any, path: Path, players: int, variants: tuple[str, ...], seed: 
 
         # Forked workers inherit the loaded engine (no second compile); spawned ones load it.
         _WORKER["engine"] = E
-        with ProcessPoolExecutor(jobs, initializer=_init_worker,
-                                 initargs=(str(path),)) as pool:
+        pool = ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(str(path),))
+        with _ending_workers_on_sigterm(pool):
             for records in pool.map(_play_chunk, chunks):  # in order: same result as 1 job
                 for r in records:
                     summary.add(r)
@@ -365,6 +420,50 @@ def simulate(E: Any, path: Path, players: int, variants: tuple[str, ...], seed: 
     if progress:
         progress.done()
     return summary
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived while workers were running."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
+@contextlib.contextmanager
+def _ending_workers_on_sigterm(pool: Any) -> Iterator[None]:
+    """Run the pool; on SIGTERM (or any exception) end its workers before leaving, then die
+    of the signal as the command would have without workers."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if main else None
+    try:
+        yield
+    except _Terminated:
+        _end_workers(pool)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise  # pragma: no cover - the signal ends the process
+    except BaseException:
+        _end_workers(pool)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        if main and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _end_workers(pool: Any) -> None:
+    """Stop a ProcessPoolExecutor's workers now: cancel what is queued, terminate, reap."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(5)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
 
 
 class _Progress:

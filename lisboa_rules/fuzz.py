@@ -802,6 +802,112 @@ def _remove_marker(rng: random.Random, data: Any) -> tuple[Any, str] | None:
     return _set(data, path, marker), f"{_addr(path)} -> {marker!r}"
 
 
+# --- parameter edge values and hostile file names (issue 11) -------------------------------------
+
+# Values at the edges of what the schema lets through (params are -1000..1000): zero, negative,
+# the schema's limits and just past them, and far past them.
+EDGE_NUMBERS = (0, -1, 1, 2, -2, 1000, 1001, -1000, -1001, 10**12, -(10**12), 2**63)
+
+
+def _data_by_kind(files: Files) -> dict[str, Any]:
+    """The parsed base documents by kind (for bounds such as game.tracks.influence.max)."""
+    out: dict[str, Any] = {}
+    for name in sorted(files):
+        if name.endswith((".yaml", ".yml")) and not name.startswith("variants/"):
+            data = _parse(files[name])
+            if isinstance(data, dict) and isinstance(data.get("kind"), str):
+                out.setdefault(data["kind"], data)
+    return out
+
+
+def _range_edges(raw: Any, data: Mapping[str, Any]) -> list[int]:
+    """A declared range's ends and the numbers just past them (none if it does not resolve)."""
+    from lisboa_rules.vocab import BoundError, resolve_range
+
+    try:
+        lo, hi = resolve_range(raw, data)
+    except (BoundError, RecursionError, TypeError, ValueError, AttributeError, KeyError):
+        return []
+    return [int(b) + d for b in (lo, hi) if abs(b) != float("inf") for d in (-1, 0, 1)]
+
+
+def m_param_edges(rng: random.Random, files: Files) -> str:
+    """A param (or a cost example's value, or a declared range) set to an edge value: 0,
+    negative, huge, the schema's limits, at and just past the range declared for it."""
+    data = _data_by_kind(files)
+    targets: list[tuple[str, tuple[Any, ...], list[int]]] = []
+    for name in sorted(files):
+        if not name.endswith((".yaml", ".yml")):
+            continue
+        doc = _parse(files[name])
+        for path, value in _nodes(doc):
+            if not (path and isinstance(value, dict)) or path[-1] not in ("params", "example"):
+                continue
+            parent: Any = doc
+            for part in path[:-1]:
+                parent = parent[part]
+            ranges = parent.get("ranges", {}) if isinstance(parent, dict) else {}
+            for key in value:
+                edges = _range_edges(ranges.get(key), data) if isinstance(ranges, dict) else []
+                targets.append((name, (*path, key), edges))
+            if isinstance(ranges, dict):
+                targets.extend((name, (*path[:-1], "ranges", k), []) for k in ranges)
+        targets.extend((name, p, []) for p, v in _nodes(doc) if p and p[-1] == "range")
+    if not targets:
+        return "param-edges: no target"
+    name, path, edges = rng.choice(targets)
+    doc = _parse(files[name])
+    new: Any
+    if path[-1] == "range" or (len(path) > 1 and path[-2] == "ranges"):
+        new = rng.choice(([0, 0], [-1, None], [None, None], [1, 0], [0, 10**12], [0, "game.nope"],
+                          [0, "count(game)"], ["-game.players.max", 0], [0], "0..1"))
+    else:
+        new = rng.choice([*EDGE_NUMBERS, *edges] if edges else EDGE_NUMBERS)
+    files[name] = _dump(_set(doc, path, new))
+    return f"param-edges {name}: {_addr(path)} -> {_short(new)}"
+
+
+HOSTILE_FILE_NAMES = (
+    "'''.yaml",
+    '"""; import os; os.system("touch pwned"); """.yaml',
+    "a'''\n__import__('os').system('touch pwned')\n'''.yaml",
+    "line\nbreak.yaml",
+    "cr\rreturn.yaml",
+    "--->.yaml",
+    "--!>.yaml",
+    "<!-- -->.yaml",
+    "<img src=x onerror=alert(1)>.yaml",
+    "</script><script>alert(1)</script>.yaml",
+    "a|b|c `code` *em* [link](x).yaml",
+    "{{ 7*7 }}.yaml",
+    "ünïcødé-ρυθμοί-規則.yaml",
+    "\u202egnp.yaml",  # right-to-left override
+    "\u2028\u2029.yaml",
+    "🎲🎲.yaml",
+    "-rf.yaml",
+    " leading space.yaml",
+    "x" * 240 + ".yaml",
+    "é" * 120 + ".yaml",  # 245 bytes: near the 255-byte limit of one name
+    "$(touch pwned).yaml",
+    "%s%n%x.yaml",
+    "\\backslash\\.yaml",
+)
+
+
+def m_file_names(rng: random.Random, files: Files) -> str:
+    """A rules file renamed (or a variant copied) to a name that is hostile to generated
+    Python, Markdown and HTML: quotes, newlines, comment closers, markup, unicode, long."""
+    name = _pick_file(rng, files)
+    folder, _, _ = name.rpartition("/")
+    hostile = rng.choice(HOSTILE_FILE_NAMES)
+    target = f"{folder}/{hostile}" if folder else hostile
+    if rng.random() < 0.3 and name.startswith("variants/"):
+        files[target] = files[name]  # the copy is a second variant with the same id
+        return f"file-names copy {name} -> {target!r}"
+    files[target] = files.pop(name)
+    return f"file-names {name} -> {target!r}"
+
+
 MUTATORS: dict[str, tuple[Mutator, float]] = {
     "delete-lines": (m_delete_lines, 1.0),
     "duplicate-lines": (m_duplicate_lines, 1.0),
@@ -832,6 +938,8 @@ MUTATORS: dict[str, tuple[Mutator, float]] = {
     "nest": (_structural(_nest), 0.3),
     "swap-siblings": (_structural(_swap_siblings), 0.5),
     "remove-marker": (_structural(_remove_marker), 0.4),
+    "param-edges": (m_param_edges, 1.5),
+    "file-names": (m_file_names, 0.8),
 }
 
 
@@ -1044,6 +1152,10 @@ def _check_position(path: str, line: int, col: int, workdir: Path,
         if os.path.lexists(file) or (parent.is_dir() and any(
                 one_line(entry.name) == file.name for entry in parent.iterdir())):
             return None
+    if not file.is_file() and file.parent.is_dir():
+        # The name may be shown escaped (a line break or a bidi control prints as `\n`, `\u202e`).
+        file = next((e for e in sorted(file.parent.iterdir()) if one_line(e.name) == file.name),
+                    file)
     if not file.is_file():
         return f"{path} is not a file"
     if line < 1 or col < 1:
@@ -1198,8 +1310,12 @@ class Runner:
                                if p.name not in ("rules", "out", ".golden-out"))
             if leftovers:
                 problems.append(f"temp folders left next to the output: {leftovers}")
-                for name in leftovers:
-                    shutil.rmtree(self.scratch / name, ignore_errors=True)
+                for name in leftovers:  # files too (a `touch pwned` run by an injection)
+                    left = self.scratch / name
+                    if left.is_dir() and not left.is_symlink():
+                        shutil.rmtree(left, ignore_errors=True)
+                    else:
+                        left.unlink(missing_ok=True)
             if code != 0 and after != self.before:
                 problems.append("output folder changed by a failed build: "
                                 + _tree_diff(self.before, after))

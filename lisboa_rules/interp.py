@@ -6,10 +6,11 @@ number comes from the model's own tables. The differential tests run both on the
 so each implementation checks the other.
 
 What it covers: the costs (a visit or follow, the wigs due for lacking Influence, any other
-cost formula, a Noble action's land price), the end-of-period and end-of-game triggers (which
-conditions hold, which would fire now and who triggers them), the final scoring per source with
-the majorities (shared places, rounded down, over the rule set's columns) and the ranking by
-the tie-breaker chain.
+cost formula, a Noble action's land price), paying réis with Influence (the marker moves left
+to the next real icon), the size of one Influence gain, the warehouse size, the end-of-period
+and end-of-game triggers (which conditions hold, which would fire now and who triggers them),
+the final scoring per source with the majorities (shared places, rounded down, over the rule
+set's columns) and the ranking by the tie-breaker chain.
 
     model = interp.model_for(interp.rule_sets(Path("rules")), state)
     scores = interp.score(model, state)        # per-player per-source wigs and totals
@@ -118,10 +119,11 @@ def _treasury_space(r: _Reader) -> Mapping[str, Any]:
 
 
 def _reis_of_influence(r: _Reader) -> int:
-    """Cashing the Influence track: the real icons at or below the marker."""
+    """Cashing the Influence track: each real moves the marker left to the next space with a
+    real icon, so the marker is worth the icons below it (not the one it stands on)."""
     icons: list[int] = r.model.value("game", "tracks", "influence", "reis_icons")
     influence = _int(r.player, "influence")
-    return sum(1 for icon in icons if icon <= influence)
+    return sum(1 for icon in icons if icon < influence)
 
 
 def _officials_on_plans(r: _Reader) -> int:
@@ -288,6 +290,61 @@ def land_price(model: Model, state: State, seat: int, noble_action: str) -> int:
                 raise InterpError(f"{noble_action!r} has no land price")
             return _number(evaluate(model, state, na.land_price, seat, na.params))
     raise InterpError(f"no Noble action {noble_action!r}")
+
+
+# --- Payments, gains and the warehouse -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Payment:
+    """What paying an amount of réis leaves a player with."""
+
+    reis: int
+    influence: int
+    unpaid: int  # what neither réis nor Influence could cover
+
+
+def pay_reis(model: Model, state: State, seat: int, amount: int) -> Payment:
+    """Pay `amount` réis: réis first, then for each real lacking the Influence marker moves
+    left to the next space that shows a real icon (rules: influence.pay-reis); at the lowest
+    icon it can pay no more."""
+    _check_state(model, state)
+    player = _players(state)[seat]
+    reis, influence = _int(player, "reis"), _int(player, "influence")
+    if reis >= amount:
+        return Payment(reis - amount, influence, 0)
+    need = amount - reis
+    icons = sorted(int(i) for i in model.value("game", "tracks", "influence", "reis_icons"))
+    while need > 0:
+        left = [icon for icon in icons if icon < influence]
+        if not left:
+            break
+        influence = left[-1]
+        need -= 1
+    return Payment(0, influence, need)
+
+
+def influence_gain(model: Model, state: State, seat: int) -> int:
+    """One gain of Influence before the track's cap (rules: influence.track): the Influence
+    values at the top of the cards in the portfolio's top row, plus each Ship's."""
+    _check_state(model, state)
+    player = _players(state)[seat]
+    values = {c.number: c.influence for c in model.cards}
+    total = 0
+    for card in _list(player, "portfolio"):
+        if card not in values:
+            raise InterpError(f"unknown card {card!r}")
+        total += values[card]
+    per_ship = int(model.value("game", "portfolio", "ship_influence"))
+    return total + per_ship * len(_list(player, "ships"))
+
+
+def warehouse_size(model: Model, state: State, seat: int) -> int:
+    """How many goods the player's warehouse holds (rules: warehouse.size)."""
+    _check_state(model, state)
+    sets = _int(_players(state)[seat], "rubble_sets")
+    base = int(model.value("game", "warehouse", "base_size"))
+    return base + int(model.value("game", "warehouse", "per_rubble_set")) * sets
 
 
 # --- Triggers ------------------------------------------------------------------------------------

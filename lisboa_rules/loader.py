@@ -35,7 +35,8 @@ _NOT_PRINTABLE = re.compile(
     "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 )
 _ODD_BREAKS = re.compile("[\r\x85\u2028\u2029]")  # line breaks for PyYAML, not for editors
-_UNSAFE_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Control characters and line breaks, and surrogates: bytes of a file name that are not UTF-8.
+_UNSAFE_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _INT_RE = re.compile(r"(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z")
 _FLOAT_RE = re.compile(
     r"(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
@@ -236,7 +237,8 @@ def load_dir(
         if _UNSAFE_NAME.search(rel):
             # Generated files name their sources in comments; a line break in a file name
             # would end the comment and turn the rest of the name into code.
-            msg = "the file name contains a line break or control character; rename the file"
+            msg = ("the file name contains a line break, a control character or bytes that are "
+                   "not UTF-8; rename the file")
             diags.append(Diagnostic("unreadable-file", msg, Span.point(_display(p))))
             continue
         doc, found = load_file(p)

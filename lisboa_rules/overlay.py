@@ -1,9 +1,13 @@
 """Variant overlays: partial documents merged onto the base documents, keeping source spans.
 
 Merge rules (OpenFisca-reform style, on a copy of the base):
-- a mapping merges key by key; a value `{$remove: true}` deletes the key;
+- a mapping merges key by key; a value `{$remove: true}` deletes the key; a key the base does
+  not have is an error (overlay-unknown-key, with did-you-mean) unless it is added explicitly,
+  `key: {$add: VALUE}`;
 - a list whose items carry `id` (or `number`) merges item by item on that key; an item
-  `{id: x, $remove: true}` deletes item x; an unknown id is appended;
+  `{id: x, $remove: true}` deletes item x; an id the list does not have is an error
+  (overlay-unknown-item, with did-you-mean) unless the item is a new one, `{$add: true, id: x,
+  ...}` (the whole item), which is appended;
 - anything else replaces the base value.
 Every value keeps the span of the file it came from, so diagnostics point into the overlay.
 """
@@ -15,11 +19,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from lisboa_rules.diagnostics import Diagnostic, Related
+from lisboa_rules.diagnostics import Diagnostic, Related, suggest
 from lisboa_rules.source import Span
 
 Path = tuple[str | int, ...]
 REMOVE = "$remove"
+ADD = "$add"
 IDENTITY_KEYS = ("id", "number")
 
 
@@ -33,6 +38,7 @@ class Doc:
     key_spans: dict[Path, Span]
     files: tuple[str, ...]
     origin: dict[Path, str] = field(default_factory=dict)  # path -> variant id that set it
+    where: str = ""  # how diagnostics name the root ("court", "scoring.sources[score.stores]")
 
     def span(self, path: Path, key: bool = False) -> Span:
         """The span at `path`, or the nearest enclosing one."""
@@ -98,6 +104,7 @@ def apply_overlay(
         dict(base.key_spans),
         base.files,
         dict(base.origin),
+        base.where or base.kind,
     )
     log: list[Change] = []
     diags: list[Diagnostic] = []
@@ -130,6 +137,34 @@ def _merge(
                 del cur[key]
                 _drop_spans(out.spans, sub)
                 _drop_spans(out.key_spans, sub)
+                continue
+            if _is_add(value):
+                # Added by another variant of the combination: a conflict (reported below).
+                if key in cur and out.origin.get(sub, variant) == variant:
+                    diags.append(
+                        Diagnostic(
+                            "overlay-unknown-key",
+                            f"variant '{variant}' adds '{_where(out, sub)}', which the base "
+                            "rules already have (change it without $add)",
+                            o_keys.get(sub_o, here),
+                        )
+                    )
+                    continue
+                _set(out, cur, key, sub, value[ADD], (*sub_o, ADD), o_spans, o_keys, variant, log)
+                if sub_o in o_keys:
+                    out.key_spans[sub] = o_keys[sub_o]
+                continue
+            if key not in cur:
+                near = suggest(str(key), [str(k) for k in cur])
+                hint = "" if near else f" (a new key is written `{key}: {{$add: VALUE}}`)"
+                diags.append(
+                    Diagnostic(
+                        "overlay-unknown-key",
+                        f"no key '{key}' in {_where(out, path)}{hint}",
+                        o_keys.get(sub_o, here),
+                        suggestion=near,
+                    )
+                )
                 continue
             if key in cur and isinstance(cur[key], dict | list) and isinstance(value, dict | list):
                 cur[key] = _merge(
@@ -198,6 +233,19 @@ def _merge_list(
     for j, item in enumerate(over):
         ident = _identity(item)
         sub_o = (*o_path, j)
+        adds = isinstance(item, dict) and item.get(ADD) is True
+        if adds and ident is not None and ident in index and (
+            out.origin.get((*path, index[ident]), variant) == variant
+        ):
+            diags.append(
+                Diagnostic(
+                    "overlay-unknown-item",
+                    f"variant '{variant}' adds {_item_word(path)} '{ident}' to "
+                    f"{_where(out, path)}, which already has one (change it without $add)",
+                    _item_span(o_spans, sub_o, out),
+                )
+            )
+            continue
         if ident is None or ident not in index:
             if isinstance(item, dict) and item.get(REMOVE) is True:
                 diags.append(
@@ -208,9 +256,24 @@ def _merge_list(
                     )
                 )
                 continue
-            new_items.append((item, sub_o))
+            if not adds:
+                near = suggest(str(ident), [str(i) for i in index]) if ident is not None else None
+                shown = f" '{ident}'" if ident is not None else " without an id"
+                hint = "" if near else " (a new item is written in full, with `$add: true`)"
+                diags.append(
+                    Diagnostic(
+                        "overlay-unknown-item",
+                        f"no {_item_word(path)}{shown} in {_where(out, path)}{hint}",
+                        _item_span(o_spans, sub_o, out),
+                        suggestion=near,
+                    )
+                )
+                continue
+            new_items.append(({k: v for k, v in item.items() if k != ADD}, sub_o))
             continue
         i = index[ident]
+        if adds:  # the same new item from another variant of the combination: a conflict
+            item = {k: v for k, v in item.items() if k != ADD}
         if isinstance(item, dict) and item.get(REMOVE) is True:
             log.append(
                 Change(
@@ -225,7 +288,10 @@ def _merge_list(
             order[i] = None
             continue
         # Merge the item's fields in a scratch doc rooted at the item, then put spans back.
-        scratch = Doc(out.kind, None, saved_spans[i], saved_keys[i], out.files, {})
+        scratch = Doc(
+            out.kind, None, saved_spans[i], saved_keys[i], out.files,
+            _extract_origin(out.origin, (*path, i)), f"{_where(out, path)}[{ident}]",
+        )
         log_local: list[Change] = []
         merged = _merge(
             scratch,
@@ -243,8 +309,9 @@ def _merge_list(
             log.append(
                 Change(ch.variant, ch.kind, (*path, i, *ch.path), ch.before, ch.after, ch.span)
             )
-        for p in scratch.origin:
-            _mark(out, (*path, i, *p), variant)
+        for p, who in scratch.origin.items():
+            if who == variant:
+                _mark(out, (*path, i, *p), variant)
         items[i] = merged
         saved_spans[i], saved_keys[i] = scratch.spans, scratch.key_spans
     result: list[Any] = []
@@ -295,6 +362,41 @@ def _split_by_index(table: dict[Path, Span], prefix: Path) -> dict[int, dict[Pat
 def _extract(table: dict[Path, Span], prefix: Path) -> dict[Path, Span]:
     n = len(prefix)
     return {p[n:]: s for p, s in table.items() if p[:n] == prefix}
+
+
+def _extract_origin(origin: dict[Path, str], prefix: Path) -> dict[Path, str]:
+    n = len(prefix)
+    return {p[n:]: v for p, v in origin.items() if p[:n] == prefix}
+
+
+def _is_add(value: Any) -> bool:
+    """`{$add: VALUE}`: a key the base does not have, added on purpose."""
+    return isinstance(value, dict) and len(value) == 1 and ADD in value
+
+
+def _where(out: Doc, path: Path) -> str:
+    """How a diagnostic names `path` of `out`: "court.costs", "scoring.sources[x].groups"."""
+    return ".".join([out.where or out.kind, *(str(p) for p in path)])
+
+
+def _item_word(path: Path) -> str:
+    """What one item of the list at `path` is called: costs -> cost, noble_actions -> noble
+    action, entries -> entry."""
+    name = str(path[-1]) if path else "item"
+    name = name.replace("_", " ")
+    if name.endswith("ies"):
+        return name[:-3] + "y"
+    if name.endswith("s") and not name.endswith("ss"):
+        return name[:-1]
+    return name
+
+
+def _item_span(o_spans: dict[Path, Span], sub_o: Path, out: Doc) -> Span:
+    """The item's identity in the overlay (its `id:` value), else the item."""
+    for key in IDENTITY_KEYS:
+        if (*sub_o, key) in o_spans:
+            return o_spans[(*sub_o, key)]
+    return o_spans.get(sub_o) or Span(out.files[0], 1, 1, 1, 1)
 
 
 def _mark(out: Doc, path: Path, variant: str) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from lisboa_rules import model as m
 from lisboa_rules.build import KINDS, REQUIRED_KINDS, build_model
-from lisboa_rules.checks import check_callouts, check_free_text, run_checks
+from lisboa_rules.checks import check_callouts, check_free_text, check_stale_texts, run_checks
 from lisboa_rules.diagnostics import Diagnostic, Related, sort_diagnostics, suggest
 from lisboa_rules.loader import LoadedDoc, load_dir
 from lisboa_rules.overlay import Change, Doc, apply_overlay, conflicts
@@ -55,6 +55,7 @@ class Compiled:
     names: dict[str, str] = field(default_factory=dict)
 
     folded: tuple[str, ...] = ()  # variants built into the base game (build --variant)
+    folded_titles: tuple[tuple[str, str], ...] = ()  # (id, title) of those, in `folded` order
     cache: dict[str, str] = field(default_factory=dict)  # rendered outputs other back ends reuse
 
     @property
@@ -244,6 +245,7 @@ def _analyse(
     names = {d.display: f"rules/{rel}" for d, (rel, _) in zip(loaded, digests, strict=True)}
     compiled = Compiled(base_set, [base_set, *rulesets], infos, digests, names)
     compiled.folded = tuple(sorted(fold))
+    compiled.folded_titles = tuple((v, str(variants[v].data["title"])) for v in compiled.folded)
     return compiled, diags
 
 
@@ -276,6 +278,9 @@ def _merge(
                 docs[kind], str(ov.data["id"]), part, ov.spans, ov.key_spans, ("changes", kind)
             )
             merged.files = (*docs[kind].files, ov.display)
+            acknowledged = [str(c.get("rule")) for c in ov.data.get("callouts", ())
+                            if isinstance(c, dict)]
+            diags.extend(check_stale_texts(docs[kind], log, acknowledged))
             docs[kind] = merged
             changes.extend(log)
             diags.extend(found)

@@ -128,6 +128,9 @@ def _configure(p: argparse.ArgumentParser) -> None:
                    help="diagnostics format (json goes to stdout)")
     p.add_argument("--out", type=Path, default=Path("dist"), metavar="DIR",
                    help="where to write rules.pdf and player-aid.pdf (default: dist/)")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME",
+                   help="fold a variant (a house rule) into the base game, as build --variant "
+                   "does (repeatable); the PDF names and titles say which")
     p.add_argument("--paper", choices=PAPERS, default="a4", help="paper size (default: a4)")
     p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="auto: WeasyPrint if installed, else chromium on the PATH")
@@ -146,11 +149,13 @@ def run_pdf(args: argparse.Namespace) -> int:
     name, printer = chosen
     from lisboa_rules import pipeline  # only when building, not at start-up
 
-    result = pipeline.compile_rules(args.rules, ())
+    variants = tuple(args.variant)
+    result = pipeline.compile_rules(args.rules, variants)
     if has_errors(result.diagnostics):
         report(result.diagnostics, args.format)
         return EXIT_FINDINGS
-    suffix = "" if args.paper == "a4" else f"-{args.paper}"
+    folded = result.compiled.folded if result.compiled is not None else ()
+    suffix = "".join(f"-{v}" for v in folded) + ("" if args.paper == "a4" else f"-{args.paper}")
     try:
         args.out.mkdir(parents=True, exist_ok=True)
         for stem, rel in PAGES.items():

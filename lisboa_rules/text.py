@@ -18,6 +18,9 @@ PLACEHOLDER = re.compile(r"\{([^{}\s]*)\}")
 FILTERS = ("ordinal", "count", "chain")
 _MISSING = object()
 IDENTITY_KEYS = ("id", "number", "color")  # how list items are addressed in placeholders
+# A list index in a placeholder: ASCII digits only (str.isdigit() and int() also take '²', '٣'
+# and '３'), and short enough for int() whatever the interpreter's digit limit.
+_INDEX = re.compile(r"[0-9]{1,9}")
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ def lookup(node: Any, path: tuple[str, ...]) -> Any:
             node = node[key]
         elif isinstance(node, list):
             found = [i for i in node if isinstance(i, dict) and _identity(i) == key]
-            if not found and key.isdigit() and int(key) < len(node):
+            if not found and _INDEX.fullmatch(key) and int(key) < len(node):
                 node = node[int(key)]
                 continue
             if not found:

@@ -298,7 +298,46 @@ def test_stray_output(built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert (out / "notes.txt").read_text() == "mine\n"
 
 
+def _edit_court(out: Path) -> set[str]:
+    court = out.parent / "rules" / "court.yaml"
+    court.write_text(court.read_text().replace("per_official: 1", "per_official: 2"))
+    return {"generated/lisboa_engine.py", "generated/reference/rules.md"}
+
+
+def _delete_output(out: Path) -> set[str]:
+    (out / "reference" / "player-aid.md").unlink()
+    return {"generated/reference/player-aid.md"}
+
+
+def _change_output(out: Path) -> set[str]:
+    (out / "state.schema.json").write_text("{}\n")
+    return {"generated/state.schema.json"}
+
+
+@pytest.mark.parametrize("edit", [_edit_court, _delete_output, _change_output])
+def test_stale_output(built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                      capsys: pytest.CaptureFixture[str], edit: Callable[[Path], set[str]]) -> None:
+    """`build --check --format json` lists each stale file as a stale-output error, exit 1."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    out = _build_project(built, tmp_path)
+    expected = edit(out)
+    capsys.readouterr()
+    assert main(["build", "--check", "--no-cache", "--format", "json"]) == 1
+    found = json.loads(capsys.readouterr().out)
+    stale = {d["file"] for d in found if d["code"] == "stale-output"}
+    assert expected <= stale, found
+    assert all(d["severity"] == "error" and "run lisboa-rules build" in d["message"]
+               for d in found if d["code"] == "stale-output")
+    assert main(["build", "--no-cache"]) == 0  # and once rebuilt, nothing is listed
+    capsys.readouterr()
+    assert main(["build", "--check", "--no-cache", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+
 STAGE_TESTS: dict[str, Callable[..., None]] = {
+    "stale-output": test_stale_output,
     "template-error": test_template_error,
     "generated-invalid": test_generated_invalid,
     "write-failed": test_write_failed,

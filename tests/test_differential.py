@@ -4,7 +4,9 @@ The interpreter walks the model's formulas and tables on the engine's saved JSON
 runs its generated code. On thousands of states from random games and from randomised
 end-game fields, for every rule set of the engine (and for a house-rule build), the two must
 agree exactly on: visit and follow costs for every seat and Noble, wigs due, every other cost
-and land price, which trigger conditions hold and which triggers fire (and who fires them),
+and land price, paying réis with Influence (what is left of réis and Influence and what stays
+unpaid), the size of an Influence gain, the warehouse size (and that no one holds more goods),
+which trigger conditions hold and which triggers fire (and who fires them),
 final scores per source and totals, the majority awards and the ranking.
 
 `LISBOA_DIFF_SCALE=10 python3 -m pytest tests/test_differential.py` runs ten times as many.
@@ -121,6 +123,7 @@ class Differ:
         self.counts["states"] += 1
         self.counts[f"states {'+'.join(g.variants) or 'base'}"] += 1
         self.compare_costs(g, model, state)
+        self.compare_payments_and_gains(g, model, state)
         self.compare_trigger_conditions(g, model, state)
         self.compare_trigger_firing(g, model, state)
         if scores:
@@ -150,6 +153,26 @@ class Differ:
                               rs.noble_actions[na.id].land_price(g, p, E.Ctx()),
                               interp.land_price(model, state, seat, na.id))
                     self.counts["land prices"] += 1
+
+    def compare_payments_and_gains(self, g: Any, model: Model, state: dict[str, Any]) -> None:
+        """Paying réis (with Influence for the rest), one Influence gain, the warehouse."""
+        E = self.engine
+        pay = getattr(E, "_pay_reis")  # noqa: B009 - private, by name
+        for seat, p in enumerate(g.players):
+            for amount in (0, 1, 2, 3, p.reis, p.reis + 1, p.reis + 3, p.reis + 7):
+                after = g.clone()
+                q = after.players[seat]
+                unpaid = pay(after, q, amount)
+                ref = interp.pay_reis(model, state, seat, amount)
+                self.same(f"pay_reis seat {seat} amount {amount}",
+                          (q.reis, q.influence, unpaid), (ref.reis, ref.influence, ref.unpaid))
+                self.counts["payments"] += 1
+                self.counts["payments with Influence"] += amount > p.reis
+            self.same(f"influence_gain seat {seat}", E.influence_gain(g, seat),
+                      interp.influence_gain(model, state, seat))
+            self.same(f"warehouse_size seat {seat}", E.warehouse_size(g, seat),
+                      interp.warehouse_size(model, state, seat))
+            self.counts["gains"] += 1
 
     def compare_trigger_conditions(self, g: Any, model: Model, state: dict[str, Any]) -> None:
         E = self.engine
@@ -262,6 +285,12 @@ def play_and_compare(diff: Differ, games: int, seed0: int) -> None:
             last = None
             for g in random_game(E, players, variants, seed0 + k):
                 diff.compare(g)
+                model = diff.models[tuple(g.variants)]
+                state = diff.state_of(g)
+                for seat, p in enumerate(g.players):  # production never overfills a warehouse
+                    diff.same(f"goods within the warehouse seat {seat}",
+                              sum(p.goods.values()) <= interp.warehouse_size(model, state, seat),
+                              True)
                 # nothing may be left to fire once a move is done
                 left = interp.check_triggers(diff.models[tuple(g.variants)], diff.state_of(g))
                 diff.same("triggers left unfired", (), left.fired)
@@ -531,6 +560,34 @@ def test_interpreter_costs_follow_the_seed(
     assert interp.wigs_due(models[()], state, 0, 1) == 0
 
 
+@pytest.mark.parametrize(("reis", "influence", "amount"),
+                         [(0, 9, 1), (0, 10, 2), (1, 9, 3), (0, 7, 2), (0, 2, 2), (5, 4, 5)])
+def test_interpreter_pays_reis_by_the_rulebook(
+        engine: ModuleType, models: dict[tuple[str, ...], Model], reis: int, influence: int,
+        amount: int) -> None:
+    """facts §6: for each real lacking, move the marker left to the next space that shows a
+    real icon; it never stops between icons, and the end-game cash is what payments can draw."""
+    model = models[()]
+    icons = sorted(model.value("game", "tracks", "influence", "reis_icons"))
+    state = _fresh(engine, 3)
+    state["players"][0].update(reis=reis, influence=influence)
+    paid = interp.pay_reis(model, state, 0, amount)
+    marker, lacking = influence, max(0, amount - reis)
+    for _ in range(max(0, amount - reis)):
+        left = [i for i in icons if i < marker]
+        if not left:
+            break
+        marker, lacking = left[-1], lacking - 1
+    assert (paid.reis, paid.influence, paid.unpaid) == (max(0, reis - amount), marker, lacking)
+    assert paid.influence in icons or paid.influence == influence
+    drawable = sum(1 for i in icons if i < influence)
+    whole = interp.pay_reis(model, state, 0, reis + len(icons))
+    assert whole.unpaid == len(icons) - drawable  # the track pays the icons below the marker
+    per_wig = dict(next(s for s in model.scoring if s.id == "score.influence").params)
+    cash = interp.score(model, state).by_source(0)["score.influence"]
+    assert cash == (reis + drawable) // per_wig["reis_per_wig"]
+
+
 def test_interpreter_triggers_follow_the_rules(
         engine: ModuleType, models: dict[tuple[str, ...], Model]) -> None:
     """A player's own 2nd set ends period 1 (who completes it triggers); a pending period
@@ -614,7 +671,9 @@ HOUSE_EDITS = [
     ("flow.yaml", r"(id: game-end\.rubble[\s\S]*?params: \{sets: )4\}", r"\g<1>2}"),
     ("flow.yaml", r"(id: period-end\.display[\s\S]*?params: \{piles: )3\}", r"\g<1>2}"),
     ("variants/two-player.yaml", r"columns: \[1, 3\]", "columns: [1, 2]"),
-    ("game.yaml", r"reis_icons: \[1, 3, 5, 7, 9, 10\]", "reis_icons: [2, 4, 6, 8, 10]"),
+    ("game.yaml", r"reis_icons: \[1, 3, 5, 7, 8, 9\]", "reis_icons: [2, 4, 6, 8, 10]"),
+    ("game.yaml", r"(warehouse:\n  base_size: )6\b", r"\g<1>4"),
+    ("components.yaml", r"(number: 3, [^}]*influence: )2,", r"\g<1>3,"),
     ("scoring.yaml", r"(officials_on_completed_plans,[^\n]*table: )\[15, 10, 5\]",
      r"\g<1>[20, 10, 4]"),
     ("components.yaml", r"(id: decree-02, [^}]*wigs: )6\}", r"\g<1>7}"),

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -210,3 +217,140 @@ def test_simulate_usage_errors(capsys: Any, monkeypatch: Any) -> None:
     code, _, err = _run(["simulate", "--games", "1", "--seed", "1", "--players", "9"], capsys,
                         monkeypatch)
     assert code == 2 and "players" in err
+
+
+# --- a stale engine -------------------------------------------------------------------------
+
+STALE = "generated/ is older than rules/: run lisboa-rules build"
+
+
+def _edit_value(rules: Path) -> None:
+    p = rules / "court.yaml"
+    p.write_text(p.read_text(encoding="utf-8").replace("per_official: 1", "per_official: 2"),
+                 encoding="utf-8")
+
+
+def _new_variant(rules: Path) -> None:
+    (rules / "variants" / "mine.yaml").write_text(
+        "kind: variant\nid: mine\ntitle: Mine\napplies: chosen\ntext: Mine.\n"
+        "source: [seed:000#endgame-scoring]\nchanges: {}\n", encoding="utf-8")
+
+
+def _comment_only(rules: Path) -> None:
+    p = rules / "scoring.yaml"
+    p.write_text(p.read_text(encoding="utf-8") + "# a note\n", encoding="utf-8")
+
+
+def _removed_file(rules: Path) -> None:
+    (rules / "variants" / "queen.yaml").unlink()
+
+
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch: Any) -> Path:
+    """A copy of the rules and of the engine built from them, as the working directory."""
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    (tmp_path / "generated").mkdir()
+    shutil.copy(ENGINE_PATH, tmp_path / "generated" / "lisboa_engine.py")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _in(project: Path, argv: list[str], capsys: Any) -> tuple[int, str, str]:
+    code = cli.main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _commands(project: Path, engine: Any) -> list[list[str]]:
+    state = project / "game.json"
+    state.write_text(engine.dumps(_finished_game(engine)), encoding="utf-8")
+    return [["score", str(state)], ["simulate", "--games", "1", "--seed", "1"]]
+
+
+@pytest.mark.parametrize("edit", [_edit_value, _new_variant, _comment_only, _removed_file])
+def test_stale_engine_is_an_error(project: Path, engine: Any, capsys: Any, edit: Any) -> None:
+    """After editing rules/ without a rebuild, `score` and `simulate` refuse the old engine."""
+    commands = _commands(project, engine)
+    for argv in commands:  # built from exactly these rules: no word about it
+        code, _, err = _in(project, argv, capsys)
+        assert code == 0 and "older" not in err, (argv, err)
+    edit(project / "rules")
+    for argv in commands:
+        code, out, err = _in(project, argv, capsys)
+        assert code == 1, (argv, err)
+        assert STALE in err and not out, (argv, err)
+
+
+@pytest.mark.parametrize("edit", [_edit_value, _new_variant])
+def test_stale_engine_given_explicitly_is_a_warning(project: Path, engine: Any, capsys: Any,
+                                                    edit: Any) -> None:
+    commands = _commands(project, engine)
+    edit(project / "rules")
+    for argv in commands:
+        code, out, err = _in(project, [*argv, "--engine", "generated/lisboa_engine.py"], capsys)
+        assert code == 0, (argv, err)
+        assert f"warning: {STALE}" in err and out, (argv, err)
+
+
+def _children(pid: int) -> list[int]:
+    """Every live descendant of `pid`, from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z":
+            parents[int(entry.name)] = int(fields[1])
+    found, todo = [], [pid]
+    while todo:
+        here = todo.pop()
+        kids = [p for p, pp in parents.items() if pp == here]
+        found += kids
+        todo += kids
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("jobs", ["2", "3"])
+def test_sigterm_ends_simulate_workers(jobs: str) -> None:
+    """SIGTERM to `simulate --jobs J` ends its workers too, and the command itself."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lisboa_rules", "simulate", "--games", "100000", "--seed", "1",
+         "--jobs", jobs], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        deadline = time.monotonic() + 120
+        while len(_children(proc.pid)) < int(jobs) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.1)
+        workers = _children(proc.pid)
+        assert len(workers) >= int(jobs)
+        time.sleep(0.5)  # let the workers play
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+        assert proc.returncode == -signal.SIGTERM
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(Path(f"/proc/{w}").exists() and
+                                                  "Z" not in _state(w) for w in workers):
+            time.sleep(0.1)
+        alive = [w for w in workers if Path(f"/proc/{w}").exists() and "Z" not in _state(w)]
+        assert not alive, f"workers still running after SIGTERM: {alive}"
+    finally:
+        for w in _children(proc.pid):
+            with contextlib.suppress(OSError):
+                os.kill(w, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _state(pid: int) -> str:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return "Z"
+    return stat[stat.rindex(")") + 2:].split()[0]

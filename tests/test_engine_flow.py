@@ -3,6 +3,8 @@ the steps in order) and the end of the game (both triggers, the round, one more 
 
 from __future__ import annotations
 
+from collections import Counter
+from math import prod
 from typing import Any
 
 from conftest import (
@@ -159,13 +161,26 @@ def test_hand_discard_one_bottom_reward_per_noble_no_penalty(engine: Any, fresh:
     g = sound(engine, engine.from_json(engine.to_json(g)))
     p = g.players[0]
     expected = dict(rs.cards[reis_cards[0]].reward)["reis"] + dict(rs.cards[king].reward)["reis"]
-    after = engine.apply_move(g, engine.Move("hand-discard", 0, cards=tuple(sorted(hand))))
+    # the listed discard of the whole hand in which the first Manuel card gives the reward
+    # (apply_move accepts only what legal_moves lists)
+    move = next(
+        m for m in engine.legal_moves(g)
+        if sorted(m.cards) == sorted(hand)
+        and next(c for c in m.cards if rs.cards[c].type == "manuel") == reis_cards[0]
+    )
+    after = engine.apply_move(g, move)
     assert after.players[0].reis == p.reis + expected  # the 2nd Manuel card gives nothing
     assert after.players[0].influence == p.influence  # penalties ignored
     assert after.players[0].hand == []
     assert (after.phase, after.actor) == ("hand-discard", 1)
-    n_moves = len(engine.legal_moves(after))
-    assert n_moves == 2 ** len(after.players[1].hand)
+    # every subset of the hand, with a choice of the rewarded card per Noble
+    hand1 = after.players[1].hand
+    expected_moves = 0
+    for mask in range(1 << len(hand1)):
+        per_noble = Counter(rs.cards[c].type for i, c in enumerate(hand1)
+                            if mask >> i & 1 and rs.cards[c].type != rs.treasury_pile)
+        expected_moves += prod(per_noble.values())
+    assert len(engine.legal_moves(after)) == expected_moves
 
 
 # --- the end of the game ---------------------------------------------------------------------

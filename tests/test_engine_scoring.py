@@ -84,11 +84,11 @@ def test_influence_cashes_into_reis_then_one_wig_per_five(engine: Any, fresh: An
     g = _blank(fresh(3))
     p = g.players[0]
     icons = g.rs.reis_icons
-    p.influence = icons[2]  # three real icons at or below the marker
-    p.reis = 12
+    p.influence = icons[2]  # two real icons below the marker: it moves left onto them
+    p.reis = 13
     line = _line(engine.final_scores(g), 0, "score.influence")
-    assert line.wigs == (12 + 3) // 5
-    assert f"(12 + 3) // 5 = {(12 + 3) // 5}" in line.explanation
+    assert line.wigs == (13 + 2) // 5
+    assert f"(13 + 2) // 5 = {(13 + 2) // 5}" in line.explanation
     assert p.influence == icons[2]  # the marker itself does not move
 
 

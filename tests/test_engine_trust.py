@@ -168,16 +168,16 @@ def test_true_is_not_card_1(engine: Any, fresh: Any, seat: int) -> None:
 # --- apply_move accepts exactly what legal_moves lists -------------------------------------------
 
 HAND_DISCARDS: dict[str, Callable[[list[int], list[int]], tuple[int, ...]]] = {
-    "in reverse order": lambda hand, _: tuple(sorted(hand[:2], reverse=True)),
     "a card twice": lambda hand, _: (hand[0], hand[0]),
     "a card of another hand": lambda hand, other: (other[0],),
-    "all in reverse order": lambda hand, _: tuple(sorted(hand, reverse=True)),
+    "a card of another hand after one's own": lambda hand, other: (hand[0], other[0]),
     "a card not in the game": lambda hand, _: (hand[0], 100_000),
+    "a negative card": lambda hand, _: (-hand[0],),
 }
 
 
 @pytest.mark.parametrize("forgery", sorted(HAND_DISCARDS))
-def test_the_hand_discard_accepts_only_listed_orders(
+def test_the_hand_discard_accepts_only_listed_discards(
     engine: Any, discarding: Any, forgery: str
 ) -> None:
     g = discarding
@@ -229,6 +229,8 @@ def _full_hand_from_box(d: dict[str, Any]) -> None:
     while len(hand) < 9:
         hand.append(d["box"].pop())
 
+
+_ENGINE: list[Any] = []  # the engine, for the changes that read its tables
 
 BROKEN: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "game end without a final round": (
@@ -286,8 +288,17 @@ BROKEN: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "a trigger fired twice": ("late", lambda d: d.update(fired=d["fired"] + d["fired"][:1])),
     "a period end pending in the last period": ("late", lambda d: d.update(period_end_by=0)),
     "a hand discard in the last period": ("discarding", lambda d: d.update(period=2)),
+    "a display pile filled after the display was discarded": (
+        "discarding",
+        lambda d: _box_card_to_its_pile(_ENGINE[0], d),
+    ),
     "a card in another Noble's pile": ("mid", lambda d: _move_top_card(d)),
 }
+
+
+def _box_card_to_its_pile(E: Any, d: dict[str, Any]) -> None:
+    card = d["box"].pop()
+    d["piles"][E.RULESETS[tuple(d["variants"])].cards[card].type].append(card)
 
 
 def _move_top_card(d: dict[str, Any]) -> None:
@@ -300,6 +311,7 @@ def _move_top_card(d: dict[str, Any]) -> None:
 def test_a_save_the_engine_cannot_play_is_refused(
     engine: Any, mid: Any, late: Any, discarding: Any, name: str
 ) -> None:
+    _ENGINE[:] = [engine]
     base, change = BROKEN[name]
     data = copy.deepcopy(engine.to_json({"mid": mid, "late": late, "discarding": discarding}[base]))
     change(data)
@@ -416,8 +428,9 @@ def test_engine_fuzz_finds_nothing(engine: Any, which: str) -> None:
 
 
 def test_the_hand_discard_check_agrees_with_the_listing(engine: Any, discarding: Any) -> None:
-    """apply_move reads the hand-discard listing off directly: every ordering of up to three
-    cards (of the hand, another hand, or none) is legal exactly when legal_moves lists it."""
+    """Every ordering of up to three cards (of the hand, of another hand, or none; the order
+    says which card of a Noble gives its reward) is legal exactly when legal_moves lists it:
+    an order legal_moves never lists is refused."""
     g = discarding
     hand = sorted(g.players[g.actor].hand)
     pool = [*hand[:4], *[c for c in g.discard[:2] if c not in hand]]

@@ -219,3 +219,348 @@ def test_period_end_in_the_reference(builds: dict[str, Build]) -> None:
     assert "3rd rubble set" in builds["house-period"].reference
     assert "own 3rd rubble set" not in builds["base"].reference
     assert "own 2nd rubble set" in builds["base"].reference
+
+
+# --- a folded house rule is named ------------------------------------------------------------
+
+TITLES = {"house-books": "Richer Books", "house-visit": "Crowded offices",
+          "house-period": "A longer first period"}
+
+
+@pytest.mark.parametrize("name", sorted(HOUSE_RULES))
+def test_folded_variant_is_named(builds: dict[str, Build], name: str) -> None:
+    """The reference's title and the engine's GAME_INFO say which house rule is built in."""
+    house, base = builds[name], builds["base"]
+    named = f"with {TITLES[name]} ({name})"
+    assert f"Rules reference · {named}" in house.reference
+    assert f"<title>Lisboa · rules reference · {named}</title>" in house.reference
+    assert f"<title>Lisboa · player aid · {named}</title>" in house.reference
+    assert "Rules reference · standard game" not in house.reference
+    assert "Rules reference · standard game" in base.reference and named not in base.reference
+    assert house.engine.GAME_INFO["folded_variants"] == [{"id": name, "title": TITLES[name]}]
+    assert "folded_variants" not in base.engine.GAME_INFO
+
+
+def test_two_folded_variants_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    for name in ("house-visit", "house-period"):
+        (tmp_path / "rules" / "variants" / f"{name}.yaml").write_text(HOUSE_RULES[name])
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", "--no-cache", "--variant", "house-visit", "--variant",
+                 "house-period"]) == 0
+    md = (tmp_path / "generated" / "reference" / "rules.md").read_text(encoding="utf-8")
+    assert "With A longer first period (house-period), Crowded offices (house-visit)" in md
+    E = _load(tmp_path / "generated" / "lisboa_engine.py", "house_engine_two")
+    assert [v["id"] for v in E.GAME_INFO["folded_variants"]] == ["house-period", "house-visit"]
+
+
+@pytest.mark.parametrize("variants", [["house-visit"], ["house-books", "house-period"]])
+def test_pdf_with_a_folded_variant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   variants: list[str]) -> None:
+    """`pdf --variant NAME` prints the folded rules; the files and their titles name it."""
+    from lisboa_rules import reference_cli
+
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    for name in variants:
+        (rules / "variants" / f"{name}.yaml").write_text(HOUSE_RULES[name])
+    printed: dict[str, str] = {}
+
+    def fake(html: str, work: Path, target: Path) -> None:
+        printed[target.name.lstrip(".").removesuffix(".partial")] = html
+        target.write_bytes(b"%PDF-1.4 fake")
+
+    monkeypatch.setattr(reference_cli, "choose_printer", lambda backend: ("fake", fake))
+    args = ["pdf", "--rules", str(rules), "--out", str(tmp_path / "dist")]
+    for name in variants:
+        args += ["--variant", name]
+    assert main(args) == 0
+    tail = "".join(f"-{v}" for v in sorted(variants))
+    assert sorted(printed) == [f"player-aid{tail}.pdf", f"rules{tail}.pdf"]
+    assert sorted(p.name for p in (tmp_path / "dist").iterdir()) == sorted(printed)
+    for html in printed.values():
+        title = re.search(r"<title>(.*?)</title>", html)
+        assert title is not None
+        for name in variants:
+            assert f"{TITLES[name]} ({name})" in title.group(1)
+    if "house-visit" in variants:
+        assert "plus 2 per Official" in re.sub(r"<[^>]+>", "", printed[f"rules{tail}.pdf"])
+    assert main([*args[:5], "--variant", "no-such"]) == 1
+
+
+# --- the README's house-rule example ---------------------------------------------------------
+
+
+def readme_house_rule() -> tuple[str, str]:
+    """(variant id, file text) of the YAML example under the README's "House rules" heading."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## House rules and variants", 1)[1]
+    block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert block is not None, "the README's house-rule section has no yaml example"
+    text = block.group(1)
+    found = re.search(r"^id: (\S+)$", text, re.MULTILINE)
+    assert found is not None
+    return found.group(1), text
+
+
+def test_readme_house_rule_has_its_modeline() -> None:
+    _, text = readme_house_rule()
+    first = text.splitlines()[0]
+    assert first == "# yaml-language-server: $schema=../../generated/schema/variant.schema.json"
+    assert (ROOT / "rules" / "variants" / first.split("=", 1)[1]).resolve().is_file()
+
+
+@pytest.mark.parametrize("fold", [True, False])
+def test_readme_house_rule_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str], fold: bool) -> None:
+    """The README's example, saved in rules/variants/, builds clean, folded or as an option."""
+    vid, text = readme_house_rule()
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    (tmp_path / "rules" / "variants" / f"{vid}.yaml").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["build", "--no-cache", *(["--variant", vid] if fold else [])]) == 0
+    err = capsys.readouterr().err
+    assert "warning" not in err and "error" not in err, err
+    E = _load(tmp_path / "generated" / "lisboa_engine.py", f"readme_engine_{fold}")
+    if fold:
+        assert [v["id"] for v in E.GAME_INFO["folded_variants"]] == [vid]
+    else:
+        assert vid in E.VARIANTS
+
+
+# --- a formula changed, its words not (text-stale) ---------------------------------------------
+
+VARIANT_HEAD = """\
+kind: variant
+id: house
+title: House rule
+applies: chosen
+text: A house rule.
+source: [seed:000#endgame-scoring]
+changes:
+"""
+
+# (changes, base edit (file, old, new) or None, [(field, rule id, base file of the text)])
+STALE = {
+    "formula": (
+        "  scoring:\n    sources:\n      - {id: score.ships, formula: 2 * ship_hull_total}\n",
+        None, [("text", "score.ships", "scoring.yaml"), ("short", "score.ships", "scoring.yaml")]),
+    "formula-keeps-param-words": (
+        "  scoring:\n    sources:\n      - {id: score.favors, formula: 3 * royal_favors}\n",
+        None,
+        [("text", "score.favors", "scoring.yaml"), ("short", "score.favors", "scoring.yaml")]),
+    "param-without-placeholder": (
+        "  scoring:\n    sources:\n      - {id: score.rubble, params: {wigs_per_set: 4}}\n",
+        ("scoring.yaml", "Each completed rubble set scores {params.wigs_per_set} wigs.",
+         "Each completed rubble set scores 3 wigs."),
+        [("text", "score.rubble", "scoring.yaml")]),
+    "structure": (
+        "  flow:\n    triggers:\n      - {id: period-end.rubble, period: 2}\n",
+        None, [("text", "period-end.rubble", "flow.yaml")]),
+    "structure-scope": (
+        "  flow:\n    triggers:\n      - id: period-end.rubble\n        scope: game\n",
+        None, [("text", "period-end.rubble", "flow.yaml")]),
+    "text-changed-short-not": (
+        "  scoring:\n    sources:\n      - id: score.ships\n        formula: 2 * ship_hull_total\n"
+        "        text: Each Ship in your portfolio scores twice its hull size.\n",
+        None, [("short", "score.ships", "scoring.yaml")]),
+}
+
+FRESH = {
+    "param-through-placeholder": "  flow:\n    triggers:\n      - {id: period-end.rubble, "
+                                 "params: {sets: 3}}\n",
+    "params-through-placeholders": "  scoring:\n    sources:\n      - {id: score.rubble, params: "
+                                   "{wigs_per_set: 4}}\n",
+    "formula-through-placeholder": "  court:\n    costs:\n      - {id: visit-cost, formula: "
+                                   "'max(minimum, 1 + per_official * "
+                                   "other_officials_in_office)'}\n",
+    "texts-changed-too": "  scoring:\n    sources:\n      - id: score.ships\n"
+                         "        formula: 2 * ship_hull_total\n"
+                         "        text: Each Ship in your portfolio scores twice its hull size.\n"
+                         "        short: Twice the total of their hull sizes\n",
+    "part-with-own-words": "  nobles:\n    noble_actions:\n      - id: take-decree\n"
+                           "        extra_pick: {max_markers: 2}\n",
+    "land-price-formula": "  nobles:\n    noble_actions:\n      - id: build-store\n"
+                          "        params: {rubble_cost: 3}\n",
+    "labels-only": "  scoring:\n    sources:\n      - {id: score.ships, name: Ships you own}\n",
+}
+
+
+def _project(tmp_path: Path, changes: str, base_edit: tuple[str, str, str] | None = None,
+             extra: str = "") -> Path:
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    if base_edit is not None:
+        name, old, new = base_edit
+        path = tmp_path / "rules" / name
+        text = path.read_text(encoding="utf-8")
+        assert old in text
+        path.write_text(text.replace(old, new), encoding="utf-8")
+    (tmp_path / "rules" / "variants" / "house.yaml").write_text(VARIANT_HEAD + changes + extra,
+                                                                encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize("case", sorted(STALE))
+@pytest.mark.parametrize("fold", [True, False])
+def test_text_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                    capsys: pytest.CaptureFixture[str], case: str, fold: bool) -> None:
+    """A variant that changes a rule's formula, params or structure but not the words that
+    print it: one located text-stale error per stale text, at the variant's change, nothing
+    written."""
+    changes, base_edit, expected = STALE[case]
+    project = _project(tmp_path, changes, base_edit)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    code = main(["build", "--no-cache", *(["--variant", "house"] if fold else [])])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert not (project / "generated").exists()
+    stale = [ln for ln in err.splitlines() if "error[text-stale]" in ln]
+    assert len(stale) == len(expected), err
+    for field, rule, base_file in expected:
+        line = next((ln for ln in stale if f"its {field} still reads" in ln), None)
+        assert line is not None, err
+        assert line.startswith("rules/variants/house.yaml:") and f"'{rule}'" in line, line
+        assert re.search(rf"^rules/{base_file}:\d+:\d+: note: the {field} of '{rule}'$", err,
+                         re.MULTILINE), err
+
+
+@pytest.mark.parametrize("case", sorted(FRESH))
+def test_text_fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                    capsys: pytest.CaptureFixture[str], case: str) -> None:
+    """A changed value its text prints through a placeholder, or whose text changes with it."""
+    project = _project(tmp_path, FRESH[case])
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    code = main(["validate"])
+    err = capsys.readouterr().err
+    assert code == 0 and "text-stale" not in err, err
+
+
+def test_text_stale_callout_acknowledges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A variant's callout at the rule (printed beside its text) addresses the rule's words."""
+    callout = ("callouts:\n  - rule: score.ships\n    text: With this house rule, Ships score "
+               "twice their hull size.\n    source: [seed:000#endgame-scoring]\n")
+    project = _project(tmp_path, STALE["formula"][0], extra=callout)
+    monkeypatch.chdir(project)
+    assert main(["validate"]) == 0, capsys.readouterr().err
+
+
+# --- misspelt keys and ids in a variant ---------------------------------------------------------
+
+# (changes, line of the error in the variant, the message)
+UNKNOWN = {
+    "param-set": ("  flow:\n    triggers:\n      - {id: period-end.rubble, params: {set: 3}}\n",
+                  10, "no key 'set' in flow.triggers[period-end.rubble].params; "
+                      "did you mean 'sets'?"),
+    "param-per-oficial": ("  court:\n    costs:\n      - id: visit-cost\n"
+                          "        params: {minimum: 0, per_oficial: 2}\n",
+                          11, "no key 'per_oficial' in court.costs[visit-cost].params; "
+                              "did you mean 'per_official'?"),
+    "field": ("  scoring:\n    sources:\n      - id: score.rubble\n        formla: rubble_sets\n",
+              11, "no key 'formla' in scoring.sources[score.rubble]; did you mean 'formula'?"),
+    "nested-map": ("  game:\n    start:\n      reiss: 12\n",
+                   10, "no key 'reiss' in game.start; did you mean 'reis'?"),
+    "id-visit-costs": ("  court:\n    costs:\n"
+                       "      - {id: visit-costs, params: {per_official: 2}}\n",
+                       10, "no cost 'visit-costs' in court.costs; did you mean 'visit-cost'?"),
+    "id-trigger": ("  flow:\n    triggers:\n      - id: period-end.rubbles\n"
+                   "        params: {sets: 3}\n",
+                   10, "no trigger 'period-end.rubbles' in flow.triggers; "
+                       "did you mean 'period-end.rubble'?"),
+    "id-nested": ("  scoring:\n    sources:\n      - id: score.stores\n        groups:\n"
+                  "          - {id: bookz, table: [12, 8, 4]}\n",
+                  12, "no group 'bookz' in scoring.sources[score.stores].groups; "
+                      "did you mean 'books'?"),
+    "id-noble-action": ("  nobles:\n    noble_actions:\n      - {id: build-stores, rubble: 2}\n",
+                        10, "no noble action 'build-stores' in nobles.noble_actions; "
+                            "did you mean 'build-store'?"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNKNOWN))
+def test_unknown_key_or_id_is_one_located_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        case: str) -> None:
+    """A misspelt key or id: exactly one error, at the variant's line, with did-you-mean; no
+    warning in the base files, nothing written."""
+    changes, line, message = UNKNOWN[case]
+    project = _project(tmp_path, changes)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["build", "--no-cache", "--variant", "house"]) == 1
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ": error[" in ln or ": warning[" in ln]
+    assert len(lines) == 1, err
+    assert re.match(rf"rules/variants/house\.yaml:{line}:\d+: error\[overlay-unknown-(key|item)\]: "
+                    + re.escape(message) + "$", lines[0]), err
+    assert not (project / "generated").exists()
+
+
+ADDED = {
+    "new-cost": ("  court:\n    costs:\n      - $add: true\n        id: house-fee\n"
+                 "        name: House fee\n        formula: fee\n        params: {fee: 1}\n"
+                 "        text: A house fee of {formula}.\n"
+                 "        source: [seed:001#spending-influence-to-visit]\n"),
+    "new-flag": ("  game:\n    flags:\n      - {$add: true, id: house, name: House flag, "
+                 "text: Never set.}\n"),
+    "new-key": ("  scoring:\n    sources:\n      - id: score.rubble\n"
+                "        formula: wigs_per_set * rubble_sets + bonus\n"
+                "        params: {bonus: {$add: 1}}\n"
+                "        text: Each completed rubble set scores {params.wigs_per_set} wigs, plus "
+                "{params.bonus}.\n"
+                "        short: '{formula}'\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ADDED))
+def test_explicit_additions_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str], case: str) -> None:
+    """New items (`$add: true`, the whole item) and new keys (`key: {$add: VALUE}`) build."""
+    project = _project(tmp_path, ADDED[case])
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["build", "--no-cache", "--variant", "house"]) == 0, capsys.readouterr().err
+    assert "$add" not in (project / "generated" / "lisboa_engine.py").read_text()
+
+
+@pytest.mark.parametrize(("changes", "line"), [
+    ("  court:\n    costs:\n      - {$add: true, id: visit-cost, formula: '1'}\n", 10),
+    ("  game:\n    start: {reis: {$add: 3}}\n", 9),
+])
+def test_add_of_something_that_exists_is_an_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        changes: str, line: int) -> None:
+    project = _project(tmp_path, changes)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["validate"]) == 1
+    err = capsys.readouterr().err
+    assert re.search(rf"^rules/variants/house\.yaml:{line}:\d+: "
+                     r"error\[overlay-unknown-(key|item)\]: .*already ha", err, re.MULTILINE), err
+
+
+@pytest.mark.parametrize(("a", "b", "where"), [
+    ("  scoring:\n    sources:\n      - {id: score.rubble, params: {bonus: {$add: 1}}}\n",
+     "  scoring:\n    sources:\n      - {id: score.rubble, params: {bonus: {$add: 2}}}\n",
+     "scoring.sources.1.params.bonus"),
+    ("  game:\n    flags:\n      - {$add: true, id: fl, name: F, text: Never set.}\n",
+     "  game:\n    flags:\n      - {$add: true, id: fl, name: G, text: Never set.}\n",
+     "game.flags.0.name"),
+])
+def test_two_variants_adding_the_same_thing_conflict(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        a: str, b: str, where: str) -> None:
+    """The same new key or item from two variants is a conflict, not an "already has"."""
+    project = _project(tmp_path, a)
+    (project / "rules" / "variants" / "house-b.yaml").write_text(
+        VARIANT_HEAD.replace("id: house", "id: house-b") + b, encoding="utf-8")
+    (project / "rules" / "variants" / "queen.yaml").unlink()
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["validate"]) == 1
+    err = capsys.readouterr().err
+    assert "already ha" not in err, err
+    assert f"error[overlay-conflict]: variants 'house' and 'house-b' both change {where}" in err

@@ -518,3 +518,229 @@ def test_a_huge_parameter_name_builds(tmp_path: Path, monkeypatch: pytest.Monkey
                                     "params: {wigs_per_set: 3, " + "x" * 400 + ": 1}"))
     code, err = build(tmp_path, monkeypatch)
     assert code in (0, 1) and "Traceback" not in err, err
+
+
+# --- one encoder: every hostile string, every target language ------------------------------------
+
+ENCODER_INPUTS = (
+    *HOSTILE,
+    '"""',
+    "'''",
+    'ends with a quote"',
+    "ends with a backslash\\",
+    "\"\"\"; __import__('os').system('touch PWNED') #",
+    "\n__import__('os').system('touch PWNED')",
+    "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029 line breaks Python or splitlines() see",
+    "\u202a\u202b\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c bidi",
+    "\ud800 lone surrogate \udcff",
+    "\U000e0041 tag character, \ufeff bom, \u00ad soft hyphen",
+    "--->", "--!>", "<!--", "-->", "<!-", "->", ">", "a-", "-", "--", "%2D%2D%3E",
+    "<img src=x onerror=alert(1)>",
+)
+
+
+@pytest.mark.parametrize("value", ENCODER_INPUTS)
+def test_the_python_encoders_keep_data_out_of_code(value: str) -> None:
+    from lisboa_rules import encode
+
+    assert ast.literal_eval(encode.py_str(value)) == value
+    assert encode.py_str(value).startswith('"') and encode.py_str(value).endswith('"')
+    # A comment line: the module is the same as without it, however the line is read.
+    clean = ast.dump(ast.parse("x = 1\ny = 2\n"))
+    line = encode.py_comment(value)
+    assert ast.dump(ast.parse(f"x = 1  # {line}\ny = 2\n")) == clean
+    assert len(f"# {line}".splitlines()) == 1
+    assert '"""' not in line and "'''" not in line
+    # A docstring holding the value.
+    doc = encode.py_docstring(value)
+    tree = ast.parse(f'def f() -> None:\n    """Text: {doc}."""\n')
+    assert len(tree.body) == 1 and len(tree.body[0].body) == 1  # type: ignore[attr-defined]
+    assert ast.get_docstring(tree.body[0], clean=False) == f"Text: {value}."  # type: ignore[arg-type]
+
+
+class _Markup(html.parser.HTMLParser):
+    """Tags with their attributes, and comments, of a page."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, tuple[tuple[str, str | None], ...]]] = []
+        self.comments: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, tuple(sorted(attrs))))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+
+    def handle_comment(self, data: str) -> None:
+        self.comments.append(data)
+
+
+def _markup(text: str) -> _Markup:
+    parser = _Markup()
+    parser.feed(text)
+    parser.close()
+    return parser
+
+
+@pytest.mark.parametrize("value", ENCODER_INPUTS)
+def test_the_comment_encoder_can_neither_close_nor_open_a_comment(value: str) -> None:
+    from urllib.parse import unquote
+
+    from lisboa_rules import encode
+
+    text = encode.ml_comment(value)
+    page = _markup(f"<p>before</p><!--\n{text}\n--><p>after</p>")
+    assert page.comments == [f"\n{text}\n"]
+    assert [t for t, _ in page.tags] == ["p", "p"]
+    assert "--" not in text and not {"<", ">", "!", "&"} & set(text)
+    assert not text.endswith("-") and len(text.splitlines()) <= 1
+    assert all(ch.isprintable() for ch in text)
+    assert unquote(text, errors="surrogatepass") == value  # nothing is lost
+    assert str(encode.html_text(text)) == text  # HTML templates leave it as it is
+
+
+# File names are data too: the engine names its sources in comments and a docstring, the
+# reference in its DO-NOT-EDIT comment. Each case renames several rules files at once.
+HOSTILE_FILE_NAMES = [
+    {"scoring.yaml": 's""" + str(__import__("os").system("touch PWNED")) + """.yaml',
+     "nobles.yaml": "n''' + str(__import__('os').system('touch PWNED')) + '''.yaml"},
+    {"scoring.yaml": "a--->b <img src=x onerror=alert(1)>.yaml",
+     "court.yaml": "x--!><script>alert(1).yaml",
+     "variants/queen.yaml": "variants/<!-- q.yaml"},
+    {"scoring.yaml": "\u202eevil\u2066 bidi\u2069 \u200f.yaml",
+     "flow.yaml": "back\\slash \\ and quote\\.yaml",
+     "game.yaml": "%2D%2D%3E -- <b onmouseover=alert(1)>.yaml"},
+    {"scoring.yaml": "\"; __import__('os').system('touch PWNED'); \".yaml",
+     "components.yaml": "--><svg onload=alert(1)>&amp;.yaml"},
+]
+
+
+@pytest.fixture(scope="module")
+def clean_names(tmp_path_factory: pytest.TempPathFactory) -> tuple[ast.AST, dict[str, _Markup]]:
+    """The clean build's engine (string literals blanked) and reference markup."""
+    project = tmp_path_factory.mktemp("clean-names")
+    shutil.copytree(RULES, project / "rules")
+    with pytest.MonkeyPatch.context() as mp:
+        code, err = build(project, mp)
+    assert code == 0, err
+    tree = ast.parse((project / "out" / "lisboa_engine.py").read_text(encoding="utf-8"))
+    pages = {p.name: _markup(p.read_text(encoding="utf-8"))
+             for p in sorted((project / "out" / "reference").glob("*.*"))
+             if p.suffix in (".md", ".html")}
+    return _blank_strings(tree), pages
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="file names with < > \" |")
+@pytest.mark.parametrize("renames", HOSTILE_FILE_NAMES, ids=lambda r: "+".join(sorted(r)))
+def test_hostile_file_names_stay_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, renames: dict[str, str],
+    clean_names: tuple[ast.AST, dict[str, _Markup]],
+) -> None:
+    from urllib.parse import unquote
+
+    shutil.copytree(RULES, tmp_path / "rules")
+    for old, new in renames.items():
+        (tmp_path / "rules" / old).rename(tmp_path / "rules" / new)
+    code, err = build(tmp_path, monkeypatch)
+    assert code == 0, err
+    assert not list(tmp_path.rglob("PWNED")) and not list(Path.cwd().glob("PWNED"))
+    source = (tmp_path / "out" / "lisboa_engine.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    good_tree, good_pages = clean_names
+    assert ast.dump(_blank_strings(tree)) == ast.dump(good_tree)
+    engine = load_engine(tmp_path / "out" / "lisboa_engine.py", "lisboa_engine_names")
+    game = engine.new_game(3)
+    engine.final_scores(game)
+    assert not list(tmp_path.rglob("PWNED"))
+    # The names are still there, readable (as escapes where they are not printable).
+    from lisboa_rules import encode
+
+    for new in renames.values():
+        assert encode.py_comment(f"rules/{new}") in source
+    for page in sorted((tmp_path / "out" / "reference").glob("*.*")):
+        if page.suffix not in (".md", ".html"):
+            continue
+        text = page.read_text(encoding="utf-8")
+        bad, good = _markup(text), good_pages[page.name]
+        assert bad.tags == good.tags, page.name  # the same tags with the same attributes
+        assert len(bad.comments) == len(good.comments) == 1, page.name
+        assert "--" not in bad.comments[0], page.name
+        shown = unquote(bad.comments[0], errors="surrogatepass")
+        assert all(f"rules/{new}" in shown for new in renames.values()), page.name
+        assert "<img" not in text and "<svg" not in text and "<script>alert" not in text
+
+
+# --- placeholders: a list index is ASCII digits ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "index",
+    ["²", "².name", "٣.name", "３.name", "߃.name", "①.name", "1²", "٠", "9" * 30],
+    ids=["superscript", "superscript-name", "arabic-indic", "fullwidth", "nko", "circled",
+         "mixed", "arabic-indic-zero", "huge"],
+)
+def test_a_non_ascii_list_index_in_a_placeholder_is_a_located_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, index: str
+) -> None:
+    """`str.isdigit()` is true for '²' (then int() crashed the build) and int() reads '٣' and
+    '３' as 3 (then the placeholder silently named the fourth business)."""
+    shutil.copytree(RULES, tmp_path / "rules")
+    target = tmp_path / "rules" / "components.yaml"
+    text = target.read_text(encoding="utf-8")
+    old = "{game.start.hand} blue cards"
+    assert old in text
+    at = text[: text.index(old)].count("\n") + 1
+    target.write_text(text.replace(old, "{game.businesses." + index + "} blue cards", 1),
+                      encoding="utf-8")
+    code, err = build(tmp_path, monkeypatch)
+    assert code == 1, err
+    found = re.findall(r"^rules/components\.yaml:(\d+):\d+: error\[unknown-placeholder\]", err,
+                       re.M)
+    assert found and all(at - 3 <= int(n) <= at for n in found), err
+    assert "internal error" not in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="file names of any bytes")
+@pytest.mark.parametrize("raw", [b"s\xff\xfe--->.yaml", b"n\xc3(.yaml", b"v\xed\xa0\x80.yaml"],
+                         ids=["ff-fe", "truncated", "encoded-surrogate"])
+def test_a_file_name_that_is_not_utf8_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raw: bytes
+) -> None:
+    """Such a name was an internal error (UnicodeEncodeError hashing the inputs)."""
+    import os
+
+    shutil.copytree(RULES, tmp_path / "rules")
+    os.rename(tmp_path / "rules" / "scoring.yaml", os.fsencode(tmp_path / "rules") + b"/" + raw)
+    code, err = build(tmp_path, monkeypatch)
+    assert code == 1, err
+    assert re.search(r"^rules/.+\.yaml:1:1: error\[unreadable-file\]: .*not UTF-8", err, re.M), err
+    assert "internal error" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_encoders_hold_for_random_strings_of_dangerous_characters() -> None:
+    """300 seeded random strings drawn from quotes, backslashes, dashes, brackets, line breaks,
+    bidi and format characters, surrogates and letters: the same properties as above."""
+    import random
+    from urllib.parse import unquote
+
+    from lisboa_rules import encode
+
+    pool = [
+        *"\"'\\-<>!&%#{}()|`*_[] \n\r\t\x00\x0b\x0c\x1b\x7f\x85aZ0é",
+        "\u2028", "\u2029", "\u202e", "\u2066", "\u200f", "\ufeff", "\ud800", "\udfff",
+        "\U0001f600", "\U000e0041", "²", "٣"]
+    rng = random.Random(11)
+    clean = ast.dump(ast.parse("x = 1\ny = 2\n"))
+    for _ in range(300):
+        value = "".join(rng.choice(pool) for _ in range(rng.randint(0, 24)))
+        assert ast.literal_eval(encode.py_str(value)) == value
+        assert ast.dump(ast.parse(f"x = 1  # {encode.py_comment(value)}\ny = 2\n")) == clean
+        doc = ast.parse(f'def f() -> None:\n    """{encode.py_docstring(value)}"""\n')
+        assert ast.get_docstring(doc.body[0], clean=False) == value  # type: ignore[arg-type]
+        text = encode.ml_comment(value)
+        page = _markup(f"<!--\n{text}\n--><p>x</p>")
+        assert page.comments == [f"\n{text}\n"] and [t for t, _ in page.tags] == ["p"]
+        assert "--" not in text and unquote(text, errors="surrogatepass") == value

@@ -14,6 +14,7 @@ from typing import Any
 from lisboa_rules import expr
 from lisboa_rules.emit.pyfmt import Call, Raw, Update, fmt, identifier, literal
 from lisboa_rules.emit.words import plain_text
+from lisboa_rules.encode import py_comment
 from lisboa_rules.expr import Formula
 from lisboa_rules.model import Model
 from lisboa_rules.source import Span
@@ -119,11 +120,13 @@ def show_code(f: Formula, params: tuple[tuple[str, int], ...]) -> str | None:
     """An f-string that writes an int formula with the values put in, e.g. `(12 + 3) // 5`.
 
     Params show as their numbers and engine names as their values; a name that is the sum of
-    a list shows its terms (`2 + 3 + 3`). None when the result would be just the value."""
+    a list shows its terms (`2 + 3 + 3`). Brackets follow precedence (`expr.needs_parens`),
+    and a list's sum counts as a `+` there: `2 * ship_hull_total` shows `2 × (3 + 4)`. None
+    when the result would be just the value."""
     values = dict(params)
     names = 0
 
-    def name(node_name: str, item: str | None) -> str:
+    def name(node_name: str, item: str | None, bracket: bool) -> str:
         nonlocal names
         if node_name in values:
             return str(values[node_name])
@@ -132,27 +135,36 @@ def show_code(f: Formula, params: tuple[tuple[str, int], ...]) -> str | None:
         code = code.format(item=repr(item)) if item is not None else code
         whole = _SUM_OF_LIST.match(code)
         if whole:
-            return "{" + f"' + '.join(map(str, {whole.group(1)})) or '0'" + "}"
+            terms = f"' + '.join(map(str, {whole.group(1)}))"
+            if bracket:  # one term needs no brackets, two or more do
+                return ("{'(' + " + terms + " + ')' if len(" + whole.group(1) + ") > 1 else "
+                        + terms + " or '0'}")
+            return "{" + terms + " or '0'" + "}"
         return "{" + code + "}"
 
-    def walk(node: ast.expr, top: bool) -> str | None:
+    def operand(child: ast.expr, parent: ast.expr, right: bool = False) -> str | None:
+        text = walk(child, expr.needs_parens(expr.SUM_NODE, parent, right))
+        if text is None or not expr.needs_parens(child, parent, right):
+            return text
+        return f"({text})"
+
+    def walk(node: ast.expr, bracket_sum: bool = False) -> str | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, int):
             return str(node.value)
         if isinstance(node, ast.Name):
-            return name(node.id, None)
+            return name(node.id, None, bracket_sum)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            return name(node.value.id, node.attr)
+            return name(node.value.id, node.attr, bracket_sum)
         if isinstance(node, ast.BinOp) and type(node.op) in _SHOW_OPS:
-            left, right = walk(node.left, False), walk(node.right, False)
+            left, right = operand(node.left, node), operand(node.right, node, True)
             if left is None or right is None:
                 return None
-            text = f"{left} {_SHOW_OPS[type(node.op)]} {right}"
-            return text if top else f"({text})"
+            return f"{left} {_SHOW_OPS[type(node.op)]} {right}"
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            inner = walk(node.operand, False)
+            inner = operand(node.operand, node)
             return None if inner is None else f"-{inner}"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            args = [walk(a, True) for a in node.args]
+            args = [walk(a) for a in node.args]
             if any(a is None for a in args):
                 return None
             return f"{node.func.id}(" + ", ".join(a for a in args if a is not None) + ")"
@@ -160,7 +172,7 @@ def show_code(f: Formula, params: tuple[tuple[str, int], ...]) -> str | None:
 
     if f.type != "int":
         return None
-    text = walk(f.tree.body, True)
+    text = walk(f.tree.body)
     if text is None or names == 0:
         return None
     if isinstance(f.tree.body, ast.Name | ast.Attribute) and not text.startswith("{'"):
@@ -181,10 +193,9 @@ def loc(span: Span) -> str:
 
 
 def _wrap(text: str, width: int) -> list[str]:
-    """Comment lines of at most `width`; control characters (a newline inside a formula
-    would end the comment and turn data into code) become spaces."""
-    text = "".join(" " if ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 or ch in "\u2028\u2029"
-                   else ch for ch in text)
+    """Comment lines of at most `width`, encoded by `py_comment` (a newline inside a formula
+    or a file name would end the comment and turn data into code)."""
+    text = py_comment(text)
     lines: list[str] = []
     while len(text) > width:
         indent = 2 if lines else 0  # continuation lines start with two spaces
@@ -245,6 +256,8 @@ def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
         "portfolio_base": g("portfolio", "base_size"),
         "portfolio_per_set": g("portfolio", "per_rubble_set"),
         "ship_influence": g("portfolio", "ship_influence"),
+        "warehouse_base": g("warehouse", "base_size"),
+        "warehouse_per_set": g("warehouse", "per_rubble_set"),
         "cubes_per_set": g("rubble", "cubes_per_set"),
         "max_sets": g("rubble", "max_sets"),
         "period_wigs_per_set": g("rubble", "wigs_per_set_at_period_end"),
@@ -335,7 +348,7 @@ def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
     wigs: list[str] = []
     heads: list[str] = []
     for s in m.scoring:
-        note = f"    # {loc(s.span)} {s.id}"
+        note = f"    # {py_comment(f'{loc(s.span)} {s.id}')}"
         if s.kind == "per-player" and s.formula is not None:
             k = n_pp
             n_pp += 1
@@ -502,6 +515,8 @@ FIELD_PATHS: dict[str, tuple[str, ...]] = {
     "portfolio_base": ("game", "portfolio", "base_size"),
     "portfolio_per_set": ("game", "portfolio", "per_rubble_set"),
     "ship_influence": ("game", "portfolio", "ship_influence"),
+    "warehouse_base": ("game", "warehouse", "base_size"),
+    "warehouse_per_set": ("game", "warehouse", "per_rubble_set"),
     "cubes_per_set": ("game", "rubble", "cubes_per_set"),
     "max_sets": ("game", "rubble", "max_sets"),
     "period_wigs_per_set": ("game", "rubble", "wigs_per_set_at_period_end"),
@@ -555,7 +570,7 @@ def _call_with_sources(head: str, items: list[tuple[str, Any]], where: dict[str,
     lines += [f"    {a}," for a in args]
     for k, v in items:
         if where.get(k):
-            lines.append(f"    # {where[k]}")
+            lines.append(f"    # {py_comment(where[k])}")
         lines.append(f"    {k}=" + fmt(v, 4, ",", 4 + len(k) + 1) + ",")
     lines.append(")")
     return "\n".join(lines)
@@ -566,6 +581,7 @@ def build_view(
     variants: list[Any],
     state_schema: Any,
     names: dict[str, str] | None = None,
+    folded: tuple[tuple[str, str], ...] = (),
 ) -> EngineView:
     """Everything the engine template needs; `names` maps display paths to stable names."""
     _NAMES.clear()
@@ -607,6 +623,8 @@ def build_view(
     game = base.data["game"]
     info = {k: game[k] for k in ("id", "title", "designer", "publisher", "published", "years",
                                  "periods") if k in game}
+    if folded:  # house rules built into the base game (build --variant): named, not anonymous
+        info["folded_variants"] = [{"id": vid, "title": title} for vid, title in folded]
     view.game_info = fmt(info, 0, col=len("GAME_INFO: Final[dict[str, Any]] = "))
     by_code: dict[str, FormulaFn] = {}
     for m in rulesets:

@@ -9,7 +9,7 @@ from pathlib import Path
 import jinja2
 import jinja2.bccache
 
-from lisboa_rules import cache, stamp
+from lisboa_rules import cache, encode, stamp
 
 
 class _QuietBytecodeCache(jinja2.FileSystemBytecodeCache):
@@ -56,8 +56,9 @@ def _bytecode_cache(env_name: str) -> jinja2.BytecodeCache | None:
 
 @functools.cache
 def code_env() -> jinja2.Environment:
-    """Templates that produce Python: never escaped, strict about undefined names."""
-    return jinja2.Environment(
+    """Templates that produce Python: never escaped, strict about undefined names; data goes
+    in already encoded (lisboa_rules/encode.py), docstring text through the `pydoc` filter."""
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("lisboa_rules", "templates"),
         undefined=jinja2.StrictUndefined,
         bytecode_cache=_bytecode_cache("code"),
@@ -66,6 +67,8 @@ def code_env() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
+    env.filters["pydoc"] = encode.py_docstring
+    return env
 
 
 @functools.cache

@@ -6,10 +6,11 @@ line when it fits, otherwise one element per line with a trailing comma.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from lisboa_rules.encode import py_str
 
 WIDTH = 100
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -51,7 +52,7 @@ def literal(value: Any) -> str:
     if isinstance(value, bool) or value is None or isinstance(value, int):
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return py_str(value)
     if isinstance(value, Raw):
         return value.code
     raise TypeError(f"no literal for {type(value).__name__}")
@@ -91,13 +92,13 @@ def fmt(value: Any, indent: int = 0, trailing: str = "", col: int | None = None)
 def _long_string(value: str, indent: int, after_key: bool) -> str:
     """A long string as implicit concatenation, one piece per line, broken at spaces."""
     inner = indent + 4 if after_key else indent
-    whole = json.dumps(value, ensure_ascii=False)
+    whole = py_str(value)
     if after_key and inner + len(whole) <= WIDTH:
         return f"(\n{' ' * inner}{whole}\n{' ' * indent})"
     room = WIDTH - inner - 3
     pieces: list[str] = []
     rest = value
-    while len(json.dumps(rest, ensure_ascii=False)) > room:
+    while len(py_str(rest)) > room:
         cut = rest.rfind(" ", 0, room - 8)
         if cut <= 0:
             cut = room - 8
@@ -105,7 +106,7 @@ def _long_string(value: str, indent: int, after_key: bool) -> str:
         rest = rest[cut + 1:]
     pieces.append(rest)
     pad = " " * inner
-    body = f"\n{pad}".join(json.dumps(p, ensure_ascii=False) for p in pieces)
+    body = f"\n{pad}".join(py_str(p) for p in pieces)
     if after_key:
         return f"(\n{pad}{body}\n{' ' * indent})"
     return body

@@ -27,13 +27,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import jinja2
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
-from lisboa_rules import expr, pycode
+from lisboa_rules import encode, expr, pycode
 from lisboa_rules import text as rtext
 from lisboa_rules.checks import CROSS_REF
 from lisboa_rules.emit import words
 from lisboa_rules.emit.env import doc_env
+from lisboa_rules.encode import html_text, ml_comment
 from lisboa_rules.inputs import AID_HTML, AID_MD, ENGINE, RULES_HTML, RULES_MD
 from lisboa_rules.model import Model, Rule
 
@@ -289,39 +290,22 @@ class Document:
     variants: tuple[tuple[str, str, int], ...]  # (id, title, index) for the legend
     header: str
     footer: str
+    edition: str = "standard game"  # or the house rules built in (build --variant)
+    house_rules: str = ""  # "with <title> (<id>), ..." when variants are built in, else empty
 
 
 # --- escaping filters --------------------------------------------------------------------------
 
-_MD_INLINE = re.compile(r"([\\`*_\[\]<>|~&])")
-_MD_ORDERED = re.compile(r"\s*\d+(?=[.)])")
-_MD_BLOCK = re.compile(r"\s*(?=[#>+=-])")
-
-
-def _guard_start(s: str) -> str:
-    """Keep data at the start of a line from becoming a heading, quote or list item."""
-    m = _MD_ORDERED.match(s)
-    if m:
-        return s[: m.end()] + "\\" + s[m.end():]
-    m = _MD_BLOCK.match(s)
-    if m:
-        return s[: m.end()] + "\\" + s[m.end():]
-    return s
-
-
-def md_text(text: object) -> str:
-    """Escape data for inline Markdown: no markup, links, HTML or table breaks survive."""
-    s = " ".join(str(text).split())
-    s = _MD_INLINE.sub(r"\\\1", s)
-    return _guard_start(s)
+_guard_start = encode.md_guard_start
+md_text = encode.md_text
 
 
 def _md_piece(p: Piece, base: str) -> str:
     if p.kind == "link":
         return f"[{md_text(p.text)}]({base}#{_slug(p.href)})"
     if p.kind == "code":
-        return "`" + " ".join(p.text.replace("`", "'").split()) + "`"
-    text = _MD_INLINE.sub(r"\\\1", " ".join(p.text.split()) if p.text.strip() else " ")
+        return encode.md_code(p.text)
+    text = encode.md_inline(" ".join(p.text.split()) if p.text.strip() else " ")
     if p.text[:1].isspace() and not text.startswith(" "):
         text = " " + text
     if p.text[-1:].isspace() and not text.endswith(" "):
@@ -340,14 +324,14 @@ def md_rich(value: Rich | str, base: str = "") -> str:
 
 
 def _html_piece(p: Piece, base: str) -> str:
-    t = escape(p.text)
+    t = html_text(p.text)
     if p.kind == "link":
-        return f'<a href="{escape(base)}#{escape(_slug(p.href))}">{t}</a>'
+        return f'<a href="{html_text(base)}#{html_text(_slug(p.href))}">{t}</a>'
     if p.kind == "code":
         return f"<code>{t}</code>"
     marks = "".join(
-        f'<sup class="as"><a href="{escape(base)}#assumption-{escape(_slug(m.id))}" '
-        f'title="{escape(m.id)}: {escape(m.value)}">†{m.n}</a></sup>' for m in p.marks)
+        f'<sup class="as"><a href="{html_text(base)}#assumption-{html_text(_slug(m.id))}" '
+        f'title="{html_text(m.id)}: {html_text(m.value)}">†{m.n}</a></sup>' for m in p.marks)
     if p.kind == "value":
         return f'<span class="v">{t}</span>{marks}'
     return str(t) + marks
@@ -356,25 +340,13 @@ def _html_piece(p: Piece, base: str) -> str:
 def html_rich(value: Rich | str, base: str = "") -> Markup:
     """A Rich text (or plain string) as escaped HTML; links point into `base` (another page)."""
     if isinstance(value, str):
-        return escape(value)
+        return html_text(value)
     return Markup("".join(_html_piece(p, base) for p in value).strip())
 
 
-def css_string(text: object) -> Markup:
-    """A CSS string literal: everything but letters, digits and spaces as a hex escape."""
-    out = "".join(c if c.isalnum() or c == " " else f"\\{ord(c):x} " for c in str(text))
-    return Markup(f'"{out}"')
-
-
-def mermaid_text(text: object) -> str:
-    """A quoted Mermaid label: anything that could end the label or the block is encoded."""
-    s = " ".join(str(text).split())
-    return '"' + re.sub(r"[^\w .,:()+?'\-]", lambda m: f"#{ord(m.group())};", s) + '"'
-
-
-def _slug(text: str) -> str:
-    """An id fit for an HTML anchor (rule ids already are; source ids have `:`, `#`, `§`)."""
-    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-") or "x"
+css_string = encode.css_string
+mermaid_text = encode.mermaid_label
+_slug = encode.slug
 
 
 def _node_id(text: str) -> str:
@@ -694,7 +666,8 @@ class _Builder:
             title=str(game["title"]), subtitle=subtitle, chapters=tuple(chapters),
             aid=self.aid(), variants=tuple((v.id, v.title, self.variant_index[v.id])
                                            for v in self.c.variants),
-            header=_comment_header(self.c), footer=str(game["title"]))
+            header=_comment_header(self.c), footer=str(game["title"]),
+            edition=_edition(self.c) or "standard game", house_rules=_edition(self.c))
 
     def ch_game(self) -> Chapter:
         m = self.m
@@ -1256,6 +1229,7 @@ def _env() -> jinja2.Environment:
     env.filters["html"] = html_rich
     env.filters["md"] = md_rich
     env.filters["mdtext"] = md_text
+    env.filters["mdcode"] = encode.md_code
     env.filters["css_string"] = css_string
     env.filters["mermaid"] = mermaid_text
     env.filters["slug"] = _slug
@@ -1264,11 +1238,17 @@ def _env() -> jinja2.Environment:
     return env
 
 
-def _comment_header(compiled: Compiled) -> str:
-    from lisboa_rules.emit import header
+def _edition(compiled: Compiled) -> str:
+    """The variants built into the base game (build --variant), named; empty without any."""
+    if not compiled.folded_titles:
+        return ""
+    return "with " + ", ".join(f"{title} ({vid})" for vid, title in compiled.folded_titles)
 
-    lines = [line.strip() for line in header(compiled, "").splitlines()]
-    return "\n".join(line.replace("--", "- -") for line in lines)
+
+def _comment_header(compiled: Compiled) -> str:
+    from lisboa_rules.emit import header_lines
+
+    return Markup("\n").join(ml_comment(line) for line in header_lines(compiled))
 
 
 def build_document(compiled: Compiled) -> Document:
