@@ -158,6 +158,9 @@ def test_hand_discard_one_bottom_reward_per_noble_no_penalty(engine: Any, fresh:
     set_hand(g, 0, hand)
     g.phase, g.period_end_by, g.period_step = "hand-discard", 0, 3
     g.discard_queue = [0, 1, 2]
+    for cards in g.piles.values():  # the period end's first step discarded the display
+        g.discard.extend(cards)
+        cards.clear()
     g = sound(engine, engine.from_json(engine.to_json(g)))
     p = g.players[0]
     expected = dict(rs.cards[reis_cards[0]].reward)["reis"] + dict(rs.cards[king].reward)["reis"]
