@@ -43,7 +43,6 @@ sys.path.insert(0, str(ROOT))
 
 # (module, attribute, stage label): wrapped where the caller looks the name up.
 STAGES: tuple[tuple[str, str, str], ...] = (
-    ("lisboa_rules.outputs.stamp", "build_key", "build key (stamp.build_key)"),
     ("lisboa_rules.front.schema", "packaged", "schema.packaged (load + check_schema, once)"),
     ("lisboa_rules.pipeline", "load_dir", "load (loader.load_dir)"),
     ("lisboa_rules.pipeline", "validate", "validate (validate.validate)"),
@@ -83,7 +82,6 @@ def child_build(rules: str, out: str, check: bool) -> dict[str, Any]:
     """One build in this (fresh) process; stage name -> [seconds per call]."""
     t_start = T0
     from lisboa_rules.cli import main as cli
-    from lisboa_rules.outputs import cache
 
     cli.all_commands()
     t_imported = time.perf_counter()
@@ -95,10 +93,7 @@ def child_build(rules: str, out: str, check: bool) -> dict[str, Any]:
             continue
         if hasattr(mod, attr):
             setattr(mod, attr, _wrap(getattr(mod, attr), acc, label))
-    # Every stage runs: the build cache's entries go (a hit would skip what this profiles);
-    # compiled templates stay, as for a build after editing the rules.
-    for entry in cache.cache_dir().glob("*.build.json") if cache.cache_dir() else ():
-        entry.unlink()
+    # Every build runs every stage; compiled templates stay cached between runs.
     argv = ["build", "--rules", rules, "--out", out] + (["--check"] if check else [])
     rc = cli.main(argv)
     t_end = time.perf_counter()

@@ -195,15 +195,16 @@ def interleaved(
 # PYTHONDONTWRITEBYTECODE=1, set in some containers, does). Site-packages keep their own .pyc
 # files in the second case, so only the project's modules pay for compiling.
 PYCACHE_DIR: Path | None = None
-# The build cache (lisboa_rules/outputs/cache.py) of the child processes: a folder of the run's own, so
-# every run starts empty (the warm-up round fills it) and the user's ~/.cache is left alone.
+# The compiled-template cache (lisboa_rules/outputs/cache.py) of the child processes: a folder
+# of the run's own, so every run starts empty (the warm-up round fills it) and ~/.cache is
+# left alone.
 BUILD_CACHE_DIR: Path | None = None
 
 
-def child_env(bytecode: bool = True, cache_dir: Path | None = None) -> dict[str, str]:
+def child_env(bytecode: bool = True) -> dict[str, str]:
     env = dict(os.environ)
-    if cache_dir is not None or BUILD_CACHE_DIR is not None:
-        env["LISBOA_RULES_CACHE_DIR"] = str(cache_dir or BUILD_CACHE_DIR)
+    if BUILD_CACHE_DIR is not None:
+        env["LISBOA_RULES_CACHE_DIR"] = str(BUILD_CACHE_DIR)
     if bytecode and PYCACHE_DIR is not None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(PYCACHE_DIR)
@@ -222,8 +223,7 @@ def _children_cpu() -> float:
 
 
 def run_quiet(
-    cmd: Sequence[str], timeout: float | None = None, bytecode: bool = True,
-    cache_dir: Path | None = None,
+    cmd: Sequence[str], timeout: float | None = None, bytecode: bool = True
 ) -> subprocess.CompletedProcess[str]:
     """Run a command from the repository root; raise with its stderr when it fails."""
     cpu0 = _children_cpu()
@@ -234,7 +234,7 @@ def run_quiet(
         text=True,
         timeout=timeout,
         check=False,
-        env=child_env(bytecode, cache_dir),
+        env=child_env(bytecode),
     )
     LAST_CPU[0] = _children_cpu() - cpu0
     if done.returncode != 0:
@@ -349,9 +349,22 @@ def end_states(E: ModuleType, n: int, seed0: int = 1000) -> list[Any]:
 
 
 def bench_build(mode: Mode, tmp: Path) -> list[Row]:
+    """Every build runs the whole pipeline (there is no outputs cache: nothing a build writes
+    or `--check` certifies comes from anywhere but the process); only Jinja's compiled
+    templates are kept between runs, in the run's own cache folder (filled by the warm-up)."""
     out_full = tmp / "build-full"
     out_check = tmp / "build-check"
-    run_quiet(cli("build", "--out", str(out_check)))  # the up-to-date folder for --check
+    out_noop = tmp / "build-noop"
+    rules_edit = tmp / "rules-edit"
+    out_edit = tmp / "build-edit"
+    shutil.copytree(ROOT / "rules", rules_edit)
+    game = rules_edit / "game.yaml"
+    game_text = game.read_text(encoding="utf-8")
+    if "\n  reis: 10\n" not in game_text:
+        raise RuntimeError("rules/game.yaml no longer has `  reis: 10` (the number edited)")
+    for out in (out_check, out_noop):
+        run_quiet(cli("build", "--out", str(out)))  # up-to-date folders
+    run_quiet(cli("build", "--rules", str(rules_edit), "--out", str(out_edit)))
     base_cmd = [sys.executable, "-c", BASELINE_IMPORTS]
 
     def baseline(bytecode: bool) -> Callable[[], None]:
@@ -360,12 +373,10 @@ def bench_build(mode: Mode, tmp: Path) -> list[Row]:
 
         return run
 
-    def build_into_empty(*flags: str, bytecode: bool = True, cache_dir: Path | None = None
-                         ) -> None:
+    def build_into_empty(*flags: str, bytecode: bool = True) -> None:
         if out_full.exists():
             shutil.rmtree(out_full)
-        run_quiet(cli("build", *flags, "--out", str(out_full)), bytecode=bytecode,
-                  cache_dir=cache_dir)
+        run_quiet(cli("build", *flags, "--out", str(out_full)), bytecode=bytecode)
 
     def full(bytecode: bool) -> Callable[[], None]:
         return lambda: build_into_empty(bytecode=bytecode)
@@ -376,19 +387,27 @@ def bench_build(mode: Mode, tmp: Path) -> list[Row]:
 
         return run
 
-    edit_cache = tmp / "build-cache-edit"  # compiled templates only: its build entries go
+    def noop() -> None:
+        run_quiet(cli("build", "--out", str(out_noop)))
 
-    def every_stage() -> None:
-        for entry in edit_cache.glob("*.build.json"):
-            entry.unlink()
-        build_into_empty(cache_dir=edit_cache)
+    edits = [0]
 
-    fns = [baseline(True), full(True), check(True), every_stage,
+    def edit_then_build() -> None:
+        # The starting réis go 10 -> 11 -> 10 ...: every run changes the engine and the
+        # reference, and the build rewrites them.
+        edits[0] += 1
+        value = 10 + edits[0] % 2
+        game.write_text(game_text.replace("\n  reis: 10\n", f"\n  reis: {value}\n", 1),
+                        encoding="utf-8")
+        run_quiet(cli("build", "--rules", str(rules_edit), "--out", str(out_edit)))
+
+    fns = [baseline(True), full(True), check(True), noop, edit_then_build,
            lambda: build_into_empty("--no-cache")]
     if mode.no_pyc_rows:
         fns += [baseline(False), full(False), check(False)]
     cpu: list[list[float]] = [[] for _ in fns]
-    warm = max(1, mode.warmup) if mode.no_pyc_rows else mode.warmup  # fill the .pyc cache
+    # The warm-up fills the compiled-template cache (and the .pyc cache).
+    warm = max(1, mode.warmup) if mode.no_pyc_rows else mode.warmup
     rounds = [0]
 
     def with_cpu(k: int, fn: Callable[[], None]) -> Callable[[], None]:
@@ -406,25 +425,27 @@ def bench_build(mode: Mode, tmp: Path) -> list[Row]:
     listing = (
         f"{len(files)} output files: " + ", ".join(files[:5]) + (", ..." if len(files) > 5 else "")
     )
+    every_stage = ("load, validate, four rule sets, emit, compile() of the engine and the "
+                   "byte-for-byte comparison all run (there is no outputs cache); compiled "
+                   "templates come from the private template cache")
     rows = [
         Row(
             "build.full",
             "build",
-            "Full build (all outputs, all variants) vs importing the three libraries",
+            "First build (all outputs, all variants, into an empty folder) vs importing the "
+            "three libraries",
             Side("lisboa-rules build --out EMPTY_DIR (fresh process)", "s", samples[1], cpu[1]),
             Side(base_label, "s", samples[0], cpu[0]),
             "A / B (times)",
             "<=",
             2.0,
-            note=listing + "; both with .pyc caches, as after pip install; the build cache "
-            "holds this build (filled by the warm-up round), as on any machine that built "
-            "these rules before: load, validate, model and emit are skipped, the writer writes "
-            "every file",
+            note=listing + "; both with .pyc caches, as after pip install; " + every_stage
+            + "; the writer writes every file",
         ),
         Row(
             "build.check",
             "build",
-            "No-op build --check on an up-to-date folder vs importing the three libraries",
+            "build --check on an up-to-date folder vs importing the three libraries",
             Side(
                 "lisboa-rules build --check --out UP_TO_DATE_DIR (fresh process)",
                 "s",
@@ -435,31 +456,40 @@ def bench_build(mode: Mode, tmp: Path) -> list[Row]:
             "A / B (times)",
             "<=",
             2.0,
-            note="both with .pyc caches, as after pip install; the build cache knows the key, "
-            "so the folder is checked against the outputs hash without running the pipeline",
+            note="both with .pyc caches; " + every_stage + "; nothing is written",
         ),
         Row(
-            "build.full_every_stage",
+            "build.noop",
             "build",
-            "Full build running every stage (a key the build cache does not know: what a "
-            "build after editing the rules costs) vs importing the three libraries",
-            Side("lisboa-rules build --out EMPTY_DIR, key not in the cache (fresh process)", "s",
-                 samples[3], cpu[3]),
+            "No-op build (the folder is up to date) vs importing the three libraries",
+            Side("lisboa-rules build --out UP_TO_DATE_DIR (fresh process)", "s", samples[3],
+                 cpu[3]),
             Side(base_label, "s", list(samples[0]), list(cpu[0])),
             "A / B (times)",
-            note="informational: load, validate, four rule sets, emit and write all run; "
-            "compiled templates stay cached (the templates did not change)",
+            note="informational: " + every_stage + "; no file is touched (mtimes stay)",
+        ),
+        Row(
+            "build.edit_one_number",
+            "build",
+            "Edit one number (the starting réis), then build, vs importing the three libraries",
+            Side("edit rules/game.yaml; lisboa-rules build --out DIR (fresh process)", "s",
+                 samples[4], cpu[4]),
+            Side(base_label, "s", list(samples[0]), list(cpu[0])),
+            "A / B (times)",
+            note="informational: the honest row for a designer's loop; " + every_stage
+            + "; the engine and the reference are rewritten atomically",
         ),
         Row(
             "build.full_no_cache",
             "build",
-            "Full build with nothing cached (--no-cache) vs importing the three libraries",
+            "First build with no compiled templates (--no-cache) vs importing the three "
+            "libraries",
             Side("lisboa-rules build --no-cache --out EMPTY_DIR (fresh process)", "s",
-                 samples[4], cpu[4]),
+                 samples[5], cpu[5]),
             Side(base_label, "s", list(samples[0]), list(cpu[0])),
             "A / B (times)",
             note="informational: every stage, and every template compiled, as on a machine "
-            "that never built",
+            "that never built (or whose cache folder is not private)",
         ),
     ]
     if mode.no_pyc_rows:
@@ -471,23 +501,23 @@ def bench_build(mode: Mode, tmp: Path) -> list[Row]:
             Row(
                 "build.full_no_pyc",
                 "build",
-                "Full build vs the imports, without bytecode caches for the project",
-                Side("lisboa-rules build --out EMPTY_DIR, no .pyc", "s", samples[6], cpu[6]),
-                Side(base_label + ", no .pyc", "s", samples[5], cpu[5]),
+                "First build vs the imports, without bytecode caches for the project",
+                Side("lisboa-rules build --out EMPTY_DIR, no .pyc", "s", samples[7], cpu[7]),
+                Side(base_label + ", no .pyc", "s", samples[6], cpu[6]),
                 "A / B (times)",
                 note=why,
             ),
             Row(
                 "build.check_no_pyc",
                 "build",
-                "No-op build --check vs the imports, without bytecode caches for the project",
+                "build --check vs the imports, without bytecode caches for the project",
                 Side(
                     "lisboa-rules build --check --out UP_TO_DATE_DIR, no .pyc",
                     "s",
-                    samples[7],
-                    cpu[7],
+                    samples[8],
+                    cpu[8],
                 ),
-                Side(base_label + ", no .pyc", "s", list(samples[5]), list(cpu[5])),
+                Side(base_label + ", no .pyc", "s", list(samples[6]), list(cpu[6])),
                 "A / B (times)",
                 note=why,
             ),

@@ -19,8 +19,10 @@ import pytest
 
 # Importing generated/lisboa_engine.py must not leave __pycache__/ in the golden record.
 sys.dont_write_bytecode = True
-# Every test runs the real pipeline: the build cache (lisboa_rules/outputs/cache.py) is off unless a
-# test turns it on for a folder of its own (tests/test_build_cache.py). Subprocesses inherit it.
+# No test reads or writes compiled templates in ~/.cache (lisboa_rules/outputs/cache.py): the
+# cache is off unless a test turns it on for a folder of its own
+# (tests/outputs/test_build_cache.py).
+# Subprocesses inherit it.
 os.environ["LISBOA_RULES_CACHE_DIR"] = "off"
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -30,6 +30,7 @@ import argparse
 import contextlib
 import copy
 import io
+import json
 import os
 import random
 import re
@@ -802,6 +803,112 @@ def _remove_marker(rng: random.Random, data: Any) -> tuple[Any, str] | None:
     return _set(data, path, marker), f"{_addr(path)} -> {marker!r}"
 
 
+# --- parameter edge values and hostile file names (issue 11) -------------------------------------
+
+# Values at the edges of what the schema lets through (params are -1000..1000): zero, negative,
+# the schema's limits and just past them, and far past them.
+EDGE_NUMBERS = (0, -1, 1, 2, -2, 1000, 1001, -1000, -1001, 10**12, -(10**12), 2**63)
+
+
+def _data_by_kind(files: Files) -> dict[str, Any]:
+    """The parsed base documents by kind (for bounds such as game.tracks.influence.max)."""
+    out: dict[str, Any] = {}
+    for name in sorted(files):
+        if name.endswith((".yaml", ".yml")) and not name.startswith("variants/"):
+            data = _parse(files[name])
+            if isinstance(data, dict) and isinstance(data.get("kind"), str):
+                out.setdefault(data["kind"], data)
+    return out
+
+
+def _range_edges(raw: Any, data: Mapping[str, Any]) -> list[int]:
+    """A declared range's ends and the numbers just past them (none if it does not resolve)."""
+    from lisboa_rules.lang.vocab import BoundError, resolve_range
+
+    try:
+        lo, hi = resolve_range(raw, data)
+    except (BoundError, RecursionError, TypeError, ValueError, AttributeError, KeyError):
+        return []
+    return [int(b) + d for b in (lo, hi) if abs(b) != float("inf") for d in (-1, 0, 1)]
+
+
+def m_param_edges(rng: random.Random, files: Files) -> str:
+    """A param (or a cost example's value, or a declared range) set to an edge value: 0,
+    negative, huge, the schema's limits, at and just past the range declared for it."""
+    data = _data_by_kind(files)
+    targets: list[tuple[str, tuple[Any, ...], list[int]]] = []
+    for name in sorted(files):
+        if not name.endswith((".yaml", ".yml")):
+            continue
+        doc = _parse(files[name])
+        for path, value in _nodes(doc):
+            if not (path and isinstance(value, dict)) or path[-1] not in ("params", "example"):
+                continue
+            parent: Any = doc
+            for part in path[:-1]:
+                parent = parent[part]
+            ranges = parent.get("ranges", {}) if isinstance(parent, dict) else {}
+            for key in value:
+                edges = _range_edges(ranges.get(key), data) if isinstance(ranges, dict) else []
+                targets.append((name, (*path, key), edges))
+            if isinstance(ranges, dict):
+                targets.extend((name, (*path[:-1], "ranges", k), []) for k in ranges)
+        targets.extend((name, p, []) for p, v in _nodes(doc) if p and p[-1] == "range")
+    if not targets:
+        return "param-edges: no target"
+    name, path, edges = rng.choice(targets)
+    doc = _parse(files[name])
+    new: Any
+    if path[-1] == "range" or (len(path) > 1 and path[-2] == "ranges"):
+        new = rng.choice(([0, 0], [-1, None], [None, None], [1, 0], [0, 10**12], [0, "game.nope"],
+                          [0, "count(game)"], ["-game.players.max", 0], [0], "0..1"))
+    else:
+        new = rng.choice([*EDGE_NUMBERS, *edges] if edges else EDGE_NUMBERS)
+    files[name] = _dump(_set(doc, path, new))
+    return f"param-edges {name}: {_addr(path)} -> {_short(new)}"
+
+
+HOSTILE_FILE_NAMES = (
+    "'''.yaml",
+    '"""; import os; os.system("touch pwned"); """.yaml',
+    "a'''\n__import__('os').system('touch pwned')\n'''.yaml",
+    "line\nbreak.yaml",
+    "cr\rreturn.yaml",
+    "--->.yaml",
+    "--!>.yaml",
+    "<!-- -->.yaml",
+    "<img src=x onerror=alert(1)>.yaml",
+    "</script><script>alert(1)</script>.yaml",
+    "a|b|c `code` *em* [link](x).yaml",
+    "{{ 7*7 }}.yaml",
+    "ünïcødé-ρυθμοί-規則.yaml",
+    "\u202egnp.yaml",  # right-to-left override
+    "\u2028\u2029.yaml",
+    "🎲🎲.yaml",
+    "-rf.yaml",
+    " leading space.yaml",
+    "x" * 240 + ".yaml",
+    "é" * 120 + ".yaml",  # 245 bytes: near the 255-byte limit of one name
+    "$(touch pwned).yaml",
+    "%s%n%x.yaml",
+    "\\backslash\\.yaml",
+)
+
+
+def m_file_names(rng: random.Random, files: Files) -> str:
+    """A rules file renamed (or a variant copied) to a name that is hostile to generated
+    Python, Markdown and HTML: quotes, newlines, comment closers, markup, unicode, long."""
+    name = _pick_file(rng, files)
+    folder, _, _ = name.rpartition("/")
+    hostile = rng.choice(HOSTILE_FILE_NAMES)
+    target = f"{folder}/{hostile}" if folder else hostile
+    if rng.random() < 0.3 and name.startswith("variants/"):
+        files[target] = files[name]  # the copy is a second variant with the same id
+        return f"file-names copy {name} -> {target!r}"
+    files[target] = files.pop(name)
+    return f"file-names {name} -> {target!r}"
+
+
 MUTATORS: dict[str, tuple[Mutator, float]] = {
     "delete-lines": (m_delete_lines, 1.0),
     "duplicate-lines": (m_duplicate_lines, 1.0),
@@ -832,6 +939,8 @@ MUTATORS: dict[str, tuple[Mutator, float]] = {
     "nest": (_structural(_nest), 0.3),
     "swap-siblings": (_structural(_swap_siblings), 0.5),
     "remove-marker": (_structural(_remove_marker), 0.4),
+    "param-edges": (m_param_edges, 1.5),
+    "file-names": (m_file_names, 0.8),
 }
 
 
@@ -1044,6 +1153,10 @@ def _check_position(path: str, line: int, col: int, workdir: Path,
         if os.path.lexists(file) or (parent.is_dir() and any(
                 one_line(entry.name) == file.name for entry in parent.iterdir())):
             return None
+    if not file.is_file() and file.parent.is_dir():
+        # The name may be shown escaped (a line break or a bidi control prints as `\n`, `\u202e`).
+        file = next((e for e in sorted(file.parent.iterdir()) if one_line(e.name) == file.name),
+                    file)
     if not file.is_file():
         return f"{path} is not a file"
     if line < 1 or col < 1:
@@ -1198,8 +1311,12 @@ class Runner:
                                if p.name not in ("rules", "out", ".golden-out"))
             if leftovers:
                 problems.append(f"temp folders left next to the output: {leftovers}")
-                for name in leftovers:
-                    shutil.rmtree(self.scratch / name, ignore_errors=True)
+                for name in leftovers:  # files too (a `touch pwned` run by an injection)
+                    left = self.scratch / name
+                    if left.is_dir() and not left.is_symlink():
+                        shutil.rmtree(left, ignore_errors=True)
+                    else:
+                        left.unlink(missing_ok=True)
             if code != 0 and after != self.before:
                 problems.append("output folder changed by a failed build: "
                                 + _tree_diff(self.before, after))
@@ -1284,6 +1401,373 @@ def run_many(rules_dir: Path, seed: int, cases: Sequence[int], *, timeout: float
     return summary
 
 
+# === Engine inputs: forged moves and semantically broken saved games ============================
+# (`--engine moves|saves|all`). The build mutators above feed rules/ to the compiler; these feed
+# the generated engine what a game app receives over a network: moves (`Move.from_json`,
+# `explain_move`, `apply_move`) and saved games (`loads`). A case passes when:
+#
+# - only StateError (a malformed move or save) and IllegalMove (a move the rules forbid) escape;
+# - a refused input leaves the game unchanged, and explain_move agrees with apply_move;
+# - a move is accepted exactly when it is one of `legal_moves` (compared with the types of the
+#   values: `True` is not card 1);
+# - every accepted save has a legal move or is over, every legal move keeps `check_invariants`,
+#   and the state after it loads again.
+
+ENGINE_FILE = Path("generated") / "lisboa_engine.py"
+
+
+def load_generated_engine(path: Path = ENGINE_FILE) -> Any:
+    """The generated engine at `path`, imported as a module."""
+    from lisboa_rules.cli.engine import load_engine
+
+    return load_engine(path)
+
+
+def _typed(value: Any) -> Any:
+    """A comparison key that keeps the types (`True` and `1` differ; so do `1` and `1.0`)."""
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, tuple(_typed(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((str(k), _typed(v)) for k, v in value.items())))
+    return (type(value).__name__, repr(value))
+
+
+def _move_key(E: Any, move: Any) -> Any:
+    return tuple(_typed(getattr(move, f, None)) for f in E.Move.__dataclass_fields__)
+
+
+def engine_states(E: Any, seed: int, games: int = 8) -> list[Any]:
+    """Mid-game states of seeded random games (every phase the engine reaches), for mutation."""
+    rng = random.Random(f"engine-states:{seed}")
+    states: list[Any] = []
+    for k in range(games):
+        players = 2 + k % 3
+        g = E.new_game(players, ("queen",) if k % 2 else (), rng.randrange(1 << 30))
+        while g.phase != "over":
+            if rng.random() < 0.08 or g.phase in ("follow", "marker", "hand-discard"):
+                states.append(g)
+            g = E.apply_move(g, rng.choice(E.legal_moves(g)))
+        states.append(g)
+    return states
+
+
+def _ids(E: Any, g: Any) -> list[Any]:
+    """Ids of the rules, to forge plausible values with."""
+    rs = g.rs
+    return [
+        *(n.id for n in rs.nobles),
+        *rs.businesses,
+        *rs.state_actions,
+        *rs.decrees,
+        *rs.plans,
+        *rs.piles,
+        *list(rs.cards)[:5],
+        "cardinal",
+        "",
+    ]
+
+
+def _json_value(rng: random.Random, ids: Sequence[Any]) -> Any:
+    """A random JSON value: edge numbers, bools, ids, wrong types, nesting."""
+    pool: list[Any] = [
+        None, True, False, 0, 1, -1, 2, 5, 99, 2**31, 2**63, 10**40, -(10**40), 1.0, 0.5,
+        float("inf"), "", "x", "1", [], [1], [True], ["x"], {}, {"a": 1}, [[1]],
+    ]
+    pick = rng.random()
+    if pick < 0.4:
+        return rng.choice(pool)
+    if pick < 0.8:
+        return rng.choice(list(ids))
+    return [rng.choice(list(ids)) for _ in range(rng.randrange(4))]
+
+
+def forge_move(rng: random.Random, E: Any, g: Any) -> tuple[Any, str]:
+    """A forged move as JSON data, and what was done."""
+    legal = E.legal_moves(g)
+    ids = _ids(E, g)
+    fields = list(E.Move.__dataclass_fields__)
+    how = rng.random()
+    if legal and how < 0.1:
+        return rng.choice(legal).to_json(), "a legal move"
+    if legal and how < 0.55:
+        data = rng.choice(legal).to_json()
+        name = rng.choice(fields)
+        if rng.random() < 0.3 and isinstance(data.get(name), int) and not isinstance(
+            data.get(name), bool
+        ):
+            value: Any = rng.choice([True, False, data[name] + 1, -data[name] - 1, 10**30])
+        elif rng.random() < 0.2 and isinstance(data.get(name), list) and data[name]:
+            value = list(reversed(data[name])) + rng.choice([[], data[name][:1]])
+        else:
+            value = _json_value(rng, ids)
+        data[name] = value
+        return data, f"legal move with {name} = {_short(value)}"
+    if legal and how < 0.65:
+        data = rng.choice(legal).to_json()
+        data["player"] = rng.choice([True, -1, len(g.players), g.actor + 1, 2**64])
+        return data, f"legal move with player = {_short(data['player'])}"
+    if how < 0.75:
+        return _json_value(rng, ids), "not a move object"
+    data = {"kind": rng.choice([*E._HANDLERS, "x", 1, True]), "player": g.actor}
+    for name in rng.sample(fields, rng.randrange(len(fields))):
+        data[name] = _json_value(rng, ids)
+    if rng.random() < 0.1:
+        data["extra"] = 1
+    return data, "random fields"
+
+
+def check_move(E: Any, g: Any, data: Any) -> list[str]:
+    """The problems of feeding one forged move to the engine (empty: it behaved)."""
+    before = E.dumps(g)
+    problems: list[str] = []
+    try:
+        move = E.Move.from_json(data)
+    except E.StateError:
+        return [] if E.dumps(g) == before else ["from_json changed the game"]
+    except Exception as exc:
+        return [f"from_json raised {type(exc).__name__}: {exc}"]
+    listed = _move_key(E, move) in {_move_key(E, m) for m in E.legal_moves(g)}
+    try:
+        why = E.explain_move(g, move)
+    except Exception as exc:
+        problems.append(f"explain_move raised {type(exc).__name__}: {exc}")
+        why = None
+    try:
+        after = E.apply_move(g, move)
+    except E.IllegalMove as exc:
+        if listed:
+            problems.append(f"a legal move was refused: {exc}")
+        if not exc.rule:
+            problems.append("IllegalMove names no rule")
+        if why is None:
+            problems.append("explain_move said legal, apply_move refused")
+    except Exception as exc:
+        problems.append(f"apply_move raised {type(exc).__name__}: {exc}")
+    else:
+        if not listed:
+            problems.append("apply_move accepted a move legal_moves does not list")
+        if why is not None:
+            problems.append("explain_move refused a move apply_move accepted")
+        bad = E.check_invariants(after)
+        if bad:
+            problems.append(f"invariants broken after the move: {bad[0]}")
+        try:
+            E.loads(E.dumps(after))
+        except Exception as exc:
+            problems.append(f"the state after the move does not load: {exc}")
+    if E.dumps(g) != before:
+        problems.append("the move changed the given game")
+    return problems
+
+
+def _save_paths(data: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    yield path, data
+    if isinstance(data, dict):
+        for k, v in data.items():
+            yield from _save_paths(v, (*path, k))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            yield from _save_paths(v, (*path, i))
+
+
+def _card_lists(data: Any) -> list[tuple[Any, ...]]:
+    """Paths of the lists of card numbers in a save."""
+    names = ("hand", "portfolio", "treasury_row", "discard", "box", "court")
+    out = [p for p, _ in _save_paths(data) if p and p[-1] in names]
+    out += [("piles", k) for k in data.get("piles", {})]
+    out += [("reserve", k) for k in data.get("reserve", {})]
+    return out
+
+
+def _get(data: Any, path: tuple[Any, ...]) -> Any:
+    for k in path:
+        data = data[k]
+    return data
+
+
+def mutate_save(rng: random.Random, data: Any) -> str:
+    """Break a save (JSON data, in place) in a way the state schema allows; what was done."""
+    ints = [p for p, v in _save_paths(data) if type(v) is int and p]
+    how = rng.randrange(9)
+    n = len(data["players"])
+    if how == 0 and ints:  # a counter off by one (or more)
+        path = rng.choice(ints)
+        parent = _get(data, path[:-1])
+        delta = rng.choice([1, -1, 2, n])
+        parent[path[-1]] = max(0, parent[path[-1]] + delta)
+        return f"{_addr(path)} {delta:+d}"
+    if how == 1:  # a card duplicated, removed or moved
+        lists = [p for p in _card_lists(data) if _get(data, p)]
+        if not lists:
+            return "no card list"
+        src = rng.choice(lists)
+        dst = rng.choice(_card_lists(data))
+        what = rng.choice(["duplicated", "removed", "moved"])
+        card = _get(data, src)[-1]
+        if what != "duplicated":
+            _get(data, src).pop()
+        if what != "removed":
+            _get(data, dst).append(card)
+        return f"card {card} {what} {_addr(src)} -> {_addr(dst)}"
+    if how == 2:  # the phase changed
+        data["phase"] = rng.choice(["action", "follow", "refill", "marker", "hand-discard", "over"])
+        if rng.random() < 0.3:
+            data["resume"] = rng.choice(["action", "follow", "refill", "hand-discard"])
+        return f"phase {data['phase']}"
+    if how == 3:  # a seat out of range, or another seat
+        name = rng.choice(["actor", "current", "start_player", "courtier", "follow_next",
+                           "period_end_by"])
+        data[name] = rng.choice([n, n + 1, 99, 0, 1, None, (data.get(name) or 0) + 1])
+        return f"{name} = {data[name]}"
+    if how == 4:  # two fields swapped
+        pairs = [("round", "period"), ("current", "actor"), ("game_end_round", "final_round"),
+                 ("discard", "box"), ("decree_display", "decree_deck"), ("turns", "round")]
+        a, b = rng.choice(pairs)
+        data[a], data[b] = data[b], data[a]
+        return f"{a} <-> {b}"
+    if how == 5:  # two players' fields swapped
+        i, j = rng.randrange(n), rng.randrange(n)
+        name = rng.choice(["hand", "portfolio", "royal_favors", "color", "markers", "plans"])
+        pi, pj = data["players"][i], data["players"][j]
+        pi[name], pj[name] = pj[name], pi[name]
+        return f"players[{i}].{name} <-> players[{j}].{name}"
+    if how == 6:  # the game end half-triggered, or a trigger fired out of turn
+        choice = rng.randrange(3)
+        if choice == 0:
+            data["game_end_round"] = data["round"]
+            return "game_end_round set alone"
+        if choice == 1:
+            data["final_round"] = None
+            return "final_round cleared"
+        data["fired"] = list(reversed(data["fired"]))[:1] * 2
+        return "fired changed"
+    if how == 7:  # a queue or a pending list changed
+        name = rng.choice(["discard_queue", "pending_markers"])
+        data[name] = rng.choice([[], [0], [n - 1, n - 1], list(range(n))])
+        return f"{name} = {data[name]}"
+    # a hand grown past its size (cards taken from the box, kept conserved)
+    hand = data["players"][rng.randrange(n)]["hand"]
+    while data["box"] and len(hand) < 12:
+        hand.append(data["box"].pop())
+    return "a hand of 12"
+
+
+def check_save(E: Any, text: str) -> tuple[bool, list[str]]:
+    """Load one save: (accepted, problems)."""
+    try:
+        g = E.loads(text)
+    except E.StateError:
+        return False, []
+    except Exception as exc:
+        return False, [f"loads raised {type(exc).__name__}: {exc}"]
+    problems: list[str] = []
+    if E.check_invariants(g):
+        problems.append("a save that breaks the invariants loaded")
+    if g.phase == "over":
+        return True, problems
+    try:
+        moves = E.legal_moves(g)
+    except Exception as exc:
+        return True, [f"legal_moves raised {type(exc).__name__}: {exc}"]
+    if not moves:
+        problems.append(f"a loaded save has no legal move ({g.phase})")
+    for move in moves:
+        try:
+            after = E.apply_move(g, move)
+        except Exception as exc:
+            problems.append(f"legal move {move.to_json()} raised {type(exc).__name__}: {exc}")
+            break
+        bad = E.check_invariants(after)
+        if bad:
+            problems.append(f"legal move {move.to_json()} breaks the invariants: {bad[0]}")
+            break
+        try:
+            E.loads(E.dumps(after))
+        except E.StateError as exc:
+            problems.append(f"the state after {move.to_json()} does not load: {exc}")
+            break
+    if E.dumps(g) != text:
+        problems.append("a loaded save does not dump back to the same text")
+    return True, problems
+
+
+@dataclass
+class EngineSummary:
+    """Counts of one engine fuzz run, and the distinct problems with an example each."""
+
+    cases: int = 0
+    refused: int = 0
+    accepted: int = 0
+    problems: dict[str, str] = field(default_factory=dict)  # problem -> example case
+
+    def render(self, what: str) -> str:
+        lines = [
+            f"{what}: {self.cases} cases, {self.accepted} accepted, {self.refused} refused, "
+            f"{len(self.problems)} distinct problems"
+        ]
+        lines += [f"  PROBLEM {p}\n      e.g. {ex}" for p, ex in sorted(self.problems.items())]
+        return "\n".join(lines)
+
+
+def fuzz_moves(E: Any, seed: int, cases: int) -> EngineSummary:
+    """Forged moves against mid-game states."""
+    states = engine_states(E, seed)
+    rng = random.Random(f"moves:{seed}")
+    out = EngineSummary()
+    for index in range(cases):
+        g = rng.choice(states)
+        data, label = forge_move(rng, E, g)
+        problems = check_move(E, g, data)
+        out.cases += 1
+        accepted = False
+        if not problems:
+            try:
+                E.apply_move(g, E.Move.from_json(data))
+                accepted = True
+            except (E.StateError, E.IllegalMove):
+                pass
+        out.accepted += accepted
+        out.refused += not accepted
+        for p in problems:
+            out.problems.setdefault(re.sub(r"\d+", "N", p)[:160], f"case {index}: {label}: {p}")
+    return out
+
+
+def fuzz_saves(E: Any, seed: int, cases: int) -> EngineSummary:
+    """Semantically broken saved games (each from a real mid-game save, one to three changes)."""
+    states = engine_states(E, seed)
+    rng = random.Random(f"saves:{seed}")
+    out = EngineSummary()
+    for index in range(cases):
+        data = copy.deepcopy(E.to_json(rng.choice(states)))
+        labels = [mutate_save(rng, data) for _ in range(rng.choice([1, 1, 2, 3]))]
+        text = json.dumps(data, sort_keys=True, ensure_ascii=False)
+        accepted, problems = check_save(E, text)
+        out.cases += 1
+        out.accepted += accepted
+        out.refused += not accepted
+        for p in problems:
+            out.problems.setdefault(
+                re.sub(r"\d+", "N", p)[:160], f"case {index}: {'; '.join(labels)}: {p}"
+            )
+    return out
+
+
+def engine_main(which: str, seed: int, cases: int, engine: Path) -> int:
+    """Run the engine fuzzers; 0 when every case behaved."""
+    E = load_generated_engine(engine)
+    failed = False
+    for what, run in (("moves", fuzz_moves), ("saves", fuzz_saves)):
+        if which in (what, "all"):
+            summary = run(E, seed, cases)
+            print(summary.render(f"engine {what}"))
+            failed |= bool(summary.problems)
+    return 1 if failed else 0
+
+
+# === end of the engine fuzzers ===================================================================
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python3 -m tools.fuzz`: 0 when every case behaved, 1 when any had a problem."""
     # The fuzzer tests the pipeline: no build cache short cuts, and nothing in ~/.cache.
@@ -1310,7 +1794,14 @@ def main(argv: list[str] | None = None) -> int:
                    help="instead of random cases: leave out each optional key in turn, then "
                    "every optional key of a file at once")
     p.add_argument("-v", "--verbose", action="store_true", help="print every case")
+    p.add_argument("--engine", choices=("moves", "saves", "all"),
+                   help="instead of rules files: fuzz the generated engine with forged moves, "
+                   "broken saved games, or both")
+    p.add_argument("--engine-file", type=Path, default=ENGINE_FILE, metavar="PY",
+                   help=f"the engine that --engine fuzzes (default {ENGINE_FILE})")
     args = p.parse_args(argv)
+    if args.engine:
+        return engine_main(args.engine, args.seed, args.cases, args.engine_file)
     indexes = args.case or list(range(args.start, args.start + args.cases))
 
     done = [0, 0]  # cases, cases with problems

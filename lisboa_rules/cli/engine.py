@@ -152,6 +152,10 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
 
 # --- score ----------------------------------------------------------------------------------
 
+# The most `score` reads of a saved game (the engine's own limit, `max_save_size()`, is
+# far smaller: this only keeps a huge file or a device out of the memory).
+MAX_SAVE_BYTES = 8 << 20
+
 
 def _configure_score(p: argparse.ArgumentParser) -> None:
     p.add_argument("state", type=Path, metavar="STATE.json", help="a saved game")
@@ -161,7 +165,16 @@ def _configure_score(p: argparse.ArgumentParser) -> None:
 def run_score(args: argparse.Namespace) -> int:
     """Print a saved game's score sheet, with explanations, and the ranking."""
     try:
-        text = args.state.read_text(encoding="utf-8")
+        # a FIFO or a device must not block or fill the memory: a regular file, size-capped
+        raw = read_regular(args.state, MAX_SAVE_BYTES)
+        if raw is None:
+            err(f"{PROG}: error: cannot read {args.state}: not a regular file\n")
+            return EXIT_ERROR
+        if len(raw) > MAX_SAVE_BYTES:
+            err(f"{PROG}: error: {args.state}: larger than {MAX_SAVE_BYTES} bytes: not a saved "
+                "game\n")
+            return EXIT_FINDINGS
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         err(f"{PROG}: error: cannot read {args.state}: {exc}\n")
         return EXIT_ERROR

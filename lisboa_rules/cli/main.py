@@ -39,7 +39,7 @@ from lisboa_rules.core.diagnostics import (
     suggest,
 )
 from lisboa_rules.core.source import Span
-from lisboa_rules.outputs import cache, stamp, writer
+from lisboa_rules.outputs import cache, writer
 
 # --- build -------------------------------------------------------------------------------
 
@@ -72,17 +72,17 @@ def _configure_build(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-cache",
         action="store_true",
-        help=f"run every stage: neither read nor fill the build cache (${cache.ENV})",
+        help="do not use the compiled-template cache (every build runs every stage anyway; "
+        f"${cache.ENV}=off does the same)",
     )
 
 
 def run_build(args: argparse.Namespace) -> int:
     """Compile the rules and bring the output folder up to date (or check it).
 
-    Fast paths, both exact (stamp.py, cache.py): when the build cache knows this build's key
-    and the output folder holds exactly those outputs, nothing runs; when the cache holds the
-    key's outputs, only the writer runs. Otherwise the whole pipeline runs (and a clean result
-    is cached).
+    Every run, `--check` included, runs the whole pipeline and compares the bytes it computed
+    with the folder: nothing is written or called up to date on the word of a cache or a
+    stamp. (Only Jinja's compiled templates are cached, in a private folder: cache.py.)
     """
     if args.diff and args.format == "json":
         err(f"{PROG}: error: --diff cannot be combined with --format json\n")
@@ -92,43 +92,22 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    variants = tuple(args.variant)
-    root = cache.cache_dir()
-    key = stamp.build_key(args.rules, variants) if root is not None else None
-    if key is not None and not args.diff:
-        known = cache.outputs_stamp(root, key)
-        if known is not None and writer.stamp_matches(args.out, known):
-            report([], args.format)
-            err(f"{PROG}: {writer.display_dir(args.out)}/ is up to date\n")
-            return EXIT_OK
-    files = cache.load(root, key) if key is not None else None
-    cached = files is not None
-    diagnostics: list[Diagnostic] = []
-    built_key = None
-    if files is None:
-        from lisboa_rules import pipeline
+    from lisboa_rules import pipeline
 
-        result = pipeline.compile_rules(args.rules, variants)
-        if has_errors(result.diagnostics):
-            report(result.diagnostics, args.format)
-            # A template that fails is the compiler's fault, not the rules': exit as internal.
-            internal = any(d.is_error and codes.get(d.code).category in ("emit", "write")
-                           for d in result.diagnostics)
-            return EXIT_ERROR if internal else EXIT_FINDINGS
-        files, diagnostics = result.files, result.diagnostics
-        if root is not None and result.compiled is not None:
-            # The key of the bytes the loader read (a file saved during the build changes it).
-            built_key = stamp.key_of(variants, result.compiled.digests)
+    result = pipeline.compile_rules(args.rules, tuple(args.variant))
+    if has_errors(result.diagnostics):
+        report(result.diagnostics, args.format)
+        # A template that fails is the compiler's fault, not the rules': exit as internal.
+        internal = any(d.is_error and codes.get(d.code).category in ("emit", "write")
+                       for d in result.diagnostics)
+        return EXIT_ERROR if internal else EXIT_FINDINGS
     written = writer.write_outputs(
-        args.out, files, check=args.check, diff=args.diff, trusted=cached
+        args.out, result.files, check=args.check, diff=args.diff, protect=(args.rules,)
     )
-    # Only clean builds are kept: a cache hit must not hide a warning.
-    if built_key is not None and not diagnostics and not has_errors(written.diagnostics):
-        cache.store(root, built_key, files, writer.outputs_hash(files))
     # Text lists the stale files below ("would regenerate ..."); JSON lists them as diagnostics.
     json_check = args.check and args.format == "json" and written.ok
     stale = stale_diagnostics(written) if json_check else []
-    report([*diagnostics, *written.diagnostics, *stale], args.format)
+    report([*result.diagnostics, *written.diagnostics, *stale], args.format)
     if not written.ok:
         return EXIT_ERROR
     if args.check or args.diff:

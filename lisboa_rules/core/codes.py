@@ -574,6 +574,22 @@ a whole, so it was left exactly as it was before. The message carries the system
 """,
 )
 _code(
+    "unsafe-output",
+    "write",
+    "the output folder is one a build must not replace",
+    """
+A build replaces the whole output folder with a new one. It refuses a folder where that could
+lose or move files lisboa-rules did not write: the root of the file system, your home folder,
+the rules folder or a folder that contains one of these, the current directory or one of its
+ancestors (you would be left in a deleted directory), and a folder holding an entry it cannot
+carry over: a folder it cannot list, a file it cannot read, a FIFO, socket or device. Nothing
+was written.
+
+    bad:   lisboa-rules build --out .
+    fix:   lisboa-rules build --out generated   (a folder of its own)
+""",
+)
+_code(
     "stray-output",
     "write",
     "a file in the output folder was not produced by lisboa-rules",
@@ -645,5 +661,40 @@ with its params, `{params.x}` prints x.
     fix:   - {id: score.ships, formula: 2 * ship_hull_total,
               text: Each Ship in your portfolio scores twice its hull size.,
               short: Twice the total of their hull sizes}
+""",
+)
+
+# --- check: ranges of formulas (interval analysis) -----------------------------------------
+
+_code(
+    "divisor-not-positive",
+    "check",
+    "a formula divides by a value that can be 0 or negative",
+    """
+Every `//` in a formula needs a divisor that is at least 1 for every value the names it reads
+can take. The compiler works out the divisor's range from the params' values and the ranges
+declared in rules/vocabulary.yaml (`range: [low, high]`, bounds from the rules data); a divisor
+whose range includes 0 or negative numbers would crash the engine. Give the param a positive
+value, or divide by something that cannot be 0, e.g. max(1, ...).
+
+    bad:   params: {reis_per_wig: 0}          # formula: (reis + influence_reis) // reis_per_wig
+    fix:   params: {reis_per_wig: 5}
+    bad:   formula: reis // wigs              # wigs can be 0
+    fix:   formula: reis // max(1, wigs)
+""",
+)
+_code(
+    "formula-out-of-range",
+    "check",
+    "a cost or price formula can be negative",
+    """
+An amount paid (a cost in court.yaml, a Noble action's land price) must be at least 0 for
+every value the names it reads can take, or paying it would raise a player's Influence or
+money, past the end of the track. The compiler works out the formula's range from the params'
+values and the ranges declared in rules/vocabulary.yaml. Raise the minimum, or bound the
+formula with max(0, ...).
+
+    bad:   params: {minimum: -1, per_official: 1}  # max(minimum, influence_modifier + ...)
+    fix:   params: {minimum: 0, per_official: 1}
 """,
 )

@@ -1,7 +1,6 @@
 """Which files are inputs, and the names of the files the build writes.
 
-Standard library only: the start-up fast path (`stamp.py`) needs these without importing the
-pipeline (yaml, jsonschema, jinja2).
+Standard library only.
 """
 
 from __future__ import annotations

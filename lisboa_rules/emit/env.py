@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from pathlib import Path
+import os
 
 import jinja2
 import jinja2.bccache
@@ -13,46 +13,58 @@ from lisboa_rules.core import encode
 from lisboa_rules.outputs import cache, stamp
 
 
-class _QuietBytecodeCache(jinja2.FileSystemBytecodeCache):
-    """Jinja's file cache of compiled templates, with three changes:
+class _PrivateBytecodeCache(jinja2.BytecodeCache):
+    """Jinja's compiled templates, kept in a private folder (cache.open_folder: a directory of
+    the effective user, mode 0700, not a symlink, checked on its open descriptor) and read
+    only from it, relative to that descriptor:
 
     - Jinja keys a compiled template by its name and source only, not by the environment's
       settings (trim_blocks, autoescape, ...) or its own version, which change the compiled
       code. The file names here also carry the compiler fingerprint (stamp.py: this package's
       files, the Python and library versions) and the environment's name.
-    - A cache file that cannot be read or written (damaged, full or read-only disk) only
-      costs a recompile, never the build.
+    - A cache file that is damaged, not a regular file of ours (a FIFO, a symlink to
+      /dev/zero, ...), or that cannot be written only costs a recompile, never the build.
     - Nothing is read or written while caching is off (`build --no-cache`).
     """
 
-    def __init__(self, folder: Path, env_name: str) -> None:
+    def __init__(self, dir_fd: int, env_name: str) -> None:
+        self.dir_fd = dir_fd
         fingerprint = stamp.compiler_fingerprint()[:20]
-        super().__init__(str(folder), f"__jinja2_%s.{env_name}.{fingerprint}.cache")
-        for old in folder.glob(f"__jinja2_*.{env_name}.*.cache"):  # other compilers' files
-            if not old.name.endswith(f".{fingerprint}.cache"):
-                with contextlib.suppress(OSError):
-                    old.unlink()
+        self.suffix = f".{env_name}.{fingerprint}.cache"
+        with contextlib.suppress(OSError):  # other compilers' files
+            for name in os.listdir(dir_fd):
+                if (name.startswith("__jinja2_") and name.endswith(".cache")
+                        and f".{env_name}." in name and not name.endswith(self.suffix)):
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=dir_fd)
+
+    def _name(self, bucket: jinja2.bccache.Bucket) -> str:
+        return f"__jinja2_{bucket.key}{self.suffix}"
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        if cache.cache_dir() is None:
+        if cache.is_off():
+            return
+        data = cache.read_private(self.dir_fd, self._name(bucket))
+        if data is None:
             return
         try:
-            super().load_bytecode(bucket)
+            bucket.bytecode_from_string(data)
         except Exception:
             bucket.reset()
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        if cache.cache_dir() is None:
+        if cache.is_off():
             return
         with contextlib.suppress(Exception):
-            super().dump_bytecode(bucket)
+            cache.write_private(self.dir_fd, self._name(bucket), bucket.bytecode_to_string())
 
 
 def _bytecode_cache(env_name: str) -> jinja2.BytecodeCache | None:
-    """Compiled templates kept between runs in the cache folder (checked against the template
-    source by Jinja, so an edited template is recompiled); None when caching is off."""
+    """Compiled templates kept between runs (checked against the template source by Jinja, so
+    an edited template is recompiled); None when caching is off or the folder is not private."""
     folder = cache.template_cache_dir()
-    return None if folder is None else _QuietBytecodeCache(folder, env_name)
+    dir_fd = None if folder is None else cache.open_folder(folder)
+    return None if dir_fd is None else _PrivateBytecodeCache(dir_fd, env_name)
 
 
 @functools.cache

@@ -289,7 +289,7 @@ def _ev(node: ast.expr, lookup: Callable[[str, str | None], int | bool]) -> int 
             return a - b
         if isinstance(node.op, ast.Mult):
             return a * b
-        return a // b if b else 0
+        return a // b  # as in the engine; the checks prove every divisor positive
     if isinstance(node, ast.UnaryOp):
         v = _ev(node.operand, lookup)
         return (not v) if isinstance(node.op, ast.Not) else -int(v)
@@ -371,4 +371,128 @@ def _words(node: ast.expr, words: Callable[[str, str | None], str], top: bool = 
         args = [f"({_words(a, words, top=True)})" if isinstance(a, ast.Call)
                 else _words(a, words, top=True) for a in node.args]
         return f"the {which} of " + ", ".join(args[:-1]) + " and " + args[-1]
+    raise AssertionError(f"unchecked node {ast.dump(node)}")  # pragma: no cover
+
+
+# --- interval analysis -----------------------------------------------------------------------
+#
+# Every number a formula reads has a declared range (the vocabulary's `range:`, a param's
+# value); walking the tree with intervals gives a range that holds for every value the formula
+# can take. Bounds are whole numbers, or the floats -inf/+inf for "unbounded" (never any other
+# float, so the arithmetic on finite bounds stays exact).
+
+Bound = int | float
+Interval = tuple[Bound, Bound]
+INF = float("inf")
+ANY: Interval = (-INF, INF)
+_BOOL: Interval = (0, 1)
+
+
+@dataclass(frozen=True)
+class RangeProblem:
+    """A divisor the analysis cannot prove positive: the divisor's text, column and range."""
+
+    code: str
+    message: str
+    col: int
+    reads: tuple[str, ...]  # the plain names the divisor reads
+
+
+def show_interval(iv: Interval) -> str:
+    """An interval for messages: `0..10`, `1..` (no upper bound), `..5`, `any number`."""
+    lo, hi = iv
+    if lo == -INF and hi == INF:
+        return "any number"
+    left = "" if lo in (-INF, INF) else str(int(lo))
+    right = "" if hi in (-INF, INF) else str(int(hi))
+    if lo == hi:
+        return left or "unbounded"
+    return f"{left}..{right}"
+
+
+def interval(
+    formula: Formula, ranges: Mapping[str, Interval]
+) -> tuple[Interval, list[RangeProblem]]:
+    """The range of the formula's value, given the ranges of the names it reads (`name.item`
+    reads the range of `name`; a name without one can be any number), and the divisors that
+    may be 0 or negative."""
+    problems: list[RangeProblem] = []
+    return _iv(formula.tree.body, ranges, problems), problems
+
+
+def _mul(a: Bound, b: Bound) -> Bound:
+    if a == 0 or b == 0:
+        return 0  # 0 × unbounded is 0: the value is a whole number times 0
+    return a * b
+
+
+def _floordiv(a: Bound, b: Bound) -> Bound:
+    # Only called with b >= 1 (a proven positive divisor).
+    if a in (-INF, INF):
+        return a
+    if b == INF:
+        return 0 if a >= 0 else -1
+    return int(a) // int(b)
+
+
+def _iv(
+    node: ast.expr,
+    ranges: Mapping[str, Interval],
+    problems: list[RangeProblem],
+) -> Interval:
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool):
+            return _BOOL
+        assert isinstance(node.value, int)
+        return (node.value, node.value)
+    if isinstance(node, ast.Name):
+        return ranges.get(node.id, ANY)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return ranges.get(node.value.id, ANY)
+    if isinstance(node, ast.BinOp):
+        (a, b), (c, d) = _iv(node.left, ranges, problems), _iv(node.right, ranges, problems)
+        if isinstance(node.op, ast.Add):
+            return (a + c, b + d)
+        if isinstance(node.op, ast.Sub):
+            return (a - d, b - c)
+        if isinstance(node.op, ast.Mult):
+            corners = [_mul(a, c), _mul(a, d), _mul(b, c), _mul(b, d)]
+            return (min(corners), max(corners))
+        if c < 1:
+            problems.append(
+                RangeProblem(
+                    "divisor-not-positive",
+                    f"the divisor '{ast.unparse(node.right)}' "
+                    + (
+                        f"is {show_interval((c, d))}"
+                        if c == d
+                        else "can be 0"
+                        if c <= 0 <= d
+                        else "can be negative"
+                    )
+                    + "; a divisor must be at least 1",
+                    node.right.col_offset,
+                    tuple(n.id for n in ast.walk(node.right) if isinstance(n, ast.Name)),
+                )
+            )
+            return ANY
+        corners = [_floordiv(a, c), _floordiv(a, d), _floordiv(b, c), _floordiv(b, d)]
+        return (min(corners), max(corners))
+    if isinstance(node, ast.UnaryOp):
+        inner = _iv(node.operand, ranges, problems)
+        if isinstance(node.op, ast.Not):
+            return _BOOL
+        return (-inner[1], -inner[0])
+    if isinstance(node, ast.BoolOp):
+        for v in node.values:
+            _iv(v, ranges, problems)
+        return _BOOL
+    if isinstance(node, ast.Compare):
+        for v in [node.left, *node.comparators]:
+            _iv(v, ranges, problems)
+        return _BOOL
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        args = [_iv(a, ranges, problems) for a in node.args]
+        pick = max if node.func.id == "max" else min
+        return (pick(lo for lo, _ in args), pick(hi for _, hi in args))
     raise AssertionError(f"unchecked node {ast.dump(node)}")  # pragma: no cover

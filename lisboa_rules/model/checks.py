@@ -11,8 +11,10 @@ from typing import Any
 
 from lisboa_rules.core.diagnostics import Diagnostic, Related, suggest
 from lisboa_rules.core.source import Span
+from lisboa_rules.lang import expr
 from lisboa_rules.lang import text as rtext
-from lisboa_rules.model.types import Model, Rule
+from lisboa_rules.lang.vocab import BoundError, env_for, resolve_range
+from lisboa_rules.model.types import Model, Params, Rule
 
 Check = Callable[[Model], Iterator[Diagnostic]]
 
@@ -547,6 +549,262 @@ def check_callouts(
             yield from _check_one_text(variant_model, text, span, {}, set(ids))
 
 
+def check_example_players(m: Model) -> Iterator[Diagnostic]:
+    """A worked example seats as many players as the game allows, each in a colour of the game
+    (game.yaml players), no colour twice."""
+    g = "game"
+    pmin, pmax = m.value(g, "players", "min"), m.value(g, "players", "max")
+    colors = [str(c) for c in m.value(g, "players", "colors")]
+    for i, e in enumerate(m.data.get("examples", {}).get("examples", [])):
+        players = e.get("players", [])
+        if not pmin <= len(players) <= pmax:
+            yield Diagnostic(
+                "value-out-of-range",
+                f"example '{e.get('id')}' seats {len(players)} players; the game is for "
+                f"{pmin} to {pmax}",
+                m.span_of("examples", "examples", i, "players"),
+                (Related("the player counts are set here", m.span_of(g, "players")),),
+            )
+        seen: dict[str, int] = {}
+        for j, pl in enumerate(players):
+            color = pl.get("color")
+            at = m.span_of("examples", "examples", i, "players", j, "color")
+            if color not in colors:
+                yield _unknown("player colour", color, colors, at)
+            elif color in seen:
+                yield Diagnostic(
+                    "duplicate-id",
+                    f"example '{e.get('id')}' seats two {color} players",
+                    at,
+                    (
+                        Related(
+                            "first seated here",
+                            m.span_of("examples", "examples", i, "players", seen[color], "color"),
+                        ),
+                    ),
+                )
+            else:
+                seen[str(color)] = j
+
+
+# --- ranges of params and formulas ------------------------------------------------------------
+
+# The lists whose items carry `params:` (and may declare their `ranges:`).
+PARAM_OWNERS = (
+    ("court", "costs"),
+    ("flow", "triggers"),
+    ("nobles", "noble_actions"),
+    ("scoring", "sources"),
+)
+
+
+def _vocab_ranges(m: Model) -> tuple[dict[str, expr.Interval], list[Diagnostic]]:
+    """The declared range of every vocabulary name, resolved against this model's data."""
+    out: dict[str, expr.Interval] = {}
+    diags: list[Diagnostic] = []
+    for i, n in enumerate(m.data.get("vocabulary", {}).get("names", [])):
+        if "range" not in n:
+            continue
+        try:
+            out[n["name"]] = resolve_range(n["range"], m.data)
+        except BoundError as exc:
+            diags.append(
+                Diagnostic(
+                    "unknown-reference",
+                    f"the range of '{n['name']}': {exc}",
+                    m.span_of("vocabulary", "names", i, "range"),
+                )
+            )
+    return out, diags
+
+
+def _index(m: Model, kind: str, key: str, ident: str) -> int | None:
+    for i, item in enumerate(m.data.get(kind, {}).get(key, [])):
+        if isinstance(item, dict) and item.get("id") == ident:
+            return i
+    return None
+
+
+def check_param_ranges(m: Model) -> Iterator[Diagnostic]:
+    """Every param lies in the range its owner declares for it (`ranges:`)."""
+    for kind, key in PARAM_OWNERS:
+        for i, obj in enumerate(m.data.get(kind, {}).get(key, [])):
+            params = obj.get("params", {})
+            for name, raw in sorted(obj.get("ranges", {}).items()):
+                where = m.span_of(kind, key, i, "ranges", name)
+                if name not in params:
+                    yield _unknown("param", name, params, where)
+                    continue
+                try:
+                    lo, hi = resolve_range(raw, m.data)
+                except BoundError as exc:
+                    yield Diagnostic(
+                        "unknown-reference", f"the range of param '{name}': {exc}", where
+                    )
+                    continue
+                value = params[name]
+                if not lo <= value <= hi:
+                    yield Diagnostic(
+                        "value-out-of-range",
+                        f"param '{name}' of '{obj.get('id')}' is {value}, "
+                        + _outside(value, (lo, hi)),
+                        m.span_of(kind, key, i, "params", name),
+                        (Related("the range is declared here", where),),
+                    )
+
+
+def _outside(value: int, iv: expr.Interval) -> str:
+    """Which end of its range a value is past (one end only, so that rule sets whose other
+    end differs report the same problem once)."""
+    lo, hi = iv
+    if value < lo:
+        return f"below the lowest value of its range ({int(lo)})"
+    return f"above the highest value of its range ({int(hi)})"
+
+
+def _formulas(
+    m: Model,
+) -> Iterator[tuple[expr.Formula, Params, tuple[str | int, ...], str | None]]:
+    """(formula, its params, its path, what it is if its value is paid) for every formula."""
+    for c in m.costs:
+        i = _index(m, "court", "costs", c.id)
+        if i is not None:
+            yield c.formula, c.params, ("court", "costs", i, "formula"), f"cost '{c.id}'"
+    for a in m.noble_actions:
+        i = _index(m, "nobles", "noble_actions", a.id)
+        if a.land_price is not None and i is not None:
+            path: tuple[str | int, ...] = ("nobles", "noble_actions", i, "land_price")
+            yield a.land_price, a.params, path, f"land price of '{a.id}'"
+    for t in m.triggers:
+        i = _index(m, "flow", "triggers", t.id)
+        if i is not None:
+            yield t.condition, t.params, ("flow", "triggers", i, "condition"), None
+    for s in m.scoring:
+        i = _index(m, "scoring", "sources", s.id)
+        if i is None:
+            continue
+        if s.formula is not None:
+            yield s.formula, s.params, ("scoring", "sources", i, "formula"), None
+        for j, g in enumerate(s.groups):
+            yield g.measure, s.params, ("scoring", "sources", i, "groups", j, "measure"), None
+        if s.eligible is not None:
+            yield s.eligible, s.params, ("scoring", "sources", i, "eligible"), None
+    for j, tb in enumerate(m.tiebreakers):
+        yield tb.measure, (), ("scoring", "tiebreakers", "measures", j, "measure"), None
+    for j, d in enumerate(m.decrees):
+        yield d.condition, (), ("components", "decrees", j, "condition"), None
+    per_color = m.data.get("components", {}).get("shipyard", {}).get("per_color")
+    if isinstance(per_color, str):
+        vocab = {v.name: (v.scope, v.per) for v in m.vocabulary}
+        env = env_for(vocab, ("game",), [b.id for b in m.businesses])
+        try:
+            f = expr.parse(per_color, env)
+        except expr.FormulaError:
+            pass  # reported by the builder
+        else:
+            yield f, (), ("components", "shipyard", "per_color"), None
+
+
+def _blame(
+    m: Model, formula_at: Span, params: Params, owner: tuple[str | int, ...], names: Iterable[str]
+) -> tuple[Span, tuple[Related, ...]]:
+    """Where a range problem is reported: at the formula, unless the formula is the base
+    document's and a param it reads was set elsewhere (a variant changed it): then at that
+    param, with a note at the formula. Notes give the params' values."""
+    values = dict(params)
+    base = m.span_of(str(owner[0])).file
+    notes: list[Related] = []
+    moved: Span | None = None
+    for name in dict.fromkeys(names):
+        if name in values:
+            at = m.span_of(str(owner[0]), *owner[1:], "params", name)
+            notes.append(Related(f"'{name}' is {values[name]} here", at))
+            if moved is None and formula_at.file == base and at.file != base:
+                moved = at
+    if moved is None:
+        return formula_at, tuple(notes)
+    rest = tuple(n for n in notes if n.span != moved)
+    return moved, (Related("in this formula", formula_at), *rest)
+
+
+def check_formula_ranges(m: Model) -> Iterator[Diagnostic]:
+    """Interval analysis of every formula against the declared ranges of the names it reads
+    and the values of its params: every divisor is at least 1, every paid amount at least 0."""
+    ranges, diags = _vocab_ranges(m)
+    yield from diags
+    context = _context_ranges(m, ranges)
+    for formula, params, path, paid in _formulas(m):
+        known = {**ranges, **context.get(path[:3], {}), **{name: (v, v) for name, v in params}}
+        (lo, _), problems = expr.interval(formula, known)
+        at = m.span_of(str(path[0]), *path[1:])
+        owner = path[:3] if path[0] != "components" else path[:2]
+        for pr in problems:
+            span, notes = _blame(m, at, params, owner, pr.reads)
+            yield Diagnostic(pr.code, pr.message, span, notes)
+        if paid is not None and not problems and lo < 0:
+            span, notes = _blame(m, at, params, owner, [n for n, _ in params if n in formula.names])
+            yield Diagnostic(
+                "formula-out-of-range",
+                f"the {paid} can be negative; an amount paid is never below 0",
+                span,
+                (
+                    Related(
+                        "its lowest value is "
+                        + ("unbounded" if lo == -expr.INF else str(int(lo)))
+                        + " (from the params and the ranges of the names it reads)",
+                        at,
+                    ),
+                    *notes,
+                ),
+            )
+    yield from _check_example_ranges(m, ranges)
+
+
+def _hull(ivs: Iterable[expr.Interval]) -> expr.Interval | None:
+    ivs = list(ivs)
+    if not ivs:
+        return None
+    return (min(lo for lo, _ in ivs), max(hi for _, hi in ivs))
+
+
+def _context_ranges(
+    m: Model, ranges: dict[str, expr.Interval]
+) -> dict[tuple[str | int, ...], dict[str, expr.Interval]]:
+    """Tighter, still sound ranges of the context names where the model says what they are:
+    the `cost` a lacking cost reads is the value of the cost it makes up for (Visit: the visit
+    cost), the `measure` an eligibility formula reads is one of its source's measures."""
+
+    def value(f: expr.Formula, params: Params) -> expr.Interval:
+        return expr.interval(f, {**ranges, **{n: (v, v) for n, v in params}})[0]
+
+    costs = {c.id: value(c.formula, c.params) for c in m.costs}
+    out: dict[tuple[str | int, ...], dict[str, expr.Interval]] = {}
+    for c in m.costs:
+        paid = _hull(costs[a.cost] for a in m.actions if a.lacking_cost == c.id and a.cost in costs)
+        i = _index(m, "court", "costs", c.id)
+        if paid is not None and i is not None:
+            out[("court", "costs", i)] = {"cost": paid}
+    for src in m.scoring:
+        measured = _hull(value(g.measure, src.params) for g in src.groups)
+        i = _index(m, "scoring", "sources", src.id)
+        if measured is not None and i is not None:
+            out[("scoring", "sources", i)] = {"measure": measured}
+    return out
+
+
+def _check_example_ranges(m: Model, ranges: dict[str, expr.Interval]) -> Iterator[Diagnostic]:
+    """A cost's worked example gives values inside the names' ranges (the engine evaluates it)."""
+    for i, c in enumerate(m.data.get("court", {}).get("costs", [])):
+        for name, value in sorted(c.get("example", {}).items()):
+            lo, hi = ranges.get(name, expr.ANY)
+            if isinstance(value, int) and not lo <= value <= hi:
+                yield Diagnostic(
+                    "value-out-of-range",
+                    f"the example gives '{name}' the value {value}, " + _outside(value, (lo, hi)),
+                    m.span_of("court", "costs", i, "example", name),
+                )
+
+
 ALL_CHECKS: tuple[Check, ...] = (
     check_other_text,
     check_examples,
@@ -556,6 +814,9 @@ ALL_CHECKS: tuple[Check, ...] = (
     check_text,
     check_ranges,
     check_unused_params,
+    check_param_ranges,
+    check_formula_ranges,
+    check_example_players,
 )
 
 
@@ -572,9 +833,9 @@ def run_checks(m: Model) -> list[Diagnostic]:
 # The prose a rule prints (the reference's text, the player aid's line, a procedure's steps).
 PROSE_FIELDS = ("text", "short", "steps", "plays", "intro")
 # Fields a change of which says nothing the prose could contradict: names, labels, provenance,
-# worked-example inputs.
+# worked-example inputs, the declared ranges of params (checked against the values instead).
 _NOT_RULES = ("id", "number", "name", "title", "source", "assumptions", "example", "unit",
-              "unit_one", "callouts")
+              "unit_one", "callouts", "ranges")
 # A placeholder naming a formula prints it in words, params as their values.
 FORMULA_FIELDS = ("formula", "condition", "land_price", "measure", "eligible")
 

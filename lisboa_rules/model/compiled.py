@@ -28,8 +28,7 @@ class Compiled:
     rulesets: list[CompiledRuleSet]
     variants: list[m.VariantInfo]
     # (path inside the rules folder, sha256) of every file as the loader read it, in discovery
-    # order. Also the build key of exactly these outputs (stamp.key_of), whatever happens on
-    # disk while the build runs.
+    # order: what the DO-NOT-EDIT headers show, whatever happens on disk while the build runs.
     digests: list[tuple[str, str]]
     # display path (diagnostics, relative to the CWD) -> stable name for generated files
     # ("rules/<path inside the rules folder>"): the same from every checkout and directory.

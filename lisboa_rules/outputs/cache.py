@@ -1,50 +1,55 @@
-"""The build cache: the outputs of recent successful builds, by build key (stamp.py).
+"""The only cache lisboa-rules keeps between runs: Jinja's compiled templates.
 
-A build whose key is here skips load, validate, model, checks and emit and only writes the
-files (the writer still compares, writes atomically and keeps the manifest). Next to each
-entry a small `.outputs` file holds the entry's `writer.outputs_hash`: when the output
-folder's manifest records that hash and its files still match it, the folder is up to date
-without reading the entry at all. Only builds with
-no diagnostics at all are kept, so a hit never hides a warning. Entries carry their own hash
-and are ignored when damaged; every failure of the cache (no home folder, read-only disk, a
-full disk) only costs the time of a real build, never the build itself.
+There is no cache of build outputs: every `build` and `build --check` runs the whole pipeline
+and compares the bytes it computed with the output folder, so nothing a build writes or
+certifies comes from anywhere but this process. (An earlier outputs cache could be planted by
+anyone able to write its folder.)
 
-Where: $LISBOA_RULES_CACHE_DIR, else $XDG_CACHE_HOME/lisboa-rules, else ~/.cache/lisboa-rules.
+Compiled templates are Python code objects (marshal), so they are only ever read from a folder
+that cannot hold anyone else's files: a real directory (not a symlink), owned by the effective
+user, mode 0700 (no group or other bits). The folder is opened once, without following
+symlinks, and checked on the open descriptor (fstat), and every cache file is opened relative
+to that descriptor (`open_folder`), so swapping the folder or a path for a symlink after the
+check changes nothing. A folder that fails the check is not used (and not repaired: templates
+are then compiled at each run, which costs about a tenth of a second). A damaged cache file
+(a FIFO, a symlink, a device, an empty or garbage file, one owned by someone else) only costs
+a recompile.
+
+Where: $LISBOA_RULES_CACHE_DIR, else $XDG_CACHE_HOME/lisboa-rules, else ~/.cache/lisboa-rules;
+the compiled templates go in its `jinja/` folder (created 0700).
 Off: `build --no-cache`, or LISBOA_RULES_CACHE_DIR set to "off" (or empty).
-The newest MAX_ENTRIES builds are kept. The folder also holds Jinja's template bytecode.
 Standard library only.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
-import tempfile
-import time
-from collections.abc import Iterator, Mapping
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 ENV = "LISBOA_RULES_CACHE_DIR"
-FORMAT = 2
-MAX_ENTRIES = 32
-_SUFFIX = ".build.json"
-_STAMP = ".outputs"
-
+TEMPLATES = "jinja"  # the folder of compiled templates inside the cache folder
+MAX_CACHE_FILE = 4 << 20  # bytes; a compiled template is a few KiB
 
 _OFF: list[bool] = [False]  # set while a `--no-cache` build runs (see `turned_off`)
 
 
 @contextlib.contextmanager
 def turned_off(off: bool = True) -> Iterator[None]:
-    """Within the block, no cache is read or written: neither builds nor compiled templates."""
+    """Within the block, no compiled template is read or written."""
     before = _OFF[0]
     _OFF[0] = before or off
     try:
         yield
     finally:
         _OFF[0] = before
+
+
+def is_off() -> bool:
+    """Whether caching is off right now (`turned_off`)."""
+    return _OFF[0]
 
 
 def cache_dir() -> Path | None:
@@ -61,98 +66,92 @@ def cache_dir() -> Path | None:
     return None if home == "~" else Path(home) / ".cache" / "lisboa-rules"
 
 
-def _entry(root: Path, key: str) -> Path:
-    return root / f"{key}{_SUFFIX}"
-
-
-def _files_hash(files: Mapping[str, str]) -> str:
-    return hashlib.sha256(json.dumps(files, sort_keys=True).encode("utf-8")).hexdigest()
-
-
-def load(root: Path | None, key: str) -> dict[str, str] | None:
-    """The outputs built for `key`, or None (no cache, no entry, or a damaged one)."""
-    if root is None:
-        return None
-    try:
-        raw = json.loads(_entry(root, key).read_text(encoding="utf-8"))
-        files = raw["files"]
-        if (raw.get("format") != FORMAT or raw.get("key") != key
-                or not isinstance(files, dict) or raw.get("sha256") != _files_hash(files)
-                or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())):
-            return None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    with contextlib.suppress(OSError):
-        os.utime(_entry(root, key))  # recently used: pruned last
-    return files
-
-
-def outputs_stamp(root: Path | None, key: str) -> str | None:
-    """The outputs hash of the entry for `key` (None when there is none). The file names its
-    key too, so a stamp copied under another key's name is not believed."""
-    if root is None:
-        return None
-    try:
-        named, _, value = (root / f"{key}{_STAMP}").read_text(encoding="ascii").partition(" ")
-    except (OSError, ValueError):
-        return None
-    value = value.strip()
-    ok = named == key and len(value) == 64 and _entry(root, key).is_file()
-    return value if ok else None
-
-
-def store(root: Path | None, key: str, files: Mapping[str, str], outputs_hash: str) -> None:
-    """Keep the outputs of a successful build (best effort, atomic, then prune old entries)."""
-    if root is None:
-        return
-    entry = {"format": FORMAT, "key": key, "sha256": _files_hash(files), "files": dict(files)}
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        _atomic_write(root, _entry(root, key), json.dumps(entry, ensure_ascii=False))
-        _atomic_write(root, root / f"{key}{_STAMP}", f"{key} {outputs_hash}\n")
-        _prune(root)
-    except OSError:
-        pass  # a cache that cannot be written is no cache
-
-
-def _atomic_write(root: Path, path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=_SUFFIX, dir=root)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _prune(root: Path) -> None:
-    """Keep the MAX_ENTRIES most recently used entries; drop temp files older than an hour
-    (left by a killed build)."""
-    entries = []
-    now = time.time()
-    for p in root.glob(f"*{_SUFFIX}"):
-        with contextlib.suppress(OSError):
-            mtime = p.stat().st_mtime_ns
-            if not p.name.startswith(".tmp-"):
-                entries.append((mtime, p.name, p))
-            elif now - mtime / 1e9 > 3600:
-                p.unlink()
-    for _, _, p in sorted(entries, reverse=True)[MAX_ENTRIES:]:
-        with contextlib.suppress(OSError):
-            p.unlink()
-            p.with_name(p.name.removesuffix(_SUFFIX) + _STAMP).unlink()
-
-
 def template_cache_dir() -> Path | None:
-    """Where Jinja keeps compiled templates (None when caching is off or not possible)."""
+    """Where compiled templates are kept (None when caching is off)."""
     root = cache_dir()
-    if root is None:
-        return None
-    folder = root / "templates"
+    return None if root is None else root / TEMPLATES
+
+
+def private(st: os.stat_result) -> bool:
+    """Whether a stat result is a directory of the effective user that only they can use."""
+    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid()
+            and stat.S_IMODE(st.st_mode) & 0o077 == 0)  # fmt: skip
+
+
+def open_folder(folder: Path) -> int | None:
+    """A descriptor of `folder` (created 0700 if missing) when it is private (see `private`),
+    else None. The folder itself must not be a symlink (O_NOFOLLOW); the check is made on the
+    open descriptor, so it holds for every file later opened relative to it."""
+    with contextlib.suppress(OSError):
+        folder.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError, OSError):
+        os.mkdir(folder, 0o700)
+    flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder, flags)
     except OSError:
         return None
-    return folder if os.access(folder, os.W_OK) else None
+    try:
+        if private(os.lstat(folder)) and private(os.fstat(fd)):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def read_private(dir_fd: int, name: str) -> bytes | None:
+    """The bytes of the regular file `name` in the folder `dir_fd`, when it is the effective
+    user's own, not a symlink, and at most MAX_CACHE_FILE bytes; else None. Never blocks (a
+    FIFO is opened O_NONBLOCK and refused) and never follows a symlink."""
+    if not _plain_name(name):
+        return None
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid()
+                or st.st_size > MAX_CACHE_FILE):  # fmt: skip
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_CACHE_FILE:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(chunks) if size <= MAX_CACHE_FILE else None
+
+
+def write_private(dir_fd: int, name: str, data: bytes) -> None:
+    """Write `name` in the folder `dir_fd` atomically (a temp file, then a rename), mode 0600;
+    best effort: any failure leaves no file behind and is ignored."""
+    if not _plain_name(name):
+        return
+    tmp = f".tmp-{os.getpid()}-{os.urandom(6).hex()}-{name}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(tmp, flags, 0o600, dir_fd=dir_fd)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+
+
+def _plain_name(name: str) -> bool:
+    """A single file name: no folder part, no `..`, no line break, no NUL."""
+    return (bool(name) and name not in (".", "..") and "/" not in name and "\0" not in name
+            and "\n" not in name and "\r" not in name)  # fmt: skip

@@ -11,27 +11,35 @@ Contract:
   temp folders (and, after an interrupted two-rename swap, moves the old folder back first).
 - Ownership: `.manifest` in the output folder lists the files lisboa-rules wrote. Only those are
   ever pruned. Other files ("strays", e.g. a user's notes) are kept and reported as warnings.
-- `check`/`diff` write nothing and report what would change.
-- Stamp: `.manifest` also records one sha256 of all the outputs, so `stamp_matches` can tell
-  without building that a folder holds exactly a known set of outputs (the build cache knows
-  which set a build key produces). The line is bookkeeping: a folder whose files are all up
-  to date is up to date whatever that line says (a build then rewrites it quietly), and the
-  manifest is only reported stale when its list of files changes.
+- `check`/`diff` write nothing and report what would change. Every output, the manifest
+  included, is compared byte for byte: there is no stamp that could vouch for a folder.
+- Safety: a build never removes or moves a file it did not write. It refuses (unsafe-output)
+  an output folder that is the root of the file system, the home folder, the rules folder or
+  an ancestor of one of these, or (when writing) the current directory or one of its
+  ancestors, which the swap would leave the caller standing in a deleted folder; and one that
+  holds an entry it cannot carry over into the new tree (a folder it cannot list, a file it
+  cannot read, a FIFO, socket or device).
+- Temp folders: `.NAME.new-TOKEN` / `.NAME.old-TOKEN`, each build holding an advisory lock
+  (flock) on `.NAME.lock-TOKEN` for as long as it runs. Crash recovery only touches the temp
+  folders whose lock it can take, i.e. whose build is gone, whatever process or PID namespace
+  it ran in; a temp folder without a lock file is never touched.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import difflib
 import errno
+import fcntl
 import functools
-import hashlib
 import os
+import re
 import shutil
+import stat
 import sys
-import tempfile
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -44,7 +52,7 @@ _MANIFEST_HEADER = (
     "# Files written by lisboa-rules; only these are pruned. Do not edit.\n"
     "# Other files in this folder are left alone and reported as strays.\n"
 )
-_OUTPUTS = "# outputs-sha256: "
+_TOKEN = re.compile(r"[0-9a-f]{32}")  # the id of one build's temp folders and lock file
 
 
 @dataclass
@@ -87,15 +95,10 @@ class _Plan:
     remove: list[str]
     strays: list[str]
     old: dict[str, bytes | None]
-    quiet: bool = False  # the manifest differs in comment lines only: rewrite, do not report
 
 
-def _bookkeeping_only(old: bytes | None, body: str) -> bool:
-    """Whether an old manifest lists the same files (its comment lines may differ)."""
-    if old is None:
-        return False
-    lines = old.decode("utf-8", "replace").splitlines(keepends=True)
-    return "".join(ln for ln in lines if not ln.startswith("#")) == body
+class UnsafeOutput(Exception):
+    """The output folder is one a build must not replace (see the module's Safety note)."""
 
 
 def write_outputs(
@@ -105,90 +108,90 @@ def write_outputs(
     check: bool = False,
     diff: bool = False,
     prune: bool = True,
-    trusted: bool = False,
+    protect: Iterable[Path] = (),
 ) -> WriteResult:
     """Bring `out_dir` up to date with `files` atomically; `check`/`diff` only report.
 
-    `trusted` skips the compile check for outputs that already passed it (the build cache
-    keeps only builds that did).
+    `protect`: folders (e.g. the rules folder) that `out_dir` must not be, nor contain.
     """
     for rel in files:
         _check_rel(rel)
     result = WriteResult(display=display_dir(out_dir))
-    result.diagnostics = [] if trusted else compile_check(files, result.display)
+    result.diagnostics = compile_check(files, result.display)
     if result.diagnostics:
         return result
     if out_dir.exists() and not out_dir.is_dir():
         return _failed(result, f"'{result.display}' exists and is not a directory")
+    writing = not (check or diff)
     try:
-        if not (check or diff):
+        _refuse_unsafe_target(out_dir, result.display, protect, writing)
+        if writing:
             _recover(out_dir)
         plan = _make_plan(out_dir, files, prune)
+    except UnsafeOutput as exc:
+        result.diagnostics.append(Diagnostic("unsafe-output", str(exc), None))
+        return result
     except OSError as exc:
         return _failed(result, f"cannot read '{result.display}': {_reason(exc)}")
     _fill_result(result, plan)
     if diff:
         result.diff_text = _diff(plan, result)
-    if check or diff or not plan.changed:
+    if not writing or not plan.changed:
         return result
     try:
-        _rebuild(out_dir.resolve(), plan)
+        kept = _rebuild(out_dir.resolve(), plan)
     except Exception as exc:
         return _failed(result, f"cannot update '{result.display}' (left unchanged): {_reason(exc)}")
     result.written = [r for r in plan.changed if r != MANIFEST]
     result.removed = list(plan.remove)
+    if kept is not None:
+        msg = (f"files appeared in '{result.display}' while it was rebuilt; the old folder "
+               f"is kept as '{display_dir(kept)}': move them back and delete it")
+        result.diagnostics.append(Diagnostic("stray-output", msg, None))
     return result
 
 
-def stamp_matches(out_dir: Path, expected: str) -> bool:
-    """Whether `out_dir` holds exactly the outputs whose `outputs_hash` is `expected`: its
-    manifest is byte for byte the one a build writes for them, every listed file is there and
-    hashes to it, and nothing else is there (strays and leftovers of a killed build need the
-    full path, which reports or repairs them)."""
+def _manifest_bytes(listed: Sequence[str]) -> bytes:
+    """The manifest a build writes for these files (sorted)."""
+    return (_MANIFEST_HEADER + "".join(f"{r}\n" for r in listed)).encode("utf-8")
+
+
+def _refuse_unsafe_target(out_dir: Path, display: str, protect: Iterable[Path],
+                          writing: bool) -> None:
+    """Raise UnsafeOutput for an output folder a build must not replace (or, for `/` and the
+    home folder, even walk): the root of the file system; the home folder, a protected folder
+    (the rules), or, when writing, the current directory, or an ancestor of any of them."""
     try:
-        data = _read_or_none(out_dir / MANIFEST)
-        if data is None:
-            return False
-        listed = sorted(_read_manifest(out_dir))
-        if data != _manifest_bytes(expected, listed):
-            return False
-        if _list_files(out_dir) != {*listed, MANIFEST} or _leftovers(out_dir):
-            return False
-        found: dict[str, bytes] = {}
-        for rel in listed:
-            content = _read_or_none(out_dir / rel)
-            if content is None:
-                return False
-            found[rel] = content
-        return _hash_bytes(found) == expected
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False
-
-
-def _manifest_bytes(outputs_hash: str, listed: Sequence[str]) -> bytes:
-    """The manifest a build writes for these files (sorted) and this outputs hash."""
-    body = "".join(f"{r}\n" for r in listed)
-    return (_MANIFEST_HEADER + f"{_OUTPUTS}{outputs_hash}\n" + body).encode("utf-8")
-
-
-def outputs_hash(files: Mapping[str, str]) -> str:
-    """One sha256 over every output's path and bytes (what the manifest records)."""
-    return _hash_bytes({rel: text.encode("utf-8") for rel, text in files.items()})
-
-
-def _hash_bytes(files: Mapping[str, bytes]) -> str:
-    """One sha256 over every output's path and bytes, in path order."""
-    h = hashlib.sha256()
-    for rel in sorted(files):
-        h.update(f"{rel} {len(files[rel])}\n".encode())
-        h.update(files[rel])
-    return h.hexdigest()
-
-
-def _leftovers(target: Path) -> bool:
-    """Whether temp folders of an earlier build sit next to `target`."""
-    prefixes = (f".{target.name}.new-", f".{target.name}.old-")
-    return any(e.name.startswith(prefixes) for e in target.parent.iterdir())
+        target = out_dir.resolve()
+    except (OSError, RuntimeError):
+        return  # a symlink loop and the like: reading the folder reports it
+    if target.parent == target:
+        raise UnsafeOutput(f"refusing to use '{display}' as the output folder: it is the root "
+                           "of the file system; give a folder of its own (default: generated)")
+    guarded: list[tuple[Path, str]] = []
+    home = os.path.expanduser("~")
+    if home != "~":
+        guarded.append((Path(home), "your home folder"))
+    guarded.extend((Path(p), f"the rules folder '{display_dir(Path(p))}'") for p in protect)
+    if writing:
+        with contextlib.suppress(OSError):
+            guarded.append((Path.cwd(), "the current directory"))
+    for path, what in guarded:
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):
+            continue
+        if real == target:
+            relation = "it is"
+        elif target in real.parents:
+            relation = "it contains"
+        else:
+            continue
+        hint = ("the build replaces the whole folder, which would leave you in a deleted "
+                "directory: run it from outside" if "current" in what
+                else "give a folder of its own (default: generated)")
+        raise UnsafeOutput(f"refusing to use '{display}' as the output folder: {relation} "
+                           f"{what}; {hint}")
 
 
 def display_dir(out_dir: Path) -> str:
@@ -258,63 +261,131 @@ def _reason(exc: BaseException) -> str:
 
 def _make_plan(out_dir: Path, files: Mapping[str, str], prune: bool) -> _Plan:
     """Compare the wanted outputs with the folder's current files."""
-    existing = _list_files(out_dir)
+    existing = _survey(out_dir)
     owned = _read_manifest(out_dir) & existing
     gone = sorted(owned - set(files))
     remove = gone if prune else []
     listed = sorted(set(files) | (set() if prune else set(gone)))
     wanted = {rel: files[rel].encode("utf-8") for rel in sorted(files)}
-    body = "".join(f"{r}\n" for r in listed)
-    wanted[MANIFEST] = _manifest_bytes(_hash_bytes(wanted), listed)
-    old = {rel: _read_or_none(out_dir / rel) for rel in wanted}
+    wanted[MANIFEST] = _manifest_bytes(listed)
+    old = {rel: _read_output(out_dir, rel) for rel in wanted}
     changed = [rel for rel, data in wanted.items() if old[rel] != data]
-    # The manifest's comment lines (the outputs hash) are bookkeeping: rewritten with the
-    # files, but a manifest is only reported stale when the list of files changes.
-    quiet = MANIFEST in changed and _bookkeeping_only(old[MANIFEST], body)
     unchanged = [rel for rel in wanted if rel not in changed and rel != MANIFEST]
     strays = sorted(existing - set(wanted) - owned)
     for rel in remove:
-        old[rel] = _read_or_none(out_dir / rel)
-    return _Plan(wanted, changed, unchanged, remove, strays, old, quiet)
+        old[rel] = _read_output(out_dir, rel)
+    return _Plan(wanted, changed, unchanged, remove, strays, old)
 
 
-def _list_files(out_dir: Path) -> set[str]:
-    """Return the relative POSIX paths of all files (and symlinks) under `out_dir`."""
+def _survey(out_dir: Path) -> set[str]:
+    """The relative POSIX paths of all files (and symlinks) under `out_dir`. Raises
+    UnsafeOutput when an entry could not be carried over into the new tree: a folder that
+    cannot be listed or entered, a file that cannot be read, anything that is not a folder,
+    a regular file or a symlink (a FIFO, a socket, a device). A symlink is a leaf: never
+    followed. Raises OSError when the folder itself cannot be read."""
     if not out_dir.is_dir():
         return set()
     found: set[str] = set()
-    for root, dirs, names in os.walk(out_dir):
-        base = Path(root)
-        dirs.sort()
-        # A symlinked directory is a leaf for us: never descend into (or prune through) it.
-        names = [*names, *(d for d in dirs if (base / d).is_symlink())]
-        found.update((base / n).relative_to(out_dir).as_posix() for n in names)
+    problems: list[str] = []
+
+    def walk(folder: Path, prefix: str) -> None:
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            if not prefix:
+                raise
+            problems.append(f"{prefix.rstrip('/')}/ (cannot list it: {_reason(exc)})")
+            return
+        for e in entries:
+            rel = prefix + e.name
+            try:
+                mode = e.stat(follow_symlinks=False).st_mode
+            except OSError as exc:
+                problems.append(f"{rel} ({_reason(exc)})")
+                continue
+            if stat.S_ISLNK(mode):
+                found.add(rel)
+            elif stat.S_ISDIR(mode):
+                if os.access(e.path, os.R_OK | os.X_OK, follow_symlinks=False):
+                    walk(Path(e.path), rel + "/")
+                else:
+                    problems.append(f"{rel}/ (permission denied)")
+            elif stat.S_ISREG(mode):
+                found.add(rel)
+                if not os.access(e.path, os.R_OK, follow_symlinks=False):
+                    problems.append(f"{rel} (permission denied)")
+            else:
+                problems.append(f"{rel} (a {_kind(mode)}, which is never moved)")
+
+    walk(out_dir, "")
+    if problems:
+        display = display_dir(out_dir)
+        shown = ", ".join(f"{display}/{p}" for p in problems[:5])
+        more = f" and {len(problems) - 5} more" if len(problems) > 5 else ""
+        raise UnsafeOutput(f"refusing to update '{display}': it holds entries a build cannot "
+                           f"carry over into the new folder: {shown}{more}; move them out of "
+                           "the output folder (or make them readable)")
     return found
+
+
+def _kind(mode: int) -> str:
+    """The kind of a special file, in words."""
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device file"
+    return "special file"
 
 
 def _read_manifest(out_dir: Path) -> set[str]:
     """Return the outputs the previous build claimed (ignoring anything unsafe)."""
-    data = _read_or_none(out_dir / MANIFEST)
+    data = _read_output(out_dir, MANIFEST)
     if data is None:
         return set()
     lines = data.decode("utf-8", "replace").splitlines()
     return {ln for ln in lines if ln and not ln.startswith("#") and _is_safe_rel(ln)}
 
 
-def _read_or_none(path: Path) -> bytes | None:
-    """Return a file's bytes, or None when it is missing or not a regular file."""
+def _read_output(out_dir: Path, rel: str) -> bytes | None:
+    """The bytes of the output `rel` as it is in `out_dir`, or None when it is missing or not
+    a regular file reached without a symlink inside the folder (a symlink, even to a file
+    with the right bytes, is not an output the build wrote). Never blocks on a FIFO."""
+    folder = out_dir
+    for part in PurePosixPath(rel).parts[:-1]:
+        folder = folder / part
+        try:
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                return None
+        except FileNotFoundError:
+            return None
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
     try:
-        return path.read_bytes() if path.is_file() else None
-    except FileNotFoundError:
+        fd = os.open(out_dir / rel, flags)
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symlink
+            return None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _fill_result(result: WriteResult, plan: _Plan) -> None:
     """Record the plan in the result and report strays."""
     result.unchanged = list(plan.unchanged)
     result.strays = list(plan.strays)
-    shown = [rel for rel in plan.changed if not (plan.quiet and rel == MANIFEST)]
-    result.stale = sorted([*shown, *plan.remove])
+    result.stale = sorted([*plan.changed, *plan.remove])
     for rel in plan.changed:
         result.reasons[rel] = "create" if plan.old[rel] is None else "regenerate"
     for rel in plan.remove:
@@ -348,24 +419,102 @@ def _lines(data: bytes | None) -> list[str]:
 # --- writing -------------------------------------------------------------------------------
 
 
-def _rebuild(target: Path, plan: _Plan) -> None:
-    """Build the new tree next to `target`, then swap it in; clean up on any failure."""
+def _rebuild(target: Path, plan: _Plan) -> Path | None:
+    """Build the new tree next to `target`, then swap it in; clean up on any failure. Returns
+    None, or the old folder when it could not be deleted because files appeared in it that
+    the new tree does not hold (kept as `.NAME.kept-TOKEN`, never touched by recovery)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-{os.getpid()}-",
-                                    dir=target.parent))
+    with _BuildLock(target) as lock:
+        staging = lock.path("new")
+        staging.mkdir(0o700)
+        try:
+            _fix_dir_mode(staging, target)
+            if target.is_dir():
+                _replicate(target, staging, skip={*plan.changed, *plan.remove})
+            for rel in plan.changed:
+                dest = staging / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                _write_bytes(dest, plan.wanted[rel])
+            _remove_emptied_dirs(staging, plan.remove)
+            old = _swap(staging, target, lock)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return None if old is None else _discard_old(old, target, plan)
+
+
+def _discard_old(old: Path, new: Path, plan: _Plan) -> Path | None:
+    """Delete the old tree (moved aside by the swap) when every file in it is one this build
+    replaced or pruned, or is also in the new tree (the same inode: a hard link). Otherwise a
+    file appeared in the output folder while the new tree was made: keep the old tree under a
+    name crash recovery never touches, and return that name."""
+    for root, dirs, names in os.walk(old):
+        base = Path(root)
+        for name in [*names, *(d for d in dirs if (base / d).is_symlink())]:
+            rel = (base / name).relative_to(old).as_posix()
+            if rel in plan.changed or rel in plan.remove:
+                continue
+            if not _same_entry(base / name, new / rel):
+                return _keep(old, new)
+    shutil.rmtree(old, ignore_errors=True)
+    return None
+
+
+def _same_entry(a: Path, b: Path) -> bool:
+    """Whether two paths are the same file (a hard link), or symlinks with the same target."""
     try:
-        _fix_dir_mode(staging, target)
-        if target.is_dir():
-            _replicate(target, staging, skip={*plan.changed, *plan.remove})
-        for rel in plan.changed:
-            dest = staging / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            _write_bytes(dest, plan.wanted[rel])
-        _remove_emptied_dirs(staging, plan.remove)
-        _swap(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        sa, sb = os.lstat(a), os.lstat(b)
+        if stat.S_ISLNK(sa.st_mode):
+            return stat.S_ISLNK(sb.st_mode) and os.readlink(a) == os.readlink(b)
+        return os.path.samestat(sa, sb)
+    except OSError:
+        return False
+
+
+def _keep(old: Path, target: Path) -> Path:
+    """Move the old tree to a name that crash recovery never touches."""
+    kept = target.with_name(f".{target.name}.kept-{uuid.uuid4().hex}")
+    _rename(old, kept)
+    return kept
+
+
+class _BuildLock:
+    """The advisory lock that marks this build's temp folders as live: an flock on
+    `.NAME.lock-TOKEN`, held from before the first temp folder exists until after the last
+    one is gone. The lock file is made with O_EXCL and, once locked, checked to still be the
+    file at its path (a recovery that took it first would have unlinked it); then it is ours.
+    On a file system without flock the file stays unlocked and recovery, which cannot take
+    the lock either, leaves the folders alone."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        self.token = ""
+        self.fd = -1
+
+    def path(self, kind: str) -> Path:
+        return self.target.with_name(f".{self.target.name}.{kind}-{self.token}")
+
+    def __enter__(self) -> _BuildLock:
+        for _ in range(100):
+            self.token = uuid.uuid4().hex
+            lock = self.path("lock")
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            # Without flock here nobody can take the lock, so nobody recovers our folders.
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                if os.path.samestat(os.fstat(fd), os.lstat(lock)):
+                    self.fd = fd
+                    return self
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+        raise OSError(errno.EAGAIN, "cannot create a lock file", str(self.target.parent))
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.path("lock"))
+        os.close(self.fd)
 
 
 def _fix_dir_mode(staging: Path, target: Path) -> None:
@@ -380,7 +529,7 @@ def _fix_dir_mode(staging: Path, target: Path) -> None:
 
 def _replicate(src: Path, dst: Path, skip: set[str]) -> None:
     """Recreate `src` under `dst`: dirs copied, files hard-linked (or copied), `skip` left out."""
-    for root, dirs, names in os.walk(src):
+    for root, dirs, names in os.walk(src, onerror=_raise):
         base = Path(root)
         rel_dir = base.relative_to(src)
         for d in dirs:
@@ -394,6 +543,12 @@ def _replicate(src: Path, dst: Path, skip: set[str]) -> None:
             rel = (rel_dir / name).as_posix()
             if rel not in skip:
                 _link_or_copy(base / name, dst / rel_dir / name)
+
+
+def _raise(exc: OSError) -> None:
+    """os.walk's error handler: a folder that cannot be listed fails the build (nothing may be
+    left behind in the old tree)."""
+    raise exc
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
@@ -424,29 +579,29 @@ def _remove_emptied_dirs(root: Path, removed: list[str]) -> None:
             folder.rmdir()
 
 
-def _swap(staging: Path, target: Path) -> None:
-    """Put `staging` in place of `target`.
+def _swap(staging: Path, target: Path, lock: _BuildLock) -> Path | None:
+    """Put `staging` in place of `target`; return where the old tree now is (None when there
+    was none).
 
     Where the system can (Linux renameat2 RENAME_EXCHANGE), the two folders trade places in
     one atomic step: even a SIGKILL leaves either the old or the new folder complete in place.
     Elsewhere two renames are used, and `target` is restored if the second one fails; a kill
-    between them leaves the old folder as `.NAME.old-PID-...`, which the next build puts back
+    between them leaves the old folder as `.NAME.old-TOKEN`, which the next build puts back
     (`_recover`).
     """
     if not target.exists():
         _rename(staging, target)
-        return
+        return None
     if _exchange(staging, target):
-        shutil.rmtree(staging, ignore_errors=True)  # it now holds the old tree
-        return
-    backup = target.with_name(f".{target.name}.old-{os.getpid()}-{uuid.uuid4().hex[:12]}")
+        return staging  # it now holds the old tree
+    backup = lock.path("old")
     _rename(target, backup)
     try:
         _rename(staging, target)
     except BaseException:
         _rename(backup, target)
         raise
-    shutil.rmtree(backup, ignore_errors=True)
+    return backup
 
 
 def _rename(src: Path, dst: Path) -> None:
@@ -486,35 +641,41 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def _recover(target: Path) -> None:
-    """Clean up after a build that was killed: put back a folder left moved aside, and delete
-    the temp folders of builds whose process is gone (a live build's folders are left alone)."""
-    dead: list[tuple[str, Path]] = []
+    """Clean up after builds that were killed: put back a folder left moved aside, and delete
+    the temp folders of builds that are gone. A build is gone when its lock can be taken
+    (`_BuildLock`); a live build's folders, in whatever process or PID namespace it runs, and
+    folders without a lock file are left alone."""
     if not target.parent.is_dir():
         return
+    lock_prefix = f".{target.name}.lock-"
     for entry in sorted(target.parent.iterdir()):
-        for kind in ("new", "old"):
-            prefix = f".{target.name}.{kind}-"
-            if entry.name.startswith(prefix):
-                pid = entry.name[len(prefix) :].split("-", 1)[0]
-                if pid.isdigit() and not _alive(int(pid)):
-                    dead.append((kind, entry))
-    if not target.exists():
-        backups = [p for kind, p in dead if kind == "old" and p.is_dir()]
-        if backups:
-            _rename(backups[0], target)
-    for _, path in dead:
-        if path.exists() and path != target:
-            shutil.rmtree(path, ignore_errors=True)
+        token = entry.name[len(lock_prefix):]
+        if entry.name.startswith(lock_prefix) and _TOKEN.fullmatch(token):
+            _recover_one(target, entry, token)
 
 
-def _alive(pid: int) -> bool:
-    """Whether a process with this id exists."""
-    if pid == os.getpid():
-        return True
+def _recover_one(target: Path, lock: Path, token: str) -> None:
+    """Recover the temp folders of one build if its lock can be taken."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # e.g. EPERM: it exists but belongs to someone else
-        return True
-    return True
+        fd = os.open(lock, os.O_RDWR | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return  # held: a live build (or no flock on this file system: cannot tell)
+        if not os.path.samestat(os.fstat(fd), os.lstat(lock)):
+            return
+        new, old = (target.with_name(f".{target.name}.{k}-{token}") for k in ("new", "old"))
+        if not target.exists() and old.is_dir() and not old.is_symlink():
+            _rename(old, target)  # killed between the two renames of a swap
+        for path in (new, old):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+        if not new.exists() and not old.exists():
+            os.unlink(lock)
+    except OSError:
+        return
+    finally:
+        os.close(fd)

@@ -304,16 +304,47 @@ class IllegalMove(ValueError):
 
 
 class StateError(ValueError):
-    """A saved game that does not match the state schema; `path` says where."""
+    """JSON the engine refuses to read: a saved game that breaks the state schema or cannot be
+    played by these rules, or a move (`Move.from_json`) of the wrong shape; `path` says where
+    (`$.players[1].reis`, `$.cards[0]`)."""
 
     def __init__(self, path: str, message: str) -> None:
         super().__init__(f"{path}: {message}")
         self.path = path
+        self.message = message
+
+
+class BadArgument(ValueError):
+    """An argument of a public function that is not a seat, an id or a count of this game."""
 
 
 def rule_text(rule_id: str) -> tuple[str, str]:
     """The title and the reference's words for a rule id."""
+    if not isinstance(rule_id, str) or rule_id not in RULE_TEXT:
+        raise BadArgument(f"{rule_id!r} is not a rule id of these rules")
     return RULE_TEXT[rule_id]
+
+
+def _seat_arg(g: Game, player: Any) -> Player:
+    """The player at a seat given to a public function, or BadArgument."""
+    if type(player) is not int or not 0 <= player < len(g.players):
+        raise BadArgument(f"{player!r} is not a seat of this game (0 to {len(g.players) - 1})")
+    return g.players[player]
+
+
+def _noble_arg(g: Game, noble_id: Any) -> str:
+    """A Noble id given to a public function, or BadArgument."""
+    ids = [n.id for n in g.rs.nobles]
+    if not isinstance(noble_id, str) or noble_id not in ids:
+        raise BadArgument(f"{noble_id!r} is not a Noble of these rules ({', '.join(ids)})")
+    return noble_id
+
+
+def _count_arg(value: Any, what: str) -> int:
+    """A count given to a public function (a non-negative int, not a bool), or BadArgument."""
+    if type(value) is not int or value < 0:
+        raise BadArgument(f"{what} must be a non-negative integer, not {value!r}")
+    return value
 
 
 @dataclass
@@ -478,23 +509,71 @@ class Move:
         return out
 
     @staticmethod
-    def from_json(data: Mapping[str, Any]) -> Move:
-        """Read a move written by `to_json`."""
-        return Move(
-            kind=str(data["kind"]),
-            player=int(data["player"]),
-            card=data.get("card"),
-            state_action=data.get("state_action"),
-            noble_action=bool(data.get("noble_action", False)),
-            business=data.get("business"),
-            decrees=tuple(data.get("decrees", ())),
-            plan=data.get("plan"),
-            favor=data.get("favor"),
-            good=data.get("good"),
-            pile=data.get("pile"),
-            cards=tuple(data.get("cards", ())),
-            noble=data.get("noble"),
-        )
+    def from_json(data: Any) -> Move:
+        """Read a move written by `to_json`. A move of the wrong shape (an unknown or missing
+        key, a value of the wrong JSON type: `true` is not a number, `1` is not a string)
+        raises StateError with the path of the value; whether a well-formed move is legal is
+        for `explain_move` / `apply_move` to say (IllegalMove)."""
+        if not isinstance(data, dict):
+            raise StateError("$", f"a move is a JSON object, not {_json_type(data)}")
+        for key in data:
+            if key not in _MOVE_TYPES:
+                raise StateError("$", f"unknown key {key!r} in a move")
+        for key in ("kind", "player"):
+            if key not in data:
+                raise StateError("$", f"missing {key!r}")
+        fields: dict[str, Any] = {}
+        for key, value in data.items():
+            want = _MOVE_TYPES[key]
+            if want in ("strings", "integers"):
+                item = "string" if want == "strings" else "integer"
+                if not isinstance(value, list):
+                    raise StateError(f"$.{key}", f"expected a list, got {_json_type(value)}")
+                for i, v in enumerate(value):
+                    if not _is_type(v, item):
+                        raise StateError(f"$.{key}[{i}]", f"expected {item}, got {_json_type(v)}")
+                value = tuple(value)
+            elif not _is_type(value, want) and not (value is None and key not in _MOVE_NOT_NULL):
+                raise StateError(f"$.{key}", f"expected {want}, got {_json_type(value)}")
+            fields[key] = value
+        return Move(**fields)
+
+
+# The JSON type of each field of a move (`strings` / `integers`: a list of them); the fields
+# but kind, player and noble_action may also be null (not chosen).
+_MOVE_TYPES: Final = {
+    "kind": "string",
+    "player": "integer",
+    "card": "integer",
+    "state_action": "string",
+    "noble_action": "boolean",
+    "business": "string",
+    "decrees": "strings",
+    "plan": "string",
+    "favor": "string",
+    "good": "string",
+    "pile": "string",
+    "cards": "integers",
+    "noble": "string",
+}
+_MOVE_NOT_NULL: Final = frozenset({"kind", "player", "noble_action"})
+_MOVE_EXACT: Final = {"string": str, "integer": int, "boolean": bool}
+
+
+def _move_problem(move: Any) -> str | None:
+    """What makes `move` no Move at all (a field of the wrong Python type: exactly int, str,
+    bool or a tuple of them, so `True` is not card 1), or None."""
+    if not isinstance(move, Move):
+        return f"{type(move).__name__} is not a Move"
+    for key, want in _MOVE_TYPES.items():
+        value = getattr(move, key, None)
+        if want in ("strings", "integers"):
+            item = str if want == "strings" else int
+            if type(value) is not tuple or any(type(v) is not item for v in value):
+                return f"the move's {key} must be a tuple of {item.__name__}, not {value!r}"
+        elif type(value) is not _MOVE_EXACT[want] and (value is not None or key in _MOVE_NOT_NULL):
+            return f"the move's {key} must be {_MOVE_EXACT[want].__name__}, not {value!r}"
+    return None
 
 
 _new = object.__new__
@@ -591,6 +670,14 @@ def _activate(g: Game) -> RuleSet:
 
 def variants_for(players: int, chosen: Iterable[str] = ()) -> tuple[str, ...]:
     """The variants in force: the chosen ones plus those that apply to this player count."""
+    if type(players) is not int:
+        raise BadArgument(f"the number of players must be an integer, not {players!r}")
+    if isinstance(chosen, str):
+        raise BadArgument(f"variants are a list of ids, not the string {chosen!r}")
+    chosen = tuple(chosen)
+    for name in chosen:
+        if not isinstance(name, str):
+            raise BadArgument(f"{name!r} is not a variant id")
     active = set(chosen)
     for v in VARIANTS.values():
         if v.players and players in v.players:
@@ -610,6 +697,8 @@ def _rng(g: Game, salt: str) -> random.Random:
 
 def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
     """A new game for 2 to 4 players; the same seed and moves give the same game."""
+    if type(seed) is not int:
+        raise BadArgument(f"the seed must be an integer, not {seed!r}")
     key = variants_for(players, variants)
     rs = RULESETS[key]
     if not rs.players_min <= players <= rs.players_max:
@@ -716,7 +805,7 @@ def _noble_action_of(g: Game, n: NobleDef) -> str | None:
 
 def noble_name(g: Game, noble_id: str) -> str:
     """Who sits on a Noble's seat now."""
-    n = _noble(g.rs, noble_id)
+    n = _noble(g.rs, _noble_arg(g, noble_id))
     if n.reign_flag is not None and n.reign_flag in g.flags:
         return n.reign_name
     return n.name
@@ -738,6 +827,10 @@ def _influence_gain(g: Game, p: Player) -> None:
 
 def can_pay_reis(g: Game, p: Player, amount: int) -> bool:
     """Whether réis in hand plus Influence cashed in cover `amount`."""
+    if not isinstance(p, Player):
+        raise BadArgument(f"{type(p).__name__} is not a Player")
+    if type(amount) is not int:
+        raise BadArgument(f"an amount must be an integer, not {amount!r}")
     return p.reis + _influence_reis(g, p.influence) >= amount
 
 
@@ -762,8 +855,15 @@ def _pay_reis(g: Game, p: Player, amount: int) -> int:
 def visit_cost(g: Game, player: int, noble_id: str) -> int:
     """The Influence a visit to (or a follow of) this Noble costs this player."""
     rs = _activate(g)
+    # the arguments are checked here, cheaply (the move generator calls this for every visit)
+    if type(player) is not int or not 0 <= player < len(g.players):
+        _seat_arg(g, player)
+    office = g.offices.get(noble_id) if isinstance(noble_id, str) else None
+    if office is None:
+        _noble_arg(g, noble_id)
+        raise BadArgument(f"no office of {noble_id!r} in this game")  # pragma: no cover
     p = g.players[player]
-    others = sum([n for owner, n in g.offices[noble_id].items() if owner != p.color])
+    others = sum([n for owner, n in office.items() if owner != p.color])
     ctx = _OFFICIALS_CTX.get(others)
     if ctx is None:
         ctx = _OFFICIALS_CTX[others] = Ctx(other_officials=others)
@@ -773,6 +873,10 @@ def visit_cost(g: Game, player: int, noble_id: str) -> int:
 def wigs_due(g: Game, player: int, cost: int) -> int:
     """The wigs paid for the Influence a player lacks for a cost."""
     rs = _activate(g)
+    if type(player) is not int or not 0 <= player < len(g.players):
+        _seat_arg(g, player)
+    if type(cost) is not int or cost < 0:
+        _count_arg(cost, "a cost")
     p = g.players[player]
     ctx = _COST_CTX.get(cost)
     if ctx is None:
@@ -1100,20 +1204,28 @@ def _hand_discard_moves(g: Game, seat: int) -> list[Move]:
     return out
 
 
-def _action_moves(g: Game, seat: int) -> list[Move]:
+def _action_moves(
+    g: Game, seat: int, only: int | None = None, kind: str | None = None
+) -> list[Move]:
+    """The action moves; with `only` and `kind`, just those of that kind that play that card
+    (`apply_move` checks a move against these: the same code lists them, so the two cannot
+    disagree)."""
     rs = g.rs
     p = g.players[seat]
     if not p.hand:
         return [_move("pass", seat)]
     out: list[Move] = []
     visits: dict[str, list[_VisitChoice]] = {}  # they depend on the Noble, not the card
-    for card in sorted(set(p.hand)):
+    for card in sorted(set(p.hand)) if only is None else [only] if only in p.hand else []:
         cdef = rs.cards[card]
-        out.append(_move("portfolio", seat, card=card))
-        out.extend(_trade_moves(g, seat, card))
+        if kind is None or kind == "portfolio":
+            out.append(_move("portfolio", seat, card=card))
+        if kind is None or kind == "trade":
+            out.extend(_trade_moves(g, seat, card))
         if cdef.type == rs.treasury_pile:
-            out.extend(_sponsor_moves(g, seat, card))
-        else:
+            if kind is None or kind == "sponsor":
+                out.extend(_sponsor_moves(g, seat, card))
+        elif kind is None or kind == "visit":
             if cdef.type not in visits:
                 visits[cdef.type] = _visit_moves(g, seat, cdef.type)
             base = _move("visit", seat, card).__dict__
@@ -1127,7 +1239,8 @@ def _action_moves(g: Game, seat: int) -> list[Move]:
                 fields["decrees"] = d
                 fields["plan"] = pl
                 out.append(move)
-        out.append(_move("discard", seat, card=card))
+        if kind is None or kind == "discard":
+            out.append(_move("discard", seat, card=card))
     return out
 
 
@@ -1291,7 +1404,9 @@ def _follow_moves(g: Game, seat: int) -> list[Move]:
 
 
 def explain_move(g: Game, move: Move) -> IllegalMove | None:
-    """Why a move is illegal (the rule id and the reason), or None when it is legal."""
+    """Why a move is illegal (the rule id and the reason), or None when it is legal: a move
+    is legal exactly when it is one of `legal_moves(g)`, compared by value with the types of
+    the values (`True` is not card 1)."""
     _activate(g)
     return _check(g, move)
 
@@ -1300,18 +1415,41 @@ def _illegal(rule: str, reason: str) -> IllegalMove:
     return IllegalMove(rule, reason)
 
 
+def _listed(g: Game, move: Move) -> bool:
+    """Whether a well-typed move is one of `legal_moves(g)`. In the action phase only the
+    moves of the move's card are listed (the same generator, so the same moves)."""
+    if g.phase == "over" or move.player != g.actor:
+        return False
+    if g.phase == "action" and move.card is not None:
+        return move in _action_moves(g, g.actor, move.card, move.kind)
+    return move in legal_moves(g)
+
+
 def _check(g: Game, move: Move) -> IllegalMove | None:
-    """Check a move by playing it on a copy; the copy is thrown away."""
+    """None when the move is one of the legal moves; otherwise the rule that forbids it, found
+    by playing it on a copy (thrown away), or the rule of the move's kind or phase."""
+    problem = _move_problem(move)
+    if problem is not None:
+        return _illegal(_TURN_RULE, problem)
+    if _listed(g, move):
+        return None
     try:
         _apply(g.clone(), move)
     except IllegalMove as exc:
         return exc
-    return None
+    except Exception:  # a move no procedure foresaw: it is not legal either
+        pass
+    rule = _ACTION_RULE.get(move.kind, _PHASE_RULES.get(g.phase, _TURN_RULE))
+    return _illegal(rule, f"this {move.kind} move is not one of the legal moves")
 
 
 def apply_move(g: Game, move: Move) -> Game:
-    """The state after `move`; the given state is never changed. Raises IllegalMove."""
+    """The state after `move`; the given state is never changed. Raises IllegalMove unless
+    the move is one of `legal_moves(g)` (see `explain_move`)."""
     _activate(g)
+    problem = _check(g, move)
+    if problem is not None:
+        raise problem
     after = g.clone()
     _apply(after, move)
     return after
@@ -2330,6 +2468,8 @@ def from_json(data: Any) -> Game:
     problems = check_invariants(g)
     if problems:
         raise StateError("$", "; ".join(problems))
+    _check_phase(g, rs)
+    _check_playable(g)
     return g
 
 
@@ -2383,13 +2523,153 @@ def _check_shape(g: Game, rs: RuleSet) -> None:
         raise StateError("$.resume", "cannot resume the marker phase itself")
 
 
+def _check_phase(g: Game, rs: RuleSet) -> None:
+    """The preconditions of the phase and the counters the procedures keep, which the engine's
+    own play always satisfies: a state that breaks one could stall, or never end."""
+    n = len(g.players)
+    phase = g.phase
+    waiting = g.resume if phase == "marker" else phase  # the phase the markers interrupt
+    # the end of the game (rules: game-end): triggered in a round, over after the extra rounds
+    if (g.game_end_round is None) != (g.final_round is None):
+        raise StateError("$.final_round", "game_end_round and final_round are set together")
+    if g.game_end_round is not None and g.final_round is not None:
+        if g.final_round != g.game_end_round + rs.extra_rounds:
+            raise StateError(
+                "$.final_round",
+                f"the last round is {rs.extra_rounds} after the round the end was triggered in",
+            )
+        if g.game_end_round > g.round:
+            raise StateError("$.game_end_round", f"round {g.game_end_round} is still to come")
+        if phase != "over" and g.round > g.final_round:
+            raise StateError("$.round", f"the game ended with round {g.final_round}")
+    triggers = {t.id: t for t in rs.triggers}
+    if len(set(g.fired)) != len(g.fired):
+        raise StateError("$.fired", "a trigger fires once")
+    for i, tid in enumerate(g.fired):
+        t = triggers.get(tid)
+        if t is None:
+            raise StateError(f"$.fired[{i}]", f"{tid!r} is not a trigger of these rules")
+        if t.period > g.period:
+            raise StateError(f"$.fired[{i}]", f"{tid} fires in period {t.period}, not before")
+        if t.ends == "game" and g.game_end_round is None:
+            raise StateError(f"$.fired[{i}]", f"{tid} fired, but the game end is not triggered")
+        pending = g.period_end_by is not None or phase == "over"
+        if t.ends == "period" and t.period == g.period and not pending:
+            raise StateError(f"$.fired[{i}]", f"{tid} fired, but no period end is pending")
+    # the end of the period (rules: period-end): the hand discard, clockwise from its trigger;
+    # the last period ends with the game, not with a period end
+    if g.period_end_by is not None and g.period >= rs.periods and phase != "over":
+        raise StateError("$.period_end_by", f"period {g.period} is the last: it does not end")
+    if waiting == "hand-discard":
+        step = g.period_step
+        if not 0 <= step < len(rs.period_end) or rs.period_end[step].procedure != "hand-discard":
+            raise StateError("$.period_step", f"step {step} of the period end is no hand discard")
+        if g.period_end_by is None:
+            raise StateError("$.period_end_by", "the end of the period runs for who ended it")
+        done_steps = {st.procedure for st in rs.period_end[:step]}
+        if "discard-display" in done_steps and any(g.piles.values()):
+            raise StateError("$.piles", "the display was discarded at this period end")
+        order = [(g.period_end_by + k) % n for k in range(n)]
+        done = phase == "marker" and not g.discard_queue  # markers earned by the last discard
+        if g.discard_queue != order[n - len(g.discard_queue) :] or not (g.discard_queue or done):
+            raise StateError(
+                "$.discard_queue", "each player discards once, clockwise from who ended the period"
+            )
+    else:
+        if g.discard_queue:
+            raise StateError("$.discard_queue", "only the end of the period has discards")
+        if g.period_step != 0:
+            raise StateError("$.period_step", "the end of the period is not running")
+    # Rubble Set markers are placed before anything else (rules: rubble.sets)
+    if phase != "marker" and g.pending_markers:
+        raise StateError("$.pending_markers", f"markers are pending in the {phase} phase")
+    if phase == "marker" and g.resume in ("marker", "over"):
+        raise StateError("$.resume", f"cannot go back to the {g.resume} phase after markers")
+    # a visit waits for its follows (rules: follow)
+    if waiting == "follow":
+        if g.visit is None or g.follow_next is None:
+            raise StateError("$.visit", "a follow needs a visited Noble and a follower")
+        if g.follow_next == g.current:
+            raise StateError("$.follow_next", "the visitor does not follow their own visit")
+    elif g.visit is not None or g.follow_next is not None:
+        raise StateError("$.visit", "a visit is pending only while follows are decided")
+    # (the Royal Court, the Courtier and the goods on State actions are left as they are: the
+    # end of the turn clears them whatever they hold)
+    if len(set(g.blocked)) != len(g.blocked):
+        raise StateError("$.blocked", "a State action holds one good")
+    # `turns` is a statistic the rules never read: it is not checked
+    for seat, p in enumerate(g.players):
+        if len(p.hand) > rs.hand_size:
+            raise StateError(f"$.players[{seat}].hand", f"more than {rs.hand_size} cards")
+    hand = g.players[g.current].hand
+    if phase == "refill" and (len(hand) >= rs.hand_size or not any(g.piles.values())):
+        raise StateError("$.phase", "nothing to draw: the turn would be over")
+    for pile, cards in g.piles.items():
+        for i, card in enumerate(cards):
+            if rs.cards[card].type != pile:
+                raise StateError(f"$.piles.{pile}[{i}]", f"card {card} is not a {pile} card")
+
+
+def _check_playable(g: Game) -> None:
+    """The engine can play the state: a move to make (or the game is over), and each legal
+    move keeps the invariants and the preconditions (each is played on a copy)."""
+    if g.phase == "over":
+        return
+    try:
+        moves = legal_moves(g)
+    except Exception as exc:  # a state no procedure foresaw
+        raise StateError("$.phase", f"cannot list the moves: {type(exc).__name__}") from None
+    if not moves:
+        raise StateError("$.phase", f"seat {g.actor} has no legal move in the {g.phase} phase")
+    for move in moves:
+        after = g.clone()
+        try:
+            _apply(after, move)
+            problems = check_invariants(after)
+            if not problems:
+                _check_shape(after, after.rs)
+                _check_phase(after, after.rs)
+        except StateError as exc:
+            problems = [str(exc)]
+        except Exception as exc:  # an IllegalMove too: the generator listed the move
+            problems = [f"{type(exc).__name__}: {exc}"]
+        if problems:
+            raise StateError("$", f"the legal move {move.to_json()} breaks the game: {problems[0]}")
+
+
 def dumps(g: Game) -> str:
     """The state as a JSON text, deterministic to the byte."""
     return json.dumps(to_json(g), sort_keys=True, ensure_ascii=False)
 
 
-def loads(text: str) -> Game:
-    """Read a state from JSON text; bad JSON or a bad state raises StateError."""
+def max_save_size() -> int:
+    """The longest saved game `loads` reads (in characters): a save holds each component
+    once, so it is never much longer than a new game's. The limit is 16 times the longest new
+    game of these rules (computed once); anything longer is refused before it is parsed."""
+    if not _MAX_SAVE:
+        longest = 0
+        for key, rs in RULESETS.items():
+            for players in range(rs.players_min, rs.players_max + 1):
+                chosen = [v for v in key if not VARIANTS[v].players]
+                try:
+                    if variants_for(players, chosen) == key:
+                        longest = max(longest, len(dumps(new_game(players, chosen))))
+                except ValueError:
+                    continue
+        _MAX_SAVE.append(16 * longest)
+    return _MAX_SAVE[0]
+
+
+_MAX_SAVE: list[int] = []
+
+
+def loads(text: str | bytes) -> Game:
+    """Read a state from JSON text; bad JSON, a text longer than `max_save_size()` or a bad
+    state raises StateError."""
+    if not isinstance(text, str | bytes | bytearray):
+        raise StateError("$", f"a saved game is JSON text, not {type(text).__name__}")
+    if len(text) > max_save_size():
+        raise StateError("$", f"{len(text)} characters: a saved game has at most {max_save_size()}")
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
@@ -2433,6 +2713,8 @@ def _validate(value: Any, schema: Mapping[str, Any], path: str) -> None:
     if isinstance(value, list) and "items" in schema:
         for i, v in enumerate(value):
             _validate(v, schema["items"], f"{path}[{i}]")
+    if isinstance(value, list) and len(value) > schema.get("maxItems", len(value)):
+        raise StateError(path, f"more than {schema['maxItems']} items")
 
 
 def _is_type(value: Any, t: str) -> bool:

@@ -395,15 +395,27 @@ def randomise(model: Model, data: dict[str, Any], rng: random.Random) -> dict[st
         if rng.random() < 0.55:
             d["discard"].extend(cards)
             d["piles"][pile] = []
-    trigger_ids = [t.id for t in model.triggers]
     d["period"] = rng.randint(1, game("periods"))
-    d["fired"] = [t for t in trigger_ids if rng.random() < 0.25]
-    d["period_end_by"] = rng.choice([None, None, rng.randrange(n)])
+    # triggers of this period or earlier; one that fired has done its work (the engine refuses
+    # a save in which a fired trigger's period end is not pending or its game end not set)
+    # (the last period ends with the game: no period end is pending in it)
+    last = d["period"] >= game("periods")
+    fired = [t for t in model.triggers if t.period <= d["period"] and rng.random() < 0.25
+             and not (last and t.ends == "period" and t.period == d["period"])]
+    d["fired"] = [t.id for t in fired]
+    d["period_end_by"] = None if last else rng.choice([None, None, rng.randrange(n)])
+    if any(t.ends == "period" and t.period == d["period"] for t in fired):
+        d["period_end_by"] = rng.randrange(n)
     d["round"] = rng.randint(1, 12)
-    ended = rng.random() < 0.25
+    ended = rng.random() < 0.25 or any(t.ends == "game" for t in fired)
     d["game_end_round"] = d["round"] if ended else None
     d["final_round"] = d["round"] + 1 if ended else None
     _random_phase(d, rng, nobles)
+    hand = d["players"][d["current"]]["hand"]
+    if d["phase"] == "refill" and (
+        len(hand) >= game("start", "hand") or not any(d["piles"].values())
+    ):
+        d["phase"] = "action"  # the engine waits for a draw only when one can be made
     return d
 
 

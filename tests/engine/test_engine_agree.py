@@ -231,6 +231,9 @@ def _hand_discard_state(engine: Any, g: Any, hand: list[int]) -> Any:
     g.phase, g.period_end_by, g.period_step = "hand-discard", 0, 3
     g.discard_queue = [0, 1, 2]
     g.actor = 0
+    for cards in g.piles.values():  # the period end's first step discarded the display
+        g.discard.extend(cards)
+        cards.clear()
     return sound(engine, engine.from_json(engine.to_json(g)))
 
 

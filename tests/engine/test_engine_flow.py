@@ -158,10 +158,20 @@ def test_hand_discard_one_bottom_reward_per_noble_no_penalty(engine: Any, fresh:
     set_hand(g, 0, hand)
     g.phase, g.period_end_by, g.period_step = "hand-discard", 0, 3
     g.discard_queue = [0, 1, 2]
+    for cards in g.piles.values():  # the period end's first step discarded the display
+        g.discard.extend(cards)
+        cards.clear()
     g = sound(engine, engine.from_json(engine.to_json(g)))
     p = g.players[0]
     expected = dict(rs.cards[reis_cards[0]].reward)["reis"] + dict(rs.cards[king].reward)["reis"]
-    after = engine.apply_move(g, engine.Move("hand-discard", 0, cards=tuple(sorted(hand))))
+    # the listed discard of the whole hand in which the first Manuel card gives the reward
+    # (apply_move accepts only what legal_moves lists)
+    move = next(
+        m for m in engine.legal_moves(g)
+        if sorted(m.cards) == sorted(hand)
+        and next(c for c in m.cards if rs.cards[c].type == "manuel") == reis_cards[0]
+    )
+    after = engine.apply_move(g, move)
     assert after.players[0].reis == p.reis + expected  # the 2nd Manuel card gives nothing
     assert after.players[0].influence == p.influence  # penalties ignored
     assert after.players[0].hand == []

@@ -299,6 +299,17 @@ def test_stray_output(built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert (out / "notes.txt").read_text() == "mine\n"
 
 
+def test_unsafe_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The output folder is the current directory: unsafe-output, exit 2, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(RULES, tmp_path / "rules")
+    assert main(["build", "--out", "."]) == 2
+    err = capsys.readouterr().err
+    assert "error[unsafe-output]: refusing to use '.' as the output folder" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rules"]
+
+
 def _edit_court(out: Path) -> set[str]:
     court = out.parent / "rules" / "court.yaml"
     court.write_text(court.read_text().replace("per_official: 1", "per_official: 2"))
@@ -343,6 +354,7 @@ STAGE_TESTS: dict[str, Callable[..., None]] = {
     "generated-invalid": test_generated_invalid,
     "write-failed": test_write_failed,
     "stray-output": test_stray_output,
+    "unsafe-output": test_unsafe_output,
 }
 
 

@@ -359,3 +359,150 @@ def test_inlined_refs_validate_like_the_refs_and_leave_data_alone() -> None:
         got = sorted(e.message for e in Draft202012Validator(inlined, registry=registry)
                      .iter_errors(case))
         assert got == want, case
+
+
+# --- patterns: no trailing newline (issue 11, item 8) ----------------------------------------
+
+
+def _patterns(node: Any) -> list[str]:
+    """Every `pattern` and `patternProperties` key in a schema."""
+    out: list[str] = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "pattern" and isinstance(v, str):
+                out.append(v)
+            elif k == "patternProperties" and isinstance(v, dict):
+                out.extend(v)
+            out.extend(_patterns(v))
+    elif isinstance(node, list):
+        for v in node:
+            out.extend(_patterns(v))
+    return out
+
+
+def test_no_packaged_pattern_accepts_a_trailing_newline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python's `$` matches before a final newline; every pattern ends with a guard that is
+    the same in Python's re and in ECMA-262 (editors), never `$` or `\\Z`."""
+    import re
+
+    monkeypatch.setattr(schema, "override", None)
+    found = [p for s in schema.packaged().schemas.values() for p in _patterns(s)]
+    assert len(found) >= 7
+    for p in found:
+        assert p.startswith("^") and p.endswith("(?![\\s\\S])"), p
+        assert not re.search(r"(?<!\\)\$|\\Z", p), p
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('kind: vocabulary\nnames:\n  - {name: "wigs\\n", scope: player, words: w}\n', 3),
+        ('kind: vocabulary\nnames:\n  - {name: "wigs\\r\\n", scope: player, words: w}\n', 3),
+        ('kind: vocabulary\nnames:\n  - {name: "wigs\\n\\n", scope: player, words: w}\n', 3),
+        (
+            'kind: provenance\nsources:\n  - {id: "facts:§6\\n", title: t}\n'
+            "assumptions: []\ndifferences: []\n",
+            3,
+        ),
+        (
+            'kind: court\ncosts:\n  - {id: "visit-cost\\n", name: n, formula: "1", params: {},'
+            " text: t, source: [facts:§6]}\nactions: []\n",
+            3,
+        ),
+        (
+            "kind: court\ncosts:\n  - {id: visit-cost, name: n, formula: '1', params: {},"
+            ' text: t, source: ["facts:§6\\n"]}\nactions: []\n',
+            3,
+        ),
+        (
+            "kind: court\ncosts:\n  - {id: visit-cost, name: n, formula: '1',"
+            ' params: {"sets\\n": 1}, text: t, source: [facts:§6]}\nactions: []\n',
+            3,
+        ),
+        (
+            'kind: examples\nexamples:\n  - {id: "example.ships\\n", title: t, rule: score.ships,'
+            " text: t, players: [], show: [], source: [facts:§6]}\n",
+            3,
+        ),
+    ],
+)
+def test_an_id_with_a_trailing_newline_is_refused(
+    monkeypatch: pytest.MonkeyPatch, text: str, line: int
+) -> None:
+    monkeypatch.setattr(schema, "override", None)
+    diags = validate(load(text))
+    assert [
+        d
+        for d in diags
+        if d.span is not None
+        and d.span.line == line
+        and d.code in ("schema-pattern", "schema-unknown-key")
+    ], diags
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "kind: vocabulary\nnames:\n  - {name: wigs, scope: player, words: w}\n",
+        "kind: vocabulary\nnames:\n  - {name: w2_x, scope: player, words: w}\n",
+    ],
+)
+def test_plain_ids_still_pass(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    monkeypatch.setattr(schema, "override", None)
+    assert validate(load(text)) == []
+
+
+# --- worked examples seat the game's players (issue 11, item 8) -------------------------------
+
+
+def _examples_with(tmp_path: Any, players: str) -> list[Diagnostic]:
+    import shutil
+    from pathlib import Path
+
+    from lisboa_rules import pipeline
+
+    root = Path(__file__).resolve().parents[1]
+    rules = tmp_path / "rules"
+    shutil.copytree(root / "rules", rules)
+    (rules / "examples.yaml").write_text(
+        "kind: examples\nexamples:\n  - id: example.ships\n    title: Ships\n"
+        "    rule: score.ships\n    text: Some Ships.\n    players:\n"
+        + players
+        + "    show: [score.ships]\n    source: [seed:000#more-examples]\n"
+    )
+    _, diags = pipeline.analyse(rules)
+    return [d for d in diags if d.is_error]
+
+
+def _seat(*colors: str) -> str:
+    return "".join(f"      - {{color: {c}, ships: [2]}}\n" for c in colors)
+
+
+@pytest.mark.parametrize(
+    ("colors", "code", "line"),
+    [
+        (("Yellow", "Green", "Orange", "Blue", "Yellow"), "value-out-of-range", 8),  # 5 players
+        (("Yellow", "Green", "Orange", "Blue", "Red", "Purple"), "value-out-of-range", 8),
+        (("Yellow",), "value-out-of-range", 8),  # 1 player
+        (("Yellow", "Purple"), "unknown-reference", 9),  # unknown colour
+        (("Yellow", "green"), "unknown-reference", 9),  # colours are exact
+        (("Yellow", "Yellow\n"), "unknown-reference", 9),
+        (("Yellow", "Yellow", "Green"), "duplicate-id", 9),  # one colour twice
+    ],
+)
+def test_worked_examples_seat_the_games_players(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any, colors: tuple[str, ...], code: str, line: int
+) -> None:
+    monkeypatch.setattr(schema, "override", None)
+    seats = _seat(*(json.dumps(c) for c in colors))
+    diags = _examples_with(tmp_path, seats)
+    assert (code, line) in [(d.code, d.span.line) for d in diags if d.span is not None], diags
+    assert all(d.span is not None and d.span.file.endswith("examples.yaml") for d in diags)
+
+
+@pytest.mark.parametrize("colors", [("Yellow", "Green"), ("Blue", "Orange", "Green", "Yellow")])
+def test_worked_examples_with_the_games_players_build(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any, colors: tuple[str, ...]
+) -> None:
+    monkeypatch.setattr(schema, "override", None)
+    assert _examples_with(tmp_path, _seat(*colors)) == []

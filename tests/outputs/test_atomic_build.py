@@ -305,12 +305,150 @@ def test_killed_between_the_two_renames_the_next_build_puts_the_folder_back(
     assert siblings(project) == ["out", "rules"]
 
 
-def test_temp_folders_of_a_live_build_are_left_alone(project: Path) -> None:
-    """Only folders of dead processes are cleaned: a concurrent build keeps its staging."""
-    live = project / f".out.new-{os.getppid()}-abc"
-    live.mkdir()
+HOLDER = textwrap.dedent(
+    """
+    import fcntl, os, sys
+    fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    print("locked", flush=True)
+    sys.stdin.read()  # hold the lock until the test closes stdin
+    """
+)
+
+
+def temp_folders(project: Path, token: str) -> dict[str, Path]:
+    """The temp folders and lock file one build with this token would use next to out/."""
+    return {k: project / f".out.{k}-{token}" for k in ("new", "old", "lock")}
+
+
+def fill(folder: Path) -> None:
+    folder.mkdir()
+    (folder / "lisboa_engine.py").write_text("# half-written by another build\n")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "notes.txt").write_text("theirs\n")
+
+
+@pytest.mark.parametrize("holder", ["another process", "this process, another descriptor"])
+@pytest.mark.parametrize("kinds", [("new",), ("old",), ("new", "old")])
+def test_temp_folders_of_a_live_build_are_left_alone(
+    project: Path, holder: str, kinds: tuple[str, ...]
+) -> None:
+    """A build is live while it holds its lock, whatever its PID or PID namespace: its temp
+    folders are not touched (and, with out/ in place, its backup is not put back)."""
+    paths = temp_folders(project, "a" * 32)
+    for k in kinds:
+        fill(paths[k])
+    before = {k: snapshot(paths[k]) for k in kinds}
+    proc = None
+    fd = -1
+    if holder == "another process":
+        proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(paths["lock"])],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None and proc.stdout.readline() == "locked\n"
+    else:
+        import fcntl
+
+        fd = os.open(paths["lock"], os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        assert build() == 0
+        assert {k: snapshot(paths[k]) for k in kinds} == before
+        assert paths["lock"].exists()
+    finally:
+        if proc is not None:
+            proc.communicate("")
+        else:
+            os.close(fd)
+    # Once that build is gone, the next build cleans up after it.
     assert build() == 0
-    assert live.is_dir()
+    assert siblings(project) == ["out", "rules"]
+
+
+@pytest.mark.parametrize("name", [
+    f".out.new-{2**22 + 12345}-abcdef",  # a PID that is free here, live in another namespace
+    f".out.old-{2**22 + 12345}-abcdef",
+    ".out.new-1-x",  # PID 1 here, someone else's PID 1 elsewhere
+    ".out.new-" + "b" * 32,  # a temp folder without its lock file
+    ".out.old-" + "c" * 32,
+    ".out.lock-not-a-token",
+])
+def test_temp_folders_without_a_lock_are_never_touched(project: Path, name: str) -> None:
+    """Folders named like an earlier version's (by PID), or ours without a lock file: no build
+    can prove they are dead, so none deletes or moves them."""
+    fill(project / name)
+    before = snapshot(project / name)
+    assert build() == 0
+    assert snapshot(project / name) == before
+
+
+@pytest.mark.parametrize("left", ["new", "old", "new and old", "lock only", "new, lock a fifo"])
+def test_temp_folders_of_a_dead_build_are_cleaned(project: Path, left: str) -> None:
+    """A lock file nobody holds: its build is gone; its folders go (out/ is in place, so a
+    backup is not needed), and so does the lock file."""
+    paths = temp_folders(project, "d" * 32)
+    if "fifo" in left:
+        os.mkfifo(paths["lock"])
+    else:
+        paths["lock"].write_bytes(b"")
+    for k in ("new", "old"):
+        if k in left:
+            fill(paths[k])
+    assert build() == 0
+    assert siblings(project) == ["out", "rules"]
+
+
+def test_a_dead_builds_backup_is_put_back_when_out_is_missing(project: Path) -> None:
+    paths = temp_folders(project, "e" * 32)
+    before = snapshot(project / "out")
+    (project / "out").rename(paths["old"])
+    paths["lock"].write_bytes(b"")
+    assert build() == 0
+    assert (project / "out" / "notes.txt").read_text(encoding="utf-8") == "mine\n"
+    assert set(snapshot(project / "out")) == set(before)
+    assert siblings(project) == ["out", "rules"]
+
+
+def test_a_dead_builds_temp_name_that_is_a_symlink_is_not_followed(project: Path) -> None:
+    paths = temp_folders(project, "f" * 32)
+    theirs = project.parent / "theirs"
+    fill(theirs)
+    paths["new"].symlink_to(theirs, target_is_directory=True)
+    paths["lock"].write_bytes(b"")
+    assert build() == 0
+    assert (theirs / "sub" / "notes.txt").read_text() == "theirs\n"
+
+
+@pytest.mark.parametrize("out", [".", "..", "rules", "rules/..", "/", "~", "symlink to ."])
+def test_the_cli_refuses_an_output_folder_it_must_not_replace(
+    project: Path, out: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HOME", str(project))
+    if out == "symlink to .":
+        (project.parent / "link").symlink_to(project, target_is_directory=True)
+        out = str(project.parent / "link")
+    elif out == "~":
+        out = str(project)
+    before = snapshot(project)
+    capsys.readouterr()
+    assert main(["build", "--rules", "rules", "--out", out]) == 2
+    err = capsys.readouterr().err
+    assert "error[unsafe-output]: refusing to use" in err, err
+    assert snapshot(project) == before
+    assert Path.cwd() == project and project.is_dir()
+
+
+def test_a_build_from_inside_the_output_folder_is_refused(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cd out && lisboa-rules build --rules ../rules --out .` would leave the shell in the
+    old, deleted folder (and `--out ..` would too): refused; --check is fine."""
+    monkeypatch.chdir(project / "out" / "reference")
+    before = snapshot(project)
+    for out in ("..", "../.."):
+        assert main(["build", "--rules", "../../rules", "--out", out]) == 2
+    assert snapshot(project) == before
+    capsys.readouterr()
+    assert main(["build", "--check", "--rules", "../../rules", "--out", ".."]) == 1
 
 
 def test_an_output_folder_that_is_a_symlink_loop_is_a_write_error(

@@ -1,32 +1,42 @@
-"""The build key, the build cache and the up-to-date stamp (stamp.py, cache.py, writer.py).
+"""Nothing vouches for an output folder but the pipeline (issue 11, item 3).
 
-They may only ever skip work: every test here checks that a build served from them is the
-same, byte for byte, as one that ran the pipeline, and that anything the key covers (rules,
-variants, the compiler, library versions) or any change to the output folder sends the build
-back through the pipeline.
+`build` and `build --check` run the whole pipeline in this process and compare real bytes: no
+cache entry, stamp or manifest line can make them write or certify outputs they did not
+compute. The only cache left is Jinja's compiled templates (cache.py, emit/env.py), read only
+from a private folder (the user's own, mode 0700, not a symlink), and damaged files there (a
+FIFO, a symlink to /dev/zero, garbage) cost a recompile, never a hang, a crash or an output.
+
+Each test runs with a cache folder of its own (the rest of the suite runs with the cache off).
+Tests that need the compiled-template cache run the build in a subprocess: the Jinja
+environments are made once per process.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import marshal
 import os
+import pickle
 import shutil
+import socket
+import stat
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 
+import jinja2
 import jinja2.bccache
 import pytest
 
-from lisboa_rules import pipeline
 from lisboa_rules.cli.main import main
-from lisboa_rules.core.diagnostics import Diagnostic
-from lisboa_rules.core.source import Span
-from lisboa_rules.outputs import cache, stamp, writer
-from lisboa_rules.pipeline import CompileResult
+from lisboa_rules.outputs import cache, writer
 
 ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "generated"
+OUTPUTS = sorted(p.relative_to(GOLDEN).as_posix() for p in GOLDEN.rglob("*") if p.is_file())
+POISON = "raise SystemExit('planted')\n"
 
 
 @pytest.fixture
@@ -38,337 +48,355 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def count_pipeline_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
-    """Wrap the real compile_rules and record every call."""
-    calls: list[tuple[str, ...]] = []
-    real = pipeline.compile_rules
-
-    def counting(rules_dir: Path, variants: Sequence[str] = (), order: None = None
-                 ) -> CompileResult:
-        calls.append(tuple(variants))
-        return real(rules_dir, variants)
-
-    monkeypatch.setattr(pipeline, "compile_rules", counting)
-    return calls
-
-
 def tree(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes()
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+def run_build(project: Path, *args: str, cache_dir: Path | None = None, timeout: float = 120
+              ) -> subprocess.CompletedProcess[str]:
+    """`lisboa-rules build ARGS` in a fresh process (compiled templates are read at start)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT),
+           cache.ENV: str(cache_dir if cache_dir is not None else project / "cache")}
+    return subprocess.run([sys.executable, "-m", "lisboa_rules", "build", *args], cwd=project,
+                          env=env, capture_output=True, text=True, timeout=timeout, check=False)
 
 
-def test_a_cached_build_writes_the_same_bytes_without_running_the_pipeline(
-    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def old_outputs_hash(files: dict[str, bytes]) -> str:
+    """The hash an earlier version wrote into the manifest and its cache's `.outputs` stamps."""
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        h.update(f"{rel} {len(files[rel])}\n".encode())
+        h.update(files[rel])
+    return h.hexdigest()
+
+
+def plant_cache(cache_dir: Path, files: dict[str, str], outputs_hash: str) -> None:
+    """Plant build-cache entries the way an earlier version filed them: under every name an
+    earlier build left in the folder, and under a made-up key, each with a valid checksum and
+    an outputs stamp."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    keys = {p.name.removesuffix(".build.json") for p in cache_dir.glob("*.build.json")}
+    keys.add("0" * 64)
+    digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode("utf-8")).hexdigest()
+    for key in keys:
+        entry = {"format": 2, "key": key, "sha256": digest, "files": files}
+        (cache_dir / f"{key}.build.json").write_text(json.dumps(entry), encoding="utf-8")
+        (cache_dir / f"{key}.outputs").write_text(f"{key} {outputs_hash}\n", encoding="ascii")
+
+
+# --- the outputs are always computed ------------------------------------------------------
+
+
+@pytest.mark.parametrize("poisoned", ["lisboa_engine.py", "reference/rules.html",
+                                      "state.schema.json"])
+@pytest.mark.parametrize("into", ["empty", "stale"])
+def test_a_planted_cache_entry_is_never_written(
+    project: Path, poisoned: str, into: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    calls = count_pipeline_runs(monkeypatch)
-    assert main(["build", "--out", "first"]) == 0
-    assert calls == [()]
+    assert main(["build", "--out", "first"]) == 0  # (an earlier version cached it here)
+    golden = tree(project / "first")
+    files = {rel: data.decode("utf-8") for rel, data in golden.items() if rel != writer.MANIFEST}
+    files[poisoned] = POISON
+    plant_cache(project / "cache", files, "0" * 64)
+    out = project / "second"
+    if into == "stale":
+        shutil.copytree(project / "first", out)
+        (out / "reference" / "rules.md").write_text("old\n", encoding="utf-8")
     assert main(["build", "--out", "second"]) == 0
-    assert calls == [()], "the second build came from the cache"
-    assert tree(project / "first") == tree(project / "second")
-    # ... and both equal the committed golden record, manifest included.
-    assert tree(project / "second") == tree(ROOT / "generated")
-    assert capsys.readouterr().err.count("wrote 17, removed 0") == 2
-
-
-def test_an_up_to_date_folder_is_recognised_without_the_pipeline(
-    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["build", "--out", "gen"]) == 0
-    calls = count_pipeline_runs(monkeypatch)
-    loaded = count_cache_loads(monkeypatch)
+    assert tree(out) == golden == tree(GOLDEN)
     capsys.readouterr()
-    assert main(["build", "--check", "--out", "gen"]) == 0
-    assert main(["build", "--out", "gen"]) == 0
-    assert calls == [] and loaded == [], "the stamp alone decided"
-    assert capsys.readouterr().err.count("gen/ is up to date") == 2
+    assert main(["build", "--check", "--out", "second"]) == 0
 
 
-def count_cache_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    calls: list[str] = []
-    real = cache.load
-
-    def counting(root: Path | None, key: str) -> dict[str, str] | None:
-        calls.append(key)
-        return real(root, key)
-
-    monkeypatch.setattr(cache, "load", counting)
-    return calls
-
-
-@pytest.mark.parametrize("damage", ["same-size", "deleted", "stray", "manifest"])
-def test_check_still_sees_every_change_to_the_output_folder(
-    project: Path, damage: str, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("poisoned", ["lisboa_engine.py", "reference/player-aid.md",
+                                      "schema/game.schema.json"])
+def test_a_planted_cache_entry_and_stamp_never_certify_a_tampered_folder(
+    project: Path, poisoned: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The folder, its manifest's hash line and the cache's stamp all agree with each other,
+    and not with the rules: --check says so."""
     assert main(["build", "--out", "gen"]) == 0
-    target = project / "gen" / "reference" / "rules.md"
-    if damage == "same-size":
-        data = bytearray(target.read_bytes())
-        data[-2] = ord("X") if data[-2] != ord("X") else ord("Y")
-        target.write_bytes(bytes(data))
-    elif damage == "deleted":
-        target.unlink()
-    elif damage == "stray":
-        (project / "gen" / "notes.txt").write_text("mine\n")
-    else:
-        manifest = project / "gen" / writer.MANIFEST
-        manifest.write_text(manifest.read_text().replace("reference/rules.md\n", ""))
+    out = project / "gen"
+    (out / poisoned).write_text(POISON, encoding="utf-8")
+    tampered = {rel: data for rel, data in tree(out).items() if rel != writer.MANIFEST}
+    fake = old_outputs_hash(tampered)
+    manifest = out / writer.MANIFEST
+    lines = manifest.read_text(encoding="utf-8").splitlines(keepends=True)
+    head = [ln for ln in lines if ln.startswith("#") and "outputs-sha256" not in ln]
+    body = [ln for ln in lines if not ln.startswith("#")]
+    manifest.write_text("".join([*head, f"# outputs-sha256: {fake}\n", *body]), encoding="utf-8")
+    plant_cache(project / "cache", {r: d.decode() for r, d in tampered.items()}, fake)
     capsys.readouterr()
-    code = main(["build", "--check", "--out", "gen"])
-    err = capsys.readouterr().err
-    if damage == "stray":  # a warning, not staleness: reported, and the check passes
-        assert code == 0 and "notes.txt" in err and "stray-output" in err
-    else:
-        assert code == 1 and "out of date" in err
-
-
-def test_editing_a_rule_value_runs_the_pipeline_and_changes_the_outputs(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    assert main(["build", "--out", "gen"]) == 0
-    before = tree(project / "gen")
-    calls = count_pipeline_runs(monkeypatch)
-    scoring = project / "rules" / "scoring.yaml"
-    edit(scoring, "table: [15, 10, 5]", "table: [16, 10, 5]")
     assert main(["build", "--check", "--out", "gen"]) == 1
+    err = capsys.readouterr().err
+    assert f"would regenerate gen/{poisoned}" in err and "out of date" in err
     assert main(["build", "--out", "gen"]) == 0
-    assert len(calls) == 1, "the check ran the pipeline; the build reused its outputs"
-    after = tree(project / "gen")
-    assert after != before and after["lisboa_engine.py"] != before["lisboa_engine.py"]
-    # Going back to the old value is a cache hit again, and gives the old bytes.
-    edit(scoring, "table: [16, 10, 5]", "table: [15, 10, 5]")
-    assert main(["build", "--out", "gen"]) == 0
-    assert len(calls) == 1
-    assert tree(project / "gen") == before
+    assert tree(out) == tree(GOLDEN)
 
 
-def test_the_key_covers_rules_variants_compiler_and_libraries(
-    project: Path, monkeypatch: pytest.MonkeyPatch
+def flip_byte(data: bytes) -> bytes:
+    i = len(data) // 2
+    return data[:i] + bytes([data[i] ^ 0x01]) + data[i + 1:]
+
+
+TAMPER: dict[str, Callable[[Path], None]] = {
+    "same size": lambda p: p.write_bytes(flip_byte(p.read_bytes())),
+    "appended": lambda p: p.write_bytes(p.read_bytes() + b"\n"),
+    "emptied": lambda p: p.write_bytes(b""),
+    "deleted": lambda p: p.unlink(),
+    "symlink to a copy": lambda p: (p.with_name("copy").write_bytes(p.read_bytes()),
+                                    p.unlink(), p.symlink_to("copy")),
+}
+
+
+@pytest.mark.parametrize("rel", OUTPUTS)
+@pytest.mark.parametrize("with_cache", [True, False], ids=["cache", "no-cache"])
+def test_check_fails_on_any_changed_file(
+    project: Path, rel: str, with_cache: bool, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    rules = project / "rules"
-    key = stamp.build_key(rules)
-    assert key is not None and key == stamp.build_key(rules)
-    assert stamp.build_key(rules, ("queen",)) != key
-    (rules / "variants" / "house.yaml").write_text("kind: variant\n")
-    assert stamp.build_key(rules) != key  # a new rules file
-    (rules / "variants" / "house.yaml").unlink()
-    (rules / "notes.txt").write_text("not a rules file\n")
-    assert stamp.build_key(rules) == key  # the loader does not read it either
-    (rules / "variants").rename(rules / "other")
-    assert stamp.build_key(rules) != key  # same bytes, another path
-    (rules / "other").rename(rules / "variants")
-    stamp.compiler_fingerprint.cache_clear()
-    try:
-        versions = stamp.library_versions()
-        monkeypatch.setattr(stamp, "library_versions", lambda: {**versions, "jinja2": "99"})
-        assert stamp.build_key(rules) != key
-        monkeypatch.setattr(stamp, "library_versions", lambda: versions)
-        stamp.compiler_fingerprint.cache_clear()
-        assert stamp.build_key(rules) == key
-    finally:
-        stamp.compiler_fingerprint.cache_clear()
-
-
-def test_the_compiler_fingerprint_reads_every_code_template_and_schema_file() -> None:
-    package = ROOT / "lisboa_rules"
-    seen = {p.relative_to(package).as_posix() for p in stamp._package_files(package)}
-    for suffix in ("*.py", "*.jinja", "*.json"):
-        for p in package.rglob(suffix):
-            if "__pycache__" not in p.parts:
-                assert p.relative_to(package).as_posix() in seen
-    assert any(s.endswith(".jinja") for s in seen) and any(s.endswith(".json") for s in seen)
-
-
-def test_a_damaged_cache_entry_is_ignored(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert main(["build", "--out", "first"]) == 0
-    entries = list((project / "cache").glob("*.build.json"))
-    assert len(entries) == 1
-    raw = json.loads(entries[0].read_text())
-    raw["files"]["lisboa_engine.py"] = "raise SystemExit('poisoned')\n"
-    entries[0].write_text(json.dumps(raw))
-    calls = count_pipeline_runs(monkeypatch)
-    assert main(["build", "--out", "second"]) == 0
-    assert calls == [()]
-    assert tree(project / "second") == tree(project / "first")
-
-
-def test_no_cache_runs_the_pipeline_and_a_broken_cache_folder_is_harmless(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    calls = count_pipeline_runs(monkeypatch)
-    assert main(["build", "--out", "a"]) == 0
-    assert main(["build", "--no-cache", "--out", "b"]) == 0
-    assert main(["build", "--no-cache", "--check", "--out", "b"]) == 0
-    assert len(calls) == 3
-    monkeypatch.setenv(cache.ENV, str(project / "a" / "lisboa_engine.py"))  # a file, not a dir
-    assert main(["build", "--out", "c"]) == 0
-    assert tree(project / "c") == tree(project / "a") == tree(project / "b")
-    monkeypatch.setenv(cache.ENV, "off")
-    assert cache.cache_dir() is None
-
-
-WARNING = Diagnostic("unused-value", "value 'bonus' is never used", Span.point("rules/a.yaml", 2))
-
-
-def test_a_build_with_warnings_is_not_cached(
-    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    calls: list[int] = []
-
-    def compile_rules(rules_dir: Path, variants: Sequence[str] = ()) -> CompileResult:
-        calls.append(1)
-        return CompileResult({"x.md": "x\n"}, [WARNING])
-
-    monkeypatch.setattr(pipeline, "compile_rules", compile_rules)
-    for _ in range(2):
-        assert main(["build", "--out", "gen"]) == 0
-        assert "unused-value" in capsys.readouterr().err  # every run shows the warning
-    assert len(calls) == 2
-    assert not list((project / "cache").glob("*.build.json"))
-
-
-def test_only_the_newest_entries_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache, "MAX_ENTRIES", 2)
-    for i in range(4):
-        cache.store(tmp_path, f"{i:064x}", {"a": str(i)}, "0" * 64)
-    kept = sorted(p.name for p in tmp_path.iterdir())
-    assert kept == [f"{i:064x}{suffix}" for i in (2, 3) for suffix in (".build.json", ".outputs")]
-    assert cache.load(tmp_path, f"{3:064x}") == {"a": "3"}
-    assert cache.load(tmp_path, f"{0:064x}") is None
-
-
-def test_damaged_template_bytecode_only_costs_a_recompile(project: Path) -> None:
-    """Jinja's compiled templates live in the cache folder too; garbage there is ignored."""
-    env = {**os.environ, cache.ENV: str(project / "cache"), "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, "-m", "lisboa_rules", "build", "--out"]
-
-    def build(out: str) -> None:
-        for entry in (project / "cache").glob("*.build.json"):  # force the pipeline to run
-            entry.unlink()
-        done = subprocess.run([*argv, out], cwd=project, env=env, capture_output=True,
-                              text=True, check=False)
-        assert done.returncode == 0, done.stderr
-
-    build("first")
-    compiled = list((project / "cache" / "templates").iterdir())
-    assert compiled, "the templates were not cached"
-    # Jinja's own checks catch a wrong magic number; a right one followed by garbage makes
-    # its unpickling raise, which must not reach the build.
-    magic = jinja2.bccache.bc_magic
-    for i, p in enumerate(compiled):
-        p.write_bytes([b"", b"j2 garbage", magic + b"\x80\x04garbage", magic][i % 4])
-    build("second")
-    assert tree(project / "second") == tree(project / "first")
-
-
-# --- found by review: each of these gave another answer than --no-cache -------------------------
-
-
-def test_variant_lists_that_join_alike_have_different_keys(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    rules = project / "rules"
-    keys = {
-        stamp.build_key(rules, v)
-        for v in [(), ("",), ("queen", "two-player"), ("queen two-player",), ("a\nb",), ("a", "b")]
-    }
-    assert len(keys) == 6
-    assert main(["build", "--out", "gen"]) == 0
+    """Every output of the committed tree (the manifest too), changed by one byte."""
+    shutil.copytree(GOLDEN, project / "gen")
+    TAMPER["same size"](project / "gen" / rel)
+    if not with_cache:
+        monkeypatch.setenv(cache.ENV, "off")
     capsys.readouterr()
-    assert main(["build", "--check", "--out", "gen", "--variant", ""]) == 1
-    assert "unknown-variant" in capsys.readouterr().err
-    assert main(["build", "--variant", "queen two-player", "--out", "other"]) == 1
+    assert main(["build", "--check", "--out", "gen"]) == 1
+    assert f"would regenerate gen/{rel}" in capsys.readouterr().err
 
 
-def test_file_names_cannot_imitate_the_next_file_in_the_key() -> None:
-    a = stamp.key_of((), [("a.yaml", "0" * 64), ("b.yaml", "1" * 64)])
-    b = stamp.key_of((), [(f"a.yaml {'0' * 64}\nfile b.yaml", "1" * 64)])
-    assert a != b
-
-
-def test_a_file_saved_during_the_build_is_cached_under_what_was_read(
-    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("how", sorted(TAMPER))
+@pytest.mark.parametrize("rel", ["lisboa_engine.py", "reference/rules.md", writer.MANIFEST])
+def test_check_fails_whatever_the_tampering(
+    project: Path, how: str, rel: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The key is computed before the loader reads the files; an editor saving in between must
-    not file the new outputs under the old content's key."""
-    court = project / "rules" / "court.yaml"
-    before = court.read_text(encoding="utf-8")
-    real = pipeline.compile_rules
-
-    def saved_meanwhile(rules_dir: Path, variants: Sequence[str] = ()) -> CompileResult:
-        court.write_text(before.replace("per_official: 1}", "per_official: 2}", 1))
-        return real(rules_dir, variants)
-
-    assert "per_official: 1}" in before
-    monkeypatch.setattr(pipeline, "compile_rules", saved_meanwhile)
-    assert main(["build", "--out", "gen"]) == 0
-    monkeypatch.setattr(pipeline, "compile_rules", real)
-    court.write_text(before, encoding="utf-8")  # back to the content the key was made from
-    capsys.readouterr()
-    assert main(["build", "--check", "--out", "gen"]) == 1  # as --no-cache says
+    shutil.copytree(GOLDEN, project / "gen")
+    TAMPER[how](project / "gen" / rel)
     assert main(["build", "--check", "--no-cache", "--out", "gen"]) == 1
+    assert main(["build", "--out", "gen"]) == 0
+    kept = {k: v for k, v in tree(project / "gen").items() if not k.endswith("copy")}
+    assert kept == tree(GOLDEN)
 
 
-def test_a_fifo_among_the_rules_does_not_hang_the_key(project: Path) -> None:
-    os.mkfifo(project / "rules" / "zz-pipe.yaml")
-    env = {**os.environ, cache.ENV: str(project / "cache"), "PYTHONPATH": str(ROOT)}
-    for extra in ([], ["--no-cache"]):
-        done = subprocess.run([sys.executable, "-m", "lisboa_rules", "build", "--check", *extra],
-                              cwd=project, env=env, capture_output=True, text=True, timeout=60,
-                              check=False)
-        assert done.returncode == 1 and "unreadable-file" in done.stderr, done.stderr
-
-
-@pytest.mark.parametrize("edit", ["reversed", "blank line", "twice", "unsafe line", "comment"])
-def test_a_manifest_a_build_would_rewrite_is_not_up_to_date(
+@pytest.mark.parametrize("edit", ["outputs hash", "comment", "header dropped", "reversed",
+                                  "blank line", "twice", "unsafe line", "crlf"])
+def test_a_rewritten_manifest_fails_the_check(
     project: Path, edit: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["build", "--out", "gen"]) == 0
+    """The manifest is an output like any other: any byte of it rewritten is stale (it used to
+    be 'bookkeeping' when only its comment lines changed)."""
+    shutil.copytree(GOLDEN, project / "gen")
     manifest = project / "gen" / writer.MANIFEST
-    lines = manifest.read_text().splitlines(keepends=True)
+    text = manifest.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
     head = [ln for ln in lines if ln.startswith("#")]
     body = [ln for ln in lines if not ln.startswith("#")]
     changed = {
-        "reversed": head + body[::-1],
-        "blank line": [*lines, "\n"],
-        "twice": [*lines, body[0]],
-        "unsafe line": [*lines, "../evil\n"],
-        "comment": [*lines, "# hi\n"],
+        "outputs hash": "".join([*head, f"# outputs-sha256: {'a' * 64}\n", *body]),
+        "comment": text + "# hi\n",
+        "header dropped": "".join(body),
+        "reversed": "".join(head + body[::-1]),
+        "blank line": text + "\n",
+        "twice": text + body[0],
+        "unsafe line": text + "../evil\n",
+        "crlf": text.replace("\n", "\r\n"),
     }[edit]
-    manifest.write_text("".join(changed))
-    no_cache = main(["build", "--check", "--no-cache", "--out", "gen"])
-    assert main(["build", "--check", "--out", "gen"]) == no_cache
+    manifest.write_text(changed, encoding="utf-8", newline="")
+    for cached in (["--no-cache"], []):
+        capsys.readouterr()
+        assert main(["build", "--check", *cached, "--out", "gen"]) == 1
+        assert "would regenerate gen/.manifest" in capsys.readouterr().err
     assert main(["build", "--out", "gen"]) == 0
-    assert manifest.read_text() == "".join(lines), "a build restores the manifest"
+    assert manifest.read_text(encoding="utf-8") == text, "a build restores the manifest"
 
 
-def test_an_outputs_stamp_copied_under_another_key_is_not_believed(tmp_path: Path) -> None:
-    k1, k2 = "1" * 64, "2" * 64
-    cache.store(tmp_path, k1, {"a": "1"}, "a" * 64)
-    cache.store(tmp_path, k2, {"a": "2"}, "b" * 64)
-    assert cache.outputs_stamp(tmp_path, k1) == "a" * 64
-    (tmp_path / f"{k1}.outputs").write_bytes((tmp_path / f"{k2}.outputs").read_bytes())
-    assert cache.outputs_stamp(tmp_path, k1) is None
+def test_every_check_runs_the_pipeline(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lisboa_rules import pipeline
+
+    calls: list[int] = []
+    real = pipeline.compile_rules
+    monkeypatch.setattr(pipeline, "compile_rules",
+                        lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    for argv in (["build"], ["build", "--check"], ["build"], ["build", "--check", "--no-cache"]):
+        assert main([*argv, "--out", "gen"]) == 0
+    assert len(calls) == 4
 
 
-def test_no_cache_writes_no_cache_at_all_and_template_files_name_the_compiler(
-    project: Path,
+def test_a_build_writes_no_build_cache(project: Path) -> None:
+    assert main(["build", "--out", "gen"]) == 0
+    names = [p.name for p in (project / "cache").rglob("*")] if (project / "cache").exists() \
+        else []
+    assert not [n for n in names if n.endswith((".build.json", ".outputs"))]
+
+
+def test_no_cache_is_accepted_and_changes_nothing(project: Path) -> None:
+    assert main(["build", "--no-cache", "--out", "a"]) == 0
+    assert main(["build", "--out", "b"]) == 0
+    assert main(["build", "--no-cache", "--check", "--out", "b"]) == 0
+    assert tree(project / "a") == tree(project / "b") == tree(GOLDEN)
+
+
+# --- compiled templates: only from a private folder ---------------------------------------
+
+
+def warm(project: Path) -> list[Path]:
+    """Fill the cache folder with compiled templates; return their files."""
+    done = run_build(project, "--out", "warm")
+    assert done.returncode == 0, done.stderr
+    files = sorted((project / "cache").rglob("__jinja2_*"))
+    assert files, "no compiled templates were cached"
+    # (An earlier version also cached whole outputs here, which would skip the templates.)
+    for p in (project / "cache").glob("*.build.json"):
+        p.unlink()
+    return files
+
+
+def planted_bytecode(original: bytes) -> bytes:
+    """A compiled template with the original's source checksum (so Jinja would run it) whose
+    code renders something else."""
+    magic = jinja2.bccache.bc_magic
+    assert original.startswith(magic)
+    checksum = pickle.loads(original[len(magic):])
+    code = jinja2.Environment().compile("PLANTED {{ 1 }}\n", "planted")
+    return magic + pickle.dumps(checksum, 2) + marshal.dumps(code)
+
+
+def plant_bytecode(files: list[Path]) -> None:
+    for p in files:
+        p.write_bytes(planted_bytecode(p.read_bytes()))
+
+
+def test_planted_compiled_templates_in_a_private_folder_show(project: Path) -> None:
+    """The control for the tests below: the planting works, so when they find golden output
+    the folder really was not read."""
+    plant_bytecode(warm(project))
+    done = run_build(project, "--out", "gen")
+    # The planted engine template renders "PLANTED 1": not Python, so nothing is written.
+    assert done.returncode == 2 and "generated-invalid" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("setup", ["0770", "0750", "0707", "0755", "0777", "1777", "foreign",
+                                   "symlinked folder"])
+def test_compiled_templates_are_not_read_from_a_folder_others_can_write(
+    project: Path, setup: str
 ) -> None:
-    env = {**os.environ, cache.ENV: str(project / "cache"), "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, "-m", "lisboa_rules", "build", "--out", "gen"]
-    done = subprocess.run([*argv, "--no-cache"], cwd=project, env=env, capture_output=True,
-                          text=True, check=False)
+    files = warm(project)
+    plant_bytecode(files)
+    folder = files[0].parent
+    if setup == "foreign":
+        if os.geteuid() != 0:
+            pytest.skip("needs root to give the folder away")
+        os.chown(folder, 12345, 12345)
+    elif setup == "symlinked folder":
+        moved = project / "elsewhere"
+        folder.rename(moved)  # private, planted, and reached through a symlink
+        folder.symlink_to(moved, target_is_directory=True)
+    else:
+        folder.chmod(int(setup, 8))
+    done = run_build(project, "--out", "gen")
     assert done.returncode == 0, done.stderr
-    assert not (project / "cache").exists()
-    done = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, check=False)
+    assert tree(project / "gen") == tree(GOLDEN)
+
+
+@pytest.mark.parametrize("setup", ["symlink to a planted file", "foreign file", "fifo",
+                                   "/dev/zero", "empty", "garbage", "magic only",
+                                   "magic and garbage", "too big", "folder", "socket"])
+def test_a_damaged_or_foreign_cache_file_costs_a_recompile(project: Path, setup: str) -> None:
+    """Each compiled template replaced; the build is the golden one and does not hang (a
+    timeout of two minutes would fail the test)."""
+    files = warm(project)
+    elsewhere = project / "planted"
+    elsewhere.mkdir()
+    for p in files:
+        original = p.read_bytes()
+        p.unlink()
+        if setup == "symlink to a planted file":
+            (elsewhere / p.name).write_bytes(planted_bytecode(original))
+            p.symlink_to(elsewhere / p.name)
+        elif setup == "foreign file":
+            if os.geteuid() != 0:
+                pytest.skip("needs root to give a file away")
+            p.write_bytes(planted_bytecode(original))
+            os.chown(p, 12345, 12345)
+        elif setup == "fifo":
+            os.mkfifo(p)
+        elif setup == "/dev/zero":
+            p.symlink_to("/dev/zero")
+        elif setup == "too big":
+            with p.open("wb") as fh:
+                fh.truncate(cache.MAX_CACHE_FILE + 10)  # sparse
+        elif setup == "folder":
+            p.mkdir()
+        elif setup == "socket":
+            with socket.socket(socket.AF_UNIX) as s:
+                s.bind(os.path.relpath(p))  # (the CWD is the project: a short path)
+        else:
+            magic = jinja2.bccache.bc_magic
+            p.write_bytes({"empty": b"", "garbage": b"j2 garbage\x00\xff", "magic only": magic,
+                           "magic and garbage": magic + b"\x80\x04garbage"}[setup])
+    done = run_build(project, "--out", "gen")
     assert done.returncode == 0, done.stderr
-    names = [p.name for p in (project / "cache" / "templates").iterdir()]
+    assert tree(project / "gen") == tree(GOLDEN)
+
+
+@pytest.mark.parametrize("where", ["a file", "a fifo", "/dev/zero", "newline\nin name",
+                                   "dotdot/../cache", "jinja is a file", "jinja is a fifo",
+                                   "jinja is /dev/null"])
+def test_a_strange_cache_location_is_harmless(project: Path, where: str) -> None:
+    base = project / "c"
+    base.mkdir()
+    if where == "a file":
+        target = base / "file"
+        target.write_text("x")
+    elif where == "a fifo":
+        target = base / "fifo"
+        os.mkfifo(target)
+    elif where == "/dev/zero":
+        target = Path("/dev/zero")
+    elif where.startswith("jinja is"):
+        target = base / "root"
+        target.mkdir()
+        j = target / cache.TEMPLATES
+        if where == "jinja is a file":
+            j.write_text("x")
+        elif where == "jinja is a fifo":
+            os.mkfifo(j)
+        else:
+            j.symlink_to("/dev/null")
+    else:
+        target = base / where
+    done = run_build(project, "--out", "gen", cache_dir=target)
+    assert done.returncode == 0, done.stderr
+    assert tree(project / "gen") == tree(GOLDEN)
+
+
+def test_the_compiled_template_cache_is_private_and_names_the_compiler(project: Path) -> None:
+    from lisboa_rules.outputs import stamp
+
+    files = warm(project)
+    folder = files[0].parent
+    st = folder.lstat()
+    assert stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o700
+    assert st.st_uid == os.geteuid()
     fingerprint = stamp.compiler_fingerprint()[:20]
-    assert names and all(n.endswith(f".{fingerprint}.cache") for n in names)
-    assert {n.split(".")[-3] for n in names} == {"code", "doc"}
+    assert all(p.name.endswith(f".{fingerprint}.cache") for p in files)
+    assert {p.name.split(".")[-3] for p in files} == {"code", "doc"}
+    assert all(stat.S_IMODE(p.lstat().st_mode) & 0o077 == 0 for p in files)
+
+
+def test_no_cache_reads_and_writes_no_compiled_template(project: Path) -> None:
+    done = run_build(project, "--no-cache", "--out", "gen")
+    assert done.returncode == 0, done.stderr
+    assert not list((project / "cache").rglob("__jinja2_*"))
+    plant_bytecode(warm(project))
+    done = run_build(project, "--no-cache", "--out", "gen2")
+    assert done.returncode == 0, done.stderr
+    assert tree(project / "gen2") == tree(GOLDEN)
+
+
+def test_a_fifo_among_the_rules_does_not_hang(project: Path) -> None:
+    os.mkfifo(project / "rules" / "zz-pipe.yaml")
+    for extra in ([], ["--no-cache"]):
+        done = run_build(project, "--check", *extra, timeout=60)
+        assert done.returncode == 1 and "unreadable-file" in done.stderr, done.stderr

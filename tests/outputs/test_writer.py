@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -97,8 +98,8 @@ def test_unchanged_files_keep_mtime_when_another_changes(out: Path) -> None:
     assert after["lisboa_engine.py"][0] == b"RULES = {}\n"
     for rel in ("reference/rules.md", "schema/game.schema.json"):
         assert after[rel] == before[rel], rel
-    # The manifest records the hash of all outputs, so it changes with them.
-    assert after[MANIFEST][0] != before[MANIFEST][0]
+    # The manifest lists the same files: it is left alone too.
+    assert after[MANIFEST] == before[MANIFEST]
     assert siblings(out) == ["gen"]
 
 
@@ -252,3 +253,291 @@ def test_output_folder_that_is_a_file(out: Path) -> None:
 def test_unsafe_output_paths_are_a_programming_error(out: Path, rel: str) -> None:
     with pytest.raises(ValueError):
         write_outputs(out, {rel: "x\n"})
+
+
+# --- a build never removes or moves a file it did not write (issue 11, item 4) ------------
+
+
+def tree_of(root: Path) -> dict[str, tuple[str, bytes]]:
+    """Every entry under `root` (not following symlinks): its kind and, for files, bytes."""
+    out: dict[str, tuple[str, bytes]] = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        mode = p.lstat().st_mode
+        if stat.S_ISLNK(mode):
+            out[rel] = ("link", os.readlink(p).encode())
+        elif stat.S_ISDIR(mode):
+            out[rel] = ("dir", b"")
+        elif stat.S_ISREG(mode):
+            out[rel] = ("file", p.read_bytes())
+        else:
+            out[rel] = ("special", b"")
+    return out
+
+
+def refused(result: writer.WriteResult) -> str:
+    assert not result.ok
+    found = [d for d in result.diagnostics if d.code == "unsafe-output"]
+    assert found, [d.message for d in result.diagnostics]
+    return found[0].message
+
+
+UNSAFE_TARGETS = ["/", "symlink to /", "home", "ancestor of home", "rules", "ancestor of rules",
+                  "cwd", "parent of cwd", "symlink to cwd"]
+
+
+def unsafe_target(where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                  ) -> tuple[Path, list[Path]]:
+    """The output folder for one case, and the protected folders to pass."""
+    home = tmp_path / "users" / "me"
+    rules = tmp_path / "work" / "game" / "rules"
+    cwd = tmp_path / "work" / "shell"
+    for d in (home, rules, cwd):
+        d.mkdir(parents=True)
+    (rules / "game.yaml").write_text("kind: game\n")
+    (home / "thesis.txt").write_text("years of work\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(cwd)
+    (cwd / "mine.txt").write_text("mine\n")
+    (tmp_path / "to-root").symlink_to("/")
+    (tmp_path / "to-cwd").symlink_to(cwd)
+    out = {
+        "/": Path("/"),
+        "symlink to /": tmp_path / "to-root",
+        "home": home,
+        "ancestor of home": home.parent,
+        "rules": rules,
+        "ancestor of rules": rules.parent,
+        "cwd": Path("."),
+        "parent of cwd": Path(".."),
+        "symlink to cwd": tmp_path / "to-cwd",
+    }[where]
+    return out, [rules]
+
+
+@pytest.mark.parametrize("where", UNSAFE_TARGETS)
+def test_an_output_folder_a_build_must_not_replace_is_refused(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, protect = unsafe_target(where, tmp_path, monkeypatch)
+    before = tree_of(tmp_path)
+
+    def no_walk(folder: Path) -> set[str]:
+        raise AssertionError(f"walked {folder}")
+
+    monkeypatch.setattr(writer, "_survey", no_walk)
+    message = refused(write_outputs(out, FILES, protect=protect))
+    assert "refusing to use" in message
+    assert tree_of(tmp_path) == before
+
+
+@pytest.mark.parametrize("where", ["/", "symlink to /", "home", "ancestor of home", "rules",
+                                   "ancestor of rules"])
+def test_check_refuses_them_too(where: str, tmp_path: Path,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--check` on `/` or the home folder would walk it all; on the rules folder it would
+    report the rules as strays: refused as well."""
+    out, protect = unsafe_target(where, tmp_path, monkeypatch)
+    monkeypatch.setattr(writer, "_survey", lambda folder: pytest.fail(f"walked {folder}"))
+    refused(write_outputs(out, FILES, check=True, protect=protect))
+
+
+@pytest.mark.parametrize("where", ["cwd", "symlink to cwd"])
+def test_check_on_the_current_directory_is_allowed(where: str, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a write swaps the folder (and would leave the caller in a deleted directory)."""
+    out, protect = unsafe_target(where, tmp_path, monkeypatch)
+    result = write_outputs(out, FILES, check=True, protect=protect)
+    assert result.ok and result.stale and result.strays == ["mine.txt"]
+
+
+def test_a_folder_next_to_the_rules_is_fine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                            ) -> None:
+    out, protect = unsafe_target("rules", tmp_path, monkeypatch)
+    assert write_outputs(out.parent / "generated", FILES, protect=protect).ok
+    assert write_outputs(tmp_path / "work" / "shell" / "gen", FILES, protect=protect).ok
+
+
+def _mknod(path: Path) -> None:
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 3))  # like /dev/null
+    except PermissionError:
+        pytest.skip("cannot make a device file here (needs root)")
+
+
+def _socket(path: Path) -> None:
+    import socket
+
+    here = os.getcwd()
+    os.chdir(path.parent)  # a short relative path: AF_UNIX paths are limited to ~100 bytes
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(path.name)
+        s.close()
+    finally:
+        os.chdir(here)
+
+
+BEFORE: list[dict[str, tuple[str, bytes]]] = []
+UNREADABLE = ["fifo", "socket", "device", "nested fifo", "unlistable folder",
+              "unreadable file", "unenterable folder", "listing fails", "stat fails"]
+
+
+def make_unreadable(kind: str, out: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Put one entry the builder cannot carry over into `out`; return it. Tests run as root,
+    whom chmod 000 does not stop: permission denials are simulated at the system calls the
+    writer makes (os.access, os.scandir, DirEntry.stat), for that one path only. Snapshots
+    of the folder are taken before (see `BEFORE`), while the real calls are in place."""
+    secret = out / "private"
+    secret.mkdir()
+    (secret / "diary.txt").write_text("dear diary\n")
+    if kind == "fifo":
+        os.mkfifo(out / "pipe")
+        return out / "pipe"
+    if kind == "socket":
+        _socket(out / "sock")
+        return out / "sock"
+    if kind == "device":
+        _mknod(out / "null")
+        return out / "null"
+    if kind == "nested fifo":
+        os.mkfifo(secret / "pipe")
+        return secret / "pipe"
+    BEFORE[:] = [tree_of(out)]
+    real_access, real_scandir = os.access, os.scandir
+    target = secret / "diary.txt" if kind == "unreadable file" else secret
+    if kind in ("unlistable folder", "unreadable file", "unenterable folder"):
+        secret.chmod(0o000 if kind == "unlistable folder" else 0o700)
+        denied = os.R_OK if kind != "unenterable folder" else os.X_OK
+
+        def access(path: object, mode: int, **kw: object) -> bool:
+            if Path(str(path)) == target and mode & denied:
+                return False
+            return real_access(path, mode, **kw)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(os, "access", access)
+    elif kind == "listing fails":
+
+        def scandir(path: object) -> object:
+            if Path(str(path)) == secret:
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_scandir(path)  # type: ignore[call-overload]
+
+        monkeypatch.setattr(os, "scandir", scandir)
+    elif kind == "stat fails":
+        real_stat = os.DirEntry.stat  # type: ignore[attr-defined]
+
+        class Entry:
+            def __init__(self, e: os.DirEntry[str]) -> None:
+                self._e = e
+                self.name, self.path = e.name, e.path
+
+            def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+                if Path(self.path) == secret:
+                    raise PermissionError(13, "Permission denied", self.path)
+                return real_stat(self._e, follow_symlinks=follow_symlinks)
+
+        class Listing:
+            def __init__(self, path: object) -> None:
+                self._it = real_scandir(path)  # type: ignore[call-overload]
+
+            def __enter__(self) -> list[Entry]:
+                return [Entry(e) for e in self._it]
+
+            def __exit__(self, *a: object) -> None:
+                self._it.close()
+
+        monkeypatch.setattr(os, "scandir", Listing)
+    return secret
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["build", "check"])
+@pytest.mark.parametrize("kind", UNREADABLE)
+def test_a_folder_holding_what_a_build_cannot_carry_over_is_refused(
+    out: Path, kind: str, check: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_outputs(out, FILES)
+    BEFORE.clear()
+    entry = make_unreadable(kind, out, monkeypatch)
+    before = BEFORE[0] if BEFORE else tree_of(out)
+    stale = {**FILES, "lisboa_engine.py": "RULES = {}\n"}
+    message = refused(write_outputs(out, stale, check=check))
+    assert entry.relative_to(out.parent).as_posix() in message
+    assert "refusing to update 'gen'" in message
+    monkeypatch.undo()
+    (out / "private").chmod(0o700)
+    assert tree_of(out) == before
+    assert siblings(out) == ["gen"]
+    # Once the entry is moved out of the folder, the build goes through.
+    shutil.move(str(entry), str(out.parent / "moved"))
+    assert write_outputs(out, stale).ok
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 folder anyway")
+def test_a_real_chmod_000_folder_is_refused(out: Path) -> None:
+    write_outputs(out, FILES)
+    secret = out / "private"
+    secret.mkdir()
+    (secret / "diary.txt").write_text("dear diary\n")
+    secret.chmod(0)
+    try:
+        refused(write_outputs(out, {**FILES, "lisboa_engine.py": "RULES = {}\n"}))
+    finally:
+        secret.chmod(0o700)
+    assert (secret / "diary.txt").read_text() == "dear diary\n"
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "symlink to a folder", "folder"])
+def test_an_output_that_is_not_a_regular_file_is_stale(out: Path, kind: str) -> None:
+    """A symlink (even to the right bytes), a FIFO (never opened blocking) or a folder where an
+    output belongs is not what the build wrote."""
+    write_outputs(out, FILES)
+    rel = "reference/rules.md"
+    elsewhere = out.parent / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "rules.md").write_text(FILES[rel])
+    (out / rel).unlink()
+    if kind == "symlink":
+        (out / rel).symlink_to(elsewhere / "rules.md")
+    elif kind == "fifo":
+        os.mkfifo(out / rel)
+    elif kind == "folder":
+        (out / rel).mkdir()
+    else:
+        shutil.rmtree(out / "reference")
+        (out / "reference").symlink_to(elsewhere, target_is_directory=True)
+    result = write_outputs(out, FILES, check=True)
+    if kind == "fifo":  # a special file in the folder: refused, as any other
+        refused(result)
+    else:
+        assert result.ok and rel in result.stale
+
+
+@pytest.mark.parametrize("late", ["file", "folder with a file", "symlink"])
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "two renames"])
+def test_a_file_that_appears_during_the_build_is_not_deleted(
+    out: Path, late: str, exchange: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Made in the folder after its tree was copied and before the swap: the old tree, which
+    holds it, is kept (and reported), not deleted."""
+    write_outputs(out, FILES)
+    real_exchange = writer._exchange
+
+    def add_then_swap(a: Path, b: Path) -> bool:
+        if late == "file":
+            (b / "late.txt").write_text("just saved\n")
+        elif late == "symlink":
+            (b / "late.txt").symlink_to("elsewhere")
+        else:
+            (b / "late").mkdir()
+            (b / "late" / "late.txt").write_text("just saved\n")
+        return real_exchange(a, b) if exchange else False
+
+    monkeypatch.setattr(writer, "_exchange", add_then_swap)
+    result = write_outputs(out, {**FILES, "lisboa_engine.py": "RULES = {}\n"})
+    assert result.ok and result.written == ["lisboa_engine.py"]
+    kept = [p for p in out.parent.iterdir() if p.name.startswith(".gen.kept-")]
+    assert len(kept) == 1 and any("kept" in d.message for d in result.diagnostics)
+    found = kept[0] / ("late/late.txt" if late.startswith("folder") else "late.txt")
+    assert found.is_symlink() if late == "symlink" else found.read_text() == "just saved\n"
+    assert (out / "lisboa_engine.py").read_text() == "RULES = {}\n"

@@ -23,6 +23,9 @@ BENCH = ROOT / "benchmarks"
 EXPECTED_ROWS = {
     "build.full",
     "build.check",
+    "build.noop",
+    "build.edit_one_number",
+    "build.full_no_cache",
     "scoring.vs_handwritten",
     "scoring.vs_handwritten_numbers",
     "scoring.vs_interp",

@@ -526,15 +526,18 @@ def test_bad_callout_placeholder_fails_the_build_without_traceback(tmp_path: Pat
                and d.span.file.endswith("variants/two-player.yaml") for d in result.diagnostics)
 
 
-def test_an_example_the_rules_no_longer_allow_is_printed_as_refused(tmp_path: Path) -> None:
-    # Raising players.min to 3 makes the 2-player example impossible: the build still works
-    # (the change is the rules author's to make) and the example says what the engine said.
+def test_an_example_the_rules_no_longer_allow_is_a_located_error(tmp_path: Path) -> None:
+    # Raising players.min to 3 makes the 2-player example impossible: the build refuses it at
+    # the example's players, with a note at the player counts (issue 11: examples seat the
+    # game's players).
     rules = edited_rules(tmp_path, {"game.yaml": [("  min: 2\n", "  min: 3\n")]})
     result = compile_rules(rules)
-    assert result.compiled is not None and result.files, [d.message for d in result.diagnostics]
-    html = parse_html(result.files[RULES_HTML])
-    text = squash(html.text["example.two-player-majority"])
-    assert "The engine could not set this example up" in text and "3 to 4" in text
+    errors = [d for d in result.diagnostics if d.is_error]
+    assert result.compiled is None and not result.files
+    assert [d.code for d in errors] == ["value-out-of-range"]
+    assert "example.two-player-majority" in errors[0].message and "3 to 4" in errors[0].message
+    assert errors[0].span is not None and errors[0].span.file.endswith("examples.yaml")
+    assert any(r.span and r.span.file.endswith("game.yaml") for r in errors[0].related)
 
 
 def test_no_examples_document_is_fine(tmp_path: Path) -> None:

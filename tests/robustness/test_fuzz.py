@@ -126,6 +126,44 @@ def test_every_mutator_changes_the_rules(name: str) -> None:
     assert changed >= 9, f"{name} changed the rules in only {changed} of 12 cases"
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_param_edge_values_build_or_fail_cleanly(runner: fuzz.Runner, seed: int) -> None:
+    """Params, cost examples and declared ranges at 0, negative, huge, the schema's limits and
+    at and just past their declared ranges: located errors (the range checks), never a crash."""
+    outcomes = [runner.run(runner.case(seed, i, only=["param-edges"])) for i in range(15)]
+    judge(outcomes, f"replay: python3 -m tools.fuzz --seed {seed} --only param-edges")
+    assert sum(o.exit_code == 1 for o in outcomes) >= 3
+
+
+def test_param_edges_try_zero_negative_huge_and_the_declared_ranges() -> None:
+    base = fuzz.read_rules(RULES)
+    said = " ".join(
+        m for i in range(300) for m in fuzz.make_case(base, 5, i, only=["param-edges"]).mutations
+    )
+    for value in ("-> 0", "-> -1", "-> 1000000000000", "-> -1001", "-> 1001"):
+        assert value in said, value
+    # The triggers' `sets` are declared [1, game.rubble.max_sets] (5): the values at and just
+    # past that range, which are not among the fixed edge values, are tried.
+    sets = set(re.findall(r"triggers\.\d\.params\.sets -> (-?\d+)", said))
+    assert {"4", "5", "6"} & sets, sets
+    assert "ranges." in said and "range ->" in said  # the declared ranges are mutated too
+
+
+@pytest.mark.parametrize("hostile", fuzz.HOSTILE_FILE_NAMES)
+@pytest.mark.parametrize("target", ["scoring.yaml", "variants/queen.yaml"])
+def test_hostile_file_names_build_or_fail_cleanly(
+    runner: fuzz.Runner, hostile: str, target: str
+) -> None:
+    """A rules file named with quotes, newlines, comment closers, markup, bidi controls, unicode
+    or a very long name: the build succeeds or fails with located diagnostics, runs nothing
+    (no `pwned` file appears) and leaves the output alone on failure."""
+    files = dict(runner.base)
+    folder = target.rpartition("/")[0]
+    files[f"{folder}/{hostile}" if folder else hostile] = files.pop(target)
+    case = fuzz.Case(0, 0, (f"rename {target} -> {hostile!r}",), files, ("file-names",))
+    judge([runner.run(case)], f"rename {target} to {hostile!r}")
+
+
 def test_cases_are_reproducible() -> None:
     base = fuzz.read_rules(RULES)
     for i in range(20):

@@ -2,7 +2,7 @@
 
 Every property carries a description, so the schema documents the state. The generated engine
 validates saves against this same schema with a small built-in validator (type, enum,
-minimum, maximum, required, properties, additionalProperties, items, description), so the
+minimum, required, properties, additionalProperties, items, maxItems, description), so the
 schema keeps to those keywords.
 """
 
@@ -77,7 +77,8 @@ def state_schema(m: Model, variants: list[VariantInfo], digest: str) -> dict[str
         "wigs": _int(0, "wigs on the score track"),
         "influence": _int(0, "the Influence marker's space"),
         "reis": _int(0, "money in hand"),
-        "hand": cards("Political cards in hand"),
+        "hand": {**cards("Political cards in hand (never more than the hand size)"),
+                 "maxItems": m.value("game", "start", "hand")},
         "portfolio": cards("the portfolio's top row (Noble cards), oldest first"),
         "treasury_row": cards("the portfolio's bottom row (Treasury cards), oldest first"),
         "ships": _arr(_int(1), "the hull sizes of the player's Ships"),

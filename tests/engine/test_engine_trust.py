@@ -1,0 +1,447 @@
+"""The engine trusts no move and no saved game (issue 11, items 5, 6 and the last of 8).
+
+- A move is one of `legal_moves(game)`, compared by value with the types of the values (`True`
+  is not card 1), or `explain_move` / `apply_move` name the rule that forbids it (IllegalMove);
+  a refused move leaves the game unchanged. `Move.from_json` refuses a move of the wrong shape
+  with StateError (the path of the bad value).
+- `loads` / `from_json` refuse, with StateError(path, message), a save the engine cannot play:
+  one that could never end, that has no legal move, or in which a legal move breaks the
+  invariants; a save longer than `max_save_size()` is refused before it is parsed; `score`
+  refuses a FIFO, a device or a huge file.
+- Every public function checks its seat, id and count arguments (BadArgument, a ValueError).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+import json
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT, set_hand
+
+from tools import fuzz
+
+
+def _reach(E: Any, want: Callable[[Any], bool], players: int = 3, seeds: int = 40) -> Any:
+    """The first state of seeded random games for which `want` holds."""
+    for seed in range(seeds):
+        g = E.new_game(players, (), seed)
+        rng = random.Random(f"trust:{seed}")
+        while True:
+            if want(g):
+                return g
+            if g.phase == "over":
+                break
+            g = E.apply_move(g, rng.choice(E.legal_moves(g)))
+    raise AssertionError("no such state")  # pragma: no cover
+
+
+@pytest.fixture(scope="module")
+def mid(engine: Any) -> Any:
+    """An action-phase state of the first period, a few rounds in."""
+    return _reach(engine, lambda g: g.phase == "action" and g.round == 3)
+
+
+@pytest.fixture(scope="module")
+def late(engine: Any) -> Any:
+    """An action-phase state of the last period, before the end of the game is triggered."""
+    return _reach(
+        engine, lambda g: g.phase == "action" and g.period == 2 and g.game_end_round is None
+    )
+
+
+@pytest.fixture(scope="module")
+def discarding(engine: Any) -> Any:
+    """A period-end hand discard with at least two cards in the discarding hand."""
+    return _reach(engine, lambda g: g.phase == "hand-discard" and len(g.players[g.actor].hand) >= 2)
+
+
+# --- forged moves: the shape -------------------------------------------------------------------
+
+MALFORMED: list[Any] = [
+    {"kind": "portfolio", "player": 0, "card": [1]},
+    {"kind": "portfolio", "player": 0, "card": {"n": 1}},
+    {"kind": "portfolio", "player": 0, "card": True},
+    {"kind": "portfolio", "player": 0, "card": 1.0},
+    {"kind": "portfolio", "player": 0, "card": "1"},
+    {"kind": "portfolio", "player": True},
+    {"kind": "portfolio", "player": "0"},
+    {"kind": "portfolio", "player": None},
+    {"kind": 1, "player": 0},
+    {"player": 0},
+    {"kind": "pass"},
+    {"kind": "hand-discard", "player": 0, "cards": [True]},
+    {"kind": "hand-discard", "player": 0, "cards": [1, [2]]},
+    {"kind": "hand-discard", "player": 0, "cards": 3},
+    {"kind": "visit", "player": 0, "card": 1, "decrees": "decree-1"},
+    {"kind": "visit", "player": 0, "card": 1, "noble_action": 1},
+    {"kind": "visit", "player": 0, "card": 1, "noble_action": None},
+    {"kind": "visit", "player": 0, "card": 1, "business": ["gold"]},
+    {"kind": "draw", "player": 0, "pile": 0},
+    {"kind": "pass", "player": 0, "unknown": 1},
+    [],
+    "pass",
+    None,
+    7,
+]
+
+
+@pytest.mark.parametrize("data", MALFORMED, ids=[json.dumps(d)[:40] for d in MALFORMED])
+def test_from_json_refuses_a_malformed_move(engine: Any, data: Any) -> None:
+    with pytest.raises(engine.StateError) as exc:
+        engine.Move.from_json(data)
+    assert exc.value.path.startswith("$")
+
+
+def test_from_json_reads_every_legal_move_back(engine: Any, mid: Any, discarding: Any) -> None:
+    for g in (mid, discarding):
+        for move in engine.legal_moves(g):
+            back = engine.Move.from_json(json.loads(json.dumps(move.to_json())))
+            assert back == move and engine.explain_move(g, back) is None
+
+
+# --- forged moves: the types -------------------------------------------------------------------
+
+TWISTS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "card as a list": lambda m: {"card": [m.card]},
+    "card as a float": lambda m: {"card": float(m.card)},
+    "card as a string": lambda m: {"card": str(m.card)},
+    "player as a bool": lambda m: {"player": bool(m.player)},
+    "player as a float": lambda m: {"player": float(m.player)},
+    "kind as bytes": lambda m: {"kind": m.kind.encode()},
+    "decrees as a list": lambda m: {"decrees": list(m.decrees)},
+    "noble_action as an int": lambda m: {"noble_action": int(m.noble_action)},
+    "a huge card": lambda m: {"card": 10**40},
+    "a negative card": lambda m: {"card": -m.card},
+    "an unknown state action": lambda m: {"state_action": "cardinal"},
+    "a good on a portfolio move": lambda m: {"good": "gold"},
+    "an unknown kind": lambda m: {"kind": "steal"},
+    "another seat": lambda m: {"player": m.player + 1},
+    "a seat out of range": lambda m: {"player": 99},
+}
+
+
+@pytest.mark.parametrize("twist", sorted(TWISTS))
+def test_a_twisted_legal_move_is_illegal_and_changes_nothing(
+    engine: Any, mid: Any, twist: str
+) -> None:
+    legal = next(m for m in engine.legal_moves(mid) if m.kind == "portfolio")
+    move = dataclasses.replace(legal, **TWISTS[twist](legal))
+    before = engine.dumps(mid)
+    why = engine.explain_move(mid, move)
+    assert isinstance(why, engine.IllegalMove) and why.rule in engine.RULE_TEXT
+    with pytest.raises(engine.IllegalMove) as exc:
+        engine.apply_move(mid, move)
+    assert exc.value.rule == why.rule
+    assert engine.dumps(mid) == before
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_true_is_not_card_1(engine: Any, fresh: Any, seat: int) -> None:
+    g = fresh(3)
+    g.actor = g.current = seat
+    set_hand(g, seat, [1, *[c for c in g.players[seat].hand if c != 1][:4]])
+    g = engine.from_json(engine.to_json(g))
+    assert engine.explain_move(g, engine.Move("portfolio", seat, card=1)) is None
+    for forged in (
+        engine.Move("portfolio", seat, card=True),
+        engine.Move("discard", seat, card=True),
+        engine.Move("portfolio", bool(seat), card=1) if seat else None,
+    ):
+        if forged is None:
+            continue
+        with pytest.raises(engine.IllegalMove):
+            engine.apply_move(g, forged)
+    after = engine.apply_move(g, engine.Move("portfolio", seat, card=1))
+    engine.loads(engine.dumps(after))  # the game still saves and loads
+
+
+# --- apply_move accepts exactly what legal_moves lists -------------------------------------------
+
+HAND_DISCARDS: dict[str, Callable[[list[int], list[int]], tuple[int, ...]]] = {
+    "a card twice": lambda hand, _: (hand[0], hand[0]),
+    "a card of another hand": lambda hand, other: (other[0],),
+    "a card of another hand after one's own": lambda hand, other: (hand[0], other[0]),
+    "a card not in the game": lambda hand, _: (hand[0], 100_000),
+    "a negative card": lambda hand, _: (-hand[0],),
+}
+
+
+@pytest.mark.parametrize("forgery", sorted(HAND_DISCARDS))
+def test_the_hand_discard_accepts_only_listed_discards(
+    engine: Any, discarding: Any, forgery: str
+) -> None:
+    g = discarding
+    hand = sorted(g.players[g.actor].hand)
+    other = [c for p in g.players for c in p.hand if c not in hand] or list(g.discard)
+    cards = HAND_DISCARDS[forgery](hand, other)
+    move = engine.Move("hand-discard", g.actor, cards=cards)
+    assert move not in engine.legal_moves(g)
+    before = engine.dumps(g)
+    with pytest.raises(engine.IllegalMove) as exc:
+        engine.apply_move(g, move)
+    assert exc.value.rule == "period-end.hand-discard"
+    assert engine.dumps(g) == before
+    for listed in engine.legal_moves(g):
+        assert engine.explain_move(g, listed) is None
+
+
+def test_forged_moves_against_many_states(engine: Any) -> None:
+    """The fuzzer's move check (typed membership, unchanged state, explain = apply) over a
+    fixed set of forgeries of every legal move of a few states."""
+    states = fuzz.engine_states(engine, 5, games=2)[::7]
+    values: list[Any] = [True, False, None, -1, 10**30, "x", (), (1,), ("x",), 1.5]
+    count = 0
+    for g in states:
+        for move in engine.legal_moves(g)[:6]:
+            for name in engine.Move.__dataclass_fields__:
+                for value in values:
+                    forged = dataclasses.replace(move, **{name: value})
+                    before = engine.dumps(g)
+                    listed = fuzz._move_key(engine, forged) in {
+                        fuzz._move_key(engine, m) for m in engine.legal_moves(g)
+                    }
+                    why = engine.explain_move(g, forged)
+                    assert (why is None) == listed, (forged, why)
+                    assert engine.dumps(g) == before
+                    count += 1
+    assert count > 500
+
+
+# --- saved games the engine cannot play ----------------------------------------------------------
+
+
+def _player_count(d: dict[str, Any]) -> int:
+    return len(d["players"])
+
+
+def _full_hand_from_box(d: dict[str, Any]) -> None:
+    hand = d["players"][0]["hand"]
+    while len(hand) < 9:
+        hand.append(d["box"].pop())
+
+
+_ENGINE: list[Any] = []  # the engine, for the changes that read its tables
+
+BROKEN: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
+    "game end without a final round": (
+        "mid",
+        lambda d: d.update(game_end_round=d["round"], final_round=None),
+    ),
+    "final round without a game end": (
+        "mid",
+        lambda d: d.update(game_end_round=None, final_round=d["round"]),
+    ),
+    "final round not the rules' extra rounds": (
+        "late",
+        lambda d: d.update(game_end_round=d["round"], final_round=d["round"] + 4),
+    ),
+    "game end in a round to come": (
+        "late",
+        lambda d: d.update(game_end_round=d["round"] + 1, final_round=d["round"] + 2),
+    ),
+    "a game-end trigger fired, no game end": (
+        "late",
+        lambda d: d["fired"].append("game-end.display"),
+    ),
+    "a period trigger fired, no period end": (
+        "mid",
+        lambda d: d.update(fired=["period-end.rubble"], period_end_by=None),
+    ),
+    "a trigger of a later period fired": ("mid", lambda d: d.update(fired=["game-end.rubble"])),
+    "refill with a full hand": ("mid", lambda d: d.update(phase="refill")),
+    "refill with an empty display": (
+        "mid",
+        lambda d: (
+            d.update(phase="refill"),
+            d["players"][d["current"]]["hand"].pop(),
+            [d["discard"].extend(p) or p.clear() for p in d["piles"].values()],
+            d["discard"].append(d["players"][d["current"]]["hand"].pop()),
+        ),
+    ),
+    "hand discard with nobody to discard": (
+        "mid",
+        lambda d: d.update(phase="hand-discard", discard_queue=[], period_end_by=0),
+    ),
+    "hand discard at a step that is no discard": ("discarding", lambda d: d.update(period_step=0)),
+    "discard queue out of order": (
+        "discarding",
+        lambda d: d.update(discard_queue=list(reversed(range(_player_count(d))))),
+    ),
+    "discard queue in the action phase": ("mid", lambda d: d.update(discard_queue=[0])),
+    "period step in the action phase": ("mid", lambda d: d.update(period_step=2)),
+    "follow with no visit": ("mid", lambda d: d.update(phase="follow", follow_next=d["actor"])),
+    "pending markers in the action phase": ("mid", lambda d: d.update(pending_markers=[0])),
+    "a hand of nine cards": ("discarding", _full_hand_from_box),
+    "a card duplicated": ("mid", lambda d: d["discard"].append(d["players"][0]["hand"][0])),
+    "a card removed": ("mid", lambda d: d["players"][0]["hand"].pop()),
+    "the actor out of range": ("mid", lambda d: d.update(actor=_player_count(d))),
+    "a trigger fired twice": ("late", lambda d: d.update(fired=d["fired"] + d["fired"][:1])),
+    "a period end pending in the last period": ("late", lambda d: d.update(period_end_by=0)),
+    "a hand discard in the last period": ("discarding", lambda d: d.update(period=2)),
+    "a display pile filled after the display was discarded": (
+        "discarding",
+        lambda d: _box_card_to_its_pile(_ENGINE[0], d),
+    ),
+    "a card in another Noble's pile": ("mid", lambda d: _move_top_card(d)),
+}
+
+
+def _box_card_to_its_pile(E: Any, d: dict[str, Any]) -> None:
+    card = d["box"].pop()
+    d["piles"][E.RULESETS[tuple(d["variants"])].cards[card].type].append(card)
+
+
+def _move_top_card(d: dict[str, Any]) -> None:
+    full = [k for k, v in d["piles"].items() if v]
+    src, dst = full[0], next(k for k in d["piles"] if k != full[0])
+    d["piles"][dst].append(d["piles"][src].pop())
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_a_save_the_engine_cannot_play_is_refused(
+    engine: Any, mid: Any, late: Any, discarding: Any, name: str
+) -> None:
+    _ENGINE[:] = [engine]
+    base, change = BROKEN[name]
+    data = copy.deepcopy(engine.to_json({"mid": mid, "late": late, "discarding": discarding}[base]))
+    change(data)
+    with pytest.raises(engine.StateError) as exc:
+        engine.loads(json.dumps(data))
+    assert exc.value.path.startswith("$")
+    with pytest.raises(engine.StateError):
+        engine.from_json(data)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_every_reached_state_loads_and_plays(engine: Any, players: int) -> None:
+    """No false alarm: every state of random games loads again, and the loaded state has a
+    legal move (or is over) whose result keeps the invariants."""
+    for seed in range(4):
+        g = engine.new_game(players, ("queen",) if seed % 2 else (), 100 + seed)
+        rng = random.Random(seed)
+        while g.phase != "over":
+            again = engine.loads(engine.dumps(g))
+            assert engine.dumps(again) == engine.dumps(g)
+            move = rng.choice(engine.legal_moves(again))
+            g = engine.apply_move(again, move)
+            assert engine.check_invariants(g) == []
+        engine.loads(engine.dumps(g))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda limit: "[" * 50_000_000,
+        lambda limit: " " * (limit + 1),
+        lambda limit: '{"padding": "' + "x" * limit + '"}',
+    ],
+    ids=["50 MB of brackets", "one over the limit", "a long string"],
+)
+def test_a_huge_save_is_refused_by_size(engine: Any, make: Callable[[int], str]) -> None:
+    limit = engine.max_save_size()
+    assert 10_000 < limit < 10_000_000
+    with pytest.raises(engine.StateError, match="at most"):
+        engine.loads(make(limit))
+
+
+def _score(path: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "lisboa_rules", "score", str(path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory", "huge"])
+def test_score_refuses_what_is_not_a_saved_game_file(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "state.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path = Path("/dev/zero")
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        with path.open("wb") as fh:
+            fh.truncate(50 << 20)  # 50 MB (sparse)
+    done = _score(path)
+    assert done.returncode in (1, 2), done.stderr
+    assert "error" in done.stderr and "Traceback" not in done.stderr
+    said = {"huge": ["larger than"], "directory": ["not a regular file", "Is a directory"]}
+    assert any(w in done.stderr for w in said.get(kind, ["not a regular file"])), done.stderr
+
+
+# --- public functions check their arguments ------------------------------------------------------
+
+CALLS: dict[str, Callable[[Any, Any], Any]] = {
+    "visit_cost of an unknown Noble": lambda E, g: E.visit_cost(g, 0, "cardinal"),
+    "visit_cost of a seat out of range": lambda E, g: E.visit_cost(g, 9, "king"),
+    "visit_cost of a negative seat": lambda E, g: E.visit_cost(g, -1, "king"),
+    "visit_cost of a bool seat": lambda E, g: E.visit_cost(g, True, "king"),
+    "visit_cost of a Noble as a list": lambda E, g: E.visit_cost(g, 0, ["king"]),
+    "wigs_due of a seat out of range": lambda E, g: E.wigs_due(g, 5, 1),
+    "wigs_due of a negative cost": lambda E, g: E.wigs_due(g, 0, -1),
+    "wigs_due of a cost as a string": lambda E, g: E.wigs_due(g, 0, "3"),
+    "noble_name of an unknown Noble": lambda E, g: E.noble_name(g, "cardinal"),
+    "noble_name of None": lambda E, g: E.noble_name(g, None),
+    "rule_text of an unknown rule": lambda E, g: E.rule_text("no-such-rule"),
+    "can_pay_reis of a seat": lambda E, g: E.can_pay_reis(g, 0, 5),
+    "can_pay_reis of an amount as a string": lambda E, g: E.can_pay_reis(g, g.players[0], "5"),
+    "new_game of players as a string": lambda E, g: E.new_game("3"),
+    "new_game of variants as a string": lambda E, g: E.new_game(3, "queen"),
+    "new_game of a seed as a string": lambda E, g: E.new_game(3, (), "seed"),
+    "variants_for of a variant as a number": lambda E, g: E.variants_for(3, [1]),
+}
+
+
+@pytest.mark.parametrize("call", sorted(CALLS))
+def test_public_functions_check_their_arguments(engine: Any, mid: Any, call: str) -> None:
+    with pytest.raises(engine.BadArgument) as exc:
+        CALLS[call](engine, mid)
+    assert isinstance(exc.value, ValueError) and str(exc.value)
+
+
+# --- a small fuzz run (the long runs: python3 -m tools.fuzz --engine all) -----------------
+
+
+@pytest.mark.parametrize("which", ["moves", "saves"])
+def test_engine_fuzz_finds_nothing(engine: Any, which: str) -> None:
+    run = fuzz.fuzz_moves if which == "moves" else fuzz.fuzz_saves
+    summary = run(engine, 11, 250)
+    assert summary.problems == {}, summary.render(which)
+    assert summary.cases == 250 and summary.accepted > 0 and summary.refused > 0
+
+
+def test_the_hand_discard_check_agrees_with_the_listing(engine: Any, discarding: Any) -> None:
+    """Every ordering of up to three cards (of the hand, of another hand, or none; the order
+    says which card of a Noble gives its reward) is legal exactly when legal_moves lists it:
+    an order legal_moves never lists is refused."""
+    g = discarding
+    hand = sorted(g.players[g.actor].hand)
+    pool = [*hand[:4], *[c for c in g.discard[:2] if c not in hand]]
+    listed = set(engine.legal_moves(g))
+    count = 0
+    for size in range(4):
+        for cards in itertools.permutations(pool, size):
+            for extra in ({}, {"favor": "king"}, {"player": (g.actor + 1) % len(g.players)}):
+                move = dataclasses.replace(
+                    engine.Move("hand-discard", g.actor, cards=cards), **extra
+                )
+                assert (engine.explain_move(g, move) is None) == (move in listed), move
+                count += 1
+    assert count > 100

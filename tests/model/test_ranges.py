@@ -1,0 +1,471 @@
+"""Numbers that pass the schema but would break the engine (issue 11, item 7).
+
+Every divisor must be provably at least 1 and every amount paid provably at least 0, for all
+values the names a formula reads can take: the ranges are declared in the data
+(`rules/vocabulary.yaml` `range:`, a param owner's `ranges:`), bound to the game's data where
+they can be, and every formula is checked against them by interval analysis. Each case is a
+house rule (a variant) over a copy of the real rules, compiled by the real pipeline.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from lisboa_rules import pipeline
+from lisboa_rules.core.diagnostics import Diagnostic
+from lisboa_rules.lang import expr
+from lisboa_rules.lang.vocab import BoundError, resolve_range
+
+ROOT = Path(__file__).resolve().parents[2]
+
+HEAD = """\
+kind: variant
+id: house
+title: A house rule
+applies: chosen
+text: A house rule.
+source: [seed:000#intro]
+changes:
+"""
+
+
+@pytest.fixture()
+def rules(tmp_path: Path) -> Path:
+    """A private copy of the real rules folder."""
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    return tmp_path / "rules"
+
+
+def compile_variant(rules: Path, changes: str) -> list[Diagnostic]:
+    """Compile the rules with a house rule whose `changes:` are given; the errors. These house
+    rules change formulas without their words on purpose, so text-stale (tested in
+    test_house_rules.py) is left out."""
+    (rules / "variants" / "house.yaml").write_text(HEAD + textwrap.indent(changes, "  "))
+    _, diags = pipeline.analyse(rules)
+    return [d for d in diags if d.is_error and d.code != "text-stale"]
+
+
+def codes_at_house(diags: list[Diagnostic]) -> list[tuple[str, int]]:
+    """(code, line) of the errors located in the house rule's file."""
+    return sorted(
+        (d.code, d.span.line)
+        for d in diags
+        if d.span is not None and d.span.file.endswith("variants/house.yaml")
+    )
+
+
+# --- divisors --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [0, -1, -5, -1000])
+def test_a_param_divisor_that_is_not_positive_is_an_error_at_the_param(
+    rules: Path, value: int
+) -> None:
+    diags = compile_variant(
+        rules,
+        f"scoring:\n  sources:\n    - {{id: score.influence, params: {{reis_per_wig: {value}}}}}\n",
+    )
+    found = [d for d in diags if d.code == "divisor-not-positive"]
+    assert found, diags
+    assert all(d.span is not None and d.span.file.endswith("house.yaml") for d in found)
+    assert {d.span.line for d in found if d.span} == {10}
+    assert "reis_per_wig" in found[0].message
+    # The note points at the formula that divides.
+    assert any(r.span and r.span.file.endswith("scoring.yaml") for r in found[0].related)
+
+
+@pytest.mark.parametrize("value", [1, 5, 1000])
+def test_a_positive_param_divisor_builds(rules: Path, value: int) -> None:
+    diags = compile_variant(
+        rules,
+        f"scoring:\n  sources:\n    - {{id: score.influence, params: {{reis_per_wig: {value}}}}}\n",
+    )
+    assert diags == []
+
+
+@pytest.mark.parametrize("value", [10**12, -(10**12), 1001, 2**63])
+def test_a_huge_param_is_refused_by_the_schema(rules: Path, value: int) -> None:
+    diags = compile_variant(
+        rules,
+        f"scoring:\n  sources:\n    - {{id: score.influence, params: {{reis_per_wig: {value}}}}}\n",
+    )
+    assert [d.code for d in diags] == ["schema-range"]
+
+
+def divide(formula: str) -> str:
+    """A change that puts `formula` where its names can be read: a scoring source for the
+    player's names and its param, the Sponsor cost (kept non-negative) for `players`."""
+    if "players" in formula:
+        return (
+            "court:\n  costs:\n    - {id: sponsor-cost, "
+            "example: {reis: {$add: 3}, players: {$add: 3}}, "
+            f"formula: 'max(0, treasury_value + {formula})'}}\n"
+        )
+    return f"scoring:\n  sources:\n    - {{id: score.favors, formula: '{formula}'}}\n"
+
+
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "reis // wigs",  # wigs can be 0
+        "reis // stores.gold",  # a per-business name
+        "reis // (players - 2)",  # 2 players: 0
+        "reis // (completed_plans - 1)",
+        "reis // max(0, rubble_sets)",
+        "reis // (2 - players)",  # only 0 and negatives
+        "reis // -wigs_per_favor",  # a param, negated
+        "reis // (wigs_per_favor - 2)",  # a param that makes it 0
+        "reis // 0",
+        "(reis // 1) // (wigs * 0)",
+    ],
+)
+def test_a_divisor_whose_range_includes_zero_is_an_error(rules: Path, formula: str) -> None:
+    diags = compile_variant(rules, divide(formula))
+    assert codes_at_house(diags) == [("divisor-not-positive", 10)], diags
+
+
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "reis // players",
+        "reis // max(1, wigs)",
+        "reis // (wigs + 1)",
+        "reis // (players - 1)",
+        "reis // wigs_per_favor",
+        "(reis + influence_reis) // (rubble_sets * 2 + 3)",
+    ],
+)
+def test_a_divisor_proven_positive_builds(rules: Path, formula: str) -> None:
+    assert compile_variant(rules, divide(formula)) == []
+
+
+def test_divisor_ranges_follow_the_data(rules: Path) -> None:
+    """`players` ranges over game.players: raising the minimum to 3 makes `players - 2` safe."""
+    change = divide("reis // (players - 2)")
+    assert codes_at_house(compile_variant(rules, change)) == [("divisor-not-positive", 10)]
+    game = rules / "game.yaml"
+    game.write_text(game.read_text().replace("  min: 2\n  max: 4\n", "  min: 3\n  max: 4\n", 1))
+    (rules / "variants" / "two-player.yaml").unlink()
+    diags = compile_variant(rules, change)
+    assert [d for d in diags if d.code == "divisor-not-positive"] == []
+
+
+# --- amounts paid ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "line"),
+    [
+        ("court:\n  costs:\n    - {id: visit-cost, params: {minimum: -1}}\n", 10),
+        ("court:\n  costs:\n    - {id: visit-cost, params: {minimum: -10, per_official: 0}}\n", 10),
+        ("court:\n  costs:\n    - {id: sponsor-cost, formula: treasury_value - 2}\n", 10),
+        ("court:\n  costs:\n    - {id: sponsor-cost, formula: '-treasury_value'}\n", 10),
+        (
+            "court:\n  costs:\n    - {id: wigs-for-influence, params: {wigs_per_influence: -1}}\n",
+            10,
+        ),
+        ("nobles:\n  noble_actions:\n    - {id: build-store, params: {rubble_cost: -2}}\n", 10),
+        (
+            "nobles:\n  noble_actions:\n    - {id: build-store, land_price: rubble_cost - wigs}\n",
+            10,
+        ),
+    ],
+)
+def test_an_amount_paid_that_can_be_negative_is_an_error(
+    rules: Path, change: str, line: int
+) -> None:
+    diags = compile_variant(rules, change)
+    assert ("formula-out-of-range", line) in codes_at_house(diags), diags
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "court:\n  costs:\n    - {id: visit-cost, params: {minimum: 0, per_official: 2}}\n",
+        "court:\n  costs:\n    - {id: visit-cost, params: {minimum: 3, per_official: 0}}\n",
+        "court:\n  costs:\n    - {id: sponsor-cost, formula: 'max(0, treasury_value - 2)'}\n",
+        "nobles:\n  noble_actions:\n    - {id: build-store, params: {rubble_cost: 0}}\n",
+    ],
+)
+def test_an_amount_paid_that_is_never_negative_builds(rules: Path, change: str) -> None:
+    assert compile_variant(rules, change) == []
+
+
+# --- declared param ranges -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "param"),
+    [
+        # a rival Official costing more than the whole Influence track
+        ("court:\n  costs:\n    - {id: visit-cost, params: {per_official: 11}}\n", "per_official"),
+        (
+            "court:\n  costs:\n    - {id: visit-cost, params: {per_official: 1000}}\n",
+            "per_official",
+        ),
+        ("court:\n  costs:\n    - {id: visit-cost, params: {per_official: -1}}\n", "per_official"),
+        ("court:\n  costs:\n    - {id: visit-cost, params: {minimum: 11}}\n", "minimum"),
+        ("flow:\n  triggers:\n    - {id: period-end.rubble, params: {sets: 6}}\n", "sets"),
+        ("flow:\n  triggers:\n    - {id: game-end.rubble, params: {sets: 0}}\n", "sets"),
+        ("flow:\n  triggers:\n    - {id: game-end.display, params: {piles: 5}}\n", "piles"),
+    ],
+)
+def test_a_param_outside_its_declared_range_is_an_error_at_the_param(
+    rules: Path, change: str, param: str
+) -> None:
+    diags = compile_variant(rules, change)
+    found = [d for d in diags if d.code == "value-out-of-range"]
+    assert len(found) == 1, diags
+    assert found[0].span is not None and found[0].span.file.endswith("house.yaml")
+    assert found[0].span.line == 10
+    assert f"param '{param}'" in found[0].message
+
+
+def test_param_ranges_are_bound_to_the_track(rules: Path) -> None:
+    """per_official's range ends at the Influence track's max: shrink the track, and 6 fails."""
+    change = "court:\n  costs:\n    - {id: visit-cost, params: {per_official: 6}}\n"
+    assert compile_variant(rules, change) == []
+    game = rules / "game.yaml"
+    text = game.read_text()
+    game.write_text(
+        re.sub(r"reis_icons: \[[0-9, ]*\]", "reis_icons: [1, 3, 5]",
+               text.replace("    max: 10\n", "    max: 5\n", 1), count=1)
+    )
+    diags = compile_variant(rules, change)
+    assert [d.code for d in diags if d.code == "value-out-of-range"] == ["value-out-of-range"]
+
+
+@pytest.mark.parametrize(
+    ("ranges", "words"),
+    [
+        ("{rubble_cost: [0, game.tracks.nope]}", "names no value"),
+        ("{rubble_cost: [5, 1]}", "above its high"),
+        ("{no_such_param: {$add: [0, 1]}}", "unknown param"),  # added on purpose: not a typo
+        ("{rubble_cost: [0, 'count(game.start.reis)']}", "count() takes one list"),
+        ("{rubble_cost: [0, '__import__(1)']}", "not allowed"),
+    ],
+)
+def test_a_broken_declared_range_is_a_located_error(rules: Path, ranges: str, words: str) -> None:
+    diags = compile_variant(
+        rules, f"nobles:\n  noble_actions:\n    - {{id: build-store, ranges: {ranges}}}\n"
+    )
+    assert [(d.code, d.span.line if d.span else 0) for d in diags] == [("unknown-reference", 10)], (
+        diags
+    )
+    assert words in diags[0].message
+
+
+def test_a_vocabulary_range_that_names_no_data_is_a_located_error(rules: Path) -> None:
+    vocab = rules / "vocabulary.yaml"
+    vocab.write_text(
+        vocab.read_text().replace(
+            "range: [0, game.rubble.max_sets]", "range: [0, game.rubble.nope]"
+        )
+    )
+    _, diags = pipeline.analyse(rules)
+    errors = [d for d in diags if d.is_error]
+    assert [d.code for d in errors] == ["unknown-reference"]
+    assert errors[0].span is not None and errors[0].span.file.endswith("vocabulary.yaml")
+
+
+def test_every_vocabulary_name_declares_a_range() -> None:
+    names = yaml.safe_load((ROOT / "rules" / "vocabulary.yaml").read_text())["names"]
+    assert [n["name"] for n in names if "range" not in n] == []
+
+
+def test_a_worked_example_outside_a_names_range_is_an_error(rules: Path) -> None:
+    diags = compile_variant(
+        rules,
+        "court:\n  costs:\n    - {id: visit-cost, example: {influence_modifier: 7, "
+        "other_officials_in_office: -1}}\n",
+    )
+    assert sorted(d.code for d in diags) == ["value-out-of-range", "value-out-of-range"], diags
+
+
+# --- the interval analysis itself ------------------------------------------------------------
+
+ENV = {n: expr.NameInfo("int") for n in ("a", "b", "c")}
+RANGES: dict[str, expr.Interval] = {"a": (-3, 5), "b": (1, 4), "c": (0, expr.INF)}
+
+
+def brute(source: str, values: dict[str, list[int]]) -> tuple[int, int]:
+    """The exact range of a formula over small value sets (for the sound-and-tight check)."""
+    f = expr.parse(source, ENV)
+    seen: list[int] = []
+    for a in values["a"]:
+        for b in values["b"]:
+            for c in values["c"]:
+                env = {"a": a, "b": b, "c": c}
+                seen.append(int(expr.evaluate(f, lambda n, _i, env=env: env[n])))
+    return min(seen), max(seen)
+
+
+@pytest.mark.parametrize(
+    ("source", "want"),
+    [
+        ("a + b", (-2, 9)),
+        ("a - b", (-7, 4)),
+        ("a * b", (-12, 20)),
+        ("-a", (-5, 3)),
+        ("a // b", (-3, 5)),
+        ("(a - 10) // b", (-13, -2)),
+        ("max(a, 0) // 2", (0, 2)),
+        ("min(a, b) * 2", (-6, 8)),
+        ("a * 0 + c * 0", (0, 0)),
+        ("max(0, c - 7)", (0, expr.INF)),
+        ("-c", (-expr.INF, 0)),
+        ("c // b", (0, expr.INF)),
+        ("a // (c + 1)", (-3, 5)),
+    ],
+)
+def test_interval_of_formulas(source: str, want: expr.Interval) -> None:
+    got, problems = expr.interval(expr.parse(source, ENV), RANGES)
+    assert problems == []
+    assert got == want
+
+
+@pytest.mark.parametrize("source", ["a + b * 2", "a // b - b", "max(a, b) // min(b, 2)", "a * a"])
+def test_interval_contains_every_value(source: str) -> None:
+    lo, hi = expr.interval(expr.parse(source, ENV), RANGES)[0]
+    vlo, vhi = brute(source, {"a": list(range(-3, 6)), "b": [1, 2, 3, 4], "c": [0]})
+    assert lo <= vlo and vhi <= hi
+
+
+@pytest.mark.parametrize(
+    ("source", "divisor"),
+    [
+        ("a // a", "a"),
+        ("b // (b - 1)", "b - 1"),
+        ("b // c", "c"),
+        ("1 // (a * 0)", "a * 0"),
+        ("b // -b", "-b"),
+        ("b // (b - 4)", "b - 4"),
+        ("1 // x", "x"),
+    ],
+)
+def test_divisors_that_may_be_zero_or_negative(source: str, divisor: str) -> None:
+    env = {**ENV, "x": expr.NameInfo("int")}  # x has no declared range: any number
+    _, problems = expr.interval(expr.parse(source, env), RANGES)
+    assert [p.code for p in problems] == ["divisor-not-positive"]
+    assert f"'{divisor}'" in problems[0].message
+
+
+def test_interpreter_floor_division_is_the_engines() -> None:
+    """No more `x // 0 == 0`: the tree walker divides exactly as the engine's compiled code."""
+    f = expr.parse("a // b", ENV)
+    for a, b in [(7, 2), (-7, 2), (7, -2), (-7, -2), (0, 3), (10**12, 7), (1, 0), (-3, 0)]:
+        code = expr.to_python(f, lambda n, _i, a=a, b=b: repr({"a": a, "b": b}[n]))
+        try:
+            engine: object = eval(code, {"__builtins__": {}})
+        except ZeroDivisionError as exc:
+            engine = type(exc)
+        try:
+            walked: object = expr.evaluate(f, lambda n, _i, a=a, b=b: {"a": a, "b": b}[n])
+        except ZeroDivisionError as exc:
+            walked = type(exc)
+        assert walked == engine, (a, b)
+
+
+@pytest.mark.parametrize(
+    ("raw", "want"),
+    [
+        ([0, "game.tracks.influence.max"], (0, 10)),
+        ([0, None], (0, expr.INF)),
+        ([None, 3], (-expr.INF, 3)),
+        (
+            [
+                "min(game.tracks.treasury.spaces.modifier)",
+                "max(game.tracks.treasury.spaces.modifier)",
+            ],
+            (-1, 1),
+        ),
+        ([0, "count(components.plans)"], (0, 20)),
+        ([0, "sum(components.plans.officials)"], (0, 41)),
+        ([0, "game.start.officials * (game.players.max - 1) + 1"], (0, 25)),
+        (["-game.tracks.influence.max", "max(2, 3, game.periods)"], (-10, 3)),
+    ],
+)
+def test_bounds_read_the_rules_data(raw: list[Any], want: expr.Interval) -> None:
+    data = {
+        k: yaml.safe_load((ROOT / "rules" / f"{k}.yaml").read_text())
+        for k in ("game", "components")
+    }
+    assert resolve_range(raw, data) == want
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        [0],
+        [0, 1, 2],
+        [0, "game"],
+        [0, "game.title"],
+        [0, "open('x')"],
+        [0, "game.start.reis.x"],
+        [0, "1 +"],
+        [0, True],
+        [0, 1.5],
+        [3, 2],
+        [0, "game.businesses.id"],
+        [0, "x" * 500],
+    ],
+)
+def test_bad_bounds_raise_bound_error(raw: list[Any]) -> None:
+    data = {
+        k: yaml.safe_load((ROOT / "rules" / f"{k}.yaml").read_text())
+        for k in ("game", "components")
+    }
+    with pytest.raises(BoundError):
+        resolve_range(raw, data)
+
+
+# --- context names: what the model says they are -----------------------------------------------
+
+
+@pytest.mark.parametrize(("minimum", "ok"), [(0, False), (1, True), (3, True)])
+def test_the_cost_a_lacking_cost_reads_is_the_visit_costs_value(
+    rules: Path, minimum: int, ok: bool
+) -> None:
+    """wigs-for-influence reads `cost`, the visit cost: at least `minimum`."""
+    diags = compile_variant(
+        rules,
+        "court:\n  costs:\n"
+        f"    - {{id: visit-cost, params: {{minimum: {minimum}}}}}\n"
+        "    - {id: wigs-for-influence, formula: 'wigs_per_influence * max(0, cost - influence)"
+        " + 10 // cost'}\n",
+    )
+    assert (codes_at_house(diags) == []) is ok, diags
+    if not ok:
+        assert codes_at_house(diags) == [("divisor-not-positive", 11)]
+
+
+@pytest.mark.parametrize(
+    ("measure", "ok"),
+    [
+        ("stores.gold", False),
+        ("stores.gold + 1", True),
+        ("stores.gold - 1", False),
+        ("max(1, stores.gold)", True),
+    ],
+)
+def test_the_measure_an_eligibility_reads_is_its_sources_measures(
+    rules: Path, measure: str, ok: bool
+) -> None:
+    diags = compile_variant(
+        rules,
+        "scoring:\n  sources:\n    - id: score.stores\n      eligible: 10 // measure > 0\n"
+        f"      groups:\n        - {{id: gold, measure: '{measure}'}}\n"
+        "        - {id: tools, measure: stores.tools + 1}\n"
+        "        - {id: books, measure: stores.books + 1}\n"
+        "        - {id: cloth, measure: stores.cloth + 1}\n",
+    )
+    assert (codes_at_house(diags) == []) is ok, diags
+    if not ok:
+        assert codes_at_house(diags) == [("divisor-not-positive", 11)]
