@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,16 @@ class Span:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
+
+
+def nearest(spans: Mapping[PathTuple, Span], path: PathTuple) -> Span | None:
+    """The span at `path`, else at its nearest enclosing path; None when no prefix has one.
+    The one lookup the loader, the overlays and the model share."""
+    for i in range(len(path), -1, -1):
+        span = spans.get(path[:i])
+        if span is not None:
+            return span
+    return None
 
 
 def display_path(path: Path) -> str:

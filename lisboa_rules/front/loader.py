@@ -23,7 +23,7 @@ import yaml
 
 from lisboa_rules.core.diagnostics import Diagnostic, Related
 from lisboa_rules.core.inputs import MAX_FILE_BYTES, discover, read_regular
-from lisboa_rules.core.source import PathTuple, Span, display_path
+from lisboa_rules.core.source import PathTuple, Span, display_path, nearest
 
 MAX_DEPTH = 64  # nesting of collections; no rule needs more and it bounds recursion
 
@@ -168,11 +168,7 @@ class LoadedDoc:
         """Return the span at `path` (its key when `key`), else the nearest ancestor's value."""
         if key and path in self.key_spans:
             return self.key_spans[path]
-        for i in range(len(path), -1, -1):
-            span = self.spans.get(path[:i])
-            if span is not None:
-                return span
-        return Span.point(self.display)
+        return nearest(self.spans, path) or Span.point(self.display)
 
 
 # --- files and directories ---------------------------------------------------------------

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lisboa_rules.core.diagnostics import Diagnostic, Related, suggest
-from lisboa_rules.core.source import Span
+from lisboa_rules.core.source import Span, nearest
 
 Path = tuple[str | int, ...]
 REMOVE = "$remove"
@@ -42,14 +42,7 @@ class Doc:
 
     def span(self, path: Path, key: bool = False) -> Span:
         """The span at `path`, or the nearest enclosing one."""
-        table = self.key_spans if key else self.spans
-        p = path
-        while True:
-            if p in table:
-                return table[p]
-            if not p:
-                return Span(self.files[0], 1, 1, 1, 1)
-            p = p[:-1]
+        return nearest(self.key_spans if key else self.spans, path) or Span.point(self.files[0])
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lisboa_rules.core.source import Span
+from lisboa_rules.core.source import Span, nearest
 from lisboa_rules.lang.expr import Formula
 
 NOWHERE = Span("<built-in>", 1, 1, 1, 1)
@@ -340,8 +340,4 @@ class Model:
     def span_of(self, kind: str, *path: str | int) -> Span:
         """The source span of a value, falling back to the nearest enclosing one."""
         key: tuple[str | int, ...] = (kind, *path)
-        while key:
-            if key in self.spans:
-                return self.spans[key]
-            key = key[:-1]
-        return NOWHERE
+        return nearest(self.spans, key) or NOWHERE

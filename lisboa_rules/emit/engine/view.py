@@ -48,10 +48,17 @@ class EngineView:
 class _Functions:
     """Formula functions, shared between rule sets when the code is the same."""
 
-    def __init__(self) -> None:
+    def __init__(self, names: dict[str, str] | None = None) -> None:
+        # display path -> stable name ("rules/court.yaml"), so that comments do not change with
+        # the working directory or the checkout path
+        self.names = dict(names or {})
         self.by_code: dict[tuple[str, str], FormulaFn] = {}
         self.ordered: list[FormulaFn] = []
         self.shows: dict[str, FormulaFn] = {}
+
+    def loc(self, span: Span) -> str:
+        """`FILE:LINE` of a span for comments in the engine (the one place that names files)."""
+        return f"{self.names.get(span.file, span.file)}:{span.line}"
 
     def show(self, f: Formula, params: tuple[tuple[str, int], ...], where: Span,
              what: str) -> Raw | None:
@@ -64,7 +71,7 @@ class _Functions:
         if fn is None:
             fn = FormulaFn(f"_show{len(self.shows) + 1}", "str", code, [])
             self.shows[code] = fn
-        for line in _wrap(f"{loc(where)} {what}: {f.source}", 96):
+        for line in _wrap(f"{self.loc(where)} {what}: {f.source}", 96):
             if line not in fn.comments:
                 fn.comments.append(line)
         return Raw(fn.name)
@@ -103,7 +110,7 @@ class _Functions:
             fn = FormulaFn(f"_fx{len(self.ordered) + 1}", returns, code, [])
             self.by_code[key] = fn
             self.ordered.append(fn)
-        note = f"{loc(where)} {what}: {f.source}"
+        note = f"{self.loc(where)} {what}: {f.source}"
         if params:
             note += "  [" + ", ".join(f"{k}={v}" for k, v in params) + "]"
         for line in _wrap(note, 96):
@@ -182,14 +189,6 @@ def show_code(f: Formula, params: tuple[tuple[str, int], ...]) -> str | None:
     return 'f"' + text + '"'
 
 
-# Display path -> stable name ("rules/court.yaml"), set by build_view for one rendering, so
-# that comments do not change with the working directory or the checkout path.
-_NAMES: dict[str, str] = {}
-
-
-def loc(span: Span) -> str:
-    """`FILE:LINE` of a span for comments in the engine (the one place that names files)."""
-    return f"{_NAMES.get(span.file, span.file)}:{span.line}"
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -220,49 +219,50 @@ def _strip_parens(code: str) -> str:
 
 def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
     """Every field of the engine's RuleSet for this model, as Python values / code."""
-    def g(*path: str) -> Any:
-        return m.value("game", *path)
+    def v(name: str) -> Any:
+        """The value of a RuleSet field read as it stands in the rules (FIELD_PATHS)."""
+        return m.value(*FIELD_PATHS[name])
 
-    tr = g("tracks", "treasury")
-    piles = tuple(m.value("components", "display", "piles"))
+    spaces = v("treasury_values")  # the Treasury track's spaces: a value and a modifier each
+    piles = tuple(v("piles"))
     noble_ids = {n.id for n in m.nobles}
     out: dict[str, Any] = {
         "key": m.variants,
-        "players_min": g("players", "min"),
-        "players_max": g("players", "max"),
-        "colors": tuple(g("players", "colors")),
-        "periods": g("periods"),
+        "players_min": v("players_min"),
+        "players_max": v("players_max"),
+        "colors": tuple(v("colors")),
+        "periods": v("periods"),
         "flags": tuple(f["id"] for f in m.data["game"].get("flags", ())),
         "businesses": tuple(b.id for b in m.businesses),
         "business_names": tuple(b.name for b in m.businesses),
-        "hand_size": g("start", "hand"),
-        "start_reis": g("start", "reis"),
-        "start_influence": g("start", "influence"),
-        "start_officials": g("start", "officials"),
-        "start_stores": g("start", "stores"),
-        "start_markers": g("start", "rubble_set_markers"),
-        "start_favors": g("start", "royal_favors"),
-        "start_favor_of": g("start", "royal_favor_of"),
-        "neutral_officials": g("start", "neutral_officials_per_office"),
-        "influence_min": g("tracks", "influence", "min"),
-        "influence_max": g("tracks", "influence", "max"),
-        "wig_at_max": g("tracks", "influence", "wig_at_max"),
-        "reis_icons": tuple(sorted(g("tracks", "influence", "reis_icons"))),
-        "treasury_values": tuple(s["value"] for s in tr["spaces"]),
-        "treasury_modifiers": tuple(s["modifier"] for s in tr["spaces"]),
-        "treasury_start": tr["start_value"],
-        "treasury_down": tr["down_per_treasury_card"],
-        "treasury_up": tr["up_per_sponsored_event"],
-        "portfolio_base": g("portfolio", "base_size"),
-        "portfolio_per_set": g("portfolio", "per_rubble_set"),
-        "ship_influence": g("portfolio", "ship_influence"),
-        "warehouse_base": g("warehouse", "base_size"),
-        "warehouse_per_set": g("warehouse", "per_rubble_set"),
-        "cubes_per_set": g("rubble", "cubes_per_set"),
-        "max_sets": g("rubble", "max_sets"),
-        "period_wigs_per_set": g("rubble", "wigs_per_set_at_period_end"),
-        "term_money": g("terms", "money"),
-        "term_score": g("terms", "score"),
+        "hand_size": v("hand_size"),
+        "start_reis": v("start_reis"),
+        "start_influence": v("start_influence"),
+        "start_officials": v("start_officials"),
+        "start_stores": v("start_stores"),
+        "start_markers": v("start_markers"),
+        "start_favors": v("start_favors"),
+        "start_favor_of": v("start_favor_of"),
+        "neutral_officials": v("neutral_officials"),
+        "influence_min": v("influence_min"),
+        "influence_max": v("influence_max"),
+        "wig_at_max": v("wig_at_max"),
+        "reis_icons": tuple(sorted(v("reis_icons"))),
+        "treasury_values": tuple(s["value"] for s in spaces),
+        "treasury_modifiers": tuple(s["modifier"] for s in spaces),
+        "treasury_start": v("treasury_start"),
+        "treasury_down": v("treasury_down"),
+        "treasury_up": v("treasury_up"),
+        "portfolio_base": v("portfolio_base"),
+        "portfolio_per_set": v("portfolio_per_set"),
+        "ship_influence": v("ship_influence"),
+        "warehouse_base": v("warehouse_base"),
+        "warehouse_per_set": v("warehouse_per_set"),
+        "cubes_per_set": v("cubes_per_set"),
+        "max_sets": v("max_sets"),
+        "period_wigs_per_set": v("period_wigs_per_set"),
+        "term_money": v("term_money"),
+        "term_score": v("term_score"),
     }
     out["nobles"] = tuple(
         Call("NobleDef", (), (
@@ -294,8 +294,8 @@ def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
         for t in m.triggers)
     out["period_end"] = tuple(Call("StepDef", (s.id, s.procedure, s.deck, s.ships))
                               for s in m.period_end)
-    out["extra_rounds"] = m.value("flow", "game_end", "extra_rounds")
-    out["follows_allowed"] = m.value("flow", "game_end", "follows_allowed")
+    out["extra_rounds"] = v("extra_rounds")
+    out["follows_allowed"] = v("follows_allowed")
     sources = []
     for s in m.scoring:
         f = (fns.add(s.formula, s.params, s.span, s.id) if s.formula is not None else None)
@@ -313,8 +313,8 @@ def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
             ("groups", groups), ("eligible", el), ("show", show),
             ("eligible_words", el_words))))
     out["scoring"] = tuple(sources)
-    out["majority_columns"] = tuple(m.value("scoring", "majority", "columns"))
-    out["column_names"] = tuple(m.value("scoring", "majority", "column_names"))
+    out["majority_columns"] = tuple(v("majority_columns"))
+    out["column_names"] = tuple(v("column_names"))
     out["tiebreakers"] = tuple((t.name, fns.add(t.measure, (), t.span, "tie-breaker"))
                                for t in m.tiebreakers)
     out["decks"] = tuple((d.id, d.role, d.period or 0) for d in m.decks)
@@ -326,14 +326,14 @@ def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
     out["decrees"] = {d.id: Call("DecreeDef", (d.id, fns.add(d.condition, (), d.span, d.id),
                                                d.wigs, plain_formula(m, d.condition, ())))
                       for d in m.decrees}
-    out["decree_display"] = m.value("components", "decree_display", "size")
+    out["decree_display"] = v("decree_display")
     out["plans"] = {p.id: p.officials for p in m.plans}
     out["ships"] = {s.color: (s.size, s.cost) for s in m.ships}
     per = m.value("components", "shipyard", "per_color")
     f_per = expr.parse(per, {"players": expr.NameInfo("int")})
     out["shipyard_per_color"] = fns.add(f_per, (), m.span_of("components", "shipyard",
                                                               "per_color"), "shipyard")
-    out["shipyard_start"] = tuple(m.value("components", "shipyard", "start"))
+    out["shipyard_start"] = tuple(v("shipyard_start"))
     return out
 
 
@@ -348,7 +348,7 @@ def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
     wigs: list[str] = []
     heads: list[str] = []
     for s in m.scoring:
-        note = f"    # {py_comment(f'{loc(s.span)} {s.id}')}"
+        note = f"    # {py_comment(f'{fns.loc(s.span)} {s.id}')}"
         if s.kind == "per-player" and s.formula is not None:
             k = n_pp
             n_pp += 1
@@ -427,7 +427,7 @@ def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
             else "        totals.append(p.wigs)",
             "    track = tuple([p.wigs for p in players])",
             "    return ScoreSheet(colors, track, tuple(rows), tuple(totals))"]
-    return f"the sources at {loc(m.span_of('scoring', 'sources'))}", out
+    return f"the sources at {fns.loc(m.span_of('scoring', 'sources'))}", out
 
 
 _HELPER_CALL = re.compile(r"_[a-z_]+\(g, [^()]*\)")
@@ -548,7 +548,7 @@ FIELD_PATHS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _where(m: Model, name: str, base: Model | None = None) -> str:
+def _where(fns: _Functions, m: Model, name: str, base: Model | None = None) -> str:
     """`rules/FILE:LINE path` for a field; for a variant, the first line that changed it."""
     path = FIELD_PATHS.get(name)
     if path is None:
@@ -559,7 +559,7 @@ def _where(m: Model, name: str, base: Model | None = None) -> str:
                    if key[:len(path)] == path and base.spans.get(key) != sp]
         if changed:
             span = min(changed, key=lambda sp: (sp.file, sp.line, sp.col))
-    return f"{loc(span)} {'.'.join(path)}"
+    return f"{fns.loc(span)} {'.'.join(path)}"
 
 
 def _call_with_sources(head: str, items: list[tuple[str, Any]], where: dict[str, str],
@@ -584,14 +584,12 @@ def build_view(
     folded: tuple[tuple[str, str], ...] = (),
 ) -> EngineView:
     """Everything the engine template needs; `names` maps display paths to stable names."""
-    _NAMES.clear()
-    _NAMES.update(names or {})
-    fns = _Functions()
+    fns = _Functions(names)
     view = EngineView()
     base = rulesets[0]
     base_fields = ruleset_fields(base, fns)
     view.rulesets.append(("_RS0", _call_with_sources(
-        "RuleSet", list(base_fields.items()), {k: _where(base, k) for k in base_fields})))
+        "RuleSet", list(base_fields.items()), {k: _where(fns, base, k) for k in base_fields})))
     view.keys.append((literal_key(rulesets[0].variants), "_RS0"))
     # Each combination of variants is written as the closest rule set already written (the
     # largest subset of its variants: the base at worst) plus what differs from it.
@@ -613,7 +611,7 @@ def build_view(
                     changed.append((k, Update(f"{parent_name}.{k}", diff)))
                     continue
             changed.append((k, v))
-        where = {k: _where(m, k, parent) for k, _ in changed}
+        where = {k: _where(fns, m, k, parent) for k, _ in changed}
         name = f"_RS{i}"
         view.rulesets.append((name, _call_with_sources("replace", changed, where,
                                                        (parent_name,))))

@@ -115,7 +115,7 @@ class Fact:
 
 
 @dataclass(frozen=True)
-class Step:
+class StepView:
     text: Rich
     id: str = ""
     title: str = ""
@@ -158,7 +158,7 @@ class ExampleView:
 
 
 @dataclass(frozen=True)
-class Card:
+class RuleCard:
     """One rule: its id is the anchor; text, facts, steps, tables, callouts and examples."""
 
     id: str
@@ -166,9 +166,9 @@ class Card:
     body: tuple[Rich, ...]
     label: str = ""
     facts: tuple[Fact, ...] = ()
-    steps: tuple[Step, ...] = ()
+    steps: tuple[StepView, ...] = ()
     tables: tuple[Table, ...] = ()
-    children: tuple[Card, ...] = ()
+    children: tuple[RuleCard, ...] = ()
     callouts: tuple[CalloutView, ...] = ()
     examples: tuple[ExampleView, ...] = ()
     marks: tuple[Mark, ...] = ()
@@ -262,7 +262,7 @@ class Index:
     kind: str = "index"
 
 
-Block = Card | Heading | Para | Table | Flow | VariantView | Index
+Block = RuleCard | Heading | Para | Table | Flow | VariantView | Index
 
 
 @dataclass(frozen=True)
@@ -279,7 +279,7 @@ class AidSection:
     id: str
     items: tuple[Fact, ...] = ()
     tables: tuple[Table, ...] = ()
-    checklist: tuple[Step, ...] = ()
+    checklist: tuple[StepView, ...] = ()
     lines: tuple[Rich, ...] = ()
     callouts: tuple[CalloutView, ...] = ()
 
@@ -468,10 +468,10 @@ class _Builder:
     def words(self, source: str, params: Mapping[str, int]) -> str:
         return words.formula_words(self.m, source, dict(params))
 
-    def card(self, r: Rule, **kw: Any) -> Card:
+    def card(self, r: Rule, **kw: Any) -> RuleCard:
         """A rule's card, with the callouts and examples that stand at it; marks it placed."""
         self.placed.append(r.id)
-        return Card(
+        return RuleCard(
             id=r.id, title=r.title,
             body=(self.rule_text(r),) if r.text.strip() else (),
             callouts=tuple(self.callouts.get(r.id, ())),
@@ -709,9 +709,9 @@ class _Builder:
         steps = []
         for r in turn:
             self.placed.append(r.id)
-            steps.append(Step(self.rule_text(r), r.id, r.title,
+            steps.append(StepView(self.rule_text(r), r.id, r.title,
                               self.marks(r.provenance.assumptions)))
-        blocks.append(Card("turn", "", (), steps=tuple(steps), procedure=True,
+        blocks.append(RuleCard("turn", "", (), steps=tuple(steps), procedure=True,
                            kind="procedure"))
         blocks.append(Heading("game-flow", "Game flow"))
         blocks.append(self.flow())
@@ -727,7 +727,7 @@ class _Builder:
                 blocks.append(self.action_card(a))
         return Chapter("chap-turn", "The turn", tuple(blocks))
 
-    def action_card(self, a: Any) -> Card:
+    def action_card(self, a: Any) -> RuleCard:
         facts = []
         if a.plays:
             facts.append(Fact(humanize("plays"), plain(a.plays)))
@@ -741,7 +741,7 @@ class _Builder:
         if a.reward:
             facts.append(Fact(humanize("reward"), plain(self.value_name(dict(a.reward)))))
         local, _ = words.find_owner(self.m, a.rule)
-        steps = tuple(Step(self.rich(s, local, declared=a.rule.provenance.assumptions))
+        steps = tuple(StepView(self.rich(s, local, declared=a.rule.provenance.assumptions))
                       for s in a.steps)
         label = f"{humanize('action')} {a.number}" if a.number is not None else ""
         return self.card(a.rule, facts=tuple(facts), steps=steps, label=label,
@@ -887,7 +887,7 @@ class _Builder:
                 continue
             facts_l = [Fact(humanize(k), plain(self.value_name(v))) for k, v in proc.items()
                        if k in ("finish", "extra_rounds", "follows_allowed")]
-            steps = tuple(Step(self.rule_text(s.rule), s.id, s.rule.title,
+            steps = tuple(StepView(self.rule_text(s.rule), s.id, s.rule.title,
                                self.marks(s.rule.provenance.assumptions))
                           for s in m.period_end) if key == "period_end" else ()
             self.placed.extend(s.id for s in m.period_end if key == "period_end")
@@ -924,7 +924,7 @@ class _Builder:
             blocks.append(self.card(ties))
         tb = sc.get("tiebreakers")
         if isinstance(tb, dict) and tb.get("id") in self.rules:
-            steps = tuple(Step(plain(t.name)) for t in m.tiebreakers)
+            steps = tuple(StepView(plain(t.name)) for t in m.tiebreakers)
             blocks.append(self.card(self.rules[tb["id"]], steps=steps, procedure=True))
         return Chapter("chap-scoring", humanize("scoring"), tuple(blocks))
 
@@ -1137,7 +1137,7 @@ class _Builder:
                               plain(self.words(t.condition.source, dict(t.params))))
                          for t in m.triggers if t.ends == kind)
             rule = self.rules[proc["id"]]
-            checklist = tuple(Step(self.rule_text(s.rule), s.id, s.rule.title)
+            checklist = tuple(StepView(self.rule_text(s.rule), s.id, s.rule.title)
                               for s in m.period_end) if key == "period_end" else ()
             out.append(AidSection(rule.title, f"aid-{rule.id}", when, checklist=checklist,
                                   lines=(self.rule_text(rule),)))
