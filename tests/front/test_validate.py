@@ -461,7 +461,7 @@ def _examples_with(tmp_path: Any, players: str) -> list[Diagnostic]:
 
     from lisboa_rules import pipeline
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     rules = tmp_path / "rules"
     shutil.copytree(root / "rules", rules)
     (rules / "examples.yaml").write_text(
