@@ -29,6 +29,23 @@ ROOT = Path(__file__).resolve().parent.parent
 ENGINE_PATH = ROOT / "generated" / "lisboa_engine.py"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--slow", action="store_true", default=False,
+        help="also run the tests marked slow (long runs, before an issue is resolved)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `slow` run with --slow (or LISBOA_SLOW=1) only."""
+    if config.getoption("--slow") or os.environ.get("LISBOA_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow: run with --slow (or LISBOA_SLOW=1)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 def load_engine(path: Path = ENGINE_PATH, name: str = "lisboa_engine") -> ModuleType:
     """Import a generated engine file as a module (registered in sys.modules by `name`)."""
     if name in sys.modules and getattr(sys.modules[name], "__file__", None) == str(path):
