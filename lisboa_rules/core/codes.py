@@ -627,7 +627,7 @@ purpose is written `key: {$add: VALUE}`; $add on a key the base already has is a
 
     bad:   - {id: period-end.rubble, params: {set: 3}}
     fix:   - {id: period-end.rubble, params: {sets: 3}}
-    new:   - {id: take-decree, forbidden_by_flag: {$add: queen}}
+    new:   - {id: take-decree, forbidden_by_flag: {$add: my-flag}}
 """,
 )
 _code(
@@ -641,7 +641,7 @@ new item is written in full, with `$add: true`; $add on an id the list already h
 
     bad:   costs: [{id: visit-costs, params: {per_official: 2}}]
     fix:   costs: [{id: visit-cost, params: {per_official: 2}}]
-    new:   flags: [{$add: true, id: queen, name: The Queen reigns, text: ...}]
+    new:   flags: [{$add: true, id: my-flag, name: My house flag, text: ...}]
 """,
 )
 _code(
