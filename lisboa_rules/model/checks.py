@@ -20,6 +20,7 @@ Check = Callable[[Model], Iterator[Diagnostic]]
 
 LEFTOVER = re.compile(r"\b(TODO|TBD|FIXME|XXX)\b|\{\{|\}\}|\?\?\?")
 CROSS_REF = re.compile(r"\[\[([^\[\]]*)\]\]")
+STRAY_BRACE = re.compile(r"\{[^{}]{0,40}\}?|[^{}]{0,40}\}")  # what is left of a bad placeholder
 
 
 def _unknown(what: str, name: object, known: Iterable[str], span: Span) -> Diagnostic:
@@ -265,10 +266,20 @@ def _local_for(m: Model, r: Rule) -> Any:
 def _check_one_text(
     m: Model, text: str, span: Span, local: Any, rule_ids: set[str]
 ) -> Iterator[Diagnostic]:
-    leftover = LEFTOVER.search(_without_placeholders(text))
+    rest = _without_placeholders(text)
+    leftover = LEFTOVER.search(rest)
+    stray = STRAY_BRACE.search(rest)
     if leftover:
         yield Diagnostic(
             "missing-text", f"text has a leftover placeholder '{leftover.group(0)}'", span
+        )
+    elif stray:
+        # printed as it is otherwise: `{game.businesses. 1}`, `{x`, or `{{x}}` as `{5}`
+        yield Diagnostic(
+            "unknown-placeholder",
+            f"malformed placeholder {stray.group(0)!r}: a placeholder is {{path}} or "
+            "{path|filter}, with no spaces, and a brace opens or closes one",
+            span,
         )
     for ph in rtext.placeholders(text):
         if not ph.path:
