@@ -4362,12 +4362,6 @@ def _check_shape(g: Game, rs: RuleSet) -> None:
         for i, size in enumerate(p.ships):
             if size not in hulls:
                 raise StateError(f"$.players[{seat}].ships[{i}]", f"no Ship has hull size {size}")
-        # production fills the warehouse and no more; the starting goods may fill it too
-        room = max(warehouse_size(g, seat), len(rs.businesses))
-        if sum(p.goods.values()) > room:
-            raise StateError(
-                f"$.players[{seat}].goods", f"more goods than the warehouse holds ({room})"
-            )
     seats = {
         "start_player": [g.start_player],
         "current": [g.current],

@@ -293,23 +293,11 @@ BROKEN: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
         lambda d: _box_card_to_its_pile(_ENGINE[0], d),
     ),
     "a card in another Noble's pile": ("mid", lambda d: _move_top_card(d)),
-    # hull sizes come from the rules' ships; goods never overflow the warehouse (review)
+    # hull sizes come from the rules' ships (review)
     "a Ship of a hull size no ship has": ("mid", lambda d: d["players"][0]["ships"].append(99)),
     "a Ship of a huge hull size": ("mid", lambda d: d["players"][1]["ships"].append(10**40)),
     "a Ship of hull size 5": ("late", lambda d: d["players"][0]["ships"].append(5)),
-    "goods beyond the warehouse": ("mid", lambda d: d["players"][0]["goods"].update(gold=50)),
-    "huge goods": ("late", lambda d: d["players"][1]["goods"].update(cloth=10**30)),
-    "one good too many": ("mid", lambda d: _overfill_warehouse(_ENGINE[0], d)),
 }
-
-
-def _overfill_warehouse(E: Any, d: dict[str, Any]) -> None:
-    """One good more than the first player's warehouse holds."""
-    rs = E.RULESETS[tuple(d["variants"])]
-    p = d["players"][0]
-    room = rs.warehouse_base + rs.warehouse_per_set * p["rubble_sets"]
-    first = next(iter(p["goods"]))
-    p["goods"][first] += room + 1 - sum(p["goods"].values())
 
 
 def _box_card_to_its_pile(E: Any, d: dict[str, Any]) -> None:
