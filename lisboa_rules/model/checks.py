@@ -20,6 +20,7 @@ Check = Callable[[Model], Iterator[Diagnostic]]
 
 LEFTOVER = re.compile(r"\b(TODO|TBD|FIXME|XXX)\b|\{\{|\}\}|\?\?\?")
 CROSS_REF = re.compile(r"\[\[([^\[\]]*)\]\]")
+STRAY_BRACE = re.compile(r"\{[^{}]{0,40}\}?|[^{}]{0,40}\}")  # what is left of a bad placeholder
 
 
 def _unknown(what: str, name: object, known: Iterable[str], span: Span) -> Diagnostic:
@@ -265,10 +266,20 @@ def _local_for(m: Model, r: Rule) -> Any:
 def _check_one_text(
     m: Model, text: str, span: Span, local: Any, rule_ids: set[str]
 ) -> Iterator[Diagnostic]:
-    leftover = LEFTOVER.search(_without_placeholders(text))
+    rest = _without_placeholders(text)
+    leftover = LEFTOVER.search(rest)
+    stray = STRAY_BRACE.search(rest)
     if leftover:
         yield Diagnostic(
             "missing-text", f"text has a leftover placeholder '{leftover.group(0)}'", span
+        )
+    elif stray:
+        # printed as it is otherwise: `{game.businesses. 1}`, `{x`, or `{{x}}` as `{5}`
+        yield Diagnostic(
+            "unknown-placeholder",
+            f"malformed placeholder {stray.group(0)!r}: a placeholder is {{path}} or "
+            "{path|filter}, with no spaces, and a brace opens or closes one",
+            span,
         )
     for ph in rtext.placeholders(text):
         if not ph.path:
@@ -585,6 +596,56 @@ def check_example_players(m: Model) -> Iterator[Diagnostic]:
                 )
             else:
                 seen[str(color)] = j
+        yield from _example_holdings(m, i, e.get("id"), players)
+
+
+def _example_holdings(
+    m: Model, i: int, example: Any, players: list[dict[str, Any]]
+) -> Iterator[Diagnostic]:
+    """What a worked example's players hold is what the engine's players could hold: Ships of
+    the rules' hull sizes, rubble sets and stores the board has room for, Influence on the
+    track, each Decree and Plan once, no more Royal Favor tiles of a Noble than players."""
+    g = "game"
+    hulls = sorted({s.size for s in m.ships})
+    low, high = m.value(g, "tracks", "influence", "min"), m.value(g, "tracks", "influence", "max")
+    max_sets, stores = m.value(g, "rubble", "max_sets"), m.value(g, "start", "stores")
+    held: dict[tuple[str, str], tuple[int, int]] = {}  # (field, id) -> where first held
+    favors: dict[str, int] = {}
+
+    def at(*path: str | int) -> Span:
+        return m.span_of("examples", "examples", i, "players", *path)
+
+    def out(j: int, key: str, message: str, *more: str | int) -> Diagnostic:
+        message = f"example '{example}': {message}"
+        return Diagnostic("value-out-of-range", message, at(j, key, *more))
+
+    for j, pl in enumerate(players):
+        for k, size in enumerate(pl.get("ships", [])):
+            if size not in hulls:
+                yield out(j, "ships", f"no Ship has hull size {size} (sizes {hulls})", k)
+        if "rubble_sets" in pl and pl["rubble_sets"] > max_sets:
+            yield out(j, "rubble_sets", f"{pl['rubble_sets']} rubble sets; the board has room "
+                      f"for {max_sets}")
+        if "influence" in pl and not low <= pl["influence"] <= high:
+            yield out(j, "influence", f"Influence {pl['influence']} is off the track "
+                      f"({low} to {high})")
+        if sum(pl.get("stores", {}).values()) > stores:
+            yield out(j, "stores", f"{sum(pl['stores'].values())} stores; a player has {stores}")
+        for key in ("decrees", "completed_plans"):
+            for k, item in enumerate(pl.get(key, [])):
+                first = held.setdefault((key, str(item)), (j, k))
+                if first != (j, k):
+                    yield Diagnostic(
+                        "duplicate-id",
+                        f"example '{example}' holds {item} twice; there is one of it",
+                        at(j, key, k),
+                        (Related("first held here", at(first[0], key, first[1])),),
+                    )
+        for k, noble in enumerate(pl.get("royal_favors", [])):
+            favors[str(noble)] = favors.get(str(noble), 0) + 1
+            if favors[str(noble)] == len(players) + 1:
+                yield out(j, "royal_favors", f"more Royal Favor tiles of {noble} than the "
+                          f"{len(players)} the game has with {len(players)} players", k)
 
 
 # --- ranges of params and formulas ------------------------------------------------------------

@@ -626,6 +626,8 @@ def _influence_reis(g: Game, influence: int) -> int:
 
 def warehouse_size(g: Game, seat: int) -> int:
     """How many goods a player's warehouse holds (rules: warehouse.size)."""
+    if type(seat) is not int or not 0 <= seat < len(g.players):
+        _seat_arg(g, seat)
     rs = g.rs
     return rs.warehouse_base + rs.warehouse_per_set * g.players[seat].rubble_sets
 
@@ -634,7 +636,7 @@ def influence_gain(g: Game, seat: int) -> int:
     """The Influence one gain gives a player, before the track's cap (rules:
     influence.track): the Influence values of the cards in the portfolio's top row, plus the
     Ships'."""
-    return _gain_of(g, g.players[seat])
+    return _gain_of(g, _seat_arg(g, seat))
 
 
 def _gain_of(g: Game, p: Player) -> int:
@@ -2487,6 +2489,11 @@ def _check_shape(g: Game, rs: RuleSet) -> None:
         raise StateError("$.treasury", "off the Treasury track")
     if g.period > rs.periods:
         raise StateError("$.period", f"the game has {rs.periods} periods")
+    hulls = {size for size, _ in rs.ships.values()}
+    for seat, p in enumerate(g.players):
+        for i, size in enumerate(p.ships):
+            if size not in hulls:
+                raise StateError(f"$.players[{seat}].ships[{i}]", f"no Ship has hull size {size}")
     seats = {
         "start_player": [g.start_player],
         "current": [g.current],
@@ -2671,10 +2678,21 @@ def loads(text: str | bytes) -> Game:
     if len(text) > max_save_size():
         raise StateError("$", f"{len(text)} characters: a saved game has at most {max_save_size()}")
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
         raise StateError("$", f"not JSON: {exc}") from None
     return from_json(data)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: readers disagree on which of two equal keys
+    wins, so a save holding one could mean one game to its validator and another here."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r} in an object")
+        out[key] = value
+    return out
 
 
 _GAME_FIELDS: Final = tuple(f for f in Game.__dataclass_fields__)

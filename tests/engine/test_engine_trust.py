@@ -293,6 +293,10 @@ BROKEN: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
         lambda d: _box_card_to_its_pile(_ENGINE[0], d),
     ),
     "a card in another Noble's pile": ("mid", lambda d: _move_top_card(d)),
+    # hull sizes come from the rules' ships (review)
+    "a Ship of a hull size no ship has": ("mid", lambda d: d["players"][0]["ships"].append(99)),
+    "a Ship of a huge hull size": ("mid", lambda d: d["players"][1]["ships"].append(10**40)),
+    "a Ship of hull size 5": ("late", lambda d: d["players"][0]["ships"].append(5)),
 }
 
 
@@ -354,6 +358,27 @@ def test_a_huge_save_is_refused_by_size(engine: Any, make: Callable[[int], str])
         engine.loads(make(limit))
 
 
+DUPLICATES: dict[str, Callable[[str], str]] = {
+    "the seed twice": lambda s: s.replace("{", '{"seed": 5, ', 1),
+    "the phase twice, the first wins elsewhere": lambda s: s.replace("{", '{"phase": "over", ', 1),
+    "a player's réis twice": lambda s: s.replace('"reis": ', '"reis": 1000, "reis": ', 1),
+    "a good twice": lambda s: s.replace('"goods": {', '"goods": {"gold": 0, ', 1),
+    "the variants twice": lambda s: s.replace("{", '{"variants": ["queen"], ', 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DUPLICATES))
+def test_a_save_with_a_duplicate_key_is_refused(engine: Any, mid: Any, name: str) -> None:
+    """JSON readers disagree on a repeated key (the first or the last wins): a save that means
+    one game to a game app's validator and another to the engine is refused (review)."""
+    text = engine.dumps(mid)
+    forged = DUPLICATES[name](text)
+    assert forged != text
+    with pytest.raises(engine.StateError) as exc:
+        engine.loads(forged)
+    assert "duplicate key" in str(exc.value)
+
+
 def _score(path: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
@@ -406,6 +431,14 @@ CALLS: dict[str, Callable[[Any, Any], Any]] = {
     "new_game of variants as a string": lambda E, g: E.new_game(3, "queen"),
     "new_game of a seed as a string": lambda E, g: E.new_game(3, (), "seed"),
     "variants_for of a variant as a number": lambda E, g: E.variants_for(3, [1]),
+    # the other public functions of a seat (review: IndexError, or another player's value)
+    "warehouse_size of a seat out of range": lambda E, g: E.warehouse_size(g, 7),
+    "warehouse_size of a negative seat": lambda E, g: E.warehouse_size(g, -1),
+    "warehouse_size of a seat as a string": lambda E, g: E.warehouse_size(g, "0"),
+    "warehouse_size of a bool seat": lambda E, g: E.warehouse_size(g, True),
+    "influence_gain of a seat out of range": lambda E, g: E.influence_gain(g, 3),
+    "influence_gain of a negative seat": lambda E, g: E.influence_gain(g, -1),
+    "influence_gain of a seat as a float": lambda E, g: E.influence_gain(g, 0.0),
 }
 
 

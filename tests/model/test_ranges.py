@@ -239,7 +239,11 @@ def test_param_ranges_are_bound_to_the_track(rules: Path) -> None:
                text.replace("    max: 10\n", "    max: 5\n", 1), count=1)
     )
     diags = compile_variant(rules, change)
-    assert [d.code for d in diags if d.code == "value-out-of-range"] == ["value-out-of-range"]
+    found = [d for d in diags if d.code == "value-out-of-range"]
+    # the param, and the worked example whose Green holds 10 Influence, now off the track
+    assert sorted("param 'per_official'" in d.message for d in found) == [False, True], found
+    assert "Influence 10 is off the track (0 to 5)" in next(
+        d.message for d in found if "param" not in d.message)
 
 
 @pytest.mark.parametrize(
@@ -469,3 +473,58 @@ def test_the_measure_an_eligibility_reads_is_its_sources_measures(
     assert (codes_at_house(diags) == []) is ok, diags
     if not ok:
         assert codes_at_house(diags) == [("divisor-not-positive", 11)]
+
+
+# --- worked examples seat players the engine could reach (review of issue 11, item 8) ----------
+
+EXAMPLE_PLAYER = "      - {color: Green, ships: [2, 3, 3]}\n"
+
+
+@pytest.mark.parametrize(
+    ("player", "code", "words"),
+    [
+        ("{color: Green, ships: [2, 3, 99]}", "value-out-of-range", "hull size 99"),
+        ("{color: Green, ships: [5]}", "value-out-of-range", "hull size 5"),
+        ("{color: Green, rubble_sets: 99}", "value-out-of-range", "rubble sets"),
+        ("{color: Green, rubble_sets: 6}", "value-out-of-range", "rubble sets"),
+        ("{color: Green, influence: 11}", "value-out-of-range", "Influence"),
+        ("{color: Green, influence: 1000}", "value-out-of-range", "Influence"),
+        ("{color: Green, stores: {gold: 99}}", "value-out-of-range", "stores"),
+        ("{color: Green, stores: {gold: 5, books: 4}}", "value-out-of-range", "stores"),
+        ("{color: Green, decrees: [decree-01, decree-01]}", "duplicate-id", "decree-01"),
+        ("{color: Green, completed_plans: [plan-01, plan-01]}", "duplicate-id", "plan-01"),
+        ("{color: Green, royal_favors: [king, king, king, king]}", "value-out-of-range", "king"),
+    ],
+)
+def test_a_worked_example_player_the_engine_cannot_reach_is_an_error(
+    rules: Path, player: str, code: str, words: str
+) -> None:
+    """A worked example's player is built in the engine and scored: one holding a Ship no ship
+    is, more rubble sets or stores than the board holds, Influence off the track, or a Decree,
+    Plan or Royal Favor tile that does not exist that often was printed as a result."""
+    examples = rules / "examples.yaml"
+    text = examples.read_text(encoding="utf-8")
+    assert EXAMPLE_PLAYER in text
+    line = text[: text.index(EXAMPLE_PLAYER)].count("\n") + 1
+    examples.write_text(text.replace(EXAMPLE_PLAYER, f"      - {player}\n", 1), encoding="utf-8")
+    _, diags = pipeline.analyse(rules)
+    found = [d for d in diags if d.is_error]
+    assert [(d.code, d.span.line if d.span else 0) for d in found] == [(code, line)], found
+    assert words in found[0].message
+
+
+@pytest.mark.parametrize(
+    "player",
+    [
+        "{color: Green, ships: [1, 2, 3, 4]}",
+        "{color: Green, rubble_sets: 5, influence: 10}",
+        "{color: Green, stores: {gold: 4, books: 4}}",
+        "{color: Green, royal_favors: [king, king, king]}",
+    ],
+)
+def test_a_worked_example_player_at_the_bounds_builds(rules: Path, player: str) -> None:
+    examples = rules / "examples.yaml"
+    text = examples.read_text(encoding="utf-8")
+    examples.write_text(text.replace(EXAMPLE_PLAYER, f"      - {player}\n", 1), encoding="utf-8")
+    _, diags = pipeline.analyse(rules)
+    assert [d for d in diags if d.is_error] == []

@@ -702,6 +702,37 @@ def test_a_non_ascii_list_index_in_a_placeholder_is_a_located_error(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["{game.businesses. 1}", "{game.businesses.1 }", "{ game.start.hand}", "{game.start.hand",
+     "game.start.hand}", "{{game.start.hand}}", "{game.start.hand|ordinal }",
+     "{game.start.hand\u2028}", "{game.start.\thand}", "{game.start.hand}}"],
+    ids=["space-in-index", "trailing-space", "leading-space", "unclosed", "unopened",
+         "doubled", "space-after-filter", "line-separator", "tab", "extra-close"],
+)
+def test_a_malformed_placeholder_is_a_located_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    """A brace that opens or closes no well-formed placeholder was printed as it is
+    (`{game.businesses. 1}` in the reference), or `{{x}}` as `{5}` (review of item 8)."""
+    shutil.copytree(RULES, tmp_path / "rules")
+    target = tmp_path / "rules" / "components.yaml"
+    old = "{game.start.hand} blue cards"
+    data = fuzz._parse(target.read_bytes())
+    [path] = [p for p, v in _walk(data) if isinstance(v, str) and old in v]
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = node[path[-1]].replace(old, text + " blue cards", 1)
+    target.write_bytes(fuzz._dump(data))
+    code, err = build(tmp_path, monkeypatch)
+    assert code == 1, err
+    found = re.findall(r"^rules/components\.yaml:(\d+):\d+: error\[([a-z-]+)\]", err, re.M)
+    assert found and {c for _, c in found} <= {"unknown-placeholder", "missing-text"}, err
+    assert "internal error" not in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="file names of any bytes")
 @pytest.mark.parametrize("raw", [b"s\xff\xfe--->.yaml", b"n\xc3(.yaml", b"v\xed\xa0\x80.yaml"],
                          ids=["ff-fe", "truncated", "encoded-surrogate"])
