@@ -75,10 +75,29 @@ def py_docstring(text: str) -> str:
 
 # --- HTML and Markdown -------------------------------------------------------------------------
 
+# Characters that are not markup but change what a reader sees: control characters (but tab and
+# line feed), bidi embeddings, overrides, isolates and marks, line and paragraph separators.
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]"
+)
+
+
+def visible(text: str) -> str:
+    """`text` with every invisible control (see _INVISIBLE) written as its escape (`\\u202e`),
+    so a page shows what its data holds. Markup in, Markup out."""
+    out = _INVISIBLE.sub(lambda m: _escape_char(m.group()), text)
+    return Markup(out) if isinstance(text, Markup) else out
+
+
+def page_value(value: object) -> object:
+    """What the reference templates print for `{{ value }}` (Jinja's finalize): strings with
+    their invisible controls made visible, anything else as it is."""
+    return visible(value) if isinstance(value, str) else value
+
 
 def html_text(text: object) -> Markup:
     """Text for HTML content or a double-quoted attribute value."""
-    return escape(text)
+    return escape(visible(text) if isinstance(text, str) else text)
 
 
 def ml_comment(text: str) -> Markup:
@@ -123,7 +142,7 @@ def md_inline(text: str) -> str:
 
 def md_text(text: object) -> str:
     """Escape data for inline Markdown: no markup, links, HTML or table breaks survive."""
-    s = " ".join(str(text).split())
+    s = " ".join(visible(str(text)).split())
     return md_guard_start(md_inline(s))
 
 

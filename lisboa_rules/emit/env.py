@@ -86,7 +86,8 @@ def code_env() -> jinja2.Environment:
 
 @functools.cache
 def doc_env() -> jinja2.Environment:
-    """Templates that produce HTML and Markdown: HTML autoescaped by the template's name."""
+    """Templates that produce HTML and Markdown: HTML autoescaped by the template's name; every
+    printed string has its invisible controls made visible (encode.page_value)."""
     return jinja2.Environment(
         loader=jinja2.PackageLoader("lisboa_rules", "templates"),
         undefined=jinja2.StrictUndefined,
@@ -97,4 +98,5 @@ def doc_env() -> jinja2.Environment:
         autoescape=jinja2.select_autoescape(
             enabled_extensions=("html", "html.jinja"), default_for_string=True
         ),
+        finalize=encode.page_value,  # no invisible control reaches a page
     )

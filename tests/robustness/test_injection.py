@@ -775,3 +775,38 @@ def test_the_encoders_hold_for_random_strings_of_dangerous_characters() -> None:
         page = _markup(f"<!--\n{text}\n--><p>x</p>")
         assert page.comments == [f"\n{text}\n"] and [t for t, _ in page.tags] == ["p"]
         assert "--" not in text and unquote(text, errors="surrogatepass") == value
+
+
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def test_no_invisible_control_of_the_data_reaches_a_page(
+    poisoned: tuple[Path, dict[str, Any]], clean: Path
+) -> None:
+    # NUL, ESC, form feed, NEL, bidi overrides and line separators in names and texts are not
+    # markup, but they change what a reader sees (a right-to-left override reverses the words
+    # after it): every page shows them as their escapes instead.
+    project, _ = poisoned
+    pages = _reference(project)
+    assert {p.suffix for p in pages} == {".md", ".html"}
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        found = sorted({f"U+{ord(c):04X}" for c in _INVISIBLE.findall(text)})
+        assert not found, f"{page.name}: {found}"
+        clean_text = (clean / "out" / "reference" / page.name).read_text(encoding="utf-8")
+        assert "\\u202e" in text and "\\u202e" not in clean_text, page.name
+        assert "\\x1b" in text and "\\x00" in text, page.name
+
+
+@pytest.mark.parametrize(
+    "value", ["a\u202eb", "x\x00y", "\x1b[31mred", "l\u2028m", "p\u2066q\u2069"]
+)
+def test_the_page_encoders_make_invisible_controls_visible(value: str) -> None:
+    from markupsafe import Markup
+
+    from lisboa_rules.core import encode
+
+    for out in (encode.md_text(value), str(encode.html_text(value)), encode.visible(value)):
+        assert not _INVISIBLE.search(out), repr(out)
+    assert isinstance(encode.visible(Markup(value)), Markup)
+    assert encode.page_value(3) == 3
