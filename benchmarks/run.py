@@ -315,7 +315,7 @@ def load_engine(path: Path) -> ModuleType:
 
 def load_interp() -> tuple[ModuleType | None, str]:
     """The reference interpreter, or None and why it cannot be used."""
-    path = ROOT / "lisboa_rules" / "interp.py"
+    path = ROOT / "tools" / "interp.py"
     if not path.exists():
         return None, "tools/interp.py does not exist yet"
     try:

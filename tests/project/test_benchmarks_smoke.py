@@ -91,15 +91,13 @@ def test_every_row_is_well_formed(run: tuple[dict[str, Any], str]) -> None:
     assert set(rows) >= EXPECTED_ROWS
     assert len(rows) == len(data["rows"])  # ids are unique
     for rid, r in rows.items():
-        assert r["status"] in ("ok", "pending"), (rid, r["status"], r["note"])
+        # every row measures: the interpreter is in tools/ (a row left "pending" hid that the
+        # harness looked for it at its old path)
+        assert r["status"] == "ok", (rid, r["status"], r["note"])
         assert rid in stdout  # the printed table has the row
         for side in ("a", "b"):
             assert r[side]["label"]
             assert r[side]["unit"] in ("s", "/s")
-        if r["status"] == "pending":
-            assert r["note"], rid  # says what is missing
-            assert r["ratio"] is None and r["met"] is None
-            continue
         for side in ("a", "b"):
             s = r[side]
             assert s["samples"] and all(_positive(x) for x in s["samples"]), (rid, side)
