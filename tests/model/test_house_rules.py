@@ -477,6 +477,15 @@ UNKNOWN = {
     "id-noble-action": ("  nobles:\n    noble_actions:\n      - {id: build-stores, rubble: 2}\n",
                         10, "no noble action 'build-stores' in nobles.noble_actions; "
                             "did you mean 'build-store'?"),
+    # The Ships are addressed by colour, as their placeholders are ({components.ships.red.size}).
+    "ship-colour": ("  components:\n    ships:\n      - {color: prple, cost: 5}\n",
+                    10, "no ship 'prple' in components.ships; did you mean 'purple'?"),
+    "ship-key": ("  components:\n    ships:\n      - color: red\n        costs: 3\n",
+                 11, "no key 'costs' in components.ships[red]; did you mean 'cost'?"),
+    "ship-new-without-add": ("  components:\n    ships:\n"
+                             "      - {color: green, size: 5, cost: 5}\n",
+                             10, "no ship 'green' in components.ships (a new item is written in "
+                                 "full, with `$add: true`)"),
 }
 
 
@@ -526,8 +535,37 @@ def test_explicit_additions_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert "$add" not in (project / "generated" / "lisboa_engine.py").read_text()
 
 
+# (changes, the ships {colour: (size, cost)} the folded engine has)
+SHIP_CHANGES = {
+    "one-cost": ("  components:\n    ships:\n      - {color: purple, cost: 5}\n",
+                 {"blue": (1, 1), "red": (2, 2), "purple": (3, 5), "brown": (4, 4)}),
+    "two-ships": ("  components:\n    ships:\n      - {color: blue, size: 1, cost: 2}\n"
+                  "      - {color: brown, size: 5}\n",
+                  {"blue": (1, 2), "red": (2, 2), "purple": (3, 3), "brown": (5, 4)}),
+    "new-ship": ("  components:\n    ships:\n"
+                 "      - {$add: true, color: green, size: 5, cost: 6}\n",
+                 {"blue": (1, 1), "red": (2, 2), "purple": (3, 3), "brown": (4, 4),
+                  "green": (5, 6)}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHIP_CHANGES))
+def test_a_ship_change_merges_by_colour(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str], case: str) -> None:
+    """A variant that changes one Ship changes that Ship; the other Ships stay (the list is
+    not replaced by the variant's items, leaving errors in the base files)."""
+    changes, ships = SHIP_CHANGES[case]
+    project = _project(tmp_path, changes)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["build", "--no-cache", "--variant", "house"]) == 0, capsys.readouterr().err
+    E = _load(project / "generated" / "lisboa_engine.py", f"house_ships_{case.replace('-', '_')}")
+    assert dict(E.new_game(3).rs.ships) == ships
+
+
 @pytest.mark.parametrize(("changes", "line"), [
     ("  court:\n    costs:\n      - {$add: true, id: visit-cost, formula: '1'}\n", 10),
+    ("  components:\n    ships:\n      - {$add: true, color: red, size: 2, cost: 2}\n", 10),
     ("  game:\n    start: {reis: {$add: 3}}\n", 9),
 ])
 def test_add_of_something_that_exists_is_an_error(
