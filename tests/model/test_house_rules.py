@@ -365,6 +365,15 @@ STALE = {
         "  scoring:\n    sources:\n      - id: score.ships\n        formula: 2 * ship_hull_total\n"
         "        text: Each Ship in your portfolio scores twice its hull size.\n",
         None, [("short", "score.ships", "scoring.yaml")]),
+    # A placeholder that prints a value of the item the step named before the change.
+    "step-deck-old-name": (
+        "  flow:\n    period_end:\n      steps:\n"
+        "        - {id: period-end.new-hand, deck: brown}\n",
+        None, [("text", "period-end.new-hand", "flow.yaml")]),
+    "step-deck-old-name-display": (
+        "  flow:\n    period_end:\n      steps:\n"
+        "        - {id: period-end.new-display, deck: purple}\n",
+        None, [("text", "period-end.new-display", "flow.yaml")]),
 }
 
 FRESH = {
@@ -384,6 +393,10 @@ FRESH = {
     "land-price-formula": "  nobles:\n    noble_actions:\n      - id: build-store\n"
                           "        params: {rubble_cost: 3}\n",
     "labels-only": "  scoring:\n    sources:\n      - {id: score.ships, name: Ships you own}\n",
+    "step-deck-with-new-words": "  flow:\n    period_end:\n      steps:\n"
+                                "        - id: period-end.new-hand\n          deck: brown\n"
+                                "          text: Everyone draws back to {game.start.hand} cards "
+                                "from the {deck} ({components.decks.brown.years}).\n",
 }
 
 
