@@ -253,6 +253,8 @@ def check_text(m: Model) -> Iterator[Diagnostic]:
         if r.executable and not r.text.strip():
             yield Diagnostic("missing-text", f"rule '{r.id}' has no text for the reference", span)
         yield from _check_one_text(m, r.text, span, _local_for(m, r), rule_ids)
+    for a in m.assumptions:  # a stated value prints the data it restates through placeholders
+        yield from _check_one_text(m, a.value, a.span, None, rule_ids)
 
 
 def _local_for(m: Model, r: Rule) -> Any:

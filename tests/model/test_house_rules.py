@@ -615,3 +615,65 @@ def test_two_variants_adding_the_same_thing_conflict(
     err = capsys.readouterr().err
     assert "already ha" not in err, err
     assert f"error[overlay-conflict]: variants 'house' and 'house-b' both change {where}" in err
+
+
+# --- an assumption restating a value follows a folded house rule ------------------------------
+
+# (changes, assumption id, the value the folded reference states)
+ASSUMED = {
+    "warehouse": ("  game:\n    warehouse: {base_size: 4, per_rubble_set: 2}\n", "warehouse-size",
+                  "the warehouse holds 4 goods plus 2 per completed rubble set"),
+    "start-influence": ("  game:\n    start: {influence: 3}\n", "start-influence",
+                        "each player starts with 3 Influence"),
+    "icons": ("  game:\n    tracks:\n      influence: {reis_icons: [2, 4, 6, 8]}\n",
+              "influence-reis-icons", "the real icons sit on Influence spaces 2, 4, 6, 8"),
+    "land-price": ("  nobles:\n    noble_actions:\n"
+                   "      - {id: build-store, params: {rubble_cost: 3}}\n",
+                   "land-price-rubble", "the rubble part of the land price is a flat 3 réis"),
+    "ship-influence": ("  game:\n    portfolio: {ship_influence: 2}\n", "ship-influence",
+                       "a Ship in the portfolio adds 2 to each Influence gain"),
+}
+
+
+def _assumption_row(md: str, assumption: str) -> str:
+    return next(ln for ln in md.splitlines() if f'<a id="assumption-{assumption}"></a>' in ln)
+
+
+@pytest.mark.parametrize("case", sorted(ASSUMED))
+def test_a_folded_house_rule_restates_its_assumptions(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        case: str) -> None:
+    """An assumption's stated value that restates a number prints it from the data: folded, the
+    house rule's value, not the base game's; unfolded, the base game's."""
+    changes, assumption, said = ASSUMED[case]
+    project = _project(tmp_path, changes)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["build", "--no-cache", "--variant", "house"]) == 0, capsys.readouterr().err
+    for name in ("rules.md", "rules.html"):
+        text = (project / "generated" / "reference" / name).read_text(encoding="utf-8")
+        assert said in text, (name, _assumption_row(text, assumption) if name == "rules.md" else "")
+    assert main(["build", "--no-cache", "--out", "base"]) == 0, capsys.readouterr().err
+    base = (project / "base" / "reference" / "rules.md").read_text(encoding="utf-8")
+    assert said not in _assumption_row(base, assumption)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("holds {game.warehouse.base_size} goods", "holds {game.warehouse.base_sise} goods"),
+    ("starts with {game.start.influence} Influence",
+     "starts with {game.start.influense} Influence"),
+])
+def test_an_assumption_placeholder_must_name_a_value(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        old: str, new: str) -> None:
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    path = tmp_path / "rules" / "provenance.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["validate"]) == 1
+    err = capsys.readouterr().err
+    assert re.search(r"^rules/provenance\.yaml:\d+:\d+: error\[unknown-placeholder\]: placeholder "
+                     r"'\{game\..*\}' names no value; did you mean", err, re.MULTILINE), err
