@@ -677,3 +677,30 @@ def test_an_assumption_placeholder_must_name_a_value(
     err = capsys.readouterr().err
     assert re.search(r"^rules/provenance\.yaml:\d+:\d+: error\[unknown-placeholder\]: placeholder "
                      r"'\{game\..*\}' names no value; did you mean", err, re.MULTILINE), err
+
+
+@pytest.mark.parametrize("changes", [
+    "  scoring:\n    sources:\n      - {id: score.favors, params: {wigs_per_favor: 5}}\n",
+    "  scoring:\n    sources:\n      - {id: score.influence, params: {reis_per_wig: 2}}\n",
+    "  game:\n    tracks:\n      influence: {reis_icons: [2, 4, 6, 8, 10]}\n",
+])
+def test_the_interpreter_scores_a_folded_build_alike(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        changes: str) -> None:
+    """The oracle folds what `build --variant` folds: a saved game of the folded engine (which
+    records no variant) scores the same by tools/interp.py."""
+    from tools import interp
+
+    project = _project(tmp_path, changes)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["build", "--no-cache", "--variant", "house"]) == 0, capsys.readouterr().err
+    E = _load(project / "generated" / "lisboa_engine.py", "house_folded_interp")
+    models = interp.rule_sets(project / "rules", ["house"])
+    for seed in range(3):
+        g = E.new_game(3, (), seed=seed)
+        for s, p in enumerate(g.players):
+            p.reis, p.influence, p.royal_favors = 3 * s + seed, 2 + 3 * s, ["king"] * s
+        state = E.to_json(g)
+        assert interp.score(interp.model_for(models, state), state).totals == (
+            E.final_scores(g).totals)
