@@ -1558,8 +1558,8 @@ RULE_TEXT: Final[dict[str, tuple[str, str]]] = {
     ),
     "visit-cost": (
         "Visit and Follow cost",
-        "The cost of a Visit or a Follow is the larger of 0 and the Influence modifier "
-        "plus (1 × the other players' Officials in the Noble's office): the Influence "
+        "The cost of a Visit or a Follow is the larger of 0 and (the Influence modifier "
+        "plus (1 × the other players' Officials in the Noble's office)): the Influence "
         "modifier left of the Treasury marker, plus 1 per Official of other players "
         "(neutral ones included) in that Noble's office, not its plaza. A total below 0 "
         "counts as 0.",
@@ -1572,8 +1572,8 @@ RULE_TEXT: Final[dict[str, tuple[str, str]]] = {
     "wigs-for-influence": (
         "Paying Influence with wigs",
         "If, and only if, you lack the Influence, spend all your Influence and pay the "
-        "rest in wigs: 1 × the larger of 0 and the cost minus your Influence. Wigs never "
-        "raise your Influence.",
+        "rest in wigs: 1 × (the larger of 0 and (the cost minus your Influence)). Wigs "
+        "never raise your Influence.",
     ),
 }
 
