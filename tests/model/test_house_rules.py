@@ -490,6 +490,24 @@ UNKNOWN = {
     "id-noble-action": ("  nobles:\n    noble_actions:\n      - {id: build-stores, rubble: 2}\n",
                         10, "no noble action 'build-stores' in nobles.noble_actions; "
                             "did you mean 'build-store'?"),
+    # A refused change is not merged, and its consequences are no further errors: the formula
+    # that reads the param the variant forgot to `$add` is not also an unknown-name error.
+    "new-param-not-added": ("  scoring:\n    sources:\n      - id: score.rubble\n"
+                            "        formula: wigs_per_set * rubble_sets + bonus\n"
+                            "        params: {bonus: 1}\n        short: '{formula}'\n"
+                            "        text: Rubble scores {formula}.\n",
+                            12, "no key 'bonus' in scoring.sources[score.rubble].params (a new "
+                                "key is written `bonus: {$add: VALUE}`)"),
+    "new-params-not-added": ("  scoring:\n    sources:\n      - id: score.ships\n"
+                             "        formula: k * ship_hull_total\n        params: {k: 2}\n"
+                             "        short: '{formula}'\n        text: Ships score {formula}.\n",
+                             12, "no key 'params' in scoring.sources[score.ships] (a new key is "
+                                 "written `params: {$add: VALUE}`)"),
+    "land-price-param-not-added": ("  nobles:\n    noble_actions:\n      - id: build-store\n"
+                                   "        land_price: treasury_value + rubble_cost + fee\n"
+                                   "        params: {rubble_cost: 2, fee: 1}\n",
+                                   12, "no key 'fee' in nobles.noble_actions[build-store].params "
+                                       "(a new key is written `fee: {$add: VALUE}`)"),
     # The Ships are addressed by colour, as their placeholders are ({components.ships.red.size}).
     "ship-colour": ("  components:\n    ships:\n      - {color: prple, cost: 5}\n",
                     10, "no ship 'prple' in components.ships; did you mean 'purple'?"),
