@@ -168,6 +168,11 @@ def _analyse(
     infos = [_variant_info(variants[v]) for v in sorted(variants) if v not in fold]
     folded_docs, folded_changes, found = _merge(base, [variants[v] for v in fold])
     diags.extend(found)
+    if _refused(found):
+        # A change the overlay refused is not in the merged rules: building them would report
+        # its consequences (a formula's param that was not added) as more errors. The base
+        # rules are still checked on their own.
+        folded_docs, folded_changes = base, []
     valid: set[tuple[str, str]] = set()  # merged documents already validated without errors
     base_set, found = _ruleset(folded_docs, (), folded_changes, texts, tuple(infos), valid)
     diags.extend(found)
@@ -179,6 +184,8 @@ def _analyse(
                 continue
             docs, changes, found = _merge(folded_docs, [variants[v] for v in combo])
             diags.extend(found)
+            if _refused(found):
+                continue  # as above: the refused change's consequences are not more errors
             rs, found = _ruleset(docs, combo, changes, texts, tuple(infos), valid)
             diags.extend(found)
             if rs is not None:
@@ -208,6 +215,15 @@ def _can_combine(vs: list[LoadedDoc]) -> bool:
     """Variants that apply by player count combine only when they share a player count."""
     counts = [set(v.data["applies"]["players"]) for v in vs if isinstance(v.data["applies"], dict)]
     return not counts or bool(set.intersection(*counts))
+
+
+# What the overlay refuses to merge (an unknown key, item or target): it is not in the merged
+# rules at all.
+_REFUSALS = ("overlay-unknown-key", "overlay-unknown-item", "overlay-unknown-target")
+
+
+def _refused(found: list[Diagnostic]) -> bool:
+    return any(x.is_error and x.code in _REFUSALS for x in found)
 
 
 def _merge(

@@ -48,9 +48,10 @@ class Context:
     measure: int = 0
 
 
-def rule_sets(rules_dir: Path) -> dict[tuple[str, ...], Model]:
-    """Every rule set's model, by its sorted variant ids (the keys of the engine's RULESETS)."""
-    compiled, diags = pipeline.analyse(rules_dir)
+def rule_sets(rules_dir: Path, fold: Sequence[str] = ()) -> dict[tuple[str, ...], Model]:
+    """Every rule set's model, by its sorted variant ids (the keys of the engine's RULESETS);
+    `fold`: the variants built into the base game, as `build --variant` folds them."""
+    compiled, diags = pipeline.analyse(rules_dir, fold)
     if compiled is None:
         raise InterpError(f"the rules in {rules_dir} do not compile ({len(diags)} diagnostics)")
     return {rs.key: rs.model for rs in compiled.rulesets}

@@ -120,7 +120,7 @@ def address(base_data: dict[str, Any], change: Change) -> str:
 
 def _identity(item: Any) -> str | None:
     """The id (or number) of a list item, as text."""
-    from lisboa_rules.front.overlay import IDENTITY_KEYS
+    from lisboa_rules.lang.text import IDENTITY_KEYS
 
     if isinstance(item, dict):
         for key in IDENTITY_KEYS:

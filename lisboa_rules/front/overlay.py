@@ -4,7 +4,8 @@ Merge rules (OpenFisca-reform style, on a copy of the base):
 - a mapping merges key by key; a value `{$remove: true}` deletes the key; a key the base does
   not have is an error (overlay-unknown-key, with did-you-mean) unless it is added explicitly,
   `key: {$add: VALUE}`;
-- a list whose items carry `id` (or `number`) merges item by item on that key; an item
+- a list whose items carry `id` (or `number`, or `color` for the Ships: the keys placeholders
+  address items by, lang/text.py) merges item by item on that key; an item
   `{id: x, $remove: true}` deletes item x; an id the list does not have is an error
   (overlay-unknown-item, with did-you-mean) unless the item is a new one, `{$add: true, id: x,
   ...}` (the whole item), which is appended;
@@ -21,11 +22,11 @@ from typing import Any
 
 from lisboa_rules.core.diagnostics import Diagnostic, Related, suggest
 from lisboa_rules.core.source import Span, nearest
+from lisboa_rules.lang.text import IDENTITY_KEYS
 
 Path = tuple[str | int, ...]
 REMOVE = "$remove"
 ADD = "$add"
-IDENTITY_KEYS = ("id", "number")
 
 
 @dataclass

@@ -330,8 +330,10 @@ def to_words(formula: Formula, words: Callable[[str, str | None], str]) -> str:
 
     Every arithmetic operand that is itself arithmetic is bracketed (clearer to a player than
     precedence: `a + b * c` reads "a plus (b × c)"); logic is bracketed by precedence
-    (`needs_parens`: "not (a and b)"); a `max`/`min` inside another's arguments is bracketed,
-    so "the larger of (the smaller of a and b) and c" cannot be read another way."""
+    (`needs_parens`: "not (a and b)"); a `max`/`min` or arithmetic inside a `max`/`min`'s
+    arguments, and a `max`/`min` operand of arithmetic, are bracketed, so "the larger of (the
+    smaller of a and b) and c" or "the larger of 0 and (a minus b)" cannot be read another
+    way."""
     return _words(formula.tree.body, words, top=True)
 
 
@@ -345,11 +347,12 @@ def _words(node: ast.expr, words: Callable[[str, str | None], str], top: bool = 
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         return words(node.value.id, node.attr)
     if isinstance(node, ast.BinOp):
-        text = f"{_words(node.left, words)} {_BINOPS[type(node.op)][1]} {_words(node.right, words)}"
+        a, b = (_operand_words(o, words) for o in (node.left, node.right))
+        text = f"{a} {_BINOPS[type(node.op)][1]} {b}"
         return text if top else f"({text})"
     if isinstance(node, ast.UnaryOp):
         inner = _words(node.operand, words, top=True)
-        if needs_parens(node.operand, node) or isinstance(node.operand, ast.BinOp):
+        if needs_parens(node.operand, node) or isinstance(node.operand, ast.BinOp | ast.Call):
             inner = f"({inner})"
         return f"not {inner}" if isinstance(node.op, ast.Not) else f"minus {inner}"
     if isinstance(node, ast.BoolOp):
@@ -368,10 +371,18 @@ def _words(node: ast.expr, words: Callable[[str, str | None], str], top: bool = 
         return " ".join(parts)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         which = "larger" if node.func.id == "max" else "smaller"
-        args = [f"({_words(a, words, top=True)})" if isinstance(a, ast.Call)
-                else _words(a, words, top=True) for a in node.args]
+        args = [_operand_words(a, words) for a in node.args]
         return f"the {which} of " + ", ".join(args[:-1]) + " and " + args[-1]
     raise AssertionError(f"unchecked node {ast.dump(node)}")  # pragma: no cover
+
+
+def _operand_words(node: ast.expr, words: Callable[[str, str | None], str]) -> str:
+    """An operand of arithmetic or an argument of max/min: bracketed when it is itself
+    arithmetic or a max/min, so "the larger of 0 and (a minus b)" and "(the smaller of a and
+    b) plus c" cannot be read another way."""
+    if isinstance(node, ast.Call):
+        return f"({_words(node, words, top=True)})"
+    return _words(node, words)
 
 
 # --- interval analysis -----------------------------------------------------------------------

@@ -254,6 +254,8 @@ def check_text(m: Model) -> Iterator[Diagnostic]:
         if r.executable and not r.text.strip():
             yield Diagnostic("missing-text", f"rule '{r.id}' has no text for the reference", span)
         yield from _check_one_text(m, r.text, span, _local_for(m, r), rule_ids)
+    for a in m.assumptions:  # a stated value prints the data it restates through placeholders
+        yield from _check_one_text(m, a.value, a.span, None, rule_ids)
 
 
 def _local_for(m: Model, r: Rule) -> Any:
@@ -943,19 +945,22 @@ def check_stale_texts(
         for field, texts in _prose(rule):
             if (*rule_path, field) in rewritten:
                 continue
+            phs = [ph.path for t in texts for ph in rtext.placeholders(t)]
             stale = [(rel, ch) for rel, ch in found
-                     if not any(_covers(ph.path, rel) for t in texts
-                                for ph in rtext.placeholders(t))]
+                     if not any(_covers(ph, rel) for ph in phs)
+                     or any(_names_old(ph, ch) for ph in phs)]
             if not stale:
                 continue
             rel, ch = stale[0]
             what = ", ".join(dict.fromkeys(".".join(str(p) for p in r) for r, _ in stale))
             quoted = " ".join(texts)
             quoted = quoted if len(quoted) <= 60 else quoted[:57].rstrip() + "..."
+            old = next((ph for _, c in stale for ph in phs if _names_old(ph, c)), None)
+            why = "" if old is None else f" ({{{'.'.join(old)}}} names the value before)"
             yield Diagnostic(
                 "text-stale",
                 f"variant '{ch.variant}' changes {what} of '{ident}', but its {field} still "
-                f"reads \"{quoted}\": print the value through a placeholder, or change the "
+                f"reads \"{quoted}\"{why}: print the value through a placeholder, or change the "
                 f"{field} in the same variant",
                 ch.span,
                 (Related(f"the {field} of '{ident}'", before.span((*rule_path, field))),),
@@ -993,6 +998,21 @@ def _prose(rule: dict[str, Any]) -> Iterator[tuple[str, list[str]]]:
             yield field, [value]
         elif isinstance(value, list) and all(isinstance(v, str) for v in value) and value:
             yield field, list(value)
+
+
+def _names_old(placeholder: tuple[str, ...], change: Any) -> bool:
+    """Whether a placeholder still addresses an item by a name the change replaced: the text
+    of a step whose `deck: purple` becomes `brown` still printing
+    `{components.decks.purple.years}`."""
+    def names(value: Any) -> set[str]:
+        if isinstance(value, str):
+            return {value}
+        if isinstance(value, list):
+            return {v for v in value if isinstance(v, str)}
+        return set()
+
+    gone = names(change.before) - names(change.after)
+    return bool(gone) and any(seg in gone for seg in placeholder[1:])
 
 
 def _covers(placeholder: tuple[str, ...], rel: tuple[str | int, ...]) -> bool:

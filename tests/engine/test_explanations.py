@@ -103,6 +103,27 @@ def test_formula_words_keep_precedence(source: str, words: str) -> None:
     assert _words(source) == words
 
 
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        # arithmetic inside max/min: not "the larger of 0 and REIS minus WIGS"
+        ("max(0, reis - wigs)", "the larger of 0 and (REIS minus WIGS)"),
+        ("max(reis + wigs, 2)", "the larger of (REIS plus WIGS) and 2"),
+        ("min(2 * reis, wigs)", "the smaller of (2 × REIS) and WIGS"),
+        # max/min inside arithmetic: not "the smaller of REIS and WIGS plus INFLUENCE"
+        ("min(reis, wigs) + influence", "(the smaller of REIS and WIGS) plus INFLUENCE"),
+        ("max(reis, wigs) * 2", "(the larger of REIS and WIGS) × 2"),
+        ("reis - min(wigs, 2)", "REIS minus (the smaller of WIGS and 2)"),
+        ("min(reis, wigs) // 2", "(the smaller of REIS and WIGS) ÷ (rounded down) 2"),
+        ("-max(reis, wigs) + 2", "minus (the larger of REIS and WIGS) plus 2"),
+        ("max(0, 2 * reis - min(wigs, 2))",
+         "the larger of 0 and ((2 × REIS) minus (the smaller of WIGS and 2))"),
+    ],
+)
+def test_formula_words_bracket_max_and_min_operands(source: str, words: str) -> None:
+    assert _words(source) == words
+
+
 # --- a house rule that doubles the Ships' score ---------------------------------------------------
 
 HOUSE_SHIPS = """\

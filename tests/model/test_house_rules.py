@@ -365,6 +365,15 @@ STALE = {
         "  scoring:\n    sources:\n      - id: score.ships\n        formula: 2 * ship_hull_total\n"
         "        text: Each Ship in your portfolio scores twice its hull size.\n",
         None, [("short", "score.ships", "scoring.yaml")]),
+    # A placeholder that prints a value of the item the step named before the change.
+    "step-deck-old-name": (
+        "  flow:\n    period_end:\n      steps:\n"
+        "        - {id: period-end.new-hand, deck: brown}\n",
+        None, [("text", "period-end.new-hand", "flow.yaml")]),
+    "step-deck-old-name-display": (
+        "  flow:\n    period_end:\n      steps:\n"
+        "        - {id: period-end.new-display, deck: purple}\n",
+        None, [("text", "period-end.new-display", "flow.yaml")]),
 }
 
 FRESH = {
@@ -384,6 +393,10 @@ FRESH = {
     "land-price-formula": "  nobles:\n    noble_actions:\n      - id: build-store\n"
                           "        params: {rubble_cost: 3}\n",
     "labels-only": "  scoring:\n    sources:\n      - {id: score.ships, name: Ships you own}\n",
+    "step-deck-with-new-words": "  flow:\n    period_end:\n      steps:\n"
+                                "        - id: period-end.new-hand\n          deck: brown\n"
+                                "          text: Everyone draws back to {game.start.hand} cards "
+                                "from the {deck} ({components.decks.brown.years}).\n",
 }
 
 
@@ -477,6 +490,33 @@ UNKNOWN = {
     "id-noble-action": ("  nobles:\n    noble_actions:\n      - {id: build-stores, rubble: 2}\n",
                         10, "no noble action 'build-stores' in nobles.noble_actions; "
                             "did you mean 'build-store'?"),
+    # A refused change is not merged, and its consequences are no further errors: the formula
+    # that reads the param the variant forgot to `$add` is not also an unknown-name error.
+    "new-param-not-added": ("  scoring:\n    sources:\n      - id: score.rubble\n"
+                            "        formula: wigs_per_set * rubble_sets + bonus\n"
+                            "        params: {bonus: 1}\n        short: '{formula}'\n"
+                            "        text: Rubble scores {formula}.\n",
+                            12, "no key 'bonus' in scoring.sources[score.rubble].params (a new "
+                                "key is written `bonus: {$add: VALUE}`)"),
+    "new-params-not-added": ("  scoring:\n    sources:\n      - id: score.ships\n"
+                             "        formula: k * ship_hull_total\n        params: {k: 2}\n"
+                             "        short: '{formula}'\n        text: Ships score {formula}.\n",
+                             12, "no key 'params' in scoring.sources[score.ships] (a new key is "
+                                 "written `params: {$add: VALUE}`)"),
+    "land-price-param-not-added": ("  nobles:\n    noble_actions:\n      - id: build-store\n"
+                                   "        land_price: treasury_value + rubble_cost + fee\n"
+                                   "        params: {rubble_cost: 2, fee: 1}\n",
+                                   12, "no key 'fee' in nobles.noble_actions[build-store].params "
+                                       "(a new key is written `fee: {$add: VALUE}`)"),
+    # The Ships are addressed by colour, as their placeholders are ({components.ships.red.size}).
+    "ship-colour": ("  components:\n    ships:\n      - {color: prple, cost: 5}\n",
+                    10, "no ship 'prple' in components.ships; did you mean 'purple'?"),
+    "ship-key": ("  components:\n    ships:\n      - color: red\n        costs: 3\n",
+                 11, "no key 'costs' in components.ships[red]; did you mean 'cost'?"),
+    "ship-new-without-add": ("  components:\n    ships:\n"
+                             "      - {color: green, size: 5, cost: 5}\n",
+                             10, "no ship 'green' in components.ships (a new item is written in "
+                                 "full, with `$add: true`)"),
 }
 
 
@@ -526,8 +566,37 @@ def test_explicit_additions_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert "$add" not in (project / "generated" / "lisboa_engine.py").read_text()
 
 
+# (changes, the ships {colour: (size, cost)} the folded engine has)
+SHIP_CHANGES = {
+    "one-cost": ("  components:\n    ships:\n      - {color: purple, cost: 5}\n",
+                 {"blue": (1, 1), "red": (2, 2), "purple": (3, 5), "brown": (4, 4)}),
+    "two-ships": ("  components:\n    ships:\n      - {color: blue, size: 1, cost: 2}\n"
+                  "      - {color: brown, size: 5}\n",
+                  {"blue": (1, 2), "red": (2, 2), "purple": (3, 3), "brown": (5, 4)}),
+    "new-ship": ("  components:\n    ships:\n"
+                 "      - {$add: true, color: green, size: 5, cost: 6}\n",
+                 {"blue": (1, 1), "red": (2, 2), "purple": (3, 3), "brown": (4, 4),
+                  "green": (5, 6)}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHIP_CHANGES))
+def test_a_ship_change_merges_by_colour(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str], case: str) -> None:
+    """A variant that changes one Ship changes that Ship; the other Ships stay (the list is
+    not replaced by the variant's items, leaving errors in the base files)."""
+    changes, ships = SHIP_CHANGES[case]
+    project = _project(tmp_path, changes)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["build", "--no-cache", "--variant", "house"]) == 0, capsys.readouterr().err
+    E = _load(project / "generated" / "lisboa_engine.py", f"house_ships_{case.replace('-', '_')}")
+    assert dict(E.new_game(3).rs.ships) == ships
+
+
 @pytest.mark.parametrize(("changes", "line"), [
     ("  court:\n    costs:\n      - {$add: true, id: visit-cost, formula: '1'}\n", 10),
+    ("  components:\n    ships:\n      - {$add: true, color: red, size: 2, cost: 2}\n", 10),
     ("  game:\n    start: {reis: {$add: 3}}\n", 9),
 ])
 def test_add_of_something_that_exists_is_an_error(
@@ -564,3 +633,92 @@ def test_two_variants_adding_the_same_thing_conflict(
     err = capsys.readouterr().err
     assert "already ha" not in err, err
     assert f"error[overlay-conflict]: variants 'house' and 'house-b' both change {where}" in err
+
+
+# --- an assumption restating a value follows a folded house rule ------------------------------
+
+# (changes, assumption id, the value the folded reference states)
+ASSUMED = {
+    "warehouse": ("  game:\n    warehouse: {base_size: 4, per_rubble_set: 2}\n", "warehouse-size",
+                  "the warehouse holds 4 goods plus 2 per completed rubble set"),
+    "start-influence": ("  game:\n    start: {influence: 3}\n", "start-influence",
+                        "each player starts with 3 Influence"),
+    "icons": ("  game:\n    tracks:\n      influence: {reis_icons: [2, 4, 6, 8]}\n",
+              "influence-reis-icons", "the real icons sit on Influence spaces 2, 4, 6, 8"),
+    "land-price": ("  nobles:\n    noble_actions:\n"
+                   "      - {id: build-store, params: {rubble_cost: 3}}\n",
+                   "land-price-rubble", "the rubble part of the land price is a flat 3 réis"),
+    "ship-influence": ("  game:\n    portfolio: {ship_influence: 2}\n", "ship-influence",
+                       "a Ship in the portfolio adds 2 to each Influence gain"),
+}
+
+
+def _assumption_row(md: str, assumption: str) -> str:
+    return next(ln for ln in md.splitlines() if f'<a id="assumption-{assumption}"></a>' in ln)
+
+
+@pytest.mark.parametrize("case", sorted(ASSUMED))
+def test_a_folded_house_rule_restates_its_assumptions(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        case: str) -> None:
+    """An assumption's stated value that restates a number prints it from the data: folded, the
+    house rule's value, not the base game's; unfolded, the base game's."""
+    changes, assumption, said = ASSUMED[case]
+    project = _project(tmp_path, changes)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["build", "--no-cache", "--variant", "house"]) == 0, capsys.readouterr().err
+    for name in ("rules.md", "rules.html"):
+        text = (project / "generated" / "reference" / name).read_text(encoding="utf-8")
+        assert said in text, (name, _assumption_row(text, assumption) if name == "rules.md" else "")
+    assert main(["build", "--no-cache", "--out", "base"]) == 0, capsys.readouterr().err
+    base = (project / "base" / "reference" / "rules.md").read_text(encoding="utf-8")
+    assert said not in _assumption_row(base, assumption)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("holds {game.warehouse.base_size} goods", "holds {game.warehouse.base_sise} goods"),
+    ("starts with {game.start.influence} Influence",
+     "starts with {game.start.influense} Influence"),
+])
+def test_an_assumption_placeholder_must_name_a_value(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        old: str, new: str) -> None:
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    path = tmp_path / "rules" / "provenance.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["validate"]) == 1
+    err = capsys.readouterr().err
+    assert re.search(r"^rules/provenance\.yaml:\d+:\d+: error\[unknown-placeholder\]: placeholder "
+                     r"'\{game\..*\}' names no value; did you mean", err, re.MULTILINE), err
+
+
+@pytest.mark.parametrize("changes", [
+    "  scoring:\n    sources:\n      - {id: score.favors, params: {wigs_per_favor: 5}}\n",
+    "  scoring:\n    sources:\n      - {id: score.influence, params: {reis_per_wig: 2}}\n",
+    "  game:\n    tracks:\n      influence: {reis_icons: [2, 4, 6, 8, 10]}\n",
+])
+def test_the_interpreter_scores_a_folded_build_alike(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        changes: str) -> None:
+    """The oracle folds what `build --variant` folds: a saved game of the folded engine (which
+    records no variant) scores the same by tools/interp.py."""
+    from tools import interp
+
+    project = _project(tmp_path, changes)
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["build", "--no-cache", "--variant", "house"]) == 0, capsys.readouterr().err
+    E = _load(project / "generated" / "lisboa_engine.py", "house_folded_interp")
+    models = interp.rule_sets(project / "rules", ["house"])
+    for seed in range(3):
+        g = E.new_game(3, (), seed=seed)
+        for s, p in enumerate(g.players):
+            p.reis, p.influence, p.royal_favors = 3 * s + seed, 2 + 3 * s, ["king"] * s
+        state = E.to_json(g)
+        assert interp.score(interp.model_for(models, state), state).totals == (
+            E.final_scores(g).totals)

@@ -373,8 +373,11 @@ class _Builder:
         self.names = words.names_of(self.m)
         self.rules = {r.id: r for r in self.m.rules}
         self.placed: list[str] = []
-        self.assumptions = {a.id: Mark(i + 1, a.id, a.value)
-                            for i, a in enumerate(self.m.assumptions)}
+        # An assumption's stated value prints the data it restates through placeholders, so a
+        # folded house rule that changes that data changes the words too.
+        self.assumptions = {
+            a.id: Mark(i + 1, a.id, "".join(s.text for s in words.segments(self.m, a.value, None)))
+            for i, a in enumerate(self.m.assumptions)}
         self.variant_index = {v.id: i for i, v in enumerate(compiled.variants)}
         self.callouts: dict[str, list[CalloutView]] = {}
         for v in compiled.variants:
@@ -1075,7 +1078,8 @@ class _Builder:
             if a_id in used and where not in used[a_id]:
                 used[a_id].append(where)
         rows = tuple(((Piece(f"†{self.assumptions[a.id].n} "), Piece(a.id, "code")),
-                      plain(a.value), plain(a.reason), join(used.get(a.id, []), ", "))
+                      plain(self.assumptions[a.id].value), plain(a.reason),
+                      join(used.get(a.id, []), ", "))
                      for a in m.assumptions)
         blocks.append(Table((humanize("id"), humanize("value"), humanize("reason"),
                              "Used by"), rows,
