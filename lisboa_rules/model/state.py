@@ -109,6 +109,8 @@ class StateKind:
     of: str  # "int" or "text": the JSON type of the ids
     values: tuple[Any, ...] | None  # None: open
     text: str
+    source: str | None = None  # the data path of its rows (`components.cards`), if any
+    key: str | None = None  # the rows' id field (`number`)
     span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 

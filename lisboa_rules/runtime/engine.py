@@ -104,6 +104,20 @@ class NobleActionDef:
 
 
 @dataclass(frozen=True)
+class ProcDef:
+    """A procedure of rules/ (an effect, a Noble action, a hook), compiled into three functions:
+    the choices its guard allows (`opts`), why a choice is refused (`why`: the rule id and the
+    reason, or None) and its effects (`run`). Each takes the game, the acting seat, the
+    procedure's parameters and then its choices, in the order of `choices`."""
+
+    id: str
+    choices: tuple[str, ...]
+    opts: Callable[..., list[tuple[Any, ...]]]
+    why: Callable[..., tuple[str, str] | None]
+    run: Callable[..., None]
+
+
+@dataclass(frozen=True)
 class ActionDef:
     """One of the turn's actions (or follow / pass)."""
 
@@ -252,6 +266,7 @@ class RuleSet:
     ships: Mapping[str, tuple[int, int]]
     shipyard_per_color: IntFn
     shipyard_start: tuple[str, ...]
+    procs: Mapping[str, ProcDef]
 
 
 @dataclass(frozen=True)
@@ -813,20 +828,6 @@ def noble_name(g: Game, noble_id: str) -> str:
     return n.name
 
 
-def _gain_influence(g: Game, p: Player, amount: int) -> None:
-    rs = g.rs
-    if amount <= 0:
-        p.influence = max(rs.influence_min, p.influence + amount)
-        return
-    p.influence = min(rs.influence_max, p.influence + amount)
-    if p.influence == rs.influence_max:
-        p.wigs += rs.wig_at_max  # at most once per gain
-
-
-def _influence_gain(g: Game, p: Player) -> None:
-    _gain_influence(g, p, _gain_of(g, p))
-
-
 def can_pay_reis(g: Game, p: Player, amount: int) -> bool:
     """Whether réis in hand plus Influence cashed in cover `amount`."""
     if not isinstance(p, Player):
@@ -836,22 +837,9 @@ def can_pay_reis(g: Game, p: Player, amount: int) -> bool:
     return p.reis + _influence_reis(g, p.influence) >= amount
 
 
-def _pay_reis(g: Game, p: Player, amount: int) -> int:
-    """Pay réis, then Influence for the rest (rules: influence.pay-reis): for each real the
-    marker moves left to the next space with a real icon. Returns what could not be paid."""
-    if p.reis >= amount:
-        p.reis -= amount
-        return 0
-    need = amount - p.reis
-    p.reis = 0
-    icons = g.rs.reis_icons  # sorted
-    while need > 0:
-        below = bisect_left(icons, p.influence)
-        if below == 0:
-            break  # no real icon left of the marker
-        p.influence = icons[below - 1]
-        need -= 1
-    return need
+def _pay_reis(g: Game, p: Player, amount: int) -> None:
+    """Pay réis, with Influence for what they lack (the procedure `pay-reis` of rules/)."""
+    g.rs.procs["pay-reis"].run(g, g.players.index(p), amount)
 
 
 def visit_cost(g: Game, player: int, noble_id: str) -> int:
@@ -921,246 +909,72 @@ def _portfolio_room(g: Game, p: Player) -> int:
     return rs.portfolio_base + rs.portfolio_per_set * p.rubble_sets
 
 
-def _add_rubble(g: Game, seat: int, cubes: int) -> None:
-    rs = g.rs
-    p = g.players[seat]
-    p.rubble_cubes += cubes
-    while p.rubble_cubes >= rs.cubes_per_set and p.rubble_sets < rs.max_sets:
-        p.rubble_cubes -= rs.cubes_per_set
-        p.rubble_sets += 1
-        if p.markers_left > 0:
-            p.markers_left -= 1
-            g.pending_markers.append(seat)
-
-
 # --- Effects --------------------------------------------------------------------------------------
 
 
 def _effects_problem(
-    g: Game, seat: int, effects: Iterable[tuple[str, int]], favor: str | None
+    g: Game, seat: int, effects: Iterable[tuple[str, int]], favor: str | None,
+    noble: str | None = None,
 ) -> str | None:
-    """Why these effects cannot be carried out in full, or None."""
-    p = g.players[seat]
+    """Why these effects cannot be carried out in full (the guard of each effect's procedure
+    in rules/), or None. The choices an effect makes are the move's (`favor`)."""
+    procs = g.rs.procs
     for key, amount in effects:
-        if amount <= 0:
-            continue
-        if key == "plan" and len(g.plan_supply) < amount:
-            return "the Plan supply is empty"
-        if key == "officials_to_office" and p.officials < 1:
-            return "you have no Officials left in your supply"
-        if key == "ship":
-            if not g.shipyard:
-                return "the shipyard is empty"
-            cost = g.rs.ships[g.shipyard[-1]][1]
-            if not can_pay_reis(g, p, cost):
-                return f"the Ship costs {cost} and you cannot pay it"
-        if key == "royal_favor":
-            if favor is None or favor not in g.favors:
-                return "choose the Noble whose Royal Favor you take"
-            if g.favors[favor] < 1:
-                return "no Royal Favor tile of that Noble is left"
+        proc = procs[key]
+        why = proc.why(g, seat, amount, noble, *(favor for _ in proc.choices))
+        if why is not None:
+            return why[1]
     return None
 
 
 def _apply_effects(
     g: Game, seat: int, effects: Iterable[tuple[str, int]], favor: str | None, noble: str | None
 ) -> None:
-    """Carry out effects; `favor` is the Noble whose Royal Favor the player chose, if any."""
-    rs = g.rs
-    p = g.players[seat]
+    """Carry out effects: each runs its procedure of rules/. An effect that needs a choice the
+    move does not make (a Royal Favor on a card) is left out."""
+    procs = g.rs.procs
     for key, amount in effects:
-        if key == "reis" and amount < 0:
-            _pay_reis(g, p, -amount)  # rules: sell-goods - what cannot be paid is waived
-        elif key == "reis":
-            p.reis += amount
-        elif key == "wigs":
-            p.wigs = max(0, p.wigs + amount)
-        elif key == "influence":
-            _gain_influence(g, p, amount)
-        elif key == "influence_gain":
-            for _ in range(amount):
-                _influence_gain(g, p)
-        elif key == "rubble":
-            _add_rubble(g, seat, amount)
-        elif key == "officials_to_office" and noble is not None:
-            n = min(amount, p.officials)
-            p.officials -= n
-            office = g.offices[noble]
-            office[p.color] = office.get(p.color, 0) + n
-        elif key == "plan":
-            for _ in range(min(amount, len(g.plan_supply))):
-                p.plans.append(g.plan_supply.pop())
-        elif key == "ship":
-            for _ in range(amount):
-                if g.shipyard:
-                    size, cost = rs.ships[g.shipyard.pop()]
-                    _pay_reis(g, p, cost)
-                    p.ships.append(size)
-                    _influence_gain(g, p)
-        elif key == "produce":
-            # rules: state-action.production, warehouse.size - only the businesses with a
-            # store, and what the warehouse cannot hold is lost
-            room = warehouse_size(g, seat) - sum(p.goods.values())
-            for b in rs.businesses:
-                if p.stores.get(b, 0) > 0 and room > 0:
-                    add = min(amount, room)
-                    p.goods[b] = p.goods.get(b, 0) + add
-                    room -= add
-        elif key == "royal_favor" and favor is not None:
-            for _ in range(amount):
-                if g.favors.get(favor, 0) > 0:
-                    g.favors[favor] -= 1
-                    p.royal_favors.append(favor)
-        elif key == "treasury":
-            g.treasury = max(0, min(len(rs.treasury_values) - 1, g.treasury + amount))
+        proc = procs[key]
+        if proc.choices:
+            if favor is None:
+                continue
+            proc.run(g, seat, amount, noble, *(favor for _ in proc.choices))
+        else:
+            proc.run(g, seat, amount, noble)
 
 
 # --- Noble actions --------------------------------------------------------------------------------
 
 
 def _noble_action_problem(g: Game, seat: int, action_id: str, move: Move) -> tuple[str, str] | None:
-    """(rule id, why) when this Noble action cannot be carried out in full with these choices."""
+    """(rule id, why) when this Noble action cannot be carried out in full with these choices:
+    the guard of its steps in rules/."""
     rs = g.rs
     na = rs.noble_actions[action_id]
-    p = g.players[seat]
     if na.forbidden_flag is not None and na.forbidden_flag in g.flags:
         return na.id, "nobody can take this action any more"
-    if na.procedure == "build-store":
-        if move.business not in rs.businesses:
-            return na.id, "choose a business for the store"
-        if sum(p.stores.values()) >= rs.start_stores:
-            return na.id, "you have no store left to build"
-        lots = dict(na.lots).get(move.business, 0)
-        if sum(q.stores.get(move.business, 0) for q in g.players) >= lots:
-            return na.id, f"no free lot is left for {move.business}"
-        assert na.land_price is not None
-        price = na.land_price(g, p, _NO_CTX)
-        if not can_pay_reis(g, p, price):
-            return na.id, f"the land price is {price} and you cannot pay it"
-        return None
-    if na.procedure == "take-decree":
-        picks = move.decrees
-        if not picks:
-            return na.id, "choose a Decree from the display"
-        if len(set(picks)) != len(picks) or any(d not in g.decree_display for d in picks):
-            return na.id, "take Decrees from the display only, each once"
-        if len(picks) > 1:
-            marker_on = na.extra_marker_on
-            if marker_on is None or len(picks) - 1 > na.extra_max:
-                return na.id + ".extra-pick", "you may take only one extra Decree"
-            if p.markers.get(marker_on, 0) < len(picks) - 1:
-                return na.id + ".extra-pick", "you have no Rubble Set marker there to discard"
-        return None
-    if na.procedure == "open-building":
-        if move.plan is None or move.plan not in p.plans:
-            return na.id, "choose one of your Plans"
-        in_offices = sum(office.get(p.color, 0) for office in g.offices.values())
-        if in_offices < rs.plans[move.plan]:
-            return na.id, (
-                f"the Plan needs {rs.plans[move.plan]} Officials and you have "
-                f"{in_offices} in the offices"
-            )
-        return None
-    return na.id, f"unknown procedure {na.procedure}"  # pragma: no cover
+    proc = rs.procs[action_id]
+    return proc.why(g, seat, *[getattr(move, c) for c in proc.choices])
 
 
 def _apply_noble_action(g: Game, seat: int, action_id: str, move: Move) -> None:
-    rs = g.rs
-    na = rs.noble_actions[action_id]
-    p = g.players[seat]
-    if na.procedure == "build-store" and move.business is not None:
-        assert na.land_price is not None
-        _pay_reis(g, p, na.land_price(g, p, _NO_CTX))
-        p.stores[move.business] = p.stores.get(move.business, 0) + 1
-        _add_rubble(g, seat, na.rubble)
-    elif na.procedure == "take-decree":
-        for d in move.decrees:  # no refill between the picks
-            g.decree_display.remove(d)
-            p.decrees.append(d)
-        if len(move.decrees) > 1 and na.extra_marker_on is not None:
-            p.markers[na.extra_marker_on] -= len(move.decrees) - 1
-    elif na.procedure == "open-building" and move.plan is not None:
-        need = rs.plans[move.plan]
-        for n in rs.nobles:
-            office = g.offices[n.id]
-            take = min(need, office.get(p.color, 0))
-            if take:
-                office[p.color] -= take
-                plaza = g.plazas[n.id]
-                plaza[p.color] = plaza.get(p.color, 0) + take
-                need -= take
-        p.plans.remove(move.plan)
-        p.completed_plans.append(move.plan)
-        p.wigs += rs.plans[move.plan] * na.wigs_per_official
-        _add_rubble(g, seat, na.rubble)
-
-
-def _noble_action_choices(g: Game, seat: int, action_id: str) -> list[Move]:
-    """Every choice of a Noble action as a template move (player and kind filled later)."""
-    rs = g.rs
-    na = rs.noble_actions[action_id]
-    p = g.players[seat]
-    if na.procedure == "build-store":
-        return [Move("", seat, business=b) for b in rs.businesses]
-    if na.procedure == "take-decree":
-        out = [Move("", seat, decrees=(d,)) for d in sorted(set(g.decree_display))]
-        if (
-            na.extra_marker_on is not None
-            and na.extra_max > 0
-            and p.markers.get(na.extra_marker_on, 0) > 0
-        ):
-            shown = sorted(set(g.decree_display))
-            out += [
-                Move("", seat, decrees=(a, b)) for i, a in enumerate(shown) for b in shown[i + 1 :]
-            ]
-        return out
-    if na.procedure == "open-building":
-        return [Move("", seat, plan=pl) for pl in sorted(set(p.plans))]
-    return []  # pragma: no cover
-
-
-# A Noble action's choice as the move generator lists it: (business, decrees, plan).
-_Choice = tuple[str | None, tuple[str, ...], str | None]
+    proc = g.rs.procs[action_id]
+    proc.run(g, seat, *[getattr(move, c) for c in proc.choices])
 
 
 def _legal_choices(g: Game, seat: int, action_id: str) -> list[_Choice]:
-    """The choices of `_noble_action_choices` that `_noble_action_problem` accepts, found
-    without trying each one: the move generator asks this for every visit, follow and event.
-    (tests/test_engine_perf_equivalence.py checks that both ways agree.)"""
+    """The choices of a Noble action its guard allows (the `_opts_` function of its steps),
+    as (business, decrees, plan)."""
     rs = g.rs
     na = rs.noble_actions[action_id]
-    p = g.players[seat]
     if na.forbidden_flag is not None and na.forbidden_flag in g.flags:
         return []
-    if na.procedure == "build-store":
-        # rules: build-store - a store left, a free lot of the business, the land price
-        if sum(p.stores.values()) >= rs.start_stores:
-            return []
-        assert na.land_price is not None
-        if not can_pay_reis(g, p, na.land_price(g, p, _NO_CTX)):
-            return []
-        lots = dict(na.lots)
-        out: list[_Choice] = []
-        for b in rs.businesses:
-            if sum([q.stores.get(b, 0) for q in g.players]) < lots.get(b, 0):
-                out.append((b, (), None))
-        return out
-    if na.procedure == "take-decree":
-        # every Decree on display; two of them while a marker can pay for the extra pick
-        shown = sorted(set(g.decree_display))
-        out = [(None, (d,), None) for d in shown]
-        if (
-            na.extra_marker_on is not None
-            and na.extra_max > 0
-            and p.markers.get(na.extra_marker_on, 0) > 0
-        ):
-            out += [(None, (a, b), None) for i, a in enumerate(shown) for b in shown[i + 1 :]]
-        return out
-    if na.procedure == "open-building":
-        # rules: open-building - enough of the player's Officials in the offices
-        in_offices = sum([office.get(p.color, 0) for office in g.offices.values()])
-        return [(None, (), pl) for pl in sorted(set(p.plans)) if rs.plans[pl] <= in_offices]
-    return []  # pragma: no cover
+    proc = rs.procs[action_id]
+    out: list[_Choice] = []
+    for values in proc.opts(g, seat):
+        chosen = dict(zip(proc.choices, values, strict=True))
+        out.append((chosen.get("business"), chosen.get("decrees", ()), chosen.get("plan")))
+    return out
 
 
 # --- Legal moves ----------------------------------------------------------------------------------
@@ -1275,16 +1089,18 @@ def _scratch(g: Game, seat: int) -> Game:
     return c
 
 
-def _favor_choices(g: Game, rs: RuleSet, sa: StateActionDef) -> list[str | None]:
-    """The Royal Favor a State action makes the player choose (a Noble with a tile left), or
-    [None] when it takes none."""
-    for k, _ in sa.effects:
-        if k == "royal_favor":
-            return [n.id for n in rs.nobles if g.favors.get(n.id, 0) > 0]
+def _favor_choices(g: Game, seat: int, sa: StateActionDef, noble: str) -> list[str | None]:
+    """The Royal Favor a State action makes the player choose (its effects' choices), or
+    [None] when it chooses nothing."""
+    procs = g.rs.procs
+    for key, amount in sa.effects:
+        proc = procs[key]
+        if proc.choices:
+            return [c[0] for c in proc.opts(g, seat, amount, noble)]
     return [None]
 
 
-def _state_action_options(g: Game, noble: NobleDef) -> list[tuple[str, str | None]]:
+def _state_action_options(g: Game, seat: int, noble: NobleDef) -> list[tuple[str, str | None]]:
     """The State actions of a Noble that no good blocks, with the Royal Favor each chooses:
     (State action, favor)."""
     rs = g.rs
@@ -1292,7 +1108,7 @@ def _state_action_options(g: Game, noble: NobleDef) -> list[tuple[str, str | Non
     for sa_id in noble.state_actions:
         if sa_id in g.blocked:
             continue  # rules: nobles.state-actions-blocked
-        for favor in _favor_choices(g, rs, rs.state_actions[sa_id]):
+        for favor in _favor_choices(g, seat, rs.state_actions[sa_id], noble.id):
             out.append((sa_id, favor))
     return out
 
@@ -1313,7 +1129,7 @@ def _trade_moves(g: Game, seat: int, card: int) -> list[Move]:
             if sa_id in after.blocked:
                 continue  # rules: nobles.state-actions-blocked
             sa = rs.state_actions[sa_id]
-            for favor in _favor_choices(after, rs, sa):
+            for favor in _favor_choices(after, seat, sa, noble.id):
                 if _effects_problem(after, seat, sa.effects, favor) is not None:
                     continue
                 if base is None:
@@ -1343,7 +1159,7 @@ def _visit_moves(g: Game, seat: int, noble_id: str) -> list[_VisitChoice]:
     out: list[_VisitChoice] = []
     action = _noble_action_of(g, noble)
     options: list[tuple[str | None, str | None]] = [(None, None)]
-    options += _state_action_options(g, noble)
+    options += _state_action_options(g, seat, noble)
     for sa_id, favor in options:
         after = base
         if sa_id is not None:
@@ -1389,7 +1205,7 @@ def _follow_moves(g: Game, seat: int) -> list[Move]:
     _return_favor(base, seat, g.visit)
     if _pay_influence(base, seat, g.visit) is not None:
         return out
-    for sa_id, favor in _state_action_options(base, noble):
+    for sa_id, favor in _state_action_options(base, seat, noble):
         sa = rs.state_actions[sa_id]
         if _effects_problem(base, seat, sa.effects, favor) is None:
             out.append(_move("follow", seat, state_action=sa_id, favor=favor))
@@ -1643,8 +1459,7 @@ def _do_visit(g: Game, move: Move) -> None:
     else:
         why = _noble_action_problem(g, move.player, action, move)
         if why:
-            choices = _noble_action_choices(g, move.player, action)
-            if any(_noble_action_problem(g, move.player, action, c) is None for c in choices):
+            if _legal_choices(g, move.player, action):
                 raise _illegal(why[0], why[1])  # another choice would do: name what is wrong
             raise _illegal(rule, f"you can't carry out the whole Noble action: {why[1]}")
         _apply_noble_action(g, move.player, action, move)

@@ -1,0 +1,641 @@
+"""The effect language: procedures written in rules/ as lists of typed steps.
+
+A step is a mapping with one effect key and its own words (`text`), an optional `id` (so a
+variant can change or insert steps) and `rule` (the rule a refusal names):
+
+    gain: {PLACE: EXPR, ...}     add to a number in the state (clamped to its declared bounds)
+    set: {PLACE: EXPR, ...}      put a value in the state
+    let: {NAME: EXPR, ...}       name a value for the steps below
+    move: {item|top|first: EXPR, from: PLACE, to: PLACE}
+                                 move one item, or the N top (last) or first items of a list
+    require: COND  reason: TEXT  refuse unless COND holds (the reason may show {EXPR}s)
+    choose: {as: NAME, from: EXPR, where: COND, optional: true, min: N, max: EXPR}
+                                 the player's choice, one of a list (or min..max of it)
+    if: COND  then: [STEPS]  else: [STEPS]
+    for_each: {as: NAME, in: EXPR}  do: [STEPS]
+    repeat: EXPR  do: [STEPS]
+    do: PROCEDURE  with: {PARAM: EXPR}    carry out another procedure
+    raise: EVENT                 carry out the hooks of an event (`hooks:` in rules/effects.yaml)
+
+A procedure's chooses and requires come first (its guard); its effects follow. The compiler
+turns each procedure into three straight-line functions of the generated engine: the choices
+that pass the guard (`_opts_…`), why a given choice does not (`_why_…`), and the effects
+(`_run_…`). Expressions are checked by `typed.py` against the declared state.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from lisboa_rules.core.encode import py_comment, py_str
+from lisboa_rules.core.source import Span
+from lisboa_rules.lang import typed
+from lisboa_rules.lang.typed import BOOL, INT, ExprError, Name, Scope, Typed, VType
+
+KINDS = ("gain", "set", "let", "move", "require", "choose", "if", "for_each", "repeat", "do",
+         "raise")
+COMMON = ("id", "text", "rule", "source", "assumptions")
+# the keys each kind allows beside its own (then/else of an if, do of a loop, ...)
+SIBLINGS = {"if": ("then", "else"), "for_each": ("do",), "repeat": ("do",), "require": ("reason",),
+            "do": ("with",), "choose": ("reason", "count_rule", "count_reason")}
+GUARD_KINDS = ("require", "choose", "let")
+EFFECT_NOUNS = {  # how the reference names a step kind when it has no text of its own
+    "gain": "gain", "set": "set", "let": "let", "move": "move", "require": "require",
+    "choose": "choose", "if": "if", "for_each": "for each", "repeat": "repeat", "do": "do",
+    "raise": "raise",
+}
+MAX_NESTING = 6
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str
+    arg: Any  # the value of the effect key, as written
+    extra: tuple[tuple[str, Any], ...]  # the sibling keys (reason, with)
+    body: tuple[Step, ...] = ()  # then / do
+    orelse: tuple[Step, ...] = ()
+    id: str | None = None
+    text: str | None = None
+    rule: str | None = None
+    path: tuple[str | int, ...] = ()  # in its document, for spans
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+    def get(self, key: str) -> Any:
+        return dict(self.extra).get(key)
+
+    def walk(self) -> Iterator[Step]:
+        yield self
+        for s in (*self.body, *self.orelse):
+            yield from s.walk()
+
+
+@dataclass(frozen=True)
+class StepProblem:
+    code: str
+    message: str
+    path: tuple[str | int, ...]
+    suggestion: str | None = None
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: VType
+
+
+@dataclass(frozen=True)
+class Procedure:
+    """A named list of steps: an effect, a Noble action, a hook, a period-end step list."""
+
+    id: str
+    params: tuple[Param, ...]
+    steps: tuple[Step, ...]
+    rule: str  # the rule a refusal names by default
+    path: tuple[str | int, ...] = ()
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def guard(self) -> tuple[Step, ...]:
+        """The leading chooses, requires and lets, up to the last choose or require (lets
+        after it belong to the effects)."""
+        end = 0
+        for i, s in enumerate(self.steps):
+            if s.kind not in GUARD_KINDS:
+                break
+            if s.kind != "let":
+                end = i + 1
+        return self.steps[:end]
+
+    @property
+    def effects(self) -> tuple[Step, ...]:
+        return self.steps[len(self.guard):]
+
+    @property
+    def choices(self) -> tuple[Step, ...]:
+        return tuple(s for s in self.guard if s.kind == "choose")
+
+
+def parse_steps(raw: Any, path: tuple[str | int, ...], problems: list[StepProblem],
+                depth: int = 0) -> tuple[Step, ...]:
+    """Steps from their YAML (schema-valid in shape); problems are collected, not raised."""
+    if not isinstance(raw, list):
+        problems.append(StepProblem("step-shape", "steps are a list", path))
+        return ()
+    if depth > MAX_NESTING:
+        problems.append(StepProblem("step-shape", f"steps nest deeper than {MAX_NESTING} levels; "
+                                    "name a procedure and `do` it instead", path))
+        return ()
+    out = []
+    for i, item in enumerate(raw):
+        here = (*path, i)
+        if not isinstance(item, Mapping):
+            problems.append(StepProblem("step-shape", "a step is a mapping", here))
+            continue
+        kinds = [k for k in item if k in KINDS]
+        if "do" in kinds and ("repeat" in item or "for_each" in item):
+            kinds.remove("do")  # the body of a loop
+        if len(kinds) != 1:
+            shown = ", ".join(kinds) if kinds else "none"
+            problems.append(StepProblem(
+                "step-shape", f"a step has exactly one effect key ({'/'.join(KINDS)}); "
+                f"found {shown}", here))
+            continue
+        kind = kinds[0]
+        allowed = {kind, *COMMON, *SIBLINGS.get(kind, ())}
+        for key in item:
+            if key not in allowed:
+                problems.append(StepProblem(
+                    "step-unknown-key", f"'{key}' is not a key of a {kind} step", (*here, key),
+                    typed.closest(str(key), sorted(allowed))))
+        body: tuple[Step, ...] = ()
+        orelse: tuple[Step, ...] = ()
+        if kind == "if":
+            body = parse_steps(item.get("then", []), (*here, "then"), problems, depth + 1)
+            orelse = parse_steps(item.get("else", []), (*here, "else"), problems, depth + 1)
+        elif kind in ("for_each", "repeat"):
+            body = parse_steps(item.get("do", []), (*here, "do"), problems, depth + 1)
+        extra = tuple((k, item[k]) for k in ("reason", "with", "count_rule", "count_reason")
+                      if k in item)
+        out.append(Step(kind, item[kind], extra, body, orelse,
+                        _opt_str(item.get("id")), _opt_str(item.get("text")),
+                        _opt_str(item.get("rule")), here))
+    return tuple(out)
+
+
+def _opt_str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+# --- compiling --------------------------------------------------------------------------------
+
+
+@dataclass
+class Emitted:
+    """The three functions of a procedure, as Python source lines."""
+
+    opts: list[str]
+    why: list[str]
+    run: list[str]
+
+
+_PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+
+
+class Compiler:
+    """Compiles procedures against one rule set's scope. `name(proc_id)` gives the stem of a
+    procedure's functions; `hooks[event]` the procedures an event runs."""
+
+    def __init__(self, scope: Scope, procs: Mapping[str, Procedure],
+                 hooks: Mapping[str, tuple[str, ...]], name: Callable[[str], str],
+                 where: Callable[[tuple[str | int, ...]], str]) -> None:
+        self.scope = scope
+        self.procs = procs
+        self.hooks = hooks
+        self.name = name
+        self.where = where  # "rules/x.yaml:LINE" for a step's comment
+        self.problems: list[StepProblem] = []
+
+    # -- public -------------------------------------------------------------------------
+
+    def signature(self, proc: Procedure, choices: bool) -> str:
+        args = ["g: Game", "seat: int"]
+        args += [f"{typed.local_code(p.name)}: {py_type(p.type)}" for p in proc.params]
+        if choices:
+            args += [f"{typed.local_code(c.arg['as'])}: Any" for c in proc.choices
+                     if isinstance(c.arg, Mapping) and isinstance(c.arg.get("as"), str)]
+        return ", ".join(args)
+
+    def choice_type(self, proc: Procedure) -> str:
+        n = len(proc.choices)
+        return "tuple[()]" if n == 0 else "tuple[" + ", ".join(["Any"] * n) + "]"
+
+    def compile(self, proc: Procedure) -> Emitted:
+        scope = self.scope.with_locals(**{p.name: Name(p.type, typed.local_code(p.name))
+                                          for p in proc.params})
+        stem = self.name(proc.id)
+        head = ["# " + py_comment(f"{self.where(proc.path)} {proc.id}")]
+        # the guard, as a generator of choices
+        opts = [*head, f"def _opts_{stem}({self.signature(proc, False)}) -> "
+                f"list[{self.choice_type(proc)}]:", "    p = g.players[seat]",
+                f"    out: list[{self.choice_type(proc)}] = []"]
+        gscope = scope
+        indent = 1
+        chosen: list[str] = []
+        for s in proc.guard:
+            gscope, indent = self._guard_enum(s, proc, gscope, indent, chosen, opts)
+        opts.append("    " * indent + f"out.append(({''.join(c + ', ' for c in chosen)}))")
+        opts.append("    return out")
+        # why a choice fails
+        why = [f"def _why_{stem}({self.signature(proc, True)}) -> tuple[str, str] | None:",
+               "    p = g.players[seat]"]
+        wscope = scope
+        for s in proc.guard:
+            wscope = self._guard_why(s, proc, wscope, why)
+        why.append("    return None")
+        # the effects
+        run = [f"def _run_{stem}({self.signature(proc, True)}) -> None:",
+               "    p = g.players[seat]"]
+        body: list[str] = []
+        rscope = scope
+        for s in proc.guard:
+            if s.kind == "let":
+                rscope = self._let(s, rscope, 1, body)
+            elif s.kind == "choose":
+                opts_ = self._options(s, rscope)
+                if opts_ is not None:
+                    rscope = opts_[2]
+        for s in proc.effects:
+            if s.kind in ("require", "choose"):
+                self.problem(s, "step-order", f"a {s.kind} step comes before the effects of its "
+                             "procedure (its guard); move it up, or split the procedure")
+                continue
+            rscope = self._effect(s, rscope, 1, body)
+        run += body or ["    pass"]
+        return Emitted(_noqa(opts), _noqa(why), _noqa(run))
+
+    # -- problems -----------------------------------------------------------------------
+
+    def problem(self, s: Step, code: str, message: str, key: str | None = None,
+                suggestion: str | None = None) -> None:
+        path = (*s.path, s.kind) if key is None else (*s.path, *key.split("/"))
+        self.problems.append(StepProblem(code, message, path, suggestion))
+
+    def expr(self, s: Step, source: Any, scope: Scope, want: VType | None,
+             key: str | None = None) -> Typed | None:
+        try:
+            return typed.check(source, scope, want)
+        except ExprError as exc:
+            self.problems.append(StepProblem(exc.code, f"{exc.message} (in '{source}')",
+                                             (*s.path, *(key or s.kind).split("/")),
+                                             exc.suggestion))
+            return None
+
+    # -- the guard ----------------------------------------------------------------------
+
+    def _rule(self, s: Step, proc: Procedure) -> str:
+        return s.rule or proc.rule
+
+    def _options(self, s: Step, scope: Scope, parts: list[str] | None = None
+                 ) -> tuple[str, VType, Scope] | None:
+        """The options of a choose step as Python code, their item type, and the scope with
+        the chosen name bound."""
+        arg = s.arg
+        if not isinstance(arg, Mapping) or not isinstance(arg.get("as"), str):
+            self.problem(s, "step-shape", "choose: {as: NAME, from: EXPR, ...}")
+            return None
+        name = arg["as"]
+        src = self.expr(s, arg.get("from", "[]"), scope, None, "choose/from")
+        if src is None:
+            return None
+        if src.type.name not in ("list", "map"):
+            self.problem(s, "expr-type", f"'{arg.get('from')}' is {typed.describe(src.type)}; "
+                         "a choice is made from a list", "choose/from")
+            return None
+        item = src.type.args[0]
+        code = src.code
+        if "where" in arg:
+            inner = scope.with_locals(it=Name(item, "v_it"))
+            cond = self.expr(s, arg["where"], inner, BOOL, "choose/where")
+            if cond is None:
+                return None
+            code = f"[v_it for v_it in {code} if {cond.code}]"
+        code = f"list(dict.fromkeys({code}))"
+        t = item
+        if "min" in arg or "max" in arg:
+            lo = self.expr(s, arg.get("min", 1), scope, INT, "choose/min")
+            hi = self.expr(s, arg.get("max", arg.get("min", 1)), scope, INT, "choose/max")
+            if lo is None or hi is None:
+                return None
+            if parts is not None:
+                parts += [code, lo.code, hi.code]
+            code = (f"[c for k in range({lo.code}, {hi.code} + 1) "
+                    f"for c in _combinations(sorted({code}), k)]")
+            t = typed.list_of(item)
+        optional = bool(arg.get("optional", False))
+        if optional:
+            code = f"[None, *{code}]"
+            t = VType(t.name, t.args, True, t.full)
+        return code, t, scope.with_locals(**{name: Name(t, typed.local_code(name))})
+
+    def _guard_enum(self, s: Step, proc: Procedure, scope: Scope, indent: int,
+                    chosen: list[str], out: list[str]) -> tuple[Scope, int]:
+        pad = "    " * indent
+        if s.kind == "let":
+            return self._let(s, scope, indent, out), indent
+        if s.kind == "require":
+            cond = self.expr(s, s.arg, scope, BOOL)
+            if cond is not None:
+                out.append(f"{pad}if not {cond.code}:")
+                out.append(f"{pad}    {'continue' if chosen else 'return out'}")
+            return scope, indent
+        opts = self._options(s, scope)
+        if opts is None:
+            return scope, indent
+        code, _t, inner = opts
+        var = typed.local_code(s.arg["as"])
+        out.append(f"{pad}for {var} in {code}:")
+        chosen.append(var)
+        return inner, indent + 1
+
+    def _guard_why(self, s: Step, proc: Procedure, scope: Scope, out: list[str]) -> Scope:
+        rule = py_str(self._rule(s, proc))
+        if s.kind == "let":
+            return self._let(s, scope, 1, out)
+        if s.kind == "require":
+            cond = self.expr(s, s.arg, scope, BOOL)
+            reason = self._reason(s, scope, s.get("reason") or f"{s.arg} does not hold")
+            if cond is not None:
+                out.append(f"    if not {cond.code}:")
+                out.append(f"        return ({rule}, {reason})")
+            return scope
+        parts: list[str] = []
+        opts = self._options(s, scope, parts)
+        if opts is None:
+            return scope
+        code, _t, inner = opts
+        var = typed.local_code(s.arg["as"])
+        reason = self._reason(s, scope, s.get("reason") or f"that {s.arg['as']} is not one to "
+                              "choose")
+        if parts:  # a choice of several: items of the list, each once, and how many
+            items, lo, hi = parts
+            out.append(f"    if type({var}) is not tuple or len(set({var})) != len({var}) "
+                       f"or any(x not in {items} for x in {var}):")
+            out.append(f"        return ({rule}, {reason})")
+            count_rule = py_str(s.get("count_rule") or self._rule(s, proc))
+            count_reason = self._reason(s, scope, s.get("count_reason") or
+                                        f"choose between {s.arg.get('min', 1)} and "
+                                        f"{s.arg.get('max')} of them")
+            out.append(f"    if len({var}) < {lo}:")
+            out.append(f"        return ({rule}, {reason})")
+            out.append(f"    if len({var}) > {hi}:")
+            out.append(f"        return ({count_rule}, {count_reason})")
+            return inner
+        out.append(f"    if {var} not in {code}:")
+        out.append(f"        return ({rule}, {reason})")
+        return inner
+
+    def _reason(self, s: Step, scope: Scope, text: Any) -> str:
+        """A refusal's words as a Python string (an f-string when it shows values)."""
+        if not isinstance(text, str):
+            return py_str(str(text))
+        parts: list[str] = []
+        pos = 0
+        for m in _PLACEHOLDER.finditer(text):
+            parts.append(py_str(text[pos:m.start()]))
+            t = self.expr(s, m.group(1), scope, None, "reason")
+            parts.append(f"str({t.code})" if t is not None else py_str(m.group(0)))
+            pos = m.end()
+        parts.append(py_str(text[pos:]))
+        parts = [x for x in parts if x != "''"]
+        return " + ".join(parts) if parts else "''"
+
+    # -- effects ------------------------------------------------------------------------
+
+    def _let(self, s: Step, scope: Scope, indent: int, out: list[str]) -> Scope:
+        if not isinstance(s.arg, Mapping):
+            self.problem(s, "step-shape", "let: {NAME: EXPR}")
+            return scope
+        for name, source in s.arg.items():
+            t = self.expr(s, source, scope, None, f"let/{name}")
+            if t is None:
+                continue
+            out.append("    " * indent + f"{typed.local_code(str(name))} = {t.code}")
+            scope = scope.with_locals(**{str(name): Name(t.type, typed.local_code(str(name)))})
+        return scope
+
+    def _place(self, s: Step, target: Any, scope: Scope, key: str) -> Typed | None:
+        t = self.expr(s, target, scope, None, key)
+        if t is None:
+            return None
+        if t.place is None:
+            self.problem(s, "step-target", f"'{target}' is not a field of the state (or an entry "
+                         "of one) that a step can change", key)
+            return None
+        return t
+
+    def _assign(self, place: Typed, value: str) -> str:
+        """`place = value`, writing a missing map entry too (`.get(k, 0)` reads become
+        subscripts)."""
+        code = place.code
+        m = re.fullmatch(r"(.*)\.get\((.*), [^,()]*\)", code)
+        if m is not None:
+            code = f"{m.group(1)}[{m.group(2)}]"
+        return f"{code} = {value}"
+
+    def _effect(self, s: Step, scope: Scope, indent: int, out: list[str]) -> Scope:
+        pad = "    " * indent
+        out.append(pad + "# " + py_comment(f"{self.where(s.path)} {s.id or s.kind}"))
+        if s.kind == "let":
+            return self._let(s, scope, indent, out)
+        if s.kind in ("gain", "set"):
+            if not isinstance(s.arg, Mapping):
+                self.problem(s, "step-shape", f"{s.kind}: {{PLACE: EXPR}}")
+                return scope
+            for target, source in s.arg.items():
+                place = self._place(s, target, scope, f"{s.kind}/{target}")
+                if place is None:
+                    continue
+                want = INT if s.kind == "gain" else place.type
+                value = self.expr(s, source, scope, want, f"{s.kind}/{target}")
+                if value is None:
+                    continue
+                if s.kind == "set":
+                    out.append(pad + self._assign(place, value.code))
+                    continue
+                if not typed.compatible(place.type, INT, scope.int_kinds):
+                    self.problem(s, "expr-type", f"'{target}' is {typed.describe(place.type)}; "
+                                 "gain adds to a number", f"gain/{target}")
+                    continue
+                new = f"{place.code} + {value.code}"
+                assert place.place is not None
+                if place.place.lo is not None and not _non_negative(source):
+                    new = f"max({place.place.lo}, {new})"
+                if place.place.hi is not None and not _non_positive(source):
+                    new = f"min({place.place.hi}, {new})"
+                out.append(pad + self._assign(place, new))
+            return scope
+        if s.kind == "move":
+            self._move(s, scope, pad, out)
+            return scope
+        if s.kind == "if":
+            cond = self.expr(s, s.arg, scope, BOOL)
+            if cond is None:
+                return scope
+            out.append(f"{pad}if {cond.code}:")
+            then = scope
+            for name in typed.narrowed(s.arg):
+                if name in scope.locals:
+                    n = scope.locals[name]
+                    then = then.with_locals(**{name: replace(n, type=replace(n.type,
+                                                                             optional=False))})
+            self._block(s.body, then, indent + 1, out)
+            if s.orelse:
+                out.append(f"{pad}else:")
+                self._block(s.orelse, scope, indent + 1, out)
+            return scope
+        if s.kind == "for_each":
+            arg = s.arg
+            if not isinstance(arg, Mapping) or not isinstance(arg.get("as"), str):
+                self.problem(s, "step-shape", "for_each: {as: NAME, in: EXPR}")
+                return scope
+            src = self.expr(s, arg.get("in"), scope, None, "for_each/in")
+            if src is None:
+                return scope
+            if src.type.name not in ("list", "map"):
+                self.problem(s, "expr-type", f"'{arg.get('in')}' is not a list", "for_each/in")
+                return scope
+            var = typed.local_code(arg["as"])
+            out.append(f"{pad}for {var} in list({src.code}):")
+            inner = scope.with_locals(**{arg["as"]: Name(src.type.args[0], var)})
+            self._block(s.body, inner, indent + 1, out)
+            return scope
+        if s.kind == "repeat":
+            n = self.expr(s, s.arg, scope, INT)
+            if n is None:
+                return scope
+            out.append(f"{pad}for _ in range({n.code}):")
+            self._block(s.body, scope, indent + 1, out)
+            return scope
+        if s.kind == "do":
+            self._do(s, scope, pad, out)
+            return scope
+        if s.kind == "raise":
+            event = s.arg
+            if not isinstance(event, str):
+                self.problem(s, "step-shape", "raise: EVENT")
+                return scope
+            for hook in self.hooks.get(event, ()):
+                out.append(f"{pad}_run_{self.name(hook)}(g, seat)")
+            if event not in self.hooks:
+                out.append(f"{pad}pass  # no hook listens to {event!r}")
+            return scope
+        self.problem(s, "step-order", f"a {s.kind} step cannot stand among effects")
+        return scope
+
+    def _block(self, steps: tuple[Step, ...], scope: Scope, indent: int, out: list[str]) -> None:
+        before = len(out)
+        for s in steps:
+            if s.kind in ("require", "choose"):
+                self.problem(s, "step-order", f"a {s.kind} step belongs to the guard at the top "
+                             "of its procedure, not inside an if or a loop")
+                continue
+            scope = self._effect(s, scope, indent, out)
+        if len(out) == before or all(line.strip().startswith("#") for line in out[before:]):
+            out.append("    " * indent + "pass")
+
+    def _move(self, s: Step, scope: Scope, pad: str, out: list[str]) -> None:
+        arg = s.arg
+        modes = [k for k in ("item", "top", "first", "all")
+                 if isinstance(arg, Mapping) and k in arg]
+        if not isinstance(arg, Mapping) or len(modes) != 1:
+            self.problem(s, "step-shape", "move: {item|top|first|all: EXPR, from: PLACE, "
+                         "to: PLACE}")
+            return
+        mode = modes[0]
+        src = self._place(s, arg["from"], scope, "move/from") if "from" in arg else None
+        dst = self._place(s, arg["to"], scope, "move/to") if "to" in arg else None
+        for name, t in (("from", src), ("to", dst)):
+            if t is not None and t.type.name != "list":
+                self.problem(s, "expr-type", f"move {name} '{arg[name]}': "
+                             f"{typed.describe(t.type)} is not a list", f"move/{name}")
+                return
+        if (src is None and "from" in arg) or (dst is None and "to" in arg):
+            return
+        if src is None and dst is None:
+            self.problem(s, "step-shape", "a move has a from or a to")
+            return
+        if mode == "item":
+            item_t = (src or dst).type.args[0]  # type: ignore[union-attr]
+            item = self.expr(s, arg["item"], scope, item_t, "move/item")
+            if item is None:
+                return
+            if src is not None:
+                out.append(f"{pad}{src.code}.remove({item.code})")
+            if dst is not None:
+                out.append(f"{pad}{dst.code}.append({item.code})")
+            return
+        if mode == "all":
+            if src is None:
+                self.problem(s, "step-shape", "move all needs a from", "move")
+                return
+            if dst is not None:
+                out.append(f"{pad}{dst.code}.extend({src.code})")
+            out.append(f"{pad}{src.code}.clear()")
+            return
+        if src is None:
+            self.problem(s, "step-shape", f"move {mode} needs a from", "move")
+            return
+        n = self.expr(s, arg[mode], scope, INT, f"move/{mode}")
+        if n is None:
+            return
+        pop = "pop()" if mode == "top" else "pop(0)"
+        out.append(f"{pad}for _ in range(min({n.code}, len({src.code}))):")
+        if dst is not None:
+            out.append(f"{pad}    {dst.code}.append({src.code}.{pop})")
+        else:
+            out.append(f"{pad}    {src.code}.{pop}")
+
+    def _do(self, s: Step, scope: Scope, pad: str, out: list[str]) -> None:
+        target = s.arg
+        callee = self.procs.get(target) if isinstance(target, str) else None
+        if callee is None:
+            self.problem(s, "unknown-reference", f"unknown procedure {target!r}", "do",
+                         typed.closest(str(target), sorted(self.procs)))
+            return
+        if callee.choices or any(g.kind == "require" for g in callee.guard):
+            self.problem(s, "step-order", f"'{target}' has a guard (chooses or requires): only a "
+                         "procedure of effects can be done from another")
+            return
+        given = s.get("with") or {}
+        if not isinstance(given, Mapping):
+            self.problem(s, "step-shape", "with: {PARAM: EXPR}", "with")
+            return
+        args = []
+        for prm in callee.params:
+            if prm.name not in given:
+                if prm.type.optional:
+                    args.append("None")
+                    continue
+                self.problem(s, "step-missing", f"'{target}' needs '{prm.name}'", "with")
+                return
+            v = self.expr(s, given[prm.name], scope, prm.type, f"with/{prm.name}")
+            if v is None:
+                return
+            args.append(v.code)
+        for key in given:
+            if key not in {p.name for p in callee.params}:
+                self.problem(s, "step-unknown-key", f"'{target}' takes no '{key}'", f"with/{key}",
+                             typed.closest(str(key), [p.name for p in callee.params]))
+        out.append(f"{pad}_run_{self.name(callee.id)}(g, seat{''.join(', ' + a for a in args)})")
+
+
+def _non_negative(source: Any) -> bool:
+    return isinstance(source, int) and not isinstance(source, bool) and source >= 0
+
+
+def _non_positive(source: Any) -> bool:
+    return isinstance(source, int) and not isinstance(source, bool) and source <= 0
+
+
+def _noqa(lines: list[str]) -> list[str]:
+    return lines
+
+
+def py_type(t: VType) -> str:
+    """The Python annotation of a value of type t."""
+    if t.name in ("int", "seat"):
+        base = "int"
+    elif t.name == "bool":
+        base = "bool"
+    elif t.name == "list":
+        base = f"list[{py_type(t.args[0])}]"
+    elif t.name == "map":
+        base = f"dict[{py_type(t.args[0])}, {py_type(t.args[1])}]"
+    elif t.name == "player":
+        base = "Player"
+    else:
+        base = "Any"
+    return f"{base} | None" if t.optional and base != "Any" else base

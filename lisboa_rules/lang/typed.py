@@ -1,0 +1,558 @@
+"""The effect language's expressions: a typed subset of Python over the declared state.
+
+Where the formula language (`expr.py`) reads numbers for costs and scores, these expressions
+read and compare the state itself: the acting player's fields (`reis`, `player.hand`), the
+game's (`game.favors[noble]`), locals of a procedure (`amount`, a chosen `business`), rows of
+the rules' tables (`plan.officials`, `card.type`) and constants of the rules data
+(`rules.game.rubble.cubes_per_set`). Allowed: whole numbers, true/false, text, `None`,
+`+ - * //`, comparisons, `in` / `not in`, `is None`, `and` / `or` / `not`, `a if c else b`,
+`x[i]`, `len sum min max any all sorted`, and one-loop comprehensions
+(`[b for b in businesses if stores[b] > 0]`).
+
+Nothing is ever passed to `eval`: the checked tree is compiled to Python source for the
+generated engine (`compile_expr`); the reference interpreter walks the same tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+MAX_LENGTH = 600
+MAX_DEPTH = 24
+FUNCTIONS = ("len", "sum", "min", "max", "any", "all", "sorted")
+
+
+@dataclass(frozen=True)
+class VType:
+    """A value's type: int, bool, text, none, a kind id (`noble`, `seat`, `card`), player,
+    list[T] or map[K, T] (`full`: every key is always there)."""
+
+    name: str
+    args: tuple[VType, ...] = ()
+    optional: bool = False
+    full: bool = True
+
+    def __str__(self) -> str:
+        inner = f"[{', '.join(str(a) for a in self.args)}]" if self.args else ""
+        return f"{self.name}{inner}{'?' if self.optional else ''}"
+
+
+INT = VType("int")
+BOOL = VType("bool")
+TEXT = VType("text")
+NONE = VType("none")
+
+
+def list_of(t: VType) -> VType:
+    return VType("list", (t,))
+
+
+class ExprError(Exception):
+    """An expression that does not parse or type-check; `col` is 0-based in its source."""
+
+    def __init__(self, code: str, message: str, col: int = 0, suggestion: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.col = col
+        self.suggestion = suggestion
+
+
+@dataclass(frozen=True)
+class Name:
+    """What a name means: its type and its Python code."""
+
+    type: VType
+    code: str
+    lo: int | None = None  # the declared bounds of an int field (for clamping writes)
+    hi: int | None = None
+    field: str | None = None  # "player.X" / "game.X" for a state field
+
+
+@dataclass
+class Scope:
+    """Everything an expression may name. `int_kinds` are the kinds whose ids are ints (the
+    others are text); `tables[kind][field]` the readable columns of a kind's rows, as
+    (type, Python name of the generated table); `data(path)` a constant of the rules data (or
+    raises KeyError)."""
+
+    locals: dict[str, Name] = field(default_factory=dict)
+    player: dict[str, Name] = field(default_factory=dict)  # code uses `{p}` for the player
+    game: dict[str, Name] = field(default_factory=dict)
+    measures: dict[str, Name] = field(default_factory=dict)
+    tables: dict[str, dict[str, tuple[VType, str]]] = field(default_factory=dict)
+    int_kinds: frozenset[str] = frozenset()
+    kinds: frozenset[str] = frozenset()
+    data: Callable[[tuple[str, ...]], Any] | None = None
+    this: Callable[[tuple[str, ...]], Any] | None = None  # the procedure's own row (`this.x`)
+
+    def with_locals(self, **names: Name) -> Scope:
+        return replace(self, locals={**self.locals, **names})
+
+    def all_names(self) -> list[str]:
+        return [*self.locals, *self.player, *self.game, *self.measures, "player", "game", "rules"]
+
+
+def local_code(name: str) -> str:
+    """The Python name of a local of the effect language."""
+    return "v_" + name.replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A checked expression: its Python code (fully parenthesised where needed) and type."""
+
+    code: str
+    type: VType
+    place: Name | None = None  # set when the expression is a state field or an entry of one
+
+
+def parse(source: str) -> ast.expr:
+    text = source.strip() if isinstance(source, str) else ""
+    if not isinstance(source, str) or len(source) > MAX_LENGTH:
+        raise ExprError("expr-syntax", f"an expression is text of at most {MAX_LENGTH} characters")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        col = max((exc.offset or 1) - 1, 0)
+        raise ExprError("expr-syntax", f"expression does not parse: {exc.msg}", col) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise ExprError("expr-syntax", f"expression does not parse: {exc}") from None
+    return tree.body
+
+
+def check(source: str | int | bool | None, scope: Scope, want: VType | None = None) -> Typed:
+    """Parse and type-check an expression (a YAML number or true/false is one too)."""
+    if source is None:
+        t = Typed("None", NONE)
+    elif isinstance(source, bool):
+        t = Typed(repr(source), BOOL)
+    elif isinstance(source, int):
+        t = Typed(repr(source), INT)
+    else:
+        t = _Checker(scope).expr(parse(source), 0)
+    if want is not None and not compatible(t.type, want):
+        raise ExprError("expr-type", f"'{source}' is {describe(t.type)}, expected {describe(want)}")
+    return t
+
+
+def describe(t: VType) -> str:
+    if t.name == "int":
+        base = "a number"
+    elif t.name == "bool":
+        base = "a condition (true or false)"
+    elif t.name == "text":
+        base = "text"
+    elif t.name == "none":
+        return "None"
+    elif t.name == "list":
+        base = f"a list of {describe(t.args[0]).removeprefix('a ').removeprefix('an ')}"
+    elif t.name == "map":
+        base = f"a table by {t.args[0].name}"
+    else:
+        base = f"a {t.name}"
+    return base + (" or None" if t.optional else "")
+
+
+def _numeric(t: VType, int_kinds: frozenset[str]) -> bool:
+    return not t.optional and (t.name in ("int", "seat") or t.name in int_kinds)
+
+
+def compatible(got: VType, want: VType, int_kinds: frozenset[str] = frozenset()) -> bool:
+    """Whether a value of type `got` may stand where `want` is expected. Ids are nominal only
+    between numbers and text: a kind of text ids and text mix, as do int kinds and ints."""
+    if got.name == "none":
+        return want.optional or want.name == "none"
+    if got.optional and not want.optional:
+        return False
+    if got.name in ("list", "map") or want.name in ("list", "map"):
+        return (
+            got.name == want.name
+            and len(got.args) == len(want.args)
+            and all(compatible(a, b, int_kinds) for a, b in zip(got.args, want.args, strict=True))
+        )
+    return _family(got, int_kinds) == _family(want, int_kinds)
+
+
+def _family(t: VType, int_kinds: frozenset[str]) -> str:
+    if t.name in ("int", "seat") or t.name in int_kinds:
+        return "int"
+    if t.name in ("bool", "player"):
+        return t.name
+    return "text"
+
+
+def closest(word: str, candidates: list[str]) -> str | None:
+    found = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+_BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//"}
+_CMP = {
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+}
+
+
+class _Checker:
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self.ik = scope.int_kinds
+
+    def fail(self, node: ast.AST, message: str, code: str = "expr-type",
+             suggestion: str | None = None) -> ExprError:
+        return ExprError(code, message, getattr(node, "col_offset", 0), suggestion)
+
+    def expr(self, node: ast.expr, depth: int) -> Typed:
+        if depth > MAX_DEPTH:
+            raise self.fail(node, "expression is nested too deeply", "expr-syntax")
+        d = depth + 1
+        if isinstance(node, ast.Constant):
+            v = node.value
+            if isinstance(v, bool):
+                return Typed(repr(v), BOOL)
+            if isinstance(v, int):
+                return Typed(repr(v), INT)
+            if isinstance(v, str):
+                return Typed(repr(v), TEXT)
+            if v is None:
+                return Typed("None", NONE)
+            raise self.fail(node, f"{v!r} is not a value of the effect language")
+        if isinstance(node, ast.Name):
+            return self.name(node)
+        if isinstance(node, ast.Attribute):
+            return self.attribute(node, d)
+        if isinstance(node, ast.Subscript):
+            return self.subscript(node, d)
+        if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
+            a, b = self.num(node.left, d), self.num(node.right, d)
+            return Typed(f"({a.code} {_BIN[type(node.op)]} {b.code})", INT)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return Typed(f"(-{self.num(node.operand, d).code})", INT)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return Typed(f"(not {self.cond(node.operand, d).code})", BOOL)
+        if isinstance(node, ast.BoolOp):
+            op = " and " if isinstance(node.op, ast.And) else " or "
+            return Typed("(" + op.join(self.cond(v, d).code for v in node.values) + ")", BOOL)
+        if isinstance(node, ast.Compare):
+            return self.compare(node, d)
+        if isinstance(node, ast.IfExp):
+            c = self.cond(node.test, d)
+            a, b = self.expr(node.body, d), self.expr(node.orelse, d)
+            t = a.type if a.type.name != "none" else replace(b.type, optional=True)
+            if b.type.name == "none":
+                t = replace(a.type, optional=True)
+            elif not (compatible(a.type, b.type, self.ik) or compatible(b.type, a.type, self.ik)):
+                raise self.fail(node, f"the two branches of '{ast.unparse(node)}' differ: "
+                                f"{describe(a.type)} and {describe(b.type)}")
+            return Typed(f"({a.code} if {c.code} else {b.code})", t)
+        if isinstance(node, ast.Call):
+            return self.call(node, d)
+        if isinstance(node, ast.ListComp | ast.GeneratorExp):
+            return self.comprehension(node, d)
+        if isinstance(node, ast.List):
+            items = [self.expr(e, d) for e in node.elts]
+            t = items[0].type if items else INT
+            for it in items[1:]:
+                if not compatible(it.type, t, self.ik):
+                    raise self.fail(node, "the items of a list have one type")
+            return Typed("[" + ", ".join(i.code for i in items) + "]", list_of(t))
+        raise self.fail(node, f"'{ast.unparse(node)}' is not allowed in an expression",
+                        "expr-syntax")
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def num(self, node: ast.expr, depth: int) -> Typed:
+        t = self.expr(node, depth)
+        if not _numeric(t.type, self.ik):
+            raise self.fail(node, f"'{ast.unparse(node)}' is {describe(t.type)}, expected a number")
+        return t
+
+    def cond(self, node: ast.expr, depth: int) -> Typed:
+        t = self.expr(node, depth)
+        if t.type != BOOL:
+            raise self.fail(node, f"'{ast.unparse(node)}' is {describe(t.type)}, "
+                            "expected a condition (true or false)")
+        return t
+
+    def name(self, node: ast.Name) -> Typed:
+        s = self.scope
+        n = node.id
+        if n in s.locals:
+            return Typed(s.locals[n].code, s.locals[n].type, s.locals[n])
+        if n in s.player:
+            return Typed(s.player[n].code.format(p="p"), s.player[n].type, s.player[n])
+        if n in s.game:
+            return Typed(s.game[n].code, s.game[n].type, s.game[n])
+        if n in s.measures:
+            return Typed(s.measures[n].code, s.measures[n].type)
+        if n == "player":
+            return Typed("p", VType("player"))
+        raise self.fail(node, f"unknown name '{n}'", "unknown-name", closest(n, s.all_names()))
+
+    def attribute(self, node: ast.Attribute, depth: int) -> Typed:
+        path = _dotted(node)
+        s = self.scope
+        if path and path[0] == "rules":
+            return self.constant(node, tuple(path[1:]), s.data, "rules")
+        if path and path[0] == "this" and "this" not in s.locals:
+            return self.constant(node, tuple(path[1:]), s.this, "this")
+        if path and path[0] == "game" and len(path) == 2 and "game" not in s.locals:
+            f = s.game.get(path[1])
+            if f is None:
+                raise self.fail(node, f"the game has no field '{path[1]}'", "unknown-name",
+                                closest(path[1], list(s.game)))
+            return Typed(f.code, f.type, f)
+        base = self.expr(node.value, depth)
+        if base.type.name == "player" and not base.type.optional:
+            f = s.player.get(node.attr)
+            if f is None:
+                raise self.fail(node, f"a player has no field '{node.attr}'", "unknown-name",
+                                closest(node.attr, list(s.player)))
+            return Typed(f.code.format(p=base.code), f.type, f)
+        columns = s.tables.get(base.type.name)
+        if columns is not None and not base.type.optional:
+            col = columns.get(node.attr)
+            if col is None:
+                raise self.fail(node, f"a {base.type.name} has no '{node.attr}'", "unknown-name",
+                                closest(node.attr, list(columns)))
+            return Typed(f"{col[1]}[{base.code}]", col[0])
+        raise self.fail(node, f"{describe(base.type)} has no '{node.attr}'")
+
+    def constant(self, node: ast.expr, path: tuple[str, ...],
+                 lookup: Callable[[tuple[str, ...]], Any] | None, root: str) -> Typed:
+        if lookup is None:
+            raise self.fail(node, f"'{root}' names nothing here", "unknown-name")
+        try:
+            value = lookup(path)
+        except KeyError as exc:
+            raise self.fail(node, f"'{root}.{'.'.join(path)}' names no value in the rules data "
+                            f"({exc.args[0] if exc.args else ''})", "unknown-name") from None
+        return Typed(constant_code(value), _type_of(value))
+
+    def subscript(self, node: ast.Subscript, depth: int) -> Typed:
+        base = self.expr(node.value, depth)
+        key = self.expr(node.slice, depth)
+        t = base.type
+        if t.optional:
+            raise self.fail(node, f"'{ast.unparse(node.value)}' may be None")
+        if t.name == "list":
+            if not _numeric(key.type, self.ik) or key.type.name not in ("int", "seat"):
+                raise self.fail(node.slice, "a list is indexed by a number")
+            place = None
+            return Typed(f"{base.code}[{key.code}]", t.args[0], place)
+        if t.name == "map":
+            if not compatible(key.type, t.args[0], self.ik):
+                raise self.fail(node.slice, f"'{ast.unparse(node.value)}' is indexed by "
+                                f"{describe(t.args[0])}, not {describe(key.type)}")
+            place = None
+            if base.place is not None:
+                place = replace(base.place, type=t.args[1], code=f"{base.code}[{key.code}]")
+            if t.full:
+                return Typed(f"{base.code}[{key.code}]", t.args[1], place)
+            default = _default(t.args[1])
+            return Typed(f"{base.code}.get({key.code}, {default})", t.args[1], place)
+        raise self.fail(node, f"{describe(t)} cannot be indexed")
+
+    def compare(self, node: ast.Compare, depth: int) -> Typed:
+        parts = []
+        left = self.expr(node.left, depth)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = self.expr(right_node, depth)
+            sym = _CMP.get(type(op))
+            if sym is None:
+                raise self.fail(node, "unknown comparison", "expr-syntax")
+            if sym in ("in", "not in"):
+                if right.type.name not in ("list", "map"):
+                    raise self.fail(right_node, f"'{ast.unparse(right_node)}' is "
+                                    f"{describe(right.type)}, not a list or a table")
+                item = right.type.args[0]
+                if not compatible(left.type, replace(item, optional=True), self.ik):
+                    raise self.fail(node, f"{describe(left.type)} is never in "
+                                    f"{describe(right.type)}")
+            elif sym in ("is", "is not"):
+                if right.type.name != "none":
+                    raise self.fail(node, "'is' and 'is not' compare with None only")
+                if not left.type.optional:
+                    raise self.fail(node, f"'{ast.unparse(node.left)}' is never None")
+            elif sym in ("==", "!="):
+                ok = compatible(left.type, replace(right.type, optional=True), self.ik) or \
+                    compatible(right.type, replace(left.type, optional=True), self.ik)
+                if not ok:
+                    raise self.fail(node, f"{describe(left.type)} and {describe(right.type)} "
+                                    "never compare equal")
+            else:
+                for side, n in ((left, node.left), (right, right_node)):
+                    if not _numeric(side.type, self.ik):
+                        raise self.fail(n, f"'{ast.unparse(n)}' is {describe(side.type)}, "
+                                        "expected a number")
+            parts.append(f"{left.code} {sym} {right.code}")
+            left = right
+        return Typed("(" + " and ".join(parts) + ")", BOOL)
+
+    def call(self, node: ast.Call, depth: int) -> Typed:
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+            name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
+            raise self.fail(node, f"unknown function '{name}'", "unknown-name",
+                            closest(name, list(FUNCTIONS)))
+        fn = node.func.id
+        if node.keywords:
+            raise self.fail(node, f"{fn}() takes no keywords", "expr-syntax")
+        args = [self.expr(a, depth) for a in node.args]
+        if fn in ("min", "max") and len(args) >= 2:
+            for a, n in zip(args, node.args, strict=True):
+                if not _numeric(a.type, self.ik):
+                    raise self.fail(n, f"{fn}() compares numbers")
+            return Typed(f"{fn}({', '.join(a.code for a in args)})", INT)
+        if len(args) != 1:
+            raise self.fail(node, f"{fn}() takes one value", "expr-syntax")
+        a = args[0]
+        t = a.type
+        if fn == "len":
+            if t.name not in ("list", "map"):
+                raise self.fail(node, f"len() counts a list or a table, not {describe(t)}")
+            return Typed(f"len({a.code})", INT)
+        if fn in ("sum", "min", "max"):
+            if t.name == "map" and _numeric(t.args[1], self.ik):
+                return Typed(f"{fn}({a.code}.values())", INT)
+            if t.name == "list" and _numeric(t.args[0], self.ik):
+                return Typed(f"{fn}({a.code})", INT)
+            raise self.fail(node, f"{fn}() needs a list of numbers, not {describe(t)}")
+        if fn in ("any", "all"):
+            if t.name == "list" and t.args[0] == BOOL:
+                return Typed(f"{fn}({a.code})", BOOL)
+            raise self.fail(node, f"{fn}() needs a list of conditions, not {describe(t)}")
+        # sorted
+        if t.name != "list":
+            raise self.fail(node, f"sorted() needs a list, not {describe(t)}")
+        return Typed(f"sorted({a.code})", t)
+
+    def comprehension(self, node: ast.ListComp | ast.GeneratorExp, depth: int) -> Typed:
+        if len(node.generators) != 1:
+            raise self.fail(node, "a comprehension has one 'for'", "expr-syntax")
+        gen = node.generators[0]
+        if not isinstance(gen.target, ast.Name) or gen.is_async:
+            raise self.fail(node, "a comprehension's 'for' names one variable", "expr-syntax")
+        source = self.expr(gen.iter, depth)
+        if source.type.name not in ("list", "map") or source.type.optional:
+            raise self.fail(gen.iter, f"'{ast.unparse(gen.iter)}' is {describe(source.type)}, "
+                            "not a list or a table")
+        var = gen.target.id
+        inner = _Checker(self.scope.with_locals(
+            **{var: Name(source.type.args[0], local_code(var))}))
+        conds = [inner.cond(c, depth + 1).code for c in gen.ifs]
+        elt = inner.expr(node.elt, depth + 1)
+        where = "".join(f" if {c}" for c in conds)
+        code = f"{elt.code} for {local_code(var)} in {source.code}{where}"
+        return Typed(f"[{code}]", list_of(elt.type))
+
+
+def _dotted(node: ast.expr) -> list[str] | None:
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return None if head is None else [*head, node.attr]
+    return None
+
+
+def constant_code(value: Any) -> str:
+    """A constant of the rules data as Python: lists become tuples (folded by the compiler)."""
+    if isinstance(value, list):
+        items = [constant_code(v) for v in value]
+        return f"({items[0]},)" if len(items) == 1 else "(" + ", ".join(items) + ")"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k!r}: {constant_code(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def _type_of(value: Any) -> VType:
+    if isinstance(value, Mapping):
+        items = list(value.values())
+        return VType("map", (TEXT, _type_of(items[0]) if items else INT))
+    if value is None:
+        return NONE
+    if isinstance(value, bool):
+        return BOOL
+    if isinstance(value, int):
+        return INT
+    if isinstance(value, str):
+        return TEXT
+    if isinstance(value, list):
+        return list_of(_type_of(value[0]) if value else INT)
+    raise KeyError("not a number, a text or a list of them")
+
+
+def _default(t: VType) -> str:
+    if t.optional:
+        return "None"
+    if t.name == "list":
+        return "[]"
+    if t.name == "map":
+        return "{}"
+    if t.name == "bool":
+        return "False"
+    if t.name in ("int", "seat"):
+        return "0"
+    return "''"
+
+
+def narrowed(source: Any) -> list[str]:
+    """The names a condition proves not None (`x is not None and ...`): an `if` narrows them
+    in its `then` steps."""
+    if not isinstance(source, str):
+        return []
+    try:
+        node = parse(source)
+    except ExprError:
+        return []
+    parts = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+    out = []
+    for part in parts:
+        if (isinstance(part, ast.Compare) and len(part.ops) == 1
+                and isinstance(part.ops[0], ast.IsNot) and isinstance(part.left, ast.Name)
+                and isinstance(part.comparators[0], ast.Constant)
+                and part.comparators[0].value is None):
+            out.append(part.left.id)
+    return out
+
+
+def data_lookup(data: Mapping[str, Any]) -> Callable[[tuple[str, ...]], Any]:
+    """`rules.DOC.path` constants from the merged documents: a path through a list of rows
+    gives the list of their values; a row is found by its `id` (`rules.nobles.nobles.king`)."""
+
+    def lookup(path: tuple[str, ...]) -> Any:
+        node: Any = data
+        for i, key in enumerate(path):
+            if isinstance(node, Mapping) and key in node:
+                node = node[key]
+            elif isinstance(node, list) and any(
+                isinstance(r, Mapping) and r.get("id") == key for r in node
+            ):
+                node = next(r for r in node if isinstance(r, Mapping) and r.get("id") == key)
+            elif isinstance(node, list) and all(isinstance(r, Mapping) for r in node):
+                node = [r.get(key) for r in node]
+                if any(v is None for v in node):
+                    raise KeyError(f"not every row has '{key}'")
+            else:
+                raise KeyError(f"no '{key}' after '{'.'.join(path[:i]) or 'rules'}'")
+        _type_of(node)
+        if isinstance(node, list) and any(isinstance(v, list | Mapping) for v in node):
+            raise KeyError("a list of plain values is expected")
+        if isinstance(node, Mapping) and any(isinstance(v, list | Mapping) for v in node.values()):
+            raise KeyError("a table of plain values is expected")
+        return node
+
+    return lookup

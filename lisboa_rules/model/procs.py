@@ -1,0 +1,262 @@
+"""The procedures of rules/ (effects, shared procedures, hooks, Noble actions) and the scope
+their steps are checked and compiled in: the declared state, the rules' tables, the measures.
+
+Used twice: by the model builder, to report every problem of every step as a located error,
+and by the engine emitter, to generate the procedures' functions for each rule set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from lisboa_rules.lang import steps as st
+from lisboa_rules.lang import typed
+from lisboa_rules.lang.typed import Name, Scope, VType
+from lisboa_rules.model.state import StateDecl, StateType, TypeSyntaxError, parse_type
+
+
+def vtype(t: StateType, full: bool = True) -> VType:
+    return VType(t.name, tuple(vtype(a, False) for a in t.args), t.optional, full)
+
+
+@dataclass
+class Tables:
+    """The columns of the rules' tables that steps read, named for the generated engine and
+    shared between rule sets with the same values."""
+
+    names: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (kind, col, repr)
+    values: dict[str, dict[Any, Any]] = field(default_factory=dict)
+
+    def name(self, kind: str, col: str, values: dict[Any, Any]) -> str:
+        key = (kind, col, repr(sorted(values.items(), key=repr)))
+        found = self.names.get(key)
+        if found is None:
+            stem = "_T_" + typed.local_code(kind).removeprefix("v_") + "_" + col
+            found = stem
+            n = 1
+            while found in self.values:
+                n += 1
+                found = f"{stem}_{n}"
+            self.names[key] = found
+            self.values[found] = values
+        return found
+
+
+def _rows(data: Mapping[str, Any], path: str) -> Any:
+    node: Any = data
+    for key in path.split("."):
+        if not isinstance(node, Mapping) or key not in node:
+            return None
+        node = node[key]
+    return node
+
+
+def _columns(rows: list[Any], key: str) -> dict[str, tuple[VType, dict[Any, Any]]]:
+    """The readable columns of a table: numbers (missing: 0), text (missing: None) and lists
+    of plain values (missing: empty)."""
+    out: dict[str, tuple[VType, dict[Any, Any]]] = {}
+    cols: list[str] = []
+    for r in rows:
+        if isinstance(r, Mapping):
+            cols += [c for c in r if c not in cols and c != key]
+    for col in cols:
+        present = [r[col] for r in rows if isinstance(r, Mapping) and col in r]
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+            t, missing = typed.INT, 0
+        elif all(isinstance(v, str) for v in present):
+            t, missing = VType("text", (), len(present) < len(rows)), None
+        elif all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in present):
+            t, missing = typed.list_of(typed.TEXT), []
+        else:
+            continue
+        values = {r[key]: (r[col] if col in r else missing) for r in rows
+                  if isinstance(r, Mapping) and key in r}
+        if col in ("source", "assumptions", "text", "name", "title"):
+            continue
+        out[col] = (t, values)
+    return out
+
+
+def state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tuple[str, Any]],
+                tables: Tables | None = None,
+                problems: list[tuple[str, str, str]] | None = None) -> Scope:
+    """The scope of a step: the acting player (`p`, at `seat`), the game (`g`), the tables of
+    the kinds that come from rows of the rules data, and the measures (checked in order; a
+    problem is (measure id, code, message))."""
+    tables = tables if tables is not None else Tables()
+    player = {f.id: Name(vtype(f.type, f.full), "{p}." + f.id, f.min, f.max, "player." + f.id)
+              for f in decl.player}
+    game = {f.id: Name(vtype(f.type, f.full), "g." + f.id, f.min, f.max, "game." + f.id)
+            for f in decl.game}
+    int_kinds = frozenset(k.id for k in decl.kinds if k.of == "int")
+    cols: dict[str, dict[str, tuple[VType, str]]] = {}
+    for k in decl.kinds:
+        source, key = k.source, k.key
+        if not source or not key:
+            continue
+        rows = _rows(data, source)
+        if not isinstance(rows, list):
+            continue
+        cols[k.id] = {c: (t, tables.name(k.id, c, v)) for c, (t, v) in _columns(rows, key).items()}
+    scope = Scope(locals={"seat": Name(VType("seat"), "seat")}, player=player, game=game,
+                  tables=cols, int_kinds=int_kinds, kinds=frozenset(k.id for k in decl.kinds),
+                  data=typed.data_lookup(data))
+    for mid, source in measures:
+        try:
+            t = typed.check(source, scope)
+        except typed.ExprError as exc:
+            if problems is not None:
+                problems.append((mid, exc.code, exc.message))
+            continue
+        scope.measures[mid] = Name(t.type, t.code)
+    return scope
+
+
+@dataclass(frozen=True)
+class ProcSet:
+    """Every procedure of a rule set, by id, with the hooks of each event."""
+
+    procs: dict[str, st.Procedure]
+    hooks: dict[str, tuple[str, ...]]
+    effects: tuple[str, ...]  # the ids that are effects (named with an amount on cards)
+    measures: tuple[tuple[str, Any], ...]
+    this: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # a procedure's own row
+
+
+def _params(raw: Any, path: tuple[str | int, ...],
+            problems: list[st.StepProblem]) -> tuple[st.Param, ...]:
+    out = []
+    if not isinstance(raw, Mapping):
+        return ()
+    for name, text in raw.items():
+        try:
+            out.append(st.Param(str(name), vtype(parse_type(str(text)))))
+        except TypeSyntaxError as exc:
+            problems.append(st.StepProblem("step-shape", f"parameter {name}: {exc}",
+                                           (*path, name)))
+    return tuple(out)
+
+
+def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
+             problems: list[st.StepProblem]) -> ProcSet:
+    """The procedures of the effects document and of the Noble actions (`steps:`)."""
+    procs: dict[str, st.Procedure] = {}
+    hooks: dict[str, list[str]] = {}
+    this: dict[str, Mapping[str, Any]] = {}
+
+    def add(proc: st.Procedure) -> None:
+        if proc.id in procs:
+            problems.append(st.StepProblem("duplicate-id", f"two procedures are called "
+                                           f"'{proc.id}'", (*proc.path, "id")))
+            return
+        procs[proc.id] = proc
+
+    common = _params(effects_doc.get("params"), ("effects", "params"), problems)
+    effect_ids = []
+    for i, e in enumerate(effects_doc.get("effects") or []):
+        path: tuple[str | int, ...] = ("effects", "effects", i)
+        body = st.parse_steps(e.get("steps", []), (*path, "steps"), problems)
+        add(st.Procedure(str(e.get("id")), common, body, str(e.get("rule") or e.get("id")), path))
+        effect_ids.append(str(e.get("id")))
+    for i, e in enumerate(effects_doc.get("procedures") or []):
+        path = ("effects", "procedures", i)
+        body = st.parse_steps(e.get("steps", []), (*path, "steps"), problems)
+        add(st.Procedure(str(e.get("id")), _params(e.get("params"), (*path, "params"), problems),
+                         body, str(e.get("rule") or e.get("id")), path))
+    for i, h in enumerate(effects_doc.get("hooks") or []):
+        path = ("effects", "hooks", i)
+        body = st.parse_steps(h.get("steps", []), (*path, "steps"), problems)
+        proc = st.Procedure(str(h.get("id")), (), body, str(h.get("rule") or h.get("id")), path)
+        add(proc)
+        hooks.setdefault(str(h.get("on")), []).append(proc.id)
+        if proc.guard:
+            problems.append(st.StepProblem("step-order", "a hook has no guard: it cannot "
+                                           "choose or refuse", (*path, "steps")))
+    for i, na in enumerate(noble_actions):
+        if not isinstance(na, Mapping) or "steps" not in na:
+            continue
+        path = ("nobles", "noble_actions", i)
+        body = st.parse_steps(na.get("steps", []), (*path, "steps"), problems)
+        add(st.Procedure(str(na.get("id")), (), body, str(na.get("id")), path))
+        this[str(na.get("id"))] = na
+    measures = tuple((str(m.get("id")), m.get("value")) for m in effects_doc.get("measures") or []
+                     if isinstance(m, Mapping))
+    return ProcSet(procs, {k: tuple(v) for k, v in hooks.items()}, tuple(effect_ids), measures,
+                   this)
+
+
+def check_cycles(ps: ProcSet) -> list[st.StepProblem]:
+    """A procedure that does itself, directly or through others or through the hooks of the
+    events it raises, would never end: refused."""
+    edges: dict[str, list[tuple[str, tuple[str | int, ...]]]] = {}
+    for pid, proc in ps.procs.items():
+        out = edges.setdefault(pid, [])
+        for s in proc.steps:
+            for sub in s.walk():
+                if sub.kind == "do" and isinstance(sub.arg, str):
+                    out.append((sub.arg, sub.path))
+                if sub.kind == "raise" and isinstance(sub.arg, str):
+                    out += [(h, sub.path) for h in ps.hooks.get(sub.arg, ())]
+    problems = []
+    state: dict[str, int] = {}
+
+    def visit(pid: str, trail: list[str]) -> None:
+        state[pid] = 1
+        for nxt, path in edges.get(pid, []):
+            if state.get(nxt) == 1:
+                loop = " -> ".join([*trail[trail.index(nxt):], nxt]) if nxt in trail else nxt
+                problems.append(st.StepProblem("step-cycle", f"procedures call each other in a "
+                                               f"loop: {loop}", path))
+            elif state.get(nxt) is None and nxt in edges:
+                visit(nxt, [*trail, nxt])
+        state[pid] = 2
+
+    for pid in ps.procs:
+        if pid not in state:
+            visit(pid, [pid])
+    return problems
+
+
+def compile_procs(ps: ProcSet, scope: Scope, name: Callable[[str], str],
+                  where: Callable[[tuple[str | int, ...]], str]
+                  ) -> tuple[dict[str, st.Emitted], list[st.StepProblem]]:
+    """Every procedure compiled; the problems of all of them."""
+    out: dict[str, st.Emitted] = {}
+    problems: list[st.StepProblem] = []
+    for pid, proc in ps.procs.items():
+        row = ps.this.get(pid)
+        pscope = scope
+        if row is not None:
+            pscope = _with_row(scope, row)
+        comp = st.Compiler(pscope, ps.procs, ps.hooks, name, where)
+        out[pid] = comp.compile(proc)
+        problems += comp.problems
+    seen = set()
+    unique = []
+    for p in problems:
+        if (p.code, p.message, p.path) not in seen:
+            seen.add((p.code, p.message, p.path))
+            unique.append(p)
+    return out, unique
+
+
+def _with_row(scope: Scope, row: Mapping[str, Any]) -> Scope:
+    """The scope of a procedure that has its own row (`this.x`), with its formulas
+    (`land_price: ...`) and params (`params: {rubble_cost: 2}`) named too."""
+    from dataclasses import replace
+
+    params = row.get("params") if isinstance(row.get("params"), Mapping) else {}
+    names = {str(k): Name(typed.INT, repr(v)) for k, v in params.items()
+             if isinstance(v, int) and not isinstance(v, bool)}
+    inner = scope.with_locals(**names)
+    inner = replace(inner, this=typed.data_lookup(row))
+    for key, value in row.items():
+        if isinstance(value, str) and key not in ("id", "name", "title", "text", "procedure"):
+            try:
+                t = typed.check(value, inner, typed.INT)
+                inner = inner.with_locals(**{key: Name(t.type, t.code)})
+            except typed.ExprError:
+                pass
+    return inner
