@@ -257,8 +257,8 @@ class _StateBuilder:
         ok = True
         holds_int = _holds(t, "int")
         for key in ("min", "max", "max_items"):
+            bounds[key] = None
             if key not in f:
-                bounds[key] = None
                 continue
             where = self.span(scope, i, key)
             if key == "max_items" and t.name != "list":
