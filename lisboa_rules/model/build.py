@@ -172,6 +172,7 @@ class Builder:
             lambda *path, key=False: self.span("state", *path, key=key),
             self._char_at,
             [v.id for v in self.variant_infos],
+            {p: v for p, v in self.docs["state"].origin.items() if v in self.variants},
         )
         self.diags.extend(found)
         return model.Model(

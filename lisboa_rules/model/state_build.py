@@ -476,10 +476,23 @@ def build_state(
     span: SpanFn,
     char_at: Callable[[Span], str],
     variant_ids: Sequence[str],
+    changed: Mapping[tuple[str | int, ...], str] | None = None,
 ) -> tuple[StateDecl, list[Diagnostic]]:
     """The declared state of the merged documents `data` (by kind; `data['state']` is the
     declaration), with the diagnostics found. `span(*path, key=False)` locates a value of the
-    state document."""
+    state document. `changed`: what variants that are not folded into the base game changed
+    in the declaration (path -> variant id); the engine has one set of state classes, made
+    from the base game's, so such a change is an error."""
     b = _StateBuilder(data, span, char_at, variant_ids)
     decl = b.build(data.get(KIND, {}))
+    if changed:
+        where = min((span(*p) for p in changed), key=lambda s: (s.file, s.line, s.col))
+        variant = changed[min(changed, key=lambda p: tuple(map(str, p)))]
+        b.error(
+            "state-variant",
+            f"variant '{variant}' changes what the players or the game hold, but it is not "
+            "folded into the base game: the engine has one set of state classes; build it "
+            f"with --variant {variant}",
+            where,
+        )
     return decl, b.diags

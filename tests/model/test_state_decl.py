@@ -53,7 +53,7 @@ changes:
 
 # The same kinds of fields, written into rules/state.yaml itself.
 DIRECT = {
-    "player": "  - {id: medals, type: \"list[noble]\", text: \"medals won, by Noble\"}\n"
+    "player": '  - {id: medals, type: "list[noble]", text: "medals won, by Noble"}\n'
     "  - {id: lucky, type: bool, text: whether the player is lucky}\n",
     "game": "  - {id: mood, type: phase, default: over, text: the table's mood}\n"
     "  - {id: pot, type: int, min: 2, text: the pot}\n",
@@ -106,8 +106,9 @@ def engines(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ModuleType]:
     project = tmp_path_factory.mktemp("house")
     shutil.copytree(ROOT / "rules", project / "rules")
     (project / "rules" / "variants" / "house-coins.yaml").write_text(HOUSE, encoding="utf-8")
-    out["house"] = _load(_build(project, ["--variant", "house-coins"]) / "lisboa_engine.py",
-                         "state_engine_house")
+    out["house"] = _load(
+        _build(project, ["--variant", "house-coins"]) / "lisboa_engine.py", "state_engine_house"
+    )
     project = tmp_path_factory.mktemp("direct")
     shutil.copytree(ROOT / "rules", project / "rules")
     state = project / "rules" / "state.yaml"
@@ -121,10 +122,16 @@ CASES = [("house", f, *v) for f, v in HOUSE_FIELDS.items()] + [
 ]
 
 
-@pytest.mark.parametrize(("build", "name", "scope", "default", "good", "bad"), CASES,
-                         ids=[c[1] for c in CASES])
+@pytest.mark.parametrize(
+    ("build", "name", "scope", "default", "good", "bad"), CASES, ids=[c[1] for c in CASES]
+)
 def test_new_field_reaches_the_engine(
-    engines: dict[str, ModuleType], build: str, name: str, scope: str, default: Any, good: Any,
+    engines: dict[str, ModuleType],
+    build: str,
+    name: str,
+    scope: str,
+    default: Any,
+    good: Any,
     bad: Any,
 ) -> None:
     E = engines[build]
@@ -166,8 +173,7 @@ def test_new_field_reaches_the_engine(
 def test_house_rule_schema_bounds(engines: dict[str, ModuleType]) -> None:
     E = engines["house"]
     player = E.STATE_SCHEMA["properties"]["players"]["items"]["properties"]
-    assert player["coins"] == {"description": "coins in the purse", "type": "integer",
-                               "minimum": 0}
+    assert player["coins"] == {"description": "coins in the purse", "type": "integer", "minimum": 0}
     assert player["reserved"]["maxItems"] == 2
     assert player["reserved"]["items"] == {"$ref": "#/$defs/card"}
     game = E.STATE_SCHEMA["properties"]
@@ -181,39 +187,103 @@ def test_house_rule_schema_bounds(engines: dict[str, ModuleType]) -> None:
 # (name, text in rules/state.yaml, its replacement, code, words of the message, the line of the
 # diagnostic holds this text)
 BAD = [
-    ("unknown-kind", 'type: "list[plan]", text: Plans not yet', 'type: "list[plna]", text: Plans '
-     "not yet", "unknown-reference", "names no kind 'plna'", "did you mean 'plan'"),
-    ("type-syntax", 'type: "map[noble, int]", min: 0, text: Rubble',
-     'type: "map[noble int]", min: 0, text: Rubble', "state-type", "expected ']'", None),
-    ("type-arity", "type: \"list[seat]\", text: \"seats that still place",
-     "type: \"list[seat, int]\", text: \"seats that still place", "state-type",
-     "list takes 1 type argument", None),
-    ("from-path", "from: components.cards, key: number", "from: components.crads, key: number",
-     "state-data", "'components.crads' is not in the rules data", "did you mean 'cards'"),
-    ("from-key", "from: components.decrees, key: id", "from: components.decrees, key: idd",
-     "state-data", "has no 'idd'", "did you mean 'id'"),
-    ("bound-not-int", "max_items: game.start.hand", "max_items: game.title", "state-data",
-     "is not a whole number", None),
-    ("bound-missing", "max_items: game.start.hand", "max_items: game.start.hnd", "state-data",
-     "names no value", "did you mean 'hand'"),
-    ("default-value", "type: phase, default: action, text: the phase to go back",
-     "type: phase, default: acton, text: the phase to go back", "state-type",
-     "is not one of", None),
-    ("duplicate-field", "  - {id: rubble_sets, type: int",
-     "  - {id: rubble_cubes, type: int", "duplicate-id",
-     "player field 'rubble_cubes' is declared twice", None),
-    ("duplicate-kind", "  - {id: plan, from: components.plans",
-     "  - {id: decree, from: components.plans", "duplicate-id", "kind 'decree' is declared twice",
-     None),
-    ("min-on-list", "type: \"list[plan]\", text: Plans not yet",
-     "type: \"list[plan]\", min: 0, text: Plans not yet", "state-type", "holds no int", None),
+    (
+        "unknown-kind",
+        'type: "list[plan]", text: Plans not yet',
+        'type: "list[plna]", text: Plans not yet',
+        "unknown-reference",
+        "names no kind 'plna'",
+        "did you mean 'plan'",
+    ),
+    (
+        "type-syntax",
+        'type: "map[noble, int]", min: 0, text: Rubble',
+        'type: "map[noble int]", min: 0, text: Rubble',
+        "state-type",
+        "expected ']'",
+        None,
+    ),
+    (
+        "type-arity",
+        'type: "list[seat]", text: "seats that still place',
+        'type: "list[seat, int]", text: "seats that still place',
+        "state-type",
+        "list takes 1 type argument",
+        None,
+    ),
+    (
+        "from-path",
+        "from: components.cards, key: number",
+        "from: components.crads, key: number",
+        "state-data",
+        "'components.crads' is not in the rules data",
+        "did you mean 'cards'",
+    ),
+    (
+        "from-key",
+        "from: components.decrees, key: id",
+        "from: components.decrees, key: idd",
+        "state-data",
+        "has no 'idd'",
+        "did you mean 'id'",
+    ),
+    (
+        "bound-not-int",
+        "max_items: game.start.hand",
+        "max_items: game.title",
+        "state-data",
+        "is not a whole number",
+        None,
+    ),
+    (
+        "bound-missing",
+        "max_items: game.start.hand",
+        "max_items: game.start.hnd",
+        "state-data",
+        "names no value",
+        "did you mean 'hand'",
+    ),
+    (
+        "default-value",
+        "type: phase, default: action, text: the phase to go back",
+        "type: phase, default: acton, text: the phase to go back",
+        "state-type",
+        "is not one of",
+        None,
+    ),
+    (
+        "duplicate-field",
+        "  - {id: rubble_sets, type: int",
+        "  - {id: rubble_cubes, type: int",
+        "duplicate-id",
+        "player field 'rubble_cubes' is declared twice",
+        None,
+    ),
+    (
+        "duplicate-kind",
+        "  - {id: plan, from: components.plans",
+        "  - {id: decree, from: components.plans",
+        "duplicate-id",
+        "kind 'decree' is declared twice",
+        None,
+    ),
+    (
+        "min-on-list",
+        'type: "list[plan]", text: Plans not yet',
+        'type: "list[plan]", min: 0, text: Plans not yet',
+        "state-type",
+        "holds no int",
+        None,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("old", "new", "code", "words", "hint"),
-                         [b[1:] for b in BAD], ids=[b[0] for b in BAD])
-def test_bad_declaration_is_located(tmp_path: Path, old: str, new: str, code: str, words: str,
-                                    hint: str | None) -> None:
+@pytest.mark.parametrize(
+    ("old", "new", "code", "words", "hint"), [b[1:] for b in BAD], ids=[b[0] for b in BAD]
+)
+def test_bad_declaration_is_located(
+    tmp_path: Path, old: str, new: str, code: str, words: str, hint: str | None
+) -> None:
     shutil.copytree(ROOT / "rules", tmp_path / "rules")
     path = tmp_path / "rules" / "state.yaml"
     text = path.read_text(encoding="utf-8")
@@ -252,8 +322,9 @@ def test_the_type_error_points_into_the_type(tmp_path: Path) -> None:
 # --- the generated schema and real games -----------------------------------------------------
 
 
-def _random_states(E: Any, players: int, variants: tuple[str, ...], seed: int, limit: int
-                   ) -> list[dict[str, Any]]:
+def _random_states(
+    E: Any, players: int, variants: tuple[str, ...], seed: int, limit: int
+) -> list[dict[str, Any]]:
     g = E.new_game(players, variants, seed)
     rng = random.Random(seed)
     out = [E.to_json(g)]
@@ -318,3 +389,19 @@ def test_schema_refuses_broken_states(engine: ModuleType, name: str) -> None:
     assert list(Draft202012Validator(schema).iter_errors(data)), name
     with pytest.raises(engine.StateError):
         engine.from_json(data)
+
+
+@pytest.mark.parametrize("applies", ["chosen", "{players: [2]}"])
+def test_an_open_variant_cannot_change_the_state(tmp_path: Path, applies: str) -> None:
+    """The engine has one Player and one Game for every rule set: a variant played by choice
+    or by player count that changes the declaration is refused, at its change; folded in
+    (`build --variant`), the same variant builds."""
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    house = HOUSE.replace("applies: chosen", f"applies: {applies}")
+    (tmp_path / "rules" / "variants" / "house-coins.yaml").write_text(house, encoding="utf-8")
+    result = compile_rules(tmp_path / "rules")
+    found = [d for d in result.diagnostics if d.code == "state-variant"]
+    assert len(found) == 1 and found[0].span is not None, render_text(result.diagnostics)
+    assert found[0].span.file.endswith("house-coins.yaml")
+    assert house.split("\n")[found[0].span.line - 1].lstrip().startswith("- {$add: true, id: coins")
+    assert compile_rules(tmp_path / "rules", ("house-coins",)).ok
