@@ -458,6 +458,54 @@ suggests the closest listed source.
 """,
 )
 
+_code(
+    "state-type",
+    "model",
+    "a field of rules/state.yaml has a type that does not parse or does not fit",
+    """
+A field's `type` must be one of int, bool, text, seat, player, a kind declared under `kinds:`,
+`list[T]` or `map[K, T]` (K a kind of text ids), each optionally followed by `?` (it may be
+null). The position points into the type where it stops making sense. The same code marks a
+key that does not fit the type (`min`/`max` on a field that holds no number, `max_items` on
+one that is not a list, `full` on one that is not a map), a `default` that is not a value of
+the type, a field with no default after one with a default, and a field id the engine keeps
+for itself.
+
+    bad:   {id: hand, type: "list[card", text: the hand}
+    fix:   {id: hand, type: "list[card]", text: the hand}
+""",
+)
+_code(
+    "state-data",
+    "model",
+    "a kind's values or a field's bound are not in the rules data",
+    """
+A kind of rules/state.yaml takes its values `from` a path into the merged rules data
+(`components.cards` with `key: number`, `game.players.colors`), and a field's `min`, `max` and
+`max_items` may be data paths (`game.start.hand`). The path must name a value of the data: a
+list (of items that all have the `key`) for a kind, a whole number for a bound. The message
+suggests the closest key.
+
+    bad:   {id: card, from: components.card, key: number, text: a card}
+    fix:   {id: card, from: components.cards, key: number, text: a card}
+""",
+)
+
+_code(
+    "state-variant",
+    "model",
+    "a variant that is played by choice or by player count changes rules/state.yaml",
+    """
+The generated engine has one `Player` and one `Game` class, made from the base game's
+declaration, which every rule set shares. A variant chosen at setup, or applied by player
+count, cannot add or change what a player or the game holds: fold it into the base game
+(a house rule: `lisboa-rules build --variant NAME`), or move the field into rules/state.yaml.
+
+    bad:   a chosen variant with changes: {state: {player: [{$add: true, id: coins, ...}]}}
+    fix:   lisboa-rules build --variant NAME (the variant folded into the base game)
+""",
+)
+
 # --- check: semantic checks over the model -------------------------------------------------
 
 _code(

@@ -16,6 +16,7 @@ from lisboa_rules.front.overlay import Doc, Path
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.vocab import ENGINE_NAMES, env_for
 from lisboa_rules.model import types as model
+from lisboa_rules.model.state_build import build_state
 
 KINDS = (
     "game",
@@ -27,6 +28,7 @@ KINDS = (
     "vocabulary",
     "provenance",
     "examples",
+    "state",
 )
 REQUIRED_KINDS = (
     "game",
@@ -37,6 +39,7 @@ REQUIRED_KINDS = (
     "components",
     "vocabulary",
     "provenance",
+    "state",
 )
 
 
@@ -164,6 +167,14 @@ class Builder:
         assumptions, differences, sources = self._provenance()
         examples = self._examples()
         data = {k: d.data for k, d in self.docs.items()}
+        state, found = build_state(
+            data,
+            lambda *path, key=False: self.span("state", *path, key=key),
+            self._char_at,
+            [v.id for v in self.variant_infos],
+            {p: v for p, v in self.docs["state"].origin.items() if v in self.variants},
+        )
+        self.diags.extend(found)
         return model.Model(
             variants=self.variants,
             data=data,
@@ -189,6 +200,7 @@ class Builder:
             vocabulary=self._vocab_nodes(),
             examples=examples,
             sources=sources,
+            state=state,
         )
 
     def _vocabulary(self) -> None:

@@ -127,6 +127,7 @@ class StateField:
     full: bool  # a map that always holds every key
     default: Any  # before setup: 0, [], {}, None or the declared default
     text: str
+    required: bool = False  # no default: new_game sets it from its arguments
     span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
@@ -141,6 +142,9 @@ class StateDecl:
             if k.id == kind_id:
                 return k
         return None
+
+    def fields(self, scope: str) -> tuple[StateField, ...]:
+        return self.player if scope == "player" else self.game
 
     def field(self, scope: str, field_id: str) -> StateField | None:
         for f in self.player if scope == "player" else self.game:

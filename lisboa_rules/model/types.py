@@ -11,6 +11,7 @@ from typing import Any
 
 from lisboa_rules.core.source import Span, nearest
 from lisboa_rules.lang.expr import Formula
+from lisboa_rules.model.state import StateDecl
 
 NOWHERE = Span("<built-in>", 1, 1, 1, 1)
 
@@ -322,6 +323,7 @@ class Model:
     vocabulary: tuple[VocabName, ...] = ()
     examples: tuple[Example, ...] = ()
     sources: tuple[tuple[str, str], ...] = ()
+    state: StateDecl = field(default_factory=StateDecl)  # rules/state.yaml
 
     def rule(self, rule_id: str) -> Rule | None:
         """The rule with this id, if any."""

@@ -299,67 +299,10 @@ _SPONSOR_COST: str = ""
 _ACTION_RULE: dict[str, str] = {}
 _PHASE_RULES: dict[str, str] = {}
 _USED_BY_GENERATED = (replace,)  # the generated rule sets build on the base with replace()
-# </generated>
-
-
-# --- Runtime --------------------------------------------------------------------------------------
-# The generic machinery below is the same for every rule set: it reads the tables above and
-# never names a Noble, a business or a number of its own.
-
-
-class IllegalMove(ValueError):
-    """A move the rules do not allow; `rule` is the id of the rule that forbids it."""
-
-    def __init__(self, rule: str, reason: str) -> None:
-        title, text = RULE_TEXT.get(rule, (rule, ""))
-        super().__init__(f"[{rule}] {title}: {reason}" + (f" ({text})" if text else ""))
-        self.rule = rule
-        self.reason = reason
-        self.rule_text = text
-
-
-class StateError(ValueError):
-    """JSON the engine refuses to read: a saved game that breaks the state schema or cannot be
-    played by these rules, or a move (`Move.from_json`) of the wrong shape; `path` says where
-    (`$.players[1].reis`, `$.cards[0]`)."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
-        self.message = message
-
-
-class BadArgument(ValueError):
-    """An argument of a public function that is not a seat, an id or a count of this game."""
-
-
-def rule_text(rule_id: str) -> tuple[str, str]:
-    """The title and the reference's words for a rule id."""
-    if not isinstance(rule_id, str) or rule_id not in RULE_TEXT:
-        raise BadArgument(f"{rule_id!r} is not a rule id of these rules")
-    return RULE_TEXT[rule_id]
-
-
-def _seat_arg(g: Game, player: Any) -> Player:
-    """The player at a seat given to a public function, or BadArgument."""
-    if type(player) is not int or not 0 <= player < len(g.players):
-        raise BadArgument(f"{player!r} is not a seat of this game (0 to {len(g.players) - 1})")
-    return g.players[player]
-
-
-def _noble_arg(g: Game, noble_id: Any) -> str:
-    """A Noble id given to a public function, or BadArgument."""
-    ids = [n.id for n in g.rs.nobles]
-    if not isinstance(noble_id, str) or noble_id not in ids:
-        raise BadArgument(f"{noble_id!r} is not a Noble of these rules ({', '.join(ids)})")
-    return noble_id
-
-
-def _count_arg(value: Any, what: str) -> int:
-    """A count given to a public function (a non-negative int, not a bool), or BadArgument."""
-    if type(value) is not int or value < 0:
-        raise BadArgument(f"{what} must be a non-negative integer, not {value!r}")
-    return value
+# The state classes and their saved-game fields are generated from rules/state.yaml; these
+# placeholders hold today's fields so that this module type-checks alone.
+_GAME_FIELDS: tuple[str, ...] = ()
+_PLAYER_FIELDS: tuple[str, ...] = ()
 
 
 @dataclass
@@ -475,6 +418,69 @@ class Game:
         c.discard_queue = self.discard_queue[:]
         c.fired = self.fired[:]
         return c
+
+
+# </generated>
+
+
+# --- Runtime --------------------------------------------------------------------------------------
+# The generic machinery below is the same for every rule set: it reads the tables above and
+# never names a Noble, a business or a number of its own.
+
+
+class IllegalMove(ValueError):
+    """A move the rules do not allow; `rule` is the id of the rule that forbids it."""
+
+    def __init__(self, rule: str, reason: str) -> None:
+        title, text = RULE_TEXT.get(rule, (rule, ""))
+        super().__init__(f"[{rule}] {title}: {reason}" + (f" ({text})" if text else ""))
+        self.rule = rule
+        self.reason = reason
+        self.rule_text = text
+
+
+class StateError(ValueError):
+    """JSON the engine refuses to read: a saved game that breaks the state schema or cannot be
+    played by these rules, or a move (`Move.from_json`) of the wrong shape; `path` says where
+    (`$.players[1].reis`, `$.cards[0]`)."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+class BadArgument(ValueError):
+    """An argument of a public function that is not a seat, an id or a count of this game."""
+
+
+def rule_text(rule_id: str) -> tuple[str, str]:
+    """The title and the reference's words for a rule id."""
+    if not isinstance(rule_id, str) or rule_id not in RULE_TEXT:
+        raise BadArgument(f"{rule_id!r} is not a rule id of these rules")
+    return RULE_TEXT[rule_id]
+
+
+def _seat_arg(g: Game, player: Any) -> Player:
+    """The player at a seat given to a public function, or BadArgument."""
+    if type(player) is not int or not 0 <= player < len(g.players):
+        raise BadArgument(f"{player!r} is not a seat of this game (0 to {len(g.players) - 1})")
+    return g.players[player]
+
+
+def _noble_arg(g: Game, noble_id: Any) -> str:
+    """A Noble id given to a public function, or BadArgument."""
+    ids = [n.id for n in g.rs.nobles]
+    if not isinstance(noble_id, str) or noble_id not in ids:
+        raise BadArgument(f"{noble_id!r} is not a Noble of these rules ({', '.join(ids)})")
+    return noble_id
+
+
+def _count_arg(value: Any, what: str) -> int:
+    """A count given to a public function (a non-negative int, not a bool), or BadArgument."""
+    if type(value) is not int or value < 0:
+        raise BadArgument(f"{what} must be a non-negative integer, not {value!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -2510,10 +2516,6 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-_GAME_FIELDS: Final = tuple(f for f in Game.__dataclass_fields__)
-_PLAYER_FIELDS: Final = tuple(f for f in Player.__dataclass_fields__)
-
-
 def _validate(value: Any, schema: Mapping[str, Any], path: str) -> None:
     """A small validator for the subset of JSON Schema the state schema uses."""
     ref = schema.get("$ref")
@@ -2530,6 +2532,8 @@ def _validate(value: Any, schema: Mapping[str, Any], path: str) -> None:
         raise StateError(path, f"{value!r} is not one of {shown}")
     if "minimum" in schema and _is_type(value, "integer") and value < schema["minimum"]:
         raise StateError(path, f"{value} is less than {schema['minimum']}")
+    if "maximum" in schema and _is_type(value, "integer") and value > schema["maximum"]:
+        raise StateError(path, f"{value} is more than {schema['maximum']}")
     if isinstance(value, dict):
         props = schema.get("properties", {})
         for req in schema.get("required", []):

@@ -14,6 +14,7 @@ from typing import Any
 from lisboa_rules.core.encode import py_comment
 from lisboa_rules.core.source import Span
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, Update, fmt, identifier, literal
+from lisboa_rules.emit.engine.state_classes import ClassView, state_classes
 from lisboa_rules.emit.reference.words import plain_text
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.expr import Formula
@@ -43,6 +44,7 @@ class EngineView:
     game_info: str = ""
     variants: str = ""
     state_schema: str = ""
+    state: dict[str, ClassView] = field(default_factory=dict)  # Player, Game (rules/state.yaml)
 
 
 class _Functions:
@@ -647,6 +649,7 @@ def build_view(
     view.variants = fmt({v.id: Call("VariantDef", (v.id, v.title, v.applies_players))
                          for v in variants}, 0)
     view.state_schema = fmt(state_schema, 0)
+    view.state = state_classes(base.state)
     return view
 
 

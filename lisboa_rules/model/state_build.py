@@ -1,0 +1,498 @@
+"""Build the declared state (rules/state.yaml) into a `StateDecl`: the kinds' values resolved
+from the merged rules data, the field types parsed and checked, the bounds and defaults.
+
+Input: the merged documents' data by kind, where things are (spans) and the variant ids.
+Output: the StateDecl and the located diagnostics found (all of them, in one run).
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from lisboa_rules.core.diagnostics import Diagnostic, Related, suggest
+from lisboa_rules.core.source import Span
+from lisboa_rules.lang.vocab import BoundError, resolve_range
+from lisboa_rules.model.state import (
+    BASE_TYPES,
+    CONTAINERS,
+    StateDecl,
+    StateField,
+    StateKind,
+    StateType,
+    TypeSyntaxError,
+    parse_type,
+)
+
+KIND = "state"
+# Names the generated state classes keep for themselves.
+RESERVED = frozenset({"clone", "rs"})
+# The kind whose values are the variant ids (`from: variants`).
+VARIANTS_PATH = "variants"
+
+SpanFn = Callable[..., Span]
+_MISSING = object()
+
+
+class _StateBuilder:
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        span: SpanFn,
+        char_at: Callable[[Span], str],
+        variant_ids: Sequence[str],
+    ) -> None:
+        self.data = data
+        self.span = span  # span(*path, key=False) inside the state document
+        self.char_at = char_at
+        self.variant_ids = tuple(variant_ids)
+        self.diags: list[Diagnostic] = []
+        self.kinds: dict[str, StateKind] = {}
+
+    def error(
+        self,
+        code: str,
+        message: str,
+        span: Span,
+        suggestion: str | None = None,
+        related: tuple[Related, ...] = (),
+    ) -> None:
+        self.diags.append(Diagnostic(code, message, span, related, suggestion=suggestion))
+
+    # -- kinds ----------------------------------------------------------------------------
+
+    def build(self, doc: Mapping[str, Any]) -> StateDecl:
+        seen: dict[str, int] = {}
+        for i, k in enumerate(doc.get("kinds", [])):
+            kid = k["id"]
+            if kid in seen:
+                self._duplicate("kind", kid, ("kinds", i), ("kinds", seen[kid]))
+                continue
+            seen[kid] = i
+            if kid in BASE_TYPES or kid in CONTAINERS:
+                self.error(
+                    "state-type",
+                    f"kind '{kid}' has the name of a built-in type",
+                    self.span("kinds", i, "id"),
+                )
+                continue
+            kind = self._kind(i, k)
+            if kind is not None:
+                self.kinds[kid] = kind
+        player = self._fields("player", doc.get("player", []))
+        game = self._fields("game", doc.get("game", []))
+        players = next((f for f in game if f.id == "players"), None)
+        if players is not None and str(players.type) != "list[player]":
+            self.error(
+                "state-type",
+                f"the game's 'players' is a list[player], not {players.type}",
+                players.span,
+            )
+        elif players is None and game:
+            self.error(
+                "state-type",
+                "the game must hold its players: a field 'players' of type list[player]",
+                self.span("game"),
+            )
+        return StateDecl(tuple(self.kinds.values()), player, game)
+
+    def _duplicate(
+        self, what: str, ident: str, path: tuple[Any, ...], first: tuple[Any, ...]
+    ) -> None:
+        self.error(
+            "duplicate-id",
+            f"{what} '{ident}' is declared twice",
+            self.span(*path, "id"),
+            related=(Related("the first is here", self.span(*first, "id")),),
+        )
+
+    def _kind(self, i: int, k: Mapping[str, Any]) -> StateKind | None:
+        where = self.span("kinds", i)
+        values: list[Any] | None = None
+        if "values" in k:
+            values = list(k["values"])
+        elif "from" in k:
+            found = self._values_from(i, k)
+            if found is None:
+                return None
+            values = found
+        if values is not None:
+            values += list(k.get("also", []))
+        elif "also" in k:
+            values = list(k["also"])
+        of = k.get("of")
+        if values is not None:
+            ints = all(type(v) is int for v in values)
+            texts = all(isinstance(v, str) for v in values)
+            if not (ints or texts) or (of == "int" and not ints) or (of == "text" and not texts):
+                want = f"{of} " if of else ""
+                self.error(
+                    "state-data",
+                    f"the values of kind '{k['id']}' are not all {want or 'ints or all '}"
+                    f"{'ids' if want else 'texts'}: {_show(values)}",
+                    where,
+                )
+                return None
+            if of is None:
+                of = "int" if ints and values else "text"
+            repeated = sorted({str(v) for v in values if values.count(v) > 1})
+            if repeated:
+                self.error(
+                    "state-data",
+                    f"kind '{k['id']}' has the value {repeated[0]!r} twice",
+                    where,
+                )
+                return None
+        return StateKind(
+            k["id"],
+            of or "text",
+            None if values is None else tuple(values),
+            str(k["text"]),
+            span=where,
+        )
+
+    def _values_from(self, i: int, k: Mapping[str, Any]) -> list[Any] | None:
+        raw = str(k["from"])
+        where = self.span("kinds", i, "from")
+        if raw == VARIANTS_PATH:
+            return list(self.variant_ids)
+        node = self._walk(raw, where, f"kind '{k['id']}'")
+        if node is _MISSING:
+            return None
+        if not isinstance(node, list):
+            self.error(
+                "state-data",
+                f"kind '{k['id']}': '{raw}' is {_what(node)}, not a list of values",
+                where,
+            )
+            return None
+        key = k.get("key")
+        out: list[Any] = []
+        for n, item in enumerate(node):
+            if key is not None:
+                if not (isinstance(item, Mapping) and key in item):
+                    keys = list(item) if isinstance(item, Mapping) else []
+                    self.error(
+                        "state-data",
+                        f"kind '{k['id']}': item {n + 1} of '{raw}' has no '{key}'",
+                        self.span("kinds", i, "key"),
+                        suggest(str(key), keys),
+                    )
+                    return None
+                item = item[key]
+            if isinstance(item, bool) or not isinstance(item, int | str):
+                hint = " (name the key that holds each item's id: key: id)" if key is None else ""
+                self.error(
+                    "state-data",
+                    f"kind '{k['id']}': item {n + 1} of '{raw}' is {_what(item)}, not an id{hint}",
+                    where,
+                )
+                return None
+            out.append(item)
+        return out
+
+    def _walk(self, raw: str, where: Span, what: str) -> Any:
+        """The value at a dotted data path, or _MISSING (with a diagnostic)."""
+        node: Any = self.data
+        done: list[str] = []
+        for part in raw.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                keys = [str(x) for x in node] if isinstance(node, Mapping) else []
+                if not done:
+                    keys.append(VARIANTS_PATH)
+                at = ".".join(done) or "the rules data"
+                self.error(
+                    "state-data",
+                    f"{what}: '{raw}' is not in the rules data ({at} has no '{part}')",
+                    where,
+                    suggest(part, keys),
+                )
+                return _MISSING
+            node = node[part]
+            done.append(part)
+        return node
+
+    # -- fields ---------------------------------------------------------------------------
+
+    def _fields(self, scope: str, items: Sequence[Mapping[str, Any]]) -> tuple[StateField, ...]:
+        out: list[StateField] = []
+        seen: dict[str, int] = {}
+        defaulted: str | None = None
+        for i, f in enumerate(items):
+            fid = f["id"]
+            if fid in seen:
+                self._duplicate(f"{scope} field", fid, (scope, i), (scope, seen[fid]))
+                continue
+            seen[fid] = i
+            if fid in RESERVED or keyword.iskeyword(fid) or keyword.issoftkeyword(fid):
+                self.error(
+                    "state-type",
+                    f"'{fid}' is a name the engine keeps for itself; choose another field id",
+                    self.span(scope, i, "id"),
+                )
+                continue
+            built = self._field(scope, i, f)
+            if built is None:
+                continue
+            if built.required and defaulted is not None:
+                self.error(
+                    "state-type",
+                    f"{scope} field '{fid}' has no default but follows '{defaulted}', which has "
+                    "one: give it a `default:` or move it up",
+                    self.span(scope, i, "id"),
+                )
+                continue
+            if not built.required:
+                defaulted = defaulted or fid
+            out.append(built)
+        return tuple(out)
+
+    def _field(self, scope: str, i: int, f: Mapping[str, Any]) -> StateField | None:
+        fid = f["id"]
+        t = self._type(scope, i, str(f["type"]))
+        if t is None:
+            return None
+        bounds: dict[str, int | None] = {}
+        ok = True
+        holds_int = _holds(t, "int")
+        for key in ("min", "max", "max_items"):
+            bounds[key] = None
+            if key not in f:
+                continue
+            where = self.span(scope, i, key)
+            if key == "max_items" and t.name != "list":
+                self.error("state-type", f"'{fid}' is not a list: it has no max_items", where)
+                ok = False
+                continue
+            if key != "max_items" and not holds_int:
+                self.error("state-type", f"'{fid}' holds no int for its {key} to bound", where)
+                ok = False
+                continue
+            value = self._bound(f[key], where, f"the {key} of '{fid}'")
+            ok = ok and value is not None
+            bounds[key] = value
+        lo, hi = bounds["min"], bounds["max"]
+        if lo is not None and hi is not None and lo > hi:
+            self.error(
+                "state-type", f"'{fid}': min {lo} is above max {hi}", self.span(scope, i, "min")
+            )
+            ok = False
+        full = bool(f.get("full", False))
+        if full and t.name != "map":
+            self.error(
+                "state-type",
+                f"'{fid}' is not a map: it cannot be full",
+                self.span(scope, i, "full"),
+            )
+            ok = False
+        required = bool(f.get("required", False))
+        if required and "default" in f:
+            self.error(
+                "state-type",
+                f"'{fid}' is required and cannot have a default",
+                self.span(scope, i, "default"),
+            )
+            ok = False
+        if "default" in f:
+            default = f["default"]
+            problem = self._fits(default, t, lo, hi)
+            if problem:
+                self.error(
+                    "state-type",
+                    f"the default of '{fid}' is not a {t}: {problem}",
+                    self.span(scope, i, "default"),
+                )
+                ok = False
+        elif required:
+            default = None
+        else:
+            natural = _natural_default(t, lo)
+            if natural is _MISSING:
+                required = True  # a kind has no value of its own: new_game must set it
+                default = None
+            else:
+                default = natural
+        if not ok:
+            return None
+        return StateField(
+            fid,
+            scope,
+            t,
+            lo,
+            hi,
+            bounds["max_items"],
+            full,
+            default,
+            str(f["text"]),
+            required,
+            span=self.span(scope, i),
+        )
+
+    def _type(self, scope: str, i: int, text: str) -> StateType | None:
+        where = self.span(scope, i, "type")
+        quote = 1 if self.char_at(where) in "\"'" else 0
+
+        def at(col: int) -> Span:
+            c = where.col + quote + col
+            return Span(where.file, where.line, c, where.line, c + 1)
+
+        try:
+            t = parse_type(text)
+        except TypeSyntaxError as exc:
+            self.error("state-type", f"type '{text}': {exc}", at(exc.col))
+            return None
+        ok = True
+        known = [*BASE_TYPES, *CONTAINERS, *self.kinds]
+        pos = 0
+        for node in _nodes(t):
+            col = text.find(node.name, pos)
+            pos = col + len(node.name) if col >= 0 else pos
+            if node.name in CONTAINERS or node.name in self.kinds:
+                pass
+            elif node.name == "player" and scope == "player":
+                self.error("state-type", "a player cannot hold players", at(max(col, 0)))
+                ok = False
+            elif node.name not in BASE_TYPES:
+                self.error(
+                    "unknown-reference",
+                    f"type '{text}' names no kind '{node.name}' (declare it under kinds:)",
+                    at(max(col, 0)),
+                    suggest(node.name, known),
+                )
+                ok = False
+            if node.name == "map" and ok:
+                key = node.args[0]
+                kind = self.kinds.get(key.name)
+                if kind is None or key.optional or kind.of != "text":
+                    self.error(
+                        "state-type",
+                        f"a map's keys are ids of a kind of text, not {key}",
+                        at(max(col, 0)),
+                    )
+                    ok = False
+        return t if ok else None
+
+    def _bound(self, raw: Any, where: Span, what: str) -> int | None:
+        try:
+            return int(resolve_range([raw, raw], self.data)[0])
+        except BoundError as exc:
+            hint = None
+            if isinstance(raw, str) and all(p.isidentifier() for p in raw.split(".")):
+                probe = _StateBuilder(self.data, self.span, self.char_at, self.variant_ids)
+                probe._walk(raw, where, what)
+                hint = probe.diags[0].suggestion if probe.diags else None
+            self.error("state-data", f"{what}: {exc}", where, hint)
+            return None
+
+    def _fits(self, value: Any, t: StateType, lo: int | None, hi: int | None) -> str | None:
+        """Why a value is not of a type (None: it is)."""
+        if value is None:
+            return None if t.optional else "null is not allowed (write the type with '?')"
+        if t.name in ("int", "seat"):
+            if type(value) is not int:
+                return f"{_show(value)} is not a whole number"
+            low = 0 if t.name == "seat" else lo
+            if (low is not None and value < low) or (hi is not None and value > hi):
+                return f"{value} is out of its bounds"
+            return None
+        if t.name == "bool":
+            return None if isinstance(value, bool) else f"{_show(value)} is not true or false"
+        if t.name == "text":
+            return None if isinstance(value, str) else f"{_show(value)} is not a text"
+        if t.name == "player":
+            return "a player has no literal default"
+        if t.name == "list":
+            if not isinstance(value, list):
+                return f"{_show(value)} is not a list"
+            for v in value:
+                problem = self._fits(v, t.args[0], lo, hi)
+                if problem:
+                    return problem
+            return None
+        if t.name == "map":
+            if not isinstance(value, dict):
+                return f"{_show(value)} is not a map"
+            for k, v in value.items():
+                problem = self._fits(k, t.args[0], lo, hi) or self._fits(v, t.args[1], lo, hi)
+                if problem:
+                    return problem
+            return None
+        kind = self.kinds[t.name]
+        if kind.values is None:
+            want = int if kind.of == "int" else str
+            ok = isinstance(value, want) and not isinstance(value, bool)
+            return None if ok else f"{_show(value)} is not a {t.name}"
+        if value not in kind.values or isinstance(value, bool):
+            return f"{_show(value)} is not one of {_show(list(kind.values))}"
+        return None
+
+
+def _nodes(t: StateType) -> list[StateType]:
+    """The type's names in the order they are written."""
+    out = [t]
+    for a in t.args:
+        out += _nodes(a)
+    return out
+
+
+def _holds(t: StateType, name: str) -> bool:
+    return any(n.name == name for n in _nodes(t))
+
+
+def _natural_default(t: StateType, lo: int | None) -> Any:
+    if t.optional:
+        return None
+    if t.name == "list":
+        return []
+    if t.name == "map":
+        return {}
+    if t.name == "int":
+        return lo if lo is not None else 0
+    if t.name == "seat":
+        return 0
+    if t.name == "bool":
+        return False
+    if t.name == "text":
+        return ""
+    return _MISSING
+
+
+def _what(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "a map"
+    if isinstance(value, list):
+        return "a list"
+    return f"the value {_show(value)}"
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def build_state(
+    data: Mapping[str, Any],
+    span: SpanFn,
+    char_at: Callable[[Span], str],
+    variant_ids: Sequence[str],
+    changed: Mapping[tuple[str | int, ...], str] | None = None,
+) -> tuple[StateDecl, list[Diagnostic]]:
+    """The declared state of the merged documents `data` (by kind; `data['state']` is the
+    declaration), with the diagnostics found. `span(*path, key=False)` locates a value of the
+    state document. `changed`: what variants that are not folded into the base game changed
+    in the declaration (path -> variant id); the engine has one set of state classes, made
+    from the base game's, so such a change is an error."""
+    b = _StateBuilder(data, span, char_at, variant_ids)
+    decl = b.build(data.get(KIND, {}))
+    if changed:
+        where = min((span(*p) for p in changed), key=lambda s: (s.file, s.line, s.col))
+        variant = changed[min(changed, key=lambda p: tuple(map(str, p)))]
+        b.error(
+            "state-variant",
+            f"variant '{variant}' changes what the players or the game hold, but it is not "
+            "folded into the base game: the engine has one set of state classes; build it "
+            f"with --variant {variant}",
+            where,
+        )
+    return decl, b.diags
