@@ -25,6 +25,7 @@ that pass the guard (`_opts_…`), why a given choice does not (`_why_…`), and
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -302,7 +303,7 @@ class Compiler:
             if cond is None:
                 return None
             code = f"[v_it for v_it in {code} if {cond.code}]"
-        code = f"list(dict.fromkeys({code}))"
+        unique = f"list(dict.fromkeys({code}))"
         t = item
         if "min" in arg or "max" in arg:
             lo = self.expr(s, arg.get("min", 1), scope, INT, "choose/min")
@@ -310,10 +311,12 @@ class Compiler:
             if lo is None or hi is None:
                 return None
             if parts is not None:
-                parts += [code, lo.code, hi.code]
-            code = (f"[c for k in range({lo.code}, {hi.code} + 1) "
-                    f"for c in _combinations(sorted({code}), k)]")
+                parts += [unique, bare(lo.code), bare(hi.code)]
+            code = (f"[c for k in range({bare(lo.code)}, {hi.code} + 1) "
+                    f"for c in _combinations(sorted(dict.fromkeys({code})), k)]")
             t = typed.list_of(item)
+        else:
+            code = unique
         optional = bool(arg.get("optional", False))
         if optional:
             code = f"[None, *{code}]"
@@ -386,11 +389,40 @@ class Compiler:
         for m in _PLACEHOLDER.finditer(text):
             parts.append(py_str(text[pos:m.start()]))
             t = self.expr(s, m.group(1), scope, None, "reason")
-            parts.append(f"str({t.code})" if t is not None else py_str(m.group(0)))
+            if t is None:
+                parts.append(py_str(m.group(0)))
+                continue
+            try:
+                value = ast.literal_eval(t.code)
+            except (ValueError, SyntaxError):
+                parts.append(f"str({bare(t.code)})")
+            else:
+                parts.append(py_str(str(value)))
             pos = m.end()
         parts.append(py_str(text[pos:]))
-        parts = [x for x in parts if x != "''"]
-        return " + ".join(parts) if parts else "''"
+        merged: list[str] = []
+        for x in parts:  # adjacent literals become one
+            if merged and x.startswith(('"', "'")) and merged[-1].startswith(('"', "'")):
+                merged[-1] = py_str(ast.literal_eval(merged[-1]) + ast.literal_eval(x))
+            else:
+                merged.append(x)
+        merged = [x for x in merged if x not in ("''", '""')]
+        chunks: list[str] = []
+        for x in merged:  # long words are cut at spaces, so that the lines can be wrapped
+            if x.startswith(('"', "'")) and len(x) > 60:
+                words = re.split(r"(?<= )", ast.literal_eval(x))
+                piece = ""
+                for w in words:
+                    if len(piece) + len(w) > 50 and piece:
+                        chunks.append(py_str(piece))
+                        piece = ""
+                    piece += w
+                chunks.append(py_str(piece))
+            else:
+                chunks.append(x)
+        if not chunks:
+            return "''"
+        return chunks[0] if len(chunks) == 1 else "(" + " + ".join(chunks) + ")"
 
     # -- effects ------------------------------------------------------------------------
 
@@ -402,7 +434,7 @@ class Compiler:
             t = self.expr(s, source, scope, None, f"let/{name}")
             if t is None:
                 continue
-            out.append("    " * indent + f"{typed.local_code(str(name))} = {t.code}")
+            out.append("    " * indent + f"{typed.local_code(str(name))} = {bare(t.code)}")
             scope = scope.with_locals(**{str(name): Name(t.type, typed.local_code(str(name)))})
         return scope
 
@@ -443,7 +475,7 @@ class Compiler:
                 if value is None:
                     continue
                 if s.kind == "set":
-                    out.append(pad + self._assign(place, value.code))
+                    out.append(pad + self._assign(place, bare(value.code)))
                     continue
                 if not typed.compatible(place.type, INT, scope.int_kinds):
                     self.problem(s, "expr-type", f"'{target}' is {typed.describe(place.type)}; "
@@ -464,13 +496,13 @@ class Compiler:
             cond = self.expr(s, s.arg, scope, BOOL)
             if cond is None:
                 return scope
-            out.append(f"{pad}if {cond.code}:")
+            out.append(f"{pad}if {bare(cond.code)}:")
             then = scope
             for name in typed.narrowed(s.arg):
                 if name in scope.locals:
-                    n = scope.locals[name]
-                    then = then.with_locals(**{name: replace(n, type=replace(n.type,
-                                                                             optional=False))})
+                    known = scope.locals[name]
+                    then = then.with_locals(**{name: replace(
+                        known, type=replace(known.type, optional=False))})
             self._block(s.body, then, indent + 1, out)
             if s.orelse:
                 out.append(f"{pad}else:")
@@ -488,7 +520,9 @@ class Compiler:
                 self.problem(s, "expr-type", f"'{arg.get('in')}' is not a list", "for_each/in")
                 return scope
             var = typed.local_code(arg["as"])
-            out.append(f"{pad}for {var} in list({src.code}):")
+            # a list of the state is copied first: the steps may change it
+            over = f"list({src.code})" if src.place is not None else bare(src.code)
+            out.append(f"{pad}for {var} in {over}:")
             inner = scope.with_locals(**{arg["as"]: Name(src.type.args[0], var)})
             self._block(s.body, inner, indent + 1, out)
             return scope
@@ -496,7 +530,7 @@ class Compiler:
             n = self.expr(s, s.arg, scope, INT)
             if n is None:
                 return scope
-            out.append(f"{pad}for _ in range({n.code}):")
+            out.append(f"{pad}for _ in range({bare(n.code)}):")
             self._block(s.body, scope, indent + 1, out)
             return scope
         if s.kind == "do":
@@ -621,7 +655,29 @@ def _non_positive(source: Any) -> bool:
 
 
 def _noqa(lines: list[str]) -> list[str]:
-    return lines
+    """A generated function made tidy: the acting player is read only when used."""
+    body = "\n".join(line for line in lines if line.strip() != "p = g.players[seat]")
+    keep = re.search(r"(?<![\w.])p\.", body) is not None
+    out: list[str] = []
+    for line in lines:
+        if line.strip() == "p = g.players[seat]" and not keep:
+            continue
+        out.append(line)
+    return out
+
+
+def bare(code: str) -> str:
+    """`code` without one pair of parentheses around all of it."""
+    if not (code.startswith("(") and code.endswith(")")):
+        return code
+    depth = 0
+    for i, ch in enumerate(code):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and i < len(code) - 1:
+            return code
+    inner = code[1:-1]
+    return code if inner.endswith(",") or not inner else inner
 
 
 def py_type(t: VType) -> str:

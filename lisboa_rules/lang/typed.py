@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from lisboa_rules.core.encode import py_str
+
 MAX_LENGTH = 600
 MAX_DEPTH = 24
 FUNCTIONS = ("len", "sum", "min", "max", "any", "all", "sorted")
@@ -226,7 +228,7 @@ class _Checker:
             if isinstance(v, int):
                 return Typed(repr(v), INT)
             if isinstance(v, str):
-                return Typed(repr(v), TEXT)
+                return Typed(py_str(v), TEXT)
             if v is None:
                 return Typed("None", NONE)
             raise self.fail(node, f"{v!r} is not a value of the effect language")
@@ -474,7 +476,10 @@ def constant_code(value: Any) -> str:
         items = [constant_code(v) for v in value]
         return f"({items[0]},)" if len(items) == 1 else "(" + ", ".join(items) + ")"
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{k!r}: {constant_code(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{constant_code(k)}: {constant_code(v)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(value, str):
+        return py_str(value)
     return repr(value)
 
 

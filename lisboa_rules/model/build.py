@@ -14,8 +14,11 @@ from lisboa_rules.core.diagnostics import Diagnostic, suggest
 from lisboa_rules.core.source import Span
 from lisboa_rules.front.overlay import Doc, Path
 from lisboa_rules.lang import expr
+from lisboa_rules.lang.steps import StepProblem
 from lisboa_rules.lang.vocab import ENGINE_NAMES, env_for
 from lisboa_rules.model import types as model
+from lisboa_rules.model.procs import ProcSet, check_cycles, compile_procs, proc_set, state_scope
+from lisboa_rules.model.state import StateDecl
 from lisboa_rules.model.state_build import build_state
 
 KINDS = (
@@ -29,6 +32,7 @@ KINDS = (
     "provenance",
     "examples",
     "state",
+    "effects",
 )
 REQUIRED_KINDS = (
     "game",
@@ -40,6 +44,7 @@ REQUIRED_KINDS = (
     "vocabulary",
     "provenance",
     "state",
+    "effects",
 )
 
 
@@ -175,6 +180,7 @@ class Builder:
             {p: v for p, v in self.docs["state"].origin.items() if v in self.variants},
         )
         self.diags.extend(found)
+        procset = self._procedures(data, state)
         return model.Model(
             variants=self.variants,
             data=data,
@@ -201,7 +207,30 @@ class Builder:
             examples=examples,
             sources=sources,
             state=state,
+            procs=procset,
         )
+
+    def _procedures(self, data: dict[str, Any], state: StateDecl) -> ProcSet:
+        """The procedures of rules/ (effects, shared procedures, hooks, Noble actions),
+        each compiled once here so that every problem of every step is reported, located."""
+        problems: list[StepProblem] = []
+        ps = proc_set(self._get("effects", default={}) or {},
+                      self._get("nobles", "noble_actions", default=[]) or [], problems)
+        problems += check_cycles(ps)
+        measure_problems: list[tuple[str, str, str]] = []
+        scope = state_scope(state, data, ps.measures, None, measure_problems)
+        for i, (mid, code, message) in enumerate(measure_problems):
+            at = next((j for j, (m, _) in enumerate(ps.measures) if m == mid), i)
+            self.error(code, f"measure '{mid}': {message}",
+                       self.span("effects", "measures", at, "value"))
+        if not problems:
+            _, found = compile_procs(ps, scope, lambda pid: pid.replace("-", "_"),
+                                     lambda path: "")
+            problems += found
+        for pr in problems:
+            kind, *rest = pr.path
+            self.error(pr.code, pr.message, self.span(str(kind), *rest), pr.suggestion)
+        return ps
 
     def _vocabulary(self) -> None:
         for i, n in enumerate(self._get("vocabulary", "names")):
@@ -301,12 +330,6 @@ class Builder:
                     a["land_price"],
                     self.env(("game", "player"), params),
                 )
-            elif a["procedure"] == "build-store":
-                self.error(
-                    "schema-required",
-                    f"noble action '{a['id']}' builds stores and needs a 'land_price' formula",
-                    self.span("nobles", *path),
-                )
             extra = None
             if "extra_pick" in a:
                 e = a["extra_pick"]
@@ -332,7 +355,7 @@ class Builder:
                 model.NobleAction(
                     a["id"],
                     a["name"],
-                    a["procedure"],
+                    a["id"],  # its steps are the procedure
                     r,
                     land,
                     params,

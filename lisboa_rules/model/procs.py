@@ -63,6 +63,7 @@ def _columns(rows: list[Any], key: str) -> dict[str, tuple[VType, dict[Any, Any]
             cols += [c for c in r if c not in cols and c != key]
     for col in cols:
         present = [r[col] for r in rows if isinstance(r, Mapping) and col in r]
+        missing: Any
         if all(isinstance(v, int) and not isinstance(v, bool) for v in present):
             t, missing = typed.INT, 0
         elif all(isinstance(v, str) for v in present):
@@ -71,7 +72,7 @@ def _columns(rows: list[Any], key: str) -> dict[str, tuple[VType, dict[Any, Any]
             t, missing = typed.list_of(typed.TEXT), []
         else:
             continue
-        values = {r[key]: (r[col] if col in r else missing) for r in rows
+        values = {r[key]: r.get(col, missing) for r in rows
                   if isinstance(r, Mapping) and key in r}
         if col in ("source", "assumptions", "text", "name", "title"):
             continue
@@ -247,7 +248,8 @@ def _with_row(scope: Scope, row: Mapping[str, Any]) -> Scope:
     (`land_price: ...`) and params (`params: {rubble_cost: 2}`) named too."""
     from dataclasses import replace
 
-    params = row.get("params") if isinstance(row.get("params"), Mapping) else {}
+    raw = row.get("params")
+    params: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     names = {str(k): Name(typed.INT, repr(v)) for k, v in params.items()
              if isinstance(v, int) and not isinstance(v, bool)}
     inner = scope.with_locals(**names)

@@ -149,6 +149,8 @@ class _StateBuilder:
             of or "text",
             None if values is None else tuple(values),
             str(k["text"]),
+            source=k.get("from") if isinstance(k.get("from"), str) else None,
+            key=k.get("key") if isinstance(k.get("key"), str) else None,
             span=where,
         )
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from lisboa_rules.core.source import Span, nearest
 from lisboa_rules.lang.expr import Formula
+from lisboa_rules.model.procs import ProcSet
 from lisboa_rules.model.state import StateDecl
 
 NOWHERE = Span("<built-in>", 1, 1, 1, 1)
@@ -324,6 +325,7 @@ class Model:
     examples: tuple[Example, ...] = ()
     sources: tuple[tuple[str, str], ...] = ()
     state: StateDecl = field(default_factory=StateDecl)  # rules/state.yaml
+    procs: ProcSet | None = field(default=None, compare=False, repr=False)  # effects, actions
 
     def rule(self, rule_id: str) -> Rule | None:
         """The rule with this id, if any."""

@@ -16,6 +16,7 @@ import random
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import combinations as _combinations
 from typing import Any, Final
 
 __all__ = [
@@ -298,7 +299,7 @@ _WIGS_COST: str = ""
 _SPONSOR_COST: str = ""
 _ACTION_RULE: dict[str, str] = {}
 _PHASE_RULES: dict[str, str] = {}
-_USED_BY_GENERATED = (replace,)  # the generated rule sets build on the base with replace()
+_USED_BY_GENERATED = (replace, _combinations)  # the generated rule sets and procedures use them
 # The state classes and their saved-game fields are generated from rules/state.yaml; these
 # placeholders hold today's fields so that this module type-checks alone.
 _GAME_FIELDS: tuple[str, ...] = ()
@@ -966,6 +967,10 @@ def _noble_action_problem(g: Game, seat: int, action_id: str, move: Move) -> tup
 def _apply_noble_action(g: Game, seat: int, action_id: str, move: Move) -> None:
     proc = g.rs.procs[action_id]
     proc.run(g, seat, *[getattr(move, c) for c in proc.choices])
+
+
+# A Noble action's choice as the move generator lists it: (business, decrees, plan).
+_Choice = tuple[str | None, tuple[str, ...], str | None]
 
 
 def _legal_choices(g: Game, seat: int, action_id: str) -> list[_Choice]:

@@ -12,10 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier
-from lisboa_rules.lang.steps import Procedure
+from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
+from lisboa_rules.lang.steps import Compiler, Procedure
 from lisboa_rules.model import procs as P
 from lisboa_rules.model.types import Model
+
+
+_PLACEHOLDER = "STEM__"  # a procedure's own name until its code is known to be new
 
 
 @dataclass
@@ -64,13 +67,15 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
         for pid in _order(ps):
             proc = ps.procs[pid]
             base = identifier(pid.replace("-", "_")).lstrip("_") or "proc"
-            placeholder = "STEM__"
             comp_scope = P._with_row(scope, ps.this[pid]) if pid in ps.this else scope
-            from lisboa_rules.lang.steps import Compiler
 
-            comp = Compiler(comp_scope, ps.procs, ps.hooks,
-                            lambda q, s=stems, ph=placeholder, me=pid: ph if q == me else s[q],
-                            lambda path, mm=m: where(mm, path))
+            def stem_of(q: str, me: str = pid, known: dict[str, str] = stems) -> str:
+                return _PLACEHOLDER if q == me else known[q]
+
+            def located(path: tuple[str | int, ...], mm: Model = m) -> str:
+                return where(mm, path)
+
+            comp = Compiler(comp_scope, ps.procs, ps.hooks, stem_of, located)
             emitted = comp.compile(proc)
             code = "\n".join([*emitted.opts, "", "", *emitted.why, "", "", *emitted.run])
             key = _without_comments(code)
@@ -83,12 +88,15 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
                     stem = f"{base}_{n}"
                 used.add(stem)
                 by_code[key] = stem
-                view.functions.append(code.replace(placeholder, stem))
+                lines = code.replace(_PLACEHOLDER, stem).split("\n")
+                view.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
             stems[pid] = stem
             defs[pid] = Call("ProcDef", (pid, _choice_names(proc), Raw(f"_opts_{stem}"),
                                          Raw(f"_why_{stem}"), Raw(f"_run_{stem}")))
         view.by_ruleset.append(defs)
-    view.tables = [(name, fmt(values)) for name, values in tables.values.items()]
+    code = "\n".join(view.functions)
+    view.tables = [(name, fmt(values)) for name, values in tables.values.items()
+                   if name in code]
     return view
 
 

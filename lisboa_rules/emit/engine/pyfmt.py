@@ -255,3 +255,86 @@ def _walk(value: Any, parts: list[str], used: list[int], room: int) -> None:
         _put("}", parts, used, room)
     else:
         _put(literal(value), parts, used, room)
+
+
+# --- wrapping generated statements ------------------------------------------------------------
+
+_OPEN = "([{"
+_CLOSE = ")]}"
+_SPLITS = (", ", " or ", " and ", " if ", " else ", " for ", " + ", " - ")
+
+
+def _scan(code: str) -> list[int]:
+    """The bracket depth before each character of `code`, -1 inside string literals."""
+    depth = 0
+    out: list[int] = []
+    quote = ""
+    i = 0
+    while i < len(code):
+        ch = code[i]
+        if quote:
+            out.append(-1)
+            if ch == "\\":
+                out.append(-1)
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+            out.append(-1)
+        else:
+            if ch in _CLOSE:
+                depth -= 1
+            out.append(depth)
+            if ch in _OPEN:
+                depth += 1
+        i += 1
+    return out
+
+
+def wrap_line(line: str, width: int = 100) -> list[str]:
+    """A generated statement split inside its outermost brackets so that no line is longer
+    than `width` (Python joins the lines inside brackets); short lines are returned as they
+    are. Splits at the top-level commas of the brackets, else at `or`/`and`/`if`/`for`/`+`."""
+    if len(line) <= width:
+        return [line]
+    indent = line[: len(line) - len(line.lstrip())]
+    depths = _scan(line)
+    # the outermost bracket pair holding the most text
+    best: tuple[int, int] | None = None
+    stack: list[int] = []
+    for i, ch in enumerate(line):
+        if depths[i] < 0:
+            continue
+        if ch in _OPEN:
+            stack.append(i)
+        elif ch in _CLOSE and stack:
+            start = stack.pop()
+            if not stack and (best is None or i - start > best[1] - best[0]):
+                best = (start, i)
+    if best is None or best[1] - best[0] < 4:
+        return [line]
+    start, end = best
+    inner = line[start + 1 : end]
+    inner_depth = _scan(inner)
+    parts: list[str] = []
+    for sep in _SPLITS:
+        cuts = [i for i in range(len(inner)) if inner.startswith(sep, i)
+                and inner_depth[i] == 0 and all(d == 0 for d in inner_depth[i:i + len(sep)])]
+        if cuts:
+            pos = 0
+            for c in cuts:
+                parts.append(inner[pos:c] + ("," if sep == ", " else ""))
+                pos = c + (2 if sep == ", " else 1)
+            parts.append(inner[pos:] + ("," if sep == ", " else ""))
+            break
+    if not parts:
+        parts = [inner]
+    head = line[: start + 1]
+    tail = indent + line[end:]
+    out = [head]
+    for part in parts:
+        out += wrap_line(indent + "    " + part.strip(), width)
+    out.append(tail)
+    return out

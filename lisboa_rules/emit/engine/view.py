@@ -13,6 +13,7 @@ from typing import Any
 
 from lisboa_rules.core.encode import py_comment
 from lisboa_rules.core.source import Span
+from lisboa_rules.emit.engine.procs import procedure_view
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, Update, fmt, identifier, literal
 from lisboa_rules.emit.engine.state_classes import ClassView, state_classes
 from lisboa_rules.emit.reference.words import plain_text
@@ -44,6 +45,8 @@ class EngineView:
     game_info: str = ""
     variants: str = ""
     state_schema: str = ""
+    procedures: list[str] = field(default_factory=list)  # the compiled procedures' functions
+    tables: list[tuple[str, str]] = field(default_factory=list)  # the tables their steps read
     state: dict[str, ClassView] = field(default_factory=dict)  # Player, Game (rules/state.yaml)
 
 
@@ -219,7 +222,8 @@ def _strip_parens(code: str) -> str:
     return code
 
 
-def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
+def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = None
+                   ) -> dict[str, Any]:
     """Every field of the engine's RuleSet for this model, as Python values / code."""
     def v(name: str) -> Any:
         """The value of a RuleSet field read as it stands in the rules (FIELD_PATHS)."""
@@ -336,6 +340,7 @@ def ruleset_fields(m: Model, fns: _Functions) -> dict[str, Any]:
     out["shipyard_per_color"] = fns.add(f_per, (), m.span_of("components", "shipyard",
                                                               "per_color"), "shipyard")
     out["shipyard_start"] = tuple(v("shipyard_start"))
+    out["procs"] = procs or {}
     return out
 
 
@@ -588,8 +593,11 @@ def build_view(
     """Everything the engine template needs; `names` maps display paths to stable names."""
     fns = _Functions(names)
     view = EngineView()
+    pv = procedure_view(rulesets, lambda m, path: fns.loc(m.span_of(str(path[0]), *path[1:])))
+    view.procedures = pv.functions
+    view.tables = pv.tables
     base = rulesets[0]
-    base_fields = ruleset_fields(base, fns)
+    base_fields = ruleset_fields(base, fns, pv.by_ruleset[0])
     view.rulesets.append(("_RS0", _call_with_sources(
         "RuleSet", list(base_fields.items()), {k: _where(fns, base, k) for k in base_fields})))
     view.keys.append((literal_key(rulesets[0].variants), "_RS0"))
@@ -597,7 +605,7 @@ def build_view(
     # largest subset of its variants: the base at worst) plus what differs from it.
     emitted: list[tuple[str, Model, dict[str, Any]]] = [("_RS0", base, base_fields)]
     for i, m in enumerate(rulesets[1:], 1):
-        fields = ruleset_fields(m, fns)
+        fields = ruleset_fields(m, fns, pv.by_ruleset[i])
         parent_name, parent, parent_fields = max(
             (e for e in emitted if set(e[1].variants) <= set(m.variants)),
             key=lambda e: len(e[1].variants))
