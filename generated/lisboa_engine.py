@@ -896,6 +896,32 @@ _T_plan_officials: Final = {
 }
 _T_ship_color_size: Final = {"blue": 1, "red": 2, "purple": 3, "brown": 4}
 _T_ship_color_cost: Final = {"blue": 1, "red": 2, "purple": 3, "brown": 4}
+_K1: Final = {"gold": 6, "tools": 6, "books": 6, "cloth": 6}
+_K2: Final = {"gold": 5, "tools": 5, "books": 5, "cloth": 5}
+
+
+def _m_treasury_value(g: Game, p: Player) -> int:
+    return (1, 2, 3, 4, 5, 6)[g.treasury]
+
+
+def _m_influence_modifier(g: Game, p: Player) -> int:
+    return (-1, -1, 0, 0, 1, 1)[g.treasury]
+
+
+def _m_influence_reis(g: Game, p: Player) -> int:
+    return len([v_i for v_i in (1, 3, 5, 7, 8, 9) if (v_i < p.influence)])
+
+
+def _m_influence_gain(g: Game, p: Player) -> int:
+    return sum([_T_card_influence[v_c] for v_c in p.portfolio]) + (1 * len(p.ships))
+
+
+def _m_warehouse_room(g: Game, p: Player) -> int:
+    return (6 + (1 * p.rubble_sets)) - sum(p.goods.values())
+
+
+def _m_officials_in_offices(g: Game, p: Player) -> int:
+    return sum([g.offices[v_n].get(p.color, 0) for v_n in g.offices])
 
 
 # rules/effects.yaml:110 pay-reis
@@ -918,11 +944,9 @@ def _run_pay_reis(g: Game, seat: int, v_amount: int) -> None:
     # rules/effects.yaml:115 repeat
     for _ in range(v_amount - v_from_hand):
         # rules/effects.yaml:120 if
-        if len([v_i for v_i in (1, 3, 5, 7, 8, 9) if (v_i < p.influence)]) > 0:
+        if _m_influence_reis(g, p) > 0:
             # rules/effects.yaml:122 set
-            p.influence = (1, 3, 5, 7, 8, 9)[
-                (len([v_i for v_i in (1, 3, 5, 7, 8, 9) if (v_i < p.influence)]) - 1)
-            ]
+            p.influence = (1, 3, 5, 7, 8, 9)[(_m_influence_reis(g, p) - 1)]
 
 
 # rules/effects.yaml:30 reis
@@ -1001,12 +1025,7 @@ def _run_influence_gain(g: Game, seat: int, v_amount: int, v_noble: Any) -> None
     # rules/effects.yaml:48 repeat
     for _ in range(v_amount):
         # rules/effects.yaml:50 do
-        _run_influence(
-            g,
-            seat,
-            (sum([_T_card_influence[v_c] for v_c in p.portfolio]) + (1 * len(p.ships))),
-            None,
-        )
+        _run_influence(g, seat, _m_influence_gain(g, p), None)
 
 
 # rules/effects.yaml:124 rubble-marker
@@ -1066,10 +1085,7 @@ def _opts_officials_to_office(g: Game, seat: int, v_amount: int, v_noble: Any) -
 
 
 def _why_officials_to_office(
-    g: Game,
-    seat: int,
-    v_amount: int,
-    v_noble: Any,
+    g: Game, seat: int, v_amount: int, v_noble: Any
 ) -> tuple[str, str] | None:
     p = g.players[seat]
     if not ((v_amount <= 0) or (p.officials >= 1)):
@@ -1119,12 +1135,7 @@ def _opts_ship(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()
         return out
     if not (
         (v_amount <= 0)
-        or (
-            (
-                p.reis
-                + len([v_i for v_i in (1, 3, 5, 7, 8, 9) if (v_i < p.influence)])
-            ) >= _T_ship_color_cost[g.shipyard[(-1)]]
-        )
+        or ((p.reis + _m_influence_reis(g, p)) >= _T_ship_color_cost[g.shipyard[(-1)]])
     ):
         return out
     out.append(())
@@ -1137,12 +1148,7 @@ def _why_ship(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str
         return ("ship", "the shipyard is empty")
     if not (
         (v_amount <= 0)
-        or (
-            (
-                p.reis
-                + len([v_i for v_i in (1, 3, 5, 7, 8, 9) if (v_i < p.influence)])
-            ) >= _T_ship_color_cost[g.shipyard[(-1)]]
-        )
+        or ((p.reis + _m_influence_reis(g, p)) >= _T_ship_color_cost[g.shipyard[(-1)]])
     ):
         return (
             "ship",
@@ -1190,12 +1196,9 @@ def _run_produce(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
     # rules/effects.yaml:91 for_each
     for v_b in "gold", "tools", "books", "cloth":
         # rules/effects.yaml:93 if
-        if (p.stores[v_b] > 0) and (((6 + (1 * p.rubble_sets)) - sum(p.goods.values())) > 0):
+        if (p.stores[v_b] > 0) and (_m_warehouse_room(g, p) > 0):
             # rules/effects.yaml:95 gain
-            p.goods[v_b] = max(
-                0,
-                p.goods[v_b] + min(v_amount, ((6 + (1 * p.rubble_sets)) - sum(p.goods.values()))),
-            )
+            p.goods[v_b] = max(0, p.goods[v_b] + min(v_amount, _m_warehouse_room(g, p)))
 
 
 # rules/effects.yaml:96 royal_favor
@@ -1204,16 +1207,12 @@ def _opts_royal_favor(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[t
     for v_favor in list(
         dict.fromkeys([v_it for v_it in ("manuel", "marquis", "king") if (g.favors[v_it] > 0)])
     ):
-        out.append((v_favor, ))
+        out.append((v_favor,))
     return out
 
 
 def _why_royal_favor(
-    g: Game,
-    seat: int,
-    v_amount: int,
-    v_noble: Any,
-    v_favor: Any,
+    g: Game, seat: int, v_amount: int, v_noble: Any, v_favor: Any
 ) -> tuple[str, str] | None:
     if v_favor not in list(
         dict.fromkeys([v_it for v_it in ("manuel", "marquis", "king") if (g.favors[v_it] > 0)])
@@ -1256,25 +1255,19 @@ def _opts_build_store(g: Game, seat: int) -> list[tuple[Any]]:
     out: list[tuple[Any]] = []
     if not (sum(p.stores.values()) < 8):
         return out
-    v_price = (1, 2, 3, 4, 5, 6)[g.treasury] + 2
-    if not ((p.reis + len([v_i for v_i in (1, 3, 5, 7, 8, 9) if (v_i < p.influence)])) >= v_price):
+    v_price = _m_treasury_value(g, p) + 2
+    if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
         return out
     for v_business in list(
         dict.fromkeys(
             [
-                v_it for v_it in ("gold", "tools", "books", "cloth")
-                if (
-                    sum([v_q.stores[v_it] for v_q in g.players]) < {
-                        "gold": 6,
-                        "tools": 6,
-                        "books": 6,
-                        "cloth": 6,
-                    }[v_it]
-                )
+                v_it
+                for v_it in ("gold", "tools", "books", "cloth")
+                if (sum([v_q.stores[v_it] for v_q in g.players]) < _K1[v_it])
             ]
         )
     ):
-        out.append((v_business, ))
+        out.append((v_business,))
     return out
 
 
@@ -1282,21 +1275,15 @@ def _why_build_store(g: Game, seat: int, v_business: Any) -> tuple[str, str] | N
     p = g.players[seat]
     if not (sum(p.stores.values()) < 8):
         return ("build-store", "you have no store left to build")
-    v_price = (1, 2, 3, 4, 5, 6)[g.treasury] + 2
-    if not ((p.reis + len([v_i for v_i in (1, 3, 5, 7, 8, 9) if (v_i < p.influence)])) >= v_price):
+    v_price = _m_treasury_value(g, p) + 2
+    if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
         return ("build-store", ("the land price is " + str(v_price) + " and you cannot pay it"))
     if v_business not in list(
         dict.fromkeys(
             [
-                v_it for v_it in ("gold", "tools", "books", "cloth")
-                if (
-                    sum([v_q.stores[v_it] for v_q in g.players]) < {
-                        "gold": 6,
-                        "tools": 6,
-                        "books": 6,
-                        "cloth": 6,
-                    }[v_it]
-                )
+                v_it
+                for v_it in ("gold", "tools", "books", "cloth")
+                if (sum([v_q.stores[v_it] for v_q in g.players]) < _K1[v_it])
             ]
         )
     ):
@@ -1306,7 +1293,7 @@ def _why_build_store(g: Game, seat: int, v_business: Any) -> tuple[str, str] | N
 
 def _run_build_store(g: Game, seat: int, v_business: Any) -> None:
     p = g.players[seat]
-    v_price = (1, 2, 3, 4, 5, 6)[g.treasury] + 2
+    v_price = _m_treasury_value(g, p) + 2
     # rules/nobles.yaml:87 do
     _run_pay_reis(g, seat, v_price)
     # rules/nobles.yaml:88 gain
@@ -1324,15 +1311,16 @@ def _opts_take_decree(g: Game, seat: int) -> list[tuple[Any]]:
         for k in range(1, (1 + min(1, p.markers.get("marquis", 0))) + 1)
         for c in _combinations(sorted(dict.fromkeys(g.decree_display)), k)
     ]:
-        out.append((v_decrees, ))
+        out.append((v_decrees,))
     return out
 
 
 def _why_take_decree(g: Game, seat: int, v_decrees: Any) -> tuple[str, str] | None:
     p = g.players[seat]
-    if type(v_decrees) is not tuple or len(set(v_decrees)) != len(v_decrees) or any(
-        x not in list(dict.fromkeys(g.decree_display))
-        for x in v_decrees
+    if (
+        type(v_decrees) is not tuple
+        or len(set(v_decrees)) != len(v_decrees)
+        or any(x not in list(dict.fromkeys(g.decree_display)) for x in v_decrees)
     ):
         return ("take-decree", "take Decrees from the display only, each once")
     if len(v_decrees) < 1:
@@ -1369,17 +1357,10 @@ def _opts_open_building(g: Game, seat: int) -> list[tuple[Any]]:
     out: list[tuple[Any]] = []
     for v_plan in list(
         dict.fromkeys(
-            [
-                v_it for v_it in p.plans
-                if (
-                    _T_plan_officials[v_it] <= sum(
-                        [g.offices[v_n].get(p.color, 0) for v_n in g.offices]
-                    )
-                )
-            ]
+            [v_it for v_it in p.plans if (_T_plan_officials[v_it] <= _m_officials_in_offices(g, p))]
         )
     ):
-        out.append((v_plan, ))
+        out.append((v_plan,))
     return out
 
 
@@ -1387,14 +1368,7 @@ def _why_open_building(g: Game, seat: int, v_plan: Any) -> tuple[str, str] | Non
     p = g.players[seat]
     if v_plan not in list(
         dict.fromkeys(
-            [
-                v_it for v_it in p.plans
-                if (
-                    _T_plan_officials[v_it] <= sum(
-                        [g.offices[v_n].get(p.color, 0) for v_n in g.offices]
-                    )
-                )
-            ]
+            [v_it for v_it in p.plans if (_T_plan_officials[v_it] <= _m_officials_in_offices(g, p))]
         )
     ):
         return ("open-building", "the Plan needs more Officials than you have in the offices")
@@ -1432,25 +1406,19 @@ def _opts_build_store_2(g: Game, seat: int) -> list[tuple[Any]]:
     out: list[tuple[Any]] = []
     if not (sum(p.stores.values()) < 8):
         return out
-    v_price = (1, 2, 3, 4, 5, 6)[g.treasury] + 2
-    if not ((p.reis + len([v_i for v_i in (1, 3, 5, 7, 8, 9) if (v_i < p.influence)])) >= v_price):
+    v_price = _m_treasury_value(g, p) + 2
+    if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
         return out
     for v_business in list(
         dict.fromkeys(
             [
-                v_it for v_it in ("gold", "tools", "books", "cloth")
-                if (
-                    sum([v_q.stores[v_it] for v_q in g.players]) < {
-                        "gold": 5,
-                        "tools": 5,
-                        "books": 5,
-                        "cloth": 5,
-                    }[v_it]
-                )
+                v_it
+                for v_it in ("gold", "tools", "books", "cloth")
+                if (sum([v_q.stores[v_it] for v_q in g.players]) < _K2[v_it])
             ]
         )
     ):
-        out.append((v_business, ))
+        out.append((v_business,))
     return out
 
 
@@ -1458,21 +1426,15 @@ def _why_build_store_2(g: Game, seat: int, v_business: Any) -> tuple[str, str] |
     p = g.players[seat]
     if not (sum(p.stores.values()) < 8):
         return ("build-store", "you have no store left to build")
-    v_price = (1, 2, 3, 4, 5, 6)[g.treasury] + 2
-    if not ((p.reis + len([v_i for v_i in (1, 3, 5, 7, 8, 9) if (v_i < p.influence)])) >= v_price):
+    v_price = _m_treasury_value(g, p) + 2
+    if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
         return ("build-store", ("the land price is " + str(v_price) + " and you cannot pay it"))
     if v_business not in list(
         dict.fromkeys(
             [
-                v_it for v_it in ("gold", "tools", "books", "cloth")
-                if (
-                    sum([v_q.stores[v_it] for v_q in g.players]) < {
-                        "gold": 5,
-                        "tools": 5,
-                        "books": 5,
-                        "cloth": 5,
-                    }[v_it]
-                )
+                v_it
+                for v_it in ("gold", "tools", "books", "cloth")
+                if (sum([v_q.stores[v_it] for v_q in g.players]) < _K2[v_it])
             ]
         )
     ):
@@ -1482,7 +1444,7 @@ def _why_build_store_2(g: Game, seat: int, v_business: Any) -> tuple[str, str] |
 
 def _run_build_store_2(g: Game, seat: int, v_business: Any) -> None:
     p = g.players[seat]
-    v_price = (1, 2, 3, 4, 5, 6)[g.treasury] + 2
+    v_price = _m_treasury_value(g, p) + 2
     # rules/nobles.yaml:87 do
     _run_pay_reis(g, seat, v_price)
     # rules/nobles.yaml:88 gain
@@ -3705,7 +3667,10 @@ def _portfolio_room(g: Game, p: Player) -> int:
 
 
 def _effects_problem(
-    g: Game, seat: int, effects: Iterable[tuple[str, int]], favor: str | None,
+    g: Game,
+    seat: int,
+    effects: Iterable[tuple[str, int]],
+    favor: str | None,
     noble: str | None = None,
 ) -> str | None:
     """Why these effects cannot be carried out in full (the guard of each effect's procedure

@@ -227,7 +227,8 @@ class Compiler:
         chosen: list[str] = []
         for s in proc.guard:
             gscope, indent = self._guard_enum(s, proc, gscope, indent, chosen, opts)
-        opts.append("    " * indent + f"out.append(({''.join(c + ', ' for c in chosen)}))")
+        opts.append("    " * indent + f"out.append(({''.join(c + ',' for c in chosen[:1])}"
+                    f"{''.join(', ' + c for c in chosen[1:])}))")
         opts.append("    return out")
         # why a choice fails
         why = [f"def _why_{stem}({self.signature(proc, True)}) -> tuple[str, str] | None:",
@@ -657,7 +658,7 @@ def _non_positive(source: Any) -> bool:
 def _noqa(lines: list[str]) -> list[str]:
     """A generated function made tidy: the acting player is read only when used."""
     body = "\n".join(line for line in lines if line.strip() != "p = g.players[seat]")
-    keep = re.search(r"(?<![\w.])p\.", body) is not None
+    keep = re.search(r"(?<![\w.'\"])p(?![\w'\"])", body) is not None
     out: list[str] = []
     for line in lines:
         if line.strip() == "p = g.players[seat]" and not keep:

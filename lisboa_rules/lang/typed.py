@@ -91,6 +91,7 @@ class Scope:
     kinds: frozenset[str] = frozenset()
     data: Callable[[tuple[str, ...]], Any] | None = None
     this: Callable[[tuple[str, ...]], Any] | None = None  # the procedure's own row (`this.x`)
+    name_constant: Callable[[str], str] | None = None  # a long constant's name in the engine
 
     def with_locals(self, **names: Name) -> Scope:
         return replace(self, locals={**self.locals, **names})
@@ -342,7 +343,10 @@ class _Checker:
         except KeyError as exc:
             raise self.fail(node, f"'{root}.{'.'.join(path)}' names no value in the rules data "
                             f"({exc.args[0] if exc.args else ''})", "unknown-name") from None
-        return Typed(constant_code(value), _type_of(value))
+        code = constant_code(value)
+        if len(code) > 40 and self.scope.name_constant is not None:
+            code = self.scope.name_constant(code)
+        return Typed(code, _type_of(value))
 
     def subscript(self, node: ast.Subscript, depth: int) -> Typed:
         base = self.expr(node.value, depth)

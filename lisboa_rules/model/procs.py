@@ -28,6 +28,27 @@ class Tables:
 
     names: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (kind, col, repr)
     values: dict[str, dict[Any, Any]] = field(default_factory=dict)
+    constants: dict[str, str] = field(default_factory=dict)  # code -> name
+    measures: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (type, code)
+
+    def constant(self, code: str) -> str:
+        """A long constant of the rules data, named once."""
+        found = self.constants.get(code)
+        if found is None:
+            found = self.constants[code] = f"_K{len(self.constants) + 1}"
+        return found
+
+    def measure(self, mid: str, returns: str, code: str) -> str:
+        """A measure as a function of the game and the acting player, shared by rule sets
+        where its code is the same."""
+        stem = "_m_" + typed.local_code(mid).removeprefix("v_")
+        name = stem
+        n = 1
+        while name in self.measures and self.measures[name] != (returns, code):
+            n += 1
+            name = f"{stem}_{n}"
+        self.measures[name] = (returns, code)
+        return name
 
     def name(self, kind: str, col: str, values: dict[Any, Any]) -> str:
         key = (kind, col, repr(sorted(values.items(), key=repr)))
@@ -103,7 +124,7 @@ def state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tup
         cols[k.id] = {c: (t, tables.name(k.id, c, v)) for c, (t, v) in _columns(rows, key).items()}
     scope = Scope(locals={"seat": Name(VType("seat"), "seat")}, player=player, game=game,
                   tables=cols, int_kinds=int_kinds, kinds=frozenset(k.id for k in decl.kinds),
-                  data=typed.data_lookup(data))
+                  data=typed.data_lookup(data), name_constant=tables.constant)
     for mid, source in measures:
         try:
             t = typed.check(source, scope)
@@ -111,7 +132,10 @@ def state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tup
             if problems is not None:
                 problems.append((mid, exc.code, exc.message))
             continue
-        scope.measures[mid] = Name(t.type, t.code)
+        from lisboa_rules.lang.steps import bare, py_type
+
+        fn = tables.measure(mid, py_type(t.type), bare(t.code))
+        scope.measures[mid] = Name(t.type, f"{fn}(g, p)")
     return scope
 
 

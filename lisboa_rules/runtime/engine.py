@@ -920,7 +920,10 @@ def _portfolio_room(g: Game, p: Player) -> int:
 
 
 def _effects_problem(
-    g: Game, seat: int, effects: Iterable[tuple[str, int]], favor: str | None,
+    g: Game,
+    seat: int,
+    effects: Iterable[tuple[str, int]],
+    favor: str | None,
     noble: str | None = None,
 ) -> str | None:
     """Why these effects cannot be carried out in full (the guard of each effect's procedure

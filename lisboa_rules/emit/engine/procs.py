@@ -94,9 +94,15 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
             defs[pid] = Call("ProcDef", (pid, _choice_names(proc), Raw(f"_opts_{stem}"),
                                          Raw(f"_why_{stem}"), Raw(f"_run_{stem}")))
         view.by_ruleset.append(defs)
+    measures = []
+    for name, (returns, body) in tables.measures.items():
+        lines = [f"def {name}(g: Game, p: Player) -> {returns}:", f"    return {body}"]
+        measures.append("\n".join(w for line in lines for w in wrap_line(line)))
+    view.functions = measures + view.functions
     code = "\n".join(view.functions)
     view.tables = [(name, fmt(values)) for name, values in tables.values.items()
                    if name in code]
+    view.tables += [(name, value) for value, name in tables.constants.items() if name in code]
     return view
 
 

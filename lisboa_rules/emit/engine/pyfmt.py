@@ -258,10 +258,26 @@ def _walk(value: Any, parts: list[str], used: list[int], room: int) -> None:
 
 
 # --- wrapping generated statements ------------------------------------------------------------
+# The procedures' code is written on one line per statement; a line longer than the engine's
+# line length is split the way ruff format (black's style) splits it, so that the generated
+# engine stays `ruff format` clean: at the last bracket pair, and inside it at the delimiters of
+# the lowest precedence (commas, with a trailing comma; comprehension `for`/`if`; `if`/`else`;
+# `or`; `and`; comparisons; `+`/`-`), operators leading. A statement's condition or value with
+# several such delimiters gets the parentheses ruff adds around it.
 
 _OPEN = "([{"
 _CLOSE = ")]}"
-_SPLITS = (", ", " or ", " and ", " if ", " else ", " for ", " + ", " - ")
+_PRIORITIES: tuple[tuple[str, ...], ...] = (
+    (", ",),
+    (" for ", " if "),  # in a comprehension
+    (" if ", " else "),
+    (" or ",),
+    (" and ",),
+    (" not in ", " is not ", " in ", " is ", " <= ", " >= ", " < ", " > ", " == ", " != "),
+    (" + ", " - "),
+    (" * ", " // "),
+)
+_STATEMENT = ("if ", "elif ", "while ", "return ", "for ")
 
 
 def _scan(code: str) -> list[int]:
@@ -274,7 +290,7 @@ def _scan(code: str) -> list[int]:
         ch = code[i]
         if quote:
             out.append(-1)
-            if ch == "\\":
+            if ch == "\\" and i + 1 < len(code):
                 out.append(-1)
                 i += 2
                 continue
@@ -293,48 +309,94 @@ def _scan(code: str) -> list[int]:
     return out
 
 
+def _cuts(text: str, seps: tuple[str, ...]) -> list[tuple[int, str]]:
+    """Where the separators stand at bracket depth 0 of `text` (outside strings)."""
+    depth = _scan(text)
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(text):
+        for sep in seps:
+            if text.startswith(sep, i) and all(d == 0 for d in depth[i:i + len(sep)]):
+                out.append((i, sep))
+                i += len(sep) - 1
+                break
+        i += 1
+    return out
+
+
+def _delimiters(text: str) -> tuple[tuple[str, ...], list[tuple[int, str]]]:
+    """The lowest-precedence delimiters at depth 0 of `text`, and where they are."""
+    comprehension = bool(_cuts(text, (" for ",)))
+    for group in _PRIORITIES:
+        if group == (" for ", " if ") and not comprehension:
+            continue
+        if group == (" if ", " else ") and comprehension:
+            continue
+        found = _cuts(text, group)
+        if found:
+            return group, found
+    return (), []
+
+
+def _split(text: str, group: tuple[str, ...], cuts: list[tuple[int, str]]) -> list[str]:
+    parts: list[str] = []
+    pos = 0
+    for at, sep in cuts:
+        if sep == ", ":
+            parts.append(text[pos:at] + ",")
+            pos = at + 2
+        else:
+            parts.append(text[pos:at])
+            pos = at + 1  # the operator leads the next line
+    last = text[pos:]
+    parts.append(last + ("," if group == (", ",) and last.strip() else ""))
+    return [p.strip() for p in parts if p.strip()]
+
+
 def wrap_line(line: str, width: int = 100) -> list[str]:
-    """A generated statement split inside its outermost brackets so that no line is longer
-    than `width` (Python joins the lines inside brackets); short lines are returned as they
-    are. Splits at the top-level commas of the brackets, else at `or`/`and`/`if`/`for`/`+`."""
+    """A generated statement split inside its brackets so that no line is longer than
+    `width`; short lines are returned as they are."""
     if len(line) <= width:
         return [line]
     indent = line[: len(line) - len(line.lstrip())]
+    body = line.strip()
+    for kw in _STATEMENT:  # a condition with several delimiters gets parentheses
+        if body.startswith(kw) and body.endswith(":") and kw != "for ":
+            inner = body[len(kw):-1]
+            group, cuts = _delimiters(inner)
+            if len(cuts) >= 2 or (cuts and not inner.endswith(tuple(_CLOSE))):
+                return [indent + kw + "(", *_lines(indent + "    ", inner, width),
+                        indent + "):"]
     depths = _scan(line)
-    # the outermost bracket pair holding the most text
-    best: tuple[int, int] | None = None
-    stack: list[int] = []
-    for i, ch in enumerate(line):
-        if depths[i] < 0:
-            continue
-        if ch in _OPEN:
-            stack.append(i)
-        elif ch in _CLOSE and stack:
-            start = stack.pop()
-            if not stack and (best is None or i - start > best[1] - best[0]):
-                best = (start, i)
-    if best is None or best[1] - best[0] < 4:
+    if body.startswith("def "):  # a signature splits its parameters
+        start = line.index("(")
+        end = next(i for i in range(start + 1, len(line)) if line[i] == ")" and depths[i] == 0)
+        return [line[: start + 1], *_lines(indent + "    ", line[start + 1 : end], width),
+                indent + line[end:]]
+    # the last bracket pair at depth 0 (the right-hand split)
+    end = max((i for i, ch in enumerate(line) if ch in _CLOSE and depths[i] == 0), default=-1)
+    if end < 0:
         return [line]
-    start, end = best
-    inner = line[start + 1 : end]
-    inner_depth = _scan(inner)
-    parts: list[str] = []
-    for sep in _SPLITS:
-        cuts = [i for i in range(len(inner)) if inner.startswith(sep, i)
-                and inner_depth[i] == 0 and all(d == 0 for d in inner_depth[i:i + len(sep)])]
-        if cuts:
-            pos = 0
-            for c in cuts:
-                parts.append(inner[pos:c] + ("," if sep == ", " else ""))
-                pos = c + (2 if sep == ", " else 1)
-            parts.append(inner[pos:] + ("," if sep == ", " else ""))
-            break
-    if not parts:
-        parts = [inner]
+    start = max(i for i in range(end) if line[i] in _OPEN and depths[i] == 0)
+    if end - start < 2:
+        return [line]
     head = line[: start + 1]
     tail = indent + line[end:]
-    out = [head]
-    for part in parts:
-        out += wrap_line(indent + "    " + part.strip(), width)
-    out.append(tail)
+    inner = line[start + 1 : end]
+    return [head, *_lines(indent + "    ", inner, width), tail]
+
+
+def _lines(indent: str, text: str, width: int) -> list[str]:
+    """The contents of a bracket pair on lines of their own."""
+    one = indent + text
+    if len(one) <= width and not _cuts(text, (", ",)) or len(one) <= width and \
+            not text.rstrip().endswith(","):
+        if len(one) <= width:
+            return [one]
+    group, cuts = _delimiters(text)
+    if not cuts:
+        return wrap_line(one, width)
+    out: list[str] = []
+    for part in _split(text, group, cuts):
+        out += wrap_line(indent + part, width)
     return out
