@@ -1,8 +1,9 @@
 """The engine's fast paths compute exactly what the plain ones do.
 
-The move generator asks `_legal_choices` for the Noble-action choices of a visit, a follow or
-an event instead of trying every choice of `_noble_action_choices` with
-`_noble_action_problem` (what `apply_move` still does to name the rule a move breaks), and it
+The move generator asks `_legal_choices` (the `_opts_` function compiled from a Noble action's
+steps) for the choices of a visit, a follow or an event instead of trying every candidate
+choice with `_noble_action_problem` (the `_why_` function of the same steps: what `apply_move`
+still does to name the rule a move breaks), and it
 makes moves and score lines without the frozen dataclasses' `__init__`. These tests walk random
 games of every rule set and compare both ways at every state, and at states built to hit the
 edges (no store left, no free lot, the extra Decree pick, a reign that forbids the action).
@@ -18,12 +19,29 @@ import pytest
 from conftest import setups
 
 
+def _candidates(E: Any, g: Any, seat: int, action_id: str) -> list[Any]:
+    """Every choice a player could name for a Noble action, legal or not: each business,
+    every set of one to three Decrees on display (and one that is not), each Plan."""
+    rs = g.rs
+    names = rs.procs[action_id].choices
+    shown = sorted(set(g.decree_display))
+    picks = [(d,) for d in shown] + [
+        (a, b) for i, a in enumerate(shown) for b in shown[i + 1 :]
+    ] + [tuple(shown[:3]), ("not-a-decree",)]
+    values = {"business": [*rs.businesses, None], "decrees": picks,
+              "plan": [*sorted(rs.plans), None]}
+    out: list[Any] = [{}]
+    for name in names:
+        out = [{**c, name: v} for c in out for v in values[name]]
+    return [E.Move("visit", seat, **c) for c in out]
+
+
 def _slow_choices(E: Any, g: Any, seat: int, action_id: str) -> list[Any]:
-    return [
-        (c.business, c.decrees, c.plan)
-        for c in E._noble_action_choices(g, seat, action_id)
-        if E._noble_action_problem(g, seat, action_id, c) is None
-    ]
+    return sorted(
+        ((c.business, c.decrees, c.plan) for c in _candidates(E, g, seat, action_id)
+         if E._noble_action_problem(g, seat, action_id, c) is None),
+        key=repr,
+    )
 
 
 def _check_state(E: Any, g: Any) -> int:
@@ -31,7 +49,7 @@ def _check_state(E: Any, g: Any) -> int:
     compared = 0
     for seat in range(len(g.players)):
         for action_id in g.rs.noble_actions:
-            fast = E._legal_choices(g, seat, action_id)
+            fast = sorted(E._legal_choices(g, seat, action_id), key=repr)
             slow = _slow_choices(E, g, seat, action_id)
             assert fast == slow, (action_id, seat, E.to_json(g))
             compared += len(slow)
@@ -62,7 +80,7 @@ def test_legal_choices_at_the_edges(engine: Any) -> None:
     p = g.players[0]
     rs = g.rs
     for na in rs.noble_actions.values():
-        assert E._legal_choices(g, 0, na.id) == _slow_choices(E, g, 0, na.id)
+        assert sorted(E._legal_choices(g, 0, na.id), key=repr) == _slow_choices(E, g, 0, na.id)
     # A business with no free lot, the others open.
     first = rs.businesses[0]
     for na in rs.noble_actions.values():
@@ -77,17 +95,18 @@ def test_legal_choices_at_the_edges(engine: Any) -> None:
             p.stores[rs.businesses[1]] = 0
             p.reis = 0
             p.influence = 0  # cannot pay the land price
-            assert E._legal_choices(g, 0, na.id) == _slow_choices(E, g, 0, na.id)
+            assert E._legal_choices(g, 0, na.id) == [] == _slow_choices(E, g, 0, na.id)
         if na.procedure == "take-decree" and na.extra_marker_on is not None:
             p.markers[na.extra_marker_on] = 1  # the extra pick opens
             fast = E._legal_choices(g, 0, na.id)
             assert any(len(c[1]) == 2 for c in fast)
-            assert fast == _slow_choices(E, g, 0, na.id)
+            assert sorted(fast, key=repr) == _slow_choices(E, g, 0, na.id)
         if na.procedure == "open-building":
             p.plans = list(g.plan_supply[:3])
             for office in g.offices.values():
                 office[p.color] = 1  # some Plans need more Officials than that
-            assert E._legal_choices(g, 0, na.id) == _slow_choices(E, g, 0, na.id)
+            fast = sorted(E._legal_choices(g, 0, na.id), key=repr)
+            assert fast == _slow_choices(E, g, 0, na.id) and fast
     # A rule set where a flag forbids an action: no choice at all.
     for key, rs2 in E.RULESETS.items():
         for na in rs2.noble_actions.values():
