@@ -134,8 +134,10 @@ def state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tup
             continue
         from lisboa_rules.lang.steps import bare, py_type
 
-        fn = tables.measure(mid, py_type(t.type), bare(t.code))
-        scope.measures[mid] = Name(t.type, f"{fn}(g, p)")
+        code = bare(t.code)
+        if len(code) > 30 or "[" in code:  # a long measure is a function of its own
+            code = f"{tables.measure(mid, py_type(t.type), code)}(g, p)"
+        scope.measures[mid] = Name(t.type, code)
     return scope
 
 
@@ -165,7 +167,7 @@ def _params(raw: Any, path: tuple[str | int, ...],
 
 
 def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
-             problems: list[st.StepProblem]) -> ProcSet:
+             problems: list[st.StepProblem], vocabulary: list[Any] | None = None) -> ProcSet:
     """The procedures of the effects document and of the Noble actions (`steps:`)."""
     procs: dict[str, st.Procedure] = {}
     hooks: dict[str, list[str]] = {}
@@ -206,10 +208,47 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
         body = st.parse_steps(na.get("steps", []), (*path, "steps"), problems)
         add(st.Procedure(str(na.get("id")), (), body, str(na.get("id")), path))
         this[str(na.get("id"))] = na
-    measures = tuple((str(m.get("id")), m.get("value")) for m in effects_doc.get("measures") or []
-                     if isinstance(m, Mapping))
+    measures = tuple((str(m.get("name")), m.get("value")) for m in vocabulary or []
+                     if isinstance(m, Mapping) and "value" in m and not m.get("per"))
     return ProcSet(procs, {k: tuple(v) for k, v in hooks.items()}, tuple(effect_ids), measures,
                    this)
+
+
+def vocab_codes(vocabulary: list[Any], scope: Scope,
+                problems: list[tuple[int, str, str]] | None = None) -> dict[str, tuple[str, str]]:
+    """What each name of the formula language reads, as (type, Python code of `g`, `p` and the
+    context `x`): the measures of the scope, a per-item name compiled with `{item}` in place of
+    its item, a context name read from `x`. A problem is (index, code, message)."""
+    out: dict[str, tuple[str, str]] = {}
+    for i, row in enumerate(vocabulary):
+        if not isinstance(row, Mapping):
+            continue
+        name = str(row.get("name"))
+        if "context" in row:
+            out[name] = ("int", f"x.{row['context']}")
+            continue
+        if name in scope.measures and not row.get("per"):
+            m = scope.measures[name]
+            out[name] = ("bool" if m.type == typed.BOOL else "int", m.code)
+            continue
+        inner = scope.with_locals(item=Name(typed.TEXT, "ITEM__"))
+        try:
+            t = typed.check(row.get("value"), inner)
+        except typed.ExprError as exc:
+            if problems is not None:
+                problems.append((i, exc.code, exc.message))
+            continue
+        if t.type not in (typed.INT, typed.BOOL):
+            if problems is not None:
+                problems.append((i, "expr-type", f"'{row.get('value')}' is "
+                                 f"{typed.describe(t.type)}: a name reads a number or a "
+                                 "condition"))
+            continue
+        from lisboa_rules.lang.steps import bare
+
+        out[name] = ("bool" if t.type == typed.BOOL else "int",
+                     bare(t.code).replace("ITEM__", "{item}"))
+    return out
 
 
 def check_cycles(ps: ProcSet) -> list[st.StepProblem]:
