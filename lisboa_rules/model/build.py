@@ -15,9 +15,16 @@ from lisboa_rules.core.source import Span
 from lisboa_rules.front.overlay import Doc, Path
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.steps import StepProblem
-from lisboa_rules.lang.vocab import ENGINE_NAMES, env_for
+from lisboa_rules.lang.vocab import env_for
 from lisboa_rules.model import types as model
-from lisboa_rules.model.procs import ProcSet, check_cycles, compile_procs, proc_set, state_scope
+from lisboa_rules.model.procs import (
+    ProcSet,
+    check_cycles,
+    compile_procs,
+    proc_set,
+    state_scope,
+    vocab_codes,
+)
 from lisboa_rules.model.state import StateDecl
 from lisboa_rules.model.state_build import build_state
 
@@ -70,6 +77,7 @@ class Builder:
                 self.spans[(kind, *p)] = s
         self.businesses = [b["id"] for b in self._get("game", "businesses", default=[])]
         self.vocab: dict[str, tuple[str, str | None]] = {}
+        self.vocab_types: dict[str, str] = {}
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -150,7 +158,7 @@ class Builder:
         return tuple((k, int(v)) for k, v in sorted((obj or {}).items()))
 
     def env(self, scopes: Iterable[str], params: model.Params = ()) -> dict[str, expr.NameInfo]:
-        return env_for(self.vocab, tuple(scopes), self.businesses, params)
+        return env_for(self.vocab, tuple(scopes), self.businesses, params, self.vocab_types)
 
     # -- the documents ---------------------------------------------------------------------
 
@@ -158,7 +166,16 @@ class Builder:
         missing = [k for k in REQUIRED_KINDS if k not in self.docs]
         if missing:
             return None
-        self._vocabulary()
+        data = {k: d.data for k, d in self.docs.items()}
+        state, found = build_state(
+            data,
+            lambda *path, key=False: self.span("state", *path, key=key),
+            self._char_at,
+            [v.id for v in self.variant_infos],
+            {p: v for p, v in self.docs["state"].origin.items() if v in self.variants},
+        )
+        self.diags.extend(found)
+        self._vocabulary(data, state)
         businesses = tuple(
             model.Business(b["id"], b["name"], span=self.span("game", "businesses", i))
             for i, b in enumerate(self._get("game", "businesses"))
@@ -171,15 +188,6 @@ class Builder:
         decks, cards, decrees, plans, ships = self._components()
         assumptions, differences, sources = self._provenance()
         examples = self._examples()
-        data = {k: d.data for k, d in self.docs.items()}
-        state, found = build_state(
-            data,
-            lambda *path, key=False: self.span("state", *path, key=key),
-            self._char_at,
-            [v.id for v in self.variant_infos],
-            {p: v for p, v in self.docs["state"].origin.items() if v in self.variants},
-        )
-        self.diags.extend(found)
         procset = self._procedures(data, state)
         return model.Model(
             variants=self.variants,
@@ -215,14 +223,10 @@ class Builder:
         each compiled once here so that every problem of every step is reported, located."""
         problems: list[StepProblem] = []
         ps = proc_set(self._get("effects", default={}) or {},
-                      self._get("nobles", "noble_actions", default=[]) or [], problems)
+                      self._get("nobles", "noble_actions", default=[]) or [], problems,
+                      self._get("vocabulary", "names", default=[]) or [])
         problems += check_cycles(ps)
-        measure_problems: list[tuple[str, str, str]] = []
-        scope = state_scope(state, data, ps.measures, None, measure_problems)
-        for i, (mid, code, message) in enumerate(measure_problems):
-            at = next((j for j, (m, _) in enumerate(ps.measures) if m == mid), i)
-            self.error(code, f"measure '{mid}': {message}",
-                       self.span("effects", "measures", at, "value"))
+        scope = state_scope(state, data, ps.measures)  # its problems: see _vocabulary
         if not problems:
             _, found = compile_procs(ps, scope, lambda pid: pid.replace("-", "_"),
                                      lambda path: "")
@@ -232,17 +236,26 @@ class Builder:
             self.error(pr.code, pr.message, self.span(str(kind), *rest), pr.suggestion)
         return ps
 
-    def _vocabulary(self) -> None:
-        for i, n in enumerate(self._get("vocabulary", "names")):
+    def _vocabulary(self, data: dict[str, Any], state: StateDecl) -> None:
+        rows = self._get("vocabulary", "names") or []
+        ps = proc_set({}, [], [], rows)
+        problems: list[tuple[str, str, str]] = []
+        scope = state_scope(state, data, ps.measures, None, problems)
+        index = {str(n.get("name")): i for i, n in enumerate(rows)}
+        for name, code, message in problems:
+            self.error(code, f"name '{name}': {message}",
+                       self.span("vocabulary", "names", index.get(name, 0), "value"))
+        found: list[tuple[int, str, str]] = []
+        codes = vocab_codes(rows, scope, found)
+        for i, code, message in found:
+            self.error(code, f"name '{rows[i].get('name')}': {message}",
+                       self.span("vocabulary", "names", i, "value"))
+        bad = {p[0] for p in problems} | {str(rows[i].get("name")) for i, _, _ in found}
+        for i, n in enumerate(rows):
             name = n["name"]
-            if name not in ENGINE_NAMES:
-                self.error(
-                    "unknown-name",
-                    f"the engine provides no value named '{name}'",
-                    self.span("vocabulary", "names", i, "name"),
-                    suggest(name, ENGINE_NAMES),
-                )
+            if name in bad:
                 continue
+            self.vocab_types[name] = codes.get(name, ("int", ""))[0]
             if name in self.vocab:
                 self.error(
                     "duplicate-id",

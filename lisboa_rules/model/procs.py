@@ -229,7 +229,7 @@ def vocab_codes(vocabulary: list[Any], scope: Scope,
             continue
         if name in scope.measures and not row.get("per"):
             m = scope.measures[name]
-            out[name] = ("bool" if m.type == typed.BOOL else "int", m.code)
+            out[name] = ("bool" if m.type.name == "bool" else "int", m.code)
             continue
         inner = scope.with_locals(item=Name(typed.TEXT, "ITEM__"))
         try:
@@ -238,7 +238,7 @@ def vocab_codes(vocabulary: list[Any], scope: Scope,
             if problems is not None:
                 problems.append((i, exc.code, exc.message))
             continue
-        if t.type not in (typed.INT, typed.BOOL):
+        if t.type.name not in ("int", "bool") or t.type.optional:
             if problems is not None:
                 problems.append((i, "expr-type", f"'{row.get('value')}' is "
                                  f"{typed.describe(t.type)}: a name reads a number or a "
@@ -246,8 +246,7 @@ def vocab_codes(vocabulary: list[Any], scope: Scope,
             continue
         from lisboa_rules.lang.steps import bare
 
-        out[name] = ("bool" if t.type == typed.BOOL else "int",
-                     bare(t.code).replace("ITEM__", "{item}"))
+        out[name] = (t.type.name, bare(t.code).replace("ITEM__", "{item}"))
     return out
 
 

@@ -26,6 +26,7 @@ class ProcView:
     functions: list[str] = field(default_factory=list)  # source blocks, in emission order
     tables: list[tuple[str, str]] = field(default_factory=list)  # (name, literal)
     by_ruleset: list[dict[str, Any]] = field(default_factory=list)  # pid -> Call("ProcDef")
+    vocab: list[dict[str, tuple[str, str]]] = field(default_factory=list)  # names' codes
 
 
 def _order(ps: P.ProcSet) -> list[str]:
@@ -62,6 +63,7 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
         ps = m.procs
         assert ps is not None and m.state is not None
         scope = P.state_scope(m.state, m.data, ps.measures, tables)
+        view.vocab.append(P.vocab_codes(m.data["vocabulary"]["names"], scope))
         stems: dict[str, str] = {}
         defs: dict[str, Any] = {}
         for pid in _order(ps):
