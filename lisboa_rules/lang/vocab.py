@@ -13,6 +13,7 @@ from typing import Any
 
 from lisboa_rules.lang.expr import INF, Interval, NameInfo, show_interval
 
+
 def env_for(
     vocab: Mapping[str, tuple[str, str | None]],
     scopes: tuple[str, ...],

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from lisboa_rules.core.diagnostics import Diagnostic, suggest
+from lisboa_rules.core.diagnostics import Diagnostic
 from lisboa_rules.core.source import Span
 from lisboa_rules.front.overlay import Doc, Path
 from lisboa_rules.lang import expr
