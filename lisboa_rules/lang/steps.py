@@ -15,7 +15,9 @@ variant can change or insert steps) and `rule` (the rule a refusal names):
     for_each: {as: NAME, in: EXPR}  do: [STEPS]
     repeat: EXPR  do: [STEPS]
     do: PROCEDURE  with: {PARAM: EXPR}    carry out another procedure
-    raise: EVENT                 carry out the hooks of an event (`hooks:` in rules/effects.yaml)
+    drop: PLACE                  take an entry out of a table of the state
+    raise: EVENT  (or {event: EVENT, with: {PARAM: EXPR}})
+                                 carry out the hooks of an event (`hooks:` in rules/effects.yaml)
 
 A procedure's chooses and requires come first (its guard); its effects follow. The compiler
 turns each procedure into three straight-line functions of the generated engine: the choices
@@ -36,8 +38,8 @@ from lisboa_rules.core.source import Span
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import BOOL, INT, ExprError, Name, Scope, Typed, VType
 
-KINDS = ("gain", "set", "let", "move", "require", "choose", "if", "for_each", "repeat", "do",
-         "raise")
+KINDS = ("gain", "set", "let", "move", "drop", "require", "choose", "if", "for_each", "repeat",
+         "do", "raise")
 COMMON = ("id", "text", "rule", "source", "assumptions")
 # the keys each kind allows beside its own (then/else of an if, do of a loop, ...)
 SIBLINGS = {"if": ("then", "else"), "for_each": ("do",), "repeat": ("do",), "require": ("reason",),
@@ -46,7 +48,7 @@ GUARD_KINDS = ("require", "choose", "let")
 EFFECT_NOUNS = {  # how the reference names a step kind when it has no text of its own
     "gain": "gain", "set": "set", "let": "let", "move": "move", "require": "require",
     "choose": "choose", "if": "if", "for_each": "for each", "repeat": "repeat", "do": "do",
-    "raise": "raise",
+    "raise": "raise", "drop": "drop",
 }
 MAX_NESTING = 6
 
@@ -538,14 +540,30 @@ class Compiler:
             self._do(s, scope, pad, out)
             return scope
         if s.kind == "raise":
-            event = s.arg
-            if not isinstance(event, str):
-                self.problem(s, "step-shape", "raise: EVENT")
+            event, given = s.arg, {}
+            if isinstance(s.arg, Mapping):
+                event, given = s.arg.get("event"), s.arg.get("with") or {}
+            if not isinstance(event, str) or not isinstance(given, Mapping):
+                self.problem(s, "step-shape", "raise: EVENT, or raise: {event: EVENT, with: "
+                             "{PARAM: EXPR}}")
                 return scope
-            for hook in self.hooks.get(event, ()):
-                out.append(f"{pad}_run_{self.name(hook)}(g, seat)")
-            if event not in self.hooks:
-                out.append(f"{pad}pass  # no hook listens to {event!r}")
+            hooks = self.hooks.get(event, ())
+            for hook in hooks:
+                args = self._args(s, self.procs[hook], given, scope, "raise/with")
+                if args is not None:
+                    out.append(f"{pad}_run_{self.name(hook)}(g, seat{args})")
+            if not hooks:
+                out.append(f"{pad}pass  # no hook listens to {py_str(event)}")
+            return scope
+        if s.kind == "drop":
+            place = self._place(s, s.arg, scope, "drop")
+            if place is None:
+                return scope
+            m = re.fullmatch(r"(.*)(?:\.get\((.*), [^,()]*\)|\[(.*)\])", place.code)
+            if m is None:
+                self.problem(s, "step-target", f"'{s.arg}' is not an entry of a table", "drop")
+                return scope
+            out.append(f"{pad}{m.group(1)}.pop({m.group(2) or m.group(3)}, None)")
             return scope
         self.problem(s, "step-order", f"a {s.kind} step cannot stand among effects")
         return scope
@@ -628,23 +646,31 @@ class Compiler:
         if not isinstance(given, Mapping):
             self.problem(s, "step-shape", "with: {PARAM: EXPR}", "with")
             return
+        args = self._args(s, callee, given, scope, "with")
+        if args is not None:
+            out.append(f"{pad}_run_{self.name(callee.id)}(g, seat{args})")
+
+    def _args(self, s: Step, callee: Procedure, given: Mapping[str, Any], scope: Scope,
+              key: str) -> str | None:
+        """`, a, b` for the parameters of a procedure done or a hook run, or None."""
         args = []
         for prm in callee.params:
             if prm.name not in given:
                 if prm.type.optional:
                     args.append("None")
                     continue
-                self.problem(s, "step-missing", f"'{target}' needs '{prm.name}'", "with")
-                return
-            v = self.expr(s, given[prm.name], scope, prm.type, f"with/{prm.name}")
+                self.problem(s, "step-missing", f"'{callee.id}' needs '{prm.name}'", key)
+                return None
+            v = self.expr(s, given[prm.name], scope, prm.type, f"{key}/{prm.name}")
             if v is None:
-                return
-            args.append(v.code)
-        for key in given:
-            if key not in {p.name for p in callee.params}:
-                self.problem(s, "step-unknown-key", f"'{target}' takes no '{key}'", f"with/{key}",
-                             typed.closest(str(key), [p.name for p in callee.params]))
-        out.append(f"{pad}_run_{self.name(callee.id)}(g, seat{''.join(', ' + a for a in args)})")
+                return None
+            args.append(bare(v.code))
+        for name in given:
+            if name not in {p.name for p in callee.params}:
+                self.problem(s, "step-unknown-key", f"'{callee.id}' takes no '{name}'",
+                             f"{key}/{name}",
+                             typed.closest(str(name), [p.name for p in callee.params]))
+        return "".join(", " + a for a in args)
 
 
 def _non_negative(source: Any) -> bool:
@@ -678,7 +704,20 @@ def bare(code: str) -> str:
         if depth == 0 and i < len(code) - 1:
             return code
     inner = code[1:-1]
-    return code if inner.endswith(",") or not inner else inner
+    depth = 0
+    quote = ""
+    for ch in inner:  # a tuple keeps its parentheses
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return code
+    return inner or code
 
 
 def py_type(t: VType) -> str:
@@ -688,7 +727,7 @@ def py_type(t: VType) -> str:
     elif t.name == "bool":
         base = "bool"
     elif t.name == "list":
-        base = f"list[{py_type(t.args[0])}]"
+        base = f"Sequence[{py_type(t.args[0])}]"
     elif t.name == "map":
         base = f"dict[{py_type(t.args[0])}, {py_type(t.args[1])}]"
     elif t.name == "player":

@@ -24,6 +24,7 @@ from lisboa_rules.model.procs import (
     proc_set,
     state_scope,
     vocab_codes,
+    with_formulas,
 )
 from lisboa_rules.model.state import StateDecl
 from lisboa_rules.model.state_build import build_state
@@ -224,9 +225,11 @@ class Builder:
         problems: list[StepProblem] = []
         ps = proc_set(self._get("effects", default={}) or {},
                       self._get("nobles", "noble_actions", default=[]) or [], problems,
-                      self._get("vocabulary", "names", default=[]) or [])
+                      self._get("vocabulary", "names", default=[]) or [],
+                      self._get("flow", default={}) or {})
         problems += check_cycles(ps)
         scope = state_scope(state, data, ps.measures)  # its problems: see _vocabulary
+        scope = with_formulas(scope, self._get("vocabulary", "names", default=[]) or [])
         if not problems:
             _, found = compile_procs(ps, scope, lambda pid: pid.replace("-", "_"),
                                      lambda path: "")
@@ -483,13 +486,13 @@ class Builder:
                 path,
                 s,
                 s["id"],
-                s["procedure"].replace("-", " ").capitalize(),
+                s["id"].rsplit(".", 1)[-1].replace("-", " ").capitalize(),
                 executable=True,
             )
             steps.append(
                 model.Step(
                     s["id"],
-                    s["procedure"],
+                    s.get("decision") or s["id"],  # a decision, or the step's own steps
                     s.get("deck"),
                     tuple(s.get("ships", ())),
                     r,

@@ -167,8 +167,10 @@ def _params(raw: Any, path: tuple[str | int, ...],
 
 
 def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
-             problems: list[st.StepProblem], vocabulary: list[Any] | None = None) -> ProcSet:
-    """The procedures of the effects document and of the Noble actions (`steps:`)."""
+             problems: list[st.StepProblem], vocabulary: list[Any] | None = None,
+             flow: Mapping[str, Any] | None = None) -> ProcSet:
+    """The procedures of the effects document, of the Noble actions (`steps:`), of the steps
+    of the end of a period and of the triggers that do something (`do:`)."""
     procs: dict[str, st.Procedure] = {}
     hooks: dict[str, list[str]] = {}
     this: dict[str, Mapping[str, Any]] = {}
@@ -195,7 +197,8 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
     for i, h in enumerate(effects_doc.get("hooks") or []):
         path = ("effects", "hooks", i)
         body = st.parse_steps(h.get("steps", []), (*path, "steps"), problems)
-        proc = st.Procedure(str(h.get("id")), (), body, str(h.get("rule") or h.get("id")), path)
+        proc = st.Procedure(str(h.get("id")), _params(h.get("params"), (*path, "params"), problems),
+                            body, str(h.get("rule") or h.get("id")), path)
         add(proc)
         hooks.setdefault(str(h.get("on")), []).append(proc.id)
         if proc.guard:
@@ -208,6 +211,21 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
         body = st.parse_steps(na.get("steps", []), (*path, "steps"), problems)
         add(st.Procedure(str(na.get("id")), (), body, str(na.get("id")), path))
         this[str(na.get("id"))] = na
+    period_end = (flow or {}).get("period_end") or {}
+    for i, step in enumerate(period_end.get("steps") or []):
+        if not isinstance(step, Mapping) or "steps" not in step:
+            continue
+        path = ("flow", "period_end", "steps", i)
+        body = st.parse_steps(step.get("steps", []), (*path, "steps"), problems)
+        add(st.Procedure(str(step.get("id")), (), body, str(step.get("id")), path))
+        this[str(step.get("id"))] = step
+    for i, trig in enumerate((flow or {}).get("triggers") or []):
+        if not isinstance(trig, Mapping) or "do" not in trig:
+            continue
+        path = ("flow", "triggers", i)
+        body = st.parse_steps(trig.get("do", []), (*path, "do"), problems)
+        add(st.Procedure(str(trig.get("id")), (), body, str(trig.get("id")), path))
+        this[str(trig.get("id"))] = trig
     measures = tuple((str(m.get("name")), m.get("value")) for m in vocabulary or []
                      if isinstance(m, Mapping) and "value" in m and not m.get("per"))
     return ProcSet(procs, {k: tuple(v) for k, v in hooks.items()}, tuple(effect_ids), measures,
@@ -250,6 +268,30 @@ def vocab_codes(vocabulary: list[Any], scope: Scope,
     return out
 
 
+def with_formulas(scope: Scope, vocabulary: list[Any]) -> Scope:
+    """The scope with `formula(rules.x)`: a formula of the rules data (the formula language,
+    whose names are the vocabulary's) compiled in place."""
+    from dataclasses import replace
+
+    from lisboa_rules.lang import expr
+
+    codes = vocab_codes(vocabulary, scope)
+    env = {name: expr.NameInfo("bool" if t == "bool" else "int")
+           for name, (t, code) in codes.items() if "{item}" not in code and "x." not in code}
+
+    def compile_formula(source: str) -> typed.Typed:
+        try:
+            f = expr.parse(source, env)
+        except expr.FormulaError as exc:
+            raise typed.ExprError(exc.code, exc.message) from None
+        code = expr.to_python(f, lambda name, item: codes[name][1])
+        from lisboa_rules.lang.steps import bare
+
+        return typed.Typed(f"({bare(code)})", typed.BOOL if f.type == "bool" else typed.INT)
+
+    return replace(scope, formula=compile_formula)
+
+
 def check_cycles(ps: ProcSet) -> list[st.StepProblem]:
     """A procedure that does itself, directly or through others or through the hooks of the
     events it raises, would never end: refused."""
@@ -260,8 +302,9 @@ def check_cycles(ps: ProcSet) -> list[st.StepProblem]:
             for sub in s.walk():
                 if sub.kind == "do" and isinstance(sub.arg, str):
                     out.append((sub.arg, sub.path))
-                if sub.kind == "raise" and isinstance(sub.arg, str):
-                    out += [(h, sub.path) for h in ps.hooks.get(sub.arg, ())]
+                if sub.kind == "raise":
+                    event = sub.arg.get("event") if isinstance(sub.arg, Mapping) else sub.arg
+                    out += [(h, sub.path) for h in ps.hooks.get(str(event), ())]
     problems = []
     state: dict[str, int] = {}
 
