@@ -540,7 +540,8 @@ class Compiler:
             self._do(s, scope, pad, out)
             return scope
         if s.kind == "raise":
-            event, given = s.arg, {}
+            event: Any = s.arg
+            given: Any = {}
             if isinstance(s.arg, Mapping):
                 event, given = s.arg.get("event"), s.arg.get("with") or {}
             if not isinstance(event, str) or not isinstance(given, Mapping):

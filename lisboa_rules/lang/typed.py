@@ -254,10 +254,10 @@ class _Checker:
             op = " and " if isinstance(node.op, ast.And) else " or "
             codes = []
             checker = self
-            for v in node.values:  # `x is not None and x.y`: the right side knows x is set
-                codes.append(checker.cond(v, d).code)
+            for part in node.values:  # `x is not None and x.y`: the right side knows x is set
+                codes.append(checker.cond(part, d).code)
                 if isinstance(node.op, ast.And):
-                    checker = _Checker(narrow(checker.scope, v))
+                    checker = _Checker(narrow(checker.scope, part))
             return Typed("(" + op.join(codes) + ")", BOOL)
         if isinstance(node, ast.Compare):
             return self.compare(node, d)

@@ -299,7 +299,8 @@ _WIGS_COST: str = ""
 _SPONSOR_COST: str = ""
 _ACTION_RULE: dict[str, str] = {}
 _PHASE_RULES: dict[str, str] = {}
-_USED_BY_GENERATED = (replace, _combinations, Sequence)  # the generated rule sets and procedures use them
+# the generated rule sets and procedures use them
+_USED_BY_GENERATED = (replace, _combinations, Sequence)
 # The state classes and their saved-game fields are generated from rules/state.yaml; these
 # placeholders hold today's fields so that this module type-checks alone.
 _GAME_FIELDS: tuple[str, ...] = ()
