@@ -4826,10 +4826,10 @@ _HANDLERS: Final[dict[str, _HandlerFn]] = {
 
 
 def _check_triggers(g: Game) -> None:
-    """Fire the end-of-period and end-of-game triggers whose condition holds (rules:
-    period-end.rubble, period-end.display, game-end.rubble, game-end.display); the
-    period end runs once the turn is finished (rules: period-end), the game end sets the
-    last round (rules: game-end)."""
+    """Fire the triggers whose condition holds, each once, in the rules' order (rules: the
+    triggers of rules/flow.yaml): one that ends the period makes the period end run once the
+    turn is finished (rules: period-end), one that ends the game sets the last round (rules:
+    game-end), and one with steps (`do:`) carries them out for the player who fired it."""
     rs = g.rs
     for t in rs.triggers:
         if t.period != g.period or t.id in g.fired:
@@ -4853,9 +4853,12 @@ def _check_triggers(g: Game) -> None:
         g.fired.append(t.id)
         if t.ends == "period":
             g.period_end_by = who
-        else:
+        elif t.ends == "game":
             g.game_end_round = g.round
             g.final_round = g.round + rs.extra_rounds
+        proc = rs.procs.get(t.id)
+        if proc is not None:
+            proc.run(g, who)
 
 
 def _advance(g: Game) -> None:

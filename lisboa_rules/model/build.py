@@ -449,7 +449,8 @@ class Builder:
                 path,
                 t,
                 t["id"],
-                "End of the period" if t["ends"] == "period" else "End of the game",
+                {"period": "End of the period", "game": "End of the game"}.get(
+                    t.get("ends", ""), "When " + t["id"].rsplit(".", 1)[-1].replace("-", " ")),
                 executable=True,
             )
             params = self.params(t)
@@ -467,7 +468,7 @@ class Builder:
             triggers.append(
                 model.Trigger(
                     t["id"],
-                    t["ends"],
+                    t.get("ends", ""),  # "": the trigger only does its steps (`do:`)
                     t["period"],
                     t["scope"],
                     f,
