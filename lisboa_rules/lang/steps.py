@@ -554,6 +554,8 @@ class Compiler:
                 if args is not None:
                     out.append(f"{pad}_run_{self.name(hook)}(g, seat{args})")
             if not hooks:
+                for name, source in given.items():  # checked all the same
+                    self.expr(s, source, scope, None, f"raise/with/{name}")
                 out.append(f"{pad}pass  # no hook listens to {py_str(event)}")
             return scope
         if s.kind == "drop":

@@ -211,6 +211,12 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
         body = st.parse_steps(na.get("steps", []), (*path, "steps"), problems)
         add(st.Procedure(str(na.get("id")), (), body, str(na.get("id")), path))
         this[str(na.get("id"))] = na
+    turn_end = (flow or {}).get("turn_end")
+    if isinstance(turn_end, Mapping) and "steps" in turn_end:
+        path = ("flow", "turn_end")
+        body = st.parse_steps(turn_end.get("steps", []), (*path, "steps"), problems)
+        add(st.Procedure(str(turn_end.get("id")), (), body, str(turn_end.get("id")), path))
+        this[str(turn_end.get("id"))] = turn_end
     period_end = (flow or {}).get("period_end") or {}
     for i, step in enumerate(period_end.get("steps") or []):
         if not isinstance(step, Mapping) or "steps" not in step:

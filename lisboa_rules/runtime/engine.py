@@ -294,6 +294,7 @@ _MARKER_RULE: str = ""
 _BLOCK_RULE: str = ""
 _GAME_END: str = ""
 _HAND_DISCARD: str = ""
+_TURN_END: str = ""
 _VISIT_COST: str = ""
 _WIGS_COST: str = ""
 _SPONSOR_COST: str = ""
@@ -1710,13 +1711,12 @@ def _advance(g: Game) -> None:
 
 
 def _end_turn(g: Game) -> None:
-    """End of the turn (rules: turn.refill-board): the Courtier comes back, the goods leave
-    the State actions, the Decree display is refilled; then a pending period end runs."""
-    g.discard.extend(g.court)  # the Courtier comes back, the played card is discarded
-    g.court = []
-    g.courtier = None
-    g.blocked = []  # goods leave the State actions
-    _refill_decrees(g)
+    """End of the turn: the steps of rules/flow.yaml `turn_end` (the Courtier comes back, the
+    goods leave the State actions, the Decree display is refilled); then a pending period end
+    runs."""
+    proc = g.rs.procs.get(_TURN_END)
+    if proc is not None:
+        proc.run(g, g.current)
     g.turns += 1
     if g.period_end_by is not None:
         g.period_step = 0

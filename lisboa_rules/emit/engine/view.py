@@ -477,6 +477,7 @@ def constants(m: Model) -> list[tuple[str, str]]:
         ("_BLOCK_RULE", refusals["blocked"]),
         ("_GAME_END", refusals["game-over"]),
         ("_HAND_DISCARD", hand_discard),
+        ("_TURN_END", str((m.data["flow"].get("turn_end") or {}).get("id", ""))),
         ("_VISIT_COST", visit.cost if visit and visit.cost else ""),
         ("_WIGS_COST", visit.lacking_cost if visit and visit.lacking_cost else ""),
         ("_SPONSOR_COST", sponsor.cost if sponsor and sponsor.cost else ""),
