@@ -525,13 +525,13 @@ _PLAYER_FIELDS: Final = (
 
 # rules/nobles.yaml:76 build-store land price: treasury_value + rubble_cost  [rubble_cost=2]
 def _fx1(g: Game, p: Player, x: Ctx) -> int:
-    return _m_treasury_value(g, p) + 2
+    return (1, 2, 3, 4, 5, 6)[g.treasury] + 2
 
 
 # rules/court.yaml:5 visit-cost: max(minimum, influence_modifier + per_official *
 #   other_officials_in_office)  [minimum=0, per_official=1]
 def _fx2(g: Game, p: Player, x: Ctx) -> int:
-    return max(0, (_m_influence_modifier(g, p) + (1 * x.other_officials)))
+    return max(0, ((-1, -1, 0, 0, 1, 1)[g.treasury] + (1 * x.other_officials)))
 
 
 # rules/court.yaml:17 wigs-for-influence: wigs_per_influence * max(0, cost - influence)
@@ -542,7 +542,7 @@ def _fx3(g: Game, p: Player, x: Ctx) -> int:
 
 # rules/court.yaml:27 sponsor-cost: treasury_value
 def _fx4(g: Game, p: Player, x: Ctx) -> int:
-    return _m_treasury_value(g, p)
+    return (1, 2, 3, 4, 5, 6)[g.treasury]
 
 
 # rules/flow.yaml:46 period-end.rubble: rubble_sets >= sets  [sets=2]
@@ -996,20 +996,8 @@ def _m_influence_per_gain(g: Game, p: Player) -> int:
     return sum([_T_card_influence[v_c] for v_c in p.portfolio]) + (1 * len(p.ships))
 
 
-def _m_warehouse_room(g: Game, p: Player) -> int:
-    return (6 + (1 * p.rubble_sets)) - sum(p.goods.values())
-
-
 def _m_officials_in_offices(g: Game, p: Player) -> int:
     return sum([g.offices[v_n].get(p.color, 0) for v_n in g.offices])
-
-
-def _m_treasury_value(g: Game, p: Player) -> int:
-    return (1, 2, 3, 4, 5, 6)[g.treasury]
-
-
-def _m_influence_modifier(g: Game, p: Player) -> int:
-    return (-1, -1, 0, 0, 1, 1)[g.treasury]
 
 
 def _m_empty_display_piles(g: Game, p: Player) -> int:
@@ -1288,17 +1276,19 @@ def _run_produce(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
     # rules/effects.yaml:70 for_each
     for v_b in ("gold", "tools", "books", "cloth"):
         # rules/effects.yaml:72 if
-        if (p.stores[v_b] > 0) and (_m_warehouse_room(g, p) > 0):
+        if (p.stores[v_b] > 0) and ((6 + (1 * p.rubble_sets)) - sum(p.goods.values()) > 0):
             # rules/effects.yaml:74 gain
-            p.goods[v_b] = max(0, p.goods[v_b] + min(v_amount, _m_warehouse_room(g, p)))
+            p.goods[v_b] = max(
+                0, p.goods[v_b] + min(v_amount, (6 + (1 * p.rubble_sets)) - sum(p.goods.values()))
+            )
 
 
 # rules/effects.yaml:75 royal_favor
 def _opts_royal_favor(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[Any]]:
     out: list[tuple[Any]] = []
-    for v_favor in list(
-        dict.fromkeys([v_it for v_it in ("manuel", "marquis", "king") if (g.favors[v_it] > 0)])
-    ):
+    for v_favor in ("manuel", "marquis", "king"):
+        if not (g.favors[v_favor] > 0):
+            continue
         out.append((v_favor,))
     return out
 
@@ -1306,9 +1296,7 @@ def _opts_royal_favor(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[t
 def _why_royal_favor(
     g: Game, seat: int, v_amount: int, v_noble: Any, v_favor: Any
 ) -> tuple[str, str] | None:
-    if v_favor not in list(
-        dict.fromkeys([v_it for v_it in ("manuel", "marquis", "king") if (g.favors[v_it] > 0)])
-    ):
+    if not (v_favor in ("manuel", "marquis", "king") and (g.favors[v_favor] > 0)):
         return ("royal_favor", "no Royal Favor tile of that Noble is left")
     return None
 
@@ -1432,18 +1420,12 @@ def _opts_build_store(g: Game, seat: int) -> list[tuple[Any]]:
     out: list[tuple[Any]] = []
     if not (sum(p.stores.values()) < 8):
         return out
-    v_price = _m_treasury_value(g, p) + 2
+    v_price = (1, 2, 3, 4, 5, 6)[g.treasury] + 2
     if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
         return out
-    for v_business in list(
-        dict.fromkeys(
-            [
-                v_it
-                for v_it in ("gold", "tools", "books", "cloth")
-                if (sum([v_q.stores[v_it] for v_q in g.players]) < _K1[v_it])
-            ]
-        )
-    ):
+    for v_business in ("gold", "tools", "books", "cloth"):
+        if not (sum([v_q.stores[v_business] for v_q in g.players]) < _K1[v_business]):
+            continue
         out.append((v_business,))
     return out
 
@@ -1452,17 +1434,12 @@ def _why_build_store(g: Game, seat: int, v_business: Any) -> tuple[str, str] | N
     p = g.players[seat]
     if not (sum(p.stores.values()) < 8):
         return ("build-store", "you have no store left to build")
-    v_price = _m_treasury_value(g, p) + 2
+    v_price = (1, 2, 3, 4, 5, 6)[g.treasury] + 2
     if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
         return ("build-store", ("the land price is " + str(v_price) + " and you cannot pay it"))
-    if v_business not in list(
-        dict.fromkeys(
-            [
-                v_it
-                for v_it in ("gold", "tools", "books", "cloth")
-                if (sum([v_q.stores[v_it] for v_q in g.players]) < _K1[v_it])
-            ]
-        )
+    if not (
+        v_business in ("gold", "tools", "books", "cloth")
+        and (sum([v_q.stores[v_business] for v_q in g.players]) < _K1[v_business])
     ):
         return ("build-store", "no free lot is left for that business")
     return None
@@ -1470,7 +1447,7 @@ def _why_build_store(g: Game, seat: int, v_business: Any) -> tuple[str, str] | N
 
 def _run_build_store(g: Game, seat: int, v_business: Any) -> None:
     p = g.players[seat]
-    v_price = _m_treasury_value(g, p) + 2
+    v_price = (1, 2, 3, 4, 5, 6)[g.treasury] + 2
     # rules/nobles.yaml:87 do
     _run_pay_reis(g, seat, v_price)
     # rules/nobles.yaml:88 gain
@@ -1536,21 +1513,18 @@ def _run_take_decree(g: Game, seat: int, v_decrees: Any) -> None:
 def _opts_open_building(g: Game, seat: int) -> list[tuple[Any]]:
     p = g.players[seat]
     out: list[tuple[Any]] = []
-    for v_plan in list(
-        dict.fromkeys(
-            [v_it for v_it in p.plans if (_T_plan_officials[v_it] <= _m_officials_in_offices(g, p))]
-        )
-    ):
+    for v_plan in dict.fromkeys(p.plans):
+        if not (_T_plan_officials[v_plan] <= _m_officials_in_offices(g, p)):
+            continue
         out.append((v_plan,))
     return out
 
 
 def _why_open_building(g: Game, seat: int, v_plan: Any) -> tuple[str, str] | None:
     p = g.players[seat]
-    if v_plan not in list(
-        dict.fromkeys(
-            [v_it for v_it in p.plans if (_T_plan_officials[v_it] <= _m_officials_in_offices(g, p))]
-        )
+    if not (
+        v_plan in dict.fromkeys(p.plans)
+        and (_T_plan_officials[v_plan] <= _m_officials_in_offices(g, p))
     ):
         return ("open-building", "the Plan needs more Officials than you have in the offices")
     return None
@@ -1807,18 +1781,12 @@ def _opts_build_store_2(g: Game, seat: int) -> list[tuple[Any]]:
     out: list[tuple[Any]] = []
     if not (sum(p.stores.values()) < 8):
         return out
-    v_price = _m_treasury_value(g, p) + 2
+    v_price = (1, 2, 3, 4, 5, 6)[g.treasury] + 2
     if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
         return out
-    for v_business in list(
-        dict.fromkeys(
-            [
-                v_it
-                for v_it in ("gold", "tools", "books", "cloth")
-                if (sum([v_q.stores[v_it] for v_q in g.players]) < _K2[v_it])
-            ]
-        )
-    ):
+    for v_business in ("gold", "tools", "books", "cloth"):
+        if not (sum([v_q.stores[v_business] for v_q in g.players]) < _K2[v_business]):
+            continue
         out.append((v_business,))
     return out
 
@@ -1827,17 +1795,12 @@ def _why_build_store_2(g: Game, seat: int, v_business: Any) -> tuple[str, str] |
     p = g.players[seat]
     if not (sum(p.stores.values()) < 8):
         return ("build-store", "you have no store left to build")
-    v_price = _m_treasury_value(g, p) + 2
+    v_price = (1, 2, 3, 4, 5, 6)[g.treasury] + 2
     if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
         return ("build-store", ("the land price is " + str(v_price) + " and you cannot pay it"))
-    if v_business not in list(
-        dict.fromkeys(
-            [
-                v_it
-                for v_it in ("gold", "tools", "books", "cloth")
-                if (sum([v_q.stores[v_it] for v_q in g.players]) < _K2[v_it])
-            ]
-        )
+    if not (
+        v_business in ("gold", "tools", "books", "cloth")
+        and (sum([v_q.stores[v_business] for v_q in g.players]) < _K2[v_business])
     ):
         return ("build-store", "no free lot is left for that business")
     return None
@@ -1845,7 +1808,7 @@ def _why_build_store_2(g: Game, seat: int, v_business: Any) -> tuple[str, str] |
 
 def _run_build_store_2(g: Game, seat: int, v_business: Any) -> None:
     p = g.players[seat]
-    v_price = _m_treasury_value(g, p) + 2
+    v_price = (1, 2, 3, 4, 5, 6)[g.treasury] + 2
     # rules/nobles.yaml:87 do
     _run_pay_reis(g, seat, v_price)
     # rules/nobles.yaml:88 gain
@@ -4131,7 +4094,10 @@ def _effects_problem(
     procs = g.rs.procs
     for key, amount in effects:
         proc = procs[key]
-        why = proc.why(g, seat, amount, noble, *(favor for _ in proc.choices))
+        if proc.choices:
+            why = proc.why(g, seat, amount, noble, favor)
+        else:
+            why = proc.why(g, seat, amount, noble)
         if why is not None:
             return why[1]
     return None
@@ -4148,7 +4114,7 @@ def _apply_effects(
         if proc.choices:
             if favor is None:
                 continue
-            proc.run(g, seat, amount, noble, *(favor for _ in proc.choices))
+            proc.run(g, seat, amount, noble, favor)
         else:
             proc.run(g, seat, amount, noble)
 
@@ -4184,9 +4150,16 @@ def _legal_choices(g: Game, seat: int, action_id: str) -> list[_Choice]:
     if na.forbidden_flag is not None and na.forbidden_flag in g.flags:
         return []
     proc = rs.procs[action_id]
+    names = proc.choices
+    if names == ("business",):
+        return [(c[0], (), None) for c in proc.opts(g, seat)]
+    if names == ("decrees",):
+        return [(None, c[0], None) for c in proc.opts(g, seat)]
+    if names == ("plan",):
+        return [(None, (), c[0]) for c in proc.opts(g, seat)]
     out: list[_Choice] = []
     for values in proc.opts(g, seat):
-        chosen = dict(zip(proc.choices, values, strict=True))
+        chosen = dict(zip(names, values, strict=True))
         out.append((chosen.get("business"), chosen.get("decrees", ()), chosen.get("plan")))
     return out
 

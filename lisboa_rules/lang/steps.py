@@ -326,9 +326,59 @@ class Compiler:
             t = VType(t.name, t.args, True, t.full)
         return code, t, scope.with_locals(**{name: Name(t, typed.local_code(name))})
 
+    def _single(self, s: Step, scope: Scope, var: str
+                ) -> tuple[str, str | None, bool, Scope] | None:
+        """A choice of one item: the list to go through (each item once), the condition an
+        item must meet (with `it` being `var`), whether None (no choice) is allowed, and the
+        scope with the chosen name bound; None for a choice of several."""
+        arg = s.arg
+        if not isinstance(arg, Mapping) or "min" in arg or "max" in arg:
+            return None
+        if not isinstance(arg.get("as"), str):
+            return None
+        src = self.expr(s, arg.get("from", "[]"), scope, None, "choose/from")
+        if src is None or src.type.name not in ("list", "map"):
+            return None
+        item = src.type.args[0]
+        cond = None
+        if "where" in arg:
+            inner = scope.with_locals(it=Name(item, var))
+            c = self.expr(s, arg["where"], inner, BOOL, "choose/where")
+            if c is None:
+                return None
+            cond = bare(c.code)
+        over = src.code
+        try:
+            values = ast.literal_eval(over)
+            unique = isinstance(values, tuple) and len(set(values)) == len(values)
+        except (ValueError, SyntaxError):
+            unique = src.type.name == "map"
+        if not unique:
+            over = f"dict.fromkeys({bare(over)})"
+        optional = bool(arg.get("optional", False))
+        t = VType(item.name, item.args, optional, item.full)
+        return over, cond, optional, scope.with_locals(**{arg["as"]: Name(t, var)})
+
     def _guard_enum(self, s: Step, proc: Procedure, scope: Scope, indent: int,
                     chosen: list[str], out: list[str]) -> tuple[Scope, int]:
         pad = "    " * indent
+        if s.kind == "choose" and isinstance(s.arg, Mapping) and isinstance(s.arg.get("as"), str):
+            var = typed.local_code(s.arg["as"])
+            one = self._single(s, scope, var)
+            if one is not None:
+                over, cond, optional, inner = one
+                if optional:
+                    out.append(f"{pad}for {var} in (None, *{over}):")
+                    if cond is not None:
+                        out.append(f"{pad}    if {var} is not None and not ({cond}):")
+                        out.append(f"{pad}        continue")
+                else:
+                    out.append(f"{pad}for {var} in {over}:")
+                    if cond is not None:
+                        out.append(f"{pad}    if not ({cond}):")
+                        out.append(f"{pad}        continue")
+                chosen.append(var)
+                return inner, indent + 1
         if s.kind == "let":
             return self._let(s, scope, indent, out), indent
         if s.kind == "require":
@@ -357,6 +407,19 @@ class Compiler:
                 out.append(f"    if not {cond.code}:")
                 out.append(f"        return ({rule}, {reason})")
             return scope
+        if isinstance(s.arg, Mapping) and isinstance(s.arg.get("as"), str):
+            var = typed.local_code(s.arg["as"])
+            one = self._single(s, scope, var)
+            if one is not None:
+                over, cond, optional, inner = one
+                test = f"{var} in {over}" if cond is None else f"{var} in {over} and ({cond})"
+                if optional:
+                    test = f"{var} is None or ({test})"
+                reason = self._reason(s, scope, s.get("reason") or
+                                      f"that {s.arg['as']} is not one to choose")
+                out.append(f"    if not ({test}):")
+                out.append(f"        return ({rule}, {reason})")
+                return inner
         parts: list[str] = []
         opts = self._options(s, scope, parts)
         if opts is None:

@@ -135,7 +135,7 @@ def state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tup
         from lisboa_rules.lang.steps import bare, py_type
 
         code = bare(t.code)
-        if len(code) > 30 or "[" in code:  # a long measure is a function of its own
+        if " for " in code or len(code) > 60:  # a long measure is a function of its own
             code = f"{tables.measure(mid, py_type(t.type), code)}(g, p)"
         scope.measures[mid] = Name(t.type, code)
     return scope

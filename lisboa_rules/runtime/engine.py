@@ -915,7 +915,10 @@ def _effects_problem(
     procs = g.rs.procs
     for key, amount in effects:
         proc = procs[key]
-        why = proc.why(g, seat, amount, noble, *(favor for _ in proc.choices))
+        if proc.choices:
+            why = proc.why(g, seat, amount, noble, favor)
+        else:
+            why = proc.why(g, seat, amount, noble)
         if why is not None:
             return why[1]
     return None
@@ -932,7 +935,7 @@ def _apply_effects(
         if proc.choices:
             if favor is None:
                 continue
-            proc.run(g, seat, amount, noble, *(favor for _ in proc.choices))
+            proc.run(g, seat, amount, noble, favor)
         else:
             proc.run(g, seat, amount, noble)
 
@@ -968,9 +971,16 @@ def _legal_choices(g: Game, seat: int, action_id: str) -> list[_Choice]:
     if na.forbidden_flag is not None and na.forbidden_flag in g.flags:
         return []
     proc = rs.procs[action_id]
+    names = proc.choices
+    if names == ("business",):
+        return [(c[0], (), None) for c in proc.opts(g, seat)]
+    if names == ("decrees",):
+        return [(None, c[0], None) for c in proc.opts(g, seat)]
+    if names == ("plan",):
+        return [(None, (), c[0]) for c in proc.opts(g, seat)]
     out: list[_Choice] = []
     for values in proc.opts(g, seat):
-        chosen = dict(zip(proc.choices, values, strict=True))
+        chosen = dict(zip(names, values, strict=True))
         out.append((chosen.get("business"), chosen.get("decrees", ()), chosen.get("plan")))
     return out
 
