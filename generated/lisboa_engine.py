@@ -3848,21 +3848,8 @@ def _gain_of(g: Game, p: Player) -> int:
     return sum([cards[c].influence for c in p.portfolio]) + rs.ship_influence * len(p.ships)
 
 
-def _plan_officials(g: Game, plans: Iterable[str]) -> int:
-    table = g.rs.plans
-    return sum([table[p] for p in plans])
-
-
 def _treasury_value(g: Game) -> int:
     return g.rs.treasury_values[g.treasury]
-
-
-def _influence_modifier(g: Game) -> int:
-    return g.rs.treasury_modifiers[g.treasury]
-
-
-def _empty_piles(g: Game) -> int:
-    return sum(1 for pile in g.rs.piles if not g.piles.get(pile))
 
 
 def _activate(g: Game) -> RuleSet:
