@@ -229,8 +229,8 @@ class Compiler:
         chosen: list[str] = []
         for s in proc.guard:
             gscope, indent = self._guard_enum(s, proc, gscope, indent, chosen, opts)
-        opts.append("    " * indent + f"out.append(({''.join(c + ',' for c in chosen[:1])}"
-                    f"{''.join(', ' + c for c in chosen[1:])}))")
+        row = f"({chosen[0]},)" if len(chosen) == 1 else "(" + ", ".join(chosen) + ")"
+        opts.append("    " * indent + f"out.append({row})")
         opts.append("    return out")
         # why a choice fails
         why = [f"def _why_{stem}({self.signature(proc, True)}) -> tuple[str, str] | None:",
@@ -430,16 +430,18 @@ class Compiler:
                               "choose")
         if parts:  # a choice of several: items of the list, each once, and how many
             items, lo, hi = parts
-            out.append(f"    if type({var}) is not tuple or len(set({var})) != len({var}) "
-                       f"or any(x not in {items} for x in {var}):")
+            none = f"{var} is not None and (" if s.arg.get("optional") else "("
+            out.append(f"    if {none}type({var}) is not tuple or len(set({var})) != len({var}) "
+                       f"or any(x not in {items} for x in {var})):")
             out.append(f"        return ({rule}, {reason})")
             count_rule = py_str(s.get("count_rule") or self._rule(s, proc))
             count_reason = self._reason(s, scope, s.get("count_reason") or
                                         f"choose between {s.arg.get('min', 1)} and "
                                         f"{s.arg.get('max')} of them")
-            out.append(f"    if len({var}) < {lo}:")
+            some = f"{var} is not None and " if s.arg.get("optional") else ""
+            out.append(f"    if {some}len({var}) < {lo}:")
             out.append(f"        return ({rule}, {reason})")
-            out.append(f"    if len({var}) > {hi}:")
+            out.append(f"    if {some}len({var}) > {hi}:")
             out.append(f"        return ({count_rule}, {count_reason})")
             return inner
         out.append(f"    if {var} not in {code}:")

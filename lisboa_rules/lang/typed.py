@@ -140,7 +140,7 @@ def check(source: str | int | bool | None, scope: Scope, want: VType | None = No
         t = Typed(repr(source), INT)
     else:
         t = _Checker(scope).expr(parse(source), 0)
-    if want is not None and not compatible(t.type, want):
+    if want is not None and not compatible(t.type, want, scope.int_kinds):
         raise ExprError("expr-type", f"'{source}' is {describe(t.type)}, expected {describe(want)}")
     return t
 
@@ -379,7 +379,7 @@ class _Checker:
                 place = replace(base.place, type=t.args[1], code=f"{base.code}[{key.code}]")
             if t.full:
                 return Typed(f"{base.code}[{key.code}]", t.args[1], place)
-            default = _default(t.args[1])
+            default = _default(t.args[1], self.ik)
             return Typed(f"{base.code}.get({key.code}, {default})", t.args[1], place)
         raise self.fail(node, f"{describe(t)} cannot be indexed")
 
@@ -536,7 +536,7 @@ def _type_of(value: Any) -> VType:
     raise KeyError("not a number, a text or a list of them")
 
 
-def _default(t: VType) -> str:
+def _default(t: VType, int_kinds: frozenset[str] = frozenset()) -> str:
     if t.optional:
         return "None"
     if t.name == "list":
@@ -545,7 +545,7 @@ def _default(t: VType) -> str:
         return "{}"
     if t.name == "bool":
         return "False"
-    if t.name in ("int", "seat"):
+    if t.name in ("int", "seat") or t.name in int_kinds:
         return "0"
     return "''"
 
