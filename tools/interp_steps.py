@@ -24,8 +24,8 @@ a plain number that cannot cross that bound), `set` is not.
 from __future__ import annotations
 
 import ast
-import copy
 import functools
+import pickle
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -886,11 +886,17 @@ def why(model: Model, state: State, seat: int, pid: str, args: Sequence[Any] = (
 def run(model: Model, state: State, seat: int, pid: str, args: Sequence[Any] = (),
         choices: Sequence[Any] = ()) -> dict[str, Any]:
     """The state after the effects of the procedure (a new state; `state` is not changed)."""
-    new = copy.deepcopy(dict(state))
+    new = _copy(state)
     _run(prepare(model), new, seat, pid, args, choices)
     return new
 
 
+def _copy(state: State) -> dict[str, Any]:
+    """A deep copy of plain JSON data (pickle is the fastest deep copy of it)."""
+    new: dict[str, Any] = pickle.loads(pickle.dumps(dict(state), pickle.HIGHEST_PROTOCOL))
+    return new
+
+
 def procedure(model: Model, pid: str) -> st.Procedure:
-    """A procedure of the model's rule set (its params and choices)."""
+    """A procedure of the model's rule set (its params and choices); KeyError if none."""
     return prepare(model).ps.procs[pid]
