@@ -24,6 +24,7 @@ a plain number that cannot cross that bound), `set` is not.
 from __future__ import annotations
 
 import ast
+import collections
 import functools
 import pickle
 import re
@@ -292,11 +293,11 @@ class Ctx:
     state: dict[str, Any]
     seat: int
     frame: dict[str, Any]
+    player: dict[str, Any] = field(default_factory=dict)  # read once, as the engine's `p`
 
-    @property
-    def player(self) -> dict[str, Any]:
-        p: dict[str, Any] = self.state["players"][self.seat]
-        return p
+    def __post_init__(self) -> None:
+        if not self.player:
+            self.player = self.state["players"][self.seat]
 
 
 def _dotted(node: ast.expr) -> list[str] | None:
@@ -426,62 +427,116 @@ _CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
 
 def evaluate(ctx: Ctx, node: ast.expr, names: Names) -> Any:
     """The value of an expression in this procedure's state and frame."""
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return _name(ctx, node.id, names)
-    if isinstance(node, ast.Attribute):
-        is_const, value = _constant(ctx.prep, node, names)
-        if is_const:
-            return value
-        path = _dotted(node)
-        if path and path[0] == "game" and len(path) == 2 and "game" not in names:
-            return ctx.state[path[1]]
-        base_t = type_of(ctx.prep, node.value, names)
-        base = evaluate(ctx, node.value, names)
+    return _EVAL[type(node)](ctx, node, names)
+
+
+def _eval_constant(ctx: Ctx, node: Any, names: Names) -> Any:
+    return node.value
+
+
+def _eval_name(ctx: Ctx, node: Any, names: Names) -> Any:
+    return _name(ctx, node.id, names)
+
+
+def _attribute_kind(prep: Prepared, node: ast.Attribute, names: Names) -> tuple[str, Any]:
+    """What an attribute reads: ("const", value), ("game", field), ("player", field) of a
+    player, ("table", values) of a column (worked out once per scope)."""
+    key = ("attr", id(node), id(names))
+    hit = prep.memo.get(key)
+    if hit is not None and hit[0] is node and hit[1] is names:
+        found: tuple[str, Any] = hit[2]
+        return found
+    is_const, value = _constant(prep, node, names)
+    path = _dotted(node)
+    if is_const:
+        kind: tuple[str, Any] = ("const", value)
+    elif path and path[0] == "game" and len(path) == 2 and "game" not in names:
+        kind = ("game", path[1])
+    else:
+        base_t = type_of(prep, node.value, names)
         if base_t.name == "player":
-            return base[node.attr]
-        return ctx.prep.tables[base_t.name][node.attr][1][base]
-    if isinstance(node, ast.Subscript):
-        base = evaluate(ctx, node.value, names)
-        key = evaluate(ctx, node.slice, names)
-        t = type_of(ctx.prep, node.value, names)
-        if t.name == "map" and not t.full:
-            return base.get(key, _default(t.args[1]))
-        return base[key]
-    if isinstance(node, ast.BinOp):
-        return _BINOPS[type(node.op)](evaluate(ctx, node.left, names),
-                                      evaluate(ctx, node.right, names))
-    if isinstance(node, ast.UnaryOp):
-        value = evaluate(ctx, node.operand, names)
-        return (not value) if isinstance(node.op, ast.Not) else -value
-    if isinstance(node, ast.BoolOp):
-        result: Any = None
-        for v in node.values:
-            result = evaluate(ctx, v, names)
-            if isinstance(node.op, ast.And) and not result:
-                return result
-            if isinstance(node.op, ast.Or) and result:
-                return result
-        return result
-    if isinstance(node, ast.Compare):
-        left = evaluate(ctx, node.left, names)
-        for op, right_node in zip(node.ops, node.comparators, strict=True):
-            right = evaluate(ctx, right_node, names)
-            if not _CMPOPS[type(op)](left, right):
-                return False
-            left = right
-        return True
-    if isinstance(node, ast.IfExp):
-        if evaluate(ctx, node.test, names):
-            return evaluate(ctx, node.body, names)
-        return evaluate(ctx, node.orelse, names)
-    if isinstance(node, ast.Call):
-        return _call(ctx, node, names)
-    if isinstance(node, ast.ListComp | ast.GeneratorExp):
-        return _comprehension(ctx, node, names)
-    if isinstance(node, ast.List):
-        return [evaluate(ctx, e, names) for e in node.elts]
+            kind = ("player", node.attr)
+        else:
+            kind = ("table", prep.tables[base_t.name][node.attr][1])
+    prep.memo[key] = (node, names, kind)
+    return kind
+
+
+def _eval_attribute(ctx: Ctx, node: Any, names: Names) -> Any:
+    kind, what = _attribute_kind(ctx.prep, node, names)
+    if kind == "const":
+        return what
+    if kind == "game":
+        return ctx.state[what]
+    base = evaluate(ctx, node.value, names)
+    if kind == "player":
+        return base[what]
+    return what[base]
+
+
+def _subscript_default(prep: Prepared, node: ast.Subscript, names: Names) -> tuple[bool, Any]:
+    """(True, default) when the subscript reads a map that is not full."""
+    key = ("sub", id(node), id(names))
+    hit = prep.memo.get(key)
+    if hit is not None and hit[0] is node and hit[1] is names:
+        found: tuple[bool, Any] = hit[2]
+        return found
+    t = type_of(prep, node.value, names)
+    out = (True, t.args[1]) if t.name == "map" and not t.full else (False, None)
+    prep.memo[key] = (node, names, out)
+    return out
+
+
+def _eval_subscript(ctx: Ctx, node: Any, names: Names) -> Any:
+    base = evaluate(ctx, node.value, names)
+    key = evaluate(ctx, node.slice, names)
+    partial, value_type = _subscript_default(ctx.prep, node, names)
+    if partial:
+        return base.get(key, _default(value_type))
+    return base[key]
+
+
+def _eval_binop(ctx: Ctx, node: Any, names: Names) -> Any:
+    return _BINOPS[type(node.op)](evaluate(ctx, node.left, names),
+                                  evaluate(ctx, node.right, names))
+
+
+def _eval_unaryop(ctx: Ctx, node: Any, names: Names) -> Any:
+    value = evaluate(ctx, node.operand, names)
+    return (not value) if isinstance(node.op, ast.Not) else -value
+
+
+def _eval_boolop(ctx: Ctx, node: Any, names: Names) -> Any:
+    result: Any = None
+    conj = isinstance(node.op, ast.And)
+    for v in node.values:
+        result = evaluate(ctx, v, names)
+        if conj != bool(result):
+            return result
+    return result
+
+
+def _eval_compare(ctx: Ctx, node: Any, names: Names) -> Any:
+    left = evaluate(ctx, node.left, names)
+    for op, right_node in zip(node.ops, node.comparators, strict=True):
+        right = evaluate(ctx, right_node, names)
+        if not _CMPOPS[type(op)](left, right):
+            return False
+        left = right
+    return True
+
+
+def _eval_ifexp(ctx: Ctx, node: Any, names: Names) -> Any:
+    if evaluate(ctx, node.test, names):
+        return evaluate(ctx, node.body, names)
+    return evaluate(ctx, node.orelse, names)
+
+
+def _eval_list(ctx: Ctx, node: Any, names: Names) -> Any:
+    return [evaluate(ctx, e, names) for e in node.elts]
+
+
+def _eval_other(ctx: Ctx, node: Any, names: Names) -> Any:
     raise StepsError(f"'{ast.unparse(node)}' is not an expression of the effect language")
 
 
@@ -533,13 +588,37 @@ def _comprehension(ctx: Ctx, node: ast.ListComp | ast.GeneratorExp, names: Names
     inner_names = _comp_names(ctx.prep, node, names)
     assert isinstance(gen.target, ast.Name)
     var = typed.local_code(gen.target.id)
-    inner = Ctx(ctx.prep, ctx.state, ctx.seat, dict(ctx.frame))  # its own scope, as in Python
+    inner = Ctx(ctx.prep, ctx.state, ctx.seat, dict(ctx.frame), ctx.player)  # its own scope
     out = []
+    frame = inner.frame
+    elt = node.elt
+    ifs = gen.ifs
     for item in source:
-        inner.frame[var] = item
-        if all(evaluate(inner, c, inner_names) for c in gen.ifs):
-            out.append(evaluate(inner, node.elt, inner_names))
+        frame[var] = item
+        for c in ifs:
+            if not evaluate(inner, c, inner_names):
+                break
+        else:
+            out.append(evaluate(inner, elt, inner_names))
     return out
+
+
+_EVAL: Mapping[type, Callable[[Ctx, Any, Names], Any]] = collections.defaultdict(
+    lambda: _eval_other, {
+        ast.Constant: _eval_constant,
+        ast.Name: _eval_name,
+        ast.Attribute: _eval_attribute,
+        ast.Subscript: _eval_subscript,
+        ast.BinOp: _eval_binop,
+        ast.UnaryOp: _eval_unaryop,
+        ast.BoolOp: _eval_boolop,
+        ast.Compare: _eval_compare,
+        ast.IfExp: _eval_ifexp,
+        ast.Call: lambda ctx, node, names: _call(ctx, node, names),
+        ast.ListComp: lambda ctx, node, names: _comprehension(ctx, node, names),
+        ast.GeneratorExp: lambda ctx, node, names: _comprehension(ctx, node, names),
+        ast.List: _eval_list,
+    })
 
 
 # --- Places: what a step may change -------------------------------------------------------
@@ -640,7 +719,7 @@ def _options(ctx: Ctx, s: st.Step, names: Names) -> _Options:
     if "where" in arg:
         item = type_of(ctx.prep, node, names).args[0]
         inner_names = ctx.prep.extend(names, "it", item, "v_it")
-        inner = Ctx(ctx.prep, ctx.state, ctx.seat, dict(ctx.frame))
+        inner = Ctx(ctx.prep, ctx.state, ctx.seat, dict(ctx.frame), ctx.player)
         cond = _expr(arg["where"])
         kept = []
         for x in items:
