@@ -571,8 +571,10 @@ def _call(ctx: Ctx, node: ast.Call, names: Names) -> Any:
     if fn == "len":
         return len(a)
     if fn in ("sum", "min", "max"):
-        values = a.values() if isinstance(a, dict) else a
-        return {"sum": sum, "min": min, "max": max}[fn](values)
+        values = list(a.values() if isinstance(a, dict) else a)
+        if fn == "sum":
+            return sum(values)
+        return min(values) if fn == "min" else max(values)
     if fn == "any":
         return any(a)
     if fn == "all":

@@ -240,7 +240,8 @@ class Differ:
         listed = eng if isinstance(eng, list) else []
         self.counts[f"procedure {pid} listed"] += len(listed)
         for choice in listed:
-            self.compare_refusal(g, model, state, pid, proc, seat, args, choice)
+            refused = self.compare_refusal(g, model, state, pid, proc, seat, args, choice)
+            self.same(f"{where} listed choice {choice} refused", refused, None)
         runs = listed if full or len(listed) <= 2 else self.rng.sample(listed, 2)
         for choice in runs:
             after = g.clone()
@@ -262,12 +263,13 @@ class Differ:
             self.counts["procedure refusals of unlisted choices"] += 1
 
     def compare_refusal(self, g: Any, model: Model, state: dict[str, Any], pid: str, proc: Any,
-                        seat: int, args: tuple[Any, ...], choice: tuple[Any, ...]) -> None:
+                        seat: int, args: tuple[Any, ...], choice: tuple[Any, ...]) -> Any:
         eng = _outcome(lambda: proc.why(g, seat, *args, *choice))
         ref = _outcome(lambda: interp.procedure_refusal(model, state, seat, pid, args, choice))
         self.same(f"procedure {pid} seat {seat} args {args} why {choice}", eng, ref)
         self.counts["procedure refusals"] += 1
         self.counts["procedure refusals (refused)"] += eng is not None
+        return eng
 
     def engine_state_is(self, g: Any, data: dict[str, Any]) -> bool:
         """Whether the engine's state holds exactly this saved game's values (as `to_json`
@@ -397,10 +399,13 @@ def _unlisted(model: Model, names: tuple[str, ...], listed: list[tuple[Any, ...]
     out = [tuple(rng.choice(ids) for _ in names) for _ in range(2)]
     if listed:
         c = list(rng.choice(listed))
-        c[rng.randrange(len(c))] = rng.choice(ids)
+        i = rng.randrange(len(c))
+        c[i] = rng.choice(ids)
         out.append(tuple(c))
-        if isinstance(c[0], tuple) and c[0]:  # a choice of several: twice the same, a list
-            out += [((c[0][0], c[0][0]),), (list(c[0]),)]
+        c = list(rng.choice(listed))
+        for i, v in enumerate(c):
+            if isinstance(v, tuple) and v:  # a choice of several: twice the same, a list
+                out += [(*c[:i], (v[0], v[0]), *c[i + 1:]), (*c[:i], list(v), *c[i + 1:])]
     return out
 
 
@@ -972,6 +977,85 @@ def test_house_rules_agree(tmp_path: Path, models: dict[tuple[str, ...], Model])
     books = {m.group: m for m in interp.score(house_models[()], state).majorities}["books"]
     assert books.awards[0].wigs == 12
     assert {ln.source: ln.wigs for ln in house.final_scores(g).lines[0]}["score.stores"] == 12
+
+
+PROBE_STEPS = """\
+  - id: house-probe
+    params: {amount: int, noble: "noble?"}
+    steps:
+      - choose: {as: pick, from: rules.nobles.nobles.id, optional: true}
+      - let: {cap: "min(2, amount)"}
+      - choose:
+          {as: two, from: "[b for b in rules.game.businesses.id if goods[b] >= 0]", min: 0,
+           max: cap}
+        count_reason: "at most {cap} of them, not more"
+      - require: amount != 3 or pick is not None
+        reason: "three needs a Noble; you hold {reis} réis and {len(plans)} Plans"
+      - let: {k: "amount + len(two)", reis: "5 if pick is None else 1"}
+      - gain: {wigs: reis}
+      - if: pick is not None
+        then:
+          - gain: {"markers[pick]": k}
+          - gain: {"game.offices[pick][color]": 1, "game.plazas[pick]['neutral']": -1}
+        else:
+          - set: {"game.reserve['probe']": game.discard}
+      - move: {first: amount, from: game.discard, to: game.box}
+      - for_each: {as: x, in: plans}
+        do:
+          - if: len(plans) > 1
+            then:
+              - move: {item: x, from: plans, to: game.plan_supply}
+      - for_each: {as: b, in: "sorted([c for c in two])"}
+        do:
+          - gain: {"goods[b]": -1}
+          - set: {"stores[b]": "max(stores[b], 1) if b not in ['gold'] else 0"}
+      - repeat: "amount - 1 if amount > 1 else 0"
+        do:
+          - gain: {influence: 4, treasury: -1}
+      - if: >-
+          any([q.reis > 20 for q in game.players])
+          and not all([w > 0 for w in rules.game.tracks.treasury.spaces.value])
+        then:
+          - set: {reis: "max([q.reis for q in game.players])"}
+      - if: amount == 2
+        then:
+          - move: {all: true, from: completed_plans, to: plans}
+          - raise: probe-event
+  - id: house-probe-2
+    steps:
+      - choose: {as: d, from: game.decree_display, min: 1, max: 2}
+      - choose: {as: f, from: royal_favors, optional: true}
+      - choose: {as: p2, from: plans, where: "it not in completed_plans"}
+        reason: "not one of your {len(plans)} Plans"
+      - let: {n: "len(d) + (1 if f is None else 2)"}
+      - gain: {rubble_cubes: n}
+      - move: {item: p2, from: plans, to: completed_plans}
+"""
+PROBE_HOOK = """\
+  - id: probe-hook
+    on: probe-event
+    steps:
+      - gain: {wigs: 1}
+"""
+PROBE_EDITS = [  # procedures that use what rules/ does not (yet): every kind of step and choice
+    ("effects.yaml", r"\nprocedures:\n", "\nprocedures:\n" + PROBE_STEPS.replace("\\", "\\\\")),
+    ("effects.yaml", r"\nhooks:\n", "\nhooks:\n" + PROBE_HOOK),
+]
+
+
+def test_house_procedures_agree(tmp_path: Path) -> None:
+    """Procedures written for the test: an optional choice, a choice of several with a count
+    reason, a let that hides a player's field, writes to entries of maps that are not full (and
+    to a new key), move first / all / item from a list a loop walks, an alias of a list, a
+    guard's let used by the effects, a raised event with its hook."""
+    house, house_models = compile_house(tmp_path, PROBE_EDITS, "lisboa_engine_probe")
+    diff = Differ(house, house_models, procs_every=1, procs_full_every=4)
+    randomised_states(diff, count=40, seed0=31)
+    diff.assert_agree()
+    c = diff.counts
+    for pid in ("house-probe", "house-probe-2", "probe-hook"):
+        assert c[f"procedure {pid} listed"] > 20, pid
+    assert c["procedure runs that change the state"] > 1000
 
 
 TIEBREAK_EDITS = [  # "Most rubble sets wins; on a tie, most wigs; ..."
