@@ -1049,13 +1049,13 @@ def test_house_procedures_agree(tmp_path: Path) -> None:
     to a new key), move first / all / item from a list a loop walks, an alias of a list, a
     guard's let used by the effects, a raised event with its hook."""
     house, house_models = compile_house(tmp_path, PROBE_EDITS, "lisboa_engine_probe")
-    diff = Differ(house, house_models, procs_every=1, procs_full_every=4)
-    randomised_states(diff, count=40, seed0=31)
+    diff = Differ(house, house_models, procs_every=1, procs_full_every=5)
+    randomised_states(diff, count=20, seed0=31)
     diff.assert_agree()
     c = diff.counts
     for pid in ("house-probe", "house-probe-2", "probe-hook"):
-        assert c[f"procedure {pid} listed"] > 20, pid
-    assert c["procedure runs that change the state"] > 1000
+        assert c[f"procedure {pid} listed"] > 10, pid
+    assert c["procedure runs that change the state"] > 300
 
 
 TIEBREAK_EDITS = [  # "Most rubble sets wins; on a tie, most wigs; ..."
