@@ -394,8 +394,10 @@ def _type_of(prep: Prepared, node: ast.expr, names: Names) -> VType:
         return a if a.name != "none" else replace(b, optional=True)
     if isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name)
-        if node.func.id == "sorted":
+        if node.func.id in ("sorted", "reversed"):
             return type_of(prep, node.args[0], names)
+        if node.func.id == "range":
+            return typed.list_of(INT)
         return BOOL if node.func.id in ("any", "all") else INT
     if isinstance(node, ast.ListComp | ast.GeneratorExp):
         return typed.list_of(type_of(prep, node.elt, _comp_names(prep, node, names)))
@@ -409,6 +411,7 @@ _BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Sub: lambda a, b: a - b,
     ast.Mult: lambda a, b: a * b,
     ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
 }
 
 _CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
@@ -581,6 +584,10 @@ def _call(ctx: Ctx, node: ast.Call, names: Names) -> Any:
         return all(a)
     if fn == "sorted":
         return sorted(a)
+    if fn == "reversed":
+        return list(reversed(a))
+    if fn == "range":
+        return list(range(a))
     raise StepsError(f"unknown function {fn!r}")
 
 
@@ -840,17 +847,29 @@ def _effect(ctx: Ctx, s: st.Step, names: Names) -> Names:
             _block(ctx, s.body, names)
         return names
     if kind == "do":
-        callee = ctx.prep.ps.procs[s.arg]
-        given = s.get("with") or {}
-        args = [evaluate(ctx, _expr(given[prm.name]), names) if prm.name in given else None
-                for prm in callee.params]
-        _run(ctx.prep, ctx.state, ctx.seat, callee.id, args, ())
+        _run(ctx.prep, ctx.state, ctx.seat, s.arg, _args(ctx, s.arg, s.get("with") or {}, names),
+             ())
         return names
-    if kind == "raise":
-        for hook in ctx.prep.ps.hooks.get(s.arg, ()):
-            _run(ctx.prep, ctx.state, ctx.seat, hook, (), ())
+    if kind == "raise":  # raise: EVENT, or {event: EVENT, with: {PARAM: EXPR}}
+        event, given = (s.arg, {}) if isinstance(s.arg, str) else (
+            s.arg.get("event"), s.arg.get("with") or {})
+        for hook in ctx.prep.ps.hooks.get(event, ()):
+            _run(ctx.prep, ctx.state, ctx.seat, hook, _args(ctx, hook, given, names), ())
+        return names
+    if kind == "drop":  # an entry taken out of a table of the state (if it is there)
+        node = _expr(s.arg)
+        if not isinstance(node, ast.Subscript):
+            raise StepsError(f"'{s.arg}' is not an entry of a table")
+        evaluate(ctx, node.value, names).pop(evaluate(ctx, node.slice, names), None)
         return names
     raise StepsError(f"a {kind} step cannot stand among effects")
+
+
+def _args(ctx: Ctx, pid: str, given: Mapping[str, Any], names: Names) -> list[Any]:
+    """The arguments of a procedure done (or a hook run): each parameter's expression, or
+    None for an optional one not given."""
+    return [evaluate(ctx, _expr(given[prm.name]), names) if prm.name in given else None
+            for prm in ctx.prep.ps.procs[pid].params]
 
 
 def _move(ctx: Ctx, s: st.Step, names: Names) -> None:

@@ -211,13 +211,12 @@ class Differ:
     def compare_procedures(self, g: Any, model: Model, state: dict[str, Any],
                            full: bool) -> None:
         """Every procedure of the rule set: the same choices, refusals and effects."""
-        nobles = [None, *(n.id for n in model.nobles)]
         n = len(g.players)
         for pid, proc in self.procs_of(g).items():
             ref = interp.procedure(model, pid)
             self.same(f"procedure {pid} choices", proc.choices,
                       tuple(c.arg["as"] for c in ref.choices))
-            argsets = _argsets(ref, nobles)
+            argsets = _argsets(model, ref)
             if full:
                 cases = [(seat, args) for seat in range(n) for args in argsets]
             else:
@@ -371,18 +370,27 @@ def _as_set(value: Any) -> Any:
     return set(value) if isinstance(value, list) else value
 
 
-def _argsets(proc: Any, nobles: list[str | None]) -> list[tuple[Any, ...]]:
-    """The arguments a procedure is compared with: amounts 0..3, and each Noble (or none)
-    where it takes one."""
+def _argsets(model: Model, proc: Any) -> list[tuple[Any, ...]]:
+    """The arguments a procedure is compared with: amounts 0..3, each id of a kind (and none
+    where it may be None), for a list of ids none, one and all of them."""
     out: list[tuple[Any, ...]] = [()]
     for prm in proc.params:
-        if prm.type.name == "noble":
-            out = [(*a, x) for a in out for x in nobles]
-        elif prm.type.name in ("int", "seat"):
-            out = [(*a, x) for a in out for x in AMOUNTS]
-        else:
-            raise AssertionError(f"no arguments to try for {prm}")
+        out = [(*a, x) for a in out for x in _values(model, prm.type)]
     return out
+
+
+def _values(model: Model, t: Any) -> list[Any]:
+    if t.name in ("int", "seat"):
+        values: list[Any] = list(AMOUNTS)
+    elif t.name == "list":
+        ids = _values(model, t.args[0])
+        values = [[], ids[:1], ids]
+    else:
+        kind = model.state.kind(t.name)
+        if kind is None or not kind.values:
+            raise AssertionError(f"no arguments to try for {t}")
+        values = list(kind.values)
+    return [None, *values] if t.optional else values
 
 
 def _unlisted(model: Model, names: tuple[str, ...], listed: list[tuple[Any, ...]],
