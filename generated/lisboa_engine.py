@@ -980,8 +980,9 @@ _T_plan_officials: Final = {
 }
 _T_ship_color_size: Final = {"blue": 1, "red": 2, "purple": 3, "brown": 4}
 _T_ship_color_cost: Final = {"blue": 1, "red": 2, "purple": 3, "brown": 4}
-_K1: Final = {"gold": 6, "tools": 6, "books": 6, "cloth": 6}
-_K2: Final = {"gold": 5, "tools": 5, "books": 5, "cloth": 5}
+_K1: Final = ("treasury", "manuel", "marquis", "king")
+_K2: Final = {"gold": 6, "tools": 6, "books": 6, "cloth": 6}
+_K3: Final = {"gold": 5, "tools": 5, "books": 5, "cloth": 5}
 
 
 def _m_influence_reis(g: Game, p: Player) -> int:
@@ -997,11 +998,11 @@ def _m_influence_per_gain(g: Game, p: Player) -> int:
 
 
 def _m_officials_in_offices(g: Game, p: Player) -> int:
-    return sum([g.offices[v_n].get(p.color, 0) for v_n in g.offices])
+    return sum([g.offices[v_n].get(p.color, 0) for v_n in ("manuel", "marquis", "king")])
 
 
 def _m_empty_display_piles(g: Game, p: Player) -> int:
-    return len([v_q for v_q in g.piles if (len(g.piles[v_q]) == 0)])
+    return len([v_q for v_q in _K1 if (len(g.piles[v_q]) == 0)])
 
 
 # rules/effects.yaml:89 pay-reis
@@ -1382,7 +1383,7 @@ def _why_deal_display(g: Game, seat: int, v_deck: Any) -> tuple[str, str] | None
 
 def _run_deal_display(g: Game, seat: int, v_deck: Any) -> None:
     # rules/effects.yaml:115 for_each
-    for v_pile in list(g.piles):
+    for v_pile in _K1:
         # rules/effects.yaml:117 move
         g.piles[v_pile].clear()
     # rules/effects.yaml:118 for_each
@@ -1392,7 +1393,7 @@ def _run_deal_display(g: Game, seat: int, v_deck: Any) -> None:
     # rules/effects.yaml:122 drop
     g.reserve.pop(v_deck, None)
     # rules/effects.yaml:123 for_each
-    for v_pile in list(g.piles):
+    for v_pile in _K1:
         # rules/effects.yaml:126 do
         _run_reveal_top(g, seat, v_pile)
 
@@ -1424,7 +1425,7 @@ def _opts_build_store(g: Game, seat: int) -> list[tuple[Any]]:
     if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
         return out
     for v_business in ("gold", "tools", "books", "cloth"):
-        if not (sum([v_q.stores[v_business] for v_q in g.players]) < _K1[v_business]):
+        if not (sum([v_q.stores[v_business] for v_q in g.players]) < _K2[v_business]):
             continue
         out.append((v_business,))
     return out
@@ -1439,7 +1440,7 @@ def _why_build_store(g: Game, seat: int, v_business: Any) -> tuple[str, str] | N
         return ("build-store", ("the land price is " + str(v_price) + " and you cannot pay it"))
     if not (
         v_business in ("gold", "tools", "books", "cloth")
-        and (sum([v_q.stores[v_business] for v_q in g.players]) < _K1[v_business])
+        and (sum([v_q.stores[v_business] for v_q in g.players]) < _K2[v_business])
     ):
         return ("build-store", "no free lot is left for that business")
     return None
@@ -1593,7 +1594,7 @@ def _why_period_end_discard_display(g: Game, seat: int) -> tuple[str, str] | Non
 
 def _run_period_end_discard_display(g: Game, seat: int) -> None:
     # rules/flow.yaml:99 for_each
-    for v_pile in list(g.piles):
+    for v_pile in _K1:
         # rules/flow.yaml:101 move
         g.discard.extend(g.piles[v_pile])
         g.piles[v_pile].clear()
@@ -1744,7 +1745,7 @@ def _why_deal_display_2(g: Game, seat: int, v_deck: Any) -> tuple[str, str] | No
 
 def _run_deal_display_2(g: Game, seat: int, v_deck: Any) -> None:
     # rules/effects.yaml:115 for_each
-    for v_pile in list(g.piles):
+    for v_pile in _K1:
         # rules/effects.yaml:117 move
         g.piles[v_pile].clear()
     # rules/effects.yaml:118 for_each
@@ -1754,7 +1755,7 @@ def _run_deal_display_2(g: Game, seat: int, v_deck: Any) -> None:
     # rules/effects.yaml:122 drop
     g.reserve.pop(v_deck, None)
     # rules/effects.yaml:123 for_each
-    for v_pile in list(g.piles):
+    for v_pile in _K1:
         # rules/effects.yaml:126 do
         _run_reveal_top_2(g, seat, v_pile)
 
@@ -1785,7 +1786,7 @@ def _opts_build_store_2(g: Game, seat: int) -> list[tuple[Any]]:
     if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
         return out
     for v_business in ("gold", "tools", "books", "cloth"):
-        if not (sum([v_q.stores[v_business] for v_q in g.players]) < _K2[v_business]):
+        if not (sum([v_q.stores[v_business] for v_q in g.players]) < _K3[v_business]):
             continue
         out.append((v_business,))
     return out
@@ -1800,7 +1801,7 @@ def _why_build_store_2(g: Game, seat: int, v_business: Any) -> tuple[str, str] |
         return ("build-store", ("the land price is " + str(v_price) + " and you cannot pay it"))
     if not (
         v_business in ("gold", "tools", "books", "cloth")
-        and (sum([v_q.stores[v_business] for v_q in g.players]) < _K2[v_business])
+        and (sum([v_q.stores[v_business] for v_q in g.players]) < _K3[v_business])
     ):
         return ("build-store", "no free lot is left for that business")
     return None

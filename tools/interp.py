@@ -161,6 +161,21 @@ def _empty_piles(r: _Reader) -> int:
     return sum(1 for pile in piles if not display.get(pile))
 
 
+def _gain(r: _Reader) -> int:
+    """One gain of Influence: the Influence of the portfolio's top row and of the Ships."""
+    cards = {c.number: c for c in r.model.cards}
+    per_ship: int = r.model.value("game", "portfolio", "ship_influence")
+    top = sum(cards[c].influence for c in _list(r.player, "portfolio"))
+    return top + per_ship * len(_list(r.player, "ships"))
+
+
+def _warehouse_room(r: _Reader) -> int:
+    base: int = r.model.value("game", "warehouse", "base_size")
+    per: int = r.model.value("game", "warehouse", "per_rubble_set")
+    goods = sum(int(v) for v in _dict(r.player, "goods").values())
+    return base + per * _int(r.player, "rubble_sets") - goods
+
+
 def _wigs(r: _Reader) -> int:
     return _int(r.player, "wigs") if r.wigs is None else r.wigs
 
@@ -184,6 +199,11 @@ NAMES: dict[str, _NameFn] = {
     "treasury_value": lambda r, _: int(_treasury_space(r)["value"]),
     "influence_modifier": lambda r, _: int(_treasury_space(r)["modifier"]),
     "players": lambda r, _: len(_players(r.state)),
+    "influence_per_gain": lambda r, _: _gain(r),
+    "warehouse_room": lambda r, _: _warehouse_room(r),
+    "officials_in_offices": lambda r, _: sum(
+        int(office.get(r.player["color"], 0)) for office in _dict(r.state, "offices").values()
+    ),
     "empty_display_piles": lambda r, _: _empty_piles(r),
     "other_officials_in_office": lambda r, _: r.context.other_officials_in_office,
     "cost": lambda r, _: r.context.cost,
@@ -209,8 +229,12 @@ def evaluate(
         if name in values:
             return values[name]
         fn = NAMES.get(name)
-        if fn is None:
-            raise InterpError(f"the interpreter cannot read {name!r}")
+        if fn is None:  # a name a house rule adds: its declared value
+            try:
+                value: int | bool = interp_steps.name_value(model, state, seat, name, item)
+            except interp_steps.StepsError as exc:
+                raise InterpError(f"the interpreter cannot read {name!r}: {exc}") from None
+            return value
         return fn(reader, item)
 
     return expr.evaluate(formula, lookup)

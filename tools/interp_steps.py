@@ -33,8 +33,8 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any, cast
 
+from lisboa_rules.lang import expr, typed
 from lisboa_rules.lang import steps as st
-from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import BOOL, INT, NONE, TEXT, VType
 from lisboa_rules.model import procs as model_procs
 from lisboa_rules.model.procs import ProcSet
@@ -398,7 +398,7 @@ def _type_of(prep: Prepared, node: ast.expr, names: Names) -> VType:
             return type_of(prep, node.args[0], names)
         if node.func.id == "range":
             return typed.list_of(INT)
-        return BOOL if node.func.id in ("any", "all") else INT
+        return BOOL if node.func.id in ("any", "all") else INT  # formula(): a number
     if isinstance(node, ast.ListComp | ast.GeneratorExp):
         return typed.list_of(type_of(prep, node.elt, _comp_names(prep, node, names)))
     if isinstance(node, ast.List):
@@ -567,6 +567,10 @@ def _name(ctx: Ctx, n: str, names: Names) -> Any:
 def _call(ctx: Ctx, node: ast.Call, names: Names) -> Any:
     assert isinstance(node.func, ast.Name)
     fn = node.func.id
+    if fn == "formula":
+        path = _dotted(node.args[0])
+        assert path is not None and path[0] == "rules"
+        return _formula(ctx, str(_lookup(ctx.prep.model.data, path[1:])))
     args = [evaluate(ctx, a, names) for a in node.args]
     if fn in ("min", "max") and len(args) >= 2:
         return min(args) if fn == "min" else max(args)
@@ -591,9 +595,54 @@ def _call(ctx: Ctx, node: ast.Call, names: Names) -> Any:
     raise StepsError(f"unknown function {fn!r}")
 
 
+def _formula(ctx: Ctx, source: str) -> Any:
+    """A formula of the rules data (the formula language), its names read by evaluating their
+    `value:` of rules/vocabulary.yaml (`item` bound for a name per item)."""
+    rows = {str(r["name"]): r for r in ctx.prep.model.data["vocabulary"]["names"]
+            if isinstance(r, Mapping) and "value" in r}
+    env = {n: expr.NameInfo("int") for n in rows}
+    f = expr.parse(source, env)
+
+    def lookup(name: str, item: str | None) -> Any:
+        value = rows[name]["value"]
+        if item is None:
+            return evaluate(ctx, _expr(value), ctx.prep.base)
+        names = {**ctx.prep.base, "item": Local(TEXT, "v_item")}
+        inner = Ctx(ctx.prep, ctx.state, ctx.seat, {**ctx.frame, "v_item": item}, ctx.player)
+        return evaluate(inner, _expr(value), names)
+
+    return expr.evaluate(f, lookup)
+
+
+def name_value(model: Model, state: State, seat: int, name: str, item: str | None) -> Any:
+    """What a formula name reads for the player in `seat`: its `value:` of
+    rules/vocabulary.yaml evaluated on the saved game (`item` bound for a name per item)."""
+    prep = prepare(model)
+    ctx = Ctx(prep, dict(state), seat, {})
+    for row in model.data["vocabulary"]["names"]:
+        if isinstance(row, Mapping) and row.get("name") == name and "value" in row:
+            if item is None:
+                return evaluate(ctx, _expr(row["value"]), prep.base)
+            names = {**prep.base, "item": Local(TEXT, "v_item")}
+            ctx.frame["v_item"] = item
+            return evaluate(ctx, _expr(row["value"]), names)
+    raise StepsError(f"no value for the name {name!r}")
+
+
+def _in_order(ctx: Ctx, node: ast.expr, names: Names, source: Any) -> Any:
+    """A table is gone through in the order of its keys' kind (as rules/state.yaml declares
+    it), whatever the order of the saved JSON."""
+    if not isinstance(source, dict):
+        return source
+    kind = ctx.prep.model.state.kind(type_of(ctx.prep, node, names).args[0].name)
+    if kind is None or kind.values is None:
+        return sorted(source)
+    return [k for k in kind.values if k in source]
+
+
 def _comprehension(ctx: Ctx, node: ast.ListComp | ast.GeneratorExp, names: Names) -> list[Any]:
     gen = node.generators[0]
-    source = evaluate(ctx, gen.iter, names)
+    source = _in_order(ctx, gen.iter, names, evaluate(ctx, gen.iter, names))
     inner_names = _comp_names(ctx.prep, node, names)
     assert isinstance(gen.target, ast.Name)
     var = typed.local_code(gen.target.id)
@@ -836,6 +885,7 @@ def _effect(ctx: Ctx, s: st.Step, names: Names) -> Names:
         node = _expr(s.arg["in"])
         src = evaluate(ctx, node, names)
         over = list(src) if _is_place(ctx, node, names) else src  # the state's own: a copy
+        over = _in_order(ctx, node, names, over if not isinstance(src, dict) else src)
         var = typed.local_code(s.arg["as"])
         inner = ctx.prep.extend(names, s.arg["as"], type_of(ctx.prep, node, names).args[0], var)
         for item in over:

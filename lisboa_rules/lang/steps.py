@@ -347,7 +347,7 @@ class Compiler:
             if c is None:
                 return None
             cond = bare(c.code)
-        over = src.code
+        over = scope.keys_of(src)
         try:
             values = ast.literal_eval(over)
             unique = isinstance(values, tuple) and len(set(values)) == len(values)
@@ -589,7 +589,10 @@ class Compiler:
                 return scope
             var = typed.local_code(arg["as"])
             # a list of the state is copied first: the steps may change it
-            over = f"list({src.code})" if src.place is not None else bare(src.code)
+            if src.type.name == "map":
+                over = scope.keys_of(src)
+            else:
+                over = f"list({src.code})" if src.place is not None else bare(src.code)
             out.append(f"{pad}for {var} in {over}:")
             inner = scope.with_locals(**{arg["as"]: Name(src.type.args[0], var)})
             self._block(s.body, inner, indent + 1, out)

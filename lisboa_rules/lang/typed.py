@@ -94,6 +94,20 @@ class Scope:
     name_constant: Callable[[str], str] | None = None  # a long constant's name in the engine
     # a formula of the rules data (`formula(rules.components.shipyard.per_color)`) as code
     formula: Callable[[str], Typed] | None = None
+    kind_values: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # declared order
+
+    def keys_of(self, src: Typed) -> str:
+        """Code going through a list, or through a table's keys in the order their kind
+        declares (not the order of the JSON a game was saved in)."""
+        if src.type.name != "map":
+            return src.code
+        values = self.kind_values.get(src.type.args[0].name)
+        if values is None:
+            return f"sorted({src.code})"
+        const = constant_code(list(values))
+        if len(const) > 40 and self.name_constant is not None:
+            const = self.name_constant(const)
+        return const if src.type.full else f"[k for k in {const} if k in {src.code}]"
 
     def with_locals(self, **names: Name) -> Scope:
         return replace(self, locals={**self.locals, **names})
@@ -493,7 +507,7 @@ class _Checker:
         conds = [inner.cond(c, depth + 1).code for c in gen.ifs]
         elt = inner.expr(node.elt, depth + 1)
         where = "".join(f" if {c}" for c in conds)
-        code = f"{elt.code} for {local_code(var)} in {source.code}{where}"
+        code = f"{elt.code} for {local_code(var)} in {self.scope.keys_of(source)}{where}"
         return Typed(f"[{code}]", list_of(elt.type))
 
 

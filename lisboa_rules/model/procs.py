@@ -124,7 +124,8 @@ def state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tup
         cols[k.id] = {c: (t, tables.name(k.id, c, v)) for c, (t, v) in _columns(rows, key).items()}
     scope = Scope(locals={"seat": Name(VType("seat"), "seat")}, player=player, game=game,
                   tables=cols, int_kinds=int_kinds, kinds=frozenset(k.id for k in decl.kinds),
-                  data=typed.data_lookup(data), name_constant=tables.constant)
+                  data=typed.data_lookup(data), name_constant=tables.constant,
+                  kind_values={k.id: k.values for k in decl.kinds if k.values is not None})
     for mid, source in measures:
         try:
             t = typed.check(source, scope)
