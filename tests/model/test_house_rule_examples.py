@@ -48,6 +48,7 @@ REDLINE = {
     "influence-tiebreak": "most Influence",
     "tithe-effect": "Id: tithe",
     "followed-events": "Followable",
+    "store-tithe": "On: store-built",
 }
 
 # Words each example's folded reference prints and the base reference does not.
@@ -62,6 +63,7 @@ NEW_WORDS = {
     "influence-tiebreak": "then most Influence, then most rubble sets",
     "tithe-effect": "The tithe: for each point, give up 1 real",
     "followed-events": "With this house rule, the other players may follow the event",
+    "store-tithe": "The tithe: for each point, give up 1 real",
 }
 
 
@@ -187,6 +189,7 @@ def test_every_example_builds_folded(
 # prints neither hooks nor the variant's callouts, so a hook alone leaves no words in it.
 REFERENCE_GAPS = {
     "rubble-bounty": "the reference prints no hook (nor, folded, the variant's callouts)",
+    "store-tithe": "the reference prints no effect's or hook's steps (nor, folded, callouts)",
 }
 
 
@@ -608,6 +611,49 @@ def test_tithe_effect_on_a_card(folded: Any, reis: int, paid: int) -> None:
     g = E.apply_move(g, E.Move("portfolio", seat, card=24))
     assert g.players[seat].reis == reis - paid
     assert g.players[seat].influence == 2 + paid - 1  # the card's penalty: 1 Influence
+
+
+def _store_tithe_run(E: Any, reis: int | None, after_cost: int, sponsor: bool) -> Any:
+    """Seat builds a gold store (visit or sponsored event) with `after_cost` Influence left
+    after the visit and `reis` réis (None: exactly the land price and the event's cost)."""
+    g = E.new_game(3, (), 6)
+    seat = g.current
+    p = g.players[seat]
+    if sponsor:
+        card = card_of(E, g, "treasury", event_action="build-store")
+        move = E.Move("sponsor", seat, card=card, business="gold")
+    else:
+        card = card_of(E, g, "manuel")
+        move = E.Move("visit", seat, card=card, business="gold")
+    set_hand(g, seat, [*p.hand[:4], card])
+    p.influence = 10
+    cost = 0 if sponsor else E.visit_cost(g, seat, "manuel")
+    p.influence = after_cost + cost
+    treasury = g.rs.treasury_values[g.treasury]
+    price = treasury + 2 + (treasury if sponsor else 0)  # land price: Treasury + 2 rubble
+    p.reis = price if reis is None else reis
+    return E.apply_move(g, move).players[seat]
+
+
+@pytest.mark.parametrize("sponsor", [False, True])
+@pytest.mark.parametrize(
+    ("reis", "after_cost", "change"),
+    [(30, 5, (-1, 1, 0)), (None, 5, (0, 0, 0)), (30, 9, (-1, 1, 1)), (30, 10, (-1, 0, 1))],
+)
+def test_store_tithe_on_each_store_built(
+    base: Build,
+    folded: Any,
+    sponsor: bool,
+    reis: int | None,
+    after_cost: int,
+    change: tuple[int, int, int],
+) -> None:
+    """(réis, Influence, wigs) after building a store, house rule minus rules: the tithe takes a
+    real for an Influence (none without a real left; a gain that reaches 10 scores a wig)."""
+    h = _store_tithe_run(folded("store-tithe"), reis, after_cost, sponsor)
+    b = _store_tithe_run(base.engine, reis, after_cost, sponsor)
+    assert sum(h.stores.values()) == sum(b.stores.values()) == 1
+    assert (h.reis - b.reis, h.influence - b.influence, h.wigs - b.wigs) == change
 
 
 # --- 8. a changed action structure: builds, but the engine ignores it ---------------------
