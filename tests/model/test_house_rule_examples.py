@@ -727,13 +727,13 @@ def test_a_param_named_like_a_field(
     says why; never uncompilable generated code."""
     text = (EXAMPLES / "fourth-noble.yaml").read_text(encoding="utf-8")
     text = text.replace(
-        "params: {price: 3, endow_wigs: 2}", f"params: {{price: 3, endow_wigs: 2, {param}: 2}}"
+        "params: {price: 3, endow_wigs: 2}", f"params: {{price: 3, endow_wigs: 2, {param}: 5}}"
     )
     text = text.replace(
         "ranges: {price: [0, null], endow_wigs: [0, null]}",
         f"ranges: {{price: [0, null], endow_wigs: [0, null], {param}: [0, null]}}",
     )
-    assert f"{param}: 2}}" in text
+    assert f"{param}: 5}}" in text
     code, err = _variant_build(tmp_path, "fourth-noble", text, capsys)
     assert "generated-invalid" not in err, err
     if code != 0:  # refused, at the variant's line
