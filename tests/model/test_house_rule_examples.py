@@ -748,3 +748,15 @@ def test_a_param_named_like_a_field(
     set_hand(g, seat, [*p.hand[:4], card])
     p.reis, p.influence, p.wigs = 0, 0, 10
     assert not [m for m in E.legal_moves(g) if m.kind == "visit" and m.card == card]
+
+
+@pytest.mark.parametrize("name", ["period-tax", "period-one-grant"])
+def test_the_reference_prints_the_period_steps_the_engine_runs(
+    tmp_path_factory: pytest.TempPathFactory, name: str
+) -> None:
+    """The folded reference numbers the end of the period's steps in the engine's order,
+    the new one in its place."""
+    b = _build(tmp_path_factory, name, True)
+    steps = [s.id for s in b.engine.RULESETS[()].period_end]
+    printed = re.findall(r'^\d+\. <a id="(period-end\.[a-z-]+)"></a>', b.md, re.MULTILINE)
+    assert printed == steps
