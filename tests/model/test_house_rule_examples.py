@@ -760,3 +760,45 @@ def test_the_reference_prints_the_period_steps_the_engine_runs(
     steps = [s.id for s in b.engine.RULESETS[()].period_end]
     printed = re.findall(r'^\d+\. <a id="(period-end\.[a-z-]+)"></a>', b.md, re.MULTILINE)
     assert printed == steps
+
+
+@pytest.mark.parametrize("noble", ["manuel", "patriarch"])
+def test_fourth_noble_royal_favor_of_his(folded: Any, noble: str) -> None:
+    """The King's Royal Favor State action (here by a trade) offers the new Noble's tiles like
+    the others'."""
+    E = folded("fourth-noble")
+    g = E.new_game(3, (), 1)
+    seat = g.current
+    card = card_of(E, g, "king")
+    set_hand(g, seat, [*g.players[seat].hand[:4], card])
+    move = E.Move("trade", seat, card=card, state_action="royal-favor", favor=noble, good="gold")
+    assert move in E.legal_moves(g)
+    supply = g.favors[noble]
+    g = E.apply_move(g, move)
+    assert g.favors[noble] == supply - 1 and noble in g.players[seat].royal_favors
+    sound(E, g)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="game.blocked (rules/state.yaml) is a list of State action ids, not keyed by Noble: "
+    "a good on Manuel's Plan also blocks the Patriarch's Plan",
+)
+def test_fourth_noble_shared_state_action_blocked_apart(folded: Any) -> None:
+    E = folded("fourth-noble")
+    g = E.new_game(3, (), 0)
+    seat = g.current
+    card = card_of(E, g, "manuel")
+    set_hand(g, seat, [*g.players[seat].hand[:4], card])
+    g = E.apply_move(g, E.Move("trade", seat, card=card, state_action="plan", good="tools"))
+    assert g.phase == "follow" or g.phase == "refill"
+    # the next player, still in this turn's blocked state, visits the Patriarch
+    g = finish_turn(E, g)
+    g.blocked = ["plan"]  # as left by a trade at Manuel's Plan this turn
+    seat = g.current
+    p = g.players[seat]
+    card = card_of(E, g, "patriarch")
+    set_hand(g, seat, [*p.hand[:4], card])
+    p.reis, p.influence = 10, 10
+    plans = [m for m in E.legal_moves(g) if m.kind == "visit" and m.state_action == "plan"]
+    assert plans, "the Patriarch's Plan is blocked by a good on Manuel's"
