@@ -17,7 +17,7 @@ from typing import Any
 PLACEHOLDER = re.compile(r"\{([^{}\s]*)\}")
 FILTERS = ("ordinal", "count", "chain")
 _MISSING = object()
-IDENTITY_KEYS = ("id", "number", "color")  # how list items are addressed in placeholders
+IDENTITY_KEYS = ("id", "number", "color", "name")  # how list items are addressed (overlays, placeholders)
 # A list index in a placeholder: ASCII digits only (str.isdigit() and int() also take '²', '٣'
 # and '３'), and short enough for int() whatever the interpreter's digit limit.
 _INDEX = re.compile(r"[0-9]{1,9}")

@@ -73,6 +73,7 @@ class Name:
     lo: int | None = None  # the declared bounds of an int field (for clamping writes)
     hi: int | None = None
     field: str | None = None  # "player.X" / "game.X" for a state field
+    const: bool = False  # a constant of the rules: read, never written
 
 
 @dataclass
@@ -319,7 +320,8 @@ class _Checker:
         s = self.scope
         n = node.id
         if n in s.locals:
-            return Typed(s.locals[n].code, s.locals[n].type, s.locals[n])
+            local = s.locals[n]
+            return Typed(local.code, local.type, None if local.const else local)
         if n in s.player:
             return Typed(s.player[n].code.format(p="p"), s.player[n].type, s.player[n])
         if n in s.game:

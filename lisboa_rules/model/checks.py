@@ -82,6 +82,23 @@ def check_references(m: Model) -> Iterator[Diagnostic]:
     colors = [s.color for s in m.ships]
     flags = [f["id"] for f in m.value("game", "flags")] if "flags" in m.data["game"] else []
     piles = list(m.value("components", "display", "piles"))
+    effect_ids = list(m.procs.effects) if m.procs is not None else []
+    effect_places: list[tuple[Any, tuple[str | int, ...]]] = []
+    for i, c in enumerate(m.data["components"].get("cards", [])):
+        for key in ("reward", "penalty"):
+            effect_places.append((c.get(key), ("components", "cards", i, key)))
+        ev = c.get("event") or {}
+        effect_places.append((ev.get("effects"), ("components", "cards", i, "event", "effects")))
+    for i, a in enumerate(m.data["nobles"].get("state_actions", [])):
+        effect_places.append((a.get("effects"), ("nobles", "state_actions", i, "effects")))
+    for i, a in enumerate(m.data["court"].get("actions", [])):
+        effect_places.append((a.get("reward"), ("court", "actions", i, "reward")))
+    if m.procs is not None:
+        for given, where in effect_places:
+            for key in given or {}:
+                if key not in effect_ids:
+                    yield _unknown("effect", key, effect_ids, m.span_of(str(where[0]), *where[1:],
+                                                                         key))
     for i, n in enumerate(m.nobles):
         for j, sa in enumerate(n.state_actions):
             if sa not in sas:

@@ -362,15 +362,18 @@ def _with_row(scope: Scope, row: Mapping[str, Any]) -> Scope:
 
     raw = row.get("params")
     params: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-    names = {str(k): Name(typed.INT, repr(v)) for k, v in params.items()
-             if isinstance(v, int) and not isinstance(v, bool)}
+    taken = {*scope.player, *scope.game, *scope.measures, *scope.locals}
+    names = {str(k): Name(typed.INT, repr(v), const=True) for k, v in params.items()
+             if isinstance(v, int) and not isinstance(v, bool) and str(k) not in taken}
     inner = scope.with_locals(**names)
     inner = replace(inner, this=typed.data_lookup(row))
     for key, value in row.items():
+        if key in taken:
+            continue  # a field of the state keeps its name; the row's is `this.KEY`
         if isinstance(value, str) and key not in ("id", "name", "title", "text", "procedure"):
             try:
                 t = typed.check(value, inner, typed.INT)
-                inner = inner.with_locals(**{key: Name(t.type, t.code)})
+                inner = inner.with_locals(**{key: Name(t.type, t.code, const=True)})
             except typed.ExprError:
                 pass
     return inner

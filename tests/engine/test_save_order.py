@@ -4,7 +4,6 @@ state is gone through in the order its kind declares, rules/state.yaml)."""
 
 from __future__ import annotations
 
-import json
 import random
 from typing import Any
 
