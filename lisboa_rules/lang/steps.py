@@ -366,16 +366,16 @@ class Compiler:
             var = typed.local_code(s.arg["as"])
             one = self._single(s, scope, var)
             if one is not None:
-                over, cond, optional, inner = one
+                over, where, optional, inner = one
                 if optional:
                     out.append(f"{pad}for {var} in (None, *{over}):")
-                    if cond is not None:
-                        out.append(f"{pad}    if {var} is not None and not ({cond}):")
+                    if where is not None:
+                        out.append(f"{pad}    if {var} is not None and not ({where}):")
                         out.append(f"{pad}        continue")
                 else:
                     out.append(f"{pad}for {var} in {over}:")
-                    if cond is not None:
-                        out.append(f"{pad}    if not ({cond}):")
+                    if where is not None:
+                        out.append(f"{pad}    if not ({where}):")
                         out.append(f"{pad}        continue")
                 chosen.append(var)
                 return inner, indent + 1
@@ -411,8 +411,8 @@ class Compiler:
             var = typed.local_code(s.arg["as"])
             one = self._single(s, scope, var)
             if one is not None:
-                over, cond, optional, inner = one
-                test = f"{var} in {over}" if cond is None else f"{var} in {over} and ({cond})"
+                over, where, optional, inner = one
+                test = f"{var} in {over}" if where is None else f"{var} in {over} and ({where})"
                 if optional:
                     test = f"{var} is None or ({test})"
                 reason = self._reason(s, scope, s.get("reason") or
