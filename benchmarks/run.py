@@ -43,7 +43,8 @@ import handwritten_scoring as hand  # noqa: E402
 import scale_rules  # noqa: E402
 
 SCHEMA = "lisboa-rules-benchmarks/1"
-SECTIONS = ("build", "scoring", "playout", "scaling", "simulate")
+SECTIONS = ("build", "scoring", "playout", "oracle", "scaling", "simulate")
+FROZEN = ROOT / "tests" / "oracle" / "frozen_engine.py"  # the engine before issue 14
 BASELINE_IMPORTS = "import yaml, jsonschema, jinja2"
 PLAYERS = 4
 
@@ -815,6 +816,68 @@ def bench_playout(
     return rows
 
 
+# --- against the frozen engine (issue 14) ------------------------------------------------------
+
+
+def bench_oracle(mode: Mode, E: ModuleType) -> list[Row]:
+    """The engine against the frozen copy of the one main generated before the game's
+    structure became data (tests/oracle/): random playouts and final scoring, side by side."""
+    old = load_engine(FROZEN)
+    seeds = list(range(3000, 3000 + mode.playout_games))
+    ends_new = [play(E, s) for s in seeds]
+    ends_old = [play(old, s) for s in seeds]
+
+    def playouts(M: ModuleType) -> Callable[[], float]:
+        def run() -> float:
+            t0 = time.perf_counter()
+            for s in seeds:
+                play(M, s)
+            return len(seeds) / (time.perf_counter() - t0)
+
+        return run
+
+    def scoring(M: ModuleType, ends: list[Any]) -> Callable[[], float]:
+        def run() -> float:
+            t0 = time.perf_counter()
+            for _ in range(20):
+                for g in ends:
+                    M.ranking(g, M.final_scores(g))
+            return 20 * len(ends) / (time.perf_counter() - t0)
+
+        return run
+
+    samples = interleaved(
+        [playouts(E), playouts(old), scoring(E, ends_new), scoring(old, ends_old)],
+        mode.playout_reps,
+        mode.warmup,
+    )
+    return [
+        Row(
+            "oracle.playout",
+            "oracle",
+            "Random games per second: this engine vs the frozen one (before issue 14)",
+            Side("this engine: legal_moves + apply_move to the end", "/s", samples[0]),
+            Side("frozen engine (tests/oracle/frozen_engine.py), the same games", "/s", samples[1]),
+            "A / B (rates)",
+            ">=",
+            1.0,
+            note="the same seeds and moves (the engines agree move by move)",
+            ratio_fn=lambda a, b: a / b,
+        ),
+        Row(
+            "oracle.scoring",
+            "oracle",
+            "Final scoring and ranking per second: this engine vs the frozen one",
+            Side("this engine: final_scores + ranking of finished games", "/s", samples[2]),
+            Side("frozen engine, the same finished games", "/s", samples[3]),
+            "A / B (rates)",
+            ">=",
+            1.0,
+            ratio_fn=lambda a, b: a / b,
+        ),
+    ]
+
+
 # --- scaling ----------------------------------------------------------------------------------
 
 
@@ -1128,6 +1191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 extra["checks"] = checks
             elif section == "playout":
                 rows += bench_playout(mode, E, interp, why, models)
+            elif section == "oracle":
+                rows += bench_oracle(mode, E)
             elif section == "scaling":
                 got, summary = bench_scaling(mode, tmp)
                 rows += got
