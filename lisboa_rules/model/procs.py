@@ -275,6 +275,16 @@ class LocatedCompiler(st.Compiler):
             return None
 
 
+    def _effect(self, s: st.Step, scope: Scope, indent: int, out: list[str]) -> Scope:
+        if s.kind in ("gain", "set", "let") and isinstance(s.arg, Mapping) and not s.arg:
+            # it would compile to no statement at all (a function of comments only)
+            self.problem(s, "step-shape", f"this {s.kind} names nothing; write "
+                         f"{s.kind}: {{{'NAME' if s.kind == 'let' else 'PLACE'}: EXPR}}, or drop "
+                         "the step")
+            return scope
+        return super()._effect(s, scope, indent, out)
+
+
 def compile_procs(ps: ProcSet, scope: Scope, name: Callable[[str], str],
                   where: Callable[[tuple[str | int, ...]], str]
                   ) -> tuple[dict[str, st.Emitted], list[st.StepProblem]]:
