@@ -275,6 +275,22 @@ class LocatedCompiler(st.Compiler):
             return None
 
 
+    def compile(self, proc: st.Procedure) -> st.Emitted:
+        # the params and the choices of a procedure become the arguments of its functions:
+        # one name twice would be a function that does not compile
+        seen = {p.name for p in proc.params}
+        for c in proc.choices:
+            name = c.arg.get("as") if isinstance(c.arg, Mapping) else None
+            if not isinstance(name, str):
+                continue
+            if name in seen:
+                what = "a param" if name in {p.name for p in proc.params} else "an earlier choice"
+                self.problems.append(st.StepProblem(
+                    "duplicate-id", f"'{proc.id}' has {what} named '{name}' already; name this "
+                    "choice otherwise", (*c.path, "choose", "as")))
+            seen.add(name)
+        return super().compile(proc)
+
     def _effect(self, s: st.Step, scope: Scope, indent: int, out: list[str]) -> Scope:
         if s.kind in ("gain", "set", "let") and isinstance(s.arg, Mapping) and not s.arg:
             # it would compile to no statement at all (a function of comments only)
