@@ -17,7 +17,6 @@ from lisboa_rules.lang.steps import Compiler, Procedure
 from lisboa_rules.model import procs as P
 from lisboa_rules.model.types import Model
 
-
 _PLACEHOLDER = "STEM__"  # a procedure's own name until its code is known to be new
 
 

@@ -363,7 +363,7 @@ def wrap_line(line: str, width: int = 100) -> list[str]:
     for kw in _STATEMENT:  # a condition with several delimiters gets parentheses
         if body.startswith(kw) and body.endswith(":") and kw != "for ":
             inner = body[len(kw):-1]
-            group, cuts = _delimiters(inner)
+            _group, cuts = _delimiters(inner)
             if len(cuts) >= 2 or (cuts and not inner.endswith(tuple(_CLOSE))):
                 return [indent + kw + "(", *_lines(indent + "    ", inner, width),
                         indent + "):"]
@@ -389,10 +389,8 @@ def wrap_line(line: str, width: int = 100) -> list[str]:
 def _lines(indent: str, text: str, width: int) -> list[str]:
     """The contents of a bracket pair on lines of their own."""
     one = indent + text
-    if len(one) <= width and not _cuts(text, (", ",)) or len(one) <= width and \
-            not text.rstrip().endswith(","):
-        if len(one) <= width:
-            return [one]
+    if len(one) <= width and (not _cuts(text, (", ",)) or not text.rstrip().endswith(",")):
+        return [one]
     group, cuts = _delimiters(text)
     if not cuts:
         return wrap_line(one, width)
