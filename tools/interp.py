@@ -6,11 +6,13 @@ number comes from the model's own tables. The differential tests run both on the
 so each implementation checks the other.
 
 What it covers: the costs (a visit or follow, the wigs due for lacking Influence, any other
-cost formula, a Noble action's land price), paying réis with Influence (the marker moves left
-to the next real icon), the size of one Influence gain, the warehouse size, the end-of-period
-and end-of-game triggers (which conditions hold, which would fire now and who triggers them),
-the final scoring per source with the majorities (shared places, rounded down, over the rule
-set's columns) and the ranking by the tie-breaker chain.
+cost formula, a Noble action's land price), paying réis with Influence (the procedure
+`pay-reis`, run by the step interpreter tools/interp_steps.py, which runs every procedure of
+rules/: its choices, its refusals and its effects), the size of one Influence gain, the
+warehouse size, the end-of-period and end-of-game triggers (which conditions hold, which
+would fire now and who triggers them), the final scoring per source with the majorities
+(shared places, rounded down, over the rule set's columns) and the ranking by the tie-breaker
+chain.
 
     model = interp.model_for(interp.rule_sets(Path("rules")), state)
     scores = interp.score(model, state)        # per-player per-source wigs and totals
@@ -28,6 +30,7 @@ from lisboa_rules import pipeline
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.expr import Formula
 from lisboa_rules.model.types import Model, Params
+from tools import interp_steps
 
 State = Mapping[str, Any]
 """A saved game: the JSON data of the engine's `to_json` (or `json.loads` of `dumps`)."""
@@ -158,6 +161,21 @@ def _empty_piles(r: _Reader) -> int:
     return sum(1 for pile in piles if not display.get(pile))
 
 
+def _gain(r: _Reader) -> int:
+    """One gain of Influence: the Influence of the portfolio's top row and of the Ships."""
+    cards = {c.number: c for c in r.model.cards}
+    per_ship: int = r.model.value("game", "portfolio", "ship_influence")
+    top = sum(cards[c].influence for c in _list(r.player, "portfolio"))
+    return top + per_ship * len(_list(r.player, "ships"))
+
+
+def _warehouse_room(r: _Reader) -> int:
+    base: int = r.model.value("game", "warehouse", "base_size")
+    per: int = r.model.value("game", "warehouse", "per_rubble_set")
+    goods = sum(int(v) for v in _dict(r.player, "goods").values())
+    return base + per * _int(r.player, "rubble_sets") - goods
+
+
 def _wigs(r: _Reader) -> int:
     return _int(r.player, "wigs") if r.wigs is None else r.wigs
 
@@ -181,6 +199,11 @@ NAMES: dict[str, _NameFn] = {
     "treasury_value": lambda r, _: int(_treasury_space(r)["value"]),
     "influence_modifier": lambda r, _: int(_treasury_space(r)["modifier"]),
     "players": lambda r, _: len(_players(r.state)),
+    "influence_per_gain": lambda r, _: _gain(r),
+    "warehouse_room": lambda r, _: _warehouse_room(r),
+    "officials_in_offices": lambda r, _: sum(
+        int(office.get(r.player["color"], 0)) for office in _dict(r.state, "offices").values()
+    ),
     "empty_display_piles": lambda r, _: _empty_piles(r),
     "other_officials_in_office": lambda r, _: r.context.other_officials_in_office,
     "cost": lambda r, _: r.context.cost,
@@ -206,8 +229,12 @@ def evaluate(
         if name in values:
             return values[name]
         fn = NAMES.get(name)
-        if fn is None:
-            raise InterpError(f"the interpreter cannot read {name!r}")
+        if fn is None:  # a name a house rule adds: its declared value
+            try:
+                value: int | bool = interp_steps.name_value(model, state, seat, name, item)
+            except interp_steps.StepsError as exc:
+                raise InterpError(f"the interpreter cannot read {name!r}: {exc}") from None
+            return value
         return fn(reader, item)
 
     return expr.evaluate(formula, lookup)
@@ -299,31 +326,35 @@ def land_price(model: Model, state: State, seat: int, noble_action: str) -> int:
 
 @dataclass(frozen=True)
 class Payment:
-    """What paying an amount of réis leaves a player with."""
+    """What paying an amount of réis leaves a player with (what neither réis nor Influence
+    can cover is waived)."""
 
     reis: int
     influence: int
-    unpaid: int  # what neither réis nor Influence could cover
+
+
+PAY_REIS = "pay-reis"
+"""The procedure of rules/effects.yaml that pays réis, with Influence for what they lack."""
 
 
 def pay_reis(model: Model, state: State, seat: int, amount: int) -> Payment:
-    """Pay `amount` réis: réis first, then for each real lacking the Influence marker moves
-    left to the next space that shows a real icon (rules: influence.pay-reis); at the lowest
-    icon it can pay no more."""
+    """Pay `amount` réis by running the procedure `pay-reis` of the rules (rules:
+    influence.pay-reis: réis first, then for each real lacking the Influence marker moves left
+    to the next space that shows a real icon; at the lowest icon what is still due is waived)."""
     _check_state(model, state)
-    player = _players(state)[seat]
-    reis, influence = _int(player, "reis"), _int(player, "influence")
-    if reis >= amount:
-        return Payment(reis - amount, influence, 0)
-    need = amount - reis
-    icons = sorted(int(i) for i in model.value("game", "tracks", "influence", "reis_icons"))
-    while need > 0:
-        left = [icon for icon in icons if icon < influence]
-        if not left:
-            break
-        influence = left[-1]
-        need -= 1
-    return Payment(0, influence, need)
+    player = _players(run_procedure(model, state, seat, PAY_REIS, (amount,)))[seat]
+    return Payment(_int(player, "reis"), _int(player, "influence"))
+
+
+def run_procedure(model: Model, state: State, seat: int, procedure: str,
+                  args: Sequence[Any] = (), choices: Sequence[Any] = ()) -> dict[str, Any]:
+    """The state after a procedure of rules/ (an effect, a Noble action, a hook), carried
+    out for the player in `seat` by the step interpreter (tools/interp_steps.py)."""
+    _check_state(model, state)
+    try:
+        return interp_steps.run(model, state, seat, procedure, args, choices)
+    except interp_steps.StepsError as exc:
+        raise InterpError(str(exc)) from None
 
 
 def influence_gain(model: Model, state: State, seat: int) -> int:
@@ -634,3 +665,36 @@ def ranking(model: Model, state: State, scores: Scores | None = None) -> Ranking
     better = [sum(1 for j in range(n) if keys[j] > keys[i]) for i in range(n)]
     places = tuple(tuple(i for i in range(n) if better[i] == b) for b in sorted(set(better)))
     return Ranking(places, keys, tuple(tb.name for tb in model.tiebreakers))
+
+
+# --- Procedures of rules/ ------------------------------------------------------------------------
+
+
+def procedure(model: Model, procedure_id: str) -> Any:
+    """A procedure of the rule set (its `params` and `choices`), as rules/ writes it."""
+    try:
+        return interp_steps.procedure(model, procedure_id)
+    except KeyError:
+        raise InterpError(f"no procedure {procedure_id!r}") from None
+
+
+def procedure_options(model: Model, state: State, seat: int, procedure_id: str,
+                      args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """The choices of a procedure its guard allows the player in `seat` (each a tuple of its
+    chooses' values, in order)."""
+    _check_state(model, state)
+    try:
+        return interp_steps.opts(model, state, seat, procedure_id, args)
+    except interp_steps.StepsError as exc:
+        raise InterpError(str(exc)) from None
+
+
+def procedure_refusal(model: Model, state: State, seat: int, procedure_id: str,
+                      args: Sequence[Any] = (), choices: Sequence[Any] = ()
+                      ) -> tuple[str, str] | None:
+    """Why a procedure refuses these choices: (the rule id, the reason), or None."""
+    _check_state(model, state)
+    try:
+        return interp_steps.why(model, state, seat, procedure_id, args, choices)
+    except interp_steps.StepsError as exc:
+        raise InterpError(str(exc)) from None

@@ -27,6 +27,8 @@ from lisboa_rules.lang.text import IDENTITY_KEYS
 Path = tuple[str | int, ...]
 REMOVE = "$remove"
 ADD = "$add"
+AFTER = "$after"  # a new list item's place: after (or before) the item with this id
+BEFORE = "$before"
 
 
 @dataclass
@@ -265,6 +267,16 @@ def _merge_list(
                 continue
             new_items.append(({k: v for k, v in item.items() if k != ADD}, sub_o))
             continue
+        if isinstance(item, dict) and (AFTER in item or BEFORE in item):
+            diags.append(
+                Diagnostic(
+                    "overlay-unknown-key",
+                    f"only a new item (`$add: true`) takes a place with $after or $before, "
+                    f"in {_where(out, path)}",
+                    _item_span(o_spans, sub_o, out),
+                )
+            )
+            continue
         i = index[ident]
         if adds:  # the same new item from another variant of the combination: a conflict
             item = {k: v for k, v in item.items() if k != ADD}
@@ -313,17 +325,43 @@ def _merge_list(
         del out.spans[p]
     for p in [p for p in out.key_spans if p[: len(path)] == path and len(p) > len(path)]:
         del out.key_spans[p]
-    for kept in order:
-        if kept is None:
-            continue
-        k = len(result)
-        result.append(items[kept])
-        for p, s in saved_spans[kept].items():
-            out.spans[(*path, k, *p)] = s
-        for p, s in saved_keys[kept].items():
-            out.key_spans[(*path, k, *p)] = s
+    # the layout: the base items kept, in order, with the new ones at the end or in their place
+    layout: list[tuple[int | None, tuple[Any, Path] | None]] = [
+        (kept, None) for kept in order if kept is not None
+    ]
     for item, sub_o in new_items:
+        after = AFTER in item
+        anchor = item.pop(AFTER, None) if after else item.pop(BEFORE, None)
+        pos = len(layout)
+        if anchor is not None:
+            found = [n for n, (kept, new) in enumerate(layout)
+                     if _identity(items[kept] if kept is not None else new[0] if new else None)
+                     == anchor]
+            if not found:
+                known = [str(_identity(items[kept])) for kept, _ in layout if kept is not None]
+                diags.append(
+                    Diagnostic(
+                        "overlay-unknown-item",
+                        f"no {_item_word(path)} '{anchor}' in {_where(out, path)} to put "
+                        f"'{_identity(item)}' {'after' if after else 'before'}",
+                        _item_span(o_spans, sub_o, out),
+                        suggestion=suggest(str(anchor), known),
+                    )
+                )
+            else:
+                pos = found[0] + 1 if after else found[0]
+        layout.insert(pos, (None, (item, sub_o)))
+    for kept, new in layout:
         k = len(result)
+        if kept is not None:
+            result.append(items[kept])
+            for p, s in saved_spans[kept].items():
+                out.spans[(*path, k, *p)] = s
+            for p, s in saved_keys[kept].items():
+                out.key_spans[(*path, k, *p)] = s
+            continue
+        assert new is not None
+        item, sub_o = new
         result.append(copy.deepcopy(item))
         _copy_spans(o_spans, sub_o, out.spans, (*path, k))
         _copy_spans(o_keys, sub_o, out.key_spans, (*path, k))

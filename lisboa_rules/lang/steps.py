@@ -15,7 +15,9 @@ variant can change or insert steps) and `rule` (the rule a refusal names):
     for_each: {as: NAME, in: EXPR}  do: [STEPS]
     repeat: EXPR  do: [STEPS]
     do: PROCEDURE  with: {PARAM: EXPR}    carry out another procedure
-    raise: EVENT                 carry out the hooks of an event (`hooks:` in rules/effects.yaml)
+    drop: PLACE                  take an entry out of a table of the state
+    raise: EVENT  (or {event: EVENT, with: {PARAM: EXPR}})
+                                 carry out the hooks of an event (`hooks:` in rules/effects.yaml)
 
 A procedure's chooses and requires come first (its guard); its effects follow. The compiler
 turns each procedure into three straight-line functions of the generated engine: the choices
@@ -36,8 +38,8 @@ from lisboa_rules.core.source import Span
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import BOOL, INT, ExprError, Name, Scope, Typed, VType
 
-KINDS = ("gain", "set", "let", "move", "require", "choose", "if", "for_each", "repeat", "do",
-         "raise")
+KINDS = ("gain", "set", "let", "move", "drop", "require", "choose", "if", "for_each", "repeat",
+         "do", "raise")
 COMMON = ("id", "text", "rule", "source", "assumptions")
 # the keys each kind allows beside its own (then/else of an if, do of a loop, ...)
 SIBLINGS = {"if": ("then", "else"), "for_each": ("do",), "repeat": ("do",), "require": ("reason",),
@@ -46,7 +48,7 @@ GUARD_KINDS = ("require", "choose", "let")
 EFFECT_NOUNS = {  # how the reference names a step kind when it has no text of its own
     "gain": "gain", "set": "set", "let": "let", "move": "move", "require": "require",
     "choose": "choose", "if": "if", "for_each": "for each", "repeat": "repeat", "do": "do",
-    "raise": "raise",
+    "raise": "raise", "drop": "drop",
 }
 MAX_NESTING = 6
 
@@ -227,8 +229,8 @@ class Compiler:
         chosen: list[str] = []
         for s in proc.guard:
             gscope, indent = self._guard_enum(s, proc, gscope, indent, chosen, opts)
-        opts.append("    " * indent + f"out.append(({''.join(c + ',' for c in chosen[:1])}"
-                    f"{''.join(', ' + c for c in chosen[1:])}))")
+        row = f"({chosen[0]},)" if len(chosen) == 1 else "(" + ", ".join(chosen) + ")"
+        opts.append("    " * indent + f"out.append({row})")
         opts.append("    return out")
         # why a choice fails
         why = [f"def _why_{stem}({self.signature(proc, True)}) -> tuple[str, str] | None:",
@@ -324,9 +326,59 @@ class Compiler:
             t = VType(t.name, t.args, True, t.full)
         return code, t, scope.with_locals(**{name: Name(t, typed.local_code(name))})
 
+    def _single(self, s: Step, scope: Scope, var: str
+                ) -> tuple[str, str | None, bool, Scope] | None:
+        """A choice of one item: the list to go through (each item once), the condition an
+        item must meet (with `it` being `var`), whether None (no choice) is allowed, and the
+        scope with the chosen name bound; None for a choice of several."""
+        arg = s.arg
+        if not isinstance(arg, Mapping) or "min" in arg or "max" in arg:
+            return None
+        if not isinstance(arg.get("as"), str):
+            return None
+        src = self.expr(s, arg.get("from", "[]"), scope, None, "choose/from")
+        if src is None or src.type.name not in ("list", "map"):
+            return None
+        item = src.type.args[0]
+        cond = None
+        if "where" in arg:
+            inner = scope.with_locals(it=Name(item, var))
+            c = self.expr(s, arg["where"], inner, BOOL, "choose/where")
+            if c is None:
+                return None
+            cond = bare(c.code)
+        over = scope.keys_of(src)
+        try:
+            values = ast.literal_eval(over)
+            unique = isinstance(values, tuple) and len(set(values)) == len(values)
+        except (ValueError, SyntaxError):
+            unique = src.type.name == "map"
+        if not unique:
+            over = f"dict.fromkeys({bare(over)})"
+        optional = bool(arg.get("optional", False))
+        t = VType(item.name, item.args, optional, item.full)
+        return over, cond, optional, scope.with_locals(**{arg["as"]: Name(t, var)})
+
     def _guard_enum(self, s: Step, proc: Procedure, scope: Scope, indent: int,
                     chosen: list[str], out: list[str]) -> tuple[Scope, int]:
         pad = "    " * indent
+        if s.kind == "choose" and isinstance(s.arg, Mapping) and isinstance(s.arg.get("as"), str):
+            var = typed.local_code(s.arg["as"])
+            one = self._single(s, scope, var)
+            if one is not None:
+                over, cond, optional, inner = one
+                if optional:
+                    out.append(f"{pad}for {var} in (None, *{over}):")
+                    if cond is not None:
+                        out.append(f"{pad}    if {var} is not None and not ({cond}):")
+                        out.append(f"{pad}        continue")
+                else:
+                    out.append(f"{pad}for {var} in {over}:")
+                    if cond is not None:
+                        out.append(f"{pad}    if not ({cond}):")
+                        out.append(f"{pad}        continue")
+                chosen.append(var)
+                return inner, indent + 1
         if s.kind == "let":
             return self._let(s, scope, indent, out), indent
         if s.kind == "require":
@@ -355,6 +407,19 @@ class Compiler:
                 out.append(f"    if not {cond.code}:")
                 out.append(f"        return ({rule}, {reason})")
             return scope
+        if isinstance(s.arg, Mapping) and isinstance(s.arg.get("as"), str):
+            var = typed.local_code(s.arg["as"])
+            one = self._single(s, scope, var)
+            if one is not None:
+                over, cond, optional, inner = one
+                test = f"{var} in {over}" if cond is None else f"{var} in {over} and ({cond})"
+                if optional:
+                    test = f"{var} is None or ({test})"
+                reason = self._reason(s, scope, s.get("reason") or
+                                      f"that {s.arg['as']} is not one to choose")
+                out.append(f"    if not ({test}):")
+                out.append(f"        return ({rule}, {reason})")
+                return inner
         parts: list[str] = []
         opts = self._options(s, scope, parts)
         if opts is None:
@@ -365,16 +430,18 @@ class Compiler:
                               "choose")
         if parts:  # a choice of several: items of the list, each once, and how many
             items, lo, hi = parts
-            out.append(f"    if type({var}) is not tuple or len(set({var})) != len({var}) "
-                       f"or any(x not in {items} for x in {var}):")
+            none = f"{var} is not None and (" if s.arg.get("optional") else "("
+            out.append(f"    if {none}type({var}) is not tuple or len(set({var})) != len({var}) "
+                       f"or any(x not in {items} for x in {var})):")
             out.append(f"        return ({rule}, {reason})")
             count_rule = py_str(s.get("count_rule") or self._rule(s, proc))
             count_reason = self._reason(s, scope, s.get("count_reason") or
                                         f"choose between {s.arg.get('min', 1)} and "
                                         f"{s.arg.get('max')} of them")
-            out.append(f"    if len({var}) < {lo}:")
+            some = f"{var} is not None and " if s.arg.get("optional") else ""
+            out.append(f"    if {some}len({var}) < {lo}:")
             out.append(f"        return ({rule}, {reason})")
-            out.append(f"    if len({var}) > {hi}:")
+            out.append(f"    if {some}len({var}) > {hi}:")
             out.append(f"        return ({count_rule}, {count_reason})")
             return inner
         out.append(f"    if {var} not in {code}:")
@@ -522,7 +589,10 @@ class Compiler:
                 return scope
             var = typed.local_code(arg["as"])
             # a list of the state is copied first: the steps may change it
-            over = f"list({src.code})" if src.place is not None else bare(src.code)
+            if src.type.name == "map":
+                over = scope.keys_of(src)
+            else:
+                over = f"list({src.code})" if src.place is not None else bare(src.code)
             out.append(f"{pad}for {var} in {over}:")
             inner = scope.with_locals(**{arg["as"]: Name(src.type.args[0], var)})
             self._block(s.body, inner, indent + 1, out)
@@ -538,14 +608,33 @@ class Compiler:
             self._do(s, scope, pad, out)
             return scope
         if s.kind == "raise":
-            event = s.arg
-            if not isinstance(event, str):
-                self.problem(s, "step-shape", "raise: EVENT")
+            event: Any = s.arg
+            given: Any = {}
+            if isinstance(s.arg, Mapping):
+                event, given = s.arg.get("event"), s.arg.get("with") or {}
+            if not isinstance(event, str) or not isinstance(given, Mapping):
+                self.problem(s, "step-shape", "raise: EVENT, or raise: {event: EVENT, with: "
+                             "{PARAM: EXPR}}")
                 return scope
-            for hook in self.hooks.get(event, ()):
-                out.append(f"{pad}_run_{self.name(hook)}(g, seat)")
-            if event not in self.hooks:
-                out.append(f"{pad}pass  # no hook listens to {event!r}")
+            hooks = self.hooks.get(event, ())
+            for hook in hooks:
+                args = self._args(s, self.procs[hook], given, scope, "raise/with")
+                if args is not None:
+                    out.append(f"{pad}_run_{self.name(hook)}(g, seat{args})")
+            if not hooks:
+                for name, source in given.items():  # checked all the same
+                    self.expr(s, source, scope, None, f"raise/with/{name}")
+                out.append(f"{pad}pass  # no hook listens to {py_str(event)}")
+            return scope
+        if s.kind == "drop":
+            place = self._place(s, s.arg, scope, "drop")
+            if place is None:
+                return scope
+            m = re.fullmatch(r"(.*)(?:\.get\((.*), [^,()]*\)|\[(.*)\])", place.code)
+            if m is None:
+                self.problem(s, "step-target", f"'{s.arg}' is not an entry of a table", "drop")
+                return scope
+            out.append(f"{pad}{m.group(1)}.pop({m.group(2) or m.group(3)}, None)")
             return scope
         self.problem(s, "step-order", f"a {s.kind} step cannot stand among effects")
         return scope
@@ -628,23 +717,31 @@ class Compiler:
         if not isinstance(given, Mapping):
             self.problem(s, "step-shape", "with: {PARAM: EXPR}", "with")
             return
+        args = self._args(s, callee, given, scope, "with")
+        if args is not None:
+            out.append(f"{pad}_run_{self.name(callee.id)}(g, seat{args})")
+
+    def _args(self, s: Step, callee: Procedure, given: Mapping[str, Any], scope: Scope,
+              key: str) -> str | None:
+        """`, a, b` for the parameters of a procedure done or a hook run, or None."""
         args = []
         for prm in callee.params:
             if prm.name not in given:
                 if prm.type.optional:
                     args.append("None")
                     continue
-                self.problem(s, "step-missing", f"'{target}' needs '{prm.name}'", "with")
-                return
-            v = self.expr(s, given[prm.name], scope, prm.type, f"with/{prm.name}")
+                self.problem(s, "step-missing", f"'{callee.id}' needs '{prm.name}'", key)
+                return None
+            v = self.expr(s, given[prm.name], scope, prm.type, f"{key}/{prm.name}")
             if v is None:
-                return
-            args.append(v.code)
-        for key in given:
-            if key not in {p.name for p in callee.params}:
-                self.problem(s, "step-unknown-key", f"'{target}' takes no '{key}'", f"with/{key}",
-                             typed.closest(str(key), [p.name for p in callee.params]))
-        out.append(f"{pad}_run_{self.name(callee.id)}(g, seat{''.join(', ' + a for a in args)})")
+                return None
+            args.append(bare(v.code))
+        for name in given:
+            if name not in {p.name for p in callee.params}:
+                self.problem(s, "step-unknown-key", f"'{callee.id}' takes no '{name}'",
+                             f"{key}/{name}",
+                             typed.closest(str(name), [p.name for p in callee.params]))
+        return "".join(", " + a for a in args)
 
 
 def _non_negative(source: Any) -> bool:
@@ -678,7 +775,20 @@ def bare(code: str) -> str:
         if depth == 0 and i < len(code) - 1:
             return code
     inner = code[1:-1]
-    return code if inner.endswith(",") or not inner else inner
+    depth = 0
+    quote = ""
+    for ch in inner:  # a tuple keeps its parentheses
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return code
+    return inner or code
 
 
 def py_type(t: VType) -> str:
@@ -688,7 +798,7 @@ def py_type(t: VType) -> str:
     elif t.name == "bool":
         base = "bool"
     elif t.name == "list":
-        base = f"list[{py_type(t.args[0])}]"
+        base = f"Sequence[{py_type(t.args[0])}]"
     elif t.name == "map":
         base = f"dict[{py_type(t.args[0])}, {py_type(t.args[1])}]"
     elif t.name == "player":

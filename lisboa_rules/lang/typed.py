@@ -25,7 +25,7 @@ from lisboa_rules.core.encode import py_str
 
 MAX_LENGTH = 600
 MAX_DEPTH = 24
-FUNCTIONS = ("len", "sum", "min", "max", "any", "all", "sorted")
+FUNCTIONS = ("len", "sum", "min", "max", "any", "all", "sorted", "reversed", "range", "formula")
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,22 @@ class Scope:
     data: Callable[[tuple[str, ...]], Any] | None = None
     this: Callable[[tuple[str, ...]], Any] | None = None  # the procedure's own row (`this.x`)
     name_constant: Callable[[str], str] | None = None  # a long constant's name in the engine
+    # a formula of the rules data (`formula(rules.components.shipyard.per_color)`) as code
+    formula: Callable[[str], Typed] | None = None
+    kind_values: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # declared order
+
+    def keys_of(self, src: Typed) -> str:
+        """Code going through a list, or through a table's keys in the order their kind
+        declares (not the order of the JSON a game was saved in)."""
+        if src.type.name != "map":
+            return src.code
+        values = self.kind_values.get(src.type.args[0].name)
+        if values is None:
+            return f"sorted({src.code})"
+        const = constant_code(list(values))
+        if len(const) > 40 and self.name_constant is not None:
+            const = self.name_constant(const)
+        return const if src.type.full else f"[k for k in {const} if k in {src.code}]"
 
     def with_locals(self, **names: Name) -> Scope:
         return replace(self, locals={**self.locals, **names})
@@ -138,7 +154,7 @@ def check(source: str | int | bool | None, scope: Scope, want: VType | None = No
         t = Typed(repr(source), INT)
     else:
         t = _Checker(scope).expr(parse(source), 0)
-    if want is not None and not compatible(t.type, want):
+    if want is not None and not compatible(t.type, want, scope.int_kinds):
         raise ExprError("expr-type", f"'{source}' is {describe(t.type)}, expected {describe(want)}")
     return t
 
@@ -168,6 +184,8 @@ def _numeric(t: VType, int_kinds: frozenset[str]) -> bool:
 def compatible(got: VType, want: VType, int_kinds: frozenset[str] = frozenset()) -> bool:
     """Whether a value of type `got` may stand where `want` is expected. Ids are nominal only
     between numbers and text: a kind of text ids and text mix, as do int kinds and ints."""
+    if got.name == "any":
+        return True
     if got.name == "none":
         return want.optional or want.name == "none"
     if got.optional and not want.optional:
@@ -194,7 +212,7 @@ def closest(word: str, candidates: list[str]) -> str | None:
     return found[0] if found else None
 
 
-_BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//"}
+_BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%"}
 _CMP = {
     ast.Gt: ">",
     ast.GtE: ">=",
@@ -248,12 +266,19 @@ class _Checker:
             return Typed(f"(not {self.cond(node.operand, d).code})", BOOL)
         if isinstance(node, ast.BoolOp):
             op = " and " if isinstance(node.op, ast.And) else " or "
-            return Typed("(" + op.join(self.cond(v, d).code for v in node.values) + ")", BOOL)
+            codes = []
+            checker = self
+            for part in node.values:  # `x is not None and x.y`: the right side knows x is set
+                codes.append(checker.cond(part, d).code)
+                if isinstance(node.op, ast.And):
+                    checker = _Checker(narrow(checker.scope, part))
+            return Typed("(" + op.join(codes) + ")", BOOL)
         if isinstance(node, ast.Compare):
             return self.compare(node, d)
         if isinstance(node, ast.IfExp):
             c = self.cond(node.test, d)
-            a, b = self.expr(node.body, d), self.expr(node.orelse, d)
+            a = _Checker(narrow(self.scope, node.test)).expr(node.body, d)
+            b = self.expr(node.orelse, d)
             t = a.type if a.type.name != "none" else replace(b.type, optional=True)
             if b.type.name == "none":
                 t = replace(a.type, optional=True)
@@ -267,7 +292,7 @@ class _Checker:
             return self.comprehension(node, d)
         if isinstance(node, ast.List):
             items = [self.expr(e, d) for e in node.elts]
-            t = items[0].type if items else INT
+            t = items[0].type if items else VType("any")  # an empty list fits any list
             for it in items[1:]:
                 if not compatible(it.type, t, self.ik):
                     raise self.fail(node, "the items of a list have one type")
@@ -368,7 +393,7 @@ class _Checker:
                 place = replace(base.place, type=t.args[1], code=f"{base.code}[{key.code}]")
             if t.full:
                 return Typed(f"{base.code}[{key.code}]", t.args[1], place)
-            default = _default(t.args[1])
+            default = _default(t.args[1], self.ik)
             return Typed(f"{base.code}.get({key.code}, {default})", t.args[1], place)
         raise self.fail(node, f"{describe(t)} cannot be indexed")
 
@@ -416,6 +441,22 @@ class _Checker:
         fn = node.func.id
         if node.keywords:
             raise self.fail(node, f"{fn}() takes no keywords", "expr-syntax")
+        if fn == "formula":
+            path = _dotted(node.args[0]) if len(node.args) == 1 else None
+            if path is None or path[0] != "rules" or self.scope.formula is None:
+                raise self.fail(node, "formula() takes a formula of the rules data, as in "
+                                "formula(rules.components.shipyard.per_color)")
+            source = self.constant(node.args[0], tuple(path[1:]), self.scope.data, "rules")
+            try:
+                text = ast.literal_eval(source.code)
+            except ValueError:
+                text = None
+            if not isinstance(text, str):
+                raise self.fail(node, f"'{ast.unparse(node.args[0])}' is not a formula")
+            try:
+                return self.scope.formula(text)
+            except ExprError as exc:
+                raise self.fail(node, f"the formula '{text}': {exc.message}") from None
         args = [self.expr(a, depth) for a in node.args]
         if fn in ("min", "max") and len(args) >= 2:
             for a, n in zip(args, node.args, strict=True):
@@ -440,9 +481,14 @@ class _Checker:
             if t.name == "list" and t.args[0] == BOOL:
                 return Typed(f"{fn}({a.code})", BOOL)
             raise self.fail(node, f"{fn}() needs a list of conditions, not {describe(t)}")
-        # sorted
+        if fn == "range":
+            if not _numeric(t, self.ik):
+                raise self.fail(node, f"range() counts up to a number, not {describe(t)}")
+            return Typed(f"list(range({a.code}))", list_of(INT))
         if t.name != "list":
-            raise self.fail(node, f"sorted() needs a list, not {describe(t)}")
+            raise self.fail(node, f"{fn}() needs a list, not {describe(t)}")
+        if fn == "reversed":
+            return Typed(f"list(reversed({a.code}))", t)
         return Typed(f"sorted({a.code})", t)
 
     def comprehension(self, node: ast.ListComp | ast.GeneratorExp, depth: int) -> Typed:
@@ -461,7 +507,7 @@ class _Checker:
         conds = [inner.cond(c, depth + 1).code for c in gen.ifs]
         elt = inner.expr(node.elt, depth + 1)
         where = "".join(f" if {c}" for c in conds)
-        code = f"{elt.code} for {local_code(var)} in {source.code}{where}"
+        code = f"{elt.code} for {local_code(var)} in {self.scope.keys_of(source)}{where}"
         return Typed(f"[{code}]", list_of(elt.type))
 
 
@@ -504,7 +550,7 @@ def _type_of(value: Any) -> VType:
     raise KeyError("not a number, a text or a list of them")
 
 
-def _default(t: VType) -> str:
+def _default(t: VType, int_kinds: frozenset[str] = frozenset()) -> str:
     if t.optional:
         return "None"
     if t.name == "list":
@@ -513,9 +559,29 @@ def _default(t: VType) -> str:
         return "{}"
     if t.name == "bool":
         return "False"
-    if t.name in ("int", "seat"):
+    if t.name in ("int", "seat") or t.name in int_kinds:
         return "0"
     return "''"
+
+
+def narrow(scope: Scope, node: ast.expr) -> Scope:
+    """The scope where the locals a condition proves not None are known to be set."""
+    names = _not_none(node)
+    found = {n: replace(scope.locals[n], type=replace(scope.locals[n].type, optional=False))
+             for n in names if n in scope.locals}
+    return scope.with_locals(**found) if found else scope
+
+
+def _not_none(node: ast.expr) -> list[str]:
+    parts = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+    out = []
+    for part in parts:
+        if (isinstance(part, ast.Compare) and len(part.ops) == 1
+                and isinstance(part.ops[0], ast.IsNot) and isinstance(part.left, ast.Name)
+                and isinstance(part.comparators[0], ast.Constant)
+                and part.comparators[0].value is None):
+            out.append(part.left.id)
+    return out
 
 
 def narrowed(source: Any) -> list[str]:

@@ -11,12 +11,12 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from lisboa_rules.core.diagnostics import Diagnostic, suggest
+from lisboa_rules.core.diagnostics import Diagnostic
 from lisboa_rules.core.source import Span
 from lisboa_rules.front.overlay import Doc, Path
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.steps import StepProblem
-from lisboa_rules.lang.vocab import ENGINE_NAMES, env_for
+from lisboa_rules.lang.vocab import env_for
 from lisboa_rules.model import types as model
 from lisboa_rules.model.procs import (
     ExprProblem,
@@ -25,6 +25,8 @@ from lisboa_rules.model.procs import (
     compile_procs,
     proc_set,
     state_scope,
+    vocab_codes,
+    with_formulas,
 )
 from lisboa_rules.model.state import StateDecl
 from lisboa_rules.model.state_build import build_state
@@ -78,6 +80,7 @@ class Builder:
                 self.spans[(kind, *p)] = s
         self.businesses = [b["id"] for b in self._get("game", "businesses", default=[])]
         self.vocab: dict[str, tuple[str, str | None]] = {}
+        self.vocab_types: dict[str, str] = {}
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -158,7 +161,7 @@ class Builder:
         return tuple((k, int(v)) for k, v in sorted((obj or {}).items()))
 
     def env(self, scopes: Iterable[str], params: model.Params = ()) -> dict[str, expr.NameInfo]:
-        return env_for(self.vocab, tuple(scopes), self.businesses, params)
+        return env_for(self.vocab, tuple(scopes), self.businesses, params, self.vocab_types)
 
     # -- the documents ---------------------------------------------------------------------
 
@@ -166,7 +169,16 @@ class Builder:
         missing = [k for k in REQUIRED_KINDS if k not in self.docs]
         if missing:
             return None
-        self._vocabulary()
+        data = {k: d.data for k, d in self.docs.items()}
+        state, found = build_state(
+            data,
+            lambda *path, key=False: self.span("state", *path, key=key),
+            self._char_at,
+            [v.id for v in self.variant_infos],
+            {p: v for p, v in self.docs["state"].origin.items() if v in self.variants},
+        )
+        self.diags.extend(found)
+        self._vocabulary(data, state)
         businesses = tuple(
             model.Business(b["id"], b["name"], span=self.span("game", "businesses", i))
             for i, b in enumerate(self._get("game", "businesses"))
@@ -179,15 +191,6 @@ class Builder:
         decks, cards, decrees, plans, ships = self._components()
         assumptions, differences, sources = self._provenance()
         examples = self._examples()
-        data = {k: d.data for k, d in self.docs.items()}
-        state, found = build_state(
-            data,
-            lambda *path, key=False: self.span("state", *path, key=key),
-            self._char_at,
-            [v.id for v in self.variant_infos],
-            {p: v for p, v in self.docs["state"].origin.items() if v in self.variants},
-        )
-        self.diags.extend(found)
         procset = self._procedures(data, state)
         return model.Model(
             variants=self.variants,
@@ -223,14 +226,12 @@ class Builder:
         each compiled once here so that every problem of every step is reported, located."""
         problems: list[StepProblem] = []
         ps = proc_set(self._get("effects", default={}) or {},
-                      self._get("nobles", "noble_actions", default=[]) or [], problems)
+                      self._get("nobles", "noble_actions", default=[]) or [], problems,
+                      self._get("vocabulary", "names", default=[]) or [],
+                      self._get("flow", default={}) or {})
         problems += check_cycles(ps)
-        measure_problems: list[tuple[str, str, str]] = []
-        scope = state_scope(state, data, ps.measures, None, measure_problems)
-        for i, (mid, code, message) in enumerate(measure_problems):
-            at = next((j for j, (m, _) in enumerate(ps.measures) if m == mid), i)
-            self.error(code, f"measure '{mid}': {message}",
-                       self.span("effects", "measures", at, "value"))
+        scope = state_scope(state, data, ps.measures)  # its problems: see _vocabulary
+        scope = with_formulas(scope, self._get("vocabulary", "names", default=[]) or [])
         # every procedure is compiled, also one with a step that could not be read or checked
         # (step-shape, step-order, a bad `from`): that step is left out, so a name only it binds
         # is not reported unknown further down while the procedure has another problem
@@ -279,17 +280,26 @@ class Builder:
         return Span(span.file, span.line, span.col + inside + 1 + pr.col, span.end_line,
                     span.end_col)
 
-    def _vocabulary(self) -> None:
-        for i, n in enumerate(self._get("vocabulary", "names")):
+    def _vocabulary(self, data: dict[str, Any], state: StateDecl) -> None:
+        rows = self._get("vocabulary", "names") or []
+        ps = proc_set({}, [], [], rows)
+        problems: list[tuple[str, str, str]] = []
+        scope = state_scope(state, data, ps.measures, None, problems)
+        index = {str(n.get("name")): i for i, n in enumerate(rows)}
+        for name, code, message in problems:
+            self.error(code, f"name '{name}': {message}",
+                       self.span("vocabulary", "names", index.get(name, 0), "value"))
+        found: list[tuple[int, str, str]] = []
+        codes = vocab_codes(rows, scope, found)
+        for i, code, message in found:
+            self.error(code, f"name '{rows[i].get('name')}': {message}",
+                       self.span("vocabulary", "names", i, "value"))
+        bad = {p[0] for p in problems} | {str(rows[i].get("name")) for i, _, _ in found}
+        for i, n in enumerate(rows):
             name = n["name"]
-            if name not in ENGINE_NAMES:
-                self.error(
-                    "unknown-name",
-                    f"the engine provides no value named '{name}'",
-                    self.span("vocabulary", "names", i, "name"),
-                    suggest(name, ENGINE_NAMES),
-                )
+            if name in bad:
                 continue
+            self.vocab_types[name] = codes.get(name, ("int", ""))[0]
             if name in self.vocab:
                 self.error(
                     "duplicate-id",
@@ -480,7 +490,8 @@ class Builder:
                 path,
                 t,
                 t["id"],
-                "End of the period" if t["ends"] == "period" else "End of the game",
+                {"period": "End of the period", "game": "End of the game"}.get(
+                    t.get("ends", ""), "When " + t["id"].rsplit(".", 1)[-1].replace("-", " ")),
                 executable=True,
             )
             params = self.params(t)
@@ -498,7 +509,7 @@ class Builder:
             triggers.append(
                 model.Trigger(
                     t["id"],
-                    t["ends"],
+                    t.get("ends", ""),  # "": the trigger only does its steps (`do:`)
                     t["period"],
                     t["scope"],
                     f,
@@ -517,13 +528,13 @@ class Builder:
                 path,
                 s,
                 s["id"],
-                s["procedure"].replace("-", " ").capitalize(),
+                s["id"].rsplit(".", 1)[-1].replace("-", " ").capitalize(),
                 executable=True,
             )
             steps.append(
                 model.Step(
                     s["id"],
-                    s["procedure"],
+                    s.get("decision") or s["id"],  # a decision, or the step's own steps
                     s.get("deck"),
                     tuple(s.get("ships", ())),
                     r,

@@ -124,7 +124,8 @@ def state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tup
         cols[k.id] = {c: (t, tables.name(k.id, c, v)) for c, (t, v) in _columns(rows, key).items()}
     scope = Scope(locals={"seat": Name(VType("seat"), "seat")}, player=player, game=game,
                   tables=cols, int_kinds=int_kinds, kinds=frozenset(k.id for k in decl.kinds),
-                  data=typed.data_lookup(data), name_constant=tables.constant)
+                  data=typed.data_lookup(data), name_constant=tables.constant,
+                  kind_values={k.id: k.values for k in decl.kinds if k.values is not None})
     for mid, source in measures:
         try:
             t = typed.check(source, scope)
@@ -134,8 +135,10 @@ def state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tup
             continue
         from lisboa_rules.lang.steps import bare, py_type
 
-        fn = tables.measure(mid, py_type(t.type), bare(t.code))
-        scope.measures[mid] = Name(t.type, f"{fn}(g, p)")
+        code = bare(t.code)
+        if " for " in code or len(code) > 60:  # a long measure is a function of its own
+            code = f"{tables.measure(mid, py_type(t.type), code)}(g, p)"
+        scope.measures[mid] = Name(t.type, code)
     return scope
 
 
@@ -165,8 +168,10 @@ def _params(raw: Any, path: tuple[str | int, ...],
 
 
 def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
-             problems: list[st.StepProblem]) -> ProcSet:
-    """The procedures of the effects document and of the Noble actions (`steps:`)."""
+             problems: list[st.StepProblem], vocabulary: list[Any] | None = None,
+             flow: Mapping[str, Any] | None = None) -> ProcSet:
+    """The procedures of the effects document, of the Noble actions (`steps:`), of the steps
+    of the end of a period and of the triggers that do something (`do:`)."""
     procs: dict[str, st.Procedure] = {}
     hooks: dict[str, list[str]] = {}
     this: dict[str, Mapping[str, Any]] = {}
@@ -193,7 +198,8 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
     for i, h in enumerate(effects_doc.get("hooks") or []):
         path = ("effects", "hooks", i)
         body = st.parse_steps(h.get("steps", []), (*path, "steps"), problems)
-        proc = st.Procedure(str(h.get("id")), (), body, str(h.get("rule") or h.get("id")), path)
+        proc = st.Procedure(str(h.get("id")), _params(h.get("params"), (*path, "params"), problems),
+                            body, str(h.get("rule") or h.get("id")), path)
         add(proc)
         hooks.setdefault(str(h.get("on")), []).append(proc.id)
         if proc.guard:
@@ -206,10 +212,91 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
         body = st.parse_steps(na.get("steps", []), (*path, "steps"), problems)
         add(st.Procedure(str(na.get("id")), (), body, str(na.get("id")), path))
         this[str(na.get("id"))] = na
-    measures = tuple((str(m.get("id")), m.get("value")) for m in effects_doc.get("measures") or []
-                     if isinstance(m, Mapping))
+    turn_end = (flow or {}).get("turn_end")
+    if isinstance(turn_end, Mapping) and "steps" in turn_end:
+        path = ("flow", "turn_end")
+        body = st.parse_steps(turn_end.get("steps", []), (*path, "steps"), problems)
+        add(st.Procedure(str(turn_end.get("id")), (), body, str(turn_end.get("id")), path))
+        this[str(turn_end.get("id"))] = turn_end
+    period_end = (flow or {}).get("period_end") or {}
+    for i, step in enumerate(period_end.get("steps") or []):
+        if not isinstance(step, Mapping) or "steps" not in step:
+            continue
+        path = ("flow", "period_end", "steps", i)
+        body = st.parse_steps(step.get("steps", []), (*path, "steps"), problems)
+        add(st.Procedure(str(step.get("id")), (), body, str(step.get("id")), path))
+        this[str(step.get("id"))] = step
+    for i, trig in enumerate((flow or {}).get("triggers") or []):
+        if not isinstance(trig, Mapping) or "do" not in trig:
+            continue
+        path = ("flow", "triggers", i)
+        body = st.parse_steps(trig.get("do", []), (*path, "do"), problems)
+        add(st.Procedure(str(trig.get("id")), (), body, str(trig.get("id")), path))
+        this[str(trig.get("id"))] = trig
+    measures = tuple((str(m.get("name")), m.get("value")) for m in vocabulary or []
+                     if isinstance(m, Mapping) and "value" in m and not m.get("per"))
     return ProcSet(procs, {k: tuple(v) for k, v in hooks.items()}, tuple(effect_ids), measures,
                    this)
+
+
+def vocab_codes(vocabulary: list[Any], scope: Scope,
+                problems: list[tuple[int, str, str]] | None = None) -> dict[str, tuple[str, str]]:
+    """What each name of the formula language reads, as (type, Python code of `g`, `p` and the
+    context `x`): the measures of the scope, a per-item name compiled with `{item}` in place of
+    its item, a context name read from `x`. A problem is (index, code, message)."""
+    out: dict[str, tuple[str, str]] = {}
+    for i, row in enumerate(vocabulary):
+        if not isinstance(row, Mapping):
+            continue
+        name = str(row.get("name"))
+        if "context" in row:
+            out[name] = ("int", f"x.{row['context']}")
+            continue
+        if name in scope.measures and not row.get("per"):
+            m = scope.measures[name]
+            out[name] = ("bool" if m.type.name == "bool" else "int", m.code)
+            continue
+        inner = scope.with_locals(item=Name(typed.TEXT, "ITEM__"))
+        try:
+            t = typed.check(row.get("value"), inner)
+        except typed.ExprError as exc:
+            if problems is not None:
+                problems.append((i, exc.code, exc.message))
+            continue
+        if t.type.name not in ("int", "bool") or t.type.optional:
+            if problems is not None:
+                problems.append((i, "expr-type", f"'{row.get('value')}' is "
+                                 f"{typed.describe(t.type)}: a name reads a number or a "
+                                 "condition"))
+            continue
+        from lisboa_rules.lang.steps import bare
+
+        out[name] = (t.type.name, bare(t.code).replace("ITEM__", "{item}"))
+    return out
+
+
+def with_formulas(scope: Scope, vocabulary: list[Any]) -> Scope:
+    """The scope with `formula(rules.x)`: a formula of the rules data (the formula language,
+    whose names are the vocabulary's) compiled in place."""
+    from dataclasses import replace
+
+    from lisboa_rules.lang import expr
+
+    codes = vocab_codes(vocabulary, scope)
+    env = {name: expr.NameInfo("bool" if t == "bool" else "int")
+           for name, (t, code) in codes.items() if "{item}" not in code and "x." not in code}
+
+    def compile_formula(source: str) -> typed.Typed:
+        try:
+            f = expr.parse(source, env)
+        except expr.FormulaError as exc:
+            raise typed.ExprError(exc.code, exc.message) from None
+        code = expr.to_python(f, lambda name, item: codes[name][1])
+        from lisboa_rules.lang.steps import bare
+
+        return typed.Typed(f"({bare(code)})", typed.BOOL if f.type == "bool" else typed.INT)
+
+    return replace(scope, formula=compile_formula)
 
 
 def check_cycles(ps: ProcSet) -> list[st.StepProblem]:
@@ -222,8 +309,9 @@ def check_cycles(ps: ProcSet) -> list[st.StepProblem]:
             for sub in s.walk():
                 if sub.kind == "do" and isinstance(sub.arg, str):
                     out.append((sub.arg, sub.path))
-                if sub.kind == "raise" and isinstance(sub.arg, str):
-                    out += [(h, sub.path) for h in ps.hooks.get(sub.arg, ())]
+                if sub.kind == "raise":
+                    event = sub.arg.get("event") if isinstance(sub.arg, Mapping) else sub.arg
+                    out += [(h, sub.path) for h in ps.hooks.get(str(event), ())]
     problems = []
     state: dict[str, int] = {}
 

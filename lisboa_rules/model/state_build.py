@@ -49,6 +49,7 @@ class _StateBuilder:
         self.variant_ids = tuple(variant_ids)
         self.diags: list[Diagnostic] = []
         self.kinds: dict[str, StateKind] = {}
+        self.broken: set[str] = set()
 
     def error(
         self,
@@ -80,6 +81,8 @@ class _StateBuilder:
             kind = self._kind(i, k)
             if kind is not None:
                 self.kinds[kid] = kind
+            else:
+                self.broken.add(kid)  # reported once: the fields of its type say nothing more
         player = self._fields("player", doc.get("player", []))
         game = self._fields("game", doc.get("game", []))
         players = next((f for f in game if f.id == "players"), None)
@@ -136,6 +139,8 @@ class _StateBuilder:
                 return None
             if of is None:
                 of = "int" if ints and values else "text"
+            if "from" in k:  # ids repeated in the data are the data's own business
+                values = list(dict.fromkeys(values))
             repeated = sorted({str(v) for v in values if values.count(v) > 1})
             if repeated:
                 self.error(
@@ -352,6 +357,8 @@ class _StateBuilder:
             pos = col + len(node.name) if col >= 0 else pos
             if node.name in CONTAINERS or node.name in self.kinds:
                 pass
+            elif node.name in self.broken:
+                ok = False  # its kind is reported already
             elif node.name == "player" and scope == "player":
                 self.error("state-type", "a player cannot hold players", at(max(col, 0)))
                 ok = False

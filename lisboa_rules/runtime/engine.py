@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import random
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import combinations as _combinations
 from typing import Any, Final
@@ -294,12 +294,14 @@ _MARKER_RULE: str = ""
 _BLOCK_RULE: str = ""
 _GAME_END: str = ""
 _HAND_DISCARD: str = ""
+_TURN_END: str = ""
 _VISIT_COST: str = ""
 _WIGS_COST: str = ""
 _SPONSOR_COST: str = ""
 _ACTION_RULE: dict[str, str] = {}
 _PHASE_RULES: dict[str, str] = {}
-_USED_BY_GENERATED = (replace, _combinations)  # the generated rule sets and procedures use them
+# the generated rule sets and procedures use them
+_USED_BY_GENERATED = (replace, _combinations, Sequence)
 # The state classes and their saved-game fields are generated from rules/state.yaml; these
 # placeholders hold today's fields so that this module type-checks alone.
 _GAME_FIELDS: tuple[str, ...] = ()
@@ -667,21 +669,8 @@ def _gain_of(g: Game, p: Player) -> int:
     return sum([cards[c].influence for c in p.portfolio]) + rs.ship_influence * len(p.ships)
 
 
-def _plan_officials(g: Game, plans: Iterable[str]) -> int:
-    table = g.rs.plans
-    return sum([table[p] for p in plans])
-
-
 def _treasury_value(g: Game) -> int:
     return g.rs.treasury_values[g.treasury]
-
-
-def _influence_modifier(g: Game) -> int:
-    return g.rs.treasury_modifiers[g.treasury]
-
-
-def _empty_piles(g: Game) -> int:
-    return sum(1 for pile in g.rs.piles if not g.piles.get(pile))
 
 
 def _activate(g: Game) -> RuleSet:
@@ -766,6 +755,7 @@ def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
         p.hand = sorted(g.reserve[start_deck][: rs.hand_size])
         del g.reserve[start_deck][: rs.hand_size]
     g.box.extend(g.reserve.pop(start_deck))
+    g.piles = {pile: [] for pile in rs.piles}
     _deal_display(g, next(d for d, role, per in rs.decks if role == "display" and per == 1))
     decrees = sorted(rs.decrees)
     rng.shuffle(decrees)
@@ -780,34 +770,15 @@ def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
 
 
 def _deal_display(g: Game, deck: str) -> None:
-    rs = g.rs
-    g.piles = {pile: [] for pile in rs.piles}
-    for number in g.reserve.pop(deck, []):
-        g.piles[rs.cards[number].type].append(number)
-    _reveal(g)
-
-
-def _reveal(g: Game) -> None:
-    cards = g.rs.cards
-    for pile in g.piles.values():
-        if pile:
-            flag = cards[pile[-1]].set_flag
-            if flag is not None and flag not in g.flags:
-                g.flags.append(flag)
+    g.rs.procs["deal-display"].run(g, g.actor, deck)
 
 
 def _refill_decrees(g: Game) -> None:
-    while len(g.decree_display) < g.rs.decree_display and g.decree_deck:
-        g.decree_display.append(g.decree_deck.pop())
+    g.rs.procs["refill-decrees"].run(g, g.actor)
 
 
 def _stock_shipyard(g: Game, colors: Iterable[str]) -> None:
-    rs = g.rs
-    per = rs.shipyard_per_color(g, g.players[0], _NO_CTX)
-    stack: list[str] = []
-    for color in reversed(tuple(colors)):  # the first colour lies on top
-        stack.extend([color] * max(per, 0))
-    g.shipyard = stack
+    g.rs.procs["stock-shipyard"].run(g, g.actor, list(colors))
 
 
 # --- Small rules ----------------------------------------------------------------------------------
@@ -931,7 +902,10 @@ def _effects_problem(
     procs = g.rs.procs
     for key, amount in effects:
         proc = procs[key]
-        why = proc.why(g, seat, amount, noble, *(favor for _ in proc.choices))
+        if proc.choices:
+            why = proc.why(g, seat, amount, noble, favor)
+        else:
+            why = proc.why(g, seat, amount, noble)
         if why is not None:
             return why[1]
     return None
@@ -948,7 +922,7 @@ def _apply_effects(
         if proc.choices:
             if favor is None:
                 continue
-            proc.run(g, seat, amount, noble, *(favor for _ in proc.choices))
+            proc.run(g, seat, amount, noble, favor)
         else:
             proc.run(g, seat, amount, noble)
 
@@ -984,9 +958,16 @@ def _legal_choices(g: Game, seat: int, action_id: str) -> list[_Choice]:
     if na.forbidden_flag is not None and na.forbidden_flag in g.flags:
         return []
     proc = rs.procs[action_id]
+    names = proc.choices
+    if names == ("business",):
+        return [(c[0], (), None) for c in proc.opts(g, seat)]
+    if names == ("decrees",):
+        return [(None, c[0], None) for c in proc.opts(g, seat)]
+    if names == ("plan",):
+        return [(None, (), c[0]) for c in proc.opts(g, seat)]
     out: list[_Choice] = []
     for values in proc.opts(g, seat):
-        chosen = dict(zip(proc.choices, values, strict=True))
+        chosen = dict(zip(names, values, strict=True))
         out.append((chosen.get("business"), chosen.get("decrees", ()), chosen.get("plan")))
     return out
 
@@ -1322,12 +1303,6 @@ def _apply(g: Game, move: Move) -> None:
     _advance(g)
 
 
-# The choice each Noble action procedure needs, as the Move field that holds it.
-_CHOICE_FIELD: Final = {
-    "build-store": "business",
-    "take-decree": "decrees",
-    "open-building": "plan",
-}
 _MOVE_DEFAULTS: Final = {
     "card": None,
     "state_action": None,
@@ -1357,9 +1332,8 @@ def _extra_choice(g: Game, move: Move) -> str | None:
             allowed.add("favor")
 
     def noble_action(action_id: str | None) -> None:
-        na = rs.noble_actions.get(action_id or "")
-        if na is not None and na.procedure in _CHOICE_FIELD:
-            allowed.add(_CHOICE_FIELD[na.procedure])
+        if action_id is not None and action_id in rs.procs:
+            allowed.update(rs.procs[action_id].choices)
 
     kind = move.kind
     if kind in ("portfolio", "discard", "trade", "visit", "sponsor"):
@@ -1616,7 +1590,7 @@ def _do_draw(g: Game, move: Move) -> None:
     if not pile:
         raise _illegal(_REFILL_RULE, f"the {move.pile} pile is empty")
     g.players[move.player].hand.append(pile.pop())
-    _reveal(g)
+    g.rs.procs["reveal-top"].run(g, move.player, move.pile)
 
 
 def _do_marker(g: Game, move: Move) -> None:
@@ -1666,10 +1640,10 @@ _HANDLERS: Final[dict[str, _HandlerFn]] = {
 
 
 def _check_triggers(g: Game) -> None:
-    """Fire the end-of-period and end-of-game triggers whose condition holds (rules:
-    period-end.rubble, period-end.display, game-end.rubble, game-end.display); the
-    period end runs once the turn is finished (rules: period-end), the game end sets the
-    last round (rules: game-end)."""
+    """Fire the triggers whose condition holds, each once, in the rules' order (rules: the
+    triggers of rules/flow.yaml): one that ends the period makes the period end run once the
+    turn is finished (rules: period-end), one that ends the game sets the last round (rules:
+    game-end), and one with steps (`do:`) carries them out for the player who fired it."""
     rs = g.rs
     for t in rs.triggers:
         if t.period != g.period or t.id in g.fired:
@@ -1693,9 +1667,12 @@ def _check_triggers(g: Game) -> None:
         g.fired.append(t.id)
         if t.ends == "period":
             g.period_end_by = who
-        else:
+        elif t.ends == "game":
             g.game_end_round = g.round
             g.final_round = g.round + rs.extra_rounds
+        proc = rs.procs.get(t.id)
+        if proc is not None:
+            proc.run(g, who)
 
 
 def _advance(g: Game) -> None:
@@ -1731,13 +1708,12 @@ def _advance(g: Game) -> None:
 
 
 def _end_turn(g: Game) -> None:
-    """End of the turn (rules: turn.refill-board): the Courtier comes back, the goods leave
-    the State actions, the Decree display is refilled; then a pending period end runs."""
-    g.discard.extend(g.court)  # the Courtier comes back, the played card is discarded
-    g.court = []
-    g.courtier = None
-    g.blocked = []  # goods leave the State actions
-    _refill_decrees(g)
+    """End of the turn: the steps of rules/flow.yaml `turn_end` (the Courtier comes back, the
+    goods leave the State actions, the Decree display is refilled); then a pending period end
+    runs."""
+    proc = g.rs.procs.get(_TURN_END)
+    if proc is not None:
+        proc.run(g, g.current)
     g.turns += 1
     if g.period_end_by is not None:
         g.period_step = 0
@@ -1761,7 +1737,8 @@ def _next_turn(g: Game) -> None:
 
 def _run_period_end(g: Game) -> None:
     """The steps of the end of the period in the rules' order (rules: period-end and its
-    steps); the hand discard waits for each player's choice."""
+    steps, each a procedure of rules/flow.yaml); the hand discard waits for each player's
+    choice."""
     rs = g.rs
     steps = rs.period_end
     while g.period_step < len(steps):
@@ -1773,7 +1750,8 @@ def _run_period_end(g: Game) -> None:
             g.phase = "hand-discard"
             g.actor = g.discard_queue[0]
             return
-        _PERIOD_STEPS[step.procedure](g, step)
+        seat = g.period_end_by if g.period_end_by is not None else g.current
+        rs.procs[step.id].run(g, seat)
         g.period_step += 1
     g.period += 1
     g.period_end_by = None
@@ -1784,52 +1762,6 @@ def _run_period_end(g: Game) -> None:
         return
     _next_turn(g)
     _check_triggers(g)
-
-
-def _step_discard_display(g: Game, step: StepDef) -> None:
-    for pile in g.piles.values():
-        g.discard.extend(pile)
-        pile.clear()
-
-
-def _step_rubble_wigs(g: Game, step: StepDef) -> None:
-    for p in g.players:
-        p.wigs += g.rs.period_wigs_per_set * p.rubble_sets
-
-
-def _step_new_ships(g: Game, step: StepDef) -> None:
-    g.shipyard = []  # the ships left are discarded
-    _stock_shipyard(g, step.ships)
-
-
-def _step_new_hand(g: Game, step: StepDef) -> None:
-    deck = g.reserve.pop(step.deck or "", [])  # shuffled at setup; the last card comes first
-    n = len(g.players)
-    first = g.period_end_by if g.period_end_by is not None else g.current
-    for k in range(n):
-        p = g.players[(first + k) % n]
-        while len(p.hand) < g.rs.hand_size and deck:
-            p.hand.append(deck.pop())
-    g.box.extend(deck)  # the rest goes back to the box
-
-
-def _step_new_display(g: Game, step: StepDef) -> None:
-    _deal_display(g, step.deck or "")  # shuffled at setup
-
-
-def _step_refill_board(g: Game, step: StepDef) -> None:
-    _refill_decrees(g)
-
-
-_StepFn = Callable[[Game, StepDef], None]
-_PERIOD_STEPS: Final[dict[str, _StepFn]] = {
-    "discard-display": _step_discard_display,
-    "rubble-wigs": _step_rubble_wigs,
-    "new-ships": _step_new_ships,
-    "new-hand": _step_new_hand,
-    "new-display": _step_new_display,
-    "refill-board": _step_refill_board,
-}
 
 
 # --- Invariants -----------------------------------------------------------------------------------
@@ -2402,7 +2334,7 @@ def _check_phase(g: Game, rs: RuleSet) -> None:
             raise StateError("$.period_step", f"step {step} of the period end is no hand discard")
         if g.period_end_by is None:
             raise StateError("$.period_end_by", "the end of the period runs for who ended it")
-        done_steps = {st.procedure for st in rs.period_end[:step]}
+        done_steps = {st.id.rsplit(".", 1)[-1] for st in rs.period_end[:step]}
         if "discard-display" in done_steps and any(g.piles.values()):
             raise StateError("$.piles", "the display was discarded at this period end")
         order = [(g.period_end_by + k) % n for k in range(n)]

@@ -4,8 +4,11 @@ The interpreter walks the model's formulas and tables on the engine's saved JSON
 runs its generated code. On thousands of states from random games and from randomised
 end-game fields, for every rule set of the engine (and for a house-rule build), the two must
 agree exactly on: visit and follow costs for every seat and Noble, wigs due, every other cost
-and land price, paying réis with Influence (what is left of réis and Influence and what stays
-unpaid), the size of an Influence gain, the warehouse size (and that no one holds more goods),
+and land price, paying réis with Influence (the réis and Influence left, the interpreter running the
+procedure `pay-reis` of rules/), every procedure of rules/ (each effect with amounts 0..3 and
+each Noble or none, each Noble action, the shared procedures and hooks: the choices its guard
+allows, why it refuses listed and unlisted choices, the state after it runs for every listed
+choice), the size of an Influence gain, the warehouse size (and that no one holds more goods),
 which trigger conditions hold and which triggers fire (and who fires them),
 final scores per source and totals, the majority awards and the ranking.
 
@@ -15,6 +18,7 @@ final scores per source and totals, the majority awards and the ranking.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import importlib.util
 import json
 import os
@@ -33,7 +37,6 @@ import pytest
 from conftest import setups
 
 from lisboa_rules import pipeline
-from lisboa_rules.lang import vocab
 from lisboa_rules.model.compiled import Compiled
 from lisboa_rules.model.types import Model
 from tools import interp
@@ -42,6 +45,12 @@ ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
 ENGINE_PATH = ROOT / "generated" / "lisboa_engine.py"
 SCALE = max(1, int(os.environ.get("LISBOA_DIFF_SCALE", "1")))
+# Every procedure is compared on every PROCS_EVERY-th state, for one seat and one set of
+# arguments drawn at random, and on every PROCS_FULL_EVERY-th state for every seat and every
+# set of arguments (both on every state with LISBOA_DIFF_SCALE=10 or more).
+PROCS_EVERY = max(1, 12 // SCALE)
+PROCS_FULL_EVERY = max(1, 250 // SCALE)
+AMOUNTS = (0, 1, 2, 3)
 
 # Random play leans towards the moves that change the scored fields (stores, Decrees, Plans,
 # ships, favors) so that games reach rubble-set triggers and contested majorities.
@@ -101,6 +110,10 @@ class Differ:
     failed: Counter[str] = field(default_factory=Counter)  # every disagreement, by what
     kept: list[dict[str, Any]] | None = None  # a list to keep every state compared in
     where: str = ""
+    procs_every: int = PROCS_EVERY  # every procedure, one seat, on every Nth state ...
+    procs_full_every: int = PROCS_FULL_EVERY  # ... and for every seat and argument
+    twisted: dict[str, Any] = field(default_factory=dict)  # id -> ProcDef -> a twisted one
+    rng: random.Random = field(default_factory=lambda: random.Random("procedures"))
 
     def same(self, what: str, eng: Any, ref: Any) -> None:
         self.counts["values"] += 1
@@ -129,6 +142,11 @@ class Differ:
         self.compare_payments_and_gains(g, model, state)
         self.compare_trigger_conditions(g, model, state)
         self.compare_trigger_firing(g, model, state)
+        k = self.counts["states"] - 1
+        if k % self.procs_full_every == 0:
+            self.compare_procedures(g, model, state, full=True)
+        elif k % self.procs_every == 0:
+            self.compare_procedures(g, model, state, full=False)
         if scores:
             self.compare_scores(g, model, state)
 
@@ -161,14 +179,19 @@ class Differ:
         """Paying réis (with Influence for the rest), one Influence gain, the warehouse."""
         E = self.engine
         pay = getattr(E, "_pay_reis")  # noqa: B009 - private, by name
+        # the interpreter runs the steps of `pay-reis`: on every other state one seat, in
+        # turn, pays each amount
+        k = self.counts["states"]
+        payer = (k // 2) % len(g.players) if k % 2 == 0 else -1
         for seat, p in enumerate(g.players):
-            for amount in (0, 1, 2, 3, p.reis, p.reis + 1, p.reis + 3, p.reis + 7):
+            amounts = (0, 1, 2, 3, p.reis, p.reis + 1, p.reis + 3, p.reis + 7)
+            for amount in sorted(set(amounts)) if seat == payer else ():
                 after = g.clone()
                 q = after.players[seat]
-                unpaid = pay(after, q, amount)
+                pay(after, q, amount)
                 ref = interp.pay_reis(model, state, seat, amount)
                 self.same(f"pay_reis seat {seat} amount {amount}",
-                          (q.reis, q.influence, unpaid), (ref.reis, ref.influence, ref.unpaid))
+                          (q.reis, q.influence), (ref.reis, ref.influence))
                 self.counts["payments"] += 1
                 self.counts["payments with Influence"] += amount > p.reis
             self.same(f"influence_gain seat {seat}", E.influence_gain(g, seat),
@@ -176,6 +199,93 @@ class Differ:
             self.same(f"warehouse_size seat {seat}", E.warehouse_size(g, seat),
                       interp.warehouse_size(model, state, seat))
             self.counts["gains"] += 1
+
+    def procs_of(self, g: Any) -> dict[str, Any]:
+        """The engine's procedures of this state's rule set (with the test's replacements)."""
+        procs = dict(g.rs.procs)
+        for pid, twist in self.twisted.items():
+            procs[pid] = twist(procs[pid])
+        return procs
+
+    def compare_procedures(self, g: Any, model: Model, state: dict[str, Any],
+                           full: bool) -> None:
+        """Every procedure of the rule set: the same choices, refusals and effects."""
+        n = len(g.players)
+        for pid, proc in self.procs_of(g).items():
+            ref = interp.procedure(model, pid)
+            self.same(f"procedure {pid} choices", proc.choices,
+                      tuple(c.arg["as"] for c in ref.choices))
+            argsets = _argsets(model, ref)
+            if full:
+                cases = [(seat, args) for seat in range(n) for args in argsets]
+            else:
+                cases = [(self.rng.randrange(n), self.rng.choice(argsets))]
+            for seat, args in cases:
+                self.compare_procedure(g, model, state, pid, proc, seat, args, full)
+        self.counts["procedure passes" + (" (full)" if full else "")] += 1
+
+    def compare_procedure(self, g: Any, model: Model, state: dict[str, Any], pid: str,
+                          proc: Any, seat: int, args: tuple[Any, ...], full: bool = True
+                          ) -> None:
+        """One procedure for one seat and arguments: its options, the refusal of each listed
+        choice (none) and of a few others, and the state after it runs for every listed
+        choice (for two of them drawn at random unless `full`)."""
+        where = f"procedure {pid} seat {seat} args {args}"
+        eng = _outcome(lambda: proc.opts(g, seat, *args))
+        ref = _outcome(lambda: interp.procedure_options(model, state, seat, pid, args))
+        self.same(f"{where} opts", _as_set(eng), _as_set(ref))
+        self.counts["procedure opts"] += 1
+        listed = eng if isinstance(eng, list) else []
+        self.counts[f"procedure {pid} listed"] += len(listed)
+        for choice in listed:
+            refused = self.compare_refusal(g, model, state, pid, proc, seat, args, choice)
+            self.same(f"{where} listed choice {choice} refused", refused, None)
+        runs = listed if full or len(listed) <= 2 else self.rng.sample(listed, 2)
+        for choice in runs:
+            after = g.clone()
+            eng_after = _outcome(lambda a=after, c=choice: proc.run(a, seat, *args, *c))
+            ref_after = _outcome(lambda c=choice: interp.run_procedure(
+                model, state, seat, pid, args, c))
+            if eng_after is None and isinstance(ref_after, dict):
+                changed = not self.engine_state_is(after, state)
+                if not self.engine_state_is(after, ref_after):  # in words: what differs
+                    self.same_state(f"{where} run {choice}", self.engine.to_json(after),
+                                    json.loads(json.dumps(ref_after)))
+                self.counts["procedure runs that change the state"] += changed
+            else:
+                self.same(f"{where} run {choice}", eng_after, ref_after)
+            self.counts["values"] += 1
+            self.counts["procedure runs"] += 1
+        for choice in _unlisted(model, proc.choices, listed, self.rng):
+            self.compare_refusal(g, model, state, pid, proc, seat, args, choice)
+            self.counts["procedure refusals of unlisted choices"] += 1
+
+    def compare_refusal(self, g: Any, model: Model, state: dict[str, Any], pid: str, proc: Any,
+                        seat: int, args: tuple[Any, ...], choice: tuple[Any, ...]) -> Any:
+        eng = _outcome(lambda: proc.why(g, seat, *args, *choice))
+        ref = _outcome(lambda: interp.procedure_refusal(model, state, seat, pid, args, choice))
+        self.same(f"procedure {pid} seat {seat} args {args} why {choice}", eng, ref)
+        self.counts["procedure refusals"] += 1
+        self.counts["procedure refusals (refused)"] += eng is not None
+        return eng
+
+    def engine_state_is(self, g: Any, data: dict[str, Any]) -> bool:
+        """Whether the engine's state holds exactly this saved game's values (as `to_json`
+        would give them, without making the JSON: a run is compared on every listed choice)."""
+        E = self.engine
+        players = data["players"]
+        if len(players) != len(g.players):
+            return False
+        for p, q in zip(g.players, players, strict=True):
+            if any(getattr(p, f) != q[f] for f in E._PLAYER_FIELDS):
+                return False
+        return all(getattr(g, f) == data[f] for f in E._GAME_FIELDS if f != "players")
+
+    def same_state(self, what: str, eng: Any, ref: Any) -> None:
+        """Two states (or outcomes): the same, or the fields where they differ."""
+        if isinstance(eng, dict) and isinstance(ref, dict) and eng != ref:
+            eng, ref = _differing(eng, ref)
+        self.same(what, eng, ref)
 
     def compare_trigger_conditions(self, g: Any, model: Model, state: dict[str, Any]) -> None:
         E = self.engine
@@ -245,6 +355,81 @@ def _engine_award(a: tuple[int, list[int], int]) -> tuple[int, tuple[int, ...], 
 
 def _interp_award(a: interp.Award) -> tuple[int, tuple[int, ...], int | None]:
     return a.wigs, a.tied, a.place
+
+
+def _outcome(fn: Any) -> Any:
+    """What a call gives, or the kind of exception it raises."""
+    try:
+        return fn()
+    except Exception as exc:  # both sides must fail alike
+        return ("raises", type(exc).__name__)
+
+
+def _as_set(value: Any) -> Any:
+    return set(value) if isinstance(value, list) else value
+
+
+def _argsets(model: Model, proc: Any) -> list[tuple[Any, ...]]:
+    """The arguments a procedure is compared with: amounts 0..3, each id of a kind (and none
+    where it may be None), for a list of ids none, one and all of them."""
+    out: list[tuple[Any, ...]] = [()]
+    for prm in proc.params:
+        out = [(*a, x) for a in out for x in _values(model, prm.type)]
+    return out
+
+
+def _values(model: Model, t: Any) -> list[Any]:
+    if t.name in ("int", "seat"):
+        values: list[Any] = list(AMOUNTS)
+    elif t.name == "list":
+        ids = _values(model, t.args[0])
+        values = [[], ids[:1], ids]
+    else:
+        kind = model.state.kind(t.name)
+        if kind is None or not kind.values:
+            raise AssertionError(f"no arguments to try for {t}")
+        values = list(kind.values)
+    return [None, *values] if t.optional else values
+
+
+def _unlisted(model: Model, names: tuple[str, ...], listed: list[tuple[Any, ...]],
+              rng: random.Random) -> list[tuple[Any, ...]]:
+    """A few choices to ask why of: ids of the rules (listed or not), None, tuples of them,
+    and a listed choice with one value changed."""
+    if not names:
+        return [()]
+    ids: list[Any] = [None, "nothing", 0, *(b.id for b in model.businesses),
+                      *(x.id for x in model.nobles), *(p.id for p in model.plans)]
+    decrees = [d.id for d in model.decrees]
+    ids += [(rng.choice(decrees),), tuple(rng.sample(decrees, 2)), (), tuple(decrees[:3])]
+    ids += [v for c in listed for v in c]
+    out = [tuple(rng.choice(ids) for _ in names) for _ in range(2)]
+    if listed:
+        c = list(rng.choice(listed))
+        i = rng.randrange(len(c))
+        c[i] = rng.choice(ids)
+        out.append(tuple(c))
+        c = list(rng.choice(listed))
+        for i, v in enumerate(c):
+            if isinstance(v, tuple) and v:  # a choice of several: twice the same, a list
+                out += [(*c[:i], (v[0], v[0]), *c[i + 1:]), (*c[:i], list(v), *c[i + 1:])]
+    return out
+
+
+def _differing(eng: dict[str, Any], ref: dict[str, Any]) -> tuple[Any, Any]:
+    """The fields (and the players' fields) where two states differ."""
+    a: dict[str, Any] = {}
+    b: dict[str, Any] = {}
+    for key in sorted(set(eng) | set(ref)):
+        x, y = eng.get(key), ref.get(key)
+        if key == "players" and isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+            for i, (p, q) in enumerate(zip(x, y, strict=True)):
+                for f in sorted(set(p) | set(q)):
+                    if p.get(f) != q.get(f):
+                        a[f"players[{i}].{f}"], b[f"players[{i}].{f}"] = p.get(f), q.get(f)
+        elif x != y:
+            a[key], b[key] = x, y
+    return a, b
 
 
 # --- Random games ----------------------------------------------------------------------------
@@ -444,9 +629,10 @@ def _random_phase(d: dict[str, Any], rng: random.Random, nobles: list[str]) -> N
     d.update(phase=phase, current=current, actor=actor)
 
 
-def randomised_states(diff: Differ, count: int, seed0: int) -> None:
+def randomised_games(engine: ModuleType, models: dict[tuple[str, ...], Model], count: int,
+                     seed0: int) -> Iterator[tuple[str, Any]]:
     """States from a few random games, with their end-game fields drawn at random."""
-    E = diff.engine
+    E = engine
     kinds = setups(E)
     rng = random.Random(f"randomised:{seed0}")
     bases: list[Any] = []
@@ -456,10 +642,16 @@ def randomised_states(diff: Differ, count: int, seed0: int) -> None:
         bases += [states[len(states) // 2], states[-1]]
     for i in range(count):
         base = bases[i % len(bases)]
-        model = diff.models[tuple(base.variants)]
+        model = models[tuple(base.variants)]
         data = randomise(model, E.to_json(base), rng)
-        diff.where = f"randomised state {i} ({'+'.join(base.variants) or 'base'})"
-        g = E.from_json(data)  # the engine accepts it: the state is a valid saved game
+        # the engine accepts it: the state is a valid saved game
+        yield f"randomised state {i} ({'+'.join(base.variants) or 'base'})", E.from_json(data)
+
+
+def randomised_states(diff: Differ, count: int, seed0: int) -> None:
+    """States from a few random games, with their end-game fields drawn at random, compared."""
+    for where, g in randomised_games(diff.engine, diff.models, count, seed0):
+        diff.where = where
         diff.compare(g)
         diff.counts["randomised states"] += 1
 
@@ -467,8 +659,11 @@ def randomised_states(diff: Differ, count: int, seed0: int) -> None:
 # --- The tests -------------------------------------------------------------------------------
 
 
-def test_interpreter_reads_every_engine_name() -> None:
-    assert set(interp.NAMES) == set(vocab.ENGINE_NAMES)
+def test_interpreter_reads_every_engine_name(models: dict[tuple[str, ...], Model]) -> None:
+    # the interpreter's own reading of each name of the base game: an independent check of
+    # the values rules/vocabulary.yaml declares (the engine compiles those)
+    names = {str(r["name"]) for r in models[()].data["vocabulary"]["names"]}
+    assert set(interp.NAMES) == names
 
 
 def test_every_rule_set_has_a_model(engine: ModuleType,
@@ -575,17 +770,22 @@ def test_interpreter_pays_reis_by_the_rulebook(
     state = _fresh(engine, 3)
     state["players"][0].update(reis=reis, influence=influence)
     paid = interp.pay_reis(model, state, 0, amount)
-    marker, lacking = influence, max(0, amount - reis)
+    marker = influence
     for _ in range(max(0, amount - reis)):
         left = [i for i in icons if i < marker]
         if not left:
-            break
-        marker, lacking = left[-1], lacking - 1
-    assert (paid.reis, paid.influence, paid.unpaid) == (max(0, reis - amount), marker, lacking)
+            break  # what is still due is waived
+        marker = left[-1]
+    assert (paid.reis, paid.influence) == (max(0, reis - amount), marker)
     assert paid.influence in icons or paid.influence == influence
     drawable = sum(1 for i in icons if i < influence)
-    whole = interp.pay_reis(model, state, 0, reis + len(icons))
-    assert whole.unpaid == len(icons) - drawable  # the track pays the icons below the marker
+    whole = interp.pay_reis(model, state, 0, reis + len(icons))  # more than the track can pay
+    assert whole.reis == 0
+    assert whole.influence == (icons[0] if drawable else influence)  # it pays the icons below
+    # the interpreter runs the procedure of rules/: the same as running it by its id
+    after = interp.run_procedure(model, state, 0, "pay-reis", (amount,))["players"][0]
+    assert (after["reis"], after["influence"]) == (paid.reis, paid.influence)
+    assert state["players"][0]["reis"] == reis  # the state given is not changed
     per_wig = dict(next(s for s in model.scoring if s.id == "score.influence").params)
     cash = interp.score(model, state).by_source(0)["score.influence"]
     assert cash == (reis + drawable) // per_wig["reis_per_wig"]
@@ -629,6 +829,7 @@ def test_random_games_agree(engine: ModuleType, models: dict[tuple[str, ...], Mo
     assert c["states"] >= 2000 * SCALE
     assert c["in-move trigger checks"] >= c["states"] - c["games"]
     assert c["trigger firings"] >= 2 * c["games"]  # a period end and a game end per game
+    _assert_every_procedure_compared(engine, c)
     print(f"\nrandom games: {dict(sorted(c.items()))}")
 
 
@@ -647,7 +848,81 @@ def test_randomised_states_agree(engine: ModuleType,
     for t in models[()].triggers:
         assert c[f"trigger holds {t.id}"] > 100 * SCALE, t.id
     assert c["trigger firings"] > 300 * SCALE
+    _assert_every_procedure_compared(engine, c)
     print(f"\nrandomised states: {dict(sorted(c.items()))}")
+
+
+def _assert_every_procedure_compared(engine: ModuleType, c: Counter[str]) -> None:
+    """Every procedure listed choices that were run, refused others, and runs changed states."""
+    for pid in {pid for rs in engine.RULESETS.values() for pid in rs.procs}:
+        assert c[f"procedure {pid} listed"] > 0, pid
+    assert c["procedure passes (full)"] >= 2
+    assert c["procedure runs that change the state"] > 100 * SCALE
+    assert c["procedure refusals (refused)"] > 100 * SCALE
+    assert c["procedure refusals of unlisted choices"] > 100 * SCALE
+
+
+def _twist_run(pid: str, edit: Any) -> Any:
+    """A procedure whose effects are the engine's, then `edit(g, seat, *args)`."""
+    def twist(proc: Any) -> Any:
+        def run(g: Any, seat: int, *args: Any) -> None:
+            proc.run(g, seat, *args)
+            edit(g, seat, *args)
+        return dataclasses.replace(proc, run=run)
+    return pid, twist
+
+
+def _twist(pid: str, name: str, edit: Any) -> Any:
+    """A procedure whose `opts` or `why` gives `edit(result, *args)`."""
+    def twist(proc: Any) -> Any:
+        fn = getattr(proc, name)
+        return dataclasses.replace(proc, **{name: lambda g, seat, *a: edit(fn(g, seat, *a), *a)})
+    return pid, twist
+
+
+def _no_clamp(g: Any, seat: int, amount: int, noble: Any) -> None:
+    p = g.players[seat]
+    if amount > 0 and p.influence == 10:  # the track's end not kept
+        p.influence += 1
+
+
+TWISTS: dict[str, tuple[str, Any]] = {
+    "a gain not clamped": _twist_run("influence", _no_clamp),
+    "pay-reis keeps a real": _twist_run(
+        "pay-reis", lambda g, seat, amount: setattr(g.players[seat], "reis",
+                                                    g.players[seat].reis + (amount == 3))),
+    "a hook not raised": _twist_run(
+        "rubble", lambda g, seat, *a: g.pending_markers.clear()),
+    "a move to the wrong end": _twist_run(
+        "open-building", lambda g, seat, plan: g.players[seat].completed_plans.reverse()),
+    "an option lost": _twist("build-store", "opts", lambda out, *a: out[1:]),
+    "an option too many": _twist("royal_favor", "opts",
+                                 lambda out, *a: [*out, ("king",)] if out else out),
+    "a refusal's words": _twist(
+        "ship", "why", lambda r, *a: r if r is None else (r[0], r[1].replace("costs", "is"))),
+    "a listed choice refused": _twist(
+        "take-decree", "why", lambda r, d: ("take-decree", "no") if len(d) == 2 else r),
+}
+
+
+@pytest.fixture(scope="module")
+def twist_states(engine: ModuleType, models: dict[tuple[str, ...], Model]) -> list[Any]:
+    return [g for _, g in randomised_games(engine, models, 16, 77)]
+
+
+@pytest.mark.parametrize("twist", sorted(TWISTS))
+def test_a_difference_in_a_procedure_is_found(engine: ModuleType,
+                                              models: dict[tuple[str, ...], Model],
+                                              twist_states: list[Any], twist: str) -> None:
+    # The comparison must be able to fail: an engine procedure twisted one way or another.
+    pid, fn = TWISTS[twist]
+    diff = Differ(engine, models, twisted={pid: fn})
+    for k, g in enumerate(twist_states):
+        diff.where = f"twisted state {k}"
+        engine._activate(g)
+        diff.compare_procedures(g, models[tuple(g.variants)], diff.state_of(g), full=k % 8 == 0)
+    assert any(f"procedure {pid} " in m for m in diff.mismatches), diff.mismatches[:3]
+    assert set(diff.failed) == {f"procedure {pid}"}, diff.failed
 
 
 # --- A house-rule build ----------------------------------------------------------------------
@@ -712,6 +987,85 @@ def test_house_rules_agree(tmp_path: Path, models: dict[tuple[str, ...], Model])
     books = {m.group: m for m in interp.score(house_models[()], state).majorities}["books"]
     assert books.awards[0].wigs == 12
     assert {ln.source: ln.wigs for ln in house.final_scores(g).lines[0]}["score.stores"] == 12
+
+
+PROBE_STEPS = """\
+  - id: house-probe
+    params: {amount: int, noble: "noble?"}
+    steps:
+      - choose: {as: pick, from: rules.nobles.nobles.id, optional: true}
+      - let: {cap: "min(2, amount)"}
+      - choose:
+          {as: two, from: "[b for b in rules.game.businesses.id if goods[b] >= 0]", min: 0,
+           max: cap}
+        count_reason: "at most {cap} of them, not more"
+      - require: amount != 3 or pick is not None
+        reason: "three needs a Noble; you hold {reis} réis and {len(plans)} Plans"
+      - let: {k: "amount + len(two)", reis: "5 if pick is None else 1"}
+      - gain: {wigs: reis}
+      - if: pick is not None
+        then:
+          - gain: {"markers[pick]": k}
+          - gain: {"game.offices[pick][color]": 1, "game.plazas[pick]['neutral']": -1}
+        else:
+          - set: {"game.reserve['probe']": game.discard}
+      - move: {first: amount, from: game.discard, to: game.box}
+      - for_each: {as: x, in: plans}
+        do:
+          - if: len(plans) > 1
+            then:
+              - move: {item: x, from: plans, to: game.plan_supply}
+      - for_each: {as: b, in: "sorted([c for c in two])"}
+        do:
+          - gain: {"goods[b]": -1}
+          - set: {"stores[b]": "max(stores[b], 1) if b not in ['gold'] else 0"}
+      - repeat: "amount - 1 if amount > 1 else 0"
+        do:
+          - gain: {influence: 4, treasury: -1}
+      - if: >-
+          any([q.reis > 20 for q in game.players])
+          and not all([w > 0 for w in rules.game.tracks.treasury.spaces.value])
+        then:
+          - set: {reis: "max([q.reis for q in game.players])"}
+      - if: amount == 2
+        then:
+          - move: {all: true, from: completed_plans, to: plans}
+          - raise: probe-event
+  - id: house-probe-2
+    steps:
+      - choose: {as: d, from: game.decree_display, min: 1, max: 2}
+      - choose: {as: f, from: royal_favors, optional: true}
+      - choose: {as: p2, from: plans, where: "it not in completed_plans"}
+        reason: "not one of your {len(plans)} Plans"
+      - let: {n: "len(d) + (1 if f is None else 2)"}
+      - gain: {rubble_cubes: n}
+      - move: {item: p2, from: plans, to: completed_plans}
+"""
+PROBE_HOOK = """\
+  - id: probe-hook
+    on: probe-event
+    steps:
+      - gain: {wigs: 1}
+"""
+PROBE_EDITS = [  # procedures that use what rules/ does not (yet): every kind of step and choice
+    ("effects.yaml", r"\nprocedures:\n", "\nprocedures:\n" + PROBE_STEPS.replace("\\", "\\\\")),
+    ("effects.yaml", r"\nhooks:\n", "\nhooks:\n" + PROBE_HOOK),
+]
+
+
+def test_house_procedures_agree(tmp_path: Path) -> None:
+    """Procedures written for the test: an optional choice, a choice of several with a count
+    reason, a let that hides a player's field, writes to entries of maps that are not full (and
+    to a new key), move first / all / item from a list a loop walks, an alias of a list, a
+    guard's let used by the effects, a raised event with its hook."""
+    house, house_models = compile_house(tmp_path, PROBE_EDITS, "lisboa_engine_probe")
+    diff = Differ(house, house_models, procs_every=1, procs_full_every=5)
+    randomised_states(diff, count=20, seed0=31)
+    diff.assert_agree()
+    c = diff.counts
+    for pid in ("house-probe", "house-probe-2", "probe-hook"):
+        assert c[f"procedure {pid} listed"] > 10, pid
+    assert c["procedure runs that change the state"] > 300
 
 
 TIEBREAK_EDITS = [  # "Most rubble sets wins; on a tie, most wigs; ..."

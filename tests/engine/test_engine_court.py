@@ -352,8 +352,16 @@ def test_at_most_one_extra_decree(engine: Any, fresh: Any) -> None:
 
 
 def _queen_card(engine: Any) -> int:
-    rs = engine.RULESETS[("queen",)]
-    return next(n for n, c in rs.cards.items() if c.set_flag is not None)
+    """The card whose reveal sets a flag (a hook of the Queen variant on `card-revealed`):
+    found by turning each card face up on its pile."""
+    g = engine.new_game(3, ("queen",), 0)
+    for number, c in sorted(g.rs.cards.items()):
+        trial = g.clone()
+        trial.piles[c.type].append(number)
+        trial.rs.procs["reveal-top"].run(trial, 0, c.type)
+        if trial.flags:
+            return number
+    raise AssertionError("no card sets a flag when it is revealed")
 
 
 def _reveal_queen(engine: Any, g: Any) -> Any:

@@ -9,6 +9,7 @@ with the usual precedence, gives the formula's value.
 from __future__ import annotations
 
 import ast
+import functools
 import shutil
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ import pytest
 from lisboa_rules.cli.main import main
 from lisboa_rules.emit.engine.view import show_code
 from lisboa_rules.lang import expr
-from lisboa_rules.lang.vocab import ENGINE_NAMES
+from lisboa_rules.model.procs import state_scope, vocab_codes
 from tools import interp
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,14 +31,23 @@ PLAYER = {"reis": 12, "rubble_sets": 2, "royal_favors": ["a", "b", "c"], "ships"
           "wigs": 7, "influence": 5}
 
 
+@functools.cache
+def _codes() -> dict[str, tuple[str, str]]:
+    """What each formula name reads in the base game's engine (rules/vocabulary.yaml)."""
+    m = interp.rule_sets(ROOT / "rules")[()]
+    assert m.procs is not None
+    scope = state_scope(m.state, m.data, m.procs.measures)
+    return vocab_codes(m.data["vocabulary"]["names"], scope)
+
+
 def _show(source: str, ships: list[int] | None = None) -> tuple[str, int]:
     """The formula shown with PLAYER's values, and its value."""
     f = expr.parse(source, NAMES)
-    code = show_code(f, ())
+    code = show_code(f, (), _codes())
     assert code is not None, source
     p = SimpleNamespace(**{**PLAYER, "ships": PLAYER["ships"] if ships is None else ships})
     shown = eval(compile(ast.parse(code, mode="eval"), "<show>", "eval"), {}, {"p": p, "g": None})
-    value = expr.evaluate(f, lambda name, item: eval(ENGINE_NAMES[name][1], {}, {"p": p}))
+    value = expr.evaluate(f, lambda name, item: eval(_codes()[name][1], {}, {"p": p}))
     return shown, int(value)
 
 

@@ -1,5 +1,6 @@
 """Procedures the step compiler must turn into engine code that compiles: inputs the steps
-fuzzer (`python3 -m tools.fuzz --only steps`) found, written out as regression tests."""
+fuzzer (`python3 -m tools.fuzz --only steps`) found, written out as regression tests (a guard
+of two chooses generated `out.append((v_a,, v_b))` before effects 2f22b3f)."""
 
 from __future__ import annotations
 
@@ -26,9 +27,6 @@ TWO_CHOOSES = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "lisboa_rules/lang/steps.py Compiler.compile joins the choices of a guard with ',,': "
-    "`out.append((v_a,, v_b))` for two chooses (generated-invalid); not this suite's file"))
 @pytest.mark.parametrize("edit", TWO_CHOOSES, ids=["effect", "noble-action"])
 def test_a_guard_with_two_chooses_compiles(edit: tuple[str, str, str], tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:

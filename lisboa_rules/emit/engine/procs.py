@@ -8,6 +8,7 @@ share one function; the tables the steps read (`_T_card_influence`) are shared t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ class ProcView:
     functions: list[str] = field(default_factory=list)  # source blocks, in emission order
     tables: list[tuple[str, str]] = field(default_factory=list)  # (name, literal)
     by_ruleset: list[dict[str, Any]] = field(default_factory=list)  # pid -> Call("ProcDef")
+    vocab: list[dict[str, tuple[str, str]]] = field(default_factory=list)  # names' codes
 
 
 def _order(ps: P.ProcSet) -> list[str]:
@@ -40,8 +42,9 @@ def _order(ps: P.ProcSet) -> list[str]:
             for sub in s.walk():
                 if sub.kind == "do" and isinstance(sub.arg, str) and sub.arg in ps.procs:
                     visit(sub.arg)
-                if sub.kind == "raise" and isinstance(sub.arg, str):
-                    for h in ps.hooks.get(sub.arg, ()):
+                if sub.kind == "raise":
+                    event = sub.arg.get("event") if isinstance(sub.arg, dict) else sub.arg
+                    for h in ps.hooks.get(str(event), ()):
                         visit(h)
         done.append(pid)
 
@@ -61,11 +64,13 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
         ps = m.procs
         assert ps is not None and m.state is not None
         scope = P.state_scope(m.state, m.data, ps.measures, tables)
+        view.vocab.append(P.vocab_codes(m.data["vocabulary"]["names"], scope))
+        scope = P.with_formulas(scope, m.data["vocabulary"]["names"])
         stems: dict[str, str] = {}
         defs: dict[str, Any] = {}
         for pid in _order(ps):
             proc = ps.procs[pid]
-            base = identifier(pid.replace("-", "_")).lstrip("_") or "proc"
+            base = identifier(re.sub(r"[^a-z0-9_]", "_", pid.lower())).lstrip("_") or "proc"
             comp_scope = P._with_row(scope, ps.this[pid]) if pid in ps.this else scope
 
             def stem_of(q: str, me: str = pid, known: dict[str, str] = stems) -> str:

@@ -363,7 +363,7 @@ def wrap_line(line: str, width: int = 100) -> list[str]:
     for kw in _STATEMENT:  # a condition with several delimiters gets parentheses
         if body.startswith(kw) and body.endswith(":") and kw != "for ":
             inner = body[len(kw):-1]
-            _group, cuts = _delimiters(inner)
+            _, cuts = _delimiters(inner)
             if len(cuts) >= 2 or (cuts and not inner.endswith(tuple(_CLOSE))):
                 return [indent + kw + "(", *_lines(indent + "    ", inner, width),
                         indent + "):"]
@@ -389,8 +389,8 @@ def wrap_line(line: str, width: int = 100) -> list[str]:
 def _lines(indent: str, text: str, width: int) -> list[str]:
     """The contents of a bracket pair on lines of their own."""
     one = indent + text
-    if len(one) <= width and (not _cuts(text, (", ",)) or not text.rstrip().endswith(",")):
-        return [one]
+    if len(one) <= width and not text.rstrip().endswith(","):
+        return [one]  # it fits on one line (a trailing comma keeps it split)
     group, cuts = _delimiters(text)
     if not cuts:
         return wrap_line(one, width)

@@ -19,7 +19,6 @@ from lisboa_rules.emit.engine.state_classes import ClassView, state_classes
 from lisboa_rules.emit.reference.words import plain_text
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.expr import Formula
-from lisboa_rules.lang.vocab import ENGINE_NAMES
 from lisboa_rules.model.types import Model
 
 
@@ -60,6 +59,8 @@ class _Functions:
         self.by_code: dict[tuple[str, str], FormulaFn] = {}
         self.ordered: list[FormulaFn] = []
         self.shows: dict[str, FormulaFn] = {}
+        # what each formula name reads in the rule set being emitted: (type, code of g, p, x)
+        self.vocab: dict[str, tuple[str, str]] = {}
 
     def loc(self, span: Span) -> str:
         """`FILE:LINE` of a span for comments in the engine (the one place that names files)."""
@@ -69,7 +70,7 @@ class _Functions:
              what: str) -> Raw | None:
         """A function that writes the formula with this player's values put in ("3 × 2"), or
         None when that would only repeat the result."""
-        code = show_code(f, params)
+        code = show_code(f, params, self.vocab)
         if code is None:
             return None
         fn = self.shows.get(code)
@@ -92,7 +93,7 @@ class _Functions:
                 return repr(values[name])
             if name == "measure" and measure is not None:
                 return measure
-            code = ENGINE_NAMES[name][1]
+            code = self.vocab[name][1]
             return code.format(item=literal(item)) if item is not None else code
 
         code = _strip_parens(expr.to_python(f, resolve))
@@ -104,7 +105,7 @@ class _Functions:
         def resolve(name: str, item: str | None) -> str:
             if name in values:
                 return repr(values[name])
-            code = ENGINE_NAMES[name][1]
+            code = self.vocab[name][1]
             return code.format(item=literal(item)) if item is not None else code
 
         code = _strip_parens(expr.to_python(f, resolve))
@@ -128,7 +129,8 @@ _SHOW_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "×", ast.FloorDiv: "//"}
 _SUM_OF_LIST = re.compile(r"sum\((p\.[a-z_]+)\)\Z")
 
 
-def show_code(f: Formula, params: tuple[tuple[str, int], ...]) -> str | None:
+def show_code(f: Formula, params: tuple[tuple[str, int], ...],
+              vocab: dict[str, tuple[str, str]]) -> str | None:
     """An f-string that writes an int formula with the values put in, e.g. `(12 + 3) // 5`.
 
     Params show as their numbers and engine names as their values; a name that is the sum of
@@ -143,8 +145,8 @@ def show_code(f: Formula, params: tuple[tuple[str, int], ...]) -> str | None:
         if node_name in values:
             return str(values[node_name])
         names += 1
-        code = ENGINE_NAMES[node_name][1]
-        code = code.format(item=repr(item)) if item is not None else code
+        code = vocab[node_name][1]
+        code = code.format(item=literal(item)) if item is not None else code
         whole = _SUM_OF_LIST.match(code)
         if whole:
             terms = f"' + '.join(map(str, {whole.group(1)}))"
@@ -363,7 +365,7 @@ def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
             code = fns.inline(s.formula, s.params)
             if code is None:
                 code = fns.add(s.formula, s.params, s.span, s.id).code + "(g, p, _NO_CTX)"
-            show = show_code(s.formula, s.params)
+            show = show_code(s.formula, s.params, fns.vocab)
             v = f"w{len(wigs)}"
             row.append(f"    {note}: {_one_line(s.formula.source)}")
             # A helper call both the formula and its shown values read is made once.
@@ -475,6 +477,7 @@ def constants(m: Model) -> list[tuple[str, str]]:
         ("_BLOCK_RULE", refusals["blocked"]),
         ("_GAME_END", refusals["game-over"]),
         ("_HAND_DISCARD", hand_discard),
+        ("_TURN_END", str((m.data["flow"].get("turn_end") or {}).get("id", ""))),
         ("_VISIT_COST", visit.cost if visit and visit.cost else ""),
         ("_WIGS_COST", visit.lacking_cost if visit and visit.lacking_cost else ""),
         ("_SPONSOR_COST", sponsor.cost if sponsor and sponsor.cost else ""),
@@ -594,6 +597,7 @@ def build_view(
     fns = _Functions(names)
     view = EngineView()
     pv = procedure_view(rulesets, lambda m, path: fns.loc(m.span_of(str(path[0]), *path[1:])))
+    fns.vocab = pv.vocab[0]
     view.procedures = pv.functions
     view.tables = pv.tables
     base = rulesets[0]
@@ -605,6 +609,7 @@ def build_view(
     # largest subset of its variants: the base at worst) plus what differs from it.
     emitted: list[tuple[str, Model, dict[str, Any]]] = [("_RS0", base, base_fields)]
     for i, m in enumerate(rulesets[1:], 1):
+        fns.vocab = pv.vocab[i]
         fields = ruleset_fields(m, fns, pv.by_ruleset[i])
         parent_name, parent, parent_fields = max(
             (e for e in emitted if set(e[1].variants) <= set(m.variants)),

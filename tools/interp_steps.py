@@ -1,0 +1,1052 @@
+"""The reference interpreter of the effect language: procedures run by walking their steps.
+
+The generated engine runs each procedure of rules/ (an effect, a shared procedure, a hook, a
+Noble action: lisboa_rules/lang/steps.py) as three compiled functions; this module runs the same
+steps directly, on the plain JSON of a saved game (`to_json`), by walking the steps and the
+`ast` of every expression (`typed.parse`). It never reads the compiler's generated code. The
+differential tests compare the two on every procedure, seat and listed choice.
+
+    opts(model, state, seat, args)            -> the choices the guard allows, as tuples
+    why(model, state, seat, args, choices)    -> (rule, reason) of a refusal, or None
+    run(model, state, seat, args, choices)    -> the state after the effects (a deep copy)
+
+`args` are the procedure's parameters in order (an effect's amount and Noble); `choices` the
+values of its `choose` steps in order. Name resolution is the type checker's (typed.py):
+locals (parameters, lets, chosen values, loop variables, a Noble action's own formulas and
+params), then the acting player's fields, the game's fields, the measures, `player`;
+`game.X`, `rules.DOC.path` and `this.x` constants, columns of the rules' tables (`plan.officials`)
+read from the model's data rows. A map that is not `full` reads a missing key as the default
+of its value type (0, [], {}, False, None, ''), and a write through such a read is lost, as in
+the engine. `gain` is clamped to the field's declared bounds (not where the amount written is
+a plain number that cannot cross that bound), `set` is not.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import functools
+import pickle
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import combinations
+from typing import Any, cast
+
+from lisboa_rules.lang import expr, typed
+from lisboa_rules.lang import steps as st
+from lisboa_rules.lang.typed import BOOL, INT, NONE, TEXT, VType
+from lisboa_rules.model import procs as model_procs
+from lisboa_rules.model.procs import ProcSet
+from lisboa_rules.model.state import StateType
+from lisboa_rules.model.types import Model
+
+State = Mapping[str, Any]
+Choice = tuple[Any, ...]
+Refusal = tuple[str, str]
+
+
+class StepsError(ValueError):
+    """The model or the state lacks something a procedure needs."""
+
+
+# --- Names --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Local:
+    """A local name: a slot of the procedure's frame (`var`), or a formula of a Noble action's
+    row, read where it is named (`lazy`, in the names it was defined in), or a constant."""
+
+    type: VType
+    var: str | None = None
+    lazy: ast.expr | None = None
+    lazy_names: Mapping[str, Local] | None = None
+    const: Any = None
+
+
+@dataclass(frozen=True)
+class Field:
+    type: VType
+    lo: int | None
+    hi: int | None
+
+
+Names = Mapping[str, Local]
+THIS = " this"  # the names' entry that holds a procedure's own row (never an identifier)
+
+
+def _vtype(t: StateType, full: bool) -> VType:
+    """A declared type as the checker sees it: only the field itself may be `full`."""
+    return VType(t.name, tuple(_vtype(a, False) for a in t.args), t.optional, full)
+
+
+def _frozen(value: Any) -> Any:
+    """A constant of the rules data as the engine holds it: lists are tuples."""
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, Mapping):
+        return {k: _frozen(v) for k, v in value.items()}
+    return value
+
+
+def _const_type(value: Any) -> VType:
+    if isinstance(value, Mapping):
+        items = list(value.values())
+        return VType("map", (TEXT, _const_type(items[0]) if items else INT))
+    if value is None:
+        return NONE
+    if isinstance(value, bool):
+        return BOOL
+    if isinstance(value, int):
+        return INT
+    if isinstance(value, str):
+        return TEXT
+    if isinstance(value, list | tuple):
+        return typed.list_of(_const_type(value[0]) if value else INT)
+    raise StepsError(f"{value!r} is not a constant of the effect language")
+
+
+def _lookup(data: Any, path: Sequence[str]) -> Any:
+    """`rules.DOC.path` / `this.x`: through mappings by key, a list of rows by `id`, or every
+    row's value of a key."""
+    node = data
+    for key in path:
+        if isinstance(node, Mapping) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and any(
+                isinstance(r, Mapping) and r.get("id") == key for r in node):
+            node = next(r for r in node if isinstance(r, Mapping) and r.get("id") == key)
+        elif isinstance(node, list) and all(isinstance(r, Mapping) for r in node):
+            node = [r.get(key) for r in node]
+        else:
+            raise StepsError(f"no constant at {'.'.join(path)}")
+    return node
+
+
+def _default(t: VType) -> Any:
+    """What a map that is not full gives for a missing key."""
+    if t.optional:
+        return None
+    if t.name == "list":
+        return []
+    if t.name == "map":
+        return {}
+    if t.name == "bool":
+        return False
+    if t.name in ("int", "seat"):
+        return 0
+    return ""
+
+
+def _columns(rows: list[Any], key: str) -> dict[str, tuple[VType, dict[Any, Any]]]:
+    """The readable columns of a table of the rules data: numbers (missing: 0), text (missing:
+    None) and lists of text (missing: empty); words and provenance are not columns."""
+    out: dict[str, tuple[VType, dict[Any, Any]]] = {}
+    cols: list[str] = []
+    for r in rows:
+        if isinstance(r, Mapping):
+            cols += [c for c in r if c not in cols and c != key]
+    for col in cols:
+        if col in ("source", "assumptions", "text", "name", "title"):
+            continue
+        present = [r[col] for r in rows if isinstance(r, Mapping) and col in r]
+        missing: Any
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+            t, missing = INT, 0
+        elif all(isinstance(v, str) for v in present):
+            t, missing = VType("text", (), len(present) < len(rows)), None
+        elif all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in present):
+            t, missing = typed.list_of(TEXT), []
+        else:
+            continue
+        out[col] = (t, {r[key]: r.get(col, missing) for r in rows
+                        if isinstance(r, Mapping) and key in r})
+    return out
+
+
+# --- One rule set, prepared ---------------------------------------------------------------
+
+
+@dataclass
+class Prepared:
+    """What the interpreter reads of one model: the declared fields, the tables, the
+    measures, and each procedure's names (its parameters and its row's formulas)."""
+
+    model: Model
+    ps: ProcSet
+    player: dict[str, Field]
+    game: dict[str, Field]
+    tables: dict[str, dict[str, tuple[VType, dict[Any, Any]]]]
+    measures: dict[str, ast.expr]
+    base: dict[str, Local]
+    proc_names: dict[str, dict[str, Local]] = field(default_factory=dict)
+    memo: dict[tuple[str, int, int], tuple[Any, Any, Any]] = field(default_factory=dict)
+    interned: dict[tuple[int, str, VType, str], tuple[Names, Names]] = field(
+        default_factory=dict)
+
+    def names_of(self, pid: str) -> dict[str, Local]:
+        found = self.proc_names.get(pid)
+        if found is None:
+            found = self._names_of(pid)
+            self.proc_names[pid] = found
+        return found
+
+    def _names_of(self, pid: str) -> dict[str, Local]:
+        proc = self.ps.procs[pid]
+        names = dict(self.base)
+        for prm in proc.params:
+            names[prm.name] = Local(prm.type, typed.local_code(prm.name))
+        row = self.ps.this.get(pid)
+        if row is None:
+            return names
+        names[THIS] = Local(NONE, const=row)
+        # which keys of the row are a Noble action's own names: its int params, and its
+        # formulas that check as numbers (the checker decides, as it does for the engine)
+        scope = model_procs.state_scope(self.model.state, self.model.data, self.ps.measures)
+        inner = model_procs._with_row(scope, row)
+        raw = row.get("params")
+        given: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        own = [k for k in inner.locals if k not in scope.locals]
+        formulas = []
+        for key in own:
+            value = given.get(key)
+            if (isinstance(value, int) and not isinstance(value, bool)
+                    and inner.locals[key].code == repr(value)):
+                names[key] = Local(INT, const=value)
+            else:
+                formulas.append(key)
+        for key in formulas:
+            names[key] = Local(INT, lazy=typed.parse(row[key]), lazy_names=dict(names))
+        return names
+
+    def extend(self, names: Names, name: str, t: VType, var: str) -> Names:
+        """`names` with one more local (the same dict for the same scope, so that what is
+        worked out once for a scope is kept)."""
+        key = (id(names), name, t, var)
+        hit = self.interned.get(key)
+        if hit is not None and hit[0] is names:
+            return hit[1]
+        new = {**names, name: Local(t, var)}
+        self.interned[key] = (names, new)
+        return new
+
+
+_PREPARED: dict[int, Prepared] = {}
+
+
+def prepare(model: Model) -> Prepared:
+    """The interpreter's view of a model (kept for the model's lifetime in this process)."""
+    found = _PREPARED.get(id(model))
+    if found is not None and found.model is model:
+        return found
+    ps = model.procs
+    if ps is None:
+        raise StepsError("the model has no procedures")
+    decl = model.state
+    player = {f.id: Field(_vtype(f.type, f.full), f.min, f.max) for f in decl.player}
+    game = {f.id: Field(_vtype(f.type, f.full), f.min, f.max) for f in decl.game}
+    tables: dict[str, dict[str, tuple[VType, dict[Any, Any]]]] = {}
+    for k in decl.kinds:
+        if not k.source or not k.key:
+            continue
+        try:
+            rows = _lookup(model.data, k.source.split("."))
+        except StepsError:
+            continue
+        if isinstance(rows, list) and all(isinstance(r, Mapping) for r in rows):
+            tables[k.id] = _columns(rows, k.key)
+    measures = {str(mid): typed.parse(src) if isinstance(src, str) else ast.Constant(src)
+                for mid, src in ps.measures}
+    base = {"seat": Local(VType("seat"), "seat")}
+    prep = Prepared(model, ps, player, game, tables, measures, base)
+    _PREPARED[id(model)] = prep
+    return prep
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(source: str) -> ast.expr:
+    return typed.parse(source)
+
+
+@functools.lru_cache(maxsize=256)
+def _literal(kind: str, value: Any) -> ast.expr:
+    return ast.Constant(value)
+
+
+def _expr(source: Any) -> ast.expr:
+    """An expression of a step (a YAML number, true/false and null are expressions too)."""
+    if isinstance(source, str):
+        return _parse(source)
+    return _literal(type(source).__name__, source)
+
+
+# --- Evaluating expressions ---------------------------------------------------------------
+
+
+@dataclass
+class Ctx:
+    """One procedure being carried out: the state, the acting seat and the frame of its
+    locals (by their names in the engine: `v_x`, `seat`)."""
+
+    prep: Prepared
+    state: dict[str, Any]
+    seat: int
+    frame: dict[str, Any]
+    player: dict[str, Any] = field(default_factory=dict)  # read once, as the engine's `p`
+
+    def __post_init__(self) -> None:
+        if not self.player:
+            self.player = self.state["players"][self.seat]
+
+
+def _dotted(node: ast.expr) -> list[str] | None:
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return None if head is None else [*head, node.attr]
+    return None
+
+
+def _constant(prep: Prepared, node: ast.expr, names: Names) -> tuple[bool, Any]:
+    """(True, value) when the expression is a `rules.` or `this.` constant."""
+    path = _dotted(node) if isinstance(node, ast.Attribute) else None
+    if not path:
+        return False, None
+    if path[0] == "rules":
+        key = ("rules", id(node), 0)
+        hit = prep.memo.get(key)
+        if hit is None or hit[0] is not node:
+            hit = (node, None, _frozen(_lookup(prep.model.data, path[1:])))
+            prep.memo[key] = hit
+        return True, hit[2]
+    if path[0] == "this" and "this" not in names:
+        row = names.get(THIS)
+        if row is None:
+            raise StepsError("'this' names nothing here")
+        return True, _frozen(_lookup(row.const, path[1:]))
+    return False, None
+
+
+def _comp_names(prep: Prepared, node: ast.ListComp | ast.GeneratorExp, names: Names) -> Names:
+    gen = node.generators[0]
+    assert isinstance(gen.target, ast.Name)
+    src = type_of(prep, gen.iter, names)
+    return prep.extend(names, gen.target.id, src.args[0], typed.local_code(gen.target.id))
+
+
+def type_of(prep: Prepared, node: ast.expr, names: Names) -> VType:
+    """The checker's type of an expression (what a map subscript needs: is it full, and the
+    value type whose default a missing key gives)."""
+    key = ("type", id(node), id(names))
+    hit = prep.memo.get(key)
+    if hit is not None and hit[0] is node and hit[1] is names:
+        found: VType = hit[2]
+        return found
+    t = _type_of(prep, node, names)
+    prep.memo[key] = (node, names, t)
+    return t
+
+
+def _type_of(prep: Prepared, node: ast.expr, names: Names) -> VType:
+    if isinstance(node, ast.Constant):
+        v = node.value
+        return (BOOL if isinstance(v, bool) else INT if isinstance(v, int)
+                else TEXT if isinstance(v, str) else NONE)
+    if isinstance(node, ast.Name):
+        n = node.id
+        if n in names:
+            return names[n].type
+        if n in prep.player:
+            return prep.player[n].type
+        if n in prep.game:
+            return prep.game[n].type
+        if n in prep.measures:
+            return type_of(prep, prep.measures[n], prep.base)
+        if n == "player":
+            return VType("player")
+        raise StepsError(f"unknown name {n!r}")
+    if isinstance(node, ast.Attribute):
+        is_const, value = _constant(prep, node, names)
+        if is_const:
+            return _const_type(value)
+        path = _dotted(node)
+        if path and path[0] == "game" and len(path) == 2 and "game" not in names:
+            return prep.game[path[1]].type
+        base = type_of(prep, node.value, names)
+        if base.name == "player":
+            return prep.player[node.attr].type
+        return prep.tables[base.name][node.attr][0]
+    if isinstance(node, ast.Subscript):
+        base = type_of(prep, node.value, names)
+        return base.args[0] if base.name == "list" else base.args[1]
+    if isinstance(node, ast.UnaryOp):
+        return BOOL if isinstance(node.op, ast.Not) else INT
+    if isinstance(node, ast.BinOp):
+        return INT
+    if isinstance(node, ast.BoolOp | ast.Compare):
+        return BOOL
+    if isinstance(node, ast.IfExp):
+        a, b = type_of(prep, node.body, names), type_of(prep, node.orelse, names)
+        if b.name == "none":
+            return replace(a, optional=True)
+        return a if a.name != "none" else replace(b, optional=True)
+    if isinstance(node, ast.Call):
+        assert isinstance(node.func, ast.Name)
+        if node.func.id in ("sorted", "reversed"):
+            return type_of(prep, node.args[0], names)
+        if node.func.id == "range":
+            return typed.list_of(INT)
+        return BOOL if node.func.id in ("any", "all") else INT  # formula(): a number
+    if isinstance(node, ast.ListComp | ast.GeneratorExp):
+        return typed.list_of(type_of(prep, node.elt, _comp_names(prep, node, names)))
+    if isinstance(node, ast.List):
+        return typed.list_of(type_of(prep, node.elts[0], names) if node.elts else INT)
+    raise StepsError(f"'{ast.unparse(node)}' is not an expression of the effect language")
+
+
+_BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+}
+
+_CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+    ast.Is: lambda a, b: a is b,
+    ast.IsNot: lambda a, b: a is not b,
+}
+
+
+def evaluate(ctx: Ctx, node: ast.expr, names: Names) -> Any:
+    """The value of an expression in this procedure's state and frame."""
+    return _EVAL[type(node)](ctx, node, names)
+
+
+def _eval_constant(ctx: Ctx, node: Any, names: Names) -> Any:
+    return node.value
+
+
+def _eval_name(ctx: Ctx, node: Any, names: Names) -> Any:
+    return _name(ctx, node.id, names)
+
+
+def _attribute_kind(prep: Prepared, node: ast.Attribute, names: Names) -> tuple[str, Any]:
+    """What an attribute reads: ("const", value), ("game", field), ("player", field) of a
+    player, ("table", values) of a column (worked out once per scope)."""
+    key = ("attr", id(node), id(names))
+    hit = prep.memo.get(key)
+    if hit is not None and hit[0] is node and hit[1] is names:
+        found: tuple[str, Any] = hit[2]
+        return found
+    is_const, value = _constant(prep, node, names)
+    path = _dotted(node)
+    if is_const:
+        kind: tuple[str, Any] = ("const", value)
+    elif path and path[0] == "game" and len(path) == 2 and "game" not in names:
+        kind = ("game", path[1])
+    else:
+        base_t = type_of(prep, node.value, names)
+        if base_t.name == "player":
+            kind = ("player", node.attr)
+        else:
+            kind = ("table", prep.tables[base_t.name][node.attr][1])
+    prep.memo[key] = (node, names, kind)
+    return kind
+
+
+def _eval_attribute(ctx: Ctx, node: Any, names: Names) -> Any:
+    kind, what = _attribute_kind(ctx.prep, node, names)
+    if kind == "const":
+        return what
+    if kind == "game":
+        return ctx.state[what]
+    base = evaluate(ctx, node.value, names)
+    if kind == "player":
+        return base[what]
+    return what[base]
+
+
+def _subscript_default(prep: Prepared, node: ast.Subscript, names: Names) -> tuple[bool, Any]:
+    """(True, default) when the subscript reads a map that is not full."""
+    key = ("sub", id(node), id(names))
+    hit = prep.memo.get(key)
+    if hit is not None and hit[0] is node and hit[1] is names:
+        found: tuple[bool, Any] = hit[2]
+        return found
+    t = type_of(prep, node.value, names)
+    out = (True, t.args[1]) if t.name == "map" and not t.full else (False, None)
+    prep.memo[key] = (node, names, out)
+    return out
+
+
+def _eval_subscript(ctx: Ctx, node: Any, names: Names) -> Any:
+    base = evaluate(ctx, node.value, names)
+    key = evaluate(ctx, node.slice, names)
+    partial, value_type = _subscript_default(ctx.prep, node, names)
+    if partial:
+        return base.get(key, _default(value_type))
+    return base[key]
+
+
+def _eval_binop(ctx: Ctx, node: Any, names: Names) -> Any:
+    return _BINOPS[type(node.op)](evaluate(ctx, node.left, names),
+                                  evaluate(ctx, node.right, names))
+
+
+def _eval_unaryop(ctx: Ctx, node: Any, names: Names) -> Any:
+    value = evaluate(ctx, node.operand, names)
+    return (not value) if isinstance(node.op, ast.Not) else -value
+
+
+def _eval_boolop(ctx: Ctx, node: Any, names: Names) -> Any:
+    result: Any = None
+    conj = isinstance(node.op, ast.And)
+    for v in node.values:
+        result = evaluate(ctx, v, names)
+        if conj != bool(result):
+            return result
+    return result
+
+
+def _eval_compare(ctx: Ctx, node: Any, names: Names) -> Any:
+    left = evaluate(ctx, node.left, names)
+    for op, right_node in zip(node.ops, node.comparators, strict=True):
+        right = evaluate(ctx, right_node, names)
+        if not _CMPOPS[type(op)](left, right):
+            return False
+        left = right
+    return True
+
+
+def _eval_ifexp(ctx: Ctx, node: Any, names: Names) -> Any:
+    if evaluate(ctx, node.test, names):
+        return evaluate(ctx, node.body, names)
+    return evaluate(ctx, node.orelse, names)
+
+
+def _eval_list(ctx: Ctx, node: Any, names: Names) -> Any:
+    return [evaluate(ctx, e, names) for e in node.elts]
+
+
+def _eval_other(ctx: Ctx, node: Any, names: Names) -> Any:
+    raise StepsError(f"'{ast.unparse(node)}' is not an expression of the effect language")
+
+
+def _name(ctx: Ctx, n: str, names: Names) -> Any:
+    local = names.get(n)
+    if local is not None:
+        if local.var is not None:
+            return ctx.frame[local.var]
+        if local.lazy is not None:  # a formula of the row, worked out where it is named
+            assert local.lazy_names is not None
+            return evaluate(ctx, local.lazy, local.lazy_names)
+        return local.const
+    prep = ctx.prep
+    if n in prep.player:
+        return ctx.player[n]
+    if n in prep.game:
+        return ctx.state[n]
+    if n in prep.measures:
+        return evaluate(ctx, prep.measures[n], prep.base)
+    if n == "player":
+        return ctx.player
+    raise StepsError(f"unknown name {n!r}")
+
+
+def _call(ctx: Ctx, node: ast.Call, names: Names) -> Any:
+    assert isinstance(node.func, ast.Name)
+    fn = node.func.id
+    if fn == "formula":
+        path = _dotted(node.args[0])
+        assert path is not None and path[0] == "rules"
+        return _formula(ctx, str(_lookup(ctx.prep.model.data, path[1:])))
+    args = [evaluate(ctx, a, names) for a in node.args]
+    if fn in ("min", "max") and len(args) >= 2:
+        return min(args) if fn == "min" else max(args)
+    (a,) = args
+    if fn == "len":
+        return len(a)
+    if fn in ("sum", "min", "max"):
+        values = list(a.values() if isinstance(a, dict) else a)
+        if fn == "sum":
+            return sum(values)
+        return min(values) if fn == "min" else max(values)
+    if fn == "any":
+        return any(a)
+    if fn == "all":
+        return all(a)
+    if fn == "sorted":
+        return sorted(a)
+    if fn == "reversed":
+        return list(reversed(a))
+    if fn == "range":
+        return list(range(a))
+    raise StepsError(f"unknown function {fn!r}")
+
+
+def _formula(ctx: Ctx, source: str) -> Any:
+    """A formula of the rules data (the formula language), its names read by evaluating their
+    `value:` of rules/vocabulary.yaml (`item` bound for a name per item)."""
+    rows = {str(r["name"]): r for r in ctx.prep.model.data["vocabulary"]["names"]
+            if isinstance(r, Mapping) and "value" in r}
+    env = {n: expr.NameInfo("int") for n in rows}
+    f = expr.parse(source, env)
+
+    def lookup(name: str, item: str | None) -> Any:
+        value = rows[name]["value"]
+        if item is None:
+            return evaluate(ctx, _expr(value), ctx.prep.base)
+        names = {**ctx.prep.base, "item": Local(TEXT, "v_item")}
+        inner = Ctx(ctx.prep, ctx.state, ctx.seat, {**ctx.frame, "v_item": item}, ctx.player)
+        return evaluate(inner, _expr(value), names)
+
+    return expr.evaluate(f, lookup)
+
+
+def name_value(model: Model, state: State, seat: int, name: str, item: str | None) -> Any:
+    """What a formula name reads for the player in `seat`: its `value:` of
+    rules/vocabulary.yaml evaluated on the saved game (`item` bound for a name per item)."""
+    prep = prepare(model)
+    ctx = Ctx(prep, dict(state), seat, {})
+    for row in model.data["vocabulary"]["names"]:
+        if isinstance(row, Mapping) and row.get("name") == name and "value" in row:
+            if item is None:
+                return evaluate(ctx, _expr(row["value"]), prep.base)
+            names = {**prep.base, "item": Local(TEXT, "v_item")}
+            ctx.frame["v_item"] = item
+            return evaluate(ctx, _expr(row["value"]), names)
+    raise StepsError(f"no value for the name {name!r}")
+
+
+def _in_order(ctx: Ctx, node: ast.expr, names: Names, source: Any) -> Any:
+    """A table is gone through in the order of its keys' kind (as rules/state.yaml declares
+    it), whatever the order of the saved JSON."""
+    if not isinstance(source, dict):
+        return source
+    kind = ctx.prep.model.state.kind(type_of(ctx.prep, node, names).args[0].name)
+    if kind is None or kind.values is None:
+        return sorted(source)
+    return [k for k in kind.values if k in source]
+
+
+def _comprehension(ctx: Ctx, node: ast.ListComp | ast.GeneratorExp, names: Names) -> list[Any]:
+    gen = node.generators[0]
+    source = _in_order(ctx, gen.iter, names, evaluate(ctx, gen.iter, names))
+    inner_names = _comp_names(ctx.prep, node, names)
+    assert isinstance(gen.target, ast.Name)
+    var = typed.local_code(gen.target.id)
+    inner = Ctx(ctx.prep, ctx.state, ctx.seat, dict(ctx.frame), ctx.player)  # its own scope
+    out = []
+    frame = inner.frame
+    elt = node.elt
+    ifs = gen.ifs
+    for item in source:
+        frame[var] = item
+        for c in ifs:
+            if not evaluate(inner, c, inner_names):
+                break
+        else:
+            out.append(evaluate(inner, elt, inner_names))
+    return out
+
+
+_EVAL: Mapping[type, Callable[[Ctx, Any, Names], Any]] = collections.defaultdict(
+    lambda: _eval_other, {
+        ast.Constant: _eval_constant,
+        ast.Name: _eval_name,
+        ast.Attribute: _eval_attribute,
+        ast.Subscript: _eval_subscript,
+        ast.BinOp: _eval_binop,
+        ast.UnaryOp: _eval_unaryop,
+        ast.BoolOp: _eval_boolop,
+        ast.Compare: _eval_compare,
+        ast.IfExp: _eval_ifexp,
+        ast.Call: lambda ctx, node, names: _call(ctx, node, names),
+        ast.ListComp: lambda ctx, node, names: _comprehension(ctx, node, names),
+        ast.GeneratorExp: lambda ctx, node, names: _comprehension(ctx, node, names),
+        ast.List: _eval_list,
+    })
+
+
+# --- Places: what a step may change -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Place:
+    """A slot of the state or of the frame: `container[key]`, with the field's bounds."""
+
+    container: Any
+    key: Any
+    lo: int | None
+    hi: int | None
+
+
+def _is_place(ctx: Ctx, node: ast.expr, names: Names) -> bool:
+    """Whether the checker sees the expression as a field of the state, an entry of one (of
+    a map) or a local."""
+    if isinstance(node, ast.Name):
+        return node.id in names or node.id in ctx.prep.player or node.id in ctx.prep.game
+    if isinstance(node, ast.Attribute):
+        if _constant(ctx.prep, node, names)[0]:
+            return False
+        path = _dotted(node)
+        if path and path[0] == "game" and len(path) == 2 and "game" not in names:
+            return True
+        return type_of(ctx.prep, node.value, names).name == "player"
+    if isinstance(node, ast.Subscript):
+        return (type_of(ctx.prep, node.value, names).name == "map"
+                and _is_place(ctx, node.value, names))
+    return False
+
+
+def _place(ctx: Ctx, node: ast.expr, names: Names) -> Place:
+    prep = ctx.prep
+    if isinstance(node, ast.Name):
+        local = names.get(node.id)
+        if local is not None:
+            if local.var is None:
+                raise StepsError(f"'{node.id}' cannot be changed")
+            return Place(ctx.frame, local.var, None, None)
+        if node.id in prep.player:
+            f = prep.player[node.id]
+            return Place(ctx.player, node.id, f.lo, f.hi)
+        f = prep.game[node.id]
+        return Place(ctx.state, node.id, f.lo, f.hi)
+    if isinstance(node, ast.Attribute):
+        path = _dotted(node)
+        if path and path[0] == "game" and len(path) == 2 and "game" not in names:
+            f = prep.game[path[1]]
+            return Place(ctx.state, path[1], f.lo, f.hi)
+        f = prep.player[node.attr]
+        return Place(evaluate(ctx, node.value, names), node.attr, f.lo, f.hi)
+    if isinstance(node, ast.Subscript):
+        outer = _place(ctx, node.value, names)
+        # the container as read: a missing entry of a map that is not full is a new empty
+        # value, and what is written into it is lost (as in the engine)
+        return Place(evaluate(ctx, node.value, names), evaluate(ctx, node.slice, names),
+                     outer.lo, outer.hi)
+    raise StepsError(f"'{ast.unparse(node)}' is not a place of the state")
+
+
+# --- Steps --------------------------------------------------------------------------------
+
+
+_PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+
+
+def _reason(ctx: Ctx, text: Any, names: Names) -> str:
+    """A refusal's words, with the value of each {EXPR} in them."""
+    if not isinstance(text, str):
+        return str(text)
+    return _PLACEHOLDER.sub(lambda m: str(evaluate(ctx, _parse(m.group(1)), names)), text)
+
+
+@dataclass(frozen=True)
+class _Options:
+    values: list[Any]
+    name: str
+    type: VType
+    several: tuple[list[Any], int, int] | None  # (the unique items, min, max) of a min/max
+
+
+def _choice_type(ctx: Ctx, s: st.Step, names: Names) -> VType:
+    arg = s.arg
+    t = type_of(ctx.prep, _expr(arg.get("from", "[]")), names).args[0]
+    if "min" in arg or "max" in arg:
+        t = typed.list_of(t)
+    return replace(t, optional=True) if arg.get("optional", False) else t
+
+
+def _options(ctx: Ctx, s: st.Step, names: Names) -> _Options:
+    """The options of a choose step: the items of `from` that pass `where`, each once, in
+    order; with min/max the combinations of the sorted unique items; None first if optional."""
+    arg = s.arg
+    node = _expr(arg.get("from", "[]"))
+    items = list(evaluate(ctx, node, names))
+    if "where" in arg:
+        item = type_of(ctx.prep, node, names).args[0]
+        inner_names = ctx.prep.extend(names, "it", item, "v_it")
+        inner = Ctx(ctx.prep, ctx.state, ctx.seat, dict(ctx.frame), ctx.player)
+        cond = _expr(arg["where"])
+        kept = []
+        for x in items:
+            inner.frame["v_it"] = x
+            if evaluate(inner, cond, inner_names):
+                kept.append(x)
+        items = kept
+    unique = list(dict.fromkeys(items))
+    several = None
+    if "min" in arg or "max" in arg:
+        lo = evaluate(ctx, _expr(arg.get("min", 1)), names)
+        hi = evaluate(ctx, _expr(arg.get("max", arg.get("min", 1))), names)
+        several = (unique, lo, hi)
+        ordered = sorted(unique)
+        values: list[Any] = [c for k in range(lo, hi + 1) for c in combinations(ordered, k)]
+    else:
+        values = unique
+    if arg.get("optional", False):
+        values = [None, *values]
+    return _Options(values, arg["as"], _choice_type(ctx, s, names), several)
+
+
+def _bind(ctx: Ctx, s: st.Step, names: Names) -> Names:
+    name = s.arg["as"]
+    return ctx.prep.extend(names, name, _choice_type(ctx, s, names), typed.local_code(name))
+
+
+def _let(ctx: Ctx, s: st.Step, names: Names) -> Names:
+    for name, source in s.arg.items():
+        node = _expr(source)
+        var = typed.local_code(str(name))
+        ctx.frame[var] = evaluate(ctx, node, names)
+        names = ctx.prep.extend(names, str(name), type_of(ctx.prep, node, names), var)
+    return names
+
+
+def _non_negative(source: Any) -> bool:
+    return isinstance(source, int) and not isinstance(source, bool) and source >= 0
+
+
+def _non_positive(source: Any) -> bool:
+    return isinstance(source, int) and not isinstance(source, bool) and source <= 0
+
+
+def _start(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Sequence[Any],
+           choices: Sequence[Any]) -> tuple[Ctx, Names]:
+    """A procedure's frame: its parameters and its choices, by their names in the engine."""
+    if pid not in prep.ps.procs:
+        raise StepsError(f"no procedure {pid!r}")
+    proc = prep.ps.procs[pid]
+    if len(args) != len(proc.params):
+        raise StepsError(f"{pid} takes {len(proc.params)} arguments, not {len(args)}")
+    if len(choices) != len(proc.choices):
+        raise StepsError(f"{pid} makes {len(proc.choices)} choices, not {len(choices)}")
+    frame: dict[str, Any] = {"seat": seat}
+    for prm, value in zip(proc.params, args, strict=True):
+        frame[typed.local_code(prm.name)] = value
+    for c, value in zip(proc.choices, choices, strict=True):
+        frame[typed.local_code(c.arg["as"])] = value
+    return Ctx(prep, state, seat, frame), prep.names_of(pid)
+
+
+def _run(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Sequence[Any],
+         choices: Sequence[Any]) -> None:
+    """The effects of a procedure (its guard's lets first, then the steps after its guard)."""
+    proc = prep.ps.procs[pid]
+    ctx, names = _start(prep, state, seat, pid, args, choices)
+    for s in proc.guard:
+        if s.kind == "let":
+            names = _let(ctx, s, names)
+        elif s.kind == "choose":
+            names = _bind(ctx, s, names)
+    _block(ctx, proc.effects, names)
+
+
+def _block(ctx: Ctx, steps: Sequence[st.Step], names: Names) -> None:
+    for s in steps:
+        names = _effect(ctx, s, names)
+
+
+def _effect(ctx: Ctx, s: st.Step, names: Names) -> Names:
+    kind = s.kind
+    if kind == "let":
+        return _let(ctx, s, names)
+    if kind in ("gain", "set"):
+        for target, source in s.arg.items():
+            node = _expr(target)
+            value = evaluate(ctx, _expr(source), names)
+            place = _place(ctx, node, names)
+            if kind == "gain":
+                value = evaluate(ctx, node, names) + value
+                if place.lo is not None and not _non_negative(source):
+                    value = max(place.lo, value)
+                if place.hi is not None and not _non_positive(source):
+                    value = min(place.hi, value)
+            place.container[place.key] = value
+        return names
+    if kind == "move":
+        _move(ctx, s, names)
+        return names
+    if kind == "if":  # (narrowing `x is not None` changes no value)
+        _block(ctx, s.body if evaluate(ctx, _expr(s.arg), names) else s.orelse, names)
+        return names
+    if kind == "for_each":
+        node = _expr(s.arg["in"])
+        src = evaluate(ctx, node, names)
+        over = list(src) if _is_place(ctx, node, names) else src  # the state's own: a copy
+        over = _in_order(ctx, node, names, over if not isinstance(src, dict) else src)
+        var = typed.local_code(s.arg["as"])
+        inner = ctx.prep.extend(names, s.arg["as"], type_of(ctx.prep, node, names).args[0], var)
+        for item in over:
+            ctx.frame[var] = item
+            _block(ctx, s.body, inner)
+        return names
+    if kind == "repeat":
+        for _ in range(evaluate(ctx, _expr(s.arg), names)):
+            _block(ctx, s.body, names)
+        return names
+    if kind == "do":
+        _run(ctx.prep, ctx.state, ctx.seat, s.arg, _args(ctx, s.arg, s.get("with") or {}, names),
+             ())
+        return names
+    if kind == "raise":  # raise: EVENT, or {event: EVENT, with: {PARAM: EXPR}}
+        event, given = (s.arg, {}) if isinstance(s.arg, str) else (
+            s.arg.get("event"), s.arg.get("with") or {})
+        for hook in ctx.prep.ps.hooks.get(event, ()):
+            _run(ctx.prep, ctx.state, ctx.seat, hook, _args(ctx, hook, given, names), ())
+        return names
+    if kind == "drop":  # an entry taken out of a table of the state (if it is there)
+        node = _expr(s.arg)
+        if not isinstance(node, ast.Subscript):
+            raise StepsError(f"'{s.arg}' is not an entry of a table")
+        evaluate(ctx, node.value, names).pop(evaluate(ctx, node.slice, names), None)
+        return names
+    raise StepsError(f"a {kind} step cannot stand among effects")
+
+
+def _args(ctx: Ctx, pid: str, given: Mapping[str, Any], names: Names) -> list[Any]:
+    """The arguments of a procedure done (or a hook run): each parameter's expression, or
+    None for an optional one not given."""
+    return [evaluate(ctx, _expr(given[prm.name]), names) if prm.name in given else None
+            for prm in ctx.prep.ps.procs[pid].params]
+
+
+def _move(ctx: Ctx, s: st.Step, names: Names) -> None:
+    """move item (remove it from `from`, append it to `to`), top / first N (popped from the
+    end / the start while any are left) or all (`to` extended, `from` cleared)."""
+    arg = s.arg
+    mode = next(k for k in ("item", "top", "first", "all") if k in arg)
+    src = _expr(arg["from"]) if "from" in arg else None
+    dst = _expr(arg["to"]) if "to" in arg else None
+
+    def read(node: ast.expr) -> Any:
+        return evaluate(ctx, node, names)
+
+    if mode == "item":
+        item = read(_expr(arg["item"]))
+        if src is not None:
+            read(src).remove(item)
+        if dst is not None:
+            read(dst).append(item)
+        return
+    if src is None:
+        raise StepsError(f"move {mode} needs a from")
+    if mode == "all":
+        if dst is not None:
+            read(dst).extend(read(src))
+        read(src).clear()
+        return
+    n = read(_expr(arg[mode]))
+    for _ in range(min(n, len(read(src)))):
+        taken = read(src).pop() if mode == "top" else read(src).pop(0)
+        if dst is not None:
+            read(dst).append(taken)
+
+
+# --- The three functions of a procedure ---------------------------------------------------
+
+
+def _enumerate(ctx: Ctx, guard: Sequence[st.Step], names: Names, chosen: Choice,
+               out: list[Choice]) -> None:
+    """The choices the guard allows from its step on, appended to `out`: a require that
+    fails refuses every choice made so far (the innermost one is skipped)."""
+    for i, s in enumerate(guard):
+        if s.kind == "let":
+            names = _let(ctx, s, names)
+        elif s.kind == "require":
+            if not evaluate(ctx, _expr(s.arg), names):
+                return
+        else:
+            o = _options(ctx, s, names)
+            inner = _bind(ctx, s, names)
+            var = typed.local_code(o.name)
+            for value in o.values:
+                ctx.frame[var] = value
+                _enumerate(ctx, guard[i + 1:], inner, (*chosen, value), out)
+            return
+    out.append(chosen)
+
+
+def _readonly(state: State) -> dict[str, Any]:
+    """The state for a guard, which reads only (no copy)."""
+    return cast(dict[str, Any], state)
+
+
+def opts(model: Model, state: State, seat: int, pid: str, args: Sequence[Any] = ()
+         ) -> list[Choice]:
+    """The choices of the procedure `pid` that its guard allows for the player in `seat`:
+    each a tuple of the values of its chooses, in order (one empty tuple when it chooses
+    nothing and its requires hold; none when they do not)."""
+    prep = prepare(model)
+    proc = prep.ps.procs[pid]
+    ctx, names = _start(prep, _readonly(state), seat, pid, args, [None] * len(proc.choices))
+    out: list[Choice] = []
+    _enumerate(ctx, proc.guard, names, (), out)
+    return out
+
+
+def why(model: Model, state: State, seat: int, pid: str, args: Sequence[Any] = (),
+        choices: Sequence[Any] = ()) -> Refusal | None:
+    """Why the procedure refuses these choices: (the rule id, the reason), or None. Each
+    step of the guard in order: a require that fails, a choice that is not an option (with
+    min/max: a tuple of distinct options, then their number)."""
+    prep = prepare(model)
+    proc = prep.ps.procs[pid]
+    ctx, names = _start(prep, _readonly(state), seat, pid, args, choices)
+    for s in proc.guard:
+        rule = s.rule or proc.rule
+        if s.kind == "let":
+            names = _let(ctx, s, names)
+            continue
+        if s.kind == "require":
+            if not evaluate(ctx, _expr(s.arg), names):
+                return rule, _reason(ctx, s.get("reason") or f"{s.arg} does not hold", names)
+            continue
+        o = _options(ctx, s, names)
+        value = ctx.frame[typed.local_code(o.name)]
+        reason = s.get("reason") or f"that {o.name} is not one to choose"
+        if o.several is not None:
+            items, lo, hi = o.several
+            if (type(value) is not tuple or len(set(value)) != len(value)
+                    or any(x not in items for x in value)):
+                return rule, _reason(ctx, reason, names)
+            if len(value) < lo:
+                return rule, _reason(ctx, reason, names)
+            if len(value) > hi:
+                count_reason = s.get("count_reason") or (
+                    f"choose between {s.arg.get('min', 1)} and {s.arg.get('max')} of them")
+                return s.get("count_rule") or rule, _reason(ctx, count_reason, names)
+        elif value not in o.values:
+            return rule, _reason(ctx, reason, names)
+        names = _bind(ctx, s, names)
+    return None
+
+
+def run(model: Model, state: State, seat: int, pid: str, args: Sequence[Any] = (),
+        choices: Sequence[Any] = ()) -> dict[str, Any]:
+    """The state after the effects of the procedure (a new state; `state` is not changed)."""
+    new = _copy(state)
+    _run(prepare(model), new, seat, pid, args, choices)
+    return new
+
+
+def _copy(state: State) -> dict[str, Any]:
+    """A deep copy of plain JSON data (pickle is the fastest deep copy of it)."""
+    new: dict[str, Any] = pickle.loads(pickle.dumps(dict(state), pickle.HIGHEST_PROTOCOL))
+    return new
+
+
+def procedure(model: Model, pid: str) -> st.Procedure:
+    """A procedure of the model's rule set (its params and choices); KeyError if none."""
+    return prepare(model).ps.procs[pid]
