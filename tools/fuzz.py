@@ -211,7 +211,8 @@ STRING_GARBAGE = (
     "🎲" * 10,
 )
 TEXT_KEYS = ("text", "intro", "short", "title", "name")
-FORMULA_KEYS = ("formula", "land_price", "condition", "measure", "eligible", "per_color")
+FORMULA_KEYS = ("formula", "land_price", "condition", "measure", "eligible", "per_color",
+                "require", "if", "repeat", "value")
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -639,7 +640,8 @@ def _swap_type(rng: random.Random, data: Any) -> tuple[Any, str] | None:
 def _swap_kind(rng: random.Random, data: Any) -> tuple[Any, str] | None:
     if not isinstance(data, dict):
         return None
-    new = rng.choice(("game", "nobles", "variant", "examples", "gmae", 1, None, ["game"], ""))
+    new = rng.choice(("game", "nobles", "variant", "examples", "gmae", 1, None, ["game"], "",
+                      "effects", "state", "efects"))
     data["kind"] = new
     return data, f"kind -> {new!r}"
 
@@ -868,6 +870,132 @@ def m_param_edges(rng: random.Random, files: Files) -> str:
     return f"param-edges {name}: {_addr(path)} -> {_short(new)}"
 
 
+# --- the steps of procedures (issue 14) -----------------------------------------------------------
+
+STEP_KINDS = ("gain", "set", "let", "move", "require", "choose", "if", "for_each", "repeat", "do",
+              "raise")
+STEP_LISTS = ("steps", "then", "else", "do")
+STEP_EXPRESSIONS = ("require", "if", "repeat")
+
+
+def _is_step(value: Any) -> bool:
+    return isinstance(value, dict) and any(k in value for k in STEP_KINDS)
+
+
+def _step_lists(doc: Any) -> list[tuple[Any, ...]]:
+    """The paths of the lists of steps of a document (a procedure's, an if's, a loop's)."""
+    return [p for p, v in _nodes(doc) if p and p[-1] in STEP_LISTS and isinstance(v, list)
+            and v and all(_is_step(x) for x in v)]
+
+
+def _state_names(data: Mapping[str, Any]) -> list[str]:
+    """What a step may read or write: the fields of rules/state.yaml (`game.` for the game's),
+    the measures and params of rules/effects.yaml; and a few names that are none of these."""
+    state = data.get("state") if isinstance(data.get("state"), dict) else {}
+    effects = data.get("effects") if isinstance(data.get("effects"), dict) else {}
+    names = ["nothing", "reiss", "game.nothing", "rules.game.nope", "seat", "amount", "noble"]
+    for scope, prefix in (("player", ""), ("game", "game.")):
+        names += [prefix + str(f["id"]) for f in state.get(scope) or []
+                  if isinstance(f, dict) and "id" in f]
+    names += [str(m["id"]) for m in effects.get("measures") or [] if isinstance(m, dict)
+              and "id" in m]
+    return names
+
+
+def _procedure_ids(data: Mapping[str, Any]) -> list[str]:
+    effects = data.get("effects") if isinstance(data.get("effects"), dict) else {}
+    nobles = data.get("nobles") if isinstance(data.get("nobles"), dict) else {}
+    out = [str(e.get("id")) for part in ("effects", "procedures", "hooks")
+           for e in effects.get(part) or [] if isinstance(e, dict)]
+    out += [str(n.get("id")) for n in nobles.get("noble_actions") or [] if isinstance(n, dict)]
+    return [*out, "pay-ries", "nowhere"]
+
+
+def m_steps(rng: random.Random, files: Files) -> str:
+    """A list of steps (of an effect, a procedure, a hook, a Noble action, an if or a loop)
+    changed the way a designer gets it wrong: two steps swapped (a require after an effect), a
+    step dropped or duplicated, a step of another kind, an expression or a place replaced by
+    another state field (or by a name that is none), a `do` of another procedure (a cycle, an
+    unknown one), a key of another kind of step added, a step moved into another list."""
+    data = _data_by_kind(files)
+    names = _state_names(data)
+    targets = []
+    for name in sorted(files):
+        if name.endswith((".yaml", ".yml")):
+            doc = _parse(files[name])
+            targets += [(name, p) for p in _step_lists(doc)]
+    if not targets:
+        return "steps: no target"
+    name, path = rng.choice(targets)
+    doc = _parse(files[name])
+    steps: list[Any] = doc
+    for part in path:
+        steps = steps[part]
+    k = rng.randrange(len(steps))
+    step = steps[k]
+    kind = next(x for x in STEP_KINDS if x in step)
+    how = rng.choice(("swap", "drop", "duplicate", "kind", "expression", "place", "do", "key",
+                      "move", "empty"))
+    what = how
+    if how == "swap" and len(steps) > 1:
+        j = rng.randrange(len(steps))
+        steps[k], steps[j] = steps[j], steps[k]
+        what = f"swap {k} <-> {j}"
+    elif how == "drop":
+        del steps[k]
+    elif how == "duplicate":
+        steps.insert(rng.randrange(len(steps) + 1), copy.deepcopy(step))
+    elif how == "kind":
+        other = rng.choice([x for x in STEP_KINDS if x != kind])
+        step[other] = step.pop(kind)
+        what = f"{kind} -> {other}"
+    elif how == "expression" and kind in STEP_EXPRESSIONS:
+        new = rng.choice(names)
+        new = rng.choice((new, f"{new} > 0", f"{step[kind]} and {new}", f"{new} + 1", f"not {new}"))
+        step[kind] = new
+        what = f"{kind}: {_short(new)}"
+    elif how in ("expression", "place") and kind in ("gain", "set", "let") and \
+            isinstance(step[kind], dict) and step[kind]:
+        key = rng.choice(sorted(step[kind]))
+        new = rng.choice(names)
+        if how == "place":
+            step[kind][new] = step[kind].pop(key)
+        else:
+            step[kind][key] = rng.choice((new, f"{new} - 1", f"-{new}", f"len({new})"))
+        what = f"{kind} {key!r}: {how} -> {_short(new)}"
+    elif how == "place" and kind in ("move", "for_each", "choose") and isinstance(step[kind], dict):
+        slot = rng.choice({"move": ("from", "to", "item"), "for_each": ("in",),
+                           "choose": ("from", "where", "max")}[kind])
+        step[kind][slot] = rng.choice(names)
+        what = f"{kind}.{slot} -> {step[kind][slot]!r}"
+    elif how == "do":
+        step.clear()
+        step["do"] = rng.choice(_procedure_ids(data))
+        if rng.random() < 0.5:
+            step["with"] = rng.choice(({}, {"amount": rng.choice(names)}, {"amont": 1},
+                                       {"amount": 1, "noble": None}, {"noble": "reis > 0"}))
+        what = f"do {step['do']!r} with {step.get('with')!r}"
+    elif how == "key":
+        key = rng.choice(("then", "else", "do", "reason", "with", "count_rule", "reqiure", "txt"))
+        step[key] = rng.choice(([{"gain": {"reis": 1}}], "a reason", {"amount": 1}, "x"))
+        what = f"{kind} step + {key}"
+    elif how == "move":
+        others = [p for n, p in targets if n == name and p != path]
+        if others:
+            dest = doc
+            for part in rng.choice(others):
+                dest = dest[part]
+            dest.insert(rng.randrange(len(dest) + 1), steps.pop(k))
+            what = "moved into another list"
+    elif how == "empty" or what == how:  # the change chosen does not apply: empty the list
+        steps.clear()
+        steps.append(rng.choice(({}, {"text": "a step of words only"}, {"gain": {}},
+                                 {"if": "reis > 0"}, {"repeat": 2}, {"raise": "no-such-event"})))
+        what = f"replaced by {steps[0]!r}"
+    files[name] = _dump(doc)
+    return f"steps {name}: {_addr(path)}.{k} {what}"
+
+
 HOSTILE_FILE_NAMES = (
     "'''.yaml",
     '"""; import os; os.system("touch pwned"); """.yaml',
@@ -941,6 +1069,7 @@ MUTATORS: dict[str, tuple[Mutator, float]] = {
     "remove-marker": (_structural(_remove_marker), 0.4),
     "param-edges": (m_param_edges, 1.5),
     "file-names": (m_file_names, 0.8),
+    "steps": (m_steps, 2.0),
 }
 
 

@@ -371,7 +371,8 @@ _code(
     """
 A field that refers to another definition names an id that does not exist: a Noble, a State
 or Noble action, a business, a deck, a cost, a flag, an assumption, a rule named by a variant's
-callout or by a [[rule-id]] in rule text. The message suggests the closest defined id.
+callout or by a [[rule-id]] in rule text, a procedure a step does (`do: pay-reis`). The message
+suggests the closest defined id.
 
     bad:   noble_action: build-stor
     fix:   noble_action: build-store
@@ -383,9 +384,11 @@ _code(
     "an expression uses a name that is not defined",
     """
 Formulas may only use the names listed in rules/vocabulary.yaml (which the engine must
-provide), their own params, and max/min. The position points at the name inside the formula;
-the message suggests the closest known name. A vocabulary entry naming a value the engine does
-not provide gets the same code.
+provide), their own params, and max/min. The expressions of steps use the fields of
+rules/state.yaml, the measures of rules/effects.yaml, the procedure's params and the names its
+earlier steps bind (let, choose, for_each). The position points at the name inside the
+expression; the message suggests the closest known name. A vocabulary entry naming a value the
+engine does not provide gets the same code.
 
     bad:   condition: rubble_set >= sets
     fix:   condition: rubble_sets >= sets
@@ -506,6 +509,103 @@ count, cannot add or change what a player or the game holds: fold it into the ba
 """,
 )
 
+# --- model: the steps of effects, procedures, hooks and Noble actions (lang/steps.py) --------
+
+_code(
+    "step-shape",
+    "model",
+    "a step does not have the form of its kind",
+    """
+A step of a procedure (rules/effects.yaml, a Noble action's `steps:`) is a mapping with exactly
+one effect key: gain, set, let, move, require, choose, if, for_each, repeat, do or raise, beside
+its own words (`text`), an optional `id` and `rule`. The value of the effect key has the form of
+its kind: `gain: {PLACE: EXPR}`, `move: {item|top|first|all: EXPR, from: PLACE, to: PLACE}`,
+`choose: {as: NAME, from: EXPR}`, `raise: EVENT`. A step with two effect keys (or none) is two
+steps written as one: split it. The same code marks a parameter type that does not parse
+(`params: {amount: "int."}`) and steps nested more than six levels deep (name a procedure and
+`do` it instead).
+
+    bad:   - {gain: {reis: 2}, do: rubble, with: {amount: 1}}
+    fix:   - {gain: {reis: 2}}
+           - {do: rubble, with: {amount: 1}}
+""",
+)
+_code(
+    "step-unknown-key",
+    "model",
+    "a step has a key its kind does not take",
+    """
+Beside its effect key and the keys every step may have (id, text, rule, source, assumptions), a
+step takes only the keys of its kind: `then`/`else` for an if, `do` for a for_each or a repeat,
+`reason` for a require or a choose (and `count_rule`/`count_reason` for a choose of several),
+`with` for a do. A key of another kind usually means a step was merged into its neighbour, or
+the effect key is misspelt. The same code marks a `with` argument the procedure does not take.
+The message suggests the closest key.
+
+    bad:   - {gain: {reis: 2}, reason: you need réis}
+    fix:   - {gain: {reis: 2}, text: Take 2 réis.}
+    bad:   - {do: pay-reis, with: {amont: 2}}
+    fix:   - {do: pay-reis, with: {amount: 2}}
+""",
+)
+_code(
+    "step-order",
+    "model",
+    "a step stands where its kind cannot",
+    """
+A procedure's chooses and requires come first (its guard: what the player picks, and the
+conditions that refuse the move); its effects follow. The engine lists the legal choices from
+the guard before anything changes, so a require or a choose after an effect, or inside an if
+or a loop, cannot be checked in time. Move it up, or split the procedure in two. A hook (it
+reacts to an event and cannot refuse it) has no guard, and a procedure with a guard cannot be
+carried out with `do` from another one.
+
+    bad:   steps: [{gain: {reis: -2}}, {require: reis >= 2, reason: you lack réis}]
+    fix:   steps: [{require: reis >= 2, reason: you lack réis}, {gain: {reis: -2}}]
+""",
+)
+_code(
+    "step-target",
+    "model",
+    "a step changes something that is not a field of the state",
+    """
+The places a gain, set or move writes to must be fields declared in rules/state.yaml (of the
+player, `reis`, `stores[business]`, or of the game, `game.offices[noble][color]`), or an entry
+of one: a measure, a table of the rules data, a name bound by let or choose or a number cannot
+be changed by a step. The message names the place; check its spelling against rules/state.yaml,
+or declare the field there.
+
+    bad:   - {gain: {treasury_value: 1}}
+    fix:   - {gain: {game.treasury: 1}}
+""",
+)
+_code(
+    "step-cycle",
+    "model",
+    "procedures carry each other out in a loop",
+    """
+A procedure that does itself, directly, through other procedures (`do:`), or through the hooks
+of an event it raises, would never end. The message shows the loop; the position is the step
+that closes it. Break it: one of the procedures must not do (or raise) the other.
+
+    bad:   a: [{do: b}]   b: [{do: a}]
+    fix:   a: [{do: b}]   b: [{gain: {reis: 1}}]
+""",
+)
+_code(
+    "step-missing",
+    "model",
+    "a step leaves out something it needs",
+    """
+A `do` of a procedure gives every parameter that procedure declares (`params:`) in its `with`,
+unless the parameter's type ends in `?` (it may be null, and is then null). The message names
+the missing parameter; the position is the step's `with` (or the step, when it has none).
+
+    bad:   - {do: pay-reis}
+    fix:   - {do: pay-reis, with: {amount: price}}
+""",
+)
+
 # --- check: semantic checks over the model -------------------------------------------------
 
 _code(
@@ -514,11 +614,13 @@ _code(
     "an expression has the wrong type",
     """
 The expression parses but combines values of incompatible types, or yields the wrong type for
-its place: a condition (a trigger, a Decree, `eligible`) must be true or false, a cost, land
-price or measure a number.
+its place: a condition (a trigger, a Decree, `eligible`, a step's require or if) must be true
+or false, a cost, land price, measure or the amount of a gain a number.
 
     bad:   formula: "wigs_per_influence * (cost > influence)"
     fix:   formula: "wigs_per_influence * max(0, cost - influence)"
+    bad:   - {require: reis + 1, reason: you lack réis}
+    fix:   - {require: reis >= 1, reason: you lack réis}
 """,
 )
 _code(

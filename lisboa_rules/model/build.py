@@ -7,6 +7,7 @@ unknown references). Cross-cutting consistency checks live in `checks.py`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -18,6 +19,7 @@ from lisboa_rules.lang.steps import StepProblem
 from lisboa_rules.lang.vocab import env_for
 from lisboa_rules.model import types as model
 from lisboa_rules.model.procs import (
+    ExprProblem,
     ProcSet,
     check_cycles,
     compile_procs,
@@ -230,14 +232,53 @@ class Builder:
         problems += check_cycles(ps)
         scope = state_scope(state, data, ps.measures)  # its problems: see _vocabulary
         scope = with_formulas(scope, self._get("vocabulary", "names", default=[]) or [])
-        if not problems:
-            _, found = compile_procs(ps, scope, lambda pid: pid.replace("-", "_"),
-                                     lambda path: "")
-            problems += found
+        # every procedure is compiled, also one with a step that could not be read or checked
+        # (step-shape, step-order, a bad `from`): that step is left out, so a name only it binds
+        # is not reported unknown further down while the procedure has another problem
+        _, found = compile_procs(ps, scope, lambda pid: pid.replace("-", "_"), lambda path: "")
+        everything = [*problems, *found]
+        for proc in ps.procs.values():
+            mine = [pr for pr in everything if pr.path[:len(proc.path)] == proc.path]
+            bound = _bound_names(self._get(str(proc.path[0]), *proc.path[1:], "steps"))
+            follow = [pr for pr in mine if pr.code == "unknown-name"
+                      and (m := _UNKNOWN.match(pr.message)) is not None and m[1] in bound]
+            if len(follow) < len(mine):
+                everything = [pr for pr in everything if not any(pr is f for f in follow)]
+        problems = everything
         for pr in problems:
-            kind, *rest = pr.path
-            self.error(pr.code, pr.message, self.span(str(kind), *rest), pr.suggestion)
+            self.error(pr.code, pr.message, self._step_span(pr), pr.suggestion)
         return ps
+
+    # the problems that are about a key of a step (its effect key, a misspelt key, a `with`
+    # argument, the place a gain writes to) point at the key, the others at the value
+    _KEY_CODES = frozenset({"step-unknown-key", "step-target", "step-order", "step-missing"})
+
+    def _step_span(self, pr: StepProblem) -> Span:
+        """Where a problem of a step is shown: at its key or value, and for an expression at
+        the character where it goes wrong."""
+        kind, *rest = pr.path
+        doc = self.docs.get(str(kind))
+        if doc is None:
+            return model.NOWHERE
+        on_key = pr.code in self._KEY_CODES or (isinstance(pr, ExprProblem) and pr.on_key)
+        span = doc.key_spans.get(tuple(rest)) if on_key else None
+        if span is None:
+            span = doc.span(tuple(rest))
+        if not isinstance(pr, ExprProblem) or not pr.source or span.line != span.end_line:
+            return span
+        lines = self.texts.get(span.file, "").split("\n")
+        if not 0 < span.line <= len(lines):
+            return span
+        at = lines[span.line - 1][span.col - 1:]
+        quote = 1 if at[:1] in "\"'" else 0
+        if at[quote:].startswith(pr.source):
+            return Span(span.file, span.line, span.col + quote + pr.col, span.end_line,
+                        span.end_col)
+        inside = at.find("{" + pr.source + "}")  # a value shown in a refusal's words
+        if inside < 0:
+            return span
+        return Span(span.file, span.line, span.col + inside + 1 + pr.col, span.end_line,
+                    span.end_col)
 
     def _vocabulary(self, data: dict[str, Any], state: StateDecl) -> None:
         rows = self._get("vocabulary", "names") or []
@@ -702,3 +743,23 @@ def build_model(
     b = Builder(docs, variants, variant_infos, texts)
     m = b.build()
     return m, b.diags
+
+
+_UNKNOWN = re.compile(r"unknown name '([^']*)'")
+
+
+def _bound_names(raw: Any) -> set[str]:
+    """The names the steps `raw` (as written) bind: let keys, the `as` of choose and for_each."""
+    out: set[str] = set()
+    if isinstance(raw, list):
+        for item in raw:
+            out |= _bound_names(item)
+    elif isinstance(raw, Mapping):
+        for key, value in raw.items():
+            if key == "let" and isinstance(value, Mapping):
+                out |= {str(k) for k in value}
+            elif key in ("choose", "for_each") and isinstance(value, Mapping):
+                out.add(str(value.get("as")))
+            out |= _bound_names(value)
+    return out
+

@@ -332,6 +332,63 @@ def check_cycles(ps: ProcSet) -> list[st.StepProblem]:
     return problems
 
 
+@dataclass(frozen=True)
+class ExprProblem(st.StepProblem):
+    """A problem of an expression of a step: `col` is 0-based in `source`, the text that was
+    checked; `on_key` when that text is the key of its mapping (the place of a gain or set)."""
+
+    source: str = ""
+    col: int = 0
+    on_key: bool = False
+
+
+class LocatedCompiler(st.Compiler):
+    """The step compiler, keeping where in its text an expression goes wrong (so that the
+    builder can point at the name, not at the start of the step)."""
+
+    def expr(self, s: st.Step, source: Any, scope: Scope, want: VType | None,
+             key: str | None = None) -> typed.Typed | None:
+        try:
+            return typed.check(source, scope, want)
+        except typed.ExprError as exc:
+            parts = (key or s.kind).split("/")
+            on_key = (len(parts) == 2 and parts[0] in ("gain", "set") and parts[1] == source
+                      and isinstance(s.arg, Mapping) and source in s.arg)
+            shown = exc.message if f"'{source}'" in exc.message else \
+                f"{exc.message} (in '{source}')"
+            self.problems.append(ExprProblem(exc.code, shown,
+                                             (*s.path, *parts), exc.suggestion,
+                                             source if isinstance(source, str) else "",
+                                             exc.col, on_key))
+            return None
+
+
+    def compile(self, proc: st.Procedure) -> st.Emitted:
+        # the params and the choices of a procedure become the arguments of its functions:
+        # one name twice would be a function that does not compile
+        seen = {p.name for p in proc.params}
+        for c in proc.choices:
+            name = c.arg.get("as") if isinstance(c.arg, Mapping) else None
+            if not isinstance(name, str):
+                continue
+            if name in seen:
+                what = "a param" if name in {p.name for p in proc.params} else "an earlier choice"
+                self.problems.append(st.StepProblem(
+                    "duplicate-id", f"'{proc.id}' has {what} named '{name}' already; name this "
+                    "choice otherwise", (*c.path, "choose", "as")))
+            seen.add(name)
+        return super().compile(proc)
+
+    def _effect(self, s: st.Step, scope: Scope, indent: int, out: list[str]) -> Scope:
+        if s.kind in ("gain", "set", "let") and isinstance(s.arg, Mapping) and not s.arg:
+            # it would compile to no statement at all (a function of comments only)
+            self.problem(s, "step-shape", f"this {s.kind} names nothing; write "
+                         f"{s.kind}: {{{'NAME' if s.kind == 'let' else 'PLACE'}: EXPR}}, or drop "
+                         "the step")
+            return scope
+        return super()._effect(s, scope, indent, out)
+
+
 def compile_procs(ps: ProcSet, scope: Scope, name: Callable[[str], str],
                   where: Callable[[tuple[str | int, ...]], str]
                   ) -> tuple[dict[str, st.Emitted], list[st.StepProblem]]:
@@ -343,7 +400,7 @@ def compile_procs(ps: ProcSet, scope: Scope, name: Callable[[str], str],
         pscope = scope
         if row is not None:
             pscope = _with_row(scope, row)
-        comp = st.Compiler(pscope, ps.procs, ps.hooks, name, where)
+        comp = LocatedCompiler(pscope, ps.procs, ps.hooks, name, where)
         out[pid] = comp.compile(proc)
         problems += comp.problems
     seen = set()

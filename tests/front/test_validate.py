@@ -443,8 +443,8 @@ def test_an_id_with_a_trailing_newline_is_refused(
 @pytest.mark.parametrize(
     "text",
     [
-        "kind: vocabulary\nnames:\n  - {name: wigs, scope: player, words: w}\n",
-        "kind: vocabulary\nnames:\n  - {name: w2_x, scope: player, words: w}\n",
+        "kind: vocabulary\nnames:\n  - {name: wigs, value: wigs, scope: player, words: w}\n",
+        "kind: vocabulary\nnames:\n  - {name: w2_x, value: wigs, scope: player, words: w}\n",
     ],
 )
 def test_plain_ids_still_pass(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
