@@ -140,6 +140,11 @@ def parse_steps(raw: Any, path: tuple[str | int, ...], problems: list[StepProble
         kinds = [k for k in item if k in KINDS]
         if "do" in kinds and ("repeat" in item or "for_each" in item):
             kinds.remove("do")  # the body of a loop
+        if kinds == ["if", "do"] or kinds == ["do", "if"]:
+            problems.append(StepProblem(
+                "step-shape", "an if's steps are written `then:` (and `else:`), not `do:`",
+                (*here, "do"), "then"))
+            continue
         if len(kinds) != 1:
             shown = ", ".join(kinds) if kinds else "none"
             problems.append(StepProblem(
@@ -255,9 +260,12 @@ class Compiler:
             if s.kind in ("require", "choose"):
                 self.problem(s, "step-order", f"a {s.kind} step comes before the effects of its "
                              "procedure (its guard); move it up, or split the procedure")
+                self._check_misplaced(s, rscope)
                 continue
             rscope = self._effect(s, rscope, 1, body)
-        run += body or ["    pass"]
+        if all(line.strip().startswith("#") for line in body):
+            body.append("    pass")
+        run += body
         return Emitted(_noqa(opts), _noqa(why), _noqa(run))
 
     # -- problems -----------------------------------------------------------------------
@@ -639,12 +647,21 @@ class Compiler:
         self.problem(s, "step-order", f"a {s.kind} step cannot stand among effects")
         return scope
 
+    def _check_misplaced(self, s: Step, scope: Scope) -> None:
+        """A require or choose out of place is still checked, so that all its problems come out
+        in one run."""
+        if s.kind == "require":
+            self.expr(s, s.arg, scope, BOOL)
+        else:
+            self._options(s, scope)
+
     def _block(self, steps: tuple[Step, ...], scope: Scope, indent: int, out: list[str]) -> None:
         before = len(out)
         for s in steps:
             if s.kind in ("require", "choose"):
                 self.problem(s, "step-order", f"a {s.kind} step belongs to the guard at the top "
                              "of its procedure, not inside an if or a loop")
+                self._check_misplaced(s, scope)
                 continue
             scope = self._effect(s, scope, indent, out)
         if len(out) == before or all(line.strip().startswith("#") for line in out[before:]):

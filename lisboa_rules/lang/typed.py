@@ -606,9 +606,10 @@ def narrowed(source: Any) -> list[str]:
     return out
 
 
-def data_lookup(data: Mapping[str, Any]) -> Callable[[tuple[str, ...]], Any]:
-    """`rules.DOC.path` constants from the merged documents: a path through a list of rows
-    gives the list of their values; a row is found by its `id` (`rules.nobles.nobles.king`)."""
+def data_lookup(data: Mapping[str, Any], root: str = "rules") -> Callable[[tuple[str, ...]], Any]:
+    """`rules.DOC.path` constants from the merged documents (or `this.x` from a procedure's
+    own row, with `root` "this"): a path through a list of rows gives the list of their
+    values; a row is found by its `id` (`rules.nobles.nobles.king`)."""
 
     def lookup(path: tuple[str, ...]) -> Any:
         node: Any = data
@@ -624,7 +625,10 @@ def data_lookup(data: Mapping[str, Any]) -> Callable[[tuple[str, ...]], Any]:
                 if any(v is None for v in node):
                     raise KeyError(f"not every row has '{key}'")
             else:
-                raise KeyError(f"no '{key}' after '{'.'.join(path[:i]) or 'rules'}'")
+                known = sorted(node) if isinstance(node, Mapping) else []
+                near = closest(key, [str(k) for k in known])
+                hint = f"; did you mean '{near}'?" if near else ""
+                raise KeyError(f"no '{key}' after '{'.'.join((root, *path[:i]))}'{hint}")
         _type_of(node)
         if isinstance(node, list) and any(isinstance(v, list | Mapping) for v in node):
             raise KeyError("a list of plain values is expected")

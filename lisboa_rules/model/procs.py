@@ -423,7 +423,7 @@ def _with_row(scope: Scope, row: Mapping[str, Any]) -> Scope:
     names = {str(k): Name(typed.INT, repr(v), const=True) for k, v in params.items()
              if isinstance(v, int) and not isinstance(v, bool) and str(k) not in taken}
     inner = scope.with_locals(**names)
-    inner = replace(inner, this=typed.data_lookup(row))
+    inner = replace(inner, this=typed.data_lookup(row, "this"))
     for key, value in row.items():
         if key in taken:
             continue  # a field of the state keeps its name; the row's is `this.KEY`
