@@ -305,6 +305,27 @@ def test_variant_page_redlines_an_added_step(
         assert_in_order(card, [enc(fmt, before), enc(fmt, shown)])
 
 
+@pytest.mark.parametrize("action", ["build-store", "take-decree"])
+def test_diff_command_lists_an_added_step(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    action: str,
+) -> None:
+    from lisboa_rules.cli.main import main
+
+    rules = edited(
+        tmp_path,
+        {},
+        {"variants/house-steps.yaml": VARIANT.format(action=action, text='"Shout hooray."')},
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["diff", "house-steps", "--rules", str(rules)]) == 0
+    out = capsys.readouterr().out
+    assert f"nobles.noble_actions[{action}].steps[house-bonus]: (absent) -> " in out
+    assert "Shout hooray." in out
+
+
 def _title(action: str) -> str:
     return {"build-store": "Build a Store", "open-building": "Open a Public Building"}[action]
 
