@@ -369,3 +369,29 @@ def test_hostile_step_words_are_encoded(tmp_path: Path, where: str, bad: str) ->
         if shown_md in line:
             rest = re.sub(r"^\s*\d+\. (\*Not possible when:\* )?", "", line)
             assert not re.match(r"\s*([#>+=-]|\d+[.)])", rest), line
+
+
+@pytest.mark.parametrize(
+    ("words", "md", "html"),
+    [
+        (
+            "See [[build-store]] first.",
+            "See [Build a Store](#build-store) first.",
+            'See <a href="#build-store">Build a Store</a> first.',
+        ),
+        ("See [[nowhere]] first.", r"See \[\[nowhere\]\] first.", "See [[nowhere]] first."),
+        (
+            "[[score.stores]] and [[no.such]]",
+            r"[Store majorities](#score.stores) and \[\[no.such\]\]",
+            '<a href="#score.stores">Store majorities</a> and [[no.such]]',
+        ),
+    ],
+)
+def test_rule_references_in_step_words(tmp_path: Path, words: str, md: str, html: str) -> None:
+    """A step's words link the rules they name; a name of no rule is printed as written (the
+    build does not fail on the reference's side)."""
+    q = json.dumps(words)
+    rules = edited(tmp_path, {"effects.yaml": [("text: Take the rubble cubes.}", f"text: {q}}}")]})
+    files = build(rules)
+    assert md in section(files[RULES_MD], "md", "effect-rubble")
+    assert html in section(files[RULES_HTML], "html", "effect-rubble")

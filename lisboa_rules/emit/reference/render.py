@@ -487,19 +487,24 @@ class _Builder:
                     raise ReferenceError(f"unresolved placeholder in text: {seg.text!r}")
                 out.append(Piece(missing(seg.text)))
             else:
-                out.extend(self._refs(seg.text))
+                out.extend(self._refs(seg.text, strict=missing is None))
         return _strip(out)
 
-    def _refs(self, text: str) -> list[Piece]:
+    def _refs(self, text: str, strict: bool = True) -> list[Piece]:
+        """Text with its rule references as links; one to no rule is an error, or printed as
+        written when not `strict` (steps' words, which the model does not check yet)."""
         out: list[Piece] = []
         pos = 0
         for ref in CROSS_REF.finditer(text):
             if ref.start() > pos:
                 out.append(Piece(text[pos:ref.start()]))
             rid = ref.group(1)
-            if rid not in self.rules:
+            if rid not in self.rules and not strict:
+                out.append(Piece(ref.group(0)))
+            elif rid not in self.rules:
                 raise ReferenceError(f"text names rule '{rid}', which does not exist")
-            out.append(link(self.title_of(rid), rid))
+            else:
+                out.append(link(self.title_of(rid), rid))
             pos = ref.end()
         if pos < len(text):
             out.append(Piece(text[pos:]))
