@@ -633,8 +633,11 @@ class _Builder:
                     continue
                 lines += [replace(x, status="removed") for x in before[b0:b1]]
                 lines += [replace(x, status="added") for x in now[a0:a1]]
+            # the page shows the base game: a procedure only the variant has has no card there
+            known = {self.proc_anchor(p, self.m)[0] for p in base_ids}
+            lines = [x if not x.ref or x.ref in known else replace(x, ref="") for x in lines]
             anchor, title = self.proc_anchor(pid, after if pid not in base_ids else self.m)
-            out.append(StepRedline(anchor, title, tuple(lines)))
+            out.append(StepRedline(anchor if pid in base_ids else "", title, tuple(lines)))
         return tuple(out)
 
     def value_name(self, value: Any, named: bool = True) -> str:
@@ -1155,18 +1158,17 @@ class _Builder:
                     event = " · ".join(_event_words(e) for e, hs in ps.hooks.items() if pid in hs)
                 blocks.append(RuleCard(anchor, title, body, proc=self.proc_view(pid, m),
                                        event=event, procedure=True))
-        doc = m.data.get("effects")
-        rows = [r for r in (doc.get("measures") or ()) if isinstance(r, Mapping)] \
-            if isinstance(doc, Mapping) else []
-        if rows:
+        # the measures the steps read, with their words (rules/vocabulary.yaml)
+        vocab = {v.name: v.words for v in m.vocabulary}
+        measures = [mid for mid, _ in ps.measures] if ps is not None else []
+        if measures:
             blocks.append(Heading("measures-list", humanize("measures")))
             blocks.append(Table(
-                (humanize("id"), humanize("text")),
-                tuple(((Piece(str(r.get("id")), "code"),),
-                       self.rich(str(r["text"]), r, m, missing=lambda raw: raw)
-                       if isinstance(r.get("text"), str) else plain(""))
-                      for r in rows),
-                row_ids=tuple(f"measure-{r.get('id')}" for r in rows)))
+                (humanize("name"), humanize("words")),
+                tuple(((Piece(mid, "code"),),
+                       self.rich(vocab[mid], {}, m, missing=lambda _: "…")
+                       if mid in vocab else plain("")) for mid in measures),
+                row_ids=tuple(f"measure-{mid}" for mid in measures)))
         return Chapter("chap-effects", humanize("effects"), tuple(blocks))
 
     # -- variants and appendix -------------------------------------------------------------------
