@@ -395,3 +395,42 @@ def test_rule_references_in_step_words(tmp_path: Path, words: str, md: str, html
     files = build(rules)
     assert md in section(files[RULES_MD], "md", "effect-rubble")
     assert html in section(files[RULES_HTML], "html", "effect-rubble")
+
+
+@pytest.mark.parametrize(
+    ("step", "place", "words"),
+    [
+        (
+            "text: ...pay the land price...}",
+            "$after",
+            ["...pay the land price...", "NEW", "...and take the rubble cubes."],
+        ),
+        (
+            "text: ...and take the rubble cubes.}",
+            "$before",
+            ["...pay the land price...", "NEW", "...and take the rubble cubes."],
+        ),
+    ],
+)
+def test_variant_step_placed_by_id_shows_in_place(
+    tmp_path: Path, step: str, place: str, words: list[str]
+) -> None:
+    """A variant that places a new step after (or before) a step with an id: the redline and
+    the folded card show it there, not at the end."""
+    new = "Ring the bell of the guild."
+    variant = VARIANT.format(action="build-store", text=json.dumps(new)).replace(
+        "            id: house-bonus\n", f"            id: house-bonus\n            {place}: mark\n"
+    )
+    rules = edited(
+        tmp_path,
+        {"nobles.yaml": [(step, step[:-1] + ", id: mark}")]},
+        {"variants/house-steps.yaml": variant},
+    )
+    want = [new if w == "NEW" else w for w in words]
+    page = build(rules)[RULES_MD]
+    redline = page[page.index("variant-house-steps") :]
+    redline = redline[redline.index("Steps that read differently") :]
+    assert_in_order(redline, [md_text(want[0]), f"- **{md_text(new)}**", md_text(want[2])])
+    folded = build(rules, ("house-steps",))
+    for fmt, path in FORMATS.items():
+        assert_in_order(section(folded[path], fmt, "build-store"), [enc(fmt, w) for w in want])
