@@ -116,7 +116,12 @@ def _stream(body: bytes) -> bytes:
     if m is None:
         return b""
     data = m.group(1)
-    return zlib.decompress(data) if b"/FlateDecode" in body[: m.start()] else data
+    if b"/FlateDecode" not in body[: m.start()]:
+        return data
+    try:
+        return zlib.decompress(data)
+    except zlib.error:  # the data ended in a CR, taken for the line break before endstream
+        return zlib.decompress(data + b"\r")
 
 
 def _ref(body: bytes, key: bytes) -> int | None:

@@ -18,12 +18,13 @@ of data for their format.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 import sys
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import jinja2
@@ -123,6 +124,41 @@ class StepView:
 
 
 @dataclass(frozen=True)
+class ProcStep:
+    """One step of a procedure as printed: its own words (`text`), or the condition of a
+    `require` (kind "condition", its `reason`), or the `else` of an `if` (kind "otherwise");
+    the steps nested under it, and the procedure a `do` step carries out (a link)."""
+
+    text: Rich
+    kind: str = "step"  # step | condition | otherwise
+    children: tuple[ProcStep, ...] = ()
+    ref: str = ""  # anchor of the procedure a `do` step carries out
+    ref_title: str = ""
+
+
+@dataclass(frozen=True)
+class StepLine:
+    """A line of a procedure's redline: its depth, what it is and whether the variant adds it,
+    removes it or keeps it."""
+
+    depth: int
+    kind: str
+    text: Rich
+    status: str  # same | added | removed
+    ref: str = ""
+    ref_title: str = ""
+
+
+@dataclass(frozen=True)
+class StepRedline:
+    """A procedure whose steps read differently with a variant, base -> variant."""
+
+    id: str  # the anchor of the procedure's card
+    title: str
+    lines: tuple[StepLine, ...]
+
+
+@dataclass(frozen=True)
 class CalloutView:
     variant: str
     variant_title: str
@@ -174,6 +210,8 @@ class RuleCard:
     marks: tuple[Mark, ...] = ()
     sources: tuple[str, ...] = ()
     procedure: bool = False
+    proc: tuple[ProcStep, ...] = ()  # the steps the engine runs, in their own words
+    event: str = ""  # a hook's event, in words
     kind: str = "card"
 
     @property
@@ -251,6 +289,7 @@ class VariantView:
     callouts: tuple[CalloutView, ...]
     marks: tuple[Mark, ...]
     sources: tuple[str, ...]
+    step_changes: tuple[StepRedline, ...] = ()
     kind: str = "variant"
 
 
@@ -430,8 +469,10 @@ class _Builder:
         return r.title if r else rule_id
 
     def rich(self, text: str, local: Any, m: Model | None = None,
-             declared: Iterable[str] = ()) -> Rich:
-        """Text with placeholders filled; values keep the assumptions not already declared."""
+             declared: Iterable[str] = (), missing: Callable[[str], str] | None = None) -> Rich:
+        """Text with placeholders filled; values keep the assumptions not already declared.
+        A placeholder the data cannot fill is an error, unless `missing` says what to print
+        for it (steps' words name values that exist only during play)."""
         model = m or self.m
         known = set(declared)
         out: list[Piece] = []
@@ -442,21 +483,28 @@ class _Builder:
                 known.update(extra)
                 out.append(Piece(seg.text, "value", marks=self.marks(extra)))
             elif any(True for _ in rtext.placeholders(seg.text)):
-                raise ReferenceError(f"unresolved placeholder in text: {seg.text!r}")
+                if missing is None:
+                    raise ReferenceError(f"unresolved placeholder in text: {seg.text!r}")
+                out.append(Piece(missing(seg.text)))
             else:
-                out.extend(self._refs(seg.text))
+                out.extend(self._refs(seg.text, strict=missing is None))
         return _strip(out)
 
-    def _refs(self, text: str) -> list[Piece]:
+    def _refs(self, text: str, strict: bool = True) -> list[Piece]:
+        """Text with its rule references as links; one to no rule is an error, or printed as
+        written when not `strict` (steps' words, which the model does not check yet)."""
         out: list[Piece] = []
         pos = 0
         for ref in CROSS_REF.finditer(text):
             if ref.start() > pos:
                 out.append(Piece(text[pos:ref.start()]))
             rid = ref.group(1)
-            if rid not in self.rules:
+            if rid not in self.rules and not strict:
+                out.append(Piece(ref.group(0)))
+            elif rid not in self.rules:
                 raise ReferenceError(f"text names rule '{rid}', which does not exist")
-            out.append(link(self.title_of(rid), rid))
+            else:
+                out.append(link(self.title_of(rid), rid))
             pos = ref.end()
         if pos < len(text):
             out.append(Piece(text[pos:]))
@@ -480,6 +528,117 @@ class _Builder:
             callouts=tuple(self.callouts.get(r.id, ())),
             examples=tuple(e for e in self.examples if e.rule == r.id),
             marks=self.marks(r.provenance.assumptions), sources=r.provenance.sources, **kw)
+
+    # -- procedures: the steps the engine runs, in their own words ----------------------------
+
+    def proc_groups(self, m: Model | None = None) -> dict[str, str]:
+        """Every procedure id of a model with the group it is printed in: `noble_actions`
+        (on their rule cards), `effects`, `hooks` or `procedures` (the Effects chapter)."""
+        ps = (m or self.m).procs
+        if ps is None:
+            return {}
+        hooks = {h for ids in ps.hooks.values() for h in ids}
+        out: dict[str, str] = {}
+        for pid in ps.procs:
+            out[pid] = ("noble_actions" if pid in ps.this else "effects" if pid in ps.effects
+                        else "hooks" if pid in hooks else "procedures")
+        return out
+
+    def proc_anchor(self, pid: str, m: Model | None = None) -> tuple[str, str]:
+        """The anchor and title of a procedure's card."""
+        model = m or self.m
+        group = self.proc_groups(model).get(pid, "procedures")
+        if group == "noble_actions":
+            na = next((a for a in model.noble_actions if a.id == pid), None)
+            return pid, na.name if na is not None else humanize(pid)
+        prefix = {"effects": "effect", "hooks": "hook"}.get(group, "procedure")
+        return f"{prefix}-{pid}", humanize(pid)
+
+    def proc_local(self, pid: str, m: Model) -> Any:
+        """What a procedure's words read placeholders from: its own row (also as `this`)."""
+        ps = m.procs
+        row = ps.this.get(pid) if ps is not None else None
+        if row is None:
+            row = self.proc_row(pid, m)
+        return {**row, "this": row} if isinstance(row, Mapping) else {}
+
+    def proc_row(self, pid: str, m: Model) -> Mapping[str, Any]:
+        """A procedure's own entry in the effects document (its `text`, `on`, ...)."""
+        doc = m.data.get("effects")
+        if isinstance(doc, Mapping):
+            for key in ("effects", "procedures", "hooks"):
+                for row in doc.get(key) or ():
+                    if isinstance(row, Mapping) and str(row.get("id")) == pid:
+                        return row
+        return {}
+
+    def proc_view(self, pid: str, m: Model | None = None,
+                  declared: Iterable[str] = ()) -> tuple[ProcStep, ...]:
+        """The steps of procedure `pid` as printed (none when the model has no such one)."""
+        model = m or self.m
+        ps = model.procs
+        proc = ps.procs.get(pid) if ps is not None else None
+        if proc is None:
+            return ()
+        return self._steps(proc.steps, self.proc_local(pid, model), model, tuple(declared))
+
+    def _steps(self, steps: Iterable[Any], local: Any, m: Model,
+               declared: tuple[str, ...]) -> tuple[ProcStep, ...]:
+        """Steps with words of their own; a step without them is left out, its nested steps
+        taking its place; a `require` without them prints its reason as a condition."""
+        out: list[ProcStep] = []
+        for s in steps:
+            kids = list(self._steps(s.body, local, m, declared))
+            other = self._steps(s.orelse, local, m, declared)
+            if other:
+                if len(other) == 1 and other[0].kind == "step":
+                    kids.append(replace(other[0], kind="otherwise"))
+                else:
+                    kids.append(ProcStep((), "otherwise", other))
+            text = s.text
+            kind = "step"
+            if not text and s.kind == "require" and isinstance(s.get("reason"), str):
+                text, kind = s.get("reason"), "condition"
+            if not isinstance(text, str) or not text.strip():
+                out.extend(kids)
+                continue
+            # a require's reason names values that exist only during play ({price}): `…`
+            shown = self.rich(text, local, m, declared, missing=(
+                (lambda _: "…") if kind == "condition" else (lambda raw: raw)))
+            ref = title = ""
+            if s.kind == "do" and isinstance(s.arg, str) and m.procs is not None \
+                    and s.arg in m.procs.procs:
+                ref, title = self.proc_anchor(s.arg, m)
+            out.append(ProcStep(shown, kind, tuple(kids), ref, title))
+        return tuple(out)
+
+    def step_redlines(self, after: Model) -> tuple[StepRedline, ...]:
+        """The procedures whose steps read differently in `after`, each as a redline: every
+        line of the variant's list, with the base's lines it drops struck through."""
+        base_ids = list(self.proc_groups(self.m))
+        ids = base_ids + [p for p in self.proc_groups(after) if p not in base_ids]
+        out: list[StepRedline] = []
+        for pid in ids:
+            before = _flatten(self.proc_view(pid, self.m))
+            now = _flatten(self.proc_view(pid, after))
+            keys_b = [_line_key(x) for x in before]
+            keys_a = [_line_key(x) for x in now]
+            if keys_b == keys_a:
+                continue
+            lines: list[StepLine] = []
+            matcher = difflib.SequenceMatcher(None, keys_b, keys_a, autojunk=False)
+            for op, b0, b1, a0, a1 in matcher.get_opcodes():
+                if op == "equal":
+                    lines += [replace(x, status="same") for x in now[a0:a1]]
+                    continue
+                lines += [replace(x, status="removed") for x in before[b0:b1]]
+                lines += [replace(x, status="added") for x in now[a0:a1]]
+            # the page shows the base game: a procedure only the variant has has no card there
+            known = {self.proc_anchor(p, self.m)[0] for p in base_ids}
+            lines = [x if not x.ref or x.ref in known else replace(x, ref="") for x in lines]
+            anchor, title = self.proc_anchor(pid, after if pid not in base_ids else self.m)
+            out.append(StepRedline(anchor if pid in base_ids else "", title, tuple(lines)))
+        return tuple(out)
 
     def value_name(self, value: Any, named: bool = True) -> str:
         """A data value in words; ids become names when `named` (references, not colours)."""
@@ -659,6 +818,9 @@ class _Builder:
         if rest:
             chapters.append(Chapter("chap-other", "Other rules",
                                     tuple(self.card(r) for r in rest)))
+        effects = self.ch_effects()
+        if effects.blocks:
+            chapters.append(effects)
         chapters.append(self.ch_variants())
         chapters.append(self.ch_appendix())
         game = m.data["game"]
@@ -816,8 +978,9 @@ class _Builder:
                               and r.text == na.extra_pick.text and r.id != na.id), None)
                 if extra is not None:
                     children.append(self.card(extra))
-            blocks.append(self.card(na.rule, facts=tuple(facts),
-                                    children=tuple(children)))
+            blocks.append(self.card(na.rule, facts=tuple(facts), children=tuple(children),
+                                    proc=self.proc_view(na.id, declared=(
+                                        na.rule.provenance.assumptions))))
         return Chapter("chap-court", title, tuple(blocks))
 
     def nobles_table(self) -> Table:
@@ -968,6 +1131,46 @@ class _Builder:
             Piece("", "value", marks=self.marks(comp.get("decrees_assumptions", ())))),
             row_ids=tuple(f"decree-{d.id}" for d in self.m.decrees), numeric=(2,))
 
+    # -- effects ---------------------------------------------------------------------------------
+
+    def ch_effects(self) -> Chapter:
+        """The effects named on cards and actions, the procedures they share, the hooks on
+        events and the measures, each printed from the very steps the engine runs."""
+        m = self.m
+        groups = self.proc_groups(m)
+        ps = m.procs
+        blocks: list[Block] = []
+        for group in ("effects", "procedures", "hooks"):
+            ids = [pid for pid, g in groups.items() if g == group]
+            if not ids:
+                continue
+            if blocks or group != "effects":
+                blocks.append(Heading(f"{group}-list", humanize(group)))
+            for pid in ids:
+                anchor, title = self.proc_anchor(pid, m)
+                row = self.proc_row(pid, m)
+                local = self.proc_local(pid, m)
+                text = row.get("text")
+                body = (self.rich(text, local, m, missing=lambda raw: raw),) \
+                    if isinstance(text, str) and text.strip() else ()
+                event = ""
+                if group == "hooks" and ps is not None:
+                    event = " · ".join(_event_words(e) for e, hs in ps.hooks.items() if pid in hs)
+                blocks.append(RuleCard(anchor, title, body, proc=self.proc_view(pid, m),
+                                       event=event, procedure=True))
+        # the measures the steps read, with their words (rules/vocabulary.yaml)
+        vocab = {v.name: v.words for v in m.vocabulary}
+        measures = [mid for mid, _ in ps.measures] if ps is not None else []
+        if measures:
+            blocks.append(Heading("measures-list", humanize("measures")))
+            blocks.append(Table(
+                (humanize("name"), humanize("words")),
+                tuple(((Piece(mid, "code"),),
+                       self.rich(vocab[mid], {}, m, missing=lambda _: "…")
+                       if mid in vocab else plain("")) for mid in measures),
+                row_ids=tuple(f"measure-{mid}" for mid in measures)))
+        return Chapter("chap-effects", humanize("effects"), tuple(blocks))
+
     # -- variants and appendix -------------------------------------------------------------------
 
     def ch_variants(self) -> Chapter:
@@ -989,7 +1192,8 @@ class _Builder:
             blocks.append(VariantView(
                 v.id, v.title, self.variant_index[v.id], v.applies_players,
                 self.rich(v.text, {}, vm, v.provenance.assumptions), rows, tuple(text_changes),
-                callouts, self.marks(v.provenance.assumptions), v.provenance.sources))
+                callouts, self.marks(v.provenance.assumptions), v.provenance.sources,
+                self.step_redlines(vm)))
         return Chapter("chap-variants", humanize("variants"), tuple(blocks))
 
     def change_row(self, ch: Any, after: Model) -> ChangeRow:
@@ -1026,6 +1230,8 @@ class _Builder:
             names = parent.get(f"{key[:-1]}_names")
             if isinstance(names, list):
                 before, after_v = _named(before, names), _named(after_v, names)
+        if "steps" in ch.path:  # a step is shown by its words (its redline is below)
+            before, after_v = _step_words(before), _step_words(after_v)
         return ChangeRow(plain(" › ".join(parts)), self.value_name(before),
                          self.value_name(after_v), rule, rule_title)
 
@@ -1146,6 +1352,32 @@ class _Builder:
             out.append(AidSection(rule.title, f"aid-{rule.id}", when, checklist=checklist,
                                   lines=(self.rule_text(rule),)))
         return tuple(out)
+
+
+def _step_words(value: Any) -> Any:
+    """A step (or a list of steps) as its words, where it has them."""
+    if isinstance(value, Mapping) and isinstance(value.get("text"), str):
+        return value["text"]
+    if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+        return [_step_words(v) for v in value]
+    return value
+
+
+def _event_words(event: str) -> str:
+    """An event's name as words: `rubble-set-completed` -> `rubble set completed`."""
+    return " ".join(event.replace("-", " ").replace("_", " ").split())
+
+
+def _flatten(steps: Iterable[ProcStep], depth: int = 0) -> list[StepLine]:
+    out: list[StepLine] = []
+    for st in steps:
+        out.append(StepLine(depth, st.kind, st.text, "same", st.ref, st.ref_title))
+        out += _flatten(st.children, depth + 1)
+    return out
+
+
+def _line_key(line: StepLine) -> tuple[int, str, str, str]:
+    return line.depth, line.kind, "".join(p.text for p in line.text), line.ref
 
 
 def _lookup(values: Mapping[str, int]) -> Callable[[str, str | None], int | bool]:
