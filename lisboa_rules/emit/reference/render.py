@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import json
 import re
 import sys
 import types
@@ -211,6 +212,7 @@ class RuleCard:
     sources: tuple[str, ...] = ()
     procedure: bool = False
     proc: tuple[ProcStep, ...] = ()  # the steps the engine runs, in their own words
+    proc_code: tuple[str, ...] = ()  # the same steps as the rules write them (every number)
     event: str = ""  # a hook's event, in words
     kind: str = "card"
 
@@ -581,6 +583,31 @@ class _Builder:
         if proc is None:
             return ()
         return self._steps(proc.steps, self.proc_local(pid, model), model, tuple(declared))
+
+    def proc_code(self, pid: str, m: Model | None = None) -> tuple[str, ...]:
+        """The steps of procedure `pid` as the rules write them, one line each, nested steps
+        indented: every number and expression the engine compiles, for the annotated look."""
+        model = m or self.m
+        ps = model.procs
+        proc = ps.procs.get(pid) if ps is not None else None
+        if proc is None:
+            return ()
+        out: list[str] = []
+
+        def walk(steps: Iterable[Any], depth: int) -> None:
+            for s in steps:
+                arg = s.arg
+                shown = arg if isinstance(arg, str) else json.dumps(arg, ensure_ascii=False)
+                extra = "".join(f", {k}: {v if isinstance(v, str) else json.dumps(v)}"
+                                for k, v in s.extra if k not in ("reason", "count_reason"))
+                out.append("· " * depth + f"{s.kind}: {shown}{extra}")
+                walk(s.body, depth + 1)
+                if s.orelse:
+                    out.append("· " * depth + "else:")
+                    walk(s.orelse, depth + 1)
+
+        walk(proc.steps, 0)
+        return tuple(out)
 
     def _steps(self, steps: Iterable[Any], local: Any, m: Model,
                declared: tuple[str, ...]) -> tuple[ProcStep, ...]:
@@ -979,6 +1006,7 @@ class _Builder:
                 if extra is not None:
                     children.append(self.card(extra))
             blocks.append(self.card(na.rule, facts=tuple(facts), children=tuple(children),
+                                    proc_code=self.proc_code(na.id),
                                     proc=self.proc_view(na.id, declared=(
                                         na.rule.provenance.assumptions))))
         return Chapter("chap-court", title, tuple(blocks))
@@ -1157,6 +1185,7 @@ class _Builder:
                 if group == "hooks" and ps is not None:
                     event = " · ".join(_event_words(e) for e, hs in ps.hooks.items() if pid in hs)
                 blocks.append(RuleCard(anchor, title, body, proc=self.proc_view(pid, m),
+                                       proc_code=self.proc_code(pid, m),
                                        event=event, procedure=True))
         # the measures the steps read, with their words (rules/vocabulary.yaml)
         vocab = {v.name: v.words for v in m.vocabulary}
