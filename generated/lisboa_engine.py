@@ -4923,7 +4923,7 @@ def _run_period_end(g: Game) -> None:
     steps = rs.period_end
     while g.period_step < len(steps):
         step = steps[g.period_step]
-        if step.procedure == "hand-discard":
+        if step.id not in rs.procs:  # a step without steps of its own waits for a decision
             n = len(g.players)
             first = g.period_end_by if g.period_end_by is not None else g.current
             g.discard_queue = [(first + k) % n for k in range(n)]
@@ -5510,7 +5510,7 @@ def _check_phase(g: Game, rs: RuleSet) -> None:
         raise StateError("$.period_end_by", f"period {g.period} is the last: it does not end")
     if waiting == "hand-discard":
         step = g.period_step
-        if not 0 <= step < len(rs.period_end) or rs.period_end[step].procedure != "hand-discard":
+        if not 0 <= step < len(rs.period_end) or rs.period_end[step].id in rs.procs:
             raise StateError("$.period_step", f"step {step} of the period end is no hand discard")
         if g.period_end_by is None:
             raise StateError("$.period_end_by", "the end of the period runs for who ended it")

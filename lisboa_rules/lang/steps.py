@@ -266,7 +266,7 @@ class Compiler:
         if all(line.strip().startswith("#") for line in body):
             body.append("    pass")
         run += body
-        return Emitted(_noqa(opts), _noqa(why), _noqa(run))
+        return Emitted(_tidy(opts), _tidy(why), _tidy(run))
 
     # -- problems -----------------------------------------------------------------------
 
@@ -769,7 +769,7 @@ def _non_positive(source: Any) -> bool:
     return isinstance(source, int) and not isinstance(source, bool) and source <= 0
 
 
-def _noqa(lines: list[str]) -> list[str]:
+def _tidy(lines: list[str]) -> list[str]:
     """A generated function made tidy: the acting player is read only when used."""
     body = "\n".join(line for line in lines if line.strip() != "p = g.players[seat]")
     keep = re.search(r"(?<![\w.'\"])p(?![\w'\"])", body) is not None
