@@ -39,16 +39,16 @@ from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import BOOL, INT, ExprError, Name, Scope, Typed, VType
 
 KINDS = ("gain", "set", "let", "move", "drop", "require", "choose", "if", "for_each", "repeat",
-         "do", "raise")
+         "do", "raise", "apply")
 COMMON = ("id", "text", "rule", "source", "assumptions")
 # the keys each kind allows beside its own (then/else of an if, do of a loop, ...)
 SIBLINGS = {"if": ("then", "else"), "for_each": ("do",), "repeat": ("do",), "require": ("reason",),
-            "do": ("with",), "choose": ("reason", "count_rule", "count_reason")}
+            "do": ("with", "reason"), "choose": ("reason", "count_rule", "count_reason")}
 GUARD_KINDS = ("require", "choose", "let")
 EFFECT_NOUNS = {  # how the reference names a step kind when it has no text of its own
     "gain": "gain", "set": "set", "let": "let", "move": "move", "require": "require",
     "choose": "choose", "if": "if", "for_each": "for each", "repeat": "repeat", "do": "do",
-    "raise": "raise", "drop": "drop",
+    "raise": "raise", "drop": "drop", "apply": "apply",
 }
 MAX_NESTING = 6
 
@@ -425,7 +425,10 @@ class Compiler:
                     test = f"{var} is None or ({test})"
                 reason = self._reason(s, scope, s.get("reason") or
                                       f"that {s.arg['as']} is not one to choose")
-                out.append(f"    if not ({test}):")
+                if where is None and not optional:
+                    out.append(f"    if {var} not in {over}:")
+                else:
+                    out.append(f"    if not ({test}):")
                 out.append(f"        return ({rule}, {reason})")
                 return inner
         parts: list[str] = []
@@ -510,7 +513,16 @@ class Compiler:
             t = self.expr(s, source, scope, None, f"let/{name}")
             if t is None:
                 continue
-            out.append("    " * indent + f"{typed.local_code(str(name))} = {bare(t.code)}")
+            var = typed.local_code(str(name))
+            pad = "    " * indent
+            code = bare(t.code)
+            split = _ternary(code) if len(pad) + len(var) + len(code) + 3 > 100 else None
+            if split is not None:  # a long `a if c else b` reads better as an if statement
+                then, cond, other = split
+                out += [f"{pad}if {bare(cond)}:", f"{pad}    {var} = {bare(then)}", f"{pad}else:",
+                        f"{pad}    {var} = {bare(other)}"]
+            else:
+                out.append(f"{pad}{var} = {code}")
             scope = scope.with_locals(**{str(name): Name(t.type, typed.local_code(str(name)))})
         return scope
 
@@ -759,6 +771,37 @@ class Compiler:
                              f"{key}/{name}",
                              typed.closest(str(name), [p.name for p in callee.params]))
         return "".join(", " + a for a in args)
+
+
+def _ternary(code: str) -> tuple[str, str, str] | None:
+    """(then, condition, else) of code that is one `a if c else b`, as source text."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.IfExp):
+        return None
+    parts = [ast.get_source_segment(code, n) for n in (node.body, node.test, node.orelse)]
+    if any(p is None for p in parts):
+        return None
+    return parts[0] or "", parts[1] or "", parts[2] or ""
+
+
+def negate(code: str) -> str:
+    """`not code`, written as ruff wants it (`a not in b`, `a is not None`)."""
+    inner = bare(code)
+    try:
+        node = ast.parse(inner, mode="eval").body
+    except SyntaxError:
+        return f"not {code}"
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        flip = {ast.In: " not in ", ast.NotIn: " in ", ast.Is: " is not ", ast.IsNot: " is "}
+        op = flip.get(type(node.ops[0]))
+        left = ast.get_source_segment(inner, node.left)
+        right = ast.get_source_segment(inner, node.comparators[0])
+        if op is not None and left is not None and right is not None:
+            return f"{left}{op}{right}"
+    return f"not {code}"
 
 
 def _non_negative(source: Any) -> bool:

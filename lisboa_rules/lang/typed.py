@@ -25,7 +25,8 @@ from lisboa_rules.core.encode import py_str
 
 MAX_LENGTH = 600
 MAX_DEPTH = 24
-FUNCTIONS = ("len", "sum", "min", "max", "any", "all", "sorted", "reversed", "range", "formula")
+FUNCTIONS = ("len", "sum", "min", "max", "any", "all", "sorted", "reversed", "range", "first",
+             "formula")
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ INT = VType("int")
 BOOL = VType("bool")
 TEXT = VType("text")
 NONE = VType("none")
+ANY = VType("any")
+EFFECTS = VType("effects")  # a bundle of effects of a row ({reis: 3}), for an `apply` step
 
 
 def list_of(t: VType) -> VType:
@@ -96,6 +99,11 @@ class Scope:
     # a formula of the rules data (`formula(rules.components.shipyard.per_color)`) as code
     formula: Callable[[str], Typed] | None = None
     kind_values: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # declared order
+    # the costs of the rules data (`cost('visit-cost', other_officials=n)`) and the context
+    # values a cost may be given
+    kind_sources: dict[tuple[str, ...], str] = field(default_factory=dict)  # rows' ids -> kind
+    costs: frozenset[str] = frozenset()
+    contexts: frozenset[str] = frozenset()
 
     def keys_of(self, src: Typed) -> str:
         """Code going through a list, or through a table's keys in the order their kind
@@ -273,6 +281,13 @@ class _Checker:
                 codes.append(checker.cond(part, d).code)
                 if isinstance(node.op, ast.And):
                     checker = _Checker(narrow(checker.scope, part))
+            # a constant of the rules folded: `x or True` is True, `x and True` is x
+            absorb, unit = ("False", "True") if isinstance(node.op, ast.And) else ("True", "False")
+            if absorb in codes:
+                return Typed(absorb, BOOL)
+            codes = [c for c in codes if c != unit] or [unit]
+            if len(codes) == 1:
+                return Typed(codes[0], BOOL)
             return Typed("(" + op.join(codes) + ")", BOOL)
         if isinstance(node, ast.Compare):
             return self.compare(node, d)
@@ -373,7 +388,11 @@ class _Checker:
         code = constant_code(value)
         if len(code) > 40 and self.scope.name_constant is not None:
             code = self.scope.name_constant(code)
-        return Typed(code, _type_of(value))
+        t = _type_of(value)
+        kind = self.scope.kind_sources.get(path) if root == "rules" else None
+        if kind is not None and t.name == "list":  # the ids of a kind's rows are of that kind
+            t = list_of(VType(kind))
+        return Typed(code, t)
 
     def subscript(self, node: ast.Subscript, depth: int) -> Typed:
         base = self.expr(node.value, depth)
@@ -436,6 +455,18 @@ class _Checker:
         return Typed("(" + " and ".join(parts) + ")", BOOL)
 
     def call(self, node: ast.Call, depth: int) -> Typed:
+        if isinstance(node.func, ast.Name) and node.func.id in self.scope.kinds \
+                and node.func.id not in FUNCTIONS:
+            # `noble(card.type)`: a text read as an id of a kind, so that its rows can be read
+            if len(node.args) != 1 or node.keywords:
+                raise self.fail(node, f"{node.func.id}() takes one value", "expr-syntax")
+            arg = self.expr(node.args[0], depth)
+            if _family(arg.type, self.ik) != _family(VType(node.func.id), self.ik):
+                raise self.fail(node, f"'{ast.unparse(node.args[0])}' is {describe(arg.type)}, "
+                                f"not {node.func.id} ids")
+            return Typed(arg.code, VType(node.func.id, (), arg.type.optional))
+        if isinstance(node.func, ast.Name) and node.func.id == "cost":
+            return self.cost(node, depth)
         if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
             name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
             raise self.fail(node, f"unknown function '{name}'", "unknown-name",
@@ -486,12 +517,40 @@ class _Checker:
         if fn == "range":
             if not _numeric(t, self.ik):
                 raise self.fail(node, f"range() counts up to a number, not {describe(t)}")
-            return Typed(f"list(range({a.code}))", list_of(INT))
+            return Typed(f"list(range({_bare(a.code)}))", list_of(INT))
         if t.name != "list":
             raise self.fail(node, f"{fn}() needs a list, not {describe(t)}")
         if fn == "reversed":
             return Typed(f"list(reversed({a.code}))", t)
+        if fn == "first":  # the first item of a non-empty list
+            if a.code.startswith("[") and a.code.endswith("]") and " for " in a.code:
+                return Typed(f"next({a.code[1:-1]})", t.args[0])
+            return Typed(f"{a.code}[0]", t.args[0])
         return Typed(f"sorted({a.code})", t)
+
+    def cost(self, node: ast.Call, depth: int) -> Typed:
+        """`cost('visit-cost', other_officials=n)`: a cost of the rules data (rules/court.yaml),
+        for the acting player, with the context values its formula reads."""
+        if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) \
+                or not isinstance(node.args[0].value, str):
+            raise self.fail(node, "cost() takes the id of a cost, as in cost('sponsor-cost')",
+                            "expr-syntax")
+        cid = node.args[0].value
+        if cid not in self.scope.costs:
+            raise self.fail(node, f"no cost '{cid}'", "unknown-reference",
+                            closest(cid, sorted(self.scope.costs)))
+        given = []
+        for kw in node.keywords:
+            if kw.arg is None or kw.arg not in self.scope.contexts:
+                raise self.fail(node, f"a cost is given {', '.join(sorted(self.scope.contexts))}"
+                                f", not '{kw.arg}'", "unknown-name",
+                                closest(str(kw.arg), sorted(self.scope.contexts)))
+            value = self.expr(kw.value, depth)
+            if not _numeric(value.type, self.ik):
+                raise self.fail(kw.value, f"'{ast.unparse(kw.value)}' is not a number")
+            given.append(f"{kw.arg}={value.code}")
+        ctx = f"_ctx({', '.join(given)})" if given else "_NO_CTX"
+        return Typed(f"g.rs.costs[{py_str(cid)}](g, p, {ctx})", INT)
 
     def comprehension(self, node: ast.ListComp | ast.GeneratorExp, depth: int) -> Typed:
         if len(node.generators) != 1:
@@ -520,6 +579,12 @@ def _dotted(node: ast.expr) -> list[str] | None:
         head = _dotted(node.value)
         return None if head is None else [*head, node.attr]
     return None
+
+
+def _bare(code: str) -> str:
+    from lisboa_rules.lang.steps import bare
+
+    return bare(code)
 
 
 def constant_code(value: Any) -> str:

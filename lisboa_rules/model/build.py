@@ -21,6 +21,7 @@ from lisboa_rules.model import types as model
 from lisboa_rules.model.procs import (
     ExprProblem,
     ProcSet,
+    Tables,
     check_cycles,
     compile_procs,
     proc_set,
@@ -228,14 +229,18 @@ class Builder:
         ps = proc_set(self._get("effects", default={}) or {},
                       self._get("nobles", "noble_actions", default=[]) or [], problems,
                       self._get("vocabulary", "names", default=[]) or [],
-                      self._get("flow", default={}) or {})
+                      self._get("flow", default={}) or {},
+                      self._get("court", default={}) or {},
+                      self._get("nobles", "forbidden_reason", default=None))
         problems += check_cycles(ps)
-        scope = state_scope(state, data, ps.measures)  # its problems: see _vocabulary
+        tables = Tables()
+        scope = state_scope(state, data, ps.measures, tables)  # its problems: see _vocabulary
         scope = with_formulas(scope, self._get("vocabulary", "names", default=[]) or [])
         # every procedure is compiled, also one with a step that could not be read or checked
         # (step-shape, step-order, a bad `from`): that step is left out, so a name only it binds
         # is not reported unknown further down while the procedure has another problem
-        _, found = compile_procs(ps, scope, lambda pid: pid.replace("-", "_"), lambda path: "")
+        _, found = compile_procs(ps, scope, lambda pid: pid.replace("-", "_"), lambda path: "",
+                                 tables)
         everything = [*problems, *found]
         for proc in ps.procs.values():
             mine = [pr for pr in everything if pr.path[:len(proc.path)] == proc.path]
@@ -470,7 +475,8 @@ class Builder:
                     a["procedure"],
                     a.get("cost"),
                     a.get("lacking_cost"),
-                    tuple(a.get("steps", ())),
+                    tuple(str(x["text"]) for x in a.get("steps", ())
+                          if isinstance(x, dict) and isinstance(x.get("text"), str)),
                     bool(a.get("followable", True)),
                     self.effects(a.get("reward")),
                     r,

@@ -74,10 +74,30 @@ def _rows(data: Mapping[str, Any], path: str) -> Any:
     return node
 
 
-def _columns(rows: list[Any], key: str) -> dict[str, tuple[VType, dict[Any, Any]]]:
+def _of_kind(values: Iterable[Any], ids: Mapping[str, frozenset[Any]]) -> str | None:
+    """The one kind whose ids hold every value, or None."""
+    got = {v for v in values if v is not None}
+    found = [k for k, known in ids.items() if got and got <= known]
+    return found[0] if len(found) == 1 else None
+
+
+def _columns(rows: list[Any], key: str, ids: Mapping[str, frozenset[Any]] | None = None
+             ) -> dict[str, tuple[VType, dict[Any, Any]]]:
     """The readable columns of a table: numbers (missing: 0), text (missing: None) and lists
     of plain values (missing: empty)."""
     out: dict[str, tuple[VType, dict[Any, Any]]] = {}
+    flat = []
+    for r in rows:  # a mapping of plain values in a row is read as columns `reign_flag`, ...
+        if not isinstance(r, Mapping):
+            flat.append(r)
+            continue
+        row = dict(r)
+        for c, v in r.items():
+            if isinstance(v, Mapping) and not all(
+                    isinstance(x, int) and not isinstance(x, bool) for x in v.values()):
+                row.update({f"{c}_{k}": x for k, x in v.items() if f"{c}_{k}" not in r})
+        flat.append(row)
+    rows = flat
     cols: list[str] = []
     for r in rows:
         if isinstance(r, Mapping):
@@ -88,14 +108,24 @@ def _columns(rows: list[Any], key: str) -> dict[str, tuple[VType, dict[Any, Any]
         if all(isinstance(v, int) and not isinstance(v, bool) for v in present):
             t, missing = typed.INT, 0
         elif all(isinstance(v, str) for v in present):
-            t, missing = VType("text", (), len(present) < len(rows)), None
+            kind = _of_kind(present, ids or {})  # a column of ids of one kind is of that kind
+            t, missing = VType(kind or "text", (), len(present) < len(rows)), None
         elif all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in present):
-            t, missing = typed.list_of(typed.TEXT), []
+            kind = _of_kind([x for v in present for x in v], ids or {})
+            t, missing = typed.list_of(VType(kind) if kind else typed.TEXT), []
+        elif present and all(isinstance(v, Mapping) and all(
+                isinstance(a, int) and not isinstance(a, bool) for a in v.values())
+                for v in present):
+            # a bundle of effects ({reis: 3}): carried out by an `apply` step
+            values = {r[key]: tuple((str(e), a) for e, a in r.get(col, {}).items())
+                      for r in rows if isinstance(r, Mapping) and key in r}
+            out[col] = (typed.EFFECTS, values)
+            continue
         else:
             continue
         values = {r[key]: r.get(col, missing) for r in rows
                   if isinstance(r, Mapping) and key in r}
-        if col in ("source", "assumptions", "text", "name", "title"):
+        if col in ("source", "assumptions", "text", "title"):
             continue
         out[col] = (t, values)
     return out
@@ -114,6 +144,16 @@ def state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tup
             for f in decl.game}
     int_kinds = frozenset(k.id for k in decl.kinds if k.of == "int")
     cols: dict[str, dict[str, tuple[VType, str]]] = {}
+    ids: dict[str, frozenset[Any]] = {}
+    kind_sources: dict[tuple[str, ...], str] = {}
+    for k in decl.kinds:
+        rows = _rows(data, k.source) if k.source else None
+        if k.values is not None:
+            ids[k.id] = frozenset(k.values)
+        elif isinstance(rows, list) and k.key:
+            ids[k.id] = frozenset(r.get(k.key) for r in rows if isinstance(r, Mapping))
+        if k.source and k.key:
+            kind_sources[(*k.source.split("."), k.key)] = k.id
     for k in decl.kinds:
         source, key = k.source, k.key
         if not source or not key:
@@ -121,11 +161,17 @@ def state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tup
         rows = _rows(data, source)
         if not isinstance(rows, list):
             continue
-        cols[k.id] = {c: (t, tables.name(k.id, c, v)) for c, (t, v) in _columns(rows, key).items()}
+        cols[k.id] = {c: (t, tables.name(k.id, c, v))
+                      for c, (t, v) in _columns(rows, key, ids).items()}
     scope = Scope(locals={"seat": Name(VType("seat"), "seat")}, player=player, game=game,
                   tables=cols, int_kinds=int_kinds, kinds=frozenset(k.id for k in decl.kinds),
                   data=typed.data_lookup(data), name_constant=tables.constant,
-                  kind_values={k.id: k.values for k in decl.kinds if k.values is not None})
+                  kind_values={k.id: k.values for k in decl.kinds if k.values is not None},
+                  kind_sources=kind_sources,
+                  costs=frozenset(str(c.get("id")) for c in _rows(data, "court.costs") or []
+                                  if isinstance(c, Mapping)),
+                  contexts=frozenset(str(v["context"]) for v in _rows(data, "vocabulary.names")
+                                     or [] if isinstance(v, Mapping) and "context" in v))
     for mid, source in measures:
         try:
             t = typed.check(source, scope)
@@ -151,6 +197,8 @@ class ProcSet:
     effects: tuple[str, ...]  # the ids that are effects (named with an amount on cards)
     measures: tuple[tuple[str, Any], ...]
     this: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # a procedure's own row
+    actions: dict[str, Any] = field(default_factory=dict)  # move kind -> actions.Action
+    action_rows: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # its court row
 
 
 def _params(raw: Any, path: tuple[str | int, ...],
@@ -169,7 +217,9 @@ def _params(raw: Any, path: tuple[str | int, ...],
 
 def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
              problems: list[st.StepProblem], vocabulary: list[Any] | None = None,
-             flow: Mapping[str, Any] | None = None) -> ProcSet:
+             flow: Mapping[str, Any] | None = None,
+             court: Mapping[str, Any] | None = None,
+             forbidden_reason: str | None = None) -> ProcSet:
     """The procedures of the effects document, of the Noble actions (`steps:`), of the steps
     of the end of a period and of the triggers that do something (`do:`)."""
     procs: dict[str, st.Procedure] = {}
@@ -210,6 +260,11 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
             continue
         path = ("nobles", "noble_actions", i)
         body = st.parse_steps(na.get("steps", []), (*path, "steps"), problems)
+        flag = na.get("forbidden_by_flag")
+        if isinstance(flag, str):  # a flag of a variant forbids the action: refused first
+            words = forbidden_reason or f"the flag {flag} forbids it"
+            body = (st.Step("require", f"{typed.constant_code(flag)} not in game.flags",
+                            (("reason", words),), path=(*path, "forbidden_by_flag")), *body)
         add(st.Procedure(str(na.get("id")), (), body, str(na.get("id")), path))
         this[str(na.get("id"))] = na
     turn_end = (flow or {}).get("turn_end")
@@ -235,8 +290,25 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
         this[str(trig.get("id"))] = trig
     measures = tuple((str(m.get("name")), m.get("value")) for m in vocabulary or []
                      if isinstance(m, Mapping) and "value" in m and not m.get("per"))
+    from lisboa_rules.lang.actions import Action
+
+    actions: dict[str, Action] = {}
+    action_rows: dict[str, Mapping[str, Any]] = {}
+    for i, a in enumerate((court or {}).get("actions") or []):
+        if not isinstance(a, Mapping) or not isinstance(a.get("steps"), list):
+            continue
+        path = ("court", "actions", i)
+        body = st.parse_steps(a["steps"], (*path, "steps"), problems)
+        kind = str(a.get("procedure") or a.get("id"))
+        if kind in actions:
+            problems.append(st.StepProblem("duplicate-id", f"two actions make '{kind}' moves",
+                                           (*path, "procedure")))
+            continue
+        actions[kind] = Action(kind, str(a.get("phase") or "action"), body, str(a.get("id")),
+                               path)
+        action_rows[kind] = a
     return ProcSet(procs, {k: tuple(v) for k, v in hooks.items()}, tuple(effect_ids), measures,
-                   this)
+                   this, actions, action_rows)
 
 
 def vocab_codes(vocabulary: list[Any], scope: Scope,
@@ -342,7 +414,10 @@ class ExprProblem(st.StepProblem):
     on_key: bool = False
 
 
-class LocatedCompiler(st.Compiler):
+from lisboa_rules.lang.actions import ActionCompiler  # noqa: E402
+
+
+class LocatedCompiler(ActionCompiler):
     """The step compiler, keeping where in its text an expression goes wrong (so that the
     builder can point at the name, not at the start of the step)."""
 
@@ -390,18 +465,25 @@ class LocatedCompiler(st.Compiler):
 
 
 def compile_procs(ps: ProcSet, scope: Scope, name: Callable[[str], str],
-                  where: Callable[[tuple[str | int, ...]], str]
+                  where: Callable[[tuple[str | int, ...]], str], tables: Tables | None = None
                   ) -> tuple[dict[str, st.Emitted], list[st.StepProblem]]:
     """Every procedure compiled; the problems of all of them."""
     out: dict[str, st.Emitted] = {}
     problems: list[st.StepProblem] = []
+    values = tables.values if tables is not None else {}
     for pid, proc in ps.procs.items():
         row = ps.this.get(pid)
         pscope = scope
         if row is not None:
             pscope = _with_row(scope, row)
-        comp = LocatedCompiler(pscope, ps.procs, ps.hooks, name, where)
+        comp = LocatedCompiler(pscope, ps.procs, ps.hooks, name, where, values,
+                               effect_ids=ps.effects)
         out[pid] = comp.compile(proc)
+        problems += comp.problems
+    for kind, action in ps.actions.items():
+        comp = LocatedCompiler(_with_row(scope, ps.action_rows[kind]), ps.procs, ps.hooks, name,
+                               where, values, effect_ids=ps.effects)
+        comp.compile_action(action, kind.replace("-", "_"))
         problems += comp.problems
     seen = set()
     unique = []

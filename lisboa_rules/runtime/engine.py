@@ -119,6 +119,22 @@ class ProcDef:
 
 
 @dataclass(frozen=True)
+class MoveDef:
+    """A kind of move written in rules/ as steps (an action): the phase it is made in, the rule
+    a refusal names, the move fields its choices fill, the field of its first choice (which
+    `moves` can be given, to list only the moves with that value), its move generator and its
+    checked run (which raises IllegalMove)."""
+
+    kind: str
+    phase: str
+    rule: str
+    fields: tuple[str, ...]
+    first: str | None
+    moves: Callable[..., list[Move]]
+    play: Callable[[Game, int, Move], None]
+
+
+@dataclass(frozen=True)
 class ActionDef:
     """One of the turn's actions (or follow / pass)."""
 
@@ -268,6 +284,10 @@ class RuleSet:
     shipyard_per_color: IntFn
     shipyard_start: tuple[str, ...]
     procs: Mapping[str, ProcDef]
+    moves: Mapping[str, MoveDef]
+    # the bundles of effects of the rows of a column (`state_action.effects`): row -> (opts,
+    # why, run), the compiled functions of its bundle
+    fx: Mapping[str, Mapping[Any, tuple[Callable[..., Any], ...]]]
 
 
 @dataclass(frozen=True)
@@ -496,6 +516,16 @@ class Ctx:
 
 
 _NO_CTX: Final = Ctx()  # shared: formulas are called often and most read no context
+_CTXS: dict[tuple[tuple[str, int], ...], Ctx] = {}
+
+
+def _ctx(**values: int) -> Ctx:
+    """The context with these values (made once per set of values: contexts are immutable)."""
+    key = tuple(values.items())
+    found = _CTXS.get(key)
+    if found is None:
+        found = _CTXS[key] = Ctx(**values)
+    return found
 
 
 @dataclass(frozen=True)
@@ -987,9 +1017,11 @@ def legal_moves(g: Game) -> list[Move]:
         return _hand_discard_moves(g, seat)
     if g.phase == "refill":
         return [_move("draw", seat, pile=pile) for pile in rs.piles if g.piles.get(pile)]
-    if g.phase == "follow":
-        return _follow_moves(g, seat)
-    return _action_moves(g, seat)
+    out: list[Move] = []
+    for md in rs.moves.values():
+        if md.phase == g.phase:
+            out += md.moves(g, seat)
+    return out
 
 
 def _hand_discard_moves(g: Game, seat: int) -> list[Move]:
@@ -1015,204 +1047,6 @@ def _hand_discard_moves(g: Game, seat: int) -> list[Move]:
     return out
 
 
-def _action_moves(
-    g: Game, seat: int, only: int | None = None, kind: str | None = None
-) -> list[Move]:
-    """The action moves; with `only` and `kind`, just those of that kind that play that card
-    (`apply_move` checks a move against these: the same code lists them, so the two cannot
-    disagree)."""
-    rs = g.rs
-    p = g.players[seat]
-    if not p.hand:
-        return [_move("pass", seat)]
-    out: list[Move] = []
-    visits: dict[str, list[_VisitChoice]] = {}  # they depend on the Noble, not the card
-    for card in sorted(set(p.hand)) if only is None else [only] if only in p.hand else []:
-        cdef = rs.cards[card]
-        if kind is None or kind == "portfolio":
-            out.append(_move("portfolio", seat, card=card))
-        if kind is None or kind == "trade":
-            out.extend(_trade_moves(g, seat, card))
-        if cdef.type == rs.treasury_pile:
-            if kind is None or kind == "sponsor":
-                out.extend(_sponsor_moves(g, seat, card))
-        elif kind is None or kind == "visit":
-            if cdef.type not in visits:
-                visits[cdef.type] = _visit_moves(g, seat, cdef.type)
-            base = _move("visit", seat, card).__dict__
-            for sa, favor, b, d, pl in visits[cdef.type]:
-                move = _new(Move)  # as _move makes it: only the choices differ
-                fields = move.__dict__
-                fields.update(base)
-                fields["state_action"] = sa
-                fields["favor"] = favor
-                fields["business"] = b
-                fields["decrees"] = d
-                fields["plan"] = pl
-                out.append(move)
-        if kind is None or kind == "discard":
-            out.append(_move("discard", seat, card=card))
-    return out
-
-
-def _scratch(g: Game, seat: int) -> Game:
-    """A copy for trying out one player's choices while listing moves: only that player and
-    the parts of the board that effects, payments and the portfolio change are copied (the
-    decks, the display, the plazas, the flags and the other players are shared and never
-    written: no Noble action is carried out on a scratch copy, only checked). Of the player,
-    the stores, Decrees, completed Plans and Rubble Set markers are shared too: only Noble
-    actions and marker moves write them."""
-    c = _new(Game)
-    c.__dict__.update(g.__dict__)
-    c.players = g.players[:]
-    p = g.players[seat]
-    q = c.players[seat] = _new(Player)
-    q.__dict__.update(p.__dict__)
-    q.hand = p.hand[:]
-    q.portfolio = p.portfolio[:]
-    q.treasury_row = p.treasury_row[:]
-    q.ships = p.ships[:]
-    q.goods = p.goods.copy()
-    q.plans = p.plans[:]
-    q.royal_favors = p.royal_favors[:]
-    c.discard = g.discard[:]
-    c.plan_supply = g.plan_supply[:]
-    c.shipyard = g.shipyard[:]
-    c.favors = g.favors.copy()
-    c.offices = {k: v.copy() for k, v in g.offices.items()}
-    c.pending_markers = g.pending_markers[:]
-    return c
-
-
-def _favor_choices(g: Game, seat: int, sa: StateActionDef, noble: str) -> list[str | None]:
-    """The Royal Favor a State action makes the player choose (its effects' choices), or
-    [None] when it chooses nothing."""
-    procs = g.rs.procs
-    for key, amount in sa.effects:
-        proc = procs[key]
-        if proc.choices:
-            return [c[0] for c in proc.opts(g, seat, amount, noble)]
-    return [None]
-
-
-def _state_action_options(g: Game, seat: int, noble: NobleDef) -> list[tuple[str, str | None]]:
-    """The State actions of a Noble that no good blocks, with the Royal Favor each chooses:
-    (State action, favor)."""
-    rs = g.rs
-    out: list[tuple[str, str | None]] = []
-    for sa_id in noble.state_actions:
-        if sa_id in g.blocked:
-            continue  # rules: nobles.state-actions-blocked
-        for favor in _favor_choices(g, seat, rs.state_actions[sa_id], noble.id):
-            out.append((sa_id, favor))
-    return out
-
-
-def _trade_moves(g: Game, seat: int, card: int) -> list[Move]:
-    after = _scratch(g, seat)
-    after.players[seat].hand.remove(card)
-    _to_portfolio(after, seat, card)
-    rs = g.rs
-    p = after.players[seat]
-    out: list[Move] = []
-    base: dict[str, Any] | None = None  # the fields the trade moves of this card share
-    for noble in rs.nobles:
-        goods = [b for b in noble.trade_goods if p.goods.get(b, 0) > 0]
-        if not goods:
-            continue
-        for sa_id in noble.state_actions:
-            if sa_id in after.blocked:
-                continue  # rules: nobles.state-actions-blocked
-            sa = rs.state_actions[sa_id]
-            for favor in _favor_choices(after, seat, sa, noble.id):
-                if _effects_problem(after, seat, sa.effects, favor) is not None:
-                    continue
-                if base is None:
-                    base = _move("trade", seat, card=card).__dict__
-                for good in goods:
-                    move = _new(Move)  # as _move makes it: only the choices differ
-                    fields = move.__dict__
-                    fields.update(base)
-                    fields["state_action"] = sa_id
-                    fields["favor"] = favor
-                    fields["good"] = good
-                    out.append(move)
-    return out
-
-
-# A visit's choices without the card: (State action, favor, business, decrees, plan).
-_VisitChoice = tuple[str | None, str | None, str | None, tuple[str, ...], str | None]
-
-
-def _visit_moves(g: Game, seat: int, noble_id: str) -> list[_VisitChoice]:
-    """The choices of a visit to this Noble, without the card (the caller makes the moves)."""
-    rs = g.rs
-    noble = _noble(rs, noble_id)
-    base = _scratch(g, seat)
-    if _pay_influence(base, seat, noble_id) is not None:
-        return []
-    out: list[_VisitChoice] = []
-    action = _noble_action_of(g, noble)
-    options: list[tuple[str | None, str | None]] = [(None, None)]
-    options += _state_action_options(g, seat, noble)
-    for sa_id, favor in options:
-        after = base
-        if sa_id is not None:
-            sa = rs.state_actions[sa_id]
-            if _effects_problem(base, seat, sa.effects, favor) is not None:
-                continue
-            after = _scratch(base, seat)
-            _apply_effects(after, seat, sa.effects, favor, noble_id)
-        if action is None:
-            out.append((sa_id, favor, None, (), None))
-            continue
-        # rules: visit - the whole Noble action must be possible, or there is no visit
-        for b, d, pl in _legal_choices(after, seat, action):
-            out.append((sa_id, favor, b, d, pl))
-    return out
-
-
-def _sponsor_moves(g: Game, seat: int, card: int) -> list[Move]:
-    rs = g.rs
-    cdef = rs.cards[card]
-    p = g.players[seat]
-    cost = rs.costs[_SPONSOR_COST](g, p, _NO_CTX)
-    if not can_pay_reis(g, p, cost):
-        return []
-    if cdef.event_action is None:
-        return [_move("sponsor", seat, card=card)]
-    after = _scratch(g, seat)
-    _pay_reis(after, after.players[seat], cost)
-    return [
-        _move("sponsor", seat, card, None, False, b, d, pl)
-        for b, d, pl in _legal_choices(after, seat, cdef.event_action)
-    ]
-
-
-def _follow_moves(g: Game, seat: int) -> list[Move]:
-    rs = g.rs
-    assert g.visit is not None
-    noble = _noble(rs, g.visit)
-    out = [_move("decline", seat)]
-    if g.visit not in g.players[seat].royal_favors:
-        return out
-    base = _scratch(g, seat)
-    _return_favor(base, seat, g.visit)
-    if _pay_influence(base, seat, g.visit) is not None:
-        return out
-    for sa_id, favor in _state_action_options(base, seat, noble):
-        sa = rs.state_actions[sa_id]
-        if _effects_problem(base, seat, sa.effects, favor) is None:
-            out.append(_move("follow", seat, state_action=sa_id, favor=favor))
-    action = _noble_action_of(g, noble)
-    if action is not None:
-        out += [
-            _move("follow", seat, None, None, True, b, d, pl)
-            for b, d, pl in _legal_choices(base, seat, action)
-        ]
-    return out
-
-
 # --- Checking and applying a move -----------------------------------------------------------------
 
 
@@ -1233,8 +1067,13 @@ def _listed(g: Game, move: Move) -> bool:
     moves of the move's card are listed (the same generator, so the same moves)."""
     if g.phase == "over" or move.player != g.actor:
         return False
-    if g.phase == "action" and move.card is not None:
-        return move in _action_moves(g, g.actor, move.card, move.kind)
+    md = g.rs.moves.get(move.kind)
+    if md is not None:
+        if md.phase != g.phase:
+            return False
+        if md.first is not None:
+            return move in md.moves(g, g.actor, getattr(move, md.first))
+        return move in md.moves(g, g.actor)
     return move in legal_moves(g)
 
 
@@ -1279,6 +1118,17 @@ def _apply(g: Game, move: Move) -> None:
         raise _illegal(
             _TURN_RULE, f"it is {g.players[g.actor].color}'s move, not {_color(g, move.player)}'s"
         )
+    md = g.rs.moves.get(move.kind)
+    if md is not None:
+        if md.phase != g.phase:
+            raise _illegal(
+                _PHASE_RULES.get(g.phase, _TURN_RULE),
+                f"a {move.kind} move cannot be made now ({g.phase})",
+            )
+        md.play(g, move.player, move)
+        _check_triggers(g)
+        _advance(g)
+        return
     handler = _HANDLERS.get(move.kind)
     if handler is None:
         raise _illegal(_TURN_RULE, f"unknown move kind {move.kind!r}")
@@ -1286,8 +1136,6 @@ def _apply(g: Game, move: Move) -> None:
         "marker": "marker",
         "hand-discard": "hand-discard",
         "draw": "refill",
-        "follow": "follow",
-        "decline": "follow",
     }
     if phase_of.get(move.kind, "action") != g.phase:
         raise _illegal(
@@ -1316,6 +1164,20 @@ _MOVE_DEFAULTS: Final = {
     "cards": (),
     "noble": None,
 }
+
+
+def _only_chosen(move: Move, fields: tuple[str, ...], rule: str) -> None:
+    """Refuse a move that fills a field its action did not choose on the way it went: every
+    move has one form, so a move is legal exactly when it is one of `legal_moves`."""
+    for name, default in _MOVE_DEFAULTS.items():
+        if name not in fields and getattr(move, name) != default:
+            raise _illegal(rule, f"a {move.kind} move does not choose {name.replace('_', ' ')}")
+
+
+def _not_chosen(name: str) -> tuple[str, str]:
+    """Why a bundle of effects that makes no such choice refuses one (the caller names the
+    rule)."""
+    return "", f"this move does not choose {name.replace('_', ' ')}"
 
 
 def _extra_choice(g: Game, move: Move) -> str | None:
@@ -1369,221 +1231,6 @@ def _color(g: Game, seat: int) -> str:
     return g.players[seat].color if 0 <= seat < len(g.players) else f"seat {seat}"
 
 
-def _take_card(g: Game, move: Move, rule: str) -> int:
-    p = g.players[move.player]
-    if move.card is None or move.card not in p.hand:
-        raise _illegal(rule, f"card {move.card} is not in your hand")
-    p.hand.remove(move.card)
-    return move.card
-
-
-def _to_portfolio(g: Game, seat: int, card: int) -> None:
-    rs = g.rs
-    p = g.players[seat]
-    cdef = rs.cards[card]
-    noble = cdef.type != rs.treasury_pile
-    if not noble:
-        p.reis += _treasury_value(g)
-        g.treasury = max(0, g.treasury - rs.treasury_down)
-    row = p.portfolio if noble else p.treasury_row
-    row.append(card)
-    while len(row) > _portfolio_room(g, p):
-        g.discard.append(row.pop(0))  # the oldest card leaves a full row
-    if noble:  # rules: sell-goods - the card is in the top row when its reward applies
-        _apply_effects(g, seat, cdef.reward, None, None)
-        _apply_effects(g, seat, cdef.penalty, None, None)
-
-
-def _do_portfolio(g: Game, move: Move) -> None:
-    """Sell Goods (rules: sell-goods, portfolio.size): a card to the portfolio."""
-    card = _take_card(g, move, _ACTION_RULE["portfolio"])
-    _to_portfolio(g, move.player, card)
-    g.phase = "refill"
-
-
-def _do_trade(g: Game, move: Move) -> None:
-    """Trade with Nobles (rules: trade, nobles.state-actions-blocked): the portfolio play,
-    then one good for one State action; the good blocks it for the rest of the turn."""
-    rule = _ACTION_RULE["trade"]
-    card = _take_card(g, move, rule)
-    _to_portfolio(g, move.player, card)
-    p = g.players[move.player]
-    noble = next((n for n in g.rs.nobles if move.state_action in n.state_actions), None)
-    if noble is None or move.state_action is None:
-        raise _illegal(rule, "choose a State action")
-    if move.state_action in g.blocked:
-        raise _illegal(_BLOCK_RULE, "a good already sits on that State action")
-    if move.good not in noble.trade_goods or p.goods.get(move.good, 0) < 1:
-        raise _illegal(rule, f"{noble_name(g, noble.id)} does not take that good from you")
-    sa = g.rs.state_actions[move.state_action]
-    problem = _effects_problem(g, move.player, sa.effects, move.favor)
-    if problem:
-        raise _illegal(rule, problem)
-    p.goods[move.good] -= 1
-    g.blocked.append(move.state_action)
-    _apply_effects(g, move.player, sa.effects, move.favor, noble.id)
-    g.phase = "refill"
-
-
-def _do_visit(g: Game, move: Move) -> None:
-    """Visit a Noble (rules: visit, visit-cost, wigs-for-influence, turn.follows): pay, an
-    optional free State action, the whole Noble action; then the others may follow."""
-    rs = g.rs
-    rule = _ACTION_RULE["visit"]
-    card = _take_card(g, move, rule)
-    cdef = rs.cards[card]
-    if cdef.type == rs.treasury_pile:
-        raise _illegal(rule, "a visit needs a Noble card")
-    noble = _noble(rs, cdef.type)
-    g.court.append(card)
-    g.courtier = move.player
-    problem = _pay_influence(g, move.player, noble.id)
-    if problem:
-        raise _illegal(_WIGS_COST, problem)
-    _state_action(g, move, noble, rule)
-    action = _noble_action_of(g, noble)
-    if action is None:
-        _no_noble_action(g, noble, move)
-    else:
-        why = _noble_action_problem(g, move.player, action, move)
-        if why:
-            if _legal_choices(g, move.player, action):
-                raise _illegal(why[0], why[1])  # another choice would do: name what is wrong
-            raise _illegal(rule, f"you can't carry out the whole Noble action: {why[1]}")
-        _apply_noble_action(g, move.player, action, move)
-    g.visit = noble.id
-    g.phase = "follow"
-    # rules: follow - the others may follow in clockwise order (unless visits are not followable)
-    followable = rs.actions[_ACTION_RULE["visit"]].followable
-    g.follow_next = _next_follower(g, move.player) if followable else None
-    if g.follow_next is None:
-        _end_follows(g)
-
-
-def _no_noble_action(g: Game, noble: NobleDef, move: Move) -> None:
-    """Refuse Noble-action choices while someone without a Noble action holds the seat (a
-    reign flag set by a variant): the rule of the action that is forbidden is named."""
-    if move.noble_action or move.decrees or move.business is not None or move.plan is not None:
-        who = noble_name(g, noble.id)
-        raise _illegal(noble.noble_action, f"{who} has no Noble action: nobody can take it now")
-
-
-def _state_action(g: Game, move: Move, noble: NobleDef, rule: str) -> None:
-    if move.state_action is None:
-        return
-    if move.state_action not in noble.state_actions:
-        raise _illegal(
-            rule, f"{move.state_action} is not a State action of {noble_name(g, noble.id)}"
-        )
-    if move.state_action in g.blocked:
-        raise _illegal(_BLOCK_RULE, "a good sits on that State action this turn")
-    sa = g.rs.state_actions[move.state_action]
-    problem = _effects_problem(g, move.player, sa.effects, move.favor)
-    if problem:
-        raise _illegal(rule, problem)
-    _apply_effects(g, move.player, sa.effects, move.favor, noble.id)
-
-
-def _do_sponsor(g: Game, move: Move) -> None:
-    """Sponsor an Event (rules: sponsor, sponsor-cost, treasury.track): a Noble-action event
-    still pays its own costs; nobody follows."""
-    rs = g.rs
-    rule = _ACTION_RULE["sponsor"]
-    card = _take_card(g, move, rule)
-    cdef = rs.cards[card]
-    if cdef.type != rs.treasury_pile:
-        raise _illegal(rule, "an event needs a Treasury card")
-    p = g.players[move.player]
-    cost = rs.costs[_SPONSOR_COST](g, p, _NO_CTX)
-    if not can_pay_reis(g, p, cost):
-        raise _illegal(_SPONSOR_COST, f"the event costs {cost} and you cannot pay it")
-    _pay_reis(g, p, cost)
-    g.court.append(card)
-    if cdef.event_action is not None:
-        why = _noble_action_problem(g, move.player, cdef.event_action, move)
-        if why:
-            raise _illegal(why[0], why[1])
-        _apply_noble_action(g, move.player, cdef.event_action, move)
-    _apply_effects(g, move.player, cdef.event_effects, move.favor, None)
-    g.treasury = min(len(rs.treasury_values) - 1, g.treasury + rs.treasury_up)
-    g.phase = "refill"  # nobody can follow an event
-
-
-def _do_discard(g: Game, move: Move) -> None:
-    """Discard a card for its reward (rules: discard)."""
-    card = _take_card(g, move, _ACTION_RULE["discard"])
-    g.discard.append(card)
-    _apply_effects(g, move.player, g.rs.actions[_ACTION_RULE["discard"]].reward, move.favor, None)
-    g.phase = "refill"
-
-
-def _do_pass(g: Game, move: Move) -> None:
-    """Pass with an empty hand (rules: pass)."""
-    if g.players[move.player].hand:
-        raise _illegal(_ACTION_RULE["pass"], "you still have cards to play")
-    g.phase = "refill"
-
-
-def _do_follow(g: Game, move: Move) -> None:
-    """Follow a visit (rules: follow): return the Royal Favor, pay as for a visit, then one
-    State action or the Noble action, inside the visitor's turn (no refills)."""
-    rs = g.rs
-    rule = _ACTION_RULE["follow"]
-    assert g.visit is not None
-    p = g.players[move.player]
-    if g.visit not in p.royal_favors:
-        raise _illegal(rule, "you need the Royal Favor of this Noble to follow")
-    noble = _noble(rs, g.visit)
-    _return_favor(g, move.player, g.visit)
-    problem = _pay_influence(g, move.player, g.visit)
-    if problem:
-        raise _illegal(_WIGS_COST, problem)
-    if move.noble_action == (move.state_action is not None):
-        raise _illegal(rule, "take exactly one action: one State action or the Noble action")
-    if move.state_action is not None:
-        _state_action(g, move, noble, rule)
-    else:
-        action = _noble_action_of(g, noble)
-        if action is None:
-            _no_noble_action(g, noble, move)
-            raise _illegal(rule, "take one State action or the Noble action")  # pragma: no cover
-        why = _noble_action_problem(g, move.player, action, move)
-        if why:
-            raise _illegal(why[0], why[1])
-        _apply_noble_action(g, move.player, action, move)
-    _next_follow(g, move.player)
-
-
-def _do_decline(g: Game, move: Move) -> None:
-    _next_follow(g, move.player)
-
-
-def _next_follow(g: Game, after: int) -> None:
-    g.follow_next = _next_follower(g, after)
-    if g.follow_next is None:
-        _end_follows(g)
-
-
-def _next_follower(g: Game, after: int) -> int | None:
-    """The next seat clockwise (before the visitor comes round again) holding the Favor."""
-    n = len(g.players)
-    visitor = g.current
-    if g.final_round is not None and not g.rs.follows_allowed:
-        return None
-    seat = (after + 1) % n
-    while seat != visitor:
-        if g.visit in g.players[seat].royal_favors:
-            return seat
-        seat = (seat + 1) % n
-    return None
-
-
-def _end_follows(g: Game) -> None:
-    g.visit = None
-    g.follow_next = None
-    g.phase = "refill"
-
-
 def _do_draw(g: Game, move: Move) -> None:
     """Draw the face-up top card of a display pile (rules: turn.refill-hand)."""
     pile = g.piles.get(move.pile or "")
@@ -1622,14 +1269,6 @@ def _do_hand_discard(g: Game, move: Move) -> None:
 
 _HandlerFn = Callable[[Game, Move], None]
 _HANDLERS: Final[dict[str, _HandlerFn]] = {
-    "portfolio": _do_portfolio,
-    "trade": _do_trade,
-    "visit": _do_visit,
-    "sponsor": _do_sponsor,
-    "discard": _do_discard,
-    "pass": _do_pass,
-    "follow": _do_follow,
-    "decline": _do_decline,
     "draw": _do_draw,
     "marker": _do_marker,
     "hand-discard": _do_hand_discard,

@@ -381,6 +381,8 @@ def _argsets(model: Model, proc: Any) -> list[tuple[Any, ...]]:
 def _values(model: Model, t: Any) -> list[Any]:
     if t.name in ("int", "seat"):
         values: list[Any] = list(AMOUNTS)
+    elif t.name == "bool":
+        values = [False, True]
     elif t.name == "list":
         ids = _values(model, t.args[0])
         values = [[], ids[:1], ids]

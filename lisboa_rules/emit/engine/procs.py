@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
-from lisboa_rules.lang.steps import Compiler, Procedure
+from lisboa_rules.emit.engine.state_classes import copy_code
+from lisboa_rules.lang.actions import ActionCompiler, Bundles
+from lisboa_rules.lang.steps import Procedure
 from lisboa_rules.model import procs as P
 from lisboa_rules.model.types import Model
 
@@ -26,6 +28,8 @@ class ProcView:
     functions: list[str] = field(default_factory=list)  # source blocks, in emission order
     tables: list[tuple[str, str]] = field(default_factory=list)  # (name, literal)
     by_ruleset: list[dict[str, Any]] = field(default_factory=list)  # pid -> Call("ProcDef")
+    moves: list[dict[str, Any]] = field(default_factory=list)  # move kind -> Call("MoveDef")
+    fx: list[dict[str, Any]] = field(default_factory=list)  # column -> row -> bundle functions
     vocab: list[dict[str, tuple[str, str]]] = field(default_factory=list)  # names' codes
 
 
@@ -42,6 +46,9 @@ def _order(ps: P.ProcSet) -> list[str]:
             for sub in s.walk():
                 if sub.kind == "do" and isinstance(sub.arg, str) and sub.arg in ps.procs:
                     visit(sub.arg)
+                if sub.kind == "apply":  # a bundle of effects calls the effects
+                    for e in ps.effects:
+                        visit(e)
                 if sub.kind == "raise":
                     event = sub.arg.get("event") if isinstance(sub.arg, dict) else sub.arg
                     for h in ps.hooks.get(str(event), ()):
@@ -58,6 +65,8 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
     """The functions of every rule set's procedures, shared where the code is the same."""
     view = ProcView()
     tables = P.Tables()
+    bundles = Bundles()
+    copier = _Copier(models[0])
     by_code: dict[str, str] = {}  # the code with its stem replaced by "@" -> stem
     used: set[str] = set()
     for m in models:
@@ -68,6 +77,7 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
         scope = P.with_formulas(scope, m.data["vocabulary"]["names"])
         stems: dict[str, str] = {}
         defs: dict[str, Any] = {}
+        bundles.tables, bundles.choices = {}, {}
         for pid in _order(ps):
             proc = ps.procs[pid]
             base = identifier(re.sub(r"[^a-z0-9_]", "_", pid.lower())).lstrip("_") or "proc"
@@ -79,7 +89,8 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
             def located(path: tuple[str | int, ...], mm: Model = m) -> str:
                 return where(mm, path)
 
-            comp = Compiler(comp_scope, ps.procs, ps.hooks, stem_of, located)
+            comp = ActionCompiler(comp_scope, ps.procs, ps.hooks, stem_of, located,
+                                  tables.values, copier.name, bundles, ps.effects)
             emitted = comp.compile(proc)
             code = "\n".join([*emitted.opts, "", "", *emitted.why, "", "", *emitted.run])
             key = _without_comments(code)
@@ -98,14 +109,50 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
             defs[pid] = Call("ProcDef", (pid, _choice_names(proc), Raw(f"_opts_{stem}"),
                                          Raw(f"_why_{stem}"), Raw(f"_run_{stem}")))
         view.by_ruleset.append(defs)
+        # the actions: their move generators and checked runs
+        moves: dict[str, Any] = {}
+        for kind, action in ps.actions.items():
+            base = identifier(re.sub(r"[^a-z0-9_]", "_", kind.lower())).lstrip("_") or "action"
+
+            def known(q: str, table: dict[str, str] = stems) -> str:
+                return table[q]
+
+            def located_a(path: tuple[str | int, ...], mm: Model = m) -> str:
+                return where(mm, path)
+
+            acomp = ActionCompiler(P._with_row(scope, ps.action_rows[kind]), ps.procs, ps.hooks,
+                                   known, located_a, tables.values, copier.name, bundles,
+                                   ps.effects)
+            got = acomp.compile_action(action, _PLACEHOLDER)
+            code = "\n\n\n".join("\n".join(f) for f in got.functions)
+            key = _without_comments(code)
+            stem = by_code.get(key)
+            if stem is None:
+                stem = base
+                n = 1
+                while stem in used:
+                    n += 1
+                    stem = f"{base}_{n}"
+                used.add(stem)
+                by_code[key] = stem
+                lines = code.replace(_PLACEHOLDER, stem).split("\n")
+                view.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
+            moves[kind] = Call("MoveDef", (kind, action.phase, action.rule, got.fields,
+                                           got.first, Raw(f"_moves_{stem}"),
+                                           Raw(f"_play_{stem}")))
+        view.moves.append(moves)
+        view.fx.append({name: {k: Raw(f"(_opts_{b}, _why_{b}, _run_{b})") for k, b in rows.items()}
+                        for name, rows in bundles.tables.items()})
     measures = []
     for name, (returns, body) in tables.measures.items():
         lines = [f"def {name}(g: Game, p: Player) -> {returns}:", f"    return {body}"]
         measures.append("\n".join(w for line in lines for w in wrap_line(line)))
-    view.functions = measures + view.functions
+    bundle_code = ["\n".join(w for line in f for w in wrap_line(line)) for f in bundles.functions]
+    view.functions = measures + copier.functions + _split(
+        view.functions, bundle_code)
     code = "\n".join(view.functions)
-    view.tables = [(name, fmt(values)) for name, values in tables.values.items()
-                   if name in code]
+    view.tables = [(name, fmt(values, 0, "", len(name) + len(": Final = ")))
+                   for name, values in tables.values.items() if name in code]
     view.tables += [(name, value) for value, name in tables.constants.items() if name in code]
     return view
 
@@ -116,3 +163,58 @@ def _choice_names(proc: Procedure) -> tuple[str, ...]:
 
 def _without_comments(code: str) -> str:
     return "\n".join(line for line in code.splitlines() if not line.strip().startswith("#"))
+
+
+def _split(functions: list[str], bundles: list[str]) -> list[str]:
+    """The procedures first (the bundles call them), then the bundles, then the actions."""
+    first = [f for f in functions if "def _moves_" not in f]
+    last = [f for f in functions if "def _moves_" in f]
+    return [*first, *bundles, *last]
+
+
+class _Copier:
+    """The copies of the state a move generator works on: for each set of fields the steps
+    after a choice write, a function copying just those (the rest is shared, never written)."""
+
+    def __init__(self, m: Model) -> None:
+        assert m.state is not None
+        self.decl = m.state
+        self.names: dict[tuple[frozenset[str], frozenset[str], bool], str] = {}
+        self.functions: list[str] = []
+
+    def name(self, game: frozenset[str], player: frozenset[str], others: bool) -> str:
+        key = (game, player, others)
+        found = self.names.get(key)
+        if found is not None:
+            return found
+        found = self.names[key] = f"_cp{len(self.names) + 1}"
+        gf = {f.id: f for f in self.decl.game}
+        pf = {f.id: f for f in self.decl.player}
+        import textwrap
+
+        copied = ", ".join(sorted([*game, *player])) or "nothing"
+        lines = [f"def {found}(g: Game, seat: int) -> Game:",
+                 '    """A copy of the game for trying choices, sharing what they never write."""',
+                 *textwrap.wrap(f"copies {copied}", 94, initial_indent="    # ",
+                                subsequent_indent="    # "),
+                 "    c = _new(Game)", "    c.__dict__.update(g.__dict__)"]
+        for fid in sorted(game):
+            f = gf.get(fid)
+            if f is None or fid == "players":
+                continue
+            copy = copy_code(f.type, f"g.{fid}")
+            if copy is not None:
+                lines.append(f"    c.{fid} = {copy}")
+        mutable = sorted(fid for fid in player if fid in pf
+                         and copy_code(pf[fid].type, "x") is not None)
+        if player or others or "players" in game:
+            lines.append("    c.players = g.players[:]")
+            seats = "range(len(g.players))" if others or "players" in game else "(seat,)"
+            lines.append(f"    for s in {seats}:")
+            lines.append("        q = c.players[s] = _new(Player)")
+            lines.append("        q.__dict__.update(g.players[s].__dict__)")
+            for fid in mutable:
+                lines.append(f"        q.{fid} = {copy_code(pf[fid].type, f'q.{fid}')}")
+        lines.append("    return c")
+        self.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
+        return found

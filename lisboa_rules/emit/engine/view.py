@@ -224,7 +224,8 @@ def _strip_parens(code: str) -> str:
     return code
 
 
-def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = None
+def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = None,
+                   moves: dict[str, Any] | None = None, fx: dict[str, Any] | None = None
                    ) -> dict[str, Any]:
     """Every field of the engine's RuleSet for this model, as Python values / code."""
     def v(name: str) -> Any:
@@ -343,6 +344,8 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
                                                               "per_color"), "shipyard")
     out["shipyard_start"] = tuple(v("shipyard_start"))
     out["procs"] = procs or {}
+    out["moves"] = moves or {}
+    out["fx"] = fx or {}
     return out
 
 
@@ -601,7 +604,7 @@ def build_view(
     view.procedures = pv.functions
     view.tables = pv.tables
     base = rulesets[0]
-    base_fields = ruleset_fields(base, fns, pv.by_ruleset[0])
+    base_fields = ruleset_fields(base, fns, pv.by_ruleset[0], pv.moves[0], pv.fx[0])
     view.rulesets.append(("_RS0", _call_with_sources(
         "RuleSet", list(base_fields.items()), {k: _where(fns, base, k) for k in base_fields})))
     view.keys.append((literal_key(rulesets[0].variants), "_RS0"))
@@ -610,7 +613,7 @@ def build_view(
     emitted: list[tuple[str, Model, dict[str, Any]]] = [("_RS0", base, base_fields)]
     for i, m in enumerate(rulesets[1:], 1):
         fns.vocab = pv.vocab[i]
-        fields = ruleset_fields(m, fns, pv.by_ruleset[i])
+        fields = ruleset_fields(m, fns, pv.by_ruleset[i], pv.moves[i], pv.fx[i])
         parent_name, parent, parent_fields = max(
             (e for e in emitted if set(e[1].variants) <= set(m.variants)),
             key=lambda e: len(e[1].variants))

@@ -1,0 +1,769 @@
+"""Actions: what a move does, written in rules/ as steps, compiled into a move generator and a
+checked run.
+
+An action's steps are those of a procedure (steps.py), but chooses, requires and the guards of
+the procedures it does may come anywhere: each `choose` is one of the move's choices (a move
+field named by its `as`), and the steps between two choices change the state the later ones
+see. The compiler turns an action into two kinds of straight-line functions:
+
+- `_moves_…(g, seat)`: every move the action allows, as nested loops over the choices. Before
+  the effects that later choices depend on, the branch works on a copy of the state holding
+  fresh copies of only the fields those effects write (`_cp_…`, from the write set of the
+  steps); the effects after the last choice are not played at all.
+- `_play_…(g, seat, move)`: the effects with the move's choices, checking each choice and
+  require on the way and raising IllegalMove with the step's rule and words.
+
+`apply: {effects: ROW.col, noble: EXPR}` carries out a bundle of effects of a row of the rules
+(`state_action.effects`, `card.reward`): each distinct bundle is compiled into functions of its
+own (`_opts_fx…`, `_why_fx…`, `_run_fx…`) found through a table by the row's id. `do: EXPR`
+with an expression (not a procedure's id) carries out the procedure the value names
+(`do: action`, where `action` is `noble.noble_action`); a value that names no procedure does
+nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from lisboa_rules.core.encode import py_comment, py_str
+from lisboa_rules.lang import typed
+from lisboa_rules.lang.steps import Compiler, Procedure, Step, bare, negate
+from lisboa_rules.lang.typed import BOOL, Name, Scope
+
+
+@dataclass(frozen=True)
+class Action:
+    """A kind of move: its id (the move's `kind`), the phase it is made in, its steps and the
+    rule a refusal names by default."""
+
+    id: str
+    phase: str
+    steps: tuple[Step, ...]
+    rule: str
+    path: tuple[str | int, ...] = ()
+
+
+@dataclass
+class Bundles:
+    """The bundles of effects `apply` steps carry out: the functions of each bundle (shared by
+    the rule sets where their code is the same), and of one rule set the bundle of each row of
+    a column (`tables`, found through the rule set's `fx`) and the choices of each column."""
+
+    by_code: dict[str, str] = field(default_factory=dict)  # a bundle's code -> its stem
+    tables: dict[str, dict[Any, str]] = field(default_factory=dict)  # name -> key -> stem
+    choices: dict[str, tuple[str, ...]] = field(default_factory=dict)  # table -> names
+    functions: list[list[str]] = field(default_factory=list)
+
+
+@dataclass
+class ActionCode:
+    functions: list[list[str]]  # source lines of each function, in emission order
+    fields: tuple[str, ...]  # the move fields the action's choices fill
+    first: str | None = None  # the field of the first choice, when the generator can be given it
+
+
+_TABLE_READ = re.compile(r"^\(?(_T_\w+)\[(.+)\]\)?$")
+
+
+class ActionCompiler(Compiler):
+    """Compiles actions against one rule set's scope (see the module's text)."""
+
+    def __init__(self, scope: Scope, procs: Mapping[str, Procedure],
+                 hooks: Mapping[str, tuple[str, ...]], name: Callable[[str], str],
+                 where: Callable[[tuple[str | int, ...]], str],
+                 table_values: Mapping[str, Mapping[Any, Any]] | None = None,
+                 copier: Callable[[frozenset[str], frozenset[str], bool], str] | None = None,
+                 bundles: Bundles | None = None, effect_ids: tuple[str, ...] = ()) -> None:
+        super().__init__(scope, procs, hooks, name, where)
+        self.table_values: Mapping[str, Mapping[Any, Any]] = table_values or {}
+        # (game fields, player fields, all players?) -> the name of a copy function
+        self.copier = copier or (lambda g, p, o: "_copy_all")
+        self.bundles = bundles if bundles is not None else Bundles()
+        self.effect_ids = effect_ids
+        self.functions: list[list[str]] = []
+        self.let_sources: dict[str, str] = {}  # a local -> the code it was let to
+        self.action: Action | None = None
+        self.fields: list[str] = []
+        self.counter = 0
+
+    # -- what steps write ---------------------------------------------------------------
+
+    def writes(self, steps: tuple[Step, ...], seen: frozenset[str] = frozenset()
+               ) -> tuple[set[str], set[str], bool]:
+        """The game fields and the acting player's fields the steps may change, and whether
+        other players' fields may change too (then every player is copied)."""
+        game: set[str] = set()
+        player: set[str] = set()
+        others = False
+
+        def target(src: Any) -> None:
+            nonlocal others
+            if not isinstance(src, str):
+                return
+            try:
+                node: ast.expr = ast.parse(src.strip(), mode="eval").body
+            except SyntaxError:
+                return
+            chain = []
+            while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+                if isinstance(node, ast.Attribute):
+                    chain.append(node.attr)
+                node = node.value if not isinstance(node, ast.Call) else node.func
+            if not isinstance(node, ast.Name):
+                return
+            root = node.id
+            if root == "game" and chain:
+                game.add(chain[-1])
+                if chain[-1] == "players":
+                    others = True
+            elif root == "player" and chain:
+                player.add(chain[-1])
+            elif root in self.scope.player:
+                player.add(root)
+            elif root in self.scope.locals and chain:
+                others = True
+                player.add(chain[-1])
+
+        for s in steps:
+            for sub in s.walk():
+                if sub.kind == "_call":
+                    sub = Step("do", sub.arg[0], ())
+                elif sub.kind == "_apply":
+                    sub = Step("apply", {}, ())
+                if sub.kind in ("gain", "set") and isinstance(sub.arg, Mapping):
+                    for t in sub.arg:
+                        target(t)
+                elif sub.kind == "move" and isinstance(sub.arg, Mapping):
+                    target(sub.arg.get("from"))
+                    target(sub.arg.get("to"))
+                elif sub.kind == "drop":
+                    target(sub.arg)
+                elif sub.kind in ("do", "raise", "apply"):
+                    for pid in self._callees(sub):
+                        if pid in seen or pid not in self.procs:
+                            continue
+                        g2, p2, o2 = self.writes(self.procs[pid].steps, seen | {pid})
+                        game |= g2
+                        player |= p2
+                        others = others or o2
+        return game, player, others
+
+    def _callees(self, s: Step) -> list[str]:
+        if s.kind == "do":
+            if isinstance(s.arg, str) and s.arg in self.procs:
+                return [s.arg]
+            return sorted(self._targets_all())
+        if s.kind == "raise":
+            event = s.arg.get("event") if isinstance(s.arg, Mapping) else s.arg
+            return list(self.hooks.get(str(event), ()))
+        if s.kind == "apply":
+            return list(self.effect_ids)
+        return []
+
+    def _targets_all(self) -> set[str]:
+        out = set()
+        for values in self.table_values.values():
+            for v in values.values():
+                if isinstance(v, str) and v in self.procs:
+                    out.add(v)
+        return out
+
+    # -- decisions ----------------------------------------------------------------------
+
+    def decides(self, s: Step) -> bool:
+        """Whether a step makes or checks a choice (so the steps before it matter to the
+        move generator)."""
+        if s.kind in ("choose", "require"):
+            return True
+        if s.kind == "do":
+            callees = self._callees(s)
+            return any(self._guarded(c) for c in callees)
+        if s.kind == "apply":
+            return self._apply_guarded(s)
+        if s.kind == "if":
+            return any(self.decides(x) for x in (*s.body, *s.orelse))
+        return False
+
+    def _apply_guarded(self, s: Step) -> bool:
+        """Whether some bundle an apply step may carry out chooses or refuses."""
+        src = s.arg.get("effects") if isinstance(s.arg, Mapping) else None
+        bundles: list[Any] = []
+        if isinstance(src, str) and src.startswith("this.") and self.scope.this is not None:
+            try:
+                value = self.scope.this(tuple(src.split(".")[1:]))
+            except KeyError:
+                return True
+            bundles = [tuple(value.items())] if isinstance(value, Mapping) else []
+        else:  # ROW.column: the bundles of every table of that column
+            col = src.rsplit(".", 1)[-1] if isinstance(src, str) else ""
+            for name, values in self.table_values.items():
+                if name.endswith("_" + col):
+                    bundles += [v for v in values.values() if isinstance(v, tuple)]
+            if not bundles:
+                return True
+        return any(self._guarded(str(e)) for b in bundles for e, _a in b)
+
+    def _guarded(self, pid: str) -> bool:
+        proc = self.procs.get(pid)
+        return proc is not None and bool(proc.guard)
+
+    # -- compiling an action ------------------------------------------------------------
+
+    def compile_action(self, action: Action, stem: str) -> ActionCode:
+        self.action = action
+        self.stem = stem
+        self.functions = []
+        self.fields = []
+        self.counter = 0
+        self.first_field: str | None = None
+        scope = self.scope
+        head = "# " + py_comment(f"{self.where(action.path)} {action.id}")
+        out = [head, f"def _moves_{stem}(g: Game, seat: int, *only: Any) -> list[Move]:",
+               "    p = g.players[seat]", "    out: list[Move] = []"]
+        self._enum(list(action.steps), scope, 1, out, owned=False, first=True)
+        out.append("    return out")
+        self.functions.insert(0, _clean(out))
+        play = [f"def _play_{stem}(g: Game, seat: int, move: Move) -> None:",
+                "    p = g.players[seat]"]
+        self._play(list(action.steps), scope, 1, play, ())
+        self.functions.append(_clean(play))
+        return ActionCode(self.functions, tuple(self.fields), self.first_field)
+
+    def _field(self, name: str) -> None:
+        if name not in self.fields:
+            self.fields.append(name)
+
+    def _emit_move(self, scope: Scope, bound: tuple[str, ...], indent: int,
+                   out: list[str]) -> None:
+        assert self.action is not None
+        args = "".join(f", {f}={typed.local_code(f)}" for f in bound)
+        out.append("    " * indent + f"out.append(_move({py_str(self.action.id)}, seat{args}))")
+
+    # The move generator: `bound` (the move fields chosen so far) is kept in the scope's
+    # locals under the name `_bound` as a tuple of names.
+
+    def _enum(self, steps: list[Step], scope: Scope, indent: int, out: list[str],
+              owned: bool, first: bool = False, bound: tuple[str, ...] = ()) -> None:
+        pad = "    " * indent
+        i = 0
+        while i < len(steps):
+            s = steps[i]
+            rest = steps[i + 1:]
+            if not any(self.decides(x) for x in steps[i:]):
+                break
+            if s.kind == "let":
+                scope = self._let(s, scope, indent, out)
+                i += 1
+                continue
+            if s.kind == "choose":
+                one = self._choice(s, scope, out, indent, first)
+                if one is None:
+                    i += 1
+                    continue
+                scope, name = one
+                self._field(name)
+                self._enum(rest, scope, indent + 1, out, False, False, (*bound, name))
+                return
+            first = False
+            if s.kind == "require":
+                cond = self.expr(s, s.arg, scope, BOOL)
+                if cond is not None:
+                    out.append(f"{pad}if {bare(cond.code)}:")
+                    self._enum(rest, self._narrow(s, scope), indent + 1, out, owned, False,
+                               bound)
+                    return
+                i += 1
+                continue
+            if s.kind == "if" and self.decides(s):
+                cond = self.expr(s, s.arg, scope, BOOL)
+                if cond is None:
+                    i += 1
+                    continue
+                out.append(f"{pad}if {bare(cond.code)}:")
+                self._enum([*s.body, *rest], self._narrow(s, scope), indent + 1, out, owned,
+                           False, bound)
+                out.append(f"{pad}else:")
+                self._enum([*s.orelse, *rest], scope, indent + 1, out, owned, False, bound)
+                return
+            if s.kind == "do" and self.decides(s):
+                self._enum_do(s, rest, scope, indent, out, owned, bound)
+                return
+            if s.kind == "apply":
+                self._enum_apply(s, rest, scope, indent, out, owned, bound)
+                return
+            # an effect the later choices depend on
+            if not owned:
+                self._copy_then(steps[i:], scope, indent, out, bound)
+                return
+            scope = self._effect(s, scope, indent, out)
+            i += 1
+        self._emit_move(scope, bound, indent, out)
+
+    def _narrow(self, s: Step, scope: Scope) -> Scope:
+        from dataclasses import replace
+
+        then = scope
+        for name in typed.narrowed(s.arg):
+            if name in scope.locals:
+                known = scope.locals[name]
+                then = then.with_locals(**{name: replace(
+                    known, type=replace(known.type, optional=False))})
+        return then
+
+    def _choice(self, s: Step, scope: Scope, out: list[str], indent: int, first: bool
+                ) -> tuple[Scope, str] | None:
+        pad = "    " * indent
+        if not isinstance(s.arg, Mapping) or not isinstance(s.arg.get("as"), str):
+            self.problem(s, "step-shape", "choose: {as: NAME, from: EXPR, ...}")
+            return None
+        name = s.arg["as"]
+        var = typed.local_code(name)
+        one = self._single(s, scope, var)
+        if one is not None:
+            over, where, optional, inner = one
+            if first:
+                over = f"only or {over}"
+            out.append(f"{pad}for {var} in {'(None, *' + over + ')' if optional else over}:")
+            if first and not optional:  # a value given by the caller is checked first
+                src = self.expr(s, s.arg.get("from", "[]"), scope, None, "choose/from")
+                assert src is not None
+                where = f"{var} in {src.code}" + (f" and ({where})" if where else "")
+                self.first_field = name
+            if where is not None:
+                test = f"{var} is not None and not ({where})" if optional else f"not ({where})"
+                if re.fullmatch(rf"{var} in [^()]*(\(.*\))?", where) and " and " not in where:
+                    test = where.replace(f"{var} in ", f"{var} not in ", 1)
+                out.append(f"{pad}    if {test}:")
+                out.append(f"{pad}        continue")
+            return inner, name
+        opts = self._options(s, scope)
+        if opts is None:
+            return None
+        code, _t, inner = opts
+        out.append(f"{pad}for {var} in {code}:")
+        return inner, name
+
+    def _copy_then(self, steps: list[Step], scope: Scope, indent: int, out: list[str],
+                   bound: tuple[str, ...]) -> None:
+        """The rest of the steps in a function of its own, on a copy of the state."""
+        game, player, others = self.writes(tuple(steps))
+        copy = self.copier(frozenset(game), frozenset(player), others)
+        self.counter += 1
+        fn = f"_moves_{self.stem}__k{self.counter}"
+        names = [n for n, v in scope.locals.items()
+                 if n != "seat" and re.fullmatch(r"v_\w+", v.code)]
+        params = "".join(f", {scope.locals[n].code}: Any" for n in names)
+        args = "".join(f", {scope.locals[n].code}" for n in names)
+        out.append("    " * indent + f"{fn}({copy}(g, seat), seat, out{args})")
+        body = [f"def {fn}(g: Game, seat: int, out: list[Move]{params}) -> None:",
+                "    p = g.players[seat]"]
+        self._enum(steps, scope, 1, body, True, False, bound)
+        self.functions.append(_clean(body))
+
+    def _do_target(self, s: Step, scope: Scope) -> list[tuple[str | None, Procedure | None]]:
+        """The procedures a do step may carry out: [(test, procedure)], test being the
+        condition on the step's value (None: always); a procedure of None does nothing."""
+        if isinstance(s.arg, str) and s.arg in self.procs:
+            return [(None, self.procs[s.arg])]
+        t = self.expr(s, s.arg, scope, None, "do")
+        if t is None:
+            return []
+        if t.type.name != "text":
+            self.problem(s, "expr-type", f"'{s.arg}' is {typed.describe(t.type)}: do names a "
+                         "procedure (its id, or a text that holds one)", "do")
+            return []
+        var = f"_do_{self.counter}"
+        self.counter += 1
+        cases: list[tuple[str | None, Procedure | None]] = []
+        for pid in sorted(self._candidates(t.code)):
+            cases.append((f"{var} == {py_str(pid)}", self.procs[pid]))
+        cases.append((None, None))
+        self._do_var = (var, bare(t.code))
+        return cases
+
+    def _candidates(self, code: str) -> set[str]:
+        """The procedures a text may name: the values of the tables the code (or the lets it
+        reads) reads from; every procedure some table names when it reads none."""
+        for var, source in self.let_sources.items():
+            code = re.sub(rf"\b{var}\b", f"({source})", code)
+        reads = re.findall(r"(_T_\w+)\[", code)
+        if not reads:
+            return self._targets_all()
+        out: set[str] = set()
+        for t in reads:
+            out |= {v for v in self.table_values.get(t, {}).values()
+                    if isinstance(v, str) and v in self.procs}
+        return out
+
+    def _let(self, s: Step, scope: Scope, indent: int, out: list[str]) -> Scope:
+        inner = super()._let(s, scope, indent, out)
+        for name, known in inner.locals.items():
+            if (scope.locals.get(name) is not known and "_T_" in known.code) or (
+                    name not in scope.locals and isinstance(s.arg, Mapping) and name in s.arg):
+                line = next((x for x in reversed(out)
+                             if x.strip().startswith(f"{known.code} = ")), None)
+                if line is not None:
+                    self.let_sources[known.code] = line.split(" = ", 1)[1]
+        return inner
+
+    def _call_args(self, s: Step, proc: Procedure, scope: Scope) -> str | None:
+        given = s.get("with") or {}
+        if not isinstance(given, Mapping):
+            self.problem(s, "step-shape", "with: {PARAM: EXPR}", "with")
+            return None
+        return self._args(s, proc, given, scope, "with")
+
+    def _enum_do(self, s: Step, rest: list[Step], scope: Scope, indent: int, out: list[str],
+                 owned: bool, bound: tuple[str, ...]) -> None:
+        pad = "    " * indent
+        cases = self._do_target(s, scope)
+        if not cases:
+            self._enum(rest, scope, indent, out, owned, False, bound)
+            return
+        dynamic = cases[0][0] is not None
+        if dynamic:
+            var, code = self._do_var
+            out.append(f"{pad}{var} = {code}")
+        for k, (test, proc) in enumerate(cases):
+            inner_pad = pad
+            level = indent
+            if dynamic:
+                if test is None:
+                    out.append(f"{pad}else:")
+                else:
+                    out.append(f"{pad}{'if' if k == 0 else 'elif'} {test}:")
+                inner_pad = pad + "    "
+                level = indent + 1
+            if proc is None:
+                self._enum(rest, scope, level, out, owned, False, bound)
+                continue
+            args = self._call_args(s, proc, scope)
+            if args is None:
+                out.append(f"{inner_pad}pass")
+                continue
+            stem = self.name(proc.id)
+            names = [str(c.arg["as"]) for c in proc.choices]
+            inner = scope
+            new_bound = bound
+            if names:
+                vars_ = [typed.local_code(n) for n in names]
+                target = f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_)
+                out.append(f"{inner_pad}for {target} in _opts_{stem}(g, seat{args}):")
+                for n in names:
+                    self._field(n)
+                    inner = inner.with_locals(**{n: Name(typed.ANY, typed.local_code(n))})
+                new_bound = (*bound, *names)
+            else:
+                out.append(f"{inner_pad}if _opts_{stem}(g, seat{args}):")
+            call = Step("_call", (proc.id, args, tuple(names)), ())
+            self._enum([call, *rest], inner, level + 1, out, False, False, new_bound)
+
+    def _enum_apply(self, s: Step, rest: list[Step], scope: Scope, indent: int,
+                    out: list[str], owned: bool, bound: tuple[str, ...]) -> None:
+        pad = "    " * indent
+        got = self._bundle_table(s, scope)
+        if got is None:
+            self._enum(rest, scope, indent, out, owned, False, bound)
+            return
+        table, key, noble = got
+        names = self.bundles.choices[table]
+        inner = scope
+        vars_ = [typed.local_code(n) for n in names]
+        target = "_" if not vars_ else (f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_))
+        out.append(f"{pad}for {target} in g.rs.fx[{py_str(table)}][{key}][0](g, seat, {noble}):")
+        for n in names:
+            self._field(n)
+            inner = inner.with_locals(**{n: Name(typed.ANY, typed.local_code(n))})
+        call = Step("_apply", (table, key, noble, tuple(names)), ())
+        self._enum([call, *rest], inner, indent + 1, out, False, False, (*bound, *names))
+
+    def _effect(self, s: Step, scope: Scope, indent: int, out: list[str]) -> Scope:
+        pad = "    " * indent
+        if s.kind == "_call":
+            pid, args, names = s.arg
+            choices = "".join(f", {typed.local_code(n)}" for n in names)
+            out.append(f"{pad}_run_{self.name(pid)}(g, seat{args}{choices})")
+            return scope
+        if s.kind == "_apply":
+            table, key, noble, names = s.arg
+            choices = "".join(f", {typed.local_code(n)}" for n in names)
+            out.append(f"{pad}g.rs.fx[{py_str(table)}][{key}][2](g, seat, {noble}{choices})")
+            return scope
+        if s.kind == "apply":
+            got = self._bundle_table(s, scope)
+            if got is not None:
+                table, key, noble = got
+                names = self.bundles.choices[table]
+                nones = ", None" * len(names)
+                out.append(pad + "# " + py_comment(f"{self.where(s.path)} {s.id or s.kind}"))
+                out.append(f"{pad}g.rs.fx[{py_str(table)}][{key}][2](g, seat, {noble}{nones})")
+            return scope
+        if s.kind == "do" and not (isinstance(s.arg, str) and s.arg in self.procs):
+            cases = self._do_target(s, scope)
+            if not cases:
+                return scope
+            var, code = self._do_var
+            out.append(pad + "# " + py_comment(f"{self.where(s.path)} {s.id or s.kind}"))
+            out.append(f"{pad}{var} = {code}")
+            for k, (test, proc) in enumerate(cases):
+                if proc is None:
+                    continue
+                args = self._call_args(s, proc, scope)
+                out.append(f"{pad}{'if' if k == 0 else 'elif'} {test}:")
+                nones = ", None" * len(proc.choices)
+                out.append(f"{pad}    _run_{self.name(proc.id)}(g, seat{args or ''}{nones})")
+            return scope
+        return super()._effect(s, scope, indent, out)
+
+    # -- bundles of effects -------------------------------------------------------------
+
+    def _bundle_table(self, s: Step, scope: Scope) -> tuple[str, str, str] | None:
+        """(table name, key code, noble code) of an apply step, compiling its bundles."""
+        arg = s.arg
+        if not isinstance(arg, Mapping) or "effects" not in arg:
+            self.problem(s, "step-shape", "apply: {effects: ROW.column, noble: EXPR}")
+            return None
+        src = arg["effects"]
+        if isinstance(src, str) and src.startswith("this.") and scope.this is not None:
+            # a bundle of the procedure's own row (`this.reward`): a table of one entry
+            try:
+                value = scope.this(tuple(src.split(".")[1:]))
+            except KeyError as exc:
+                self.problem(s, "unknown-reference", str(exc).strip("'\""), "apply/effects")
+                return None
+            if not isinstance(value, Mapping):
+                self.problem(s, "expr-type", f"'{src}' is not a bundle of effects",
+                             "apply/effects")
+                return None
+            bundle = tuple((str(e), int(a)) for e, a in value.items())
+            table = f"_T_const{len(self.bundles.tables) + 1}"
+            self.table_values = {**self.table_values, table: {0: bundle}}
+            t = typed.Typed(f"{table}[0]", typed.EFFECTS)
+        else:
+            got = self.expr(s, src, scope, None, "apply/effects")
+            if got is None:
+                return None
+            t = got
+        m = _TABLE_READ.match(t.code)
+        if t.type.name != "effects" or m is None:
+            self.problem(s, "expr-type", f"'{arg['effects']}' is not a bundle of effects of a "
+                         "row (such as state_action.effects)", "apply/effects")
+            return None
+        noble = "None"
+        if arg.get("noble") is not None:
+            n = self.expr(s, arg["noble"], scope, None, "apply/noble")
+            if n is None:
+                return None
+            noble = bare(n.code)
+        table = m.group(1)
+        self._bundles_of(table)
+        return table.removeprefix("_T"), bare(m.group(2)), noble
+
+    def _bundles_of(self, table: str) -> None:
+        name = table.removeprefix("_T")
+        if name in self.bundles.tables:
+            return
+        values = self.table_values[table]
+        choose: list[str] = []
+        for bundle in values.values():
+            for eff, _a in bundle:
+                proc = self.procs.get(eff)
+                for c in proc.choices if proc is not None else ():
+                    if str(c.arg["as"]) not in choose:
+                        choose.append(str(c.arg["as"]))
+        self.bundles.choices[name] = tuple(choose)
+        keys: dict[Any, str] = {}
+        for key, bundle in values.items():
+            keys[key] = self._bundle(tuple(bundle), tuple(choose))
+        self.bundles.tables[name] = keys
+
+    def _bundle(self, bundle: tuple[tuple[str, int], ...], names: tuple[str, ...]) -> str:
+        """The stem of a bundle's three functions (compiled the first time)."""
+        stem = "STEM__"
+        choice_args = "".join(f", {typed.local_code(n)}: Any" for n in names)
+        rows = ", ".join([typed.local_code(n) for n in names])
+        row = f"({rows},)" if len(names) == 1 else f"({rows})"
+        opts = [f"def _opts_{stem}(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:"]
+        why = [f"def _why_{stem}(g: Game, seat: int, noble: Any{choice_args}"
+               ") -> tuple[str, str] | None:"]
+        run = [f"def _run_{stem}(g: Game, seat: int, noble: Any{choice_args}) -> None:"]
+        # the options: each choice from the first effect that makes it
+        made: dict[str, str] = {}
+        indent = 1
+        own: list[str]
+        for eff, amount in bundle:
+            proc = self.procs.get(eff)
+            if proc is None:
+                continue
+            own = [str(c.arg["as"]) for c in proc.choices]
+            if any(n not in made for n in own):
+                vars_ = [typed.local_code(n) for n in own]
+                target = f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_)
+                opts.append("    " * indent + f"for {target} in _opts_{self.name(eff)}"
+                            f"(g, seat, {amount}, noble):")
+                indent += 1
+                for n in own:
+                    made[n] = eff
+        for n in names:
+            if n not in made:
+                opts.append("    " * indent + f"{typed.local_code(n)} = None")
+        test = []
+        for eff, amount in bundle:
+            proc = self.procs.get(eff)
+            if proc is None:
+                continue
+            given = "".join(f", {typed.local_code(str(c.arg['as']))}" for c in proc.choices)
+            test.append(f"_why_{self.name(eff)}(g, seat, {amount}, noble{given}) is None")
+        if test:
+            opts.append("    " * indent + f"if {' and '.join(test)}:")
+            indent += 1
+        opts.append("    " * indent + f"out.append({row if names else '()'})")
+        opts.insert(1, "    out: list[tuple[Any, ...]] = []")
+        opts.append("    return out")
+        for n in names:
+            if n not in made:
+                why.append(f"    if {typed.local_code(n)} is not None:")
+                why.append(f"        return _not_chosen({py_str(n)})")
+        for eff, amount in bundle:
+            proc = self.procs.get(eff)
+            if proc is None:
+                continue
+            given = "".join(f", {typed.local_code(str(c.arg['as']))}" for c in proc.choices)
+            why.append(f"    why = _why_{self.name(eff)}(g, seat, {amount}, noble{given})")
+            why.append("    if why is not None:")
+            why.append("        return why")
+            made_ = " and ".join(f"{typed.local_code(str(c.arg['as']))} is not None"
+                                 for c in proc.choices)
+            if made_:  # an effect whose choice the move does not make is left out
+                run.append(f"    if {made_}:")
+                run.append(f"        _run_{self.name(eff)}(g, seat, {amount}, noble{given})")
+            else:
+                run.append(f"    _run_{self.name(eff)}(g, seat, {amount}, noble)")
+        why.append("    return None")
+        if len(run) == 1:
+            run.append("    pass")
+        code = "\n".join([*opts, *why, *run])
+        found = self.bundles.by_code.get(code)
+        if found is None:
+            found = self.bundles.by_code[code] = f"_fx{len(self.bundles.by_code) + 1}"
+            for lines in (opts, why, run):
+                self.bundles.functions.append([x.replace("STEM__", found) for x in lines])
+        return found
+
+    # -- the checked run ----------------------------------------------------------------
+
+    def _rule_code(self, s: Step, scope: Scope) -> str:
+        """The rule a step's refusal names, as code: its `rule` (which may show a value, as
+        `{noble.noble_action}`), or the action's."""
+        assert self.action is not None
+        if s.rule and "{" in s.rule:
+            return self._reason(s, scope, s.rule)
+        return py_str(s.rule or self.action.rule)
+
+    def _play(self, steps: list[Step], scope: Scope, indent: int, out: list[str],
+              bound: tuple[str, ...]) -> None:
+        assert self.action is not None
+        pad = "    " * indent
+        rule = py_str(self.action.rule)
+        i = 0
+        while i < len(steps):
+            s = steps[i]
+            i += 1
+            srule = self._rule_code(s, scope)
+            if s.kind == "choose":
+                if not isinstance(s.arg, Mapping) or not isinstance(s.arg.get("as"), str):
+                    continue
+                name = str(s.arg["as"])
+                var = typed.local_code(name)
+                out.append(f"{pad}{var} = move.{name}")
+                why: list[str] = []
+                shown = scope.with_locals(**{name: Name(typed.ANY, var)})
+                inner = self._guard_why(s, Procedure(self.action.id, (), (s,), self.action.rule),
+                                        shown, why)
+                scope = inner.with_locals(**{name: inner.locals[name]}) \
+                    if name in inner.locals else inner
+                for line in why:
+                    out.append(pad + line[4:].replace("return (", "raise IllegalMove(", 1)
+                               if "return (" in line else pad + line[4:])
+                bound = (*bound, name)
+                continue
+            if s.kind == "require":
+                cond = self.expr(s, s.arg, scope, BOOL)
+                reason = self._reason(s, scope, s.get("reason") or f"{s.arg} does not hold")
+                if cond is not None:
+                    out.append(f"{pad}if {negate(cond.code)}:")
+                    out.append(f"{pad}    raise IllegalMove({srule}, {reason})")
+                    scope = self._narrow(s, scope)
+                continue
+            if s.kind == "if" and self.decides(s):
+                cond = self.expr(s, s.arg, scope, BOOL)
+                if cond is None:
+                    continue
+                out.append(f"{pad}if {bare(cond.code)}:")
+                self._play([*s.body, *steps[i:]], self._narrow(s, scope), indent + 1, out,
+                           bound)
+                out.append(f"{pad}else:")
+                self._play([*s.orelse, *steps[i:]], scope, indent + 1, out, bound)
+                return
+            if s.kind == "do" and self.decides(s):
+                cases = self._do_target(s, scope)
+                dynamic = bool(cases) and cases[0][0] is not None
+                if dynamic:
+                    var, code = self._do_var
+                    out.append(f"{pad}{var} = {code}")
+                for k, (test, proc) in enumerate(cases):
+                    level = indent
+                    if dynamic:
+                        out.append(f"{pad}else:" if test is None else
+                                   f"{pad}{'if' if k == 0 else 'elif'} {test}:")
+                        level = indent + 1
+                    ipad = "    " * level
+                    if proc is None:  # nothing to do: no choice of the others may be made
+                        out.append(f"{'    ' * level}_only_chosen(move, "
+                                   f"({', '.join(py_str(f) for f in bound)}"
+                                   f"{',' if len(bound) == 1 else ''}), {srule})")
+                        self._play(steps[i:], scope, level, out, bound)
+                        continue
+                    args = self._call_args(s, proc, scope) or ""
+                    stem = self.name(proc.id)
+                    names = [str(c.arg["as"]) for c in proc.choices]
+                    choices = "".join(f", move.{n}" for n in names)
+                    out.append(f"{ipad}why = _why_{stem}(g, seat{args}{choices})")
+                    out.append(f"{ipad}if why is not None:")
+                    if s.get("reason"):  # nothing at all can be done: the action is refused
+                        reason = self._reason(s, scope, s.get("reason"))
+                        out.append(f"{ipad}    if not _opts_{stem}(g, seat{args}):")
+                        out.append(f"{ipad}        raise IllegalMove({rule}, {reason} + \": \" + "
+                                   "why[1])")
+                    out.append(f"{ipad}    raise IllegalMove(*why)")
+                    out.append(f"{ipad}_run_{stem}(g, seat{args}{choices})")
+                    self._play(steps[i:], scope, level, out, (*bound, *names))
+                return
+            if s.kind == "apply":
+                got = self._bundle_table(s, scope)
+                if got is None:
+                    continue
+                table, key, noble = got
+                made = self.bundles.choices[table]
+                choices = "".join(f", move.{n}" for n in made)
+                fx = f"g.rs.fx[{py_str(table)}][{key}]"
+                out.append(f"{pad}why = {fx}[1](g, seat, {noble}{choices})")
+                out.append(f"{pad}if why is not None:")
+                out.append(f"{pad}    raise IllegalMove({srule}, why[1])")
+                out.append(f"{pad}g.rs.fx[{py_str(table)}][{key}][2](g, seat, {noble}{choices})")
+                bound = (*bound, *made)
+                continue
+            scope = self._effect(s, scope, indent, out)
+        fields = ", ".join(py_str(f) for f in bound)
+        out.append(f"{pad}_only_chosen(move, ({fields}{',' if len(bound) == 1 else ''}), "
+                   f"{rule})")
+
+
+def _clean(lines: list[str]) -> list[str]:
+    from lisboa_rules.lang.steps import _tidy
+
+    return _tidy(lines)
