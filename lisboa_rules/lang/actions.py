@@ -32,7 +32,7 @@ from typing import Any
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.steps import Compiler, Procedure, Step, bare, negate
-from lisboa_rules.lang.typed import BOOL, Name, Scope
+from lisboa_rules.lang.typed import BOOL, Name, Scope, VType
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,7 @@ class ActionCode:
     functions: list[list[str]]  # source lines of each function, in emission order
     fields: tuple[str, ...]  # the move fields the action's choices fill
     first: str | None = None  # the field of the first choice, when the generator can be given it
+    types: dict[str, VType] = field(default_factory=dict)  # each field's type
 
 
 _TABLE_READ = re.compile(r"^\(?(_T_\w+)\[(.+)\]\)?$")
@@ -86,6 +87,7 @@ class ActionCompiler(Compiler):
         self.effect_ids = effect_ids
         self.functions: list[list[str]] = []
         self.let_sources: dict[str, str] = {}  # a local -> the code it was let to
+        self.field_types: dict[str, VType] = {}  # the move fields chosen, with their types
         self.action: Action | None = None
         self.fields: list[str] = []
         self.counter = 0
@@ -220,6 +222,7 @@ class ActionCompiler(Compiler):
         self.fields = []
         self.counter = 0
         self.first_field: str | None = None
+        self.field_types = {}
         scope = self.scope
         head = "# " + py_comment(f"{self.where(action.path)} {action.id}")
         out = [head, f"def _moves_{stem}(g: Game, seat: int, *only: Any) -> list[Move]:",
@@ -231,7 +234,8 @@ class ActionCompiler(Compiler):
                 "    p = g.players[seat]"]
         self._play(list(action.steps), scope, 1, play, ())
         self.functions.append(_clean(play))
-        return ActionCode(self.functions, tuple(self.fields), self.first_field)
+        types = {f: self.field_types.get(f, typed.TEXT) for f in self.fields}
+        return ActionCode(self.functions, tuple(self.fields), self.first_field, types)
 
     def _field(self, name: str) -> None:
         if name not in self.fields:
@@ -339,13 +343,32 @@ class ActionCompiler(Compiler):
                     test = where.replace(f"{var} in ", f"{var} not in ", 1)
                 out.append(f"{pad}    if {test}:")
                 out.append(f"{pad}        continue")
+            self.field_types[name] = inner.locals[name].type
             return inner, name
         opts = self._options(s, scope)
         if opts is None:
             return None
         code, _t, inner = opts
         out.append(f"{pad}for {var} in {code}:")
+        self.field_types[name] = inner.locals[name].type
         return inner, name
+
+    def choice_types(self, proc: Procedure) -> dict[str, VType]:
+        """The types of the choices of a procedure an action does (from their `from`)."""
+        scope = self.scope.with_locals(**{p.name: Name(p.type, typed.local_code(p.name))
+                                          for p in proc.params})
+        out: dict[str, VType] = {}
+        for c in proc.choices:
+            name = str(c.arg["as"])
+            try:
+                src = typed.check(c.arg.get("from", "[]"), scope)
+            except typed.ExprError:
+                out[name] = typed.TEXT
+                continue
+            item = src.type.args[0] if src.type.args else typed.TEXT
+            several = "min" in c.arg or "max" in c.arg
+            out[name] = typed.list_of(item) if several else item
+        return out
 
     def _copy_then(self, steps: list[Step], scope: Scope, indent: int, out: list[str],
                    bound: tuple[str, ...]) -> None:
@@ -449,6 +472,8 @@ class ActionCompiler(Compiler):
             names = [str(c.arg["as"]) for c in proc.choices]
             inner = scope
             new_bound = bound
+            for n, t in self.choice_types(proc).items():
+                self.field_types.setdefault(n, t)
             if names:
                 vars_ = [typed.local_code(n) for n in names]
                 target = f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_)
@@ -575,6 +600,9 @@ class ActionCompiler(Compiler):
                 for c in proc.choices if proc is not None else ():
                     if str(c.arg["as"]) not in choose:
                         choose.append(str(c.arg["as"]))
+                if proc is not None:
+                    for n, t in self.choice_types(proc).items():
+                        self.field_types.setdefault(n, t)
         self.bundles.choices[name] = tuple(choose)
         keys: dict[Any, str] = {}
         for key, bundle in values.items():
@@ -767,3 +795,16 @@ def _clean(lines: list[str]) -> list[str]:
     from lisboa_rules.lang.steps import _tidy
 
     return _tidy(lines)
+
+
+def json_type(t: VType, int_kinds: frozenset[str]) -> str:
+    """The JSON type of a move field of type t: integer, string, boolean, or a list of
+    integers / strings (`integers`, `strings`)."""
+    def family(x: VType) -> str:
+        if x.name in ("int", "seat") or x.name in int_kinds:
+            return "integer"
+        return "boolean" if x.name == "bool" else "string"
+
+    if t.name == "list":
+        return family(t.args[0]) + "s" if t.args else "strings"
+    return family(t)

@@ -322,6 +322,29 @@ _ACTION_RULE: dict[str, str] = {}
 _PHASE_RULES: dict[str, str] = {}
 # the generated rule sets and procedures use them
 _USED_BY_GENERATED = (replace, _combinations, Sequence)
+# A move: its fields are the choices of the actions of rules/ (generated); this placeholder
+# holds the ones the machinery below reads.
+
+
+@dataclass(frozen=True)
+class Move:
+    kind: str
+    player: int
+    cards: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return _move_json(self)
+
+    @staticmethod
+    def from_json(data: Any) -> Move:
+        return _move_from_json(data)
+
+
+# The JSON type of each field of a move (`strings` / `integers`: a list of them), the value of
+# a choice not made, and the fields that are never null.
+_MOVE_TYPES: dict[str, str] = {}
+_MOVE_DEFAULTS: dict[str, Any] = {}
+_MOVE_NOT_NULL: frozenset[str] = frozenset()
 # The state classes and their saved-game fields are generated from rules/state.yaml; these
 # placeholders hold today's fields so that this module type-checks alone.
 _GAME_FIELDS: tuple[str, ...] = ()
@@ -528,89 +551,46 @@ def _ctx(**values: int) -> Ctx:
     return found
 
 
-@dataclass(frozen=True)
-class Move:
-    """A move. `kind` is the procedure: portfolio, trade, visit, sponsor, discard, pass,
-    follow, decline, draw, marker or hand-discard; the other fields are its choices."""
-
-    kind: str
-    player: int
-    card: int | None = None
-    state_action: str | None = None
-    noble_action: bool = False
-    business: str | None = None
-    decrees: tuple[str, ...] = ()
-    plan: str | None = None
-    favor: str | None = None
-    good: str | None = None
-    pile: str | None = None
-    cards: tuple[int, ...] = ()
-    noble: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The move as JSON, leaving out choices that are not made."""
-        out: dict[str, Any] = {"kind": self.kind, "player": self.player}
-        for name in ("card", "state_action", "business", "plan", "favor", "good", "pile", "noble"):
-            value = getattr(self, name)
-            if value is not None:
-                out[name] = value
-        if self.noble_action:
-            out["noble_action"] = True
-        if self.decrees:
-            out["decrees"] = list(self.decrees)
-        if self.cards:
-            out["cards"] = list(self.cards)
-        return out
-
-    @staticmethod
-    def from_json(data: Any) -> Move:
-        """Read a move written by `to_json`. A move of the wrong shape (an unknown or missing
-        key, a value of the wrong JSON type: `true` is not a number, `1` is not a string)
-        raises StateError with the path of the value; whether a well-formed move is legal is
-        for `explain_move` / `apply_move` to say (IllegalMove)."""
-        if not isinstance(data, dict):
-            raise StateError("$", f"a move is a JSON object, not {_json_type(data)}")
-        for key in data:
-            if key not in _MOVE_TYPES:
-                raise StateError("$", f"unknown key {key!r} in a move")
-        for key in ("kind", "player"):
-            if key not in data:
-                raise StateError("$", f"missing {key!r}")
-        fields: dict[str, Any] = {}
-        for key, value in data.items():
-            want = _MOVE_TYPES[key]
-            if want in ("strings", "integers"):
-                item = "string" if want == "strings" else "integer"
-                if not isinstance(value, list):
-                    raise StateError(f"$.{key}", f"expected a list, got {_json_type(value)}")
-                for i, v in enumerate(value):
-                    if not _is_type(v, item):
-                        raise StateError(f"$.{key}[{i}]", f"expected {item}, got {_json_type(v)}")
-                value = tuple(value)
-            elif not _is_type(value, want) and not (value is None and key not in _MOVE_NOT_NULL):
-                raise StateError(f"$.{key}", f"expected {want}, got {_json_type(value)}")
-            fields[key] = value
-        return Move(**fields)
+def _move_json(move: Move) -> dict[str, Any]:
+    """A move as JSON, leaving out the choices that are not made (None, False, ())."""
+    out: dict[str, Any] = {"kind": move.kind, "player": move.player}
+    for name, default in _MOVE_DEFAULTS.items():
+        value = getattr(move, name)
+        if value != default:
+            out[name] = list(value) if isinstance(value, tuple) else value
+    return out
 
 
-# The JSON type of each field of a move (`strings` / `integers`: a list of them); the fields
-# but kind, player and noble_action may also be null (not chosen).
-_MOVE_TYPES: Final = {
-    "kind": "string",
-    "player": "integer",
-    "card": "integer",
-    "state_action": "string",
-    "noble_action": "boolean",
-    "business": "string",
-    "decrees": "strings",
-    "plan": "string",
-    "favor": "string",
-    "good": "string",
-    "pile": "string",
-    "cards": "integers",
-    "noble": "string",
-}
-_MOVE_NOT_NULL: Final = frozenset({"kind", "player", "noble_action"})
+def _move_from_json(data: Any) -> Move:
+    """Read a move written by `to_json`. A move of the wrong shape (an unknown or missing key,
+    a value of the wrong JSON type: `true` is not a number, `1` is not a string) raises
+    StateError with the path of the value; whether a well-formed move is legal is for
+    `explain_move` / `apply_move` to say (IllegalMove)."""
+    if not isinstance(data, dict):
+        raise StateError("$", f"a move is a JSON object, not {_json_type(data)}")
+    for key in data:
+        if key not in _MOVE_TYPES:
+            raise StateError("$", f"unknown key {key!r} in a move")
+    for key in ("kind", "player"):
+        if key not in data:
+            raise StateError("$", f"missing {key!r}")
+    fields: dict[str, Any] = {}
+    for key, value in data.items():
+        want = _MOVE_TYPES[key]
+        if want in ("strings", "integers"):
+            item = "string" if want == "strings" else "integer"
+            if not isinstance(value, list):
+                raise StateError(f"$.{key}", f"expected a list, got {_json_type(value)}")
+            for i, v in enumerate(value):
+                if not _is_type(v, item):
+                    raise StateError(f"$.{key}[{i}]", f"expected {item}, got {_json_type(v)}")
+            value = tuple(value)
+        elif not _is_type(value, want) and not (value is None and key not in _MOVE_NOT_NULL):
+            raise StateError(f"$.{key}", f"expected {want}, got {_json_type(value)}")
+        fields[key] = value
+    return Move(**fields)
+
+
 _MOVE_EXACT: Final = {"string": str, "integer": int, "boolean": bool}
 
 
@@ -633,39 +613,15 @@ def _move_problem(move: Any) -> str | None:
 _new = object.__new__
 
 
-def _move(
-    kind: str,
-    player: int,
-    card: int | None = None,
-    state_action: str | None = None,
-    noble_action: bool = False,
-    business: str | None = None,
-    decrees: tuple[str, ...] = (),
-    plan: str | None = None,
-    favor: str | None = None,
-    good: str | None = None,
-    pile: str | None = None,
-    cards: tuple[int, ...] = (),
-    noble: str | None = None,
-) -> Move:
-    """`Move(...)`, the same object, made without the frozen dataclass's one `__setattr__`
-    per field: the move generator makes thousands of moves per game."""
+def _move(kind: str, player: int, **choices: Any) -> Move:
+    """`Move(kind, player, **choices)`, the same object, made without the frozen dataclass's
+    one `__setattr__` per field: the move generators make thousands of moves per game."""
     move = _new(Move)
-    move.__dict__.update(
-        kind=kind,
-        player=player,
-        card=card,
-        state_action=state_action,
-        noble_action=noble_action,
-        business=business,
-        decrees=decrees,
-        plan=plan,
-        favor=favor,
-        good=good,
-        pile=pile,
-        cards=cards,
-        noble=noble,
-    )
+    fields = move.__dict__
+    fields.update(_MOVE_DEFAULTS)
+    fields["kind"] = kind
+    fields["player"] = player
+    fields.update(choices)
     return move
 
 
@@ -1011,12 +967,8 @@ def legal_moves(g: Game) -> list[Move]:
     if g.phase == "over":
         return []
     seat = g.actor
-    if g.phase == "marker":
-        return [_move("marker", seat, noble=n.id) for n in rs.nobles]
     if g.phase == "hand-discard":
         return _hand_discard_moves(g, seat)
-    if g.phase == "refill":
-        return [_move("draw", seat, pile=pile) for pile in rs.piles if g.piles.get(pile)]
     out: list[Move] = []
     for md in rs.moves.values():
         if md.phase == g.phase:
@@ -1132,12 +1084,7 @@ def _apply(g: Game, move: Move) -> None:
     handler = _HANDLERS.get(move.kind)
     if handler is None:
         raise _illegal(_TURN_RULE, f"unknown move kind {move.kind!r}")
-    phase_of = {
-        "marker": "marker",
-        "hand-discard": "hand-discard",
-        "draw": "refill",
-    }
-    if phase_of.get(move.kind, "action") != g.phase:
+    if move.kind != g.phase:  # the machinery's decisions are moves of their phase's name
         raise _illegal(
             _PHASE_RULES.get(g.phase, _TURN_RULE),
             f"a {move.kind} move cannot be made now ({g.phase})",
@@ -1149,21 +1096,6 @@ def _apply(g: Game, move: Move) -> None:
     handler(g, move)
     _check_triggers(g)
     _advance(g)
-
-
-_MOVE_DEFAULTS: Final = {
-    "card": None,
-    "state_action": None,
-    "noble_action": False,
-    "business": None,
-    "decrees": (),
-    "plan": None,
-    "favor": None,
-    "good": None,
-    "pile": None,
-    "cards": (),
-    "noble": None,
-}
 
 
 def _only_chosen(move: Move, fields: tuple[str, ...], rule: str) -> None:
@@ -1180,47 +1112,14 @@ def _not_chosen(name: str) -> tuple[str, str]:
     return "", f"this move does not choose {name.replace('_', ' ')}"
 
 
+# The choices of the moves the machinery makes itself (the period-end decisions).
+_HANDLER_FIELDS: Final = {"hand-discard": ("cards",)}
+
+
 def _extra_choice(g: Game, move: Move) -> str | None:
     """The first field a move fills that its kind does not choose, or None: every move has
     one form, so a move is legal exactly when it is one of `legal_moves`."""
-    rs = g.rs
-    allowed: set[str] = set()
-    cdef = rs.cards.get(move.card) if move.card is not None else None
-    sa = rs.state_actions.get(move.state_action or "")
-
-    def state_action() -> None:
-        allowed.add("state_action")
-        if sa is not None and any(k == "royal_favor" for k, _ in sa.effects):
-            allowed.add("favor")
-
-    def noble_action(action_id: str | None) -> None:
-        if action_id is not None and action_id in rs.procs:
-            allowed.update(rs.procs[action_id].choices)
-
-    kind = move.kind
-    if kind in ("portfolio", "discard", "trade", "visit", "sponsor"):
-        allowed.add("card")
-    if kind == "trade":
-        state_action()
-        allowed.add("good")
-    elif kind == "visit":
-        state_action()
-        if cdef is not None and cdef.type != rs.treasury_pile:
-            noble_action(_noble(rs, cdef.type).noble_action)
-    elif kind == "sponsor" and cdef is not None:
-        noble_action(cdef.event_action)
-    elif kind == "follow" and g.visit is not None:
-        if move.noble_action:
-            allowed.add("noble_action")
-            noble_action(_noble(rs, g.visit).noble_action)
-        else:
-            state_action()
-    elif kind == "draw":
-        allowed.add("pile")
-    elif kind == "marker":
-        allowed.add("noble")
-    elif kind == "hand-discard":
-        allowed.add("cards")
+    allowed = _HANDLER_FIELDS.get(move.kind, ())
     for name, default in _MOVE_DEFAULTS.items():
         if name not in allowed and getattr(move, name) != default:
             return name.replace("_", " ")
@@ -1229,24 +1128,6 @@ def _extra_choice(g: Game, move: Move) -> str | None:
 
 def _color(g: Game, seat: int) -> str:
     return g.players[seat].color if 0 <= seat < len(g.players) else f"seat {seat}"
-
-
-def _do_draw(g: Game, move: Move) -> None:
-    """Draw the face-up top card of a display pile (rules: turn.refill-hand)."""
-    pile = g.piles.get(move.pile or "")
-    if not pile:
-        raise _illegal(_REFILL_RULE, f"the {move.pile} pile is empty")
-    g.players[move.player].hand.append(pile.pop())
-    g.rs.procs["reveal-top"].run(g, move.player, move.pile)
-
-
-def _do_marker(g: Game, move: Move) -> None:
-    """Place a completed set's Rubble Set marker on a Noble (rules: rubble.sets)."""
-    if move.noble not in {n.id for n in g.rs.nobles}:
-        raise _illegal(_MARKER_RULE, "place the marker on a Noble")
-    p = g.players[move.player]
-    p.markers[move.noble] = p.markers.get(move.noble, 0) + 1
-    g.pending_markers.pop(0)
 
 
 def _do_hand_discard(g: Game, move: Move) -> None:
@@ -1263,14 +1144,12 @@ def _do_hand_discard(g: Game, move: Move) -> None:
         cdef = rs.cards[card]
         if cdef.type != rs.treasury_pile and cdef.type not in rewarded:
             rewarded.add(cdef.type)  # one reward per Noble; penalties are ignored
-            _apply_effects(g, move.player, cdef.reward, move.favor, None)
+            _apply_effects(g, move.player, cdef.reward, None, None)
     g.discard_queue.pop(0)
 
 
 _HandlerFn = Callable[[Game, Move], None]
 _HANDLERS: Final[dict[str, _HandlerFn]] = {
-    "draw": _do_draw,
-    "marker": _do_marker,
     "hand-discard": _do_hand_discard,
 }
 
