@@ -751,9 +751,11 @@ class ActionCompiler(Compiler):
                         level = indent + 1
                     ipad = "    " * level
                     if proc is None:  # nothing to do: no choice of the others may be made
+                        words = self._reason(s, scope, s.get("none_reason")) \
+                            if s.get("none_reason") else "None"
                         out.append(f"{'    ' * level}_only_chosen(move, "
                                    f"({', '.join(py_str(f) for f in bound)}"
-                                   f"{',' if len(bound) == 1 else ''}), {srule})")
+                                   f"{',' if len(bound) == 1 else ''}), {srule}, {words})")
                         self._play(steps[i:], scope, level, out, bound)
                         continue
                     args = self._call_args(s, proc, scope) or ""

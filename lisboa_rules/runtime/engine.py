@@ -655,10 +655,6 @@ def _gain_of(g: Game, p: Player) -> int:
     return sum([cards[c].influence for c in p.portfolio]) + rs.ship_influence * len(p.ships)
 
 
-def _treasury_value(g: Game) -> int:
-    return g.rs.treasury_values[g.treasury]
-
-
 def _activate(g: Game) -> RuleSet:
     """The rule set of a game (entry points call it first; it holds no global state)."""
     return g.rs
@@ -777,13 +773,6 @@ def _noble(rs: RuleSet, noble_id: str) -> NobleDef:
     raise KeyError(noble_id)
 
 
-def _noble_action_of(g: Game, n: NobleDef) -> str | None:
-    """The Noble action of a seat, or None while someone without one reigns there."""
-    if n.reign_flag is not None and n.reign_flag in g.flags:
-        return n.reign_action
-    return n.noble_action
-
-
 def noble_name(g: Game, noble_id: str) -> str:
     """Who sits on a Noble's seat now."""
     n = _noble(g.rs, _noble_arg(g, noble_id))
@@ -799,11 +788,6 @@ def can_pay_reis(g: Game, p: Player, amount: int) -> bool:
     if type(amount) is not int:
         raise BadArgument(f"an amount must be an integer, not {amount!r}")
     return p.reis + _influence_reis(g, p.influence) >= amount
-
-
-def _pay_reis(g: Game, p: Player, amount: int) -> None:
-    """Pay réis, with Influence for what they lack (the procedure `pay-reis` of rules/)."""
-    g.rs.procs["pay-reis"].run(g, g.players.index(p), amount)
 
 
 def visit_cost(g: Game, player: int, noble_id: str) -> int:
@@ -843,58 +827,7 @@ _OFFICIALS_CTX: dict[int, Ctx] = {}
 _COST_CTX: dict[int, Ctx] = {}
 
 
-def _pay_influence(g: Game, seat: int, noble_id: str) -> str | None:
-    """Pay a visit or a follow (rules: visit-cost, wigs-for-influence); the reason it cannot
-    be paid, or None. Wigs pay only what Influence lacks, once Influence is spent to 0."""
-    p = g.players[seat]
-    cost = visit_cost(g, seat, noble_id)
-    if p.influence >= cost:
-        p.influence -= cost
-        return None
-    due = wigs_due(g, seat, cost)
-    if p.wigs < due:
-        return (
-            f"a visit to {noble_name(g, noble_id)} costs {cost} Influence; you have "
-            f"{p.influence} Influence and {p.wigs} {g.rs.term_score} for the {due} lacking"
-        )
-    p.influence = 0
-    p.wigs -= due
-    return None
-
-
-def _return_favor(g: Game, seat: int, noble_id: str) -> None:
-    """A follower's Royal Favor tile goes back to its Noble's stack (rules: follow)."""
-    g.players[seat].royal_favors.remove(noble_id)
-    g.favors[noble_id] = g.favors.get(noble_id, 0) + 1
-
-
-def _portfolio_room(g: Game, p: Player) -> int:
-    rs = g.rs
-    return rs.portfolio_base + rs.portfolio_per_set * p.rubble_sets
-
-
 # --- Effects --------------------------------------------------------------------------------------
-
-
-def _effects_problem(
-    g: Game,
-    seat: int,
-    effects: Iterable[tuple[str, int]],
-    favor: str | None,
-    noble: str | None = None,
-) -> str | None:
-    """Why these effects cannot be carried out in full (the guard of each effect's procedure
-    in rules/), or None. The choices an effect makes are the move's (`favor`)."""
-    procs = g.rs.procs
-    for key, amount in effects:
-        proc = procs[key]
-        if proc.choices:
-            why = proc.why(g, seat, amount, noble, favor)
-        else:
-            why = proc.why(g, seat, amount, noble)
-        if why is not None:
-            return why[1]
-    return None
 
 
 def _apply_effects(
@@ -911,51 +844,6 @@ def _apply_effects(
             proc.run(g, seat, amount, noble, favor)
         else:
             proc.run(g, seat, amount, noble)
-
-
-# --- Noble actions --------------------------------------------------------------------------------
-
-
-def _noble_action_problem(g: Game, seat: int, action_id: str, move: Move) -> tuple[str, str] | None:
-    """(rule id, why) when this Noble action cannot be carried out in full with these choices:
-    the guard of its steps in rules/."""
-    rs = g.rs
-    na = rs.noble_actions[action_id]
-    if na.forbidden_flag is not None and na.forbidden_flag in g.flags:
-        return na.id, "nobody can take this action any more"
-    proc = rs.procs[action_id]
-    return proc.why(g, seat, *[getattr(move, c) for c in proc.choices])
-
-
-def _apply_noble_action(g: Game, seat: int, action_id: str, move: Move) -> None:
-    proc = g.rs.procs[action_id]
-    proc.run(g, seat, *[getattr(move, c) for c in proc.choices])
-
-
-# A Noble action's choice as the move generator lists it: (business, decrees, plan).
-_Choice = tuple[str | None, tuple[str, ...], str | None]
-
-
-def _legal_choices(g: Game, seat: int, action_id: str) -> list[_Choice]:
-    """The choices of a Noble action its guard allows (the `_opts_` function of its steps),
-    as (business, decrees, plan)."""
-    rs = g.rs
-    na = rs.noble_actions[action_id]
-    if na.forbidden_flag is not None and na.forbidden_flag in g.flags:
-        return []
-    proc = rs.procs[action_id]
-    names = proc.choices
-    if names == ("business",):
-        return [(c[0], (), None) for c in proc.opts(g, seat)]
-    if names == ("decrees",):
-        return [(None, c[0], None) for c in proc.opts(g, seat)]
-    if names == ("plan",):
-        return [(None, (), c[0]) for c in proc.opts(g, seat)]
-    out: list[_Choice] = []
-    for values in proc.opts(g, seat):
-        chosen = dict(zip(names, values, strict=True))
-        out.append((chosen.get("business"), chosen.get("decrees", ()), chosen.get("plan")))
-    return out
 
 
 # --- Legal moves ----------------------------------------------------------------------------------
@@ -1098,12 +986,15 @@ def _apply(g: Game, move: Move) -> None:
     _advance(g)
 
 
-def _only_chosen(move: Move, fields: tuple[str, ...], rule: str) -> None:
-    """Refuse a move that fills a field its action did not choose on the way it went: every
-    move has one form, so a move is legal exactly when it is one of `legal_moves`."""
+def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | None = None) -> None:
+    """Refuse a move that fills a field its action did not choose on the way it went (with
+    the rule's words `reason`, if given): every move has one form, so a move is legal
+    exactly when it is one of `legal_moves`."""
     for name, default in _MOVE_DEFAULTS.items():
         if name not in fields and getattr(move, name) != default:
-            raise _illegal(rule, f"a {move.kind} move does not choose {name.replace('_', ' ')}")
+            raise _illegal(
+                rule, reason or f"a {move.kind} move does not choose {name.replace('_', ' ')}"
+            )
 
 
 def _not_chosen(name: str) -> tuple[str, str]:
