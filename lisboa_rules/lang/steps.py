@@ -43,7 +43,8 @@ KINDS = ("gain", "set", "let", "move", "drop", "require", "choose", "if", "for_e
 COMMON = ("id", "text", "rule", "source", "assumptions")
 # the keys each kind allows beside its own (then/else of an if, do of a loop, ...)
 SIBLINGS = {"if": ("then", "else"), "for_each": ("do",), "repeat": ("do",), "require": ("reason",),
-            "do": ("with", "reason", "none_reason"), "choose": ("reason", "count_rule", "count_reason")}
+            "do": ("with", "reason", "none_reason"),
+            "choose": ("reason", "count_rule", "count_reason")}
 GUARD_KINDS = ("require", "choose", "let")
 EFFECT_NOUNS = {  # how the reference names a step kind when it has no text of its own
     "gain": "gain", "set": "set", "let": "let", "move": "move", "require": "require",
