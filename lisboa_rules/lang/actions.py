@@ -257,6 +257,10 @@ class ActionCompiler(Compiler):
         while i < len(steps):
             s = steps[i]
             rest = steps[i + 1:]
+            if s.kind == "_restore":
+                scope = scope.with_locals(**dict(s.arg))
+                i += 1
+                continue
             if not any(self.decides(x) for x in steps[i:]):
                 break
             if s.kind == "let":
@@ -288,8 +292,8 @@ class ActionCompiler(Compiler):
                     i += 1
                     continue
                 out.append(f"{pad}if {bare(cond.code)}:")
-                self._enum([*s.body, *rest], self._narrow(s, scope), indent + 1, out, owned,
-                           False, bound)
+                self._enum([*s.body, self._restore(s, scope), *rest], self._narrow(s, scope),
+                           indent + 1, out, owned, False, bound)
                 out.append(f"{pad}else:")
                 self._enum([*s.orelse, *rest], scope, indent + 1, out, owned, False, bound)
                 return
@@ -306,6 +310,12 @@ class ActionCompiler(Compiler):
             scope = self._effect(s, scope, indent, out)
             i += 1
         self._emit_move(scope, bound, indent, out)
+
+    def _restore(self, s: Step, scope: Scope) -> Step:
+        """A step that ends the narrowing of an if's condition (the steps after the if read
+        the names as they were)."""
+        names = tuple((n, scope.locals[n]) for n in typed.narrowed(s.arg) if n in scope.locals)
+        return Step("_restore", names, ())
 
     def _narrow(self, s: Step, scope: Scope) -> Scope:
         from dataclasses import replace
@@ -495,7 +505,7 @@ class ActionCompiler(Compiler):
             self._enum(rest, scope, indent, out, owned, False, bound)
             return
         table, key, noble = got
-        names = self.bundles.choices[table]
+        names = self._apply_names(s, table, bound)
         inner = scope
         vars_ = [typed.local_code(n) for n in names]
         target = "_" if not vars_ else (f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_))
@@ -505,6 +515,25 @@ class ActionCompiler(Compiler):
             inner = inner.with_locals(**{n: Name(typed.ANY, typed.local_code(n))})
         call = Step("_apply", (table, key, noble, tuple(names)), ())
         self._enum([call, *rest], inner, indent + 1, out, False, False, (*bound, *names))
+
+    def _apply_names(self, s: Step, table: str, bound: tuple[str, ...]) -> list[str]:
+        """The move fields an apply step's choices fill: the choices of its effects, renamed
+        by `choices: {favor: NAME}`; a choice is made once per move."""
+        renamed = s.arg.get("choices") if isinstance(s.arg, Mapping) else None
+        renamed = renamed if isinstance(renamed, Mapping) else {}
+        names = [str(renamed.get(n, n)) for n in self.bundles.choices[table]]
+        for old, new in renamed.items():
+            if old not in self.bundles.choices[table]:
+                self.problem(s, "step-unknown-key", f"the effects of '{s.arg.get('effects')}' "
+                             f"make no choice '{old}'", f"apply/choices/{old}",
+                             typed.closest(str(old), list(self.bundles.choices[table])))
+            self.field_types.setdefault(str(new), self.field_types.get(str(old), typed.TEXT))
+        for n in names:
+            if n in bound:
+                self.problem(s, "duplicate-id", f"the choice '{n}' is made twice by this "
+                             f"action; name this one otherwise: choices: {{{n}: NEW_NAME}}",
+                             "apply")
+        return names
 
     def _effect(self, s: Step, scope: Scope, indent: int, out: list[str]) -> Scope:
         pad = "    " * indent
@@ -701,6 +730,9 @@ class ActionCompiler(Compiler):
         while i < len(steps):
             s = steps[i]
             i += 1
+            if s.kind == "_restore":
+                scope = scope.with_locals(**dict(s.arg))
+                continue
             srule = self._rule_code(s, scope)
             if s.kind == "choose":
                 if not isinstance(s.arg, Mapping) or not isinstance(s.arg.get("as"), str):
@@ -732,8 +764,8 @@ class ActionCompiler(Compiler):
                 if cond is None:
                     continue
                 out.append(f"{pad}if {bare(cond.code)}:")
-                self._play([*s.body, *steps[i:]], self._narrow(s, scope), indent + 1, out,
-                           bound)
+                self._play([*s.body, self._restore(s, scope), *steps[i:]],
+                           self._narrow(s, scope), indent + 1, out, bound)
                 out.append(f"{pad}else:")
                 self._play([*s.orelse, *steps[i:]], scope, indent + 1, out, bound)
                 return
@@ -778,7 +810,7 @@ class ActionCompiler(Compiler):
                 if got is None:
                     continue
                 table, key, noble = got
-                made = self.bundles.choices[table]
+                made = self._apply_names(s, table, bound)
                 choices = "".join(f", move.{n}" for n in made)
                 fx = f"g.rs.fx[{py_str(table)}][{key}]"
                 out.append(f"{pad}why = {fx}[1](g, seat, {noble}{choices})")
