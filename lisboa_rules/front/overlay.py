@@ -344,7 +344,9 @@ def _merge_list(
                         "overlay-unknown-item",
                         f"no {_item_word(path)} '{anchor}' in {_where(out, path)} to put "
                         f"'{_identity(item)}' {'after' if after else 'before'}",
-                        _item_span(o_spans, sub_o, out),
+                        # at the id it names, which the suggestion replaces
+                        o_spans.get((*sub_o, AFTER if after else BEFORE))
+                        or _item_span(o_spans, sub_o, out),
                         suggestion=suggest(str(anchor), known),
                     )
                 )

@@ -232,6 +232,16 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
                                            f"'{proc.id}'", (*proc.path, "id")))
             return
         procs[proc.id] = proc
+        # a variant changes a step, or places a new one, by its id: one id, one step
+        step_ids: set[str] = set()
+        for top in proc.steps:
+            for s in top.walk():
+                if s.id is None:
+                    continue
+                if s.id in step_ids:
+                    problems.append(st.StepProblem("duplicate-id", f"'{proc.id}' has a step "
+                                                   f"called '{s.id}' already", (*s.path, "id")))
+                step_ids.add(s.id)
 
     common = _params(effects_doc.get("params"), ("effects", "params"), problems)
     effect_ids = []

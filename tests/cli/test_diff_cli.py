@@ -125,17 +125,21 @@ changes:
       - id: take-decree
         extra_pick: {$remove: true}
         steps:
-          - choose: {as: d, from: game.decree_display}
+          - id: take-decree.choose
+            choose: {max: 1}
+            count_rule: {$remove: true}
+            count_reason: {$remove: true}
             reason: take a Decree from the display
             text: Take one Decree from the display.
-          - {move: {item: d, from: game.decree_display, to: player.decrees}, text: Put it face up.}
+          - {id: take-decree.pay-markers, $remove: true}
 """
 
 
 def test_changed_removed_values_and_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     """A house rule that changes a value, removes a list item and removes a key (and, since
-    the Noble action's steps read the removed key, gives it steps that do not)."""
+    the Noble action's steps read the removed key, changes those steps, by their ids, so that
+    they do not)."""
     shutil.copytree(ROOT / "rules", tmp_path / "rules")
     (tmp_path / "rules" / "variants" / "house.yaml").write_text(HOUSE, encoding="utf-8")
     monkeypatch.chdir(tmp_path)

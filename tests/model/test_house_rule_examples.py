@@ -58,6 +58,7 @@ REDLINE = {
     "followed-events": "Follow an Event",
     "both-state-actions": "visit-second-state-action",
     "store-tithe": "On: store-built",
+    "pioneer-grant": "build-store.pioneer-grant",
 }
 
 # Words each example's folded reference prints and the base reference does not.
@@ -74,6 +75,7 @@ NEW_WORDS = {
     "followed-events": "With this house rule, the other players may follow the event",
     "both-state-actions": "you may then take his other State action too",
     "store-tithe": "The tithe: for each point, give up 1 real",
+    "pioneer-grant": "The pioneer's grant: if no player has a store in that business yet",
 }
 
 
@@ -340,6 +342,114 @@ def test_royal_grant_only_at_the_end_of_period_one(
         reis[label] = [p.reis for p in g.players]
     gain = [h - b for h, b in zip(reis["house"], reis["base"], strict=True)]
     assert gain == [2 if period == 1 and s in without_favor else 0 for s in range(3)]
+
+
+# --- 1b. a new step inside a Noble action, placed by the id of one of its steps --------------
+
+
+def _build_a_store(
+    E: Any, g: Any, seat: int, business: str, sponsor: bool, built: tuple[tuple[int, str], ...]
+) -> Any:
+    """Seat builds a store in `business` (by a visit to Manuel or a sponsored event), with
+    rich réis and Influence; `built`: the stores already on the board, (seat offset from the
+    builder, business) each."""
+    for offset, where in built:
+        g.players[(seat + offset) % 3].stores[where] += 1
+    p = g.players[seat]
+    if sponsor:
+        card = card_of(E, g, "treasury", event_action="build-store")
+        move = E.Move("sponsor", seat, card=card, business=business)
+    else:
+        card = card_of(E, g, "manuel")
+        move = E.Move("visit", seat, card=card, business=business)
+    set_hand(g, seat, [*p.hand[:4], card])
+    p.reis, p.influence = 30, 10
+    return E.apply_move(g, move)
+
+
+@pytest.mark.parametrize(
+    ("business", "sponsor", "built", "grant"),
+    [
+        ("gold", False, (), 2),  # the first store of all
+        ("books", True, (), 2),  # a sponsored event builds it the same way
+        ("gold", False, ((1, "gold"),), 0),  # another player was there first
+        ("tools", True, ((0, "tools"), (2, "tools")), 0),  # so were you
+        ("cloth", False, ((1, "gold"), (2, "books"), (0, "tools")), 2),  # other businesses
+    ],
+)
+def test_pioneer_grant_for_the_first_store_of_a_business(
+    base: Build,
+    folded: Any,
+    business: str,
+    sponsor: bool,
+    built: tuple[tuple[int, str], ...],
+    grant: int,
+) -> None:
+    """(réis, stores, rubble cubes) after building a store, house rule minus rules. The grant
+    counts the stores before the new one is placed: placed after `build-store.pay`, the new
+    step runs before `build-store.place` (at the end of the list, it would pay nothing)."""
+    out = {}
+    for label, E in (("base", base.engine), ("house", folded("pioneer-grant"))):
+        g = E.new_game(3, (), 6)
+        seat = g.current
+        g = _build_a_store(E, g, seat, business, sponsor, built)
+        p = g.players[seat]
+        assert p.stores[business] == 1 + sum(1 for o, b in built if o == 0 and b == business)
+        out[label] = (p.reis, dict(p.stores), p.rubble_cubes)
+        sound(E, g)
+    (h_reis, h_stores, h_cubes), (b_reis, b_stores, b_cubes) = out["house"], out["base"]
+    assert (h_reis - b_reis, h_stores, h_cubes) == (grant, b_stores, b_cubes)
+
+
+@pytest.mark.parametrize(("follower_builds", "grant"), [("gold", 0), ("books", 2)])
+def test_pioneer_grant_once_per_business_across_a_follow(
+    folded: Any, follower_builds: str, grant: int
+) -> None:
+    """The visitor opens gold and takes the grant; a follower who builds in gold too takes
+    none, one who opens another business takes it."""
+    E = folded("pioneer-grant")
+    g = E.new_game(3, (), 7)
+    seat = g.current
+    follower = (seat + 1) % 3
+    drop_favors(g, (seat + 2) % 3)
+    give_favor(g, follower, "manuel")
+    g.players[follower].reis, g.players[follower].influence = 30, 10
+    price = g.rs.treasury_values[g.treasury] + 2  # the land price: Treasury + 2 rubble
+    g = _build_a_store(E, g, seat, "gold", False, ())
+    assert g.players[seat].reis == 30 - price + 2
+    assert (g.phase, g.actor) == ("follow", follower)
+    reis = g.players[follower].reis
+    g = E.apply_move(g, E.Move("follow", follower, noble_action=True, business=follower_builds))
+    assert g.players[follower].stores[follower_builds] == 1
+    assert reis - g.players[follower].reis == price - grant  # the follow costs Influence
+    sound(E, g)
+
+
+def test_pioneer_grant_only_when_chosen(tmp_path_factory: pytest.TempPathFactory) -> None:
+    E = _build(tmp_path_factory, "pioneer-grant", False).engine
+    for chosen, grant in (((), 0), (("pioneer-grant",), 2)):
+        g = E.new_game(3, chosen, 6)
+        seat = g.current
+        price = g.rs.treasury_values[g.treasury] + 2
+        g = _build_a_store(E, g, seat, "gold", False, ())
+        assert g.players[seat].reis == 30 - price + grant
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_pioneer_grant_is_printed_in_place(
+    tmp_path_factory: pytest.TempPathFactory, fmt: str
+) -> None:
+    """The folded reference's Build a Store card lists the new step where it runs: after the
+    payment, before the rubble; the option's redline page too."""
+    words = ["...pay the land price...", NEW_WORDS["pioneer-grant"], "...and take the rubble"]
+    for fold in (True, False):
+        b = _build(tmp_path_factory, "pioneer-grant", fold)
+        page = b.md if fmt == "md" else b.html
+        # the card (folded), or the steps of the redline page (an option)
+        page = page[page.index('id="build-store"' if fold else "Steps that read differently") :]
+        page = page.replace("\\", "") if fmt == "md" else _text(page)
+        at = [page.find(w) for w in words]
+        assert -1 not in at and at == sorted(at), (fold, at)
 
 
 # --- 2. a new trigger on a state measure --------------------------------------------------

@@ -10,6 +10,7 @@ against constructed states, and the references compared.
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import shutil
 import sys
@@ -20,6 +21,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+import yaml
 
 from lisboa_rules.cli.main import main
 
@@ -537,6 +539,163 @@ def test_unknown_key_or_id_is_one_located_error(
     assert re.match(rf"rules/variants/house\.yaml:{line}:\d+: error\[overlay-unknown-(key|item)\]: "
                     + re.escape(message) + "$", lines[0]), err
     assert not (project / "generated").exists()
+
+
+# The ids a house rule addresses the steps of a procedure by: every step of these lists has
+# one. They are part of the rules' interface (examples/house-rules/ and the players' own house
+# rules name them in `$after:` / `$before:`), so a change of one is a change of this list.
+STEP_IDS = {
+    ("nobles", "build-store"): [
+        "build-store.stores-left", "build-store.price", "build-store.can-pay",
+        "build-store.choose-lot", "build-store.pay", "build-store.place", "build-store.rubble",
+        "build-store.store-built",
+    ],
+    ("nobles", "take-decree"): [
+        "take-decree.choose", "take-decree.take", "take-decree.decrees-taken",
+        "take-decree.pay-markers",
+    ],
+    ("nobles", "open-building"): [
+        "open-building.choose-plan", "open-building.need", "open-building.move-officials",
+        "open-building.open", "open-building.score", "open-building.rubble",
+        "open-building.building-opened",
+    ],
+    ("flow", "turn.end"): [
+        "turn.end.discard-court", "turn.end.courtier-back", "turn.end.goods-leave",
+        "turn.end.refill-decrees",
+    ],
+}
+
+
+def _step_lists() -> dict[tuple[str, str], list[Any]]:
+    nobles = yaml.safe_load((ROOT / "rules" / "nobles.yaml").read_text(encoding="utf-8"))
+    flow = yaml.safe_load((ROOT / "rules" / "flow.yaml").read_text(encoding="utf-8"))
+    out = {("nobles", na["id"]): na["steps"] for na in nobles["noble_actions"]}
+    out[("flow", flow["turn_end"]["id"])] = flow["turn_end"]["steps"]
+    return out
+
+
+@pytest.mark.parametrize("where", sorted(STEP_IDS))
+def test_each_step_a_house_rule_places_by_has_its_stable_id(where: tuple[str, str]) -> None:
+    """Each step of a Noble action and of the end of a turn has an id, unique across these
+    lists, written after its procedure (`build-store.pay`, `turn.end.refill-decrees`)."""
+    lists = _step_lists()
+    assert sorted(lists) == sorted(STEP_IDS)  # a new Noble action: name its steps here
+    ids = [step.get("id") for step in lists[where]]
+    assert ids == STEP_IDS[where]
+    assert all(i.startswith(where[1] + ".") for i in ids)
+    every = [i for steps in lists.values() for i in (s.get("id") for s in steps)]
+    assert len(every) == len(set(every))
+
+
+TURN_END_STEP = """\
+  flow:
+    turn_end:
+      steps:
+        - $add: true
+          {place}: {anchor}
+          id: turn.end.court-wig
+          gain: {{wigs: "len(game.court)"}}
+          text: Score a wig for each card in the Royal Court.
+"""
+
+
+@pytest.mark.parametrize(
+    ("place", "anchor", "visit", "wigs"),
+    [
+        ("$before", "turn.end.discard-court", True, 1),  # the visit's card is still there
+        ("$after", "turn.end.discard-court", True, 0),  # discarded already
+        ("$before", "turn.end.refill-decrees", True, 0),
+        ("$before", "turn.end.discard-court", False, 0),  # a discard plays no card to court
+    ],
+)
+def test_a_step_placed_in_the_end_of_a_turn_by_id_runs_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    place: str, anchor: str, visit: bool, wigs: int,
+) -> None:
+    """The end of a turn (rules/flow.yaml `turn_end`) takes a new step by the id of one of its
+    steps; the engine runs it there: before the Royal Court is emptied it sees the card played
+    into it, after that it does not."""
+    from conftest import card_of, finish_turn, set_hand
+
+    project = _project(tmp_path, TURN_END_STEP.format(place=place, anchor=anchor))
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    assert main(["build", "--no-cache", "--variant", "house"]) == 0, capsys.readouterr().err
+    name = re.sub(r"\W", "_", f"house_turn_end_{place}{anchor}{visit}")
+    E = _load(project / "generated" / "lisboa_engine.py", name)
+    g = E.new_game(3, (), 2)
+    seat = g.current
+    p = g.players[seat]
+    if visit:
+        card = card_of(E, g, "manuel")
+        set_hand(g, seat, [*p.hand[:4], card])
+        p.reis, p.influence = 30, 10
+        move = E.Move("visit", seat, card=card, business="gold")
+    else:
+        move = E.Move("discard", seat, card=p.hand[0])
+    g = E.apply_move(g, move)
+    before = g.players[seat].wigs
+    g = finish_turn(E, g)
+    assert g.court == [] and g.current != seat  # the turn is over
+    assert g.players[seat].wigs - before == wigs
+
+
+# A new step placed by the id of a step that the list does not have (misspelt): (the list, as
+# a variant addresses it; the place; the misspelt id; the id meant). The lists with ids on
+# their steps: the three Noble actions, the end of a turn, the end of a period.
+ANCHORS = {
+    "build-store-after": ("  nobles:\n    noble_actions:\n      - id: build-store\n"
+                          "        steps:\n", "$after", "build-store.pya", "build-store.pay"),
+    "take-decree-before": ("  nobles:\n    noble_actions:\n      - id: take-decree\n"
+                           "        steps:\n", "$before", "take-decree.decree-taken",
+                           "take-decree.decrees-taken"),
+    "open-building-after": ("  nobles:\n    noble_actions:\n      - id: open-building\n"
+                            "        steps:\n", "$after", "open-building.scor",
+                            "open-building.score"),
+    "turn-end-before": ("  flow:\n    turn_end:\n      steps:\n", "$before",
+                        "turn.end.refill-decree", "turn.end.refill-decrees"),
+    "period-end-after": ("  flow:\n    period_end:\n      steps:\n", "$after",
+                         "period-end.rubble-wig", "period-end.rubble-wigs"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ANCHORS))
+def test_an_unknown_step_to_place_by_is_a_located_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        case: str) -> None:
+    """`$after: ID` / `$before: ID` naming no step of the list: one overlay-unknown-item error at
+    that ID in the variant, with the step meant as its did-you-mean (and as the suggestion of
+    the JSON diagnostics, which replaces the ID); nothing written."""
+    head, place, wrong, meant = ANCHORS[case]
+    steps = head.rstrip("\n").split("\n")[-1]  # "    steps:"
+    pad = " " * (len(steps) - len(steps.lstrip()) + 2)
+    changes = (f"{head}{pad}- $add: true\n{pad}  {place}: {wrong}\n{pad}  id: house.bonus\n"
+               f"{pad}  gain: {{wigs: 1}}\n{pad}  text: Score a wig.\n")
+    project = _project(tmp_path, changes)
+    monkeypatch.chdir(project)
+    line = VARIANT_HEAD.count("\n") + changes.count("\n") - 3  # the line of the place
+    col = len(f"{pad}  {place}: ") + 1
+    capsys.readouterr()
+    assert main(["build", "--no-cache", "--variant", "house"]) == 1
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ": error[" in ln or ": warning[" in ln]
+    assert lines == [
+        f"rules/variants/house.yaml:{line}:{col}: error[overlay-unknown-item]: no step "
+        f"'{wrong}' in {_list_name(head)} to put 'house.bonus' "
+        f"{place.lstrip('$')}; did you mean '{meant}'?"
+    ], err
+    assert main(["build", "--no-cache", "--variant", "house", "--format", "json"]) == 1
+    (diag,) = json.loads(capsys.readouterr().out)
+    assert (diag["line"], diag["column"], diag["suggestion"]) == (line, col, meant)
+    assert not (project / "generated").exists()
+
+
+def _list_name(head: str) -> str:
+    """How a diagnostic names the step list the variant's lines address."""
+    words = [w.strip(" -:") for w in head.strip().split("\n")]
+    if words[1] == "noble_actions":  # nobles / noble_actions / id: X / steps
+        return f"nobles.noble_actions[{words[2].split(': ')[1]}].steps"
+    return ".".join(words)
 
 
 ADDED = {

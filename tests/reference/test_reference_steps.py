@@ -163,7 +163,7 @@ def test_effects_chapter_lists_every_effect_procedure_and_hook(
 # -- house rules ------------------------------------------------------------------------------
 
 NEW_STEP = """\
-      - {do: pay-reis, with: {amount: price}, text: ...pay the land price...}
+      - {id: build-store.pay, do: pay-reis, with: {amount: price}, text: ...pay the land price...}
       - if: rubble_sets > 0
         text: "Ring the builders' bell, then:"
         then:
@@ -187,8 +187,8 @@ def house(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         {
             "nobles.yaml": [
                 (
-                    "      - {do: pay-reis, with: {amount: price}, text: ...pay the land "
-                    "price...}\n",
+                    "      - {id: build-store.pay, do: pay-reis, with: {amount: price}, text: "
+                    "...pay the land price...}\n",
                     NEW_STEP,
                 )
             ]
@@ -401,12 +401,12 @@ def test_rule_references_in_step_words(tmp_path: Path, words: str, md: str, html
     ("step", "place", "words"),
     [
         (
-            "text: ...pay the land price...}",
+            "build-store.pay",
             "$after",
             ["...pay the land price...", "NEW", "...and take the rubble cubes."],
         ),
         (
-            "text: ...and take the rubble cubes.}",
+            "build-store.rubble",
             "$before",
             ["...pay the land price...", "NEW", "...and take the rubble cubes."],
         ),
@@ -415,17 +415,15 @@ def test_rule_references_in_step_words(tmp_path: Path, words: str, md: str, html
 def test_variant_step_placed_by_id_shows_in_place(
     tmp_path: Path, step: str, place: str, words: list[str]
 ) -> None:
-    """A variant that places a new step after (or before) a step with an id: the redline and
-    the folded card show it there, not at the end."""
+    """A variant that places a new step after (or before) a step of the base by its id (the
+    ids rules/nobles.yaml gives the steps of a Noble action): the redline and the folded card
+    show it there, not at the end."""
     new = "Ring the bell of the guild."
     variant = VARIANT.format(action="build-store", text=json.dumps(new)).replace(
-        "            id: house-bonus\n", f"            id: house-bonus\n            {place}: mark\n"
+        "            id: house-bonus\n",
+        f"            id: house-bonus\n            {place}: {step}\n",
     )
-    rules = edited(
-        tmp_path,
-        {"nobles.yaml": [(step, step[:-1] + ", id: mark}")]},
-        {"variants/house-steps.yaml": variant},
-    )
+    rules = edited(tmp_path, {}, {"variants/house-steps.yaml": variant})
     want = [new if w == "NEW" else w for w in words]
     page = build(rules)[RULES_MD]
     redline = page[page.index("variant-house-steps") :]
