@@ -2614,6 +2614,25 @@ _SCORERS: Final[dict[tuple[str, ...], Callable[[Game, _ScorePlan], ScoreSheet]]]
     ("queen", "two-player"): _final_scores1,
 }
 
+# One straight-line function per rule set's tie-breaker chain (rules: tiebreakers): each measure
+# inlined, the score track read as the final total.
+
+
+def _rank_keys1(g: Game, totals: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Tie-breaker keys by the chain at rules/scoring.yaml:91."""
+    keys = []
+    for p, w in zip(g.players, totals, strict=True):
+        keys.append((w, p.rubble_sets, sum(p.stores.values()), len(p.completed_plans), p.reis))
+    return keys
+
+
+_RANKERS: Final[dict[tuple[str, ...], Callable[[Game, tuple[int, ...]], list[tuple[int, ...]]]]] = {
+    (): _rank_keys1,
+    ("queen",): _rank_keys1,
+    ("two-player",): _rank_keys1,
+    ("queen", "two-player"): _rank_keys1,
+}
+
 VARIANTS: Final[dict[str, VariantDef]] = {
     "queen": VariantDef("queen", "The Queen", ()),
     "two-player": VariantDef("two-player", "Two players", (2,)),
@@ -5353,12 +5372,8 @@ def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:
     is the player's final total."""
     rs = _activate(g)
     sheet = sheet or final_scores(g)
-    keys = []
-    for i, p in enumerate(g.players):
-        final = _new(Player)  # a shallow copy: the measures only read it
-        final.__dict__.update(p.__dict__)
-        final.wigs = sheet.totals[i]
-        keys.append(tuple(fn(g, final, _NO_CTX) for _, fn in rs.tiebreakers))
+    # per seat: the chain's measures, generated straight-line per rule set (`_RANKERS`)
+    keys = _RANKERS[rs.key](g, sheet.totals)
     order = sorted(range(len(g.players)), key=lambda i: tuple(-v for v in keys[i]))
     places: list[tuple[int, ...]] = []
     for i in order:

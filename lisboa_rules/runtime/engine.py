@@ -284,6 +284,7 @@ class VariantDef:
 # from rules/ in their place (see templates/engine/lisboa_engine.py.jinja).
 RULESETS: dict[tuple[str, ...], RuleSet] = {}
 _SCORERS: dict[tuple[str, ...], Callable[[Game, _ScorePlan], ScoreSheet]] = {}
+_RANKERS: dict[tuple[str, ...], Callable[[Game, tuple[int, ...]], list[tuple[int, ...]]]] = {}
 VARIANTS: dict[str, VariantDef] = {}
 GAME_INFO: dict[str, Any] = {}
 RULE_TEXT: dict[str, tuple[str, str]] = {}
@@ -2173,12 +2174,8 @@ def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:
     is the player's final total."""
     rs = _activate(g)
     sheet = sheet or final_scores(g)
-    keys = []
-    for i, p in enumerate(g.players):
-        final = _new(Player)  # a shallow copy: the measures only read it
-        final.__dict__.update(p.__dict__)
-        final.wigs = sheet.totals[i]
-        keys.append(tuple(fn(g, final, _NO_CTX) for _, fn in rs.tiebreakers))
+    # per seat: the chain's measures, generated straight-line per rule set (`_RANKERS`)
+    keys = _RANKERS[rs.key](g, sheet.totals)
     order = sorted(range(len(g.players)), key=lambda i: tuple(-v for v in keys[i]))
     places: list[tuple[int, ...]] = []
     for i in order:
