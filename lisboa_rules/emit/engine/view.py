@@ -483,7 +483,7 @@ def ranker_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
     # a copy: the whole chain reads it, so that every measure sees the same player
     keys = codes if copy else [k or "" for k in read]
     key = ", ".join(keys) + ("," if len(keys) == 1 else "")
-    body = ["    keys = []"]
+    body = ["    keys: list[tuple[int, ...]] = []"]
     if copy:
         body += ["    for q, w in zip(g.players, totals, strict=True):",
                  "        p = _new(Player)  # a shallow copy: the measures only read it",
