@@ -2185,7 +2185,8 @@ def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:
     sheet = sheet or final_scores(g)
     # per seat: the chain's measures, generated straight-line per rule set (`_RANKERS`)
     keys = _RANKERS[rs.key](g, sheet.totals)
-    order = sorted(range(len(g.players)), key=lambda i: tuple(-v for v in keys[i]))
+    # highest keys first; the sort is stable, so seats with equal keys stay in seat order
+    order = sorted(range(len(g.players)), key=keys.__getitem__, reverse=True)
     places: list[tuple[int, ...]] = []
     for i in order:
         if places and keys[places[-1][0]] == keys[i]:
