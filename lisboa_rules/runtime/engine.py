@@ -304,6 +304,7 @@ class VariantDef:
 # from rules/ in their place (see templates/engine/lisboa_engine.py.jinja).
 RULESETS: dict[tuple[str, ...], RuleSet] = {}
 _SCORERS: dict[tuple[str, ...], Callable[[Game, _ScorePlan], ScoreSheet]] = {}
+_RANKERS: dict[tuple[str, ...], Callable[[Game, tuple[int, ...]], list[tuple[int, ...]]]] = {}
 VARIANTS: dict[str, VariantDef] = {}
 GAME_INFO: dict[str, Any] = {}
 RULE_TEXT: dict[str, tuple[str, str]] = {}
@@ -1499,57 +1500,66 @@ def _score_majority(
     said: list[list[str]] = [[] for _ in range(n)]  # per seat: the words of each group
     ordinals = step.ordinals
     paid = step.paid
+    seats = range(n)
     for k, group in enumerate(step.groups):
         ms = measures[k]
-        ok = eligible[k] if eligible is not None else None
         prizes = group.prizes
+        paying = len(prizes)
         counts = group.counts
-        alone = group.alone
-        # The seats by measure, eligible ones only; a place is the number of seats ahead.
-        by_measure: dict[int, list[int]] = {}
-        for i, m in enumerate(ms):
-            if ok is None or ok[i]:
-                seats = by_measure.get(m)
-                if seats is None:
-                    by_measure[m] = [i]
+        # The eligible seats by measure, highest first; the sort is stable, so seats with the
+        # same measure stay in seat order. A place is the number of seats ahead.
+        if eligible is None:
+            ranked = sorted(seats, key=ms.__getitem__, reverse=True)
+        else:
+            ok = eligible[k]
+            ranked = []
+            absent = group.absent
+            for i in seats:
+                if ok[i]:
+                    ranked.append(i)
                 else:
-                    seats.append(i)
-            else:
-                won[i].append("0")
-                said[i].append(group.absent.get(m) or group.not_counted(m, step.not_eligible))
+                    m = ms[i]
+                    won[i].append("0")
+                    said[i].append(absent.get(m) or group.not_counted(m, step.not_eligible))
+            ranked.sort(key=ms.__getitem__, reverse=True)
+        last = len(ranked)
         place = 0
-        for m in sorted(by_measure, reverse=True):
-            tied = by_measure[m]
-            if len(tied) == 1 and place < len(prizes):
-                i = tied[0]
+        while place < last:
+            i = ranked[place]
+            m = ms[i]
+            end = place + 1  # the seats ranked[place:end] are tied on m
+            while end < last and ms[ranked[end]] == m:
+                end += 1
+            if place >= paying:
+                head = counts.get(m) or group.count(m)
+                text = f"{head}, {ordinals[place]}: no prize = 0"
+                for j in ranked[place:end]:
+                    won[j].append("0")
+                    said[j].append(text)
+            elif end == place + 1:
                 totals[i] += prizes[place]
                 won[i].append(group.prize_texts[place])
-                words = alone.get((m, place))  # a lone seat's words depend on (m, place) only
+                words = group.alone.get((m, place))  # a lone seat's words: (m, place) only
                 if words is None:
                     head = counts.get(m) or group.count(m)
                     words = f"{head}, {ordinals[place]}{paid[place]} = {prizes[place]}"
-                    alone[m, place] = words
+                    group.alone[m, place] = words
                 said[i].append(words)
-            elif place < len(prizes):
+            else:
+                tied = ranked[place:end]
                 head = counts.get(m) or group.count(m)
-                shared = prizes[place : place + len(tied)]
+                shared = prizes[place:end]
                 wigs = sum(shared) // len(tied)
                 sums = "+".join([str(x) for x in shared])
-                for i in tied:
-                    others = ", ".join([colors[j] for j in tied if j != i])
-                    totals[i] += wigs
-                    won[i].append(str(wigs))
-                    said[i].append(
+                for j in tied:
+                    others = ", ".join([colors[t] for t in tied if t != j])
+                    totals[j] += wigs
+                    won[j].append(str(wigs))
+                    said[j].append(
                         f"{head}, tied for {ordinals[place]} with "
                         f"{others}: ({sums})//{len(tied)} = {wigs}"
                     )
-            else:
-                head = counts.get(m) or group.count(m)
-                text = f"{head}, {ordinals[place]}: no prize = 0"
-                for i in tied:
-                    won[i].append("0")
-                    said[i].append(text)
-            place += len(tied)
+            place = end
     head = step.head
     if len(step.groups) > 1:
         texts = [
@@ -1582,13 +1592,10 @@ def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:
     is the player's final total."""
     rs = _activate(g)
     sheet = sheet or final_scores(g)
-    keys = []
-    for i, p in enumerate(g.players):
-        final = _new(Player)  # a shallow copy: the measures only read it
-        final.__dict__.update(p.__dict__)
-        final.wigs = sheet.totals[i]
-        keys.append(tuple(fn(g, final, _NO_CTX) for _, fn in rs.tiebreakers))
-    order = sorted(range(len(g.players)), key=lambda i: tuple(-v for v in keys[i]))
+    # per seat: the chain's measures, generated straight-line per rule set (`_RANKERS`)
+    keys = _RANKERS[rs.key](g, sheet.totals)
+    # highest keys first; the sort is stable, so seats with equal keys stay in seat order
+    order = sorted(range(len(g.players)), key=keys.__getitem__, reverse=True)
     places: list[tuple[int, ...]] = []
     for i in order:
         if places and keys[places[-1][0]] == keys[i]:

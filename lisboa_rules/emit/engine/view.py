@@ -14,7 +14,7 @@ from typing import Any
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.source import Span
 from lisboa_rules.emit.engine.procs import procedure_view
-from lisboa_rules.emit.engine.pyfmt import Call, Raw, Update, fmt, identifier, literal
+from lisboa_rules.emit.engine.pyfmt import Call, Raw, Update, fmt, identifier, literal, wrap_line
 from lisboa_rules.emit.engine.state_classes import ClassView, state_classes
 from lisboa_rules.emit.reference.words import plain_text
 from lisboa_rules.lang import expr
@@ -39,6 +39,8 @@ class EngineView:
     constants: list[tuple[str, str]] = field(default_factory=list)
     scorers: list[FormulaFn] = field(default_factory=list)  # code = the function's body
     scorer_keys: list[tuple[str, str]] = field(default_factory=list)  # (key literal, name)
+    rankers: list[FormulaFn] = field(default_factory=list)  # code = the function's body
+    ranker_keys: list[tuple[str, str]] = field(default_factory=list)  # (key literal, name)
     rule_text: str = ""
     title: str = ""
     game_info: str = ""
@@ -461,6 +463,59 @@ def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
 _HELPER_CALL = re.compile(r"_[a-z_]+\(g, [^()]*\)")
 
 
+def _read_track(code: str, total: str) -> str | None:
+    """An expression of `p` with the score track (`p.wigs`, as the scorer reads it) read from
+    the local `total` instead, or None when `p` itself is handed on (to a helper that may
+    read the track)."""
+    tree = ast.parse(code, mode="eval")
+    reads: list[tuple[int, int]] = []
+    fields: set[int] = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id == "p"):
+            fields.add(id(node.value))
+            if node.attr == "wigs":
+                reads.append((node.col_offset, node.end_col_offset or node.col_offset))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "p" and id(node) not in fields:
+            return None
+    text = code.encode()  # the offsets count bytes
+    for start, end in sorted(reads, reverse=True):
+        text = text[:start] + total.encode() + text[end:]
+    return text.decode()
+
+
+def ranker_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
+    """The tie-breaker keys of one rule set as straight-line code (rules: tiebreakers): per
+    seat, each measure of the chain inlined, the score track read as the final total `w`. A
+    measure that hands the player to a function reads a copy of the player with the final
+    total on the track (what the runtime's `ranking` did for every measure). (docstring
+    line, body lines)."""
+    codes = []
+    for t in m.tiebreakers:
+        code = fns.inline(t.measure, ())
+        if code is None:
+            code = fns.add(t.measure, (), t.span, "tie-breaker").code + "(g, p, _NO_CTX)"
+        codes.append(code)
+    read = [_read_track(c, "w") for c in codes]
+    copy = None in read
+    # a copy: the whole chain reads it, so that every measure sees the same player
+    keys = codes if copy else [k or "" for k in read]
+    key = ", ".join(keys) + ("," if len(keys) == 1 else "")
+    body = ["    keys: list[tuple[int, ...]] = []"]
+    if copy:
+        body += ["    for q, w in zip(g.players, totals, strict=True):",
+                 "        p = _new(Player)  # a shallow copy: the measures only read it",
+                 "        p.__dict__.update(q.__dict__)",
+                 "        p.wigs = w"]
+    else:
+        body.append("    for p, w in zip(g.players, totals, strict=True):")
+    body += wrap_line(f"        keys.append(({key}))")
+    body.append("    return keys")
+    where = m.span_of("scoring", "tiebreakers", "measures")
+    return f"the chain at {fns.loc(where)}", body
+
+
 def _one_line(text: str) -> str:
     """A formula's source for a trailing comment (no control characters)."""
     return _wrap(text, 10_000)[0]
@@ -678,6 +733,17 @@ def build_view(
         if origin not in fn.comments:
             fn.comments.append(origin)
         view.scorer_keys.append((literal_key(m.variants), fn.name))
+    by_code = {}
+    for m in rulesets:
+        origin, body = ranker_body(m, fns)
+        code = "\n".join(body)
+        fn = by_code.get(code)
+        if fn is None:
+            fn = by_code[code] = FormulaFn(f"_rank_keys{len(by_code) + 1}", "", code, [])
+            view.rankers.append(fn)
+        if origin not in fn.comments:
+            fn.comments.append(origin)
+        view.ranker_keys.append((literal_key(m.variants), fn.name))
     view.functions = fns.ordered
     view.shows = list(fns.shows.values())
     view.constants = constants(rulesets[0])

@@ -1,0 +1,224 @@
+"""The generated tie-breaker keys (`_RANKERS`) and the measures compiled to a bisection.
+
+`ranking` reads each rule set's tie-breaker chain from one generated straight-line function
+(`_RANKERS`): every measure of rules/scoring.yaml `tiebreakers` inlined, the score track read as
+the player's final total. These tests rank random states of every rule set, and of rule sets
+whose house rule adds a tie-breaker of another shape (the track inside an expression, a measure
+compiled to a function of its own, which reads a copy of the player), and compare the keys with
+the rule set's tie-breaker functions evaluated on the player with the final total on the track
+(`RULESETS[key].tiebreakers`, what the tools read). A measure that counts constant numbers on one
+side of a value (`len([i for i in ICONS if i < influence])`) compiles to a bisection: the same
+count for every value, checked here on the compiled code. No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import inspect
+import random
+import shutil
+import sys
+from bisect import bisect_left
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from conftest import setups
+
+from lisboa_rules.cli.main import main
+from lisboa_rules.emit.engine.procs import counted_by_bisection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _expected_keys(E: Any, g: Any, totals: tuple[int, ...]) -> list[tuple[int, ...]]:
+    out = []
+    for p, total in zip(g.players, totals, strict=True):
+        final = copy.copy(p)
+        final.wigs = total
+        out.append(tuple(fn(g, final, E.Ctx()) for _, fn in g.rs.tiebreakers))
+    return out
+
+
+def _check(E: Any, g: Any) -> None:
+    sheet = E.final_scores(g)
+    rank = E.ranking(g, sheet)
+    keys = _expected_keys(E, g, sheet.totals)
+    assert list(rank.keys) == keys
+    assert rank.names == tuple(name for name, _ in g.rs.tiebreakers)
+    # places: by the keys, highest first; equal keys share a place
+    flat = [s for place in rank.places for s in place]
+    assert sorted(flat) == list(range(len(g.players)))
+    for a, b in zip(rank.places, rank.places[1:], strict=False):
+        assert keys[a[0]] > keys[b[0]]
+    for place in rank.places:
+        assert len({keys[s] for s in place}) == 1
+    # the state is not changed by ranking (the track keeps its own value)
+    assert tuple(p.wigs for p in g.players) == sheet.track
+
+
+def _play_and_check(E: Any, seed: int) -> int:
+    checked = 0
+    for players, key in setups(E):
+        g = E.new_game(players, key, seed)
+        rng = random.Random(f"rank-keys:{seed}:{players}:{key}")
+        step = 0
+        while g.phase != "over":
+            if step % 11 == 0:
+                _check(E, g)
+                checked += 1
+            g = E.apply_move(g, rng.choice(E.legal_moves(g)))
+            step += 1
+        _check(E, g)
+        checked += 1
+    return checked
+
+
+def test_every_rule_set_has_a_ranker(engine: Any) -> None:
+    assert set(engine._RANKERS) == set(engine.RULESETS)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_generated_keys_agree_with_the_tiebreakers(engine: Any, seed: int) -> None:
+    assert _play_and_check(engine, seed) > 50
+
+
+def test_keys_read_the_final_total_not_the_track(engine: Any) -> None:
+    """Players equal on the track and apart after scoring: the first key is the total."""
+    for seed, players in ((4, 3), (5, 4), (6, 2)):
+        g = engine.new_game(players, (), seed)
+        for i, p in enumerate(g.players):
+            p.wigs = 5
+            p.reis = 5 * i  # rules/scoring.yaml score.influence: a wig per 5 réis
+        sheet = engine.final_scores(g)
+        assert len(set(sheet.totals)) == players  # apart after scoring
+        rank = engine.ranking(g, sheet)
+        assert [k[0] for k in rank.keys] == list(sheet.totals)
+        assert rank.places == tuple((s,) for s in reversed(range(players)))
+        _check(engine, g)
+
+
+# --- house rules that add a tie-breaker of another shape --------------------------------------
+
+_TIEBREAKS = {
+    # the track inside an expression: inlined, the track read as the final total
+    "track-and-money": "wigs + reis",
+    # a measure compiled to a function of its own (`_m_...(g, p)`): the chain reads a copy
+    "cashed-influence": "influence_reis",
+    # both in one measure
+    "track-and-plans": "wigs * 2 - officials_on_completed_plans",
+}
+
+
+def _load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while being created
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[name]
+    return module
+
+
+@pytest.fixture(scope="module")
+def house(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ModuleType]:
+    """One engine per tie-breaker, its variant folded into the base game."""
+    out = {}
+    for name, measure in _TIEBREAKS.items():
+        tmp = tmp_path_factory.mktemp(name)
+        shutil.copytree(ROOT / "rules", tmp / "rules")
+        (tmp / "rules" / "variants" / f"{name}.yaml").write_text(
+            f"kind: variant\nid: {name}\ntitle: Tie-break {name}\napplies: chosen\n"
+            "text: Players tied on wigs are separated first by another measure.\n"
+            "source: [seed:000#tiebreakers]\n"
+            "changes:\n  scoring:\n    tiebreakers:\n      measures:\n"
+            "        - {$add: true, $after: most wigs, "
+            f"measure: '{measure}', name: most {name}}}\n",
+            encoding="utf-8",
+        )
+        args = ["build", "--no-cache", "--rules", str(tmp / "rules"), "--out", str(tmp / "g")]
+        assert main([*args, "--variant", name]) == 0
+        out[name] = _load(tmp / "g" / "lisboa_engine.py", f"rank_keys_{name.replace('-', '_')}")
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(_TIEBREAKS))
+def test_house_tiebreaker_keys_agree(house: dict[str, ModuleType], name: str) -> None:
+    E = house[name]
+    assert [n for n, _ in E.RULESETS[()].tiebreakers][:2] == ["most wigs", f"most {name}"]
+    assert set(E._RANKERS) == set(E.RULESETS)
+    assert _play_and_check(E, 3) > 20
+
+
+@pytest.mark.parametrize("name", sorted(_TIEBREAKS))
+def test_house_tiebreaker_reads_the_final_total(house: dict[str, ModuleType], name: str) -> None:
+    """Scoring moves the players apart; the house measure sees each player's final total."""
+    E = house[name]
+    g = E.new_game(3, (), 1)
+    for i, p in enumerate(g.players):
+        p.wigs = 4
+        p.reis = 5 * i
+        p.influence = 2 * i
+    sheet = E.final_scores(g)
+    _check(E, g)
+    keys = E.ranking(g, sheet).keys
+    if "track" in name:  # the measure changes with the total, not with the track (all 4)
+        final = _expected_keys(E, g, sheet.totals)
+        on_track = _expected_keys(E, g, sheet.track)
+        assert [k[1] for k in keys] == [k[1] for k in final]
+        if sheet.totals != sheet.track:
+            assert [k[1] for k in keys] != [k[1] for k in on_track]
+
+
+# --- a count of constant numbers compiled to a bisection --------------------------------------
+
+_COUNTS = [
+    "len([v_i for v_i in (1, 3, 5, 7, 8, 9) if (v_i < e)])",
+    "len([v_i for v_i in (9, 3, 1) if (e >= v_i)])",
+    "len([v for v in (4, -2, 4, 0) if v <= e])",
+    "len([v for v in (2,) if e < v])",
+    "2 * len([v for v in (9, 3, 1) if v > e + 1]) - 1",
+    "len([v for v in (5, 1) if v >= (e if k else 3)]) + k",
+    "k * len([v for v in (0, 6, 2) if e > v]) + len([v for v in (1, 2) if v < k])",
+]
+
+
+@pytest.mark.parametrize("code", _COUNTS)
+def test_count_of_constants_is_a_bisection(code: str) -> None:
+    fast = counted_by_bisection(code)
+    assert "len([" not in fast, fast
+    for e in range(-4, 12):
+        for k in (0, 1, 3):
+            env = {"e": e, "k": k}
+            assert eval(fast, {**env, "bisect_left": bisect_left}) == eval(code, env), (fast, e)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "len([v_q for v_q in _K1 if (len(g.piles[v_q]) == 0)])",  # not numbers
+        "len([v for v in (1, 2) if v < v])",  # compared with itself
+        "len([v for v in (1, True) if v < e])",  # a bool is not a number here
+        "len([v for v in (1, 2) if v == e])",  # not one side of a value
+        "len([v * 2 for v in (1, 2) if v < e])",  # not the numbers themselves
+        "sum([v for v in (1, 2) if v < e])",
+    ],
+)
+def test_other_code_is_left_as_it_is(code: str) -> None:
+    assert counted_by_bisection(code) == code
+
+
+def test_the_engines_count_of_icons_is_a_bisection(engine: Any) -> None:
+    """rules/vocabulary.yaml influence_reis counts the réis icons below the marker: compiled to
+    a bisection, it gives the count of the rules' icons on every space of the track."""
+    assert "bisect_left(" in inspect.getsource(engine._m_influence_reis)
+    g = engine.new_game(3, (), 0)
+    p = g.players[0]
+    for influence in range(g.rs.influence_max + 1):
+        p.influence = influence
+        want = len([i for i in g.rs.reis_icons if i < influence])
+        assert engine._m_influence_reis(g, p) == want
