@@ -1366,6 +1366,20 @@ def _fork(ctx: Ctx) -> Ctx:
     return Ctx(ctx.prep, state, ctx.seat, frame, state["players"][ctx.seat])
 
 
+def _decides(prep: Prepared, steps: Sequence[st.Step]) -> bool:
+    """Whether some step may choose or refuse: a choose, a require, a bundle applied, a do of
+    a procedure whose guard chooses or requires (or of a procedure an expression names)."""
+    for s in steps:
+        for sub in s.walk():
+            if sub.kind in ("choose", "require", "apply"):
+                return True
+            if sub.kind == "do":
+                proc = prep.ps.procs.get(sub.arg) if isinstance(sub.arg, str) else None
+                if proc is None or any(g.kind != "let" for g in proc.guard):
+                    return True
+    return False
+
+
 def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
           move: Mapping[str, Any] | None, out: list[dict[str, Any]] | None, action: Any) -> None:
     """The steps of an action from here on: listing (`move` None: every branch's choices
@@ -1373,6 +1387,8 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
     prep = ctx.prep
     i = 0
     while i < len(steps):
+        if move is None and not _decides(prep, steps[i:]):
+            break  # what is left changes no choice: the move is found
         s = steps[i]
         rest = steps[i + 1:]
         rule = _reason(ctx, s.rule, names) if s.rule else action.rule

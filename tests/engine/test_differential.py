@@ -1120,7 +1120,7 @@ def test_a_difference_in_an_action_is_found(engine: ModuleType, tmp_path: Path,
     compiled, diags = pipeline.analyse(house_rules(tmp_path, [(name, pattern, replacement)]))
     assert compiled is not None, [d.message for d in diags]
     diff = ActionDiffer(engine, models_of(compiled))
-    compare_actions(diff, 1, seed0=4300, states=60)
+    compare_actions(diff, 1, seed0=4300, states=15)
     assert diff.mismatches, twist
     assert {f.split(" ")[1] for f in diff.failed} == {kind}, diff.failed
 
