@@ -19,6 +19,26 @@ read from the model's data rows. A map that is not `full` reads a missing key as
 of its value type (0, [], {}, False, None, ''), and a write through such a read is lost, as in
 the engine. `gain` is clamped to the field's declared bounds (not where the amount written is
 a plain number that cannot cross that bound), `set` is not.
+
+`apply: {effects: ROW.column, noble: EXPR}` carries out a bundle of effects of a row (`{reis:
+3}`: each effect with its amount and the Noble; an effect whose choice is not made is left out);
+`do: EXPR` carries out the procedure the value names (a value that names none does nothing);
+`cost('visit-cost', other_officials=n)` is the cost's formula, evaluated by tools/interp.py for
+the acting player; `first(LIST)`; `noble(x)` reads a text as an id of that kind. A table's
+columns are typed as the checker types them: a column (or a `rules.X.Y.id` list) of the ids of
+one kind is of that kind, a nested mapping is read as columns `reign_flag`, ...
+
+The actions of a turn (rules/court.yaml `actions`) are walked the same way:
+
+    actions(model)                                  -> {move kind: phase}
+    action_moves(model, state, kind, seat=None)     -> every move, as the engine's Move JSON
+    play_action(model, state, move)                 -> the state after the action's steps
+
+`action_moves` walks the steps on a deep copy of the state and branches at each choose (and at
+each procedure done or bundle applied that chooses) on a copy of its own; `play_action` walks
+them with the move's choices, checking each and raising IllegalAction with the step's rule (or
+the action's) and words. The turn's advance after an action (triggers, refills, the next
+player) is the runtime's, not the steps': it is not played here.
 """
 
 from __future__ import annotations
@@ -1428,11 +1448,12 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
                 args = _args(ctx, pid, s.get("with") or {}, names)
                 own = [str(c.arg["as"]) for c in proc.choices]
                 if move is None:
-                    for c in _opts(prep, ctx.state, ctx.seat, pid, args):
+                    for option in _opts(prep, ctx.state, ctx.seat, pid, args):
                         branch = _fork(ctx)
-                        _run(prep, branch.state, branch.seat, pid, args, c)
-                        _walk(branch, rest, names, {**chosen, **dict(zip(own, c, strict=True))},
-                              None, out, action)
+                        _run(prep, branch.state, branch.seat, pid, args, option)
+                        _walk(branch, rest, names,
+                              {**chosen, **dict(zip(own, option, strict=True))}, None, out,
+                              action)
                     return
                 c = [_given(move, n, typed.list_of(INT) if "min" in x.arg or "max" in x.arg
                             else None) for n, x in zip(own, proc.choices, strict=True)]
@@ -1448,10 +1469,10 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
         elif kind == "apply":
             bundle, noble = _bundle(ctx, s, names)
             if move is None:
-                for o in _bundle_opts(ctx, bundle, noble):
+                for made_here in _bundle_opts(ctx, bundle, noble):
                     branch = _fork(ctx)
-                    _run_bundle(branch, bundle, noble, o)
-                    _walk(branch, rest, names, {**chosen, **o}, None, out, action)
+                    _run_bundle(branch, bundle, noble, made_here)
+                    _walk(branch, rest, names, {**chosen, **made_here}, None, out, action)
                 return
             made = {n: _given(move, n, None) for n in _bundle_names(ctx, bundle)}
             for other in _column_names(ctx, s, names):  # a choice of the column's other rows

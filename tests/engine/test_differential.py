@@ -1206,6 +1206,10 @@ def test_house_rules_agree(tmp_path: Path, models: dict[tuple[str, ...], Model])
     play_and_compare(diff, games=8 * SCALE, seed0=900)
     randomised_states(diff, count=800 * SCALE, seed0=950)
     diff.assert_agree()
+    actions = ActionDiffer(house, house_models)  # and the actions, on the house numbers
+    compare_actions(actions, SCALE, seed0=960, states=40)
+    actions.assert_agree()
+    assert actions.counts["plays listed"] > 50 * SCALE
     c = diff.counts
     assert c["states"] >= 1200 * SCALE
     print(f"\nhouse rules: {dict(sorted(c.items()))}")
