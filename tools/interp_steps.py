@@ -1345,7 +1345,8 @@ def play_action(model: Model, state: State, move: Mapping[str, Any]) -> dict[str
     """The state after the steps of the move's action with the move's choices (a new state):
     each choice and require checked on the way, IllegalAction with the step's rule (or the
     action's) and words when one fails, and when the move fills a field its action did not
-    choose on the way it went. The turn's advance (refills, triggers, the next player) is the
+    choose on the way it went (with the rule of a do step that found no procedure to carry
+    out, if one did: `rule: "{noble.noble_action}"` of a visit when the Noble has none). The turn's advance (refills, triggers, the next player) is the
     runtime's, not the action's: it is not played."""
     prep = prepare(model)
     kind = str(move["kind"])
@@ -1405,6 +1406,7 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
     """The steps of an action from here on: listing (`move` None: every branch's choices
     appended to `out`) or playing `move` (raising IllegalAction)."""
     prep = ctx.prep
+    idle: str | None = None  # the rule of the first do that named no procedure
     i = 0
     while i < len(steps):
         if move is None and not _decides(prep, steps[i:]):
@@ -1443,7 +1445,9 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
             continue
         elif kind == "do":
             pid = _do_target(ctx, s, names)
-            if pid is not None:
+            if pid is None:
+                idle = idle or rule
+            else:
                 proc = prep.ps.procs[pid]
                 args = _args(ctx, pid, s.get("with") or {}, names)
                 own = [str(c.arg["as"]) for c in proc.choices]
@@ -1495,6 +1499,6 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
     for key, value in move.items():  # every move has one form: nothing else may be chosen
         if key in ("kind", "player") or key in chosen:
             continue
-        if value not in (None, False, [], ()):
-            raise IllegalAction(action.rule, f"a {move['kind']} move does not choose "
+        if value not in (None, False, [], ()):  # (a do that did nothing: by its rule)
+            raise IllegalAction(idle or action.rule, f"a {move['kind']} move does not choose "
                                 f"{key.replace('_', ' ')}")
