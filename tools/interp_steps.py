@@ -1346,8 +1346,9 @@ def play_action(model: Model, state: State, move: Mapping[str, Any]) -> dict[str
     each choice and require checked on the way, IllegalAction with the step's rule (or the
     action's) and words when one fails, and when the move fills a field its action did not
     choose on the way it went (with the rule of a do step that found no procedure to carry
-    out, if one did: `rule: "{noble.noble_action}"` of a visit when the Noble has none). The turn's advance (refills, triggers, the next player) is the
-    runtime's, not the action's: it is not played."""
+    out, if one did: `rule: "{noble.noble_action}"` of a visit when the Noble has none). The
+    turn's advance (refills, triggers, the next player) is the runtime's, not the action's:
+    it is not played."""
     prep = prepare(model)
     kind = str(move["kind"])
     if kind not in prep.ps.actions:
