@@ -32,7 +32,7 @@ from typing import Any
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.steps import Compiler, Procedure, Step, bare, negate
-from lisboa_rules.lang.typed import BOOL, Name, Scope
+from lisboa_rules.lang.typed import BOOL, Name, Scope, VType
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,7 @@ class ActionCode:
     functions: list[list[str]]  # source lines of each function, in emission order
     fields: tuple[str, ...]  # the move fields the action's choices fill
     first: str | None = None  # the field of the first choice, when the generator can be given it
+    types: dict[str, VType] = field(default_factory=dict)  # each field's type
 
 
 _TABLE_READ = re.compile(r"^\(?(_T_\w+)\[(.+)\]\)?$")
@@ -86,6 +87,7 @@ class ActionCompiler(Compiler):
         self.effect_ids = effect_ids
         self.functions: list[list[str]] = []
         self.let_sources: dict[str, str] = {}  # a local -> the code it was let to
+        self.field_types: dict[str, VType] = {}  # the move fields chosen, with their types
         self.action: Action | None = None
         self.fields: list[str] = []
         self.counter = 0
@@ -220,6 +222,7 @@ class ActionCompiler(Compiler):
         self.fields = []
         self.counter = 0
         self.first_field: str | None = None
+        self.field_types = {}
         scope = self.scope
         head = "# " + py_comment(f"{self.where(action.path)} {action.id}")
         out = [head, f"def _moves_{stem}(g: Game, seat: int, *only: Any) -> list[Move]:",
@@ -231,7 +234,8 @@ class ActionCompiler(Compiler):
                 "    p = g.players[seat]"]
         self._play(list(action.steps), scope, 1, play, ())
         self.functions.append(_clean(play))
-        return ActionCode(self.functions, tuple(self.fields), self.first_field)
+        types = {f: self.field_types.get(f, typed.TEXT) for f in self.fields}
+        return ActionCode(self.functions, tuple(self.fields), self.first_field, types)
 
     def _field(self, name: str) -> None:
         if name not in self.fields:
@@ -253,6 +257,10 @@ class ActionCompiler(Compiler):
         while i < len(steps):
             s = steps[i]
             rest = steps[i + 1:]
+            if s.kind == "_restore":
+                scope = scope.with_locals(**dict(s.arg))
+                i += 1
+                continue
             if not any(self.decides(x) for x in steps[i:]):
                 break
             if s.kind == "let":
@@ -284,8 +292,8 @@ class ActionCompiler(Compiler):
                     i += 1
                     continue
                 out.append(f"{pad}if {bare(cond.code)}:")
-                self._enum([*s.body, *rest], self._narrow(s, scope), indent + 1, out, owned,
-                           False, bound)
+                self._enum([*s.body, self._restore(s, scope), *rest], self._narrow(s, scope),
+                           indent + 1, out, owned, False, bound)
                 out.append(f"{pad}else:")
                 self._enum([*s.orelse, *rest], scope, indent + 1, out, owned, False, bound)
                 return
@@ -302,6 +310,12 @@ class ActionCompiler(Compiler):
             scope = self._effect(s, scope, indent, out)
             i += 1
         self._emit_move(scope, bound, indent, out)
+
+    def _restore(self, s: Step, scope: Scope) -> Step:
+        """A step that ends the narrowing of an if's condition (the steps after the if read
+        the names as they were)."""
+        names = tuple((n, scope.locals[n]) for n in typed.narrowed(s.arg) if n in scope.locals)
+        return Step("_restore", names, ())
 
     def _narrow(self, s: Step, scope: Scope) -> Scope:
         from dataclasses import replace
@@ -339,13 +353,32 @@ class ActionCompiler(Compiler):
                     test = where.replace(f"{var} in ", f"{var} not in ", 1)
                 out.append(f"{pad}    if {test}:")
                 out.append(f"{pad}        continue")
+            self.field_types[name] = inner.locals[name].type
             return inner, name
         opts = self._options(s, scope)
         if opts is None:
             return None
         code, _t, inner = opts
         out.append(f"{pad}for {var} in {code}:")
+        self.field_types[name] = inner.locals[name].type
         return inner, name
+
+    def choice_types(self, proc: Procedure) -> dict[str, VType]:
+        """The types of the choices of a procedure an action does (from their `from`)."""
+        scope = self.scope.with_locals(**{p.name: Name(p.type, typed.local_code(p.name))
+                                          for p in proc.params})
+        out: dict[str, VType] = {}
+        for c in proc.choices:
+            name = str(c.arg["as"])
+            try:
+                src = typed.check(c.arg.get("from", "[]"), scope)
+            except typed.ExprError:
+                out[name] = typed.TEXT
+                continue
+            item = src.type.args[0] if src.type.args else typed.TEXT
+            several = "min" in c.arg or "max" in c.arg
+            out[name] = typed.list_of(item) if several else item
+        return out
 
     def _copy_then(self, steps: list[Step], scope: Scope, indent: int, out: list[str],
                    bound: tuple[str, ...]) -> None:
@@ -449,6 +482,8 @@ class ActionCompiler(Compiler):
             names = [str(c.arg["as"]) for c in proc.choices]
             inner = scope
             new_bound = bound
+            for n, t in self.choice_types(proc).items():
+                self.field_types.setdefault(n, t)
             if names:
                 vars_ = [typed.local_code(n) for n in names]
                 target = f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_)
@@ -470,7 +505,7 @@ class ActionCompiler(Compiler):
             self._enum(rest, scope, indent, out, owned, False, bound)
             return
         table, key, noble = got
-        names = self.bundles.choices[table]
+        names = self._apply_names(s, table, bound)
         inner = scope
         vars_ = [typed.local_code(n) for n in names]
         target = "_" if not vars_ else (f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_))
@@ -480,6 +515,25 @@ class ActionCompiler(Compiler):
             inner = inner.with_locals(**{n: Name(typed.ANY, typed.local_code(n))})
         call = Step("_apply", (table, key, noble, tuple(names)), ())
         self._enum([call, *rest], inner, indent + 1, out, False, False, (*bound, *names))
+
+    def _apply_names(self, s: Step, table: str, bound: tuple[str, ...]) -> list[str]:
+        """The move fields an apply step's choices fill: the choices of its effects, renamed
+        by `choices: {favor: NAME}`; a choice is made once per move."""
+        renamed = s.arg.get("choices") if isinstance(s.arg, Mapping) else None
+        renamed = renamed if isinstance(renamed, Mapping) else {}
+        names = [str(renamed.get(n, n)) for n in self.bundles.choices[table]]
+        for old, new in renamed.items():
+            if old not in self.bundles.choices[table]:
+                self.problem(s, "step-unknown-key", f"the effects of '{s.arg.get('effects')}' "
+                             f"make no choice '{old}'", f"apply/choices/{old}",
+                             typed.closest(str(old), list(self.bundles.choices[table])))
+            self.field_types.setdefault(str(new), self.field_types.get(str(old), typed.TEXT))
+        for n in names:
+            if n in bound:
+                self.problem(s, "duplicate-id", f"the choice '{n}' is made twice by this "
+                             f"action; name this one otherwise: choices: {{{n}: NEW_NAME}}",
+                             "apply")
+        return names
 
     def _effect(self, s: Step, scope: Scope, indent: int, out: list[str]) -> Scope:
         pad = "    " * indent
@@ -575,6 +629,9 @@ class ActionCompiler(Compiler):
                 for c in proc.choices if proc is not None else ():
                     if str(c.arg["as"]) not in choose:
                         choose.append(str(c.arg["as"]))
+                if proc is not None:
+                    for n, t in self.choice_types(proc).items():
+                        self.field_types.setdefault(n, t)
         self.bundles.choices[name] = tuple(choose)
         keys: dict[Any, str] = {}
         for key, bundle in values.items():
@@ -673,6 +730,9 @@ class ActionCompiler(Compiler):
         while i < len(steps):
             s = steps[i]
             i += 1
+            if s.kind == "_restore":
+                scope = scope.with_locals(**dict(s.arg))
+                continue
             srule = self._rule_code(s, scope)
             if s.kind == "choose":
                 if not isinstance(s.arg, Mapping) or not isinstance(s.arg.get("as"), str):
@@ -704,8 +764,8 @@ class ActionCompiler(Compiler):
                 if cond is None:
                     continue
                 out.append(f"{pad}if {bare(cond.code)}:")
-                self._play([*s.body, *steps[i:]], self._narrow(s, scope), indent + 1, out,
-                           bound)
+                self._play([*s.body, self._restore(s, scope), *steps[i:]],
+                           self._narrow(s, scope), indent + 1, out, bound)
                 out.append(f"{pad}else:")
                 self._play([*s.orelse, *steps[i:]], scope, indent + 1, out, bound)
                 return
@@ -723,9 +783,11 @@ class ActionCompiler(Compiler):
                         level = indent + 1
                     ipad = "    " * level
                     if proc is None:  # nothing to do: no choice of the others may be made
+                        words = self._reason(s, scope, s.get("none_reason")) \
+                            if s.get("none_reason") else "None"
                         out.append(f"{'    ' * level}_only_chosen(move, "
                                    f"({', '.join(py_str(f) for f in bound)}"
-                                   f"{',' if len(bound) == 1 else ''}), {srule})")
+                                   f"{',' if len(bound) == 1 else ''}), {srule}, {words})")
                         self._play(steps[i:], scope, level, out, bound)
                         continue
                     args = self._call_args(s, proc, scope) or ""
@@ -748,7 +810,7 @@ class ActionCompiler(Compiler):
                 if got is None:
                     continue
                 table, key, noble = got
-                made = self.bundles.choices[table]
+                made = self._apply_names(s, table, bound)
                 choices = "".join(f", move.{n}" for n in made)
                 fx = f"g.rs.fx[{py_str(table)}][{key}]"
                 out.append(f"{pad}why = {fx}[1](g, seat, {noble}{choices})")
@@ -767,3 +829,16 @@ def _clean(lines: list[str]) -> list[str]:
     from lisboa_rules.lang.steps import _tidy
 
     return _tidy(lines)
+
+
+def json_type(t: VType, int_kinds: frozenset[str]) -> str:
+    """The JSON type of a move field of type t: integer, string, boolean, or a list of
+    integers / strings (`integers`, `strings`)."""
+    def family(x: VType) -> str:
+        if x.name in ("int", "seat") or x.name in int_kinds:
+            return "integer"
+        return "boolean" if x.name == "bool" else "string"
+
+    if t.name == "list":
+        return family(t.args[0]) + "s" if t.args else "strings"
+    return family(t)

@@ -43,7 +43,8 @@ KINDS = ("gain", "set", "let", "move", "drop", "require", "choose", "if", "for_e
 COMMON = ("id", "text", "rule", "source", "assumptions")
 # the keys each kind allows beside its own (then/else of an if, do of a loop, ...)
 SIBLINGS = {"if": ("then", "else"), "for_each": ("do",), "repeat": ("do",), "require": ("reason",),
-            "do": ("with", "reason"), "choose": ("reason", "count_rule", "count_reason")}
+            "do": ("with", "reason", "none_reason"),
+            "choose": ("reason", "count_rule", "count_reason")}
 GUARD_KINDS = ("require", "choose", "let")
 EFFECT_NOUNS = {  # how the reference names a step kind when it has no text of its own
     "gain": "gain", "set": "set", "let": "let", "move": "move", "require": "require",
@@ -165,8 +166,8 @@ def parse_steps(raw: Any, path: tuple[str | int, ...], problems: list[StepProble
             orelse = parse_steps(item.get("else", []), (*here, "else"), problems, depth + 1)
         elif kind in ("for_each", "repeat"):
             body = parse_steps(item.get("do", []), (*here, "do"), problems, depth + 1)
-        extra = tuple((k, item[k]) for k in ("reason", "with", "count_rule", "count_reason")
-                      if k in item)
+        extra = tuple((k, item[k]) for k in ("reason", "with", "count_rule", "count_reason",
+                                             "none_reason") if k in item)
         out.append(Step(kind, item[kind], extra, body, orelse,
                         _opt_str(item.get("id")), _opt_str(item.get("text")),
                         _opt_str(item.get("rule")), here))

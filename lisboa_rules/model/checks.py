@@ -915,7 +915,7 @@ PROSE_FIELDS = ("text", "short", "steps", "plays", "intro")
 # Fields a change of which says nothing the prose could contradict: names, labels, provenance,
 # worked-example inputs, the declared ranges of params (checked against the values instead).
 _NOT_RULES = ("id", "number", "name", "title", "source", "assumptions", "example", "unit",
-              "unit_one", "callouts", "ranges")
+              "unit_one", "callouts", "ranges", "reason", "none_reason", "count_reason")
 # A placeholder naming a formula prints it in words, params as their values.
 FORMULA_FIELDS = ("formula", "condition", "land_price", "measure", "eligible")
 

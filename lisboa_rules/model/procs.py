@@ -294,18 +294,19 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
 
     actions: dict[str, Action] = {}
     action_rows: dict[str, Mapping[str, Any]] = {}
-    for i, a in enumerate((court or {}).get("actions") or []):
+    rows = [(("court", "actions", i), a) for i, a in enumerate((court or {}).get("actions") or [])]
+    rows += [(("flow", "moves", i), a) for i, a in enumerate((flow or {}).get("moves") or [])]
+    for path, a in rows:
         if not isinstance(a, Mapping) or not isinstance(a.get("steps"), list):
             continue
-        path = ("court", "actions", i)
         body = st.parse_steps(a["steps"], (*path, "steps"), problems)
         kind = str(a.get("procedure") or a.get("id"))
         if kind in actions:
             problems.append(st.StepProblem("duplicate-id", f"two actions make '{kind}' moves",
-                                           (*path, "procedure")))
+                                           (*path, "procedure" if path[0] == "court" else "id")))
             continue
-        actions[kind] = Action(kind, str(a.get("phase") or "action"), body, str(a.get("id")),
-                               path)
+        actions[kind] = Action(kind, str(a.get("phase") or "action"), body,
+                               str(a.get("rule") or a.get("id")), path)
         action_rows[kind] = a
     return ProcSet(procs, {k: tuple(v) for k, v in hooks.items()}, tuple(effect_ids), measures,
                    this, actions, action_rows)

@@ -322,6 +322,29 @@ _ACTION_RULE: dict[str, str] = {}
 _PHASE_RULES: dict[str, str] = {}
 # the generated rule sets and procedures use them
 _USED_BY_GENERATED = (replace, _combinations, Sequence)
+# A move: its fields are the choices of the actions of rules/ (generated); this placeholder
+# holds the ones the machinery below reads.
+
+
+@dataclass(frozen=True)
+class Move:
+    kind: str
+    player: int
+    cards: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return _move_json(self)
+
+    @staticmethod
+    def from_json(data: Any) -> Move:
+        return _move_from_json(data)
+
+
+# The JSON type of each field of a move (`strings` / `integers`: a list of them), the value of
+# a choice not made, and the fields that are never null.
+_MOVE_TYPES: dict[str, str] = {}
+_MOVE_DEFAULTS: dict[str, Any] = {}
+_MOVE_NOT_NULL: frozenset[str] = frozenset()
 # The state classes and their saved-game fields are generated from rules/state.yaml; these
 # placeholders hold today's fields so that this module type-checks alone.
 _GAME_FIELDS: tuple[str, ...] = ()
@@ -528,89 +551,46 @@ def _ctx(**values: int) -> Ctx:
     return found
 
 
-@dataclass(frozen=True)
-class Move:
-    """A move. `kind` is the procedure: portfolio, trade, visit, sponsor, discard, pass,
-    follow, decline, draw, marker or hand-discard; the other fields are its choices."""
-
-    kind: str
-    player: int
-    card: int | None = None
-    state_action: str | None = None
-    noble_action: bool = False
-    business: str | None = None
-    decrees: tuple[str, ...] = ()
-    plan: str | None = None
-    favor: str | None = None
-    good: str | None = None
-    pile: str | None = None
-    cards: tuple[int, ...] = ()
-    noble: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The move as JSON, leaving out choices that are not made."""
-        out: dict[str, Any] = {"kind": self.kind, "player": self.player}
-        for name in ("card", "state_action", "business", "plan", "favor", "good", "pile", "noble"):
-            value = getattr(self, name)
-            if value is not None:
-                out[name] = value
-        if self.noble_action:
-            out["noble_action"] = True
-        if self.decrees:
-            out["decrees"] = list(self.decrees)
-        if self.cards:
-            out["cards"] = list(self.cards)
-        return out
-
-    @staticmethod
-    def from_json(data: Any) -> Move:
-        """Read a move written by `to_json`. A move of the wrong shape (an unknown or missing
-        key, a value of the wrong JSON type: `true` is not a number, `1` is not a string)
-        raises StateError with the path of the value; whether a well-formed move is legal is
-        for `explain_move` / `apply_move` to say (IllegalMove)."""
-        if not isinstance(data, dict):
-            raise StateError("$", f"a move is a JSON object, not {_json_type(data)}")
-        for key in data:
-            if key not in _MOVE_TYPES:
-                raise StateError("$", f"unknown key {key!r} in a move")
-        for key in ("kind", "player"):
-            if key not in data:
-                raise StateError("$", f"missing {key!r}")
-        fields: dict[str, Any] = {}
-        for key, value in data.items():
-            want = _MOVE_TYPES[key]
-            if want in ("strings", "integers"):
-                item = "string" if want == "strings" else "integer"
-                if not isinstance(value, list):
-                    raise StateError(f"$.{key}", f"expected a list, got {_json_type(value)}")
-                for i, v in enumerate(value):
-                    if not _is_type(v, item):
-                        raise StateError(f"$.{key}[{i}]", f"expected {item}, got {_json_type(v)}")
-                value = tuple(value)
-            elif not _is_type(value, want) and not (value is None and key not in _MOVE_NOT_NULL):
-                raise StateError(f"$.{key}", f"expected {want}, got {_json_type(value)}")
-            fields[key] = value
-        return Move(**fields)
+def _move_json(move: Move) -> dict[str, Any]:
+    """A move as JSON, leaving out the choices that are not made (None, False, ())."""
+    out: dict[str, Any] = {"kind": move.kind, "player": move.player}
+    for name, default in _MOVE_DEFAULTS.items():
+        value = getattr(move, name)
+        if value != default:
+            out[name] = list(value) if isinstance(value, tuple) else value
+    return out
 
 
-# The JSON type of each field of a move (`strings` / `integers`: a list of them); the fields
-# but kind, player and noble_action may also be null (not chosen).
-_MOVE_TYPES: Final = {
-    "kind": "string",
-    "player": "integer",
-    "card": "integer",
-    "state_action": "string",
-    "noble_action": "boolean",
-    "business": "string",
-    "decrees": "strings",
-    "plan": "string",
-    "favor": "string",
-    "good": "string",
-    "pile": "string",
-    "cards": "integers",
-    "noble": "string",
-}
-_MOVE_NOT_NULL: Final = frozenset({"kind", "player", "noble_action"})
+def _move_from_json(data: Any) -> Move:
+    """Read a move written by `to_json`. A move of the wrong shape (an unknown or missing key,
+    a value of the wrong JSON type: `true` is not a number, `1` is not a string) raises
+    StateError with the path of the value; whether a well-formed move is legal is for
+    `explain_move` / `apply_move` to say (IllegalMove)."""
+    if not isinstance(data, dict):
+        raise StateError("$", f"a move is a JSON object, not {_json_type(data)}")
+    for key in data:
+        if key not in _MOVE_TYPES:
+            raise StateError("$", f"unknown key {key!r} in a move")
+    for key in ("kind", "player"):
+        if key not in data:
+            raise StateError("$", f"missing {key!r}")
+    fields: dict[str, Any] = {}
+    for key, value in data.items():
+        want = _MOVE_TYPES[key]
+        if want in ("strings", "integers"):
+            item = "string" if want == "strings" else "integer"
+            if not isinstance(value, list):
+                raise StateError(f"$.{key}", f"expected a list, got {_json_type(value)}")
+            for i, v in enumerate(value):
+                if not _is_type(v, item):
+                    raise StateError(f"$.{key}[{i}]", f"expected {item}, got {_json_type(v)}")
+            value = tuple(value)
+        elif not _is_type(value, want) and not (value is None and key not in _MOVE_NOT_NULL):
+            raise StateError(f"$.{key}", f"expected {want}, got {_json_type(value)}")
+        fields[key] = value
+    return Move(**fields)
+
+
 _MOVE_EXACT: Final = {"string": str, "integer": int, "boolean": bool}
 
 
@@ -633,39 +613,15 @@ def _move_problem(move: Any) -> str | None:
 _new = object.__new__
 
 
-def _move(
-    kind: str,
-    player: int,
-    card: int | None = None,
-    state_action: str | None = None,
-    noble_action: bool = False,
-    business: str | None = None,
-    decrees: tuple[str, ...] = (),
-    plan: str | None = None,
-    favor: str | None = None,
-    good: str | None = None,
-    pile: str | None = None,
-    cards: tuple[int, ...] = (),
-    noble: str | None = None,
-) -> Move:
-    """`Move(...)`, the same object, made without the frozen dataclass's one `__setattr__`
-    per field: the move generator makes thousands of moves per game."""
+def _move(kind: str, player: int, **choices: Any) -> Move:
+    """`Move(kind, player, **choices)`, the same object, made without the frozen dataclass's
+    one `__setattr__` per field: the move generators make thousands of moves per game."""
     move = _new(Move)
-    move.__dict__.update(
-        kind=kind,
-        player=player,
-        card=card,
-        state_action=state_action,
-        noble_action=noble_action,
-        business=business,
-        decrees=decrees,
-        plan=plan,
-        favor=favor,
-        good=good,
-        pile=pile,
-        cards=cards,
-        noble=noble,
-    )
+    fields = move.__dict__
+    fields.update(_MOVE_DEFAULTS)
+    fields["kind"] = kind
+    fields["player"] = player
+    fields.update(choices)
     return move
 
 
@@ -697,10 +653,6 @@ def _gain_of(g: Game, p: Player) -> int:
     rs = g.rs
     cards = rs.cards
     return sum([cards[c].influence for c in p.portfolio]) + rs.ship_influence * len(p.ships)
-
-
-def _treasury_value(g: Game) -> int:
-    return g.rs.treasury_values[g.treasury]
 
 
 def _activate(g: Game) -> RuleSet:
@@ -821,13 +773,6 @@ def _noble(rs: RuleSet, noble_id: str) -> NobleDef:
     raise KeyError(noble_id)
 
 
-def _noble_action_of(g: Game, n: NobleDef) -> str | None:
-    """The Noble action of a seat, or None while someone without one reigns there."""
-    if n.reign_flag is not None and n.reign_flag in g.flags:
-        return n.reign_action
-    return n.noble_action
-
-
 def noble_name(g: Game, noble_id: str) -> str:
     """Who sits on a Noble's seat now."""
     n = _noble(g.rs, _noble_arg(g, noble_id))
@@ -843,11 +788,6 @@ def can_pay_reis(g: Game, p: Player, amount: int) -> bool:
     if type(amount) is not int:
         raise BadArgument(f"an amount must be an integer, not {amount!r}")
     return p.reis + _influence_reis(g, p.influence) >= amount
-
-
-def _pay_reis(g: Game, p: Player, amount: int) -> None:
-    """Pay réis, with Influence for what they lack (the procedure `pay-reis` of rules/)."""
-    g.rs.procs["pay-reis"].run(g, g.players.index(p), amount)
 
 
 def visit_cost(g: Game, player: int, noble_id: str) -> int:
@@ -887,58 +827,7 @@ _OFFICIALS_CTX: dict[int, Ctx] = {}
 _COST_CTX: dict[int, Ctx] = {}
 
 
-def _pay_influence(g: Game, seat: int, noble_id: str) -> str | None:
-    """Pay a visit or a follow (rules: visit-cost, wigs-for-influence); the reason it cannot
-    be paid, or None. Wigs pay only what Influence lacks, once Influence is spent to 0."""
-    p = g.players[seat]
-    cost = visit_cost(g, seat, noble_id)
-    if p.influence >= cost:
-        p.influence -= cost
-        return None
-    due = wigs_due(g, seat, cost)
-    if p.wigs < due:
-        return (
-            f"a visit to {noble_name(g, noble_id)} costs {cost} Influence; you have "
-            f"{p.influence} Influence and {p.wigs} {g.rs.term_score} for the {due} lacking"
-        )
-    p.influence = 0
-    p.wigs -= due
-    return None
-
-
-def _return_favor(g: Game, seat: int, noble_id: str) -> None:
-    """A follower's Royal Favor tile goes back to its Noble's stack (rules: follow)."""
-    g.players[seat].royal_favors.remove(noble_id)
-    g.favors[noble_id] = g.favors.get(noble_id, 0) + 1
-
-
-def _portfolio_room(g: Game, p: Player) -> int:
-    rs = g.rs
-    return rs.portfolio_base + rs.portfolio_per_set * p.rubble_sets
-
-
 # --- Effects --------------------------------------------------------------------------------------
-
-
-def _effects_problem(
-    g: Game,
-    seat: int,
-    effects: Iterable[tuple[str, int]],
-    favor: str | None,
-    noble: str | None = None,
-) -> str | None:
-    """Why these effects cannot be carried out in full (the guard of each effect's procedure
-    in rules/), or None. The choices an effect makes are the move's (`favor`)."""
-    procs = g.rs.procs
-    for key, amount in effects:
-        proc = procs[key]
-        if proc.choices:
-            why = proc.why(g, seat, amount, noble, favor)
-        else:
-            why = proc.why(g, seat, amount, noble)
-        if why is not None:
-            return why[1]
-    return None
 
 
 def _apply_effects(
@@ -957,51 +846,6 @@ def _apply_effects(
             proc.run(g, seat, amount, noble)
 
 
-# --- Noble actions --------------------------------------------------------------------------------
-
-
-def _noble_action_problem(g: Game, seat: int, action_id: str, move: Move) -> tuple[str, str] | None:
-    """(rule id, why) when this Noble action cannot be carried out in full with these choices:
-    the guard of its steps in rules/."""
-    rs = g.rs
-    na = rs.noble_actions[action_id]
-    if na.forbidden_flag is not None and na.forbidden_flag in g.flags:
-        return na.id, "nobody can take this action any more"
-    proc = rs.procs[action_id]
-    return proc.why(g, seat, *[getattr(move, c) for c in proc.choices])
-
-
-def _apply_noble_action(g: Game, seat: int, action_id: str, move: Move) -> None:
-    proc = g.rs.procs[action_id]
-    proc.run(g, seat, *[getattr(move, c) for c in proc.choices])
-
-
-# A Noble action's choice as the move generator lists it: (business, decrees, plan).
-_Choice = tuple[str | None, tuple[str, ...], str | None]
-
-
-def _legal_choices(g: Game, seat: int, action_id: str) -> list[_Choice]:
-    """The choices of a Noble action its guard allows (the `_opts_` function of its steps),
-    as (business, decrees, plan)."""
-    rs = g.rs
-    na = rs.noble_actions[action_id]
-    if na.forbidden_flag is not None and na.forbidden_flag in g.flags:
-        return []
-    proc = rs.procs[action_id]
-    names = proc.choices
-    if names == ("business",):
-        return [(c[0], (), None) for c in proc.opts(g, seat)]
-    if names == ("decrees",):
-        return [(None, c[0], None) for c in proc.opts(g, seat)]
-    if names == ("plan",):
-        return [(None, (), c[0]) for c in proc.opts(g, seat)]
-    out: list[_Choice] = []
-    for values in proc.opts(g, seat):
-        chosen = dict(zip(names, values, strict=True))
-        out.append((chosen.get("business"), chosen.get("decrees", ()), chosen.get("plan")))
-    return out
-
-
 # --- Legal moves ----------------------------------------------------------------------------------
 
 
@@ -1011,12 +855,8 @@ def legal_moves(g: Game) -> list[Move]:
     if g.phase == "over":
         return []
     seat = g.actor
-    if g.phase == "marker":
-        return [_move("marker", seat, noble=n.id) for n in rs.nobles]
     if g.phase == "hand-discard":
         return _hand_discard_moves(g, seat)
-    if g.phase == "refill":
-        return [_move("draw", seat, pile=pile) for pile in rs.piles if g.piles.get(pile)]
     out: list[Move] = []
     for md in rs.moves.values():
         if md.phase == g.phase:
@@ -1132,12 +972,7 @@ def _apply(g: Game, move: Move) -> None:
     handler = _HANDLERS.get(move.kind)
     if handler is None:
         raise _illegal(_TURN_RULE, f"unknown move kind {move.kind!r}")
-    phase_of = {
-        "marker": "marker",
-        "hand-discard": "hand-discard",
-        "draw": "refill",
-    }
-    if phase_of.get(move.kind, "action") != g.phase:
+    if move.kind != g.phase:  # the machinery's decisions are moves of their phase's name
         raise _illegal(
             _PHASE_RULES.get(g.phase, _TURN_RULE),
             f"a {move.kind} move cannot be made now ({g.phase})",
@@ -1151,27 +986,15 @@ def _apply(g: Game, move: Move) -> None:
     _advance(g)
 
 
-_MOVE_DEFAULTS: Final = {
-    "card": None,
-    "state_action": None,
-    "noble_action": False,
-    "business": None,
-    "decrees": (),
-    "plan": None,
-    "favor": None,
-    "good": None,
-    "pile": None,
-    "cards": (),
-    "noble": None,
-}
-
-
-def _only_chosen(move: Move, fields: tuple[str, ...], rule: str) -> None:
-    """Refuse a move that fills a field its action did not choose on the way it went: every
-    move has one form, so a move is legal exactly when it is one of `legal_moves`."""
+def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | None = None) -> None:
+    """Refuse a move that fills a field its action did not choose on the way it went (with
+    the rule's words `reason`, if given): every move has one form, so a move is legal
+    exactly when it is one of `legal_moves`."""
     for name, default in _MOVE_DEFAULTS.items():
         if name not in fields and getattr(move, name) != default:
-            raise _illegal(rule, f"a {move.kind} move does not choose {name.replace('_', ' ')}")
+            raise _illegal(
+                rule, reason or f"a {move.kind} move does not choose {name.replace('_', ' ')}"
+            )
 
 
 def _not_chosen(name: str) -> tuple[str, str]:
@@ -1180,47 +1003,14 @@ def _not_chosen(name: str) -> tuple[str, str]:
     return "", f"this move does not choose {name.replace('_', ' ')}"
 
 
+# The choices of the moves the machinery makes itself (the period-end decisions).
+_HANDLER_FIELDS: Final = {"hand-discard": ("cards",)}
+
+
 def _extra_choice(g: Game, move: Move) -> str | None:
     """The first field a move fills that its kind does not choose, or None: every move has
     one form, so a move is legal exactly when it is one of `legal_moves`."""
-    rs = g.rs
-    allowed: set[str] = set()
-    cdef = rs.cards.get(move.card) if move.card is not None else None
-    sa = rs.state_actions.get(move.state_action or "")
-
-    def state_action() -> None:
-        allowed.add("state_action")
-        if sa is not None and any(k == "royal_favor" for k, _ in sa.effects):
-            allowed.add("favor")
-
-    def noble_action(action_id: str | None) -> None:
-        if action_id is not None and action_id in rs.procs:
-            allowed.update(rs.procs[action_id].choices)
-
-    kind = move.kind
-    if kind in ("portfolio", "discard", "trade", "visit", "sponsor"):
-        allowed.add("card")
-    if kind == "trade":
-        state_action()
-        allowed.add("good")
-    elif kind == "visit":
-        state_action()
-        if cdef is not None and cdef.type != rs.treasury_pile:
-            noble_action(_noble(rs, cdef.type).noble_action)
-    elif kind == "sponsor" and cdef is not None:
-        noble_action(cdef.event_action)
-    elif kind == "follow" and g.visit is not None:
-        if move.noble_action:
-            allowed.add("noble_action")
-            noble_action(_noble(rs, g.visit).noble_action)
-        else:
-            state_action()
-    elif kind == "draw":
-        allowed.add("pile")
-    elif kind == "marker":
-        allowed.add("noble")
-    elif kind == "hand-discard":
-        allowed.add("cards")
+    allowed = _HANDLER_FIELDS.get(move.kind, ())
     for name, default in _MOVE_DEFAULTS.items():
         if name not in allowed and getattr(move, name) != default:
             return name.replace("_", " ")
@@ -1229,24 +1019,6 @@ def _extra_choice(g: Game, move: Move) -> str | None:
 
 def _color(g: Game, seat: int) -> str:
     return g.players[seat].color if 0 <= seat < len(g.players) else f"seat {seat}"
-
-
-def _do_draw(g: Game, move: Move) -> None:
-    """Draw the face-up top card of a display pile (rules: turn.refill-hand)."""
-    pile = g.piles.get(move.pile or "")
-    if not pile:
-        raise _illegal(_REFILL_RULE, f"the {move.pile} pile is empty")
-    g.players[move.player].hand.append(pile.pop())
-    g.rs.procs["reveal-top"].run(g, move.player, move.pile)
-
-
-def _do_marker(g: Game, move: Move) -> None:
-    """Place a completed set's Rubble Set marker on a Noble (rules: rubble.sets)."""
-    if move.noble not in {n.id for n in g.rs.nobles}:
-        raise _illegal(_MARKER_RULE, "place the marker on a Noble")
-    p = g.players[move.player]
-    p.markers[move.noble] = p.markers.get(move.noble, 0) + 1
-    g.pending_markers.pop(0)
 
 
 def _do_hand_discard(g: Game, move: Move) -> None:
@@ -1263,14 +1035,12 @@ def _do_hand_discard(g: Game, move: Move) -> None:
         cdef = rs.cards[card]
         if cdef.type != rs.treasury_pile and cdef.type not in rewarded:
             rewarded.add(cdef.type)  # one reward per Noble; penalties are ignored
-            _apply_effects(g, move.player, cdef.reward, move.favor, None)
+            _apply_effects(g, move.player, cdef.reward, None, None)
     g.discard_queue.pop(0)
 
 
 _HandlerFn = Callable[[Game, Move], None]
 _HANDLERS: Final[dict[str, _HandlerFn]] = {
-    "draw": _do_draw,
-    "marker": _do_marker,
     "hand-discard": _do_hand_discard,
 }
 

@@ -1,9 +1,9 @@
 """The engine's fast paths compute exactly what the plain ones do.
 
-The move generator asks `_legal_choices` (the `_opts_` function compiled from a Noble action's
+The move generators ask a Noble action's `opts` (the `_opts_` function compiled from its
 steps) for the choices of a visit, a follow or an event instead of trying every candidate
-choice with `_noble_action_problem` (the `_why_` function of the same steps: what `apply_move`
-still does to name the rule a move breaks), and it
+choice with its `why` (the `_why_` function of the same steps: what `apply_move` still does to
+name the rule a move breaks), and they
 makes moves and score lines without the frozen dataclasses' `__init__`. These tests walk random
 games of every rule set and compare both ways at every state, and at states built to hit the
 edges (no store left, no free lot, the extra Decree pick, a reign that forbids the action).
@@ -36,10 +36,25 @@ def _candidates(E: Any, g: Any, seat: int, action_id: str) -> list[Any]:
     return [E.Move("visit", seat, **c) for c in out]
 
 
+def _problem(E: Any, g: Any, seat: int, action_id: str, move: Any) -> Any:
+    proc = g.rs.procs[action_id]
+    return proc.why(g, seat, *[getattr(move, c) for c in proc.choices])
+
+
+def _fast_choices(E: Any, g: Any, seat: int, action_id: str) -> list[Any]:
+    """The choices the move generators list, as (business, decrees, plan)."""
+    proc = g.rs.procs[action_id]
+    out = []
+    for values in proc.opts(g, seat):
+        chosen = dict(zip(proc.choices, values, strict=True))
+        out.append((chosen.get("business"), chosen.get("decrees", ()), chosen.get("plan")))
+    return out
+
+
 def _slow_choices(E: Any, g: Any, seat: int, action_id: str) -> list[Any]:
     return sorted(
         ((c.business, c.decrees, c.plan) for c in _candidates(E, g, seat, action_id)
-         if E._noble_action_problem(g, seat, action_id, c) is None),
+         if _problem(E, g, seat, action_id, c) is None),
         key=repr,
     )
 
@@ -49,7 +64,7 @@ def _check_state(E: Any, g: Any) -> int:
     compared = 0
     for seat in range(len(g.players)):
         for action_id in g.rs.noble_actions:
-            fast = sorted(E._legal_choices(g, seat, action_id), key=repr)
+            fast = sorted(_fast_choices(E, g, seat, action_id), key=repr)
             slow = _slow_choices(E, g, seat, action_id)
             assert fast == slow, (action_id, seat, E.to_json(g))
             compared += len(slow)
@@ -80,7 +95,7 @@ def test_legal_choices_at_the_edges(engine: Any) -> None:
     p = g.players[0]
     rs = g.rs
     for na in rs.noble_actions.values():
-        assert sorted(E._legal_choices(g, 0, na.id), key=repr) == _slow_choices(E, g, 0, na.id)
+        assert sorted(_fast_choices(E, g, 0, na.id), key=repr) == _slow_choices(E, g, 0, na.id)
     # A business with no free lot, the others open.
     first = rs.businesses[0]
     for na in rs.noble_actions.values():
@@ -89,23 +104,23 @@ def test_legal_choices_at_the_edges(engine: Any) -> None:
             g.players[1].stores[first] = lots.get(first, 0)
             p.reis = 100
             assert _check_state(E, g) > 0
-            assert all(c[0] != first for c in E._legal_choices(g, 0, na.id))
+            assert all(c[0] != first for c in _fast_choices(E, g, 0, na.id))
             p.stores[rs.businesses[1]] = rs.start_stores  # no store left
-            assert E._legal_choices(g, 0, na.id) == [] == _slow_choices(E, g, 0, na.id)
+            assert _fast_choices(E, g, 0, na.id) == [] == _slow_choices(E, g, 0, na.id)
             p.stores[rs.businesses[1]] = 0
             p.reis = 0
             p.influence = 0  # cannot pay the land price
-            assert E._legal_choices(g, 0, na.id) == [] == _slow_choices(E, g, 0, na.id)
+            assert _fast_choices(E, g, 0, na.id) == [] == _slow_choices(E, g, 0, na.id)
         if na.procedure == "take-decree" and na.extra_marker_on is not None:
             p.markers[na.extra_marker_on] = 1  # the extra pick opens
-            fast = E._legal_choices(g, 0, na.id)
+            fast = _fast_choices(E, g, 0, na.id)
             assert any(len(c[1]) == 2 for c in fast)
             assert sorted(fast, key=repr) == _slow_choices(E, g, 0, na.id)
         if na.procedure == "open-building":
             p.plans = list(g.plan_supply[:3])
             for office in g.offices.values():
                 office[p.color] = 1  # some Plans need more Officials than that
-            fast = sorted(E._legal_choices(g, 0, na.id), key=repr)
+            fast = sorted(_fast_choices(E, g, 0, na.id), key=repr)
             assert fast == _slow_choices(E, g, 0, na.id) and fast
     # A rule set where a flag forbids an action: no choice at all.
     for key, rs2 in E.RULESETS.items():
@@ -114,13 +129,15 @@ def test_legal_choices_at_the_edges(engine: Any) -> None:
                 players = max(rs2.players_min, 2)
                 g2 = E.new_game(players, key, 2)
                 g2.flags.append(na.forbidden_flag)
-                assert E._legal_choices(g2, 0, na.id) == [] == _slow_choices(E, g2, 0, na.id)
+                assert _fast_choices(E, g2, 0, na.id) == [] == _slow_choices(E, g2, 0, na.id)
 
 
 def test_fast_moves_and_lines_are_the_dataclass_objects(engine: Any) -> None:
     E = engine
-    fast = E._move("visit", 1, 7, "ship", False, "gold", ("d",), "p", "king", None)
-    slow = E.Move("visit", 1, 7, "ship", False, "gold", ("d",), "p", "king")
+    choices = {"card": 7, "state_action": "ship", "business": "gold", "decrees": ("d",),
+               "plan": "p", "favor": "king"}
+    fast = E._move("visit", 1, **choices)
+    slow = E.Move("visit", 1, **choices)
     assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
     assert type(fast) is E.Move and fast.to_json() == slow.to_json()
     with pytest.raises(AttributeError):

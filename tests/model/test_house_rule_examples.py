@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html as html_lib
 import importlib.util
+import random
 import re
 import shutil
 import sys
@@ -23,7 +24,16 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import card_of, drop_favors, finish_turn, give_favor, set_hand, set_rubble, sound
+from conftest import (
+    card_of,
+    drop_favors,
+    finish_turn,
+    give_favor,
+    place_officials,
+    set_hand,
+    set_rubble,
+    sound,
+)
 
 from lisboa_rules.cli.main import main
 
@@ -45,7 +55,8 @@ REDLINE = {
     "goods-scoring": "Goods left in your warehouse",
     "influence-tiebreak": "most Influence",
     "tithe-effect": "Id: tithe",
-    "followed-events": "Followable",
+    "followed-events": "Follow an Event",
+    "both-state-actions": "visit-second-state-action",
     "store-tithe": "On: store-built",
 }
 
@@ -61,6 +72,7 @@ NEW_WORDS = {
     "influence-tiebreak": "then most Influence, then most rubble sets",
     "tithe-effect": "The tithe: for each point, give up 1 real",
     "followed-events": "With this house rule, the other players may follow the event",
+    "both-state-actions": "you may then take his other State action too",
     "store-tithe": "The tithe: for each point, give up 1 real",
 }
 
@@ -654,21 +666,134 @@ def test_store_tithe_on_each_store_built(
 # --- 8. a changed action structure: builds, but the engine ignores it ---------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the sponsor action is hand-written in lisboa_rules/runtime/engine.py: "
-    "`followable` is read for the visit only",
-)
-@pytest.mark.parametrize("seed", [0, 3])
-def test_followed_events(folded: Any, seed: int) -> None:
-    E = folded("followed-events")
-    g = E.new_game(3, (), seed)
+# --- 6. an action's structure: followable events, a second State action on a visit ----------
+
+
+def _event_turn(E: Any, g: Any, effects: tuple[tuple[str, int], ...] = (("reis", 3),)) -> Any:
+    """The player to act sponsors an event with these effects (réis enough to pay it)."""
     seat = g.current
-    card = card_of(E, g, "treasury", event_effects=(("reis", 3),))
+    card = card_of(E, g, g.rs.treasury_pile, event_effects=effects)
     set_hand(g, seat, [*g.players[seat].hand[:4], card])
     g.players[seat].reis = 20
-    g = E.apply_move(g, E.Move("sponsor", seat, card=card))
+    return E.apply_move(g, E.Move("sponsor", seat, card=card))
+
+
+@pytest.mark.parametrize("seed", [0, 3, 7])
+def test_followed_events_offer_a_follow_to_each_holder(base: Build, folded: Any, seed: int) -> None:
+    E = folded("followed-events")
+    g = _event_turn(E, E.new_game(3, (), seed))
     assert g.phase == "follow"
+    seat = g.current
+    follower = g.actor
+    assert follower == (seat + 1) % 3 and g.players[follower].royal_favors
+    kinds = sorted(m.kind for m in E.legal_moves(g))
+    assert kinds == ["decline"] + ["follow-event"] * len(set(g.players[follower].royal_favors))
+    # the base game: nobody follows an event, the turn goes on with the refill
+    b = _event_turn(base.engine, base.engine.new_game(3, (), seed))
+    assert b.phase == "refill" and b.visit is None
+
+
+@pytest.mark.parametrize(("reis", "ok"), [(20, True), (0, False)])
+def test_following_an_event_pays_it_returns_a_favor_and_takes_it(
+    folded: Any, reis: int, ok: bool
+) -> None:
+    E = folded("followed-events")
+    g = _event_turn(E, E.new_game(3, (), 0))
+    f = g.actor
+    p = g.players[f]
+    p.reis, p.influence = reis, 0
+    noble = p.royal_favors[0]
+    favors = g.favors[noble]
+    price = g.rs.costs["sponsor-cost"](g, p, E._NO_CTX)
+    move = E.Move("follow-event", f, noble=noble)
+    if not ok:
+        err = E.explain_move(g, move)
+        assert err is not None and err.rule == "sponsor-cost"
+        assert move not in E.legal_moves(g)
+        return
+    after = E.apply_move(g, move)
+    q = after.players[f]
+    assert q.reis == reis - price + 3  # paid the event, took its 3 réis
+    assert noble not in q.royal_favors and after.favors[noble] == favors + 1
+    assert after.treasury == g.treasury  # the Treasury marker moved once, for the sponsor
+    assert after.actor != f  # the next holder, or the refill of the sponsor's hand
+
+
+def test_followed_events_in_random_games(folded: Any) -> None:
+    """Every listed move plays, the state stays sound, and events do get followed."""
+    E = folded("followed-events")
+    followed = 0
+    for seed in range(6):
+        g = E.new_game(3, (), seed)
+        rng = random.Random(seed)
+        while g.phase != "over":
+            move = rng.choice(E.legal_moves(g))
+            followed += move.kind == "follow-event"
+            g = E.apply_move(g, move)
+            sound(E, g)
+    assert followed > 0
+
+
+def test_both_state_actions_on_a_visit(base: Build, folded: Any) -> None:
+    E = folded("both-state-actions")
+    g = E.new_game(3, (), 0)
+    seat = g.current
+    card = card_of(E, g, "manuel")
+    set_hand(g, seat, [*g.players[seat].hand[:4], card])
+    moves = [m for m in E.legal_moves(g) if m.kind == "visit" and m.card == card]
+    pairs = {(m.state_action, m.second_state_action) for m in moves}
+    assert pairs == {(None, None), ("officials", None), ("plan", None), ("officials", "plan"),
+                     ("plan", "officials")}
+    m = next(m for m in moves if (m.state_action, m.second_state_action) == ("officials", "plan"))
+    after = E.apply_move(g, m)
+    p, q = g.players[seat], after.players[seat]
+    assert q.officials == p.officials - 2 and len(q.plans) == len(p.plans) + 1
+    assert after.offices["manuel"].get(p.color, 0) == 2
+    # the same State action twice, or a second without a first, is refused with its reason
+    for first, second in (("officials", "officials"), (None, "plan")):
+        bad = E.Move("visit", seat, card=card, state_action=first, second_state_action=second,
+                     business=m.business)
+        err = E.explain_move(g, bad)
+        assert err is not None and "other State action" in err.reason
+    # the base game's moves have no such field
+    assert "second_state_action" not in base.engine.Move.__dataclass_fields__
+
+
+@pytest.mark.parametrize("blocked", ["officials", "plan"])
+def test_second_state_action_blocked_by_a_good(folded: Any, blocked: str) -> None:
+    E = folded("both-state-actions")
+    g = E.new_game(3, (), 0)
+    seat = g.current
+    card = card_of(E, g, "manuel")
+    set_hand(g, seat, [*g.players[seat].hand[:4], card])
+    g.blocked.append(blocked)
+    moves = [m for m in E.legal_moves(g) if m.kind == "visit" and m.card == card]
+    assert all(blocked not in (m.state_action, m.second_state_action) for m in moves)
+    other = "plan" if blocked == "officials" else "officials"
+    bad = E.Move("visit", seat, card=card, state_action=other, second_state_action=blocked,
+                 business=moves[0].business)
+    err = E.explain_move(g, bad)
+    assert err is not None and err.rule == "nobles.state-actions-blocked"
+
+
+def test_a_second_royal_favor_is_a_choice_of_its_own(folded: Any) -> None:
+    """The King's two State actions both on one visit: the Royal Favor the second takes is
+    the move's `second_favor` (renamed with `choices:`), not the first's `favor`."""
+    E = folded("both-state-actions")
+    g = E.new_game(3, (), 0)
+    seat = g.current
+    card = card_of(E, g, "king")
+    set_hand(g, seat, [*g.players[seat].hand[:4], card])
+    p = g.players[seat]
+    p.plans.append(g.plan_supply.pop())  # so that the King's Noble action can be taken
+    place_officials(g, seat, "manuel", g.rs.plans[p.plans[-1]])
+    moves = [m for m in E.legal_moves(g) if m.kind == "visit" and m.card == card
+             and m.second_state_action == "royal-favor"]
+    assert moves and all(m.second_favor is not None and m.favor is None for m in moves)
+    m = moves[0]
+    after = E.apply_move(g, m)
+    assert after.players[seat].royal_favors.count(m.second_favor) == \
+        g.players[seat].royal_favors.count(m.second_favor) + 1
 
 
 # --- what the examples had to work around ----------------------------------------------------

@@ -15,9 +15,10 @@ from typing import Any
 
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
 from lisboa_rules.emit.engine.state_classes import copy_code
-from lisboa_rules.lang.actions import ActionCompiler, Bundles
+from lisboa_rules.lang.actions import ActionCompiler, Bundles, json_type
 from lisboa_rules.lang.steps import Procedure
 from lisboa_rules.model import procs as P
+from lisboa_rules.model.state import parse_type
 from lisboa_rules.model.types import Model
 
 _PLACEHOLDER = "STEM__"  # a procedure's own name until its code is known to be new
@@ -30,6 +31,7 @@ class ProcView:
     by_ruleset: list[dict[str, Any]] = field(default_factory=list)  # pid -> Call("ProcDef")
     moves: list[dict[str, Any]] = field(default_factory=list)  # move kind -> Call("MoveDef")
     fx: list[dict[str, Any]] = field(default_factory=list)  # column -> row -> bundle functions
+    move_fields: dict[str, str] = field(default_factory=dict)  # choice -> JSON type, in order
     vocab: list[dict[str, tuple[str, str]]] = field(default_factory=list)  # names' codes
 
 
@@ -137,10 +139,17 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
                 by_code[key] = stem
                 lines = code.replace(_PLACEHOLDER, stem).split("\n")
                 view.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
+            for fname, ftype in got.types.items():
+                view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
             moves[kind] = Call("MoveDef", (kind, action.phase, action.rule, got.fields,
                                            got.first, Raw(f"_moves_{stem}"),
                                            Raw(f"_play_{stem}")))
         view.moves.append(moves)
+        for step in (m.data.get("flow", {}).get("period_end") or {}).get("steps") or []:
+            declared = step.get("fields") if isinstance(step, dict) else None
+            for fname, text in (declared or {}).items():  # a decision's choices
+                view.move_fields.setdefault(str(fname), json_type(
+                    P.vtype(parse_type(str(text))), scope.int_kinds))
         view.fx.append({name: {k: Raw(f"(_opts_{b}, _why_{b}, _run_{b})") for k, b in rows.items()}
                         for name, rows in bundles.tables.items()})
     measures = []

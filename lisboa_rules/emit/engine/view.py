@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from lisboa_rules.core.encode import py_comment
+from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.source import Span
 from lisboa_rules.emit.engine.procs import procedure_view
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, Update, fmt, identifier, literal
@@ -47,6 +47,22 @@ class EngineView:
     procedures: list[str] = field(default_factory=list)  # the compiled procedures' functions
     tables: list[tuple[str, str]] = field(default_factory=list)  # the tables their steps read
     state: dict[str, ClassView] = field(default_factory=dict)  # Player, Game (rules/state.yaml)
+    move_fields: list[MoveField] = field(default_factory=list)  # the choices of a Move
+    move_types: str = ""
+    move_defaults: str = ""
+    move_not_null: str = ""
+
+
+@dataclass(frozen=True)
+class MoveField:
+    name: str
+    annotation: str
+    default: str
+
+
+_MOVE_ANNOTATION = {"integer": ("int | None", None), "string": ("str | None", None),
+                    "boolean": ("bool", False), "integers": ("tuple[int, ...]", ()),
+                    "strings": ("tuple[str, ...]", ())}
 
 
 class _Functions:
@@ -603,6 +619,14 @@ def build_view(
     fns.vocab = pv.vocab[0]
     view.procedures = pv.functions
     view.tables = pv.tables
+    types = {"kind": "string", "player": "integer", **pv.move_fields}
+    defaults = {name: _MOVE_ANNOTATION[t][1] for name, t in pv.move_fields.items()}
+    view.move_fields = [MoveField(name, _MOVE_ANNOTATION[t][0], repr(defaults[name]))
+                        for name, t in pv.move_fields.items()]
+    view.move_types = fmt(types, 0, "", len("_MOVE_TYPES: Final = "))
+    view.move_defaults = fmt(defaults, 0, "", len("_MOVE_DEFAULTS: Final[dict[str, Any]] = "))
+    not_null = ["kind", "player", *[n for n, t in pv.move_fields.items() if t == "boolean"]]
+    view.move_not_null = "frozenset({" + ", ".join(py_str(n) for n in not_null) + "})"
     base = rulesets[0]
     base_fields = ruleset_fields(base, fns, pv.by_ruleset[0], pv.moves[0], pv.fx[0])
     view.rulesets.append(("_RS0", _call_with_sources(

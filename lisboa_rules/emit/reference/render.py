@@ -592,6 +592,10 @@ class _Builder:
         proc = ps.procs.get(pid) if ps is not None else None
         if proc is None:
             return ()
+        return self.steps_code(proc.steps)
+
+    def steps_code(self, steps: Iterable[Any]) -> tuple[str, ...]:
+        """Steps as the rules write them, one line each (see `proc_code`)."""
         out: list[str] = []
 
         def walk(steps: Iterable[Any], depth: int) -> None:
@@ -606,7 +610,7 @@ class _Builder:
                     out.append("· " * depth + "else:")
                     walk(s.orelse, depth + 1)
 
-        walk(proc.steps, 0)
+        walk(steps, 0)
         return tuple(out)
 
     def _steps(self, steps: Iterable[Any], local: Any, m: Model,
@@ -932,10 +936,19 @@ class _Builder:
             facts.append(Fact(humanize("followable"), plain(self.value_name(False))))
         if a.reward:
             facts.append(Fact(humanize("reward"), plain(self.value_name(dict(a.reward)))))
+        label = f"{humanize('action')} {a.number}" if a.number is not None else ""
+        ps = self.m.procs
+        action = next((x for x in ps.actions.values() if x.rule == a.id), None) \
+            if ps is not None else None
+        if action is not None:  # the steps the engine runs, in their words and as written
+            row = ps.action_rows[action.id] if ps is not None else {}
+            proc = self._steps(action.steps, {**row, "this": row}, self.m,
+                               tuple(a.rule.provenance.assumptions))
+            return self.card(a.rule, facts=tuple(facts), label=label, procedure=bool(proc),
+                             proc=proc, proc_code=self.steps_code(action.steps))
         local, _ = words.find_owner(self.m, a.rule)
         steps = tuple(StepView(self.rich(s, local, declared=a.rule.provenance.assumptions))
                       for s in a.steps)
-        label = f"{humanize('action')} {a.number}" if a.number is not None else ""
         return self.card(a.rule, facts=tuple(facts), steps=steps, label=label,
                          procedure=bool(steps))
 
