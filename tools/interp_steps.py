@@ -1388,6 +1388,11 @@ def _fork(ctx: Ctx) -> Ctx:
     return Ctx(ctx.prep, state, ctx.seat, frame, state["players"][ctx.seat])
 
 
+def _renamed(field_of: Mapping[str, str], made: Mapping[str, Any]) -> dict[str, Any]:
+    """A bundle's choices by the move fields they fill."""
+    return {str(field_of.get(n, n)): v for n, v in made.items()}
+
+
 def _decides(prep: Prepared, steps: Sequence[st.Step]) -> bool:
     """Whether some step may choose or refuse: a choose, a require, a bundle applied, a do of
     a procedure whose guard chooses or requires (or of a procedure an expression names)."""
@@ -1407,7 +1412,7 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
     """The steps of an action from here on: listing (`move` None: every branch's choices
     appended to `out`) or playing `move` (raising IllegalAction)."""
     prep = ctx.prep
-    idle: str | None = None  # the rule of the first do that named no procedure
+    idle: tuple[str, str | None] | None = None  # the rule (and words) of a do that did nothing
     i = 0
     while i < len(steps):
         if move is None and not _decides(prep, steps[i:]):
@@ -1447,7 +1452,9 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
         elif kind == "do":
             pid = _do_target(ctx, s, names)
             if pid is None:
-                idle = idle or rule
+                words = _reason(ctx, s.get("none_reason"), names) if s.get("none_reason") \
+                    else None
+                idle = idle or (rule, words)
             else:
                 proc = prep.ps.procs[pid]
                 args = _args(ctx, pid, s.get("with") or {}, names)
@@ -1471,25 +1478,31 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
                     raise IllegalAction(*refused)
                 _run(prep, ctx.state, ctx.seat, pid, args, c)
                 chosen = {**chosen, **dict(zip(own, c, strict=True))}
-        elif kind == "apply":
+        elif kind == "apply":  # (`choices: {favor: NAME}`: the move field of a choice)
             bundle, noble = _bundle(ctx, s, names)
+            given = s.arg.get("choices")
+            field_of: Mapping[str, str] = given if isinstance(given, Mapping) else {}
+
             if move is None:
                 for made_here in _bundle_opts(ctx, bundle, noble):
                     branch = _fork(ctx)
                     _run_bundle(branch, bundle, noble, made_here)
-                    _walk(branch, rest, names, {**chosen, **made_here}, None, out, action)
+                    _walk(branch, rest, names, {**chosen, **_renamed(field_of, made_here)},
+                          None, out, action)
                 return
-            made = {n: _given(move, n, None) for n in _bundle_names(ctx, bundle)}
+            made = {n: _given(move, str(field_of.get(n, n)), None)
+                    for n in _bundle_names(ctx, bundle)}
             for other in _column_names(ctx, s, names):  # a choice of the column's other rows
-                if other not in made and _given(move, other, None) is not None:
+                name = str(field_of.get(other, other))
+                if other not in made and _given(move, name, None) is not None:
                     raise IllegalAction(rule, f"this move does not choose "
-                                        f"{other.replace('_', ' ')}")
+                                        f"{name.replace('_', ' ')}")
                 made.setdefault(other, None)
             refused = _bundle_why(ctx, bundle, noble, made)
             if refused is not None:
                 raise IllegalAction(rule, refused[1])
             _run_bundle(ctx, bundle, noble, made)
-            chosen = {**chosen, **made}
+            chosen = {**chosen, **_renamed(field_of, made)}
         else:
             names = _effect(ctx, s, names)
         i += 1
@@ -1500,6 +1513,8 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
     for key, value in move.items():  # every move has one form: nothing else may be chosen
         if key in ("kind", "player") or key in chosen:
             continue
-        if value not in (None, False, [], ()):  # (a do that did nothing: by its rule)
-            raise IllegalAction(idle or action.rule, f"a {move['kind']} move does not choose "
-                                f"{key.replace('_', ' ')}")
+        if value not in (None, False, [], ()):  # (a do that did nothing: by its rule, words)
+            words = f"a {move['kind']} move does not choose {key.replace('_', ' ')}"
+            if idle is None:
+                raise IllegalAction(action.rule, words)
+            raise IllegalAction(idle[0], idle[1] or words)

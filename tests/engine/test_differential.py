@@ -992,6 +992,10 @@ class ActionDiffer:
                 _move_key(m) for m in interp_steps.action_moves(model, state, k)))
             self.same(f"moves {kind}", eng, ref)
             self.counts[f"moves {kind}"] += len(eng)
+            for m in listed.get(kind, []):
+                for f, v in m.to_json().items():
+                    self.counts[f"field {f}"] += 1
+                    self.counts[f"value {f} {v}"] += isinstance(v, str)
             if not play or not eng:
                 continue
             picked = self.rng.sample(listed[kind], min(ACTION_PLAYS, len(eng)))
@@ -1095,6 +1099,30 @@ def test_actions_agree(engine: ModuleType, models: dict[tuple[str, ...], Model])
     print(f"\nactions: {dict(sorted(c.items()))}")
 
 
+# The house rules of examples/ that change an action's structure (built folded, as
+# `build --variant NAME`), with what only they list: a new move field, a new kind of move, a
+# Royal Favor of the new Noble.
+EXAMPLE_ACTIONS = {"both-state-actions": "field second_state_action",
+                   "followed-events": "moves follow-event",
+                   "fourth-noble": "value favor patriarch"}
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLE_ACTIONS))
+def test_house_rule_example_actions_agree(tmp_path: Path, name: str) -> None:
+    rules = tmp_path / "rules"
+    shutil.copytree(RULES, rules)
+    shutil.copy(ROOT / "examples" / "house-rules" / f"{name}.yaml",
+                rules / "variants" / f"{name}.yaml")
+    result = pipeline.compile_rules(rules, (name,))
+    assert result.ok and result.compiled is not None, [d.message for d in result.diagnostics]
+    house = engine_from_text(result.files["lisboa_engine.py"], f"lisboa_engine_{name}")
+    diff = ActionDiffer(house, models_of(result.compiled))
+    compare_actions(diff, SCALE, seed0=4500, states=40)
+    diff.assert_agree()
+    assert diff.counts["plays listed"] > 100 * SCALE
+    assert diff.counts[EXAMPLE_ACTIONS[name]] > 0, dict(diff.counts)
+
+
 # Each twist alters the steps of one action in a copy of rules/: the interpreter walks the
 # altered steps, the engine runs the real ones, and the comparison must find it.
 ACTION_TWISTS: dict[str, tuple[str, str, str, str]] = {
@@ -1118,7 +1146,7 @@ def test_a_difference_in_an_action_is_found(engine: ModuleType, tmp_path: Path,
     compiled, diags = pipeline.analyse(house_rules(tmp_path, [(name, pattern, replacement)]))
     assert compiled is not None, [d.message for d in diags]
     diff = ActionDiffer(engine, models_of(compiled))
-    compare_actions(diff, 1, seed0=4300, states=15)
+    compare_actions(diff, 1, seed0=4300, states=30)
     assert diff.mismatches, twist
     assert {f.split(" ")[1] for f in diff.failed} == {kind}, diff.failed
 
