@@ -178,7 +178,7 @@ class Differ:
     def compare_payments_and_gains(self, g: Any, model: Model, state: dict[str, Any]) -> None:
         """Paying réis (with Influence for the rest), one Influence gain, the warehouse."""
         E = self.engine
-        pay = getattr(E, "_pay_reis")  # noqa: B009 - private, by name
+        # the engine's procedure `pay-reis` (the runtime has no payment of its own any more);
         # the interpreter runs the steps of `pay-reis`: on every other state one seat, in
         # turn, pays each amount
         k = self.counts["states"]
@@ -188,7 +188,7 @@ class Differ:
             for amount in sorted(set(amounts)) if seat == payer else ():
                 after = g.clone()
                 q = after.players[seat]
-                pay(after, q, amount)
+                after.rs.procs["pay-reis"].run(after, seat, amount)
                 ref = interp.pay_reis(model, state, seat, amount)
                 self.same(f"pay_reis seat {seat} amount {amount}",
                           (q.reis, q.influence), (ref.reis, ref.influence))
