@@ -19,6 +19,26 @@ read from the model's data rows. A map that is not `full` reads a missing key as
 of its value type (0, [], {}, False, None, ''), and a write through such a read is lost, as in
 the engine. `gain` is clamped to the field's declared bounds (not where the amount written is
 a plain number that cannot cross that bound), `set` is not.
+
+`apply: {effects: ROW.column, noble: EXPR}` carries out a bundle of effects of a row (`{reis:
+3}`: each effect with its amount and the Noble; an effect whose choice is not made is left out);
+`do: EXPR` carries out the procedure the value names (a value that names none does nothing);
+`cost('visit-cost', other_officials=n)` is the cost's formula, evaluated by tools/interp.py for
+the acting player; `first(LIST)`; `noble(x)` reads a text as an id of that kind. A table's
+columns are typed as the checker types them: a column (or a `rules.X.Y.id` list) of the ids of
+one kind is of that kind, a nested mapping is read as columns `reign_flag`, ...
+
+The actions of a turn (rules/court.yaml `actions`) are walked the same way:
+
+    actions(model)                                  -> {move kind: phase}
+    action_moves(model, state, kind, seat=None)     -> every move, as the engine's Move JSON
+    play_action(model, state, move)                 -> the state after the action's steps
+
+`action_moves` walks the steps on a deep copy of the state and branches at each choose (and at
+each procedure done or bundle applied that chooses) on a copy of its own; `play_action` walks
+them with the move's choices, checking each and raising IllegalAction with the step's rule (or
+the action's) and words. The turn's advance after an action (triggers, refills, the next
+player) is the runtime's, not the steps': it is not played here.
 """
 
 from __future__ import annotations
@@ -139,30 +159,65 @@ def _default(t: VType) -> Any:
     return ""
 
 
-def _columns(rows: list[Any], key: str) -> dict[str, tuple[VType, dict[Any, Any]]]:
+def _of_kind(values: Sequence[Any], ids: Mapping[str, frozenset[Any]]) -> str | None:
+    """The one kind whose ids hold every value (None if no kind or several do)."""
+    got = {v for v in values if v is not None}
+    found = [k for k, known in ids.items() if got and got <= known]
+    return found[0] if len(found) == 1 else None
+
+
+def _is_bundle(value: Any) -> bool:
+    """A bundle of effects of a row: a mapping of effect ids to whole numbers ({reis: 3})."""
+    return isinstance(value, Mapping) and all(
+        isinstance(a, int) and not isinstance(a, bool) for a in value.values())
+
+
+def _columns(rows: list[Any], key: str, ids: Mapping[str, frozenset[Any]]
+             ) -> dict[str, tuple[VType, dict[Any, Any]]]:
     """The readable columns of a table of the rules data: numbers (missing: 0), text (missing:
-    None) and lists of text (missing: empty); words and provenance are not columns."""
+    None), lists of text (missing: empty), bundles of effects (missing: none); a text column
+    (or list) of ids of exactly one kind is of that kind; a mapping of other values in a row
+    is read as columns of their own (`reign: {flag: x}` is `reign_flag`); words and
+    provenance are not columns (the `name` is)."""
+    flat: list[Any] = []
+    for r in rows:
+        if isinstance(r, Mapping):
+            row = dict(r)
+            for c, v in r.items():
+                if isinstance(v, Mapping) and not _is_bundle(v):
+                    row.update({f"{c}_{k}": x for k, x in v.items() if f"{c}_{k}" not in r})
+            r = row
+        flat.append(r)
     out: dict[str, tuple[VType, dict[Any, Any]]] = {}
     cols: list[str] = []
-    for r in rows:
+    for r in flat:
         if isinstance(r, Mapping):
             cols += [c for c in r if c not in cols and c != key]
     for col in cols:
-        if col in ("source", "assumptions", "text", "name", "title"):
+        if col in ("source", "assumptions", "text", "title"):
             continue
-        present = [r[col] for r in rows if isinstance(r, Mapping) and col in r]
+        present = [r[col] for r in flat if isinstance(r, Mapping) and col in r]
         missing: Any
         if all(isinstance(v, int) and not isinstance(v, bool) for v in present):
             t, missing = INT, 0
         elif all(isinstance(v, str) for v in present):
-            t, missing = VType("text", (), len(present) < len(rows)), None
+            t, missing = VType(_of_kind(present, ids) or "text", (), len(present) < len(flat)), None
         elif all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in present):
-            t, missing = typed.list_of(TEXT), []
+            kind = _of_kind([x for v in present for x in v], ids)
+            t, missing = typed.list_of(VType(kind) if kind else TEXT), []
+        elif present and all(_is_bundle(v) for v in present):
+            t, missing = typed.EFFECTS, {}
         else:
             continue
-        out[col] = (t, {r[key]: r.get(col, missing) for r in rows
-                        if isinstance(r, Mapping) and key in r})
+        out[col] = (t, {r[key]: _frozen_bundle(r.get(col, missing)) if t == typed.EFFECTS
+                        else r.get(col, missing)
+                        for r in flat if isinstance(r, Mapping) and key in r})
     return out
+
+
+def _frozen_bundle(value: Any) -> tuple[tuple[str, int], ...]:
+    """A bundle of effects as (effect id, amount) pairs, in the order written."""
+    return tuple((str(e), a) for e, a in value.items()) if isinstance(value, Mapping) else ()
 
 
 # --- One rule set, prepared ---------------------------------------------------------------
@@ -180,6 +235,9 @@ class Prepared:
     tables: dict[str, dict[str, tuple[VType, dict[Any, Any]]]]
     measures: dict[str, ast.expr]
     base: dict[str, Local]
+    kind_sources: dict[tuple[str, ...], str]  # the path of a kind's ids -> the kind
+    contexts: dict[str, str]  # a context a cost is given (`other_officials=`) -> its name
+    kinds: frozenset[str]
     proc_names: dict[str, dict[str, Local]] = field(default_factory=dict)
     memo: dict[tuple[str, int, int], tuple[Any, Any, Any]] = field(default_factory=dict)
     interned: dict[tuple[int, str, VType, str], tuple[Names, Names]] = field(
@@ -200,6 +258,18 @@ class Prepared:
         row = self.ps.this.get(pid)
         if row is None:
             return names
+        return self.with_row(names, row)
+
+    def action_names(self, kind: str) -> dict[str, Local]:
+        """The names of an action's steps: its court row is its own (`this.followable`)."""
+        key = " action " + kind
+        found = self.proc_names.get(key)
+        if found is None:
+            found = self.with_row(dict(self.base), self.ps.action_rows[kind])
+            self.proc_names[key] = found
+        return found
+
+    def with_row(self, names: dict[str, Local], row: Mapping[str, Any]) -> dict[str, Local]:
         names[THIS] = Local(NONE, const=row)
         # which keys of the row are a Noble action's own names: its int params, and its
         # formulas that check as numbers (the checker decides, as it does for the engine)
@@ -247,19 +317,35 @@ def prepare(model: Model) -> Prepared:
     player = {f.id: Field(_vtype(f.type, f.full), f.min, f.max) for f in decl.player}
     game = {f.id: Field(_vtype(f.type, f.full), f.min, f.max) for f in decl.game}
     tables: dict[str, dict[str, tuple[VType, dict[Any, Any]]]] = {}
+    ids: dict[str, frozenset[Any]] = {}
+    kind_sources: dict[tuple[str, ...], str] = {}  # `rules.X.Y.id`: ids of that kind
+    sources: dict[str, list[Any]] = {}
     for k in decl.kinds:
-        if not k.source or not k.key:
-            continue
-        try:
-            rows = _lookup(model.data, k.source.split("."))
-        except StepsError:
-            continue
-        if isinstance(rows, list) and all(isinstance(r, Mapping) for r in rows):
-            tables[k.id] = _columns(rows, k.key)
+        rows = None
+        if k.source:
+            try:
+                rows = _lookup(model.data, k.source.split("."))
+            except StepsError:
+                rows = None
+        if k.values is not None:
+            ids[k.id] = frozenset(k.values)
+        elif isinstance(rows, list) and k.key:
+            ids[k.id] = frozenset(r.get(k.key) for r in rows if isinstance(r, Mapping))
+        if k.source and k.key:
+            kind_sources[(*k.source.split("."), k.key)] = k.id
+            if isinstance(rows, list) and all(isinstance(r, Mapping) for r in rows):
+                sources[k.id] = rows
+    for kid, rows in sources.items():
+        key = next(k.key for k in decl.kinds if k.id == kid)
+        assert key is not None
+        tables[kid] = _columns(rows, key, ids)
     measures = {str(mid): typed.parse(src) if isinstance(src, str) else ast.Constant(src)
                 for mid, src in ps.measures}
     base = {"seat": Local(VType("seat"), "seat")}
-    prep = Prepared(model, ps, player, game, tables, measures, base)
+    contexts = {str(v["context"]): str(v["name"]) for v in model.data["vocabulary"]["names"]
+                if isinstance(v, Mapping) and "context" in v}
+    prep = Prepared(model, ps, player, game, tables, measures, base, kind_sources, contexts,
+                    frozenset(k.id for k in decl.kinds))
     _PREPARED[id(model)] = prep
     return prep
 
@@ -370,7 +456,12 @@ def _type_of(prep: Prepared, node: ast.expr, names: Names) -> VType:
     if isinstance(node, ast.Attribute):
         is_const, value = _constant(prep, node, names)
         if is_const:
-            return _const_type(value)
+            t = _const_type(value)
+            path = _dotted(node)
+            kind = prep.kind_sources.get(tuple(path[1:])) if path and path[0] == "rules" else None
+            if kind is not None and t.name == "list":  # the ids of a kind's rows
+                return typed.list_of(VType(kind))
+            return t
         path = _dotted(node)
         if path and path[0] == "game" and len(path) == 2 and "game" not in names:
             return prep.game[path[1]].type
@@ -394,8 +485,12 @@ def _type_of(prep: Prepared, node: ast.expr, names: Names) -> VType:
         return a if a.name != "none" else replace(b, optional=True)
     if isinstance(node, ast.Call):
         assert isinstance(node.func, ast.Name)
+        if node.func.id in prep.kinds and node.func.id not in typed.FUNCTIONS:
+            return VType(node.func.id, (), type_of(prep, node.args[0], names).optional)
         if node.func.id in ("sorted", "reversed"):
             return type_of(prep, node.args[0], names)
+        if node.func.id == "first":
+            return type_of(prep, node.args[0], names).args[0]
         if node.func.id == "range":
             return typed.list_of(INT)
         return BOOL if node.func.id in ("any", "all") else INT  # formula(): a number
@@ -571,7 +666,12 @@ def _call(ctx: Ctx, node: ast.Call, names: Names) -> Any:
         path = _dotted(node.args[0])
         assert path is not None and path[0] == "rules"
         return _formula(ctx, str(_lookup(ctx.prep.model.data, path[1:])))
+    if fn == "cost":  # a cost of rules/court.yaml, for the acting player, with a context
+        return _cost(ctx, node, names)
     args = [evaluate(ctx, a, names) for a in node.args]
+    if fn in ctx.prep.kinds and fn not in typed.FUNCTIONS:  # `noble(card.type)`: the same id
+        (value,) = args
+        return value
     if fn in ("min", "max") and len(args) >= 2:
         return min(args) if fn == "min" else max(args)
     (a,) = args
@@ -592,7 +692,31 @@ def _call(ctx: Ctx, node: ast.Call, names: Names) -> Any:
         return list(reversed(a))
     if fn == "range":
         return list(range(a))
+    if fn == "first":
+        items = list(a)
+        if not items:
+            raise StepsError(f"first() of an empty list: {ast.unparse(node)}")
+        return items[0]
     raise StepsError(f"unknown function {fn!r}")
+
+
+def _cost(ctx: Ctx, node: ast.Call, names: Names) -> Any:
+    """`cost('visit-cost', other_officials=n)`: the cost's formula evaluated by the formula
+    interpreter (tools/interp.py) for the acting player, on the state as it is now."""
+    from tools import interp  # (interp imports this module)
+
+    first = node.args[0]
+    assert isinstance(first, ast.Constant)
+    given: dict[str, Any] = {}
+    for kw in node.keywords:
+        if kw.arg not in ctx.prep.contexts:
+            raise StepsError(f"a cost is given no {kw.arg!r}")
+        given[ctx.prep.contexts[kw.arg]] = evaluate(ctx, kw.value, names)
+    try:
+        return interp.cost(ctx.prep.model, ctx.state, ctx.seat, str(first.value),
+                           interp.Context(**given))
+    except interp.InterpError as exc:
+        raise StepsError(str(exc)) from None
 
 
 def _formula(ctx: Ctx, source: str) -> Any:
@@ -896,9 +1020,15 @@ def _effect(ctx: Ctx, s: st.Step, names: Names) -> Names:
         for _ in range(evaluate(ctx, _expr(s.arg), names)):
             _block(ctx, s.body, names)
         return names
-    if kind == "do":
-        _run(ctx.prep, ctx.state, ctx.seat, s.arg, _args(ctx, s.arg, s.get("with") or {}, names),
-             ())
+    if kind == "do":  # a procedure's id, or an expression whose value names one (or none)
+        pid = _do_target(ctx, s, names)
+        if pid is not None:
+            _run(ctx.prep, ctx.state, ctx.seat, pid, _args(ctx, pid, s.get("with") or {}, names),
+                 [None] * len(ctx.prep.ps.procs[pid].choices))
+        return names
+    if kind == "apply":  # a bundle of effects, none of its choices made
+        bundle, noble = _bundle(ctx, s, names)
+        _run_bundle(ctx, bundle, noble, {})
         return names
     if kind == "raise":  # raise: EVENT, or {event: EVENT, with: {PARAM: EXPR}}
         event, given = (s.arg, {}) if isinstance(s.arg, str) else (
@@ -913,6 +1043,112 @@ def _effect(ctx: Ctx, s: st.Step, names: Names) -> Names:
         evaluate(ctx, node.value, names).pop(evaluate(ctx, node.slice, names), None)
         return names
     raise StepsError(f"a {kind} step cannot stand among effects")
+
+
+def _do_target(ctx: Ctx, s: st.Step, names: Names) -> str | None:
+    """The procedure a do step carries out: its id, or the procedure its expression's value
+    names (None: a value that names no procedure does nothing)."""
+    procs = ctx.prep.ps.procs
+    if isinstance(s.arg, str) and s.arg in procs:
+        return s.arg
+    value = evaluate(ctx, _expr(s.arg), names)
+    return value if isinstance(value, str) and value in procs else None
+
+
+Bundle = tuple[tuple[str, int], ...]
+
+
+def _bundle(ctx: Ctx, s: st.Step, names: Names) -> tuple[Bundle, Any]:
+    """The bundle of effects an apply step carries out, (effect id, amount) pairs in the
+    order written, and the Noble they are given."""
+    arg = s.arg
+    if not isinstance(arg, Mapping) or "effects" not in arg:
+        raise StepsError("apply: {effects: ROW.column, noble: EXPR}")
+    value = evaluate(ctx, _expr(arg["effects"]), names)
+    if isinstance(value, Mapping):
+        value = tuple((str(e), a) for e, a in value.items())
+    if value is None:
+        value = ()
+    noble = evaluate(ctx, _expr(arg["noble"]), names) if arg.get("noble") is not None else None
+    return tuple(value), noble
+
+
+def _column_names(ctx: Ctx, s: st.Step, names: Names) -> list[str]:
+    """The choices the bundles of an apply step's column make (`state_action.effects`: of
+    every State action), which a move of this step makes only where its own bundle does."""
+    node = _expr(s.arg["effects"])
+    if not isinstance(node, ast.Attribute) or _constant(ctx.prep, node, names)[0]:
+        return []
+    base = type_of(ctx.prep, node.value, names)
+    column = ctx.prep.tables.get(base.name, {}).get(node.attr)
+    if column is None:
+        return []
+    out: list[str] = []
+    for bundle in column[1].values():
+        out += [n for n in _bundle_names(ctx, bundle) if n not in out]
+    return out
+
+
+def _effect_args(ctx: Ctx, eff: str, amount: int, noble: Any) -> tuple[Any, ...]:
+    """An effect of a bundle is given its amount and the Noble."""
+    return (amount, noble)[:len(ctx.prep.ps.procs[eff].params)]
+
+
+def _bundle_names(ctx: Ctx, bundle: Bundle) -> list[str]:
+    """The choices a bundle makes: those of its effects, each once, in order."""
+    out: list[str] = []
+    for eff, _a in bundle:
+        proc = ctx.prep.ps.procs.get(eff)
+        for c in proc.choices if proc is not None else ():
+            if c.arg["as"] not in out:
+                out.append(c.arg["as"])
+    return out
+
+
+def _bundle_why(ctx: Ctx, bundle: Bundle, noble: Any, chosen: Mapping[str, Any]
+                ) -> Refusal | None:
+    """The first refusal of an effect of the bundle with these choices (each effect's guard
+    read on the state before any of them is carried out)."""
+    for eff, amount in bundle:
+        proc = ctx.prep.ps.procs.get(eff)
+        if proc is None:
+            continue
+        choice = [chosen.get(c.arg["as"]) for c in proc.choices]
+        r = _why(ctx.prep, ctx.state, ctx.seat, eff, _effect_args(ctx, eff, amount, noble),
+                 choice)
+        if r is not None:
+            return r
+    return None
+
+
+def _bundle_opts(ctx: Ctx, bundle: Bundle, noble: Any) -> list[dict[str, Any]]:
+    """Every set of choices of a bundle: each choice from the first effect that makes it,
+    kept when no effect refuses them."""
+    out: list[dict[str, Any]] = [{}]
+    for eff, amount in bundle:
+        proc = ctx.prep.ps.procs.get(eff)
+        if proc is None:
+            continue
+        own = [c.arg["as"] for c in proc.choices]
+        if not own or (out and all(n in out[0] for n in own)):
+            continue
+        got = _opts(ctx.prep, ctx.state, ctx.seat, eff, _effect_args(ctx, eff, amount, noble))
+        out = [{**o, **dict(zip(own, c, strict=True))} for o in out for c in got]
+    names = _bundle_names(ctx, bundle)
+    full = [{n: o.get(n) for n in names} for o in out]
+    return [o for o in full if _bundle_why(ctx, bundle, noble, o) is None]
+
+
+def _run_bundle(ctx: Ctx, bundle: Bundle, noble: Any, chosen: Mapping[str, Any]) -> None:
+    """The effects of a bundle in order; an effect whose choice is not made is left out."""
+    for eff, amount in bundle:
+        proc = ctx.prep.ps.procs.get(eff)
+        if proc is None:
+            continue
+        choice = [chosen.get(c.arg["as"]) for c in proc.choices]
+        if any(v is None for v in choice):
+            continue
+        _run(ctx.prep, ctx.state, ctx.seat, eff, _effect_args(ctx, eff, amount, noble), choice)
 
 
 def _args(ctx: Ctx, pid: str, given: Mapping[str, Any], names: Names) -> list[Any]:
@@ -988,9 +1224,13 @@ def opts(model: Model, state: State, seat: int, pid: str, args: Sequence[Any] = 
     """The choices of the procedure `pid` that its guard allows for the player in `seat`:
     each a tuple of the values of its chooses, in order (one empty tuple when it chooses
     nothing and its requires hold; none when they do not)."""
-    prep = prepare(model)
+    return _opts(prepare(model), _readonly(state), seat, pid, args)
+
+
+def _opts(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Sequence[Any]
+          ) -> list[Choice]:
     proc = prep.ps.procs[pid]
-    ctx, names = _start(prep, _readonly(state), seat, pid, args, [None] * len(proc.choices))
+    ctx, names = _start(prep, state, seat, pid, args, [None] * len(proc.choices))
     out: list[Choice] = []
     _enumerate(ctx, proc.guard, names, (), out)
     return out
@@ -1001,11 +1241,15 @@ def why(model: Model, state: State, seat: int, pid: str, args: Sequence[Any] = (
     """Why the procedure refuses these choices: (the rule id, the reason), or None. Each
     step of the guard in order: a require that fails, a choice that is not an option (with
     min/max: a tuple of distinct options, then their number)."""
-    prep = prepare(model)
+    return _why(prepare(model), _readonly(state), seat, pid, args, choices)
+
+
+def _why(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Sequence[Any],
+         choices: Sequence[Any]) -> Refusal | None:
     proc = prep.ps.procs[pid]
-    ctx, names = _start(prep, _readonly(state), seat, pid, args, choices)
+    ctx, names = _start(prep, state, seat, pid, args, choices)
     for s in proc.guard:
-        rule = s.rule or proc.rule
+        rule = _reason(ctx, s.rule, names) if s.rule else proc.rule
         if s.kind == "let":
             names = _let(ctx, s, names)
             continue
@@ -1014,22 +1258,31 @@ def why(model: Model, state: State, seat: int, pid: str, args: Sequence[Any] = (
                 return rule, _reason(ctx, s.get("reason") or f"{s.arg} does not hold", names)
             continue
         o = _options(ctx, s, names)
-        value = ctx.frame[typed.local_code(o.name)]
-        reason = s.get("reason") or f"that {o.name} is not one to choose"
-        if o.several is not None:
-            items, lo, hi = o.several
-            if (type(value) is not tuple or len(set(value)) != len(value)
-                    or any(x not in items for x in value)):
-                return rule, _reason(ctx, reason, names)
-            if len(value) < lo:
-                return rule, _reason(ctx, reason, names)
-            if len(value) > hi:
-                count_reason = s.get("count_reason") or (
-                    f"choose between {s.arg.get('min', 1)} and {s.arg.get('max')} of them")
-                return s.get("count_rule") or rule, _reason(ctx, count_reason, names)
-        elif value not in o.values:
-            return rule, _reason(ctx, reason, names)
+        refused = _choice_refusal(ctx, s, names, o, ctx.frame[typed.local_code(o.name)], rule)
+        if refused is not None:
+            return refused
         names = _bind(ctx, s, names)
+    return None
+
+
+def _choice_refusal(ctx: Ctx, s: st.Step, names: Names, o: _Options, value: Any, rule: str
+                    ) -> Refusal | None:
+    """Why a choose step refuses a value: not an option (with min/max: a tuple of distinct
+    options, then their number)."""
+    reason = s.get("reason") or f"that {o.name} is not one to choose"
+    if o.several is not None:
+        items, lo, hi = o.several
+        if (type(value) is not tuple or len(set(value)) != len(value)
+                or any(x not in items for x in value)):
+            return rule, _reason(ctx, reason, names)
+        if len(value) < lo:
+            return rule, _reason(ctx, reason, names)
+        if len(value) > hi:
+            count_reason = s.get("count_reason") or (
+                f"choose between {s.arg.get('min', 1)} and {s.arg.get('max')} of them")
+            return s.get("count_rule") or rule, _reason(ctx, count_reason, names)
+    elif value not in o.values:
+        return rule, _reason(ctx, reason, names)
     return None
 
 
@@ -1050,3 +1303,218 @@ def _copy(state: State) -> dict[str, Any]:
 def procedure(model: Model, pid: str) -> st.Procedure:
     """A procedure of the model's rule set (its params and choices); KeyError if none."""
     return prepare(model).ps.procs[pid]
+
+
+# --- Actions: the moves of a turn ---------------------------------------------------------
+
+
+class IllegalAction(ValueError):
+    """A move an action's steps refuse: the rule a step names and its words."""
+
+    def __init__(self, rule: str, reason: str) -> None:
+        super().__init__(f"[{rule}] {reason}")
+        self.rule = rule
+        self.reason = reason
+
+
+MoveJSON = dict[str, Any]
+
+
+def actions(model: Model) -> dict[str, str]:
+    """The kinds of move written as steps (rules/court.yaml `actions`), each with its phase."""
+    return {kind: a.phase for kind, a in prepare(model).ps.actions.items()}
+
+
+def action_moves(model: Model, state: State, kind: str, seat: int | None = None
+                 ) -> list[MoveJSON]:
+    """Every move of the action `kind` its steps allow the player in `seat` (the actor by
+    default), as JSON (`{"kind", "player", FIELD: value}`, without the choices not made, as
+    the engine's `Move.to_json`): the steps walked in order on a deep copy of the state, each
+    choose (and each procedure done or bundle applied that chooses) branching on a copy of
+    its own, a require that fails ending its branch. Simple, not fast."""
+    prep = prepare(model)
+    action = prep.ps.actions[kind]
+    seat = state["actor"] if seat is None else seat
+    ctx = Ctx(prep, _copy(state), seat, {"seat": seat})
+    found: list[dict[str, Any]] = []
+    _walk(ctx, list(action.steps), prep.action_names(kind), {}, None, found, action)
+    return [_move_json(kind, seat, chosen) for chosen in found]
+
+
+def play_action(model: Model, state: State, move: Mapping[str, Any]) -> dict[str, Any]:
+    """The state after the steps of the move's action with the move's choices (a new state):
+    each choice and require checked on the way, IllegalAction with the step's rule (or the
+    action's) and words when one fails, and when the move fills a field its action did not
+    choose on the way it went (with the rule of a do step that found no procedure to carry
+    out, if one did: `rule: "{noble.noble_action}"` of a visit when the Noble has none). The
+    turn's advance (refills, triggers, the next player) is the runtime's, not the action's:
+    it is not played."""
+    prep = prepare(model)
+    kind = str(move["kind"])
+    if kind not in prep.ps.actions:
+        raise StepsError(f"no action makes {kind!r} moves")
+    action = prep.ps.actions[kind]
+    seat = int(move["player"])
+    ctx = Ctx(prep, _copy(state), seat, {"seat": seat})
+    _walk(ctx, list(action.steps), prep.action_names(kind), {}, move, None, action)
+    return ctx.state
+
+
+def _move_json(kind: str, seat: int, chosen: Mapping[str, Any]) -> MoveJSON:
+    out: MoveJSON = {"kind": kind, "player": seat}
+    for name, value in chosen.items():
+        if value is None or value is False or value == ():
+            continue
+        out[name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def _given(move: Mapping[str, Any], name: str, t: VType | None) -> Any:
+    """A choice as the move makes it (a missing field: not made; a list: a tuple)."""
+    if name not in move or move[name] is None:
+        if t is not None and t.name == "list" and not t.optional:
+            return ()
+        if t is not None and t.name == "bool":
+            return False
+        return None
+    value = move[name]
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _fork(ctx: Ctx) -> Ctx:
+    """A branch of its own: the state and the frame copied together (a local that is a list
+    of the state stays that list)."""
+    state, frame = pickle.loads(pickle.dumps((ctx.state, ctx.frame), pickle.HIGHEST_PROTOCOL))
+    return Ctx(ctx.prep, state, ctx.seat, frame, state["players"][ctx.seat])
+
+
+def _renamed(field_of: Mapping[str, str], made: Mapping[str, Any]) -> dict[str, Any]:
+    """A bundle's choices by the move fields they fill."""
+    return {str(field_of.get(n, n)): v for n, v in made.items()}
+
+
+def _decides(prep: Prepared, steps: Sequence[st.Step]) -> bool:
+    """Whether some step may choose or refuse: a choose, a require, a bundle applied, a do of
+    a procedure whose guard chooses or requires (or of a procedure an expression names)."""
+    for s in steps:
+        for sub in s.walk():
+            if sub.kind in ("choose", "require", "apply"):
+                return True
+            if sub.kind == "do":
+                proc = prep.ps.procs.get(sub.arg) if isinstance(sub.arg, str) else None
+                if proc is None or any(g.kind != "let" for g in proc.guard):
+                    return True
+    return False
+
+
+def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
+          move: Mapping[str, Any] | None, out: list[dict[str, Any]] | None, action: Any) -> None:
+    """The steps of an action from here on: listing (`move` None: every branch's choices
+    appended to `out`) or playing `move` (raising IllegalAction)."""
+    prep = ctx.prep
+    idle: tuple[str, str | None] | None = None  # the rule (and words) of a do that did nothing
+    i = 0
+    while i < len(steps):
+        if move is None and not _decides(prep, steps[i:]):
+            break  # what is left changes no choice: the move is found
+        s = steps[i]
+        rest = steps[i + 1:]
+        rule = _reason(ctx, s.rule, names) if s.rule else action.rule
+        kind = s.kind
+        if kind == "choose":
+            o = _options(ctx, s, names)
+            inner = _bind(ctx, s, names)
+            var = typed.local_code(o.name)
+            if move is None:
+                for value in o.values:
+                    branch = _fork(ctx)
+                    branch.frame[var] = value
+                    _walk(branch, rest, inner, {**chosen, o.name: value}, None, out, action)
+                return
+            value = _given(move, o.name, o.type)
+            ctx.frame[var] = value  # (its words may show the value chosen)
+            refused = _choice_refusal(ctx, s, inner, o, value, rule)
+            if refused is not None:
+                raise IllegalAction(*refused)
+            chosen = {**chosen, o.name: value}
+            names = inner
+        elif kind == "require":
+            if not evaluate(ctx, _expr(s.arg), names):
+                if move is None:
+                    return
+                raise IllegalAction(rule, _reason(ctx, s.get("reason")
+                                                  or f"{s.arg} does not hold", names))
+        elif kind == "if":  # the branch taken, then the rest (its choices are the move's)
+            branch_steps = s.body if evaluate(ctx, _expr(s.arg), names) else s.orelse
+            steps = [*branch_steps, *rest]
+            i = 0
+            continue
+        elif kind == "do":
+            pid = _do_target(ctx, s, names)
+            if pid is None:
+                words = _reason(ctx, s.get("none_reason"), names) if s.get("none_reason") \
+                    else None
+                idle = idle or (rule, words)
+            else:
+                proc = prep.ps.procs[pid]
+                args = _args(ctx, pid, s.get("with") or {}, names)
+                own = [str(c.arg["as"]) for c in proc.choices]
+                if move is None:
+                    for option in _opts(prep, ctx.state, ctx.seat, pid, args):
+                        branch = _fork(ctx)
+                        _run(prep, branch.state, branch.seat, pid, args, option)
+                        _walk(branch, rest, names,
+                              {**chosen, **dict(zip(own, option, strict=True))}, None, out,
+                              action)
+                    return
+                c = [_given(move, n, typed.list_of(INT) if "min" in x.arg or "max" in x.arg
+                            else None) for n, x in zip(own, proc.choices, strict=True)]
+                refused = _why(prep, ctx.state, ctx.seat, pid, args, c)
+                if refused is not None:
+                    if s.get("reason") and not _opts(prep, ctx.state, ctx.seat, pid, args):
+                        # nothing at all can be done: the action is refused (its own rule)
+                        raise IllegalAction(action.rule, _reason(ctx, s.get("reason"), names)
+                                            + ": " + refused[1])
+                    raise IllegalAction(*refused)
+                _run(prep, ctx.state, ctx.seat, pid, args, c)
+                chosen = {**chosen, **dict(zip(own, c, strict=True))}
+        elif kind == "apply":  # (`choices: {favor: NAME}`: the move field of a choice)
+            bundle, noble = _bundle(ctx, s, names)
+            given = s.arg.get("choices")
+            field_of: Mapping[str, str] = given if isinstance(given, Mapping) else {}
+
+            if move is None:
+                for made_here in _bundle_opts(ctx, bundle, noble):
+                    branch = _fork(ctx)
+                    _run_bundle(branch, bundle, noble, made_here)
+                    _walk(branch, rest, names, {**chosen, **_renamed(field_of, made_here)},
+                          None, out, action)
+                return
+            made = {n: _given(move, str(field_of.get(n, n)), None)
+                    for n in _bundle_names(ctx, bundle)}
+            for other in _column_names(ctx, s, names):  # a choice of the column's other rows
+                name = str(field_of.get(other, other))
+                if other not in made and _given(move, name, None) is not None:
+                    raise IllegalAction(rule, f"this move does not choose "
+                                        f"{name.replace('_', ' ')}")
+                made.setdefault(other, None)
+            refused = _bundle_why(ctx, bundle, noble, made)
+            if refused is not None:
+                raise IllegalAction(rule, refused[1])
+            _run_bundle(ctx, bundle, noble, made)
+            chosen = {**chosen, **_renamed(field_of, made)}
+        else:
+            names = _effect(ctx, s, names)
+        i += 1
+    if move is None:
+        assert out is not None
+        out.append(chosen)
+        return
+    for key, value in move.items():  # every move has one form: nothing else may be chosen
+        if key in ("kind", "player") or key in chosen:
+            continue
+        if value not in (None, False, [], ()):  # (a do that did nothing: by its rule, words)
+            words = f"a {move['kind']} move does not choose {key.replace('_', ' ')}"
+            if idle is None:
+                raise IllegalAction(action.rule, words)
+            raise IllegalAction(idle[0], idle[1] or words)
