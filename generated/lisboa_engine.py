@@ -3012,18 +3012,17 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "decrees"), "visit")
         else:
+            # rules/court.yaml:120 set
+            g.visit = v_noble
+            g.phase = "follow"
+            # rules/court.yaml:121 do
+            _run_next_follower(g, seat, seat, True)
             _only_chosen(
                 move,
                 ("card", "state_action", "favor"),
                 str(_T_noble_noble_action[v_noble]),
                 (str(_T_noble_name[v_noble]) + " has no Noble action: nobody can take it now"),
             )
-            # rules/court.yaml:120 set
-            g.visit = v_noble
-            g.phase = "follow"
-            # rules/court.yaml:121 do
-            _run_next_follower(g, seat, seat, True)
-            _only_chosen(move, ("card", "state_action", "favor"), "visit")
     else:
         # rules/court.yaml:113 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
@@ -3074,18 +3073,17 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "decrees"), "visit")
         else:
+            # rules/court.yaml:120 set
+            g.visit = v_noble
+            g.phase = "follow"
+            # rules/court.yaml:121 do
+            _run_next_follower(g, seat, seat, True)
             _only_chosen(
                 move,
                 ("card", "state_action"),
                 str(_T_noble_noble_action[v_noble]),
                 (str(_T_noble_name[v_noble]) + " has no Noble action: nobody can take it now"),
             )
-            # rules/court.yaml:120 set
-            g.visit = v_noble
-            g.phase = "follow"
-            # rules/court.yaml:121 do
-            _run_next_follower(g, seat, seat, True)
-            _only_chosen(move, ("card", "state_action"), "visit")
 
 
 # rules/court.yaml:126 follow
@@ -3201,10 +3199,9 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("noble_action", "decrees"), "follow")
         else:
-            _only_chosen(move, ("noble_action",), "follow", None)
             # rules/court.yaml:158 do
             _run_next_follower(g, seat, seat, True)
-            _only_chosen(move, ("noble_action",), "follow")
+            _only_chosen(move, ("noble_action",), "follow", None)
     else:
         v_state_action = move.state_action
         if v_state_action not in dict.fromkeys(_T_noble_state_actions[v_noble]):
@@ -3325,7 +3322,6 @@ def _play_sponsor(g: Game, seat: int, move: Move) -> None:
         _run_next_follower(g, seat, seat, False)
         _only_chosen(move, ("card", "decrees"), "sponsor")
     else:
-        _only_chosen(move, ("card",), "sponsor", None)
         why = g.rs.fx["_card_event_effects"][v_card][1](g, seat, None)
         if why is not None:
             raise IllegalMove("sponsor", why[1])
@@ -3336,7 +3332,7 @@ def _play_sponsor(g: Game, seat: int, move: Move) -> None:
         g.phase = "follow"
         # rules/court.yaml:185 sponsor-next-follower
         _run_next_follower(g, seat, seat, False)
-        _only_chosen(move, ("card",), "sponsor")
+        _only_chosen(move, ("card",), "sponsor", None)
 
 
 # rules/court.yaml:192 discard
@@ -3659,6 +3655,11 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "decrees"), "visit")
         else:
+            # rules/court.yaml:120 set
+            g.visit = v_noble
+            g.phase = "follow"
+            # rules/court.yaml:121 do
+            _run_next_follower(g, seat, seat, True)
             _only_chosen(
                 move,
                 ("card", "state_action", "favor"),
@@ -3672,12 +3673,6 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
                     + " has no Noble action: nobody can take it now"
                 ),
             )
-            # rules/court.yaml:120 set
-            g.visit = v_noble
-            g.phase = "follow"
-            # rules/court.yaml:121 do
-            _run_next_follower(g, seat, seat, True)
-            _only_chosen(move, ("card", "state_action", "favor"), "visit")
     else:
         # rules/court.yaml:113 visit-noble-action
         if _T_noble_reign_flag[v_noble] in g.flags:
@@ -3731,6 +3726,11 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "decrees"), "visit")
         else:
+            # rules/court.yaml:120 set
+            g.visit = v_noble
+            g.phase = "follow"
+            # rules/court.yaml:121 do
+            _run_next_follower(g, seat, seat, True)
             _only_chosen(
                 move,
                 ("card", "state_action"),
@@ -3744,12 +3744,6 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
                     + " has no Noble action: nobody can take it now"
                 ),
             )
-            # rules/court.yaml:120 set
-            g.visit = v_noble
-            g.phase = "follow"
-            # rules/court.yaml:121 do
-            _run_next_follower(g, seat, seat, True)
-            _only_chosen(move, ("card", "state_action"), "visit")
 
 
 # rules/court.yaml:126 follow
@@ -3878,10 +3872,9 @@ def _play_follow_2(g: Game, seat: int, move: Move) -> None:
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("noble_action", "decrees"), "follow")
         else:
-            _only_chosen(move, ("noble_action",), "follow", None)
             # rules/court.yaml:158 do
             _run_next_follower(g, seat, seat, True)
-            _only_chosen(move, ("noble_action",), "follow")
+            _only_chosen(move, ("noble_action",), "follow", None)
     else:
         v_state_action = move.state_action
         if v_state_action not in dict.fromkeys(_T_noble_state_actions[v_noble]):
@@ -4002,7 +3995,6 @@ def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
         _run_next_follower(g, seat, seat, False)
         _only_chosen(move, ("card", "decrees"), "sponsor")
     else:
-        _only_chosen(move, ("card",), "sponsor", None)
         why = g.rs.fx["_card_event_effects"][v_card][1](g, seat, None)
         if why is not None:
             raise IllegalMove("sponsor", why[1])
@@ -4013,7 +4005,7 @@ def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
         g.phase = "follow"
         # rules/court.yaml:185 sponsor-next-follower
         _run_next_follower(g, seat, seat, False)
-        _only_chosen(move, ("card",), "sponsor")
+        _only_chosen(move, ("card",), "sponsor", None)
 
 
 # rules/flow.yaml:48 draw
@@ -4245,18 +4237,17 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "decrees"), "visit")
         else:
+            # rules/court.yaml:120 set
+            g.visit = v_noble
+            g.phase = "follow"
+            # rules/court.yaml:121 do
+            _run_next_follower(g, seat, seat, True)
             _only_chosen(
                 move,
                 ("card", "state_action", "favor"),
                 str(_T_noble_noble_action[v_noble]),
                 (str(_T_noble_name[v_noble]) + " has no Noble action: nobody can take it now"),
             )
-            # rules/court.yaml:120 set
-            g.visit = v_noble
-            g.phase = "follow"
-            # rules/court.yaml:121 do
-            _run_next_follower(g, seat, seat, True)
-            _only_chosen(move, ("card", "state_action", "favor"), "visit")
     else:
         # rules/court.yaml:113 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
@@ -4307,18 +4298,17 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "decrees"), "visit")
         else:
+            # rules/court.yaml:120 set
+            g.visit = v_noble
+            g.phase = "follow"
+            # rules/court.yaml:121 do
+            _run_next_follower(g, seat, seat, True)
             _only_chosen(
                 move,
                 ("card", "state_action"),
                 str(_T_noble_noble_action[v_noble]),
                 (str(_T_noble_name[v_noble]) + " has no Noble action: nobody can take it now"),
             )
-            # rules/court.yaml:120 set
-            g.visit = v_noble
-            g.phase = "follow"
-            # rules/court.yaml:121 do
-            _run_next_follower(g, seat, seat, True)
-            _only_chosen(move, ("card", "state_action"), "visit")
 
 
 # rules/court.yaml:126 follow
@@ -4434,10 +4424,9 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("noble_action", "decrees"), "follow")
         else:
-            _only_chosen(move, ("noble_action",), "follow", None)
             # rules/court.yaml:158 do
             _run_next_follower(g, seat, seat, True)
-            _only_chosen(move, ("noble_action",), "follow")
+            _only_chosen(move, ("noble_action",), "follow", None)
     else:
         v_state_action = move.state_action
         if v_state_action not in dict.fromkeys(_T_noble_state_actions[v_noble]):
@@ -4558,7 +4547,6 @@ def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
         _run_next_follower(g, seat, seat, False)
         _only_chosen(move, ("card", "decrees"), "sponsor")
     else:
-        _only_chosen(move, ("card",), "sponsor", None)
         why = g.rs.fx["_card_event_effects"][v_card][1](g, seat, None)
         if why is not None:
             raise IllegalMove("sponsor", why[1])
@@ -4569,7 +4557,7 @@ def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
         g.phase = "follow"
         # rules/court.yaml:185 sponsor-next-follower
         _run_next_follower(g, seat, seat, False)
-        _only_chosen(move, ("card",), "sponsor")
+        _only_chosen(move, ("card",), "sponsor", None)
 
 
 # rules/court.yaml:85 visit
@@ -4787,6 +4775,11 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "decrees"), "visit")
         else:
+            # rules/court.yaml:120 set
+            g.visit = v_noble
+            g.phase = "follow"
+            # rules/court.yaml:121 do
+            _run_next_follower(g, seat, seat, True)
             _only_chosen(
                 move,
                 ("card", "state_action", "favor"),
@@ -4800,12 +4793,6 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
                     + " has no Noble action: nobody can take it now"
                 ),
             )
-            # rules/court.yaml:120 set
-            g.visit = v_noble
-            g.phase = "follow"
-            # rules/court.yaml:121 do
-            _run_next_follower(g, seat, seat, True)
-            _only_chosen(move, ("card", "state_action", "favor"), "visit")
     else:
         # rules/court.yaml:113 visit-noble-action
         if _T_noble_reign_flag[v_noble] in g.flags:
@@ -4859,6 +4846,11 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "decrees"), "visit")
         else:
+            # rules/court.yaml:120 set
+            g.visit = v_noble
+            g.phase = "follow"
+            # rules/court.yaml:121 do
+            _run_next_follower(g, seat, seat, True)
             _only_chosen(
                 move,
                 ("card", "state_action"),
@@ -4872,12 +4864,6 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
                     + " has no Noble action: nobody can take it now"
                 ),
             )
-            # rules/court.yaml:120 set
-            g.visit = v_noble
-            g.phase = "follow"
-            # rules/court.yaml:121 do
-            _run_next_follower(g, seat, seat, True)
-            _only_chosen(move, ("card", "state_action"), "visit")
 
 
 # rules/court.yaml:126 follow
@@ -5006,10 +4992,9 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("noble_action", "decrees"), "follow")
         else:
-            _only_chosen(move, ("noble_action",), "follow", None)
             # rules/court.yaml:158 do
             _run_next_follower(g, seat, seat, True)
-            _only_chosen(move, ("noble_action",), "follow")
+            _only_chosen(move, ("noble_action",), "follow", None)
     else:
         v_state_action = move.state_action
         if v_state_action not in dict.fromkeys(_T_noble_state_actions[v_noble]):
@@ -5130,7 +5115,6 @@ def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:
         _run_next_follower(g, seat, seat, False)
         _only_chosen(move, ("card", "decrees"), "sponsor")
     else:
-        _only_chosen(move, ("card",), "sponsor", None)
         why = g.rs.fx["_card_event_effects"][v_card][1](g, seat, None)
         if why is not None:
             raise IllegalMove("sponsor", why[1])
@@ -5141,7 +5125,7 @@ def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:
         g.phase = "follow"
         # rules/court.yaml:185 sponsor-next-follower
         _run_next_follower(g, seat, seat, False)
-        _only_chosen(move, ("card",), "sponsor")
+        _only_chosen(move, ("card",), "sponsor", None)
 
 
 # --- Rule sets ------------------------------------------------------------------------------------

@@ -722,7 +722,10 @@ class ActionCompiler(Compiler):
         return py_str(s.rule or self.action.rule)
 
     def _play(self, steps: list[Step], scope: Scope, indent: int, out: list[str],
-              bound: tuple[str, ...]) -> None:
+              bound: tuple[str, ...], tail: tuple[str, str] | None = None) -> None:
+        """The checked run of `steps`; `tail` is the rule and words of the refusal of a
+        choice the move makes and its way through the steps did not (by default, the
+        action's)."""
         assert self.action is not None
         pad = "    " * indent
         rule = py_str(self.action.rule)
@@ -765,9 +768,9 @@ class ActionCompiler(Compiler):
                     continue
                 out.append(f"{pad}if {bare(cond.code)}:")
                 self._play([*s.body, self._restore(s, scope), *steps[i:]],
-                           self._narrow(s, scope), indent + 1, out, bound)
+                           self._narrow(s, scope), indent + 1, out, bound, tail)
                 out.append(f"{pad}else:")
-                self._play([*s.orelse, *steps[i:]], scope, indent + 1, out, bound)
+                self._play([*s.orelse, *steps[i:]], scope, indent + 1, out, bound, tail)
                 return
             if s.kind == "do" and self.decides(s):
                 cases = self._do_target(s, scope)
@@ -782,13 +785,10 @@ class ActionCompiler(Compiler):
                                    f"{pad}{'if' if k == 0 else 'elif'} {test}:")
                         level = indent + 1
                     ipad = "    " * level
-                    if proc is None:  # nothing to do: no choice of the others may be made
+                    if proc is None:  # nothing to do: a choice of the others is refused so
                         words = self._reason(s, scope, s.get("none_reason")) \
                             if s.get("none_reason") else "None"
-                        out.append(f"{'    ' * level}_only_chosen(move, "
-                                   f"({', '.join(py_str(f) for f in bound)}"
-                                   f"{',' if len(bound) == 1 else ''}), {srule}, {words})")
-                        self._play(steps[i:], scope, level, out, bound)
+                        self._play(steps[i:], scope, level, out, bound, (srule, words))
                         continue
                     args = self._call_args(s, proc, scope) or ""
                     stem = self.name(proc.id)
@@ -803,7 +803,7 @@ class ActionCompiler(Compiler):
                                    "why[1])")
                     out.append(f"{ipad}    raise IllegalMove(*why)")
                     out.append(f"{ipad}_run_{stem}(g, seat{args}{choices})")
-                    self._play(steps[i:], scope, level, out, (*bound, *names))
+                    self._play(steps[i:], scope, level, out, (*bound, *names), tail)
                 return
             if s.kind == "apply":
                 got = self._bundle_table(s, scope)
@@ -821,8 +821,9 @@ class ActionCompiler(Compiler):
                 continue
             scope = self._effect(s, scope, indent, out)
         fields = ", ".join(py_str(f) for f in bound)
+        refusal = rule if tail is None else f"{tail[0]}, {tail[1]}"
         out.append(f"{pad}_only_chosen(move, ({fields}{',' if len(bound) == 1 else ''}), "
-                   f"{rule})")
+                   f"{refusal})")
 
 
 def _clean(lines: list[str]) -> list[str]:

@@ -1177,13 +1177,17 @@ def test_an_event_that_chooses_is_listed_and_played(tmp_path: Path) -> None:
         assert m["favor"] not in state["players"][g.actor]["royal_favors"]
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: a `do` that names no procedure refuses "
-                   "(_only_chosen) the choices of the steps after it; listed moves are refused")
 def test_an_event_that_chooses_is_applied_by_the_engine(tmp_path: Path) -> None:
+    """A `do` that names no procedure (the event has no Noble action) still lets the steps
+    after it choose (the event's Royal Favor): every listed move plays."""
     house, _model, g, _state = _event_favor(tmp_path)
+    played = 0
     for m in house.legal_moves(g):
         if m.kind == "sponsor" and m.card == 5:
-            house.apply_move(g, m)
+            after = house.apply_move(g, m)
+            assert m.favor in after.players[g.actor].royal_favors
+            played += 1
+    assert played >= 2
 
 
 # --- A house-rule build ----------------------------------------------------------------------
