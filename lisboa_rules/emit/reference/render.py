@@ -524,6 +524,7 @@ class _Builder:
     def card(self, r: Rule, **kw: Any) -> RuleCard:
         """A rule's card, with the callouts and examples that stand at it; marks it placed."""
         self.placed.append(r.id)
+
         return RuleCard(
             id=r.id, title=r.title,
             body=(self.rule_text(r),) if r.text.strip() else (),
@@ -909,6 +910,15 @@ class _Builder:
                               self.marks(r.provenance.assumptions)))
         blocks.append(RuleCard("turn", "", (), steps=tuple(steps), procedure=True,
                            kind="procedure"))
+        ps = m.procs
+        for move in (ps.actions.values() if ps is not None else ()):
+            if move.path[:2] != ("flow", "moves"):
+                continue  # the actions have cards of their own
+            row = ps.action_rows[move.id] if ps is not None else {}
+            blocks.append(RuleCard(
+                f"move-{move.id}", f"{self.title_of(move.rule)}: {humanize(move.id)}", (),
+                proc=self._steps(move.steps, {**row, "this": row}, m, ()),
+                proc_code=self.steps_code(move.steps), procedure=True, kind="procedure"))
         blocks.append(Heading("game-flow", "Game flow"))
         blocks.append(self.flow())
         blocks.append(Heading("actions", "Actions"))
