@@ -37,6 +37,7 @@ from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.source import Span
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import BOOL, INT, ExprError, Name, Scope, Typed, VType
+from lisboa_rules.lang.typed import bare as bare
 
 KINDS = ("gain", "set", "let", "move", "drop", "require", "choose", "if", "for_each", "repeat",
          "do", "raise", "apply")
@@ -823,33 +824,6 @@ def _tidy(lines: list[str]) -> list[str]:
             continue
         out.append(line)
     return out
-
-
-def bare(code: str) -> str:
-    """`code` without one pair of parentheses around all of it."""
-    if not (code.startswith("(") and code.endswith(")")):
-        return code
-    depth = 0
-    for i, ch in enumerate(code):
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth == 0 and i < len(code) - 1:
-            return code
-    inner = code[1:-1]
-    depth = 0
-    quote = ""
-    for ch in inner:  # a tuple keeps its parentheses
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            return code
-    return inner or code
 
 
 def py_type(t: VType) -> str:

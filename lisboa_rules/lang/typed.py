@@ -517,7 +517,7 @@ class _Checker:
         if fn == "range":
             if not _numeric(t, self.ik):
                 raise self.fail(node, f"range() counts up to a number, not {describe(t)}")
-            return Typed(f"list(range({_bare(a.code)}))", list_of(INT))
+            return Typed(f"list(range({bare(a.code)}))", list_of(INT))
         if t.name != "list":
             raise self.fail(node, f"{fn}() needs a list, not {describe(t)}")
         if fn == "reversed":
@@ -581,10 +581,31 @@ def _dotted(node: ast.expr) -> list[str] | None:
     return None
 
 
-def _bare(code: str) -> str:
-    from lisboa_rules.lang.steps import bare
-
-    return bare(code)
+def bare(code: str) -> str:
+    """`code` without one pair of parentheses around all of it."""
+    if not (code.startswith("(") and code.endswith(")")):
+        return code
+    depth = 0
+    for i, ch in enumerate(code):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and i < len(code) - 1:
+            return code
+    inner = code[1:-1]
+    depth = 0
+    quote = ""
+    for ch in inner:  # a tuple keeps its parentheses
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return code
+    return inner or code
 
 
 def constant_code(value: Any) -> str:
