@@ -402,6 +402,13 @@ class ActionCompiler(Compiler):
         condition on the step's value (None: always); a procedure of None does nothing."""
         if isinstance(s.arg, str) and s.arg in self.procs:
             return [(None, self.procs[s.arg])]
+        head = re.split(r"[.\[]", s.arg)[0] if isinstance(s.arg, str) else ""
+        if not isinstance(s.arg, str) or "-" in s.arg or (
+                "." not in s.arg and head not in scope.locals):
+            # an id, not a value that holds one: a procedure that does not exist
+            self.problem(s, "unknown-reference", f"unknown procedure {s.arg!r}", "do",
+                         typed.closest(str(s.arg), sorted(self.procs)))
+            return []
         t = self.expr(s, s.arg, scope, None, "do")
         if t is None:
             return []
