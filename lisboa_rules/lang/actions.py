@@ -268,6 +268,13 @@ class ActionCompiler(Compiler):
                 i += 1
                 continue
             if s.kind == "choose":
+                name_ = s.arg.get("as") if isinstance(s.arg, Mapping) else None
+                if name_ in bound or name_ in ("kind", "player"):
+                    self.problem(s, "duplicate-id", f"the choice '{name_}' is made twice by "
+                                 "this action (or names a field every move has); name it "
+                                 "otherwise", "choose/as")
+                    i += 1
+                    continue
                 one = self._choice(s, scope, out, indent, first)
                 if one is None:
                     i += 1
@@ -487,6 +494,12 @@ class ActionCompiler(Compiler):
                 continue
             stem = self.name(proc.id)
             names = [str(c.arg["as"]) for c in proc.choices]
+            twice = [n for n in names if n in bound]
+            if twice:
+                self.problem(s, "duplicate-id", f"'{proc.id}' makes the choice '{twice[0]}' "
+                             "this action has made already; name one of them otherwise", "do")
+                out.append(f"{inner_pad}pass")
+                continue
             inner = scope
             new_bound = bound
             for n, t in self.choice_types(proc).items():
