@@ -386,7 +386,9 @@ class _Checker:
             raise self.fail(node, f"'{root}.{'.'.join(path)}' names no value in the rules data "
                             f"({exc.args[0] if exc.args else ''})", "unknown-name") from None
         code = constant_code(value)
-        if len(code) > 40 and self.scope.name_constant is not None:
+        # a long list or table is named once; a text stays a literal (where the words of the
+        # rules are, whatever their length, the code is the same)
+        if len(code) > 40 and self.scope.name_constant is not None and not isinstance(value, str):
             code = self.scope.name_constant(code)
         t = _type_of(value)
         kind = self.scope.kind_sources.get(path) if root == "rules" else None

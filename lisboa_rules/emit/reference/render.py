@@ -604,7 +604,8 @@ class _Builder:
                 arg = s.arg
                 shown = arg if isinstance(arg, str) else json.dumps(arg, ensure_ascii=False)
                 extra = "".join(f", {k}: {v if isinstance(v, str) else json.dumps(v)}"
-                                for k, v in s.extra if k not in ("reason", "count_reason"))
+                                for k, v in s.extra
+                                if k not in ("reason", "count_reason", "none_reason"))
                 out.append("· " * depth + f"{s.kind}: {shown}{extra}")
                 walk(s.body, depth + 1)
                 if s.orelse:
@@ -1284,6 +1285,8 @@ class _Builder:
                 before, after_v = _named(before, names), _named(after_v, names)
         if "steps" in ch.path:  # a step is shown by its words (its redline is below)
             before, after_v = _step_words(before), _step_words(after_v)
+        if key in ("reason", "none_reason", "count_reason"):  # words that show values in play
+            before, after_v = _played(before), _played(after_v)
         return ChangeRow(plain(" › ".join(parts)), self.value_name(before),
                          self.value_name(after_v), rule, rule_title)
 
@@ -1404,6 +1407,11 @@ class _Builder:
             out.append(AidSection(rule.title, f"aid-{rule.id}", when, checklist=checklist,
                                   lines=(self.rule_text(rule),)))
         return tuple(out)
+
+
+def _played(value: Any) -> Any:
+    """A refusal's words with the values it shows during play (`{price}`) as `…`."""
+    return re.sub(r"\{[^{}]*\}", "…", value) if isinstance(value, str) else value
 
 
 def _step_words(value: Any) -> Any:
