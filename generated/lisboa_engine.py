@@ -1230,62 +1230,6 @@ def _cp1(g: Game, seat: int) -> Game:
 
 def _cp2(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
-    # copies blocked, favors, goods, influence, markers_left, offices, officials,
-    # pending_markers, phase, plan_supply, plans, reis, royal_favors, rubble_cubes,
-    # rubble_sets, ships, shipyard, treasury, wigs
-    c = _new(Game)
-    c.__dict__.update(g.__dict__)
-    c.blocked = g.blocked[:]
-    c.favors = g.favors.copy()
-    c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
-    c.pending_markers = g.pending_markers[:]
-    c.plan_supply = g.plan_supply[:]
-    c.shipyard = g.shipyard[:]
-    c.players = g.players[:]
-    for s in (seat,):
-        q = c.players[s] = _new(Player)
-        q.__dict__.update(g.players[s].__dict__)
-        q.goods = q.goods.copy()
-        q.plans = q.plans[:]
-        q.royal_favors = q.royal_favors[:]
-        q.ships = q.ships[:]
-    return c
-
-
-def _cp3(g: Game, seat: int) -> Game:
-    """A copy of the game for trying choices, sharing what they never write."""
-    # copies completed_plans, court, courtier, decree_display, decrees, favors, follow_next,
-    # goods, hand, influence, markers, markers_left, offices, officials, pending_markers,
-    # phase, plan_supply, plans, plazas, reis, royal_favors, rubble_cubes, rubble_sets, ships,
-    # shipyard, stores, treasury, visit, wigs
-    c = _new(Game)
-    c.__dict__.update(g.__dict__)
-    c.court = g.court[:]
-    c.decree_display = g.decree_display[:]
-    c.favors = g.favors.copy()
-    c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
-    c.pending_markers = g.pending_markers[:]
-    c.plan_supply = g.plan_supply[:]
-    c.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
-    c.shipyard = g.shipyard[:]
-    c.players = g.players[:]
-    for s in (seat,):
-        q = c.players[s] = _new(Player)
-        q.__dict__.update(g.players[s].__dict__)
-        q.completed_plans = q.completed_plans[:]
-        q.decrees = q.decrees[:]
-        q.goods = q.goods.copy()
-        q.hand = q.hand[:]
-        q.markers = q.markers.copy()
-        q.plans = q.plans[:]
-        q.royal_favors = q.royal_favors[:]
-        q.ships = q.ships[:]
-        q.stores = q.stores.copy()
-    return c
-
-
-def _cp4(g: Game, seat: int) -> Game:
-    """A copy of the game for trying choices, sharing what they never write."""
     # copies completed_plans, decree_display, decrees, favors, follow_next, goods, influence,
     # markers, markers_left, offices, officials, pending_markers, phase, plan_supply, plans,
     # plazas, reis, royal_favors, rubble_cubes, rubble_sets, ships, shipyard, stores,
@@ -1314,7 +1258,7 @@ def _cp4(g: Game, seat: int) -> Game:
     return c
 
 
-def _cp5(g: Game, seat: int) -> Game:
+def _cp3(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
     # copies completed_plans, court, decree_display, decrees, favors, follow_next, goods,
     # hand, influence, markers, markers_left, offices, officials, pending_markers, phase,
@@ -2731,22 +2675,6 @@ def _moves_trade(g: Game, seat: int, *only: Any) -> list[Move]:
     return out
 
 
-def _moves_trade__k2(
-    g: Game, seat: int, out: list[Move], v_card: Any, v_state_action: Any, v_noble: Any, v_good: Any
-) -> None:
-    p = g.players[seat]
-    # rules/court.yaml:75 gain
-    p.goods[v_good] = max(0, p.goods[v_good] + -1)
-    # rules/court.yaml:76 move
-    g.blocked.append(v_state_action)
-    for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble):
-        out.append(
-            _move(
-                "trade", seat, card=v_card, state_action=v_state_action, good=v_good, favor=v_favor
-            )
-        )
-
-
 def _moves_trade__k1(g: Game, seat: int, out: list[Move], v_card: Any) -> None:
     p = g.players[seat]
     # rules/court.yaml:64 move
@@ -2760,10 +2688,21 @@ def _moves_trade__k1(g: Game, seat: int, out: list[Move], v_card: Any) -> None:
                 for v_n in ("manuel", "marquis", "king")
                 if (v_state_action in _T_noble_state_actions[v_n])
             )
+            _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
             for v_good in dict.fromkeys(_T_noble_trade_goods[v_noble]):
                 if not (p.goods[v_good] > 0):
                     continue
-                _moves_trade__k2(_cp2(g, seat), seat, out, v_card, v_state_action, v_noble, v_good)
+                for (v_favor,) in _opts2:
+                    out.append(
+                        _move(
+                            "trade",
+                            seat,
+                            card=v_card,
+                            state_action=v_state_action,
+                            good=v_good,
+                            favor=v_favor,
+                        )
+                    )
 
 
 def _play_trade(g: Game, seat: int, move: Move) -> None:
@@ -2814,11 +2753,12 @@ def _moves_visit(g: Game, seat: int, *only: Any) -> list[Move]:
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
-        _moves_visit__k1(_cp3(g, seat), seat, out, v_card, v_noble)
+        if _opts_pay_visit(g, seat, v_noble):
+            _moves_visit__k1(_cp2(g, seat), seat, out, v_card, v_noble)
     return out
 
 
-def _moves_visit__k3(
+def _moves_visit__k2(
     g: Game,
     seat: int,
     out: list[Move],
@@ -2829,8 +2769,8 @@ def _moves_visit__k3(
 ) -> None:
     g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, v_favor)
     v_action = _T_noble_noble_action[v_noble]
-    _do_3 = v_action
-    if _do_3 == "build-store":
+    _do_2 = v_action
+    if _do_2 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
             out.append(
                 _move(
@@ -2842,7 +2782,7 @@ def _moves_visit__k3(
                     business=v_business,
                 )
             )
-    elif _do_3 == "open-building":
+    elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
                 _move(
@@ -2854,7 +2794,7 @@ def _moves_visit__k3(
                     plan=v_plan,
                 )
             )
-    elif _do_3 == "take-decree":
+    elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
             out.append(
                 _move(
@@ -2870,7 +2810,7 @@ def _moves_visit__k3(
         out.append(_move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
 
 
-def _moves_visit__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
+def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
     for v_state_action in (None, *dict.fromkeys(_T_noble_state_actions[v_noble])):
         if (v_state_action is None) or (v_state_action not in g.blocked):
@@ -2878,13 +2818,13 @@ def _moves_visit__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: 
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
-                    _moves_visit__k3(
-                        _cp4(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
+                    _moves_visit__k2(
+                        _cp2(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
                     )
             else:
                 v_action = _T_noble_noble_action[v_noble]
-                _do_4 = v_action
-                if _do_4 == "build-store":
+                _do_3 = v_action
+                if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
                         out.append(
                             _move(
@@ -2895,14 +2835,14 @@ def _moves_visit__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: 
                                 business=v_business,
                             )
                         )
-                elif _do_4 == "open-building":
+                elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
                             _move(
                                 "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
                             )
                         )
-                elif _do_4 == "take-decree":
+                elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
                         out.append(
                             _move(
@@ -2915,17 +2855,6 @@ def _moves_visit__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: 
                         )
                 else:
                     out.append(_move("visit", seat, card=v_card, state_action=v_state_action))
-
-
-def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
-    p = g.players[seat]
-    # rules/court.yaml:98 move
-    p.hand.remove(v_card)
-    g.court.append(v_card)
-    # rules/court.yaml:99 set
-    g.courtier = seat
-    if _opts_pay_visit(g, seat, v_noble):
-        _moves_visit__k2(_cp4(g, seat), seat, out, v_card, v_noble)
 
 
 def _play_visit(g: Game, seat: int, move: Move) -> None:
@@ -2965,8 +2894,8 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
         g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, move.favor)
         # rules/court.yaml:113 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_4 = v_action
+        if _do_4 == "build-store":
             why = _why_build_store(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -2981,7 +2910,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "business"), "visit")
-        elif _do_5 == "open-building":
+        elif _do_4 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -2996,7 +2925,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_4 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -3026,8 +2955,8 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
     else:
         # rules/court.yaml:113 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_6 = v_action
-        if _do_6 == "build-store":
+        _do_5 = v_action
+        if _do_5 == "build-store":
             why = _why_build_store(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -3042,7 +2971,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business"), "visit")
-        elif _do_6 == "open-building":
+        elif _do_5 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -3057,7 +2986,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_6 == "take-decree":
+        elif _do_5 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -3093,7 +3022,7 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[Move]:
     v_visited = g.visit
     if (v_visited is not None) and (v_visited in p.royal_favors):
         v_noble = v_visited
-        _moves_follow__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
+        _moves_follow__k1(_cp2(g, seat), seat, out, v_visited, v_noble)
     return out
 
 
@@ -3143,7 +3072,7 @@ def _moves_follow__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_nob
     # rules/court.yaml:138 gain
     g.favors[v_noble] = g.favors[v_noble] + 1
     if _opts_pay_visit(g, seat, v_noble):
-        _moves_follow__k2(_cp4(g, seat), seat, out, v_visited, v_noble)
+        _moves_follow__k2(_cp2(g, seat), seat, out, v_visited, v_noble)
 
 
 def _play_follow(g: Game, seat: int, move: Move) -> None:
@@ -3228,7 +3157,7 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor__k1(_cp5(g, seat), seat, out, v_card, v_price)
+            _moves_sponsor__k1(_cp3(g, seat), seat, out, v_card, v_price)
     return out
 
 
@@ -3448,11 +3377,12 @@ def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[Move]:
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
-        _moves_visit_2__k1(_cp3(g, seat), seat, out, v_card, v_noble)
+        if _opts_pay_visit(g, seat, v_noble):
+            _moves_visit_2__k1(_cp2(g, seat), seat, out, v_card, v_noble)
     return out
 
 
-def _moves_visit_2__k3(
+def _moves_visit_2__k2(
     g: Game,
     seat: int,
     out: list[Move],
@@ -3466,8 +3396,8 @@ def _moves_visit_2__k3(
         v_action = _T_noble_reign_noble_action[v_noble]
     else:
         v_action = _T_noble_noble_action[v_noble]
-    _do_3 = v_action
-    if _do_3 == "build-store":
+    _do_2 = v_action
+    if _do_2 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
             out.append(
                 _move(
@@ -3479,7 +3409,7 @@ def _moves_visit_2__k3(
                     business=v_business,
                 )
             )
-    elif _do_3 == "open-building":
+    elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
                 _move(
@@ -3491,7 +3421,7 @@ def _moves_visit_2__k3(
                     plan=v_plan,
                 )
             )
-    elif _do_3 == "take-decree":
+    elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
             out.append(
                 _move(
@@ -3507,7 +3437,7 @@ def _moves_visit_2__k3(
         out.append(_move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
 
 
-def _moves_visit_2__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
+def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
     for v_state_action in (None, *dict.fromkeys(_T_noble_state_actions[v_noble])):
         if (v_state_action is None) or (v_state_action not in g.blocked):
@@ -3515,16 +3445,16 @@ def _moves_visit_2__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
-                    _moves_visit_2__k3(
-                        _cp4(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
+                    _moves_visit_2__k2(
+                        _cp2(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
                     )
             else:
                 if _T_noble_reign_flag[v_noble] in g.flags:
                     v_action = _T_noble_reign_noble_action[v_noble]
                 else:
                     v_action = _T_noble_noble_action[v_noble]
-                _do_4 = v_action
-                if _do_4 == "build-store":
+                _do_3 = v_action
+                if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
                         out.append(
                             _move(
@@ -3535,14 +3465,14 @@ def _moves_visit_2__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                                 business=v_business,
                             )
                         )
-                elif _do_4 == "open-building":
+                elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
                             _move(
                                 "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
                             )
                         )
-                elif _do_4 == "take-decree":
+                elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
                         out.append(
                             _move(
@@ -3555,17 +3485,6 @@ def _moves_visit_2__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                         )
                 else:
                     out.append(_move("visit", seat, card=v_card, state_action=v_state_action))
-
-
-def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
-    p = g.players[seat]
-    # rules/court.yaml:98 move
-    p.hand.remove(v_card)
-    g.court.append(v_card)
-    # rules/court.yaml:99 set
-    g.courtier = seat
-    if _opts_pay_visit(g, seat, v_noble):
-        _moves_visit_2__k2(_cp4(g, seat), seat, out, v_card, v_noble)
 
 
 def _play_visit_2(g: Game, seat: int, move: Move) -> None:
@@ -3608,8 +3527,8 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_4 = v_action
+        if _do_4 == "build-store":
             why = _why_build_store(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -3624,7 +3543,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "business"), "visit")
-        elif _do_5 == "open-building":
+        elif _do_4 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -3639,7 +3558,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_4 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):
@@ -3679,8 +3598,8 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_6 = v_action
-        if _do_6 == "build-store":
+        _do_5 = v_action
+        if _do_5 == "build-store":
             why = _why_build_store(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -3695,7 +3614,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business"), "visit")
-        elif _do_6 == "open-building":
+        elif _do_5 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -3710,7 +3629,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_6 == "take-decree":
+        elif _do_5 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):
@@ -3753,7 +3672,7 @@ def _moves_follow_2(g: Game, seat: int, *only: Any) -> list[Move]:
     v_visited = g.visit
     if (v_visited is not None) and (v_visited in p.royal_favors):
         v_noble = v_visited
-        _moves_follow_2__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
+        _moves_follow_2__k1(_cp2(g, seat), seat, out, v_visited, v_noble)
     return out
 
 
@@ -3806,7 +3725,7 @@ def _moves_follow_2__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
     # rules/court.yaml:138 gain
     g.favors[v_noble] = g.favors[v_noble] + 1
     if _opts_pay_visit(g, seat, v_noble):
-        _moves_follow_2__k2(_cp4(g, seat), seat, out, v_visited, v_noble)
+        _moves_follow_2__k2(_cp2(g, seat), seat, out, v_visited, v_noble)
 
 
 def _play_follow_2(g: Game, seat: int, move: Move) -> None:
@@ -3901,7 +3820,7 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor_2__k1(_cp5(g, seat), seat, out, v_card, v_price)
+            _moves_sponsor_2__k1(_cp3(g, seat), seat, out, v_card, v_price)
     return out
 
 
@@ -4039,11 +3958,12 @@ def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[Move]:
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
-        _moves_visit_3__k1(_cp3(g, seat), seat, out, v_card, v_noble)
+        if _opts_pay_visit(g, seat, v_noble):
+            _moves_visit_3__k1(_cp2(g, seat), seat, out, v_card, v_noble)
     return out
 
 
-def _moves_visit_3__k3(
+def _moves_visit_3__k2(
     g: Game,
     seat: int,
     out: list[Move],
@@ -4054,8 +3974,8 @@ def _moves_visit_3__k3(
 ) -> None:
     g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, v_favor)
     v_action = _T_noble_noble_action[v_noble]
-    _do_3 = v_action
-    if _do_3 == "build-store":
+    _do_2 = v_action
+    if _do_2 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
             out.append(
                 _move(
@@ -4067,7 +3987,7 @@ def _moves_visit_3__k3(
                     business=v_business,
                 )
             )
-    elif _do_3 == "open-building":
+    elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
                 _move(
@@ -4079,7 +3999,7 @@ def _moves_visit_3__k3(
                     plan=v_plan,
                 )
             )
-    elif _do_3 == "take-decree":
+    elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
             out.append(
                 _move(
@@ -4095,7 +4015,7 @@ def _moves_visit_3__k3(
         out.append(_move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
 
 
-def _moves_visit_3__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
+def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
     for v_state_action in (None, *dict.fromkeys(_T_noble_state_actions[v_noble])):
         if (v_state_action is None) or (v_state_action not in g.blocked):
@@ -4103,13 +4023,13 @@ def _moves_visit_3__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
-                    _moves_visit_3__k3(
-                        _cp4(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
+                    _moves_visit_3__k2(
+                        _cp2(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
                     )
             else:
                 v_action = _T_noble_noble_action[v_noble]
-                _do_4 = v_action
-                if _do_4 == "build-store":
+                _do_3 = v_action
+                if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
                         out.append(
                             _move(
@@ -4120,14 +4040,14 @@ def _moves_visit_3__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                                 business=v_business,
                             )
                         )
-                elif _do_4 == "open-building":
+                elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
                             _move(
                                 "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
                             )
                         )
-                elif _do_4 == "take-decree":
+                elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
                         out.append(
                             _move(
@@ -4140,17 +4060,6 @@ def _moves_visit_3__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                         )
                 else:
                     out.append(_move("visit", seat, card=v_card, state_action=v_state_action))
-
-
-def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
-    p = g.players[seat]
-    # rules/court.yaml:98 move
-    p.hand.remove(v_card)
-    g.court.append(v_card)
-    # rules/court.yaml:99 set
-    g.courtier = seat
-    if _opts_pay_visit(g, seat, v_noble):
-        _moves_visit_3__k2(_cp4(g, seat), seat, out, v_card, v_noble)
 
 
 def _play_visit_3(g: Game, seat: int, move: Move) -> None:
@@ -4190,8 +4099,8 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
         g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, move.favor)
         # rules/court.yaml:113 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_4 = v_action
+        if _do_4 == "build-store":
             why = _why_build_store_2(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -4206,7 +4115,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "business"), "visit")
-        elif _do_5 == "open-building":
+        elif _do_4 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -4221,7 +4130,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_4 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -4251,8 +4160,8 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
     else:
         # rules/court.yaml:113 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_6 = v_action
-        if _do_6 == "build-store":
+        _do_5 = v_action
+        if _do_5 == "build-store":
             why = _why_build_store_2(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -4267,7 +4176,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business"), "visit")
-        elif _do_6 == "open-building":
+        elif _do_5 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -4282,7 +4191,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_6 == "take-decree":
+        elif _do_5 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -4318,7 +4227,7 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[Move]:
     v_visited = g.visit
     if (v_visited is not None) and (v_visited in p.royal_favors):
         v_noble = v_visited
-        _moves_follow_3__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
+        _moves_follow_3__k1(_cp2(g, seat), seat, out, v_visited, v_noble)
     return out
 
 
@@ -4368,7 +4277,7 @@ def _moves_follow_3__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
     # rules/court.yaml:138 gain
     g.favors[v_noble] = g.favors[v_noble] + 1
     if _opts_pay_visit(g, seat, v_noble):
-        _moves_follow_3__k2(_cp4(g, seat), seat, out, v_visited, v_noble)
+        _moves_follow_3__k2(_cp2(g, seat), seat, out, v_visited, v_noble)
 
 
 def _play_follow_3(g: Game, seat: int, move: Move) -> None:
@@ -4453,7 +4362,7 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor_3__k1(_cp5(g, seat), seat, out, v_card, v_price)
+            _moves_sponsor_3__k1(_cp3(g, seat), seat, out, v_card, v_price)
     return out
 
 
@@ -4568,11 +4477,12 @@ def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[Move]:
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
-        _moves_visit_4__k1(_cp3(g, seat), seat, out, v_card, v_noble)
+        if _opts_pay_visit(g, seat, v_noble):
+            _moves_visit_4__k1(_cp2(g, seat), seat, out, v_card, v_noble)
     return out
 
 
-def _moves_visit_4__k3(
+def _moves_visit_4__k2(
     g: Game,
     seat: int,
     out: list[Move],
@@ -4586,8 +4496,8 @@ def _moves_visit_4__k3(
         v_action = _T_noble_reign_noble_action[v_noble]
     else:
         v_action = _T_noble_noble_action[v_noble]
-    _do_3 = v_action
-    if _do_3 == "build-store":
+    _do_2 = v_action
+    if _do_2 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
             out.append(
                 _move(
@@ -4599,7 +4509,7 @@ def _moves_visit_4__k3(
                     business=v_business,
                 )
             )
-    elif _do_3 == "open-building":
+    elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
                 _move(
@@ -4611,7 +4521,7 @@ def _moves_visit_4__k3(
                     plan=v_plan,
                 )
             )
-    elif _do_3 == "take-decree":
+    elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
             out.append(
                 _move(
@@ -4627,7 +4537,7 @@ def _moves_visit_4__k3(
         out.append(_move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
 
 
-def _moves_visit_4__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
+def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
     for v_state_action in (None, *dict.fromkeys(_T_noble_state_actions[v_noble])):
         if (v_state_action is None) or (v_state_action not in g.blocked):
@@ -4635,16 +4545,16 @@ def _moves_visit_4__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
-                    _moves_visit_4__k3(
-                        _cp4(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
+                    _moves_visit_4__k2(
+                        _cp2(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
                     )
             else:
                 if _T_noble_reign_flag[v_noble] in g.flags:
                     v_action = _T_noble_reign_noble_action[v_noble]
                 else:
                     v_action = _T_noble_noble_action[v_noble]
-                _do_4 = v_action
-                if _do_4 == "build-store":
+                _do_3 = v_action
+                if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
                         out.append(
                             _move(
@@ -4655,14 +4565,14 @@ def _moves_visit_4__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                                 business=v_business,
                             )
                         )
-                elif _do_4 == "open-building":
+                elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
                             _move(
                                 "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
                             )
                         )
-                elif _do_4 == "take-decree":
+                elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
                         out.append(
                             _move(
@@ -4675,17 +4585,6 @@ def _moves_visit_4__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                         )
                 else:
                     out.append(_move("visit", seat, card=v_card, state_action=v_state_action))
-
-
-def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
-    p = g.players[seat]
-    # rules/court.yaml:98 move
-    p.hand.remove(v_card)
-    g.court.append(v_card)
-    # rules/court.yaml:99 set
-    g.courtier = seat
-    if _opts_pay_visit(g, seat, v_noble):
-        _moves_visit_4__k2(_cp4(g, seat), seat, out, v_card, v_noble)
 
 
 def _play_visit_4(g: Game, seat: int, move: Move) -> None:
@@ -4728,8 +4627,8 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_4 = v_action
+        if _do_4 == "build-store":
             why = _why_build_store_2(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -4744,7 +4643,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "business"), "visit")
-        elif _do_5 == "open-building":
+        elif _do_4 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -4759,7 +4658,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_4 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):
@@ -4799,8 +4698,8 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_6 = v_action
-        if _do_6 == "build-store":
+        _do_5 = v_action
+        if _do_5 == "build-store":
             why = _why_build_store_2(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -4815,7 +4714,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business"), "visit")
-        elif _do_6 == "open-building":
+        elif _do_5 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -4830,7 +4729,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:121 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_6 == "take-decree":
+        elif _do_5 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):
@@ -4873,7 +4772,7 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[Move]:
     v_visited = g.visit
     if (v_visited is not None) and (v_visited in p.royal_favors):
         v_noble = v_visited
-        _moves_follow_4__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
+        _moves_follow_4__k1(_cp2(g, seat), seat, out, v_visited, v_noble)
     return out
 
 
@@ -4926,7 +4825,7 @@ def _moves_follow_4__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
     # rules/court.yaml:138 gain
     g.favors[v_noble] = g.favors[v_noble] + 1
     if _opts_pay_visit(g, seat, v_noble):
-        _moves_follow_4__k2(_cp4(g, seat), seat, out, v_visited, v_noble)
+        _moves_follow_4__k2(_cp2(g, seat), seat, out, v_visited, v_noble)
 
 
 def _play_follow_4(g: Game, seat: int, move: Move) -> None:
@@ -5021,7 +4920,7 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor_4__k1(_cp5(g, seat), seat, out, v_card, v_price)
+            _moves_sponsor_4__k1(_cp3(g, seat), seat, out, v_card, v_price)
     return out
 
 

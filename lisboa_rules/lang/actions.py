@@ -78,16 +78,21 @@ class ActionCompiler(Compiler):
                  where: Callable[[tuple[str | int, ...]], str],
                  table_values: Mapping[str, Mapping[Any, Any]] | None = None,
                  copier: Callable[[frozenset[str], frozenset[str], bool], str] | None = None,
-                 bundles: Bundles | None = None, effect_ids: tuple[str, ...] = ()) -> None:
+                 bundles: Bundles | None = None, effect_ids: tuple[str, ...] = (),
+                 measure_sources: Mapping[str, Any] | None = None) -> None:
         super().__init__(scope, procs, hooks, name, where)
         self.table_values: Mapping[str, Mapping[Any, Any]] = table_values or {}
         # (game fields, player fields, all players?) -> the name of a copy function
         self.copier = copier or (lambda g, p, o: "_copy_all")
         self.bundles = bundles if bundles is not None else Bundles()
         self.effect_ids = effect_ids
+        self.measure_sources: Mapping[str, Any] = measure_sources or {}
         self.functions: list[list[str]] = []
         self.let_sources: dict[str, str] = {}  # a local -> the code it was let to
         self.field_types: dict[str, VType] = {}  # the move fields chosen, with their types
+        # where loop-invariant options may be computed: per function's lines, (line, indent,
+        # the names bound there)
+        self.points: dict[int, list[tuple[int, int, frozenset[str]]]] = {}
         self.action: Action | None = None
         self.fields: list[str] = []
         self.counter = 0
@@ -153,6 +158,52 @@ class ActionCompiler(Compiler):
                         player |= p2
                         others = others or o2
         return game, player, others
+
+    def reads(self, steps: list[Step]) -> set[str]:
+        """The names the choices and refusals of these steps may read (conservatively: every
+        name in their expressions; of the procedures they do, their guards; of the effects
+        before their last choice, everything; the measures they name, expanded)."""
+        out: set[str] = set()
+        last = max((k for k, x in enumerate(steps) if self.decides(x)), default=-1)
+        for s in steps[:last + 1]:
+            if self.decides(s) or s.kind in ("let", "_restore"):
+                for sub in s.walk():
+                    out |= _names_in(sub)
+                    for pid in self._callees(sub):
+                        out |= self._proc_reads(pid, guard_only=True)
+            else:  # an effect that a later choice may see
+                for sub in s.walk():
+                    out |= _names_in(sub)
+                    for pid in self._callees(sub):
+                        out |= self._proc_reads(pid, guard_only=False)
+        return self._expand(out)
+
+    def _proc_reads(self, pid: str, guard_only: bool, seen: frozenset[str] = frozenset()
+                    ) -> set[str]:
+        proc = self.procs.get(pid)
+        if proc is None or pid in seen:
+            return set()
+        out: set[str] = set()
+        for s in proc.guard if guard_only else proc.steps:
+            for sub in s.walk():
+                out |= _names_in(sub)
+                if not guard_only:
+                    for callee in self._callees(sub):
+                        out |= self._proc_reads(callee, False, seen | {pid})
+        return out
+
+    def _expand(self, names: set[str]) -> set[str]:
+        """Names with the measures among them replaced by what they read."""
+        out = set(names)
+        todo = [n for n in names if n in self.measure_sources]
+        while todo:
+            n = todo.pop()
+            for m in _names_in(Step("let", {"x": self.measure_sources[n]}, ())):
+                if m not in out:
+                    out.add(m)
+                    if m in self.measure_sources:
+                        todo.append(m)
+        return out
 
     def _callees(self, s: Step) -> list[str]:
         if s.kind == "do":
@@ -223,10 +274,12 @@ class ActionCompiler(Compiler):
         self.counter = 0
         self.first_field: str | None = None
         self.field_types = {}
+        self.points = {}
         scope = self.scope
         head = "# " + py_comment(f"{self.where(action.path)} {action.id}")
         out = [head, f"def _moves_{stem}(g: Game, seat: int, *only: Any) -> list[Move]:",
                "    p = g.players[seat]", "    out: list[Move] = []"]
+        self._point(out, 1, scope)
         self._enum(list(action.steps), scope, 1, out, owned=False, first=True)
         out.append("    return out")
         self.functions.insert(0, _clean(out))
@@ -265,6 +318,7 @@ class ActionCompiler(Compiler):
                 break
             if s.kind == "let":
                 scope = self._let(s, scope, indent, out)
+                self._point(out, indent, scope)
                 i += 1
                 continue
             if s.kind == "choose":
@@ -281,6 +335,7 @@ class ActionCompiler(Compiler):
                     continue
                 scope, name = one
                 self._field(name)
+                self._point(out, indent + 1, scope)
                 self._enum(rest, scope, indent + 1, out, False, False, (*bound, name))
                 return
             first = False
@@ -288,6 +343,7 @@ class ActionCompiler(Compiler):
                 cond = self.expr(s, s.arg, scope, BOOL)
                 if cond is not None:
                     out.append(f"{pad}if {bare(cond.code)}:")
+                    self._point(out, indent + 1, self._narrow(s, scope))
                     self._enum(rest, self._narrow(s, scope), indent + 1, out, owned, False,
                                bound)
                     return
@@ -310,13 +366,60 @@ class ActionCompiler(Compiler):
             if s.kind == "apply":
                 self._enum_apply(s, rest, scope, indent, out, owned, bound)
                 return
-            # an effect the later choices depend on
+            # an effect: the later choices see what it changes, unless they read none of it
             if not owned:
+                seg = i
+                while seg < len(steps) and not self.decides(steps[seg]) \
+                        and steps[seg].kind not in ("let", "_restore"):
+                    seg += 1
+                game_w, player_w, _o = self.writes(tuple(steps[i:seg]))
+                if not (game_w | player_w) & self.reads(steps[seg:]):
+                    i = seg  # no later choice reads it: the move generator leaves it out
+                    continue
                 self._copy_then(steps[i:], scope, indent, out, bound)
                 return
             scope = self._effect(s, scope, indent, out)
+            self.points[id(out)] = []  # the state changed: nothing moves above this
+            self._point(out, indent, scope)
             i += 1
         self._emit_move(scope, bound, indent, out)
+
+    # Loop-invariant choices: the options of a procedure or a bundle read the state and the
+    # values they are given; inside loops over other choices, with the state unchanged, they
+    # are computed once, before the outermost loop that leaves their values unchanged.
+
+    def _point(self, out: list[str], indent: int, scope: Scope) -> None:
+        """Code at `indent` may be put here (the current end of `out`): the names bound."""
+        known = frozenset(v.code for v in scope.locals.values())
+        self.points.setdefault(id(out), []).append((len(out), indent, known))
+
+    def _hoisted(self, out: list[str], indent: int, code: str) -> str:
+        """`code` computed at the earliest point it can be, as a local; or `code` itself."""
+        refs = set(re.findall(r"\bv_\w+", code))
+        points = self.points.get(id(out), [])
+        best = None
+        for k, (pos, ind, known) in enumerate(points):
+            if ind > indent or not refs <= known:
+                continue
+            # the point encloses the end of `out` (nothing after it is indented less), and no
+            # condition between them guards the code (an `if` is a barrier: what it tests may
+            # be what makes the code safe to run)
+            body = [x for x in out[pos:] if x.strip()]
+            if all(len(x) - len(x.lstrip()) >= 4 * ind for x in body) and not any(
+                    len(x) - len(x.lstrip()) < 4 * indent
+                    and x.lstrip().startswith(("if ", "elif ", "else:")) for x in body):
+                best = k
+                break
+        if best is None or points[best][0] == len(out):
+            return code
+        pos, ind, _known = points[best]
+        self.counter += 1
+        name = f"_opts{self.counter}"
+        out.insert(pos, "    " * ind + f"{name} = {code}")
+        self.points[id(out)] = [(q + 1 if q >= pos and k != best else q, i, kn)
+                                for k, (q, i, kn) in enumerate(points)]
+        self.points[id(out)][best] = (pos + 1, ind, points[best][2])
+        return name
 
     def _restore(self, s: Step, scope: Scope) -> Step:
         """A step that ends the narrowing of an if's condition (the steps after the if read
@@ -401,6 +504,8 @@ class ActionCompiler(Compiler):
         out.append("    " * indent + f"{fn}({copy}(g, seat), seat, out{args})")
         body = [f"def {fn}(g: Game, seat: int, out: list[Move]{params}) -> None:",
                 "    p = g.players[seat]"]
+        self.points[id(body)] = []
+        self._point(body, 1, scope)
         self._enum(steps, scope, 1, body, True, False, bound)
         self.functions.append(_clean(body))
 
@@ -507,7 +612,8 @@ class ActionCompiler(Compiler):
             if names:
                 vars_ = [typed.local_code(n) for n in names]
                 target = f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_)
-                out.append(f"{inner_pad}for {target} in _opts_{stem}(g, seat{args}):")
+                opts = self._hoisted(out, level, f"_opts_{stem}(g, seat{args})")
+                out.append(f"{inner_pad}for {target} in {opts}:")
                 for n in names:
                     self._field(n)
                     inner = inner.with_locals(**{n: Name(typed.ANY, typed.local_code(n))})
@@ -529,7 +635,8 @@ class ActionCompiler(Compiler):
         inner = scope
         vars_ = [typed.local_code(n) for n in names]
         target = "_" if not vars_ else (f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_))
-        out.append(f"{pad}for {target} in g.rs.fx[{py_str(table)}][{key}][0](g, seat, {noble}):")
+        opts = self._hoisted(out, indent, f"g.rs.fx[{py_str(table)}][{key}][0](g, seat, {noble})")
+        out.append(f"{pad}for {target} in {opts}:")
         for n in names:
             self._field(n)
             inner = inner.with_locals(**{n: Name(typed.ANY, typed.local_code(n))})
@@ -844,6 +951,37 @@ class ActionCompiler(Compiler):
         refusal = rule if tail is None else f"{tail[0]}, {tail[1]}"
         out.append(f"{pad}_only_chosen(move, ({fields}{',' if len(bound) == 1 else ''}), "
                    f"{refusal})")
+
+
+def _names_in(s: Step) -> set[str]:
+    """Every name and attribute in the expressions of one step (not its nested steps)."""
+    texts: list[Any] = [s.arg]
+    texts += [v for k, v in s.extra if k == "with"]
+    out: set[str] = set()
+
+    def walk(v: Any) -> None:
+        if isinstance(v, str):
+            try:
+                tree = ast.parse(v.strip(), mode="eval")
+            except SyntaxError:
+                out.update(re.findall(r"[a-z_][a-z0-9_]*", v))
+                return
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name):
+                    out.add(node.id)
+                elif isinstance(node, ast.Attribute):
+                    out.add(node.attr)
+        elif isinstance(v, Mapping):
+            for k, x in v.items():
+                walk(k)
+                walk(x)
+        elif isinstance(v, list | tuple):
+            for x in v:
+                walk(x)
+
+    for t in texts:
+        walk(t)
+    return out
 
 
 def _clean(lines: list[str]) -> list[str]:

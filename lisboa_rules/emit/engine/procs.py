@@ -125,7 +125,7 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
 
             acomp = ActionCompiler(P._with_row(scope, ps.action_rows[kind]), ps.procs, ps.hooks,
                                    known, located_a, tables.values, copier.name, bundles,
-                                   ps.effects)
+                                   ps.effects, dict(ps.measures))
             got = acomp.compile_action(action, _PLACEHOLDER)
             code = "\n\n\n".join("\n".join(f) for f in got.functions)
             key = _without_comments(code)
