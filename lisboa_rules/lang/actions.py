@@ -237,8 +237,17 @@ class ActionCompiler(Compiler):
             return any(self._guarded(c) for c in callees)
         if s.kind == "apply":
             return self._apply_guarded(s)
-        if s.kind == "if":
+        if s.kind in ("if", "for_each", "repeat"):
             return any(self.decides(x) for x in (*s.body, *s.orelse))
+        return False
+
+    def _loop_refused(self, s: Step) -> bool:
+        """A loop whose steps choose or refuse is refused (a move makes each choice once)."""
+        if s.kind in ("for_each", "repeat") and self.decides(s):
+            self.problem(s, "step-order", "a choice or a refusal inside a loop: a move makes each "
+                         "choice once; write the choices as steps of their own, or choose "
+                         "several items at once (choose with min/max) before the loop")
+            return True
         return False
 
     def _apply_guarded(self, s: Step) -> bool:
@@ -366,6 +375,9 @@ class ActionCompiler(Compiler):
             if s.kind == "apply":
                 self._enum_apply(s, rest, scope, indent, out, owned, bound)
                 return
+            if self._loop_refused(s):
+                i += 1
+                continue
             # an effect: the later choices see what it changes, unless they read none of it
             if not owned:
                 seg = i
@@ -862,6 +874,8 @@ class ActionCompiler(Compiler):
             i += 1
             if s.kind == "_restore":
                 scope = scope.with_locals(**dict(s.arg))
+                continue
+            if self._loop_refused(s):
                 continue
             srule = self._rule_code(s, scope)
             if s.kind == "choose":

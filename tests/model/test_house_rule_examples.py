@@ -55,7 +55,7 @@ REDLINE = {
     "goods-scoring": "Goods left in your warehouse",
     "influence-tiebreak": "most Influence",
     "tithe-effect": "Id: tithe",
-    "followed-events": "Follow an Event",
+    "followed-events": "Followable",
     "both-state-actions": "visit-second-state-action",
     "store-tithe": "On: store-built",
     "pioneer-grant": "build-store.pioneer-grant",
@@ -797,7 +797,7 @@ def test_followed_events_offer_a_follow_to_each_holder(base: Build, folded: Any,
     follower = g.actor
     assert follower == (seat + 1) % 3 and g.players[follower].royal_favors
     kinds = sorted(m.kind for m in E.legal_moves(g))
-    assert kinds == ["decline"] + ["follow-event"] * len(set(g.players[follower].royal_favors))
+    assert kinds == ["decline"] + ["follow"] * len(set(g.players[follower].royal_favors))
     # the base game: nobody follows an event, the turn goes on with the refill
     b = _event_turn(base.engine, base.engine.new_game(3, (), seed))
     assert b.phase == "refill" and b.visit is None
@@ -815,7 +815,7 @@ def test_following_an_event_pays_it_returns_a_favor_and_takes_it(
     noble = p.royal_favors[0]
     favors = g.favors[noble]
     price = g.rs.costs["sponsor-cost"](g, p, E._NO_CTX)
-    move = E.Move("follow-event", f, noble=noble)
+    move = E.Move("follow", f, noble=noble)
     if not ok:
         err = E.explain_move(g, move)
         assert err is not None and err.rule == "sponsor-cost"
@@ -838,7 +838,7 @@ def test_followed_events_in_random_games(folded: Any) -> None:
         rng = random.Random(seed)
         while g.phase != "over":
             move = rng.choice(E.legal_moves(g))
-            followed += move.kind == "follow-event"
+            followed += move.kind == "follow" and g.visit is None
             g = E.apply_move(g, move)
             sound(E, g)
     assert followed > 0
