@@ -1019,3 +1019,34 @@ def test_fourth_noble_shared_state_action_blocked_apart(folded: Any) -> None:
     p.reis, p.influence = 10, 10
     plans = [m for m in E.legal_moves(g) if m.kind == "visit" and m.state_action == "plan"]
     assert plans, "the Patriarch's Plan is blocked by a good on Manuel's"
+
+
+@pytest.mark.parametrize("loop", [
+    "for_each: {as: sa, in: noble.state_actions}\n            do:\n              - apply: {effects: sa.effects, noble: noble}",
+    "repeat: 2\n            do:\n              - choose: {as: extra, from: noble.state_actions}",
+])
+def test_a_choice_inside_a_loop_of_an_action_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], loop: str
+) -> None:
+    """A move makes each choice once: steps that choose or refuse inside a loop of an action
+    are a located step-order error, not a loop that silently chooses nothing."""
+    text = f"""kind: variant
+id: loopy
+title: Loopy
+applies: chosen
+text: A visit takes every State action.
+source: [seed:001#action-3-visit-a-noble]
+changes:
+  court:
+    actions:
+      - id: visit
+        steps:
+          - $add: true
+            $after: visit-state-action-effects
+            id: visit-all
+            {loop}
+"""
+    code, err = _variant_build(tmp_path, "loopy", text, capsys)
+    assert code == 1
+    assert "loopy.yaml:15:" in err and "error[step-order]" in err and "inside a loop" in err
+    assert not (tmp_path / "g").exists()
