@@ -1021,9 +1021,13 @@ def test_fourth_noble_shared_state_action_blocked_apart(folded: Any) -> None:
     assert plans, "the Patriarch's Plan is blocked by a good on Manuel's"
 
 
+_PAD = "\n            "
+
+
 @pytest.mark.parametrize("loop", [
-    "for_each: {as: sa, in: noble.state_actions}\n            do:\n              - apply: {effects: sa.effects, noble: noble}",
-    "repeat: 2\n            do:\n              - choose: {as: extra, from: noble.state_actions}",
+    f"for_each: {{as: sa, in: noble.state_actions}}{_PAD}do:{_PAD}  - apply: "
+    "{effects: sa.effects, noble: noble}",
+    f"repeat: 2{_PAD}do:{_PAD}  - choose: {{as: extra, from: noble.state_actions}}",
 ])
 def test_a_choice_inside_a_loop_of_an_action_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], loop: str
