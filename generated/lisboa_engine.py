@@ -2688,10 +2688,12 @@ def _moves_trade__k1(g: Game, seat: int, out: list[Move], v_card: Any) -> None:
                 for v_n in ("manuel", "marquis", "king")
                 if (v_state_action in _T_noble_state_actions[v_n])
             )
-            _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
+            _opts2: Any = None
             for v_good in dict.fromkeys(_T_noble_trade_goods[v_noble]):
                 if not (p.goods[v_good] > 0):
                     continue
+                if _opts2 is None:
+                    _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
                 for (v_favor,) in _opts2:
                     out.append(
                         _move(
@@ -2749,12 +2751,19 @@ def _play_trade(g: Game, seat: int, move: Move) -> None:
 def _moves_visit(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
         if _opts_pay_visit(g, seat, v_noble):
-            _moves_visit__k1(_cp2(g, seat), seat, out, v_card, v_noble)
+            _done = _memo.get((v_noble,))
+            if _done is None:
+                _done = _memo[(v_noble,)] = []
+                _moves_visit__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                out += _done
+            else:
+                out += [_retag(m, "card", v_card) for m in _done]
     return out
 
 
@@ -3181,7 +3190,7 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
         v_event = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is None:
             raise IllegalMove("follow", "there is nothing to follow")
-        v_noble = move.noble
+        v_noble = _any(move.noble)
         if v_noble not in dict.fromkeys(p.royal_favors):
             raise IllegalMove("follow", "return a Royal Favor tile you hold")
         # rules/court.yaml:169 move
@@ -3468,12 +3477,19 @@ def _play_marker(g: Game, seat: int, move: Move) -> None:
 def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
         if _opts_pay_visit(g, seat, v_noble):
-            _moves_visit_2__k1(_cp2(g, seat), seat, out, v_card, v_noble)
+            _done = _memo.get((v_noble,))
+            if _done is None:
+                _done = _memo[(v_noble,)] = []
+                _moves_visit_2__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                out += _done
+            else:
+                out += [_retag(m, "card", v_card) for m in _done]
     return out
 
 
@@ -3939,7 +3955,7 @@ def _play_follow_2(g: Game, seat: int, move: Move) -> None:
         v_event = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is None:
             raise IllegalMove("follow", "there is nothing to follow")
-        v_noble = move.noble
+        v_noble = _any(move.noble)
         if v_noble not in dict.fromkeys(p.royal_favors):
             raise IllegalMove("follow", "return a Royal Favor tile you hold")
         # rules/court.yaml:169 move
@@ -4144,12 +4160,19 @@ def _play_draw_2(g: Game, seat: int, move: Move) -> None:
 def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
         if _opts_pay_visit(g, seat, v_noble):
-            _moves_visit_3__k1(_cp2(g, seat), seat, out, v_card, v_noble)
+            _done = _memo.get((v_noble,))
+            if _done is None:
+                _done = _memo[(v_noble,)] = []
+                _moves_visit_3__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                out += _done
+            else:
+                out += [_retag(m, "card", v_card) for m in _done]
     return out
 
 
@@ -4576,7 +4599,7 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
         v_event = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is None:
             raise IllegalMove("follow", "there is nothing to follow")
-        v_noble = move.noble
+        v_noble = _any(move.noble)
         if v_noble not in dict.fromkeys(p.royal_favors):
             raise IllegalMove("follow", "return a Royal Favor tile you hold")
         # rules/court.yaml:169 move
@@ -4758,12 +4781,19 @@ def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
 def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
         if _opts_pay_visit(g, seat, v_noble):
-            _moves_visit_4__k1(_cp2(g, seat), seat, out, v_card, v_noble)
+            _done = _memo.get((v_noble,))
+            if _done is None:
+                _done = _memo[(v_noble,)] = []
+                _moves_visit_4__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                out += _done
+            else:
+                out += [_retag(m, "card", v_card) for m in _done]
     return out
 
 
@@ -5229,7 +5259,7 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
         v_event = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is None:
             raise IllegalMove("follow", "there is nothing to follow")
-        v_noble = move.noble
+        v_noble = _any(move.noble)
         if v_noble not in dict.fromkeys(p.royal_favors):
             raise IllegalMove("follow", "return a Royal Favor tile you hold")
         # rules/court.yaml:169 move
@@ -8165,6 +8195,20 @@ def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | N
             raise _illegal(
                 rule, reason or f"a {move.kind} move does not choose {name.replace('_', ' ')}"
             )
+
+
+def _retag(move: Move, name: str, value: Any) -> Move:
+    """The same move with another value of one choice (the move generators make the moves of
+    cards of one Noble once)."""
+    out = _new(Move)
+    out.__dict__.update(move.__dict__)
+    out.__dict__[name] = value
+    return out
+
+
+def _any(value: Any) -> Any:
+    """A move's choice read into a name that another way through the steps gave a type."""
+    return value
 
 
 def _not_chosen(name: str) -> tuple[str, str]:

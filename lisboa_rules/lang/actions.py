@@ -282,14 +282,19 @@ class ActionCompiler(Compiler):
         self.fields = []
         self.counter = 0
         self.first_field: str | None = None
+        self.first_var: str | None = None
         self.field_types = {}
         self.points = {}
         scope = self.scope
         head = "# " + py_comment(f"{self.where(action.path)} {action.id}")
         out = [head, f"def _moves_{stem}(g: Game, seat: int, *only: Any) -> list[Move]:",
                "    p = g.players[seat]", "    out: list[Move] = []"]
+        self.main_out = out
+        self.memo = False
         self._point(out, 1, scope)
         self._enum(list(action.steps), scope, 1, out, owned=False, first=True)
+        if self.memo:
+            out.insert(4, "    _memo: dict[Any, list[Move]] = {}")
         out.append("    return out")
         self.functions.insert(0, _clean(out))
         play = [f"def _play_{stem}(g: Game, seat: int, move: Move) -> None:",
@@ -427,7 +432,10 @@ class ActionCompiler(Compiler):
         pos, ind, _known = points[best]
         self.counter += 1
         name = f"_opts{self.counter}"
-        out.insert(pos, "    " * ind + f"{name} = {code}")
+        # computed the first time it is needed (a loop that never reaches it pays nothing)
+        out.insert(pos, "    " * ind + f"{name}: Any = None")
+        out.append("    " * indent + f"if {name} is None:")
+        out.append("    " * indent + f"    {name} = {code}")
         self.points[id(out)] = [(q + 1 if q >= pos and k != best else q, i, kn)
                                 for k, (q, i, kn) in enumerate(points)]
         self.points[id(out)][best] = (pos + 1, ind, points[best][2])
@@ -469,6 +477,7 @@ class ActionCompiler(Compiler):
                 assert src is not None
                 where = f"{var} in {src.code}" + (f" and ({where})" if where else "")
                 self.first_field = name
+                self.first_var = var
             if where is not None:
                 test = f"{var} is not None and not ({where})" if optional else f"not ({where})"
                 if re.fullmatch(rf"{var} in [^()]*(\(.*\))?", where) and " and " not in where:
@@ -513,13 +522,34 @@ class ActionCompiler(Compiler):
                  if n != "seat" and re.fullmatch(r"v_\w+", v.code)]
         params = "".join(f", {scope.locals[n].code}: Any" for n in names)
         args = "".join(f", {scope.locals[n].code}" for n in names)
-        out.append("    " * indent + f"{fn}({copy}(g, seat), seat, out{args})")
         body = [f"def {fn}(g: Game, seat: int, out: list[Move]{params}) -> None:",
                 "    p = g.players[seat]"]
         self.points[id(body)] = []
         self._point(body, 1, scope)
+        start = len(self.functions)
         self._enum(steps, scope, 1, body, True, False, bound)
         self.functions.append(_clean(body))
+        pad = "    " * indent
+        call = f"{fn}({copy}(g, seat), seat, {{}}{args})"
+        first = self.first_var
+        others = [scope.locals[n].code for n in names if scope.locals[n].code != first]
+        if out is self.main_out and first is not None and self.first_field is not None \
+                and first in args and _only_in_moves(self.functions[start:], first,
+                                                     self.first_field):
+            # The moves of the rest depend on the first choice only through the other values
+            # (a card through its Noble): made once per those values, then retagged.
+            key = f"({', '.join(others)},)" if others else "()"
+            self.memo = True
+            out += [f"{pad}_done = _memo.get({key})",
+                    f"{pad}if _done is None:",
+                    f"{pad}    _done = _memo[{key}] = []",
+                    f"{pad}    {call.format('_done')}",
+                    f"{pad}    out += _done",
+                    f"{pad}else:",
+                    f"{pad}    out += [_retag(m, {py_str(self.first_field)}, {first}) "
+                    "for m in _done]"]
+            return
+        out.append(pad + call.format("out"))
 
     def _do_target(self, s: Step, scope: Scope) -> list[tuple[str | None, Procedure | None]]:
         """The procedures a do step may carry out: [(test, procedure)], test being the
@@ -883,7 +913,9 @@ class ActionCompiler(Compiler):
                     continue
                 name = str(s.arg["as"])
                 var = typed.local_code(name)
-                out.append(f"{pad}{var} = move.{name}")
+                # a name another branch gave a type to: the move's value, as any value
+                again = any(re.match(rf"\s*{var}(: [^=]+)? = ", x) for x in out)
+                out.append(f"{pad}{var} = " + (f"_any(move.{name})" if again else f"move.{name}"))
                 why: list[str] = []
                 shown = scope.with_locals(**{name: Name(typed.ANY, var)})
                 inner = self._guard_why(s, Procedure(self.action.id, (), (s,), self.action.rule),
@@ -965,6 +997,22 @@ class ActionCompiler(Compiler):
         refusal = rule if tail is None else f"{tail[0]}, {tail[1]}"
         out.append(f"{pad}_only_chosen(move, ({fields}{',' if len(bound) == 1 else ''}), "
                    f"{refusal})")
+
+
+def _only_in_moves(functions: list[list[str]], var: str, field_name: str) -> bool:
+    """Whether the functions read `var` only to put it in the moves they make (as
+    `field_name=var`) or to pass it on to one another."""
+    for lines in functions:
+        for line in lines:
+            if var not in line:
+                continue
+            rest = re.sub(rf"\b{field_name}={var}\b", "", line)
+            rest = re.sub(rf"\b{var}: Any\b", "", rest)
+            if re.match(r"\s*_moves_\w+__k\d+\(", rest):
+                rest = re.sub(rf"\b{var}\b", "", rest)
+            if re.search(rf"\b{var}\b", rest):
+                return False
+    return True
 
 
 def _names_in(s: Step) -> set[str]:

@@ -998,6 +998,20 @@ def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | N
             )
 
 
+def _retag(move: Move, name: str, value: Any) -> Move:
+    """The same move with another value of one choice (the move generators make the moves of
+    cards of one Noble once)."""
+    out = _new(Move)
+    out.__dict__.update(move.__dict__)
+    out.__dict__[name] = value
+    return out
+
+
+def _any(value: Any) -> Any:
+    """A move's choice read into a name that another way through the steps gave a type."""
+    return value
+
+
 def _not_chosen(name: str) -> tuple[str, str]:
     """Why a bundle of effects that makes no such choice refuses one (the caller names the
     rule)."""
