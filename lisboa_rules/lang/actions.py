@@ -532,13 +532,13 @@ class ActionCompiler(Compiler):
         pad = "    " * indent
         call = f"{fn}({copy}(g, seat), seat, {{}}{args})"
         first = self.first_var
-        others = [scope.locals[n].code for n in names if scope.locals[n].code != first]
+        keyed = [scope.locals[n].code for n in names if scope.locals[n].code != first]
         if out is self.main_out and first is not None and self.first_field is not None \
                 and first in args and _only_in_moves(self.functions[start:], first,
                                                      self.first_field):
             # The moves of the rest depend on the first choice only through the other values
             # (a card through its Noble): made once per those values, then retagged.
-            key = f"({', '.join(others)},)" if others else "()"
+            key = f"({', '.join(keyed)},)" if keyed else "()"
             self.memo = True
             out += [f"{pad}_done = _memo.get({key})",
                     f"{pad}if _done is None:",
