@@ -618,11 +618,7 @@ def _move(kind: str, player: int, **choices: Any) -> Move:
     """`Move(kind, player, **choices)`, the same object, made without the frozen dataclass's
     one `__setattr__` per field: the move generators make thousands of moves per game."""
     move = _new(Move)
-    fields = move.__dict__
-    fields.update(_MOVE_DEFAULTS)
-    fields["kind"] = kind
-    fields["player"] = player
-    fields.update(choices)
+    move.__dict__.update(_MOVE_DEFAULTS, kind=kind, player=player, **choices)
     return move
 
 
