@@ -1767,7 +1767,9 @@ def _why_pay_visit(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
                 + str(p.influence)
                 + " Influence and "
                 + str(p.wigs)
-                + " wigs for the "
+                + " "
+                + "wigs"
+                + " for the "
                 + str(v_due)
                 + " lacking"
             ),
@@ -1931,8 +1933,11 @@ def _why_take_decree(g: Game, seat: int, v_decrees: Any) -> tuple[str, str] | No
         return (
             "take-decree.extra-pick",
             (
-                "you may take 1 extra Decree for a Rubble Set "
-                + "marker of yours on marquis, and you have "
+                "you may take "
+                + "1"
+                + " extra Decree for a Rubble Set marker of yours on "
+                + "marquis"
+                + ", and you have "
                 + str(p.markers.get("marquis", 0))
                 + " there"
             ),
@@ -2236,8 +2241,11 @@ def _why_take_decree_2(g: Game, seat: int, v_decrees: Any) -> tuple[str, str] | 
         return (
             "take-decree.extra-pick",
             (
-                "you may take 1 extra Decree for a Rubble Set "
-                + "marker of yours on marquis, and you have "
+                "you may take "
+                + "1"
+                + " extra Decree for a Rubble Set marker of yours on "
+                + "marquis"
+                + ", and you have "
                 + str(p.markers.get("marquis", 0))
                 + " there"
             ),

@@ -192,6 +192,7 @@ class Emitted:
 
 
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+_DATA = "\x00data:"  # marks a piece of a refusal's words that is a text of the rules data
 
 
 class Compiler:
@@ -478,19 +479,26 @@ class Compiler:
             except (ValueError, SyntaxError):
                 parts.append(f"str({bare(t.code)})")
             else:
-                parts.append(py_str(str(value)))
+                # a text of the rules data stays a piece of its own, whatever it holds (so the
+                # code's shape never depends on the words of the data)
+                parts.append(_DATA + py_str(str(value)))
             pos = m.end()
         parts.append(py_str(text[pos:]))
-        merged: list[str] = []
-        for x in parts:  # adjacent literals become one
-            if merged and x.startswith(('"', "'")) and merged[-1].startswith(('"', "'")):
-                merged[-1] = py_str(ast.literal_eval(merged[-1]) + ast.literal_eval(x))
+        merged: list[tuple[str, bool]] = []  # (code, a text of the data: kept whole)
+        for x in parts:  # adjacent literals of the words become one
+            if x.startswith(_DATA):
+                merged.append((x.removeprefix(_DATA), True))
+                continue
+            if merged and not merged[-1][1] and x.startswith(('"', "'")) \
+                    and merged[-1][0].startswith(('"', "'")):
+                merged[-1] = (py_str(ast.literal_eval(merged[-1][0]) + ast.literal_eval(x)),
+                              False)
             else:
-                merged.append(x)
-        merged = [x for x in merged if x not in ("''", '""')]
+                merged.append((x, False))
+        merged = [(x, d) for x, d in merged if d or x not in ("''", '""')]
         chunks: list[str] = []
-        for x in merged:  # long words are cut at spaces, so that the lines can be wrapped
-            if x.startswith(('"', "'")) and len(x) > 60:
+        for x, data in merged:  # long words are cut at spaces, so that the lines can be wrapped
+            if not data and x.startswith(('"', "'")) and len(x) > 60:
                 words = re.split(r"(?<= )", ast.literal_eval(x))
                 piece = ""
                 for w in words:
