@@ -1103,7 +1103,7 @@ def test_actions_agree(engine: ModuleType, models: dict[tuple[str, ...], Model])
 # `build --variant NAME`), with what only they list: a new move field, a new kind of move, a
 # Royal Favor of the new Noble.
 EXAMPLE_ACTIONS = {"both-state-actions": "field second_state_action",
-                   "followed-events": "moves follow-event",
+                   "followed-events": "moves follow",
                    "fourth-noble": "value favor patriarch"}
 
 
