@@ -2328,323 +2328,323 @@ def _run_build_store_2(g: Game, seat: int, v_business: Any) -> None:
     pass  # no hook listens to "store-built"
 
 
-def _opts__fx1(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx1(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     out.append(())
     return out
 
 
-def _why__fx1(g: Game, seat: int, noble: Any) -> tuple[str, str] | None:
+def _why__fx1(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
     return None
 
 
-def _run__fx1(g: Game, seat: int, noble: Any) -> None:
+def _run__fx1(g: Game, seat: int, v_noble: Any) -> None:
     pass
 
 
-def _opts__fx2(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx2(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    if _why_rubble(g, seat, 1, noble) is None:
+    if _why_rubble(g, seat, 1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx2(g: Game, seat: int, noble: Any) -> tuple[str, str] | None:
-    why = _why_rubble(g, seat, 1, noble)
+def _why__fx2(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+    why = _why_rubble(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx2(g: Game, seat: int, noble: Any) -> None:
-    _run_rubble(g, seat, 1, noble)
+def _run__fx2(g: Game, seat: int, v_noble: Any) -> None:
+    _run_rubble(g, seat, 1, v_noble)
 
 
-def _opts__fx3(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx3(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    if _why_influence_gain(g, seat, 1, noble) is None:
+    if _why_influence_gain(g, seat, 1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx3(g: Game, seat: int, noble: Any) -> tuple[str, str] | None:
-    why = _why_influence_gain(g, seat, 1, noble)
+def _why__fx3(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+    why = _why_influence_gain(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx3(g: Game, seat: int, noble: Any) -> None:
-    _run_influence_gain(g, seat, 1, noble)
+def _run__fx3(g: Game, seat: int, v_noble: Any) -> None:
+    _run_influence_gain(g, seat, 1, v_noble)
 
 
-def _opts__fx4(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx4(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    if _why_reis(g, seat, 3, noble) is None:
+    if _why_reis(g, seat, 3, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx4(g: Game, seat: int, noble: Any) -> tuple[str, str] | None:
-    why = _why_reis(g, seat, 3, noble)
+def _why__fx4(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+    why = _why_reis(g, seat, 3, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx4(g: Game, seat: int, noble: Any) -> None:
-    _run_reis(g, seat, 3, noble)
+def _run__fx4(g: Game, seat: int, v_noble: Any) -> None:
+    _run_reis(g, seat, 3, v_noble)
 
 
-def _opts__fx5(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx5(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    if _why_wigs(g, seat, 1, noble) is None:
+    if _why_wigs(g, seat, 1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx5(g: Game, seat: int, noble: Any) -> tuple[str, str] | None:
-    why = _why_wigs(g, seat, 1, noble)
+def _why__fx5(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+    why = _why_wigs(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx5(g: Game, seat: int, noble: Any) -> None:
-    _run_wigs(g, seat, 1, noble)
+def _run__fx5(g: Game, seat: int, v_noble: Any) -> None:
+    _run_wigs(g, seat, 1, v_noble)
 
 
-def _opts__fx6(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx6(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    if _why_reis(g, seat, 2, noble) is None:
+    if _why_reis(g, seat, 2, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx6(g: Game, seat: int, noble: Any) -> tuple[str, str] | None:
-    why = _why_reis(g, seat, 2, noble)
+def _why__fx6(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+    why = _why_reis(g, seat, 2, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx6(g: Game, seat: int, noble: Any) -> None:
-    _run_reis(g, seat, 2, noble)
+def _run__fx6(g: Game, seat: int, v_noble: Any) -> None:
+    _run_reis(g, seat, 2, v_noble)
 
 
-def _opts__fx7(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx7(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    if _why_reis(g, seat, -2, noble) is None:
+    if _why_reis(g, seat, -2, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx7(g: Game, seat: int, noble: Any) -> tuple[str, str] | None:
-    why = _why_reis(g, seat, -2, noble)
+def _why__fx7(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+    why = _why_reis(g, seat, -2, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx7(g: Game, seat: int, noble: Any) -> None:
-    _run_reis(g, seat, -2, noble)
+def _run__fx7(g: Game, seat: int, v_noble: Any) -> None:
+    _run_reis(g, seat, -2, v_noble)
 
 
-def _opts__fx8(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx8(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    if _why_influence(g, seat, -1, noble) is None:
+    if _why_influence(g, seat, -1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx8(g: Game, seat: int, noble: Any) -> tuple[str, str] | None:
-    why = _why_influence(g, seat, -1, noble)
+def _why__fx8(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+    why = _why_influence(g, seat, -1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx8(g: Game, seat: int, noble: Any) -> None:
-    _run_influence(g, seat, -1, noble)
+def _run__fx8(g: Game, seat: int, v_noble: Any) -> None:
+    _run_influence(g, seat, -1, v_noble)
 
 
-def _opts__fx9(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx9(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    if _why_reis(g, seat, -1, noble) is None:
+    if _why_reis(g, seat, -1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx9(g: Game, seat: int, noble: Any) -> tuple[str, str] | None:
-    why = _why_reis(g, seat, -1, noble)
+def _why__fx9(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+    why = _why_reis(g, seat, -1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx9(g: Game, seat: int, noble: Any) -> None:
-    _run_reis(g, seat, -1, noble)
+def _run__fx9(g: Game, seat: int, v_noble: Any) -> None:
+    _run_reis(g, seat, -1, v_noble)
 
 
-def _opts__fx10(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx10(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     v_favor = None
-    if _why_officials_to_office(g, seat, 2, noble) is None:
+    if _why_officials_to_office(g, seat, 2, v_noble) is None:
         out.append((v_favor,))
     return out
 
 
-def _why__fx10(g: Game, seat: int, noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx10(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
     if v_favor is not None:
         return _not_chosen("favor")
-    why = _why_officials_to_office(g, seat, 2, noble)
+    why = _why_officials_to_office(g, seat, 2, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx10(g: Game, seat: int, noble: Any, v_favor: Any) -> None:
-    _run_officials_to_office(g, seat, 2, noble)
+def _run__fx10(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+    _run_officials_to_office(g, seat, 2, v_noble)
 
 
-def _opts__fx11(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx11(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     v_favor = None
-    if _why_plan(g, seat, 1, noble) is None:
+    if _why_plan(g, seat, 1, v_noble) is None:
         out.append((v_favor,))
     return out
 
 
-def _why__fx11(g: Game, seat: int, noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx11(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
     if v_favor is not None:
         return _not_chosen("favor")
-    why = _why_plan(g, seat, 1, noble)
+    why = _why_plan(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx11(g: Game, seat: int, noble: Any, v_favor: Any) -> None:
-    _run_plan(g, seat, 1, noble)
+def _run__fx11(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+    _run_plan(g, seat, 1, v_noble)
 
 
-def _opts__fx12(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx12(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     v_favor = None
-    if _why_ship(g, seat, 1, noble) is None:
+    if _why_ship(g, seat, 1, v_noble) is None:
         out.append((v_favor,))
     return out
 
 
-def _why__fx12(g: Game, seat: int, noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx12(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
     if v_favor is not None:
         return _not_chosen("favor")
-    why = _why_ship(g, seat, 1, noble)
+    why = _why_ship(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx12(g: Game, seat: int, noble: Any, v_favor: Any) -> None:
-    _run_ship(g, seat, 1, noble)
+def _run__fx12(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+    _run_ship(g, seat, 1, v_noble)
 
 
-def _opts__fx13(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx13(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     v_favor = None
-    if _why_produce(g, seat, 1, noble) is None:
+    if _why_produce(g, seat, 1, v_noble) is None:
         out.append((v_favor,))
     return out
 
 
-def _why__fx13(g: Game, seat: int, noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx13(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
     if v_favor is not None:
         return _not_chosen("favor")
-    why = _why_produce(g, seat, 1, noble)
+    why = _why_produce(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx13(g: Game, seat: int, noble: Any, v_favor: Any) -> None:
-    _run_produce(g, seat, 1, noble)
+def _run__fx13(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+    _run_produce(g, seat, 1, v_noble)
 
 
-def _opts__fx14(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx14(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     v_favor = None
-    if _why_influence_gain(g, seat, 1, noble) is None:
+    if _why_influence_gain(g, seat, 1, v_noble) is None:
         out.append((v_favor,))
     return out
 
 
-def _why__fx14(g: Game, seat: int, noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx14(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
     if v_favor is not None:
         return _not_chosen("favor")
-    why = _why_influence_gain(g, seat, 1, noble)
+    why = _why_influence_gain(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx14(g: Game, seat: int, noble: Any, v_favor: Any) -> None:
-    _run_influence_gain(g, seat, 1, noble)
+def _run__fx14(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+    _run_influence_gain(g, seat, 1, v_noble)
 
 
-def _opts__fx15(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx15(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    for (v_favor,) in _opts_royal_favor(g, seat, 1, noble):
-        if _why_royal_favor(g, seat, 1, noble, v_favor) is None:
+    for (v_favor,) in _opts_royal_favor(g, seat, 1, v_noble):
+        if _why_royal_favor(g, seat, 1, v_noble, v_favor) is None:
             out.append((v_favor,))
     return out
 
 
-def _why__fx15(g: Game, seat: int, noble: Any, v_favor: Any) -> tuple[str, str] | None:
-    why = _why_royal_favor(g, seat, 1, noble, v_favor)
+def _why__fx15(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
+    why = _why_royal_favor(g, seat, 1, v_noble, v_favor)
     if why is not None:
         return why
     return None
 
 
-def _run__fx15(g: Game, seat: int, noble: Any, v_favor: Any) -> None:
+def _run__fx15(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
     if v_favor is not None:
-        _run_royal_favor(g, seat, 1, noble, v_favor)
+        _run_royal_favor(g, seat, 1, v_noble, v_favor)
 
 
-def _opts__fx16(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx16(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    if _why_wigs(g, seat, 2, noble) is None:
+    if _why_wigs(g, seat, 2, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx16(g: Game, seat: int, noble: Any) -> tuple[str, str] | None:
-    why = _why_wigs(g, seat, 2, noble)
+def _why__fx16(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+    why = _why_wigs(g, seat, 2, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx16(g: Game, seat: int, noble: Any) -> None:
-    _run_wigs(g, seat, 2, noble)
+def _run__fx16(g: Game, seat: int, v_noble: Any) -> None:
+    _run_wigs(g, seat, 2, v_noble)
 
 
-def _opts__fx17(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx17(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    if _why_reis(g, seat, 1, noble) is None:
+    if _why_reis(g, seat, 1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx17(g: Game, seat: int, noble: Any) -> tuple[str, str] | None:
-    why = _why_reis(g, seat, 1, noble)
+def _why__fx17(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+    why = _why_reis(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx17(g: Game, seat: int, noble: Any) -> None:
-    _run_reis(g, seat, 1, noble)
+def _run__fx17(g: Game, seat: int, v_noble: Any) -> None:
+    _run_reis(g, seat, 1, v_noble)
 
 
 # rules/court.yaml:36 portfolio

@@ -13,11 +13,12 @@ see. The compiler turns an action into two kinds of straight-line functions:
 - `_play_…(g, seat, move)`: the effects with the move's choices, checking each choice and
   require on the way and raising IllegalMove with the step's rule and words.
 
-`apply: {effects: ROW.col, noble: EXPR}` carries out a bundle of effects of a row of the rules
-(`state_action.effects`, `card.reward`): each distinct bundle is compiled into functions of its
+`apply: {effects: ROW.col, PARAM: EXPR}` carries out a bundle of effects of a row of the rules
+(`row.effects`, `this.reward`; PARAM: the parameters the effects share after their amount):
+each distinct bundle is compiled into functions of its
 own (`_opts_fx…`, `_why_fx…`, `_run_fx…`) found through a table by the row's id. `do: EXPR`
 with an expression (not a procedure's id) carries out the procedure the value names
-(`do: action`, where `action` is `noble.noble_action`); a value that names no procedure does
+(`do: action`, where `action` is a column `row.procedure`); a value that names no procedure does
 nothing.
 """
 
@@ -31,7 +32,7 @@ from typing import Any
 
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.lang import typed
-from lisboa_rules.lang.steps import Compiler, Procedure, Step, bare, negate
+from lisboa_rules.lang.steps import Compiler, Param, Procedure, Step, bare, negate
 from lisboa_rules.lang.typed import BOOL, Name, Scope, VType
 
 
@@ -537,7 +538,7 @@ class ActionCompiler(Compiler):
                 and first in args and _only_in_moves(self.functions[start:], first,
                                                      self.first_field):
             # The moves of the rest depend on the first choice only through the other values
-            # (a card through its Noble): made once per those values, then retagged.
+            # (as a row through the row it names): made once per those values, then retagged.
             key = f"({', '.join(keyed)},)" if keyed else "()"
             self.memo = True
             out += [f"{pad}_done = _memo.get({key})",
@@ -672,22 +673,22 @@ class ActionCompiler(Compiler):
         if got is None:
             self._enum(rest, scope, indent, out, owned, False, bound)
             return
-        table, key, noble = got
+        table, key, shared = got
         names = self._apply_names(s, table, bound)
         inner = scope
         vars_ = [typed.local_code(n) for n in names]
         target = "_" if not vars_ else (f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_))
-        opts = self._hoisted(out, indent, f"g.rs.fx[{py_str(table)}][{key}][0](g, seat, {noble})")
+        opts = self._hoisted(out, indent, f"g.rs.fx[{py_str(table)}][{key}][0](g, seat, {shared})")
         out.append(f"{pad}for {target} in {opts}:")
         for n in names:
             self._field(n)
             inner = inner.with_locals(**{n: Name(typed.ANY, typed.local_code(n))})
-        call = Step("_apply", (table, key, noble, tuple(names)), ())
+        call = Step("_apply", (table, key, shared, tuple(names)), ())
         self._enum([call, *rest], inner, indent + 1, out, False, False, (*bound, *names))
 
     def _apply_names(self, s: Step, table: str, bound: tuple[str, ...]) -> list[str]:
         """The move fields an apply step's choices fill: the choices of its effects, renamed
-        by `choices: {favor: NAME}`; a choice is made once per move."""
+        by `choices: {CHOICE: NAME}`; a choice is made once per move."""
         renamed = s.arg.get("choices") if isinstance(s.arg, Mapping) else None
         renamed = renamed if isinstance(renamed, Mapping) else {}
         names = [str(renamed.get(n, n)) for n in self.bundles.choices[table]]
@@ -712,18 +713,18 @@ class ActionCompiler(Compiler):
             out.append(f"{pad}_run_{self.name(pid)}(g, seat{args}{choices})")
             return scope
         if s.kind == "_apply":
-            table, key, noble, names = s.arg
+            table, key, shared, names = s.arg
             choices = "".join(f", {typed.local_code(n)}" for n in names)
-            out.append(f"{pad}g.rs.fx[{py_str(table)}][{key}][2](g, seat, {noble}{choices})")
+            out.append(f"{pad}g.rs.fx[{py_str(table)}][{key}][2](g, seat, {shared}{choices})")
             return scope
         if s.kind == "apply":
             got = self._bundle_table(s, scope)
             if got is not None:
-                table, key, noble = got
+                table, key, shared = got
                 names = self.bundles.choices[table]
                 nones = ", None" * len(names)
                 out.append(pad + "# " + py_comment(f"{self.where(s.path)} {s.id or s.kind}"))
-                out.append(f"{pad}g.rs.fx[{py_str(table)}][{key}][2](g, seat, {noble}{nones})")
+                out.append(f"{pad}g.rs.fx[{py_str(table)}][{key}][2](g, seat, {shared}{nones})")
             return scope
         if s.kind == "do" and not (isinstance(s.arg, str) and s.arg in self.procs):
             cases = self._do_target(s, scope)
@@ -745,10 +746,11 @@ class ActionCompiler(Compiler):
     # -- bundles of effects -------------------------------------------------------------
 
     def _bundle_table(self, s: Step, scope: Scope) -> tuple[str, str, str] | None:
-        """(table name, key code, noble code) of an apply step, compiling its bundles."""
+        """(table name, key code, the code of the shared parameters) of an apply step,
+        compiling its bundles."""
         arg = s.arg
         if not isinstance(arg, Mapping) or "effects" not in arg:
-            self.problem(s, "step-shape", "apply: {effects: ROW.column, noble: EXPR}")
+            self.problem(s, "step-shape", "apply: {effects: ROW.column, PARAM: EXPR}")
             return None
         src = arg["effects"]
         if isinstance(src, str) and src.startswith("this.") and scope.this is not None:
@@ -774,17 +776,36 @@ class ActionCompiler(Compiler):
         m = _TABLE_READ.match(t.code)
         if t.type.name != "effects" or m is None:
             self.problem(s, "expr-type", f"'{arg['effects']}' is not a bundle of effects of a "
-                         "row (such as state_action.effects)", "apply/effects")
+                         "row (such as ROW.effects)", "apply/effects")
             return None
-        noble = "None"
-        if arg.get("noble") is not None:
-            n = self.expr(s, arg["noble"], scope, None, "apply/noble")
-            if n is None:
+        # the other parameters the effects share (rules/effects.yaml `params`, after the
+        # amount), given by the keys of the step named like them
+        given = []
+        for prm in self._shared_params():
+            if arg.get(prm.name) is None:
+                given.append("None")
+                continue
+            v = self.expr(s, arg[prm.name], scope, prm.type, f"apply/{prm.name}")
+            if v is None:
                 return None
-            noble = bare(n.code)
+            given.append(bare(v.code))
+        for key in arg:
+            if key not in ("effects", "choices") and key not in {
+                    p.name for p in self._shared_params()}:
+                self.problem(s, "step-unknown-key", f"the effects take no '{key}'",
+                             f"apply/{key}", typed.closest(str(key), [
+                                 "effects", "choices", *[p.name for p in self._shared_params()]]))
         table = m.group(1)
         self._bundles_of(table)
-        return table.removeprefix("_T"), bare(m.group(2)), noble
+        return table.removeprefix("_T"), bare(m.group(2)), ", ".join(given) or "None"
+
+    def _shared_params(self) -> tuple[Param, ...]:
+        """The parameters every effect takes after its amount (rules/effects.yaml `params`)."""
+        for eid in self.effect_ids:
+            proc = self.procs.get(eid)
+            if proc is not None:
+                return proc.params[1:]
+        return ()
 
     def _bundles_of(self, table: str) -> None:
         name = table.removeprefix("_T")
@@ -813,10 +834,13 @@ class ActionCompiler(Compiler):
         choice_args = "".join(f", {typed.local_code(n)}: Any" for n in names)
         rows = ", ".join([typed.local_code(n) for n in names])
         row = f"({rows},)" if len(names) == 1 else f"({rows})"
-        opts = [f"def _opts_{stem}(g: Game, seat: int, noble: Any) -> list[tuple[Any, ...]]:"]
-        why = [f"def _why_{stem}(g: Game, seat: int, noble: Any{choice_args}"
+        shared = [typed.local_code(p.name) for p in self._shared_params()] or ["v__"]
+        sig = ", ".join(f"{v}: Any" for v in shared)
+        given = ", ".join(shared)
+        opts = [f"def _opts_{stem}(g: Game, seat: int, {sig}) -> list[tuple[Any, ...]]:"]
+        why = [f"def _why_{stem}(g: Game, seat: int, {sig}{choice_args}"
                ") -> tuple[str, str] | None:"]
-        run = [f"def _run_{stem}(g: Game, seat: int, noble: Any{choice_args}) -> None:"]
+        run = [f"def _run_{stem}(g: Game, seat: int, {sig}{choice_args}) -> None:"]
         # the options: each choice from the first effect that makes it
         made: dict[str, str] = {}
         indent = 1
@@ -830,7 +854,7 @@ class ActionCompiler(Compiler):
                 vars_ = [typed.local_code(n) for n in own]
                 target = f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_)
                 opts.append("    " * indent + f"for {target} in _opts_{self.name(eff)}"
-                            f"(g, seat, {amount}, noble):")
+                            f"(g, seat, {amount}, {given}):")
                 indent += 1
                 for n in own:
                     made[n] = eff
@@ -842,8 +866,9 @@ class ActionCompiler(Compiler):
             proc = self.procs.get(eff)
             if proc is None:
                 continue
-            given = "".join(f", {typed.local_code(str(c.arg['as']))}" for c in proc.choices)
-            test.append(f"_why_{self.name(eff)}(g, seat, {amount}, noble{given}) is None")
+            made_args = "".join(f", {typed.local_code(str(c.arg['as']))}"
+                                for c in proc.choices)
+            test.append(f"_why_{self.name(eff)}(g, seat, {amount}, {given}{made_args}) is None")
         if test:
             opts.append("    " * indent + f"if {' and '.join(test)}:")
             indent += 1
@@ -858,17 +883,18 @@ class ActionCompiler(Compiler):
             proc = self.procs.get(eff)
             if proc is None:
                 continue
-            given = "".join(f", {typed.local_code(str(c.arg['as']))}" for c in proc.choices)
-            why.append(f"    why = _why_{self.name(eff)}(g, seat, {amount}, noble{given})")
+            made_args = "".join(f", {typed.local_code(str(c.arg['as']))}"
+                                for c in proc.choices)
+            why.append(f"    why = _why_{self.name(eff)}(g, seat, {amount}, {given}{made_args})")
             why.append("    if why is not None:")
             why.append("        return why")
             made_ = " and ".join(f"{typed.local_code(str(c.arg['as']))} is not None"
                                  for c in proc.choices)
             if made_:  # an effect whose choice the move does not make is left out
                 run.append(f"    if {made_}:")
-                run.append(f"        _run_{self.name(eff)}(g, seat, {amount}, noble{given})")
+                run.append(f"        _run_{self.name(eff)}(g, seat, {amount}, {given}{made_args})")
             else:
-                run.append(f"    _run_{self.name(eff)}(g, seat, {amount}, noble)")
+                run.append(f"    _run_{self.name(eff)}(g, seat, {amount}, {given})")
         why.append("    return None")
         if len(run) == 1:
             run.append("    pass")
@@ -884,7 +910,7 @@ class ActionCompiler(Compiler):
 
     def _rule_code(self, s: Step, scope: Scope) -> str:
         """The rule a step's refusal names, as code: its `rule` (which may show a value, as
-        `{noble.noble_action}`), or the action's."""
+        `{row.column}`), or the action's."""
         assert self.action is not None
         if s.rule and "{" in s.rule:
             return self._reason(s, scope, s.rule)
@@ -982,14 +1008,14 @@ class ActionCompiler(Compiler):
                 got = self._bundle_table(s, scope)
                 if got is None:
                     continue
-                table, key, noble = got
+                table, key, shared = got
                 made = self._apply_names(s, table, bound)
                 choices = "".join(f", move.{n}" for n in made)
                 fx = f"g.rs.fx[{py_str(table)}][{key}]"
-                out.append(f"{pad}why = {fx}[1](g, seat, {noble}{choices})")
+                out.append(f"{pad}why = {fx}[1](g, seat, {shared}{choices})")
                 out.append(f"{pad}if why is not None:")
                 out.append(f"{pad}    raise IllegalMove({srule}, why[1])")
-                out.append(f"{pad}g.rs.fx[{py_str(table)}][{key}][2](g, seat, {noble}{choices})")
+                out.append(f"{pad}g.rs.fx[{py_str(table)}][{key}][2](g, seat, {shared}{choices})")
                 bound = (*bound, *made)
                 continue
             scope = self._effect(s, scope, indent, out)
