@@ -72,6 +72,23 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
     copier = _Copier(models[0])
     by_code: dict[str, str] = {}  # the code with its stem replaced by "@" -> stem
     used: set[str] = set()
+
+    def share(code: str, base: str) -> str:
+        """The stem of functions with this code (written with the placeholder stem): the
+        stem of the same code emitted before, or a new one (`base`, `base_2`, ...)."""
+        key = _without_comments(code)
+        stem = by_code.get(key)
+        if stem is None:
+            stem = base
+            n = 1
+            while stem in used:
+                n += 1
+                stem = f"{base}_{n}"
+            used.add(stem)
+            by_code[key] = stem
+            lines = code.replace(_PLACEHOLDER, stem).split("\n")
+            view.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
+        return stem
     for m in models:
         ps = m.procs
         assert ps is not None and m.state is not None
@@ -96,18 +113,7 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
                                   tables.values, copier.name, bundles, ps.effects)
             emitted = comp.compile(proc)
             code = "\n".join([*emitted.opts, "", "", *emitted.why, "", "", *emitted.run])
-            key = _without_comments(code)
-            stem = by_code.get(key)
-            if stem is None:
-                stem = base
-                n = 1
-                while stem in used:
-                    n += 1
-                    stem = f"{base}_{n}"
-                used.add(stem)
-                by_code[key] = stem
-                lines = code.replace(_PLACEHOLDER, stem).split("\n")
-                view.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
+            stem = share(code, base)
             stems[pid] = stem
             defs[pid] = Call("ProcDef", (pid, _choice_names(proc), Raw(f"_opts_{stem}"),
                                          Raw(f"_why_{stem}"), Raw(f"_run_{stem}")))
@@ -128,18 +134,7 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
                                    ps.effects, dict(ps.measures))
             got = acomp.compile_action(action, _PLACEHOLDER)
             code = "\n\n\n".join("\n".join(f) for f in got.functions)
-            key = _without_comments(code)
-            stem = by_code.get(key)
-            if stem is None:
-                stem = base
-                n = 1
-                while stem in used:
-                    n += 1
-                    stem = f"{base}_{n}"
-                used.add(stem)
-                by_code[key] = stem
-                lines = code.replace(_PLACEHOLDER, stem).split("\n")
-                view.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
+            stem = share(code, base)
             for fname, ftype in got.types.items():
                 view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
             moves[kind] = Call("MoveDef", (kind, action.phase, action.rule, got.fields,
