@@ -6701,15 +6701,11 @@ GAME_INFO: Final[dict[str, Any]] = {
 
 # Rule ids the engine names when it refuses a move.
 _TURN_RULE: Final = "turn.play"
-_REFILL_RULE: Final = "turn.refill-hand"
-_MARKER_RULE: Final = "rubble.sets"
-_BLOCK_RULE: Final = "nobles.state-actions-blocked"
 _GAME_END: Final = "game-end"
 _HAND_DISCARD: Final = "period-end.hand-discard"
 _TURN_END: Final = "turn.end"
 _VISIT_COST: Final = "visit-cost"
 _WIGS_COST: Final = "wigs-for-influence"
-_SPONSOR_COST: Final = "sponsor-cost"
 _ACTION_RULE: Final = {
     "decline": "decline",
     "discard": "discard",

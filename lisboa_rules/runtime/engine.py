@@ -310,15 +310,11 @@ GAME_INFO: dict[str, Any] = {}
 RULE_TEXT: dict[str, tuple[str, str]] = {}
 STATE_SCHEMA: dict[str, Any] = {}
 _TURN_RULE: str = ""
-_REFILL_RULE: str = ""
-_MARKER_RULE: str = ""
-_BLOCK_RULE: str = ""
 _GAME_END: str = ""
 _HAND_DISCARD: str = ""
 _TURN_END: str = ""
 _VISIT_COST: str = ""
 _WIGS_COST: str = ""
-_SPONSOR_COST: str = ""
 _ACTION_RULE: dict[str, str] = {}
 _PHASE_RULES: dict[str, str] = {}
 # the generated rule sets and procedures use them

@@ -14,18 +14,16 @@ count for every value, checked here on the compiled code. No timing is asserted.
 from __future__ import annotations
 
 import copy
-import importlib.util
 import inspect
 import random
 import shutil
-import sys
 from bisect import bisect_left
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import setups
+from conftest import load_engine, setups
 
 from lisboa_rules.cli.main import main
 from lisboa_rules.emit.engine.procs import counted_by_bisection
@@ -112,18 +110,6 @@ _TIEBREAKS = {
 }
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while being created
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[name]
-    return module
-
-
 @pytest.fixture(scope="module")
 def house(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ModuleType]:
     """One engine per tie-breaker, its variant folded into the base game."""
@@ -142,7 +128,8 @@ def house(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ModuleType]:
         )
         args = ["build", "--no-cache", "--rules", str(tmp / "rules"), "--out", str(tmp / "g")]
         assert main([*args, "--variant", name]) == 0
-        out[name] = _load(tmp / "g" / "lisboa_engine.py", f"rank_keys_{name.replace('-', '_')}")
+        tag = name.replace("-", "_")
+        out[name] = load_engine(tmp / "g" / "lisboa_engine.py", f"rank_keys_{tag}")
     return out
 
 

@@ -543,18 +543,13 @@ def constants(m: Model) -> list[tuple[str, str]]:
     hand_discard = next((s.id for s in m.period_end if s.procedure == "hand-discard"),
                         refusals["turn"])
     visit = by_proc.get("visit")
-    sponsor = by_proc.get("sponsor")
     rows: list[tuple[str, Any]] = [
         ("_TURN_RULE", refusals["turn"]),
-        ("_REFILL_RULE", refusals["refill"]),
-        ("_MARKER_RULE", refusals["marker"]),
-        ("_BLOCK_RULE", refusals["blocked"]),
         ("_GAME_END", refusals["game-over"]),
         ("_HAND_DISCARD", hand_discard),
         ("_TURN_END", str((m.data["flow"].get("turn_end") or {}).get("id", ""))),
         ("_VISIT_COST", visit.cost if visit and visit.cost else ""),
         ("_WIGS_COST", visit.lacking_cost if visit and visit.lacking_cost else ""),
-        ("_SPONSOR_COST", sponsor.cost if sponsor and sponsor.cost else ""),
         ("_ACTION_RULE", {proc: a.id for proc, a in sorted(by_proc.items())}),
         ("_PHASE_RULES", {"follow": by_proc["follow"].id if "follow" in by_proc
                           else refusals["turn"], "refill": refusals["refill"],
