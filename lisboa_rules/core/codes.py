@@ -593,6 +593,36 @@ that closes it. Break it: one of the procedures must not do (or raise) the other
 """,
 )
 _code(
+    "query-kind",
+    "model",
+    "an argument of a query is of no kind the engine can check",
+    """
+Each argument of a query (`queries:` in rules/vocabulary.yaml) is checked by the generated
+engine before the query's value is read: a `seat` of the game, a `player` of it, a `count` (a
+whole number from 0), an `int`, or an id of a kind of rules/state.yaml (`kinds:`). Another
+kind could not be checked; the message suggests the closest known one.
+
+    bad:   args: [{name: noble_id, kind: nobel}]
+    fix:   args: [{name: noble_id, kind: noble}]
+""",
+)
+_code(
+    "query-name",
+    "model",
+    "a query or an argument of it has a name the engine cannot give it",
+    """
+A query becomes a public function of the generated engine, and its arguments the function's
+parameters. A query named as a function or a table the engine has already (`legal_moves`,
+`new_game`), as a Python keyword or built-in (`len`), or as another query would replace it;
+an argument named as a Python keyword or built-in, `g` (the game), as another argument, or `p`
+(the acting player, but for an argument of kind `player`), or starting with `v_`, would hide
+a name the function's code reads. Rename it.
+
+    bad:   queries: [{name: legal_moves, args: [], value: players, words: ...}]
+    fix:   queries: [{name: player_count, args: [], value: players, words: ...}]
+""",
+)
+_code(
     "step-missing",
     "model",
     "a step leaves out something it needs",

@@ -29,6 +29,7 @@ from lisboa_rules.model.procs import (
     vocab_codes,
     with_formulas,
 )
+from lisboa_rules.model.queries import compile_queries
 from lisboa_rules.model.state import StateDecl
 from lisboa_rules.model.state_build import build_state
 
@@ -250,6 +251,10 @@ class Builder:
             if len(follow) < len(mine):
                 everything = [pr for pr in everything if not any(pr is f for f in follow)]
         problems = everything
+        # the engine's public queries: their arguments and values, in the same scope
+        _, found_q = compile_queries(self._get("vocabulary", "queries", default=[]) or [],
+                                     state, scope)
+        problems += found_q
         for pr in problems:
             self.error(pr.code, pr.message, self._step_span(pr), pr.suggestion)
         return ps

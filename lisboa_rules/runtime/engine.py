@@ -37,7 +37,6 @@ __all__ = [
     "StateError",
     "all_cards",
     "apply_move",
-    "can_pay_reis",
     "check_invariants",
     "dumps",
     "explain_move",
@@ -47,14 +46,11 @@ __all__ = [
     "loads",
     "majority_awards",
     "new_game",
-    "noble_name",
     "play",
     "ranking",
     "rule_text",
     "to_json",
     "variants_for",
-    "visit_cost",
-    "wigs_due",
 ]
 
 # --- Rule tables ----------------------------------------------------------------------------------
@@ -313,12 +309,19 @@ _TURN_RULE: str = ""
 _GAME_END: str = ""
 _HAND_DISCARD: str = ""
 _TURN_END: str = ""
-_VISIT_COST: str = ""
-_WIGS_COST: str = ""
 _ACTION_RULE: dict[str, str] = {}
 _PHASE_RULES: dict[str, str] = {}
 # the generated rule sets and procedures use them
-_USED_BY_GENERATED = (replace, _combinations, Sequence)
+_USED_BY_GENERATED = (replace, _combinations, Sequence, bisect_left)
+# The context of a formula: one field per `context:` name of rules/vocabulary.yaml (generated);
+# this placeholder holds the one the machinery below reads.
+
+
+@dataclass(frozen=True)
+class Ctx:
+    measure: int = 0
+
+
 # A move: its fields are the choices of the actions of rules/ (generated); this placeholder
 # holds the ones the machinery below reads.
 
@@ -511,14 +514,6 @@ def _seat_arg(g: Game, player: Any) -> Player:
     return g.players[player]
 
 
-def _noble_arg(g: Game, noble_id: Any) -> str:
-    """A Noble id given to a public function, or BadArgument."""
-    ids = [n.id for n in g.rs.nobles]
-    if not isinstance(noble_id, str) or noble_id not in ids:
-        raise BadArgument(f"{noble_id!r} is not a Noble of these rules ({', '.join(ids)})")
-    return noble_id
-
-
 def _count_arg(value: Any, what: str) -> int:
     """A count given to a public function (a non-negative int, not a bool), or BadArgument."""
     if type(value) is not int or value < 0:
@@ -526,13 +521,27 @@ def _count_arg(value: Any, what: str) -> int:
     return value
 
 
-@dataclass(frozen=True)
-class Ctx:
-    """Values a formula reads that are neither the player's nor the game's."""
+def _int_arg(value: Any, what: str) -> int:
+    """A number given to a public function (an int, not a bool), or BadArgument."""
+    if type(value) is not int:
+        raise BadArgument(f"{what} must be an integer, not {value!r}")
+    return value
 
-    other_officials: int = 0
-    cost: int = 0
-    measure: int = 0
+
+def _player_arg(value: Any) -> Player:
+    """A player given to a public function, or BadArgument."""
+    if not isinstance(value, Player):
+        raise BadArgument(f"{type(value).__name__} is not a Player")
+    return value
+
+
+def _id_arg(value: Any, ids: Sequence[Any], what: str) -> Any:
+    """An id of a kind given to a public function (one of `ids`, of their type), or
+    BadArgument."""
+    if not ids or type(value) is not type(ids[0]) or value not in ids:
+        listed = f" ({', '.join(map(str, ids))})" if ids else ""
+        raise BadArgument(f"{value!r} is not {what} of these rules{listed}")
+    return value
 
 
 _NO_CTX: Final = Ctx()  # shared: formulas are called often and most read no context
@@ -616,36 +625,6 @@ def _move(kind: str, player: int, **choices: Any) -> Move:
     move = _new(Move)
     move.__dict__.update(_MOVE_DEFAULTS, kind=kind, player=player, **choices)
     return move
-
-
-# --- Values formulas read -------------------------------------------------------------------------
-
-
-def _influence_reis(g: Game, influence: int) -> int:
-    """The réis the Influence track cashes into (rules: influence.pay-reis): paying moves the
-    marker left to the next real icon, so the marker is worth the icons below it."""
-    return bisect_left(g.rs.reis_icons, influence)  # the icons are sorted
-
-
-def warehouse_size(g: Game, seat: int) -> int:
-    """How many goods a player's warehouse holds (rules: warehouse.size)."""
-    if type(seat) is not int or not 0 <= seat < len(g.players):
-        _seat_arg(g, seat)
-    rs = g.rs
-    return rs.warehouse_base + rs.warehouse_per_set * g.players[seat].rubble_sets
-
-
-def influence_gain(g: Game, seat: int) -> int:
-    """The Influence one gain gives a player, before the track's cap (rules:
-    influence.track): the Influence values of the cards in the portfolio's top row, plus the
-    Ships'."""
-    return _gain_of(g, _seat_arg(g, seat))
-
-
-def _gain_of(g: Game, p: Player) -> int:
-    rs = g.rs
-    cards = rs.cards
-    return sum([cards[c].influence for c in p.portfolio]) + rs.ship_influence * len(p.ships)
 
 
 def _activate(g: Game) -> RuleSet:
@@ -754,70 +733,6 @@ def _refill_decrees(g: Game) -> None:
 
 def _stock_shipyard(g: Game, colors: Iterable[str]) -> None:
     g.rs.procs["stock-shipyard"].run(g, g.actor, list(colors))
-
-
-# --- Small rules ----------------------------------------------------------------------------------
-
-
-def _noble(rs: RuleSet, noble_id: str) -> NobleDef:
-    for n in rs.nobles:
-        if n.id == noble_id:
-            return n
-    raise KeyError(noble_id)
-
-
-def noble_name(g: Game, noble_id: str) -> str:
-    """Who sits on a Noble's seat now."""
-    n = _noble(g.rs, _noble_arg(g, noble_id))
-    if n.reign_flag is not None and n.reign_flag in g.flags:
-        return n.reign_name
-    return n.name
-
-
-def can_pay_reis(g: Game, p: Player, amount: int) -> bool:
-    """Whether réis in hand plus Influence cashed in cover `amount`."""
-    if not isinstance(p, Player):
-        raise BadArgument(f"{type(p).__name__} is not a Player")
-    if type(amount) is not int:
-        raise BadArgument(f"an amount must be an integer, not {amount!r}")
-    return p.reis + _influence_reis(g, p.influence) >= amount
-
-
-def visit_cost(g: Game, player: int, noble_id: str) -> int:
-    """The Influence a visit to (or a follow of) this Noble costs this player."""
-    rs = _activate(g)
-    # the arguments are checked here, cheaply (the move generator calls this for every visit)
-    if type(player) is not int or not 0 <= player < len(g.players):
-        _seat_arg(g, player)
-    office = g.offices.get(noble_id) if isinstance(noble_id, str) else None
-    if office is None:
-        _noble_arg(g, noble_id)
-        raise BadArgument(f"no office of {noble_id!r} in this game")  # pragma: no cover
-    p = g.players[player]
-    others = sum([n for owner, n in office.items() if owner != p.color])
-    ctx = _OFFICIALS_CTX.get(others)
-    if ctx is None:
-        ctx = _OFFICIALS_CTX[others] = Ctx(other_officials=others)
-    return rs.costs[_VISIT_COST](g, p, ctx)
-
-
-def wigs_due(g: Game, player: int, cost: int) -> int:
-    """The wigs paid for the Influence a player lacks for a cost."""
-    rs = _activate(g)
-    if type(player) is not int or not 0 <= player < len(g.players):
-        _seat_arg(g, player)
-    if type(cost) is not int or cost < 0:
-        _count_arg(cost, "a cost")
-    p = g.players[player]
-    ctx = _COST_CTX.get(cost)
-    if ctx is None:
-        ctx = _COST_CTX[cost] = Ctx(cost=cost)
-    return rs.costs[_WIGS_COST](g, p, ctx)
-
-
-# Contexts are immutable, so one per value is shared (made the first time it is needed).
-_OFFICIALS_CTX: dict[int, Ctx] = {}
-_COST_CTX: dict[int, Ctx] = {}
 
 
 # --- Effects --------------------------------------------------------------------------------------

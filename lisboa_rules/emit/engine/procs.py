@@ -19,6 +19,7 @@ from lisboa_rules.emit.engine.state_classes import copy_code
 from lisboa_rules.lang.actions import ActionCompiler, Bundles, json_type
 from lisboa_rules.lang.steps import Procedure
 from lisboa_rules.model import procs as P
+from lisboa_rules.model.queries import Query, compile_queries
 from lisboa_rules.model.state import parse_type
 from lisboa_rules.model.types import Model
 
@@ -34,6 +35,7 @@ class ProcView:
     fx: list[dict[str, Any]] = field(default_factory=list)  # column -> row -> bundle functions
     move_fields: dict[str, str] = field(default_factory=dict)  # choice -> JSON type, in order
     vocab: list[dict[str, tuple[str, str]]] = field(default_factory=list)  # names' codes
+    queries: list[list[Query]] = field(default_factory=list)  # each rule set's public queries
 
 
 def _order(ps: P.ProcSet) -> list[str]:
@@ -95,6 +97,8 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
         scope = P.state_scope(m.state, m.data, ps.measures, tables)
         view.vocab.append(P.vocab_codes(m.data["vocabulary"]["names"], scope))
         scope = P.with_formulas(scope, m.data["vocabulary"]["names"])
+        view.queries.append(compile_queries(m.data["vocabulary"].get("queries") or [], m.state,
+                                            scope)[0])
         stems: dict[str, str] = {}
         defs: dict[str, Any] = {}
         bundles.tables, bundles.choices = {}, {}
@@ -156,7 +160,7 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
     bundle_code = ["\n".join(w for line in f for w in wrap_line(line)) for f in bundles.functions]
     view.functions = measures + copier.functions + _split(
         view.functions, bundle_code)
-    code = "\n".join(view.functions)
+    code = "\n".join([*view.functions, *(q.code for qs in view.queries for q in qs)])
     view.tables = [(name, fmt(values, 0, "", len(name) + len(": Final = ")))
                    for name, values in tables.values.items() if name in code]
     view.tables += [(name, value) for value, name in tables.constants.items() if name in code]

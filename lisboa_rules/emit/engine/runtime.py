@@ -16,6 +16,18 @@ class RuntimeText:
     head: str  # the imports, __all__ and the rule tables' shapes
     tail: str  # the machinery that reads the generated tables
 
+    def head_with(self, names: list[str]) -> str:
+        """The head with the generated public names in its `__all__` too (sorted as ruff
+        keeps it)."""
+        from lisboa_rules.emit.engine.queries import sorted_exports
+
+        start = self.head.index("__all__ = [\n")
+        end = self.head.index("\n]\n", start)
+        body = self.head[start + len("__all__ = [\n") : end]
+        known = [line.strip().rstrip(",").strip('"') for line in body.split("\n") if line.strip()]
+        listed = "".join(f'    "{n}",\n' for n in sorted_exports([*known, *names]))
+        return self.head[:start] + "__all__ = [\n" + listed + self.head[end + 1 :]
+
 
 def _between(text: str, marks: tuple[str, str], where: str) -> tuple[str, str, str]:
     start, end = marks

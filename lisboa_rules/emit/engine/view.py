@@ -15,6 +15,7 @@ from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.source import Span
 from lisboa_rules.emit.engine.procs import procedure_view
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, Update, fmt, identifier, literal, wrap_line
+from lisboa_rules.emit.engine.queries import QueryView, query_view
 from lisboa_rules.emit.engine.state_classes import ClassView, state_classes
 from lisboa_rules.emit.reference.words import plain_text
 from lisboa_rules.lang import expr
@@ -53,6 +54,8 @@ class EngineView:
     move_types: str = ""
     move_defaults: str = ""
     move_not_null: str = ""
+    queries: QueryView = field(default_factory=QueryView)  # the public queries (vocabulary)
+    contexts: list[str] = field(default_factory=list)  # the fields of Ctx (vocabulary)
 
 
 @dataclass(frozen=True)
@@ -542,14 +545,11 @@ def constants(m: Model) -> list[tuple[str, str]]:
     refusals = m.value("flow", "refusals")
     hand_discard = next((s.id for s in m.period_end if s.procedure == "hand-discard"),
                         refusals["turn"])
-    visit = by_proc.get("visit")
     rows: list[tuple[str, Any]] = [
         ("_TURN_RULE", refusals["turn"]),
         ("_GAME_END", refusals["game-over"]),
         ("_HAND_DISCARD", hand_discard),
         ("_TURN_END", str((m.data["flow"].get("turn_end") or {}).get("id", ""))),
-        ("_VISIT_COST", visit.cost if visit and visit.cost else ""),
-        ("_WIGS_COST", visit.lacking_cost if visit and visit.lacking_cost else ""),
         ("_ACTION_RULE", {proc: a.id for proc, a in sorted(by_proc.items())}),
         ("_PHASE_RULES", {"follow": by_proc["follow"].id if "follow" in by_proc
                           else refusals["turn"], "refill": refusals["refill"],
@@ -751,6 +751,11 @@ def build_view(
                          for v in variants}, 0)
     view.state_schema = fmt(state_schema, 0)
     view.state = state_classes(base.state)
+    view.queries = query_view(pv.queries, [m.variants for m in rulesets])
+    for m in rulesets:  # the context names a formula may be given, in the vocabulary's order
+        for row in m.data["vocabulary"]["names"]:
+            if isinstance(row, dict) and "context" in row and row["context"] not in view.contexts:
+                view.contexts.append(identifier(str(row["context"])))
     return view
 
 

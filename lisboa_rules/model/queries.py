@@ -1,0 +1,203 @@
+"""The engine's public queries (`queries:` of rules/vocabulary.yaml), checked and compiled.
+
+A query is a public function of the generated engine: its arguments are checked in order (a seat
+of the game, a player of it, a count, an int, or an id of a kind of rules/state.yaml), then its
+`value`, an expression of the effect language (`typed.py`), is read for the acting player (the
+first seat or player argument). The model builder reports every problem of every query, located;
+the engine emitter renders the compiled queries as functions.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import keyword
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from importlib import resources
+from typing import Any
+
+from lisboa_rules.lang import typed
+from lisboa_rules.lang.typed import Name, Scope, VType
+from lisboa_rules.model.procs import ExprProblem
+from lisboa_rules.model.state import StateDecl
+
+# the kinds of argument the engine checks itself (the others are kinds of ids of the state)
+ARG_KINDS = ("seat", "player", "count", "int")
+_ARG_WORDS = {"count": "a count", "int": "a number"}
+
+
+@dataclass(frozen=True)
+class QueryArg:
+    name: str
+    kind: str  # one of ARG_KINDS, or a kind of ids
+    words: str  # what the argument is, for the message of a bad one
+    annotation: str  # its Python annotation
+    of: str = "int"  # for a kind of ids: the Python type of the ids ("int" or "str")
+    ids: tuple[Any, ...] | None = None  # for a kind of ids: its ids in these rules (None: open)
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query compiled for one rule set: `code` is its value as an expression of `g` (and of
+    the acting player `p`, bound by `acting`) and of the arguments."""
+
+    name: str
+    args: tuple[QueryArg, ...]
+    words: str
+    returns: str
+    acting: str | None  # the statement that binds `p`, "" when `p` is the argument itself
+    code: str
+
+    @property
+    def signature(self) -> tuple[tuple[str, str, str], ...]:
+        return tuple((a.name, a.kind, a.annotation) for a in self.args)
+
+
+@functools.cache
+def engine_names() -> frozenset[str]:
+    """The names the engine's runtime defines at its top level (functions, classes, tables,
+    imports): a query may not take one."""
+    source = resources.files("lisboa_rules.runtime").joinpath("engine.py").read_text("utf-8")
+    out: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Assign):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out.add(node.target.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            out |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return frozenset(out)
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _bad_name(name: str) -> str | None:
+    """Why `name` cannot be a Python name of the generated engine, or None."""
+    if not name.isidentifier() or not name.isascii():
+        return "is not a Python name"
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        return "is a Python keyword"
+    if name in _BUILTINS:
+        return "is a Python built-in"
+    if name.startswith(("_", "v_")):
+        return "starts with '_' or 'v_', as the engine's own names do"
+    return None
+
+
+def _reads_player(code: str) -> bool:
+    try:
+        tree = ast.parse(code, mode="eval")
+    except SyntaxError:  # pragma: no cover - the compiler writes Python
+        return True
+    return any(isinstance(n, ast.Name) and n.id == "p" for n in ast.walk(tree))
+
+
+def compile_queries(rows: Any, decl: StateDecl, scope: Scope
+                    ) -> tuple[list[Query], list[ExprProblem]]:
+    """Every query of `rows` (the `queries:` list) compiled in `scope` (the scope of a step);
+    the problems of all of them, with paths into the vocabulary document."""
+    out: list[Query] = []
+    problems: list[ExprProblem] = []
+    taken = engine_names()
+    names: set[str] = set()
+    kinds = [k.id for k in decl.kinds]
+    for i, row in enumerate(rows if isinstance(rows, list) else []):
+        if not isinstance(row, Mapping):
+            continue
+        path: tuple[str | int, ...] = ("vocabulary", "queries", i)
+
+        def problem(code: str, message: str, *where: str | int, suggestion: str | None = None,
+                    source: str = "", col: int = 0, at: tuple[str | int, ...] = path) -> None:
+            problems.append(ExprProblem(code, message, (*at, *where), suggestion, source, col))
+
+        qname = str(row.get("name"))
+        why = _bad_name(qname) or ("is a name the engine has already" if qname in taken
+                                   else "is the name of another query" if qname in names
+                                   else None)
+        if why:
+            problem("query-name", f"query '{qname}' {why}: name it otherwise", "name")
+        names.add(qname)
+        args: list[QueryArg] = []
+        local_names: dict[str, Name] = {}
+        acting: str | None = None
+        ok = why is None
+        seen: set[str] = set()
+        for j, a in enumerate(row.get("args") or []):
+            if not isinstance(a, Mapping):
+                continue
+            aname, akind = str(a.get("name")), str(a.get("kind"))
+            apath = (*path, "args", j)
+            acting_player = akind == "player" and acting is None
+            bad = _bad_name(aname) or (
+                "is the game's name in the engine" if aname == "g"
+                else "is the acting player's name in the engine, for an argument of kind "
+                "player only" if aname == "p" and not acting_player
+                else "is the name of another argument" if aname in seen else None)
+            seen.add(aname)
+            if bad:
+                problem("query-name", f"argument '{aname}' of query '{qname}' {bad}: name it "
+                        "otherwise", "name", at=apath)
+                ok = False
+                continue
+            words = a.get("words")
+            if akind == "seat":
+                t = VType("seat")
+                arg = QueryArg(aname, akind, str(words or "a seat"), "int")
+                if acting is None:
+                    acting = f"p = g.players[{aname}]"
+                    local_names["seat"] = Name(t, aname)
+                local_names[aname] = Name(t, aname)
+            elif akind == "player":
+                arg = QueryArg(aname, akind, str(words or "a player"), "Player")
+                if acting_player:
+                    acting = "" if aname == "p" else f"p = {aname}"
+                    local_names[aname] = Name(VType("player"), "p")
+                else:
+                    local_names[aname] = Name(VType("player"), aname)
+            elif akind in _ARG_WORDS:
+                arg = QueryArg(aname, akind, str(words or _ARG_WORDS[akind]), "int")
+                local_names[aname] = Name(typed.INT, aname)
+            elif (k := decl.kind(akind)) is not None:
+                of = "int" if k.of == "int" else "str"
+                arg = QueryArg(aname, akind, str(words or k.text), of, of, k.values)
+                local_names[aname] = Name(VType(akind), aname)
+            else:
+                problem("query-kind", f"argument '{aname}' of query '{qname}' is of kind "
+                        f"'{akind}': the engine checks {', '.join(ARG_KINDS)} or the kinds of "
+                        "rules/state.yaml", "kind", at=apath,
+                        suggestion=typed.closest(akind, [*ARG_KINDS, *kinds]))
+                ok = False
+                continue
+            args.append(arg)
+        qscope = replace(scope, locals=local_names)
+        source = row.get("value")
+        try:
+            t = typed.check(source, qscope)
+        except typed.ExprError as exc:
+            text = source if isinstance(source, str) else ""
+            shown = exc.message if f"'{text}'" in exc.message else f"{exc.message} (in '{text}')"
+            problem(exc.code, f"query '{qname}': {shown}", "value", suggestion=exc.suggestion,
+                    source=text, col=exc.col)
+            continue
+        fam = typed._family(t.type, qscope.int_kinds)
+        if t.type.optional or t.type.name in ("list", "map", "player", "none", "any", "effects"):
+            problem("expr-type", f"query '{qname}': '{source}' is {typed.describe(t.type)}; a "
+                    "query gives a number, a condition or a text", "value")
+            continue
+        returns = {"int": "int", "bool": "bool"}.get(fam, "str")
+        code = typed.bare(t.code)
+        if returns == "str" and not t.code.startswith("'"):
+            code = f"str({code})"  # a table's column of text may hold None in other rows
+        if acting is None and _reads_player(code):
+            problem("unknown-name", f"query '{qname}' reads a player's state, but it has no "
+                    "seat or player argument: give it one", "value")
+            continue
+        if ok:
+            out.append(Query(qname, tuple(args), str(row.get("words") or ""), returns, acting,
+                             code))
+    return out, problems
