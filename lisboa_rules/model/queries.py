@@ -125,7 +125,7 @@ def compile_queries(rows: Any, decl: StateDecl, scope: Scope
         args: list[QueryArg] = []
         local_names: dict[str, Name] = {}
         acting: str | None = None
-        ok = why is None
+        ok, args_ok = why is None, True
         seen: set[str] = set()
         for j, a in enumerate(row.get("args") or []):
             if not isinstance(a, Mapping):
@@ -142,16 +142,16 @@ def compile_queries(rows: Any, decl: StateDecl, scope: Scope
             if bad:
                 problem("query-name", f"argument '{aname}' of query '{qname}' {bad}: name it "
                         "otherwise", "name", at=apath)
-                ok = False
+                ok = args_ok = False
                 continue
             words = a.get("words")
             if akind == "seat":
-                t = VType("seat")
+                seat = VType("seat")
                 arg = QueryArg(aname, akind, str(words or "a seat"), "int")
                 if acting is None:
                     acting = f"p = g.players[{aname}]"
-                    local_names["seat"] = Name(t, aname)
-                local_names[aname] = Name(t, aname)
+                    local_names["seat"] = Name(seat, aname)
+                local_names[aname] = Name(seat, aname)
             elif akind == "player":
                 arg = QueryArg(aname, akind, str(words or "a player"), "Player")
                 if acting_player:
@@ -171,9 +171,11 @@ def compile_queries(rows: Any, decl: StateDecl, scope: Scope
                         f"'{akind}': the engine checks {', '.join(ARG_KINDS)} or the kinds of "
                         "rules/state.yaml", "kind", at=apath,
                         suggestion=typed.closest(akind, [*ARG_KINDS, *kinds]))
-                ok = False
+                ok = args_ok = False
                 continue
             args.append(arg)
+        if not args_ok:
+            continue  # the value would read an argument left out: its problems would follow
         qscope = replace(scope, locals=local_names)
         source = row.get("value")
         try:
@@ -184,12 +186,12 @@ def compile_queries(rows: Any, decl: StateDecl, scope: Scope
             problem(exc.code, f"query '{qname}': {shown}", "value", suggestion=exc.suggestion,
                     source=text, col=exc.col)
             continue
-        fam = typed._family(t.type, qscope.int_kinds)
         if t.type.optional or t.type.name in ("list", "map", "player", "none", "any", "effects"):
             problem("expr-type", f"query '{qname}': '{source}' is {typed.describe(t.type)}; a "
                     "query gives a number, a condition or a text", "value")
             continue
-        returns = {"int": "int", "bool": "bool"}.get(fam, "str")
+        returns = ("bool" if t.type == typed.BOOL
+                   else "int" if typed.compatible(t.type, typed.INT, qscope.int_kinds) else "str")
         code = typed.bare(t.code)
         if returns == "str" and not t.code.startswith("'"):
             code = f"str({code})"  # a table's column of text may hold None in other rows
