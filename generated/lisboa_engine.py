@@ -617,6 +617,33 @@ class Ctx:
     measure: int = 0
 
 
+# The contexts with one value of a name and no other, made once per value (they are immutable).
+_CTX_other_officials: Final[dict[int, Ctx]] = {}
+_CTX_cost: Final[dict[int, Ctx]] = {}
+_CTX_measure: Final[dict[int, Ctx]] = {}
+
+
+def _ctx_other_officials(value: int) -> Ctx:
+    found = _CTX_other_officials.get(value)
+    if found is None:
+        found = _CTX_other_officials[value] = Ctx(other_officials=value)
+    return found
+
+
+def _ctx_cost(value: int) -> Ctx:
+    found = _CTX_cost.get(value)
+    if found is None:
+        found = _CTX_cost[value] = Ctx(cost=value)
+    return found
+
+
+def _ctx_measure(value: int) -> Ctx:
+    found = _CTX_measure.get(value)
+    if found is None:
+        found = _CTX_measure[value] = Ctx(measure=value)
+    return found
+
+
 # --- Formulas -------------------------------------------------------------------------------------
 # Each function is a formula from rules/, compiled; the comment says where it comes from.
 
@@ -1749,8 +1776,8 @@ def _opts_pay_visit(g: Game, seat: int, v_noble: Any) -> list[tuple[()]]:
             if (v_o != p.color)
         ]
     )
-    v_cost = g.rs.costs["visit-cost"](g, p, _ctx(other_officials=v_others))
-    v_due = g.rs.costs["wigs-for-influence"](g, p, _ctx(cost=v_cost))
+    v_cost = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
+    v_due = g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_cost))
     if not ((p.influence >= v_cost) or (p.wigs >= v_due)):
         return out
     out.append(())
@@ -1766,8 +1793,8 @@ def _why_pay_visit(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
             if (v_o != p.color)
         ]
     )
-    v_cost = g.rs.costs["visit-cost"](g, p, _ctx(other_officials=v_others))
-    v_due = g.rs.costs["wigs-for-influence"](g, p, _ctx(cost=v_cost))
+    v_cost = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
+    v_due = g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_cost))
     if not ((p.influence >= v_cost) or (p.wigs >= v_due)):
         return (
             "wigs-for-influence",
@@ -1799,8 +1826,8 @@ def _run_pay_visit(g: Game, seat: int, v_noble: Any) -> None:
             if (v_o != p.color)
         ]
     )
-    v_cost = g.rs.costs["visit-cost"](g, p, _ctx(other_officials=v_others))
-    v_due = g.rs.costs["wigs-for-influence"](g, p, _ctx(cost=v_cost))
+    v_cost = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
+    v_due = g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_cost))
     # rules/effects.yaml:165 if
     if p.influence >= v_cost:
         # rules/effects.yaml:167 gain
@@ -7699,10 +7726,8 @@ def visit_cost(g: Game, player: int, noble_id: str) -> int:
     return g.rs.costs["visit-cost"](
         g,
         p,
-        _ctx(
-            other_officials=(
-                sum(g.offices[noble_id].values()) - g.offices[noble_id].get(p.color, 0)
-            )
+        _ctx_other_officials(
+            sum(g.offices[noble_id].values()) - g.offices[noble_id].get(p.color, 0)
         ),
     )
 
@@ -7714,7 +7739,7 @@ def wigs_due(g: Game, player: int, cost: int) -> int:
     if type(cost) is not int or cost < 0:
         _count_arg(cost, "a cost")
     p = g.players[player]
-    return g.rs.costs["wigs-for-influence"](g, p, _ctx(cost=cost))
+    return g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(cost))
 
 
 def can_pay_reis(g: Game, p: Player, amount: int) -> bool:

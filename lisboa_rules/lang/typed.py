@@ -552,6 +552,9 @@ class _Checker:
                 raise self.fail(kw.value, f"'{ast.unparse(kw.value)}' is not a number")
             given.append(f"{kw.arg}={value.code}")
         ctx = f"_ctx({', '.join(given)})" if given else "_NO_CTX"
+        if len(given) == 1:  # one value: the engine's cache of contexts by that name (faster)
+            name, _, code = given[0].partition("=")
+            ctx = f"_ctx_{name}({bare(code)})"
         return Typed(f"g.rs.costs[{py_str(cid)}](g, p, {ctx})", INT)
 
     def comprehension(self, node: ast.ListComp | ast.GeneratorExp, depth: int) -> Typed:
