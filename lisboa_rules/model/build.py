@@ -551,6 +551,32 @@ class Builder:
         self.rule("flow", ("game_end",), ge, ge["id"], "End of the game", executable=True)
         return tuple(triggers), tuple(steps)
 
+    def _group_names(self, state: StateDecl, path: Path, s: Mapping[str, Any]) -> dict[str, str]:
+        """The names of a majority source's groups: when the source says its groups are the
+        ids of a kind of rules/state.yaml (`of`), the `name` of each row of the table that
+        kind comes from, by id; a group with no such row is named by its source."""
+        of = s.get("of")
+        if of is None:
+            return {}
+        kinds = [k.id for k in state.kinds if k.source and k.key]
+        kind = state.kind(str(of))
+        if kind is None or not kind.source or not kind.key:
+            self.error(
+                "unknown-reference",
+                f"scoring source '{s['id']}': '{of}' is not a kind of rules/state.yaml whose "
+                "ids come from a table",
+                self.span("scoring", *path, "of"),
+                suggest(str(of), kinds),
+            )
+            return {}
+        doc, *rest = kind.source.split(".")
+        rows = self._get(doc, *rest)
+        return {
+            str(row[kind.key]): row["name"]
+            for row in (rows if isinstance(rows, list) else ())
+            if isinstance(row, Mapping) and kind.key in row and isinstance(row.get("name"), str)
+        }
+
     def _held_items(
         self, state: StateDecl, path: Path, s: Mapping[str, Any]
     ) -> tuple[model.HeldItem, ...] | None:
@@ -645,7 +671,6 @@ class Builder:
                 self.span("scoring", "track"),
                 suggest(str(track), ints),
             )
-        names = {b["id"]: b["name"] for b in self._get("game", "businesses")}
         sources = []
         for i, s in enumerate(self._get("scoring", "sources")):
             path: Path = ("sources", i)
@@ -674,6 +699,7 @@ class Builder:
                         self.span("scoring", *path),
                     )
                     continue
+                names = self._group_names(state, path, s)
                 for j, g in enumerate(s["groups"]):
                     gf = self.formula(
                         "scoring",

@@ -237,3 +237,50 @@ def test_the_score_track_is_a_whole_number_field(tmp_path: Path, track: str) -> 
     assert [d.code for d in errors] == ["unknown-reference"], [d.message for d in errors]
     assert errors[0].span.file.endswith("scoring.yaml")
     assert errors[0].suggestion == ("wigs" if track == "wig" else errors[0].suggestion)
+
+
+@pytest.mark.parametrize(
+    ("of", "names", "hint"),
+    [
+        # the groups are business ids: each is named by its business
+        ("business", ["Gold", "Books"], None),
+        # no kind: the groups are named by the source
+        (None, ["Goods kept", "Goods kept"], None),
+        # an unknown kind, with a did-you-mean
+        ("busines", None, "business"),
+    ],
+)
+def test_majority_groups_are_named_by_the_kind_they_are(
+    tmp_path: Path, of: str | None, names: list[str] | None, hint: str | None
+) -> None:
+    """A majority source's groups are named by the rows of the kind its `of` names (the
+    data's words); without one, by the source; an unknown kind is a located error."""
+    source = f"""\
+        id: score.kept
+        name: Goods kept
+        short: Table
+        kind: majority
+{f"        of: {of}" if of else ""}
+        groups:
+          - {{id: gold, measure: stores.gold, table: [4, 2, 1]}}
+          - {{id: books, measure: stores.books, table: [4, 2, 1]}}
+        text: The most goods of a type.
+        source: [seed:000#endgame-scoring]
+"""
+    rules = _rules(tmp_path, {"house-kept": _variant("house-kept", source)})
+    result = pipeline.compile_rules(rules)
+    errors = [d for d in result.diagnostics if d.is_error]
+    if names is None:
+        assert [d.code for d in errors] == ["unknown-reference"], [d.message for d in errors]
+        assert errors[0].suggestion == hint
+        return
+    assert result.ok and result.compiled is not None, [d.message for d in errors]
+    E = _engine(result.files["lisboa_engine.py"], f"lisboa_engine_kept_{of}")
+    g = E.new_game(3, ("house-kept",), seed=3)
+    for p, gold, books in zip(g.players, (2, 1, 0), (1, 3, 0), strict=True):
+        p.stores["gold"], p.stores["books"] = gold, books
+    line = next(ln for ln in E.final_scores(g).lines[0] if ln.source == "score.kept")
+    assert line.explanation == (
+        f"Goods kept: {names[0]}: 2, 1st = 4; {names[1]}: 1, 2nd = 2 = 4 + 2 = 6"
+    )
+    assert line.points == 6
