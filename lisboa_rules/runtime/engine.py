@@ -1470,9 +1470,7 @@ def _score_layout(rs: RuleSet) -> _ScoreLayout:
     return layout
 
 
-def _score_held(
-    g: Game, p: Player, items: Sequence[Any], step: _HeldLayout
-) -> tuple[int, str]:
+def _score_held(g: Game, p: Player, items: Sequence[Any], step: _HeldLayout) -> tuple[int, str]:
     """The items one player holds in a list field: `NAME: ID (condition) P; ID (condition)
     not fulfilled, 0; P + 0 = P` (points, explanation)."""
     if not items:
