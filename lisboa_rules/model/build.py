@@ -551,6 +551,12 @@ class Builder:
         self.rule("flow", ("game_end",), ge, ge["id"], "End of the game", executable=True)
         return tuple(triggers), tuple(steps)
 
+    def _declared_fields(self) -> list[str]:
+        """The ids of the player fields rules/state.yaml declares, built or not (a field
+        with an error of its own is reported there, not again where it is read)."""
+        fields = self._get("state", "player", default=[]) or []
+        return [str(f["id"]) for f in fields if isinstance(f, Mapping) and "id" in f]
+
     def _group_names(self, state: StateDecl, path: Path, s: Mapping[str, Any]) -> dict[str, str]:
         """The names of a majority source's groups: when the source says its groups are the
         ids of a kind of rules/state.yaml (`of`), the `name` of each row of the table that
@@ -596,6 +602,8 @@ class Builder:
                 return None
         names = [f.id for f in state.player if f.type.name == "list" and f.type.args]
         f = state.field("player", s["held"])
+        if f is None and s["held"] in self._declared_fields():
+            return None  # declared with an error of its own (reported by rules/state.yaml)
         if f is None or f.type.name != "list" or not f.type.args:
             self.error(
                 "unknown-reference",
@@ -663,7 +671,8 @@ class Builder:
         self.rule("scoring", ("majority",), m, "score.ties", "Ties in majorities", executable=True)
         track = self._get("scoring", "track")
         ints = [f.id for f in state.player if f.type.name == "int" and not f.type.optional]
-        if track is not None and track not in ints:
+        broken = track not in [f.id for f in state.player] and track in self._declared_fields()
+        if track is not None and track not in ints and not broken:
             self.error(
                 "unknown-reference",
                 f"the score track '{track}' is not a whole-number field of a player in "

@@ -284,3 +284,31 @@ def test_majority_groups_are_named_by_the_kind_they_are(
         f"Goods kept: {names[0]}: 2, 1st = 4; {names[1]}: 1, 2nd = 2 = 4 + 2 = 6"
     )
     assert line.points == 6
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('type: "list[decree]", text: Decrees owned', 'type: "list[decre]", text: Decrees owned'),
+        ("{id: wigs, type: int, min: 0,", "{id: wigs, type: innt, min: 0,"),
+    ],
+)
+def test_a_broken_field_is_reported_once_where_it_is_declared(
+    tmp_path: Path, old: str, new: str
+) -> None:
+    """A held source's field or the score track whose declaration has an error of its own:
+    the error is in rules/state.yaml, not repeated where scoring reads the field."""
+    rules = _rules(tmp_path, {})
+    path = rules / "state.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    result = pipeline.compile_rules(rules)
+    errors = [d for d in result.diagnostics if d.is_error]
+    assert any(d.span.file.endswith("state.yaml") for d in errors)
+    # (a formula that reads the broken field is reported where it is, as before)
+    assert not [
+        d.message
+        for d in errors
+        if d.span.file.endswith("scoring.yaml") and d.code == "unknown-reference"
+    ]
