@@ -304,5 +304,5 @@ def score_sheet(E: Any, g: Any) -> Any:
             )
         )
     track = tuple(p.wigs for p in players)
-    totals = tuple(track[i] + sum(line.wigs for line in lines[i]) for i in range(n))
+    totals = tuple(track[i] + sum(line.points for line in lines[i]) for i in range(n))
     return E.ScoreSheet(tuple(colors), track, tuple(tuple(r) for r in lines), totals)

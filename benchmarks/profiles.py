@@ -287,12 +287,15 @@ def cmd_scoring_variants(args: argparse.Namespace) -> None:
                         E.majority_awards(ms, ok, group.table, rs.majority_columns)
                     ):
                         tot[i] += w
-            elif src.kind == "decrees":
+            elif src.kind == "held":
+                items = {it.id: it for it in src.items}
                 for i, p in enumerate(ps):
-                    for d in p.decrees:
-                        dd = rs.decrees[d]
-                        if dd.condition(g, p, no_ctx if shared_ctx else E.Ctx()):
-                            tot[i] += dd.wigs
+                    for d in getattr(p, src.held):
+                        dd = items[d]
+                        if dd.condition is None or dd.condition(
+                            g, p, no_ctx if shared_ctx else E.Ctx()
+                        ):
+                            tot[i] += dd.points
         return tuple(tot)
 
     assert all(table_numbers(g, False) == E.final_scores(g).totals for g in games)

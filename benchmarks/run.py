@@ -559,7 +559,7 @@ def bench_scoring(
         hand.score_sheet(E, g) == s for g, s in zip(games, sheets, strict=True)
     )
     checks["handwritten_numbers_equal"] = all(
-        hand.score_totals(g) == (tuple(tuple(ln.wigs for ln in ls) for ls in s.lines), s.totals)
+        hand.score_totals(g) == (tuple(tuple(ln.points for ln in ls) for ls in s.lines), s.totals)
         for g, s in zip(games, sheets, strict=True)
     )
     model = models.get(()) if interp is not None else None

@@ -578,7 +578,6 @@ def score(model: Model, state: State) -> Scores:
     players = _players(state)
     n = len(players)
     columns = tuple(int(c) for c in model.value("scoring", "majority", "columns"))
-    decrees = {d.id: d for d in model.decrees}
     per_seat: list[list[int]] = [[] for _ in range(n)]
     results: list[MajorityResult] = []
     for src in model.scoring:
@@ -616,14 +615,18 @@ def score(model: Model, state: State) -> Scores:
                     gained[seat] += award.wigs
             for seat in range(n):
                 per_seat[seat].append(gained[seat])
-        elif src.kind == "decrees":
+        elif src.kind == "held":
+            items = {it.id: it for it in src.items}
             for seat, p in enumerate(players):
                 total = 0
-                for d in _list(p, "decrees"):
-                    if d not in decrees:
-                        raise InterpError(f"unknown Decree {d!r}")
-                    if _truth(evaluate(model, state, decrees[d].condition, seat)):
-                        total += decrees[d].wigs
+                for d in _list(p, src.held):
+                    item = items.get(str(d))
+                    if item is None:
+                        raise InterpError(f"unknown item {d!r} of {src.held}")
+                    if item.condition is None or _truth(
+                        evaluate(model, state, item.condition, seat)
+                    ):
+                        total += item.points
                 per_seat[seat].append(total)
         else:
             raise InterpError(f"unknown kind of scoring source {src.kind!r}")

@@ -322,7 +322,7 @@ def play_random_game(E: Any, players: int, variants: Sequence[str], seed: int) -
     sources: dict[str, int] = {}
     for lines in sheet.lines:
         for ln in lines:
-            sources[ln.source] = sources.get(ln.source, 0) + ln.wigs
+            sources[ln.source] = sources.get(ln.source, 0) + ln.points
     return GameRecord(seed, moves, g.turns, g.round, sources, sum(sheet.track),
                       list(sheet.totals), list(g.fired), list(rank.places[0]))
 

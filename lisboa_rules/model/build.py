@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from lisboa_rules.core.diagnostics import Diagnostic
+from lisboa_rules.core.diagnostics import Diagnostic, suggest
 from lisboa_rules.core.source import Span
 from lisboa_rules.front.overlay import Doc, Path
 from lisboa_rules.lang import expr
@@ -189,7 +189,7 @@ class Builder:
         nobles, state_actions, noble_actions = self._nobles()
         costs, actions = self._court()
         triggers, steps = self._flow()
-        scoring, tiebreakers = self._scoring()
+        scoring, tiebreakers = self._scoring(state)
         decks, cards, decrees, plans, ships = self._components()
         assumptions, differences, sources = self._provenance()
         examples = self._examples()
@@ -556,10 +556,135 @@ class Builder:
         self.rule("flow", ("game_end",), ge, ge["id"], "End of the game", executable=True)
         return tuple(triggers), tuple(steps)
 
-    def _scoring(self) -> tuple[tuple[model.ScoringSource, ...], tuple[model.TieBreaker, ...]]:
+    def _declared_fields(self) -> list[str]:
+        """The ids of the player fields rules/state.yaml declares, built or not (a field
+        with an error of its own is reported there, not again where it is read)."""
+        fields = self._get("state", "player", default=[]) or []
+        return [str(f["id"]) for f in fields if isinstance(f, Mapping) and "id" in f]
+
+    def _group_names(self, state: StateDecl, path: Path, s: Mapping[str, Any]) -> dict[str, str]:
+        """The names of a majority source's groups: when the source says its groups are the
+        ids of a kind of rules/state.yaml (`of`), the `name` of each row of the table that
+        kind comes from, by id; a group with no such row is named by its source."""
+        of = s.get("of")
+        if of is None:
+            return {}
+        kinds = [k.id for k in state.kinds if k.source and k.key]
+        kind = state.kind(str(of))
+        if kind is None or not kind.source or not kind.key:
+            self.error(
+                "unknown-reference",
+                f"scoring source '{s['id']}': '{of}' is not a kind of rules/state.yaml whose "
+                "ids come from a table",
+                self.span("scoring", *path, "of"),
+                suggest(str(of), kinds),
+            )
+            return {}
+        doc, *rest = kind.source.split(".")
+        rows = self._get(doc, *rest)
+        return {
+            str(row[kind.key]): row["name"]
+            for row in (rows if isinstance(rows, list) else ())
+            if isinstance(row, Mapping) and kind.key in row and isinstance(row.get("name"), str)
+        }
+
+    def _held_items(
+        self, state: StateDecl, path: Path, s: Mapping[str, Any]
+    ) -> tuple[model.HeldItem, ...] | None:
+        """The items a `held` scoring source can find in its player field: the rows of the
+        table the field's kind of id comes from (rules/state.yaml `kinds`), each with its
+        points (the column `points` names) and, when `condition` names a column, the
+        condition under which it scores them. None (with a diagnostic) when the field, its
+        table or a column is unknown."""
+        where = self.span("scoring", *path)
+        for key in ("held", "points"):
+            if key not in s:
+                self.error(
+                    "schema-required",
+                    f"scoring source '{s['id']}' is a held source and needs '{key}'",
+                    where,
+                )
+                return None
+        names = [f.id for f in state.player if f.type.name == "list" and f.type.args]
+        f = state.field("player", s["held"])
+        if f is None and s["held"] in self._declared_fields():
+            return None  # declared with an error of its own (reported by rules/state.yaml)
+        if f is None or f.type.name != "list" or not f.type.args:
+            self.error(
+                "unknown-reference",
+                f"scoring source '{s['id']}': '{s['held']}' is not a list field of a player "
+                "in rules/state.yaml",
+                self.span("scoring", *path, "held"),
+                suggest(s["held"], names),
+            )
+            return None
+        kind = state.kind(f.type.args[0].name)
+        rows: Any = None
+        if kind is not None and kind.source and kind.key:
+            doc, *rest = kind.source.split(".")
+            rows = self._get(doc, *rest)
+        if kind is None or not kind.key or not isinstance(rows, list):
+            self.error(
+                "unknown-reference",
+                f"scoring source '{s['id']}': the items of '{s['held']}' "
+                f"({f.type.args[0].name}) come from no table of the rules data",
+                self.span("scoring", *path, "held"),
+            )
+            return None
+        columns = sorted({str(c) for r in rows if isinstance(r, Mapping) for c in r})
+        for key in ("points", "condition"):
+            column = s.get(key)
+            if column is not None and any(
+                not isinstance(r, Mapping) or column not in r for r in rows
+            ):
+                self.error(
+                    "unknown-reference",
+                    f"scoring source '{s['id']}': not every row of {kind.source} has a "
+                    f"'{column}'",
+                    self.span("scoring", *path, key),
+                    suggest(str(column), columns),
+                )
+                return None
+        items = []
+        for i, r in enumerate(rows):
+            condition = None
+            if "condition" in s:
+                condition = self.formula(
+                    doc, (*rest, i, s["condition"]), str(r[s["condition"]]),
+                    self.env(("player",)),
+                )
+                if condition is None:
+                    continue
+            points = r[s["points"]]
+            if not isinstance(points, int) or isinstance(points, bool):
+                self.error(
+                    "schema-type",
+                    f"scoring source '{s['id']}': the '{s['points']}' of {kind.source} "
+                    f"row {r[kind.key]} is not a whole number",
+                    self.span(doc, *rest, i, s["points"]),
+                )
+                continue
+            items.append(
+                model.HeldItem(str(r[kind.key]), points, condition, span=self.span(doc, *rest, i))
+            )
+        return tuple(items)
+
+    def _scoring(
+        self, state: StateDecl
+    ) -> tuple[tuple[model.ScoringSource, ...], tuple[model.TieBreaker, ...]]:
         m = self._get("scoring", "majority")
         self.rule("scoring", ("majority",), m, "score.ties", "Ties in majorities", executable=True)
-        names = {b["id"]: b["name"] for b in self._get("game", "businesses")}
+        track = self._get("scoring", "track")
+        ints = [f.id for f in state.player if f.type.name == "int" and not f.type.optional]
+        broken = track not in [f.id for f in state.player] and track in self._declared_fields()
+        if track is not None and track not in ints and not broken:
+            self.error(
+                "unknown-reference",
+                f"the score track '{track}' is not a whole-number field of a player in "
+                "rules/state.yaml",
+                self.span("scoring", "track"),
+                suggest(str(track), ints),
+            )
         sources = []
         for i, s in enumerate(self._get("scoring", "sources")):
             path: Path = ("sources", i)
@@ -588,6 +713,7 @@ class Builder:
                         self.span("scoring", *path),
                     )
                     continue
+                names = self._group_names(state, path, s)
                 for j, g in enumerate(s["groups"]):
                     gf = self.formula(
                         "scoring",
@@ -607,6 +733,12 @@ class Builder:
                                 span=self.span("scoring", *path, "groups", j),
                             )
                         )
+            held, items = "", tuple[model.HeldItem, ...]()
+            if s["kind"] == "held":
+                found = self._held_items(state, path, s)
+                if found is None:
+                    continue
+                held, items = s["held"], found
             eligible = None
             if "eligible" in s:
                 eligible = self.formula(
@@ -626,6 +758,8 @@ class Builder:
                     tuple(groups),
                     eligible,
                     r,
+                    held,
+                    items,
                     span=self.span("scoring", *path),
                 )
             )

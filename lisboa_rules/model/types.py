@@ -168,16 +168,30 @@ class MajorityGroup:
 
 
 @dataclass(frozen=True)
+class HeldItem:
+    """One row of the table a `held` scoring source reads: the item's id, its points and the
+    condition (a formula of the player) under which it scores them, if any."""
+
+    id: str
+    points: int
+    condition: Formula | None
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
 class ScoringSource:
     id: str
     name: str
     short: str
-    kind: str  # "per-player" | "majority" | "decrees"
+    kind: str  # "per-player" | "majority" | "held"
     formula: Formula | None
     params: Params
     groups: tuple[MajorityGroup, ...]
     eligible: Formula | None
     rule: Rule
+    # a `held` source: the player's list field, and the rows of the table its items come from
+    held: str = ""
+    items: tuple[HeldItem, ...] = ()
     span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 

@@ -166,7 +166,7 @@ class StepDef:
 
 @dataclass(frozen=True)
 class GroupDef:
-    """One majority inside a scoring source (one business, or the Officials)."""
+    """One majority inside a scoring source (one of its groups of rules/scoring.yaml)."""
 
     id: str
     name: str
@@ -189,6 +189,8 @@ class SourceDef:
     eligible: BoolFn | None
     show: StrFn | None = None  # the formula with a player's values put in
     eligible_words: str = ""
+    held: str = ""  # a held source: the player's list field whose items score
+    items: tuple[ItemDef, ...] = ()  # a held source: the items that field can hold
 
 
 @dataclass(frozen=True)
@@ -207,12 +209,12 @@ class CardDef:
 
 
 @dataclass(frozen=True)
-class DecreeDef:
-    """A Decree: its condition and its wigs."""
+class ItemDef:
+    """An item a held scoring source scores: its points, when its condition (if any) holds."""
 
-    id: str
-    condition: BoolFn
-    wigs: int
+    id: Any
+    condition: BoolFn | None
+    points: int
     words: str = ""  # the condition in the reference's words
 
 
@@ -273,7 +275,7 @@ class RuleSet:
     piles: tuple[str, ...]
     treasury_pile: str
     cards: Mapping[int, CardDef]
-    decrees: Mapping[str, DecreeDef]
+    decrees: Mapping[str, ItemDef]
     decree_display: int
     plans: Mapping[str, int]
     ships: Mapping[str, tuple[int, int]]
@@ -299,7 +301,7 @@ class VariantDef:
 # Declared here with placeholder values; the engine template puts the definitions it generates
 # from rules/ in their place (see templates/engine/lisboa_engine.py.jinja).
 RULESETS: dict[tuple[str, ...], RuleSet] = {}
-_SCORERS: dict[tuple[str, ...], Callable[[Game, _ScorePlan], ScoreSheet]] = {}
+_SCORERS: dict[tuple[str, ...], Callable[[Game, _ScoreLayout], ScoreSheet]] = {}
 _RANKERS: dict[tuple[str, ...], Callable[[Game, tuple[int, ...]], list[tuple[int, ...]]]] = {}
 VARIANTS: dict[str, VariantDef] = {}
 GAME_INFO: dict[str, Any] = {}
@@ -1170,24 +1172,28 @@ def check_invariants(g: Game) -> list[str]:
 
 @dataclass(frozen=True)
 class ScoreLine:
-    """One source's wigs for one player, with the explanation in the reference's words."""
+    """One source's points for one player, with the explanation in the reference's words."""
 
     source: str
-    wigs: int
+    points: int
     explanation: str
 
 
 @dataclass(frozen=True)
 class ScoreSheet:
-    """Final scores: wigs on the track, one line per source, and the total, per player."""
+    """Final scores: points on the score track, one line per source, and the total, per
+    player. `term` is the game's word for its points (rules: game.terms.score), the key of a
+    line's points in the JSON."""
 
     colors: tuple[str, ...]
     track: tuple[int, ...]
     lines: tuple[tuple[ScoreLine, ...], ...]
     totals: tuple[int, ...]
+    term: str = field(default="points", compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The sheet as JSON."""
+        term = self.term
         return {
             "players": [
                 {
@@ -1195,7 +1201,7 @@ class ScoreSheet:
                     "track": t,
                     "total": tot,
                     "sources": [
-                        {"source": ln.source, "wigs": ln.wigs, "explanation": ln.explanation}
+                        {"source": ln.source, term: ln.points, "explanation": ln.explanation}
                         for ln in lines
                     ],
                 }
@@ -1209,7 +1215,8 @@ class ScoreSheet:
 def majority_awards(
     measures: list[int], eligible: list[bool], table: tuple[int, ...], columns: tuple[int, ...]
 ) -> list[tuple[int, list[int], int]]:
-    """(wigs, tied seats, first place index) per seat: ties share their places, rounded down."""
+    """(points, tied seats, first place index) per seat: ties share their places, rounded
+    down."""
     prizes = [table[c - 1] for c in columns]
     ranked = sorted((i for i, ok in enumerate(eligible) if ok), key=lambda i: -measures[i])
     out: list[tuple[int, list[int], int]] = [(0, [], -1) for _ in measures]
@@ -1226,25 +1233,25 @@ def majority_awards(
 def final_scores(g: Game) -> ScoreSheet:
     """Score the game: every source for every player, in the rules' order, with explanations
     in the reference's words, the values put in (a tie reads `GROUP: N UNIT, tied for 1st
-    with COLOR: (A+B)//2 = W`). Each rule set's scoring is a generated straight-line function
+    with COLOR: (A+B)//2 = P`). Each rule set's scoring is a generated straight-line function
     (`_SCORERS`); the fixed parts of every explanation are put together once per rule set
-    (`_score_plan`), so only the values are written here."""
+    (`_score_layout`), so only the values are written here."""
     rs = g.rs
-    return _SCORERS[rs.key](g, _SCORE_PLANS.get(rs.key) or _score_plan(rs))
+    return _SCORERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
 
 
-def _line(source: str, wigs: int, explanation: str) -> ScoreLine:
+def _line(source: str, points: int, explanation: str) -> ScoreLine:
     """A ScoreLine, made without the frozen dataclass's one `__setattr__` per field (the same
-    object `ScoreLine(source, wigs, explanation)` makes: scoring makes one per source and
+    object `ScoreLine(source, points, explanation)` makes: scoring makes one per source and
     player)."""
     line = _new(ScoreLine)
-    line.__dict__.update(source=source, wigs=wigs, explanation=explanation)
+    line.__dict__.update(source=source, points=points, explanation=explanation)
     return line
 
 
 @dataclass(frozen=True, slots=True)
-class _PerPlayerPlan:
-    """A per-player source: `NAME: the formula with the values = W (the formula in words)`."""
+class _PerPlayerLayout:
+    """A per-player source: `NAME: the formula with the values = P (the formula in words)`."""
 
     id: str
     head: str  # "NAME: "
@@ -1252,7 +1259,7 @@ class _PerPlayerPlan:
 
 
 @dataclass(frozen=True, slots=True)
-class _GroupPlan:
+class _GroupLayout:
     """One majority of a source, with the words that do not depend on the values."""
 
     prizes: tuple[int, ...]  # the prize of each place this rule set pays (its columns)
@@ -1274,55 +1281,57 @@ class _GroupPlan:
         return text
 
     def not_counted(self, m: int, why: str) -> str:
-        """`GROUP: N UNIT, no wigs (only when ...)` for a measure (worded once per value)."""
+        """`GROUP: N UNIT, no POINTS (only when ...)` for a measure (worded once per value)."""
         text = self.absent[m] = (self.counts.get(m) or self.count(m)) + why
         return text
 
 
 @dataclass(frozen=True, slots=True)
-class _MajorityPlan:
+class _MajorityLayout:
     """A majority source (rules: score.ties) and the words of its places."""
 
     id: str
     head: str  # "NAME: "
-    groups: tuple[_GroupPlan, ...]
-    not_eligible: str  # ", no wigs (only when ...)"
+    groups: tuple[_GroupLayout, ...]
+    not_eligible: str  # ", no POINTS (only when ...)"
     ordinals: tuple[str, ...]  # "1st", "2nd", ... for every place a game can have
     paid: tuple[str, ...]  # per paid place: " (COLUMN prize)" when it pays another column
 
 
 @dataclass(frozen=True, slots=True)
-class _DecreesPlan:
-    """The Decrees source: per Decree its condition, wigs and both explanations."""
+class _HeldLayout:
+    """A held source (each item of one list field of the player scores its points when its
+    condition holds): per item its condition, points and both explanations."""
 
     id: str
     head: str  # "NAME: "
     none: str  # "NAME: none = 0"
-    # id -> (condition, wigs, met, not met, the wigs written)
-    decrees: Mapping[str, tuple[BoolFn, int, str, str, str]]
+    # item id -> (condition or None, points, met, not met, the points written)
+    items: Mapping[Any, tuple[BoolFn | None, int, str, str, str]]
 
 
 @dataclass(frozen=True, slots=True)
-class _ScorePlan:
+class _ScoreLayout:
     """The fixed words of a rule set's scoring, per kind of source in the rules' order (the
     generated scorers walk the sources in the same order)."""
 
-    per_player: tuple[_PerPlayerPlan, ...]
-    majorities: tuple[_MajorityPlan, ...]
-    decrees: tuple[_DecreesPlan, ...]
+    per_player: tuple[_PerPlayerLayout, ...]
+    majorities: tuple[_MajorityLayout, ...]
+    held: tuple[_HeldLayout, ...]
+    term: str  # the game's word for its points (rules: game.terms.score)
 
 
-_SCORE_PLANS: dict[tuple[str, ...], _ScorePlan] = {}
+_SCORE_LAYOUTS: dict[tuple[str, ...], _ScoreLayout] = {}
 
 
-def _score_plan(rs: RuleSet) -> _ScorePlan:
+def _score_layout(rs: RuleSet) -> _ScoreLayout:
     """The scoring sources of a rule set, with their fixed words put together (made once)."""
-    plan = _SCORE_PLANS.get(rs.key)
-    if plan is not None:
-        return plan
-    per_player: list[_PerPlayerPlan] = []
-    majorities: list[_MajorityPlan] = []
-    decree_plans: list[_DecreesPlan] = []
+    layout = _SCORE_LAYOUTS.get(rs.key)
+    if layout is not None:
+        return layout
+    per_player: list[_PerPlayerLayout] = []
+    majorities: list[_MajorityLayout] = []
+    held: list[_HeldLayout] = []
     places = max(rs.players_max, len(rs.colors)) + 1
     ordinals = tuple(_ordinal(k + 1) for k in range(places))
     paid = []
@@ -1332,14 +1341,14 @@ def _score_plan(rs: RuleSet) -> _ScorePlan:
     for src in rs.scoring:
         if src.kind == "per-player" and src.formula is not None:
             tail = f" ({src.words})" if src.words else ""
-            per_player.append(_PerPlayerPlan(src.id, f"{src.name}: ", tail))
+            per_player.append(_PerPlayerLayout(src.id, f"{src.name}: ", tail))
         elif src.kind == "majority":
             single = len(src.groups) == 1
             groups = []
             for group in src.groups:
                 prizes = tuple(group.table[c - 1] for c in rs.majority_columns)
                 groups.append(
-                    _GroupPlan(
+                    _GroupLayout(
                         prizes,
                         "" if single and group.name == src.name else f"{group.name}: ",
                         group.unit,
@@ -1349,45 +1358,48 @@ def _score_plan(rs: RuleSet) -> _ScorePlan:
                 )
             why = f" (only when {src.eligible_words})" if src.eligible_words else ""
             majorities.append(
-                _MajorityPlan(
-                    src.id, f"{src.name}: ", tuple(groups), f", no wigs{why}", ordinals, tuple(paid)
+                _MajorityLayout(
+                    src.id,
+                    f"{src.name}: ",
+                    tuple(groups),
+                    f", no {rs.term_score}{why}",
+                    ordinals,
+                    tuple(paid),
                 )
             )
-        elif src.kind == "decrees":
-            decrees = {}
-            for d in rs.decrees.values():
-                about = f" ({d.words})" if d.words else ""
-                decrees[d.id] = (
-                    d.condition,
-                    d.wigs,
-                    f"{d.id}{about} {d.wigs}",
-                    f"{d.id}{about} not fulfilled, 0",
-                    str(d.wigs),
+        elif src.kind == "held":
+            items = {}
+            for item in src.items:
+                about = f" ({item.words})" if item.words else ""
+                items[item.id] = (
+                    item.condition,
+                    item.points,
+                    f"{item.id}{about} {item.points}",
+                    f"{item.id}{about} not fulfilled, 0",
+                    str(item.points),
                 )
-            decree_plans.append(
-                _DecreesPlan(src.id, f"{src.name}: ", f"{src.name}: none = 0", decrees)
-            )
-    plan = _SCORE_PLANS[rs.key] = _ScorePlan(
-        tuple(per_player), tuple(majorities), tuple(decree_plans)
+            held.append(_HeldLayout(src.id, f"{src.name}: ", f"{src.name}: none = 0", items))
+    layout = _SCORE_LAYOUTS[rs.key] = _ScoreLayout(
+        tuple(per_player), tuple(majorities), tuple(held), rs.term_score
     )
-    return plan
+    return layout
 
 
-def _score_decrees(g: Game, p: Player, step: _DecreesPlan) -> tuple[int, str]:
-    """One player's Decrees: `NAME: ID (condition) W; ID (condition) not fulfilled, 0; W + 0 =
-    W` (wigs, explanation)."""
-    if not p.decrees:
+def _score_held(g: Game, p: Player, items: Sequence[Any], step: _HeldLayout) -> tuple[int, str]:
+    """The items one player holds in a list field: `NAME: ID (condition) P; ID (condition)
+    not fulfilled, 0; P + 0 = P` (points, explanation)."""
+    if not items:
         return 0, step.none
-    table = step.decrees
+    table = step.items
     parts: list[str] = []
     shown: list[str] = []
     total = 0
-    for d in p.decrees:
-        condition, wigs, met, not_met, wigs_text = table[d]
-        if condition(g, p, _NO_CTX):
+    for item in items:
+        condition, points, met, not_met, points_text = table[item]
+        if condition is None or condition(g, p, _NO_CTX):
             parts.append(met)
-            shown.append(wigs_text)
-            total += wigs
+            shown.append(points_text)
+            total += points
         else:
             parts.append(not_met)
             shown.append("0")
@@ -1406,7 +1418,7 @@ def _measure_ctx(measure: int) -> Ctx:
 
 
 def _score_majority(
-    step: _MajorityPlan,
+    step: _MajorityLayout,
     colors: tuple[str, ...],
     measures: list[list[int]],
     eligible: list[list[bool]] | None,
@@ -1414,10 +1426,10 @@ def _score_majority(
     """Each group a majority (rules: score.ties): ties share the prizes of the places they
     occupy, rounded down; only the columns of this rule set pay (the 2-player columns). The
     same places and shares as `majority_awards`. `measures` and `eligible` are per group, per
-    seat; the result is per seat: (wigs, explanation)."""
+    seat; the result is per seat: (points, explanation)."""
     n = len(colors)
     totals = [0] * n
-    won: list[list[str]] = [[] for _ in range(n)]  # per seat: the wigs of each group, written
+    won: list[list[str]] = [[] for _ in range(n)]  # per seat: the points of each group, written
     said: list[list[str]] = [[] for _ in range(n)]  # per seat: the words of each group
     ordinals = step.ordinals
     paid = step.paid
@@ -1470,15 +1482,15 @@ def _score_majority(
                 tied = ranked[place:end]
                 head = counts.get(m) or group.count(m)
                 shared = prizes[place:end]
-                wigs = sum(shared) // len(tied)
+                points = sum(shared) // len(tied)
                 sums = "+".join([str(x) for x in shared])
                 for j in tied:
                     others = ", ".join([colors[t] for t in tied if t != j])
-                    totals[j] += wigs
-                    won[j].append(str(wigs))
+                    totals[j] += points
+                    won[j].append(str(points))
                     said[j].append(
                         f"{head}, tied for {ordinals[place]} with "
-                        f"{others}: ({sums})//{len(tied)} = {wigs}"
+                        f"{others}: ({sums})//{len(tied)} = {points}"
                     )
             place = end
     head = step.head
@@ -1509,8 +1521,8 @@ class Ranking:
 
 def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:
     """Rank the players by the tie-breaker chain (rules: tiebreakers); players equal on every
-    measure share the place. The chain is read once scoring is done, so `wigs` in a measure
-    is the player's final total."""
+    measure share the place. The chain is read once scoring is done, so the score track in a
+    measure reads the player's final total."""
     rs = _activate(g)
     sheet = sheet or final_scores(g)
     # per seat: the chain's measures, generated straight-line per rule set (`_RANKERS`)

@@ -325,7 +325,7 @@ class Differ:
         self.same("track", sheet.track, ref.track)
         self.same("totals", sheet.totals, ref.totals)
         for seat, lines in enumerate(sheet.lines):
-            self.same(f"sources seat {seat}", {ln.source: ln.wigs for ln in lines},
+            self.same(f"sources seat {seat}", {ln.source: ln.points for ln in lines},
                       ref.by_source(seat))
             self.same(f"source order seat {seat}", [ln.source for ln in lines],
                       list(ref.sources))
@@ -1255,7 +1255,7 @@ def test_house_rules_agree(tmp_path: Path, models: dict[tuple[str, ...], Model])
     state = json.loads(house.dumps(g))
     books = {m.group: m for m in interp.score(house_models[()], state).majorities}["books"]
     assert books.awards[0].wigs == 12
-    assert {ln.source: ln.wigs for ln in house.final_scores(g).lines[0]}["score.stores"] == 12
+    assert {ln.source: ln.points for ln in house.final_scores(g).lines[0]}["score.stores"] == 12
 
 
 PROBE_STEPS = """\

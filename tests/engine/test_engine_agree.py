@@ -101,7 +101,7 @@ def test_endgame_cash_is_what_payments_can_draw_from_the_track(
     assert not engine.can_pay_reis(g, p, drawable + 1)
     p.reis = 4 - drawable % 5 + 5  # one real more would be one wig more
     line = next(ln for ln in engine.final_scores(g).lines[0] if ln.source == "score.influence")
-    assert line.wigs == (p.reis + drawable) // 5
+    assert line.points == (p.reis + drawable) // 5
 
 
 def test_the_reference_pays_and_counts_by_the_same_model(rules_md: str) -> None:

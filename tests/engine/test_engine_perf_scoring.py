@@ -47,10 +47,13 @@ def _table_lines(E: Any, g: Any) -> list[list[tuple[str, int, str | None]]]:
                     total[i] += wigs
             for wigs, lines in zip(total, out, strict=True):
                 lines.append((src.id, wigs, None))
-        elif src.kind == "decrees":
+        elif src.kind == "held":
+            items = {it.id: it for it in src.items}
             for p, lines in zip(players, out, strict=True):
                 wigs = sum(
-                    rs.decrees[d].wigs for d in p.decrees if rs.decrees[d].condition(g, p, E.Ctx())
+                    items[d].points
+                    for d in getattr(p, src.held)
+                    if items[d].condition is None or items[d].condition(g, p, E.Ctx())
                 )
                 lines.append((src.id, wigs, None))
     return out
@@ -60,10 +63,10 @@ def _check(E: Any, g: Any) -> None:
     sheet = E.final_scores(g)
     expected = _table_lines(E, g)
     for seat, (lines, want) in enumerate(zip(sheet.lines, expected, strict=True)):
-        assert [(ln.source, ln.wigs) for ln in lines] == [(s, w) for s, w, _ in want], seat
+        assert [(ln.source, ln.points) for ln in lines] == [(s, w) for s, w, _ in want], seat
         for ln, (_, _, text) in zip(lines, want, strict=True):
             assert type(ln) is E.ScoreLine
-            assert ln == E.ScoreLine(ln.source, ln.wigs, ln.explanation)
+            assert ln == E.ScoreLine(ln.source, ln.points, ln.explanation)
             if text is not None:
                 assert ln.explanation == text
         assert sheet.totals[seat] == g.players[seat].wigs + sum(w for _, w, _ in want)

@@ -79,9 +79,9 @@ def play_checked(config: str, seed: int) -> tuple[int, int, list[str]]:
     for seat, lines in enumerate(sheet.lines):
         if [ln.source for ln in lines] != [s.id for s in rs.scoring]:
             problems.append(f"seed {seed}: sources out of order")
-        if sheet.totals[seat] != sheet.track[seat] + sum(ln.wigs for ln in lines):
+        if sheet.totals[seat] != sheet.track[seat] + sum(ln.points for ln in lines):
             problems.append(f"seed {seed}: totals inconsistent")
-        if any(ln.wigs < 0 or not ln.explanation for ln in lines):
+        if any(ln.points < 0 or not ln.explanation for ln in lines):
             problems.append(f"seed {seed}: a bad score line")
     ranked = sorted(seat for place in E.ranking(g, sheet).places for seat in place)
     if ranked != list(range(players)):

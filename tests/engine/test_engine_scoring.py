@@ -33,14 +33,14 @@ def test_seven_sources_in_the_rules_order(engine: Any, fresh: Any) -> None:
         assert [ln.source for ln in lines] == ids
     assert sheet.colors == ("Yellow", "Green", "Orange")
     for seat in range(3):
-        assert sheet.totals[seat] == sheet.track[seat] + sum(ln.wigs for ln in sheet.lines[seat])
+        assert sheet.totals[seat] == sheet.track[seat] + sum(ln.points for ln in sheet.lines[seat])
 
 
 def test_worked_example_ships(engine: Any, fresh: Any) -> None:
     g = _blank(fresh(3))
     g.players[1].ships = [2, 3, 3]
     line = _line(engine.final_scores(g), 1, "score.ships")
-    assert line.wigs == 8
+    assert line.points == 8
     assert line.explanation.startswith("Ships in your portfolio: 2 + 3 + 3 = 8")
 
 
@@ -48,25 +48,25 @@ def test_worked_example_rubble_sets(engine: Any, fresh: Any) -> None:
     g = _blank(fresh(3))
     set_rubble(g, 2, 3)
     line = _line(engine.final_scores(g), 2, "score.rubble")
-    assert line.wigs == 9
+    assert line.points == 9
     assert line.explanation.startswith("Completed rubble sets: 3 × 3 = 9")
 
 
 def test_worked_example_decrees(engine: Any, fresh: Any) -> None:
     g = _blank(fresh(3))
     rs = g.rs
-    two = next(d for d in sorted(rs.decrees) if rs.decrees[d].wigs == 2 and "books" in
+    two = next(d for d in sorted(rs.decrees) if rs.decrees[d].points == 2 and "books" in
                rs.decrees[d].words.lower())
-    six = next(d for d in sorted(rs.decrees) if rs.decrees[d].wigs == 6 and "stores" in
+    six = next(d for d in sorted(rs.decrees) if rs.decrees[d].points == 6 and "stores" in
                rs.decrees[d].words)
     give_decree(g, 0, two)
     give_decree(g, 0, six)
     p = g.players[0]
     before = engine.final_scores(g)
-    assert _line(before, 0, "score.decrees").wigs == 0  # conditions not met yet
+    assert _line(before, 0, "score.decrees").points == 0  # conditions not met yet
     p.stores.update({"books": 2, "gold": 2, "cloth": 1})
     line = _line(engine.final_scores(g), 0, "score.decrees")
-    assert line.wigs == 8
+    assert line.points == 8
     assert line.explanation.endswith("2 + 6 = 8")
     assert "not fulfilled" in _line(before, 0, "score.decrees").explanation
 
@@ -76,7 +76,7 @@ def test_worked_example_royal_favors(engine: Any, fresh: Any) -> None:
     give_favor(g, 1, "king")
     give_favor(g, 1, "marquis")
     line = _line(engine.final_scores(g), 1, "score.favors")
-    assert line.wigs == 4
+    assert line.points == 4
     assert line.explanation.startswith("Royal Favors still on your board: 2 × 2 = 4")
 
 
@@ -87,7 +87,7 @@ def test_influence_cashes_into_reis_then_one_wig_per_five(engine: Any, fresh: An
     p.influence = icons[2]  # two real icons below the marker: it moves left onto them
     p.reis = 13
     line = _line(engine.final_scores(g), 0, "score.influence")
-    assert line.wigs == (13 + 2) // 5
+    assert line.points == (13 + 2) // 5
     assert f"(13 + 2) // 5 = {(13 + 2) // 5}" in line.explanation
     assert p.influence == icons[2]  # the marker itself does not move
 
@@ -125,7 +125,7 @@ def test_store_majority_explanation(engine: Any, fresh: Any) -> None:
     sheet = engine.final_scores(g)
     yellow = _line(sheet, 0, "score.stores")
     assert "Books: 4 stores, tied for 1st with Green: (9+6)//2 = 7" in yellow.explanation
-    assert yellow.wigs == 7
+    assert yellow.points == 7
     assert "Books: 1 store, 3rd = 3" in _line(sheet, 2, "score.stores").explanation
     assert "Gold: 0 stores, no wigs" in yellow.explanation
 
@@ -136,11 +136,11 @@ def test_two_player_columns_are_first_and_third(engine: Any, fresh: Any) -> None
     g.players[0].stores["books"] = 3
     g.players[1].stores["books"] = 1
     sheet = engine.final_scores(g)
-    assert [_line(sheet, s, "score.stores").wigs for s in (0, 1)] == [9, 3]
+    assert [_line(sheet, s, "score.stores").points for s in (0, 1)] == [9, 3]
     assert "2nd (3rd-most prize) = 3" in _line(sheet, 1, "score.stores").explanation
     g.players[1].stores["books"] = 3
     sheet = engine.final_scores(g)
-    assert [_line(sheet, s, "score.stores").wigs for s in (0, 1)] == [6, 6]  # (9+3)//2
+    assert [_line(sheet, s, "score.stores").points for s in (0, 1)] == [6, 6]  # (9+3)//2
 
 
 def test_officials_on_completed_plans_and_no_plan_no_wigs(engine: Any, fresh: Any) -> None:
@@ -154,7 +154,7 @@ def test_officials_on_completed_plans_and_no_plan_no_wigs(engine: Any, fresh: An
     g.players[2].officials = 0  # all Officials at work in offices, but no completed Plan
     g.offices["king"]["Orange"] = g.rs.start_officials
     sheet = engine.final_scores(g)
-    wigs = [_line(sheet, s, "score.officials").wigs for s in range(3)]
+    wigs = [_line(sheet, s, "score.officials").points for s in range(3)]
     assert wigs == [10, 15, 0]
     orange = _line(sheet, 2, "score.officials").explanation
     assert "no wigs" in orange and "completed Plans" in orange

@@ -186,9 +186,9 @@ def test_the_doubled_ships_score_is_explained_with_brackets(
     sheet = E.final_scores(g)
     line = next(ln for ln in sheet.lines[1] if ln.source == "score.ships")
     assert f": {said} (2 × " in line.explanation, line.explanation
-    assert line.wigs == 2 * sum(ships)
+    assert line.points == 2 * sum(ships)
     # The reference interpreter scores the same saved game alike.
     state = E.to_json(g)
     ref = interp.score(interp.model_for(models, state), state)
-    assert ref.by_source(1)["score.ships"] == line.wigs
+    assert ref.by_source(1)["score.ships"] == line.points
     assert ref.totals == sheet.totals

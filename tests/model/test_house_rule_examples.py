@@ -682,7 +682,7 @@ def test_goods_scoring_line(base: Build, folded: Any, goods: tuple[int, int, int
             lines = [
                 next(ln for ln in sheet.lines[s] if ln.source == "score.goods") for s in range(3)
             ]
-            assert [ln.wigs for ln in lines] == [n // 3 for n in goods]
+            assert [ln.points for ln in lines] == [n // 3 for n in goods]
     assert [h - b for h, b in zip(totals["house"], totals["base"], strict=True)] == [
         n // 3 for n in goods
     ]

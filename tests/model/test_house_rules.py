@@ -120,7 +120,7 @@ def _players(E: Any, n: int) -> Any:
 
 def _stores_line(E: Any, g: Any, seat: int) -> int:
     sheet = E.final_scores(g)
-    return int(next(ln.wigs for ln in sheet.lines[seat] if ln.source == "score.stores"))
+    return int(next(ln.points for ln in sheet.lines[seat] if ln.source == "score.stores"))
 
 
 def _set_books(g: Any, books: list[int]) -> None:

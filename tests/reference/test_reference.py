@@ -430,7 +430,7 @@ def test_every_example_is_the_engines_score(compiled: Compiled, doc: Document,
         for i, color in enumerate(sheet.colors):
             for line in sheet.lines[i]:
                 if line.source in ex.show:
-                    assert _wigs(view, color, line.source) == line.wigs
+                    assert _wigs(view, color, line.source) == line.points
                     assert squash(line.explanation) in squash(html.text[ex.id])
         assert ex.id in html.text[ex.rule] or ex.id in html.ids
 

@@ -20,7 +20,7 @@ from lisboa_rules.emit.engine.state_classes import ClassView, state_classes
 from lisboa_rules.emit.reference.words import plain_text
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.expr import Formula
-from lisboa_rules.model.types import Model
+from lisboa_rules.model.types import HeldItem, Model
 
 
 @dataclass
@@ -338,10 +338,12 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
         el = fns.add(s.eligible, s.params, s.span, f"{s.id} eligible") if s.eligible else None
         words = plain_formula(m, s.formula, s.params) if s.formula is not None else ""
         el_words = plain_formula(m, s.eligible, s.params) if s.eligible is not None else ""
+        items = tuple(_item_def(m, fns, it) for it in s.items)
         sources.append(Call("SourceDef", (), (
             ("id", s.id), ("name", s.name), ("kind", s.kind), ("formula", f), ("words", words),
             ("groups", groups), ("eligible", el), ("show", show),
-            ("eligible_words", el_words))))
+            ("eligible_words", el_words),
+            *((("held", s.held), ("items", items)) if s.kind == "held" else ()))))
     out["scoring"] = tuple(sources)
     out["majority_columns"] = tuple(v("majority_columns"))
     out["column_names"] = tuple(v("column_names"))
@@ -353,8 +355,8 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
     out["cards"] = {c.number: Call("CardDef", (c.number, c.deck, c.type, c.influence, c.reward,
                                                c.penalty, c.event_action, c.event_effects,
                                                c.set_flag)) for c in m.cards}
-    out["decrees"] = {d.id: Call("DecreeDef", (d.id, fns.add(d.condition, (), d.span, d.id),
-                                               d.wigs, plain_formula(m, d.condition, ())))
+    out["decrees"] = {d.id: Call("ItemDef", (d.id, fns.add(d.condition, (), d.span, d.id),
+                                             d.wigs, plain_formula(m, d.condition, ())))
                       for d in m.decrees}
     out["decree_display"] = v("decree_display")
     out["plans"] = {p.id: p.officials for p in m.plans}
@@ -370,32 +372,42 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
     return out
 
 
+def _item_def(m: Model, fns: _Functions, it: HeldItem) -> Call:
+    """An item of a held scoring source: its id, condition (compiled), points and the
+    condition in words."""
+    if it.condition is None:
+        return Call("ItemDef", (it.id, None, it.points))
+    return Call("ItemDef", (it.id, fns.add(it.condition, (), it.span, it.id), it.points,
+                            plain_formula(m, it.condition, ())))
+
+
 def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
     """The final scoring of one rule set as straight-line code: every source's formula inlined
-    (params folded in), the fixed words read from the runtime's `_score_plan`, which walks the
-    same sources in the same order. (docstring line, body lines)."""
+    (params folded in), the fixed words read from the runtime's `_score_layout`, which walks
+    the same sources in the same order. (docstring line, body lines)."""
     body: list[str] = []
     add = body.append
-    n_pp = n_maj = n_dec = 0
+    n_pp = n_maj = n_held = 0
     row: list[str] = []  # per source, in order: the statements of the per-player loop
-    wigs: list[str] = []
+    points: list[str] = []
     heads: list[str] = []
     for s in m.scoring:
         note = f"    # {py_comment(f'{fns.loc(s.span)} {s.id}')}"
         if s.kind == "per-player" and s.formula is not None:
             k = n_pp
             n_pp += 1
-            heads.append(f"    h{k}, t{k} = plan.per_player[{k}].head, plan.per_player[{k}].tail")
+            heads.append(f"    h{k}, t{k} = layout.per_player[{k}].head, "
+                         f"layout.per_player[{k}].tail")
             code = fns.inline(s.formula, s.params)
             if code is None:
                 code = fns.add(s.formula, s.params, s.span, s.id).code + "(g, p, _NO_CTX)"
             show = show_code(s.formula, s.params, fns.vocab)
-            v = f"w{len(wigs)}"
+            v = f"w{len(points)}"
             row.append(f"    {note}: {_one_line(s.formula.source)}")
             # A helper call both the formula and its shown values read is made once.
             for c, call in enumerate(dict.fromkeys(_HELPER_CALL.findall(code))):
                 if show is not None and call in show:
-                    local = f"c{len(wigs)}_{c}"
+                    local = f"c{len(points)}_{c}"
                     row.append(f"        {local} = {call}")
                     code, show = code.replace(call, local), show.replace(call, local)
             row.append(f"        {v} = {code}")
@@ -432,44 +444,50 @@ def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
             if oks:
                 add(f"    ok{k} = [{', '.join(oks)}]")
             eligible = f"ok{k}" if oks else "None"
-            add(f"    won{k}, said{k} = _score_majority(plan.majorities[{k}], colors, ms{k}, "
+            add(f"    won{k}, said{k} = _score_majority(layout.majorities[{k}], colors, ms{k}, "
                 f"{eligible})")
-            v = f"w{len(wigs)}"
+            v = f"w{len(points)}"
             row += [f"    {note}", f"        {v} = won{k}[i]", f"        text = said{k}[i]"]
-        elif s.kind == "decrees":
-            k = n_dec
-            n_dec += 1
-            v = f"w{len(wigs)}"
-            row += [f"    {note}: each Decree's condition",
-                    f"        {v}, text = _score_decrees(g, p, plan.decrees[{k}])"]
+        elif s.kind == "held":
+            k = n_held
+            n_held += 1
+            v = f"w{len(points)}"
+            row += [f"    {note}: each item of p.{s.held}",
+                    f"        {v}, text = _score_held(g, p, p.{s.held}, layout.held[{k}])"]
         else:
             continue
-        made = "  # ScoreLine(source, wigs, text), no __setattr__"
-        row += [f"        l{len(wigs)} = _new(ScoreLine){made}",
-                f"        fields = l{len(wigs)}.__dict__",
+        made = "  # ScoreLine(source, points, text), no __setattr__"
+        row += [f"        l{len(points)} = _new(ScoreLine){made}",
+                f"        fields = l{len(points)}.__dict__",
                 f"        fields[\"source\"] = {literal(s.id)}",
-                f"        fields[\"wigs\"] = {v}",
+                f"        fields[\"points\"] = {v}",
                 "        fields[\"explanation\"] = text"]
-        wigs.append(v)
+        points.append(v)
     out = ["    players = g.players", "    colors = tuple([p.color for p in players])",
            *body, *heads, "    rows = []", "    totals = []", "    for i, p in enumerate(players):"]
     out += row
-    lines_tuple = ", ".join(f"l{i}" for i in range(len(wigs)))
-    out += [f"        rows.append(({lines_tuple}{',' if len(wigs) == 1 else ''}))",
-            "        totals.append(p.wigs + " + " + ".join(wigs) + ")" if wigs
-            else "        totals.append(p.wigs)",
-            "    track = tuple([p.wigs for p in players])",
-            "    return ScoreSheet(colors, track, tuple(rows), tuple(totals))"]
+    track = score_track(m)
+    lines_tuple = ", ".join(f"l{i}" for i in range(len(points)))
+    out += [f"        rows.append(({lines_tuple}{',' if len(points) == 1 else ''}))",
+            f"        totals.append(p.{track} + " + " + ".join(points) + ")" if points
+            else f"        totals.append(p.{track})",
+            f"    track = tuple([p.{track} for p in players])",
+            "    return ScoreSheet(colors, track, tuple(rows), tuple(totals), layout.term)"]
     return f"the sources at {fns.loc(m.span_of('scoring', 'sources'))}", out
 
 
 _HELPER_CALL = re.compile(r"_[a-z_]+\(g, [^()]*\)")
 
 
-def _read_track(code: str, total: str) -> str | None:
-    """An expression of `p` with the score track (`p.wigs`, as the scorer reads it) read from
-    the local `total` instead, or None when `p` itself is handed on (to a helper that may
-    read the track)."""
+def score_track(m: Model) -> str:
+    """The player's field that is the score track (rules: scoring.track)."""
+    return str(m.value("scoring", "track"))
+
+
+def _read_track(code: str, total: str, track: str) -> str | None:
+    """An expression of `p` with the score track (`p.TRACK`, as the scorer reads it) read
+    from the local `total` instead, or None when `p` itself is handed on (to a helper that
+    may read the track)."""
     tree = ast.parse(code, mode="eval")
     reads: list[tuple[int, int]] = []
     fields: set[int] = set()
@@ -477,7 +495,7 @@ def _read_track(code: str, total: str) -> str | None:
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                 and node.value.id == "p"):
             fields.add(id(node.value))
-            if node.attr == "wigs":
+            if node.attr == track:
                 reads.append((node.col_offset, node.end_col_offset or node.col_offset))
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id == "p" and id(node) not in fields:
@@ -500,7 +518,8 @@ def ranker_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
         if code is None:
             code = fns.add(t.measure, (), t.span, "tie-breaker").code + "(g, p, _NO_CTX)"
         codes.append(code)
-    read = [_read_track(c, "w") for c in codes]
+    track = score_track(m)
+    read = [_read_track(c, "w", track) for c in codes]
     copy = None in read
     # a copy: the whole chain reads it, so that every measure sees the same player
     keys = codes if copy else [k or "" for k in read]
@@ -510,7 +529,7 @@ def ranker_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
         body += ["    for q, w in zip(g.players, totals, strict=True):",
                  "        p = _new(Player)  # a shallow copy: the measures only read it",
                  "        p.__dict__.update(q.__dict__)",
-                 "        p.wigs = w"]
+                 f"        p.{track} = w"]
     else:
         body.append("    for p, w in zip(g.players, totals, strict=True):")
     body += wrap_line(f"        keys.append(({key}))")

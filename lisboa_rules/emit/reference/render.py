@@ -757,7 +757,7 @@ class _Builder:
             for sid in ex.show:
                 if sid not in sources:
                     raise ReferenceError(f"example '{ex.id}' shows unknown source '{sid}'")
-                wigs = tuple(next(ln.wigs for ln in lines if ln.source == sid)
+                wigs = tuple(next(ln.points for ln in lines if ln.source == sid)
                              for lines in sheet.lines)
                 rows.append((sid, sources[sid].name, wigs))
             explanations = tuple(
@@ -1133,7 +1133,9 @@ class _Builder:
                                   plain(self.words(s.eligible.source, dict(s.params)))))
             if s.groups:
                 tables.append(self.majority_table(s))
-            if s.kind == "decrees" and m.decrees:
+            # a held source of the items the components' table lists: that table
+            if s.kind == "held" and m.decrees and [it.id for it in s.items] == [
+                    d.id for d in m.decrees]:
                 tables.append(self.decree_table())
             blocks.append(self.card(s.rule, facts=tuple(facts), tables=tuple(tables)))
         ties = next((r for r in m.rules if r.section == "scoring"
