@@ -548,6 +548,7 @@ def constants(m: Model) -> list[tuple[str, str]]:
         ("_GAME_END", refusals["game-over"]),
         ("_HAND_DISCARD", hand_discard),
         ("_TURN_END", str((m.data["flow"].get("turn_end") or {}).get("id", ""))),
+        ("_SETUP", str((m.data["flow"].get("setup") or {}).get("id", ""))),
         ("_VISIT_COST", visit.cost if visit and visit.cost else ""),
         ("_WIGS_COST", visit.lacking_cost if visit and visit.lacking_cost else ""),
         ("_ACTION_RULE", {proc: a.id for proc, a in sorted(by_proc.items())}),
