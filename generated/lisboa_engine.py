@@ -241,8 +241,6 @@ class RuleSet:
     start_officials: int
     start_stores: int
     start_markers: int
-    start_favors: int
-    start_favor_of: str
     neutral_officials: int
     influence_min: int
     influence_max: int
@@ -250,7 +248,6 @@ class RuleSet:
     reis_icons: tuple[int, ...]
     treasury_values: tuple[int, ...]
     treasury_modifiers: tuple[int, ...]
-    treasury_start: int
     treasury_down: int
     treasury_up: int
     portfolio_base: int
@@ -276,7 +273,6 @@ class RuleSet:
     majority_columns: tuple[int, ...]
     column_names: tuple[str, ...]
     tiebreakers: tuple[tuple[str, IntFn], ...]
-    decks: tuple[tuple[str, str, int], ...]
     piles: tuple[str, ...]
     treasury_pile: str
     cards: Mapping[int, CardDef]
@@ -285,7 +281,6 @@ class RuleSet:
     plans: Mapping[str, int]
     ships: Mapping[str, tuple[int, int]]
     shipyard_per_color: IntFn
-    shipyard_start: tuple[str, ...]
     procs: Mapping[str, ProcDef]
     moves: Mapping[str, MoveDef]
     # the bundles of effects of the rows of a column (`state_action.effects`): row -> (opts,
@@ -6030,10 +6025,6 @@ _RS0: Final = RuleSet(
     start_stores=8,
     # rules/game.yaml:35 game.start.rubble_set_markers
     start_markers=5,
-    # rules/game.yaml:36 game.start.royal_favors
-    start_favors=1,
-    # rules/game.yaml:37 game.start.royal_favor_of
-    start_favor_of="king",
     # rules/game.yaml:38 game.start.neutral_officials_per_office
     neutral_officials=0,
     # rules/game.yaml:43 game.tracks.influence.min
@@ -6048,8 +6039,6 @@ _RS0: Final = RuleSet(
     treasury_values=(1, 2, 3, 4, 5, 6),
     # rules/game.yaml:52 game.tracks.treasury.spaces
     treasury_modifiers=(-1, -1, 0, 0, 1, 1),
-    # rules/game.yaml:58 game.tracks.treasury.start_value
-    treasury_start=6,
     # rules/game.yaml:59 game.tracks.treasury.down_per_treasury_card
     treasury_down=1,
     # rules/game.yaml:60 game.tracks.treasury.up_per_sponsored_event
@@ -6285,13 +6274,6 @@ _RS0: Final = RuleSet(
         ("most completed Plans", _fx22),
         ("most money", _fx23),
     ),
-    # rules/components.yaml:6 components.decks
-    decks=(
-        ("blue", "starting-hand", 0),
-        ("red", "display", 1),
-        ("purple", "period-refill", 0),
-        ("brown", "display", 2),
-    ),
     # rules/components.yaml:11 components.display.piles
     piles=("treasury", "manuel", "marquis", "king"),
     # rules/components.yaml:11 components.display.piles
@@ -6451,8 +6433,6 @@ _RS0: Final = RuleSet(
     ships={"blue": (1, 1), "red": (2, 2), "purple": (3, 3), "brown": (4, 4)},
     # rules/components.yaml:22 components.shipyard.per_color
     shipyard_per_color=_fx47,
-    # rules/components.yaml:23 components.shipyard.start
-    shipyard_start=("blue", "red"),
     procs={
         "pay-reis": ProcDef("pay-reis", (), _opts_pay_reis, _why_pay_reis, _run_pay_reis),
         "reis": ProcDef("reis", (), _opts_reis, _why_reis, _run_reis),

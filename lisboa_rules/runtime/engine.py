@@ -238,8 +238,6 @@ class RuleSet:
     start_officials: int
     start_stores: int
     start_markers: int
-    start_favors: int
-    start_favor_of: str
     neutral_officials: int
     influence_min: int
     influence_max: int
@@ -247,7 +245,6 @@ class RuleSet:
     reis_icons: tuple[int, ...]
     treasury_values: tuple[int, ...]
     treasury_modifiers: tuple[int, ...]
-    treasury_start: int
     treasury_down: int
     treasury_up: int
     portfolio_base: int
@@ -273,7 +270,6 @@ class RuleSet:
     majority_columns: tuple[int, ...]
     column_names: tuple[str, ...]
     tiebreakers: tuple[tuple[str, IntFn], ...]
-    decks: tuple[tuple[str, str, int], ...]
     piles: tuple[str, ...]
     treasury_pile: str
     cards: Mapping[int, CardDef]
@@ -282,7 +278,6 @@ class RuleSet:
     plans: Mapping[str, int]
     ships: Mapping[str, tuple[int, int]]
     shipyard_per_color: IntFn
-    shipyard_start: tuple[str, ...]
     procs: Mapping[str, ProcDef]
     moves: Mapping[str, MoveDef]
     # the bundles of effects of the rows of a column (`state_action.effects`): row -> (opts,
