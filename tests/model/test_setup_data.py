@@ -25,8 +25,9 @@ from tools import interp_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "generated" / "lisboa_engine.py"
-COLORS = yaml.safe_load((ROOT / "rules" / "game.yaml").read_text(encoding="utf-8"))[
-    "players"]["colors"]
+COLORS = yaml.safe_load((ROOT / "rules" / "game.yaml").read_text(encoding="utf-8"))["players"][
+    "colors"
+]
 
 
 def _load(path: Path, name: str) -> ModuleType:
@@ -46,8 +47,9 @@ def engine() -> ModuleType:
     return _load(ENGINE, "setup_data_engine")
 
 
-def _build(tmp: Path, edit: Any, variant: str | None = None,
-           fold: bool = False) -> tuple[ModuleType, str]:
+def _build(
+    tmp: Path, edit: Any, variant: str | None = None, fold: bool = False
+) -> tuple[ModuleType, str]:
     """rules/ copied, changed by `edit(rules_dir)`, built; the engine and the reference."""
     shutil.copytree(ROOT / "rules", tmp / "rules")
     edit(tmp / "rules")
@@ -56,8 +58,10 @@ def _build(tmp: Path, edit: Any, variant: str | None = None,
         args += ["--variant", variant]
     assert main(args) == 0
     tag = re.sub(r"\W", "_", tmp.name)
-    return (_load(tmp / "g" / "lisboa_engine.py", f"setup_data_{tag}"),
-            (tmp / "g" / "reference" / "rules.md").read_text(encoding="utf-8"))
+    return (
+        _load(tmp / "g" / "lisboa_engine.py", f"setup_data_{tag}"),
+        (tmp / "g" / "reference" / "rules.md").read_text(encoding="utf-8"),
+    )
 
 
 def _replace(path: str, old: str, new: str) -> Any:
@@ -74,24 +78,47 @@ def _replace(path: str, old: str, new: str) -> Any:
 
 START_VALUES = [
     ("game.yaml", "  reis: 10\n", "  reis: 13\n", lambda p: p.reis, 13),
-    ("game.yaml", "  influence: 2\n  hand: 5", "  influence: 4\n  hand: 5",
-     lambda p: p.influence, 4),
-    ("game.yaml", "  rubble_set_markers: 5\n", "  rubble_set_markers: 3\n",
-     lambda p: p.markers_left, 3),
+    (
+        "game.yaml",
+        "  influence: 2\n  hand: 5",
+        "  influence: 4\n  hand: 5",
+        lambda p: p.influence,
+        4,
+    ),
+    (
+        "game.yaml",
+        "  rubble_set_markers: 5\n",
+        "  rubble_set_markers: 3\n",
+        lambda p: p.markers_left,
+        3,
+    ),
     ("game.yaml", "  hand: 5\n", "  hand: 4\n", lambda p: len(p.hand), 4),
-    ("game.yaml", "royal_favor_of: king", "royal_favor_of: manuel",
-     lambda p: p.royal_favors, ["manuel"]),
+    (
+        "game.yaml",
+        "royal_favor_of: king",
+        "royal_favor_of: manuel",
+        lambda p: p.royal_favors,
+        ["manuel"],
+    ),
     # a value written in the setup's steps themselves (the runtime once held it)
-    ("flow.yaml", '"q.goods[b]": 1}', '"q.goods[b]": 2}', lambda p: sorted(p.goods.values()),
-     [2, 2, 2, 2]),
+    (
+        "flow.yaml",
+        '"q.goods[b]": 1}',
+        '"q.goods[b]": 2}',
+        lambda p: sorted(p.goods.values()),
+        [2, 2, 2, 2],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("path", "old", "new", "read", "want"), START_VALUES,
-                         ids=["reis", "influence", "markers", "hand", "favor-of", "goods"])
+@pytest.mark.parametrize(
+    ("path", "old", "new", "read", "want"),
+    START_VALUES,
+    ids=["reis", "influence", "markers", "hand", "favor-of", "goods"],
+)
 def test_a_start_value_in_the_rules_starts_the_game_with_it(
-        tmp_path: Path, engine: ModuleType, path: str, old: str, new: str, read: Any,
-        want: Any) -> None:
+    tmp_path: Path, engine: ModuleType, path: str, old: str, new: str, read: Any, want: Any
+) -> None:
     E, _ = _build(tmp_path, _replace(path, old, new))
     for players in (2, 3, 4):
         g = E.new_game(players, seed=5)
@@ -172,28 +199,30 @@ def _wigs(E: ModuleType, g: Any) -> bool:
 
 def _last_seat(E: ModuleType, g: Any) -> bool:
     n = len(g.players)
-    return g.actor == g.current == g.start_player == n - 1 and \
-        E.legal_moves(g)[0].player == n - 1
+    return g.actor == g.current == g.start_player == n - 1 and E.legal_moves(g)[0].player == n - 1
 
 
 def _random_seats(E: ModuleType, g: Any) -> bool:
     colors = [p.color for p in g.players]
-    return colors != list(COLORS[:len(colors)])
+    return colors != list(COLORS[: len(colors)])
 
 
 VARIANTS = [
     ("head-start", WIGS_STEP, _wigs, "Every player starts with 2 wigs on the score track."),
-    ("last-seat-starts", LAST_SEAT_STEP, _last_seat,
-     "The player in the last seat is the start player and plays first."),
+    (
+        "last-seat-starts",
+        LAST_SEAT_STEP,
+        _last_seat,
+        "The player in the last seat is the start player and plays first.",
+    ),
     ("random-seats", SHUFFLED_SEATS, _random_seats, "Shuffle the players' seats."),
 ]
 
 
-@pytest.mark.parametrize(("name", "text", "holds", "words"), VARIANTS,
-                         ids=[v[0] for v in VARIANTS])
+@pytest.mark.parametrize(("name", "text", "holds", "words"), VARIANTS, ids=[v[0] for v in VARIANTS])
 def test_a_setup_step_written_in_a_variant_changes_the_start(
-        tmp_path: Path, engine: ModuleType, name: str, text: str, holds: Any,
-        words: str) -> None:
+    tmp_path: Path, engine: ModuleType, name: str, text: str, holds: Any, words: str
+) -> None:
     def edit(rules: Path) -> None:
         (rules / "variants" / f"{name}.yaml").write_text(text, encoding="utf-8")
 
@@ -202,16 +231,18 @@ def test_a_setup_step_written_in_a_variant_changes_the_start(
     # (a shuffle of the seats leaves the first order on some seeds: most change it)
     changed = [holds(E, E.new_game(players, seed=seed)) for players in (3, 4) for seed in seeds]
     assert sum(changed) >= len(changed) * 2 // 3
-    assert not any(holds(engine, engine.new_game(players, seed=seed))
-                   for players in (3, 4) for seed in seeds)
+    assert not any(
+        holds(engine, engine.new_game(players, seed=seed)) for players in (3, 4) for seed in seeds
+    )
     # printed in place, among the setup's steps
-    setup = ref[ref.index('<a id="setup"></a>'):]
-    setup = setup[:setup.index("<a id=", 20)]
+    setup = ref[ref.index('<a id="setup"></a>') :]
+    setup = setup[: setup.index("<a id=", 20)]
     assert words in setup
 
 
-def test_a_setup_step_of_a_chosen_variant_only_when_chosen(tmp_path: Path,
-                                                           engine: ModuleType) -> None:
+def test_a_setup_step_of_a_chosen_variant_only_when_chosen(
+    tmp_path: Path, engine: ModuleType
+) -> None:
     def edit(rules: Path) -> None:
         (rules / "variants" / "head-start.yaml").write_text(WIGS_STEP, encoding="utf-8")
 
@@ -236,8 +267,8 @@ def models() -> dict[tuple[str, ...], Any]:
 @pytest.mark.parametrize("players", [2, 3, 4])
 @pytest.mark.parametrize("variants", [(), ("queen",)])
 def test_the_interpreter_runs_the_setup_as_the_engine_does(
-        engine: ModuleType, models: dict[tuple[str, ...], Any], players: int,
-        variants: tuple[str, ...]) -> None:
+    engine: ModuleType, models: dict[tuple[str, ...], Any], players: int, variants: tuple[str, ...]
+) -> None:
     key = engine.variants_for(players, variants)
     for seed in (0, 1, 7, -3, 2**40):
         blank = engine.to_json(engine.Game(variants=list(key), seed=seed, players=[]))
@@ -249,5 +280,4 @@ def test_the_setup_is_one_seeded_stream(engine: ModuleType) -> None:
     """The same seed deals the same game; another seed another one (decks, Decrees, Plans)."""
     a, b, c = (engine.new_game(4, seed=s) for s in (11, 11, 12))
     assert engine.dumps(a) == engine.dumps(b)
-    assert (a.reserve, a.decree_deck, a.plan_supply) != (c.reserve, c.decree_deck,
-                                                         c.plan_supply)
+    assert (a.reserve, a.decree_deck, a.plan_supply) != (c.reserve, c.decree_deck, c.plan_supply)
