@@ -873,7 +873,7 @@ def m_param_edges(rng: random.Random, files: Files) -> str:
 # --- the steps of procedures (issue 14) -----------------------------------------------------------
 
 STEP_KINDS = ("gain", "set", "let", "move", "require", "choose", "if", "for_each", "repeat", "do",
-              "raise")
+              "raise", "shuffle", "new")
 STEP_LISTS = ("steps", "then", "else", "do")
 STEP_EXPRESSIONS = ("require", "if", "repeat")
 

@@ -45,8 +45,10 @@ from __future__ import annotations
 
 import ast
 import collections
+import copy
 import functools
 import pickle
+import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -380,10 +382,13 @@ class Ctx:
     seat: int
     frame: dict[str, Any]
     player: dict[str, Any] = field(default_factory=dict)  # read once, as the engine's `p`
+    pid: str = ""  # the procedure carried out: its shuffles' stream is named by its id
+    stream: random.Random | None = None  # made at its first shuffle, shared by the others
 
     def __post_init__(self) -> None:
-        if not self.player:
-            self.player = self.state["players"][self.seat]
+        players = self.state["players"]
+        if not self.player and self.seat < len(players):  # (a setup starts with no player)
+            self.player = players[self.seat]
 
 
 def _dotted(node: ast.expr) -> list[str] | None:
@@ -498,6 +503,8 @@ def _type_of(prep: Prepared, node: ast.expr, names: Names) -> VType:
         return typed.list_of(type_of(prep, node.elt, _comp_names(prep, node, names)))
     if isinstance(node, ast.List):
         return typed.list_of(type_of(prep, node.elts[0], names) if node.elts else INT)
+    if isinstance(node, ast.Dict) and not node.keys:  # `{}`: an empty table
+        return VType("map", (TEXT, INT))
     raise StepsError(f"'{ast.unparse(node)}' is not an expression of the effect language")
 
 
@@ -800,6 +807,7 @@ _EVAL: Mapping[type, Callable[[Ctx, Any, Names], Any]] = collections.defaultdict
         ast.ListComp: lambda ctx, node, names: _comprehension(ctx, node, names),
         ast.GeneratorExp: lambda ctx, node, names: _comprehension(ctx, node, names),
         ast.List: _eval_list,
+        ast.Dict: lambda ctx, node, names: {},
     })
 
 
@@ -961,7 +969,7 @@ def _start(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Seq
         frame[typed.local_code(prm.name)] = value
     for c, value in zip(proc.choices, choices, strict=True):
         frame[typed.local_code(c.arg["as"])] = value
-    return Ctx(prep, state, seat, frame), prep.names_of(pid)
+    return Ctx(prep, state, seat, frame, pid=pid), prep.names_of(pid)
 
 
 def _run(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Sequence[Any],
@@ -1042,7 +1050,29 @@ def _effect(ctx: Ctx, s: st.Step, names: Names) -> Names:
             raise StepsError(f"'{s.arg}' is not an entry of a table")
         evaluate(ctx, node.value, names).pop(evaluate(ctx, node.slice, names), None)
         return names
+    if kind == "shuffle":  # with the procedure's seeded stream (the game's seed and its id)
+        if ctx.stream is None:
+            ctx.stream = random.Random(f"{ctx.state['seed']}:{ctx.pid}")
+        ctx.stream.shuffle(_list_at(ctx, _expr(s.arg), names))
+        return names
+    if kind == "new":  # a new player: the fields given, the others at their defaults
+        player = {f.id: copy.deepcopy(f.default) for f in ctx.prep.model.state.player}
+        for name, source in (s.get("with") or {}).items():
+            player[str(name)] = evaluate(ctx, _expr(source), names)
+        _list_at(ctx, _expr(s.arg), names).append(player)
+        return names
     raise StepsError(f"a {kind} step cannot stand among effects")
+
+
+def _list_at(ctx: Ctx, node: ast.expr, names: Names) -> list[Any]:
+    """The state's own list a step changes in place (an entry of a table must be there)."""
+    if isinstance(node, ast.Subscript):
+        found = evaluate(ctx, node.value, names)[evaluate(ctx, node.slice, names)]
+    else:
+        found = evaluate(ctx, node, names)
+    if not isinstance(found, list):
+        raise StepsError(f"'{ast.unparse(node)}' is not a list of the state")
+    return found
 
 
 def _do_target(ctx: Ctx, s: st.Step, names: Names) -> str | None:

@@ -18,6 +18,12 @@ variant can change or insert steps) and `rule` (the rule a refusal names):
     drop: PLACE                  take an entry out of a table of the state
     raise: EVENT  (or {event: EVENT, with: {PARAM: EXPR}})
                                  carry out the hooks of an event (`hooks:` in rules/effects.yaml)
+    shuffle: PLACE               shuffle a list of the state with the game's seeded stream of
+                                 the procedure (one stream per procedure run, shared by all of
+                                 its shuffles, seeded by the game's seed and the procedure's id)
+    new: PLACE  with: {FIELD: EXPR}
+                                 append a new player to a list of players: the fields given,
+                                 the others at their declared defaults
 
 A procedure's chooses and requires come first (its guard); its effects follow. The compiler
 turns each procedure into three straight-line functions of the generated engine: the choices
@@ -40,17 +46,17 @@ from lisboa_rules.lang.typed import BOOL, INT, ExprError, Name, Scope, Typed, VT
 from lisboa_rules.lang.typed import bare as bare
 
 KINDS = ("gain", "set", "let", "move", "drop", "require", "choose", "if", "for_each", "repeat",
-         "do", "raise", "apply")
+         "do", "raise", "apply", "shuffle", "new")
 COMMON = ("id", "text", "rule", "source", "assumptions")
 # the keys each kind allows beside its own (then/else of an if, do of a loop, ...)
 SIBLINGS = {"if": ("then", "else"), "for_each": ("do",), "repeat": ("do",), "require": ("reason",),
-            "do": ("with", "reason", "none_reason"),
+            "do": ("with", "reason", "none_reason"), "new": ("with",),
             "choose": ("reason", "count_rule", "count_reason")}
 GUARD_KINDS = ("require", "choose", "let")
 EFFECT_NOUNS = {  # how the reference names a step kind when it has no text of its own
     "gain": "gain", "set": "set", "let": "let", "move": "move", "require": "require",
     "choose": "choose", "if": "if", "for_each": "for each", "repeat": "repeat", "do": "do",
-    "raise": "raise", "drop": "drop", "apply": "apply",
+    "raise": "raise", "drop": "drop", "apply": "apply", "shuffle": "shuffle", "new": "new",
 }
 MAX_NESTING = 6
 
@@ -208,6 +214,7 @@ class Compiler:
         self.name = name
         self.where = where  # "rules/x.yaml:LINE" for a step's comment
         self.problems: list[StepProblem] = []
+        self.stream: str | None = None  # the procedure whose seeded stream shuffles draw from
 
     # -- public -------------------------------------------------------------------------
 
@@ -251,6 +258,9 @@ class Compiler:
         run = [f"def _run_{stem}({self.signature(proc, True)}) -> None:",
                "    p = g.players[seat]"]
         body: list[str] = []
+        self.stream = proc.id
+        if any(x.kind == "shuffle" for s in proc.effects for x in s.walk()):
+            body.append(f"    rng = _rng(g, {py_str(proc.id)})")
         rscope = scope
         for s in proc.guard:
             if s.kind == "let":
@@ -666,8 +676,58 @@ class Compiler:
                 return scope
             out.append(f"{pad}{m.group(1)}.pop({m.group(2) or m.group(3)}, None)")
             return scope
+        if s.kind == "shuffle":
+            self._shuffle(s, scope, pad, out)
+            return scope
+        if s.kind == "new":
+            self._new(s, scope, pad, out)
+            return scope
         self.problem(s, "step-order", f"a {s.kind} step cannot stand among effects")
         return scope
+
+    def _shuffle(self, s: Step, scope: Scope, pad: str, out: list[str]) -> None:
+        place = self._place(s, s.arg, scope, "shuffle")
+        if place is None:
+            return
+        if place.type.name != "list":
+            self.problem(s, "expr-type", f"'{s.arg}' is {typed.describe(place.type)}; a shuffle "
+                         "shuffles a list", "shuffle")
+            return
+        if self.stream is None:
+            self.problem(s, "step-order", "a shuffle draws from the seeded stream of a procedure "
+                         "of rules/; an action's steps cannot shuffle (do a procedure that does)")
+            return
+        out.append(f"{pad}rng.shuffle({_entry(place.code)})")
+
+    def _new(self, s: Step, scope: Scope, pad: str, out: list[str]) -> None:
+        place = self._place(s, s.arg, scope, "new")
+        if place is None:
+            return
+        if place.type.name != "list" or place.type.args[0].name != "player":
+            self.problem(s, "expr-type", f"'{s.arg}' is {typed.describe(place.type)}; a new "
+                         "player is added to a list of players", "new")
+            return
+        given = s.get("with") or {}
+        if not isinstance(given, Mapping):
+            self.problem(s, "step-shape", "with: {FIELD: EXPR}", "with")
+            return
+        args = []
+        for name, source in given.items():
+            f = scope.player.get(str(name))
+            if f is None:
+                self.problem(s, "unknown-name", f"a player has no field '{name}'", f"with/{name}",
+                             typed.closest(str(name), list(scope.player)))
+                continue
+            v = self.expr(s, source, scope, f.type, f"with/{name}")
+            if v is not None:
+                args.append(f"{name}={bare(v.code)}")
+        missing = sorted(scope.required - {str(k) for k in given})
+        if missing:
+            self.problem(s, "step-missing", "a new player needs "
+                         + ", ".join(f"'{m}'" for m in missing) + " (fields with no default)",
+                         "new")
+            return
+        out.append(f"{pad}{_entry(place.code)}.append(Player({', '.join(args)}))")
 
     def _check_misplaced(self, s: Step, scope: Scope) -> None:
         """A require or choose out of place is still checked, so that all its problems come out
@@ -781,6 +841,13 @@ class Compiler:
                              f"{key}/{name}",
                              typed.closest(str(name), [p.name for p in callee.params]))
         return "".join(", " + a for a in args)
+
+
+def _entry(code: str) -> str:
+    """The code of a place written to in place: a map entry read as `.get(k, default)` is
+    subscripted (so that the state's own list changes, not a default)."""
+    m = re.fullmatch(r"(.*)\.get\((.*), [^,()]*\)", code)
+    return f"{m.group(1)}[{m.group(2)}]" if m is not None else code
 
 
 def _ternary(code: str) -> tuple[str, str, str] | None:

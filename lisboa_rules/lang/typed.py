@@ -6,8 +6,8 @@ game's (`game.favors[noble]`), locals of a procedure (`amount`, a chosen `busine
 the rules' tables (`plan.officials`, `card.type`) and constants of the rules data
 (`rules.game.rubble.cubes_per_set`). Allowed: whole numbers, true/false, text, `None`,
 `+ - * //`, comparisons, `in` / `not in`, `is None`, `and` / `or` / `not`, `a if c else b`,
-`x[i]`, `len sum min max any all sorted`, and one-loop comprehensions
-(`[b for b in businesses if stores[b] > 0]`).
+`x[i]`, `[]` and `{}` (an empty list or table), `len sum min max any all sorted`, and one-loop
+comprehensions (`[b for b in businesses if stores[b] > 0]`).
 
 Nothing is ever passed to `eval`: the checked tree is compiled to Python source for the
 generated engine (`compile_expr`); the reference interpreter walks the same tree.
@@ -104,6 +104,8 @@ class Scope:
     kind_sources: dict[tuple[str, ...], str] = field(default_factory=dict)  # rows' ids -> kind
     costs: frozenset[str] = frozenset()
     contexts: frozenset[str] = frozenset()
+    # the player fields with no default: a `new` step must give them
+    required: frozenset[str] = frozenset()
 
     def keys_of(self, src: Typed) -> str:
         """Code going through a list, or through a table's keys in the order their kind
@@ -313,6 +315,8 @@ class _Checker:
                 if not compatible(it.type, t, self.ik):
                     raise self.fail(node, "the items of a list have one type")
             return Typed("[" + ", ".join(i.code for i in items) + "]", list_of(t))
+        if isinstance(node, ast.Dict) and not node.keys:  # an empty table fits any table
+            return Typed("{}", VType("map", (ANY, ANY)))
         raise self.fail(node, f"'{ast.unparse(node)}' is not allowed in an expression",
                         "expr-syntax")
 

@@ -529,6 +529,8 @@ class Builder:
                     span=self.span("flow", *path),
                 )
             )
+        su = self._get("flow", "setup")
+        self.rule("flow", ("setup",), su, su["id"], "Setup", executable=True)
         pe = self._get("flow", "period_end")
         self.rule("flow", ("period_end",), pe, pe["id"], "End of the period", executable=True)
         steps = []

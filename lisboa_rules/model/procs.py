@@ -171,7 +171,8 @@ def state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tup
                   costs=frozenset(str(c.get("id")) for c in _rows(data, "court.costs") or []
                                   if isinstance(c, Mapping)),
                   contexts=frozenset(str(v["context"]) for v in _rows(data, "vocabulary.names")
-                                     or [] if isinstance(v, Mapping) and "context" in v))
+                                     or [] if isinstance(v, Mapping) and "context" in v),
+                  required=frozenset(f.id for f in decl.player if f.required))
     for mid, source in measures:
         try:
             t = typed.check(source, scope)
@@ -283,6 +284,14 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
         body = st.parse_steps(turn_end.get("steps", []), (*path, "steps"), problems)
         add(st.Procedure(str(turn_end.get("id")), (), body, str(turn_end.get("id")), path))
         this[str(turn_end.get("id"))] = turn_end
+    setup = (flow or {}).get("setup")
+    if isinstance(setup, Mapping) and "steps" in setup:
+        path = ("flow", "setup")
+        body = st.parse_steps(setup.get("steps", []), (*path, "steps"), problems)
+        add(st.Procedure(str(setup.get("id")), _params(setup.get("params"), (*path, "params"),
+                                                         problems),
+                         body, str(setup.get("id")), path))
+        this[str(setup.get("id"))] = setup
     period_end = (flow or {}).get("period_end") or {}
     for i, step in enumerate(period_end.get("steps") or []):
         if not isinstance(step, Mapping) or "steps" not in step:

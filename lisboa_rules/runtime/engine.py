@@ -236,8 +236,6 @@ class RuleSet:
     start_officials: int
     start_stores: int
     start_markers: int
-    start_favors: int
-    start_favor_of: str
     neutral_officials: int
     influence_min: int
     influence_max: int
@@ -245,7 +243,6 @@ class RuleSet:
     reis_icons: tuple[int, ...]
     treasury_values: tuple[int, ...]
     treasury_modifiers: tuple[int, ...]
-    treasury_start: int
     treasury_down: int
     treasury_up: int
     portfolio_base: int
@@ -271,7 +268,6 @@ class RuleSet:
     majority_columns: tuple[int, ...]
     column_names: tuple[str, ...]
     tiebreakers: tuple[tuple[str, IntFn], ...]
-    decks: tuple[tuple[str, str, int], ...]
     piles: tuple[str, ...]
     treasury_pile: str
     cards: Mapping[int, CardDef]
@@ -280,7 +276,6 @@ class RuleSet:
     plans: Mapping[str, int]
     ships: Mapping[str, tuple[int, int]]
     shipyard_per_color: IntFn
-    shipyard_start: tuple[str, ...]
     procs: Mapping[str, ProcDef]
     moves: Mapping[str, MoveDef]
     # the bundles of effects of the rows of a column (`state_action.effects`): row -> (opts,
@@ -311,6 +306,7 @@ _TURN_RULE: str = ""
 _GAME_END: str = ""
 _HAND_DISCARD: str = ""
 _TURN_END: str = ""
+_SETUP: str = ""
 _ACTION_RULE: dict[str, str] = {}
 _PHASE_RULES: dict[str, str] = {}
 # the generated rule sets and procedures use them
@@ -661,11 +657,14 @@ def variants_for(players: int, chosen: Iterable[str] = ()) -> tuple[str, ...]:
 
 
 def _rng(g: Game, salt: str) -> random.Random:
+    """The game's seeded stream of random numbers named `salt` (a procedure's shuffles draw
+    from the stream of the procedure's id)."""
     return random.Random(f"{g.seed}:{salt}")
 
 
 def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
-    """A new game for 2 to 4 players; the same seed and moves give the same game."""
+    """A new game for the rule set's number of players; the same seed and moves give the same
+    game."""
     if type(seed) is not int:
         raise BadArgument(f"the seed must be an integer, not {seed!r}")
     key = variants_for(players, variants)
@@ -675,66 +674,9 @@ def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
             f"{players} players: this game is for {rs.players_min} to {rs.players_max}"
         )
     g = Game(variants=list(key), seed=seed, players=[])
-    _activate(g)
-    rng = _rng(g, "setup")
-    by_deck: dict[str, list[int]] = {d: [] for d, _, _ in rs.decks}
-    for number in sorted(rs.cards):
-        by_deck[rs.cards[number].deck].append(number)
-    for cards in by_deck.values():
-        rng.shuffle(cards)
-    g.reserve = by_deck
-    g.treasury = rs.treasury_values.index(rs.treasury_start)
-    for seat in range(players):
-        p = Player(
-            color=rs.colors[seat],
-            influence=rs.start_influence,
-            reis=rs.start_reis,
-            officials=rs.start_officials,
-            markers_left=rs.start_markers,
-        )
-        p.stores = dict.fromkeys(rs.businesses, 0)
-        p.goods = dict.fromkeys(rs.businesses, 1)
-        g.players.append(p)
-    g.favors = {n.id: players for n in rs.nobles}
-    for p in g.players:
-        for _ in range(rs.start_favors):
-            if g.favors[rs.start_favor_of] > 0:
-                g.favors[rs.start_favor_of] -= 1
-                p.royal_favors.append(rs.start_favor_of)
-    g.offices = {n.id: {} for n in rs.nobles}
-    g.plazas = {n.id: {} for n in rs.nobles}
-    if rs.neutral_officials:
-        for n in rs.nobles:
-            g.offices[n.id]["neutral"] = rs.neutral_officials
-    start_deck = next(d for d, role, _ in rs.decks if role == "starting-hand")
-    for p in g.players:
-        p.hand = sorted(g.reserve[start_deck][: rs.hand_size])
-        del g.reserve[start_deck][: rs.hand_size]
-    g.box.extend(g.reserve.pop(start_deck))
-    g.piles = {pile: [] for pile in rs.piles}
-    _deal_display(g, next(d for d, role, per in rs.decks if role == "display" and per == 1))
-    decrees = sorted(rs.decrees)
-    rng.shuffle(decrees)
-    g.decree_deck = decrees
-    _refill_decrees(g)
-    plans = sorted(rs.plans)
-    rng.shuffle(plans)
-    g.plan_supply = plans
-    _stock_shipyard(g, rs.shipyard_start)
-    g.actor = g.current = g.start_player = 0
+    # the setup of rules/ (flow.yaml `setup`): its steps make the players and deal the game
+    _activate(g).procs[_SETUP].run(g, 0, players)
     return g
-
-
-def _deal_display(g: Game, deck: str) -> None:
-    g.rs.procs["deal-display"].run(g, g.actor, deck)
-
-
-def _refill_decrees(g: Game) -> None:
-    g.rs.procs["refill-decrees"].run(g, g.actor)
-
-
-def _stock_shipyard(g: Game, colors: Iterable[str]) -> None:
-    g.rs.procs["stock-shipyard"].run(g, g.actor, list(colors))
 
 
 # --- Effects --------------------------------------------------------------------------------------

@@ -163,7 +163,10 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
     code = "\n".join([*view.functions, *(q.code for qs in view.queries for q in qs)])
     view.tables = [(name, fmt(values, 0, "", len(name) + len(": Final = ")))
                    for name, values in tables.values.items() if name in code]
-    view.tables += [(name, value) for value, name in tables.constants.items() if name in code]
+    # a long constant (every card number) is laid out as ruff formats it
+    view.tables += [(name, value if len(name) + len(": Final = ") + len(value) <= 100 else
+                     fmt(ast.literal_eval(value), 0, "", len(name) + len(": Final = ")))
+                    for value, name in tables.constants.items() if name in code]
     return view
 
 

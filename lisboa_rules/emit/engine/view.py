@@ -271,8 +271,6 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
         "start_officials": v("start_officials"),
         "start_stores": v("start_stores"),
         "start_markers": v("start_markers"),
-        "start_favors": v("start_favors"),
-        "start_favor_of": v("start_favor_of"),
         "neutral_officials": v("neutral_officials"),
         "influence_min": v("influence_min"),
         "influence_max": v("influence_max"),
@@ -280,7 +278,6 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
         "reis_icons": tuple(sorted(v("reis_icons"))),
         "treasury_values": tuple(s["value"] for s in spaces),
         "treasury_modifiers": tuple(s["modifier"] for s in spaces),
-        "treasury_start": v("treasury_start"),
         "treasury_down": v("treasury_down"),
         "treasury_up": v("treasury_up"),
         "portfolio_base": v("portfolio_base"),
@@ -349,7 +346,6 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
     out["column_names"] = tuple(v("column_names"))
     out["tiebreakers"] = tuple((t.name, fns.add(t.measure, (), t.span, "tie-breaker"))
                                for t in m.tiebreakers)
-    out["decks"] = tuple((d.id, d.role, d.period or 0) for d in m.decks)
     out["piles"] = piles
     out["treasury_pile"] = next((p for p in piles if p not in noble_ids), "")
     out["cards"] = {c.number: Call("CardDef", (c.number, c.deck, c.type, c.influence, c.reward,
@@ -365,7 +361,6 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
     f_per = expr.parse(per, {"players": expr.NameInfo("int")})
     out["shipyard_per_color"] = fns.add(f_per, (), m.span_of("components", "shipyard",
                                                               "per_color"), "shipyard")
-    out["shipyard_start"] = tuple(v("shipyard_start"))
     out["procs"] = procs or {}
     out["moves"] = moves or {}
     out["fx"] = fx or {}
@@ -569,6 +564,7 @@ def constants(m: Model) -> list[tuple[str, str]]:
         ("_GAME_END", refusals["game-over"]),
         ("_HAND_DISCARD", hand_discard),
         ("_TURN_END", str((m.data["flow"].get("turn_end") or {}).get("id", ""))),
+        ("_SETUP", str((m.data["flow"].get("setup") or {}).get("id", ""))),
         ("_ACTION_RULE", {proc: a.id for proc, a in sorted(by_proc.items())}),
         ("_PHASE_RULES", {"follow": by_proc["follow"].id if "follow" in by_proc
                           else refusals["turn"], "refill": refusals["refill"],
@@ -598,8 +594,6 @@ FIELD_PATHS: dict[str, tuple[str, ...]] = {
     "start_officials": ("game", "start", "officials"),
     "start_stores": ("game", "start", "stores"),
     "start_markers": ("game", "start", "rubble_set_markers"),
-    "start_favors": ("game", "start", "royal_favors"),
-    "start_favor_of": ("game", "start", "royal_favor_of"),
     "neutral_officials": ("game", "start", "neutral_officials_per_office"),
     "influence_min": ("game", "tracks", "influence", "min"),
     "influence_max": ("game", "tracks", "influence", "max"),
@@ -607,7 +601,6 @@ FIELD_PATHS: dict[str, tuple[str, ...]] = {
     "reis_icons": ("game", "tracks", "influence", "reis_icons"),
     "treasury_values": ("game", "tracks", "treasury", "spaces"),
     "treasury_modifiers": ("game", "tracks", "treasury", "spaces"),
-    "treasury_start": ("game", "tracks", "treasury", "start_value"),
     "treasury_down": ("game", "tracks", "treasury", "down_per_treasury_card"),
     "treasury_up": ("game", "tracks", "treasury", "up_per_sponsored_event"),
     "portfolio_base": ("game", "portfolio", "base_size"),
@@ -633,7 +626,6 @@ FIELD_PATHS: dict[str, tuple[str, ...]] = {
     "majority_columns": ("scoring", "majority", "columns"),
     "column_names": ("scoring", "majority", "column_names"),
     "tiebreakers": ("scoring", "tiebreakers", "measures"),
-    "decks": ("components", "decks"),
     "piles": ("components", "display", "piles"),
     "treasury_pile": ("components", "display", "piles"),
     "cards": ("components", "cards"),
@@ -642,7 +634,6 @@ FIELD_PATHS: dict[str, tuple[str, ...]] = {
     "plans": ("components", "plans"),
     "ships": ("components", "ships"),
     "shipyard_per_color": ("components", "shipyard", "per_color"),
-    "shipyard_start": ("components", "shipyard", "start"),
 }
 
 

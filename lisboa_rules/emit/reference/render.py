@@ -884,6 +884,12 @@ class _Builder:
                             Piece(humanize("spaces")),
                             Piece("", "value", marks=self.marks(track.get("assumptions", ()))))))
             blocks.append(self.card(r, tables=tuple(tables)))
+        setup = m.data["flow"].get("setup")
+        rule = self.rules.get(str(setup.get("id"))) if isinstance(setup, Mapping) else None
+        if rule is not None:  # the setup: the steps new_game runs, in their words
+            proc = self.proc_view(rule.id, m, rule.provenance.assumptions)
+            blocks.append(self.card(rule, procedure=bool(proc), proc=proc,
+                                    proc_code=self.proc_code(rule.id, m)))
         comp = m.data["components"]
         listed = [x["id"] for x in comp.get("rules", ())]
         for r in (r for r in m.rules if r.section == "components"):
