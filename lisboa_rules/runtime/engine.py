@@ -311,7 +311,6 @@ RULE_TEXT: dict[str, tuple[str, str]] = {}
 STATE_SCHEMA: dict[str, Any] = {}
 _TURN_RULE: str = ""
 _GAME_END: str = ""
-_HAND_DISCARD: str = ""
 _TURN_END: str = ""
 _VISIT_COST: str = ""
 _WIGS_COST: str = ""
@@ -820,25 +819,6 @@ _OFFICIALS_CTX: dict[int, Ctx] = {}
 _COST_CTX: dict[int, Ctx] = {}
 
 
-# --- Effects --------------------------------------------------------------------------------------
-
-
-def _apply_effects(
-    g: Game, seat: int, effects: Iterable[tuple[str, int]], favor: str | None, noble: str | None
-) -> None:
-    """Carry out effects: each runs its procedure of rules/. An effect that needs a choice the
-    move does not make (a Royal Favor on a card) is left out."""
-    procs = g.rs.procs
-    for key, amount in effects:
-        proc = procs[key]
-        if proc.choices:
-            if favor is None:
-                continue
-            proc.run(g, seat, amount, noble, favor)
-        else:
-            proc.run(g, seat, amount, noble)
-
-
 # --- Legal moves ----------------------------------------------------------------------------------
 
 
@@ -848,35 +828,10 @@ def legal_moves(g: Game) -> list[Move]:
     if g.phase == "over":
         return []
     seat = g.actor
-    if g.phase == "hand-discard":
-        return _hand_discard_moves(g, seat)
     out: list[Move] = []
     for md in rs.moves.values():
         if md.phase == g.phase:
             out += md.moves(g, seat)
-    return out
-
-
-def _hand_discard_moves(g: Game, seat: int) -> list[Move]:
-    """Every hand discard (rules: period-end.hand-discard): any set of hand cards and, for
-    each Noble with several cards in it, which of them gives its reward. The card listed first
-    of its Noble gives the reward: rewarded cards first, then the rest, each in order."""
-    rs = g.rs
-    hand = sorted(g.players[seat].hand)
-    out = []
-    for mask in range(1 << len(hand)):
-        chosen = [c for i, c in enumerate(hand) if mask >> i & 1]
-        by_noble: dict[str, list[int]] = {}
-        for c in chosen:
-            kind = rs.cards[c].type
-            if kind != rs.treasury_pile:
-                by_noble.setdefault(kind, []).append(c)
-        picks: list[list[int]] = [[]]
-        for cards in by_noble.values():
-            picks = [[*pick, c] for pick in picks for c in cards]
-        for pick in picks:
-            rest = [c for c in chosen if c not in pick]
-            out.append(_move("hand-discard", seat, cards=(*sorted(pick), *rest)))
     return out
 
 
@@ -962,21 +917,7 @@ def _apply(g: Game, move: Move) -> None:
         _check_triggers(g)
         _advance(g)
         return
-    handler = _HANDLERS.get(move.kind)
-    if handler is None:
-        raise _illegal(_TURN_RULE, f"unknown move kind {move.kind!r}")
-    if move.kind != g.phase:  # the machinery's decisions are moves of their phase's name
-        raise _illegal(
-            _PHASE_RULES.get(g.phase, _TURN_RULE),
-            f"a {move.kind} move cannot be made now ({g.phase})",
-        )
-    extra = _extra_choice(g, move)
-    if extra is not None:
-        rule = _ACTION_RULE.get(move.kind, _PHASE_RULES.get(g.phase, _TURN_RULE))
-        raise _illegal(rule, f"a {move.kind} move does not choose {extra}")
-    handler(g, move)
-    _check_triggers(g)
-    _advance(g)
+    raise _illegal(_TURN_RULE, f"unknown move kind {move.kind!r}")
 
 
 def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | None = None) -> None:
@@ -1004,52 +945,38 @@ def _any(value: Any) -> Any:
     return value
 
 
+def _subsets(items: Sequence[Any], most: int) -> list[tuple[Any, ...]]:
+    """Every set of at most `most` of the items, each once, in counting order: item i is in
+    the m-th set when bit i of m is set (a choice `up_to` N)."""
+    out = []
+    for mask in range(1 << len(items)):
+        if bin(mask).count("1") <= most:
+            out.append(tuple(x for i, x in enumerate(items) if mask >> i & 1))
+    return out
+
+
+def _led(chosen: tuple[Any, ...], groups: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """The ways to list the chosen items so that one item of each group leads (`groups`: the
+    group of each item, None for none; the groups in the order they first appear, each of its
+    items in turn): the leaders first, sorted, then the other items in order."""
+    by: dict[Any, list[Any]] = {}
+    for x, key in zip(chosen, groups, strict=True):
+        if key is not None:
+            by.setdefault(key, []).append(x)
+    picks: list[list[Any]] = [[]]
+    for xs in by.values():
+        picks = [[*pick, x] for pick in picks for x in xs]
+    return [(*sorted(pick), *[x for x in chosen if x not in pick]) for pick in picks]
+
+
 def _not_chosen(name: str) -> tuple[str, str]:
     """Why a bundle of effects that makes no such choice refuses one (the caller names the
     rule)."""
     return "", f"this move does not choose {name.replace('_', ' ')}"
 
 
-# The choices of the moves the machinery makes itself (the period-end decisions).
-_HANDLER_FIELDS: Final = {"hand-discard": ("cards",)}
-
-
-def _extra_choice(g: Game, move: Move) -> str | None:
-    """The first field a move fills that its kind does not choose, or None: every move has
-    one form, so a move is legal exactly when it is one of `legal_moves`."""
-    allowed = _HANDLER_FIELDS.get(move.kind, ())
-    for name, default in _MOVE_DEFAULTS.items():
-        if name not in allowed and getattr(move, name) != default:
-            return name.replace("_", " ")
-    return None
-
-
 def _color(g: Game, seat: int) -> str:
     return g.players[seat].color if 0 <= seat < len(g.players) else f"seat {seat}"
-
-
-def _do_hand_discard(g: Game, move: Move) -> None:
-    """The period-end hand discard (rules: period-end.hand-discard): of each Noble's cards
-    in `move.cards`, the first one listed gives its bottom reward (the player's choice)."""
-    rs = g.rs
-    p = g.players[move.player]
-    if len(set(move.cards)) != len(move.cards) or any(c not in p.hand for c in move.cards):
-        raise _illegal(_HAND_DISCARD, "discard only cards from your hand, each once")
-    rewarded: set[str] = set()
-    for card in move.cards:
-        p.hand.remove(card)
-        g.discard.append(card)
-        cdef = rs.cards[card]
-        if cdef.type != rs.treasury_pile and cdef.type not in rewarded:
-            rewarded.add(cdef.type)  # one reward per Noble; penalties are ignored
-            _apply_effects(g, move.player, cdef.reward, None, None)
-    g.discard_queue.pop(0)
-
-
-_HandlerFn = Callable[[Game, Move], None]
-_HANDLERS: Final[dict[str, _HandlerFn]] = {
-    "hand-discard": _do_hand_discard,
-}
 
 
 # --- Procedures: triggers, end of turn, end of period, end of game --------------------------------

@@ -546,7 +546,6 @@ def constants(m: Model) -> list[tuple[str, str]]:
     rows: list[tuple[str, Any]] = [
         ("_TURN_RULE", refusals["turn"]),
         ("_GAME_END", refusals["game-over"]),
-        ("_HAND_DISCARD", hand_discard),
         ("_TURN_END", str((m.data["flow"].get("turn_end") or {}).get("id", ""))),
         ("_VISIT_COST", visit.cost if visit and visit.cost else ""),
         ("_WIGS_COST", visit.lacking_cost if visit and visit.lacking_cost else ""),
