@@ -135,6 +135,21 @@ class MoveDef:
 
 
 @dataclass(frozen=True)
+class PhaseDef:
+    """A phase of the turn machine (rules: flow `phases`): who moves in it (`actor`: the seat,
+    or None when the phase is done; no function: it waits for no one), whether it interrupts
+    the other phases (`interrupts`) and the game field that keeps the phase it interrupted
+    (`resume`), and what comes when it is done (`then`: "end-turn", the end of the turn;
+    "next-step", the next step of the end of the stage; "": nothing)."""
+
+    id: str
+    actor: Callable[[Game], int | None] | None
+    interrupts: Callable[[Game], bool] | None
+    resume: str | None
+    then: str
+
+
+@dataclass(frozen=True)
 class ActionDef:
     """One of the turn's actions (or follow / pass)."""
 
@@ -285,6 +300,7 @@ class RuleSet:
     shipyard_start: tuple[str, ...]
     procs: Mapping[str, ProcDef]
     moves: Mapping[str, MoveDef]
+    phases: Mapping[str, PhaseDef]
     # the bundles of effects of the rows of a column (`state_action.effects`): row -> (opts,
     # why, run), the compiled functions of its bundle
     fx: Mapping[str, Mapping[Any, tuple[Callable[..., Any], ...]]]
@@ -1019,40 +1035,38 @@ def _check_triggers(g: Game) -> None:
 
 
 def _advance(g: Game) -> None:
-    """Move to the next decision, running the procedures that need no choice."""
-    if g.pending_markers:
-        if g.phase != "marker":
-            g.resume = g.phase
-            g.phase = "marker"
-        g.actor = g.pending_markers[0]
-        return
-    if g.phase == "marker":
-        g.phase = g.resume
-    if g.phase == "follow":
-        assert g.follow_next is not None
-        g.actor = g.follow_next
-        return
-    if g.phase == "refill":
-        p = g.players[g.current]
-        if len(p.hand) < g.rs.hand_size and any(g.piles.get(x) for x in g.rs.piles):
-            g.actor = g.current
+    """Move to the next decision, running the procedures that need no choice (rules: flow
+    `phases`): a phase that interrupts the others comes first, keeping the one it interrupts
+    to go back to; a phase whose actor is None is done, and what comes after it runs."""
+    phases = g.rs.phases
+    for ph in phases.values():
+        if ph.interrupts is not None and ph.actor is not None and ph.interrupts(g):
+            if g.phase != ph.id:
+                if ph.resume is not None:
+                    setattr(g, ph.resume, g.phase)
+                g.phase = ph.id
+            seat = ph.actor(g)
+            if seat is not None:
+                g.actor = seat
             return
+    ph = phases[g.phase]
+    if ph.interrupts is not None and ph.resume is not None:  # back to the phase it interrupted
+        g.phase = getattr(g, ph.resume)
+        ph = phases[g.phase]
+    if ph.actor is None:
+        return
+    seat = ph.actor(g)
+    if seat is not None:
+        g.actor = seat
+    elif ph.then == "end-turn":
         _end_turn(g)
-        return
-    if g.phase == "hand-discard":
-        if g.discard_queue:
-            g.actor = g.discard_queue[0]
-            return
+    elif ph.then == "next-step":
         g.period_step += 1
         _run_period_end(g)
-        return
-    if g.phase == "action":
-        g.actor = g.current
 
 
 def _end_turn(g: Game) -> None:
-    """End of the turn: the steps of rules/flow.yaml `turn_end` (the Courtier comes back, the
-    goods leave the State actions, the Decree display is refilled); then a pending period end
+    """End of the turn: the steps of rules/flow.yaml `turn_end`; then a pending period end
     runs."""
     proc = g.rs.procs.get(_TURN_END)
     if proc is not None:
@@ -1080,21 +1094,23 @@ def _next_turn(g: Game) -> None:
 
 def _run_period_end(g: Game) -> None:
     """The steps of the end of the period in the rules' order (rules: period-end and its
-    steps, each a procedure of rules/flow.yaml); the hand discard waits for each player's
-    choice."""
+    steps, each a procedure of rules/flow.yaml); a step that is a decision (its procedure names
+    a phase) then waits for the moves of that phase."""
     rs = g.rs
     steps = rs.period_end
     while g.period_step < len(steps):
         step = steps[g.period_step]
-        if step.id not in rs.procs:  # a step without steps of its own waits for a decision
-            n = len(g.players)
-            first = g.period_end_by if g.period_end_by is not None else g.current
-            g.discard_queue = [(first + k) % n for k in range(n)]
-            g.phase = "hand-discard"
-            g.actor = g.discard_queue[0]
-            return
         seat = g.period_end_by if g.period_end_by is not None else g.current
-        rs.procs[step.id].run(g, seat)
+        proc = rs.procs.get(step.id)
+        if proc is not None:
+            proc.run(g, seat)
+        wait = rs.phases.get(step.procedure)
+        if wait is not None and wait.actor is not None:
+            first = wait.actor(g)
+            if first is not None:
+                g.phase = wait.id
+                g.actor = first
+                return
         g.period_step += 1
     g.period += 1
     g.period_end_by = None
@@ -1679,7 +1695,7 @@ def _check_phase(g: Game, rs: RuleSet) -> None:
         raise StateError("$.period_end_by", f"period {g.period} is the last: it does not end")
     if waiting == "hand-discard":
         step = g.period_step
-        if not 0 <= step < len(rs.period_end) or rs.period_end[step].id in rs.procs:
+        if not 0 <= step < len(rs.period_end) or rs.period_end[step].procedure != waiting:
             raise StateError("$.period_step", f"step {step} of the period end is no hand discard")
         if g.period_end_by is None:
             raise StateError("$.period_end_by", "the end of the period runs for who ended it")
