@@ -117,7 +117,7 @@ changes:
       - id: refill
         while: >-
           len(game.players[game.current].hand) < {n}
-          and any([len(game.piles[x]) > 0 for x in game.piles])
+          and len([x for x in game.piles if len(game.piles[x]) > 0]) > 0
         text: With this house rule, the player draws back to {n} cards only.
 """
 
