@@ -1637,7 +1637,7 @@ def forge_move(rng: random.Random, E: Any, g: Any) -> tuple[Any, str]:
         return data, f"legal move with player = {_short(data['player'])}"
     if how < 0.75:
         return _json_value(rng, ids), "not a move object"
-    data = {"kind": rng.choice([*E._HANDLERS, "x", 1, True]), "player": g.actor}
+    data = {"kind": rng.choice([*g.rs.moves, "x", 1, True]), "player": g.actor}
     for name in rng.sample(fields, rng.randrange(len(fields))):
         data[name] = _json_value(rng, ids)
     if rng.random() < 0.1:

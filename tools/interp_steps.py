@@ -895,14 +895,16 @@ class _Options:
 def _choice_type(ctx: Ctx, s: st.Step, names: Names) -> VType:
     arg = s.arg
     t = type_of(ctx.prep, _expr(arg.get("from", "[]")), names).args[0]
-    if "min" in arg or "max" in arg:
+    if st.several(arg):
         t = typed.list_of(t)
     return replace(t, optional=True) if arg.get("optional", False) else t
 
 
 def _options(ctx: Ctx, s: st.Step, names: Names) -> _Options:
     """The options of a choose step: the items of `from` that pass `where`, each once, in
-    order; with min/max the combinations of the sorted unique items; None first if optional."""
+    order; with min/max the combinations of the sorted unique items, with up_to every set
+    of at most N of them in counting order (and `leads`: each way to list its leaders first);
+    None first if optional."""
     arg = s.arg
     node = _expr(arg.get("from", "[]"))
     items = list(evaluate(ctx, node, names))
@@ -919,7 +921,17 @@ def _options(ctx: Ctx, s: st.Step, names: Names) -> _Options:
         items = kept
     unique = list(dict.fromkeys(items))
     several = None
-    if "min" in arg or "max" in arg:
+    if "up_to" in arg:  # any set of at most N of the sorted items, in counting order
+        hi = evaluate(ctx, _expr(arg["up_to"]), names)
+        several = (unique, 0, hi)
+        ordered = sorted(unique)
+        values = [tuple(x for i, x in enumerate(ordered) if mask >> i & 1)
+                  for mask in range(1 << len(ordered)) if bin(mask).count("1") <= hi]
+        if arg.get("leads") is not None:
+            item = type_of(ctx.prep, node, names).args[0]
+            values = [v for chosen in values
+                      for v in _led(ctx, arg["leads"], chosen, item, names)]
+    elif "min" in arg or "max" in arg:
         lo = evaluate(ctx, _expr(arg.get("min", 1)), names)
         hi = evaluate(ctx, _expr(arg.get("max", arg.get("min", 1))), names)
         several = (unique, lo, hi)
@@ -930,6 +942,25 @@ def _options(ctx: Ctx, s: st.Step, names: Names) -> _Options:
     if arg.get("optional", False):
         values = [None, *values]
     return _Options(values, arg["as"], _choice_type(ctx, s, names), several)
+
+
+def _led(ctx: Ctx, leads: Mapping[str, Any], chosen: tuple[Any, ...], item: VType,
+         names: Names) -> list[tuple[Any, ...]]:
+    """The ways to list a choice of several so that one item of each group leads: the items
+    with the same `by` (where `where` holds) form a group, the groups in the order they first
+    appear, each of its items in turn; the leaders come first, sorted, then the others."""
+    inner_names = ctx.prep.extend(names, "it", item, "v_it")
+    inner = Ctx(ctx.prep, ctx.state, ctx.seat, dict(ctx.frame), ctx.player)
+    groups: dict[Any, list[Any]] = {}
+    for x in chosen:
+        inner.frame["v_it"] = x
+        if "where" in leads and not evaluate(inner, _expr(leads["where"]), inner_names):
+            continue
+        groups.setdefault(evaluate(inner, _expr(leads["by"]), inner_names), []).append(x)
+    picks: list[list[Any]] = [[]]
+    for xs in groups.values():
+        picks = [[*pick, x] for pick in picks for x in xs]
+    return [(*sorted(pick), *[x for x in chosen if x not in pick]) for pick in picks]
 
 
 def _bind(ctx: Ctx, s: st.Step, names: Names) -> Names:
@@ -1309,6 +1340,7 @@ def _choice_refusal(ctx: Ctx, s: st.Step, names: Names, o: _Options, value: Any,
             return rule, _reason(ctx, reason, names)
         if len(value) > hi:
             count_reason = s.get("count_reason") or (
+                f"choose at most {s.arg['up_to']} of them" if "up_to" in s.arg else
                 f"choose between {s.arg.get('min', 1)} and {s.arg.get('max')} of them")
             return s.get("count_rule") or rule, _reason(ctx, count_reason, names)
     elif value not in o.values:
@@ -1497,7 +1529,7 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
                               {**chosen, **dict(zip(own, option, strict=True))}, None, out,
                               action)
                     return
-                c = [_given(move, n, typed.list_of(INT) if "min" in x.arg or "max" in x.arg
+                c = [_given(move, n, typed.list_of(INT) if st.several(x.arg)
                             else None) for n, x in zip(own, proc.choices, strict=True)]
                 refused = _why(prep, ctx.state, ctx.seat, pid, args, c)
                 if refused is not None:
@@ -1508,7 +1540,8 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
                     raise IllegalAction(*refused)
                 _run(prep, ctx.state, ctx.seat, pid, args, c)
                 chosen = {**chosen, **dict(zip(own, c, strict=True))}
-        elif kind == "apply":  # (`choices: {favor: NAME}`: the move field of a choice)
+        elif kind == "apply" and s.arg.get("choices") is not False:
+            # (`choices: {favor: NAME}`: the move field of a choice; false: none is made)
             bundle, noble = _bundle(ctx, s, names)
             given = s.arg.get("choices")
             field_of: Mapping[str, str] = given if isinstance(given, Mapping) else {}

@@ -32,7 +32,7 @@ from typing import Any
 
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.lang import typed
-from lisboa_rules.lang.steps import Compiler, Param, Procedure, Step, bare, negate
+from lisboa_rules.lang.steps import Compiler, Param, Procedure, Step, bare, negate, several
 from lisboa_rules.lang.typed import BOOL, Name, Scope, VType
 
 
@@ -252,7 +252,10 @@ class ActionCompiler(Compiler):
         return False
 
     def _apply_guarded(self, s: Step) -> bool:
-        """Whether some bundle an apply step may carry out chooses or refuses."""
+        """Whether some bundle an apply step may carry out chooses or refuses (`choices:
+        false`: none of its choices is made, the effects that need one are left out)."""
+        if unchosen(s):
+            return False
         src = s.arg.get("effects") if isinstance(s.arg, Mapping) else None
         bundles: list[Any] = []
         if isinstance(src, str) and src.startswith("this.") and self.scope.this is not None:
@@ -378,7 +381,7 @@ class ActionCompiler(Compiler):
             if s.kind == "do" and self.decides(s):
                 self._enum_do(s, rest, scope, indent, out, owned, bound)
                 return
-            if s.kind == "apply":
+            if s.kind == "apply" and not unchosen(s):
                 self._enum_apply(s, rest, scope, indent, out, owned, bound)
                 return
             if self._loop_refused(s):
@@ -508,8 +511,7 @@ class ActionCompiler(Compiler):
                 out[name] = typed.TEXT
                 continue
             item = src.type.args[0] if src.type.args else typed.TEXT
-            several = "min" in c.arg or "max" in c.arg
-            out[name] = typed.list_of(item) if several else item
+            out[name] = typed.list_of(item) if several(c.arg) else item
         return out
 
     def _copy_then(self, steps: list[Step], scope: Scope, indent: int, out: list[str],
@@ -1004,7 +1006,7 @@ class ActionCompiler(Compiler):
                     out.append(f"{ipad}_run_{stem}(g, seat{args}{choices})")
                     self._play(steps[i:], scope, level, out, (*bound, *names), tail)
                 return
-            if s.kind == "apply":
+            if s.kind == "apply" and not unchosen(s):
                 got = self._bundle_table(s, scope)
                 if got is None:
                     continue
@@ -1023,6 +1025,11 @@ class ActionCompiler(Compiler):
         refusal = rule if tail is None else f"{tail[0]}, {tail[1]}"
         out.append(f"{pad}_only_chosen(move, ({fields}{',' if len(bound) == 1 else ''}), "
                    f"{refusal})")
+
+
+def unchosen(s: Step) -> bool:
+    """Whether an apply step makes none of its effects' choices (`choices: false`)."""
+    return s.kind == "apply" and isinstance(s.arg, Mapping) and s.arg.get("choices") is False
 
 
 def _only_in_moves(functions: list[list[str]], var: str, field_name: str) -> bool:

@@ -59,6 +59,13 @@ EFFECT_NOUNS = {  # how the reference names a step kind when it has no text of i
     "raise": "raise", "drop": "drop", "apply": "apply", "shuffle": "shuffle", "new": "new",
 }
 MAX_NESTING = 6
+# the keys of a choose that make it a choice of several items (a tuple of them)
+SEVERAL = ("min", "max", "up_to")
+
+
+def several(arg: Any) -> bool:
+    """Whether a choose step's argument makes a choice of several items."""
+    return isinstance(arg, Mapping) and any(k in arg for k in SEVERAL)
 
 
 @dataclass(frozen=True)
@@ -329,7 +336,26 @@ class Compiler:
             code = f"[v_it for v_it in {code} if {cond.code}]"
         unique = f"list(dict.fromkeys({code}))"
         t = item
-        if "min" in arg or "max" in arg:
+        if "up_to" in arg:  # any set of at most N items, in counting order (see _subsets)
+            hi = self.expr(s, arg["up_to"], scope, INT, "choose/up_to")
+            if hi is None:
+                return None
+            if parts is not None:
+                parts += [unique, "0", bare(hi.code)]
+            code = f"_subsets(sorted(dict.fromkeys({code})), {bare(hi.code)})"
+            leads = arg.get("leads")
+            if leads is not None:
+                got = self._leads(s, leads, scope, item)
+                if got is None:
+                    return None
+                code = f"[c for s_ in {code} for c in _led(s_, [{got} for v_it in s_])]"
+            t = typed.list_of(item)
+        elif "leads" in arg:
+            self.problem(s, "step-shape", "leads: is a part of a choice of several "
+                         "(choose: {as: NAME, from: EXPR, up_to: N, leads: {by: EXPR}})",
+                         "choose/leads")
+            return None
+        elif "min" in arg or "max" in arg:
             lo = self.expr(s, arg.get("min", 1), scope, INT, "choose/min")
             hi = self.expr(s, arg.get("max", arg.get("min", 1)), scope, INT, "choose/max")
             if lo is None or hi is None:
@@ -347,13 +373,31 @@ class Compiler:
             t = VType(t.name, t.args, True, t.full)
         return code, t, scope.with_locals(**{name: Name(t, typed.local_code(name))})
 
+    def _leads(self, s: Step, leads: Any, scope: Scope, item: VType) -> str | None:
+        """The code of an item's group (`it` is `v_it`) of a choice of several whose groups
+        each have a leader: `leads: {by: EXPR, where: COND}`, None for an item in no group."""
+        if not isinstance(leads, Mapping) or "by" not in leads or any(
+                k not in ("by", "where") for k in leads):
+            self.problem(s, "step-shape", "leads: {by: EXPR, where: COND}", "choose/leads")
+            return None
+        inner = scope.with_locals(it=Name(item, "v_it"))
+        by = self.expr(s, leads["by"], inner, None, "choose/leads/by")
+        if by is None:
+            return None
+        if "where" not in leads:
+            return bare(by.code)
+        cond = self.expr(s, leads["where"], inner, BOOL, "choose/leads/where")
+        if cond is None:
+            return None
+        return f"({bare(by.code)} if {bare(cond.code)} else None)"
+
     def _single(self, s: Step, scope: Scope, var: str
                 ) -> tuple[str, str | None, bool, Scope] | None:
         """A choice of one item: the list to go through (each item once), the condition an
         item must meet (with `it` being `var`), whether None (no choice) is allowed, and the
         scope with the chosen name bound; None for a choice of several."""
         arg = s.arg
-        if not isinstance(arg, Mapping) or "min" in arg or "max" in arg:
+        if not isinstance(arg, Mapping) or several(arg) or "leads" in arg:
             return None
         if not isinstance(arg.get("as"), str):
             return None
@@ -459,12 +503,13 @@ class Compiler:
                        f"or any(x not in {items} for x in {var})):")
             out.append(f"        return ({rule}, {reason})")
             count_rule = py_str(s.get("count_rule") or self._rule(s, proc))
-            count_reason = self._reason(s, scope, s.get("count_reason") or
-                                        f"choose between {s.arg.get('min', 1)} and "
-                                        f"{s.arg.get('max')} of them")
+            count_reason = self._reason(s, scope, s.get("count_reason") or (
+                f"choose at most {s.arg['up_to']} of them" if "up_to" in s.arg else
+                f"choose between {s.arg.get('min', 1)} and {s.arg.get('max')} of them"))
             some = f"{var} is not None and " if s.arg.get("optional") else ""
-            out.append(f"    if {some}len({var}) < {lo}:")
-            out.append(f"        return ({rule}, {reason})")
+            if lo != "0":
+                out.append(f"    if {some}len({var}) < {lo}:")
+                out.append(f"        return ({rule}, {reason})")
             out.append(f"    if {some}len({var}) > {hi}:")
             out.append(f"        return ({count_rule}, {count_reason})")
             return inner

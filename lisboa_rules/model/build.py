@@ -23,6 +23,7 @@ from lisboa_rules.model.procs import (
     ProcSet,
     Tables,
     check_cycles,
+    check_phase_table,
     compile_procs,
     proc_set,
     state_scope,
@@ -242,6 +243,8 @@ class Builder:
         # is not reported unknown further down while the procedure has another problem
         _, found = compile_procs(ps, scope, lambda pid: pid.replace("-", "_"), lambda path: "",
                                  tables)
+        found += check_phase_table(ps, scope, state, self._get("flow", default={}) or {},
+                                   tables)
         everything = [*problems, *found]
         for proc in ps.procs.values():
             mine = [pr for pr in everything if pr.path[:len(proc.path)] == proc.path]

@@ -144,6 +144,10 @@ def check_references(m: Model) -> Iterator[Diagnostic]:
     for why, rule_id in m.value("flow", "refusals").items():
         if rule_id not in rule_ids:
             yield _unknown("rule", rule_id, rule_ids, m.span_of("flow", "refusals", why))
+    for i, ph in enumerate(m.data.get("flow", {}).get("phases") or []):
+        if isinstance(ph, dict) and ph.get("rule") is not None and ph["rule"] not in rule_ids:
+            yield _unknown("rule", str(ph["rule"]), rule_ids, m.span_of("flow", "phases", i,
+                                                                         "rule"))
     for c in m.cards:
         if c.deck not in decks:
             yield _unknown("deck", c.deck, decks, c.span)

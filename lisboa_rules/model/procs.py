@@ -514,6 +514,20 @@ def compile_procs(ps: ProcSet, scope: Scope, name: Callable[[str], str],
     return out, unique
 
 
+def check_phase_table(ps: ProcSet, scope: Scope, state: Any, flow: Any,
+                      tables: Tables | None = None) -> list[st.StepProblem]:
+    """The problems of rules/flow.yaml `phases` (lang/phases.py)."""
+    from lisboa_rules.lang.phases import check_phases
+
+    comp = LocatedCompiler(scope, ps.procs, ps.hooks, lambda pid: pid.replace("-", "_"),
+                           lambda path: "", tables.values if tables is not None else {},
+                           effect_ids=ps.effects)
+    kind = state.kind("phase") if state is not None else None
+    check_phases(comp, flow, scope, kind.values if kind is not None else None,
+                 {k: (a.phase, a.path) for k, a in ps.actions.items()})
+    return list(comp.problems)
+
+
 def _with_row(scope: Scope, row: Mapping[str, Any]) -> Scope:
     """The scope of a procedure that has its own row (`this.x`), with its formulas
     (`land_price: ...`) and params (`params: {rubble_cost: 2}`) named too."""

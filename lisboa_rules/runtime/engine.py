@@ -131,6 +131,21 @@ class MoveDef:
 
 
 @dataclass(frozen=True)
+class PhaseDef:
+    """A phase of the turn machine (rules: flow `phases`): who moves in it (`actor`: the seat,
+    or None when the phase is done; no function: it waits for no one), whether it interrupts
+    the other phases (`interrupts`) and the game field that keeps the phase it interrupted
+    (`resume`), and what comes when it is done (`then`: "end-turn", the end of the turn;
+    "next-step", the next step of the end of the stage; "": nothing)."""
+
+    id: str
+    actor: Callable[[Game], int | None] | None
+    interrupts: Callable[[Game], bool] | None
+    resume: str | None
+    then: str
+
+
+@dataclass(frozen=True)
 class ActionDef:
     """One of the turn's actions (or follow / pass)."""
 
@@ -278,6 +293,7 @@ class RuleSet:
     shipyard_per_color: IntFn
     procs: Mapping[str, ProcDef]
     moves: Mapping[str, MoveDef]
+    phases: Mapping[str, PhaseDef]
     # the bundles of effects of the rows of a column (`state_action.effects`): row -> (opts,
     # why, run), the compiled functions of its bundle
     fx: Mapping[str, Mapping[Any, tuple[Callable[..., Any], ...]]]
@@ -304,7 +320,6 @@ RULE_TEXT: dict[str, tuple[str, str]] = {}
 STATE_SCHEMA: dict[str, Any] = {}
 _TURN_RULE: str = ""
 _GAME_END: str = ""
-_HAND_DISCARD: str = ""
 _TURN_END: str = ""
 _SETUP: str = ""
 _ACTION_RULE: dict[str, str] = {}
@@ -679,25 +694,6 @@ def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
     return g
 
 
-# --- Effects --------------------------------------------------------------------------------------
-
-
-def _apply_effects(
-    g: Game, seat: int, effects: Iterable[tuple[str, int]], favor: str | None, noble: str | None
-) -> None:
-    """Carry out effects: each runs its procedure of rules/. An effect that needs a choice the
-    move does not make (a Royal Favor on a card) is left out."""
-    procs = g.rs.procs
-    for key, amount in effects:
-        proc = procs[key]
-        if proc.choices:
-            if favor is None:
-                continue
-            proc.run(g, seat, amount, noble, favor)
-        else:
-            proc.run(g, seat, amount, noble)
-
-
 # --- Legal moves ----------------------------------------------------------------------------------
 
 
@@ -707,35 +703,10 @@ def legal_moves(g: Game) -> list[Move]:
     if g.phase == "over":
         return []
     seat = g.actor
-    if g.phase == "hand-discard":
-        return _hand_discard_moves(g, seat)
     out: list[Move] = []
     for md in rs.moves.values():
         if md.phase == g.phase:
             out += md.moves(g, seat)
-    return out
-
-
-def _hand_discard_moves(g: Game, seat: int) -> list[Move]:
-    """Every hand discard (rules: period-end.hand-discard): any set of hand cards and, for
-    each Noble with several cards in it, which of them gives its reward. The card listed first
-    of its Noble gives the reward: rewarded cards first, then the rest, each in order."""
-    rs = g.rs
-    hand = sorted(g.players[seat].hand)
-    out = []
-    for mask in range(1 << len(hand)):
-        chosen = [c for i, c in enumerate(hand) if mask >> i & 1]
-        by_noble: dict[str, list[int]] = {}
-        for c in chosen:
-            kind = rs.cards[c].type
-            if kind != rs.treasury_pile:
-                by_noble.setdefault(kind, []).append(c)
-        picks: list[list[int]] = [[]]
-        for cards in by_noble.values():
-            picks = [[*pick, c] for pick in picks for c in cards]
-        for pick in picks:
-            rest = [c for c in chosen if c not in pick]
-            out.append(_move("hand-discard", seat, cards=(*sorted(pick), *rest)))
     return out
 
 
@@ -821,21 +792,7 @@ def _apply(g: Game, move: Move) -> None:
         _check_triggers(g)
         _advance(g)
         return
-    handler = _HANDLERS.get(move.kind)
-    if handler is None:
-        raise _illegal(_TURN_RULE, f"unknown move kind {move.kind!r}")
-    if move.kind != g.phase:  # the machinery's decisions are moves of their phase's name
-        raise _illegal(
-            _PHASE_RULES.get(g.phase, _TURN_RULE),
-            f"a {move.kind} move cannot be made now ({g.phase})",
-        )
-    extra = _extra_choice(g, move)
-    if extra is not None:
-        rule = _ACTION_RULE.get(move.kind, _PHASE_RULES.get(g.phase, _TURN_RULE))
-        raise _illegal(rule, f"a {move.kind} move does not choose {extra}")
-    handler(g, move)
-    _check_triggers(g)
-    _advance(g)
+    raise _illegal(_TURN_RULE, f"unknown move kind {move.kind!r}")
 
 
 def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | None = None) -> None:
@@ -863,52 +820,38 @@ def _any(value: Any) -> Any:
     return value
 
 
+def _subsets(items: Sequence[Any], most: int) -> list[tuple[Any, ...]]:
+    """Every set of at most `most` of the items, each once, in counting order: item i is in
+    the m-th set when bit i of m is set (a choice `up_to` N)."""
+    out = []
+    for mask in range(1 << len(items)):
+        if bin(mask).count("1") <= most:
+            out.append(tuple(x for i, x in enumerate(items) if mask >> i & 1))
+    return out
+
+
+def _led(chosen: tuple[Any, ...], groups: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """The ways to list the chosen items so that one item of each group leads (`groups`: the
+    group of each item, None for none; the groups in the order they first appear, each of its
+    items in turn): the leaders first, sorted, then the other items in order."""
+    by: dict[Any, list[Any]] = {}
+    for x, key in zip(chosen, groups, strict=True):
+        if key is not None:
+            by.setdefault(key, []).append(x)
+    picks: list[list[Any]] = [[]]
+    for xs in by.values():
+        picks = [[*pick, x] for pick in picks for x in xs]
+    return [(*sorted(pick), *[x for x in chosen if x not in pick]) for pick in picks]
+
+
 def _not_chosen(name: str) -> tuple[str, str]:
     """Why a bundle of effects that makes no such choice refuses one (the caller names the
     rule)."""
     return "", f"this move does not choose {name.replace('_', ' ')}"
 
 
-# The choices of the moves the machinery makes itself (the period-end decisions).
-_HANDLER_FIELDS: Final = {"hand-discard": ("cards",)}
-
-
-def _extra_choice(g: Game, move: Move) -> str | None:
-    """The first field a move fills that its kind does not choose, or None: every move has
-    one form, so a move is legal exactly when it is one of `legal_moves`."""
-    allowed = _HANDLER_FIELDS.get(move.kind, ())
-    for name, default in _MOVE_DEFAULTS.items():
-        if name not in allowed and getattr(move, name) != default:
-            return name.replace("_", " ")
-    return None
-
-
 def _color(g: Game, seat: int) -> str:
     return g.players[seat].color if 0 <= seat < len(g.players) else f"seat {seat}"
-
-
-def _do_hand_discard(g: Game, move: Move) -> None:
-    """The period-end hand discard (rules: period-end.hand-discard): of each Noble's cards
-    in `move.cards`, the first one listed gives its bottom reward (the player's choice)."""
-    rs = g.rs
-    p = g.players[move.player]
-    if len(set(move.cards)) != len(move.cards) or any(c not in p.hand for c in move.cards):
-        raise _illegal(_HAND_DISCARD, "discard only cards from your hand, each once")
-    rewarded: set[str] = set()
-    for card in move.cards:
-        p.hand.remove(card)
-        g.discard.append(card)
-        cdef = rs.cards[card]
-        if cdef.type != rs.treasury_pile and cdef.type not in rewarded:
-            rewarded.add(cdef.type)  # one reward per Noble; penalties are ignored
-            _apply_effects(g, move.player, cdef.reward, None, None)
-    g.discard_queue.pop(0)
-
-
-_HandlerFn = Callable[[Game, Move], None]
-_HANDLERS: Final[dict[str, _HandlerFn]] = {
-    "hand-discard": _do_hand_discard,
-}
 
 
 # --- Procedures: triggers, end of turn, end of period, end of game --------------------------------
@@ -951,40 +894,38 @@ def _check_triggers(g: Game) -> None:
 
 
 def _advance(g: Game) -> None:
-    """Move to the next decision, running the procedures that need no choice."""
-    if g.pending_markers:
-        if g.phase != "marker":
-            g.resume = g.phase
-            g.phase = "marker"
-        g.actor = g.pending_markers[0]
-        return
-    if g.phase == "marker":
-        g.phase = g.resume
-    if g.phase == "follow":
-        assert g.follow_next is not None
-        g.actor = g.follow_next
-        return
-    if g.phase == "refill":
-        p = g.players[g.current]
-        if len(p.hand) < g.rs.hand_size and any(g.piles.get(x) for x in g.rs.piles):
-            g.actor = g.current
+    """Move to the next decision, running the procedures that need no choice (rules: flow
+    `phases`): a phase that interrupts the others comes first, keeping the one it interrupts
+    to go back to; a phase whose actor is None is done, and what comes after it runs."""
+    phases = g.rs.phases
+    for ph in phases.values():
+        if ph.interrupts is not None and ph.actor is not None and ph.interrupts(g):
+            if g.phase != ph.id:
+                if ph.resume is not None:
+                    setattr(g, ph.resume, g.phase)
+                g.phase = ph.id
+            seat = ph.actor(g)
+            if seat is not None:
+                g.actor = seat
             return
+    ph = phases[g.phase]
+    if ph.interrupts is not None and ph.resume is not None:  # back to the phase it interrupted
+        g.phase = getattr(g, ph.resume)
+        ph = phases[g.phase]
+    if ph.actor is None:
+        return
+    seat = ph.actor(g)
+    if seat is not None:
+        g.actor = seat
+    elif ph.then == "end-turn":
         _end_turn(g)
-        return
-    if g.phase == "hand-discard":
-        if g.discard_queue:
-            g.actor = g.discard_queue[0]
-            return
+    elif ph.then == "next-step":
         g.period_step += 1
         _run_period_end(g)
-        return
-    if g.phase == "action":
-        g.actor = g.current
 
 
 def _end_turn(g: Game) -> None:
-    """End of the turn: the steps of rules/flow.yaml `turn_end` (the Courtier comes back, the
-    goods leave the State actions, the Decree display is refilled); then a pending period end
+    """End of the turn: the steps of rules/flow.yaml `turn_end`; then a pending period end
     runs."""
     proc = g.rs.procs.get(_TURN_END)
     if proc is not None:
@@ -1012,21 +953,23 @@ def _next_turn(g: Game) -> None:
 
 def _run_period_end(g: Game) -> None:
     """The steps of the end of the period in the rules' order (rules: period-end and its
-    steps, each a procedure of rules/flow.yaml); the hand discard waits for each player's
-    choice."""
+    steps, each a procedure of rules/flow.yaml); a step that is a decision (its procedure names
+    a phase) then waits for the moves of that phase."""
     rs = g.rs
     steps = rs.period_end
     while g.period_step < len(steps):
         step = steps[g.period_step]
-        if step.id not in rs.procs:  # a step without steps of its own waits for a decision
-            n = len(g.players)
-            first = g.period_end_by if g.period_end_by is not None else g.current
-            g.discard_queue = [(first + k) % n for k in range(n)]
-            g.phase = "hand-discard"
-            g.actor = g.discard_queue[0]
-            return
         seat = g.period_end_by if g.period_end_by is not None else g.current
-        rs.procs[step.id].run(g, seat)
+        proc = rs.procs.get(step.id)
+        if proc is not None:
+            proc.run(g, seat)
+        wait = rs.phases.get(step.procedure)
+        if wait is not None and wait.actor is not None:
+            first = wait.actor(g)
+            if first is not None:
+                g.phase = wait.id
+                g.actor = first
+                return
         g.period_step += 1
     g.period += 1
     g.period_end_by = None
@@ -1621,7 +1564,7 @@ def _check_phase(g: Game, rs: RuleSet) -> None:
         raise StateError("$.period_end_by", f"period {g.period} is the last: it does not end")
     if waiting == "hand-discard":
         step = g.period_step
-        if not 0 <= step < len(rs.period_end) or rs.period_end[step].id in rs.procs:
+        if not 0 <= step < len(rs.period_end) or rs.period_end[step].procedure != waiting:
             raise StateError("$.period_step", f"step {step} of the period end is no hand discard")
         if g.period_end_by is None:
             raise StateError("$.period_end_by", "the end of the period runs for who ended it")

@@ -17,6 +17,7 @@ from typing import Any
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
 from lisboa_rules.emit.engine.state_classes import copy_code
 from lisboa_rules.lang.actions import ActionCompiler, Bundles, json_type
+from lisboa_rules.lang.phases import check_phases
 from lisboa_rules.lang.steps import Procedure
 from lisboa_rules.model import procs as P
 from lisboa_rules.model.queries import Query, compile_queries
@@ -32,6 +33,7 @@ class ProcView:
     tables: list[tuple[str, str]] = field(default_factory=list)  # (name, literal)
     by_ruleset: list[dict[str, Any]] = field(default_factory=list)  # pid -> Call("ProcDef")
     moves: list[dict[str, Any]] = field(default_factory=list)  # move kind -> Call("MoveDef")
+    phases: list[dict[str, Any]] = field(default_factory=list)  # phase -> Call("PhaseDef")
     fx: list[dict[str, Any]] = field(default_factory=list)  # column -> row -> bundle functions
     move_fields: dict[str, str] = field(default_factory=dict)  # choice -> JSON type, in order
     vocab: list[dict[str, tuple[str, str]]] = field(default_factory=list)  # names' codes
@@ -145,6 +147,27 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
                                            got.first, Raw(f"_moves_{stem}"),
                                            Raw(f"_play_{stem}")))
         view.moves.append(moves)
+        # the phases of the turn machine: their frame functions
+        def known_p(q: str, table: dict[str, str] = stems) -> str:
+            return table[q]
+
+        def located_p(path: tuple[str | int, ...], mm: Model = m) -> str:
+            return where(mm, path)
+
+        pcomp = ActionCompiler(scope, ps.procs, ps.hooks, known_p, located_p, tables.values,
+                               copier.name, bundles, ps.effects)
+        phase_kind = m.state.kind("phase")
+        phase_defs: dict[str, Any] = {}
+        for pc in check_phases(pcomp, m.data.get("flow"), scope,
+                               phase_kind.values if phase_kind is not None else None, {}):
+            base = identifier(re.sub(r"[^a-z0-9_]", "_", pc.id.lower())).lstrip("_") or "phase"
+            actor = inter = None
+            if pc.actor is not None:
+                actor = Raw("_phase_" + share("\n".join(pc.actor), base))
+            if pc.interrupts is not None:
+                inter = Raw("_interrupts_" + share("\n".join(pc.interrupts), base))
+            phase_defs[pc.id] = Call("PhaseDef", (pc.id, actor, inter, pc.resume, pc.then))
+        view.phases.append(phase_defs)
         for step in (m.data.get("flow", {}).get("period_end") or {}).get("steps") or []:
             declared = step.get("fields") if isinstance(step, dict) else None
             for fname, text in (declared or {}).items():  # a decision's choices

@@ -246,8 +246,8 @@ def _strip_parens(code: str) -> str:
 
 
 def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = None,
-                   moves: dict[str, Any] | None = None, fx: dict[str, Any] | None = None
-                   ) -> dict[str, Any]:
+                   moves: dict[str, Any] | None = None, fx: dict[str, Any] | None = None,
+                   phases: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every field of the engine's RuleSet for this model, as Python values / code."""
     def v(name: str) -> Any:
         """The value of a RuleSet field read as it stands in the rules (FIELD_PATHS)."""
@@ -363,6 +363,7 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
                                                               "per_color"), "shipyard")
     out["procs"] = procs or {}
     out["moves"] = moves or {}
+    out["phases"] = phases or {}
     out["fx"] = fx or {}
     return out
 
@@ -557,18 +558,14 @@ def constants(m: Model) -> list[tuple[str, str]]:
     """Rule ids the runtime names when it refuses a move."""
     by_proc = {a.procedure: a for a in m.actions}
     refusals = m.value("flow", "refusals")
-    hand_discard = next((s.id for s in m.period_end if s.procedure == "hand-discard"),
-                        refusals["turn"])
     rows: list[tuple[str, Any]] = [
         ("_TURN_RULE", refusals["turn"]),
         ("_GAME_END", refusals["game-over"]),
-        ("_HAND_DISCARD", hand_discard),
         ("_TURN_END", str((m.data["flow"].get("turn_end") or {}).get("id", ""))),
         ("_SETUP", str((m.data["flow"].get("setup") or {}).get("id", ""))),
         ("_ACTION_RULE", {proc: a.id for proc, a in sorted(by_proc.items())}),
-        ("_PHASE_RULES", {"follow": by_proc["follow"].id if "follow" in by_proc
-                          else refusals["turn"], "refill": refusals["refill"],
-                          "marker": refusals["marker"], "hand-discard": hand_discard}),
+        ("_PHASE_RULES", {str(ph["id"]): str(ph["rule"]) for ph in (
+            m.data["flow"].get("phases") or []) if isinstance(ph, dict) and ph.get("rule")}),
     ]
     return [(identifier(name), fmt(value, 0, col=len(name) + 9)) for name, value in rows]
 
@@ -688,7 +685,8 @@ def build_view(
     not_null = ["kind", "player", *[n for n, t in pv.move_fields.items() if t == "boolean"]]
     view.move_not_null = "frozenset({" + ", ".join(py_str(n) for n in not_null) + "})"
     base = rulesets[0]
-    base_fields = ruleset_fields(base, fns, pv.by_ruleset[0], pv.moves[0], pv.fx[0])
+    base_fields = ruleset_fields(base, fns, pv.by_ruleset[0], pv.moves[0], pv.fx[0],
+                                 pv.phases[0])
     view.rulesets.append(("_RS0", _call_with_sources(
         "RuleSet", list(base_fields.items()), {k: _where(fns, base, k) for k in base_fields})))
     view.keys.append((literal_key(rulesets[0].variants), "_RS0"))
@@ -697,7 +695,7 @@ def build_view(
     emitted: list[tuple[str, Model, dict[str, Any]]] = [("_RS0", base, base_fields)]
     for i, m in enumerate(rulesets[1:], 1):
         fns.vocab = pv.vocab[i]
-        fields = ruleset_fields(m, fns, pv.by_ruleset[i], pv.moves[i], pv.fx[i])
+        fields = ruleset_fields(m, fns, pv.by_ruleset[i], pv.moves[i], pv.fx[i], pv.phases[i])
         parent_name, parent, parent_fields = max(
             (e for e in emitted if set(e[1].variants) <= set(m.variants)),
             key=lambda e: len(e[1].variants))

@@ -1,0 +1,135 @@
+"""Phases: what the game waits for, written in rules/flow.yaml `phases` and compiled into the
+frame functions of the engine's turn machine.
+
+Each phase (a value of the state's `phase` kind) says who moves in it (`actor`: a seat
+expression), while it lasts (`while`: when it no longer holds, the phase is done), what comes
+when it is done (`then`: `end-turn`, the end of the turn; `next-step`, the next step of the end
+of the stage that waits for it), and whether it interrupts the other phases (`interrupts`: a
+condition; `resume`: the game field that keeps the phase it interrupted, to go back to). The
+runtime runs the table: it knows a turn, an end of stage made of steps, and nothing else.
+
+A phase becomes one function `_phase_…(g) -> int | None`: the seat that moves, or None when the
+phase is done (or waits for no one); an interrupting phase also `_interrupts_…(g) -> bool`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lisboa_rules.lang import typed
+from lisboa_rules.lang.steps import Compiler, Step, bare
+from lisboa_rules.lang.typed import BOOL, Scope
+
+THEN = ("", "end-turn", "next-step")
+SEAT = typed.VType("seat", (), True)
+
+
+@dataclass(frozen=True)
+class PhaseCode:
+    """A phase's compiled parts: the code of its functions (None: no such function), the game
+    field its interruption keeps the phase it interrupted in, and what comes after it."""
+
+    id: str
+    actor: list[str] | None  # the lines of `_phase_STEM`
+    interrupts: list[str] | None  # the lines of `_interrupts_STEM`
+    resume: str | None
+    then: str
+
+
+def phases_of(flow: Any) -> list[tuple[int, Mapping[str, Any]]]:
+    rows = flow.get("phases") if isinstance(flow, Mapping) else None
+    return [(i, r) for i, r in enumerate(rows or []) if isinstance(r, Mapping)]
+
+
+def compile_phase(comp: Compiler, i: int, row: Mapping[str, Any], scope: Scope,
+                  game_fields: Mapping[str, typed.VType]) -> PhaseCode:
+    """One phase of rules/flow.yaml `phases` (the `i`-th), its problems kept by `comp`."""
+    pid = str(row.get("id"))
+    s = Step("phase", row, (), path=("flow", "phases", i))
+    uses_player = False
+
+    def code(key: str, want: typed.VType | None) -> str | None:
+        nonlocal uses_player
+        if row.get(key) is None:
+            return None
+        got = comp.expr(s, row[key], scope, want, key)
+        if got is None:
+            return None
+        uses_player = uses_player or "p." in got.code or "p)" in got.code
+        return bare(got.code)
+
+    actor = code("actor", SEAT)
+    cond = code("while", BOOL)
+    interrupts = code("interrupts", BOOL)
+    resume = row.get("resume")
+    if interrupts is not None and resume is None:
+        comp.problem(s, "step-shape", f"phase '{pid}' interrupts the others: name the game "
+                     "field that keeps the phase it interrupts (resume: game.FIELD)", "interrupts")
+    field_name = None
+    if resume is not None:
+        field_name = str(resume).removeprefix("game.")
+        known = game_fields.get(field_name)
+        if not str(resume).startswith("game.") or known is None or known.name != "phase":
+            comp.problem(s, "step-target", f"'{resume}' is not a field of the game holding a "
+                         "phase (resume: game.FIELD)", "resume",
+                         typed.closest(field_name, [k for k, t in game_fields.items()
+                                                    if t.name == "phase"]))
+            field_name = None
+    stem = "STEM__"
+    head = "    p = g.players[g.actor]" if uses_player else None
+    lines: list[str] | None = None
+    if actor is not None:
+        lines = [f"def _phase_{stem}(g: Game) -> int | None:", *([head] if head else [])]
+        if cond is not None:
+            lines += [f"    if not ({cond}):", "        return None"]
+        lines.append(f"    return {actor}")
+    elif cond is not None and row.get("actor") is None:
+        comp.problem(s, "step-shape", f"phase '{pid}' lasts while a condition holds: say who "
+                     "moves in it (actor: EXPR)", "while")
+    inter = None
+    if interrupts is not None:
+        inter = [f"def _interrupts_{stem}(g: Game) -> bool:", *([head] if head else []),
+                 f"    return {interrupts}"]
+    return PhaseCode(pid, lines, inter, field_name, str(row.get("then") or ""))
+
+
+def check_phases(comp: Compiler, flow: Any, scope: Scope, values: tuple[Any, ...] | None,
+                 moves: Mapping[str, tuple[str, tuple[str | int, ...]]]) -> list[PhaseCode]:
+    """Every phase compiled (the problems kept by `comp`), and the table checked against the
+    values of the state's phase kind (`values`), the phases of the moves (`moves`: kind ->
+    (phase, path)) and the decisions of the end of the period."""
+    rows = phases_of(flow)
+    game_fields = {k: v.type for k, v in scope.game.items()}
+    out = [compile_phase(comp, i, row, scope, game_fields) for i, row in rows]
+    declared = [pc.id for pc in out]
+    known = [str(v) for v in values] if values is not None else declared
+    for (i, _row), pc in zip(rows, out, strict=True):
+        s = Step("phase", _row, (), path=("flow", "phases", i))
+        if pc.id not in known:
+            comp.problem(s, "unknown-reference", f"'{pc.id}' is not a phase of rules/state.yaml "
+                         f"(the kind phase: {', '.join(known)})", "id",
+                         typed.closest(pc.id, known))
+        elif declared.count(pc.id) > 1:
+            comp.problem(s, "duplicate-id", f"phase '{pc.id}' is declared twice", "id")
+    if rows:
+        for v in known:
+            if v not in declared:
+                comp.problem(Step("phase", None, (), path=("flow", "phases")), "schema-required",
+                             f"the phase '{v}' of rules/state.yaml has no row here", "phases")
+        for kind, (phase, path) in moves.items():
+            if phase not in declared:
+                comp.problem(Step("move", None, (), path=path), "unknown-reference",
+                             f"'{kind}' moves are made in phase '{phase}', which rules/flow.yaml "
+                             "phases does not declare", "phase", typed.closest(phase, declared))
+        steps = ((flow.get("period_end") or {}).get("steps") or []) if isinstance(
+            flow, Mapping) else []
+        for i, step in enumerate(steps):
+            if isinstance(step, Mapping) and step.get("decision") is not None and str(
+                    step["decision"]) not in declared:
+                comp.problem(Step("step", None, (), path=("flow", "period_end", "steps", i)),
+                             "unknown-reference", f"the decision '{step['decision']}' is no "
+                             "phase of rules/flow.yaml phases", "decision",
+                             typed.closest(str(step["decision"]), declared))
+    return out
