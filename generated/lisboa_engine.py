@@ -1202,12 +1202,11 @@ def _m_empty_display_piles(g: Game, p: Player) -> int:
 
 def _cp1(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
-    # copies blocked, discard, favors, goods, hand, influence, markers_left, offices,
-    # officials, pending_markers, phase, plan_supply, plans, portfolio, reis, royal_favors,
-    # rubble_cubes, rubble_sets, ships, shipyard, treasury, treasury_row, wigs
+    # copies discard, favors, goods, hand, influence, markers_left, offices, officials,
+    # pending_markers, plan_supply, plans, portfolio, reis, royal_favors, rubble_cubes,
+    # rubble_sets, ships, shipyard, treasury, treasury_row, wigs
     c = _new(Game)
     c.__dict__.update(g.__dict__)
-    c.blocked = g.blocked[:]
     c.discard = g.discard[:]
     c.favors = g.favors.copy()
     c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
@@ -1230,63 +1229,76 @@ def _cp1(g: Game, seat: int) -> Game:
 
 def _cp2(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
-    # copies completed_plans, decree_display, decrees, favors, follow_next, goods, influence,
-    # markers, markers_left, offices, officials, pending_markers, phase, plan_supply, plans,
-    # plazas, reis, royal_favors, rubble_cubes, rubble_sets, ships, shipyard, stores,
-    # treasury, visit, wigs
+    # copies influence, wigs
     c = _new(Game)
     c.__dict__.update(g.__dict__)
-    c.decree_display = g.decree_display[:]
-    c.favors = g.favors.copy()
-    c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
-    c.pending_markers = g.pending_markers[:]
-    c.plan_supply = g.plan_supply[:]
-    c.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
-    c.shipyard = g.shipyard[:]
     c.players = g.players[:]
     for s in (seat,):
         q = c.players[s] = _new(Player)
         q.__dict__.update(g.players[s].__dict__)
-        q.completed_plans = q.completed_plans[:]
-        q.decrees = q.decrees[:]
-        q.goods = q.goods.copy()
-        q.markers = q.markers.copy()
-        q.plans = q.plans[:]
-        q.royal_favors = q.royal_favors[:]
-        q.ships = q.ships[:]
-        q.stores = q.stores.copy()
     return c
 
 
 def _cp3(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
-    # copies completed_plans, court, decree_display, decrees, favors, follow_next, goods,
-    # hand, influence, markers, markers_left, offices, officials, pending_markers, phase,
-    # plan_supply, plans, plazas, reis, royal_favors, rubble_cubes, rubble_sets, ships,
-    # shipyard, stores, treasury, visit, wigs
+    # copies favors, goods, influence, markers_left, offices, officials, pending_markers,
+    # plan_supply, plans, reis, royal_favors, rubble_cubes, rubble_sets, ships, shipyard,
+    # treasury, wigs
     c = _new(Game)
     c.__dict__.update(g.__dict__)
-    c.court = g.court[:]
-    c.decree_display = g.decree_display[:]
     c.favors = g.favors.copy()
     c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
     c.pending_markers = g.pending_markers[:]
     c.plan_supply = g.plan_supply[:]
-    c.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
     c.shipyard = g.shipyard[:]
     c.players = g.players[:]
     for s in (seat,):
         q = c.players[s] = _new(Player)
         q.__dict__.update(g.players[s].__dict__)
-        q.completed_plans = q.completed_plans[:]
-        q.decrees = q.decrees[:]
         q.goods = q.goods.copy()
-        q.hand = q.hand[:]
-        q.markers = q.markers.copy()
         q.plans = q.plans[:]
         q.royal_favors = q.royal_favors[:]
         q.ships = q.ships[:]
-        q.stores = q.stores.copy()
+    return c
+
+
+def _cp4(g: Game, seat: int) -> Game:
+    """A copy of the game for trying choices, sharing what they never write."""
+    # copies favors, royal_favors
+    c = _new(Game)
+    c.__dict__.update(g.__dict__)
+    c.favors = g.favors.copy()
+    c.players = g.players[:]
+    for s in (seat,):
+        q = c.players[s] = _new(Player)
+        q.__dict__.update(g.players[s].__dict__)
+        q.royal_favors = q.royal_favors[:]
+    return c
+
+
+def _cp5(g: Game, seat: int) -> Game:
+    """A copy of the game for trying choices, sharing what they never write."""
+    # copies influence, reis
+    c = _new(Game)
+    c.__dict__.update(g.__dict__)
+    c.players = g.players[:]
+    for s in (seat,):
+        q = c.players[s] = _new(Player)
+        q.__dict__.update(g.players[s].__dict__)
+    return c
+
+
+def _cp6(g: Game, seat: int) -> Game:
+    """A copy of the game for trying choices, sharing what they never write."""
+    # copies court, hand, influence, reis
+    c = _new(Game)
+    c.__dict__.update(g.__dict__)
+    c.court = g.court[:]
+    c.players = g.players[:]
+    for s in (seat,):
+        q = c.players[s] = _new(Player)
+        q.__dict__.update(g.players[s].__dict__)
+        q.hand = q.hand[:]
     return c
 
 
@@ -2647,6 +2659,9 @@ def _run__fx17(g: Game, seat: int, v_noble: Any) -> None:
     _run_reis(g, seat, 1, v_noble)
 
 
+_mb_portfolio: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "portfolio"}
+
+
 # rules/court.yaml:36 portfolio
 def _moves_portfolio(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -2654,7 +2669,12 @@ def _moves_portfolio(g: Game, seat: int, *only: Any) -> list[Move]:
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
-        out.append(_move("portfolio", seat, card=v_card))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_portfolio)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        out.append(_mv)
     return out
 
 
@@ -2670,6 +2690,9 @@ def _play_portfolio(g: Game, seat: int, move: Move) -> None:
     # rules/court.yaml:46 set
     g.phase = "refill"
     _only_chosen(move, ("card",), "sell-goods")
+
+
+_mb_trade: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "trade"}
 
 
 # rules/court.yaml:56 trade
@@ -2703,16 +2726,15 @@ def _moves_trade__k1(g: Game, seat: int, out: list[Move], v_card: Any) -> None:
                 if _opts2 is None:
                     _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
                 for (v_favor,) in _opts2:
-                    out.append(
-                        _move(
-                            "trade",
-                            seat,
-                            card=v_card,
-                            state_action=v_state_action,
-                            good=v_good,
-                            favor=v_favor,
-                        )
-                    )
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_trade)
+                    _mf["player"] = seat
+                    _mf["card"] = v_card
+                    _mf["state_action"] = v_state_action
+                    _mf["good"] = v_good
+                    _mf["favor"] = v_favor
+                    out.append(_mv)
 
 
 def _play_trade(g: Game, seat: int, move: Move) -> None:
@@ -2755,23 +2777,19 @@ def _play_trade(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, ("card", "state_action", "good", "favor"), "trade")
 
 
+_mb_visit: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
+
+
 # rules/court.yaml:85 visit
 def _moves_visit(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
-    _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
         if _opts_pay_visit(g, seat, v_noble):
-            _done = _memo.get((v_noble,))
-            if _done is None:
-                _done = _memo[(v_noble,)] = []
-                _moves_visit__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
-                out += _done
-            else:
-                out += [_retag(m, "card", v_card) for m in _done]
+            _moves_visit__k1(_cp2(g, seat), seat, out, v_card, v_noble)
     return out
 
 
@@ -2789,42 +2807,46 @@ def _moves_visit__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    business=v_business,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    plan=v_plan,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    decrees=v_decrees,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_visit)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        _mf["state_action"] = v_state_action
+        _mf["favor"] = v_favor
+        out.append(_mv)
 
 
 def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
@@ -2836,42 +2858,49 @@ def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: 
                     g, seat, v_noble
                 ):
                     _moves_visit__k2(
-                        _cp2(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
+                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
                     )
             else:
                 v_action = _T_noble_noble_action[v_noble]
                 _do_3 = v_action
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                business=v_business,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(
-                            _move(
-                                "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                decrees=v_decrees,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("visit", seat, card=v_card, state_action=v_state_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_visit)
+                    _mf["player"] = seat
+                    _mf["card"] = v_card
+                    _mf["state_action"] = v_state_action
+                    out.append(_mv)
 
 
 def _play_visit(g: Game, seat: int, move: Move) -> None:
@@ -3032,6 +3061,9 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             )
 
 
+_mb_follow: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "follow"}
+
+
 # rules/court.yaml:126 follow
 def _moves_follow(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -3040,7 +3072,7 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow__k1(_cp2(g, seat), seat, out, v_visited, v_noble)
+            _moves_follow__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
     else:
         v_event = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -3048,7 +3080,7 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[Move]:
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
                     _moves_follow__k4(
-                        _cp2(g, seat), seat, out, v_visited, v_event, v_noble, v_price
+                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
                     )
     return out
 
@@ -3062,34 +3094,52 @@ def _moves_follow__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_nob
                 _do_2 = v_action
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, business=v_business)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(_move("follow", seat, noble_action=v_noble_action, plan=v_plan))
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, decrees=v_decrees)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("follow", seat, noble_action=v_noble_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_follow)
+                    _mf["player"] = seat
+                    _mf["noble_action"] = v_noble_action
+                    out.append(_mv)
         else:
             for v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]):
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
                     ):
-                        out.append(
-                            _move(
-                                "follow",
-                                seat,
-                                noble_action=v_noble_action,
-                                state_action=v_state_action,
-                                favor=v_favor,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["state_action"] = v_state_action
+                        _mf["favor"] = v_favor
+                        out.append(_mv)
 
 
 def _moves_follow__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
@@ -3110,15 +3160,38 @@ def _moves_follow__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("follow", seat, noble=v_noble))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_follow)
+        _mf["player"] = seat
+        _mf["noble"] = v_noble
+        out.append(_mv)
 
 
 def _play_follow(g: Game, seat: int, move: Move) -> None:
@@ -3260,6 +3333,9 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble",), "follow", None)
 
 
+_mb_sponsor: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "sponsor"}
+
+
 # rules/court.yaml:184 sponsor
 def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -3269,7 +3345,7 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor__k1(_cp3(g, seat), seat, out, v_card, v_price)
+            _moves_sponsor__k1(_cp6(g, seat), seat, out, v_card, v_price)
     return out
 
 
@@ -3283,15 +3359,38 @@ def _moves_sponsor__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_price
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("sponsor", seat, card=v_card))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_sponsor)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        out.append(_mv)
 
 
 def _play_sponsor(g: Game, seat: int, move: Move) -> None:
@@ -3376,6 +3475,9 @@ def _play_sponsor(g: Game, seat: int, move: Move) -> None:
         _only_chosen(move, ("card",), "sponsor", None)
 
 
+_mb_discard: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "discard"}
+
+
 # rules/court.yaml:212 discard
 def _moves_discard(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -3383,7 +3485,12 @@ def _moves_discard(g: Game, seat: int, *only: Any) -> list[Move]:
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
-        out.append(_move("discard", seat, card=v_card))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_discard)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        out.append(_mv)
     return out
 
 
@@ -3404,12 +3511,19 @@ def _play_discard(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, ("card",), "discard")
 
 
+_mb_pass: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "pass"}
+
+
 # rules/court.yaml:227 pass
 def _moves_pass(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
     if len(p.hand) == 0:
-        out.append(_move("pass", seat))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_pass)
+        _mf["player"] = seat
+        out.append(_mv)
     return out
 
 
@@ -3422,10 +3536,17 @@ def _play_pass(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, (), "pass")
 
 
+_mb_decline: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "decline"}
+
+
 # rules/court.yaml:238 decline
 def _moves_decline(g: Game, seat: int, *only: Any) -> list[Move]:
     out: list[Move] = []
-    out.append(_move("decline", seat))
+    _mv = _new(Move)
+    _mf = _mv.__dict__
+    _mf.update(_mb_decline)
+    _mf["player"] = seat
+    out.append(_mv)
     return out
 
 
@@ -3435,13 +3556,21 @@ def _play_decline(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, (), "decline")
 
 
+_mb_draw: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "draw"}
+
+
 # rules/flow.yaml:48 draw
 def _moves_draw(g: Game, seat: int, *only: Any) -> list[Move]:
     out: list[Move] = []
     for v_pile in only or _K1:
         if not (v_pile in g.piles and (len(g.piles[v_pile]) > 0)):
             continue
-        out.append(_move("draw", seat, pile=v_pile))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_draw)
+        _mf["player"] = seat
+        _mf["pile"] = v_pile
+        out.append(_mv)
     return out
 
 
@@ -3458,13 +3587,21 @@ def _play_draw(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, ("pile",), "turn.refill-hand")
 
 
+_mb_marker: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "marker"}
+
+
 # rules/flow.yaml:57 marker
 def _moves_marker(g: Game, seat: int, *only: Any) -> list[Move]:
     out: list[Move] = []
     for v_noble in only or ("manuel", "marquis", "king"):
         if v_noble not in ("manuel", "marquis", "king"):
             continue
-        out.append(_move("marker", seat, noble=v_noble))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_marker)
+        _mf["player"] = seat
+        _mf["noble"] = v_noble
+        out.append(_mv)
     return out
 
 
@@ -3481,23 +3618,19 @@ def _play_marker(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, ("noble",), "rubble.sets")
 
 
+_mb_visit_2: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
+
+
 # rules/court.yaml:85 visit
 def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
-    _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
         if _opts_pay_visit(g, seat, v_noble):
-            _done = _memo.get((v_noble,))
-            if _done is None:
-                _done = _memo[(v_noble,)] = []
-                _moves_visit_2__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
-                out += _done
-            else:
-                out += [_retag(m, "card", v_card) for m in _done]
+            _moves_visit_2__k1(_cp2(g, seat), seat, out, v_card, v_noble)
     return out
 
 
@@ -3518,42 +3651,46 @@ def _moves_visit_2__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    business=v_business,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_2)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    plan=v_plan,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_2)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    decrees=v_decrees,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_2)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_visit_2)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        _mf["state_action"] = v_state_action
+        _mf["favor"] = v_favor
+        out.append(_mv)
 
 
 def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
@@ -3565,7 +3702,7 @@ def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                     g, seat, v_noble
                 ):
                     _moves_visit_2__k2(
-                        _cp2(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
+                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
                     )
             else:
                 if _T_noble_reign_flag[v_noble] in g.flags:
@@ -3575,35 +3712,42 @@ def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 _do_3 = v_action
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                business=v_business,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_2)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(
-                            _move(
-                                "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_2)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                decrees=v_decrees,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_2)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("visit", seat, card=v_card, state_action=v_state_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_visit_2)
+                    _mf["player"] = seat
+                    _mf["card"] = v_card
+                    _mf["state_action"] = v_state_action
+                    out.append(_mv)
 
 
 def _play_visit_2(g: Game, seat: int, move: Move) -> None:
@@ -3784,6 +3928,9 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             )
 
 
+_mb_follow_2: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "follow"}
+
+
 # rules/court.yaml:126 follow
 def _moves_follow_2(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -3792,7 +3939,7 @@ def _moves_follow_2(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow_2__k1(_cp2(g, seat), seat, out, v_visited, v_noble)
+            _moves_follow_2__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
     else:
         v_event = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -3800,7 +3947,7 @@ def _moves_follow_2(g: Game, seat: int, *only: Any) -> list[Move]:
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
                     _moves_follow_2__k4(
-                        _cp2(g, seat), seat, out, v_visited, v_event, v_noble, v_price
+                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
                     )
     return out
 
@@ -3817,34 +3964,52 @@ def _moves_follow_2__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                 _do_2 = v_action
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, business=v_business)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_2)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(_move("follow", seat, noble_action=v_noble_action, plan=v_plan))
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_2)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, decrees=v_decrees)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_2)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("follow", seat, noble_action=v_noble_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_follow_2)
+                    _mf["player"] = seat
+                    _mf["noble_action"] = v_noble_action
+                    out.append(_mv)
         else:
             for v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]):
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
                     ):
-                        out.append(
-                            _move(
-                                "follow",
-                                seat,
-                                noble_action=v_noble_action,
-                                state_action=v_state_action,
-                                favor=v_favor,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_2)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["state_action"] = v_state_action
+                        _mf["favor"] = v_favor
+                        out.append(_mv)
 
 
 def _moves_follow_2__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
@@ -3865,15 +4030,38 @@ def _moves_follow_2__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_2)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_2)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_2)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("follow", seat, noble=v_noble))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_follow_2)
+        _mf["player"] = seat
+        _mf["noble"] = v_noble
+        out.append(_mv)
 
 
 def _play_follow_2(g: Game, seat: int, move: Move) -> None:
@@ -4025,6 +4213,9 @@ def _play_follow_2(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble",), "follow", None)
 
 
+_mb_sponsor_2: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "sponsor"}
+
+
 # rules/court.yaml:184 sponsor
 def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -4034,7 +4225,7 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor_2__k1(_cp3(g, seat), seat, out, v_card, v_price)
+            _moves_sponsor_2__k1(_cp6(g, seat), seat, out, v_card, v_price)
     return out
 
 
@@ -4048,15 +4239,38 @@ def _moves_sponsor_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_pri
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_2)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_2)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_2)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("sponsor", seat, card=v_card))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_sponsor_2)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        out.append(_mv)
 
 
 def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
@@ -4141,13 +4355,21 @@ def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
         _only_chosen(move, ("card",), "sponsor", None)
 
 
+_mb_draw_2: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "draw"}
+
+
 # rules/flow.yaml:48 draw
 def _moves_draw_2(g: Game, seat: int, *only: Any) -> list[Move]:
     out: list[Move] = []
     for v_pile in only or _K1:
         if not (v_pile in g.piles and (len(g.piles[v_pile]) > 0)):
             continue
-        out.append(_move("draw", seat, pile=v_pile))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_draw_2)
+        _mf["player"] = seat
+        _mf["pile"] = v_pile
+        out.append(_mv)
     return out
 
 
@@ -4164,23 +4386,19 @@ def _play_draw_2(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, ("pile",), "turn.refill-hand")
 
 
+_mb_visit_3: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
+
+
 # rules/court.yaml:85 visit
 def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
-    _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
         if _opts_pay_visit(g, seat, v_noble):
-            _done = _memo.get((v_noble,))
-            if _done is None:
-                _done = _memo[(v_noble,)] = []
-                _moves_visit_3__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
-                out += _done
-            else:
-                out += [_retag(m, "card", v_card) for m in _done]
+            _moves_visit_3__k1(_cp2(g, seat), seat, out, v_card, v_noble)
     return out
 
 
@@ -4198,42 +4416,46 @@ def _moves_visit_3__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    business=v_business,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_3)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    plan=v_plan,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_3)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    decrees=v_decrees,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_3)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_visit_3)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        _mf["state_action"] = v_state_action
+        _mf["favor"] = v_favor
+        out.append(_mv)
 
 
 def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
@@ -4245,42 +4467,49 @@ def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                     g, seat, v_noble
                 ):
                     _moves_visit_3__k2(
-                        _cp2(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
+                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
                     )
             else:
                 v_action = _T_noble_noble_action[v_noble]
                 _do_3 = v_action
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                business=v_business,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_3)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(
-                            _move(
-                                "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_3)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                decrees=v_decrees,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_3)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("visit", seat, card=v_card, state_action=v_state_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_visit_3)
+                    _mf["player"] = seat
+                    _mf["card"] = v_card
+                    _mf["state_action"] = v_state_action
+                    out.append(_mv)
 
 
 def _play_visit_3(g: Game, seat: int, move: Move) -> None:
@@ -4441,6 +4670,9 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             )
 
 
+_mb_follow_3: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "follow"}
+
+
 # rules/court.yaml:126 follow
 def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -4449,7 +4681,7 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow_3__k1(_cp2(g, seat), seat, out, v_visited, v_noble)
+            _moves_follow_3__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
     else:
         v_event = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -4457,7 +4689,7 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[Move]:
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
                     _moves_follow_3__k4(
-                        _cp2(g, seat), seat, out, v_visited, v_event, v_noble, v_price
+                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
                     )
     return out
 
@@ -4471,34 +4703,52 @@ def _moves_follow_3__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                 _do_2 = v_action
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, business=v_business)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_3)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(_move("follow", seat, noble_action=v_noble_action, plan=v_plan))
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_3)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, decrees=v_decrees)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_3)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("follow", seat, noble_action=v_noble_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_follow_3)
+                    _mf["player"] = seat
+                    _mf["noble_action"] = v_noble_action
+                    out.append(_mv)
         else:
             for v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]):
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
                     ):
-                        out.append(
-                            _move(
-                                "follow",
-                                seat,
-                                noble_action=v_noble_action,
-                                state_action=v_state_action,
-                                favor=v_favor,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_3)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["state_action"] = v_state_action
+                        _mf["favor"] = v_favor
+                        out.append(_mv)
 
 
 def _moves_follow_3__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
@@ -4519,15 +4769,38 @@ def _moves_follow_3__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_3)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_3)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_3)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("follow", seat, noble=v_noble))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_follow_3)
+        _mf["player"] = seat
+        _mf["noble"] = v_noble
+        out.append(_mv)
 
 
 def _play_follow_3(g: Game, seat: int, move: Move) -> None:
@@ -4669,6 +4942,9 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble",), "follow", None)
 
 
+_mb_sponsor_3: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "sponsor"}
+
+
 # rules/court.yaml:184 sponsor
 def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -4678,7 +4954,7 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor_3__k1(_cp3(g, seat), seat, out, v_card, v_price)
+            _moves_sponsor_3__k1(_cp6(g, seat), seat, out, v_card, v_price)
     return out
 
 
@@ -4692,15 +4968,38 @@ def _moves_sponsor_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_pri
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_3)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_3)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_3)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("sponsor", seat, card=v_card))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_sponsor_3)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        out.append(_mv)
 
 
 def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
@@ -4785,23 +5084,19 @@ def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
         _only_chosen(move, ("card",), "sponsor", None)
 
 
+_mb_visit_4: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
+
+
 # rules/court.yaml:85 visit
 def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
-    _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
         if _opts_pay_visit(g, seat, v_noble):
-            _done = _memo.get((v_noble,))
-            if _done is None:
-                _done = _memo[(v_noble,)] = []
-                _moves_visit_4__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
-                out += _done
-            else:
-                out += [_retag(m, "card", v_card) for m in _done]
+            _moves_visit_4__k1(_cp2(g, seat), seat, out, v_card, v_noble)
     return out
 
 
@@ -4822,42 +5117,46 @@ def _moves_visit_4__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    business=v_business,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_4)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    plan=v_plan,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_4)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    decrees=v_decrees,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_4)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_visit_4)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        _mf["state_action"] = v_state_action
+        _mf["favor"] = v_favor
+        out.append(_mv)
 
 
 def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
@@ -4869,7 +5168,7 @@ def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                     g, seat, v_noble
                 ):
                     _moves_visit_4__k2(
-                        _cp2(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
+                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
                     )
             else:
                 if _T_noble_reign_flag[v_noble] in g.flags:
@@ -4879,35 +5178,42 @@ def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 _do_3 = v_action
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                business=v_business,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_4)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(
-                            _move(
-                                "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_4)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                decrees=v_decrees,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_4)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("visit", seat, card=v_card, state_action=v_state_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_visit_4)
+                    _mf["player"] = seat
+                    _mf["card"] = v_card
+                    _mf["state_action"] = v_state_action
+                    out.append(_mv)
 
 
 def _play_visit_4(g: Game, seat: int, move: Move) -> None:
@@ -5088,6 +5394,9 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             )
 
 
+_mb_follow_4: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "follow"}
+
+
 # rules/court.yaml:126 follow
 def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -5096,7 +5405,7 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow_4__k1(_cp2(g, seat), seat, out, v_visited, v_noble)
+            _moves_follow_4__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
     else:
         v_event = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -5104,7 +5413,7 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[Move]:
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
                     _moves_follow_4__k4(
-                        _cp2(g, seat), seat, out, v_visited, v_event, v_noble, v_price
+                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
                     )
     return out
 
@@ -5121,34 +5430,52 @@ def _moves_follow_4__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                 _do_2 = v_action
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, business=v_business)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_4)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(_move("follow", seat, noble_action=v_noble_action, plan=v_plan))
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_4)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, decrees=v_decrees)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_4)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("follow", seat, noble_action=v_noble_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_follow_4)
+                    _mf["player"] = seat
+                    _mf["noble_action"] = v_noble_action
+                    out.append(_mv)
         else:
             for v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]):
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
                     ):
-                        out.append(
-                            _move(
-                                "follow",
-                                seat,
-                                noble_action=v_noble_action,
-                                state_action=v_state_action,
-                                favor=v_favor,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_4)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["state_action"] = v_state_action
+                        _mf["favor"] = v_favor
+                        out.append(_mv)
 
 
 def _moves_follow_4__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
@@ -5169,15 +5496,38 @@ def _moves_follow_4__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_4)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_4)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_4)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("follow", seat, noble=v_noble))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_follow_4)
+        _mf["player"] = seat
+        _mf["noble"] = v_noble
+        out.append(_mv)
 
 
 def _play_follow_4(g: Game, seat: int, move: Move) -> None:
@@ -5329,6 +5679,9 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble",), "follow", None)
 
 
+_mb_sponsor_4: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "sponsor"}
+
+
 # rules/court.yaml:184 sponsor
 def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -5338,7 +5691,7 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor_4__k1(_cp3(g, seat), seat, out, v_card, v_price)
+            _moves_sponsor_4__k1(_cp6(g, seat), seat, out, v_card, v_price)
     return out
 
 
@@ -5352,15 +5705,38 @@ def _moves_sponsor_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_pri
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_4)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_4)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_4)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("sponsor", seat, card=v_card))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_sponsor_4)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        out.append(_mv)
 
 
 def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:
@@ -8061,7 +8437,38 @@ def legal_moves(g: Game) -> list[Move]:
     for md in rs.moves.values():
         if md.phase == g.phase:
             out += md.moves(g, seat)
+    if len(out) >= _KEEP_FROM:
+        _LISTED[0] = (g, g.clone(), out[:])
     return out
+
+
+# The last long list of moves `legal_moves` made, kept with the state it was made for and a
+# copy of that state taken then: (state, copy, moves). `apply_move` and `explain_move` of that
+# state read the list instead of listing again, but only while the state is still equal to
+# the copy in every field (a state changed since is listed again), and `apply_move` plays the
+# move on the copy, taken out of here (each copy is played once). A cache only: with it empty
+# every answer is the same. Short lists are not kept (listing them again costs less).
+_LISTED: Final[dict[int, tuple[Game, Game, list[Move]]]] = {}
+_KEEP_FROM: Final = 8  # moves
+
+
+def _kept(g: Game, move: Move, take: bool) -> Game | None:
+    """The copy of `g` kept with the moves `legal_moves(g)` listed, when `g` is unchanged since
+    then and `move` (well typed) is one of them: taken out with `take`; otherwise None."""
+    entry = _LISTED.get(0)
+    if entry is None or entry[0] is not g or type(move) is not Move:
+        return None
+    fields = move.__dict__  # a Move of the same fields as a listed one (exact types: checked)
+    for m in entry[2]:
+        if m is move or m.__dict__ == fields:
+            break
+    else:
+        return None
+    if g != entry[1]:
+        return None
+    if take and _LISTED.pop(0, None) is not entry:  # another thread took it first
+        return None
+    return entry[1]
 
 
 def _hand_discard_moves(g: Game, seat: int) -> list[Move]:
@@ -8123,6 +8530,13 @@ def _check(g: Game, move: Move) -> IllegalMove | None:
     problem = _move_problem(move)
     if problem is not None:
         return _illegal(_TURN_RULE, problem)
+    if _kept(g, move, False) is not None:
+        return None
+    return _unlisted(g, move)
+
+
+def _unlisted(g: Game, move: Move) -> IllegalMove | None:
+    """`_check` of a well-typed move, listing the moves again."""
     if _listed(g, move):
         return None
     try:
@@ -8139,10 +8553,15 @@ def apply_move(g: Game, move: Move) -> Game:
     """The state after `move`; the given state is never changed. Raises IllegalMove unless
     the move is one of `legal_moves(g)` (see `explain_move`)."""
     _activate(g)
-    problem = _check(g, move)
+    problem = _move_problem(move)
     if problem is not None:
-        raise problem
-    after = g.clone()
+        raise _illegal(_TURN_RULE, problem)
+    after = _kept(g, move, True)
+    if after is None:
+        refused = _unlisted(g, move)
+        if refused is not None:
+            raise refused
+        after = g.clone()
     _apply(after, move)
     return after
 

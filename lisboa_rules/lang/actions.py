@@ -298,6 +298,9 @@ class ActionCompiler(Compiler):
             out.insert(4, "    _memo: dict[Any, list[Move]] = {}")
         out.append("    return out")
         self.functions.insert(0, _clean(out))
+        # the fields every move of this kind starts from (see _emit_move)
+        self.functions.insert(0, [f"_mb_{stem}: Final[dict[str, Any]] = "
+                                  f"{{**_MOVE_DEFAULTS, \"kind\": {py_str(action.id)}}}"])
         play = [f"def _play_{stem}(g: Game, seat: int, move: Move) -> None:",
                 "    p = g.players[seat]"]
         self._play(list(action.steps), scope, 1, play, ())
@@ -312,8 +315,16 @@ class ActionCompiler(Compiler):
     def _emit_move(self, scope: Scope, bound: tuple[str, ...], indent: int,
                    out: list[str]) -> None:
         assert self.action is not None
-        args = "".join(f", {f}={typed.local_code(f)}" for f in bound)
-        out.append("    " * indent + f"out.append(_move({py_str(self.action.id)}, seat{args}))")
+        # made as `_move` makes it, without a call and its keywords: a copy of the kind's
+        # defaults (`_mb_…`, a constant emitted with the generator), then the choices
+        pad = "    " * indent
+        out.append(f"{pad}_mv = _new(Move)")
+        out.append(f"{pad}_mf = _mv.__dict__")
+        out.append(f"{pad}_mf.update(_mb_{self.stem})")
+        out.append(f"{pad}_mf[\"player\"] = seat")
+        for f in bound:
+            out.append(f"{pad}_mf[{py_str(f)}] = {typed.local_code(f)}")
+        out.append(f"{pad}out.append(_mv)")
 
     # The move generator: `bound` (the move fields chosen so far) is kept in the scope's
     # locals under the name `_bound` as a tuple of names.
@@ -515,7 +526,7 @@ class ActionCompiler(Compiler):
     def _copy_then(self, steps: list[Step], scope: Scope, indent: int, out: list[str],
                    bound: tuple[str, ...]) -> None:
         """The rest of the steps in a function of its own, on a copy of the state."""
-        game, player, others = self.writes(tuple(steps))
+        game, player, others = self.writes(tuple(self._played(steps)))
         copy = self.copier(frozenset(game), frozenset(player), others)
         self.counter += 1
         fn = f"_moves_{self.stem}__k{self.counter}"
@@ -551,6 +562,18 @@ class ActionCompiler(Compiler):
                     "for m in _done]"]
             return
         out.append(pad + call.format("out"))
+
+    def _played(self, steps: list[Step]) -> list[Step]:
+        """The steps whose effects the move generator carries out on the copy `_copy_then`
+        makes for them (a superset), as `_enum` plays them: not the effects after the last
+        step that chooses or refuses (never played), nor those after a choice, or after the
+        options of a procedure or a bundle of effects (played on copies of their own)."""
+        last = max((k for k, x in enumerate(steps) if self.decides(x)), default=-1)
+        end = last if last >= 0 and steps[last].kind in ("choose", "require") else last + 1
+        for k, x in enumerate(steps[:end]):
+            if x.kind in ("choose", "apply") or (x.kind == "do" and self.decides(x)):
+                return steps[:k]
+        return steps[:end]
 
     def _do_target(self, s: Step, scope: Scope) -> list[tuple[str | None, Procedure | None]]:
         """The procedures a do step may carry out: [(test, procedure)], test being the
