@@ -1169,6 +1169,14 @@ _T_noble_trade_goods: Final = {
 }
 _T_ship_color_size: Final = {"blue": 1, "red": 2, "purple": 3, "brown": 4}
 _T_ship_color_cost: Final = {"blue": 1, "red": 2, "purple": 3, "brown": 4}
+_T_noble_by_state_action: Final = {
+    "officials": "manuel",
+    "plan": "manuel",
+    "ship": "marquis",
+    "production": "marquis",
+    "cardinal": "king",
+    "royal-favor": "king",
+}
 _T_noble_reign_flag: Final = {"manuel": None, "marquis": "queen", "king": None}
 _T_noble_reign_name: Final = {"manuel": None, "marquis": "Queen Mariana Vitória", "king": None}
 _T_noble_reign_noble_action: Final = {"manuel": None, "marquis": "none", "king": None}
@@ -2712,15 +2720,11 @@ def _moves_trade__k1(g: Game, seat: int, out: list[Move], v_card: Any) -> None:
     p.hand.remove(v_card)
     # rules/court.yaml:65 do
     _run_to_portfolio(g, seat, v_card)
-    for v_state_action in dict.fromkeys(_K4):
+    for v_state_action in _K4:
         if v_state_action not in g.blocked:
-            v_noble = next(
-                v_n
-                for v_n in ("manuel", "marquis", "king")
-                if (v_state_action in _T_noble_state_actions[v_n])
-            )
+            v_noble = _T_noble_by_state_action[v_state_action]
             _opts2: Any = None
-            for v_good in dict.fromkeys(_T_noble_trade_goods[v_noble]):
+            for v_good in _T_noble_trade_goods[v_noble]:
                 if not (p.goods[v_good] > 0):
                     continue
                 if _opts2 is None:
@@ -2747,7 +2751,7 @@ def _play_trade(g: Game, seat: int, move: Move) -> None:
     # rules/court.yaml:65 do
     _run_to_portfolio(g, seat, v_card)
     v_state_action = move.state_action
-    if v_state_action not in dict.fromkeys(_K4):
+    if v_state_action not in _K4:
         raise IllegalMove("trade", "choose a State action")
     if v_state_action in g.blocked:
         raise IllegalMove(
@@ -2760,7 +2764,7 @@ def _play_trade(g: Game, seat: int, move: Move) -> None:
         if (v_state_action in _T_noble_state_actions[v_n])
     )
     v_good = move.good
-    if not (v_good in dict.fromkeys(_T_noble_trade_goods[v_noble]) and (p.goods[v_good] > 0)):
+    if not (v_good in _T_noble_trade_goods[v_noble] and (p.goods[v_good] > 0)):
         raise IllegalMove(
             "trade", (str(_T_noble_name[v_noble]) + " does not take that good from you")
         )
@@ -2784,12 +2788,19 @@ _mb_visit: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
 def _moves_visit(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
         if _opts_pay_visit(g, seat, v_noble):
-            _moves_visit__k1(_cp2(g, seat), seat, out, v_card, v_noble)
+            _done = _memo.get((v_noble,))
+            if _done is None:
+                _done = _memo[(v_noble,)] = []
+                _moves_visit__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                out += _done
+            else:
+                out += [_retag(m, "card", v_card) for m in _done]
     return out
 
 
@@ -2851,7 +2862,7 @@ def _moves_visit__k2(
 
 def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
-    for v_state_action in (None, *dict.fromkeys(_T_noble_state_actions[v_noble])):
+    for v_state_action in (None, *_T_noble_state_actions[v_noble]):
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
@@ -2922,9 +2933,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
         raise IllegalMove(*why)
     _run_pay_visit(g, seat, v_noble)
     v_state_action = move.state_action
-    if not (
-        v_state_action is None or (v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]))
-    ):
+    if not (v_state_action is None or (v_state_action in _T_noble_state_actions[v_noble])):
         raise IllegalMove(
             "visit",
             (str(v_state_action) + " is not a State action of " + str(_T_noble_name[v_noble])),
@@ -3127,7 +3136,7 @@ def _moves_follow__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_nob
                     _mf["noble_action"] = v_noble_action
                     out.append(_mv)
         else:
-            for v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
@@ -3253,7 +3262,7 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
                 _only_chosen(move, ("noble_action",), "follow", None)
         else:
             v_state_action = move.state_action
-            if v_state_action not in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            if v_state_action not in _T_noble_state_actions[v_noble]:
                 raise IllegalMove("follow", "take one State action or the Noble action")
             if v_state_action in g.blocked:
                 raise IllegalMove(
@@ -3625,12 +3634,19 @@ _mb_visit_2: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
 def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
         if _opts_pay_visit(g, seat, v_noble):
-            _moves_visit_2__k1(_cp2(g, seat), seat, out, v_card, v_noble)
+            _done = _memo.get((v_noble,))
+            if _done is None:
+                _done = _memo[(v_noble,)] = []
+                _moves_visit_2__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                out += _done
+            else:
+                out += [_retag(m, "card", v_card) for m in _done]
     return out
 
 
@@ -3695,7 +3711,7 @@ def _moves_visit_2__k2(
 
 def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
-    for v_state_action in (None, *dict.fromkeys(_T_noble_state_actions[v_noble])):
+    for v_state_action in (None, *_T_noble_state_actions[v_noble]):
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
@@ -3769,9 +3785,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
         raise IllegalMove(*why)
     _run_pay_visit(g, seat, v_noble)
     v_state_action = move.state_action
-    if not (
-        v_state_action is None or (v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]))
-    ):
+    if not (v_state_action is None or (v_state_action in _T_noble_state_actions[v_noble])):
         raise IllegalMove(
             "visit",
             (str(v_state_action) + " is not a State action of " + str(_T_noble_name[v_noble])),
@@ -3997,7 +4011,7 @@ def _moves_follow_2__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                     _mf["noble_action"] = v_noble_action
                     out.append(_mv)
         else:
-            for v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
@@ -4133,7 +4147,7 @@ def _play_follow_2(g: Game, seat: int, move: Move) -> None:
                 _only_chosen(move, ("noble_action",), "follow", None)
         else:
             v_state_action = move.state_action
-            if v_state_action not in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            if v_state_action not in _T_noble_state_actions[v_noble]:
                 raise IllegalMove("follow", "take one State action or the Noble action")
             if v_state_action in g.blocked:
                 raise IllegalMove(
@@ -4393,12 +4407,19 @@ _mb_visit_3: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
 def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
         if _opts_pay_visit(g, seat, v_noble):
-            _moves_visit_3__k1(_cp2(g, seat), seat, out, v_card, v_noble)
+            _done = _memo.get((v_noble,))
+            if _done is None:
+                _done = _memo[(v_noble,)] = []
+                _moves_visit_3__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                out += _done
+            else:
+                out += [_retag(m, "card", v_card) for m in _done]
     return out
 
 
@@ -4460,7 +4481,7 @@ def _moves_visit_3__k2(
 
 def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
-    for v_state_action in (None, *dict.fromkeys(_T_noble_state_actions[v_noble])):
+    for v_state_action in (None, *_T_noble_state_actions[v_noble]):
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
@@ -4531,9 +4552,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
         raise IllegalMove(*why)
     _run_pay_visit(g, seat, v_noble)
     v_state_action = move.state_action
-    if not (
-        v_state_action is None or (v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]))
-    ):
+    if not (v_state_action is None or (v_state_action in _T_noble_state_actions[v_noble])):
         raise IllegalMove(
             "visit",
             (str(v_state_action) + " is not a State action of " + str(_T_noble_name[v_noble])),
@@ -4736,7 +4755,7 @@ def _moves_follow_3__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                     _mf["noble_action"] = v_noble_action
                     out.append(_mv)
         else:
-            for v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
@@ -4862,7 +4881,7 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
                 _only_chosen(move, ("noble_action",), "follow", None)
         else:
             v_state_action = move.state_action
-            if v_state_action not in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            if v_state_action not in _T_noble_state_actions[v_noble]:
                 raise IllegalMove("follow", "take one State action or the Noble action")
             if v_state_action in g.blocked:
                 raise IllegalMove(
@@ -5091,12 +5110,19 @@ _mb_visit_4: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
 def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
         if _opts_pay_visit(g, seat, v_noble):
-            _moves_visit_4__k1(_cp2(g, seat), seat, out, v_card, v_noble)
+            _done = _memo.get((v_noble,))
+            if _done is None:
+                _done = _memo[(v_noble,)] = []
+                _moves_visit_4__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                out += _done
+            else:
+                out += [_retag(m, "card", v_card) for m in _done]
     return out
 
 
@@ -5161,7 +5187,7 @@ def _moves_visit_4__k2(
 
 def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
-    for v_state_action in (None, *dict.fromkeys(_T_noble_state_actions[v_noble])):
+    for v_state_action in (None, *_T_noble_state_actions[v_noble]):
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
@@ -5235,9 +5261,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
         raise IllegalMove(*why)
     _run_pay_visit(g, seat, v_noble)
     v_state_action = move.state_action
-    if not (
-        v_state_action is None or (v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]))
-    ):
+    if not (v_state_action is None or (v_state_action in _T_noble_state_actions[v_noble])):
         raise IllegalMove(
             "visit",
             (str(v_state_action) + " is not a State action of " + str(_T_noble_name[v_noble])),
@@ -5463,7 +5487,7 @@ def _moves_follow_4__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                     _mf["noble_action"] = v_noble_action
                     out.append(_mv)
         else:
-            for v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
@@ -5599,7 +5623,7 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
                 _only_chosen(move, ("noble_action",), "follow", None)
         else:
             v_state_action = move.state_action
-            if v_state_action not in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            if v_state_action not in _T_noble_state_actions[v_noble]:
                 raise IllegalMove("follow", "take one State action or the Noble action")
             if v_state_action in g.blocked:
                 raise IllegalMove(
