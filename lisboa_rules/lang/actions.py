@@ -680,8 +680,8 @@ class ActionCompiler(Compiler):
         the value of the one choice it depends on, or None: only when that choice goes through
         constants and the code reads nothing but them, the rules' tables and pure builtins,
         giving a constant for each value."""
-        if self.new_tables is None:
-            return None
+        if self.new_tables is None or re.search(r"\*|<<", code):
+            return None  # no power, repetition or shift: what the compiler runs stays small
         free = [n for n, v in scope.locals.items() if re.search(rf"\b{v.code}\b", code)]
         if len(free) != 1 or free[0] not in self.domains:
             return None
@@ -1142,10 +1142,11 @@ class ActionCompiler(Compiler):
                    f"{refusal})")
 
 
-# The builtins a let folded at compile time may call (they change nothing).
+# The builtins a let folded at compile time may call (they change nothing, and go through
+# no more than they are given: no `range`).
 _PURE: Any = {n: getattr(builtins, n)
               for n in ("all", "any", "bool", "dict", "enumerate", "int", "len", "list", "max",
-                        "min", "next", "range", "reversed", "set", "sorted", "str", "sum",
+                        "min", "next", "reversed", "set", "sorted", "str", "sum",
                         "tuple", "zip")}
 
 
