@@ -1313,6 +1313,14 @@ _T_deck_role: Final = {
 _T_deck_period: Final = {"blue": 0, "red": 1, "purple": 0, "brown": 2}
 _T_ship_color_size: Final = {"blue": 1, "red": 2, "purple": 3, "brown": 4}
 _T_ship_color_cost: Final = {"blue": 1, "red": 2, "purple": 3, "brown": 4}
+_T_noble_by_state_action: Final = {
+    "officials": "manuel",
+    "plan": "manuel",
+    "ship": "marquis",
+    "production": "marquis",
+    "cardinal": "king",
+    "royal-favor": "king",
+}
 _T_noble_reign_flag: Final = {"manuel": None, "marquis": "queen", "king": None}
 _T_noble_reign_name: Final = {"manuel": None, "marquis": "Queen Mariana Vitória", "king": None}
 _T_noble_reign_noble_action: Final = {"manuel": None, "marquis": "none", "king": None}
@@ -1478,12 +1486,11 @@ def _m_empty_display_piles(g: Game, p: Player) -> int:
 
 def _cp1(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
-    # copies blocked, discard, favors, goods, hand, influence, markers_left, offices,
-    # officials, pending_markers, phase, plan_supply, plans, portfolio, reis, royal_favors,
-    # rubble_cubes, rubble_sets, ships, shipyard, treasury, treasury_row, wigs
+    # copies discard, favors, goods, hand, influence, markers_left, offices, officials,
+    # pending_markers, plan_supply, plans, portfolio, reis, royal_favors, rubble_cubes,
+    # rubble_sets, ships, shipyard, treasury, treasury_row, wigs
     c = _new(Game)
     c.__dict__.update(g.__dict__)
-    c.blocked = g.blocked[:]
     c.discard = g.discard[:]
     c.favors = g.favors.copy()
     c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
@@ -1506,63 +1513,76 @@ def _cp1(g: Game, seat: int) -> Game:
 
 def _cp2(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
-    # copies completed_plans, decree_display, decrees, favors, follow_next, goods, influence,
-    # markers, markers_left, offices, officials, pending_markers, phase, plan_supply, plans,
-    # plazas, reis, royal_favors, rubble_cubes, rubble_sets, ships, shipyard, stores,
-    # treasury, visit, wigs
+    # copies influence, wigs
     c = _new(Game)
     c.__dict__.update(g.__dict__)
-    c.decree_display = g.decree_display[:]
-    c.favors = g.favors.copy()
-    c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
-    c.pending_markers = g.pending_markers[:]
-    c.plan_supply = g.plan_supply[:]
-    c.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
-    c.shipyard = g.shipyard[:]
     c.players = g.players[:]
     for s in (seat,):
         q = c.players[s] = _new(Player)
         q.__dict__.update(g.players[s].__dict__)
-        q.completed_plans = q.completed_plans[:]
-        q.decrees = q.decrees[:]
-        q.goods = q.goods.copy()
-        q.markers = q.markers.copy()
-        q.plans = q.plans[:]
-        q.royal_favors = q.royal_favors[:]
-        q.ships = q.ships[:]
-        q.stores = q.stores.copy()
     return c
 
 
 def _cp3(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
-    # copies completed_plans, court, decree_display, decrees, favors, follow_next, goods,
-    # hand, influence, markers, markers_left, offices, officials, pending_markers, phase,
-    # plan_supply, plans, plazas, reis, royal_favors, rubble_cubes, rubble_sets, ships,
-    # shipyard, stores, treasury, visit, wigs
+    # copies favors, goods, influence, markers_left, offices, officials, pending_markers,
+    # plan_supply, plans, reis, royal_favors, rubble_cubes, rubble_sets, ships, shipyard,
+    # treasury, wigs
     c = _new(Game)
     c.__dict__.update(g.__dict__)
-    c.court = g.court[:]
-    c.decree_display = g.decree_display[:]
     c.favors = g.favors.copy()
     c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
     c.pending_markers = g.pending_markers[:]
     c.plan_supply = g.plan_supply[:]
-    c.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
     c.shipyard = g.shipyard[:]
     c.players = g.players[:]
     for s in (seat,):
         q = c.players[s] = _new(Player)
         q.__dict__.update(g.players[s].__dict__)
-        q.completed_plans = q.completed_plans[:]
-        q.decrees = q.decrees[:]
         q.goods = q.goods.copy()
-        q.hand = q.hand[:]
-        q.markers = q.markers.copy()
         q.plans = q.plans[:]
         q.royal_favors = q.royal_favors[:]
         q.ships = q.ships[:]
-        q.stores = q.stores.copy()
+    return c
+
+
+def _cp4(g: Game, seat: int) -> Game:
+    """A copy of the game for trying choices, sharing what they never write."""
+    # copies favors, royal_favors
+    c = _new(Game)
+    c.__dict__.update(g.__dict__)
+    c.favors = g.favors.copy()
+    c.players = g.players[:]
+    for s in (seat,):
+        q = c.players[s] = _new(Player)
+        q.__dict__.update(g.players[s].__dict__)
+        q.royal_favors = q.royal_favors[:]
+    return c
+
+
+def _cp5(g: Game, seat: int) -> Game:
+    """A copy of the game for trying choices, sharing what they never write."""
+    # copies influence, reis
+    c = _new(Game)
+    c.__dict__.update(g.__dict__)
+    c.players = g.players[:]
+    for s in (seat,):
+        q = c.players[s] = _new(Player)
+        q.__dict__.update(g.players[s].__dict__)
+    return c
+
+
+def _cp6(g: Game, seat: int) -> Game:
+    """A copy of the game for trying choices, sharing what they never write."""
+    # copies court, hand, influence, reis
+    c = _new(Game)
+    c.__dict__.update(g.__dict__)
+    c.court = g.court[:]
+    c.players = g.players[:]
+    for s in (seat,):
+        q = c.players[s] = _new(Player)
+        q.__dict__.update(g.players[s].__dict__)
+        q.hand = q.hand[:]
     return c
 
 
@@ -3434,6 +3454,9 @@ def _run__fx17(g: Game, seat: int, v_noble: Any) -> None:
     _run_reis(g, seat, 1, v_noble)
 
 
+_mb_portfolio: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "portfolio"}
+
+
 # rules/court.yaml:36 portfolio
 def _moves_portfolio(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -3441,7 +3464,12 @@ def _moves_portfolio(g: Game, seat: int, *only: Any) -> list[Move]:
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
-        out.append(_move("portfolio", seat, card=v_card))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_portfolio)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        out.append(_mv)
     return out
 
 
@@ -3457,6 +3485,9 @@ def _play_portfolio(g: Game, seat: int, move: Move) -> None:
     # rules/court.yaml:46 set
     g.phase = "refill"
     _only_chosen(move, ("card",), "sell-goods")
+
+
+_mb_trade: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "trade"}
 
 
 # rules/court.yaml:56 trade
@@ -3476,30 +3507,25 @@ def _moves_trade__k1(g: Game, seat: int, out: list[Move], v_card: Any) -> None:
     p.hand.remove(v_card)
     # rules/court.yaml:65 do
     _run_to_portfolio(g, seat, v_card)
-    for v_state_action in dict.fromkeys(_K7):
+    for v_state_action in _K7:
         if v_state_action not in g.blocked:
-            v_noble = next(
-                v_n
-                for v_n in ("manuel", "marquis", "king")
-                if (v_state_action in _T_noble_state_actions[v_n])
-            )
+            v_noble = _T_noble_by_state_action[v_state_action]
             _opts2: Any = None
-            for v_good in dict.fromkeys(_T_noble_trade_goods[v_noble]):
+            for v_good in _T_noble_trade_goods[v_noble]:
                 if not (p.goods[v_good] > 0):
                     continue
                 if _opts2 is None:
                     _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
                 for (v_favor,) in _opts2:
-                    out.append(
-                        _move(
-                            "trade",
-                            seat,
-                            card=v_card,
-                            state_action=v_state_action,
-                            good=v_good,
-                            favor=v_favor,
-                        )
-                    )
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_trade)
+                    _mf["player"] = seat
+                    _mf["card"] = v_card
+                    _mf["state_action"] = v_state_action
+                    _mf["good"] = v_good
+                    _mf["favor"] = v_favor
+                    out.append(_mv)
 
 
 def _play_trade(g: Game, seat: int, move: Move) -> None:
@@ -3512,7 +3538,7 @@ def _play_trade(g: Game, seat: int, move: Move) -> None:
     # rules/court.yaml:65 do
     _run_to_portfolio(g, seat, v_card)
     v_state_action = move.state_action
-    if v_state_action not in dict.fromkeys(_K7):
+    if v_state_action not in _K7:
         raise IllegalMove("trade", "choose a State action")
     if v_state_action in g.blocked:
         raise IllegalMove(
@@ -3525,7 +3551,7 @@ def _play_trade(g: Game, seat: int, move: Move) -> None:
         if (v_state_action in _T_noble_state_actions[v_n])
     )
     v_good = move.good
-    if not (v_good in dict.fromkeys(_T_noble_trade_goods[v_noble]) and (p.goods[v_good] > 0)):
+    if not (v_good in _T_noble_trade_goods[v_noble] and (p.goods[v_good] > 0)):
         raise IllegalMove(
             "trade", (str(_T_noble_name[v_noble]) + " does not take that good from you")
         )
@@ -3540,6 +3566,9 @@ def _play_trade(g: Game, seat: int, move: Move) -> None:
     # rules/court.yaml:78 set
     g.phase = "refill"
     _only_chosen(move, ("card", "state_action", "good", "favor"), "trade")
+
+
+_mb_visit: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
 
 
 # rules/court.yaml:85 visit
@@ -3576,89 +3605,100 @@ def _moves_visit__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    business=v_business,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    plan=v_plan,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    decrees=v_decrees,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_visit)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        _mf["state_action"] = v_state_action
+        _mf["favor"] = v_favor
+        out.append(_mv)
 
 
 def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
-    for v_state_action in (None, *dict.fromkeys(_T_noble_state_actions[v_noble])):
+    for v_state_action in (None, *_T_noble_state_actions[v_noble]):
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
                     _moves_visit__k2(
-                        _cp2(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
+                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
                     )
             else:
                 v_action = _T_noble_noble_action[v_noble]
                 _do_3 = v_action
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                business=v_business,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(
-                            _move(
-                                "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                decrees=v_decrees,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("visit", seat, card=v_card, state_action=v_state_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_visit)
+                    _mf["player"] = seat
+                    _mf["card"] = v_card
+                    _mf["state_action"] = v_state_action
+                    out.append(_mv)
 
 
 def _play_visit(g: Game, seat: int, move: Move) -> None:
@@ -3680,9 +3720,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
         raise IllegalMove(*why)
     _run_pay_visit(g, seat, v_noble)
     v_state_action = move.state_action
-    if not (
-        v_state_action is None or (v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]))
-    ):
+    if not (v_state_action is None or (v_state_action in _T_noble_state_actions[v_noble])):
         raise IllegalMove(
             "visit",
             (str(v_state_action) + " is not a State action of " + str(_T_noble_name[v_noble])),
@@ -3819,6 +3857,9 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             )
 
 
+_mb_follow: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "follow"}
+
+
 # rules/court.yaml:126 follow
 def _moves_follow(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -3827,7 +3868,7 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow__k1(_cp2(g, seat), seat, out, v_visited, v_noble)
+            _moves_follow__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
     else:
         v_event = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -3835,7 +3876,7 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[Move]:
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
                     _moves_follow__k4(
-                        _cp2(g, seat), seat, out, v_visited, v_event, v_noble, v_price
+                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
                     )
     return out
 
@@ -3849,34 +3890,52 @@ def _moves_follow__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_nob
                 _do_2 = v_action
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, business=v_business)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(_move("follow", seat, noble_action=v_noble_action, plan=v_plan))
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, decrees=v_decrees)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("follow", seat, noble_action=v_noble_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_follow)
+                    _mf["player"] = seat
+                    _mf["noble_action"] = v_noble_action
+                    out.append(_mv)
         else:
-            for v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
                     ):
-                        out.append(
-                            _move(
-                                "follow",
-                                seat,
-                                noble_action=v_noble_action,
-                                state_action=v_state_action,
-                                favor=v_favor,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["state_action"] = v_state_action
+                        _mf["favor"] = v_favor
+                        out.append(_mv)
 
 
 def _moves_follow__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
@@ -3897,15 +3956,38 @@ def _moves_follow__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("follow", seat, noble=v_noble))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_follow)
+        _mf["player"] = seat
+        _mf["noble"] = v_noble
+        out.append(_mv)
 
 
 def _play_follow(g: Game, seat: int, move: Move) -> None:
@@ -3967,7 +4049,7 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
                 _only_chosen(move, ("noble_action",), "follow", None)
         else:
             v_state_action = move.state_action
-            if v_state_action not in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            if v_state_action not in _T_noble_state_actions[v_noble]:
                 raise IllegalMove("follow", "take one State action or the Noble action")
             if v_state_action in g.blocked:
                 raise IllegalMove(
@@ -4047,6 +4129,9 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble",), "follow", None)
 
 
+_mb_sponsor: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "sponsor"}
+
+
 # rules/court.yaml:184 sponsor
 def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -4056,7 +4141,7 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor__k1(_cp3(g, seat), seat, out, v_card, v_price)
+            _moves_sponsor__k1(_cp6(g, seat), seat, out, v_card, v_price)
     return out
 
 
@@ -4070,15 +4155,38 @@ def _moves_sponsor__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_price
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("sponsor", seat, card=v_card))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_sponsor)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        out.append(_mv)
 
 
 def _play_sponsor(g: Game, seat: int, move: Move) -> None:
@@ -4163,6 +4271,9 @@ def _play_sponsor(g: Game, seat: int, move: Move) -> None:
         _only_chosen(move, ("card",), "sponsor", None)
 
 
+_mb_discard: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "discard"}
+
+
 # rules/court.yaml:212 discard
 def _moves_discard(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -4170,7 +4281,12 @@ def _moves_discard(g: Game, seat: int, *only: Any) -> list[Move]:
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
-        out.append(_move("discard", seat, card=v_card))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_discard)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        out.append(_mv)
     return out
 
 
@@ -4191,12 +4307,19 @@ def _play_discard(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, ("card",), "discard")
 
 
+_mb_pass: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "pass"}
+
+
 # rules/court.yaml:227 pass
 def _moves_pass(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
     if len(p.hand) == 0:
-        out.append(_move("pass", seat))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_pass)
+        _mf["player"] = seat
+        out.append(_mv)
     return out
 
 
@@ -4209,10 +4332,17 @@ def _play_pass(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, (), "pass")
 
 
+_mb_decline: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "decline"}
+
+
 # rules/court.yaml:238 decline
 def _moves_decline(g: Game, seat: int, *only: Any) -> list[Move]:
     out: list[Move] = []
-    out.append(_move("decline", seat))
+    _mv = _new(Move)
+    _mf = _mv.__dict__
+    _mf.update(_mb_decline)
+    _mf["player"] = seat
+    out.append(_mv)
     return out
 
 
@@ -4222,13 +4352,21 @@ def _play_decline(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, (), "decline")
 
 
+_mb_draw: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "draw"}
+
+
 # rules/flow.yaml:180 draw
 def _moves_draw(g: Game, seat: int, *only: Any) -> list[Move]:
     out: list[Move] = []
     for v_pile in only or _K1:
         if not (v_pile in g.piles and (len(g.piles[v_pile]) > 0)):
             continue
-        out.append(_move("draw", seat, pile=v_pile))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_draw)
+        _mf["player"] = seat
+        _mf["pile"] = v_pile
+        out.append(_mv)
     return out
 
 
@@ -4245,13 +4383,21 @@ def _play_draw(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, ("pile",), "turn.refill-hand")
 
 
+_mb_marker: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "marker"}
+
+
 # rules/flow.yaml:189 marker
 def _moves_marker(g: Game, seat: int, *only: Any) -> list[Move]:
     out: list[Move] = []
     for v_noble in only or ("manuel", "marquis", "king"):
         if v_noble not in ("manuel", "marquis", "king"):
             continue
-        out.append(_move("marker", seat, noble=v_noble))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_marker)
+        _mf["player"] = seat
+        _mf["noble"] = v_noble
+        out.append(_mv)
     return out
 
 
@@ -4266,6 +4412,9 @@ def _play_marker(g: Game, seat: int, move: Move) -> None:
     for _ in range(min(1, len(g.pending_markers))):
         g.pending_markers.pop(0)
     _only_chosen(move, ("noble",), "rubble.sets")
+
+
+_mb_hand_discard: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "hand-discard"}
 
 
 # rules/flow.yaml:198 hand-discard
@@ -4287,7 +4436,12 @@ def _moves_hand_discard(g: Game, seat: int, *only: Any) -> list[Move]:
             ],
         )
     ]:
-        out.append(_move("hand-discard", seat, cards=v_cards))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_hand_discard)
+        _mf["player"] = seat
+        _mf["cards"] = v_cards
+        out.append(_mv)
     return out
 
 
@@ -4317,6 +4471,9 @@ def _play_hand_discard(g: Game, seat: int, move: Move) -> None:
     for _ in range(min(1, len(g.discard_queue))):
         g.discard_queue.pop(0)
     _only_chosen(move, ("cards",), "period-end.hand-discard")
+
+
+_mb_visit_2: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
 
 
 # rules/court.yaml:85 visit
@@ -4356,54 +4513,58 @@ def _moves_visit_2__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    business=v_business,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_2)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    plan=v_plan,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_2)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    decrees=v_decrees,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_2)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_visit_2)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        _mf["state_action"] = v_state_action
+        _mf["favor"] = v_favor
+        out.append(_mv)
 
 
 def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
-    for v_state_action in (None, *dict.fromkeys(_T_noble_state_actions[v_noble])):
+    for v_state_action in (None, *_T_noble_state_actions[v_noble]):
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
                     _moves_visit_2__k2(
-                        _cp2(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
+                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
                     )
             else:
                 if _T_noble_reign_flag[v_noble] in g.flags:
@@ -4413,35 +4574,42 @@ def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 _do_3 = v_action
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                business=v_business,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_2)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(
-                            _move(
-                                "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_2)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                decrees=v_decrees,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_2)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("visit", seat, card=v_card, state_action=v_state_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_visit_2)
+                    _mf["player"] = seat
+                    _mf["card"] = v_card
+                    _mf["state_action"] = v_state_action
+                    out.append(_mv)
 
 
 def _play_visit_2(g: Game, seat: int, move: Move) -> None:
@@ -4463,9 +4631,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
         raise IllegalMove(*why)
     _run_pay_visit(g, seat, v_noble)
     v_state_action = move.state_action
-    if not (
-        v_state_action is None or (v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]))
-    ):
+    if not (v_state_action is None or (v_state_action in _T_noble_state_actions[v_noble])):
         raise IllegalMove(
             "visit",
             (str(v_state_action) + " is not a State action of " + str(_T_noble_name[v_noble])),
@@ -4622,6 +4788,9 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             )
 
 
+_mb_follow_3: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "follow"}
+
+
 # rules/court.yaml:126 follow
 def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -4630,7 +4799,7 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow_3__k1(_cp2(g, seat), seat, out, v_visited, v_noble)
+            _moves_follow_3__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
     else:
         v_event = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -4638,7 +4807,7 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[Move]:
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
                     _moves_follow_3__k4(
-                        _cp2(g, seat), seat, out, v_visited, v_event, v_noble, v_price
+                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
                     )
     return out
 
@@ -4655,34 +4824,52 @@ def _moves_follow_3__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                 _do_2 = v_action
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, business=v_business)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_3)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(_move("follow", seat, noble_action=v_noble_action, plan=v_plan))
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_3)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, decrees=v_decrees)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_3)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("follow", seat, noble_action=v_noble_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_follow_3)
+                    _mf["player"] = seat
+                    _mf["noble_action"] = v_noble_action
+                    out.append(_mv)
         else:
-            for v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
                     ):
-                        out.append(
-                            _move(
-                                "follow",
-                                seat,
-                                noble_action=v_noble_action,
-                                state_action=v_state_action,
-                                favor=v_favor,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_3)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["state_action"] = v_state_action
+                        _mf["favor"] = v_favor
+                        out.append(_mv)
 
 
 def _moves_follow_3__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
@@ -4703,15 +4890,38 @@ def _moves_follow_3__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_3)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_3)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_3)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("follow", seat, noble=v_noble))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_follow_3)
+        _mf["player"] = seat
+        _mf["noble"] = v_noble
+        out.append(_mv)
 
 
 def _play_follow_3(g: Game, seat: int, move: Move) -> None:
@@ -4783,7 +4993,7 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
                 _only_chosen(move, ("noble_action",), "follow", None)
         else:
             v_state_action = move.state_action
-            if v_state_action not in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            if v_state_action not in _T_noble_state_actions[v_noble]:
                 raise IllegalMove("follow", "take one State action or the Noble action")
             if v_state_action in g.blocked:
                 raise IllegalMove(
@@ -4863,6 +5073,9 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble",), "follow", None)
 
 
+_mb_sponsor_2: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "sponsor"}
+
+
 # rules/court.yaml:184 sponsor
 def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -4872,7 +5085,7 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor_2__k1(_cp3(g, seat), seat, out, v_card, v_price)
+            _moves_sponsor_2__k1(_cp6(g, seat), seat, out, v_card, v_price)
     return out
 
 
@@ -4886,15 +5099,38 @@ def _moves_sponsor_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_pri
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_2)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_2)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_2)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("sponsor", seat, card=v_card))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_sponsor_2)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        out.append(_mv)
 
 
 def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
@@ -4979,13 +5215,21 @@ def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
         _only_chosen(move, ("card",), "sponsor", None)
 
 
+_mb_draw_2: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "draw"}
+
+
 # rules/flow.yaml:180 draw
 def _moves_draw_2(g: Game, seat: int, *only: Any) -> list[Move]:
     out: list[Move] = []
     for v_pile in only or _K1:
         if not (v_pile in g.piles and (len(g.piles[v_pile]) > 0)):
             continue
-        out.append(_move("draw", seat, pile=v_pile))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_draw_2)
+        _mf["player"] = seat
+        _mf["pile"] = v_pile
+        out.append(_mv)
     return out
 
 
@@ -5000,6 +5244,9 @@ def _play_draw_2(g: Game, seat: int, move: Move) -> None:
     # rules/flow.yaml:188 do
     _run_reveal_top_2(g, seat, v_pile)
     _only_chosen(move, ("pile",), "turn.refill-hand")
+
+
+_mb_visit_3: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
 
 
 # rules/court.yaml:85 visit
@@ -5036,89 +5283,100 @@ def _moves_visit_3__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    business=v_business,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_3)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    plan=v_plan,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_3)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    decrees=v_decrees,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_3)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_visit_3)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        _mf["state_action"] = v_state_action
+        _mf["favor"] = v_favor
+        out.append(_mv)
 
 
 def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
-    for v_state_action in (None, *dict.fromkeys(_T_noble_state_actions[v_noble])):
+    for v_state_action in (None, *_T_noble_state_actions[v_noble]):
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
                     _moves_visit_3__k2(
-                        _cp2(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
+                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
                     )
             else:
                 v_action = _T_noble_noble_action[v_noble]
                 _do_3 = v_action
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                business=v_business,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_3)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(
-                            _move(
-                                "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_3)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                decrees=v_decrees,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_3)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("visit", seat, card=v_card, state_action=v_state_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_visit_3)
+                    _mf["player"] = seat
+                    _mf["card"] = v_card
+                    _mf["state_action"] = v_state_action
+                    out.append(_mv)
 
 
 def _play_visit_3(g: Game, seat: int, move: Move) -> None:
@@ -5140,9 +5398,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
         raise IllegalMove(*why)
     _run_pay_visit(g, seat, v_noble)
     v_state_action = move.state_action
-    if not (
-        v_state_action is None or (v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]))
-    ):
+    if not (v_state_action is None or (v_state_action in _T_noble_state_actions[v_noble])):
         raise IllegalMove(
             "visit",
             (str(v_state_action) + " is not a State action of " + str(_T_noble_name[v_noble])),
@@ -5279,6 +5535,9 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             )
 
 
+_mb_follow_4: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "follow"}
+
+
 # rules/court.yaml:126 follow
 def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -5287,7 +5546,7 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow_4__k1(_cp2(g, seat), seat, out, v_visited, v_noble)
+            _moves_follow_4__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
     else:
         v_event = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -5295,7 +5554,7 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[Move]:
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
                     _moves_follow_4__k4(
-                        _cp2(g, seat), seat, out, v_visited, v_event, v_noble, v_price
+                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
                     )
     return out
 
@@ -5309,34 +5568,52 @@ def _moves_follow_4__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                 _do_2 = v_action
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, business=v_business)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_4)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(_move("follow", seat, noble_action=v_noble_action, plan=v_plan))
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_4)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, decrees=v_decrees)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_4)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("follow", seat, noble_action=v_noble_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_follow_4)
+                    _mf["player"] = seat
+                    _mf["noble_action"] = v_noble_action
+                    out.append(_mv)
         else:
-            for v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
                     ):
-                        out.append(
-                            _move(
-                                "follow",
-                                seat,
-                                noble_action=v_noble_action,
-                                state_action=v_state_action,
-                                favor=v_favor,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_4)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["state_action"] = v_state_action
+                        _mf["favor"] = v_favor
+                        out.append(_mv)
 
 
 def _moves_follow_4__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
@@ -5357,15 +5634,38 @@ def _moves_follow_4__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_4)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_4)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_4)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("follow", seat, noble=v_noble))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_follow_4)
+        _mf["player"] = seat
+        _mf["noble"] = v_noble
+        out.append(_mv)
 
 
 def _play_follow_4(g: Game, seat: int, move: Move) -> None:
@@ -5427,7 +5727,7 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
                 _only_chosen(move, ("noble_action",), "follow", None)
         else:
             v_state_action = move.state_action
-            if v_state_action not in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            if v_state_action not in _T_noble_state_actions[v_noble]:
                 raise IllegalMove("follow", "take one State action or the Noble action")
             if v_state_action in g.blocked:
                 raise IllegalMove(
@@ -5507,6 +5807,9 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble",), "follow", None)
 
 
+_mb_sponsor_3: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "sponsor"}
+
+
 # rules/court.yaml:184 sponsor
 def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -5516,7 +5819,7 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor_3__k1(_cp3(g, seat), seat, out, v_card, v_price)
+            _moves_sponsor_3__k1(_cp6(g, seat), seat, out, v_card, v_price)
     return out
 
 
@@ -5530,15 +5833,38 @@ def _moves_sponsor_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_pri
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_3)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_3)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_3)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("sponsor", seat, card=v_card))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_sponsor_3)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        out.append(_mv)
 
 
 def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
@@ -5623,6 +5949,9 @@ def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
         _only_chosen(move, ("card",), "sponsor", None)
 
 
+_mb_visit_4: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
+
+
 # rules/court.yaml:85 visit
 def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -5660,54 +5989,58 @@ def _moves_visit_4__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    business=v_business,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_4)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    plan=v_plan,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_4)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(
-                _move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    decrees=v_decrees,
-                )
-            )
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_visit_4)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["state_action"] = v_state_action
+            _mf["favor"] = v_favor
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_visit_4)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        _mf["state_action"] = v_state_action
+        _mf["favor"] = v_favor
+        out.append(_mv)
 
 
 def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
-    for v_state_action in (None, *dict.fromkeys(_T_noble_state_actions[v_noble])):
+    for v_state_action in (None, *_T_noble_state_actions[v_noble]):
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
                     _moves_visit_4__k2(
-                        _cp2(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
+                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
                     )
             else:
                 if _T_noble_reign_flag[v_noble] in g.flags:
@@ -5717,35 +6050,42 @@ def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 _do_3 = v_action
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                business=v_business,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_4)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(
-                            _move(
-                                "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_4)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
-                        out.append(
-                            _move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                decrees=v_decrees,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_visit_4)
+                        _mf["player"] = seat
+                        _mf["card"] = v_card
+                        _mf["state_action"] = v_state_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("visit", seat, card=v_card, state_action=v_state_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_visit_4)
+                    _mf["player"] = seat
+                    _mf["card"] = v_card
+                    _mf["state_action"] = v_state_action
+                    out.append(_mv)
 
 
 def _play_visit_4(g: Game, seat: int, move: Move) -> None:
@@ -5767,9 +6107,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
         raise IllegalMove(*why)
     _run_pay_visit(g, seat, v_noble)
     v_state_action = move.state_action
-    if not (
-        v_state_action is None or (v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]))
-    ):
+    if not (v_state_action is None or (v_state_action in _T_noble_state_actions[v_noble])):
         raise IllegalMove(
             "visit",
             (str(v_state_action) + " is not a State action of " + str(_T_noble_name[v_noble])),
@@ -5926,6 +6264,9 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             )
 
 
+_mb_follow_5: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "follow"}
+
+
 # rules/court.yaml:126 follow
 def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -5934,7 +6275,7 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow_5__k1(_cp2(g, seat), seat, out, v_visited, v_noble)
+            _moves_follow_5__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
     else:
         v_event = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -5942,7 +6283,7 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[Move]:
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
                     _moves_follow_5__k4(
-                        _cp2(g, seat), seat, out, v_visited, v_event, v_noble, v_price
+                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
                     )
     return out
 
@@ -5959,34 +6300,52 @@ def _moves_follow_5__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                 _do_2 = v_action
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, business=v_business)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_5)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["business"] = v_business
+                        out.append(_mv)
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(_move("follow", seat, noble_action=v_noble_action, plan=v_plan))
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_5)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["plan"] = v_plan
+                        out.append(_mv)
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
-                        out.append(
-                            _move("follow", seat, noble_action=v_noble_action, decrees=v_decrees)
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_5)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["decrees"] = v_decrees
+                        out.append(_mv)
                 else:
-                    out.append(_move("follow", seat, noble_action=v_noble_action))
+                    _mv = _new(Move)
+                    _mf = _mv.__dict__
+                    _mf.update(_mb_follow_5)
+                    _mf["player"] = seat
+                    _mf["noble_action"] = v_noble_action
+                    out.append(_mv)
         else:
-            for v_state_action in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
                     ):
-                        out.append(
-                            _move(
-                                "follow",
-                                seat,
-                                noble_action=v_noble_action,
-                                state_action=v_state_action,
-                                favor=v_favor,
-                            )
-                        )
+                        _mv = _new(Move)
+                        _mf = _mv.__dict__
+                        _mf.update(_mb_follow_5)
+                        _mf["player"] = seat
+                        _mf["noble_action"] = v_noble_action
+                        _mf["state_action"] = v_state_action
+                        _mf["favor"] = v_favor
+                        out.append(_mv)
 
 
 def _moves_follow_5__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
@@ -6007,15 +6366,38 @@ def _moves_follow_5__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_5)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_5)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(_move("follow", seat, noble=v_noble, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_follow_5)
+            _mf["player"] = seat
+            _mf["noble"] = v_noble
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("follow", seat, noble=v_noble))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_follow_5)
+        _mf["player"] = seat
+        _mf["noble"] = v_noble
+        out.append(_mv)
 
 
 def _play_follow_5(g: Game, seat: int, move: Move) -> None:
@@ -6087,7 +6469,7 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
                 _only_chosen(move, ("noble_action",), "follow", None)
         else:
             v_state_action = move.state_action
-            if v_state_action not in dict.fromkeys(_T_noble_state_actions[v_noble]):
+            if v_state_action not in _T_noble_state_actions[v_noble]:
                 raise IllegalMove("follow", "take one State action or the Noble action")
             if v_state_action in g.blocked:
                 raise IllegalMove(
@@ -6167,6 +6549,9 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble",), "follow", None)
 
 
+_mb_sponsor_4: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "sponsor"}
+
+
 # rules/court.yaml:184 sponsor
 def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -6176,7 +6561,7 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor_4__k1(_cp3(g, seat), seat, out, v_card, v_price)
+            _moves_sponsor_4__k1(_cp6(g, seat), seat, out, v_card, v_price)
     return out
 
 
@@ -6190,15 +6575,38 @@ def _moves_sponsor_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_pri
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, business=v_business))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_4)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["business"] = v_business
+            out.append(_mv)
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, plan=v_plan))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_4)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["plan"] = v_plan
+            out.append(_mv)
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(_move("sponsor", seat, card=v_card, decrees=v_decrees))
+            _mv = _new(Move)
+            _mf = _mv.__dict__
+            _mf.update(_mb_sponsor_4)
+            _mf["player"] = seat
+            _mf["card"] = v_card
+            _mf["decrees"] = v_decrees
+            out.append(_mv)
     else:
-        out.append(_move("sponsor", seat, card=v_card))
+        _mv = _new(Move)
+        _mf = _mv.__dict__
+        _mf.update(_mb_sponsor_4)
+        _mf["player"] = seat
+        _mf["card"] = v_card
+        out.append(_mv)
 
 
 def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:
@@ -8871,7 +9279,38 @@ def legal_moves(g: Game) -> list[Move]:
     for md in rs.moves.values():
         if md.phase == g.phase:
             out += md.moves(g, seat)
+    if len(out) >= _KEEP_FROM:
+        _LISTED[0] = (g, g.clone(), out[:])
     return out
+
+
+# The last long list of moves `legal_moves` made, kept with the state it was made for and a
+# copy of that state taken then: (state, copy, moves). `apply_move` and `explain_move` of that
+# state read the list instead of listing again, but only while the state is still equal to
+# the copy in every field (a state changed since is listed again), and `apply_move` plays the
+# move on the copy, taken out of here (each copy is played once). A cache only: with it empty
+# every answer is the same. Short lists are not kept (listing them again costs less).
+_LISTED: Final[dict[int, tuple[Game, Game, list[Move]]]] = {}
+_KEEP_FROM: Final = 8  # moves
+
+
+def _kept(g: Game, move: Move, take: bool) -> Game | None:
+    """The copy of `g` kept with the moves `legal_moves(g)` listed, when `g` is unchanged since
+    then and `move` (well typed) is one of them: taken out with `take`; otherwise None."""
+    entry = _LISTED.get(0)
+    if entry is None or entry[0] is not g or type(move) is not Move:
+        return None
+    fields = move.__dict__  # a Move of the same fields as a listed one (exact types: checked)
+    for m in entry[2]:
+        if m is move or m.__dict__ == fields:
+            break
+    else:
+        return None
+    if g != entry[1]:
+        return None
+    if take and _LISTED.pop(0, None) is not entry:  # another thread took it first
+        return None
+    return entry[1]
 
 
 # --- Checking and applying a move -----------------------------------------------------------------
@@ -8910,6 +9349,13 @@ def _check(g: Game, move: Move) -> IllegalMove | None:
     problem = _move_problem(move)
     if problem is not None:
         return _illegal(_TURN_RULE, problem)
+    if _kept(g, move, False) is not None:
+        return None
+    return _unlisted(g, move)
+
+
+def _unlisted(g: Game, move: Move) -> IllegalMove | None:
+    """`_check` of a well-typed move, listing the moves again."""
     if _listed(g, move):
         return None
     try:
@@ -8926,10 +9372,15 @@ def apply_move(g: Game, move: Move) -> Game:
     """The state after `move`; the given state is never changed. Raises IllegalMove unless
     the move is one of `legal_moves(g)` (see `explain_move`)."""
     _activate(g)
-    problem = _check(g, move)
+    problem = _move_problem(move)
     if problem is not None:
-        raise problem
-    after = g.clone()
+        raise _illegal(_TURN_RULE, problem)
+    after = _kept(g, move, True)
+    if after is None:
+        refused = _unlisted(g, move)
+        if refused is not None:
+            raise refused
+        after = g.clone()
     _apply(after, move)
     return after
 

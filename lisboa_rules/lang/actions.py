@@ -25,6 +25,7 @@ nothing.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -80,9 +81,16 @@ class ActionCompiler(Compiler):
                  table_values: Mapping[str, Mapping[Any, Any]] | None = None,
                  copier: Callable[[frozenset[str], frozenset[str], bool], str] | None = None,
                  bundles: Bundles | None = None, effect_ids: tuple[str, ...] = (),
-                 measure_sources: Mapping[str, Any] | None = None) -> None:
+                 measure_sources: Mapping[str, Any] | None = None,
+                 constants: Mapping[str, str] | None = None) -> None:
         super().__init__(scope, procs, hooks, name, where)
         self.table_values: Mapping[str, Mapping[Any, Any]] = table_values or {}
+        # where a table the move generators read is added (the engine's tables), if anywhere
+        self.new_tables = table_values if isinstance(table_values, dict) else None
+        self.constants: Mapping[str, str] = constants or {}  # a constant's code -> its name
+        # the values a choice of the move generator goes through, when they are constants:
+        # a name -> (the values, the name as the choice bound it)
+        self.domains: dict[str, tuple[tuple[Any, ...], Name]] = {}
         # (game fields, player fields, all players?) -> the name of a copy function
         self.copier = copier or (lambda g, p, o: "_copy_all")
         self.bundles = bundles if bundles is not None else Bundles()
@@ -289,6 +297,7 @@ class ActionCompiler(Compiler):
         self.first_var: str | None = None
         self.field_types = {}
         self.points = {}
+        self.domains = {}
         scope = self.scope
         head = "# " + py_comment(f"{self.where(action.path)} {action.id}")
         out = [head, f"def _moves_{stem}(g: Game, seat: int, *only: Any) -> list[Move]:",
@@ -301,6 +310,9 @@ class ActionCompiler(Compiler):
             out.insert(4, "    _memo: dict[Any, list[Move]] = {}")
         out.append("    return out")
         self.functions.insert(0, _clean(out))
+        # the fields every move of this kind starts from (see _emit_move)
+        self.functions.insert(0, [f"_mb_{stem}: Final[dict[str, Any]] = "
+                                  f"{{**_MOVE_DEFAULTS, \"kind\": {py_str(action.id)}}}"])
         play = [f"def _play_{stem}(g: Game, seat: int, move: Move) -> None:",
                 "    p = g.players[seat]"]
         self._play(list(action.steps), scope, 1, play, ())
@@ -315,8 +327,16 @@ class ActionCompiler(Compiler):
     def _emit_move(self, scope: Scope, bound: tuple[str, ...], indent: int,
                    out: list[str]) -> None:
         assert self.action is not None
-        args = "".join(f", {f}={typed.local_code(f)}" for f in bound)
-        out.append("    " * indent + f"out.append(_move({py_str(self.action.id)}, seat{args}))")
+        # made as `_move` makes it, without a call and its keywords: a copy of the kind's
+        # defaults (`_mb_…`, a constant emitted with the generator), then the choices
+        pad = "    " * indent
+        out.append(f"{pad}_mv = _new(Move)")
+        out.append(f"{pad}_mf = _mv.__dict__")
+        out.append(f"{pad}_mf.update(_mb_{self.stem})")
+        out.append(f"{pad}_mf[\"player\"] = seat")
+        for f in bound:
+            out.append(f"{pad}_mf[{py_str(f)}] = {typed.local_code(f)}")
+        out.append(f"{pad}out.append(_mv)")
 
     # The move generator: `bound` (the move fields chosen so far) is kept in the scope's
     # locals under the name `_bound` as a tuple of names.
@@ -335,7 +355,7 @@ class ActionCompiler(Compiler):
             if not any(self.decides(x) for x in steps[i:]):
                 break
             if s.kind == "let":
-                scope = self._let(s, scope, indent, out)
+                scope = self._enum_let(s, scope, indent, out)
                 self._point(out, indent, scope)
                 i += 1
                 continue
@@ -482,6 +502,12 @@ class ActionCompiler(Compiler):
                 where = f"{var} in {src.code}" + (f" and ({where})" if where else "")
                 self.first_field = name
                 self.first_var = var
+            values = None if first else self._constant(over.removeprefix("dict.fromkeys(")
+                                                         .removesuffix(")"))
+            if isinstance(values, tuple):
+                self.domains[name] = (((None,) if optional else ()) + values, inner.locals[name])
+            else:
+                self.domains.pop(name, None)
             if where is not None:
                 test = f"{var} is not None and not ({where})" if optional else f"not ({where})"
                 if re.fullmatch(rf"{var} in [^()]*(\(.*\))?", where) and " and " not in where:
@@ -517,7 +543,7 @@ class ActionCompiler(Compiler):
     def _copy_then(self, steps: list[Step], scope: Scope, indent: int, out: list[str],
                    bound: tuple[str, ...]) -> None:
         """The rest of the steps in a function of its own, on a copy of the state."""
-        game, player, others = self.writes(tuple(steps))
+        game, player, others = self.writes(tuple(self._played(steps)))
         copy = self.copier(frozenset(game), frozenset(player), others)
         self.counter += 1
         fn = f"_moves_{self.stem}__k{self.counter}"
@@ -553,6 +579,18 @@ class ActionCompiler(Compiler):
                     "for m in _done]"]
             return
         out.append(pad + call.format("out"))
+
+    def _played(self, steps: list[Step]) -> list[Step]:
+        """The steps whose effects the move generator carries out on the copy `_copy_then`
+        makes for them (a superset), as `_enum` plays them: not the effects after the last
+        step that chooses or refuses (never played), nor those after a choice, or after the
+        options of a procedure or a bundle of effects (played on copies of their own)."""
+        last = max((k for k, x in enumerate(steps) if self.decides(x)), default=-1)
+        end = last if last >= 0 and steps[last].kind in ("choose", "require") else last + 1
+        for k, x in enumerate(steps[:end]):
+            if x.kind in ("choose", "apply") or (x.kind == "do" and self.decides(x)):
+                return steps[:k]
+        return steps[:end]
 
     def _do_target(self, s: Step, scope: Scope) -> list[tuple[str | None, Procedure | None]]:
         """The procedures a do step may carry out: [(test, procedure)], test being the
@@ -595,6 +633,85 @@ class ActionCompiler(Compiler):
             out |= {v for v in self.table_values.get(t, {}).values()
                     if isinstance(v, str) and v in self.procs}
         return out
+
+    # Constants: a choice from a constant without repeats goes through it as it is, and a let
+    # of the move generator whose value depends only on such a choice (and on the rules' tables)
+    # reads a table made at compile time (`first([n for n in ... if x in n.list])`).
+
+    def _constant(self, code: str) -> Any:
+        """The value of the code of a constant (a literal, or a named constant), or None."""
+        if re.fullmatch(r"_K\d+", code):
+            code = next((c for c, n in self.constants.items() if n == code), "None")
+        try:
+            return ast.literal_eval(code)
+        except (ValueError, SyntaxError):
+            return None
+
+    def _distinct(self, code: str, is_map: bool) -> bool:
+        value = self._constant(code)
+        m = re.fullmatch(r"(_T_\w+)\[[^\[\]]+\]", code)
+        try:
+            if isinstance(value, tuple):
+                return len(set(value)) == len(value)
+            if m is not None and m.group(1) in self.table_values:  # each row's list
+                rows = list(self.table_values[m.group(1)].values())
+                return all(isinstance(v, list | tuple) and len(set(v)) == len(v) for v in rows)
+        except TypeError:  # items that are not hashable
+            return False
+        return super()._distinct(code, is_map)
+
+    def _enum_let(self, s: Step, scope: Scope, indent: int, out: list[str]) -> Scope:
+        """A let of the move generator: its value read from a table made now when it depends
+        only on a choice of constant values (see `_folded`)."""
+        start = len(out)
+        inner = self._let(s, scope, indent, out)
+        pad = "    " * indent
+        if len(out) == start + 1 and isinstance(s.arg, Mapping) and len(s.arg) == 1:
+            name = str(next(iter(s.arg)))
+            head = f"{pad}{typed.local_code(name)} = "
+            if out[start].startswith(head):
+                table = self._folded(name, out[start][len(head):], scope)
+                if table is not None:
+                    out[start] = head + table
+        for name in s.arg if isinstance(s.arg, Mapping) else ():
+            self.domains.pop(str(name), None)
+        return inner
+
+    def _folded(self, name: str, code: str, scope: Scope) -> str | None:
+        """`code` (the value of the let `name`) as a read of a new table of the rules, keyed by
+        the value of the one choice it depends on, or None: only when that choice goes through
+        constants and the code reads nothing but them, the rules' tables and pure builtins,
+        giving a constant for each value."""
+        if self.new_tables is None or re.search(r"\*|<<", code):
+            return None  # no power, repetition or shift: what the compiler runs stays small
+        free = [n for n, v in scope.locals.items() if re.search(rf"\b{v.code}\b", code)]
+        if len(free) != 1 or free[0] not in self.domains:
+            return None
+        values, bound = self.domains[free[0]]
+        if scope.locals[free[0]] is not bound:
+            return None
+        env: dict[str, Any] = {"__builtins__": _PURE}
+        env.update({k: v for k, v in self.table_values.items() if k.startswith("_T_")})
+        for c, n in self.constants.items():
+            env[n] = self._constant(c)
+        var = bound.code
+        table: dict[Any, Any] = {}
+        for value in values:
+            try:
+                got = eval(code, {**env, var: value})  # the compiler's own code
+            except Exception:
+                return None
+            if not _literal(got) or not _literal(value) or value is None:
+                return None
+            table[value] = got
+        stem = "_T_" + typed.local_code(name).removeprefix("v_") + "_by_" + \
+            var.removeprefix("v_")
+        found, k = stem, 1
+        while found in self.new_tables and dict(self.new_tables[found]) != table:
+            k += 1
+            found = f"{stem}_{k}"
+        self.new_tables[found] = table
+        return f"{found}[{var}]"
 
     def _let(self, s: Step, scope: Scope, indent: int, out: list[str]) -> Scope:
         inner = super()._let(s, scope, indent, out)
@@ -1032,6 +1149,21 @@ def unchosen(s: Step) -> bool:
     return s.kind == "apply" and isinstance(s.arg, Mapping) and s.arg.get("choices") is False
 
 
+# The builtins a let folded at compile time may call (they change nothing, and go through
+# no more than they are given: no `range`).
+_PURE: Any = {n: getattr(builtins, n)
+              for n in ("all", "any", "bool", "dict", "enumerate", "int", "len", "list", "max",
+                        "min", "next", "reversed", "set", "sorted", "str", "sum",
+                        "tuple", "zip")}
+
+
+def _literal(value: Any) -> bool:
+    """Whether a value is a constant the engine's tables can hold."""
+    if isinstance(value, tuple | list):
+        return all(_literal(v) for v in value)
+    return value is None or isinstance(value, str | int)
+
+
 def _only_in_moves(functions: list[list[str]], var: str, field_name: str) -> bool:
     """Whether the functions read `var` only to put it in the moves they make (as
     `field_name=var`) or to pass it on to one another."""
@@ -1040,6 +1172,7 @@ def _only_in_moves(functions: list[list[str]], var: str, field_name: str) -> boo
             if var not in line:
                 continue
             rest = re.sub(rf"\b{field_name}={var}\b", "", line)
+            rest = re.sub(rf'^\s*_mf\["{field_name}"\] = {var}$', "", rest)  # see _emit_move
             rest = re.sub(rf"\b{var}: Any\b", "", rest)
             if re.match(r"\s*_moves_\w+__k\d+\(", rest):
                 rest = re.sub(rf"\b{var}\b", "", rest)

@@ -413,16 +413,20 @@ class Compiler:
                 return None
             cond = bare(c.code)
         over = scope.keys_of(src)
-        try:
-            values = ast.literal_eval(over)
-            unique = isinstance(values, tuple) and len(set(values)) == len(values)
-        except (ValueError, SyntaxError):
-            unique = src.type.name == "map"
-        if not unique:
+        if not self._distinct(over, src.type.name == "map"):
             over = f"dict.fromkeys({bare(over)})"
         optional = bool(arg.get("optional", False))
         t = VType(item.name, item.args, optional, item.full)
         return over, cond, optional, scope.with_locals(**{arg["as"]: Name(t, var)})
+
+    def _distinct(self, code: str, is_map: bool) -> bool:
+        """Whether going through `code` gives each item once (a constant without repeats, a
+        map's keys), so that a choice from it goes through it as it is."""
+        try:
+            values = ast.literal_eval(code)
+        except (ValueError, SyntaxError):
+            return is_map
+        return isinstance(values, tuple) and len(set(values)) == len(values)
 
     def _guard_enum(self, s: Step, proc: Procedure, scope: Scope, indent: int,
                     chosen: list[str], out: list[str]) -> tuple[Scope, int]:

@@ -707,7 +707,38 @@ def legal_moves(g: Game) -> list[Move]:
     for md in rs.moves.values():
         if md.phase == g.phase:
             out += md.moves(g, seat)
+    if len(out) >= _KEEP_FROM:
+        _LISTED[0] = (g, g.clone(), out[:])
     return out
+
+
+# The last long list of moves `legal_moves` made, kept with the state it was made for and a
+# copy of that state taken then: (state, copy, moves). `apply_move` and `explain_move` of that
+# state read the list instead of listing again, but only while the state is still equal to
+# the copy in every field (a state changed since is listed again), and `apply_move` plays the
+# move on the copy, taken out of here (each copy is played once). A cache only: with it empty
+# every answer is the same. Short lists are not kept (listing them again costs less).
+_LISTED: Final[dict[int, tuple[Game, Game, list[Move]]]] = {}
+_KEEP_FROM: Final = 8  # moves
+
+
+def _kept(g: Game, move: Move, take: bool) -> Game | None:
+    """The copy of `g` kept with the moves `legal_moves(g)` listed, when `g` is unchanged since
+    then and `move` (well typed) is one of them: taken out with `take`; otherwise None."""
+    entry = _LISTED.get(0)
+    if entry is None or entry[0] is not g or type(move) is not Move:
+        return None
+    fields = move.__dict__  # a Move of the same fields as a listed one (exact types: checked)
+    for m in entry[2]:
+        if m is move or m.__dict__ == fields:
+            break
+    else:
+        return None
+    if g != entry[1]:
+        return None
+    if take and _LISTED.pop(0, None) is not entry:  # another thread took it first
+        return None
+    return entry[1]
 
 
 # --- Checking and applying a move -----------------------------------------------------------------
@@ -746,6 +777,13 @@ def _check(g: Game, move: Move) -> IllegalMove | None:
     problem = _move_problem(move)
     if problem is not None:
         return _illegal(_TURN_RULE, problem)
+    if _kept(g, move, False) is not None:
+        return None
+    return _unlisted(g, move)
+
+
+def _unlisted(g: Game, move: Move) -> IllegalMove | None:
+    """`_check` of a well-typed move, listing the moves again."""
     if _listed(g, move):
         return None
     try:
@@ -762,10 +800,15 @@ def apply_move(g: Game, move: Move) -> Game:
     """The state after `move`; the given state is never changed. Raises IllegalMove unless
     the move is one of `legal_moves(g)` (see `explain_move`)."""
     _activate(g)
-    problem = _check(g, move)
+    problem = _move_problem(move)
     if problem is not None:
-        raise problem
-    after = g.clone()
+        raise _illegal(_TURN_RULE, problem)
+    after = _kept(g, move, True)
+    if after is None:
+        refused = _unlisted(g, move)
+        if refused is not None:
+            raise refused
+        after = g.clone()
     _apply(after, move)
     return after
 

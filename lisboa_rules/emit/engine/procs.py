@@ -137,7 +137,7 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
 
             acomp = ActionCompiler(P._with_row(scope, ps.action_rows[kind]), ps.procs, ps.hooks,
                                    known, located_a, tables.values, copier.name, bundles,
-                                   ps.effects, dict(ps.measures))
+                                   ps.effects, dict(ps.measures), tables.constants)
             got = acomp.compile_action(action, _PLACEHOLDER)
             code = "\n\n\n".join("\n".join(f) for f in got.functions)
             stem = share(code, base)
