@@ -53,6 +53,9 @@ class EngineView:
     move_types: str = ""
     move_defaults: str = ""
     move_not_null: str = ""
+    # the public functions listing a conserved kind's ids (rules/state.yaml `function:`):
+    # (name, kind, its literal, id type)
+    listers: list[tuple[str, str, str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -624,6 +627,7 @@ FIELD_PATHS: dict[str, tuple[str, ...]] = {
     "ships": ("components", "ships"),
     "shipyard_per_color": ("components", "shipyard", "per_color"),
     "shipyard_start": ("components", "shipyard", "start"),
+    "invariants": ("state", "invariants"),
 }
 
 
@@ -668,6 +672,7 @@ def build_view(
     pv = procedure_view(rulesets, lambda m, path: fns.loc(m.span_of(str(path[0]), *path[1:])))
     fns.vocab = pv.vocab[0]
     view.procedures = pv.functions
+    view.listers = [(name, kind, py_str(kind), of) for name, kind, of in pv.listers]
     view.tables = pv.tables
     types = {"kind": "string", "player": "integer", **pv.move_fields}
     defaults = {name: _MOVE_ANNOTATION[t][1] for name, t in pv.move_fields.items()}
@@ -679,6 +684,7 @@ def build_view(
     view.move_not_null = "frozenset({" + ", ".join(py_str(n) for n in not_null) + "})"
     base = rulesets[0]
     base_fields = ruleset_fields(base, fns, pv.by_ruleset[0], pv.moves[0], pv.fx[0])
+    base_fields.update(pv.invariants[0])
     view.rulesets.append(("_RS0", _call_with_sources(
         "RuleSet", list(base_fields.items()), {k: _where(fns, base, k) for k in base_fields})))
     view.keys.append((literal_key(rulesets[0].variants), "_RS0"))
@@ -688,6 +694,7 @@ def build_view(
     for i, m in enumerate(rulesets[1:], 1):
         fns.vocab = pv.vocab[i]
         fields = ruleset_fields(m, fns, pv.by_ruleset[i], pv.moves[i], pv.fx[i])
+        fields.update(pv.invariants[i])
         parent_name, parent, parent_fields = max(
             (e for e in emitted if set(e[1].variants) <= set(m.variants)),
             key=lambda e: len(e[1].variants))
