@@ -54,6 +54,7 @@ class _StateBuilder:
         self.diags: list[Diagnostic] = []
         self.kinds: dict[str, StateKind] = {}
         self.broken: set[str] = set()
+        self.broken_fields: set[str] = set()
 
     def error(
         self,
@@ -153,6 +154,8 @@ class _StateBuilder:
 
         scope = state_scope(decl, self.data, measures_of(self.data))
         _, problems = compile_invariants(replace(decl, invariants=tuple(out)), scope)
+        if self.broken_fields or self.broken:  # a name of a broken field is reported already
+            problems = [pr for pr in problems if pr.code != "unknown-name"]
         for pr in problems:
             self.error(pr.code, pr.message, self._expr_span(pr.path, pr.source, pr.col),
                        pr.suggestion)
@@ -195,6 +198,9 @@ class _StateBuilder:
             scope, _, fid = str(z).partition(".")
             f = decl.field(scope, fid) if scope in ("player", "game") else None
             where = self.span(*path, "in", j)
+            if f is None and str(z) in self.broken_fields:
+                ok = False
+                continue
             if f is None:
                 self.error("unknown-reference", f"'{z}' is not a field of the state (a zone is "
                            "game.FIELD or player.FIELD)", where, suggest(str(z), every))
@@ -361,6 +367,7 @@ class _StateBuilder:
                 continue
             built = self._field(scope, i, f)
             if built is None:
+                self.broken_fields.add(f"{scope}.{fid}")  # reported: invariants say no more
                 continue
             if built.required and defaulted is not None:
                 self.error(
