@@ -509,6 +509,23 @@ count, cannot add or change what a player or the game holds: fold it into the ba
 """,
 )
 
+_code(
+    "state-invariant",
+    "model",
+    "an invariant of rules/state.yaml cannot be checked as written",
+    """
+An invariant of rules/state.yaml either `holds:` (a condition) or says a kind is `conserved:`
+across the fields its ids live in. A conserved kind needs a list of ids (`from` or `values`);
+each field `in:` must hold its ids: a list of them or a map of such lists (with `count:`, a list
+of them or a map from them to a number), listed once. A kind is conserved once with each id
+there once, and only such a conservation may name a `function:` listing its ids (a name not
+taken already). An unknown field is an unknown-reference, with the closest field suggested.
+
+    bad:   conserved: {kind: card, in: [game.discard, player.wigs]}
+    fix:   conserved: {kind: card, in: [game.discard, player.hand]}
+""",
+)
+
 # --- model: the steps of effects, procedures, hooks and Noble actions (lang/steps.py) --------
 
 _code(

@@ -515,6 +515,8 @@ def check_other_text(m: Model) -> Iterator[Diagnostic]:
         for path, local, value in _texts(doc, ()):
             if value in rule_texts or ("{" not in value and "[[" not in value):
                 continue
+            if (kind, *path[:1]) == ("state", "invariants"):
+                continue  # their {expressions} are checked by the state builder
             yield from _check_one_text(m, value, m.span_of(kind, *path), local, rule_ids)
 
 
@@ -957,6 +959,9 @@ def check_stale_texts(
             continue
         if rel[0] in _NOT_RULES:
             continue
+        if getattr(before, "kind", None) == "state" and rule_path[:1] == ("invariants",) \
+                and rel[0] == "conserved":
+            continue  # where a kind's ids live: its words ("... are not conserved") still hold
         rules[rule_path] = (rule, ident)
         changed.setdefault(rule_path, []).append((rel, ch))
     for rule_path, found in changed.items():

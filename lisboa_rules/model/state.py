@@ -132,10 +132,39 @@ class StateField:
 
 
 @dataclass(frozen=True)
+class Zone:
+    """A field a conserved kind's ids live in: `game.X`, or `player.X` of every player."""
+
+    scope: str
+    field: str
+    type: StateType
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """What must hold in every state (rules/state.yaml `invariants:`): a condition over each
+    player (`each` "player") or over the game, or a kind conserved across the zones its ids
+    live in (`kind`, `zones`; with `count`, each id counted that many times). `text` is what
+    `check_invariants` reports when it fails, with `{expression}` placeholders."""
+
+    id: str
+    text: str
+    each: str | None = None
+    holds: str | None = None
+    kind: str | None = None
+    zones: tuple[Zone, ...] = ()
+    count: str | int | None = None
+    function: str | None = None  # the public function listing the conserved ids
+    path: tuple[str | int, ...] = ()  # where it is in the state document
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
 class StateDecl:
     kinds: tuple[StateKind, ...] = ()
     player: tuple[StateField, ...] = ()
     game: tuple[StateField, ...] = ()
+    invariants: tuple[Invariant, ...] = ()
 
     def kind(self, kind_id: str) -> StateKind | None:
         for k in self.kinds:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import keyword
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from lisboa_rules.core.diagnostics import Diagnostic, Related, suggest
@@ -17,13 +18,16 @@ from lisboa_rules.lang.vocab import BoundError, resolve_range
 from lisboa_rules.model.state import (
     BASE_TYPES,
     CONTAINERS,
+    Invariant,
     StateDecl,
     StateField,
     StateKind,
     StateType,
     TypeSyntaxError,
+    Zone,
     parse_type,
 )
+from lisboa_rules.model.state_invariants import zone_ok
 
 KIND = "state"
 # Names the generated state classes keep for themselves.
@@ -50,6 +54,7 @@ class _StateBuilder:
         self.diags: list[Diagnostic] = []
         self.kinds: dict[str, StateKind] = {}
         self.broken: set[str] = set()
+        self.broken_fields: set[str] = set()
 
     def error(
         self,
@@ -98,7 +103,128 @@ class _StateBuilder:
                 "the game must hold its players: a field 'players' of type list[player]",
                 self.span("game"),
             )
-        return StateDecl(tuple(self.kinds.values()), player, game)
+        decl = StateDecl(tuple(self.kinds.values()), player, game)
+        return replace(decl, invariants=self._invariants(decl, doc.get("invariants") or []))
+
+    # -- invariants -----------------------------------------------------------------------
+
+    def _invariants(self, decl: StateDecl, items: Sequence[Mapping[str, Any]]
+                    ) -> tuple[Invariant, ...]:
+        out: list[Invariant] = []
+        seen: dict[str, int] = {}
+        lists: dict[str, int] = {}  # a public function's name -> the invariant naming it
+        conserved: dict[str, int] = {}  # a kind conserved (each id once) -> its invariant
+        for i, raw in enumerate(items):
+            iid = str(raw["id"])
+            if iid in seen:
+                self._duplicate("invariant", iid, ("invariants", i), ("invariants", seen[iid]))
+                continue
+            seen[iid] = i
+            path = ("invariants", i)
+            if "holds" in raw:
+                out.append(Invariant(iid, str(raw["text"]), raw.get("each"), str(raw["holds"]),
+                                     path=path, span=self.span(*path)))
+                continue
+            inv = self._conserved(decl, i, raw)
+            if inv is None:
+                continue
+            if inv.count is None and inv.kind in conserved:
+                self.error("state-invariant",
+                           f"kind '{inv.kind}' is conserved twice (each id once)",
+                           self.span(*path, "conserved", "kind"),
+                           related=(Related("the first is here", self.span(
+                               "invariants", conserved[inv.kind], "conserved", "kind")),))
+                continue
+            if inv.count is None:
+                conserved[str(inv.kind)] = i
+            if inv.function is not None:
+                if inv.count is not None:
+                    self.error("state-invariant", "only a kind whose ids are each there once "
+                               "has a function listing them: drop `function:` or `count:`",
+                               self.span(*path, "function"))
+                    continue
+                if inv.function in lists or keyword.iskeyword(inv.function):
+                    self.error("state-invariant", f"the function name '{inv.function}' is "
+                               "taken", self.span(*path, "function"))
+                    continue
+                lists[inv.function] = i
+            out.append(inv)
+        from lisboa_rules.model.procs import state_scope
+        from lisboa_rules.model.state_invariants import compile_invariants, measures_of
+
+        scope = state_scope(decl, self.data, measures_of(self.data))
+        _, problems = compile_invariants(replace(decl, invariants=tuple(out)), scope)
+        if self.broken_fields or self.broken:  # a name of a broken field is reported already
+            problems = [pr for pr in problems if pr.code != "unknown-name"]
+        for pr in problems:
+            self.error(pr.code, pr.message, self._expr_span(pr.path, pr.source, pr.col),
+                       pr.suggestion)
+        return tuple(out)
+
+    def _expr_span(self, path: tuple[str | int, ...], source: str, col: int) -> Span:
+        """Where an expression goes wrong: at its character when it is on one line."""
+        where = self.span(*path)
+        if not source or where.line != where.end_line:
+            return where
+        quote = 1 if self.char_at(where) in "\"'" else 0
+        c = where.col + quote + col
+        if path[-1] == "text":  # a placeholder of the words: find it in the text
+            raw = self.data.get(KIND, {})
+            for key in path:
+                raw = raw[key]
+            at = str(raw).find("{" + source + "}")
+            c = where.col + quote + max(at, 0) + 1 + col
+        return Span(where.file, where.line, c, where.line, c + 1)
+
+    def _conserved(self, decl: StateDecl, i: int, raw: Mapping[str, Any]) -> Invariant | None:
+        c = raw.get("conserved") or {}
+        path = ("invariants", i, "conserved")
+        kid = str(c.get("kind"))
+        kind = self.kinds.get(kid)
+        if kind is None:
+            if kid not in self.broken:
+                self.error("unknown-reference", f"no kind '{kid}' to conserve (declare it under "
+                           "kinds:)", self.span(*path, "kind"), suggest(kid, list(self.kinds)))
+            return None
+        if kind.values is None:
+            self.error("state-invariant", f"kind '{kid}' has no list of ids (no `from` or "
+                       "`values`): nothing to conserve", self.span(*path, "kind"))
+            return None
+        counted = "count" in c
+        zones: list[Zone] = []
+        ok = True
+        every = [f"{f.scope}.{f.id}" for f in (*decl.player, *decl.game)]
+        for j, z in enumerate(c.get("in") or []):
+            scope, _, fid = str(z).partition(".")
+            f = decl.field(scope, fid) if scope in ("player", "game") else None
+            where = self.span(*path, "in", j)
+            if f is None and str(z) in self.broken_fields:
+                ok = False
+                continue
+            if f is None:
+                self.error("unknown-reference", f"'{z}' is not a field of the state (a zone is "
+                           "game.FIELD or player.FIELD)", where, suggest(str(z), every))
+                ok = False
+                continue
+            if not zone_ok(f.type, kid, counted):
+                want = (f"list[{kid}] or map[{kid}, int]" if counted
+                        else f"list[{kid}] or map[K, list[{kid}]]")
+                self.error("state-invariant", f"'{z}' is of type {f.type}; a zone of kind "
+                           f"'{kid}' is of type {want}", where)
+                ok = False
+                continue
+            if any(x.scope == f.scope and x.field == f.id for x in zones):
+                self.error("state-invariant", f"'{z}' is listed twice", where)
+                ok = False
+                continue
+            zones.append(Zone(f.scope, f.id, f.type))
+        if not ok:
+            return None
+        count = c.get("count")
+        return Invariant(str(raw["id"]), str(raw["text"]), kind=kid, zones=tuple(zones),
+                         count=count if count is None or isinstance(count, int) else str(count),
+                         function=raw.get("function"), path=("invariants", i),
+                         span=self.span("invariants", i))
 
     def _duplicate(
         self, what: str, ident: str, path: tuple[Any, ...], first: tuple[Any, ...]
@@ -241,6 +367,7 @@ class _StateBuilder:
                 continue
             built = self._field(scope, i, f)
             if built is None:
+                self.broken_fields.add(f"{scope}.{fid}")  # reported: invariants say no more
                 continue
             if built.required and defaulted is not None:
                 self.error(
@@ -494,6 +621,9 @@ def build_state(
     from the base game's, so such a change is an error."""
     b = _StateBuilder(data, span, char_at, variant_ids)
     decl = b.build(data.get(KIND, {}))
+    # the invariants are checks of each rule set, not the shape of the state: a variant may
+    # change them
+    changed = {p: v for p, v in (changed or {}).items() if p[:1] != ("invariants",)}
     if changed:
         where = min((span(*p) for p in changed), key=lambda s: (s.file, s.line, s.col))
         variant = changed[min(changed, key=lambda p: tuple(map(str, p)))]

@@ -297,6 +297,10 @@ class RuleSet:
     # the bundles of effects of the rows of a column (`state_action.effects`): row -> (opts,
     # why, run), the compiled functions of its bundle
     fx: Mapping[str, Mapping[Any, tuple[Callable[..., Any], ...]]]
+    # what must hold in every state (rules/state.yaml `invariants:`): the words of each check
+    # that fails, in order; and for each conserved kind, its ids wherever they are
+    invariants: Callable[[Game], list[str]]
+    conserved: Mapping[str, Callable[[Game], list[Any]]]
 
 
 @dataclass(frozen=True)
@@ -477,6 +481,13 @@ class Game:
         c.discard_queue = self.discard_queue[:]
         c.fired = self.fired[:]
         return c
+
+
+
+
+def all_cards(g: Game) -> list[int]:
+    """Every id of the kind conserved under this name (generated from rules/state.yaml)."""
+    return []
 
 
 # </generated>
@@ -1028,71 +1039,10 @@ def _run_period_end(g: Game) -> None:
 # --- Invariants -----------------------------------------------------------------------------------
 
 
-def all_cards(g: Game) -> list[int]:
-    """Every Political card wherever it is (hands, portfolios, display, court, decks, piles)."""
-    cards = [*g.discard, *g.box, *g.court]
-    for p in g.players:
-        cards += [*p.hand, *p.portfolio, *p.treasury_row]
-    for pile in g.piles.values():
-        cards += pile
-    for deck in g.reserve.values():
-        cards += deck
-    return cards
-
-
-_SORTED_IDS: dict[tuple[str, ...], tuple[list[int], list[str], list[str]]] = {}
-
-
-def _sorted_ids(rs: RuleSet) -> tuple[list[int], list[str], list[str]]:
-    """Every card number, Decree id and Plan id of a rule set, sorted (computed once)."""
-    ids = _SORTED_IDS.get(rs.key)
-    if ids is None:
-        ids = _SORTED_IDS[rs.key] = (sorted(rs.cards), sorted(rs.decrees), sorted(rs.plans))
-    return ids
-
-
 def check_invariants(g: Game) -> list[str]:
-    """What is wrong with a state (empty when it is sound): counts that must never be negative,
-    the Influence track's ends, and every component conserved (Political cards, Decrees, Plans,
-    Royal Favor tiles, Officials, stores and Rubble Set markers)."""
-    rs = g.rs
-    problems = []
-    for seat, p in enumerate(g.players):
-        if p.reis < 0 or p.wigs < 0:
-            problems.append(f"{p.color}: negative {rs.term_money} or {rs.term_score}")
-        if not rs.influence_min <= p.influence <= rs.influence_max:
-            problems.append(f"{p.color}: Influence {p.influence} off the track")
-        counts = [*p.markers.values(), *p.goods.values(), *p.stores.values(), p.officials]
-        if any(v < 0 for v in [*counts, p.rubble_cubes, p.rubble_sets, p.markers_left]):
-            problems.append(f"{p.color}: a negative count")
-        if sum(p.stores.values()) > rs.start_stores:
-            problems.append(f"{p.color}: more stores than the player has")
-        if p.rubble_sets > rs.max_sets:
-            problems.append(f"{p.color}: more rubble sets than the board holds")
-        if p.markers_left != max(0, rs.start_markers - p.rubble_sets):
-            problems.append(f"{p.color}: Rubble Set markers do not match the rubble sets")
-        placed = sum(p.markers.values()) + g.pending_markers.count(seat)
-        if placed > rs.start_markers - p.markers_left:
-            problems.append(f"{p.color}: more Rubble Set markers placed than earned")
-        on_board = sum(o.get(p.color, 0) for o in (*g.offices.values(), *g.plazas.values()))
-        if p.officials + on_board != rs.start_officials:
-            problems.append(f"{p.color}: Officials are not conserved")
-    if sorted(all_cards(g)) != _sorted_ids(rs)[0]:
-        problems.append("Political cards are not conserved")
-    decrees = [*g.decree_display, *g.decree_deck]
-    plans = list(g.plan_supply)
-    for p in g.players:
-        decrees += p.decrees
-        plans += [*p.plans, *p.completed_plans]
-    if sorted(decrees) != _sorted_ids(rs)[1]:
-        problems.append("Decrees are not conserved")
-    if sorted(plans) != _sorted_ids(rs)[2]:
-        problems.append("Plans are not conserved")
-    for n in rs.nobles:
-        held = sum(p.royal_favors.count(n.id) for p in g.players)
-        if g.favors.get(n.id, 0) < 0 or g.favors.get(n.id, 0) + held != len(g.players):
-            problems.append(f"Royal Favor tiles of {n.id} are not conserved")
-    return problems
+    """What is wrong with a state (empty when it is sound): the words of each invariant of the
+    rules that fails, in the order they are declared (the rule set's generated check)."""
+    return g.rs.invariants(g)
 
 
 # --- Scoring --------------------------------------------------------------------------------------

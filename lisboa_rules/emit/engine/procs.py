@@ -38,6 +38,10 @@ class ProcView:
     move_fields: dict[str, str] = field(default_factory=dict)  # choice -> JSON type, in order
     vocab: list[dict[str, tuple[str, str]]] = field(default_factory=list)  # names' codes
     queries: list[list[Query]] = field(default_factory=list)  # each rule set's public queries
+    # the invariants of each rule set: RuleSet field -> value (its check, its conserved kinds'
+    # listers), and the public functions listing conserved ids: (name, kind, id type)
+    invariants: list[dict[str, Any]] = field(default_factory=list)
+    listers: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def _order(ps: P.ProcSet) -> list[str]:
@@ -181,16 +185,83 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
         lines = [f"def {name}(g: Game, p: Player) -> {returns}:", f"    return {body}"]
         measures.append("\n".join(w for line in lines for w in wrap_line(line)))
     bundle_code = ["\n".join(w for line in f for w in wrap_line(line)) for f in bundles.functions]
+    checks = _invariant_view(models, view, tables, where)
     view.functions = measures + copier.functions + _split(
-        view.functions, bundle_code)
+        view.functions, bundle_code) + checks
     code = "\n".join([*view.functions, *(q.code for qs in view.queries for q in qs)])
-    view.tables = [(name, fmt(values, 0, "", len(name) + len(": Final = ")))
+    view.tables += [(name, fmt(values, 0, "", len(name) + len(": Final = ")))
                    for name, values in tables.values.items() if name in code]
     # a long constant (every card number) is laid out as ruff formats it
     view.tables += [(name, value if len(name) + len(": Final = ") + len(value) <= 100 else
                      fmt(ast.literal_eval(value), 0, "", len(name) + len(": Final = ")))
                     for value, name in tables.constants.items() if name in code]
     return view
+
+
+def _invariant_view(models: list[Model], view: ProcView, tables: P.Tables,
+                    where: Callable[[Model, tuple[str | int, ...]], str]) -> list[str]:
+    """Each rule set's invariants (rules/state.yaml) as one check function and a lister per
+    conserved kind, shared where the code is the same; the sorted ids they compare with are
+    tables of their own."""
+    from lisboa_rules.model.state import Invariant
+    from lisboa_rules.model.state_invariants import compile_invariants, measures_of
+
+    functions: list[str] = []
+    by_code: dict[str, str] = {}
+    ids_names: dict[tuple[str, str], str] = {}  # (stem, repr of the ids) -> name
+
+    def share(lines: list[str], stem: str) -> str:
+        key = _without_comments("\n".join(lines[1:]))
+        found = by_code.get(lines[0].split("(")[0] + "\n" + key)
+        if found is not None:
+            return found
+        name = stem
+        n = 1
+        while name in by_code.values():
+            n += 1
+            name = f"{stem}_{n}"
+        by_code[lines[0].split("(")[0] + "\n" + key] = name
+        head = lines[0].replace(f"def {stem}(", f"def {name}(", 1)
+        functions.append("\n".join(w for line in [head, *lines[1:]] for w in wrap_line(line)))
+        return name
+
+    for m in models:
+        assert m.state is not None
+        scope = P.state_scope(m.state, m.data, measures_of(m.data), tables)
+
+        def origin(inv: Invariant, mm: Model = m) -> str:
+            return f"{where(mm, ('state', *inv.path))} {inv.id}"
+
+        code, _ = compile_invariants(m.state, scope, origin)
+        body = list(code.check)
+        for ids, values in code.ids.items():  # the sorted ids: a table per distinct list
+            key = (ids, repr(values))
+            name = ids_names.get(key)
+            if name is None:
+                name = ids
+                n = 1
+                while name in tables.values or name in ids_names.values():
+                    n += 1
+                    name = f"{ids}_{n}"
+                ids_names[key] = name
+                view.tables.append((name, fmt(values, 0, "", len(name) + len(": Final = "))))
+            body = [re.sub(rf"\b{ids}\b", name, line) for line in body]
+        listers: dict[str, Any] = {}
+        for kind, (fname, lines) in code.listers.items():
+            stem = "_ids_" + kind.replace("-", "_")
+            got = share([lines[0].replace(f"def {fname}(", f"def {stem}(", 1), *lines[1:]], stem)
+            body = [re.sub(rf"\b{fname}\(g\)", f"{got}(g)", line) for line in body]
+            listers[kind] = Raw(got)
+            if m is models[0] and fname != stem:
+                of = lines[0].rsplit("-> ", 1)[1].rstrip(":")
+                view.listers.append((identifier(fname), kind, of))
+        check = ["def _invariants(g: Game) -> list[str]:",
+                 '    """What is wrong with a state: the invariants of rules/state.yaml that '
+                 'fail, in order."""',
+                 "    problems: list[str] = []", *body, "    return problems"]
+        view.invariants.append({"invariants": Raw(share(check, "_invariants")),
+                                "conserved": listers})
+    return functions
 
 
 _BELOW = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}

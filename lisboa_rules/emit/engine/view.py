@@ -56,6 +56,9 @@ class EngineView:
     move_not_null: str = ""
     queries: QueryView = field(default_factory=QueryView)  # the public queries (vocabulary)
     contexts: list[str] = field(default_factory=list)  # the fields of Ctx (vocabulary)
+    # the public functions listing a conserved kind's ids (rules/state.yaml `function:`):
+    # (name, kind, its literal, id type)
+    listers: list[tuple[str, str, str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -631,6 +634,7 @@ FIELD_PATHS: dict[str, tuple[str, ...]] = {
     "plans": ("components", "plans"),
     "ships": ("components", "ships"),
     "shipyard_per_color": ("components", "shipyard", "per_color"),
+    "invariants": ("state", "invariants"),
 }
 
 
@@ -675,6 +679,7 @@ def build_view(
     pv = procedure_view(rulesets, lambda m, path: fns.loc(m.span_of(str(path[0]), *path[1:])))
     fns.vocab = pv.vocab[0]
     view.procedures = pv.functions
+    view.listers = [(name, kind, py_str(kind), of) for name, kind, of in pv.listers]
     view.tables = pv.tables
     types = {"kind": "string", "player": "integer", **pv.move_fields}
     defaults = {name: _MOVE_ANNOTATION[t][1] for name, t in pv.move_fields.items()}
@@ -687,6 +692,7 @@ def build_view(
     base = rulesets[0]
     base_fields = ruleset_fields(base, fns, pv.by_ruleset[0], pv.moves[0], pv.fx[0],
                                  pv.phases[0])
+    base_fields.update(pv.invariants[0])
     view.rulesets.append(("_RS0", _call_with_sources(
         "RuleSet", list(base_fields.items()), {k: _where(fns, base, k) for k in base_fields})))
     view.keys.append((literal_key(rulesets[0].variants), "_RS0"))
@@ -696,6 +702,7 @@ def build_view(
     for i, m in enumerate(rulesets[1:], 1):
         fns.vocab = pv.vocab[i]
         fields = ruleset_fields(m, fns, pv.by_ruleset[i], pv.moves[i], pv.fx[i], pv.phases[i])
+        fields.update(pv.invariants[i])
         parent_name, parent, parent_fields = max(
             (e for e in emitted if set(e[1].variants) <= set(m.variants)),
             key=lambda e: len(e[1].variants))

@@ -1,0 +1,379 @@
+"""The invariants of rules/state.yaml compiled: what must hold in every state, as one
+straight-line Python function of the game per rule set (`check_invariants` calls it through the
+rule set), and for each conserved kind of ids a function listing its ids wherever they are.
+
+Used twice: by the state builder, to report every problem of every invariant as a located
+error (`problems`), and by the engine emitter, for the code (`InvariantCode`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from lisboa_rules.core.encode import py_str
+from lisboa_rules.lang import typed
+from lisboa_rules.lang.typed import Name, Scope, VType
+from lisboa_rules.model.state import Invariant, StateDecl, StateType
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A problem of an invariant: where (a path in the state document), and for an expression
+    the text checked and the 0-based column where it goes wrong."""
+
+    code: str
+    message: str
+    path: tuple[str | int, ...]
+    suggestion: str | None = None
+    source: str = ""
+    col: int = 0
+
+
+@dataclass
+class InvariantCode:
+    """The code of one rule set's invariants: the check's body (4-space indented lines), the
+    functions listing the ids of each conserved kind (kind -> (name, lines)), and the sorted ids
+    the check compares with (name -> values)."""
+
+    check: list[str] = field(default_factory=list)
+    listers: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    ids: dict[str, list[Any]] = field(default_factory=dict)
+
+
+def lister_name(inv: Invariant) -> str:
+    """The name of the function listing a conserved kind's ids: `function:`, else private."""
+    assert inv.kind is not None
+    return inv.function or "_ids_" + inv.kind.replace("-", "_")
+
+
+def zone_ok(t: StateType, kind: str, counted: bool) -> bool:
+    """Whether a field holds ids of `kind` as a conservation reads them: a list of ids, a map
+    of lists of ids, or (counted) a map from the ids to a number."""
+    if t.optional:
+        return False
+    if t.name == "list":
+        return t.args[0].name == kind and not t.args[0].optional
+    if t.name == "map" and not counted:
+        inner = t.args[1]
+        return inner.name == "list" and inner.args[0].name == kind and not inner.args[0].optional
+    if t.name == "map" and counted:
+        return t.args[0].name == kind and t.args[1].name == "int"
+    return False
+
+
+def _expr(
+    source: Any,
+    scope: Scope,
+    want: VType | None,
+    path: tuple[str | int, ...],
+    problems: list[Problem],
+) -> typed.Typed | None:
+    try:
+        return typed.check(source, scope, want)
+    except typed.ExprError as exc:
+        shown = exc.message if f"'{source}'" in exc.message else f"{exc.message} (in '{source}')"
+        problems.append(
+            Problem(
+                exc.code,
+                shown,
+                path,
+                exc.suggestion,
+                source if isinstance(source, str) else "",
+                exc.col,
+            )
+        )
+        return None
+
+
+def _words(text: str, scope: Scope, path: tuple[str | int, ...], problems: list[Problem]) -> str:
+    """The words of an invariant as a Python expression: its `{expression}`s shown."""
+    import re
+
+    parts: list[str] = []
+    pos = 0
+    for m in re.finditer(r"\{([^{}]+)\}", text):
+        if m.start() > pos:
+            parts.append(py_str(text[pos : m.start()]))
+        pos = m.end()
+        t = _expr(m.group(1), scope, None, path, problems)
+        if t is None:
+            continue
+        try:
+            value = ast.literal_eval(t.code)
+        except (ValueError, SyntaxError):
+            shown = typed.bare(t.code)
+            is_text = typed.compatible(t.type, typed.TEXT, scope.int_kinds) and not t.type.optional
+            parts.append(
+                shown if is_text and t.type.name not in ("list", "map") else f"str({shown})"
+            )
+        else:
+            parts.append(py_str(str(value)))
+    if pos < len(text):
+        parts.append(py_str(text[pos:]))
+    merged: list[str] = []
+    for x in parts:  # adjacent literals become one
+        if merged and merged[-1][:1] == x[:1] == '"':
+            merged[-1] = py_str(ast.literal_eval(merged[-1]) + ast.literal_eval(x))
+        else:
+            merged.append(x)
+    return " + ".join(merged) or '""'
+
+
+def compile_invariants(
+    decl: StateDecl, scope: Scope, comment: Callable[[Invariant], str] | None = None
+) -> tuple[InvariantCode, list[Problem]]:
+    """The code of the declared invariants in this rule set's scope (the acting player `p` at
+    `seat`, the game `g`), and every problem found."""
+    out = InvariantCode()
+    problems: list[Problem] = []
+    game_scope = replace(scope, player={}, locals={}, measures={})  # no acting player
+    kinds = {k.id: k for k in decl.kinds}
+    group: list[str] = []  # the checks of consecutive `each: player` invariants
+
+    def close() -> None:
+        if group:
+            seat = any("seat" in _names(line) for line in group)
+            out.check.append(
+                "    for seat, p in enumerate(g.players):" if seat else "    for p in g.players:"
+            )
+            out.check.extend("        " + line for line in group)
+            group.clear()
+
+    for inv in decl.invariants:
+        note = [f"# {comment(inv)}"] if comment is not None else []
+        if inv.holds is not None:
+            s = scope if inv.each == "player" else game_scope
+            t = _expr(inv.holds, s, typed.BOOL, (*inv.path, "holds"), problems)
+            words = _words(inv.text, s, (*inv.path, "text"), problems)
+            if t is None:
+                continue
+            indent = 8 if inv.each == "player" else 4
+            lines = [*note, *_test(t.code, indent), f"    problems.append({words})"]
+            if inv.each == "player":
+                group.extend(lines)
+            else:
+                close()
+                out.check.extend("    " + line for line in lines)
+            continue
+        close()
+        if inv.kind is None:
+            continue
+        kind = kinds.get(inv.kind)
+        if kind is None or kind.values is None:
+            continue  # reported by the builder
+        if inv.count is None:
+            name = lister_name(inv)
+            out.listers[inv.kind] = (name, _lister(inv, name, kind.of))
+            ids = f"_IDS_{inv.kind.replace('-', '_')}"
+            out.ids[ids] = sorted(kind.values)
+            words = _words(inv.text, game_scope, (*inv.path, "text"), problems)
+            out.check += [f"    {line}" for line in note]
+            out.check += [
+                f"    if sorted({name}(g)) != {ids}:",
+                f"        problems.append({words})",
+            ]
+            continue
+        local = typed.local_code(inv.kind)  # the id counted
+        inner = game_scope
+        if inv.kind.isidentifier():
+            inner = game_scope.with_locals(**{inv.kind: Name(VType(inv.kind), local)})
+        n = _expr(inv.count, game_scope, typed.INT, (*inv.path, "conserved", "count"), problems)
+        words = _words(inv.text, inner, (*inv.path, "text"), problems)
+        if n is None:
+            continue
+        values = typed.constant_code(list(kind.values))
+        if len(values) > 40 and scope.name_constant is not None:
+            values = scope.name_constant(values)
+        counts: list[str] = []
+        negative: list[str] = []
+        body: list[str] = []
+        for z in inv.zones:
+            if z.type.name == "map" and z.scope == "game":
+                c = f"c{len(negative) + 1}"
+                body.append(f"        {c} = g.{z.field}.get({local}, 0)")
+                negative.append(f"{c} < 0")
+                counts.append(c)
+            elif z.type.name == "map":
+                negative.append(f"any(q.{z.field}.get({local}, 0) < 0 for q in g.players)")
+                counts.append(f"sum([q.{z.field}.get({local}, 0) for q in g.players])")
+            elif z.scope == "game":
+                counts.append(f"g.{z.field}.count({local})")
+            else:
+                counts.append(f"sum([q.{z.field}.count({local}) for q in g.players])")
+        wrong = " or ".join([*negative, f"{' + '.join(counts) or '0'} != {n.code}"])
+        out.check += [f"    {line}" for line in note]
+        out.check += [
+            f"    for {local} in {values}:",
+            *body,
+            f"        if {wrong}:",
+            f"            problems.append({words})",
+        ]
+    close()
+    return out, problems
+
+
+def _negated(code: str) -> str:
+    """`not (code)`, written as ruff would have it: an (in)equality turned round, and the
+    conditions `any` / `all` test given as a generator rather than a list."""
+    text = code.encode()
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return f"not ({typed.bare(code)})"
+    cuts: list[tuple[int, int, bytes]] = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("any", "all")
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.ListComp)
+            and "\n" not in code
+        ):
+            arg = node.args[0]
+            start, end = arg.col_offset, arg.end_col_offset or arg.col_offset
+            cuts.append((start, end, text[start + 1 : end - 1]))
+    last = len(text) + 1
+    for start, end, new in sorted(cuts, reverse=True):
+        if end <= last:
+            text = text[:start] + new + text[end:]
+            last = start
+    out = typed.bare(text.decode())
+    body = ast.parse(out, mode="eval").body
+    if (
+        isinstance(body, ast.Compare)
+        and len(body.ops) == 1
+        and isinstance(body.ops[0], ast.Eq | ast.NotEq)
+    ):
+        at = _top_level(out, "==" if isinstance(body.ops[0], ast.Eq) else "!=")
+        if at is not None:
+            op = "!=" if isinstance(body.ops[0], ast.Eq) else "=="
+            left, right = out[:at].strip(), out[at + 2 :].strip()
+            return f"{typed.bare(left)} {op} {typed.bare(right)}"
+    return f"not ({out})"
+
+
+def _test(code: str, indent: int) -> list[str]:
+    """The statements testing that a condition fails: `if NOT-CONDITION:`, with the left side
+    of a long (in)equality computed first (a line the engine's formatting splits as ruff
+    does)."""
+    test = _negated(code)
+    at = None
+    if not test.startswith("not ("):  # an (in)equality turned round
+        at = _top_level(test, "!=")
+        at = _top_level(test, "==") if at is None else at
+    if at is None or indent + len(f"if {test}:") <= 100:
+        return [f"if {test}:"]
+    return [f"got = {test[:at].strip()}", f"if got {test[at:].strip()}:"]
+
+
+def _top_level(code: str, op: str) -> int | None:
+    """Where `op` stands outside every bracket and string of `code`, else None."""
+    depth = 0
+    quote = ""
+    i = 0
+    while i < len(code):
+        ch = code[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and code.startswith(op, i):
+            return i
+        i += 1
+    return None
+
+
+def _names(code: str) -> set[str]:
+    try:
+        tree = ast.parse(
+            code.strip().removeprefix("if ").removesuffix(":").strip()
+            if code.strip().startswith("if ")
+            else code.strip()
+        )
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def _lister(inv: Invariant, name: str, of: str) -> list[str]:
+    """`def NAME(g) -> list[T]`: every id of the kind, zone after zone as `in:` lists them."""
+    t = "int" if of == "int" else "str"
+    lines = [f"def {name}(g: Game) -> list[{t}]:"]
+    import textwrap
+
+    lines.append(f'    """Every {inv.kind} id wherever it is in the state (rules/state.yaml)."""')
+    where = ", ".join(f"{z.scope}.{z.field}" for z in inv.zones)
+    lines += textwrap.wrap(
+        f"in {where}",
+        94,
+        initial_indent="    # ",
+        subsequent_indent="    # ",
+        break_on_hyphens=False,
+    )
+    started = False
+
+    def add(items: Sequence[str]) -> None:
+        nonlocal started
+        if not started:
+            lines.append(f"    ids: list[{t}] = [{', '.join(items)}]")
+            started = True
+        else:
+            lines.append(f"    ids += [{', '.join(items)}]")
+
+    zones = list(inv.zones)
+    i = 0
+    while i < len(zones):
+        z = zones[i]
+        if z.type.name == "list":
+            run = [z]
+            while (
+                i + 1 < len(zones)
+                and zones[i + 1].type.name == "list"
+                and zones[i + 1].scope == z.scope
+            ):
+                i += 1
+                run.append(zones[i])
+            if z.scope == "game":
+                add([f"*g.{r.field}" for r in run])
+            else:
+                if not started:
+                    add([])
+                lines.append("    for q in g.players:")
+                lines.append(f"        ids += [{', '.join(f'*q.{r.field}' for r in run)}]")
+        else:
+            if not started:
+                add([])
+            if z.scope == "game":
+                lines += [f"    for v in g.{z.field}.values():", "        ids += v"]
+            else:
+                lines += [
+                    "    for q in g.players:",
+                    f"        for v in q.{z.field}.values():",
+                    "            ids += v",
+                ]
+        i += 1
+    if not started:
+        add([])
+    lines.append("    return ids")
+    return lines
+
+
+def measures_of(data: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The measures of the vocabulary (rules/vocabulary.yaml) an invariant may read."""
+    rows = (data.get("vocabulary") or {}).get("names") or []
+    return tuple(
+        (str(m.get("name")), m.get("value"))
+        for m in rows
+        if isinstance(m, Mapping) and "value" in m and not m.get("per")
+    )

@@ -1,0 +1,159 @@
+"""House rules that change what `check_invariants` reports, written only in YAML: a chosen
+variant adds an invariant of its own rule set (over each player, or over the game), and a
+house rule folded into the base game adds a zone cards may be in (a new player field) to the
+cards' conservation, so `all_cards` finds them there too.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from lisboa_rules.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+HEAD = """\
+kind: variant
+id: {id}
+title: {title}
+applies: chosen
+text: {title}.
+source: [seed:000#intro]
+changes:
+  state:
+"""
+
+CHOSEN = {
+    "house-purse": HEAD.format(id="house-purse", title="A small purse")
+    + """\
+    invariants:
+      - $add: true
+        id: purse
+        each: player
+        holds: reis <= 40
+        text: "{color}: more than 40 {rules.game.terms.money} ({reis})"
+""",
+    "house-court": HEAD.format(id="house-court", title="A small court")
+    + """\
+    invariants:
+      - $add: true
+        id: small-court
+        $after: no-negative-money
+        holds: len(game.court) <= 2
+        text: "{len(game.court)} cards in the court"
+""",
+}
+
+VAULT = (
+    HEAD.format(id="house-vault", title="A vault")
+    + """\
+    player:
+      - {$add: true, id: vault, type: "list[card]", text: cards set aside in the vault}
+    invariants:
+      - id: cards-conserved
+        conserved:
+          in: [game.discard, game.box, game.court, player.hand, player.portfolio,
+               player.treasury_row, player.vault, game.piles, game.reserve]
+"""
+)
+
+
+def _load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[name]
+    return module
+
+
+def _build(root: Path, name: str, files: dict[str, str], args: list[str]) -> ModuleType:
+    project = root / name
+    shutil.copytree(ROOT / "rules", project / "rules")
+    for vid, text in files.items():
+        (project / "rules" / "variants" / f"{vid}.yaml").write_text(text, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(project)
+        assert main(["build", *args]) == 0, f"lisboa-rules build {args} failed"
+    return _load(project / "generated" / "lisboa_engine.py", f"house_invariants_{name}")
+
+
+@pytest.fixture(scope="module")
+def chosen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+    yield _build(tmp_path_factory.mktemp("inv"), "chosen", CHOSEN, [])
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+    yield _build(
+        tmp_path_factory.mktemp("inv"),
+        "vault",
+        {"house-vault": VAULT},
+        ["--variant", "house-vault"],
+    )
+
+
+def _court(g: Any, n: int) -> None:
+    for _ in range(n):
+        pile = next(p for p in g.piles.values() if p)
+        g.court.append(pile.pop())
+
+
+@pytest.mark.parametrize(
+    ("variants", "reis", "court", "want"),
+    [
+        ((), 41, 3, []),
+        (("house-purse",), 40, 3, []),
+        (("house-purse",), 41, 0, ["{c}: more than 40 réis (41)"]),
+        (("house-court",), 99, 2, []),
+        (("house-court",), 99, 3, ["3 cards in the court"]),
+        (
+            ("house-court", "house-purse"),
+            41,
+            3,
+            ["3 cards in the court", "{c}: more than 40 réis (41)"],
+        ),
+    ],
+)
+def test_a_chosen_house_rule_adds_an_invariant(
+    chosen: ModuleType, variants: tuple[str, ...], reis: int, court: int, want: list[str]
+) -> None:
+    E = chosen
+    g = E.new_game(3, variants=variants, seed=1)
+    assert E.check_invariants(g) == []
+    g.players[1].reis = reis
+    _court(g, court)
+    c = g.players[1].color
+    assert E.check_invariants(g) == [w.format(c=c) for w in want]
+    g.players[0].reis = -1  # the game's own invariants are still checked, in their order
+    problems = E.check_invariants(g)
+    assert problems[0] == f"{g.players[0].color}: negative réis or wigs"
+    assert problems[1:] == [w.format(c=c) for w in want]
+
+
+@pytest.mark.parametrize("seat", [0, 1, 2])
+def test_a_new_zone_for_cards_is_conserved(
+    vault: ModuleType, engine: ModuleType, seat: int
+) -> None:
+    for E, sound in ((vault, True), (engine, False)):
+        g = E.new_game(3, seed=seat)
+        p = g.players[seat]
+        card = p.hand.pop()
+        if sound:
+            p.vault.append(card)
+        assert (card in E.all_cards(g)) is sound
+        assert E.check_invariants(g) == ([] if sound else ["Political cards are not conserved"])
+    g = vault.new_game(3, seed=seat)
+    g.players[seat].vault.append(g.players[seat].hand[0])  # in two places at once
+    assert vault.check_invariants(g) == ["Political cards are not conserved"]
