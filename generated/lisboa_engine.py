@@ -63,7 +63,9 @@ __all__ = [
 ]
 
 # --- Rule tables ----------------------------------------------------------------------------------
-# The shapes of the rule data. The values are generated from rules/ further below.
+# The shapes of the machinery's tables: compiled procedures, moves, phases, triggers, scoring
+# sources. The game's own tables and the RuleSet holding them all are generated from rules/ (the
+# placeholder below declares the RuleSet fields this module reads).
 
 IntFn = Callable[["Game", "Player", "Ctx"], int]
 BoolFn = Callable[["Game", "Player", "Ctx"], bool]
@@ -71,47 +73,8 @@ StrFn = Callable[["Game", "Player", "Ctx"], str]
 
 
 @dataclass(frozen=True)
-class NobleDef:
-    """A Noble: his State actions, his Noble action and who may take his seat."""
-
-    id: str
-    name: str
-    state_actions: tuple[str, ...]
-    noble_action: str
-    trade_goods: tuple[str, ...]
-    reign_flag: str | None = None
-    reign_name: str = ""
-    reign_action: str | None = None
-
-
-@dataclass(frozen=True)
-class StateActionDef:
-    """A State action and its effects."""
-
-    id: str
-    name: str
-    effects: tuple[tuple[str, int], ...]
-
-
-@dataclass(frozen=True)
-class NobleActionDef:
-    """A Noble action: one of the engine's procedures with its parameters."""
-
-    id: str
-    name: str
-    procedure: str
-    land_price: IntFn | None
-    rubble: int
-    lots: tuple[tuple[str, int], ...]
-    extra_marker_on: str | None
-    extra_max: int
-    wigs_per_official: int
-    forbidden_flag: str | None
-
-
-@dataclass(frozen=True)
 class ProcDef:
-    """A procedure of rules/ (an effect, a Noble action, a hook), compiled into three functions:
+    """A procedure of rules/ (an effect, an action's part, a hook), compiled into three functions:
     the choices its guard allows (`opts`), why a choice is refused (`why`: the rule id and the
     reason, or None) and its effects (`run`). Each takes the game, the acting seat, the
     procedure's parameters and then its choices, in the order of `choices`."""
@@ -155,19 +118,6 @@ class PhaseDef:
 
 
 @dataclass(frozen=True)
-class ActionDef:
-    """One of the turn's actions (or follow / pass)."""
-
-    id: str
-    name: str
-    procedure: str
-    cost: str | None
-    followable: bool
-    reward: tuple[tuple[str, int], ...]
-    number: int | None = None  # the action's number in the rules (1 to 4), if it has one
-
-
-@dataclass(frozen=True)
 class TriggerDef:
     """An end-of-period or end-of-game trigger."""
 
@@ -184,8 +134,6 @@ class StepDef:
 
     id: str
     procedure: str
-    deck: str | None
-    ships: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -218,6 +166,83 @@ class SourceDef:
 
 
 @dataclass(frozen=True)
+class ItemDef:
+    """An item a held scoring source scores: its points, when its condition (if any) holds."""
+
+    id: Any
+    condition: BoolFn | None
+    points: int
+    words: str = ""  # the condition in the reference's words
+
+
+@dataclass(frozen=True)
+class VariantDef:
+    """A variant: chosen at setup, or applied by player count."""
+
+    id: str
+    title: str
+    players: tuple[int, ...]
+
+
+# --- The game's rule tables -----------------------------------------------------------------------
+# The shapes of the rule data (emit/engine/tables.py); the values are generated from rules/
+# further below.
+
+
+@dataclass(frozen=True)
+class NobleDef:
+    """A Noble: his State actions, his Noble action and who may take his seat."""
+
+    id: str
+    name: str
+    state_actions: tuple[str, ...]
+    noble_action: str
+    trade_goods: tuple[str, ...]
+    reign_flag: str | None = None
+    reign_name: str = ""
+    reign_action: str | None = None
+
+
+@dataclass(frozen=True)
+class StateActionDef:
+    """A State action and its effects."""
+
+    id: str
+    name: str
+    effects: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class NobleActionDef:
+    """A Noble action: one of the engine's procedures with its parameters."""
+
+    id: str
+    name: str
+    procedure: str
+    land_price: IntFn | None
+    rubble: int
+    lots: tuple[tuple[str, int], ...]
+    extra_marker_on: str | None
+    extra_max: int
+    wigs_per_official: int
+    forbidden_flag: str | None
+
+
+@dataclass(frozen=True)
+class ActionDef:
+    """One of the turn's actions (or follow / pass)."""
+
+    id: str
+    name: str
+    procedure: str
+    cost: str | None
+    followable: bool
+    reward: tuple[tuple[str, int], ...]
+    # the action's number in the rules (1 to 4), if it has one
+    number: int | None = None
+
+
+@dataclass(frozen=True)
 class CardDef:
     """A Political card."""
 
@@ -230,16 +255,6 @@ class CardDef:
     event_action: str | None
     event_effects: tuple[tuple[str, int], ...]
     set_flag: str | None
-
-
-@dataclass(frozen=True)
-class ItemDef:
-    """An item a held scoring source scores: its points, when its condition (if any) holds."""
-
-    id: Any
-    condition: BoolFn | None
-    points: int
-    words: str = ""  # the condition in the reference's words
 
 
 @dataclass(frozen=True)
@@ -277,7 +292,8 @@ class RuleSet:
     cubes_per_set: int
     max_sets: int
     period_wigs_per_set: int
-    term_money: str  # the game's words for its money and its score
+    # the game's words for its money and its score
+    term_money: str
     term_score: str
     nobles: tuple[NobleDef, ...]
     state_actions: Mapping[str, StateActionDef]
@@ -303,22 +319,13 @@ class RuleSet:
     procs: Mapping[str, ProcDef]
     moves: Mapping[str, MoveDef]
     phases: Mapping[str, PhaseDef]
-    # the bundles of effects of the rows of a column (`state_action.effects`): row -> (opts,
-    # why, run), the compiled functions of its bundle
+    # the bundles of effects of the rows of a column (`state_action.effects`): row -> (opts, why,
+    # run), the compiled functions of its bundle
     fx: Mapping[str, Mapping[Any, tuple[Callable[..., Any], ...]]]
-    # what must hold in every state (rules/state.yaml `invariants:`): the words of each check
-    # that fails, in order; and for each conserved kind, its ids wherever they are
+    # what must hold in every state (rules/state.yaml `invariants:`): the words of each check that
+    # fails, in order; and for each conserved kind, its ids wherever they are
     invariants: Callable[[Game], list[str]]
     conserved: Mapping[str, Callable[[Game], list[Any]]]
-
-
-@dataclass(frozen=True)
-class VariantDef:
-    """A variant: chosen at setup, or applied by player count."""
-
-    id: str
-    title: str
-    players: tuple[int, ...]
 
 
 # --- State ----------------------------------------------------------------------------------------
@@ -7101,13 +7108,13 @@ _RS0: Final = RuleSet(
     ),
     # rules/flow.yaml:272 flow.period_end.steps
     period_end=(
-        StepDef("period-end.discard-display", "period-end.discard-display", None, ()),
-        StepDef("period-end.rubble-wigs", "period-end.rubble-wigs", None, ()),
-        StepDef("period-end.new-ships", "period-end.new-ships", None, ("purple", "brown")),
-        StepDef("period-end.hand-discard", "hand-discard", None, ()),
-        StepDef("period-end.new-hand", "period-end.new-hand", "purple", ()),
-        StepDef("period-end.new-display", "period-end.new-display", "brown", ()),
-        StepDef("period-end.refill", "period-end.refill", None, ()),
+        StepDef("period-end.discard-display", "period-end.discard-display"),
+        StepDef("period-end.rubble-wigs", "period-end.rubble-wigs"),
+        StepDef("period-end.new-ships", "period-end.new-ships"),
+        StepDef("period-end.hand-discard", "hand-discard"),
+        StepDef("period-end.new-hand", "period-end.new-hand"),
+        StepDef("period-end.new-display", "period-end.new-display"),
+        StepDef("period-end.refill", "period-end.refill"),
     ),
     # rules/flow.yaml:348 flow.game_end.extra_rounds
     extra_rounds=1,
@@ -9319,7 +9326,7 @@ class IllegalMove(ValueError):
 class StateError(ValueError):
     """JSON the engine refuses to read: a saved game that breaks the state schema or cannot be
     played by these rules, or a move (`Move.from_json`) of the wrong shape; `path` says where
-    (`$.players[1].reis`, `$.cards[0]`)."""
+    (`$.players[1].hand`, `$.cards[0]`)."""
 
     def __init__(self, path: str, message: str) -> None:
         super().__init__(f"{path}: {message}")
@@ -9669,7 +9676,7 @@ def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | N
 
 def _retag(move: Move, name: str, value: Any) -> Move:
     """The same move with another value of one choice (the move generators make the moves of
-    cards of one Noble once)."""
+    the cards of one kind once)."""
     out = _new(Move)
     out.__dict__.update(move.__dict__)
     out.__dict__[name] = value
@@ -10247,7 +10254,7 @@ def _plain(value: Any) -> Any:
 
 def from_json(data: Any) -> Game:
     """Read a saved state; raise StateError (never anything else) when it breaks the schema or
-    cannot be a state of these rules. The error's `path` says where (`$.players[1].reis`)."""
+    cannot be a state of these rules. The error's `path` says where (`$.players[1].hand`)."""
     _validate(data, STATE_SCHEMA, "$")
     key = tuple(data["variants"])
     if key not in RULESETS:

@@ -54,7 +54,9 @@ __all__ = [
 ]
 
 # --- Rule tables ----------------------------------------------------------------------------------
-# The shapes of the rule data. The values are generated from rules/ further below.
+# The shapes of the machinery's tables: compiled procedures, moves, phases, triggers, scoring
+# sources. The game's own tables and the RuleSet holding them all are generated from rules/ (the
+# placeholder below declares the RuleSet fields this module reads).
 
 IntFn = Callable[["Game", "Player", "Ctx"], int]
 BoolFn = Callable[["Game", "Player", "Ctx"], bool]
@@ -62,47 +64,8 @@ StrFn = Callable[["Game", "Player", "Ctx"], str]
 
 
 @dataclass(frozen=True)
-class NobleDef:
-    """A Noble: his State actions, his Noble action and who may take his seat."""
-
-    id: str
-    name: str
-    state_actions: tuple[str, ...]
-    noble_action: str
-    trade_goods: tuple[str, ...]
-    reign_flag: str | None = None
-    reign_name: str = ""
-    reign_action: str | None = None
-
-
-@dataclass(frozen=True)
-class StateActionDef:
-    """A State action and its effects."""
-
-    id: str
-    name: str
-    effects: tuple[tuple[str, int], ...]
-
-
-@dataclass(frozen=True)
-class NobleActionDef:
-    """A Noble action: one of the engine's procedures with its parameters."""
-
-    id: str
-    name: str
-    procedure: str
-    land_price: IntFn | None
-    rubble: int
-    lots: tuple[tuple[str, int], ...]
-    extra_marker_on: str | None
-    extra_max: int
-    wigs_per_official: int
-    forbidden_flag: str | None
-
-
-@dataclass(frozen=True)
 class ProcDef:
-    """A procedure of rules/ (an effect, a Noble action, a hook), compiled into three functions:
+    """A procedure of rules/ (an effect, an action's part, a hook), compiled into three functions:
     the choices its guard allows (`opts`), why a choice is refused (`why`: the rule id and the
     reason, or None) and its effects (`run`). Each takes the game, the acting seat, the
     procedure's parameters and then its choices, in the order of `choices`."""
@@ -146,19 +109,6 @@ class PhaseDef:
 
 
 @dataclass(frozen=True)
-class ActionDef:
-    """One of the turn's actions (or follow / pass)."""
-
-    id: str
-    name: str
-    procedure: str
-    cost: str | None
-    followable: bool
-    reward: tuple[tuple[str, int], ...]
-    number: int | None = None  # the action's number in the rules (1 to 4), if it has one
-
-
-@dataclass(frozen=True)
 class TriggerDef:
     """An end-of-period or end-of-game trigger."""
 
@@ -175,8 +125,6 @@ class StepDef:
 
     id: str
     procedure: str
-    deck: str | None
-    ships: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -209,21 +157,6 @@ class SourceDef:
 
 
 @dataclass(frozen=True)
-class CardDef:
-    """A Political card."""
-
-    number: int
-    deck: str
-    type: str
-    influence: int
-    reward: tuple[tuple[str, int], ...]
-    penalty: tuple[tuple[str, int], ...]
-    event_action: str | None
-    event_effects: tuple[tuple[str, int], ...]
-    set_flag: str | None
-
-
-@dataclass(frozen=True)
 class ItemDef:
     """An item a held scoring source scores: its points, when its condition (if any) holds."""
 
@@ -231,76 +164,6 @@ class ItemDef:
     condition: BoolFn | None
     points: int
     words: str = ""  # the condition in the reference's words
-
-
-@dataclass(frozen=True)
-class RuleSet:
-    """Every rule the engine plays by; one per combination of variants."""
-
-    key: tuple[str, ...]
-    players_min: int
-    players_max: int
-    colors: tuple[str, ...]
-    periods: int
-    flags: tuple[str, ...]
-    businesses: tuple[str, ...]
-    business_names: tuple[str, ...]
-    hand_size: int
-    start_reis: int
-    start_influence: int
-    start_officials: int
-    start_stores: int
-    start_markers: int
-    neutral_officials: int
-    influence_min: int
-    influence_max: int
-    wig_at_max: int
-    reis_icons: tuple[int, ...]
-    treasury_values: tuple[int, ...]
-    treasury_modifiers: tuple[int, ...]
-    treasury_down: int
-    treasury_up: int
-    portfolio_base: int
-    portfolio_per_set: int
-    ship_influence: int
-    warehouse_base: int
-    warehouse_per_set: int
-    cubes_per_set: int
-    max_sets: int
-    period_wigs_per_set: int
-    term_money: str  # the game's words for its money and its score
-    term_score: str
-    nobles: tuple[NobleDef, ...]
-    state_actions: Mapping[str, StateActionDef]
-    noble_actions: Mapping[str, NobleActionDef]
-    actions: Mapping[str, ActionDef]
-    costs: Mapping[str, IntFn]
-    triggers: tuple[TriggerDef, ...]
-    period_end: tuple[StepDef, ...]
-    extra_rounds: int
-    follows_allowed: bool
-    scoring: tuple[SourceDef, ...]
-    majority_columns: tuple[int, ...]
-    column_names: tuple[str, ...]
-    tiebreakers: tuple[tuple[str, IntFn], ...]
-    piles: tuple[str, ...]
-    treasury_pile: str
-    cards: Mapping[int, CardDef]
-    decrees: Mapping[str, ItemDef]
-    decree_display: int
-    plans: Mapping[str, int]
-    ships: Mapping[str, tuple[int, int]]
-    shipyard_per_color: IntFn
-    procs: Mapping[str, ProcDef]
-    moves: Mapping[str, MoveDef]
-    phases: Mapping[str, PhaseDef]
-    # the bundles of effects of the rows of a column (`state_action.effects`): row -> (opts,
-    # why, run), the compiled functions of its bundle
-    fx: Mapping[str, Mapping[Any, tuple[Callable[..., Any], ...]]]
-    # what must hold in every state (rules/state.yaml `invariants:`): the words of each check
-    # that fails, in order; and for each conserved kind, its ids wherever they are
-    invariants: Callable[[Game], list[str]]
-    conserved: Mapping[str, Callable[[Game], list[Any]]]
 
 
 @dataclass(frozen=True)
@@ -315,6 +178,36 @@ class VariantDef:
 # <generated>
 # Declared here with placeholder values; the engine template puts the definitions it generates
 # from rules/ in their place (see templates/engine/lisboa_engine.py.jinja).
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """Every rule the engine plays by, one per combination of variants (generated: the game's
+    tables too); this placeholder holds the fields the machinery below reads."""
+
+    key: tuple[str, ...]
+    players_min: int
+    players_max: int
+    colors: tuple[str, ...]
+    periods: int
+    hand_size: int
+    term_score: str
+    treasury_values: tuple[int, ...]
+    triggers: tuple[TriggerDef, ...]
+    period_end: tuple[StepDef, ...]
+    extra_rounds: int
+    scoring: tuple[SourceDef, ...]
+    majority_columns: tuple[int, ...]
+    column_names: tuple[str, ...]
+    tiebreakers: tuple[tuple[str, IntFn], ...]
+    cards: Mapping[int, Any]
+    ships: Mapping[str, tuple[int, int]]
+    procs: Mapping[str, ProcDef]
+    moves: Mapping[str, MoveDef]
+    phases: Mapping[str, PhaseDef]
+    invariants: Callable[[Game], list[str]]
+
+
 RULESETS: dict[tuple[str, ...], RuleSet] = {}
 _SCORERS: dict[tuple[str, ...], Callable[[Game, _ScoreLayout], ScoreSheet]] = {}
 _RANKERS: dict[tuple[str, ...], Callable[[Game, tuple[int, ...]], list[tuple[int, ...]]]] = {}
@@ -363,57 +256,28 @@ _MOVE_TYPES: dict[str, str] = {}
 _MOVE_DEFAULTS: dict[str, Any] = {}
 _MOVE_NOT_NULL: frozenset[str] = frozenset()
 # The state classes and their saved-game fields are generated from rules/state.yaml; these
-# placeholders hold today's fields so that this module type-checks alone.
+# placeholders hold the fields the machinery reads, so that this module type-checks alone.
 _GAME_FIELDS: tuple[str, ...] = ()
 _PLAYER_FIELDS: tuple[str, ...] = ()
 
 
 @dataclass
 class Player:
-    """One player's board, in clockwise seat order."""
+    """One player, in clockwise seat order (generated from rules/state.yaml: this placeholder
+    holds the fields the machinery below reads)."""
 
     color: str
-    wigs: int = 0
-    influence: int = 0
-    reis: int = 0
     hand: list[int] = field(default_factory=list)
-    portfolio: list[int] = field(default_factory=list)  # top row: Noble cards
-    treasury_row: list[int] = field(default_factory=list)  # bottom row: Treasury cards
-    ships: list[int] = field(default_factory=list)  # hull sizes of the Ships in the portfolio
-    rubble_cubes: int = 0
-    rubble_sets: int = 0
-    markers_left: int = 0
-    markers: dict[str, int] = field(default_factory=dict)  # Rubble Set markers on Nobles
-    stores: dict[str, int] = field(default_factory=dict)
-    goods: dict[str, int] = field(default_factory=dict)
-    officials: int = 0  # Officials still in the player's supply
-    plans: list[str] = field(default_factory=list)
-    completed_plans: list[str] = field(default_factory=list)
-    decrees: list[str] = field(default_factory=list)
-    royal_favors: list[str] = field(default_factory=list)
+    ships: list[int] = field(default_factory=list)
 
     def clone(self) -> Player:
-        """A copy that shares nothing mutable with this player (plain attribute copies: this
-        runs for every candidate move, so it avoids `dataclasses.replace`)."""
-        c = Player.__new__(Player)
-        c.__dict__.update(self.__dict__)
-        c.hand = self.hand[:]
-        c.portfolio = self.portfolio[:]
-        c.treasury_row = self.treasury_row[:]
-        c.ships = self.ships[:]
-        c.markers = self.markers.copy()
-        c.stores = self.stores.copy()
-        c.goods = self.goods.copy()
-        c.plans = self.plans[:]
-        c.completed_plans = self.completed_plans[:]
-        c.decrees = self.decrees[:]
-        c.royal_favors = self.royal_favors[:]
-        return c
+        return Player(self.color, self.hand[:], self.ships[:])
 
 
 @dataclass
 class Game:
-    """The whole game state. `to_json` / `from_json` round-trip it exactly."""
+    """The whole game state (generated from rules/state.yaml: this placeholder holds the
+    fields the machinery below reads)."""
 
     variants: list[str]
     seed: int
@@ -423,66 +287,31 @@ class Game:
     round: int = 1
     period: int = 1
     turns: int = 0
-    phase: str = "action"  # action | follow | refill | marker | hand-discard | over
-    actor: int = 0  # who must move now
-    treasury: int = 0  # index into the Treasury spaces
-    piles: dict[str, list[int]] = field(default_factory=dict)  # display; last card is face up
-    reserve: dict[str, list[int]] = field(default_factory=dict)  # decks not yet dealt
-    discard: list[int] = field(default_factory=list)
-    box: list[int] = field(default_factory=list)
-    court: list[int] = field(default_factory=list)  # cards in the Royal Court this turn
-    courtier: int | None = None  # whose Courtier stands in the Royal Court
-    decree_display: list[str] = field(default_factory=list)
-    decree_deck: list[str] = field(default_factory=list)
-    plan_supply: list[str] = field(default_factory=list)
-    shipyard: list[str] = field(default_factory=list)  # ship colours; last is on top
-    favors: dict[str, int] = field(default_factory=dict)  # Royal Favor tiles in the supply
-    offices: dict[str, dict[str, int]] = field(default_factory=dict)  # noble -> owner -> n
+    phase: str = "action"
+    actor: int = 0
+    treasury: int = 0
+    piles: dict[str, list[int]] = field(default_factory=dict)
+    courtier: int | None = None
+    offices: dict[str, dict[str, int]] = field(default_factory=dict)
     plazas: dict[str, dict[str, int]] = field(default_factory=dict)
-    blocked: list[str] = field(default_factory=list)  # State actions with a good on them
-    flags: list[str] = field(default_factory=list)
-    visit: str | None = None  # the Noble visited this turn, while follows are decided
-    follow_next: int | None = None  # the next seat asked whether to follow
+    blocked: list[str] = field(default_factory=list)
+    visit: str | None = None
+    follow_next: int | None = None
     pending_markers: list[int] = field(default_factory=list)
-    resume: str = "action"  # the phase to go back to after Rubble Set markers are placed
-    period_end_by: int | None = None  # who triggered the end of the period (pending)
+    resume: str = "action"
+    period_end_by: int | None = None
     period_step: int = 0
     discard_queue: list[int] = field(default_factory=list)
     game_end_round: int | None = None
     final_round: int | None = None
-    fired: list[str] = field(default_factory=list)  # trigger rule ids, in firing order
+    fired: list[str] = field(default_factory=list)
 
     @property
     def rs(self) -> RuleSet:
-        """The rule set this game plays by."""
         return RULESETS[tuple(self.variants)]
 
     def clone(self) -> Game:
-        """A deep copy, fast enough for the move generator."""
-        c = Game.__new__(Game)
-        c.__dict__.update(self.__dict__)
-        c.variants = self.variants[:]
-        c.players = [p.clone() for p in self.players]
-        c.piles = {k: v[:] for k, v in self.piles.items()}
-        c.reserve = {k: v[:] for k, v in self.reserve.items()}
-        c.discard = self.discard[:]
-        c.box = self.box[:]
-        c.court = self.court[:]
-        c.decree_display = self.decree_display[:]
-        c.decree_deck = self.decree_deck[:]
-        c.plan_supply = self.plan_supply[:]
-        c.shipyard = self.shipyard[:]
-        c.favors = self.favors.copy()
-        c.offices = {k: v.copy() for k, v in self.offices.items()}
-        c.plazas = {k: v.copy() for k, v in self.plazas.items()}
-        c.blocked = self.blocked[:]
-        c.flags = self.flags[:]
-        c.pending_markers = self.pending_markers[:]
-        c.discard_queue = self.discard_queue[:]
-        c.fired = self.fired[:]
-        return c
-
-
+        return replace(self, players=[p.clone() for p in self.players])
 
 
 def all_cards(g: Game) -> list[int]:
@@ -512,7 +341,7 @@ class IllegalMove(ValueError):
 class StateError(ValueError):
     """JSON the engine refuses to read: a saved game that breaks the state schema or cannot be
     played by these rules, or a move (`Move.from_json`) of the wrong shape; `path` says where
-    (`$.players[1].reis`, `$.cards[0]`)."""
+    (`$.players[1].hand`, `$.cards[0]`)."""
 
     def __init__(self, path: str, message: str) -> None:
         super().__init__(f"{path}: {message}")
@@ -862,7 +691,7 @@ def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | N
 
 def _retag(move: Move, name: str, value: Any) -> Move:
     """The same move with another value of one choice (the move generators make the moves of
-    cards of one Noble once)."""
+    the cards of one kind once)."""
     out = _new(Move)
     out.__dict__.update(move.__dict__)
     out.__dict__[name] = value
@@ -1440,7 +1269,7 @@ def _plain(value: Any) -> Any:
 
 def from_json(data: Any) -> Game:
     """Read a saved state; raise StateError (never anything else) when it breaks the schema or
-    cannot be a state of these rules. The error's `path` says where (`$.players[1].reis`)."""
+    cannot be a state of these rules. The error's `path` says where (`$.players[1].hand`)."""
     _validate(data, STATE_SCHEMA, "$")
     key = tuple(data["variants"])
     if key not in RULESETS:

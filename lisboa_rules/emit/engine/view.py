@@ -13,6 +13,7 @@ from typing import Any
 
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.source import Span
+from lisboa_rules.emit.engine import tables as table_shapes
 from lisboa_rules.emit.engine.procs import procedure_view
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, Update, fmt, identifier, literal, wrap_line
 from lisboa_rules.emit.engine.queries import QueryView, query_view
@@ -59,6 +60,8 @@ class EngineView:
     # the public functions listing a conserved kind's ids (rules/state.yaml `function:`):
     # (name, kind, its literal, id type)
     listers: list[tuple[str, str, str, str]] = field(default_factory=list)
+    # the rule tables' classes and the RuleSet (emit/engine/tables.py)
+    table_classes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -322,7 +325,7 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
         Call("TriggerDef", (t.id, t.ends, t.period, t.scope,
                             fns.add(t.condition, t.params, t.span, t.id)))
         for t in m.triggers)
-    out["period_end"] = tuple(Call("StepDef", (s.id, s.procedure, s.deck, s.ships))
+    out["period_end"] = tuple(Call("StepDef", (s.id, s.procedure))
                               for s in m.period_end)
     out["extra_rounds"] = v("extra_rounds")
     out["follows_allowed"] = v("follows_allowed")
@@ -693,6 +696,8 @@ def build_view(
     base_fields = ruleset_fields(base, fns, pv.by_ruleset[0], pv.moves[0], pv.fx[0],
                                  pv.phases[0])
     base_fields.update(pv.invariants[0])
+    table_shapes.check_fields(base_fields)
+    view.table_classes = table_shapes.classes()
     view.rulesets.append(("_RS0", _call_with_sources(
         "RuleSet", list(base_fields.items()), {k: _where(fns, base, k) for k in base_fields})))
     view.keys.append((literal_key(rulesets[0].variants), "_RS0"))
