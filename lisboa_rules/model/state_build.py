@@ -649,9 +649,10 @@ def build_state(
     from the base game's, so such a change is an error."""
     b = _StateBuilder(data, span, char_at, variant_ids)
     decl = b.build(data.get(KIND, {}))
-    # the invariants are checks of each rule set, not the shape of the state: a variant may
-    # change them
-    changed = {p: v for p, v in (changed or {}).items() if p[:1] != ("invariants",)}
+    # the invariants and the saved-game checks are checks of each rule set, not the shape of
+    # the state: a variant may change them
+    changed = {p: v for p, v in (changed or {}).items()
+               if p[:1] not in (("invariants",), ("checks",))}
     if changed:
         where = min((span(*p) for p in changed), key=lambda s: (s.file, s.line, s.col))
         variant = changed[min(changed, key=lambda p: tuple(map(str, p)))]
