@@ -1441,7 +1441,7 @@ def _plain(value: Any) -> Any:
 
 def from_json(data: Any) -> Game:
     """Read a saved state; raise StateError (never anything else) when it breaks the schema or
-    cannot be a state of these rules. The error's `path` says where (`$.players[1].reis`)."""
+    cannot be a state of these rules. The error's `path` says where (`$.players[1]`)."""
     _validate(data, STATE_SCHEMA, "$")
     key = tuple(data["variants"])
     if key not in RULESETS:
