@@ -515,7 +515,7 @@ def check_other_text(m: Model) -> Iterator[Diagnostic]:
         for path, local, value in _texts(doc, ()):
             if value in rule_texts or ("{" not in value and "[[" not in value):
                 continue
-            if (kind, *path[:1]) == ("state", "invariants"):
+            if (kind, *path[:1]) in (("state", "invariants"), ("state", "checks")):
                 continue  # their {expressions} are checked by the state builder
             yield from _check_one_text(m, value, m.span_of(kind, *path), local, rule_ids)
 

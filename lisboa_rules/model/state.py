@@ -155,6 +155,7 @@ class Invariant:
     zones: tuple[Zone, ...] = ()
     count: str | int | None = None
     function: str | None = None  # the public function listing the conserved ids
+    at: str = ""  # a saved-game check's JSON path (`$.players[{seat}].ships`), placeholders too
     path: tuple[str | int, ...] = ()  # where it is in the state document
     span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
@@ -165,6 +166,9 @@ class StateDecl:
     player: tuple[StateField, ...] = ()
     game: tuple[StateField, ...] = ()
     invariants: tuple[Invariant, ...] = ()
+    # what a saved game must satisfy to be loaded (rules/state.yaml `checks:`): conditions in
+    # the invariants' format, each with the JSON path (`at`) of the StateError it raises
+    checks: tuple[Invariant, ...] = ()
 
     def kind(self, kind_id: str) -> StateKind | None:
         for k in self.kinds:

@@ -104,7 +104,35 @@ class _StateBuilder:
                 self.span("game"),
             )
         decl = StateDecl(tuple(self.kinds.values()), player, game)
-        return replace(decl, invariants=self._invariants(decl, doc.get("invariants") or []))
+        decl = replace(decl, invariants=self._invariants(decl, doc.get("invariants") or []))
+        return replace(decl, checks=self._checks(decl, doc.get("checks") or []))
+
+    # -- saved-game checks ------------------------------------------------------------------
+
+    def _checks(self, decl: StateDecl, items: Sequence[Mapping[str, Any]]
+                ) -> tuple[Invariant, ...]:
+        out: list[Invariant] = []
+        seen: dict[str, int] = {}
+        for i, raw in enumerate(items):
+            cid = str(raw["id"])
+            if cid in seen:
+                self._duplicate("check", cid, ("checks", i), ("checks", seen[cid]))
+                continue
+            seen[cid] = i
+            path = ("checks", i)
+            out.append(Invariant(cid, str(raw["text"]), raw.get("each"), str(raw["holds"]),
+                                 at=str(raw["at"]), path=path, span=self.span(*path)))
+        from lisboa_rules.model.procs import state_scope
+        from lisboa_rules.model.state_invariants import compile_checks, measures_of
+
+        scope = state_scope(decl, self.data, measures_of(self.data))
+        _, problems = compile_checks(replace(decl, checks=tuple(out)), scope)
+        if self.broken_fields or self.broken:
+            problems = [pr for pr in problems if pr.code != "unknown-name"]
+        for pr in problems:
+            self.error(pr.code, pr.message, self._expr_span(pr.path, pr.source, pr.col),
+                       pr.suggestion)
+        return tuple(out)
 
     # -- invariants -----------------------------------------------------------------------
 
@@ -168,7 +196,7 @@ class _StateBuilder:
             return where
         quote = 1 if self.char_at(where) in "\"'" else 0
         c = where.col + quote + col
-        if path[-1] == "text":  # a placeholder of the words: find it in the text
+        if path[-1] in ("text", "at"):  # a placeholder of the words: find it in the text
             raw = self.data.get(KIND, {})
             for key in path:
                 raw = raw[key]
@@ -621,9 +649,10 @@ def build_state(
     from the base game's, so such a change is an error."""
     b = _StateBuilder(data, span, char_at, variant_ids)
     decl = b.build(data.get(KIND, {}))
-    # the invariants are checks of each rule set, not the shape of the state: a variant may
-    # change them
-    changed = {p: v for p, v in (changed or {}).items() if p[:1] != ("invariants",)}
+    # the invariants and the saved-game checks are checks of each rule set, not the shape of
+    # the state: a variant may change them
+    changed = {p: v for p, v in (changed or {}).items()
+               if p[:1] not in (("invariants",), ("checks",))}
     if changed:
         where = min((span(*p) for p in changed), key=lambda s: (s.file, s.line, s.col))
         variant = changed[min(changed, key=lambda p: tuple(map(str, p)))]

@@ -223,6 +223,44 @@ def _negated(code: str) -> str:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
         return f"not ({typed.bare(code)})"
+    if isinstance(tree.body, ast.UnaryOp) and isinstance(tree.body.op, ast.Not):
+        inner = ast.get_source_segment(code, tree.body.operand)  # `not (not x)` is x
+        if inner is not None:
+            return _unlisted(typed.bare(inner))
+    out = _unlisted(code)
+    body = ast.parse(out, mode="eval").body
+    if (
+        isinstance(body, ast.Compare)
+        and len(body.ops) == 1
+        and isinstance(body.ops[0], ast.Eq | ast.NotEq)
+    ):
+        at = _top_level(out, "==" if isinstance(body.ops[0], ast.Eq) else "!=")
+        if at is not None:
+            op = "!=" if isinstance(body.ops[0], ast.Eq) else "=="
+            left, right = out[:at].strip(), out[at + 2 :].strip()
+            sides = [typed.bare(x) for x in (left, right)]
+            if not any(_compound(x) for x in sides):  # `(a is None) == (b is None)` keeps them
+                return f"{sides[0]} {op} {sides[1]}"
+            return f"{left} {op} {right}"
+    return f"not ({out})"
+
+
+def _unlisted(code: str) -> str:
+    """The code with the conditions `any` / `all` test given as a generator rather than a
+    list, at every depth (as ruff would have it)."""
+    while True:
+        new = _unlisted_once(code)
+        if new == code:
+            return typed.bare(new)
+        code = new
+
+
+def _unlisted_once(code: str) -> str:
+    text = code.encode()
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return code
     cuts: list[tuple[int, int, bytes]] = []
     for node in ast.walk(tree):
         if (
@@ -241,19 +279,17 @@ def _negated(code: str) -> str:
         if end <= last:
             text = text[:start] + new + text[end:]
             last = start
-    out = typed.bare(text.decode())
-    body = ast.parse(out, mode="eval").body
-    if (
-        isinstance(body, ast.Compare)
-        and len(body.ops) == 1
-        and isinstance(body.ops[0], ast.Eq | ast.NotEq)
-    ):
-        at = _top_level(out, "==" if isinstance(body.ops[0], ast.Eq) else "!=")
-        if at is not None:
-            op = "!=" if isinstance(body.ops[0], ast.Eq) else "=="
-            left, right = out[:at].strip(), out[at + 2 :].strip()
-            return f"{typed.bare(left)} {op} {typed.bare(right)}"
-    return f"not ({out})"
+    return text.decode()
+
+
+def _compound(code: str) -> bool:
+    """Whether an operand needs its brackets beside `==` / `!=`: a comparison, a condition or
+    a conditional expression."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return True
+    return isinstance(node, ast.Compare | ast.BoolOp | ast.IfExp | ast.UnaryOp)
 
 
 def _test(code: str, indent: int) -> list[str]:
@@ -377,3 +413,83 @@ def measures_of(data: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
         for m in rows
         if isinstance(m, Mapping) and "value" in m and not m.get("per")
     )
+
+
+def _seat_checks(decl: StateDecl) -> list[str]:
+    """The checks of the game's seat fields (types `seat`, `seat?`, `list[seat]`): each seat
+    they hold is one of the players'."""
+    lines: list[str] = []
+    for f in decl.game:
+        t = f.type
+        if t.name == "seat":
+            value = f"g.{f.id}"
+            if t.optional:
+                lines.append(f"    if g.{f.id} is not None and not 0 <= g.{f.id} < len(g.players):")
+            else:
+                lines.append(f"    if not 0 <= g.{f.id} < len(g.players):")
+        elif t.name == "list" and t.args[0].name == "seat" and not t.optional:
+            value = "v"
+            lines += [f"    for v in g.{f.id}:", "        if not 0 <= v < len(g.players):"]
+            lines.append(f'            return "$.{f.id}", str(v) + " is not a seat of this game"')
+            continue
+        else:
+            continue
+        lines.append(f'        return "$.{f.id}", str({value}) + " is not a seat of this game"')
+    return lines
+
+
+def compile_checks(
+    decl: StateDecl, scope: Scope, comment: Callable[[Invariant], str] | None = None
+) -> tuple[list[str], list[Problem]]:
+    """The body of the saved-game checks (rules/state.yaml `checks:`) in this rule set's scope:
+    the seats of the game's seat fields first, then each check in order, returning the first
+    that fails as (its JSON path, its words); and every problem found. A check over the game
+    reads the players' fields through `game.players` only (`q.color`); a field that may be
+    null is known to be set after `X is not None and`."""
+    problems: list[Problem] = []
+    body = _seat_checks(decl)
+    optional = {
+        f.id: Name(replace(typed_field.type, optional=True), typed_field.code)
+        for f in decl.game
+        if f.type.optional and (typed_field := scope.game.get(f.id)) is not None
+    }
+    game_scope = replace(scope, locals={}, measures={}).with_locals(**optional)
+    player_scope = scope.with_locals(**optional)
+    group: list[str] = []
+
+    def close() -> None:
+        if group:
+            seat = any("seat" in _names(line) for line in group)
+            body.append(
+                "    for seat, p in enumerate(g.players):" if seat else "    for p in g.players:"
+            )
+            body.extend("        " + line for line in group)
+            group.clear()
+
+    for c in decl.checks:
+        note = [f"# {comment(c)}"] if comment is not None else []
+        s = player_scope if c.each == "player" else game_scope
+        t = _expr(c.holds, s, typed.BOOL, (*c.path, "holds"), problems)
+        words = _words(c.text, s, (*c.path, "text"), problems)
+        at = _words(c.at, s, (*c.path, "at"), problems)
+        if t is None:
+            continue
+        if c.each != "player" and "p" in _names(typed.bare(t.code)):
+            problems.append(
+                Problem(
+                    "expr-type",
+                    f"a check over the game reads the acting player (in '{c.holds}'): "
+                    "add `each: player`, or read the players through game.players",
+                    (*c.path, "holds"),
+                )
+            )
+            continue
+        indent = 8 if c.each == "player" else 4
+        lines = [*note, *_test(t.code, indent), f"    return {at}, {words}"]
+        if c.each == "player":
+            group.extend(lines)
+        else:
+            close()
+            body.extend("    " + line for line in lines)
+    close()
+    return body, problems

@@ -190,9 +190,7 @@ class RuleSet:
     players_max: int
     colors: tuple[str, ...]
     periods: int
-    hand_size: int
     term_score: str
-    treasury_values: tuple[int, ...]
     triggers: tuple[TriggerDef, ...]
     period_end: tuple[StepDef, ...]
     extra_rounds: int
@@ -200,12 +198,11 @@ class RuleSet:
     majority_columns: tuple[int, ...]
     column_names: tuple[str, ...]
     tiebreakers: tuple[tuple[str, IntFn], ...]
-    cards: Mapping[int, Any]
-    ships: Mapping[str, tuple[int, int]]
     procs: Mapping[str, ProcDef]
     moves: Mapping[str, MoveDef]
     phases: Mapping[str, PhaseDef]
     invariants: Callable[[Game], list[str]]
+    state_checks: Callable[[Game], tuple[str, str] | None]  # rules/state.yaml `checks:`
 
 
 RULESETS: dict[tuple[str, ...], RuleSet] = {}
@@ -267,11 +264,9 @@ class Player:
     holds the fields the machinery below reads)."""
 
     color: str
-    hand: list[int] = field(default_factory=list)
-    ships: list[int] = field(default_factory=list)
 
     def clone(self) -> Player:
-        return Player(self.color, self.hand[:], self.ships[:])
+        return Player(self.color)
 
 
 @dataclass
@@ -289,19 +284,8 @@ class Game:
     turns: int = 0
     phase: str = "action"
     actor: int = 0
-    treasury: int = 0
-    piles: dict[str, list[int]] = field(default_factory=dict)
-    courtier: int | None = None
-    offices: dict[str, dict[str, int]] = field(default_factory=dict)
-    plazas: dict[str, dict[str, int]] = field(default_factory=dict)
-    blocked: list[str] = field(default_factory=list)
-    visit: str | None = None
-    follow_next: int | None = None
-    pending_markers: list[int] = field(default_factory=list)
-    resume: str = "action"
     period_end_by: int | None = None
     period_step: int = 0
-    discard_queue: list[int] = field(default_factory=list)
     game_end_round: int | None = None
     final_round: int | None = None
     fired: list[str] = field(default_factory=list)
@@ -1269,7 +1253,7 @@ def _plain(value: Any) -> Any:
 
 def from_json(data: Any) -> Game:
     """Read a saved state; raise StateError (never anything else) when it breaks the schema or
-    cannot be a state of these rules. The error's `path` says where (`$.players[1].hand`)."""
+    cannot be a state of these rules. The error's `path` says where (`$.players[1]`)."""
     _validate(data, STATE_SCHEMA, "$")
     key = tuple(data["variants"])
     if key not in RULESETS:
@@ -1287,151 +1271,27 @@ def from_json(data: Any) -> Game:
     problems = check_invariants(g)
     if problems:
         raise StateError("$", "; ".join(problems))
-    _check_phase(g, rs)
     _check_playable(g)
     return g
 
 
 def _check_shape(g: Game, rs: RuleSet) -> None:
-    """What the schema cannot say: seats, counts and phases that fit this game."""
+    """What the schema cannot say: a player count and the triggers of this rule set, then the
+    saved-game checks of the rules (rules/state.yaml `checks:`: the seats, the preconditions of
+    the phase and the counters the procedures keep, which the engine's own play always
+    satisfies); the first that fails is raised."""
     n = len(g.players)
     if not rs.players_min <= n <= rs.players_max:
         raise StateError(
             "$.players", f"{n} players: the game is for {rs.players_min} to {rs.players_max}"
         )
-    colors = [p.color for p in g.players]
-    if len(set(colors)) != n:
-        raise StateError("$.players", "two players have the same colour")
-    if not 0 <= g.treasury < len(rs.treasury_values):
-        raise StateError("$.treasury", "off the Treasury track")
-    if g.period > rs.periods:
-        raise StateError("$.period", f"the game has {rs.periods} periods")
-    hulls = {size for size, _ in rs.ships.values()}
-    for seat, p in enumerate(g.players):
-        for i, size in enumerate(p.ships):
-            if size not in hulls:
-                raise StateError(f"$.players[{seat}].ships[{i}]", f"no Ship has hull size {size}")
-    seats = {
-        "start_player": [g.start_player],
-        "current": [g.current],
-        "actor": [g.actor],
-        "courtier": [] if g.courtier is None else [g.courtier],
-        "follow_next": [] if g.follow_next is None else [g.follow_next],
-        "period_end_by": [] if g.period_end_by is None else [g.period_end_by],
-        "pending_markers": g.pending_markers,
-        "discard_queue": g.discard_queue,
-    }
-    for name, values in seats.items():
-        for v in values:
-            if not 0 <= v < n:
-                raise StateError(f"$.{name}", f"{v} is not a seat of this game")
-    for where in (g.offices, g.plazas):
-        for noble_id, owners in where.items():
-            for owner in owners:
-                if owner not in colors and owner != "neutral":
-                    raise StateError(f"$.offices.{noble_id}", f"{owner!r} is not in this game")
-    expect = {
-        "follow": (g.visit is not None and g.follow_next == g.actor, "a visit and its follower"),
-        "marker": (bool(g.pending_markers) and g.pending_markers[0] == g.actor, "a marker"),
-        "hand-discard": (
-            bool(g.discard_queue) and g.discard_queue[0] == g.actor,
-            "a player to discard",
-        ),
-        "refill": (g.actor == g.current, "the player whose turn it is"),
-        "action": (g.actor == g.current, "the player whose turn it is"),
-    }
-    ok, what = expect.get(g.phase, (True, ""))
-    if not ok:
-        raise StateError("$.phase", f"the {g.phase} phase needs {what} to act")
-    if g.phase == "marker" and g.resume == "marker":
-        raise StateError("$.resume", "cannot resume the marker phase itself")
-
-
-def _check_phase(g: Game, rs: RuleSet) -> None:
-    """The preconditions of the phase and the counters the procedures keep, which the engine's
-    own play always satisfies: a state that breaks one could stall, or never end."""
-    n = len(g.players)
-    phase = g.phase
-    waiting = g.resume if phase == "marker" else phase  # the phase the markers interrupt
-    # the end of the game (rules: game-end): triggered in a round, over after the extra rounds
-    if (g.game_end_round is None) != (g.final_round is None):
-        raise StateError("$.final_round", "game_end_round and final_round are set together")
-    if g.game_end_round is not None and g.final_round is not None:
-        if g.final_round != g.game_end_round + rs.extra_rounds:
-            raise StateError(
-                "$.final_round",
-                f"the last round is {rs.extra_rounds} after the round the end was triggered in",
-            )
-        if g.game_end_round > g.round:
-            raise StateError("$.game_end_round", f"round {g.game_end_round} is still to come")
-        if phase != "over" and g.round > g.final_round:
-            raise StateError("$.round", f"the game ended with round {g.final_round}")
-    triggers = {t.id: t for t in rs.triggers}
-    if len(set(g.fired)) != len(g.fired):
-        raise StateError("$.fired", "a trigger fires once")
+    triggers = {t.id for t in rs.triggers}
     for i, tid in enumerate(g.fired):
-        t = triggers.get(tid)
-        if t is None:
+        if tid not in triggers:
             raise StateError(f"$.fired[{i}]", f"{tid!r} is not a trigger of these rules")
-        if t.period > g.period:
-            raise StateError(f"$.fired[{i}]", f"{tid} fires in period {t.period}, not before")
-        if t.ends == "game" and g.game_end_round is None:
-            raise StateError(f"$.fired[{i}]", f"{tid} fired, but the game end is not triggered")
-        pending = g.period_end_by is not None or phase == "over"
-        if t.ends == "period" and t.period == g.period and not pending:
-            raise StateError(f"$.fired[{i}]", f"{tid} fired, but no period end is pending")
-    # the end of the period (rules: period-end): the hand discard, clockwise from its trigger;
-    # the last period ends with the game, not with a period end
-    if g.period_end_by is not None and g.period >= rs.periods and phase != "over":
-        raise StateError("$.period_end_by", f"period {g.period} is the last: it does not end")
-    if waiting == "hand-discard":
-        step = g.period_step
-        if not 0 <= step < len(rs.period_end) or rs.period_end[step].procedure != waiting:
-            raise StateError("$.period_step", f"step {step} of the period end is no hand discard")
-        if g.period_end_by is None:
-            raise StateError("$.period_end_by", "the end of the period runs for who ended it")
-        done_steps = {st.id.rsplit(".", 1)[-1] for st in rs.period_end[:step]}
-        if "discard-display" in done_steps and any(g.piles.values()):
-            raise StateError("$.piles", "the display was discarded at this period end")
-        order = [(g.period_end_by + k) % n for k in range(n)]
-        done = phase == "marker" and not g.discard_queue  # markers earned by the last discard
-        if g.discard_queue != order[n - len(g.discard_queue) :] or not (g.discard_queue or done):
-            raise StateError(
-                "$.discard_queue", "each player discards once, clockwise from who ended the period"
-            )
-    else:
-        if g.discard_queue:
-            raise StateError("$.discard_queue", "only the end of the period has discards")
-        if g.period_step != 0:
-            raise StateError("$.period_step", "the end of the period is not running")
-    # Rubble Set markers are placed before anything else (rules: rubble.sets)
-    if phase != "marker" and g.pending_markers:
-        raise StateError("$.pending_markers", f"markers are pending in the {phase} phase")
-    if phase == "marker" and g.resume in ("marker", "over"):
-        raise StateError("$.resume", f"cannot go back to the {g.resume} phase after markers")
-    # a visit waits for its follows (rules: follow)
-    if waiting == "follow":
-        if g.visit is None or g.follow_next is None:
-            raise StateError("$.visit", "a follow needs a visited Noble and a follower")
-        if g.follow_next == g.current:
-            raise StateError("$.follow_next", "the visitor does not follow their own visit")
-    elif g.visit is not None or g.follow_next is not None:
-        raise StateError("$.visit", "a visit is pending only while follows are decided")
-    # (the Royal Court, the Courtier and the goods on State actions are left as they are: the
-    # end of the turn clears them whatever they hold)
-    if len(set(g.blocked)) != len(g.blocked):
-        raise StateError("$.blocked", "a State action holds one good")
-    # `turns` is a statistic the rules never read: it is not checked
-    for seat, p in enumerate(g.players):
-        if len(p.hand) > rs.hand_size:
-            raise StateError(f"$.players[{seat}].hand", f"more than {rs.hand_size} cards")
-    hand = g.players[g.current].hand
-    if phase == "refill" and (len(hand) >= rs.hand_size or not any(g.piles.values())):
-        raise StateError("$.phase", "nothing to draw: the turn would be over")
-    for pile, cards in g.piles.items():
-        for i, card in enumerate(cards):
-            if rs.cards[card].type != pile:
-                raise StateError(f"$.piles.{pile}[{i}]", f"card {card} is not a {pile} card")
+    failed = rs.state_checks(g)
+    if failed is not None:
+        raise StateError(*failed)
 
 
 def _check_playable(g: Game) -> None:
@@ -1452,7 +1312,6 @@ def _check_playable(g: Game) -> None:
             problems = check_invariants(after)
             if not problems:
                 _check_shape(after, after.rs)
-                _check_phase(after, after.rs)
         except StateError as exc:
             problems = [str(exc)]
         except Exception as exc:  # an IllegalMove too: the generator listed the move

@@ -204,7 +204,11 @@ def _invariant_view(models: list[Model], view: ProcView, tables: P.Tables,
     conserved kind, shared where the code is the same; the sorted ids they compare with are
     tables of their own."""
     from lisboa_rules.model.state import Invariant
-    from lisboa_rules.model.state_invariants import compile_invariants, measures_of
+    from lisboa_rules.model.state_invariants import (
+        compile_checks,
+        compile_invariants,
+        measures_of,
+    )
 
     functions: list[str] = []
     by_code: dict[str, str] = {}
@@ -259,8 +263,14 @@ def _invariant_view(models: list[Model], view: ProcView, tables: P.Tables,
                  '    """What is wrong with a state: the invariants of rules/state.yaml that '
                  'fail, in order."""',
                  "    problems: list[str] = []", *body, "    return problems"]
+        checks, _ = compile_checks(m.state, scope, origin)
+        saved = ["def _state_checks(g: Game) -> tuple[str, str] | None:",
+                 '    """Why a saved game cannot be loaded: the JSON path and the words of the',
+                 '    first check of rules/state.yaml that fails, else None."""',
+                 *checks, "    return None"]
         view.invariants.append({"invariants": Raw(share(check, "_invariants")),
-                                "conserved": listers})
+                                "conserved": listers,
+                                "state_checks": Raw(share(saved, "_state_checks"))})
     return functions
 
 

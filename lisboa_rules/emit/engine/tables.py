@@ -189,6 +189,12 @@ RULESET = Record(
             " wherever they are",
         ),
         ("conserved", "Mapping[str, Callable[[Game], list[Any]]]", None, ""),
+        (
+            "state_checks",
+            "Callable[[Game], tuple[str, str] | None]",
+            None,
+            "rules/state.yaml `checks:`",
+        ),
     ),
 )
 

@@ -638,6 +638,7 @@ FIELD_PATHS: dict[str, tuple[str, ...]] = {
     "ships": ("components", "ships"),
     "shipyard_per_color": ("components", "shipyard", "per_color"),
     "invariants": ("state", "invariants"),
+    "state_checks": ("state", "checks"),
 }
 
 
