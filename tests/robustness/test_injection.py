@@ -89,7 +89,10 @@ def poison(rules: Path, *, names: bool = True, texts: bool = False,
             if not path or not isinstance(value, str):
                 continue
             key = path[-1] if isinstance(path[-1], str) else path[-2]
-            vocabulary_name = data.get("kind") == "vocabulary" and key == "name"  # identifiers
+            # the vocabulary's names and queries are identifiers, in rules/vocabulary.yaml and in
+            # a variant's changes to it
+            vocabulary_name = key == "name" and (
+                data.get("kind") == "vocabulary" or "vocabulary" in path)
             if names and key in NAME_FIELDS and data.get("kind") != "examples" and \
                     not vocabulary_name:
                 new = hostile(n)
