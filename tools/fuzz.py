@@ -54,6 +54,7 @@ from lisboa_rules.core import codes
 from lisboa_rules.core.diagnostics import one_line
 from lisboa_rules.front.loader import LoadedDoc, StrictLoader
 from lisboa_rules.front.validate import validate
+from lisboa_rules.lang import steps as steps_lang
 
 Files = dict[str, bytes]  # relative POSIX path under the rules folder -> content
 Mutator = Callable[[random.Random, Files], str]  # mutates in place, returns a description
@@ -872,8 +873,7 @@ def m_param_edges(rng: random.Random, files: Files) -> str:
 
 # --- the steps of procedures (issue 14) -----------------------------------------------------------
 
-STEP_KINDS = ("gain", "set", "let", "move", "require", "choose", "if", "for_each", "repeat", "do",
-              "raise", "shuffle", "new")
+STEP_KINDS = steps_lang.KINDS  # every kind of step the language has, a new one too
 STEP_LISTS = ("steps", "then", "else", "do")
 STEP_EXPRESSIONS = ("require", "if", "repeat")
 
