@@ -8,16 +8,15 @@ not compile is a located error.
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import shutil
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import load_engine
 
 from lisboa_rules.cli.main import main
 
@@ -70,18 +69,6 @@ FOLDED = (
 )
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[name]
-    return module
-
-
 def _build(root: Path, name: str, files: dict[str, str], args: list[str]) -> ModuleType:
     project = root / name
     shutil.copytree(ROOT / "rules", project / "rules")
@@ -90,7 +77,7 @@ def _build(root: Path, name: str, files: dict[str, str], args: list[str]) -> Mod
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(project)
         assert main(["build", *args]) == 0, f"lisboa-rules build {args} failed"
-    return _load(project / "generated" / "lisboa_engine.py", f"house_checks_{name}")
+    return load_engine(project / "generated" / "lisboa_engine.py", f"house_checks_{name}")
 
 
 @pytest.fixture(scope="module")

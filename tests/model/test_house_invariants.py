@@ -6,15 +6,14 @@ cards' conservation, so `all_cards` finds them there too.
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import load_engine
 
 from lisboa_rules.cli.main import main
 
@@ -66,18 +65,6 @@ VAULT = (
 )
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[name]
-    return module
-
-
 def _build(root: Path, name: str, files: dict[str, str], args: list[str]) -> ModuleType:
     project = root / name
     shutil.copytree(ROOT / "rules", project / "rules")
@@ -86,7 +73,7 @@ def _build(root: Path, name: str, files: dict[str, str], args: list[str]) -> Mod
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(project)
         assert main(["build", *args]) == 0, f"lisboa-rules build {args} failed"
-    return _load(project / "generated" / "lisboa_engine.py", f"house_invariants_{name}")
+    return load_engine(project / "generated" / "lisboa_engine.py", f"house_invariants_{name}")
 
 
 @pytest.fixture(scope="module")

@@ -8,16 +8,15 @@ exactly the game the engine deals; the reference prints the setup's steps in the
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 import yaml
+from conftest import load_engine
 
 from lisboa_rules import pipeline
 from lisboa_rules.cli.main import main
@@ -30,21 +29,9 @@ COLORS = yaml.safe_load((ROOT / "rules" / "game.yaml").read_text(encoding="utf-8
 ]
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[name]
-    return module
-
-
 @pytest.fixture(scope="module")
 def engine() -> ModuleType:
-    return _load(ENGINE, "setup_data_engine")
+    return load_engine(ENGINE, "setup_data_engine")
 
 
 def _build(
@@ -59,7 +46,7 @@ def _build(
     assert main(args) == 0
     tag = re.sub(r"\W", "_", tmp.name)
     return (
-        _load(tmp / "g" / "lisboa_engine.py", f"setup_data_{tag}"),
+        load_engine(tmp / "g" / "lisboa_engine.py", f"setup_data_{tag}"),
         (tmp / "g" / "reference" / "rules.md").read_text(encoding="utf-8"),
     )
 
