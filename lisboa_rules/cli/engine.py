@@ -49,9 +49,13 @@ class EngineLoadError(Exception):
 
 
 def load_engine(path: Path) -> ModuleType:
-    """Import a generated engine file as a module (spec_from_file_location); the same file
+    """Import a generated engine as a module: a file (spec_from_file_location), or a folder
+    that holds the module `lisboa_engine` (`lisboa_engine.py`, or the extension module that a
+    compiled build writes, `lisboa_engine.*.so`, with its helpers beside it); the same engine
     is imported once per process."""
     path = path.resolve()
+    if path.is_dir():
+        return _load_engine_dir(path)
     if not path.is_file():
         raise EngineLoadError(f"no engine at {path} (run '{PROG} build' first)")
     name = "lisboa_engine_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
@@ -67,6 +71,41 @@ def load_engine(path: Path) -> ModuleType:
         spec.loader.exec_module(module)
     except Exception:
         del sys.modules[name]
+        raise
+    return module
+
+
+ENGINE_MODULE = Path(ENGINE).stem  # lisboa_engine
+
+
+def _load_engine_dir(folder: Path) -> ModuleType:
+    """`lisboa_engine` from a folder: a source file is imported like any engine file; an
+    extension module keeps its own name (its init function is named after it), with the
+    folder on sys.path for the helper modules it imports."""
+    import importlib.machinery
+
+    spec = importlib.machinery.PathFinder.find_spec(ENGINE_MODULE, [str(folder)])
+    if spec is None or spec.origin is None:
+        raise EngineLoadError(f"no {ENGINE_MODULE} module in {folder} (run '{PROG} build' "
+                              "or compile one there first)")
+    origin = Path(spec.origin)
+    if origin.suffix == ".py":
+        return load_engine(origin)
+    loaded = sys.modules.get(ENGINE_MODULE)
+    if loaded is not None:
+        if Path(getattr(loaded, "__file__", "") or "").resolve() == origin.resolve():
+            return loaded
+        raise EngineLoadError(f"another compiled {ENGINE_MODULE} is loaded already "
+                              f"({loaded.__file__}); one process loads one")
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[ENGINE_MODULE] = module
+    try:
+        assert spec.loader is not None
+        spec.loader.exec_module(module)
+    except Exception:
+        del sys.modules[ENGINE_MODULE]
         raise
     return module
 
@@ -121,6 +160,8 @@ def stale_engine(engine: Path) -> str | None:
     """Why the engine file was not built from the rules folder beside its output folder
     (`<project>/generated/lisboa_engine.py` and `<project>/rules/`), or None when it was, or
     when there is no such rules folder or the engine records no inputs."""
+    if engine.is_dir():
+        engine = engine / ENGINE
     rules_dir = engine.resolve().parent.parent / "rules"
     if not engine.is_file() or not rules_dir.is_dir():
         return None
@@ -145,7 +186,8 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
                    help="output format (default: text)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--engine", type=Path, default=None, metavar="PATH",
-                       help=f"the engine module to use (default: {DEFAULT_ENGINE})")
+                       help="the engine to use: a module file, or a folder that holds "
+                       f"lisboa_engine (source or compiled) (default: {DEFAULT_ENGINE})")
     where.add_argument("--rules", type=Path, default=None, metavar="DIR",
                        help="compile the engine from this rules folder instead")
 
@@ -395,12 +437,12 @@ def simulate(E: Any, path: Path, players: int, variants: tuple[str, ...], seed: 
     """Play the games (in `jobs` processes when more than 1) and sum them up in seed order."""
     summary = Summary(wins=[0] * players, shared_wins=[0] * players)
     seeds = list(range(seed, seed + games))
-    progress = _Progress(games) if sys.stderr.isatty() else None
+    progress = progress_bar(games)
     if jobs == 1 or games == 1:
         for s in seeds:
             summary.add(play_random_game(E, players, variants, s))
-            if progress:
-                progress.step(1)
+            if progress is not None:
+                progress.update(1)
     else:
         # Small chunks (about 16 per worker) keep the workers busy to the end: games differ in
         # length, and one long last chunk would leave the other workers idle.
@@ -415,10 +457,10 @@ def simulate(E: Any, path: Path, players: int, variants: tuple[str, ...], seed: 
             for records in pool.map(_play_chunk, chunks):  # in order: same result as 1 job
                 for r in records:
                     summary.add(r)
-                if progress:
-                    progress.step(len(records))
-    if progress:
-        progress.done()
+                if progress is not None:
+                    progress.update(len(records))
+    if progress is not None:
+        progress.close()
     return summary
 
 
@@ -466,23 +508,17 @@ def _end_workers(pool: Any) -> None:
             proc.join(5)
 
 
-class _Progress:
-    """A progress bar on stderr (only used when stderr is a terminal)."""
-
-    WIDTH = 30
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.count = 0
-
-    def step(self, n: int) -> None:
-        self.count += n
-        filled = self.WIDTH * self.count // self.total
-        bar = "#" * filled + "." * (self.WIDTH - filled)
-        err(f"\r[{bar}] {self.count}/{self.total} games")
-
-    def done(self) -> None:
-        err("\n")
+def progress_bar(total: int, unit: str = "games") -> Any:
+    """A progress bar with the rate and the time left, on stderr, when stderr is a terminal
+    (tqdm); None otherwise. `bar.update(n)` moves it, `bar.close()` ends its line."""
+    if not sys.stderr.isatty():
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        return None
+    return tqdm(total=total, unit=unit[:-1] if unit.endswith("s") else unit, file=sys.stderr,
+                dynamic_ncols=True, leave=True)
 
 
 def _stats(values: list[int]) -> dict[str, float | int]:

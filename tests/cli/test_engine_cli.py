@@ -205,8 +205,36 @@ def test_simulate_progress_bar_only_on_a_terminal(
     monkeypatch.setattr("sys.stderr", tty)
     summary = engine_cli.simulate(engine, ENGINE_PATH, 3, (), 1, 3, 1)
     assert summary.games == 3
-    assert "[" + "#" * 30 + "] 3/3 games" in tty.getvalue()
+    shown = tty.getvalue()
+    assert "3/3" in shown and "game/s" in shown and "100%" in shown  # tqdm's bar, with a rate
     assert capsys.readouterr().out == ""
+
+
+def test_simulate_no_progress_bar_off_a_terminal(engine: Any, capsys: Any) -> None:
+    summary = engine_cli.simulate(engine, ENGINE_PATH, 3, (), 1, 3, 1)
+    assert summary.games == 3
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("form", ["file", "folder"])
+def test_simulate_engine_from_a_file_or_a_folder(
+    form: str, tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """`--engine` takes the engine file or a folder that holds lisboa_engine (as `compile
+    --out DIR` writes it); the games are the same."""
+    folder = tmp_path / "engine-out"
+    folder.mkdir()
+    shutil.copy(ENGINE_PATH, folder / "lisboa_engine.py")
+    where = folder / "lisboa_engine.py" if form == "file" else folder
+    args = ("--games", "3", "--seed", "2", "--players", "2")
+    assert _simulate(capsys, monkeypatch, *args, "--engine", str(where)) == _simulate(
+        capsys, monkeypatch, *args)
+
+
+def test_an_engine_folder_without_an_engine(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+    code, _, err = _run(["simulate", "--games", "1", "--seed", "1", "--engine", str(tmp_path)],
+                        capsys, monkeypatch)
+    assert code == 2 and "no lisboa_engine module in" in err
 
 
 def test_simulate_usage_errors(capsys: Any, monkeypatch: Any) -> None:
