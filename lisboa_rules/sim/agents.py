@@ -1,0 +1,187 @@
+"""Agents that play any generated engine through its public API alone.
+
+An agent is one function, state -> move: `make_agent(name, engine, seed)` returns it, ready
+to be a bot in a game app (it never changes the state it is given, and it only ever returns
+one of `engine.legal_moves(state)`). The same name, engine, seed and sequence of states give
+the same moves.
+
+- `random`: a move drawn uniformly among the legal ones.
+- `greedy`: one ply. Each legal move is played on the engine (`apply_move` returns a new
+  state) and the state after it is scored with the engine's own `final_scores`: the points on
+  the score track plus every scoring source of the data, as if the game ended there. The
+  estimate is the mover's total minus the best total of the others; the best estimate wins,
+  ties are broken by the agent's seeded generator.
+- `mcts`: UCT (upper confidence bounds on trees) with a budget of iterations; each iteration
+  walks down the tree, adds one node and finishes the game with `random` moves (or `greedy`
+  ones: `mcts-greedy`), at most `horizon` moves deep, and scores the end as a win share for
+  each seat (1 / the number of seats sharing first place, by the engine's `ranking` over the
+  same estimate when the game is not over yet).
+
+Nothing here knows the game: moves are opaque values, states are read only for `phase`,
+`actor` and `players` (their number), and the rest is the engine's functions.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Agent = Callable[[Any], Any]
+"""state -> move (one of the engine's legal moves for that state)."""
+
+OVER = "over"  # the phase of a finished game (the engine's word)
+
+AGENTS = ("random", "greedy", "mcts", "mcts-greedy")
+DEFAULT_ITERATIONS = 200
+DEFAULT_HORIZON = 40  # moves a playout plays before it is scored by the estimate
+EXPLORATION = math.sqrt(2)
+
+
+def make_agent(
+    name: str,
+    engine: Any,
+    seed: int | str,
+    *,
+    iterations: int = DEFAULT_ITERATIONS,
+    horizon: int | None = DEFAULT_HORIZON,
+) -> Agent:
+    """The agent `name` (one of AGENTS) over `engine`, seeded with `seed`."""
+    rng = random.Random(f"{name}:{seed}")
+    if name == "random":
+        return RandomAgent(engine, rng)
+    if name == "greedy":
+        return GreedyAgent(engine, rng)
+    if name in ("mcts", "mcts-greedy"):
+        rollout: Agent = (
+            GreedyAgent(engine, rng) if name == "mcts-greedy" else RandomAgent(engine, rng)
+        )
+        return MctsAgent(engine, rng, rollout, iterations, horizon)
+    raise ValueError(f"unknown agent {name!r} (known: {', '.join(AGENTS)})")
+
+
+def estimate(engine: Any, state: Any) -> tuple[int, ...]:
+    """Each seat's total as if the game ended now: the engine's final score sheet."""
+    return tuple(engine.final_scores(state).totals)
+
+
+def margin(totals: Sequence[int], seat: int) -> int:
+    """A seat's total minus the best total of the others."""
+    best_other = max((t for i, t in enumerate(totals) if i != seat), default=0)
+    return totals[seat] - best_other
+
+
+@dataclass
+class RandomAgent:
+    """A legal move drawn uniformly."""
+
+    engine: Any
+    rng: random.Random
+
+    def __call__(self, state: Any) -> Any:
+        return self.rng.choice(self.engine.legal_moves(state))
+
+
+@dataclass
+class GreedyAgent:
+    """The legal move whose resulting state has the best estimate for the mover."""
+
+    engine: Any
+    rng: random.Random
+
+    def __call__(self, state: Any) -> Any:
+        moves = self.engine.legal_moves(state)
+        if len(moves) == 1:
+            return moves[0]
+        seat = state.actor
+        apply_move, final_scores = self.engine.apply_move, self.engine.final_scores
+        best: list[Any] = []
+        best_value = -math.inf
+        for move in moves:
+            value = margin(final_scores(apply_move(state, move)).totals, seat)
+            if value > best_value:
+                best_value, best = value, [move]
+            elif value == best_value:
+                best.append(move)
+        return best[0] if len(best) == 1 else self.rng.choice(best)
+
+
+@dataclass
+class _Node:
+    state: Any
+    seat: int  # who moves in this state (-1 when the game is over)
+    untried: list[Any]
+    children: list[tuple[Any, _Node]] = field(default_factory=list)
+    plays: int = 0
+    shares: list[float] = field(default_factory=list)  # summed win share per seat
+
+
+@dataclass
+class MctsAgent:
+    """UCT over `iterations` iterations; the most played move of the root is played."""
+
+    engine: Any
+    rng: random.Random
+    rollout: Agent
+    iterations: int = DEFAULT_ITERATIONS
+    horizon: int | None = DEFAULT_HORIZON
+
+    def __call__(self, state: Any) -> Any:
+        moves = self.engine.legal_moves(state)
+        if len(moves) == 1:
+            return moves[0]
+        seats = len(state.players)
+        root = self._node(state, seats, moves)
+        for _ in range(self.iterations):
+            path = [root]
+            node = root
+            # selection: fully expanded nodes, down by UCT
+            while not node.untried and node.children:
+                node = self._select(node)
+                path.append(node)
+            # expansion: one untried move, drawn at random
+            if node.untried:
+                move = node.untried.pop(self.rng.randrange(len(node.untried)))
+                after = self.engine.apply_move(node.state, move)
+                child = self._node(after, seats)
+                node.children.append((move, child))
+                node = child
+                path.append(node)
+            shares = self._playout(node.state, seats)
+            for n in path:
+                n.plays += 1
+                for i, s in enumerate(shares):
+                    n.shares[i] += s
+        # the most played move; ties by the higher share, then by the order of legal_moves
+        best = max(root.children, key=lambda mc: (mc[1].plays, mc[1].shares[root.seat]))
+        return best[0]
+
+    def _node(self, state: Any, seats: int, moves: list[Any] | None = None) -> _Node:
+        if state.phase == OVER:
+            return _Node(state, -1, [], shares=[0.0] * seats)
+        untried = list(moves if moves is not None else self.engine.legal_moves(state))
+        return _Node(state, state.actor, untried, shares=[0.0] * seats)
+
+    def _select(self, node: _Node) -> _Node:
+        log_n = math.log(node.plays)
+        seat = node.seat
+
+        def uct(mc: tuple[Any, _Node]) -> float:
+            c = mc[1]
+            return c.shares[seat] / c.plays + EXPLORATION * math.sqrt(log_n / c.plays)
+
+        return max(node.children, key=uct)[1]
+
+    def _playout(self, state: Any, seats: int) -> list[float]:
+        """Play on (at most `horizon` moves) and score the end as win shares per seat."""
+        steps = 0
+        while state.phase != OVER and (self.horizon is None or steps < self.horizon):
+            state = self.engine.apply_move(state, self.rollout(state))
+            steps += 1
+        first = self.engine.ranking(state).places[0]
+        shares = [0.0] * seats
+        for seat in first:
+            shares[seat] = 1.0 / len(first)
+        return shares

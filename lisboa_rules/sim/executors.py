@@ -1,0 +1,115 @@
+"""Where the games are played: in this process, in worker processes, or on a Dask cluster.
+
+Every executor plays the same `Job`s and returns their records in the jobs' order, so the
+results are the same whatever the executor and the number of workers (each game depends only
+on its seed: runner.py). A worker loads the engine from the job's path once per process (a
+forked worker inherits the parent's copy); Dask workers must see that path (a shared file
+system, or the same machine).
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from lisboa_rules.sim.runner import GameRecord, Job, run_job
+
+Progress = Callable[[int], None]  # told how many games each finished chunk played
+
+_ENGINES: dict[str, Any] = {}
+
+
+def _engine(path: str) -> Any:
+    engine = _ENGINES.get(path)
+    if engine is None:
+        from lisboa_rules.cli.engine import load_engine
+
+        engine = _ENGINES[path] = load_engine(Path(path))
+    return engine
+
+
+def _init_process(path: str) -> None:
+    # A forked worker inherits the parent's SIGTERM handler: it must simply end.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _engine(path)
+
+
+def _run(job: Job) -> list[GameRecord]:
+    return run_job(_engine(job.engine), job)
+
+
+def _collect(results: Iterable[list[GameRecord]], progress: Progress | None) -> list[GameRecord]:
+    out: list[GameRecord] = []
+    for records in results:
+        out += records
+        if progress is not None:
+            progress(len(records))
+    return out
+
+
+def run_serial(
+    engine: ModuleType | Any, jobs: Sequence[Job], progress: Progress | None = None
+) -> list[GameRecord]:
+    """Play every job here, in order."""
+    for job in jobs:
+        _ENGINES.setdefault(job.engine, engine)
+    return _collect((_run(job) for job in jobs), progress)
+
+
+def run_processes(
+    engine: ModuleType | Any, jobs: Sequence[Job], workers: int, progress: Progress | None = None
+) -> list[GameRecord]:
+    """Play the jobs in `workers` processes; the records come back in the jobs' order."""
+    if workers <= 1 or len(jobs) <= 1:
+        return run_serial(engine, jobs, progress)
+    from concurrent.futures import ProcessPoolExecutor
+
+    from lisboa_rules.cli.engine import _ending_workers_on_sigterm
+
+    paths = sorted({job.engine for job in jobs})
+    for path in paths:
+        _ENGINES.setdefault(path, engine)  # forked workers inherit it: no second import
+    pool = ProcessPoolExecutor(workers, initializer=_init_process, initargs=(paths[0],))
+    with _ending_workers_on_sigterm(pool):
+        return _collect(pool.map(_run, jobs), progress)
+
+
+def run_dask(
+    jobs: Sequence[Job],
+    address: str | None = None,
+    workers: int = 2,
+    progress: Progress | None = None,
+    client: Any = None,
+) -> list[GameRecord]:
+    """Play the jobs on a Dask cluster: `client` if given, else the scheduler at `address`,
+    else a local cluster of `workers` worker processes (closed at the end). Needs the `dask`
+    extra of this package."""
+    try:
+        import distributed
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        from lisboa_rules.core.diagnostics import PROG
+
+        raise RuntimeError(
+            f"the Dask executor needs dask[distributed]: pip install '{PROG}[dask]'"
+        ) from exc
+    dist: Any = distributed  # untyped
+    own: list[Any] = []
+    if client is None:
+        if address is None:
+            cluster = dist.LocalCluster(
+                n_workers=workers, threads_per_worker=1, dashboard_address=None
+            )
+            own.append(cluster)
+            client = dist.Client(cluster)
+        else:
+            client = dist.Client(address)
+        own.insert(0, client)
+    try:
+        futures = client.map(_run, list(jobs), pure=False)
+        return _collect((f.result() for f in futures), progress)
+    finally:
+        for thing in own:
+            thing.close()

@@ -1,0 +1,107 @@
+"""The agents of lisboa_rules/sim/agents.py: legal, deterministic, generic, and greedy plays
+better than random."""
+
+from __future__ import annotations
+
+import copy
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+
+from lisboa_rules.sim import make_agent
+from lisboa_rules.sim.agents import AGENTS
+from lisboa_rules.sim.runner import play_game
+
+sys.path.insert(0, str(ROOT / "tests" / "project"))
+from test_runtime_generic import NOUNS, nouns_in
+
+SIM = ROOT / "lisboa_rules" / "sim"
+FAST = {"iterations": 12, "horizon": 8}  # MCTS kept small: the tests check behaviour only
+
+
+def _states(E: Any, players: int, variants: tuple[str, ...], seed: int, every: int) -> list[Any]:
+    """States of a random game, every `every` moves."""
+    rng = random.Random(seed)
+    g = E.new_game(players, variants, seed)
+    out = []
+    n = 0
+    while g.phase != "over":
+        if n % every == 0:
+            out.append(g)
+        g = E.apply_move(g, rng.choice(E.legal_moves(g)))
+        n += 1
+    return out
+
+
+@pytest.mark.parametrize("path", sorted(SIM.glob("*.py")), ids=lambda p: p.name)
+def test_the_sim_package_names_no_game_noun(path: Path) -> None:
+    found = nouns_in(path.read_text(encoding="utf-8"), NOUNS)
+    assert not found, f"{path.relative_to(ROOT)} names the game:\n" + "\n".join(found[:40])
+
+
+@pytest.mark.parametrize("name", AGENTS)
+@pytest.mark.parametrize(
+    ("players", "variants", "seed"), [(2, (), 3), (3, ("queen",), 8), (4, (), 21)]
+)
+def test_agents_only_play_listed_moves_and_leave_the_state_alone(
+    engine: Any, name: str, players: int, variants: tuple[str, ...], seed: int
+) -> None:
+    agent = make_agent(name, engine, seed, **FAST)
+    for g in _states(engine, players, variants, seed, 23 if name.startswith("mcts") else 7):
+        before = copy.deepcopy(engine.to_json(g))
+        move = agent(g)
+        assert move in engine.legal_moves(g)
+        assert engine.to_json(g) == before
+
+
+@pytest.mark.parametrize("name", AGENTS)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_agents_are_deterministic_for_a_seed(engine: Any, name: str, seed: int) -> None:
+    states = _states(engine, 3, (), 40 + seed, 19)
+    first = [make_agent(name, engine, seed, **FAST)(g) for g in states]
+    again = [make_agent(name, engine, seed, **FAST)(g) for g in states]
+    assert first == again
+    if name != "mcts-greedy":  # another seed plays otherwise somewhere
+        other = [make_agent(name, engine, seed + 100, **FAST)(g) for g in states]
+        assert other != first
+
+
+def test_a_whole_game_is_the_same_for_the_same_seed(engine: Any) -> None:
+    a = play_game(engine, 3, (), 5, 0, ("greedy", "random", "mcts"), _fast_options())
+    b = play_game(engine, 3, (), 5, 0, ("greedy", "random", "mcts"), _fast_options())
+    assert a == b
+
+
+def _fast_options() -> Any:
+    from lisboa_rules.sim.runner import Options
+
+    return Options(**FAST)
+
+
+def test_an_unknown_agent(engine: Any) -> None:
+    with pytest.raises(ValueError, match="unknown agent"):
+        make_agent("clever", engine, 1)
+
+
+def _greedy_wins(E: Any, games: int) -> int:
+    wins = 0
+    for i in range(games):
+        r = play_game(E, 2, (), 7000 + i, i, ("greedy", "random"))
+        greedy = r.lineup.index("greedy")
+        wins += r.first == [greedy]
+    return wins
+
+
+def test_greedy_beats_random(engine: Any) -> None:
+    """100 two-player games, greedy in each seat half the time: a fair coin wins 70 or more
+    with probability below 1 in 20,000."""
+    assert _greedy_wins(engine, 100) >= 70
+
+
+@pytest.mark.slow
+def test_greedy_beats_random_in_80_percent_of_1000_games(engine: Any) -> None:
+    assert _greedy_wins(engine, 1000) >= 800

@@ -1,0 +1,431 @@
+"""`lisboa-rules balance` (lisboa_rules/cli/balance.py) end to end, and its executors."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ENGINE_PATH, ROOT
+
+from lisboa_rules.cli import main as cli
+from lisboa_rules.sim import executors, html, runner
+from lisboa_rules.sim.runner import Options
+
+HOUSE = ROOT / "examples" / "house-rules"
+NOTHING = (
+    "kind: variant\nid: {id}\ntitle: Nothing\napplies: chosen\ntext: Nothing changes.\n"
+    "source: [seed:000#endgame-scoring]\nchanges: {{}}\n"
+)
+
+
+def _run(argv: list[str], capsys: Any, monkeypatch: Any) -> tuple[int, str, str]:
+    monkeypatch.chdir(ROOT)
+    capsys.readouterr()
+    code = cli.main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _json(capsys: Any, monkeypatch: Any, *args: str) -> dict[str, Any]:
+    code, out, err = _run(["balance", "--format", "json", *args], capsys, monkeypatch)
+    assert code == 0, err
+    data: dict[str, Any] = json.loads(out)
+    return data
+
+
+RUN = ("--games", "4", "--seed", "11", "--players", "2", "--agents", "greedy,random")
+
+
+def test_json_shape(engine: Any, capsys: Any, monkeypatch: Any) -> None:
+    d = _json(capsys, monkeypatch, *RUN)
+    assert list(d) == ["run", "rule_sets", "compare"] and d["compare"] is None
+    assert d["run"] == {
+        "games": 4,
+        "players": 2,
+        "seed": 11,
+        "agents": ["greedy", "random"],
+        "iterations": None,
+        "horizon": None,
+    }
+    rs = d["rule_sets"]["base"]
+    assert list(rs) == [
+        "games",
+        "players",
+        "variants",
+        "seats",
+        "balance",
+        "agents",
+        "versus",
+        "length",
+        "score",
+        "sources",
+        "margin",
+        "lead_changes",
+        "triggers",
+        "never_reached",
+        "rare",
+    ]
+    assert rs["games"] == 4 and rs["variants"] == ["two-player"]
+    fig = ["mean", "sd", "q05", "q50", "q95"]
+    for seat in rs["seats"]:
+        assert list(seat) == ["seat", "color", "wins", "shared", "win_rate", "ci95"]
+        assert 0 <= seat["ci95"][0] <= seat["win_rate"] <= seat["ci95"][1] <= 1
+    for agent in rs["agents"].values():
+        assert list(agent) == ["games", "wins", "win_rate", "ci95"] and agent["games"] == 4
+    assert set(rs["versus"]) == {"greedy", "random"}
+    key = engine.variants_for(2, ())
+    ruleset = engine.RULESETS[key]
+    assert list(rs["sources"]) == [s.id for s in ruleset.scoring]
+    assert all(list(s) == ["name", *fig] for s in rs["sources"].values())
+    assert all(
+        list(f) == fig
+        for f in [*rs["length"].values(), *rs["score"].values(), rs["margin"], rs["lead_changes"]]
+    )
+    fired = {t.id: t.ends for t in ruleset.triggers}
+    assert {t for kind in rs["triggers"].values() for t in kind} == set(fired)
+    for kind, row in rs["triggers"].items():
+        assert all(fired[t] == kind for t in row)
+    assert rs["balance"] == pytest.approx(
+        1 - (max(s["win_rate"] for s in rs["seats"]) - min(s["win_rate"] for s in rs["seats"])),
+        abs=1e-4,
+    )
+
+
+@pytest.mark.parametrize(
+    ("agents", "players", "games"),
+    [
+        (("greedy", "random"), 2, 4),
+        (("random", "greedy"), 3, 2),
+        (("random", "greedy", "mcts"), 3, 3),
+    ],
+)
+def test_seats_rotate(agents: tuple[str, ...], players: int, games: int) -> None:
+    """Over len(agents) games each agent sits in each seat equally often."""
+    lineups = [runner.lineup(agents, players, i) for i in range(games)]
+    for seat in range(players):
+        seen = [lineup[seat] for lineup in lineups]
+        counts = {a: seen.count(a) for a in agents}
+        assert len(set(counts.values())) == 1, (seat, counts)
+    assert lineups[0] != lineups[1]
+
+
+def test_every_agent_sits_in_every_seat_of_the_report(capsys: Any, monkeypatch: Any) -> None:
+    d = _json(
+        capsys,
+        monkeypatch,
+        "--games",
+        "4",
+        "--seed",
+        "2",
+        "--players",
+        "2",
+        "--agents",
+        "random,greedy",
+    )
+    assert {a: s["games"] for a, s in d["rule_sets"]["base"]["agents"].items()} == {
+        "random": 4,
+        "greedy": 4,
+    }
+
+
+def test_jobs_and_executors_give_identical_json(capsys: Any, monkeypatch: Any) -> None:
+    args = (
+        "--games",
+        "6",
+        "--seed",
+        "5",
+        "--players",
+        "3",
+        "--agents",
+        "random,greedy",
+        "--compare",
+        "queen",
+    )
+    one = _json(capsys, monkeypatch, *args)
+    two = _json(capsys, monkeypatch, *args, "--jobs", "2")
+    assert one == two
+    assert one["compare"]["base"] == "base" and one["compare"]["other"] == "queen"
+
+
+def test_the_dask_executor_gives_the_same_records(engine: Any) -> None:
+    distributed = pytest.importorskip(
+        "distributed", reason="the dask extra is not installed (pip install '.[dask]')"
+    )
+    jobs = runner.chunks(str(ENGINE_PATH), 2, (), 3, 5, ("greedy", "random"), Options(), 2)
+    here = executors.run_serial(engine, jobs)
+    cluster = distributed.LocalCluster(
+        processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None
+    )
+    try:
+        with distributed.Client(cluster) as client:
+            there = executors.run_dask(jobs, client=client)
+    finally:
+        cluster.close()
+    assert there == here
+    assert [r.index for r in there] == list(range(5))
+
+
+def test_the_cli_on_a_local_dask_cluster(capsys: Any, monkeypatch: Any) -> None:
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    args = ("--games", "3", "--seed", "9", "--players", "2", "--agents", "random")
+    assert _json(capsys, monkeypatch, *args, "--dask", "local", "--jobs", "2") == _json(
+        capsys, monkeypatch, *args
+    )
+
+
+def test_text_report(capsys: Any, monkeypatch: Any) -> None:
+    code, out, err = _run(["balance", *RUN], capsys, monkeypatch)
+    assert code == 0, err
+    for words in (
+        "Win rate per seat (95% Wilson interval); balance",
+        "Agents:",
+        "greedy above random",
+        "Game length:",
+        "Score per player:",
+        "Winning margin",
+        "Lead changes",
+        "End of a period triggered by",
+        "End of the game",
+    ):
+        assert words in out
+
+
+def test_html_report(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+    target = tmp_path / "report.html"
+    code, out, err = _run(
+        ["balance", *RUN, "--compare", "queen", "--format", "html", "--out", str(target)],
+        capsys,
+        monkeypatch,
+    )
+    assert code == 0 and out == "" and "wrote" in err
+    page = target.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "@media print" in page
+    assert "queen against base" in page and "<table>" in page
+    # it loads nothing: no script, link, import, or a source or link to another address
+    assert "<script" not in page and "<link" not in page and "@import" not in page
+    assert all(u.startswith("#") for u in re.findall(r"url\(([^)]*)\)", page))
+    for ref in re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', page):
+        assert ref.startswith("#"), ref
+    if _has_matplotlib():
+        assert page.count("<svg") == 3 and "<figcaption>Win rate per seat" in page
+    else:
+        assert "The plots need the report extra" in page
+
+
+def _has_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", ["<b>bold</b>", "a & b", "\u202eevil"])
+def test_html_escapes_the_data(engine: Any, name: str, monkeypatch: Any) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # the tables-only page
+    from lisboa_rules.sim import report
+
+    records = [runner.play_game(engine, 2, (), 1, 0, ("random",))]
+    info = report.info_of(engine, name, engine.variants_for(2, ()))
+    data = {
+        "run": {"games": 1, "players": 2, "seed": 1, "agents": ["random"]},
+        "rule_sets": {name: report.rule_set_data(info, records, ["random"])},
+        "compare": None,
+    }
+    page = html.page(data, {name: records})
+    assert name not in page and "The plots need the report extra" in page
+    assert "&lt;b&gt;" in page or "&amp;" in page or "\\u202e" in page
+
+
+def _triggers_named(rs: dict[str, Any]) -> None:
+    for row in rs["triggers"].values():
+        for t, count in row.items():
+            assert count >= 0.01 * rs["games"] or t in rs["never_reached"] or t in rs["rare"]
+            assert (t in rs["never_reached"]) == (count == 0)
+
+
+def test_triggers_never_reached_are_named(capsys: Any, monkeypatch: Any) -> None:
+    d = _json(capsys, monkeypatch, "--games", "5", "--seed", "1", "--players", "3")
+    _triggers_named(d["rule_sets"]["base"])
+    code, out, _ = _run(
+        ["balance", "--games", "3", "--seed", "1", "--players", "3", "--agents", "random"],
+        capsys,
+        monkeypatch,
+    )
+    assert code == 0 and "Never reached:" in out  # random games never reach some triggers
+
+
+@pytest.mark.slow
+def test_every_trigger_fires_in_1_percent_of_greedy_games_or_is_named(
+    capsys: Any, monkeypatch: Any
+) -> None:
+    d = _json(capsys, monkeypatch, "--games", "300", "--seed", "1", "--players", "3", "--jobs", "2")
+    _triggers_named(d["rule_sets"]["base"])
+
+
+def _compare_rubble_bounty(capsys: Any, monkeypatch: Any, games: int) -> dict[str, Any]:
+    d = _json(
+        capsys,
+        monkeypatch,
+        "--games",
+        str(games),
+        "--seed",
+        "3",
+        "--players",
+        "3",
+        "--compare",
+        str(HOUSE / "rubble-bounty.yaml"),
+        "--jobs",
+        "2",
+    )
+    c: dict[str, Any] = d["compare"]
+    assert c["base"] == "base" and c["other"] == "rubble-bounty"
+    return c
+
+
+def test_a_paired_comparison_detects_the_rubble_bounty(capsys: Any, monkeypatch: Any) -> None:
+    """A wig per completed rubble set: the points on the score track go up, and the interval
+    of the paired difference leaves out 0, in a few three-player games. (With two players the
+    greedy agents play otherwise under the house rule and the track's mean does not move in
+    a few games: the agents complete their sets at other times.)"""
+    c = _compare_rubble_bounty(capsys, monkeypatch, 8)
+    assert c["score"]["track"]["diff"] > 0 and c["score"]["track"]["significant"]
+
+
+@pytest.mark.slow
+def test_the_rubble_bounty_is_detected_within_1000_games(capsys: Any, monkeypatch: Any) -> None:
+    c = _compare_rubble_bounty(capsys, monkeypatch, 1000)
+    assert c["score"]["track"]["ci95"][0] > 0
+
+
+def _nothing(tmp_path: Path, form: str) -> Path:
+    folder = tmp_path / "house"
+    folder.mkdir()
+    (folder / "nothing.yaml").write_text(NOTHING.format(id="nothing"), encoding="utf-8")
+    if form == "folder":
+        (folder / "nothing-either.yaml").write_text(
+            NOTHING.format(id="nothing-either"), encoding="utf-8"
+        )
+        return folder
+    return folder / "nothing.yaml"
+
+
+def _all_diffs(c: dict[str, Any]) -> list[dict[str, Any]]:
+    out = [
+        *c["seats"],
+        *c["agents"].values(),
+        *c["length"].values(),
+        *c["score"].values(),
+        *c["sources"].values(),
+        c["margin"],
+        c["lead_changes"],
+    ]
+    out += [d for row in c["triggers"].values() for d in row.values()]
+    return out
+
+
+@pytest.mark.parametrize("form", ["file", "folder"])
+def test_a_house_rule_that_changes_nothing_gives_intervals_around_0(
+    form: str, tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    path = _nothing(tmp_path, form)
+    d = _json(
+        capsys,
+        monkeypatch,
+        "--games",
+        "4",
+        "--seed",
+        "2",
+        "--players",
+        "3",
+        "--agents",
+        "greedy,random",
+        "--compare",
+        str(path),
+    )
+    c = d["compare"]
+    assert c["other"] == ("nothing" if form == "file" else "nothing-either+nothing")
+    for diff in _all_diffs(c):
+        assert diff["ci95"][0] <= 0 <= diff["ci95"][1] and not diff["significant"], diff
+
+
+def test_a_house_rule_as_the_variant_and_the_base_as_the_comparison(
+    capsys: Any, monkeypatch: Any
+) -> None:
+    d = _json(
+        capsys,
+        monkeypatch,
+        "--games",
+        "2",
+        "--seed",
+        "2",
+        "--players",
+        "2",
+        "--variant",
+        str(HOUSE / "rubble-bounty.yaml"),
+        "--compare",
+        "base",
+    )
+    assert list(d["rule_sets"]) == ["rubble-bounty", "base"]
+    assert "rubble-bounty" in d["rule_sets"]["rubble-bounty"]["variants"]
+
+
+def test_balance_with_an_engine_folder(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    shutil.copy(ENGINE_PATH, folder / "lisboa_engine.py")
+    args = ("--games", "2", "--seed", "4", "--players", "2", "--agents", "random")
+    assert _json(capsys, monkeypatch, *args, "--engine", str(folder)) == _json(
+        capsys, monkeypatch, *args
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "words"),
+    [
+        (("--agents", "gredy"), 2, "did you mean 'greedy'"),
+        (("--agents", ","), 2, "at least one agent"),
+        (("--variant", "nope"), 2, "unknown variant"),
+        (("--compare", "nope"), 2, "unknown variant"),
+        (("--players", "9"), 2, "players"),
+        (("--compare", "no/such/house-rule.yaml"), 2, "no such file"),
+        (
+            ("--compare", str(HOUSE / "rubble-bounty.yaml"), "--engine", str(ENGINE_PATH)),
+            2,
+            "not --engine",
+        ),
+        (("--games", "0"), 2, ""),
+    ],
+)
+def test_usage_errors(
+    extra: tuple[str, ...], code: int, words: str, capsys: Any, monkeypatch: Any
+) -> None:
+    base = {"--games": "1", "--seed": "1"}
+    argv = ["balance"]
+    for k, v in base.items():
+        if k not in extra:
+            argv += [k, v]
+    got, _, err = _run([*argv, *extra], capsys, monkeypatch)
+    assert got == code and words in err, err
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "kind: variant\nid: broken\ntitle: Broken\napplies: chosen\ntext: x\n"
+        "source: [seed:000#endgame-scoring]\nchanges: {nope: {}}\n",
+        "kind: variant\nid: broken\n: : :\n",
+    ],
+)
+def test_a_house_rule_with_errors(text: str, tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text(text, encoding="utf-8")
+    code, out, err = _run(
+        ["balance", "--games", "1", "--seed", "1", "--compare", str(path)], capsys, monkeypatch
+    )
+    assert code == 1 and "error" in err and out == ""
