@@ -43,7 +43,7 @@ import handwritten_scoring as hand  # noqa: E402
 import scale_rules  # noqa: E402
 
 SCHEMA = "lisboa-rules-benchmarks/1"
-SECTIONS = ("build", "scoring", "playout", "oracle", "scaling", "simulate")
+SECTIONS = ("build", "scoring", "playout", "oracle", "scaling", "simulate", "balance")
 FROZEN = ROOT / "tests" / "oracle" / "frozen_engine.py"  # the engine before issue 14
 BASELINE_IMPORTS = "import yaml, jsonschema, jinja2"
 PLAYERS = 4
@@ -1104,6 +1104,95 @@ def bench_simulate(mode: Mode, engine: Path) -> list[Row]:
     ]
 
 
+# --- balance (issue 16): the agents' speed ---------------------------------------------------
+
+# Per mode: greedy games timed (3 players, 2 jobs; the time is scaled to 10,000 games), their
+# repetitions, and the states of a game MCTS chooses a move in.
+BALANCE_SIZES = {"full": (200, 2, 12), "quick": (60, 1, 6), "tiny": (4, 1, 1)}
+BALANCE_GAMES = 10_000  # the issue's figure: 10,000 three-player greedy games in 60 s on 2 jobs
+
+
+def bench_balance(mode: Mode, E: ModuleType, engine: Path) -> list[Row]:
+    """`lisboa-rules balance`'s agents: 10,000 three-player greedy games on 2 jobs (timed on a
+    sample and scaled), and one MCTS move of 200 iterations; each against the issue's budget.
+    The note says where a greedy move's time goes (apply_move vs final_scores per candidate)."""
+    from lisboa_rules.sim import executors, make_agent, runner
+
+    games, reps, mcts_states = BALANCE_SIZES[mode.name]
+    jobs = runner.chunks(str(engine), 3, (), 0, games, ("greedy",), runner.Options(), 2)
+
+    def greedy() -> float:
+        t0 = time.perf_counter()
+        executors.run_processes(E, jobs, 2)
+        return (time.perf_counter() - t0) * BALANCE_GAMES / games
+
+    budget_greedy = [60.0]
+    samples = interleaved([greedy], reps, 0)[0]
+    # where a greedy decision's time goes: every candidate is applied, then scored
+    states = [s for s in end_states_of_play(E, 3, 7) if E.legal_moves(s)][::9]
+    apply_s = score_s = 0.0
+    candidates = 0
+    for g in states:
+        for m in E.legal_moves(g):
+            t0 = time.perf_counter()
+            after = E.apply_move(g, m)
+            t1 = time.perf_counter()
+            E.final_scores(after)
+            t2 = time.perf_counter()
+            apply_s += t1 - t0
+            score_s += t2 - t1
+            candidates += 1
+    per = f"{1e6 * apply_s / candidates:.0f} us apply_move + {1e6 * score_s / candidates:.0f} us "
+    per += f"final_scores per candidate move, {candidates / len(states):.1f} candidates a move"
+    # MCTS: one move of 200 iterations, in states spread over a greedy game
+    picks = end_states_of_play(E, 3, 11)
+    step = max(1, len(picks) // mcts_states)
+    chosen = picks[::step][:mcts_states]
+    mcts_times = []
+    for k, g in enumerate(chosen):
+        agent = make_agent("mcts", E, k, iterations=200)
+        t0 = time.perf_counter()
+        agent(g)
+        mcts_times.append(time.perf_counter() - t0)
+    return [
+        Row(
+            "balance.greedy_10k",
+            "balance",
+            f"10,000 three-player greedy games on 2 jobs (timed on {games}, scaled) vs the 60 s "
+            "budget",
+            Side(
+                f"{games} greedy games x {BALANCE_GAMES // games}, run_processes(2)", "s", samples
+            ),
+            Side("the issue's budget", "s", budget_greedy * len(samples)),
+            "A / B (times)",
+            "<=",
+            1.0,
+            note=f"{per}; {os.cpu_count()} CPUs (see simulate.control for what 2 jobs gain)",
+        ),
+        Row(
+            "balance.mcts_move",
+            "balance",
+            "One MCTS move, 200 iterations (random playouts of 40 moves) vs the 2 s budget",
+            Side(f"mcts, 200 iterations, {len(chosen)} states of a game", "s", mcts_times),
+            Side("the issue's budget", "s", [2.0] * len(mcts_times)),
+            "A / B (times)",
+            "<=",
+            1.0,
+        ),
+    ]
+
+
+def end_states_of_play(E: ModuleType, players: int, seed: int) -> list[Any]:
+    """Every state of one random game (the states agents choose in)."""
+    rng = random.Random(seed)
+    g = E.new_game(players, (), seed)
+    out = []
+    while g.phase != "over":
+        out.append(g)
+        g = E.apply_move(g, rng.choice(E.legal_moves(g)))
+    return out
+
+
 # --- output -------------------------------------------------------------------------------------
 
 
@@ -1217,6 +1306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 extra["scaling"] = summary
             elif section == "simulate":
                 rows += bench_simulate(mode, args.engine.resolve())
+            elif section == "balance":
+                rows += bench_balance(mode, E, args.engine.resolve())
     info["load_average_end"] = _loadavg()
     loads = [x[0] for x in (info["load_average_start"], info["load_average_end"]) if x]
     info["busy"] = bool(loads) and max(loads) > 0.75 * max(1, info["nproc"])

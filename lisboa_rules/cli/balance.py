@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import shutil
 import tempfile
@@ -275,6 +276,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         agents = _agents(args.agents)
         sides, house = _sides(args)
+        if args.dask is not None and importlib.util.find_spec("distributed") is None:
+            raise UsageError(f"--dask needs dask[distributed]: pip install '{PROG}[dask]'")
         if house and args.engine is not None:
             raise UsageError(
                 "house rules are compiled into an engine: give --rules DIR (or "

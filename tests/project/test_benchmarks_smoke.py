@@ -35,6 +35,8 @@ EXPECTED_ROWS = {
     "scaling.build_x2",
     "simulate.jobs",
     "simulate.control",
+    "balance.greedy_10k",
+    "balance.mcts_move",
 }
 TARGETS = {
     "build.full": ("<=", 2.0),
@@ -43,6 +45,8 @@ TARGETS = {
     "scoring.vs_interp": (">=", 5.0),
     "playout.vs_interp": (">=", 3.0),
     "simulate.jobs": (">=", 1.7),
+    "balance.greedy_10k": ("<=", 1.0),
+    "balance.mcts_move": ("<=", 1.0),
 }
 
 

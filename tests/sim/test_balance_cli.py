@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -429,3 +430,45 @@ def test_a_house_rule_with_errors(text: str, tmp_path: Path, capsys: Any, monkey
         ["balance", "--games", "1", "--seed", "1", "--compare", str(path)], capsys, monkeypatch
     )
     assert code == 1 and "error" in err and out == ""
+
+
+def test_dask_missing_is_a_usage_error(capsys: Any, monkeypatch: Any) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "distributed" else real(name, *a),
+    )
+    code, _, err = _run(
+        ["balance", "--games", "1", "--seed", "1", "--dask", "local"], capsys, monkeypatch
+    )
+    assert code == 2 and "--dask needs dask[distributed]" in err
+
+
+def test_progress_bar_only_on_a_terminal(capsys: Any, monkeypatch: Any) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    args = [
+        "balance",
+        "--games",
+        "3",
+        "--seed",
+        "1",
+        "--players",
+        "2",
+        "--agents",
+        "random",
+        "--compare",
+        "queen",
+    ]
+    code, _, err = _run(args, capsys, monkeypatch)
+    assert code == 0 and err == ""
+    tty = Tty()
+    monkeypatch.setattr("sys.stderr", tty)
+    assert cli.main(args) == 0
+    shown = tty.getvalue()
+    assert "6/6" in shown and "game/s" in shown and "100%" in shown
