@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib.util
 import json
 import shutil
@@ -59,8 +60,9 @@ from lisboa_rules.cli.engine import (
     load_engine,
     progress_bar,
 )
-from lisboa_rules.core.diagnostics import PROG, has_errors, suggest
+from lisboa_rules.core.diagnostics import PROG, Diagnostic, has_errors, suggest
 from lisboa_rules.core.inputs import ENGINE
+from lisboa_rules.core.source import Span
 from lisboa_rules.sim import agents as sim_agents
 from lisboa_rules.sim import executors, runner
 from lisboa_rules.sim import report as sim_report
@@ -252,11 +254,36 @@ def _house_engine(rules: Path, house: dict[str, Path]) -> Iterator[Path]:
             shutil.copyfile(path, target)
         result = pipeline.compile_rules(copy, ())
         if has_errors(result.diagnostics) or ENGINE not in result.files:
-            report(result.diagnostics, "text")
+            where = {str(copy / "variants" / f"{i}.yaml"): str(p) for i, p in house.items()}
+            report(_relocated(result.diagnostics, where, str(copy), str(rules)), "text")
             raise EngineLoadError("the rules with the house rules have errors", EXIT_FINDINGS)
         engine = Path(tmp) / ENGINE
         engine.write_text(result.files[ENGINE], encoding="utf-8")
         yield engine
+
+
+def _relocated(
+    diags: Sequence[Diagnostic], files: dict[str, str], copy: str, rules: str
+) -> list[Diagnostic]:
+    """The diagnostics with the temporary copy's paths put back: a house rule's own file, and
+    the rules folder's files."""
+
+    def moved(span: Span | None) -> Span | None:
+        if span is None:
+            return None
+        path = files.get(span.file)
+        if path is None and span.file.startswith(copy + "/"):
+            path = rules + span.file[len(copy) :]
+        return span if path is None else dataclasses.replace(span, file=path)
+
+    return [
+        dataclasses.replace(
+            d,
+            span=moved(d.span),
+            related=tuple(dataclasses.replace(r, span=moved(r.span)) for r in d.related),
+        )
+        for d in diags
+    ]
 
 
 def _agents(text: str) -> tuple[str, ...]:

@@ -430,6 +430,7 @@ def test_a_house_rule_with_errors(text: str, tmp_path: Path, capsys: Any, monkey
         ["balance", "--games", "1", "--seed", "1", "--compare", str(path)], capsys, monkeypatch
     )
     assert code == 1 and "error" in err and out == ""
+    assert f"{path}:" in err and "lisboa-balance-" not in err  # the file the designer wrote
 
 
 def test_dask_missing_is_a_usage_error(capsys: Any, monkeypatch: Any) -> None:
