@@ -1,8 +1,9 @@
 """`score` and `simulate`: the generated engine at work, from the command line.
 
 Both commands load the engine module from a file (generated/lisboa_engine.py by default, or
-`--engine PATH`), or compile it afresh from a rules folder (`--rules DIR`), and use only its
-public API, as a game app would.
+`--engine PATH`; PATH may also be a folder that holds `lisboa_engine`, as source or as a
+compiled extension module), or compile it afresh from a rules folder (`--rules DIR`), and use
+only its public API, as a game app would. On a terminal, simulate shows a progress bar (tqdm).
 
     lisboa-rules score STATE.json [--format text|json]
     lisboa-rules simulate --games N --seed S [--players P] [--variant V]... [--jobs J]
