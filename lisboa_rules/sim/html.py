@@ -58,15 +58,15 @@ FIG_HEAD = ("", "mean", "sd", "q05", "median", "q95")
 
 
 def _diff_row(label: str, d: dict[str, Any], pct: bool = False) -> list[object]:
-    def f(x: float) -> str:
-        return _pct(x) if pct else f"{x:+.3f}"
+    def f(x: float, sign: str = "") -> str:
+        return f"{100 * x:{sign}.1f}%" if pct else f"{x:{sign}.3f}"
 
     return [
         label,
         f(d["base"]),
         f(d["other"]),
-        f(d["diff"]),
-        f"[{f(d['ci95'][0])}, {f(d['ci95'][1])}]",
+        f(d["diff"], "+"),
+        f"[{f(d['ci95'][0], '+')}, {f(d['ci95'][1], '+')}]",
         "yes" if d["significant"] else "no",
     ]
 
