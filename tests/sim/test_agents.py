@@ -105,3 +105,19 @@ def test_greedy_beats_random(engine: Any) -> None:
 @pytest.mark.slow
 def test_greedy_beats_random_in_80_percent_of_1000_games(engine: Any) -> None:
     assert _greedy_wins(engine, 1000) >= 800
+
+
+@pytest.mark.parametrize(("players", "seed"), [(2, 5), (3, 6), (4, 7)])
+def test_greedy_picks_a_move_of_the_best_estimate(engine: Any, players: int, seed: int) -> None:
+    """One ply: the move greedy plays leads to the best margin (the mover's total on the
+    engine's score sheet minus the best other total) of all the legal moves."""
+    agent = make_agent("greedy", engine, seed)
+    for g in _states(engine, players, (), seed, 11):
+        seat = g.actor
+
+        def margin(move: Any, g: Any = g, seat: int = seat) -> int:
+            totals = engine.final_scores(engine.apply_move(g, move)).totals
+            return totals[seat] - max(t for i, t in enumerate(totals) if i != seat)
+
+        best = max(margin(m) for m in engine.legal_moves(g))
+        assert margin(agent(g)) == best
