@@ -206,15 +206,18 @@ def plots(data: dict[str, Any], records: dict[str, list[GameRecord]]) -> list[tu
         ax.legend()
         out.append(("Win rate per seat, with its 95% Wilson interval", _svg(fig)))
         # the score per source
-        first = data["rule_sets"][names[0]]
-        ids = list(first["sources"])
+        source_names: dict[str, str] = {}  # every rule set's sources (a house rule may add)
+        for name in names:
+            for sid, src in data["rule_sets"][name]["sources"].items():
+                source_names.setdefault(sid, src["name"])
+        ids = list(source_names)
         fig = Figure(figsize=(7, 0.5 + 0.45 * len(ids) * len(names)))
         ax = fig.subplots()
         labels, samples = [], []
         for sid in ids:
             for name in names:
                 samples.append([p.get(sid, 0) for r in records[name] for p in r.sources])
-                label = first["sources"][sid]["name"]
+                label = source_names[sid]
                 labels.append(f"{label} ({name})" if len(names) > 1 else label)
         sideways: Any = (  # `orientation` from matplotlib 3.10 on, `vert` (deprecated) before
             {"orientation": "horizontal"}
