@@ -473,3 +473,34 @@ def test_progress_bar_only_on_a_terminal(capsys: Any, monkeypatch: Any) -> None:
     assert cli.main(args) == 0
     shown = tty.getvalue()
     assert "6/6" in shown and "game/s" in shown and "100%" in shown
+
+
+@pytest.mark.parametrize(
+    ("house", "source", "trigger"),
+    [("goods-scoring", "score.goods", None), ("wig-race", None, "game-end.wigs")],
+)
+def test_a_house_rule_that_adds_a_source_or_a_trigger(
+    house: str, source: str | None, trigger: str | None, capsys: Any, monkeypatch: Any
+) -> None:
+    """What a house rule adds is reported on its side and compared (0 on the base side)."""
+    d = _json(
+        capsys,
+        monkeypatch,
+        "--games",
+        "2",
+        "--seed",
+        "1",
+        "--players",
+        "3",
+        "--agents",
+        "random",
+        "--compare",
+        str(HOUSE / f"{house}.yaml"),
+    )
+    base, other, c = d["rule_sets"]["base"], d["rule_sets"][house], d["compare"]
+    if source is not None:
+        assert source in other["sources"] and source not in base["sources"]
+        assert c["sources"][source]["base"] == 0
+    if trigger is not None:
+        assert trigger in other["triggers"]["game"] and trigger not in base["triggers"]["game"]
+        assert trigger in c["triggers"]["game"]
