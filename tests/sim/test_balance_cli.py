@@ -504,3 +504,41 @@ def test_a_house_rule_that_adds_a_source_or_a_trigger(
     if trigger is not None:
         assert trigger in other["triggers"]["game"] and trigger not in base["triggers"]["game"]
         assert trigger in c["triggers"]["game"]
+
+
+def test_the_report_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    """Workers on other machines (Dask) hash strings otherwise: the games must not care."""
+    import os
+    import subprocess
+
+    outs = []
+    for hash_seed in ("1", "2"):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "lisboa_rules",
+                "balance",
+                "--games",
+                "2",
+                "--seed",
+                "3",
+                "--players",
+                "3",
+                "--agents",
+                "greedy,random,mcts",
+                "--iterations",
+                "8",
+                "--format",
+                "json",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=600,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": hash_seed},
+        )
+        assert done.returncode == 0, done.stderr
+        outs.append(done.stdout)
+    assert outs[0] == outs[1]
