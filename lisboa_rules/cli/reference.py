@@ -120,6 +120,37 @@ def _chromium_printer(exe: str) -> Printer:
     return print_page
 
 
+def print_indexed(name: str, printer: Printer, html: str, work: Path, target: Path) -> None:
+    """Print `html`; a page with an index of page numbers (emit.reference.pageindex) is
+    printed twice by a printer without CSS target-counter: once with markers at the index's
+    targets, whose pages are read back from that PDF, then with the numbers filled in.
+    WeasyPrint prints once, its target-counter writing the numbers."""
+    from lisboa_rules.emit.reference import pageindex
+    from lisboa_rules.outputs.pdftext import PdfTextError, read_pdf
+
+    targets = pageindex.anchors(html)
+    if not targets:
+        printer(html, work, target)
+        return
+    if name == "weasyprint":
+        printer(pageindex.with_target_counter(html), work, target)
+        return
+    printer(pageindex.mark(html, targets), work, target)
+    try:
+        pages = pageindex.locate([text for _, text in read_pdf(target.read_bytes())], targets)
+        problem = ""
+    except PdfTextError as exc:
+        pages, problem = {}, str(exc)
+    missing = [t for t in targets if t not in pages]
+    if missing and not problem:
+        problem = f"these targets did not print: {', '.join(missing[:5])}"
+    if problem:  # the index keeps its links, without page numbers
+        err(f"{PROG}: warning: the index has no page numbers ({name}: {problem})\n")
+        printer(html, work, target)
+        return
+    printer(pageindex.fill(html, pages), work, target)
+
+
 def _configure(p: argparse.ArgumentParser) -> None:
     """Add the pdf options."""
     p.add_argument("--rules", type=Path, default=Path("rules"), metavar="DIR",
@@ -164,7 +195,7 @@ def run_pdf(args: argparse.Namespace) -> int:
             partial = args.out / f".{stem}{suffix}.pdf.partial"
             try:
                 with tempfile.TemporaryDirectory(prefix="lisboa-pdf-") as tmp:
-                    printer(html, Path(tmp), partial)
+                    print_indexed(name, printer, html, Path(tmp), partial)
                 os.replace(partial, target)  # all or nothing: no half-written PDF
             finally:
                 partial.unlink(missing_ok=True)

@@ -136,8 +136,11 @@ def squash(text: str) -> str:
 # --- structure: anchors, links, tags ---------------------------------------------------------
 
 
-def test_outputs_are_the_four_reference_files(files: dict[str, str]) -> None:
-    assert sorted(files) == sorted([RULES_MD, RULES_HTML, AID_MD, AID_HTML])
+def test_outputs_are_the_four_reference_files_and_the_figures(files: dict[str, str]) -> None:
+    figures = [f for f in files if f.startswith("reference/figures/")]
+    assert figures and all(f.endswith(".svg") for f in figures)
+    assert sorted(f for f in files if f not in figures) == sorted(
+        [RULES_MD, RULES_HTML, AID_MD, AID_HTML])
 
 
 def test_every_rule_has_an_anchor_and_a_tag(compiled: Compiled, files: dict[str, str]) -> None:
