@@ -355,6 +355,16 @@ class Chapter:
 
 
 @dataclass(frozen=True)
+class AidCard:
+    """One box of the player aid: an action or a Noble, its words and its facts."""
+
+    title: str
+    sub: str
+    text: Rich
+    facts: tuple[Fact, ...] = ()
+
+
+@dataclass(frozen=True)
 class AidSection:
     title: str
     id: str
@@ -363,6 +373,7 @@ class AidSection:
     checklist: tuple[StepView, ...] = ()
     lines: tuple[Rich, ...] = ()
     callouts: tuple[CalloutView, ...] = ()
+    cards: tuple[AidCard, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1523,28 +1534,65 @@ class _Builder:
         return tuple(out)
 
     def aid(self) -> tuple[AidSection, ...]:
+        """The player aid: the turn, the actions, the Nobles with their State and Noble actions
+        and what they cost, the costs, the ends and the scoring, each from the model. Nothing
+        on it cites what is not on it: no assumption marks, no links (see `_on_sheet`)."""
         m = self.m
+        flow = m.data["flow"]
         out = []
+        turn = tuple(StepView(self.rule_text(self.rules[str(t["id"])]), "",
+                              self.title_of(str(t["id"])))
+                     for t in flow.get("turn", ()) if str(t.get("id")) in self.rules)
+        if turn:
+            out.append(AidSection(humanize("turn"), "aid-turn", checklist=turn,
+                                  callouts=self.aid_callouts(str(t["id"])
+                                                             for t in flow.get("turn", ()))))
+        numbered = [a for a in m.actions if a.number is not None]
+        if numbered:
+            costs_by_id = {c.id: c for c in m.costs}
+            acts = []
+            for a in numbered:
+                facts = [Fact(humanize("plays"), plain(a.plays))] if a.plays else []
+                for key in (a.cost, a.lacking_cost):
+                    c = costs_by_id.get(key or "")
+                    if c is not None:
+                        facts.append(Fact(c.name, plain(self.words(c.formula.source,
+                                                                   dict(c.params)))))
+                acts.append(AidCard(f"{a.number}. {a.name}", "", self.rule_text(a.rule),
+                                    tuple(facts)))
+            out.append(AidSection(humanize("actions"), "aid-actions", cards=tuple(acts),
+                                  callouts=self.aid_callouts(a.id for a in numbered)))
+        sas = {a.id: a for a in m.state_actions}
+        nas = {a.id: a for a in m.noble_actions}
+        nobles = []
+        for n in m.nobles:
+            facts = []
+            for sid in n.state_actions:
+                sa = sas.get(sid)
+                if sa is not None:
+                    facts.append(Fact(f"{humanize('state_action')}: {sa.name}",
+                                      self.rule_text(sa.rule)))
+            na = nas.get(n.noble_action)
+            if na is not None:
+                facts.append(Fact(f"{humanize('noble_action')}: {na.name}",
+                                  self.rule_text(na.rule)))
+                if na.land_price is not None:
+                    facts.append(Fact(humanize("land_price"),
+                                      plain(self.words(na.land_price.source, dict(na.params)))))
+            if n.trade_goods:
+                facts.append(Fact(humanize("trade_goods"), plain(", ".join(
+                    self.names.get(g, g) for g in n.trade_goods))))
+            nobles.append(AidCard(n.name, n.title, (), tuple(facts)))
+        if nobles:
+            out.append(AidSection(humanize("nobles"), "aid-nobles", cards=tuple(nobles),
+                                  callouts=self.aid_callouts(
+                                      [*(sas[s].id for n in m.nobles for s in n.state_actions
+                                         if s in sas),
+                                       *(n.noble_action for n in m.nobles)])))
         costs = [Fact(c.name, plain(self.words(c.formula.source, dict(c.params))))
                  for c in m.costs]
-        costs += [Fact(f"{humanize('land_price')} ({na.name})",
-                       plain(self.words(na.land_price.source, dict(na.params))))
-                  for na in m.noble_actions if na.land_price is not None]
         out.append(AidSection(humanize("costs"), "aid-costs", tuple(costs),
                               callouts=self.aid_callouts(c.id for c in m.costs)))
-        tables = [self.scoring_table()]
-        tables += [self.majority_table(s) for s in m.scoring if s.groups]
-        lines = []
-        ties = m.data["scoring"].get("majority", {}).get("text")
-        if isinstance(ties, str):
-            lines.append(self.rich(ties, m.data["scoring"]["majority"]))
-        tb = m.data["scoring"].get("tiebreakers")
-        if isinstance(tb, dict) and tb.get("id") in self.rules:
-            lines.append(self.rule_text(self.rules[tb["id"]]))
-        out.append(AidSection(humanize("scoring"), "aid-scoring", tables=tuple(tables),
-                              lines=tuple(lines),
-                              callouts=self.aid_callouts(s.id for s in m.scoring)))
-        flow = m.data["flow"]
         for kind, key in (("period", "period_end"), ("game", "game_end")):
             proc = flow.get(key)
             if not isinstance(proc, dict) or proc.get("id") not in self.rules:
@@ -1556,8 +1604,50 @@ class _Builder:
             checklist = tuple(StepView(self.rule_text(s.rule), s.id, s.rule.title)
                               for s in m.period_end) if key == "period_end" else ()
             out.append(AidSection(rule.title, f"aid-{rule.id}", when, checklist=checklist,
-                                  lines=(self.rule_text(rule),)))
-        return tuple(out)
+                                  lines=(self.rule_text(rule),),
+                                  callouts=self.aid_callouts(
+                                      [rule.id, *(t.id for t in m.triggers if t.ends == kind)])))
+        tables = [self.scoring_table()]
+        tables += [self.majority_table(s) for s in m.scoring if s.groups]
+        if m.decrees:
+            tables.append(self.decree_table())
+        lines = []
+        ties = m.data["scoring"].get("majority", {}).get("text")
+        if isinstance(ties, str):
+            lines.append(self.rich(ties, m.data["scoring"]["majority"]))
+        tb = m.data["scoring"].get("tiebreakers")
+        if isinstance(tb, dict) and tb.get("id") in self.rules:
+            lines.append(self.rule_text(self.rules[tb["id"]]))
+        out.append(AidSection(humanize("scoring"), "aid-scoring", tables=tuple(tables),
+                              lines=tuple(lines),
+                              callouts=self.aid_callouts(s.id for s in m.scoring)))
+        return tuple(_on_sheet(s) for s in out)
+
+
+def _sheet_rich(value: Rich) -> Rich:
+    """Text for the player aid: links as their words and no assumption marks, since the
+    sheet holds neither the pages they lead to nor the appendix the marks point at."""
+    return tuple(Piece(p.text, "value" if p.kind == "value" else "text") for p in value
+                 if p.text or p.kind != "value")
+
+
+def _on_sheet(section: AidSection) -> AidSection:
+    def fact(f: Fact) -> Fact:
+        return Fact(f.label, _sheet_rich(f.value))
+
+    def table(t: Table) -> Table:
+        return replace(t, caption=_sheet_rich(t.caption), row_ids=(),
+                       rows=tuple(tuple(_sheet_rich(c) for c in row) for row in t.rows))
+
+    return replace(
+        section,
+        items=tuple(fact(f) for f in section.items),
+        tables=tuple(table(t) for t in section.tables),
+        checklist=tuple(StepView(_sheet_rich(c.text), c.id, c.title) for c in section.checklist),
+        lines=tuple(_sheet_rich(line) for line in section.lines),
+        callouts=tuple(replace(c, text=_sheet_rich(c.text), marks=()) for c in section.callouts),
+        cards=tuple(AidCard(c.title, c.sub, _sheet_rich(c.text), tuple(fact(f) for f in c.facts))
+                    for c in section.cards))
 
 
 def _sort_key(term: str) -> str:
