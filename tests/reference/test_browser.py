@@ -39,7 +39,7 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
                "--disable-component-update", "--no-first-run", "--disable-sync"]
 # Elements that must never be split across two pages.
 KEEP_TOGETHER = ("tr", "ol.steps", "section.rule:not(.long)", "figure.example", "aside.callout",
-                 "div.flow", "ol.check > li")
+                 "div.flow", "ol.check > li", "figure.diagram", "div.aid-card")
 
 
 def _unavailable(why: str) -> None:
@@ -149,7 +149,8 @@ MARK_JS = """(selectors) => {
       const m = document.createElement('span');
       m.textContent = 'QQ' + tag + n + 'QQ';
       m.style.cssText = 'position:absolute;left:0;' + edge + ':0;font:3px monospace;' +
-        'line-height:3px;color:rgba(0,0,0,0.05);white-space:nowrap;pointer-events:none';
+        'line-height:3px;color:rgba(0,0,0,0.05);white-space:nowrap;pointer-events:none;' +
+        'text-indent:0';
       host.appendChild(m);
     }
     n += 1;

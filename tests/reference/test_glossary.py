@@ -166,7 +166,7 @@ def test_mark_puts_one_marker_in_each_target() -> None:
     targets = pageindex.anchors(PAGE)
     assert targets == ["term-c", "a", "b"]
     marked = pageindex.mark(PAGE, targets)
-    for i, t in enumerate(targets):
+    for i in range(len(targets)):
         assert marked.count(pageindex.marker(i)) == 1
     assert re.search(r'<section id="a"><span class="ixmark"[^>]*>QQIX1QQ</span>', marked)
     assert re.search(r'<tr id="b"><td><span class="ixmark"[^>]*>QQIX2QQ</span>Beta', marked)
