@@ -121,10 +121,10 @@ def _chromium_printer(exe: str) -> Printer:
 
 
 def print_indexed(name: str, printer: Printer, html: str, work: Path, target: Path) -> None:
-    """Print `html`; a page with an index of page numbers (emit.reference.pageindex) is
-    printed twice by a printer without CSS target-counter: once with markers at the index's
-    targets, whose pages are read back from that PDF, then with the numbers filled in.
-    WeasyPrint prints once, its target-counter writing the numbers."""
+    """Print `html`; a page with an index of page numbers (emit.reference.pageindex) is laid
+    out twice. Chromium (no CSS target-counter) prints it with markers at the index's targets
+    first, and the PDF's text says on which page each landed; WeasyPrint's layout names the
+    anchors of each page. Then the page is printed with the numbers filled in."""
     from lisboa_rules.emit.reference import pageindex
     from lisboa_rules.outputs.pdftext import PdfTextError, read_pdf
 
@@ -132,15 +132,24 @@ def print_indexed(name: str, printer: Printer, html: str, work: Path, target: Pa
     if not targets:
         printer(html, work, target)
         return
-    if name == "weasyprint":
-        printer(pageindex.with_target_counter(html), work, target)
-        return
-    printer(pageindex.mark(html, targets), work, target)
-    try:
-        pages = pageindex.locate([text for _, text in read_pdf(target.read_bytes())], targets)
-        problem = ""
-    except PdfTextError as exc:
-        pages, problem = {}, str(exc)
+    module = _weasyprint() if name == "weasyprint" else None
+    problem = ""
+    if module is not None:  # WeasyPrint lays the page out and says where each anchor lands
+        try:
+            laid_out = module.HTML(string=html, base_url=str(work)).render()
+        except Exception as exc:  # WeasyPrint raises many kinds; report any as one line
+            raise PdfError(f"WeasyPrint failed: {exc}") from None
+        pages: dict[str, int] = {}
+        for number, page in enumerate(laid_out.pages, start=1):
+            for anchor in page.anchors:
+                pages.setdefault(anchor, number)
+    else:
+        printer(pageindex.mark(html, targets), work, target)
+        try:
+            pages = pageindex.locate([text for _, text in read_pdf(target.read_bytes())],
+                                     targets)
+        except PdfTextError as exc:
+            pages, problem = {}, str(exc)
     missing = [t for t in targets if t not in pages]
     if missing and not problem:
         problem = f"these targets did not print: {', '.join(missing[:5])}"

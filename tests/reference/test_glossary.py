@@ -191,3 +191,49 @@ def test_fill_writes_each_page_once_in_order(
 def test_locate_finds_markers_split_across_lines() -> None:
     pages = ["cover", "QQIX\n1QQ and QQIX0QQ", "x QQ IX2QQ"]
     assert pageindex.locate(pages, ["a", "b", "c"]) == {"b": 2, "a": 2, "c": 3}
+
+
+def test_an_unreadable_first_pass_prints_the_index_without_numbers(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from lisboa_rules.cli import reference as cli
+
+    printed: list[str] = []
+
+    def fake(html: str, work: Path, target: Path) -> None:
+        printed.append(html)
+        target.write_bytes(b"%PDF-1.4 not a real one")
+
+    html = pipeline.compile_rules(RULES).files[RULES_HTML]
+    cli.print_indexed("fake", fake, html, tmp_path, tmp_path / "x.pdf")
+    assert len(printed) == 2
+    assert "QQIX0QQ" in printed[0] and printed[1] == html  # marked, then as it was
+    assert "index has no page numbers" in capsys.readouterr().err
+
+
+def test_a_page_without_an_index_prints_once(tmp_path: Path) -> None:
+    from lisboa_rules.cli import reference as cli
+
+    printed: list[str] = []
+    page = pipeline.compile_rules(RULES).files["reference/player-aid.html"]
+    cli.print_indexed("fake", lambda h, w, t: printed.append(h), page, tmp_path, tmp_path / "a")
+    assert printed == [page]
+
+
+def test_weasyprint_numbers_the_index_from_its_layout(tmp_path: Path) -> None:
+    weasyprint = pytest.importorskip("weasyprint")
+    from lisboa_rules.cli import reference as cli
+
+    html = pipeline.compile_rules(RULES).files[RULES_HTML]
+    targets = pageindex.anchors(html)
+    laid_out = weasyprint.HTML(string=html, base_url=str(tmp_path)).render()
+    where: dict[str, int] = {}
+    for n, page in enumerate(laid_out.pages, start=1):
+        for a in page.anchors:
+            where.setdefault(a, n)
+    printed: list[str] = []
+    cli.print_indexed("weasyprint", lambda h, w, t: printed.append(h), html, tmp_path,
+                      tmp_path / "r.pdf")
+    assert len(printed) == 1 and printed[0] == pageindex.fill(html, where)
+    assert all(t in where for t in targets)
+    numbers = re.findall(r'<a class="pg(?: def)?" href="#[^"]+">(\d+)</a>', printed[0])
+    assert len(numbers) >= len(_glossary())

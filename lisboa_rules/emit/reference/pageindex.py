@@ -11,8 +11,8 @@ prints the rules twice (Chromium has no CSS `target-counter`):
 3. `fill(html, pages)` writes the page numbers into the index (each page once per term, in
    order; the definition's page in bold), and the page is printed again without markers.
 
-The index is the last chapter, so its new numbers move no page before it. A printer that
-supports `target-counter` (WeasyPrint) gets `with_target_counter(html)` instead: one pass.
+The index is the last chapter, so its new numbers move no page before it. WeasyPrint needs no
+markers: its layout lists the anchors on each page (lisboa_rules.cli.reference.print_indexed).
 Pure: strings in, strings out.
 """
 
@@ -101,19 +101,4 @@ def fill(html: str, pages: Mapping[str, int]) -> str:
     return _LOCS.sub(entry, html)
 
 
-TARGET_COUNTER = (
-    "<style>span.locs a.pg { font-size: 0; } span.locs a.pg::after { "
-    "font-size: 8.5pt; content: target-counter(attr(href url), page); } "
-    "span.locs .sep { font-size: 0; } span.locs .sep::after { font-size: 8.5pt; "
-    'content: ", "; }</style>\n'
-)
-
-
-def with_target_counter(html: str) -> str:
-    """`html` with a rule that prints each index link as its target's page number, for a
-    printer that supports CSS `target-counter` (WeasyPrint)."""
-    head_end = html.find("</head>")
-    return html[:head_end] + TARGET_COUNTER + html[head_end:] if head_end >= 0 else html
-
-
-__all__ = ["anchors", "fill", "locate", "mark", "marker", "with_target_counter"]
+__all__ = ["anchors", "fill", "locate", "mark", "marker"]
