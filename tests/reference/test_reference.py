@@ -165,7 +165,7 @@ def test_ids_are_unique_and_every_link_lands(files: dict[str, str]) -> None:
     for rel in (RULES_HTML, AID_HTML, RULES_MD, AID_MD):
         text = files[rel]
         links = re.findall(r'href="([^"]*)"', text) + re.findall(r"\]\(([^)\s]*#[^)\s]*)\)", text)
-        assert links, rel
+        assert links or rel in (AID_HTML, AID_MD), rel  # the aid links nowhere off the sheet
         for href in links:
             page, _, anchor = href.partition("#")
             assert anchor in targets[page or Path(rel).name], f"{rel}: {href} leads nowhere"
