@@ -8,7 +8,12 @@ ToUnicode maps), the one the `pdf` command reads its index pass with: no PDF lib
 Checked: A4 pages, more than one page, `N / M` page numbers in every footer, no table row,
 procedure, short rule card, example or callout split across two pages (marker text is placed at
 the top and the bottom of each such element before printing; both must land on the same page),
-nothing wider than the page, the one-page player aid, `--paper letter`, and the `pdf` command.
+nothing wider than the page, the `pdf` command; the diagrams drawn in the printed page; the
+index's page numbers (printed by the `pdf` command in two passes: each number is a page of the
+final PDF that shows the term); no page left more than half empty before a chapter (marker text at
+each chapter's start and end, read back with its position); headings kept with their text and
+orphans/widows set; screenshots of the printed pages under the test's tmp_path. The player aid
+has its own file (test_player_aid.py).
 
 Locally a missing chromium (or Playwright) skips these tests; in CI (env CI set) it fails them.
 """
