@@ -120,6 +120,46 @@ def _chromium_printer(exe: str) -> Printer:
     return print_page
 
 
+def print_indexed(name: str, printer: Printer, html: str, work: Path, target: Path) -> None:
+    """Print `html`; a page with an index of page numbers (emit.reference.pageindex) is laid
+    out twice. Chromium (no CSS target-counter) prints it with markers at the index's targets
+    first, and the PDF's text says on which page each landed; WeasyPrint's layout names the
+    anchors of each page. Then the page is printed with the numbers filled in."""
+    from lisboa_rules.emit.reference import pageindex
+    from lisboa_rules.outputs.pdftext import PdfTextError, read_pdf
+
+    targets = pageindex.anchors(html)
+    if not targets:
+        printer(html, work, target)
+        return
+    module = _weasyprint() if name == "weasyprint" else None
+    problem = ""
+    if module is not None:  # WeasyPrint lays the page out and says where each anchor lands
+        try:
+            laid_out = module.HTML(string=html, base_url=str(work)).render()
+        except Exception as exc:  # WeasyPrint raises many kinds; report any as one line
+            raise PdfError(f"WeasyPrint failed: {exc}") from None
+        pages: dict[str, int] = {}
+        for number, page in enumerate(laid_out.pages, start=1):
+            for anchor in page.anchors:
+                pages.setdefault(anchor, number)
+    else:
+        printer(pageindex.mark(html, targets), work, target)
+        try:
+            pages = pageindex.locate([text for _, text in read_pdf(target.read_bytes())],
+                                     targets)
+        except PdfTextError as exc:
+            pages, problem = {}, str(exc)
+    missing = [t for t in targets if t not in pages]
+    if missing and not problem:
+        problem = f"these targets did not print: {', '.join(missing[:5])}"
+    if problem:  # the index keeps its links, without page numbers
+        err(f"{PROG}: warning: the index has no page numbers ({name}: {problem})\n")
+        printer(html, work, target)
+        return
+    printer(pageindex.fill(html, pages), work, target)
+
+
 def _configure(p: argparse.ArgumentParser) -> None:
     """Add the pdf options."""
     p.add_argument("--rules", type=Path, default=Path("rules"), metavar="DIR",
@@ -164,7 +204,7 @@ def run_pdf(args: argparse.Namespace) -> int:
             partial = args.out / f".{stem}{suffix}.pdf.partial"
             try:
                 with tempfile.TemporaryDirectory(prefix="lisboa-pdf-") as tmp:
-                    printer(html, Path(tmp), partial)
+                    print_indexed(name, printer, html, Path(tmp), partial)
                 os.replace(partial, target)  # all or nothing: no half-written PDF
             finally:
                 partial.unlink(missing_ok=True)

@@ -19,6 +19,7 @@ RULES_MD = "reference/rules.md"
 RULES_HTML = "reference/rules.html"
 AID_MD = "reference/player-aid.md"
 AID_HTML = "reference/player-aid.html"
+FIGURES = "figures"  # the diagrams, as reference/figures/<name>.svg
 
 
 def discover(rules_dir: Path) -> list[Path]:

@@ -891,11 +891,41 @@ def _check_example_ranges(m: Model, ranges: dict[str, expr.Interval]) -> Iterato
                 )
 
 
+def check_glossary(m: Model) -> Iterator[Diagnostic]:
+    """The glossary (rules/vocabulary.yaml): each term once (case aside), every rule it names
+    and every term its `see` names exist."""
+    entries = [e for e in m.data.get("vocabulary", {}).get("glossary", ()) if isinstance(e, dict)]
+    first: dict[str, int] = {}
+    terms = [str(e.get("term", "")) for e in entries]
+    rule_ids = [r.id for r in m.rules]
+    for i, e in enumerate(entries):
+        key = str(e.get("term", "")).casefold()
+        if key in first:
+            yield Diagnostic(
+                "duplicate-id",
+                f"glossary term '{e.get('term')}' is defined twice",
+                m.span_of("vocabulary", "glossary", i, "term"),
+                (Related("first defined here",
+                         m.span_of("vocabulary", "glossary", first[key], "term")),),
+            )
+        else:
+            first[key] = i
+        for j, rid in enumerate(e.get("rules", ())):
+            if rid not in rule_ids:
+                yield _unknown("rule", rid, rule_ids,
+                               m.span_of("vocabulary", "glossary", i, "rules", j))
+        for j, term in enumerate(e.get("see", ())):
+            if str(term).casefold() not in {t.casefold() for t in terms}:
+                yield _unknown("glossary term", term, terms,
+                               m.span_of("vocabulary", "glossary", i, "see", j))
+
+
 ALL_CHECKS: tuple[Check, ...] = (
     check_other_text,
     check_examples,
     check_duplicate_ids,
     check_references,
+    check_glossary,
     check_provenance,
     check_text,
     check_ranges,

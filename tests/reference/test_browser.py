@@ -1,14 +1,19 @@
 """The printed reference, checked in a real browser: Debian's chromium driven by Playwright.
 
 The pages are compiled fresh from rules/ and printed with `page.pdf(prefer_css_page_size=True)`
-after `emulate_media("print")`, as a designer's "Print" would. The PDF is read back with a tiny
-PDF text reader (Chromium writes plain page trees and ToUnicode maps), so these tests need no PDF
-library and no poppler.
+after `emulate_media("print")`, as a designer's "Print" would. The PDF is read back with the
+package's tiny PDF text reader (lisboa_rules.outputs.pdftext: Chromium writes plain page trees and
+ToUnicode maps), the one the `pdf` command reads its index pass with: no PDF library, no poppler.
 
 Checked: A4 pages, more than one page, `N / M` page numbers in every footer, no table row,
 procedure, short rule card, example or callout split across two pages (marker text is placed at
 the top and the bottom of each such element before printing; both must land on the same page),
-nothing wider than the page, the one-page player aid, `--paper letter`, and the `pdf` command.
+nothing wider than the page, the `pdf` command; the diagrams drawn in the printed page; the
+index's page numbers (printed by the `pdf` command in two passes: each number is a page of the
+final PDF that shows the term); no page left more than half empty before a chapter (marker text at
+each chapter's start and end, read back with its position); headings kept with their text and
+orphans/widows set; screenshots of the printed pages under the test's tmp_path. The player aid
+has its own file (test_player_aid.py).
 
 Locally a missing chromium (or Playwright) skips these tests; in CI (env CI set) it fails them.
 """
@@ -18,7 +23,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,8 +31,8 @@ import pytest
 
 from lisboa_rules import pipeline
 from lisboa_rules.cli.main import main
-from lisboa_rules.cli.reference import with_paper
 from lisboa_rules.emit.reference.render import AID_HTML, RULES_HTML
+from lisboa_rules.outputs.pdftext import read_pdf, read_runs
 
 pytestmark = pytest.mark.browser
 
@@ -40,7 +44,7 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
                "--disable-component-update", "--no-first-run", "--disable-sync"]
 # Elements that must never be split across two pages.
 KEEP_TOGETHER = ("tr", "ol.steps", "section.rule:not(.long)", "figure.example", "aside.callout",
-                 "div.flow", "ol.check > li")
+                 "div.flow", "ol.check > li", "figure.diagram", "div.aid-card")
 
 
 def _unavailable(why: str) -> None:
@@ -101,103 +105,7 @@ def rules_pdf(browser: Any, pages: dict[str, Path]) -> bytes:
     return _print(browser, pages[RULES_HTML])
 
 
-# --- a tiny PDF reader: page sizes and per-page text ---------------------------------------------
-
-_OBJ = re.compile(rb"(\d+) 0 obj\s*(.*?)\s*endobj", re.S)
-_STREAM = re.compile(rb"stream\r?\n(.*?)\r?\nendstream", re.S)
-
-
-def _objects(pdf: bytes) -> dict[int, bytes]:
-    return {int(m.group(1)): m.group(2) for m in _OBJ.finditer(pdf)}
-
-
-def _stream(body: bytes) -> bytes:
-    m = _STREAM.search(body)
-    if m is None:
-        return b""
-    data = m.group(1)
-    if b"/FlateDecode" not in body[: m.start()]:
-        return data
-    try:
-        return zlib.decompress(data)
-    except zlib.error:  # the data ended in a CR, taken for the line break before endstream
-        return zlib.decompress(data + b"\r")
-
-
-def _ref(body: bytes, key: bytes) -> int | None:
-    m = re.search(rb"/" + key + rb"\s+(\d+) 0 R", body)
-    return int(m.group(1)) if m else None
-
-
-def _cmap(data: bytes) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for block in re.findall(rb"beginbfchar(.*?)endbfchar", data, re.S):
-        for src, dst in re.findall(rb"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>", block):
-            out[int(src, 16)] = bytes.fromhex(dst.decode()).decode("utf-16-be")
-    for block in re.findall(rb"beginbfrange(.*?)endbfrange", data, re.S):
-        for lo, hi, dst in re.findall(
-                rb"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>", block):
-            start = int(dst, 16)
-            for i, code in enumerate(range(int(lo, 16), int(hi, 16) + 1)):
-                out[code] = chr(start + i)
-    return out
-
-
-def _page_ids(objs: dict[int, bytes], node_id: int) -> Iterator[int]:
-    node = objs[node_id]
-    if re.search(rb"/Type\s*/Pages\b", node):
-        kids = re.search(rb"/Kids\s*\[(.*?)\]", node, re.S)
-        assert kids is not None
-        for k in re.findall(rb"(\d+) 0 R", kids.group(1)):
-            yield from _page_ids(objs, int(k))
-    else:
-        yield node_id
-
-
-def read_pdf(pdf: bytes) -> list[tuple[tuple[float, float], str]]:
-    """Each page's (width, height) in points and its text, in drawing order."""
-    assert pdf.startswith(b"%PDF"), "not a PDF"
-    objs = _objects(pdf)
-    root_id = _ref(pdf[pdf.rindex(b"trailer"):], b"Root")
-    assert root_id is not None, "no document catalog (a compressed xref?)"
-    pages_id = _ref(objs[root_id], b"Pages")
-    assert pages_id is not None
-    cmaps: dict[int, dict[int, str]] = {}
-    out = []
-    for pid in _page_ids(objs, pages_id):
-        page = objs[pid]
-        box = re.search(rb"/MediaBox\s*\[\s*([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s+([-\d.]+)\s*\]",
-                        page)
-        assert box is not None
-        x0, y0, x1, y1 = (float(v) for v in box.groups())
-        fonts: dict[bytes, dict[int, str]] = {}
-        font_dict = re.search(rb"/Font\s*<<(.*?)>>", page, re.S)
-        if font_dict:
-            for name, num in re.findall(rb"/(\w+)\s+(\d+) 0 R", font_dict.group(1)):
-                fid = int(num)
-                if fid not in cmaps:
-                    tu = _ref(objs[fid], b"ToUnicode")
-                    cmaps[fid] = _cmap(_stream(objs[tu])) if tu else {}
-                fonts[name] = cmaps[fid]
-        contents = re.search(rb"/Contents\s+(?:(\d+) 0 R|\[(.*?)\])", page, re.S)
-        assert contents is not None
-        ids = [int(contents.group(1))] if contents.group(1) else \
-            [int(x) for x in re.findall(rb"(\d+) 0 R", contents.group(2))]
-        content = b"\n".join(_stream(objs[i]) for i in ids)
-        font: dict[int, str] = {}
-        text: list[str] = []
-        for tok in re.finditer(rb"/(\w+)\s+[\d.]+\s+Tf|<([0-9A-Fa-f]*)>|\b(ET)\b", content):
-            if tok.group(1) is not None:
-                font = fonts.get(tok.group(1), {})
-            elif tok.group(2) is not None:
-                hx = tok.group(2).decode()
-                step = 4 if len(hx) % 4 == 0 and max(font, default=0) > 255 else 2
-                text.append("".join(font.get(int(hx[i:i + step], 16), "")
-                                    for i in range(0, len(hx), step)))
-            else:
-                text.append("\n")
-        out.append(((x1 - x0, y1 - y0), "".join(text)))
-    return out
+# --- the PDF reader: the package's own (lisboa_rules.outputs.pdftext) -----------------------
 
 
 def _squash(text: str) -> str:
@@ -217,7 +125,7 @@ def test_reader_reads_what_chromium_prints(browser: Any, tmp_path: Path) -> None
 
 def test_rules_print_on_several_a4_pages(rules_pdf: bytes) -> None:
     pages = read_pdf(rules_pdf)
-    assert len(pages) > 1
+    assert 10 < len(pages) < 60
     for (w, h), _ in pages:
         assert abs(w - A4[0]) < 1.5 and abs(h - A4[1]) < 1.5, (w, h)
 
@@ -246,7 +154,8 @@ MARK_JS = """(selectors) => {
       const m = document.createElement('span');
       m.textContent = 'QQ' + tag + n + 'QQ';
       m.style.cssText = 'position:absolute;left:0;' + edge + ':0;font:3px monospace;' +
-        'line-height:3px;color:rgba(0,0,0,0.05);white-space:nowrap;pointer-events:none';
+        'line-height:3px;color:rgba(0,0,0,0.05);white-space:nowrap;pointer-events:none;' +
+        'text-indent:0';
       host.appendChild(m);
     }
     n += 1;
@@ -361,30 +270,6 @@ def test_table_headers_repeat_on_every_page(browser: Any, pages: dict[str, Path]
     assert displays and set(displays) == {"table-header-group"}
 
 
-def test_player_aid_is_one_a4_page_with_every_period_end_step(
-        browser: Any, pages: dict[str, Path]) -> None:
-    pdf = _print(browser, pages[AID_HTML])
-    printed = read_pdf(pdf)
-    assert len(printed) == 1
-    (w, h), text = printed[0]
-    assert abs(w - A4[0]) < 1.5 and abs(h - A4[1]) < 1.5
-    result = pipeline.compile_rules(RULES)
-    assert result.compiled is not None
-    model = result.compiled.base.model
-    for step in model.period_end:
-        assert _squash(step.rule.title) in _squash(text)
-    for source in model.scoring:
-        assert _squash(source.name) in _squash(text)
-
-
-def test_paper_letter_prints_on_letter(browser: Any, pages: dict[str, Path]) -> None:
-    html = with_paper(pages[AID_HTML].read_text(encoding="utf-8"), "letter")
-    printed = read_pdf(_print(browser, pages[AID_HTML], html=html))
-    (w, h), _ = printed[0]
-    assert abs(w - LETTER[0]) < 1.5 and abs(h - LETTER[1]) < 1.5
-    assert len(printed) == 1  # the aid still fits one page on Letter
-
-
 def test_pdf_command_prints_with_chromium(
         browser: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["pdf", "--rules", str(RULES), "--out", str(tmp_path),
@@ -392,6 +277,212 @@ def test_pdf_command_prints_with_chromium(
     printed = read_pdf((tmp_path / "rules.pdf").read_bytes())
     assert len(printed) > 1
     assert all(abs(w - A4[0]) < 1.5 and abs(h - A4[1]) < 1.5 for (w, h), _ in printed)
-    assert len(read_pdf((tmp_path / "player-aid.pdf").read_bytes())) == 1
+    assert 1 <= len(read_pdf((tmp_path / "player-aid.pdf").read_bytes())) <= 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["player-aid.pdf", "rules.pdf"]
     assert "chromium" in capsys.readouterr().err
+
+
+# --- pictures, index, page fill, screenshots ---------------------------------------------
+
+
+def test_the_diagrams_are_drawn_in_the_printed_page(
+        browser: Any, pages: dict[str, Path], rules_pdf: bytes) -> None:
+    page = browser.new_page()
+    try:
+        page.goto(pages[RULES_HTML].as_uri())
+        page.emulate_media(media="print")
+        boxes = page.evaluate("""() => [...document.querySelectorAll('figure.diagram > svg')]
+          .map(s => { const r = s.getBoundingClientRect();
+                      return [s.closest('figure').id, r.width, r.height,
+                              s.querySelectorAll('rect').length]; })""")
+    finally:
+        page.close()
+    result = pipeline.compile_rules(RULES)
+    assert result.compiled is not None
+    names = sorted(f.split("/")[-1][:-4] for f in result.files if f.endswith(".svg"))
+    assert sorted(b[0] for b in boxes) == [f"figure-{n}" for n in names]
+    assert all(w > 300 and h > 50 and rects >= 3 for _, w, h, rects in boxes), boxes
+    text = _squash(" ".join(t for _, t in read_pdf(rules_pdf)))
+    for step in result.compiled.base.model.period_end:  # an SVG's words reach the PDF
+        assert _squash(f"{step.rule.title}") in text
+
+
+def _index(pages: list[str], terms: list[str]) -> dict[str, list[int]]:
+    """The page numbers the printed index gives each term (the index is the last heading
+    'Index'; each term is followed by its numbers)."""
+    text = "\n".join(pages)
+    body = text[text.rindex("Index"):]
+    out: dict[str, list[int]] = {}
+    for i, term in enumerate(terms):
+        start = body.index(term) + len(term)
+        end = body.index(terms[i + 1], start) if i + 1 < len(terms) else len(body)
+        out[term] = [int(n) for n in re.findall(r"\b(\d+)\b", body[start:end])]
+    return out
+
+
+def _wrong_pages(index: dict[str, list[int]], pages: list[str]) -> list[tuple[str, int]]:
+    """(term, page) for every number of the index whose page does not show the term."""
+    squashed = [_squash(p).casefold() for p in pages]
+    return [(term, n) for term, numbers in index.items() for n in numbers
+            if not (1 <= n <= len(pages) and _squash(term).casefold() in squashed[n - 1])]
+
+
+@pytest.fixture(scope="module")
+def printed_by_the_command(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    assert main(["pdf", "--rules", str(RULES), "--out", str(out), "--backend", "chromium"]) == 0
+    return out
+
+
+def test_the_index_gives_the_pages_of_the_printed_pdf(printed_by_the_command: Path) -> None:
+    pages = [t for _, t in read_pdf((printed_by_the_command / "rules.pdf").read_bytes())]
+    result = pipeline.compile_rules(RULES)
+    assert result.compiled is not None
+    glossary = result.compiled.base.model.data["vocabulary"]["glossary"]
+    doc_terms = re.findall(r'<span class="term">([^<]+)</span>', result.files[RULES_HTML])
+    assert sorted(doc_terms) == sorted(str(e["term"]) for e in glossary)
+    index = _index(pages, doc_terms)
+    for e in glossary:  # every term: its definition's page and one per rule, each page once
+        numbers = index[str(e["term"])]
+        assert numbers and numbers == sorted(set(numbers)), (e["term"], numbers)
+        assert len(numbers) <= 1 + len(e.get("rules", ()))
+    assert _wrong_pages(index, pages) == []
+    assert "QQIX" not in "".join(pages)  # the first pass's markers are gone
+
+
+def test_the_index_check_sees_a_wrong_number(printed_by_the_command: Path) -> None:
+    pages = [t for _, t in read_pdf((printed_by_the_command / "rules.pdf").read_bytes())]
+    html = pipeline.compile_rules(RULES).files[RULES_HTML]
+    terms = re.findall(r'<span class="term">([^<]+)</span>', html)
+    index = _index(pages, terms)
+    for shift in (1, -1):
+        shifted = {t: [n + shift for n in ns] for t, ns in index.items()}
+        assert _wrong_pages(shifted, pages)
+
+
+# A marker at the start and at the end of every chapter; a chapter that begins a page right after
+# the page its predecessor ended on must not leave that page more than half empty.
+CHAPTER_JS = """() => {
+  const chapters = [...document.querySelectorAll('section.chapter')];
+  chapters.forEach((ch, i) => {
+    ch.style.position = 'relative';
+    for (const [edge, tag] of [['top', 'B'], ['bottom', 'N']]) {
+      const m = document.createElement('span');
+      m.textContent = 'QQ' + tag + i + 'QQ';
+      m.style.cssText = 'position:absolute;left:0;' + edge + ':0;font:3px monospace;' +
+        'line-height:3px;color:rgba(0,0,0,0.05);white-space:nowrap';
+      ch.appendChild(m);
+    }
+  });
+  const mm = v => v.endsWith('mm') ? parseFloat(v) * 96 / 25.4 : parseFloat(v);
+  let top = 0, bottom = 0;
+  for (const sheet of document.styleSheets) for (const r of sheet.cssRules) {
+    if (r.type === CSSRule.PAGE_RULE && r.selectorText === '') {
+      if (r.style.marginTop) top = mm(r.style.marginTop);
+      if (r.style.marginBottom) bottom = mm(r.style.marginBottom);
+    }
+  }
+  return [chapters.length, 297 * 96 / 25.4 - top - bottom];
+}"""
+
+
+def _half_empty(browser: Any, path: Path, html: str | None = None) -> tuple[int, list[str]]:
+    """(chapters, pages left more than half empty before a chapter that starts a new page)."""
+    page = browser.new_page()
+    try:
+        if html is None:
+            page.goto(path.as_uri())
+        else:
+            page.set_content(html)
+        page.emulate_media(media="print")
+        count, height = page.evaluate(CHAPTER_JS)
+        pdf = page.pdf(prefer_css_page_size=True, print_background=True)
+    finally:
+        page.close()
+    where: dict[str, tuple[int, float]] = {}
+    for n, (_, runs) in enumerate(read_runs(pdf)):
+        line = ""
+        for y, text in runs:
+            line = line + text if text != "\n" else ""
+            for tag, i in re.findall(r"QQ([BN])(\d+)QQ", line):
+                # Chromium draws page n's body at y = n * height onwards (one long column cut
+                # into pages of the content box's height): y on its own page.
+                where.setdefault(f"{tag}{i}", (n, y - n * height))
+    bad = []
+    for i in range(1, count):
+        begin, end = where.get(f"B{i}"), where.get(f"N{i - 1}")
+        assert begin is not None and end is not None, f"chapter {i}: a marker did not print"
+        if begin[0] == end[0] + 1 and end[1] < height / 2:
+            bad.append(f"page {end[0] + 1}: chapter {i - 1} ends at {end[1]:.0f}px of "
+                       f"{height:.0f}px, chapter {i} starts the next page")
+    return count, bad
+
+
+def test_page_fill_detector_sees_a_half_empty_page(browser: Any, tmp_path: Path) -> None:
+    short = "<section class='chapter' style='break-before:page'><h2>X</h2><p>one line</p></section>"
+    html = ("<!DOCTYPE html><style>@page{size:A4;margin:16mm 15mm 18mm}</style>"
+            f"<main>{short * 3}</main>")
+    count, bad = _half_empty(browser, tmp_path / "x.html", html)
+    assert count == 3 and len(bad) == 2
+    full = "<section class='chapter'><h2>X</h2>" + "<p>line</p>" * 30 + "</section>"
+    count, bad = _half_empty(browser, tmp_path / "y.html",
+                             html.replace(short * 3, full * 3))
+    assert count == 3 and bad == []
+
+
+def test_no_chapter_break_leaves_a_page_half_empty(browser: Any, pages: dict[str, Path]) -> None:
+    count, bad = _half_empty(browser, pages[RULES_HTML])
+    assert count > 5
+    assert bad == []
+
+
+def test_headings_stay_with_their_text_and_no_orphan_lines(
+        browser: Any, pages: dict[str, Path]) -> None:
+    page = browser.new_page()
+    try:
+        page.goto(pages[RULES_HTML].as_uri())
+        page.emulate_media(media="print")
+        style = page.evaluate("""() => {
+          const get = (sel, prop) => [...document.querySelectorAll(sel)]
+            .map(e => getComputedStyle(e)[prop]);
+          return {h: [...get('h2', 'breakAfter'), ...get('h3', 'breakAfter'),
+                      ...get('h4', 'breakAfter')],
+                  orphans: [...get('p', 'orphans'), ...get('li', 'orphans'),
+                            ...get('dd', 'orphans')],
+                  widows: [...get('p', 'widows'), ...get('li', 'widows'),
+                           ...get('dd', 'widows')]};
+        }""")
+    finally:
+        page.close()
+    assert style["h"] and set(style["h"]) == {"avoid"}
+    assert style["orphans"] and min(int(v) for v in style["orphans"]) >= 2
+    assert style["widows"] and min(int(v) for v in style["widows"]) >= 2
+
+
+def screenshots(browser: Any, path: Path, out: Path, pdf_pages: int) -> list[Path]:
+    """A look at the printed pages: the print layout, one A4-high PNG per printed page."""
+    page = browser.new_page(viewport={"width": 794, "height": 1123})
+    shots = []
+    try:
+        page.goto(path.as_uri())
+        page.emulate_media(media="print")
+        height = page.evaluate("document.documentElement.scrollHeight")
+        for i in range(min(pdf_pages, max(1, -(-height // 1123)))):
+            target = out / f"{path.stem}-{i + 1:02d}.png"
+            page.screenshot(path=str(target), full_page=True, timeout=120000,
+                            clip={"x": 0, "y": i * 1123, "width": 794, "height": 1123})
+            shots.append(target)
+    finally:
+        page.close()
+    return shots
+
+
+def test_screenshots_of_the_printed_pages(
+        browser: Any, pages: dict[str, Path], rules_pdf: bytes, tmp_path: Path) -> None:
+    n = len(read_pdf(rules_pdf))
+    shots = screenshots(browser, pages[RULES_HTML], tmp_path, n)
+    shots += screenshots(browser, pages[AID_HTML], tmp_path, 2)
+    assert len(shots) >= 3
+    for shot in shots:
+        data = shot.read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) > 5000, shot

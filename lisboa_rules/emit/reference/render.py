@@ -24,6 +24,7 @@ import json
 import re
 import sys
 import types
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -33,10 +34,10 @@ from markupsafe import Markup
 
 from lisboa_rules.core import encode
 from lisboa_rules.core.encode import html_text, ml_comment
-from lisboa_rules.core.inputs import AID_HTML, AID_MD, ENGINE, RULES_HTML, RULES_MD
+from lisboa_rules.core.inputs import AID_HTML, AID_MD, ENGINE, FIGURES, RULES_HTML, RULES_MD
 from lisboa_rules.emit.env import doc_env
 from lisboa_rules.emit.header import header_lines
-from lisboa_rules.emit.reference import words
+from lisboa_rules.emit.reference import diagrams, words
 from lisboa_rules.lang import expr
 from lisboa_rules.lang import text as rtext
 from lisboa_rules.model.checks import CROSS_REF
@@ -303,7 +304,46 @@ class Index:
     kind: str = "index"
 
 
-Block = RuleCard | Heading | Para | Table | Flow | VariantView | Index
+@dataclass(frozen=True)
+class Figure:
+    """An SVG diagram drawn from the data (emit.reference.diagrams); `file` is its path under
+    generated/reference/, which rules.md links to and rules.html draws inline."""
+
+    id: str
+    title: str
+    svg: Markup
+    file: str
+    kind: str = "figure"
+
+
+@dataclass(frozen=True)
+class GlossaryEntry:
+    id: str  # the anchor of its definition
+    term: str
+    text: Rich
+    see: tuple[tuple[str, str], ...] = ()  # (anchor, term) of related terms
+    rules: tuple[tuple[str, str], ...] = ()  # (rule id, title) of the rules that explain it
+    marks: tuple[Mark, ...] = ()
+
+
+@dataclass(frozen=True)
+class Glossary:
+    entries: tuple[GlossaryEntry, ...]
+    kind: str = "glossary"
+
+
+@dataclass(frozen=True)
+class TermIndex:
+    """The index of the glossary's terms: each term with the anchors it points at (its
+    definition, then the rules that explain it). The printed page numbers are filled in by the
+    `pdf` command (emit.reference.pageindex), which prints twice."""
+
+    items: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]  # (term, ((anchor, label), ...))
+    kind: str = "terms"
+
+
+Block = RuleCard | Heading | Para | Table | Flow | VariantView | Index | Figure | Glossary | \
+    TermIndex
 
 
 @dataclass(frozen=True)
@@ -315,6 +355,16 @@ class Chapter:
 
 
 @dataclass(frozen=True)
+class AidCard:
+    """One box of the player aid: an action or a Noble, its words and its facts."""
+
+    title: str
+    sub: str
+    text: Rich
+    facts: tuple[Fact, ...] = ()
+
+
+@dataclass(frozen=True)
 class AidSection:
     title: str
     id: str
@@ -323,6 +373,7 @@ class AidSection:
     checklist: tuple[StepView, ...] = ()
     lines: tuple[Rich, ...] = ()
     callouts: tuple[CalloutView, ...] = ()
+    cards: tuple[AidCard, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -336,6 +387,7 @@ class Document:
     footer: str
     edition: str = "standard game"  # or the house rules built in (build --variant)
     house_rules: str = ""  # "with <title> (<id>), ..." when variants are built in, else empty
+    figures: tuple[Figure, ...] = ()  # every diagram, also written as figures/<id>.svg
 
 
 # --- escaping filters --------------------------------------------------------------------------
@@ -435,6 +487,7 @@ class _Builder:
         self.engine_problem = ""
         self.row_anchors: dict[str, str] = {}  # table rows that are link targets -> label
         self.examples: tuple[ExampleView, ...] = ()
+        self.figs: tuple[Figure, ...] = ()
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -845,6 +898,9 @@ class _Builder:
     def build(self) -> Document:
         m = self.m
         self.examples = self.run_examples()
+        self.figs = tuple(
+            Figure(f"figure-{d.name}", d.title, Markup(diagrams.render(d)),
+                   f"{FIGURES}/{d.name}.svg") for d in self.diagrams())
         chapters = [self.ch_game(), self.ch_turn(), self.ch_court(), self.ch_costs(),
                     self.ch_end(), self.ch_scoring()]
         rest = [r for r in m.rules if r.id not in self.placed]
@@ -856,6 +912,9 @@ class _Builder:
             chapters.append(effects)
         chapters.append(self.ch_variants())
         chapters.append(self.ch_appendix())
+        found = self.ch_find()
+        if found.blocks:
+            chapters.append(found)
         game = m.data["game"]
         players = game["players"]
         subtitle = (Piece(f"{game.get('designer', '')} · {game.get('publisher', '')} · "
@@ -866,7 +925,8 @@ class _Builder:
             aid=self.aid(), variants=tuple((v.id, v.title, self.variant_index[v.id])
                                            for v in self.c.variants),
             header=_comment_header(self.c), footer=str(game["title"]),
-            edition=_edition(self.c) or "standard game", house_rules=_edition(self.c))
+            edition=_edition(self.c) or "standard game", house_rules=_edition(self.c),
+            figures=self.figs)
 
     def ch_game(self) -> Chapter:
         m = self.m
@@ -928,6 +988,7 @@ class _Builder:
                 proc_code=self.steps_code(move.steps), procedure=True, kind="procedure"))
         blocks.append(Heading("game-flow", "Game flow"))
         blocks.append(self.flow())
+        blocks.extend(f for f in (self.figure("turn"),) if f is not None)
         blocks.append(Heading("actions", "Actions"))
         overview = []
         for a in m.actions:
@@ -994,6 +1055,66 @@ class _Builder:
                 humanize("scoring") if last else turn[0].title,
                 " or ".join(f"{w.title}: {''.join(p.text for p in w.detail)}" for w in when)))
         return Flow(turn, tuple(ends))
+
+    # -- diagrams (emit.reference.diagrams lays them out) ---------------------------------------
+
+    def diagrams(self) -> tuple[diagrams.Diagram, ...]:
+        """The turn, the period end and the game end as diagrams, from the model: the turn's
+        steps and phases of rules/flow.yaml, the actions of rules/court.yaml, the end triggers,
+        the period end's steps and the game end's rounds."""
+        m = self.m
+        flow = m.data["flow"]
+        D, N, S = diagrams.Diagram, diagrams.Node, diagrams.Stage
+        phase_text = {str(p.get("rule")): str(p.get("text", "")) for p in flow.get("phases", ())
+                      if isinstance(p, Mapping) and p.get("rule")}
+        turn_steps = [t for t in flow.get("turn", ()) if isinstance(t, Mapping)]
+        stages: list[diagrams.Stage] = []
+        numbered = [a for a in m.actions if a.number is not None] or list(m.actions)
+        for i, t in enumerate(turn_steps):
+            rule = self.rules.get(str(t["id"]))
+            sub = "".join(p.text for p in self.rule_text(rule)) if rule is not None else ""
+            stages.append(S((N(f"{i + 1}. {self.title_of(str(t['id']))}",
+                               phase_text.get(str(t["id"]), sub)),)))
+            if i == 0 and numbered:  # the card played takes one of the actions
+                stages.append(S(tuple(
+                    N(f"{a.number}. {a.name}" if a.number is not None else a.name, a.plays or "")
+                    for a in numbered), caption=f"{humanize('action')}: one of {len(numbered)}"))
+        interrupts = [str(p.get("text", "")) for p in flow.get("phases", ())
+                      if isinstance(p, Mapping) and p.get("interrupts")]
+        out = [D("turn", humanize("turn"), tuple(stages), loop=humanize("next player"),
+                 note=" ".join(interrupts))]
+        for kind, key in (("period", "period_end"), ("game", "game_end")):
+            proc = flow.get(key)
+            if not isinstance(proc, Mapping):
+                continue
+            when = tuple(N(self.words(t.condition.source, dict(t.params)),
+                           f"{humanize('period')} {t.period}")
+                         for t in m.triggers if t.ends == kind)
+            st: list[diagrams.Stage] = []
+            title = self.title_of(str(proc.get("id", key)))
+            if when:
+                st.append(S(when, caption=" / ".join(dict.fromkeys(
+                    t.rule.title for t in m.triggers if t.ends == kind and t.rule.title != title))))
+            if proc.get("finish"):
+                st.append(S((N(f"{humanize('finish')} the {proc['finish']}"),)))
+            if key == "period_end":
+                steps = [N(f"{i + 1}. {s.rule.title}") for i, s in enumerate(m.period_end)]
+                for k in range(0, len(steps), 4):
+                    st.append(S(tuple(steps[k:k + 4]), sequence=True))
+                then = self.title_of(str(turn_steps[0]["id"])) if turn_steps else ""
+                if then:
+                    st.append(S((N(f"\u2192 {then}"),)))
+            else:
+                extra = proc.get("extra_rounds")
+                follows = humanize("follows_allowed") if proc.get("follows_allowed") else ""
+                for k in range(int(extra) if isinstance(extra, int) else 0):
+                    st.append(S((N(f"{humanize('extra_rounds')} ({k + 1} of {extra})", follows),)))
+                st.append(S((N(humanize("scoring"), " · ".join(s.name for s in m.scoring)),)))
+            out.append(D(str(proc.get("id", key)), title, tuple(st)))
+        return tuple(out)
+
+    def figure(self, name: str) -> Figure | None:
+        return next((f for f in self.figs if f.id == f"figure-{name}"), None)
 
     def ch_court(self) -> Chapter:
         m = self.m
@@ -1117,6 +1238,7 @@ class _Builder:
             self.placed.extend(s.id for s in m.period_end if key == "period_end")
             blocks.append(self.card(rule, facts=tuple(facts_l), steps=steps,
                                     procedure=True))
+            blocks.extend(f for f in (self.figure(str(proc["id"])),) if f is not None)
         return Chapter("chap-end", " · ".join(
             self.title_of(str(flow[k]["id"])) for k in ("period_end", "game_end") if k in flow),
             tuple(blocks))
@@ -1368,6 +1490,38 @@ class _Builder:
         blocks.append(Index(tuple((r.id, r.title) for r in sorted(m.rules, key=lambda r: r.id))))
         return Chapter("chap-appendix", "Appendix", tuple(blocks))
 
+    # -- glossary and index -------------------------------------------------------------------
+
+    def glossary(self) -> Glossary:
+        """The glossary of rules/vocabulary.yaml, in alphabetical order of the terms."""
+        m = self.m
+        data = [e for e in m.data["vocabulary"].get("glossary", ()) if isinstance(e, Mapping)]
+        anchor = {str(e["term"]).casefold(): _term_anchor(str(e["term"])) for e in data}
+        by_case = {str(e["term"]).casefold(): str(e["term"]) for e in data}
+        entries = []
+        for e in sorted(data, key=lambda e: _sort_key(str(e["term"]))):
+            declared = tuple(e.get("assumptions", ()))
+            entries.append(GlossaryEntry(
+                _term_anchor(str(e["term"])), str(e["term"]),
+                self.rich(str(e["text"]), e, m, declared),
+                tuple((anchor[str(t).casefold()], by_case[str(t).casefold()])
+                      for t in e.get("see", ()) if str(t).casefold() in anchor),
+                tuple((str(r), self.title_of(str(r))) for r in e.get("rules", ())
+                      if str(r) in self.rules),
+                self.marks(declared)))
+        return Glossary(tuple(entries))
+
+    def ch_find(self) -> Chapter:
+        """The glossary and the index of its terms (the pages are the `pdf` command's)."""
+        g = self.glossary()
+        if not g.entries:
+            return Chapter("chap-find", humanize("glossary"), ())
+        index = TermIndex(tuple((e.term, ((e.id, humanize("glossary")), *e.rules))
+                                for e in g.entries))
+        return Chapter("chap-find", f"{humanize('glossary')} · {humanize('index')}", (
+            Heading("glossary", humanize("glossary")), g,
+            Heading("index", humanize("index")), index))
+
     # -- player aid -------------------------------------------------------------------------------
 
     def aid_callouts(self, rule_ids: Iterable[str]) -> tuple[CalloutView, ...]:
@@ -1380,28 +1534,65 @@ class _Builder:
         return tuple(out)
 
     def aid(self) -> tuple[AidSection, ...]:
+        """The player aid: the turn, the actions, the Nobles with their State and Noble actions
+        and what they cost, the costs, the ends and the scoring, each from the model. Nothing
+        on it cites what is not on it: no assumption marks, no links (see `_on_sheet`)."""
         m = self.m
+        flow = m.data["flow"]
         out = []
+        turn = tuple(StepView(self.rule_text(self.rules[str(t["id"])]), "",
+                              self.title_of(str(t["id"])))
+                     for t in flow.get("turn", ()) if str(t.get("id")) in self.rules)
+        if turn:
+            out.append(AidSection(humanize("turn"), "aid-turn", checklist=turn,
+                                  callouts=self.aid_callouts(str(t["id"])
+                                                             for t in flow.get("turn", ()))))
+        numbered = [a for a in m.actions if a.number is not None]
+        if numbered:
+            costs_by_id = {c.id: c for c in m.costs}
+            acts = []
+            for a in numbered:
+                facts = [Fact(humanize("plays"), plain(a.plays))] if a.plays else []
+                for key in (a.cost, a.lacking_cost):
+                    c = costs_by_id.get(key or "")
+                    if c is not None:
+                        facts.append(Fact(c.name, plain(self.words(c.formula.source,
+                                                                   dict(c.params)))))
+                acts.append(AidCard(f"{a.number}. {a.name}", "", self.rule_text(a.rule),
+                                    tuple(facts)))
+            out.append(AidSection(humanize("actions"), "aid-actions", cards=tuple(acts),
+                                  callouts=self.aid_callouts(a.id for a in numbered)))
+        sas = {a.id: a for a in m.state_actions}
+        nas = {a.id: a for a in m.noble_actions}
+        nobles = []
+        for n in m.nobles:
+            facts = []
+            for sid in n.state_actions:
+                sa = sas.get(sid)
+                if sa is not None:
+                    facts.append(Fact(f"{humanize('state_action')}: {sa.name}",
+                                      self.rule_text(sa.rule)))
+            na = nas.get(n.noble_action)
+            if na is not None:
+                facts.append(Fact(f"{humanize('noble_action')}: {na.name}",
+                                  self.rule_text(na.rule)))
+                if na.land_price is not None:
+                    facts.append(Fact(humanize("land_price"),
+                                      plain(self.words(na.land_price.source, dict(na.params)))))
+            if n.trade_goods:
+                facts.append(Fact(humanize("trade_goods"), plain(", ".join(
+                    self.names.get(g, g) for g in n.trade_goods))))
+            nobles.append(AidCard(n.name, n.title, (), tuple(facts)))
+        if nobles:
+            out.append(AidSection(humanize("nobles"), "aid-nobles", cards=tuple(nobles),
+                                  callouts=self.aid_callouts(
+                                      [*(sas[s].id for n in m.nobles for s in n.state_actions
+                                         if s in sas),
+                                       *(n.noble_action for n in m.nobles)])))
         costs = [Fact(c.name, plain(self.words(c.formula.source, dict(c.params))))
                  for c in m.costs]
-        costs += [Fact(f"{humanize('land_price')} ({na.name})",
-                       plain(self.words(na.land_price.source, dict(na.params))))
-                  for na in m.noble_actions if na.land_price is not None]
         out.append(AidSection(humanize("costs"), "aid-costs", tuple(costs),
                               callouts=self.aid_callouts(c.id for c in m.costs)))
-        tables = [self.scoring_table()]
-        tables += [self.majority_table(s) for s in m.scoring if s.groups]
-        lines = []
-        ties = m.data["scoring"].get("majority", {}).get("text")
-        if isinstance(ties, str):
-            lines.append(self.rich(ties, m.data["scoring"]["majority"]))
-        tb = m.data["scoring"].get("tiebreakers")
-        if isinstance(tb, dict) and tb.get("id") in self.rules:
-            lines.append(self.rule_text(self.rules[tb["id"]]))
-        out.append(AidSection(humanize("scoring"), "aid-scoring", tables=tuple(tables),
-                              lines=tuple(lines),
-                              callouts=self.aid_callouts(s.id for s in m.scoring)))
-        flow = m.data["flow"]
         for kind, key in (("period", "period_end"), ("game", "game_end")):
             proc = flow.get(key)
             if not isinstance(proc, dict) or proc.get("id") not in self.rules:
@@ -1413,8 +1604,60 @@ class _Builder:
             checklist = tuple(StepView(self.rule_text(s.rule), s.id, s.rule.title)
                               for s in m.period_end) if key == "period_end" else ()
             out.append(AidSection(rule.title, f"aid-{rule.id}", when, checklist=checklist,
-                                  lines=(self.rule_text(rule),)))
-        return tuple(out)
+                                  lines=(self.rule_text(rule),),
+                                  callouts=self.aid_callouts(
+                                      [rule.id, *(t.id for t in m.triggers if t.ends == kind)])))
+        tables = [self.scoring_table()]
+        tables += [self.majority_table(s) for s in m.scoring if s.groups]
+        if m.decrees:
+            tables.append(self.decree_table())
+        lines = []
+        ties = m.data["scoring"].get("majority", {}).get("text")
+        if isinstance(ties, str):
+            lines.append(self.rich(ties, m.data["scoring"]["majority"]))
+        tb = m.data["scoring"].get("tiebreakers")
+        if isinstance(tb, dict) and tb.get("id") in self.rules:
+            lines.append(self.rule_text(self.rules[tb["id"]]))
+        out.append(AidSection(humanize("scoring"), "aid-scoring", tables=tuple(tables),
+                              lines=tuple(lines),
+                              callouts=self.aid_callouts(s.id for s in m.scoring)))
+        return tuple(_on_sheet(s) for s in out)
+
+
+def _sheet_rich(value: Rich) -> Rich:
+    """Text for the player aid: links as their words and no assumption marks, since the
+    sheet holds neither the pages they lead to nor the appendix the marks point at."""
+    return tuple(Piece(p.text, "value" if p.kind == "value" else "text") for p in value
+                 if p.text or p.kind != "value")
+
+
+def _on_sheet(section: AidSection) -> AidSection:
+    def fact(f: Fact) -> Fact:
+        return Fact(f.label, _sheet_rich(f.value))
+
+    def table(t: Table) -> Table:
+        return replace(t, caption=_sheet_rich(t.caption), row_ids=(),
+                       rows=tuple(tuple(_sheet_rich(c) for c in row) for row in t.rows))
+
+    return replace(
+        section,
+        items=tuple(fact(f) for f in section.items),
+        tables=tuple(table(t) for t in section.tables),
+        checklist=tuple(StepView(_sheet_rich(c.text), c.id, c.title) for c in section.checklist),
+        lines=tuple(_sheet_rich(line) for line in section.lines),
+        callouts=tuple(replace(c, text=_sheet_rich(c.text), marks=()) for c in section.callouts),
+        cards=tuple(AidCard(c.title, c.sub, _sheet_rich(c.text), tuple(fact(f) for f in c.facts))
+                    for c in section.cards))
+
+
+def _sort_key(term: str) -> str:
+    """Alphabetical order as an index has it: case and accents aside (Réis before Royal)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", term.casefold())
+                   if not unicodedata.combining(c))
+
+
+def _term_anchor(term: str) -> str:
+    return "term-" + encode.slug(term)
 
 
 def _played(value: Any) -> Any:
@@ -1573,6 +1816,8 @@ def render(compiled: Compiled, engine_source: str) -> dict[str, str]:
     for path, name in templates.items():
         text = env.get_template(name).render(doc=doc)
         out[path] = _tidy(text)
+    for fig in doc.figures:  # the same picture as a file, with the build's header
+        out[f"reference/{fig.file}"] = f"<!--\n{doc.header}\n-->\n{fig.svg}"
     return out
 
 
