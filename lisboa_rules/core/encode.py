@@ -38,6 +38,8 @@ def _escape_char(ch: str) -> str:
 def py_str(value: str) -> str:
     """A Python string literal that evaluates to `value`: repr's escapes for every character
     that is not printable, `\\` and `"` escaped, always in double quotes."""
+    if value.isprintable() and '"' not in value and "\\" not in value:
+        return '"' + value + '"'  # nothing to escape (most strings): the same, quicker
     out = []
     for ch in value:
         if ch in '"\\':
@@ -56,6 +58,8 @@ def py_comment(text: str) -> str:
     """The text of one `#` comment line: backslashes doubled, every non-printable character
     (a line break would end the comment and make the rest code) and every run of three or
     more quotes written as escapes, so the line reads the same inside a docstring too."""
+    if text.isprintable() and "\\" not in text and not _QUOTE_RUN.search(text):
+        return text  # nothing to escape (most lines): the same, quicker
     out = []
     for ch in text:
         if ch == "\\":

@@ -4,13 +4,30 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import os
+import sys
+from pathlib import Path
 
 import jinja2
 import jinja2.bccache
 
 from lisboa_rules.core import encode
-from lisboa_rules.outputs import cache, stamp
+from lisboa_rules.outputs import cache
+
+
+@functools.cache
+def template_fingerprint() -> str:
+    """What a compiled template depends on besides its own source (which Jinja checks): this
+    file (the environments' settings, filters and finalize, baked into the compiled code),
+    the Jinja version and the Python version (the bytecode)."""
+    record = "\n".join((
+        hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
+        jinja2.__version__,
+        sys.implementation.name,
+        sys.version,
+    ))
+    return hashlib.sha256(record.encode("utf-8")).hexdigest()
 
 
 class _PrivateBytecodeCache(jinja2.BytecodeCache):
@@ -20,8 +37,8 @@ class _PrivateBytecodeCache(jinja2.BytecodeCache):
 
     - Jinja keys a compiled template by its name and source only, not by the environment's
       settings (trim_blocks, autoescape, ...) or its own version, which change the compiled
-      code. The file names here also carry the compiler fingerprint (stamp.py: this package's
-      files, the Python and library versions) and the environment's name.
+      code. The file names here also carry `template_fingerprint` (this file, the Jinja and
+      Python versions) and the environment's name.
     - A cache file that is damaged, not a regular file of ours (a FIFO, a symlink to
       /dev/zero, ...), or that cannot be written only costs a recompile, never the build.
     - Nothing is read or written while caching is off (`build --no-cache`).
@@ -29,7 +46,7 @@ class _PrivateBytecodeCache(jinja2.BytecodeCache):
 
     def __init__(self, dir_fd: int, env_name: str) -> None:
         self.dir_fd = dir_fd
-        fingerprint = stamp.compiler_fingerprint()[:20]
+        fingerprint = template_fingerprint()[:20]
         self.suffix = f".{env_name}.{fingerprint}.cache"
         with contextlib.suppress(OSError):  # other compilers' files
             for name in os.listdir(dir_fd):

@@ -322,16 +322,16 @@ def _diag(code: str, message: str, display: str, line: int = 1, col: int = 1) ->
 def _parse(
     path: Path, display: str, raw: bytes, text: str, max_depth: int
 ) -> tuple[LoadedDoc | None, list[Diagnostic]]:
-    """Scan events, then compose and build data + spans from the same node tree."""
+    """One pass over the parser's events: check them and build data + spans from them."""
     try:
-        diags = _scan_events(text, display, max_depth)
+        diags, builder = _scan_events(text, display, max_depth)
         if diags:
             return None, diags
-        builder = _compose(text, display)
     except yaml.MarkedYAMLError as exc:
         return None, [_syntax_diag(exc, display, text)]
     except yaml.YAMLError as exc:
         return None, [_diag("yaml-syntax", _clean(str(exc)), display)]
+    assert builder is not None
     if builder.diags:
         return None, builder.diags
     if builder.data is None:
@@ -349,61 +349,190 @@ def _parse(
     return doc, []
 
 
-def _compose(text: str, display: str) -> _Builder:
-    """Compose the single document once and build its data from that same node tree."""
-    loader = StrictLoader(text)
-    try:
-        builder = _Builder(loader, display, text)
-        node = loader.get_single_node()
-        if node is not None:
-            builder.data = builder.build(node)
-        return builder
-    finally:
-        loader.dispose()
+def _scan_events(
+    text: str, display: str, max_depth: int
+) -> tuple[list[Diagnostic], _Builder | None]:
+    """Check the events (no anchors, aliases, foreign tags, extra documents or deep nesting)
+    and build the data and spans from the same events, in one pass over the file.
 
-
-def _scan_events(text: str, display: str, max_depth: int) -> list[Diagnostic]:
-    """Reject anchors, aliases, foreign tags, extra documents and deep nesting before composing.
-
-    Scanning events first means an alias bomb is refused before any node graph exists, and the
-    (recursive) composer never sees more than `max_depth` levels.
+    The checks come first: when one fails, its diagnostics are all that is reported (an alias
+    bomb is refused before anything is built from it, and nothing recursive ever sees more than
+    `max_depth` levels); else a value that does not fit its tag, and then the builder's own
+    diagnostics (duplicate, merge and non-string keys).
     """
+    strict = StrictLoader("")  # resolves and constructs scalars with the strict rules
     try:
-        return _scan(_events(text), text, display, max_depth)
-    except yaml.MarkedYAMLError as exc:
-        if "nesting depth" not in str(exc.problem):
-            raise
-        # libyaml (PyYAML >= 6.0.4) refuses nesting deeper than its own limit (1000) while it
-        # reads ahead, before this scan reaches `max_depth`. The pure-Python parser yields the
-        # same events without that limit, so the error is the usual one at the usual place.
-        return _scan(_events(text, yaml.SafeLoader), text, display, max_depth)
+        try:
+            return _one_pass(_events(text), strict, text, display, max_depth)
+        except yaml.MarkedYAMLError as exc:
+            if "nesting depth" not in str(exc.problem):
+                raise
+            # libyaml (PyYAML >= 6.0.4) refuses nesting deeper than its own limit (1000) while
+            # it reads ahead, before this scan reaches `max_depth`. The pure-Python parser
+            # yields the same events without that limit, so the error is the usual one at the
+            # usual place.
+            return _one_pass(_events(text, yaml.SafeLoader), strict, text, display, max_depth)
+    finally:
+        strict.dispose()
 
 
-def _scan(
-    events: Iterator[yaml.Event], text: str, display: str, max_depth: int
-) -> list[Diagnostic]:
+class _Frame:
+    """A mapping or sequence being built: its path, its value, and for a mapping the key
+    whose value comes next (`skip`: that value is not built: a refused or repeated key)."""
+
+    __slots__ = ("first", "is_map", "key", "out", "path", "skip", "start", "want_key")
+
+    def __init__(self, is_map: bool, path: PathTuple, start: Any) -> None:
+        self.is_map = is_map
+        self.path = path
+        self.start = start
+        self.out: Any = {} if is_map else []
+        self.first: dict[str, yaml.Node] = {}
+        self.key = ""
+        self.want_key = True
+        self.skip = False
+
+
+def _one_pass(
+    events: Iterator[Any], strict: StrictLoader, text: str, display: str, max_depth: int
+) -> tuple[list[Diagnostic], _Builder | None]:
+    b = _Builder(strict, display, text)
     diags: list[Diagnostic] = []
+    failure: Exception | None = None  # a scalar that does not fit its tag (reported last)
     depth = 0
     documents = 0
+    stack: list[_Frame] = []
+    skipping = 0  # nesting inside a node that is not built (0: building)
+    skipped_key: Any = None  # the start mark of a collection used as a key, while skipped
+
+    def done(value: Any) -> None:
+        """A node (not skipped) is complete: put it where it belongs."""
+        if not stack:
+            b.data = value
+            return
+        f = stack[-1]
+        if not f.is_map:
+            f.out.append(value)
+            return
+        if not f.skip:
+            f.out[f.key] = value
+        f.want_key, f.skip = True, False
+
+    def skipped_done(end: Any) -> None:
+        """A skipped node is complete (a refused key's value, or a collection key)."""
+        nonlocal skipped_key
+        f = stack[-1]
+        if skipped_key is not None:
+            msg = "mapping keys must be strings, not collections"
+            b.diags.append(Diagnostic("non-string-key", msg, _mark_span(display, skipped_key,
+                                                                       end, text)))
+            skipped_key = None
+            f.want_key, f.skip = False, True
+        else:
+            f.want_key, f.skip = True, False
+
     for event in events:
-        span = _mark_span(display, event.start_mark, event.end_mark, text)
-        if isinstance(event, yaml.DocumentStartEvent):
-            documents += 1
-            if documents == 2:
-                msg = "the file contains more than one YAML document"
-                return [Diagnostic("multi-document", msg, span)]
-        elif isinstance(event, yaml.AliasEvent):
-            diags.append(Diagnostic("yaml-alias", f"alias '*{event.anchor}' is not allowed", span))
-        elif isinstance(event, yaml.NodeEvent):
-            diags.extend(_check_node_event(event, span))
-            if isinstance(event, yaml.CollectionStartEvent):
+        cls = type(event)
+        if cls is yaml.ScalarEvent or cls is yaml.MappingStartEvent or \
+                cls is yaml.SequenceStartEvent:  # fmt: skip
+            if event.anchor is not None or (event.tag is not None
+                                            and event.tag not in ALLOWED_TAGS):  # fmt: skip
+                span = _mark_span(display, event.start_mark, event.end_mark, text)
+                diags.extend(_check_node_event(event, span))
+            if cls is not yaml.ScalarEvent:
                 depth += 1
                 if depth > max_depth:
                     msg = f"the data is nested more than {max_depth} levels deep"
-                    return [*diags, Diagnostic("nesting-too-deep", msg, span)]
-        elif isinstance(event, yaml.CollectionEndEvent):
+                    span = _mark_span(display, event.start_mark, event.end_mark, text)
+                    return [*diags, Diagnostic("nesting-too-deep", msg, span)], None
+        elif cls is yaml.MappingEndEvent or cls is yaml.SequenceEndEvent:
             depth -= 1
-    return diags
+        elif cls is yaml.AliasEvent:
+            span = _mark_span(display, event.start_mark, event.end_mark, text)
+            diags.append(Diagnostic("yaml-alias", f"alias '*{event.anchor}' is not allowed", span))
+            continue
+        elif cls is yaml.DocumentStartEvent:
+            documents += 1
+            if documents == 2:
+                msg = "the file contains more than one YAML document"
+                span = _mark_span(display, event.start_mark, event.end_mark, text)
+                return [Diagnostic("multi-document", msg, span)], None
+            continue
+        else:
+            continue
+        if diags or failure is not None:
+            continue  # nothing built is used any more; the checks go on to the end
+        # -- building ---------------------------------------------------------------------
+        if skipping:
+            if cls is yaml.MappingStartEvent or cls is yaml.SequenceStartEvent:
+                skipping += 1
+            elif cls is not yaml.ScalarEvent:
+                skipping -= 1
+                if not skipping:
+                    skipped_done(event.end_mark)
+            continue
+        if cls is yaml.MappingEndEvent or cls is yaml.SequenceEndEvent:
+            f = stack.pop()
+            b.spans[f.path] = _mark_span(display, f.start, event.end_mark, text)
+            done(f.out)
+            continue
+        top = stack[-1] if stack else None
+        if top is not None and top.is_map and top.want_key:
+            if cls is not yaml.ScalarEvent:  # a collection as a key: refused, not built
+                skipping, skipped_key = 1, event.start_mark
+                continue
+            node = yaml.ScalarNode(_scalar_tag(strict, event), event.value, event.start_mark,
+                                   event.end_mark, event.style)  # fmt: skip
+            key = b._key(node)
+            top.want_key = False
+            if key is None:
+                top.skip = True
+            elif key in top.first:
+                b._duplicate(key, top.first[key], node)
+                top.skip = True
+            else:
+                top.first[key] = node
+                b.key_spans[(*top.path, key)] = b.span(node)
+                top.key, top.skip = key, False
+            continue
+        if top is not None and top.is_map and top.skip:  # the value of a refused key
+            if cls is yaml.ScalarEvent:
+                top.want_key, top.skip = True, False
+            else:
+                skipping = 1
+            continue
+        if top is None:
+            path: PathTuple = ()
+        elif top.is_map:
+            path = (*top.path, top.key)
+        else:
+            path = (*top.path, len(top.out))
+        if cls is yaml.ScalarEvent:
+            node = yaml.ScalarNode(_scalar_tag(strict, event), event.value, event.start_mark,
+                                   event.end_mark, event.style)  # fmt: skip
+            b.spans[path] = b.span(node)
+            try:
+                value = b.scalar(node)
+            except Exception as exc:
+                failure = exc
+                continue
+            done(value)
+        else:
+            b.spans[path] = b.span_of(event)  # replaced by the full span at the end event
+            stack.append(_Frame(cls is yaml.MappingStartEvent, path, event.start_mark))
+    if diags:
+        return diags, None
+    if failure is not None:
+        raise failure
+    return [], b
+
+
+def _scalar_tag(strict: StrictLoader, event: Any) -> str:
+    """The tag of a scalar, resolved as the composer does."""
+    tag = event.tag
+    if tag is None or tag == "!":
+        tag = strict.resolve(yaml.ScalarNode, event.value, event.implicit)
+    return str(tag)
 
 
 def _events(text: str, parser: type[yaml.SafeLoader] | None = None) -> Iterator[yaml.Event]:
@@ -508,7 +637,7 @@ def _clean(message: str) -> str:
 
 
 class _Builder:
-    """Walk one composed node tree into plain data, span tables and structural diagnostics."""
+    """The data, span tables and structural diagnostics of one file (built by `_one_pass`)."""
 
     def __init__(self, loader: StrictLoader, display: str, text: str = "") -> None:
         self.loader = loader
@@ -523,35 +652,19 @@ class _Builder:
         """Return the 1-based span of a node."""
         return _mark_span(self.display, node.start_mark, node.end_mark, self.text)
 
-    def build(self, node: yaml.Node, path: PathTuple = ()) -> Any:
-        """Return the plain value of `node`, recording spans under `path`."""
-        self.spans[path] = self.span(node)
-        if isinstance(node, yaml.MappingNode):
-            return self._mapping(node, path)
-        if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+    def span_of(self, event: Any) -> Span:
+        """Return the 1-based span of an event."""
+        return _mark_span(self.display, event.start_mark, event.end_mark, self.text)
+
+    def scalar(self, node: yaml.ScalarNode) -> Any:
+        """Return the value of a scalar node (a diagnostic and None when its digits are too
+        many; a ConstructorError when it does not fit its explicit tag)."""
         try:
             return self.loader.construct_object(node, deep=True)
         except ValueError:  # an integer beyond Python's int-to-str digit limit (4300)
             msg = f"the number {_shorten(str(node.value))} has too many digits"
             self.diags.append(Diagnostic("yaml-syntax", msg, self.span(node)))
             return None
-
-    def _mapping(self, node: yaml.MappingNode, path: PathTuple) -> dict[str, Any]:
-        """Return a dict, reporting merge, non-string and duplicate keys."""
-        out: dict[str, Any] = {}
-        first: dict[str, yaml.Node] = {}
-        for key_node, value_node in node.value:
-            key = self._key(key_node)
-            if key is None:
-                continue
-            if key in first:
-                self._duplicate(key, first[key], key_node)
-                continue
-            first[key] = key_node
-            self.key_spans[(*path, key)] = self.span(key_node)
-            out[key] = self.build(value_node, (*path, key))
-        return out
 
     def _key(self, node: yaml.Node) -> str | None:
         """Return a string key, or record why the key is refused and return None."""

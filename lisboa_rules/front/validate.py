@@ -3,24 +3,29 @@
 All errors are reported (`iter_errors`), one per location: errors are grouped by instance path
 and `best_match` picks the representative (descending into anyOf/oneOf). Unknown keys point at
 the key, everything else at the value, and messages carry a readable address (`players.max`).
+
+A document is first checked with quick.py (a yes/no answer with jsonschema's semantics, without
+jsonschema); only one it calls invalid goes through jsonschema, imported then, for the errors.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError, best_match
+from typing import TYPE_CHECKING, Any
 
 from lisboa_rules.core.diagnostics import Diagnostic, Related, sort_diagnostics, suggest
 from lisboa_rules.core.source import PathTuple, Span, format_address
+from lisboa_rules.front import quick
 from lisboa_rules.front import schema as schemas
 from lisboa_rules.front.loader import LoadedDoc
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 _RANGE = frozenset(
     {
@@ -66,13 +71,21 @@ def _is_number(checker: object, instance: object) -> bool:
     return isinstance(instance, int)
 
 
-_StrictValidator = validators.extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator,
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many(
-        {"integer": _is_integer, "number": _is_number}
-    ),
-)
+@functools.cache
+def _strict_validator() -> Any:
+    """Draft 2020-12 with the strict `integer` and `number` above (jsonschema imported here)."""
+    from jsonschema import Draft202012Validator, validators
+
+    return validators.extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator,
+        type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many(
+            {"integer": _is_integer, "number": _is_number}
+        ),
+    )
+
+
 _VALIDATORS: dict[tuple[int, str], Any] = {}
+_QUICK: dict[tuple[int, str], Any] = {}
 
 
 def _validator(kind: str) -> Any:
@@ -82,9 +95,22 @@ def _validator(kind: str) -> Any:
     cached = _VALIDATORS.get(key)
     if cached is None or cached[0] is not sset:
         schema = schemas.inline_refs(sset.by_kind[kind], sset.registry)
-        cached = (sset, _StrictValidator(schema, registry=sset.registry))
+        cached = (sset, _strict_validator()(schema, registry=sset.registry))
         _VALIDATORS[key] = cached
     return cached[1]
+
+
+def _quick(kind: str) -> quick.Check | None:
+    """The quick yes/no check of one kind for the active schema set (cached); None when the
+    schema uses something quick.py does not implement."""
+    sset = schemas.active()
+    key = (id(sset), kind)
+    cached = _QUICK.get(key)
+    if cached is None or cached[0] is not sset:
+        cached = (sset, quick.compile_schema(sset.by_kind[kind], sset.by_uri))
+        _QUICK[key] = cached
+    check: quick.Check | None = cached[1]
+    return check
 
 
 @dataclass(frozen=True)
@@ -109,6 +135,9 @@ def validate(doc: LoadedDoc) -> list[Diagnostic]:
     kind = data["kind"]
     if not isinstance(kind, str) or kind not in known:
         return [_unknown_kind(doc, kind, known)]
+    check = _quick(kind)
+    if check is not None and check(data):
+        return []
     errors = _validator(kind).iter_errors(data)
     return sort_diagnostics(_diagnose(doc, errors))
 
@@ -156,6 +185,8 @@ def _representatives(group: list[ValidationError]) -> list[ValidationError]:
     keep = [e for e in group if e.validator in _PER_KEY]
     rest = [e for e in group if e.validator not in _PER_KEY]
     if rest:
+        from jsonschema.exceptions import best_match
+
         best = best_match(rest)
         if best is not None:
             keep.append(best)

@@ -433,3 +433,37 @@ def test_load_dir_missing_or_empty(tmp_path: Path) -> None:
     assert docs == [] and [d.code for d in diags] == ["unreadable-file"]
     docs, diags = load_dir(tmp_path)
     assert docs == [] and [d.code for d in diags] == ["no-rules-files"]
+
+
+# --- one parse per file (issue 17) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "codes"),
+    [
+        ("a: 1\nb: [x, {c: 2}]\n", []),
+        ("a: 1\na: 2\n", ["duplicate-key"]),
+        ("a: !!int x\n", ["yaml-tag"]),
+        ("? [k]\n: v\nb: 1\n", ["non-string-key"]),
+        ("a: &x 1\nb: *x\n", ["yaml-alias", "yaml-alias"]),
+        ("a: [1\n", ["yaml-syntax"]),
+    ],
+)
+def test_each_text_is_parsed_once(
+    text: str, codes: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checks and the data come from one pass over the parser's events: no file is
+    parsed a second time to compose a node tree."""
+    parsed: list[str] = []
+
+    class Counting(loader.StrictLoader):
+        def __init__(self, stream: str) -> None:
+            if stream:
+                parsed.append(stream)
+            super().__init__(stream)
+
+    monkeypatch.setattr(loader, "StrictLoader", Counting)
+    doc, diags = load_text(text, "t.yaml")
+    assert [d.code for d in diags] == codes
+    assert (doc is None) == bool(codes)
+    assert parsed == [text]

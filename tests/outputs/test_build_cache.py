@@ -372,14 +372,14 @@ def test_a_strange_cache_location_is_harmless(project: Path, where: str) -> None
 
 
 def test_the_compiled_template_cache_is_private_and_names_the_compiler(project: Path) -> None:
-    from lisboa_rules.outputs import stamp
-
     files = warm(project)
     folder = files[0].parent
     st = folder.lstat()
     assert stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o700
     assert st.st_uid == os.geteuid()
-    fingerprint = stamp.compiler_fingerprint()[:20]
+    from lisboa_rules.emit import env
+
+    fingerprint = env.template_fingerprint()[:20]
     assert all(p.name.endswith(f".{fingerprint}.cache") for p in files)
     assert {p.name.split(".")[-3] for p in files} == {"code", "doc"}
     assert all(stat.S_IMODE(p.lstat().st_mode) & 0o077 == 0 for p in files)
@@ -400,3 +400,42 @@ def test_a_fifo_among_the_rules_does_not_hang(project: Path) -> None:
     for extra in ([], ["--no-cache"]):
         done = run_build(project, "--check", *extra, timeout=60)
         assert done.returncode == 1 and "unreadable-file" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("setting", "changed"),
+    [
+        ("keep_trailing_newline=True", "keep_trailing_newline=False"),
+        ('enabled_extensions=("html", "html.jinja")', "enabled_extensions=()"),
+        ("trim_blocks=True", "trim_blocks=False"),
+    ],
+)
+def test_templates_compiled_under_other_environment_settings_are_not_used(
+    project: Path, setting: str, changed: str
+) -> None:
+    """Jinja files a compiled template by its name, path and source only; the settings of the
+    environment (emit/env.py) are baked into the compiled code. After env.py changes (an
+    upgrade in place), what the earlier compiler compiled must not be loaded: the build equals
+    a `--no-cache` one."""
+    copy = project / "copy"
+    shutil.copytree(ROOT / "lisboa_rules", copy / "lisboa_rules",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+
+    def build(*args: str) -> dict[str, bytes]:
+        env = {**os.environ, "PYTHONPATH": str(copy), cache.ENV: str(project / "cache")}
+        out = project / f"out-{len(list(project.glob('out-*')))}"
+        done = subprocess.run([sys.executable, "-m", "lisboa_rules", "build", *args, "--out",
+                               str(out)], cwd=project, env=env, capture_output=True, text=True,
+                              timeout=120, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return tree(out)
+
+    before = build()  # the earlier compiler fills the cache
+    assert list((project / "cache").rglob("__jinja2_*"))
+    env_py = copy / "lisboa_rules" / "emit" / "env.py"
+    text = env_py.read_text(encoding="utf-8")
+    assert setting in text
+    env_py.write_text(text.replace(setting, changed), encoding="utf-8")
+    fresh = build("--no-cache")
+    assert fresh != before  # the setting does change the outputs
+    assert build() == fresh

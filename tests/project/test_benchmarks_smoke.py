@@ -26,6 +26,7 @@ EXPECTED_ROWS = {
     "build.noop",
     "build.edit_one_number",
     "build.full_no_cache",
+    "build.first_on_machine",
     "scoring.vs_handwritten",
     "scoring.vs_handwritten_numbers",
     "scoring.vs_interp",
@@ -41,6 +42,9 @@ EXPECTED_ROWS = {
 TARGETS = {
     "build.full": ("<=", 2.0),
     "build.check": ("<=", 2.0),
+    "build.noop": ("<=", 2.0),
+    "build.edit_one_number": ("<=", 2.0),
+    "build.first_on_machine": ("<=", 2.0),
     "scoring.vs_handwritten": ("<=", 1.25),
     "scoring.vs_interp": (">=", 5.0),
     "playout.vs_interp": (">=", 3.0),

@@ -12,12 +12,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urldefrag, urljoin
 
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
+if TYPE_CHECKING:  # imported when first needed: a valid document never needs them (quick.py)
+    from jsonschema import Draft202012Validator
+    from referencing import Registry
 
 SUFFIX = ".schema.json"
 BASE_ID = "https://lisboa-rules.invalid/schema/"
@@ -27,11 +27,12 @@ Schema = dict[str, Any]
 
 @dataclass(frozen=True, eq=False)
 class SchemaSet:
-    """A consistent set of schemas: by file name, by document kind, and their Registry."""
+    """A consistent set of schemas: by file name, by document kind, and their Registry (made
+    when first used, so that a build whose documents are all valid never imports jsonschema or
+    referencing: see quick.py)."""
 
     schemas: Mapping[str, Schema]
     by_kind: Mapping[str, Schema]
-    registry: Registry[Any]
     _validators: dict[str, Draft202012Validator] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -39,21 +40,38 @@ class SchemaSet:
         """Index schemas by `kind`; `check` validates each against the 2020-12 meta-schema
         (the packaged ones skip it at run time: tests/test_validate.py checks them)."""
         by_kind: dict[str, Schema] = {}
-        resources_: list[tuple[str, Resource[Any]]] = []
         for name in sorted(schemas):
             schema = schemas[name]
             if check:
+                from jsonschema import Draft202012Validator
+
                 Draft202012Validator.check_schema(schema)
-            uri = str(schema.get("$id", BASE_ID + name))
-            resources_.append((uri, Resource.from_contents(schema, DRAFT202012)))
             kind = _kind_of(schema)
             if kind is None:
                 continue  # shared definitions such as common.schema.json
             if kind in by_kind:
                 raise ValueError(f"two schemas declare kind {kind!r} (second: {name})")
             by_kind[kind] = schema
-        registry: Registry[Any] = Registry().with_resources(resources_)
-        return cls(dict(schemas), by_kind, registry)
+        return cls(dict(schemas), by_kind)
+
+    def uri(self, name: str) -> str:
+        """The URI of the schema named `name` (its `$id`, else one under BASE_ID)."""
+        return str(self.schemas[name].get("$id", BASE_ID + name))
+
+    @functools.cached_property
+    def by_uri(self) -> dict[str, Schema]:
+        """Every schema by its URI (what `$ref`s resolve against)."""
+        return {self.uri(name): self.schemas[name] for name in sorted(self.schemas)}
+
+    @functools.cached_property
+    def registry(self) -> Registry[Any]:
+        """The offline Registry of every schema (referencing; imported here, when needed)."""
+        from referencing import Registry, Resource
+        from referencing.jsonschema import DRAFT202012
+
+        return Registry().with_resources(
+            (uri, Resource.from_contents(s, DRAFT202012)) for uri, s in self.by_uri.items()
+        )
 
     def kinds(self) -> list[str]:
         """Return the known document kinds, sorted."""
@@ -61,6 +79,8 @@ class SchemaSet:
 
     def validator(self, kind: str) -> Draft202012Validator:
         """Return the (cached) validator for one kind; KeyError when unknown."""
+        from jsonschema import Draft202012Validator
+
         cached = self._validators.get(kind)
         if cached is None:
             cached = Draft202012Validator(self.by_kind[kind], registry=self.registry)
