@@ -33,11 +33,19 @@ from markupsafe import Markup
 
 from lisboa_rules.core import encode
 from lisboa_rules.core.encode import html_text, ml_comment
-from lisboa_rules.core.inputs import AID_HTML, AID_MD, ENGINE, RULES_HTML, RULES_MD
+from lisboa_rules.core.inputs import (
+    AID_HTML,
+    AID_MD,
+    ENGINE,
+    RULES_ANNOTATED_HTML,
+    RULES_ANNOTATED_MD,
+    RULES_HTML,
+    RULES_MD,
+    variant_handout,
+)
 from lisboa_rules.emit.env import doc_env
 from lisboa_rules.emit.header import header_lines
 from lisboa_rules.emit.reference import words
-from lisboa_rules.lang import expr
 from lisboa_rules.lang import text as rtext
 from lisboa_rules.model.checks import CROSS_REF
 from lisboa_rules.model.types import Model, Rule
@@ -103,6 +111,7 @@ class Table:
     numeric: tuple[int, ...] = ()  # columns aligned right
     side: bool = False  # the first column holds row headings (a transposed record table)
     kind: str = "table"
+    only: str = ""  # "annotated" or "players": printed in that edition only
 
     @property
     def wide(self) -> bool:
@@ -145,9 +154,10 @@ class StepLine:
     depth: int
     kind: str
     text: Rich
-    status: str  # same | added | removed
+    status: str  # same | added | removed | changed (`words` says how, word by word)
     ref: str = ""
     ref_title: str = ""
+    words: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -228,6 +238,7 @@ class Heading:
     id: str
     title: str
     kind: str = "heading"
+    only: str = ""  # "annotated" or "players": printed in that edition only
 
 
 @dataclass(frozen=True)
@@ -269,6 +280,12 @@ class ChangeRow:
     after: str
     rule: str
     rule_title: str
+    structural: bool = False  # a record or a step was added or replaced (not one value)
+
+    @property
+    def words(self) -> tuple[tuple[str, str], ...]:
+        """The change word by word (see `word_redline`)."""
+        return word_redline(self.before if self.before != "—" else "", self.after)
 
 
 @dataclass(frozen=True)
@@ -277,6 +294,11 @@ class TextChange:
     rule_title: str
     before: str
     after: str
+
+    @property
+    def words(self) -> tuple[tuple[str, str], ...]:
+        """The change word by word: (status, text) runs, status same | removed | added."""
+        return word_redline(self.before, self.after)
 
 
 @dataclass(frozen=True)
@@ -294,6 +316,13 @@ class VariantView:
     step_changes: tuple[StepRedline, ...] = ()
     kind: str = "variant"
 
+    @property
+    def value_changes(self) -> tuple[ChangeRow, ...]:
+        """The changes that are one value for another (a number, a list of names): what a
+        players' page prints as a table; the rest shows in the rules' and steps' words."""
+        return tuple(c for c in self.changes if c.before != "—" and c.before != c.after
+                     and not c.structural)
+
 
 @dataclass(frozen=True)
 class Index:
@@ -301,6 +330,7 @@ class Index:
 
     items: tuple[tuple[str, str], ...]
     kind: str = "index"
+    only: str = ""  # "annotated" or "players": printed in that edition only
 
 
 Block = RuleCard | Heading | Para | Table | Flow | VariantView | Index
@@ -312,6 +342,7 @@ class Chapter:
     title: str
     blocks: tuple[Block, ...]
     page_break: bool = True
+    only: str = ""  # "annotated" or "players": printed in that edition only
 
 
 @dataclass(frozen=True)
@@ -336,6 +367,21 @@ class Document:
     footer: str
     edition: str = "standard game"  # or the house rules built in (build --variant)
     house_rules: str = ""  # "with <title> (<id>), ..." when variants are built in, else empty
+    annotated: bool = True  # rule ids, sources and assumption marks (False: players' edition)
+    notes: tuple[NoteView, ...] = ()  # the assumptions, as the players' edition's notes
+    variant_pages: tuple[VariantView, ...] = ()  # for the one-page house-rules handouts
+
+
+@dataclass(frozen=True)
+class NoteView:
+    """An assumption as a players' note: its number, what it assumes, why, where it stands."""
+
+    n: int
+    id: str
+    value: str
+    reason: str
+    where: Rich
+    sources: tuple[str, ...]  # the titles of the sources of the rules it stands at
 
 
 # --- escaping filters --------------------------------------------------------------------------
@@ -344,7 +390,7 @@ _guard_start = encode.md_guard_start
 md_text = encode.md_text
 
 
-def _md_piece(p: Piece, base: str) -> str:
+def _md_piece(p: Piece, base: str, annotated: bool = True) -> str:
     if p.kind == "link":
         return f"[{md_text(p.text)}]({base}#{_slug(p.href)})"
     if p.kind == "code":
@@ -354,20 +400,23 @@ def _md_piece(p: Piece, base: str) -> str:
         text = " " + text
     if p.text[-1:].isspace() and not text.endswith(" "):
         text += " "
+    if not annotated:  # the players' edition: a numbered note
+        return text + "".join(f"<sup>[{m.n}]({base}#note-{m.n})</sup>" for m in p.marks)
     marks = "".join(f"<sup>[†{m.n}]({base}#assumption-{_slug(m.id)})</sup>" for m in p.marks)
     return text + marks
 
 
-def md_rich(value: Rich | str, base: str = "") -> str:
-    """A Rich text (or a plain string) as one line of escaped Markdown; links into `base`."""
+def md_rich(value: Rich | str, base: str = "", annotated: bool = True) -> str:
+    """A Rich text (or a plain string) as one line of escaped Markdown; links into `base`.
+    Assumption marks are `†n` links into the appendix, or (not `annotated`) numbered notes."""
     if isinstance(value, str):
         return md_text(value)
-    out = "".join(_md_piece(p, base) for p in value)
+    out = "".join(_md_piece(p, base, annotated) for p in value)
     out = re.sub(r" {2,}", " ", out).strip()
     return _guard_start(out)
 
 
-def _html_piece(p: Piece, base: str) -> str:
+def _html_piece(p: Piece, base: str, annotated: bool = True) -> str:
     t = html_text(p.text)
     if p.kind == "link":
         return f'<a href="{html_text(base)}#{html_text(_slug(p.href))}">{t}</a>'
@@ -375,17 +424,21 @@ def _html_piece(p: Piece, base: str) -> str:
         return f"<code>{t}</code>"
     marks = "".join(
         f'<sup class="as"><a href="{html_text(base)}#assumption-{html_text(_slug(m.id))}" '
-        f'title="{html_text(m.id)}: {html_text(m.value)}">†{m.n}</a></sup>' for m in p.marks)
+        f'title="{html_text(m.id)}: {html_text(m.value)}">†{m.n}</a></sup>' for m in p.marks) \
+        if annotated else "".join(
+        f'<sup class="note"><a href="{html_text(base)}#note-{m.n}" '
+        f'title="{html_text(m.value)}">{m.n}</a></sup>' for m in p.marks)
     if p.kind == "value":
         return f'<span class="v">{t}</span>{marks}'
     return str(t) + marks
 
 
-def html_rich(value: Rich | str, base: str = "") -> Markup:
-    """A Rich text (or plain string) as escaped HTML; links point into `base` (another page)."""
+def html_rich(value: Rich | str, base: str = "", annotated: bool = True) -> Markup:
+    """A Rich text (or plain string) as escaped HTML; links point into `base` (another page).
+    Assumption marks are `†n` links into the appendix, or (not `annotated`) numbered notes."""
     if isinstance(value, str):
         return html_text(value)
-    return Markup("".join(_html_piece(p, base) for p in value).strip())
+    return Markup("".join(_html_piece(p, base, annotated) for p in value).strip())
 
 
 css_string = encode.css_string
@@ -518,15 +571,20 @@ class _Builder:
         local, _ = words.find_owner(model, rule)
         return self.rich(rule.text, local, model, r.provenance.assumptions)
 
-    def words(self, source: str, params: Mapping[str, int]) -> str:
-        return words.formula_words(self.m, source, dict(params))
+    def words(self, source: str, params: Mapping[str, int], unit: str | None = None) -> str:
+        return words.formula_words(self.m, source, dict(params), unit)
 
-    def card(self, r: Rule, **kw: Any) -> RuleCard:
+    def term(self, key: str) -> str | None:
+        """One of the game's terms (`money`, `score`): the unit a price or a score counts."""
+        value = self.m.data["game"].get("terms", {}).get(key)
+        return value if isinstance(value, str) else None
+
+    def card(self, r: Rule, title: str = "", **kw: Any) -> RuleCard:
         """A rule's card, with the callouts and examples that stand at it; marks it placed."""
         self.placed.append(r.id)
 
         return RuleCard(
-            id=r.id, title=r.title,
+            id=r.id, title=title or r.title,
             body=(self.rule_text(r),) if r.text.strip() else (),
             callouts=tuple(self.callouts.get(r.id, ())),
             examples=tuple(e for e in self.examples if e.rule == r.id),
@@ -664,6 +722,14 @@ class _Builder:
                 if op == "equal":
                     lines += [replace(x, status="same") for x in now[a0:a1]]
                     continue
+                if op == "replace" and b1 - b0 == a1 - a0 and all(
+                        (x.depth, x.kind) == (y.depth, y.kind)
+                        for x, y in zip(before[b0:b1], now[a0:a1], strict=True)):
+                    # a line reworded: its changed words only (a word-level redline)
+                    lines += [replace(y, status="changed", words=word_redline(
+                        "".join(p.text for p in x.text), "".join(p.text for p in y.text)))
+                        for x, y in zip(before[b0:b1], now[a0:a1], strict=True)]
+                    continue
                 lines += [replace(x, status="removed") for x in before[b0:b1]]
                 lines += [replace(x, status="added") for x in now[a0:a1]]
             # the page shows the base game: a procedure only the variant has has no card there
@@ -685,11 +751,25 @@ class _Builder:
             label = value.get("name", value.get("title"))
             if isinstance(label, str) and len(value) <= 2:
                 return label
+            counted = self.counted(value)
+            if counted:
+                return counted
             return "; ".join(f"{self.key_label(str(k))}: {self.value_name(v, named)}"
                              for k, v in value.items() if k not in ("source", "assumptions"))
         if value is None:
             return "—"
         return str(value)
+
+    def counted(self, value: Mapping[str, Any]) -> str:
+        """Amounts of things the vocabulary names, as a rulebook writes them: `{reis: 1,
+        influence: 2}` -> `1 real, 2 Influence` (singulars from the game's terms); empty when
+        a key is not a vocabulary name or a value not a whole number."""
+        sayer = words.Sayer(self.m, {})
+        if not value or not all(k in sayer.vocab and "{" not in sayer.vocab[k]
+                                and isinstance(n, int) and not isinstance(n, bool)
+                                for k, n in value.items()):
+            return ""
+        return ", ".join(sayer.count(n, words.bare(sayer.vocab[k])) for k, n in value.items())
 
     def key_label(self, key: str) -> str:
         """A data key as words: the vocabulary's words for it, else the key humanized."""
@@ -710,7 +790,13 @@ class _Builder:
     def record_table(self, items: Sequence[Mapping[str, Any]], keys: Sequence[str],
                      caption: Rich = ()) -> Table:
         """Records as rows, the data's keys as column headings."""
-        rows = tuple(tuple(plain(self.value_name(item.get(k), named=False)) for k in keys)
+        # a column of enum ids (`starting-hand`) prints them as words (`Starting hand`)
+        enums = {k for k in keys if items and all(
+            isinstance(it.get(k), str) and _ENUM_ID.fullmatch(str(it.get(k)))
+            for it in items if it.get(k) is not None)
+            and any(it.get(k) is not None for it in items)}
+        rows = tuple(tuple(plain(humanize(str(item[k])) if k in enums and item.get(k) is not None
+                                 else self.value_name(item.get(k), named=False)) for k in keys)
                      for item in items)
         numeric = tuple(i for i, k in enumerate(keys)
                         if items and all(isinstance(it.get(k), int) for it in items))
@@ -854,7 +940,8 @@ class _Builder:
         effects = self.ch_effects()
         if effects.blocks:
             chapters.append(effects)
-        chapters.append(self.ch_variants())
+        variants = self.ch_variants()
+        chapters.append(variants)
         chapters.append(self.ch_appendix())
         game = m.data["game"]
         players = game["players"]
@@ -866,7 +953,9 @@ class _Builder:
             aid=self.aid(), variants=tuple((v.id, v.title, self.variant_index[v.id])
                                            for v in self.c.variants),
             header=_comment_header(self.c), footer=str(game["title"]),
-            edition=_edition(self.c) or "standard game", house_rules=_edition(self.c))
+            edition=_edition(self.c) or "standard game", house_rules=_edition(self.c),
+            notes=self.notes(), variant_pages=tuple(
+                b for b in variants.blocks if isinstance(b, VariantView)))
 
     def ch_game(self) -> Chapter:
         m = self.m
@@ -922,8 +1011,10 @@ class _Builder:
             if move.path[:2] != ("flow", "moves"):
                 continue  # the actions have cards of their own
             row = ps.action_rows[move.id] if ps is not None else {}
+            rule_title, move_title = self.title_of(move.rule), humanize(move.id)
             blocks.append(RuleCard(
-                f"move-{move.id}", f"{self.title_of(move.rule)}: {humanize(move.id)}", (),
+                f"move-{move.id}", rule_title if rule_title == move_title
+                else f"{rule_title}: {move_title}", (),
                 proc=self._steps(move.steps, {**row, "this": row}, m, ()),
                 proc_code=self.steps_code(move.steps), procedure=True, kind="procedure"))
         blocks.append(Heading("game-flow", "Game flow"))
@@ -1020,15 +1111,14 @@ class _Builder:
             facts: list[Fact] = []
             if na.land_price is not None:
                 facts.append(Fact(humanize("land_price"),
-                                  plain(self.words(na.land_price.source, dict(na.params)))))
+                                  plain(self.words(na.land_price.source, dict(na.params),
+                                                   self.term("money")))))
             if na.lots:
                 facts.append(Fact(humanize("lots"), plain(", ".join(
                     f"{self.names.get(b, b)} {n}" for b, n in na.lots))))
+            plans: tuple[Table, ...] = ()
             if na.wigs_per_official and m.plans:
-                facts.append(Fact(humanize("plans"), (
-                    Piece(" · ".join(f"{p.id}: {p.officials}" for p in m.plans), "value",
-                          marks=self.marks(m.data["components"].get("plans_assumptions", ()))),
-                )))
+                plans = (self.plans_table(),)
             children = []
             if na.extra_pick is not None:
                 extra = next((r for r in m.rules if r.section == "nobles"
@@ -1036,10 +1126,22 @@ class _Builder:
                 if extra is not None:
                     children.append(self.card(extra))
             blocks.append(self.card(na.rule, facts=tuple(facts), children=tuple(children),
+                                    tables=plans,
                                     proc_code=self.proc_code(na.id),
                                     proc=self.proc_view(na.id, declared=(
                                         na.rule.provenance.assumptions))))
         return Chapter("chap-court", title, tuple(blocks))
+
+    def plans_table(self) -> Table:
+        """The Plans counted by the Officials they show (not one id per Plan)."""
+        counts: dict[int, int] = {}
+        for p in self.m.plans:
+            counts[p.officials] = counts.get(p.officials, 0) + 1
+        rows = tuple((plain(str(k)), plain(str(n)))
+                     for k, n in sorted(counts.items(), reverse=True))
+        caption = (Piece(humanize("plans")), Piece("", "value", marks=self.marks(
+            self.m.data["components"].get("plans_assumptions", ()))))
+        return Table((humanize("officials"), humanize("plans")), rows, caption, numeric=(0, 1))
 
     def nobles_table(self) -> Table:
         m = self.m
@@ -1075,20 +1177,23 @@ class _Builder:
                 if missing:
                     raise ReferenceError(f"cost '{c.id}': the example gives no value for "
                                          f"{', '.join(missing)}")
-                result = expr.evaluate(c.formula, _lookup(values))
                 vocab = {v.name: v.words for v in m.vocabulary}
-                given = ", ".join(f"{vocab.get(k, k)} = {v}" for k, v in c.example)
-                facts.append(Fact(humanize("example"), (
-                    Piece(f"{given[:1].upper()}{given[1:]}: "
-                          f"{self.words(c.formula.source, values)} = "),
-                    Piece(str(result), "value"))))
+                # the arithmetic with the example's values; none when there is nothing to
+                # compute (a formula that is one name: "4 = 4" shows nothing)
+                sums = words.formula_steps(m, c.formula.source, params, dict(c.example))
+                given = ", ".join(f"{words.bare(vocab.get(k, k))} {v}" for k, v in c.example)
+                if sums:
+                    facts.append(Fact(humanize("example"), (
+                        Piece(f"{given[:1].upper()}{given[1:]}: "), Piece(sums, "value"))))
             blocks.append(self.card(c.rule, facts=tuple(facts)))
         for na in m.noble_actions:
-            if na.land_price is not None:
-                blocks.append(Para((Piece(f"{humanize('land_price')} ("), link(na.name, na.id),
-                                    Piece("): "),
-                                    Piece(self.words(na.land_price.source, dict(na.params)),
-                                          "value"))))
+            if na.land_price is not None:  # a card of its own, beside the other costs
+                blocks.append(RuleCard(
+                    f"{na.id}-land-price", f"{humanize('land_price')}: {na.name}",
+                    ((Piece(f"{humanize('land_price')} ("), link(na.name, na.id),
+                      Piece("): "),
+                      Piece(self.words(na.land_price.source, dict(na.params), self.term("money")),
+                            "value")),)))
         return Chapter("chap-costs", humanize("costs"), tuple(blocks))
 
     def ch_end(self) -> Chapter:
@@ -1103,10 +1208,12 @@ class _Builder:
             blocks.append(Heading(f"{proc['id']}-section", self.title_of(proc["id"])))
             for t in m.triggers:
                 if t.ends == kind:
-                    facts = (Fact(humanize("condition"),
-                                  plain(self.words(t.condition.source, dict(t.params)))),
+                    said = self.words(t.condition.source, dict(t.params))
+                    facts = (Fact(humanize("condition"), plain(said)),
                              Fact(humanize("period"), plain(str(t.period))))
-                    blocks.append(self.card(t.rule, facts=facts))
+                    # titled by what triggers it: cards in a row never share one title
+                    blocks.append(self.card(t.rule, title=f"{humanize('period')} {t.period}: "
+                                            f"when {said}", facts=facts))
             if rule is None:
                 continue
             facts_l = [Fact(humanize(k), plain(self.value_name(v))) for k, v in proc.items()
@@ -1132,8 +1239,8 @@ class _Builder:
             facts = []
             tables: list[Table] = []
             if s.formula is not None:
-                facts.append(Fact(humanize("formula"),
-                                  plain(self.words(s.formula.source, dict(s.params)))))
+                facts.append(Fact(humanize("formula"), plain(self.words(
+                    s.formula.source, dict(s.params), self.score_term()))))
             if s.eligible is not None:
                 facts.append(Fact(humanize("eligible"),
                                   plain(self.words(s.eligible.source, dict(s.params)))))
@@ -1222,14 +1329,14 @@ class _Builder:
         # the measures the steps read, with their words (rules/vocabulary.yaml)
         vocab = {v.name: v.words for v in m.vocabulary}
         measures = [mid for mid, _ in ps.measures] if ps is not None else []
-        if measures:
-            blocks.append(Heading("measures-list", humanize("measures")))
+        if measures:  # names of the engine's: the annotated edition's
+            blocks.append(Heading("measures-list", humanize("measures"), only="annotated"))
             blocks.append(Table(
                 (humanize("name"), humanize("words")),
                 tuple(((Piece(mid, "code"),),
                        self.rich(vocab[mid], {}, m, missing=lambda _: "…")
                        if mid in vocab else plain("")) for mid in measures),
-                row_ids=tuple(f"measure-{mid}" for mid in measures)))
+                row_ids=tuple(f"measure-{mid}" for mid in measures), only="annotated"))
         return Chapter("chap-effects", humanize("effects"), tuple(blocks))
 
     # -- variants and appendix -------------------------------------------------------------------
@@ -1295,8 +1402,13 @@ class _Builder:
             before, after_v = _step_words(before), _step_words(after_v)
         if key in ("reason", "none_reason", "count_reason"):  # words that show values in play
             before, after_v = _played(before), _played(after_v)
+        structural = "steps" in ch.path or any(_CODE.search(v) is not None for v in (
+            ch.before, ch.after) if isinstance(v, str)) or any(
+            isinstance(v, Mapping) or (isinstance(v, list) and any(isinstance(i, Mapping)
+                                                                   for i in v))
+            for v in (ch.before, ch.after))
         return ChangeRow(plain(" › ".join(parts)), self.value_name(before),
-                         self.value_name(after_v), rule, rule_title)
+                         self.value_name(after_v), rule, rule_title, structural)
 
     def cards_title(self) -> str:
         return humanize("cards")
@@ -1332,7 +1444,9 @@ class _Builder:
         if m.cards:
             blocks.append(Heading("cards", self.cards_title()))
             blocks.append(self.cards_table())
-        blocks.append(Heading("assumptions", humanize("assumptions")))
+        blocks.append(Heading("notes", humanize("notes"), only="players"))
+        blocks.append(self.notes_table())
+        blocks.append(Heading("assumptions", humanize("assumptions"), only="annotated"))
         used: dict[str, list[Rich]] = {a.id: [] for a in m.assumptions}
         for r in m.rules:
             for a in r.provenance.assumptions:
@@ -1352,21 +1466,56 @@ class _Builder:
                      for a in m.assumptions)
         blocks.append(Table((humanize("id"), humanize("value"), humanize("reason"),
                              "Used by"), rows,
-                            row_ids=tuple(f"assumption-{a.id}" for a in m.assumptions)))
-        blocks.append(Heading("differences", humanize("differences")))
+                            row_ids=tuple(f"assumption-{a.id}" for a in m.assumptions),
+                            only="annotated"))
+        blocks.append(Heading("differences", humanize("differences"), only="annotated"))
         blocks.append(Table(
             (humanize("id"), humanize("text"), humanize("source")),
             tuple(((Piece(d.id, "code"),), self.rich(d.text, {}),
                    join([(link(s, f"source-{s}"),) for s in d.sources], ", "))
                   for d in m.differences),
-            row_ids=tuple(f"difference-{d.id}" for d in m.differences)))
-        blocks.append(Heading("sources", humanize("sources")))
+            row_ids=tuple(f"difference-{d.id}" for d in m.differences), only="annotated"))
+        blocks.append(Heading("sources", humanize("sources"), only="annotated"))
         blocks.append(Table((humanize("id"), humanize("title")),
                             tuple(((Piece(s, "code"),), plain(t)) for s, t in m.sources),
-                            row_ids=tuple(f"source-{s}" for s, _ in m.sources)))
-        blocks.append(Heading("rule-index", "Rule index"))
-        blocks.append(Index(tuple((r.id, r.title) for r in sorted(m.rules, key=lambda r: r.id))))
+                            row_ids=tuple(f"source-{s}" for s, _ in m.sources),
+                            only="annotated"))
+        blocks.append(Heading("rule-index", "Rule index", only="annotated"))
+        blocks.append(Index(tuple((r.id, r.title) for r in sorted(m.rules, key=lambda r: r.id)),
+                            only="annotated"))
         return Chapter("chap-appendix", "Appendix", tuple(blocks))
+
+    def notes(self) -> tuple[NoteView, ...]:
+        """The assumptions as the players' edition prints them: what each assumes, why, the
+        rules it stands at and their sources' titles (so a reader with the rulebook can check
+        and correct it)."""
+        m = self.m
+        titles = dict(m.sources)
+        at: dict[str, list[Rule]] = {}
+        for r in m.rules:
+            for aid in r.provenance.assumptions:
+                at.setdefault(aid, []).append(r)
+        out = []
+        for a in m.assumptions:
+            rules = at.get(a.id, [])
+            sources: list[str] = []
+            for r in rules:
+                for src in r.provenance.sources:
+                    if titles.get(src, src) not in sources:
+                        sources.append(titles.get(src, src))
+            where = join([(link(r.title, r.id),) for r in rules], ", ")
+            out.append(NoteView(self.assumptions[a.id].n, a.id, self.assumptions[a.id].value,
+                                a.reason, where, tuple(sources)))
+        return tuple(out)
+
+    def notes_table(self) -> Table:
+        """The players' notes: number, what is assumed, why, where and the sources to check."""
+        rows = tuple((plain(str(n.n)), plain(n.value), plain(n.reason), n.where,
+                      plain("; ".join(n.sources)))
+                     for n in self.notes())
+        return Table(("", humanize("assumed"), humanize("why"), humanize("where"),
+                      humanize("check_in")), rows, numeric=(0,),
+                     row_ids=tuple(f"note-{n.n}" for n in self.notes()), only="players")
 
     # -- player aid -------------------------------------------------------------------------------
 
@@ -1385,7 +1534,8 @@ class _Builder:
         costs = [Fact(c.name, plain(self.words(c.formula.source, dict(c.params))))
                  for c in m.costs]
         costs += [Fact(f"{humanize('land_price')} ({na.name})",
-                       plain(self.words(na.land_price.source, dict(na.params))))
+                       plain(self.words(na.land_price.source, dict(na.params),
+                                        self.term("money"))))
                   for na in m.noble_actions if na.land_price is not None]
         out.append(AidSection(humanize("costs"), "aid-costs", tuple(costs),
                               callouts=self.aid_callouts(c.id for c in m.costs)))
@@ -1415,6 +1565,10 @@ class _Builder:
             out.append(AidSection(rule.title, f"aid-{rule.id}", when, checklist=checklist,
                                   lines=(self.rule_text(rule),)))
         return tuple(out)
+
+
+_ENUM_ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
+_CODE = re.compile(r"[\[\]()=<>]|\w\.\w|\b(if|else|not|in)\b.*\w_\w")  # an expression, not words
 
 
 def _played(value: Any) -> Any:
@@ -1528,11 +1682,15 @@ def _data_assumptions(m: Model) -> list[tuple[str, Rich]]:
 
 
 @functools.cache
-def _env() -> jinja2.Environment:
-    """The documents environment plus the reference's escaping filters (built once)."""
+def _env(annotated: bool = True) -> jinja2.Environment:
+    """The documents environment plus the reference's escaping filters (built once per
+    edition: the players' edition prints assumption marks as numbered notes)."""
     env = doc_env().overlay()
-    env.filters["html"] = html_rich
-    env.filters["md"] = md_rich
+    env.filters["html"] = functools.partial(html_rich, annotated=annotated)
+    env.filters["md"] = functools.partial(md_rich, annotated=annotated)
+    env.filters["words_md"] = _words_md
+    env.globals = {**env.globals, "edition_annotated": annotated}
+    env.filters["words_html"] = _words_html
     env.filters["mdtext"] = md_text
     env.filters["mdcode"] = encode.md_code
     env.filters["css_string"] = css_string
@@ -1559,21 +1717,67 @@ def build_document(compiled: Compiled, engine_source: str) -> Document:
     return _Builder(compiled, engine_source).build()
 
 
+def edition(doc: Document, annotated: bool) -> Document:
+    """The document as one edition prints it: the players' (ids, sources and the designer's
+    tables left out, assumptions as notes) or the annotated one (everything)."""
+    skip = "players" if annotated else "annotated"
+    chapters = tuple(
+        replace(ch, blocks=tuple(b for b in ch.blocks if getattr(b, "only", "") != skip))
+        for ch in doc.chapters if ch.only != skip)
+    return replace(doc, chapters=chapters, annotated=annotated)
+
+
 def render(compiled: Compiled, engine_source: str) -> dict[str, str]:
     """Reference files by relative path; the worked examples run `engine_source`."""
     doc = build_document(compiled, engine_source)
-    env = _env()
     out: dict[str, str] = {}
-    templates: dict[str, str] = {
-        RULES_MD: "reference/rules.md.jinja",
-        RULES_HTML: "reference/rules.html.jinja",
-        AID_MD: "reference/player-aid.md.jinja",
-        AID_HTML: "reference/player-aid.html.jinja",
+    templates: dict[str, tuple[str, bool]] = {
+        RULES_MD: ("reference/rules.md.jinja", False),
+        RULES_HTML: ("reference/rules.html.jinja", False),
+        RULES_ANNOTATED_MD: ("reference/rules.md.jinja", True),
+        RULES_ANNOTATED_HTML: ("reference/rules.html.jinja", True),
+        AID_MD: ("reference/player-aid.md.jinja", False),
+        AID_HTML: ("reference/player-aid.html.jinja", False),
     }
-    for path, name in templates.items():
-        text = env.get_template(name).render(doc=doc)
+    for path, (name, annotated) in templates.items():
+        text = _env(annotated).get_template(name).render(doc=edition(doc, annotated))
         out[path] = _tidy(text)
+    players = edition(doc, False)
+    for v in doc.variant_pages:
+        for fmt in ("md", "html"):
+            text = _env(False).get_template(f"reference/variant.{fmt}.jinja").render(
+                doc=players, v=v)
+            out[variant_handout(v.id, fmt)] = _tidy(text)
     return out
+
+
+def word_redline(before: str, after: str) -> tuple[tuple[str, str], ...]:
+    """`before` -> `after` word by word: runs of (status, text), status same | removed |
+    added; a change of "1" to "2" strikes "1" and inserts "2", the words around it stay."""
+    a, b = before.split(), after.split()
+    out: list[tuple[str, str]] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        if op == "equal":
+            out.append(("same", " ".join(a[a0:a1])))
+            continue
+        if a1 > a0:
+            out.append(("removed", " ".join(a[a0:a1])))
+        if b1 > b0:
+            out.append(("added", " ".join(b[b0:b1])))
+    return tuple(out)
+
+
+def _words_md(runs: Iterable[tuple[str, str]]) -> str:
+    """A word redline as Markdown: struck words ~~so~~, inserted words **so**."""
+    wrap = {"same": "{}", "removed": "~~{}~~", "added": "**{}**"}
+    return _guard_start(" ".join(wrap[st].format(md_text(t)) for st, t in runs))
+
+
+def _words_html(runs: Iterable[tuple[str, str]]) -> Markup:
+    """A word redline as HTML: `<del>` for struck words, `<ins>` for inserted ones."""
+    wrap = {"same": "{}", "removed": "<del>{}</del>", "added": "<ins>{}</ins>"}
+    return Markup(" ".join(wrap[st].format(html_text(t)) for st, t in runs))
 
 
 def _tidy(text: str) -> str:
@@ -1587,4 +1791,5 @@ def _tidy(text: str) -> str:
     return "\n".join(out).strip("\n") + "\n"
 
 
-__all__ = ["Document", "build_document", "html_rich", "md_rich", "md_text", "render"]
+__all__ = ["Document", "build_document", "edition", "html_rich", "md_rich", "md_text", "render",
+           "word_redline"]
