@@ -278,11 +278,16 @@ def test_pdf_with_a_folded_variant(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         args += ["--variant", name]
     assert main(args) == 0
     tail = "".join(f"-{v}" for v in sorted(variants))
-    assert sorted(printed) == [f"player-aid{tail}.pdf", f"rules{tail}.pdf"]
+    # the folded rules and aid, and each house rule's one-page handout (what it changes)
+    assert sorted(printed) == sorted([f"player-aid{tail}.pdf", f"rules{tail}.pdf",
+                                      *(f"variant-{v}.pdf" for v in variants)])
     assert sorted(p.name for p in (tmp_path / "dist").iterdir()) == sorted(printed)
-    for html in printed.values():
+    for key, html in printed.items():
         title = re.search(r"<title>(.*?)</title>", html)
         assert title is not None
+        if key.startswith("variant-"):  # a handout: that house rule's title
+            assert TITLES[key.removeprefix("variant-").removesuffix(".pdf")] in title.group(1)
+            continue
         for name in variants:
             assert f"{TITLES[name]} ({name})" in title.group(1)
     if "house-visit" in variants:
