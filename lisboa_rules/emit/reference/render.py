@@ -690,6 +690,8 @@ class _Builder:
             kind = "step"
             if not text and s.kind == "require" and isinstance(s.get("reason"), str):
                 text, kind = s.get("reason"), "condition"
+            if kind == "condition" and isinstance(text, str):  # an expression shown in play
+                text = re.sub(r"\{[^{}]*\s[^{}]*\}", "…", text)
             if not isinstance(text, str) or not text.strip():
                 out.extend(kids)
                 continue
@@ -716,28 +718,44 @@ class _Builder:
             keys_a = [_line_key(x) for x in now]
             if keys_b == keys_a:
                 continue
-            lines: list[StepLine] = []
-            matcher = difflib.SequenceMatcher(None, keys_b, keys_a, autojunk=False)
-            for op, b0, b1, a0, a1 in matcher.get_opcodes():
-                if op == "equal":
-                    lines += [replace(x, status="same") for x in now[a0:a1]]
-                    continue
-                if op == "replace" and b1 - b0 == a1 - a0 and all(
-                        (x.depth, x.kind) == (y.depth, y.kind)
-                        for x, y in zip(before[b0:b1], now[a0:a1], strict=True)):
-                    # a line reworded: its changed words only (a word-level redline)
-                    lines += [replace(y, status="changed", words=word_redline(
-                        "".join(p.text for p in x.text), "".join(p.text for p in y.text)))
-                        for x, y in zip(before[b0:b1], now[a0:a1], strict=True)]
-                    continue
-                lines += [replace(x, status="removed") for x in before[b0:b1]]
-                lines += [replace(x, status="added") for x in now[a0:a1]]
+            lines = _diff_lines(before, now)
             # the page shows the base game: a procedure only the variant has has no card there
             known = {self.proc_anchor(p, self.m)[0] for p in base_ids}
             lines = [x if not x.ref or x.ref in known else replace(x, ref="") for x in lines]
             anchor, title = self.proc_anchor(pid, after if pid not in base_ids else self.m)
             out.append(StepRedline(anchor if pid in base_ids else "", title, tuple(lines)))
+        # the actions' own steps (rules/court.yaml, flow moves): their cards' anchors
+        for kind, anchor, title in self.action_cards(after):
+            before = _flatten(self.action_view(kind, self.m))
+            now = _flatten(self.action_view(kind, after))
+            if [_line_key(x) for x in before] != [_line_key(x) for x in now]:
+                known = {self.proc_anchor(p, self.m)[0] for p in base_ids}
+                out.append(StepRedline(anchor, title, tuple(
+                    x if not x.ref or x.ref in known else replace(x, ref="")
+                    for x in _diff_lines(before, now))))
         return tuple(out)
+
+    def action_cards(self, after: Model) -> list[tuple[str, str, str]]:
+        """(move kind, card anchor, title) of every action with steps, base's then variant's."""
+        out: list[tuple[str, str, str]] = []
+        for model in (self.m, after):
+            ps = model.procs
+            for kind, act in (ps.actions.items() if ps is not None else ()):
+                if any(k == kind for k, _, _ in out):
+                    continue
+                moved = act.path[:2] == ("flow", "moves")
+                anchor = f"move-{act.id}" if moved else act.rule
+                out.append((kind, anchor if model is self.m else "", self.title_of(act.rule)))
+        return out
+
+    def action_view(self, kind: str, m: Model) -> tuple[ProcStep, ...]:
+        """An action's steps as printed on its card (none when `m` has no such action)."""
+        ps = m.procs
+        act = ps.actions.get(kind) if ps is not None else None
+        if act is None or ps is None:
+            return ()
+        row = ps.action_rows.get(act.id, {})
+        return self._steps(act.steps, {**row, "this": row}, m, ())
 
     def value_name(self, value: Any, named: bool = True) -> str:
         """A data value in words; ids become names when `named` (references, not colours)."""
@@ -1356,6 +1374,11 @@ class _Builder:
                 after = words.plain_text(vm, after_rule)
                 if before != after:
                     text_changes.append(TextChange(r.id, r.title, before, after))
+            # the rules the variant adds: all their words are new (no card in the base game)
+            known = {r.id for r in self.m.rules}
+            for r in vm.rules:
+                if r.id not in known and r.text.strip():
+                    text_changes.append(TextChange("", r.title, "", words.plain_text(vm, r)))
             callouts = tuple(c for cs in self.callouts.values() for c in cs if c.variant == v.id)
             blocks.append(VariantView(
                 v.id, v.title, self.variant_index[v.id], v.applies_players,
@@ -1588,6 +1611,29 @@ def _step_words(value: Any) -> Any:
 def _event_words(event: str) -> str:
     """An event's name as words: `rubble-set-completed` -> `rubble set completed`."""
     return " ".join(event.replace("-", " ").replace("_", " ").split())
+
+
+def _diff_lines(before: list[StepLine], now: list[StepLine]) -> list[StepLine]:
+    """Two lists of step lines as one redline: kept lines, removed and added ones, and a line
+    reworded in place as its changed words only."""
+    keys_b = [_line_key(x) for x in before]
+    keys_a = [_line_key(x) for x in now]
+    lines: list[StepLine] = []
+    matcher = difflib.SequenceMatcher(None, keys_b, keys_a, autojunk=False)
+    for op, b0, b1, a0, a1 in matcher.get_opcodes():
+        if op == "equal":
+            lines += [replace(x, status="same") for x in now[a0:a1]]
+            continue
+        if op == "replace" and b1 - b0 == a1 - a0 and all(
+                (x.depth, x.kind) == (y.depth, y.kind)
+                for x, y in zip(before[b0:b1], now[a0:a1], strict=True)):
+            lines += [replace(y, status="changed", words=word_redline(
+                "".join(p.text for p in x.text), "".join(p.text for p in y.text)))
+                for x, y in zip(before[b0:b1], now[a0:a1], strict=True)]
+            continue
+        lines += [replace(x, status="removed") for x in before[b0:b1]]
+        lines += [replace(x, status="added") for x in now[a0:a1]]
+    return lines
 
 
 def _flatten(steps: Iterable[ProcStep], depth: int = 0) -> list[StepLine]:

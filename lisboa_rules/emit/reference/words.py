@@ -120,8 +120,10 @@ def formula_steps(
     body = f.tree.body
     if not isinstance(body, ast.BinOp | ast.Call | ast.UnaryOp):
         return ""
-    shown = _arith(body, values, set(params))
-    return f"{shown} = {_value(body, values)}"
+    shown, result = _arith(body, values, set(params)), _value(body, values)
+    if shown.endswith(f"ed to {result}"):  # a bound that bites already says the result
+        return shown
+    return f"{shown} = {result}"
 
 
 # --- words for expression shapes -------------------------------------------------------------
