@@ -938,9 +938,13 @@ class _Builder:
                     dec = decrees.get(d)
                     detail = (f" ({self.words(dec.condition.source, {})}: {dec.wigs})"
                               if dec else "")
-                    shown.append((link(d, f"decree-{d}"), Piece(detail)))
+                    shown.append((link(humanize(d), f"decree-{d}"), Piece(detail)))
                 parts.append((Piece(label + " "), *join([tuple(x) for x in shown], "; ")))
                 continue
+            if isinstance(value, list) and all(
+                    isinstance(v, str) and v not in self.names and _ENUM_ID.fullmatch(v)
+                    for v in value):  # ids of things without names: `plan-01` -> `Plan 01`
+                value = [humanize(v) for v in value]
             parts.append(plain(f"{label} {self.value_name(value)}"))
         return join(parts, "; ") if parts else plain("—")
 
@@ -1308,7 +1312,7 @@ class _Builder:
 
     def decree_table(self) -> Table:
         comp = self.m.data["components"]
-        rows = tuple((plain(d.id), plain(self.words(d.condition.source, {})),
+        rows = tuple((plain(humanize(d.id)), plain(self.words(d.condition.source, {})),
                       plain(str(d.wigs))) for d in self.m.decrees)
         keys = list(comp["decrees"][0])
         return Table(tuple(humanize(k) for k in keys), rows, (
