@@ -2,9 +2,16 @@
 
 `render(compiled, engine_source)` returns `{relative path: text}` for:
 
-- `reference/rules.md`, `reference/rules.html`: the whole reference for the standard game, with a
-  redline section per variant (base -> variant) at the end and an appendix of assumptions,
-  seed/rulebook differences, sources and every rule id;
+- `reference/rules.md`, `reference/rules.html`: the players' edition: the rules for the standard
+  game without rule ids or source lines, assumptions as numbered notes listed at the end (what
+  each assumes, why, where, the sources to check), each variant's page as rules text with a
+  word-level redline;
+- `reference/rules-annotated.md`, `reference/rules-annotated.html`: the same document with every
+  rule id, source line and assumption mark, the steps as the engine runs them, the variants'
+  full change tables and an appendix of assumptions, seed/rulebook differences, sources and
+  every rule id (`edition` picks the blocks of each);
+- `reference/variant-<id>.md`, `reference/variant-<id>.html`: a one-page handout per variant,
+  only what it changes, word by word (`word_redline`);
 - `reference/player-aid.md`, `reference/player-aid.html`: one page with the costs, the scoring
   table and the period-end checklist.
 
