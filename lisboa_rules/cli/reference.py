@@ -6,6 +6,11 @@ Chromium on the PATH (`--headless --print-to-pdf`), otherwise the command says w
 and exits 2. PDF is a build artifact, not a committed output: it is not covered by
 `build --check`, and it goes to dist/ by default.
 
+`--variant NAME` prints the rules as the variant makes them (folded, as `build --variant`) and
+the variant's one-page handout (`variant-NAME.pdf`: what it changes, word by word);
+`--edition annotated` prints the annotated rules (every rule id, source and assumption mark) as
+`rules-annotated.pdf` in place of the players' edition.
+
 A4 is the default paper; `--paper letter` adds a later `@page { size: letter }` rule to the
 pages before printing (the generated HTML itself stays A4).
 """
@@ -24,9 +29,10 @@ from typing import Any
 
 from lisboa_rules.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
 from lisboa_rules.core.diagnostics import PROG, has_errors
-from lisboa_rules.core.inputs import AID_HTML, RULES_HTML
+from lisboa_rules.core.inputs import AID_HTML, RULES_ANNOTATED_HTML, RULES_HTML, variant_handout
 
 PAGES = {"rules": RULES_HTML, "player-aid": AID_HTML}
+EDITIONS = {"players": RULES_HTML, "annotated": RULES_ANNOTATED_HTML}
 PAPERS = ("a4", "letter")
 BACKENDS = ("auto", "weasyprint", "chromium")
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
@@ -170,7 +176,12 @@ def _configure(p: argparse.ArgumentParser) -> None:
                    help="where to write rules.pdf and player-aid.pdf (default: dist/)")
     p.add_argument("--variant", action="append", default=[], metavar="NAME",
                    help="fold a variant (a house rule) into the base game, as build --variant "
-                   "does (repeatable); the PDF names and titles say which")
+                   "does (repeatable): the rules print as the variant makes them, and each "
+                   "variant's one-page handout (what changes, word by word) prints as "
+                   "variant-NAME.pdf; the PDF names and titles say which")
+    p.add_argument("--edition", choices=tuple(EDITIONS), default="players",
+                   help="players: the rules to play by (default); annotated: with every rule "
+                   "id, source and assumption mark")
     p.add_argument("--paper", choices=PAPERS, default="a4", help="paper size (default: a4)")
     p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="auto: WeasyPrint if installed, else chromium on the PATH")
@@ -195,13 +206,24 @@ def run_pdf(args: argparse.Namespace) -> int:
         report(result.diagnostics, args.format)
         return EXIT_FINDINGS
     folded = result.compiled.folded if result.compiled is not None else ()
-    suffix = "".join(f"-{v}" for v in folded) + ("" if args.paper == "a4" else f"-{args.paper}")
+    paper = "" if args.paper == "a4" else f"-{args.paper}"
+    suffix = "".join(f"-{v}" for v in folded) + paper
+    edition = getattr(args, "edition", "players")
+    pages = {stem: result.files[rel] for stem, rel in PAGES.items()}
+    if edition != "players":  # the annotated rules in place of the players' (rules-annotated)
+        pages = {(f"rules-{edition}" if stem == "rules" else stem):
+                 (result.files[EDITIONS[edition]] if stem == "rules" else html)
+                 for stem, html in pages.items()}
+    handouts = _handouts(args.rules, folded) if folded else {}
+    if handouts is None:
+        return EXIT_FINDINGS
     try:
         args.out.mkdir(parents=True, exist_ok=True)
-        for stem, rel in PAGES.items():
-            html = with_paper(result.files[rel], args.paper)
-            target = args.out / f"{stem}{suffix}.pdf"
-            partial = args.out / f".{stem}{suffix}.pdf.partial"
+        for stem, page_html in [*((s + suffix, h) for s, h in pages.items()),
+                                *((s + paper, h) for s, h in handouts.items())]:
+            html = with_paper(page_html, args.paper)
+            target = args.out / f"{stem}.pdf"
+            partial = args.out / f".{stem}.pdf.partial"
             try:
                 with tempfile.TemporaryDirectory(prefix="lisboa-pdf-") as tmp:
                     print_indexed(name, printer, html, Path(tmp), partial)
@@ -212,8 +234,29 @@ def run_pdf(args: argparse.Namespace) -> int:
     except (PdfError, OSError) as exc:
         err(f"{PROG}: error: {exc}\n")
         return EXIT_ERROR
-    err(f"{PROG}: printed {len(PAGES)} PDF files with {name} ({args.paper}) into {args.out}/\n")
+    err(f"{PROG}: printed {len(pages) + len(handouts)} PDF files with {name} ({args.paper}) "
+        f"into {args.out}/\n")
     return EXIT_OK
+
+
+def _handouts(rules: Path, variants: tuple[str, ...]) -> dict[str, str] | None:
+    """The one-page handout of each variant, `variant-NAME` -> HTML: what it changes against
+    the base game, so the rules are compiled once more with the variants as options (None,
+    with the diagnostics reported, when that does not compile)."""
+    from lisboa_rules import pipeline
+
+    plain = pipeline.compile_rules(rules)
+    if has_errors(plain.diagnostics):
+        report(plain.diagnostics, "text")
+        return None
+    out: dict[str, str] = {}
+    for v in variants:
+        html = plain.files.get(variant_handout(v, "html"))
+        if html is None:  # a variant the engine only builds folded: no page of its own
+            err(f"{PROG}: note: no handout for '{v}': it is only built folded\n")
+            continue
+        out[f"variant-{v}"] = html
+    return out
 
 
 COMMANDS: dict[str, Command] = {

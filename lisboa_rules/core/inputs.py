@@ -20,6 +20,14 @@ RULES_HTML = "reference/rules.html"
 AID_MD = "reference/player-aid.md"
 AID_HTML = "reference/player-aid.html"
 FIGURES = "figures"  # the diagrams, as reference/figures/<name>.svg
+# The annotated edition: the rules with every rule id, source and assumption mark.
+RULES_ANNOTATED_MD = "reference/rules-annotated.md"
+RULES_ANNOTATED_HTML = "reference/rules-annotated.html"
+
+
+def variant_handout(variant: str, fmt: str) -> str:
+    """The one-page house-rules handout of a variant: `reference/variant-<id>.<md|html>`."""
+    return f"reference/variant-{variant}.{fmt}"
 
 
 def discover(rules_dir: Path) -> list[Path]:

@@ -5,7 +5,7 @@ reference prints the assumption where the rule stands.
 
 Engine tests build states through the public API (tests/conftest.py helpers) and compute what
 they expect from the rule set's own tables, so they hold for any data; reference tests read
-generated/reference/rules.md.
+generated/reference/rules-annotated.md (the edition that marks each assumption by its id).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from lisboa_rules import pipeline
 from lisboa_rules.core.diagnostics import render_text
 
 ROOT = Path(__file__).resolve().parents[2]
-RULES_MD = ROOT / "generated" / "reference" / "rules.md"
+RULES_MD = ROOT / "generated" / "reference" / "rules-annotated.md"
 
 
 @pytest.fixture(scope="module")

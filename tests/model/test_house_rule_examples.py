@@ -82,8 +82,8 @@ NEW_WORDS = {
 @dataclass
 class Build:
     engine: ModuleType
-    md: str  # reference/rules.md
-    html: str  # reference/rules.html
+    md: str  # reference/rules-annotated.md (the edition with every id and the full redline)
+    html: str  # reference/rules-annotated.html
 
 
 _BUILDS: dict[tuple[str, bool], Build] = {}
@@ -132,8 +132,8 @@ def _build(
         tag = re.sub(r"\W", "_", f"{name}_{fold}")
         _BUILDS[key] = Build(
             _load(out / "lisboa_engine.py", f"house_example_{tag}"),
-            (out / "reference" / "rules.md").read_text(encoding="utf-8"),
-            (out / "reference" / "rules.html").read_text(encoding="utf-8"),
+            (out / "reference" / "rules-annotated.md").read_text(encoding="utf-8"),
+            (out / "reference" / "rules-annotated.html").read_text(encoding="utf-8"),
         )
     return _BUILDS[key]
 
@@ -146,8 +146,8 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Build:
     assert main(["build", "--no-cache", "--rules", str(rules), "--out", str(tmp / "g")]) == 0
     return Build(
         _load(tmp / "g" / "lisboa_engine.py", "house_example_base"),
-        (tmp / "g" / "reference" / "rules.md").read_text(encoding="utf-8"),
-        (tmp / "g" / "reference" / "rules.html").read_text(encoding="utf-8"),
+        (tmp / "g" / "reference" / "rules-annotated.md").read_text(encoding="utf-8"),
+        (tmp / "g" / "reference" / "rules-annotated.html").read_text(encoding="utf-8"),
     )
 
 

@@ -278,11 +278,16 @@ def test_pdf_with_a_folded_variant(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         args += ["--variant", name]
     assert main(args) == 0
     tail = "".join(f"-{v}" for v in sorted(variants))
-    assert sorted(printed) == [f"player-aid{tail}.pdf", f"rules{tail}.pdf"]
+    # the folded rules and aid, and each house rule's one-page handout (what it changes)
+    assert sorted(printed) == sorted([f"player-aid{tail}.pdf", f"rules{tail}.pdf",
+                                      *(f"variant-{v}.pdf" for v in variants)])
     assert sorted(p.name for p in (tmp_path / "dist").iterdir()) == sorted(printed)
-    for html in printed.values():
+    for key, html in printed.items():
         title = re.search(r"<title>(.*?)</title>", html)
         assert title is not None
+        if key.startswith("variant-"):  # a handout: that house rule's title
+            assert TITLES[key.removeprefix("variant-").removesuffix(".pdf")] in title.group(1)
+            continue
         for name in variants:
             assert f"{TITLES[name]} ({name})" in title.group(1)
     if "house-visit" in variants:
@@ -827,11 +832,13 @@ def test_a_folded_house_rule_restates_its_assumptions(
     monkeypatch.chdir(project)
     capsys.readouterr()
     assert main(["build", "--no-cache", "--variant", "house"]) == 0, capsys.readouterr().err
-    for name in ("rules.md", "rules.html"):
+    # both editions state it: the annotated one in its assumptions table, the players' in its notes
+    for name in ("rules-annotated.md", "rules-annotated.html", "rules.md", "rules.html"):
         text = (project / "generated" / "reference" / name).read_text(encoding="utf-8")
-        assert said in text, (name, _assumption_row(text, assumption) if name == "rules.md" else "")
+        assert said in text, (name, _assumption_row(text, assumption)
+                              if name == "rules-annotated.md" else "")
     assert main(["build", "--no-cache", "--out", "base"]) == 0, capsys.readouterr().err
-    base = (project / "base" / "reference" / "rules.md").read_text(encoding="utf-8")
+    base = (project / "base" / "reference" / "rules-annotated.md").read_text(encoding="utf-8")
     assert said not in _assumption_row(base, assumption)
 
 

@@ -13,7 +13,12 @@ from pathlib import Path
 import pytest
 
 from lisboa_rules.core.encode import html_text, md_text, visible
-from lisboa_rules.core.inputs import RULES_HTML, RULES_MD
+from lisboa_rules.core.inputs import (
+    RULES_ANNOTATED_HTML,
+    RULES_ANNOTATED_MD,
+    RULES_HTML,
+    RULES_MD,
+)
 from lisboa_rules.emit import ENGINE, emit_engine
 from lisboa_rules.emit.reference import render as reference
 from lisboa_rules.model.compiled import Compiled
@@ -98,6 +103,9 @@ def expected_words(compiled: Compiled, pid: str) -> list[str]:
 
 
 FORMATS = {"md": RULES_MD, "html": RULES_HTML}
+# the annotated edition: the measures' names and the variant pages' full redline (every step,
+# the unchanged ones too); the players' edition shows the changed steps only
+ANNOTATED = {"md": RULES_ANNOTATED_MD, "html": RULES_ANNOTATED_HTML}
 NOBLE_ACTIONS = ("build-store", "take-decree", "open-building")
 
 
@@ -157,7 +165,8 @@ def test_effects_chapter_lists_every_effect_procedure_and_hook(
         page, fmt, "open-building"
     )
     for m in ("treasury_value", "warehouse_room"):
-        assert f"measure-{m}".replace("_", "-") in page
+        assert f"measure-{m}".replace("_", "-") in files[ANNOTATED[fmt]]
+        assert f"measure-{m}".replace("_", "-") not in page
 
 
 # -- house rules ------------------------------------------------------------------------------
@@ -279,7 +288,7 @@ def test_variant_page_redlines_an_added_step(
     )
     shown = text.replace("{game.start.hand}", "5")
     files = build(rules)
-    for fmt, path in FORMATS.items():
+    for fmt, path in ANNOTATED.items():
         page = files[path]
         assert enc(fmt, shown) not in section(page, fmt, action)  # not in the base game
         redline = page[page.index("variant-house-steps") :]
@@ -425,7 +434,7 @@ def test_variant_step_placed_by_id_shows_in_place(
     )
     rules = edited(tmp_path, {}, {"variants/house-steps.yaml": variant})
     want = [new if w == "NEW" else w for w in words]
-    page = build(rules)[RULES_MD]
+    page = build(rules)[RULES_ANNOTATED_MD]
     redline = page[page.index("variant-house-steps") :]
     redline = redline[redline.index("Steps that read differently") :]
     assert_in_order(redline, [md_text(want[0]), f"- **{md_text(new)}**", md_text(want[2])])

@@ -2,9 +2,16 @@
 
 `render(compiled, engine_source)` returns `{relative path: text}` for:
 
-- `reference/rules.md`, `reference/rules.html`: the whole reference for the standard game, with a
-  redline section per variant (base -> variant) at the end and an appendix of assumptions,
-  seed/rulebook differences, sources and every rule id;
+- `reference/rules.md`, `reference/rules.html`: the players' edition: the rules for the standard
+  game without rule ids or source lines, assumptions as numbered notes listed at the end (what
+  each assumes, why, where, the sources to check), each variant's page as rules text with a
+  word-level redline;
+- `reference/rules-annotated.md`, `reference/rules-annotated.html`: the same document with every
+  rule id, source line and assumption mark, the steps as the engine runs them, the variants'
+  full change tables and an appendix of assumptions, seed/rulebook differences, sources and
+  every rule id (`edition` picks the blocks of each);
+- `reference/variant-<id>.md`, `reference/variant-<id>.html`: a one-page handout per variant,
+  only what it changes, word by word (`word_redline`);
 - `reference/player-aid.md`, `reference/player-aid.html`: one page with the costs, the scoring
   table and the period-end checklist.
 
@@ -34,11 +41,20 @@ from markupsafe import Markup
 
 from lisboa_rules.core import encode
 from lisboa_rules.core.encode import html_text, ml_comment
-from lisboa_rules.core.inputs import AID_HTML, AID_MD, ENGINE, FIGURES, RULES_HTML, RULES_MD
+from lisboa_rules.core.inputs import (
+    AID_HTML,
+    AID_MD,
+    ENGINE,
+    FIGURES,
+    RULES_ANNOTATED_HTML,
+    RULES_ANNOTATED_MD,
+    RULES_HTML,
+    RULES_MD,
+    variant_handout,
+)
 from lisboa_rules.emit.env import doc_env
 from lisboa_rules.emit.header import header_lines
 from lisboa_rules.emit.reference import diagrams, words
-from lisboa_rules.lang import expr
 from lisboa_rules.lang import text as rtext
 from lisboa_rules.model.checks import CROSS_REF
 from lisboa_rules.model.types import Model, Rule
@@ -104,6 +120,7 @@ class Table:
     numeric: tuple[int, ...] = ()  # columns aligned right
     side: bool = False  # the first column holds row headings (a transposed record table)
     kind: str = "table"
+    only: str = ""  # "annotated" or "players": printed in that edition only
 
     @property
     def wide(self) -> bool:
@@ -146,9 +163,10 @@ class StepLine:
     depth: int
     kind: str
     text: Rich
-    status: str  # same | added | removed
+    status: str  # same | added | removed | changed (`words` says how, word by word)
     ref: str = ""
     ref_title: str = ""
+    words: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -229,6 +247,7 @@ class Heading:
     id: str
     title: str
     kind: str = "heading"
+    only: str = ""  # "annotated" or "players": printed in that edition only
 
 
 @dataclass(frozen=True)
@@ -270,6 +289,12 @@ class ChangeRow:
     after: str
     rule: str
     rule_title: str
+    structural: bool = False  # a record or a step was added or replaced (not one value)
+
+    @property
+    def words(self) -> tuple[tuple[str, str], ...]:
+        """The change word by word (see `word_redline`)."""
+        return word_redline(self.before if self.before != "—" else "", self.after)
 
 
 @dataclass(frozen=True)
@@ -278,6 +303,11 @@ class TextChange:
     rule_title: str
     before: str
     after: str
+
+    @property
+    def words(self) -> tuple[tuple[str, str], ...]:
+        """The change word by word: (status, text) runs, status same | removed | added."""
+        return word_redline(self.before, self.after)
 
 
 @dataclass(frozen=True)
@@ -295,6 +325,13 @@ class VariantView:
     step_changes: tuple[StepRedline, ...] = ()
     kind: str = "variant"
 
+    @property
+    def value_changes(self) -> tuple[ChangeRow, ...]:
+        """The changes that are one value for another (a number, a list of names): what a
+        players' page prints as a table; the rest shows in the rules' and steps' words."""
+        return tuple(c for c in self.changes if c.before != "—" and c.before != c.after
+                     and not c.structural)
+
 
 @dataclass(frozen=True)
 class Index:
@@ -302,6 +339,7 @@ class Index:
 
     items: tuple[tuple[str, str], ...]
     kind: str = "index"
+    only: str = ""  # "annotated" or "players": printed in that edition only
 
 
 @dataclass(frozen=True)
@@ -352,6 +390,7 @@ class Chapter:
     title: str
     blocks: tuple[Block, ...]
     page_break: bool = True
+    only: str = ""  # "annotated" or "players": printed in that edition only
 
 
 @dataclass(frozen=True)
@@ -388,6 +427,21 @@ class Document:
     edition: str = "standard game"  # or the house rules built in (build --variant)
     house_rules: str = ""  # "with <title> (<id>), ..." when variants are built in, else empty
     figures: tuple[Figure, ...] = ()  # every diagram, also written as figures/<id>.svg
+    annotated: bool = True  # rule ids, sources and assumption marks (False: players' edition)
+    notes: tuple[NoteView, ...] = ()  # the assumptions, as the players' edition's notes
+    variant_pages: tuple[VariantView, ...] = ()  # for the one-page house-rules handouts
+
+
+@dataclass(frozen=True)
+class NoteView:
+    """An assumption as a players' note: its number, what it assumes, why, where it stands."""
+
+    n: int
+    id: str
+    value: str
+    reason: str
+    where: Rich
+    sources: tuple[str, ...]  # the titles of the sources of the rules it stands at
 
 
 # --- escaping filters --------------------------------------------------------------------------
@@ -396,7 +450,7 @@ _guard_start = encode.md_guard_start
 md_text = encode.md_text
 
 
-def _md_piece(p: Piece, base: str) -> str:
+def _md_piece(p: Piece, base: str, annotated: bool = True) -> str:
     if p.kind == "link":
         return f"[{md_text(p.text)}]({base}#{_slug(p.href)})"
     if p.kind == "code":
@@ -406,20 +460,23 @@ def _md_piece(p: Piece, base: str) -> str:
         text = " " + text
     if p.text[-1:].isspace() and not text.endswith(" "):
         text += " "
+    if not annotated:  # the players' edition: a numbered note
+        return text + "".join(f"<sup>[{m.n}]({base}#note-{m.n})</sup>" for m in p.marks)
     marks = "".join(f"<sup>[†{m.n}]({base}#assumption-{_slug(m.id)})</sup>" for m in p.marks)
     return text + marks
 
 
-def md_rich(value: Rich | str, base: str = "") -> str:
-    """A Rich text (or a plain string) as one line of escaped Markdown; links into `base`."""
+def md_rich(value: Rich | str, base: str = "", annotated: bool = True) -> str:
+    """A Rich text (or a plain string) as one line of escaped Markdown; links into `base`.
+    Assumption marks are `†n` links into the appendix, or (not `annotated`) numbered notes."""
     if isinstance(value, str):
         return md_text(value)
-    out = "".join(_md_piece(p, base) for p in value)
+    out = "".join(_md_piece(p, base, annotated) for p in value)
     out = re.sub(r" {2,}", " ", out).strip()
     return _guard_start(out)
 
 
-def _html_piece(p: Piece, base: str) -> str:
+def _html_piece(p: Piece, base: str, annotated: bool = True) -> str:
     t = html_text(p.text)
     if p.kind == "link":
         return f'<a href="{html_text(base)}#{html_text(_slug(p.href))}">{t}</a>'
@@ -427,17 +484,21 @@ def _html_piece(p: Piece, base: str) -> str:
         return f"<code>{t}</code>"
     marks = "".join(
         f'<sup class="as"><a href="{html_text(base)}#assumption-{html_text(_slug(m.id))}" '
-        f'title="{html_text(m.id)}: {html_text(m.value)}">†{m.n}</a></sup>' for m in p.marks)
+        f'title="{html_text(m.id)}: {html_text(m.value)}">†{m.n}</a></sup>' for m in p.marks) \
+        if annotated else "".join(
+        f'<sup class="note"><a href="{html_text(base)}#note-{m.n}" '
+        f'title="{html_text(m.value)}">{m.n}</a></sup>' for m in p.marks)
     if p.kind == "value":
         return f'<span class="v">{t}</span>{marks}'
     return str(t) + marks
 
 
-def html_rich(value: Rich | str, base: str = "") -> Markup:
-    """A Rich text (or plain string) as escaped HTML; links point into `base` (another page)."""
+def html_rich(value: Rich | str, base: str = "", annotated: bool = True) -> Markup:
+    """A Rich text (or plain string) as escaped HTML; links point into `base` (another page).
+    Assumption marks are `†n` links into the appendix, or (not `annotated`) numbered notes."""
     if isinstance(value, str):
         return html_text(value)
-    return Markup("".join(_html_piece(p, base) for p in value).strip())
+    return Markup("".join(_html_piece(p, base, annotated) for p in value).strip())
 
 
 css_string = encode.css_string
@@ -571,15 +632,20 @@ class _Builder:
         local, _ = words.find_owner(model, rule)
         return self.rich(rule.text, local, model, r.provenance.assumptions)
 
-    def words(self, source: str, params: Mapping[str, int]) -> str:
-        return words.formula_words(self.m, source, dict(params))
+    def words(self, source: str, params: Mapping[str, int], unit: str | None = None) -> str:
+        return words.formula_words(self.m, source, dict(params), unit)
 
-    def card(self, r: Rule, **kw: Any) -> RuleCard:
+    def term(self, key: str) -> str | None:
+        """One of the game's terms (`money`, `score`): the unit a price or a score counts."""
+        value = self.m.data["game"].get("terms", {}).get(key)
+        return value if isinstance(value, str) else None
+
+    def card(self, r: Rule, title: str = "", **kw: Any) -> RuleCard:
         """A rule's card, with the callouts and examples that stand at it; marks it placed."""
         self.placed.append(r.id)
 
         return RuleCard(
-            id=r.id, title=r.title,
+            id=r.id, title=title or r.title,
             body=(self.rule_text(r),) if r.text.strip() else (),
             callouts=tuple(self.callouts.get(r.id, ())),
             examples=tuple(e for e in self.examples if e.rule == r.id),
@@ -685,6 +751,8 @@ class _Builder:
             kind = "step"
             if not text and s.kind == "require" and isinstance(s.get("reason"), str):
                 text, kind = s.get("reason"), "condition"
+            if kind == "condition" and isinstance(text, str):  # an expression shown in play
+                text = re.sub(r"\{[^{}]*\s[^{}]*\}", "…", text)
             if not isinstance(text, str) or not text.strip():
                 out.extend(kids)
                 continue
@@ -711,20 +779,44 @@ class _Builder:
             keys_a = [_line_key(x) for x in now]
             if keys_b == keys_a:
                 continue
-            lines: list[StepLine] = []
-            matcher = difflib.SequenceMatcher(None, keys_b, keys_a, autojunk=False)
-            for op, b0, b1, a0, a1 in matcher.get_opcodes():
-                if op == "equal":
-                    lines += [replace(x, status="same") for x in now[a0:a1]]
-                    continue
-                lines += [replace(x, status="removed") for x in before[b0:b1]]
-                lines += [replace(x, status="added") for x in now[a0:a1]]
+            lines = _diff_lines(before, now)
             # the page shows the base game: a procedure only the variant has has no card there
             known = {self.proc_anchor(p, self.m)[0] for p in base_ids}
             lines = [x if not x.ref or x.ref in known else replace(x, ref="") for x in lines]
             anchor, title = self.proc_anchor(pid, after if pid not in base_ids else self.m)
             out.append(StepRedline(anchor if pid in base_ids else "", title, tuple(lines)))
+        # the actions' own steps (rules/court.yaml, flow moves): their cards' anchors
+        for kind, anchor, title in self.action_cards(after):
+            before = _flatten(self.action_view(kind, self.m))
+            now = _flatten(self.action_view(kind, after))
+            if [_line_key(x) for x in before] != [_line_key(x) for x in now]:
+                known = {self.proc_anchor(p, self.m)[0] for p in base_ids}
+                out.append(StepRedline(anchor, title, tuple(
+                    x if not x.ref or x.ref in known else replace(x, ref="")
+                    for x in _diff_lines(before, now))))
         return tuple(out)
+
+    def action_cards(self, after: Model) -> list[tuple[str, str, str]]:
+        """(move kind, card anchor, title) of every action with steps, base's then variant's."""
+        out: list[tuple[str, str, str]] = []
+        for model in (self.m, after):
+            ps = model.procs
+            for kind, act in (ps.actions.items() if ps is not None else ()):
+                if any(k == kind for k, _, _ in out):
+                    continue
+                moved = act.path[:2] == ("flow", "moves")
+                anchor = f"move-{act.id}" if moved else act.rule
+                out.append((kind, anchor if model is self.m else "", self.title_of(act.rule)))
+        return out
+
+    def action_view(self, kind: str, m: Model) -> tuple[ProcStep, ...]:
+        """An action's steps as printed on its card (none when `m` has no such action)."""
+        ps = m.procs
+        act = ps.actions.get(kind) if ps is not None else None
+        if act is None or ps is None:
+            return ()
+        row = ps.action_rows.get(act.id, {})
+        return self._steps(act.steps, {**row, "this": row}, m, ())
 
     def value_name(self, value: Any, named: bool = True) -> str:
         """A data value in words; ids become names when `named` (references, not colours)."""
@@ -738,11 +830,25 @@ class _Builder:
             label = value.get("name", value.get("title"))
             if isinstance(label, str) and len(value) <= 2:
                 return label
+            counted = self.counted(value)
+            if counted:
+                return counted
             return "; ".join(f"{self.key_label(str(k))}: {self.value_name(v, named)}"
                              for k, v in value.items() if k not in ("source", "assumptions"))
         if value is None:
             return "—"
         return str(value)
+
+    def counted(self, value: Mapping[str, Any]) -> str:
+        """Amounts of things the vocabulary names, as a rulebook writes them: `{reis: 1,
+        influence: 2}` -> `1 real, 2 Influence` (singulars from the game's terms); empty when
+        a key is not a vocabulary name or a value not a whole number."""
+        sayer = words.Sayer(self.m, {})
+        if not value or not all(k in sayer.vocab and "{" not in sayer.vocab[k]
+                                and isinstance(n, int) and not isinstance(n, bool)
+                                for k, n in value.items()):
+            return ""
+        return ", ".join(sayer.count(n, words.bare(sayer.vocab[k])) for k, n in value.items())
 
     def key_label(self, key: str) -> str:
         """A data key as words: the vocabulary's words for it, else the key humanized."""
@@ -763,7 +869,13 @@ class _Builder:
     def record_table(self, items: Sequence[Mapping[str, Any]], keys: Sequence[str],
                      caption: Rich = ()) -> Table:
         """Records as rows, the data's keys as column headings."""
-        rows = tuple(tuple(plain(self.value_name(item.get(k), named=False)) for k in keys)
+        # a column of enum ids (`starting-hand`) prints them as words (`Starting hand`)
+        enums = {k for k in keys if items and all(
+            isinstance(it.get(k), str) and _ENUM_ID.fullmatch(str(it.get(k)))
+            for it in items if it.get(k) is not None)
+            and any(it.get(k) is not None for it in items)}
+        rows = tuple(tuple(plain(humanize(str(item[k])) if k in enums and item.get(k) is not None
+                                 else self.value_name(item.get(k), named=False)) for k in keys)
                      for item in items)
         numeric = tuple(i for i, k in enumerate(keys)
                         if items and all(isinstance(it.get(k), int) for it in items))
@@ -887,9 +999,13 @@ class _Builder:
                     dec = decrees.get(d)
                     detail = (f" ({self.words(dec.condition.source, {})}: {dec.wigs})"
                               if dec else "")
-                    shown.append((link(d, f"decree-{d}"), Piece(detail)))
+                    shown.append((link(humanize(d), f"decree-{d}"), Piece(detail)))
                 parts.append((Piece(label + " "), *join([tuple(x) for x in shown], "; ")))
                 continue
+            if isinstance(value, list) and all(
+                    isinstance(v, str) and v not in self.names and _ENUM_ID.fullmatch(v)
+                    for v in value):  # ids of things without names: `plan-01` -> `Plan 01`
+                value = [humanize(v) for v in value]
             parts.append(plain(f"{label} {self.value_name(value)}"))
         return join(parts, "; ") if parts else plain("—")
 
@@ -910,7 +1026,8 @@ class _Builder:
         effects = self.ch_effects()
         if effects.blocks:
             chapters.append(effects)
-        chapters.append(self.ch_variants())
+        variants = self.ch_variants()
+        chapters.append(variants)
         chapters.append(self.ch_appendix())
         found = self.ch_find()
         if found.blocks:
@@ -926,7 +1043,9 @@ class _Builder:
                                            for v in self.c.variants),
             header=_comment_header(self.c), footer=str(game["title"]),
             edition=_edition(self.c) or "standard game", house_rules=_edition(self.c),
-            figures=self.figs)
+            figures=self.figs,
+            notes=self.notes(), variant_pages=tuple(
+                b for b in variants.blocks if isinstance(b, VariantView)))
 
     def ch_game(self) -> Chapter:
         m = self.m
@@ -982,8 +1101,10 @@ class _Builder:
             if move.path[:2] != ("flow", "moves"):
                 continue  # the actions have cards of their own
             row = ps.action_rows[move.id] if ps is not None else {}
+            rule_title, move_title = self.title_of(move.rule), humanize(move.id)
             blocks.append(RuleCard(
-                f"move-{move.id}", f"{self.title_of(move.rule)}: {humanize(move.id)}", (),
+                f"move-{move.id}", rule_title if rule_title == move_title
+                else f"{rule_title}: {move_title}", (),
                 proc=self._steps(move.steps, {**row, "this": row}, m, ()),
                 proc_code=self.steps_code(move.steps), procedure=True, kind="procedure"))
         blocks.append(Heading("game-flow", "Game flow"))
@@ -1141,15 +1262,14 @@ class _Builder:
             facts: list[Fact] = []
             if na.land_price is not None:
                 facts.append(Fact(humanize("land_price"),
-                                  plain(self.words(na.land_price.source, dict(na.params)))))
+                                  plain(self.words(na.land_price.source, dict(na.params),
+                                                   self.term("money")))))
             if na.lots:
                 facts.append(Fact(humanize("lots"), plain(", ".join(
                     f"{self.names.get(b, b)} {n}" for b, n in na.lots))))
+            plans: tuple[Table, ...] = ()
             if na.wigs_per_official and m.plans:
-                facts.append(Fact(humanize("plans"), (
-                    Piece(" · ".join(f"{p.id}: {p.officials}" for p in m.plans), "value",
-                          marks=self.marks(m.data["components"].get("plans_assumptions", ()))),
-                )))
+                plans = (self.plans_table(),)
             children = []
             if na.extra_pick is not None:
                 extra = next((r for r in m.rules if r.section == "nobles"
@@ -1157,10 +1277,22 @@ class _Builder:
                 if extra is not None:
                     children.append(self.card(extra))
             blocks.append(self.card(na.rule, facts=tuple(facts), children=tuple(children),
+                                    tables=plans,
                                     proc_code=self.proc_code(na.id),
                                     proc=self.proc_view(na.id, declared=(
                                         na.rule.provenance.assumptions))))
         return Chapter("chap-court", title, tuple(blocks))
+
+    def plans_table(self) -> Table:
+        """The Plans counted by the Officials they show (not one id per Plan)."""
+        counts: dict[int, int] = {}
+        for p in self.m.plans:
+            counts[p.officials] = counts.get(p.officials, 0) + 1
+        rows = tuple((plain(str(k)), plain(str(n)))
+                     for k, n in sorted(counts.items(), reverse=True))
+        caption = (Piece(humanize("plans")), Piece("", "value", marks=self.marks(
+            self.m.data["components"].get("plans_assumptions", ()))))
+        return Table((humanize("officials"), humanize("plans")), rows, caption, numeric=(0, 1))
 
     def nobles_table(self) -> Table:
         m = self.m
@@ -1196,20 +1328,23 @@ class _Builder:
                 if missing:
                     raise ReferenceError(f"cost '{c.id}': the example gives no value for "
                                          f"{', '.join(missing)}")
-                result = expr.evaluate(c.formula, _lookup(values))
                 vocab = {v.name: v.words for v in m.vocabulary}
-                given = ", ".join(f"{vocab.get(k, k)} = {v}" for k, v in c.example)
-                facts.append(Fact(humanize("example"), (
-                    Piece(f"{given[:1].upper()}{given[1:]}: "
-                          f"{self.words(c.formula.source, values)} = "),
-                    Piece(str(result), "value"))))
+                # the arithmetic with the example's values; none when there is nothing to
+                # compute (a formula that is one name: "4 = 4" shows nothing)
+                sums = words.formula_steps(m, c.formula.source, params, dict(c.example))
+                given = ", ".join(f"{words.bare(vocab.get(k, k))} {v}" for k, v in c.example)
+                if sums:
+                    facts.append(Fact(humanize("example"), (
+                        Piece(f"{given[:1].upper()}{given[1:]}: "), Piece(sums, "value"))))
             blocks.append(self.card(c.rule, facts=tuple(facts)))
         for na in m.noble_actions:
-            if na.land_price is not None:
-                blocks.append(Para((Piece(f"{humanize('land_price')} ("), link(na.name, na.id),
-                                    Piece("): "),
-                                    Piece(self.words(na.land_price.source, dict(na.params)),
-                                          "value"))))
+            if na.land_price is not None:  # a card of its own, beside the other costs
+                blocks.append(RuleCard(
+                    f"{na.id}-land-price", f"{humanize('land_price')}: {na.name}",
+                    ((Piece(f"{humanize('land_price')} ("), link(na.name, na.id),
+                      Piece("): "),
+                      Piece(self.words(na.land_price.source, dict(na.params), self.term("money")),
+                            "value")),)))
         return Chapter("chap-costs", humanize("costs"), tuple(blocks))
 
     def ch_end(self) -> Chapter:
@@ -1224,10 +1359,12 @@ class _Builder:
             blocks.append(Heading(f"{proc['id']}-section", self.title_of(proc["id"])))
             for t in m.triggers:
                 if t.ends == kind:
-                    facts = (Fact(humanize("condition"),
-                                  plain(self.words(t.condition.source, dict(t.params)))),
+                    said = self.words(t.condition.source, dict(t.params))
+                    facts = (Fact(humanize("condition"), plain(said)),
                              Fact(humanize("period"), plain(str(t.period))))
-                    blocks.append(self.card(t.rule, facts=facts))
+                    # titled by what triggers it: cards in a row never share one title
+                    blocks.append(self.card(t.rule, title=f"{humanize('period')} {t.period}: "
+                                            f"when {said}", facts=facts))
             if rule is None:
                 continue
             facts_l = [Fact(humanize(k), plain(self.value_name(v))) for k, v in proc.items()
@@ -1254,8 +1391,8 @@ class _Builder:
             facts = []
             tables: list[Table] = []
             if s.formula is not None:
-                facts.append(Fact(humanize("formula"),
-                                  plain(self.words(s.formula.source, dict(s.params)))))
+                facts.append(Fact(humanize("formula"), plain(self.words(
+                    s.formula.source, dict(s.params), self.score_term()))))
             if s.eligible is not None:
                 facts.append(Fact(humanize("eligible"),
                                   plain(self.words(s.eligible.source, dict(s.params)))))
@@ -1305,7 +1442,7 @@ class _Builder:
 
     def decree_table(self) -> Table:
         comp = self.m.data["components"]
-        rows = tuple((plain(d.id), plain(self.words(d.condition.source, {})),
+        rows = tuple((plain(humanize(d.id)), plain(self.words(d.condition.source, {})),
                       plain(str(d.wigs))) for d in self.m.decrees)
         keys = list(comp["decrees"][0])
         return Table(tuple(humanize(k) for k in keys), rows, (
@@ -1344,14 +1481,14 @@ class _Builder:
         # the measures the steps read, with their words (rules/vocabulary.yaml)
         vocab = {v.name: v.words for v in m.vocabulary}
         measures = [mid for mid, _ in ps.measures] if ps is not None else []
-        if measures:
-            blocks.append(Heading("measures-list", humanize("measures")))
+        if measures:  # names of the engine's: the annotated edition's
+            blocks.append(Heading("measures-list", humanize("measures"), only="annotated"))
             blocks.append(Table(
                 (humanize("name"), humanize("words")),
                 tuple(((Piece(mid, "code"),),
                        self.rich(vocab[mid], {}, m, missing=lambda _: "…")
                        if mid in vocab else plain("")) for mid in measures),
-                row_ids=tuple(f"measure-{mid}" for mid in measures)))
+                row_ids=tuple(f"measure-{mid}" for mid in measures), only="annotated"))
         return Chapter("chap-effects", humanize("effects"), tuple(blocks))
 
     # -- variants and appendix -------------------------------------------------------------------
@@ -1371,6 +1508,11 @@ class _Builder:
                 after = words.plain_text(vm, after_rule)
                 if before != after:
                     text_changes.append(TextChange(r.id, r.title, before, after))
+            # the rules the variant adds: all their words are new (no card in the base game)
+            known = {r.id for r in self.m.rules}
+            for r in vm.rules:
+                if r.id not in known and r.text.strip():
+                    text_changes.append(TextChange("", r.title, "", words.plain_text(vm, r)))
             callouts = tuple(c for cs in self.callouts.values() for c in cs if c.variant == v.id)
             blocks.append(VariantView(
                 v.id, v.title, self.variant_index[v.id], v.applies_players,
@@ -1417,8 +1559,13 @@ class _Builder:
             before, after_v = _step_words(before), _step_words(after_v)
         if key in ("reason", "none_reason", "count_reason"):  # words that show values in play
             before, after_v = _played(before), _played(after_v)
+        structural = "steps" in ch.path or any(_CODE.search(v) is not None for v in (
+            ch.before, ch.after) if isinstance(v, str)) or any(
+            isinstance(v, Mapping) or (isinstance(v, list) and any(isinstance(i, Mapping)
+                                                                   for i in v))
+            for v in (ch.before, ch.after))
         return ChangeRow(plain(" › ".join(parts)), self.value_name(before),
-                         self.value_name(after_v), rule, rule_title)
+                         self.value_name(after_v), rule, rule_title, structural)
 
     def cards_title(self) -> str:
         return humanize("cards")
@@ -1454,7 +1601,9 @@ class _Builder:
         if m.cards:
             blocks.append(Heading("cards", self.cards_title()))
             blocks.append(self.cards_table())
-        blocks.append(Heading("assumptions", humanize("assumptions")))
+        blocks.append(Heading("notes", humanize("notes"), only="players"))
+        blocks.append(self.notes_table())
+        blocks.append(Heading("assumptions", humanize("assumptions"), only="annotated"))
         used: dict[str, list[Rich]] = {a.id: [] for a in m.assumptions}
         for r in m.rules:
             for a in r.provenance.assumptions:
@@ -1474,20 +1623,23 @@ class _Builder:
                      for a in m.assumptions)
         blocks.append(Table((humanize("id"), humanize("value"), humanize("reason"),
                              "Used by"), rows,
-                            row_ids=tuple(f"assumption-{a.id}" for a in m.assumptions)))
-        blocks.append(Heading("differences", humanize("differences")))
+                            row_ids=tuple(f"assumption-{a.id}" for a in m.assumptions),
+                            only="annotated"))
+        blocks.append(Heading("differences", humanize("differences"), only="annotated"))
         blocks.append(Table(
             (humanize("id"), humanize("text"), humanize("source")),
             tuple(((Piece(d.id, "code"),), self.rich(d.text, {}),
                    join([(link(s, f"source-{s}"),) for s in d.sources], ", "))
                   for d in m.differences),
-            row_ids=tuple(f"difference-{d.id}" for d in m.differences)))
-        blocks.append(Heading("sources", humanize("sources")))
+            row_ids=tuple(f"difference-{d.id}" for d in m.differences), only="annotated"))
+        blocks.append(Heading("sources", humanize("sources"), only="annotated"))
         blocks.append(Table((humanize("id"), humanize("title")),
                             tuple(((Piece(s, "code"),), plain(t)) for s, t in m.sources),
-                            row_ids=tuple(f"source-{s}" for s, _ in m.sources)))
-        blocks.append(Heading("rule-index", "Rule index"))
-        blocks.append(Index(tuple((r.id, r.title) for r in sorted(m.rules, key=lambda r: r.id))))
+                            row_ids=tuple(f"source-{s}" for s, _ in m.sources),
+                            only="annotated"))
+        blocks.append(Heading("rule-index", "Rule index", only="annotated"))
+        blocks.append(Index(tuple((r.id, r.title) for r in sorted(m.rules, key=lambda r: r.id)),
+                            only="annotated"))
         return Chapter("chap-appendix", "Appendix", tuple(blocks))
 
     # -- glossary and index -------------------------------------------------------------------
@@ -1521,6 +1673,38 @@ class _Builder:
         return Chapter("chap-find", f"{humanize('glossary')} · {humanize('index')}", (
             Heading("glossary", humanize("glossary")), g,
             Heading("index", humanize("index")), index))
+
+    def notes(self) -> tuple[NoteView, ...]:
+        """The assumptions as the players' edition prints them: what each assumes, why, the
+        rules it stands at and their sources' titles (so a reader with the rulebook can check
+        and correct it)."""
+        m = self.m
+        titles = dict(m.sources)
+        at: dict[str, list[Rule]] = {}
+        for r in m.rules:
+            for aid in r.provenance.assumptions:
+                at.setdefault(aid, []).append(r)
+        out = []
+        for a in m.assumptions:
+            rules = at.get(a.id, [])
+            sources: list[str] = []
+            for r in rules:
+                for src in r.provenance.sources:
+                    if titles.get(src, src) not in sources:
+                        sources.append(titles.get(src, src))
+            where = join([(link(r.title, r.id),) for r in rules], ", ")
+            out.append(NoteView(self.assumptions[a.id].n, a.id, self.assumptions[a.id].value,
+                                a.reason, where, tuple(sources)))
+        return tuple(out)
+
+    def notes_table(self) -> Table:
+        """The players' notes: number, what is assumed, why, where and the sources to check."""
+        rows = tuple((plain(str(n.n)), plain(n.value), plain(n.reason), n.where,
+                      plain("; ".join(n.sources)))
+                     for n in self.notes())
+        return Table(("", humanize("assumed"), humanize("why"), humanize("where"),
+                      humanize("check_in")), rows, numeric=(0,),
+                     row_ids=tuple(f"note-{n.n}" for n in self.notes()), only="players")
 
     # -- player aid -------------------------------------------------------------------------------
 
@@ -1578,7 +1762,8 @@ class _Builder:
                                   self.rule_text(na.rule)))
                 if na.land_price is not None:
                     facts.append(Fact(humanize("land_price"),
-                                      plain(self.words(na.land_price.source, dict(na.params)))))
+                                      plain(self.words(na.land_price.source, dict(na.params),
+                                                       self.term("money")))))
             if n.trade_goods:
                 facts.append(Fact(humanize("trade_goods"), plain(", ".join(
                     self.names.get(g, g) for g in n.trade_goods))))
@@ -1660,6 +1845,10 @@ def _term_anchor(term: str) -> str:
     return "term-" + encode.slug(term)
 
 
+_ENUM_ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
+_CODE = re.compile(r"[\[\]()=<>]|\w\.\w|\b(if|else|not|in)\b.*\w_\w")  # an expression, not words
+
+
 def _played(value: Any) -> Any:
     """A refusal's words with the values it shows during play (`{price}`) as `…`."""
     return re.sub(r"\{[^{}]*\}", "…", value) if isinstance(value, str) else value
@@ -1677,6 +1866,29 @@ def _step_words(value: Any) -> Any:
 def _event_words(event: str) -> str:
     """An event's name as words: `rubble-set-completed` -> `rubble set completed`."""
     return " ".join(event.replace("-", " ").replace("_", " ").split())
+
+
+def _diff_lines(before: list[StepLine], now: list[StepLine]) -> list[StepLine]:
+    """Two lists of step lines as one redline: kept lines, removed and added ones, and a line
+    reworded in place as its changed words only."""
+    keys_b = [_line_key(x) for x in before]
+    keys_a = [_line_key(x) for x in now]
+    lines: list[StepLine] = []
+    matcher = difflib.SequenceMatcher(None, keys_b, keys_a, autojunk=False)
+    for op, b0, b1, a0, a1 in matcher.get_opcodes():
+        if op == "equal":
+            lines += [replace(x, status="same") for x in now[a0:a1]]
+            continue
+        if op == "replace" and b1 - b0 == a1 - a0 and all(
+                (x.depth, x.kind) == (y.depth, y.kind)
+                for x, y in zip(before[b0:b1], now[a0:a1], strict=True)):
+            lines += [replace(y, status="changed", words=word_redline(
+                "".join(p.text for p in x.text), "".join(p.text for p in y.text)))
+                for x, y in zip(before[b0:b1], now[a0:a1], strict=True)]
+            continue
+        lines += [replace(x, status="removed") for x in before[b0:b1]]
+        lines += [replace(x, status="added") for x in now[a0:a1]]
+    return lines
 
 
 def _flatten(steps: Iterable[ProcStep], depth: int = 0) -> list[StepLine]:
@@ -1771,11 +1983,15 @@ def _data_assumptions(m: Model) -> list[tuple[str, Rich]]:
 
 
 @functools.cache
-def _env() -> jinja2.Environment:
-    """The documents environment plus the reference's escaping filters (built once)."""
+def _env(annotated: bool = True) -> jinja2.Environment:
+    """The documents environment plus the reference's escaping filters (built once per
+    edition: the players' edition prints assumption marks as numbered notes)."""
     env = doc_env().overlay()
-    env.filters["html"] = html_rich
-    env.filters["md"] = md_rich
+    env.filters["html"] = functools.partial(html_rich, annotated=annotated)
+    env.filters["md"] = functools.partial(md_rich, annotated=annotated)
+    env.filters["words_md"] = _words_md
+    env.globals = {**env.globals, "edition_annotated": annotated}
+    env.filters["words_html"] = _words_html
     env.filters["mdtext"] = md_text
     env.filters["mdcode"] = encode.md_code
     env.filters["css_string"] = css_string
@@ -1802,23 +2018,69 @@ def build_document(compiled: Compiled, engine_source: str) -> Document:
     return _Builder(compiled, engine_source).build()
 
 
+def edition(doc: Document, annotated: bool) -> Document:
+    """The document as one edition prints it: the players' (ids, sources and the designer's
+    tables left out, assumptions as notes) or the annotated one (everything)."""
+    skip = "players" if annotated else "annotated"
+    chapters = tuple(
+        replace(ch, blocks=tuple(b for b in ch.blocks if getattr(b, "only", "") != skip))
+        for ch in doc.chapters if ch.only != skip)
+    return replace(doc, chapters=chapters, annotated=annotated)
+
+
 def render(compiled: Compiled, engine_source: str) -> dict[str, str]:
     """Reference files by relative path; the worked examples run `engine_source`."""
     doc = build_document(compiled, engine_source)
-    env = _env()
     out: dict[str, str] = {}
-    templates: dict[str, str] = {
-        RULES_MD: "reference/rules.md.jinja",
-        RULES_HTML: "reference/rules.html.jinja",
-        AID_MD: "reference/player-aid.md.jinja",
-        AID_HTML: "reference/player-aid.html.jinja",
+    templates: dict[str, tuple[str, bool]] = {
+        RULES_MD: ("reference/rules.md.jinja", False),
+        RULES_HTML: ("reference/rules.html.jinja", False),
+        RULES_ANNOTATED_MD: ("reference/rules.md.jinja", True),
+        RULES_ANNOTATED_HTML: ("reference/rules.html.jinja", True),
+        AID_MD: ("reference/player-aid.md.jinja", False),
+        AID_HTML: ("reference/player-aid.html.jinja", False),
     }
-    for path, name in templates.items():
-        text = env.get_template(name).render(doc=doc)
+    for path, (name, annotated) in templates.items():
+        text = _env(annotated).get_template(name).render(doc=edition(doc, annotated))
         out[path] = _tidy(text)
     for fig in doc.figures:  # the same picture as a file, with the build's header
         out[f"reference/{fig.file}"] = f"<!--\n{doc.header}\n-->\n{fig.svg}"
+    players = edition(doc, False)
+    for v in doc.variant_pages:
+        for fmt in ("md", "html"):
+            text = _env(False).get_template(f"reference/variant.{fmt}.jinja").render(
+                doc=players, v=v)
+            out[variant_handout(v.id, fmt)] = _tidy(text)
     return out
+
+
+def word_redline(before: str, after: str) -> tuple[tuple[str, str], ...]:
+    """`before` -> `after` word by word: runs of (status, text), status same | removed |
+    added; a change of "1" to "2" strikes "1" and inserts "2", the words around it stay."""
+    a, b = before.split(), after.split()
+    out: list[tuple[str, str]] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        if op == "equal":
+            out.append(("same", " ".join(a[a0:a1])))
+            continue
+        if a1 > a0:
+            out.append(("removed", " ".join(a[a0:a1])))
+        if b1 > b0:
+            out.append(("added", " ".join(b[b0:b1])))
+    return tuple(out)
+
+
+def _words_md(runs: Iterable[tuple[str, str]]) -> str:
+    """A word redline as Markdown: struck words ~~so~~, inserted words **so**."""
+    wrap = {"same": "{}", "removed": "~~{}~~", "added": "**{}**"}
+    return _guard_start(" ".join(wrap[st].format(md_text(t)) for st, t in runs))
+
+
+def _words_html(runs: Iterable[tuple[str, str]]) -> Markup:
+    """A word redline as HTML: `<del>` for struck words, `<ins>` for inserted ones."""
+    wrap = {"same": "{}", "removed": "<del>{}</del>", "added": "<ins>{}</ins>"}
+    return Markup(" ".join(wrap[st].format(html_text(t)) for st, t in runs))
 
 
 def _tidy(text: str) -> str:
@@ -1832,4 +2094,5 @@ def _tidy(text: str) -> str:
     return "\n".join(out).strip("\n") + "\n"
 
 
-__all__ = ["Document", "build_document", "html_rich", "md_rich", "md_text", "render"]
+__all__ = ["Document", "build_document", "edition", "html_rich", "md_rich", "md_text", "render",
+           "word_redline"]

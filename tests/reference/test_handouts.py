@@ -1,0 +1,150 @@
+"""House-rules handouts: one page per variant with what it changes, redlined word by word.
+
+`word_redline` strikes and inserts only the changed words (a "1" changed to "2" strikes "1",
+not the paragraph); every variant of rules/ and every house rule of examples/house-rules/
+(copied into rules/variants/ as tests/model/test_house_rule_examples.py does) gets
+`reference/variant-NAME.md/.html`, which lists only what changes; `pdf --variant NAME` prints
+the folded rules and that handout.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lisboa_rules.cli import reference as reference_cli
+from lisboa_rules.cli.main import main
+from lisboa_rules.core.inputs import RULES_HTML, variant_handout
+from lisboa_rules.emit.reference.render import word_redline
+from lisboa_rules.pipeline import compile_rules
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES = ROOT / "rules"
+EXAMPLES = ROOT / "examples" / "house-rules"
+NAMES = sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
+
+
+@pytest.mark.parametrize(("before", "after", "runs"), [
+    ("Each set scores 1 wig.", "Each set scores 2 wig.",
+     (("same", "Each set scores"), ("removed", "1"), ("added", "2"), ("same", "wig."))),
+    ("Most, 2nd-most, 3rd-most", "Most, 3rd-most",
+     (("same", "Most,"), ("removed", "2nd-most,"), ("same", "3rd-most"))),
+    ("pay the land price", "pay the full land price",
+     (("same", "pay the"), ("added", "full"), ("same", "land price"))),
+    ("", "Score a wig.", (("added", "Score a wig."),)),
+    ("Score a wig.", "", (("removed", "Score a wig."),)),
+    ("same words", "same words", (("same", "same words"),)),
+])
+def test_word_redline_changes_only_the_changed_words(
+        before: str, after: str, runs: tuple[tuple[str, str], ...]) -> None:
+    assert word_redline(before, after) == runs
+
+
+def _project(tmp: Path, variant: str, text: str) -> Path:
+    rules = tmp / "rules"
+    shutil.copytree(RULES, rules)
+    (rules / "variants" / f"{variant}.yaml").write_text(text, encoding="utf-8")
+    return rules
+
+
+def _visible(page: str) -> str:
+    return " ".join(unescape(re.sub(r"<[^>]+>", "", page)).split())
+
+
+HANDOUT_RULE = """\
+kind: variant
+id: house-rubble
+title: Richer rubble
+applies: chosen
+text: With Richer rubble, each completed rubble set scores more.
+source: [seed:000#endgame-scoring]
+changes:
+  scoring:
+    sources:
+      - id: score.rubble
+        params: {{wigs_per_set: {n}}}
+"""
+
+
+@pytest.mark.parametrize("n", [4, 5, 9])
+def test_a_changed_number_is_struck_and_inserted_alone(tmp_path: Path, n: int) -> None:
+    files = compile_rules(_project(tmp_path, "house-rubble", HANDOUT_RULE.format(n=n))).files
+    md = files[variant_handout("house-rubble", "md")]
+    page = files[variant_handout("house-rubble", "html")]
+    # the rule text: only the number changes
+    assert f"Each completed rubble set scores ~~3~~ **{n}** wigs." in md
+    assert f"Each completed rubble set scores <del>3</del> <ins>{n}</ins> wigs." in page
+    assert "<del>Each" not in page and "~~Each" not in md
+    # the rules' own links point into the players' rules
+    for href in re.findall(r'href="([^"#]*)#', page):
+        assert href == "rules.html"
+    # a handout: what changes only (no other rule's text)
+    assert "Each Ship in your portfolio scores its hull size" not in md
+    assert md.count("\n") < 60
+
+
+@pytest.mark.parametrize("variant", ["queen", "two-player"])
+def test_the_variants_of_rules_have_handouts(variant: str) -> None:
+    files = compile_rules(RULES).files
+    md, html = files[variant_handout(variant, "md")], files[variant_handout(variant, "html")]
+    assert "Id:" not in md and "Forbidden by flag" not in md  # rules text, not a field dump
+    assert "<ins>" in html or "<del>" in html
+    assert 'class="handout"' in html
+    if variant == "two-player":
+        assert "...but for ~~0~~ **1** neutral Officials in each office." in md
+        assert "Shuffle each deck of Political cards" not in md  # unchanged steps stay out
+        assert "Most, ~~2nd-most,~~ 3rd-most" in md
+    else:
+        assert md.count("With the Queen") >= 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_house_rule_example_gets_a_handout(tmp_path: Path, name: str) -> None:
+    text = (EXAMPLES / f"{name}.yaml").read_text(encoding="utf-8")
+    result = compile_rules(_project(tmp_path, name, text))
+    assert result.ok, [f"{d.code}: {d.message}" for d in result.diagnostics]
+    md = result.files[variant_handout(name, "md")]
+    html = result.files[variant_handout(name, "html")]
+    title = re.search(r"^title: (.+)$", text, re.M)
+    assert title is not None
+    assert title.group(1).strip().strip("'\"") in _visible(html)
+    # something is redlined: inserted (or struck) words, a changed step or rule text
+    assert re.search(r"<ins>|<del>", html), name
+    assert re.search(r"\*\*[^*]+\*\*|~~[^~]+~~", md), name
+    # every link of the handout lands in the players' rules
+    anchors = set(re.findall(r'id="([^"]+)"', result.files[RULES_HTML]))
+    for anchor in re.findall(r'href="rules\.html#([^"]+)"', html):
+        assert anchor in anchors, (name, anchor)
+    assert "Id:" not in md and "Forbidden by flag" not in md
+
+
+@pytest.mark.parametrize("name", ["two-player", "queen"])
+def test_pdf_with_a_variant_prints_the_folded_rules_and_the_handout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    printed: dict[str, str] = {}
+
+    def fake(html: str, work: Path, target: Path) -> None:
+        printed[target.name.lstrip(".").removesuffix(".partial")] = html
+        target.write_bytes(b"%PDF-1.4 fake")
+
+    pick: Callable[[str], tuple[str, Any]] = lambda backend: ("fake", fake)  # noqa: E731
+    monkeypatch.setattr(reference_cli, "choose_printer", pick)
+    out = tmp_path / "dist"
+    assert main(["pdf", "--rules", str(RULES), "--out", str(out), "--variant", name]) == 0
+    assert sorted(printed) == [f"player-aid-{name}.pdf", f"rules-{name}.pdf",
+                               f"variant-{name}.pdf"]
+    assert 'class="handout"' in printed[f"variant-{name}.pdf"]
+    assert f"({name})" in re.search(r"<title>(.*?)</title>", printed[f"rules-{name}.pdf"],
+                                    re.S).group(1)  # type: ignore[union-attr]
+    # the annotated edition instead of the players'
+    printed.clear()
+    assert main(["pdf", "--rules", str(RULES), "--out", str(tmp_path / "a"),
+                 "--edition", "annotated"]) == 0
+    assert sorted(printed) == ["player-aid.pdf", "rules-annotated.pdf"]
+    assert 'class="tag"' in printed["rules-annotated.pdf"]
