@@ -404,7 +404,7 @@ class _Copier:
                  '    """A copy of the game for trying choices, sharing what they never write."""',
                  *textwrap.wrap(f"copies {copied}", 94, initial_indent="    # ",
                                 subsequent_indent="    # "),
-                 "    c = _new(Game)", "    c.__dict__.update(g.__dict__)"]
+                 "    c = g._copy()"]
         for fid in sorted(game):
             f = gf.get(fid)
             if f is None or fid == "players":
@@ -418,8 +418,8 @@ class _Copier:
             lines.append("    c.players = g.players[:]")
             seats = "range(len(g.players))" if others or "players" in game else "(seat,)"
             lines.append(f"    for s in {seats}:")
-            lines.append("        q = c.players[s] = _new(Player)")
-            lines.append("        q.__dict__.update(g.players[s].__dict__)")
+            lines.append("        q = c.players[s] = g.players[s]._copy()" if mutable else
+                         "        c.players[s] = g.players[s]._copy()")
             for fid in mutable:
                 lines.append(f"        q.{fid} = {copy_code(pf[fid].type, f'q.{fid}')}")
         lines.append("    return c")
