@@ -559,11 +559,12 @@ def _kept(g: Game, move: Move, take: bool) -> Game | None:
     entry = _LISTED.get(0)
     if entry is None or entry[0] is not g or type(move) is not Move:
         return None
-    for m in entry[2]:  # a Move of the same fields as a listed one (exact types: checked)
-        if m is move or m == move:
+    for m in entry[2]:  # one of the listed moves (what a player picks from the list)...
+        if m is move:
             break
-    else:
-        return None
+    else:  # ...or a Move of the same fields as one (exact types: checked)
+        if move not in entry[2]:
+            return None
     if g != entry[1]:
         return None
     if take and _LISTED.pop(0, None) is not entry:  # another thread took it first

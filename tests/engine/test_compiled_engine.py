@@ -1,0 +1,151 @@
+"""The engine compiled with mypyc (`lisboa-rules compile`) against the pure-Python one.
+
+generated/lisboa_engine.py is compiled once for the module (kept in the user's cache folder,
+keyed by the engine's source: see lisboa_rules/cli/compile.py) and both engines play the same
+seeded random games in lockstep: at every state the same legal moves in the same order (as
+JSON), the same state after each move (`to_json`), the same refusal of a move of another kind,
+and at the end the same score sheet and ranking. The default run plays a few hundred games over
+every player count with and without the chosen variants; `--slow` plays thousands.
+
+Without a C compiler, Python's headers or mypyc the tests skip and say what is missing; with
+LISBOA_REQUIRE_COMPILED=1 (set by .ci/run) they fail instead.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import random
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from conftest import ENGINE_PATH, setups
+
+from lisboa_rules.cli import compile as compile_cli
+
+# Level 1: most of the speed of level 3 for a fraction of the C compiler's time (the results
+# do not depend on the level; benchmarks/ measures level 3).
+OPT_LEVEL = int(os.environ.get("LISBOA_COMPILED_OPT_LEVEL", "1"))
+
+
+def load_extension(path: Path) -> ModuleType:
+    """Import a compiled engine as `lisboa_engine` (its init function's name) without replacing
+    the pure engine registered under that name."""
+    saved = sys.modules.pop(compile_cli.MODULE, None)
+    try:
+        spec = importlib.util.spec_from_file_location(compile_cli.MODULE, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[compile_cli.MODULE] = module
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        if saved is None:
+            sys.modules.pop(compile_cli.MODULE, None)
+        else:
+            sys.modules[compile_cli.MODULE] = saved
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    missing = compile_cli.missing_tools()
+    if missing:
+        why = "the compiled engine needs " + ", ".join(missing)
+        if os.environ.get("LISBOA_REQUIRE_COMPILED") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+    out = tmp_path_factory.mktemp("compiled")
+    done = compile_cli.compile_engine(ENGINE_PATH.read_bytes(), out, OPT_LEVEL)
+    module = load_extension(done.path)
+    assert not str(module.__file__).endswith(".py"), module.__file__
+    return module
+
+
+def _moves(E: Any, g: Any) -> list[str]:
+    return [json.dumps(m.to_json(), sort_keys=True) for m in E.legal_moves(g)]
+
+
+def play_both(pure: Any, fast: Any, players: int, chosen: tuple[str, ...], seed: int) -> int:
+    """One seeded game in both engines; the number of moves. Fails at the first difference."""
+    a = pure.new_game(players, variants=chosen, seed=seed)
+    b = fast.new_game(players, variants=chosen, seed=seed)
+    rng = random.Random(f"compiled/{players}/{chosen}/{seed}")
+    where = f"{players} players {chosen} seed {seed}"
+    assert pure.to_json(a) == fast.to_json(b), f"{where}: the new games differ"
+    moves = 0
+    while a.phase != "over":
+        legal_a, legal_b = _moves(pure, a), _moves(fast, b)
+        assert legal_a == legal_b, f"{where}, move {moves}: the legal moves differ"
+        i = rng.randrange(len(legal_a))
+        if moves % 7 == 0:  # a move of this state, made for another player: refused alike
+            wrong = {**json.loads(legal_a[i]), "player": (a.actor + 1) % players}
+            why_a = pure.explain_move(a, pure.Move.from_json(wrong))
+            why_b = fast.explain_move(b, fast.Move.from_json(wrong))
+            assert (why_a is None) == (why_b is None), where
+            if why_a is not None and why_b is not None:
+                assert (why_a.rule, why_a.reason) == (why_b.rule, why_b.reason), where
+        a = pure.apply_move(a, pure.legal_moves(a)[i])
+        b = fast.apply_move(b, fast.legal_moves(b)[i])
+        moves += 1
+        assert pure.to_json(a) == fast.to_json(b), f"{where}, after move {moves}"
+    assert b.phase == "over"
+    sheet_a, sheet_b = pure.final_scores(a), fast.final_scores(b)
+    assert sheet_a.to_json() == sheet_b.to_json(), where
+    rank_a, rank_b = pure.ranking(a, sheet_a), fast.ranking(b, sheet_b)
+    assert (rank_a.places, rank_a.keys) == (rank_b.places, rank_b.keys), where
+    return moves
+
+
+def test_the_compiled_engine_is_compiled_code(compiled: ModuleType, engine: ModuleType) -> None:
+    # The test must compare two different implementations: the compiled classes are not the
+    # pure engine's, and a state of one is refused by the other's checks.
+    assert compiled is not engine
+    assert compiled.Game is not engine.Game
+    assert type(compiled.legal_moves).__name__ != "function"  # a native function
+    assert set(compiled.__all__) == set(engine.__all__)
+
+
+def test_a_difference_is_found(compiled: ModuleType, engine: ModuleType) -> None:
+    # The harness must be able to fail: an engine whose moves differ from the compiled one's.
+    class Twisted:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(engine, name)
+
+        @staticmethod
+        def legal_moves(g: Any) -> list[Any]:
+            return engine.legal_moves(g)[::-1]
+
+    with pytest.raises(AssertionError, match="legal moves differ"):
+        play_both(Twisted(), compiled, 3, (), 0)
+
+
+def test_a_saved_game_moves_between_the_engines(compiled: ModuleType, engine: ModuleType) -> None:
+    for players, chosen in setups(engine):
+        g = engine.new_game(players, variants=chosen, seed=7)
+        rng = random.Random(7)
+        for _ in range(30):
+            g = engine.apply_move(g, rng.choice(engine.legal_moves(g)))
+        h = compiled.from_json(engine.to_json(g))
+        assert compiled.to_json(h) == engine.to_json(g)
+        assert _moves(compiled, h) == _moves(engine, g)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_compiled_engine_plays_as_the_pure_one(
+    compiled: ModuleType, engine: ModuleType, seed: int
+) -> None:
+    for players, chosen in setups(engine):
+        play_both(engine, compiled, players, chosen, seed)
+
+
+@pytest.mark.slow
+def test_the_compiled_engine_plays_as_the_pure_one_long(
+    compiled: ModuleType, engine: ModuleType
+) -> None:
+    for players, chosen in setups(engine):
+        for seed in range(1000, 1700):
+            play_both(engine, compiled, players, chosen, seed)
