@@ -523,6 +523,8 @@ class Game:
     """The whole game state. `to_json` / `from_json` round-trip it exactly."""
 
     __slots__ = (
+        "_rs",
+        "_rs_of",
         "actor",
         "blocked",
         "box",
@@ -710,10 +712,12 @@ class Game:
         self.game_end_round = game_end_round
         self.final_round = final_round
         self.fired = [] if fired is None else fired
+        self._rs: RuleSet | None = None
+        self._rs_of: list[str] = []
 
     def _copy(self) -> Game:
         """A shallow copy: every field is shared with this one."""
-        return Game(
+        c = Game(
             self.variants,
             self.seed,
             self.players,
@@ -751,10 +755,13 @@ class Game:
             self.final_round,
             self.fired,
         )
+        c._rs = self._rs
+        c._rs_of = self._rs_of
+        return c
 
     def clone(self) -> Game:
         """A deep copy, fast enough for the move generator."""
-        return Game(
+        c = Game(
             self.variants[:],
             self.seed,
             [v0.clone() for v0 in self.players],
@@ -792,6 +799,9 @@ class Game:
             self.final_round,
             self.fired[:],
         )
+        c._rs = self._rs
+        c._rs_of = self._rs_of
+        return c
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Game:
@@ -840,8 +850,13 @@ class Game:
 
     @property
     def rs(self) -> RuleSet:
-        """The rule set this game plays by."""
-        return RULESETS[tuple(self.variants)]
+        """The rule set this game plays by: resolved once per state (and again only when
+        `variants` has changed since)."""
+        found = self._rs
+        if found is None or self._rs_of != self.variants:
+            found = self._rs = RULESETS[tuple(self.variants)]
+            self._rs_of = self.variants[:]
+        return found
 
 
 # --- Moves ----------------------------------------------------------------------------------------

@@ -75,6 +75,10 @@ def missing_tools() -> list[str]:
         import mypyc  # noqa: F401
     except ImportError:
         missing.append("mypyc (pip install mypy)")
+    try:
+        import setuptools  # noqa: F401  (mypyc builds the extension with it)
+    except ImportError:
+        missing.append("setuptools (pip install setuptools)")
     cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(cc) is None and shutil.which("cc") is None and shutil.which("gcc") is None:
         missing.append(f"a C compiler ({cc}; Debian: build-essential)")

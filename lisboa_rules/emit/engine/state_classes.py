@@ -45,7 +45,8 @@ class ClassView:
 
     def slots(self) -> str:
         """The field names, sorted (as ruff keeps `__slots__`), in the class's `__slots__`."""
-        return fmt(tuple(sorted(f.name for f in self.fields)), 4, col=16)
+        extra = RS_SLOTS if self.name == "Game" else ()
+        return fmt(tuple(sorted([*extra, *(f.name for f in self.fields)])), 4, col=16)
 
     def methods(self) -> str:
         """`__init__`, `_copy`, `clone` and `__eq__` of the class, indented in it."""
@@ -127,26 +128,39 @@ def _call(pad: str, head: str, args: list[str]) -> list[str]:
     return wrap_line(f"{pad}{head}({', '.join(args)})")
 
 
+# The game's rule set, resolved once per state (`Game.rs`): kept in two slots that are not
+# fields (not saved, not compared), with the variants it was resolved for.
+RS_SLOTS = ("_rs", "_rs_of")
+
+
 def class_methods(cls: str, fields: list[FieldView], deep_players: bool) -> list[str]:
-    """The methods of a state class, one line each, indented in the class."""
+    """The methods of a state class, one line each, indented in the class (the game's, with
+    `deep_players`, also keep its rule set: RS_SLOTS)."""
     pad = "        "
     params = ", ".join(["self", *[f.param for f in fields]])
     out = wrap_line(f"    def __init__({params}) -> None:")
     for f in fields:
         out += wrap_line(f"{pad}self.{f.name} = {f.init}")
+    if deep_players:
+        out += [f"{pad}self._rs: RuleSet | None = None", f"{pad}self._rs_of: list[str] = []"]
+    keep = [f"{pad}c._rs = self._rs", f"{pad}c._rs_of = self._rs_of", f"{pad}return c"]
     out += [
         "",
         f"    def _copy(self) -> {cls}:",
         f'{pad}"""A shallow copy: every field is shared with this one."""',
     ]
-    out += _call(pad, f"return {cls}", [f"self.{f.name}" for f in fields])
+    made = [f"self.{f.name}" for f in fields]
+    out += _call(pad, "c = " + cls if deep_players else f"return {cls}", made)
+    out += keep if deep_players else []
     doc = (
         "A deep copy, fast enough for the move generator."
         if deep_players
         else "A copy that shares nothing mutable with this one."
     )
     out += ["", f"    def clone(self) -> {cls}:", f'{pad}"""{doc}"""']
-    out += _call(pad, f"return {cls}", [f.copy or f"self.{f.name}" for f in fields])
+    made = [f.copy or f"self.{f.name}" for f in fields]
+    out += _call(pad, "c = " + cls if deep_players else f"return {cls}", made)
+    out += keep if deep_players else []
     out += [
         "",
         "    def __eq__(self, other: object) -> bool:",
