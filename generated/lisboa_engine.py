@@ -4115,7 +4115,7 @@ def _moves_portfolio(g: Game, seat: int, *only: Any) -> list[Move]:
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
-        out.append(Move("portfolio", seat, card=v_card))
+        out.append(Move("portfolio", seat, v_card))
     return out
 
 
@@ -4160,16 +4160,7 @@ def _moves_trade__k1(g: Game, seat: int, out: list[Move], v_card: Any) -> None:
                 if _opts2 is None:
                     _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
                 for (v_favor,) in _opts2:
-                    out.append(
-                        Move(
-                            "trade",
-                            seat,
-                            card=v_card,
-                            state_action=v_state_action,
-                            good=v_good,
-                            favor=v_favor,
-                        )
-                    )
+                    out.append(Move("trade", seat, v_card, v_state_action, v_good, v_favor))
 
 
 def _play_trade(g: Game, seat: int, move: Move) -> None:
@@ -4246,42 +4237,17 @@ def _moves_visit__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(
-                Move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    business=v_business,
-                )
-            )
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                Move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    plan=v_plan,
-                )
-            )
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
             out.append(
-                Move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    decrees=v_decrees,
-                )
+                Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
             )
     else:
-        out.append(Move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
+        out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
 def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
@@ -4302,20 +4268,12 @@ def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: 
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
                         out.append(
-                            Move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                business=v_business,
-                            )
+                            Move("visit", seat, v_card, v_state_action, None, None, v_business)
                         )
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
-                            Move(
-                                "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
-                            )
+                            Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
                         )
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
@@ -4323,13 +4281,17 @@ def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: 
                             Move(
                                 "visit",
                                 seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                decrees=v_decrees,
+                                v_card,
+                                v_state_action,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
                             )
                         )
                 else:
-                    out.append(Move("visit", seat, card=v_card, state_action=v_state_action))
+                    out.append(Move("visit", seat, v_card, v_state_action))
 
 
 def _play_visit(g: Game, seat: int, move: Move) -> None:
@@ -4519,18 +4481,55 @@ def _moves_follow__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_nob
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
                         out.append(
-                            Move("follow", seat, noble_action=v_noble_action, business=v_business)
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_business,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
                         )
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(Move("follow", seat, noble_action=v_noble_action, plan=v_plan))
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_plan,
+                                (),
+                                v_noble_action,
+                            )
+                        )
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
                         out.append(
-                            Move("follow", seat, noble_action=v_noble_action, decrees=v_decrees)
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                                v_noble_action,
+                            )
                         )
                 else:
-                    out.append(Move("follow", seat, noble_action=v_noble_action))
+                    out.append(
+                        Move("follow", seat, None, None, None, None, None, None, (), v_noble_action)
+                    )
         else:
             for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
@@ -4541,9 +4540,14 @@ def _moves_follow__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_nob
                             Move(
                                 "follow",
                                 seat,
-                                noble_action=v_noble_action,
-                                state_action=v_state_action,
-                                favor=v_favor,
+                                None,
+                                v_state_action,
+                                None,
+                                v_favor,
+                                None,
+                                None,
+                                (),
+                                v_noble_action,
                             )
                         )
 
@@ -4566,15 +4570,21 @@ def _moves_follow__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(Move("follow", seat, noble=v_noble, business=v_business))
+            out.append(
+                Move("follow", seat, None, None, None, None, v_business, None, (), False, v_noble)
+            )
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(Move("follow", seat, noble=v_noble, plan=v_plan))
+            out.append(
+                Move("follow", seat, None, None, None, None, None, v_plan, (), False, v_noble)
+            )
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(Move("follow", seat, noble=v_noble, decrees=v_decrees))
+            out.append(
+                Move("follow", seat, None, None, None, None, None, None, v_decrees, False, v_noble)
+            )
     else:
-        out.append(Move("follow", seat, noble=v_noble))
+        out.append(Move("follow", seat, None, None, None, None, None, None, (), False, v_noble))
 
 
 def _play_follow(g: Game, seat: int, move: Move) -> None:
@@ -4739,15 +4749,15 @@ def _moves_sponsor__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_price
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(Move("sponsor", seat, card=v_card, business=v_business))
+            out.append(Move("sponsor", seat, v_card, None, None, None, v_business))
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(Move("sponsor", seat, card=v_card, plan=v_plan))
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, v_plan))
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(Move("sponsor", seat, card=v_card, decrees=v_decrees))
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, None, v_decrees))
     else:
-        out.append(Move("sponsor", seat, card=v_card))
+        out.append(Move("sponsor", seat, v_card))
 
 
 def _play_sponsor(g: Game, seat: int, move: Move) -> None:
@@ -4839,7 +4849,7 @@ def _moves_discard(g: Game, seat: int, *only: Any) -> list[Move]:
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
-        out.append(Move("discard", seat, card=v_card))
+        out.append(Move("discard", seat, v_card))
     return out
 
 
@@ -4897,7 +4907,7 @@ def _moves_draw(g: Game, seat: int, *only: Any) -> list[Move]:
     for v_pile in only or _K1:
         if not (v_pile in g.piles and (len(g.piles[v_pile]) > 0)):
             continue
-        out.append(Move("draw", seat, pile=v_pile))
+        out.append(Move("draw", seat, None, None, None, None, None, None, (), False, None, v_pile))
     return out
 
 
@@ -4920,7 +4930,7 @@ def _moves_marker(g: Game, seat: int, *only: Any) -> list[Move]:
     for v_noble in only or ("manuel", "marquis", "king"):
         if v_noble not in ("manuel", "marquis", "king"):
             continue
-        out.append(Move("marker", seat, noble=v_noble))
+        out.append(Move("marker", seat, None, None, None, None, None, None, (), False, v_noble))
     return out
 
 
@@ -4956,7 +4966,23 @@ def _moves_hand_discard(g: Game, seat: int, *only: Any) -> list[Move]:
             ],
         )
     ]:
-        out.append(Move("hand-discard", seat, cards=v_cards))
+        out.append(
+            Move(
+                "hand-discard",
+                seat,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                (),
+                False,
+                None,
+                None,
+                v_cards,
+            )
+        )
     return out
 
 
@@ -5025,42 +5051,17 @@ def _moves_visit_2__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(
-                Move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    business=v_business,
-                )
-            )
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                Move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    plan=v_plan,
-                )
-            )
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
             out.append(
-                Move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    decrees=v_decrees,
-                )
+                Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
             )
     else:
-        out.append(Move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
+        out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
 def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
@@ -5084,20 +5085,12 @@ def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
                         out.append(
-                            Move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                business=v_business,
-                            )
+                            Move("visit", seat, v_card, v_state_action, None, None, v_business)
                         )
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
-                            Move(
-                                "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
-                            )
+                            Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
                         )
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
@@ -5105,13 +5098,17 @@ def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                             Move(
                                 "visit",
                                 seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                decrees=v_decrees,
+                                v_card,
+                                v_state_action,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
                             )
                         )
                 else:
-                    out.append(Move("visit", seat, card=v_card, state_action=v_state_action))
+                    out.append(Move("visit", seat, v_card, v_state_action))
 
 
 def _play_visit_2(g: Game, seat: int, move: Move) -> None:
@@ -5324,18 +5321,55 @@ def _moves_follow_3__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
                         out.append(
-                            Move("follow", seat, noble_action=v_noble_action, business=v_business)
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_business,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
                         )
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(Move("follow", seat, noble_action=v_noble_action, plan=v_plan))
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_plan,
+                                (),
+                                v_noble_action,
+                            )
+                        )
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
                         out.append(
-                            Move("follow", seat, noble_action=v_noble_action, decrees=v_decrees)
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                                v_noble_action,
+                            )
                         )
                 else:
-                    out.append(Move("follow", seat, noble_action=v_noble_action))
+                    out.append(
+                        Move("follow", seat, None, None, None, None, None, None, (), v_noble_action)
+                    )
         else:
             for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
@@ -5346,9 +5380,14 @@ def _moves_follow_3__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                             Move(
                                 "follow",
                                 seat,
-                                noble_action=v_noble_action,
-                                state_action=v_state_action,
-                                favor=v_favor,
+                                None,
+                                v_state_action,
+                                None,
+                                v_favor,
+                                None,
+                                None,
+                                (),
+                                v_noble_action,
                             )
                         )
 
@@ -5371,15 +5410,21 @@ def _moves_follow_3__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(Move("follow", seat, noble=v_noble, business=v_business))
+            out.append(
+                Move("follow", seat, None, None, None, None, v_business, None, (), False, v_noble)
+            )
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(Move("follow", seat, noble=v_noble, plan=v_plan))
+            out.append(
+                Move("follow", seat, None, None, None, None, None, v_plan, (), False, v_noble)
+            )
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(Move("follow", seat, noble=v_noble, decrees=v_decrees))
+            out.append(
+                Move("follow", seat, None, None, None, None, None, None, v_decrees, False, v_noble)
+            )
     else:
-        out.append(Move("follow", seat, noble=v_noble))
+        out.append(Move("follow", seat, None, None, None, None, None, None, (), False, v_noble))
 
 
 def _play_follow_3(g: Game, seat: int, move: Move) -> None:
@@ -5554,15 +5599,15 @@ def _moves_sponsor_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_pri
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            out.append(Move("sponsor", seat, card=v_card, business=v_business))
+            out.append(Move("sponsor", seat, v_card, None, None, None, v_business))
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(Move("sponsor", seat, card=v_card, plan=v_plan))
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, v_plan))
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(Move("sponsor", seat, card=v_card, decrees=v_decrees))
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, None, v_decrees))
     else:
-        out.append(Move("sponsor", seat, card=v_card))
+        out.append(Move("sponsor", seat, v_card))
 
 
 def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
@@ -5653,7 +5698,7 @@ def _moves_draw_2(g: Game, seat: int, *only: Any) -> list[Move]:
     for v_pile in only or _K1:
         if not (v_pile in g.piles and (len(g.piles[v_pile]) > 0)):
             continue
-        out.append(Move("draw", seat, pile=v_pile))
+        out.append(Move("draw", seat, None, None, None, None, None, None, (), False, None, v_pile))
     return out
 
 
@@ -5704,42 +5749,17 @@ def _moves_visit_3__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(
-                Move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    business=v_business,
-                )
-            )
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                Move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    plan=v_plan,
-                )
-            )
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
             out.append(
-                Move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    decrees=v_decrees,
-                )
+                Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
             )
     else:
-        out.append(Move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
+        out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
 def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
@@ -5760,20 +5780,12 @@ def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
                         out.append(
-                            Move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                business=v_business,
-                            )
+                            Move("visit", seat, v_card, v_state_action, None, None, v_business)
                         )
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
-                            Move(
-                                "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
-                            )
+                            Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
                         )
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
@@ -5781,13 +5793,17 @@ def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                             Move(
                                 "visit",
                                 seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                decrees=v_decrees,
+                                v_card,
+                                v_state_action,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
                             )
                         )
                 else:
-                    out.append(Move("visit", seat, card=v_card, state_action=v_state_action))
+                    out.append(Move("visit", seat, v_card, v_state_action))
 
 
 def _play_visit_3(g: Game, seat: int, move: Move) -> None:
@@ -5977,18 +5993,55 @@ def _moves_follow_4__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
                         out.append(
-                            Move("follow", seat, noble_action=v_noble_action, business=v_business)
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_business,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
                         )
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(Move("follow", seat, noble_action=v_noble_action, plan=v_plan))
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_plan,
+                                (),
+                                v_noble_action,
+                            )
+                        )
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
                         out.append(
-                            Move("follow", seat, noble_action=v_noble_action, decrees=v_decrees)
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                                v_noble_action,
+                            )
                         )
                 else:
-                    out.append(Move("follow", seat, noble_action=v_noble_action))
+                    out.append(
+                        Move("follow", seat, None, None, None, None, None, None, (), v_noble_action)
+                    )
         else:
             for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
@@ -5999,9 +6052,14 @@ def _moves_follow_4__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                             Move(
                                 "follow",
                                 seat,
-                                noble_action=v_noble_action,
-                                state_action=v_state_action,
-                                favor=v_favor,
+                                None,
+                                v_state_action,
+                                None,
+                                v_favor,
+                                None,
+                                None,
+                                (),
+                                v_noble_action,
                             )
                         )
 
@@ -6024,15 +6082,21 @@ def _moves_follow_4__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(Move("follow", seat, noble=v_noble, business=v_business))
+            out.append(
+                Move("follow", seat, None, None, None, None, v_business, None, (), False, v_noble)
+            )
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(Move("follow", seat, noble=v_noble, plan=v_plan))
+            out.append(
+                Move("follow", seat, None, None, None, None, None, v_plan, (), False, v_noble)
+            )
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(Move("follow", seat, noble=v_noble, decrees=v_decrees))
+            out.append(
+                Move("follow", seat, None, None, None, None, None, None, v_decrees, False, v_noble)
+            )
     else:
-        out.append(Move("follow", seat, noble=v_noble))
+        out.append(Move("follow", seat, None, None, None, None, None, None, (), False, v_noble))
 
 
 def _play_follow_4(g: Game, seat: int, move: Move) -> None:
@@ -6197,15 +6261,15 @@ def _moves_sponsor_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_pri
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(Move("sponsor", seat, card=v_card, business=v_business))
+            out.append(Move("sponsor", seat, v_card, None, None, None, v_business))
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(Move("sponsor", seat, card=v_card, plan=v_plan))
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, v_plan))
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(Move("sponsor", seat, card=v_card, decrees=v_decrees))
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, None, v_decrees))
     else:
-        out.append(Move("sponsor", seat, card=v_card))
+        out.append(Move("sponsor", seat, v_card))
 
 
 def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
@@ -6327,42 +6391,17 @@ def _moves_visit_4__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(
-                Move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    business=v_business,
-                )
-            )
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                Move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    plan=v_plan,
-                )
-            )
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
             out.append(
-                Move(
-                    "visit",
-                    seat,
-                    card=v_card,
-                    state_action=v_state_action,
-                    favor=v_favor,
-                    decrees=v_decrees,
-                )
+                Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
             )
     else:
-        out.append(Move("visit", seat, card=v_card, state_action=v_state_action, favor=v_favor))
+        out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
 def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
@@ -6386,20 +6425,12 @@ def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
                         out.append(
-                            Move(
-                                "visit",
-                                seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                business=v_business,
-                            )
+                            Move("visit", seat, v_card, v_state_action, None, None, v_business)
                         )
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
-                            Move(
-                                "visit", seat, card=v_card, state_action=v_state_action, plan=v_plan
-                            )
+                            Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
                         )
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
@@ -6407,13 +6438,17 @@ def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                             Move(
                                 "visit",
                                 seat,
-                                card=v_card,
-                                state_action=v_state_action,
-                                decrees=v_decrees,
+                                v_card,
+                                v_state_action,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
                             )
                         )
                 else:
-                    out.append(Move("visit", seat, card=v_card, state_action=v_state_action))
+                    out.append(Move("visit", seat, v_card, v_state_action))
 
 
 def _play_visit_4(g: Game, seat: int, move: Move) -> None:
@@ -6626,18 +6661,55 @@ def _moves_follow_5__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
                         out.append(
-                            Move("follow", seat, noble_action=v_noble_action, business=v_business)
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_business,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
                         )
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(Move("follow", seat, noble_action=v_noble_action, plan=v_plan))
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_plan,
+                                (),
+                                v_noble_action,
+                            )
+                        )
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
                         out.append(
-                            Move("follow", seat, noble_action=v_noble_action, decrees=v_decrees)
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                                v_noble_action,
+                            )
                         )
                 else:
-                    out.append(Move("follow", seat, noble_action=v_noble_action))
+                    out.append(
+                        Move("follow", seat, None, None, None, None, None, None, (), v_noble_action)
+                    )
         else:
             for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
@@ -6648,9 +6720,14 @@ def _moves_follow_5__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                             Move(
                                 "follow",
                                 seat,
-                                noble_action=v_noble_action,
-                                state_action=v_state_action,
-                                favor=v_favor,
+                                None,
+                                v_state_action,
+                                None,
+                                v_favor,
+                                None,
+                                None,
+                                (),
+                                v_noble_action,
                             )
                         )
 
@@ -6673,15 +6750,21 @@ def _moves_follow_5__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(Move("follow", seat, noble=v_noble, business=v_business))
+            out.append(
+                Move("follow", seat, None, None, None, None, v_business, None, (), False, v_noble)
+            )
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(Move("follow", seat, noble=v_noble, plan=v_plan))
+            out.append(
+                Move("follow", seat, None, None, None, None, None, v_plan, (), False, v_noble)
+            )
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(Move("follow", seat, noble=v_noble, decrees=v_decrees))
+            out.append(
+                Move("follow", seat, None, None, None, None, None, None, v_decrees, False, v_noble)
+            )
     else:
-        out.append(Move("follow", seat, noble=v_noble))
+        out.append(Move("follow", seat, None, None, None, None, None, None, (), False, v_noble))
 
 
 def _play_follow_5(g: Game, seat: int, move: Move) -> None:
@@ -6856,15 +6939,15 @@ def _moves_sponsor_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_pri
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            out.append(Move("sponsor", seat, card=v_card, business=v_business))
+            out.append(Move("sponsor", seat, v_card, None, None, None, v_business))
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            out.append(Move("sponsor", seat, card=v_card, plan=v_plan))
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, v_plan))
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(Move("sponsor", seat, card=v_card, decrees=v_decrees))
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, None, v_decrees))
     else:
-        out.append(Move("sponsor", seat, card=v_card))
+        out.append(Move("sponsor", seat, v_card))
 
 
 def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:
@@ -9971,12 +10054,21 @@ def _apply(g: Game, move: Move) -> None:
     raise _illegal(_TURN_RULE, f"unknown move kind {move.kind!r}")
 
 
+# The fields a kind of move leaves unchosen, with their defaults, by the fields it chooses.
+_NOT_CHOSEN_BY: Final[dict[tuple[str, ...], tuple[tuple[str, Any], ...]]] = {}
+
+
 def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | None = None) -> None:
     """Refuse a move that fills a field its action did not choose on the way it went (with
     the rule's words `reason`, if given): every move has one form, so a move is legal
     exactly when it is one of `legal_moves`."""
-    for name, default in _MOVE_DEFAULTS.items():
-        if name not in fields and getattr(move, name) != default:
+    others = _NOT_CHOSEN_BY.get(fields)
+    if others is None:
+        others = _NOT_CHOSEN_BY[fields] = tuple(
+            (n, d) for n, d in _MOVE_DEFAULTS.items() if n not in fields
+        )
+    for name, default in others:
+        if getattr(move, name) != default:
             raise _illegal(
                 rule, reason or f"a {move.kind} move does not choose {name.replace('_', ' ')}"
             )

@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import hashlib
 import importlib.machinery
+import importlib.util
 import os
 import shutil
 import stat
@@ -71,13 +72,9 @@ def extension_suffix() -> str:
 def missing_tools() -> list[str]:
     """What compiling needs and this machine lacks (empty: everything is there)."""
     missing = []
-    try:
-        import mypyc  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("mypyc") is None:
         missing.append("mypyc (pip install mypy)")
-    try:
-        import setuptools  # noqa: F401  (mypyc builds the extension with it)
-    except ImportError:
+    if importlib.util.find_spec("setuptools") is None:  # mypyc builds the extension with it
         missing.append("setuptools (pip install setuptools)")
     cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(cc) is None and shutil.which("cc") is None and shutil.which("gcc") is None:

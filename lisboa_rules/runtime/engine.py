@@ -669,12 +669,21 @@ def _apply(g: Game, move: Move) -> None:
     raise _illegal(_TURN_RULE, f"unknown move kind {move.kind!r}")
 
 
+# The fields a kind of move leaves unchosen, with their defaults, by the fields it chooses.
+_NOT_CHOSEN_BY: Final[dict[tuple[str, ...], tuple[tuple[str, Any], ...]]] = {}
+
+
 def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | None = None) -> None:
     """Refuse a move that fills a field its action did not choose on the way it went (with
     the rule's words `reason`, if given): every move has one form, so a move is legal
     exactly when it is one of `legal_moves`."""
-    for name, default in _MOVE_DEFAULTS.items():
-        if name not in fields and getattr(move, name) != default:
+    others = _NOT_CHOSEN_BY.get(fields)
+    if others is None:
+        others = _NOT_CHOSEN_BY[fields] = tuple(
+            (n, d) for n, d in _MOVE_DEFAULTS.items() if n not in fields
+        )
+    for name, default in others:
+        if getattr(move, name) != default:
             raise _illegal(
                 rule, reason or f"a {move.kind} move does not choose {name.replace('_', ' ')}"
             )
