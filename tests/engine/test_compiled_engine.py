@@ -150,3 +150,83 @@ def test_the_compiled_engine_plays_as_the_pure_one_long(
     for players, chosen in setups(engine):
         for seed in range(1000, 1700):
             play_both(engine, compiled, players, chosen, seed)
+
+
+# --- the compile command, without a C compiler (mypyc replaced where it would run) ---------------
+
+
+@pytest.mark.parametrize(
+    "missing", [["a C compiler (cc)"], ["Python's headers"], ["mypyc", "a C compiler (cc)"]]
+)
+def test_compile_says_what_is_missing_and_writes_nothing(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    missing: list[str],
+) -> None:
+    from lisboa_rules.cli.main import main
+
+    monkeypatch.setattr(compile_cli, "missing_tools", lambda: missing)
+    monkeypatch.setenv("LISBOA_RULES_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    assert (
+        main(["compile", "--out", str(out), "--rules", str(ENGINE_PATH.parents[1] / "rules")]) == 2
+    )
+    err = capsys.readouterr().err
+    assert "error: compiling the engine needs" in err and all(m in err for m in missing)
+    assert not out.exists() or not any(out.iterdir())
+
+
+def _fake_mypyc(calls: list[int]) -> Any:
+    def run(source: bytes, opt_level: int) -> bytes:
+        calls.append(opt_level)
+        return b"compiled:" + bytes([opt_level]) + source[:20]
+
+    return run
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_compile_keeps_the_extension_by_source_and_level(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, opt_level: int
+) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(compile_cli, "run_mypyc", _fake_mypyc(calls))
+    monkeypatch.setenv("LISBOA_RULES_CACHE_DIR", str(tmp_path / "cache"))
+    first = compile_cli.compile_engine(b"source one", tmp_path / "a", opt_level)
+    again = compile_cli.compile_engine(b"source one", tmp_path / "b", opt_level)
+    other = compile_cli.compile_engine(b"source two", tmp_path / "c", opt_level)
+    level = compile_cli.compile_engine(b"source one", tmp_path / "d", 1 if opt_level != 1 else 2)
+    assert (first.cached, again.cached, other.cached, level.cached) == (False, True, False, False)
+    assert len(calls) == 3
+    assert first.path.read_bytes() == again.path.read_bytes() != other.path.read_bytes()
+    assert first.path.name == compile_cli.MODULE + compile_cli.extension_suffix()
+    uncached = compile_cli.compile_engine(b"source one", tmp_path / "e", opt_level, False)
+    assert not uncached.cached and len(calls) == 4
+
+
+@pytest.mark.parametrize("plant", ["symlink", "fifo", "folder open to others"])
+def test_compile_never_loads_a_planted_extension(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plant: str
+) -> None:
+    # An extension is code the process runs: one the user did not write, through a symlink, a
+    # FIFO or in a folder others can write, is compiled again instead.
+    calls: list[int] = []
+    monkeypatch.setattr(compile_cli, "run_mypyc", _fake_mypyc(calls))
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("LISBOA_RULES_CACHE_DIR", str(cache))
+    folder = cache / compile_cli.CACHE_FOLDER
+    folder.mkdir(parents=True, mode=0o700)
+    folder.chmod(0o700)
+    name = compile_cli.cache_key(b"source", 3)
+    evil = tmp_path / "evil.so"
+    evil.write_bytes(b"planted")
+    if plant == "symlink":
+        (folder / name).symlink_to(evil)
+    elif plant == "fifo":
+        os.mkfifo(folder / name)
+    else:
+        (folder / name).write_bytes(b"planted")
+        folder.chmod(0o777)
+    done = compile_cli.compile_engine(b"source", tmp_path / "out", 3)
+    assert not done.cached and calls == [3]
+    assert done.path.read_bytes().startswith(b"compiled:")

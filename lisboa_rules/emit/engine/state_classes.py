@@ -27,7 +27,6 @@ COMMENT_WIDTH = 92
 class FieldView:
     name: str
     annotation: str
-    default: str  # "" (required) or " = ..." as written after the annotation
     comments: list[str]
     copy: str | None  # the expression clone() assigns, or None: shared (immutable)
     param: str = ""  # the parameter of __init__, with its default
@@ -93,19 +92,6 @@ def copy_code(t: StateType, code: str, depth: int = 0) -> str | None:
     if t.optional:
         return f"None if {code} is None else {out}"
     return out
-
-
-def default_code(f: StateField) -> str:
-    if f.required:
-        return ""
-    value: Any = f.default
-    if value == [] and isinstance(value, list):
-        return " = field(default_factory=list)"
-    if value == {} and isinstance(value, dict):
-        return " = field(default_factory=dict)"
-    if isinstance(value, list | dict):
-        return f" = field(default_factory=lambda: {fmt(value, 4)})"
-    return f" = {literal(value)}"
 
 
 def param_code(f: StateField, name: str, annotation: str) -> tuple[str, str]:
@@ -212,7 +198,6 @@ def state_classes(decl: StateDecl) -> dict[str, ClassView]:
                 FieldView(
                     fid,
                     ann,
-                    default_code(f),
                     _comments(f.text),
                     copy_code(f.type, f"self.{fid}"),
                     param,
