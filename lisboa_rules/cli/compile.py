@@ -124,12 +124,13 @@ def _read_own(dir_fd: int, name: str) -> bytes | None:
     return data if len(data) <= MAX_EXTENSION else None
 
 
-def _cache_folder() -> int | None:
-    """A descriptor of the private cache folder of compiled engines, or None (caching off or a
-    folder that fails the checks)."""
+def _cache_folder(root: Path | None) -> int | None:
+    """A descriptor of the private cache folder of compiled engines under `root` (default: the
+    cache folder of outputs/cache.py), or None (caching off or a folder that fails the
+    checks)."""
     from lisboa_rules.outputs import cache
 
-    root = cache.cache_dir()
+    root = root or cache.cache_dir()
     if root is None:
         return None
     return cache.open_folder(root / CACHE_FOLDER)
@@ -161,14 +162,19 @@ def run_mypyc(source: bytes, opt_level: int) -> bytes:
 
 
 def compile_engine(
-    source: bytes, out_dir: Path, opt_level: int = 3, use_cache: bool = True
+    source: bytes,
+    out_dir: Path,
+    opt_level: int = 3,
+    use_cache: bool = True,
+    cache_root: Path | None = None,
 ) -> Compiled:
     """Compile an engine's source into `out_dir` (as `lisboa_engine<suffix>`), or copy it from
-    the cache when the same source was compiled the same way before."""
+    the cache (under `cache_root`, default the user's cache folder) when the same source was
+    compiled the same way before."""
     if opt_level not in OPT_LEVELS:
         raise CompileError(f"the optimisation level is one of {OPT_LEVELS}, not {opt_level}")
     name = cache_key(source, opt_level)
-    folder = _cache_folder() if use_cache else None
+    folder = _cache_folder(cache_root) if use_cache else None
     data = None if folder is None else _read_own(folder, name)
     seconds = 0.0
     cached = data is not None

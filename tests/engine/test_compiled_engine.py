@@ -1,11 +1,12 @@
 """The engine compiled with mypyc (`lisboa-rules compile`) against the pure-Python one.
 
 generated/lisboa_engine.py is compiled once for the module (kept in the user's cache folder,
-keyed by the engine's source: see lisboa_rules/cli/compile.py) and both engines play the same
-seeded random games in lockstep: at every state the same legal moves in the same order (as
-JSON), the same state after each move (`to_json`), the same refusal of a move of another kind,
-and at the end the same score sheet and ranking. The default run plays a few hundred games over
-every player count with and without the chosen variants; `--slow` plays thousands.
+~/.cache/lisboa-rules/mypyc, keyed by the engine's source: see lisboa_rules/cli/compile.py) and
+both engines play the same seeded random games in lockstep: at every state the same legal moves
+in the same order (as JSON), the same state after each move (`to_json`), the same refusal of a
+move made for another player, and at the end the same score sheet and ranking. The default run
+plays 240 games over every player count with and without the chosen variants; `--slow` plays
+4,200.
 
 Without a C compiler, Python's headers or mypyc the tests skip and say what is missing; with
 LISBOA_REQUIRE_COMPILED=1 (set by .ci/run) they fail instead.
@@ -51,6 +52,14 @@ def load_extension(path: Path) -> ModuleType:
             sys.modules[compile_cli.MODULE] = saved
 
 
+def user_cache() -> Path:
+    """The user's cache folder (conftest turns the build's cache off; the compiled engine is
+    kept there, keyed by the engine's source, so that a run compiles it once per change)."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "lisboa-rules"
+
+
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     missing = compile_cli.missing_tools()
@@ -60,7 +69,9 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
             pytest.fail(why)
         pytest.skip(why)
     out = tmp_path_factory.mktemp("compiled")
-    done = compile_cli.compile_engine(ENGINE_PATH.read_bytes(), out, OPT_LEVEL)
+    done = compile_cli.compile_engine(
+        ENGINE_PATH.read_bytes(), out, OPT_LEVEL, cache_root=user_cache()
+    )
     module = load_extension(done.path)
     assert not str(module.__file__).endswith(".py"), module.__file__
     return module
