@@ -1320,7 +1320,7 @@ def _num(x: float | None, unit: str) -> str:
     if unit == "/s":
         return f"{x:,.1f}/s"
     if unit == "B":
-        return f"{x / 1e6:.1f} MB"
+        return f"{x / 1e6:.1f} MB" if x >= 1e6 else f"{x / 1e3:,.0f} kB"
     if x >= 1:
         return f"{x:.2f} s"
     if x >= 1e-3:
