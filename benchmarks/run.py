@@ -921,16 +921,17 @@ def _main_engine(tmp: Path) -> tuple[ModuleType, str]:
     return module, label
 
 
-def _compiled_engine(engine: Path, tmp: Path) -> tuple[ModuleType | None, str]:
-    """The engine compiled with mypyc at level 3 (`lisboa-rules compile`, its cache too), or
-    None and why not."""
+def _compiled_engine(engine: Path, tmp: Path, level: int) -> tuple[ModuleType | None, str]:
+    """The engine compiled with mypyc (`lisboa-rules compile`; kept in the user's cache folder,
+    as the compiled engine's test keeps it), or None and why not."""
     from lisboa_rules.cli import compile as compile_cli
 
     missing = compile_cli.missing_tools()
     if missing:
         return None, "needs " + ", ".join(missing)
     try:
-        done = compile_cli.compile_engine(engine.read_bytes(), tmp / "compiled", 3)
+        done = compile_cli.compile_engine(engine.read_bytes(), tmp / "compiled", level,
+                                          cache_root=compile_cli.user_cache_root())
     except compile_cli.CompileError as exc:
         return None, str(exc).splitlines()[0]
     name = compile_cli.MODULE
@@ -946,7 +947,7 @@ def _compiled_engine(engine: Path, tmp: Path) -> tuple[ModuleType | None, str]:
         if saved is not None:
             sys.modules[name] = saved
     how = "from the cache" if done.cached else f"compiled in {done.seconds:.0f} s"
-    return module, f"mypyc level 3, {how}"
+    return module, f"mypyc level {level}, {how}"
 
 
 def _scripts(E: ModuleType, players: int, seeds: Sequence[int]) -> list[list[dict[str, Any]]]:
@@ -1055,7 +1056,9 @@ def bench_compiled(mode: Mode, E: ModuleType, engine: Path, tmp: Path) -> list[R
         Side(old_label + ", the same states", "/s", got[1]),
         "A / B (rates)",
     ))
-    C, how = _compiled_engine(engine, tmp)
+    # level 3, the engine users get; level 0 (the same C code, compiled in a minute, the one
+    # tests/engine/test_compiled_engine.py keeps) for the smoke test's --tiny
+    C, how = _compiled_engine(engine, tmp, 0 if mode.name == "tiny" else 3)
     titles = {
         "compiled.playout": ("Random games per second: compiled (mypyc) vs pure engine", 4.0),
         "compiled.legal_moves": ("States listed per second: compiled vs pure", None),

@@ -124,6 +124,22 @@ def _read_own(dir_fd: int, name: str) -> bytes | None:
     return data if len(data) <= MAX_EXTENSION else None
 
 
+def user_cache_root() -> Path | None:
+    """The cache folder of outputs/cache.py, or the user's own (~/.cache/lisboa-rules) where
+    that cache is turned off: the test suite and the benchmarks turn the build's cache off but
+    keep the compiled engine, which takes minutes to make."""
+    from lisboa_rules.outputs import cache
+
+    found = cache.cache_dir()
+    if found is not None:
+        return found
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "lisboa-rules"
+    home = os.path.expanduser("~")
+    return None if home == "~" else Path(home) / ".cache" / "lisboa-rules"
+
+
 def _cache_folder(root: Path | None) -> int | None:
     """A descriptor of the private cache folder of compiled engines under `root` (default: the
     cache folder of outputs/cache.py), or None (caching off or a folder that fails the

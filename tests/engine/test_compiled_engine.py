@@ -52,14 +52,6 @@ def load_extension(path: Path) -> ModuleType:
             sys.modules[compile_cli.MODULE] = saved
 
 
-def user_cache() -> Path:
-    """The user's cache folder (conftest turns the build's cache off; the compiled engine is
-    kept there, keyed by the engine's source, so that a run compiles it once per change)."""
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "lisboa-rules"
-
-
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     missing = compile_cli.missing_tools()
@@ -70,7 +62,7 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
         pytest.skip(why)
     out = tmp_path_factory.mktemp("compiled")
     done = compile_cli.compile_engine(
-        ENGINE_PATH.read_bytes(), out, OPT_LEVEL, cache_root=user_cache()
+        ENGINE_PATH.read_bytes(), out, OPT_LEVEL, cache_root=compile_cli.user_cache_root()
     )
     module = load_extension(done.path)
     assert not str(module.__file__).endswith(".py"), module.__file__
