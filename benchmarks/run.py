@@ -43,7 +43,8 @@ import handwritten_scoring as hand  # noqa: E402
 import scale_rules  # noqa: E402
 
 SCHEMA = "lisboa-rules-benchmarks/1"
-SECTIONS = ("build", "scoring", "playout", "oracle", "scaling", "simulate", "balance")
+SECTIONS = ("build", "scoring", "playout", "oracle", "compiled", "scaling", "simulate",
+            "balance")
 FROZEN = ROOT / "tests" / "oracle" / "frozen_engine.py"  # the engine before issue 14
 BASELINE_IMPORTS = "import yaml, jsonschema, jinja2"
 PLAYERS = 4
@@ -935,6 +936,216 @@ def bench_oracle(mode: Mode, E: ModuleType) -> list[Row]:
     ]
 
 
+# --- the compiled engine and move generation (issue 17) -----------------------------------------
+
+
+def _main_engine(tmp: Path) -> tuple[ModuleType, str]:
+    """main's generated engine (`git show main:generated/lisboa_engine.py`), copied now; the
+    frozen engine when git has no main."""
+    path = tmp / "main_lisboa_engine.py"
+    try:
+        text = subprocess.run(
+            ["git", "-C", str(ROOT), "show", "main:generated/lisboa_engine.py"],
+            capture_output=True, text=True, check=True,
+        ).stdout
+        path.write_text(text, encoding="utf-8")
+        label = "main's engine (git show main:generated/lisboa_engine.py)"
+    except (OSError, subprocess.CalledProcessError):
+        shutil.copyfile(FROZEN, path)
+        label = "the frozen engine (tests/oracle/frozen_engine.py: git has no main)"
+    spec = importlib.util.spec_from_file_location("lisboa_engine_main", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["lisboa_engine_main"] = module
+    spec.loader.exec_module(module)
+    return module, label
+
+
+def _compiled_engine(engine: Path, tmp: Path, level: int) -> tuple[ModuleType | None, str]:
+    """The engine compiled with mypyc (`lisboa-rules compile`; kept in the user's cache folder,
+    as the compiled engine's test keeps it), or None and why not."""
+    from lisboa_rules.cli import compile as compile_cli
+
+    missing = compile_cli.missing_tools()
+    if missing:
+        return None, "needs " + ", ".join(missing)
+    try:
+        done = compile_cli.compile_engine(engine.read_bytes(), tmp / "compiled", level,
+                                          cache_root=compile_cli.user_cache_root())
+    except compile_cli.CompileError as exc:
+        return None, str(exc).splitlines()[0]
+    name = compile_cli.MODULE
+    saved = sys.modules.pop(name, None)
+    try:
+        spec = importlib.util.spec_from_file_location(name, done.path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(name, None)
+        if saved is not None:
+            sys.modules[name] = saved
+    how = "from the cache" if done.cached else f"compiled in {done.seconds:.0f} s"
+    return module, f"mypyc level {level}, {how}"
+
+
+def _scripts(E: ModuleType, players: int, seeds: Sequence[int]) -> list[list[dict[str, Any]]]:
+    """Random games of `E`, as the moves made (JSON), to replay in every engine."""
+    out = []
+    for s in seeds:
+        g = E.new_game(players, (), s)
+        rng = random.Random(f"moves:{players}:{s}")
+        seq = []
+        while g.phase != "over":
+            move = rng.choice(E.legal_moves(g))
+            seq.append(move.to_json())
+            g = E.apply_move(g, move)
+        out.append(seq)
+    return out
+
+
+def _replay(M: ModuleType, players: int, seeds: Sequence[int],
+            scripts: list[list[dict[str, Any]]]) -> Callable[[], float]:
+    """Games per second of `M` replaying the scripts: legal_moves then apply_move at every
+    state, as a random playout does."""
+    moves = [[M.Move.from_json(m) for m in seq] for seq in scripts]
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        for s, seq in zip(seeds, moves, strict=True):
+            g = M.new_game(players, (), s)
+            for m in seq:
+                M.legal_moves(g)
+                g = M.apply_move(g, m)
+        return len(seeds) / (time.perf_counter() - t0)
+
+    return run
+
+
+def _listing(M: ModuleType, states: list[Any]) -> Callable[[], float]:
+    """States per second through `legal_moves` alone."""
+    def run() -> float:
+        t0 = time.perf_counter()
+        for g in states:
+            M.legal_moves(g)
+        return len(states) / (time.perf_counter() - t0)
+
+    return run
+
+
+def _scoring(M: ModuleType, ends: list[Any]) -> Callable[[], float]:
+    def run() -> float:
+        t0 = time.perf_counter()
+        for _ in range(20):
+            for g in ends:
+                M.ranking(g, M.final_scores(g))
+        return 20 * len(ends) / (time.perf_counter() - t0)
+
+    return run
+
+
+def _peak_memory(M: ModuleType, players: int, seed: int) -> float:
+    """Peak bytes allocated (tracemalloc) while `M` plays one random game."""
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        g = M.new_game(players, (), seed)
+        rng = random.Random(f"memory:{seed}")
+        while g.phase != "over":
+            g = M.apply_move(g, rng.choice(M.legal_moves(g)))
+        M.ranking(g, M.final_scores(g))
+        return float(tracemalloc.get_traced_memory()[1])
+    finally:
+        tracemalloc.stop()
+
+
+def bench_compiled(mode: Mode, E: ModuleType, engine: Path, tmp: Path) -> list[Row]:
+    """Move generation against main's engine, and the engine compiled with mypyc against the
+    pure one (issue 17): random playouts, legal_moves alone, final scoring, each player count,
+    peak memory; each pair timed side by side, alternating."""
+    rows: list[Row] = []
+    seeds = list(range(4000, 4000 + mode.playout_games))
+    old, old_label = _main_engine(tmp)
+    scripts = _scripts(E, PLAYERS, seeds)
+    got = interleaved([_replay(E, PLAYERS, seeds, scripts), _replay(old, PLAYERS, seeds, scripts)],
+                      mode.playout_reps, mode.warmup)
+    rows.append(Row(
+        "moves.playout_vs_main", "compiled",
+        "Random games per second: this engine (pure Python) vs main's, the same games",
+        Side("this engine: legal_moves + apply_move at every state", "/s", got[0]),
+        Side(old_label, "/s", got[1]),
+        "A / B (rates)", ">=", 1.4,
+        note="the same games: played once, replayed move by move by both engines",
+    ))
+    states: list[Any] = []
+    for s, seq in zip(seeds, scripts, strict=True):
+        g = E.new_game(PLAYERS, (), s)
+        for m in seq:
+            states.append(g)
+            g = E.apply_move(g, E.Move.from_json(m))
+    old_states = [old.from_json(E.to_json(g)) for g in states]
+    got = interleaved([_listing(E, states), _listing(old, old_states)], mode.playout_reps,
+                      mode.warmup)
+    rows.append(Row(
+        "moves.legal_moves_vs_main", "compiled",
+        "States listed per second (legal_moves alone): this engine vs main's",
+        Side("this engine: legal_moves of every state of the games", "/s", got[0]),
+        Side(old_label + ", the same states", "/s", got[1]),
+        "A / B (rates)",
+    ))
+    # level 3, the engine users get; level 0 (the same C code, compiled in a minute, the one
+    # tests/engine/test_compiled_engine.py keeps) for the smoke test's --tiny
+    C, how = _compiled_engine(engine, tmp, 0 if mode.name == "tiny" else 3)
+    titles = {
+        "compiled.playout": ("Random games per second: compiled (mypyc) vs pure engine", 4.0),
+        "compiled.legal_moves": ("States listed per second: compiled vs pure", None),
+        "compiled.scoring": ("Final scoring and ranking per second: compiled vs pure", 2.5),
+        **{f"compiled.players{n}": (f"Random {n}-player games per second: compiled vs pure",
+                                    None) for n in (2, 3, 4)},
+    }
+    if C is None:
+        for rid, (title, target) in titles.items():
+            rows.append(Row(rid, "compiled", title, Side("compiled engine", "/s"),
+                            Side("pure engine", "/s"), "A / B (rates)",
+                            ">=" if target else None, target, status="pending", note=how))
+        return rows
+    c_states = [C.from_json(E.to_json(g)) for g in states]
+    ends = end_states(E, mode.states // 4 or 1, 5000)
+    c_ends = [C.from_json(E.to_json(g)) for g in ends]
+    got = interleaved(
+        [_replay(C, PLAYERS, seeds, scripts), _replay(E, PLAYERS, seeds, scripts),
+         _listing(C, c_states), _listing(E, states), _scoring(C, c_ends), _scoring(E, ends)],
+        mode.playout_reps, mode.warmup,
+    )
+    for k, rid in enumerate(("compiled.playout", "compiled.legal_moves", "compiled.scoring")):
+        title, target = titles[rid]
+        rows.append(Row(rid, "compiled", title,
+                        Side(f"compiled engine ({how})", "/s", got[2 * k]),
+                        Side("pure engine (generated/lisboa_engine.py)", "/s", got[2 * k + 1]),
+                        "A / B (rates)", ">=" if target else None, target,
+                        note="the same games, states and finished games in both engines"))
+    for n in (2, 3, 4):
+        n_scripts = _scripts(E, n, seeds)
+        got = interleaved([_replay(C, n, seeds, n_scripts), _replay(E, n, seeds, n_scripts)],
+                          mode.playout_reps, mode.warmup)
+        title, _ = titles[f"compiled.players{n}"]
+        rows.append(Row(f"compiled.players{n}", "compiled", title,
+                        Side("compiled engine", "/s", got[0]), Side("pure engine", "/s", got[1]),
+                        "A / B (rates)"))
+    peaks = interleaved([lambda: _peak_memory(C, PLAYERS, 4100),
+                         lambda: _peak_memory(E, PLAYERS, 4100)], max(1, mode.playout_reps // 2), 0)
+    rows.append(Row(
+        "compiled.peak_memory", "compiled",
+        "Peak memory of one random 4-player game (tracemalloc): compiled vs pure",
+        Side("compiled engine", "B", peaks[0]), Side("pure engine", "B", peaks[1]),
+        "A / B (bytes)", ratio_fn=lambda a, b: a / b,
+    ))
+    return rows
+
+
 # --- scaling ----------------------------------------------------------------------------------
 
 
@@ -1250,6 +1461,8 @@ def _num(x: float | None, unit: str) -> str:
         return "-"
     if unit == "/s":
         return f"{x:,.1f}/s"
+    if unit == "B":
+        return f"{x / 1e6:.1f} MB" if x >= 1e6 else f"{x / 1e3:,.0f} kB"
     if x >= 1:
         return f"{x:.2f} s"
     if x >= 1e-3:
@@ -1349,6 +1562,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 rows += bench_playout(mode, E, interp, why, models)
             elif section == "oracle":
                 rows += bench_oracle(mode, E)
+            elif section == "compiled":
+                rows += bench_compiled(mode, E, args.engine.resolve(), tmp)
             elif section == "scaling":
                 got, summary = bench_scaling(mode, tmp)
                 rows += got

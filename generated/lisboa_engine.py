@@ -332,74 +332,236 @@ class RuleSet:
 
 # --- State ----------------------------------------------------------------------------------------
 # What each player and the game hold (rules/state.yaml): one attribute per declared field, in
-# order, with its default; `clone()` copies every field that can change.
+# order, with its default; `clone()` copies every field that can change. Plain classes with
+# slots (not dataclasses), so that the module also compiles with mypyc.
 
 
-@dataclass
 class Player:
     """One player's board, in clockwise seat order."""
+
+    __slots__ = (
+        "color",
+        "completed_plans",
+        "decrees",
+        "goods",
+        "hand",
+        "influence",
+        "markers",
+        "markers_left",
+        "officials",
+        "plans",
+        "portfolio",
+        "reis",
+        "royal_favors",
+        "rubble_cubes",
+        "rubble_sets",
+        "ships",
+        "stores",
+        "treasury_row",
+        "wigs",
+    )
 
     # the player's colour
     color: str
     # wigs on the score track
-    wigs: int = 0
+    wigs: int
     # the Influence marker's space
-    influence: int = 0
+    influence: int
     # money in hand
-    reis: int = 0
+    reis: int
     # Political cards in hand (never more than the hand size)
-    hand: list[int] = field(default_factory=list)
+    hand: list[int]
     # the portfolio's top row (Noble cards), oldest first
-    portfolio: list[int] = field(default_factory=list)
+    portfolio: list[int]
     # the portfolio's bottom row (Treasury cards), oldest first
-    treasury_row: list[int] = field(default_factory=list)
+    treasury_row: list[int]
     # the hull sizes of the player's Ships
-    ships: list[int] = field(default_factory=list)
+    ships: list[int]
     # rubble cubes not yet in a completed set
-    rubble_cubes: int = 0
+    rubble_cubes: int
     # completed rubble sets
-    rubble_sets: int = 0
+    rubble_sets: int
     # Rubble Set markers still on the player's board
-    markers_left: int = 0
+    markers_left: int
     # Rubble Set markers placed on each Noble
-    markers: dict[str, int] = field(default_factory=dict)
+    markers: dict[str, int]
     # stores built, per business
-    stores: dict[str, int] = field(default_factory=dict)
+    stores: dict[str, int]
     # goods in the warehouse, per type
-    goods: dict[str, int] = field(default_factory=dict)
+    goods: dict[str, int]
     # Officials still in the player's supply
-    officials: int = 0
+    officials: int
     # Plans not yet completed
-    plans: list[str] = field(default_factory=list)
+    plans: list[str]
     # completed Plans (opened Public Buildings)
-    completed_plans: list[str] = field(default_factory=list)
+    completed_plans: list[str]
     # Decrees owned
-    decrees: list[str] = field(default_factory=list)
+    decrees: list[str]
     # Royal Favor tiles held, by Noble
-    royal_favors: list[str] = field(default_factory=list)
+    royal_favors: list[str]
+
+    def __init__(
+        self,
+        color: str,
+        wigs: int = 0,
+        influence: int = 0,
+        reis: int = 0,
+        hand: list[int] | None = None,
+        portfolio: list[int] | None = None,
+        treasury_row: list[int] | None = None,
+        ships: list[int] | None = None,
+        rubble_cubes: int = 0,
+        rubble_sets: int = 0,
+        markers_left: int = 0,
+        markers: dict[str, int] | None = None,
+        stores: dict[str, int] | None = None,
+        goods: dict[str, int] | None = None,
+        officials: int = 0,
+        plans: list[str] | None = None,
+        completed_plans: list[str] | None = None,
+        decrees: list[str] | None = None,
+        royal_favors: list[str] | None = None,
+    ) -> None:
+        self.color = color
+        self.wigs = wigs
+        self.influence = influence
+        self.reis = reis
+        self.hand = [] if hand is None else hand
+        self.portfolio = [] if portfolio is None else portfolio
+        self.treasury_row = [] if treasury_row is None else treasury_row
+        self.ships = [] if ships is None else ships
+        self.rubble_cubes = rubble_cubes
+        self.rubble_sets = rubble_sets
+        self.markers_left = markers_left
+        self.markers = {} if markers is None else markers
+        self.stores = {} if stores is None else stores
+        self.goods = {} if goods is None else goods
+        self.officials = officials
+        self.plans = [] if plans is None else plans
+        self.completed_plans = [] if completed_plans is None else completed_plans
+        self.decrees = [] if decrees is None else decrees
+        self.royal_favors = [] if royal_favors is None else royal_favors
+
+    def _copy(self) -> Player:
+        """A shallow copy: every field is shared with this one."""
+        return Player(
+            self.color,
+            self.wigs,
+            self.influence,
+            self.reis,
+            self.hand,
+            self.portfolio,
+            self.treasury_row,
+            self.ships,
+            self.rubble_cubes,
+            self.rubble_sets,
+            self.markers_left,
+            self.markers,
+            self.stores,
+            self.goods,
+            self.officials,
+            self.plans,
+            self.completed_plans,
+            self.decrees,
+            self.royal_favors,
+        )
 
     def clone(self) -> Player:
-        """A copy that shares nothing mutable with this player (plain attribute copies: this
-        runs for every candidate move, so it avoids `dataclasses.replace`)."""
-        c = Player.__new__(Player)
-        c.__dict__.update(self.__dict__)
-        c.hand = self.hand[:]
-        c.portfolio = self.portfolio[:]
-        c.treasury_row = self.treasury_row[:]
-        c.ships = self.ships[:]
-        c.markers = self.markers.copy()
-        c.stores = self.stores.copy()
-        c.goods = self.goods.copy()
-        c.plans = self.plans[:]
-        c.completed_plans = self.completed_plans[:]
-        c.decrees = self.decrees[:]
-        c.royal_favors = self.royal_favors[:]
-        return c
+        """A copy that shares nothing mutable with this one."""
+        return Player(
+            self.color,
+            self.wigs,
+            self.influence,
+            self.reis,
+            self.hand[:],
+            self.portfolio[:],
+            self.treasury_row[:],
+            self.ships[:],
+            self.rubble_cubes,
+            self.rubble_sets,
+            self.markers_left,
+            self.markers.copy(),
+            self.stores.copy(),
+            self.goods.copy(),
+            self.officials,
+            self.plans[:],
+            self.completed_plans[:],
+            self.decrees[:],
+            self.royal_favors[:],
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Player:
+            return NotImplemented
+        return (
+            self.color == other.color
+            and self.wigs == other.wigs
+            and self.influence == other.influence
+            and self.reis == other.reis
+            and self.hand == other.hand
+            and self.portfolio == other.portfolio
+            and self.treasury_row == other.treasury_row
+            and self.ships == other.ships
+            and self.rubble_cubes == other.rubble_cubes
+            and self.rubble_sets == other.rubble_sets
+            and self.markers_left == other.markers_left
+            and self.markers == other.markers
+            and self.stores == other.stores
+            and self.goods == other.goods
+            and self.officials == other.officials
+            and self.plans == other.plans
+            and self.completed_plans == other.completed_plans
+            and self.decrees == other.decrees
+            and self.royal_favors == other.royal_favors
+        )
+
+    def __repr__(self) -> str:
+        return f"Player({_fields_repr(self, _PLAYER_FIELDS)})"
 
 
-@dataclass
 class Game:
     """The whole game state. `to_json` / `from_json` round-trip it exactly."""
+
+    __slots__ = (
+        "_rs",
+        "_rs_of",
+        "actor",
+        "blocked",
+        "box",
+        "court",
+        "courtier",
+        "current",
+        "decree_deck",
+        "decree_display",
+        "discard",
+        "discard_queue",
+        "favors",
+        "final_round",
+        "fired",
+        "flags",
+        "follow_next",
+        "game_end_round",
+        "offices",
+        "pending_markers",
+        "period",
+        "period_end_by",
+        "period_step",
+        "phase",
+        "piles",
+        "plan_supply",
+        "players",
+        "plazas",
+        "reserve",
+        "resume",
+        "round",
+        "seed",
+        "shipyard",
+        "start_player",
+        "treasury",
+        "turns",
+        "variants",
+        "visit",
+    )
 
     # the variants in force, sorted (chosen ones and player-count ones)
     variants: list[str]
@@ -408,102 +570,293 @@ class Game:
     # the players in clockwise order
     players: list[Player]
     # who holds the Starting Player tile
-    start_player: int = 0
+    start_player: int
     # whose turn it is
-    current: int = 0
+    current: int
     # the round, counted from 1
-    round: int = 1
+    round: int
     # the period, counted from 1
-    period: int = 1
+    period: int
     # turns finished so far
-    turns: int = 0
+    turns: int
     # what the game waits for: an action, a follow decision, a draw, a Rubble Set marker, a
     # period-end hand discard, or nothing (over)
-    phase: str = "action"
+    phase: str
     # who must move now
-    actor: int = 0
+    actor: int
     # the Treasury marker: an index into the Treasury track's spaces
-    treasury: int = 0
+    treasury: int
     # the Political card display: one pile per card type, top card last
-    piles: dict[str, list[int]] = field(default_factory=dict)
+    piles: dict[str, list[int]]
     # decks not yet dealt, by deck
-    reserve: dict[str, list[int]] = field(default_factory=dict)
+    reserve: dict[str, list[int]]
     # the discard pile
-    discard: list[int] = field(default_factory=list)
+    discard: list[int]
     # cards returned to the box
-    box: list[int] = field(default_factory=list)
+    box: list[int]
     # cards in the Royal Court this turn
-    court: list[int] = field(default_factory=list)
+    court: list[int]
     # whose Courtier stands in the Royal Court
-    courtier: int | None = None
+    courtier: int | None
     # the Decree display
-    decree_display: list[str] = field(default_factory=list)
+    decree_display: list[str]
     # the Decree deck; the last one is drawn next
-    decree_deck: list[str] = field(default_factory=list)
+    decree_deck: list[str]
     # the Plan supply; the last one is taken next
-    plan_supply: list[str] = field(default_factory=list)
+    plan_supply: list[str]
     # the shipyard's stack by colour; the last one is on top
-    shipyard: list[str] = field(default_factory=list)
+    shipyard: list[str]
     # Royal Favor tiles in the supply, by Noble
-    favors: dict[str, int] = field(default_factory=dict)
+    favors: dict[str, int]
     # Officials in each Noble's office, by owner: a player colour or 'neutral'
-    offices: dict[str, dict[str, int]] = field(default_factory=dict)
+    offices: dict[str, dict[str, int]]
     # Officials in each Noble's plaza, by owner: a player colour or 'neutral'
-    plazas: dict[str, dict[str, int]] = field(default_factory=dict)
+    plazas: dict[str, dict[str, int]]
     # State actions with a good on them this turn
-    blocked: list[str] = field(default_factory=list)
+    blocked: list[str]
     # flags set during play (variants)
-    flags: list[str] = field(default_factory=list)
+    flags: list[str]
     # the Noble visited this turn, while follows are decided
-    visit: str | None = None
+    visit: str | None
     # the next seat asked whether to follow
-    follow_next: int | None = None
+    follow_next: int | None
     # seats that still place a Rubble Set marker, in order
-    pending_markers: list[int] = field(default_factory=list)
+    pending_markers: list[int]
     # the phase to go back to after Rubble Set markers are placed
-    resume: str = "action"
+    resume: str
     # who triggered the end of the period, while it is pending
-    period_end_by: int | None = None
+    period_end_by: int | None
     # the step of the end of the period being carried out
-    period_step: int = 0
+    period_step: int
     # seats still to discard at the end of the period, in order
-    discard_queue: list[int] = field(default_factory=list)
+    discard_queue: list[int]
     # the round in which the end of the game was triggered
-    game_end_round: int | None = None
+    game_end_round: int | None
     # the last round of the game, once the end is triggered
-    final_round: int | None = None
+    final_round: int | None
     # the end-of-period and end-of-game triggers that fired, in order
-    fired: list[str] = field(default_factory=list)
+    fired: list[str]
 
-    @property
-    def rs(self) -> RuleSet:
-        """The rule set this game plays by."""
-        return RULESETS[tuple(self.variants)]
+    def __init__(
+        self,
+        variants: list[str],
+        seed: int,
+        players: list[Player],
+        start_player: int = 0,
+        current: int = 0,
+        round: int = 1,
+        period: int = 1,
+        turns: int = 0,
+        phase: str = "action",
+        actor: int = 0,
+        treasury: int = 0,
+        piles: dict[str, list[int]] | None = None,
+        reserve: dict[str, list[int]] | None = None,
+        discard: list[int] | None = None,
+        box: list[int] | None = None,
+        court: list[int] | None = None,
+        courtier: int | None = None,
+        decree_display: list[str] | None = None,
+        decree_deck: list[str] | None = None,
+        plan_supply: list[str] | None = None,
+        shipyard: list[str] | None = None,
+        favors: dict[str, int] | None = None,
+        offices: dict[str, dict[str, int]] | None = None,
+        plazas: dict[str, dict[str, int]] | None = None,
+        blocked: list[str] | None = None,
+        flags: list[str] | None = None,
+        visit: str | None = None,
+        follow_next: int | None = None,
+        pending_markers: list[int] | None = None,
+        resume: str = "action",
+        period_end_by: int | None = None,
+        period_step: int = 0,
+        discard_queue: list[int] | None = None,
+        game_end_round: int | None = None,
+        final_round: int | None = None,
+        fired: list[str] | None = None,
+    ) -> None:
+        self.variants = variants
+        self.seed = seed
+        self.players = players
+        self.start_player = start_player
+        self.current = current
+        self.round = round
+        self.period = period
+        self.turns = turns
+        self.phase = phase
+        self.actor = actor
+        self.treasury = treasury
+        self.piles = {} if piles is None else piles
+        self.reserve = {} if reserve is None else reserve
+        self.discard = [] if discard is None else discard
+        self.box = [] if box is None else box
+        self.court = [] if court is None else court
+        self.courtier = courtier
+        self.decree_display = [] if decree_display is None else decree_display
+        self.decree_deck = [] if decree_deck is None else decree_deck
+        self.plan_supply = [] if plan_supply is None else plan_supply
+        self.shipyard = [] if shipyard is None else shipyard
+        self.favors = {} if favors is None else favors
+        self.offices = {} if offices is None else offices
+        self.plazas = {} if plazas is None else plazas
+        self.blocked = [] if blocked is None else blocked
+        self.flags = [] if flags is None else flags
+        self.visit = visit
+        self.follow_next = follow_next
+        self.pending_markers = [] if pending_markers is None else pending_markers
+        self.resume = resume
+        self.period_end_by = period_end_by
+        self.period_step = period_step
+        self.discard_queue = [] if discard_queue is None else discard_queue
+        self.game_end_round = game_end_round
+        self.final_round = final_round
+        self.fired = [] if fired is None else fired
+        self._rs: RuleSet | None = None
+        self._rs_of: list[str] = []
+
+    def _copy(self) -> Game:
+        """A shallow copy: every field is shared with this one."""
+        c = Game(
+            self.variants,
+            self.seed,
+            self.players,
+            self.start_player,
+            self.current,
+            self.round,
+            self.period,
+            self.turns,
+            self.phase,
+            self.actor,
+            self.treasury,
+            self.piles,
+            self.reserve,
+            self.discard,
+            self.box,
+            self.court,
+            self.courtier,
+            self.decree_display,
+            self.decree_deck,
+            self.plan_supply,
+            self.shipyard,
+            self.favors,
+            self.offices,
+            self.plazas,
+            self.blocked,
+            self.flags,
+            self.visit,
+            self.follow_next,
+            self.pending_markers,
+            self.resume,
+            self.period_end_by,
+            self.period_step,
+            self.discard_queue,
+            self.game_end_round,
+            self.final_round,
+            self.fired,
+        )
+        c._rs = self._rs
+        c._rs_of = self._rs_of
+        return c
 
     def clone(self) -> Game:
         """A deep copy, fast enough for the move generator."""
-        c = Game.__new__(Game)
-        c.__dict__.update(self.__dict__)
-        c.variants = self.variants[:]
-        c.players = [v0.clone() for v0 in self.players]
-        c.piles = {k0: v0[:] for k0, v0 in self.piles.items()}
-        c.reserve = {k0: v0[:] for k0, v0 in self.reserve.items()}
-        c.discard = self.discard[:]
-        c.box = self.box[:]
-        c.court = self.court[:]
-        c.decree_display = self.decree_display[:]
-        c.decree_deck = self.decree_deck[:]
-        c.plan_supply = self.plan_supply[:]
-        c.shipyard = self.shipyard[:]
-        c.favors = self.favors.copy()
-        c.offices = {k0: v0.copy() for k0, v0 in self.offices.items()}
-        c.plazas = {k0: v0.copy() for k0, v0 in self.plazas.items()}
-        c.blocked = self.blocked[:]
-        c.flags = self.flags[:]
-        c.pending_markers = self.pending_markers[:]
-        c.discard_queue = self.discard_queue[:]
-        c.fired = self.fired[:]
+        c = Game(
+            self.variants[:],
+            self.seed,
+            [v0.clone() for v0 in self.players],
+            self.start_player,
+            self.current,
+            self.round,
+            self.period,
+            self.turns,
+            self.phase,
+            self.actor,
+            self.treasury,
+            {k0: v0[:] for k0, v0 in self.piles.items()},
+            {k0: v0[:] for k0, v0 in self.reserve.items()},
+            self.discard[:],
+            self.box[:],
+            self.court[:],
+            self.courtier,
+            self.decree_display[:],
+            self.decree_deck[:],
+            self.plan_supply[:],
+            self.shipyard[:],
+            self.favors.copy(),
+            {k0: v0.copy() for k0, v0 in self.offices.items()},
+            {k0: v0.copy() for k0, v0 in self.plazas.items()},
+            self.blocked[:],
+            self.flags[:],
+            self.visit,
+            self.follow_next,
+            self.pending_markers[:],
+            self.resume,
+            self.period_end_by,
+            self.period_step,
+            self.discard_queue[:],
+            self.game_end_round,
+            self.final_round,
+            self.fired[:],
+        )
+        c._rs = self._rs
+        c._rs_of = self._rs_of
         return c
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Game:
+            return NotImplemented
+        return (
+            self.variants == other.variants
+            and self.seed == other.seed
+            and self.players == other.players
+            and self.start_player == other.start_player
+            and self.current == other.current
+            and self.round == other.round
+            and self.period == other.period
+            and self.turns == other.turns
+            and self.phase == other.phase
+            and self.actor == other.actor
+            and self.treasury == other.treasury
+            and self.piles == other.piles
+            and self.reserve == other.reserve
+            and self.discard == other.discard
+            and self.box == other.box
+            and self.court == other.court
+            and self.courtier == other.courtier
+            and self.decree_display == other.decree_display
+            and self.decree_deck == other.decree_deck
+            and self.plan_supply == other.plan_supply
+            and self.shipyard == other.shipyard
+            and self.favors == other.favors
+            and self.offices == other.offices
+            and self.plazas == other.plazas
+            and self.blocked == other.blocked
+            and self.flags == other.flags
+            and self.visit == other.visit
+            and self.follow_next == other.follow_next
+            and self.pending_markers == other.pending_markers
+            and self.resume == other.resume
+            and self.period_end_by == other.period_end_by
+            and self.period_step == other.period_step
+            and self.discard_queue == other.discard_queue
+            and self.game_end_round == other.game_end_round
+            and self.final_round == other.final_round
+            and self.fired == other.fired
+        )
+
+    def __repr__(self) -> str:
+        return f"Game({_fields_repr(self, _GAME_FIELDS)})"
+
+    @property
+    def rs(self) -> RuleSet:
+        """The rule set this game plays by: resolved once per state (and again only when
+        `variants` has changed since)."""
+        found = self._rs
+        if found is None or self._rs_of != self.variants:
+            found = self._rs = RULESETS[tuple(self.variants)]
+            self._rs_of = self.variants[:]
+        return found
 
 
 # --- Moves ----------------------------------------------------------------------------------------
@@ -511,23 +864,128 @@ class Game:
 # value of a choice not made.
 
 
-@dataclass(frozen=True)
 class Move:
-    """A move: its kind (an action of rules/), the seat that makes it and its choices."""
+    """A move: its kind (an action of rules/), the seat that makes it and its choices. Moves are
+    values: equal when their fields are, hashable, never changed once made."""
+
+    __slots__ = (
+        "business",
+        "card",
+        "cards",
+        "decrees",
+        "favor",
+        "good",
+        "kind",
+        "noble",
+        "noble_action",
+        "pile",
+        "plan",
+        "player",
+        "state_action",
+    )
 
     kind: str
     player: int
-    card: int | None = None
-    state_action: str | None = None
-    good: str | None = None
-    favor: str | None = None
-    business: str | None = None
-    plan: str | None = None
-    decrees: tuple[str, ...] = ()
-    noble_action: bool = False
-    noble: str | None = None
-    pile: str | None = None
-    cards: tuple[int, ...] = ()
+    card: int | None
+    state_action: str | None
+    good: str | None
+    favor: str | None
+    business: str | None
+    plan: str | None
+    decrees: tuple[str, ...]
+    noble_action: bool
+    noble: str | None
+    pile: str | None
+    cards: tuple[int, ...]
+
+    def __init__(
+        self,
+        kind: str,
+        player: int,
+        card: int | None = None,
+        state_action: str | None = None,
+        good: str | None = None,
+        favor: str | None = None,
+        business: str | None = None,
+        plan: str | None = None,
+        decrees: tuple[str, ...] = (),
+        noble_action: bool = False,
+        noble: str | None = None,
+        pile: str | None = None,
+        cards: tuple[int, ...] = (),
+    ) -> None:
+        self.kind = kind
+        self.player = player
+        self.card = card
+        self.state_action = state_action
+        self.good = good
+        self.favor = favor
+        self.business = business
+        self.plan = plan
+        self.decrees = decrees
+        self.noble_action = noble_action
+        self.noble = noble
+        self.pile = pile
+        self.cards = cards
+
+    def _copy(self) -> Move:
+        """A copy, to change one field of (see `_retag`)."""
+        return Move(
+            self.kind,
+            self.player,
+            self.card,
+            self.state_action,
+            self.good,
+            self.favor,
+            self.business,
+            self.plan,
+            self.decrees,
+            self.noble_action,
+            self.noble,
+            self.pile,
+            self.cards,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Move:
+            return NotImplemented
+        return (
+            self.kind == other.kind
+            and self.player == other.player
+            and self.card == other.card
+            and self.state_action == other.state_action
+            and self.good == other.good
+            and self.favor == other.favor
+            and self.business == other.business
+            and self.plan == other.plan
+            and self.decrees == other.decrees
+            and self.noble_action == other.noble_action
+            and self.noble == other.noble
+            and self.pile == other.pile
+            and self.cards == other.cards
+        )
+
+    def __hash__(self) -> int:
+        return hash(
+            (
+                self.kind,
+                self.player,
+                self.card,
+                self.state_action,
+                self.good,
+                self.favor,
+                self.business,
+                self.plan,
+                self.decrees,
+                self.noble_action,
+                self.noble,
+                self.pile,
+                self.cards,
+            )
+        )
+
+    def __repr__(self) -> str:
+        return f"Move({_fields_repr(self, _MOVE_FIELDS)})"
 
     def to_json(self) -> dict[str, Any]:
         """The move as JSON, leaving out choices that are not made."""
@@ -570,6 +1028,21 @@ _MOVE_DEFAULTS: Final[dict[str, Any]] = {
     "cards": (),
 }
 _MOVE_NOT_NULL: Final = frozenset({"kind", "player", "noble_action"})
+_MOVE_FIELDS: Final = (
+    "kind",
+    "player",
+    "card",
+    "state_action",
+    "good",
+    "favor",
+    "business",
+    "plan",
+    "decrees",
+    "noble_action",
+    "noble",
+    "pile",
+    "cards",
+)
 
 # The fields of a saved game, in the order of rules/state.yaml.
 _GAME_FIELDS: Final = (
@@ -633,15 +1106,42 @@ _PLAYER_FIELDS: Final = (
 )
 
 
-@dataclass(frozen=True)
 class Ctx:
     """Values a formula reads that are neither the player's nor the game's: the `context:`
     names of rules/vocabulary.yaml, given by the procedure that evaluates the formula."""
 
-    other_officials: int = 0
-    cost: int = 0
-    measure: int = 0
+    __slots__ = ("cost", "measure", "other_officials")
 
+    other_officials: int
+    cost: int
+    measure: int
+
+    def __init__(self, other_officials: int = 0, cost: int = 0, measure: int = 0) -> None:
+        self.other_officials = other_officials
+        self.cost = cost
+        self.measure = measure
+
+    def _copy(self) -> Ctx:
+        """A copy, to change one field of (see `_retag`)."""
+        return Ctx(self.other_officials, self.cost, self.measure)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Ctx:
+            return NotImplemented
+        return (
+            self.other_officials == other.other_officials
+            and self.cost == other.cost
+            and self.measure == other.measure
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.other_officials, self.cost, self.measure))
+
+    def __repr__(self) -> str:
+        return f"Ctx({_fields_repr(self, _CTX_FIELDS)})"
+
+
+_CTX_FIELDS: Final = ("other_officials", "cost", "measure")
 
 # The contexts with one value of a name and no other, made once per value (they are immutable).
 _CTX_other_officials: Final[dict[int, Ctx]] = {}
@@ -1655,8 +2155,7 @@ def _cp1(g: Game, seat: int) -> Game:
     # copies discard, favors, goods, hand, influence, markers_left, offices, officials,
     # pending_markers, plan_supply, plans, portfolio, reis, royal_favors, rubble_cubes,
     # rubble_sets, ships, shipyard, treasury, treasury_row, wigs
-    c = _new(Game)
-    c.__dict__.update(g.__dict__)
+    c = g._copy()
     c.discard = g.discard[:]
     c.favors = g.favors.copy()
     c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
@@ -1665,8 +2164,7 @@ def _cp1(g: Game, seat: int) -> Game:
     c.shipyard = g.shipyard[:]
     c.players = g.players[:]
     for s in (seat,):
-        q = c.players[s] = _new(Player)
-        q.__dict__.update(g.players[s].__dict__)
+        q = c.players[s] = g.players[s]._copy()
         q.goods = q.goods.copy()
         q.hand = q.hand[:]
         q.plans = q.plans[:]
@@ -1680,12 +2178,10 @@ def _cp1(g: Game, seat: int) -> Game:
 def _cp2(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
     # copies influence, wigs
-    c = _new(Game)
-    c.__dict__.update(g.__dict__)
+    c = g._copy()
     c.players = g.players[:]
     for s in (seat,):
-        q = c.players[s] = _new(Player)
-        q.__dict__.update(g.players[s].__dict__)
+        c.players[s] = g.players[s]._copy()
     return c
 
 
@@ -1694,8 +2190,7 @@ def _cp3(g: Game, seat: int) -> Game:
     # copies favors, goods, influence, markers_left, offices, officials, pending_markers,
     # plan_supply, plans, reis, royal_favors, rubble_cubes, rubble_sets, ships, shipyard,
     # treasury, wigs
-    c = _new(Game)
-    c.__dict__.update(g.__dict__)
+    c = g._copy()
     c.favors = g.favors.copy()
     c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
     c.pending_markers = g.pending_markers[:]
@@ -1703,8 +2198,7 @@ def _cp3(g: Game, seat: int) -> Game:
     c.shipyard = g.shipyard[:]
     c.players = g.players[:]
     for s in (seat,):
-        q = c.players[s] = _new(Player)
-        q.__dict__.update(g.players[s].__dict__)
+        q = c.players[s] = g.players[s]._copy()
         q.goods = q.goods.copy()
         q.plans = q.plans[:]
         q.royal_favors = q.royal_favors[:]
@@ -1715,13 +2209,11 @@ def _cp3(g: Game, seat: int) -> Game:
 def _cp4(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
     # copies favors, royal_favors
-    c = _new(Game)
-    c.__dict__.update(g.__dict__)
+    c = g._copy()
     c.favors = g.favors.copy()
     c.players = g.players[:]
     for s in (seat,):
-        q = c.players[s] = _new(Player)
-        q.__dict__.update(g.players[s].__dict__)
+        q = c.players[s] = g.players[s]._copy()
         q.royal_favors = q.royal_favors[:]
     return c
 
@@ -1729,25 +2221,21 @@ def _cp4(g: Game, seat: int) -> Game:
 def _cp5(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
     # copies influence, reis
-    c = _new(Game)
-    c.__dict__.update(g.__dict__)
+    c = g._copy()
     c.players = g.players[:]
     for s in (seat,):
-        q = c.players[s] = _new(Player)
-        q.__dict__.update(g.players[s].__dict__)
+        c.players[s] = g.players[s]._copy()
     return c
 
 
 def _cp6(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
     # copies court, hand, influence, reis
-    c = _new(Game)
-    c.__dict__.update(g.__dict__)
+    c = g._copy()
     c.court = g.court[:]
     c.players = g.players[:]
     for s in (seat,):
-        q = c.players[s] = _new(Player)
-        q.__dict__.update(g.players[s].__dict__)
+        q = c.players[s] = g.players[s]._copy()
         q.hand = q.hand[:]
     return c
 
@@ -2674,7 +3162,7 @@ def _why_period_end_hand_discard(g: Game, seat: int) -> tuple[str, str] | None:
 
 def _run_period_end_hand_discard(g: Game, seat: int) -> None:
     # rules/flow.yaml:301 let
-    v_by = g.period_end_by
+    v_by: Any = g.period_end_by
     # rules/flow.yaml:302 let
     v_first = v_by if (v_by is not None) else g.current
     # rules/flow.yaml:303 period-end.hand-discard.order
@@ -2694,7 +3182,7 @@ def _why_period_end_new_hand(g: Game, seat: int) -> tuple[str, str] | None:
 
 def _run_period_end_new_hand(g: Game, seat: int) -> None:
     # rules/flow.yaml:313 let
-    v_by = g.period_end_by
+    v_by: Any = g.period_end_by
     # rules/flow.yaml:314 let
     v_first = v_by if (v_by is not None) else g.current
     # rules/flow.yaml:315 for_each
@@ -3461,7 +3949,7 @@ def _run__fx9(g: Game, seat: int, v_noble: Any) -> None:
 
 def _opts__fx10(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    v_favor = None
+    v_favor: Any = None
     if _why_officials_to_office(g, seat, 2, v_noble) is None:
         out.append((v_favor,))
     return out
@@ -3482,7 +3970,7 @@ def _run__fx10(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
 
 def _opts__fx11(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    v_favor = None
+    v_favor: Any = None
     if _why_plan(g, seat, 1, v_noble) is None:
         out.append((v_favor,))
     return out
@@ -3503,7 +3991,7 @@ def _run__fx11(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
 
 def _opts__fx12(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    v_favor = None
+    v_favor: Any = None
     if _why_ship(g, seat, 1, v_noble) is None:
         out.append((v_favor,))
     return out
@@ -3524,7 +4012,7 @@ def _run__fx12(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
 
 def _opts__fx13(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    v_favor = None
+    v_favor: Any = None
     if _why_produce(g, seat, 1, v_noble) is None:
         out.append((v_favor,))
     return out
@@ -3545,7 +4033,7 @@ def _run__fx13(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
 
 def _opts__fx14(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
-    v_favor = None
+    v_favor: Any = None
     if _why_influence_gain(g, seat, 1, v_noble) is None:
         out.append((v_favor,))
     return out
@@ -3620,9 +4108,6 @@ def _run__fx17(g: Game, seat: int, v_noble: Any) -> None:
     _run_reis(g, seat, 1, v_noble)
 
 
-_mb_portfolio: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "portfolio"}
-
-
 # rules/court.yaml:36 portfolio
 def _moves_portfolio(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -3630,12 +4115,7 @@ def _moves_portfolio(g: Game, seat: int, *only: Any) -> list[Move]:
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_portfolio)
-        _mf["player"] = seat
-        _mf["card"] = v_card
-        out.append(_mv)
+        out.append(Move("portfolio", seat, v_card))
     return out
 
 
@@ -3651,9 +4131,6 @@ def _play_portfolio(g: Game, seat: int, move: Move) -> None:
     # rules/court.yaml:46 set
     g.phase = "refill"
     _only_chosen(move, ("card",), "sell-goods")
-
-
-_mb_trade: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "trade"}
 
 
 # rules/court.yaml:56 trade
@@ -3683,15 +4160,7 @@ def _moves_trade__k1(g: Game, seat: int, out: list[Move], v_card: Any) -> None:
                 if _opts2 is None:
                     _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
                 for (v_favor,) in _opts2:
-                    _mv = _new(Move)
-                    _mf = _mv.__dict__
-                    _mf.update(_mb_trade)
-                    _mf["player"] = seat
-                    _mf["card"] = v_card
-                    _mf["state_action"] = v_state_action
-                    _mf["good"] = v_good
-                    _mf["favor"] = v_favor
-                    out.append(_mv)
+                    out.append(Move("trade", seat, v_card, v_state_action, v_good, v_favor))
 
 
 def _play_trade(g: Game, seat: int, move: Move) -> None:
@@ -3734,9 +4203,6 @@ def _play_trade(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, ("card", "state_action", "good", "favor"), "trade")
 
 
-_mb_visit: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
-
-
 # rules/court.yaml:85 visit
 def _moves_visit(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -3771,50 +4237,22 @@ def _moves_visit__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_visit)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["state_action"] = v_state_action
-            _mf["favor"] = v_favor
-            _mf["business"] = v_business
-            out.append(_mv)
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_visit)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["state_action"] = v_state_action
-            _mf["favor"] = v_favor
-            _mf["plan"] = v_plan
-            out.append(_mv)
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_visit)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["state_action"] = v_state_action
-            _mf["favor"] = v_favor
-            _mf["decrees"] = v_decrees
-            out.append(_mv)
+            out.append(
+                Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
+            )
     else:
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_visit)
-        _mf["player"] = seat
-        _mf["card"] = v_card
-        _mf["state_action"] = v_state_action
-        _mf["favor"] = v_favor
-        out.append(_mv)
+        out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
 def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
+    v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
@@ -3829,42 +4267,31 @@ def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: 
                 _do_3 = v_action
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_visit)
-                        _mf["player"] = seat
-                        _mf["card"] = v_card
-                        _mf["state_action"] = v_state_action
-                        _mf["business"] = v_business
-                        out.append(_mv)
+                        out.append(
+                            Move("visit", seat, v_card, v_state_action, None, None, v_business)
+                        )
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_visit)
-                        _mf["player"] = seat
-                        _mf["card"] = v_card
-                        _mf["state_action"] = v_state_action
-                        _mf["plan"] = v_plan
-                        out.append(_mv)
+                        out.append(
+                            Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
+                        )
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_visit)
-                        _mf["player"] = seat
-                        _mf["card"] = v_card
-                        _mf["state_action"] = v_state_action
-                        _mf["decrees"] = v_decrees
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "visit",
+                                seat,
+                                v_card,
+                                v_state_action,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                            )
+                        )
                 else:
-                    _mv = _new(Move)
-                    _mf = _mv.__dict__
-                    _mf.update(_mb_visit)
-                    _mf["player"] = seat
-                    _mf["card"] = v_card
-                    _mf["state_action"] = v_state_action
-                    out.append(_mv)
+                    out.append(Move("visit", seat, v_card, v_state_action))
 
 
 def _play_visit(g: Game, seat: int, move: Move) -> None:
@@ -4023,20 +4450,17 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             )
 
 
-_mb_follow: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "follow"}
-
-
 # rules/court.yaml:126 follow
 def _moves_follow(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
-    v_visited = g.visit
+    v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
             _moves_follow__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
     else:
-        v_event = g.court[(-1)] if (len(g.court) > 0) else None
+        v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
@@ -4056,52 +4480,76 @@ def _moves_follow__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_nob
                 _do_2 = v_action
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["business"] = v_business
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_business,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
+                        )
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["plan"] = v_plan
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_plan,
+                                (),
+                                v_noble_action,
+                            )
+                        )
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["decrees"] = v_decrees
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                                v_noble_action,
+                            )
+                        )
                 else:
-                    _mv = _new(Move)
-                    _mf = _mv.__dict__
-                    _mf.update(_mb_follow)
-                    _mf["player"] = seat
-                    _mf["noble_action"] = v_noble_action
-                    out.append(_mv)
+                    out.append(
+                        Move("follow", seat, None, None, None, None, None, None, (), v_noble_action)
+                    )
         else:
             for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
                     ):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["state_action"] = v_state_action
-                        _mf["favor"] = v_favor
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                v_state_action,
+                                None,
+                                v_favor,
+                                None,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
+                        )
 
 
 def _moves_follow__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
@@ -4122,44 +4570,27 @@ def _moves_follow__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_follow)
-            _mf["player"] = seat
-            _mf["noble"] = v_noble
-            _mf["business"] = v_business
-            out.append(_mv)
+            out.append(
+                Move("follow", seat, None, None, None, None, v_business, None, (), False, v_noble)
+            )
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_follow)
-            _mf["player"] = seat
-            _mf["noble"] = v_noble
-            _mf["plan"] = v_plan
-            out.append(_mv)
+            out.append(
+                Move("follow", seat, None, None, None, None, None, v_plan, (), False, v_noble)
+            )
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_follow)
-            _mf["player"] = seat
-            _mf["noble"] = v_noble
-            _mf["decrees"] = v_decrees
-            out.append(_mv)
+            out.append(
+                Move("follow", seat, None, None, None, None, None, None, v_decrees, False, v_noble)
+            )
     else:
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_follow)
-        _mf["player"] = seat
-        _mf["noble"] = v_noble
-        out.append(_mv)
+        out.append(Move("follow", seat, None, None, None, None, None, None, (), False, v_noble))
 
 
 def _play_follow(g: Game, seat: int, move: Move) -> None:
     p = g.players[seat]
     # rules/court.yaml:133 let
-    v_visited = g.visit
+    v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited not in p.royal_favors:
             raise IllegalMove("follow", "you need the Royal Favor of this Noble to follow")
@@ -4230,7 +4661,7 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble_action", "state_action", "favor"), "follow")
     else:
         # rules/court.yaml:163 let
-        v_event = g.court[(-1)] if (len(g.court) > 0) else None
+        v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is None:
             raise IllegalMove("follow", "there is nothing to follow")
         v_noble = _any(move.noble)
@@ -4295,9 +4726,6 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble",), "follow", None)
 
 
-_mb_sponsor: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "sponsor"}
-
-
 # rules/court.yaml:184 sponsor
 def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -4321,38 +4749,15 @@ def _moves_sponsor__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_price
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_sponsor)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["business"] = v_business
-            out.append(_mv)
+            out.append(Move("sponsor", seat, v_card, None, None, None, v_business))
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_sponsor)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["plan"] = v_plan
-            out.append(_mv)
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, v_plan))
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_sponsor)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["decrees"] = v_decrees
-            out.append(_mv)
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, None, v_decrees))
     else:
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_sponsor)
-        _mf["player"] = seat
-        _mf["card"] = v_card
-        out.append(_mv)
+        out.append(Move("sponsor", seat, v_card))
 
 
 def _play_sponsor(g: Game, seat: int, move: Move) -> None:
@@ -4437,9 +4842,6 @@ def _play_sponsor(g: Game, seat: int, move: Move) -> None:
         _only_chosen(move, ("card",), "sponsor", None)
 
 
-_mb_discard: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "discard"}
-
-
 # rules/court.yaml:212 discard
 def _moves_discard(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -4447,12 +4849,7 @@ def _moves_discard(g: Game, seat: int, *only: Any) -> list[Move]:
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_discard)
-        _mf["player"] = seat
-        _mf["card"] = v_card
-        out.append(_mv)
+        out.append(Move("discard", seat, v_card))
     return out
 
 
@@ -4473,19 +4870,12 @@ def _play_discard(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, ("card",), "discard")
 
 
-_mb_pass: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "pass"}
-
-
 # rules/court.yaml:227 pass
 def _moves_pass(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
     if len(p.hand) == 0:
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_pass)
-        _mf["player"] = seat
-        out.append(_mv)
+        out.append(Move("pass", seat))
     return out
 
 
@@ -4498,17 +4888,10 @@ def _play_pass(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, (), "pass")
 
 
-_mb_decline: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "decline"}
-
-
 # rules/court.yaml:238 decline
 def _moves_decline(g: Game, seat: int, *only: Any) -> list[Move]:
     out: list[Move] = []
-    _mv = _new(Move)
-    _mf = _mv.__dict__
-    _mf.update(_mb_decline)
-    _mf["player"] = seat
-    out.append(_mv)
+    out.append(Move("decline", seat))
     return out
 
 
@@ -4518,21 +4901,13 @@ def _play_decline(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, (), "decline")
 
 
-_mb_draw: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "draw"}
-
-
 # rules/flow.yaml:179 draw
 def _moves_draw(g: Game, seat: int, *only: Any) -> list[Move]:
     out: list[Move] = []
     for v_pile in only or _K1:
         if not (v_pile in g.piles and (len(g.piles[v_pile]) > 0)):
             continue
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_draw)
-        _mf["player"] = seat
-        _mf["pile"] = v_pile
-        out.append(_mv)
+        out.append(Move("draw", seat, None, None, None, None, None, None, (), False, None, v_pile))
     return out
 
 
@@ -4549,21 +4924,13 @@ def _play_draw(g: Game, seat: int, move: Move) -> None:
     _only_chosen(move, ("pile",), "turn.refill-hand")
 
 
-_mb_marker: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "marker"}
-
-
 # rules/flow.yaml:188 marker
 def _moves_marker(g: Game, seat: int, *only: Any) -> list[Move]:
     out: list[Move] = []
     for v_noble in only or ("manuel", "marquis", "king"):
         if v_noble not in ("manuel", "marquis", "king"):
             continue
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_marker)
-        _mf["player"] = seat
-        _mf["noble"] = v_noble
-        out.append(_mv)
+        out.append(Move("marker", seat, None, None, None, None, None, None, (), False, v_noble))
     return out
 
 
@@ -4578,9 +4945,6 @@ def _play_marker(g: Game, seat: int, move: Move) -> None:
     for _ in range(min(1, len(g.pending_markers))):
         g.pending_markers.pop(0)
     _only_chosen(move, ("noble",), "rubble.sets")
-
-
-_mb_hand_discard: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "hand-discard"}
 
 
 # rules/flow.yaml:197 hand-discard
@@ -4602,12 +4966,23 @@ def _moves_hand_discard(g: Game, seat: int, *only: Any) -> list[Move]:
             ],
         )
     ]:
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_hand_discard)
-        _mf["player"] = seat
-        _mf["cards"] = v_cards
-        out.append(_mv)
+        out.append(
+            Move(
+                "hand-discard",
+                seat,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                (),
+                False,
+                None,
+                None,
+                v_cards,
+            )
+        )
     return out
 
 
@@ -4637,9 +5012,6 @@ def _play_hand_discard(g: Game, seat: int, move: Move) -> None:
     for _ in range(min(1, len(g.discard_queue))):
         g.discard_queue.pop(0)
     _only_chosen(move, ("cards",), "period-end.hand-discard")
-
-
-_mb_visit_2: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
 
 
 # rules/court.yaml:85 visit
@@ -4679,50 +5051,22 @@ def _moves_visit_2__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_visit_2)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["state_action"] = v_state_action
-            _mf["favor"] = v_favor
-            _mf["business"] = v_business
-            out.append(_mv)
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_visit_2)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["state_action"] = v_state_action
-            _mf["favor"] = v_favor
-            _mf["plan"] = v_plan
-            out.append(_mv)
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_visit_2)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["state_action"] = v_state_action
-            _mf["favor"] = v_favor
-            _mf["decrees"] = v_decrees
-            out.append(_mv)
+            out.append(
+                Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
+            )
     else:
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_visit_2)
-        _mf["player"] = seat
-        _mf["card"] = v_card
-        _mf["state_action"] = v_state_action
-        _mf["favor"] = v_favor
-        out.append(_mv)
+        out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
 def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
+    v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
@@ -4740,42 +5084,31 @@ def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 _do_3 = v_action
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_visit_2)
-                        _mf["player"] = seat
-                        _mf["card"] = v_card
-                        _mf["state_action"] = v_state_action
-                        _mf["business"] = v_business
-                        out.append(_mv)
+                        out.append(
+                            Move("visit", seat, v_card, v_state_action, None, None, v_business)
+                        )
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_visit_2)
-                        _mf["player"] = seat
-                        _mf["card"] = v_card
-                        _mf["state_action"] = v_state_action
-                        _mf["plan"] = v_plan
-                        out.append(_mv)
+                        out.append(
+                            Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
+                        )
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_visit_2)
-                        _mf["player"] = seat
-                        _mf["card"] = v_card
-                        _mf["state_action"] = v_state_action
-                        _mf["decrees"] = v_decrees
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "visit",
+                                seat,
+                                v_card,
+                                v_state_action,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                            )
+                        )
                 else:
-                    _mv = _new(Move)
-                    _mf = _mv.__dict__
-                    _mf.update(_mb_visit_2)
-                    _mf["player"] = seat
-                    _mf["card"] = v_card
-                    _mf["state_action"] = v_state_action
-                    out.append(_mv)
+                    out.append(Move("visit", seat, v_card, v_state_action))
 
 
 def _play_visit_2(g: Game, seat: int, move: Move) -> None:
@@ -4954,20 +5287,17 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             )
 
 
-_mb_follow_3: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "follow"}
-
-
 # rules/court.yaml:126 follow
 def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
-    v_visited = g.visit
+    v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
             _moves_follow_3__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
     else:
-        v_event = g.court[(-1)] if (len(g.court) > 0) else None
+        v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
@@ -4990,52 +5320,76 @@ def _moves_follow_3__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                 _do_2 = v_action
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow_3)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["business"] = v_business
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_business,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
+                        )
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow_3)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["plan"] = v_plan
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_plan,
+                                (),
+                                v_noble_action,
+                            )
+                        )
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow_3)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["decrees"] = v_decrees
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                                v_noble_action,
+                            )
+                        )
                 else:
-                    _mv = _new(Move)
-                    _mf = _mv.__dict__
-                    _mf.update(_mb_follow_3)
-                    _mf["player"] = seat
-                    _mf["noble_action"] = v_noble_action
-                    out.append(_mv)
+                    out.append(
+                        Move("follow", seat, None, None, None, None, None, None, (), v_noble_action)
+                    )
         else:
             for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
                     ):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow_3)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["state_action"] = v_state_action
-                        _mf["favor"] = v_favor
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                v_state_action,
+                                None,
+                                v_favor,
+                                None,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
+                        )
 
 
 def _moves_follow_3__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
@@ -5056,44 +5410,27 @@ def _moves_follow_3__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_follow_3)
-            _mf["player"] = seat
-            _mf["noble"] = v_noble
-            _mf["business"] = v_business
-            out.append(_mv)
+            out.append(
+                Move("follow", seat, None, None, None, None, v_business, None, (), False, v_noble)
+            )
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_follow_3)
-            _mf["player"] = seat
-            _mf["noble"] = v_noble
-            _mf["plan"] = v_plan
-            out.append(_mv)
+            out.append(
+                Move("follow", seat, None, None, None, None, None, v_plan, (), False, v_noble)
+            )
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_follow_3)
-            _mf["player"] = seat
-            _mf["noble"] = v_noble
-            _mf["decrees"] = v_decrees
-            out.append(_mv)
+            out.append(
+                Move("follow", seat, None, None, None, None, None, None, v_decrees, False, v_noble)
+            )
     else:
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_follow_3)
-        _mf["player"] = seat
-        _mf["noble"] = v_noble
-        out.append(_mv)
+        out.append(Move("follow", seat, None, None, None, None, None, None, (), False, v_noble))
 
 
 def _play_follow_3(g: Game, seat: int, move: Move) -> None:
     p = g.players[seat]
     # rules/court.yaml:133 let
-    v_visited = g.visit
+    v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited not in p.royal_favors:
             raise IllegalMove("follow", "you need the Royal Favor of this Noble to follow")
@@ -5174,7 +5511,7 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble_action", "state_action", "favor"), "follow")
     else:
         # rules/court.yaml:163 let
-        v_event = g.court[(-1)] if (len(g.court) > 0) else None
+        v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is None:
             raise IllegalMove("follow", "there is nothing to follow")
         v_noble = _any(move.noble)
@@ -5239,9 +5576,6 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble",), "follow", None)
 
 
-_mb_sponsor_2: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "sponsor"}
-
-
 # rules/court.yaml:184 sponsor
 def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -5265,38 +5599,15 @@ def _moves_sponsor_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_pri
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_sponsor_2)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["business"] = v_business
-            out.append(_mv)
+            out.append(Move("sponsor", seat, v_card, None, None, None, v_business))
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_sponsor_2)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["plan"] = v_plan
-            out.append(_mv)
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, v_plan))
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_sponsor_2)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["decrees"] = v_decrees
-            out.append(_mv)
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, None, v_decrees))
     else:
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_sponsor_2)
-        _mf["player"] = seat
-        _mf["card"] = v_card
-        out.append(_mv)
+        out.append(Move("sponsor", seat, v_card))
 
 
 def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
@@ -5381,21 +5692,13 @@ def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
         _only_chosen(move, ("card",), "sponsor", None)
 
 
-_mb_draw_2: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "draw"}
-
-
 # rules/flow.yaml:179 draw
 def _moves_draw_2(g: Game, seat: int, *only: Any) -> list[Move]:
     out: list[Move] = []
     for v_pile in only or _K1:
         if not (v_pile in g.piles and (len(g.piles[v_pile]) > 0)):
             continue
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_draw_2)
-        _mf["player"] = seat
-        _mf["pile"] = v_pile
-        out.append(_mv)
+        out.append(Move("draw", seat, None, None, None, None, None, None, (), False, None, v_pile))
     return out
 
 
@@ -5410,9 +5713,6 @@ def _play_draw_2(g: Game, seat: int, move: Move) -> None:
     # rules/flow.yaml:187 do
     _run_reveal_top_2(g, seat, v_pile)
     _only_chosen(move, ("pile",), "turn.refill-hand")
-
-
-_mb_visit_3: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
 
 
 # rules/court.yaml:85 visit
@@ -5449,50 +5749,22 @@ def _moves_visit_3__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_visit_3)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["state_action"] = v_state_action
-            _mf["favor"] = v_favor
-            _mf["business"] = v_business
-            out.append(_mv)
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_visit_3)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["state_action"] = v_state_action
-            _mf["favor"] = v_favor
-            _mf["plan"] = v_plan
-            out.append(_mv)
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_visit_3)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["state_action"] = v_state_action
-            _mf["favor"] = v_favor
-            _mf["decrees"] = v_decrees
-            out.append(_mv)
+            out.append(
+                Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
+            )
     else:
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_visit_3)
-        _mf["player"] = seat
-        _mf["card"] = v_card
-        _mf["state_action"] = v_state_action
-        _mf["favor"] = v_favor
-        out.append(_mv)
+        out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
 def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
+    v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
@@ -5507,42 +5779,31 @@ def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 _do_3 = v_action
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_visit_3)
-                        _mf["player"] = seat
-                        _mf["card"] = v_card
-                        _mf["state_action"] = v_state_action
-                        _mf["business"] = v_business
-                        out.append(_mv)
+                        out.append(
+                            Move("visit", seat, v_card, v_state_action, None, None, v_business)
+                        )
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_visit_3)
-                        _mf["player"] = seat
-                        _mf["card"] = v_card
-                        _mf["state_action"] = v_state_action
-                        _mf["plan"] = v_plan
-                        out.append(_mv)
+                        out.append(
+                            Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
+                        )
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_visit_3)
-                        _mf["player"] = seat
-                        _mf["card"] = v_card
-                        _mf["state_action"] = v_state_action
-                        _mf["decrees"] = v_decrees
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "visit",
+                                seat,
+                                v_card,
+                                v_state_action,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                            )
+                        )
                 else:
-                    _mv = _new(Move)
-                    _mf = _mv.__dict__
-                    _mf.update(_mb_visit_3)
-                    _mf["player"] = seat
-                    _mf["card"] = v_card
-                    _mf["state_action"] = v_state_action
-                    out.append(_mv)
+                    out.append(Move("visit", seat, v_card, v_state_action))
 
 
 def _play_visit_3(g: Game, seat: int, move: Move) -> None:
@@ -5701,20 +5962,17 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             )
 
 
-_mb_follow_4: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "follow"}
-
-
 # rules/court.yaml:126 follow
 def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
-    v_visited = g.visit
+    v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
             _moves_follow_4__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
     else:
-        v_event = g.court[(-1)] if (len(g.court) > 0) else None
+        v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
@@ -5734,52 +5992,76 @@ def _moves_follow_4__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                 _do_2 = v_action
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow_4)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["business"] = v_business
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_business,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
+                        )
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow_4)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["plan"] = v_plan
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_plan,
+                                (),
+                                v_noble_action,
+                            )
+                        )
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow_4)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["decrees"] = v_decrees
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                                v_noble_action,
+                            )
+                        )
                 else:
-                    _mv = _new(Move)
-                    _mf = _mv.__dict__
-                    _mf.update(_mb_follow_4)
-                    _mf["player"] = seat
-                    _mf["noble_action"] = v_noble_action
-                    out.append(_mv)
+                    out.append(
+                        Move("follow", seat, None, None, None, None, None, None, (), v_noble_action)
+                    )
         else:
             for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
                     ):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow_4)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["state_action"] = v_state_action
-                        _mf["favor"] = v_favor
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                v_state_action,
+                                None,
+                                v_favor,
+                                None,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
+                        )
 
 
 def _moves_follow_4__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
@@ -5800,44 +6082,27 @@ def _moves_follow_4__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_follow_4)
-            _mf["player"] = seat
-            _mf["noble"] = v_noble
-            _mf["business"] = v_business
-            out.append(_mv)
+            out.append(
+                Move("follow", seat, None, None, None, None, v_business, None, (), False, v_noble)
+            )
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_follow_4)
-            _mf["player"] = seat
-            _mf["noble"] = v_noble
-            _mf["plan"] = v_plan
-            out.append(_mv)
+            out.append(
+                Move("follow", seat, None, None, None, None, None, v_plan, (), False, v_noble)
+            )
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_follow_4)
-            _mf["player"] = seat
-            _mf["noble"] = v_noble
-            _mf["decrees"] = v_decrees
-            out.append(_mv)
+            out.append(
+                Move("follow", seat, None, None, None, None, None, None, v_decrees, False, v_noble)
+            )
     else:
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_follow_4)
-        _mf["player"] = seat
-        _mf["noble"] = v_noble
-        out.append(_mv)
+        out.append(Move("follow", seat, None, None, None, None, None, None, (), False, v_noble))
 
 
 def _play_follow_4(g: Game, seat: int, move: Move) -> None:
     p = g.players[seat]
     # rules/court.yaml:133 let
-    v_visited = g.visit
+    v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited not in p.royal_favors:
             raise IllegalMove("follow", "you need the Royal Favor of this Noble to follow")
@@ -5908,7 +6173,7 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble_action", "state_action", "favor"), "follow")
     else:
         # rules/court.yaml:163 let
-        v_event = g.court[(-1)] if (len(g.court) > 0) else None
+        v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is None:
             raise IllegalMove("follow", "there is nothing to follow")
         v_noble = _any(move.noble)
@@ -5973,9 +6238,6 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble",), "follow", None)
 
 
-_mb_sponsor_3: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "sponsor"}
-
-
 # rules/court.yaml:184 sponsor
 def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -5999,38 +6261,15 @@ def _moves_sponsor_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_pri
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_sponsor_3)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["business"] = v_business
-            out.append(_mv)
+            out.append(Move("sponsor", seat, v_card, None, None, None, v_business))
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_sponsor_3)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["plan"] = v_plan
-            out.append(_mv)
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, v_plan))
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_sponsor_3)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["decrees"] = v_decrees
-            out.append(_mv)
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, None, v_decrees))
     else:
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_sponsor_3)
-        _mf["player"] = seat
-        _mf["card"] = v_card
-        out.append(_mv)
+        out.append(Move("sponsor", seat, v_card))
 
 
 def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
@@ -6115,9 +6354,6 @@ def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
         _only_chosen(move, ("card",), "sponsor", None)
 
 
-_mb_visit_4: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "visit"}
-
-
 # rules/court.yaml:85 visit
 def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -6155,50 +6391,22 @@ def _moves_visit_4__k2(
     _do_2 = v_action
     if _do_2 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_visit_4)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["state_action"] = v_state_action
-            _mf["favor"] = v_favor
-            _mf["business"] = v_business
-            out.append(_mv)
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
     elif _do_2 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_visit_4)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["state_action"] = v_state_action
-            _mf["favor"] = v_favor
-            _mf["plan"] = v_plan
-            out.append(_mv)
+            out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
     elif _do_2 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_visit_4)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["state_action"] = v_state_action
-            _mf["favor"] = v_favor
-            _mf["decrees"] = v_decrees
-            out.append(_mv)
+            out.append(
+                Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
+            )
     else:
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_visit_4)
-        _mf["player"] = seat
-        _mf["card"] = v_card
-        _mf["state_action"] = v_state_action
-        _mf["favor"] = v_favor
-        out.append(_mv)
+        out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
 def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
+    v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
@@ -6216,42 +6424,31 @@ def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 _do_3 = v_action
                 if _do_3 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_visit_4)
-                        _mf["player"] = seat
-                        _mf["card"] = v_card
-                        _mf["state_action"] = v_state_action
-                        _mf["business"] = v_business
-                        out.append(_mv)
+                        out.append(
+                            Move("visit", seat, v_card, v_state_action, None, None, v_business)
+                        )
                 elif _do_3 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_visit_4)
-                        _mf["player"] = seat
-                        _mf["card"] = v_card
-                        _mf["state_action"] = v_state_action
-                        _mf["plan"] = v_plan
-                        out.append(_mv)
+                        out.append(
+                            Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
+                        )
                 elif _do_3 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_visit_4)
-                        _mf["player"] = seat
-                        _mf["card"] = v_card
-                        _mf["state_action"] = v_state_action
-                        _mf["decrees"] = v_decrees
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "visit",
+                                seat,
+                                v_card,
+                                v_state_action,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                            )
+                        )
                 else:
-                    _mv = _new(Move)
-                    _mf = _mv.__dict__
-                    _mf.update(_mb_visit_4)
-                    _mf["player"] = seat
-                    _mf["card"] = v_card
-                    _mf["state_action"] = v_state_action
-                    out.append(_mv)
+                    out.append(Move("visit", seat, v_card, v_state_action))
 
 
 def _play_visit_4(g: Game, seat: int, move: Move) -> None:
@@ -6430,20 +6627,17 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             )
 
 
-_mb_follow_5: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "follow"}
-
-
 # rules/court.yaml:126 follow
 def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
-    v_visited = g.visit
+    v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
             _moves_follow_5__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
     else:
-        v_event = g.court[(-1)] if (len(g.court) > 0) else None
+        v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
@@ -6466,52 +6660,76 @@ def _moves_follow_5__k2(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
                 _do_2 = v_action
                 if _do_2 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow_5)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["business"] = v_business
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_business,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
+                        )
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow_5)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["plan"] = v_plan
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_plan,
+                                (),
+                                v_noble_action,
+                            )
+                        )
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow_5)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["decrees"] = v_decrees
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                                v_noble_action,
+                            )
+                        )
                 else:
-                    _mv = _new(Move)
-                    _mf = _mv.__dict__
-                    _mf.update(_mb_follow_5)
-                    _mf["player"] = seat
-                    _mf["noble_action"] = v_noble_action
-                    out.append(_mv)
+                    out.append(
+                        Move("follow", seat, None, None, None, None, None, None, (), v_noble_action)
+                    )
         else:
             for v_state_action in _T_noble_state_actions[v_noble]:
                 if v_state_action not in g.blocked:
                     for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                         g, seat, v_noble
                     ):
-                        _mv = _new(Move)
-                        _mf = _mv.__dict__
-                        _mf.update(_mb_follow_5)
-                        _mf["player"] = seat
-                        _mf["noble_action"] = v_noble_action
-                        _mf["state_action"] = v_state_action
-                        _mf["favor"] = v_favor
-                        out.append(_mv)
+                        out.append(
+                            Move(
+                                "follow",
+                                seat,
+                                None,
+                                v_state_action,
+                                None,
+                                v_favor,
+                                None,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
+                        )
 
 
 def _moves_follow_5__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
@@ -6532,44 +6750,27 @@ def _moves_follow_5__k4(
     _do_4 = _T_card_event_noble_action[v_event]
     if _do_4 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_follow_5)
-            _mf["player"] = seat
-            _mf["noble"] = v_noble
-            _mf["business"] = v_business
-            out.append(_mv)
+            out.append(
+                Move("follow", seat, None, None, None, None, v_business, None, (), False, v_noble)
+            )
     elif _do_4 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_follow_5)
-            _mf["player"] = seat
-            _mf["noble"] = v_noble
-            _mf["plan"] = v_plan
-            out.append(_mv)
+            out.append(
+                Move("follow", seat, None, None, None, None, None, v_plan, (), False, v_noble)
+            )
     elif _do_4 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_follow_5)
-            _mf["player"] = seat
-            _mf["noble"] = v_noble
-            _mf["decrees"] = v_decrees
-            out.append(_mv)
+            out.append(
+                Move("follow", seat, None, None, None, None, None, None, v_decrees, False, v_noble)
+            )
     else:
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_follow_5)
-        _mf["player"] = seat
-        _mf["noble"] = v_noble
-        out.append(_mv)
+        out.append(Move("follow", seat, None, None, None, None, None, None, (), False, v_noble))
 
 
 def _play_follow_5(g: Game, seat: int, move: Move) -> None:
     p = g.players[seat]
     # rules/court.yaml:133 let
-    v_visited = g.visit
+    v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited not in p.royal_favors:
             raise IllegalMove("follow", "you need the Royal Favor of this Noble to follow")
@@ -6650,7 +6851,7 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble_action", "state_action", "favor"), "follow")
     else:
         # rules/court.yaml:163 let
-        v_event = g.court[(-1)] if (len(g.court) > 0) else None
+        v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is None:
             raise IllegalMove("follow", "there is nothing to follow")
         v_noble = _any(move.noble)
@@ -6715,9 +6916,6 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
             _only_chosen(move, ("noble",), "follow", None)
 
 
-_mb_sponsor_4: Final[dict[str, Any]] = {**_MOVE_DEFAULTS, "kind": "sponsor"}
-
-
 # rules/court.yaml:184 sponsor
 def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
@@ -6741,38 +6939,15 @@ def _moves_sponsor_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_pri
     _do_1 = _T_card_event_noble_action[v_card]
     if _do_1 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_sponsor_4)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["business"] = v_business
-            out.append(_mv)
+            out.append(Move("sponsor", seat, v_card, None, None, None, v_business))
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_sponsor_4)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["plan"] = v_plan
-            out.append(_mv)
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, v_plan))
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
-            _mv = _new(Move)
-            _mf = _mv.__dict__
-            _mf.update(_mb_sponsor_4)
-            _mf["player"] = seat
-            _mf["card"] = v_card
-            _mf["decrees"] = v_decrees
-            out.append(_mv)
+            out.append(Move("sponsor", seat, v_card, None, None, None, None, None, v_decrees))
     else:
-        _mv = _new(Move)
-        _mf = _mv.__dict__
-        _mf.update(_mb_sponsor_4)
-        _mf["player"] = seat
-        _mf["card"] = v_card
-        out.append(_mv)
+        out.append(Move("sponsor", seat, v_card))
 
 
 def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:
@@ -8387,59 +8562,31 @@ def _final_scores1(g: Game, layout: _ScoreLayout) -> ScoreSheet:
         # rules/scoring.yaml:19 score.ships: ship_hull_total
         w0 = sum(p.ships)
         text = f"{h0}{' + '.join(map(str, p.ships)) or '0'} = {w0}{t0}"
-        l0 = _new(ScoreLine)  # ScoreLine(source, points, text), no __setattr__
-        fields = l0.__dict__
-        fields["source"] = "score.ships"
-        fields["points"] = w0
-        fields["explanation"] = text
+        l0 = ScoreLine("score.ships", w0, text)
         # rules/scoring.yaml:26 score.rubble: wigs_per_set * rubble_sets
         w1 = 3 * p.rubble_sets
         text = f"{h1}3 × {p.rubble_sets} = {w1}{t1}"
-        l1 = _new(ScoreLine)  # ScoreLine(source, points, text), no __setattr__
-        fields = l1.__dict__
-        fields["source"] = "score.rubble"
-        fields["points"] = w1
-        fields["explanation"] = text
+        l1 = ScoreLine("score.rubble", w1, text)
         # rules/scoring.yaml:35 score.stores
         w2 = won0[i]
         text = said0[i]
-        l2 = _new(ScoreLine)  # ScoreLine(source, points, text), no __setattr__
-        fields = l2.__dict__
-        fields["source"] = "score.stores"
-        fields["points"] = w2
-        fields["explanation"] = text
+        l2 = ScoreLine("score.stores", w2, text)
         # rules/scoring.yaml:50 score.influence: (reis + influence_reis) // reis_per_wig
         c3_0 = _m_influence_reis(g, p)
         w3 = (p.reis + c3_0) // 5
         text = f"{h2}({p.reis} + {c3_0}) // 5 = {w3}{t2}"
-        l3 = _new(ScoreLine)  # ScoreLine(source, points, text), no __setattr__
-        fields = l3.__dict__
-        fields["source"] = "score.influence"
-        fields["points"] = w3
-        fields["explanation"] = text
+        l3 = ScoreLine("score.influence", w3, text)
         # rules/scoring.yaml:64 score.decrees: each item of p.decrees
         w4, text = _score_held(g, p, p.decrees, layout.held[0])
-        l4 = _new(ScoreLine)  # ScoreLine(source, points, text), no __setattr__
-        fields = l4.__dict__
-        fields["source"] = "score.decrees"
-        fields["points"] = w4
-        fields["explanation"] = text
+        l4 = ScoreLine("score.decrees", w4, text)
         # rules/scoring.yaml:73 score.officials
         w5 = won1[i]
         text = said1[i]
-        l5 = _new(ScoreLine)  # ScoreLine(source, points, text), no __setattr__
-        fields = l5.__dict__
-        fields["source"] = "score.officials"
-        fields["points"] = w5
-        fields["explanation"] = text
+        l5 = ScoreLine("score.officials", w5, text)
         # rules/scoring.yaml:85 score.favors: wigs_per_favor * royal_favors
         w6 = 2 * len(p.royal_favors)
         text = f"{h3}2 × {len(p.royal_favors)} = {w6}{t3}"
-        l6 = _new(ScoreLine)  # ScoreLine(source, points, text), no __setattr__
-        fields = l6.__dict__
-        fields["source"] = "score.favors"
-        fields["points"] = w6
-        fields["explanation"] = text
+        l6 = ScoreLine("score.favors", w6, text)
         rows.append((l0, l1, l2, l3, l4, l5, l6))
         totals.append(p.wigs + w0 + w1 + w2 + w3 + w4 + w5 + w6)
     track = tuple([p.wigs for p in players])
@@ -9693,15 +9840,15 @@ def _move_problem(move: Any) -> str | None:
     return None
 
 
-_new = object.__new__
-
-
 def _move(kind: str, player: int, **choices: Any) -> Move:
-    """`Move(kind, player, **choices)`, the same object, made without the frozen dataclass's
-    one `__setattr__` per field: the move generators make thousands of moves per game."""
-    move = _new(Move)
-    move.__dict__.update(_MOVE_DEFAULTS, kind=kind, player=player, **choices)
-    return move
+    """`Move(kind, player, **choices)`."""
+    return Move(kind, player, **choices)
+
+
+def _fields_repr(value: Any, names: tuple[str, ...]) -> str:
+    """`name=value, ...` of the fields of a state or value class, as a dataclass's repr writes
+    them (the generated classes are plain classes, so that mypyc can compile them)."""
+    return ", ".join(f"{name}={getattr(value, name)!r}" for name in names)
 
 
 def _activate(g: Game) -> RuleSet:
@@ -9792,12 +9939,12 @@ def _kept(g: Game, move: Move, take: bool) -> Game | None:
     entry = _LISTED.get(0)
     if entry is None or entry[0] is not g or type(move) is not Move:
         return None
-    fields = move.__dict__  # a Move of the same fields as a listed one (exact types: checked)
-    for m in entry[2]:
-        if m is move or m.__dict__ == fields:
+    for m in entry[2]:  # one of the listed moves (what a player picks from the list)...
+        if m is move:
             break
-    else:
-        return None
+    else:  # ...or a Move of the same fields as one (exact types: checked)
+        if move not in entry[2]:
+            return None
     if g != entry[1]:
         return None
     if take and _LISTED.pop(0, None) is not entry:  # another thread took it first
@@ -9902,12 +10049,21 @@ def _apply(g: Game, move: Move) -> None:
     raise _illegal(_TURN_RULE, f"unknown move kind {move.kind!r}")
 
 
+# The fields a kind of move leaves unchosen, with their defaults, by the fields it chooses.
+_NOT_CHOSEN_BY: Final[dict[tuple[str, ...], tuple[tuple[str, Any], ...]]] = {}
+
+
 def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | None = None) -> None:
     """Refuse a move that fills a field its action did not choose on the way it went (with
     the rule's words `reason`, if given): every move has one form, so a move is legal
     exactly when it is one of `legal_moves`."""
-    for name, default in _MOVE_DEFAULTS.items():
-        if name not in fields and getattr(move, name) != default:
+    others = _NOT_CHOSEN_BY.get(fields)
+    if others is None:
+        others = _NOT_CHOSEN_BY[fields] = tuple(
+            (n, d) for n, d in _MOVE_DEFAULTS.items() if n not in fields
+        )
+    for name, default in others:
+        if getattr(move, name) != default:
             raise _illegal(
                 rule, reason or f"a {move.kind} move does not choose {name.replace('_', ' ')}"
             )
@@ -9916,9 +10072,8 @@ def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | N
 def _retag(move: Move, name: str, value: Any) -> Move:
     """The same move with another value of one choice (the move generators make the moves of
     the cards of one kind once)."""
-    out = _new(Move)
-    out.__dict__.update(move.__dict__)
-    out.__dict__[name] = value
+    out = move._copy()
+    setattr(out, name, value)
     return out
 
 
@@ -10101,13 +10256,35 @@ def check_invariants(g: Game) -> list[str]:
 # --- Scoring --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
 class ScoreLine:
-    """One source's points for one player, with the explanation in the reference's words."""
+    """One source's points for one player, with the explanation in the reference's words (a
+    value: equal when its fields are, hashable, never changed once made)."""
+
+    __slots__ = ("explanation", "points", "source")
 
     source: str
     points: int
     explanation: str
+
+    def __init__(self, source: str, points: int, explanation: str) -> None:
+        self.source = source
+        self.points = points
+        self.explanation = explanation
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ScoreLine:
+            return NotImplemented
+        return (
+            self.source == other.source
+            and self.points == other.points
+            and self.explanation == other.explanation
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.source, self.points, self.explanation))
+
+    def __repr__(self) -> str:
+        return f"ScoreLine({_fields_repr(self, ('source', 'points', 'explanation'))})"
 
 
 @dataclass(frozen=True)
@@ -10172,12 +10349,8 @@ def final_scores(g: Game) -> ScoreSheet:
 
 
 def _line(source: str, points: int, explanation: str) -> ScoreLine:
-    """A ScoreLine, made without the frozen dataclass's one `__setattr__` per field (the same
-    object `ScoreLine(source, points, explanation)` makes: scoring makes one per source and
-    player)."""
-    line = _new(ScoreLine)
-    line.__dict__.update(source=source, points=points, explanation=explanation)
-    return line
+    """`ScoreLine(source, points, explanation)`."""
+    return ScoreLine(source, points, explanation)
 
 
 @dataclass(frozen=True, slots=True)

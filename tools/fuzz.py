@@ -1562,7 +1562,7 @@ def _typed(value: Any) -> Any:
 
 
 def _move_key(E: Any, move: Any) -> Any:
-    return tuple(_typed(getattr(move, f, None)) for f in E.Move.__dataclass_fields__)
+    return tuple(_typed(getattr(move, f, None)) for f in E._MOVE_FIELDS)
 
 
 def engine_states(E: Any, seed: int, games: int = 8) -> list[Any]:
@@ -1614,7 +1614,7 @@ def forge_move(rng: random.Random, E: Any, g: Any) -> tuple[Any, str]:
     """A forged move as JSON data, and what was done."""
     legal = E.legal_moves(g)
     ids = _ids(E, g)
-    fields = list(E.Move.__dataclass_fields__)
+    fields = list(E._MOVE_FIELDS)
     how = rng.random()
     if legal and how < 0.1:
         return rng.choice(legal).to_json(), "a legal move"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from lisboa_rules import __version__
 from lisboa_rules.cli import balance as balance_commands
+from lisboa_rules.cli import compile as compile_commands
 from lisboa_rules.cli import diff as diff_commands
 from lisboa_rules.cli import engine as engine_commands
 from lisboa_rules.cli import reference as reference_commands
@@ -263,7 +264,8 @@ COMMANDS: dict[str, Command] = {
 
 # The other command groups, each a module of this package with its own COMMANDS table
 # (`diff NAME`, `score`, `simulate`, `pdf`); none may shadow a core command.
-COMMAND_GROUPS = (diff_commands, engine_commands, reference_commands, balance_commands)
+COMMAND_GROUPS = (diff_commands, engine_commands, reference_commands, balance_commands,
+                  compile_commands)
 
 
 def all_commands() -> dict[str, Command]:

@@ -310,9 +310,6 @@ class ActionCompiler(Compiler):
             out.insert(4, "    _memo: dict[Any, list[Move]] = {}")
         out.append("    return out")
         self.functions.insert(0, _clean(out))
-        # the fields every move of this kind starts from (see _emit_move)
-        self.functions.insert(0, [f"_mb_{stem}: Final[dict[str, Any]] = "
-                                  f"{{**_MOVE_DEFAULTS, \"kind\": {py_str(action.id)}}}"])
         play = [f"def _play_{stem}(g: Game, seat: int, move: Move) -> None:",
                 "    p = g.players[seat]"]
         self._play(list(action.steps), scope, 1, play, ())
@@ -327,16 +324,11 @@ class ActionCompiler(Compiler):
     def _emit_move(self, scope: Scope, bound: tuple[str, ...], indent: int,
                    out: list[str]) -> None:
         assert self.action is not None
-        # made as `_move` makes it, without a call and its keywords: a copy of the kind's
-        # defaults (`_mb_…`, a constant emitted with the generator), then the choices
+        # the kind, the seat and the choices made (the other fields keep their defaults)
         pad = "    " * indent
-        out.append(f"{pad}_mv = _new(Move)")
-        out.append(f"{pad}_mf = _mv.__dict__")
-        out.append(f"{pad}_mf.update(_mb_{self.stem})")
-        out.append(f"{pad}_mf[\"player\"] = seat")
-        for f in bound:
-            out.append(f"{pad}_mf[{py_str(f)}] = {typed.local_code(f)}")
-        out.append(f"{pad}out.append(_mv)")
+        args = [py_str(self.action.id), "seat",
+                *[f"{f}={typed.local_code(f)}" for f in bound]]
+        out.append(f"{pad}out.append(Move({', '.join(args)}))")
 
     # The move generator: `bound` (the move fields chosen so far) is kept in the scope's
     # locals under the name `_bound` as a tuple of names.
@@ -1022,7 +1014,8 @@ class ActionCompiler(Compiler):
         if found is None:
             found = self.bundles.by_code[code] = f"_fx{len(self.bundles.by_code) + 1}"
             for lines in (opts, why, run):
-                self.bundles.functions.append([x.replace("STEM__", found) for x in lines])
+                self.bundles.functions.append(_clean([x.replace("STEM__", found)
+                                                      for x in lines]))
         return found
 
     # -- the checked run ----------------------------------------------------------------

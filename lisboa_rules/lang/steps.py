@@ -590,6 +590,10 @@ class Compiler:
                 then, cond, other = split
                 out += [f"{pad}if {bare(cond)}:", f"{pad}    {var} = {bare(then)}", f"{pad}else:",
                         f"{pad}    {var} = {bare(other)}"]
+            elif t.type.optional:
+                # typed where first assigned (see _tidy): mypyc refuses a local it infers as
+                # None where a test narrowed it
+                out.append(f"{pad}{var}: Any = {code}")
             else:
                 out.append(f"{pad}{var} = {code}")
             scope = scope.with_locals(**{str(name): Name(t.type, typed.local_code(str(name)))})
@@ -938,14 +942,33 @@ def _non_positive(source: Any) -> bool:
     return isinstance(source, int) and not isinstance(source, bool) and source <= 0
 
 
+_TYPED_LOCAL = re.compile(r"^(\s*)(v_\w+): Any = ")
+_NONE_LOCAL = re.compile(r"^(\s*)(v_\w+) = None$")
+_OPTIONAL_LOOP = re.compile(r"^(\s*)for (v_\w+) in \(None, \*")
+
+
 def _tidy(lines: list[str]) -> list[str]:
-    """A generated function made tidy: the acting player is read only when used."""
+    """A generated function made tidy: the acting player is read only when used. A local that
+    may be None is typed `Any` where the function first names it, and only there (mypyc, which
+    `lisboa-rules compile` runs, refuses a local it infers as None: `v: Any = x` (and `= None`) and
+    `v: Any` before a loop over `(None, *xs)`; mypy refuses a second annotation)."""
     body = "\n".join(line for line in lines if line.strip() != "p = g.players[seat]")
     keep = re.search(r"(?<![\w.'\"])p(?![\w'\"])", body) is not None
     out: list[str] = []
+    named: set[str] = set()
     for line in lines:
         if line.strip() == "p = g.players[seat]" and not keep:
             continue
+        typed_local = _TYPED_LOCAL.match(line)
+        if typed_local is not None and typed_local.group(2) in named:
+            line = line.replace(": Any = ", " = ", 1)
+        none = _NONE_LOCAL.match(line)
+        if none is not None and none.group(2) not in named:
+            line = f"{none.group(1)}{none.group(2)}: Any = None"
+        loop = _OPTIONAL_LOOP.match(line)
+        if loop is not None and loop.group(2) not in named:
+            out.append(f"{loop.group(1)}{loop.group(2)}: Any")
+        named.update(re.findall(r"\bv_\w+", line))
         out.append(line)
     return out
 

@@ -239,6 +239,9 @@ class Move:
     player: int
     cards: tuple[int, ...] = ()
 
+    def _copy(self) -> Move:
+        return Move(self.kind, self.player, self.cards)
+
     def to_json(self) -> dict[str, Any]:
         return _move_json(self)
 
@@ -252,6 +255,7 @@ class Move:
 _MOVE_TYPES: dict[str, str] = {}
 _MOVE_DEFAULTS: dict[str, Any] = {}
 _MOVE_NOT_NULL: frozenset[str] = frozenset()
+_MOVE_FIELDS: tuple[str, ...] = ()
 # The state classes and their saved-game fields are generated from rules/state.yaml; these
 # placeholders hold the fields the machinery reads, so that this module type-checks alone.
 _GAME_FIELDS: tuple[str, ...] = ()
@@ -264,6 +268,9 @@ class Player:
     holds the fields the machinery below reads)."""
 
     color: str
+
+    def _copy(self) -> Player:
+        return Player(self.color)
 
     def clone(self) -> Player:
         return Player(self.color)
@@ -453,15 +460,15 @@ def _move_problem(move: Any) -> str | None:
     return None
 
 
-_new = object.__new__
-
-
 def _move(kind: str, player: int, **choices: Any) -> Move:
-    """`Move(kind, player, **choices)`, the same object, made without the frozen dataclass's
-    one `__setattr__` per field: the move generators make thousands of moves per game."""
-    move = _new(Move)
-    move.__dict__.update(_MOVE_DEFAULTS, kind=kind, player=player, **choices)
-    return move
+    """`Move(kind, player, **choices)`."""
+    return Move(kind, player, **choices)
+
+
+def _fields_repr(value: Any, names: tuple[str, ...]) -> str:
+    """`name=value, ...` of the fields of a state or value class, as a dataclass's repr writes
+    them (the generated classes are plain classes, so that mypyc can compile them)."""
+    return ", ".join(f"{name}={getattr(value, name)!r}" for name in names)
 
 
 def _activate(g: Game) -> RuleSet:
@@ -552,12 +559,12 @@ def _kept(g: Game, move: Move, take: bool) -> Game | None:
     entry = _LISTED.get(0)
     if entry is None or entry[0] is not g or type(move) is not Move:
         return None
-    fields = move.__dict__  # a Move of the same fields as a listed one (exact types: checked)
-    for m in entry[2]:
-        if m is move or m.__dict__ == fields:
+    for m in entry[2]:  # one of the listed moves (what a player picks from the list)...
+        if m is move:
             break
-    else:
-        return None
+    else:  # ...or a Move of the same fields as one (exact types: checked)
+        if move not in entry[2]:
+            return None
     if g != entry[1]:
         return None
     if take and _LISTED.pop(0, None) is not entry:  # another thread took it first
@@ -662,12 +669,21 @@ def _apply(g: Game, move: Move) -> None:
     raise _illegal(_TURN_RULE, f"unknown move kind {move.kind!r}")
 
 
+# The fields a kind of move leaves unchosen, with their defaults, by the fields it chooses.
+_NOT_CHOSEN_BY: Final[dict[tuple[str, ...], tuple[tuple[str, Any], ...]]] = {}
+
+
 def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | None = None) -> None:
     """Refuse a move that fills a field its action did not choose on the way it went (with
     the rule's words `reason`, if given): every move has one form, so a move is legal
     exactly when it is one of `legal_moves`."""
-    for name, default in _MOVE_DEFAULTS.items():
-        if name not in fields and getattr(move, name) != default:
+    others = _NOT_CHOSEN_BY.get(fields)
+    if others is None:
+        others = _NOT_CHOSEN_BY[fields] = tuple(
+            (n, d) for n, d in _MOVE_DEFAULTS.items() if n not in fields
+        )
+    for name, default in others:
+        if getattr(move, name) != default:
             raise _illegal(
                 rule, reason or f"a {move.kind} move does not choose {name.replace('_', ' ')}"
             )
@@ -676,9 +692,8 @@ def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | N
 def _retag(move: Move, name: str, value: Any) -> Move:
     """The same move with another value of one choice (the move generators make the moves of
     the cards of one kind once)."""
-    out = _new(Move)
-    out.__dict__.update(move.__dict__)
-    out.__dict__[name] = value
+    out = move._copy()
+    setattr(out, name, value)
     return out
 
 
@@ -861,13 +876,35 @@ def check_invariants(g: Game) -> list[str]:
 # --- Scoring --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
 class ScoreLine:
-    """One source's points for one player, with the explanation in the reference's words."""
+    """One source's points for one player, with the explanation in the reference's words (a
+    value: equal when its fields are, hashable, never changed once made)."""
+
+    __slots__ = ("explanation", "points", "source")
 
     source: str
     points: int
     explanation: str
+
+    def __init__(self, source: str, points: int, explanation: str) -> None:
+        self.source = source
+        self.points = points
+        self.explanation = explanation
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ScoreLine:
+            return NotImplemented
+        return (
+            self.source == other.source
+            and self.points == other.points
+            and self.explanation == other.explanation
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.source, self.points, self.explanation))
+
+    def __repr__(self) -> str:
+        return f"ScoreLine({_fields_repr(self, ('source', 'points', 'explanation'))})"
 
 
 @dataclass(frozen=True)
@@ -932,12 +969,8 @@ def final_scores(g: Game) -> ScoreSheet:
 
 
 def _line(source: str, points: int, explanation: str) -> ScoreLine:
-    """A ScoreLine, made without the frozen dataclass's one `__setattr__` per field (the same
-    object `ScoreLine(source, points, explanation)` makes: scoring makes one per source and
-    player)."""
-    line = _new(ScoreLine)
-    line.__dict__.update(source=source, points=points, explanation=explanation)
-    return line
+    """`ScoreLine(source, points, explanation)`."""
+    return ScoreLine(source, points, explanation)
 
 
 @dataclass(frozen=True, slots=True)

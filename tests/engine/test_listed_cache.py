@@ -176,7 +176,8 @@ def test_moves_equal_but_not_the_same_objects(engine: Any, seed: int) -> None:
             assert _answer(E, state, copy) == _answer(E, state.clone(), move)
         move = next((m for m in moves if m.card is not None), None)
         if move is not None:
-            fields = {**E.Move.from_json(move.to_json()).__dict__, "card": float(move.card)}
+            read = E.Move.from_json(move.to_json())
+            fields = {**{n: getattr(read, n) for n in E._MOVE_FIELDS}, "card": float(move.card)}
             wrong = E.Move(**fields)
             E.legal_moves(state)
             assert E.explain_move(state, wrong) is not None

@@ -866,7 +866,7 @@ def test_both_state_actions_on_a_visit(base: Build, folded: Any) -> None:
         err = E.explain_move(g, bad)
         assert err is not None and "other State action" in err.reason
     # the base game's moves have no such field
-    assert "second_state_action" not in base.engine.Move.__dataclass_fields__
+    assert "second_state_action" not in base.engine._MOVE_FIELDS
 
 
 @pytest.mark.parametrize("blocked", ["officials", "plan"])

@@ -32,6 +32,10 @@ EXPECTED_ROWS = {
     "scoring.vs_interp",
     "playout.engine",
     "playout.vs_interp",
+    "moves.playout_vs_main",
+    "compiled.playout",
+    "compiled.scoring",
+    "compiled.peak_memory",
     "scaling.build_x1",
     "scaling.build_x2",
     "simulate.jobs",
@@ -105,7 +109,7 @@ def test_every_row_is_well_formed(run: tuple[dict[str, Any], str]) -> None:
         assert rid in stdout  # the printed table has the row
         for side in ("a", "b"):
             assert r[side]["label"]
-            assert r[side]["unit"] in ("s", "/s")
+            assert r[side]["unit"] in ("s", "/s", "B")
         for side in ("a", "b"):
             s = r[side]
             assert s["samples"] and all(_positive(x) for x in s["samples"]), (rid, side)

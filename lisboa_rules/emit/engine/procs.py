@@ -143,10 +143,13 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
                                    known, located_a, tables.values, copier.name, bundles,
                                    ps.effects, dict(ps.measures), tables.constants)
             got = acomp.compile_action(action, _PLACEHOLDER)
-            code = "\n\n\n".join("\n".join(f) for f in got.functions)
-            stem = share(code, base)
             for fname, ftype in got.types.items():
                 view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
+            # the fields of a Move only ever grow at the end: their places are known now
+            got.functions = [[positional_move(line, view.move_fields) for line in f]
+                             for f in got.functions]
+            code = "\n\n\n".join("\n".join(f) for f in got.functions)
+            stem = share(code, base)
             moves[kind] = Call("MoveDef", (kind, action.phase, action.rule, got.fields,
                                            got.first, Raw(f"_moves_{stem}"),
                                            Raw(f"_play_{stem}")))
@@ -379,6 +382,26 @@ def _split(functions: list[str], bundles: list[str]) -> list[str]:
     return [*first, *bundles, *last]
 
 
+_MOVE_CALL = re.compile(r'Move\(("[^"\\]*"), seat((?:, \w+=\w+)*)\)')
+_NOT_CHOSEN = {"integer": "None", "string": "None", "boolean": "False", "integers": "()",
+               "strings": "()"}
+
+
+def positional_move(line: str, fields: dict[str, str]) -> str:
+    """A move made with keywords by a move generator (`Move("kind", seat, card=v_card)`, see
+    ActionCompiler._emit_move) made with positional arguments, the choices not made as their
+    defaults (`fields`: the Move's choices in order, with their JSON types): a keyword call
+    costs nearly twice as much, and generators make tens of moves per move."""
+    def made(m: re.Match[str]) -> str:
+        given = dict(kv.split("=", 1) for kv in m.group(2).split(", ")[1:])
+        names = list(fields)
+        last = max((names.index(k) for k in given), default=-1)
+        args = [given.get(n, _NOT_CHOSEN[fields[n]]) for n in names[: last + 1]]
+        return f"Move({', '.join([m.group(1), 'seat', *args])})"
+
+    return _MOVE_CALL.sub(made, line)
+
+
 class _Copier:
     """The copies of the state a move generator works on: for each set of fields the steps
     after a choice write, a function copying just those (the rest is shared, never written)."""
@@ -404,7 +427,7 @@ class _Copier:
                  '    """A copy of the game for trying choices, sharing what they never write."""',
                  *textwrap.wrap(f"copies {copied}", 94, initial_indent="    # ",
                                 subsequent_indent="    # "),
-                 "    c = _new(Game)", "    c.__dict__.update(g.__dict__)"]
+                 "    c = g._copy()"]
         for fid in sorted(game):
             f = gf.get(fid)
             if f is None or fid == "players":
@@ -418,8 +441,8 @@ class _Copier:
             lines.append("    c.players = g.players[:]")
             seats = "range(len(g.players))" if others or "players" in game else "(seat,)"
             lines.append(f"    for s in {seats}:")
-            lines.append("        q = c.players[s] = _new(Player)")
-            lines.append("        q.__dict__.update(g.players[s].__dict__)")
+            lines.append("        q = c.players[s] = g.players[s]._copy()" if mutable else
+                         "        c.players[s] = g.players[s]._copy()")
             for fid in mutable:
                 lines.append(f"        q.{fid} = {copy_code(pf[fid].type, f'q.{fid}')}")
         lines.append("    return c")

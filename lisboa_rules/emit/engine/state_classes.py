@@ -1,9 +1,13 @@
 """The engine's state classes (`Player`, `Game`), generated from the declared state
 (rules/state.yaml): one view per class, which the engine template lays out.
 
-Each field becomes an annotated attribute with its default and its `text` as a comment;
-`clone()` copies each mutable field in the way its type needs (`self.hand[:]`,
-`{k: v.copy() for k, v in self.offices.items()}`), which is what keeps the move generator fast.
+Each field becomes a slot, an annotated attribute with its `text` as a comment, and a parameter
+of `__init__` with its default. The classes are plain classes with `__slots__` and explicit
+methods, not dataclasses: the same module compiles with mypyc (`lisboa-rules compile`), where a
+dataclass is slower and the `object.__new__` / `__dict__` shortcuts fail at run time. `_copy()`
+is a shallow copy (every field shared) and `clone()` copies each mutable field in the way its type
+needs (`self.hand[:]`, `{k: v.copy() for k, v in self.offices.items()}`); `__eq__` and
+`__repr__` are those a dataclass would have.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lisboa_rules.core.encode import py_comment
-from lisboa_rules.emit.engine.pyfmt import fmt, identifier, literal
+from lisboa_rules.emit.engine.pyfmt import fmt, identifier, literal, wrap_line
 from lisboa_rules.model.state import StateDecl, StateField, StateType
 
 CLASSES = {"player": "Player", "game": "Game"}
@@ -23,9 +27,10 @@ COMMENT_WIDTH = 92
 class FieldView:
     name: str
     annotation: str
-    default: str  # "" (required) or " = ..." as written after the annotation
     comments: list[str]
     copy: str | None  # the expression clone() assigns, or None: shared (immutable)
+    param: str = ""  # the parameter of __init__, with its default
+    init: str = ""  # the value __init__ assigns (a fresh one for a mutable default)
 
 
 @dataclass
@@ -36,6 +41,15 @@ class ClassView:
     def names(self, col: int) -> str:
         """The field names as a Python tuple literal, written from column `col`."""
         return fmt(tuple(f.name for f in self.fields), 0, col=col)
+
+    def slots(self) -> str:
+        """The field names, sorted (as ruff keeps `__slots__`), in the class's `__slots__`."""
+        extra = RS_SLOTS if self.name == "Game" else ()
+        return fmt(tuple(sorted([*extra, *(f.name for f in self.fields)])), 4, col=16)
+
+    def methods(self) -> str:
+        """`__init__`, `_copy`, `clone` and `__eq__` of the class, indented in it."""
+        return "\n".join(class_methods(self.name, self.fields, self.name == "Game"))
 
 
 def annotation(t: StateType, decl: StateDecl) -> str:
@@ -80,17 +94,79 @@ def copy_code(t: StateType, code: str, depth: int = 0) -> str | None:
     return out
 
 
-def default_code(f: StateField) -> str:
+def param_code(f: StateField, name: str, annotation: str) -> tuple[str, str]:
+    """The parameter of `__init__` for a field and the value it assigns: a mutable default is
+    None in the signature and a fresh value in the body (as `default_factory` makes it)."""
     if f.required:
-        return ""
+        return f"{name}: {annotation}", name
     value: Any = f.default
-    if value == [] and isinstance(value, list):
-        return " = field(default_factory=list)"
-    if value == {} and isinstance(value, dict):
-        return " = field(default_factory=dict)"
     if isinstance(value, list | dict):
-        return f" = field(default_factory=lambda: {fmt(value, 4)})"
-    return f" = {literal(value)}"
+        fresh = fmt(value, 0, col=80) if value else ("[]" if isinstance(value, list) else "{}")
+        if "\n" in fresh:
+            raise ValueError(f"the default of {name} is too long for one line")
+        optional = annotation if annotation.endswith("| None") else f"{annotation} | None"
+        return f"{name}: {optional} = None", f"{fresh} if {name} is None else {name}"
+    return f"{name}: {annotation} = {literal(value)}", name
+
+
+def _call(pad: str, head: str, args: list[str]) -> list[str]:
+    """`head(arg, ...)` laid out as ruff writes it (one line, or the arguments on their own)."""
+    return wrap_line(f"{pad}{head}({', '.join(args)})")
+
+
+# The game's rule set, resolved once per state (`Game.rs`): kept in two slots that are not
+# fields (not saved, not compared), with the variants it was resolved for.
+RS_SLOTS = ("_rs", "_rs_of")
+
+
+def class_methods(cls: str, fields: list[FieldView], deep_players: bool) -> list[str]:
+    """The methods of a state class, one line each, indented in the class (the game's, with
+    `deep_players`, also keep its rule set: RS_SLOTS)."""
+    pad = "        "
+    params = ", ".join(["self", *[f.param for f in fields]])
+    out = wrap_line(f"    def __init__({params}) -> None:")
+    for f in fields:
+        out += wrap_line(f"{pad}self.{f.name} = {f.init}")
+    if deep_players:
+        out += [f"{pad}self._rs: RuleSet | None = None", f"{pad}self._rs_of: list[str] = []"]
+    keep = [f"{pad}c._rs = self._rs", f"{pad}c._rs_of = self._rs_of", f"{pad}return c"]
+    out += [
+        "",
+        f"    def _copy(self) -> {cls}:",
+        f'{pad}"""A shallow copy: every field is shared with this one."""',
+    ]
+    made = [f"self.{f.name}" for f in fields]
+    out += _call(pad, "c = " + cls if deep_players else f"return {cls}", made)
+    out += keep if deep_players else []
+    doc = (
+        "A deep copy, fast enough for the move generator."
+        if deep_players
+        else "A copy that shares nothing mutable with this one."
+    )
+    out += ["", f"    def clone(self) -> {cls}:", f'{pad}"""{doc}"""']
+    made = [f.copy or f"self.{f.name}" for f in fields]
+    out += _call(pad, "c = " + cls if deep_players else f"return {cls}", made)
+    out += keep if deep_players else []
+    out += [
+        "",
+        "    def __eq__(self, other: object) -> bool:",
+        f"{pad}if type(other) is not {cls}:",
+        f"{pad}    return NotImplemented",
+    ]
+    tests = [f"self.{f.name} == other.{f.name}" for f in fields]
+    one = f"{pad}return " + " and ".join(tests)
+    if len(one) <= 100:
+        out.append(one)
+    else:
+        out += [
+            f"{pad}return (",
+            f"{pad}    {tests[0]}",
+            *[f"{pad}    and {t}" for t in tests[1:]],
+            f"{pad})",
+        ]
+    out += ["", "    def __repr__(self) -> str:"]
+    out += wrap_line(f'{pad}return f"{cls}({{_fields_repr(self, _{cls.upper()}_FIELDS)}})"')
+    return out
 
 
 def _comments(text: str) -> list[str]:
@@ -116,14 +192,58 @@ def state_classes(decl: StateDecl) -> dict[str, ClassView]:
         for f in decl.fields(scope):
             # the code below is written in the class, about `self`
             fid = identifier(f.id)
+            ann = annotation(f.type, decl)
+            param, init = param_code(f, fid, ann)
             view.fields.append(
                 FieldView(
                     fid,
-                    annotation(f.type, decl),
-                    default_code(f),
+                    ann,
                     _comments(f.text),
                     copy_code(f.type, f"self.{fid}"),
+                    param,
+                    init,
                 )
             )
         out[scope] = view
     return out
+
+
+def value_class(cls: str, fields: list[tuple[str, str, str | None]], names: str) -> str:
+    """`__init__`, `_copy`, `__eq__`, `__hash__` and `__repr__` of an immutable value class
+    (`Move`, `Ctx`) whose fields are (name, annotation, default or None: required), as a
+    frozen dataclass would have them; `names` is the code of the tuple of the field names."""
+    pad = "        "
+    params = ", ".join(
+        ["self", *[f"{n}: {a}" + ("" if d is None else f" = {d}") for n, a, d in fields]]
+    )
+    out = wrap_line(f"    def __init__({params}) -> None:")
+    out += [f"{pad}self.{n} = {n}" for n, _a, _d in fields] or [f"{pad}pass"]
+    out += [
+        "",
+        f"    def _copy(self) -> {cls}:",
+        f'{pad}"""A copy, to change one field of (see `_retag`)."""',
+    ]
+    out += _call(pad, f"return {cls}", [f"self.{n}" for n, _a, _d in fields])
+    out += [
+        "",
+        "    def __eq__(self, other: object) -> bool:",
+        f"{pad}if type(other) is not {cls}:",
+        f"{pad}    return NotImplemented",
+    ]
+    tests = [f"self.{n} == other.{n}" for n, _a, _d in fields] or ["True"]
+    one = f"{pad}return " + " and ".join(tests)
+    if len(one) <= 100:
+        out.append(one)
+    else:
+        out += [
+            f"{pad}return (",
+            f"{pad}    {tests[0]}",
+            *[f"{pad}    and {t}" for t in tests[1:]],
+            f"{pad})",
+        ]
+    values = ", ".join(f"self.{n}" for n, _a, _d in fields) + ("," if len(fields) == 1 else "")
+    out += ["", "    def __hash__(self) -> int:"]
+    out += wrap_line(f"{pad}return hash(({values}))")
+    out += ["", "    def __repr__(self) -> str:"]
+    out += wrap_line(f'{pad}return f"{cls}({{_fields_repr(self, {names})}})"')
+    return "\n".join(out)

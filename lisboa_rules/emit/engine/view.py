@@ -17,7 +17,7 @@ from lisboa_rules.emit.engine import tables as table_shapes
 from lisboa_rules.emit.engine.procs import procedure_view
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, Update, fmt, identifier, literal, wrap_line
 from lisboa_rules.emit.engine.queries import QueryView, query_view
-from lisboa_rules.emit.engine.state_classes import ClassView, state_classes
+from lisboa_rules.emit.engine.state_classes import ClassView, state_classes, value_class
 from lisboa_rules.emit.reference.words import plain_text
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.expr import Formula
@@ -55,6 +55,12 @@ class EngineView:
     move_types: str = ""
     move_defaults: str = ""
     move_not_null: str = ""
+    move_slots: str = ""  # the Move's __slots__ (a tuple literal)
+    move_names: str = ""  # the same tuple, as _MOVE_FIELDS
+    move_methods: str = ""  # its __init__, _copy, __eq__, __hash__, __repr__
+    ctx_slots: str = ""
+    ctx_methods: str = ""
+    ctx_names: str = ""  # the tuple of its fields, as _CTX_FIELDS
     queries: QueryView = field(default_factory=QueryView)  # the public queries (vocabulary)
     contexts: list[str] = field(default_factory=list)  # the fields of Ctx (vocabulary)
     # the public functions listing a conserved kind's ids (rules/state.yaml `function:`):
@@ -458,12 +464,7 @@ def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
                     f"        {v}, text = _score_held(g, p, p.{s.held}, layout.held[{k}])"]
         else:
             continue
-        made = "  # ScoreLine(source, points, text), no __setattr__"
-        row += [f"        l{len(points)} = _new(ScoreLine){made}",
-                f"        fields = l{len(points)}.__dict__",
-                f"        fields[\"source\"] = {literal(s.id)}",
-                f"        fields[\"points\"] = {v}",
-                "        fields[\"explanation\"] = text"]
+        row += wrap_line(f"        l{len(points)} = ScoreLine({literal(s.id)}, {v}, text)")
         points.append(v)
     out = ["    players = g.players", "    colors = tuple([p.color for p in players])",
            *body, *heads, "    rows = []", "    totals = []", "    for i, p in enumerate(players):"]
@@ -529,8 +530,7 @@ def ranker_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
     body = ["    keys: list[tuple[int, ...]] = []"]
     if copy:
         body += ["    for q, w in zip(g.players, totals, strict=True):",
-                 "        p = _new(Player)  # a shallow copy: the measures only read it",
-                 "        p.__dict__.update(q.__dict__)",
+                 "        p = q._copy()  # a shallow copy: the measures only read it",
                  f"        p.{track} = w"]
     else:
         body.append("    for p, w in zip(g.players, totals, strict=True):")
@@ -693,6 +693,13 @@ def build_view(
     view.move_defaults = fmt(defaults, 0, "", len("_MOVE_DEFAULTS: Final[dict[str, Any]] = "))
     not_null = ["kind", "player", *[n for n, t in pv.move_fields.items() if t == "boolean"]]
     view.move_not_null = "frozenset({" + ", ".join(py_str(n) for n in not_null) + "})"
+    move_names = ("kind", "player", *[f.name for f in view.move_fields])
+    view.move_slots = fmt(tuple(sorted(move_names)), 4, col=16)
+    view.move_names = fmt(move_names, 0, col=len("_MOVE_FIELDS: Final = "))
+    view.move_methods = value_class(
+        "Move", [("kind", "str", None), ("player", "int", None),
+                 *[(f.name, f.annotation, f.default) for f in view.move_fields]],
+        "_MOVE_FIELDS")
     base = rulesets[0]
     base_fields = ruleset_fields(base, fns, pv.by_ruleset[0], pv.moves[0], pv.fx[0],
                                  pv.phases[0])
@@ -777,6 +784,11 @@ def build_view(
         for row in m.data["vocabulary"]["names"]:
             if isinstance(row, dict) and "context" in row and row["context"] not in view.contexts:
                 view.contexts.append(identifier(str(row["context"])))
+    ctx_names = tuple(view.contexts)
+    view.ctx_slots = fmt(tuple(sorted(ctx_names)), 4, col=16)
+    view.ctx_names = fmt(ctx_names, 0, col=len("_CTX_FIELDS: Final = "))
+    view.ctx_methods = value_class("Ctx", [(n, "int", "0") for n in view.contexts],
+                                   "_CTX_FIELDS")
     return view
 
 
