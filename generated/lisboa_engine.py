@@ -18,6 +18,7 @@ import json
 import random
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from itertools import combinations as _combinations
 from typing import Any, Final
@@ -866,7 +867,8 @@ class Game:
 
 class Move:
     """A move: its kind (an action of rules/), the seat that makes it and its choices. Moves are
-    values: equal when their fields are, hashable, never changed once made."""
+    values: equal when their fields are, hashable; the engine never changes one (for a move
+    with other choices, `dataclasses.replace` makes a new one)."""
 
     __slots__ = (
         "business",
@@ -9691,6 +9693,14 @@ def influence_gain(g: Game, seat: int) -> int:
         _seat_arg(g, seat)
     p = g.players[seat]
     return _m_influence_per_gain(g, p)
+
+
+# In the pure-Python engine a Move is also described as a dataclass, with none of its methods
+# replaced (it keeps its own __init__, __eq__ and __hash__), so that `dataclasses.fields` and
+# `dataclasses.replace` (a new move with some fields changed) work on moves as they always
+# did. A compiled engine's classes are closed: there the call fails and changes nothing.
+with suppress(TypeError, AttributeError):
+    dataclass(init=False, repr=False, eq=False)(Move)
 
 
 # --- Runtime --------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import json
 import random
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from itertools import combinations as _combinations
 from typing import Any, Final
@@ -311,6 +312,13 @@ def all_cards(g: Game) -> list[int]:
 
 
 # </generated>
+
+# In the pure-Python engine a Move is also described as a dataclass, with none of its methods
+# replaced (it keeps its own __init__, __eq__ and __hash__), so that `dataclasses.fields` and
+# `dataclasses.replace` (a new move with some fields changed) work on moves as they always
+# did. A compiled engine's classes are closed: there the call fails and changes nothing.
+with suppress(TypeError, AttributeError):
+    dataclass(init=False, repr=False, eq=False)(Move)
 
 
 # --- Runtime --------------------------------------------------------------------------------------
