@@ -152,7 +152,8 @@ def test_missing_seeds_skip_locally_and_fail_in_ci(tmp_path: Path, ci: str | Non
     if ci is not None:
         env["CI"] = ci
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", __file__,
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-n", "0",
+         __file__,
          "-k", "splitting_finds or every_unit"],
         capture_output=True, text=True, env=env, cwd=ROOT, check=False)
     summary = run.stdout.strip().splitlines()[-1]
