@@ -105,7 +105,7 @@ def divide(formula: str) -> str:
     if "players" in formula:
         return (
             "court:\n  costs:\n    - {id: sponsor-cost, "
-            "example: {reis: {$add: 3}, players: {$add: 3}}, "
+            "example: {$add: {treasury_value: 4, reis: 3, players: 3}}, "
             f"formula: 'max(0, treasury_value + {formula})'}}\n"
         )
     return f"scoring:\n  sources:\n    - {{id: score.favors, formula: '{formula}'}}\n"
