@@ -26,7 +26,6 @@ import importlib.machinery
 import importlib.util
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import sysconfig
@@ -102,28 +101,6 @@ def cache_key(source: bytes, opt_level: int) -> str:
     return f"{MODULE}-{h.hexdigest()[:40]}{extension_suffix()}"
 
 
-def _read_own(dir_fd: int, name: str) -> bytes | None:
-    """The bytes of the regular file `name` of the effective user in the folder `dir_fd` (not
-    a symlink, not a FIFO, at most MAX_EXTENSION bytes), else None."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(name, flags, dir_fd=dir_fd)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid()
-                or st.st_size > MAX_EXTENSION):  # fmt: skip
-            return None
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(MAX_EXTENSION + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return data if len(data) <= MAX_EXTENSION else None
-
-
 def user_cache_root() -> Path | None:
     """The cache folder of outputs/cache.py, or the user's own (~/.cache/lisboa-rules) where
     that cache is turned off: the test suite and the benchmarks turn the build's cache off but
@@ -187,11 +164,13 @@ def compile_engine(
     """Compile an engine's source into `out_dir` (as `lisboa_engine<suffix>`), or copy it from
     the cache (under `cache_root`, default the user's cache folder) when the same source was
     compiled the same way before."""
+    from lisboa_rules.outputs import cache
+
     if opt_level not in OPT_LEVELS:
         raise CompileError(f"the optimisation level is one of {OPT_LEVELS}, not {opt_level}")
     name = cache_key(source, opt_level)
     folder = _cache_folder(cache_root) if use_cache else None
-    data = None if folder is None else _read_own(folder, name)
+    data = None if folder is None else cache.read_private(folder, name, MAX_EXTENSION)
     seconds = 0.0
     cached = data is not None
     try:

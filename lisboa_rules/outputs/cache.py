@@ -100,10 +100,10 @@ def open_folder(folder: Path) -> int | None:
     return None
 
 
-def read_private(dir_fd: int, name: str) -> bytes | None:
+def read_private(dir_fd: int, name: str, limit: int = MAX_CACHE_FILE) -> bytes | None:
     """The bytes of the regular file `name` in the folder `dir_fd`, when it is the effective
-    user's own, not a symlink, and at most MAX_CACHE_FILE bytes; else None. Never blocks (a
-    FIFO is opened O_NONBLOCK and refused) and never follows a symlink."""
+    user's own, not a symlink, and at most `limit` bytes; else None. Never blocks (a FIFO is
+    opened O_NONBLOCK and refused) and never follows a symlink."""
     if not _plain_name(name):
         return None
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -114,11 +114,11 @@ def read_private(dir_fd: int, name: str) -> bytes | None:
     try:
         st = os.fstat(fd)
         if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid()
-                or st.st_size > MAX_CACHE_FILE):  # fmt: skip
+                or st.st_size > limit):  # fmt: skip
             return None
         chunks: list[bytes] = []
         size = 0
-        while size <= MAX_CACHE_FILE:
+        while size <= limit:
             chunk = os.read(fd, 1 << 16)
             if not chunk:
                 break
@@ -128,7 +128,7 @@ def read_private(dir_fd: int, name: str) -> bytes | None:
         return None
     finally:
         os.close(fd)
-    return b"".join(chunks) if size <= MAX_CACHE_FILE else None
+    return b"".join(chunks) if size <= limit else None
 
 
 def write_private(dir_fd: int, name: str, data: bytes) -> None:
