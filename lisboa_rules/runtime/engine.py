@@ -468,11 +468,6 @@ def _move_problem(move: Any) -> str | None:
     return None
 
 
-def _move(kind: str, player: int, **choices: Any) -> Move:
-    """`Move(kind, player, **choices)`."""
-    return Move(kind, player, **choices)
-
-
 def _fields_repr(value: Any, names: tuple[str, ...]) -> str:
     """`name=value, ...` of the fields of a state or value class, as a dataclass's repr writes
     them (the generated classes are plain classes, so that mypyc can compile them)."""
@@ -974,11 +969,6 @@ def final_scores(g: Game) -> ScoreSheet:
     (`_score_layout`), so only the values are written here."""
     rs = g.rs
     return _SCORERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
-
-
-def _line(source: str, points: int, explanation: str) -> ScoreLine:
-    """`ScoreLine(source, points, explanation)`."""
-    return ScoreLine(source, points, explanation)
 
 
 @dataclass(frozen=True, slots=True)

@@ -132,20 +132,6 @@ def test_legal_choices_at_the_edges(engine: Any) -> None:
                 assert _fast_choices(E, g2, 0, na.id) == [] == _slow_choices(E, g2, 0, na.id)
 
 
-def test_fast_moves_and_lines_are_the_constructed_objects(engine: Any) -> None:
-    E = engine
-    choices = {"card": 7, "state_action": "ship", "business": "gold", "decrees": ("d",),
-               "plan": "p", "favor": "king"}
-    fast = E._move("visit", 1, **choices)
-    slow = E.Move("visit", 1, **choices)
-    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
-    assert type(fast) is E.Move and fast.to_json() == slow.to_json()
-    line = E._line("score.x", 3, "words")
-    assert line == E.ScoreLine("score.x", 3, "words") and repr(line) == repr(
-        E.ScoreLine("score.x", 3, "words")
-    )
-
-
 @pytest.mark.parametrize("seed", range(2))
 def test_listing_moves_leaves_the_state_alone(engine: Any, seed: int) -> None:
     """The move generator tries choices on scratch copies that share parts of the state (the
