@@ -22,17 +22,10 @@ from lisboa_rules.core.inputs import (
 from lisboa_rules.emit import ENGINE, emit_engine
 from lisboa_rules.emit.reference import render as reference
 from lisboa_rules.model.compiled import Compiled
-from lisboa_rules.pipeline import analyse, compile_rules
+from lisboa_rules.pipeline import compile_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
-
-
-@pytest.fixture(scope="module")
-def compiled() -> Compiled:
-    c, diags = analyse(RULES)
-    assert c is not None, [d.message for d in diags]
-    return c
 
 
 @pytest.fixture(scope="module")
