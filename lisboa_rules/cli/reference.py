@@ -189,6 +189,14 @@ def _configure(p: argparse.ArgumentParser) -> None:
 
 def run_pdf(args: argparse.Namespace) -> int:
     """Compile the rules, then print each reference page to PDF."""
+    from lisboa_rules import pipeline  # only when building, not at start-up
+
+    # The rules first: a designer whose edit is refused hears why, with or without a printer.
+    variants = tuple(args.variant)
+    result = pipeline.compile_rules(args.rules, variants)
+    if has_errors(result.diagnostics):
+        report(result.diagnostics, args.format)
+        return EXIT_FINDINGS
     chosen = choose_printer(args.backend)
     if chosen is None:
         want = {"weasyprint": "WeasyPrint (pip install 'lisboa-rules[pdf]')",
@@ -198,13 +206,6 @@ def run_pdf(args: argparse.Namespace) -> int:
             "the HTML reference in generated/reference/ prints from any browser\n")
         return EXIT_ERROR
     name, printer = chosen
-    from lisboa_rules import pipeline  # only when building, not at start-up
-
-    variants = tuple(args.variant)
-    result = pipeline.compile_rules(args.rules, variants)
-    if has_errors(result.diagnostics):
-        report(result.diagnostics, args.format)
-        return EXIT_FINDINGS
     folded = result.compiled.folded if result.compiled is not None else ()
     paper = "" if args.paper == "a4" else f"-{args.paper}"
     suffix = "".join(f"-{v}" for v in folded) + paper
