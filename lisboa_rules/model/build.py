@@ -799,17 +799,13 @@ class Builder:
             )
             for i, d in enumerate(self._get(c, "decks"))
         )
-        for key, title in (
-            ("display", "The Political card display"),
-            ("decree_display", "The Decree display"),
-            ("shipyard", "The shipyard"),
-        ):
+        for key in ("display", "decree_display", "shipyard"):
             self.rule(
                 c,
                 (key,),
                 self._get(c, key),
                 f"components.{key.replace('_', '-')}",
-                title,
+                self._get(c, key, "title"),
                 executable=True,
             )
         self.formula(
