@@ -93,20 +93,30 @@ def _without_cyclic_gc() -> Iterator[None]:
 
 
 def analyse(
-    rules_dir: Path, fold: Sequence[str] = (), order: Sequence[Path] | None = None
+    rules_dir: Path,
+    fold: Sequence[str] = (),
+    order: Sequence[Path] | None = None,
+    extra: Sequence[Path] = (),
 ) -> tuple[Compiled | None, list[Diagnostic]]:
-    """Load, validate, merge, build and check; return the compiled rule sets or None."""
+    """Load, validate, merge, build and check; return the compiled rule sets or None.
+
+    `extra`: variant files kept outside the rules folder (house rules), added to it as if they
+    were in its `variants/` (their diagnostics name their own paths; front/loader.py)."""
     with _without_cyclic_gc():
-        return _analyse(rules_dir, fold, order)
+        return _analyse(rules_dir, fold, order, extra)
 
 
 def _analyse(
-    rules_dir: Path, fold: Sequence[str], order: Sequence[Path] | None
+    rules_dir: Path, fold: Sequence[str], order: Sequence[Path] | None, extra: Sequence[Path]
 ) -> tuple[Compiled | None, list[Diagnostic]]:
-    loaded, diags = load_dir(rules_dir, order=order)
+    loaded, diags = load_dir(rules_dir, order=order, extra=extra)
     good: list[LoadedDoc] = []
     for d in loaded:
         found = validate(d)
+        if d.extra and not found and d.data.get("kind") != VARIANT_KIND:
+            found = [Diagnostic("schema-enum", f"a house-rule file given on its own must be a "
+                                f"'{VARIANT_KIND}', not '{d.data.get('kind')}'",
+                                d.span_for(("kind",)))]
         diags.extend(found)
         if not any(x.is_error for x in found):
             good.append(d)
@@ -304,11 +314,15 @@ def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
 
 
 def compile_rules(
-    rules_dir: Path, variants: Sequence[str] = (), order: Sequence[Path] | None = None
+    rules_dir: Path,
+    variants: Sequence[str] = (),
+    order: Sequence[Path] | None = None,
+    extra: Sequence[Path] = (),
 ) -> CompileResult:
-    """Run every stage; never raises for bad input (returns diagnostics instead)."""
+    """Run every stage; never raises for bad input (returns diagnostics instead). `extra`:
+    house-rule variant files kept outside the rules folder (see `analyse`)."""
     with _without_cyclic_gc():
-        compiled, diags = analyse(rules_dir, variants, order)
+        compiled, diags = analyse(rules_dir, variants, order, extra)
         if compiled is None:
             return CompileResult({}, diags, None)
         from lisboa_rules.emit import emit_all

@@ -8,8 +8,9 @@ Game i is played with seed S + i by the agents (lisboa_rules/sim/agents.py), rot
 seat per game. `--variant` and `--compare` take variant names of the rules or paths to house
 rules (a variant YAML file, or a folder of them, as in examples/house-rules/): the engine is
 then compiled afresh from the rules folder (--rules, default rules/) with the house rules added
-as options. `--compare` plays the other rule set on the same seeds and lineups and reports the
-paired differences with their 95% intervals.
+as options (nothing is copied: pipeline.compile_rules takes them as `extra` files, and their
+errors name them). `--compare` plays the other rule set on the same seeds and lineups and
+reports the paired differences with their 95% intervals.
 
 JSON (`--format json`; rates as fractions of 1; keys in this order):
 
@@ -40,10 +41,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import importlib.util
 import json
-import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -60,9 +59,8 @@ from lisboa_rules.cli.engine import (
     load_engine,
     progress_bar,
 )
-from lisboa_rules.core.diagnostics import PROG, Diagnostic, has_errors, suggest
+from lisboa_rules.core.diagnostics import PROG, has_errors, suggest
 from lisboa_rules.core.inputs import ENGINE
-from lisboa_rules.core.source import Span
 from lisboa_rules.sim import agents as sim_agents
 from lisboa_rules.sim import executors, runner
 from lisboa_rules.sim import report as sim_report
@@ -237,53 +235,21 @@ def _sides(args: argparse.Namespace) -> tuple[list[Side], dict[str, Path]]:
 
 @contextlib.contextmanager
 def _house_engine(rules: Path, house: dict[str, Path]) -> Iterator[Path]:
-    """The rules folder with the house rules added as variants, compiled to a temporary engine
+    """The rules folder with the house rules added as variants (pipeline's `extra`: nothing
+    is copied, and their diagnostics name their own files), compiled to a temporary engine
     file (which lives as long as the command)."""
     from lisboa_rules import pipeline
 
     if not (rules / "game.yaml").is_file():
         raise EngineLoadError(f"no rules folder at {rules} (give --rules DIR)")
+    result = pipeline.compile_rules(rules, (), extra=tuple(house.values()))
+    if has_errors(result.diagnostics) or ENGINE not in result.files:
+        report(result.diagnostics, "text")
+        raise EngineLoadError("the rules with the house rules have errors", EXIT_FINDINGS)
     with tempfile.TemporaryDirectory(prefix="lisboa-balance-") as tmp:
-        copy = Path(tmp) / "rules"
-        shutil.copytree(rules, copy)
-        (copy / "variants").mkdir(exist_ok=True)
-        for ident, path in house.items():
-            target = copy / "variants" / f"{ident}.yaml"
-            if target.exists():
-                raise EngineLoadError(f"{path}: the rules have a variant {ident!r} already")
-            shutil.copyfile(path, target)
-        result = pipeline.compile_rules(copy, ())
-        if has_errors(result.diagnostics) or ENGINE not in result.files:
-            where = {str(copy / "variants" / f"{i}.yaml"): str(p) for i, p in house.items()}
-            report(_relocated(result.diagnostics, where, str(copy), str(rules)), "text")
-            raise EngineLoadError("the rules with the house rules have errors", EXIT_FINDINGS)
         engine = Path(tmp) / ENGINE
         engine.write_text(result.files[ENGINE], encoding="utf-8")
         yield engine
-
-
-def _relocated(
-    diags: Sequence[Diagnostic], files: dict[str, str], copy: str, rules: str
-) -> list[Diagnostic]:
-    """The diagnostics with the temporary copy's paths put back: a house rule's own file, and
-    the rules folder's files."""
-
-    def moved(span: Span | None) -> Span | None:
-        if span is None:
-            return None
-        path = files.get(span.file)
-        if path is None and span.file.startswith(copy + "/"):
-            path = rules + span.file[len(copy) :]
-        return span if path is None else dataclasses.replace(span, file=path)
-
-    return [
-        dataclasses.replace(
-            d,
-            span=moved(d.span),
-            related=tuple(dataclasses.replace(r, span=moved(r.span)) for r in d.related),
-        )
-        for d in diags
-    ]
 
 
 def _agents(text: str) -> tuple[str, ...]:

@@ -71,11 +71,24 @@ def _configure_build(p: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="apply a variant from rules/variants/ (repeatable)",
     )
+    _add_house_option(p)
     p.add_argument(
         "--no-cache",
         action="store_true",
         help="do not use the compiled-template cache (every build runs every stage anyway; "
         f"${cache.ENV}=off does the same)",
+    )
+
+
+def _add_house_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--house",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="FILE",
+        help="add a house-rule variant file kept outside the rules folder, as if it were in "
+        "its variants/ (repeatable; fold it in with --variant ID)",
     )
 
 
@@ -96,7 +109,7 @@ def run_build(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     from lisboa_rules import pipeline
 
-    result = pipeline.compile_rules(args.rules, tuple(args.variant))
+    result = pipeline.compile_rules(args.rules, tuple(args.variant), extra=tuple(args.house))
     if has_errors(result.diagnostics):
         report(result.diagnostics, args.format)
         # A template that fails is the compiler's fault, not the rules': exit as internal.
@@ -164,13 +177,18 @@ def run_validate(args: argparse.Namespace) -> int:
     """Run every stage for diagnostics only; outputs are discarded."""
     from lisboa_rules import pipeline
 
-    result = pipeline.compile_rules(args.rules, ())
+    result = pipeline.compile_rules(args.rules, (), extra=tuple(args.house))
     report(result.diagnostics, args.format)
     if has_errors(result.diagnostics):
         return EXIT_FINDINGS
     if args.format == "text" and not result.diagnostics:
         err(f"{PROG}: no problems found\n")
     return EXIT_OK
+
+
+def _configure_validate(p: argparse.ArgumentParser) -> None:
+    add_rules_options(p)
+    _add_house_option(p)
 
 
 # --- schema ------------------------------------------------------------------------------
@@ -253,7 +271,7 @@ def _no_arguments(p: argparse.ArgumentParser) -> None:
 COMMANDS: dict[str, Command] = {
     "build": Command("compile the rules into the output folder", _configure_build, run_build),
     "validate": Command(
-        "check the rules and report problems; write nothing", add_rules_options, run_validate
+        "check the rules and report problems; write nothing", _configure_validate, run_validate
     ),
     "schema": Command(
         "print or export the JSON schemas of the rules files", _configure_schema, run_schema

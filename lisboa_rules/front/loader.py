@@ -163,6 +163,8 @@ class LoadedDoc:
     # The path relative to the rules folder (POSIX), the same on every checkout and from every
     # working directory: what generated files may name. `display` is for diagnostics only.
     source: str = ""
+    # A file given besides the rules folder (load_dir's `extra`: a house rule kept elsewhere).
+    extra: bool = False
 
     def span_for(self, path: PathTuple, key: bool = False) -> Span:
         """Return the span at `path` (its key when `key`), else the nearest ancestor's value."""
@@ -214,10 +216,20 @@ def _guarded(
         return None, [_diag("yaml-syntax", msg, display)]
 
 
+EXTRA_FOLDER = "variants"  # where an extra file counts as being, for the generated files
+
+
 def load_dir(
-    rules_dir: Path, *, order: Sequence[Path] | None = None
+    rules_dir: Path, *, order: Sequence[Path] | None = None, extra: Sequence[Path] = ()
 ) -> tuple[list[LoadedDoc], list[Diagnostic]]:
-    """Load all rules files under `rules_dir` (or exactly `order`, relative to it, for tests)."""
+    """Load all rules files under `rules_dir` (or exactly `order`, relative to it, for tests),
+    then the `extra` files (house-rule variants kept outside the rules folder).
+
+    An extra file is loaded and checked like any rules file, and its diagnostics name its own
+    path; the generated files name it as if it were in the rules folder's `variants/`
+    (`source` is `variants/<file name>`: no path of the user's machine gets into them). An
+    extra whose name a rules file there (or another extra) has already is refused, since the
+    two could not be told apart."""
     display = _display(rules_dir)
     if not rules_dir.is_dir():
         what = "does not exist" if not rules_dir.exists() else "is not a directory"
@@ -228,8 +240,20 @@ def load_dir(
         return [], [Diagnostic("no-rules-files", msg, None)]
     docs: list[LoadedDoc] = []
     diags: list[Diagnostic] = []
-    for p in paths:
-        rel = _relative(p, rules_dir)
+    named = [(p, _relative(p, rules_dir), False) for p in paths]
+    taken = {rel: p for p, rel, _ in named}
+    for p in extra:
+        rel = f"{EXTRA_FOLDER}/{p.name}"
+        if rel in taken and _same_file(taken[rel], p):
+            continue  # given twice, or a file of the rules folder's own variants
+        if rel in taken:
+            msg = (f"a file named '{p.name}' is among the rules' {EXTRA_FOLDER} already "
+                   f"('{_display(taken[rel])}'); rename the house-rule file")
+            diags.append(Diagnostic("duplicate-id", msg, Span.point(_display(p))))
+            continue
+        taken[rel] = p
+        named.append((p, rel, True))
+    for p, rel, is_extra in named:
         if _UNSAFE_NAME.search(rel):
             # Generated files name their sources in comments; a line break in a file name
             # would end the comment and turn the rest of the name into code.
@@ -239,11 +263,18 @@ def load_dir(
             continue
         doc, found = load_file(p)
         if doc is not None:
-            doc = dataclasses.replace(doc, source=rel)
+            doc = dataclasses.replace(doc, source=rel, extra=is_extra)
         diags.extend(found)
         if doc is not None:
             docs.append(doc)
     return docs, diags
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):
+        return False
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -7,15 +7,17 @@ the same moves.
 
 - `random`: a move drawn uniformly among the legal ones.
 - `greedy`: one ply. Each legal move is played on the engine (`apply_move` returns a new
-  state) and the state after it is scored with the engine's own `final_scores`: the points on
-  the score track plus every scoring source of the data, as if the game ended there. The
+  state) and the state after it is scored with the engine's own `final_totals` (or the totals
+  of its `final_scores` sheet when it has none): the points on the score track plus every
+  scoring source of the data, as if the game ended there. The
   estimate is the mover's total minus the best total of the others; the best estimate wins,
   ties are broken by the agent's seeded generator.
 - `mcts`: UCT (upper confidence bounds on trees) with a budget of iterations; each iteration
   walks down the tree, adds one node and finishes the game with `random` moves (or `greedy`
   ones: `mcts-greedy`), at most `horizon` moves deep, and scores the end as a win share for
   each seat (1 / the number of seats sharing first place, by the engine's `ranking` over the
-  same estimate when the game is not over yet).
+  same estimate when the game is not over yet). The search stops before its budget once no
+  other root move can be played more often than the most played one (the same choice, sooner).
 
 Nothing here knows the game: moves are opaque values, states are read only for `phase`,
 `actor` and `players` (their number), and the rest is the engine's functions.
@@ -36,7 +38,10 @@ OVER = "over"  # the phase of a finished game (the engine's word)
 
 AGENTS = ("random", "greedy", "mcts", "mcts-greedy")
 DEFAULT_ITERATIONS = 200
-DEFAULT_HORIZON = 40  # moves a playout plays before it is scored by the estimate
+# Moves a playout plays before it is scored by the estimate. Listing the legal moves at each
+# step is most of an MCTS move's time (benchmarks/run.py, balance.mcts_move): 20 keeps a move of
+# 200 iterations within about 1 s of CPU in the longest positions (40 took up to 1.4 s).
+DEFAULT_HORIZON = 20
 EXPLORATION = math.sqrt(2)
 
 
@@ -55,16 +60,31 @@ def make_agent(
     if name == "greedy":
         return GreedyAgent(engine, rng)
     if name in ("mcts", "mcts-greedy"):
-        rollout: Agent = (
+        rollout: RandomAgent | GreedyAgent = (
             GreedyAgent(engine, rng) if name == "mcts-greedy" else RandomAgent(engine, rng)
         )
         return MctsAgent(engine, rng, rollout, iterations, horizon)
     raise ValueError(f"unknown agent {name!r} (known: {', '.join(AGENTS)})")
 
 
+def totals_of(engine: Any) -> Callable[[Any], Sequence[int]]:
+    """state -> each seat's total as if the game ended now: the engine's `final_totals` when it
+    has one (the totals alone, without the score sheet's lines and explanations), else the
+    totals of its `final_scores` sheet (the same numbers)."""
+    fast = getattr(engine, "final_totals", None)
+    if callable(fast):
+        return fast  # type: ignore[no-any-return]
+    final_scores = engine.final_scores
+
+    def totals(state: Any) -> Sequence[int]:
+        return final_scores(state).totals  # type: ignore[no-any-return]
+
+    return totals
+
+
 def estimate(engine: Any, state: Any) -> tuple[int, ...]:
-    """Each seat's total as if the game ended now: the engine's final score sheet."""
-    return tuple(engine.final_scores(state).totals)
+    """Each seat's total as if the game ended now (`totals_of`)."""
+    return tuple(totals_of(engine)(state))
 
 
 def margin(totals: Sequence[int], seat: int) -> int:
@@ -81,7 +101,11 @@ class RandomAgent:
     rng: random.Random
 
     def __call__(self, state: Any) -> Any:
-        return self.rng.choice(self.engine.legal_moves(state))
+        return self.choose(state, self.engine.legal_moves(state))
+
+    def choose(self, state: Any, moves: Sequence[Any]) -> Any:
+        """The move among `moves` (the legal moves of `state`, listed by the caller)."""
+        return self.rng.choice(moves)
 
 
 @dataclass
@@ -90,17 +114,26 @@ class GreedyAgent:
 
     engine: Any
     rng: random.Random
+    totals: Callable[[Any], Sequence[int]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.totals = totals_of(self.engine)
 
     def __call__(self, state: Any) -> Any:
-        moves = self.engine.legal_moves(state)
+        return self.choose(state, self.engine.legal_moves(state))
+
+    def choose(self, state: Any, moves: Sequence[Any]) -> Any:
+        """The move among `moves` (the legal moves of `state`, listed by the caller)."""
         if len(moves) == 1:
             return moves[0]
         seat = state.actor
-        apply_move, final_scores = self.engine.apply_move, self.engine.final_scores
+        apply_move, totals = self.engine.apply_move, self.totals
         best: list[Any] = []
         best_value = -math.inf
         for move in moves:
-            value = margin(final_scores(apply_move(state, move)).totals, seat)
+            t = list(totals(apply_move(state, move)))
+            mine = t.pop(seat)
+            value = mine - max(t, default=0)  # margin(t, seat)
             if value > best_value:
                 best_value, best = value, [move]
             elif value == best_value:
@@ -112,10 +145,23 @@ class GreedyAgent:
 class _Node:
     state: Any
     seat: int  # who moves in this state (-1 when the game is over)
+    moves: Sequence[Any]  # its legal moves (listed once)
     untried: list[Any]
     children: list[tuple[Any, _Node]] = field(default_factory=list)
     plays: int = 0
     shares: list[float] = field(default_factory=list)  # summed win share per seat
+
+
+def _settled(children: list[tuple[Any, _Node]], left: int) -> bool:
+    """Whether the most played child stays the most played whatever the `left` iterations do
+    (they can add at most `left` plays to another one)."""
+    first = second = 0
+    for _, c in children:
+        if c.plays > first:
+            first, second = c.plays, first
+        elif c.plays > second:
+            second = c.plays
+    return first - second > left
 
 
 @dataclass
@@ -124,7 +170,7 @@ class MctsAgent:
 
     engine: Any
     rng: random.Random
-    rollout: Agent
+    rollout: RandomAgent | GreedyAgent
     iterations: int = DEFAULT_ITERATIONS
     horizon: int | None = DEFAULT_HORIZON
 
@@ -134,7 +180,9 @@ class MctsAgent:
             return moves[0]
         seats = len(state.players)
         root = self._node(state, seats, moves)
-        for _ in range(self.iterations):
+        for done in range(self.iterations):
+            if not root.untried and _settled(root.children, self.iterations - done):
+                break  # no other move can be played more often: the choice is made
             path = [root]
             node = root
             # selection: fully expanded nodes, down by UCT
@@ -149,7 +197,7 @@ class MctsAgent:
                 node.children.append((move, child))
                 node = child
                 path.append(node)
-            shares = self._playout(node.state, seats)
+            shares = self._playout(node, seats)
             for n in path:
                 n.plays += 1
                 for i, s in enumerate(shares):
@@ -160,9 +208,9 @@ class MctsAgent:
 
     def _node(self, state: Any, seats: int, moves: list[Any] | None = None) -> _Node:
         if state.phase == OVER:
-            return _Node(state, -1, [], shares=[0.0] * seats)
-        untried = list(moves if moves is not None else self.engine.legal_moves(state))
-        return _Node(state, state.actor, untried, shares=[0.0] * seats)
+            return _Node(state, -1, (), [], shares=[0.0] * seats)
+        listed = moves if moves is not None else self.engine.legal_moves(state)
+        return _Node(state, state.actor, listed, list(listed), shares=[0.0] * seats)
 
     def _select(self, node: _Node) -> _Node:
         log_n = math.log(node.plays)
@@ -174,11 +222,18 @@ class MctsAgent:
 
         return max(node.children, key=uct)[1]
 
-    def _playout(self, state: Any, seats: int) -> list[float]:
-        """Play on (at most `horizon` moves) and score the end as win shares per seat."""
+    def _playout(self, node: _Node, seats: int) -> list[float]:
+        """Play on from a node (at most `horizon` moves) and score the end as win shares per
+        seat. The first move is chosen among the node's moves, listed when it was made."""
+        state = node.state
+        apply_move, legal_moves = self.engine.apply_move, self.engine.legal_moves
+        choose = self.rollout.choose
+        moves = node.moves
         steps = 0
         while state.phase != OVER and (self.horizon is None or steps < self.horizon):
-            state = self.engine.apply_move(state, self.rollout(state))
+            if steps:
+                moves = legal_moves(state)
+            state = apply_move(state, choose(state, moves))
             steps += 1
         first = self.engine.ranking(state).places[0]
         shares = [0.0] * seats

@@ -226,7 +226,7 @@ def plots(data: dict[str, Any], records: dict[str, list[GameRecord]]) -> list[tu
         )
         ax.boxplot(samples[::-1], whis=(5, 95), showmeans=True, **sideways)
         ax.set_yticks(range(1, len(labels) + 1), labels[::-1])
-        ax.set_xlabel("points per player (box: quartiles, whiskers: 5% and 95%, ▲ mean)")
+        ax.set_xlabel("points per player\n(box: quartiles, whiskers: 5% and 95%, ▲ mean)")
         out.append(("Score per scoring source", _svg(fig)))
         # game length
         fig = Figure(figsize=(7, 3))

@@ -13,15 +13,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lisboa_rules.sim.agents import OVER, make_agent
+from lisboa_rules.sim.agents import (
+    DEFAULT_HORIZON,
+    DEFAULT_ITERATIONS,
+    OVER,
+    make_agent,
+    totals_of,
+)
 
 
 @dataclass(frozen=True)
 class Options:
     """What an agent needs besides its name (MCTS's budget)."""
 
-    iterations: int = 200
-    horizon: int | None = 40
+    iterations: int = DEFAULT_ITERATIONS
+    horizon: int | None = DEFAULT_HORIZON
 
 
 @dataclass
@@ -70,12 +76,13 @@ def play_game(
     leader: int | None = None
     changes = 0
     turns = g.turns
+    estimate = totals_of(E)
     while g.phase != OVER:
         g = E.apply_move(g, bots[g.actor](g))
         moves += 1
         if g.turns != turns:  # a turn ended: who leads now?
             turns = g.turns
-            totals = E.final_scores(g).totals
+            totals = estimate(g)
             top = max(totals)
             leaders = [i for i, t in enumerate(totals) if t == top]
             if len(leaders) == 1 and leaders[0] != leader:

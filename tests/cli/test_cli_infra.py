@@ -47,7 +47,9 @@ def fake(
     """Replace compile_rules; return the list of calls it receives."""
     calls: list[tuple[Path, tuple[str, ...]]] = []
 
-    def compile_rules(rules_dir: Path, variants: Sequence[str] = ()) -> CompileResult:
+    def compile_rules(
+        rules_dir: Path, variants: Sequence[str] = (), extra: Sequence[Path] = ()
+    ) -> CompileResult:
         calls.append((rules_dir, tuple(variants)))
         return CompileResult(files=dict(FILES if files is None else files), diagnostics=list(diags))
 
@@ -168,7 +170,9 @@ def test_generated_code_that_does_not_compile_exits_2(
 def test_internal_error_is_one_line_without_traceback(
     cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def broken(rules_dir: Path, variants: Sequence[str] = ()) -> CompileResult:
+    def broken(
+        rules_dir: Path, variants: Sequence[str] = (), extra: Sequence[Path] = ()
+    ) -> CompileResult:
         raise RuntimeError("model exploded\nsecond line")
 
     monkeypatch.setattr(pipeline, "compile_rules", broken)
@@ -182,7 +186,9 @@ def test_internal_error_is_one_line_without_traceback(
 
 
 def test_debug_env_shows_the_traceback(cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(rules_dir: Path, variants: Sequence[str] = ()) -> CompileResult:
+    def broken(
+        rules_dir: Path, variants: Sequence[str] = (), extra: Sequence[Path] = ()
+    ) -> CompileResult:
         raise RuntimeError("model exploded")
 
     monkeypatch.setattr(pipeline, "compile_rules", broken)
@@ -195,7 +201,9 @@ def test_garbage_rules_give_diagnostics_not_tracebacks(
     cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # A stand-in pipeline made of the real loader and validator.
-    def compile_rules(rules_dir: Path, variants: Sequence[str] = ()) -> CompileResult:
+    def compile_rules(
+        rules_dir: Path, variants: Sequence[str] = (), extra: Sequence[Path] = ()
+    ) -> CompileResult:
         docs, diags = load_dir(rules_dir)
         diags += [d for doc in docs for d in validate(doc)]
         return CompileResult(diagnostics=diags)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -71,12 +70,15 @@ FOLDED = (
 
 def _build(root: Path, name: str, files: dict[str, str], args: list[str]) -> ModuleType:
     project = root / name
-    shutil.copytree(ROOT / "rules", project / "rules")
-    for vid, text in files.items():
-        (project / "rules" / "variants" / f"{vid}.yaml").write_text(text, encoding="utf-8")
+    project.mkdir()
+    house = []
+    for vid, text in files.items():  # house-rule files beside the rules: nothing is copied
+        house += ["--house", str(project / f"{vid}.yaml")]
+        (project / f"{vid}.yaml").write_text(text, encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(project)
-        assert main(["build", *args]) == 0, f"lisboa-rules build {args} failed"
+        build = ["build", "--rules", str(ROOT / "rules"), *house, *args]
+        assert main(build) == 0, f"lisboa-rules {build} failed"
     return load_engine(project / "generated" / "lisboa_engine.py", f"house_checks_{name}")
 
 
@@ -198,11 +200,11 @@ def test_a_broken_check_is_a_located_error(
         + "        at: $.players\n        text: bad\n"
     )
     project = tmp_path / "p"
-    shutil.copytree(ROOT / "rules", project / "rules")
-    (project / "rules" / "variants" / "house-bad.yaml").write_text(text, encoding="utf-8")
+    project.mkdir()
+    (project / "house-bad.yaml").write_text(text, encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(project)
-        assert main(["build"]) == 1
+        assert main(["build", "--rules", str(ROOT / "rules"), "--house", "house-bad.yaml"]) == 1
     err = capsys.readouterr().err
     assert f"error[{code}]" in err, err
     assert "house-bad.yaml:" in err or "state.yaml:" in err, err

@@ -6,7 +6,6 @@ cards' conservation, so `all_cards` finds them there too.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -67,12 +66,15 @@ VAULT = (
 
 def _build(root: Path, name: str, files: dict[str, str], args: list[str]) -> ModuleType:
     project = root / name
-    shutil.copytree(ROOT / "rules", project / "rules")
-    for vid, text in files.items():
-        (project / "rules" / "variants" / f"{vid}.yaml").write_text(text, encoding="utf-8")
+    project.mkdir()
+    house = []
+    for vid, text in files.items():  # house-rule files beside the rules: nothing is copied
+        house += ["--house", str(project / f"{vid}.yaml")]
+        (project / f"{vid}.yaml").write_text(text, encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(project)
-        assert main(["build", *args]) == 0, f"lisboa-rules build {args} failed"
+        build = ["build", "--rules", str(ROOT / "rules"), *house, *args]
+        assert main(build) == 0, f"lisboa-rules {build} failed"
     return load_engine(project / "generated" / "lisboa_engine.py", f"house_invariants_{name}")
 
 

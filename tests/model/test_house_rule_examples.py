@@ -15,7 +15,6 @@ import html as html_lib
 import importlib.util
 import random
 import re
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,11 +100,11 @@ def _load(path: Path, name: str) -> ModuleType:
     return module
 
 
-def _project(tmp: Path, names: tuple[str, ...]) -> Path:
-    shutil.copytree(ROOT / "rules", tmp / "rules")
-    for name in names:
-        shutil.copy(EXAMPLES / f"{name}.yaml", tmp / "rules" / "variants" / f"{name}.yaml")
-    return tmp / "rules"
+def _rules(names: tuple[str, ...], *files: Path) -> list[str]:
+    """The build's options for the rules with these examples (and files) added as house rules
+    (`--house`: nothing is copied)."""
+    house = [EXAMPLES / f"{name}.yaml" for name in names] + list(files)
+    return ["--rules", str(ROOT / "rules"), *(a for f in house for a in ("--house", str(f)))]
 
 
 def _build(
@@ -118,9 +117,8 @@ def _build(
     key = (name, fold)
     if key not in _BUILDS:
         tmp = tmp_factory.mktemp(f"{name}-{'folded' if fold else 'option'}")
-        rules = _project(tmp, (name,))
         out = tmp / "generated"
-        args = ["build", "--no-cache", "--rules", str(rules), "--out", str(out)]
+        args = ["build", "--no-cache", *_rules((name,)), "--out", str(out)]
         if fold:
             args += ["--variant", name]
         if capsys is not None:
@@ -142,8 +140,7 @@ def _build(
 def base(tmp_path_factory: pytest.TempPathFactory) -> Build:
     """The unmodified rules, built the same way."""
     tmp = tmp_path_factory.mktemp("base")
-    rules = _project(tmp, ())
-    assert main(["build", "--no-cache", "--rules", str(rules), "--out", str(tmp / "g")]) == 0
+    assert main(["build", "--no-cache", *_rules(()), "--out", str(tmp / "g")]) == 0
     return Build(
         _load(tmp / "g" / "lisboa_engine.py", "house_example_base"),
         (tmp / "g" / "reference" / "rules-annotated.md").read_text(encoding="utf-8"),
@@ -910,10 +907,10 @@ def test_a_second_royal_favor_is_a_choice_of_its_own(folded: Any) -> None:
 
 
 def _variant_build(tmp_path: Path, name: str, text: str, capsys: Any) -> tuple[int, str]:
-    rules = _project(tmp_path, ())
-    (rules / "variants" / f"{name}.yaml").write_text(text, encoding="utf-8")
+    house = tmp_path / f"{name}.yaml"
+    house.write_text(text, encoding="utf-8")
     capsys.readouterr()
-    args = ["build", "--no-cache", "--rules", str(rules), "--variant", name]
+    args = ["build", "--no-cache", *_rules((), house), "--variant", name]
     code = main([*args, "--out", str(tmp_path / "g")])
     return code, capsys.readouterr().err
 
@@ -926,9 +923,9 @@ def test_two_house_rules_that_add_names_are_chosen_together(
     for name in ("goods-scoring", "warehouse-bonus"):
         text = (EXAMPLES / f"{name}.yaml").read_text(encoding="utf-8")
         assert text.count("{$add: true, name:") == 1 and text.count("{name:") == 0
-    rules = _project(tmp_path, ("goods-scoring", "warehouse-bonus"))
     capsys.readouterr()
-    code = main(["build", "--no-cache", "--rules", str(rules), "--out", str(tmp_path / "g")])
+    code = main(["build", "--no-cache", *_rules(("goods-scoring", "warehouse-bonus")), "--out",
+                 str(tmp_path / "g")])
     assert code == 0, capsys.readouterr().err
     E = _load(tmp_path / "g" / "lisboa_engine.py", "house_two_names")
     g = E.new_game(3, ("goods-scoring", "warehouse-bonus"), 1)
@@ -954,7 +951,7 @@ def test_a_param_named_like_a_field(
     code, err = _variant_build(tmp_path, "fourth-noble", text, capsys)
     assert "generated-invalid" not in err, err
     if code != 0:  # refused, at the variant's line
-        assert "rules/variants/fourth-noble.yaml:" in err, err
+        assert f"{tmp_path / 'fourth-noble.yaml'}:" in err, err
         return
     # built: the steps still read the player's réis and wigs, not the param
     E = _load(tmp_path / "g" / "lisboa_engine.py", f"house_shadow_{param}")

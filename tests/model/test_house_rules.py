@@ -96,12 +96,10 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Build
     out: dict[str, Build] = {}
     for name in ("base", *HOUSE_RULES):
         project = tmp_path_factory.mktemp(name)
-        shutil.copytree(ROOT / "rules", project / "rules")
-        args = ["build"]
-        if name != "base":
-            (project / "rules" / "variants" / f"{name}.yaml").write_text(HOUSE_RULES[name],
-                                                                          encoding="utf-8")
-            args += ["--variant", name]
+        args = ["build", "--rules", str(ROOT / "rules")]
+        if name != "base":  # the house rule beside the rules (`--house`: nothing is copied)
+            (project / f"{name}.yaml").write_text(HOUSE_RULES[name], encoding="utf-8")
+            args += ["--house", f"{name}.yaml", "--variant", name]
         with pytest.MonkeyPatch.context() as mp:
             mp.chdir(project)
             assert main(args) == 0, f"lisboa-rules {' '.join(args)} failed"
@@ -244,12 +242,12 @@ def test_folded_variant_is_named(builds: dict[str, Build], name: str) -> None:
 
 
 def test_two_folded_variants_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    shutil.copytree(ROOT / "rules", tmp_path / "rules")
     for name in ("house-visit", "house-period"):
-        (tmp_path / "rules" / "variants" / f"{name}.yaml").write_text(HOUSE_RULES[name])
+        (tmp_path / f"{name}.yaml").write_text(HOUSE_RULES[name])
     monkeypatch.chdir(tmp_path)
-    assert main(["build", "--no-cache", "--variant", "house-visit", "--variant",
-                 "house-period"]) == 0
+    assert main(["build", "--no-cache", "--rules", str(ROOT / "rules"), "--house",
+                 "house-visit.yaml", "--house", "house-period.yaml", "--variant", "house-visit",
+                 "--variant", "house-period"]) == 0
     md = (tmp_path / "generated" / "reference" / "rules.md").read_text(encoding="utf-8")
     assert "With A longer first period (house-period), Crowded offices (house-visit)" in md
     E = _load(tmp_path / "generated" / "lisboa_engine.py", "house_engine_two")
@@ -320,13 +318,14 @@ def test_readme_house_rule_has_its_modeline() -> None:
 @pytest.mark.parametrize("fold", [True, False])
 def test_readme_house_rule_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                   capsys: pytest.CaptureFixture[str], fold: bool) -> None:
-    """The README's example, saved in rules/variants/, builds clean, folded or as an option."""
+    """The README's example, saved beside the rules (`--house`), builds clean, folded or as an
+    option."""
     vid, text = readme_house_rule()
-    shutil.copytree(ROOT / "rules", tmp_path / "rules")
-    (tmp_path / "rules" / "variants" / f"{vid}.yaml").write_text(text, encoding="utf-8")
+    (tmp_path / f"{vid}.yaml").write_text(text, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     capsys.readouterr()
-    assert main(["build", "--no-cache", *(["--variant", vid] if fold else [])]) == 0
+    assert main(["build", "--no-cache", "--rules", str(ROOT / "rules"), "--house",
+                 f"{vid}.yaml", *(["--variant", vid] if fold else [])]) == 0
     err = capsys.readouterr().err
     assert "warning" not in err and "error" not in err, err
     E = _load(tmp_path / "generated" / "lisboa_engine.py", f"readme_engine_{fold}")

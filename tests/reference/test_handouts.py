@@ -10,7 +10,6 @@ the folded rules and that handout.
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Callable
 from html import unescape
 from pathlib import Path
@@ -22,7 +21,7 @@ from lisboa_rules.cli import reference as reference_cli
 from lisboa_rules.cli.main import main
 from lisboa_rules.core.inputs import RULES_HTML, variant_handout
 from lisboa_rules.emit.reference.render import word_redline
-from lisboa_rules.pipeline import compile_rules
+from lisboa_rules.pipeline import CompileResult, compile_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
@@ -46,11 +45,11 @@ def test_word_redline_changes_only_the_changed_words(
     assert word_redline(before, after) == runs
 
 
-def _project(tmp: Path, variant: str, text: str) -> Path:
-    rules = tmp / "rules"
-    shutil.copytree(RULES, rules)
-    (rules / "variants" / f"{variant}.yaml").write_text(text, encoding="utf-8")
-    return rules
+def _compiled(tmp: Path, variant: str, text: str) -> CompileResult:
+    """The rules with a house-rule file beside them (`extra`: nothing is copied)."""
+    house = tmp / f"{variant}.yaml"
+    house.write_text(text, encoding="utf-8")
+    return compile_rules(RULES, extra=(house,))
 
 
 def _visible(page: str) -> str:
@@ -74,7 +73,7 @@ changes:
 
 @pytest.mark.parametrize("n", [4, 5, 9])
 def test_a_changed_number_is_struck_and_inserted_alone(tmp_path: Path, n: int) -> None:
-    files = compile_rules(_project(tmp_path, "house-rubble", HANDOUT_RULE.format(n=n))).files
+    files = _compiled(tmp_path, "house-rubble", HANDOUT_RULE.format(n=n)).files
     md = files[variant_handout("house-rubble", "md")]
     page = files[variant_handout("house-rubble", "html")]
     # the rule text: only the number changes
@@ -107,7 +106,7 @@ def test_the_variants_of_rules_have_handouts(variant: str) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_every_house_rule_example_gets_a_handout(tmp_path: Path, name: str) -> None:
     text = (EXAMPLES / f"{name}.yaml").read_text(encoding="utf-8")
-    result = compile_rules(_project(tmp_path, name, text))
+    result = _compiled(tmp_path, name, text)
     assert result.ok, [f"{d.code}: {d.message}" for d in result.diagnostics]
     md = result.files[variant_handout(name, "md")]
     html = result.files[variant_handout(name, "html")]

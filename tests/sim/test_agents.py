@@ -121,3 +121,32 @@ def test_greedy_picks_a_move_of_the_best_estimate(engine: Any, players: int, see
 
         best = max(margin(m) for m in engine.legal_moves(g))
         assert margin(agent(g)) == best
+
+
+class _WithTotals:
+    """The engine, with a numbers-only `final_totals` that counts its calls (and a
+    `final_scores` that fails: an agent must not need it then)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.calls = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)
+
+    def final_totals(self, state: Any) -> tuple[int, ...]:
+        self.calls += 1
+        return tuple(self.engine.final_scores(state).totals)
+
+    def final_scores(self, state: Any) -> Any:
+        raise AssertionError("final_scores called although the engine has final_totals")
+
+
+def test_greedy_uses_final_totals_when_the_engine_has_it(engine: Any) -> None:
+    """Greedy reads the engine's numbers-only `final_totals` when there is one (and plays the
+    same moves as over `final_scores`), else the totals of `final_scores`."""
+    fast = _WithTotals(engine)
+    states = [g for g in _states(engine, 3, (), 12, 9) if len(engine.legal_moves(g)) > 1]
+    plain = [make_agent("greedy", engine, 4)(g) for g in states]
+    assert [make_agent("greedy", fast, 4)(g) for g in states] == plain
+    assert fast.calls >= len(states)

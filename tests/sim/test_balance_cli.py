@@ -430,7 +430,35 @@ def test_a_house_rule_with_errors(text: str, tmp_path: Path, capsys: Any, monkey
         ["balance", "--games", "1", "--seed", "1", "--compare", str(path)], capsys, monkeypatch
     )
     assert code == 1 and "error" in err and out == ""
-    assert f"{path}:" in err and "lisboa-balance-" not in err  # the file the designer wrote
+    # at the file the designer wrote, line and column
+    assert re.search(rf"^{re.escape(str(path))}:\d+:\d+: error\[", err, re.MULTILINE), err
+    assert "lisboa-balance-" not in err and "/tmp/lisboa-" not in err
+
+
+def test_a_house_rule_with_the_id_of_a_variant_of_the_rules(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    path = tmp_path / "my-queen.yaml"
+    path.write_text(NOTHING.format(id="queen"), encoding="utf-8")
+    code, _, err = _run(
+        ["balance", "--games", "1", "--seed", "1", "--compare", str(path)], capsys, monkeypatch
+    )
+    assert code == 1
+    assert re.search(rf"^{re.escape(str(path))}:2:5: error\[duplicate-id\]", err, re.MULTILINE), err
+
+
+def test_the_readme_shows_the_picture_and_its_command() -> None:
+    """The README's balance section shows docs/balance-report.png with the command
+    tools/balance_picture.py runs to make it."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import balance_picture
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "](docs/balance-report.png)" in readme
+    assert balance_picture.COMMAND in " ".join(readme.replace("\\\n", " ").split())
+    picture = ROOT / "docs" / "balance-report.png"
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert picture.stat().st_size < 400_000  # a small file in the repository
 
 
 def test_dask_missing_is_a_usage_error(capsys: Any, monkeypatch: Any) -> None:
