@@ -46,6 +46,7 @@ __all__ = [
     "dumps",
     "explain_move",
     "final_scores",
+    "final_totals",
     "from_json",
     "influence_gain",
     "legal_moves",
@@ -8602,6 +8603,58 @@ _SCORERS: Final[dict[tuple[str, ...], Callable[[Game, _ScoreLayout], ScoreSheet]
     ("queen", "two-player"): _final_scores1,
 }
 
+# The same scoring, numbers only (`final_totals`): the same formulas and majorities, no
+# explanation written.
+
+
+def _final_totals1(g: Game, layout: _ScoreLayout) -> tuple[int, ...]:
+    """Final totals by the sources at rules/scoring.yaml:19."""
+    players = g.players
+    # rules/scoring.yaml:35 score.stores (a majority per group)
+    ms0_0 = [p.stores["gold"] for p in players]  # stores.gold
+    ok0_0 = [m > 0 for m in ms0_0]
+    ms0_1 = [p.stores["tools"] for p in players]  # stores.tools
+    ok0_1 = [m > 0 for m in ms0_1]
+    ms0_2 = [p.stores["books"] for p in players]  # stores.books
+    ok0_2 = [m > 0 for m in ms0_2]
+    ms0_3 = [p.stores["cloth"] for p in players]  # stores.cloth
+    ok0_3 = [m > 0 for m in ms0_3]
+    ms0 = [ms0_0, ms0_1, ms0_2, ms0_3]
+    ok0 = [ok0_0, ok0_1, ok0_2, ok0_3]
+    won0 = _majority_points(layout.majorities[0], len(players), ms0, ok0)
+    # rules/scoring.yaml:73 score.officials (a majority per group)
+    ms1_0 = [_m_officials_on_completed_plans(g, p) for p in players]  # officials_on_completed_plans
+    ok1_0 = [len(p.completed_plans) > 0 for p in players]
+    ms1 = [ms1_0]
+    ok1 = [ok1_0]
+    won1 = _majority_points(layout.majorities[1], len(players), ms1, ok1)
+    totals: list[int] = []
+    for i, p in enumerate(players):
+        # rules/scoring.yaml:19 score.ships
+        w0 = sum(p.ships)
+        # rules/scoring.yaml:26 score.rubble
+        w1 = 3 * p.rubble_sets
+        # rules/scoring.yaml:35 score.stores
+        w2 = won0[i]
+        # rules/scoring.yaml:50 score.influence
+        w3 = (p.reis + _m_influence_reis(g, p)) // 5
+        # rules/scoring.yaml:64 score.decrees: each item of p.decrees
+        w4 = _held_points(g, p, p.decrees, layout.held[0])
+        # rules/scoring.yaml:73 score.officials
+        w5 = won1[i]
+        # rules/scoring.yaml:85 score.favors
+        w6 = 2 * len(p.royal_favors)
+        totals.append(p.wigs + w0 + w1 + w2 + w3 + w4 + w5 + w6)
+    return tuple(totals)
+
+
+_TOTALERS: Final[dict[tuple[str, ...], Callable[[Game, _ScoreLayout], tuple[int, ...]]]] = {
+    (): _final_totals1,
+    ("queen",): _final_totals1,
+    ("two-player",): _final_totals1,
+    ("queen", "two-player"): _final_totals1,
+}
+
 # One straight-line function per rule set's tie-breaker chain (rules: tiebreakers): each measure
 # inlined, the score track read as the final total.
 
@@ -10353,6 +10406,14 @@ def final_scores(g: Game) -> ScoreSheet:
     return _SCORERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
 
 
+def final_totals(g: Game) -> tuple[int, ...]:
+    """The final totals alone, per seat: `tuple(final_scores(g).totals)`, the same numbers
+    computed without writing any explanation (for agents that score every move they could
+    make). Each rule set's is a generated straight-line function (`_TOTALERS`)."""
+    rs = g.rs
+    return _TOTALERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
+
+
 @dataclass(frozen=True, slots=True)
 class _PerPlayerLayout:
     """A per-player source: `NAME: the formula with the values = P (the formula in words)`."""
@@ -10508,6 +10569,51 @@ def _score_held(g: Game, p: Player, items: Sequence[Any], step: _HeldLayout) -> 
             parts.append(not_met)
             shown.append("0")
     return total, f"{step.head}{'; '.join(parts)}; {' + '.join(shown)} = {total}"
+
+
+def _held_points(g: Game, p: Player, items: Sequence[Any], step: _HeldLayout) -> int:
+    """The points of `_score_held`, without its explanation."""
+    table = step.items
+    total = 0
+    for item in items:
+        condition, points, _met, _not_met, _text = table[item]
+        if condition is None or condition(g, p, _NO_CTX):
+            total += points
+    return total
+
+
+def _majority_points(
+    step: _MajorityLayout, n: int, measures: list[list[int]], eligible: list[list[bool]] | None
+) -> list[int]:
+    """The points of `_score_majority` for `n` seats, without its explanations: the same
+    places and shares."""
+    totals = [0] * n
+    seats = range(n)
+    for k, group in enumerate(step.groups):
+        ms = measures[k]
+        prizes = group.prizes
+        paying = len(prizes)
+        if eligible is None:
+            ranked = sorted(seats, key=ms.__getitem__, reverse=True)
+        else:
+            ok = eligible[k]
+            ranked = [i for i in seats if ok[i]]
+            ranked.sort(key=ms.__getitem__, reverse=True)
+        last = min(len(ranked), paying)
+        place = 0
+        while place < last:
+            m = ms[ranked[place]]
+            end = place + 1
+            while end < len(ranked) and ms[ranked[end]] == m:
+                end += 1
+            if end == place + 1:
+                totals[ranked[place]] += prizes[place]
+            else:
+                points = sum(prizes[place:end]) // (end - place)
+                for j in ranked[place:end]:
+                    totals[j] += points
+            place = end
+    return totals
 
 
 _MEASURE_CTX: dict[int, Ctx] = {}

@@ -42,6 +42,7 @@ __all__ = [
     "dumps",
     "explain_move",
     "final_scores",
+    "final_totals",
     "from_json",
     "legal_moves",
     "loads",
@@ -209,6 +210,7 @@ class RuleSet:
 RULESETS: dict[tuple[str, ...], RuleSet] = {}
 _SCORERS: dict[tuple[str, ...], Callable[[Game, _ScoreLayout], ScoreSheet]] = {}
 _RANKERS: dict[tuple[str, ...], Callable[[Game, tuple[int, ...]], list[tuple[int, ...]]]] = {}
+_TOTALERS: dict[tuple[str, ...], Callable[[Game, _ScoreLayout], tuple[int, ...]]] = {}
 VARIANTS: dict[str, VariantDef] = {}
 GAME_INFO: dict[str, Any] = {}
 RULE_TEXT: dict[str, tuple[str, str]] = {}
@@ -971,6 +973,14 @@ def final_scores(g: Game) -> ScoreSheet:
     return _SCORERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
 
 
+def final_totals(g: Game) -> tuple[int, ...]:
+    """The final totals alone, per seat: `tuple(final_scores(g).totals)`, the same numbers
+    computed without writing any explanation (for agents that score every move they could
+    make). Each rule set's is a generated straight-line function (`_TOTALERS`)."""
+    rs = g.rs
+    return _TOTALERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
+
+
 @dataclass(frozen=True, slots=True)
 class _PerPlayerLayout:
     """A per-player source: `NAME: the formula with the values = P (the formula in words)`."""
@@ -1126,6 +1136,51 @@ def _score_held(g: Game, p: Player, items: Sequence[Any], step: _HeldLayout) -> 
             parts.append(not_met)
             shown.append("0")
     return total, f"{step.head}{'; '.join(parts)}; {' + '.join(shown)} = {total}"
+
+
+def _held_points(g: Game, p: Player, items: Sequence[Any], step: _HeldLayout) -> int:
+    """The points of `_score_held`, without its explanation."""
+    table = step.items
+    total = 0
+    for item in items:
+        condition, points, _met, _not_met, _text = table[item]
+        if condition is None or condition(g, p, _NO_CTX):
+            total += points
+    return total
+
+
+def _majority_points(
+    step: _MajorityLayout, n: int, measures: list[list[int]], eligible: list[list[bool]] | None
+) -> list[int]:
+    """The points of `_score_majority` for `n` seats, without its explanations: the same
+    places and shares."""
+    totals = [0] * n
+    seats = range(n)
+    for k, group in enumerate(step.groups):
+        ms = measures[k]
+        prizes = group.prizes
+        paying = len(prizes)
+        if eligible is None:
+            ranked = sorted(seats, key=ms.__getitem__, reverse=True)
+        else:
+            ok = eligible[k]
+            ranked = [i for i in seats if ok[i]]
+            ranked.sort(key=ms.__getitem__, reverse=True)
+        last = min(len(ranked), paying)
+        place = 0
+        while place < last:
+            m = ms[ranked[place]]
+            end = place + 1
+            while end < len(ranked) and ms[ranked[end]] == m:
+                end += 1
+            if end == place + 1:
+                totals[ranked[place]] += prizes[place]
+            else:
+                points = sum(prizes[place:end]) // (end - place)
+                for j in ranked[place:end]:
+                    totals[j] += points
+            place = end
+    return totals
 
 
 _MEASURE_CTX: dict[int, Ctx] = {}
