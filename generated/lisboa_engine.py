@@ -9,6 +9,9 @@
 Standard library only. Start with `new_game(players, variants, seed)`, list the choices with
 `legal_moves(game)`, play one with `apply_move(game, move)` (it returns a new state and raises
 IllegalMove naming the rule), and score a finished game with `final_scores` and `ranking`.
+`final_totals(game)` gives the totals alone (the same numbers, no explanation written), for
+agents that score the state after each move they could make (`apply_move` of one state with
+each of its listed moves in turn lists it once more, then plays each on a copy of that).
 Saved games: `to_json` / `from_json` (validated against STATE_SCHEMA).
 """
 
@@ -1046,6 +1049,29 @@ _MOVE_FIELDS: Final = (
     "pile",
     "cards",
 )
+
+
+def _move_well_typed(move: Move) -> bool:
+    """Whether every field of a Move has its exact Python type (`_MOVE_TYPES`; `True` is not
+    card 1): the quick yes of `_move_problem`."""
+    return (
+        type(move.kind) is str
+        and type(move.player) is int
+        and (move.card is None or type(move.card) is int)
+        and (move.state_action is None or type(move.state_action) is str)
+        and (move.good is None or type(move.good) is str)
+        and (move.favor is None or type(move.favor) is str)
+        and (move.business is None or type(move.business) is str)
+        and (move.plan is None or type(move.plan) is str)
+        and type(move.decrees) is tuple
+        and all(type(v) is str for v in move.decrees)
+        and type(move.noble_action) is bool
+        and (move.noble is None or type(move.noble) is str)
+        and (move.pile is None or type(move.pile) is str)
+        and type(move.cards) is tuple
+        and all(type(v) is int for v in move.cards)
+    )
+
 
 # The fields of a saved game, in the order of rules/state.yaml.
 _GAME_FIELDS: Final = (
@@ -2155,25 +2181,16 @@ def _m_empty_display_piles(g: Game, p: Player) -> int:
 
 def _cp1(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
-    # copies discard, favors, goods, hand, influence, markers_left, offices, officials,
-    # pending_markers, plan_supply, plans, portfolio, reis, royal_favors, rubble_cubes,
-    # rubble_sets, ships, shipyard, treasury, treasury_row, wigs
+    # copies discard, hand, influence, markers_left, pending_markers, portfolio, reis,
+    # rubble_cubes, rubble_sets, treasury, treasury_row, wigs
     c = g._copy()
     c.discard = g.discard[:]
-    c.favors = g.favors.copy()
-    c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
     c.pending_markers = g.pending_markers[:]
-    c.plan_supply = g.plan_supply[:]
-    c.shipyard = g.shipyard[:]
     c.players = g.players[:]
     for s in (seat,):
         q = c.players[s] = g.players[s]._copy()
-        q.goods = q.goods.copy()
         q.hand = q.hand[:]
-        q.plans = q.plans[:]
         q.portfolio = q.portfolio[:]
-        q.royal_favors = q.royal_favors[:]
-        q.ships = q.ships[:]
         q.treasury_row = q.treasury_row[:]
     return c
 
@@ -2190,13 +2207,11 @@ def _cp2(g: Game, seat: int) -> Game:
 
 def _cp3(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
-    # copies favors, goods, influence, markers_left, offices, officials, pending_markers,
-    # plan_supply, plans, reis, royal_favors, rubble_cubes, rubble_sets, ships, shipyard,
-    # treasury, wigs
+    # copies favors, goods, influence, offices, officials, plan_supply, plans, reis,
+    # royal_favors, ships, shipyard, wigs
     c = g._copy()
     c.favors = g.favors.copy()
     c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
-    c.pending_markers = g.pending_markers[:]
     c.plan_supply = g.plan_supply[:]
     c.shipyard = g.shipyard[:]
     c.players = g.players[:]
@@ -9890,6 +9905,9 @@ _MOVE_EXACT: Final = {"string": str, "integer": int, "boolean": bool}
 def _move_problem(move: Any) -> str | None:
     """What makes `move` no Move at all (a field of the wrong Python type: exactly int, str,
     bool or a tuple of them, so `True` is not card 1), or None."""
+    with suppress(AttributeError):  # (a field deleted: said below)
+        if type(move) is Move and _move_well_typed(move):  # the quick yes (generated)
+            return None
     if not isinstance(move, Move):
         return f"{type(move).__name__} is not a Move"
     for key, want in _MOVE_TYPES.items():
@@ -9977,37 +9995,66 @@ def legal_moves(g: Game) -> list[Move]:
         if md.phase == g.phase:
             out += md.moves(g, seat)
     if len(out) >= _KEEP_FROM:
-        _LISTED[0] = (g, g.clone(), out[:])
+        _LISTED[0] = (g, g.clone(), out[:], None)
     return out
 
 
 # The last long list of moves `legal_moves` made, kept with the state it was made for and a
-# copy of that state taken then: (state, copy, moves). `apply_move` and `explain_move` of that
-# state read the list instead of listing again, but only while the state is still equal to
-# the copy in every field (a state changed since is listed again), and `apply_move` plays the
-# move on the copy, taken out of here (each copy is played once). A cache only: with it empty
-# every answer is the same. Short lists are not kept (listing them again costs less).
-_LISTED: Final[dict[int, tuple[Game, Game, list[Move]]]] = {}
+# copy of that state taken then: (state, copy, moves, ids). `apply_move` and `explain_move` of
+# that state read the list instead of listing again, but only while the state is still equal
+# to the copy in every field (a state changed since is listed again). The first `apply_move`
+# plays the move on the copy itself (a random playout plays one move of each state): the
+# entry stays, with no copy (None), to tell a second `apply_move` of the same state (a search
+# trying every move) to list it afresh and keep that copy shared, with the ids of the listed
+# moves (`ids`, a set: the moves a caller picks from the list are found at once); from then on
+# each move is played on a copy of the shared copy. A cache only: with it empty every answer
+# is the same. Short lists are not kept (listing them again costs less).
+_LISTED: Final[dict[int, tuple[Game, Game | None, list[Move], set[int] | None]]] = {}
 _KEEP_FROM: Final = 8  # moves
 
 
 def _kept(g: Game, move: Move, take: bool) -> Game | None:
-    """The copy of `g` kept with the moves `legal_moves(g)` listed, when `g` is unchanged since
-    then and `move` (well typed) is one of them: taken out with `take`; otherwise None."""
+    """A state equal to `g` to play `move` on, from the moves `legal_moves(g)` kept, when `g`
+    is unchanged since then and `move` (well typed) is one of them, otherwise None. Without
+    `take`, the kept copy itself (only to be read). With `take`, a state to play on: the kept
+    copy itself the first time, a copy of it later."""
     entry = _LISTED.get(0)
     if entry is None or entry[0] is not g or type(move) is not Move:
         return None
-    for m in entry[2]:  # one of the listed moves (what a player picks from the list)...
-        if m is move:
-            break
-    else:  # ...or a Move of the same fields as one (exact types: checked)
-        if move not in entry[2]:
+    kept = entry[1]
+    if kept is None:  # played once already: a search tries the moves of this state
+        if not take:
             return None
-    if g != entry[1]:
+        first = entry[2]
+        fresh = legal_moves(g)  # listed afresh from g as it is now, and kept with a copy
+        entry = _LISTED.get(0)
+        if entry is None or entry[0] is not g or entry[1] is None:
+            return None
+        kept = entry[1]
+        # the moves the caller holds are those of the first list, when it is the same list
+        moves = first if fresh == first else entry[2]
+        entry = _LISTED[0] = (g, kept, moves, {id(m) for m in moves})
+    ids = entry[3]
+    if ids is not None:
+        if id(move) not in ids and move not in entry[2]:
+            return None
+    else:
+        for m in entry[2]:  # one of the listed moves (what a player picks from the list)...
+            if m is move:
+                break
+        else:  # ...or a Move of the same fields as one (exact types: checked)
+            if move not in entry[2]:
+                return None
+    if g != kept:
         return None
-    if take and _LISTED.pop(0, None) is not entry:  # another thread took it first
+    if not take:
+        return kept
+    if ids is not None:
+        return kept.clone()
+    if _LISTED.pop(0, None) is not entry:  # another thread took it first
         return None
-    return entry[1]
+    _LISTED[0] = (g, None, entry[2], None)
+    return kept
 
 
 # --- Checking and applying a move -----------------------------------------------------------------

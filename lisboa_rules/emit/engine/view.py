@@ -41,6 +41,7 @@ class EngineView:
     constants: list[tuple[str, str]] = field(default_factory=list)
     scorers: list[FormulaFn] = field(default_factory=list)  # code = the function's body
     scorer_keys: list[tuple[str, str]] = field(default_factory=list)  # (key literal, name)
+    move_check: str = ""  # the body of _move_well_typed
     totalers: list[FormulaFn] = field(default_factory=list)  # final_totals, per rule set
     totaler_keys: list[tuple[str, str]] = field(default_factory=list)
     rankers: list[FormulaFn] = field(default_factory=list)  # code = the function's body
@@ -692,6 +693,25 @@ def _call_with_sources(head: str, items: list[tuple[str, Any]], where: dict[str,
     return "\n".join(lines)
 
 
+def _move_check(types: dict[str, str], not_null: tuple[str, ...]) -> str:
+    """The body of `_move_well_typed`: `_MOVE_TYPES` as one straight-line test of each field's
+    exact Python type (what `_move_problem` checks, field by field, to say what is wrong)."""
+    exact = {"string": "str", "integer": "int", "boolean": "bool"}
+    tests = []
+    for name, t in types.items():
+        value = f"move.{name}"
+        if t in ("strings", "integers"):
+            item = "str" if t == "strings" else "int"
+            tests.append(f"type({value}) is tuple")
+            tests.append(f"all(type(v) is {item} for v in {value})")
+        elif name in not_null:
+            tests.append(f"type({value}) is {exact[t]}")
+        else:
+            tests.append(f"({value} is None or type({value}) is {exact[t]})")
+    return "\n".join(["    return (", *[f"        {'and ' if k else ''}{x}"
+                                         for k, x in enumerate(tests)], "    )"])
+
+
 def build_view(
     rulesets: list[Model],
     variants: list[Any],
@@ -712,6 +732,9 @@ def build_view(
     view.move_fields = [MoveField(name, _MOVE_ANNOTATION[t][0], repr(defaults[name]))
                         for name, t in pv.move_fields.items()]
     view.move_types = fmt(types, 0, "", len("_MOVE_TYPES: Final = "))
+    view.move_check = _move_check(types, ("kind", "player", *[n for n, t in
+                                                             pv.move_fields.items()
+                                                             if t == "boolean"]))
     view.move_defaults = fmt(defaults, 0, "", len("_MOVE_DEFAULTS: Final[dict[str, Any]] = "))
     not_null = ["kind", "player", *[n for n, t in pv.move_fields.items() if t == "boolean"]]
     view.move_not_null = "frozenset({" + ", ".join(py_str(n) for n in not_null) + "})"
