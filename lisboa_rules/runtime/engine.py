@@ -551,6 +551,8 @@ def legal_moves(g: Game) -> list[Move]:
     for md in rs.moves.values():
         if md.phase == g.phase:
             out += md.moves(g, seat)
+    if _PLAYED:  # the list of a state played once is kept only until another listing
+        _PLAYED.clear()
     if len(out) >= _KEEP_FROM:
         _LISTED[0] = (g, g.clone(), out[:], None)
     return out
@@ -560,13 +562,16 @@ def legal_moves(g: Game) -> list[Move]:
 # copy of that state taken then: (state, copy, moves, ids). `apply_move` and `explain_move` of
 # that state read the list instead of listing again, but only while the state is still equal
 # to the copy in every field (a state changed since is listed again). The first `apply_move`
-# plays the move on the copy itself (a random playout plays one move of each state): the
-# entry stays, with no copy (None), to tell a second `apply_move` of the same state (a search
-# trying every move) to list it afresh and keep that copy shared, with the ids of the listed
-# moves (`ids`, a set: the moves a caller picks from the list are found at once); from then on
-# each move is played on a copy of the shared copy. A cache only: with it empty every answer
-# is the same. Short lists are not kept (listing them again costs less).
-_LISTED: Final[dict[int, tuple[Game, Game | None, list[Move], set[int] | None]]] = {}
+# plays the move on the copy itself (a random playout plays one move of each state) and takes
+# the entry out, leaving in `_PLAYED` the id of the state and its list until `legal_moves`
+# lists again: a second `apply_move` of that state (a search trying every move) lists it
+# afresh and keeps that copy shared, with the ids of the listed moves (`ids`, a set: the moves
+# a caller picks from the list are found at once; the list is kept, so the ids stay those of
+# its moves); from then on each move is played on a copy of the shared copy. A cache only:
+# with it empty every answer is the same (an id of a state that is gone only makes a state be
+# listed once more). Short lists are not kept (listing them again costs less).
+_LISTED: Final[dict[int, tuple[Game, Game, list[Move], set[int] | None]]] = {}
+_PLAYED: Final[dict[int, tuple[int, list[Move]]]] = {}
 _KEEP_FROM: Final = 8  # moves
 
 
@@ -575,22 +580,23 @@ def _kept(g: Game, move: Move, take: bool) -> Game | None:
     is unchanged since then and `move` (well typed) is one of them, otherwise None. Without
     `take`, the kept copy itself (only to be read). With `take`, a state to play on: the kept
     copy itself the first time, a copy of it later."""
-    entry = _LISTED.get(0)
-    if entry is None or entry[0] is not g or type(move) is not Move:
+    if type(move) is not Move:
         return None
-    kept = entry[1]
-    if kept is None:  # played once already: a search tries the moves of this state
-        if not take:
+    entry = _LISTED.get(0)
+    if entry is None or entry[0] is not g:
+        played = _PLAYED.get(0)
+        if not take or played is None or played[0] != id(g):
             return None
-        first = entry[2]
+        # played once already: a search tries the moves of this state
+        first = played[1]
         fresh = legal_moves(g)  # listed afresh from g as it is now, and kept with a copy
         entry = _LISTED.get(0)
-        if entry is None or entry[0] is not g or entry[1] is None:
+        if entry is None or entry[0] is not g:
             return None
-        kept = entry[1]
         # the moves the caller holds are those of the first list, when it is the same list
         moves = first if fresh == first else entry[2]
-        entry = _LISTED[0] = (g, kept, moves, {id(m) for m in moves})
+        entry = _LISTED[0] = (g, entry[1], moves, {id(m) for m in moves})
+    kept = entry[1]
     ids = entry[3]
     if ids is not None:
         if id(move) not in ids and move not in entry[2]:
@@ -610,7 +616,7 @@ def _kept(g: Game, move: Move, take: bool) -> Game | None:
         return kept.clone()
     if _LISTED.pop(0, None) is not entry:  # another thread took it first
         return None
-    _LISTED[0] = (g, None, entry[2], None)
+    _PLAYED[0] = (id(g), entry[2])
     return kept
 
 
