@@ -9,6 +9,9 @@
 Standard library only. Start with `new_game(players, variants, seed)`, list the choices with
 `legal_moves(game)`, play one with `apply_move(game, move)` (it returns a new state and raises
 IllegalMove naming the rule), and score a finished game with `final_scores` and `ranking`.
+`final_totals(game)` gives the totals alone (the same numbers, no explanation written), for
+agents that score the state after each move they could make (`apply_move` of one state with
+each of its listed moves in turn lists it once more, then plays each on a copy of that).
 Saved games: `to_json` / `from_json` (validated against STATE_SCHEMA).
 """
 
@@ -46,6 +49,7 @@ __all__ = [
     "dumps",
     "explain_move",
     "final_scores",
+    "final_totals",
     "from_json",
     "influence_gain",
     "legal_moves",
@@ -1045,6 +1049,29 @@ _MOVE_FIELDS: Final = (
     "pile",
     "cards",
 )
+
+
+def _move_well_typed(move: Move) -> bool:
+    """Whether every field of a Move has its exact Python type (`_MOVE_TYPES`; `True` is not
+    card 1): the quick yes of `_move_problem`."""
+    return (
+        type(move.kind) is str
+        and type(move.player) is int
+        and (move.card is None or type(move.card) is int)
+        and (move.state_action is None or type(move.state_action) is str)
+        and (move.good is None or type(move.good) is str)
+        and (move.favor is None or type(move.favor) is str)
+        and (move.business is None or type(move.business) is str)
+        and (move.plan is None or type(move.plan) is str)
+        and type(move.decrees) is tuple
+        and all(type(v) is str for v in move.decrees)
+        and type(move.noble_action) is bool
+        and (move.noble is None or type(move.noble) is str)
+        and (move.pile is None or type(move.pile) is str)
+        and type(move.cards) is tuple
+        and all(type(v) is int for v in move.cards)
+    )
+
 
 # The fields of a saved game, in the order of rules/state.yaml.
 _GAME_FIELDS: Final = (
@@ -2154,25 +2181,16 @@ def _m_empty_display_piles(g: Game, p: Player) -> int:
 
 def _cp1(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
-    # copies discard, favors, goods, hand, influence, markers_left, offices, officials,
-    # pending_markers, plan_supply, plans, portfolio, reis, royal_favors, rubble_cubes,
-    # rubble_sets, ships, shipyard, treasury, treasury_row, wigs
+    # copies discard, hand, influence, markers_left, pending_markers, portfolio, reis,
+    # rubble_cubes, rubble_sets, treasury, treasury_row, wigs
     c = g._copy()
     c.discard = g.discard[:]
-    c.favors = g.favors.copy()
-    c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
     c.pending_markers = g.pending_markers[:]
-    c.plan_supply = g.plan_supply[:]
-    c.shipyard = g.shipyard[:]
     c.players = g.players[:]
     for s in (seat,):
         q = c.players[s] = g.players[s]._copy()
-        q.goods = q.goods.copy()
         q.hand = q.hand[:]
-        q.plans = q.plans[:]
         q.portfolio = q.portfolio[:]
-        q.royal_favors = q.royal_favors[:]
-        q.ships = q.ships[:]
         q.treasury_row = q.treasury_row[:]
     return c
 
@@ -2189,13 +2207,11 @@ def _cp2(g: Game, seat: int) -> Game:
 
 def _cp3(g: Game, seat: int) -> Game:
     """A copy of the game for trying choices, sharing what they never write."""
-    # copies favors, goods, influence, markers_left, offices, officials, pending_markers,
-    # plan_supply, plans, reis, royal_favors, rubble_cubes, rubble_sets, ships, shipyard,
-    # treasury, wigs
+    # copies favors, goods, influence, offices, officials, plan_supply, plans, reis,
+    # royal_favors, ships, shipyard, wigs
     c = g._copy()
     c.favors = g.favors.copy()
     c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
-    c.pending_markers = g.pending_markers[:]
     c.plan_supply = g.plan_supply[:]
     c.shipyard = g.shipyard[:]
     c.players = g.players[:]
@@ -8602,6 +8618,58 @@ _SCORERS: Final[dict[tuple[str, ...], Callable[[Game, _ScoreLayout], ScoreSheet]
     ("queen", "two-player"): _final_scores1,
 }
 
+# The same scoring, numbers only (`final_totals`): the same formulas and majorities, no
+# explanation written.
+
+
+def _final_totals1(g: Game, layout: _ScoreLayout) -> tuple[int, ...]:
+    """Final totals by the sources at rules/scoring.yaml:19."""
+    players = g.players
+    # rules/scoring.yaml:35 score.stores (a majority per group)
+    ms0_0 = [p.stores["gold"] for p in players]  # stores.gold
+    ok0_0 = [m > 0 for m in ms0_0]
+    ms0_1 = [p.stores["tools"] for p in players]  # stores.tools
+    ok0_1 = [m > 0 for m in ms0_1]
+    ms0_2 = [p.stores["books"] for p in players]  # stores.books
+    ok0_2 = [m > 0 for m in ms0_2]
+    ms0_3 = [p.stores["cloth"] for p in players]  # stores.cloth
+    ok0_3 = [m > 0 for m in ms0_3]
+    ms0 = [ms0_0, ms0_1, ms0_2, ms0_3]
+    ok0 = [ok0_0, ok0_1, ok0_2, ok0_3]
+    won0 = _majority_points(layout.majorities[0], len(players), ms0, ok0)
+    # rules/scoring.yaml:73 score.officials (a majority per group)
+    ms1_0 = [_m_officials_on_completed_plans(g, p) for p in players]  # officials_on_completed_plans
+    ok1_0 = [len(p.completed_plans) > 0 for p in players]
+    ms1 = [ms1_0]
+    ok1 = [ok1_0]
+    won1 = _majority_points(layout.majorities[1], len(players), ms1, ok1)
+    totals: list[int] = []
+    for i, p in enumerate(players):
+        # rules/scoring.yaml:19 score.ships
+        w0 = sum(p.ships)
+        # rules/scoring.yaml:26 score.rubble
+        w1 = 3 * p.rubble_sets
+        # rules/scoring.yaml:35 score.stores
+        w2 = won0[i]
+        # rules/scoring.yaml:50 score.influence
+        w3 = (p.reis + _m_influence_reis(g, p)) // 5
+        # rules/scoring.yaml:64 score.decrees: each item of p.decrees
+        w4 = _held_points(g, p, p.decrees, layout.held[0])
+        # rules/scoring.yaml:73 score.officials
+        w5 = won1[i]
+        # rules/scoring.yaml:85 score.favors
+        w6 = 2 * len(p.royal_favors)
+        totals.append(p.wigs + w0 + w1 + w2 + w3 + w4 + w5 + w6)
+    return tuple(totals)
+
+
+_TOTALERS: Final[dict[tuple[str, ...], Callable[[Game, _ScoreLayout], tuple[int, ...]]]] = {
+    (): _final_totals1,
+    ("queen",): _final_totals1,
+    ("two-player",): _final_totals1,
+    ("queen", "two-player"): _final_totals1,
+}
+
 # One straight-line function per rule set's tie-breaker chain (rules: tiebreakers): each measure
 # inlined, the score track read as the final total.
 
@@ -9837,6 +9905,9 @@ _MOVE_EXACT: Final = {"string": str, "integer": int, "boolean": bool}
 def _move_problem(move: Any) -> str | None:
     """What makes `move` no Move at all (a field of the wrong Python type: exactly int, str,
     bool or a tuple of them, so `True` is not card 1), or None."""
+    with suppress(AttributeError):  # (a field deleted: said below)
+        if type(move) is Move and _move_well_typed(move):  # the quick yes (generated)
+            return None
     if not isinstance(move, Move):
         return f"{type(move).__name__} is not a Move"
     for key, want in _MOVE_TYPES.items():
@@ -9923,38 +9994,73 @@ def legal_moves(g: Game) -> list[Move]:
     for md in rs.moves.values():
         if md.phase == g.phase:
             out += md.moves(g, seat)
+    if _PLAYED:  # the list of a state played once is kept only until another listing
+        _PLAYED.clear()
     if len(out) >= _KEEP_FROM:
-        _LISTED[0] = (g, g.clone(), out[:])
+        _LISTED[0] = (g, g.clone(), out[:], None)
     return out
 
 
 # The last long list of moves `legal_moves` made, kept with the state it was made for and a
-# copy of that state taken then: (state, copy, moves). `apply_move` and `explain_move` of that
-# state read the list instead of listing again, but only while the state is still equal to
-# the copy in every field (a state changed since is listed again), and `apply_move` plays the
-# move on the copy, taken out of here (each copy is played once). A cache only: with it empty
-# every answer is the same. Short lists are not kept (listing them again costs less).
-_LISTED: Final[dict[int, tuple[Game, Game, list[Move]]]] = {}
+# copy of that state taken then: (state, copy, moves, ids). `apply_move` and `explain_move` of
+# that state read the list instead of listing again, but only while the state is still equal
+# to the copy in every field (a state changed since is listed again). The first `apply_move`
+# plays the move on the copy itself (a random playout plays one move of each state) and takes
+# the entry out, leaving in `_PLAYED` the id of the state and its list until `legal_moves`
+# lists again: a second `apply_move` of that state (a search trying every move) lists it
+# afresh and keeps that copy shared, with the ids of the listed moves (`ids`, a set: the moves
+# a caller picks from the list are found at once; the list is kept, so the ids stay those of
+# its moves); from then on each move is played on a copy of the shared copy. A cache only:
+# with it empty every answer is the same (an id of a state that is gone only makes a state be
+# listed once more). Short lists are not kept (listing them again costs less).
+_LISTED: Final[dict[int, tuple[Game, Game, list[Move], set[int] | None]]] = {}
+_PLAYED: Final[dict[int, tuple[int, list[Move]]]] = {}
 _KEEP_FROM: Final = 8  # moves
 
 
 def _kept(g: Game, move: Move, take: bool) -> Game | None:
-    """The copy of `g` kept with the moves `legal_moves(g)` listed, when `g` is unchanged since
-    then and `move` (well typed) is one of them: taken out with `take`; otherwise None."""
+    """A state equal to `g` to play `move` on, from the moves `legal_moves(g)` kept, when `g`
+    is unchanged since then and `move` (well typed) is one of them, otherwise None. Without
+    `take`, the kept copy itself (only to be read). With `take`, a state to play on: the kept
+    copy itself the first time, a copy of it later."""
+    if type(move) is not Move:
+        return None
     entry = _LISTED.get(0)
-    if entry is None or entry[0] is not g or type(move) is not Move:
-        return None
-    for m in entry[2]:  # one of the listed moves (what a player picks from the list)...
-        if m is move:
-            break
-    else:  # ...or a Move of the same fields as one (exact types: checked)
-        if move not in entry[2]:
+    if entry is None or entry[0] is not g:
+        played = _PLAYED.get(0)
+        if not take or played is None or played[0] != id(g):
             return None
-    if g != entry[1]:
+        # played once already: a search tries the moves of this state
+        first = played[1]
+        fresh = legal_moves(g)  # listed afresh from g as it is now, and kept with a copy
+        entry = _LISTED.get(0)
+        if entry is None or entry[0] is not g:
+            return None
+        # the moves the caller holds are those of the first list, when it is the same list
+        moves = first if fresh == first else entry[2]
+        entry = _LISTED[0] = (g, entry[1], moves, {id(m) for m in moves})
+    kept = entry[1]
+    ids = entry[3]
+    if ids is not None:
+        if id(move) not in ids and move not in entry[2]:
+            return None
+    else:
+        for m in entry[2]:  # one of the listed moves (what a player picks from the list)...
+            if m is move:
+                break
+        else:  # ...or a Move of the same fields as one (exact types: checked)
+            if move not in entry[2]:
+                return None
+    if g != kept:
         return None
-    if take and _LISTED.pop(0, None) is not entry:  # another thread took it first
+    if not take:
+        return kept
+    if ids is not None:
+        return kept.clone()
+    if _LISTED.pop(0, None) is not entry:  # another thread took it first
         return None
-    return entry[1]
+    _PLAYED[0] = (id(g), entry[2])
+    return kept
 
 
 # --- Checking and applying a move -----------------------------------------------------------------
@@ -10353,6 +10459,14 @@ def final_scores(g: Game) -> ScoreSheet:
     return _SCORERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
 
 
+def final_totals(g: Game) -> tuple[int, ...]:
+    """The final totals alone, per seat: `tuple(final_scores(g).totals)`, the same numbers
+    computed without writing any explanation (for agents that score every move they could
+    make). Each rule set's is a generated straight-line function (`_TOTALERS`)."""
+    rs = g.rs
+    return _TOTALERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
+
+
 @dataclass(frozen=True, slots=True)
 class _PerPlayerLayout:
     """A per-player source: `NAME: the formula with the values = P (the formula in words)`."""
@@ -10508,6 +10622,51 @@ def _score_held(g: Game, p: Player, items: Sequence[Any], step: _HeldLayout) -> 
             parts.append(not_met)
             shown.append("0")
     return total, f"{step.head}{'; '.join(parts)}; {' + '.join(shown)} = {total}"
+
+
+def _held_points(g: Game, p: Player, items: Sequence[Any], step: _HeldLayout) -> int:
+    """The points of `_score_held`, without its explanation."""
+    table = step.items
+    total = 0
+    for item in items:
+        condition, points, _met, _not_met, _text = table[item]
+        if condition is None or condition(g, p, _NO_CTX):
+            total += points
+    return total
+
+
+def _majority_points(
+    step: _MajorityLayout, n: int, measures: list[list[int]], eligible: list[list[bool]] | None
+) -> list[int]:
+    """The points of `_score_majority` for `n` seats, without its explanations: the same
+    places and shares."""
+    totals = [0] * n
+    seats = range(n)
+    for k, group in enumerate(step.groups):
+        ms = measures[k]
+        prizes = group.prizes
+        paying = len(prizes)
+        if eligible is None:
+            ranked = sorted(seats, key=ms.__getitem__, reverse=True)
+        else:
+            ok = eligible[k]
+            ranked = [i for i in seats if ok[i]]
+            ranked.sort(key=ms.__getitem__, reverse=True)
+        last = min(len(ranked), paying)
+        place = 0
+        while place < last:
+            m = ms[ranked[place]]
+            end = place + 1
+            while end < len(ranked) and ms[ranked[end]] == m:
+                end += 1
+            if end == place + 1:
+                totals[ranked[place]] += prizes[place]
+            else:
+                points = sum(prizes[place:end]) // (end - place)
+                for j in ranked[place:end]:
+                    totals[j] += points
+            place = end
+    return totals
 
 
 _MEASURE_CTX: dict[int, Ctx] = {}

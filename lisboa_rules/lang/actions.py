@@ -148,8 +148,6 @@ class ActionCompiler(Compiler):
             for sub in s.walk():
                 if sub.kind == "_call":
                     sub = Step("do", sub.arg[0], ())
-                elif sub.kind == "_apply":
-                    sub = Step("apply", {}, ())
                 if sub.kind in ("gain", "set") and isinstance(sub.arg, Mapping):
                     for t in sub.arg:
                         target(t)
@@ -158,7 +156,7 @@ class ActionCompiler(Compiler):
                     target(sub.arg.get("to"))
                 elif sub.kind == "drop":
                     target(sub.arg)
-                elif sub.kind in ("do", "raise", "apply"):
+                elif sub.kind in ("do", "raise", "apply", "_apply"):
                     for pid in self._callees(sub):
                         if pid in seen or pid not in self.procs:
                             continue
@@ -222,9 +220,32 @@ class ActionCompiler(Compiler):
         if s.kind == "raise":
             event = s.arg.get("event") if isinstance(s.arg, Mapping) else s.arg
             return list(self.hooks.get(str(event), ()))
-        if s.kind == "apply":
-            return list(self.effect_ids)
+        if s.kind in ("apply", "_apply"):
+            return self._apply_callees(s)
         return []
+
+    def _apply_callees(self, s: Step) -> list[str]:
+        """The effects an apply step may carry out: those of the bundles of the tables it may
+        read (`ROW.column`: every table of that column; a compiled `_apply`: its table), or
+        every effect when that is not known (`this.…`, read against another row)."""
+        if s.kind == "_apply":
+            tables = [f"_T{s.arg[0]}"]
+        else:
+            src = s.arg.get("effects") if isinstance(s.arg, Mapping) else None
+            if not isinstance(src, str) or src.startswith("this.") or "." not in src:
+                return list(self.effect_ids)
+            col = src.rsplit(".", 1)[-1]
+            tables = [name for name in self.table_values if name.endswith("_" + col)]
+        out: set[str] = set()
+        for name in tables:
+            values = self.table_values.get(name)
+            if not values:
+                return list(self.effect_ids)
+            for bundle in values.values():
+                if not isinstance(bundle, tuple):
+                    return list(self.effect_ids)
+                out |= {str(e) for e, _a in bundle}
+        return sorted(out) if tables else list(self.effect_ids)
 
     def _targets_all(self) -> set[str]:
         out = set()

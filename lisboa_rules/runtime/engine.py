@@ -42,6 +42,7 @@ __all__ = [
     "dumps",
     "explain_move",
     "final_scores",
+    "final_totals",
     "from_json",
     "legal_moves",
     "loads",
@@ -209,6 +210,7 @@ class RuleSet:
 RULESETS: dict[tuple[str, ...], RuleSet] = {}
 _SCORERS: dict[tuple[str, ...], Callable[[Game, _ScoreLayout], ScoreSheet]] = {}
 _RANKERS: dict[tuple[str, ...], Callable[[Game, tuple[int, ...]], list[tuple[int, ...]]]] = {}
+_TOTALERS: dict[tuple[str, ...], Callable[[Game, _ScoreLayout], tuple[int, ...]]] = {}
 VARIANTS: dict[str, VariantDef] = {}
 GAME_INFO: dict[str, Any] = {}
 RULE_TEXT: dict[str, tuple[str, str]] = {}
@@ -257,6 +259,11 @@ _MOVE_TYPES: dict[str, str] = {}
 _MOVE_DEFAULTS: dict[str, Any] = {}
 _MOVE_NOT_NULL: frozenset[str] = frozenset()
 _MOVE_FIELDS: tuple[str, ...] = ()
+
+
+def _move_well_typed(move: Move) -> bool:
+    return True
+
 # The state classes and their saved-game fields are generated from rules/state.yaml; these
 # placeholders hold the fields the machinery reads, so that this module type-checks alone.
 _GAME_FIELDS: tuple[str, ...] = ()
@@ -455,6 +462,9 @@ _MOVE_EXACT: Final = {"string": str, "integer": int, "boolean": bool}
 def _move_problem(move: Any) -> str | None:
     """What makes `move` no Move at all (a field of the wrong Python type: exactly int, str,
     bool or a tuple of them, so `True` is not card 1), or None."""
+    with suppress(AttributeError):  # (a field deleted: said below)
+        if type(move) is Move and _move_well_typed(move):  # the quick yes (generated)
+            return None
     if not isinstance(move, Move):
         return f"{type(move).__name__} is not a Move"
     for key, want in _MOVE_TYPES.items():
@@ -541,38 +551,73 @@ def legal_moves(g: Game) -> list[Move]:
     for md in rs.moves.values():
         if md.phase == g.phase:
             out += md.moves(g, seat)
+    if _PLAYED:  # the list of a state played once is kept only until another listing
+        _PLAYED.clear()
     if len(out) >= _KEEP_FROM:
-        _LISTED[0] = (g, g.clone(), out[:])
+        _LISTED[0] = (g, g.clone(), out[:], None)
     return out
 
 
 # The last long list of moves `legal_moves` made, kept with the state it was made for and a
-# copy of that state taken then: (state, copy, moves). `apply_move` and `explain_move` of that
-# state read the list instead of listing again, but only while the state is still equal to
-# the copy in every field (a state changed since is listed again), and `apply_move` plays the
-# move on the copy, taken out of here (each copy is played once). A cache only: with it empty
-# every answer is the same. Short lists are not kept (listing them again costs less).
-_LISTED: Final[dict[int, tuple[Game, Game, list[Move]]]] = {}
+# copy of that state taken then: (state, copy, moves, ids). `apply_move` and `explain_move` of
+# that state read the list instead of listing again, but only while the state is still equal
+# to the copy in every field (a state changed since is listed again). The first `apply_move`
+# plays the move on the copy itself (a random playout plays one move of each state) and takes
+# the entry out, leaving in `_PLAYED` the id of the state and its list until `legal_moves`
+# lists again: a second `apply_move` of that state (a search trying every move) lists it
+# afresh and keeps that copy shared, with the ids of the listed moves (`ids`, a set: the moves
+# a caller picks from the list are found at once; the list is kept, so the ids stay those of
+# its moves); from then on each move is played on a copy of the shared copy. A cache only:
+# with it empty every answer is the same (an id of a state that is gone only makes a state be
+# listed once more). Short lists are not kept (listing them again costs less).
+_LISTED: Final[dict[int, tuple[Game, Game, list[Move], set[int] | None]]] = {}
+_PLAYED: Final[dict[int, tuple[int, list[Move]]]] = {}
 _KEEP_FROM: Final = 8  # moves
 
 
 def _kept(g: Game, move: Move, take: bool) -> Game | None:
-    """The copy of `g` kept with the moves `legal_moves(g)` listed, when `g` is unchanged since
-    then and `move` (well typed) is one of them: taken out with `take`; otherwise None."""
+    """A state equal to `g` to play `move` on, from the moves `legal_moves(g)` kept, when `g`
+    is unchanged since then and `move` (well typed) is one of them, otherwise None. Without
+    `take`, the kept copy itself (only to be read). With `take`, a state to play on: the kept
+    copy itself the first time, a copy of it later."""
+    if type(move) is not Move:
+        return None
     entry = _LISTED.get(0)
-    if entry is None or entry[0] is not g or type(move) is not Move:
-        return None
-    for m in entry[2]:  # one of the listed moves (what a player picks from the list)...
-        if m is move:
-            break
-    else:  # ...or a Move of the same fields as one (exact types: checked)
-        if move not in entry[2]:
+    if entry is None or entry[0] is not g:
+        played = _PLAYED.get(0)
+        if not take or played is None or played[0] != id(g):
             return None
-    if g != entry[1]:
+        # played once already: a search tries the moves of this state
+        first = played[1]
+        fresh = legal_moves(g)  # listed afresh from g as it is now, and kept with a copy
+        entry = _LISTED.get(0)
+        if entry is None or entry[0] is not g:
+            return None
+        # the moves the caller holds are those of the first list, when it is the same list
+        moves = first if fresh == first else entry[2]
+        entry = _LISTED[0] = (g, entry[1], moves, {id(m) for m in moves})
+    kept = entry[1]
+    ids = entry[3]
+    if ids is not None:
+        if id(move) not in ids and move not in entry[2]:
+            return None
+    else:
+        for m in entry[2]:  # one of the listed moves (what a player picks from the list)...
+            if m is move:
+                break
+        else:  # ...or a Move of the same fields as one (exact types: checked)
+            if move not in entry[2]:
+                return None
+    if g != kept:
         return None
-    if take and _LISTED.pop(0, None) is not entry:  # another thread took it first
+    if not take:
+        return kept
+    if ids is not None:
+        return kept.clone()
+    if _LISTED.pop(0, None) is not entry:  # another thread took it first
         return None
-    return entry[1]
+    _PLAYED[0] = (id(g), entry[2])
+    return kept
 
 
 # --- Checking and applying a move -----------------------------------------------------------------
@@ -971,6 +1016,14 @@ def final_scores(g: Game) -> ScoreSheet:
     return _SCORERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
 
 
+def final_totals(g: Game) -> tuple[int, ...]:
+    """The final totals alone, per seat: `tuple(final_scores(g).totals)`, the same numbers
+    computed without writing any explanation (for agents that score every move they could
+    make). Each rule set's is a generated straight-line function (`_TOTALERS`)."""
+    rs = g.rs
+    return _TOTALERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
+
+
 @dataclass(frozen=True, slots=True)
 class _PerPlayerLayout:
     """A per-player source: `NAME: the formula with the values = P (the formula in words)`."""
@@ -1126,6 +1179,51 @@ def _score_held(g: Game, p: Player, items: Sequence[Any], step: _HeldLayout) -> 
             parts.append(not_met)
             shown.append("0")
     return total, f"{step.head}{'; '.join(parts)}; {' + '.join(shown)} = {total}"
+
+
+def _held_points(g: Game, p: Player, items: Sequence[Any], step: _HeldLayout) -> int:
+    """The points of `_score_held`, without its explanation."""
+    table = step.items
+    total = 0
+    for item in items:
+        condition, points, _met, _not_met, _text = table[item]
+        if condition is None or condition(g, p, _NO_CTX):
+            total += points
+    return total
+
+
+def _majority_points(
+    step: _MajorityLayout, n: int, measures: list[list[int]], eligible: list[list[bool]] | None
+) -> list[int]:
+    """The points of `_score_majority` for `n` seats, without its explanations: the same
+    places and shares."""
+    totals = [0] * n
+    seats = range(n)
+    for k, group in enumerate(step.groups):
+        ms = measures[k]
+        prizes = group.prizes
+        paying = len(prizes)
+        if eligible is None:
+            ranked = sorted(seats, key=ms.__getitem__, reverse=True)
+        else:
+            ok = eligible[k]
+            ranked = [i for i in seats if ok[i]]
+            ranked.sort(key=ms.__getitem__, reverse=True)
+        last = min(len(ranked), paying)
+        place = 0
+        while place < last:
+            m = ms[ranked[place]]
+            end = place + 1
+            while end < len(ranked) and ms[ranked[end]] == m:
+                end += 1
+            if end == place + 1:
+                totals[ranked[place]] += prizes[place]
+            else:
+                points = sum(prizes[place:end]) // (end - place)
+                for j in ranked[place:end]:
+                    totals[j] += points
+            place = end
+    return totals
 
 
 _MEASURE_CTX: dict[int, Ctx] = {}

@@ -183,3 +183,37 @@ def test_moves_equal_but_not_the_same_objects(engine: Any, seed: int) -> None:
             assert E.explain_move(state, wrong) is not None
             with pytest.raises(E.IllegalMove):
                 E.apply_move(state, wrong)
+
+
+@pytest.mark.parametrize("seed", [8, 40])
+def test_every_listed_move_of_one_state_in_turn(engine: Any, seed: int) -> None:
+    """A search plays every move of one list on the same state (the engine lists it once more
+    and plays each move on a copy of that): each answer is the one of a fresh copy of the
+    state, the state is left unchanged, a move not listed is refused in the middle, and a state
+    the caller changes half-way is judged as it is now."""
+    E = engine
+    for state in _states(E, seed):
+        before = E.to_json(state)
+        moves = E.legal_moves(state)
+        expected = [_answer(E, state.clone(), m) for m in moves]
+        E.legal_moves(state)
+        got = [_answer(E, state, m) for m in moves]
+        assert got == expected
+        assert E.to_json(state) == before
+        bogus = E.Move(moves[0].kind, moves[0].player, card=10_000)
+        with pytest.raises(E.IllegalMove):
+            E.apply_move(state, bogus)
+        assert _answer(E, state, moves[-1]) == expected[-1]
+        for move in moves[:3]:  # the same moves read back from JSON: judged by value
+            copy = E.Move.from_json(move.to_json())
+            assert _answer(E, state, copy) == _answer(E, state.clone(), move)
+        E.legal_moves(state)
+        half = len(moves) // 2
+        for move in moves[:half]:
+            E.apply_move(state, move)
+        _drop_card(E, state)  # the caller changes the state half-way
+        changed = E.to_json(state)
+        for move in moves[half:]:
+            assert _answer(E, state, move) == _answer(E, state.clone(), move)
+            assert (E.explain_move(state, move) is None) == (move in E.legal_moves(state.clone()))
+        assert E.to_json(state) == changed

@@ -41,6 +41,9 @@ class EngineView:
     constants: list[tuple[str, str]] = field(default_factory=list)
     scorers: list[FormulaFn] = field(default_factory=list)  # code = the function's body
     scorer_keys: list[tuple[str, str]] = field(default_factory=list)  # (key literal, name)
+    move_check: str = ""  # the body of _move_well_typed
+    totalers: list[FormulaFn] = field(default_factory=list)  # final_totals, per rule set
+    totaler_keys: list[tuple[str, str]] = field(default_factory=list)
     rankers: list[FormulaFn] = field(default_factory=list)  # code = the function's body
     ranker_keys: list[tuple[str, str]] = field(default_factory=list)  # (key literal, name)
     rule_text: str = ""
@@ -389,16 +392,19 @@ def _item_def(m: Model, fns: _Functions, it: HeldItem) -> Call:
                             plain_formula(m, it.condition, ())))
 
 
-def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
+def scorer_body(m: Model, fns: _Functions, words: bool = True) -> tuple[str, list[str]]:
     """The final scoring of one rule set as straight-line code: every source's formula inlined
     (params folded in), the fixed words read from the runtime's `_score_layout`, which walks
-    the same sources in the same order. (docstring line, body lines)."""
+    the same sources in the same order. Without `words`, the totals alone (the body of
+    `final_totals`: the same formulas and majorities, no explanation written). (docstring
+    line, body lines)."""
     body: list[str] = []
     add = body.append
     n_pp = n_maj = n_held = 0
     row: list[str] = []  # per source, in order: the statements of the per-player loop
     points: list[str] = []
     heads: list[str] = []
+    nums: list[str] = []  # per source, in order: the statements of the totals' loop
     for s in m.scoring:
         note = f"    # {py_comment(f'{fns.loc(s.span)} {s.id}')}"
         if s.kind == "per-player" and s.formula is not None:
@@ -409,6 +415,7 @@ def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
             code = fns.inline(s.formula, s.params)
             if code is None:
                 code = fns.add(s.formula, s.params, s.span, s.id).code + "(g, p, _NO_CTX)"
+            plain = code
             show = show_code(s.formula, s.params, fns.vocab)
             v = f"w{len(points)}"
             row.append(f"    {note}: {_one_line(s.formula.source)}")
@@ -419,6 +426,8 @@ def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
                     row.append(f"        {local} = {call}")
                     code, show = code.replace(call, local), show.replace(call, local)
             row.append(f"        {v} = {code}")
+            nums.append(f"    {note}")
+            nums += wrap_line(f"        {v} = {plain}")
             if show is not None:
                 row.append(f'        text = f"{{h{k}}}{show[2:-1]} = {{{v}}}{{t{k}}}"')
             else:
@@ -452,24 +461,38 @@ def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
             if oks:
                 add(f"    ok{k} = [{', '.join(oks)}]")
             eligible = f"ok{k}" if oks else "None"
-            add(f"    won{k}, said{k} = _score_majority(layout.majorities[{k}], colors, ms{k}, "
-                f"{eligible})")
+            if words:
+                add(f"    won{k}, said{k} = _score_majority(layout.majorities[{k}], colors, "
+                    f"ms{k}, {eligible})")
+            else:
+                add(f"    won{k} = _majority_points(layout.majorities[{k}], len(players), ms{k}, "
+                    f"{eligible})")
             v = f"w{len(points)}"
             row += [f"    {note}", f"        {v} = won{k}[i]", f"        text = said{k}[i]"]
+            nums += [f"    {note}", f"        {v} = won{k}[i]"]
         elif s.kind == "held":
             k = n_held
             n_held += 1
             v = f"w{len(points)}"
             row += [f"    {note}: each item of p.{s.held}",
                     f"        {v}, text = _score_held(g, p, p.{s.held}, layout.held[{k}])"]
+            nums += [f"    {note}: each item of p.{s.held}",
+                     f"        {v} = _held_points(g, p, p.{s.held}, layout.held[{k}])"]
         else:
             continue
         row += wrap_line(f"        l{len(points)} = ScoreLine({literal(s.id)}, {v}, text)")
         points.append(v)
+    track = score_track(m)
+    if not words:
+        out = ["    players = g.players", *body, "    totals: list[int] = []",
+               "    for i, p in enumerate(players):", *nums]
+        out += wrap_line(f"        totals.append(p.{track} + " + " + ".join(points) + ")"
+                         if points else f"        totals.append(p.{track})")
+        out.append("    return tuple(totals)")
+        return f"the sources at {fns.loc(m.span_of('scoring', 'sources'))}", out
     out = ["    players = g.players", "    colors = tuple([p.color for p in players])",
            *body, *heads, "    rows = []", "    totals = []", "    for i, p in enumerate(players):"]
     out += row
-    track = score_track(m)
     lines_tuple = ", ".join(f"l{i}" for i in range(len(points)))
     out += [f"        rows.append(({lines_tuple}{',' if len(points) == 1 else ''}))",
             f"        totals.append(p.{track} + " + " + ".join(points) + ")" if points
@@ -670,6 +693,25 @@ def _call_with_sources(head: str, items: list[tuple[str, Any]], where: dict[str,
     return "\n".join(lines)
 
 
+def _move_check(types: dict[str, str], not_null: tuple[str, ...]) -> str:
+    """The body of `_move_well_typed`: `_MOVE_TYPES` as one straight-line test of each field's
+    exact Python type (what `_move_problem` checks, field by field, to say what is wrong)."""
+    exact = {"string": "str", "integer": "int", "boolean": "bool"}
+    tests = []
+    for name, t in types.items():
+        value = f"move.{name}"
+        if t in ("strings", "integers"):
+            item = "str" if t == "strings" else "int"
+            tests.append(f"type({value}) is tuple")
+            tests.append(f"all(type(v) is {item} for v in {value})")
+        elif name in not_null:
+            tests.append(f"type({value}) is {exact[t]}")
+        else:
+            tests.append(f"({value} is None or type({value}) is {exact[t]})")
+    return "\n".join(["    return (", *[f"        {'and ' if k else ''}{x}"
+                                         for k, x in enumerate(tests)], "    )"])
+
+
 def build_view(
     rulesets: list[Model],
     variants: list[Any],
@@ -690,6 +732,9 @@ def build_view(
     view.move_fields = [MoveField(name, _MOVE_ANNOTATION[t][0], repr(defaults[name]))
                         for name, t in pv.move_fields.items()]
     view.move_types = fmt(types, 0, "", len("_MOVE_TYPES: Final = "))
+    view.move_check = _move_check(types, ("kind", "player", *[n for n, t in
+                                                             pv.move_fields.items()
+                                                             if t == "boolean"]))
     view.move_defaults = fmt(defaults, 0, "", len("_MOVE_DEFAULTS: Final[dict[str, Any]] = "))
     not_null = ["kind", "player", *[n for n, t in pv.move_fields.items() if t == "boolean"]]
     view.move_not_null = "frozenset({" + ", ".join(py_str(n) for n in not_null) + "})"
@@ -756,6 +801,17 @@ def build_view(
         if origin not in fn.comments:
             fn.comments.append(origin)
         view.scorer_keys.append((literal_key(m.variants), fn.name))
+    by_code = {}
+    for m in rulesets:
+        origin, body = scorer_body(m, fns, words=False)
+        code = "\n".join(body)
+        fn = by_code.get(code)
+        if fn is None:
+            fn = by_code[code] = FormulaFn(f"_final_totals{len(by_code) + 1}", "", code, [])
+            view.totalers.append(fn)
+        if origin not in fn.comments:
+            fn.comments.append(origin)
+        view.totaler_keys.append((literal_key(m.variants), fn.name))
     by_code = {}
     for m in rulesets:
         origin, body = ranker_body(m, fns)
