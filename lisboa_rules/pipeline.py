@@ -12,7 +12,7 @@ import contextlib
 import gc
 import itertools
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +25,10 @@ from lisboa_rules.model import types as m
 from lisboa_rules.model.build import KINDS, REQUIRED_KINDS, build_model
 from lisboa_rules.model.checks import check_callouts, check_free_text, check_stale_texts, run_checks
 from lisboa_rules.model.compiled import Compiled, CompiledRuleSet
+from lisboa_rules.model.procs import ProcsCompiler
+
+# The procedure compiler of a build, made once the file names it writes are known
+ProcsCompilerFactory = Callable[[dict[str, str]], ProcsCompiler]
 
 VARIANT_KIND = "variant"
 
@@ -93,15 +97,25 @@ def _without_cyclic_gc() -> Iterator[None]:
 
 
 def analyse(
-    rules_dir: Path, fold: Sequence[str] = (), order: Sequence[Path] | None = None
+    rules_dir: Path,
+    fold: Sequence[str] = (),
+    order: Sequence[Path] | None = None,
+    procs_compiler: ProcsCompilerFactory | None = None,
 ) -> tuple[Compiled | None, list[Diagnostic]]:
-    """Load, validate, merge, build and check; return the compiled rule sets or None."""
+    """Load, validate, merge, build and check; return the compiled rule sets or None.
+
+    `procs_compiler` (given the file names of the rules) compiles each rule set's procedures
+    while its model is built, for the engine emitter: compile_rules hands it the emitter's,
+    so that they are compiled once per build."""
     with _without_cyclic_gc():
-        return _analyse(rules_dir, fold, order)
+        return _analyse(rules_dir, fold, order, procs_compiler)
 
 
 def _analyse(
-    rules_dir: Path, fold: Sequence[str], order: Sequence[Path] | None
+    rules_dir: Path,
+    fold: Sequence[str],
+    order: Sequence[Path] | None,
+    make_compiler: ProcsCompilerFactory | None = None,
 ) -> tuple[Compiled | None, list[Diagnostic]]:
     loaded, diags = load_dir(rules_dir, order=order)
     good: list[LoadedDoc] = []
@@ -163,6 +177,9 @@ def _analyse(
     if any(x.is_error for x in diags):
         return None, diags
     texts = {d.display: d.text for d in loaded}
+    digests = [(d.source or Path(d.display).name, d.digest) for d in loaded]
+    names = {d.display: f"rules/{rel}" for d, (rel, _) in zip(loaded, digests, strict=True)}
+    compiler = make_compiler(names) if make_compiler is not None else None
     # Folded variants become part of the base game: the base rule set keeps the key () and
     # they are not offered as options of the engine.
     infos = [_variant_info(variants[v]) for v in sorted(variants) if v not in fold]
@@ -174,7 +191,8 @@ def _analyse(
         # rules are still checked on their own.
         folded_docs, folded_changes = base, []
     valid: set[tuple[str, str]] = set()  # merged documents already validated without errors
-    base_set, found = _ruleset(folded_docs, (), folded_changes, texts, tuple(infos), valid)
+    base_set, found = _ruleset(folded_docs, (), folded_changes, texts, tuple(infos), valid,
+                              compiler)
     diags.extend(found)
     rulesets: list[CompiledRuleSet] = []
     open_variants = [v for v in sorted(variants) if v not in fold]
@@ -186,7 +204,7 @@ def _analyse(
             diags.extend(found)
             if _refused(found):
                 continue  # as above: the refused change's consequences are not more errors
-            rs, found = _ruleset(docs, combo, changes, texts, tuple(infos), valid)
+            rs, found = _ruleset(docs, combo, changes, texts, tuple(infos), valid, compiler)
             diags.extend(found)
             if rs is not None:
                 rulesets.append(rs)
@@ -203,8 +221,6 @@ def _analyse(
     diags = _dedupe(diags)
     if any(x.is_error for x in diags) or base_set is None:
         return None, diags
-    digests = [(d.source or Path(d.display).name, d.digest) for d in loaded]
-    names = {d.display: f"rules/{rel}" for d, (rel, _) in zip(loaded, digests, strict=True)}
     compiled = Compiled(base_set, [base_set, *rulesets], infos, digests, names)
     compiled.folded = tuple(sorted(fold))
     compiled.folded_titles = tuple((v, str(variants[v].data["title"])) for v in compiled.folded)
@@ -266,6 +282,7 @@ def _ruleset(
     texts: dict[str, str],
     infos: tuple[m.VariantInfo, ...],
     valid: set[tuple[str, str]],
+    compiler: ProcsCompiler | None = None,
 ) -> tuple[CompiledRuleSet | None, list[Diagnostic]]:
     diags: list[Diagnostic] = []
     # Every kind an overlay touched is validated again (even a change that logs nothing,
@@ -282,7 +299,7 @@ def _ruleset(
             valid.add(seen)
     if any(x.is_error for x in diags):
         return None, diags
-    model, found = build_model(docs, key, infos, texts)
+    model, found = build_model(docs, key, infos, texts, compiler)
     diags.extend(found)
     if model is None or any(x.is_error for x in found):
         return None, diags
@@ -307,11 +324,14 @@ def compile_rules(
     rules_dir: Path, variants: Sequence[str] = (), order: Sequence[Path] | None = None
 ) -> CompileResult:
     """Run every stage; never raises for bad input (returns diagnostics instead)."""
+    from lisboa_rules.emit import emit_all
+    from lisboa_rules.emit.engine.view import procs_compiler
+
     with _without_cyclic_gc():
-        compiled, diags = analyse(rules_dir, variants, order)
+        # the procedures are compiled once, for the models' problems and the engine's code
+        compiled, diags = analyse(rules_dir, variants, order, procs_compiler)
         if compiled is None:
             return CompileResult({}, diags, None)
-        from lisboa_rules.emit import emit_all
 
         files, found = emit_all(compiled)
     diags = sort_diagnostics([*diags, *found])
