@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lisboa_rules.core.encode import py_str
+from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import Name, Scope, VType
 from lisboa_rules.model.state import Invariant, StateDecl, StateType
@@ -220,7 +221,7 @@ def _negated(code: str) -> str:
     conditions `any` / `all` test given as a generator rather than a list."""
     text = code.encode()
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = parse_expr(text)
     except SyntaxError:
         return f"not ({typed.bare(code)})"
     if isinstance(tree.body, ast.UnaryOp) and isinstance(tree.body.op, ast.Not):
@@ -228,7 +229,7 @@ def _negated(code: str) -> str:
         if inner is not None:
             return _unlisted(typed.bare(inner))
     out = _unlisted(code)
-    body = ast.parse(out, mode="eval").body
+    body = parse_expr(out).body
     if (
         isinstance(body, ast.Compare)
         and len(body.ops) == 1
@@ -258,7 +259,7 @@ def _unlisted(code: str) -> str:
 def _unlisted_once(code: str) -> str:
     text = code.encode()
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = parse_expr(text)
     except SyntaxError:
         return code
     cuts: list[tuple[int, int, bytes]] = []
@@ -286,7 +287,7 @@ def _compound(code: str) -> bool:
     """Whether an operand needs its brackets beside `==` / `!=`: a comparison, a condition or
     a conditional expression."""
     try:
-        node = ast.parse(code, mode="eval").body
+        node = parse_expr(code).body
     except SyntaxError:
         return True
     return isinstance(node, ast.Compare | ast.BoolOp | ast.IfExp | ast.UnaryOp)

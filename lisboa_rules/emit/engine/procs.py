@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
 from lisboa_rules.emit.engine.state_classes import copy_code
 from lisboa_rules.lang.actions import ActionCompiler, Bundles, json_type
@@ -378,7 +379,7 @@ def counted_by_bisection(code: str) -> str:
     if "\n" in code:  # the offsets below are those of one line
         return code
     try:
-        tree = ast.parse(code, mode="eval")
+        tree = parse_expr(code)
     except SyntaxError:
         return code
     found: list[tuple[int, int, str]] = []  # (start, end, replacement), byte offsets

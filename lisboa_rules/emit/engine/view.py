@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lisboa_rules.core.encode import py_comment, py_str
+from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.core.source import Span
 from lisboa_rules.emit.engine import tables as table_shapes
 from lisboa_rules.emit.engine.procs import ProcSession, procedure_view
@@ -492,7 +493,7 @@ def _read_track(code: str, total: str, track: str) -> str | None:
     """An expression of `p` with the score track (`p.TRACK`, as the scorer reads it) read
     from the local `total` instead, or None when `p` itself is handed on (to a helper that
     may read the track)."""
-    tree = ast.parse(code, mode="eval")
+    tree = parse_expr(code)
     reads: list[tuple[int, int]] = []
     fields: set[int] = set()
     for node in ast.walk(tree):
