@@ -9,6 +9,7 @@ error (`problems`), and by the engine emitter, for the code (`InvariantCode`).
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -331,7 +332,9 @@ def _top_level(code: str, op: str) -> int | None:
     return None
 
 
-def _names(code: str) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def _names(code: str) -> frozenset[str]:
+    """The names a line of code reads (kept: every rule set asks for the same lines)."""
     try:
         tree = ast.parse(
             code.strip().removeprefix("if ").removesuffix(":").strip()
@@ -339,8 +342,8 @@ def _names(code: str) -> set[str]:
             else code.strip()
         )
     except SyntaxError:
-        return set()
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        return frozenset()
+    return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
 
 
 def _lister(inv: Invariant, name: str, of: str) -> list[str]:

@@ -132,6 +132,8 @@ class ProcSession:
         self.by_code: dict[str, str] = {}  # the code with its stem replaced by "@" -> stem
         self.used: set[str] = set()
         self.entries: list[_Entry] = []
+        # each rule set's scope of steps before formulas: (its data, state, measures, scope)
+        self.scopes: list[tuple[Any, Any, Any, Any]] = []
         self.finished = False
         self.broken = False  # a rule set that could not be compiled: never used for emitting
 
@@ -177,6 +179,7 @@ class ProcSession:
         Comp = self.compiler
         names = data["vocabulary"]["names"]
         scope = P.state_scope(state, data, ps.measures, tables)
+        self.scopes.append((data, state, ps.measures, scope))
         view.vocab.append(P.vocab_codes(names, scope))
         scope = P.with_formulas(scope, names)
         queries, problems.queries = compile_queries(data["vocabulary"].get("queries") or [],
@@ -269,7 +272,7 @@ class ProcSession:
             measures.append("\n".join(w for line in lines for w in wrap_line(line)))
         bundle_code = ["\n".join(w for line in f for w in wrap_line(line))
                        for f in bundles.functions]
-        checks = _invariant_view(models, view, tables, where)
+        checks = _invariant_view(models, view, tables, where, self.scopes)
         view.functions = measures + self.copier.functions + _split(
             view.functions, bundle_code) + checks
         code = "\n".join([*view.functions, *(q.code for qs in view.queries for q in qs)])
@@ -290,7 +293,8 @@ def _known(stems: dict[str, str], q: str) -> str:
 
 
 def _invariant_view(models: list[Model], view: ProcView, tables: P.Tables,
-                    where: Callable[[Model, tuple[str | int, ...]], str]) -> list[str]:
+                    where: Callable[[Model, tuple[str | int, ...]], str],
+                    scopes: list[tuple[Any, Any, Any, Any]] | None = None) -> list[str]:
     """Each rule set's invariants (rules/state.yaml) as one check function and a lister per
     conserved kind, shared where the code is the same; the sorted ids they compare with are
     tables of their own."""
@@ -320,9 +324,17 @@ def _invariant_view(models: list[Model], view: ProcView, tables: P.Tables,
         functions.append("\n".join(w for line in [head, *lines[1:]] for w in wrap_line(line)))
         return name
 
-    for m in models:
+    for i, m in enumerate(models):
         assert m.state is not None
-        scope = P.state_scope(m.state, m.data, measures_of(m.data), tables)
+        measures = measures_of(m.data)
+        known = scopes[i] if scopes is not None and i < len(scopes) else None
+        if (known is not None and known[0] is m.data and known[1] is m.state
+                and known[2] == measures):
+            # the scope the procedures were compiled in: state_scope of the same state, data,
+            # measures and tables again would name the same tables and measures
+            scope = known[3]
+        else:
+            scope = P.state_scope(m.state, m.data, measures, tables)
 
         def origin(inv: Invariant, mm: Model = m) -> str:
             return f"{where(mm, ('state', *inv.path))} {inv.id}"
