@@ -94,10 +94,10 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
 
 def _session_of(models: list[Model], names: dict[str, str] | None) -> ProcSession | None:
     """The session that compiled exactly these models, in this order, if any (and unused)."""
-    codes = [m.procs_compiled for m in models]
-    if not codes or not all(isinstance(c, _Entry) for c in codes):
+    codes = [c for c in (m.procs_compiled for m in models) if isinstance(c, _Entry)]
+    if not codes or len(codes) != len(models):
         return None
-    session = codes[0].session
+    session: ProcSession = codes[0].session
     if (session.finished or session.names is None or names is None
             or session.names != names or len(session.entries) != len(codes)
             or any(a is not b for a, b in zip(session.entries, codes, strict=True))):
