@@ -98,7 +98,7 @@ def _session_of(models: list[Model], names: dict[str, str] | None) -> ProcSessio
     if not codes or len(codes) != len(models):
         return None
     session: ProcSession = codes[0].session
-    if (session.finished or session.names is None or names is None
+    if (session.finished or session.broken or session.names is None or names is None
             or session.names != names or len(session.entries) != len(codes)
             or any(a is not b for a, b in zip(session.entries, codes, strict=True))):
         return None
@@ -135,7 +135,9 @@ class ProcSession:
         # each rule set's scope of steps before formulas: (its data, state, measures, scope)
         self.scopes: list[tuple[Any, Any, Any, Any]] = []
         self.finished = False
-        self.broken = False  # a rule set that could not be compiled: never used for emitting
+        # a callee that was not compiled first (a rule set with problems): this session's
+        # code is never emitted, procedure_view compiles again (and fails loudly)
+        self.broken = False
 
     def share(self, code: str, base: str) -> str:
         """The stem of functions with this code (written with the placeholder stem): the
@@ -154,6 +156,18 @@ class ProcSession:
             lines = code.replace(_PLACEHOLDER, stem).split("\n")
             view.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
         return stem
+
+    def _known(self, stems: dict[str, str], q: str) -> str:
+        """The stem of a procedure compiled before (callees come first). One that is not
+        there (a problem the model reports) gets a name of its own, and the session is not
+        used for emitting."""
+        found = stems.get(q)
+        if found is None:
+            if self.names is None:  # procedure_view's own: models that were checked
+                raise KeyError(q)
+            self.broken = True
+            return q.replace("-", "_")
+        return found
 
     def compile_model(self, ps: P.ProcSet, state: Any, data: dict[str, Any],
                       span_of: Callable[[tuple[str | int, ...]], Any]
@@ -194,7 +208,7 @@ class ProcSession:
             comp_scope = P._with_row(scope, ps.this[pid]) if pid in ps.this else scope
 
             def stem_of(q: str, me: str = pid, known: dict[str, str] = stems) -> str:
-                return _PLACEHOLDER if q == me else _known(known, q)
+                return _PLACEHOLDER if q == me else self._known(known, q)
 
             comp = Comp(comp_scope, ps.procs, ps.hooks, stem_of, where, tables.values,
                         copier.name, bundles, ps.effects)
@@ -209,7 +223,7 @@ class ProcSession:
         # the actions: their move generators and checked runs
 
         def known(q: str, table: dict[str, str] = stems) -> str:
-            return _known(table, q)
+            return self._known(table, q)
 
         moves: dict[str, Any] = {}
         for kind, action in ps.actions.items():
@@ -283,13 +297,6 @@ class ProcSession:
                          fmt(ast.literal_eval(value), 0, "", len(name) + len(": Final = ")))
                         for value, name in tables.constants.items() if name in code]
         return view
-
-
-def _known(stems: dict[str, str], q: str) -> str:
-    """The stem of a procedure compiled before (callees come first); a procedure that is not
-    there (a problem the model reports) gets a name of its own, never emitted."""
-    found = stems.get(q)
-    return found if found is not None else q.replace("-", "_")
 
 
 def _invariant_view(models: list[Model], view: ProcView, tables: P.Tables,
