@@ -180,7 +180,11 @@ class ProcSession:
         def located(path: tuple[str | int, ...]) -> str:
             return loc(span_of(path))
 
-        return self.add(ps, state, data, located)
+        try:
+            return self.add(ps, state, data, located)
+        except Exception:  # the model compiles them again for its problems alone
+            self.broken = True  # and this session's lists are no longer one per rule set
+            raise
 
     def add(self, ps: P.ProcSet, state: Any, data: dict[str, Any],
             where: Callable[[tuple[str | int, ...]], str]) -> tuple[_Entry, P.ProcProblems]:
