@@ -12,7 +12,7 @@ import contextlib
 import gc
 import itertools
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +25,10 @@ from lisboa_rules.model import types as m
 from lisboa_rules.model.build import KINDS, REQUIRED_KINDS, build_model
 from lisboa_rules.model.checks import check_callouts, check_free_text, check_stale_texts, run_checks
 from lisboa_rules.model.compiled import Compiled, CompiledRuleSet
+from lisboa_rules.model.procs import ProcsCompiler
+
+# The procedure compiler of a build, made once the file names it writes are known
+ProcsCompilerFactory = Callable[[dict[str, str]], ProcsCompiler]
 
 VARIANT_KIND = "variant"
 
@@ -97,17 +101,25 @@ def analyse(
     fold: Sequence[str] = (),
     order: Sequence[Path] | None = None,
     extra: Sequence[Path] = (),
+    procs_compiler: ProcsCompilerFactory | None = None,
 ) -> tuple[Compiled | None, list[Diagnostic]]:
     """Load, validate, merge, build and check; return the compiled rule sets or None.
 
     `extra`: variant files kept outside the rules folder (house rules), added to it as if they
-    were in its `variants/` (their diagnostics name their own paths; front/loader.py)."""
+    were in its `variants/` (their diagnostics name their own paths; front/loader.py).
+    `procs_compiler` (given the file names of the rules) compiles each rule set's procedures
+    while its model is built, for the engine emitter: compile_rules hands it the emitter's,
+    so that they are compiled once per build."""
     with _without_cyclic_gc():
-        return _analyse(rules_dir, fold, order, extra)
+        return _analyse(rules_dir, fold, order, extra, procs_compiler)
 
 
 def _analyse(
-    rules_dir: Path, fold: Sequence[str], order: Sequence[Path] | None, extra: Sequence[Path]
+    rules_dir: Path,
+    fold: Sequence[str],
+    order: Sequence[Path] | None,
+    extra: Sequence[Path] = (),
+    make_compiler: ProcsCompilerFactory | None = None,
 ) -> tuple[Compiled | None, list[Diagnostic]]:
     loaded, diags = load_dir(rules_dir, order=order, extra=extra)
     good: list[LoadedDoc] = []
@@ -173,6 +185,9 @@ def _analyse(
     if any(x.is_error for x in diags):
         return None, diags
     texts = {d.display: d.text for d in loaded}
+    digests = [(d.source or Path(d.display).name, d.digest) for d in loaded]
+    names = {d.display: f"rules/{rel}" for d, (rel, _) in zip(loaded, digests, strict=True)}
+    compiler = make_compiler(names) if make_compiler is not None else None
     # Folded variants become part of the base game: the base rule set keeps the key () and
     # they are not offered as options of the engine.
     infos = [_variant_info(variants[v]) for v in sorted(variants) if v not in fold]
@@ -184,7 +199,8 @@ def _analyse(
         # rules are still checked on their own.
         folded_docs, folded_changes = base, []
     valid: set[tuple[str, str]] = set()  # merged documents already validated without errors
-    base_set, found = _ruleset(folded_docs, (), folded_changes, texts, tuple(infos), valid)
+    base_set, found = _ruleset(folded_docs, (), folded_changes, texts, tuple(infos), valid,
+                              compiler)
     diags.extend(found)
     rulesets: list[CompiledRuleSet] = []
     open_variants = [v for v in sorted(variants) if v not in fold]
@@ -196,7 +212,7 @@ def _analyse(
             diags.extend(found)
             if _refused(found):
                 continue  # as above: the refused change's consequences are not more errors
-            rs, found = _ruleset(docs, combo, changes, texts, tuple(infos), valid)
+            rs, found = _ruleset(docs, combo, changes, texts, tuple(infos), valid, compiler)
             diags.extend(found)
             if rs is not None:
                 rulesets.append(rs)
@@ -213,8 +229,6 @@ def _analyse(
     diags = _dedupe(diags)
     if any(x.is_error for x in diags) or base_set is None:
         return None, diags
-    digests = [(d.source or Path(d.display).name, d.digest) for d in loaded]
-    names = {d.display: f"rules/{rel}" for d, (rel, _) in zip(loaded, digests, strict=True)}
     compiled = Compiled(base_set, [base_set, *rulesets], infos, digests, names)
     compiled.folded = tuple(sorted(fold))
     compiled.folded_titles = tuple((v, str(variants[v].data["title"])) for v in compiled.folded)
@@ -276,6 +290,7 @@ def _ruleset(
     texts: dict[str, str],
     infos: tuple[m.VariantInfo, ...],
     valid: set[tuple[str, str]],
+    compiler: ProcsCompiler | None = None,
 ) -> tuple[CompiledRuleSet | None, list[Diagnostic]]:
     diags: list[Diagnostic] = []
     # Every kind an overlay touched is validated again (even a change that logs nothing,
@@ -292,7 +307,7 @@ def _ruleset(
             valid.add(seen)
     if any(x.is_error for x in diags):
         return None, diags
-    model, found = build_model(docs, key, infos, texts)
+    model, found = build_model(docs, key, infos, texts, compiler)
     diags.extend(found)
     if model is None or any(x.is_error for x in found):
         return None, diags
@@ -321,11 +336,14 @@ def compile_rules(
 ) -> CompileResult:
     """Run every stage; never raises for bad input (returns diagnostics instead). `extra`:
     house-rule variant files kept outside the rules folder (see `analyse`)."""
+    from lisboa_rules.emit import emit_all
+    from lisboa_rules.emit.engine.view import procs_compiler
+
     with _without_cyclic_gc():
-        compiled, diags = analyse(rules_dir, variants, order, extra)
+        # the procedures are compiled once, for the models' problems and the engine's code
+        compiled, diags = analyse(rules_dir, variants, order, extra, procs_compiler)
         if compiled is None:
             return CompileResult({}, diags, None)
-        from lisboa_rules.emit import emit_all
 
         files, found = emit_all(compiled)
     diags = sort_diagnostics([*diags, *found])

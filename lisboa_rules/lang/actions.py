@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lisboa_rules.core.encode import py_comment, py_str
+from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.steps import Compiler, Param, Procedure, Step, bare, negate, several
 from lisboa_rules.lang.typed import BOOL, Name, Scope, VType
@@ -121,7 +122,7 @@ class ActionCompiler(Compiler):
             if not isinstance(src, str):
                 return
             try:
-                node: ast.expr = ast.parse(src.strip(), mode="eval").body
+                node: ast.expr = parse_expr(src.strip()).body
             except SyntaxError:
                 return
             chain = []
@@ -1204,7 +1205,7 @@ def _names_in(s: Step) -> set[str]:
     def walk(v: Any) -> None:
         if isinstance(v, str):
             try:
-                tree = ast.parse(v.strip(), mode="eval")
+                tree = parse_expr(v.strip())
             except SyntaxError:
                 out.update(re.findall(r"[a-z_][a-z0-9_]*", v))
                 return

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from lisboa_rules.core.pyexpr import parse_expr
+
 Type = Literal["int", "bool"]
 
 MAX_FORMULA_LENGTH = 400
@@ -78,7 +80,7 @@ def parse(source: str, env: Mapping[str, NameInfo]) -> Formula:
     if len(source) > MAX_FORMULA_LENGTH:
         raise FormulaError("expr-syntax", f"formula is longer than {MAX_FORMULA_LENGTH} characters")
     try:
-        tree = ast.parse(source.strip(), mode="eval")
+        tree = parse_expr(source.strip())
     except SyntaxError as exc:
         col = max((exc.offset or 1) - 1, 0)
         raise FormulaError("expr-syntax", f"formula does not parse: {exc.msg}", col) from None

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lisboa_rules.core.encode import py_comment, py_str
+from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.core.source import Span
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import BOOL, INT, ExprError, Name, Scope, Typed, VType
@@ -906,7 +907,7 @@ def _entry(code: str) -> str:
 def _ternary(code: str) -> tuple[str, str, str] | None:
     """(then, condition, else) of code that is one `a if c else b`, as source text."""
     try:
-        node = ast.parse(code, mode="eval").body
+        node = parse_expr(code).body
     except SyntaxError:
         return None
     if not isinstance(node, ast.IfExp):
@@ -921,7 +922,7 @@ def negate(code: str) -> str:
     """`not code`, written as ruff wants it (`a not in b`, `a is not None`)."""
     inner = bare(code)
     try:
-        node = ast.parse(inner, mode="eval").body
+        node = parse_expr(inner).body
     except SyntaxError:
         return f"not {code}"
     if isinstance(node, ast.Compare) and len(node.ops) == 1:

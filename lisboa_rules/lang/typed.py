@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lisboa_rules.core.encode import py_str
+from lisboa_rules.core.pyexpr import parse_expr
 
 MAX_LENGTH = 600
 MAX_DEPTH = 24
@@ -146,7 +147,7 @@ def parse(source: str) -> ast.expr:
     if not isinstance(source, str) or len(source) > MAX_LENGTH:
         raise ExprError("expr-syntax", f"an expression is text of at most {MAX_LENGTH} characters")
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = parse_expr(text)
     except SyntaxError as exc:
         col = max((exc.offset or 1) - 1, 0)
         raise ExprError("expr-syntax", f"expression does not parse: {exc.msg}", col) from None

@@ -11,6 +11,7 @@ import ast
 from collections.abc import Mapping
 from typing import Any
 
+from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.lang.expr import INF, Interval, NameInfo, show_interval
 
 
@@ -71,7 +72,7 @@ def _bound(raw: Any, data: Mapping[str, Any]) -> int:
     if not isinstance(raw, str) or len(raw) > MAX_BOUND_LENGTH:
         raise BoundError(f"a bound is a whole number or a data expression, not {raw!r}")
     try:
-        tree = ast.parse(raw.strip(), mode="eval")
+        tree = parse_expr(raw.strip())
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         raise BoundError(f"bound '{raw}' does not parse") from None
     value = _data_value(tree.body, data, 0)

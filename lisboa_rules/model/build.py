@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from lisboa_rules.core.diagnostics import Diagnostic, suggest
-from lisboa_rules.core.source import Span
+from lisboa_rules.core.source import Span, nearest
 from lisboa_rules.front.overlay import Doc, Path
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.steps import StepProblem
@@ -20,6 +20,8 @@ from lisboa_rules.lang.vocab import env_for
 from lisboa_rules.model import types as model
 from lisboa_rules.model.procs import (
     ExprProblem,
+    ProcProblems,
+    ProcsCompiler,
     ProcSet,
     Tables,
     check_cycles,
@@ -70,8 +72,11 @@ class Builder:
         variants: tuple[str, ...],
         variant_infos: tuple[model.VariantInfo, ...],
         texts: Mapping[str, str] | None = None,
+        procs_compiler: ProcsCompiler | None = None,
     ) -> None:
         self.docs = docs
+        self.procs_compiler = procs_compiler
+        self.procs_compiled: Any = None
         self.texts = texts or {}
         self.variants = variants
         self.variant_infos = variant_infos
@@ -222,6 +227,7 @@ class Builder:
             sources=sources,
             state=state,
             procs=procset,
+            procs_compiled=self.procs_compiled,
         )
 
     def _procedures(self, data: dict[str, Any], state: StateDecl) -> ProcSet:
@@ -235,16 +241,26 @@ class Builder:
                       self._get("court", default={}) or {},
                       self._get("nobles", "forbidden_reason", default=None))
         problems += check_cycles(ps)
-        tables = Tables()
-        scope = state_scope(state, data, ps.measures, tables)  # its problems: see _vocabulary
-        scope = with_formulas(scope, self._get("vocabulary", "names", default=[]) or [])
         # every procedure is compiled, also one with a step that could not be read or checked
         # (step-shape, step-order, a bad `from`): that step is left out, so a name only it binds
         # is not reported unknown further down while the procedure has another problem
-        _, found = compile_procs(ps, scope, lambda pid: pid.replace("-", "_"), lambda path: "",
-                                 tables)
-        found += check_phase_table(ps, scope, state, self._get("flow", default={}) or {},
-                                   tables)
+        compiled = self._compile_procs(ps, data, state)
+        if compiled is not None:  # compiled once for the engine too: its problems
+            found = _unique([*(pr for pid in ps.procs for pr in compiled.procs.get(pid, ())),
+                             *compiled.actions])
+            found += compiled.phases
+            found_q = compiled.queries
+        else:
+            tables = Tables()
+            scope = state_scope(state, data, ps.measures, tables)  # problems: see _vocabulary
+            scope = with_formulas(scope, self._get("vocabulary", "names", default=[]) or [])
+            _, found = compile_procs(ps, scope, lambda pid: pid.replace("-", "_"),
+                                     lambda path: "", tables)
+            found += check_phase_table(ps, scope, state, self._get("flow", default={}) or {},
+                                       tables)
+            # the engine's public queries: their arguments and values, in the same scope
+            _, found_q = compile_queries(self._get("vocabulary", "queries", default=[]) or [],
+                                         state, scope)
         everything = [*problems, *found]
         for proc in ps.procs.values():
             mine = [pr for pr in everything if pr.path[:len(proc.path)] == proc.path]
@@ -253,14 +269,28 @@ class Builder:
                       and (m := _UNKNOWN.match(pr.message)) is not None and m[1] in bound]
             if len(follow) < len(mine):
                 everything = [pr for pr in everything if not any(pr is f for f in follow)]
-        problems = everything
-        # the engine's public queries: their arguments and values, in the same scope
-        _, found_q = compile_queries(self._get("vocabulary", "queries", default=[]) or [],
-                                     state, scope)
-        problems += found_q
+        problems = [*everything, *found_q]
         for pr in problems:
             self.error(pr.code, pr.message, self._step_span(pr), pr.suggestion)
         return ps
+
+    def _compile_procs(self, ps: ProcSet, data: dict[str, Any], state: StateDecl
+                       ) -> ProcProblems | None:
+        """The procedures compiled by the build's procedure compiler (the engine's code, kept
+        on the model for the emitter), or None when there is none or it could not compile
+        them (then they are compiled here for their problems alone)."""
+        if self.procs_compiler is None:
+            return None
+        try:
+            self.procs_compiled, found = self.procs_compiler(
+                ps, state, data, lambda path: self._span_of(path))
+        except Exception:  # a rule set too broken for the engine's code: problems below
+            self.procs_compiled = None
+            return None
+        return found
+
+    def _span_of(self, path: tuple[str | int, ...]) -> Span:
+        return nearest(self.spans, (str(path[0]), *path[1:])) or model.NOWHERE
 
     # the problems that are about a key of a step (its effect key, a misspelt key, a `with`
     # argument, the place a gain writes to) point at the key, the others at the value
@@ -884,11 +914,26 @@ def build_model(
     variants: tuple[str, ...],
     variant_infos: tuple[model.VariantInfo, ...] = (),
     texts: Mapping[str, str] | None = None,
+    procs_compiler: ProcsCompiler | None = None,
 ) -> tuple[model.Model | None, list[Diagnostic]]:
-    """Build a Model from merged documents; return it (or None) with the diagnostics."""
-    b = Builder(docs, variants, variant_infos, texts)
+    """Build a Model from merged documents; return it (or None) with the diagnostics.
+
+    `procs_compiler` compiles the procedures of the rule set (the build's engine emitter, so
+    that they are compiled once per build): the model carries what it returns."""
+    b = Builder(docs, variants, variant_infos, texts, procs_compiler)
     m = b.build()
     return m, b.diags
+
+
+def _unique(problems: list[StepProblem]) -> list[StepProblem]:
+    """The problems without repeats (same code, message and place), in order."""
+    seen = set()
+    out = []
+    for p in problems:
+        if (p.code, p.message, p.path) not in seen:
+            seen.add((p.code, p.message, p.path))
+            out.append(p)
+    return out
 
 
 _UNKNOWN = re.compile(r"unknown name '([^']*)'")

@@ -202,6 +202,23 @@ class ProcSet:
     action_rows: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # its court row
 
 
+@dataclass
+class ProcProblems:
+    """The problems compiling one rule set's procedures found (by a ProcsCompiler)."""
+
+    procs: dict[str, list[st.StepProblem]] = field(default_factory=dict)  # id -> its problems
+    actions: list[st.StepProblem] = field(default_factory=list)
+    phases: list[st.StepProblem] = field(default_factory=list)
+    queries: list[Any] = field(default_factory=list)  # the queries' (ExprProblem)
+
+
+# Compiles a rule set's procedures once per build for the engine, with the compiler below
+# that keeps where problems are (the emitter's ProcSession.compile_model): (the procedure
+# set, the state, the merged data, the span of a path) -> (what the model carries, problems)
+ProcsCompiler = Callable[[ProcSet, StateDecl, dict[str, Any],
+                          Callable[[tuple[str | int, ...]], Any]], tuple[Any, ProcProblems]]
+
+
 def _params(raw: Any, path: tuple[str | int, ...],
             problems: list[st.StepProblem]) -> tuple[st.Param, ...]:
     out = []

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 
+from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import Name, Scope, VType
 from lisboa_rules.model.procs import ExprProblem
@@ -91,7 +92,7 @@ def _bad_name(name: str) -> str | None:
 
 def _reads_player(code: str) -> bool:
     try:
-        tree = ast.parse(code, mode="eval")
+        tree = parse_expr(code)
     except SyntaxError:  # pragma: no cover - the compiler writes Python
         return True
     return any(isinstance(n, ast.Name) and n.id == "p" for n in ast.walk(tree))

@@ -48,6 +48,7 @@ class _StateBuilder:
         variant_ids: Sequence[str],
     ) -> None:
         self.data = data
+        self._scopes: tuple[Any, Any] | None = None  # (kinds and fields, their scope)
         self.span = span  # span(*path, key=False) inside the state document
         self.char_at = char_at
         self.variant_ids = tuple(variant_ids)
@@ -122,10 +123,9 @@ class _StateBuilder:
             path = ("checks", i)
             out.append(Invariant(cid, str(raw["text"]), raw.get("each"), str(raw["holds"]),
                                  at=str(raw["at"]), path=path, span=self.span(*path)))
-        from lisboa_rules.model.procs import state_scope
-        from lisboa_rules.model.state_invariants import compile_checks, measures_of
+        from lisboa_rules.model.state_invariants import compile_checks
 
-        scope = state_scope(decl, self.data, measures_of(self.data))
+        scope = self._scope(decl)
         _, problems = compile_checks(replace(decl, checks=tuple(out)), scope)
         if self.broken_fields or self.broken:
             problems = [pr for pr in problems if pr.code != "unknown-name"]
@@ -133,6 +133,17 @@ class _StateBuilder:
             self.error(pr.code, pr.message, self._expr_span(pr.path, pr.source, pr.col),
                        pr.suggestion)
         return tuple(out)
+
+    def _scope(self, decl: StateDecl) -> Any:
+        """The scope of the invariants and the checks: made once (it reads the kinds and the
+        fields of `decl`, the same for both, and the rules data)."""
+        key = (decl.kinds, decl.player, decl.game)
+        if self._scopes is None or self._scopes[0] != key:
+            from lisboa_rules.model.procs import state_scope
+            from lisboa_rules.model.state_invariants import measures_of
+
+            self._scopes = (key, state_scope(decl, self.data, measures_of(self.data)))
+        return self._scopes[1]
 
     # -- invariants -----------------------------------------------------------------------
 
@@ -177,10 +188,9 @@ class _StateBuilder:
                     continue
                 lists[inv.function] = i
             out.append(inv)
-        from lisboa_rules.model.procs import state_scope
-        from lisboa_rules.model.state_invariants import compile_invariants, measures_of
+        from lisboa_rules.model.state_invariants import compile_invariants
 
-        scope = state_scope(decl, self.data, measures_of(self.data))
+        scope = self._scope(decl)
         _, problems = compile_invariants(replace(decl, invariants=tuple(out)), scope)
         if self.broken_fields or self.broken:  # a name of a broken field is reported already
             problems = [pr for pr in problems if pr.code != "unknown-name"]

@@ -9,11 +9,13 @@ error (`problems`), and by the engine emitter, for the code (`InvariantCode`).
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lisboa_rules.core.encode import py_str
+from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import Name, Scope, VType
 from lisboa_rules.model.state import Invariant, StateDecl, StateType
@@ -220,7 +222,7 @@ def _negated(code: str) -> str:
     conditions `any` / `all` test given as a generator rather than a list."""
     text = code.encode()
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = parse_expr(text)
     except SyntaxError:
         return f"not ({typed.bare(code)})"
     if isinstance(tree.body, ast.UnaryOp) and isinstance(tree.body.op, ast.Not):
@@ -228,7 +230,7 @@ def _negated(code: str) -> str:
         if inner is not None:
             return _unlisted(typed.bare(inner))
     out = _unlisted(code)
-    body = ast.parse(out, mode="eval").body
+    body = parse_expr(out).body
     if (
         isinstance(body, ast.Compare)
         and len(body.ops) == 1
@@ -258,7 +260,7 @@ def _unlisted(code: str) -> str:
 def _unlisted_once(code: str) -> str:
     text = code.encode()
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = parse_expr(text)
     except SyntaxError:
         return code
     cuts: list[tuple[int, int, bytes]] = []
@@ -286,7 +288,7 @@ def _compound(code: str) -> bool:
     """Whether an operand needs its brackets beside `==` / `!=`: a comparison, a condition or
     a conditional expression."""
     try:
-        node = ast.parse(code, mode="eval").body
+        node = parse_expr(code).body
     except SyntaxError:
         return True
     return isinstance(node, ast.Compare | ast.BoolOp | ast.IfExp | ast.UnaryOp)
@@ -330,7 +332,9 @@ def _top_level(code: str, op: str) -> int | None:
     return None
 
 
-def _names(code: str) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def _names(code: str) -> frozenset[str]:
+    """The names a line of code reads (kept: every rule set asks for the same lines)."""
     try:
         tree = ast.parse(
             code.strip().removeprefix("if ").removesuffix(":").strip()
@@ -338,8 +342,8 @@ def _names(code: str) -> set[str]:
             else code.strip()
         )
     except SyntaxError:
-        return set()
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        return frozenset()
+    return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
 
 
 def _lister(inv: Invariant, name: str, of: str) -> list[str]:

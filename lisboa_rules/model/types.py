@@ -340,6 +340,8 @@ class Model:
     sources: tuple[tuple[str, str], ...] = ()
     state: StateDecl = field(default_factory=StateDecl)  # rules/state.yaml
     procs: ProcSet | None = field(default=None, compare=False, repr=False)  # effects, actions
+    # the procedures compiled for the engine when the model was built (ProcSession), if so
+    procs_compiled: Any = field(default=None, compare=False, repr=False)
 
     def rule(self, rule_id: str) -> Rule | None:
         """The rule with this id, if any."""

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
 from lisboa_rules.emit.engine.state_classes import copy_code
 from lisboa_rules.lang.actions import ActionCompiler, Bundles, json_type
@@ -71,40 +72,137 @@ def _order(ps: P.ProcSet) -> list[str]:
     return done
 
 
-def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int, ...]], str]
-                   ) -> ProcView:
-    """The functions of every rule set's procedures, shared where the code is the same."""
-    view = ProcView()
-    tables = P.Tables()
-    bundles = Bundles()
-    copier = _Copier(models[0])
-    by_code: dict[str, str] = {}  # the code with its stem replaced by "@" -> stem
-    used: set[str] = set()
+def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int, ...]], str],
+                   names: dict[str, str] | None = None) -> ProcView:
+    """The functions of every rule set's procedures, shared where the code is the same.
 
-    def share(code: str, base: str) -> str:
+    The procedures were compiled once already when the models were built by a pipeline that
+    handed them a ProcSession (`names`: the file names that session wrote in comments): that
+    code is used. Otherwise (models built on their own) they are compiled here."""
+    session = _session_of(models, names)
+    if session is None:
+        session = ProcSession()
+        for m in models:
+            assert m.procs is not None and m.state is not None
+
+            def located(path: tuple[str | int, ...], mm: Model = m) -> str:
+                return where(mm, path)
+
+            session.add(m.procs, m.state, m.data, located)
+    return session.finish(models, where)
+
+
+def _session_of(models: list[Model], names: dict[str, str] | None) -> ProcSession | None:
+    """The session that compiled exactly these models, in this order, if any (and unused)."""
+    codes = [c for c in (m.procs_compiled for m in models) if isinstance(c, _Entry)]
+    if not codes or len(codes) != len(models):
+        return None
+    session: ProcSession = codes[0].session
+    if (session.finished or session.broken or session.names is None or names is None
+            or session.names != names or len(session.entries) != len(codes)
+            or any(a is not b for a, b in zip(session.entries, codes, strict=True))):
+        return None
+    return session
+
+
+@dataclass
+class _Entry:
+    """What a ProcSession keeps of one rule set (the model carries it, opaque)."""
+
+    session: ProcSession
+    index: int
+
+
+class ProcSession:
+    """Compiles the procedures of the rule sets of one build, one rule set after the other, into
+    the engine's functions (shared where the code is the same): by the model builder when the
+    pipeline hands it this session (the model's problems come from the same compilation, with
+    `compiler` a compiler that keeps where each problem is), else by procedure_view."""
+
+    def __init__(self, compiler: type[ActionCompiler] = ActionCompiler,
+                 names: dict[str, str] | None = None,
+                 loc: Callable[[Any], str] | None = None) -> None:
+        self.compiler = compiler
+        self.names = names
+        self.loc = loc
+        self.view = ProcView()
+        self.tables = P.Tables()
+        self.bundles = Bundles()
+        self.copier: _Copier | None = None
+        self.by_code: dict[str, str] = {}  # the code with its stem replaced by "@" -> stem
+        self.used: set[str] = set()
+        self.entries: list[_Entry] = []
+        # each rule set's scope of steps before formulas: (its data, state, measures, scope)
+        self.scopes: list[tuple[Any, Any, Any, Any]] = []
+        self.finished = False
+        # a callee that was not compiled first (a rule set with problems): this session's
+        # code is never emitted, procedure_view compiles again (and fails loudly)
+        self.broken = False
+
+    def share(self, code: str, base: str) -> str:
         """The stem of functions with this code (written with the placeholder stem): the
         stem of the same code emitted before, or a new one (`base`, `base_2`, ...)."""
+        view = self.view
         key = _without_comments(code)
-        stem = by_code.get(key)
+        stem = self.by_code.get(key)
         if stem is None:
             stem = base
             n = 1
-            while stem in used:
+            while stem in self.used:
                 n += 1
                 stem = f"{base}_{n}"
-            used.add(stem)
-            by_code[key] = stem
+            self.used.add(stem)
+            self.by_code[key] = stem
             lines = code.replace(_PLACEHOLDER, stem).split("\n")
             view.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
         return stem
-    for m in models:
-        ps = m.procs
-        assert ps is not None and m.state is not None
-        scope = P.state_scope(m.state, m.data, ps.measures, tables)
-        view.vocab.append(P.vocab_codes(m.data["vocabulary"]["names"], scope))
-        scope = P.with_formulas(scope, m.data["vocabulary"]["names"])
-        view.queries.append(compile_queries(m.data["vocabulary"].get("queries") or [], m.state,
-                                            scope)[0])
+
+    def _known(self, stems: dict[str, str], q: str) -> str:
+        """The stem of a procedure compiled before (callees come first). One that is not
+        there (a problem the model reports) gets a name of its own, and the session is not
+        used for emitting."""
+        found = stems.get(q)
+        if found is None:
+            if self.names is None:  # procedure_view's own: models that were checked
+                raise KeyError(q)
+            self.broken = True
+            return q.replace("-", "_")
+        return found
+
+    def compile_model(self, ps: P.ProcSet, state: Any, data: dict[str, Any],
+                      span_of: Callable[[tuple[str | int, ...]], Any]
+                      ) -> tuple[_Entry, P.ProcProblems]:
+        """For the model builder: one rule set compiled, its comments naming `span_of(path)`
+        through `loc`; its problems."""
+        loc = self.loc
+        assert loc is not None
+
+        def located(path: tuple[str | int, ...]) -> str:
+            return loc(span_of(path))
+
+        try:
+            return self.add(ps, state, data, located)
+        except Exception:  # the model compiles them again for its problems alone
+            self.broken = True  # and this session's lists are no longer one per rule set
+            raise
+
+    def add(self, ps: P.ProcSet, state: Any, data: dict[str, Any],
+            where: Callable[[tuple[str | int, ...]], str]) -> tuple[_Entry, P.ProcProblems]:
+        """The next rule set's procedures, actions, phases and queries compiled."""
+        view, tables, bundles, share = self.view, self.tables, self.bundles, self.share
+        problems = P.ProcProblems()
+        if self.copier is None:
+            self.copier = _Copier(state)
+        copier = self.copier
+        Comp = self.compiler
+        names = data["vocabulary"]["names"]
+        scope = P.state_scope(state, data, ps.measures, tables)
+        self.scopes.append((data, state, ps.measures, scope))
+        view.vocab.append(P.vocab_codes(names, scope))
+        scope = P.with_formulas(scope, names)
+        queries, problems.queries = compile_queries(data["vocabulary"].get("queries") or [],
+                                                    state, scope)
+        view.queries.append(queries)
         stems: dict[str, str] = {}
         defs: dict[str, Any] = {}
         bundles.tables, bundles.choices = {}, {}
@@ -114,14 +212,12 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
             comp_scope = P._with_row(scope, ps.this[pid]) if pid in ps.this else scope
 
             def stem_of(q: str, me: str = pid, known: dict[str, str] = stems) -> str:
-                return _PLACEHOLDER if q == me else known[q]
+                return _PLACEHOLDER if q == me else self._known(known, q)
 
-            def located(path: tuple[str | int, ...], mm: Model = m) -> str:
-                return where(mm, path)
-
-            comp = ActionCompiler(comp_scope, ps.procs, ps.hooks, stem_of, located,
-                                  tables.values, copier.name, bundles, ps.effects)
+            comp = Comp(comp_scope, ps.procs, ps.hooks, stem_of, where, tables.values,
+                        copier.name, bundles, ps.effects)
             emitted = comp.compile(proc)
+            problems.procs[pid] = comp.problems
             code = "\n".join([*emitted.opts, "", "", *emitted.why, "", "", *emitted.run])
             stem = share(code, base)
             stems[pid] = stem
@@ -129,20 +225,18 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
                                          Raw(f"_why_{stem}"), Raw(f"_run_{stem}")))
         view.by_ruleset.append(defs)
         # the actions: their move generators and checked runs
+
+        def known(q: str, table: dict[str, str] = stems) -> str:
+            return self._known(table, q)
+
         moves: dict[str, Any] = {}
         for kind, action in ps.actions.items():
             base = identifier(re.sub(r"[^a-z0-9_]", "_", kind.lower())).lstrip("_") or "action"
-
-            def known(q: str, table: dict[str, str] = stems) -> str:
-                return table[q]
-
-            def located_a(path: tuple[str | int, ...], mm: Model = m) -> str:
-                return where(mm, path)
-
-            acomp = ActionCompiler(P._with_row(scope, ps.action_rows[kind]), ps.procs, ps.hooks,
-                                   known, located_a, tables.values, copier.name, bundles,
-                                   ps.effects, dict(ps.measures), tables.constants)
+            acomp = Comp(P._with_row(scope, ps.action_rows[kind]), ps.procs, ps.hooks,
+                         known, where, tables.values, copier.name, bundles,
+                         ps.effects, dict(ps.measures), tables.constants)
             got = acomp.compile_action(action, _PLACEHOLDER)
+            problems.actions += acomp.problems
             for fname, ftype in got.types.items():
                 view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
             # the fields of a Move only ever grow at the end: their places are known now
@@ -155,18 +249,13 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
                                            Raw(f"_play_{stem}")))
         view.moves.append(moves)
         # the phases of the turn machine: their frame functions
-        def known_p(q: str, table: dict[str, str] = stems) -> str:
-            return table[q]
-
-        def located_p(path: tuple[str | int, ...], mm: Model = m) -> str:
-            return where(mm, path)
-
-        pcomp = ActionCompiler(scope, ps.procs, ps.hooks, known_p, located_p, tables.values,
-                               copier.name, bundles, ps.effects)
-        phase_kind = m.state.kind("phase")
+        pcomp = Comp(scope, ps.procs, ps.hooks, known, where, tables.values,
+                     copier.name, bundles, ps.effects)
+        phase_kind = state.kind("phase")
         phase_defs: dict[str, Any] = {}
-        for pc in check_phases(pcomp, m.data.get("flow"), scope,
-                               phase_kind.values if phase_kind is not None else None, {}):
+        for pc in check_phases(pcomp, data.get("flow"), scope,
+                               phase_kind.values if phase_kind is not None else None,
+                               {k: (a.phase, a.path) for k, a in ps.actions.items()}):
             base = identifier(re.sub(r"[^a-z0-9_]", "_", pc.id.lower())).lstrip("_") or "phase"
             actor = inter = None
             if pc.actor is not None:
@@ -174,35 +263,49 @@ def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int,
             if pc.interrupts is not None:
                 inter = Raw("_interrupts_" + share("\n".join(pc.interrupts), base))
             phase_defs[pc.id] = Call("PhaseDef", (pc.id, actor, inter, pc.resume, pc.then))
+        problems.phases = list(pcomp.problems)
         view.phases.append(phase_defs)
-        for step in (m.data.get("flow", {}).get("period_end") or {}).get("steps") or []:
+        for step in (data.get("flow", {}).get("period_end") or {}).get("steps") or []:
             declared = step.get("fields") if isinstance(step, dict) else None
             for fname, text in (declared or {}).items():  # a decision's choices
                 view.move_fields.setdefault(str(fname), json_type(
                     P.vtype(parse_type(str(text))), scope.int_kinds))
         view.fx.append({name: {k: Raw(f"(_opts_{b}, _why_{b}, _run_{b})") for k, b in rows.items()}
                         for name, rows in bundles.tables.items()})
-    measures = []
-    for name, (returns, body) in tables.measures.items():
-        body = counted_by_bisection(body)
-        lines = [f"def {name}(g: Game, p: Player) -> {returns}:", f"    return {body}"]
-        measures.append("\n".join(w for line in lines for w in wrap_line(line)))
-    bundle_code = ["\n".join(w for line in f for w in wrap_line(line)) for f in bundles.functions]
-    checks = _invariant_view(models, view, tables, where)
-    view.functions = measures + copier.functions + _split(
-        view.functions, bundle_code) + checks
-    code = "\n".join([*view.functions, *(q.code for qs in view.queries for q in qs)])
-    view.tables += [(name, fmt(values, 0, "", len(name) + len(": Final = ")))
-                   for name, values in tables.values.items() if name in code]
-    # a long constant (every card number) is laid out as ruff formats it
-    view.tables += [(name, value if len(name) + len(": Final = ") + len(value) <= 100 else
-                     fmt(ast.literal_eval(value), 0, "", len(name) + len(": Final = ")))
-                    for value, name in tables.constants.items() if name in code]
-    return view
+        entry = _Entry(self, len(self.entries))
+        self.entries.append(entry)
+        return entry, problems
+
+    def finish(self, models: list[Model], where: Callable[[Model, tuple[str | int, ...]], str]
+               ) -> ProcView:
+        """The view of every rule set added (`models`, the same in the same order)."""
+        assert not self.finished and len(models) == len(self.entries)
+        self.finished = True
+        view, tables, bundles = self.view, self.tables, self.bundles
+        assert self.copier is not None
+        measures = []
+        for name, (returns, body) in tables.measures.items():
+            body = counted_by_bisection(body)
+            lines = [f"def {name}(g: Game, p: Player) -> {returns}:", f"    return {body}"]
+            measures.append("\n".join(w for line in lines for w in wrap_line(line)))
+        bundle_code = ["\n".join(w for line in f for w in wrap_line(line))
+                       for f in bundles.functions]
+        checks = _invariant_view(models, view, tables, where, self.scopes)
+        view.functions = measures + self.copier.functions + _split(
+            view.functions, bundle_code) + checks
+        code = "\n".join([*view.functions, *(q.code for qs in view.queries for q in qs)])
+        view.tables += [(name, fmt(values, 0, "", len(name) + len(": Final = ")))
+                        for name, values in tables.values.items() if name in code]
+        # a long constant (every card number) is laid out as ruff formats it
+        view.tables += [(name, value if len(name) + len(": Final = ") + len(value) <= 100 else
+                         fmt(ast.literal_eval(value), 0, "", len(name) + len(": Final = ")))
+                        for value, name in tables.constants.items() if name in code]
+        return view
 
 
 def _invariant_view(models: list[Model], view: ProcView, tables: P.Tables,
-                    where: Callable[[Model, tuple[str | int, ...]], str]) -> list[str]:
+                    where: Callable[[Model, tuple[str | int, ...]], str],
+                    scopes: list[tuple[Any, Any, Any, Any]] | None = None) -> list[str]:
     """Each rule set's invariants (rules/state.yaml) as one check function and a lister per
     conserved kind, shared where the code is the same; the sorted ids they compare with are
     tables of their own."""
@@ -232,9 +335,17 @@ def _invariant_view(models: list[Model], view: ProcView, tables: P.Tables,
         functions.append("\n".join(w for line in [head, *lines[1:]] for w in wrap_line(line)))
         return name
 
-    for m in models:
+    for i, m in enumerate(models):
         assert m.state is not None
-        scope = P.state_scope(m.state, m.data, measures_of(m.data), tables)
+        measures = measures_of(m.data)
+        known = scopes[i] if scopes is not None and i < len(scopes) else None
+        if (known is not None and known[0] is m.data and known[1] is m.state
+                and known[2] == measures):
+            # the scope the procedures were compiled in: state_scope of the same state, data,
+            # measures and tables again would name the same tables and measures
+            scope = known[3]
+        else:
+            scope = P.state_scope(m.state, m.data, measures, tables)
 
         def origin(inv: Invariant, mm: Model = m) -> str:
             return f"{where(mm, ('state', *inv.path))} {inv.id}"
@@ -291,7 +402,7 @@ def counted_by_bisection(code: str) -> str:
     if "\n" in code:  # the offsets below are those of one line
         return code
     try:
-        tree = ast.parse(code, mode="eval")
+        tree = parse_expr(code)
     except SyntaxError:
         return code
     found: list[tuple[int, int, str]] = []  # (start, end, replacement), byte offsets
@@ -406,9 +517,8 @@ class _Copier:
     """The copies of the state a move generator works on: for each set of fields the steps
     after a choice write, a function copying just those (the rest is shared, never written)."""
 
-    def __init__(self, m: Model) -> None:
-        assert m.state is not None
-        self.decl = m.state
+    def __init__(self, decl: Any) -> None:
+        self.decl = decl
         self.names: dict[tuple[frozenset[str], frozenset[str], bool], str] = {}
         self.functions: list[str] = []
 

@@ -309,30 +309,45 @@ def _scan(code: str) -> list[int]:
     return out
 
 
-def _cuts(text: str, seps: tuple[str, ...]) -> list[tuple[int, str]]:
-    """Where the separators stand at bracket depth 0 of `text` (outside strings)."""
-    depth = _scan(text)
+def _cuts(text: str, seps: tuple[str, ...], depth: list[int] | None = None
+          ) -> list[tuple[int, str]]:
+    """Where the separators stand at bracket depth 0 of `text` (outside strings), read left
+    to right: at each place the first separator of `seps` that stands there (`depth`: the
+    text's _scan, when known)."""
+    found: dict[int, int] = {}  # place -> the index in `seps` of the first one there
+    for k, sep in enumerate(seps):
+        at = text.find(sep)
+        while at >= 0:
+            if at not in found or found[at] > k:
+                found[at] = k
+            at = text.find(sep, at + 1)
+    if not found:
+        return []
+    if depth is None:
+        depth = _scan(text)
     out: list[tuple[int, str]] = []
-    i = 0
-    while i < len(text):
-        for sep in seps:
-            if text.startswith(sep, i) and all(d == 0 for d in depth[i:i + len(sep)]):
-                out.append((i, sep))
-                i += len(sep) - 1
+    after = 0  # the scan goes on after the last separator taken
+    for at in sorted(found):
+        if at < after:
+            continue
+        for sep in seps[found[at]:]:
+            if text.startswith(sep, at) and not any(depth[at:at + len(sep)]):
+                out.append((at, sep))
+                after = at + len(sep)
                 break
-        i += 1
     return out
 
 
 def _delimiters(text: str) -> tuple[tuple[str, ...], list[tuple[int, str]]]:
     """The lowest-precedence delimiters at depth 0 of `text`, and where they are."""
-    comprehension = bool(_cuts(text, (" for ",)))
+    depth = _scan(text)
+    comprehension = bool(_cuts(text, (" for ",), depth))
     for group in _PRIORITIES:
         if group == (" for ", " if ") and not comprehension:
             continue
         if group == (" if ", " else ") and comprehension:
             continue
-        found = _cuts(text, group)
+        found = _cuts(text, group, depth)
         if found:
             return group, found
     return (), []

@@ -12,15 +12,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lisboa_rules.core.encode import py_comment, py_str
+from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.core.source import Span
 from lisboa_rules.emit.engine import tables as table_shapes
-from lisboa_rules.emit.engine.procs import procedure_view
+from lisboa_rules.emit.engine.procs import ProcSession, procedure_view
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, Update, fmt, identifier, literal, wrap_line
 from lisboa_rules.emit.engine.queries import QueryView, query_view
 from lisboa_rules.emit.engine.state_classes import ClassView, state_classes, value_class
 from lisboa_rules.emit.reference.words import plain_text
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.expr import Formula
+from lisboa_rules.model.procs import ProcsCompiler
 from lisboa_rules.model.types import HeldItem, Model
 
 
@@ -514,7 +516,7 @@ def _read_track(code: str, total: str, track: str) -> str | None:
     """An expression of `p` with the score track (`p.TRACK`, as the scorer reads it) read
     from the local `total` instead, or None when `p` itself is handed on (to a helper that
     may read the track)."""
-    tree = ast.parse(code, mode="eval")
+    tree = parse_expr(code)
     reads: list[tuple[int, int]] = []
     fields: set[int] = set()
     for node in ast.walk(tree):
@@ -712,6 +714,16 @@ def _move_check(types: dict[str, str], not_null: tuple[str, ...]) -> str:
                                          for k, x in enumerate(tests)], "    )"])
 
 
+def procs_compiler(names: dict[str, str]) -> ProcsCompiler:
+    """The procedure compiler of one build (pipeline.analyse): each rule set's procedures
+    compiled into the engine's functions while its model is built, with the problems the
+    model reports; build_view then uses that code (`names`: as build_view gets them)."""
+    from lisboa_rules.model.procs import LocatedCompiler
+
+    fns = _Functions(names)
+    return ProcSession(LocatedCompiler, fns.names, fns.loc).compile_model
+
+
 def build_view(
     rulesets: list[Model],
     variants: list[Any],
@@ -722,7 +734,8 @@ def build_view(
     """Everything the engine template needs; `names` maps display paths to stable names."""
     fns = _Functions(names)
     view = EngineView()
-    pv = procedure_view(rulesets, lambda m, path: fns.loc(m.span_of(str(path[0]), *path[1:])))
+    pv = procedure_view(rulesets, lambda m, path: fns.loc(m.span_of(str(path[0]), *path[1:])),
+                        fns.names if names is not None else None)
     fns.vocab = pv.vocab[0]
     view.procedures = pv.functions
     view.listers = [(name, kind, py_str(kind), of) for name, kind, of in pv.listers]

@@ -1986,7 +1986,14 @@ def _data_assumptions(m: Model) -> list[tuple[str, Rich]]:
 def _env(annotated: bool = True) -> jinja2.Environment:
     """The documents environment plus the reference's escaping filters (built once per
     edition: the players' edition prints assumption marks as numbered notes)."""
-    env = doc_env().overlay()
+    return _edition_env(doc_env(), annotated)
+
+
+@functools.cache
+def _edition_env(base: jinja2.Environment, annotated: bool) -> jinja2.Environment:
+    """One overlay of `base` per edition, kept: the templates it loaded (the pages and the
+    macros they import) are loaded once per process, not once per page."""
+    env = base.overlay()
     env.filters["html"] = functools.partial(html_rich, annotated=annotated)
     env.filters["md"] = functools.partial(md_rich, annotated=annotated)
     env.filters["words_md"] = _words_md
