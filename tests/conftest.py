@@ -224,3 +224,13 @@ def fresh(engine: ModuleType) -> Iterator[Any]:
         return engine.new_game(players, variants, seed)
 
     yield make
+
+
+@pytest.fixture(scope="module")
+def compiled() -> Any:
+    """The shipped rules, analysed (every stage up to emit), once per test module that asks."""
+    from lisboa_rules.pipeline import analyse
+
+    c, diags = analyse(ROOT / "rules")
+    assert c is not None, [d.message for d in diags]
+    return c
