@@ -29,6 +29,7 @@ from lisboa_rules.model.procs import (
     compile_procs,
     proc_set,
     state_scope,
+    unique_problems,
     vocab_codes,
     with_formulas,
 )
@@ -246,8 +247,9 @@ class Builder:
         # is not reported unknown further down while the procedure has another problem
         compiled = self._compile_procs(ps, data, state)
         if compiled is not None:  # compiled once for the engine too: its problems
-            found = _unique([*(pr for pid in ps.procs for pr in compiled.procs.get(pid, ())),
-                             *compiled.actions])
+            found = unique_problems(
+                [*(pr for pid in ps.procs for pr in compiled.procs.get(pid, ())),
+                 *compiled.actions])
             found += compiled.phases
             found_q = compiled.queries
         else:
@@ -925,15 +927,6 @@ def build_model(
     return m, b.diags
 
 
-def _unique(problems: list[StepProblem]) -> list[StepProblem]:
-    """The problems without repeats (same code, message and place), in order."""
-    seen = set()
-    out = []
-    for p in problems:
-        if (p.code, p.message, p.path) not in seen:
-            seen.add((p.code, p.message, p.path))
-            out.append(p)
-    return out
 
 
 _UNKNOWN = re.compile(r"unknown name '([^']*)'")

@@ -522,13 +522,18 @@ def compile_procs(ps: ProcSet, scope: Scope, name: Callable[[str], str],
                                where, values, effect_ids=ps.effects)
         comp.compile_action(action, kind.replace("-", "_"))
         problems += comp.problems
+    return out, unique_problems(problems)
+
+
+def unique_problems(problems: list[st.StepProblem]) -> list[st.StepProblem]:
+    """The problems without repeats (same code, message and place), in order."""
     seen = set()
-    unique = []
+    out = []
     for p in problems:
         if (p.code, p.message, p.path) not in seen:
             seen.add((p.code, p.message, p.path))
-            unique.append(p)
-    return out, unique
+            out.append(p)
+    return out
 
 
 def check_phase_table(ps: ProcSet, scope: Scope, state: Any, flow: Any,
