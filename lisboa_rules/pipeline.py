@@ -220,7 +220,8 @@ def _analyse(
         by_key = {rs.key: rs.model for rs in rulesets}
         for info in infos:
             variant_model = by_key.get((info.id,), base_set.model)
-            diags.extend(check_free_text(variant_model, info.text, info.span))
+            text_span = variants[info.id].span_for(("text",))  # at the text, not the id
+            diags.extend(check_free_text(variant_model, info.text, text_span))
             for c in info.callouts:
                 diags.extend(
                     check_callouts(base_set.model, [(c.variant, c.rule, c.span)], variant_model,
