@@ -25,6 +25,7 @@ from lisboa_rules.model.procs import (
     ProcSet,
     Tables,
     check_cycles,
+    check_hook_events,
     check_phase_table,
     compile_procs,
     proc_set,
@@ -242,6 +243,7 @@ class Builder:
                       self._get("court", default={}) or {},
                       self._get("nobles", "forbidden_reason", default=None))
         problems += check_cycles(ps)
+        problems += check_hook_events(ps)
         # every procedure is compiled, also one with a step that could not be read or checked
         # (step-shape, step-order, a bad `from`): that step is left out, so a name only it binds
         # is not reported unknown further down while the procedure has another problem

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lisboa_rules.core.diagnostics import suggest
 from lisboa_rules.lang import steps as st
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import Name, Scope, VType
@@ -406,6 +407,30 @@ def with_formulas(scope: Scope, vocabulary: list[Any]) -> Scope:
         return typed.Typed(f"({bare(code)})", typed.BOOL if f.type == "bool" else typed.INT)
 
     return replace(scope, formula=compile_formula)
+
+
+def check_hook_events(ps: ProcSet) -> list[st.StepProblem]:
+    """A hook runs when a step raises its event: a hook on an event no step of the rule set
+    raises (a misspelt `on:`) would never run, and is refused at its `on:`."""
+    raised: set[str] = set()
+    for steps in [*(p.steps for p in ps.procs.values()), *(a.steps for a in ps.actions.values())]:
+        for s in steps:
+            for sub in s.walk():
+                if sub.kind == "raise":
+                    event = sub.arg.get("event") if isinstance(sub.arg, Mapping) else sub.arg
+                    raised.add(str(event))
+    problems = []
+    for event, hook_ids in ps.hooks.items():
+        if event in raised:
+            continue
+        for hid in hook_ids:
+            path = ps.procs[hid].path
+            if path[:2] != ("effects", "hooks"):
+                continue  # its id is taken by another procedure (reported as duplicate-id)
+            problems.append(st.StepProblem(
+                "unknown-reference", f"hook '{hid}' is on the event '{event}', which no step "
+                "raises", (*path, "on"), suggestion=suggest(event, raised)))
+    return problems
 
 
 def check_cycles(ps: ProcSet) -> list[st.StepProblem]:
