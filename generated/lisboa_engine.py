@@ -9969,6 +9969,8 @@ def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
     game."""
     if type(seed) is not int:
         raise BadArgument(f"the seed must be an integer, not {seed!r}")
+    if not _INT_MIN <= seed <= _INT_MAX:  # a save keeps it, as a 64-bit JSON number
+        raise BadArgument(f"the seed must be a 64-bit integer, not one of {seed.bit_length()} bits")
     key = variants_for(players, variants)
     rs = RULESETS[key]
     if not rs.players_min <= players <= rs.players_max:
@@ -10099,7 +10101,14 @@ def _check(g: Game, move: Move) -> IllegalMove | None:
     problem = _move_problem(move)
     if problem is not None:
         return _illegal(_TURN_RULE, problem)
-    if _kept(g, move, False) is not None:
+    kept = _kept(g, move, False)
+    if kept is not None:
+        # one of the listed Moves, whose fields its holder may have changed since: the checked
+        # run says, on a copy, as `apply_move` plays it
+        try:
+            _apply(kept.clone(), move)
+        except IllegalMove as exc:
+            return exc
         return None
     return _unlisted(g, move)
 
@@ -10981,9 +10990,17 @@ def _validate(value: Any, schema: Mapping[str, Any], path: str) -> None:
         raise StateError(path, f"more than {schema['maxItems']} items")
 
 
+# The integers a saved game or a move holds: 64-bit, as JSON readers keep them (a longer one
+# could not even be written back: Python refuses to print an int of more than 4300 digits).
+_INT_MIN: Final = -(2**63)
+_INT_MAX: Final = 2**63 - 1
+
+
 def _is_type(value: Any, t: str) -> bool:
     if t == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
+        return (
+            isinstance(value, int) and not isinstance(value, bool) and _INT_MIN <= value <= _INT_MAX
+        )
     if t == "string":
         return isinstance(value, str)
     if t == "boolean":
@@ -11001,4 +11018,6 @@ def _json_type(value: Any) -> str:
     for t in ("boolean", "integer", "string", "array", "object", "null"):
         if _is_type(value, t):
             return t
+    if isinstance(value, int):
+        return f"an integer of {value.bit_length()} bits (more than 64)"
     return type(value).__name__

@@ -170,6 +170,34 @@ def test_true_is_not_card_1(engine: Any, fresh: Any, seat: int) -> None:
     engine.loads(engine.dumps(after))  # the game still saves and loads
 
 
+@pytest.mark.parametrize("where", ["kept list", "listed again"])
+def test_a_listed_move_changed_in_place_is_judged_by_its_new_fields(
+    engine: Any, mid: Any, where: str
+) -> None:
+    """Moves are plain objects: a caller that takes a move of the list and changes one of its
+    fields holds another move. explain_move said it was legal (the list it kept still held
+    that same object), while apply_move refused it."""
+    hand = mid.players[mid.actor].hand
+    other = next(c for c in engine.all_cards(mid) if c not in hand)
+    moves = engine.legal_moves(mid)
+    assert len(moves) >= 8  # long enough a list to be kept
+    if where == "listed again":  # the list kept after one apply_move of the state
+        engine.apply_move(mid, moves[-1])
+    move = next(m for m in moves if m.kind == "portfolio")
+    move.card = other
+    assert move not in engine.legal_moves(engine.from_json(engine.to_json(mid)))
+    moves = engine.legal_moves(mid)  # hold the changed move in the kept list again
+    move = next(m for m in moves if m.kind == "portfolio")
+    move.card = other
+    before = engine.dumps(mid)
+    why = engine.explain_move(mid, move)
+    assert isinstance(why, engine.IllegalMove)
+    with pytest.raises(engine.IllegalMove) as exc:
+        engine.apply_move(mid, move)
+    assert exc.value.rule == why.rule
+    assert engine.dumps(mid) == before
+
+
 # --- apply_move accepts exactly what legal_moves lists -------------------------------------------
 
 HAND_DISCARDS: dict[str, Callable[[list[int], list[int]], tuple[int, ...]]] = {
@@ -329,6 +357,55 @@ def test_a_save_the_engine_cannot_play_is_refused(
     assert exc.value.path.startswith("$")
     with pytest.raises(engine.StateError):
         engine.from_json(data)
+
+
+_HUGE = 10**5000  # more digits than Python prints (4300): formatting it raises ValueError
+
+HUGE_INTS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "seed": lambda d: d.update(seed=_HUGE),
+    "seed of 65 bits": lambda d: d.update(seed=2**64),
+    "actor": lambda d: d.update(actor=_HUGE),
+    "a bounded field": lambda d: d.update(treasury=_HUGE),
+    "a negative bounded field": lambda d: d.update(treasury=-_HUGE),
+    "a player's bounded field": lambda d: d["players"][0].update(influence=_HUGE),
+    "a player's count": lambda d: d["players"][0].update(reis=_HUGE),
+    "a card": lambda d: d["discard"].append(_HUGE),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HUGE_INTS))
+def test_a_save_with_an_integer_beyond_64_bits_is_refused(
+    engine: Any, mid: Any, name: str
+) -> None:
+    """from_json of parsed data (an app's own JSON reader keeps big integers) crashed with
+    ValueError (the message printed the number), or accepted a save that `dumps` could never
+    write back."""
+    data = copy.deepcopy(engine.to_json(mid))
+    HUGE_INTS[name](data)
+    with pytest.raises(engine.StateError) as exc:
+        engine.from_json(data)
+    assert exc.value.path.startswith("$") and "64" in exc.value.message
+
+
+def test_a_move_with_an_integer_beyond_64_bits_is_refused(engine: Any, mid: Any) -> None:
+    move = next(m for m in engine.legal_moves(mid) if m.kind == "portfolio").to_json()
+    for field in ("card", "player"):
+        with pytest.raises(engine.StateError) as exc:
+            engine.Move.from_json({**move, field: _HUGE})
+        assert exc.value.path == f"$.{field}"
+    with pytest.raises(engine.StateError) as exc:
+        engine.Move.from_json({**move, "card": None, "cards": [1, -_HUGE]})
+    assert exc.value.path == "$.cards[1]"
+
+
+def test_a_seed_is_a_64_bit_integer(engine: Any) -> None:
+    for seed in (_HUGE, 2**63, -(2**63) - 1):
+        with pytest.raises(engine.BadArgument):
+            engine.new_game(3, (), seed)
+    for seed in (2**63 - 1, -(2**63)):  # the ends of the range play, save and load
+        g = engine.new_game(3, (), seed)
+        g = engine.apply_move(g, engine.legal_moves(g)[0])
+        assert engine.loads(engine.dumps(g)) == g
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
