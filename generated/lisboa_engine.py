@@ -9928,7 +9928,10 @@ def _fields_repr(value: Any, names: tuple[str, ...]) -> str:
 
 
 def _activate(g: Game) -> RuleSet:
-    """The rule set of a game (entry points call it first; it holds no global state)."""
+    """The rule set of a game (entry points call it first; it holds no global state); what
+    is no Game (a saved game's JSON data, None) raises BadArgument."""
+    if not isinstance(g, Game):
+        raise BadArgument(f"{type(g).__name__} is not a Game (from_json reads a saved one)")
     return g.rs
 
 
@@ -9941,7 +9944,10 @@ def variants_for(players: int, chosen: Iterable[str] = ()) -> tuple[str, ...]:
         raise BadArgument(f"the number of players must be an integer, not {players!r}")
     if isinstance(chosen, str):
         raise BadArgument(f"variants are a list of ids, not the string {chosen!r}")
-    chosen = tuple(chosen)
+    try:
+        chosen = tuple(chosen)
+    except TypeError:
+        raise BadArgument(f"variants are a list of ids, not {type(chosen).__name__}") from None
     for name in chosen:
         if not isinstance(name, str):
             raise BadArgument(f"{name!r} is not a variant id")
@@ -9951,10 +9957,10 @@ def variants_for(players: int, chosen: Iterable[str] = ()) -> tuple[str, ...]:
             active.add(v.id)
     unknown = sorted(a for a in active if a not in VARIANTS)
     if unknown:
-        raise ValueError(f"unknown variant(s): {', '.join(unknown)}")
+        raise BadArgument(f"unknown variant(s): {', '.join(unknown)}")
     for a in sorted(active):
         if VARIANTS[a].players and players not in VARIANTS[a].players:
-            raise ValueError(f"variant {a!r} is for {VARIANTS[a].players} players")
+            raise BadArgument(f"variant {a!r} is for {VARIANTS[a].players} players")
     return tuple(sorted(active))
 
 
@@ -9970,11 +9976,11 @@ def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
     if type(seed) is not int:
         raise BadArgument(f"the seed must be an integer, not {seed!r}")
     if not _INT_MIN <= seed <= _INT_MAX:  # a save keeps it, as a 64-bit JSON number
-        raise BadArgument(f"the seed must be a 64-bit integer, not one of {seed.bit_length()} bits")
+        raise BadArgument("the seed must be a signed 64-bit integer (-2**63 to 2**63 - 1)")
     key = variants_for(players, variants)
     rs = RULESETS[key]
     if not rs.players_min <= players <= rs.players_max:
-        raise ValueError(
+        raise BadArgument(
             f"{players} players: this game is for {rs.players_min} to {rs.players_max}"
         )
     g = Game(variants=list(key), seed=seed, players=[])
@@ -10370,7 +10376,7 @@ def _run_period_end(g: Game) -> None:
 def check_invariants(g: Game) -> list[str]:
     """What is wrong with a state (empty when it is sound): the words of each invariant of the
     rules that fails, in the order they are declared (the rule set's generated check)."""
-    return g.rs.invariants(g)
+    return _activate(g).invariants(g)
 
 
 # --- Scoring --------------------------------------------------------------------------------------
@@ -10464,7 +10470,7 @@ def final_scores(g: Game) -> ScoreSheet:
     with COLOR: (A+B)//2 = P`). Each rule set's scoring is a generated straight-line function
     (`_SCORERS`); the fixed parts of every explanation are put together once per rule set
     (`_score_layout`), so only the values are written here."""
-    rs = g.rs
+    rs = _activate(g)
     return _SCORERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
 
 
@@ -10472,7 +10478,7 @@ def final_totals(g: Game) -> tuple[int, ...]:
     """The final totals alone, per seat: `tuple(final_scores(g).totals)`, the same numbers
     computed without writing any explanation (for agents that score every move they could
     make). Each rule set's is a generated straight-line function (`_TOTALERS`)."""
-    rs = g.rs
+    rs = _activate(g)
     return _TOTALERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
 
 
@@ -10796,6 +10802,10 @@ def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:
     measure share the place. The chain is read once scoring is done, so the score track in a
     measure reads the player's final total."""
     rs = _activate(g)
+    if sheet is not None and (
+        not isinstance(sheet, ScoreSheet) or len(sheet.totals) != len(g.players)
+    ):
+        raise BadArgument(f"{type(sheet).__name__} is not the ScoreSheet of this game")
     sheet = sheet or final_scores(g)
     # per seat: the chain's measures, generated straight-line per rule set (`_RANKERS`)
     keys = _RANKERS[rs.key](g, sheet.totals)
@@ -10815,6 +10825,7 @@ def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:
 
 def to_json(g: Game) -> dict[str, Any]:
     """The state as plain JSON data (lists, dicts, strings, numbers); keys sorted on dump."""
+    _activate(g)
     data: dict[str, Any] = {}
     for name in _GAME_FIELDS:
         value = getattr(g, name)
@@ -11019,5 +11030,5 @@ def _json_type(value: Any) -> str:
         if _is_type(value, t):
             return t
     if isinstance(value, int):
-        return f"an integer of {value.bit_length()} bits (more than 64)"
+        return "an integer beyond the signed 64-bit range (-2**63 to 2**63 - 1)"
     return type(value).__name__

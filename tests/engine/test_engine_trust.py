@@ -521,6 +521,25 @@ CALLS: dict[str, Callable[[Any, Any], Any]] = {
     "influence_gain of a seat out of range": lambda E, g: E.influence_gain(g, 3),
     "influence_gain of a negative seat": lambda E, g: E.influence_gain(g, -1),
     "influence_gain of a seat as a float": lambda E, g: E.influence_gain(g, 0.0),
+    # a game that is no Game (review: AttributeError 'dict' object has no attribute 'rs')
+    "legal_moves of a saved game's JSON": lambda E, g: E.legal_moves(E.to_json(g)),
+    "legal_moves of None": lambda E, g: E.legal_moves(None),
+    "apply_move of a saved game's text": lambda E, g: E.apply_move(E.dumps(g), E.legal_moves(g)[0]),
+    "explain_move of a Player": lambda E, g: E.explain_move(g.players[0], E.legal_moves(g)[0]),
+    "final_scores of a dict": lambda E, g: E.final_scores({}),
+    "final_totals of None": lambda E, g: E.final_totals(None),
+    "ranking of a number": lambda E, g: E.ranking(3),
+    "ranking with a sheet that is no ScoreSheet": lambda E, g: E.ranking(g, "sheet"),
+    "ranking with the sheet of a game of other seats": lambda E, g: E.ranking(
+        g, E.final_scores(E.new_game(len(g.players) % 4 + 2))
+    ),
+    "to_json of a dict": lambda E, g: E.to_json(E.to_json(g)),
+    "dumps of None": lambda E, g: E.dumps(None),
+    "check_invariants of a string": lambda E, g: E.check_invariants("game"),
+    "new_game of variants as None": lambda E, g: E.new_game(3, None),
+    "new_game of an unknown variant": lambda E, g: E.new_game(3, ["no-such-variant"]),
+    "new_game of no players": lambda E, g: E.new_game(0),
+    "new_game of 100 players": lambda E, g: E.new_game(100),
 }
 
 
