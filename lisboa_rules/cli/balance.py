@@ -55,6 +55,7 @@ from lisboa_rules.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command,
 from lisboa_rules.cli.engine import (
     EngineLoadError,
     _positive,
+    default_players,
     engine_file,
     load_engine,
     progress_bar,
@@ -313,12 +314,13 @@ def play(
     E: Any, path: Path, args: argparse.Namespace, agents: tuple[str, ...], sides: list[Side]
 ) -> tuple[dict[str, Any] | None, dict[str, list[runner.GameRecord]]]:
     """Play every side's games (one pass over the executor) and build the report's data."""
-    players = args.players or max(rs.players_max for rs in E.RULESETS.values())
+    players = default_players(E, args.players)
     keys = []
     for side in sides:
         try:
             keys.append(E.variants_for(players, side.chosen))
             E.new_game(players, side.chosen, args.seed)
+            E.new_game(players, side.chosen, args.seed + args.games - 1)  # the last seed
         except ValueError as exc:
             err(f"{PROG}: error: {side.name}: {exc}\n")
             return None, {}

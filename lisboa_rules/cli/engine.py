@@ -316,6 +316,12 @@ def _configure_simulate(p: argparse.ArgumentParser) -> None:
     _add_engine_options(p)
 
 
+def default_players(E: Any, players: int | None) -> int:
+    """`--players`, or the most players the game allows when it is not given (0 is given:
+    the engine refuses it)."""
+    return players if players is not None else max(rs.players_max for rs in E.RULESETS.values())
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -413,10 +419,11 @@ def run_simulate(args: argparse.Namespace) -> int:
     try:
         with engine_file(args) as path:
             E = load_engine(path)
-            players = args.players or max(rs.players_max for rs in E.RULESETS.values())
+            players = default_players(E, args.players)
             try:
                 variants = E.variants_for(players, args.variant)
                 E.new_game(players, args.variant, args.seed)
+                E.new_game(players, args.variant, args.seed + args.games - 1)  # the last seed
             except ValueError as exc:
                 err(f"{PROG}: error: {exc}\n")
                 return EXIT_ERROR

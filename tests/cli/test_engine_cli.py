@@ -176,6 +176,25 @@ def test_simulate_json_summary(engine: Any, capsys: Any, monkeypatch: Any) -> No
     assert abs(total - d["score_per_player"]["total"]) < 0.05
 
 
+@pytest.mark.parametrize(
+    "extra, words",
+    [
+        # 0 was taken for "not given" and played the most players (review)
+        (["--players", "0", "--games", "1", "--seed", "1"], "0 players"),
+        # the last game's seed is past the engine's 64-bit seeds: refused before any game,
+        # not an internal error at the second game
+        (["--games", "2", "--seed", str(2**63 - 1)], "64-bit"),
+    ],
+)
+def test_simulate_refuses_what_the_engine_cannot_play(
+    extra: list[str], words: str, capsys: Any, monkeypatch: Any
+) -> None:
+    code, out, err = _run(["simulate", *extra], capsys, monkeypatch)
+    assert code == 2 and out == ""
+    assert err.startswith("lisboa-rules: error: ") and words in err, err
+    assert "internal error" not in err and "Traceback" not in err
+
+
 def test_simulate_jobs_give_identical_results(capsys: Any, monkeypatch: Any) -> None:
     args = ["--games", "8", "--seed", "40", "--players", "2", "--variant", "queen"]
     one = _simulate(capsys, monkeypatch, *args)

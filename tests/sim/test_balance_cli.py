@@ -435,6 +435,23 @@ def test_a_house_rule_with_errors(text: str, tmp_path: Path, capsys: Any, monkey
     assert "lisboa-balance-" not in err and "/tmp/lisboa-" not in err
 
 
+@pytest.mark.parametrize(
+    "extra, words",
+    [
+        (["--players", "0", "--seed", "1"], "0 players"),  # not "the most players"
+        (["--seed", str(2**63 - 1)], "64-bit"),  # the last game's seed, before any game
+    ],
+)
+def test_balance_refuses_what_the_engine_cannot_play(
+    extra: list[str], words: str, capsys: Any, monkeypatch: Any
+) -> None:
+    code, out, err = _run(["balance", "--games", "2", "--agents", "random", *extra], capsys,
+                          monkeypatch)
+    assert code == 2 and out == ""
+    assert err.startswith("lisboa-rules: error: ") and words in err, err
+    assert "internal error" not in err
+
+
 def test_a_house_rule_with_the_id_of_a_variant_of_the_rules(
     tmp_path: Path, capsys: Any, monkeypatch: Any
 ) -> None:
