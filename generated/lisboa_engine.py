@@ -10847,6 +10847,7 @@ def from_json(data: Any) -> Game:
     """Read a saved state; raise StateError (never anything else) when it breaks the schema or
     cannot be a state of these rules. The error's `path` says where (`$.players[1]`)."""
     _validate(data, STATE_SCHEMA, "$")
+    data = _plain(data)  # the state's own lists: later changes to `data` do not reach it
     key = tuple(data["variants"])
     if key not in RULESETS:
         raise StateError("$.variants", f"no rule set for variants {data['variants']}")
@@ -10973,7 +10974,9 @@ def _validate(value: Any, schema: Mapping[str, Any], path: str) -> None:
         allowed = types if isinstance(types, list) else [types]
         if not any(_is_type(value, t) for t in allowed):
             raise StateError(path, f"expected {' or '.join(allowed)}, got {_json_type(value)}")
-    if "enum" in schema and value not in schema["enum"]:
+    if "enum" in schema and (
+        value not in schema["enum"] or type(value) not in (str, int, bool, type(None))
+    ):
         allowed = schema["enum"]
         shown = allowed if len(allowed) <= 10 else f"the {len(allowed)} allowed values"
         raise StateError(path, f"{value!r} is not one of {shown}")
@@ -10988,6 +10991,8 @@ def _validate(value: Any, schema: Mapping[str, Any], path: str) -> None:
                 raise StateError(path, f"missing {req!r}")
         extra = schema.get("additionalProperties", True)
         for k, v in value.items():
+            if type(k) is not str:
+                raise StateError(path, f"a key of type {type(k).__name__}: JSON keys are strings")
             if k in props:
                 _validate(v, props[k], f"{path}.{k}")
             elif extra is False:
@@ -11008,14 +11013,15 @@ _INT_MAX: Final = 2**63 - 1
 
 
 def _is_type(value: Any, t: str) -> bool:
+    """Whether a value read from JSON is of a JSON type: a number or a string of exactly its
+    Python type (an IntEnum or a str subclass would be carried into the moves the state lists,
+    which `apply_move` refuses); objects and arrays of any dict and list (they are copied)."""
     if t == "integer":
-        return (
-            isinstance(value, int) and not isinstance(value, bool) and _INT_MIN <= value <= _INT_MAX
-        )
+        return type(value) is int and _INT_MIN <= value <= _INT_MAX
     if t == "string":
-        return isinstance(value, str)
+        return type(value) is str
     if t == "boolean":
-        return isinstance(value, bool)
+        return type(value) is bool
     if t == "array":
         return isinstance(value, list)
     if t == "object":
@@ -11029,6 +11035,6 @@ def _json_type(value: Any) -> str:
     for t in ("boolean", "integer", "string", "array", "object", "null"):
         if _is_type(value, t):
             return t
-    if isinstance(value, int):
+    if type(value) is int:
         return "an integer beyond the signed 64-bit range (-2**63 to 2**63 - 1)"
     return type(value).__name__

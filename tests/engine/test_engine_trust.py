@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import collections
 import copy
 import itertools
 import json
@@ -406,6 +407,54 @@ def test_a_seed_is_a_64_bit_integer(engine: Any) -> None:
         g = engine.new_game(3, (), seed)
         g = engine.apply_move(g, engine.legal_moves(g)[0])
         assert engine.loads(engine.dumps(g)) == g
+
+
+class _Int(int):
+    """What a JSON reader may give for a number (numpy's, an IntEnum): no int of its own."""
+
+
+class _Str(str):
+    pass
+
+
+SUBCLASSED: dict[str, Callable[[dict[str, Any]], None]] = {
+    "a card as an int subclass": lambda d: d["players"][d["actor"]].update(
+        hand=[_Int(c) for c in d["players"][d["actor"]]["hand"]]
+    ),
+    "the actor as an int subclass": lambda d: d.update(actor=_Int(d["actor"])),
+    "the phase as a str subclass": lambda d: d.update(phase=_Str(d["phase"])),
+    "a colour as a str subclass": lambda d: d["players"][0].update(
+        color=_Str(d["players"][0]["color"])
+    ),
+    "a key that is no string": lambda d: d["offices"].update({1: d["offices"].popitem()[1]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SUBCLASSED))
+def test_a_save_of_values_of_no_json_type_is_refused(engine: Any, mid: Any, name: str) -> None:
+    """An int subclass in a hand was accepted, and then every move of that card legal_moves
+    listed was refused by apply_move ("the move's card must be int")."""
+    data = copy.deepcopy(engine.to_json(mid))
+    SUBCLASSED[name](data)
+    with pytest.raises(engine.StateError) as exc:
+        engine.from_json(data)
+    assert exc.value.path.startswith("$")
+
+
+def test_a_loaded_state_keeps_none_of_the_data_it_was_read_from(engine: Any, mid: Any) -> None:
+    """from_json kept the caller's lists: a card appended to the data afterwards was in the
+    checked state's hand."""
+    data = copy.deepcopy(engine.to_json(mid))
+    g = engine.from_json(data)
+    saved = engine.dumps(g)
+    data["players"][0]["hand"].append(data["discard"][0] if data["discard"] else 1)
+    data["discard"].clear()
+    next(iter(data["piles"].values())).append(-1)
+    data["players"][1]["reis"] = 99
+    assert engine.dumps(g) == saved and engine.check_invariants(g) == []
+    # and an ordinary dict subclass (json's object_pairs_hook=OrderedDict) still loads
+    ordered = json.loads(saved, object_pairs_hook=collections.OrderedDict)
+    assert engine.from_json(ordered) == g
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
