@@ -1645,8 +1645,10 @@ def forge_move(rng: random.Random, E: Any, g: Any) -> tuple[Any, str]:
     return data, "random fields"
 
 
-def check_move(E: Any, g: Any, data: Any) -> list[str]:
-    """The problems of feeding one forged move to the engine (empty: it behaved)."""
+def check_move(E: Any, g: Any, data: Any, in_place: bool = False) -> list[str]:
+    """The problems of feeding one forged move to the engine (empty: it behaved). `in_place`:
+    the move is one of the Move objects `legal_moves` just listed, its fields then overwritten
+    with the forged ones (an app that edits the move it picked)."""
     before = E.dumps(g)
     problems: list[str] = []
     try:
@@ -1656,6 +1658,11 @@ def check_move(E: Any, g: Any, data: Any) -> list[str]:
     except Exception as exc:
         return [f"from_json raised {type(exc).__name__}: {exc}"]
     listed = _move_key(E, move) in {_move_key(E, m) for m in E.legal_moves(g)}
+    held = E.legal_moves(g) if in_place else []
+    if held:
+        for name in E._MOVE_FIELDS:
+            setattr(held[-1], name, getattr(move, name))
+        move = held[-1]
     try:
         why = E.explain_move(g, move)
     except Exception as exc:
@@ -1846,7 +1853,9 @@ def fuzz_moves(E: Any, seed: int, cases: int) -> EngineSummary:
     for index in range(cases):
         g = rng.choice(states)
         data, label = forge_move(rng, E, g)
-        problems = check_move(E, g, data)
+        # (its own stream: the cases of a seed stay the cases they were)
+        in_place = random.Random(f"in-place:{seed}:{index}").random() < 0.3
+        problems = check_move(E, g, data, in_place)
         out.cases += 1
         accepted = False
         if not problems:
