@@ -2179,83 +2179,171 @@ def _m_empty_display_piles(g: Game, p: Player) -> int:
     return len([v_q for v_q in _K1 if (len(g.piles[v_q]) == 0)])
 
 
-def _cp1(g: Game, seat: int) -> Game:
-    """A copy of the game for trying choices, sharing what they never write."""
-    # copies discard, hand, influence, markers_left, pending_markers, portfolio, reis,
+def _sv1(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice write into the game
+    itself, to try the choices on it; returns the fields as they were, for `_rs1`
+    to put back."""
+    # saves discard, hand, influence, markers_left, pending_markers, portfolio, reis,
     # rubble_cubes, rubble_sets, treasury, treasury_row, wigs
-    c = g._copy()
-    c.discard = g.discard[:]
-    c.pending_markers = g.pending_markers[:]
-    c.players = g.players[:]
-    for s in (seat,):
-        q = c.players[s] = g.players[s]._copy()
-        q.hand = q.hand[:]
-        q.portfolio = q.portfolio[:]
-        q.treasury_row = q.treasury_row[:]
-    return c
+    p = g.players[seat]
+    was = (
+        g.discard,
+        g.pending_markers,
+        g.treasury,
+        p.hand,
+        p.influence,
+        p.markers_left,
+        p.portfolio,
+        p.reis,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.treasury_row,
+        p.wigs,
+    )
+    g.discard = g.discard[:]
+    g.pending_markers = g.pending_markers[:]
+    p.hand = p.hand[:]
+    p.portfolio = p.portfolio[:]
+    p.treasury_row = p.treasury_row[:]
+    return was
 
 
-def _cp2(g: Game, seat: int) -> Game:
-    """A copy of the game for trying choices, sharing what they never write."""
-    # copies influence, wigs
-    c = g._copy()
-    c.players = g.players[:]
-    for s in (seat,):
-        c.players[s] = g.players[s]._copy()
-    return c
+def _rs1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv1` saved, put back."""
+    p = g.players[seat]
+    (
+        g.discard,
+        g.pending_markers,
+        g.treasury,
+        p.hand,
+        p.influence,
+        p.markers_left,
+        p.portfolio,
+        p.reis,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.treasury_row,
+        p.wigs,
+    ) = was
 
 
-def _cp3(g: Game, seat: int) -> Game:
-    """A copy of the game for trying choices, sharing what they never write."""
-    # copies favors, goods, influence, offices, officials, plan_supply, plans, reis,
+def _sv2(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice write into the game
+    itself, to try the choices on it; returns the fields as they were, for `_rs2`
+    to put back."""
+    # saves influence, wigs
+    p = g.players[seat]
+    was = (p.influence, p.wigs)
+    return was
+
+
+def _rs2(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv2` saved, put back."""
+    p = g.players[seat]
+    p.influence, p.wigs = was
+
+
+def _sv3(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice write into the game
+    itself, to try the choices on it; returns the fields as they were, for `_rs3`
+    to put back."""
+    # saves favors, goods, influence, offices, officials, plan_supply, plans, reis,
     # royal_favors, ships, shipyard, wigs
-    c = g._copy()
-    c.favors = g.favors.copy()
-    c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
-    c.plan_supply = g.plan_supply[:]
-    c.shipyard = g.shipyard[:]
-    c.players = g.players[:]
-    for s in (seat,):
-        q = c.players[s] = g.players[s]._copy()
-        q.goods = q.goods.copy()
-        q.plans = q.plans[:]
-        q.royal_favors = q.royal_favors[:]
-        q.ships = q.ships[:]
-    return c
+    p = g.players[seat]
+    was = (
+        g.favors,
+        g.offices,
+        g.plan_supply,
+        g.shipyard,
+        p.goods,
+        p.influence,
+        p.officials,
+        p.plans,
+        p.reis,
+        p.royal_favors,
+        p.ships,
+        p.wigs,
+    )
+    g.favors = g.favors.copy()
+    g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
+    g.plan_supply = g.plan_supply[:]
+    g.shipyard = g.shipyard[:]
+    p.goods = p.goods.copy()
+    p.plans = p.plans[:]
+    p.royal_favors = p.royal_favors[:]
+    p.ships = p.ships[:]
+    return was
 
 
-def _cp4(g: Game, seat: int) -> Game:
-    """A copy of the game for trying choices, sharing what they never write."""
-    # copies favors, royal_favors
-    c = g._copy()
-    c.favors = g.favors.copy()
-    c.players = g.players[:]
-    for s in (seat,):
-        q = c.players[s] = g.players[s]._copy()
-        q.royal_favors = q.royal_favors[:]
-    return c
+def _rs3(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv3` saved, put back."""
+    p = g.players[seat]
+    (
+        g.favors,
+        g.offices,
+        g.plan_supply,
+        g.shipyard,
+        p.goods,
+        p.influence,
+        p.officials,
+        p.plans,
+        p.reis,
+        p.royal_favors,
+        p.ships,
+        p.wigs,
+    ) = was
 
 
-def _cp5(g: Game, seat: int) -> Game:
-    """A copy of the game for trying choices, sharing what they never write."""
-    # copies influence, reis
-    c = g._copy()
-    c.players = g.players[:]
-    for s in (seat,):
-        c.players[s] = g.players[s]._copy()
-    return c
+def _sv4(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice write into the game
+    itself, to try the choices on it; returns the fields as they were, for `_rs4`
+    to put back."""
+    # saves favors, royal_favors
+    p = g.players[seat]
+    was = (g.favors, p.royal_favors)
+    g.favors = g.favors.copy()
+    p.royal_favors = p.royal_favors[:]
+    return was
 
 
-def _cp6(g: Game, seat: int) -> Game:
-    """A copy of the game for trying choices, sharing what they never write."""
-    # copies court, hand, influence, reis
-    c = g._copy()
-    c.court = g.court[:]
-    c.players = g.players[:]
-    for s in (seat,):
-        q = c.players[s] = g.players[s]._copy()
-        q.hand = q.hand[:]
-    return c
+def _rs4(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv4` saved, put back."""
+    p = g.players[seat]
+    g.favors, p.royal_favors = was
+
+
+def _sv5(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice write into the game
+    itself, to try the choices on it; returns the fields as they were, for `_rs5`
+    to put back."""
+    # saves influence, reis
+    p = g.players[seat]
+    was = (p.influence, p.reis)
+    return was
+
+
+def _rs5(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv5` saved, put back."""
+    p = g.players[seat]
+    p.influence, p.reis = was
+
+
+def _sv6(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice write into the game
+    itself, to try the choices on it; returns the fields as they were, for `_rs6`
+    to put back."""
+    # saves court, hand, influence, reis
+    p = g.players[seat]
+    was = (g.court, p.hand, p.influence, p.reis)
+    g.court = g.court[:]
+    p.hand = p.hand[:]
+    return was
+
+
+def _rs6(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv6` saved, put back."""
+    p = g.players[seat]
+    g.court, p.hand, p.influence, p.reis = was
 
 
 # rules/effects.yaml:89 pay-reis
@@ -4158,7 +4246,11 @@ def _moves_trade(g: Game, seat: int, *only: Any) -> list[Move]:
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
-        _moves_trade__k1(_cp1(g, seat), seat, out, v_card)
+        _was = _sv1(g, seat)
+        try:
+            _moves_trade__k1(g, seat, out, v_card)
+        finally:
+            _rs1(g, seat, _was)
     return out
 
 
@@ -4234,7 +4326,11 @@ def _moves_visit(g: Game, seat: int, *only: Any) -> list[Move]:
             _done = _memo.get((v_noble,))
             if _done is None:
                 _done = _memo[(v_noble,)] = []
-                _moves_visit__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                _was = _sv2(g, seat)
+                try:
+                    _moves_visit__k1(g, seat, _done, v_card, v_noble)
+                finally:
+                    _rs2(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
@@ -4277,9 +4373,11 @@ def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: 
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
-                    _moves_visit__k2(
-                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
-                    )
+                    _was = _sv3(g, seat)
+                    try:
+                        _moves_visit__k2(g, seat, out, v_card, v_noble, v_state_action, v_favor)
+                    finally:
+                        _rs3(g, seat, _was)
             else:
                 v_action = _T_noble_noble_action[v_noble]
                 _do_3 = v_action
@@ -4476,16 +4574,22 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
+            _was = _sv4(g, seat)
+            try:
+                _moves_follow__k1(g, seat, out, v_visited, v_noble)
+            finally:
+                _rs4(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    _moves_follow__k4(
-                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
-                    )
+                    _was = _sv5(g, seat)
+                    try:
+                        _moves_follow__k4(g, seat, out, v_visited, v_event, v_noble, v_price)
+                    finally:
+                        _rs5(g, seat, _was)
     return out
 
 
@@ -4577,7 +4681,11 @@ def _moves_follow__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_nob
     # rules/court.yaml:140 gain
     g.favors[v_noble] = g.favors[v_noble] + 1
     if _opts_pay_visit(g, seat, v_noble):
-        _moves_follow__k2(_cp2(g, seat), seat, out, v_visited, v_noble)
+        _was = _sv2(g, seat)
+        try:
+            _moves_follow__k2(g, seat, out, v_visited, v_noble)
+        finally:
+            _rs2(g, seat, _was)
 
 
 def _moves_follow__k4(
@@ -4753,7 +4861,11 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor__k1(_cp6(g, seat), seat, out, v_card, v_price)
+            _was = _sv6(g, seat)
+            try:
+                _moves_sponsor__k1(g, seat, out, v_card, v_price)
+            finally:
+                _rs6(g, seat, _was)
     return out
 
 
@@ -5045,7 +5157,11 @@ def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[Move]:
             _done = _memo.get((v_noble,))
             if _done is None:
                 _done = _memo[(v_noble,)] = []
-                _moves_visit_2__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                _was = _sv2(g, seat)
+                try:
+                    _moves_visit_2__k1(g, seat, _done, v_card, v_noble)
+                finally:
+                    _rs2(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
@@ -5091,9 +5207,11 @@ def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
-                    _moves_visit_2__k2(
-                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
-                    )
+                    _was = _sv3(g, seat)
+                    try:
+                        _moves_visit_2__k2(g, seat, out, v_card, v_noble, v_state_action, v_favor)
+                    finally:
+                        _rs3(g, seat, _was)
             else:
                 if _T_noble_reign_flag[v_noble] in g.flags:
                     v_action = _T_noble_reign_noble_action[v_noble]
@@ -5313,16 +5431,22 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow_3__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
+            _was = _sv4(g, seat)
+            try:
+                _moves_follow_3__k1(g, seat, out, v_visited, v_noble)
+            finally:
+                _rs4(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    _moves_follow_3__k4(
-                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
-                    )
+                    _was = _sv5(g, seat)
+                    try:
+                        _moves_follow_3__k4(g, seat, out, v_visited, v_event, v_noble, v_price)
+                    finally:
+                        _rs5(g, seat, _was)
     return out
 
 
@@ -5417,7 +5541,11 @@ def _moves_follow_3__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
     # rules/court.yaml:140 gain
     g.favors[v_noble] = g.favors[v_noble] + 1
     if _opts_pay_visit(g, seat, v_noble):
-        _moves_follow_3__k2(_cp2(g, seat), seat, out, v_visited, v_noble)
+        _was = _sv2(g, seat)
+        try:
+            _moves_follow_3__k2(g, seat, out, v_visited, v_noble)
+        finally:
+            _rs2(g, seat, _was)
 
 
 def _moves_follow_3__k4(
@@ -5603,7 +5731,11 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor_2__k1(_cp6(g, seat), seat, out, v_card, v_price)
+            _was = _sv6(g, seat)
+            try:
+                _moves_sponsor_2__k1(g, seat, out, v_card, v_price)
+            finally:
+                _rs6(g, seat, _was)
     return out
 
 
@@ -5746,7 +5878,11 @@ def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[Move]:
             _done = _memo.get((v_noble,))
             if _done is None:
                 _done = _memo[(v_noble,)] = []
-                _moves_visit_3__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                _was = _sv2(g, seat)
+                try:
+                    _moves_visit_3__k1(g, seat, _done, v_card, v_noble)
+                finally:
+                    _rs2(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
@@ -5789,9 +5925,11 @@ def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
-                    _moves_visit_3__k2(
-                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
-                    )
+                    _was = _sv3(g, seat)
+                    try:
+                        _moves_visit_3__k2(g, seat, out, v_card, v_noble, v_state_action, v_favor)
+                    finally:
+                        _rs3(g, seat, _was)
             else:
                 v_action = _T_noble_noble_action[v_noble]
                 _do_3 = v_action
@@ -5988,16 +6126,22 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow_4__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
+            _was = _sv4(g, seat)
+            try:
+                _moves_follow_4__k1(g, seat, out, v_visited, v_noble)
+            finally:
+                _rs4(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    _moves_follow_4__k4(
-                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
-                    )
+                    _was = _sv5(g, seat)
+                    try:
+                        _moves_follow_4__k4(g, seat, out, v_visited, v_event, v_noble, v_price)
+                    finally:
+                        _rs5(g, seat, _was)
     return out
 
 
@@ -6089,7 +6233,11 @@ def _moves_follow_4__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
     # rules/court.yaml:140 gain
     g.favors[v_noble] = g.favors[v_noble] + 1
     if _opts_pay_visit(g, seat, v_noble):
-        _moves_follow_4__k2(_cp2(g, seat), seat, out, v_visited, v_noble)
+        _was = _sv2(g, seat)
+        try:
+            _moves_follow_4__k2(g, seat, out, v_visited, v_noble)
+        finally:
+            _rs2(g, seat, _was)
 
 
 def _moves_follow_4__k4(
@@ -6265,7 +6413,11 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor_3__k1(_cp6(g, seat), seat, out, v_card, v_price)
+            _was = _sv6(g, seat)
+            try:
+                _moves_sponsor_3__k1(g, seat, out, v_card, v_price)
+            finally:
+                _rs6(g, seat, _was)
     return out
 
 
@@ -6385,7 +6537,11 @@ def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[Move]:
             _done = _memo.get((v_noble,))
             if _done is None:
                 _done = _memo[(v_noble,)] = []
-                _moves_visit_4__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                _was = _sv2(g, seat)
+                try:
+                    _moves_visit_4__k1(g, seat, _done, v_card, v_noble)
+                finally:
+                    _rs2(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
@@ -6431,9 +6587,11 @@ def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
-                    _moves_visit_4__k2(
-                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
-                    )
+                    _was = _sv3(g, seat)
+                    try:
+                        _moves_visit_4__k2(g, seat, out, v_card, v_noble, v_state_action, v_favor)
+                    finally:
+                        _rs3(g, seat, _was)
             else:
                 if _T_noble_reign_flag[v_noble] in g.flags:
                     v_action = _T_noble_reign_noble_action[v_noble]
@@ -6653,16 +6811,22 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow_5__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
+            _was = _sv4(g, seat)
+            try:
+                _moves_follow_5__k1(g, seat, out, v_visited, v_noble)
+            finally:
+                _rs4(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    _moves_follow_5__k4(
-                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
-                    )
+                    _was = _sv5(g, seat)
+                    try:
+                        _moves_follow_5__k4(g, seat, out, v_visited, v_event, v_noble, v_price)
+                    finally:
+                        _rs5(g, seat, _was)
     return out
 
 
@@ -6757,7 +6921,11 @@ def _moves_follow_5__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
     # rules/court.yaml:140 gain
     g.favors[v_noble] = g.favors[v_noble] + 1
     if _opts_pay_visit(g, seat, v_noble):
-        _moves_follow_5__k2(_cp2(g, seat), seat, out, v_visited, v_noble)
+        _was = _sv2(g, seat)
+        try:
+            _moves_follow_5__k2(g, seat, out, v_visited, v_noble)
+        finally:
+            _rs2(g, seat, _was)
 
 
 def _moves_follow_5__k4(
@@ -6943,7 +7111,11 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor_4__k1(_cp6(g, seat), seat, out, v_card, v_price)
+            _was = _sv6(g, seat)
+            try:
+                _moves_sponsor_4__k1(g, seat, out, v_card, v_price)
+            finally:
+                _rs6(g, seat, _was)
     return out
 
 
