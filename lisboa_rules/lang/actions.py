@@ -6,10 +6,13 @@ the procedures it does may come anywhere: each `choose` is one of the move's cho
 field named by its `as`), and the steps between two choices change the state the later ones
 see. The compiler turns an action into two kinds of straight-line functions:
 
-- `_moves_…(g, seat)`: every move the action allows, as nested loops over the choices. Before
-  the effects that later choices depend on, the branch works on a copy of the state holding
-  fresh copies of only the fields those effects write (`_cp_…`, from the write set of the
-  steps); the effects after the last choice are not played at all.
+- `_moves_…(g, seat)`: every move the action allows, as nested loops over the choices. The
+  effects that later choices depend on are played on the state itself: fresh copies of the
+  fields they write (the write set of the steps) are put into it first (`_svN`) and the fields
+  as they were are put back after, in a `finally` (`_rsN`), so the caller's state is left as it
+  was, every field the same object; effects that may write other players' fields are played on
+  a copy of the state holding fresh copies of those fields (`_cpN`). Effects no later choice
+  reads, and those after the last choice, are not played at all.
 - `_play_…(g, seat, move)`: the effects with the move's choices, checking each choice and
   require on the way and raising IllegalMove with the step's rule and words.
 
@@ -581,7 +584,8 @@ class ActionCompiler(Compiler):
 
     def _copy_then(self, steps: list[Step], scope: Scope, indent: int, out: list[str],
                    bound: tuple[str, ...]) -> None:
-        """The rest of the steps in a function of its own, on a copy of the state."""
+        """The rest of the steps in a function of its own, played on the state itself (the
+        fields they write swapped for fresh copies, then put back) or on a copy of it."""
         game, player, others = self.writes(tuple(self._played(steps)))
         # Steps that write only the game's fields and the acting player's are played on the
         # state itself: fresh copies of the fields they write swapped in, the fields as they

@@ -514,8 +514,10 @@ def positional_move(line: str, fields: dict[str, str]) -> str:
 
 
 class _Copier:
-    """The copies of the state a move generator works on: for each set of fields the steps
-    after a choice write, a function copying just those (the rest is shared, never written)."""
+    """What a move generator tries the steps after a choice on: for each set of fields they
+    write, the functions that swap fresh copies of those fields into the state and put them
+    back (`saver`), or, when other players' fields may change, a function copying the game with
+    just those fields copied (`name`; the rest is shared, never written)."""
 
     def __init__(self, decl: Any) -> None:
         self.decl = decl
