@@ -4317,18 +4317,21 @@ def _play_trade(g: Game, seat: int, move: Move) -> None:
 def _moves_visit(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _ok1: dict[Any, bool] = {}
     _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
-        if _opts_pay_visit(g, seat, v_noble):
+        if (v_noble,) not in _ok1:
+            _ok1[(v_noble,)] = bool(_opts_pay_visit(g, seat, v_noble))
+        if _ok1[(v_noble,)]:
             _done = _memo.get((v_noble,))
             if _done is None:
                 _done = _memo[(v_noble,)] = []
                 _was = _sv2(g, seat)
                 try:
-                    _moves_visit__k1(g, seat, _done, v_card, v_noble)
+                    _moves_visit__k2(g, seat, _done, v_card, v_noble)
                 finally:
                     _rs2(g, seat, _was)
                 out += _done
@@ -4337,7 +4340,7 @@ def _moves_visit(g: Game, seat: int, *only: Any) -> list[Move]:
     return out
 
 
-def _moves_visit__k2(
+def _moves_visit__k3(
     g: Game,
     seat: int,
     out: list[Move],
@@ -4348,14 +4351,14 @@ def _moves_visit__k2(
 ) -> None:
     g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, v_favor)
     v_action = _T_noble_noble_action[v_noble]
-    _do_2 = v_action
-    if _do_2 == "build-store":
+    _do_3 = v_action
+    if _do_3 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
-    elif _do_2 == "open-building":
+    elif _do_3 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
-    elif _do_2 == "take-decree":
+    elif _do_3 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
             out.append(
                 Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
@@ -4364,7 +4367,7 @@ def _moves_visit__k2(
         out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
-def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
+def _moves_visit__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
     v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
@@ -4375,23 +4378,23 @@ def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: 
                 ):
                     _was = _sv3(g, seat)
                     try:
-                        _moves_visit__k2(g, seat, out, v_card, v_noble, v_state_action, v_favor)
+                        _moves_visit__k3(g, seat, out, v_card, v_noble, v_state_action, v_favor)
                     finally:
                         _rs3(g, seat, _was)
             else:
                 v_action = _T_noble_noble_action[v_noble]
-                _do_3 = v_action
-                if _do_3 == "build-store":
+                _do_4 = v_action
+                if _do_4 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, v_business)
                         )
-                elif _do_3 == "open-building":
+                elif _do_4 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
                         )
-                elif _do_3 == "take-decree":
+                elif _do_4 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
                         out.append(
                             Move(
@@ -4445,8 +4448,8 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
         g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, move.favor)
         # rules/court.yaml:112 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_4 = v_action
-        if _do_4 == "build-store":
+        _do_5 = v_action
+        if _do_5 == "build-store":
             why = _why_build_store(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -4461,7 +4464,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "business"), "visit")
-        elif _do_4 == "open-building":
+        elif _do_5 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -4476,7 +4479,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "plan"), "visit")
-        elif _do_4 == "take-decree":
+        elif _do_5 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -4506,8 +4509,8 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
     else:
         # rules/court.yaml:112 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_6 = v_action
+        if _do_6 == "build-store":
             why = _why_build_store(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -4522,7 +4525,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business"), "visit")
-        elif _do_5 == "open-building":
+        elif _do_6 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -4537,7 +4540,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_6 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -5148,18 +5151,21 @@ def _play_hand_discard(g: Game, seat: int, move: Move) -> None:
 def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _ok1: dict[Any, bool] = {}
     _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
-        if _opts_pay_visit(g, seat, v_noble):
+        if (v_noble,) not in _ok1:
+            _ok1[(v_noble,)] = bool(_opts_pay_visit(g, seat, v_noble))
+        if _ok1[(v_noble,)]:
             _done = _memo.get((v_noble,))
             if _done is None:
                 _done = _memo[(v_noble,)] = []
                 _was = _sv2(g, seat)
                 try:
-                    _moves_visit_2__k1(g, seat, _done, v_card, v_noble)
+                    _moves_visit_2__k2(g, seat, _done, v_card, v_noble)
                 finally:
                     _rs2(g, seat, _was)
                 out += _done
@@ -5168,7 +5174,7 @@ def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[Move]:
     return out
 
 
-def _moves_visit_2__k2(
+def _moves_visit_2__k3(
     g: Game,
     seat: int,
     out: list[Move],
@@ -5182,14 +5188,14 @@ def _moves_visit_2__k2(
         v_action = _T_noble_reign_noble_action[v_noble]
     else:
         v_action = _T_noble_noble_action[v_noble]
-    _do_2 = v_action
-    if _do_2 == "build-store":
+    _do_3 = v_action
+    if _do_3 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
-    elif _do_2 == "open-building":
+    elif _do_3 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
-    elif _do_2 == "take-decree":
+    elif _do_3 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
             out.append(
                 Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
@@ -5198,7 +5204,7 @@ def _moves_visit_2__k2(
         out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
-def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
+def _moves_visit_2__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
     v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
@@ -5209,7 +5215,7 @@ def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 ):
                     _was = _sv3(g, seat)
                     try:
-                        _moves_visit_2__k2(g, seat, out, v_card, v_noble, v_state_action, v_favor)
+                        _moves_visit_2__k3(g, seat, out, v_card, v_noble, v_state_action, v_favor)
                     finally:
                         _rs3(g, seat, _was)
             else:
@@ -5217,18 +5223,18 @@ def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                     v_action = _T_noble_reign_noble_action[v_noble]
                 else:
                     v_action = _T_noble_noble_action[v_noble]
-                _do_3 = v_action
-                if _do_3 == "build-store":
+                _do_4 = v_action
+                if _do_4 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, v_business)
                         )
-                elif _do_3 == "open-building":
+                elif _do_4 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
                         )
-                elif _do_3 == "take-decree":
+                elif _do_4 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
                         out.append(
                             Move(
@@ -5285,8 +5291,8 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_4 = v_action
-        if _do_4 == "build-store":
+        _do_5 = v_action
+        if _do_5 == "build-store":
             why = _why_build_store(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -5301,7 +5307,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "business"), "visit")
-        elif _do_4 == "open-building":
+        elif _do_5 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -5316,7 +5322,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "plan"), "visit")
-        elif _do_4 == "take-decree":
+        elif _do_5 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):
@@ -5356,8 +5362,8 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_6 = v_action
+        if _do_6 == "build-store":
             why = _why_build_store(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -5372,7 +5378,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business"), "visit")
-        elif _do_5 == "open-building":
+        elif _do_6 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -5387,7 +5393,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_6 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):
@@ -5869,18 +5875,21 @@ def _play_draw_2(g: Game, seat: int, move: Move) -> None:
 def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _ok1: dict[Any, bool] = {}
     _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
-        if _opts_pay_visit(g, seat, v_noble):
+        if (v_noble,) not in _ok1:
+            _ok1[(v_noble,)] = bool(_opts_pay_visit(g, seat, v_noble))
+        if _ok1[(v_noble,)]:
             _done = _memo.get((v_noble,))
             if _done is None:
                 _done = _memo[(v_noble,)] = []
                 _was = _sv2(g, seat)
                 try:
-                    _moves_visit_3__k1(g, seat, _done, v_card, v_noble)
+                    _moves_visit_3__k2(g, seat, _done, v_card, v_noble)
                 finally:
                     _rs2(g, seat, _was)
                 out += _done
@@ -5889,7 +5898,7 @@ def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[Move]:
     return out
 
 
-def _moves_visit_3__k2(
+def _moves_visit_3__k3(
     g: Game,
     seat: int,
     out: list[Move],
@@ -5900,14 +5909,14 @@ def _moves_visit_3__k2(
 ) -> None:
     g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, v_favor)
     v_action = _T_noble_noble_action[v_noble]
-    _do_2 = v_action
-    if _do_2 == "build-store":
+    _do_3 = v_action
+    if _do_3 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
-    elif _do_2 == "open-building":
+    elif _do_3 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
-    elif _do_2 == "take-decree":
+    elif _do_3 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
             out.append(
                 Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
@@ -5916,7 +5925,7 @@ def _moves_visit_3__k2(
         out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
-def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
+def _moves_visit_3__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
     v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
@@ -5927,23 +5936,23 @@ def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 ):
                     _was = _sv3(g, seat)
                     try:
-                        _moves_visit_3__k2(g, seat, out, v_card, v_noble, v_state_action, v_favor)
+                        _moves_visit_3__k3(g, seat, out, v_card, v_noble, v_state_action, v_favor)
                     finally:
                         _rs3(g, seat, _was)
             else:
                 v_action = _T_noble_noble_action[v_noble]
-                _do_3 = v_action
-                if _do_3 == "build-store":
+                _do_4 = v_action
+                if _do_4 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, v_business)
                         )
-                elif _do_3 == "open-building":
+                elif _do_4 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
                         )
-                elif _do_3 == "take-decree":
+                elif _do_4 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
                         out.append(
                             Move(
@@ -5997,8 +6006,8 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
         g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, move.favor)
         # rules/court.yaml:112 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_4 = v_action
-        if _do_4 == "build-store":
+        _do_5 = v_action
+        if _do_5 == "build-store":
             why = _why_build_store_2(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -6013,7 +6022,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "business"), "visit")
-        elif _do_4 == "open-building":
+        elif _do_5 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -6028,7 +6037,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "plan"), "visit")
-        elif _do_4 == "take-decree":
+        elif _do_5 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -6058,8 +6067,8 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
     else:
         # rules/court.yaml:112 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_6 = v_action
+        if _do_6 == "build-store":
             why = _why_build_store_2(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -6074,7 +6083,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business"), "visit")
-        elif _do_5 == "open-building":
+        elif _do_6 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -6089,7 +6098,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_6 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -6528,18 +6537,21 @@ def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
 def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _ok1: dict[Any, bool] = {}
     _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
-        if _opts_pay_visit(g, seat, v_noble):
+        if (v_noble,) not in _ok1:
+            _ok1[(v_noble,)] = bool(_opts_pay_visit(g, seat, v_noble))
+        if _ok1[(v_noble,)]:
             _done = _memo.get((v_noble,))
             if _done is None:
                 _done = _memo[(v_noble,)] = []
                 _was = _sv2(g, seat)
                 try:
-                    _moves_visit_4__k1(g, seat, _done, v_card, v_noble)
+                    _moves_visit_4__k2(g, seat, _done, v_card, v_noble)
                 finally:
                     _rs2(g, seat, _was)
                 out += _done
@@ -6548,7 +6560,7 @@ def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[Move]:
     return out
 
 
-def _moves_visit_4__k2(
+def _moves_visit_4__k3(
     g: Game,
     seat: int,
     out: list[Move],
@@ -6562,14 +6574,14 @@ def _moves_visit_4__k2(
         v_action = _T_noble_reign_noble_action[v_noble]
     else:
         v_action = _T_noble_noble_action[v_noble]
-    _do_2 = v_action
-    if _do_2 == "build-store":
+    _do_3 = v_action
+    if _do_3 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
-    elif _do_2 == "open-building":
+    elif _do_3 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
-    elif _do_2 == "take-decree":
+    elif _do_3 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
             out.append(
                 Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
@@ -6578,7 +6590,7 @@ def _moves_visit_4__k2(
         out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
-def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
+def _moves_visit_4__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
     v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
@@ -6589,7 +6601,7 @@ def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 ):
                     _was = _sv3(g, seat)
                     try:
-                        _moves_visit_4__k2(g, seat, out, v_card, v_noble, v_state_action, v_favor)
+                        _moves_visit_4__k3(g, seat, out, v_card, v_noble, v_state_action, v_favor)
                     finally:
                         _rs3(g, seat, _was)
             else:
@@ -6597,18 +6609,18 @@ def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                     v_action = _T_noble_reign_noble_action[v_noble]
                 else:
                     v_action = _T_noble_noble_action[v_noble]
-                _do_3 = v_action
-                if _do_3 == "build-store":
+                _do_4 = v_action
+                if _do_4 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, v_business)
                         )
-                elif _do_3 == "open-building":
+                elif _do_4 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
                         )
-                elif _do_3 == "take-decree":
+                elif _do_4 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
                         out.append(
                             Move(
@@ -6665,8 +6677,8 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_4 = v_action
-        if _do_4 == "build-store":
+        _do_5 = v_action
+        if _do_5 == "build-store":
             why = _why_build_store_2(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -6681,7 +6693,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "business"), "visit")
-        elif _do_4 == "open-building":
+        elif _do_5 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -6696,7 +6708,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "plan"), "visit")
-        elif _do_4 == "take-decree":
+        elif _do_5 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):
@@ -6736,8 +6748,8 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_6 = v_action
+        if _do_6 == "build-store":
             why = _why_build_store_2(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -6752,7 +6764,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business"), "visit")
-        elif _do_5 == "open-building":
+        elif _do_6 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -6767,7 +6779,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_6 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):

@@ -354,10 +354,13 @@ class ActionCompiler(Compiler):
                "    p = g.players[seat]", "    out: list[Move] = []"]
         self.main_out = out
         self.memo = False
+        self.guards: list[str] = []  # the answers of guards asked while listing (_guard_key)
         self._point(out, 1, scope)
         self._enum(list(action.steps), scope, 1, out, owned=False, first=True)
         if self.memo:
             out.insert(4, "    _memo: dict[Any, list[Move]] = {}")
+        for known in reversed(self.guards):
+            out.insert(4, f"    {known}: dict[Any, bool] = {{}}")
         out.append("    return out")
         self.functions.insert(0, _clean(out))
         play = [f"def _play_{stem}(g: Game, seat: int, move: Move) -> None:",
@@ -835,9 +838,43 @@ class ActionCompiler(Compiler):
                     inner = inner.with_locals(**{n: Name(typed.ANY, typed.local_code(n))})
                 new_bound = (*bound, *names)
             else:
-                out.append(f"{inner_pad}if _opts_{stem}(g, seat{args}):")
+                guard = f"_opts_{stem}(g, seat{args})"
+                key = self._guard_key(out, args, scope)
+                if key is None:
+                    out.append(f"{inner_pad}if {guard}:")
+                else:
+                    # the state is the same all through the listing: the guard is asked once
+                    # for each value of what it is given
+                    self.counter += 1
+                    known = f"_ok{self.counter}"
+                    self.guards.append(known)
+                    out += [f"{inner_pad}if {key} not in {known}:",
+                            f"{inner_pad}    {known}[{key}] = bool({guard})",
+                            f"{inner_pad}if {known}[{key}]:"]
             call = Step("_call", (proc.id, args, tuple(names)), ())
             self._enum([call, *rest], inner, level + 1, out, False, False, new_bound)
+
+    def _guard_key(self, out: list[str], args: str, scope: Scope) -> str | None:
+        """The key of the answers of a guard given `args` (`, a, b`), asked in the function
+        that lists the moves (which never changes the state), when each argument is a local
+        of a type that can be a key (a number, a text, an id) or a literal; else None."""
+        if out is not self.main_out:
+            return None
+        types = {v.code: v.type for v in scope.locals.values()}
+        codes = [a.strip() for a in args.split(",")[1:]]
+        for code in codes:
+            t = types.get(code)
+            if t is not None:
+                if t.name in ("list", "map", "player", "any"):
+                    return None
+                continue
+            try:
+                ast.literal_eval(code)
+            except (ValueError, SyntaxError):
+                return None
+        if not codes or "(" in args:
+            return None
+        return f"({', '.join(codes)},)"
 
     def _enum_apply(self, s: Step, rest: list[Step], scope: Scope, indent: int,
                     out: list[str], owned: bool, bound: tuple[str, ...]) -> None:
