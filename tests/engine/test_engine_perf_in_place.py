@@ -1,11 +1,13 @@
 """The move generators try the effects a later choice depends on on the state itself (fresh
 copies of the fields the effects write swapped in, the fields put back after, in a `finally`),
-where they used to play them on a partial copy of the game. These tests compare that fast path
-with the plain one, an engine built from the same rules with every such effect played on a
-copy (`_Copier.saver` turned off), on random games of the rules and of house rules whose
-actions write more fields before a later choice (game lists, maps and numbers; and every
-player's fields, which still go through a copy): the same moves at every state, and the state
-left as it was, every field the same object with the same value, also when an effect raises.
+where they used to play them on a partial copy of the game, and ask a guard of the function
+that lists the moves once per value of what it is given. These tests compare those fast paths
+with the plain ones, an engine built from the same rules with every such effect played on a
+copy and every guard asked each time (`_Copier.saver`, `ActionCompiler._guard_key` turned
+off), on random games of the rules and of house rules whose actions write more fields before a
+later choice (game lists, maps and numbers; and every player's fields, which still go through a
+copy): the same moves at every state, and the state left as it was, every field the same
+object with the same value, also when an effect raises.
 No timing is asserted.
 """
 
@@ -22,6 +24,7 @@ from conftest import ROOT, setups
 
 from lisboa_rules import pipeline
 from lisboa_rules.emit.engine import procs
+from lisboa_rules.lang.actions import ActionCompiler
 
 ENGINE = "lisboa_engine.py"
 
@@ -85,8 +88,9 @@ def _build(tmp: Path, house: str | None, in_place: bool) -> types.ModuleType:
         extra = [tmp / f"{house}.yaml"]
         extra[0].write_text(HOUSE[house], encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
-        if not in_place:
+        if not in_place:  # effects on copies, and every guard asked each time
             mp.setattr(procs._Copier, "saver", None)
+            mp.setattr(ActionCompiler, "_guard_key", lambda *args: None)
         # the house rule folded into the rules (`--variant`): its games are the rules' games
         result = pipeline.compile_rules(ROOT / "rules", (house,) if house else (), extra=extra)
     errors = [d for d in result.diagnostics if d.is_error]
@@ -138,6 +142,9 @@ def test_the_house_rules_take_both_paths(engines: dict[str | None, tuple[Any, An
         assert any(n.startswith(word) for n in names), (house, names)
         names = plain._moves_trade.__code__.co_names
         assert any(n.startswith("_cp") for n in names), (house, names)
+        # a visit's cost is asked once per Noble (the plain engines ask it for every card)
+        assert any(n.startswith("_ok") for n in fast._moves_visit.__code__.co_varnames)
+        assert not any(n.startswith("_ok") for n in plain._moves_visit.__code__.co_varnames)
 
 
 @pytest.mark.parametrize("house", [None, *HOUSE])
