@@ -2179,83 +2179,171 @@ def _m_empty_display_piles(g: Game, p: Player) -> int:
     return len([v_q for v_q in _K1 if (len(g.piles[v_q]) == 0)])
 
 
-def _cp1(g: Game, seat: int) -> Game:
-    """A copy of the game for trying choices, sharing what they never write."""
-    # copies discard, hand, influence, markers_left, pending_markers, portfolio, reis,
+def _sv1(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice write into the game
+    itself, to try the choices on it; returns the fields as they were, for `_rs1`
+    to put back."""
+    # saves discard, hand, influence, markers_left, pending_markers, portfolio, reis,
     # rubble_cubes, rubble_sets, treasury, treasury_row, wigs
-    c = g._copy()
-    c.discard = g.discard[:]
-    c.pending_markers = g.pending_markers[:]
-    c.players = g.players[:]
-    for s in (seat,):
-        q = c.players[s] = g.players[s]._copy()
-        q.hand = q.hand[:]
-        q.portfolio = q.portfolio[:]
-        q.treasury_row = q.treasury_row[:]
-    return c
+    p = g.players[seat]
+    was = (
+        g.discard,
+        g.pending_markers,
+        g.treasury,
+        p.hand,
+        p.influence,
+        p.markers_left,
+        p.portfolio,
+        p.reis,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.treasury_row,
+        p.wigs,
+    )
+    g.discard = g.discard[:]
+    g.pending_markers = g.pending_markers[:]
+    p.hand = p.hand[:]
+    p.portfolio = p.portfolio[:]
+    p.treasury_row = p.treasury_row[:]
+    return was
 
 
-def _cp2(g: Game, seat: int) -> Game:
-    """A copy of the game for trying choices, sharing what they never write."""
-    # copies influence, wigs
-    c = g._copy()
-    c.players = g.players[:]
-    for s in (seat,):
-        c.players[s] = g.players[s]._copy()
-    return c
+def _rs1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv1` saved, put back."""
+    p = g.players[seat]
+    (
+        g.discard,
+        g.pending_markers,
+        g.treasury,
+        p.hand,
+        p.influence,
+        p.markers_left,
+        p.portfolio,
+        p.reis,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.treasury_row,
+        p.wigs,
+    ) = was
 
 
-def _cp3(g: Game, seat: int) -> Game:
-    """A copy of the game for trying choices, sharing what they never write."""
-    # copies favors, goods, influence, offices, officials, plan_supply, plans, reis,
+def _sv2(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice write into the game
+    itself, to try the choices on it; returns the fields as they were, for `_rs2`
+    to put back."""
+    # saves influence, wigs
+    p = g.players[seat]
+    was = (p.influence, p.wigs)
+    return was
+
+
+def _rs2(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv2` saved, put back."""
+    p = g.players[seat]
+    p.influence, p.wigs = was
+
+
+def _sv3(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice write into the game
+    itself, to try the choices on it; returns the fields as they were, for `_rs3`
+    to put back."""
+    # saves favors, goods, influence, offices, officials, plan_supply, plans, reis,
     # royal_favors, ships, shipyard, wigs
-    c = g._copy()
-    c.favors = g.favors.copy()
-    c.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
-    c.plan_supply = g.plan_supply[:]
-    c.shipyard = g.shipyard[:]
-    c.players = g.players[:]
-    for s in (seat,):
-        q = c.players[s] = g.players[s]._copy()
-        q.goods = q.goods.copy()
-        q.plans = q.plans[:]
-        q.royal_favors = q.royal_favors[:]
-        q.ships = q.ships[:]
-    return c
+    p = g.players[seat]
+    was = (
+        g.favors,
+        g.offices,
+        g.plan_supply,
+        g.shipyard,
+        p.goods,
+        p.influence,
+        p.officials,
+        p.plans,
+        p.reis,
+        p.royal_favors,
+        p.ships,
+        p.wigs,
+    )
+    g.favors = g.favors.copy()
+    g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
+    g.plan_supply = g.plan_supply[:]
+    g.shipyard = g.shipyard[:]
+    p.goods = p.goods.copy()
+    p.plans = p.plans[:]
+    p.royal_favors = p.royal_favors[:]
+    p.ships = p.ships[:]
+    return was
 
 
-def _cp4(g: Game, seat: int) -> Game:
-    """A copy of the game for trying choices, sharing what they never write."""
-    # copies favors, royal_favors
-    c = g._copy()
-    c.favors = g.favors.copy()
-    c.players = g.players[:]
-    for s in (seat,):
-        q = c.players[s] = g.players[s]._copy()
-        q.royal_favors = q.royal_favors[:]
-    return c
+def _rs3(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv3` saved, put back."""
+    p = g.players[seat]
+    (
+        g.favors,
+        g.offices,
+        g.plan_supply,
+        g.shipyard,
+        p.goods,
+        p.influence,
+        p.officials,
+        p.plans,
+        p.reis,
+        p.royal_favors,
+        p.ships,
+        p.wigs,
+    ) = was
 
 
-def _cp5(g: Game, seat: int) -> Game:
-    """A copy of the game for trying choices, sharing what they never write."""
-    # copies influence, reis
-    c = g._copy()
-    c.players = g.players[:]
-    for s in (seat,):
-        c.players[s] = g.players[s]._copy()
-    return c
+def _sv4(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice write into the game
+    itself, to try the choices on it; returns the fields as they were, for `_rs4`
+    to put back."""
+    # saves favors, royal_favors
+    p = g.players[seat]
+    was = (g.favors, p.royal_favors)
+    g.favors = g.favors.copy()
+    p.royal_favors = p.royal_favors[:]
+    return was
 
 
-def _cp6(g: Game, seat: int) -> Game:
-    """A copy of the game for trying choices, sharing what they never write."""
-    # copies court, hand, influence, reis
-    c = g._copy()
-    c.court = g.court[:]
-    c.players = g.players[:]
-    for s in (seat,):
-        q = c.players[s] = g.players[s]._copy()
-        q.hand = q.hand[:]
-    return c
+def _rs4(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv4` saved, put back."""
+    p = g.players[seat]
+    g.favors, p.royal_favors = was
+
+
+def _sv5(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice write into the game
+    itself, to try the choices on it; returns the fields as they were, for `_rs5`
+    to put back."""
+    # saves influence, reis
+    p = g.players[seat]
+    was = (p.influence, p.reis)
+    return was
+
+
+def _rs5(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv5` saved, put back."""
+    p = g.players[seat]
+    p.influence, p.reis = was
+
+
+def _sv6(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice write into the game
+    itself, to try the choices on it; returns the fields as they were, for `_rs6`
+    to put back."""
+    # saves court, hand, influence, reis
+    p = g.players[seat]
+    was = (g.court, p.hand, p.influence, p.reis)
+    g.court = g.court[:]
+    p.hand = p.hand[:]
+    return was
+
+
+def _rs6(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv6` saved, put back."""
+    p = g.players[seat]
+    g.court, p.hand, p.influence, p.reis = was
 
 
 # rules/effects.yaml:89 pay-reis
@@ -4158,7 +4246,11 @@ def _moves_trade(g: Game, seat: int, *only: Any) -> list[Move]:
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
-        _moves_trade__k1(_cp1(g, seat), seat, out, v_card)
+        _was = _sv1(g, seat)
+        try:
+            _moves_trade__k1(g, seat, out, v_card)
+        finally:
+            _rs1(g, seat, _was)
     return out
 
 
@@ -4225,23 +4317,30 @@ def _play_trade(g: Game, seat: int, move: Move) -> None:
 def _moves_visit(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _ok1: dict[Any, bool] = {}
     _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
-        if _opts_pay_visit(g, seat, v_noble):
+        if (v_noble,) not in _ok1:
+            _ok1[(v_noble,)] = bool(_opts_pay_visit(g, seat, v_noble))
+        if _ok1[(v_noble,)]:
             _done = _memo.get((v_noble,))
             if _done is None:
                 _done = _memo[(v_noble,)] = []
-                _moves_visit__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                _was = _sv2(g, seat)
+                try:
+                    _moves_visit__k2(g, seat, _done, v_card, v_noble)
+                finally:
+                    _rs2(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
     return out
 
 
-def _moves_visit__k2(
+def _moves_visit__k3(
     g: Game,
     seat: int,
     out: list[Move],
@@ -4252,14 +4351,14 @@ def _moves_visit__k2(
 ) -> None:
     g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, v_favor)
     v_action = _T_noble_noble_action[v_noble]
-    _do_2 = v_action
-    if _do_2 == "build-store":
+    _do_3 = v_action
+    if _do_3 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
-    elif _do_2 == "open-building":
+    elif _do_3 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
-    elif _do_2 == "take-decree":
+    elif _do_3 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
             out.append(
                 Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
@@ -4268,7 +4367,7 @@ def _moves_visit__k2(
         out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
-def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
+def _moves_visit__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
     v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
@@ -4277,23 +4376,25 @@ def _moves_visit__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: 
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
-                    _moves_visit__k2(
-                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
-                    )
+                    _was = _sv3(g, seat)
+                    try:
+                        _moves_visit__k3(g, seat, out, v_card, v_noble, v_state_action, v_favor)
+                    finally:
+                        _rs3(g, seat, _was)
             else:
                 v_action = _T_noble_noble_action[v_noble]
-                _do_3 = v_action
-                if _do_3 == "build-store":
+                _do_4 = v_action
+                if _do_4 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, v_business)
                         )
-                elif _do_3 == "open-building":
+                elif _do_4 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
                         )
-                elif _do_3 == "take-decree":
+                elif _do_4 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
                         out.append(
                             Move(
@@ -4347,8 +4448,8 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
         g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, move.favor)
         # rules/court.yaml:112 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_4 = v_action
-        if _do_4 == "build-store":
+        _do_5 = v_action
+        if _do_5 == "build-store":
             why = _why_build_store(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -4363,7 +4464,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "business"), "visit")
-        elif _do_4 == "open-building":
+        elif _do_5 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -4378,7 +4479,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "plan"), "visit")
-        elif _do_4 == "take-decree":
+        elif _do_5 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -4408,8 +4509,8 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
     else:
         # rules/court.yaml:112 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_6 = v_action
+        if _do_6 == "build-store":
             why = _why_build_store(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -4424,7 +4525,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business"), "visit")
-        elif _do_5 == "open-building":
+        elif _do_6 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -4439,7 +4540,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_6 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -4476,16 +4577,22 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
+            _was = _sv4(g, seat)
+            try:
+                _moves_follow__k1(g, seat, out, v_visited, v_noble)
+            finally:
+                _rs4(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    _moves_follow__k4(
-                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
-                    )
+                    _was = _sv5(g, seat)
+                    try:
+                        _moves_follow__k4(g, seat, out, v_visited, v_event, v_noble, v_price)
+                    finally:
+                        _rs5(g, seat, _was)
     return out
 
 
@@ -4577,7 +4684,11 @@ def _moves_follow__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_nob
     # rules/court.yaml:140 gain
     g.favors[v_noble] = g.favors[v_noble] + 1
     if _opts_pay_visit(g, seat, v_noble):
-        _moves_follow__k2(_cp2(g, seat), seat, out, v_visited, v_noble)
+        _was = _sv2(g, seat)
+        try:
+            _moves_follow__k2(g, seat, out, v_visited, v_noble)
+        finally:
+            _rs2(g, seat, _was)
 
 
 def _moves_follow__k4(
@@ -4753,7 +4864,11 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor__k1(_cp6(g, seat), seat, out, v_card, v_price)
+            _was = _sv6(g, seat)
+            try:
+                _moves_sponsor__k1(g, seat, out, v_card, v_price)
+            finally:
+                _rs6(g, seat, _was)
     return out
 
 
@@ -5036,23 +5151,30 @@ def _play_hand_discard(g: Game, seat: int, move: Move) -> None:
 def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _ok1: dict[Any, bool] = {}
     _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
-        if _opts_pay_visit(g, seat, v_noble):
+        if (v_noble,) not in _ok1:
+            _ok1[(v_noble,)] = bool(_opts_pay_visit(g, seat, v_noble))
+        if _ok1[(v_noble,)]:
             _done = _memo.get((v_noble,))
             if _done is None:
                 _done = _memo[(v_noble,)] = []
-                _moves_visit_2__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                _was = _sv2(g, seat)
+                try:
+                    _moves_visit_2__k2(g, seat, _done, v_card, v_noble)
+                finally:
+                    _rs2(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
     return out
 
 
-def _moves_visit_2__k2(
+def _moves_visit_2__k3(
     g: Game,
     seat: int,
     out: list[Move],
@@ -5066,14 +5188,14 @@ def _moves_visit_2__k2(
         v_action = _T_noble_reign_noble_action[v_noble]
     else:
         v_action = _T_noble_noble_action[v_noble]
-    _do_2 = v_action
-    if _do_2 == "build-store":
+    _do_3 = v_action
+    if _do_3 == "build-store":
         for (v_business,) in _opts_build_store(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
-    elif _do_2 == "open-building":
+    elif _do_3 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
-    elif _do_2 == "take-decree":
+    elif _do_3 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
             out.append(
                 Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
@@ -5082,7 +5204,7 @@ def _moves_visit_2__k2(
         out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
-def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
+def _moves_visit_2__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
     v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
@@ -5091,26 +5213,28 @@ def _moves_visit_2__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
-                    _moves_visit_2__k2(
-                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
-                    )
+                    _was = _sv3(g, seat)
+                    try:
+                        _moves_visit_2__k3(g, seat, out, v_card, v_noble, v_state_action, v_favor)
+                    finally:
+                        _rs3(g, seat, _was)
             else:
                 if _T_noble_reign_flag[v_noble] in g.flags:
                     v_action = _T_noble_reign_noble_action[v_noble]
                 else:
                     v_action = _T_noble_noble_action[v_noble]
-                _do_3 = v_action
-                if _do_3 == "build-store":
+                _do_4 = v_action
+                if _do_4 == "build-store":
                     for (v_business,) in _opts_build_store(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, v_business)
                         )
-                elif _do_3 == "open-building":
+                elif _do_4 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
                         )
-                elif _do_3 == "take-decree":
+                elif _do_4 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
                         out.append(
                             Move(
@@ -5167,8 +5291,8 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_4 = v_action
-        if _do_4 == "build-store":
+        _do_5 = v_action
+        if _do_5 == "build-store":
             why = _why_build_store(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -5183,7 +5307,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "business"), "visit")
-        elif _do_4 == "open-building":
+        elif _do_5 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -5198,7 +5322,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "plan"), "visit")
-        elif _do_4 == "take-decree":
+        elif _do_5 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):
@@ -5238,8 +5362,8 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_6 = v_action
+        if _do_6 == "build-store":
             why = _why_build_store(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -5254,7 +5378,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business"), "visit")
-        elif _do_5 == "open-building":
+        elif _do_6 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -5269,7 +5393,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_6 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):
@@ -5313,16 +5437,22 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow_3__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
+            _was = _sv4(g, seat)
+            try:
+                _moves_follow_3__k1(g, seat, out, v_visited, v_noble)
+            finally:
+                _rs4(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    _moves_follow_3__k4(
-                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
-                    )
+                    _was = _sv5(g, seat)
+                    try:
+                        _moves_follow_3__k4(g, seat, out, v_visited, v_event, v_noble, v_price)
+                    finally:
+                        _rs5(g, seat, _was)
     return out
 
 
@@ -5417,7 +5547,11 @@ def _moves_follow_3__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
     # rules/court.yaml:140 gain
     g.favors[v_noble] = g.favors[v_noble] + 1
     if _opts_pay_visit(g, seat, v_noble):
-        _moves_follow_3__k2(_cp2(g, seat), seat, out, v_visited, v_noble)
+        _was = _sv2(g, seat)
+        try:
+            _moves_follow_3__k2(g, seat, out, v_visited, v_noble)
+        finally:
+            _rs2(g, seat, _was)
 
 
 def _moves_follow_3__k4(
@@ -5603,7 +5737,11 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor_2__k1(_cp6(g, seat), seat, out, v_card, v_price)
+            _was = _sv6(g, seat)
+            try:
+                _moves_sponsor_2__k1(g, seat, out, v_card, v_price)
+            finally:
+                _rs6(g, seat, _was)
     return out
 
 
@@ -5737,23 +5875,30 @@ def _play_draw_2(g: Game, seat: int, move: Move) -> None:
 def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _ok1: dict[Any, bool] = {}
     _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
-        if _opts_pay_visit(g, seat, v_noble):
+        if (v_noble,) not in _ok1:
+            _ok1[(v_noble,)] = bool(_opts_pay_visit(g, seat, v_noble))
+        if _ok1[(v_noble,)]:
             _done = _memo.get((v_noble,))
             if _done is None:
                 _done = _memo[(v_noble,)] = []
-                _moves_visit_3__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                _was = _sv2(g, seat)
+                try:
+                    _moves_visit_3__k2(g, seat, _done, v_card, v_noble)
+                finally:
+                    _rs2(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
     return out
 
 
-def _moves_visit_3__k2(
+def _moves_visit_3__k3(
     g: Game,
     seat: int,
     out: list[Move],
@@ -5764,14 +5909,14 @@ def _moves_visit_3__k2(
 ) -> None:
     g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, v_favor)
     v_action = _T_noble_noble_action[v_noble]
-    _do_2 = v_action
-    if _do_2 == "build-store":
+    _do_3 = v_action
+    if _do_3 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
-    elif _do_2 == "open-building":
+    elif _do_3 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
-    elif _do_2 == "take-decree":
+    elif _do_3 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
             out.append(
                 Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
@@ -5780,7 +5925,7 @@ def _moves_visit_3__k2(
         out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
-def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
+def _moves_visit_3__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
     v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
@@ -5789,23 +5934,25 @@ def _moves_visit_3__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
-                    _moves_visit_3__k2(
-                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
-                    )
+                    _was = _sv3(g, seat)
+                    try:
+                        _moves_visit_3__k3(g, seat, out, v_card, v_noble, v_state_action, v_favor)
+                    finally:
+                        _rs3(g, seat, _was)
             else:
                 v_action = _T_noble_noble_action[v_noble]
-                _do_3 = v_action
-                if _do_3 == "build-store":
+                _do_4 = v_action
+                if _do_4 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, v_business)
                         )
-                elif _do_3 == "open-building":
+                elif _do_4 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
                         )
-                elif _do_3 == "take-decree":
+                elif _do_4 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
                         out.append(
                             Move(
@@ -5859,8 +6006,8 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
         g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, move.favor)
         # rules/court.yaml:112 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_4 = v_action
-        if _do_4 == "build-store":
+        _do_5 = v_action
+        if _do_5 == "build-store":
             why = _why_build_store_2(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -5875,7 +6022,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "business"), "visit")
-        elif _do_4 == "open-building":
+        elif _do_5 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -5890,7 +6037,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "plan"), "visit")
-        elif _do_4 == "take-decree":
+        elif _do_5 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -5920,8 +6067,8 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
     else:
         # rules/court.yaml:112 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_6 = v_action
+        if _do_6 == "build-store":
             why = _why_build_store_2(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -5936,7 +6083,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business"), "visit")
-        elif _do_5 == "open-building":
+        elif _do_6 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -5951,7 +6098,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_6 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -5988,16 +6135,22 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow_4__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
+            _was = _sv4(g, seat)
+            try:
+                _moves_follow_4__k1(g, seat, out, v_visited, v_noble)
+            finally:
+                _rs4(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    _moves_follow_4__k4(
-                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
-                    )
+                    _was = _sv5(g, seat)
+                    try:
+                        _moves_follow_4__k4(g, seat, out, v_visited, v_event, v_noble, v_price)
+                    finally:
+                        _rs5(g, seat, _was)
     return out
 
 
@@ -6089,7 +6242,11 @@ def _moves_follow_4__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
     # rules/court.yaml:140 gain
     g.favors[v_noble] = g.favors[v_noble] + 1
     if _opts_pay_visit(g, seat, v_noble):
-        _moves_follow_4__k2(_cp2(g, seat), seat, out, v_visited, v_noble)
+        _was = _sv2(g, seat)
+        try:
+            _moves_follow_4__k2(g, seat, out, v_visited, v_noble)
+        finally:
+            _rs2(g, seat, _was)
 
 
 def _moves_follow_4__k4(
@@ -6265,7 +6422,11 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor_3__k1(_cp6(g, seat), seat, out, v_card, v_price)
+            _was = _sv6(g, seat)
+            try:
+                _moves_sponsor_3__k1(g, seat, out, v_card, v_price)
+            finally:
+                _rs6(g, seat, _was)
     return out
 
 
@@ -6376,23 +6537,30 @@ def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
 def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[Move]:
     p = g.players[seat]
     out: list[Move] = []
+    _ok1: dict[Any, bool] = {}
     _memo: dict[Any, list[Move]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
         v_noble = _T_card_type[v_card]
-        if _opts_pay_visit(g, seat, v_noble):
+        if (v_noble,) not in _ok1:
+            _ok1[(v_noble,)] = bool(_opts_pay_visit(g, seat, v_noble))
+        if _ok1[(v_noble,)]:
             _done = _memo.get((v_noble,))
             if _done is None:
                 _done = _memo[(v_noble,)] = []
-                _moves_visit_4__k1(_cp2(g, seat), seat, _done, v_card, v_noble)
+                _was = _sv2(g, seat)
+                try:
+                    _moves_visit_4__k2(g, seat, _done, v_card, v_noble)
+                finally:
+                    _rs2(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
     return out
 
 
-def _moves_visit_4__k2(
+def _moves_visit_4__k3(
     g: Game,
     seat: int,
     out: list[Move],
@@ -6406,14 +6574,14 @@ def _moves_visit_4__k2(
         v_action = _T_noble_reign_noble_action[v_noble]
     else:
         v_action = _T_noble_noble_action[v_noble]
-    _do_2 = v_action
-    if _do_2 == "build-store":
+    _do_3 = v_action
+    if _do_3 == "build-store":
         for (v_business,) in _opts_build_store_2(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, v_business))
-    elif _do_2 == "open-building":
+    elif _do_3 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(Move("visit", seat, v_card, v_state_action, None, v_favor, None, v_plan))
-    elif _do_2 == "take-decree":
+    elif _do_3 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
             out.append(
                 Move("visit", seat, v_card, v_state_action, None, v_favor, None, None, v_decrees)
@@ -6422,7 +6590,7 @@ def _moves_visit_4__k2(
         out.append(Move("visit", seat, v_card, v_state_action, None, v_favor))
 
 
-def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
+def _moves_visit_4__k2(g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any) -> None:
     _run_pay_visit(g, seat, v_noble)
     v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
@@ -6431,26 +6599,28 @@ def _moves_visit_4__k1(g: Game, seat: int, out: list[Move], v_card: Any, v_noble
                 for (v_favor,) in g.rs.fx["_state_action_effects"][v_state_action][0](
                     g, seat, v_noble
                 ):
-                    _moves_visit_4__k2(
-                        _cp3(g, seat), seat, out, v_card, v_noble, v_state_action, v_favor
-                    )
+                    _was = _sv3(g, seat)
+                    try:
+                        _moves_visit_4__k3(g, seat, out, v_card, v_noble, v_state_action, v_favor)
+                    finally:
+                        _rs3(g, seat, _was)
             else:
                 if _T_noble_reign_flag[v_noble] in g.flags:
                     v_action = _T_noble_reign_noble_action[v_noble]
                 else:
                     v_action = _T_noble_noble_action[v_noble]
-                _do_3 = v_action
-                if _do_3 == "build-store":
+                _do_4 = v_action
+                if _do_4 == "build-store":
                     for (v_business,) in _opts_build_store_2(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, v_business)
                         )
-                elif _do_3 == "open-building":
+                elif _do_4 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
                             Move("visit", seat, v_card, v_state_action, None, None, None, v_plan)
                         )
-                elif _do_3 == "take-decree":
+                elif _do_4 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
                         out.append(
                             Move(
@@ -6507,8 +6677,8 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_4 = v_action
-        if _do_4 == "build-store":
+        _do_5 = v_action
+        if _do_5 == "build-store":
             why = _why_build_store_2(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -6523,7 +6693,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "business"), "visit")
-        elif _do_4 == "open-building":
+        elif _do_5 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -6538,7 +6708,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "favor", "plan"), "visit")
-        elif _do_4 == "take-decree":
+        elif _do_5 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):
@@ -6578,8 +6748,8 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_6 = v_action
+        if _do_6 == "build-store":
             why = _why_build_store_2(g, seat, move.business)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -6594,7 +6764,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business"), "visit")
-        elif _do_5 == "open-building":
+        elif _do_6 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -6609,7 +6779,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:120 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_6 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):
@@ -6653,16 +6823,22 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[Move]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _moves_follow_5__k1(_cp4(g, seat), seat, out, v_visited, v_noble)
+            _was = _sv4(g, seat)
+            try:
+                _moves_follow_5__k1(g, seat, out, v_visited, v_noble)
+            finally:
+                _rs4(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    _moves_follow_5__k4(
-                        _cp5(g, seat), seat, out, v_visited, v_event, v_noble, v_price
-                    )
+                    _was = _sv5(g, seat)
+                    try:
+                        _moves_follow_5__k4(g, seat, out, v_visited, v_event, v_noble, v_price)
+                    finally:
+                        _rs5(g, seat, _was)
     return out
 
 
@@ -6757,7 +6933,11 @@ def _moves_follow_5__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
     # rules/court.yaml:140 gain
     g.favors[v_noble] = g.favors[v_noble] + 1
     if _opts_pay_visit(g, seat, v_noble):
-        _moves_follow_5__k2(_cp2(g, seat), seat, out, v_visited, v_noble)
+        _was = _sv2(g, seat)
+        try:
+            _moves_follow_5__k2(g, seat, out, v_visited, v_noble)
+        finally:
+            _rs2(g, seat, _was)
 
 
 def _moves_follow_5__k4(
@@ -6943,7 +7123,11 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            _moves_sponsor_4__k1(_cp6(g, seat), seat, out, v_card, v_price)
+            _was = _sv6(g, seat)
+            try:
+                _moves_sponsor_4__k1(g, seat, out, v_card, v_price)
+            finally:
+                _rs6(g, seat, _was)
     return out
 
 
@@ -9993,7 +10177,10 @@ def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
 
 
 def legal_moves(g: Game) -> list[Move]:
-    """Every legal move of the player to act (`g.actor`), in a stable order."""
+    """Every legal move of the player to act (`g.actor`), in a stable order. The move
+    generators try effects on `g` itself and put every field back before they return (also
+    when one raises): `g` is the same after, but one state is not to be listed by two threads
+    at once."""
     rs = _activate(g)
     if g.phase == "over":
         return []

@@ -6,10 +6,13 @@ the procedures it does may come anywhere: each `choose` is one of the move's cho
 field named by its `as`), and the steps between two choices change the state the later ones
 see. The compiler turns an action into two kinds of straight-line functions:
 
-- `_moves_…(g, seat)`: every move the action allows, as nested loops over the choices. Before
-  the effects that later choices depend on, the branch works on a copy of the state holding
-  fresh copies of only the fields those effects write (`_cp_…`, from the write set of the
-  steps); the effects after the last choice are not played at all.
+- `_moves_…(g, seat)`: every move the action allows, as nested loops over the choices. The
+  effects that later choices depend on are played on the state itself: fresh copies of the
+  fields they write (the write set of the steps) are put into it first (`_svN`) and the fields
+  as they were are put back after, in a `finally` (`_rsN`), so the caller's state is left as it
+  was, every field the same object; effects that may write other players' fields are played on
+  a copy of the state holding fresh copies of those fields (`_cpN`). Effects no later choice
+  reads, and those after the last choice, are not played at all.
 - `_play_…(g, seat, move)`: the effects with the move's choices, checking each choice and
   require on the way and raising IllegalMove with the step's rule and words.
 
@@ -83,7 +86,9 @@ class ActionCompiler(Compiler):
                  copier: Callable[[frozenset[str], frozenset[str], bool], str] | None = None,
                  bundles: Bundles | None = None, effect_ids: tuple[str, ...] = (),
                  measure_sources: Mapping[str, Any] | None = None,
-                 constants: Mapping[str, str] | None = None) -> None:
+                 constants: Mapping[str, str] | None = None,
+                 saver: Callable[[frozenset[str], frozenset[str]], tuple[str, str]] | None = None
+                 ) -> None:
         super().__init__(scope, procs, hooks, name, where)
         self.table_values: Mapping[str, Mapping[Any, Any]] = table_values or {}
         # where a table the move generators read is added (the engine's tables), if anywhere
@@ -94,6 +99,9 @@ class ActionCompiler(Compiler):
         self.domains: dict[str, tuple[tuple[Any, ...], Name]] = {}
         # (game fields, player fields, all players?) -> the name of a copy function
         self.copier = copier or (lambda g, p, o: "_copy_all")
+        # (game fields, the acting player's fields) -> the names of the functions that swap
+        # fresh copies of them into the state and put them back (see _copy_then), if any
+        self.saver = saver
         self.bundles = bundles if bundles is not None else Bundles()
         self.effect_ids = effect_ids
         self.measure_sources: Mapping[str, Any] = measure_sources or {}
@@ -117,6 +125,14 @@ class ActionCompiler(Compiler):
         player: set[str] = set()
         others = False
 
+        def unknown() -> None:
+            # a place the compiler cannot follow (a local that holds a part of the state, a
+            # target it cannot read): every field may change, of every player
+            nonlocal others
+            game.update(self.scope.game)
+            player.update(self.scope.player)
+            others = True
+
         def target(src: Any) -> None:
             nonlocal others
             if not isinstance(src, str):
@@ -124,6 +140,7 @@ class ActionCompiler(Compiler):
             try:
                 node: ast.expr = parse_expr(src.strip()).body
             except SyntaxError:
+                unknown()
                 return
             chain = []
             while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
@@ -131,19 +148,27 @@ class ActionCompiler(Compiler):
                     chain.append(node.attr)
                 node = node.value if not isinstance(node, ast.Call) else node.func
             if not isinstance(node, ast.Name):
+                unknown()
                 return
             root = node.id
             if root == "game" and chain:
                 game.add(chain[-1])
                 if chain[-1] == "players":
                     others = True
+                    if len(chain) > 1:  # a field of a player of the list
+                        player.add(chain[-2])
             elif root == "player" and chain:
                 player.add(chain[-1])
             elif root in self.scope.player:
                 player.add(root)
+            elif root in self.scope.game:
+                game.add(root)
+                others = others or root == "players"
             elif root in self.scope.locals and chain:
                 others = True
                 player.add(chain[-1])
+            else:
+                unknown()
 
         for s in steps:
             for sub in s.walk():
@@ -155,8 +180,11 @@ class ActionCompiler(Compiler):
                 elif sub.kind == "move" and isinstance(sub.arg, Mapping):
                     target(sub.arg.get("from"))
                     target(sub.arg.get("to"))
-                elif sub.kind == "drop":
+                elif sub.kind in ("drop", "shuffle"):
                     target(sub.arg)
+                elif sub.kind == "new":
+                    target(sub.arg)
+                    others = True
                 elif sub.kind in ("do", "raise", "apply", "_apply"):
                     for pid in self._callees(sub):
                         if pid in seen or pid not in self.procs:
@@ -326,10 +354,13 @@ class ActionCompiler(Compiler):
                "    p = g.players[seat]", "    out: list[Move] = []"]
         self.main_out = out
         self.memo = False
+        self.guards: list[str] = []  # the answers of guards asked while listing (_guard_key)
         self._point(out, 1, scope)
         self._enum(list(action.steps), scope, 1, out, owned=False, first=True)
         if self.memo:
             out.insert(4, "    _memo: dict[Any, list[Move]] = {}")
+        for known in reversed(self.guards):
+            out.insert(4, f"    {known}: dict[Any, bool] = {{}}")
         out.append("    return out")
         self.functions.insert(0, _clean(out))
         play = [f"def _play_{stem}(g: Game, seat: int, move: Move) -> None:",
@@ -556,9 +587,16 @@ class ActionCompiler(Compiler):
 
     def _copy_then(self, steps: list[Step], scope: Scope, indent: int, out: list[str],
                    bound: tuple[str, ...]) -> None:
-        """The rest of the steps in a function of its own, on a copy of the state."""
+        """The rest of the steps in a function of its own, played on the state itself (the
+        fields they write swapped for fresh copies, then put back) or on a copy of it."""
         game, player, others = self.writes(tuple(self._played(steps)))
-        copy = self.copier(frozenset(game), frozenset(player), others)
+        # Steps that write only the game's fields and the acting player's are played on the
+        # state itself: fresh copies of the fields they write swapped in, the fields as they
+        # were put back after (whatever happens: the caller's state is left as it was, every
+        # field the same object); steps that may write other players' fields, on a copy.
+        saved = None if others or self.saver is None else \
+            self.saver(frozenset(game), frozenset(player))
+        copy = self.copier(frozenset(game), frozenset(player), others) if saved is None else ""
         self.counter += 1
         fn = f"_moves_{self.stem}__k{self.counter}"
         names = [n for n, v in scope.locals.items()
@@ -573,7 +611,12 @@ class ActionCompiler(Compiler):
         self._enum(steps, scope, 1, body, True, False, bound)
         self.functions.append(_clean(body))
         pad = "    " * indent
-        call = f"{fn}({copy}(g, seat), seat, {{}}{args})"
+        if saved is None:
+            call = f"{fn}({copy}(g, seat), seat, {{}}{args})"
+        else:
+            call = "\n".join([f"_was = {saved[0]}(g, seat)", "try:",
+                              f"    {fn}(g, seat, {{}}{args})", "finally:",
+                              f"    {saved[1]}(g, seat, _was)"])
         first = self.first_var
         keyed = [scope.locals[n].code for n in names if scope.locals[n].code != first]
         if out is self.main_out and first is not None and self.first_field is not None \
@@ -586,13 +629,13 @@ class ActionCompiler(Compiler):
             out += [f"{pad}_done = _memo.get({key})",
                     f"{pad}if _done is None:",
                     f"{pad}    _done = _memo[{key}] = []",
-                    f"{pad}    {call.format('_done')}",
+                    *[f"{pad}    {x}" for x in call.format("_done").split("\n")],
                     f"{pad}    out += _done",
                     f"{pad}else:",
                     f"{pad}    out += [_retag(m, {py_str(self.first_field)}, {first}) "
                     "for m in _done]"]
             return
-        out.append(pad + call.format("out"))
+        out += [pad + x for x in call.format("out").split("\n")]
 
     def _played(self, steps: list[Step]) -> list[Step]:
         """The steps whose effects the move generator carries out on the copy `_copy_then`
@@ -795,9 +838,43 @@ class ActionCompiler(Compiler):
                     inner = inner.with_locals(**{n: Name(typed.ANY, typed.local_code(n))})
                 new_bound = (*bound, *names)
             else:
-                out.append(f"{inner_pad}if _opts_{stem}(g, seat{args}):")
+                guard = f"_opts_{stem}(g, seat{args})"
+                key = self._guard_key(out, args, scope)
+                if key is None:
+                    out.append(f"{inner_pad}if {guard}:")
+                else:
+                    # the state is the same all through the listing: the guard is asked once
+                    # for each value of what it is given
+                    self.counter += 1
+                    known = f"_ok{self.counter}"
+                    self.guards.append(known)
+                    out += [f"{inner_pad}if {key} not in {known}:",
+                            f"{inner_pad}    {known}[{key}] = bool({guard})",
+                            f"{inner_pad}if {known}[{key}]:"]
             call = Step("_call", (proc.id, args, tuple(names)), ())
             self._enum([call, *rest], inner, level + 1, out, False, False, new_bound)
+
+    def _guard_key(self, out: list[str], args: str, scope: Scope) -> str | None:
+        """The key of the answers of a guard given `args` (`, a, b`), asked in the function
+        that lists the moves (which never changes the state), when each argument is a local
+        of a type that can be a key (a number, a text, an id) or a literal; else None."""
+        if out is not self.main_out:
+            return None
+        types = {v.code: v.type for v in scope.locals.values()}
+        codes = [a.strip() for a in args.split(",")[1:]]
+        for code in codes:
+            t = types.get(code)
+            if t is not None:
+                if t.name in ("list", "map", "player", "any"):
+                    return None
+                continue
+            try:
+                ast.literal_eval(code)
+            except (ValueError, SyntaxError):
+                return None
+        if not codes or "(" in args:
+            return None
+        return f"({', '.join(codes)},)"
 
     def _enum_apply(self, s: Step, rest: list[Step], scope: Scope, indent: int,
                     out: list[str], owned: bool, bound: tuple[str, ...]) -> None:

@@ -550,7 +550,10 @@ def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
 
 
 def legal_moves(g: Game) -> list[Move]:
-    """Every legal move of the player to act (`g.actor`), in a stable order."""
+    """Every legal move of the player to act (`g.actor`), in a stable order. The move
+    generators try effects on `g` itself and put every field back before they return (also
+    when one raises): `g` is the same after, but one state is not to be listed by two threads
+    at once."""
     rs = _activate(g)
     if g.phase == "over":
         return []

@@ -234,7 +234,7 @@ class ProcSession:
             base = identifier(re.sub(r"[^a-z0-9_]", "_", kind.lower())).lstrip("_") or "action"
             acomp = Comp(P._with_row(scope, ps.action_rows[kind]), ps.procs, ps.hooks,
                          known, where, tables.values, copier.name, bundles,
-                         ps.effects, dict(ps.measures), tables.constants)
+                         ps.effects, dict(ps.measures), tables.constants, saver=copier.saver)
             got = acomp.compile_action(action, _PLACEHOLDER)
             problems.actions += acomp.problems
             for fname, ftype in got.types.items():
@@ -514,12 +514,15 @@ def positional_move(line: str, fields: dict[str, str]) -> str:
 
 
 class _Copier:
-    """The copies of the state a move generator works on: for each set of fields the steps
-    after a choice write, a function copying just those (the rest is shared, never written)."""
+    """What a move generator tries the steps after a choice on: for each set of fields they
+    write, the functions that swap fresh copies of those fields into the state and put them
+    back (`saver`), or, when other players' fields may change, a function copying the game with
+    just those fields copied (`name`; the rest is shared, never written)."""
 
     def __init__(self, decl: Any) -> None:
         self.decl = decl
         self.names: dict[tuple[frozenset[str], frozenset[str], bool], str] = {}
+        self.saved: dict[tuple[frozenset[str], frozenset[str], bool], tuple[str, str]] = {}
         self.functions: list[str] = []
 
     def name(self, game: frozenset[str], player: frozenset[str], others: bool) -> str:
@@ -557,4 +560,54 @@ class _Copier:
                 lines.append(f"        q.{fid} = {copy_code(pf[fid].type, f'q.{fid}')}")
         lines.append("    return c")
         self.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
+        return found
+
+    def saver(self, game: frozenset[str], player: frozenset[str]) -> tuple[str, str]:
+        """For steps that write these fields of the game and of the acting player only: the
+        functions that put fresh copies of them into the state itself, to try choices on
+        (`_svN`: the fields as they were), and that put the fields back (`_rsN`)."""
+        key = (game, player, False)
+        found = self.saved.get(key)
+        if found is not None:
+            return found
+        n = len(self.saved) + 1
+        found = self.saved[key] = (f"_sv{n}", f"_rs{n}")
+        gf = {f.id: f for f in self.decl.game}
+        pf = {f.id: f for f in self.decl.player}
+        import textwrap
+
+        fields = [(f"g.{fid}", gf[fid]) for fid in sorted(game) if fid in gf and fid != "players"]
+        fields += [(f"p.{fid}", pf[fid]) for fid in sorted(player) if fid in pf]
+        names = ", ".join(sorted({code.split(".")[1] for code, _f in fields})) or "nothing"
+        uses_p = any(code.startswith("p.") for code, _f in fields)
+        codes = [code for code, _f in fields]
+        save = [f"def {found[0]}(g: Game, seat: int) -> tuple[Any, ...]:",
+                '    """Puts fresh copies of the fields that steps after a choice write into the'
+                ' game',
+                "    itself, to try the choices on it; returns the fields as they were, for"
+                f" `{found[1]}`",
+                '    to put back."""',
+                *textwrap.wrap(f"saves {names}", 94, initial_indent="    # ",
+                               subsequent_indent="    # ")]
+        if uses_p:
+            save.append("    p = g.players[seat]")
+        save.append("    was = (" + ", ".join(codes) + ("," if len(codes) == 1 else "") + ")")
+        for code, f in fields:
+            copy = copy_code(f.type, code)
+            if copy is not None:
+                save.append(f"    {code} = {copy}")
+        save.append("    return was")
+        restore = [f"def {found[1]}(g: Game, seat: int, was: tuple[Any, ...]) -> None:",
+                   f'    """The fields `{found[0]}` saved, put back."""']
+        if uses_p:
+            restore.append("    p = g.players[seat]")
+        if not codes:
+            restore.append("    pass")
+        elif len(", ".join(codes)) + len("     = was") + (len(codes) == 1) <= 100:
+            restore.append("    " + ", ".join(codes) + ("," if len(codes) == 1 else "")
+                           + " = was")
+        else:  # as ruff formats a long target
+            restore += ["    (", *[f"        {code}," for code in codes], "    ) = was"]
+        for lines in (save, restore):
+            self.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
         return found
