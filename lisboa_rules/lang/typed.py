@@ -122,7 +122,12 @@ class Scope:
         return const if src.type.full else f"[k for k in {const} if k in {src.code}]"
 
     def with_locals(self, **names: Name) -> Scope:
-        return replace(self, locals={**self.locals, **names})
+        # replace(self, locals=...) without its walk over the fields: a Scope has no
+        # __post_init__, so a copy of its fields is the same object replace would make
+        new = object.__new__(Scope)
+        new.__dict__.update(self.__dict__)
+        new.locals = {**self.locals, **names}
+        return new
 
     def all_names(self) -> list[str]:
         return [*self.locals, *self.player, *self.game, *self.measures, "player", "game", "rules"]
