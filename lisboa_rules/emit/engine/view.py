@@ -693,8 +693,9 @@ def _where(fns: _Functions, m: Model, name: str,
 
 def _moved_spans(m: Model, base: Model) -> list[tuple[tuple[str | int, ...], Span]]:
     """The spans of `m` that are not the same in `base` (what a variant changed), in order."""
-    spans = base.spans
-    return [(key, sp) for key, sp in m.spans.items() if spans.get(key) != sp]
+    spans = base.spans  # mostly the same objects: `is` first, then Span's __eq__
+    return [(key, sp) for key, sp in m.spans.items()
+            if (was := spans.get(key)) is not sp and was != sp]
 
 
 def _call_with_sources(head: str, items: list[tuple[str, Any]], where: dict[str, str],
