@@ -397,9 +397,24 @@ def _split(text: str, group: tuple[str, ...], cuts: list[tuple[int, str]]) -> li
 
 def wrap_line(line: str, width: int = 100) -> list[str]:
     """A generated statement split inside its brackets so that no line is longer than
-    `width`; short lines are returned as they are."""
+    `width`; short lines are returned as they are. (A function of its arguments alone, kept
+    for the process: the rule sets of a build write many of the same long lines.)"""
     if len(line) <= width:
         return [line]
+    key = (line, width)
+    found = _WRAPPED.get(key)
+    if found is None:
+        if len(_WRAPPED) >= _WRAPPED_MAX:  # a long process (the fuzzer) starts again
+            _WRAPPED.clear()
+        found = _WRAPPED[key] = tuple(_wrapped(line, width))
+    return list(found)
+
+
+_WRAPPED: dict[tuple[str, int], tuple[str, ...]] = {}
+_WRAPPED_MAX = 20_000
+
+
+def _wrapped(line: str, width: int) -> list[str]:
     indent = line[: len(line) - len(line.lstrip())]
     body = line.strip()
     for kw in _STATEMENT:  # a condition with several delimiters gets parentheses
