@@ -197,3 +197,20 @@ def test_a_build_loads_no_other_command_group(tmp_path: Path) -> None:
                            capture_output=True, text=True, check=True).stdout
     for command in ("build", "validate", "diff", "simulate", "score", "pdf", "balance"):
         assert command in shown
+
+
+def test_the_model_builders_scope_is_made_once_per_rule_set(compiled: Any) -> None:
+    m = compiled.base.model
+    measures = (*m.procs.measures, ("bad-measure", "no_such_name + 1"))
+    first: list[tuple[str, str, str]] = []
+    scope = state_scope(m.state, m.data, measures, None, first)
+    again: list[tuple[str, str, str]] = []
+    assert state_scope(m.state, m.data, measures, None, again) is scope
+    assert again == first and [p[:2] for p in first] == [("bad-measure", "unknown-name")]
+    assert state_scope(m.state, m.data, measures) is scope  # problems not asked for
+    other = compiled.rulesets[1].model  # another rule set: its own scope
+    assert state_scope(other.state, other.data, measures) is not scope
+    copied = dict(m.data)  # equal data, another object: made again, the same
+    made = state_scope(m.state, copied, measures)
+    assert made is not scope and made.tables == scope.tables
+    assert state_scope(m.state, m.data, m.procs.measures) is not scope  # other measures
