@@ -214,3 +214,16 @@ def test_the_model_builders_scope_is_made_once_per_rule_set(compiled: Any) -> No
     made = state_scope(m.state, copied, measures)
     assert made is not scope and made.tables == scope.tables
     assert state_scope(m.state, m.data, m.procs.measures) is not scope  # other measures
+
+
+@pytest.mark.parametrize("text", ["p.reis >= cost", " noble.reign_flag in game.flags ",
+                                  "len([x for x in g.players if x.color])", "not ( valid"])
+def test_the_names_of_an_expression_are_read_once(text: str) -> None:
+    from lisboa_rules.lang import actions
+
+    actions._text_names.cache_clear()
+    names = actions._text_names(text)
+    assert actions._text_names(text) is names
+    assert names == actions._text_names.__wrapped__(text)
+    step = steps.Step("require", text, ())
+    assert actions._names_in(step) == set(names)
