@@ -133,6 +133,8 @@ class Scope:
     def with_locals(self, **names: Name) -> Scope:
         # replace(self, locals=...) without its walk over the fields: a Scope has no
         # __post_init__, so a copy of its fields is the same object replace would make
+        if type(self) is not Scope:
+            return replace(self, locals={**self.locals, **names})
         new = object.__new__(Scope)
         new.__dict__.update(self.__dict__)
         new.locals = {**self.locals, **names}

@@ -227,3 +227,20 @@ def test_the_names_of_an_expression_are_read_once(text: str) -> None:
     assert names == actions._text_names.__wrapped__(text)
     step = steps.Step("require", text, ())
     assert actions._names_in(step) == set(names)
+
+
+def test_a_procedures_printed_steps_are_made_once_per_model(compiled: Any) -> None:
+    from lisboa_rules.emit.reference.render import _Builder
+
+    b = _Builder(compiled, "")
+    fresh = _Builder(compiled, "")
+    for rs in compiled.rulesets:
+        for pid in rs.model.procs.procs:
+            shown = b.proc_view(pid, rs.model)
+            assert b.proc_view(pid, rs.model) is shown  # kept
+            assert fresh._steps(rs.model.procs.procs[pid].steps,
+                                fresh.proc_local(pid, rs.model), rs.model, ()) == shown
+    queen = next(rs.model for rs in compiled.rulesets if rs.key == ("queen",))
+    visit = [pid for pid in queen.procs.procs
+             if b.proc_view(pid, queen) != b.proc_view(pid, compiled.base.model)]
+    assert visit  # a variant's procedures are its own, not the base's
