@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import importlib
 import json
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from lisboa_rules import __version__
 from lisboa_rules.cli.common import (
@@ -279,15 +279,25 @@ COMMANDS: dict[str, Command] = {
 
 # The other command groups, each a module of this package with its own COMMANDS table
 # (`diff NAME`, `score`, `simulate`, `pdf`); none may shadow a core command. They are imported
-# when the parser needs them: a core command (`build`) never loads the simulator.
-COMMAND_GROUPS = ("diff", "engine", "reference", "balance", "compile")
+# when the parser needs them (all_commands): a core command (`build`) never loads the simulator.
+
+
+def command_groups() -> tuple[ModuleType, ...]:
+    """The modules of the other command groups, imported now."""
+    from lisboa_rules.cli import balance as balance_commands
+    from lisboa_rules.cli import compile as compile_commands
+    from lisboa_rules.cli import diff as diff_commands
+    from lisboa_rules.cli import engine as engine_commands
+    from lisboa_rules.cli import reference as reference_commands
+
+    return (diff_commands, engine_commands, reference_commands, balance_commands,
+            compile_commands)
 
 
 def all_commands() -> dict[str, Command]:
     """Return the core commands plus those of every command group."""
     table = dict(COMMANDS)
-    for group_name in COMMAND_GROUPS:
-        group = importlib.import_module(f"lisboa_rules.cli.{group_name}")
+    for group in command_groups():
         for name, command in group.COMMANDS.items():
             if name in table:
                 raise ValueError(f"subcommand {name!r} from {group.__name__} is already defined")
