@@ -16,13 +16,9 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from lisboa_rules import __version__
-from lisboa_rules.cli import balance as balance_commands
-from lisboa_rules.cli import compile as compile_commands
-from lisboa_rules.cli import diff as diff_commands
-from lisboa_rules.cli import engine as engine_commands
-from lisboa_rules.cli import reference as reference_commands
 from lisboa_rules.cli.common import (
     DEBUG_ENV,
     EXIT_ERROR,
@@ -282,15 +278,26 @@ COMMANDS: dict[str, Command] = {
 }
 
 # The other command groups, each a module of this package with its own COMMANDS table
-# (`diff NAME`, `score`, `simulate`, `pdf`); none may shadow a core command.
-COMMAND_GROUPS = (diff_commands, engine_commands, reference_commands, balance_commands,
-                  compile_commands)
+# (`diff NAME`, `score`, `simulate`, `pdf`); none may shadow a core command. They are imported
+# when the parser needs them (all_commands): a core command (`build`) never loads the simulator.
+
+
+def command_groups() -> tuple[ModuleType, ...]:
+    """The modules of the other command groups, imported now."""
+    from lisboa_rules.cli import balance as balance_commands
+    from lisboa_rules.cli import compile as compile_commands
+    from lisboa_rules.cli import diff as diff_commands
+    from lisboa_rules.cli import engine as engine_commands
+    from lisboa_rules.cli import reference as reference_commands
+
+    return (diff_commands, engine_commands, reference_commands, balance_commands,
+            compile_commands)
 
 
 def all_commands() -> dict[str, Command]:
     """Return the core commands plus those of every command group."""
     table = dict(COMMANDS)
-    for group in COMMAND_GROUPS:
+    for group in command_groups():
         for name, command in group.COMMANDS.items():
             if name in table:
                 raise ValueError(f"subcommand {name!r} from {group.__name__} is already defined")
@@ -298,14 +305,17 @@ def all_commands() -> dict[str, Command]:
     return table
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser with one subparser per command."""
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """Return the argument parser with one subparser per command; for command-line arguments
+    `argv` that start with a core command, only that command's (it parses them the same)."""
     parser = argparse.ArgumentParser(
         prog=PROG, description="Compile the Lisboa rules data into an engine and a reference."
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, command in all_commands().items():
+    first = argv[0] if argv else None
+    commands = ({first: COMMANDS[first]} if first in COMMANDS else all_commands())
+    for name, command in commands.items():
         p = sub.add_parser(name, help=command.help, description=command.help)
         command.configure(p)
         p.set_defaults(handler=command.run)
@@ -315,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code (never raises, never prints a traceback)."""
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
         handler: Callable[[argparse.Namespace], int] = args.handler
         if argv is None and args.command in _ONE_BUILD:
             return _without_collector(handler, args)

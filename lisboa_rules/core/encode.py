@@ -89,6 +89,8 @@ _INVISIBLE = re.compile(
 def visible(text: str) -> str:
     """`text` with every invisible control (see _INVISIBLE) written as its escape (`\\u202e`),
     so a page shows what its data holds. Markup in, Markup out."""
+    if (type(text) is str or isinstance(text, Markup)) and _INVISIBLE.search(text) is None:
+        return text  # nothing to escape (most texts): the same, quicker
     out = _INVISIBLE.sub(lambda m: _escape_char(m.group()), text)
     return Markup(out) if isinstance(text, Markup) else out
 

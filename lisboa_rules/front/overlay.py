@@ -84,6 +84,22 @@ def _drop_spans(table: dict[Path, Span], path: Path) -> None:
         del table[p]
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def copy_data(value: Any) -> Any:
+    """A deep copy of loaded rules data (mappings, lists, scalars), as copy.deepcopy makes it
+    without its memo: the loader refuses aliases, so no part of the data is shared."""
+    t = type(value)
+    if t is dict:
+        return {k: copy_data(v) for k, v in value.items()}
+    if t is list:
+        return [copy_data(v) for v in value]
+    if t in _SCALARS:
+        return value
+    return copy.deepcopy(value)
+
+
 def apply_overlay(
     base: Doc,
     variant: str,
@@ -95,7 +111,7 @@ def apply_overlay(
     """Merge one variant's `changes` for this kind onto a copy of `base`."""
     out = Doc(
         base.kind,
-        copy.deepcopy(base.data),
+        copy_data(base.data),
         dict(base.spans),
         dict(base.key_spans),
         base.files,

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -1273,6 +1274,23 @@ def _only_in_moves(functions: list[list[str]], var: str, field_name: str) -> boo
     return True
 
 
+@functools.lru_cache(maxsize=8192)
+def _text_names(text: str) -> frozenset[str]:
+    """Every name and attribute in one expression's text (a function of the text alone: the
+    rule sets of a build read the same expressions)."""
+    try:
+        tree = parse_expr(text.strip())
+    except SyntaxError:
+        return frozenset(re.findall(r"[a-z_][a-z0-9_]*", text))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+    return frozenset(names)
+
+
 def _names_in(s: Step) -> set[str]:
     """Every name and attribute in the expressions of one step (not its nested steps)."""
     texts: list[Any] = [s.arg]
@@ -1281,16 +1299,7 @@ def _names_in(s: Step) -> set[str]:
 
     def walk(v: Any) -> None:
         if isinstance(v, str):
-            try:
-                tree = parse_expr(v.strip())
-            except SyntaxError:
-                out.update(re.findall(r"[a-z_][a-z0-9_]*", v))
-                return
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Name):
-                    out.add(node.id)
-                elif isinstance(node, ast.Attribute):
-                    out.add(node.attr)
+            out.update(_text_names(v))
         elif isinstance(v, Mapping):
             for k, x in v.items():
                 walk(k)

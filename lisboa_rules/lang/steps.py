@@ -952,7 +952,22 @@ def _tidy(lines: list[str]) -> list[str]:
     """A generated function made tidy: the acting player is read only when used. A local that
     may be None is typed `Any` where the function first names it, and only there (mypyc, which
     `lisboa-rules compile` runs, refuses a local it infers as None: `v: Any = x` (and `= None`) and
-    `v: Any` before a loop over `(None, *xs)`; mypy refuses a second annotation)."""
+    `v: Any` before a loop over `(None, *xs)`; mypy refuses a second annotation). A function of
+    the lines alone, kept for the process: the rule sets of a build share most functions."""
+    key = tuple(lines)
+    found = _TIDIED.get(key)
+    if found is None:
+        if len(_TIDIED) >= _TIDIED_MAX:  # a long process (the fuzzer) starts again
+            _TIDIED.clear()
+        found = _TIDIED[key] = tuple(_tidied(lines))
+    return list(found)
+
+
+_TIDIED: dict[tuple[str, ...], tuple[str, ...]] = {}
+_TIDIED_MAX = 20_000
+
+
+def _tidied(lines: list[str]) -> list[str]:
     body = "\n".join(line for line in lines if line.strip() != "p = g.players[seat]")
     keep = re.search(r"(?<![\w.'\"])p(?![\w'\"])", body) is not None
     out: list[str] = []

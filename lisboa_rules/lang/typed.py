@@ -60,12 +60,21 @@ def list_of(t: VType) -> VType:
 class ExprError(Exception):
     """An expression that does not parse or type-check; `col` is 0-based in its source."""
 
-    def __init__(self, code: str, message: str, col: int = 0, suggestion: str | None = None):
+    def __init__(self, code: str, message: str, col: int = 0,
+                 suggestion: str | Callable[[], str | None] | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
         self.col = col
-        self.suggestion = suggestion
+        # a suggestion may be given as the function that finds it: many errors are caught
+        # and dropped (a reading tried before another), and difflib is not free
+        self._suggestion = suggestion
+
+    @property
+    def suggestion(self) -> str | None:
+        if callable(self._suggestion):
+            self._suggestion = self._suggestion()
+        return self._suggestion
 
 
 @dataclass(frozen=True)
@@ -122,7 +131,14 @@ class Scope:
         return const if src.type.full else f"[k for k in {const} if k in {src.code}]"
 
     def with_locals(self, **names: Name) -> Scope:
-        return replace(self, locals={**self.locals, **names})
+        # replace(self, locals=...) without its walk over the fields: a Scope has no
+        # __post_init__, so a copy of its fields is the same object replace would make
+        if type(self) is not Scope:
+            return replace(self, locals={**self.locals, **names})
+        new = object.__new__(Scope)
+        new.__dict__.update(self.__dict__)
+        new.locals = {**self.locals, **names}
+        return new
 
     def all_names(self) -> list[str]:
         return [*self.locals, *self.player, *self.game, *self.measures, "player", "game", "rules"]
@@ -245,7 +261,7 @@ class _Checker:
         self.ik = scope.int_kinds
 
     def fail(self, node: ast.AST, message: str, code: str = "expr-type",
-             suggestion: str | None = None) -> ExprError:
+             suggestion: str | Callable[[], str | None] | None = None) -> ExprError:
         return ExprError(code, message, getattr(node, "col_offset", 0), suggestion)
 
     def expr(self, node: ast.expr, depth: int) -> Typed:
@@ -350,7 +366,9 @@ class _Checker:
             return Typed(s.measures[n].code, s.measures[n].type)
         if n == "player":
             return Typed("p", VType("player"))
-        raise self.fail(node, f"unknown name '{n}'", "unknown-name", closest(n, s.all_names()))
+        names = s.all_names()  # the names now (a scope's measures are added one by one)
+        raise self.fail(node, f"unknown name '{n}'", "unknown-name",
+                        lambda: closest(n, names))
 
     def attribute(self, node: ast.Attribute, depth: int) -> Typed:
         path = _dotted(node)

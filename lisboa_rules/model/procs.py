@@ -132,13 +132,40 @@ def _columns(rows: list[Any], key: str, ids: Mapping[str, frozenset[Any]] | None
     return out
 
 
+# The last scope made with tables of its own (the model builder asks for the same one twice per
+# rule set: for the state's invariants and for the vocabulary): (data, kinds, player fields,
+# game fields, measures) -> (the scope, the measures' problems)
+_LAST_SCOPE: list[tuple[tuple[Any, ...], Scope, list[tuple[str, str, str]]]] = []
+
+
 def state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tuple[str, Any]],
                 tables: Tables | None = None,
                 problems: list[tuple[str, str, str]] | None = None) -> Scope:
     """The scope of a step: the acting player (`p`, at `seat`), the game (`g`), the tables of
     the kinds that come from rows of the rules data, and the measures (checked in order; a
-    problem is (measure id, code, message))."""
-    tables = tables if tables is not None else Tables()
+    problem is (measure id, code, message)). Without `tables`, the same scope as the last
+    call's for the same data (the same object), the state's same kinds and fields and the
+    same measures is that call's scope (nothing changes a scope once made)."""
+    if tables is not None:
+        return _state_scope(decl, data, measures, tables, problems)
+    measures = tuple(measures)
+    key = (decl.kinds, decl.player, decl.game, measures)
+    if _LAST_SCOPE:
+        (known_data, *known_key), scope, found = _LAST_SCOPE[0]
+        if known_data is data and tuple(known_key) == key:
+            if problems is not None:
+                problems.extend(found)
+            return scope
+    found = []
+    scope = _state_scope(decl, data, measures, Tables(), found)
+    _LAST_SCOPE[:] = [((data, *key), scope, found)]
+    if problems is not None:
+        problems.extend(found)
+    return scope
+
+
+def _state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tuple[str, Any]],
+                 tables: Tables, problems: list[tuple[str, str, str]] | None) -> Scope:
     player = {f.id: Name(vtype(f.type, f.full), "{p}." + f.id, f.min, f.max, "player." + f.id)
               for f in decl.player}
     game = {f.id: Name(vtype(f.type, f.full), "g." + f.id, f.min, f.max, "game." + f.id)

@@ -217,9 +217,11 @@ def compile_invariants(
     return out, problems
 
 
+@functools.lru_cache(maxsize=4096)
 def _negated(code: str) -> str:
     """`not (code)`, written as ruff would have it: an (in)equality turned round, and the
-    conditions `any` / `all` test given as a generator rather than a list."""
+    conditions `any` / `all` test given as a generator rather than a list. (A function of the
+    text alone: the rule sets of a build share most of their checks.)"""
     text = code.encode()
     try:
         tree = parse_expr(text)

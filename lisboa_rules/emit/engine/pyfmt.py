@@ -89,6 +89,33 @@ def fmt(value: Any, indent: int = 0, trailing: str = "", col: int | None = None)
     return head + "\n" + "".join(f"{pad}{ln},\n" for ln in lines) + " " * indent + close
 
 
+def identical(a: Any, b: Any) -> bool:
+    """Whether two values are the same literal to `fmt` (so they format the same): the same
+    types all the way down (a bool is not an int, a tuple not a list), equal scalars, dicts
+    with the same items in the same order. False says nothing: compare `fmt`s then."""
+    if a is b:
+        return True
+    t = type(a)
+    if t is not type(b):
+        return False
+    if t is str or t is int or t is bool:
+        return bool(a == b)
+    if t is tuple or t is list:
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b, strict=True))
+    if t is dict:
+        return len(a) == len(b) and all(
+            identical(ka, kb) and identical(va, vb)
+            for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=True))
+    if t is Raw:
+        return bool(a.code == b.code)
+    if t is Call:
+        return (a.name == b.name and identical(a.args, b.args)
+                and identical(a.kwargs, b.kwargs))
+    if t is Update:
+        return a.base == b.base and identical(a.changes, b.changes)
+    return False
+
+
 def _long_string(value: str, indent: int, after_key: bool) -> str:
     """A long string as implicit concatenation, one piece per line, broken at spaces."""
     inner = indent + 4 if after_key else indent
@@ -370,9 +397,24 @@ def _split(text: str, group: tuple[str, ...], cuts: list[tuple[int, str]]) -> li
 
 def wrap_line(line: str, width: int = 100) -> list[str]:
     """A generated statement split inside its brackets so that no line is longer than
-    `width`; short lines are returned as they are."""
+    `width`; short lines are returned as they are. (A function of its arguments alone, kept
+    for the process: the rule sets of a build write many of the same long lines.)"""
     if len(line) <= width:
         return [line]
+    key = (line, width)
+    found = _WRAPPED.get(key)
+    if found is None:
+        if len(_WRAPPED) >= _WRAPPED_MAX:  # a long process (the fuzzer) starts again
+            _WRAPPED.clear()
+        found = _WRAPPED[key] = tuple(_wrapped(line, width))
+    return list(found)
+
+
+_WRAPPED: dict[tuple[str, int], tuple[str, ...]] = {}
+_WRAPPED_MAX = 20_000
+
+
+def _wrapped(line: str, width: int) -> list[str]:
     indent = line[: len(line) - len(line.lstrip())]
     body = line.strip()
     for kw in _STATEMENT:  # a condition with several delimiters gets parentheses

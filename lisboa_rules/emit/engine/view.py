@@ -16,7 +16,16 @@ from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.core.source import Span
 from lisboa_rules.emit.engine import tables as table_shapes
 from lisboa_rules.emit.engine.procs import ProcSession, procedure_view
-from lisboa_rules.emit.engine.pyfmt import Call, Raw, Update, fmt, identifier, literal, wrap_line
+from lisboa_rules.emit.engine.pyfmt import (
+    Call,
+    Raw,
+    Update,
+    fmt,
+    identical,
+    identifier,
+    literal,
+    wrap_line,
+)
 from lisboa_rules.emit.engine.queries import QueryView, query_view
 from lisboa_rules.emit.engine.state_classes import ClassView, state_classes, value_class
 from lisboa_rules.emit.reference.words import plain_text
@@ -667,18 +676,26 @@ FIELD_PATHS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _where(fns: _Functions, m: Model, name: str, base: Model | None = None) -> str:
-    """`rules/FILE:LINE path` for a field; for a variant, the first line that changed it."""
+def _where(fns: _Functions, m: Model, name: str,
+           moved: list[tuple[tuple[str | int, ...], Span]] | None = None) -> str:
+    """`rules/FILE:LINE path` for a field; for a variant (`moved`: the spans of its model
+    that differ from the base's, `_moved_spans`), the first line that changed it."""
     path = FIELD_PATHS.get(name)
     if path is None:
         return ""
     span = m.span_of(*path)
-    if base is not None:
-        changed = [sp for key, sp in m.spans.items()
-                   if key[:len(path)] == path and base.spans.get(key) != sp]
+    if moved is not None:
+        changed = [sp for key, sp in moved if key[:len(path)] == path]
         if changed:
             span = min(changed, key=lambda sp: (sp.file, sp.line, sp.col))
     return f"{fns.loc(span)} {'.'.join(path)}"
+
+
+def _moved_spans(m: Model, base: Model) -> list[tuple[tuple[str | int, ...], Span]]:
+    """The spans of `m` that are not the same in `base` (what a variant changed), in order."""
+    spans = base.spans  # mostly the same objects: `is` first, then Span's __eq__
+    return [(key, sp) for key, sp in m.spans.items()
+            if (was := spans.get(key)) is not sp and was != sp]
 
 
 def _call_with_sources(head: str, items: list[tuple[str, Any]], where: dict[str, str],
@@ -779,17 +796,20 @@ def build_view(
             key=lambda e: len(e[1].variants))
         changed = []
         for k, v in fields.items():
-            if fmt(v) == fmt(parent_fields[k]):
+            if identical(v, parent_fields[k]) or fmt(v) == fmt(parent_fields[k]):
                 continue
             if isinstance(v, dict) and isinstance(parent_fields[k], dict):
                 diff = {kk: vv for kk, vv in v.items()
-                        if kk not in parent_fields[k] or fmt(vv) != fmt(parent_fields[k][kk])}
+                        if kk not in parent_fields[k] or not (
+                            identical(vv, parent_fields[k][kk])
+                            or fmt(vv) == fmt(parent_fields[k][kk]))}
                 removed = [kk for kk in parent_fields[k] if kk not in v]
                 if not removed:
                     changed.append((k, Update(f"{parent_name}.{k}", diff)))
                     continue
             changed.append((k, v))
-        where = {k: _where(fns, m, k, parent) for k, _ in changed}
+        moved = _moved_spans(m, parent)
+        where = {k: _where(fns, m, k, moved) for k, _ in changed}
         name = f"_RS{i}"
         view.rulesets.append((name, _call_with_sources("replace", changed, where,
                                                        (parent_name,))))

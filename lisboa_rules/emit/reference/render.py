@@ -546,6 +546,10 @@ class _Builder:
                 self.callouts.setdefault(c.rule, []).append(view)
         self.engine: types.ModuleType | None = None
         self.engine_problem = ""
+        # the printed steps of a procedure in a model (the chapters and every variant's
+        # redlines ask for the base's again): (pid, the model, declared) -> its steps
+        self._proc_views: dict[tuple[str, int, tuple[str, ...]],
+                               tuple[Model, tuple[ProcStep, ...]]] = {}
         self.row_anchors: dict[str, str] = {}  # table rows that are link targets -> label
         self.examples: tuple[ExampleView, ...] = ()
         self.figs: tuple[Figure, ...] = ()
@@ -698,11 +702,17 @@ class _Builder:
                   declared: Iterable[str] = ()) -> tuple[ProcStep, ...]:
         """The steps of procedure `pid` as printed (none when the model has no such one)."""
         model = m or self.m
+        key = (pid, id(model), tuple(declared))
+        known = self._proc_views.get(key)
+        if known is not None and known[0] is model:
+            return known[1]
         ps = model.procs
         proc = ps.procs.get(pid) if ps is not None else None
         if proc is None:
             return ()
-        return self._steps(proc.steps, self.proc_local(pid, model), model, tuple(declared))
+        shown = self._steps(proc.steps, self.proc_local(pid, model), model, tuple(declared))
+        self._proc_views[key] = (model, shown)
+        return shown
 
     def proc_code(self, pid: str, m: Model | None = None) -> tuple[str, ...]:
         """The steps of procedure `pid` as the rules write them, one line each, nested steps
