@@ -2284,17 +2284,17 @@ def _run_pay_reis(g: Game, seat: int, v_amount: int) -> None:
 
 
 # rules/effects.yaml:9 reis
-def _opts_reis(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_reis(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_reis(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_reis(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple[str, str] | None:
     return None
 
 
-def _run_reis(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_reis(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:11 if
     if v_amount < 0:
@@ -2306,34 +2306,36 @@ def _run_reis(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
 
 
 # rules/effects.yaml:16 wigs
-def _opts_wigs(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_wigs(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_wigs(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_wigs(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple[str, str] | None:
     return None
 
 
-def _run_wigs(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_wigs(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:18 gain
     p.wigs = max(0, p.wigs + v_amount)
 
 
 # rules/effects.yaml:19 influence
-def _opts_influence(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_influence(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_influence(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_influence(
+    g: Game, seat: int, v_amount: int, v_noble: str | None
+) -> tuple[str, str] | None:
     return None
 
 
-def _run_influence(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_influence(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:21 gain
     p.influence = min(10, max(0, p.influence + v_amount))
@@ -2344,17 +2346,19 @@ def _run_influence(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
 
 
 # rules/effects.yaml:25 influence_gain
-def _opts_influence_gain(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_influence_gain(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_influence_gain(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_influence_gain(
+    g: Game, seat: int, v_amount: int, v_noble: str | None
+) -> tuple[str, str] | None:
     return None
 
 
-def _run_influence_gain(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_influence_gain(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:27 repeat
     for _ in range(v_amount):
@@ -2384,17 +2388,17 @@ def _run_rubble_marker(g: Game, seat: int) -> None:
 
 
 # rules/effects.yaml:30 rubble
-def _opts_rubble(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_rubble(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_rubble(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_rubble(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple[str, str] | None:
     return None
 
 
-def _run_rubble(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_rubble(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:32 gain
     p.rubble_cubes = max(0, p.rubble_cubes + v_amount)
@@ -2409,7 +2413,9 @@ def _run_rubble(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
 
 
 # rules/effects.yaml:39 officials_to_office
-def _opts_officials_to_office(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_officials_to_office(
+    g: Game, seat: int, v_amount: int, v_noble: str | None
+) -> list[tuple[()]]:
     p = g.players[seat]
     out: list[tuple[()]] = []
     if not ((v_amount <= 0) or (p.officials >= 1)):
@@ -2419,7 +2425,7 @@ def _opts_officials_to_office(g: Game, seat: int, v_amount: int, v_noble: Any) -
 
 
 def _why_officials_to_office(
-    g: Game, seat: int, v_amount: int, v_noble: Any
+    g: Game, seat: int, v_amount: int, v_noble: str | None
 ) -> tuple[str, str] | None:
     p = g.players[seat]
     if not ((v_amount <= 0) or (p.officials >= 1)):
@@ -2427,7 +2433,7 @@ def _why_officials_to_office(
     return None
 
 
-def _run_officials_to_office(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_officials_to_office(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:43 if
     if v_noble is not None:
@@ -2440,7 +2446,7 @@ def _run_officials_to_office(g: Game, seat: int, v_amount: int, v_noble: Any) ->
 
 
 # rules/effects.yaml:48 plan
-def _opts_plan(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_plan(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     if not ((v_amount <= 0) or (len(g.plan_supply) >= v_amount)):
         return out
@@ -2448,13 +2454,13 @@ def _opts_plan(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()
     return out
 
 
-def _why_plan(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_plan(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple[str, str] | None:
     if not ((v_amount <= 0) or (len(g.plan_supply) >= v_amount)):
         return ("plan", "the Plan supply is empty")
     return None
 
 
-def _run_plan(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_plan(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:52 move
     for _ in range(min(v_amount, len(g.plan_supply))):
@@ -2462,7 +2468,7 @@ def _run_plan(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
 
 
 # rules/effects.yaml:53 ship
-def _opts_ship(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_ship(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     p = g.players[seat]
     out: list[tuple[()]] = []
     if not ((v_amount <= 0) or (len(g.shipyard) > 0)):
@@ -2476,7 +2482,7 @@ def _opts_ship(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()
     return out
 
 
-def _why_ship(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_ship(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple[str, str] | None:
     p = g.players[seat]
     if not ((v_amount <= 0) or (len(g.shipyard) > 0)):
         return ("ship", "the shipyard is empty")
@@ -2495,7 +2501,7 @@ def _why_ship(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str
     return None
 
 
-def _run_ship(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_ship(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:59 repeat
     for _ in range(v_amount):
@@ -2515,17 +2521,17 @@ def _run_ship(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
 
 
 # rules/effects.yaml:68 produce
-def _opts_produce(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_produce(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_produce(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_produce(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple[str, str] | None:
     return None
 
 
-def _run_produce(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_produce(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:70 for_each
     for v_b in ("gold", "tools", "books", "cloth"):
@@ -2538,7 +2544,7 @@ def _run_produce(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
 
 
 # rules/effects.yaml:75 royal_favor
-def _opts_royal_favor(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[Any]]:
+def _opts_royal_favor(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[Any]]:
     out: list[tuple[Any]] = []
     for v_favor in ("manuel", "marquis", "king"):
         if not (g.favors[v_favor] > 0):
@@ -2548,14 +2554,14 @@ def _opts_royal_favor(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[t
 
 
 def _why_royal_favor(
-    g: Game, seat: int, v_amount: int, v_noble: Any, v_favor: Any
+    g: Game, seat: int, v_amount: int, v_noble: str | None, v_favor: Any
 ) -> tuple[str, str] | None:
     if not (v_favor in ("manuel", "marquis", "king") and (g.favors[v_favor] > 0)):
         return ("royal_favor", "no Royal Favor tile of that Noble is left")
     return None
 
 
-def _run_royal_favor(g: Game, seat: int, v_amount: int, v_noble: Any, v_favor: Any) -> None:
+def _run_royal_favor(g: Game, seat: int, v_amount: int, v_noble: str | None, v_favor: Any) -> None:
     p = g.players[seat]
     # rules/effects.yaml:79 repeat
     for _ in range(v_amount):
@@ -2568,33 +2574,33 @@ def _run_royal_favor(g: Game, seat: int, v_amount: int, v_noble: Any, v_favor: A
 
 
 # rules/effects.yaml:85 treasury
-def _opts_treasury(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_treasury(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_treasury(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_treasury(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple[str, str] | None:
     return None
 
 
-def _run_treasury(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_treasury(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     # rules/effects.yaml:87 gain
     g.treasury = min(5, max(0, g.treasury + v_amount))
 
 
 # rules/effects.yaml:102 stock-shipyard
-def _opts_stock_shipyard(g: Game, seat: int, v_colors: Sequence[Any]) -> list[tuple[()]]:
+def _opts_stock_shipyard(g: Game, seat: int, v_colors: Sequence[str]) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_stock_shipyard(g: Game, seat: int, v_colors: Sequence[Any]) -> tuple[str, str] | None:
+def _why_stock_shipyard(g: Game, seat: int, v_colors: Sequence[str]) -> tuple[str, str] | None:
     return None
 
 
-def _run_stock_shipyard(g: Game, seat: int, v_colors: Sequence[Any]) -> None:
+def _run_stock_shipyard(g: Game, seat: int, v_colors: Sequence[str]) -> None:
     # rules/effects.yaml:105 set
     g.shipyard = []
     # rules/effects.yaml:106 for_each
@@ -2606,17 +2612,17 @@ def _run_stock_shipyard(g: Game, seat: int, v_colors: Sequence[Any]) -> None:
 
 
 # rules/effects.yaml:128 reveal-top
-def _opts_reveal_top(g: Game, seat: int, v_pile: Any) -> list[tuple[()]]:
+def _opts_reveal_top(g: Game, seat: int, v_pile: str) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_reveal_top(g: Game, seat: int, v_pile: Any) -> tuple[str, str] | None:
+def _why_reveal_top(g: Game, seat: int, v_pile: str) -> tuple[str, str] | None:
     return None
 
 
-def _run_reveal_top(g: Game, seat: int, v_pile: Any) -> None:
+def _run_reveal_top(g: Game, seat: int, v_pile: str) -> None:
     # rules/effects.yaml:131 if
     if len(g.piles[v_pile]) > 0:
         # rules/effects.yaml:133 raise
@@ -2624,17 +2630,17 @@ def _run_reveal_top(g: Game, seat: int, v_pile: Any) -> None:
 
 
 # rules/effects.yaml:112 deal-display
-def _opts_deal_display(g: Game, seat: int, v_deck: Any) -> list[tuple[()]]:
+def _opts_deal_display(g: Game, seat: int, v_deck: str) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_deal_display(g: Game, seat: int, v_deck: Any) -> tuple[str, str] | None:
+def _why_deal_display(g: Game, seat: int, v_deck: str) -> tuple[str, str] | None:
     return None
 
 
-def _run_deal_display(g: Game, seat: int, v_deck: Any) -> None:
+def _run_deal_display(g: Game, seat: int, v_deck: str) -> None:
     # rules/effects.yaml:115 for_each
     for v_pile in _K1:
         # rules/effects.yaml:117 move
@@ -2652,17 +2658,17 @@ def _run_deal_display(g: Game, seat: int, v_deck: Any) -> None:
 
 
 # rules/effects.yaml:134 to-portfolio
-def _opts_to_portfolio(g: Game, seat: int, v_card: Any) -> list[tuple[()]]:
+def _opts_to_portfolio(g: Game, seat: int, v_card: int) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_to_portfolio(g: Game, seat: int, v_card: Any) -> tuple[str, str] | None:
+def _why_to_portfolio(g: Game, seat: int, v_card: int) -> tuple[str, str] | None:
     return None
 
 
-def _run_to_portfolio(g: Game, seat: int, v_card: Any) -> None:
+def _run_to_portfolio(g: Game, seat: int, v_card: int) -> None:
     p = g.players[seat]
     # rules/effects.yaml:137 let
     v_room = 2 + (1 * p.rubble_sets)
@@ -2694,7 +2700,7 @@ def _run_to_portfolio(g: Game, seat: int, v_card: Any) -> None:
 
 
 # rules/effects.yaml:153 pay-visit
-def _opts_pay_visit(g: Game, seat: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_pay_visit(g: Game, seat: int, v_noble: str) -> list[tuple[()]]:
     p = g.players[seat]
     out: list[tuple[()]] = []
     v_others = sum(
@@ -2712,7 +2718,7 @@ def _opts_pay_visit(g: Game, seat: int, v_noble: Any) -> list[tuple[()]]:
     return out
 
 
-def _why_pay_visit(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_pay_visit(g: Game, seat: int, v_noble: str) -> tuple[str, str] | None:
     p = g.players[seat]
     v_others = sum(
         [
@@ -2745,7 +2751,7 @@ def _why_pay_visit(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
     return None
 
 
-def _run_pay_visit(g: Game, seat: int, v_noble: Any) -> None:
+def _run_pay_visit(g: Game, seat: int, v_noble: str) -> None:
     p = g.players[seat]
     v_others = sum(
         [
@@ -3281,17 +3287,17 @@ def _phase_hand_discard_2(g: Game) -> int | None:
 
 
 # rules/variants/queen.yaml:27 queen-reigns
-def _opts_queen_reigns(g: Game, seat: int, v_card: Any) -> list[tuple[()]]:
+def _opts_queen_reigns(g: Game, seat: int, v_card: int) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_queen_reigns(g: Game, seat: int, v_card: Any) -> tuple[str, str] | None:
+def _why_queen_reigns(g: Game, seat: int, v_card: int) -> tuple[str, str] | None:
     return None
 
 
-def _run_queen_reigns(g: Game, seat: int, v_card: Any) -> None:
+def _run_queen_reigns(g: Game, seat: int, v_card: int) -> None:
     # rules/variants/queen.yaml:32 if
     if (v_card == 57) and ("queen" not in g.flags):
         # rules/variants/queen.yaml:34 move
@@ -3299,17 +3305,17 @@ def _run_queen_reigns(g: Game, seat: int, v_card: Any) -> None:
 
 
 # rules/effects.yaml:128 reveal-top
-def _opts_reveal_top_2(g: Game, seat: int, v_pile: Any) -> list[tuple[()]]:
+def _opts_reveal_top_2(g: Game, seat: int, v_pile: str) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_reveal_top_2(g: Game, seat: int, v_pile: Any) -> tuple[str, str] | None:
+def _why_reveal_top_2(g: Game, seat: int, v_pile: str) -> tuple[str, str] | None:
     return None
 
 
-def _run_reveal_top_2(g: Game, seat: int, v_pile: Any) -> None:
+def _run_reveal_top_2(g: Game, seat: int, v_pile: str) -> None:
     # rules/effects.yaml:131 if
     if len(g.piles[v_pile]) > 0:
         # rules/effects.yaml:133 raise
@@ -3317,17 +3323,17 @@ def _run_reveal_top_2(g: Game, seat: int, v_pile: Any) -> None:
 
 
 # rules/effects.yaml:112 deal-display
-def _opts_deal_display_2(g: Game, seat: int, v_deck: Any) -> list[tuple[()]]:
+def _opts_deal_display_2(g: Game, seat: int, v_deck: str) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_deal_display_2(g: Game, seat: int, v_deck: Any) -> tuple[str, str] | None:
+def _why_deal_display_2(g: Game, seat: int, v_deck: str) -> tuple[str, str] | None:
     return None
 
 
-def _run_deal_display_2(g: Game, seat: int, v_deck: Any) -> None:
+def _run_deal_display_2(g: Game, seat: int, v_deck: str) -> None:
     # rules/effects.yaml:115 for_each
     for v_pile in _K1:
         # rules/effects.yaml:117 move
@@ -3807,165 +3813,165 @@ def _run_setup_4(g: Game, seat: int, v_seats: int) -> None:
     g.start_player = 0
 
 
-def _opts__fx1(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx1(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     out.append(())
     return out
 
 
-def _why__fx1(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx1(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     return None
 
 
-def _run__fx1(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx1(g: Game, seat: int, v_noble: str | None) -> None:
     pass
 
 
-def _opts__fx2(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx2(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_rubble(g, seat, 1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx2(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx2(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_rubble(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx2(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx2(g: Game, seat: int, v_noble: str | None) -> None:
     _run_rubble(g, seat, 1, v_noble)
 
 
-def _opts__fx3(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx3(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_influence_gain(g, seat, 1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx3(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx3(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_influence_gain(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx3(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx3(g: Game, seat: int, v_noble: str | None) -> None:
     _run_influence_gain(g, seat, 1, v_noble)
 
 
-def _opts__fx4(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx4(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_reis(g, seat, 3, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx4(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx4(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_reis(g, seat, 3, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx4(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx4(g: Game, seat: int, v_noble: str | None) -> None:
     _run_reis(g, seat, 3, v_noble)
 
 
-def _opts__fx5(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx5(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_wigs(g, seat, 1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx5(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx5(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_wigs(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx5(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx5(g: Game, seat: int, v_noble: str | None) -> None:
     _run_wigs(g, seat, 1, v_noble)
 
 
-def _opts__fx6(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx6(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_reis(g, seat, 2, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx6(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx6(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_reis(g, seat, 2, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx6(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx6(g: Game, seat: int, v_noble: str | None) -> None:
     _run_reis(g, seat, 2, v_noble)
 
 
-def _opts__fx7(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx7(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_reis(g, seat, -2, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx7(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx7(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_reis(g, seat, -2, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx7(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx7(g: Game, seat: int, v_noble: str | None) -> None:
     _run_reis(g, seat, -2, v_noble)
 
 
-def _opts__fx8(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx8(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_influence(g, seat, -1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx8(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx8(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_influence(g, seat, -1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx8(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx8(g: Game, seat: int, v_noble: str | None) -> None:
     _run_influence(g, seat, -1, v_noble)
 
 
-def _opts__fx9(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx9(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_reis(g, seat, -1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx9(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx9(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_reis(g, seat, -1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx9(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx9(g: Game, seat: int, v_noble: str | None) -> None:
     _run_reis(g, seat, -1, v_noble)
 
 
-def _opts__fx10(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx10(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     v_favor: Any = None
     if _why_officials_to_office(g, seat, 2, v_noble) is None:
@@ -3973,7 +3979,7 @@ def _opts__fx10(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     return out
 
 
-def _why__fx10(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx10(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> tuple[str, str] | None:
     if v_favor is not None:
         return _not_chosen("favor")
     why = _why_officials_to_office(g, seat, 2, v_noble)
@@ -3982,11 +3988,11 @@ def _why__fx10(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str
     return None
 
 
-def _run__fx10(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+def _run__fx10(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> None:
     _run_officials_to_office(g, seat, 2, v_noble)
 
 
-def _opts__fx11(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx11(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     v_favor: Any = None
     if _why_plan(g, seat, 1, v_noble) is None:
@@ -3994,7 +4000,7 @@ def _opts__fx11(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     return out
 
 
-def _why__fx11(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx11(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> tuple[str, str] | None:
     if v_favor is not None:
         return _not_chosen("favor")
     why = _why_plan(g, seat, 1, v_noble)
@@ -4003,11 +4009,11 @@ def _why__fx11(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str
     return None
 
 
-def _run__fx11(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+def _run__fx11(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> None:
     _run_plan(g, seat, 1, v_noble)
 
 
-def _opts__fx12(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx12(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     v_favor: Any = None
     if _why_ship(g, seat, 1, v_noble) is None:
@@ -4015,7 +4021,7 @@ def _opts__fx12(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     return out
 
 
-def _why__fx12(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx12(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> tuple[str, str] | None:
     if v_favor is not None:
         return _not_chosen("favor")
     why = _why_ship(g, seat, 1, v_noble)
@@ -4024,11 +4030,11 @@ def _why__fx12(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str
     return None
 
 
-def _run__fx12(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+def _run__fx12(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> None:
     _run_ship(g, seat, 1, v_noble)
 
 
-def _opts__fx13(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx13(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     v_favor: Any = None
     if _why_produce(g, seat, 1, v_noble) is None:
@@ -4036,7 +4042,7 @@ def _opts__fx13(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     return out
 
 
-def _why__fx13(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx13(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> tuple[str, str] | None:
     if v_favor is not None:
         return _not_chosen("favor")
     why = _why_produce(g, seat, 1, v_noble)
@@ -4045,11 +4051,11 @@ def _why__fx13(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str
     return None
 
 
-def _run__fx13(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+def _run__fx13(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> None:
     _run_produce(g, seat, 1, v_noble)
 
 
-def _opts__fx14(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx14(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     v_favor: Any = None
     if _why_influence_gain(g, seat, 1, v_noble) is None:
@@ -4057,7 +4063,7 @@ def _opts__fx14(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     return out
 
 
-def _why__fx14(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx14(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> tuple[str, str] | None:
     if v_favor is not None:
         return _not_chosen("favor")
     why = _why_influence_gain(g, seat, 1, v_noble)
@@ -4066,11 +4072,11 @@ def _why__fx14(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str
     return None
 
 
-def _run__fx14(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+def _run__fx14(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> None:
     _run_influence_gain(g, seat, 1, v_noble)
 
 
-def _opts__fx15(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx15(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     for (v_favor,) in _opts_royal_favor(g, seat, 1, v_noble):
         if _why_royal_favor(g, seat, 1, v_noble, v_favor) is None:
@@ -4078,51 +4084,51 @@ def _opts__fx15(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     return out
 
 
-def _why__fx15(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx15(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> tuple[str, str] | None:
     why = _why_royal_favor(g, seat, 1, v_noble, v_favor)
     if why is not None:
         return why
     return None
 
 
-def _run__fx15(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+def _run__fx15(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> None:
     if v_favor is not None:
         _run_royal_favor(g, seat, 1, v_noble, v_favor)
 
 
-def _opts__fx16(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx16(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_wigs(g, seat, 2, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx16(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx16(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_wigs(g, seat, 2, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx16(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx16(g: Game, seat: int, v_noble: str | None) -> None:
     _run_wigs(g, seat, 2, v_noble)
 
 
-def _opts__fx17(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx17(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_reis(g, seat, 1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx17(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx17(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_reis(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx17(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx17(g: Game, seat: int, v_noble: str | None) -> None:
     _run_reis(g, seat, 1, v_noble)
 
 
@@ -10398,17 +10404,51 @@ class ScoreLine:
         return f"ScoreLine({_fields_repr(self, ('source', 'points', 'explanation'))})"
 
 
-@dataclass(frozen=True)
 class ScoreSheet:
     """Final scores: points on the score track, one line per source, and the total, per
     player. `term` is the game's word for its points (rules: game.terms.score), the key of a
-    line's points in the JSON."""
+    line's points in the JSON (not compared, not in the repr). A value: equal when its other
+    fields are, hashable, never changed once made (a plain class, as ScoreLine: a dataclass's
+    __init__ stays interpreted code in the engine mypyc compiles, and scoring makes one a
+    call)."""
+
+    __slots__ = ("colors", "lines", "term", "totals", "track")
 
     colors: tuple[str, ...]
     track: tuple[int, ...]
     lines: tuple[tuple[ScoreLine, ...], ...]
     totals: tuple[int, ...]
-    term: str = field(default="points", compare=False, repr=False)
+    term: str
+
+    def __init__(
+        self,
+        colors: tuple[str, ...],
+        track: tuple[int, ...],
+        lines: tuple[tuple[ScoreLine, ...], ...],
+        totals: tuple[int, ...],
+        term: str = "points",
+    ) -> None:
+        self.colors = colors
+        self.track = track
+        self.lines = lines
+        self.totals = totals
+        self.term = term
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ScoreSheet:
+            return NotImplemented
+        return (
+            self.colors == other.colors
+            and self.track == other.track
+            and self.lines == other.lines
+            and self.totals == other.totals
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.colors, self.track, self.lines, self.totals))
+
+    def __repr__(self) -> str:
+        return f"ScoreSheet({_fields_repr(self, ('colors', 'track', 'lines', 'totals'))})"
 
     def to_json(self) -> dict[str, Any]:
         """The sheet as JSON."""
@@ -10773,13 +10813,36 @@ def _ordinal(n: int) -> str:
     return f"{n}" + {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
 
 
-@dataclass(frozen=True)
 class Ranking:
-    """Places after the tie-breakers: `places[k]` lists the seats sharing place k + 1."""
+    """Places after the tie-breakers: `places[k]` lists the seats sharing place k + 1. A value,
+    as ScoreSheet (a plain class, for mypyc)."""
+
+    __slots__ = ("keys", "names", "places")
 
     places: tuple[tuple[int, ...], ...]
     keys: tuple[tuple[int, ...], ...]  # per seat: total wigs, then each tie-breaker
     names: tuple[str, ...]
+
+    def __init__(
+        self,
+        places: tuple[tuple[int, ...], ...],
+        keys: tuple[tuple[int, ...], ...],
+        names: tuple[str, ...],
+    ) -> None:
+        self.places = places
+        self.keys = keys
+        self.names = names
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Ranking:
+            return NotImplemented
+        return self.places == other.places and self.keys == other.keys and self.names == other.names
+
+    def __hash__(self) -> int:
+        return hash((self.places, self.keys, self.names))
+
+    def __repr__(self) -> str:
+        return f"Ranking({_fields_repr(self, ('places', 'keys', 'names'))})"
 
 
 def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:

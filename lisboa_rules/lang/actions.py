@@ -34,7 +34,7 @@ from typing import Any
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.lang import typed
-from lisboa_rules.lang.steps import Compiler, Param, Procedure, Step, bare, negate, several
+from lisboa_rules.lang.steps import Compiler, Param, Procedure, Step, bare, negate, py_type, several
 from lisboa_rules.lang.typed import BOOL, Name, Scope, VType
 
 
@@ -967,8 +967,10 @@ class ActionCompiler(Compiler):
         choice_args = "".join(f", {typed.local_code(n)}: Any" for n in names)
         rows = ", ".join([typed.local_code(n) for n in names])
         row = f"({rows},)" if len(names) == 1 else f"({rows})"
-        shared = [typed.local_code(p.name) for p in self._shared_params()] or ["v__"]
-        sig = ", ".join(f"{v}: Any" for v in shared)
+        params = self._shared_params()
+        shared = [typed.local_code(p.name) for p in params] or ["v__"]
+        sig = ", ".join(f"{typed.local_code(p.name)}: {py_type(p.type, self.scope)}"
+                        for p in params) or "v__: Any"
         given = ", ".join(shared)
         opts = [f"def _opts_{stem}(g: Game, seat: int, {sig}) -> list[tuple[Any, ...]]:"]
         why = [f"def _why_{stem}(g: Game, seat: int, {sig}{choice_args}"
