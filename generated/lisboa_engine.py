@@ -75,6 +75,12 @@ __all__ = [
 IntFn = Callable[["Game", "Player", "Ctx"], int]
 BoolFn = Callable[["Game", "Player", "Ctx"], bool]
 StrFn = Callable[["Game", "Player", "Ctx"], str]
+# the three functions of a bundle of effects of a row (the rule set's `fx`): its options (the
+# choices it can make), why a choice fails (None: it does not) and its effects; typed, so that
+# mypyc compiles the loops over the options of a row and the tests of its refusals
+OptsFn = Callable[..., list[tuple[Any, ...]]]
+WhyFn = Callable[..., tuple[str, str] | None]
+RunFn = Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -301,10 +307,10 @@ class RuleSet:
     term_money: str
     term_score: str
     nobles: tuple[NobleDef, ...]
-    state_actions: Mapping[str, StateActionDef]
-    noble_actions: Mapping[str, NobleActionDef]
-    actions: Mapping[str, ActionDef]
-    costs: Mapping[str, IntFn]
+    state_actions: dict[str, StateActionDef]
+    noble_actions: dict[str, NobleActionDef]
+    actions: dict[str, ActionDef]
+    costs: dict[str, IntFn]
     triggers: tuple[TriggerDef, ...]
     period_end: tuple[StepDef, ...]
     extra_rounds: int
@@ -315,22 +321,22 @@ class RuleSet:
     tiebreakers: tuple[tuple[str, IntFn], ...]
     piles: tuple[str, ...]
     treasury_pile: str
-    cards: Mapping[int, CardDef]
-    decrees: Mapping[str, ItemDef]
+    cards: dict[int, CardDef]
+    decrees: dict[str, ItemDef]
     decree_display: int
-    plans: Mapping[str, int]
-    ships: Mapping[str, tuple[int, int]]
+    plans: dict[str, int]
+    ships: dict[str, tuple[int, int]]
     shipyard_per_color: IntFn
-    procs: Mapping[str, ProcDef]
-    moves: Mapping[str, MoveDef]
-    phases: Mapping[str, PhaseDef]
+    procs: dict[str, ProcDef]
+    moves: dict[str, MoveDef]
+    phases: dict[str, PhaseDef]
     # the bundles of effects of the rows of a column (`state_action.effects`): row -> (opts, why,
     # run), the compiled functions of its bundle
-    fx: Mapping[str, Mapping[Any, tuple[Callable[..., Any], ...]]]
+    fx: dict[str, dict[Any, tuple[OptsFn, WhyFn, RunFn]]]
     # what must hold in every state (rules/state.yaml `invariants:`): the words of each check that
     # fails, in order; and for each conserved kind, its ids wherever they are
     invariants: Callable[[Game], list[str]]
-    conserved: Mapping[str, Callable[[Game], list[Any]]]
+    conserved: dict[str, Callable[[Game], list[Any]]]
     # rules/state.yaml `checks:`
     state_checks: Callable[[Game], tuple[str, str] | None]
 
@@ -4177,7 +4183,7 @@ def _moves_trade__k1(g: Game, seat: int, out: list[Move], v_card: Any) -> None:
     for v_state_action in _K7:
         if v_state_action not in g.blocked:
             v_noble = _T_noble_by_state_action[v_state_action]
-            _opts2: Any = None
+            _opts2: list[tuple[Any, ...]] | None = None
             for v_good in _T_noble_trade_goods[v_noble]:
                 if not (p.goods[v_good] > 0):
                     continue

@@ -63,6 +63,12 @@ __all__ = [
 IntFn = Callable[["Game", "Player", "Ctx"], int]
 BoolFn = Callable[["Game", "Player", "Ctx"], bool]
 StrFn = Callable[["Game", "Player", "Ctx"], str]
+# the three functions of a bundle of effects of a row (the rule set's `fx`): its options (the
+# choices it can make), why a choice fails (None: it does not) and its effects; typed, so that
+# mypyc compiles the loops over the options of a row and the tests of its refusals
+OptsFn = Callable[..., list[tuple[Any, ...]]]
+WhyFn = Callable[..., tuple[str, str] | None]
+RunFn = Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -200,9 +206,9 @@ class RuleSet:
     majority_columns: tuple[int, ...]
     column_names: tuple[str, ...]
     tiebreakers: tuple[tuple[str, IntFn], ...]
-    procs: Mapping[str, ProcDef]
-    moves: Mapping[str, MoveDef]
-    phases: Mapping[str, PhaseDef]
+    procs: dict[str, ProcDef]
+    moves: dict[str, MoveDef]
+    phases: dict[str, PhaseDef]
     invariants: Callable[[Game], list[str]]
     state_checks: Callable[[Game], tuple[str, str] | None]  # rules/state.yaml `checks:`
 
