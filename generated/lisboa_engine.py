@@ -75,6 +75,12 @@ __all__ = [
 IntFn = Callable[["Game", "Player", "Ctx"], int]
 BoolFn = Callable[["Game", "Player", "Ctx"], bool]
 StrFn = Callable[["Game", "Player", "Ctx"], str]
+# the three functions of a bundle of effects of a row (the rule set's `fx`): its options (the
+# choices it can make), why a choice fails (None: it does not) and its effects; typed, so that
+# mypyc compiles the loops over the options of a row and the tests of its refusals
+OptsFn = Callable[..., list[tuple[Any, ...]]]
+WhyFn = Callable[..., tuple[str, str] | None]
+RunFn = Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -301,10 +307,10 @@ class RuleSet:
     term_money: str
     term_score: str
     nobles: tuple[NobleDef, ...]
-    state_actions: Mapping[str, StateActionDef]
-    noble_actions: Mapping[str, NobleActionDef]
-    actions: Mapping[str, ActionDef]
-    costs: Mapping[str, IntFn]
+    state_actions: dict[str, StateActionDef]
+    noble_actions: dict[str, NobleActionDef]
+    actions: dict[str, ActionDef]
+    costs: dict[str, IntFn]
     triggers: tuple[TriggerDef, ...]
     period_end: tuple[StepDef, ...]
     extra_rounds: int
@@ -315,22 +321,22 @@ class RuleSet:
     tiebreakers: tuple[tuple[str, IntFn], ...]
     piles: tuple[str, ...]
     treasury_pile: str
-    cards: Mapping[int, CardDef]
-    decrees: Mapping[str, ItemDef]
+    cards: dict[int, CardDef]
+    decrees: dict[str, ItemDef]
     decree_display: int
-    plans: Mapping[str, int]
-    ships: Mapping[str, tuple[int, int]]
+    plans: dict[str, int]
+    ships: dict[str, tuple[int, int]]
     shipyard_per_color: IntFn
-    procs: Mapping[str, ProcDef]
-    moves: Mapping[str, MoveDef]
-    phases: Mapping[str, PhaseDef]
+    procs: dict[str, ProcDef]
+    moves: dict[str, MoveDef]
+    phases: dict[str, PhaseDef]
     # the bundles of effects of the rows of a column (`state_action.effects`): row -> (opts, why,
     # run), the compiled functions of its bundle
-    fx: Mapping[str, Mapping[Any, tuple[Callable[..., Any], ...]]]
+    fx: dict[str, dict[Any, tuple[OptsFn, WhyFn, RunFn]]]
     # what must hold in every state (rules/state.yaml `invariants:`): the words of each check that
     # fails, in order; and for each conserved kind, its ids wherever they are
     invariants: Callable[[Game], list[str]]
-    conserved: Mapping[str, Callable[[Game], list[Any]]]
+    conserved: dict[str, Callable[[Game], list[Any]]]
     # rules/state.yaml `checks:`
     state_checks: Callable[[Game], tuple[str, str] | None]
 
@@ -2372,17 +2378,17 @@ def _run_pay_reis(g: Game, seat: int, v_amount: int) -> None:
 
 
 # rules/effects.yaml:9 reis
-def _opts_reis(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_reis(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_reis(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_reis(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple[str, str] | None:
     return None
 
 
-def _run_reis(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_reis(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:11 if
     if v_amount < 0:
@@ -2394,34 +2400,36 @@ def _run_reis(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
 
 
 # rules/effects.yaml:16 wigs
-def _opts_wigs(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_wigs(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_wigs(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_wigs(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple[str, str] | None:
     return None
 
 
-def _run_wigs(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_wigs(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:18 gain
     p.wigs = max(0, p.wigs + v_amount)
 
 
 # rules/effects.yaml:19 influence
-def _opts_influence(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_influence(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_influence(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_influence(
+    g: Game, seat: int, v_amount: int, v_noble: str | None
+) -> tuple[str, str] | None:
     return None
 
 
-def _run_influence(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_influence(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:21 gain
     p.influence = min(10, max(0, p.influence + v_amount))
@@ -2432,17 +2440,19 @@ def _run_influence(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
 
 
 # rules/effects.yaml:25 influence_gain
-def _opts_influence_gain(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_influence_gain(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_influence_gain(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_influence_gain(
+    g: Game, seat: int, v_amount: int, v_noble: str | None
+) -> tuple[str, str] | None:
     return None
 
 
-def _run_influence_gain(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_influence_gain(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:27 repeat
     for _ in range(v_amount):
@@ -2472,17 +2482,17 @@ def _run_rubble_marker(g: Game, seat: int) -> None:
 
 
 # rules/effects.yaml:30 rubble
-def _opts_rubble(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_rubble(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_rubble(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_rubble(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple[str, str] | None:
     return None
 
 
-def _run_rubble(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_rubble(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:32 gain
     p.rubble_cubes = max(0, p.rubble_cubes + v_amount)
@@ -2497,7 +2507,9 @@ def _run_rubble(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
 
 
 # rules/effects.yaml:39 officials_to_office
-def _opts_officials_to_office(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_officials_to_office(
+    g: Game, seat: int, v_amount: int, v_noble: str | None
+) -> list[tuple[()]]:
     p = g.players[seat]
     out: list[tuple[()]] = []
     if not ((v_amount <= 0) or (p.officials >= 1)):
@@ -2507,7 +2519,7 @@ def _opts_officials_to_office(g: Game, seat: int, v_amount: int, v_noble: Any) -
 
 
 def _why_officials_to_office(
-    g: Game, seat: int, v_amount: int, v_noble: Any
+    g: Game, seat: int, v_amount: int, v_noble: str | None
 ) -> tuple[str, str] | None:
     p = g.players[seat]
     if not ((v_amount <= 0) or (p.officials >= 1)):
@@ -2515,7 +2527,7 @@ def _why_officials_to_office(
     return None
 
 
-def _run_officials_to_office(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_officials_to_office(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:43 if
     if v_noble is not None:
@@ -2528,7 +2540,7 @@ def _run_officials_to_office(g: Game, seat: int, v_amount: int, v_noble: Any) ->
 
 
 # rules/effects.yaml:48 plan
-def _opts_plan(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_plan(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     if not ((v_amount <= 0) or (len(g.plan_supply) >= v_amount)):
         return out
@@ -2536,13 +2548,13 @@ def _opts_plan(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()
     return out
 
 
-def _why_plan(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_plan(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple[str, str] | None:
     if not ((v_amount <= 0) or (len(g.plan_supply) >= v_amount)):
         return ("plan", "the Plan supply is empty")
     return None
 
 
-def _run_plan(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_plan(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:52 move
     for _ in range(min(v_amount, len(g.plan_supply))):
@@ -2550,7 +2562,7 @@ def _run_plan(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
 
 
 # rules/effects.yaml:53 ship
-def _opts_ship(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_ship(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     p = g.players[seat]
     out: list[tuple[()]] = []
     if not ((v_amount <= 0) or (len(g.shipyard) > 0)):
@@ -2564,7 +2576,7 @@ def _opts_ship(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()
     return out
 
 
-def _why_ship(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_ship(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple[str, str] | None:
     p = g.players[seat]
     if not ((v_amount <= 0) or (len(g.shipyard) > 0)):
         return ("ship", "the shipyard is empty")
@@ -2583,7 +2595,7 @@ def _why_ship(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str
     return None
 
 
-def _run_ship(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_ship(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:59 repeat
     for _ in range(v_amount):
@@ -2603,17 +2615,17 @@ def _run_ship(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
 
 
 # rules/effects.yaml:68 produce
-def _opts_produce(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_produce(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_produce(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_produce(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple[str, str] | None:
     return None
 
 
-def _run_produce(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_produce(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:70 for_each
     for v_b in ("gold", "tools", "books", "cloth"):
@@ -2626,7 +2638,7 @@ def _run_produce(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
 
 
 # rules/effects.yaml:75 royal_favor
-def _opts_royal_favor(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[Any]]:
+def _opts_royal_favor(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[Any]]:
     out: list[tuple[Any]] = []
     for v_favor in ("manuel", "marquis", "king"):
         if not (g.favors[v_favor] > 0):
@@ -2636,14 +2648,14 @@ def _opts_royal_favor(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[t
 
 
 def _why_royal_favor(
-    g: Game, seat: int, v_amount: int, v_noble: Any, v_favor: Any
+    g: Game, seat: int, v_amount: int, v_noble: str | None, v_favor: Any
 ) -> tuple[str, str] | None:
     if not (v_favor in ("manuel", "marquis", "king") and (g.favors[v_favor] > 0)):
         return ("royal_favor", "no Royal Favor tile of that Noble is left")
     return None
 
 
-def _run_royal_favor(g: Game, seat: int, v_amount: int, v_noble: Any, v_favor: Any) -> None:
+def _run_royal_favor(g: Game, seat: int, v_amount: int, v_noble: str | None, v_favor: Any) -> None:
     p = g.players[seat]
     # rules/effects.yaml:79 repeat
     for _ in range(v_amount):
@@ -2656,33 +2668,33 @@ def _run_royal_favor(g: Game, seat: int, v_amount: int, v_noble: Any, v_favor: A
 
 
 # rules/effects.yaml:85 treasury
-def _opts_treasury(g: Game, seat: int, v_amount: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_treasury(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_treasury(g: Game, seat: int, v_amount: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_treasury(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple[str, str] | None:
     return None
 
 
-def _run_treasury(g: Game, seat: int, v_amount: int, v_noble: Any) -> None:
+def _run_treasury(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     # rules/effects.yaml:87 gain
     g.treasury = min(5, max(0, g.treasury + v_amount))
 
 
 # rules/effects.yaml:102 stock-shipyard
-def _opts_stock_shipyard(g: Game, seat: int, v_colors: Sequence[Any]) -> list[tuple[()]]:
+def _opts_stock_shipyard(g: Game, seat: int, v_colors: Sequence[str]) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_stock_shipyard(g: Game, seat: int, v_colors: Sequence[Any]) -> tuple[str, str] | None:
+def _why_stock_shipyard(g: Game, seat: int, v_colors: Sequence[str]) -> tuple[str, str] | None:
     return None
 
 
-def _run_stock_shipyard(g: Game, seat: int, v_colors: Sequence[Any]) -> None:
+def _run_stock_shipyard(g: Game, seat: int, v_colors: Sequence[str]) -> None:
     # rules/effects.yaml:105 set
     g.shipyard = []
     # rules/effects.yaml:106 for_each
@@ -2694,17 +2706,17 @@ def _run_stock_shipyard(g: Game, seat: int, v_colors: Sequence[Any]) -> None:
 
 
 # rules/effects.yaml:128 reveal-top
-def _opts_reveal_top(g: Game, seat: int, v_pile: Any) -> list[tuple[()]]:
+def _opts_reveal_top(g: Game, seat: int, v_pile: str) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_reveal_top(g: Game, seat: int, v_pile: Any) -> tuple[str, str] | None:
+def _why_reveal_top(g: Game, seat: int, v_pile: str) -> tuple[str, str] | None:
     return None
 
 
-def _run_reveal_top(g: Game, seat: int, v_pile: Any) -> None:
+def _run_reveal_top(g: Game, seat: int, v_pile: str) -> None:
     # rules/effects.yaml:131 if
     if len(g.piles[v_pile]) > 0:
         # rules/effects.yaml:133 raise
@@ -2712,17 +2724,17 @@ def _run_reveal_top(g: Game, seat: int, v_pile: Any) -> None:
 
 
 # rules/effects.yaml:112 deal-display
-def _opts_deal_display(g: Game, seat: int, v_deck: Any) -> list[tuple[()]]:
+def _opts_deal_display(g: Game, seat: int, v_deck: str) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_deal_display(g: Game, seat: int, v_deck: Any) -> tuple[str, str] | None:
+def _why_deal_display(g: Game, seat: int, v_deck: str) -> tuple[str, str] | None:
     return None
 
 
-def _run_deal_display(g: Game, seat: int, v_deck: Any) -> None:
+def _run_deal_display(g: Game, seat: int, v_deck: str) -> None:
     # rules/effects.yaml:115 for_each
     for v_pile in _K1:
         # rules/effects.yaml:117 move
@@ -2740,17 +2752,17 @@ def _run_deal_display(g: Game, seat: int, v_deck: Any) -> None:
 
 
 # rules/effects.yaml:134 to-portfolio
-def _opts_to_portfolio(g: Game, seat: int, v_card: Any) -> list[tuple[()]]:
+def _opts_to_portfolio(g: Game, seat: int, v_card: int) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_to_portfolio(g: Game, seat: int, v_card: Any) -> tuple[str, str] | None:
+def _why_to_portfolio(g: Game, seat: int, v_card: int) -> tuple[str, str] | None:
     return None
 
 
-def _run_to_portfolio(g: Game, seat: int, v_card: Any) -> None:
+def _run_to_portfolio(g: Game, seat: int, v_card: int) -> None:
     p = g.players[seat]
     # rules/effects.yaml:137 let
     v_room = 2 + (1 * p.rubble_sets)
@@ -2782,7 +2794,7 @@ def _run_to_portfolio(g: Game, seat: int, v_card: Any) -> None:
 
 
 # rules/effects.yaml:153 pay-visit
-def _opts_pay_visit(g: Game, seat: int, v_noble: Any) -> list[tuple[()]]:
+def _opts_pay_visit(g: Game, seat: int, v_noble: str) -> list[tuple[()]]:
     p = g.players[seat]
     out: list[tuple[()]] = []
     v_others = sum(
@@ -2800,7 +2812,7 @@ def _opts_pay_visit(g: Game, seat: int, v_noble: Any) -> list[tuple[()]]:
     return out
 
 
-def _why_pay_visit(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why_pay_visit(g: Game, seat: int, v_noble: str) -> tuple[str, str] | None:
     p = g.players[seat]
     v_others = sum(
         [
@@ -2833,7 +2845,7 @@ def _why_pay_visit(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
     return None
 
 
-def _run_pay_visit(g: Game, seat: int, v_noble: Any) -> None:
+def _run_pay_visit(g: Game, seat: int, v_noble: str) -> None:
     p = g.players[seat]
     v_others = sum(
         [
@@ -3369,17 +3381,17 @@ def _phase_hand_discard_2(g: Game) -> int | None:
 
 
 # rules/variants/queen.yaml:27 queen-reigns
-def _opts_queen_reigns(g: Game, seat: int, v_card: Any) -> list[tuple[()]]:
+def _opts_queen_reigns(g: Game, seat: int, v_card: int) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_queen_reigns(g: Game, seat: int, v_card: Any) -> tuple[str, str] | None:
+def _why_queen_reigns(g: Game, seat: int, v_card: int) -> tuple[str, str] | None:
     return None
 
 
-def _run_queen_reigns(g: Game, seat: int, v_card: Any) -> None:
+def _run_queen_reigns(g: Game, seat: int, v_card: int) -> None:
     # rules/variants/queen.yaml:32 if
     if (v_card == 57) and ("queen" not in g.flags):
         # rules/variants/queen.yaml:34 move
@@ -3387,17 +3399,17 @@ def _run_queen_reigns(g: Game, seat: int, v_card: Any) -> None:
 
 
 # rules/effects.yaml:128 reveal-top
-def _opts_reveal_top_2(g: Game, seat: int, v_pile: Any) -> list[tuple[()]]:
+def _opts_reveal_top_2(g: Game, seat: int, v_pile: str) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_reveal_top_2(g: Game, seat: int, v_pile: Any) -> tuple[str, str] | None:
+def _why_reveal_top_2(g: Game, seat: int, v_pile: str) -> tuple[str, str] | None:
     return None
 
 
-def _run_reveal_top_2(g: Game, seat: int, v_pile: Any) -> None:
+def _run_reveal_top_2(g: Game, seat: int, v_pile: str) -> None:
     # rules/effects.yaml:131 if
     if len(g.piles[v_pile]) > 0:
         # rules/effects.yaml:133 raise
@@ -3405,17 +3417,17 @@ def _run_reveal_top_2(g: Game, seat: int, v_pile: Any) -> None:
 
 
 # rules/effects.yaml:112 deal-display
-def _opts_deal_display_2(g: Game, seat: int, v_deck: Any) -> list[tuple[()]]:
+def _opts_deal_display_2(g: Game, seat: int, v_deck: str) -> list[tuple[()]]:
     out: list[tuple[()]] = []
     out.append(())
     return out
 
 
-def _why_deal_display_2(g: Game, seat: int, v_deck: Any) -> tuple[str, str] | None:
+def _why_deal_display_2(g: Game, seat: int, v_deck: str) -> tuple[str, str] | None:
     return None
 
 
-def _run_deal_display_2(g: Game, seat: int, v_deck: Any) -> None:
+def _run_deal_display_2(g: Game, seat: int, v_deck: str) -> None:
     # rules/effects.yaml:115 for_each
     for v_pile in _K1:
         # rules/effects.yaml:117 move
@@ -3895,165 +3907,165 @@ def _run_setup_4(g: Game, seat: int, v_seats: int) -> None:
     g.start_player = 0
 
 
-def _opts__fx1(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx1(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     out.append(())
     return out
 
 
-def _why__fx1(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx1(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     return None
 
 
-def _run__fx1(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx1(g: Game, seat: int, v_noble: str | None) -> None:
     pass
 
 
-def _opts__fx2(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx2(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_rubble(g, seat, 1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx2(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx2(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_rubble(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx2(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx2(g: Game, seat: int, v_noble: str | None) -> None:
     _run_rubble(g, seat, 1, v_noble)
 
 
-def _opts__fx3(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx3(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_influence_gain(g, seat, 1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx3(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx3(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_influence_gain(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx3(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx3(g: Game, seat: int, v_noble: str | None) -> None:
     _run_influence_gain(g, seat, 1, v_noble)
 
 
-def _opts__fx4(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx4(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_reis(g, seat, 3, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx4(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx4(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_reis(g, seat, 3, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx4(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx4(g: Game, seat: int, v_noble: str | None) -> None:
     _run_reis(g, seat, 3, v_noble)
 
 
-def _opts__fx5(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx5(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_wigs(g, seat, 1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx5(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx5(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_wigs(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx5(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx5(g: Game, seat: int, v_noble: str | None) -> None:
     _run_wigs(g, seat, 1, v_noble)
 
 
-def _opts__fx6(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx6(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_reis(g, seat, 2, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx6(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx6(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_reis(g, seat, 2, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx6(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx6(g: Game, seat: int, v_noble: str | None) -> None:
     _run_reis(g, seat, 2, v_noble)
 
 
-def _opts__fx7(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx7(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_reis(g, seat, -2, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx7(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx7(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_reis(g, seat, -2, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx7(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx7(g: Game, seat: int, v_noble: str | None) -> None:
     _run_reis(g, seat, -2, v_noble)
 
 
-def _opts__fx8(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx8(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_influence(g, seat, -1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx8(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx8(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_influence(g, seat, -1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx8(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx8(g: Game, seat: int, v_noble: str | None) -> None:
     _run_influence(g, seat, -1, v_noble)
 
 
-def _opts__fx9(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx9(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_reis(g, seat, -1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx9(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx9(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_reis(g, seat, -1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx9(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx9(g: Game, seat: int, v_noble: str | None) -> None:
     _run_reis(g, seat, -1, v_noble)
 
 
-def _opts__fx10(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx10(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     v_favor: Any = None
     if _why_officials_to_office(g, seat, 2, v_noble) is None:
@@ -4061,7 +4073,7 @@ def _opts__fx10(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     return out
 
 
-def _why__fx10(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx10(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> tuple[str, str] | None:
     if v_favor is not None:
         return _not_chosen("favor")
     why = _why_officials_to_office(g, seat, 2, v_noble)
@@ -4070,11 +4082,11 @@ def _why__fx10(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str
     return None
 
 
-def _run__fx10(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+def _run__fx10(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> None:
     _run_officials_to_office(g, seat, 2, v_noble)
 
 
-def _opts__fx11(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx11(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     v_favor: Any = None
     if _why_plan(g, seat, 1, v_noble) is None:
@@ -4082,7 +4094,7 @@ def _opts__fx11(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     return out
 
 
-def _why__fx11(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx11(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> tuple[str, str] | None:
     if v_favor is not None:
         return _not_chosen("favor")
     why = _why_plan(g, seat, 1, v_noble)
@@ -4091,11 +4103,11 @@ def _why__fx11(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str
     return None
 
 
-def _run__fx11(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+def _run__fx11(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> None:
     _run_plan(g, seat, 1, v_noble)
 
 
-def _opts__fx12(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx12(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     v_favor: Any = None
     if _why_ship(g, seat, 1, v_noble) is None:
@@ -4103,7 +4115,7 @@ def _opts__fx12(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     return out
 
 
-def _why__fx12(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx12(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> tuple[str, str] | None:
     if v_favor is not None:
         return _not_chosen("favor")
     why = _why_ship(g, seat, 1, v_noble)
@@ -4112,11 +4124,11 @@ def _why__fx12(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str
     return None
 
 
-def _run__fx12(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+def _run__fx12(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> None:
     _run_ship(g, seat, 1, v_noble)
 
 
-def _opts__fx13(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx13(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     v_favor: Any = None
     if _why_produce(g, seat, 1, v_noble) is None:
@@ -4124,7 +4136,7 @@ def _opts__fx13(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     return out
 
 
-def _why__fx13(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx13(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> tuple[str, str] | None:
     if v_favor is not None:
         return _not_chosen("favor")
     why = _why_produce(g, seat, 1, v_noble)
@@ -4133,11 +4145,11 @@ def _why__fx13(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str
     return None
 
 
-def _run__fx13(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+def _run__fx13(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> None:
     _run_produce(g, seat, 1, v_noble)
 
 
-def _opts__fx14(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx14(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     v_favor: Any = None
     if _why_influence_gain(g, seat, 1, v_noble) is None:
@@ -4145,7 +4157,7 @@ def _opts__fx14(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     return out
 
 
-def _why__fx14(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx14(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> tuple[str, str] | None:
     if v_favor is not None:
         return _not_chosen("favor")
     why = _why_influence_gain(g, seat, 1, v_noble)
@@ -4154,11 +4166,11 @@ def _why__fx14(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str
     return None
 
 
-def _run__fx14(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+def _run__fx14(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> None:
     _run_influence_gain(g, seat, 1, v_noble)
 
 
-def _opts__fx15(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx15(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     for (v_favor,) in _opts_royal_favor(g, seat, 1, v_noble):
         if _why_royal_favor(g, seat, 1, v_noble, v_favor) is None:
@@ -4166,51 +4178,51 @@ def _opts__fx15(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
     return out
 
 
-def _why__fx15(g: Game, seat: int, v_noble: Any, v_favor: Any) -> tuple[str, str] | None:
+def _why__fx15(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> tuple[str, str] | None:
     why = _why_royal_favor(g, seat, 1, v_noble, v_favor)
     if why is not None:
         return why
     return None
 
 
-def _run__fx15(g: Game, seat: int, v_noble: Any, v_favor: Any) -> None:
+def _run__fx15(g: Game, seat: int, v_noble: str | None, v_favor: Any) -> None:
     if v_favor is not None:
         _run_royal_favor(g, seat, 1, v_noble, v_favor)
 
 
-def _opts__fx16(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx16(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_wigs(g, seat, 2, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx16(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx16(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_wigs(g, seat, 2, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx16(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx16(g: Game, seat: int, v_noble: str | None) -> None:
     _run_wigs(g, seat, 2, v_noble)
 
 
-def _opts__fx17(g: Game, seat: int, v_noble: Any) -> list[tuple[Any, ...]]:
+def _opts__fx17(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = []
     if _why_reis(g, seat, 1, v_noble) is None:
         out.append(())
     return out
 
 
-def _why__fx17(g: Game, seat: int, v_noble: Any) -> tuple[str, str] | None:
+def _why__fx17(g: Game, seat: int, v_noble: str | None) -> tuple[str, str] | None:
     why = _why_reis(g, seat, 1, v_noble)
     if why is not None:
         return why
     return None
 
 
-def _run__fx17(g: Game, seat: int, v_noble: Any) -> None:
+def _run__fx17(g: Game, seat: int, v_noble: str | None) -> None:
     _run_reis(g, seat, 1, v_noble)
 
 
@@ -4263,7 +4275,7 @@ def _moves_trade__k1(g: Game, seat: int, out: list[Move], v_card: Any) -> None:
     for v_state_action in _K7:
         if v_state_action not in g.blocked:
             v_noble = _T_noble_by_state_action[v_state_action]
-            _opts2: Any = None
+            _opts2: list[tuple[Any, ...]] | None = None
             for v_good in _T_noble_trade_goods[v_noble]:
                 if not (p.goods[v_good] > 0):
                     continue
@@ -10600,17 +10612,51 @@ class ScoreLine:
         return f"ScoreLine({_fields_repr(self, ('source', 'points', 'explanation'))})"
 
 
-@dataclass(frozen=True)
 class ScoreSheet:
     """Final scores: points on the score track, one line per source, and the total, per
     player. `term` is the game's word for its points (rules: game.terms.score), the key of a
-    line's points in the JSON."""
+    line's points in the JSON (not compared, not in the repr). A value: equal when its other
+    fields are, hashable, never changed once made (a plain class, as ScoreLine: a dataclass's
+    __init__ stays interpreted code in the engine mypyc compiles, and scoring makes one a
+    call)."""
+
+    __slots__ = ("colors", "lines", "term", "totals", "track")
 
     colors: tuple[str, ...]
     track: tuple[int, ...]
     lines: tuple[tuple[ScoreLine, ...], ...]
     totals: tuple[int, ...]
-    term: str = field(default="points", compare=False, repr=False)
+    term: str
+
+    def __init__(
+        self,
+        colors: tuple[str, ...],
+        track: tuple[int, ...],
+        lines: tuple[tuple[ScoreLine, ...], ...],
+        totals: tuple[int, ...],
+        term: str = "points",
+    ) -> None:
+        self.colors = colors
+        self.track = track
+        self.lines = lines
+        self.totals = totals
+        self.term = term
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ScoreSheet:
+            return NotImplemented
+        return (
+            self.colors == other.colors
+            and self.track == other.track
+            and self.lines == other.lines
+            and self.totals == other.totals
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.colors, self.track, self.lines, self.totals))
+
+    def __repr__(self) -> str:
+        return f"ScoreSheet({_fields_repr(self, ('colors', 'track', 'lines', 'totals'))})"
 
     def to_json(self) -> dict[str, Any]:
         """The sheet as JSON."""
@@ -10975,13 +11021,36 @@ def _ordinal(n: int) -> str:
     return f"{n}" + {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
 
 
-@dataclass(frozen=True)
 class Ranking:
-    """Places after the tie-breakers: `places[k]` lists the seats sharing place k + 1."""
+    """Places after the tie-breakers: `places[k]` lists the seats sharing place k + 1. A value,
+    as ScoreSheet (a plain class, for mypyc)."""
+
+    __slots__ = ("keys", "names", "places")
 
     places: tuple[tuple[int, ...], ...]
     keys: tuple[tuple[int, ...], ...]  # per seat: total wigs, then each tie-breaker
     names: tuple[str, ...]
+
+    def __init__(
+        self,
+        places: tuple[tuple[int, ...], ...],
+        keys: tuple[tuple[int, ...], ...],
+        names: tuple[str, ...],
+    ) -> None:
+        self.places = places
+        self.keys = keys
+        self.names = names
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Ranking:
+            return NotImplemented
+        return self.places == other.places and self.keys == other.keys and self.names == other.names
+
+    def __hash__(self) -> int:
+        return hash((self.places, self.keys, self.names))
+
+    def __repr__(self) -> str:
+        return f"Ranking({_fields_repr(self, ('places', 'keys', 'names'))})"
 
 
 def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:

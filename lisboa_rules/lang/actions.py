@@ -38,7 +38,7 @@ from typing import Any
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.lang import typed
-from lisboa_rules.lang.steps import Compiler, Param, Procedure, Step, bare, negate, several
+from lisboa_rules.lang.steps import Compiler, Param, Procedure, Step, bare, negate, py_type, several
 from lisboa_rules.lang.typed import BOOL, Name, Scope, VType
 
 
@@ -480,8 +480,9 @@ class ActionCompiler(Compiler):
         known = frozenset(v.code for v in scope.locals.values())
         self.points.setdefault(id(out), []).append((len(out), indent, known))
 
-    def _hoisted(self, out: list[str], indent: int, code: str) -> str:
-        """`code` computed at the earliest point it can be, as a local; or `code` itself."""
+    def _hoisted(self, out: list[str], indent: int, code: str, returns: str) -> str:
+        """`code` computed at the earliest point it can be, as a local (of the type `returns`,
+        or None until computed); or `code` itself."""
         refs = set(re.findall(r"\bv_\w+", code))
         points = self.points.get(id(out), [])
         best = None
@@ -503,7 +504,7 @@ class ActionCompiler(Compiler):
         self.counter += 1
         name = f"_opts{self.counter}"
         # computed the first time it is needed (a loop that never reaches it pays nothing)
-        out.insert(pos, "    " * ind + f"{name}: Any = None")
+        out.insert(pos, "    " * ind + f"{name}: {returns} | None = None")
         out.append("    " * indent + f"if {name} is None:")
         out.append("    " * indent + f"    {name} = {code}")
         self.points[id(out)] = [(q + 1 if q >= pos and k != best else q, i, kn)
@@ -832,7 +833,8 @@ class ActionCompiler(Compiler):
             if names:
                 vars_ = [typed.local_code(n) for n in names]
                 target = f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_)
-                opts = self._hoisted(out, level, f"_opts_{stem}(g, seat{args})")
+                opts = self._hoisted(out, level, f"_opts_{stem}(g, seat{args})",
+                                     f"list[{self.choice_type(proc)}]")
                 out.append(f"{inner_pad}for {target} in {opts}:")
                 for n in names:
                     self._field(n)
@@ -889,7 +891,8 @@ class ActionCompiler(Compiler):
         inner = scope
         vars_ = [typed.local_code(n) for n in names]
         target = "_" if not vars_ else (f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_))
-        opts = self._hoisted(out, indent, f"g.rs.fx[{py_str(table)}][{key}][0](g, seat, {shared})")
+        opts = self._hoisted(out, indent, f"g.rs.fx[{py_str(table)}][{key}][0](g, seat, {shared})",
+                             "list[tuple[Any, ...]]")
         out.append(f"{pad}for {target} in {opts}:")
         for n in names:
             self._field(n)
@@ -1045,8 +1048,10 @@ class ActionCompiler(Compiler):
         choice_args = "".join(f", {typed.local_code(n)}: Any" for n in names)
         rows = ", ".join([typed.local_code(n) for n in names])
         row = f"({rows},)" if len(names) == 1 else f"({rows})"
-        shared = [typed.local_code(p.name) for p in self._shared_params()] or ["v__"]
-        sig = ", ".join(f"{v}: Any" for v in shared)
+        params = self._shared_params()
+        shared = [typed.local_code(p.name) for p in params] or ["v__"]
+        sig = ", ".join(f"{typed.local_code(p.name)}: {py_type(p.type, self.scope)}"
+                        for p in params) or "v__: Any"
         given = ", ".join(shared)
         opts = [f"def _opts_{stem}(g: Game, seat: int, {sig}) -> list[tuple[Any, ...]]:"]
         why = [f"def _why_{stem}(g: Game, seat: int, {sig}{choice_args}"

@@ -228,7 +228,7 @@ class Compiler:
 
     def signature(self, proc: Procedure, choices: bool) -> str:
         args = ["g: Game", "seat: int"]
-        args += [f"{typed.local_code(p.name)}: {py_type(p.type)}" for p in proc.params]
+        args += [f"{typed.local_code(p.name)}: {py_type(p.type, self.scope)}" for p in proc.params]
         if choices:
             args += [f"{typed.local_code(c.arg['as'])}: Any" for c in proc.choices
                      if isinstance(c.arg, Mapping) and isinstance(c.arg.get("as"), str)]
@@ -989,16 +989,19 @@ def _tidied(lines: list[str]) -> list[str]:
     return out
 
 
-def py_type(t: VType) -> str:
-    """The Python annotation of a value of type t."""
-    if t.name in ("int", "seat"):
+def py_type(t: VType, scope: Scope | None = None) -> str:
+    """The Python annotation of a value of type t; with the scope, a kind's id is an int or a
+    str (`int_kinds`, `kinds`), which mypyc compiles to typed operations."""
+    if t.name in ("int", "seat") or (scope is not None and t.name in scope.int_kinds):
         base = "int"
+    elif t.name == "text" or (scope is not None and t.name in scope.kinds):
+        base = "str"
     elif t.name == "bool":
         base = "bool"
     elif t.name == "list":
-        base = f"Sequence[{py_type(t.args[0])}]"
+        base = f"Sequence[{py_type(t.args[0], scope)}]"
     elif t.name == "map":
-        base = f"dict[{py_type(t.args[0])}, {py_type(t.args[1])}]"
+        base = f"dict[{py_type(t.args[0], scope)}, {py_type(t.args[1], scope)}]"
     elif t.name == "player":
         base = "Player"
     else:

@@ -63,6 +63,12 @@ __all__ = [
 IntFn = Callable[["Game", "Player", "Ctx"], int]
 BoolFn = Callable[["Game", "Player", "Ctx"], bool]
 StrFn = Callable[["Game", "Player", "Ctx"], str]
+# the three functions of a bundle of effects of a row (the rule set's `fx`): its options (the
+# choices it can make), why a choice fails (None: it does not) and its effects; typed, so that
+# mypyc compiles the loops over the options of a row and the tests of its refusals
+OptsFn = Callable[..., list[tuple[Any, ...]]]
+WhyFn = Callable[..., tuple[str, str] | None]
+RunFn = Callable[..., None]
 
 
 @dataclass(frozen=True)
@@ -200,9 +206,9 @@ class RuleSet:
     majority_columns: tuple[int, ...]
     column_names: tuple[str, ...]
     tiebreakers: tuple[tuple[str, IntFn], ...]
-    procs: Mapping[str, ProcDef]
-    moves: Mapping[str, MoveDef]
-    phases: Mapping[str, PhaseDef]
+    procs: dict[str, ProcDef]
+    moves: dict[str, MoveDef]
+    phases: dict[str, PhaseDef]
     invariants: Callable[[Game], list[str]]
     state_checks: Callable[[Game], tuple[str, str] | None]  # rules/state.yaml `checks:`
 
@@ -973,17 +979,51 @@ class ScoreLine:
         return f"ScoreLine({_fields_repr(self, ('source', 'points', 'explanation'))})"
 
 
-@dataclass(frozen=True)
 class ScoreSheet:
     """Final scores: points on the score track, one line per source, and the total, per
     player. `term` is the game's word for its points (rules: game.terms.score), the key of a
-    line's points in the JSON."""
+    line's points in the JSON (not compared, not in the repr). A value: equal when its other
+    fields are, hashable, never changed once made (a plain class, as ScoreLine: a dataclass's
+    __init__ stays interpreted code in the engine mypyc compiles, and scoring makes one a
+    call)."""
+
+    __slots__ = ("colors", "lines", "term", "totals", "track")
 
     colors: tuple[str, ...]
     track: tuple[int, ...]
     lines: tuple[tuple[ScoreLine, ...], ...]
     totals: tuple[int, ...]
-    term: str = field(default="points", compare=False, repr=False)
+    term: str
+
+    def __init__(
+        self,
+        colors: tuple[str, ...],
+        track: tuple[int, ...],
+        lines: tuple[tuple[ScoreLine, ...], ...],
+        totals: tuple[int, ...],
+        term: str = "points",
+    ) -> None:
+        self.colors = colors
+        self.track = track
+        self.lines = lines
+        self.totals = totals
+        self.term = term
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ScoreSheet:
+            return NotImplemented
+        return (
+            self.colors == other.colors
+            and self.track == other.track
+            and self.lines == other.lines
+            and self.totals == other.totals
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.colors, self.track, self.lines, self.totals))
+
+    def __repr__(self) -> str:
+        return f"ScoreSheet({_fields_repr(self, ('colors', 'track', 'lines', 'totals'))})"
 
     def to_json(self) -> dict[str, Any]:
         """The sheet as JSON."""
@@ -1348,13 +1388,36 @@ def _ordinal(n: int) -> str:
     return f"{n}" + {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
 
 
-@dataclass(frozen=True)
 class Ranking:
-    """Places after the tie-breakers: `places[k]` lists the seats sharing place k + 1."""
+    """Places after the tie-breakers: `places[k]` lists the seats sharing place k + 1. A value,
+    as ScoreSheet (a plain class, for mypyc)."""
+
+    __slots__ = ("keys", "names", "places")
 
     places: tuple[tuple[int, ...], ...]
     keys: tuple[tuple[int, ...], ...]  # per seat: total wigs, then each tie-breaker
     names: tuple[str, ...]
+
+    def __init__(
+        self,
+        places: tuple[tuple[int, ...], ...],
+        keys: tuple[tuple[int, ...], ...],
+        names: tuple[str, ...],
+    ) -> None:
+        self.places = places
+        self.keys = keys
+        self.names = names
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Ranking:
+            return NotImplemented
+        return self.places == other.places and self.keys == other.keys and self.names == other.names
+
+    def __hash__(self) -> int:
+        return hash((self.places, self.keys, self.names))
+
+    def __repr__(self) -> str:
+        return f"Ranking({_fields_repr(self, ('places', 'keys', 'names'))})"
 
 
 def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:
