@@ -531,28 +531,11 @@ def _texts(
                 for i, item in enumerate(v):
                     if isinstance(item, str):
                         yield (*path, k, i), node, item
-                    else:  # a step: the reference prints its text (its reasons are the engine's)
-                        yield from _step_texts(item, (*path, k, i))
             else:
                 yield from _texts(v, (*path, k))
     elif isinstance(node, list):
         for i, v in enumerate(node):
             yield from _texts(v, (*path, i))
-
-
-def _step_texts(
-    node: Any, path: tuple[str | int, ...]
-) -> Iterator[tuple[tuple[str | int, ...], Any, str]]:
-    """The `text` of a step and of the steps nested in it (`then`, `else`, `do`, ...)."""
-    if isinstance(node, dict):
-        for k, v in node.items():
-            if k == "text" and isinstance(v, str):
-                yield (*path, k), node, v
-            else:
-                yield from _step_texts(v, (*path, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _step_texts(v, (*path, i))
 
 
 def check_free_text(m: Model, text: str, span: Span) -> Iterator[Diagnostic]:
