@@ -24,7 +24,6 @@ from lisboa_rules.emit.engine import pyfmt
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, Update, fmt, identical, wrap_line
 from lisboa_rules.front.overlay import copy_data
 from lisboa_rules.lang import steps, typed
-from lisboa_rules.model import state_invariants
 from lisboa_rules.model.procs import state_scope
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,16 +118,6 @@ def test_a_tidied_function_is_what_tidying_it_again_gives() -> None:
     assert steps._tidy(lines) == steps._tidied(lines)
     used = [*lines, "    p.reis += 1"]
     assert "    p = g.players[seat]" in steps._tidy(used)  # another text, its own result
-
-
-@pytest.mark.parametrize("code", [
-    "x == 1", "(a is None) == (b is None)", "not (y > 2)", "all([q.reis >= 0 for q in g.players])",
-    "any([x for x in g.flags]) and len(g.players) > 1", "f(",
-])
-def test_a_negated_condition_is_what_negating_it_again_gives(code: str) -> None:
-    state_invariants._negated.cache_clear()
-    assert state_invariants._negated(code) == state_invariants._negated.__wrapped__(code)
-    assert state_invariants._negated(code) == state_invariants._negated.__wrapped__(code)
 
 
 # -- the scope and the errors of the expression checker --------------------------------------
