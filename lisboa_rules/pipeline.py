@@ -182,6 +182,19 @@ def _analyse(
                     suggestion=suggest(name, variants),
                 )
             )
+        elif isinstance(applies := variants[name].data.get("applies"), dict):
+            # Folded in, it would apply at every player count, not only at its own.
+            counts = ", ".join(str(n) for n in applies.get("players", ()))
+            diags.append(
+                Diagnostic(
+                    "fold-by-players",
+                    f"variant '{name}' applies by player count ({counts}): folded into the "
+                    "base game it would apply at every count; build without --variant "
+                    f"{name} (the engine applies it by itself whenever {counts} play), or give "
+                    "it 'applies: chosen' to fold it in",
+                    variants[name].span_for(("applies",)),
+                )
+            )
     if any(x.is_error for x in diags):
         return None, diags
     texts = {d.display: d.text for d in loaded}

@@ -435,6 +435,22 @@ document (one in rules/variants/). The message suggests the closest variant.
 """,
 )
 _code(
+    "fold-by-players",
+    "model",
+    "a variant that applies by player count cannot be folded into the base game",
+    """
+`build --variant NAME` folds a variant into the base game, for every player count. A variant
+with `applies: {players: [...]}` is meant for those counts only, and the engine already applies
+it by itself when that many play: folded in, a 3-player game would play by the 2-player rules
+and the reference would print them for every count. Build without `--variant NAME` (a house rule
+kept outside the rules folder still needs `--house FILE`), or, to fold a rule in for every
+count, give it `applies: chosen`.
+
+    bad:   lisboa-rules build --variant two-player      (applies: {players: [2]})
+    fix:   lisboa-rules build
+""",
+)
+_code(
     "overlay-unknown-target",
     "model",
     "a variant changes something that does not exist",
