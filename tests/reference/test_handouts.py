@@ -123,7 +123,21 @@ def test_every_house_rule_example_gets_a_handout(tmp_path: Path, name: str) -> N
     assert "Id:" not in md and "Forbidden by flag" not in md
 
 
-@pytest.mark.parametrize("name", ["two-player", "queen"])
+def test_pdf_refuses_to_fold_a_variant_that_applies_by_player_count(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Folded, the 2-player rules would print (and play) for every player count."""
+    printed: list[str] = []
+    monkeypatch.setattr(reference_cli, "choose_printer",
+                        lambda backend: ("fake", lambda html, work, target: printed.append(html)))
+    out = tmp_path / "dist"
+    assert main(["pdf", "--rules", str(RULES), "--out", str(out), "--variant", "two-player"]) == 1
+    err = capsys.readouterr().err
+    assert "error[fold-by-players]" in err and "two-player.yaml:" in err, err
+    assert printed == [] and not out.exists()
+
+
+@pytest.mark.parametrize("name", ["queen"])
 def test_pdf_with_a_variant_prints_the_folded_rules_and_the_handout(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     printed: dict[str, str] = {}
