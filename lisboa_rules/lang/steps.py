@@ -222,6 +222,9 @@ class Compiler:
         self.name = name
         self.where = where  # "rules/x.yaml:LINE" for a step's comment
         self.problems: list[StepProblem] = []
+        # names a step failed to bind (its expression was refused): their uses are not reported
+        # again as unknown names, the first error says what is wrong
+        self.unbound: set[str] = set()
         self.stream: str | None = None  # the procedure whose seeded stream shuffles draw from
 
     # -- public -------------------------------------------------------------------------
@@ -239,6 +242,7 @@ class Compiler:
         return "tuple[()]" if n == 0 else "tuple[" + ", ".join(["Any"] * n) + "]"
 
     def compile(self, proc: Procedure) -> Emitted:
+        self.unbound = set()
         scope = self.scope.with_locals(**{p.name: Name(p.type, typed.local_code(p.name))
                                           for p in proc.params})
         stem = self.name(proc.id)
@@ -296,11 +300,21 @@ class Compiler:
         path = (*s.path, s.kind) if key is None else (*s.path, *key.split("/"))
         self.problems.append(StepProblem(code, message, path, suggestion))
 
+    def follows_unbound(self, exc: ExprError) -> bool:
+        """Whether `exc` is an unknown name that a step of this procedure failed to bind: the
+        refused binding was reported, its uses are not."""
+        if exc.code != "unknown-name" or not self.unbound:
+            return False
+        m = re.match(r"unknown name '([^']+)'", exc.message)
+        return m is not None and m.group(1) in self.unbound
+
     def expr(self, s: Step, source: Any, scope: Scope, want: VType | None,
              key: str | None = None) -> Typed | None:
         try:
             return typed.check(source, scope, want)
         except ExprError as exc:
+            if self.follows_unbound(exc):
+                return None
             self.problems.append(StepProblem(exc.code, f"{exc.message} (in '{source}')",
                                              (*s.path, *(key or s.kind).split("/")),
                                              exc.suggestion))
@@ -322,6 +336,7 @@ class Compiler:
         name = arg["as"]
         src = self.expr(s, arg.get("from", "[]"), scope, None, "choose/from")
         if src is None:
+            self.unbound.add(name)
             return None
         if src.type.name not in ("list", "map"):
             self.problem(s, "expr-type", f"'{arg.get('from')}' is {typed.describe(src.type)}; "
@@ -582,6 +597,7 @@ class Compiler:
         for name, source in s.arg.items():
             t = self.expr(s, source, scope, None, f"let/{name}")
             if t is None:
+                self.unbound.add(str(name))
                 continue
             var = typed.local_code(str(name))
             pad = "    " * indent

@@ -515,6 +515,8 @@ class LocatedCompiler(ActionCompiler):
         try:
             return typed.check(source, scope, want)
         except typed.ExprError as exc:
+            if self.follows_unbound(exc):
+                return None
             parts = (key or s.kind).split("/")
             on_key = (len(parts) == 2 and parts[0] in ("gain", "set") and parts[1] == source
                       and isinstance(s.arg, Mapping) and source in s.arg)

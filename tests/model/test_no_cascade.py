@@ -1,0 +1,57 @@
+"""One mistake, one error: a step whose binding is refused (a `let` of a cost a variant
+removed, a `choose` from an unknown list) is reported once; the later steps that use the
+name it would have bound are not reported again as unknown names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from lisboa_rules import pipeline
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _errors(tmp_path: Path, changes: str) -> list[str]:
+    house = tmp_path / "house.yaml"
+    house.write_text(
+        "kind: variant\nid: house\ntitle: House rule\napplies: chosen\ntext: A house rule.\n"
+        "source: [seed:001#action-4-sponsor-an-event]\nchanges:\n" + changes,
+        encoding="utf-8",
+    )
+    compiled, diags = pipeline.analyse(ROOT / "rules", (), None, (house,))
+    assert compiled is None
+    return [f"{d.code}: {d.full_message}" for d in diags if d.is_error]
+
+
+def test_a_removed_cost_is_one_error_per_use_not_one_per_later_step(tmp_path: Path) -> None:
+    errors = _errors(tmp_path, "  court:\n    costs:\n      - {id: sponsor-cost, $remove: true}\n")
+    uses = sum(text.count("cost('sponsor-cost')")
+               for text in (p.read_text(encoding="utf-8") for p in (ROOT / "rules").glob("*.yaml")))
+    assert uses >= 1
+    assert all(e.startswith("unknown-reference: no cost 'sponsor-cost'") for e in errors), errors
+    assert len(errors) == uses, errors
+
+
+def test_a_name_never_bound_is_still_an_unknown_name(tmp_path: Path) -> None:
+    """The suppression is only for names whose binding failed: a name no step binds at all is
+    reported where it is used."""
+    errors = _errors(
+        tmp_path,
+        "  court:\n    actions:\n      - id: discard\n        steps:\n"
+        "          - choose: {as: card, from: hand}\n"
+        "          - {move: {item: kard, from: hand, to: game.discard}}\n",
+    )
+    assert any(re.match(r"unknown-name: unknown name 'kard'", e) for e in errors), errors
+
+
+def test_a_choice_from_an_unknown_list_is_one_error(tmp_path: Path) -> None:
+    errors = _errors(
+        tmp_path,
+        "  court:\n    actions:\n      - id: discard\n        steps:\n"
+        "          - choose: {as: card, from: hands}\n"
+        "          - {move: {item: card, from: hand, to: game.discard}}\n"
+        "          - {apply: {effects: this.reward}}\n"
+        "          - {set: {game.phase: \"'refill'\"}}\n",
+    )
+    assert len(errors) == 1 and "'hands'" in errors[0], errors
