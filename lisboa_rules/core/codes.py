@@ -870,6 +870,12 @@ the new numbers. The rule of a change is the innermost item with an `id` (or `nu
 holds the value; a placeholder `{formula}` (or `{condition}`, ...) prints the formula in words
 with its params, `{params.x}` prints x.
 
+The steps below a rule have words of their own: a step that reads a changed number
+(`this.NAME` in its code) and whose text still states the old number (in digits, as a number
+word, or as "a ... per/each" for 1) without printing it as `{NAME}` is stale too ("Score a wig
+per Official it shows." under `wigs_per_official: 2`). A step whose words never state the
+number ("Take the rubble cubes.") is not.
+
     bad:   - {id: score.ships, formula: 2 * ship_hull_total}
     fix:   - {id: score.ships, formula: 2 * ship_hull_total,
               text: Each Ship in your portfolio scores twice its hull size.,

@@ -1021,6 +1021,108 @@ def check_stale_texts(
                 ch.span,
                 (Related(f"the {field} of '{ident}'", before.span((*rule_path, field))),),
             )
+        yield from _stale_step_texts(before, rule_path, rule, ident, found, rewritten)
+
+
+# How a text states a whole number in words (an article only before a rate: "a wig per Official").
+_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                 "ten", "eleven", "twelve")
+_MULTIPLES = {1: "once", 2: "twice"}
+
+
+def _states_number(text: str, value: int) -> bool:
+    """Whether `text` states `value` in digits or in words (a rough test: enough to tell the
+    words that a changed number left behind from words that never said it)."""
+    plain = rtext.PLACEHOLDER.sub(" ", text).lower()
+    words = [str(value)]
+    if 0 <= value < len(_NUMBER_WORDS):
+        words.append(_NUMBER_WORDS[value])
+    if value in _MULTIPLES:
+        words.append(_MULTIPLES[value])
+    if any(re.search(rf"(?<![\w.]){re.escape(w)}(?![\w.])", plain) for w in words):
+        return True
+    return value == 1 and re.search(r"\ban?\b(?:\W+\w+){1,3}?\W+(?:per|each|every)\b",
+                                    plain) is not None
+
+
+def _stale_step_texts(
+    before: Any,
+    rule_path: tuple[str | int, ...],
+    rule: dict[str, Any],
+    ident: str,
+    found: list[Any],
+    rewritten: set[tuple[str | int, ...]],
+) -> Iterator[Diagnostic]:
+    """The steps of a rule that read one of its changed numbers (`this.NAME`) keep words of
+    their own: one that still states the number as it was (a digit or a number word), without
+    a placeholder printing it, contradicts the change (`wigs_per_official: 2` under "Score a
+    wig per Official")."""
+    numbers = [(rel, ch) for rel, ch in found
+               if isinstance(rel[0], str) and isinstance(ch.before, int)
+               and not isinstance(ch.before, bool) and ch.before != ch.after]
+    if not numbers:
+        return
+    for rel, ch in numbers:
+        name = str(rel[0])
+        reads = re.compile(rf"\bthis\.{re.escape(name)}\b")
+        for step_rel, step in _worded_parts(rule, ()):
+            text = step.get("text")
+            step_path = (*rule_path, *step_rel)
+            if not isinstance(text, str) or (*step_path, "text") in rewritten:
+                continue
+            if not _reads(step, reads):
+                continue
+            phs = [ph.path[1:] if ph.path[:1] == ("this",) else ph.path
+                   for ph in rtext.placeholders(text)]
+            if any(_covers(ph, rel) for ph in phs):
+                continue
+            if not _states_number(text, ch.before):
+                continue
+            where = ".".join(str(p) for p in rel)
+            step_id = step.get("id")
+            named = f"step '{step_id}'" if step_id is not None else "a step"
+            yield Diagnostic(
+                "text-stale",
+                f"variant '{ch.variant}' changes {where} of '{ident}' from {ch.before} to "
+                f"{ch.after}, but {named}, which reads this.{name}, still says \"{text}\": "
+                f"print it as {{{name}}} in the step's text, or change the text in the same "
+                "variant",
+                ch.span,
+                (Related(f"the text of {named}", before.span((*step_path, "text"))),),
+            )
+
+
+def _worded_parts(node: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...],
+                                                                           dict[str, Any]]]:
+    """Every part below a rule (its steps, nested or not) that has words of its own."""
+    items: Iterable[tuple[str | int, Any]]
+    if isinstance(node, dict):
+        items = ((k, v) for k, v in node.items() if k not in PROSE_FIELDS or k == "steps")
+    elif isinstance(node, list):
+        items = enumerate(node)
+    else:
+        return
+    for key, value in items:
+        sub = (*path, key)
+        if isinstance(value, dict) and isinstance(value.get("text"), str):
+            yield sub, value
+        yield from _worded_parts(value, sub)
+
+
+def _reads(step: dict[str, Any], pattern: re.Pattern[str]) -> bool:
+    """Whether the step's own code (not a nested step with words of its own) names `pattern`."""
+    def walk(v: Any, top: bool) -> bool:
+        if isinstance(v, str):
+            return pattern.search(v) is not None
+        if isinstance(v, dict):
+            if not top and isinstance(v.get("text"), str):
+                return False
+            return any(walk(x, False) for k, x in v.items() if k not in PROSE_FIELDS)
+        if isinstance(v, list):
+            return any(walk(x, False) for x in v)
+        return False
+
+    return walk(step, True)
 
 
 def _owning_rule(

@@ -399,6 +399,12 @@ FRESH = {
     "land-price-formula": "  nobles:\n    noble_actions:\n      - id: build-store\n"
                           "        params: {rubble_cost: 3}\n",
     "labels-only": "  scoring:\n    sources:\n      - {id: score.ships, name: Ships you own}\n",
+    # a step reading the changed number prints it through a placeholder
+    "step-number-through-placeholder": "  nobles:\n    noble_actions:\n"
+                                       "      - {id: open-building, wigs_per_official: 2}\n",
+    # a step reading the changed number whose words never state it ("Take the rubble cubes.")
+    "step-number-not-stated": "  nobles:\n    noble_actions:\n"
+                              "      - {id: open-building, rubble: 2}\n",
     "step-deck-with-new-words": "  flow:\n    period_end:\n      steps:\n"
                                 "        - id: period-end.new-hand\n          deck: brown\n"
                                 "          text: Everyone draws back to {game.start.hand} cards "
@@ -443,6 +449,36 @@ def test_text_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         assert line.startswith("rules/variants/house.yaml:") and f"'{rule}'" in line, line
         assert re.search(rf"^rules/{base_file}:\d+:\d+: note: the {field} of '{rule}'$", err,
                          re.MULTILINE), err
+
+
+SCORE_STEP = '"Score {wigs_per_official} wig per Official it shows."'
+
+
+@pytest.mark.parametrize("words", ["Score a wig per Official it shows.",
+                                   "Score 1 wig per Official it shows.",
+                                   "Score one wig for each Official it shows."])
+def test_text_stale_in_a_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                              capsys: pytest.CaptureFixture[str], words: str) -> None:
+    """A variant changes a number of a rule that one of its steps reads (`this.NAME`) and whose
+    words still state the old number: text-stale at the variant's change, with the step's text
+    as the note; nothing written. The same change is fine when the step prints it
+    (test_text_fresh: step-number-through-placeholder)."""
+    project = _project(tmp_path, "  nobles:\n    noble_actions:\n"
+                       "      - {id: open-building, wigs_per_official: 2}\n",
+                       ("nobles.yaml", SCORE_STEP, words))
+    monkeypatch.chdir(project)
+    capsys.readouterr()
+    code = main(["build", "--no-cache", "--variant", "house"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert not (project / "generated").exists()
+    stale = [ln for ln in err.splitlines() if "error[text-stale]" in ln]
+    assert len(stale) == 1, err
+    assert stale[0].startswith("rules/variants/house.yaml:10:"), stale
+    assert "from 1 to 2" in stale[0] and "step 'open-building.score'" in stale[0], stale
+    assert words in stale[0] and "{wigs_per_official}" in stale[0], stale
+    assert re.search(r"^rules/nobles.yaml:\d+:\d+: note: the text of step "
+                     r"'open-building.score'$", err, re.MULTILINE), err
 
 
 @pytest.mark.parametrize("case", sorted(FRESH))

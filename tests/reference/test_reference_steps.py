@@ -81,15 +81,16 @@ def assert_in_order(hay: str, needles: list[str]) -> None:
 
 
 def expected_words(compiled: Compiled, pid: str) -> list[str]:
-    """The words a procedure's card prints, in order: each step's text, or a require's reason
+    """The words a procedure's card prints, in order: each step's text (the longest part
+    between its placeholders), or a require's reason
     (up to its first placeholder, a value of the game in play)."""
     ps = compiled.base.model.procs
     assert ps is not None
     out = []
     for top in ps.procs[pid].steps:
         for s in top.walk():
-            if s.text:
-                out.append(s.text)
+            if s.text:  # its longest words between placeholders (they print the values)
+                out.append(max(re.split(r"\{[^{}]*\}", s.text), key=len).strip())
             elif s.kind == "require" and isinstance(s.get("reason"), str):
                 out.append(str(s.get("reason")).split("{")[0].strip())
     return [w for w in out if w]
