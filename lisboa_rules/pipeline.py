@@ -258,6 +258,15 @@ def _merge(
     changes: list[Change] = []
     diags: list[Diagnostic] = []
     for ov in overlays:
+        if not ov.data["changes"]:
+            diags.append(
+                Diagnostic(
+                    "overlay-no-change",
+                    f"variant '{ov.data['id']}' changes nothing: its changes are empty (give "
+                    "what changes, by kind of document)",
+                    ov.span_for(("changes",)),
+                )
+            )
         for kind, part in ov.data["changes"].items():
             if kind not in docs:
                 diags.append(

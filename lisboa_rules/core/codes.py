@@ -448,6 +448,25 @@ or drop the change. (A change that sets an unknown key is an overlay-unknown-key
 """,
 )
 _code(
+    "overlay-no-change",
+    "model",
+    "a part of a variant changes nothing",
+    """
+A variant's change that leaves the rules as they were: an empty map (`start: {}`), an empty
+list merged onto a list of items (`costs: []`), a list item that only names its id
+(`- {id: visit-cost}`), or a variant with no changes at all (`changes: {}`). It is almost
+always an edit that was meant to do something (the values were lost, or indented under the
+wrong key), and it would build silently. The error points at the empty value or the item. Give
+the values that change, or drop the entry. (To empty a plain list on purpose, `[]` onto a list
+that has values is a change and is accepted.)
+
+    bad:   costs:
+           - {id: visit-cost}
+    fix:   costs:
+           - {id: visit-cost, params: {per_official: 2}}
+""",
+)
+_code(
     "unknown-source",
     "model",
     "a source names something the model does not provide",

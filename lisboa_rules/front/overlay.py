@@ -60,6 +60,14 @@ class Change:
     span: Span
 
 
+def _identity_key(item: dict[str, Any]) -> str | None:
+    """The key an item is identified by (the first of IDENTITY_KEYS it has)."""
+    for key in IDENTITY_KEYS:
+        if key in item and isinstance(item[key], str | int):
+            return key
+    return None
+
+
 def _identity(item: Any) -> str | int | None:
     if isinstance(item, dict):
         for key in IDENTITY_KEYS:
@@ -137,6 +145,9 @@ def _merge(
     diags: list[Diagnostic],
 ) -> Any:
     here = o_spans.get(o_path) or Span(out.files[0], 1, 1, 1, 1)
+    if isinstance(over, dict | list) and not over and _unchanged_by_empty(cur, over):
+        diags.append(_no_change(variant, out, path, over, here))
+        return cur
     if isinstance(over, dict) and isinstance(cur, dict):
         for key, value in over.items():
             sub_o = (*o_path, key)
@@ -294,6 +305,11 @@ def _merge_list(
             )
             continue
         i = index[ident]
+        if not adds and isinstance(item, dict) and set(item) == {_identity_key(item)}:
+            what = f"{_item_word(path)} '{ident}' of {_where(out, path)}"
+            span = _item_span(o_spans, sub_o, out)
+            diags.append(_no_change(variant, out, (*path, i), item, span, what))
+            continue
         if adds:  # the same new item from another variant of the combination: a conflict
             item = {k: v for k, v in item.items() if k != ADD}
         if isinstance(item, dict) and item.get(REMOVE) is True:
@@ -447,6 +463,29 @@ def _item_span(o_spans: dict[Path, Span], sub_o: Path, out: Doc) -> Span:
         if (*sub_o, key) in o_spans:
             return o_spans[(*sub_o, key)]
     return o_spans.get(sub_o) or Span(out.files[0], 1, 1, 1, 1)
+
+
+def _unchanged_by_empty(cur: Any, over: dict[Any, Any] | list[Any]) -> bool:
+    """An empty map merged onto a map, or an empty list merged onto a list of identified
+    items or onto an empty list, leaves the base as it was."""
+    if isinstance(over, dict):
+        return isinstance(cur, dict)
+    return isinstance(cur, list) and (not cur or any(_identity(i) is not None for i in cur))
+
+
+def _no_change(
+    variant: str, out: Doc, path: Path, over: Any, span: Span, what: str | None = None
+) -> Diagnostic:
+    """A part of an overlay that changes nothing (a designer's edit that would silently not
+    take effect): an empty map or list, or a list item that only names its id."""
+    if what is not None:
+        why = f"names {what} and changes nothing in it"
+        hint = "give the keys that change, or drop the entry"
+    else:
+        shape = "map" if isinstance(over, dict) else "list"
+        why = f"changes nothing in {_where(out, path)}: the {shape} is empty"
+        hint = "give what changes, or drop the empty value"
+    return Diagnostic("overlay-no-change", f"variant '{variant}' {why} ({hint})", span)
 
 
 def _mark(out: Doc, path: Path, variant: str) -> None:
