@@ -242,9 +242,10 @@ def _can_combine(vs: list[LoadedDoc]) -> bool:
     return not counts or bool(set.intersection(*counts))
 
 
-# What the overlay refuses to merge (an unknown key, item or target): it is not in the merged
-# rules at all.
-_REFUSALS = ("overlay-unknown-key", "overlay-unknown-item", "overlay-unknown-target")
+# What the overlay refuses to merge (an unknown key, item or target, an item named twice in
+# one list, whose second entry is left out): the merged rules are not what the variant says.
+_REFUSALS = ("overlay-unknown-key", "overlay-unknown-item", "overlay-unknown-target",
+             "duplicate-id")
 
 
 def _refused(found: list[Diagnostic]) -> bool:

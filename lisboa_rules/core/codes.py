@@ -357,7 +357,9 @@ _code(
 Ids must be unique within their namespace so that references are unambiguous: rule ids across
 all files, the ids of Nobles, actions, costs, cards, Decrees, Plans and variants, and values
 that act as keys (a vocabulary name, a Treasury space's value, a real icon's position). The
-error points at the second definition and a note at the first. Rename or remove one.
+error points at the second definition and a note at the first. Rename or remove one. A
+variant that names the same item twice in one list (two `- {id: visit-cost, ...}` entries) is
+refused the same way: merge the two entries into one.
 
     bad:   - id: frame.years        # in game.yaml
            - id: frame.years        # again in nobles.yaml

@@ -253,10 +253,26 @@ def _merge_list(
     saved_keys = {i: by_index_keys.get(i, {}) for i in range(len(cur))}
     order: list[int | None] = list(range(len(cur)))
     new_items: list[tuple[Any, Path]] = []
+    named: dict[str | int, Path] = {}  # each identity this overlay's list names, where first
     for j, item in enumerate(over):
         ident = _identity(item)
         sub_o = (*o_path, j)
         adds = isinstance(item, dict) and item.get(ADD) is True
+        if ident is not None and not adds:  # two new items of one id: the model's check
+            if ident in named:
+                first = _item_span(o_spans, named[ident], out)
+                diags.append(
+                    Diagnostic(
+                        "duplicate-id",
+                        f"variant '{variant}' names {_item_word(path)} '{ident}' of "
+                        f"{_where(out, path)} twice (first at line {first.line}): merge the "
+                        "two entries into one",
+                        _item_span(o_spans, sub_o, out),
+                        (Related(f"'{ident}' is first named here", first),),
+                    )
+                )
+                continue
+            named[ident] = sub_o
         if adds and ident is not None and ident in index and (
             out.origin.get((*path, index[ident]), variant) == variant
         ):
