@@ -217,6 +217,7 @@ def _analyse(
             if rs is not None:
                 rulesets.append(rs)
     if base_set is not None:
+        diags.extend(_player_counts(base_set.model, variants))
         by_key = {rs.key: rs.model for rs in rulesets}
         for info in infos:
             variant_model = by_key.get((info.id,), base_set.model)
@@ -234,6 +235,31 @@ def _analyse(
     compiled.folded = tuple(sorted(fold))
     compiled.folded_titles = tuple((v, str(variants[v].data["title"])) for v in compiled.folded)
     return compiled, diags
+
+
+def _player_counts(model: m.Model, variants: dict[str, LoadedDoc]) -> Iterator[Diagnostic]:
+    """A variant that applies by player count names counts the game is played with: a count
+    outside game.players would never apply (and the engine's new_game refuses it)."""
+    lo, hi = model.value("game", "players", "min"), model.value("game", "players", "max")
+    for vid in sorted(variants):
+        applies = variants[vid].data["applies"]
+        if not isinstance(applies, dict):
+            continue
+        for j, count in enumerate(applies["players"]):
+            if not lo <= count <= hi:
+                bound = "min" if count < lo else "max"
+                yield Diagnostic(
+                    "value-out-of-range",
+                    f"variant '{vid}' applies with {count} players, but the game is for {lo} "
+                    f"to {hi} players, so it would never apply",
+                    variants[vid].span_for(("applies", "players", j)),
+                    (
+                        Related(
+                            f"players.{bound} is {lo if bound == 'min' else hi}",
+                            model.span_of("game", "players", bound),
+                        ),
+                    ),
+                )
 
 
 def _can_combine(vs: list[LoadedDoc]) -> bool:
