@@ -9,10 +9,12 @@ writing is the CLI's job (writer.py).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import itertools
 import json
-from collections.abc import Callable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from lisboa_rules.core.source import Span
 from lisboa_rules.front.loader import LoadedDoc, load_dir
 from lisboa_rules.front.overlay import Change, Doc, apply_overlay, conflicts
 from lisboa_rules.front.validate import validate
+from lisboa_rules.lang.text import IDENTITY_KEYS
 from lisboa_rules.model import types as m
 from lisboa_rules.model.build import KINDS, REQUIRED_KINDS, build_model
 from lisboa_rules.model.checks import check_callouts, check_free_text, check_stale_texts, run_checks
@@ -219,14 +222,18 @@ def _analyse(
     if base_set is not None:
         diags.extend(_player_counts(base_set.model, variants))
         by_key = {rs.key: rs.model for rs in rulesets}
+        by_changes = {rs.key: rs.changes for rs in rulesets}
         for info in infos:
             variant_model = by_key.get((info.id,), base_set.model)
             text_span = variants[info.id].span_for(("text",))  # at the text, not the id
             diags.extend(check_free_text(variant_model, info.text, text_span))
             for c in info.callouts:
                 diags.extend(
-                    check_callouts(base_set.model, [(c.variant, c.rule, c.span)], variant_model,
-                                   c.text)
+                    _note_removals(
+                        check_callouts(base_set.model, [(c.variant, c.rule, c.span)],
+                                       variant_model, c.text),
+                        by_changes.get((info.id,), []),
+                    )
                 )
     diags = _dedupe(diags)
     if any(x.is_error for x in diags) or base_set is None:
@@ -235,6 +242,59 @@ def _analyse(
     compiled.folded = tuple(sorted(fold))
     compiled.folded_titles = tuple((v, str(variants[v].data["title"])) for v in compiled.folded)
     return compiled, diags
+
+
+# The codes of a name that is not there: when a variant removed it, a note says where.
+_MISSING = ("unknown-reference", "unknown-name")
+_QUOTED = re.compile(r"'([^'\s]+)'")
+
+
+def _removed(changes: Sequence[Change]) -> dict[str, Change]:
+    """Every id (and key) the changes remove, with the removal: a removed list item's identity
+    and the identities inside it (a removed Noble action's steps), a removed key's name."""
+    out: dict[str, Change] = {}
+
+    def walk(value: object, ch: Change) -> None:
+        if isinstance(value, dict):
+            for key in IDENTITY_KEYS:
+                if isinstance(value.get(key), str | int):
+                    out.setdefault(str(value[key]), ch)
+                    break
+            for v in value.values():
+                walk(v, ch)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, ch)
+
+    for ch in changes:
+        if ch.after is not None or ch.before is None or not ch.path:
+            continue
+        if isinstance(ch.path[-1], str):
+            out.setdefault(ch.path[-1], ch)
+        walk(ch.before, ch)
+    return out
+
+
+def _note_removals(found: Iterable[Diagnostic], changes: Sequence[Change]) -> list[Diagnostic]:
+    """An unknown id or name that a variant of this rule set removed gets a note at the
+    removal: the designer sees which change left the reference dangling."""
+    removed = _removed(changes) if changes else {}
+    out = []
+    for d in found:
+        if removed and d.code in _MISSING:
+            names = [n for n in dict.fromkeys(_QUOTED.findall(d.message)) if n in removed]
+            notes = tuple(
+                Related(
+                    f"variant '{removed[n].variant}' removes "
+                    f"{'it' if len(names) == 1 else repr(n)} here",
+                    removed[n].span,
+                )
+                for n in names
+            )
+            if notes:
+                d = dataclasses.replace(d, related=(*d.related, *notes))
+        out.append(d)
+    return out
 
 
 def _player_counts(model: m.Model, variants: dict[str, LoadedDoc]) -> Iterator[Diagnostic]:
@@ -345,10 +405,10 @@ def _ruleset(
     if any(x.is_error for x in diags):
         return None, diags
     model, found = build_model(docs, key, infos, texts, compiler)
-    diags.extend(found)
+    diags.extend(_note_removals(found, changes))
     if model is None or any(x.is_error for x in found):
         return None, diags
-    diags.extend(run_checks(model))
+    diags.extend(_note_removals(run_checks(model), changes))
     if any(x.is_error for x in diags):
         return None, diags
     return CompiledRuleSet(key, model, changes), diags

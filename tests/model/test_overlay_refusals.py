@@ -56,6 +56,51 @@ def test_the_second_entry_of_an_item_is_refused_naming_the_first(tmp_path: Path)
     assert note.span is not None and (note.span.line, note.span.col) == (10, 14)
 
 
+def test_a_reference_a_variant_removed_notes_the_removal(tmp_path: Path) -> None:
+    house = _house(tmp_path, "no-decrees", "  nobles:\n    noble_actions:\n"
+                   "      - {id: take-decree, $remove: true}\n")
+    found = [d for d in _errors(house) if d.code == "unknown-reference"]
+    # the cards whose event is the Noble action, the Noble whose action it is, the vocabulary
+    assert len(found) >= 3, found
+    for d in found:
+        assert "'take-decree'" in d.message
+        notes = [r for r in d.related if r.message == "variant 'no-decrees' removes it here"]
+        assert len(notes) == 1, d
+        assert notes[0].span is not None
+        assert (notes[0].span.file, notes[0].span.line, notes[0].span.col) == (str(house), 10, 9)
+
+
+def test_a_removed_name_a_formula_reads_notes_the_removal(tmp_path: Path) -> None:
+    house = _house(tmp_path, "no-piles", "  vocabulary:\n    names:\n"
+                   "      - {name: empty_display_piles, $remove: true}\n")
+    found = _errors(house)
+    assert found and all(d.code == "unknown-name" for d in found), found
+    for d in found:
+        assert [r.message for r in d.related] == ["variant 'no-piles' removes it here"]
+
+
+def test_an_unknown_reference_nobody_removed_has_no_such_note(tmp_path: Path) -> None:
+    """The note is not a rubber stamp: a misspelt id of a new card gets its did-you-mean only."""
+    house = _house(tmp_path, "misspelt", "  components:\n    cards:\n"
+                   "      - {$add: true, number: 500, deck: blue, type: treasury, "
+                   "event: {noble_action: take-decre}}\n")
+    [d] = _errors(house)
+    assert d.code == "unknown-reference" and d.suggestion == "take-decree"
+    assert not any("removes" in r.message for r in d.related)
+
+
+def test_a_folded_variant_s_removal_is_noted_too(tmp_path: Path) -> None:
+    """Folded into the base game (`--variant NAME`), the removal is in the base rule set."""
+    remover = _house(tmp_path, "remover", "  nobles:\n    noble_actions:\n"
+                     "      - {id: open-building, $remove: true}\n")
+    result = compile_rules(RULES, ("remover",), extra=[remover])
+    found = [d for d in result.diagnostics if d.code == "unknown-reference"]
+    assert found and not result.ok
+    for d in found:
+        assert [(r.message, r.span.line if r.span else 0) for r in d.related] == [
+            ("variant 'remover' removes it here", 10)], d
+
+
 @pytest.mark.parametrize("count, bound", [(1, "min"), (5, "max")])
 def test_a_player_count_outside_the_game_is_refused(tmp_path: Path, count: int,
                                                     bound: str) -> None:
