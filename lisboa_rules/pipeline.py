@@ -449,9 +449,12 @@ def compile_rules(
     return CompileResult(files, diags, compiled)
 
 
-def variant_changes(rules_dir: Path, name: str) -> tuple[list[Change], list[Diagnostic]]:
-    """The values a variant changes on the base rules (for `lisboa-rules diff NAME`)."""
-    compiled, diags = analyse(rules_dir)
+def variant_changes(
+    rules_dir: Path, name: str, extra: Sequence[Path] = ()
+) -> tuple[list[Change], list[Diagnostic]]:
+    """The values a variant changes on the base rules (for `lisboa-rules diff NAME`); `extra`:
+    house-rule files, as `analyse` takes them."""
+    compiled, diags = analyse(rules_dir, extra=extra)
     if compiled is None:
         return [], diags
     for rs in compiled.rulesets:
