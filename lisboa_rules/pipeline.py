@@ -227,11 +227,12 @@ def _analyse(
             variant_model = by_key.get((info.id,), base_set.model)
             text_span = variants[info.id].span_for(("text",))  # at the text, not the id
             diags.extend(check_free_text(variant_model, info.text, text_span))
-            for c in info.callouts:
+            for i, c in enumerate(info.callouts):
+                callout_text = variants[info.id].span_for(("callouts", i, "text"))
                 diags.extend(
                     _note_removals(
                         check_callouts(base_set.model, [(c.variant, c.rule, c.span)],
-                                       variant_model, c.text),
+                                       variant_model, c.text, callout_text),
                         by_changes.get((info.id,), []),
                     )
                 )

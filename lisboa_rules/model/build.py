@@ -230,6 +230,7 @@ class Builder:
             state=state,
             procs=procset,
             procs_compiled=self.procs_compiled,
+            texts=self.texts,
         )
 
     def _procedures(self, data: dict[str, Any], state: StateDecl) -> ProcSet:
