@@ -631,6 +631,28 @@ that closes it. Break it: one of the procedures must not do (or raise) the other
 """,
 )
 _code(
+    "step-not-conserved",
+    "model",
+    "a step takes a conserved component out of the game, or brings one in",
+    """
+rules/state.yaml declares kinds whose every id is in exactly one of some zones (`invariants:`
+with `conserved: {kind: card, in: [game.discard, player.hand, ...]}`). The engine refuses a
+saved game that breaks that, and one where a legal move would break it: a house rule whose
+action loses a card built clean, but no game where the action could be played would load. The
+error points at the step: a move from a zone to a list of that kind that is not a zone (or the
+other way), the top or first items of a zone moved without a `to:`, an item taken from a zone
+without a `to:` that no later step puts into a zone on every path (here, or in a procedure done
+with the item, `do: to-portfolio, with: {card: card}`), or a `set:` of a zone. Give the move a
+`to:` among the zones (`game.box` for a card out of play), or add the list to the invariant's
+`in:`. Not read by this check, and left to the engine's check of saved games: a `move: {all:
+..., from: ZONE}` without `to:` and a `drop:` of a zone's entry (the rules use them where the
+zone is already empty), kinds conserved by count, and the setup.
+
+    bad:   - {move: {item: card, from: hand}}                  # the card is gone
+    fix:   - {move: {item: card, from: hand, to: game.box}}
+""",
+)
+_code(
     "query-kind",
     "model",
     "an argument of a query is of no kind the engine can check",
