@@ -9,10 +9,12 @@ writing is the CLI's job (writer.py).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import itertools
 import json
-from collections.abc import Callable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from lisboa_rules.core.source import Span
 from lisboa_rules.front.loader import LoadedDoc, load_dir
 from lisboa_rules.front.overlay import Change, Doc, apply_overlay, conflicts
 from lisboa_rules.front.validate import validate
+from lisboa_rules.lang.text import IDENTITY_KEYS
 from lisboa_rules.model import types as m
 from lisboa_rules.model.build import KINDS, REQUIRED_KINDS, build_model
 from lisboa_rules.model.checks import check_callouts, check_free_text, check_stale_texts, run_checks
@@ -230,15 +233,21 @@ def _analyse(
             if rs is not None:
                 rulesets.append(rs)
     if base_set is not None:
+        diags.extend(_player_counts(base_set.model, variants))
         by_key = {rs.key: rs.model for rs in rulesets}
+        by_changes = {rs.key: rs.changes for rs in rulesets}
         for info in infos:
             variant_model = by_key.get((info.id,), base_set.model)
             text_span = variants[info.id].span_for(("text",))  # at the text, not the id
             diags.extend(check_free_text(variant_model, info.text, text_span))
-            for c in info.callouts:
+            for i, c in enumerate(info.callouts):
+                callout_text = variants[info.id].span_for(("callouts", i, "text"))
                 diags.extend(
-                    check_callouts(base_set.model, [(c.variant, c.rule, c.span)], variant_model,
-                                   c.text)
+                    _note_removals(
+                        check_callouts(base_set.model, [(c.variant, c.rule, c.span)],
+                                       variant_model, c.text, callout_text),
+                        by_changes.get((info.id,), []),
+                    )
                 )
     diags = _dedupe(diags)
     if any(x.is_error for x in diags) or base_set is None:
@@ -249,15 +258,94 @@ def _analyse(
     return compiled, diags
 
 
+# The codes of a name that is not there: when a variant removed it, a note says where.
+_MISSING = ("unknown-reference", "unknown-name")
+_QUOTED = re.compile(r"'([^'\s]+)'")
+
+
+def _removed(changes: Sequence[Change]) -> dict[str, Change]:
+    """Every id (and key) the changes remove, with the removal: a removed list item's identity
+    and the identities inside it (a removed Noble action's steps), a removed key's name."""
+    out: dict[str, Change] = {}
+
+    def walk(value: object, ch: Change) -> None:
+        if isinstance(value, dict):
+            for key in IDENTITY_KEYS:
+                if isinstance(value.get(key), str | int):
+                    out.setdefault(str(value[key]), ch)
+                    break
+            for v in value.values():
+                walk(v, ch)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, ch)
+
+    for ch in changes:
+        if ch.after is not None or ch.before is None or not ch.path:
+            continue
+        if isinstance(ch.path[-1], str):
+            out.setdefault(ch.path[-1], ch)
+        walk(ch.before, ch)
+    return out
+
+
+def _note_removals(found: Iterable[Diagnostic], changes: Sequence[Change]) -> list[Diagnostic]:
+    """An unknown id or name that a variant of this rule set removed gets a note at the
+    removal: the designer sees which change left the reference dangling."""
+    removed = _removed(changes) if changes else {}
+    out = []
+    for d in found:
+        if removed and d.code in _MISSING:
+            names = [n for n in dict.fromkeys(_QUOTED.findall(d.message)) if n in removed]
+            notes = tuple(
+                Related(
+                    f"variant '{removed[n].variant}' removes "
+                    f"{'it' if len(names) == 1 else repr(n)} here",
+                    removed[n].span,
+                )
+                for n in names
+            )
+            if notes:
+                d = dataclasses.replace(d, related=(*d.related, *notes))
+        out.append(d)
+    return out
+
+
+def _player_counts(model: m.Model, variants: dict[str, LoadedDoc]) -> Iterator[Diagnostic]:
+    """A variant that applies by player count names counts the game is played with: a count
+    outside game.players would never apply (and the engine's new_game refuses it)."""
+    lo, hi = model.value("game", "players", "min"), model.value("game", "players", "max")
+    for vid in sorted(variants):
+        applies = variants[vid].data["applies"]
+        if not isinstance(applies, dict):
+            continue
+        for j, count in enumerate(applies["players"]):
+            if not lo <= count <= hi:
+                bound = "min" if count < lo else "max"
+                yield Diagnostic(
+                    "value-out-of-range",
+                    f"variant '{vid}' applies with {count} players, but the game is for {lo} "
+                    f"to {hi} players, so it would never apply",
+                    variants[vid].span_for(("applies", "players", j)),
+                    (
+                        Related(
+                            f"players.{bound} is {lo if bound == 'min' else hi}",
+                            model.span_of("game", "players", bound),
+                        ),
+                    ),
+                )
+
+
 def _can_combine(vs: list[LoadedDoc]) -> bool:
     """Variants that apply by player count combine only when they share a player count."""
     counts = [set(v.data["applies"]["players"]) for v in vs if isinstance(v.data["applies"], dict)]
     return not counts or bool(set.intersection(*counts))
 
 
-# What the overlay refuses to merge (an unknown key, item or target): it is not in the merged
-# rules at all.
-_REFUSALS = ("overlay-unknown-key", "overlay-unknown-item", "overlay-unknown-target")
+# What the overlay refuses to merge (an unknown key, item or target, an item named twice in
+# one list, whose second entry is left out): the merged rules are not what the variant says.
+_REFUSALS = ("overlay-unknown-key", "overlay-unknown-item", "overlay-unknown-target",
+             "duplicate-id")
 
 
 def _refused(found: list[Diagnostic]) -> bool:
@@ -271,6 +359,15 @@ def _merge(
     changes: list[Change] = []
     diags: list[Diagnostic] = []
     for ov in overlays:
+        if not ov.data["changes"]:
+            diags.append(
+                Diagnostic(
+                    "overlay-no-change",
+                    f"variant '{ov.data['id']}' changes nothing: its changes are empty (give "
+                    "what changes, by kind of document)",
+                    ov.span_for(("changes",)),
+                )
+            )
         for kind, part in ov.data["changes"].items():
             if kind not in docs:
                 diags.append(
@@ -322,10 +419,10 @@ def _ruleset(
     if any(x.is_error for x in diags):
         return None, diags
     model, found = build_model(docs, key, infos, texts, compiler)
-    diags.extend(found)
+    diags.extend(_note_removals(found, changes))
     if model is None or any(x.is_error for x in found):
         return None, diags
-    diags.extend(run_checks(model))
+    diags.extend(_note_removals(run_checks(model), changes))
     if any(x.is_error for x in diags):
         return None, diags
     return CompiledRuleSet(key, model, changes), diags
@@ -366,9 +463,12 @@ def compile_rules(
     return CompileResult(files, diags, compiled)
 
 
-def variant_changes(rules_dir: Path, name: str) -> tuple[list[Change], list[Diagnostic]]:
-    """The values a variant changes on the base rules (for `lisboa-rules diff NAME`)."""
-    compiled, diags = analyse(rules_dir)
+def variant_changes(
+    rules_dir: Path, name: str, extra: Sequence[Path] = ()
+) -> tuple[list[Change], list[Diagnostic]]:
+    """The values a variant changes on the base rules (for `lisboa-rules diff NAME`); `extra`:
+    house-rule files, as `analyse` takes them."""
+    compiled, diags = analyse(rules_dir, extra=extra)
     if compiled is None:
         return [], diags
     for rs in compiled.rulesets:

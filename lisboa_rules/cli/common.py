@@ -73,3 +73,17 @@ def add_rules_options(p: argparse.ArgumentParser) -> None:
         default="text",
         help="diagnostics format (json goes to stdout)",
     )
+
+
+def add_house_option(p: argparse.ArgumentParser) -> None:
+    """Add --house FILE (build, validate, diff): house-rule variant files kept outside the
+    rules folder, read as if they were in its variants/."""
+    p.add_argument(
+        "--house",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="FILE",
+        help="add a house-rule variant file kept outside the rules folder, as if it were in "
+        "its variants/ (repeatable; fold it in with --variant ID)",
+    )

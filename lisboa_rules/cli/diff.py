@@ -16,7 +16,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lisboa_rules.cli.common import EXIT_FINDINGS, EXIT_OK, Command, add_rules_options, out, report
+from lisboa_rules.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    Command,
+    add_house_option,
+    add_rules_options,
+    out,
+    report,
+)
 from lisboa_rules.core.diagnostics import has_errors
 
 if TYPE_CHECKING:  # the pipeline is imported when `diff` runs, not at every start-up
@@ -60,8 +68,11 @@ class VariantDiff:
 
 def _configure(p: argparse.ArgumentParser) -> None:
     """Add the diff arguments."""
-    p.add_argument("name", metavar="NAME", help="a variant in rules/variants/ (its id)")
+    p.add_argument(
+        "name", metavar="NAME", help="a variant in rules/variants/ or a --house file (its id)"
+    )
     add_rules_options(p)
+    add_house_option(p)
 
 
 def run_diff(args: argparse.Namespace) -> int:
@@ -69,11 +80,12 @@ def run_diff(args: argparse.Namespace) -> int:
     from lisboa_rules import pipeline
 
     name = str(args.name)
-    changes, diags = pipeline.variant_changes(args.rules, name)
+    house = tuple(args.house)
+    changes, diags = pipeline.variant_changes(args.rules, name, house)
     if has_errors(diags):
         report(diags, args.format)
         return EXIT_FINDINGS
-    compiled, _ = pipeline.analyse(args.rules)
+    compiled, _ = pipeline.analyse(args.rules, extra=house)
     if compiled is None:  # variant_changes compiled the same rules without errors
         report(diags, args.format)
         return EXIT_FINDINGS

@@ -25,6 +25,7 @@ from lisboa_rules.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
     Command,
+    add_house_option,
     add_rules_options,
     err,
     out,
@@ -68,24 +69,12 @@ def _configure_build(p: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="apply a variant from rules/variants/ (repeatable)",
     )
-    _add_house_option(p)
+    add_house_option(p)
     p.add_argument(
         "--no-cache",
         action="store_true",
         help="do not use the compiled-template cache (every build runs every stage anyway; "
         f"${cache.ENV}=off does the same)",
-    )
-
-
-def _add_house_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--house",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="FILE",
-        help="add a house-rule variant file kept outside the rules folder, as if it were in "
-        "its variants/ (repeatable; fold it in with --variant ID)",
     )
 
 
@@ -185,7 +174,7 @@ def run_validate(args: argparse.Namespace) -> int:
 
 def _configure_validate(p: argparse.ArgumentParser) -> None:
     add_rules_options(p)
-    _add_house_option(p)
+    add_house_option(p)
 
 
 # --- schema ------------------------------------------------------------------------------

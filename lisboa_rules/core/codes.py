@@ -357,7 +357,9 @@ _code(
 Ids must be unique within their namespace so that references are unambiguous: rule ids across
 all files, the ids of Nobles, actions, costs, cards, Decrees, Plans and variants, and values
 that act as keys (a vocabulary name, a Treasury space's value, a real icon's position). The
-error points at the second definition and a note at the first. Rename or remove one.
+error points at the second definition and a note at the first. Rename or remove one. A
+variant that names the same item twice in one list (two `- {id: visit-cost, ...}` entries) is
+refused the same way: merge the two entries into one.
 
     bad:   - id: frame.years        # in game.yaml
            - id: frame.years        # again in nobles.yaml
@@ -461,6 +463,25 @@ or drop the change. (A change that sets an unknown key is an overlay-unknown-key
 
     bad:   triggers: [{id: period-end.rubbel, $remove: true}]
     fix:   triggers: [{id: period-end.rubble, $remove: true}]
+""",
+)
+_code(
+    "overlay-no-change",
+    "model",
+    "a part of a variant changes nothing",
+    """
+A variant's change that leaves the rules as they were: an empty map (`start: {}`), an empty
+list merged onto a list of items (`costs: []`), a list item that only names its id
+(`- {id: visit-cost}`), or a variant with no changes at all (`changes: {}`). It is almost
+always an edit that was meant to do something (the values were lost, or indented under the
+wrong key), and it would build silently. The error points at the empty value or the item. Give
+the values that change, or drop the entry. (To empty a plain list on purpose, `[]` onto a list
+that has values is a change and is accepted.)
+
+    bad:   costs:
+           - {id: visit-cost}
+    fix:   costs:
+           - {id: visit-cost, params: {per_official: 2}}
 """,
 )
 _code(
@@ -623,6 +644,28 @@ that closes it. Break it: one of the procedures must not do (or raise) the other
 
     bad:   a: [{do: b}]   b: [{do: a}]
     fix:   a: [{do: b}]   b: [{gain: {reis: 1}}]
+""",
+)
+_code(
+    "step-not-conserved",
+    "model",
+    "a step takes a conserved component out of the game, or brings one in",
+    """
+rules/state.yaml declares kinds whose every id is in exactly one of some zones (`invariants:`
+with `conserved: {kind: card, in: [game.discard, player.hand, ...]}`). The engine refuses a
+saved game that breaks that, and one where a legal move would break it: a house rule whose
+action loses a card built clean, but no game where the action could be played would load. The
+error points at the step: a move from a zone to a list of that kind that is not a zone (or the
+other way), the top or first items of a zone moved without a `to:`, an item taken from a zone
+without a `to:` that no later step puts into a zone on every path (here, or in a procedure done
+with the item, `do: to-portfolio, with: {card: card}`), or a `set:` of a zone. Give the move a
+`to:` among the zones (`game.box` for a card out of play), or add the list to the invariant's
+`in:`. Not read by this check, and left to the engine's check of saved games: a `move: {all:
+..., from: ZONE}` without `to:` and a `drop:` of a zone's entry (the rules use them where the
+zone is already empty), kinds conserved by count, and the setup.
+
+    bad:   - {move: {item: card, from: hand}}                  # the card is gone
+    fix:   - {move: {item: card, from: hand, to: game.box}}
 """,
 )
 _code(

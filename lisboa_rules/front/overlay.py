@@ -60,6 +60,14 @@ class Change:
     span: Span
 
 
+def _identity_key(item: dict[str, Any]) -> str | None:
+    """The key an item is identified by (the first of IDENTITY_KEYS it has)."""
+    for key in IDENTITY_KEYS:
+        if key in item and isinstance(item[key], str | int):
+            return key
+    return None
+
+
 def _identity(item: Any) -> str | int | None:
     if isinstance(item, dict):
         for key in IDENTITY_KEYS:
@@ -137,6 +145,9 @@ def _merge(
     diags: list[Diagnostic],
 ) -> Any:
     here = o_spans.get(o_path) or Span(out.files[0], 1, 1, 1, 1)
+    if isinstance(over, dict | list) and not over and _unchanged_by_empty(cur, over):
+        diags.append(_no_change(variant, out, path, over, here))
+        return cur
     if isinstance(over, dict) and isinstance(cur, dict):
         for key, value in over.items():
             sub_o = (*o_path, key)
@@ -242,10 +253,26 @@ def _merge_list(
     saved_keys = {i: by_index_keys.get(i, {}) for i in range(len(cur))}
     order: list[int | None] = list(range(len(cur)))
     new_items: list[tuple[Any, Path]] = []
+    named: dict[str | int, Path] = {}  # each identity this overlay's list names, where first
     for j, item in enumerate(over):
         ident = _identity(item)
         sub_o = (*o_path, j)
         adds = isinstance(item, dict) and item.get(ADD) is True
+        if ident is not None and not adds:  # two new items of one id: the model's check
+            if ident in named:
+                first = _item_span(o_spans, named[ident], out)
+                diags.append(
+                    Diagnostic(
+                        "duplicate-id",
+                        f"variant '{variant}' names {_item_word(path)} '{ident}' of "
+                        f"{_where(out, path)} twice (first at line {first.line}): merge the "
+                        "two entries into one",
+                        _item_span(o_spans, sub_o, out),
+                        (Related(f"'{ident}' is first named here", first),),
+                    )
+                )
+                continue
+            named[ident] = sub_o
         if adds and ident is not None and ident in index and (
             out.origin.get((*path, index[ident]), variant) == variant
         ):
@@ -294,6 +321,11 @@ def _merge_list(
             )
             continue
         i = index[ident]
+        if not adds and isinstance(item, dict) and set(item) == {_identity_key(item)}:
+            what = f"{_item_word(path)} '{ident}' of {_where(out, path)}"
+            span = _item_span(o_spans, sub_o, out)
+            diags.append(_no_change(variant, out, (*path, i), item, span, what))
+            continue
         if adds:  # the same new item from another variant of the combination: a conflict
             item = {k: v for k, v in item.items() if k != ADD}
         if isinstance(item, dict) and item.get(REMOVE) is True:
@@ -447,6 +479,29 @@ def _item_span(o_spans: dict[Path, Span], sub_o: Path, out: Doc) -> Span:
         if (*sub_o, key) in o_spans:
             return o_spans[(*sub_o, key)]
     return o_spans.get(sub_o) or Span(out.files[0], 1, 1, 1, 1)
+
+
+def _unchanged_by_empty(cur: Any, over: dict[Any, Any] | list[Any]) -> bool:
+    """An empty map merged onto a map, or an empty list merged onto a list of identified
+    items or onto an empty list, leaves the base as it was."""
+    if isinstance(over, dict):
+        return isinstance(cur, dict)
+    return isinstance(cur, list) and (not cur or any(_identity(i) is not None for i in cur))
+
+
+def _no_change(
+    variant: str, out: Doc, path: Path, over: Any, span: Span, what: str | None = None
+) -> Diagnostic:
+    """A part of an overlay that changes nothing (a designer's edit that would silently not
+    take effect): an empty map or list, or a list item that only names its id."""
+    if what is not None:
+        why = f"names {what} and changes nothing in it"
+        hint = "give the keys that change, or drop the entry"
+    else:
+        shape = "map" if isinstance(over, dict) else "list"
+        why = f"changes nothing in {_where(out, path)}: the {shape} is empty"
+        hint = "give what changes, or drop the empty value"
+    return Diagnostic("overlay-no-change", f"variant '{variant}' {why} ({hint})", span)
 
 
 def _mark(out: Doc, path: Path, variant: str) -> None:

@@ -18,6 +18,7 @@ from lisboa_rules.lang import expr
 from lisboa_rules.lang.steps import StepProblem
 from lisboa_rules.lang.vocab import env_for
 from lisboa_rules.model import types as model
+from lisboa_rules.model.conservation import check_conservation
 from lisboa_rules.model.procs import (
     ExprProblem,
     ProcProblems,
@@ -230,6 +231,7 @@ class Builder:
             state=state,
             procs=procset,
             procs_compiled=self.procs_compiled,
+            texts=self.texts,
         )
 
     def _procedures(self, data: dict[str, Any], state: StateDecl) -> ProcSet:
@@ -244,6 +246,7 @@ class Builder:
                       self._get("nobles", "forbidden_reason", default=None))
         problems += check_cycles(ps)
         problems += check_hook_events(ps)
+        problems += check_conservation(ps, state)
         # every procedure is compiled, also one with a step that could not be read or checked
         # (step-shape, step-order, a bad `from`): that step is left out, so a name only it binds
         # is not reported unknown further down while the procedure has another problem

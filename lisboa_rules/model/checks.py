@@ -305,14 +305,15 @@ def _check_one_text(
             span,
         )
     for ph in rtext.placeholders(text):
+        at = _inside(m, span, text, ph.start, len(ph.raw) + 2)
         if not ph.path:
-            yield Diagnostic("unknown-placeholder", f"empty placeholder '{{{ph.raw}}}'", span)
+            yield Diagnostic("unknown-placeholder", f"empty placeholder '{{{ph.raw}}}'", at)
             continue
         if ph.filter is not None and ph.filter not in rtext.FILTERS:
             yield Diagnostic(
                 "unknown-placeholder",
                 f"unknown filter '{ph.filter}'",
-                span,
+                _inside(m, span, text, ph.start + 1 + ph.raw.index("|") + 1, len(ph.filter)),
                 suggestion=suggest(ph.filter, rtext.FILTERS),
             )
             continue
@@ -322,14 +323,14 @@ def _check_one_text(
             yield Diagnostic(
                 "unknown-placeholder",
                 f"placeholder '{{{ph.raw}}}' names no value",
-                span,
+                at,
                 suggestion=suggest(".".join(ph.path), candidates),
             )
         elif not rtext.filter_fits(value, ph.filter):
             yield Diagnostic(
                 "unknown-placeholder",
                 f"placeholder '{{{ph.raw}}}' does not name a printable value",
-                span,
+                at,
             )
     for ref in CROSS_REF.finditer(text):
         if ref.group(1) not in rule_ids:
@@ -339,6 +340,29 @@ def _check_one_text(
                 span,
                 suggestion=suggest(ref.group(1), rule_ids),
             )
+
+
+def _inside(m: Model, span: Span, text: str, start: int, length: int) -> Span:
+    """The span of text[start:start + length] in the rules file, when `text` is a scalar on
+    one line whose source holds it as written up to there (plain, or quoted with no escape
+    before it); else the span of the whole string."""
+    if span.line != span.end_line or not 0 <= start <= len(text):
+        return span
+    lines = m.texts.get(span.file, "").split("\n")
+    if not 0 < span.line <= len(lines):
+        return span
+    line = lines[span.line - 1]
+    first = span.col - 1
+    if not 0 <= first < len(line):
+        return span
+    quote = line[first] if line[first] in "\"'" else ""
+    head = first + len(quote)
+    # in a single-quoted scalar a quote is written twice; the value reads it once
+    before = text[:start].replace("'", "''") if quote == "'" else text[:start]
+    if line[head : head + len(before) + length] != before + text[start : start + length]:
+        return span
+    col = head + len(before) + 1
+    return Span(span.file, span.line, col, span.line, col + length)
 
 
 def _without_placeholders(text: str) -> str:
@@ -570,8 +594,10 @@ def check_callouts(
     callouts: Iterable[tuple[str, str, Span]],
     variant_model: Model | None = None,
     text: str | None = None,
+    text_span: Span | None = None,
 ) -> Iterator[Diagnostic]:
-    """Every variant callout names an existing rule, and its text binds in the variant."""
+    """Every variant callout names an existing rule, and its text binds in the variant (its
+    problems at `text_span`, the text's own place, when given)."""
     ids = [r.id for r in m.rules]
     for variant, rule, span in callouts:
         if rule not in ids:
@@ -582,7 +608,7 @@ def check_callouts(
                 suggestion=suggest(rule, ids),
             )
         if text is not None and variant_model is not None:
-            yield from _check_one_text(variant_model, text, span, {}, set(ids))
+            yield from _check_one_text(variant_model, text, text_span or span, {}, set(ids))
 
 
 def check_example_players(m: Model) -> Iterator[Diagnostic]:

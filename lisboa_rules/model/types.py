@@ -6,6 +6,7 @@ two models built from differently laid-out YAML compare equal when the rules are
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -342,6 +343,8 @@ class Model:
     procs: ProcSet | None = field(default=None, compare=False, repr=False)  # effects, actions
     # the procedures compiled for the engine when the model was built (ProcSession), if so
     procs_compiled: Any = field(default=None, compare=False, repr=False)
+    # the source text of each rules file by its shown name (a diagnostic's column inside a text)
+    texts: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def rule(self, rule_id: str) -> Rule | None:
         """The rule with this id, if any."""

@@ -157,3 +157,29 @@ def test_changed_removed_values_and_rules(tmp_path: Path, monkeypatch: pytest.Mo
                      re.MULTILINE)
     assert re.search(r"^  take-decree\.extra-pick:\n", rules, re.MULTILINE)
     assert _section(out, "callouts") == ["  (none)"]
+
+
+def test_a_house_file_outside_the_rules_is_diffed_like_one_inside(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`diff --house FILE NAME`, as `validate` and `build` take it: the same values and rules
+    as from rules/variants/, positions in the house file; its errors located there, exit 1."""
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    (tmp_path / "rules" / "variants" / "house.yaml").write_text(HOUSE, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, inside, err = _diff(capsys, "house", "--rules", "rules")
+    assert code == 0, err
+    (tmp_path / "rules" / "variants" / "house.yaml").unlink()
+    mine = Path("mine.yaml")  # shown as given, relative to the working directory
+    mine.write_text(HOUSE, encoding="utf-8")
+    code, _, err = _diff(capsys, "house", "--rules", "rules")
+    assert code == 1 and "no variant named 'house'" in err
+    code, outside, err = _diff(capsys, "house", "--rules", "rules", "--house", str(mine))
+    assert code == 0, err
+    assert outside == inside.replace("rules/variants/house.yaml", str(mine))
+    assert f"({mine}:11:" in outside
+    mine.write_text(HOUSE.replace("params: {per_official: 2}", "params: {per_oficial: 2}"),
+                    encoding="utf-8")
+    code, out, err = _diff(capsys, "house", "--rules", "rules", "--house", str(mine))
+    assert code == 1 and out == ""
+    assert f"{mine}:11:18: error[overlay-unknown-key]: no key 'per_oficial'" in err

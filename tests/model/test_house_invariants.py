@@ -146,3 +146,63 @@ def test_a_new_zone_for_cards_is_conserved(
     g = vault.new_game(3, seed=seat)
     g.players[seat].vault.append(g.players[seat].hand[0])  # in two places at once
     assert vault.check_invariants(g) == ["Political cards are not conserved"]
+
+
+BURN = """\
+kind: variant
+id: burn
+title: Burnt cards
+applies: chosen
+text: A discarded card is burnt, out of the game.
+source: [facts:§4]
+changes:
+  court:
+    actions:
+      - id: discard
+        steps:
+          - choose: {as: card, from: hand}
+            reason: card {card} is not in your hand
+          - {move: {item: card, from: hand%s}}
+          - {apply: {effects: this.reward}}
+          - {set: {game.phase: "'refill'"}}
+        text: >-
+          Instead of the four actions you may burn a card from your hand for {reward.reis}
+          {game.terms.money_one}.
+"""
+
+
+def test_an_action_that_loses_a_card_is_refused_where_it_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The card the action takes goes nowhere: it built, and then from_json refused every
+    saved game where a discard was legal ("Political cards are not conserved"). Now the
+    build refuses it at the move, exit 1, nothing written."""
+    house = tmp_path / "burn.yaml"
+    house.write_text(BURN % "", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code = main(["build", "--rules", str(ROOT / "rules"), "--house", "burn.yaml"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "burn.yaml:14:20: error[step-not-conserved]: 'card' is taken from player.hand here" \
+        in err
+    assert "cards-conserved" in err and "game.box" in err
+    assert not (tmp_path / "generated").exists()
+
+
+def test_the_same_action_into_the_box_builds_and_its_games_load(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """What the error suggests (`to: game.box`) builds, and a game where cards were burnt is
+    saved and loaded again."""
+    E = _build(tmp_path_factory.mktemp("inv"), "burn", {"burn": BURN % ", to: game.box"}, [])
+    g = E.new_game(3, variants=["burn"], seed=3)
+    for _ in range(3):
+        while not any(m.kind == "discard" for m in E.legal_moves(g)):
+            g = E.apply_move(g, E.legal_moves(g)[0])
+        move = next(m for m in E.legal_moves(g) if m.kind == "discard")
+        box = len(g.box)
+        g = E.apply_move(g, move)
+        assert len(g.box) == box + 1 and move.card in g.box
+        assert E.check_invariants(g) == []
+        again = E.loads(E.dumps(g))
+        assert E.dumps(again) == E.dumps(g)

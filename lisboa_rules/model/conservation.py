@@ -1,0 +1,250 @@
+"""The steps keep the conserved kinds conserved: a static check of every procedure and action.
+
+rules/state.yaml declares kinds whose ids are each in exactly one of some zones
+(`invariants: - conserved: {kind: card, in: [game.discard, player.hand, ...]}`). The engine
+checks that in every state it loads, and `from_json` also refuses a saved game when one of its
+legal moves would break it. So a house rule whose action takes a card out of every zone built
+clean, yet no game where that action can be played could be saved and loaded again. Without
+playing a game, this reads each step that moves items of such a kind and refuses, at the step:
+
+- a move from one of the kind's zones to a list of that kind that is none of them, or into a
+  zone from such a list (the item leaves the zones, or comes from outside them);
+- the top or first items of a zone moved without a `to:` (they are gone);
+- an item taken from a zone without a `to:` (`move: {item: card, from: hand}`) that the steps
+  after it do not put into a zone on every path (`move: {item: card, to: portfolio}`, here or
+  in a procedure done with the item as its argument, `do: to-portfolio, with: {card: card}`);
+- a `set:` of a zone (it replaces what the zone holds).
+
+Left to the engine's check of saved games (documented in codes.py): `move: {all: ..., from: Z}`
+without a `to:` and `drop:` of an entry of a zone (the rules use both only where the zone is
+empty or its items were moved first), kinds conserved by count (`count:`), the setup (it makes
+the state the invariants then hold in).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from lisboa_rules.core.pyexpr import parse_expr
+from lisboa_rules.lang.steps import Procedure, Step, StepProblem
+from lisboa_rules.model.procs import ProcSet
+from lisboa_rules.model.state import Invariant, StateDecl, StateType
+
+CODE = "step-not-conserved"
+Field = tuple[str, str]  # ("player" | "game", field id)
+
+
+def check_conservation(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
+    """The problems of every procedure (but the setup) and action of the rule set."""
+    kept = [inv for inv in decl.invariants if inv.kind is not None and inv.count is None]
+    if not kept:
+        return []
+    checker = _Checker(ps, decl, kept)
+    for pid, proc in ps.procs.items():
+        if proc.path[:2] != ("flow", "setup"):
+            checker.must_put(pid)
+    for action in ps.actions.values():
+        checker.root(action.steps, (), _locals(action.steps, ()))
+    seen: set[tuple[str, str, tuple[str | int, ...]]] = set()
+    out = []
+    for p in checker.problems:
+        if (p.code, p.message, p.path) not in seen:
+            seen.add((p.code, p.message, p.path))
+            out.append(p)
+    return out
+
+
+def _item_kind(t: StateType) -> str | None:
+    """The kind of the items of a list field, through maps (`map[pile, list[card]]`)."""
+    while t.name == "map" and len(t.args) == 2:
+        t = t.args[1]
+    if t.name == "list" and t.args:
+        return t.args[0].name
+    return None
+
+
+def _locals(steps: Iterable[Step], params: Iterable[str]) -> frozenset[str]:
+    """Every name the steps (and the params) bind: none of them is a field of the state."""
+    names = set(params)
+    for top in steps:
+        for s in top.walk():
+            arg = s.arg
+            if s.kind == "let" and isinstance(arg, Mapping):
+                names.update(str(k) for k in arg)
+            elif (s.kind in ("choose", "for_each") and isinstance(arg, Mapping)
+                  and isinstance(arg.get("as"), str)):
+                names.add(arg["as"])
+    return frozenset(names)
+
+
+class _Checker:
+    def __init__(self, ps: ProcSet, decl: StateDecl, invariants: list[Invariant]) -> None:
+        self.ps = ps
+        self.decl = decl
+        self.zones: dict[str, frozenset[Field]] = {
+            str(inv.kind): frozenset((z.scope, z.field) for z in inv.zones) for inv in invariants
+        }
+        self.invariant = {str(inv.kind): inv for inv in invariants}
+        self.kinds: dict[Field, str] = {}
+        for scope in ("player", "game"):
+            for f in decl.fields(scope):
+                kind = _item_kind(f.type)
+                if kind is not None:
+                    self.kinds[(scope, f.id)] = kind
+        self.problems: list[StepProblem] = []
+        self.puts: dict[str, frozenset[str]] = {}
+        self.busy: set[str] = set()
+
+    # -- roots ---------------------------------------------------------------------------
+
+    def must_put(self, pid: str) -> frozenset[str]:
+        """The params of procedure `pid` that its steps put into a zone on every path (the
+        procedure is checked on the way)."""
+        if pid in self.puts:
+            return self.puts[pid]
+        if pid in self.busy or pid not in self.ps.procs:  # a cycle: reported as step-cycle
+            return frozenset()
+        self.busy.add(pid)
+        proc: Procedure = self.ps.procs[pid]
+        params = [p.name for p in proc.params]
+        left = self.root(proc.steps, params, _locals(proc.steps, params))
+        self.busy.discard(pid)
+        self.puts[pid] = frozenset(p for p in params if p not in left)
+        return self.puts[pid]
+
+    def root(self, steps: Iterable[Step], params: Iterable[str], names: frozenset[str]
+             ) -> dict[str, Step | None]:
+        """Check the steps of a procedure or an action; what is still pending after them (a
+        param not put is its caller's business; an item taken and not put is a problem)."""
+        pending: dict[str, Step | None] = dict.fromkeys(params)
+        left = self.steps(tuple(steps), pending, names)
+        for item, take in left.items():
+            if take is not None:
+                self.taken_nowhere(take, item)
+        return left
+
+    # -- steps ---------------------------------------------------------------------------
+
+    def steps(self, steps: tuple[Step, ...], pending: dict[str, Step | None],
+              names: frozenset[str]) -> dict[str, Step | None]:
+        pending = dict(pending)
+        for s in steps:
+            if s.kind == "move" and isinstance(s.arg, Mapping):
+                self.move(s, pending, names)
+            elif s.kind == "set" and isinstance(s.arg, Mapping):
+                for target in s.arg:
+                    place = self.field(target, names)
+                    kind = self.kinds.get(place) if place else None
+                    if place is not None and kind in self.zones and place in self.zones[kind]:
+                        self.problems.append(StepProblem(
+                            CODE, f"this set replaces what {_shown(place)} holds, a zone of the "
+                            f"{self.rule(kind)}: {kind}s would leave the game or come from "
+                            "nowhere; move them instead",
+                            (*s.path, "set", str(target))))
+            elif s.kind == "if":
+                then = self.steps(s.body, pending, names)
+                orelse = self.steps(s.orelse, pending, names)
+                pending = {**then, **orelse}
+            elif s.kind in ("for_each", "repeat"):
+                after = self.steps(s.body, pending, names)
+                for item, take in after.items():  # taken in the loop, not put in it
+                    if item not in pending and take is not None:
+                        self.taken_nowhere(take, item)
+            elif s.kind == "do" and isinstance(s.arg, str) and s.arg in self.ps.procs:
+                given = s.get("with")
+                given = given if isinstance(given, Mapping) else {}
+                for param in self.must_put(s.arg):
+                    value = given.get(param)
+                    if isinstance(value, str) and value.strip() in pending:
+                        del pending[value.strip()]
+        return pending
+
+    def move(self, s: Step, pending: dict[str, Step | None], names: frozenset[str]) -> None:
+        arg: Mapping[str, Any] = s.arg
+        modes = [m for m in ("item", "top", "first", "all") if m in arg]
+        if len(modes) != 1:
+            return  # a step-shape problem
+        mode = modes[0]
+        src = self.field(arg["from"], names) if "from" in arg else None
+        dst = self.field(arg["to"], names) if "to" in arg else None
+        for kind, zones in self.zones.items():
+            src_zone, dst_zone = src in zones, dst in zones
+            if src_zone and dst is not None and not dst_zone and self.kinds.get(dst) == kind:
+                self.problems.append(StepProblem(
+                    CODE, f"this move takes a {kind} from {_shown(src)} to {_shown(dst)}, which "
+                    f"is no zone of the {self.rule(kind)}: the {kind} would leave the game; move "
+                    f"it to one of {self.among(kind)}, or add {_shown(dst)} to the invariant's "
+                    "`in:`",
+                    (*s.path, "move", "to")))
+            if dst_zone and src is not None and not src_zone and self.kinds.get(src) == kind:
+                self.problems.append(StepProblem(
+                    CODE, f"this move puts a {kind} from {_shown(src)}, which is no zone of the "
+                    f"{self.rule(kind)}, into {_shown(dst)}: the {kind} would come from outside "
+                    f"the game; take it from one of {self.among(kind)}, or add {_shown(src)} to "
+                    "the invariant's `in:`", (*s.path, "move", "from")))
+            if src_zone and "to" not in arg:
+                if mode == "item":
+                    pending[str(arg["item"]).strip()] = s
+                elif mode in ("top", "first"):
+                    self.problems.append(StepProblem(
+                        CODE, f"this move takes the {mode} {kind}s of {_shown(src)} and puts "
+                        f"them nowhere: they would leave the game ({self.rule(kind)}); give it a "
+                        f"`to:`, one of {self.among(kind)}", (*s.path, "move")))
+            if dst_zone and "from" not in arg and mode == "item":
+                pending.pop(str(arg["item"]).strip(), None)
+
+    # -- words ---------------------------------------------------------------------------
+
+    def taken_nowhere(self, take: Step, item: str) -> None:
+        src = self.field(take.arg.get("from"), frozenset()) if isinstance(take.arg,
+                                                                          Mapping) else None
+        kind = self.kinds.get(src) if src is not None else None
+        kind = kind if kind in self.zones else next(iter(self.zones))
+        where = _shown(src) if src is not None else "its zone"
+        self.problems.append(StepProblem(
+            CODE, f"'{item}' is taken from {where} here and not put into a zone after it on "
+            f"every path: the {kind} would leave the game ({self.rule(kind)}), and no saved "
+            f"game where this can be played would load; give the move a `to:`, one of "
+            f"{self.among(kind)}, or put it there after it (`move: {{item: {item}, to: ZONE}}`)",
+            (*take.path, "move")))
+
+    def rule(self, kind: str) -> str:
+        inv = self.invariant[kind]
+        return f"invariant '{inv.id}' of rules/state.yaml"
+
+    def among(self, kind: str) -> str:
+        return ", ".join(_shown(z) for z in sorted(self.zones[kind]))
+
+    def field(self, source: Any, names: frozenset[str]) -> Field | None:
+        """The field of the state a place names (`hand`, `q.hand`, `game.piles[pile]`), or
+        None (a local, or not a place)."""
+        if not isinstance(source, str):
+            return None
+        try:
+            node: ast.expr = parse_expr(source.strip()).body
+        except SyntaxError:
+            return None
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        if isinstance(node, ast.Name):
+            if node.id in names:
+                return None
+            for scope in ("player", "game"):
+                if self.decl.field(scope, node.id) is not None:
+                    return (scope, node.id)
+            return None
+        if isinstance(node, ast.Attribute):
+            base = node.value
+            if isinstance(base, ast.Name) and base.id == "game" and "game" not in names:
+                return ("game", node.attr) if self.decl.field("game", node.attr) else None
+            if isinstance(base, ast.Name) and base.id in ("rules", "this"):
+                return None
+            if self.decl.field("player", node.attr) is not None:
+                return ("player", node.attr)
+        return None
+
+
+def _shown(place: Field | None) -> str:
+    return "nowhere" if place is None else f"{place[0]}.{place[1]}"
