@@ -10,8 +10,10 @@ Standard library only. Start with `new_game(players, variants, seed)`, list the 
 `legal_moves(game)`, play one with `apply_move(game, move)` (it returns a new state and raises
 IllegalMove naming the rule), and score a finished game with `final_scores` and `ranking`.
 `final_totals(game)` gives the totals alone (the same numbers, no explanation written), for
-agents that score the state after each move they could make (`apply_move` of one state with
-each of its listed moves in turn lists it once more, then plays each on a copy of that).
+agents that score the state after each move they could make: `successors(game)` gives each
+legal move with the state after it (`[(m, apply_move(game, m)) for m in legal_moves(game)]`,
+listed once and each move played once on its own copy, without apply_move's checks of a move a
+caller made).
 Saved games: `to_json` / `from_json` (validated against STATE_SCHEMA).
 """
 
@@ -60,6 +62,7 @@ __all__ = [
     "play",
     "ranking",
     "rule_text",
+    "successors",
     "to_json",
     "variants_for",
     "visit_cost",
@@ -10268,6 +10271,27 @@ def _kept(g: Game, move: Move, take: bool) -> Game | None:
         return None
     _PLAYED[0] = (id(g), entry[2])
     return kept
+
+
+def successors(g: Game) -> list[tuple[Move, Game]]:
+    """Each legal move of `g` (in the order of `legal_moves(g)`) paired with the state after
+    it: `[(m, apply_move(g, m)) for m in legal_moves(g)]`, computed once. The moves are listed
+    once and each is played on its own copy of `g` without `apply_move`'s checks that it is a
+    listed move of an unchanged state (it is one, by construction). `g` is never changed; the
+    states are new and share nothing with `g` or with each other. For agents that look one move
+    ahead; `apply_move` stays the checked way to play a move a caller made."""
+    rs = _activate(g)
+    if g.phase == "over":
+        return []
+    seat = g.actor
+    out: list[tuple[Move, Game]] = []
+    for md in rs.moves.values():
+        if md.phase == g.phase:
+            for move in md.moves(g, seat):
+                after = g.clone()
+                _apply(after, move)
+                out.append((move, after))
+    return out
 
 
 # --- Checking and applying a move -----------------------------------------------------------------

@@ -51,6 +51,7 @@ __all__ = [
     "play",
     "ranking",
     "rule_text",
+    "successors",
     "to_json",
     "variants_for",
 ]
@@ -635,6 +636,27 @@ def _kept(g: Game, move: Move, take: bool) -> Game | None:
         return None
     _PLAYED[0] = (id(g), entry[2])
     return kept
+
+
+def successors(g: Game) -> list[tuple[Move, Game]]:
+    """Each legal move of `g` (in the order of `legal_moves(g)`) paired with the state after
+    it: `[(m, apply_move(g, m)) for m in legal_moves(g)]`, computed once. The moves are listed
+    once and each is played on its own copy of `g` without `apply_move`'s checks that it is a
+    listed move of an unchanged state (it is one, by construction). `g` is never changed; the
+    states are new and share nothing with `g` or with each other. For agents that look one move
+    ahead; `apply_move` stays the checked way to play a move a caller made."""
+    rs = _activate(g)
+    if g.phase == "over":
+        return []
+    seat = g.actor
+    out: list[tuple[Move, Game]] = []
+    for md in rs.moves.values():
+        if md.phase == g.phase:
+            for move in md.moves(g, seat):
+                after = g.clone()
+                _apply(after, move)
+                out.append((move, after))
+    return out
 
 
 # --- Checking and applying a move -----------------------------------------------------------------
