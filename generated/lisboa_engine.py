@@ -10201,14 +10201,27 @@ def legal_moves(g: Game) -> list[Move]:
         return []
     seat = g.actor
     out: list[Move] = []
-    for md in rs.moves.values():
-        if md.phase == g.phase:
-            out += md.moves(g, seat)
+    for moves in _moves_of(rs, g.phase):
+        out += moves(g, seat)
     if _PLAYED:  # the list of a state played once is kept only until another listing
         _PLAYED.clear()
     if len(out) >= _KEEP_FROM:
         _LISTED[0] = (g, g.clone(), out[:], None)
     return out
+
+
+_MOVES_OF: Final[dict[tuple[tuple[str, ...], str], tuple[Callable[..., list[Move]], ...]]] = {}
+
+
+def _moves_of(rs: RuleSet, phase: str) -> tuple[Callable[..., list[Move]], ...]:
+    """The move generators of a rule set's phase, in the order of `rs.moves` (found once per
+    rule set and phase)."""
+    found = _MOVES_OF.get((rs.key, phase))
+    if found is None:
+        found = _MOVES_OF[rs.key, phase] = tuple(
+            md.moves for md in rs.moves.values() if md.phase == phase
+        )
+    return found
 
 
 # The last long list of moves `legal_moves` made, kept with the state it was made for and a
@@ -10285,12 +10298,11 @@ def successors(g: Game) -> list[tuple[Move, Game]]:
         return []
     seat = g.actor
     out: list[tuple[Move, Game]] = []
-    for md in rs.moves.values():
-        if md.phase == g.phase:
-            for move in md.moves(g, seat):
-                after = g.clone()
-                _apply(after, move)
-                out.append((move, after))
+    for moves in _moves_of(rs, g.phase):
+        for move in moves(g, seat):
+            after = g.clone()
+            _apply(after, move)
+            out.append((move, after))
     return out
 
 
@@ -10433,22 +10445,26 @@ def _any(value: Any) -> Any:
 
 def _subsets(items: Sequence[Any], most: int) -> list[tuple[Any, ...]]:
     """Every set of at most `most` of the items, each once, in counting order: item i is in
-    the m-th set when bit i of m is set (a choice `up_to` N)."""
-    out = []
-    for mask in range(1 << len(items)):
-        if bin(mask).count("1") <= most:
-            out.append(tuple(x for i, x in enumerate(items) if mask >> i & 1))
+    the m-th set when bit i of m is set (a choice `up_to` N). Made by doubling: the sets
+    without item i, then each of them with it (the sets of more than `most` items are never
+    made: every set a kept one is made from is kept too, so the order is the same)."""
+    out: list[tuple[Any, ...]] = [()]
+    for x in items:
+        out += [(*s, x) for s in out if len(s) < most]
     return out
 
 
 def _led(chosen: tuple[Any, ...], groups: Sequence[Any]) -> list[tuple[Any, ...]]:
     """The ways to list the chosen items so that one item of each group leads (`groups`: the
     group of each item, None for none; the groups in the order they first appear, each of its
-    items in turn): the leaders first, sorted, then the other items in order."""
+    items in turn): the leaders first, sorted, then the other items in order. When no item
+    is in a group there is one way: the items as chosen."""
     by: dict[Any, list[Any]] = {}
     for x, key in zip(chosen, groups, strict=True):
         if key is not None:
             by.setdefault(key, []).append(x)
+    if not by:
+        return [tuple(chosen)]
     picks: list[list[Any]] = [[]]
     for xs in by.values():
         picks = [[*pick, x] for pick in picks for x in xs]
@@ -10915,14 +10931,20 @@ def _majority_points(
     totals = [0] * n
     seats = range(n)
     for k, group in enumerate(step.groups):
-        ms = measures[k]
         prizes = group.prizes
         paying = len(prizes)
+        if not paying:
+            continue
+        ms = measures[k]
         if eligible is None:
             ranked = sorted(seats, key=ms.__getitem__, reverse=True)
         else:
             ok = eligible[k]
             ranked = [i for i in seats if ok[i]]
+            if len(ranked) < 2:  # nobody in the group, or one seat alone: the first prize
+                if ranked:
+                    totals[ranked[0]] += prizes[0]
+                continue
             ranked.sort(key=ms.__getitem__, reverse=True)
         last = min(len(ranked), paying)
         place = 0
