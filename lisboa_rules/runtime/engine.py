@@ -469,9 +469,11 @@ _MOVE_EXACT: Final = {"string": str, "integer": int, "boolean": bool}
 def _move_problem(move: Any) -> str | None:
     """What makes `move` no Move at all (a field of the wrong Python type: exactly int, str,
     bool or a tuple of them, so `True` is not card 1), or None."""
-    with suppress(AttributeError):  # (a field deleted: said below)
+    try:  # (a field deleted: AttributeError, said below)
         if type(move) is Move and _move_well_typed(move):  # the quick yes (generated)
             return None
+    except AttributeError:
+        pass
     if not isinstance(move, Move):
         return f"{type(move).__name__} is not a Move"
     for key, want in _MOVE_TYPES.items():
@@ -855,8 +857,8 @@ def _check_triggers(g: Game) -> None:
     turn is finished (rules: period-end), one that ends the game sets the last round (rules:
     game-end), and one with steps (`do:`) carries them out for the player who fired it."""
     rs = g.rs
-    for t in rs.triggers:
-        if t.period != g.period or t.id in g.fired:
+    for t in _triggers_of(rs, g.period):
+        if t.id in g.fired:
             continue
         if t.ends == "period" and (g.period >= rs.periods or g.period_end_by is not None):
             continue
@@ -885,13 +887,40 @@ def _check_triggers(g: Game) -> None:
             proc.run(g, who)
 
 
+_TRIGGERS_OF: Final[dict[tuple[tuple[str, ...], int], tuple[TriggerDef, ...]]] = {}
+
+
+def _triggers_of(rs: RuleSet, period: int) -> tuple[TriggerDef, ...]:
+    """The triggers of a rule set that can fire in a period, in the rules' order (found once
+    per rule set and period)."""
+    found = _TRIGGERS_OF.get((rs.key, period))
+    if found is None:
+        found = _TRIGGERS_OF[rs.key, period] = tuple(t for t in rs.triggers if t.period == period)
+    return found
+
+
+_INTERRUPTING: Final[dict[tuple[str, ...], tuple[PhaseDef, ...]]] = {}
+
+
+def _interrupting(rs: RuleSet) -> tuple[PhaseDef, ...]:
+    """The phases of a rule set that interrupt the others (and have an actor), in order."""
+    found = _INTERRUPTING.get(rs.key)
+    if found is None:
+        found = _INTERRUPTING[rs.key] = tuple(
+            ph for ph in rs.phases.values() if ph.interrupts is not None and ph.actor is not None
+        )
+    return found
+
+
 def _advance(g: Game) -> None:
     """Move to the next decision, running the procedures that need no choice (rules: flow
     `phases`): a phase that interrupts the others comes first, keeping the one it interrupts
     to go back to; a phase whose actor is None is done, and what comes after it runs."""
-    phases = g.rs.phases
-    for ph in phases.values():
-        if ph.interrupts is not None and ph.actor is not None and ph.interrupts(g):
+    rs = g.rs
+    phases = rs.phases
+    for ph in _interrupting(rs):
+        assert ph.interrupts is not None and ph.actor is not None  # (_interrupting: both)
+        if ph.interrupts(g):
             if g.phase != ph.id:
                 if ph.resume is not None:
                     setattr(g, ph.resume, g.phase)
