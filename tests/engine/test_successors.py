@@ -54,10 +54,8 @@ def test_successors_is_legal_moves_then_apply_move(engine: Any) -> None:
                     assert a is not g and b is not g and a is not b
                     b_before = E.to_json(b)
                     a.players[0].wigs += 1000
-                    for p in a.players:
-                        for value in vars_of(p):
-                            if isinstance(value, list):
-                                value.append(value[0] if value else 0)
+                    for value in [*vars_of(a), *(v for p in a.players for v in vars_of(p))]:
+                        _scribble(value)
                     assert E.to_json(g) == before
                     assert E.to_json(b) == b_before
                 if g.phase == "over":
@@ -66,9 +64,20 @@ def test_successors_is_legal_moves_then_apply_move(engine: Any) -> None:
     assert len(kinds) >= 5, kinds  # many kinds of move, not only draws and passes
 
 
-def vars_of(p: Any) -> list[Any]:
-    """The values of a player's fields (slotted class: no __dict__)."""
-    return [getattr(p, name) for name in p.__slots__]
+def vars_of(obj: Any) -> list[Any]:
+    """The values of a state's or a player's fields (slotted classes: no __dict__), but the
+    rule set it caches and the players list (whose players are given on their own)."""
+    return [getattr(obj, n) for n in obj.__slots__ if not n.startswith("_") and n != "players"]
+
+
+def _scribble(value: Any) -> None:
+    """Change a list or dict in place (and the lists and dicts inside a dict)."""
+    if isinstance(value, list):
+        value.append(value[0] if value else 0)
+    elif isinstance(value, dict):
+        for inner in list(value.values()):
+            _scribble(inner)
+        value["scribbled"] = 0
 
 
 class _NoSuccessors:
