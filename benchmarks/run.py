@@ -1379,7 +1379,9 @@ BALANCE_GAMES = 10_000  # the issue's figure: 10,000 three-player greedy games i
 def bench_balance(mode: Mode, E: ModuleType, engine: Path) -> list[Row]:
     """`lisboa-rules balance`'s agents: 10,000 three-player greedy games on 2 jobs (timed on a
     sample and scaled), and one MCTS move of 200 iterations; each against the issue's budget.
-    The note says where a greedy move's time goes (apply_move vs final_scores per candidate)."""
+    The note says where a greedy move's time goes per candidate: making the state after it
+    (`successors`, or `apply_move` for an engine without it) and scoring it (`final_totals`,
+    or `final_scores`), as the agent does."""
     from lisboa_rules.sim import executors, make_agent, runner
     from lisboa_rules.sim.agents import DEFAULT_HORIZON
 
@@ -1400,21 +1402,31 @@ def bench_balance(mode: Mode, E: ModuleType, engine: Path) -> list[Row]:
     budget_greedy = [60.0]
     samples = interleaved([greedy], reps, 0)[0]
     # where a greedy decision's time goes: every candidate is applied, then scored
+    # (with the engine's `successors`, as the agent plays: each candidate's state made once)
     states = [s for s in end_states_of_play(E, 3, 7) if E.legal_moves(s)][::9]
     apply_s = score_s = 0.0
     candidates = 0
+    has_successors = callable(getattr(E, "successors", None))
+    score = getattr(E, "final_totals", E.final_scores)
     for g in states:
-        for m in E.legal_moves(g):
+        if has_successors:
             t0 = time.perf_counter()
-            after = E.apply_move(g, m)
+            afters = [after for _m, after in E.successors(g)]
+            apply_s += time.perf_counter() - t0
+        else:
+            afters = []
+            for m in E.legal_moves(g):
+                t0 = time.perf_counter()
+                afters.append(E.apply_move(g, m))
+                apply_s += time.perf_counter() - t0
+        for after in afters:
             t1 = time.perf_counter()
-            E.final_scores(after)
-            t2 = time.perf_counter()
-            apply_s += t1 - t0
-            score_s += t2 - t1
+            score(after)
+            score_s += time.perf_counter() - t1
             candidates += 1
-    per = f"{1e6 * apply_s / candidates:.0f} us apply_move + {1e6 * score_s / candidates:.0f} us "
-    per += f"final_scores per candidate move, {candidates / len(states):.1f} candidates a move"
+    made = "successors" if has_successors else "apply_move"
+    per = f"{1e6 * apply_s / candidates:.0f} us {made} + {1e6 * score_s / candidates:.0f} us "
+    per += f"{score.__name__} per candidate move, {candidates / len(states):.1f} candidates a move"
     # MCTS: one move of 200 iterations in each of a fixed set of positions: states with a
     # choice, spread over one seeded random game (the same positions on every run)
     picks = [g for g in end_states_of_play(E, 3, 11) if len(E.legal_moves(g)) > 1]

@@ -51,6 +51,7 @@ __all__ = [
     "play",
     "ranking",
     "rule_text",
+    "successors",
     "to_json",
     "variants_for",
 ]
@@ -468,9 +469,11 @@ _MOVE_EXACT: Final = {"string": str, "integer": int, "boolean": bool}
 def _move_problem(move: Any) -> str | None:
     """What makes `move` no Move at all (a field of the wrong Python type: exactly int, str,
     bool or a tuple of them, so `True` is not card 1), or None."""
-    with suppress(AttributeError):  # (a field deleted: said below)
+    try:  # (a field deleted: AttributeError, said below)
         if type(move) is Move and _move_well_typed(move):  # the quick yes (generated)
             return None
+    except AttributeError:
+        pass
     if not isinstance(move, Move):
         return f"{type(move).__name__} is not a Move"
     for key, want in _MOVE_TYPES.items():
@@ -565,14 +568,27 @@ def legal_moves(g: Game) -> list[Move]:
         return []
     seat = g.actor
     out: list[Move] = []
-    for md in rs.moves.values():
-        if md.phase == g.phase:
-            out += md.moves(g, seat)
+    for moves in _moves_of(rs, g.phase):
+        out += moves(g, seat)
     if _PLAYED:  # the list of a state played once is kept only until another listing
         _PLAYED.clear()
     if len(out) >= _KEEP_FROM:
         _LISTED[0] = (g, g.clone(), out[:], None)
     return out
+
+
+_MOVES_OF: Final[dict[tuple[tuple[str, ...], str], tuple[Callable[..., list[Move]], ...]]] = {}
+
+
+def _moves_of(rs: RuleSet, phase: str) -> tuple[Callable[..., list[Move]], ...]:
+    """The move generators of a rule set's phase, in the order of `rs.moves` (found once per
+    rule set and phase)."""
+    found = _MOVES_OF.get((rs.key, phase))
+    if found is None:
+        found = _MOVES_OF[rs.key, phase] = tuple(
+            md.moves for md in rs.moves.values() if md.phase == phase
+        )
+    return found
 
 
 # The last long list of moves `legal_moves` made, kept with the state it was made for and a
@@ -635,6 +651,26 @@ def _kept(g: Game, move: Move, take: bool) -> Game | None:
         return None
     _PLAYED[0] = (id(g), entry[2])
     return kept
+
+
+def successors(g: Game) -> list[tuple[Move, Game]]:
+    """Each legal move of `g` (in the order of `legal_moves(g)`) paired with the state after
+    it: `[(m, apply_move(g, m)) for m in legal_moves(g)]`, computed once. The moves are listed
+    once and each is played on its own copy of `g` without `apply_move`'s checks that it is a
+    listed move of an unchanged state (it is one, by construction). `g` is never changed; the
+    states are new and share nothing with `g` or with each other. For agents that look one move
+    ahead; `apply_move` stays the checked way to play a move a caller made."""
+    rs = _activate(g)
+    if g.phase == "over":
+        return []
+    seat = g.actor
+    out: list[tuple[Move, Game]] = []
+    for moves in _moves_of(rs, g.phase):
+        for move in moves(g, seat):
+            after = g.clone()
+            _apply(after, move)
+            out.append((move, after))
+    return out
 
 
 # --- Checking and applying a move -----------------------------------------------------------------
@@ -776,22 +812,26 @@ def _any(value: Any) -> Any:
 
 def _subsets(items: Sequence[Any], most: int) -> list[tuple[Any, ...]]:
     """Every set of at most `most` of the items, each once, in counting order: item i is in
-    the m-th set when bit i of m is set (a choice `up_to` N)."""
-    out = []
-    for mask in range(1 << len(items)):
-        if bin(mask).count("1") <= most:
-            out.append(tuple(x for i, x in enumerate(items) if mask >> i & 1))
+    the m-th set when bit i of m is set (a choice `up_to` N). Made by doubling: the sets
+    without item i, then each of them with it (the sets of more than `most` items are never
+    made: every set a kept one is made from is kept too, so the order is the same)."""
+    out: list[tuple[Any, ...]] = [()]
+    for x in items:
+        out += [(*s, x) for s in out if len(s) < most]
     return out
 
 
 def _led(chosen: tuple[Any, ...], groups: Sequence[Any]) -> list[tuple[Any, ...]]:
     """The ways to list the chosen items so that one item of each group leads (`groups`: the
     group of each item, None for none; the groups in the order they first appear, each of its
-    items in turn): the leaders first, sorted, then the other items in order."""
+    items in turn): the leaders first, sorted, then the other items in order. When no item
+    is in a group there is one way: the items as chosen."""
     by: dict[Any, list[Any]] = {}
     for x, key in zip(chosen, groups, strict=True):
         if key is not None:
             by.setdefault(key, []).append(x)
+    if not by:
+        return [tuple(chosen)]
     picks: list[list[Any]] = [[]]
     for xs in by.values():
         picks = [[*pick, x] for pick in picks for x in xs]
@@ -817,8 +857,8 @@ def _check_triggers(g: Game) -> None:
     turn is finished (rules: period-end), one that ends the game sets the last round (rules:
     game-end), and one with steps (`do:`) carries them out for the player who fired it."""
     rs = g.rs
-    for t in rs.triggers:
-        if t.period != g.period or t.id in g.fired:
+    for t in _triggers_of(rs, g.period):
+        if t.id in g.fired:
             continue
         if t.ends == "period" and (g.period >= rs.periods or g.period_end_by is not None):
             continue
@@ -847,13 +887,40 @@ def _check_triggers(g: Game) -> None:
             proc.run(g, who)
 
 
+_TRIGGERS_OF: Final[dict[tuple[tuple[str, ...], int], tuple[TriggerDef, ...]]] = {}
+
+
+def _triggers_of(rs: RuleSet, period: int) -> tuple[TriggerDef, ...]:
+    """The triggers of a rule set that can fire in a period, in the rules' order (found once
+    per rule set and period)."""
+    found = _TRIGGERS_OF.get((rs.key, period))
+    if found is None:
+        found = _TRIGGERS_OF[rs.key, period] = tuple(t for t in rs.triggers if t.period == period)
+    return found
+
+
+_INTERRUPTING: Final[dict[tuple[str, ...], tuple[PhaseDef, ...]]] = {}
+
+
+def _interrupting(rs: RuleSet) -> tuple[PhaseDef, ...]:
+    """The phases of a rule set that interrupt the others (and have an actor), in order."""
+    found = _INTERRUPTING.get(rs.key)
+    if found is None:
+        found = _INTERRUPTING[rs.key] = tuple(
+            ph for ph in rs.phases.values() if ph.interrupts is not None and ph.actor is not None
+        )
+    return found
+
+
 def _advance(g: Game) -> None:
     """Move to the next decision, running the procedures that need no choice (rules: flow
     `phases`): a phase that interrupts the others comes first, keeping the one it interrupts
     to go back to; a phase whose actor is None is done, and what comes after it runs."""
-    phases = g.rs.phases
-    for ph in phases.values():
-        if ph.interrupts is not None and ph.actor is not None and ph.interrupts(g):
+    rs = g.rs
+    phases = rs.phases
+    for ph in _interrupting(rs):
+        assert ph.interrupts is not None and ph.actor is not None  # (_interrupting: both)
+        if ph.interrupts(g):
             if g.phase != ph.id:
                 if ph.resume is not None:
                     setattr(g, ph.resume, g.phase)
@@ -1258,14 +1325,20 @@ def _majority_points(
     totals = [0] * n
     seats = range(n)
     for k, group in enumerate(step.groups):
-        ms = measures[k]
         prizes = group.prizes
         paying = len(prizes)
+        if not paying:
+            continue
+        ms = measures[k]
         if eligible is None:
             ranked = sorted(seats, key=ms.__getitem__, reverse=True)
         else:
             ok = eligible[k]
             ranked = [i for i in seats if ok[i]]
+            if len(ranked) < 2:  # nobody in the group, or one seat alone: the first prize
+                if ranked:
+                    totals[ranked[0]] += prizes[0]
+                continue
             ranked.sort(key=ms.__getitem__, reverse=True)
         last = min(len(ranked), paying)
         place = 0

@@ -6,10 +6,11 @@ one of `engine.legal_moves(state)`). The same name, engine, seed and sequence of
 the same moves.
 
 - `random`: a move drawn uniformly among the legal ones.
-- `greedy`: one ply. Each legal move is played on the engine (`apply_move` returns a new
-  state) and the state after it is scored with the engine's own `final_totals` (or the totals
-  of its `final_scores` sheet when it has none): the points on the score track plus every
-  scoring source of the data, as if the game ended there. The
+- `greedy`: one ply. Each legal move is played on the engine (its `successors`: each legal
+  move with the state after it, computed once; an engine without it: `legal_moves`, then
+  `apply_move` of each) and the state after it is scored with the engine's own
+  `final_totals` (or the totals of its `final_scores` sheet when it has none): the points on
+  the score track plus every scoring source of the data, as if the game ended there. The
   estimate is the mover's total minus the best total of the others; the best estimate wins,
   ties are broken by the agent's seeded generator.
 - `mcts`: UCT (upper confidence bounds on trees) with a budget of iterations; each iteration
@@ -115,23 +116,37 @@ class GreedyAgent:
     engine: Any
     rng: random.Random
     totals: Callable[[Any], Sequence[int]] = field(init=False, repr=False)
+    # the engine's `successors` (each legal move with the state after it, computed once), or
+    # None: then each listed move is played with `apply_move` (the same pairs, checked again)
+    successors: Callable[[Any], Sequence[tuple[Any, Any]]] | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.totals = totals_of(self.engine)
+        found = getattr(self.engine, "successors", None)
+        self.successors = found if callable(found) else None
 
     def __call__(self, state: Any) -> Any:
-        return self.choose(state, self.engine.legal_moves(state))
+        if self.successors is None:
+            return self.choose(state, self.engine.legal_moves(state))
+        pairs = self.successors(state)
+        if len(pairs) == 1:
+            return pairs[0][0]
+        return self._best(state.actor, pairs)
 
     def choose(self, state: Any, moves: Sequence[Any]) -> Any:
         """The move among `moves` (the legal moves of `state`, listed by the caller)."""
         if len(moves) == 1:
             return moves[0]
-        seat = state.actor
-        apply_move, totals = self.engine.apply_move, self.totals
+        apply_move = self.engine.apply_move
+        return self._best(state.actor, [(m, apply_move(state, m)) for m in moves])
+
+    def _best(self, seat: int, pairs: Sequence[tuple[Any, Any]]) -> Any:
+        """The move of the best (move, state after it) pair for `seat`; ties drawn."""
+        totals = self.totals
         best: list[Any] = []
         best_value = -math.inf
-        for move in moves:
-            t = list(totals(apply_move(state, move)))
+        for move, after in pairs:
+            t = list(totals(after))
             mine = t.pop(seat)
             value = mine - max(t, default=0)  # margin(t, seat)
             if value > best_value:
