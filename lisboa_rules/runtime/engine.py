@@ -272,6 +272,7 @@ _MOVE_FIELDS: tuple[str, ...] = ()
 def _move_well_typed(move: Move) -> bool:
     return True
 
+
 # The state classes and their saved-game fields are generated from rules/state.yaml; these
 # placeholders hold the fields the machinery reads, so that this module type-checks alone.
 _GAME_FIELDS: tuple[str, ...] = ()
@@ -1220,21 +1221,18 @@ class _HeldLayout:
     """A held source (each item of one list field of the player scores its points when its
     condition holds): per item its condition, points and both explanations."""
 
-    __slots__ = ("head", "id", "items", "lines", "none")
+    __slots__ = ("empty", "head", "id", "items")
 
     id: str
     head: str  # "NAME: "
-    none: str  # "NAME: none = 0"
+    empty: ScoreLine  # the line of a player who holds none: "NAME: none = 0"
     items: dict[Any, _HeldItem]  # by item id
-    # the lines already written, by (the items held, a bit per item: its condition holds)
-    lines: dict[tuple[tuple[Any, ...], int], ScoreLine]
 
     def __init__(self, id: str, head: str, none: str, items: dict[Any, _HeldItem]) -> None:
         self.id = id
         self.head = head
-        self.none = none
+        self.empty = ScoreLine(id, 0, none)
         self.items = items
-        self.lines = {}
 
 
 class _ScoreLayout:
@@ -1327,38 +1325,27 @@ def _score_layout(rs: RuleSet) -> _ScoreLayout:
 
 def _held_line(g: Game, p: Player, items: list[Any], step: _HeldLayout) -> ScoreLine:
     """The line of the items one player holds in a list field: `NAME: ID (condition) P; ID
-    (condition) not fulfilled, 0; P + 0 = P`. The conditions are read every time; the line is
-    written once per items held and conditions met (see `_shown`)."""
-    table = step.items
-    met = 0  # bit k: the condition of the k-th item holds
-    bit = 1
-    for item in items:
-        condition = table[item].condition
-        if condition is None or condition(g, p, _NO_CTX):
-            met |= bit
-        bit <<= 1
-    key = (tuple(items), met)
-    line = step.lines.get(key)
-    if line is not None:
-        return line
+    (condition) not fulfilled, 0; P + 0 = P`. (Written every time: the items held and the
+    conditions met differ from game to game, so a memo of lines would rarely be read.)"""
     if not items:
-        return _shown(step.lines, key, ScoreLine(step.id, 0, step.none))
+        return step.empty
+    table = step.items
     parts: list[str] = []
     shown: list[str] = []
     total = 0
-    bit = 1
     for item in items:
         it = table[item]
-        if met & bit:
+        condition = it.condition
+        if condition is None or condition(g, p, _NO_CTX):
             parts.append(it.met)
             shown.append(it.points_text)
             total += it.points
         else:
             parts.append(it.not_met)
             shown.append("0")
-        bit <<= 1
-    text = f"{step.head}{'; '.join(parts)}; {' + '.join(shown)} = {total}"
-    return _shown(step.lines, key, ScoreLine(step.id, total, text))
+    return ScoreLine(
+        step.id, total, f"{step.head}{'; '.join(parts)}; {' + '.join(shown)} = {total}"
+    )
 
 
 def _held_points(g: Game, p: Player, items: list[Any], step: _HeldLayout) -> int:
