@@ -24,7 +24,7 @@ import random
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from itertools import combinations as _combinations
 from typing import Any, Final
 
@@ -727,7 +727,7 @@ class Game:
         self.final_round = final_round
         self.fired = [] if fired is None else fired
         self._rs: RuleSet | None = None
-        self._rs_of: list[str] = []
+        self._rs_of: list[str] | None = None
 
     def _copy(self) -> Game:
         """A shallow copy: every field is shared with this one."""
@@ -8770,20 +8770,30 @@ def _final_scores1(g: Game, layout: _ScoreLayout) -> ScoreSheet:
     ok1 = [ok1_0]
     won1, said1 = _score_majority(layout.majorities[1], colors, ms1, ok1)
     h0, t0 = layout.per_player[0].head, layout.per_player[0].tail
+    kept0 = layout.per_player[0].lines
     h1, t1 = layout.per_player[1].head, layout.per_player[1].tail
+    kept1 = layout.per_player[1].lines
     h2, t2 = layout.per_player[2].head, layout.per_player[2].tail
+    kept2 = layout.per_player[2].lines
     h3, t3 = layout.per_player[3].head, layout.per_player[3].tail
+    kept3 = layout.per_player[3].lines
     rows = []
     totals = []
     for i, p in enumerate(players):
         # rules/scoring.yaml:19 score.ships: ship_hull_total
         w0 = sum(p.ships)
-        text = f"{h0}{' + '.join(map(str, p.ships)) or '0'} = {w0}{t0}"
-        l0 = ScoreLine("score.ships", w0, text)
+        l0k = tuple(p.ships)
+        l0 = kept0.get(l0k)
+        if l0 is None:
+            text = f"{h0}{' + '.join(map(str, p.ships)) or '0'} = {w0}{t0}"
+            l0 = _shown(kept0, l0k, ScoreLine("score.ships", w0, text))
         # rules/scoring.yaml:26 score.rubble: wigs_per_set * rubble_sets
         w1 = 3 * p.rubble_sets
-        text = f"{h1}3 × {p.rubble_sets} = {w1}{t1}"
-        l1 = ScoreLine("score.rubble", w1, text)
+        l1k = p.rubble_sets
+        l1 = kept1.get(l1k)
+        if l1 is None:
+            text = f"{h1}3 × {p.rubble_sets} = {w1}{t1}"
+            l1 = _shown(kept1, l1k, ScoreLine("score.rubble", w1, text))
         # rules/scoring.yaml:35 score.stores
         w2 = won0[i]
         text = said0[i]
@@ -8791,19 +8801,25 @@ def _final_scores1(g: Game, layout: _ScoreLayout) -> ScoreSheet:
         # rules/scoring.yaml:50 score.influence: (reis + influence_reis) // reis_per_wig
         c3_0 = _m_influence_reis(g, p)
         w3 = (p.reis + c3_0) // 5
-        text = f"{h2}({p.reis} + {c3_0}) // 5 = {w3}{t2}"
-        l3 = ScoreLine("score.influence", w3, text)
+        l3k = (p.reis, c3_0)
+        l3 = kept2.get(l3k)
+        if l3 is None:
+            text = f"{h2}({p.reis} + {c3_0}) // 5 = {w3}{t2}"
+            l3 = _shown(kept2, l3k, ScoreLine("score.influence", w3, text))
         # rules/scoring.yaml:64 score.decrees: each item of p.decrees
-        w4, text = _score_held(g, p, p.decrees, layout.held[0])
-        l4 = ScoreLine("score.decrees", w4, text)
+        l4 = _held_line(g, p, p.decrees, layout.held[0])
+        w4 = l4.points
         # rules/scoring.yaml:73 score.officials
         w5 = won1[i]
         text = said1[i]
         l5 = ScoreLine("score.officials", w5, text)
         # rules/scoring.yaml:85 score.favors: wigs_per_favor * royal_favors
         w6 = 2 * len(p.royal_favors)
-        text = f"{h3}2 × {len(p.royal_favors)} = {w6}{t3}"
-        l6 = ScoreLine("score.favors", w6, text)
+        l6k = len(p.royal_favors)
+        l6 = kept3.get(l6k)
+        if l6 is None:
+            text = f"{h3}2 × {len(p.royal_favors)} = {w6}{t3}"
+            l6 = _shown(kept3, l6k, ScoreLine("score.favors", w6, text))
         rows.append((l0, l1, l2, l3, l4, l5, l6))
         totals.append(p.wigs + w0 + w1 + w2 + w3 + w4 + w5 + w6)
     track = tuple([p.wigs for p in players])
@@ -10784,27 +10800,71 @@ def final_totals(g: Game) -> tuple[int, ...]:
     return _TOTALERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
 
 
-@dataclass(frozen=True, slots=True)
+# The fixed words of a rule set's scoring (made once per rule set by `_score_layout`): plain
+# classes with declared attributes, as ScoreLine, so that the compiled engine reads their fields
+# natively (a dataclass's attributes stay generic there).
+
+
 class _PerPlayerLayout:
-    """A per-player source: `NAME: the formula with the values = P (the formula in words)`."""
+    """A per-player source: `NAME: the formula with the values = P (the formula in words)`,
+    and its lines already written, by the values their text writes (see `_shown`)."""
+
+    __slots__ = ("head", "id", "lines", "tail")
 
     id: str
     head: str  # "NAME: "
     tail: str  # " (WORDS)", or ""
+    lines: dict[Any, ScoreLine]
+
+    def __init__(self, id: str, head: str, tail: str) -> None:
+        self.id = id
+        self.head = head
+        self.tail = tail
+        self.lines = {}
 
 
-@dataclass(frozen=True, slots=True)
+# The lines a per-player source keeps, at most (a line is a value: every player and every game
+# with the same values shown gets the same one; past the bound, lines are written each time).
+_SHOWN_MAX: Final = 4096
+
+
+def _shown(lines: dict[Any, ScoreLine], key: Any, line: ScoreLine) -> ScoreLine:
+    """`line`, kept in `lines` under `key` (the values its text writes) while there is room."""
+    if len(lines) < _SHOWN_MAX:
+        lines[key] = line
+    return line
+
+
 class _GroupLayout:
     """One majority of a source, with the words that do not depend on the values."""
+
+    __slots__ = ("absent", "alone", "counts", "head", "prize_texts", "prizes", "unit", "unit_one")
 
     prizes: tuple[int, ...]  # the prize of each place this rule set pays (its columns)
     head: str  # "GROUP: " (or "" when the source is this one group)
     unit: str
     unit_one: str
     prize_texts: tuple[str, ...]  # the prizes, written
-    counts: dict[int, str] = field(default_factory=dict)  # measure -> "GROUP: N UNIT", as met
-    alone: dict[tuple[int, int], str] = field(default_factory=dict)  # (measure, place) -> words
-    absent: dict[int, str] = field(default_factory=dict)  # measure -> words when not eligible
+    counts: dict[int, str]  # measure -> "GROUP: N UNIT", as met
+    alone: dict[int, str]  # measure * paying places + place -> a lone seat's words, as met
+    absent: dict[int, str]  # measure -> words when not eligible, as met
+
+    def __init__(
+        self,
+        prizes: tuple[int, ...],
+        head: str,
+        unit: str,
+        unit_one: str,
+        prize_texts: tuple[str, ...],
+    ) -> None:
+        self.prizes = prizes
+        self.head = head
+        self.unit = unit
+        self.unit_one = unit_one
+        self.prize_texts = prize_texts
+        self.counts = {}
+        self.alone = {}
+        self.absent = {}
 
     def count(self, m: int) -> str:
         """`GROUP: N UNIT` for a measure (worded once per value)."""
@@ -10817,13 +10877,15 @@ class _GroupLayout:
 
     def not_counted(self, m: int, why: str) -> str:
         """`GROUP: N UNIT, no POINTS (only when ...)` for a measure (worded once per value)."""
-        text = self.absent[m] = (self.counts.get(m) or self.count(m)) + why
+        text = self.count(m) + why
+        self.absent[m] = text
         return text
 
 
-@dataclass(frozen=True, slots=True)
 class _MajorityLayout:
     """A majority source (rules: score.ties) and the words of its places."""
+
+    __slots__ = ("groups", "head", "id", "not_eligible", "ordinals", "paid")
 
     id: str
     head: str  # "NAME: "
@@ -10832,28 +10894,84 @@ class _MajorityLayout:
     ordinals: tuple[str, ...]  # "1st", "2nd", ... for every place a game can have
     paid: tuple[str, ...]  # per paid place: " (COLUMN prize)" when it pays another column
 
+    def __init__(
+        self,
+        id: str,
+        head: str,
+        groups: tuple[_GroupLayout, ...],
+        not_eligible: str,
+        ordinals: tuple[str, ...],
+        paid: tuple[str, ...],
+    ) -> None:
+        self.id = id
+        self.head = head
+        self.groups = groups
+        self.not_eligible = not_eligible
+        self.ordinals = ordinals
+        self.paid = paid
 
-@dataclass(frozen=True, slots=True)
+
+class _HeldItem:
+    """An item of a held source: its condition (None: always met), points and words."""
+
+    __slots__ = ("condition", "met", "not_met", "points", "points_text")
+
+    condition: BoolFn | None
+    points: int
+    met: str  # "ID (condition) P"
+    not_met: str  # "ID (condition) not fulfilled, 0"
+    points_text: str  # the points, written
+
+    def __init__(
+        self, condition: BoolFn | None, points: int, met: str, not_met: str, points_text: str
+    ) -> None:
+        self.condition = condition
+        self.points = points
+        self.met = met
+        self.not_met = not_met
+        self.points_text = points_text
+
+
 class _HeldLayout:
     """A held source (each item of one list field of the player scores its points when its
     condition holds): per item its condition, points and both explanations."""
 
+    __slots__ = ("empty", "head", "id", "items")
+
     id: str
     head: str  # "NAME: "
-    none: str  # "NAME: none = 0"
-    # item id -> (condition or None, points, met, not met, the points written)
-    items: Mapping[Any, tuple[BoolFn | None, int, str, str, str]]
+    empty: ScoreLine  # the line of a player who holds none: "NAME: none = 0"
+    items: dict[Any, _HeldItem]  # by item id
+
+    def __init__(self, id: str, head: str, none: str, items: dict[Any, _HeldItem]) -> None:
+        self.id = id
+        self.head = head
+        self.empty = ScoreLine(id, 0, none)
+        self.items = items
 
 
-@dataclass(frozen=True, slots=True)
 class _ScoreLayout:
     """The fixed words of a rule set's scoring, per kind of source in the rules' order (the
     generated scorers walk the sources in the same order)."""
+
+    __slots__ = ("held", "majorities", "per_player", "term")
 
     per_player: tuple[_PerPlayerLayout, ...]
     majorities: tuple[_MajorityLayout, ...]
     held: tuple[_HeldLayout, ...]
     term: str  # the game's word for its points (rules: game.terms.score)
+
+    def __init__(
+        self,
+        per_player: tuple[_PerPlayerLayout, ...],
+        majorities: tuple[_MajorityLayout, ...],
+        held: tuple[_HeldLayout, ...],
+        term: str,
+    ) -> None:
+        self.per_player = per_player
+        self.majorities = majorities
+        self.held = held
+        self.term = term
 
 
 _SCORE_LAYOUTS: dict[tuple[str, ...], _ScoreLayout] = {}
@@ -10868,8 +10986,8 @@ def _score_layout(rs: RuleSet) -> _ScoreLayout:
     majorities: list[_MajorityLayout] = []
     held: list[_HeldLayout] = []
     places = max(rs.players_max, len(rs.colors)) + 1
-    ordinals = tuple(_ordinal(k + 1) for k in range(places))
-    paid = []
+    ordinals = tuple([_ordinal(k + 1) for k in range(places)])
+    paid: list[str] = []
     for place, column in enumerate(rs.majority_columns):
         named = column != place + 1 and column - 1 < len(rs.column_names)
         paid.append(f" ({rs.column_names[column - 1]} prize)" if named else "")
@@ -10879,16 +10997,16 @@ def _score_layout(rs: RuleSet) -> _ScoreLayout:
             per_player.append(_PerPlayerLayout(src.id, f"{src.name}: ", tail))
         elif src.kind == "majority":
             single = len(src.groups) == 1
-            groups = []
+            groups: list[_GroupLayout] = []
             for group in src.groups:
-                prizes = tuple(group.table[c - 1] for c in rs.majority_columns)
+                prizes = tuple([group.table[c - 1] for c in rs.majority_columns])
                 groups.append(
                     _GroupLayout(
                         prizes,
                         "" if single and group.name == src.name else f"{group.name}: ",
                         group.unit,
                         group.unit_one,
-                        tuple(str(x) for x in prizes),
+                        tuple([str(x) for x in prizes]),
                     )
                 )
             why = f" (only when {src.eligible_words})" if src.eligible_words else ""
@@ -10903,10 +11021,10 @@ def _score_layout(rs: RuleSet) -> _ScoreLayout:
                 )
             )
         elif src.kind == "held":
-            items = {}
+            items: dict[Any, _HeldItem] = {}
             for item in src.items:
                 about = f" ({item.words})" if item.words else ""
-                items[item.id] = (
+                items[item.id] = _HeldItem(
                     item.condition,
                     item.points,
                     f"{item.id}{about} {item.points}",
@@ -10920,35 +11038,40 @@ def _score_layout(rs: RuleSet) -> _ScoreLayout:
     return layout
 
 
-def _score_held(g: Game, p: Player, items: Sequence[Any], step: _HeldLayout) -> tuple[int, str]:
-    """The items one player holds in a list field: `NAME: ID (condition) P; ID (condition)
-    not fulfilled, 0; P + 0 = P` (points, explanation)."""
+def _held_line(g: Game, p: Player, items: list[Any], step: _HeldLayout) -> ScoreLine:
+    """The line of the items one player holds in a list field: `NAME: ID (condition) P; ID
+    (condition) not fulfilled, 0; P + 0 = P`. (Written every time: the items held and the
+    conditions met differ from game to game, so a memo of lines would rarely be read.)"""
     if not items:
-        return 0, step.none
+        return step.empty
     table = step.items
     parts: list[str] = []
     shown: list[str] = []
     total = 0
     for item in items:
-        condition, points, met, not_met, points_text = table[item]
+        it = table[item]
+        condition = it.condition
         if condition is None or condition(g, p, _NO_CTX):
-            parts.append(met)
-            shown.append(points_text)
-            total += points
+            parts.append(it.met)
+            shown.append(it.points_text)
+            total += it.points
         else:
-            parts.append(not_met)
+            parts.append(it.not_met)
             shown.append("0")
-    return total, f"{step.head}{'; '.join(parts)}; {' + '.join(shown)} = {total}"
+    return ScoreLine(
+        step.id, total, f"{step.head}{'; '.join(parts)}; {' + '.join(shown)} = {total}"
+    )
 
 
-def _held_points(g: Game, p: Player, items: Sequence[Any], step: _HeldLayout) -> int:
+def _held_points(g: Game, p: Player, items: list[Any], step: _HeldLayout) -> int:
     """The points of `_score_held`, without its explanation."""
     table = step.items
     total = 0
     for item in items:
-        condition, points, _met, _not_met, _text = table[item]
+        it = table[item]
+        condition = it.condition
         if condition is None or condition(g, p, _NO_CTX):
-            total += points
+            total += it.points
     return total
 
 
@@ -11014,12 +11137,11 @@ def _score_majority(
     same places and shares as `majority_awards`. `measures` and `eligible` are per group, per
     seat; the result is per seat: (points, explanation)."""
     n = len(colors)
-    totals = [0] * n
+    totals: list[int] = [0] * n
     won: list[list[str]] = [[] for _ in range(n)]  # per seat: the points of each group, written
     said: list[list[str]] = [[] for _ in range(n)]  # per seat: the words of each group
     ordinals = step.ordinals
     paid = step.paid
-    seats = range(n)
     for k, group in enumerate(step.groups):
         ms = measures[k]
         prizes = group.prizes
@@ -11027,19 +11149,23 @@ def _score_majority(
         counts = group.counts
         # The eligible seats by measure, highest first; the sort is stable, so seats with the
         # same measure stay in seat order. A place is the number of seats ahead.
+        ranked: list[int]
         if eligible is None:
-            ranked = sorted(seats, key=ms.__getitem__, reverse=True)
+            ranked = sorted(range(n), key=ms.__getitem__, reverse=True)
         else:
             ok = eligible[k]
             ranked = []
             absent = group.absent
-            for i in seats:
+            for i in range(n):
                 if ok[i]:
                     ranked.append(i)
                 else:
                     m = ms[i]
                     won[i].append("0")
-                    said[i].append(absent.get(m) or group.not_counted(m, step.not_eligible))
+                    text = absent.get(m)
+                    if text is None:
+                        text = group.not_counted(m, step.not_eligible)
+                    said[i].append(text)
             ranked.sort(key=ms.__getitem__, reverse=True)
         last = len(ranked)
         place = 0
@@ -11050,7 +11176,9 @@ def _score_majority(
             while end < last and ms[ranked[end]] == m:
                 end += 1
             if place >= paying:
-                head = counts.get(m) or group.count(m)
+                head = counts.get(m)
+                if head is None:
+                    head = group.count(m)
                 text = f"{head}, {ordinals[place]}: no prize = 0"
                 for j in ranked[place:end]:
                     won[j].append("0")
@@ -11058,15 +11186,20 @@ def _score_majority(
             elif end == place + 1:
                 totals[i] += prizes[place]
                 won[i].append(group.prize_texts[place])
-                words = group.alone.get((m, place))  # a lone seat's words: (m, place) only
+                key = m * paying + place  # a lone seat's words: (m, place) only
+                words = group.alone.get(key)
                 if words is None:
-                    head = counts.get(m) or group.count(m)
+                    head = counts.get(m)
+                    if head is None:
+                        head = group.count(m)
                     words = f"{head}, {ordinals[place]}{paid[place]} = {prizes[place]}"
-                    group.alone[m, place] = words
+                    group.alone[key] = words
                 said[i].append(words)
             else:
                 tied = ranked[place:end]
-                head = counts.get(m) or group.count(m)
+                head = counts.get(m)
+                if head is None:
+                    head = group.count(m)
                 shared = prizes[place:end]
                 points = sum(shared) // len(tied)
                 sums = "+".join([str(x) for x in shared])
@@ -11080,11 +11213,12 @@ def _score_majority(
                     )
             place = end
     head = step.head
+    texts: list[str]
     if len(step.groups) > 1:
-        texts = [
-            f"{head}{'; '.join(ts)} = {' + '.join(ws)} = {total}"
-            for ws, ts, total in zip(won, said, totals, strict=True)
-        ]
+        texts = []
+        for j in range(n):
+            total = totals[j]
+            texts.append(f"{head}{'; '.join(said[j])} = {' + '.join(won[j])} = {total}")
     else:
         texts = [head + "; ".join(ts) for ts in said]
     return totals, texts
@@ -11148,7 +11282,7 @@ def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:
             places[-1] = (*places[-1], i)
         else:
             places.append((i,))
-    return Ranking(tuple(places), tuple(keys), tuple(name for name, _ in rs.tiebreakers))
+    return Ranking(tuple(places), tuple(keys), tuple([name for name, _ in rs.tiebreakers]))
 
 
 # --- Saved games ----------------------------------------------------------------------------------

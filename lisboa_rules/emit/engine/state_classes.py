@@ -128,7 +128,11 @@ def class_methods(cls: str, fields: list[FieldView], deep_players: bool) -> list
     for f in fields:
         out += wrap_line(f"{pad}self.{f.name} = {f.init}")
     if deep_players:
-        out += [f"{pad}self._rs: RuleSet | None = None", f"{pad}self._rs_of: list[str] = []"]
+        # not resolved yet (None: no list made and thrown away by every copy, which sets both)
+        out += [
+            f"{pad}self._rs: RuleSet | None = None",
+            f"{pad}self._rs_of: list[str] | None = None",
+        ]
     keep = [f"{pad}c._rs = self._rs", f"{pad}c._rs_of = self._rs_of", f"{pad}return c"]
     out += [
         "",

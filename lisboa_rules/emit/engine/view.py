@@ -177,15 +177,18 @@ _SUM_OF_LIST = re.compile(r"sum\((p\.[a-z_]+)\)\Z")
 
 
 def show_code(f: Formula, params: tuple[tuple[str, int], ...],
-              vocab: dict[str, tuple[str, str]]) -> str | None:
+              vocab: dict[str, tuple[str, str]], shown: list[str] | None = None) -> str | None:
     """An f-string that writes an int formula with the values put in, e.g. `(12 + 3) // 5`.
 
     Params show as their numbers and engine names as their values; a name that is the sum of
     a list shows its terms (`2 + 3 + 3`). Brackets follow precedence (`expr.needs_parens`),
     and a list's sum counts as a `+` there: `2 * ship_hull_total` shows `2 × (3 + 4)`. None
-    when the result would be just the value."""
+    when the result would be just the value. `shown`, when given, gets the code of each value
+    the text writes, once each (a list whose terms are written, as `tuple(LIST)`): the text is
+    a function of them (the scorer's key of an explanation already written)."""
     values = dict(params)
     names = 0
+    keys: list[str] = []
 
     def name(node_name: str, item: str | None, bracket: bool) -> str:
         nonlocal names
@@ -195,6 +198,9 @@ def show_code(f: Formula, params: tuple[tuple[str, int], ...],
         code = vocab[node_name][1]
         code = code.format(item=literal(item)) if item is not None else code
         whole = _SUM_OF_LIST.match(code)
+        key = f"tuple({whole.group(1)})" if whole else code
+        if key not in keys:
+            keys.append(key)
         if whole:
             terms = f"' + '.join(map(str, {whole.group(1)}))"
             if bracket:  # one term needs no brackets, two or more do
@@ -240,6 +246,8 @@ def show_code(f: Formula, params: tuple[tuple[str, int], ...],
         return None  # a single value: showing it would repeat the result
     if '"' in text or "\\" in text:
         return None  # pragma: no cover - never produced: items are quoted with '
+    if shown is not None:
+        shown += keys
     return 'f"' + text + '"'
 
 
@@ -427,7 +435,8 @@ def scorer_body(m: Model, fns: _Functions, words: bool = True) -> tuple[str, lis
             if code is None:
                 code = fns.add(s.formula, s.params, s.span, s.id).code + "(g, p, _NO_CTX)"
             plain = code
-            show = show_code(s.formula, s.params, fns.vocab)
+            shown: list[str] = []
+            show = show_code(s.formula, s.params, fns.vocab, shown)
             v = f"w{len(points)}"
             row.append(f"    {note}: {_one_line(s.formula.source)}")
             # A helper call both the formula and its shown values read is made once.
@@ -436,13 +445,29 @@ def scorer_body(m: Model, fns: _Functions, words: bool = True) -> tuple[str, lis
                     local = f"c{len(points)}_{c}"
                     row.append(f"        {local} = {call}")
                     code, show = code.replace(call, local), show.replace(call, local)
+                    shown = [key.replace(call, local) for key in shown]
             row.append(f"        {v} = {code}")
             nums.append(f"    {note}")
             nums += wrap_line(f"        {v} = {plain}")
+            # The line is kept per the values its text writes (`shown`: the text is a function
+            # of them, and so are the points): an explanation already written is not written
+            # again (`_shown`, a bounded memo of the layout).
             if show is not None:
-                row.append(f'        text = f"{{h{k}}}{show[2:-1]} = {{{v}}}{{t{k}}}"')
+                text = f'f"{{h{k}}}{show[2:-1]} = {{{v}}}{{t{k}}}"'
+                key = shown[0] if len(shown) == 1 else "(" + ", ".join(shown) + ")"
             else:
-                row.append(f'        text = f"{{h{k}}}{{{v}}}{{t{k}}}"')
+                text = f'f"{{h{k}}}{{{v}}}{{t{k}}}"'
+                key = v
+            heads.append(f"    kept{k} = layout.per_player[{k}].lines")
+            ln = f"l{len(points)}"
+            row += wrap_line(f"        {ln}k = {key}")
+            row.append(f"        {ln} = kept{k}.get({ln}k)")
+            row.append(f"        if {ln} is None:")
+            row.append(f"            text = {text}")
+            row += wrap_line(f"            {ln} = _shown(kept{k}, {ln}k, "
+                             f"ScoreLine({literal(s.id)}, {v}, text))")
+            points.append(v)
+            continue
         elif s.kind == "majority":
             k = n_maj
             n_maj += 1
@@ -486,9 +511,12 @@ def scorer_body(m: Model, fns: _Functions, words: bool = True) -> tuple[str, lis
             n_held += 1
             v = f"w{len(points)}"
             row += [f"    {note}: each item of p.{s.held}",
-                    f"        {v}, text = _score_held(g, p, p.{s.held}, layout.held[{k}])"]
+                    f"        l{len(points)} = _held_line(g, p, p.{s.held}, layout.held[{k}])",
+                    f"        {v} = l{len(points)}.points"]
             nums += [f"    {note}: each item of p.{s.held}",
                      f"        {v} = _held_points(g, p, p.{s.held}, layout.held[{k}])"]
+            points.append(v)
+            continue
         else:
             continue
         row += wrap_line(f"        l{len(points)} = ScoreLine({literal(s.id)}, {v}, text)")
