@@ -9231,6 +9231,11 @@ RULE_TEXT: Final[dict[str, tuple[str, str]]] = {
         "each time a Treasury card is played to a portfolio and up 1 space each time an "
         "event is sponsored.",
     ),
+    "turn.end": (
+        "End of the turn",
+        "At the end of each turn, after the follows and the refill of the hand, these "
+        "steps are carried out in order.",
+    ),
     "turn.follows": (
         "Follows",
         "After a visit, the other players may follow it in clockwise order.",

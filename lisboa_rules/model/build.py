@@ -571,6 +571,9 @@ class Builder:
             )
         su = self._get("flow", "setup")
         self.rule("flow", ("setup",), su, su["id"], "Setup", executable=True)
+        te = self._get("flow", "turn_end", default=None)
+        if isinstance(te, dict) and "id" in te:  # the reference prints its steps (render.py)
+            self.rule("flow", ("turn_end",), te, te["id"], "End of the turn", executable=True)
         pe = self._get("flow", "period_end")
         self.rule("flow", ("period_end",), pe, pe["id"], "End of the period", executable=True)
         steps = []

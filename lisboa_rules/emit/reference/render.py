@@ -676,7 +676,11 @@ class _Builder:
         group = self.proc_groups(model).get(pid, "procedures")
         if group == "noble_actions":
             na = next((a for a in model.noble_actions if a.id == pid), None)
-            return pid, na.name if na is not None else humanize(pid)
+            if na is not None:
+                return pid, na.name
+            # a procedure of the flow (the setup, the end of the turn, a period-end step): the
+            # card of its rule
+            return pid, self.title_of(pid) if pid in self.rules else humanize(pid)
         prefix = {"effects": "effect", "hooks": "hook"}.get(group, "procedure")
         return f"{prefix}-{pid}", humanize(pid)
 
@@ -1106,6 +1110,12 @@ class _Builder:
                               self.marks(r.provenance.assumptions)))
         blocks.append(RuleCard("turn", "", (), steps=tuple(steps), procedure=True,
                            kind="procedure"))
+        turn_end = m.data["flow"].get("turn_end")
+        rule = self.rules.get(str(turn_end.get("id"))) if isinstance(turn_end, Mapping) else None
+        if rule is not None:  # the end of the turn: the steps the engine runs, in their words
+            proc = self.proc_view(rule.id, m, rule.provenance.assumptions)
+            blocks.append(self.card(rule, procedure=bool(proc), proc=proc,
+                                    proc_code=self.proc_code(rule.id, m)))
         ps = m.procs
         for move in (ps.actions.values() if ps is not None else ()):
             if move.path[:2] != ("flow", "moves"):
