@@ -500,7 +500,9 @@ def _no_change(
     else:
         shape = "map" if isinstance(over, dict) else "list"
         why = f"changes nothing in {_where(out, path)}: the {shape} is empty"
-        hint = "give what changes, or drop the empty value"
+        merges = "key by key" if shape == "map" else "item by item"
+        hint = (f"a {shape} merges {merges}: give what changes, or drop the empty value; a "
+                "key or item is removed with `$remove: true`")
     return Diagnostic("overlay-no-change", f"variant '{variant}' {why} ({hint})", span)
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.lang.steps import Procedure, Step, StepProblem
+from lisboa_rules.lang.typed import MAX_LENGTH
 from lisboa_rules.model.procs import ProcSet
 from lisboa_rules.model.state import Invariant, StateDecl, StateType
 
@@ -220,11 +221,11 @@ class _Checker:
     def field(self, source: Any, names: frozenset[str]) -> Field | None:
         """The field of the state a place names (`hand`, `q.hand`, `game.piles[pile]`), or
         None (a local, or not a place)."""
-        if not isinstance(source, str):
+        if not isinstance(source, str) or len(source) > MAX_LENGTH:
             return None
         try:
             node: ast.expr = parse_expr(source.strip()).body
-        except SyntaxError:
+        except (SyntaxError, ValueError, RecursionError):  # reported by the step compiler
             return None
         while isinstance(node, ast.Subscript):
             node = node.value

@@ -1277,7 +1277,8 @@ PROBE_STEPS = """\
           - gain: {"markers[pick]": k}
           - gain: {"game.offices[pick][color]": 1, "game.plazas[pick]['neutral']": -1}
         else:
-          - set: {"game.reserve['probe']": game.discard}
+          - let: {pile: game.discard}
+          - gain: {wigs: "len(pile) % 3"}
       - move: {first: amount, from: game.discard, to: game.box}
       - for_each: {as: x, in: plans}
         do:
