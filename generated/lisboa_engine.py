@@ -10214,11 +10214,72 @@ def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
 # --- Legal moves ----------------------------------------------------------------------------------
 
 
+# What an entry point raises for a state it cannot play: a Game changed by hand (its fields
+# set to values apply_move never makes) fails somewhere inside with a Python error; the
+# saved-game checks then say what is wrong with it. `_REFUSALS` pass through as they are.
+_REFUSALS: Final = (IllegalMove, StateError, BadArgument)
+_FAULTS: Final = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError)
+
+
+def _broken(g: Game, exc: Exception) -> Exception:
+    """The error for `exc`, raised by an entry point on `g`: a StateError naming what the
+    saved-game checks find wrong with `g` (so a hand-changed state is refused in words, as a
+    save from_json refuses); when they find nothing, `exc` itself (the engine's own fault)."""
+    try:
+        data = _state_data(g)
+        from_json(json.loads(json.dumps(data)))
+        held = {n: getattr(g, n) for n in _GAME_FIELDS if n != "players"}
+        held["players"] = [{f: getattr(q, f) for f in _PLAYER_FIELDS} for q in g.players]
+        where = _not_plain(held, "$")
+        if where is not None:  # a tuple for a list, say: JSON cannot tell them apart
+            return StateError(
+                where, "not a state the engine can play: a value of a type no saved game holds"
+            )
+    except StateError as found:
+        return StateError(found.path, f"not a state the engine can play: {found.message}")
+    except Exception as other:  # a field that is not even data: no save could hold it
+        return StateError(
+            "$",
+            "not a state the engine can play: a field holds what no saved game can "
+            f"({type(other).__name__}: {other}); states come from new_game, apply_move, from_json",
+        )
+    return exc
+
+
+def _not_plain(value: Any, path: str) -> str | None:
+    """The path of the first value in `value` that is not of a JSON type (dict with str keys,
+    list, str, int, bool, None), or None."""
+    if value is None or type(value) in (str, int, bool):
+        return None
+    if type(value) is list:
+        for i, item in enumerate(value):
+            found = _not_plain(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    if type(value) is dict:
+        for key, item in value.items():
+            found = path if type(key) is not str else _not_plain(item, f"{path}.{key}")
+            if found is not None:
+                return found
+        return None
+    return path
+
+
 def legal_moves(g: Game) -> list[Move]:
     """Every legal move of the player to act (`g.actor`), in a stable order. The move
     generators try effects on `g` itself and put every field back before they return (also
     when one raises): `g` is the same after, but one state is not to be listed by two threads
     at once."""
+    try:
+        return _legal_moves(g)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
+
+
+def _legal_moves(g: Game) -> list[Move]:
     rs = _activate(g)
     if g.phase == "over":
         return []
@@ -10316,6 +10377,15 @@ def successors(g: Game) -> list[tuple[Move, Game]]:
     listed move of an unchanged state (it is one, by construction). `g` is never changed; the
     states are new and share nothing with `g` or with each other. For agents that look one move
     ahead; `apply_move` stays the checked way to play a move a caller made."""
+    try:
+        return _successors(g)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
+
+
+def _successors(g: Game) -> list[tuple[Move, Game]]:
     rs = _activate(g)
     if g.phase == "over":
         return []
@@ -10336,6 +10406,15 @@ def explain_move(g: Game, move: Move) -> IllegalMove | None:
     """Why a move is illegal (the rule id and the reason), or None when it is legal: a move
     is legal exactly when it is one of `legal_moves(g)`, compared by value with the types of
     the values (`True` is not card 1)."""
+    try:
+        return _explain_move(g, move)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
+
+
+def _explain_move(g: Game, move: Move) -> IllegalMove | None:
     _activate(g)
     return _check(g, move)
 
@@ -10394,6 +10473,15 @@ def _unlisted(g: Game, move: Move) -> IllegalMove | None:
 def apply_move(g: Game, move: Move) -> Game:
     """The state after `move`; the given state is never changed. Raises IllegalMove unless
     the move is one of `legal_moves(g)` (see `explain_move`)."""
+    try:
+        return _apply_move(g, move)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
+
+
+def _apply_move(g: Game, move: Move) -> Game:
     _activate(g)
     problem = _move_problem(move)
     if problem is not None:
@@ -10665,6 +10753,15 @@ def _run_period_end(g: Game) -> None:
 def check_invariants(g: Game) -> list[str]:
     """What is wrong with a state (empty when it is sound): the words of each invariant of the
     rules that fails, in the order they are declared (the rule set's generated check)."""
+    try:
+        return _check_invariants(g)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
+
+
+def _check_invariants(g: Game) -> list[str]:
     return _activate(g).invariants(g)
 
 
@@ -10793,6 +10890,15 @@ def final_scores(g: Game) -> ScoreSheet:
     with COLOR: (A+B)//2 = P`). Each rule set's scoring is a generated straight-line function
     (`_SCORERS`); the fixed parts of every explanation are put together once per rule set
     (`_score_layout`), so only the values are written here."""
+    try:
+        return _final_scores(g)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
+
+
+def _final_scores(g: Game) -> ScoreSheet:
     rs = _activate(g)
     return _SCORERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
 
@@ -10801,6 +10907,15 @@ def final_totals(g: Game) -> tuple[int, ...]:
     """The final totals alone, per seat: `tuple(final_scores(g).totals)`, the same numbers
     computed without writing any explanation (for agents that score every move they could
     make). Each rule set's is a generated straight-line function (`_TOTALERS`)."""
+    try:
+        return _final_totals(g)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
+
+
+def _final_totals(g: Game) -> tuple[int, ...]:
     rs = _activate(g)
     return _TOTALERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
 
@@ -11271,6 +11386,15 @@ def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:
     """Rank the players by the tie-breaker chain (rules: tiebreakers); players equal on every
     measure share the place. The chain is read once scoring is done, so the score track in a
     measure reads the player's final total."""
+    try:
+        return _ranking(g, sheet)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
+
+
+def _ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:
     rs = _activate(g)
     if sheet is not None and (
         not isinstance(sheet, ScoreSheet) or len(sheet.totals) != len(g.players)
@@ -11295,7 +11419,20 @@ def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:
 
 def to_json(g: Game) -> dict[str, Any]:
     """The state as plain JSON data (lists, dicts, strings, numbers); keys sorted on dump."""
+    try:
+        return _to_json(g)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
+
+
+def _to_json(g: Game) -> dict[str, Any]:
     _activate(g)
+    return _state_data(g)
+
+
+def _state_data(g: Game) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for name in _GAME_FIELDS:
         value = getattr(g, name)

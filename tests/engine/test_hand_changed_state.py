@@ -1,0 +1,89 @@
+"""A Game changed by hand (a field set to a value apply_move never makes) is refused in words:
+every entry point raises `StateError` naming the field, as `from_json` refuses such a save,
+never a bare `TypeError` / `KeyError` / `AttributeError` from inside the engine; the state is
+left as it was. A state the saved-game checks accept is played as before."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+HOSTILE = [None, -1, "x", [], {}, (), 1.5]
+REFUSED_TYPES = ("IllegalMove", "StateError", "BadArgument")
+
+
+def _mid_game(E: Any, players: int, seed: int) -> Any:
+    rng = random.Random(f"hand:{seed}")
+    g = E.new_game(players, (), seed)
+    for _ in range(rng.randrange(5, 90)):
+        moves = E.legal_moves(g)
+        if not moves:
+            break
+        g = E.apply_move(g, rng.choice(moves))
+    return g
+
+
+def _calls(E: Any, g: Any, listed: list[Any]) -> list[tuple[str, Any]]:
+    return [
+        ("legal_moves", lambda: E.legal_moves(g)),
+        ("successors", lambda: E.successors(g)),
+        ("apply_move", lambda: [E.apply_move(g, m) for m in listed[:2]]),
+        ("explain_move", lambda: [E.explain_move(g, m) for m in listed[:2]]),
+        ("final_scores", lambda: E.final_scores(g)),
+        ("final_totals", lambda: E.final_totals(g)),
+        ("ranking", lambda: E.ranking(g)),
+        ("dumps", lambda: E.dumps(g)),
+        ("check_invariants", lambda: E.check_invariants(g)),
+    ]
+
+
+def _fields(obj: Any, names: Any) -> list[str]:
+    return [repr(getattr(obj, n)) for n in names if n != "players"]
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_a_field_changed_by_hand_is_a_state_error(engine: Any, players: int) -> None:
+    E = engine
+    base = _mid_game(E, players, players)
+    listed = E.legal_moves(base)
+    refused = 0
+    for who in ("game", "player"):
+        names = [n for n in E._GAME_FIELDS if n != "players"] if who == "game" \
+            else list(E._PLAYER_FIELDS)
+        for name in names:
+            for bad in HOSTILE:
+                g = E.from_json(E.to_json(base))
+                obj = g if who == "game" else g.players[0]
+                setattr(obj, name, bad)
+                before = (_fields(g, E._GAME_FIELDS), [_fields(p, E._PLAYER_FIELDS)
+                                                       for p in g.players])
+                for entry, call in _calls(E, g, listed):
+                    try:
+                        call()
+                    except Exception as exc:  # which ones escape is the test
+                        assert type(exc).__name__ in REFUSED_TYPES, (
+                            f"{entry} of a state with {who}.{name} = {bad!r} raised "
+                            f"{type(exc).__name__}: {exc}")
+                        if type(exc).__name__ == "StateError":
+                            refused += 1
+                            assert exc.path.startswith("$"), exc
+                after = (_fields(g, E._GAME_FIELDS), [_fields(p, E._PLAYER_FIELDS)
+                                                      for p in g.players])
+                assert after == before, f"{who}.{name} = {bad!r}: the state changed"
+    assert refused > 0
+
+
+def test_the_refusal_names_the_field(engine: Any) -> None:
+    E = engine
+    g = E.from_json(E.to_json(_mid_game(E, 3, 7)))
+    g.piles = None
+    with pytest.raises(E.StateError) as info:
+        E.legal_moves(g)
+    assert info.value.path == "$.piles" and "not a state the engine can play" in str(info.value)
+    g = E.from_json(E.to_json(_mid_game(E, 3, 7)))
+    g.variants = "x"
+    with pytest.raises(E.StateError) as info:
+        E.apply_move(g, E.legal_moves(_mid_game(E, 3, 7))[0])
+    assert info.value.path == "$.variants"
