@@ -11063,9 +11063,7 @@ def _score_majority(
     seat; the result is per seat: (points, explanation)."""
     n = len(colors)
     totals: list[int] = [0] * n
-    # per seat: the points of each group, written (only a source of several groups shows them)
-    several = len(step.groups) > 1
-    won: list[list[str]] = [[] for _ in range(n)] if several else []
+    won: list[list[str]] = [[] for _ in range(n)]  # per seat: the points of each group, written
     said: list[list[str]] = [[] for _ in range(n)]  # per seat: the words of each group
     ordinals = step.ordinals
     paid = step.paid
@@ -11088,8 +11086,7 @@ def _score_majority(
                     ranked.append(i)
                 else:
                     m = ms[i]
-                    if several:
-                        won[i].append("0")
+                    won[i].append("0")
                     text = absent.get(m)
                     if text is None:
                         text = group.not_counted(m, step.not_eligible)
@@ -11109,13 +11106,11 @@ def _score_majority(
                     head = group.count(m)
                 text = f"{head}, {ordinals[place]}: no prize = 0"
                 for j in ranked[place:end]:
-                    if several:
-                        won[j].append("0")
+                    won[j].append("0")
                     said[j].append(text)
             elif end == place + 1:
                 totals[i] += prizes[place]
-                if several:
-                    won[i].append(group.prize_texts[place])
+                won[i].append(group.prize_texts[place])
                 key = m * paying + place  # a lone seat's words: (m, place) only
                 words = group.alone.get(key)
                 if words is None:
@@ -11136,8 +11131,7 @@ def _score_majority(
                 for j in tied:
                     others = ", ".join([colors[t] for t in tied if t != j])
                     totals[j] += points
-                    if several:
-                        won[j].append(str(points))
+                    won[j].append(str(points))
                     said[j].append(
                         f"{head}, tied for {ordinals[place]} with "
                         f"{others}: ({sums})//{len(tied)} = {points}"
@@ -11145,7 +11139,7 @@ def _score_majority(
             place = end
     head = step.head
     texts: list[str]
-    if several:
+    if len(step.groups) > 1:
         texts = []
         for j in range(n):
             total = totals[j]
@@ -11213,14 +11207,7 @@ def ranking(g: Game, sheet: ScoreSheet | None = None) -> Ranking:
             places[-1] = (*places[-1], i)
         else:
             places.append((i,))
-    names = _RANK_NAMES.get(rs.key)
-    if names is None:
-        names = _RANK_NAMES[rs.key] = tuple([name for name, _ in rs.tiebreakers])
-    return Ranking(tuple(places), tuple(keys), names)
-
-
-# The names of each rule set's tie-breakers, in order (`Ranking.names`), made once.
-_RANK_NAMES: Final[dict[tuple[str, ...], tuple[str, ...]]] = {}
+    return Ranking(tuple(places), tuple(keys), tuple([name for name, _ in rs.tiebreakers]))
 
 
 # --- Saved games ----------------------------------------------------------------------------------
