@@ -11357,7 +11357,7 @@ class Ranking:
     __slots__ = ("keys", "names", "places")
 
     places: tuple[tuple[int, ...], ...]
-    keys: tuple[tuple[int, ...], ...]  # per seat: total wigs, then each tie-breaker
+    keys: tuple[tuple[int, ...], ...]  # per seat: the total, then each tie-breaker
     names: tuple[str, ...]
 
     def __init__(

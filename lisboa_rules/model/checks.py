@@ -1050,7 +1050,7 @@ def check_stale_texts(
         yield from _stale_step_texts(before, rule_path, rule, ident, found, rewritten)
 
 
-# How a text states a whole number in words (an article only before a rate: "a wig per Official").
+# How a text states a whole number in words (an article only before a rate: "a point per item").
 _NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
                  "ten", "eleven", "twelve")
 _MULTIPLES = {1: "once", 2: "twice"}
@@ -1081,8 +1081,8 @@ def _stale_step_texts(
 ) -> Iterator[Diagnostic]:
     """The steps of a rule that read one of its changed numbers (`this.NAME`) keep words of
     their own: one that still states the number as it was (a digit or a number word), without
-    a placeholder printing it, contradicts the change (`wigs_per_official: 2` under "Score a
-    wig per Official")."""
+    a placeholder printing it, contradicts the change (`points_per_item: 2` under "Score a
+    point per item")."""
     numbers = [(rel, ch) for rel, ch in found
                if isinstance(rel[0], str) and isinstance(ch.before, int)
                and not isinstance(ch.before, bool) and ch.before != ch.after]
