@@ -183,17 +183,6 @@ def _analyse(
                     suggestion=suggest(name, variants),
                 )
             )
-        elif isinstance(variants[name].data.get("applies"), dict):
-            counts = variants[name].data["applies"].get("players", [])
-            diags.append(
-                Diagnostic(
-                    "fold-by-count",
-                    f"variant '{name}' applies by player count ({', '.join(map(str, counts))}): "
-                    "folded in, it would apply whatever the number of players; build without "
-                    f"--variant {name}, the engine applies it by itself",
-                    variants[name].span_for(("applies",)),
-                )
-            )
     if any(x.is_error for x in diags):
         return None, diags
     texts = {d.display: d.text for d in loaded}

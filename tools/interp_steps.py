@@ -1343,7 +1343,7 @@ def _choice_refusal(ctx: Ctx, s: st.Step, names: Names, o: _Options, value: Any,
                 return s.get("count_rule") or rule, (
                     f"choose at most {hi} of them" if "up_to" in s.arg else
                     f"choose between {lo} and {hi} of them")
-            return s.get("count_rule") or rule, _reason(ctx, s["count_reason"], names)
+            return s.get("count_rule") or rule, _reason(ctx, s.get("count_reason"), names)
     elif value not in o.values:
         return rule, _reason(ctx, reason, names)
     return None

@@ -435,20 +435,6 @@ document (one in rules/variants/). The message suggests the closest variant.
 """,
 )
 _code(
-    "fold-by-count",
-    "model",
-    "a variant that applies by player count cannot be folded into the base game",
-    """
-A `build --variant NAME` folds the variant into the base game, for every number of players;
-a variant with `applies: {players: [...]}` is applied by the engine by itself whenever that many
-play, so folding it would apply it to every game (its 4-player rules with 2 players too). Build
-without `--variant NAME`: the engine and the reference (its handout page) have it already.
-
-    bad:   lisboa-rules build --house four-players.yaml --variant four-players
-    fix:   lisboa-rules build --house four-players.yaml
-""",
-)
-_code(
     "overlay-unknown-target",
     "model",
     "a variant changes something that does not exist",

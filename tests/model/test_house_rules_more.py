@@ -73,7 +73,7 @@ NEW_WORDS = {
     "turn-stipend": "The stipend: if the player whose turn it was has no réis left",
 }
 
-# By player count: built as an option (`--variant` refuses to fold them: fold-by-count).
+# By player count: built as an option (folded, it would apply whatever the number of players).
 BY_COUNT = {"four-player-pace"}
 
 
@@ -729,18 +729,3 @@ def test_an_error_in_the_rules_a_variant_brought_about_names_it(
     # the rules alone have no such error: no note on the errors of rules/ the rules have anyway
     capsys.readouterr()
     assert main(["validate", "--rules", str(ROOT / "rules")]) == 0
-
-
-def test_a_variant_by_player_count_is_not_folded(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Folded in, its 4-player rules would apply with 2 and 3 players too: refused at its
-    `applies:`, with what to do instead."""
-    house = HOUSE / "four-player-pace.yaml"
-    capsys.readouterr()
-    args = ["build", "--no-cache", "--rules", str(ROOT / "rules"), "--house", str(house)]
-    code = main([*args, "--variant", "four-player-pace", "--out", str(tmp_path / "g")])
-    err = capsys.readouterr().err
-    assert code == 1 and not (tmp_path / "g").exists()
-    assert "four-player-pace.yaml:4:10: error[fold-by-count]" in err
-    assert "build without --variant four-player-pace" in err
