@@ -5144,7 +5144,9 @@ def _play_hand_discard(g: Game, seat: int, move: Move) -> None:
     ):
         raise IllegalMove("period-end.hand-discard", "discard only cards from your hand, each once")
     if len(v_cards) > len(p.hand):
-        raise IllegalMove("period-end.hand-discard", "choose at most len(hand) of them")
+        raise IllegalMove(
+            "period-end.hand-discard", ("choose at most " + str(len(p.hand)) + " of them")
+        )
     # rules/flow.yaml:207 hand-discard.each
     for v_card in list(v_cards):
         # rules/flow.yaml:210 move

@@ -15,7 +15,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lisboa_rules.core.diagnostics import Diagnostic, Related, sort_diagnostics, suggest
@@ -419,13 +419,48 @@ def _ruleset(
     if any(x.is_error for x in diags):
         return None, diags
     model, found = build_model(docs, key, infos, texts, compiler)
-    diags.extend(_note_removals(found, changes))
+    diags.extend(_blame(_note_removals(found, changes), changes))
     if model is None or any(x.is_error for x in found):
         return None, diags
-    diags.extend(_note_removals(run_checks(model), changes))
+    diags.extend(_blame(_note_removals(run_checks(model), changes), changes))
     if any(x.is_error for x in diags):
         return None, diags
     return CompiledRuleSet(key, model, changes), diags
+
+
+def _blame(found: list[Diagnostic], changes: list[Change]) -> list[Diagnostic]:
+    """Errors the variants' changes brought about in the rules they did not change (a step of
+    rules/ that no longer type-checks, a reference to an item a variant removed) point at the
+    rules' line and name the variants in notes: an error of the same place that the rules
+    have without the variants is reported first, without them (`_dedupe` keeps the first).
+    A reference to a removed item names the removal, not a look-alike to correct it to."""
+    if not changes:
+        return found
+    files = {c.span.file for c in changes}
+    first: dict[str, Change] = {}
+    for c in changes:
+        first.setdefault(c.variant, c)
+    removed = {(c.variant, str(c.before[k])): c for c in changes
+               if c.after is None and isinstance(c.before, dict)
+               for k in IDENTITY_KEYS if isinstance(c.before.get(k), str | int)}
+    out = []
+    for d in found:
+        if not d.is_error or d.span is None or d.span.file in files:
+            out.append(d)
+            continue
+        gone = [c for (_, ident), c in removed.items() if f"'{ident}'" in d.message]
+        if gone and any(" removes " in r.message for r in d.related):
+            out.append(replace(d, suggestion=None))  # _note_removals named the removal
+            continue
+        if gone:
+            notes = tuple(Related(f"variant '{c.variant}' removes it here: change or remove "
+                                  "this reference in the same variant", c.span) for c in gone)
+            out.append(replace(d, related=(*d.related, *notes), suggestion=None))
+            continue
+        notes = tuple(Related(f"with variant '{v}', which changes the rules here", c.span)
+                      for v, c in first.items())
+        out.append(replace(d, related=(*d.related, *notes)))
+    return out
 
 
 def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:

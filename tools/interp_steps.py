@@ -1339,10 +1339,11 @@ def _choice_refusal(ctx: Ctx, s: st.Step, names: Names, o: _Options, value: Any,
         if len(value) < lo:
             return rule, _reason(ctx, reason, names)
         if len(value) > hi:
-            count_reason = s.get("count_reason") or (
-                f"choose at most {s.arg['up_to']} of them" if "up_to" in s.arg else
-                f"choose between {s.arg.get('min', 1)} and {s.arg.get('max')} of them")
-            return s.get("count_rule") or rule, _reason(ctx, count_reason, names)
+            if not s.get("count_reason"):  # the numbers, not their expressions
+                return s.get("count_rule") or rule, (
+                    f"choose at most {hi} of them" if "up_to" in s.arg else
+                    f"choose between {lo} and {hi} of them")
+            return s.get("count_rule") or rule, _reason(ctx, s.get("count_reason"), names)
     elif value not in o.values:
         return rule, _reason(ctx, reason, names)
     return None

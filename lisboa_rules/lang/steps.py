@@ -523,9 +523,10 @@ class Compiler:
                        f"or any(x not in {items} for x in {var})):")
             out.append(f"        return ({rule}, {reason})")
             count_rule = py_str(s.get("count_rule") or self._rule(s, proc))
-            count_reason = self._reason(s, scope, s.get("count_reason") or (
-                f"choose at most {s.arg['up_to']} of them" if "up_to" in s.arg else
-                f"choose between {s.arg.get('min', 1)} and {s.arg.get('max')} of them"))
+            # without words of its own, the refusal shows the numbers, not their expressions
+            count_reason = self._reason(s, scope, s.get("count_reason")) if s.get("count_reason") \
+                else (f'("choose at most " + str({hi}) + " of them")' if "up_to" in s.arg else
+                      f'("choose between " + str({lo}) + " and " + str({hi}) + " of them")')
             some = f"{var} is not None and " if s.arg.get("optional") else ""
             if lo != "0":
                 out.append(f"    if {some}len({var}) < {lo}:")

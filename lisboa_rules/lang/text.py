@@ -17,8 +17,9 @@ from typing import Any
 PLACEHOLDER = re.compile(r"\{([^{}\s]*)\}")
 FILTERS = ("ordinal", "count", "chain")
 _MISSING = object()
-# how list items are addressed (overlays, placeholders)
-IDENTITY_KEYS = ("id", "number", "color", "name")
+# how list items are addressed (overlays, placeholders); `term`: the glossary's entries, so
+# that a variant changes one of them instead of writing the whole glossary again
+IDENTITY_KEYS = ("id", "number", "color", "name", "term")
 # A list index in a placeholder: ASCII digits only (str.isdigit() and int() also take '²', '٣'
 # and '３'), and short enough for int() whatever the interpreter's digit limit.
 _INDEX = re.compile(r"[0-9]{1,9}")

@@ -12,7 +12,8 @@ and the reference's counts stay as they are):
   written again), and a visit whose State action is no longer optional;
 - a step's choice changed to `up_to` N (the period-end hand discard);
 - a majority scoring source over another zone (the Ships);
-- a tie-breaker inserted in the middle, and one removed;
+- a tie-breaker inserted in the middle, and one removed; a scoring source removed, with
+  its worked example and the glossary entry that named it (changed by its term);
 - a variant for one player count (4 players), a changed formula with its words, and a
   setup step;
 - followable events without Royal Favors (the Follow's `else:` branch and the shared
@@ -67,11 +68,12 @@ NEW_WORDS = {
     "four-player-pace": "With four players, the end of the game is triggered at a player's 3rd",
     "richer-cash": "then score 1 wig more per 3 Influence on the track",
     "short-discard": "Discard up to 2 cards from your hand",
+    "spent-favours": "You return it to follow a visit to that Noble; it scores nothing at the end.",
     "treasury-relief": "the first time the Treasury value is 2 or less, every player takes 3 réis",
     "turn-stipend": "The stipend: if the player whose turn it was has no réis left",
 }
 
-# By player count: built as an option (folded, it would apply whatever the count).
+# By player count: built as an option (folded, it would apply whatever the number of players).
 BY_COUNT = {"four-player-pace"}
 
 
@@ -451,7 +453,10 @@ def test_short_discard_at_most_two_cards(base: Any, house: Any) -> None:
         moves = E.legal_moves(g)
         assert max(len(m.cards) for m in moves) == most
         three = E.Move("hand-discard", g.actor, cards=tuple(hand[:3]))
-        assert (E.explain_move(g, three) is None) == (most >= 3)
+        err = E.explain_move(g, three)
+        assert (err is None) == (most >= 3)
+        if err is not None:  # the number, not the expression min(2, len(hand))
+            assert err.reason == "choose at most 2 of them"
 
 
 # --- a majority over the Ships --------------------------------------------------------------
@@ -643,3 +648,84 @@ def test_event_follow_fee_visits_still_need_the_favor(house: Any) -> None:
     g = E.apply_move(g, next(m for m in E.legal_moves(g) if m.kind == "visit" and m.card == card))
     # every player starts with the King's Royal Favor only: nobody may follow Manuel
     assert g.phase == "refill"
+
+
+# --- a scoring source removed, and what named it ---------------------------------------------
+
+
+@pytest.mark.parametrize("favors", [0, 1, 3])
+def test_spent_favours_score_nothing(base: Any, house: Any, favors: int) -> None:
+    E = house("spent-favours")
+    assert "score.favors" not in [s.id for s in E.RULESETS[()].scoring]
+    totals = {}
+    for label, engine in (("house", E), ("base", base)):
+        g = engine.new_game(3, (), 0)
+        g.players[1].royal_favors = ["king"] * favors
+        g.favors["king"] = 3 - favors - 2  # seats 0 and 2 keep their start tile
+        sheet = engine.final_scores(g)
+        assert all(ln.source != "score.favors" for ln in sheet.lines[1]) == (label == "house")
+        totals[label] = sheet.totals
+    assert totals["base"][1] - totals["house"][1] == 2 * favors  # 2 wigs a tile in the rules
+    assert totals["base"][0] - totals["house"][0] == 2
+
+
+def test_spent_favours_keeps_the_rest_of_the_glossary(tmp_path_factory: Any) -> None:
+    """The glossary's entries are matched by their term: the variant changes one entry, the
+    others stay (a list without ids would be replaced by the variant's one entry)."""
+    folded = _flat(_build(tmp_path_factory, "spent-favours", True).md)
+    plain = _flat(_build(tmp_path_factory, None, False).md)
+    assert folded.count('<a id="term-') == plain.count('<a id="term-') >= 19
+    assert "each tile still held at the end of the game scores" in plain
+    assert "each tile still held at the end of the game scores" not in folded
+
+
+def _validate(tmp_path: Path, name: str, text: str, capsys: Any) -> tuple[int, str]:
+    house = tmp_path / f"{name}.yaml"
+    house.write_text(text, encoding="utf-8")
+    capsys.readouterr()
+    code = main(["validate", "--rules", str(ROOT / "rules"), "--house", str(house)])
+    return code, capsys.readouterr().err
+
+
+def test_a_removal_that_leaves_references_names_the_variant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without the example and the glossary entry, the references to the removed source are
+    errors at the rules' lines, each with a note at the variant's removal, and no look-alike
+    ('did you mean score.stores') to change them to."""
+    text = (HOUSE / "spent-favours.yaml").read_text(encoding="utf-8")
+    text = text[: text.index("  # what named the removed source")]
+    code, err = _validate(tmp_path, "spent-favours", text, capsys)
+    assert code == 1
+    lines = err.splitlines()
+    errors = [i for i, ln in enumerate(lines) if "error[unknown-reference]" in ln]
+    assert {lines[i].split(":")[0] for i in errors} == {
+        "rules/examples.yaml",
+        "rules/vocabulary.yaml",
+    }
+    for i in errors:
+        assert "'score.favors'" in lines[i] and "did you mean" not in lines[i]
+        assert lines[i + 1].startswith(f"{tmp_path / 'spent-favours.yaml'}:11:")
+        assert "note: variant 'spent-favours' removes it here" in lines[i + 1]
+
+
+def test_an_error_in_the_rules_a_variant_brought_about_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The choice made compulsory alone: the visit's later steps that test it for None no
+    longer type-check; the errors stand at rules/court.yaml and name the variant's change."""
+    text = (HOUSE / "compulsory-state-action.yaml").read_text(encoding="utf-8")
+    text = text[: text.index("          - id: visit-state-action-blocked")]
+    code, err = _validate(tmp_path, "compulsory-state-action", text, capsys)
+    assert code == 1
+    lines = err.splitlines()
+    errors = [i for i, ln in enumerate(lines) if "error[expr-type]" in ln]
+    assert len(errors) == 2
+    for i in errors:
+        assert lines[i].startswith("rules/court.yaml:") and "is never None" in lines[i]
+        note = lines[i + 1]
+        assert note.startswith(f"{tmp_path / 'compulsory-state-action.yaml'}:")
+        assert "note: with variant 'compulsory-state-action'" in note
+    # the rules alone have no such error: no note on the errors of rules/ the rules have anyway
+    capsys.readouterr()
+    assert main(["validate", "--rules", str(ROOT / "rules")]) == 0
