@@ -359,15 +359,8 @@ def _merge(
     changes: list[Change] = []
     diags: list[Diagnostic] = []
     for ov in overlays:
-        if not ov.data["changes"]:
-            diags.append(
-                Diagnostic(
-                    "overlay-no-change",
-                    f"variant '{ov.data['id']}' changes nothing: its changes are empty (give "
-                    "what changes, by kind of document)",
-                    ov.span_for(("changes",)),
-                )
-            )
+        # `changes: {}` is a variant that says so: the control of a paired comparison
+        # (`balance --compare`); only an empty part inside changes is refused
         for kind, part in ov.data["changes"].items():
             if kind not in docs:
                 diags.append(

@@ -472,11 +472,12 @@ _code(
     """
 A variant's change that leaves the rules as they were: an empty map (`start: {}`), an empty
 list merged onto a list of items (`costs: []`), a list item that only names its id
-(`- {id: visit-cost}`), or a variant with no changes at all (`changes: {}`). It is almost
+(`- {id: visit-cost}`). It is almost
 always an edit that was meant to do something (the values were lost, or indented under the
 wrong key), and it would build silently. The error points at the empty value or the item. Give
 the values that change, or drop the entry. (To empty a plain list on purpose, `[]` onto a list
-that has values is a change and is accepted.)
+that has values is a change and is accepted; a variant whose whole `changes` is `{}` says
+plainly that it changes nothing, the control of a paired `balance --compare`, and is accepted.)
 
     bad:   costs:
            - {id: visit-cost}
