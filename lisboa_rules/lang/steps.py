@@ -837,6 +837,8 @@ class Compiler:
                 return
         if (src is None and "from" in arg) or (dst is None and "to" in arg):
             return
+        if dst is not None:  # into a map entry that may be missing: made, not a default's list
+            dst = replace(dst, code=_made(dst.code))
         if src is None and dst is None:
             self.problem(s, "step-shape", "a move has a from or a to")
             return
@@ -918,6 +920,14 @@ def _entry(code: str) -> str:
     subscripted (so that the state's own list changes, not a default)."""
     m = re.fullmatch(r"(.*)\.get\((.*), [^,()]*\)", code)
     return f"{m.group(1)}[{m.group(2)}]" if m is not None else code
+
+
+def _made(code: str) -> str:
+    """The code of a list a move puts items into: a map entry read as `.get(k, [])` is
+    `.setdefault(k, [])`, so an item moved to an entry the map does not hold yet lands in the
+    state (with `.get`, it went into a default list thrown away, out of the game)."""
+    m = re.fullmatch(r"(.*)\.get\((.*), \[\]\)", code)
+    return f"{m.group(1)}.setdefault({m.group(2)}, [])" if m is not None else code
 
 
 def _ternary(code: str) -> tuple[str, str, str] | None:

@@ -206,3 +206,52 @@ def test_the_same_action_into_the_box_builds_and_its_games_load(
         assert E.check_invariants(g) == []
         again = E.loads(E.dumps(g))
         assert E.dumps(again) == E.dumps(g)
+
+
+VAULTS = (
+    HEAD.format(id="house-vaults", title="Vaults by colour")
+    + """\
+    game:
+      - {$add: true, id: vaults, type: "map[color, list[card]]", text: each colour's vault}
+    invariants:
+      - id: cards-conserved
+        conserved:
+          in: [game.discard, game.box, game.court, player.hand, player.portfolio,
+               player.treasury_row, game.piles, game.reserve, game.vaults]
+  court:
+    actions:
+      - id: discard
+        steps:
+          - choose: {as: card, from: hand}
+            reason: card {card} is not in your hand
+          - {move: {item: card, from: hand, to: "game.vaults[color]"}}
+          - {apply: {effects: this.reward}}
+          - {set: {game.phase: "'refill'"}}
+"""
+)
+
+
+def test_a_card_moved_into_a_map_entry_not_there_yet_stays_in_the_game(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """`to: game.vaults[color]`, a map that starts empty: the move wrote into the default list
+    of `.get(color, [])`, so the card left the game, and the first discard broke
+    cards-conserved (then no save where a discard was legal loaded). The entry is made now."""
+    E = _build(
+        tmp_path_factory.mktemp("inv"),
+        "vaults",
+        {"house-vaults": VAULTS},
+        ["--variant", "house-vaults"],
+    )
+    g = E.new_game(3, seed=2)
+    assert g.vaults == {}
+    for _ in range(2):
+        while not any(m.kind == "discard" for m in E.legal_moves(g)):
+            g = E.apply_move(g, E.legal_moves(g)[0])
+        move = next(m for m in E.legal_moves(g) if m.kind == "discard")
+        color = g.players[move.player].color
+        held = list(g.vaults.get(color, []))
+        g = E.apply_move(g, move)
+        assert g.vaults[color] == [*held, move.card]
+        assert E.check_invariants(g) == []
+        assert E.dumps(E.loads(E.dumps(g))) == E.dumps(g)
