@@ -43,7 +43,7 @@ from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.core.source import Span
 from lisboa_rules.lang import typed
-from lisboa_rules.lang.typed import BOOL, INT, ExprError, Name, Scope, Typed, VType
+from lisboa_rules.lang.typed import BOOL, INT, TEXT, ExprError, Name, Scope, Typed, VType
 from lisboa_rules.lang.typed import bare as bare
 
 KINDS = ("gain", "set", "let", "move", "drop", "require", "choose", "if", "for_each", "repeat",
@@ -308,13 +308,33 @@ class Compiler:
         m = re.match(r"unknown name '([^']+)'", exc.message)
         return m is not None and m.group(1) in self.unbound
 
+    def _past_unbound(self, source: Any, scope: Scope, want: VType | None) -> ExprError | None:
+        """An unknown name of `source` that is none a step failed to bind (`reiss` in
+        `x >= 0 and reiss >= 0`, x refused): checked again with those bound to a number, a
+        truth value, a text or anything; any other error is left unsaid, it may only follow
+        from the refused binding."""
+        for t in (INT, BOOL, TEXT, typed.ANY):
+            loose = scope.with_locals(**{n: Name(t, typed.local_code(n))
+                                         for n in sorted(self.unbound)})
+            try:
+                typed.check(source, loose, want)
+            except ExprError as exc:
+                m = re.match(r"unknown name '([^']+)'", exc.message)
+                if exc.code == "unknown-name" and m is not None and m.group(1) not in self.unbound:
+                    return exc
+                continue
+            return None
+        return None
+
     def expr(self, s: Step, source: Any, scope: Scope, want: VType | None,
              key: str | None = None) -> Typed | None:
         try:
             return typed.check(source, scope, want)
         except ExprError as exc:
             if self.follows_unbound(exc):
-                return None
+                exc = self._past_unbound(source, scope, want)  # another name may be unknown
+                if exc is None:
+                    return None
             self.problems.append(StepProblem(exc.code, f"{exc.message} (in '{source}')",
                                              (*s.path, *(key or s.kind).split("/")),
                                              exc.suggestion))
