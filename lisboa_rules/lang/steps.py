@@ -332,9 +332,10 @@ class Compiler:
             return typed.check(source, scope, want)
         except ExprError as exc:
             if self.follows_unbound(exc):
-                exc = self._past_unbound(source, scope, want)  # another name may be unknown
-                if exc is None:
+                past = self._past_unbound(source, scope, want)  # another name may be unknown
+                if past is None:
                     return None
+                exc = past
             self.problems.append(StepProblem(exc.code, f"{exc.message} (in '{source}')",
                                              (*s.path, *(key or s.kind).split("/")),
                                              exc.suggestion))
