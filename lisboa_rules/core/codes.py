@@ -665,7 +665,8 @@ zones), or a `set:` of a zone. Give the move a
 `to:` among the zones (`game.box` for a card out of play), or add the list to the invariant's
 `in:`. Not read by this check, and left to the engine's check of saved games: a `move: {all:
 ..., from: ZONE}` without `to:` and a `drop:` of a zone's entry (the rules use them where the
-zone is already empty), kinds conserved by count, and the setup.
+zone is already empty), kinds conserved by count, and the setup and the procedures only it
+carries out.
 
     bad:   - {move: {item: card, from: hand}}                  # the card is gone
     fix:   - {move: {item: card, from: hand, to: game.box}}

@@ -20,8 +20,8 @@ playing a game, this reads each step that moves items of such a kind and refuses
 
 Left to the engine's check of saved games (documented in codes.py): `move: {all: ..., from: Z}`
 without a `to:` and `drop:` of an entry of a zone (the rules use both only where the zone is
-empty or its items were moved first), kinds conserved by count (`count:`), the setup (it makes
-the state the invariants then hold in).
+empty or its items were moved first), kinds conserved by count (`count:`), the setup and the
+procedures only it carries out (they make the state the invariants then hold in).
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ def check_conservation(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
     if not kept:
         return []
     checker = _Checker(ps, decl, kept)
-    for pid, proc in ps.procs.items():
-        if proc.path[:2] != ("flow", "setup"):
+    setup = _setup_only(ps)
+    for pid in ps.procs:
+        if pid not in setup:
             checker.must_put(pid)
     for action in ps.actions.values():
         checker.root(action.steps, (), _locals(action.steps, ()))
@@ -58,6 +59,38 @@ def check_conservation(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
             seen.add((p.code, p.message, p.path))
             out.append(p)
     return out
+
+
+def _setup_only(ps: ProcSet) -> frozenset[str]:
+    """The setup and the procedures only it carries out (done or raised from it, or from
+    another of them, and never from anything else): they make the state the invariants then
+    hold in (`set: {game.reserve[d]: ...}` in a house rule's procedure that deals the decks).
+    An effect is never among them: cards apply effects by name."""
+    callers: dict[str, set[str]] = {}
+    roots = [(pid, proc.steps) for pid, proc in ps.procs.items()]
+    roots += [(f"action:{kind}", action.steps) for kind, action in ps.actions.items()]
+    for pid, steps in roots:
+        for top in steps:
+            for sub in top.walk():
+                called: Iterable[str] = ()
+                if sub.kind == "do" and isinstance(sub.arg, str):
+                    called = (sub.arg,)
+                elif sub.kind == "raise":
+                    event = sub.arg.get("event") if isinstance(sub.arg, Mapping) else sub.arg
+                    called = ps.hooks.get(str(event), ())
+                for callee in called:
+                    callers.setdefault(callee, set()).add(pid)
+    only = {pid for pid, proc in ps.procs.items() if proc.path[:2] == ("flow", "setup")}
+    grown = True
+    while grown:
+        grown = False
+        for pid in ps.procs:
+            if pid in only or pid in ps.effects or not callers.get(pid):
+                continue
+            if callers[pid] <= only:
+                only.add(pid)
+                grown = True
+    return frozenset(only)
 
 
 def _item_kind(t: StateType) -> str | None:

@@ -111,3 +111,51 @@ def test_a_card_put_while_still_in_its_zone_is_refused_at_the_step(tmp_path: Pat
            "game.discard: the card would be in two zones" in found[0][3]
     assert "gives it to 'to-portfolio', which puts it into a zone" in found[1][3]
     assert "chosen from game.court" in found[2][3]
+
+
+SETUP_PROC = """\
+  effects:
+    procedures:
+      - $add: true
+        id: make-decks
+        params: {}
+        steps:
+          - for_each: {as: d, in: rules.components.decks.id}
+            do:
+              - set:
+                  "game.reserve[d]": >-
+                    sorted([c for c in rules.components.cards.number if c.deck == d])
+              - shuffle: "game.reserve[d]"
+  flow:
+    setup:
+      steps:
+        - {id: setup.decks, $remove: true}
+        - $add: true
+          $after: setup.treasury
+          id: setup.make-decks
+          do: make-decks
+          text: Shuffle each deck of Political cards.
+"""
+
+ALSO_IN_PLAY = """\
+  court:
+    actions:
+      - id: pass
+        steps:
+          - require: len(hand) == 0
+            reason: you still have cards to play
+          - {do: make-decks}
+          - {set: {game.phase: "'refill'"}}
+"""
+
+
+def test_a_procedure_only_the_setup_does_may_make_the_zones(tmp_path: Path) -> None:
+    """The setup's deck-making steps moved into a procedure it does: the set of
+    game.reserve[d] there was refused as replacing a zone, though only the setup runs it."""
+    assert _errors(_house(tmp_path, "decks", SETUP_PROC)) == []
+
+
+def test_the_same_procedure_done_in_play_too_is_refused(tmp_path: Path) -> None:
+    house = _house(tmp_path, "decks-again", SETUP_PROC + ALSO_IN_PLAY)
+    found = [(d.code, d.span.line) for d in _errors(house) if d.span is not None]
+    assert found == [("step-not-conserved", 17)], found  # the set, in make-decks
