@@ -3120,7 +3120,7 @@ def _run_setup(g: Game, seat: int, v_seats: int) -> None:
         # rules/flow.yaml:73 set
         g.reserve[v_d] = sorted([v_c for v_c in _K4 if (_T_card_deck[v_c] == v_d)])
         # rules/flow.yaml:74 shuffle
-        rng.shuffle(g.reserve[v_d])
+        rng.shuffle(g.reserve.get(v_d, []))
     # rules/flow.yaml:75 setup.treasury
     g.treasury = next(
         v_i for v_i in list(range(len((1, 2, 3, 4, 5, 6)))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
@@ -3523,7 +3523,7 @@ def _run_setup_2(g: Game, seat: int, v_seats: int) -> None:
         # rules/flow.yaml:73 set
         g.reserve[v_d] = sorted([v_c for v_c in _K4 if (_T_card_deck[v_c] == v_d)])
         # rules/flow.yaml:74 shuffle
-        rng.shuffle(g.reserve[v_d])
+        rng.shuffle(g.reserve.get(v_d, []))
     # rules/flow.yaml:75 setup.treasury
     g.treasury = next(
         v_i for v_i in list(range(len((1, 2, 3, 4, 5, 6)))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
@@ -3698,7 +3698,7 @@ def _run_setup_3(g: Game, seat: int, v_seats: int) -> None:
         # rules/flow.yaml:73 set
         g.reserve[v_d] = sorted([v_c for v_c in _K4 if (_T_card_deck[v_c] == v_d)])
         # rules/flow.yaml:74 shuffle
-        rng.shuffle(g.reserve[v_d])
+        rng.shuffle(g.reserve.get(v_d, []))
     # rules/flow.yaml:75 setup.treasury
     g.treasury = next(
         v_i for v_i in list(range(len((1, 2, 3, 4, 5, 6)))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
@@ -3813,7 +3813,7 @@ def _run_setup_4(g: Game, seat: int, v_seats: int) -> None:
         # rules/flow.yaml:73 set
         g.reserve[v_d] = sorted([v_c for v_c in _K4 if (_T_card_deck[v_c] == v_d)])
         # rules/flow.yaml:74 shuffle
-        rng.shuffle(g.reserve[v_d])
+        rng.shuffle(g.reserve.get(v_d, []))
     # rules/flow.yaml:75 setup.treasury
     g.treasury = next(
         v_i for v_i in list(range(len((1, 2, 3, 4, 5, 6)))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)

@@ -788,7 +788,10 @@ class Compiler:
             self.problem(s, "step-order", "a shuffle draws from the seeded stream of a procedure "
                          "of rules/; an action's steps cannot shuffle (do a procedure that does)")
             return
-        out.append(f"{pad}rng.shuffle({_entry(place.code)})")
+        # an entry the map does not hold is an empty list: nothing to shuffle (a subscript
+        # raised KeyError inside the engine, and the move that did it broke every save)
+        made = _made(place.code) != place.code
+        out.append(f"{pad}rng.shuffle({place.code if made else _entry(place.code)})")
 
     def _new(self, s: Step, scope: Scope, pad: str, out: list[str]) -> None:
         place = self._place(s, s.arg, scope, "new")
@@ -818,7 +821,7 @@ class Compiler:
                          + ", ".join(f"'{m}'" for m in missing) + " (fields with no default)",
                          "new")
             return
-        out.append(f"{pad}{_entry(place.code)}.append(Player({', '.join(args)}))")
+        out.append(f"{pad}{_entry(_made(place.code))}.append(Player({', '.join(args)}))")
 
     def _check_misplaced(self, s: Step, scope: Scope) -> None:
         """A require or choose out of place is still checked, so that all its problems come out
