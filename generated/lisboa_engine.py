@@ -3120,7 +3120,7 @@ def _run_setup(g: Game, seat: int, v_seats: int) -> None:
         # rules/flow.yaml:73 set
         g.reserve[v_d] = sorted([v_c for v_c in _K4 if (_T_card_deck[v_c] == v_d)])
         # rules/flow.yaml:74 shuffle
-        rng.shuffle(g.reserve[v_d])
+        rng.shuffle(g.reserve.get(v_d, []))
     # rules/flow.yaml:75 setup.treasury
     g.treasury = next(
         v_i for v_i in list(range(len((1, 2, 3, 4, 5, 6)))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
@@ -3523,7 +3523,7 @@ def _run_setup_2(g: Game, seat: int, v_seats: int) -> None:
         # rules/flow.yaml:73 set
         g.reserve[v_d] = sorted([v_c for v_c in _K4 if (_T_card_deck[v_c] == v_d)])
         # rules/flow.yaml:74 shuffle
-        rng.shuffle(g.reserve[v_d])
+        rng.shuffle(g.reserve.get(v_d, []))
     # rules/flow.yaml:75 setup.treasury
     g.treasury = next(
         v_i for v_i in list(range(len((1, 2, 3, 4, 5, 6)))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
@@ -3698,7 +3698,7 @@ def _run_setup_3(g: Game, seat: int, v_seats: int) -> None:
         # rules/flow.yaml:73 set
         g.reserve[v_d] = sorted([v_c for v_c in _K4 if (_T_card_deck[v_c] == v_d)])
         # rules/flow.yaml:74 shuffle
-        rng.shuffle(g.reserve[v_d])
+        rng.shuffle(g.reserve.get(v_d, []))
     # rules/flow.yaml:75 setup.treasury
     g.treasury = next(
         v_i for v_i in list(range(len((1, 2, 3, 4, 5, 6)))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
@@ -3813,7 +3813,7 @@ def _run_setup_4(g: Game, seat: int, v_seats: int) -> None:
         # rules/flow.yaml:73 set
         g.reserve[v_d] = sorted([v_c for v_c in _K4 if (_T_card_deck[v_c] == v_d)])
         # rules/flow.yaml:74 shuffle
-        rng.shuffle(g.reserve[v_d])
+        rng.shuffle(g.reserve.get(v_d, []))
     # rules/flow.yaml:75 setup.treasury
     g.treasury = next(
         v_i for v_i in list(range(len((1, 2, 3, 4, 5, 6)))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
@@ -7574,7 +7574,12 @@ def _state_checks(g: Game) -> tuple[str, str] | None:
 
 def all_cards(g: Game) -> list[int]:
     """Every card id wherever it is in the state (rules/state.yaml)."""
-    return g.rs.conserved["card"](g)
+    try:
+        return _activate(g).conserved["card"](g)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
 
 
 # --- Rule sets ------------------------------------------------------------------------------------
@@ -10220,7 +10225,15 @@ def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
 # set to values apply_move never makes) fails somewhere inside with a Python error; the
 # saved-game checks then say what is wrong with it. `_REFUSALS` pass through as they are.
 _REFUSALS: Final = (IllegalMove, StateError, BadArgument)
-_FAULTS: Final = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError)
+# RecursionError: a list that holds itself, set by hand
+_FAULTS: Final = (
+    LookupError,
+    TypeError,
+    AttributeError,
+    ValueError,
+    ArithmeticError,
+    RecursionError,
+)
 
 
 def _broken(g: Game, exc: Exception) -> Exception:
@@ -11445,11 +11458,15 @@ def _state_data(g: Game) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
+    """A copy of `value` in JSON's types; TypeError for what JSON cannot hold (an object set
+    by hand into a state: to_json said it was plain data, and dumps raised from inside)."""
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
-    return value
+    if value is None or isinstance(value, str | int | float):
+        return value
+    raise TypeError(f"{type(value).__name__} is no JSON value")
 
 
 def from_json(data: Any) -> Game:
@@ -11524,7 +11541,11 @@ def _check_playable(g: Game) -> None:
 
 def dumps(g: Game) -> str:
     """The state as a JSON text, deterministic to the byte."""
-    return json.dumps(to_json(g), sort_keys=True, ensure_ascii=False)
+    data = to_json(g)
+    try:
+        return json.dumps(data, sort_keys=True, ensure_ascii=False)
+    except _FAULTS as exc:  # a value JSON cannot write (a float that is no number, say)
+        raise _broken(g, exc) from None
 
 
 def max_save_size() -> int:

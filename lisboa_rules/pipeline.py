@@ -259,7 +259,7 @@ def _analyse(
 
 
 # The codes of a name that is not there: when a variant removed it, a note says where.
-_MISSING = ("unknown-reference", "unknown-name")
+_MISSING = ("unknown-reference", "unknown-name", "unknown-placeholder")
 _QUOTED = re.compile(r"'([^'\s]+)'")
 
 
@@ -296,11 +296,15 @@ def _note_removals(found: Iterable[Diagnostic], changes: Sequence[Change]) -> li
     out = []
     for d in found:
         if removed and d.code in _MISSING:
-            names = [n for n in dict.fromkeys(_QUOTED.findall(d.message)) if n in removed]
+            quoted = _QUOTED.findall(d.message)
+            if d.code == "unknown-placeholder":  # '{court.actions.discard.reward.reis}'
+                quoted = [part for q in quoted for part in re.split(r"[{}.|]", q)]
+            names = [n for n in dict.fromkeys(quoted) if n in removed]
+            whole = len(names) == 1 and d.code != "unknown-placeholder"  # the name quoted
             notes = tuple(
                 Related(
                     f"variant '{removed[n].variant}' removes "
-                    f"{'it' if len(names) == 1 else repr(n)} here",
+                    f"{'it' if whole else repr(n)} here",
                     removed[n].span,
                 )
                 for n in names

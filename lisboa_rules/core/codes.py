@@ -659,11 +659,15 @@ action loses a card built clean, but no game where the action could be played wo
 error points at the step: a move from a zone to a list of that kind that is not a zone (or the
 other way), the top or first items of a zone moved without a `to:`, an item taken from a zone
 without a `to:` that no later step puts into a zone on every path (here, or in a procedure done
-with the item, `do: to-portfolio, with: {card: card}`), or a `set:` of a zone. Give the move a
+with the item, `do: to-portfolio, with: {card: card}`, or a hook of an event raised with it, or
+through a `let` naming it), an item chosen from a zone and put into another one while it is
+still there (a move without `from:`, or a procedure that puts it: the item would be in two
+zones), or a `set:` of a zone. Give the move a
 `to:` among the zones (`game.box` for a card out of play), or add the list to the invariant's
 `in:`. Not read by this check, and left to the engine's check of saved games: a `move: {all:
 ..., from: ZONE}` without `to:` and a `drop:` of a zone's entry (the rules use them where the
-zone is already empty), kinds conserved by count, and the setup.
+zone is already empty), kinds conserved by count, and the setup and the procedures only it
+carries out.
 
     bad:   - {move: {item: card, from: hand}}                  # the card is gone
     fix:   - {move: {item: card, from: hand, to: game.box}}

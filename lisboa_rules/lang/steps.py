@@ -43,7 +43,7 @@ from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.core.source import Span
 from lisboa_rules.lang import typed
-from lisboa_rules.lang.typed import BOOL, INT, ExprError, Name, Scope, Typed, VType
+from lisboa_rules.lang.typed import BOOL, INT, TEXT, ExprError, Name, Scope, Typed, VType
 from lisboa_rules.lang.typed import bare as bare
 
 KINDS = ("gain", "set", "let", "move", "drop", "require", "choose", "if", "for_each", "repeat",
@@ -308,13 +308,34 @@ class Compiler:
         m = re.match(r"unknown name '([^']+)'", exc.message)
         return m is not None and m.group(1) in self.unbound
 
+    def _past_unbound(self, source: Any, scope: Scope, want: VType | None) -> ExprError | None:
+        """An unknown name of `source` that is none a step failed to bind (`reiss` in
+        `x >= 0 and reiss >= 0`, x refused): checked again with those bound to a number, a
+        truth value, a text or anything; any other error is left unsaid, it may only follow
+        from the refused binding."""
+        for t in (INT, BOOL, TEXT, typed.ANY):
+            loose = scope.with_locals(**{n: Name(t, typed.local_code(n))
+                                         for n in sorted(self.unbound)})
+            try:
+                typed.check(source, loose, want)
+            except ExprError as exc:
+                m = re.match(r"unknown name '([^']+)'", exc.message)
+                if exc.code == "unknown-name" and m is not None and m.group(1) not in self.unbound:
+                    return exc
+                continue
+            return None
+        return None
+
     def expr(self, s: Step, source: Any, scope: Scope, want: VType | None,
              key: str | None = None) -> Typed | None:
         try:
             return typed.check(source, scope, want)
         except ExprError as exc:
             if self.follows_unbound(exc):
-                return None
+                past = self._past_unbound(source, scope, want)  # another name may be unknown
+                if past is None:
+                    return None
+                exc = past
             self.problems.append(StepProblem(exc.code, f"{exc.message} (in '{source}')",
                                              (*s.path, *(key or s.kind).split("/")),
                                              exc.suggestion))
@@ -768,7 +789,10 @@ class Compiler:
             self.problem(s, "step-order", "a shuffle draws from the seeded stream of a procedure "
                          "of rules/; an action's steps cannot shuffle (do a procedure that does)")
             return
-        out.append(f"{pad}rng.shuffle({_entry(place.code)})")
+        # an entry the map does not hold is an empty list: nothing to shuffle (a subscript
+        # raised KeyError inside the engine, and the move that did it broke every save)
+        made = _made(place.code) != place.code
+        out.append(f"{pad}rng.shuffle({place.code if made else _entry(place.code)})")
 
     def _new(self, s: Step, scope: Scope, pad: str, out: list[str]) -> None:
         place = self._place(s, s.arg, scope, "new")
@@ -798,7 +822,7 @@ class Compiler:
                          + ", ".join(f"'{m}'" for m in missing) + " (fields with no default)",
                          "new")
             return
-        out.append(f"{pad}{_entry(place.code)}.append(Player({', '.join(args)}))")
+        out.append(f"{pad}{_entry(_made(place.code))}.append(Player({', '.join(args)}))")
 
     def _check_misplaced(self, s: Step, scope: Scope) -> None:
         """A require or choose out of place is still checked, so that all its problems come out
@@ -838,6 +862,8 @@ class Compiler:
                 return
         if (src is None and "from" in arg) or (dst is None and "to" in arg):
             return
+        if dst is not None:  # into a map entry that may be missing: made, not a default's list
+            dst = replace(dst, code=_made(dst.code))
         if src is None and dst is None:
             self.problem(s, "step-shape", "a move has a from or a to")
             return
@@ -919,6 +945,14 @@ def _entry(code: str) -> str:
     subscripted (so that the state's own list changes, not a default)."""
     m = re.fullmatch(r"(.*)\.get\((.*), [^,()]*\)", code)
     return f"{m.group(1)}[{m.group(2)}]" if m is not None else code
+
+
+def _made(code: str) -> str:
+    """The code of a list a move puts items into: a map entry read as `.get(k, [])` is
+    `.setdefault(k, [])`, so an item moved to an entry the map does not hold yet lands in the
+    state (with `.get`, it went into a default list thrown away, out of the game)."""
+    m = re.fullmatch(r"(.*)\.get\((.*), \[\]\)", code)
+    return f"{m.group(1)}.setdefault({m.group(2)}, [])" if m is not None else code
 
 
 def _ternary(code: str) -> tuple[str, str, str] | None:

@@ -12,13 +12,16 @@ playing a game, this reads each step that moves items of such a kind and refuses
 - the top or first items of a zone moved without a `to:` (they are gone);
 - an item taken from a zone without a `to:` (`move: {item: card, from: hand}`) that the steps
   after it do not put into a zone on every path (`move: {item: card, to: portfolio}`, here or
-  in a procedure done with the item as its argument, `do: to-portfolio, with: {card: card}`);
+  in a procedure done with the item as its argument, `do: to-portfolio, with: {card: card}`,
+  in a hook of an event raised with it, or through a `let` that names it, `let: {c: card}`);
+- an item chosen from a zone (`choose: {as: card, from: hand}`) put into a zone while it is
+  still there (a move without `from:`, or a procedure that puts it): it would be in two zones;
 - a `set:` of a zone (it replaces what the zone holds).
 
 Left to the engine's check of saved games (documented in codes.py): `move: {all: ..., from: Z}`
 without a `to:` and `drop:` of an entry of a zone (the rules use both only where the zone is
-empty or its items were moved first), kinds conserved by count (`count:`), the setup (it makes
-the state the invariants then hold in).
+empty or its items were moved first), kinds conserved by count (`count:`), the setup and the
+procedures only it carries out (they make the state the invariants then hold in).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from lisboa_rules.core.pyexpr import parse_expr
-from lisboa_rules.lang.steps import Procedure, Step, StepProblem
+from lisboa_rules.lang.steps import Procedure, Step, StepProblem, several
 from lisboa_rules.lang.typed import MAX_LENGTH
 from lisboa_rules.model.procs import ProcSet
 from lisboa_rules.model.state import Invariant, StateDecl, StateType
@@ -43,8 +46,9 @@ def check_conservation(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
     if not kept:
         return []
     checker = _Checker(ps, decl, kept)
-    for pid, proc in ps.procs.items():
-        if proc.path[:2] != ("flow", "setup"):
+    setup = _setup_only(ps)
+    for pid in ps.procs:
+        if pid not in setup:
             checker.must_put(pid)
     for action in ps.actions.values():
         checker.root(action.steps, (), _locals(action.steps, ()))
@@ -55,6 +59,38 @@ def check_conservation(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
             seen.add((p.code, p.message, p.path))
             out.append(p)
     return out
+
+
+def _setup_only(ps: ProcSet) -> frozenset[str]:
+    """The setup and the procedures only it carries out (done or raised from it, or from
+    another of them, and never from anything else): they make the state the invariants then
+    hold in (`set: {game.reserve[d]: ...}` in a house rule's procedure that deals the decks).
+    An effect is never among them: cards apply effects by name."""
+    callers: dict[str, set[str]] = {}
+    roots = [(pid, proc.steps) for pid, proc in ps.procs.items()]
+    roots += [(f"action:{kind}", action.steps) for kind, action in ps.actions.items()]
+    for pid, steps in roots:
+        for top in steps:
+            for sub in top.walk():
+                called: Iterable[str] = ()
+                if sub.kind == "do" and isinstance(sub.arg, str):
+                    called = (sub.arg,)
+                elif sub.kind == "raise":
+                    event = sub.arg.get("event") if isinstance(sub.arg, Mapping) else sub.arg
+                    called = ps.hooks.get(str(event), ())
+                for callee in called:
+                    callers.setdefault(callee, set()).add(pid)
+    only = {pid for pid, proc in ps.procs.items() if proc.path[:2] == ("flow", "setup")}
+    grown = True
+    while grown:
+        grown = False
+        for pid in ps.procs:
+            if pid in only or pid in ps.effects or not callers.get(pid):
+                continue
+            if callers[pid] <= only:
+                only.add(pid)
+                grown = True
+    return frozenset(only)
 
 
 def _item_kind(t: StateType) -> str | None:
@@ -97,6 +133,7 @@ class _Checker:
         self.problems: list[StepProblem] = []
         self.puts: dict[str, frozenset[str]] = {}
         self.busy: set[str] = set()
+        self.alias: dict[str, str] = {}  # a let's name -> the local it names (`let: {c: card}`)
 
     # -- roots ---------------------------------------------------------------------------
 
@@ -120,7 +157,9 @@ class _Checker:
         """Check the steps of a procedure or an action; what is still pending after them (a
         param not put is its caller's business; an item taken and not put is a problem)."""
         pending: dict[str, Step | None] = dict.fromkeys(params)
-        left = self.steps(tuple(steps), pending, names)
+        outer, self.alias = self.alias, {}
+        left, _ = self.steps(tuple(steps), pending, {}, names)
+        self.alias = outer
         for item, take in left.items():
             if take is not None:
                 self.taken_nowhere(take, item)
@@ -129,11 +168,29 @@ class _Checker:
     # -- steps ---------------------------------------------------------------------------
 
     def steps(self, steps: tuple[Step, ...], pending: dict[str, Step | None],
-              names: frozenset[str]) -> dict[str, Step | None]:
-        pending = dict(pending)
+              held: dict[str, Field], names: frozenset[str]
+              ) -> tuple[dict[str, Step | None], dict[str, Field]]:
+        """What is pending (taken, not yet put) and held (known to be in a zone: chosen from
+        one, and not taken since) after the steps."""
+        pending, held = dict(pending), dict(held)
         for s in steps:
             if s.kind == "move" and isinstance(s.arg, Mapping):
-                self.move(s, pending, names)
+                self.move(s, pending, held, names)
+            elif s.kind == "let" and isinstance(s.arg, Mapping):
+                for name, value in s.arg.items():
+                    self.alias.pop(str(name), None)
+                    if isinstance(value, str) and value.strip().isidentifier():
+                        target = self.canon(value.strip())
+                        if target in names and target != str(name):
+                            self.alias[str(name)] = target
+            elif s.kind == "choose" and isinstance(s.arg, Mapping) and not several(s.arg):
+                place = self.field(s.arg.get("from"), names)
+                if isinstance(s.arg.get("as"), str):
+                    name = s.arg["as"].strip()
+                    self.alias.pop(name, None)
+                    held.pop(name, None)
+                    if place is not None and any(place in z for z in self.zones.values()):
+                        held[name] = place
             elif s.kind == "set" and isinstance(s.arg, Mapping):
                 for target in s.arg:
                     place = self.field(target, names)
@@ -145,24 +202,47 @@ class _Checker:
                             "nowhere; move them instead",
                             (*s.path, "set", str(target))))
             elif s.kind == "if":
-                then = self.steps(s.body, pending, names)
-                orelse = self.steps(s.orelse, pending, names)
+                then, then_held = self.steps(s.body, pending, held, names)
+                orelse, else_held = self.steps(s.orelse, pending, held, names)
                 pending = {**then, **orelse}
+                held = {k: v for k, v in then_held.items() if k in else_held}
             elif s.kind in ("for_each", "repeat"):
-                after = self.steps(s.body, pending, names)
+                after, after_held = self.steps(s.body, pending, held, names)
                 for item, take in after.items():  # taken in the loop, not put in it
                     if item not in pending and take is not None:
                         self.taken_nowhere(take, item)
+                held = {k: v for k, v in held.items() if after_held.get(k) == v}
             elif s.kind == "do" and isinstance(s.arg, str) and s.arg in self.ps.procs:
                 given = s.get("with")
                 given = given if isinstance(given, Mapping) else {}
-                for param in self.must_put(s.arg):
-                    value = given.get(param)
-                    if isinstance(value, str) and value.strip() in pending:
-                        del pending[value.strip()]
-        return pending
+                self.put_by(s, [(s.arg, given)], ("with",), pending, held)
+            elif s.kind == "raise" and isinstance(s.arg, Mapping):
+                given = s.arg.get("with")
+                given = given if isinstance(given, Mapping) else {}
+                hooks = self.ps.hooks.get(str(s.arg.get("event")), ())
+                self.put_by(s, [(h, given) for h in hooks if h in self.ps.procs],
+                            ("raise", "with"), pending, held)
+        return pending, held
 
-    def move(self, s: Step, pending: dict[str, Step | None], names: frozenset[str]) -> None:
+    def put_by(self, s: Step, calls: list[tuple[str, Mapping[str, Any]]],
+               where: tuple[str, ...], pending: dict[str, Step | None],
+               held: dict[str, Field]) -> None:
+        """The items that procedures (a `do:`, or the hooks of a `raise:`) put into a zone, given
+        as their arguments: no longer pending, or a second copy of one still in its zone."""
+        for pid, given in calls:
+            for param in sorted(self.must_put(pid)):
+                value = given.get(param)
+                if not isinstance(value, str):
+                    continue
+                item = self.canon(value.strip())
+                if item in pending:
+                    del pending[item]
+                elif item in held:
+                    self.twice(item, held[item], f"gives it to '{pid}', which puts it into a zone",
+                               (*s.path, *where, param))
+
+    def move(self, s: Step, pending: dict[str, Step | None], held: dict[str, Field],
+             names: frozenset[str]) -> None:
         arg: Mapping[str, Any] = s.arg
         modes = [m for m in ("item", "top", "first", "all") if m in arg]
         if len(modes) != 1:
@@ -170,6 +250,11 @@ class _Checker:
         mode = modes[0]
         src = self.field(arg["from"], names) if "from" in arg else None
         dst = self.field(arg["to"], names) if "to" in arg else None
+        item = self.canon(str(arg["item"]).strip()) if mode == "item" else ""
+        if item and src is not None and "to" in arg:
+            held.pop(item, None)
+            if dst is not None and any(dst in z for z in self.zones.values()):
+                held[item] = dst
         for kind, zones in self.zones.items():
             src_zone, dst_zone = src in zones, dst in zones
             if src_zone and dst is not None and not dst_zone and self.kinds.get(dst) == kind:
@@ -187,14 +272,20 @@ class _Checker:
                     "the invariant's `in:`", (*s.path, "move", "from")))
             if src_zone and "to" not in arg:
                 if mode == "item":
-                    pending[str(arg["item"]).strip()] = s
+                    pending[item] = s
+                    held.pop(item, None)
                 elif mode in ("top", "first"):
                     self.problems.append(StepProblem(
                         CODE, f"this move takes the {mode} {kind}s of {_shown(src)} and puts "
                         f"them nowhere: they would leave the game ({self.rule(kind)}); give it a "
                         f"`to:`, one of {self.among(kind)}", (*s.path, "move")))
             if dst_zone and "from" not in arg and mode == "item":
-                pending.pop(str(arg["item"]).strip(), None)
+                if item in pending:
+                    del pending[item]
+                    held[item] = dst  # type: ignore[assignment]  # a zone: not None
+                elif item in held:
+                    self.twice(item, held[item], f"puts it into {_shown(dst)}",
+                               (*s.path, "move", "item"))
 
     # -- words ---------------------------------------------------------------------------
 
@@ -210,6 +301,23 @@ class _Checker:
             f"game where this can be played would load; give the move a `to:`, one of "
             f"{self.among(kind)}, or put it there after it (`move: {{item: {item}, to: ZONE}}`)",
             (*take.path, "move")))
+
+    def twice(self, item: str, zone: Field, does: str, path: tuple[str | int, ...]) -> None:
+        kind = self.kinds.get(zone) or next(iter(self.zones))
+        self.problems.append(StepProblem(
+            CODE, f"'{item}' is chosen from {_shown(zone)} and still there when this step "
+            f"{does}: the {kind} would be in two zones ({self.rule(kind)}), and no saved "
+            f"game where this can be played would load; take it first (`move: {{item: {item}, "
+            f"from: {zone[1] if zone[0] == 'player' else _shown(zone)}}}`), or move it with a "
+            "`from:`", path))
+
+    def canon(self, name: str) -> str:
+        """The local a name stands for, through the lets that name it."""
+        for _ in range(len(self.alias) + 1):
+            if name not in self.alias:
+                break
+            name = self.alias[name]
+        return name
 
     def rule(self, kind: str) -> str:
         inv = self.invariant[kind]

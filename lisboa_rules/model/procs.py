@@ -516,7 +516,10 @@ class LocatedCompiler(ActionCompiler):
             return typed.check(source, scope, want)
         except typed.ExprError as exc:
             if self.follows_unbound(exc):
-                return None
+                past = self._past_unbound(source, scope, want)  # another name may be unknown
+                if past is None:
+                    return None
+                exc = past
             parts = (key or s.kind).split("/")
             on_key = (len(parts) == 2 and parts[0] in ("gain", "set") and parts[1] == source
                       and isinstance(s.arg, Mapping) and source in s.arg)

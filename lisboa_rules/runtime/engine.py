@@ -565,7 +565,15 @@ def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
 # set to values apply_move never makes) fails somewhere inside with a Python error; the
 # saved-game checks then say what is wrong with it. `_REFUSALS` pass through as they are.
 _REFUSALS: Final = (IllegalMove, StateError, BadArgument)
-_FAULTS: Final = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError)
+# RecursionError: a list that holds itself, set by hand
+_FAULTS: Final = (
+    LookupError,
+    TypeError,
+    AttributeError,
+    ValueError,
+    ArithmeticError,
+    RecursionError,
+)
 
 
 def _broken(g: Game, exc: Exception) -> Exception:
@@ -1790,11 +1798,15 @@ def _state_data(g: Game) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
+    """A copy of `value` in JSON's types; TypeError for what JSON cannot hold (an object set
+    by hand into a state: to_json said it was plain data, and dumps raised from inside)."""
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
-    return value
+    if value is None or isinstance(value, str | int | float):
+        return value
+    raise TypeError(f"{type(value).__name__} is no JSON value")
 
 
 def from_json(data: Any) -> Game:
@@ -1869,7 +1881,11 @@ def _check_playable(g: Game) -> None:
 
 def dumps(g: Game) -> str:
     """The state as a JSON text, deterministic to the byte."""
-    return json.dumps(to_json(g), sort_keys=True, ensure_ascii=False)
+    data = to_json(g)
+    try:
+        return json.dumps(data, sort_keys=True, ensure_ascii=False)
+    except _FAULTS as exc:  # a value JSON cannot write (a float that is no number, say)
+        raise _broken(g, exc) from None
 
 
 def max_save_size() -> int:

@@ -87,3 +87,31 @@ def test_the_refusal_names_the_field(engine: Any) -> None:
     with pytest.raises(E.StateError) as info:
         E.apply_move(g, E.legal_moves(_mid_game(E, 3, 7))[0])
     assert info.value.path == "$.variants"
+
+
+class _Odd:
+    """A value no saved game holds (not even JSON)."""
+
+
+@pytest.mark.parametrize("change", ["object", "holds-itself", "variants"])
+def test_what_json_cannot_hold_and_all_cards_are_refused_too(engine: Any, change: str) -> None:
+    """An object set into a field made `dumps` raise TypeError from json (to_json returned
+    it as plain data); a list that holds itself made `to_json` and `dumps` raise
+    RecursionError; `all_cards` of a changed state raised whatever its walk met (here a
+    KeyError for variants that name no rule set). Each is a StateError now."""
+    E = engine
+    g = E.from_json(E.to_json(_mid_game(E, 3, 5)))
+    if change == "object":
+        g.players[1].hand = [_Odd()]
+    elif change == "holds-itself":
+        g.discard.append(g.discard)
+    else:
+        g.variants = ["no-such-variant"]
+    for entry in ("all_cards", "to_json", "dumps", "check_invariants", "legal_moves"):
+        try:
+            getattr(E, entry)(g)
+        except Exception as exc:  # which ones escape is the test
+            assert type(exc).__name__ == "StateError", f"{entry}: {type(exc).__name__}: {exc}"
+            assert exc.path.startswith("$"), exc
+        else:
+            assert entry in ("check_invariants", "legal_moves", "all_cards"), entry

@@ -206,3 +206,93 @@ def test_the_same_action_into_the_box_builds_and_its_games_load(
         assert E.check_invariants(g) == []
         again = E.loads(E.dumps(g))
         assert E.dumps(again) == E.dumps(g)
+
+
+VAULTS = (
+    HEAD.format(id="house-vaults", title="Vaults by colour")
+    + """\
+    game:
+      - {$add: true, id: vaults, type: "map[color, list[card]]", text: each colour's vault}
+    invariants:
+      - id: cards-conserved
+        conserved:
+          in: [game.discard, game.box, game.court, player.hand, player.portfolio,
+               player.treasury_row, game.piles, game.reserve, game.vaults]
+  court:
+    actions:
+      - id: discard
+        steps:
+          - choose: {as: card, from: hand}
+            reason: card {card} is not in your hand
+          - {move: {item: card, from: hand, to: "game.vaults[color]"}}
+          - {apply: {effects: this.reward}}
+          - {set: {game.phase: "'refill'"}}
+"""
+)
+
+
+def test_a_card_moved_into_a_map_entry_not_there_yet_stays_in_the_game(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """`to: game.vaults[color]`, a map that starts empty: the move wrote into the default list
+    of `.get(color, [])`, so the card left the game, and the first discard broke
+    cards-conserved (then no save where a discard was legal loaded). The entry is made now."""
+    E = _build(
+        tmp_path_factory.mktemp("inv"),
+        "vaults",
+        {"house-vaults": VAULTS},
+        ["--variant", "house-vaults"],
+    )
+    g = E.new_game(3, seed=2)
+    assert g.vaults == {}
+    for _ in range(2):
+        while not any(m.kind == "discard" for m in E.legal_moves(g)):
+            g = E.apply_move(g, E.legal_moves(g)[0])
+        move = next(m for m in E.legal_moves(g) if m.kind == "discard")
+        color = g.players[move.player].color
+        held = list(g.vaults.get(color, []))
+        g = E.apply_move(g, move)
+        assert g.vaults[color] == [*held, move.card]
+        assert E.check_invariants(g) == []
+        assert E.dumps(E.loads(E.dumps(g))) == E.dumps(g)
+
+
+SHUFFLED_VAULTS = VAULTS.replace(
+    '          - {move: {item: card, from: hand, to: "game.vaults[color]"}}\n',
+    '          - {do: shuffle-vault}\n'
+    '          - {move: {item: card, from: hand, to: "game.vaults[color]"}}\n',
+).replace("house-vaults", "house-shuffled-vaults") + """\
+  effects:
+    procedures:
+      - $add: true
+        id: shuffle-vault
+        params: {}
+        steps:
+          - {shuffle: "game.vaults[color]"}
+"""
+
+
+def test_a_shuffle_of_a_map_entry_not_there_yet_shuffles_nothing(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The shuffle subscripted the entry: the first discard of a colour with no vault yet
+    raised KeyError inside the engine (and from_json refused every save where it was legal).
+    A missing entry is an empty list now: nothing to shuffle."""
+    assert "do: shuffle-vault" in SHUFFLED_VAULTS
+    E = _build(
+        tmp_path_factory.mktemp("inv"),
+        "shuffled",
+        {"house-shuffled-vaults": SHUFFLED_VAULTS},
+        ["--variant", "house-shuffled-vaults"],
+    )
+    g = E.new_game(3, seed=2)
+    for _ in range(2):
+        while not any(m.kind == "discard" for m in E.legal_moves(g)):
+            g = E.apply_move(g, E.legal_moves(g)[0])
+        move = next(m for m in E.legal_moves(g) if m.kind == "discard")
+        color = g.players[move.player].color
+        held = sorted(g.vaults.get(color, []))
+        g = E.apply_move(g, move)
+        assert sorted(g.vaults[color]) == sorted([*held, move.card])
+        assert E.check_invariants(g) == []
+        assert E.dumps(E.loads(E.dumps(g))) == E.dumps(g)

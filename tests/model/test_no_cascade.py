@@ -55,3 +55,23 @@ def test_a_choice_from_an_unknown_list_is_one_error(tmp_path: Path) -> None:
         "          - {set: {game.phase: \"'refill'\"}}\n",
     )
     assert len(errors) == 1 and "'hands'" in errors[0], errors
+
+
+def test_a_typo_beside_a_name_whose_binding_failed_is_still_reported(tmp_path: Path) -> None:
+    """The suppression of `x` (its `let` was refused) hid every other unknown name of the same
+    expression: `reiss` in `x >= 0 and reiss >= 0` came out only after the cost was fixed. The
+    other names are checked with `x` bound to anything; the refused `x` is still not reported."""
+    errors = _errors(
+        tmp_path,
+        "  court:\n    actions:\n      - id: discard\n        steps:\n"
+        "          - choose: {as: card, from: hand}\n"
+        "          - let: {x: \"cost('nosuch-cost')\"}\n"
+        "          - require: x >= 0 and reiss >= 0\n"
+        "            reason: no\n"
+        "          - {move: {item: card, from: hand, to: game.discard}}\n"
+        "          - {gain: {reis: x}}\n"
+        "          - {set: {game.phase: \"'refill'\"}}\n",
+    )
+    assert len(errors) == 2, errors
+    assert errors[0].startswith("unknown-reference: no cost 'nosuch-cost'"), errors
+    assert errors[1].startswith("unknown-name: unknown name 'reiss'"), errors

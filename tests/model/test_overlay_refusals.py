@@ -143,3 +143,19 @@ def test_every_refusal_in_one_run_exit_1_nothing_written(
            "'period-end.rubble' of flow.triggers twice (first at line 10)" in err
     assert f"{crowd}:4:21: error[value-out-of-range]: variant 'crowd' applies with 6 " in err
     assert not out.exists()
+
+
+def test_a_removed_item_a_placeholder_names_notes_the_removal(tmp_path: Path) -> None:
+    """Removing the discard action left rules/provenance.yaml's placeholder
+    '{court.actions.discard.reward.reis}' naming no value, and the error said nothing of the
+    variant: the designer saw a base file's error only. The note names the removed id."""
+    house = _house(tmp_path, "no-discard", "  court:\n    actions:\n"
+                   "      - {id: discard, $remove: true}\n")
+    found = _errors(house)
+    assert found and all(d.code == "unknown-placeholder" for d in found), found
+    for d in found:
+        assert "court.actions.discard.reward.reis" in d.message
+        assert [r.message for r in d.related] == ["variant 'no-discard' removes 'discard' here"]
+        [note] = d.related
+        assert note.span is not None
+        assert (note.span.file, note.span.line, note.span.col) == (str(house), 10, 9)
