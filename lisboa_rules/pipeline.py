@@ -446,7 +446,7 @@ def _blame(found: list[Diagnostic], changes: list[Change]) -> list[Diagnostic]:
             out.append(d)
             continue
         gone = [c for (_, ident), c in removed.items() if f"'{ident}'" in d.message]
-        if gone and any(" removes " in r.message for r in d.related):
+        if any(" removes " in r.message for r in d.related):
             out.append(replace(d, suggestion=None))  # _note_removals named the removal
             continue
         if gone:
