@@ -27,10 +27,8 @@ engine where it helps. The references print the rule's words.
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -41,6 +39,7 @@ import yaml
 from conftest import (
     card_of,
     finish_turn,
+    load_engine,
     place_officials,
     set_hand,
     set_rubble,
@@ -87,18 +86,6 @@ class Build:
 _BUILDS: dict[tuple[str, bool], Build] = {}
 
 
-def _load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while being created
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[name]
-    return module
-
-
 def _build(tmp: pytest.TempPathFactory, name: str | None, fold: bool) -> Build:
     """Rules with this house rule (none: the base rules), folded or as an option, once."""
     key = (name or "", fold)
@@ -117,7 +104,7 @@ def _build(tmp: pytest.TempPathFactory, name: str | None, fold: bool) -> Build:
         }
         tag = re.sub(r"\W", "_", f"{name}_{fold}")
         _BUILDS[key] = Build(
-            _load(out / "lisboa_engine.py", f"house_more_{tag}"),
+            load_engine(out / "lisboa_engine.py", f"house_more_{tag}"),
             (ref / "rules.md").read_text(encoding="utf-8"),
             pages,
         )
