@@ -47,6 +47,16 @@ SECTIONS = ("build", "scoring", "playout", "oracle", "compiled", "scaling", "sim
             "balance")
 FROZEN = ROOT / "tests" / "oracle" / "frozen_engine.py"  # the engine before issue 14
 BASELINE_IMPORTS = "import yaml, jsonschema, jinja2"
+# What no build can go below, whatever the compiler does: the two libraries a valid build
+# imports (jsonschema only speaks for invalid rules), one libyaml parse of every rules file
+# (without positions), and compile() of the engine the build writes (--check proves generated/
+# by compiling it). Timed as a fresh process from the repository root, as the build rows are.
+FLOOR_CODE = (
+    "import pathlib, yaml, jinja2\n"
+    "for p in sorted(pathlib.Path('rules').rglob('*.yaml')):\n"
+    "    yaml.load(p.read_bytes(), Loader=yaml.CSafeLoader)\n"
+    "compile(pathlib.Path('generated/lisboa_engine.py').read_bytes(), 'lisboa_engine.py', 'exec')"
+)
 PLAYERS = 4
 
 
@@ -428,10 +438,15 @@ def bench_build(mode: Mode, tmp: Path) -> list[Row]:
                                f"folder): {done.stderr.strip()}")
         shutil.rmtree(home)
 
+    def floor() -> None:
+        run_quiet([sys.executable, "-c", FLOOR_CODE])
+
     fns = [baseline(True), full(True), check(True), noop, edit_then_build,
            lambda: build_into_empty("--no-cache"), first_on_machine]
     if mode.no_pyc_rows:
         fns += [baseline(False), full(False), check(False)]
+    fns.append(floor)
+    at_floor = len(fns) - 1
     cpu: list[list[float]] = [[] for _ in fns]
     # The warm-up fills the compiled-template cache (and the .pyc cache).
     warm = max(1, mode.warmup) if mode.no_pyc_rows else mode.warmup
@@ -538,6 +553,20 @@ def bench_build(mode: Mode, tmp: Path) -> list[Row]:
             "by the build): every template compiled and written to it; both with .pyc caches",
         ),
     ]
+    rows.append(Row(
+        "build.floor",
+        "build",
+        "What no build goes below (yaml and jinja2 imported, rules/ parsed by libyaml, the "
+        "engine compile()d) vs importing the three libraries",
+        Side("python3 -c 'import yaml, jinja2; parse rules/*.yaml; compile(the engine)' "
+             "(fresh process)", "s", samples[at_floor], cpu[at_floor]),
+        Side(base_label, "s", list(samples[0]), list(cpu[0])),
+        "A / B (times)",
+        note="informational: the part of every build row above that no compiler can save; "
+        "the 2x target leaves (2 - this ratio) x the imports for everything else a build does "
+        "(the compiler's own imports, positions, validation, four rule sets, the engine's text, "
+        "the reference, the comparison with the folder)",
+    ))
     if mode.no_pyc_rows:
         why = (
             "informational: PYTHONDONTWRITEBYTECODE=1, so every lisboa_rules module is compiled "
@@ -1076,6 +1105,11 @@ def _peak_memory(M: ModuleType, players: int, seed: int) -> float:
         tracemalloc.stop()
 
 
+# The compiled engine, once the compiled section has made it (the balance section measures its
+# scoring of a greedy move's candidates too).
+COMPILED: list[ModuleType | None] = [None]
+
+
 def bench_compiled(mode: Mode, E: ModuleType, engine: Path, tmp: Path) -> list[Row]:
     """Move generation against main's engine, and the engine compiled with mypyc against the
     pure one (issue 17): random playouts, legal_moves alone, final scoring, each player count,
@@ -1126,6 +1160,7 @@ def bench_compiled(mode: Mode, E: ModuleType, engine: Path, tmp: Path) -> list[R
                             Side("pure engine", "/s"), "A / B (rates)",
                             ">=" if target else None, target, status="pending", note=how))
         return rows
+    COMPILED[0] = C
     c_states = [C.from_json(E.to_json(g)) for g in states]
     ends = end_states(E, mode.states // 4 or 1, 5000)
     c_ends = [C.from_json(E.to_json(g)) for g in ends]
@@ -1425,6 +1460,41 @@ def bench_balance(mode: Mode, E: ModuleType, engine: Path) -> list[Row]:
             score_s += time.perf_counter() - t1
             candidates += 1
     made = "successors" if has_successors else "apply_move"
+    # the budget of one candidate: 60 s on 2 cores over every candidate of 10,000 games
+    per_game = _candidates_per_game(E, 3, 2)
+    budget = 60.0 * 2 / (BALANCE_GAMES * per_game)
+    scored = [a for g in states[:40] for _m, a in E.successors(g)] if has_successors else []
+    score_alone = _per_state(score, scored, reps + 2) if scored else []
+    floor_rows = []
+    if score_alone:
+        budget_note = (f"the budget: 60 s x 2 cores / (10,000 games x {per_game:,.0f} candidates a "
+                       "game, counted in 2 seeded greedy 3-player games)")
+        floor_rows.append(Row(
+            "balance.greedy_candidate",
+            "balance",
+            "Scoring one candidate of a greedy move (final_totals of the state after it, no move "
+            "made) vs the 10,000-game budget of one candidate",
+            Side(f"{score.__name__} of {len(scored)} candidates' states, pure engine", "s",
+                 score_alone),
+            Side("the budget of one candidate", "s", [budget] * len(score_alone)),
+            "A / B (times)",
+            note="informational: above 1, the candidates' scoring alone, before any move is made, "
+            "spends more than the whole budget; " + budget_note,
+        ))
+        C = COMPILED[0]
+        if C is not None:
+            c_scored = [C.from_json(E.to_json(a)) for a in scored]
+            c_alone = _per_state(C.final_totals, c_scored, reps + 2)
+            floor_rows.append(Row(
+                "balance.greedy_candidate_compiled",
+                "balance",
+                "The same with the mypyc-compiled engine vs the budget of one candidate",
+                Side(f"final_totals of the same {len(scored)} states, compiled engine", "s",
+                     c_alone),
+                Side("the budget of one candidate", "s", [budget] * len(c_alone)),
+                "A / B (times)",
+                note="informational: the compiled engine of the compiled section; " + budget_note,
+            ))
     per = f"{1e6 * apply_s / candidates:.0f} us {made} + {1e6 * score_s / candidates:.0f} us "
     per += f"{score.__name__} per candidate move, {candidates / len(states):.1f} candidates a move"
     # MCTS: one move of 200 iterations in each of a fixed set of positions: states with a
@@ -1489,7 +1559,37 @@ def bench_balance(mode: Mode, E: ModuleType, engine: Path) -> list[Row]:
             1.0,
             note="cpu: the slowest position's CPU seconds (the machine's other work excluded)",
         ),
+        *floor_rows,
     ]
+
+
+def _per_state(fn: Callable[[Any], Any], states: Sequence[Any], reps: int) -> list[float]:
+    """Seconds per state of `fn` over `states`, one sample per repetition (after a warm-up)."""
+    out = []
+    for r in range(reps + 1):
+        gc.collect()
+        t0 = time.perf_counter()
+        for g in states:
+            fn(g)
+        if r:
+            out.append((time.perf_counter() - t0) / len(states))
+    return out
+
+
+def _candidates_per_game(E: ModuleType, players: int, games: int) -> float:
+    """The candidate moves a greedy game scores, on average over `games` seeded games: every
+    state the greedy agent is given in which it has more than one move to choose from."""
+    from lisboa_rules.sim import make_agent
+
+    total = 0
+    for seed in range(games):
+        g = E.new_game(players, (), seed)
+        bots = [make_agent("greedy", E, f"{seed}:{seat}") for seat in range(players)]
+        while g.phase != "over":
+            n = len(E.legal_moves(g))
+            total += n if n > 1 else 0
+            g = E.apply_move(g, bots[g.actor](g))
+    return total / games
 
 
 def end_states_of_play(E: ModuleType, players: int, seed: int) -> list[Any]:
