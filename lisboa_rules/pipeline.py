@@ -8,9 +8,7 @@ writing is the CLI's job (writer.py).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import itertools
 import json
 import re
@@ -19,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lisboa_rules.core.diagnostics import Diagnostic, Related, sort_diagnostics, suggest
+from lisboa_rules.core.memory import cyclic_gc_paused
 from lisboa_rules.core.source import Span
 from lisboa_rules.front.loader import LoadedDoc, load_dir
 from lisboa_rules.front.overlay import Change, Doc, apply_overlay, conflicts
@@ -80,25 +79,6 @@ def _variant_info(d: LoadedDoc) -> m.VariantInfo:
     )
 
 
-@contextlib.contextmanager
-def _without_cyclic_gc() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a build runs.
-
-    A build allocates hundreds of thousands of long-lived objects (spans, documents, the
-    model) and frees almost nothing until it ends; reference counting frees what it drops.
-    Every collection pass over that growing heap made big rule sets superlinear (the loader
-    took 19x longer for 10x the cards). The collector is restored afterwards, so callers that
-    build many times in one process (tests, the fuzzer) still collect their cycles.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def analyse(
     rules_dir: Path,
     fold: Sequence[str] = (),
@@ -113,7 +93,7 @@ def analyse(
     `procs_compiler` (given the file names of the rules) compiles each rule set's procedures
     while its model is built, for the engine emitter: compile_rules hands it the emitter's,
     so that they are compiled once per build."""
-    with _without_cyclic_gc():
+    with cyclic_gc_paused():
         return _analyse(rules_dir, fold, order, extra, procs_compiler)
 
 
@@ -482,7 +462,7 @@ def compile_rules(
     from lisboa_rules.emit import emit_all
     from lisboa_rules.emit.engine.view import procs_compiler
 
-    with _without_cyclic_gc():
+    with cyclic_gc_paused():
         # the procedures are compiled once, for the models' problems and the engine's code
         compiled, diags = analyse(rules_dir, variants, order, extra, procs_compiler)
         if compiled is None:

@@ -34,6 +34,7 @@ from typing import Any
 from lisboa_rules.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
 from lisboa_rules.core.diagnostics import PROG, has_errors
 from lisboa_rules.core.inputs import ENGINE, discover, read_regular
+from lisboa_rules.core.memory import cyclic_gc_paused
 
 DEFAULT_ENGINE = Path("generated") / ENGINE
 
@@ -359,13 +360,15 @@ def _init_worker(path: str) -> None:
 
 
 def play_random_game(E: Any, players: int, variants: Sequence[str], seed: int) -> GameRecord:
-    """Play one game to the end, every move chosen at random among the legal ones."""
+    """Play one game to the end, every move chosen at random among the legal ones (the cyclic
+    garbage collector paused meanwhile: the engine's states make no cycles)."""
     g = E.new_game(players, tuple(variants), seed)
     rng = random.Random(f"moves:{seed}")
     moves = 0
-    while g.phase != "over":
-        g = E.apply_move(g, rng.choice(E.legal_moves(g)))
-        moves += 1
+    with cyclic_gc_paused():
+        while g.phase != "over":
+            g = E.apply_move(g, rng.choice(E.legal_moves(g)))
+            moves += 1
     sheet = E.final_scores(g)
     rank = E.ranking(g, sheet)
     sources: dict[str, int] = {}

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lisboa_rules.core.memory import cyclic_gc_paused
 from lisboa_rules.sim.agents import (
     DEFAULT_HORIZON,
     DEFAULT_ITERATIONS,
@@ -64,7 +65,22 @@ def play_game(
     agents: Sequence[str],
     options: Options = Options(),
 ) -> GameRecord:
-    """Play one game to the end and record it."""
+    """Play one game to the end and record it (the cyclic garbage collector paused while it
+    plays: an engine's states make no cycles, and the collector walking the states an agent
+    compares cost a greedy game about a fifth of its time)."""
+    with cyclic_gc_paused():
+        return _play_game(engine, players, variants, seed, index, agents, options)
+
+
+def _play_game(
+    engine: Any,
+    players: int,
+    variants: Sequence[str],
+    seed: int,
+    index: int,
+    agents: Sequence[str],
+    options: Options,
+) -> GameRecord:
     E = engine
     names = lineup(agents, players, index)
     bots = [

@@ -4,6 +4,7 @@ better than random."""
 from __future__ import annotations
 
 import copy
+import gc
 import random
 import sys
 from pathlib import Path
@@ -74,6 +75,63 @@ def test_a_whole_game_is_the_same_for_the_same_seed(engine: Any) -> None:
     a = play_game(engine, 3, (), 5, 0, ("greedy", "random", "mcts"), _fast_options())
     b = play_game(engine, 3, (), 5, 0, ("greedy", "random", "mcts"), _fast_options())
     assert a == b
+
+
+class _Watched:
+    """An engine whose every call notes whether the cyclic garbage collector was on."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+        self.seen: set[bool] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._engine, name)
+        if not callable(found) or isinstance(found, type):
+            return found
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.seen.add(gc.isenabled())
+            return found(*args, **kwargs)
+
+        return call
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_game_pauses_the_cyclic_gc_and_leaves_it_as_it_was(engine: Any, enabled: bool) -> None:
+    """The engine's states make no reference cycles, so a game is played with the cyclic
+    collector paused (it walked the states a greedy agent compares); the collector is left as
+    the caller had it, and the game is the same."""
+    watched = _Watched(engine)
+    was = gc.isenabled()
+    try:
+        if not enabled:
+            gc.disable()
+        got = play_game(watched, 2, (), 11, 0, ("greedy", "random"))
+        assert gc.isenabled() is enabled
+    finally:
+        if was:
+            gc.enable()
+    assert watched.seen == {False}
+    assert got == play_game(engine, 2, (), 11, 0, ("greedy", "random"))
+
+
+def test_a_game_makes_no_reference_cycles(engine: Any) -> None:
+    """What makes pausing the collector safe: nothing a game leaves behind needs it."""
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds unreachable stays in gc.garbage
+    try:
+        play_game(engine, 3, (), 12, 0, ("greedy", "random", "mcts"), _fast_options())
+        gc.collect()
+        mine = (engine.Game, engine.Player, engine.Move)
+        cycles = [x for x in gc.garbage if isinstance(x, mine)]  # (other threads' are theirs)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if was:
+            gc.enable()
+    assert cycles == []
 
 
 def _fast_options() -> Any:
