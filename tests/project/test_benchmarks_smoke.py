@@ -27,6 +27,7 @@ EXPECTED_ROWS = {
     "build.edit_one_number",
     "build.full_no_cache",
     "build.first_on_machine",
+    "build.floor",
     "scoring.vs_handwritten",
     "scoring.vs_handwritten_numbers",
     "scoring.vs_interp",
@@ -42,6 +43,7 @@ EXPECTED_ROWS = {
     "simulate.control",
     "balance.greedy_10k",
     "balance.mcts_move",
+    "balance.greedy_candidate",
 }
 TARGETS = {
     "build.full": ("<=", 2.0),
