@@ -401,6 +401,9 @@ def test_balance_with_an_engine_folder(tmp_path: Path, capsys: Any, monkeypatch:
             "not --engine",
         ),
         (("--games", "0"), 2, ""),
+        # an empty value is no folder of house rules (it was read as the current folder)
+        (("--compare", ""), 2, "--compare needs a variant's name or a house rule's path"),
+        (("--variant", " "), 2, "--variant needs a variant's name or a house rule's path"),
     ],
 )
 def test_usage_errors(
@@ -587,3 +590,99 @@ def test_the_report_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         outs.append(done.stdout)
     assert outs[0] == outs[1]
+
+
+PACE = ROOT / "tests" / "cases" / "house-more" / "four-player-pace.yaml"  # applies: {players: [4]}
+
+
+def test_a_house_rule_by_player_count_is_not_played_on_the_base_side(
+    capsys: Any, monkeypatch: Any
+) -> None:
+    """A house rule that applies by itself at 4 players must not join the base rule set it is
+    compared with: the base side plays the rules alone."""
+    d = _json(
+        capsys, monkeypatch, "--games", "2", "--seed", "1", "--players", "4", "--agents",
+        "random", "--compare", str(PACE),
+    )
+    assert d["rule_sets"]["base"]["variants"] == []
+    assert d["rule_sets"]["four-player-pace"]["variants"] == ["four-player-pace"]
+    # the house rule starts everyone with 12 réis and ends the game sooner: the games differ
+    c = d["compare"]
+    assert any(c["length"][k]["diff"] != 0 for k in ("turns", "moves")), c["length"]
+
+
+def test_a_house_rule_by_player_count_at_another_count_says_which(
+    capsys: Any, monkeypatch: Any
+) -> None:
+    code, out, err = _run(
+        ["balance", "--games", "1", "--seed", "1", "--players", "3", "--agents", "random",
+         "--compare", str(PACE)], capsys, monkeypatch,
+    )
+    assert code == 2 and out == ""
+    assert "four-player-pace" in err and "--players 4" in err and "(4,)" not in err, err
+
+
+def test_two_versions_of_a_house_rule_are_compared(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """The old and the new version of one house rule (the same id, the same values changed)
+    are two rule sets, never played together: no conflict between them."""
+    old = HOUSE / "rubble-bounty.yaml"
+    new = tmp_path / "new" / "rubble-bounty.yaml"
+    new.parent.mkdir()
+    new.write_text(old.read_text(encoding="utf-8").replace("{gain: {wigs: 1}", "{gain: {wigs: 3}"),
+                   encoding="utf-8")
+    d = _json(
+        capsys, monkeypatch, "--games", "2", "--seed", "1", "--players", "3", "--agents",
+        "random", "--variant", str(old), "--compare", str(new),
+    )
+    names = list(d["rule_sets"])
+    assert len(names) == 2 and names[0] == "rubble-bounty" and names[1] != names[0]
+    assert str(new) in names[1]
+    assert d["compare"]["score"]["track"]["diff"] > 0  # 3 wigs a set instead of 1
+
+
+def test_two_house_rules_that_change_the_same_value_are_compared(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    old = HOUSE / "rubble-bounty.yaml"
+    new = tmp_path / "bigger-bounty.yaml"
+    new.write_text(
+        old.read_text(encoding="utf-8")
+        .replace("\nid: rubble-bounty\n", "\nid: bigger-bounty\n")  # its hook keeps its id
+        .replace("{gain: {wigs: 1}", "{gain: {wigs: 3}"),
+        encoding="utf-8",
+    )
+    d = _json(
+        capsys, monkeypatch, "--games", "2", "--seed", "1", "--players", "3", "--agents",
+        "random", "--variant", str(old), "--compare", str(new),
+    )
+    assert list(d["rule_sets"]) == ["rubble-bounty", "bigger-bounty"]
+    assert d["compare"]["score"]["track"]["diff"] > 0
+
+
+def test_a_house_rule_named_base_is_refused(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+    """'base' names the rules without variants: a house rule of that id would be reported as
+    a second 'base'."""
+    path = tmp_path / "mine.yaml"
+    path.write_text(NOTHING.format(id="base"), encoding="utf-8")
+    code, out, err = _run(
+        ["balance", "--games", "1", "--seed", "1", "--compare", str(path)], capsys, monkeypatch
+    )
+    assert code == 2 and out == "" and "cannot be named 'base'" in err, err
+
+
+def test_a_house_rule_nested_too_deeply_is_a_located_error(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """The file is read for its id before it is compiled: by the rules' own loader, so a
+    hostile file is the compiler's located error, not a crash of that first read."""
+    path = tmp_path / "deep.yaml"
+    path.write_text("kind: variant\nid: deep\nx: " + "[" * 20000 + "]" * 20000 + "\n",
+                    encoding="utf-8")
+    code, out, err = _run(
+        ["balance", "--games", "1", "--seed", "1", "--compare", str(path)], capsys, monkeypatch
+    )
+    assert code == 1 and out == "" and "internal error" not in err
+    assert re.search(rf"^{re.escape(str(path))}:\d+:\d+: error\[nesting-too-deep\]", err,
+                     re.MULTILINE), err
