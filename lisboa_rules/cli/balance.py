@@ -53,12 +53,15 @@ from typing import Any
 
 from lisboa_rules.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
 from lisboa_rules.cli.engine import (
+    MAX_BALANCE_GAMES,
     EngineLoadError,
     _positive,
     default_players,
     engine_file,
+    games_count,
     load_engine,
     progress_bar,
+    seed_range_error,
 )
 from lisboa_rules.core.diagnostics import PROG, has_errors, suggest
 from lisboa_rules.core.inputs import ENGINE
@@ -71,7 +74,13 @@ HOUSE_SUFFIXES = (".yaml", ".yml")
 
 
 def _configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--games", type=_positive, required=True, metavar="N", help="games per rule set")
+    p.add_argument(
+        "--games",
+        type=games_count(MAX_BALANCE_GAMES),
+        required=True,
+        metavar="N",
+        help=f"games per rule set (at most {MAX_BALANCE_GAMES:,})",
+    )
     p.add_argument(
         "--seed", type=int, required=True, metavar="S", help="game i is played with seed S + i"
     )
@@ -308,6 +317,9 @@ def run(args: argparse.Namespace) -> int:
     """Play the games and print (or write) the report."""
     try:
         agents = _agents(args.agents)
+        why = seed_range_error(args.seed, args.games)
+        if why is not None:
+            raise UsageError(why)
         sides = _sides(args)
         if args.dask is not None and importlib.util.find_spec("distributed") is None:
             raise UsageError(f"--dask needs dask[distributed]: pip install '{PROG}[dask]'")

@@ -25,7 +25,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -303,8 +303,8 @@ def _ordinal(n: int) -> str:
 
 
 def _configure_simulate(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--games", type=_positive, required=True, metavar="N",
-                   help="how many games to play")
+    p.add_argument("--games", type=games_count(MAX_SIMULATE_GAMES), required=True, metavar="N",
+                   help=f"how many games to play (at most {MAX_SIMULATE_GAMES:,})")
     p.add_argument("--seed", type=int, required=True, metavar="S",
                    help="game i is played with seed S + i")
     p.add_argument("--players", type=int, default=None, metavar="P",
@@ -330,6 +330,41 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
+
+
+# The most games one run plays: `simulate` keeps a few numbers per game, `balance` every game's
+# record (about 3 kB at 4 players) for its quantiles and paired differences. A larger count is
+# refused before anything is listed or played (it was a MemoryError after filling the memory).
+MAX_SIMULATE_GAMES = 1_000_000
+MAX_BALANCE_GAMES = 100_000
+
+
+def games_count(limit: int) -> Callable[[str], int]:
+    """The argparse type of `--games`: a whole number from 1 to `limit`."""
+
+    def parse(text: str) -> int:
+        value = _positive(text)
+        if value > limit:
+            shown = f"{value:,}" if len(text) <= 30 else f"a number of {len(text.strip())} digits"
+            raise argparse.ArgumentTypeError(f"at most {limit:,} games in one run, not {shown}")
+        return value
+
+    return parse
+
+
+SEED_MIN, SEED_MAX = -(2**63), 2**63 - 1  # the engine's seeds: signed 64-bit, as a save keeps them
+
+
+def seed_range_error(seed: int, games: int) -> str | None:
+    """Why games `seed` .. `seed + games - 1` cannot all be played (a seed outside the engine's
+    signed 64-bit range), or None."""
+    last = seed + games - 1
+    if not SEED_MIN <= seed <= SEED_MAX:
+        return f"--seed {seed}: a seed is a signed 64-bit integer (-2**63 to 2**63 - 1)"
+    if last > SEED_MAX:
+        return (f"--seed {seed} with --games {games}: the last game's seed, {last}, is past the "
+                "signed 64-bit range of seeds (-2**63 to 2**63 - 1)")
+    return None
 
 
 @dataclass
@@ -416,6 +451,10 @@ class Summary:
 
 def run_simulate(args: argparse.Namespace) -> int:
     """Play seeded random games to the end and print a summary."""
+    why = seed_range_error(args.seed, args.games)
+    if why is not None:
+        err(f"{PROG}: error: {why}\n")
+        return EXIT_ERROR
     try:
         with engine_file(args) as path:
             E = load_engine(path)

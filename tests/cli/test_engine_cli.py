@@ -402,3 +402,45 @@ def _state(pid: int) -> str:
     except OSError:
         return "Z"
     return stat[stat.rindex(")") + 2:].split()[0]
+
+
+# --- hostile counts and seeds ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "games", "limit"),
+    [("simulate", "1000001", "1,000,000"), ("simulate", "10" * 12, "1,000,000"),
+     ("balance", "100001", "100,000"), ("balance", str(2**70), "100,000")],
+)
+def test_too_many_games_are_refused_before_anything_is_played(
+    command: str, games: str, limit: str, capsys: Any, monkeypatch: Any
+) -> None:
+    """A huge --games listed every seed and job up front (a MemoryError reported as an internal
+    error, after eating the machine's memory): it is a usage error naming the limit."""
+    def no_game(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a game was started")
+
+    from lisboa_rules.sim import runner
+
+    monkeypatch.setattr(runner, "play_game", no_game)
+    import lisboa_rules.cli.engine as engine_cli
+
+    monkeypatch.setattr(engine_cli, "play_random_game", no_game)
+    code, out, err = _run([command, "--games", games, "--seed", "1", "--players", "2"], capsys,
+                          monkeypatch)
+    assert code == 2 and out == "" and f"at most {limit} games" in err, err
+    assert "internal error" not in err
+
+
+@pytest.mark.parametrize("command", ["simulate", "balance"])
+def test_a_seed_range_past_64_bits_names_the_last_seed(
+    command: str, capsys: Any, monkeypatch: Any
+) -> None:
+    """--seed 2**63 - 2 is a valid seed; with --games 3 the last game's is not: the message says
+    so (it said 'the seed must be a signed 64-bit integer' of a seed that was one)."""
+    seed = 2**63 - 2
+    code, out, err = _run([command, "--games", "3", "--seed", str(seed), "--players", "2"],
+                          capsys, monkeypatch)
+    assert code == 2 and out == ""
+    assert err.startswith("lisboa-rules: error: ") and "64-bit" in err, err
+    assert f"the last game's seed, {seed + 2}," in err and "--games 3" in err, err
