@@ -45,6 +45,7 @@ import argparse
 import contextlib
 import importlib.util
 import json
+import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -151,7 +152,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--out",
-        type=Path,
+        type=_out_path,
         default=None,
         metavar="FILE",
         help="write the report to FILE instead of stdout",
@@ -171,6 +172,30 @@ def _configure(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="compile the engine from this rules folder instead",
     )
+
+
+def _out_path(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path")
+    return Path(text)
+
+
+def out_problem(path: Path) -> str | None:
+    """Why the report could never be written to `path` (checked before the games are played,
+    not found out after them), or None. Nothing is created."""
+    if path.is_dir():
+        return "is a folder: give a file name"
+    parent = path.parent
+    if not parent.exists():
+        return f"there is no folder {parent}"
+    if not parent.is_dir():
+        return f"{parent} is not a folder"
+    if path.exists():
+        if not os.access(path, os.W_OK):
+            return "is not writable"
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot create a file in {parent}"
+    return None
 
 
 def is_house_rule(text: str) -> bool:
@@ -320,6 +345,9 @@ def run(args: argparse.Namespace) -> int:
         why = seed_range_error(args.seed, args.games)
         if why is not None:
             raise UsageError(why)
+        bad_out = out_problem(args.out) if args.out is not None else None
+        if bad_out is not None:
+            raise UsageError(f"--out {args.out}: {bad_out}")
         sides = _sides(args)
         if args.dask is not None and importlib.util.find_spec("distributed") is None:
             raise UsageError(f"--dask needs dask[distributed]: pip install '{PROG}[dask]'")

@@ -686,3 +686,35 @@ def test_a_house_rule_nested_too_deeply_is_a_located_error(
     assert code == 1 and out == "" and "internal error" not in err
     assert re.search(rf"^{re.escape(str(path))}:\d+:\d+: error\[nesting-too-deep\]", err,
                      re.MULTILINE), err
+
+
+@pytest.mark.parametrize("where", ["folder", "missing-folder", "empty", "file-as-folder"])
+def test_an_unwritable_out_is_refused_before_the_games(
+    where: str, tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """--out that can never be written (a folder, a path under a missing folder or under a
+    file, an empty path) was found out only after every game was played."""
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    out = {"folder": str(tmp_path), "missing-folder": str(tmp_path / "no" / "report.json"),
+           "empty": "", "file-as-folder": str(tmp_path / "a-file" / "report.json")}[where]
+
+    def no_game(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(runner, "play_game", no_game)
+    code, stdout, err = _run(
+        ["balance", "--games", "2", "--seed", "1", "--agents", "random", "--format", "json",
+         "--out", out], capsys, monkeypatch,
+    )
+    assert code == 2 and stdout == "" and "internal error" not in err, err
+    assert re.search(r"^lisboa-rules( balance)?: error: .*--out", err, re.MULTILINE), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+def test_out_writes_the_report(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+    out = tmp_path / "report.json"
+    code, stdout, _ = _run(
+        ["balance", "--games", "1", "--seed", "1", "--players", "2", "--agents", "random",
+         "--format", "json", "--out", str(out)], capsys, monkeypatch,
+    )
+    assert code == 0 and stdout == "" and json.loads(out.read_text(encoding="utf-8"))["run"]
