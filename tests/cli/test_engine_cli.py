@@ -444,3 +444,31 @@ def test_a_seed_range_past_64_bits_names_the_last_seed(
     assert code == 2 and out == ""
     assert err.startswith("lisboa-rules: error: ") and "64-bit" in err, err
     assert f"the last game's seed, {seed + 2}," in err and "--games 3" in err, err
+
+
+NOT_ENGINES = {
+    "syntax.py": "this is not python(\n",
+    "no-api.py": "x = 1\n",
+    "exits.py": "raise SystemExit(0)\n",  # ended the command with exit 0 and no output
+    "raises.py": "raise RuntimeError('boom')\n",
+    "fake.so": "\x7fELF garbage",
+    "notes.txt": "not a module\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_ENGINES))
+@pytest.mark.parametrize("command", ["score", "simulate", "balance"])
+def test_an_engine_that_is_no_engine_is_refused(
+    name: str, command: str, tmp_path: Path, saved: Any, capsys: Any, monkeypatch: Any
+) -> None:
+    """--engine naming a file that is not a generated engine: a clear error (exit 2), never
+    an internal error asking for a bug report, never a silent exit 0."""
+    path = tmp_path / name
+    path.write_text(NOT_ENGINES[name], encoding="utf-8")
+    argv = {"score": ["score", str(saved[0])],
+            "simulate": ["simulate", "--games", "1", "--seed", "1"],
+            "balance": ["balance", "--games", "1", "--seed", "1", "--agents", "random"]}[command]
+    code, out, err = _run([*argv, "--engine", str(path)], capsys, monkeypatch)
+    assert code == 2 and out == "", err
+    assert err.startswith("lisboa-rules: error: ") and "internal error" not in err, err
+    assert str(path) in err and "engine" in err, err
