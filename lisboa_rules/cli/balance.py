@@ -443,6 +443,9 @@ def play(
             played = executors.run_dask(jobs, address, args.jobs, tick)
         else:
             played = executors.run_processes(modules, jobs, args.jobs, tick)
+    except executors.DaskUnavailable as exc:
+        err(f"{PROG}: error: {exc}\n")
+        return None, {}
     finally:
         if bar is not None:
             bar.close()

@@ -91,6 +91,10 @@ def run_processes(
         return _collect(pool.map(_run, jobs), progress)
 
 
+class DaskUnavailable(RuntimeError):
+    """The Dask scheduler given cannot be reached (or its address is none)."""
+
+
 def run_dask(
     jobs: Sequence[Job],
     address: str | None = None,
@@ -119,7 +123,13 @@ def run_dask(
             own.append(cluster)
             client = dist.Client(cluster)
         else:
-            client = dist.Client(address)
+            try:
+                client = dist.Client(address)
+            except (OSError, ValueError, TypeError) as exc:  # no address, or none answering
+                detail = " ".join(str(exc).split())
+                raise DaskUnavailable(
+                    f"cannot use the Dask scheduler at {address!r}: {detail}"
+                ) from None
         own.insert(0, client)
     try:
         futures = client.map(_run, list(jobs), pure=False)

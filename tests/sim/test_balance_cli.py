@@ -718,3 +718,15 @@ def test_out_writes_the_report(tmp_path: Path, capsys: Any, monkeypatch: Any) ->
          "--format", "json", "--out", str(out)], capsys, monkeypatch,
     )
     assert code == 0 and stdout == "" and json.loads(out.read_text(encoding="utf-8"))["run"]
+
+
+def test_a_dask_address_that_is_no_address(capsys: Any, monkeypatch: Any) -> None:
+    """It was an internal error (ValueError: missing port number), after the engine was
+    loaded; an unreachable scheduler the same (OSError: timed out)."""
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    code, out, err = _run(
+        ["balance", "--games", "1", "--seed", "1", "--players", "2", "--agents", "random",
+         "--dask", "not an address"], capsys, monkeypatch,
+    )
+    assert code == 2 and out == "" and "internal error" not in err, err
+    assert err.startswith("lisboa-rules: error: ") and "not an address" in err, err
