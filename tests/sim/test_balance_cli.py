@@ -730,3 +730,42 @@ def test_a_dask_address_that_is_no_address(capsys: Any, monkeypatch: Any) -> Non
     )
     assert code == 2 and out == "" and "internal error" not in err, err
     assert err.startswith("lisboa-rules: error: ") and "not an address" in err, err
+
+
+F_KEYS = ["mean", "sd", "q05", "q50", "q95"]
+D_KEYS = ["base", "other", "diff", "ci95", "significant"]
+NAMED = {"rule_sets", "agents", "versus", "versus-row", "sources", "period", "game"}
+
+
+def _static_keys(value: Any, parent: str = "", out: list[str] | None = None) -> list[str]:
+    """The keys of a report in the order they are written, depth first: a dict keyed by names
+    or ids (NAMED: rule sets, agents, each row of `versus`, sources, triggers) shows only its
+    first entry, a list its first item, and F and D figures (and a seat's D) stand as one
+    value, as the README writes them."""
+    out = [] if out is None else out
+    if isinstance(value, list):
+        if value:
+            _static_keys(value[0], parent, out)
+    elif isinstance(value, dict):
+        keys = list(value)
+        if parent in NAMED:
+            if keys:
+                _static_keys(value[keys[0]], "versus-row" if parent == "versus" else "", out)
+        elif keys[1:] == D_KEYS:  # a seat's paired differences: {"seat": 0, D...}
+            out.append(keys[0])
+        elif keys not in (F_KEYS, D_KEYS):
+            for k in keys:
+                out.append(k)
+                _static_keys(value[k], k, out)
+    return out
+
+
+def test_the_readme_documents_the_json_report_as_it_is(capsys: Any, monkeypatch: Any) -> None:
+    """README's '`--format json` is stable' block lists every key, in the order written."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("`--format json` is stable")
+    block = text[text.index("```", start) + 3 : text.index("```", text.index("```", start) + 3)]
+    documented = re.findall(r'"([a-z_0-9]+)"\s*:', block)
+    d = _json(capsys, monkeypatch, "--games", "2", "--seed", "1", "--players", "2", "--agents",
+              "random,greedy", "--compare", "queen")
+    assert documented == _static_keys(d)
