@@ -3,7 +3,8 @@
 A step is a mapping with one effect key and its own words (`text`), an optional `id` (so a
 variant can change or insert steps) and `rule` (the rule a refusal names):
 
-    gain: {PLACE: EXPR, ...}     add to a number in the state (clamped to its declared bounds)
+    gain: {PLACE: EXPR, ...}     add to a number in the state (clamped to its declared bounds;
+                                 without a maximum, at 2**63 - 1)
     set: {PLACE: EXPR, ...}      put a value in the state
     let: {NAME: EXPR, ...}       name a value for the steps below
     move: {item|top|first: EXPR, from: PLACE, to: PLACE}
@@ -685,8 +686,12 @@ class Compiler:
                 assert place.place is not None
                 if place.place.lo is not None and not _non_negative(source):
                     new = f"max({place.place.lo}, {new})"
-                if place.place.hi is not None and not _non_positive(source):
-                    new = f"min({place.place.hi}, {new})"
+                if not _non_positive(source):
+                    # a number with no declared maximum stops at the largest a save holds
+                    # (the runtime's _INT_MAX, 2**63 - 1): the engine never makes a state
+                    # that its own `loads` refuses
+                    hi = place.place.hi
+                    new = f"min({hi if hi is not None else '_INT_MAX'}, {new})"
                 out.append(pad + self._assign(place, new))
             return scope
         if s.kind == "move":

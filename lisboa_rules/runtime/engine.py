@@ -1050,7 +1050,7 @@ def _end_turn(g: Game) -> None:
     proc = g.rs.procs.get(_TURN_END)
     if proc is not None:
         proc.run(g, g.current)
-    g.turns += 1
+    g.turns = min(_INT_MAX, g.turns + 1)  # a save holds 64-bit integers: the count stops there
     if g.period_end_by is not None:
         g.period_step = 0
         _run_period_end(g)
@@ -1064,7 +1064,7 @@ def _end_turn(g: Game) -> None:
 
 def _next_turn(g: Game) -> None:
     last_seat = (g.start_player - 1) % len(g.players)
-    if g.current == last_seat:
+    if g.current == last_seat and g.round < _round_max(g.rs):
         g.round += 1
     g.current = (g.current + 1) % len(g.players)
     g.actor = g.current
@@ -1844,6 +1844,12 @@ def _check_shape(g: Game, rs: RuleSet) -> None:
         raise StateError(
             "$.players", f"{n} players: the game is for {rs.players_min} to {rs.players_max}"
         )
+    if g.round > _round_max(rs):
+        raise StateError(
+            "$.round",
+            f"round {g.round}: the last round of the game would be past 2**63 - 1, the largest "
+            "integer a save holds",
+        )
     triggers = {t.id for t in rs.triggers}
     for i, tid in enumerate(g.fired):
         if tid not in triggers:
@@ -1851,6 +1857,13 @@ def _check_shape(g: Game, rs: RuleSet) -> None:
     failed = rs.state_checks(g)
     if failed is not None:
         raise StateError(*failed)
+
+
+def _round_max(rs: RuleSet) -> int:
+    """The last round a game counts to: the round in which the end is triggered plus the extra
+    rounds (the last round) stays a 64-bit integer, as a save holds them. Play stops counting
+    there, and a save past it is refused, so the engine never makes a state `loads` refuses."""
+    return _INT_MAX - max(0, rs.extra_rounds)
 
 
 def _check_playable(g: Game) -> None:
