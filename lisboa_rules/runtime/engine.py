@@ -1794,7 +1794,17 @@ def _state_data(g: Game) -> dict[str, Any]:
         if name == "players":
             value = [{f: _plain(getattr(p, f)) for f in _PLAYER_FIELDS} for p in g.players]
         data[name] = _plain(value)
+    folded = _folded()
+    if folded:  # a save names the rules it is of: the variants built in are in force too
+        data["variants"] = sorted([*folded, *data["variants"]])
     return data
+
+
+def _folded() -> tuple[str, ...]:
+    """The variants built into these rules (`build --variant`, GAME_INFO's folded_variants).
+    A save lists them among its variants, so that a save of other rules (with another house
+    rule built in, or none) is refused rather than played, or scored, by these."""
+    return tuple(v["id"] for v in GAME_INFO.get("folded_variants", ()))
 
 
 def _plain(value: Any) -> Any:
@@ -1814,6 +1824,16 @@ def from_json(data: Any) -> Game:
     cannot be a state of these rules. The error's `path` says where (`$.players[1]`)."""
     _validate(data, STATE_SCHEMA, "$")
     data = _plain(data)  # the state's own lists: later changes to `data` do not reach it
+    folded = _folded()
+    if folded:
+        missing = [v for v in folded if v not in data["variants"]]
+        if missing:
+            raise StateError(
+                "$.variants",
+                f"a save of other rules: these have {', '.join(folded)} built in, and the save "
+                f"does not list {', '.join(missing)}",
+            )
+        data["variants"] = [v for v in data["variants"] if v not in folded]
     key = tuple(data["variants"])
     if key not in RULESETS:
         raise StateError("$.variants", f"no rule set for variants {data['variants']}")

@@ -472,3 +472,43 @@ def test_an_engine_that_is_no_engine_is_refused(
     assert code == 2 and out == "", err
     assert err.startswith("lisboa-rules: error: ") and "internal error" not in err, err
     assert str(path) in err and "engine" in err, err
+
+
+# --- a save of other rules ---------------------------------------------------------------------
+
+HOUSE = ROOT / "examples" / "house-rules"
+
+
+@pytest.fixture(scope="module")
+def folded_engine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """An engine with a house rule built into the base game (build --variant goods-scoring):
+    another rule set whose saves list the same option variants as the base game's."""
+    from lisboa_rules import pipeline
+    from lisboa_rules.core.inputs import ENGINE
+
+    result = pipeline.compile_rules(ROOT / "rules", ("goods-scoring",),
+                                    extra=(HOUSE / "goods-scoring.yaml",))
+    path = tmp_path_factory.mktemp("folded") / "lisboa_engine.py"
+    path.write_text(result.files[ENGINE], encoding="utf-8")
+    return path, engine_cli.load_engine(path)
+
+
+def test_a_save_of_other_rules_is_not_scored_by_these(
+    folded_engine: tuple[Path, Any], saved: Any, tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """A save of the rules with goods-scoring built in was scored by the base engine with the
+    base rules (exit 0, a score sheet without the house rule's source), and a base save by
+    the house rule's engine: each is refused, at $.variants."""
+    path, F = folded_engine
+    theirs = tmp_path / "theirs.json"
+    theirs.write_text(F.dumps(_finished_game(F)), encoding="utf-8")
+    code, out, err = _run(["score", str(theirs)], capsys, monkeypatch)
+    assert code == 1 and out == "" and "$.variants" in err and "goods-scoring" in err, err
+    code, out, err = _run(["score", str(saved[0]), "--engine", str(path)], capsys, monkeypatch)
+    assert code == 1 and out == "" and "$.variants" in err and "goods-scoring" in err, err
+    # each engine reads its own saves, which list what is built in
+    assert F.to_json(F.loads(theirs.read_text(encoding="utf-8")))["variants"] == ["goods-scoring"]
+    code, out, _ = _run(["score", str(theirs), "--engine", str(path), "--format", "json"],
+                        capsys, monkeypatch)
+    assert code == 0
+    assert any(s["source"] == "score.goods" for s in json.loads(out)["players"][0]["sources"])
