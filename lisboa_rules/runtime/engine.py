@@ -529,7 +529,8 @@ def variants_for(players: int, chosen: Iterable[str] = ()) -> tuple[str, ...]:
         raise BadArgument(f"unknown variant(s): {', '.join(unknown)}")
     for a in sorted(active):
         if VARIANTS[a].players and players not in VARIANTS[a].players:
-            raise BadArgument(f"variant {a!r} is for {VARIANTS[a].players} players")
+            counts = " or ".join(str(n) for n in VARIANTS[a].players)
+            raise BadArgument(f"variant {a!r} applies with {counts} players only, not {players}")
     return tuple(sorted(active))
 
 

@@ -512,3 +512,13 @@ def test_a_save_of_other_rules_is_not_scored_by_these(
                         capsys, monkeypatch)
     assert code == 0
     assert any(s["source"] == "score.goods" for s in json.loads(out)["players"][0]["sources"])
+
+
+def test_a_variant_at_another_player_count_says_which_count(
+    capsys: Any, monkeypatch: Any
+) -> None:
+    """It said "variant 'two-player' is for (2,) players" (a Python tuple)."""
+    code, out, err = _run(["simulate", "--games", "1", "--seed", "1", "--players", "3",
+                           "--variant", "two-player"], capsys, monkeypatch)
+    assert code == 2 and out == ""
+    assert "'two-player' applies with 2 players only, not 3" in err and "(2,)" not in err, err
