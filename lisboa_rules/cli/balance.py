@@ -63,6 +63,7 @@ from lisboa_rules.cli.engine import (
     load_engine,
     progress_bar,
     seed_range_error,
+    worker_count,
 )
 from lisboa_rules.core.diagnostics import PROG, has_errors, suggest
 from lisboa_rules.core.inputs import ENGINE
@@ -426,7 +427,9 @@ def play(
             err(f"{PROG}: error: {side.name}: {exc}\n")
             return None, {}
     options = runner.Options(args.iterations, args.horizon)
-    parts = args.jobs if args.dask is None else max(2, args.jobs)
+    # on this machine (processes, or a local Dask cluster): at most one worker per CPU
+    workers = worker_count(args.jobs) if args.dask in (None, "local") else args.jobs
+    parts = workers if args.dask is None else max(2, workers)
     jobs = [
         job
         for side, (path, _) in zip(sides, engines, strict=True)
@@ -440,9 +443,9 @@ def play(
     try:
         if args.dask is not None:
             address = None if args.dask == "local" else args.dask
-            played = executors.run_dask(jobs, address, args.jobs, tick)
+            played = executors.run_dask(jobs, address, workers, tick)
         else:
-            played = executors.run_processes(modules, jobs, args.jobs, tick)
+            played = executors.run_processes(modules, jobs, workers, tick)
     except executors.DaskUnavailable as exc:
         err(f"{PROG}: error: {exc}\n")
         return None, {}

@@ -363,6 +363,26 @@ def games_count(limit: int) -> Callable[[str], int]:
     return parse
 
 
+def available_cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def worker_count(jobs: int) -> int:
+    """The worker processes for `--jobs`: at most one per CPU (more only compete for them, and
+    each is a process of its own), with a note when fewer than asked. The results do not
+    depend on it."""
+    cpus = available_cpus()
+    if jobs <= cpus:
+        return jobs
+    err(f"{PROG}: note: --jobs {jobs} is more than the {cpus} CPUs here: playing on {cpus} "
+        "worker processes (the results are the same)\n")
+    return cpus
+
+
 SEED_MIN, SEED_MAX = -(2**63), 2**63 - 1  # the engine's seeds: signed 64-bit, as a save keeps them
 
 
@@ -478,7 +498,8 @@ def run_simulate(args: argparse.Namespace) -> int:
                 err(f"{PROG}: error: {exc}\n")
                 return EXIT_ERROR
             chosen = tuple(v for v in variants if not E.VARIANTS[v].players)
-            summary = simulate(E, path, players, chosen, args.seed, args.games, args.jobs)
+            jobs = worker_count(args.jobs)
+            summary = simulate(E, path, players, chosen, args.seed, args.games, jobs)
             data = summary_data(E, summary, players, variants, args.seed)
     except EngineLoadError as exc:
         err(f"{PROG}: error: {exc}\n")

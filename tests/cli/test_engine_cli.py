@@ -365,18 +365,20 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 @pytest.mark.parametrize("jobs", ["2", "3"])
 def test_sigterm_ends_simulate_workers(jobs: str) -> None:
-    """SIGTERM to `simulate --jobs J` ends its workers too, and the command itself."""
+    """SIGTERM to `simulate --jobs J` ends its workers too, and the command itself (J
+    workers, or one per CPU when there are fewer)."""
+    expected = min(int(jobs), engine_cli.available_cpus())
     proc = subprocess.Popen(
         [sys.executable, "-m", "lisboa_rules", "simulate", "--games", "100000", "--seed", "1",
          "--jobs", jobs], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
         deadline = time.monotonic() + 120
-        while len(_children(proc.pid)) < int(jobs) and time.monotonic() < deadline:
+        while len(_children(proc.pid)) < expected and time.monotonic() < deadline:
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
             time.sleep(0.1)
         workers = _children(proc.pid)
-        assert len(workers) >= int(jobs)
+        assert len(workers) >= expected
         time.sleep(0.5)  # let the workers play
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)
@@ -522,3 +524,31 @@ def test_a_variant_at_another_player_count_says_which_count(
                            "--variant", "two-player"], capsys, monkeypatch)
     assert code == 2 and out == ""
     assert "'two-player' applies with 2 players only, not 3" in err and "(2,)" not in err, err
+
+
+@pytest.mark.parametrize("command", ["simulate", "balance"])
+def test_more_jobs_than_cpus_start_no_more_processes_than_cpus(
+    command: str, capsys: Any, monkeypatch: Any
+) -> None:
+    """--jobs 500 forked up to 500 worker processes (one per chunk of games) on a machine of
+    2 CPUs shared with others: the workers are as many as the CPUs (the results do not depend
+    on it), and a note says so."""
+    import concurrent.futures
+
+    real = concurrent.futures.ProcessPoolExecutor
+    asked: list[int] = []
+
+    def pool(max_workers: int, *args: Any, **kwargs: Any) -> Any:
+        asked.append(max_workers)
+        return real(max_workers, *args, **kwargs)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", pool)
+    monkeypatch.setattr(engine_cli, "available_cpus", lambda: 2)
+    argv = [command, "--games", "40", "--seed", "3", "--players", "2", "--format", "json"]
+    if command == "balance":
+        argv += ["--agents", "random"]
+    code, many, err = _run([*argv, "--jobs", "500"], capsys, monkeypatch)
+    assert code == 0 and asked == [2], (asked, err)
+    assert "--jobs 500" in err and "2 CPUs" in err, err
+    code, one, _ = _run([*argv, "--jobs", "1"], capsys, monkeypatch)
+    assert code == 0 and one == many
