@@ -426,6 +426,11 @@ def play(
         except ValueError as exc:
             err(f"{PROG}: error: {side.name}: {exc}\n")
             return None, {}
+    same = len(sides) == 2 and engines[0][0] == engines[1][0] and keys[0] == keys[1]
+    if same and not sides[1].name.endswith(" (again)"):  # (again): the control, on purpose
+        shown = "+".join(keys[0]) or "no variant"
+        err(f"{PROG}: note: {sides[0].name} and {sides[1].name} are the same rule set with "
+            f"{players} players ({shown}): every difference will be 0\n")
     options = runner.Options(args.iterations, args.horizon)
     # on this machine (processes, or a local Dask cluster): at most one worker per CPU
     workers = worker_count(args.jobs) if args.dask in (None, "local") else args.jobs

@@ -769,3 +769,16 @@ def test_the_readme_documents_the_json_report_as_it_is(capsys: Any, monkeypatch:
     d = _json(capsys, monkeypatch, "--games", "2", "--seed", "1", "--players", "2", "--agents",
               "random,greedy", "--compare", "queen")
     assert documented == _static_keys(d)
+
+
+def test_comparing_a_rule_set_with_itself_under_another_name_is_noted(
+    capsys: Any, monkeypatch: Any
+) -> None:
+    """two-player applies by itself at 2 players: '--compare two-player' there plays the base
+    rule set twice, and the report (all differences 0) read as 'the variant changes nothing'."""
+    code, out, err = _run(
+        ["balance", "--games", "1", "--seed", "1", "--players", "2", "--agents", "random",
+         "--format", "json", "--compare", "two-player"], capsys, monkeypatch,
+    )
+    assert code == 0 and json.loads(out)["compare"]["other"] == "two-player"
+    assert "note:" in err and "the same rule set" in err and "two-player" in err, err
