@@ -5159,6 +5159,16 @@ def _play_hand_discard(g: Game, seat: int, move: Move) -> None:
         raise IllegalMove(
             "period-end.hand-discard", ("choose at most " + str(len(p.hand)) + " of them")
         )
+    if v_cards not in _led(
+        tuple(sorted(v_cards)),
+        [
+            (_T_card_type[v_it] if _T_card_type[v_it] in ("manuel", "marquis", "king") else None)
+            for v_it in tuple(sorted(v_cards))
+        ],
+    ):
+        raise IllegalMove(
+            "period-end.hand-discard", "that order of cards is not the one moves list"
+        )
     # rules/flow.yaml:207 hand-discard.each
     for v_card in list(v_cards):
         # rules/flow.yaml:210 move

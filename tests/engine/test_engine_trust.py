@@ -628,6 +628,33 @@ def test_the_hand_discard_check_agrees_with_the_listing(engine: Any, discarding:
     assert count > 100
 
 
+def test_a_listed_hand_discard_reordered_in_place_is_judged_as_it_is(
+    engine: Any, discarding: Any
+) -> None:
+    """A Move that legal_moves listed, its cards put in another order in place (an app that
+    edits the move it picked), was accepted by apply_move in an order legal_moves never lists:
+    the listed object is trusted, and the play checked the cards but not their order. Every
+    ordering is now accepted exactly when legal_moves lists it."""
+    g = discarding
+    listed = engine.legal_moves(g)
+    orders = {m.cards for m in listed}
+    several = [i for i, m in enumerate(listed) if len(m.cards) >= 2]
+    assert several
+    refused = 0
+    for i in several[:20]:
+        for cards in itertools.permutations(listed[i].cards):
+            held = engine.legal_moves(g)[i]  # the object the engine listed (and keeps)
+            held.cards = cards
+            try:
+                engine.apply_move(g, held)
+            except engine.IllegalMove:
+                assert cards not in orders, cards
+                refused += 1
+            else:
+                assert cards in orders, cards
+    assert refused > 0
+
+
 INT64_MAX = 2**63 - 1
 
 
