@@ -2371,7 +2371,7 @@ def _run_pay_reis(g: Game, seat: int, v_amount: int) -> None:
     # rules/effects.yaml:92 let
     v_from_hand = min(p.reis, v_amount)
     # rules/effects.yaml:93 gain
-    p.reis = max(0, p.reis + (-v_from_hand))
+    p.reis = min(_INT_MAX, max(0, p.reis + (-v_from_hand)))
     # rules/effects.yaml:94 repeat
     for _ in range(v_amount - v_from_hand):
         # rules/effects.yaml:99 if
@@ -2399,7 +2399,7 @@ def _run_reis(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
         _run_pay_reis(g, seat, -v_amount)
     else:
         # rules/effects.yaml:15 gain
-        p.reis = max(0, p.reis + v_amount)
+        p.reis = min(_INT_MAX, max(0, p.reis + v_amount))
 
 
 # rules/effects.yaml:16 wigs
@@ -2416,7 +2416,7 @@ def _why_wigs(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple[s
 def _run_wigs(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:18 gain
-    p.wigs = max(0, p.wigs + v_amount)
+    p.wigs = min(_INT_MAX, max(0, p.wigs + v_amount))
 
 
 # rules/effects.yaml:19 influence
@@ -2439,7 +2439,7 @@ def _run_influence(g: Game, seat: int, v_amount: int, v_noble: str | None) -> No
     # rules/effects.yaml:22 if
     if (v_amount > 0) and (p.influence == 10):
         # rules/effects.yaml:24 gain
-        p.wigs = max(0, p.wigs + 1)
+        p.wigs = min(_INT_MAX, max(0, p.wigs + 1))
 
 
 # rules/effects.yaml:25 influence_gain
@@ -2498,13 +2498,13 @@ def _why_rubble(g: Game, seat: int, v_amount: int, v_noble: str | None) -> tuple
 def _run_rubble(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None:
     p = g.players[seat]
     # rules/effects.yaml:32 gain
-    p.rubble_cubes = max(0, p.rubble_cubes + v_amount)
+    p.rubble_cubes = min(_INT_MAX, max(0, p.rubble_cubes + v_amount))
     # rules/effects.yaml:33 repeat
     for _ in range(min((p.rubble_cubes // 3), (5 - p.rubble_sets))):
         # rules/effects.yaml:36 gain
-        p.rubble_cubes = max(0, p.rubble_cubes + (-3))
+        p.rubble_cubes = min(_INT_MAX, max(0, p.rubble_cubes + (-3)))
         # rules/effects.yaml:37 gain
-        p.rubble_sets = p.rubble_sets + 1
+        p.rubble_sets = min(_INT_MAX, p.rubble_sets + 1)
         # rules/effects.yaml:38 raise
         _run_rubble_marker(g, seat)
 
@@ -2537,9 +2537,11 @@ def _run_officials_to_office(g: Game, seat: int, v_amount: int, v_noble: str | N
         # rules/effects.yaml:45 let
         v_n = min(v_amount, p.officials)
         # rules/effects.yaml:46 gain
-        p.officials = max(0, p.officials + (-v_n))
+        p.officials = min(_INT_MAX, max(0, p.officials + (-v_n)))
         # rules/effects.yaml:47 gain
-        g.offices[v_noble][p.color] = max(0, g.offices[v_noble].get(p.color, 0) + v_n)
+        g.offices[v_noble][p.color] = min(
+            _INT_MAX, max(0, g.offices[v_noble].get(p.color, 0) + v_n)
+        )
 
 
 # rules/effects.yaml:48 plan
@@ -2635,8 +2637,12 @@ def _run_produce(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None
         # rules/effects.yaml:72 if
         if (p.stores[v_b] > 0) and ((6 + (1 * p.rubble_sets)) - sum(p.goods.values()) > 0):
             # rules/effects.yaml:74 gain
-            p.goods[v_b] = max(
-                0, p.goods[v_b] + min(v_amount, (6 + (1 * p.rubble_sets)) - sum(p.goods.values()))
+            p.goods[v_b] = min(
+                _INT_MAX,
+                max(
+                    0,
+                    p.goods[v_b] + min(v_amount, (6 + (1 * p.rubble_sets)) - sum(p.goods.values())),
+                ),
             )
 
 
@@ -2784,7 +2790,7 @@ def _run_to_portfolio(g: Game, seat: int, v_card: int) -> None:
         g.rs.fx["_card_penalty"][v_card][2](g, seat, None)
     else:
         # rules/effects.yaml:147 gain
-        p.reis = max(0, p.reis + (1, 2, 3, 4, 5, 6)[g.treasury])
+        p.reis = min(_INT_MAX, max(0, p.reis + (1, 2, 3, 4, 5, 6)[g.treasury]))
         # rules/effects.yaml:148 gain
         g.treasury = min(5, max(0, g.treasury + (-1)))
         # rules/effects.yaml:149 move
@@ -2867,7 +2873,7 @@ def _run_pay_visit(g: Game, seat: int, v_noble: str) -> None:
         # rules/effects.yaml:169 set
         p.influence = 0
         # rules/effects.yaml:170 gain
-        p.wigs = max(0, p.wigs + (-v_due))
+        p.wigs = min(_INT_MAX, max(0, p.wigs + (-v_due)))
 
 
 # rules/effects.yaml:171 next-follower
@@ -2970,7 +2976,7 @@ def _run_build_store(g: Game, seat: int, v_business: Any) -> None:
     # rules/nobles.yaml:92 build-store.pay
     _run_pay_reis(g, seat, v_price)
     # rules/nobles.yaml:93 build-store.place
-    p.stores[v_business] = p.stores[v_business] + 1
+    p.stores[v_business] = min(_INT_MAX, p.stores[v_business] + 1)
     # rules/nobles.yaml:94 build-store.rubble
     _run_rubble(g, seat, 1, None)
     # rules/nobles.yaml:95 build-store.store-built
@@ -3028,7 +3034,9 @@ def _run_take_decree(g: Game, seat: int, v_decrees: Any) -> None:
     # rules/nobles.yaml:126 take-decree.pay-markers
     if len(v_decrees) > 1:
         # rules/nobles.yaml:129 gain
-        p.markers["marquis"] = max(0, p.markers.get("marquis", 0) + (1 - len(v_decrees)))
+        p.markers["marquis"] = min(
+            _INT_MAX, max(0, p.markers.get("marquis", 0) + (1 - len(v_decrees)))
+        )
 
 
 # rules/nobles.yaml:141 open-building
@@ -3063,16 +3071,18 @@ def _run_open_building(g: Game, seat: int, v_plan: Any) -> None:
         # rules/nobles.yaml:154 if
         if v_take > 0:
             # rules/nobles.yaml:156 gain
-            g.offices[v_n][p.color] = max(0, g.offices[v_n].get(p.color, 0) + (-v_take))
+            g.offices[v_n][p.color] = min(
+                _INT_MAX, max(0, g.offices[v_n].get(p.color, 0) + (-v_take))
+            )
             # rules/nobles.yaml:157 gain
-            g.plazas[v_n][p.color] = max(0, g.plazas[v_n].get(p.color, 0) + v_take)
+            g.plazas[v_n][p.color] = min(_INT_MAX, max(0, g.plazas[v_n].get(p.color, 0) + v_take))
             # rules/nobles.yaml:158 set
             v_need = v_need - v_take
     # rules/nobles.yaml:159 open-building.open
     p.plans.remove(v_plan)
     p.completed_plans.append(v_plan)
     # rules/nobles.yaml:160 open-building.score
-    p.wigs = max(0, p.wigs + (_T_plan_officials[v_plan] * 1))
+    p.wigs = min(_INT_MAX, max(0, p.wigs + (_T_plan_officials[v_plan] * 1)))
     # rules/nobles.yaml:161 open-building.rubble
     _run_rubble(g, seat, 1, None)
     # rules/nobles.yaml:162 open-building.building-opened
@@ -3251,7 +3261,7 @@ def _run_period_end_rubble_wigs(g: Game, seat: int) -> None:
     # rules/flow.yaml:280 for_each
     for v_q in list(g.players):
         # rules/flow.yaml:282 gain
-        v_q.wigs = max(0, v_q.wigs + (3 * v_q.rubble_sets))
+        v_q.wigs = min(_INT_MAX, max(0, v_q.wigs + (3 * v_q.rubble_sets)))
 
 
 # rules/flow.yaml:287 period-end.new-ships
@@ -3502,7 +3512,9 @@ def _run_take_decree_2(g: Game, seat: int, v_decrees: Any) -> None:
     # rules/nobles.yaml:126 take-decree.pay-markers
     if len(v_decrees) > 1:
         # rules/nobles.yaml:129 gain
-        p.markers["marquis"] = max(0, p.markers.get("marquis", 0) + (1 - len(v_decrees)))
+        p.markers["marquis"] = min(
+            _INT_MAX, max(0, p.markers.get("marquis", 0) + (1 - len(v_decrees)))
+        )
 
 
 # rules/flow.yaml:62 setup
@@ -3673,7 +3685,7 @@ def _run_build_store_2(g: Game, seat: int, v_business: Any) -> None:
     # rules/nobles.yaml:92 build-store.pay
     _run_pay_reis(g, seat, v_price)
     # rules/nobles.yaml:93 build-store.place
-    p.stores[v_business] = p.stores[v_business] + 1
+    p.stores[v_business] = min(_INT_MAX, p.stores[v_business] + 1)
     # rules/nobles.yaml:94 build-store.rubble
     _run_rubble(g, seat, 1, None)
     # rules/nobles.yaml:95 build-store.store-built
@@ -4697,7 +4709,7 @@ def _moves_follow__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_nob
     # rules/court.yaml:139 move
     p.royal_favors.remove(v_noble)
     # rules/court.yaml:140 gain
-    g.favors[v_noble] = g.favors[v_noble] + 1
+    g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
     if _opts_pay_visit(g, seat, v_noble):
         _was = _sv2(g, seat)
         try:
@@ -4743,7 +4755,7 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:139 move
         p.royal_favors.remove(v_noble)
         # rules/court.yaml:140 gain
-        g.favors[v_noble] = g.favors[v_noble] + 1
+        g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
         why = _why_pay_visit(g, seat, v_noble)
         if why is not None:
             raise IllegalMove(*why)
@@ -4814,7 +4826,7 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:168 move
         p.royal_favors.remove(v_noble)
         # rules/court.yaml:169 gain
-        g.favors[v_noble] = g.favors[v_noble] + 1
+        g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
         # rules/court.yaml:170 let
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
@@ -5088,7 +5100,7 @@ def _play_marker(g: Game, seat: int, move: Move) -> None:
     if v_noble not in ("manuel", "marquis", "king"):
         raise IllegalMove("rubble.sets", "place the marker on a Noble")
     # rules/flow.yaml:195 gain
-    p.markers[v_noble] = p.markers.get(v_noble, 0) + 1
+    p.markers[v_noble] = min(_INT_MAX, p.markers.get(v_noble, 0) + 1)
     # rules/flow.yaml:196 move
     for _ in range(min(1, len(g.pending_markers))):
         g.pending_markers.pop(0)
@@ -5146,6 +5158,16 @@ def _play_hand_discard(g: Game, seat: int, move: Move) -> None:
     if len(v_cards) > len(p.hand):
         raise IllegalMove(
             "period-end.hand-discard", ("choose at most " + str(len(p.hand)) + " of them")
+        )
+    if v_cards not in _led(
+        tuple(sorted(v_cards)),
+        [
+            (_T_card_type[v_it] if _T_card_type[v_it] in ("manuel", "marquis", "king") else None)
+            for v_it in tuple(sorted(v_cards))
+        ],
+    ):
+        raise IllegalMove(
+            "period-end.hand-discard", "that order of cards is not the one moves list"
         )
     # rules/flow.yaml:207 hand-discard.each
     for v_card in list(v_cards):
@@ -5562,7 +5584,7 @@ def _moves_follow_3__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
     # rules/court.yaml:139 move
     p.royal_favors.remove(v_noble)
     # rules/court.yaml:140 gain
-    g.favors[v_noble] = g.favors[v_noble] + 1
+    g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
     if _opts_pay_visit(g, seat, v_noble):
         _was = _sv2(g, seat)
         try:
@@ -5608,7 +5630,7 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:139 move
         p.royal_favors.remove(v_noble)
         # rules/court.yaml:140 gain
-        g.favors[v_noble] = g.favors[v_noble] + 1
+        g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
         why = _why_pay_visit(g, seat, v_noble)
         if why is not None:
             raise IllegalMove(*why)
@@ -5689,7 +5711,7 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:168 move
         p.royal_favors.remove(v_noble)
         # rules/court.yaml:169 gain
-        g.favors[v_noble] = g.favors[v_noble] + 1
+        g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
         # rules/court.yaml:170 let
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
@@ -6257,7 +6279,7 @@ def _moves_follow_4__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
     # rules/court.yaml:139 move
     p.royal_favors.remove(v_noble)
     # rules/court.yaml:140 gain
-    g.favors[v_noble] = g.favors[v_noble] + 1
+    g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
     if _opts_pay_visit(g, seat, v_noble):
         _was = _sv2(g, seat)
         try:
@@ -6303,7 +6325,7 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:139 move
         p.royal_favors.remove(v_noble)
         # rules/court.yaml:140 gain
-        g.favors[v_noble] = g.favors[v_noble] + 1
+        g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
         why = _why_pay_visit(g, seat, v_noble)
         if why is not None:
             raise IllegalMove(*why)
@@ -6374,7 +6396,7 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:168 move
         p.royal_favors.remove(v_noble)
         # rules/court.yaml:169 gain
-        g.favors[v_noble] = g.favors[v_noble] + 1
+        g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
         # rules/court.yaml:170 let
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
@@ -6948,7 +6970,7 @@ def _moves_follow_5__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
     # rules/court.yaml:139 move
     p.royal_favors.remove(v_noble)
     # rules/court.yaml:140 gain
-    g.favors[v_noble] = g.favors[v_noble] + 1
+    g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
     if _opts_pay_visit(g, seat, v_noble):
         _was = _sv2(g, seat)
         try:
@@ -6994,7 +7016,7 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:139 move
         p.royal_favors.remove(v_noble)
         # rules/court.yaml:140 gain
-        g.favors[v_noble] = g.favors[v_noble] + 1
+        g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
         why = _why_pay_visit(g, seat, v_noble)
         if why is not None:
             raise IllegalMove(*why)
@@ -7075,7 +7097,7 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:168 move
         p.royal_favors.remove(v_noble)
         # rules/court.yaml:169 gain
-        g.favors[v_noble] = g.favors[v_noble] + 1
+        g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
         # rules/court.yaml:170 let
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
@@ -10189,7 +10211,8 @@ def variants_for(players: int, chosen: Iterable[str] = ()) -> tuple[str, ...]:
         raise BadArgument(f"unknown variant(s): {', '.join(unknown)}")
     for a in sorted(active):
         if VARIANTS[a].players and players not in VARIANTS[a].players:
-            raise BadArgument(f"variant {a!r} is for {VARIANTS[a].players} players")
+            counts = " or ".join(str(n) for n in VARIANTS[a].players)
+            raise BadArgument(f"variant {a!r} applies with {counts} players only, not {players}")
     return tuple(sorted(active))
 
 
@@ -10710,7 +10733,7 @@ def _end_turn(g: Game) -> None:
     proc = g.rs.procs.get(_TURN_END)
     if proc is not None:
         proc.run(g, g.current)
-    g.turns += 1
+    g.turns = min(_INT_MAX, g.turns + 1)  # a save holds 64-bit integers: the count stops there
     if g.period_end_by is not None:
         g.period_step = 0
         _run_period_end(g)
@@ -10724,7 +10747,7 @@ def _end_turn(g: Game) -> None:
 
 def _next_turn(g: Game) -> None:
     last_seat = (g.start_player - 1) % len(g.players)
-    if g.current == last_seat:
+    if g.current == last_seat and g.round < _round_max(g.rs):
         g.round += 1
     g.current = (g.current + 1) % len(g.players)
     g.actor = g.current
@@ -11454,7 +11477,17 @@ def _state_data(g: Game) -> dict[str, Any]:
         if name == "players":
             value = [{f: _plain(getattr(p, f)) for f in _PLAYER_FIELDS} for p in g.players]
         data[name] = _plain(value)
+    folded = _folded()
+    if folded:  # a save names the rules it is of: the variants built in are in force too
+        data["variants"] = sorted([*folded, *data["variants"]])
     return data
+
+
+def _folded() -> tuple[str, ...]:
+    """The variants built into these rules (`build --variant`, GAME_INFO's folded_variants).
+    A save lists them among its variants, so that a save of other rules (with another house
+    rule built in, or none) is refused rather than played, or scored, by these."""
+    return tuple(v["id"] for v in GAME_INFO.get("folded_variants", ()))
 
 
 def _plain(value: Any) -> Any:
@@ -11474,6 +11507,16 @@ def from_json(data: Any) -> Game:
     cannot be a state of these rules. The error's `path` says where (`$.players[1]`)."""
     _validate(data, STATE_SCHEMA, "$")
     data = _plain(data)  # the state's own lists: later changes to `data` do not reach it
+    folded = _folded()
+    if folded:
+        missing = [v for v in folded if v not in data["variants"]]
+        if missing:
+            raise StateError(
+                "$.variants",
+                f"a save of other rules: these have {', '.join(folded)} built in, and the save "
+                f"does not list {', '.join(missing)}",
+            )
+        data["variants"] = [v for v in data["variants"] if v not in folded]
     key = tuple(data["variants"])
     if key not in RULESETS:
         raise StateError("$.variants", f"no rule set for variants {data['variants']}")
@@ -11504,6 +11547,12 @@ def _check_shape(g: Game, rs: RuleSet) -> None:
         raise StateError(
             "$.players", f"{n} players: the game is for {rs.players_min} to {rs.players_max}"
         )
+    if g.round > _round_max(rs):
+        raise StateError(
+            "$.round",
+            f"round {g.round}: the last round of the game would be past 2**63 - 1, the largest "
+            "integer a save holds",
+        )
     triggers = {t.id for t in rs.triggers}
     for i, tid in enumerate(g.fired):
         if tid not in triggers:
@@ -11511,6 +11560,13 @@ def _check_shape(g: Game, rs: RuleSet) -> None:
     failed = rs.state_checks(g)
     if failed is not None:
         raise StateError(*failed)
+
+
+def _round_max(rs: RuleSet) -> int:
+    """The last round a game counts to: the round in which the end is triggered plus the extra
+    rounds (the last round) stays a 64-bit integer, as a save holds them. Play stops counting
+    there, and a save past it is refused, so the engine never makes a state `loads` refuses."""
+    return _INT_MAX - max(0, rs.extra_rounds)
 
 
 def _check_playable(g: Game) -> None:

@@ -1788,8 +1788,27 @@ def mutate_save(rng: random.Random, data: Any) -> str:
     return "a hand of 12"
 
 
-def check_save(E: Any, text: str) -> tuple[bool, list[str]]:
-    """Load one save: (accepted, problems)."""
+EDGES = (2**63 - 1, 2**63 - 2, 2**62, 2**53)  # at and near the largest integer a save holds
+
+
+def edge_counter(rng: random.Random, data: Any) -> str:
+    """Set one integer of a save (not its seed) to the edge of the 64-bit range (in place): a
+    save the engine accepts must play on into saves it loads."""
+    # the numbers under keys (counters; not the ids that lists of cards hold)
+    ints = [p for p, v in _save_paths(data)
+            if type(v) is int and p and isinstance(p[-1], str) and p != ("seed",)]
+    if not ints:
+        return "no counter"
+    path = rng.choice(ints)
+    value = rng.choice(EDGES)
+    _get(data, path[:-1])[path[-1]] = value
+    return f"{_addr(path)} = {value}"
+
+
+def check_save(E: Any, text: str, play_on: bool = False) -> tuple[bool, list[str]]:
+    """Load one save: (accepted, problems). `play_on`: then play it to the end (seeded random
+    moves), every state on the way saved and loaded again (a number carried past what a save
+    holds shows only when it grows, maybe many moves later)."""
     try:
         g = E.loads(text)
     except E.StateError:
@@ -1824,7 +1843,24 @@ def check_save(E: Any, text: str) -> tuple[bool, list[str]]:
             break
     if E.dumps(g) != text:
         problems.append("a loaded save does not dump back to the same text")
+    if play_on and not problems:
+        problems += _play_on(E, g)
     return True, problems
+
+
+def _play_on(E: Any, g: Any, limit: int = 2000) -> list[str]:
+    """Seeded random moves from `g` to the end; the first state that does not save and load."""
+    rng = random.Random(E.dumps(g))
+    for _ in range(limit):
+        if g.phase == "over":
+            return []
+        move = rng.choice(E.legal_moves(g))
+        g = E.apply_move(g, move)
+        try:
+            E.loads(E.dumps(g))
+        except E.StateError as exc:
+            return [f"played on, the state after {move.to_json()} does not load: {exc}"]
+    return []
 
 
 @dataclass
@@ -1872,15 +1908,23 @@ def fuzz_moves(E: Any, seed: int, cases: int) -> EngineSummary:
 
 
 def fuzz_saves(E: Any, seed: int, cases: int) -> EngineSummary:
-    """Semantically broken saved games (each from a real mid-game save, one to three changes)."""
+    """Semantically broken saved games (each from a real mid-game save, one to three changes;
+    or, in about one case in seven, a valid save with one number at the edge of 64 bits, then
+    played to the end)."""
     states = engine_states(E, seed)
     rng = random.Random(f"saves:{seed}")
     out = EngineSummary()
     for index in range(cases):
         data = copy.deepcopy(E.to_json(rng.choice(states)))
-        labels = [mutate_save(rng, data) for _ in range(rng.choice([1, 1, 2, 3]))]
+        # (its own stream, as in fuzz_moves: the other cases of a seed stay what they were)
+        edge = random.Random(f"edge:{seed}:{index}")
+        edged = edge.random() < 0.15
+        broken = copy.deepcopy(data) if edged else data  # the draws are made all the same
+        labels = [mutate_save(rng, broken) for _ in range(rng.choice([1, 1, 2, 3]))]
+        if edged:
+            labels = [edge_counter(edge, data)]
         text = json.dumps(data, sort_keys=True, ensure_ascii=False)
-        accepted, problems = check_save(E, text)
+        accepted, problems = check_save(E, text, play_on=edged)
         out.cases += 1
         out.accepted += accepted
         out.refused += not accepted

@@ -21,6 +21,7 @@ chain.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any
 from lisboa_rules import pipeline
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.expr import Formula
+from lisboa_rules.model.compiled import Compiled
 from lisboa_rules.model.types import Model, Params
 from tools import interp_steps
 
@@ -52,12 +54,22 @@ class Context:
 
 
 def rule_sets(rules_dir: Path, fold: Sequence[str] = ()) -> dict[tuple[str, ...], Model]:
-    """Every rule set's model, by its sorted variant ids (the keys of the engine's RULESETS);
-    `fold`: the variants built into the base game, as `build --variant` folds them."""
+    """Every rule set's model, by the sorted variant ids its saves list (the keys of the
+    engine's RULESETS, plus the variants built in); `fold`: the variants built into the base
+    game, as `build --variant` folds them (a save of that engine lists them too)."""
     compiled, diags = pipeline.analyse(rules_dir, fold)
     if compiled is None:
         raise InterpError(f"the rules in {rules_dir} do not compile ({len(diags)} diagnostics)")
-    return {rs.key: rs.model for rs in compiled.rulesets}
+    return {m.variants: m for m in models_of(compiled).values()}
+
+
+def models_of(compiled: Compiled) -> dict[tuple[str, ...], Model]:
+    """Each rule set's model by its key in the engine's RULESETS, its `variants` the ones its
+    saves list: a variant built into the base game (`build --variant`) is among them."""
+    return {
+        rs.key: dataclasses.replace(rs.model, variants=tuple(sorted({*compiled.folded, *rs.key})))
+        for rs in compiled.rulesets
+    }
 
 
 def model_for(models: Mapping[tuple[str, ...], Model], state: State) -> Model:

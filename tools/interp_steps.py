@@ -1034,8 +1034,8 @@ def _effect(ctx: Ctx, s: st.Step, names: Names) -> Names:
                 value = evaluate(ctx, node, names) + value
                 if place.lo is not None and not _non_negative(source):
                     value = max(place.lo, value)
-                if place.hi is not None and not _non_positive(source):
-                    value = min(place.hi, value)
+                if not _non_positive(source):  # no declared maximum: a save's 2**63 - 1
+                    value = min(2**63 - 1 if place.hi is None else place.hi, value)
             place.container[place.key] = value
         return names
     if kind == "move":

@@ -6,11 +6,13 @@
 
 Game i is played with seed S + i by the agents (lisboa_rules/sim/agents.py), rotating one
 seat per game. `--variant` and `--compare` take variant names of the rules or paths to house
-rules (a variant YAML file, or a folder of them, as in examples/house-rules/): the engine is
-then compiled afresh from the rules folder (--rules, default rules/) with the house rules added
-as options (nothing is copied: pipeline.compile_rules takes them as `extra` files, and their
-errors name them). `--compare` plays the other rule set on the same seeds and lineups and
-reports the paired differences with their 95% intervals.
+rules (a variant YAML file, or a folder of them, as in examples/house-rules/): each rule set
+is then played on an engine compiled afresh from the rules folder (--rules, default rules/)
+with its own house rules added as options, never the other rule set's (nothing is copied:
+pipeline.compile_rules takes them as `extra` files, and their errors name them). So a house
+rule that applies by player count is not played on the base side, and two versions of one
+house rule (even of one id) can be compared. `--compare` plays the other rule set on the same
+seeds and lineups and reports the paired differences with their 95% intervals.
 
 JSON (`--format json`; rates as fractions of 1; keys in this order):
 
@@ -43,25 +45,29 @@ import argparse
 import contextlib
 import importlib.util
 import json
+import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from lisboa_rules.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
 from lisboa_rules.cli.engine import (
+    MAX_BALANCE_GAMES,
     EngineLoadError,
     _positive,
     default_players,
     engine_file,
+    games_count,
     load_engine,
     progress_bar,
+    seed_range_error,
+    worker_count,
 )
 from lisboa_rules.core.diagnostics import PROG, has_errors, suggest
 from lisboa_rules.core.inputs import ENGINE
+from lisboa_rules.front.loader import load_file
 from lisboa_rules.sim import agents as sim_agents
 from lisboa_rules.sim import executors, runner
 from lisboa_rules.sim import report as sim_report
@@ -70,7 +76,13 @@ HOUSE_SUFFIXES = (".yaml", ".yml")
 
 
 def _configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--games", type=_positive, required=True, metavar="N", help="games per rule set")
+    p.add_argument(
+        "--games",
+        type=games_count(MAX_BALANCE_GAMES),
+        required=True,
+        metavar="N",
+        help=f"games per rule set (at most {MAX_BALANCE_GAMES:,})",
+    )
     p.add_argument(
         "--seed", type=int, required=True, metavar="S", help="game i is played with seed S + i"
     )
@@ -141,7 +153,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--out",
-        type=Path,
+        type=_out_path,
         default=None,
         metavar="FILE",
         help="write the report to FILE instead of stdout",
@@ -163,6 +175,30 @@ def _configure(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _out_path(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path")
+    return Path(text)
+
+
+def out_problem(path: Path) -> str | None:
+    """Why the report could never be written to `path` (checked before the games are played,
+    not found out after them), or None. Nothing is created."""
+    if path.is_dir():
+        return "is a folder: give a file name"
+    parent = path.parent
+    if not parent.exists():
+        return f"there is no folder {parent}"
+    if not parent.is_dir():
+        return f"{parent} is not a folder"
+    if path.exists():
+        if not os.access(path, os.W_OK):
+            return "is not writable"
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot create a file in {parent}"
+    return None
+
+
 def is_house_rule(text: str) -> bool:
     """Whether a --variant/--compare value is a path (a file or folder of house rules)."""
     return "/" in text or text.endswith(HOUSE_SUFFIXES) or Path(text).is_dir()
@@ -177,36 +213,43 @@ def house_files(text: str) -> list[Path]:
 
 def _house_id(path: Path) -> str:
     """The id a house-rule file declares (its file name when it declares none readable: the
-    compiler then says what is wrong)."""
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return path.stem
-    ident = doc.get("id") if isinstance(doc, dict) else None
+    compiler then says what is wrong). Read by the rules' own strict loader: its guarded read
+    (a regular file of at most 1 MiB) and its nesting limit."""
+    doc, _ = load_file(path)
+    ident = doc.data.get("id") if doc is not None and isinstance(doc.data, dict) else None
     return ident if isinstance(ident, str) and ident else path.stem
 
 
 @dataclass
 class Side:
-    """One rule set of the run: its name and the variants chosen for it."""
+    """One rule set of the run: its name, the variants chosen for it and the house-rule files
+    its engine is compiled with (only its own: the other side's never join it)."""
 
     name: str
     chosen: tuple[str, ...]
+    house: tuple[Path, ...] = ()
+
+    def engine_key(self) -> tuple[str, ...]:
+        """Which engine plays this side: the same house files, the same engine."""
+        return tuple(sorted(str(p.resolve()) for p in self.house))
 
 
 class UsageError(Exception):
     pass
 
 
-def _sides(args: argparse.Namespace) -> tuple[list[Side], dict[str, Path]]:
-    """The rule sets to play, and the house-rule files to add to the rules (id -> file)."""
-    house: dict[str, Path] = {}
+def _sides(args: argparse.Namespace) -> list[Side]:
+    """The rule sets to play, each with the house-rule files it adds to the rules."""
 
-    def names(values: Sequence[str]) -> tuple[str, ...]:
+    def side(option: str, values: Sequence[str]) -> Side:
         chosen: list[str] = []
+        house: dict[str, Path] = {}
         for v in values:
             if v == "base":
                 continue
+            if not v.strip():
+                raise UsageError(f"{option} needs a variant's name or a house rule's path, not "
+                                 f"{v!r}")
             if not is_house_rule(v):
                 chosen.append(v)
                 continue
@@ -217,40 +260,71 @@ def _sides(args: argparse.Namespace) -> tuple[list[Side], dict[str, Path]]:
                 if not f.is_file():
                     raise UsageError(f"cannot read {f}: no such file")
                 ident = _house_id(f)
+                if ident == "base":
+                    raise UsageError(f"{f}: a house rule cannot be named 'base' here (balance's "
+                                     "name for the rules without variants): give it another id")
                 if ident in house and house[ident].resolve() != f.resolve():
                     raise UsageError(f"two house rules named {ident!r}: {house[ident]} and {f}")
                 house[ident] = f
                 chosen.append(ident)
-        return tuple(dict.fromkeys(chosen))
+        names = tuple(dict.fromkeys(chosen))
+        return Side("+".join(names) or "base", names, tuple(house.values()))
 
-    base = names(args.variant)
-    sides = [Side("+".join(base) or "base", base)]
+    sides = [side("--variant", args.variant)]
     if args.compare is not None:
-        other = names(args.compare)
-        name = "+".join(other) or "base"
-        if name == sides[0].name:
-            name += " (again)"
-        sides.append(Side(name, other))
-    return sides, house
+        other = side("--compare", args.compare)
+        if other.name == sides[0].name:
+            same = other.engine_key() == sides[0].engine_key()
+            shown = ", ".join(str(p) for p in other.house)
+            other.name += " (again)" if same else f" ({shown})"
+        sides.append(other)
+    return sides
 
 
-@contextlib.contextmanager
-def _house_engine(rules: Path, house: dict[str, Path]) -> Iterator[Path]:
-    """The rules folder with the house rules added as variants (pipeline's `extra`: nothing
-    is copied, and their diagnostics name their own files), compiled to a temporary engine
-    file (which lives as long as the command)."""
+def _house_engines(
+    rules: Path, sets: Sequence[tuple[Path, ...]], stack: contextlib.ExitStack[Any]
+) -> list[Path]:
+    """For each set of house-rule files, the rules folder with them added as variants
+    (pipeline's `extra`: nothing is copied, and their diagnostics name their own files),
+    compiled to a temporary engine file (which lives as long as `stack`). The diagnostics of
+    every set are printed together, each once; EngineLoadError when one has errors."""
     from lisboa_rules import pipeline
 
     if not (rules / "game.yaml").is_file():
         raise EngineLoadError(f"no rules folder at {rules} (give --rules DIR)")
-    result = pipeline.compile_rules(rules, (), extra=tuple(house.values()))
-    if has_errors(result.diagnostics) or ENGINE not in result.files:
-        report(result.diagnostics, "text")
+    results = [pipeline.compile_rules(rules, (), extra=files) for files in sets]
+    diags = list(dict.fromkeys(d for r in results for d in r.diagnostics))
+    if has_errors(diags) or any(ENGINE not in r.files for r in results):
+        report(diags, "text")
         raise EngineLoadError("the rules with the house rules have errors", EXIT_FINDINGS)
-    with tempfile.TemporaryDirectory(prefix="lisboa-balance-") as tmp:
-        engine = Path(tmp) / ENGINE
+    tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lisboa-balance-")))
+    paths = []
+    for i, result in enumerate(results):
+        folder = tmp / str(i)
+        folder.mkdir()
+        engine = folder / ENGINE
         engine.write_text(result.files[ENGINE], encoding="utf-8")
-        yield engine
+        paths.append(engine)
+    return paths
+
+
+def _engines(
+    args: argparse.Namespace, sides: Sequence[Side], stack: contextlib.ExitStack[Any]
+) -> list[tuple[Path, Any]]:
+    """The engine (its path and module) that plays each side: the one engine of --engine,
+    generated/ or --rules when no side has house rules; else one compiled from the rules
+    folder per set of house-rule files (a side never plays with the other side's house rules:
+    one that applies by player count would apply on both sides, and two versions of one rule
+    would conflict)."""
+    if not any(side.house for side in sides):
+        path = stack.enter_context(engine_file(args))
+        module = load_engine(path)
+        return [(path, module)] * len(sides)
+    keys = list(dict.fromkeys(side.engine_key() for side in sides))
+    files = {side.engine_key(): side.house for side in sides}
+    paths = _house_engines(args.rules or Path("rules"), [files[k] for k in keys], stack)
+    loaded = {k: (p, load_engine(p)) for k, p in zip(keys, paths, strict=True)}
+    return [loaded[side.engine_key()] for side in sides]
 
 
 def _agents(text: str) -> tuple[str, ...]:
@@ -269,10 +343,16 @@ def run(args: argparse.Namespace) -> int:
     """Play the games and print (or write) the report."""
     try:
         agents = _agents(args.agents)
-        sides, house = _sides(args)
+        why = seed_range_error(args.seed, args.games)
+        if why is not None:
+            raise UsageError(why)
+        bad_out = out_problem(args.out) if args.out is not None else None
+        if bad_out is not None:
+            raise UsageError(f"--out {args.out}: {bad_out}")
+        sides = _sides(args)
         if args.dask is not None and importlib.util.find_spec("distributed") is None:
             raise UsageError(f"--dask needs dask[distributed]: pip install '{PROG}[dask]'")
-        if house and args.engine is not None:
+        if any(side.house for side in sides) and args.engine is not None:
             raise UsageError(
                 "house rules are compiled into an engine: give --rules DIR (or "
                 "nothing, for rules/), not --engine"
@@ -281,10 +361,9 @@ def run(args: argparse.Namespace) -> int:
         err(f"{PROG}: error: {exc}\n")
         return EXIT_ERROR
     try:
-        where = _house_engine(args.rules or Path("rules"), house) if house else engine_file(args)
-        with where as path:
-            E = load_engine(path)
-            data, records = play(E, path, args, agents, sides)
+        with contextlib.ExitStack() as stack:
+            engines = _engines(args, sides, stack)
+            data, records = play(engines, args, agents, sides)
             if data is None:
                 return EXIT_ERROR
     except EngineLoadError as exc:
@@ -310,13 +389,36 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _for_players(E: Any, side: Side, players: int) -> str | None:
+    """Why a variant chosen for `side` cannot be played with `players` (one that applies by
+    player count, at another count), or None."""
+    for name in side.chosen:
+        v = E.VARIANTS.get(name)
+        counts = sorted(v.players) if v is not None and v.players else []
+        if counts and players not in counts:
+            listed = " or ".join(str(n) for n in counts)
+            hint = f"--players {counts[0]}" if len(counts) == 1 else f"--players {listed}"
+            return (f"{side.name}: {name} applies with {listed} players only, not {players}: "
+                    f"play it with {hint}")
+    return None
+
+
 def play(
-    E: Any, path: Path, args: argparse.Namespace, agents: tuple[str, ...], sides: list[Side]
+    engines: Sequence[tuple[Path, Any]],
+    args: argparse.Namespace,
+    agents: tuple[str, ...],
+    sides: list[Side],
 ) -> tuple[dict[str, Any] | None, dict[str, list[runner.GameRecord]]]:
-    """Play every side's games (one pass over the executor) and build the report's data."""
-    players = default_players(E, args.players)
+    """Play every side's games (one pass over the executor; each side on its own engine) and
+    build the report's data."""
+    # the most players every side's rules allow, unless --players says
+    players = min(default_players(E, args.players) for _, E in engines)
     keys = []
-    for side in sides:
+    for side, (_, E) in zip(sides, engines, strict=True):
+        why = _for_players(E, side, players)
+        if why is not None:
+            err(f"{PROG}: error: {why}\n")
+            return None, {}
         try:
             keys.append(E.variants_for(players, side.chosen))
             E.new_game(players, side.chosen, args.seed)
@@ -324,51 +426,63 @@ def play(
         except ValueError as exc:
             err(f"{PROG}: error: {side.name}: {exc}\n")
             return None, {}
+    same = len(sides) == 2 and engines[0][0] == engines[1][0] and keys[0] == keys[1]
+    if same and not sides[1].name.endswith(" (again)"):  # (again): the control, on purpose
+        shown = "+".join(keys[0]) or "no variant"
+        err(f"{PROG}: note: {sides[0].name} and {sides[1].name} are the same rule set with "
+            f"{players} players ({shown}): every difference will be 0\n")
     options = runner.Options(args.iterations, args.horizon)
-    parts = args.jobs if args.dask is None else max(2, args.jobs)
+    # on this machine (processes, or a local Dask cluster): at most one worker per CPU
+    workers = worker_count(args.jobs) if args.dask in (None, "local") else args.jobs
+    parts = workers if args.dask is None else max(2, workers)
     jobs = [
         job
-        for side in sides
+        for side, (path, _) in zip(sides, engines, strict=True)
         for job in runner.chunks(
             str(path), players, side.chosen, args.seed, args.games, agents, options, parts
         )
     ]
+    modules = {str(path): E for path, E in engines}
     bar = progress_bar(args.games * len(sides))
     tick = bar.update if bar is not None else None
     try:
         if args.dask is not None:
             address = None if args.dask == "local" else args.dask
-            played = executors.run_dask(jobs, address, args.jobs, tick)
+            played = executors.run_dask(jobs, address, workers, tick)
         else:
-            played = executors.run_processes(E, jobs, args.jobs, tick)
+            played = executors.run_processes(modules, jobs, workers, tick)
+    except executors.DaskUnavailable as exc:
+        err(f"{PROG}: error: {exc}\n")
+        return None, {}
     finally:
         if bar is not None:
             bar.close()
     by_side: dict[str, list[runner.GameRecord]] = {}
     for i, side in enumerate(sides):
         by_side[side.name] = played[i * args.games : (i + 1) * args.games]
-    return build_data(E, args, agents, sides, keys, by_side), by_side
+    infos = [
+        sim_report.info_of(E, s.name, k)
+        for s, (_, E), k in zip(sides, engines, keys, strict=True)
+    ]
+    return build_data(infos, args, agents, by_side), by_side
 
 
 def build_data(
-    E: Any,
+    infos: Sequence[sim_report.RuleSetInfo],
     args: argparse.Namespace,
     agents: tuple[str, ...],
-    sides: list[Side],
-    keys: list[tuple[str, ...]],
     by_side: dict[str, list[runner.GameRecord]],
 ) -> dict[str, Any]:
-    infos = [sim_report.info_of(E, s.name, k) for s, k in zip(sides, keys, strict=True)]
     compare = None
-    if len(sides) == 2:
+    if len(infos) == 2:
         compare = sim_report.compare_data(
-            infos[0], infos[1], by_side[sides[0].name], by_side[sides[1].name], agents
+            infos[0], infos[1], by_side[infos[0].name], by_side[infos[1].name], agents
         )
     uses_mcts = any(a.startswith("mcts") for a in agents)
     return {
         "run": {
             "games": args.games,
-            "players": len(by_side[sides[0].name][0].totals),
+            "players": len(by_side[infos[0].name][0].totals),
             "seed": args.seed,
             "agents": list(agents),
             "iterations": args.iterations if uses_mcts else None,

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 def emit_engine(compiled: Compiled) -> dict[str, str]:
     """The engine module and the state schema."""
     models = [rs.model for rs in compiled.rulesets]
-    schema = state_schema(models[0], compiled.variants, compiled.digest)
+    schema = state_schema(models[0], compiled.variants, compiled.digest, compiled.folded)
     view = build_view(models, compiled.variants, schema, compiled.names, compiled.folded_titles)
     text = (
         code_env()

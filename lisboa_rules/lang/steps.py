@@ -3,7 +3,8 @@
 A step is a mapping with one effect key and its own words (`text`), an optional `id` (so a
 variant can change or insert steps) and `rule` (the rule a refusal names):
 
-    gain: {PLACE: EXPR, ...}     add to a number in the state (clamped to its declared bounds)
+    gain: {PLACE: EXPR, ...}     add to a number in the state (clamped to its declared bounds;
+                                 without a maximum, at 2**63 - 1)
     set: {PLACE: EXPR, ...}      put a value in the state
     let: {NAME: EXPR, ...}       name a value for the steps below
     move: {item|top|first: EXPR, from: PLACE, to: PLACE}
@@ -386,6 +387,8 @@ class Compiler:
                 if got is None:
                     return None
                 code = f"[c for s_ in {code} for c in _led(s_, [{got} for v_it in s_])]"
+                if parts is not None:  # the order is checked too: each set is listed once
+                    parts.append(got)
             t = typed.list_of(item)
         elif "leads" in arg:
             self.problem(s, "step-shape", "leads: is a part of a choice of several "
@@ -538,7 +541,7 @@ class Compiler:
         reason = self._reason(s, scope, s.get("reason") or f"that {s.arg['as']} is not one to "
                               "choose")
         if parts:  # a choice of several: items of the list, each once, and how many
-            items, lo, hi = parts
+            items, lo, hi, *leads = parts
             none = f"{var} is not None and (" if s.arg.get("optional") else "("
             out.append(f"    if {none}type({var}) is not tuple or len(set({var})) != len({var}) "
                        f"or any(x not in {items} for x in {var})):")
@@ -554,6 +557,12 @@ class Compiler:
                 out.append(f"        return ({rule}, {reason})")
             out.append(f"    if {some}len({var}) > {hi}:")
             out.append(f"        return ({count_rule}, {count_reason})")
+            if leads:  # in the one order the choices are listed in (_led of the sorted set)
+                ordered = f"tuple(sorted({var}))"
+                led = f"_led({ordered}, [{leads[0]} for v_it in {ordered}])"
+                order_reason = py_str(f"that order of {s.arg['as']} is not the one moves list")
+                out.append(f"    if {some}{var} not in {led}:")
+                out.append(f"        return ({rule}, {order_reason})")
             return inner
         out.append(f"    if {var} not in {code}:")
         out.append(f"        return ({rule}, {reason})")
@@ -685,8 +694,12 @@ class Compiler:
                 assert place.place is not None
                 if place.place.lo is not None and not _non_negative(source):
                     new = f"max({place.place.lo}, {new})"
-                if place.place.hi is not None and not _non_positive(source):
-                    new = f"min({place.place.hi}, {new})"
+                if not _non_positive(source):
+                    # a number with no declared maximum stops at the largest a save holds
+                    # (the runtime's _INT_MAX, 2**63 - 1): the engine never makes a state
+                    # that its own `loads` refuses
+                    hi = place.place.hi
+                    new = f"min({hi if hi is not None else '_INT_MAX'}, {new})"
                 out.append(pad + self._assign(place, new))
             return scope
         if s.kind == "move":

@@ -529,7 +529,8 @@ def variants_for(players: int, chosen: Iterable[str] = ()) -> tuple[str, ...]:
         raise BadArgument(f"unknown variant(s): {', '.join(unknown)}")
     for a in sorted(active):
         if VARIANTS[a].players and players not in VARIANTS[a].players:
-            raise BadArgument(f"variant {a!r} is for {VARIANTS[a].players} players")
+            counts = " or ".join(str(n) for n in VARIANTS[a].players)
+            raise BadArgument(f"variant {a!r} applies with {counts} players only, not {players}")
     return tuple(sorted(active))
 
 
@@ -1050,7 +1051,7 @@ def _end_turn(g: Game) -> None:
     proc = g.rs.procs.get(_TURN_END)
     if proc is not None:
         proc.run(g, g.current)
-    g.turns += 1
+    g.turns = min(_INT_MAX, g.turns + 1)  # a save holds 64-bit integers: the count stops there
     if g.period_end_by is not None:
         g.period_step = 0
         _run_period_end(g)
@@ -1064,7 +1065,7 @@ def _end_turn(g: Game) -> None:
 
 def _next_turn(g: Game) -> None:
     last_seat = (g.start_player - 1) % len(g.players)
-    if g.current == last_seat:
+    if g.current == last_seat and g.round < _round_max(g.rs):
         g.round += 1
     g.current = (g.current + 1) % len(g.players)
     g.actor = g.current
@@ -1794,7 +1795,17 @@ def _state_data(g: Game) -> dict[str, Any]:
         if name == "players":
             value = [{f: _plain(getattr(p, f)) for f in _PLAYER_FIELDS} for p in g.players]
         data[name] = _plain(value)
+    folded = _folded()
+    if folded:  # a save names the rules it is of: the variants built in are in force too
+        data["variants"] = sorted([*folded, *data["variants"]])
     return data
+
+
+def _folded() -> tuple[str, ...]:
+    """The variants built into these rules (`build --variant`, GAME_INFO's folded_variants).
+    A save lists them among its variants, so that a save of other rules (with another house
+    rule built in, or none) is refused rather than played, or scored, by these."""
+    return tuple(v["id"] for v in GAME_INFO.get("folded_variants", ()))
 
 
 def _plain(value: Any) -> Any:
@@ -1814,6 +1825,16 @@ def from_json(data: Any) -> Game:
     cannot be a state of these rules. The error's `path` says where (`$.players[1]`)."""
     _validate(data, STATE_SCHEMA, "$")
     data = _plain(data)  # the state's own lists: later changes to `data` do not reach it
+    folded = _folded()
+    if folded:
+        missing = [v for v in folded if v not in data["variants"]]
+        if missing:
+            raise StateError(
+                "$.variants",
+                f"a save of other rules: these have {', '.join(folded)} built in, and the save "
+                f"does not list {', '.join(missing)}",
+            )
+        data["variants"] = [v for v in data["variants"] if v not in folded]
     key = tuple(data["variants"])
     if key not in RULESETS:
         raise StateError("$.variants", f"no rule set for variants {data['variants']}")
@@ -1844,6 +1865,12 @@ def _check_shape(g: Game, rs: RuleSet) -> None:
         raise StateError(
             "$.players", f"{n} players: the game is for {rs.players_min} to {rs.players_max}"
         )
+    if g.round > _round_max(rs):
+        raise StateError(
+            "$.round",
+            f"round {g.round}: the last round of the game would be past 2**63 - 1, the largest "
+            "integer a save holds",
+        )
     triggers = {t.id for t in rs.triggers}
     for i, tid in enumerate(g.fired):
         if tid not in triggers:
@@ -1851,6 +1878,13 @@ def _check_shape(g: Game, rs: RuleSet) -> None:
     failed = rs.state_checks(g)
     if failed is not None:
         raise StateError(*failed)
+
+
+def _round_max(rs: RuleSet) -> int:
+    """The last round a game counts to: the round in which the end is triggered plus the extra
+    rounds (the last round) stays a 64-bit integer, as a save holds them. Play stops counting
+    there, and a save past it is refused, so the engine never makes a state `loads` refuses."""
+    return _INT_MAX - max(0, rs.extra_rounds)
 
 
 def _check_playable(g: Game) -> None:

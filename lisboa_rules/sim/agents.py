@@ -54,7 +54,17 @@ def make_agent(
     iterations: int = DEFAULT_ITERATIONS,
     horizon: int | None = DEFAULT_HORIZON,
 ) -> Agent:
-    """The agent `name` (one of AGENTS) over `engine`, seeded with `seed`."""
+    """The agent `name` (one of AGENTS) over `engine`, seeded with `seed` (an int or a str:
+    what the moves depend on, in any process); ValueError for anything else, and for an MCTS
+    budget of no iterations or a horizon of no moves."""
+    if type(seed) not in (int, str):
+        raise ValueError(f"an agent's seed is an int or a str, not {type(seed).__name__}")
+    if name in ("mcts", "mcts-greedy"):
+        if type(iterations) is not int or iterations < 1:
+            raise ValueError(f"MCTS needs at least 1 iteration a move, not {iterations!r}")
+        if horizon is not None and (type(horizon) is not int or horizon < 1):
+            raise ValueError(f"an MCTS playout's horizon is at least 1 move (or None: to the "
+                             f"end), not {horizon!r}")
     rng = random.Random(f"{name}:{seed}")
     if name == "random":
         return RandomAgent(engine, rng)
@@ -102,11 +112,19 @@ class RandomAgent:
     rng: random.Random
 
     def __call__(self, state: Any) -> Any:
-        return self.choose(state, self.engine.legal_moves(state))
+        return self.choose(state, _listed(self.engine, state))
 
     def choose(self, state: Any, moves: Sequence[Any]) -> Any:
         """The move among `moves` (the legal moves of `state`, listed by the caller)."""
         return self.rng.choice(moves)
+
+
+def _listed(engine: Any, state: Any) -> Sequence[Any]:
+    """The legal moves of `state`; ValueError when there is none (the game is over)."""
+    moves: Sequence[Any] = engine.legal_moves(state)
+    if not moves:
+        raise ValueError(f"no move to choose: the game is {state.phase}")
+    return moves
 
 
 @dataclass
@@ -127,8 +145,10 @@ class GreedyAgent:
 
     def __call__(self, state: Any) -> Any:
         if self.successors is None:
-            return self.choose(state, self.engine.legal_moves(state))
+            return self.choose(state, _listed(self.engine, state))
         pairs = self.successors(state)
+        if not pairs:
+            raise ValueError(f"no move to choose: the game is {state.phase}")
         if len(pairs) == 1:
             return pairs[0][0]
         return self._best(state.actor, pairs)
@@ -190,7 +210,7 @@ class MctsAgent:
     horizon: int | None = DEFAULT_HORIZON
 
     def __call__(self, state: Any) -> Any:
-        moves = self.engine.legal_moves(state)
+        moves = _listed(self.engine, state)
         if len(moves) == 1:
             return moves[0]
         seats = len(state.players)
@@ -221,7 +241,7 @@ class MctsAgent:
         best = max(root.children, key=lambda mc: (mc[1].plays, mc[1].shares[root.seat]))
         return best[0]
 
-    def _node(self, state: Any, seats: int, moves: list[Any] | None = None) -> _Node:
+    def _node(self, state: Any, seats: int, moves: Sequence[Any] | None = None) -> _Node:
         if state.phase == OVER:
             return _Node(state, -1, (), [], shares=[0.0] * seats)
         listed = moves if moves is not None else self.engine.legal_moves(state)

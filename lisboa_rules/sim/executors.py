@@ -10,7 +10,7 @@ system, or the same machine).
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -31,10 +31,25 @@ def _engine(path: str) -> Any:
     return engine
 
 
-def _init_process(path: str) -> None:
+def _init_process(paths: Sequence[str]) -> None:
     # A forked worker inherits the parent's SIGTERM handler: it must simply end.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _engine(path)
+    for path in paths:
+        _engine(path)
+
+
+Engines = ModuleType | Any | Mapping[str, Any]
+"""The engine every job plays (a module), or each job's engine by its path (`Job.engine`)."""
+
+
+def _register(engine: Engines, jobs: Sequence[Job]) -> None:
+    """Make `engine` the module of the jobs' engine paths (given modules win over any loaded
+    before under the same path: a temporary engine's path may be reused)."""
+    if isinstance(engine, Mapping):
+        _ENGINES.update(engine)
+        return
+    for path in {job.engine for job in jobs}:
+        _ENGINES[path] = engine
 
 
 def _run(job: Job) -> list[GameRecord]:
@@ -51,30 +66,33 @@ def _collect(results: Iterable[list[GameRecord]], progress: Progress | None) -> 
 
 
 def run_serial(
-    engine: ModuleType | Any, jobs: Sequence[Job], progress: Progress | None = None
+    engine: Engines, jobs: Sequence[Job], progress: Progress | None = None
 ) -> list[GameRecord]:
     """Play every job here, in order."""
-    for job in jobs:
-        _ENGINES.setdefault(job.engine, engine)
+    _register(engine, jobs)
     return _collect((_run(job) for job in jobs), progress)
 
 
 def run_processes(
-    engine: ModuleType | Any, jobs: Sequence[Job], workers: int, progress: Progress | None = None
+    engine: Engines, jobs: Sequence[Job], workers: int, progress: Progress | None = None
 ) -> list[GameRecord]:
-    """Play the jobs in `workers` processes; the records come back in the jobs' order."""
+    """Play the jobs in `workers` processes; the records come back in the jobs' order. A
+    forked worker inherits the engines; a spawned one loads each from its path."""
     if workers <= 1 or len(jobs) <= 1:
         return run_serial(engine, jobs, progress)
     from concurrent.futures import ProcessPoolExecutor
 
     from lisboa_rules.cli.engine import _ending_workers_on_sigterm
 
+    _register(engine, jobs)  # forked workers inherit them: no second import
     paths = sorted({job.engine for job in jobs})
-    for path in paths:
-        _ENGINES.setdefault(path, engine)  # forked workers inherit it: no second import
-    pool = ProcessPoolExecutor(workers, initializer=_init_process, initargs=(paths[0],))
+    pool = ProcessPoolExecutor(workers, initializer=_init_process, initargs=(paths,))
     with _ending_workers_on_sigterm(pool):
         return _collect(pool.map(_run, jobs), progress)
+
+
+class DaskUnavailable(RuntimeError):
+    """The Dask scheduler given cannot be reached (or its address is none)."""
 
 
 def run_dask(
@@ -105,7 +123,13 @@ def run_dask(
             own.append(cluster)
             client = dist.Client(cluster)
         else:
-            client = dist.Client(address)
+            try:
+                client = dist.Client(address)
+            except (OSError, ValueError, TypeError) as exc:  # no address, or none answering
+                detail = " ".join(str(exc).split())
+                raise DaskUnavailable(
+                    f"cannot use the Dask scheduler at {address!r}: {detail}"
+                ) from None
         own.insert(0, client)
     try:
         futures = client.map(_run, list(jobs), pure=False)

@@ -365,18 +365,20 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 @pytest.mark.parametrize("jobs", ["2", "3"])
 def test_sigterm_ends_simulate_workers(jobs: str) -> None:
-    """SIGTERM to `simulate --jobs J` ends its workers too, and the command itself."""
+    """SIGTERM to `simulate --jobs J` ends its workers too, and the command itself (J
+    workers, or one per CPU when there are fewer)."""
+    expected = min(int(jobs), engine_cli.available_cpus())
     proc = subprocess.Popen(
         [sys.executable, "-m", "lisboa_rules", "simulate", "--games", "100000", "--seed", "1",
          "--jobs", jobs], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
         deadline = time.monotonic() + 120
-        while len(_children(proc.pid)) < int(jobs) and time.monotonic() < deadline:
+        while len(_children(proc.pid)) < expected and time.monotonic() < deadline:
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
             time.sleep(0.1)
         workers = _children(proc.pid)
-        assert len(workers) >= int(jobs)
+        assert len(workers) >= expected
         time.sleep(0.5)  # let the workers play
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)
@@ -402,3 +404,151 @@ def _state(pid: int) -> str:
     except OSError:
         return "Z"
     return stat[stat.rindex(")") + 2:].split()[0]
+
+
+# --- hostile counts and seeds ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "games", "limit"),
+    [("simulate", "1000001", "1,000,000"), ("simulate", "10" * 12, "1,000,000"),
+     ("balance", "100001", "100,000"), ("balance", str(2**70), "100,000")],
+)
+def test_too_many_games_are_refused_before_anything_is_played(
+    command: str, games: str, limit: str, capsys: Any, monkeypatch: Any
+) -> None:
+    """A huge --games listed every seed and job up front (a MemoryError reported as an internal
+    error, after eating the machine's memory): it is a usage error naming the limit."""
+    def no_game(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a game was started")
+
+    from lisboa_rules.sim import runner
+
+    monkeypatch.setattr(runner, "play_game", no_game)
+    import lisboa_rules.cli.engine as engine_cli
+
+    monkeypatch.setattr(engine_cli, "play_random_game", no_game)
+    code, out, err = _run([command, "--games", games, "--seed", "1", "--players", "2"], capsys,
+                          monkeypatch)
+    assert code == 2 and out == "" and f"at most {limit} games" in err, err
+    assert "internal error" not in err
+
+
+@pytest.mark.parametrize("command", ["simulate", "balance"])
+def test_a_seed_range_past_64_bits_names_the_last_seed(
+    command: str, capsys: Any, monkeypatch: Any
+) -> None:
+    """--seed 2**63 - 2 is a valid seed; with --games 3 the last game's is not: the message says
+    so (it said 'the seed must be a signed 64-bit integer' of a seed that was one)."""
+    seed = 2**63 - 2
+    code, out, err = _run([command, "--games", "3", "--seed", str(seed), "--players", "2"],
+                          capsys, monkeypatch)
+    assert code == 2 and out == ""
+    assert err.startswith("lisboa-rules: error: ") and "64-bit" in err, err
+    assert f"the last game's seed, {seed + 2}," in err and "--games 3" in err, err
+
+
+NOT_ENGINES = {
+    "syntax.py": "this is not python(\n",
+    "no-api.py": "x = 1\n",
+    "exits.py": "raise SystemExit(0)\n",  # ended the command with exit 0 and no output
+    "raises.py": "raise RuntimeError('boom')\n",
+    "fake.so": "\x7fELF garbage",
+    "notes.txt": "not a module\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_ENGINES))
+@pytest.mark.parametrize("command", ["score", "simulate", "balance"])
+def test_an_engine_that_is_no_engine_is_refused(
+    name: str, command: str, tmp_path: Path, saved: Any, capsys: Any, monkeypatch: Any
+) -> None:
+    """--engine naming a file that is not a generated engine: a clear error (exit 2), never
+    an internal error asking for a bug report, never a silent exit 0."""
+    path = tmp_path / name
+    path.write_text(NOT_ENGINES[name], encoding="utf-8")
+    argv = {"score": ["score", str(saved[0])],
+            "simulate": ["simulate", "--games", "1", "--seed", "1"],
+            "balance": ["balance", "--games", "1", "--seed", "1", "--agents", "random"]}[command]
+    code, out, err = _run([*argv, "--engine", str(path)], capsys, monkeypatch)
+    assert code == 2 and out == "", err
+    assert err.startswith("lisboa-rules: error: ") and "internal error" not in err, err
+    assert str(path) in err and "engine" in err, err
+
+
+# --- a save of other rules ---------------------------------------------------------------------
+
+HOUSE = ROOT / "examples" / "house-rules"
+
+
+@pytest.fixture(scope="module")
+def folded_engine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """An engine with a house rule built into the base game (build --variant goods-scoring):
+    another rule set whose saves list the same option variants as the base game's."""
+    from lisboa_rules import pipeline
+    from lisboa_rules.core.inputs import ENGINE
+
+    result = pipeline.compile_rules(ROOT / "rules", ("goods-scoring",),
+                                    extra=(HOUSE / "goods-scoring.yaml",))
+    path = tmp_path_factory.mktemp("folded") / "lisboa_engine.py"
+    path.write_text(result.files[ENGINE], encoding="utf-8")
+    return path, engine_cli.load_engine(path)
+
+
+def test_a_save_of_other_rules_is_not_scored_by_these(
+    folded_engine: tuple[Path, Any], saved: Any, tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """A save of the rules with goods-scoring built in was scored by the base engine with the
+    base rules (exit 0, a score sheet without the house rule's source), and a base save by
+    the house rule's engine: each is refused, at $.variants."""
+    path, F = folded_engine
+    theirs = tmp_path / "theirs.json"
+    theirs.write_text(F.dumps(_finished_game(F)), encoding="utf-8")
+    code, out, err = _run(["score", str(theirs)], capsys, monkeypatch)
+    assert code == 1 and out == "" and "$.variants" in err and "goods-scoring" in err, err
+    code, out, err = _run(["score", str(saved[0]), "--engine", str(path)], capsys, monkeypatch)
+    assert code == 1 and out == "" and "$.variants" in err and "goods-scoring" in err, err
+    # each engine reads its own saves, which list what is built in
+    assert F.to_json(F.loads(theirs.read_text(encoding="utf-8")))["variants"] == ["goods-scoring"]
+    code, out, _ = _run(["score", str(theirs), "--engine", str(path), "--format", "json"],
+                        capsys, monkeypatch)
+    assert code == 0
+    assert any(s["source"] == "score.goods" for s in json.loads(out)["players"][0]["sources"])
+
+
+def test_a_variant_at_another_player_count_says_which_count(
+    capsys: Any, monkeypatch: Any
+) -> None:
+    """It said "variant 'two-player' is for (2,) players" (a Python tuple)."""
+    code, out, err = _run(["simulate", "--games", "1", "--seed", "1", "--players", "3",
+                           "--variant", "two-player"], capsys, monkeypatch)
+    assert code == 2 and out == ""
+    assert "'two-player' applies with 2 players only, not 3" in err and "(2,)" not in err, err
+
+
+@pytest.mark.parametrize("command", ["simulate", "balance"])
+def test_more_jobs_than_cpus_start_no_more_processes_than_cpus(
+    command: str, capsys: Any, monkeypatch: Any
+) -> None:
+    """--jobs 500 forked up to 500 worker processes (one per chunk of games) on a machine of
+    2 CPUs shared with others: the workers are as many as the CPUs (the results do not depend
+    on it), and a note says so."""
+    import concurrent.futures
+
+    real = concurrent.futures.ProcessPoolExecutor
+    asked: list[int] = []
+
+    def pool(max_workers: int, *args: Any, **kwargs: Any) -> Any:
+        asked.append(max_workers)
+        return real(max_workers, *args, **kwargs)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", pool)
+    monkeypatch.setattr(engine_cli, "available_cpus", lambda: 2)
+    argv = [command, "--games", "40", "--seed", "3", "--players", "2", "--format", "json"]
+    if command == "balance":
+        argv += ["--agents", "random"]
+    code, many, err = _run([*argv, "--jobs", "500"], capsys, monkeypatch)
+    assert code == 0 and asked == [2], (asked, err)
+    assert "--jobs 500" in err and "2 CPUs" in err, err
+    code, one, _ = _run([*argv, "--jobs", "1"], capsys, monkeypatch)
+    assert code == 0 and one == many

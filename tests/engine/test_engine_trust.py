@@ -626,3 +626,81 @@ def test_the_hand_discard_check_agrees_with_the_listing(engine: Any, discarding:
                 assert (engine.explain_move(g, move) is None) == (move in listed), move
                 count += 1
     assert count > 100
+
+
+def test_a_listed_hand_discard_reordered_in_place_is_judged_as_it_is(
+    engine: Any, discarding: Any
+) -> None:
+    """A Move that legal_moves listed, its cards put in another order in place (an app that
+    edits the move it picked), was accepted by apply_move in an order legal_moves never lists:
+    the listed object is trusted, and the play checked the cards but not their order. Every
+    ordering is now accepted exactly when legal_moves lists it."""
+    g = discarding
+    listed = engine.legal_moves(g)
+    orders = {m.cards for m in listed}
+    several = [i for i, m in enumerate(listed) if len(m.cards) >= 2]
+    assert several
+    refused = 0
+    for i in several[:20]:
+        for cards in itertools.permutations(listed[i].cards):
+            held = engine.legal_moves(g)[i]  # the object the engine listed (and keeps)
+            held.cards = cards
+            try:
+                engine.apply_move(g, held)
+            except engine.IllegalMove:
+                assert cards not in orders, cards
+                refused += 1
+            else:
+                assert cards in orders, cards
+    assert refused > 0
+
+
+INT64_MAX = 2**63 - 1
+
+
+def _int_paths(data: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(data, dict):
+        return [p for k, v in data.items() for p in _int_paths(v, (*path, k))]
+    if isinstance(data, list):
+        return [p for i, v in enumerate(data) for p in _int_paths(v, (*path, i))]
+    return [path] if type(data) is int else []
+
+
+def test_a_save_at_the_edge_of_64_bits_plays_on_into_saves_that_load(
+    engine: Any, mid: Any
+) -> None:
+    """Every integer of a save is a signed 64-bit one. A save whose counters (the ones with no
+    declared maximum: wigs, réis, goods, turns, round...) stand at 2**63 - 1 was accepted, and
+    the next gain carried one past it: the engine then wrote saves its own `loads` refused.
+    Each counter at the edge is loaded, played on to the end, and every state on the way
+    dumps to a save that loads."""
+    E = engine
+    data = E.to_json(mid)
+    edged = 0
+    for path in _int_paths(data):
+        if path == ("seed",):
+            continue
+        case = copy.deepcopy(data)
+        parent = case
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = INT64_MAX
+        try:
+            g = E.loads(json.dumps(case))
+        except E.StateError:
+            continue  # a bounded counter, or one the rules' checks tie to others
+        edged += 1
+        rng = random.Random(f"edge:{path}")
+        while g.phase != "over":
+            g = E.apply_move(g, rng.choice(E.legal_moves(g)))
+            E.loads(E.dumps(g))  # StateError here: a state the engine made but cannot read
+            assert all(abs(v) <= INT64_MAX for v in _ints(E.to_json(g)))
+    assert edged >= 6  # wigs, réis, goods and the rubble cubes of a player, round, turns
+
+
+def _ints(data: Any) -> list[int]:
+    if isinstance(data, dict):
+        return [i for v in data.values() for i in _ints(v)]
+    if isinstance(data, list):
+        return [i for v in data for i in _ints(v)]
+    return [data] if type(data) is int else []

@@ -907,7 +907,7 @@ def test_the_interpreter_scores_a_folded_build_alike(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         changes: str) -> None:
     """The oracle folds what `build --variant` folds: a saved game of the folded engine (which
-    records no variant) scores the same by tools/interp.py."""
+    lists the variant built in among its variants) scores the same by tools/interp.py."""
     from tools import interp
 
     project = _project(tmp_path, changes)
@@ -921,5 +921,6 @@ def test_the_interpreter_scores_a_folded_build_alike(
         for s, p in enumerate(g.players):
             p.reis, p.influence, p.royal_favors = 3 * s + seed, 2 + 3 * s, ["king"] * s
         state = E.to_json(g)
+        assert state["variants"] == ["house"]
         assert interp.score(interp.model_for(models, state), state).totals == (
             E.final_scores(g).totals)

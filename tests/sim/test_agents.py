@@ -208,3 +208,39 @@ def test_greedy_uses_final_totals_when_the_engine_has_it(engine: Any) -> None:
     plain = [make_agent("greedy", engine, 4)(g) for g in states]
     assert [make_agent("greedy", fast, 4)(g) for g in states] == plain
     assert fast.calls >= len(states)
+
+
+def _finished(E: Any) -> Any:
+    g = E.new_game(2, (), 5)
+    rng = random.Random(5)
+    while g.phase != "over":
+        g = E.apply_move(g, rng.choice(E.legal_moves(g)))
+    return g
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_an_agent_asked_to_move_in_a_finished_game_says_so(engine: Any, name: str) -> None:
+    """A bot of an app asked for a move after the end: IndexError ('Cannot choose from an
+    empty sequence') or 'max() arg is an empty sequence'; now a ValueError that says why."""
+    agent = make_agent(name, engine, 1, **FAST)
+    with pytest.raises(ValueError, match="no move"):
+        agent(_finished(engine))
+
+
+@pytest.mark.parametrize(
+    "options", [{"iterations": 0}, {"iterations": -5}, {"iterations": True}, {"iterations": 2.5},
+                {"horizon": 0}, {"horizon": -1}, {"horizon": "8"}],
+)
+def test_mcts_refuses_a_budget_that_is_none(engine: Any, options: dict[str, Any]) -> None:
+    """iterations 0 raised 'max() arg is an empty sequence' at the first move; a horizon of 0
+    or less was read as no playout at all. Both are refused when the agent is made."""
+    with pytest.raises(ValueError, match=r"iteration|horizon"):
+        make_agent("mcts", engine, 1, **options)
+
+
+@pytest.mark.parametrize("seed", [None, 1.5, True, [1], object()])
+def test_an_agent_seed_is_an_int_or_a_str(engine: Any, seed: Any) -> None:
+    """Any object was formatted into the seed: object() by its address, so the same call gave
+    other moves in another process."""
+    with pytest.raises(ValueError, match="seed"):
+        make_agent("random", engine, seed)

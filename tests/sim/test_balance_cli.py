@@ -401,6 +401,9 @@ def test_balance_with_an_engine_folder(tmp_path: Path, capsys: Any, monkeypatch:
             "not --engine",
         ),
         (("--games", "0"), 2, ""),
+        # an empty value is no folder of house rules (it was read as the current folder)
+        (("--compare", ""), 2, "--compare needs a variant's name or a house rule's path"),
+        (("--variant", " "), 2, "--variant needs a variant's name or a house rule's path"),
     ],
 )
 def test_usage_errors(
@@ -587,3 +590,195 @@ def test_the_report_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         outs.append(done.stdout)
     assert outs[0] == outs[1]
+
+
+PACE = ROOT / "tests" / "cases" / "house-more" / "four-player-pace.yaml"  # applies: {players: [4]}
+
+
+def test_a_house_rule_by_player_count_is_not_played_on_the_base_side(
+    capsys: Any, monkeypatch: Any
+) -> None:
+    """A house rule that applies by itself at 4 players must not join the base rule set it is
+    compared with: the base side plays the rules alone."""
+    d = _json(
+        capsys, monkeypatch, "--games", "2", "--seed", "1", "--players", "4", "--agents",
+        "random", "--compare", str(PACE),
+    )
+    assert d["rule_sets"]["base"]["variants"] == []
+    assert d["rule_sets"]["four-player-pace"]["variants"] == ["four-player-pace"]
+    # the house rule starts everyone with 12 réis and ends the game sooner: the games differ
+    c = d["compare"]
+    assert any(c["length"][k]["diff"] != 0 for k in ("turns", "moves")), c["length"]
+
+
+def test_a_house_rule_by_player_count_at_another_count_says_which(
+    capsys: Any, monkeypatch: Any
+) -> None:
+    code, out, err = _run(
+        ["balance", "--games", "1", "--seed", "1", "--players", "3", "--agents", "random",
+         "--compare", str(PACE)], capsys, monkeypatch,
+    )
+    assert code == 2 and out == ""
+    assert "four-player-pace" in err and "--players 4" in err and "(4,)" not in err, err
+
+
+def test_two_versions_of_a_house_rule_are_compared(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """The old and the new version of one house rule (the same id, the same values changed)
+    are two rule sets, never played together: no conflict between them."""
+    old = HOUSE / "rubble-bounty.yaml"
+    new = tmp_path / "new" / "rubble-bounty.yaml"
+    new.parent.mkdir()
+    new.write_text(old.read_text(encoding="utf-8").replace("{gain: {wigs: 1}", "{gain: {wigs: 3}"),
+                   encoding="utf-8")
+    d = _json(
+        capsys, monkeypatch, "--games", "2", "--seed", "1", "--players", "3", "--agents",
+        "random", "--variant", str(old), "--compare", str(new),
+    )
+    names = list(d["rule_sets"])
+    assert len(names) == 2 and names[0] == "rubble-bounty" and names[1] != names[0]
+    assert str(new) in names[1]
+    assert d["compare"]["score"]["track"]["diff"] > 0  # 3 wigs a set instead of 1
+
+
+def test_two_house_rules_that_change_the_same_value_are_compared(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    old = HOUSE / "rubble-bounty.yaml"
+    new = tmp_path / "bigger-bounty.yaml"
+    new.write_text(
+        old.read_text(encoding="utf-8")
+        .replace("\nid: rubble-bounty\n", "\nid: bigger-bounty\n")  # its hook keeps its id
+        .replace("{gain: {wigs: 1}", "{gain: {wigs: 3}"),
+        encoding="utf-8",
+    )
+    d = _json(
+        capsys, monkeypatch, "--games", "2", "--seed", "1", "--players", "3", "--agents",
+        "random", "--variant", str(old), "--compare", str(new),
+    )
+    assert list(d["rule_sets"]) == ["rubble-bounty", "bigger-bounty"]
+    assert d["compare"]["score"]["track"]["diff"] > 0
+
+
+def test_a_house_rule_named_base_is_refused(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+    """'base' names the rules without variants: a house rule of that id would be reported as
+    a second 'base'."""
+    path = tmp_path / "mine.yaml"
+    path.write_text(NOTHING.format(id="base"), encoding="utf-8")
+    code, out, err = _run(
+        ["balance", "--games", "1", "--seed", "1", "--compare", str(path)], capsys, monkeypatch
+    )
+    assert code == 2 and out == "" and "cannot be named 'base'" in err, err
+
+
+def test_a_house_rule_nested_too_deeply_is_a_located_error(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """The file is read for its id before it is compiled: by the rules' own loader, so a
+    hostile file is the compiler's located error, not a crash of that first read."""
+    path = tmp_path / "deep.yaml"
+    path.write_text("kind: variant\nid: deep\nx: " + "[" * 20000 + "]" * 20000 + "\n",
+                    encoding="utf-8")
+    code, out, err = _run(
+        ["balance", "--games", "1", "--seed", "1", "--compare", str(path)], capsys, monkeypatch
+    )
+    assert code == 1 and out == "" and "internal error" not in err
+    assert re.search(rf"^{re.escape(str(path))}:\d+:\d+: error\[nesting-too-deep\]", err,
+                     re.MULTILINE), err
+
+
+@pytest.mark.parametrize("where", ["folder", "missing-folder", "empty", "file-as-folder"])
+def test_an_unwritable_out_is_refused_before_the_games(
+    where: str, tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """--out that can never be written (a folder, a path under a missing folder or under a
+    file, an empty path) was found out only after every game was played."""
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    out = {"folder": str(tmp_path), "missing-folder": str(tmp_path / "no" / "report.json"),
+           "empty": "", "file-as-folder": str(tmp_path / "a-file" / "report.json")}[where]
+
+    def no_game(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(runner, "play_game", no_game)
+    code, stdout, err = _run(
+        ["balance", "--games", "2", "--seed", "1", "--agents", "random", "--format", "json",
+         "--out", out], capsys, monkeypatch,
+    )
+    assert code == 2 and stdout == "" and "internal error" not in err, err
+    assert re.search(r"^lisboa-rules( balance)?: error: .*--out", err, re.MULTILINE), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+def test_out_writes_the_report(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+    out = tmp_path / "report.json"
+    code, stdout, _ = _run(
+        ["balance", "--games", "1", "--seed", "1", "--players", "2", "--agents", "random",
+         "--format", "json", "--out", str(out)], capsys, monkeypatch,
+    )
+    assert code == 0 and stdout == "" and json.loads(out.read_text(encoding="utf-8"))["run"]
+
+
+def test_a_dask_address_that_is_no_address(capsys: Any, monkeypatch: Any) -> None:
+    """It was an internal error (ValueError: missing port number), after the engine was
+    loaded; an unreachable scheduler the same (OSError: timed out)."""
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    code, out, err = _run(
+        ["balance", "--games", "1", "--seed", "1", "--players", "2", "--agents", "random",
+         "--dask", "not an address"], capsys, monkeypatch,
+    )
+    assert code == 2 and out == "" and "internal error" not in err, err
+    assert err.startswith("lisboa-rules: error: ") and "not an address" in err, err
+
+
+F_KEYS = ["mean", "sd", "q05", "q50", "q95"]
+D_KEYS = ["base", "other", "diff", "ci95", "significant"]
+NAMED = {"rule_sets", "agents", "versus", "versus-row", "sources", "period", "game"}
+
+
+def _static_keys(value: Any, parent: str = "", out: list[str] | None = None) -> list[str]:
+    """The keys of a report in the order they are written, depth first: a dict keyed by names
+    or ids (NAMED: rule sets, agents, each row of `versus`, sources, triggers) shows only its
+    first entry, a list its first item, and F and D figures (and a seat's D) stand as one
+    value, as the README writes them."""
+    out = [] if out is None else out
+    if isinstance(value, list):
+        if value:
+            _static_keys(value[0], parent, out)
+    elif isinstance(value, dict):
+        keys = list(value)
+        if parent in NAMED:
+            if keys:
+                _static_keys(value[keys[0]], "versus-row" if parent == "versus" else "", out)
+        elif keys[1:] == D_KEYS:  # a seat's paired differences: {"seat": 0, D...}
+            out.append(keys[0])
+        elif keys not in (F_KEYS, D_KEYS):
+            for k in keys:
+                out.append(k)
+                _static_keys(value[k], k, out)
+    return out
+
+
+def test_the_readme_documents_the_json_report_as_it_is(capsys: Any, monkeypatch: Any) -> None:
+    """README's '`--format json` is stable' block lists every key, in the order written."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("`--format json` is stable")
+    block = text[text.index("```", start) + 3 : text.index("```", text.index("```", start) + 3)]
+    documented = re.findall(r'"([a-z_0-9]+)"\s*:', block)
+    d = _json(capsys, monkeypatch, "--games", "2", "--seed", "1", "--players", "2", "--agents",
+              "random,greedy", "--compare", "queen")
+    assert documented == _static_keys(d)
+
+
+def test_comparing_a_rule_set_with_itself_under_another_name_is_noted(
+    capsys: Any, monkeypatch: Any
+) -> None:
+    """two-player applies by itself at 2 players: '--compare two-player' there plays the base
+    rule set twice, and the report (all differences 0) read as 'the variant changes nothing'."""
+    code, out, err = _run(
+        ["balance", "--games", "1", "--seed", "1", "--players", "2", "--agents", "random",
+         "--format", "json", "--compare", "two-player"], capsys, monkeypatch,
+    )
+    assert code == 0 and json.loads(out)["compare"]["other"] == "two-player"
+    assert "note:" in err and "the same rule set" in err and "two-player" in err, err

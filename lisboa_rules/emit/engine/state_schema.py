@@ -105,16 +105,30 @@ class _Schemas:
         return {"description": PLAYER, **self.obj(self.decl.player)}
 
 
+def _allow_folded(items: dict[str, Any], defs: dict[str, Any], folded: tuple[str, ...]) -> None:
+    """Add the folded variants to the values of a save's `variants` items (in place)."""
+    ref = items.get("$ref")
+    target = defs[ref.removeprefix("#/$defs/")] if isinstance(ref, str) else items
+    if "enum" in target:  # (without one, any id is allowed already)
+        target["enum"] = sorted({*target["enum"], *folded})
+
+
 def _json_type(of: str) -> str:
     return "integer" if of == "int" else "string"
 
 
-def state_schema(m: Model, variants: list[VariantInfo], digest: str) -> dict[str, Any]:
+def state_schema(
+    m: Model, variants: list[VariantInfo], digest: str, folded: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """The state schema for saved games of these rules (the variants are in the declaration's
-    `from: variants` kind already; the argument stays for the callers)."""
+    `from: variants` kind already; the argument stays for the callers). `folded`: the variants
+    built into the base game, which a save lists among its variants too (the runtime's
+    `_folded`: a save of other rules is refused)."""
     del variants
     s = _Schemas(m.state)
     game = s.obj(m.state.game)
+    if folded:
+        _allow_folded(game["properties"]["variants"]["items"], s.defs, folded)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://lisboa-rules.invalid/saved-game/state.schema.json",
