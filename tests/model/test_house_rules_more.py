@@ -420,6 +420,10 @@ def test_compulsory_state_action_on_a_visit(base: Any, house: Any) -> None:
         if None not in expected:
             err = E.explain_move(g, E.Move("visit", seat, card=card, business=moves[0].business))
             assert err is not None
+            # the step's own words show the State action chosen; with none chosen the refusal
+            # asks for one, in the words of its kind (rules/state.yaml), never "None is not..."
+            assert (err.rule, err.reason) == ("visit", "choose a State action")
+            assert "None" not in str(err)
             g.blocked = ["officials", "plan"]  # both blocked: no visit to Manuel at all
             assert not [m for m in E.legal_moves(g) if m.kind == "visit" and m.card == card]
 
