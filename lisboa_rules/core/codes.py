@@ -662,7 +662,10 @@ without a `to:` that no later step puts into a zone on every path (here, or in a
 with the item, `do: to-portfolio, with: {card: card}`, or a hook of an event raised with it, or
 through a `let` naming it), an item chosen from a zone and put into another one while it is
 still there (a move without `from:`, or a procedure that puts it: the item would be in two
-zones), or a `set:` of a zone. Give the move a
+zones), or a `set:` of a zone. A loop runs as many times as its count says when that is a
+constant (`repeat: 1`, `repeat: rules.X`, `for_each` over a list of the rules data): once, its
+steps are read as if they stood in its place; twice or more, a second pass is read too (an
+item put in each pass would be in two zones); any other loop may not run at all. Give the move a
 `to:` among the zones (`game.box` for a card out of play), or add the list to the invariant's
 `in:`. Not read by this check, and left to the engine's check of saved games: a `move: {all:
 ..., from: ZONE}` without `to:` and a `drop:` of a zone's entry (the rules use them where the
