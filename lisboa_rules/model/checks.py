@@ -304,17 +304,19 @@ def _check_one_text(
             "{path|filter}, with no spaces, and a brace opens or closes one",
             span,
         )
+    units = rtext.unit_filters(m.data.get("game", {}).get("terms"))
     for ph in rtext.placeholders(text):
         at = _inside(m, span, text, ph.start, len(ph.raw) + 2)
         if not ph.path:
             yield Diagnostic("unknown-placeholder", f"empty placeholder '{{{ph.raw}}}'", at)
             continue
-        if ph.filter is not None and ph.filter not in rtext.FILTERS:
+        filters = (*rtext.FILTERS, *units)
+        if ph.filter is not None and ph.filter not in filters:
             yield Diagnostic(
                 "unknown-placeholder",
-                f"unknown filter '{ph.filter}'",
+                f"unknown filter '{ph.filter}' (one of: {', '.join(filters)})",
                 _inside(m, span, text, ph.start + 1 + ph.raw.index("|") + 1, len(ph.filter)),
-                suggestion=suggest(ph.filter, rtext.FILTERS),
+                suggestion=suggest(ph.filter, filters),
             )
             continue
         value, _ = rtext.resolve(ph, local, m.data)
