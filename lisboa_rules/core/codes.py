@@ -927,6 +927,11 @@ word, or as "a ... per/each" for 1) without printing it as `{NAME}` is stale too
 per Official it shows." under `wigs_per_official: 2`). A step whose words never state the
 number ("Take the rubble cubes.") is not.
 
+An item with steps and no words of its own that names its rule (`rule:`, as the moves of
+rules/flow.yaml do) is worded by that rule: a change of its steps must also change that rule's
+text (or address it with a callout), when the rule is in the same file ("each player may discard
+any number of cards" under a hand discard bounded to 2 cards).
+
     bad:   - {id: score.ships, formula: 2 * ship_hull_total}
     fix:   - {id: score.ships, formula: 2 * ship_hull_total,
               text: Each Ship in your portfolio scores twice its hull size.,
