@@ -1331,6 +1331,10 @@ def _choice_refusal(ctx: Ctx, s: st.Step, names: Names, o: _Options, value: Any,
     """Why a choose step refuses a value: not an option (with min/max: a tuple of distinct
     options, then their number)."""
     reason = s.get("reason") or f"that {o.name} is not one to choose"
+    if value is None and o.several is None and not s.arg.get("optional", False) \
+            and st.shows_choice(s):  # words that show the value cannot say none was chosen
+        kinds = {k.id: k.text for k in ctx.prep.model.state.kinds}
+        return rule, "choose " + kinds.get(o.type.name, o.name.replace("_", " "))
     if o.several is not None:
         items, lo, hi = o.several
         if (type(value) is not tuple or len(set(value)) != len(value)

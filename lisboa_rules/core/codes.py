@@ -662,7 +662,10 @@ without a `to:` that no later step puts into a zone on every path (here, or in a
 with the item, `do: to-portfolio, with: {card: card}`, or a hook of an event raised with it, or
 through a `let` naming it), an item chosen from a zone and put into another one while it is
 still there (a move without `from:`, or a procedure that puts it: the item would be in two
-zones), or a `set:` of a zone. Give the move a
+zones), or a `set:` of a zone. A loop runs as many times as its count says when that is a
+constant (`repeat: 1`, `repeat: rules.X`, `for_each` over a list of the rules data): once, its
+steps are read as if they stood in its place; twice or more, a second pass is read too (an
+item put in each pass would be in two zones); any other loop may not run at all. Give the move a
 `to:` among the zones (`game.box` for a card out of play), or add the list to the invariant's
 `in:`. Not read by this check, and left to the engine's check of saved games: a `move: {all:
 ..., from: ZONE}` without `to:` and a `drop:` of a zone's entry (the rules use them where the
@@ -923,6 +926,11 @@ The steps below a rule have words of their own: a step that reads a changed numb
 word, or as "a ... per/each" for 1) without printing it as `{NAME}` is stale too ("Score a wig
 per Official it shows." under `wigs_per_official: 2`). A step whose words never state the
 number ("Take the rubble cubes.") is not.
+
+An item with steps and no words of its own that names its rule (`rule:`, as the moves of
+rules/flow.yaml do) is worded by that rule: a change of its steps must also change that rule's
+text (or address it with a callout), when the rule is in the same file ("each player may discard
+any number of cards" under a hand discard bounded to 2 cards).
 
     bad:   - {id: score.ships, formula: 2 * ship_hull_total}
     fix:   - {id: score.ships, formula: 2 * ship_hull_total,

@@ -12,7 +12,7 @@ is the one reported; a document called valid here must be valid for jsonschema t
 (tests/front/test_quick_check.py checks both on every fixture and on mutated documents).
 
 Only the keywords the packaged schemas use are implemented. A schema with any other keyword
-(`uniqueItems`, `format`, `multipleOf`, `if`, `$dynamicRef`, ...), a `$ref` this module cannot
+(`format`, `multipleOf`, `if`, `$dynamicRef`, ...), a `$ref` this module cannot
 resolve on its own (an anchor, a nested `$id`, a schema outside the set) or an unknown type
 makes `compile_schema` return None, and then jsonschema validates every document of that kind.
 Standard library only.
@@ -20,6 +20,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Mapping, Sized
@@ -75,6 +76,23 @@ def equal(one: Any, two: Any) -> bool:
     if isinstance(one, Mapping) and isinstance(two, Mapping):
         return len(one) == len(two) and all(k in two and equal(v, two[k]) for k, v in one.items())
     return bool(_unbool(one) == _unbool(two))
+
+
+def unique(items: list[Any]) -> bool:
+    """jsonschema's `uniqueItems` (`_utils.uniq`), the way it looks included: the items
+    sorted (True and False apart from 1 and 0) and each compared with the next by `equal`, or,
+    when they cannot be sorted, each with every one before it."""
+    try:
+        ordered = sorted(_unbool(i) for i in items)
+        return not any(equal(a, b) for a, b in itertools.pairwise(ordered))
+    except (NotImplementedError, TypeError):
+        seen: list[Any] = []
+        for item in items:
+            item = _unbool(item)
+            if any(equal(x, item) for x in seen):
+                return False
+            seen.append(item)
+        return True
 
 
 def compile_schema(schema: Any, resources: Mapping[str, Any]) -> Check | None:
@@ -251,6 +269,13 @@ class _Compiler:
     def _k_prefixItems(self, value: Any, schema: dict[str, Any], base: str) -> Check:
         subs = self._subs(value, base)
         return lambda x: not isinstance(x, list) or all(s(i) for s, i in zip(subs, x, strict=False))
+
+    def _k_uniqueItems(self, value: Any, schema: dict[str, Any], base: str) -> Check:
+        if not isinstance(value, bool):
+            raise Unsupported("uniqueItems")
+        if not value:
+            return lambda x: True
+        return lambda x: not isinstance(x, list) or unique(x)
 
     # -- objects --------------------------------------------------------------------------
 

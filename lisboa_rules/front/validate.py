@@ -209,11 +209,30 @@ def _map_error(doc: LoadedDoc, error: ValidationError) -> Iterator[_Found]:
         yield from _unknown_keys(doc, error, path)
     elif keyword == "required":
         yield from _missing_keys(doc, error, path)
+    elif keyword == "uniqueItems" and (pair := _repeated(error.instance)) is not None:
+        first, again, item = pair
+        message = _at(f"items must be unique; {_literal(item)} is listed again",
+                      path) + ": list it once"
+        note = Related("first listed here", doc.span_for((*path, first)))
+        yield _Found(Diagnostic("schema-invalid", message, doc.span_for((*path, again)), (note,)),
+                     path)
     else:
         code, message, suggestion = _describe_error(error, keyword)
         span = doc.span_for(path)
         diag = Diagnostic(code, _at(message, path), span, suggestion=suggestion)
         yield _Found(diag, path)
+
+
+def _repeated(items: Any) -> tuple[int, int, Any] | None:
+    """The positions of an item and of its first repeat in a list, and the item (equal as
+    JSON Schema compares: `true` is not 1), or None."""
+    if not isinstance(items, list):
+        return None
+    for j, item in enumerate(items):
+        for i in range(j):
+            if quick.equal(items[i], item):
+                return i, j, item
+    return None
 
 
 def _describe_error(error: ValidationError, keyword: str) -> tuple[str, str, str | None]:
@@ -232,9 +251,6 @@ def _describe_error(error: ValidationError, keyword: str) -> tuple[str, str, str
     if keyword == "pattern":
         msg = f"{_describe(value)} does not match the pattern {expected}"
         return "schema-pattern", msg, None
-    if keyword == "uniqueItems" and isinstance(value, list):
-        repeated = next((v for i, v in enumerate(value) if v in value[:i]), None)
-        return "schema-invalid", f"items must be unique; {_literal(repeated)} is repeated", None
     return "schema-invalid", f"invalid value: {_shorten(error.message, 200).rstrip('.')}", None
 
 

@@ -210,6 +210,29 @@ _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 _DATA = "\x00data:"  # marks a piece of a refusal's words that is a text of the rules data
 
 
+def shows_choice(s: Step) -> bool:
+    """Whether a choose step's `reason` shows the value chosen (`card {card} is not in your
+    hand`): such words cannot say what is wrong when no value was chosen at all."""
+    reason = s.get("reason")
+    if not isinstance(reason, str) or not isinstance(s.arg, Mapping):
+        return False
+    name = s.arg.get("as")
+    for m in _PLACEHOLDER.finditer(reason):
+        try:
+            tree = parse_expr(m.group(1).strip())
+        except SyntaxError:
+            continue
+        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(tree)):
+            return True
+    return False
+
+
+def missing_choice(words: str) -> tuple[str, str]:
+    """The refusal of a compulsory choice left empty, in two pieces: the fixed words and the
+    words of what is missing (a kind's `text:` of rules/state.yaml, kept a piece of its own)."""
+    return "choose ", words
+
+
 class Compiler:
     """Compiles procedures against one rule set's scope. `name(proc_id)` gives the stem of a
     procedure's functions; `hooks[event]` the procedures an event runs."""
@@ -526,6 +549,12 @@ class Compiler:
                     test = f"{var} is None or ({test})"
                 reason = self._reason(s, scope, s.get("reason") or
                                       f"that {s.arg['as']} is not one to choose")
+                if not optional and shows_choice(s):  # no value: its words would show None
+                    item = inner.locals[s.arg["as"]].type
+                    fixed, words = missing_choice(scope.kind_words.get(
+                        item.name, s.arg["as"].replace("_", " ")))
+                    out.append(f"    if {var} is None:")
+                    out.append(f"        return ({rule}, ({py_str(fixed)} + {py_str(words)}))")
                 if where is None and not optional:
                     out.append(f"    if {var} not in {over}:")
                 else:

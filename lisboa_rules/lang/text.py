@@ -4,7 +4,9 @@ A placeholder is `{path}` or `{path|filter}`. The path is looked up first in the
 holds the text (`{params.sets}`), then in the merged documents from the document kind down
 (`{game.start.hand}`); list items with an `id` are addressed by it
 (`{nobles.nobles.king.name}`). Filters: `ordinal` (2 -> 2nd), `count` (a list's length),
-`chain` (names joined by ', then ').
+`chain` (names joined by ', then '), and one per term of the game with a singular (`game.terms`:
+`money` and `money_one`): a number with that term, singular for 1 (`{reward.reis|money}` ->
+`1 real`, `2 réis`; the words are the data's).
 """
 
 from __future__ import annotations
@@ -88,6 +90,21 @@ def resolve(
     return _MISSING, None
 
 
+def unit_filters(terms: Any) -> dict[str, tuple[str, str]]:
+    """The filters that count in a term of the game: each key K of `game.terms` that has a
+    `K_one`, with its (singular, plural) words."""
+    if not isinstance(terms, dict):
+        return {}
+    return {k: (terms[f"{k}_one"], v) for k, v in terms.items()
+            if not k.endswith("_one") and isinstance(v, str)
+            and isinstance(terms.get(f"{k}_one"), str)}
+
+
+def counted(n: int, words: tuple[str, str]) -> tuple[str, str]:
+    """A number and its unit (singular for 1), as two pieces: `2`, `réis`."""
+    return str(n), words[0] if n == 1 else words[1]
+
+
 def ordinal(n: int) -> str:
     """2 -> '2nd', 11 -> '11th'."""
     if 10 <= n % 100 <= 20:
@@ -126,4 +143,6 @@ def filter_fits(value: Any, filt: str | None) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
     if filt == "count":
         return isinstance(value, list | dict)
-    return isinstance(value, list)
+    if filt == "chain":
+        return isinstance(value, list)
+    return isinstance(value, int) and not isinstance(value, bool)  # a number of a term

@@ -109,6 +109,9 @@ class Scope:
     # a formula of the rules data (`formula(rules.components.shipyard.per_color)`) as code
     formula: Callable[[str], Typed] | None = None
     kind_values: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # declared order
+    # each kind's words (`text:` in rules/state.yaml: "a State action"), for a refusal that
+    # names a compulsory choice left empty
+    kind_words: dict[str, str] = field(default_factory=dict)
     # the costs of the rules data (`cost('visit-cost', other_officials=n)`) and the context
     # values a cost may be given
     kind_sources: dict[tuple[str, ...], str] = field(default_factory=dict)  # rows' ids -> kind

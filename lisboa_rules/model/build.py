@@ -246,7 +246,7 @@ class Builder:
                       self._get("nobles", "forbidden_reason", default=None))
         problems += check_cycles(ps)
         problems += check_hook_events(ps)
-        problems += check_conservation(ps, state)
+        problems += check_conservation(ps, state, data)
         # every procedure is compiled, also one with a step that could not be read or checked
         # (step-shape, step-order, a bad `from`): that step is left out, so a name only it binds
         # is not reported unknown further down while the procedure has another problem

@@ -304,17 +304,19 @@ def _check_one_text(
             "{path|filter}, with no spaces, and a brace opens or closes one",
             span,
         )
+    units = rtext.unit_filters(m.data.get("game", {}).get("terms"))
     for ph in rtext.placeholders(text):
         at = _inside(m, span, text, ph.start, len(ph.raw) + 2)
         if not ph.path:
             yield Diagnostic("unknown-placeholder", f"empty placeholder '{{{ph.raw}}}'", at)
             continue
-        if ph.filter is not None and ph.filter not in rtext.FILTERS:
+        filters = (*rtext.FILTERS, *units)
+        if ph.filter is not None and ph.filter not in filters:
             yield Diagnostic(
                 "unknown-placeholder",
-                f"unknown filter '{ph.filter}'",
+                f"unknown filter '{ph.filter}' (one of: {', '.join(filters)})",
                 _inside(m, span, text, ph.start + 1 + ph.raw.index("|") + 1, len(ph.filter)),
-                suggestion=suggest(ph.filter, rtext.FILTERS),
+                suggestion=suggest(ph.filter, filters),
             )
             continue
         value, _ = rtext.resolve(ph, local, m.data)
@@ -991,12 +993,17 @@ def check_stale_texts(
 
     `before` is the document (overlay.Doc) the variant was laid over and `changes` the
     overlay.Change list of one variant on it. The rule of a change is the innermost identified
-    item (`id` or `number`) that holds the changed value; its texts are its PROSE_FIELDS.
+    item (`id` or `number`) that holds the changed value; its texts are its PROSE_FIELDS. An
+    item with steps and no words of its own that names its rule (`rule:`, a move of the flow) is
+    worded by that rule: a change of its steps is a change of that rule too (when the rule is in
+    the same document).
     """
     acked = set(acknowledged)
     changed: dict[tuple[str | int, ...], list[Any]] = {}  # rule path -> changes of its values
     rewritten: set[tuple[str | int, ...]] = set()  # paths of prose fields the variant changed
     rules: dict[tuple[str | int, ...], tuple[dict[str, Any], str]] = {}
+    # the rule that words an item without words (`rule:`) -> (the item's id, the change)
+    worded: dict[tuple[str | int, ...], list[tuple[str, Any]]] = {}
     for ch in changes:
         path = tuple(ch.path)
         if ch.before is None and path and isinstance(path[-1], int):
@@ -1020,6 +1027,9 @@ def check_stale_texts(
             continue  # where a kind's ids live: its words ("... are not conserved") still hold
         rules[rule_path] = (rule, ident)
         changed.setdefault(rule_path, []).append((rel, ch))
+        for item, words_path, words in _worded_by(before.data, path):
+            rules[words_path] = (words, str(words["id"]))
+            worded.setdefault(words_path, []).append((item, ch))
     for rule_path, found in changed.items():
         rule, ident = rules[rule_path]
         if ident in acked:
@@ -1048,6 +1058,103 @@ def check_stale_texts(
                 (Related(f"the {field} of '{ident}'", before.span((*rule_path, field))),),
             )
         yield from _stale_step_texts(before, rule_path, rule, ident, found, rewritten)
+    yield from _stale_worded(before, worded, rules, rewritten, acked)
+
+
+def _stale_worded(
+    before: Any,
+    worded: dict[tuple[str | int, ...], list[tuple[str, Any]]],
+    rules: dict[tuple[str | int, ...], tuple[dict[str, Any], str]],
+    rewritten: set[tuple[str | int, ...]],
+    acked: set[str],
+) -> Iterator[Diagnostic]:
+    """The rule that words an item without words of its own (a move's `rule:`) still reads as
+    before, though the variant changed the item's steps (`up_to` of the period-end hand
+    discard's choice, under "discard any number of cards")."""
+    kind = getattr(before, "kind", None)
+    for words_path, found in worded.items():
+        rule, ident = rules[words_path]
+        found = [(item, ch) for item, ch in found if item not in acked and ident not in acked]
+        if not found:
+            continue
+        item, ch = found[0]
+        for field, texts in _prose(rule):
+            if (*words_path, field) in rewritten:
+                continue
+            named = [_named(before.data, tuple(c.path)) for _, c in found]
+            phs = [ph.path for t in texts for ph in rtext.placeholders(t)]
+            if any(ph[:1] == (kind,) and _covers(ph[1:], n) for ph in phs for n in named):
+                continue
+            quoted = " ".join(" ".join(texts).split())
+            quoted = quoted if len(quoted) <= 60 else quoted[:57].rstrip() + "..."
+            what = ".".join(str(p) for p in _named(before.data, tuple(ch.path)))
+            yield Diagnostic(
+                "text-stale",
+                f"variant '{ch.variant}' changes {what} of '{item}', whose words are those of "
+                f"'{ident}' (its rule:), but the {field} of '{ident}' still reads \"{quoted}\": "
+                f"change that {field} in the same variant, or address it with a callout",
+                ch.span,
+                (Related(f"the {field} of '{ident}'", before.span((*words_path, field))),),
+            )
+
+
+def _worded_by(
+    data: Any, path: tuple[str | int, ...]
+) -> Iterator[tuple[str, tuple[str | int, ...], dict[str, Any]]]:
+    """The items above `path` whose words are a rule of the same document: an identified item
+    with steps and no words of its own that names its rule (`rule: period-end.hand-discard`);
+    each with the rule's path and the rule."""
+    node: Any = data
+    for key in path[:-1]:
+        in_dict = isinstance(node, dict) and isinstance(key, str) and key in node
+        in_list = isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node)
+        if not (in_dict or in_list):
+            return
+        node = node[key]
+        if not isinstance(node, dict) or not isinstance(node.get("steps"), list):
+            continue
+        rid, ident = node.get("rule"), node.get("id")
+        if not isinstance(rid, str) or "{" in rid or ident is None or any(_prose(node)):
+            continue
+        found = _find_item(data, rid, ())
+        if found is not None and any(_prose(found[1])) and found[1] is not node:
+            yield str(ident), *found
+
+
+def _find_item(node: Any, ident: str, path: tuple[str | int, ...]
+               ) -> tuple[tuple[str | int, ...], dict[str, Any]] | None:
+    """The item of the document whose `id` is `ident`, with its path."""
+    items: Iterable[tuple[str | int, Any]]
+    if isinstance(node, dict):
+        if node.get("id") == ident:
+            return path, node
+        items = node.items()
+    elif isinstance(node, list):
+        items = enumerate(node)
+    else:
+        return None
+    for key, value in items:
+        found = _find_item(value, ident, (*path, key))
+        if found is not None:
+            return found
+    return None
+
+
+def _named(data: Any, path: tuple[str | int, ...]) -> tuple[str, ...]:
+    """A path with its list items named as placeholders name them (`steps.hand-discard.cards`,
+    not `steps.0`)."""
+    out: list[str] = []
+    node: Any = data
+    for key in path:
+        if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            node = node[key]
+            ident = next((node[k] for k in rtext.IDENTITY_KEYS
+                          if isinstance(node, dict) and k in node), key)
+            out.append(str(ident))
+        else:
+            node = node.get(key) if isinstance(node, dict) else None
+            out.append(str(key))
+    return tuple(out)
 
 
 # How a text states a whole number in words (an article only before a rate: "a point per item").

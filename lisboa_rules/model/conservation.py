@@ -18,6 +18,13 @@ playing a game, this reads each step that moves items of such a kind and refuses
   still there (a move without `from:`, or a procedure that puts it): it would be in two zones;
 - a `set:` of a zone (it replaces what the zone holds).
 
+A loop whose count is a constant (`repeat: 1`, `repeat: rules.game.start.royal_favors`,
+`for_each` over a list of the rules data) runs that many times: once, its steps are read as if
+they stood in its place; twice or more, a second pass is read after the first (an item taken
+before the loop and put in it would be put twice). Any other loop may not run at all: what it
+puts of the items taken before it may still be lost, and an item taken in it must be put in it
+(each pass may name another).
+
 Left to the engine's check of saved games (documented in codes.py): `move: {all: ..., from: Z}`
 without a `to:` and `drop:` of an entry of a zone (the rules use both only where the zone is
 empty or its items were moved first), kinds conserved by count (`count:`), the setup and the
@@ -32,7 +39,7 @@ from typing import Any
 
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.lang.steps import Procedure, Step, StepProblem, several
-from lisboa_rules.lang.typed import MAX_LENGTH
+from lisboa_rules.lang.typed import MAX_LENGTH, data_lookup
 from lisboa_rules.model.procs import ProcSet
 from lisboa_rules.model.state import Invariant, StateDecl, StateType
 
@@ -40,12 +47,14 @@ CODE = "step-not-conserved"
 Field = tuple[str, str]  # ("player" | "game", field id)
 
 
-def check_conservation(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
-    """The problems of every procedure (but the setup) and action of the rule set."""
+def check_conservation(ps: ProcSet, decl: StateDecl,
+                       data: Mapping[str, Any] | None = None) -> list[StepProblem]:
+    """The problems of every procedure (but the setup) and action of the rule set (`data`, the
+    merged rules documents: what a loop's count reads of them, `repeat: rules.X`)."""
     kept = [inv for inv in decl.invariants if inv.kind is not None and inv.count is None]
     if not kept:
         return []
-    checker = _Checker(ps, decl, kept)
+    checker = _Checker(ps, decl, kept, data or {})
     setup = _setup_only(ps)
     for pid in ps.procs:
         if pid not in setup:
@@ -117,9 +126,11 @@ def _locals(steps: Iterable[Step], params: Iterable[str]) -> frozenset[str]:
 
 
 class _Checker:
-    def __init__(self, ps: ProcSet, decl: StateDecl, invariants: list[Invariant]) -> None:
+    def __init__(self, ps: ProcSet, decl: StateDecl, invariants: list[Invariant],
+                 data: Mapping[str, Any]) -> None:
         self.ps = ps
         self.decl = decl
+        self.rules = data_lookup(data)
         self.zones: dict[str, frozenset[Field]] = {
             str(inv.kind): frozenset((z.scope, z.field) for z in inv.zones) for inv in invariants
         }
@@ -134,6 +145,7 @@ class _Checker:
         self.puts: dict[str, frozenset[str]] = {}
         self.busy: set[str] = set()
         self.alias: dict[str, str] = {}  # a let's name -> the local it names (`let: {c: card}`)
+        self.passes = 0  # in the second pass of a loop: how many times it runs
 
     # -- roots ---------------------------------------------------------------------------
 
@@ -206,11 +218,28 @@ class _Checker:
                 orelse, else_held = self.steps(s.orelse, pending, held, names)
                 pending = {**then, **orelse}
                 held = {k: v for k, v in then_held.items() if k in else_held}
-            elif s.kind in ("for_each", "repeat"):
+            elif s.kind in ("for_each", "repeat") and (runs := self.runs(s)) is not None \
+                    and runs == 1:  # once: as if its steps stood here
+                pending, held = self.steps(s.body, pending, held, names)
+            elif s.kind in ("for_each", "repeat") and runs is not None and runs >= 2:
+                # at least twice: what its first pass does, and what a second pass does then
+                # (an item put in the loop and taken before it would be put twice)
                 after, after_held = self.steps(s.body, pending, held, names)
-                for item, take in after.items():  # taken in the loop, not put in it
-                    if item not in pending and take is not None:
-                        self.taken_nowhere(take, item)
+                self.taken_in_loop(after, pending)
+                first = {(p.code, p.path) for p in self.problems}
+                start, outer = len(self.problems), self.passes
+                self.passes = runs
+                again = {k: v for k, v in after.items() if k in pending}
+                after, after_held = self.steps(s.body, again, after_held, names)
+                self.taken_in_loop(after, pending)
+                self.passes = outer
+                self.problems[start:] = [p for p in self.problems[start:]  # new ones only
+                                         if (p.code, p.path) not in first]
+                pending = {k: v for k, v in after.items() if k in pending}
+                held = after_held
+            elif s.kind in ("for_each", "repeat"):  # it may not run at all
+                after, after_held = self.steps(s.body, pending, held, names)
+                self.taken_in_loop(after, pending)
                 held = {k: v for k, v in held.items() if after_held.get(k) == v}
             elif s.kind == "do" and isinstance(s.arg, str) and s.arg in self.ps.procs:
                 given = s.get("with")
@@ -223,6 +252,69 @@ class _Checker:
                 self.put_by(s, [(h, given) for h in hooks if h in self.ps.procs],
                             ("raise", "with"), pending, held)
         return pending, held
+
+    def taken_in_loop(self, after: dict[str, Step | None], before: dict[str, Step | None]
+                      ) -> None:
+        """An item taken in a loop that runs more than once, or may not run, is put in it:
+        each pass may name another item (its `as:`, a choice), and only the last would be put
+        after the loop."""
+        for item, take in after.items():
+            if item not in before and take is not None:
+                self.taken_nowhere(take, item)
+
+    def runs(self, s: Step) -> int | None:
+        """How many times a loop runs when that is a constant: `repeat: 1`, `repeat:
+        rules.game.start.royal_favors`, `for_each` over a list of the rules data; None when
+        it depends on the state (it may not run at all)."""
+        source = s.arg.get("in") if s.kind == "for_each" and isinstance(s.arg, Mapping) \
+            else s.arg
+        if isinstance(source, bool):
+            return None
+        if isinstance(source, int):
+            value: Any = source
+        elif isinstance(source, str) and len(source) <= MAX_LENGTH:
+            try:
+                value = self.constant(parse_expr(source.strip()).body)
+            except (SyntaxError, ValueError, RecursionError, KeyError, TypeError,
+                    ArithmeticError):
+                return None
+        else:
+            return None
+        if s.kind == "for_each":
+            return len(value) if isinstance(value, list | tuple) else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def constant(self, node: ast.expr) -> Any:
+        """The value of a constant expression: numbers and lists written out, data of the rules
+        (`rules.X.Y`), `+ - * //`, `len`, `min`, `max`; ValueError for anything else."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | str) \
+                and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.List | ast.Tuple):
+            return [self.constant(e) for e in node.elts]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -self.constant(node.operand)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult
+                                                      | ast.FloorDiv):
+            a, b = self.constant(node.left), self.constant(node.right)
+            if not all(isinstance(x, int) and not isinstance(x, bool) for x in (a, b)):
+                raise ValueError("not a number")
+            ops = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__,
+                   ast.FloorDiv: int.__floordiv__}
+            return ops[type(node.op)](a, b)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords \
+                and node.func.id in ("len", "min", "max"):
+            args = [self.constant(a) for a in node.args]
+            if node.func.id == "len":
+                return len(*args)
+            return min(*args) if node.func.id == "min" else max(*args)
+        path: list[str] = []
+        while isinstance(node, ast.Attribute):
+            path.insert(0, node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and node.id == "rules" and path:
+            return self.rules(tuple(path))
+        raise ValueError("not a constant")
 
     def put_by(self, s: Step, calls: list[tuple[str, Mapping[str, Any]]],
                where: tuple[str, ...], pending: dict[str, Step | None],
@@ -304,8 +396,10 @@ class _Checker:
 
     def twice(self, item: str, zone: Field, does: str, path: tuple[str | int, ...]) -> None:
         kind = self.kinds.get(zone) or next(iter(self.zones))
+        where = f"is chosen from {_shown(zone)} and still there" if not self.passes else \
+            f"is in {_shown(zone)} after the first of the {self.passes} passes of this loop"
         self.problems.append(StepProblem(
-            CODE, f"'{item}' is chosen from {_shown(zone)} and still there when this step "
+            CODE, f"'{item}' {where} when this step "
             f"{does}: the {kind} would be in two zones ({self.rule(kind)}), and no saved "
             f"game where this can be played would load; take it first (`move: {{item: {item}, "
             f"from: {zone[1] if zone[0] == 'player' else _shown(zone)}}}`), or move it with a "

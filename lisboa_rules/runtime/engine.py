@@ -12,6 +12,7 @@ The compiler never imports this module; it reads it as text.
 from __future__ import annotations
 
 import json
+import math
 import random
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -582,7 +583,13 @@ def _broken(g: Game, exc: Exception) -> Exception:
     saved-game checks find wrong with `g` (so a hand-changed state is refused in words, as a
     save from_json refuses); when they find nothing, `exc` itself (the engine's own fault)."""
     try:
-        data = _state_data(g)
+        try:
+            data = _state_data(g)
+        except (TypeError, ValueError):  # a value no JSON holds: say where it is
+            found = _not_json(g)
+            if found is None:
+                raise
+            return StateError(found[0], f"not a state the engine can play: {found[1]}")
         from_json(json.loads(json.dumps(data)))
         held = {n: getattr(g, n) for n in _GAME_FIELDS if n != "players"}
         held["players"] = [{f: getattr(q, f) for f in _PLAYER_FIELDS} for q in g.players]
@@ -1810,14 +1817,56 @@ def _folded() -> tuple[str, ...]:
 
 def _plain(value: Any) -> Any:
     """A copy of `value` in JSON's types; TypeError for what JSON cannot hold (an object set
-    by hand into a state: to_json said it was plain data, and dumps raised from inside)."""
+    by hand into a state: to_json said it was plain data, and dumps raised from inside), and
+    ValueError for a float that is no number (NaN or an infinity set by hand: dumps wrote
+    `NaN`, which is no JSON, and loads refused the save)."""
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
-    if value is None or isinstance(value, str | int | float):
+    if value is None or isinstance(value, str | int):
         return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        raise ValueError(f"{value!r} is no JSON number")
     raise TypeError(f"{type(value).__name__} is no JSON value")
+
+
+def _not_json(g: Game) -> tuple[str, str] | None:
+    """Where `_plain` refuses a field of `g` (in the order `_state_data` reads them), and
+    why: (the JSON path, the words), or None."""
+
+    def walk(value: Any, path: str) -> tuple[str, str] | None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                found = walk(item, f"{path}.{key}")
+                if found is not None:
+                    return found
+            return None
+        if isinstance(value, list | tuple):
+            for i, item in enumerate(value):
+                found = walk(item, f"{path}[{i}]")
+                if found is not None:
+                    return found
+            return None
+        try:
+            _plain(value)
+        except (TypeError, ValueError) as exc:
+            return path, str(exc)
+        return None
+
+    for name in _GAME_FIELDS:
+        if name != "players":
+            found = walk(getattr(g, name), f"$.{name}")
+        else:
+            found = None
+            for i, p in enumerate(g.players):
+                for f in _PLAYER_FIELDS:
+                    found = found or walk(getattr(p, f), f"$.players[{i}].{f}")
+        if found is not None:
+            return found
+    return None
 
 
 def from_json(data: Any) -> Game:
@@ -1917,7 +1966,7 @@ def dumps(g: Game) -> str:
     """The state as a JSON text, deterministic to the byte."""
     data = to_json(g)
     try:
-        return json.dumps(data, sort_keys=True, ensure_ascii=False)
+        return json.dumps(data, sort_keys=True, ensure_ascii=False, allow_nan=False)
     except _FAULTS as exc:  # a value JSON cannot write (a float that is no number, say)
         raise _broken(g, exc) from None
 

@@ -199,6 +199,30 @@ def test_a_listed_move_changed_in_place_is_judged_by_its_new_fields(
     assert engine.dumps(mid) == before
 
 
+# A compulsory choice left empty, in an action whose refusal words show the value chosen
+# ("card {card} is not in your hand"): the refusal names what is missing, in the words of its
+# kind (rules/state.yaml `kinds: text`), never "card None is not in your hand".
+LEFT_EMPTY = {"portfolio": "card", "trade": "card", "discard": "card", "draw": "pile"}
+
+
+@pytest.mark.parametrize("kind", sorted(LEFT_EMPTY))
+def test_a_compulsory_choice_left_empty_is_refused_in_words(engine: Any, kind: str) -> None:
+    field = LEFT_EMPTY[kind]
+    g = _reach(engine, lambda g: any(m.kind == kind for m in engine.legal_moves(g)))
+    legal = next(m for m in engine.legal_moves(g) if m.kind == kind)
+    move = replace(legal, **{field: None})
+    before = engine.dumps(g)
+    why = engine.explain_move(g, move)
+    assert isinstance(why, engine.IllegalMove)
+    words = {"card": "a Political card", "pile": "a display pile"}[field]
+    assert why.reason == f"choose {words}"
+    assert "None" not in str(why)
+    with pytest.raises(engine.IllegalMove) as exc:
+        engine.apply_move(g, move)
+    assert (exc.value.rule, exc.value.reason) == (why.rule, why.reason)
+    assert engine.dumps(g) == before
+
+
 # --- apply_move accepts exactly what legal_moves lists -------------------------------------------
 
 HAND_DISCARDS: dict[str, Callable[[list[int], list[int]], tuple[int, ...]]] = {

@@ -5,6 +5,8 @@ left as it was. A state the saved-game checks accept is played as before."""
 
 from __future__ import annotations
 
+import json
+import math
 import random
 from typing import Any
 
@@ -113,5 +115,55 @@ def test_what_json_cannot_hold_and_all_cards_are_refused_too(engine: Any, change
         except Exception as exc:  # which ones escape is the test
             assert type(exc).__name__ == "StateError", f"{entry}: {type(exc).__name__}: {exc}"
             assert exc.path.startswith("$"), exc
+            if change == "object" and entry in ("to_json", "dumps"):  # the value's own path
+                assert exc.path == "$.players[1].hand[0]", exc
         else:
             assert entry in ("check_invariants", "legal_moves", "all_cards"), entry
+
+
+NOT_NUMBERS = [math.nan, math.inf, -math.inf]
+# (where, how to put the value there, the path the refusal names)
+PLACES: list[tuple[str, Any, str]] = [
+    ("a number of the game", lambda g, x: setattr(g, "round", x), "$.round"),
+    ("a number of a player", lambda g, x: setattr(g.players[1], "reis", x), "$.players[1].reis"),
+    ("an item of a list", lambda g, x: g.players[0].hand.append(x), "$.players[0].hand[{n}]"),
+    ("an entry of a table", lambda g, x: g.favors.__setitem__(next(iter(g.favors)), x),
+     "$.favors.{key}"),
+]
+
+
+@pytest.mark.parametrize("bad", NOT_NUMBERS, ids=repr)
+@pytest.mark.parametrize("place", PLACES, ids=[p[0] for p in PLACES])
+def test_a_float_that_is_no_number_is_refused_by_to_json_and_dumps(
+    engine: Any, place: tuple[str, Any, str], bad: float
+) -> None:
+    """NaN or an infinity put into a live Game: `dumps` wrote `NaN` / `Infinity` (no JSON, and
+    `loads` refused the save it made) and `to_json` handed it on. Both refuse it now with
+    StateError at the field's path, and leave the state as it was."""
+    E = engine
+    g = E.from_json(E.to_json(_mid_game(E, 3, 11)))
+    _, put, path = place
+    path = path.format(n=len(g.players[0].hand), key=next(iter(g.favors)))
+    put(g, bad)
+    before = (_fields(g, E._GAME_FIELDS), [_fields(p, E._PLAYER_FIELDS) for p in g.players])
+    for entry in ("to_json", "dumps"):
+        with pytest.raises(E.StateError) as info:
+            getattr(E, entry)(g)
+        assert info.value.path == path, (entry, str(info.value))
+        assert "not a state the engine can play" in str(info.value)
+        assert repr(bad) in str(info.value)
+    after = (_fields(g, E._GAME_FIELDS), [_fields(p, E._PLAYER_FIELDS) for p in g.players])
+    assert after == before
+
+
+def test_a_finite_float_still_dumps_as_json_that_loads_refuses(engine: Any) -> None:
+    """A finite float is JSON: dumps writes it (the saved-game checks are loads' to make, as
+    for any other hand-changed value), and loads refuses it at its path."""
+    E = engine
+    g = E.from_json(E.to_json(_mid_game(E, 3, 11)))
+    g.players[1].reis = 1.5
+    text = E.dumps(g)
+    json.loads(text)  # valid JSON
+    with pytest.raises(E.StateError) as info:
+        E.loads(text)
+    assert info.value.path == "$.players[1].reis"

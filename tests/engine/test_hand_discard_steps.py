@@ -144,6 +144,10 @@ title: A short discard
 applies: chosen
 text: At the end of a period, each player may discard at most {n} cards.
 source: [seed:000#end-of-the-period]
+callouts:  # the period end's words ("any number of cards") name the move's rule
+  - rule: period-end.hand-discard
+    text: With this house rule, each player discards at most {n} cards.
+    source: [seed:000#end-of-the-period]
 changes:
   flow:
     moves:
@@ -176,6 +180,10 @@ title: A bare discard
 applies: chosen
 text: At the end of a period, discarded cards give nothing.
 source: [seed:000#end-of-the-period]
+callouts:  # the period end's words (a reward per Noble) name the move's rule
+  - rule: period-end.hand-discard
+    text: With this house rule, discarded cards give nothing.
+    source: [seed:000#end-of-the-period]
 changes:
   flow:
     moves:

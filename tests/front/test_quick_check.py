@@ -180,6 +180,9 @@ TOP = {
         },
         "tree": {"$ref": "common.schema.json#/$defs/tree"},
         "s": {"$ref": "common.schema.json#/$defs/id", "maxLength": 3},
+        "set": {"type": "array", "uniqueItems": True},
+        "ints": {"type": "array", "items": {"type": "integer"}, "uniqueItems": True},
+        "any_list": {"uniqueItems": False},
     },
     "required": ["kind"],
 }
@@ -236,13 +239,39 @@ SEMANTIC_CASES: list[dict[str, Any]] = [
     {"kind": "t", "s": "A"},
     {"kind": "t", "s": 3},
     {"kind": "t", "n": "3"},
+    # uniqueItems: JSON equality (true is not 1, 1 is 1.0), lists and mappings by value, and
+    # jsonschema's own way of looking (sorted neighbours, else every pair)
+    {"kind": "t", "set": []},
+    {"kind": "t", "set": [3, 2]},
+    {"kind": "t", "set": [3, 3]},
+    {"kind": "t", "set": [2, 3, 3]},
+    {"kind": "t", "set": [3, 2, 3]},
+    {"kind": "t", "set": [1, True]},
+    {"kind": "t", "set": [0, False]},
+    {"kind": "t", "set": [True, True]},
+    {"kind": "t", "set": [1, 1.0]},
+    {"kind": "t", "set": ["a", "b", "a"]},
+    {"kind": "t", "set": ["1", 1]},
+    {"kind": "t", "set": [None, None]},
+    {"kind": "t", "set": [[1], [True]]},
+    {"kind": "t", "set": [[1], [1.0]]},
+    {"kind": "t", "set": [{"a": 1}, {"a": True}]},
+    {"kind": "t", "set": [{"a": 1}, {"a": 1}]},
+    {"kind": "t", "set": [math.nan, math.nan]},
+    {"kind": "t", "set": [1, math.nan, 1]},
+    {"kind": "t", "set": [1, "x", {"a": 1}, 1]},
+    {"kind": "t", "set": "not a list"},
+    {"kind": "t", "ints": [3, 3]},
+    {"kind": "t", "ints": [2, 3]},
+    {"kind": "t", "any_list": [3, 3]},
 ]
 
 
 @pytest.mark.parametrize("case", SEMANTIC_CASES, ids=[str(c) for c in SEMANTIC_CASES])
 def test_quick_verdict_is_jsonschemas_on_tricky_values(case: dict[str, Any]) -> None:
     """True is not 1, 2.0 is not an integer here, .inf is not a number, items after the
-    prefix, exactly one of oneOf, property names, pattern properties, recursive refs."""
+    prefix, exactly one of oneOf, property names, pattern properties, recursive refs, items
+    repeated."""
     sset = schema.SchemaSet.from_schemas(TINY)
     check = quick.compile_schema(sset.by_kind["t"], sset.by_uri)
     assert check is not None
@@ -252,7 +281,7 @@ def test_quick_verdict_is_jsonschemas_on_tricky_values(case: dict[str, Any]) -> 
 @pytest.mark.parametrize(
     "extra",
     [
-        {"uniqueItems": True},
+        {"uniqueItems": 1},
         {"format": "email"},
         {"multipleOf": 2},
         {"if": {"type": "string"}, "then": {"minLength": 2}},

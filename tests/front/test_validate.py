@@ -211,8 +211,12 @@ def test_pattern_error_via_cross_file_ref() -> None:
 
 def test_other_keywords_are_schema_invalid() -> None:
     (d,) = check(VALID + "tags: [port, port]\n")
-    assert where(d) == ("schema-invalid", 6, 7)
     assert d.message[0].islower() and not d.message.endswith(".")
+    # a repeated item: at the repeat, with a note at the first
+    assert where(d) == ("schema-invalid", 6, 14)
+    assert "'port' is listed again at tags" in d.message
+    (first,) = d.related
+    assert first.span is not None and (first.span.line, first.span.col) == (6, 8)
 
 
 def test_nested_list_address() -> None:

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from conftest import load_engine
+
+from lisboa_rules.cli.main import main
 from lisboa_rules.core.diagnostics import Diagnostic
 from lisboa_rules.pipeline import compile_rules
 
@@ -159,3 +163,99 @@ def test_the_same_procedure_done_in_play_too_is_refused(tmp_path: Path) -> None:
     house = _house(tmp_path, "decks-again", SETUP_PROC + ALSO_IN_PLAY)
     found = [(d.code, d.span.line) for d in _errors(house) if d.span is not None]
     assert found == [("step-not-conserved", 17)], found  # the set, in make-decks
+
+
+# A loop whose count is a constant runs that many times: a card taken before a loop that runs
+# once and put back in it stays in the game (refused as taken nowhere: the check read every
+# loop as one that may not run at all). A loop that runs twice puts it twice, one that may not
+# run loses it, and a card taken in a loop that runs twice and put after it loses the first.
+LOOP = """\
+  court:
+    actions:
+      - id: discard
+        steps:
+          - choose: {{as: card, from: hand}}
+            reason: card {{card}} is not in your hand
+          - {{move: {{item: card, from: hand}}}}
+          - {loop}
+            do:
+              - {{move: {{item: card, to: game.discard}}}}
+          - {{apply: {{effects: this.reward}}}}
+          - {{set: {{game.phase: "'refill'"}}}}
+"""
+
+TAKEN_IN_LOOP = """\
+  court:
+    actions:
+      - id: discard
+        steps:
+          - choose: {as: card, from: hand}
+            reason: card {card} is not in your hand
+          - repeat: 2
+            do:
+              - {move: {item: card, from: hand}}
+          - {move: {item: card, to: game.discard}}
+          - {apply: {effects: this.reward}}
+          - {set: {game.phase: "'refill'"}}
+"""
+
+
+@pytest.mark.parametrize("loop", [
+    "repeat: 1",
+    "repeat: 2 - 1",
+    "repeat: rules.game.start.royal_favors",  # 1, from the rules data
+    "repeat: min(1, rules.game.start.hand)",
+    "for_each: {as: x, in: '[7]'}",
+    "repeat: max(0, 1)",
+])
+def test_a_card_put_back_in_a_loop_that_runs_once_is_kept(tmp_path: Path, loop: str) -> None:
+    assert _errors(_house(tmp_path, "once", LOOP.format(loop=loop))) == []
+
+
+@pytest.mark.parametrize(("loop", "words"), [
+    ("repeat: 2", "'card' is in game.discard after the first of the 2 passes of this loop when "
+                  "this step puts it into game.discard: the card would be in two zones"),
+    ("for_each: {as: x, in: rules.nobles.nobles.id}",
+     "after the first of the 3 passes of this loop"),
+    ("repeat: 0", "'card' is taken from player.hand here and not put into a zone after it on "
+                  "every path"),
+    ("repeat: len(hand)", "'card' is taken from player.hand here and not put into a zone"),
+    ("for_each: {as: q, in: game.players}", "not put into a zone after it on every path"),
+])
+def test_a_loop_that_may_not_run_once_is_still_refused(
+    tmp_path: Path, loop: str, words: str
+) -> None:
+    house = _house(tmp_path, "loop", LOOP.format(loop=loop))
+    found = [(d.code, d.span.line, d.message) for d in _errors(house) if d.span is not None]
+    assert len(found) == 1, found
+    code, line, message = found[0]
+    assert code == "step-not-conserved" and words in message, message
+    # at the put a second pass repeats, or at the take a loop that may not run leaves
+    assert line == (17 if "passes" in words else 14), found
+
+
+def test_a_card_taken_in_a_loop_that_runs_twice_and_put_after_it_is_refused(
+    tmp_path: Path,
+) -> None:
+    found = [(d.code, d.span.line) for d in _errors(_house(tmp_path, "in", TAKEN_IN_LOOP))
+             if d.span is not None]
+    assert found == [("step-not-conserved", 16)], found  # the take, in the loop
+
+
+def test_the_loop_that_runs_once_builds_and_its_games_load(tmp_path: Path) -> None:
+    """What is accepted is right: the discarded card is in the discard pile, once, and every
+    game where it was played saves and loads again."""
+    house = _house(tmp_path, "once", LOOP.format(loop="repeat: 1"))
+    out = tmp_path / "out"
+    args = ["build", "--no-cache", "--rules", str(RULES), "--house", str(house), "--out", str(out)]
+    assert main(args) == 0
+    E = load_engine(out / "lisboa_engine.py", "conservation_loop_once")
+    g = E.new_game(3, variants=["once"], seed=5)
+    for _ in range(3):
+        while not any(m.kind == "discard" for m in E.legal_moves(g)):
+            g = E.apply_move(g, E.legal_moves(g)[0])
+        move = next(m for m in E.legal_moves(g) if m.kind == "discard")
+        g = E.apply_move(g, move)
+        assert g.discard.count(move.card) == 1 and move.card not in g.players[move.player].hand
+        assert E.check_invariants(g) == []
+        assert E.dumps(E.loads(E.dumps(g))) == E.dumps(g)

@@ -358,7 +358,7 @@ STALE = {
         [("text", "score.favors", "scoring.yaml"), ("short", "score.favors", "scoring.yaml")]),
     "param-without-placeholder": (
         "  scoring:\n    sources:\n      - {id: score.rubble, params: {wigs_per_set: 4}}\n",
-        ("scoring.yaml", "Each completed rubble set scores {params.wigs_per_set} wigs.",
+        ("scoring.yaml", "Each completed rubble set scores {params.wigs_per_set|score}.",
          "Each completed rubble set scores 3 wigs."),
         [("text", "score.rubble", "scoring.yaml")]),
     "structure": (
@@ -451,7 +451,7 @@ def test_text_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                          re.MULTILINE), err
 
 
-SCORE_STEP = '"Score {wigs_per_official} wig per Official it shows."'
+SCORE_STEP = '"Score {wigs_per_official|score} per Official it shows."'
 
 
 @pytest.mark.parametrize("words", ["Score a wig per Official it shows.",

@@ -420,6 +420,10 @@ def test_compulsory_state_action_on_a_visit(base: Any, house: Any) -> None:
         if None not in expected:
             err = E.explain_move(g, E.Move("visit", seat, card=card, business=moves[0].business))
             assert err is not None
+            # the step's own words show the State action chosen; with none chosen the refusal
+            # asks for one, in the words of its kind (rules/state.yaml), never "None is not..."
+            assert (err.rule, err.reason) == ("visit", "choose a State action")
+            assert "None" not in str(err)
             g.blocked = ["officials", "plan"]  # both blocked: no visit to Manuel at all
             assert not [m for m in E.legal_moves(g) if m.kind == "visit" and m.card == card]
 
@@ -444,6 +448,34 @@ def test_short_discard_at_most_two_cards(base: Any, house: Any) -> None:
         assert (err is None) == (most >= 3)
         if err is not None:  # the number, not the expression min(2, len(hand))
             assert err.reason == "choose at most 2 of them"
+
+
+def test_short_discard_words_the_period_end_too(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The hand-discard move has no words of its own: the period-end rule it names (`rule:`)
+    words it. The house rule changed the move and the move's step text, and the reference
+    still said "each player may discard any number of cards" at the end of a period (text-stale
+    did not look there). Without its period-end words it is refused now, at the change, with a
+    note at the words; a callout on that rule addresses them as well."""
+    md = _flat(_build(tmp_path_factory, "short-discard", True).md)
+    assert "each player may discard up to 2 cards from hand" in md
+    assert "any number of cards" not in md
+    text = (HOUSE / "short-discard.yaml").read_text(encoding="utf-8")
+    alone = text[: text.index("    period_end:")]
+    code, err = _validate(tmp_path, "short-discard", alone, capsys)
+    assert code == 1, err
+    found = [line for line in err.splitlines() if "error[" in line]
+    assert len(found) == 1 and "error[text-stale]" in found[0], err
+    assert found[0].startswith(f"{tmp_path / 'short-discard.yaml'}:14:"), found
+    assert "whose words are those of 'period-end.hand-discard'" in found[0]
+    assert "rules/flow.yaml:" in err and "note: the text of 'period-end.hand-discard'" in err
+    called = alone.replace("changes:\n", "callouts:\n  - rule: period-end.hand-discard\n"
+                           "    text: With this house rule, each player discards at most 2 "
+                           "cards.\n    source: [seed:000#end-of-the-period]\nchanges:\n")
+    code, err = _validate(tmp_path, "short-discard", called, capsys)
+    assert code == 0, err
 
 
 # --- a majority over the Ships --------------------------------------------------------------

@@ -189,3 +189,50 @@ def test_no_three_cards_in_a_row_share_a_title() -> None:
     assert titles
     repeats = [a for a, b in itertools.pairwise(titles) if a == b]
     assert not repeats, repeats
+
+
+# Amounts in rule text: `{path|money}` / `{path|score}` print a number with the game's term for
+# it (rules/game.yaml `terms`: `money` and `money_one`), singular for 1. The rule texts wrote
+# the term after a number (`for {reward.reis} {game.terms.money_one}`), so a house rule giving
+# 2 réis for a discard read "for 2 real".
+@pytest.mark.parametrize(("rel", "old", "new", "wanted", "gone"), [
+    ("court.yaml", "reward: {reis: 1}", "reward: {reis: 2}",
+     ["discard a card from your hand for 2 réis.", "discarding a card gives 2 réis"], "2 real"),
+    ("game.yaml", "  reis: 10\n", "  reis: 1\n",
+     ["Each player starts with 1 real, 2 Influence", "Each player takes a colour, 1 real,"],
+     "starts with 1 réis"),
+    ("game.yaml", "wig_at_max: 1", "wig_at_max: 2", ["you gain 2 wigs, at most one per"],
+     "2 wig,"),
+    ("scoring.yaml", "params: {reis_per_wig: 5}", "params: {reis_per_wig: 1}",
+     ["score 1 wig per 1 real, rounded down"], "per 1 réis"),
+    # the words are the data's: other terms, other words
+    ("game.yaml", "  money: réis\n  money_one: real\n", "  money: ducats\n  money_one: ducat\n",
+     ["discard a card from your hand for 1 ducat.", "Each player starts with 10 ducats,"],
+     "for 1 real"),
+])
+def test_an_amount_is_worded_by_its_number(
+        tmp_path: Path, rel: str, old: str, new: str, wanted: list[str], gone: str) -> None:
+    files = _edited(tmp_path, rel, old, new)
+    for page in (RULES_MD, RULES_ANNOTATED_MD):
+        text = " ".join(files[page].replace("\\", "").split())
+        for w in wanted:
+            assert w in text, (page, w)
+        assert gone not in text, (page, gone)
+
+
+@pytest.mark.parametrize(("placeholder", "message", "suggestion"), [
+    ("{reward.reis|monney}", "unknown filter 'monney' (one of: ordinal, count, chain, money, "
+     "score)", "money"),
+    ("{reward|money}", "placeholder '{reward|money}' does not name a printable value", None),
+])
+def test_an_amount_filter_is_checked(
+        tmp_path: Path, placeholder: str, message: str, suggestion: str | None) -> None:
+    target = tmp_path / "rules"
+    shutil.copytree(RULES, target)
+    court = target / "court.yaml"
+    court.write_text(court.read_text(encoding="utf-8").replace(
+        "{reward.reis|money}", placeholder), encoding="utf-8")
+    found = [d for d in compile_rules(target).diagnostics if d.is_error]
+    assert [(d.code, d.message, d.suggestion) for d in found] == \
+        [("unknown-placeholder", message, suggestion)]
+    assert found[0].span is not None and found[0].span.file.endswith("court.yaml")

@@ -403,6 +403,7 @@ def _assumptions_along(m: Model, path: tuple[str, ...]) -> tuple[str, ...]:
 def segments(m: Model, text: str, local: Any) -> list[Segment]:
     """Split rule text into words and bound values."""
     names = names_of(m)
+    units = rtext.unit_filters(m.data.get("game", {}).get("terms"))
     out: list[Segment] = []
     pos = 0
     local_assumed = tuple(local.get("assumptions", ())) if isinstance(local, dict) else ()
@@ -425,6 +426,10 @@ def segments(m: Model, text: str, local: Any) -> list[Segment]:
         else:
             shown = rtext.format_value(value, ph.filter, lambda s: names.get(s, s))
         assumed = local_assumed if where is None else _assumptions_along(m, where)
+        if ph.filter in units and isinstance(value, int) and not isinstance(value, bool):
+            number, unit = rtext.counted(value, units[ph.filter])  # the value, then its unit
+            out += [Segment(number, True, assumed, ph.path), Segment(" " + unit)]
+            continue
         out.append(Segment(shown, True, assumed, ph.path))
     out.append(Segment(text[pos:]))
     return [s for s in out if s.text]
