@@ -27,6 +27,7 @@ from lisboa_rules.model.procs import (
     Tables,
     check_cycles,
     check_hook_events,
+    check_param_kinds,
     check_phase_table,
     compile_procs,
     proc_set,
@@ -246,6 +247,8 @@ class Builder:
                       self._get("nobles", "forbidden_reason", default=None))
         problems += check_cycles(ps)
         problems += check_hook_events(ps)
+        untyped = check_param_kinds(ps, state)  # such params are typed `any` from here on
+        problems += untyped
         problems += check_conservation(ps, state)
         # every procedure is compiled, also one with a step that could not be read or checked
         # (step-shape, step-order, a bad `from`): that step is left out, so a name only it binds
@@ -268,6 +271,8 @@ class Builder:
             # the engine's public queries: their arguments and values, in the same scope
             _, found_q = compile_queries(self._get("vocabulary", "queries", default=[]) or [],
                                          state, scope)
+        if untyped:  # their uses and the values passed them: refused for that type alone
+            found = [pr for pr in found if not (pr.code == "expr-type" and _ANY.search(pr.message))]
         everything = [*problems, *found]
         for proc in ps.procs.values():
             mine = [pr for pr in everything if pr.path[:len(proc.path)] == proc.path]
@@ -937,6 +942,7 @@ def build_model(
 
 
 
+_ANY = re.compile(r"\ba any\b")  # the words of typed.describe(ANY)
 _UNKNOWN = re.compile(r"unknown name '([^']*)'")
 
 
