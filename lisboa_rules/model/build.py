@@ -429,6 +429,16 @@ class Builder:
                     span=self.span("nobles", "state_actions", i),
                 )
             )
+        # a Noble's State actions type the steps that read them (`noble.state_actions`): one
+        # that names none makes them text, and those steps fail to check; the name is said here
+        # (the checks that also say it run only on rules whose steps check)
+        known = [a.id for a in sas]
+        for i, n in enumerate(nobles):
+            for j, sa in enumerate(n.state_actions):
+                if sa not in known:
+                    self.error("unknown-reference", f"unknown State action '{sa}'",
+                               self.span("nobles", "nobles", i, "state_actions", j),
+                               suggest(sa, known))
         nas = []
         for i, a in enumerate(self._get("nobles", "noble_actions")):
             path: Path = ("noble_actions", i)

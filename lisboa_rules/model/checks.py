@@ -148,23 +148,37 @@ def check_references(m: Model) -> Iterator[Diagnostic]:
         if isinstance(ph, dict) and ph.get("rule") is not None and ph["rule"] not in rule_ids:
             yield _unknown("rule", str(ph["rule"]), rule_ids, m.span_of("flow", "phases", i,
                                                                          "rule"))
+    non_noble = [p for p in piles if p not in nobles]
+    # a pile that is no Noble's but is spelt like one: the Noble's cards have no pile
+    misspelt = {str(p): near for p in non_noble
+                if (near := suggest(str(p), nobles)) is not None and len(non_noble) > 1}
     for c in m.cards:
         if c.deck not in decks:
             yield _unknown("deck", c.deck, decks, c.span)
-        if c.type not in piles:
+        if c.type not in piles and c.type not in misspelt.values():  # else said at the pile
             yield _unknown("card type (display pile)", c.type, piles, c.span)
         if c.event_action is not None and c.event_action not in nas:
             yield _unknown("Noble action", c.event_action, nas, c.span)
         if c.set_flag is not None and c.set_flag not in flags:
             yield _unknown("flag", c.set_flag, flags, c.span)
-    non_noble = [p for p in piles if p not in nobles]
     if len(non_noble) != 1:
-        yield Diagnostic(
-            "value-out-of-range",
-            "the display needs exactly one pile that is not a "
-            f"Noble's (the Treasury cards' pile), found {non_noble}",
-            m.span_of("components", "display", "piles"),
-        )
+        if misspelt:
+            pile, near = next(iter(misspelt.items()))
+            yield Diagnostic(
+                "unknown-reference",
+                f"display pile '{pile}' is no Noble's, and the Treasury cards' pile is "
+                f"another ({[p for p in non_noble if p != pile]}): the cards of '{near}' "
+                "have no pile",
+                m.span_of("components", "display", "piles", piles.index(pile)),
+                suggestion=near,
+            )
+        else:
+            yield Diagnostic(
+                "value-out-of-range",
+                "the display needs exactly one pile that is not a "
+                f"Noble's (the Treasury cards' pile), found {non_noble}",
+                m.span_of("components", "display", "piles"),
+            )
     favor = m.value("game", "start", "royal_favor_of")
     if favor not in nobles:
         yield _unknown("noble", favor, nobles, m.span_of("game", "start", "royal_favor_of"))
