@@ -177,6 +177,17 @@ class Builder:
 
     # -- the documents ---------------------------------------------------------------------
 
+    def _player_counts(self) -> tuple[int, ...]:
+        """The player counts of a rule set with a variant that applies by player count (the
+        engine plays it with those only); () when no variant narrows game.players."""
+        narrowing = [set(v.applies_players) for v in self.variant_infos
+                     if v.id in self.variants and v.applies_players]
+        players = self._get("game", "players", default={}) or {}
+        lo, hi = players.get("min"), players.get("max")
+        if not narrowing or not isinstance(lo, int) or not isinstance(hi, int):
+            return ()
+        return tuple(sorted(set(range(lo, hi + 1)).intersection(*narrowing)))
+
     def build(self) -> model.Model | None:
         missing = [k for k in REQUIRED_KINDS if k not in self.docs]
         if missing:
@@ -233,6 +244,7 @@ class Builder:
             procs=procset,
             procs_compiled=self.procs_compiled,
             texts=self.texts,
+            player_counts=self._player_counts(),
         )
 
     def _procedures(self, data: dict[str, Any], state: StateDecl) -> ProcSet:

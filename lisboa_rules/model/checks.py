@@ -411,6 +411,13 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
             f"players.min ({pmin}) is more than players.max ({pmax})",
             m.span_of(g, "players", "min"),
         )
+    # a rule set of a variant that applies by player count is played with those counts only
+    narrowed = bool(m.player_counts) and max(m.player_counts) < pmax
+    if narrowed:
+        pmax = max(m.player_counts)
+    most = (Related(f"this rule set is played with {', '.join(map(str, m.player_counts))} "
+                    "players", m.span_of("game", "players", "max")) if narrowed
+            else Related(f"up to {pmax} players", m.span_of(g, "players", "max")))
     colors = m.value(g, "players", "colors")
     if len(colors) < pmax:
         yield Diagnostic(
@@ -489,14 +496,17 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
         cards_by_deck[c.deck] = cards_by_deck.get(c.deck, 0) + 1
     for d in m.decks:
         if d.role == "starting-hand" and cards_by_deck.get(d.id, 0) < hand * pmax:
+            fit = cards_by_deck.get(d.id, 0) // hand if hand > 0 else pmax
             yield Diagnostic(
                 "value-out-of-range",
                 f"the {d.name} has {cards_by_deck.get(d.id, 0)}"
-                f" cards; {pmax} players need {hand * pmax}",
+                f" cards; {pmax} players need {hand * pmax} (it deals hands of {hand} to at most "
+                f"{fit} players: add cards to the deck, deal smaller hands, or play with fewer "
+                "players, e.g. a variant that applies by player count)",
                 d.span,
                 (
                     Related(f"a hand is {hand} cards", m.span_of(g, "start", "hand")),
-                    Related(f"up to {pmax} players", m.span_of(g, "players", "max")),
+                    most,
                 ),
             )
     for role in ("starting-hand", "period-refill"):
