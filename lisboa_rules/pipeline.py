@@ -387,7 +387,7 @@ def _merge(
             docs[kind] = merged
             changes.extend(log)
             diags.extend(found)
-    diags.extend(conflicts(changes))
+    diags.extend(conflicts(changes, {str(ov.data["id"]) for ov in overlays if ov.extra}, base))
     return docs, changes, diags
 
 

@@ -16,7 +16,7 @@ Every value keeps the span of the file it came from, so diagnostics point into t
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -519,8 +519,27 @@ def _unknown_target(variant: str, path: Path, span: Span) -> Diagnostic:
     )
 
 
-def conflicts(changes: list[Change]) -> Iterator[Diagnostic]:
-    """Two variants that set the same value (or one inside the other) conflict."""
+def readable(data: Any, path: Path) -> str:
+    """A path of a document as a diagnostic names it: list items by their id where they have
+    one (`actions[visit].steps[visit-noble-action]`), else by their index."""
+    out = ""
+    node = data
+    for p in path:
+        if isinstance(p, int) and isinstance(node, list) and 0 <= p < len(node):
+            ident = _identity(node[p])
+            out += f"[{ident}]" if ident is not None else f".{p}"
+            node = node[p]
+            continue
+        out += f".{p}" if out else str(p)
+        node = node.get(p) if isinstance(node, dict) else None
+    return out
+
+
+def conflicts(changes: list[Change], house: Collection[str] = (),
+              docs: Mapping[str, Doc] | None = None) -> Iterator[Diagnostic]:
+    """Two variants that set the same value (or one inside the other) conflict. The error
+    stands at the second change, or at the change of a house rule (`house`: the variants kept
+    outside the rules folder) when the other is the rules' own: the file being edited."""
     seen: dict[tuple[str, Path], Change] = {}
     for ch in changes:
         for (kind, path), other in seen.items():
@@ -528,11 +547,19 @@ def conflicts(changes: list[Change]) -> Iterator[Diagnostic]:
                 continue
             n = min(len(path), len(ch.path))
             if path[:n] == ch.path[:n]:
-                where = ".".join(str(p) for p in ch.path)
+                mine, theirs = ch, other
+                if other.variant in house and ch.variant not in house:
+                    mine, theirs = other, ch
+                base = docs.get(mine.kind) if docs is not None else None
+                where = readable(base.data, mine.path) if base is not None else \
+                    ".".join(str(p) for p in mine.path)
                 yield Diagnostic(
                     "overlay-conflict",
-                    f"variants '{other.variant}' and '{ch.variant}' both change {ch.kind}.{where}",
-                    ch.span,
-                    (Related(f"'{other.variant}' changes it here", other.span),),
+                    f"variants '{theirs.variant}' and '{mine.variant}' both change "
+                    f"{mine.kind}.{where}, and both can be in force in one game (change "
+                    f"another value in '{mine.variant}', give the two variants player counts "
+                    "that do not meet, or merge them into one)",
+                    mine.span,
+                    (Related(f"'{theirs.variant}' changes it here", theirs.span),),
                 )
         seen.setdefault((ch.kind, ch.path), ch)

@@ -813,7 +813,7 @@ def test_add_of_something_that_exists_is_an_error(
 @pytest.mark.parametrize(("a", "b", "where"), [
     ("  scoring:\n    sources:\n      - {id: score.rubble, params: {bonus: {$add: 1}}}\n",
      "  scoring:\n    sources:\n      - {id: score.rubble, params: {bonus: {$add: 2}}}\n",
-     "scoring.sources.1.params.bonus"),
+     "scoring.sources[score.rubble].params.bonus"),
     ("  game:\n    flags:\n      - {$add: true, id: fl, name: F, text: Never set.}\n",
      "  game:\n    flags:\n      - {$add: true, id: fl, name: G, text: Never set.}\n",
      "game.flags.0.name"),
