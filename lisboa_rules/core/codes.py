@@ -542,7 +542,8 @@ _code(
 The generated engine has one `Player` and one `Game` class, made from the base game's
 declaration, which every rule set shares. A variant chosen at setup, or applied by player
 count, cannot add or change what a player or the game holds: fold it into the base game
-(a house rule: `lisboa-rules build --variant NAME`), or move the field into rules/state.yaml.
+(a house rule: `lisboa-rules build --variant NAME`, checked with `lisboa-rules validate
+--house FILE --variant NAME`), or move the field into rules/state.yaml.
 
     bad:   a chosen variant with changes: {state: {player: [{$add: true, id: coins, ...}]}}
     fix:   lisboa-rules build --variant NAME (the variant folded into the base game)
