@@ -33,6 +33,7 @@ __all__ = [
     "RULESETS",
     "RULE_TEXT",
     "STATE_SCHEMA",
+    "STATE_SCHEMAS",
     "VARIANTS",
     "Ctx",
     "Game",
@@ -9903,6 +9904,10 @@ STATE_SCHEMA: Final[dict[str, Any]] = {
     },
 }
 
+# The rule sets whose saves are read against a schema of their own too (their variants add ids
+# or move bounds): by the key of RULESETS.
+STATE_SCHEMAS: Final[dict[tuple[str, ...], dict[str, Any]]] = {}
+
 # --- Queries --------------------------------------------------------------------------------------
 # The engine's public queries (rules/vocabulary.yaml `queries`): each checks its arguments, then
 # reads its value for the acting player.
@@ -11477,6 +11482,9 @@ def from_json(data: Any) -> Game:
     key = tuple(data["variants"])
     if key not in RULESETS:
         raise StateError("$.variants", f"no rule set for variants {data['variants']}")
+    own = STATE_SCHEMAS.get(key)
+    if own is not None:  # STATE_SCHEMA lets every rule set's ids and bounds through
+        _validate(data, own, "$", own)
     try:
         expected = variants_for(len(data["players"]), (v for v in key if not VARIANTS[v].players))
     except ValueError as exc:
@@ -11594,11 +11602,14 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _validate(value: Any, schema: Mapping[str, Any], path: str) -> None:
-    """A small validator for the subset of JSON Schema the state schema uses."""
+def _validate(
+    value: Any, schema: Mapping[str, Any], path: str, root: Mapping[str, Any] | None = None
+) -> None:
+    """A small validator for the subset of JSON Schema the state schema uses; `$ref`s are read
+    in `root` (STATE_SCHEMA by default)."""
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):  # the only references it has
-        schema = STATE_SCHEMA["$defs"][ref.removeprefix("#/$defs/")]
+        schema = (STATE_SCHEMA if root is None else root)["$defs"][ref.removeprefix("#/$defs/")]
     types = schema.get("type")
     if types is not None:
         allowed = types if isinstance(types, list) else [types]
@@ -11624,14 +11635,14 @@ def _validate(value: Any, schema: Mapping[str, Any], path: str) -> None:
             if type(k) is not str:
                 raise StateError(path, f"a key of type {type(k).__name__}: JSON keys are strings")
             if k in props:
-                _validate(v, props[k], f"{path}.{k}")
+                _validate(v, props[k], f"{path}.{k}", root)
             elif extra is False:
                 raise StateError(path, f"unknown key {k!r}")
             elif isinstance(extra, dict):
-                _validate(v, extra, f"{path}.{k}")
+                _validate(v, extra, f"{path}.{k}", root)
     if isinstance(value, list) and "items" in schema:
         for i, v in enumerate(value):
-            _validate(v, schema["items"], f"{path}[{i}]")
+            _validate(v, schema["items"], f"{path}[{i}]", root)
     if isinstance(value, list) and len(value) > schema.get("maxItems", len(value)):
         raise StateError(path, f"more than {schema['maxItems']} items")
 

@@ -25,6 +25,7 @@ __all__ = [
     "RULESETS",
     "RULE_TEXT",
     "STATE_SCHEMA",
+    "STATE_SCHEMAS",
     "VARIANTS",
     "Ctx",
     "Game",
@@ -224,6 +225,7 @@ VARIANTS: dict[str, VariantDef] = {}
 GAME_INFO: dict[str, Any] = {}
 RULE_TEXT: dict[str, tuple[str, str]] = {}
 STATE_SCHEMA: dict[str, Any] = {}
+STATE_SCHEMAS: dict[tuple[str, ...], dict[str, Any]] = {}
 _TURN_RULE: str = ""
 _GAME_END: str = ""
 _TURN_END: str = ""
@@ -1817,6 +1819,9 @@ def from_json(data: Any) -> Game:
     key = tuple(data["variants"])
     if key not in RULESETS:
         raise StateError("$.variants", f"no rule set for variants {data['variants']}")
+    own = STATE_SCHEMAS.get(key)
+    if own is not None:  # STATE_SCHEMA lets every rule set's ids and bounds through
+        _validate(data, own, "$", own)
     try:
         expected = variants_for(len(data["players"]), (v for v in key if not VARIANTS[v].players))
     except ValueError as exc:
@@ -1934,11 +1939,14 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _validate(value: Any, schema: Mapping[str, Any], path: str) -> None:
-    """A small validator for the subset of JSON Schema the state schema uses."""
+def _validate(
+    value: Any, schema: Mapping[str, Any], path: str, root: Mapping[str, Any] | None = None
+) -> None:
+    """A small validator for the subset of JSON Schema the state schema uses; `$ref`s are read
+    in `root` (STATE_SCHEMA by default)."""
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):  # the only references it has
-        schema = STATE_SCHEMA["$defs"][ref.removeprefix("#/$defs/")]
+        schema = (STATE_SCHEMA if root is None else root)["$defs"][ref.removeprefix("#/$defs/")]
     types = schema.get("type")
     if types is not None:
         allowed = types if isinstance(types, list) else [types]
@@ -1964,14 +1972,14 @@ def _validate(value: Any, schema: Mapping[str, Any], path: str) -> None:
             if type(k) is not str:
                 raise StateError(path, f"a key of type {type(k).__name__}: JSON keys are strings")
             if k in props:
-                _validate(v, props[k], f"{path}.{k}")
+                _validate(v, props[k], f"{path}.{k}", root)
             elif extra is False:
                 raise StateError(path, f"unknown key {k!r}")
             elif isinstance(extra, dict):
-                _validate(v, extra, f"{path}.{k}")
+                _validate(v, extra, f"{path}.{k}", root)
     if isinstance(value, list) and "items" in schema:
         for i, v in enumerate(value):
-            _validate(v, schema["items"], f"{path}[{i}]")
+            _validate(v, schema["items"], f"{path}[{i}]", root)
     if isinstance(value, list) and len(value) > schema.get("maxItems", len(value)):
         raise StateError(path, f"more than {schema['maxItems']} items")
 

@@ -62,6 +62,10 @@ class EngineView:
     game_info: str = ""
     variants: str = ""
     state_schema: str = ""
+    # the schemas of the rule sets whose saves are checked more strictly: (name, literal)
+    # and the rule sets' keys to those names (STATE_SCHEMAS)
+    own_schemas: list[tuple[str, str]] = field(default_factory=list)
+    own_schema_of: str = "{}"
     procedures: list[str] = field(default_factory=list)  # the compiled procedures' functions
     tables: list[tuple[str, str]] = field(default_factory=list)  # the tables their steps read
     state: dict[str, ClassView] = field(default_factory=dict)  # Player, Game (rules/state.yaml)
@@ -775,6 +779,7 @@ def build_view(
     state_schema: Any,
     names: dict[str, str] | None = None,
     folded: tuple[tuple[str, str], ...] = (),
+    own_schemas: dict[tuple[str, ...], Any] | None = None,
 ) -> EngineView:
     """Everything the engine template needs; `names` maps display paths to stable names."""
     fns = _Functions(names)
@@ -895,6 +900,15 @@ def build_view(
     view.variants = fmt({v.id: Call("VariantDef", (v.id, v.title, v.applies_players))
                          for v in variants}, 0)
     view.state_schema = fmt(state_schema, 0)
+    named: dict[str, str] = {}  # a schema's literal -> its name (rule sets may share one)
+    by_key: dict[tuple[str, ...], Raw] = {}
+    for key, schema in sorted((own_schemas or {}).items()):
+        literal = fmt(schema, 0)
+        if literal not in named:
+            named[literal] = f"_STATE_SCHEMA_{len(named) + 1}"
+            view.own_schemas.append((named[literal], literal))
+        by_key[key] = Raw(named[literal])
+    view.own_schema_of = fmt(by_key, 0)
     view.state = state_classes(base.state)
     view.queries = query_view(pv.queries, [m.variants for m in rulesets])
     for m in rulesets:  # the context names a formula may be given, in the vocabulary's order
