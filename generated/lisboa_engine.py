@@ -10710,12 +10710,16 @@ def _advance(g: Game) -> None:
 
 
 def _end_turn(g: Game) -> None:
-    """End of the turn: the steps of rules/flow.yaml `turn_end`; then a pending period end
-    runs."""
+    """End of the turn: the steps of rules/flow.yaml `turn_end`, and the triggers whose
+    condition they (or the count of turns) made hold, fired for the player whose turn it was;
+    then a pending period end runs."""
     proc = g.rs.procs.get(_TURN_END)
     if proc is not None:
         proc.run(g, g.current)
     g.turns += 1
+    mover, g.actor = g.actor, g.current  # (the last to move may have been a follower)
+    _check_triggers(g)
+    g.actor = mover  # what comes next sets it
     if g.period_end_by is not None:
         g.period_step = 0
         _run_period_end(g)
