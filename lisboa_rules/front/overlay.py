@@ -253,6 +253,7 @@ def _merge_list(
     saved_keys = {i: by_index_keys.get(i, {}) for i in range(len(cur))}
     order: list[int | None] = list(range(len(cur)))
     new_items: list[tuple[Any, Path]] = []
+    moves: list[tuple[int, Any, bool, Path]] = []  # (base index, anchor, after, where)
     named: dict[str | int, Path] = {}  # each identity this overlay's list names, where first
     for j, item in enumerate(over):
         ident = _identity(item)
@@ -310,17 +311,28 @@ def _merge_list(
                 continue
             new_items.append(({k: v for k, v in item.items() if k != ADD}, sub_o))
             continue
-        if isinstance(item, dict) and (AFTER in item or BEFORE in item):
-            diags.append(
-                Diagnostic(
-                    "overlay-unknown-key",
-                    f"only a new item (`$add: true`) takes a place with $after or $before, "
-                    f"in {_where(out, path)}",
-                    _item_span(o_spans, sub_o, out),
-                )
-            )
-            continue
         i = index[ident]
+        if isinstance(item, dict) and (AFTER in item or BEFORE in item):
+            # an item moved: put in its new place once the list is merged (its other keys
+            # change it as usual); a step read in another order is a change of its rule
+            if (AFTER in item and BEFORE in item) or adds or item.get(REMOVE) is True:
+                diags.append(
+                    Diagnostic(
+                        "overlay-unknown-key",
+                        f"{_item_word(path)} '{ident}' of {_where(out, path)} takes one place: "
+                        "$after or $before, on an item that stays",
+                        _item_span(o_spans, sub_o, out),
+                    )
+                )
+                continue
+            key = AFTER if AFTER in item else BEFORE
+            moves.append((i, item[key], key == AFTER, sub_o))
+            log.append(Change(variant, out.kind, (*path, i, key), None, item[key],
+                              o_spans.get((*sub_o, key)) or _item_span(o_spans, sub_o, out)))
+            _mark(out, (*path, i), variant)
+            item = {k: v for k, v in item.items() if k not in (AFTER, BEFORE)}
+            if set(item) == {_identity_key(item)}:
+                continue  # moved, not changed
         if not adds and isinstance(item, dict) and set(item) == {_identity_key(item)}:
             what = f"{_item_word(path)} '{ident}' of {_where(out, path)}"
             span = _item_span(o_spans, sub_o, out)
@@ -401,6 +413,29 @@ def _merge_list(
             else:
                 pos = found[0] + 1 if after else found[0]
         layout.insert(pos, (None, (item, sub_o)))
+    for i, anchor, after, sub_o in moves:
+        if order[i] is None:
+            continue  # removed by the same variant: said as a removal
+        place = next(n for n, (kept, _) in enumerate(layout) if kept == i)
+        moved = layout.pop(place)
+        found = [n for n, (kept, new) in enumerate(layout)
+                 if _identity(items[kept] if kept is not None else new[0] if new else None)
+                 == anchor]
+        if not found:
+            known = [str(_identity(items[kept])) for kept, _ in layout if kept is not None]
+            diags.append(
+                Diagnostic(
+                    "overlay-unknown-item",
+                    f"no {_item_word(path)} '{anchor}' in {_where(out, path)} to move "
+                    f"'{_identity(items[i])}' {'after' if after else 'before'}",
+                    o_spans.get((*sub_o, AFTER if after else BEFORE))
+                    or _item_span(o_spans, sub_o, out),
+                    suggestion=suggest(str(anchor), known),
+                )
+            )
+            layout.insert(place, moved)
+            continue
+        layout.insert(found[0] + 1 if after else found[0], moved)
     for kept, new in layout:
         k = len(result)
         if kept is not None:

@@ -1058,7 +1058,9 @@ def check_stale_texts(
             if not stale:
                 continue
             rel, ch = stale[0]
-            what = ", ".join(dict.fromkeys(".".join(str(p) for p in r) for r, _ in stale))
+            what = ", ".join(dict.fromkeys(
+                "the place" if r[0] in ("$after", "$before") else ".".join(str(p) for p in r)
+                for r, _ in stale))
             quoted = " ".join(texts)
             quoted = quoted if len(quoted) <= 60 else quoted[:57].rstrip() + "..."
             old = next((ph for _, c in stale for ph in phs if _names_old(ph, c)), None)
