@@ -849,6 +849,11 @@ ASSUMED = {
                    "land-price-rubble", "the rubble part of the land price is a flat 3 réis"),
     "ship-influence": ("  game:\n    portfolio: {ship_influence: 2}\n", "ship-influence",
                        "a Ship in the portfolio adds 2 to each Influence gain"),
+    "officials": ("  nobles:\n    state_actions:\n"
+                  "      - {id: officials, effects: {officials_to_office: 3}}\n",
+                  "state-action-effects", "Officials: 3 into this Noble"),
+    "trade-goods": ("  nobles:\n    nobles:\n      - {id: king, trade_goods: [gold]}\n",
+                    "trade-goods", "the King: Gold"),
 }
 
 
