@@ -289,8 +289,11 @@ def check_text(m: Model) -> Iterator[Diagnostic]:
         if r.executable and not r.text.strip():
             yield Diagnostic("missing-text", f"rule '{r.id}' has no text for the reference", span)
         yield from _check_one_text(m, r.text, span, _local_for(m, r), rule_ids)
-    for a in m.assumptions:  # a stated value prints the data it restates through placeholders
-        yield from _check_one_text(m, a.value, a.span, None, rule_ids)
+    rows = m.data.get("provenance", {}).get("assumptions") or []
+    for i, a in enumerate(m.assumptions):  # a stated value prints the data it restates
+        same = i < len(rows) and isinstance(rows[i], dict) and rows[i].get("id") == a.id
+        span = m.span_of("provenance", "assumptions", i, "value") if same else a.span
+        yield from _check_one_text(m, a.value, span, None, rule_ids)
 
 
 def _local_for(m: Model, r: Rule) -> Any:
@@ -565,6 +568,8 @@ def check_other_text(m: Model) -> Iterator[Diagnostic]:
                 continue
             if (kind, *path[:1]) in (("state", "invariants"), ("state", "checks")):
                 continue  # their {expressions} are checked by the state builder
+            if (kind, *path[:1], path[-1]) == ("provenance", "assumptions", "value"):
+                continue  # an assumption's stated value: check_text (once, no local names)
             yield from _check_one_text(m, value, m.span_of(kind, *path), local, rule_ids)
 
 

@@ -899,8 +899,13 @@ def test_an_assumption_placeholder_must_name_a_value(
     capsys.readouterr()
     assert main(["validate"]) == 1
     err = capsys.readouterr().err
-    assert re.search(r"^rules/provenance\.yaml:\d+:\d+: error\[unknown-placeholder\]: placeholder "
-                     r"'\{game\..*\}' names no value; did you mean", err, re.MULTILINE), err
+    found = re.findall(r"^rules/provenance\.yaml:(\d+):(\d+): error\[unknown-placeholder\]: "
+                       r"placeholder '\{game\..*\}' names no value; did you mean", err,
+                       re.MULTILINE)
+    assert len(found) == 1, err  # once, at the placeholder (it was also said at the assumption)
+    line, col = map(int, found[0])
+    assert path.read_text(encoding="utf-8").splitlines()[line - 1][col - 1:].startswith(
+        new[new.index("{"):new.index("}") + 1]), err
 
 
 @pytest.mark.parametrize("changes", [
