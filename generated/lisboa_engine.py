@@ -32,6 +32,7 @@ __all__ = [
     "GAME_INFO",
     "RULESETS",
     "RULE_TEXT",
+    "RULE_TEXTS",
     "STATE_SCHEMA",
     "STATE_SCHEMAS",
     "VARIANTS",
@@ -9294,6 +9295,10 @@ RULE_TEXT: Final[dict[str, tuple[str, str]]] = {
     ),
 }
 
+# The words of a rule in a rule set whose variants change them (by the key of RULESETS): a
+# refusal in a game of that rule set quotes these.
+RULE_TEXTS: Final[dict[tuple[str, ...], dict[str, tuple[str, str]]]] = {}
+
 # The JSON Schema of a saved game (also in state.schema.json).
 STATE_SCHEMA: Final[dict[str, Any]] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -10016,8 +10021,8 @@ with suppress(TypeError, AttributeError):
 class IllegalMove(ValueError):
     """A move the rules do not allow; `rule` is the id of the rule that forbids it."""
 
-    def __init__(self, rule: str, reason: str) -> None:
-        title, text = RULE_TEXT.get(rule, (rule, ""))
+    def __init__(self, rule: str, reason: str, words: tuple[str, str] | None = None) -> None:
+        title, text = words if words is not None else RULE_TEXT.get(rule, (rule, ""))
         super().__init__(f"[{rule}] {title}: {reason}" + (f" ({text})" if text else ""))
         self.rule = rule
         self.reason = reason
@@ -10432,7 +10437,8 @@ def explain_move(g: Game, move: Move) -> IllegalMove | None:
     is legal exactly when it is one of `legal_moves(g)`, compared by value with the types of
     the values (`True` is not card 1)."""
     try:
-        return _explain_move(g, move)
+        why = _explain_move(g, move)
+        return None if why is None else _worded(g, why)
     except _REFUSALS:
         raise
     except _FAULTS as exc:
@@ -10446,6 +10452,13 @@ def _explain_move(g: Game, move: Move) -> IllegalMove | None:
 
 def _illegal(rule: str, reason: str) -> IllegalMove:
     return IllegalMove(rule, reason)
+
+
+def _worded(g: Game, exc: IllegalMove) -> IllegalMove:
+    """The refusal with the words of the game's rule set, where its variants change them."""
+    words = RULE_TEXTS.get(g.rs.key)
+    found = words.get(exc.rule) if words is not None else None
+    return exc if found is None else IllegalMove(exc.rule, exc.reason, found)
 
 
 def _listed(g: Game, move: Move) -> bool:
@@ -10500,6 +10513,8 @@ def apply_move(g: Game, move: Move) -> Game:
     the move is one of `legal_moves(g)` (see `explain_move`)."""
     try:
         return _apply_move(g, move)
+    except IllegalMove as exc:
+        raise _worded(g, exc) from None
     except _REFUSALS:
         raise
     except _FAULTS as exc:

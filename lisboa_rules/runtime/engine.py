@@ -24,6 +24,7 @@ __all__ = [
     "GAME_INFO",
     "RULESETS",
     "RULE_TEXT",
+    "RULE_TEXTS",
     "STATE_SCHEMA",
     "STATE_SCHEMAS",
     "VARIANTS",
@@ -224,6 +225,7 @@ _TOTALERS: dict[tuple[str, ...], Callable[[Game, _ScoreLayout], tuple[int, ...]]
 VARIANTS: dict[str, VariantDef] = {}
 GAME_INFO: dict[str, Any] = {}
 RULE_TEXT: dict[str, tuple[str, str]] = {}
+RULE_TEXTS: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
 STATE_SCHEMA: dict[str, Any] = {}
 STATE_SCHEMAS: dict[tuple[str, ...], dict[str, Any]] = {}
 _TURN_RULE: str = ""
@@ -348,8 +350,8 @@ with suppress(TypeError, AttributeError):
 class IllegalMove(ValueError):
     """A move the rules do not allow; `rule` is the id of the rule that forbids it."""
 
-    def __init__(self, rule: str, reason: str) -> None:
-        title, text = RULE_TEXT.get(rule, (rule, ""))
+    def __init__(self, rule: str, reason: str, words: tuple[str, str] | None = None) -> None:
+        title, text = words if words is not None else RULE_TEXT.get(rule, (rule, ""))
         super().__init__(f"[{rule}] {title}: {reason}" + (f" ({text})" if text else ""))
         self.rule = rule
         self.reason = reason
@@ -764,7 +766,8 @@ def explain_move(g: Game, move: Move) -> IllegalMove | None:
     is legal exactly when it is one of `legal_moves(g)`, compared by value with the types of
     the values (`True` is not card 1)."""
     try:
-        return _explain_move(g, move)
+        why = _explain_move(g, move)
+        return None if why is None else _worded(g, why)
     except _REFUSALS:
         raise
     except _FAULTS as exc:
@@ -778,6 +781,13 @@ def _explain_move(g: Game, move: Move) -> IllegalMove | None:
 
 def _illegal(rule: str, reason: str) -> IllegalMove:
     return IllegalMove(rule, reason)
+
+
+def _worded(g: Game, exc: IllegalMove) -> IllegalMove:
+    """The refusal with the words of the game's rule set, where its variants change them."""
+    words = RULE_TEXTS.get(g.rs.key)
+    found = words.get(exc.rule) if words is not None else None
+    return exc if found is None else IllegalMove(exc.rule, exc.reason, found)
 
 
 def _listed(g: Game, move: Move) -> bool:
@@ -832,6 +842,8 @@ def apply_move(g: Game, move: Move) -> Game:
     the move is one of `legal_moves(g)` (see `explain_move`)."""
     try:
         return _apply_move(g, move)
+    except IllegalMove as exc:
+        raise _worded(g, exc) from None
     except _REFUSALS:
         raise
     except _FAULTS as exc:

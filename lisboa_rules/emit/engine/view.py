@@ -58,6 +58,7 @@ class EngineView:
     rankers: list[FormulaFn] = field(default_factory=list)  # code = the function's body
     ranker_keys: list[tuple[str, str]] = field(default_factory=list)  # (key literal, name)
     rule_text: str = ""
+    rule_texts: str = "{}"  # RULE_TEXTS: by rule set, the words that differ from RULE_TEXT
     title: str = ""
     game_info: str = ""
     variants: str = ""
@@ -897,6 +898,14 @@ def build_view(
         for k, v in rule_texts(m).items():
             texts.setdefault(k, v)
     view.rule_text = fmt(dict(sorted(texts.items())), 0)
+    # the words of a rule set that differ from those (a chosen variant's text, a number it
+    # changes): its refusals quote them
+    own: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
+    for m in rulesets[1:]:
+        diff = {k: v for k, v in rule_texts(m).items() if texts.get(k) != v}
+        if diff:
+            own[tuple(m.variants)] = dict(sorted(diff.items()))
+    view.rule_texts = fmt(dict(sorted(own.items())), 0)
     view.variants = fmt({v.id: Call("VariantDef", (v.id, v.title, v.applies_players))
                          for v in variants}, 0)
     view.state_schema = fmt(state_schema, 0)
