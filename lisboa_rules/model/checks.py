@@ -485,12 +485,23 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
             m.span_of(g, "tracks", "treasury", "spaces"),
         )
     periods = m.value(g, "periods")
-    for t in m.triggers:
+    rows = m.data.get("flow", {}).get("triggers") or []
+    for i, t in enumerate(m.triggers):
         if t.period > periods:
             yield Diagnostic(
                 "value-out-of-range",
                 f"trigger '{t.id}' is for period {t.period}, but the game has {periods}",
                 t.span,
+            )
+        elif t.ends == "period" and t.period == periods:
+            # the engine ends no period after the last (rules: game-end): it would never fire
+            same = i < len(rows) and isinstance(rows[i], dict) and rows[i].get("id") == t.id
+            yield Diagnostic(
+                "value-out-of-range",
+                f"trigger '{t.id}' ends period {t.period}, the last: the last period ends with "
+                "the game, so it would never fire (write `ends: game`, or give it an earlier "
+                "period)",
+                m.span_of("flow", "triggers", i, "ends") if same else t.span,
             )
     hand = m.value(g, "start", "hand")
     decks = {d.id: d for d in m.decks}
