@@ -47,6 +47,7 @@ NEW_WORDS = {
     "bishop": "The Blessing: score 1 wig per completed Plan you hold, then take 1 rubble cube.",
     "decree-deck-end": "The first period also ends as soon as the Decree deck holds 4 Decrees",
     "decree-influence": "Decrees carry weight: gain 1 Influence per Decree taken.",
+    "double-discard": "discard one or two cards from your hand for 1 real each",
     "king-gold-only": "Manuel: Tools, Gold; the Marquis: Books, Gold; the King: Gold",
     "king-herald": "The King's herald: take 1 real.",
     "never-fires": "The impossible prize: a player with more than 5 rubble sets scores 10 wigs.",
@@ -229,6 +230,10 @@ REFUSALS = {
     "duel-clash": ("overlay-conflict", 11,
                    "variants 'two-player' and 'duel-clash' both change scoring.majority.columns"),
     "hook-loop": ("step-cycle", 17, "procedures call each other in a loop: echo -> echo"),
+    "idle-trigger": ("schema-required", 11, "one of 'ends' or 'do' is needed at triggers[4]"),
+    "last-period-end": ("value-out-of-range", 13,
+                        "ends period 2, the last: the last period ends with the game, so it "
+                        "would never fire"),
     "misspelt-event": ("unknown-reference", 24,
                        "'rubble-set-complete', which no step raises; did you mean "
                        "'rubble-set-completed'?"),
@@ -295,6 +300,31 @@ def test_a_petition_carries_out_a_noble_action_without_a_visit(option: Any) -> N
     g.players[g.current].reis, g.players[g.current].influence = 2, 0
     err = E.explain_move(g, move)
     assert err is not None and err.rule == "petition-cost" and "costs 3" in err.reason
+
+
+@pytest.mark.parametrize("chosen", [True, False])
+def test_a_double_discard_and_its_words(option: Any, chosen: bool) -> None:
+    """One or two cards for a real each; a refusal quotes the words of the rule set the game
+    is played by (the variant's, when chosen; the one-card discard's, when not)."""
+    E = option("double-discard")
+    g = E.new_game(3, ("double-discard",) if chosen else (), 0)
+    moves = [m for m in E.legal_moves(g) if m.kind == "discard"]
+    if chosen:
+        assert sorted({len(m.cards) for m in moves}) == [1, 2] and len(moves) == 5 + 10
+        reis = g.players[0].reis
+        after = E.apply_move(g, next(m for m in moves if len(m.cards) == 2))
+        assert (after.players[0].reis - reis, len(after.players[0].hand)) == (2, 3)
+        bad = E.Move("discard", 0, cards=())
+    else:
+        assert len(moves) == 5
+        bad = E.Move("discard", 0, card=999)
+    err = E.explain_move(g, bad)
+    assert err is not None and err.rule == "discard"
+    one_or_two = "discard one or two cards from your hand" in err.rule_text
+    assert one_or_two == chosen, err.rule_text
+    with pytest.raises(E.IllegalMove) as raised:
+        E.apply_move(g, bad)
+    assert ("one or two cards" in str(raised.value)) == chosen
 
 
 # --- steps added to, removed from, and moved in procedures -----------------------------------
