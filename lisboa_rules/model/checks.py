@@ -494,14 +494,15 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
                 t.span,
             )
         elif t.ends == "period" and t.period == periods:
-            # the engine ends no period after the last (rules: game-end): it would never fire
+            # the engine ends no period after the last (rules: game-end): it would never fire;
+            # said at the period, the value that makes it so
             same = i < len(rows) and isinstance(rows[i], dict) and rows[i].get("id") == t.id
             yield Diagnostic(
                 "value-out-of-range",
                 f"trigger '{t.id}' ends period {t.period}, the last: the last period ends with "
                 "the game, so it would never fire (write `ends: game`, or give it an earlier "
                 "period)",
-                m.span_of("flow", "triggers", i, "ends") if same else t.span,
+                m.span_of("flow", "triggers", i, "period") if same else t.span,
             )
     hand = m.value(g, "start", "hand")
     decks = {d.id: d for d in m.decks}

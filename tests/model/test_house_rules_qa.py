@@ -231,7 +231,7 @@ REFUSALS = {
                    "variants 'two-player' and 'duel-clash' both change scoring.majority.columns"),
     "hook-loop": ("step-cycle", 17, "procedures call each other in a loop: echo -> echo"),
     "idle-trigger": ("schema-required", 11, "one of 'ends' or 'do' is needed at triggers[4]"),
-    "last-period-end": ("value-out-of-range", 13,
+    "last-period-end": ("value-out-of-range", 14,
                         "ends period 2, the last: the last period ends with the game, so it "
                         "would never fire"),
     "misspelt-event": ("unknown-reference", 24,
