@@ -21,7 +21,7 @@ from pathlib import Path
 from lisboa_rules.core.diagnostics import Diagnostic, Related, sort_diagnostics, suggest
 from lisboa_rules.core.source import Span
 from lisboa_rules.front.loader import LoadedDoc, load_dir
-from lisboa_rules.front.overlay import Change, Doc, apply_overlay, conflicts
+from lisboa_rules.front.overlay import Change, Doc, apply_overlay, conflicts, identity_path
 from lisboa_rules.front.validate import validate
 from lisboa_rules.lang.text import IDENTITY_KEYS
 from lisboa_rules.model import types as m
@@ -380,6 +380,9 @@ def _merge(
             merged, log, found = apply_overlay(
                 docs[kind], str(ov.data["id"]), part, ov.spans, ov.key_spans, ("changes", kind)
             )
+            # what each change is, by the identities of the items it is in (compared with the
+            # changes of the other variants laid over the same rules: conflicts below)
+            log = [replace(ch, key=identity_path(docs[kind].data, ch)) for ch in log]
             merged.files = (*docs[kind].files, ov.display)
             acknowledged = [str(c.get("rule")) for c in ov.data.get("callouts", ())
                             if isinstance(c, dict)]
@@ -387,7 +390,7 @@ def _merge(
             docs[kind] = merged
             changes.extend(log)
             diags.extend(found)
-    diags.extend(conflicts(changes, {str(ov.data["id"]) for ov in overlays if ov.extra}, base))
+    diags.extend(conflicts(changes, {str(ov.data["id"]) for ov in overlays if ov.extra}))
     return docs, changes, diags
 
 

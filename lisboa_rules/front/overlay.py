@@ -16,7 +16,7 @@ Every value keeps the span of the file it came from, so diagnostics point into t
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +58,10 @@ class Change:
     before: Any
     after: Any
     span: Span
+    # the path with list items named by their identity (`steps[visit-noble-action]`), as
+    # `identity_path` finds it in the document the variant was laid over: two variants' changes
+    # are compared by it (an index depends on what earlier variants added or removed)
+    key: tuple[str | int, ...] = ()
 
 
 def _identity_key(item: dict[str, Any]) -> str | None:
@@ -554,47 +558,53 @@ def _unknown_target(variant: str, path: Path, span: Span) -> Diagnostic:
     )
 
 
-def readable(data: Any, path: Path) -> str:
-    """A path of a document as a diagnostic names it: list items by their id where they have
-    one (`actions[visit].steps[visit-noble-action]`), else by their index."""
-    out = ""
+def identity_path(data: Any, change: Change) -> tuple[str | int, ...]:
+    """The change's path in `data` (the document the variant was laid over) with each list
+    item named `[ID]` by its identity where it has one; a new item by its own identity."""
+    out: list[str | int] = []
     node = data
-    for p in path:
-        if isinstance(p, int) and isinstance(node, list) and 0 <= p < len(node):
-            ident = _identity(node[p])
-            out += f"[{ident}]" if ident is not None else f".{p}"
-            node = node[p]
-            continue
-        out += f".{p}" if out else str(p)
-        node = node.get(p) if isinstance(node, dict) else None
-    return out
+    last = len(change.path) - 1
+    for depth, p in enumerate(change.path):
+        if isinstance(p, int):
+            item = node[p] if isinstance(node, list) and 0 <= p < len(node) else None
+            ident = _identity(change.after) if depth == last and change.before is None else None
+            ident = ident if ident is not None else _identity(item)
+            out.append(f"[{ident}]" if ident is not None else p)
+            node = item
+        else:
+            out.append(p)
+            node = node.get(p) if isinstance(node, dict) else None
+    return tuple(out)
 
 
-def conflicts(changes: list[Change], house: Collection[str] = (),
-              docs: Mapping[str, Doc] | None = None) -> Iterator[Diagnostic]:
-    """Two variants that set the same value (or one inside the other) conflict. The error
-    stands at the second change, or at the change of a house rule (`house`: the variants kept
-    outside the rules folder) when the other is the rules' own: the file being edited."""
-    seen: dict[tuple[str, Path], Change] = {}
+def _shown(kind: str, key: tuple[str | int, ...]) -> str:
+    return kind + "".join(p if isinstance(p, str) and p.startswith("[") else f".{p}"
+                          for p in key)
+
+
+def conflicts(changes: list[Change], house: Collection[str] = ()) -> Iterator[Diagnostic]:
+    """Two variants that set the same value (or one inside the other) conflict, compared by
+    their `key` (the items by identity). The error stands at the second change, or at the
+    change of a house rule (`house`: the variants kept outside the rules folder) when the other
+    is the rules' own: the file being edited."""
+    seen: dict[tuple[str, tuple[str | int, ...]], Change] = {}
     for ch in changes:
-        for (kind, path), other in seen.items():
+        mine_key = ch.key or ch.path
+        for (kind, key), other in seen.items():
             if other.variant == ch.variant or kind != ch.kind:
                 continue
-            n = min(len(path), len(ch.path))
-            if path[:n] == ch.path[:n]:
+            n = min(len(key), len(mine_key))
+            if key[:n] == mine_key[:n]:
                 mine, theirs = ch, other
                 if other.variant in house and ch.variant not in house:
                     mine, theirs = other, ch
-                base = docs.get(mine.kind) if docs is not None else None
-                where = readable(base.data, mine.path) if base is not None else \
-                    ".".join(str(p) for p in mine.path)
                 yield Diagnostic(
                     "overlay-conflict",
                     f"variants '{theirs.variant}' and '{mine.variant}' both change "
-                    f"{mine.kind}.{where}, and both can be in force in one game (change "
-                    f"another value in '{mine.variant}', give the two variants player counts "
-                    "that do not meet, or merge them into one)",
+                    f"{_shown(mine.kind, mine.key or mine.path)}, and both can be in force in "
+                    f"one game (change another value in '{mine.variant}', give the two variants "
+                    "player counts that do not meet, or merge them into one)",
                     mine.span,
                     (Related(f"'{theirs.variant}' changes it here", theirs.span),),
                 )
-        seen.setdefault((ch.kind, ch.path), ch)
+        seen.setdefault((ch.kind, mine_key), ch)

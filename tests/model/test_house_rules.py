@@ -816,7 +816,15 @@ def test_add_of_something_that_exists_is_an_error(
      "scoring.sources[score.rubble].params.bonus"),
     ("  game:\n    flags:\n      - {$add: true, id: fl, name: F, text: Never set.}\n",
      "  game:\n    flags:\n      - {$add: true, id: fl, name: G, text: Never set.}\n",
-     "game.flags.0.name"),
+     "game.flags[fl].name"),
+    # the same step's words changed by both, one of them adding a step before it: compared by
+    # index, the step was another one in each (the conflict was missed, one text silently won)
+    ("  court:\n    actions:\n      - id: visit\n        steps:\n"
+     "          - {$add: true, $before: visit-state-action, id: greet, gain: {reis: 1}}\n"
+     "          - {id: visit-do-noble-action, text: Take the Noble action (A).}\n",
+     "  court:\n    actions:\n      - id: visit\n        steps:\n"
+     "          - {id: visit-do-noble-action, text: Take the Noble action (B).}\n",
+     "court.actions[visit].steps[visit-do-noble-action].text"),
 ])
 def test_two_variants_adding_the_same_thing_conflict(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
