@@ -236,7 +236,8 @@ def _analyse(
         diags.extend(_player_counts(base_set.model, variants))
         by_key = {rs.key: rs.model for rs in rulesets}
         by_changes = {rs.key: rs.changes for rs in rulesets}
-        for info in infos:
+        folded_infos = [_variant_info(variants[v]) for v in fold if v in variants]
+        for info in [*infos, *folded_infos]:  # a folded variant's words are the base game's
             variant_model = by_key.get((info.id,), base_set.model)
             text_span = variants[info.id].span_for(("text",))  # at the text, not the id
             diags.extend(check_free_text(variant_model, info.text, text_span))
@@ -246,7 +247,7 @@ def _analyse(
                     _note_removals(
                         check_callouts(base_set.model, [(c.variant, c.rule, c.span)],
                                        variant_model, c.text, callout_text),
-                        by_changes.get((info.id,), []),
+                        by_changes.get((info.id,), folded_changes if info.id in fold else []),
                     )
                 )
     diags = _dedupe(diags)
@@ -255,6 +256,7 @@ def _analyse(
     compiled = Compiled(base_set, [base_set, *rulesets], infos, digests, names)
     compiled.folded = tuple(sorted(fold))
     compiled.folded_titles = tuple((v, str(variants[v].data["title"])) for v in compiled.folded)
+    compiled.folded_infos = tuple(_variant_info(variants[v]) for v in compiled.folded)
     return compiled, diags
 
 

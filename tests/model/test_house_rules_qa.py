@@ -54,6 +54,7 @@ NEW_WORDS = {
     "new-event": "The plan bonus: take 1 real.",
     "no-cardinal": "[Royal Favor](#state-action.royal-favor) · [Plan](#state-action.plan) | [Open",
     "no-follows": "Nobody may follow the visit",
+    "no-markers": "No Rubble Set markers: a completed set gives none.",
     "noble-first": "You must first take the Noble's Noble action...",
     "nothing": "rules reference (with The rules as they are (nothing))",
     "officials-patron": "the first player with 6 Officials in the offices scores 3 wigs at once",
@@ -224,6 +225,8 @@ REFUSALS = {
                     "display pile 'bisop' is no Noble's, and the Treasury cards' pile is another"),
     "bishop-state-action": ("unknown-reference", 18,
                             "unknown State action 'oficials'; did you mean 'officials'?"),
+    "callout-typo": ("unknown-reference", 9,
+                     "has a callout for unknown rule 'rubble.setz'; did you mean 'rubble.sets'?"),
     "decree-params": ("unknown-reference", 18,
                       "names no kind 'decrees' (a type is int, bool, text, seat, a kind of "
                       "rules/state.yaml, list[T] or map[K, T]); did you mean 'list[decree]'?"),
@@ -271,6 +274,48 @@ def test_a_wrong_house_rule_is_refused_at_its_line(
         assert m is not None and int(m.group(1)) == line, (first, err)
         assert words in err, err
         assert not out.exists()  # nothing written
+
+
+def test_a_folded_house_rule_has_its_callouts_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Folded in (`--variant`), a callout at a misspelt rule is refused as when chosen (it was
+    built, the callout printed nowhere)."""
+    out = tmp_path / "out"
+    capsys.readouterr()
+    args = ["build", "--no-cache", "--rules", str(ROOT / "rules"), "--out", str(out),
+            "--house", str(REFUSED / "callout-typo.yaml"), "--variant", "callout-typo"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert re.search(r"refused/callout-typo\.yaml:9:\d+: error\[unknown-reference\]: .*"
+                     r"'rubble\.setz'; did you mean 'rubble\.sets'\?", err), err
+    assert not out.exists()
+
+
+def test_the_folded_callout_stands_at_its_rule(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A folded house rule's callout is printed at its rule, as the rules' own words (no link to
+    a page of changes the folded reference does not have)."""
+    md = _build(tmp_path_factory, "no-markers", True).md
+    at = md.index('<a id="rubble.sets"></a>')
+    callout = md.index("> **◆ No Rubble Set markers:**", at)
+    assert callout < md.index("<a id=", at + 1) + 2000
+    line = md[callout:md.index("\n", callout)]
+    assert "a completed set gives none" in line and "all changes" not in line
+
+
+def test_no_rubble_set_markers(base: Any, option: Any) -> None:
+    E = option("no-markers")
+    for engine, chosen, phase in ((E, ("no-markers",), "refill"), (base, (), "marker")):
+        g = engine.new_game(3, chosen, 0)
+        seat = g.current
+        card = next(n for n, c in sorted(g.rs.cards.items())
+                    if c.type == "king" and dict(c.reward).get("rubble") == 1)
+        set_hand(g, seat, [*g.players[seat].hand[:4], card])
+        g.players[seat].rubble_cubes = 2
+        after = engine.apply_move(g, engine.Move("portfolio", seat, card=card))
+        assert after.players[seat].rubble_sets == 1 and after.phase == phase
+        assert engine.check_invariants(after) == []
+        assert engine.dumps(engine.loads(engine.dumps(after))) == engine.dumps(after)
 
 
 # --- a new action --------------------------------------------------------------------------
