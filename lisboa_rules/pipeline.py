@@ -20,7 +20,7 @@ from lisboa_rules.core.diagnostics import Diagnostic, Related, sort_diagnostics,
 from lisboa_rules.core.memory import cyclic_gc_paused
 from lisboa_rules.core.source import Span
 from lisboa_rules.front.loader import LoadedDoc, load_dir
-from lisboa_rules.front.overlay import Change, Doc, apply_overlay, conflicts
+from lisboa_rules.front.overlay import Change, Doc, apply_overlay, conflicts, identity_path
 from lisboa_rules.front.validate import validate
 from lisboa_rules.lang.text import IDENTITY_KEYS
 from lisboa_rules.model import types as m
@@ -216,7 +216,8 @@ def _analyse(
         diags.extend(_player_counts(base_set.model, variants))
         by_key = {rs.key: rs.model for rs in rulesets}
         by_changes = {rs.key: rs.changes for rs in rulesets}
-        for info in infos:
+        folded_infos = [_variant_info(variants[v]) for v in fold if v in variants]
+        for info in [*infos, *folded_infos]:  # a folded variant's words are the base game's
             variant_model = by_key.get((info.id,), base_set.model)
             text_span = variants[info.id].span_for(("text",))  # at the text, not the id
             diags.extend(check_free_text(variant_model, info.text, text_span))
@@ -226,7 +227,7 @@ def _analyse(
                     _note_removals(
                         check_callouts(base_set.model, [(c.variant, c.rule, c.span)],
                                        variant_model, c.text, callout_text),
-                        by_changes.get((info.id,), []),
+                        by_changes.get((info.id,), folded_changes if info.id in fold else []),
                     )
                 )
     diags = _dedupe(diags)
@@ -235,6 +236,7 @@ def _analyse(
     compiled = Compiled(base_set, [base_set, *rulesets], infos, digests, names)
     compiled.folded = tuple(sorted(fold))
     compiled.folded_titles = tuple((v, str(variants[v].data["title"])) for v in compiled.folded)
+    compiled.folded_infos = tuple(_variant_info(variants[v]) for v in compiled.folded)
     return compiled, diags
 
 
@@ -360,6 +362,9 @@ def _merge(
             merged, log, found = apply_overlay(
                 docs[kind], str(ov.data["id"]), part, ov.spans, ov.key_spans, ("changes", kind)
             )
+            # what each change is, by the identities of the items it is in (compared with the
+            # changes of the other variants laid over the same rules: conflicts below)
+            log = [replace(ch, key=identity_path(docs[kind].data, ch)) for ch in log]
             merged.files = (*docs[kind].files, ov.display)
             acknowledged = [str(c.get("rule")) for c in ov.data.get("callouts", ())
                             if isinstance(c, dict)]
@@ -367,7 +372,7 @@ def _merge(
             docs[kind] = merged
             changes.extend(log)
             diags.extend(found)
-    diags.extend(conflicts(changes))
+    diags.extend(conflicts(changes, {str(ov.data["id"]) for ov in overlays if ov.extra}))
     return docs, changes, diags
 
 

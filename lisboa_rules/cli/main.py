@@ -62,13 +62,7 @@ def _configure_build(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write nothing; print unified diffs of stale outputs (implies --check)",
     )
-    p.add_argument(
-        "--variant",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="apply a variant from rules/variants/ (repeatable)",
-    )
+    add_variant_option(p)
     add_house_option(p)
     p.add_argument(
         "--no-cache",
@@ -163,7 +157,7 @@ def run_validate(args: argparse.Namespace) -> int:
     """Run every stage for diagnostics only; outputs are discarded."""
     from lisboa_rules import pipeline
 
-    result = pipeline.compile_rules(args.rules, (), extra=tuple(args.house))
+    result = pipeline.compile_rules(args.rules, tuple(args.variant), extra=tuple(args.house))
     report(result.diagnostics, args.format)
     if has_errors(result.diagnostics):
         return EXIT_FINDINGS
@@ -174,7 +168,22 @@ def run_validate(args: argparse.Namespace) -> int:
 
 def _configure_validate(p: argparse.ArgumentParser) -> None:
     add_rules_options(p)
+    add_variant_option(p)
     add_house_option(p)
+
+
+def add_variant_option(p: argparse.ArgumentParser) -> None:
+    """--variant NAME (build, validate): a variant folded into the base game, as `build` folds
+    it, so that `validate` checks the rules `build --variant` would build (a house rule that
+    changes rules/state.yaml is only valid folded)."""
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="fold a variant of rules/variants/ (or a --house file) into the base game "
+        "(repeatable)",
+    )
 
 
 # --- schema ------------------------------------------------------------------------------

@@ -416,8 +416,10 @@ _code(
     """
 When several variants can be in force together (two chosen ones, or a chosen one and one
 that applies by player count), they must not change the same value, because the result would
-depend on their order. The error points at the second change and a note at the first. Change
-different values, or merge the two variants into one.
+depend on their order. The error points at the second change and a note at the first (at a
+house rule's change, given with --house, when the other variant is one of rules/variants/).
+Change different values, give two variants that apply by player count counts that do not
+meet, or merge the two variants into one.
 
     bad:   house-a.yaml: changes: {game: {start: {reis: 12}}}
            house-b.yaml: changes: {game: {start: {reis: 14}}}
@@ -540,7 +542,8 @@ _code(
 The generated engine has one `Player` and one `Game` class, made from the base game's
 declaration, which every rule set shares. A variant chosen at setup, or applied by player
 count, cannot add or change what a player or the game holds: fold it into the base game
-(a house rule: `lisboa-rules build --variant NAME`), or move the field into rules/state.yaml.
+(a house rule: `lisboa-rules build --variant NAME`, checked with `lisboa-rules validate
+--house FILE --variant NAME`), or move the field into rules/state.yaml.
 
     bad:   a chosen variant with changes: {state: {player: [{$add: true, id: coins, ...}]}}
     fix:   lisboa-rules build --variant NAME (the variant folded into the base game)

@@ -11,7 +11,7 @@ from lisboa_rules.core.diagnostics import Diagnostic
 from lisboa_rules.core.inputs import ENGINE as ENGINE
 from lisboa_rules.core.inputs import STATE_SCHEMA as STATE_SCHEMA
 from lisboa_rules.emit.engine.runtime import runtime_text
-from lisboa_rules.emit.engine.state_schema import state_schema
+from lisboa_rules.emit.engine.state_schema import state_schemas
 from lisboa_rules.emit.engine.view import build_view
 from lisboa_rules.emit.env import code_env
 from lisboa_rules.emit.header import header
@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 def emit_engine(compiled: Compiled) -> dict[str, str]:
     """The engine module and the state schema."""
     models = [rs.model for rs in compiled.rulesets]
-    schema = state_schema(models[0], compiled.variants, compiled.digest, compiled.folded)
-    view = build_view(models, compiled.variants, schema, compiled.names, compiled.folded_titles)
+    schema, own = state_schemas(models, compiled.variants, compiled.digest, compiled.folded)
+    view = build_view(models, compiled.variants, schema, compiled.names, compiled.folded_titles,
+                      own)
     text = (
         code_env()
         .get_template("engine/lisboa_engine.py.jinja")

@@ -16,7 +16,7 @@ Every value keeps the span of the file it came from, so diagnostics point into t
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +58,10 @@ class Change:
     before: Any
     after: Any
     span: Span
+    # the path with list items named by their identity (`steps[visit-noble-action]`), as
+    # `identity_path` finds it in the document the variant was laid over: two variants' changes
+    # are compared by it (an index depends on what earlier variants added or removed)
+    key: tuple[str | int, ...] = ()
 
 
 def _identity_key(item: dict[str, Any]) -> str | None:
@@ -253,6 +257,7 @@ def _merge_list(
     saved_keys = {i: by_index_keys.get(i, {}) for i in range(len(cur))}
     order: list[int | None] = list(range(len(cur)))
     new_items: list[tuple[Any, Path]] = []
+    moves: list[tuple[int, Any, bool, Path]] = []  # (base index, anchor, after, where)
     named: dict[str | int, Path] = {}  # each identity this overlay's list names, where first
     for j, item in enumerate(over):
         ident = _identity(item)
@@ -310,17 +315,28 @@ def _merge_list(
                 continue
             new_items.append(({k: v for k, v in item.items() if k != ADD}, sub_o))
             continue
-        if isinstance(item, dict) and (AFTER in item or BEFORE in item):
-            diags.append(
-                Diagnostic(
-                    "overlay-unknown-key",
-                    f"only a new item (`$add: true`) takes a place with $after or $before, "
-                    f"in {_where(out, path)}",
-                    _item_span(o_spans, sub_o, out),
-                )
-            )
-            continue
         i = index[ident]
+        if isinstance(item, dict) and (AFTER in item or BEFORE in item):
+            # an item moved: put in its new place once the list is merged (its other keys
+            # change it as usual); a step read in another order is a change of its rule
+            if (AFTER in item and BEFORE in item) or adds or item.get(REMOVE) is True:
+                diags.append(
+                    Diagnostic(
+                        "overlay-unknown-key",
+                        f"{_item_word(path)} '{ident}' of {_where(out, path)} takes one place: "
+                        "$after or $before, on an item that stays",
+                        _item_span(o_spans, sub_o, out),
+                    )
+                )
+                continue
+            key = AFTER if AFTER in item else BEFORE
+            moves.append((i, item[key], key == AFTER, sub_o))
+            log.append(Change(variant, out.kind, (*path, i, key), None, item[key],
+                              o_spans.get((*sub_o, key)) or _item_span(o_spans, sub_o, out)))
+            _mark(out, (*path, i), variant)
+            item = {k: v for k, v in item.items() if k not in (AFTER, BEFORE)}
+            if set(item) == {_identity_key(item)}:
+                continue  # moved, not changed
         if not adds and isinstance(item, dict) and set(item) == {_identity_key(item)}:
             what = f"{_item_word(path)} '{ident}' of {_where(out, path)}"
             span = _item_span(o_spans, sub_o, out)
@@ -401,6 +417,29 @@ def _merge_list(
             else:
                 pos = found[0] + 1 if after else found[0]
         layout.insert(pos, (None, (item, sub_o)))
+    for i, anchor, after, sub_o in moves:
+        if order[i] is None:
+            continue  # removed by the same variant: said as a removal
+        place = next(n for n, (kept, _) in enumerate(layout) if kept == i)
+        moved = layout.pop(place)
+        found = [n for n, (kept, new) in enumerate(layout)
+                 if _identity(items[kept] if kept is not None else new[0] if new else None)
+                 == anchor]
+        if not found:
+            known = [str(_identity(items[kept])) for kept, _ in layout if kept is not None]
+            diags.append(
+                Diagnostic(
+                    "overlay-unknown-item",
+                    f"no {_item_word(path)} '{anchor}' in {_where(out, path)} to move "
+                    f"'{_identity(items[i])}' {'after' if after else 'before'}",
+                    o_spans.get((*sub_o, AFTER if after else BEFORE))
+                    or _item_span(o_spans, sub_o, out),
+                    suggestion=suggest(str(anchor), known),
+                )
+            )
+            layout.insert(place, moved)
+            continue
+        layout.insert(found[0] + 1 if after else found[0], moved)
     for kept, new in layout:
         k = len(result)
         if kept is not None:
@@ -519,20 +558,53 @@ def _unknown_target(variant: str, path: Path, span: Span) -> Diagnostic:
     )
 
 
-def conflicts(changes: list[Change]) -> Iterator[Diagnostic]:
-    """Two variants that set the same value (or one inside the other) conflict."""
-    seen: dict[tuple[str, Path], Change] = {}
+def identity_path(data: Any, change: Change) -> tuple[str | int, ...]:
+    """The change's path in `data` (the document the variant was laid over) with each list
+    item named `[ID]` by its identity where it has one; a new item by its own identity."""
+    out: list[str | int] = []
+    node = data
+    last = len(change.path) - 1
+    for depth, p in enumerate(change.path):
+        if isinstance(p, int):
+            item = node[p] if isinstance(node, list) and 0 <= p < len(node) else None
+            ident = _identity(change.after) if depth == last and change.before is None else None
+            ident = ident if ident is not None else _identity(item)
+            out.append(f"[{ident}]" if ident is not None else p)
+            node = item
+        else:
+            out.append(p)
+            node = node.get(p) if isinstance(node, dict) else None
+    return tuple(out)
+
+
+def _shown(kind: str, key: tuple[str | int, ...]) -> str:
+    return kind + "".join(p if isinstance(p, str) and p.startswith("[") else f".{p}"
+                          for p in key)
+
+
+def conflicts(changes: list[Change], house: Collection[str] = ()) -> Iterator[Diagnostic]:
+    """Two variants that set the same value (or one inside the other) conflict, compared by
+    their `key` (the items by identity). The error stands at the second change, or at the
+    change of a house rule (`house`: the variants kept outside the rules folder) when the other
+    is the rules' own: the file being edited."""
+    seen: dict[tuple[str, tuple[str | int, ...]], Change] = {}
     for ch in changes:
-        for (kind, path), other in seen.items():
+        mine_key = ch.key or ch.path
+        for (kind, key), other in seen.items():
             if other.variant == ch.variant or kind != ch.kind:
                 continue
-            n = min(len(path), len(ch.path))
-            if path[:n] == ch.path[:n]:
-                where = ".".join(str(p) for p in ch.path)
+            n = min(len(key), len(mine_key))
+            if key[:n] == mine_key[:n]:
+                mine, theirs = ch, other
+                if other.variant in house and ch.variant not in house:
+                    mine, theirs = other, ch
                 yield Diagnostic(
                     "overlay-conflict",
-                    f"variants '{other.variant}' and '{ch.variant}' both change {ch.kind}.{where}",
-                    ch.span,
-                    (Related(f"'{other.variant}' changes it here", other.span),),
+                    f"variants '{theirs.variant}' and '{mine.variant}' both change "
+                    f"{_shown(mine.kind, mine.key or mine.path)}, and both can be in force in "
+                    f"one game (change another value in '{mine.variant}', give the two variants "
+                    "player counts that do not meet, or merge them into one)",
+                    mine.span,
+                    (Related(f"'{theirs.variant}' changes it here", theirs.span),),
                 )
-        seen.setdefault((ch.kind, ch.path), ch)
+        seen.setdefault((ch.kind, mine_key), ch)

@@ -251,6 +251,13 @@ def _describe_error(error: ValidationError, keyword: str) -> tuple[str, str, str
     if keyword == "pattern":
         msg = f"{_describe(value)} does not match the pattern {expected}"
         return "schema-pattern", msg, None
+    if keyword in ("anyOf", "oneOf") and isinstance(expected, list) and expected and all(
+            isinstance(b, dict) and set(b) == {"required"} for b in expected):
+        # each branch requires keys (a trigger `ends:` something or `do:`es steps)
+        given = value if isinstance(value, dict) else {}
+        keys = [k for b in expected for k in b["required"] if k not in given]
+        return ("schema-required", f"missing required key: one of "
+                f"{' or '.join(repr(k) for k in keys)} is needed", None)
     return "schema-invalid", f"invalid value: {_shorten(error.message, 200).rstrip('.')}", None
 
 

@@ -680,18 +680,63 @@ class ActionCompiler(Compiler):
         return cases
 
     def _candidates(self, code: str) -> set[str]:
-        """The procedures a text may name: the values of the tables the code (or the lets it
-        reads) reads from; every procedure some table names when it reads none."""
+        """The procedures a text may name: the values of the tables whose entry is the code's
+        value (`T[k]`, either side of `a if c else b`, through the lets it reads), not of the
+        tables its key is read from (`noble.noble_action`, the noble a card's type: the card
+        types are no procedures, though one is spelt like the effect `treasury`); failing
+        that, of every table it reads; every procedure some table names when it reads none."""
+        outer = self._value_tables(code, 0)
+        if outer is not None:
+            tables, named = outer
+            out = {v for v in named if v in self.procs}
+            for t in tables:
+                out |= {v for v in self.table_values.get(t, {}).values()
+                        if isinstance(v, str) and v in self.procs}
+            return out
         for var, source in self.let_sources.items():
             code = re.sub(rf"\b{var}\b", f"({source})", code)
         reads = re.findall(r"(_T_\w+)\[", code)
         if not reads:
             return self._targets_all()
-        out: set[str] = set()
+        out = set()
         for t in reads:
             out |= {v for v in self.table_values.get(t, {}).values()
                     if isinstance(v, str) and v in self.procs}
         return out
+
+    def _value_tables(self, code: str, depth: int) -> tuple[set[str], set[str]] | None:
+        """(the tables an entry of which is the value of `code`, the texts it may be as
+        written), or None when its value is not read so plainly."""
+        try:
+            node = ast.parse(code, mode="eval").body
+        except SyntaxError:
+            return None
+        return self._outer(node, depth)
+
+    def _outer(self, node: ast.expr, depth: int) -> tuple[set[str], set[str]] | None:
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and node.value.id.startswith("_T_"):
+            return {node.value.id}, set()
+        if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, str)):
+            return set(), ({node.value} if isinstance(node.value, str) else set())
+        if isinstance(node, ast.Name) and node.id in self.let_sources and depth < 20:
+            return self._value_tables(self.let_sources[node.id], depth + 1)
+        parts: list[ast.expr] | None = None
+        if isinstance(node, ast.IfExp):
+            parts = [node.body, node.orelse]
+        elif isinstance(node, ast.BoolOp):
+            parts = list(node.values)
+        if parts is None:
+            return None
+        tables: set[str] = set()
+        named: set[str] = set()
+        for part in parts:
+            found = self._outer(part, depth)
+            if found is None:
+                return None
+            tables |= found[0]
+            named |= found[1]
+        return tables, named
 
     # Constants: a choice from a constant without repeats goes through it as it is, and a let
     # of the move generator whose value depends only on such a choice (and on the rules' tables)

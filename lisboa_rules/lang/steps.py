@@ -104,6 +104,8 @@ class StepProblem:
 class Param:
     name: str
     type: VType
+    # where it is declared (`params: {NAME: TYPE}`): a type naming no kind is reported there
+    path: tuple[str | int, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

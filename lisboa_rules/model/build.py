@@ -27,6 +27,7 @@ from lisboa_rules.model.procs import (
     Tables,
     check_cycles,
     check_hook_events,
+    check_param_kinds,
     check_phase_table,
     compile_procs,
     proc_set,
@@ -176,6 +177,17 @@ class Builder:
 
     # -- the documents ---------------------------------------------------------------------
 
+    def _player_counts(self) -> tuple[int, ...]:
+        """The player counts of a rule set with a variant that applies by player count (the
+        engine plays it with those only); () when no variant narrows game.players."""
+        narrowing = [set(v.applies_players) for v in self.variant_infos
+                     if v.id in self.variants and v.applies_players]
+        players = self._get("game", "players", default={}) or {}
+        lo, hi = players.get("min"), players.get("max")
+        if not narrowing or not isinstance(lo, int) or not isinstance(hi, int):
+            return ()
+        return tuple(sorted(set(range(lo, hi + 1)).intersection(*narrowing)))
+
     def build(self) -> model.Model | None:
         missing = [k for k in REQUIRED_KINDS if k not in self.docs]
         if missing:
@@ -232,6 +244,7 @@ class Builder:
             procs=procset,
             procs_compiled=self.procs_compiled,
             texts=self.texts,
+            player_counts=self._player_counts(),
         )
 
     def _procedures(self, data: dict[str, Any], state: StateDecl) -> ProcSet:
@@ -246,6 +259,8 @@ class Builder:
                       self._get("nobles", "forbidden_reason", default=None))
         problems += check_cycles(ps)
         problems += check_hook_events(ps)
+        untyped = check_param_kinds(ps, state)  # such params are typed `any` from here on
+        problems += untyped
         problems += check_conservation(ps, state, data)
         # every procedure is compiled, also one with a step that could not be read or checked
         # (step-shape, step-order, a bad `from`): that step is left out, so a name only it binds
@@ -268,6 +283,8 @@ class Builder:
             # the engine's public queries: their arguments and values, in the same scope
             _, found_q = compile_queries(self._get("vocabulary", "queries", default=[]) or [],
                                          state, scope)
+        if untyped:  # their uses and the values passed them: refused for that type alone
+            found = [pr for pr in found if not (pr.code == "expr-type" and _ANY.search(pr.message))]
         everything = [*problems, *found]
         for proc in ps.procs.values():
             mine = [pr for pr in everything if pr.path[:len(proc.path)] == proc.path]
@@ -424,6 +441,16 @@ class Builder:
                     span=self.span("nobles", "state_actions", i),
                 )
             )
+        # a Noble's State actions type the steps that read them (`noble.state_actions`): one
+        # that names none makes them text, and those steps fail to check; the name is said here
+        # (the checks that also say it run only on rules whose steps check)
+        known = [a.id for a in sas]
+        for i, n in enumerate(nobles):
+            for j, sa in enumerate(n.state_actions):
+                if sa not in known:
+                    self.error("unknown-reference", f"unknown State action '{sa}'",
+                               self.span("nobles", "nobles", i, "state_actions", j),
+                               suggest(sa, known))
         nas = []
         for i, a in enumerate(self._get("nobles", "noble_actions")):
             path: Path = ("noble_actions", i)
@@ -937,6 +964,7 @@ def build_model(
 
 
 
+_ANY = re.compile(r"\ba any\b")  # the words of typed.describe(ANY)
 _UNKNOWN = re.compile(r"unknown name '([^']*)'")
 
 

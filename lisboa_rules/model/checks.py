@@ -148,23 +148,37 @@ def check_references(m: Model) -> Iterator[Diagnostic]:
         if isinstance(ph, dict) and ph.get("rule") is not None and ph["rule"] not in rule_ids:
             yield _unknown("rule", str(ph["rule"]), rule_ids, m.span_of("flow", "phases", i,
                                                                          "rule"))
+    non_noble = [p for p in piles if p not in nobles]
+    # a pile that is no Noble's but is spelt like one: the Noble's cards have no pile
+    misspelt = {str(p): near for p in non_noble
+                if (near := suggest(str(p), nobles)) is not None and len(non_noble) > 1}
     for c in m.cards:
         if c.deck not in decks:
             yield _unknown("deck", c.deck, decks, c.span)
-        if c.type not in piles:
+        if c.type not in piles and c.type not in misspelt.values():  # else said at the pile
             yield _unknown("card type (display pile)", c.type, piles, c.span)
         if c.event_action is not None and c.event_action not in nas:
             yield _unknown("Noble action", c.event_action, nas, c.span)
         if c.set_flag is not None and c.set_flag not in flags:
             yield _unknown("flag", c.set_flag, flags, c.span)
-    non_noble = [p for p in piles if p not in nobles]
     if len(non_noble) != 1:
-        yield Diagnostic(
-            "value-out-of-range",
-            "the display needs exactly one pile that is not a "
-            f"Noble's (the Treasury cards' pile), found {non_noble}",
-            m.span_of("components", "display", "piles"),
-        )
+        if misspelt:
+            pile, near = next(iter(misspelt.items()))
+            yield Diagnostic(
+                "unknown-reference",
+                f"display pile '{pile}' is no Noble's, and the Treasury cards' pile is "
+                f"another ({[p for p in non_noble if p != pile]}): the cards of '{near}' "
+                "have no pile",
+                m.span_of("components", "display", "piles", piles.index(pile)),
+                suggestion=near,
+            )
+        else:
+            yield Diagnostic(
+                "value-out-of-range",
+                "the display needs exactly one pile that is not a "
+                f"Noble's (the Treasury cards' pile), found {non_noble}",
+                m.span_of("components", "display", "piles"),
+            )
     favor = m.value("game", "start", "royal_favor_of")
     if favor not in nobles:
         yield _unknown("noble", favor, nobles, m.span_of("game", "start", "royal_favor_of"))
@@ -275,8 +289,11 @@ def check_text(m: Model) -> Iterator[Diagnostic]:
         if r.executable and not r.text.strip():
             yield Diagnostic("missing-text", f"rule '{r.id}' has no text for the reference", span)
         yield from _check_one_text(m, r.text, span, _local_for(m, r), rule_ids)
-    for a in m.assumptions:  # a stated value prints the data it restates through placeholders
-        yield from _check_one_text(m, a.value, a.span, None, rule_ids)
+    rows = m.data.get("provenance", {}).get("assumptions") or []
+    for i, a in enumerate(m.assumptions):  # a stated value prints the data it restates
+        same = i < len(rows) and isinstance(rows[i], dict) and rows[i].get("id") == a.id
+        span = m.span_of("provenance", "assumptions", i, "value") if same else a.span
+        yield from _check_one_text(m, a.value, span, None, rule_ids)
 
 
 def _local_for(m: Model, r: Rule) -> Any:
@@ -399,6 +416,13 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
             f"players.min ({pmin}) is more than players.max ({pmax})",
             m.span_of(g, "players", "min"),
         )
+    # a rule set of a variant that applies by player count is played with those counts only
+    narrowed = bool(m.player_counts) and max(m.player_counts) < pmax
+    if narrowed:
+        pmax = max(m.player_counts)
+    most = (Related(f"this rule set is played with {', '.join(map(str, m.player_counts))} "
+                    "players", m.span_of("game", "players", "max")) if narrowed
+            else Related(f"up to {pmax} players", m.span_of(g, "players", "max")))
     colors = m.value(g, "players", "colors")
     if len(colors) < pmax:
         yield Diagnostic(
@@ -463,12 +487,24 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
             m.span_of(g, "tracks", "treasury", "spaces"),
         )
     periods = m.value(g, "periods")
-    for t in m.triggers:
+    rows = m.data.get("flow", {}).get("triggers") or []
+    for i, t in enumerate(m.triggers):
         if t.period > periods:
             yield Diagnostic(
                 "value-out-of-range",
                 f"trigger '{t.id}' is for period {t.period}, but the game has {periods}",
                 t.span,
+            )
+        elif t.ends == "period" and t.period == periods:
+            # the engine ends no period after the last (rules: game-end): it would never fire;
+            # said at the period, the value that makes it so
+            same = i < len(rows) and isinstance(rows[i], dict) and rows[i].get("id") == t.id
+            yield Diagnostic(
+                "value-out-of-range",
+                f"trigger '{t.id}' ends period {t.period}, the last: the last period ends with "
+                "the game, so it would never fire (write `ends: game`, or give it an earlier "
+                "period)",
+                m.span_of("flow", "triggers", i, "period") if same else t.span,
             )
     hand = m.value(g, "start", "hand")
     decks = {d.id: d for d in m.decks}
@@ -477,14 +513,17 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
         cards_by_deck[c.deck] = cards_by_deck.get(c.deck, 0) + 1
     for d in m.decks:
         if d.role == "starting-hand" and cards_by_deck.get(d.id, 0) < hand * pmax:
+            fit = cards_by_deck.get(d.id, 0) // hand if hand > 0 else pmax
             yield Diagnostic(
                 "value-out-of-range",
                 f"the {d.name} has {cards_by_deck.get(d.id, 0)}"
-                f" cards; {pmax} players need {hand * pmax}",
+                f" cards; {pmax} players need {hand * pmax} (it deals hands of {hand} to at most "
+                f"{fit} players: add cards to the deck, deal smaller hands, or play with fewer "
+                "players, e.g. a variant that applies by player count)",
                 d.span,
                 (
                     Related(f"a hand is {hand} cards", m.span_of(g, "start", "hand")),
-                    Related(f"up to {pmax} players", m.span_of(g, "players", "max")),
+                    most,
                 ),
             )
     for role in ("starting-hand", "period-refill"):
@@ -543,6 +582,8 @@ def check_other_text(m: Model) -> Iterator[Diagnostic]:
                 continue
             if (kind, *path[:1]) in (("state", "invariants"), ("state", "checks")):
                 continue  # their {expressions} are checked by the state builder
+            if (kind, *path[:1], path[-1]) == ("provenance", "assumptions", "value"):
+                continue  # an assumption's stated value: check_text (once, no local names)
             yield from _check_one_text(m, value, m.span_of(kind, *path), local, rule_ids)
 
 
@@ -1044,7 +1085,9 @@ def check_stale_texts(
             if not stale:
                 continue
             rel, ch = stale[0]
-            what = ", ".join(dict.fromkeys(".".join(str(p) for p in r) for r, _ in stale))
+            what = ", ".join(dict.fromkeys(
+                "the place" if r[0] in ("$after", "$before") else ".".join(str(p) for p in r)
+                for r, _ in stale))
             quoted = " ".join(texts)
             quoted = quoted if len(quoted) <= 60 else quoted[:57].rstrip() + "..."
             old = next((ph for _, c in stale for ph in phs if _names_old(ph, c)), None)

@@ -36,6 +36,8 @@ class Compiled:
 
     folded: tuple[str, ...] = ()  # variants built into the base game (build --variant)
     folded_titles: tuple[tuple[str, str], ...] = ()  # (id, title) of those, in `folded` order
+    # those variants' descriptions (their callouts are printed at their rules, as the rules')
+    folded_infos: tuple[m.VariantInfo, ...] = ()
 
     @property
     def inputs(self) -> list[tuple[str, str]]:

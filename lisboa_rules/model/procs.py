@@ -255,7 +255,7 @@ def _params(raw: Any, path: tuple[str | int, ...],
         return ()
     for name, text in raw.items():
         try:
-            out.append(st.Param(str(name), vtype(parse_type(str(text)))))
+            out.append(st.Param(str(name), vtype(parse_type(str(text))), (*path, name)))
         except TypeSyntaxError as exc:
             problems.append(st.StepProblem("step-shape", f"parameter {name}: {exc}",
                                            (*path, name)))
@@ -581,6 +581,44 @@ def compile_procs(ps: ProcSet, scope: Scope, name: Callable[[str], str],
         comp.compile_action(action, kind.replace("-", "_"))
         problems += comp.problems
     return out, unique_problems(problems)
+
+
+def check_param_kinds(ps: ProcSet, state: StateDecl) -> list[st.StepProblem]:
+    """Each param whose type names no kind of rules/state.yaml (`{decrees: decrees}` for
+    `list[decree]`), reported once where it is declared (the effects' shared params are every
+    effect's). Such a param is typed `any` in `ps` from here on: its uses, and the values
+    steps pass it, are not reported again for want of a type that does not exist."""
+    from dataclasses import replace
+
+    from lisboa_rules.model.state import BASE_TYPES, CONTAINERS
+
+    kinds = {k.id for k in state.kinds}
+    known = sorted({*BASE_TYPES, *CONTAINERS, *kinds})
+    out: list[st.StepProblem] = []
+    bad: set[tuple[str | int, ...]] = set()
+
+    def names(t: VType) -> Iterable[str]:
+        yield t.name
+        for a in t.args:
+            yield from names(a)
+
+    for prm in {p.path: p for proc in ps.procs.values() for p in proc.params}.values():
+        wrong = [n for n in names(prm.type) if n not in known]
+        if not wrong or not prm.path:
+            continue
+        bad.add(prm.path)
+        one = wrong[0].removesuffix("s")  # `decrees` for a list of them
+        hint = f"list[{one}]" if one != wrong[0] and one in kinds else suggest(wrong[0], known)
+        out.append(st.StepProblem(
+            "unknown-reference", f"the type of parameter '{prm.name}' names no kind "
+            f"'{wrong[0]}' (a type is int, bool, text, seat, a kind of rules/state.yaml, "
+            "list[T] or map[K, T])", prm.path, hint))
+    if bad:
+        for pid, proc in ps.procs.items():
+            if any(p.path in bad for p in proc.params):
+                ps.procs[pid] = replace(proc, params=tuple(
+                    replace(p, type=typed.ANY) if p.path in bad else p for p in proc.params))
+    return out
 
 
 def unique_problems(problems: list[st.StepProblem]) -> list[st.StepProblem]:

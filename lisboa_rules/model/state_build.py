@@ -669,8 +669,8 @@ def build_state(
         b.error(
             "state-variant",
             f"variant '{variant}' changes what the players or the game hold, but it is not "
-            "folded into the base game: the engine has one set of state classes; build it "
-            f"with --variant {variant}",
+            "folded into the base game: the engine has one set of state classes; fold it in "
+            f"with --variant {variant} (build, validate)",
             where,
         )
     return decl, b.diags

@@ -345,6 +345,9 @@ class Model:
     procs_compiled: Any = field(default=None, compare=False, repr=False)
     # the source text of each rules file by its shown name (a diagnostic's column inside a text)
     texts: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    # the numbers of players this rule set is played with, when a variant in it applies by
+    # player count (game.players' range narrowed to its counts); () for the whole range
+    player_counts: tuple[int, ...] = ()
 
     def rule(self, rule_id: str) -> Rule | None:
         """The rule with this id, if any."""

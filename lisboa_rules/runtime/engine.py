@@ -25,7 +25,9 @@ __all__ = [
     "GAME_INFO",
     "RULESETS",
     "RULE_TEXT",
+    "RULE_TEXTS",
     "STATE_SCHEMA",
+    "STATE_SCHEMAS",
     "VARIANTS",
     "Ctx",
     "Game",
@@ -224,7 +226,9 @@ _TOTALERS: dict[tuple[str, ...], Callable[[Game, _ScoreLayout], tuple[int, ...]]
 VARIANTS: dict[str, VariantDef] = {}
 GAME_INFO: dict[str, Any] = {}
 RULE_TEXT: dict[str, tuple[str, str]] = {}
+RULE_TEXTS: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
 STATE_SCHEMA: dict[str, Any] = {}
+STATE_SCHEMAS: dict[tuple[str, ...], dict[str, Any]] = {}
 _TURN_RULE: str = ""
 _GAME_END: str = ""
 _TURN_END: str = ""
@@ -347,8 +351,8 @@ with suppress(TypeError, AttributeError):
 class IllegalMove(ValueError):
     """A move the rules do not allow; `rule` is the id of the rule that forbids it."""
 
-    def __init__(self, rule: str, reason: str) -> None:
-        title, text = RULE_TEXT.get(rule, (rule, ""))
+    def __init__(self, rule: str, reason: str, words: tuple[str, str] | None = None) -> None:
+        title, text = words if words is not None else RULE_TEXT.get(rule, (rule, ""))
         super().__init__(f"[{rule}] {title}: {reason}" + (f" ({text})" if text else ""))
         self.rule = rule
         self.reason = reason
@@ -770,7 +774,8 @@ def explain_move(g: Game, move: Move) -> IllegalMove | None:
     is legal exactly when it is one of `legal_moves(g)`, compared by value with the types of
     the values (`True` is not card 1)."""
     try:
-        return _explain_move(g, move)
+        why = _explain_move(g, move)
+        return None if why is None else _worded(g, why)
     except _REFUSALS:
         raise
     except _FAULTS as exc:
@@ -784,6 +789,13 @@ def _explain_move(g: Game, move: Move) -> IllegalMove | None:
 
 def _illegal(rule: str, reason: str) -> IllegalMove:
     return IllegalMove(rule, reason)
+
+
+def _worded(g: Game, exc: IllegalMove) -> IllegalMove:
+    """The refusal with the words of the game's rule set, where its variants change them."""
+    words = RULE_TEXTS.get(g.rs.key)
+    found = words.get(exc.rule) if words is not None else None
+    return exc if found is None else IllegalMove(exc.rule, exc.reason, found)
 
 
 def _listed(g: Game, move: Move) -> bool:
@@ -838,6 +850,8 @@ def apply_move(g: Game, move: Move) -> Game:
     the move is one of `legal_moves(g)` (see `explain_move`)."""
     try:
         return _apply_move(g, move)
+    except IllegalMove as exc:
+        raise _worded(g, exc) from None
     except _REFUSALS:
         raise
     except _FAULTS as exc:
@@ -1053,12 +1067,16 @@ def _advance(g: Game) -> None:
 
 
 def _end_turn(g: Game) -> None:
-    """End of the turn: the steps of rules/flow.yaml `turn_end`; then a pending period end
-    runs."""
+    """End of the turn: the steps of rules/flow.yaml `turn_end`, and the triggers whose
+    condition they (or the count of turns) made hold, fired for the player whose turn it was;
+    then a pending period end runs."""
     proc = g.rs.procs.get(_TURN_END)
     if proc is not None:
         proc.run(g, g.current)
     g.turns = min(_INT_MAX, g.turns + 1)  # a save holds 64-bit integers: the count stops there
+    mover, g.actor = g.actor, g.current  # (the last to move may have been a follower)
+    _check_triggers(g)
+    g.actor = mover  # what comes next sets it
     if g.period_end_by is not None:
         g.period_step = 0
         _run_period_end(g)
@@ -1887,6 +1905,9 @@ def from_json(data: Any) -> Game:
     key = tuple(data["variants"])
     if key not in RULESETS:
         raise StateError("$.variants", f"no rule set for variants {data['variants']}")
+    own = STATE_SCHEMAS.get(key)
+    if own is not None:  # STATE_SCHEMA lets every rule set's ids and bounds through
+        _validate(data, own, "$", own)
     try:
         expected = variants_for(len(data["players"]), (v for v in key if not VARIANTS[v].players))
     except ValueError as exc:
@@ -2017,11 +2038,14 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _validate(value: Any, schema: Mapping[str, Any], path: str) -> None:
-    """A small validator for the subset of JSON Schema the state schema uses."""
+def _validate(
+    value: Any, schema: Mapping[str, Any], path: str, root: Mapping[str, Any] | None = None
+) -> None:
+    """A small validator for the subset of JSON Schema the state schema uses; `$ref`s are read
+    in `root` (STATE_SCHEMA by default)."""
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):  # the only references it has
-        schema = STATE_SCHEMA["$defs"][ref.removeprefix("#/$defs/")]
+        schema = (STATE_SCHEMA if root is None else root)["$defs"][ref.removeprefix("#/$defs/")]
     types = schema.get("type")
     if types is not None:
         allowed = types if isinstance(types, list) else [types]
@@ -2047,14 +2071,14 @@ def _validate(value: Any, schema: Mapping[str, Any], path: str) -> None:
             if type(k) is not str:
                 raise StateError(path, f"a key of type {type(k).__name__}: JSON keys are strings")
             if k in props:
-                _validate(v, props[k], f"{path}.{k}")
+                _validate(v, props[k], f"{path}.{k}", root)
             elif extra is False:
                 raise StateError(path, f"unknown key {k!r}")
             elif isinstance(extra, dict):
-                _validate(v, extra, f"{path}.{k}")
+                _validate(v, extra, f"{path}.{k}", root)
     if isinstance(value, list) and "items" in schema:
         for i, v in enumerate(value):
-            _validate(v, schema["items"], f"{path}[{i}]")
+            _validate(v, schema["items"], f"{path}[{i}]", root)
     if isinstance(value, list) and len(value) > schema.get("maxItems", len(value)):
         raise StateError(path, f"more than {schema['maxItems']} items")
 

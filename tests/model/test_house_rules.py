@@ -813,10 +813,18 @@ def test_add_of_something_that_exists_is_an_error(
 @pytest.mark.parametrize(("a", "b", "where"), [
     ("  scoring:\n    sources:\n      - {id: score.rubble, params: {bonus: {$add: 1}}}\n",
      "  scoring:\n    sources:\n      - {id: score.rubble, params: {bonus: {$add: 2}}}\n",
-     "scoring.sources.1.params.bonus"),
+     "scoring.sources[score.rubble].params.bonus"),
     ("  game:\n    flags:\n      - {$add: true, id: fl, name: F, text: Never set.}\n",
      "  game:\n    flags:\n      - {$add: true, id: fl, name: G, text: Never set.}\n",
-     "game.flags.0.name"),
+     "game.flags[fl].name"),
+    # the same step's words changed by both, one of them adding a step before it: compared by
+    # index, the step was another one in each (the conflict was missed, one text silently won)
+    ("  court:\n    actions:\n      - id: visit\n        steps:\n"
+     "          - {$add: true, $before: visit-state-action, id: greet, gain: {reis: 1}}\n"
+     "          - {id: visit-do-noble-action, text: Take the Noble action (A).}\n",
+     "  court:\n    actions:\n      - id: visit\n        steps:\n"
+     "          - {id: visit-do-noble-action, text: Take the Noble action (B).}\n",
+     "court.actions[visit].steps[visit-do-noble-action].text"),
 ])
 def test_two_variants_adding_the_same_thing_conflict(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
@@ -849,6 +857,11 @@ ASSUMED = {
                    "land-price-rubble", "the rubble part of the land price is a flat 3 réis"),
     "ship-influence": ("  game:\n    portfolio: {ship_influence: 2}\n", "ship-influence",
                        "a Ship in the portfolio adds 2 to each Influence gain"),
+    "officials": ("  nobles:\n    state_actions:\n"
+                  "      - {id: officials, effects: {officials_to_office: 3}}\n",
+                  "state-action-effects", "Officials: 3 into this Noble"),
+    "trade-goods": ("  nobles:\n    nobles:\n      - {id: king, trade_goods: [gold]}\n",
+                    "trade-goods", "the King: Gold"),
 }
 
 
@@ -894,8 +907,13 @@ def test_an_assumption_placeholder_must_name_a_value(
     capsys.readouterr()
     assert main(["validate"]) == 1
     err = capsys.readouterr().err
-    assert re.search(r"^rules/provenance\.yaml:\d+:\d+: error\[unknown-placeholder\]: placeholder "
-                     r"'\{game\..*\}' names no value; did you mean", err, re.MULTILINE), err
+    found = re.findall(r"^rules/provenance\.yaml:(\d+):(\d+): error\[unknown-placeholder\]: "
+                       r"placeholder '\{game\..*\}' names no value; did you mean", err,
+                       re.MULTILINE)
+    assert len(found) == 1, err  # once, at the placeholder (it was also said at the assumption)
+    line, col = map(int, found[0])
+    assert path.read_text(encoding="utf-8").splitlines()[line - 1][col - 1:].startswith(
+        new[new.index("{"):new.index("}") + 1]), err
 
 
 @pytest.mark.parametrize("changes", [

@@ -382,10 +382,28 @@ def _invariant_view(models: list[Model], view: ProcView, tables: P.Tables,
                  '    """Why a saved game cannot be loaded: the JSON path and the words of the',
                  '    first check of rules/state.yaml that fails, else None."""',
                  *checks, "    return None"]
-        view.invariants.append({"invariants": Raw(share(check, "_invariants")),
+        view.invariants.append({"invariants": Raw(share(_fit(check), "_invariants")),
                                 "conserved": listers,
-                                "state_checks": Raw(share(saved, "_state_checks"))})
+                                "state_checks": Raw(share(_fit(saved), "_state_checks"))})
     return functions
+
+
+def _fit(lines: list[str]) -> list[str]:
+    """The lines of a generated function within the line width: a long `return PATH, WORDS`
+    (a saved-game check's words of the rules) is returned in brackets, split as ruff formats
+    it."""
+    out: list[str] = []
+    for line in lines:
+        m = re.fullmatch(r"(\s*)return (.*)", line)
+        node = ast.parse(m[2], mode="eval").body if m is not None and len(line) > 100 else None
+        if m is None or not isinstance(node, ast.Tuple):
+            out += wrap_line(line)
+            continue
+        out.append(f"{m[1]}return (")
+        for elt in node.elts:
+            out += wrap_line(f"{m[1]}    {ast.get_source_segment(m[2], elt)},")
+        out.append(f"{m[1]})")
+    return out
 
 
 _BELOW = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}

@@ -117,6 +117,73 @@ def _json_type(of: str) -> str:
     return "integer" if of == "int" else "string"
 
 
+def state_schemas(
+    models: list[Model], variants: list[VariantInfo], digest: str, folded: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], dict[tuple[str, ...], dict[str, Any]]]:
+    """(the schema every rule set's saved games pass, for state.schema.json and the engine's
+    STATE_SCHEMA; the schema of each rule set whose saves it lets through more loosely, by
+    the rule set's variants). A variant that adds ids to a kind (a fourth Noble, more cards)
+    or moves a bound (the hand size) gives its rule set a schema of its own: the rules'
+    saves keep theirs, and the engine reads each save against both."""
+    own = [(m.variants, state_schema(m, variants, digest, folded)) for m in models]
+    loose = own[0][1]
+    for _, schema in own[1:]:
+        loose = _union(loose, schema, loose.get("$defs", {}), schema.get("$defs", {}))
+    return loose, {key: schema for key, schema in own if schema != loose}
+
+
+def _union(a: Any, b: Any, defs_a: dict[str, Any], defs_b: dict[str, Any]) -> Any:
+    """A schema the values of schema `a` and of schema `b` both pass (of the keywords
+    _Schemas writes): enums and properties joined, the keys both require, the wider bounds."""
+    if a == b or not isinstance(a, dict) or not isinstance(b, dict):
+        return a
+    if a.get("$ref") != b.get("$ref"):  # a kind long in one rule set only: written in place
+        a, b = _inline(a, defs_a), _inline(b, defs_b)
+    out: dict[str, Any] = {}
+    for key in [*a, *(k for k in b if k not in a)]:
+        if key not in a or key not in b:
+            if key in ("minimum", "maximum", "maxItems", "required", "enum"):
+                continue  # one side has no such limit
+            out[key] = a[key] if key in a else b[key]
+            continue
+        x, y = a[key], b[key]
+        if key == "enum":
+            joined = [*x, *(v for v in y if v not in x)]
+            same = {type(v) for v in joined}
+            out[key] = sorted(joined) if len(same) == 1 and x == sorted(x) and \
+                y == sorted(y) else joined
+        elif key == "required":
+            out[key] = [k for k in x if k in y]
+        elif key == "minimum":
+            out[key] = min(x, y)
+        elif key in ("maximum", "maxItems"):
+            out[key] = max(x, y)
+        elif key == "type" and x != y:
+            xs, ys = (x if isinstance(x, list) else [x]), (y if isinstance(y, list) else [y])
+            out[key] = [*xs, *(t for t in ys if t not in xs)]
+        elif key in ("properties", "$defs"):
+            out[key] = {k: _union(x[k], y[k], defs_a, defs_b) if k in x and k in y
+                        else x.get(k, y.get(k)) for k in [*x, *(k for k in y if k not in x)]}
+        elif key == "additionalProperties":
+            out[key] = False if x is False and y is False else \
+                _union(x, y, defs_a, defs_b) if isinstance(x, dict) and isinstance(y, dict) \
+                else (x if isinstance(x, dict) else y)
+        elif key == "items":
+            out[key] = _union(x, y, defs_a, defs_b)
+        else:
+            out[key] = x  # words: the first rule set's
+    return out
+
+
+def _inline(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    ref = schema.get("$ref")
+    if not isinstance(ref, str):
+        return schema
+    out = dict(defs[ref.removeprefix("#/$defs/")])
+    out.pop("description", None)
+    return out
+
+
 def state_schema(
     m: Model, variants: list[VariantInfo], digest: str, folded: tuple[str, ...] = ()
 ) -> dict[str, Any]:

@@ -58,10 +58,15 @@ class EngineView:
     rankers: list[FormulaFn] = field(default_factory=list)  # code = the function's body
     ranker_keys: list[tuple[str, str]] = field(default_factory=list)  # (key literal, name)
     rule_text: str = ""
+    rule_texts: str = "{}"  # RULE_TEXTS: by rule set, the words that differ from RULE_TEXT
     title: str = ""
     game_info: str = ""
     variants: str = ""
     state_schema: str = ""
+    # the schemas of the rule sets whose saves are checked more strictly: (name, literal)
+    # and the rule sets' keys to those names (STATE_SCHEMAS)
+    own_schemas: list[tuple[str, str]] = field(default_factory=list)
+    own_schema_of: str = "{}"
     procedures: list[str] = field(default_factory=list)  # the compiled procedures' functions
     tables: list[tuple[str, str]] = field(default_factory=list)  # the tables their steps read
     state: dict[str, ClassView] = field(default_factory=dict)  # Player, Game (rules/state.yaml)
@@ -775,6 +780,7 @@ def build_view(
     state_schema: Any,
     names: dict[str, str] | None = None,
     folded: tuple[tuple[str, str], ...] = (),
+    own_schemas: dict[tuple[str, ...], Any] | None = None,
 ) -> EngineView:
     """Everything the engine template needs; `names` maps display paths to stable names."""
     fns = _Functions(names)
@@ -892,9 +898,26 @@ def build_view(
         for k, v in rule_texts(m).items():
             texts.setdefault(k, v)
     view.rule_text = fmt(dict(sorted(texts.items())), 0)
+    # the words of a rule set that differ from those (a chosen variant's text, a number it
+    # changes): its refusals quote them
+    own: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
+    for m in rulesets[1:]:
+        diff = {k: v for k, v in rule_texts(m).items() if texts.get(k) != v}
+        if diff:
+            own[tuple(m.variants)] = dict(sorted(diff.items()))
+    view.rule_texts = fmt(dict(sorted(own.items())), 0)
     view.variants = fmt({v.id: Call("VariantDef", (v.id, v.title, v.applies_players))
                          for v in variants}, 0)
     view.state_schema = fmt(state_schema, 0)
+    named: dict[str, str] = {}  # a schema's literal -> its name (rule sets may share one)
+    by_key: dict[tuple[str, ...], Raw] = {}
+    for key, schema in sorted((own_schemas or {}).items()):
+        literal = fmt(schema, 0)
+        if literal not in named:
+            named[literal] = f"_STATE_SCHEMA_{len(named) + 1}"
+            view.own_schemas.append((named[literal], literal))
+        by_key[key] = Raw(named[literal])
+    view.own_schema_of = fmt(by_key, 0)
     view.state = state_classes(base.state)
     view.queries = query_view(pv.queries, [m.variants for m in rulesets])
     for m in rulesets:  # the context names a formula may be given, in the vocabulary's order

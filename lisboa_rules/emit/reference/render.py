@@ -188,6 +188,7 @@ class CalloutView:
     text: Rich
     marks: tuple[Mark, ...]
     sources: tuple[str, ...]
+    folded: bool = False  # of a variant built into the base game: no page of changes to link
 
 
 @dataclass(frozen=True)
@@ -543,6 +544,14 @@ class _Builder:
                     rule.title if rule else c.rule,
                     self.rich(c.text, {}, vm, c.provenance.assumptions),
                     self.marks(c.provenance.assumptions), c.provenance.sources)
+                self.callouts.setdefault(c.rule, []).append(view)
+        for v in compiled.folded_infos:  # the words of a folded house rule are the rules'
+            for c in v.callouts:
+                rule = self.rules.get(c.rule)
+                view = CalloutView(
+                    v.id, v.title, 0, c.rule, rule.title if rule else c.rule,
+                    self.rich(c.text, {}, self.m, c.provenance.assumptions),
+                    self.marks(c.provenance.assumptions), c.provenance.sources, folded=True)
                 self.callouts.setdefault(c.rule, []).append(view)
         self.engine: types.ModuleType | None = None
         self.engine_problem = ""
