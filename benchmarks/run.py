@@ -1642,12 +1642,84 @@ def table(rows: Sequence[Row]) -> str:
     return "\n".join(lines) + "\n"
 
 
+README_BEGIN = "<!-- the table below is `python3 benchmarks/run.py --readme`: do not edit it -->"
+README_END = "<!-- end of the table of benchmarks/results.json -->"
+
+
+def _md(text: str) -> str:
+    """A cell of a Markdown table: pipes and newlines would end the cell or the row."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The Markdown table of a results.json: the README's Performance table is this text."""
+    m = result["machine"]
+    loads = [x[0] if x else "?" for x in (m.get("load_average_start"), m.get("load_average_end"))]
+    lines = [
+        f"`{result['command']}` ({result['mode']}, {result['seconds']} s), "
+        f"{result['created'][:10]}, commit {str(m.get('git_head'))[:7]}"
+        f"{' with local changes' if m.get('git_dirty') else ''}: {m['nproc']} CPUs, "
+        f"{m['cpu_model']}, Python {m['python']}, 1-minute load {loads[0]} -> {loads[1]}"
+        f"{' (busy: the ratios are noisy)' if m.get('busy') else ''}. Each ratio is the median "
+        "of alternating runs of its two sides.",
+        "",
+        "| row | what is compared | A (median) | B (median) | ratio | target | met |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in result["rows"]:
+        a, b = r["a"], r["b"]
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}x"
+        tgt = r["target"]
+        target = "-" if tgt is None else f"{tgt['op']} {tgt['value']:g}x"
+        met = {True: "yes", False: "**no**", None: "-"}[r["met"]]
+        if r["status"] != "ok":
+            met = r["status"]
+        what = f"{r['title']}: A = {a['label']}; B = {b['label']}"
+        cells = [
+            f"`{r['id']}`",
+            what,
+            _num(a["median"], a["unit"]),
+            _num(b["median"], b["unit"]),
+            ratio,
+            target,
+            met,
+        ]
+        lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def update_readme(readme: Path, result: dict[str, Any]) -> bool:
+    """Put markdown(result) between the README's markers; True if the file changed."""
+    text = readme.read_text(encoding="utf-8")
+    start, end = text.find(README_BEGIN), text.find(README_END)
+    if start < 0 or end < start:
+        raise SystemExit(f"{readme}: the benchmark table's markers are missing")
+    new = text[: start + len(README_BEGIN)] + "\n\n" + markdown(result) + "\n" + text[end:]
+    if new != text:
+        readme.write_text(new, encoding="utf-8")
+    return new != text
+
+
+def readme_table(readme: Path) -> str:
+    """The text between the README's markers (what update_readme wrote)."""
+    text = readme.read_text(encoding="utf-8")
+    start, end = text.find(README_BEGIN), text.find(README_END)
+    if start < 0 or end < start:
+        return ""
+    return text[start + len(README_BEGIN) : end].strip("\n") + "\n"
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     size = p.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="fewer repetitions, scales 1/5/20")
     size.add_argument("--tiny", action="store_true", help="smallest sizes (the smoke test)")
     p.add_argument("--out", type=Path, default=HERE / "results.json", help="JSON output file")
+    p.add_argument(
+        "--readme",
+        action="store_true",
+        help="run nothing: write the table of the --out file into README.md's Performance section",
+    )
     p.add_argument(
         "--sections",
         default=",".join(SECTIONS),
@@ -1671,6 +1743,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.readme:
+        result = json.loads(args.out.read_text(encoding="utf-8"))
+        changed = update_readme(ROOT / "README.md", result)
+        print(f"README.md: {'updated' if changed else 'already'} the table of {args.out}")
+        return 0
     mode = MODES["tiny" if args.tiny else "quick" if args.quick else "full"]
     sections = [s.strip() for s in args.sections.split(",") if s.strip()]
     unknown = [s for s in sections if s not in SECTIONS]

@@ -64,6 +64,7 @@ def _load(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it executes
     spec.loader.exec_module(module)
     return module
 
@@ -184,3 +185,38 @@ def test_scaler_keeps_numbers_unique_and_piles_balanced() -> None:
     assert scale.scale_components(text, 1) == text
     with pytest.raises(ValueError):
         scale.scale_components(text, 0)
+
+
+def test_readme_performance_table_is_the_committed_results() -> None:
+    """The README's Performance table is the output of benchmarks/run.py (issue 17): the
+    committed results.json rendered by `run.py --readme`, not numbers typed by hand."""
+    bench = _load("run")
+    result = json.loads((BENCH / "results.json").read_text(encoding="utf-8"))
+    table = bench.readme_table(ROOT / "README.md")
+    assert table, "README.md lacks the benchmark table's markers"
+    assert table == bench.markdown(result)
+    # every row of the results is a row of the table, with its ratio and its verdict
+    for row in result["rows"]:
+        line = next(x for x in table.splitlines() if x.startswith(f"| `{row['id']}` |"))
+        if row["ratio"] is not None:
+            assert f"| {row['ratio']:.2f}x |" in line
+        if row["met"] is False:
+            assert line.endswith("| **no** |")
+
+
+def test_markdown_cells_cannot_break_the_table(tmp_path: Path) -> None:
+    bench = _load("run")
+    result = json.loads((BENCH / "results.json").read_text(encoding="utf-8"))
+    row = dict(result["rows"][0])
+    row["title"] = "a | b\nc \\ d"
+    text = bench.markdown({**result, "rows": [row]})
+    line = text.splitlines()[-1]
+    assert "a \\| b c \\\\ d" in line
+    # the row still has its seven cells: the unescaped pipes are the eight borders
+    assert len(re.findall(r"(?<!\\)\|", line.replace("\\\\", ""))) == 8
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{bench.README_BEGIN}\nold\n{bench.README_END}\nrest\n", "utf-8")
+    assert bench.update_readme(readme, result)
+    assert bench.readme_table(readme) == bench.markdown(result)
+    assert not bench.update_readme(readme, result)  # a second run changes nothing
+    assert readme.read_text("utf-8").startswith("intro\n") and "rest\n" in readme.read_text("utf-8")
