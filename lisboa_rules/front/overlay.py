@@ -393,53 +393,38 @@ def _merge_list(
     layout: list[tuple[int | None, tuple[Any, Path] | None]] = [
         (kept, None) for kept in order if kept is not None
     ]
+
+    def place_of(anchor: Any, after: bool, verb: str, what: Any, sub_o: Path) -> int | None:
+        """Where an item put or moved after/before `anchor` goes in the layout; None (and a
+        located error at the id it names, which the suggestion replaces) when no item is it."""
+        for n, (kept, new) in enumerate(layout):
+            if _identity(items[kept] if kept is not None else new[0] if new else None) == anchor:
+                return n + 1 if after else n
+        known = [str(_identity(items[kept])) for kept, _ in layout if kept is not None]
+        diags.append(
+            Diagnostic(
+                "overlay-unknown-item",
+                f"no {_item_word(path)} '{anchor}' in {_where(out, path)} to {verb} "
+                f"'{what}' {'after' if after else 'before'}",
+                o_spans.get((*sub_o, AFTER if after else BEFORE))
+                or _item_span(o_spans, sub_o, out),
+                suggestion=suggest(str(anchor), known),
+            )
+        )
+        return None
+
     for item, sub_o in new_items:
         after = AFTER in item
         anchor = item.pop(AFTER, None) if after else item.pop(BEFORE, None)
-        pos = len(layout)
-        if anchor is not None:
-            found = [n for n, (kept, new) in enumerate(layout)
-                     if _identity(items[kept] if kept is not None else new[0] if new else None)
-                     == anchor]
-            if not found:
-                known = [str(_identity(items[kept])) for kept, _ in layout if kept is not None]
-                diags.append(
-                    Diagnostic(
-                        "overlay-unknown-item",
-                        f"no {_item_word(path)} '{anchor}' in {_where(out, path)} to put "
-                        f"'{_identity(item)}' {'after' if after else 'before'}",
-                        # at the id it names, which the suggestion replaces
-                        o_spans.get((*sub_o, AFTER if after else BEFORE))
-                        or _item_span(o_spans, sub_o, out),
-                        suggestion=suggest(str(anchor), known),
-                    )
-                )
-            else:
-                pos = found[0] + 1 if after else found[0]
-        layout.insert(pos, (None, (item, sub_o)))
+        pos = None if anchor is None else place_of(anchor, after, "put", _identity(item), sub_o)
+        layout.insert(len(layout) if pos is None else pos, (None, (item, sub_o)))
     for i, anchor, after, sub_o in moves:
         if order[i] is None:
             continue  # removed by the same variant: said as a removal
         place = next(n for n, (kept, _) in enumerate(layout) if kept == i)
         moved = layout.pop(place)
-        found = [n for n, (kept, new) in enumerate(layout)
-                 if _identity(items[kept] if kept is not None else new[0] if new else None)
-                 == anchor]
-        if not found:
-            known = [str(_identity(items[kept])) for kept, _ in layout if kept is not None]
-            diags.append(
-                Diagnostic(
-                    "overlay-unknown-item",
-                    f"no {_item_word(path)} '{anchor}' in {_where(out, path)} to move "
-                    f"'{_identity(items[i])}' {'after' if after else 'before'}",
-                    o_spans.get((*sub_o, AFTER if after else BEFORE))
-                    or _item_span(o_spans, sub_o, out),
-                    suggestion=suggest(str(anchor), known),
-                )
-            )
-            layout.insert(place, moved)
-            continue
-        layout.insert(found[0] + 1 if after else found[0], moved)
+        pos = place_of(anchor, after, "move", _identity(items[i]), sub_o)
+        layout.insert(place if pos is None else pos, moved)
     for kept, new in layout:
         k = len(result)
         if kept is not None:
