@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -56,6 +58,49 @@ def load_engine(path: Path = ENGINE_PATH, name: str = "lisboa_engine") -> Module
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+@dataclass
+class HouseBuild:
+    """What a build of rules/ with one house rule file gives the house-rule tests."""
+
+    engine: ModuleType
+    md: str  # reference/rules.md
+    pages: dict[str, str]  # reference/variant-*.md, by variant id
+
+
+def build_house(
+    tmp: pytest.TempPathFactory,
+    folder: Path,
+    name: str | None,
+    fold: bool,
+    prefix: str,
+    cache: dict[tuple[str, bool], HouseBuild],
+) -> HouseBuild:
+    """rules/ with the house rule `folder/NAME.yaml` (None: the base rules), folded in
+    (`--variant NAME`) or as an option, built by the CLI once per `cache`; its engine is
+    imported as `PREFIX_NAME_FOLD`."""
+    from lisboa_rules.cli.main import main
+
+    key = (name or "", fold)
+    if key not in cache:
+        out = tmp.mktemp(f"{name or 'base'}-{'folded' if fold else 'option'}") / "g"
+        args = ["build", "--no-cache", "--rules", str(ROOT / "rules"), "--out", str(out)]
+        if name is not None:
+            args += ["--house", str(folder / f"{name}.yaml")]
+            if fold:
+                args += ["--variant", name]
+        assert main(args) == 0, f"lisboa-rules {' '.join(args)} failed"
+        ref = out / "reference"
+        cache[key] = HouseBuild(
+            load_engine(out / "lisboa_engine.py", re.sub(r"\W", "_", f"{prefix}_{name}_{fold}")),
+            (ref / "rules.md").read_text(encoding="utf-8"),
+            {
+                p.stem.removeprefix("variant-"): p.read_text(encoding="utf-8")
+                for p in ref.glob("variant-*.md")
+            },
+        )
+    return cache[key]
 
 
 @pytest.fixture(scope="session")

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -37,9 +36,10 @@ from typing import Any
 import pytest
 import yaml
 from conftest import (
+    HouseBuild,
+    build_house,
     card_of,
     finish_turn,
-    load_engine,
     place_officials,
     set_hand,
     set_rubble,
@@ -76,39 +76,12 @@ NEW_WORDS = {
 BY_COUNT = {"four-player-pace"}
 
 
-@dataclass
-class Build:
-    engine: ModuleType
-    md: str  # reference/rules.md
-    pages: dict[str, str]  # reference/variant-*.md, by variant id
+_BUILDS: dict[tuple[str, bool], HouseBuild] = {}
 
 
-_BUILDS: dict[tuple[str, bool], Build] = {}
-
-
-def _build(tmp: pytest.TempPathFactory, name: str | None, fold: bool) -> Build:
+def _build(tmp: pytest.TempPathFactory, name: str | None, fold: bool) -> HouseBuild:
     """Rules with this house rule (none: the base rules), folded or as an option, once."""
-    key = (name or "", fold)
-    if key not in _BUILDS:
-        out = tmp.mktemp(f"{name or 'base'}-{'folded' if fold else 'option'}") / "g"
-        args = ["build", "--no-cache", "--rules", str(ROOT / "rules"), "--out", str(out)]
-        if name is not None:
-            args += ["--house", str(HOUSE / f"{name}.yaml")]
-            if fold:
-                args += ["--variant", name]
-        assert main(args) == 0, f"lisboa-rules {' '.join(args)} failed"
-        ref = out / "reference"
-        pages = {
-            p.stem.removeprefix("variant-"): p.read_text(encoding="utf-8")
-            for p in ref.glob("variant-*.md")
-        }
-        tag = re.sub(r"\W", "_", f"{name}_{fold}")
-        _BUILDS[key] = Build(
-            load_engine(out / "lisboa_engine.py", f"house_more_{tag}"),
-            (ref / "rules.md").read_text(encoding="utf-8"),
-            pages,
-        )
-    return _BUILDS[key]
+    return build_house(tmp, HOUSE, name, fold, "house_more", _BUILDS)
 
 
 @pytest.fixture(scope="module")
