@@ -12,7 +12,8 @@ Compiling takes a minute or more, so the extension is kept in the user's cache f
 (outputs/cache.py: $LISBOA_RULES_CACHE_DIR, $XDG_CACHE_HOME/lisboa-rules or
 ~/.cache/lisboa-rules; `--no-cache` or the variable set to "off" turns it off), under
 `mypyc/`, named by a hash of everything the extension depends on: the engine's source, the
-optimisation level, the versions of mypy and Python and the extension suffix. An extension is
+optimisation level, the versions of mypy and Python and the extension suffix; the eight most
+recently used are kept, older ones removed (`KEEP_CACHED`). An extension is
 code that the process runs, so it is read only from a private folder of the user's own and only
 from a regular file of theirs (the checks of outputs/cache.py, on open descriptors).
 """
@@ -49,6 +50,7 @@ MODULE = "lisboa_engine"
 ENGINE = f"{MODULE}.py"  # the engine among build's outputs
 CACHE_FOLDER = "mypyc"  # inside the cache folder of outputs/cache.py
 MAX_EXTENSION = 512 << 20  # bytes; the compiled engine is about 10 MiB
+KEEP_CACHED = 8  # compiled engines kept in the cache, the most recently used (5-10 MiB each)
 OPT_LEVELS = (0, 1, 2, 3)
 
 
@@ -129,6 +131,37 @@ def _cache_folder(root: Path | None) -> int | None:
     return cache.open_folder(root / CACHE_FOLDER)
 
 
+def _is_cached_engine(name: str) -> bool:
+    """A name `cache_key` gives (`lisboa_engine-<40 hex digits><suffix>`)."""
+    stem = name.removeprefix(f"{MODULE}-").removesuffix(extension_suffix())
+    return (
+        name.startswith(f"{MODULE}-")
+        and name.endswith(extension_suffix())
+        and len(stem) == 40
+        and all(c in "0123456789abcdef" for c in stem)
+    )
+
+
+def _evict(folder: int, keep: int = KEEP_CACHED) -> list[str]:
+    """Remove all but the `keep` most recently used compiled engines from the cache folder
+    (used: written or read, see `compile_engine`); best effort, other files are left alone.
+    Without it every edit of the rules compiled left 5-10 MiB in the user's cache for good."""
+    found: list[tuple[float, str]] = []
+    with contextlib.suppress(OSError):
+        for name in os.listdir(folder):
+            if _is_cached_engine(name):
+                with contextlib.suppress(OSError):
+                    st = os.stat(name, dir_fd=folder, follow_symlinks=False)
+                    found.append((st.st_mtime, name))
+    found.sort(reverse=True)
+    gone = []
+    for _, name in found[keep:]:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=folder)
+            gone.append(name)
+    return gone
+
+
 def run_mypyc(source: bytes, opt_level: int) -> bytes:
     """The engine compiled: the bytes of the extension mypyc makes of `source`."""
     missing = missing_tools()
@@ -179,9 +212,12 @@ def compile_engine(
             data = run_mypyc(source, opt_level)
             seconds = time.perf_counter() - start
             if folder is not None:
-                from lisboa_rules.outputs import cache
-
                 cache.write_private(folder, name, data)
+        elif folder is not None:  # used now: the last to be evicted
+            with contextlib.suppress(OSError):
+                os.utime(name, dir_fd=folder, follow_symlinks=False)
+        if folder is not None:
+            _evict(folder)
     finally:
         if folder is not None:
             os.close(folder)

@@ -207,6 +207,38 @@ def test_compile_keeps_the_extension_by_source_and_level(
     assert not uncached.cached and len(calls) == 4
 
 
+def test_the_cache_keeps_the_most_recently_used_engines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each edit of the rules compiled is a new engine of 5-10 MiB: the cache keeps KEEP_CACHED
+    # of them, the most recently written or read, and leaves files that are not its own alone.
+    calls: list[int] = []
+    monkeypatch.setattr(compile_cli, "run_mypyc", _fake_mypyc(calls))
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("LISBOA_RULES_CACHE_DIR", str(cache))
+    keep = compile_cli.KEEP_CACHED
+    folder = cache / compile_cli.CACHE_FOLDER
+    sources = [f"source {n}".encode() for n in range(keep)]
+    for n, source in enumerate(sources):
+        compile_cli.compile_engine(source, tmp_path / "out", 3)
+        os.utime(folder / compile_cli.cache_key(source, 3), (1_000_000 + n, 1_000_000 + n))
+    (folder / "notes.txt").write_text("mine")
+    os.utime(folder / "notes.txt", (1, 1))
+    assert {p.name for p in folder.iterdir()} == {
+        *(compile_cli.cache_key(s, 3) for s in sources), "notes.txt"
+    }
+    # the oldest is read again: used now, so it stays and the next oldest two go
+    assert compile_cli.compile_engine(sources[0], tmp_path / "out", 3).cached
+    newer = [b"one more", b"and another"]
+    for source in newer:
+        assert not compile_cli.compile_engine(source, tmp_path / "out", 3).cached
+    kept = {compile_cli.cache_key(s, 3) for s in [sources[0], *sources[3:], *newer]}
+    assert len(kept) == keep
+    assert {p.name for p in folder.iterdir()} == kept | {"notes.txt"}
+    assert compile_cli.compile_engine(sources[-1], tmp_path / "out", 3).cached
+    assert not compile_cli.compile_engine(sources[1], tmp_path / "out", 3).cached  # evicted
+
+
 @pytest.mark.parametrize("plant", ["symlink", "fifo", "folder open to others"])
 def test_compile_never_loads_a_planted_extension(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plant: str
