@@ -152,6 +152,15 @@ def _edited(tmp_path: Path, rel: str, old: str, new: str) -> dict[str, str]:
     return result.files
 
 
+def _say_and_unsay(files: dict[str, str], wanted: list[str], gone: str) -> None:
+    """Both editions of the reference say every `wanted` sentence and no longer say `gone`."""
+    for page in (RULES_MD, RULES_ANNOTATED_MD):
+        text = " ".join(files[page].replace("\\", "").split())
+        for w in wanted:
+            assert w in text, (page, w)
+        assert gone not in text, (page, gone)
+
+
 @pytest.mark.parametrize(("rel", "old", "new", "wanted", "gone"), [
     ("court.yaml", "params: {wigs_per_influence: 1}", "params: {wigs_per_influence: 2}",
      ["2 wigs for each Influence you lack for the cost", "Cost 4, Influence 1: 2 × (4 − 1) = 6"],
@@ -171,12 +180,7 @@ def _edited(tmp_path: Path, rel: str, old: str, new: str) -> dict[str, str]:
 ])
 def test_a_changed_number_or_formula_changes_the_words(
         tmp_path: Path, rel: str, old: str, new: str, wanted: list[str], gone: str) -> None:
-    files = _edited(tmp_path, rel, old, new)
-    for page in (RULES_MD, RULES_ANNOTATED_MD):
-        text = " ".join(files[page].replace("\\", "").split())
-        for w in wanted:
-            assert w in text, (page, w)
-        assert gone not in text, (page, gone)
+    _say_and_unsay(_edited(tmp_path, rel, old, new), wanted, gone)
 
 
 def test_no_three_cards_in_a_row_share_a_title() -> None:
@@ -212,12 +216,7 @@ def test_no_three_cards_in_a_row_share_a_title() -> None:
 ])
 def test_an_amount_is_worded_by_its_number(
         tmp_path: Path, rel: str, old: str, new: str, wanted: list[str], gone: str) -> None:
-    files = _edited(tmp_path, rel, old, new)
-    for page in (RULES_MD, RULES_ANNOTATED_MD):
-        text = " ".join(files[page].replace("\\", "").split())
-        for w in wanted:
-            assert w in text, (page, w)
-        assert gone not in text, (page, gone)
+    _say_and_unsay(_edited(tmp_path, rel, old, new), wanted, gone)
 
 
 @pytest.mark.parametrize(("placeholder", "message", "suggestion"), [
