@@ -255,6 +255,11 @@ def _describe_error(error: ValidationError, keyword: str) -> tuple[str, str, str
             isinstance(b, dict) and set(b) == {"required"} for b in expected):
         # each branch requires keys (a trigger `ends:` something or `do:`es steps)
         given = value if isinstance(value, dict) else {}
+        met = [b for b in expected if all(k in given for k in b["required"])]
+        if met:  # oneOf, more than one branch met (a name's `value:` and `context:`)
+            keys = [k for b in met for k in b["required"]]
+            return ("schema-invalid", f"only one of {' or '.join(repr(k) for k in keys)} may "
+                    "be given", None)
         keys = [k for b in expected for k in b["required"] if k not in given]
         return ("schema-required", f"missing required key: one of "
                 f"{' or '.join(repr(k) for k in keys)} is needed", None)

@@ -162,16 +162,17 @@ def check_references(m: Model) -> Iterator[Diagnostic]:
         if c.set_flag is not None and c.set_flag not in flags:
             yield _unknown("flag", c.set_flag, flags, c.span)
     if len(non_noble) != 1:
-        if misspelt:
-            pile, near = next(iter(misspelt.items()))
-            yield Diagnostic(
-                "unknown-reference",
-                f"display pile '{pile}' is no Noble's, and the Treasury cards' pile is "
-                f"another ({[p for p in non_noble if p != pile]}): the cards of '{near}' "
-                "have no pile",
-                m.span_of("components", "display", "piles", piles.index(pile)),
-                suggestion=near,
-            )
+        if misspelt:  # each: the cards of every Noble it names are not reported above
+            others = [p for p in non_noble if p not in misspelt]
+            for pile, near in misspelt.items():
+                yield Diagnostic(
+                    "unknown-reference",
+                    f"display pile '{pile}' is no Noble's, and the Treasury cards' pile is "
+                    f"another ({others or [p for p in non_noble if p != pile]}): the cards of "
+                    f"'{near}' have no pile",
+                    m.span_of("components", "display", "piles", piles.index(pile)),
+                    suggestion=near,
+                )
         else:
             yield Diagnostic(
                 "value-out-of-range",

@@ -728,3 +728,16 @@ def _ints(data: Any) -> list[int]:
     if isinstance(data, list):
         return [i for v in data for i in _ints(v)]
     return [data] if type(data) is int else []
+
+
+def test_a_follow_that_lost_its_visit_is_refused(engine: Any) -> None:
+    """A save in the follow phase of a visit without its visit: the Noble card in the Royal
+    Court is no event, and in these rules nobody follows an event (the sponsor is not
+    followable). It was loaded, and the follower "followed" the Noble card as an event,
+    paying the event's price."""
+    g = _reach(engine, lambda g: g.phase == "follow" and g.visit is not None)
+    data = engine.to_json(g)
+    data["visit"] = None
+    with pytest.raises(engine.StateError) as exc:
+        engine.from_json(data)
+    assert exc.value.path in ("$.phase", "$.visit")

@@ -19,7 +19,7 @@ from lisboa_rules.core.diagnostics import Diagnostic
 from lisboa_rules.core.source import Span
 from lisboa_rules.front import schema
 from lisboa_rules.front.loader import LoadedDoc, load_text
-from lisboa_rules.front.validate import validate, validate_all
+from lisboa_rules.front.validate import _describe_error, validate, validate_all
 
 BASE = "https://lisboa-rules.invalid/schema/"
 
@@ -510,3 +510,19 @@ def test_worked_examples_with_the_games_players_build(
 ) -> None:
     monkeypatch.setattr(schema, "override", None)
     assert _examples_with(tmp_path, _seat(*colors)) == []
+
+
+def test_a_choice_of_keys_says_which_is_missing_or_that_only_one_is_given() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"value": {"type": "string"}, "context": {"type": "string"}},
+        "oneOf": [{"required": ["value"]}, {"required": ["context"]}],
+    }
+    validator = Draft202012Validator(schema)
+    (none,) = validator.iter_errors({})
+    assert _describe_error(none, "oneOf")[:2] == (
+        "schema-required", "missing required key: one of 'value' or 'context' is needed")
+    # both given: nothing is missing (it said "one of  is needed", as schema-required)
+    (both,) = validator.iter_errors({"value": "a", "context": "b"})
+    assert _describe_error(both, "oneOf")[:2] == (
+        "schema-invalid", "only one of 'value' or 'context' may be given")

@@ -75,3 +75,21 @@ def test_a_typo_beside_a_name_whose_binding_failed_is_still_reported(tmp_path: P
     assert len(errors) == 2, errors
     assert errors[0].startswith("unknown-reference: no cost 'nosuch-cost'"), errors
     assert errors[1].startswith("unknown-name: unknown name 'reiss'"), errors
+
+
+def test_every_display_pile_spelt_like_a_noble_is_reported(tmp_path: Path) -> None:
+    """Two Nobles' piles misspelt: each is said at its pile (the cards of both Nobles are not
+    reported, so the second was said nowhere)."""
+    import shutil
+
+    rules = tmp_path / "rules"
+    shutil.copytree(ROOT / "rules", rules)
+    comp = rules / "components.yaml"
+    text = comp.read_text(encoding="utf-8")
+    assert "piles: [treasury, manuel, marquis, king]" in text
+    comp.write_text(text.replace("piles: [treasury, manuel, marquis, king]",
+                                 "piles: [treasury, manuel, marqius, kign]"), encoding="utf-8")
+    compiled, diags = pipeline.analyse(rules)
+    assert compiled is None
+    said = sorted((d.suggestion, d.span.col) for d in diags if d.is_error)
+    assert said == [("king", 38), ("marquis", 29)], [d.full_message for d in diags]
