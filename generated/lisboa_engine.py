@@ -2380,7 +2380,7 @@ def _run_pay_reis(g: Game, seat: int, v_amount: int) -> None:
         # rules/effects.yaml:99 if
         if _m_influence_reis(g, p) > 0:
             # rules/effects.yaml:101 set
-            p.influence = (1, 3, 5, 7, 8, 9)[(_m_influence_reis(g, p) - 1)]
+            p.influence = min(10, max(0, (1, 3, 5, 7, 8, 9)[(_m_influence_reis(g, p) - 1)]))
 
 
 # rules/effects.yaml:9 reis
@@ -3135,8 +3135,16 @@ def _run_setup(g: Game, seat: int, v_seats: int) -> None:
         # rules/flow.yaml:74 shuffle
         rng.shuffle(g.reserve.get(v_d, []))
     # rules/flow.yaml:75 setup.treasury
-    g.treasury = next(
-        v_i for v_i in list(range(len((1, 2, 3, 4, 5, 6)))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
+    g.treasury = min(
+        5,
+        max(
+            0,
+            next(
+                v_i
+                for v_i in list(range(len((1, 2, 3, 4, 5, 6))))
+                if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
+            ),
+        ),
     )
     # rules/flow.yaml:78 setup.players
     for v_k in list(range(v_seats)):
@@ -3160,7 +3168,7 @@ def _run_setup(g: Game, seat: int, v_seats: int) -> None:
     # rules/flow.yaml:99 setup.favors
     for v_n in ("manuel", "marquis", "king"):
         # rules/flow.yaml:103 set
-        g.favors[v_n] = v_seats
+        g.favors[v_n] = min(_INT_MAX, max(0, v_seats))
     # rules/flow.yaml:104 setup.start-favors
     for v_q in list(g.players):
         # rules/flow.yaml:108 repeat
@@ -3540,8 +3548,16 @@ def _run_setup_2(g: Game, seat: int, v_seats: int) -> None:
         # rules/flow.yaml:74 shuffle
         rng.shuffle(g.reserve.get(v_d, []))
     # rules/flow.yaml:75 setup.treasury
-    g.treasury = next(
-        v_i for v_i in list(range(len((1, 2, 3, 4, 5, 6)))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
+    g.treasury = min(
+        5,
+        max(
+            0,
+            next(
+                v_i
+                for v_i in list(range(len((1, 2, 3, 4, 5, 6))))
+                if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
+            ),
+        ),
     )
     # rules/flow.yaml:78 setup.players
     for v_k in list(range(v_seats)):
@@ -3565,7 +3581,7 @@ def _run_setup_2(g: Game, seat: int, v_seats: int) -> None:
     # rules/flow.yaml:99 setup.favors
     for v_n in ("manuel", "marquis", "king"):
         # rules/flow.yaml:103 set
-        g.favors[v_n] = v_seats
+        g.favors[v_n] = min(_INT_MAX, max(0, v_seats))
     # rules/flow.yaml:104 setup.start-favors
     for v_q in list(g.players):
         # rules/flow.yaml:108 repeat
@@ -3715,8 +3731,16 @@ def _run_setup_3(g: Game, seat: int, v_seats: int) -> None:
         # rules/flow.yaml:74 shuffle
         rng.shuffle(g.reserve.get(v_d, []))
     # rules/flow.yaml:75 setup.treasury
-    g.treasury = next(
-        v_i for v_i in list(range(len((1, 2, 3, 4, 5, 6)))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
+    g.treasury = min(
+        5,
+        max(
+            0,
+            next(
+                v_i
+                for v_i in list(range(len((1, 2, 3, 4, 5, 6))))
+                if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
+            ),
+        ),
     )
     # rules/flow.yaml:78 setup.players
     for v_k in list(range(v_seats)):
@@ -3740,7 +3764,7 @@ def _run_setup_3(g: Game, seat: int, v_seats: int) -> None:
     # rules/flow.yaml:99 setup.favors
     for v_n in ("manuel", "marquis", "king"):
         # rules/flow.yaml:103 set
-        g.favors[v_n] = v_seats
+        g.favors[v_n] = min(_INT_MAX, max(0, v_seats))
     # rules/flow.yaml:104 setup.start-favors
     for v_q in list(g.players):
         # rules/flow.yaml:108 repeat
@@ -3830,8 +3854,16 @@ def _run_setup_4(g: Game, seat: int, v_seats: int) -> None:
         # rules/flow.yaml:74 shuffle
         rng.shuffle(g.reserve.get(v_d, []))
     # rules/flow.yaml:75 setup.treasury
-    g.treasury = next(
-        v_i for v_i in list(range(len((1, 2, 3, 4, 5, 6)))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
+    g.treasury = min(
+        5,
+        max(
+            0,
+            next(
+                v_i
+                for v_i in list(range(len((1, 2, 3, 4, 5, 6))))
+                if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
+            ),
+        ),
     )
     # rules/flow.yaml:78 setup.players
     for v_k in list(range(v_seats)):
@@ -3855,7 +3887,7 @@ def _run_setup_4(g: Game, seat: int, v_seats: int) -> None:
     # rules/flow.yaml:99 setup.favors
     for v_n in ("manuel", "marquis", "king"):
         # rules/flow.yaml:103 set
-        g.favors[v_n] = v_seats
+        g.favors[v_n] = min(_INT_MAX, max(0, v_seats))
     # rules/flow.yaml:104 setup.start-favors
     for v_q in list(g.players):
         # rules/flow.yaml:108 repeat

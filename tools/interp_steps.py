@@ -1036,6 +1036,12 @@ def _effect(ctx: Ctx, s: st.Step, names: Names) -> Names:
                     value = max(place.lo, value)
                 if not _non_positive(source):  # no declared maximum: a save's 2**63 - 1
                     value = min(2**63 - 1 if place.hi is None else place.hi, value)
+            elif (place.container is not ctx.frame and type(value) is int
+                  and not (isinstance(source, int) and not isinstance(source, bool))):
+                # a number of the state set from a computed value: within its declared bounds
+                # and a save's 64 bits, as the engine does (lang/steps.py)
+                value = min(2**63 - 1 if place.hi is None else place.hi,
+                            max(-(2**63) if place.lo is None else place.lo, value))
             place.container[place.key] = value
         return names
     if kind == "move":

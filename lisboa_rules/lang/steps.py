@@ -715,7 +715,20 @@ class Compiler:
                 if value is None:
                     continue
                 if s.kind == "set":
-                    out.append(pad + self._assign(place, bare(value.code)))
+                    code = bare(value.code)
+                    field = place.place
+                    t = place.type
+                    if (t.name == "int" and not t.optional and field is not None
+                            and field.field is not None
+                            and not re.fullmatch(r"-?\d+", code)):  # a number: as it is
+                        # a number of the state set from a computed value stays within its
+                        # declared bounds, as a gain does, and within what a save holds (the
+                        # runtime's _INT_MIN and _INT_MAX, 64 bits): the engine never makes a
+                        # state that its own `loads` refuses
+                        top = "_INT_MAX" if field.hi is None else str(field.hi)
+                        bottom = "_INT_MIN" if field.lo is None else str(field.lo)
+                        code = f"min({top}, max({bottom}, {code}))"
+                    out.append(pad + self._assign(place, code))
                     continue
                 if not typed.compatible(place.type, INT, scope.int_kinds):
                     self.problem(s, "expr-type", f"'{target}' is {typed.describe(place.type)}; "
