@@ -325,6 +325,37 @@ def load_engine(path: Path) -> ModuleType:
     return module
 
 
+OLD_RULES = ROOT / "tests" / "oracle" / "before-start-plans.yaml"  # the rules of the old engines
+_OLD_RULES_ENGINE: list[ModuleType] = []
+
+
+def old_rules_engine(tmp: Path) -> ModuleType:
+    """This compiler's engine of the rules the older engines play (no starting Plan: the house
+    rule tests/oracle/before-start-plans.yaml folded in), built once: the rows against those
+    engines replay the same games in both, so both must play the same rules. It runs this
+    commit's compiler and runtime; only `game.start.plans` differs from generated/'s."""
+    if not _OLD_RULES_ENGINE:
+        out = tmp / "old-rules"
+        run_quiet(cli("build", "--no-cache", "--house", str(OLD_RULES), "--variant",
+                      OLD_RULES.stem, "--out", str(out)))
+        name = "lisboa_engine_old_rules"
+        spec = importlib.util.spec_from_file_location(name, out / "lisboa_engine.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        _OLD_RULES_ENGINE.append(module)
+    return _OLD_RULES_ENGINE[0]
+
+
+def to_old(E: ModuleType, g: Any) -> dict[str, Any]:
+    """A state of `old_rules_engine` as the older engines save it (without the folded variant
+    a save of these rules names)."""
+    data: dict[str, Any] = E.to_json(g)
+    data["variants"] = [v for v in data["variants"] if v != OLD_RULES.stem]
+    return data
+
+
 def load_interp() -> tuple[ModuleType | None, str]:
     """The reference interpreter, or None and why it cannot be used."""
     path = ROOT / "tools" / "interp.py"
@@ -893,10 +924,12 @@ def bench_playout(
 # --- against the frozen engine (issue 14) ------------------------------------------------------
 
 
-def bench_oracle(mode: Mode, E: ModuleType) -> list[Row]:
+def bench_oracle(mode: Mode, E: ModuleType, tmp: Path) -> list[Row]:
     """The engine against the frozen copy of the one main generated before the game's
-    structure became data (tests/oracle/): random playouts and final scoring, side by side."""
+    structure became data (tests/oracle/): random playouts and final scoring, side by side.
+    This engine plays the frozen copy's rules (no starting Plan: `old_rules_engine`)."""
     old = load_engine(FROZEN)
+    E = old_rules_engine(tmp)
     seeds = list(range(3000, 3000 + mode.playout_games))
     # The engines list the same moves, not always in the same order: the games are played once
     # (random moves of this engine's lists) and replayed by both, so both time the same games.
@@ -906,7 +939,7 @@ def bench_oracle(mode: Mode, E: ModuleType) -> list[Row]:
         seq: list[dict[str, Any]] = []
         ends_new.append(play(E, s, None, seq))
         scripts.append(seq)
-    ends_old = [old.from_json(E.to_json(g)) for g in ends_new]
+    ends_old = [old.from_json(to_old(E, g)) for g in ends_new]
 
     def playouts(M: ModuleType) -> Callable[[], float]:
         moves = [[M.Move.from_json(m) for m in seq] for seq in scripts]
@@ -942,7 +975,8 @@ def bench_oracle(mode: Mode, E: ModuleType) -> list[Row]:
             "oracle.playout",
             "oracle",
             "Random games per second: this engine vs the frozen one (before issue 14)",
-            Side("this engine: legal_moves + apply_move to the end", "/s", samples[0]),
+            Side("this engine (the frozen copy's rules: no starting Plan): legal_moves + "
+                 "apply_move to the end", "/s", samples[0]),
             Side("frozen engine (tests/oracle/frozen_engine.py), the same games", "/s", samples[1]),
             "A / B (rates)",
             ">=",
@@ -1117,13 +1151,16 @@ def bench_compiled(mode: Mode, E: ModuleType, engine: Path, tmp: Path) -> list[R
     rows: list[Row] = []
     seeds = list(range(4000, 4000 + mode.playout_games))
     old, old_label = _main_engine(tmp)
+    pure = E
+    E = old_rules_engine(tmp)  # the rules of issue 17's starting engine: no starting Plan
     scripts = _scripts(E, PLAYERS, seeds)
     got = interleaved([_replay(E, PLAYERS, seeds, scripts), _replay(old, PLAYERS, seeds, scripts)],
                       mode.playout_reps, mode.warmup)
     rows.append(Row(
         "moves.playout_vs_main", "compiled",
         "Random games per second: this engine (pure Python) vs the one issue 17 started from",
-        Side("this engine: legal_moves + apply_move at every state", "/s", got[0]),
+        Side("this engine (its rules then: no starting Plan): legal_moves + apply_move at "
+             "every state", "/s", got[0]),
         Side(old_label, "/s", got[1]),
         "A / B (rates)", ">=", 1.4,
         note="the same games: played once, replayed move by move by both engines",
@@ -1134,7 +1171,7 @@ def bench_compiled(mode: Mode, E: ModuleType, engine: Path, tmp: Path) -> list[R
         for m in seq:
             states.append(g)
             g = E.apply_move(g, E.Move.from_json(m))
-    old_states = [old.from_json(E.to_json(g)) for g in states]
+    old_states = [old.from_json(to_old(E, g)) for g in states]
     got = interleaved([_listing(E, states), _listing(old, old_states)], mode.playout_reps,
                       mode.warmup)
     rows.append(Row(
@@ -1144,6 +1181,15 @@ def bench_compiled(mode: Mode, E: ModuleType, engine: Path, tmp: Path) -> list[R
         Side(old_label + ", the same states", "/s", got[1]),
         "A / B (rates)",
     ))
+    # the compiled engine against the pure one: generated/'s rules, games of their own
+    E = pure
+    scripts = _scripts(E, PLAYERS, seeds)
+    states = []
+    for s, seq in zip(seeds, scripts, strict=True):
+        g = E.new_game(PLAYERS, (), s)
+        for m in seq:
+            states.append(g)
+            g = E.apply_move(g, E.Move.from_json(m))
     # level 3, the engine users get; level 0 (the same C code, compiled in a minute, the one
     # tests/engine/test_compiled_engine.py keeps) for the smoke test's --tiny
     C, how = _compiled_engine(engine, tmp, 0 if mode.name == "tiny" else 3)
@@ -1788,7 +1834,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             elif section == "playout":
                 rows += bench_playout(mode, E, interp, why, models)
             elif section == "oracle":
-                rows += bench_oracle(mode, E)
+                rows += bench_oracle(mode, E, tmp)
             elif section == "compiled":
                 rows += bench_compiled(mode, E, args.engine.resolve(), tmp)
             elif section == "scaling":

@@ -182,9 +182,14 @@ def give_decree(g: Any, seat: int, decree: str) -> None:
 
 
 def complete_plan(g: Any, seat: int, plan: str) -> None:
-    """Give a player a completed Plan from the supply."""
-    g.plan_supply.remove(plan)
-    g.players[seat].completed_plans.append(plan)
+    """Give a player a completed Plan from the supply (or from the Plans a player holds: each
+    player starts with one)."""
+    for where in (g.plan_supply, *(p.plans for p in g.players)):
+        if plan in where:
+            where.remove(plan)
+            g.players[seat].completed_plans.append(plan)
+            return
+    raise AssertionError(f"Plan {plan} is not available")
 
 
 def give_favor(g: Any, seat: int, noble: str) -> None:

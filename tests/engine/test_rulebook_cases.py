@@ -89,9 +89,12 @@ def test_component_counts(engine: Any, fresh: Any) -> None:
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_each_player_starts_with(engine: Any, players: int) -> None:
     """§3.2: each player has 5 Rubble Set markers, 8 houses (none built), 8 Officials [R],
-    1 good of each of the 4 types [R], 10 réis, 1 Royal Favor tile and 5 blue cards [S]."""
+    1 good of each of the 4 types [R], 10 réis, 1 Royal Favor tile, 1 random starting Plan
+    (S2, S4) and 5 blue cards [S]."""
     g = sound(engine, engine.new_game(players, (), 3))
+    assert len(g.plan_supply) == 20 - players
     for p in g.players:
+        assert len(p.plans) == 1 and p.completed_plans == []
         assert p.markers_left == 5 and p.rubble_sets == 0
         assert p.officials == 8
         assert sum(p.stores.values()) == 0
@@ -471,8 +474,8 @@ def test_two_player_officials_at_work_use_first_and_third_values(
     for p in g.players:
         p.wigs = p.reis = p.influence = 0
     plans = g.rs.plans
-    big = next(x for x in sorted(plans) if plans[x] == 3 and x in g.plan_supply)
-    small = next(x for x in sorted(plans) if plans[x] == 1 and x in g.plan_supply)
+    big = next(x for x in sorted(plans) if plans[x] == 3)
+    small = next(x for x in sorted(plans) if plans[x] == 1)
     complete_plan(g, 0, big)
     complete_plan(g, 1, small)
     lines = engine.final_scores(g).lines

@@ -588,8 +588,11 @@ def test_a_changed_formula_without_its_words_is_refused(
 def test_early_plan_at_setup(base: Any, house: Any, players: int) -> None:
     E = house("early-plan")
     g, b = E.new_game(players, (), 3), base.new_game(players, (), 3)
-    # the same shuffle: the players take the top Plans, the first seat first
-    assert [p.plans for p in g.players] == [[x] for x in reversed(b.plan_supply[-players:])]
+    # the same shuffle: the house step (right after the shuffle) takes the top Plans, the first
+    # seat first; the base's starting Plan of each player comes after it
+    assert [p.plans for p in g.players] == [
+        [q.plans[0], x] for q, x in zip(b.players, reversed(b.plan_supply[-players:]), strict=True)
+    ]
     assert g.plan_supply == b.plan_supply[:-players]
     sound(E, g)
 

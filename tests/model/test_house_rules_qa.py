@@ -553,7 +553,7 @@ def test_a_new_event_raised_by_an_effect(base: Any, option: Any) -> None:
         move = next(m for m in engine.legal_moves(g)
                     if m.kind == "visit" and m.card == card and m.state_action == "plan")
         after = engine.apply_move(g, move)
-        assert len(after.players[seat].plans) == 1
+        assert len(after.players[seat].plans) == len(g.players[seat].plans) + 1
         paid[label] = g.players[seat].reis - after.players[seat].reis
     assert paid["base"] - paid["house"] == 1
 
