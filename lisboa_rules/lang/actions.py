@@ -1087,8 +1087,29 @@ class ActionCompiler(Compiler):
             keys[key] = self._bundle(tuple(bundle), tuple(choose))
         self.bundles.tables[name] = keys
 
-    def _bundle(self, bundle: tuple[tuple[str, int], ...], names: tuple[str, ...]) -> str:
-        """The stem of a bundle's three functions (compiled the first time)."""
+    def _checked_table(self, table: str, fields: tuple[str, ...]) -> str:
+        """The entry of the rule set's `fx` whose functions check and carry out a move's
+        choices for an apply step whose choices fill these move fields (`choices: {CHOICE:
+        NAME}` renames some): the table's own when none is renamed, else an entry of its own
+        (`TABLE:FIELD,…`), compiled once, whose refusals name each choice by the field the
+        player fills (`this move does not choose second favor`, not `favor`)."""
+        names = self.bundles.choices[table]
+        if fields == names:
+            return table
+        entry = f"{table}:{','.join(fields)}"
+        if entry not in self.bundles.tables:
+            self.bundles.choices[entry] = names
+            self.bundles.tables[entry] = {
+                key: self._bundle(tuple(bundle), names, fields)
+                for key, bundle in self.table_values[f"_T{table}"].items()}
+        return entry
+
+    def _bundle(self, bundle: tuple[tuple[str, int], ...], names: tuple[str, ...],
+                fields: tuple[str, ...] | None = None) -> str:
+        """The stem of a bundle's three functions (compiled the first time); `fields`: the
+        move field each choice of `names` fills, which its refusals name (by default, the
+        choice's own name)."""
+        field_of = dict(zip(names, fields or names, strict=True))
         stem = "STEM__"
         choice_args = "".join(f", {typed.local_code(n)}: Any" for n in names)
         rows = ", ".join([typed.local_code(n) for n in names])
@@ -1139,7 +1160,7 @@ class ActionCompiler(Compiler):
         for n in names:
             if n not in made:
                 why.append(f"    if {typed.local_code(n)} is not None:")
-                why.append(f"        return _not_chosen({py_str(n)})")
+                why.append(f"        return _not_chosen({py_str(field_of[n])})")
         for eff, amount in bundle:
             proc = self.procs.get(eff)
             if proc is None:
@@ -1273,11 +1294,11 @@ class ActionCompiler(Compiler):
                 table, key, shared = got
                 made = self._apply_names(s, table, bound)
                 choices = "".join(f", move.{n}" for n in made)
-                fx = f"g.rs.fx[{py_str(table)}][{key}]"
+                fx = f"g.rs.fx[{py_str(self._checked_table(table, tuple(made)))}][{key}]"
                 out.append(f"{pad}why = {fx}[1](g, seat, {shared}{choices})")
                 out.append(f"{pad}if why is not None:")
                 out.append(f"{pad}    raise IllegalMove({srule}, why[1])")
-                out.append(f"{pad}g.rs.fx[{py_str(table)}][{key}][2](g, seat, {shared}{choices})")
+                out.append(f"{pad}{fx}[2](g, seat, {shared}{choices})")
                 bound = (*bound, *made)
                 continue
             scope = self._effect(s, scope, indent, out)

@@ -1123,6 +1123,35 @@ def test_house_rule_example_actions_agree(tmp_path: Path, name: str) -> None:
     assert diff.counts[EXAMPLE_ACTIONS[name]] > 0, dict(diff.counts)
 
 
+def test_a_renamed_choice_is_refused_in_the_same_words() -> None:
+    """both-state-actions renames the second State action's Royal Favor (`choices: {favor:
+    second_favor}`): every visit with a second State action, given a `second_favor` (or a
+    `favor`) its State actions do not choose, is refused by both in the same words, which name
+    the move's field (`second favor`); the engine named the effect's choice (`favor`)."""
+    name = "both-state-actions"
+    result = pipeline.compile_rules(RULES, (name,),
+                                    extra=[ROOT / "examples" / "house-rules" / f"{name}.yaml"])
+    assert result.ok and result.compiled is not None, [d.message for d in result.diagnostics]
+    house = engine_from_text(result.files["lisboa_engine.py"], "lisboa_engine_renamed_choice")
+    diff = ActionDiffer(house, models_of(result.compiled))
+    for k, g in enumerate(random_game(house, 3, (), 4600)):  # (folded into the base)
+        if k >= 40:
+            break
+        house._activate(g)
+        model = diff.models[tuple(g.variants)]
+        state = json.loads(house.dumps(g))
+        diff.where = f"game seed 4600 move {k}"
+        for m in house.legal_moves(g):
+            move = m.to_json()
+            if m.kind != "visit" or move.get("second_state_action") is None:
+                continue
+            for field_, value in (("second_favor", "king"), ("favor", "manuel")):
+                if field_ not in move:
+                    diff.compare_play(g, model, state, {**move, field_: value}, field_)
+    diff.assert_agree()
+    assert diff.counts["plays second_favor refused"] > 0 and diff.counts["plays favor refused"] > 0
+
+
 # Each twist alters the steps of one action in a copy of rules/: the interpreter walks the
 # altered steps, the engine runs the real ones, and the comparison must find it.
 ACTION_TWISTS: dict[str, tuple[str, str, str, str]] = {

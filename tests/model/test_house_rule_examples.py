@@ -924,6 +924,29 @@ def test_a_second_royal_favor_is_a_choice_of_its_own(folded: Any) -> None:
         g.players[seat].royal_favors.count(m.second_favor) + 1
 
 
+@pytest.mark.parametrize("favor", ["king", "nobody"])
+def test_a_renamed_choice_is_refused_by_its_own_name(folded: Any, favor: str) -> None:
+    """A second State action that takes no Royal Favor refuses a move giving `second_favor`
+    (any value) in the words of the choice the player sees, `second favor`, as the reference
+    interpreter does; the first State action's refusal still names `favor`. (The engine named
+    the choice by the effect's own name, `favor`, for both.)"""
+    E = folded("both-state-actions")
+    g = E.new_game(3, (), 0)
+    seat = g.current
+    card = card_of(E, g, "manuel")
+    set_hand(g, seat, [*g.players[seat].hand[:4], card])
+    m = next(m for m in E.legal_moves(g) if m.kind == "visit" and m.card == card
+             and (m.state_action, m.second_state_action) == ("officials", "plan"))
+    words = {"second_favor": "this move does not choose second favor",
+             "favor": "this move does not choose favor"}
+    for name, reason in words.items():
+        bad = E.Move.from_json({**m.to_json(), name: favor})
+        err = E.explain_move(g, bad)
+        assert err is not None and (err.rule, err.reason) == ("visit", reason), (name, err)
+        with pytest.raises(E.IllegalMove, match=reason + r" \("):
+            E.apply_move(g, bad)
+
+
 # --- what the examples had to work around ----------------------------------------------------
 
 
