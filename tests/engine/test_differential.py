@@ -909,7 +909,9 @@ TWISTS: dict[str, tuple[str, Any]] = {
 
 @pytest.fixture(scope="module")
 def twist_states(engine: ModuleType, models: dict[tuple[str, ...], Model]) -> list[Any]:
-    return [g for _, g in randomised_games(engine, models, 16, 77)]
+    # seeded states in which every twist below shows (the starting Plans changed the games of
+    # seed 77: no ship was refused for its cost in them any more; 80 and 81 have every twist)
+    return [g for _, g in randomised_games(engine, models, 16, 80)]
 
 
 @pytest.mark.parametrize("twist", sorted(TWISTS))
@@ -1175,7 +1177,7 @@ def test_a_difference_in_an_action_is_found(engine: ModuleType, tmp_path: Path,
     compiled, diags = pipeline.analyse(house_rules(tmp_path, [(name, pattern, replacement)]))
     assert compiled is not None, [d.message for d in diags]
     diff = ActionDiffer(engine, models_of(compiled))
-    compare_actions(diff, 1, seed0=4300, states=30)
+    compare_actions(diff, 1, seed0=4300, states=40)  # 30 played no trade (starting Plans)
     assert diff.mismatches, twist
     assert {f.split(" ")[1] for f in diff.failed} == {kind}, diff.failed
 
