@@ -602,8 +602,8 @@ def _broken(g: Game, exc: Exception) -> Exception:
             return StateError(
                 where, "not a state the engine can play: a value of a type no saved game holds"
             )
-    except StateError as found:
-        return StateError(found.path, f"not a state the engine can play: {found.message}")
+    except StateError as refused:  # (not `found`: compiled code keeps one type per name)
+        return StateError(refused.path, f"not a state the engine can play: {refused.message}")
     except Exception as other:  # a field that is not even data: no save could hold it
         return StateError(
             "$",
@@ -854,8 +854,8 @@ def apply_move(g: Game, move: Move) -> Game:
         raise _worded(g, exc) from None
     except _REFUSALS:
         raise
-    except _FAULTS as exc:
-        raise _broken(g, exc) from None
+    except _FAULTS as fault:  # (not `exc`: compiled code keeps one type per name)
+        raise _broken(g, fault) from None
 
 
 def _apply_move(g: Game, move: Move) -> Game:
