@@ -11536,15 +11536,25 @@ def _folded() -> tuple[str, ...]:
     return tuple(v["id"] for v in GAME_INFO.get("folded_variants", ()))
 
 
-def _plain(value: Any) -> Any:
+# How deep the values of a state nest, at most (a table of tables of counts is 2 deep; a save,
+# with its players, 4): deeper is a value set by hand, a list that holds itself, say. The walks
+# over a state's values stop there: compiled code (mypyc) has no recursion limit of its own, so
+# they went on until the process crashed (the pure engine's RecursionError was refused at `$`).
+_NESTING: Final = 32
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
     """A copy of `value` in JSON's types; TypeError for what JSON cannot hold (an object set
     by hand into a state: to_json said it was plain data, and dumps raised from inside), and
     ValueError for a float that is no number (NaN or an infinity set by hand: dumps wrote
-    `NaN`, which is no JSON, and loads refused the save)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+    `NaN`, which is no JSON, and loads refused the save) and for lists or tables nested more
+    than `_NESTING` deep."""
+    if isinstance(value, dict | list | tuple):
+        if depth >= _NESTING:
+            raise ValueError(f"nested more than {_NESTING} deep")
+        if isinstance(value, dict):
+            return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+        return [_plain(v, depth + 1) for v in value]
     if value is None or isinstance(value, str | int):
         return value
     if isinstance(value, float):
@@ -11558,16 +11568,22 @@ def _not_json(g: Game) -> tuple[str, str] | None:
     """Where `_plain` refuses a field of `g` (in the order `_state_data` reads them), and
     why: (the JSON path, the words), or None."""
 
-    def walk(value: Any, path: str) -> tuple[str, str] | None:
+    def walk(value: Any, path: str, inside: tuple[int, ...]) -> tuple[str, str] | None:
+        if isinstance(value, dict | list | tuple):
+            if id(value) in inside:
+                return path, f"a {type(value).__name__} that holds itself"
+            if len(inside) >= _NESTING:
+                return path, f"nested more than {_NESTING} deep"
+            inside = (*inside, id(value))
         if isinstance(value, dict):
             for key, item in value.items():
-                found = walk(item, f"{path}.{key}")
+                found = walk(item, f"{path}.{key}", inside)
                 if found is not None:
                     return found
             return None
         if isinstance(value, list | tuple):
             for i, item in enumerate(value):
-                found = walk(item, f"{path}[{i}]")
+                found = walk(item, f"{path}[{i}]", inside)
                 if found is not None:
                     return found
             return None
@@ -11579,12 +11595,12 @@ def _not_json(g: Game) -> tuple[str, str] | None:
 
     for name in _GAME_FIELDS:
         if name != "players":
-            found = walk(getattr(g, name), f"$.{name}")
+            found = walk(getattr(g, name), f"$.{name}", ())
         else:
             found = None
             for i, p in enumerate(g.players):
                 for f in _PLAYER_FIELDS:
-                    found = found or walk(getattr(p, f), f"$.players[{i}].{f}")
+                    found = found or walk(getattr(p, f), f"$.players[{i}].{f}", ())
         if found is not None:
             return found
     return None
