@@ -1066,22 +1066,25 @@ _MOVE_FIELDS: Final = (
 def _move_well_typed(move: Move) -> bool:
     """Whether every field of a Move has its exact Python type (`_MOVE_TYPES`; `True` is not
     card 1): the quick yes of `_move_problem`."""
+    value_card: object = move.card
+    items_decrees: tuple[object, ...] = move.decrees
+    items_cards: tuple[object, ...] = move.cards
     return (
         type(move.kind) is str
         and type(move.player) is int
-        and (move.card is None or type(move.card) is int)
+        and (value_card is None or type(value_card) is int)
         and (move.state_action is None or type(move.state_action) is str)
         and (move.good is None or type(move.good) is str)
         and (move.favor is None or type(move.favor) is str)
         and (move.business is None or type(move.business) is str)
         and (move.plan is None or type(move.plan) is str)
-        and type(move.decrees) is tuple
-        and all(type(v) is str for v in move.decrees)
+        and type(items_decrees) is tuple
+        and all(type(v) is str for v in items_decrees)
         and type(move.noble_action) is bool
         and (move.noble is None or type(move.noble) is str)
         and (move.pile is None or type(move.pile) is str)
-        and type(move.cards) is tuple
-        and all(type(v) is int for v in move.cards)
+        and type(items_cards) is tuple
+        and all(type(v) is int for v in items_cards)
     )
 
 
