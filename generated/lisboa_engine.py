@@ -10225,13 +10225,17 @@ def variants_for(players: int, chosen: Iterable[str] = ()) -> tuple[str, ...]:
     if isinstance(chosen, str):
         raise BadArgument(f"variants are a list of ids, not the string {chosen!r}")
     try:
-        chosen = tuple(chosen)
+        # (items read as objects: compiled code checks an item read as a declared `str` and
+        # raised TypeError before the check below could say what is wrong)
+        given: tuple[object, ...] = tuple(chosen)
     except TypeError:
         raise BadArgument(f"variants are a list of ids, not {type(chosen).__name__}") from None
-    for name in chosen:
+    ids: list[str] = []
+    for name in given:
         if not isinstance(name, str):
             raise BadArgument(f"{name!r} is not a variant id")
-    active = set(chosen)
+        ids.append(name)
+    active = set(ids)
     for v in VARIANTS.values():
         if v.players and players in v.players:
             active.add(v.id)
