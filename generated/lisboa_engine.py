@@ -11739,9 +11739,11 @@ def max_save_size() -> int:
 _MAX_SAVE: list[int] = []
 
 
-def loads(text: str | bytes) -> Game:
-    """Read a state from JSON text; bad JSON, a text longer than `max_save_size()` or a bad
-    state raises StateError."""
+def loads(text: object) -> Game:
+    """Read a state from JSON text (str, bytes or bytearray); what is no text, bad JSON, a text
+    longer than `max_save_size()` or a bad state raises StateError. (`text` is declared an
+    object: a save comes from the network, and the compiled engine checks a declared type as
+    the value is passed, with TypeError: it refused a bytearray, and `None`, that way.)"""
     if not isinstance(text, str | bytes | bytearray):
         raise StateError("$", f"a saved game is JSON text, not {type(text).__name__}")
     if len(text) > max_save_size():
