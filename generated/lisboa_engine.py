@@ -10044,9 +10044,12 @@ def influence_gain(g: Game, seat: int) -> int:
 # In the pure-Python engine a Move is also described as a dataclass, with none of its methods
 # replaced (it keeps its own __init__, __eq__ and __hash__), so that `dataclasses.fields` and
 # `dataclasses.replace` (a new move with some fields changed) work on moves as they always
-# did. A compiled engine's classes are closed: there the call fails and changes nothing.
-with suppress(TypeError, AttributeError):
-    dataclass(init=False, repr=False, eq=False)(Move)
+# did. A compiled engine's classes keep no annotations: described, its Move had no fields
+# (`dataclasses.replace` of one said "missing required argument 'kind'"), so it is left as it
+# is there, and `dataclasses.fields` raises TypeError (it is no dataclass).
+if "__annotations__" in vars(Move):
+    with suppress(TypeError, AttributeError):
+        dataclass(init=False, repr=False, eq=False)(Move)
 
 
 # --- Runtime --------------------------------------------------------------------------------------
