@@ -426,12 +426,35 @@ _CTXS: dict[tuple[tuple[str, int], ...], Ctx] = {}
 
 
 def _ctx(**values: int) -> Ctx:
-    """The context with these values (made once per set of values: contexts are immutable)."""
+    """The context with these values (made once per set of values: contexts are immutable;
+    kept only for ints: see `_kept_key`)."""
     key = tuple(values.items())
     found = _CTXS.get(key)
     if found is None:
-        found = _CTXS[key] = Ctx(**values)
+        found = Ctx(**values)
+        if _kept_key(tuple(values.values())):
+            _CTXS[key] = found
     return found
+
+
+_KEPT: Final = (int, str)
+
+
+def _kept_key(key: object) -> bool:
+    """Whether the values a cache of the engine files a result under are ints or strings, or
+    tuples of them (two deep), of exactly those types. A state changed by hand can hold other
+    values (True, 2.0, 1.5) equal to an int, or whose sums are: filed under that int, their
+    result (the words "1 + True", a context holding 2.0) was read back by every later game of
+    the process that met the int. So only results of exact values are kept."""
+    if type(key) is not tuple:
+        return type(key) in _KEPT
+    for k in key:  # a tuple of values and of tuples of values
+        if type(k) is tuple:
+            if not all(type(v) in _KEPT for v in k):
+                return False
+        elif type(k) not in _KEPT:
+            return False
+    return True
 
 
 def _move_json(move: Move) -> dict[str, Any]:
@@ -1337,8 +1360,9 @@ _SHOWN_MAX: Final = 4096
 
 
 def _shown(lines: dict[Any, ScoreLine], key: Any, line: ScoreLine) -> ScoreLine:
-    """`line`, kept in `lines` under `key` (the values its text writes) while there is room."""
-    if len(lines) < _SHOWN_MAX:
+    """`line`, kept in `lines` under `key` (the values its text writes) while there is room,
+    when those are exact values (`_kept_key`)."""
+    if len(lines) < _SHOWN_MAX and _kept_key(key):
         lines[key] = line
     return line
 
@@ -1353,6 +1377,9 @@ class _GroupLayout:
     unit: str
     unit_one: str
     prize_texts: tuple[str, ...]  # the prizes, written
+    # The words met so far, kept for the rule set's later sheets: only an int measure's (see
+    # `_kept_key`; 1.5's words for a lone seat went under 1.5 * 2 = 3, the key of 1 store and
+    # the 2nd place when two places pay: every later sheet said "Gold: 1.5 stores, 1st = 3").
     counts: dict[int, str]  # measure -> "GROUP: N UNIT", as met
     alone: dict[int, str]  # measure * paying places + place -> a lone seat's words, as met
     absent: dict[int, str]  # measure -> words when not eligible, as met
@@ -1380,13 +1407,15 @@ class _GroupLayout:
         if text is None:
             unit = self.unit_one if m == 1 else self.unit
             text = f"{self.head}{m} {unit}" if unit else f"{self.head}{m}"
-            self.counts[m] = text
+            if type(m) is int:
+                self.counts[m] = text
         return text
 
     def not_counted(self, m: int, why: str) -> str:
         """`GROUP: N UNIT, no POINTS (only when ...)` for a measure (worded once per value)."""
         text = self.count(m) + why
-        self.absent[m] = text
+        if type(m) is int:
+            self.absent[m] = text
         return text
 
 
@@ -1630,7 +1659,9 @@ def _measure_ctx(measure: int) -> Ctx:
     """The (shared, immutable) context of a majority measure, for eligibility formulas."""
     ctx = _MEASURE_CTX.get(measure)
     if ctx is None:
-        ctx = _MEASURE_CTX[measure] = Ctx(measure=measure)
+        ctx = Ctx(measure=measure)
+        if type(measure) is int:  # (see `_kept_key`)
+            _MEASURE_CTX[measure] = ctx
     return ctx
 
 
@@ -1695,13 +1726,14 @@ def _score_majority(
                 totals[i] += prizes[place]
                 won[i].append(group.prize_texts[place])
                 key = m * paying + place  # a lone seat's words: (m, place) only
-                words = group.alone.get(key)
+                words = group.alone.get(key) if type(m) is int else None
                 if words is None:
                     head = counts.get(m)
                     if head is None:
                         head = group.count(m)
                     words = f"{head}, {ordinals[place]}{paid[place]} = {prizes[place]}"
-                    group.alone[key] = words
+                    if type(m) is int:
+                        group.alone[key] = words
                 said[i].append(words)
             else:
                 tied = ranked[place:end]
