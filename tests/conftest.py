@@ -125,6 +125,47 @@ def compiled_engine(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     return module
 
 
+# The test modules of hostile input (hand-changed states, forged moves, broken saves) run on
+# both engines: a module overrides `engine` with
+#     @pytest.fixture(scope="module", params=ENGINES)
+#     def engine(request, engine): return pure_or_compiled(request, engine)
+ENGINES = ("pure", "compiled")
+
+
+def pure_or_compiled(request: pytest.FixtureRequest, pure: ModuleType) -> ModuleType:
+    """The engine a test runs on, for a fixture parametrized over ENGINES."""
+    return pure if request.param == "pure" else request.getfixturevalue("compiled_engine")
+
+
+def is_compiled(E: Any) -> bool:
+    return not str(E.__file__).endswith(".py")
+
+
+def set_field(E: Any, obj: Any, name: str, value: Any) -> bool:
+    """`setattr(obj, name, value)` on a state or a move of engine `E`, as a game app changes
+    one by hand; whether the value was set. The compiled engine's classes check an attribute's
+    declared type at the assignment itself (mypyc): a value of another type is refused there
+    with TypeError and the object keeps its value; and a bool set where an `int` is declared
+    is kept as that int (`move.player = True` sets seat 1). The pure engine's take anything
+    as it is."""
+    before = getattr(obj, name)
+    try:
+        setattr(obj, name, value)
+    except TypeError as exc:
+        assert is_compiled(E), f"the pure engine refused {name} = {value!r}: {exc}"
+        assert "object expected" in str(exc), exc
+        assert getattr(obj, name) is before, f"{name} = {value!r}: refused, yet changed"
+        return False
+    got = getattr(obj, name)
+    if type(value) is bool and type(got) is int:
+        assert is_compiled(E) and got == value, f"{name} = {value!r} was set as {got!r}"
+        return True
+    assert got is value or (type(got) is type(value) and got == value), (
+        f"{name} = {value!r} was set as {got!r}"
+    )
+    return True
+
+
 def setups(E: Any) -> list[tuple[int, tuple[str, ...]]]:
     """(players, chosen variants) for every player count of every rule set of the engine; the
     variants that apply by player count are left for `new_game` to add."""
