@@ -1066,22 +1066,25 @@ _MOVE_FIELDS: Final = (
 def _move_well_typed(move: Move) -> bool:
     """Whether every field of a Move has its exact Python type (`_MOVE_TYPES`; `True` is not
     card 1): the quick yes of `_move_problem`."""
+    value_card: object = move.card
+    items_decrees: tuple[object, ...] = move.decrees
+    items_cards: tuple[object, ...] = move.cards
     return (
         type(move.kind) is str
         and type(move.player) is int
-        and (move.card is None or type(move.card) is int)
+        and (value_card is None or type(value_card) is int)
         and (move.state_action is None or type(move.state_action) is str)
         and (move.good is None or type(move.good) is str)
         and (move.favor is None or type(move.favor) is str)
         and (move.business is None or type(move.business) is str)
         and (move.plan is None or type(move.plan) is str)
-        and type(move.decrees) is tuple
-        and all(type(v) is str for v in move.decrees)
+        and type(items_decrees) is tuple
+        and all(type(v) is str for v in items_decrees)
         and type(move.noble_action) is bool
         and (move.noble is None or type(move.noble) is str)
         and (move.pile is None or type(move.pile) is str)
-        and type(move.cards) is tuple
-        and all(type(v) is int for v in move.cards)
+        and type(items_cards) is tuple
+        and all(type(v) is int for v in items_cards)
     )
 
 
@@ -1193,21 +1196,27 @@ _CTX_measure: Final[dict[int, Ctx]] = {}
 def _ctx_other_officials(value: int) -> Ctx:
     found = _CTX_other_officials.get(value)
     if found is None:
-        found = _CTX_other_officials[value] = Ctx(other_officials=value)
+        found = Ctx(other_officials=value)
+        if type(value) is int:  # (see `_kept_key`)
+            _CTX_other_officials[value] = found
     return found
 
 
 def _ctx_cost(value: int) -> Ctx:
     found = _CTX_cost.get(value)
     if found is None:
-        found = _CTX_cost[value] = Ctx(cost=value)
+        found = Ctx(cost=value)
+        if type(value) is int:  # (see `_kept_key`)
+            _CTX_cost[value] = found
     return found
 
 
 def _ctx_measure(value: int) -> Ctx:
     found = _CTX_measure.get(value)
     if found is None:
-        found = _CTX_measure[value] = Ctx(measure=value)
+        found = Ctx(measure=value)
+        if type(value) is int:  # (see `_kept_key`)
+            _CTX_measure[value] = found
     return found
 
 
@@ -10090,9 +10099,12 @@ def influence_gain(g: Game, seat: int) -> int:
 # In the pure-Python engine a Move is also described as a dataclass, with none of its methods
 # replaced (it keeps its own __init__, __eq__ and __hash__), so that `dataclasses.fields` and
 # `dataclasses.replace` (a new move with some fields changed) work on moves as they always
-# did. A compiled engine's classes are closed: there the call fails and changes nothing.
-with suppress(TypeError, AttributeError):
-    dataclass(init=False, repr=False, eq=False)(Move)
+# did. A compiled engine's classes keep no annotations: described, its Move had no fields
+# (`dataclasses.replace` of one said "missing required argument 'kind'"), so it is left as it
+# is there, and `dataclasses.fields` raises TypeError (it is no dataclass).
+if "__annotations__" in vars(Move):
+    with suppress(TypeError, AttributeError):
+        dataclass(init=False, repr=False, eq=False)(Move)
 
 
 # --- Runtime --------------------------------------------------------------------------------------
@@ -10175,12 +10187,35 @@ _CTXS: dict[tuple[tuple[str, int], ...], Ctx] = {}
 
 
 def _ctx(**values: int) -> Ctx:
-    """The context with these values (made once per set of values: contexts are immutable)."""
+    """The context with these values (made once per set of values: contexts are immutable;
+    kept only for ints: see `_kept_key`)."""
     key = tuple(values.items())
     found = _CTXS.get(key)
     if found is None:
-        found = _CTXS[key] = Ctx(**values)
+        found = Ctx(**values)
+        if _kept_key(tuple(values.values())):
+            _CTXS[key] = found
     return found
+
+
+_KEPT: Final = (int, str)
+
+
+def _kept_key(key: object) -> bool:
+    """Whether the values a cache of the engine files a result under are ints or strings, or
+    tuples of them (two deep), of exactly those types. A state changed by hand can hold other
+    values (True, 2.0, 1.5) equal to an int, or whose sums are: filed under that int, their
+    result (the words "1 + True", a context holding 2.0) was read back by every later game of
+    the process that met the int. So only results of exact values are kept."""
+    if type(key) is not tuple:
+        return type(key) in _KEPT
+    for k in key:  # a tuple of values and of tuples of values
+        if type(k) is tuple:
+            if not all(type(v) in _KEPT for v in k):
+                return False
+        elif type(k) not in _KEPT:
+            return False
+    return True
 
 
 def _move_json(move: Move) -> dict[str, Any]:
@@ -10271,13 +10306,17 @@ def variants_for(players: int, chosen: Iterable[str] = ()) -> tuple[str, ...]:
     if isinstance(chosen, str):
         raise BadArgument(f"variants are a list of ids, not the string {chosen!r}")
     try:
-        chosen = tuple(chosen)
+        # (items read as objects: compiled code checks an item read as a declared `str` and
+        # raised TypeError before the check below could say what is wrong)
+        given: tuple[object, ...] = tuple(chosen)
     except TypeError:
         raise BadArgument(f"variants are a list of ids, not {type(chosen).__name__}") from None
-    for name in chosen:
+    ids: list[str] = []
+    for name in given:
         if not isinstance(name, str):
             raise BadArgument(f"{name!r} is not a variant id")
-    active = set(chosen)
+        ids.append(name)
+    active = set(ids)
     for v in VARIANTS.values():
         if v.players and players in v.players:
             active.add(v.id)
@@ -10354,8 +10393,8 @@ def _broken(g: Game, exc: Exception) -> Exception:
             return StateError(
                 where, "not a state the engine can play: a value of a type no saved game holds"
             )
-    except StateError as found:
-        return StateError(found.path, f"not a state the engine can play: {found.message}")
+    except StateError as refused:  # (not `found`: compiled code keeps one type per name)
+        return StateError(refused.path, f"not a state the engine can play: {refused.message}")
     except Exception as other:  # a field that is not even data: no save could hold it
         return StateError(
             "$",
@@ -10606,8 +10645,8 @@ def apply_move(g: Game, move: Move) -> Game:
         raise _worded(g, exc) from None
     except _REFUSALS:
         raise
-    except _FAULTS as exc:
-        raise _broken(g, exc) from None
+    except _FAULTS as fault:  # (not `exc`: compiled code keeps one type per name)
+        raise _broken(g, fault) from None
 
 
 def _apply_move(g: Game, move: Move) -> Game:
@@ -11082,8 +11121,9 @@ _SHOWN_MAX: Final = 4096
 
 
 def _shown(lines: dict[Any, ScoreLine], key: Any, line: ScoreLine) -> ScoreLine:
-    """`line`, kept in `lines` under `key` (the values its text writes) while there is room."""
-    if len(lines) < _SHOWN_MAX:
+    """`line`, kept in `lines` under `key` (the values its text writes) while there is room,
+    when those are exact values (`_kept_key`)."""
+    if len(lines) < _SHOWN_MAX and _kept_key(key):
         lines[key] = line
     return line
 
@@ -11098,6 +11138,9 @@ class _GroupLayout:
     unit: str
     unit_one: str
     prize_texts: tuple[str, ...]  # the prizes, written
+    # The words met so far, kept for the rule set's later sheets: only an int measure's (see
+    # `_kept_key`; 1.5's words for a lone seat went under 1.5 * 2 = 3, the key of 1 store and
+    # the 2nd place when two places pay: every later sheet said "Gold: 1.5 stores, 1st = 3").
     counts: dict[int, str]  # measure -> "GROUP: N UNIT", as met
     alone: dict[int, str]  # measure * paying places + place -> a lone seat's words, as met
     absent: dict[int, str]  # measure -> words when not eligible, as met
@@ -11125,13 +11168,15 @@ class _GroupLayout:
         if text is None:
             unit = self.unit_one if m == 1 else self.unit
             text = f"{self.head}{m} {unit}" if unit else f"{self.head}{m}"
-            self.counts[m] = text
+            if type(m) is int:
+                self.counts[m] = text
         return text
 
     def not_counted(self, m: int, why: str) -> str:
         """`GROUP: N UNIT, no POINTS (only when ...)` for a measure (worded once per value)."""
         text = self.count(m) + why
-        self.absent[m] = text
+        if type(m) is int:
+            self.absent[m] = text
         return text
 
 
@@ -11375,7 +11420,9 @@ def _measure_ctx(measure: int) -> Ctx:
     """The (shared, immutable) context of a majority measure, for eligibility formulas."""
     ctx = _MEASURE_CTX.get(measure)
     if ctx is None:
-        ctx = _MEASURE_CTX[measure] = Ctx(measure=measure)
+        ctx = Ctx(measure=measure)
+        if type(measure) is int:  # (see `_kept_key`)
+            _MEASURE_CTX[measure] = ctx
     return ctx
 
 
@@ -11440,13 +11487,14 @@ def _score_majority(
                 totals[i] += prizes[place]
                 won[i].append(group.prize_texts[place])
                 key = m * paying + place  # a lone seat's words: (m, place) only
-                words = group.alone.get(key)
+                words = group.alone.get(key) if type(m) is int else None
                 if words is None:
                     head = counts.get(m)
                     if head is None:
                         head = group.count(m)
                     words = f"{head}, {ordinals[place]}{paid[place]} = {prizes[place]}"
-                    group.alone[key] = words
+                    if type(m) is int:
+                        group.alone[key] = words
                 said[i].append(words)
             else:
                 tied = ranked[place:end]
@@ -11585,15 +11633,25 @@ def _folded() -> tuple[str, ...]:
     return tuple(v["id"] for v in GAME_INFO.get("folded_variants", ()))
 
 
-def _plain(value: Any) -> Any:
+# How deep the values of a state nest, at most (a table of tables of counts is 2 deep; a save,
+# with its players, 4): deeper is a value set by hand, a list that holds itself, say. The walks
+# over a state's values stop there: compiled code (mypyc) has no recursion limit of its own, so
+# they went on until the process crashed (the pure engine's RecursionError was refused at `$`).
+_NESTING: Final = 32
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
     """A copy of `value` in JSON's types; TypeError for what JSON cannot hold (an object set
     by hand into a state: to_json said it was plain data, and dumps raised from inside), and
     ValueError for a float that is no number (NaN or an infinity set by hand: dumps wrote
-    `NaN`, which is no JSON, and loads refused the save)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+    `NaN`, which is no JSON, and loads refused the save) and for lists or tables nested more
+    than `_NESTING` deep."""
+    if isinstance(value, dict | list | tuple):
+        if depth >= _NESTING:
+            raise ValueError(f"nested more than {_NESTING} deep")
+        if isinstance(value, dict):
+            return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+        return [_plain(v, depth + 1) for v in value]
     if value is None or isinstance(value, str | int):
         return value
     if isinstance(value, float):
@@ -11607,16 +11665,22 @@ def _not_json(g: Game) -> tuple[str, str] | None:
     """Where `_plain` refuses a field of `g` (in the order `_state_data` reads them), and
     why: (the JSON path, the words), or None."""
 
-    def walk(value: Any, path: str) -> tuple[str, str] | None:
+    def walk(value: Any, path: str, inside: tuple[int, ...]) -> tuple[str, str] | None:
+        if isinstance(value, dict | list | tuple):
+            if id(value) in inside:
+                return path, f"a {type(value).__name__} that holds itself"
+            if len(inside) >= _NESTING:
+                return path, f"nested more than {_NESTING} deep"
+            inside = (*inside, id(value))
         if isinstance(value, dict):
             for key, item in value.items():
-                found = walk(item, f"{path}.{key}")
+                found = walk(item, f"{path}.{key}", inside)
                 if found is not None:
                     return found
             return None
         if isinstance(value, list | tuple):
             for i, item in enumerate(value):
-                found = walk(item, f"{path}[{i}]")
+                found = walk(item, f"{path}[{i}]", inside)
                 if found is not None:
                     return found
             return None
@@ -11628,12 +11692,12 @@ def _not_json(g: Game) -> tuple[str, str] | None:
 
     for name in _GAME_FIELDS:
         if name != "players":
-            found = walk(getattr(g, name), f"$.{name}")
+            found = walk(getattr(g, name), f"$.{name}", ())
         else:
             found = None
             for i, p in enumerate(g.players):
                 for f in _PLAYER_FIELDS:
-                    found = found or walk(getattr(p, f), f"$.players[{i}].{f}")
+                    found = found or walk(getattr(p, f), f"$.players[{i}].{f}", ())
         if found is not None:
             return found
     return None
@@ -11765,9 +11829,11 @@ def max_save_size() -> int:
 _MAX_SAVE: list[int] = []
 
 
-def loads(text: str | bytes) -> Game:
-    """Read a state from JSON text; bad JSON, a text longer than `max_save_size()` or a bad
-    state raises StateError."""
+def loads(text: object) -> Game:
+    """Read a state from JSON text (str, bytes or bytearray); what is no text, bad JSON, a text
+    longer than `max_save_size()` or a bad state raises StateError. (`text` is declared an
+    object: a save comes from the network, and the compiled engine checks a declared type as
+    the value is passed, with TypeError: it refused a bytearray, and `None`, that way.)"""
     if not isinstance(text, str | bytes | bytearray):
         raise StateError("$", f"a saved game is JSON text, not {type(text).__name__}")
     if len(text) > max_save_size():

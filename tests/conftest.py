@@ -7,6 +7,7 @@ Plans, Royal Favor tiles and Officials are conserved).
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
 import re
@@ -107,6 +108,107 @@ def build_house(
 def engine() -> ModuleType:
     """generated/lisboa_engine.py, imported as a module."""
     return load_engine()
+
+
+# --- the engine compiled with mypyc -----------------------------------------------------------
+
+# mypyc's level only sets the C compiler's optimisation (-O0 ... -O3) of the same C code: level 0
+# compiles in about a minute where level 3 takes several, and plays the same games (benchmarks/
+# measures level 3). LISBOA_COMPILED_OPT_LEVEL=3 tests the engine users get.
+COMPILED_OPT_LEVEL = int(os.environ.get("LISBOA_COMPILED_OPT_LEVEL", "0"))
+
+
+def load_extension(path: Path) -> ModuleType:
+    """Import a compiled engine as `lisboa_engine` (its init function's name) without replacing
+    the pure engine registered under that name."""
+    from lisboa_rules.cli import compile as compile_cli
+
+    saved = sys.modules.pop(compile_cli.MODULE, None)
+    try:
+        spec = importlib.util.spec_from_file_location(compile_cli.MODULE, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[compile_cli.MODULE] = module
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        if saved is None:
+            sys.modules.pop(compile_cli.MODULE, None)
+        else:
+            sys.modules[compile_cli.MODULE] = saved
+
+
+@pytest.fixture(scope="session")
+def compiled_engine(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    """generated/lisboa_engine.py compiled with mypyc (`lisboa-rules compile`), imported: once
+    per session (per xdist worker), kept in the user's cache folder keyed by the engine's
+    source (lisboa_rules/cli/compile.py), so only the first session after a change of the
+    engine compiles it; the other workers wait for that one and copy it from the cache. Without
+    a C compiler, Python's headers or mypyc the tests that use it skip and say what is missing;
+    with LISBOA_REQUIRE_COMPILED=1 (set by .ci/run) they fail instead."""
+    from lisboa_rules.cli import compile as compile_cli
+
+    missing = compile_cli.missing_tools()
+    if missing:
+        why = "the compiled engine needs " + ", ".join(missing)
+        if os.environ.get("LISBOA_REQUIRE_COMPILED") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+    out = tmp_path_factory.mktemp("compiled")
+    # the workers of one run share the parent of their temporary folders
+    lock = tmp_path_factory.getbasetemp().parent / "compiled-engine.lock"
+    with lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        done = compile_cli.compile_engine(
+            ENGINE_PATH.read_bytes(),
+            out,
+            COMPILED_OPT_LEVEL,
+            cache_root=compile_cli.user_cache_root(),
+        )
+    module = load_extension(done.path)
+    assert not str(module.__file__).endswith(".py"), module.__file__
+    return module
+
+
+# The test modules of hostile input (hand-changed states, forged moves, broken saves) run on
+# both engines: a module overrides `engine` with
+#     @pytest.fixture(scope="module", params=ENGINES)
+#     def engine(request, engine): return pure_or_compiled(request, engine)
+ENGINES = ("pure", "compiled")
+
+
+def pure_or_compiled(request: pytest.FixtureRequest, pure: ModuleType) -> ModuleType:
+    """The engine a test runs on, for a fixture parametrized over ENGINES."""
+    return pure if request.param == "pure" else request.getfixturevalue("compiled_engine")
+
+
+def is_compiled(E: Any) -> bool:
+    return not str(E.__file__).endswith(".py")
+
+
+def set_field(E: Any, obj: Any, name: str, value: Any) -> bool:
+    """`setattr(obj, name, value)` on a state or a move of engine `E`, as a game app changes
+    one by hand; whether the value was set. The compiled engine's classes check an attribute's
+    declared type at the assignment itself (mypyc): a value of another type is refused there
+    with TypeError and the object keeps its value; and a bool set where an `int` is declared
+    is kept as that int (`move.player = True` sets seat 1). The pure engine's take anything
+    as it is."""
+    before = getattr(obj, name)
+    try:
+        setattr(obj, name, value)
+    except TypeError as exc:
+        assert is_compiled(E), f"the pure engine refused {name} = {value!r}: {exc}"
+        assert "object expected" in str(exc), exc
+        assert getattr(obj, name) is before, f"{name} = {value!r}: refused, yet changed"
+        return False
+    got = getattr(obj, name)
+    if type(value) is bool and type(got) is int:
+        assert is_compiled(E) and got == value, f"{name} = {value!r} was set as {got!r}"
+        return True
+    assert got is value or (type(got) is type(value) and got == value), (
+        f"{name} = {value!r} was set as {got!r}"
+    )
+    return True
 
 
 def setups(E: Any) -> list[tuple[int, tuple[str, ...]]]:

@@ -1,12 +1,12 @@
 """The engine compiled with mypyc (`lisboa-rules compile`) against the pure-Python one.
 
-generated/lisboa_engine.py is compiled once for the module (kept in the user's cache folder,
-~/.cache/lisboa-rules/mypyc, keyed by the engine's source: see lisboa_rules/cli/compile.py) and
-both engines play the same seeded random games in lockstep: at every state the same legal moves
-in the same order (as JSON), the same state after each move (`to_json`), the same refusal of a
-move made for another player, and at the end the same score sheet and ranking. The default run
-plays 72 games over every player count with and without the chosen variants; `--slow` plays
-4,200.
+generated/lisboa_engine.py is compiled once (the `compiled_engine` fixture of tests/conftest.py:
+kept in the user's cache folder, ~/.cache/lisboa-rules/mypyc, keyed by the engine's source:
+see lisboa_rules/cli/compile.py) and both engines play the same seeded random games in
+lockstep: at every state the same legal moves in the same order (as JSON), the same state
+after each move (`to_json`), the same refusal of a move made for another player, and at the
+end the same score sheet and ranking. The default run plays 72 games over every player count
+with and without the chosen variants; `--slow` plays 4,200.
 
 Without a C compiler, Python's headers or mypyc the tests skip and say what is missing; with
 LISBOA_REQUIRE_COMPILED=1 (set by .ci/run) they fail instead.
@@ -14,11 +14,9 @@ LISBOA_REQUIRE_COMPILED=1 (set by .ci/run) they fail instead.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import random
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -28,45 +26,11 @@ from conftest import ENGINE_PATH, setups
 
 from lisboa_rules.cli import compile as compile_cli
 
-# mypyc's level only sets the C compiler's optimisation (-O0 ... -O3) of the same C code: level 0
-# compiles in about a minute where level 3 takes several, and plays the same games (benchmarks/
-# measures level 3). LISBOA_COMPILED_OPT_LEVEL=3 tests the engine users get.
-OPT_LEVEL = int(os.environ.get("LISBOA_COMPILED_OPT_LEVEL", "0"))
-
-
-def load_extension(path: Path) -> ModuleType:
-    """Import a compiled engine as `lisboa_engine` (its init function's name) without replacing
-    the pure engine registered under that name."""
-    saved = sys.modules.pop(compile_cli.MODULE, None)
-    try:
-        spec = importlib.util.spec_from_file_location(compile_cli.MODULE, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[compile_cli.MODULE] = module
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        if saved is None:
-            sys.modules.pop(compile_cli.MODULE, None)
-        else:
-            sys.modules[compile_cli.MODULE] = saved
-
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
-    missing = compile_cli.missing_tools()
-    if missing:
-        why = "the compiled engine needs " + ", ".join(missing)
-        if os.environ.get("LISBOA_REQUIRE_COMPILED") == "1":
-            pytest.fail(why)
-        pytest.skip(why)
-    out = tmp_path_factory.mktemp("compiled")
-    done = compile_cli.compile_engine(
-        ENGINE_PATH.read_bytes(), out, OPT_LEVEL, cache_root=compile_cli.user_cache_root()
-    )
-    module = load_extension(done.path)
-    assert not str(module.__file__).endswith(".py"), module.__file__
-    return module
+def compiled(compiled_engine: ModuleType) -> ModuleType:
+    """The compiled engine (tests/conftest.py), by the name this module's tests use."""
+    return compiled_engine
 
 
 def _moves(E: Any, g: Any) -> list[str]:

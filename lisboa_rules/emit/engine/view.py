@@ -747,21 +747,32 @@ def _call_with_sources(head: str, items: list[tuple[str, Any]], where: dict[str,
 
 def _move_check(types: dict[str, str], not_null: tuple[str, ...]) -> str:
     """The body of `_move_well_typed`: `_MOVE_TYPES` as one straight-line test of each field's
-    exact Python type (what `_move_problem` checks, field by field, to say what is wrong)."""
+    exact Python type (what `_move_problem` checks, field by field, to say what is wrong).
+
+    The items of a tuple field and a field that is an int or None are read through a local
+    declared `object`: compiled code (mypyc) converts a value it reads as a declared `int`,
+    `True` into 1, and `move.card is None or type(move.card) is int` reads the second
+    `move.card` as an int (narrowed), so the compiled engine's test let `card=True` and
+    `cards=(True,)` through; an `object` is read as it is."""
     exact = {"string": "str", "integer": "int", "boolean": "bool"}
+    lines = []
     tests = []
     for name, t in types.items():
         value = f"move.{name}"
         if t in ("strings", "integers"):
             item = "str" if t == "strings" else "int"
-            tests.append(f"type({value}) is tuple")
-            tests.append(f"all(type(v) is {item} for v in {value})")
+            lines.append(f"    items_{name}: tuple[object, ...] = {value}")
+            tests.append(f"type(items_{name}) is tuple")
+            tests.append(f"all(type(v) is {item} for v in items_{name})")
         elif name in not_null:
             tests.append(f"type({value}) is {exact[t]}")
         else:
+            if t == "integer":
+                lines.append(f"    value_{name}: object = {value}")
+                value = f"value_{name}"
             tests.append(f"({value} is None or type({value}) is {exact[t]})")
-    return "\n".join(["    return (", *[f"        {'and ' if k else ''}{x}"
-                                         for k, x in enumerate(tests)], "    )"])
+    return "\n".join([*lines, "    return (", *[f"        {'and ' if k else ''}{x}"
+                                                  for k, x in enumerate(tests)], "    )"])
 
 
 def procs_compiler(names: dict[str, str]) -> ProcsCompiler:
