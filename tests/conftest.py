@@ -355,6 +355,21 @@ def play_all(E: Any, g: Any, moves: list[Any]) -> Any:
     return g
 
 
+def period_two(E: Any, g: Any) -> Any:
+    """The game played through the end of the first period: three display piles emptied, seat
+    0 draws from the fourth (the display trigger), nobody discards."""
+    piles = g.rs.piles
+    for pile in piles[:3]:
+        empty_pile(g, pile)
+    set_hand(g, 0, g.players[0].hand[:4])
+    g.phase = "refill"
+    g = E.apply_move(g, E.Move("draw", 0, pile=piles[3]))
+    while g.phase == "hand-discard":
+        g = E.apply_move(g, E.Move("hand-discard", g.actor, cards=()))
+    assert g.period == 2
+    return g
+
+
 def finish_turn(E: Any, g: Any) -> Any:
     """Decline every follow and draw from the first non-empty pile until the turn is over."""
     start_turns = g.turns

@@ -13,6 +13,7 @@ from conftest import (
     empty_pile,
     finish_turn,
     give_favor,
+    period_two,
     set_hand,
     set_rubble,
     sound,
@@ -189,20 +190,6 @@ def test_hand_discard_one_bottom_reward_per_noble_no_penalty(engine: Any, fresh:
 # --- the end of the game ---------------------------------------------------------------------
 
 
-def _period_two(engine: Any, g: Any) -> Any:
-    """The game, played through the end of the first period (display trigger)."""
-    piles = g.rs.piles
-    for pile in piles[:3]:
-        empty_pile(g, pile)
-    set_hand(g, 0, g.players[0].hand[:4])
-    g.phase = "refill"
-    g = engine.apply_move(g, engine.Move("draw", 0, pile=piles[3]))
-    while g.phase == "hand-discard":
-        g = engine.apply_move(g, engine.Move("hand-discard", g.actor, cards=()))
-    assert g.period == 2
-    return g
-
-
 def _discard_turn(engine: Any, g: Any) -> Any:
     card = g.players[g.actor].hand[0]
     g = engine.apply_move(g, engine.Move("discard", g.actor, card=card))
@@ -210,7 +197,7 @@ def _discard_turn(engine: Any, g: Any) -> Any:
 
 
 def test_game_end_on_own_fourth_set_finishes_the_round_plus_one(engine: Any, fresh: Any) -> None:
-    g = _period_two(engine, fresh(3))
+    g = period_two(engine, fresh(3))
     assert (g.current, g.round) == (1, 1)
     set_rubble(g, 1, 3, cubes=2)
     g = engine.apply_move(g, _build_store_visit(engine, g, 1))
@@ -230,7 +217,7 @@ def test_game_end_on_own_fourth_set_finishes_the_round_plus_one(engine: Any, fre
 
 
 def test_game_end_when_three_piles_are_empty_again(engine: Any, fresh: Any) -> None:
-    g = _period_two(engine, fresh(4))
+    g = period_two(engine, fresh(4))
     piles = g.rs.piles
     g = _discard_turn(engine, g)  # seat 1
     assert g.current == 2
@@ -253,5 +240,5 @@ def test_rubble_wigs_at_the_end_of_the_period(engine: Any, fresh: Any) -> None:
     g = fresh(3)
     set_rubble(g, 2, 1)
     w = g.players[2].wigs
-    g = _period_two(engine, g)
+    g = period_two(engine, g)
     assert g.players[2].wigs == w + g.rs.period_wigs_per_set

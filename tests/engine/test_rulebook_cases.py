@@ -17,9 +17,9 @@ from conftest import (
     card_of,
     complete_plan,
     drop_favors,
-    empty_pile,
     finish_turn,
     move_card,
+    period_two,
     set_hand,
     set_rubble,
     sound,
@@ -39,21 +39,6 @@ def _card(g: Any, type_: str, **reward: int) -> int:
         ):
             return n
     raise AssertionError(f"no {type_} card with the reward {reward}")
-
-
-def _period_two(E: Any, g: Any) -> Any:
-    """The game played through the end of the first period (3 display piles empty on seat 0's
-    draw, nobody discards)."""
-    piles = g.rs.piles
-    for pile in piles[:3]:
-        empty_pile(g, pile)
-    set_hand(g, 0, g.players[0].hand[:4])
-    g.phase = "refill"
-    g = E.apply_move(g, E.Move("draw", 0, pile=piles[3]))
-    while g.phase == "hand-discard":
-        g = E.apply_move(g, E.Move("hand-discard", g.actor, cards=()))
-    assert g.period == 2
-    return g
 
 
 def _build_store(E: Any, g: Any, seat: int) -> Any:
@@ -298,7 +283,7 @@ def test_building_a_ship_gives_an_influence_gain_that_counts_the_ship(
     """§6, §8 (R2 [R]): taking a Ship gives an Influence gain, and a Ship's Influence counts in
     your gains; §3.1, §20 (R1 [R]): after period 1 the shipyard holds purple size-3 ships on
     brown size-4 ones, (players - 1) of each (S4 [S])."""
-    g = _period_two(engine, engine.new_game(3, (), 0))
+    g = period_two(engine, engine.new_game(3, (), 0))
     rs = g.rs
     assert g.shipyard == ["brown", "brown", "purple", "purple"]
     assert (rs.ships["purple"][0], rs.ships["brown"][0]) == (3, 4)
@@ -388,7 +373,7 @@ def test_a_completed_set_adds_a_portfolio_slot_and_warehouse_space(
 
 def test_at_most_five_rubble_sets(engine: Any, fresh: Any) -> None:
     """§18 (R4 [R]): each player has 5 Rubble Set markers, so at most 5 sets."""
-    g = _period_two(engine, engine.new_game(3, (), 0))
+    g = period_two(engine, engine.new_game(3, (), 0))
     seat = g.current
     for s in range(3):
         drop_favors(g, s)
@@ -404,7 +389,7 @@ def test_at_most_five_rubble_sets(engine: Any, fresh: Any) -> None:
 def test_a_second_set_in_period_two_ends_nothing(engine: Any, fresh: Any) -> None:
     """§20, §21 (R1 [R]): a player's own 2nd set ends period 1 only; in period 2 only the 4th
     set (or 3 empty piles) triggers the end."""
-    g = _period_two(engine, engine.new_game(3, (), 0))
+    g = period_two(engine, engine.new_game(3, (), 0))
     seat = g.current
     for s in range(3):
         drop_favors(g, s)
@@ -423,7 +408,7 @@ def test_game_end_triggered_by_the_last_player_of_the_round(engine: Any, fresh: 
     rulebook's example: Green sits to the start player's right (last in the round); after
     Green's turn Yellow starts the final round, each player takes one more turn, then
     scoring. Here the last seat completes their 4th set."""
-    g = _period_two(engine, engine.new_game(3, (), 0))
+    g = period_two(engine, engine.new_game(3, (), 0))
     for s in range(3):
         drop_favors(g, s)
     g = _discard_turn(engine, g)  # seat 1
@@ -451,7 +436,7 @@ def test_rubble_wigs_at_the_period_end_are_not_paid_again_at_the_game_end(
     for s in range(3):
         drop_favors(g, s)
     set_rubble(g, 2, 2)
-    g = _period_two(engine, g)
+    g = period_two(engine, g)
     assert g.players[2].wigs == 6
     g.game_end_round = g.final_round = g.round
     g.fired.append("game-end.display")
