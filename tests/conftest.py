@@ -355,6 +355,15 @@ def play_all(E: Any, g: Any, moves: list[Any]) -> Any:
     return g
 
 
+def build_store_visit(E: Any, g: Any, seat: int) -> Any:
+    """The move of a seat that visits Manuel da Maia and builds a store (one rubble cube): a
+    Manuel card put in the hand, réis enough."""
+    card = card_of(E, g, "manuel")
+    set_hand(g, seat, [*g.players[seat].hand[:4], card])
+    g.players[seat].reis = 30
+    return E.Move("visit", seat, card=card, business="gold")
+
+
 def period_two(E: Any, g: Any) -> Any:
     """The game played through the end of the first period: three display piles emptied, seat
     0 draws from the fourth (the display trigger), nobody discards."""

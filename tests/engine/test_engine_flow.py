@@ -8,6 +8,7 @@ from math import prod
 from typing import Any
 
 from conftest import (
+    build_store_visit,
     card_of,
     drop_favors,
     empty_pile,
@@ -18,14 +19,6 @@ from conftest import (
     set_rubble,
     sound,
 )
-
-
-def _build_store_visit(engine: Any, g: Any, seat: int) -> Any:
-    """Seat visits Manuel and builds a store (one rubble cube)."""
-    card = card_of(engine, g, "manuel")
-    set_hand(g, seat, [*g.players[seat].hand[:4], card])
-    g.players[seat].reis = 30
-    return engine.Move("visit", seat, card=card, business="gold")
 
 
 def _decline_all(engine: Any, g: Any) -> Any:
@@ -47,7 +40,7 @@ def test_period_ends_on_a_players_own_second_rubble_set(engine: Any, fresh: Any)
     g = fresh(3)
     set_rubble(g, 0, 1, cubes=2)
     set_rubble(g, 1, 1, cubes=2)
-    g = engine.apply_move(g, _build_store_visit(engine, g, 0))
+    g = engine.apply_move(g, build_store_visit(engine, g, 0))
     assert g.players[0].rubble_sets == 2
     assert g.fired == ["period-end.rubble"] and g.period_end_by == 0
     assert g.phase == "marker"  # the new set's marker first; the turn goes on
@@ -59,7 +52,7 @@ def test_two_players_with_one_set_each_do_not_end_the_period(engine: Any, fresh:
     g = fresh(3)
     set_rubble(g, 0, 1)
     set_rubble(g, 1, 1, cubes=1)
-    g = engine.apply_move(g, _build_store_visit(engine, g, 1 if g.current == 1 else 0))
+    g = engine.apply_move(g, build_store_visit(engine, g, 1 if g.current == 1 else 0))
     assert g.fired == []
 
 
@@ -74,7 +67,7 @@ def test_period_end_finishes_the_turn_then_runs_the_steps_in_order(
     set_rubble(g, 1, 1)
     decrees_before = list(g.decree_display)
     red = [c for pile in g.piles.values() for c in pile]
-    g = engine.apply_move(g, _build_store_visit(engine, g, 0))
+    g = engine.apply_move(g, build_store_visit(engine, g, 0))
     g = _place_markers(engine, g)
     # the turn is finished first: the follow (here Orange declines) and the refill
     assert (g.phase, g.actor) == ("follow", 2)
@@ -116,7 +109,7 @@ def test_period_end_triggered_by_a_follower(engine: Any, fresh: Any) -> None:
     give_favor(g, 1, "manuel")
     set_rubble(g, 1, 1, cubes=2)
     g.players[1].reis = 30
-    g = engine.apply_move(g, _build_store_visit(engine, g, 0))
+    g = engine.apply_move(g, build_store_visit(engine, g, 0))
     assert (g.phase, g.actor) == ("follow", 1)
     g = engine.apply_move(g, engine.Move("follow", 1, noble_action=True, business="books"))
     g = _place_markers(engine, g)
@@ -200,7 +193,7 @@ def test_game_end_on_own_fourth_set_finishes_the_round_plus_one(engine: Any, fre
     g = period_two(engine, fresh(3))
     assert (g.current, g.round) == (1, 1)
     set_rubble(g, 1, 3, cubes=2)
-    g = engine.apply_move(g, _build_store_visit(engine, g, 1))
+    g = engine.apply_move(g, build_store_visit(engine, g, 1))
     assert g.fired[-1] == "game-end.rubble"
     assert (g.game_end_round, g.final_round) == (1, 2)
     g = _place_markers(engine, _decline_all(engine, g))

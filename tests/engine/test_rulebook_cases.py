@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import (
+    build_store_visit,
     card_of,
     complete_plan,
     drop_favors,
@@ -39,14 +40,6 @@ def _card(g: Any, type_: str, **reward: int) -> int:
         ):
             return n
     raise AssertionError(f"no {type_} card with the reward {reward}")
-
-
-def _build_store(E: Any, g: Any, seat: int) -> Any:
-    """Seat visits Manuel da Maia and builds a store (one rubble cube)."""
-    card = card_of(E, g, "manuel")
-    set_hand(g, seat, [*g.players[seat].hand[:4], card])
-    g.players[seat].reis = 30
-    return E.Move("visit", seat, card=card, business="gold")
 
 
 def _discard_turn(E: Any, g: Any) -> Any:
@@ -378,7 +371,7 @@ def test_at_most_five_rubble_sets(engine: Any, fresh: Any) -> None:
     for s in range(3):
         drop_favors(g, s)
     set_rubble(g, seat, 5, cubes=2)
-    after = engine.apply_move(g, _build_store(engine, g, seat))
+    after = engine.apply_move(g, build_store_visit(engine, g, seat))
     assert after.players[seat].rubble_sets == 5
     assert after.phase != "marker"
 
@@ -395,11 +388,11 @@ def test_a_second_set_in_period_two_ends_nothing(engine: Any, fresh: Any) -> Non
         drop_favors(g, s)
     set_rubble(g, seat, 1, cubes=2)
     fired = list(g.fired)
-    after = engine.apply_move(g, _build_store(engine, g, seat))
+    after = engine.apply_move(g, build_store_visit(engine, g, seat))
     assert after.players[seat].rubble_sets == 2
     assert after.fired == fired and after.game_end_round is None
     set_rubble(g, seat, 2, cubes=2)  # the 3rd set: nothing either
-    after = engine.apply_move(g, _build_store(engine, g, seat))
+    after = engine.apply_move(g, build_store_visit(engine, g, seat))
     assert after.fired == fired and after.game_end_round is None
 
 
@@ -414,7 +407,7 @@ def test_game_end_triggered_by_the_last_player_of_the_round(engine: Any, fresh: 
     g = _discard_turn(engine, g)  # seat 1
     assert (g.current, g.round) == (2, 1)
     set_rubble(g, 2, 3, cubes=2)
-    g = engine.apply_move(g, _build_store(engine, g, 2))
+    g = engine.apply_move(g, build_store_visit(engine, g, 2))
     assert g.fired[-1] == "game-end.rubble"
     while g.phase == "marker":
         g = engine.apply_move(g, engine.Move("marker", g.actor, noble="marquis"))

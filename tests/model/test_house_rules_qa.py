@@ -280,15 +280,22 @@ def test_the_folded_callout_stands_at_its_rule(tmp_path_factory: pytest.TempPath
     assert "a completed set gives none" in line and "all changes" not in line
 
 
+def _a_cube_from_a_set(g: Any) -> tuple[int, int]:
+    """The current seat holds 2 rubble cubes and a King card whose reward is 1 more (a set of
+    3 when it is put in the portfolio): the seat and the card."""
+    seat = g.current
+    card = next(n for n, c in sorted(g.rs.cards.items())
+                if c.type == "king" and dict(c.reward).get("rubble") == 1)
+    set_hand(g, seat, [*g.players[seat].hand[:4], card])
+    g.players[seat].rubble_cubes = 2
+    return seat, card
+
+
 def test_no_rubble_set_markers(base: Any, option: Any) -> None:
     E = option("no-markers")
     for engine, chosen, phase in ((E, ("no-markers",), "refill"), (base, (), "marker")):
         g = engine.new_game(3, chosen, 0)
-        seat = g.current
-        card = next(n for n, c in sorted(g.rs.cards.items())
-                    if c.type == "king" and dict(c.reward).get("rubble") == 1)
-        set_hand(g, seat, [*g.players[seat].hand[:4], card])
-        g.players[seat].rubble_cubes = 2
+        seat, card = _a_cube_from_a_set(g)
         after = engine.apply_move(g, engine.Move("portfolio", seat, card=card))
         assert after.players[seat].rubble_sets == 1 and after.phase == phase
         assert engine.check_invariants(after) == []
@@ -623,11 +630,7 @@ def test_a_wig_at_once_with_every_set(base: Any, option: Any) -> None:
     out = {}
     for label, engine, chosen in (("house", E, ("rubble-wig-effect",)), ("base", base, ())):
         g = engine.new_game(3, chosen, 0)
-        seat = g.current
-        card = next(n for n, c in sorted(g.rs.cards.items())
-                    if c.type == "king" and dict(c.reward).get("rubble") == 1)
-        set_hand(g, seat, [*g.players[seat].hand[:4], card])
-        g.players[seat].rubble_cubes = 2
+        seat, card = _a_cube_from_a_set(g)
         wigs = g.players[seat].wigs
         after = engine.apply_move(g, engine.Move("portfolio", seat, card=card))
         out[label] = (after.players[seat].rubble_sets, after.players[seat].wigs - wigs)
