@@ -106,6 +106,7 @@ def _analyse(
 ) -> tuple[Compiled | None, list[Diagnostic]]:
     loaded, diags = load_dir(rules_dir, order=order, extra=extra)
     good: list[LoadedDoc] = []
+    refused: set[str] = set()  # the ids of variants whose files were refused (said already)
     for d in loaded:
         found = validate(d)
         if d.extra and not found and d.data.get("kind") != VARIANT_KIND:
@@ -115,6 +116,8 @@ def _analyse(
         diags.extend(found)
         if not any(x.is_error for x in found):
             good.append(d)
+        elif isinstance(d.data, dict) and d.data.get("kind") == VARIANT_KIND:
+            refused.add(str(d.data.get("id")))
     base: dict[str, Doc] = {}
     first: dict[str, LoadedDoc] = {}
     variants: dict[str, LoadedDoc] = {}
@@ -156,6 +159,8 @@ def _analyse(
                     )
                 )
     for name in fold:
+        if name in refused and name not in variants:
+            continue  # its file's errors are said
         if name not in variants:
             diags.append(
                 Diagnostic(

@@ -292,6 +292,23 @@ words joined by '-' or '_'. The message shows the pattern.
 """,
 )
 _code(
+    "bad-name",
+    "schema",
+    "a name the rules give is not a name of the rules' grammar, or is taken",
+    """
+Every name a rule binds or declares (a `let:`, the `as:` of a `for_each` or a `choose`, a
+parameter, a `with:` or `apply:` key, a query and its arguments, a vocabulary name, a field of
+the state, a measure) is a lower-case letter followed by lower-case letters, digits and '_', at
+most 40 characters. The engine writes it into its code, so a name outside that form is refused
+where it is written, as are the words Python itself means something by (keywords such as `if`
+or `match`, built-ins such as `len` or `type`), the runtime's own names (`new_game`, `json`),
+`self`, `cls` and names starting with `v_`. The error suggests a name to use instead.
+
+    bad:   - let: {"room left": rules.game.warehouse.base_size}
+    fix:   - let: {room_left: rules.game.warehouse.base_size}
+""",
+)
+_code(
     "schema-invalid",
     "schema",
     "a value does not match the schema",

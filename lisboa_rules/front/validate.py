@@ -23,6 +23,7 @@ from lisboa_rules.core.source import PathTuple, Span, format_address
 from lisboa_rules.front import quick
 from lisboa_rules.front import schema as schemas
 from lisboa_rules.front.loader import LoadedDoc
+from lisboa_rules.front.names import check_names
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -137,9 +138,11 @@ def validate(doc: LoadedDoc) -> list[Diagnostic]:
         return [_unknown_kind(doc, kind, known)]
     check = _quick(kind)
     if check is not None and check(data):
-        return []
+        return check_names(doc)
     errors = _validator(kind).iter_errors(data)
-    return sort_diagnostics(_diagnose(doc, errors))
+    found = _diagnose(doc, errors)
+    # the names of a document the schema accepts (front/names.py)
+    return sort_diagnostics(found or check_names(doc))
 
 
 def validate_all(docs: Sequence[LoadedDoc], singletons: Iterable[str] = ()) -> list[Diagnostic]:

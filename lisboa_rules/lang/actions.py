@@ -37,6 +37,7 @@ from typing import Any
 
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.pyexpr import parse_expr
+from lisboa_rules.lang import names as grammar
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.steps import Compiler, Param, Procedure, Step, bare, negate, py_type, several
 from lisboa_rules.lang.typed import BOOL, Name, Scope, VType
@@ -808,8 +809,7 @@ class ActionCompiler(Compiler):
             if not _literal(got) or not _literal(value) or value is None:
                 return None
             table[value] = got
-        stem = "_T_" + typed.local_code(name).removeprefix("v_") + "_by_" + \
-            var.removeprefix("v_")
+        stem = "_T_" + grammar.stem(name) + "_by_" + var.removeprefix("v_")
         found, k = stem, 1
         while found in self.new_tables and dict(self.new_tables[found]) != table:
             k += 1

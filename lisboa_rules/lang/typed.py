@@ -23,11 +23,11 @@ from typing import Any
 
 from lisboa_rules.core.encode import py_str
 from lisboa_rules.core.pyexpr import parse_expr
+from lisboa_rules.lang import names
 
 MAX_LENGTH = 600
 MAX_DEPTH = 24
-FUNCTIONS = ("len", "sum", "min", "max", "any", "all", "sorted", "reversed", "range", "first",
-             "formula")
+FUNCTIONS = names.FUNCTIONS  # the functions a formula may call
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ class Scope:
             const = self.name_constant(const)
         return const if src.type.full else f"[k for k in {const} if k in {src.code}]"
 
-    def with_locals(self, **names: Name) -> Scope:
+    def with_locals(self, /, **names: Name) -> Scope:
         # replace(self, locals=...) without its walk over the fields: a Scope has no
         # __post_init__, so a copy of its fields is the same object replace would make
         if type(self) is not Scope:
@@ -148,8 +148,9 @@ class Scope:
 
 
 def local_code(name: str) -> str:
-    """The Python name of a local of the effect language."""
-    return "v_" + name.replace("-", "_")
+    """The Python name of a local of the effect language (a name of the rules' grammar, which
+    the front end checked where it is written: asserted again here)."""
+    return "v_" + names.check(name)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lisboa_rules.core.diagnostics import suggest
+from lisboa_rules.lang import names as grammar
 from lisboa_rules.lang import steps as st
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import Name, Scope, VType
@@ -42,7 +43,7 @@ class Tables:
     def measure(self, mid: str, returns: str, code: str) -> str:
         """A measure as a function of the game and the acting player, shared by rule sets
         where its code is the same."""
-        stem = "_m_" + typed.local_code(mid).removeprefix("v_")
+        stem = "_m_" + grammar.stem(mid)
         name = stem
         n = 1
         while name in self.measures and self.measures[name] != (returns, code):
@@ -55,7 +56,7 @@ class Tables:
         key = (kind, col, repr(sorted(values.items(), key=repr)))
         found = self.names.get(key)
         if found is None:
-            stem = "_T_" + typed.local_code(kind).removeprefix("v_") + "_" + col
+            stem = "_T_" + grammar.stem(kind) + "_" + grammar.stem(col)
             found = stem
             n = 1
             while found in self.values:

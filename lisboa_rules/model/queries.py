@@ -10,15 +10,12 @@ the engine emitter renders the compiled queries as functions.
 from __future__ import annotations
 
 import ast
-import builtins
-import functools
-import keyword
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from importlib import resources
 from typing import Any
 
 from lisboa_rules.core.pyexpr import parse_expr
+from lisboa_rules.lang import names as grammar
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import Name, Scope, VType
 from lisboa_rules.model.procs import ExprProblem
@@ -56,38 +53,10 @@ class Query:
         return tuple((a.name, a.kind, a.annotation) for a in self.args)
 
 
-@functools.cache
-def engine_names() -> frozenset[str]:
-    """The names the engine's runtime defines at its top level (functions, classes, tables,
-    imports): a query may not take one."""
-    source = resources.files("lisboa_rules.runtime").joinpath("engine.py").read_text("utf-8")
-    out: set[str] = set()
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.FunctionDef | ast.ClassDef):
-            out.add(node.name)
-        elif isinstance(node, ast.Assign):
-            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            out.add(node.target.id)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            out |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return frozenset(out)
-
-
-_BUILTINS = frozenset(dir(builtins))
-
-
 def _bad_name(name: str) -> str | None:
-    """Why `name` cannot be a Python name of the generated engine, or None."""
-    if not name.isidentifier() or not name.isascii():
-        return "is not a Python name"
-    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
-        return "is a Python keyword"
-    if name in _BUILTINS:
-        return "is a Python built-in"
-    if name.startswith(("_", "v_")):
-        return "starts with '_' or 'v_', as the engine's own names do"
-    return None
+    """Why `name` cannot be a query's or an argument's name (the grammar of lang/names.py,
+    which the front end checked at load: asserted again here)."""
+    return grammar.problem(name, bare=True)
 
 
 def _reads_player(code: str) -> bool:
@@ -104,7 +73,7 @@ def compile_queries(rows: Any, decl: StateDecl, scope: Scope
     the problems of all of them, with paths into the vocabulary document."""
     out: list[Query] = []
     problems: list[ExprProblem] = []
-    taken = engine_names()
+    taken = grammar.runtime_names()
     names: set[str] = set()
     kinds = [k.id for k in decl.kinds]
     for i, row in enumerate(rows if isinstance(rows, list) else []):

@@ -14,6 +14,7 @@ from typing import Any
 
 from lisboa_rules.core.diagnostics import Diagnostic, Related, suggest
 from lisboa_rules.core.source import Span
+from lisboa_rules.lang import names as grammar
 from lisboa_rules.lang.vocab import BoundError, resolve_range
 from lisboa_rules.model.state import (
     BASE_TYPES,
@@ -31,7 +32,7 @@ from lisboa_rules.model.state_invariants import zone_ok
 
 KIND = "state"
 # Names the generated state classes keep for themselves.
-RESERVED = frozenset({"clone", "rs"})
+RESERVED = grammar.STATE_MEMBERS  # what the state classes have besides the fields
 # The kind whose values are the variant ids (`from: variants`).
 VARIANTS_PATH = "variants"
 
@@ -396,7 +397,7 @@ class _StateBuilder:
                 self._duplicate(f"{scope} field", fid, (scope, i), (scope, seen[fid]))
                 continue
             seen[fid] = i
-            if fid in RESERVED or keyword.iskeyword(fid) or keyword.issoftkeyword(fid):
+            if grammar.problem(fid, members=RESERVED) is not None:  # refused at load first
                 self.error(
                     "state-type",
                     f"'{fid}' is a name the engine keeps for itself; choose another field id",
