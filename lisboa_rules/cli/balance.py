@@ -46,6 +46,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -68,6 +69,7 @@ from lisboa_rules.cli.engine import (
 from lisboa_rules.core.diagnostics import PROG, has_errors, suggest
 from lisboa_rules.core.inputs import ENGINE
 from lisboa_rules.front.loader import load_file
+from lisboa_rules.outputs import files
 from lisboa_rules.sim import agents as sim_agents
 from lisboa_rules.sim import executors, runner
 from lisboa_rules.sim import report as sim_report
@@ -181,20 +183,34 @@ def _out_path(text: str) -> Path:
     return Path(text)
 
 
+SYSTEM_FOLDERS = ("dev", "proc", "sys")  # no report replaces a device or a kernel file
+
+
 def out_problem(path: Path) -> str | None:
     """Why the report could never be written to `path` (checked before the games are played,
-    not found out after them), or None. Nothing is created."""
-    if path.is_dir():
+    not found out after them), or None. Nothing is created. The report replaces what is at
+    `path` (outputs/files.py): a symlink there is replaced, never written through, so only the
+    folder must be writable."""
+    try:
+        st: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        return f"cannot be used: {exc.strerror}"
+    if st is not None and stat.S_ISDIR(st.st_mode):
         return "is a folder: give a file name"
+    if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+        return "is not a regular file (a device, FIFO or socket): give a file name"
     parent = path.parent
     if not parent.exists():
         return f"there is no folder {parent}"
     if not parent.is_dir():
         return f"{parent} is not a folder"
-    if path.exists():
-        if not os.access(path, os.W_OK):
-            return "is not writable"
-    elif not os.access(parent, os.W_OK | os.X_OK):
+    parts = Path(os.path.realpath(parent)).parts
+    if len(parts) > 1 and parts[1] in SYSTEM_FOLDERS:
+        return (f"is in /{parts[1]}: give a file name elsewhere (without --out the report "
+                "goes to stdout)")
+    if not os.access(parent, os.W_OK | os.X_OK):
         return f"cannot create a file in {parent}"
     return None
 
@@ -303,7 +319,7 @@ def _house_engines(
         folder = tmp / str(i)
         folder.mkdir()
         engine = folder / ENGINE
-        engine.write_text(result.files[ENGINE], encoding="utf-8")
+        files.write_new_file(engine, result.files[ENGINE].encode("utf-8"))
         paths.append(engine)
     return paths
 
@@ -379,7 +395,8 @@ def run(args: argparse.Namespace) -> int:
         text = sim_report.text(data)
     if args.out is not None:
         try:
-            args.out.write_text(text, encoding="utf-8")
+            # a new file renamed over --out: a symlink there is replaced, not followed
+            files.write_file_atomic(args.out, text.encode("utf-8"))
         except OSError as exc:
             err(f"{PROG}: error: cannot write {args.out}: {exc}\n")
             return EXIT_ERROR

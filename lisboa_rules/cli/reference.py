@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import shutil
 import subprocess
 import tempfile
@@ -30,6 +29,7 @@ from typing import Any
 from lisboa_rules.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
 from lisboa_rules.core.diagnostics import PROG, has_errors
 from lisboa_rules.core.inputs import AID_HTML, RULES_ANNOTATED_HTML, RULES_HTML, variant_handout
+from lisboa_rules.outputs import files
 
 PAGES = {"rules": RULES_HTML, "player-aid": AID_HTML}
 EDITIONS = {"players": RULES_HTML, "annotated": RULES_ANNOTATED_HTML}
@@ -111,7 +111,8 @@ def _weasy_printer(module: Any) -> Printer:
 def _chromium_printer(exe: str) -> Printer:
     def print_page(html: str, work: Path, target: Path) -> None:
         page = work / "page.html"
-        page.write_text(html, encoding="utf-8")
+        page.unlink(missing_ok=True)  # the page of the index's first printing
+        files.write_new_file(page, html.encode("utf-8"))
         command = [exe, *CHROMIUM_FLAGS, f"--user-data-dir={work / 'profile'}",
                    f"--print-to-pdf={target}", page.as_uri()]
         try:
@@ -224,13 +225,13 @@ def run_pdf(args: argparse.Namespace) -> int:
                                 *((s + paper, h) for s, h in handouts.items())]:
             html = with_paper(page_html, args.paper)
             target = args.out / f"{stem}.pdf"
-            partial = args.out / f".{stem}.pdf.partial"
-            try:
-                with tempfile.TemporaryDirectory(prefix="lisboa-pdf-") as tmp:
-                    print_indexed(name, printer, html, Path(tmp), partial)
-                os.replace(partial, target)  # all or nothing: no half-written PDF
-            finally:
-                partial.unlink(missing_ok=True)
+            # Printed in a private temporary folder, then written into --out as a new file
+            # renamed over the target (outputs/files.py): all or nothing, no half-written
+            # PDF, and a symlink planted at the target is replaced, not written through.
+            with tempfile.TemporaryDirectory(prefix="lisboa-pdf-") as tmp:
+                printed = Path(tmp) / f"{stem}.pdf"
+                print_indexed(name, printer, html, Path(tmp), printed)
+                files.write_file_atomic(target, printed.read_bytes())
             out(f"{target}\n")
     except (PdfError, OSError) as exc:
         err(f"{PROG}: error: {exc}\n")
