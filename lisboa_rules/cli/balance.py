@@ -1,7 +1,8 @@
 """`balance`: what a rule set, a variant or a house rule does to the game, from played games.
 
     lisboa-rules balance --games N --seed S [--players P] [--variant V]... [--agents A,B,...]
-                         [--compare V2]... [--jobs J] [--dask ADDRESS] [--iterations K]
+                         [--compare V2]... [--jobs J] [--dask local|tls://HOST:PORT]
+                         [--dask-insecure] [--iterations K]
                          [--format text|json|html] [--out FILE] [--engine PATH | --rules DIR]
 
 Game i is played with seed S + i by the agents (lisboa_rules/sim/agents.py), rotating one
@@ -144,8 +145,20 @@ def _configure(p: argparse.ArgumentParser) -> None:
         "--dask",
         default=None,
         metavar="ADDRESS",
-        help="play on the Dask scheduler at ADDRESS, or 'local' for a local "
-        "cluster of --jobs workers (needs the dask extra)",
+        help="play on a Dask cluster (needs the dask extra): 'local' for a cluster of --jobs "
+        "workers on this machine, on the loopback address with TLS credentials made for the "
+        "run (nobody else can connect to it); or the scheduler at ADDRESS, which must be "
+        "tls://HOST:PORT, with this client's credentials (CA file, certificate, key) in "
+        "Dask's configuration (DASK_DISTRIBUTED__COMM__TLS__CA_FILE, "
+        "..._CLIENT__CERT, ..._CLIENT__KEY): a cluster runs the jobs it is sent and this "
+        "command loads the results it sends back, so whoever can reach its scheduler can run "
+        "code as you",
+    )
+    p.add_argument(
+        "--dask-insecure",
+        action="store_true",
+        help="allow a --dask ADDRESS without TLS (tcp://): only for a cluster that nobody "
+        "else can reach; securing it is then up to you",
     )
     p.add_argument(
         "--format",
@@ -213,6 +226,24 @@ def out_problem(path: Path) -> str | None:
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"cannot create a file in {parent}"
     return None
+
+
+def dask_address_problem(address: str | None, insecure: bool) -> str | None:
+    """Why `--dask ADDRESS` is refused, or None: a scheduler is reached over TLS, whose
+    credentials authenticate both ends (without them anyone who can reach the scheduler, or
+    pose as it, runs code as the user), unless --dask-insecure says the user secures it."""
+    if address is None or address == "local":
+        return None
+    scheme = address.split("://", 1)[0].strip().lower() if "://" in address else ""
+    if scheme == "tls" or (insecure and scheme in ("", "tcp")):
+        return None
+    if scheme not in ("", "tcp"):
+        return (f"--dask {address!r}: give a tls://HOST:PORT address (or 'local'), not "
+                f"{scheme}://")
+    return (f"--dask {address!r} is not a TLS address: a Dask scheduler runs what it is sent "
+            "and anyone who can reach it (or pose as it) could run code as you; give "
+            "tls://HOST:PORT with your credentials in Dask's configuration, 'local', or "
+            "--dask-insecure for a cluster nobody else can reach")
 
 
 def is_house_rule(text: str) -> bool:
@@ -368,6 +399,9 @@ def run(args: argparse.Namespace) -> int:
         sides = _sides(args)
         if args.dask is not None and importlib.util.find_spec("distributed") is None:
             raise UsageError(f"--dask needs dask[distributed]: pip install '{PROG}[dask]'")
+        why = dask_address_problem(args.dask, args.dask_insecure)
+        if why is not None:
+            raise UsageError(why)
         if any(side.house for side in sides) and args.engine is not None:
             raise UsageError(
                 "house rules are compiled into an engine: give --rules DIR (or "
