@@ -1,7 +1,8 @@
 """`balance`: what a rule set, a variant or a house rule does to the game, from played games.
 
     lisboa-rules balance --games N --seed S [--players P] [--variant V]... [--agents A,B,...]
-                         [--compare V2]... [--jobs J] [--dask ADDRESS] [--iterations K]
+                         [--compare V2]... [--jobs J] [--dask local|tls://HOST:PORT]
+                         [--dask-insecure] [--iterations K]
                          [--format text|json|html] [--out FILE] [--engine PATH | --rules DIR]
 
 Game i is played with seed S + i by the agents (lisboa_rules/sim/agents.py), rotating one
@@ -46,6 +47,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -68,6 +70,7 @@ from lisboa_rules.cli.engine import (
 from lisboa_rules.core.diagnostics import PROG, has_errors, suggest
 from lisboa_rules.core.inputs import ENGINE
 from lisboa_rules.front.loader import load_file
+from lisboa_rules.outputs import files
 from lisboa_rules.sim import agents as sim_agents
 from lisboa_rules.sim import executors, runner
 from lisboa_rules.sim import report as sim_report
@@ -142,8 +145,20 @@ def _configure(p: argparse.ArgumentParser) -> None:
         "--dask",
         default=None,
         metavar="ADDRESS",
-        help="play on the Dask scheduler at ADDRESS, or 'local' for a local "
-        "cluster of --jobs workers (needs the dask extra)",
+        help="play on a Dask cluster (needs the dask extra): 'local' for a cluster of --jobs "
+        "workers on this machine, on the loopback address with TLS credentials made for the "
+        "run (nobody else can connect to it); or the scheduler at ADDRESS, which must be "
+        "tls://HOST:PORT, with this client's credentials (CA file, certificate, key) in "
+        "Dask's configuration (DASK_DISTRIBUTED__COMM__TLS__CA_FILE, "
+        "..._CLIENT__CERT, ..._CLIENT__KEY): a cluster runs the jobs it is sent and this "
+        "command loads the results it sends back, so whoever can reach its scheduler can run "
+        "code as you",
+    )
+    p.add_argument(
+        "--dask-insecure",
+        action="store_true",
+        help="allow a --dask ADDRESS without TLS (tcp://): only for a cluster that nobody "
+        "else can reach; securing it is then up to you",
     )
     p.add_argument(
         "--format",
@@ -181,22 +196,54 @@ def _out_path(text: str) -> Path:
     return Path(text)
 
 
+SYSTEM_FOLDERS = ("dev", "proc", "sys")  # no report replaces a device or a kernel file
+
+
 def out_problem(path: Path) -> str | None:
     """Why the report could never be written to `path` (checked before the games are played,
-    not found out after them), or None. Nothing is created."""
-    if path.is_dir():
+    not found out after them), or None. Nothing is created. The report replaces what is at
+    `path` (outputs/files.py): a symlink there is replaced, never written through, so only the
+    folder must be writable."""
+    try:
+        st: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        return f"cannot be used: {exc.strerror}"
+    if st is not None and stat.S_ISDIR(st.st_mode):
         return "is a folder: give a file name"
+    if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+        return "is not a regular file (a device, FIFO or socket): give a file name"
     parent = path.parent
     if not parent.exists():
         return f"there is no folder {parent}"
     if not parent.is_dir():
         return f"{parent} is not a folder"
-    if path.exists():
-        if not os.access(path, os.W_OK):
-            return "is not writable"
-    elif not os.access(parent, os.W_OK | os.X_OK):
+    parts = Path(os.path.realpath(parent)).parts
+    if len(parts) > 1 and parts[1] in SYSTEM_FOLDERS:
+        return (f"is in /{parts[1]}: give a file name elsewhere (without --out the report "
+                "goes to stdout)")
+    if not os.access(parent, os.W_OK | os.X_OK):
         return f"cannot create a file in {parent}"
     return None
+
+
+def dask_address_problem(address: str | None, insecure: bool) -> str | None:
+    """Why `--dask ADDRESS` is refused, or None: a scheduler is reached over TLS, whose
+    credentials authenticate both ends (without them anyone who can reach the scheduler, or
+    pose as it, runs code as the user), unless --dask-insecure says the user secures it."""
+    if address is None or address == "local":
+        return None
+    scheme = address.split("://", 1)[0].strip().lower() if "://" in address else ""
+    if scheme == "tls" or (insecure and scheme in ("", "tcp")):
+        return None
+    if scheme not in ("", "tcp"):
+        return (f"--dask {address!r}: give a tls://HOST:PORT address (or 'local'), not "
+                f"{scheme}://")
+    return (f"--dask {address!r} is not a TLS address: a Dask scheduler runs what it is sent "
+            "and anyone who can reach it (or pose as it) could run code as you; give "
+            "tls://HOST:PORT with your credentials in Dask's configuration, 'local', or "
+            "--dask-insecure for a cluster nobody else can reach")
 
 
 def is_house_rule(text: str) -> bool:
@@ -303,7 +350,7 @@ def _house_engines(
         folder = tmp / str(i)
         folder.mkdir()
         engine = folder / ENGINE
-        engine.write_text(result.files[ENGINE], encoding="utf-8")
+        files.write_new_file(engine, result.files[ENGINE].encode("utf-8"))
         paths.append(engine)
     return paths
 
@@ -352,6 +399,9 @@ def run(args: argparse.Namespace) -> int:
         sides = _sides(args)
         if args.dask is not None and importlib.util.find_spec("distributed") is None:
             raise UsageError(f"--dask needs dask[distributed]: pip install '{PROG}[dask]'")
+        why = dask_address_problem(args.dask, args.dask_insecure)
+        if why is not None:
+            raise UsageError(why)
         if any(side.house for side in sides) and args.engine is not None:
             raise UsageError(
                 "house rules are compiled into an engine: give --rules DIR (or "
@@ -379,7 +429,8 @@ def run(args: argparse.Namespace) -> int:
         text = sim_report.text(data)
     if args.out is not None:
         try:
-            args.out.write_text(text, encoding="utf-8")
+            # a new file renamed over --out: a symlink there is replaced, not followed
+            files.write_file_atomic(args.out, text.encode("utf-8"))
         except OSError as exc:
             err(f"{PROG}: error: cannot write {args.out}: {exc}\n")
             return EXIT_ERROR

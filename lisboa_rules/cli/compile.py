@@ -164,12 +164,14 @@ def _evict(folder: int, keep: int = KEEP_CACHED) -> list[str]:
 
 def run_mypyc(source: bytes, opt_level: int) -> bytes:
     """The engine compiled: the bytes of the extension mypyc makes of `source`."""
+    from lisboa_rules.outputs import files
+
     missing = missing_tools()
     if missing:
         raise CompileError("compiling the engine needs " + ", ".join(missing))
     with tempfile.TemporaryDirectory(prefix="lisboa-compile-") as tmp:
         work = Path(tmp)
-        (work / ENGINE).write_bytes(source)
+        files.write_new_file(work / ENGINE, source)
         env = {**os.environ, "MYPYC_OPT_LEVEL": str(opt_level), "MYPYC_DEBUG_LEVEL": "0"}
         env.pop("PYTHONPATH", None)  # the module is compiled alone, against the standard library
         done = subprocess.run(
@@ -197,7 +199,7 @@ def compile_engine(
     """Compile an engine's source into `out_dir` (as `lisboa_engine<suffix>`), or copy it from
     the cache (under `cache_root`, default the user's cache folder) when the same source was
     compiled the same way before."""
-    from lisboa_rules.outputs import cache
+    from lisboa_rules.outputs import cache, files
 
     if opt_level not in OPT_LEVELS:
         raise CompileError(f"the optimisation level is one of {OPT_LEVELS}, not {opt_level}")
@@ -223,14 +225,11 @@ def compile_engine(
             os.close(folder)
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{MODULE}{extension_suffix()}"
-    tmp = out_dir / f".{target.name}.{os.getpid()}.tmp"
-    try:
-        tmp.write_bytes(data)
-        tmp.chmod(0o755)
-        os.replace(tmp, target)  # a process that has the old one loaded keeps its copy
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+    # A temporary file of a random name, made O_EXCL | O_NOFOLLOW, made executable on its
+    # descriptor and renamed over the target: a symlink planted in a shared folder (at the
+    # target's name or any other) is never written through. A process that has the old
+    # extension loaded keeps its copy.
+    files.write_file_atomic(target, data, 0o755)
     return Compiled(target, seconds, cached)
 
 
@@ -280,6 +279,9 @@ def run_compile(args: argparse.Namespace) -> int:
         done = compile_engine(data, args.out, args.opt_level, not args.no_cache)
     except CompileError as exc:
         err(f"{PROG}: error: {exc}\n")
+        return EXIT_ERROR
+    except OSError as exc:
+        err(f"{PROG}: error: cannot write into {args.out}: {exc}\n")
         return EXIT_ERROR
     how = "from the cache" if done.cached else f"compiled in {done.seconds:.0f} s"
     err(f"{PROG}: wrote {done.path} ({how}); import it as {MODULE} with {args.out} on sys.path\n")

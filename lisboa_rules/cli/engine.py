@@ -138,6 +138,7 @@ def engine_file(args: argparse.Namespace) -> Iterator[Path]:
         yield path
         return
     from lisboa_rules import pipeline  # only when building, not at start-up
+    from lisboa_rules.outputs import files
 
     result = pipeline.compile_rules(args.rules, ())
     if has_errors(result.diagnostics) or ENGINE not in result.files:
@@ -145,7 +146,7 @@ def engine_file(args: argparse.Namespace) -> Iterator[Path]:
         raise EngineLoadError(f"the rules in {args.rules} have errors", EXIT_FINDINGS)
     with tempfile.TemporaryDirectory(prefix="lisboa-engine-") as tmp:
         path = Path(tmp) / ENGINE
-        path.write_text(result.files[ENGINE], encoding="utf-8")
+        files.write_new_file(path, result.files[ENGINE].encode("utf-8"))
         yield path
 
 

@@ -11,6 +11,14 @@ the variant's one-page handout (`variant-NAME.pdf`: what it changes, word by wor
 `--edition annotated` prints the annotated rules (every rule id, source and assumption mark) as
 `rules-annotated.pdf` in place of the players' edition.
 
+The pages are data from the rules (a house rule from a stranger included), so neither printer
+runs a script or fetches anything: WeasyPrint runs no script, and its URL fetcher loads only
+data: URLs and files of the page's own private folder; Chromium prints the page under a
+Content Security Policy that forbids scripts and every fetch (`with_policy`), with every
+request sent to a dead proxy and no host name resolving (CHROMIUM_FLAGS). Each PDF is printed
+in a private temporary folder and then written into --out as a new file renamed over the old
+one (outputs/files.py): a symlink there is replaced, never written through.
+
 A4 is the default paper; `--paper letter` adds a later `@page { size: letter }` rule to the
 pages before printing (the generated HTML itself stays A4).
 """
@@ -19,10 +27,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
+import re
 import shutil
 import subprocess
 import tempfile
+import urllib.parse
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,13 +40,18 @@ from typing import Any
 from lisboa_rules.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
 from lisboa_rules.core.diagnostics import PROG, has_errors
 from lisboa_rules.core.inputs import AID_HTML, RULES_ANNOTATED_HTML, RULES_HTML, variant_handout
+from lisboa_rules.outputs import files
 
 PAGES = {"rules": RULES_HTML, "player-aid": AID_HTML}
 EDITIONS = {"players": RULES_HTML, "annotated": RULES_ANNOTATED_HTML}
 PAPERS = ("a4", "letter")
 BACKENDS = ("auto", "weasyprint", "chromium")
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
-# Offline, no profile reuse, no first-run work: the browser only prints one local file.
+# Offline, no profile reuse, no first-run work: the browser only prints one local file. Every
+# request goes to a proxy at the discard port, which nobody serves, loopback addresses
+# included (`<-loopback>`), and no host name resolves; the page itself forbids scripts and
+# every fetch (PAGE_POLICY). (`--blink-settings=scriptEnabled=false` would turn scripts off
+# too, but Chromium's new headless mode then prints nothing.)
 CHROMIUM_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -47,7 +62,17 @@ CHROMIUM_FLAGS = (
     "--no-first-run",
     "--disable-sync",
     "--disable-extensions",
+    "--disable-file-system",
+    "--proxy-server=127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
 )
+# The Content Security Policy every page is printed under by Chromium: no script runs, nothing
+# is fetched (no URL on the network or on the disk; the pages' figures are inline SVG and
+# their fonts the system's); only the page's own styles and data: images and fonts.
+PAGE_POLICY = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
+               "base-uri 'none'; form-action 'none'")
+_DOCTYPE = re.compile(r"\A\ufeff?\s*<!doctype[^>]*>", re.IGNORECASE)
 CHROMIUM_TIMEOUT = 120  # seconds per page
 
 Printer = Callable[[str, Path, Path], None]  # (html, work dir, target pdf)
@@ -64,6 +89,67 @@ def with_paper(html: str, paper: str) -> str:
     rule = f"<style>@page {{ size: {paper}; }}</style>\n"
     head_end = html.find("</head>")
     return html[:head_end] + rule + html[head_end:] if head_end >= 0 else rule + html
+
+
+def with_policy(html: str) -> str:
+    """The page with PAGE_POLICY as its very first element (after the doctype, which keeps
+    the page in standards mode): a `<meta>` before `<html>` lands in the head, and a policy
+    applies to everything after it, so nothing in the page comes before it."""
+    meta = f'<meta http-equiv="Content-Security-Policy" content="{PAGE_POLICY}">'
+    found = _DOCTYPE.match(html)
+    at = found.end() if found else 0
+    return html[:at] + meta + html[at:]
+
+
+def allowed_url(url: str, folder: Path) -> bool:
+    """Whether a printer may load `url` for a page printed in `folder`: a data: URL, or a
+    file inside `folder` (after resolving symlinks); nothing on the network, nothing else on
+    the disk."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme == "data":
+        return True
+    if scheme != "file" or parts.netloc not in ("", "localhost"):
+        return False
+    try:
+        path = Path(urllib.request.url2pathname(parts.path)).resolve()
+        return path.is_relative_to(folder.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def _weasy_fetcher(module: Any, folder: Path) -> Any:
+    """WeasyPrint's URL fetcher for a page in `folder`: it refuses (raises ValueError, which
+    WeasyPrint reports as a warning and skips) every URL `allowed_url` does not allow."""
+
+    def check(url: str) -> None:
+        if not allowed_url(url, folder):
+            raise ValueError(f"refused {url[:200]!r}: the page may only load files of its "
+                             "own folder")
+
+    try:
+        base = getattr(importlib.import_module(f"{module.__name__}.urls"), "URLFetcher", None)
+    except ImportError:
+        base = None
+    if base is None:  # an older WeasyPrint: the fetcher is a function
+        def fetch_function(url: str, *args: Any, **kwargs: Any) -> Any:
+            check(url)
+            return module.default_url_fetcher(url, *args, **kwargs)
+
+        return fetch_function
+
+    def fetch(self: Any, url: str, headers: Any = None) -> Any:
+        check(url)
+        return base.fetch(self, url, headers)
+
+    fetcher = type("FolderFetcher", (base,), {"fetch": fetch})
+    return fetcher(allowed_protocols=("file", "data"), allow_redirects=False)
+
+
+def _weasy_document(module: Any, html: str, work: Path) -> Any:
+    """WeasyPrint's HTML object of a page printed in `work` (it runs no script; its fetcher
+    only loads files of `work`)."""
+    return module.HTML(string=html, base_url=str(work), url_fetcher=_weasy_fetcher(module, work))
 
 
 def find_chromium() -> str | None:
@@ -101,7 +187,7 @@ def choose_printer(backend: str) -> tuple[str, Printer] | None:
 def _weasy_printer(module: Any) -> Printer:
     def print_page(html: str, work: Path, target: Path) -> None:
         try:
-            module.HTML(string=html, base_url=str(work)).write_pdf(str(target))
+            _weasy_document(module, html, work).write_pdf(str(target))
         except Exception as exc:  # WeasyPrint raises many kinds; report any as one line
             raise PdfError(f"WeasyPrint failed: {exc}") from None
 
@@ -111,7 +197,8 @@ def _weasy_printer(module: Any) -> Printer:
 def _chromium_printer(exe: str) -> Printer:
     def print_page(html: str, work: Path, target: Path) -> None:
         page = work / "page.html"
-        page.write_text(html, encoding="utf-8")
+        page.unlink(missing_ok=True)  # the page of the index's first printing
+        files.write_new_file(page, with_policy(html).encode("utf-8"))
         command = [exe, *CHROMIUM_FLAGS, f"--user-data-dir={work / 'profile'}",
                    f"--print-to-pdf={target}", page.as_uri()]
         try:
@@ -142,7 +229,7 @@ def print_indexed(name: str, printer: Printer, html: str, work: Path, target: Pa
     problem = ""
     if module is not None:  # WeasyPrint lays the page out and says where each anchor lands
         try:
-            laid_out = module.HTML(string=html, base_url=str(work)).render()
+            laid_out = _weasy_document(module, html, work).render()
         except Exception as exc:  # WeasyPrint raises many kinds; report any as one line
             raise PdfError(f"WeasyPrint failed: {exc}") from None
         pages: dict[str, int] = {}
@@ -224,13 +311,13 @@ def run_pdf(args: argparse.Namespace) -> int:
                                 *((s + paper, h) for s, h in handouts.items())]:
             html = with_paper(page_html, args.paper)
             target = args.out / f"{stem}.pdf"
-            partial = args.out / f".{stem}.pdf.partial"
-            try:
-                with tempfile.TemporaryDirectory(prefix="lisboa-pdf-") as tmp:
-                    print_indexed(name, printer, html, Path(tmp), partial)
-                os.replace(partial, target)  # all or nothing: no half-written PDF
-            finally:
-                partial.unlink(missing_ok=True)
+            # Printed in a private temporary folder, then written into --out as a new file
+            # renamed over the target (outputs/files.py): all or nothing, no half-written
+            # PDF, and a symlink planted at the target is replaced, not written through.
+            with tempfile.TemporaryDirectory(prefix="lisboa-pdf-") as tmp:
+                printed = Path(tmp) / f"{stem}.pdf"
+                print_indexed(name, printer, html, Path(tmp), printed)
+                files.write_file_atomic(target, printed.read_bytes())
             out(f"{target}\n")
     except (PdfError, OSError) as exc:
         err(f"{PROG}: error: {exc}\n")

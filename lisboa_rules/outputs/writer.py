@@ -18,7 +18,11 @@ Contract:
   an ancestor of one of these, or (when writing) the current directory or one of its
   ancestors, which the swap would leave the caller standing in a deleted folder; and one that
   holds an entry it cannot carry over into the new tree (a folder it cannot list, a file it
-  cannot read, a FIFO, socket or device).
+  cannot read, a FIFO, socket or device). An output folder that is a symlink (to a folder, or
+  dangling) is replaced by the new folder, never written through: nothing where it points is
+  read, copied or changed (`check`/`diff` read through it). The new tree is staged in a 0700
+  folder, each file made with O_EXCL | O_NOFOLLOW (outputs/files.py), and given the output
+  folder's mode on its descriptor just before the swap.
 - Temp folders: `.NAME.new-TOKEN` / `.NAME.old-TOKEN`, each build holding an advisory lock
   (flock) on `.NAME.lock-TOKEN` for as long as it runs. Crash recovery only touches the temp
   folders whose lock it can take, i.e. whose build is gone, whatever process or PID namespace
@@ -45,7 +49,7 @@ from pathlib import Path, PurePosixPath
 
 from lisboa_rules.core.diagnostics import Diagnostic, has_errors
 from lisboa_rules.core.source import Span, display_path
-from lisboa_rules.outputs import pycode
+from lisboa_rules.outputs import files, pycode
 
 MANIFEST = ".manifest"
 _MANIFEST_HEADER = (
@@ -123,11 +127,12 @@ def write_outputs(
     if out_dir.exists() and not out_dir.is_dir():
         return _failed(result, f"'{result.display}' exists and is not a directory")
     writing = not (check or diff)
+    link = writing and _replaced_link(out_dir)  # check and diff only read, through it
     try:
         _refuse_unsafe_target(out_dir, result.display, protect, writing)
         if writing:
             _recover(out_dir)
-        plan = _make_plan(out_dir, files, prune)
+        plan = _make_plan(out_dir, files, prune, fresh=link)
     except UnsafeOutput as exc:
         result.diagnostics.append(Diagnostic("unsafe-output", str(exc), None))
         return result
@@ -139,7 +144,8 @@ def write_outputs(
     if not writing or not plan.changed:
         return result
     try:
-        kept = _rebuild(out_dir.resolve(), plan)
+        target = out_dir.parent.resolve() / out_dir.name if link else out_dir.resolve()
+        kept = _rebuild(target, plan, fresh=link)
     except Exception as exc:
         return _failed(result, f"cannot update '{result.display}' (left unchanged): {_reason(exc)}")
     result.written = [r for r in plan.changed if r != MANIFEST]
@@ -149,6 +155,21 @@ def write_outputs(
                f"is kept as '{display_dir(kept)}': move them back and delete it")
         result.diagnostics.append(Diagnostic("stray-output", msg, None))
     return result
+
+
+def _replaced_link(out_dir: Path) -> bool:
+    """Whether `out_dir` is a symlink the build replaces with the new folder rather than
+    writing through it: one to a folder, or a dangling one (a symlink planted in a shared
+    folder must not send the build into someone else's folder). A symlink loop is left to
+    fail as any unreadable folder; a symlink to a file fails as any file does."""
+    if not out_dir.is_symlink():
+        return False
+    try:
+        return stat.S_ISDIR(os.stat(out_dir).st_mode)
+    except FileNotFoundError:
+        return True
+    except (OSError, RuntimeError):
+        return False
 
 
 def _manifest_bytes(listed: Sequence[str]) -> bytes:
@@ -259,8 +280,15 @@ def _reason(exc: BaseException) -> str:
 # --- planning ------------------------------------------------------------------------------
 
 
-def _make_plan(out_dir: Path, files: Mapping[str, str], prune: bool) -> _Plan:
-    """Compare the wanted outputs with the folder's current files."""
+def _make_plan(
+    out_dir: Path, files: Mapping[str, str], prune: bool, fresh: bool = False
+) -> _Plan:
+    """Compare the wanted outputs with the folder's current files (`fresh`: with none, for a
+    symlink the new folder replaces: nothing is read through it)."""
+    if fresh:
+        wanted = {rel: files[rel].encode("utf-8") for rel in sorted(files)}
+        wanted[MANIFEST] = _manifest_bytes(sorted(files))
+        return _Plan(wanted, list(wanted), [], [], [], dict.fromkeys(wanted))
     existing = _survey(out_dir)
     owned = _read_manifest(out_dir) & existing
     gone = sorted(owned - set(files))
@@ -419,27 +447,35 @@ def _lines(data: bytes | None) -> list[str]:
 # --- writing -------------------------------------------------------------------------------
 
 
-def _rebuild(target: Path, plan: _Plan) -> Path | None:
+def _rebuild(target: Path, plan: _Plan, fresh: bool = False) -> Path | None:
     """Build the new tree next to `target`, then swap it in; clean up on any failure. Returns
     None, or the old folder when it could not be deleted because files appeared in it that
-    the new tree does not hold (kept as `.NAME.kept-TOKEN`, never touched by recovery)."""
+    the new tree does not hold (kept as `.NAME.kept-TOKEN`, never touched by recovery).
+    `fresh`: `target` is a symlink, replaced by the new tree (nothing of where it points is
+    read, copied or changed)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     with _BuildLock(target) as lock:
         staging = lock.path("new")
         staging.mkdir(0o700)
         try:
-            _fix_dir_mode(staging, target)
-            if target.is_dir():
+            # The staging folder stays 0700 (only this user can plant anything in it) until
+            # the tree is complete; it gets the target's mode just before the swap.
+            mode = _dir_mode(None if fresh else target)
+            if not fresh and target.is_dir():
                 _replicate(target, staging, skip={*plan.changed, *plan.remove})
             for rel in plan.changed:
                 dest = staging / rel
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 _write_bytes(dest, plan.wanted[rel])
             _remove_emptied_dirs(staging, plan.remove)
+            _set_dir_mode(staging, mode)
             old = _swap(staging, target, lock)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+        if old is not None and old.is_symlink():  # the replaced symlink: only the link goes
+            os.unlink(old)
+            return None
         return None if old is None else _discard_old(old, target, plan)
 
 
@@ -517,14 +553,24 @@ class _BuildLock:
         os.close(self.fd)
 
 
-def _fix_dir_mode(staging: Path, target: Path) -> None:
-    """Give the staging folder the target's mode (mkdtemp makes it 0700)."""
-    if target.is_dir():
-        shutil.copymode(target, staging)
-    else:
-        umask = os.umask(0)
-        os.umask(umask)
-        staging.chmod(0o777 & ~umask)
+def _dir_mode(target: Path | None) -> int:
+    """The mode the new output folder gets: the target's, or a new folder's (0777 less the
+    umask)."""
+    if target is not None and target.is_dir():
+        return stat.S_IMODE(os.stat(target).st_mode)
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o777 & ~umask
+
+
+def _set_dir_mode(staging: Path, mode: int) -> None:
+    """Give the staging folder `mode` on its own descriptor (it was made 0700), never through
+    a path that could have become a symlink."""
+    fd = os.open(staging, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def _replicate(src: Path, dst: Path, skip: set[str]) -> None:
@@ -563,11 +609,9 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
-    """Write one staged file (exact bytes: UTF-8 with `\\n`, no newline translation)."""
-    with path.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+    """Write one staged file (exact bytes: UTF-8 with `\\n`, no newline translation), as a new
+    file (O_EXCL | O_NOFOLLOW: nothing at its name is opened or followed), fsynced."""
+    files.write_new_file(path, data)
 
 
 def _remove_emptied_dirs(root: Path, removed: list[str]) -> None:
@@ -589,7 +633,7 @@ def _swap(staging: Path, target: Path, lock: _BuildLock) -> Path | None:
     between them leaves the old folder as `.NAME.old-TOKEN`, which the next build puts back
     (`_recover`).
     """
-    if not target.exists():
+    if not target.exists() and not target.is_symlink():
         _rename(staging, target)
         return None
     if _exchange(staging, target):

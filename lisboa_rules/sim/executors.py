@@ -9,8 +9,9 @@ system, or the same machine).
 
 from __future__ import annotations
 
+import contextlib
 import signal
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -95,6 +96,61 @@ class DaskUnavailable(RuntimeError):
     """The Dask scheduler given cannot be reached (or its address is none)."""
 
 
+LOOPBACK = "127.0.0.1"
+HTTP_ROUTES = "distributed.{}.http.routes"
+TLS_HINT = (
+    "a tls:// scheduler needs this client's credentials in Dask's configuration "
+    "(distributed.comm.tls.ca-file, .client.cert and .client.key, e.g. the variables "
+    "DASK_DISTRIBUTED__COMM__TLS__CA_FILE, DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT and "
+    "DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY)"
+)
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int) -> Iterator[tuple[Any, Any]]:
+    """A local Dask cluster of `workers` worker processes and a client of it, closed at the
+    end. Everything in it (scheduler, nannies, workers) listens on the loopback address only
+    and speaks TLS with credentials made for this run in memory (Security.temporary(): a
+    self-signed key and certificate that are the cluster's only certificate authority), both
+    ways: a process of another account that finds a port cannot connect, let alone send a
+    task, without them. Raises DaskUnavailable when the credentials cannot be made (the
+    `cryptography` package is missing)."""
+    import dask
+    import distributed
+
+    dist: Any = distributed  # untyped
+    try:
+        security = dist.Security.temporary()
+    except ImportError:
+        from lisboa_rules.core.diagnostics import PROG
+
+        raise DaskUnavailable(
+            "a local Dask cluster is secured with TLS credentials made for the run, which "
+            f"needs the cryptography package: pip install '{PROG}[dask]'"
+        ) from None
+    # The HTTP servers every scheduler and worker runs (beside its TLS port: status pages,
+    # call stacks, logs, metrics) serve nothing; the nannies hand this setting to the workers.
+    with dask.config.set({HTTP_ROUTES.format("scheduler"): [],
+                          HTTP_ROUTES.format("worker"): []}):
+        cluster = dist.LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host=LOOPBACK,
+            protocol="tls://",
+            security=security,
+            dashboard_address=None,
+        )
+    try:
+        client = dist.Client(cluster, security=security)
+        try:
+            yield cluster, client
+        finally:
+            client.close()
+    finally:
+        cluster.close()
+
+
 def run_dask(
     jobs: Sequence[Job],
     address: str | None = None,
@@ -102,9 +158,10 @@ def run_dask(
     progress: Progress | None = None,
     client: Any = None,
 ) -> list[GameRecord]:
-    """Play the jobs on a Dask cluster: `client` if given, else the scheduler at `address`,
-    else a local cluster of `workers` worker processes (closed at the end). Needs the `dask`
-    extra of this package."""
+    """Play the jobs on a Dask cluster: `client` if given, else the scheduler at `address`
+    (with the credentials of Dask's configuration, for a tls:// one), else a local cluster of
+    `workers` worker processes secured for this run (`local_cluster`, closed at the end).
+    Needs the `dask` extra of this package."""
     try:
         import distributed
     except ImportError as exc:  # pragma: no cover - depends on the installation
@@ -114,26 +171,19 @@ def run_dask(
             f"the Dask executor needs dask[distributed]: pip install '{PROG}[dask]'"
         ) from exc
     dist: Any = distributed  # untyped
-    own: list[Any] = []
-    if client is None:
-        if address is None:
-            cluster = dist.LocalCluster(
-                n_workers=workers, threads_per_worker=1, dashboard_address=None
-            )
-            own.append(cluster)
-            client = dist.Client(cluster)
-        else:
+    with contextlib.ExitStack() as stack:
+        if client is None and address is None:
+            _, client = stack.enter_context(local_cluster(workers))
+        elif client is None:
             try:
                 client = dist.Client(address)
             except (OSError, ValueError, TypeError) as exc:  # no address, or none answering
                 detail = " ".join(str(exc).split())
+                hint = f"; {TLS_HINT}" if str(address).startswith("tls://") else ""
                 raise DaskUnavailable(
-                    f"cannot use the Dask scheduler at {address!r}: {detail}"
+                    f"cannot use the Dask scheduler at {address!r}: {detail}{hint}"
                 ) from None
-        own.insert(0, client)
-    try:
+            stack.callback(client.close)
         futures = client.map(_run, list(jobs), pure=False)
         return _collect((f.result() for f in futures), progress)
-    finally:
-        for thing in own:
-            thing.close()
+    raise AssertionError("unreachable")  # pragma: no cover - mypy: ExitStack may swallow
