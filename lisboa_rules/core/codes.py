@@ -304,8 +304,8 @@ where it is written, as are the words Python itself means something by (keywords
 or `match`, built-ins such as `len` or `type`), the runtime's own names (`new_game`, `json`),
 `self`, `cls` and names starting with `v_`. The error suggests a name to use instead.
 
-    bad:   - let: {"room left": rules.game.warehouse.base_size}
-    fix:   - let: {room_left: rules.game.warehouse.base_size}
+    bad:   - let: {"room left": 3}
+    fix:   - let: {room_left: 3}
 """,
 )
 _code(

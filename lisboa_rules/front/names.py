@@ -88,8 +88,22 @@ def _declared(node: Any, at: PathTuple, lists: tuple[str, ...], key: str
         here = (*at, lists[0], i)
         if len(lists) > 1:
             yield from _declared(item, here, lists[1:], key)
-        elif isinstance(item, Mapping) and key in item:
+        elif isinstance(item, Mapping) and key in item and not _directive(item[key]):
             yield (*here, key), item[key]
+
+
+def _directive(name: object) -> bool:
+    """A variant's own word among the names it changes (`$add`, `$remove`, `$after`, ...): the
+    names it adds are checked again in the merged document."""
+    return isinstance(name, str) and name.startswith("$")
+
+
+def _given(value: Any) -> Any:
+    """The names a value gives: none for a variant's `KEY: {$add: VALUE}` (what it adds is
+    checked in the merged document, at its own position), the value itself elsewhere."""
+    if isinstance(value, Mapping) and any(_directive(k) for k in value):
+        return None
+    return value
 
 
 def _walk(node: Any, at: PathTuple) -> Iterator[_Given]:
@@ -102,22 +116,25 @@ def _walk(node: Any, at: PathTuple) -> Iterator[_Given]:
     if not isinstance(node, Mapping):
         return
     for key in _NAMED_KEYS:
-        given = node.get(key)
+        given = _given(node.get(key))
         if isinstance(given, Mapping):
             for name in given:
-                yield (*at, key, name), name, True, False, _NONE
+                if not _directive(name):
+                    yield (*at, key, name), name, True, False, _NONE
     for key, members in (("for_each", _NONE), ("choose", names.MOVE_MEMBERS)):
-        given = node.get(key)
-        if isinstance(given, Mapping) and "as" in given:
+        given = _given(node.get(key))
+        if isinstance(given, Mapping) and "as" in given and not _directive(given["as"]):
             yield (*at, key, "as"), given["as"], False, False, members
-    given = node.get("apply")
+    given = _given(node.get("apply"))
     if isinstance(given, Mapping):
         for name in given:
-            if name not in _APPLY_OWN:
+            if name not in _APPLY_OWN and not _directive(name):
                 yield (*at, "apply", name), name, True, False, _NONE
-        renamed = given.get("choices")
+        renamed = _given(given.get("choices"))
         if isinstance(renamed, Mapping):
             for name, new in renamed.items():
+                if _directive(name) or _directive(new):
+                    continue
                 yield (*at, "apply", "choices", name), name, True, False, names.MOVE_MEMBERS
                 yield (*at, "apply", "choices", name), new, False, False, names.MOVE_MEMBERS
     for key, value in node.items():

@@ -5,9 +5,11 @@ and its arguments, a vocabulary name, a field of the state, a measure, an effect
 lower-case letter followed by lower-case letters, digits and '_', at most `MAX_LENGTH`
 characters: `NAME`. The engine writes such a name into its code (a local `v_NAME`, a query's
 function `NAME`, a field `p.NAME`), so a name outside the grammar could be code; and a name the
-engine or Python already means something by (a keyword, a built-in, one of the runtime's own
-names, the names of the generated code's own parameters) is refused too, so that the rules
-never depend on how a backend spells a name. `problem(name)` says why a name is refused, or
+engine or Python already means something by is refused too: a keyword, `self` and `cls`, a
+name of the engine's own `v_` form, a member of the class a name becomes a field of, and where
+the engine writes the name bare (a query and its arguments) a Python built-in or a name of the
+runtime. (Elsewhere a built-in is no clash: the rules' own `round` and `open` are written
+`g.round` and `v_open`.) `problem(name)` says why a name is refused, or
 None; `suggestion(name)` is a name of the grammar close to it.
 
 Standard library only: the front end checks every name with it at load (front/names.py), and
@@ -54,10 +56,6 @@ def runtime_names() -> frozenset[str]:
 
 
 _BUILTINS = frozenset(dir(builtins))
-# The functions a formula calls (lang/typed.py): a name bound as one would read as the other.
-FUNCTIONS = ("len", "sum", "min", "max", "any", "all", "sorted", "reversed", "range", "first",
-             "formula")
-FORMULA_WORDS = frozenset(FUNCTIONS)
 
 
 # The members the engine's classes have besides the fields the rules declare: a field of the
@@ -88,8 +86,6 @@ def problem(name: object, *, bare: bool = False, members: frozenset[str] = froze
         return "is a name the engine's code uses for its own values: name it otherwise"
     if name.startswith("v_"):
         return "starts with 'v_', as the engine's own names of the rules' values do"
-    if name in FORMULA_WORDS:
-        return "is a function of the formulas: name it otherwise"
     if name in members:
         owner = OWNERS.get(members, "the engine's object it is a field of")
         return f"is a name {owner} have already ({', '.join(sorted(members))}): name it otherwise"

@@ -27,7 +27,8 @@ from lisboa_rules.lang import names
 
 MAX_LENGTH = 600
 MAX_DEPTH = 24
-FUNCTIONS = names.FUNCTIONS  # the functions a formula may call
+FUNCTIONS = ("len", "sum", "min", "max", "any", "all", "sorted", "reversed", "range", "first",
+             "formula")
 
 
 @dataclass(frozen=True)
