@@ -127,10 +127,8 @@ def _weasy_fetcher(module: Any, folder: Path) -> Any:
             raise ValueError(f"refused {url[:200]!r}: the page may only load files of its "
                              "own folder")
 
-    try:
-        base = getattr(importlib.import_module(f"{module.__name__}.urls"), "URLFetcher", None)
-    except ImportError:
-        base = None
+    # the fetcher's class, where WeasyPrint has one (its package imports weasyprint.urls)
+    base = getattr(getattr(module, "urls", None), "URLFetcher", None)
     if base is None:  # an older WeasyPrint: the fetcher is a function
         def fetch_function(url: str, *args: Any, **kwargs: Any) -> Any:
             check(url)
