@@ -28,19 +28,21 @@ _APPLY_OWN = ("effects", "choices")
 # is a list nested in the items: `queries[*].args[*].name`), and how the engine writes it
 # (`bare`: as it is, at the top level or as a parameter; or as a field of a class that has
 # `members` of its own).
-_Declared = tuple[tuple[str, ...], str, bool, frozenset[str]]
+_Declared = tuple[tuple[str, ...], str, bool, frozenset[str], frozenset[str]]
 _NONE: frozenset[str] = frozenset()
 _DECLARED: dict[str, tuple[_Declared, ...]] = {
-    "vocabulary": ((("names",), "name", False, _NONE),
-                   (("queries",), "name", True, _NONE),
-                   (("queries", "args"), "name", True, _NONE)),
-    "state": ((("player",), "id", False, names.STATE_MEMBERS),
-              (("game",), "id", False, names.STATE_MEMBERS)),
-    "effects": ((("measures",), "id", False, _NONE),),
+    "vocabulary": ((("names",), "name", False, _NONE, _NONE),
+                   (("queries",), "name", True, _NONE, _NONE),
+                   (("queries", "args"), "name", True, _NONE, _NONE)),
+    "state": ((("player",), "id", False, names.STATE_MEMBERS, _NONE),
+              (("game",), "id", False, names.STATE_MEMBERS, _NONE),
+              # the public function listing a conserved kind's ids (all_cards)
+              (("invariants",), "function", True, _NONE, names.placeholders())),
+    "effects": ((("measures",), "id", False, _NONE, _NONE),),
 }
-# A name given under `root`: its path, the name, whether the name is a key, whether it is bare
-# and the members of the class it becomes a field of.
-_Given = tuple[PathTuple, object, bool, bool, frozenset[str]]
+# A name given under `root`: its path, the name, whether the name is a key, whether it is bare,
+# the members of the class it becomes a field of and the runtime's names it may take.
+_Given = tuple[PathTuple, object, bool, bool, frozenset[str], frozenset[str]]
 
 
 def check_names(doc: LoadedDoc) -> list[Diagnostic]:
@@ -58,25 +60,25 @@ def check_names(doc: LoadedDoc) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     seen: set[tuple[PathTuple, bool]] = set()
     for kind, root, at in roots:
-        for path, name, is_key, bare, members in _names(kind, root, at):
+        for path, name, is_key, bare, members, own in _names(kind, root, at):
             if (path, is_key) in seen:
                 continue
             seen.add((path, is_key))
-            why = names.problem(name, bare=bare, members=members)
+            why = names.problem(name, bare=bare, members=members, own=own)
             if why is None:
                 continue
             span = doc.span_for(path, key=is_key)
             out.append(Diagnostic("bad-name", f"'{name}' {why}", span,
                                   suggestion=names.suggestion(name, bare=bare,
-                                                                members=members)))
+                                                                members=members, own=own)))
     return out
 
 
 def _names(kind: str, root: Any, at: PathTuple) -> Iterator[_Given]:
     """Every name given under `root`, a document (or a variant's changes) of `kind`."""
-    for lists, key, bare, members in _DECLARED.get(kind, ()):
+    for lists, key, bare, members, own in _DECLARED.get(kind, ()):
         for path, name in _declared(root, at, lists, key):
-            yield path, name, False, bare, members
+            yield path, name, False, bare, members, own
     yield from _walk(root, at)
 
 
@@ -88,8 +90,10 @@ def _declared(node: Any, at: PathTuple, lists: tuple[str, ...], key: str
         here = (*at, lists[0], i)
         if len(lists) > 1:
             yield from _declared(item, here, lists[1:], key)
-        elif isinstance(item, Mapping) and key in item and not _directive(item[key]):
-            yield (*here, key), item[key]
+        elif isinstance(item, Mapping) and key in item:
+            name, deeper = _given(item[key])
+            if name is not None and not _directive(name):
+                yield (*here, key, *deeper), name
 
 
 def _directive(name: object) -> bool:
@@ -98,12 +102,14 @@ def _directive(name: object) -> bool:
     return isinstance(name, str) and name.startswith("$")
 
 
-def _given(value: Any) -> Any:
-    """The names a value gives: none for a variant's `KEY: {$add: VALUE}` (what it adds is
-    checked in the merged document, at its own position), the value itself elsewhere."""
+def _given(value: Any) -> tuple[Any, PathTuple]:
+    """What a value gives, and the path from the value to it: what a variant's `KEY: {$add:
+    VALUE}` adds; nothing for its other words (`$remove: true`); the value itself elsewhere."""
     if isinstance(value, Mapping) and any(_directive(k) for k in value):
-        return None
-    return value
+        if len(value) == 1 and "$add" in value:
+            return value["$add"], ("$add",)
+        return None, ()
+    return value, ()
 
 
 def _walk(node: Any, at: PathTuple) -> Iterator[_Given]:
@@ -116,27 +122,31 @@ def _walk(node: Any, at: PathTuple) -> Iterator[_Given]:
     if not isinstance(node, Mapping):
         return
     for key in _NAMED_KEYS:
-        given = _given(node.get(key))
+        given, deeper = _given(node.get(key))
         if isinstance(given, Mapping):
             for name in given:
                 if not _directive(name):
-                    yield (*at, key, name), name, True, False, _NONE
+                    yield (*at, key, *deeper, name), name, True, False, _NONE, _NONE
     for key, members in (("for_each", _NONE), ("choose", names.MOVE_MEMBERS)):
-        given = _given(node.get(key))
-        if isinstance(given, Mapping) and "as" in given and not _directive(given["as"]):
-            yield (*at, key, "as"), given["as"], False, False, members
-    given = _given(node.get("apply"))
+        given, deeper = _given(node.get(key))
+        if isinstance(given, Mapping) and "as" in given:
+            name, more = _given(given["as"])
+            if name is not None and not _directive(name):
+                yield (*at, key, *deeper, "as", *more), name, False, False, members, _NONE
+    given, deeper = _given(node.get("apply"))
     if isinstance(given, Mapping):
+        at_apply = (*at, "apply", *deeper)
         for name in given:
             if name not in _APPLY_OWN and not _directive(name):
-                yield (*at, "apply", name), name, True, False, _NONE
-        renamed = _given(given.get("choices"))
+                yield (*at_apply, name), name, True, False, _NONE, _NONE
+        renamed, more = _given(given.get("choices"))
         if isinstance(renamed, Mapping):
+            at_choices = (*at_apply, "choices", *more)
             for name, new in renamed.items():
-                if _directive(name) or _directive(new):
+                if _directive(name) or _directive(new) or isinstance(new, Mapping):
                     continue
-                yield (*at, "apply", "choices", name), name, True, False, names.MOVE_MEMBERS
-                yield (*at, "apply", "choices", name), new, False, False, names.MOVE_MEMBERS
+                yield (*at_choices, name), name, True, False, names.MOVE_MEMBERS, _NONE
+                yield (*at_choices, name), new, False, False, names.MOVE_MEMBERS, _NONE
     for key, value in node.items():
         if isinstance(value, Mapping | list):
             yield from _walk(value, (*at, key))

@@ -41,7 +41,27 @@ CODE_NAMES = frozenset({"self", "cls"})
 def runtime_names() -> frozenset[str]:
     """The names the engine's runtime defines at its top level (functions, classes, tables,
     imports)."""
-    source = resources.files("lisboa_rules.runtime").joinpath("engine.py").read_text("utf-8")
+    return _top_level_names(_runtime_source())
+
+
+@cache
+def placeholders() -> frozenset[str]:
+    """The runtime's public functions that the generated engine defines in their place
+    (between its `# <generated>` markers): a name the rules declare for one of them (the
+    function of a conserved kind, `all_cards`) replaces the placeholder, as it is meant to."""
+    source = _runtime_source()
+    start, end = source.find("# <generated>\n"), source.find("# </generated>\n")
+    if not 0 <= start < end:
+        return frozenset()
+    return frozenset(node.name for node in ast.parse(source[start:end]).body
+                     if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"))
+
+
+def _runtime_source() -> str:
+    return resources.files("lisboa_rules.runtime").joinpath("engine.py").read_text("utf-8")
+
+
+def _top_level_names(source: str) -> frozenset[str]:
     out: set[str] = set()
     for node in ast.parse(source).body:
         if isinstance(node, ast.FunctionDef | ast.ClassDef):
@@ -67,13 +87,14 @@ MOVE_MEMBERS = frozenset({"kind", "player", "to_json", "from_json"})
 OWNERS = {STATE_MEMBERS: "the engine's players and game", MOVE_MEMBERS: "the engine's moves"}
 
 
-def problem(name: object, *, bare: bool = False, members: frozenset[str] = frozenset()
-            ) -> str | None:
+def problem(name: object, *, bare: bool = False, members: frozenset[str] = frozenset(),
+            own: frozenset[str] = frozenset()) -> str | None:
     """Why `name` cannot be a name of the rules, or None when it can. The words follow the
     name, as in "'x y' is not a name: ...". `bare`: the name is written as it is at the top
     level of the engine or as a parameter (a query and its arguments), so it may not be a
     Python built-in or a name of the runtime either (elsewhere the engine writes `v_NAME` or
-    an attribute). `members`: the names the class the name becomes a field of has already."""
+    an attribute). `members`: the names the class the name becomes a field of has already.
+    `own`: the runtime's names this name may take (it is their definition)."""
     if not isinstance(name, str):
         return f"is not a name: a name is text, {FORM}"
     if not NAME.fullmatch(name) or not name.isascii():
@@ -91,22 +112,22 @@ def problem(name: object, *, bare: bool = False, members: frozenset[str] = froze
         return f"is a name {owner} have already ({', '.join(sorted(members))}): name it otherwise"
     if bare and name in _BUILTINS:
         return "is a built-in name of Python, the engine's language: name it otherwise"
-    if bare and name in runtime_names():
+    if bare and name in runtime_names() and name not in own:
         return "is a name of the engine's runtime: name it otherwise"
     return None
 
 
-def suggestion(name: object, *, bare: bool = False, members: frozenset[str] = frozenset()
-               ) -> str:
+def suggestion(name: object, *, bare: bool = False, members: frozenset[str] = frozenset(),
+               own: frozenset[str] = frozenset()) -> str:
     """A name of the grammar made from `name` (its letters and digits, lower-case, the rest as
     '_'), with '_value' added when that is still refused (where `problem` is given the same
     `bare` and `members`)."""
     text = unicodedata.normalize("NFKD", str(name)).encode("ascii", "ignore").decode().lower()
     text = re.sub(r"[^a-z0-9]+", "_", text).strip("_")
     text = re.sub(r"^[0-9_]+", "", text).removeprefix("v_")[:MAX_LENGTH].rstrip("_") or "value"
-    if problem(text, bare=bare, members=members) is not None:
+    if problem(text, bare=bare, members=members, own=own) is not None:
         text = (text[: MAX_LENGTH - len("_value")] + "_value").lstrip("_")
-    return text if problem(text, bare=bare, members=members) is None else "value"
+    return text if problem(text, bare=bare, members=members, own=own) is None else "value"
 
 
 def check(name: str, *, bare: bool = False) -> str:
