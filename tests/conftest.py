@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -18,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import build_memo
 import pytest
 
 # Importing generated/lisboa_engine.py must not leave __pycache__/ in the golden record.
@@ -35,18 +37,154 @@ ENGINE_PATH = ROOT / "generated" / "lisboa_engine.py"
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--slow", action="store_true", default=False,
-        help="also run the tests marked slow (long runs, before an issue is resolved)",
+        help="the complete suite: every case of every test, the long runs and the compiled "
+             "engine (CI runs it; LISBOA_SLOW=1 does the same)",
+    )
+    parser.addoption(
+        "--record-durations", action="store_true", default=False,
+        help="with --slow: write each test's time to tests/durations.json, from which the "
+             "default run keeps each file's quickest cases",
+    )
+    parser.addoption(
+        "--no-build-memo", action="store_true", default=False,
+        help="compile the rules for every test that builds them (tests/build_memo.py; "
+             "LISBOA_BUILD_MEMO=off does the same)",
     )
 
 
+# The default run answers in minutes: a test marked `slow` runs only in the complete suite, a
+# parametrized test marked `sampled(n)` runs n of its cases (spread over its list: the first,
+# the last, evenly between), and a seeded test sizes its runs with `sized(quick, complete)`.
+# The complete suite (`--slow`) runs every case of every test at its complete size.
+COMPLETE = os.environ.get("LISBOA_SLOW") == "1"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global COMPLETE
+    COMPLETE = bool(config.getoption("--slow")) or os.environ.get("LISBOA_SLOW") == "1"
+    if not (config.getoption("--no-build-memo") or os.environ.get("LISBOA_BUILD_MEMO") == "off"):
+        from lisboa_rules import pipeline
+        from lisboa_rules.outputs import cache
+
+        build_memo.install(pipeline, cache, pytest.MonkeyPatch)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    out = getattr(session.config, "workeroutput", None)  # an xdist worker: tell the controller
+    if out is not None:
+        out["build_memo"] = dict(build_memo.STATS)
+    _write_durations(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    for k, v in getattr(node, "workeroutput", {}).get("build_memo", {}).items():
+        build_memo.STATS[k] += v
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    s = build_memo.STATS
+    if s["hits"] or s["misses"]:
+        terminalreporter.write_line(
+            f"build memo: {s['hits']} compiles remembered, {s['misses']} made, "
+            f"{s['bypassed']} not memoized")
+
+
+def sized(quick: int, complete: int) -> int:
+    """How many games, cases or states a seeded test runs: `complete` in the complete suite,
+    `quick` in the default run (each still proves what the test is for, on fewer of them)."""
+    return complete if COMPLETE else quick
+
+
+def _spread(count: int, keep: int) -> set[int]:
+    """`keep` indices of `count`, the first and the last among them, evenly spaced."""
+    if keep >= count:
+        return set(range(count))
+    if keep <= 1:
+        return {0}
+    return {round(i * (count - 1) / (keep - 1)) for i in range(keep)}
+
+
+# Of what is left, the default run keeps each test file's quickest cases: by the durations of
+# the last complete run (tests/durations.json, `--slow --record-durations`), quickest first,
+# while they add up to QUICK_SHARE of the file's recorded time or QUICK_FLOOR seconds, whichever
+# is more; the quickest one always, and every test the record does not know yet.
+DURATIONS = Path(__file__).with_name("durations.json")
+QUICK_SHARE = 0.3
+QUICK_FLOOR = 3.0
+
+
+def _recorded() -> dict[str, float]:
+    try:
+        data = json.loads(DURATIONS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    items = data.get("items") if isinstance(data, dict) else None
+    return {str(k): float(v) for k, v in items.items()} if isinstance(items, dict) else {}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked `slow` run with --slow (or LISBOA_SLOW=1) only."""
-    if config.getoption("--slow") or os.environ.get("LISBOA_SLOW") == "1":
+    """Without --slow: tests marked `slow` skip, of a test marked `sampled(n)` only n cases
+    run, and of each file only its quickest cases (the others skip, saying why)."""
+    if COMPLETE:
         return
-    skip = pytest.mark.skip(reason="slow: run with --slow (or LISBOA_SLOW=1)")
+    skip = pytest.mark.skip(reason="slow: the complete suite runs it (--slow or LISBOA_SLOW=1)")
+    sampled: dict[tuple[str, str], list[pytest.Item]] = {}
+    left: dict[str, list[pytest.Item]] = {}
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+        elif item.get_closest_marker("sampled") is not None:
+            sampled.setdefault((item.nodeid.split("::")[0], item.originalname), []).append(item)
+        else:
+            left.setdefault(item.nodeid.split("::")[0], []).append(item)
+    for group in sampled.values():
+        marker = group[0].get_closest_marker("sampled")
+        assert marker is not None
+        keep = _spread(len(group), int(marker.args[0]))
+        why = pytest.mark.skip(reason=f"sampled: the default run keeps {len(keep)} of "
+                                      f"{len(group)} cases; --slow runs them all")
+        for i, item in enumerate(group):
+            if i not in keep:
+                item.add_marker(why)
+            else:
+                left.setdefault(item.nodeid.split("::")[0], []).append(item)
+    recorded = _recorded()
+    for path, group in left.items():
+        took = [recorded.get(item.nodeid, 0.0) for item in group]
+        budget = max(QUICK_FLOOR, QUICK_SHARE * sum(took))
+        order = sorted(range(len(group)), key=lambda i: took[i])
+        spent = 0.0
+        why = pytest.mark.skip(reason=f"quick: the default run keeps the quickest cases of "
+                                      f"{path} (about {budget:.0f} s of {sum(took):.0f} s); "
+                                      "--slow runs them all")
+        for rank, i in enumerate(order):
+            if rank == 0 or spent + took[i] <= budget:
+                spent += took[i]
+            else:
+                group[i].add_marker(why)
+
+
+_DURATIONS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """With --record-durations: each test's setup, call and teardown time (in the process
+    that reports, the controller under xdist)."""
+    _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + report.duration
+
+
+def _write_durations(config: pytest.Config) -> None:
+    if not config.getoption("--record-durations") or hasattr(config, "workerinput"):
+        return
+    if not COMPLETE:
+        raise pytest.UsageError("--record-durations records a complete run: add --slow")
+    data = {
+        "what": "each test's seconds (setup, call, teardown) in the last complete run, for the "
+                "default run's choice of each file's quickest cases (tests/conftest.py)",
+        "items": {k: round(v, 3) for k, v in sorted(_DURATIONS.items())},
+    }
+    DURATIONS.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def load_engine(path: Path = ENGINE_PATH, name: str = "lisboa_engine") -> ModuleType:
@@ -154,13 +292,18 @@ def compiled_engine(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
         if os.environ.get("LISBOA_REQUIRE_COMPILED") == "1":
             pytest.fail(why)
         pytest.skip(why)
+    source = ENGINE_PATH.read_bytes()
+    if not (COMPLETE or os.environ.get("LISBOA_REQUIRE_COMPILED") == "1"
+            or compile_cli.is_cached(source, COMPILED_OPT_LEVEL)):
+        pytest.skip("the engine of generated/ is not compiled yet (mypyc takes a minute or two):"
+                    " the complete suite (--slow) compiles it, and the default run then uses it")
     out = tmp_path_factory.mktemp("compiled")
     # the workers of one run share the parent of their temporary folders
     lock = tmp_path_factory.getbasetemp().parent / "compiled-engine.lock"
     with lock.open("a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         done = compile_cli.compile_engine(
-            ENGINE_PATH.read_bytes(),
+            source,
             out,
             COMPILED_OPT_LEVEL,
             cache_root=compile_cli.user_cache_root(),

@@ -131,6 +131,21 @@ def _cache_folder(root: Path | None) -> int | None:
     return cache.open_folder(root / CACHE_FOLDER)
 
 
+def is_cached(source: bytes, opt_level: int, cache_root: Path | None = None) -> bool:
+    """Whether an engine of this source compiled at this level is in the cache (under
+    `cache_root`, default the user's cache folder), so `compile_engine` would only copy it."""
+    from lisboa_rules.outputs import cache
+
+    folder = _cache_folder(cache_root or user_cache_root())
+    if folder is None:
+        return False
+    try:
+        name = cache_key(source, opt_level)
+        return cache.read_private(folder, name, MAX_EXTENSION) is not None
+    finally:
+        os.close(folder)
+
+
 def _is_cached_engine(name: str) -> bool:
     """A name `cache_key` gives (`lisboa_engine-<40 hex digits><suffix>`)."""
     stem = name.removeprefix(f"{MODULE}-").removesuffix(extension_suffix())

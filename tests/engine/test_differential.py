@@ -835,6 +835,7 @@ def test_random_games_agree(engine: ModuleType, models: dict[tuple[str, ...], Mo
     print(f"\nrandom games: {dict(sorted(c.items()))}")
 
 
+@pytest.mark.slow  # the complete suite; the default run keeps the others
 def test_randomised_states_agree(engine: ModuleType,
                                  models: dict[tuple[str, ...], Model]) -> None:
     diff = Differ(engine, models)
@@ -1109,6 +1110,7 @@ EXAMPLE_ACTIONS = {"both-state-actions": "field second_state_action",
                    "fourth-noble": "value favor patriarch"}
 
 
+@pytest.mark.sampled(1)
 @pytest.mark.parametrize("name", sorted(EXAMPLE_ACTIONS))
 def test_house_rule_example_actions_agree(tmp_path: Path, name: str) -> None:
     rules = tmp_path / "rules"
@@ -1170,6 +1172,7 @@ ACTION_TWISTS: dict[str, tuple[str, str, str, str]] = {
 }
 
 
+@pytest.mark.sampled(2)
 @pytest.mark.parametrize("twist", sorted(ACTION_TWISTS))
 def test_a_difference_in_an_action_is_found(engine: ModuleType, tmp_path: Path,
                                             twist: str) -> None:
@@ -1261,6 +1264,7 @@ def compile_house(tmp_path: Path, edits: list[tuple[str, str, str]], name: str
     return engine_from_text(result.files["lisboa_engine.py"], name), models_of(result.compiled)
 
 
+@pytest.mark.slow  # the complete suite (--slow)
 def test_house_rules_agree(tmp_path: Path, models: dict[tuple[str, ...], Model]) -> None:
     house, house_models = compile_house(tmp_path, HOUSE_EDITS, "lisboa_engine_house")
     diff = Differ(house, house_models)
@@ -1376,6 +1380,7 @@ TIEBREAK_EDITS = [  # "Most rubble sets wins; on a tie, most wigs; ..."
 ]
 
 
+@pytest.mark.slow  # the complete suite; the default run keeps the others
 def test_house_tiebreaker_order_agrees(tmp_path: Path,
                                       models: dict[tuple[str, ...], Model]) -> None:
     """A chain that does not start with `wigs`: every measure is read after scoring.

@@ -147,6 +147,7 @@ def test_the_house_rules_take_both_paths(engines: dict[str | None, tuple[Any, An
         assert not any(n.startswith("_ok") for n in plain._moves_visit.__code__.co_varnames)
 
 
+@pytest.mark.sampled(1)
 @pytest.mark.parametrize("house", [None, *HOUSE])
 def test_listing_in_place_equals_listing_on_copies(
     engines: dict[str | None, tuple[Any, Any]], house: str | None

@@ -1,5 +1,6 @@
 """Seeded random games on the generated engine, run to the end with invariants checked after
-every move: 1,000 games for each player count (2, 3 and 4) and 1,000 with the Queen variant.
+every move: 1,000 games for each player count (2, 3 and 4) and 1,000 with the Queen variant in
+the complete suite (--slow), 100 of each in the default run.
 
 After every move: no negative réis, wigs or Influence, Influence at most its maximum, every
 Political card somewhere exactly once, and the engine's own `check_invariants` (Decrees, Plans,
@@ -18,9 +19,9 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import pytest
-from conftest import load_engine
+from conftest import load_engine, sized
 
-GAMES = 1000
+GAMES = sized(100, 1000)  # per setup: the complete suite plays 1,000
 CONFIGS = {  # name -> (player counts, variants); the Queen games cycle through 2, 3, 4
     "2p": ((2,), ()),
     "3p": ((3,), ()),

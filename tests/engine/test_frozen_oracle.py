@@ -110,6 +110,7 @@ def test_a_difference_is_found(engine: ModuleType, frozen: ModuleType) -> None:
         play_both(Twisted(), frozen, 3, (), 0)
 
 
+@pytest.mark.sampled(8)
 @pytest.mark.parametrize("seed", range(40))
 def test_the_engine_plays_as_the_oracle(engine: ModuleType, frozen: ModuleType, seed: int) -> None:
     for players, chosen in setups(frozen):

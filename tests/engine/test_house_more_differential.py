@@ -27,6 +27,7 @@ ACTIONS = {
 }
 
 
+@pytest.mark.sampled(2)
 @pytest.mark.parametrize("name", sorted(ACTIONS))
 def test_house_rule_actions_agree(name: str) -> None:
     result = pipeline.compile_rules(ROOT / "rules", (name,), extra=[HOUSE / f"{name}.yaml"])

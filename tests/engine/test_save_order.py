@@ -11,6 +11,7 @@ import pytest
 from conftest import setups
 
 
+@pytest.mark.sampled(1)
 @pytest.mark.parametrize("seed", range(3))
 def test_a_reloaded_game_plays_as_the_unsaved_one(engine: Any, seed: int) -> None:
     E = engine

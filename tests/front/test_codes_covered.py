@@ -183,6 +183,7 @@ def run_case(case_dir: Path, project: Path, baseline: set[tuple[str, str, object
     return case, reported
 
 
+@pytest.mark.sampled(24)
 @pytest.mark.parametrize("case_dir", CASE_DIRS, ids=[p.name for p in CASE_DIRS])
 def test_invalid_case(case_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                       baseline: set[tuple[str, str, object]]) -> None:

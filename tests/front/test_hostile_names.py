@@ -16,8 +16,8 @@ from lisboa_rules.cli.main import main
 from lisboa_rules.lang import names, typed
 from lisboa_rules.pipeline import analyse
 
-# Refused wherever a rule gives a name: code, look-alikes, keywords, the formulas' functions,
-# the engine's own prefixes and receivers.
+# Refused wherever a rule gives a name: code, look-alikes, keywords, the engine's own prefixes
+# and receivers.
 HOSTILE = [
     "x = open('/tmp/lisboa-pwned', 'w').write('x') #",
     "__import__('os').system('true')",
@@ -38,8 +38,6 @@ HOSTILE = [
     "class",
     "lambda",
     "match",
-    "len",
-    "first",
     "x" * (names.MAX_LENGTH + 1),
     "",
 ]
@@ -137,6 +135,7 @@ def test_every_place_is_on_its_own_line() -> None:
     assert len(set(LINES.values())) == len(PLACES)
 
 
+@pytest.mark.sampled(8)
 @pytest.mark.parametrize("bad", HOSTILE, ids=[repr(h)[:24] for h in HOSTILE])
 def test_a_hostile_name_is_refused_at_every_place(bad: str, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
@@ -166,12 +165,13 @@ def test_a_hostile_name_is_refused_at_every_place(bad: str, tmp_path: Path,
 # its arguments are functions and parameters of the engine's module) or as a field of a class
 # that has a member of that name.
 PLACED = [
-    ("QUERY", "print"), ("QUERY", "new_game"), ("QUERY", "json"), ("QUERY_ARG", "sorted"),
+    ("QUERY", "print"), ("QUERY", "len"), ("QUERY", "new_game"), ("QUERY", "json"), ("QUERY_ARG", "sorted"),
     ("QUERY_ARG", "dumps"), ("CHOOSE", "kind"), ("CHOOSE", "player"), ("CHOOSE", "to_json"),
     ("PLAYER_FIELD", "clone"), ("GAME_FIELD", "rs"),
 ]
 
 
+@pytest.mark.sampled(4)
 @pytest.mark.parametrize(("place", "bad"), PLACED)
 def test_a_name_taken_there_is_refused_there(place: str, bad: str, tmp_path: Path) -> None:
     compiled, found = analyse(ROOT / "rules", ("hostile",),
@@ -206,6 +206,7 @@ def test_names_python_would_read_otherwise_are_written_as_the_engines_own(
         game = engine.apply_move(game, moves[0])
 
 
+@pytest.mark.sampled(8)
 @pytest.mark.parametrize("bad", HOSTILE)
 def test_the_code_generator_refuses_a_name_that_was_not_checked(bad: str) -> None:
     with pytest.raises(ValueError, match="unchecked"):

@@ -200,6 +200,7 @@ TAKEN_IN_LOOP = """\
 """
 
 
+@pytest.mark.sampled(2)
 @pytest.mark.parametrize("loop", [
     "repeat: 1",
     "repeat: 2 - 1",

@@ -180,6 +180,7 @@ def test_the_examples_are_there() -> None:
         assert name in REDLINE, f"add what {name}'s redline page lists to REDLINE"
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("name", NAMES)
 def test_every_example_builds_folded(
     tmp_path_factory: pytest.TempPathFactory,
@@ -218,6 +219,7 @@ def test_folded_reference_shows_the_change(
     assert words not in _text(base.html)
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("name", NAMES)
 def test_every_example_builds_as_an_option(
     tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], name: str
@@ -244,6 +246,7 @@ def test_every_example_builds_as_an_option(
     assert re.search(r"<table class=\"redline\">.*?<ins>", page.group(1), re.DOTALL)
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("name", NAMES)
 def test_every_example_as_an_option_loads_its_saves(
     tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], name: str

@@ -254,6 +254,7 @@ def test_two_folded_variants_are_named(tmp_path: Path, monkeypatch: pytest.Monke
     assert [v["id"] for v in E.GAME_INFO["folded_variants"]] == ["house-period", "house-visit"]
 
 
+@pytest.mark.sampled(1)
 @pytest.mark.parametrize("variants", [["house-visit"], ["house-books", "house-period"]])
 def test_pdf_with_a_folded_variant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                    variants: list[str]) -> None:
@@ -426,6 +427,7 @@ def _project(tmp_path: Path, changes: str, base_edit: tuple[str, str, str] | Non
     return tmp_path
 
 
+@pytest.mark.sampled(5)
 @pytest.mark.parametrize("case", sorted(STALE))
 @pytest.mark.parametrize("fold", [True, False])
 def test_text_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -481,6 +483,7 @@ def test_text_stale_in_a_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                      r"'open-building.score'$", err, re.MULTILINE), err
 
 
+@pytest.mark.sampled(4)
 @pytest.mark.parametrize("case", sorted(FRESH))
 def test_text_fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                     capsys: pytest.CaptureFixture[str], case: str) -> None:
@@ -562,6 +565,7 @@ UNKNOWN = {
 }
 
 
+@pytest.mark.sampled(6)
 @pytest.mark.parametrize("case", sorted(UNKNOWN))
 def test_unknown_key_or_id_is_one_located_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
@@ -869,6 +873,7 @@ def _assumption_row(md: str, assumption: str) -> str:
     return next(ln for ln in md.splitlines() if f'<a id="assumption-{assumption}"></a>' in ln)
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("case", sorted(ASSUMED))
 def test_a_folded_house_rule_restates_its_assumptions(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],

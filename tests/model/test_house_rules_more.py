@@ -114,6 +114,7 @@ def test_the_house_rules_are_there() -> None:
         assert doc["id"] == name and doc["kind"] == "variant"
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("name", NAMES)
 def test_validate_finds_no_problem(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
@@ -123,6 +124,7 @@ def test_validate_finds_no_problem(name: str, capsys: pytest.CaptureFixture[str]
     assert code == 0, capsys.readouterr().err
 
 
+@pytest.mark.sampled(2)
 @pytest.mark.parametrize("name", NAMES)
 def test_seeded_random_games_play_to_the_end(house: Any, name: str) -> None:
     """Every listed move plays, the invariants hold after each and each state saved loads
@@ -152,6 +154,7 @@ def test_the_folded_reference_prints_it(
     assert words not in _flat(_build(tmp_path_factory, None, False).md)
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("name", NAMES)
 def test_the_option_has_its_redline_page(
     tmp_path_factory: pytest.TempPathFactory, name: str

@@ -131,6 +131,7 @@ def test_the_house_rules_are_there() -> None:
         assert f"`{path.stem}`" in readme, path.stem
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("name", NAMES)
 def test_validate_finds_no_problem(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
@@ -157,6 +158,7 @@ def _play(E: Any, players: int, chosen: tuple[str, ...], seed: int) -> Any:
     return g
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("name", NAMES)
 def test_seeded_games_play_and_every_save_loads(option: Any, folded: Any, name: str) -> None:
     """As an option (chosen, or by player count) and folded; every player count it is for."""
@@ -168,6 +170,7 @@ def test_seeded_games_play_and_every_save_loads(option: Any, folded: Any, name: 
         assert (name in g.variants) == (name in E.VARIANTS)
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("name", sorted(set(NAMES) - BY_COUNT))
 def test_the_folded_reference_prints_it(
     tmp_path_factory: pytest.TempPathFactory, name: str
@@ -178,6 +181,7 @@ def test_the_folded_reference_prints_it(
     assert words not in _flat(_build(tmp_path_factory, None, False).md)
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("name", sorted(set(NAMES) - FOLDED_ONLY))
 def test_the_option_has_its_handout(tmp_path_factory: pytest.TempPathFactory, name: str) -> None:
     b = _build(tmp_path_factory, name, False)
@@ -230,6 +234,7 @@ def test_every_refused_file_is_listed() -> None:
     assert sorted(p.stem for p in REFUSED.glob("*.yaml")) == sorted(REFUSALS)
 
 
+@pytest.mark.sampled(4)
 @pytest.mark.parametrize("name", sorted(REFUSALS))
 def test_a_wrong_house_rule_is_refused_at_its_line(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

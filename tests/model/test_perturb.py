@@ -215,6 +215,7 @@ def _reported(diags: list[Diagnostic], v: Value) -> list[Diagnostic]:
             if (d.is_error or d.code == "unused-value") and _points_at(d, v)]
 
 
+@pytest.mark.sampled(12)
 @pytest.mark.parametrize("v", VALUES, ids=[f"{v.id}={v.value}" for v in VALUES])
 def test_every_number_matters(scratch: Scratch, v: Value, monkeypatch: pytest.MonkeyPatch
                               ) -> None:

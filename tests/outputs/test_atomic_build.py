@@ -328,6 +328,7 @@ def fill(folder: Path) -> None:
     (folder / "sub" / "notes.txt").write_text("theirs\n")
 
 
+@pytest.mark.sampled(2)
 @pytest.mark.parametrize("holder", ["another process", "this process, another descriptor"])
 @pytest.mark.parametrize("kinds", [("new",), ("old",), ("new", "old")])
 def test_temp_folders_of_a_live_build_are_left_alone(

@@ -88,6 +88,7 @@ def plant_cache(cache_dir: Path, files: dict[str, str], outputs_hash: str) -> No
 # --- the outputs are always computed ------------------------------------------------------
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("poisoned", ["lisboa_engine.py", "reference/rules.html",
                                       "state.schema.json"])
 @pytest.mark.parametrize("into", ["empty", "stale"])
@@ -150,6 +151,7 @@ TAMPER: dict[str, Callable[[Path], None]] = {
 }
 
 
+@pytest.mark.sampled(6)
 @pytest.mark.parametrize("rel", OUTPUTS)
 @pytest.mark.parametrize("with_cache", [True, False], ids=["cache", "no-cache"])
 def test_check_fails_on_any_changed_file(
@@ -166,6 +168,7 @@ def test_check_fails_on_any_changed_file(
     assert f"would regenerate gen/{rel}" in capsys.readouterr().err
 
 
+@pytest.mark.sampled(4)
 @pytest.mark.parametrize("how", sorted(TAMPER))
 @pytest.mark.parametrize("rel", ["lisboa_engine.py", "reference/rules.md", writer.MANIFEST])
 def test_check_fails_whatever_the_tampering(
@@ -179,6 +182,7 @@ def test_check_fails_whatever_the_tampering(
     assert kept == tree(GOLDEN)
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("edit", ["outputs hash", "comment", "header dropped", "reversed",
                                   "blank line", "twice", "unsafe line", "crlf"])
 def test_a_rewritten_manifest_fails_the_check(
@@ -276,6 +280,7 @@ def test_planted_compiled_templates_in_a_private_folder_show(project: Path) -> N
     assert done.returncode == 2 and "generated-invalid" in done.stderr, done.stderr
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("setup", ["0770", "0750", "0707", "0755", "0777", "1777", "foreign",
                                    "symlinked folder"])
 def test_compiled_templates_are_not_read_from_a_folder_others_can_write(
@@ -299,6 +304,7 @@ def test_compiled_templates_are_not_read_from_a_folder_others_can_write(
     assert tree(project / "gen") == tree(GOLDEN)
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("setup", ["symlink to a planted file", "foreign file", "fifo",
                                    "/dev/zero", "empty", "garbage", "magic only",
                                    "magic and garbage", "too big", "folder", "socket"])
@@ -340,6 +346,7 @@ def test_a_damaged_or_foreign_cache_file_costs_a_recompile(project: Path, setup:
     assert tree(project / "gen") == tree(GOLDEN)
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("where", ["a file", "a fifo", "/dev/zero", "newline\nin name",
                                    "dotdot/../cache", "jinja is a file", "jinja is a fifo",
                                    "jinja is /dev/null"])
@@ -402,6 +409,7 @@ def test_a_fifo_among_the_rules_does_not_hang(project: Path) -> None:
         assert done.returncode == 1 and "unreadable-file" in done.stderr, done.stderr
 
 
+@pytest.mark.sampled(1)
 @pytest.mark.parametrize(
     ("setting", "changed"),
     [

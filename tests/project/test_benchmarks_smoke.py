@@ -89,6 +89,7 @@ def _positive(x: Any) -> bool:
     return isinstance(x, int | float) and math.isfinite(x) and x > 0
 
 
+@pytest.mark.slow  # the complete suite (--slow)
 def test_result_has_machine_and_settings(run: tuple[dict[str, Any], str]) -> None:
     data, _ = run
     assert data["schema"] == "lisboa-rules-benchmarks/1"
@@ -100,6 +101,7 @@ def test_result_has_machine_and_settings(run: tuple[dict[str, Any], str]) -> Non
     assert data["settings"]["scales"] == [1, 2]
 
 
+@pytest.mark.slow  # the complete suite (--slow)
 def test_every_row_is_well_formed(run: tuple[dict[str, Any], str]) -> None:
     data, stdout = run
     rows = {r["id"]: r for r in data["rows"]}
@@ -127,6 +129,7 @@ def test_every_row_is_well_formed(run: tuple[dict[str, Any], str]) -> None:
         assert rows[rid]["target"] == {"op": op, "value": value}, rid
 
 
+@pytest.mark.slow  # the complete suite (--slow)
 def test_ratios_follow_their_definition(run: tuple[dict[str, Any], str]) -> None:
     data, _ = run
     rows = {r["id"]: r for r in data["rows"]}
@@ -138,6 +141,7 @@ def test_ratios_follow_their_definition(run: tuple[dict[str, Any], str]) -> None
         assert r["ratio"] == pytest.approx(expected), rid
 
 
+@pytest.mark.slow  # the complete suite (--slow)
 def test_implementations_agree_before_timing(run: tuple[dict[str, Any], str]) -> None:
     data, _ = run
     checks = data["checks"]
@@ -149,6 +153,7 @@ def test_implementations_agree_before_timing(run: tuple[dict[str, Any], str]) ->
         assert checks["interp_places_equal"] is True
 
 
+@pytest.mark.slow  # the complete suite (--slow)
 def test_scaling_summary(run: tuple[dict[str, Any], str]) -> None:
     data, _ = run
     s = data["scaling"]

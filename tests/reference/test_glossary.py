@@ -219,6 +219,7 @@ def test_a_page_without_an_index_prints_once(tmp_path: Path) -> None:
     assert printed == [page]
 
 
+@pytest.mark.slow  # the complete suite (--slow)
 def test_weasyprint_numbers_the_index_from_its_layout(tmp_path: Path) -> None:
     weasyprint = pytest.importorskip("weasyprint")
     from lisboa_rules.cli import reference as cli

@@ -103,6 +103,7 @@ def test_the_variants_of_rules_have_handouts(variant: str) -> None:
         assert md.count("With the Queen") >= 1
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("name", NAMES)
 def test_every_house_rule_example_gets_a_handout(tmp_path: Path, name: str) -> None:
     text = (EXAMPLES / f"{name}.yaml").read_text(encoding="utf-8")

@@ -343,6 +343,7 @@ HOSTILE = [
 ]
 
 
+@pytest.mark.sampled(4)
 @pytest.mark.parametrize("where", ["noble step", "hook step", "require reason"])
 @pytest.mark.parametrize("bad", HOSTILE)
 def test_hostile_step_words_are_encoded(tmp_path: Path, where: str, bad: str) -> None:

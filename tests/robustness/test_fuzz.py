@@ -5,7 +5,8 @@ Build fuzzing (`tools.fuzz`): each case mutates a copy of the real rules/ and ru
 `cli.main(["build", ...])` in-process against an output folder that already holds a build.
 A case passes when the build exits 0, or exits 1 with located diagnostics in the documented
 format (known codes, positions inside the files), no traceback, and the output folder
-untouched. CI runs LISBOA_FUZZ_CASES (default 500) cases of seed LISBOA_FUZZ_SEED (default
+untouched. The complete suite (--slow, CI) runs LISBOA_FUZZ_CASES (default 500; 50 in the
+default run) cases of seed LISBOA_FUZZ_SEED (default
 0) in batches; a long run is `python3 -m tools.fuzz --cases 20000 --seed 1`.
 
 Engine fuzzing: random illegal moves leave the state unchanged and raise only IllegalMove;
@@ -28,6 +29,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import sized
 
 from lisboa_rules.core.diagnostics import Diagnostic, render_text
 from lisboa_rules.core.source import Span
@@ -39,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
 ENGINE = ROOT / "generated" / "lisboa_engine.py"
 
-CASES = int(os.environ.get("LISBOA_FUZZ_CASES", "500"))
+CASES = int(os.environ.get("LISBOA_FUZZ_CASES", str(sized(50, 500))))  # 500: --slow
 SEED = int(os.environ.get("LISBOA_FUZZ_SEED", "0"))
 BATCHES = 10
 
@@ -102,6 +104,7 @@ def test_minimal_rules_files_build_or_fail_cleanly(runner: fuzz.Runner) -> None:
     judge([runner.run(case) for case in cases], "replay: python3 -m tools.fuzz --sweep")
 
 
+@pytest.mark.slow  # with the complete run's 500 cases, in one worker
 def test_the_fuzzer_reaches_every_stage() -> None:
     """Over the whole run the mutations got past loading into schema, model and check errors,
     and some mutated rules still built (otherwise the fuzzer would only test the loader)."""
@@ -126,6 +129,7 @@ def test_every_mutator_changes_the_rules(name: str) -> None:
     assert changed >= 9, f"{name} changed the rules in only {changed} of 12 cases"
 
 
+@pytest.mark.sampled(1)
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_param_edge_values_build_or_fail_cleanly(runner: fuzz.Runner, seed: int) -> None:
     """Params, cost examples and declared ranges at 0, negative, huge, the schema's limits and
@@ -138,7 +142,8 @@ def test_param_edge_values_build_or_fail_cleanly(runner: fuzz.Runner, seed: int)
 def test_param_edges_try_zero_negative_huge_and_the_declared_ranges() -> None:
     base = fuzz.read_rules(RULES)
     said = " ".join(
-        m for i in range(300) for m in fuzz.make_case(base, 5, i, only=["param-edges"]).mutations
+        m for i in range(sized(80, 300))
+        for m in fuzz.make_case(base, 5, i, only=["param-edges"]).mutations
     )
     for value in ("-> 0", "-> -1", "-> 1000000000000", "-> -1001", "-> 1001"):
         assert value in said, value
@@ -149,6 +154,7 @@ def test_param_edges_try_zero_negative_huge_and_the_declared_ranges() -> None:
     assert "ranges." in said and "range ->" in said  # the declared ranges are mutated too
 
 
+@pytest.mark.sampled(6)
 @pytest.mark.parametrize("hostile", fuzz.HOSTILE_FILE_NAMES)
 @pytest.mark.parametrize("target", ["scoring.yaml", "variants/queen.yaml"])
 def test_hostile_file_names_build_or_fail_cleanly(

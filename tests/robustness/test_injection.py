@@ -634,6 +634,7 @@ def clean_names(tmp_path_factory: pytest.TempPathFactory) -> tuple[ast.AST, dict
     return _blank_strings(tree), pages
 
 
+@pytest.mark.sampled(2)
 @pytest.mark.skipif(sys.platform == "win32", reason="file names with < > \" |")
 @pytest.mark.parametrize("renames", HOSTILE_FILE_NAMES, ids=lambda r: "+".join(sorted(r)))
 def test_hostile_file_names_stay_data(

@@ -59,6 +59,7 @@ def test_agents_only_play_listed_moves_and_leave_the_state_alone(
         assert engine.to_json(g) == before
 
 
+@pytest.mark.sampled(3)
 @pytest.mark.parametrize("name", AGENTS)
 @pytest.mark.parametrize("seed", [1, 2])
 def test_agents_are_deterministic_for_a_seed(engine: Any, name: str, seed: int) -> None:

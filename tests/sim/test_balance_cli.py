@@ -330,6 +330,7 @@ def _all_diffs(c: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.sampled(1)
 @pytest.mark.parametrize("form", ["file", "folder"])
 def test_a_house_rule_that_changes_nothing_gives_intervals_around_0(
     form: str, tmp_path: Path, capsys: Any, monkeypatch: Any
