@@ -242,6 +242,17 @@ def build_house(
     return cache[key]
 
 
+def run_cli(argv: list[str], capsys: Any, monkeypatch: Any) -> tuple[int, str, str]:
+    """`lisboa-rules ARGV` in-process from the project's folder: (exit code, stdout, stderr)."""
+    from lisboa_rules.cli import main as cli
+
+    monkeypatch.chdir(ROOT)
+    capsys.readouterr()
+    code = cli.main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
 @pytest.fixture(scope="session")
 def engine() -> ModuleType:
     """generated/lisboa_engine.py, imported as a module."""

@@ -36,7 +36,7 @@ _DECLARED: dict[str, tuple[_Declared, ...]] = {
                    (("queries", "args"), "name", True, _NONE, _NONE)),
     "state": ((("player",), "id", False, names.STATE_MEMBERS, _NONE),
               (("game",), "id", False, names.STATE_MEMBERS, _NONE),
-              # the public function listing a conserved kind's ids (all_cards)
+              # the public function listing a conserved kind's ids
               (("invariants",), "function", True, _NONE, names.placeholders())),
     "effects": ((("measures",), "id", False, _NONE, _NONE),),
 }

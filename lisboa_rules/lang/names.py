@@ -8,8 +8,8 @@ function `NAME`, a field `p.NAME`), so a name outside the grammar could be code;
 engine or Python already means something by is refused too: a keyword, `self` and `cls`, a
 name of the engine's own `v_` form, a member of the class a name becomes a field of, and where
 the engine writes the name bare (a query and its arguments) a Python built-in or a name of the
-runtime. (Elsewhere a built-in is no clash: the rules' own `round` and `open` are written
-`g.round` and `v_open`.) `problem(name)` says why a name is refused, or
+runtime. (Elsewhere a built-in is no clash: a field named like one is written as an attribute,
+`g.NAME`, and a local as `v_NAME`.) `problem(name)` says why a name is refused, or
 None; `suggestion(name)` is a name of the grammar close to it.
 
 Standard library only: the front end checks every name with it at load (front/names.py), and
@@ -29,7 +29,7 @@ from importlib import resources
 MAX_LENGTH = 40
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 FORM = (f"a lower-case letter, then lower-case letters, digits or '_' (at most {MAX_LENGTH} "
-        "characters), as in 'room_left'")
+        "characters), as in 'total_left'")
 
 # The names of a method's object and class in the generated code. (The game `g` and the acting
 # player `p` are bare names only where a query's arguments are: model/queries.py refuses them
@@ -48,7 +48,7 @@ def runtime_names() -> frozenset[str]:
 def placeholders() -> frozenset[str]:
     """The runtime's public functions that the generated engine defines in their place
     (between its `# <generated>` markers): a name the rules declare for one of them (the
-    function of a conserved kind, `all_cards`) replaces the placeholder, as it is meant to."""
+    function of a conserved kind) replaces the placeholder, as it is meant to."""
     source = _runtime_source()
     start, end = source.find("# <generated>\n"), source.find("# </generated>\n")
     if not 0 <= start < end:

@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from conftest import run_cli
 
 from lisboa_rules.cli import compile as compile_cli
-from lisboa_rules.cli import main as cli
 from lisboa_rules.cli import reference
 from lisboa_rules.outputs import files, writer
 
@@ -43,14 +42,6 @@ def _regular(path: Path) -> os.stat_result:
     st = os.lstat(path)
     assert stat.S_ISREG(st.st_mode), f"{path} is not a regular file"
     return st
-
-
-def _run(argv: list[str], capsys: Any, monkeypatch: Any) -> tuple[int, str, str]:
-    monkeypatch.chdir(ROOT)
-    capsys.readouterr()
-    code = cli.main(argv)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 # --- the helper ---------------------------------------------------------------------------
@@ -156,7 +147,7 @@ def test_balance_out_replaces_a_symlink(
     victim = _victim(tmp_path)
     link = tmp_path / "report.json"
     link.symlink_to(victim)
-    code, _, err = _run([*BALANCE, "--out", str(link)], capsys, monkeypatch)
+    code, _, err = run_cli([*BALANCE, "--out", str(link)], capsys, monkeypatch)
     assert code == 0, err
     _untouched(victim)
     _regular(link)
@@ -169,7 +160,7 @@ def test_balance_out_replaces_a_symlink_to_a_folder(
     victim = _victim(tmp_path)
     link = tmp_path / "report.json"
     link.symlink_to(victim.parent)
-    code, _, err = _run([*BALANCE, "--out", str(link)], capsys, monkeypatch)
+    code, _, err = run_cli([*BALANCE, "--out", str(link)], capsys, monkeypatch)
     assert code == 0, err
     _untouched(victim)
     assert [p.name for p in victim.parent.iterdir()] == ["victim.txt"]
@@ -188,7 +179,7 @@ def test_balance_out_refuses_devices_and_fifos(
     else:
         path = Path(where)
     before = os.lstat(path)
-    code, out, err = _run([*BALANCE, "--out", str(path)], capsys, monkeypatch)
+    code, out, err = run_cli([*BALANCE, "--out", str(path)], capsys, monkeypatch)
     assert code == 2 and out == "", err
     assert err.startswith(f"lisboa-rules: error: --out {path}: "), err
     after = os.lstat(path)
@@ -214,7 +205,7 @@ def test_pdf_out_replaces_symlinks(
     for stem in ("rules", "player-aid"):
         (out / f"{stem}.pdf").symlink_to(victim)
         (out / f".{stem}.pdf.partial").symlink_to(victim)
-    code, _, err = _run(["pdf", "--out", str(out)], capsys, monkeypatch)
+    code, _, err = run_cli(["pdf", "--out", str(out)], capsys, monkeypatch)
     assert code == 0, err
     _untouched(victim)
     for stem in ("rules", "player-aid"):
@@ -231,12 +222,12 @@ def test_schema_out_does_not_write_through_a_symlinked_output(
 ) -> None:
     victim = _victim(tmp_path)
     out = tmp_path / "schemas"
-    code, _, err = _run(["schema", "--out", str(out)], capsys, monkeypatch)
+    code, _, err = run_cli(["schema", "--out", str(out)], capsys, monkeypatch)
     assert code == 0, err
     first = sorted(p.name for p in out.iterdir() if p.name.endswith(".schema.json"))[0]
     (out / first).unlink()
     (out / first).symlink_to(victim)
-    code, _, err = _run(["schema", "--out", str(out)], capsys, monkeypatch)
+    code, _, err = run_cli(["schema", "--out", str(out)], capsys, monkeypatch)
     assert code == 0, err
     _untouched(victim)
     assert _regular(out / first).st_size > len(VICTIM_BYTES)
@@ -251,7 +242,7 @@ def test_schema_out_that_is_a_symlink_is_replaced(
         monkeypatch.setattr(writer, "_exchange", lambda a, b: False)
     link = tmp_path / "schemas"
     link.symlink_to(victim.parent)
-    code, _, err = _run(["schema", "--out", str(link)], capsys, monkeypatch)
+    code, _, err = run_cli(["schema", "--out", str(link)], capsys, monkeypatch)
     assert code == 0, err
     _untouched(victim)
     assert [p.name for p in victim.parent.iterdir()] == ["victim.txt"]
@@ -276,7 +267,7 @@ def test_the_staging_folder_is_private_until_complete(
         real(path, data)
 
     monkeypatch.setattr(writer, "_write_bytes", spy)
-    code, _, err = _run(["schema", "--out", str(out)], capsys, monkeypatch)
+    code, _, err = run_cli(["schema", "--out", str(out)], capsys, monkeypatch)
     assert code == 0, err
     assert seen and set(seen) == {0o700}
     assert stat.S_IMODE(out.stat().st_mode) == 0o775
@@ -293,7 +284,7 @@ def test_schema_out_that_is_a_dangling_symlink_is_replaced(
         monkeypatch.setattr(writer, "_exchange", lambda a, b: False)
     link = tmp_path / "schemas"
     link.symlink_to(tmp_path / "theirs" / "planted")
-    code, _, err = _run(["schema", "--out", str(link)], capsys, monkeypatch)
+    code, _, err = run_cli(["schema", "--out", str(link)], capsys, monkeypatch)
     assert code == 0, err
     assert list((tmp_path / "theirs").iterdir()) == []
     assert not link.is_symlink() and (link / ".manifest").is_file()

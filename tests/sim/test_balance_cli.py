@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ENGINE_PATH, ROOT
+from conftest import ENGINE_PATH, ROOT, run_cli
 
 from lisboa_rules.cli import main as cli
 from lisboa_rules.sim import executors, html, runner
@@ -24,16 +24,8 @@ NOTHING = (
 )
 
 
-def _run(argv: list[str], capsys: Any, monkeypatch: Any) -> tuple[int, str, str]:
-    monkeypatch.chdir(ROOT)
-    capsys.readouterr()
-    code = cli.main(argv)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def _json(capsys: Any, monkeypatch: Any, *args: str) -> dict[str, Any]:
-    code, out, err = _run(["balance", "--format", "json", *args], capsys, monkeypatch)
+    code, out, err = run_cli(["balance", "--format", "json", *args], capsys, monkeypatch)
     assert code == 0, err
     data: dict[str, Any] = json.loads(out)
     return data
@@ -180,7 +172,7 @@ def test_the_cli_on_a_local_dask_cluster(capsys: Any, monkeypatch: Any) -> None:
 
 
 def test_text_report(capsys: Any, monkeypatch: Any) -> None:
-    code, out, err = _run(["balance", *RUN], capsys, monkeypatch)
+    code, out, err = run_cli(["balance", *RUN], capsys, monkeypatch)
     assert code == 0, err
     for words in (
         "Win rate per seat (95% Wilson interval); balance",
@@ -198,7 +190,7 @@ def test_text_report(capsys: Any, monkeypatch: Any) -> None:
 
 def test_html_report(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
     target = tmp_path / "report.html"
-    code, out, err = _run(
+    code, out, err = run_cli(
         ["balance", *RUN, "--compare", "queen", "--format", "html", "--out", str(target)],
         capsys,
         monkeypatch,
@@ -253,7 +245,7 @@ def _triggers_named(rs: dict[str, Any]) -> None:
 def test_triggers_never_reached_are_named(capsys: Any, monkeypatch: Any) -> None:
     d = _json(capsys, monkeypatch, "--games", "5", "--seed", "1", "--players", "3")
     _triggers_named(d["rule_sets"]["base"])
-    code, out, _ = _run(
+    code, out, _ = run_cli(
         ["balance", "--games", "3", "--seed", "1", "--players", "3", "--agents", "random"],
         capsys,
         monkeypatch,
@@ -415,7 +407,7 @@ def test_usage_errors(
     for k, v in base.items():
         if k not in extra:
             argv += [k, v]
-    got, _, err = _run([*argv, *extra], capsys, monkeypatch)
+    got, _, err = run_cli([*argv, *extra], capsys, monkeypatch)
     assert got == code and words in err, err
 
 
@@ -430,7 +422,7 @@ def test_usage_errors(
 def test_a_house_rule_with_errors(text: str, tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
     path = tmp_path / "broken.yaml"
     path.write_text(text, encoding="utf-8")
-    code, out, err = _run(
+    code, out, err = run_cli(
         ["balance", "--games", "1", "--seed", "1", "--compare", str(path)], capsys, monkeypatch
     )
     assert code == 1 and "error" in err and out == ""
@@ -449,7 +441,7 @@ def test_a_house_rule_with_errors(text: str, tmp_path: Path, capsys: Any, monkey
 def test_balance_refuses_what_the_engine_cannot_play(
     extra: list[str], words: str, capsys: Any, monkeypatch: Any
 ) -> None:
-    code, out, err = _run(["balance", "--games", "2", "--agents", "random", *extra], capsys,
+    code, out, err = run_cli(["balance", "--games", "2", "--agents", "random", *extra], capsys,
                           monkeypatch)
     assert code == 2 and out == ""
     assert err.startswith("lisboa-rules: error: ") and words in err, err
@@ -461,7 +453,7 @@ def test_a_house_rule_with_the_id_of_a_variant_of_the_rules(
 ) -> None:
     path = tmp_path / "my-queen.yaml"
     path.write_text(NOTHING.format(id="queen"), encoding="utf-8")
-    code, _, err = _run(
+    code, _, err = run_cli(
         ["balance", "--games", "1", "--seed", "1", "--compare", str(path)], capsys, monkeypatch
     )
     assert code == 1
@@ -491,7 +483,7 @@ def test_dask_missing_is_a_usage_error(capsys: Any, monkeypatch: Any) -> None:
         "find_spec",
         lambda name, *a: None if name == "distributed" else real(name, *a),
     )
-    code, _, err = _run(
+    code, _, err = run_cli(
         ["balance", "--games", "1", "--seed", "1", "--dask", "local"], capsys, monkeypatch
     )
     assert code == 2 and "--dask needs dask[distributed]" in err
@@ -515,7 +507,7 @@ def test_progress_bar_only_on_a_terminal(capsys: Any, monkeypatch: Any) -> None:
         "--compare",
         "queen",
     ]
-    code, _, err = _run(args, capsys, monkeypatch)
+    code, _, err = run_cli(args, capsys, monkeypatch)
     assert code == 0 and err == ""
     tty = Tty()
     monkeypatch.setattr("sys.stderr", tty)
@@ -615,7 +607,7 @@ def test_a_house_rule_by_player_count_is_not_played_on_the_base_side(
 def test_a_house_rule_by_player_count_at_another_count_says_which(
     capsys: Any, monkeypatch: Any
 ) -> None:
-    code, out, err = _run(
+    code, out, err = run_cli(
         ["balance", "--games", "1", "--seed", "1", "--players", "3", "--agents", "random",
          "--compare", str(PACE)], capsys, monkeypatch,
     )
@@ -667,7 +659,7 @@ def test_a_house_rule_named_base_is_refused(tmp_path: Path, capsys: Any, monkeyp
     a second 'base'."""
     path = tmp_path / "mine.yaml"
     path.write_text(NOTHING.format(id="base"), encoding="utf-8")
-    code, out, err = _run(
+    code, out, err = run_cli(
         ["balance", "--games", "1", "--seed", "1", "--compare", str(path)], capsys, monkeypatch
     )
     assert code == 2 and out == "" and "cannot be named 'base'" in err, err
@@ -681,7 +673,7 @@ def test_a_house_rule_nested_too_deeply_is_a_located_error(
     path = tmp_path / "deep.yaml"
     path.write_text("kind: variant\nid: deep\nx: " + "[" * 20000 + "]" * 20000 + "\n",
                     encoding="utf-8")
-    code, out, err = _run(
+    code, out, err = run_cli(
         ["balance", "--games", "1", "--seed", "1", "--compare", str(path)], capsys, monkeypatch
     )
     assert code == 1 and out == "" and "internal error" not in err
@@ -703,7 +695,7 @@ def test_an_unwritable_out_is_refused_before_the_games(
         raise AssertionError("a game was played")
 
     monkeypatch.setattr(runner, "play_game", no_game)
-    code, stdout, err = _run(
+    code, stdout, err = run_cli(
         ["balance", "--games", "2", "--seed", "1", "--agents", "random", "--format", "json",
          "--out", out], capsys, monkeypatch,
     )
@@ -714,7 +706,7 @@ def test_an_unwritable_out_is_refused_before_the_games(
 
 def test_out_writes_the_report(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
     out = tmp_path / "report.json"
-    code, stdout, _ = _run(
+    code, stdout, _ = run_cli(
         ["balance", "--games", "1", "--seed", "1", "--players", "2", "--agents", "random",
          "--format", "json", "--out", str(out)], capsys, monkeypatch,
     )
@@ -725,7 +717,7 @@ def test_a_dask_address_that_is_no_address(capsys: Any, monkeypatch: Any) -> Non
     """It was an internal error (ValueError: missing port number), after the engine was
     loaded; an unreachable scheduler the same (OSError: timed out)."""
     pytest.importorskip("distributed", reason="the dask extra is not installed")
-    code, out, err = _run(
+    code, out, err = run_cli(
         ["balance", "--games", "1", "--seed", "1", "--players", "2", "--agents", "random",
          "--dask", "not an address"], capsys, monkeypatch,
     )
@@ -777,7 +769,7 @@ def test_comparing_a_rule_set_with_itself_under_another_name_is_noted(
 ) -> None:
     """two-player applies by itself at 2 players: '--compare two-player' there plays the base
     rule set twice, and the report (all differences 0) read as 'the variant changes nothing'."""
-    code, out, err = _run(
+    code, out, err = run_cli(
         ["balance", "--games", "1", "--seed", "1", "--players", "2", "--agents", "random",
          "--format", "json", "--compare", "two-player"], capsys, monkeypatch,
     )
