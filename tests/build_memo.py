@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import types
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -55,11 +56,17 @@ def _watch(monkeypatch_class: Any) -> None:
         setattr(monkeypatch_class, method, watched)
 
 
+def _pytests_own(target: Any) -> bool:
+    """An object of pytest's own that it patches for a session (its temporary folders)."""
+    module = target.__name__ if isinstance(target, types.ModuleType) else type(target).__module__
+    return str(module).startswith("_pytest.")
+
+
 def _patched() -> bool:
     """Whether anything is patched now: an attribute, or an item of anything but os.environ
     (the variables the key holds)."""
     for mp in list(_PATCHERS):
-        if getattr(mp, "_setattr", True):
+        if any(not _pytests_own(target) for target, _, _ in getattr(mp, "_setattr", [(0,) * 3])):
             return True
         if any(target is not os.environ for target, _, _ in getattr(mp, "_setitem", ())):
             return True

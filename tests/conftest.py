@@ -47,8 +47,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addoption(
         "--no-build-memo", action="store_true", default=False,
-        help="compile the rules for every test that builds them (tests/build_memo.py; "
-             "LISBOA_BUILD_MEMO=off does the same)",
+        help="compile the rules for every test that builds them, as the complete suite does "
+             "(tests/build_memo.py; LISBOA_BUILD_MEMO=off does the same)",
     )
 
 
@@ -62,7 +62,10 @@ COMPLETE = os.environ.get("LISBOA_SLOW") == "1"
 def pytest_configure(config: pytest.Config) -> None:
     global COMPLETE
     COMPLETE = bool(config.getoption("--slow")) or os.environ.get("LISBOA_SLOW") == "1"
-    if not (config.getoption("--no-build-memo") or os.environ.get("LISBOA_BUILD_MEMO") == "off"):
+    # The memo serves the default run; the complete suite compiles every time, so CI shows
+    # that no test depends on it.
+    if not (COMPLETE or config.getoption("--no-build-memo")
+            or os.environ.get("LISBOA_BUILD_MEMO") == "off"):
         from lisboa_rules import pipeline
         from lisboa_rules.outputs import cache
 

@@ -63,8 +63,12 @@ def _state(E: Any, g: Any) -> dict[str, Any]:
     return data
 
 
+# one encoder for every move (json.dumps makes a new one for each call with sort_keys)
+_CANONICAL = json.JSONEncoder(sort_keys=True).encode
+
+
 def _moves(E: Any, g: Any) -> list[str]:
-    return sorted(json.dumps(m.to_json(), sort_keys=True) for m in E.legal_moves(g))
+    return sorted([_CANONICAL(m.to_json()) for m in E.legal_moves(g)])
 
 
 def play_both(new: Any, old: Any, players: int, chosen: tuple[str, ...], seed: int) -> int:
