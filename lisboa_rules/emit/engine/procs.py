@@ -17,6 +17,7 @@ from typing import Any
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
 from lisboa_rules.emit.engine.state_classes import copy_code
+from lisboa_rules.lang import names as grammar
 from lisboa_rules.lang.actions import ActionCompiler, Bundles, json_type
 from lisboa_rules.lang.phases import check_phases
 from lisboa_rules.lang.steps import Procedure
@@ -208,7 +209,7 @@ class ProcSession:
         bundles.tables, bundles.choices = {}, {}
         for pid in _order(ps):
             proc = ps.procs[pid]
-            base = identifier(re.sub(r"[^a-z0-9_]", "_", pid.lower())).lstrip("_") or "proc"
+            base = grammar.stem(pid).lstrip("_") or "proc"
             comp_scope = P._with_row(scope, ps.this[pid]) if pid in ps.this else scope
 
             def stem_of(q: str, me: str = pid, known: dict[str, str] = stems) -> str:
@@ -231,7 +232,7 @@ class ProcSession:
 
         moves: dict[str, Any] = {}
         for kind, action in ps.actions.items():
-            base = identifier(re.sub(r"[^a-z0-9_]", "_", kind.lower())).lstrip("_") or "action"
+            base = grammar.stem(kind).lstrip("_") or "action"
             acomp = Comp(P._with_row(scope, ps.action_rows[kind]), ps.procs, ps.hooks,
                          known, where, tables.values, copier.name, bundles,
                          ps.effects, dict(ps.measures), tables.constants, saver=copier.saver)
@@ -256,7 +257,7 @@ class ProcSession:
         for pc in check_phases(pcomp, data.get("flow"), scope,
                                phase_kind.values if phase_kind is not None else None,
                                {k: (a.phase, a.path) for k, a in ps.actions.items()}):
-            base = identifier(re.sub(r"[^a-z0-9_]", "_", pc.id.lower())).lstrip("_") or "phase"
+            base = grammar.stem(pc.id).lstrip("_") or "phase"
             actor = inter = None
             if pc.actor is not None:
                 actor = Raw("_phase_" + share("\n".join(pc.actor), base))

@@ -15,6 +15,7 @@ from typing import Any
 
 from lisboa_rules.core.encode import py_docstring, py_str
 from lisboa_rules.emit.engine.pyfmt import fmt, identifier, wrap_line
+from lisboa_rules.lang import names as grammar
 from lisboa_rules.model.queries import Query, QueryArg
 
 
@@ -23,10 +24,6 @@ class QueryView:
     functions: list[str] = field(default_factory=list)  # source blocks, in emission order
     tables: list[tuple[str, str]] = field(default_factory=list)  # (name, literal)
     names: list[str] = field(default_factory=list)  # the public functions, for __all__
-
-
-def _stem(text: str) -> str:
-    return identifier(re.sub(r"[^a-z0-9_]", "_", text.lower()))
 
 
 def _docstring(words: str) -> list[str]:
@@ -68,7 +65,7 @@ def query_view(per_ruleset: list[list[Query]], keys: list[tuple[str, ...]]) -> Q
             return None
         if a.kind in ids_names:
             return ids_names[a.kind]
-        name = f"_IDS_{_stem(a.kind)}"
+        name = f"_IDS_{grammar.stem(a.kind)}"
         by_key = {key: next(x for x in q.args if x.kind == a.kind).ids for key, q in present}
         values = list(by_key.values())
         if all(v == values[0] for v in values):
