@@ -80,7 +80,7 @@ _BUILTINS = frozenset(dir(builtins))
 
 # The members the engine's classes have besides the fields the rules declare: a field of the
 # state (of a player or of the game) or a choice of a move (a field of the Move) named as one
-# would replace it. tests/project/test_names.py reads the generated classes against them.
+# would replace it (tests/project/test_names.py reads the generated classes against them).
 STATE_MEMBERS = frozenset({"clone", "rs"})
 MOVE_MEMBERS = frozenset({"kind", "player", "to_json", "from_json"})
 # The words of each: "a name (...) has already".
