@@ -28,7 +28,7 @@ _APPLY_OWN = ("effects", "choices")
 # is a list nested in the items: `queries[*].args[*].name`), and how the engine writes it
 # (`bare`: as it is, at the top level or as a parameter; or as a field of a class that has
 # `members` of its own).
-_Declared = tuple[tuple[str, ...], str, bool, frozenset[str], frozenset[str]]
+_Declared = tuple[tuple[str, ...], str, bool, frozenset[str], frozenset[str] | None]
 _NONE: frozenset[str] = frozenset()
 _DECLARED: dict[str, tuple[_Declared, ...]] = {
     "vocabulary": ((("names",), "name", False, _NONE, _NONE),
@@ -36,8 +36,9 @@ _DECLARED: dict[str, tuple[_Declared, ...]] = {
                    (("queries", "args"), "name", True, _NONE, _NONE)),
     "state": ((("player",), "id", False, names.STATE_MEMBERS, _NONE),
               (("game",), "id", False, names.STATE_MEMBERS, _NONE),
-              # the public function listing a conserved kind's ids
-              (("invariants",), "function", True, _NONE, names.placeholders())),
+              # the public function listing a conserved kind's ids (None: it may take the
+              # runtime's placeholders, read when first needed)
+              (("invariants",), "function", True, _NONE, None)),
     "effects": ((("measures",), "id", False, _NONE, _NONE),),
 }
 # A name given under `root`: its path, the name, whether the name is a key, whether it is bare,
@@ -78,7 +79,7 @@ def _names(kind: str, root: Any, at: PathTuple) -> Iterator[_Given]:
     """Every name given under `root`, a document (or a variant's changes) of `kind`."""
     for lists, key, bare, members, own in _DECLARED.get(kind, ()):
         for path, name in _declared(root, at, lists, key):
-            yield path, name, False, bare, members, own
+            yield path, name, False, bare, members, names.placeholders() if own is None else own
     yield from _walk(root, at)
 
 

@@ -41,29 +41,8 @@ CODE_NAMES = frozenset({"self", "cls"})
 def runtime_names() -> frozenset[str]:
     """The names the engine's runtime defines at its top level (functions, classes, tables,
     imports)."""
-    return _top_level_names(_runtime_source())
-
-
-@cache
-def placeholders() -> frozenset[str]:
-    """The runtime's public functions that the generated engine defines in their place
-    (between its `# <generated>` markers): a name the rules declare for one of them (the
-    function of a conserved kind) replaces the placeholder, as it is meant to."""
-    source = _runtime_source()
-    start, end = source.find("# <generated>\n"), source.find("# </generated>\n")
-    if not 0 <= start < end:
-        return frozenset()
-    return frozenset(node.name for node in ast.parse(source[start:end]).body
-                     if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"))
-
-
-def _runtime_source() -> str:
-    return resources.files("lisboa_rules.runtime").joinpath("engine.py").read_text("utf-8")
-
-
-def _top_level_names(source: str) -> frozenset[str]:
     out: set[str] = set()
-    for node in ast.parse(source).body:
+    for node in _runtime().body:
         if isinstance(node, ast.FunctionDef | ast.ClassDef):
             out.add(node.name)
         elif isinstance(node, ast.Assign):
@@ -73,6 +52,31 @@ def _top_level_names(source: str) -> frozenset[str]:
         elif isinstance(node, ast.Import | ast.ImportFrom):
             out |= {(a.asname or a.name).split(".")[0] for a in node.names}
     return frozenset(out)
+
+
+@cache
+def placeholders() -> frozenset[str]:
+    """The runtime's public functions that the generated engine defines in their place
+    (between its `# <generated>` markers): a name the rules declare for one of them (the
+    function of a conserved kind) replaces the placeholder, as it is meant to."""
+    lines = _runtime_source().split("\n")
+    marks = [i + 1 for i, line in enumerate(lines) if line in ("# <generated>", "# </generated>")]
+    if len(marks) != 2:
+        return frozenset()
+    return frozenset(node.name for node in _runtime().body
+                     if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+                     and marks[0] < node.lineno < marks[1])
+
+
+@cache
+def _runtime_source() -> str:
+    return resources.files("lisboa_rules.runtime").joinpath("engine.py").read_text("utf-8")
+
+
+@cache
+def _runtime() -> ast.Module:
+    """The runtime's syntax tree, parsed once for both questions."""
+    return ast.parse(_runtime_source())
 
 
 _BUILTINS = frozenset(dir(builtins))
