@@ -37,6 +37,7 @@ from typing import Any
 
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.pyexpr import parse_expr
+from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import names as grammar
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.steps import Compiler, Param, Procedure, Step, bare, negate, py_type, several
@@ -75,7 +76,6 @@ class ActionCode:
     types: dict[str, VType] = field(default_factory=dict)  # each field's type
 
 
-_TABLE_READ = re.compile(r"^\(?(_T_\w+)\[(.+)\]\)?$")
 
 
 class ActionCompiler(Compiler):
@@ -574,7 +574,7 @@ class ActionCompiler(Compiler):
 
     def choice_types(self, proc: Procedure) -> dict[str, VType]:
         """The types of the choices of a procedure an action does (from their `from`)."""
-        scope = self.scope.with_locals(**{p.name: Name(p.type, typed.local_code(p.name))
+        scope = self.scope.with_locals(**{p.name: Name(p.type, ir.Local(p.name))
                                           for p in proc.params})
         out: dict[str, VType] = {}
         for c in proc.choices:
@@ -883,7 +883,7 @@ class ActionCompiler(Compiler):
                 out.append(f"{inner_pad}for {target} in {opts}:")
                 for n in names:
                     self._field(n)
-                    inner = inner.with_locals(**{n: Name(typed.ANY, typed.local_code(n))})
+                    inner = inner.with_locals(**{n: Name(typed.ANY, ir.Local(n))})
                 new_bound = (*bound, *names)
             else:
                 guard = f"_opts_{stem}(g, seat{args})"
@@ -941,7 +941,7 @@ class ActionCompiler(Compiler):
         out.append(f"{pad}for {target} in {opts}:")
         for n in names:
             self._field(n)
-            inner = inner.with_locals(**{n: Name(typed.ANY, typed.local_code(n))})
+            inner = inner.with_locals(**{n: Name(typed.ANY, ir.Local(n))})
         call = Step("_apply", (table, key, shared, tuple(names)), ())
         self._enum([call, *rest], inner, indent + 1, out, False, False, (*bound, *names))
 
@@ -1026,17 +1026,18 @@ class ActionCompiler(Compiler):
             bundle = tuple((str(e), int(a)) for e, a in value.items())
             table = f"_T_const{len(self.bundles.tables) + 1}"
             self.table_values = {**self.table_values, table: {0: bundle}}
-            t = typed.Typed(f"{table}[0]", typed.EFFECTS)
+            key_code = "0"
         else:
             got = self.expr(s, src, scope, None, "apply/effects")
             if got is None:
                 return None
-            t = got
-        m = _TABLE_READ.match(t.code)
-        if t.type.name != "effects" or m is None:
-            self.problem(s, "expr-type", f"'{arg['effects']}' is not a bundle of effects of a "
-                         "row (such as ROW.effects)", "apply/effects")
-            return None
+            node = got.node
+            if got.type.name != "effects" or not isinstance(node, ir.Column):
+                self.problem(s, "expr-type", f"'{arg['effects']}' is not a bundle of effects "
+                             "of a row (such as ROW.effects)", "apply/effects")
+                return None
+            table = scope.tables[node.kind][node.column][1]
+            key_code = bare(scope.typed(node.key, typed.ANY).code)
         # the other parameters the effects share (rules/effects.yaml `params`, after the
         # amount), given by the keys of the step named like them
         given = []
@@ -1054,9 +1055,8 @@ class ActionCompiler(Compiler):
                 self.problem(s, "step-unknown-key", f"the effects take no '{key}'",
                              f"apply/{key}", typed.closest(str(key), [
                                  "effects", "choices", *[p.name for p in self._shared_params()]]))
-        table = m.group(1)
         self._bundles_of(table)
-        return table.removeprefix("_T"), bare(m.group(2)), ", ".join(given) or "None"
+        return table.removeprefix("_T"), key_code, ", ".join(given) or "None"
 
     def _shared_params(self) -> tuple[Param, ...]:
         """The parameters every effect takes after its amount (rules/effects.yaml `params`)."""
@@ -1226,7 +1226,7 @@ class ActionCompiler(Compiler):
                 again = any(re.match(rf"\s*{var}(: [^=]+)? = ", x) for x in out)
                 out.append(f"{pad}{var} = " + (f"_any(move.{name})" if again else f"move.{name}"))
                 why: list[str] = []
-                shown = scope.with_locals(**{name: Name(typed.ANY, var)})
+                shown = scope.with_locals(**{name: Name(typed.ANY, typed.code_local(var))})
                 inner = self._guard_why(s, Procedure(self.action.id, (), (s,), self.action.rule),
                                         shown, why)
                 scope = inner.with_locals(**{name: inner.locals[name]}) \

@@ -14,9 +14,10 @@ import ast
 import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from lisboa_rules.core.pyexpr import parse_expr
+from lisboa_rules.ir import expr as ir
 
 Type = Literal["int", "bool"]
 
@@ -266,6 +267,39 @@ def _py(node: ast.expr, resolve: Callable[[str, str | None], str]) -> str:
         return "(" + " ".join(parts) + ")"
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         return f"{node.func.id}(" + ", ".join(_py(a, resolve) for a in node.args) + ")"
+    raise AssertionError(f"unchecked node {ast.dump(node)}")  # pragma: no cover
+
+
+def to_ir(formula: Formula, resolve: Callable[[str, str | None], ir.Expr]) -> ir.Expr:
+    """The formula as an IR expression; `resolve(name, item)` gives the node for each name."""
+    return _ir(formula.tree.body, resolve)
+
+
+def _ir(node: ast.expr, resolve: Callable[[str, str | None], ir.Expr]) -> ir.Expr:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return ir.Lit(node.value)
+    if isinstance(node, ast.Name):
+        return resolve(node.id, None)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return resolve(node.value.id, node.attr)
+    if isinstance(node, ast.BinOp):
+        op = cast(ir.BinOpName, _BINOPS[type(node.op)][0])
+        return ir.BinOp(op, _ir(node.left, resolve), _ir(node.right, resolve))
+    if isinstance(node, ast.UnaryOp):
+        if isinstance(node.op, ast.Not):
+            return ir.Not(_ir(node.operand, resolve))
+        return ir.Neg(_ir(node.operand, resolve))
+    if isinstance(node, ast.BoolOp):
+        return ir.BoolOp("and" if isinstance(node.op, ast.And) else "or",
+                         tuple(_ir(v, resolve) for v in node.values))
+    if isinstance(node, ast.Compare):
+        ops = tuple((cast(ir.CmpOpName, _CMPOPS[type(c)][0]), _ir(r, resolve))
+                    for c, r in zip(node.ops, node.comparators, strict=True))
+        return ir.Compare(_ir(node.left, resolve), ops)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id in FUNCTIONS:
+        fn: ir.Function = "max" if node.func.id == "max" else "min"
+        return ir.Call(fn, tuple(_ir(a, resolve) for a in node.args))
     raise AssertionError(f"unchecked node {ast.dump(node)}")  # pragma: no cover
 
 

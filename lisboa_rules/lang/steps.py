@@ -43,6 +43,7 @@ from typing import Any
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.core.source import Span
+from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import BOOL, INT, TEXT, ExprError, Name, Scope, Typed, VType
 from lisboa_rules.lang.typed import bare as bare
@@ -269,7 +270,7 @@ class Compiler:
 
     def compile(self, proc: Procedure) -> Emitted:
         self.unbound = set()
-        scope = self.scope.with_locals(**{p.name: Name(p.type, typed.local_code(p.name))
+        scope = self.scope.with_locals(**{p.name: Name(p.type, ir.Local(p.name))
                                           for p in proc.params})
         stem = self.name(proc.id)
         head = ["# " + py_comment(f"{self.where(proc.path)} {proc.id}")]
@@ -340,7 +341,7 @@ class Compiler:
         truth value, a text or anything; any other error is left unsaid, it may only follow
         from the refused binding."""
         for t in (INT, BOOL, TEXT, typed.ANY):
-            loose = scope.with_locals(**{n: Name(t, typed.local_code(n))
+            loose = scope.with_locals(**{n: Name(t, ir.Local(n))
                                          for n in sorted(self.unbound)})
             try:
                 typed.check(source, loose, want)
@@ -392,7 +393,7 @@ class Compiler:
         item = src.type.args[0]
         code = src.code
         if "where" in arg:
-            inner = scope.with_locals(it=Name(item, "v_it"))
+            inner = scope.with_locals(it=Name(item, ir.Local("it")))
             cond = self.expr(s, arg["where"], inner, BOOL, "choose/where")
             if cond is None:
                 return None
@@ -436,7 +437,7 @@ class Compiler:
         if optional:
             code = f"[None, *{code}]"
             t = VType(t.name, t.args, True, t.full)
-        return code, t, scope.with_locals(**{name: Name(t, typed.local_code(name))})
+        return code, t, scope.with_locals(**{name: Name(t, ir.Local(name))})
 
     def _leads(self, s: Step, leads: Any, scope: Scope, item: VType) -> str | None:
         """The code of an item's group (`it` is `v_it`) of a choice of several whose groups
@@ -445,7 +446,7 @@ class Compiler:
                 k not in ("by", "where") for k in leads):
             self.problem(s, "step-shape", "leads: {by: EXPR, where: COND}", "choose/leads")
             return None
-        inner = scope.with_locals(it=Name(item, "v_it"))
+        inner = scope.with_locals(it=Name(item, ir.Local("it")))
         by = self.expr(s, leads["by"], inner, None, "choose/leads/by")
         if by is None:
             return None
@@ -472,7 +473,7 @@ class Compiler:
         item = src.type.args[0]
         cond = None
         if "where" in arg:
-            inner = scope.with_locals(it=Name(item, var))
+            inner = scope.with_locals(it=Name(item, typed.code_local(var)))
             c = self.expr(s, arg["where"], inner, BOOL, "choose/where")
             if c is None:
                 return None
@@ -482,7 +483,8 @@ class Compiler:
             over = f"dict.fromkeys({bare(over)})"
         optional = bool(arg.get("optional", False))
         t = VType(item.name, item.args, optional, item.full)
-        return over, cond, optional, scope.with_locals(**{arg["as"]: Name(t, var)})
+        return over, cond, optional, scope.with_locals(
+            **{arg["as"]: Name(t, typed.code_local(var))})
 
     def _distinct(self, code: str, is_map: bool) -> bool:
         """Whether going through `code` gives each item once (a constant without repeats, a
@@ -675,7 +677,7 @@ class Compiler:
                 out.append(f"{pad}{var}: Any = {code}")
             else:
                 out.append(f"{pad}{var} = {code}")
-            scope = scope.with_locals(**{str(name): Name(t.type, typed.local_code(str(name)))})
+            scope = scope.with_locals(**{str(name): Name(t.type, ir.Local(str(name)))})
         return scope
 
     def _place(self, s: Step, target: Any, scope: Scope, key: str) -> Typed | None:
@@ -783,7 +785,7 @@ class Compiler:
             else:
                 over = f"list({src.code})" if src.place is not None else bare(src.code)
             out.append(f"{pad}for {var} in {over}:")
-            inner = scope.with_locals(**{arg["as"]: Name(src.type.args[0], var)})
+            inner = scope.with_locals(**{arg["as"]: Name(src.type.args[0], typed.code_local(var))})
             self._block(s.body, inner, indent + 1, out)
             return scope
         if s.kind == "repeat":

@@ -16,46 +16,28 @@ generated engine (`compile_expr`); the reference interpreter walks the same tree
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, cast
 
-from lisboa_rules.core.encode import py_str
 from lisboa_rules.core.pyexpr import parse_expr
-from lisboa_rules.lang import names
+from lisboa_rules.ir import expr as ir
+from lisboa_rules.ir.types import ANY as ANY
+from lisboa_rules.ir.types import BOOL as BOOL
+from lisboa_rules.ir.types import EFFECTS as EFFECTS
+from lisboa_rules.ir.types import INT as INT
+from lisboa_rules.ir.types import NONE as NONE
+from lisboa_rules.ir.types import TEXT as TEXT
+from lisboa_rules.ir.types import VType as VType
+from lisboa_rules.ir.types import list_of as list_of
+from lisboa_rules.pyprint import expr as pyprint
 
 MAX_LENGTH = 600
 MAX_DEPTH = 24
 FUNCTIONS = ("len", "sum", "min", "max", "any", "all", "sorted", "reversed", "range", "first",
              "formula")
-
-
-@dataclass(frozen=True)
-class VType:
-    """A value's type: int, bool, text, none, a kind id (`noble`, `seat`, `card`), player,
-    list[T] or map[K, T] (`full`: every key is always there)."""
-
-    name: str
-    args: tuple[VType, ...] = ()
-    optional: bool = False
-    full: bool = True
-
-    def __str__(self) -> str:
-        inner = f"[{', '.join(str(a) for a in self.args)}]" if self.args else ""
-        return f"{self.name}{inner}{'?' if self.optional else ''}"
-
-
-INT = VType("int")
-BOOL = VType("bool")
-TEXT = VType("text")
-NONE = VType("none")
-ANY = VType("any")
-EFFECTS = VType("effects")  # a bundle of effects of a row ({reis: 3}), for an `apply` step
-
-
-def list_of(t: VType) -> VType:
-    return VType("list", (t,))
 
 
 class ExprError(Exception):
@@ -80,14 +62,21 @@ class ExprError(Exception):
 
 @dataclass(frozen=True)
 class Name:
-    """What a name means: its type and its Python code."""
+    """What a name means: its type and what it reads (an IR expression)."""
 
     type: VType
-    code: str
+    ref: ir.Expr
     lo: int | None = None  # the declared bounds of an int field (for clamping writes)
     hi: int | None = None
     field: str | None = None  # "player.X" / "game.X" for a state field
     const: bool = False  # a constant of the rules: read, never written
+    printed: str | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    @property
+    def code(self) -> str:
+        """What it reads, as Python: printed with the names of its scope where it was made
+        (an entry of a field keyed by a column), else without them (a local, a field)."""
+        return self.printed if self.printed is not None else pyprint.expr(self.ref)
 
 
 @dataclass
@@ -107,6 +96,8 @@ class Scope:
     data: Callable[[tuple[str, ...]], Any] | None = None
     this: Callable[[tuple[str, ...]], Any] | None = None  # the procedure's own row (`this.x`)
     name_constant: Callable[[str], str] | None = None  # a long constant's name in the engine
+    # a long measure's function in the engine: (measure id, annotation, code) -> its name
+    name_measure: Callable[[str, str, str], str] | None = None
     # a formula of the rules data (`formula(rules.components.shipyard.per_color)`) as code
     formula: Callable[[str], Typed] | None = None
     kind_values: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # declared order
@@ -121,18 +112,36 @@ class Scope:
     # the player fields with no default: a `new` step must give them
     required: frozenset[str] = frozenset()
 
-    def keys_of(self, src: Typed) -> str:
-        """Code going through a list, or through a table's keys in the order their kind
-        declares (not the order of the JSON a game was saved in)."""
+    def keys(self, src: Typed) -> ir.Keys:
+        """Going through a list, or through a table's keys in the order their kind declares
+        (not the order of the JSON a game was saved in)."""
         if src.type.name != "map":
-            return src.code
+            return ir.Keys(src.node, False)
         values = self.kind_values.get(src.type.args[0].name)
-        if values is None:
-            return f"sorted({src.code})"
-        const = constant_code(list(values))
-        if len(const) > 40 and self.name_constant is not None:
-            const = self.name_constant(const)
-        return const if src.type.full else f"[k for k in {const} if k in {src.code}]"
+        return ir.Keys(src.node, True, None if values is None else tuple(values),
+                       src.type.full)
+
+    def keys_of(self, src: Typed) -> str:
+        """`keys(src)` as code."""
+        return pyprint.expr(self.keys(src), self.names())
+
+    def names(self) -> pyprint.Names:
+        """How the engine names the constants, columns and measures this scope reads."""
+        found = self.__dict__.get("_names")
+        if found is None:
+            tables = self.tables
+
+            def table(kind: str, col: str) -> str:
+                return tables[kind][col][1]
+
+            found = pyprint.Names(self.name_constant, table, self.name_measure,
+                                  self.int_kinds, self.kinds, memo={})
+            self.__dict__["_names"] = found
+        return found
+
+    def typed(self, node: ir.Expr, t: VType, place: Name | None = None) -> Typed:
+        """A checked expression of this scope."""
+        return Typed(node, t, pyprint.expr(node, self.names()), place)
 
     def with_locals(self, /, **names: Name) -> Scope:
         # replace(self, locals=...) without its walk over the fields: a Scope has no
@@ -148,19 +157,37 @@ class Scope:
         return [*self.locals, *self.player, *self.game, *self.measures, "player", "game", "rules"]
 
 
-def local_code(name: str) -> str:
-    """The Python name of a local of the effect language (a name of the rules' grammar, which
-    the front end checked where it is written: asserted again here)."""
-    return "v_" + names.check(name)
+local_code = pyprint.local
+bare = pyprint.bare
+constant_code = pyprint.constant
+
+
+def code_local(code: str) -> ir.Local:
+    """The local whose code is `code` (`local_code(name)`), for the parts of the compiler that
+    still hold a local by its code."""
+    if not code.startswith("v_"):
+        raise ValueError(f"{code!r} is not a local's code")
+    return ir.Local(code[2:])
 
 
 @dataclass(frozen=True)
 class Typed:
-    """A checked expression: its Python code (fully parenthesised where needed) and type."""
+    """A checked expression: its IR node and type, and the node as Python (fully
+    parenthesised where needed) for the parts of the compiler that still lower steps to
+    Python text."""
 
-    code: str
+    node: ir.Expr
     type: VType
+    code: str
     place: Name | None = None  # set when the expression is a state field or an entry of one
+
+
+def constant(value: int | bool | str | None) -> Typed:
+    """A whole number, true/false, a text or None as a checked expression."""
+    node = ir.Lit(value)
+    t = NONE if value is None else BOOL if isinstance(value, bool) else \
+        INT if isinstance(value, int) else TEXT
+    return Typed(node, t, pyprint.expr(node))
 
 
 def parse(source: str) -> ast.expr:
@@ -179,12 +206,8 @@ def parse(source: str) -> ast.expr:
 
 def check(source: str | int | bool | None, scope: Scope, want: VType | None = None) -> Typed:
     """Parse and type-check an expression (a YAML number or true/false is one too)."""
-    if source is None:
-        t = Typed("None", NONE)
-    elif isinstance(source, bool):
-        t = Typed(repr(source), BOOL)
-    elif isinstance(source, int):
-        t = Typed(repr(source), INT)
+    if source is None or isinstance(source, int):
+        t = constant(source)
     else:
         t = _Checker(scope).expr(parse(source), 0)
     if want is not None and not compatible(t.type, want, scope.int_kinds):
@@ -245,8 +268,9 @@ def closest(word: str, candidates: list[str]) -> str | None:
     return found[0] if found else None
 
 
-_BIN = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%"}
-_CMP = {
+_BIN: dict[type[ast.operator], ir.BinOpName] = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%"}
+_CMP: dict[type[ast.cmpop], ir.CmpOpName] = {
     ast.Gt: ">",
     ast.GtE: ">=",
     ast.Lt: "<",
@@ -275,14 +299,8 @@ class _Checker:
         d = depth + 1
         if isinstance(node, ast.Constant):
             v = node.value
-            if isinstance(v, bool):
-                return Typed(repr(v), BOOL)
-            if isinstance(v, int):
-                return Typed(repr(v), INT)
-            if isinstance(v, str):
-                return Typed(py_str(v), TEXT)
-            if v is None:
-                return Typed("None", NONE)
+            if v is None or isinstance(v, int | str):
+                return constant(v)
             raise self.fail(node, f"{v!r} is not a value of the effect language")
         if isinstance(node, ast.Name):
             return self.name(node)
@@ -292,27 +310,29 @@ class _Checker:
             return self.subscript(node, d)
         if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
             a, b = self.num(node.left, d), self.num(node.right, d)
-            return Typed(f"({a.code} {_BIN[type(node.op)]} {b.code})", INT)
+            return self.t(ir.BinOp(_BIN[type(node.op)], a.node, b.node), INT)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return Typed(f"(-{self.num(node.operand, d).code})", INT)
+            return self.t(ir.Neg(self.num(node.operand, d).node), INT)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return Typed(f"(not {self.cond(node.operand, d).code})", BOOL)
+            return self.t(ir.Not(self.cond(node.operand, d).node), BOOL)
         if isinstance(node, ast.BoolOp):
-            op = " and " if isinstance(node.op, ast.And) else " or "
-            codes = []
+            op: Literal["and", "or"] = "and" if isinstance(node.op, ast.And) else "or"
+            parts: list[ir.Expr] = []
             checker = self
             for part in node.values:  # `x is not None and x.y`: the right side knows x is set
-                codes.append(checker.cond(part, d).code)
+                parts.append(checker.cond(part, d).node)
                 if isinstance(node.op, ast.And):
                     checker = _Checker(narrow(checker.scope, part))
             # a constant of the rules folded: `x or True` is True, `x and True` is x
-            absorb, unit = ("False", "True") if isinstance(node.op, ast.And) else ("True", "False")
-            if absorb in codes:
-                return Typed(absorb, BOOL)
-            codes = [c for c in codes if c != unit] or [unit]
-            if len(codes) == 1:
-                return Typed(codes[0], BOOL)
-            return Typed("(" + op.join(codes) + ")", BOOL)
+            absorb = op == "or"
+            if any(ir.truth(p) is absorb for p in parts):
+                return constant(absorb)
+            parts = [p for p in parts if ir.truth(p) is not (not absorb)]
+            if not parts:
+                return constant(not absorb)
+            if len(parts) == 1:
+                return self.t(parts[0], BOOL)
+            return self.t(ir.BoolOp(op, tuple(parts)), BOOL)
         if isinstance(node, ast.Compare):
             return self.compare(node, d)
         if isinstance(node, ast.IfExp):
@@ -325,7 +345,7 @@ class _Checker:
             elif not (compatible(a.type, b.type, self.ik) or compatible(b.type, a.type, self.ik)):
                 raise self.fail(node, f"the two branches of '{ast.unparse(node)}' differ: "
                                 f"{describe(a.type)} and {describe(b.type)}")
-            return Typed(f"({a.code} if {c.code} else {b.code})", t)
+            return self.t(ir.Cond(c.node, a.node, b.node), t)
         if isinstance(node, ast.Call):
             return self.call(node, d)
         if isinstance(node, ast.ListComp | ast.GeneratorExp):
@@ -336,13 +356,16 @@ class _Checker:
             for it in items[1:]:
                 if not compatible(it.type, t, self.ik):
                     raise self.fail(node, "the items of a list have one type")
-            return Typed("[" + ", ".join(i.code for i in items) + "]", list_of(t))
+            return self.t(ir.ListOf(tuple(i.node for i in items)), list_of(t))
         if isinstance(node, ast.Dict) and not node.keys:  # an empty table fits any table
-            return Typed("{}", VType("map", (ANY, ANY)))
+            return self.t(ir.EmptyTable(), VType("map", (ANY, ANY)))
         raise self.fail(node, f"'{ast.unparse(node)}' is not allowed in an expression",
                         "expr-syntax")
 
     # -- helpers ------------------------------------------------------------------------
+
+    def t(self, node: ir.Expr, t: VType, place: Name | None = None) -> Typed:
+        return self.scope.typed(node, t, place)
 
     def num(self, node: ast.expr, depth: int) -> Typed:
         t = self.expr(node, depth)
@@ -362,15 +385,15 @@ class _Checker:
         n = node.id
         if n in s.locals:
             local = s.locals[n]
-            return Typed(local.code, local.type, None if local.const else local)
+            return self.t(local.ref, local.type, None if local.const else local)
         if n in s.player:
-            return Typed(s.player[n].code.format(p="p"), s.player[n].type, s.player[n])
+            return self.t(s.player[n].ref, s.player[n].type, s.player[n])
         if n in s.game:
-            return Typed(s.game[n].code, s.game[n].type, s.game[n])
+            return self.t(s.game[n].ref, s.game[n].type, s.game[n])
         if n in s.measures:
-            return Typed(s.measures[n].code, s.measures[n].type)
+            return self.t(s.measures[n].ref, s.measures[n].type)
         if n == "player":
-            return Typed("p", VType("player"))
+            return self.t(ir.Me(), VType("player"))
         names = s.all_names()  # the names now (a scope's measures are added one by one)
         raise self.fail(node, f"unknown name '{n}'", "unknown-name",
                         lambda: closest(n, names))
@@ -387,21 +410,24 @@ class _Checker:
             if f is None:
                 raise self.fail(node, f"the game has no field '{path[1]}'", "unknown-name",
                                 closest(path[1], list(s.game)))
-            return Typed(f.code, f.type, f)
+            return self.t(f.ref, f.type, f)
         base = self.expr(node.value, depth)
         if base.type.name == "player" and not base.type.optional:
             f = s.player.get(node.attr)
             if f is None:
                 raise self.fail(node, f"a player has no field '{node.attr}'", "unknown-name",
                                 closest(node.attr, list(s.player)))
-            return Typed(f.code.format(p=base.code), f.type, f)
+            ref = f.ref
+            if isinstance(ref, ir.PlayerField):
+                ref = replace(ref, of=base.node)
+            return self.t(ref, f.type, f)
         columns = s.tables.get(base.type.name)
         if columns is not None and not base.type.optional:
             col = columns.get(node.attr)
             if col is None:
                 raise self.fail(node, f"a {base.type.name} has no '{node.attr}'", "unknown-name",
                                 closest(node.attr, list(columns)))
-            return Typed(f"{col[1]}[{base.code}]", col[0])
+            return self.t(ir.Column(base.type.name, node.attr, base.node), col[0])
         raise self.fail(node, f"{describe(base.type)} has no '{node.attr}'")
 
     def constant(self, node: ast.expr, path: tuple[str, ...],
@@ -413,16 +439,11 @@ class _Checker:
         except KeyError as exc:
             raise self.fail(node, f"'{root}.{'.'.join(path)}' names no value in the rules data "
                             f"({exc.args[0] if exc.args else ''})", "unknown-name") from None
-        code = constant_code(value)
-        # a long list or table is named once; a text stays a literal (where the words of the
-        # rules are, whatever their length, the code is the same)
-        if len(code) > 40 and self.scope.name_constant is not None and not isinstance(value, str):
-            code = self.scope.name_constant(code)
         t = _type_of(value)
         kind = self.scope.kind_sources.get(path) if root == "rules" else None
         if kind is not None and t.name == "list":  # the ids of a kind's rows are of that kind
             t = list_of(VType(kind))
-        return Typed(code, t)
+        return self.t(ir.Data(value, (root, *path)), t)
 
     def subscript(self, node: ast.Subscript, depth: int) -> Typed:
         base = self.expr(node.value, depth)
@@ -433,24 +454,25 @@ class _Checker:
         if t.name == "list":
             if not _numeric(key.type, self.ik) or key.type.name not in ("int", "seat"):
                 raise self.fail(node.slice, "a list is indexed by a number")
-            place = None
-            return Typed(f"{base.code}[{key.code}]", t.args[0], place)
+            return self.t(ir.Index(base.node, key.node), t.args[0])
         if t.name == "map":
             if not compatible(key.type, t.args[0], self.ik):
                 raise self.fail(node.slice, f"'{ast.unparse(node.value)}' is indexed by "
                                 f"{describe(t.args[0])}, not {describe(key.type)}")
             place = None
             if base.place is not None:
-                place = replace(base.place, type=t.args[1], code=f"{base.code}[{key.code}]")
+                ref = ir.Index(base.node, key.node)
+                place = replace(base.place, type=t.args[1], ref=ref,
+                                printed=pyprint.expr(ref, self.scope.names()))
             if t.full:
-                return Typed(f"{base.code}[{key.code}]", t.args[1], place)
+                return self.t(ir.Index(base.node, key.node), t.args[1], place)
             default = _default(t.args[1], self.ik)
-            return Typed(f"{base.code}.get({key.code}, {default})", t.args[1], place)
+            return self.t(ir.Get(base.node, key.node, default), t.args[1], place)
         raise self.fail(node, f"{describe(t)} cannot be indexed")
 
     def compare(self, node: ast.Compare, depth: int) -> Typed:
-        parts = []
-        left = self.expr(node.left, depth)
+        pairs: list[tuple[ir.CmpOpName, ir.Expr]] = []
+        first = left = self.expr(node.left, depth)
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.expr(right_node, depth)
             sym = _CMP.get(type(op))
@@ -480,9 +502,9 @@ class _Checker:
                     if not _numeric(side.type, self.ik):
                         raise self.fail(n, f"'{ast.unparse(n)}' is {describe(side.type)}, "
                                         "expected a number")
-            parts.append(f"{left.code} {sym} {right.code}")
+            pairs.append((sym, right.node))
             left = right
-        return Typed("(" + " and ".join(parts) + ")", BOOL)
+        return self.t(ir.Compare(first.node, tuple(pairs)), BOOL)
 
     def call(self, node: ast.Call, depth: int) -> Typed:
         if isinstance(node.func, ast.Name) and node.func.id in self.scope.kinds \
@@ -494,38 +516,35 @@ class _Checker:
             if _family(arg.type, self.ik) != _family(VType(node.func.id), self.ik):
                 raise self.fail(node, f"'{ast.unparse(node.args[0])}' is {describe(arg.type)}, "
                                 f"not {node.func.id} ids")
-            return Typed(arg.code, VType(node.func.id, (), arg.type.optional))
+            return self.t(arg.node, VType(node.func.id, (), arg.type.optional))
         if isinstance(node.func, ast.Name) and node.func.id == "cost":
             return self.cost(node, depth)
         if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
             name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)
             raise self.fail(node, f"unknown function '{name}'", "unknown-name",
                             closest(name, list(FUNCTIONS)))
-        fn = node.func.id
         if node.keywords:
-            raise self.fail(node, f"{fn}() takes no keywords", "expr-syntax")
-        if fn == "formula":
+            raise self.fail(node, f"{node.func.id}() takes no keywords", "expr-syntax")
+        if node.func.id == "formula":
             path = _dotted(node.args[0]) if len(node.args) == 1 else None
             if path is None or path[0] != "rules" or self.scope.formula is None:
                 raise self.fail(node, "formula() takes a formula of the rules data, as in "
                                 "formula(rules.components.shipyard.per_color)")
             source = self.constant(node.args[0], tuple(path[1:]), self.scope.data, "rules")
-            try:
-                text = ast.literal_eval(source.code)
-            except ValueError:
-                text = None
+            text = source.node.value if isinstance(source.node, ir.Data) else None
             if not isinstance(text, str):
                 raise self.fail(node, f"'{ast.unparse(node.args[0])}' is not a formula")
             try:
                 return self.scope.formula(text)
             except ExprError as exc:
                 raise self.fail(node, f"the formula '{text}': {exc.message}") from None
+        fn = cast(ir.Function, node.func.id)
         args = [self.expr(a, depth) for a in node.args]
         if fn in ("min", "max") and len(args) >= 2:
             for a, n in zip(args, node.args, strict=True):
                 if not _numeric(a.type, self.ik):
                     raise self.fail(n, f"{fn}() compares numbers")
-            return Typed(f"{fn}({', '.join(a.code for a in args)})", INT)
+            return self.t(ir.Call(fn, tuple(a.node for a in args)), INT)
         if len(args) != 1:
             raise self.fail(node, f"{fn}() takes one value", "expr-syntax")
         a = args[0]
@@ -533,30 +552,28 @@ class _Checker:
         if fn == "len":
             if t.name not in ("list", "map"):
                 raise self.fail(node, f"len() counts a list or a table, not {describe(t)}")
-            return Typed(f"len({a.code})", INT)
+            return self.t(ir.Call(fn, (a.node,)), INT)
         if fn in ("sum", "min", "max"):
             if t.name == "map" and _numeric(t.args[1], self.ik):
-                return Typed(f"{fn}({a.code}.values())", INT)
+                return self.t(ir.Call(fn, (ir.Values(a.node),)), INT)
             if t.name == "list" and _numeric(t.args[0], self.ik):
-                return Typed(f"{fn}({a.code})", INT)
+                return self.t(ir.Call(fn, (a.node,)), INT)
             raise self.fail(node, f"{fn}() needs a list of numbers, not {describe(t)}")
         if fn in ("any", "all"):
             if t.name == "list" and t.args[0] == BOOL:
-                return Typed(f"{fn}({a.code})", BOOL)
+                return self.t(ir.Call(fn, (a.node,)), BOOL)
             raise self.fail(node, f"{fn}() needs a list of conditions, not {describe(t)}")
         if fn == "range":
             if not _numeric(t, self.ik):
                 raise self.fail(node, f"range() counts up to a number, not {describe(t)}")
-            return Typed(f"list(range({bare(a.code)}))", list_of(INT))
+            return self.t(ir.Call(fn, (a.node,)), list_of(INT))
         if t.name != "list":
             raise self.fail(node, f"{fn}() needs a list, not {describe(t)}")
         if fn == "reversed":
-            return Typed(f"list(reversed({a.code}))", t)
+            return self.t(ir.Call(fn, (a.node,)), t)
         if fn == "first":  # the first item of a non-empty list
-            if a.code.startswith("[") and a.code.endswith("]") and " for " in a.code:
-                return Typed(f"next({a.code[1:-1]})", t.args[0])
-            return Typed(f"{a.code}[0]", t.args[0])
-        return Typed(f"sorted({a.code})", t)
+            return self.t(ir.Call(fn, (a.node,)), t.args[0])
+        return self.t(ir.Call("sorted", (a.node,)), t)
 
     def cost(self, node: ast.Call, depth: int) -> Typed:
         """`cost('visit-cost', other_officials=n)`: a cost of the rules data (rules/court.yaml),
@@ -569,7 +586,7 @@ class _Checker:
         if cid not in self.scope.costs:
             raise self.fail(node, f"no cost '{cid}'", "unknown-reference",
                             closest(cid, sorted(self.scope.costs)))
-        given = []
+        given: list[tuple[str, ir.Expr]] = []
         for kw in node.keywords:
             if kw.arg is None or kw.arg not in self.scope.contexts:
                 raise self.fail(node, f"a cost is given {', '.join(sorted(self.scope.contexts))}"
@@ -578,12 +595,8 @@ class _Checker:
             value = self.expr(kw.value, depth)
             if not _numeric(value.type, self.ik):
                 raise self.fail(kw.value, f"'{ast.unparse(kw.value)}' is not a number")
-            given.append(f"{kw.arg}={value.code}")
-        ctx = f"_ctx({', '.join(given)})" if given else "_NO_CTX"
-        if len(given) == 1:  # one value: the engine's cache of contexts by that name (faster)
-            name, _, code = given[0].partition("=")
-            ctx = f"_ctx_{name}({bare(code)})"
-        return Typed(f"g.rs.costs[{py_str(cid)}](g, p, {ctx})", INT)
+            given.append((kw.arg, value.node))
+        return self.t(ir.Cost(cid, tuple(given)), INT)
 
     def comprehension(self, node: ast.ListComp | ast.GeneratorExp, depth: int) -> Typed:
         if len(node.generators) != 1:
@@ -597,12 +610,10 @@ class _Checker:
                             "not a list or a table")
         var = gen.target.id
         inner = _Checker(self.scope.with_locals(
-            **{var: Name(source.type.args[0], local_code(var))}))
-        conds = [inner.cond(c, depth + 1).code for c in gen.ifs]
+            **{var: Name(source.type.args[0], ir.Local(var))}))
+        conds = tuple(inner.cond(c, depth + 1).node for c in gen.ifs)
         elt = inner.expr(node.elt, depth + 1)
-        where = "".join(f" if {c}" for c in conds)
-        code = f"{elt.code} for {local_code(var)} in {self.scope.keys_of(source)}{where}"
-        return Typed(f"[{code}]", list_of(elt.type))
+        return self.t(ir.Comp(elt.node, var, self.scope.keys(source), conds), list_of(elt.type))
 
 
 def _dotted(node: ast.expr) -> list[str] | None:
@@ -612,46 +623,6 @@ def _dotted(node: ast.expr) -> list[str] | None:
         head = _dotted(node.value)
         return None if head is None else [*head, node.attr]
     return None
-
-
-def bare(code: str) -> str:
-    """`code` without one pair of parentheses around all of it."""
-    if not (code.startswith("(") and code.endswith(")")):
-        return code
-    depth = 0
-    for i, ch in enumerate(code):
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth == 0 and i < len(code) - 1:
-            return code
-    inner = code[1:-1]
-    depth = 0
-    quote = ""
-    for ch in inner:  # a tuple keeps its parentheses
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            return code
-    return inner or code
-
-
-def constant_code(value: Any) -> str:
-    """A constant of the rules data as Python: lists become tuples (folded by the compiler)."""
-    if isinstance(value, list):
-        items = [constant_code(v) for v in value]
-        return f"({items[0]},)" if len(items) == 1 else "(" + ", ".join(items) + ")"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{constant_code(k)}: {constant_code(v)}"
-                               for k, v in value.items()) + "}"
-    if isinstance(value, str):
-        return py_str(value)
-    return repr(value)
 
 
 def _type_of(value: Any) -> VType:
@@ -671,18 +642,19 @@ def _type_of(value: Any) -> VType:
     raise KeyError("not a number, a text or a list of them")
 
 
-def _default(t: VType, int_kinds: frozenset[str] = frozenset()) -> str:
+def _default(t: VType, int_kinds: frozenset[str] = frozenset()) -> ir.Expr:
+    """What a table that may not hold a key reads for it."""
     if t.optional:
-        return "None"
+        return ir.Lit(None)
     if t.name == "list":
-        return "[]"
+        return ir.ListOf(())
     if t.name == "map":
-        return "{}"
+        return ir.EmptyTable()
     if t.name == "bool":
-        return "False"
+        return ir.Lit(False)
     if t.name in ("int", "seat") or t.name in int_kinds:
-        return "0"
-    return "''"
+        return ir.Lit(0)
+    return ir.Lit("")
 
 
 def narrow(scope: Scope, node: ast.expr) -> Scope:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lisboa_rules.core.diagnostics import suggest
+from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import names as grammar
 from lisboa_rules.lang import steps as st
 from lisboa_rules.lang import typed
@@ -167,9 +168,10 @@ def state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tup
 
 def _state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tuple[str, Any]],
                  tables: Tables, problems: list[tuple[str, str, str]] | None) -> Scope:
-    player = {f.id: Name(vtype(f.type, f.full), "{p}." + f.id, f.min, f.max, "player." + f.id)
+    player = {f.id: Name(vtype(f.type, f.full), ir.PlayerField(f.id, ir.Me()), f.min, f.max,
+                         "player." + f.id)
               for f in decl.player}
-    game = {f.id: Name(vtype(f.type, f.full), "g." + f.id, f.min, f.max, "game." + f.id)
+    game = {f.id: Name(vtype(f.type, f.full), ir.GameField(f.id), f.min, f.max, "game." + f.id)
             for f in decl.game}
     int_kinds = frozenset(k.id for k in decl.kinds if k.of == "int")
     cols: dict[str, dict[str, tuple[VType, str]]] = {}
@@ -192,9 +194,10 @@ def _state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tu
             continue
         cols[k.id] = {c: (t, tables.name(k.id, c, v))
                       for c, (t, v) in _columns(rows, key, ids).items()}
-    scope = Scope(locals={"seat": Name(VType("seat"), "seat")}, player=player, game=game,
+    scope = Scope(locals={"seat": Name(VType("seat"), ir.Seat())}, player=player, game=game,
                   tables=cols, int_kinds=int_kinds, kinds=frozenset(k.id for k in decl.kinds),
                   data=typed.data_lookup(data), name_constant=tables.constant,
+                  name_measure=tables.measure,
                   kind_values={k.id: k.values for k in decl.kinds if k.values is not None},
                   kind_words={k.id: k.text for k in decl.kinds},
                   kind_sources=kind_sources,
@@ -210,12 +213,10 @@ def _state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tu
             if problems is not None:
                 problems.append((mid, exc.code, exc.message))
             continue
-        from lisboa_rules.lang.steps import bare, py_type
-
-        code = bare(t.code)
-        if " for " in code or len(code) > 60:  # a long measure is a function of its own
-            code = f"{tables.measure(mid, py_type(t.type), code)}(g, p)"
-        scope.measures[mid] = Name(t.type, code)
+        # a long measure is a function of its own, named here, in the order of the measures
+        measure = ir.Measure(mid, t.node, t.type)
+        scope.typed(measure, t.type)
+        scope.measures[mid] = Name(t.type, measure)
     return scope
 
 
@@ -378,24 +379,25 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
                    this, actions, action_rows)
 
 
-def vocab_codes(vocabulary: list[Any], scope: Scope,
-                problems: list[tuple[int, str, str]] | None = None) -> dict[str, tuple[str, str]]:
-    """What each name of the formula language reads, as (type, Python code of `g`, `p` and the
-    context `x`): the measures of the scope, a per-item name compiled with `{item}` in place of
-    its item, a context name read from `x`. A problem is (index, code, message)."""
-    out: dict[str, tuple[str, str]] = {}
+def vocab_nodes(vocabulary: list[Any], scope: Scope,
+                problems: list[tuple[int, str, str]] | None = None
+                ) -> dict[str, tuple[str, ir.Expr]]:
+    """What each name of the formula language reads, as (type, IR expression): the measures
+    of the scope, a per-item name checked with a slot `item` in place of its item, a context
+    name (`ir.Context`). A problem is (index, code, message)."""
+    out: dict[str, tuple[str, ir.Expr]] = {}
     for i, row in enumerate(vocabulary):
         if not isinstance(row, Mapping):
             continue
         name = str(row.get("name"))
         if "context" in row:
-            out[name] = ("int", f"x.{row['context']}")
+            out[name] = ("int", ir.Context(str(row["context"])))
             continue
         if name in scope.measures and not row.get("per"):
             m = scope.measures[name]
-            out[name] = ("bool" if m.type.name == "bool" else "int", m.code)
+            out[name] = ("bool" if m.type.name == "bool" else "int", m.ref)
             continue
-        inner = scope.with_locals(item=Name(typed.TEXT, "ITEM__"))
+        inner = scope.with_locals(item=Name(typed.TEXT, ir.Slot("item")))
         try:
             t = typed.check(row.get("value"), inner)
         except typed.ExprError as exc:
@@ -408,32 +410,40 @@ def vocab_codes(vocabulary: list[Any], scope: Scope,
                                  f"{typed.describe(t.type)}: a name reads a number or a "
                                  "condition"))
             continue
-        from lisboa_rules.lang.steps import bare
+        out[name] = (t.type.name, t.node)
+    return out
 
-        out[name] = (t.type.name, bare(t.code).replace("ITEM__", "{item}"))
+
+def vocab_codes(vocabulary: list[Any], scope: Scope,
+                problems: list[tuple[int, str, str]] | None = None) -> dict[str, tuple[str, str]]:
+    """`vocab_nodes` as Python code of `g`, `p` and the context `x`, with `{item}` in place of
+    a per-item name's item."""
+    out: dict[str, tuple[str, str]] = {}
+    for name, (t, node) in vocab_nodes(vocabulary, scope, problems).items():
+        code = typed.bare(scope.typed(node, typed.INT).code)
+        out[name] = (t, code.replace("ITEM__", "{item}"))
     return out
 
 
 def with_formulas(scope: Scope, vocabulary: list[Any]) -> Scope:
     """The scope with `formula(rules.x)`: a formula of the rules data (the formula language,
-    whose names are the vocabulary's) compiled in place."""
+    whose names are the vocabulary's) checked in place."""
     from dataclasses import replace
 
     from lisboa_rules.lang import expr
 
-    codes = vocab_codes(vocabulary, scope)
+    nodes = vocab_nodes(vocabulary, scope)
     env = {name: expr.NameInfo("bool" if t == "bool" else "int")
-           for name, (t, code) in codes.items() if "{item}" not in code and "x." not in code}
+           for name, (t, node) in nodes.items()
+           if not any(isinstance(n, ir.Slot | ir.Context) for n in ir.walk(node))}
 
     def compile_formula(source: str) -> typed.Typed:
         try:
             f = expr.parse(source, env)
         except expr.FormulaError as exc:
             raise typed.ExprError(exc.code, exc.message) from None
-        code = expr.to_python(f, lambda name, item: codes[name][1])
-        from lisboa_rules.lang.steps import bare
-
-        return typed.Typed(f"({bare(code)})", typed.BOOL if f.type == "bool" else typed.INT)
+        node = expr.to_ir(f, lambda name, item: nodes[name][1])
+        return scope.typed(node, typed.BOOL if f.type == "bool" else typed.INT)
 
     return replace(scope, formula=compile_formula)
 
@@ -655,7 +665,7 @@ def _with_row(scope: Scope, row: Mapping[str, Any]) -> Scope:
     raw = row.get("params")
     params: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     taken = {*scope.player, *scope.game, *scope.measures, *scope.locals}
-    names = {str(k): Name(typed.INT, repr(v), const=True) for k, v in params.items()
+    names = {str(k): Name(typed.INT, ir.Lit(v), const=True) for k, v in params.items()
              if isinstance(v, int) and not isinstance(v, bool) and str(k) not in taken}
     inner = scope.with_locals(**names)
     inner = replace(inner, this=typed.data_lookup(row, "this"))
@@ -665,7 +675,7 @@ def _with_row(scope: Scope, row: Mapping[str, Any]) -> Scope:
         if isinstance(value, str) and key not in ("id", "name", "title", "text", "procedure"):
             try:
                 t = typed.check(value, inner, typed.INT)
-                inner = inner.with_locals(**{key: Name(t.type, t.code, const=True)})
+                inner = inner.with_locals(**{key: Name(t.type, t.node, const=True)})
             except typed.ExprError:
                 pass
     return inner

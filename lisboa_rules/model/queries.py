@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from lisboa_rules.core.pyexpr import parse_expr
+from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import names as grammar
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import Name, Scope, VType
@@ -120,22 +121,22 @@ def compile_queries(rows: Any, decl: StateDecl, scope: Scope
                 arg = QueryArg(aname, akind, str(words or "a seat"), "int")
                 if acting is None:
                     acting = f"p = g.players[{aname}]"
-                    local_names["seat"] = Name(seat, aname)
-                local_names[aname] = Name(seat, aname)
+                    local_names["seat"] = Name(seat, ir.Arg(aname))
+                local_names[aname] = Name(seat, ir.Arg(aname))
             elif akind == "player":
                 arg = QueryArg(aname, akind, str(words or "a player"), "Player")
                 if acting_player:
                     acting = "" if aname == "p" else f"p = {aname}"
-                    local_names[aname] = Name(VType("player"), "p")
+                    local_names[aname] = Name(VType("player"), ir.Me())
                 else:
-                    local_names[aname] = Name(VType("player"), aname)
+                    local_names[aname] = Name(VType("player"), ir.Arg(aname))
             elif akind in _ARG_WORDS:
                 arg = QueryArg(aname, akind, str(words or _ARG_WORDS[akind]), "int")
-                local_names[aname] = Name(typed.INT, aname)
+                local_names[aname] = Name(typed.INT, ir.Arg(aname))
             elif (k := decl.kind(akind)) is not None:
                 of = "int" if k.of == "int" else "str"
                 arg = QueryArg(aname, akind, str(words or k.text), of, of, k.values)
-                local_names[aname] = Name(VType(akind), aname)
+                local_names[aname] = Name(VType(akind), ir.Arg(aname))
             else:
                 problem("query-kind", f"argument '{aname}' of query '{qname}' is of kind "
                         f"'{akind}': the engine checks {', '.join(ARG_KINDS)} or the kinds of "

@@ -181,7 +181,8 @@ def compile_invariants(
         local = typed.local_code(inv.kind)  # the id counted
         inner = game_scope
         if inv.kind.isidentifier():
-            inner = game_scope.with_locals(**{inv.kind: Name(VType(inv.kind), local)})
+            inner = game_scope.with_locals(
+                **{inv.kind: Name(VType(inv.kind), typed.code_local(local))})
         n = _expr(inv.count, game_scope, typed.INT, (*inv.path, "conserved", "count"), problems)
         words = _words(inv.text, inner, (*inv.path, "text"), problems)
         if n is None:
@@ -455,7 +456,7 @@ def compile_checks(
     problems: list[Problem] = []
     body = _seat_checks(decl)
     optional = {
-        f.id: Name(replace(typed_field.type, optional=True), typed_field.code)
+        f.id: Name(replace(typed_field.type, optional=True), typed_field.ref)
         for f in decl.game
         if f.type.optional and (typed_field := scope.game.get(f.id)) is not None
     }

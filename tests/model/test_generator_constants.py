@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.actions import ActionCompiler
 from lisboa_rules.lang.typed import Name, Scope
@@ -66,7 +67,7 @@ def test_a_let_of_a_constant_choice_reads_a_table_made_at_compile_time(
 ) -> None:
     tables: dict[str, dict[Any, Any]] = {"_T_k_col": TABLE}
     comp = _compiler(tables, {'("z", "x")': "_K1"})
-    bound = Name(typed.TEXT, "v_sa")
+    bound = Name(typed.TEXT, ir.Local("sa"))
     comp.domains["sa"] = (values, bound)
     scope = Scope(locals={"sa": bound})
     got = comp._folded("noble", code, scope)
@@ -101,9 +102,9 @@ def test_a_let_that_is_not_a_constant_of_the_choice_stays_code(
 ) -> None:
     tables: dict[str, dict[Any, Any]] = {"_T_k_col": TABLE}
     comp = _compiler(tables, {})
-    bound = Name(typed.TEXT, "v_sa")
+    bound = Name(typed.TEXT, ir.Local("sa"))
     comp.domains["sa"] = (values, bound)
-    scope = Scope(locals={"sa": bound, "other": Name(typed.TEXT, "v_other")})
+    scope = Scope(locals={"sa": bound, "other": Name(typed.TEXT, ir.Local("other"))})
     assert comp._folded("noble", code, scope) is None
     assert list(tables) == ["_T_k_col"]
 
@@ -112,6 +113,6 @@ def test_a_let_of_a_choice_bound_again_stays_code() -> None:
     """The name chosen from constants was bound again since (a let, a narrowing): the values
     it may have are not known any more."""
     comp = _compiler({"_T_k_col": TABLE}, {})
-    comp.domains["sa"] = (("a",), Name(typed.TEXT, "v_sa"))
-    scope = Scope(locals={"sa": Name(typed.TEXT, "v_sa")})  # equal, but another binding
+    comp.domains["sa"] = (("a",), Name(typed.TEXT, ir.Local("sa")))
+    scope = Scope(locals={"sa": Name(typed.TEXT, ir.Local("sa"))})  # equal, but another binding
     assert comp._folded("noble", FIRST, scope) is None

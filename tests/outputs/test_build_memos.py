@@ -23,6 +23,7 @@ from lisboa_rules.core.encode import visible
 from lisboa_rules.emit.engine import pyfmt
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, Update, fmt, identical, wrap_line
 from lisboa_rules.front.overlay import copy_data
+from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import steps, typed
 from lisboa_rules.model.procs import state_scope
 
@@ -126,7 +127,7 @@ def test_a_tidied_function_is_what_tidying_it_again_gives() -> None:
 def test_with_locals_is_replace(compiled: Any) -> None:
     m = compiled.base.model
     scope = state_scope(m.state, m.data, m.procs.measures)
-    name = typed.Name(typed.INT, "v_n")
+    name = typed.Name(typed.INT, ir.Local("n"))
     quick = scope.with_locals(n=name)
     assert quick == dataclasses.replace(scope, locals={**scope.locals, "n": name})
     assert "n" not in scope.locals and quick.locals["n"] is name
@@ -134,11 +135,11 @@ def test_with_locals_is_replace(compiled: Any) -> None:
 
 
 def test_an_unknown_names_suggestion_is_of_the_names_when_it_failed() -> None:
-    scope = typed.Scope(locals={"seat": typed.Name(typed.INT, "seat")},
-                        measures={"rise": typed.Name(typed.INT, "r")})
+    scope = typed.Scope(locals={"seat": typed.Name(typed.INT, ir.Seat())},
+                        measures={"rise": typed.Name(typed.INT, ir.Arg("r"))})
     with pytest.raises(typed.ExprError) as exc:
         typed.check("rice + 1", scope)
-    scope.measures["rice2"] = typed.Name(typed.INT, "r2")  # added after the error
+    scope.measures["rice2"] = typed.Name(typed.INT, ir.Arg("r2"))  # added after the error
     assert exc.value.code == "unknown-name"
     assert exc.value.suggestion == "rise"
     assert exc.value.suggestion == "rise"  # found once, kept

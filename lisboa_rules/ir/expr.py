@@ -1,0 +1,279 @@
+"""The IR's expressions: typed, checked values of the effect language, in no target's syntax.
+
+The checker (`lang/typed.py`) builds them from the rules' text; a back end prints them
+(`pyprint/expr.py` for the Python engine) and an analysis walks them (`walk`). A node holds
+what the rules name: a field of the state by its id, a local by its name in the rules, a
+column of a table of the rules data by its kind and column, a cost by its id. `Expr` is the
+union of every node class, so a `match` over it that forgets one fails the type check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, assert_never
+
+from lisboa_rules.ir.types import VType
+
+Scalar = int | bool | str | None
+BinOpName = Literal["+", "-", "*", "//", "%"]
+CmpOpName = Literal[">", ">=", "<", "<=", "==", "!=", "in", "not in", "is", "is not"]
+Function = Literal["len", "sum", "min", "max", "any", "all", "sorted", "reversed", "range",
+                   "first"]
+
+
+@dataclass(frozen=True, slots=True)
+class Lit:
+    """A whole number, true/false, a text or None, written in the rules."""
+
+    value: Scalar
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Data:
+    """A constant of the rules data (`rules.game.rubble.cubes_per_set`, `this.x`): a plain
+    value, a list or a table of them, read where the rules are compiled."""
+
+    value: Any
+    path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Local:
+    """A value a procedure names (`let`, `choose ... as`, a loop's variable, a parameter)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    """An argument of a public function of the engine (a query's), by its name in the rules."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """The acting player's seat."""
+
+
+@dataclass(frozen=True, slots=True)
+class Me:
+    """The acting player."""
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """A value given where the expression is used (the item of a per-item name)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """A value a cost's formula is given (`cost('visit-cost', other_officials=n)`)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerField:
+    """A field of a player's state (`reis`, `other.hand`)."""
+
+    field: str
+    of: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class GameField:
+    """A field of the game's state (`game.favors`)."""
+
+    field: str
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column of a kind's rows in the rules data, read for one id (`card.type`)."""
+
+    kind: str
+    column: str
+    key: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """A measure of the rules (`rules/vocabulary.yaml`), read for the acting player; `body` is
+    its checked expression."""
+
+    id: str
+    body: Expr
+    type: VType
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    """An item of a list, or the entry of a table that holds every key."""
+
+    base: Expr
+    key: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Get:
+    """The entry of a table that may not hold the key, or `default`."""
+
+    base: Expr
+    key: Expr
+    default: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp:
+    op: BinOpName
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Neg:
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp:
+    op: Literal["and", "or"]
+    values: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """`left op1 right1 op2 right2 ...`: each pair holds (a chain)."""
+
+    left: Expr
+    ops: tuple[tuple[CmpOpName, Expr], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Cond:
+    """`then if test else orelse`."""
+
+    test: Expr
+    then: Expr
+    orelse: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A function of the language over its arguments (`sum` of a table sums its values:
+    the checker wraps the table in `Values`)."""
+
+    fn: Function
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Values:
+    """The values of a table, in the order of its keys."""
+
+    table: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    """What a loop goes through: a list as it is, or a table's keys in the order their kind
+    declares (`order`; None: sorted), only those the table holds unless it is `full`."""
+
+    source: Expr
+    is_table: bool
+    order: tuple[Any, ...] | None = None
+    full: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ListOf:
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EmptyTable:
+    """A table with no entries."""
+
+
+@dataclass(frozen=True, slots=True)
+class Comp:
+    """`[elt for var in source if cond ...]`: `source` is a `Keys`."""
+
+    elt: Expr
+    var: str
+    source: Expr
+    conds: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """A cost of the rules data for the acting player, with the context values it is given."""
+
+    id: str
+    given: tuple[tuple[str, Expr], ...]
+
+
+Expr = (Lit | Data | Local | Arg | Seat | Me | Slot | Context | PlayerField | GameField | Column
+        | Measure | Index | Get | BinOp | Neg | Not | BoolOp | Compare | Cond | Call | Values
+        | Keys | ListOf | EmptyTable | Comp | Cost)
+
+
+def children(node: Expr) -> tuple[Expr, ...]:
+    """The expressions directly inside a node (a measure's body is its own: not a child)."""
+    match node:
+        case Lit() | Data() | Local() | Arg() | Seat() | Me() | Slot() | Context() \
+                | GameField() | EmptyTable() | Measure():
+            return ()
+        case PlayerField(of=of):
+            return (of,)
+        case Column(key=key):
+            return (key,)
+        case Index(base=b, key=k):
+            return (b, k)
+        case Get(base=b, key=k, default=d):
+            return (b, k, d)
+        case BinOp(left=a, right=b):
+            return (a, b)
+        case Neg(operand=x) | Not(operand=x) | Values(table=x):
+            return (x,)
+        case BoolOp(values=vs):
+            return vs
+        case Compare(left=left, ops=ops):
+            return (left, *(r for _, r in ops))
+        case Cond(test=c, then=a, orelse=b):
+            return (c, a, b)
+        case Call(args=args):
+            return args
+        case Keys(source=s):
+            return (s,)
+        case ListOf(items=items):
+            return items
+        case Comp(elt=e, source=s, conds=cs):
+            return (s, *cs, e)
+        case Cost(given=given):
+            return tuple(v for _, v in given)
+        case _:
+            assert_never(node)
+
+
+def walk(node: Expr) -> Iterator[Expr]:
+    """The node and every node inside it, parents first."""
+    yield node
+    for c in children(node):
+        yield from walk(c)
+
+
+def truth(node: Expr) -> bool | None:
+    """True or False for a constant condition, else None."""
+    if isinstance(node, Lit | Data) and isinstance(node.value, bool):
+        return node.value
+    return None

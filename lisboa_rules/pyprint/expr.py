@@ -1,0 +1,229 @@
+"""The IR's expressions printed as Python for the generated engine.
+
+Every compound expression is printed in parentheses, so a printed expression can stand in any
+other; `bare` takes one pair off where the context needs none. The names the engine gives
+what the rules name come from here: a local `x` is `v_x`, the acting player `p`, a field
+`p.reis` / `g.favors`; a long constant, a column of a table and a long measure are named by
+the `Names` the printer is given (the emitter's tables, shared by the rule sets of a build).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, assert_never
+
+from lisboa_rules.core.encode import py_str
+from lisboa_rules.ir import expr as ir
+from lisboa_rules.ir.types import VType
+from lisboa_rules.lang import names
+
+LONG = 40  # a constant whose code is longer is named once (`Names.constant`)
+LONG_MEASURE = 60  # a measure whose code is longer is a function of its own
+
+
+@dataclass(frozen=True)
+class Names:
+    """How the engine names what the rules name once: a long constant (by its code), a column
+    of a kind's table, a measure's function (by its id, annotation and code), and the kinds
+    whose ids are ints or text (for annotations)."""
+
+    constant: Callable[[str], str] | None = None
+    table: Callable[[str, str], str] | None = None
+    measure: Callable[[str, str, str], str] | None = None
+    int_kinds: frozenset[str] = frozenset()
+    kinds: frozenset[str] = frozenset()
+    slot: str = "{name}__"  # how a slot is printed (its name upper-cased in {name})
+    # what was printed already, by node (the checker prints each node it builds, so a
+    # parent's children are found here, not printed again); None: nothing is kept
+    memo: dict[int, tuple[ir.Expr, str]] | None = field(default=None, compare=False, repr=False)
+
+
+PLAIN = Names()
+
+
+def local(name: str) -> str:
+    """The Python name of a local of the effect language (a name of the rules' grammar, which
+    the front end checked where it is written: asserted again here)."""
+    return "v_" + names.check(name)
+
+
+def bare(code: str) -> str:
+    """`code` without one pair of parentheses around all of it."""
+    if not (code.startswith("(") and code.endswith(")")):
+        return code
+    depth = 0
+    for i, ch in enumerate(code):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and i < len(code) - 1:
+            return code
+    inner = code[1:-1]
+    depth = 0
+    quote = ""
+    for ch in inner:  # a tuple keeps its parentheses
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return code
+    return inner or code
+
+
+def constant(value: Any) -> str:
+    """A constant of the rules data as Python: lists become tuples (folded by the compiler)."""
+    if isinstance(value, list | tuple):
+        items = [constant(v) for v in value]
+        return f"({items[0]},)" if len(items) == 1 else "(" + ", ".join(items) + ")"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{constant(k)}: {constant(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, str):
+        return py_str(value)
+    return repr(value)
+
+
+def annotation(t: VType, n: Names = PLAIN) -> str:
+    """The Python annotation of a value of type t; a kind's id is an int or a str
+    (`int_kinds`, `kinds`), which mypyc compiles to typed operations."""
+    if t.name in ("int", "seat") or t.name in n.int_kinds:
+        base = "int"
+    elif t.name == "text" or t.name in n.kinds:
+        base = "str"
+    elif t.name == "bool":
+        base = "bool"
+    elif t.name == "list":
+        base = f"Sequence[{annotation(t.args[0], n)}]"
+    elif t.name == "map":
+        base = f"dict[{annotation(t.args[0], n)}, {annotation(t.args[1], n)}]"
+    elif t.name == "player":
+        base = "Player"
+    else:
+        base = "Any"
+    return f"{base} | None" if t.optional and base != "Any" else base
+
+
+def _named(code: str, n: Names) -> str:
+    return n.constant(code) if len(code) > LONG and n.constant is not None else code
+
+
+def expr(node: ir.Expr, n: Names = PLAIN) -> str:
+    """The node as Python, fully parenthesised where it is compound."""
+    memo = n.memo
+    if memo is None:
+        return _expr(node, n)
+    hit = memo.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    code = _expr(node, n)
+    memo[id(node)] = (node, code)
+    return code
+
+
+def _expr(node: ir.Expr, n: Names) -> str:
+    match node:
+        case ir.Lit(value=v):
+            return py_str(v) if isinstance(v, str) else repr(v)
+        case ir.Data(value=v):
+            code = constant(v)
+            # a long list or table is named once; a text stays a literal (where the words of
+            # the rules are, whatever their length, the code is the same)
+            return code if isinstance(v, str) else _named(code, n)
+        case ir.Local(name=name):
+            return local(name)
+        case ir.Arg(name=name):
+            return names.check(name)
+        case ir.Seat():
+            return "seat"
+        case ir.Me():
+            return "p"
+        case ir.Slot(name=name):
+            return n.slot.format(name=name.upper())
+        case ir.Context(name=name):
+            return f"x.{names.check(name)}"
+        case ir.PlayerField(field=f, of=of):
+            return f"{expr(of, n)}.{f}"
+        case ir.GameField(field=f):
+            return f"g.{f}"
+        case ir.Column(kind=kind, column=col, key=key):
+            if n.table is None:
+                raise ValueError(f"no name for the column {kind}.{col}")
+            return f"{n.table(kind, col)}[{expr(key, n)}]"
+        case ir.Measure(id=mid, body=body, type=t):
+            code = bare(expr(body, n))
+            if (" for " in code or len(code) > LONG_MEASURE) and n.measure is not None:
+                return f"{n.measure(mid, annotation(t), code)}(g, p)"
+            return code
+        case ir.Index(base=b, key=k):
+            return f"{expr(b, n)}[{expr(k, n)}]"
+        case ir.Get(base=b, key=k, default=d):
+            return f"{expr(b, n)}.get({expr(k, n)}, {expr(d, n)})"
+        case ir.BinOp(op=op, left=a, right=b):
+            return f"({expr(a, n)} {op} {expr(b, n)})"
+        case ir.Neg(operand=x):
+            return f"(-{expr(x, n)})"
+        case ir.Not(operand=x):
+            return f"(not {expr(x, n)})"
+        case ir.BoolOp(op=op, values=vs):
+            return "(" + f" {op} ".join(expr(v, n) for v in vs) + ")"
+        case ir.Compare(left=left, ops=ops):
+            parts = []
+            lhs = expr(left, n)
+            for cmp, right in ops:
+                rhs = expr(right, n)
+                parts.append(f"{lhs} {cmp} {rhs}")
+                lhs = rhs
+            return "(" + " and ".join(parts) + ")"
+        case ir.Cond(test=c, then=a, orelse=b):
+            return f"({expr(a, n)} if {expr(c, n)} else {expr(b, n)})"
+        case ir.Call(fn=fn, args=args):
+            return _call(fn, args, n)
+        case ir.Values(table=t):
+            return f"{expr(t, n)}.values()"
+        case ir.Keys(source=s, is_table=is_table, order=order, full=full):
+            src = expr(s, n)
+            if not is_table:
+                return src
+            if order is None:
+                return f"sorted({src})"
+            const = _named(constant(list(order)), n)
+            return const if full else f"[k for k in {const} if k in {src}]"
+        case ir.ListOf(items=items):
+            return "[" + ", ".join(expr(i, n) for i in items) + "]"
+        case ir.EmptyTable():
+            return "{}"
+        case ir.Comp():
+            return f"[{_comp(node, n)}]"
+        case ir.Cost(id=cid, given=given):
+            if not given:
+                ctx = "_NO_CTX"
+            elif len(given) == 1:  # one value: the engine's cache of contexts by that name
+                ctx = f"_ctx_{names.check(given[0][0])}({bare(expr(given[0][1], n))})"
+            else:
+                ctx = "_ctx(" + ", ".join(f"{names.check(k)}={expr(v, n)}"
+                                          for k, v in given) + ")"
+            return f"g.rs.costs[{py_str(cid)}](g, p, {ctx})"
+        case _:
+            assert_never(node)
+
+
+def _comp(node: ir.Comp, n: Names) -> str:
+    where = "".join(f" if {expr(c, n)}" for c in node.conds)
+    return f"{expr(node.elt, n)} for {local(node.var)} in {expr(node.source, n)}{where}"
+
+
+def _call(fn: ir.Function, args: tuple[ir.Expr, ...], n: Names) -> str:
+    if fn == "range":
+        return f"list(range({bare(expr(args[0], n))}))"
+    if fn == "reversed":
+        return f"list(reversed({expr(args[0], n)}))"
+    if fn == "first":  # the first item of a non-empty list
+        a = args[0]
+        if isinstance(a, ir.Comp):
+            return f"next({_comp(a, n)})"
+        return f"{expr(a, n)}[0]"
+    return f"{fn}({', '.join(expr(a, n) for a in args)})"
