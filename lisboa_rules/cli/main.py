@@ -286,10 +286,11 @@ def command_groups() -> tuple[ModuleType, ...]:
     from lisboa_rules.cli import compile as compile_commands
     from lisboa_rules.cli import diff as diff_commands
     from lisboa_rules.cli import engine as engine_commands
+    from lisboa_rules.cli import ir as ir_commands
     from lisboa_rules.cli import reference as reference_commands
 
     return (diff_commands, engine_commands, reference_commands, balance_commands,
-            compile_commands)
+            compile_commands, ir_commands)
 
 
 def all_commands() -> dict[str, Command]:

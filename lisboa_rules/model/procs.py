@@ -594,6 +594,62 @@ def compile_procs(ps: ProcSet, scope: Scope, name: Callable[[str], str],
     return out, unique_problems(problems)
 
 
+@dataclass(frozen=True)
+class Checked:
+    """An expression of a step as the checker typed it: where it is (the step's path and the
+    key it is written under), its source and its IR."""
+
+    path: tuple[str | int, ...]
+    key: str
+    source: Any
+    typed: typed.Typed
+
+
+class _Recording(LocatedCompiler):
+    """A compiler that keeps every expression it checked (once per place)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.checked: dict[tuple[tuple[str | int, ...], str], Checked] = {}
+
+    def expr(self, s: st.Step, source: Any, scope: Scope, want: VType | None,
+             key: str | None = None) -> typed.Typed | None:
+        got = super().expr(s, source, scope, want, key)
+        where = (s.path, key or s.kind)
+        if got is not None and where not in self.checked:
+            self.checked[where] = Checked(s.path, key or s.kind, source, got)
+        return got
+
+
+def checked_expressions(ps: ProcSet, state: StateDecl, data: dict[str, Any]
+                        ) -> dict[str, list[Checked]]:
+    """Every procedure's and action's checked expressions, in the order of their steps (for
+    `lisboa-rules ir`): by procedure id, and by `action:KIND` for the actions of a turn."""
+    names = data.get("vocabulary", {}).get("names") or []
+    tables = Tables()
+    scope = with_formulas(state_scope(state, data, ps.measures, tables), names)
+    out: dict[str, list[Checked]] = {}
+
+    def where(path: tuple[str | int, ...]) -> str:
+        return ""
+
+    def ordered(comp: _Recording) -> list[Checked]:
+        return sorted(comp.checked.values(), key=lambda c: [str(x).zfill(6) for x in c.path])
+
+    for pid, proc in ps.procs.items():
+        row = ps.this.get(pid)
+        comp = _Recording(_with_row(scope, row) if row is not None else scope, ps.procs,
+                          ps.hooks, grammar.stem, where, tables.values, effect_ids=ps.effects)
+        comp.compile(proc)
+        out[pid] = ordered(comp)
+    for kind, action in ps.actions.items():
+        comp = _Recording(_with_row(scope, ps.action_rows[kind]), ps.procs, ps.hooks,
+                          grammar.stem, where, tables.values, effect_ids=ps.effects)
+        comp.compile_action(action, kind.replace("-", "_"))
+        out[f"action:{kind}"] = ordered(comp)
+    return out
+
+
 def check_param_kinds(ps: ProcSet, state: StateDecl) -> list[st.StepProblem]:
     """Each param whose type names no kind of rules/state.yaml (`{decrees: decrees}` for
     `list[decree]`), reported once where it is declared (the effects' shared params are every

@@ -1,0 +1,126 @@
+"""The IR's expressions: what the checker builds from the rules' text, as the IR's own notation
+shows it (`ir/show.py`) and as the Python back end prints it (`pyprint/expr.py`); every checked
+expression of the shipped rules prints as Python that compiles, and every node class is built
+by the checker and handled by both printers."""
+
+from __future__ import annotations
+
+import typing
+from typing import Any
+
+import pytest
+
+from lisboa_rules.ir import expr as ir
+from lisboa_rules.ir.show import show
+from lisboa_rules.lang import typed
+from lisboa_rules.model.procs import Tables, checked_expressions, state_scope, with_formulas
+from lisboa_rules.pyprint import expr as pyprint
+
+
+@pytest.fixture(scope="module")
+def scope(compiled: Any) -> typed.Scope:
+    m = compiled.base.model
+    base = state_scope(m.state, m.data, m.procs.measures, Tables())
+    return with_formulas(base, m.data["vocabulary"]["names"])
+
+
+CASES = [
+    # source, the IR shown, the Python printed
+    ("reis + 1", "(+ player.reis 1)", "(p.reis + 1)"),
+    ("-reis", "(neg player.reis)", "(-p.reis)"),
+    ("not (reis > 2)", "(not (> player.reis 2))", "(not (p.reis > 2))"),
+    ("sum(goods)", "(sum (values player.goods))", "sum(p.goods.values())"),
+    ("len(hand)", "(len player.hand)", "len(p.hand)"),
+    ("[c for c in hand if c > 0]", "(each c in player.hand where (> c 0) gives c)",
+     "[v_c for v_c in p.hand if (v_c > 0)]"),
+    ("first(hand)", "(first player.hand)", "p.hand[0]"),
+    ("first([c for c in hand if c > 0])",
+     "(first (each c in player.hand where (> c 0) gives c))",
+     "next(v_c for v_c in p.hand if (v_c > 0))"),
+    ("game.favors", "game.favors", "g.favors"),
+    ("cost('visit-cost', other_officials=2)", "(cost visit-cost other_officials=2)",
+     'g.rs.costs["visit-cost"](g, p, _ctx_other_officials(2))'),
+    ("max(1, reis)", "(max 1 player.reis)", "max(1, p.reis)"),
+    ("reis if reis > 0 else 0", "(if (> player.reis 0) player.reis 0)",
+     "(p.reis if (p.reis > 0) else 0)"),
+    ("{}", "(table)", "{}"),
+    ("[1, 2]", "(list 1 2)", "[1, 2]"),
+    ("range(3)", "(range 3)", "list(range(3))"),
+    ("reversed(hand)", "(reversed player.hand)", "list(reversed(p.hand))"),
+    ("1 < reis <= 3", "(chain 1 < player.reis <= 3)", "(1 < p.reis and p.reis <= 3)"),
+    ("reis % 2 // 1 * 3 - 1", "(- (* (// (% player.reis 2) 1) 3) 1)",
+     "((((p.reis % 2) // 1) * 3) - 1)"),
+    ("None", "none", "None"),
+    ("'x'", '"x"', '"x"'),
+    # a constant of the rules folded away: `x and True` is x, `x or True` is True
+    ("reis > 0 and True", "(> player.reis 0)", "(p.reis > 0)"),
+    ("reis > 0 or True", "true", "True"),
+]
+
+
+@pytest.mark.parametrize(("source", "shown", "code"), CASES)
+def test_the_checker_builds_the_ir_and_the_printer_prints_it(
+    scope: typed.Scope, source: str, shown: str, code: str
+) -> None:
+    t = typed.check(source, scope)
+    assert show(t.node) == shown
+    assert t.code == code
+    assert pyprint.expr(t.node, scope.names()) == code  # printed again: the same
+
+
+def test_every_checked_expression_of_the_rules_prints_as_python_that_compiles(
+    compiled: Any,
+) -> None:
+    m = compiled.base.model
+    found = checked_expressions(m.procs, m.state, m.data)
+    seen: set[type] = set()
+    count = 0
+    for checked in found.values():
+        for c in checked:
+            compile(c.typed.code, "<ir>", "eval")
+            text = show(c.typed.node)
+            assert text.count("(") == text.count(")"), text
+            seen |= {type(n) for n in ir.walk(c.typed.node)}
+            count += 1
+    assert count > 300  # every procedure and action of the game
+    # the rules use most kinds of node (the rest are built by the cases above)
+    assert {ir.PlayerField, ir.GameField, ir.Column, ir.Local, ir.Compare, ir.Data,
+            ir.Measure, ir.Cost} <= seen
+
+
+def test_every_node_class_is_built_by_the_checker(scope: typed.Scope, compiled: Any) -> None:
+    """Each class of the `Expr` union comes out of the checker for some expression of the
+    cases above, a measure, a query argument or a per-item name (none is dead)."""
+    built: set[type] = set()
+    for source, _, _ in CASES:
+        built |= {type(n) for n in ir.walk(typed.check(source, scope).node)}
+    for name in scope.measures.values():
+        built |= {type(n) for n in ir.walk(name.ref)}
+    both = typed.check("reis > 0 and len(rules.nobles.nobles.id) > 0", scope)
+    assert show(both.node) == "(and (> player.reis 0) (> (len rules.nobles.nobles.id) 0))"
+    built |= {type(n) for n in ir.walk(both.node)}
+    types = typed.check("[c.type for c in hand]", scope)
+    assert show(types.node) == "(each c in player.hand gives (column card.type c))"
+    built |= {type(n) for n in ir.walk(types.node)}
+    hand_order = typed.check("[n for n in game.favors]", scope).node
+    built |= {type(n) for n in ir.walk(hand_order)}
+    entry = typed.check("markers['king']", scope)  # a table that may not hold the key
+    assert show(entry.node) == '(at player.markers "king" else 0)'
+    assert entry.code == 'p.markers.get("king", 0)'
+    built |= {type(n) for n in ir.walk(entry.node)}
+    m = compiled.base.model
+    from lisboa_rules.model.procs import vocab_nodes
+
+    for _, node in vocab_nodes(m.data["vocabulary"]["names"], scope).values():
+        built |= {type(n) for n in ir.walk(node)}
+    built |= {ir.Arg, ir.Seat}  # named by the queries' and the procedures' scopes
+    assert set(typing.get_args(ir.Expr)) - built == set()
+
+
+def test_a_name_prints_what_it_reads(scope: typed.Scope) -> None:
+    assert scope.player["reis"].code == "p.reis"
+    assert scope.game["favors"].code == "g.favors"
+    assert scope.locals["seat"].code == "seat"
+    other = typed.check("[q.reis for q in game.players]", scope)
+    assert other.code == "[v_q.reis for v_q in g.players]"
+    assert show(other.node) == "(each q in game.players gives q.reis)"
