@@ -10,12 +10,15 @@ system, or the same machine).
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import Any
 
+from lisboa_rules.sim.engine import load_engine
 from lisboa_rules.sim.runner import GameRecord, Job, run_job
 
 Progress = Callable[[int], None]  # told how many games each finished chunk played
@@ -26,8 +29,6 @@ _ENGINES: dict[str, Any] = {}
 def _engine(path: str) -> Any:
     engine = _ENGINES.get(path)
     if engine is None:
-        from lisboa_rules.cli.engine import load_engine
-
         engine = _ENGINES[path] = load_engine(Path(path))
     return engine
 
@@ -83,13 +84,56 @@ def run_processes(
         return run_serial(engine, jobs, progress)
     from concurrent.futures import ProcessPoolExecutor
 
-    from lisboa_rules.cli.engine import _ending_workers_on_sigterm
-
     _register(engine, jobs)  # forked workers inherit them: no second import
     paths = sorted({job.engine for job in jobs})
     pool = ProcessPoolExecutor(workers, initializer=_init_process, initargs=(paths,))
-    with _ending_workers_on_sigterm(pool):
+    with ending_workers_on_sigterm(pool):
         return _collect(pool.map(_run, jobs), progress)
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived while workers were running."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
+
+
+@contextlib.contextmanager
+def ending_workers_on_sigterm(pool: Any) -> Iterator[None]:
+    """Run a ProcessPoolExecutor's work inside; on SIGTERM (or any exception) end its
+    workers before leaving, then die of the signal as the command would have without
+    workers; shut the pool down (waiting for it) when the work ends."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if main else None
+    try:
+        yield
+    except _Terminated:
+        end_workers(pool)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise  # pragma: no cover - the signal ends the process
+    except BaseException:
+        end_workers(pool)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        if main and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def end_workers(pool: Any) -> None:
+    """Stop a ProcessPoolExecutor's workers now: cancel what is queued, terminate, reap."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(5)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
 
 
 class DaskUnavailable(RuntimeError):
