@@ -19,21 +19,18 @@ import contextlib
 import hashlib
 import json
 import os
-import random
-import signal
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from lisboa_rules.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
 from lisboa_rules.core.diagnostics import PROG, has_errors
 from lisboa_rules.core.inputs import ENGINE, discover, read_regular
-from lisboa_rules.core.memory import cyclic_gc_paused
-from lisboa_rules.sim import executors
+from lisboa_rules.sim import executors, runner
 from lisboa_rules.sim.engine import EngineLoadError, load_engine
+from lisboa_rules.sim.summary import Summary, summary_data
 
 DEFAULT_ENGINE = Path("generated") / ENGINE
 
@@ -325,90 +322,6 @@ def seed_range_error(seed: int, games: int) -> str | None:
     return None
 
 
-@dataclass
-class GameRecord:
-    """What one simulated game contributes to the summary (plain data: it crosses processes)."""
-
-    seed: int
-    moves: int
-    turns: int
-    rounds: int
-    sources: dict[str, int]  # wigs per source, summed over the players
-    track: int
-    totals: list[int]
-    fired: list[str]
-    winners: list[int]
-
-
-_WORKER: dict[str, Any] = {}
-
-
-def _init_worker(path: str) -> None:
-    """Load the engine in a worker, unless it came with the fork (the parent's copy)."""
-    # A forked worker inherits the parent's SIGTERM handler: it must simply end.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if "engine" not in _WORKER:
-        _WORKER["engine"] = load_engine(Path(path))
-
-
-def play_random_game(E: Any, players: int, variants: Sequence[str], seed: int) -> GameRecord:
-    """Play one game to the end, every move chosen at random among the legal ones (the cyclic
-    garbage collector paused meanwhile: the engine's states make no cycles)."""
-    g = E.new_game(players, tuple(variants), seed)
-    rng = random.Random(f"moves:{seed}")
-    moves = 0
-    with cyclic_gc_paused():
-        while g.phase != "over":
-            g = E.apply_move(g, rng.choice(E.legal_moves(g)))
-            moves += 1
-    sheet = E.final_scores(g)
-    rank = E.ranking(g, sheet)
-    sources: dict[str, int] = {}
-    for lines in sheet.lines:
-        for ln in lines:
-            sources[ln.source] = sources.get(ln.source, 0) + ln.points
-    return GameRecord(seed, moves, g.turns, g.round, sources, sum(sheet.track),
-                      list(sheet.totals), list(g.fired), list(rank.places[0]))
-
-
-def _play_chunk(job: tuple[int, Sequence[str], list[int]]) -> list[GameRecord]:
-    players, variants, seeds = job
-    E = _WORKER["engine"]
-    return [play_random_game(E, players, variants, s) for s in seeds]
-
-
-@dataclass
-class Summary:
-    """Totals over the games, in seed order; averages are taken at the end."""
-
-    games: int = 0
-    moves: int = 0
-    turns: list[int] = field(default_factory=list)
-    rounds: list[int] = field(default_factory=list)
-    sources: dict[str, int] = field(default_factory=dict)
-    track: int = 0
-    total: int = 0
-    fired: dict[str, int] = field(default_factory=dict)
-    wins: list[int] = field(default_factory=list)
-    shared_wins: list[int] = field(default_factory=list)
-
-    def add(self, r: GameRecord) -> None:
-        self.games += 1
-        self.moves += r.moves
-        self.turns.append(r.turns)
-        self.rounds.append(r.rounds)
-        for k, v in r.sources.items():
-            self.sources[k] = self.sources.get(k, 0) + v
-        self.track += r.track
-        self.total += sum(r.totals)
-        for t in r.fired:
-            self.fired[t] = self.fired.get(t, 0) + 1
-        for seat in r.winners:
-            self.wins[seat] += 1
-            if len(r.winners) > 1:
-                self.shared_wins[seat] += 1
-
-
 def run_simulate(args: argparse.Namespace) -> int:
     """Play seeded random games to the end and print a summary."""
     why = seed_range_error(args.seed, args.games)
@@ -442,33 +355,23 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 def simulate(E: Any, path: Path, players: int, variants: tuple[str, ...], seed: int,
              games: int, jobs: int) -> Summary:
-    """Play the games (in `jobs` processes when more than 1) and sum them up in seed order."""
-    summary = Summary(wins=[0] * players, shared_wins=[0] * players)
-    seeds = list(range(seed, seed + games))
+    """Play the random games (in `jobs` processes when more than 1: sim/executors.py) and sum
+    them up in seed order, with a progress bar on a terminal."""
+    summary = Summary.of_players(players)
+    options = runner.Options(one_generator=True, leads=False)
+    chunks = runner.chunks(str(path), players, variants, seed, games, ("random",), options, jobs)
     progress = progress_bar(games)
-    if jobs == 1 or games == 1:
-        for s in seeds:
-            summary.add(play_random_game(E, players, variants, s))
-            if progress is not None:
-                progress.update(1)
-    else:
-        # Small chunks (about 16 per worker) keep the workers busy to the end: games differ in
-        # length, and one long last chunk would leave the other workers idle.
-        size = max(1, min(25, games // (jobs * 16)))
-        chunks = [(players, variants, seeds[i:i + size]) for i in range(0, games, size)]
-        from concurrent.futures import ProcessPoolExecutor  # only simulate --jobs pays it
 
-        # Forked workers inherit the loaded engine (no second compile); spawned ones load it.
-        _WORKER["engine"] = E
-        pool = ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(str(path),))
-        with executors.ending_workers_on_sigterm(pool):
-            for records in pool.map(_play_chunk, chunks):  # in order: same result as 1 job
-                for r in records:
-                    summary.add(r)
-                if progress is not None:
-                    progress.update(len(records))
-    if progress is not None:
-        progress.close()
+    def take(records: list[runner.GameRecord]) -> None:
+        summary.add_all(records)
+        if progress is not None:
+            progress.update(len(records))
+
+    try:
+        executors.play_processes(E, chunks, jobs, take)
+    finally:
+        if progress is not None:
+            progress.close()
     return summary
 
 
@@ -483,40 +386,6 @@ def progress_bar(total: int, unit: str = "games") -> Any:
         return None
     return tqdm(total=total, unit=unit[:-1] if unit.endswith("s") else unit, file=sys.stderr,
                 dynamic_ncols=True, leave=True)
-
-
-def _stats(values: list[int]) -> dict[str, float | int]:
-    return {"mean": round(sum(values) / len(values), 2), "min": min(values), "max": max(values)}
-
-
-def summary_data(E: Any, s: Summary, players: int, variants: tuple[str, ...],
-                 seed: int) -> dict[str, Any]:
-    """The summary as plain data."""
-    rs = E.RULESETS[variants]
-    per_player = s.games * players
-    ends = {t.id: t.ends for t in rs.triggers}
-    colors = list(rs.colors[:players])
-    return {
-        "games": s.games,
-        "players": players,
-        "variants": list(variants),
-        "seed": seed,
-        "length": {"turns": _stats(s.turns), "rounds": _stats(s.rounds),
-                   "moves": round(s.moves / s.games, 2)},
-        "score_per_player": {
-            "track": round(s.track / per_player, 2),
-            "sources": {src.id: {"name": src.name,
-                                 "mean": round(s.sources.get(src.id, 0) / per_player, 2)}
-                        for src in rs.scoring},
-            "total": round(s.total / per_player, 2),
-        },
-        "triggers": {
-            kind: {t: n for t, n in sorted(s.fired.items()) if ends.get(t) == kind}
-            for kind in ("period", "game")
-        },
-        "wins": [{"seat": i, "color": colors[i], "wins": s.wins[i],
-                  "shared": s.shared_wins[i]} for i in range(players)],
-    }
 
 
 def summary_text(d: dict[str, Any]) -> str:

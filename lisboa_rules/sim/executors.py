@@ -13,7 +13,7 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any
@@ -22,6 +22,7 @@ from lisboa_rules.sim.engine import load_engine
 from lisboa_rules.sim.runner import GameRecord, Job, run_job
 
 Progress = Callable[[int], None]  # told how many games each finished chunk played
+Sink = Callable[[list[GameRecord]], None]  # given each chunk's records, in the jobs' order
 
 _ENGINES: dict[str, Any] = {}
 
@@ -58,21 +59,50 @@ def _run(job: Job) -> list[GameRecord]:
     return run_job(_engine(job.engine), job)
 
 
-def _collect(results: Iterable[list[GameRecord]], progress: Progress | None) -> list[GameRecord]:
-    out: list[GameRecord] = []
-    for records in results:
-        out += records
+def _collector(out: list[GameRecord], progress: Progress | None) -> Sink:
+    """A sink that keeps every record in `out` and tells `progress` of each chunk."""
+
+    def take(records: list[GameRecord]) -> None:
+        out.extend(records)
         if progress is not None:
             progress(len(records))
-    return out
+
+    return take
+
+
+def play_serial(engine: Engines, jobs: Sequence[Job], sink: Sink) -> None:
+    """Play every job here, in order, handing each job's records to `sink` as it ends (a run
+    that only sums its games up keeps none of them)."""
+    _register(engine, jobs)
+    for job in jobs:
+        sink(_run(job))
+
+
+def play_processes(engine: Engines, jobs: Sequence[Job], workers: int, sink: Sink) -> None:
+    """Play the jobs in `workers` processes, handing each job's records to `sink` in the jobs'
+    order. A forked worker inherits the engines; a spawned one loads each from its path. On
+    SIGTERM (or any exception, in `sink` too) the workers are ended before this returns
+    (`ending_workers_on_sigterm`)."""
+    if workers <= 1 or len(jobs) <= 1:
+        play_serial(engine, jobs, sink)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    _register(engine, jobs)  # forked workers inherit them: no second import
+    paths = sorted({job.engine for job in jobs})
+    pool = ProcessPoolExecutor(workers, initializer=_init_process, initargs=(paths,))
+    with ending_workers_on_sigterm(pool):
+        for records in pool.map(_run, jobs):  # in order: the same results as one process
+            sink(records)
 
 
 def run_serial(
     engine: Engines, jobs: Sequence[Job], progress: Progress | None = None
 ) -> list[GameRecord]:
     """Play every job here, in order."""
-    _register(engine, jobs)
-    return _collect((_run(job) for job in jobs), progress)
+    out: list[GameRecord] = []
+    play_serial(engine, jobs, _collector(out, progress))
+    return out
 
 
 def run_processes(
@@ -80,15 +110,9 @@ def run_processes(
 ) -> list[GameRecord]:
     """Play the jobs in `workers` processes; the records come back in the jobs' order. A
     forked worker inherits the engines; a spawned one loads each from its path."""
-    if workers <= 1 or len(jobs) <= 1:
-        return run_serial(engine, jobs, progress)
-    from concurrent.futures import ProcessPoolExecutor
-
-    _register(engine, jobs)  # forked workers inherit them: no second import
-    paths = sorted({job.engine for job in jobs})
-    pool = ProcessPoolExecutor(workers, initializer=_init_process, initargs=(paths,))
-    with ending_workers_on_sigterm(pool):
-        return _collect(pool.map(_run, jobs), progress)
+    out: list[GameRecord] = []
+    play_processes(engine, jobs, workers, _collector(out, progress))
+    return out
 
 
 class _Terminated(BaseException):
@@ -229,5 +253,9 @@ def run_dask(
                 ) from None
             stack.callback(client.close)
         futures = client.map(_run, list(jobs), pure=False)
-        return _collect((f.result() for f in futures), progress)
+        out: list[GameRecord] = []
+        take = _collector(out, progress)
+        for future in futures:
+            take(future.result())
+        return out
     raise AssertionError("unreachable")  # pragma: no cover - mypy: ExitStack may swallow
