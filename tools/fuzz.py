@@ -1547,7 +1547,7 @@ ENGINE_FILE = Path("generated") / "lisboa_engine.py"
 
 def load_generated_engine(path: Path = ENGINE_FILE) -> Any:
     """The generated engine at `path`, imported as a module."""
-    from lisboa_rules.cli.engine import load_engine
+    from lisboa_rules.sim.engine import load_engine
 
     return load_engine(path)
 

@@ -54,15 +54,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lisboa_rules.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
+from lisboa_rules.cli.common import EXIT_ERROR, EXIT_OK, Command, err, out, report
 from lisboa_rules.cli.engine import (
     MAX_BALANCE_GAMES,
-    EngineLoadError,
+    EngineRefused,
     _positive,
     default_players,
     engine_file,
+    exit_code,
     games_count,
-    load_engine,
     progress_bar,
     seed_range_error,
     worker_count,
@@ -74,6 +74,7 @@ from lisboa_rules.outputs import files
 from lisboa_rules.sim import agents as sim_agents
 from lisboa_rules.sim import executors, runner
 from lisboa_rules.sim import report as sim_report
+from lisboa_rules.sim.engine import EngineLoadError, load_engine
 
 HOUSE_SUFFIXES = (".yaml", ".yml")
 
@@ -334,7 +335,7 @@ def _house_engines(
     """For each set of house-rule files, the rules folder with them added as variants
     (pipeline's `extra`: nothing is copied, and their diagnostics name their own files),
     compiled to a temporary engine file (which lives as long as `stack`). The diagnostics of
-    every set are printed together, each once; EngineLoadError when one has errors."""
+    every set are printed together, each once; EngineRefused when one has errors."""
     from lisboa_rules import pipeline
 
     if not (rules / "game.yaml").is_file():
@@ -343,7 +344,7 @@ def _house_engines(
     diags = list(dict.fromkeys(d for r in results for d in r.diagnostics))
     if has_errors(diags) or any(ENGINE not in r.files for r in results):
         report(diags, "text")
-        raise EngineLoadError("the rules with the house rules have errors", EXIT_FINDINGS)
+        raise EngineRefused("the rules with the house rules have errors")
     tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lisboa-balance-")))
     paths = []
     for i, result in enumerate(results):
@@ -418,7 +419,7 @@ def run(args: argparse.Namespace) -> int:
                 return EXIT_ERROR
     except EngineLoadError as exc:
         err(f"{PROG}: error: {exc}\n")
-        return exc.code
+        return exit_code(exc)
     if args.format == "json":
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     elif args.format == "html":

@@ -14,7 +14,7 @@ from lisboa_rules.core.source import Span
 from lisboa_rules.lang import expr
 from lisboa_rules.lang import text as rtext
 from lisboa_rules.lang.vocab import BoundError, env_for, resolve_range
-from lisboa_rules.model.types import Model, Params, Rule
+from lisboa_rules.model.types import Model, Params, Rule, find_owner
 
 Check = Callable[[Model], Iterator[Diagnostic]]
 
@@ -299,8 +299,6 @@ def check_text(m: Model) -> Iterator[Diagnostic]:
 
 def _local_for(m: Model, r: Rule) -> Any:
     """The object that holds a rule's text, for its local placeholders."""
-    from lisboa_rules.emit.reference.words import find_owner
-
     return find_owner(m, r)[0]
 
 

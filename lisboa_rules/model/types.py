@@ -367,3 +367,38 @@ class Model:
         """The source span of a value, falling back to the nearest enclosing one."""
         key: tuple[str | int, ...] = (kind, *path)
         return nearest(self.spans, key) or NOWHERE
+
+
+def find_owner(m: Model, r: Rule) -> tuple[Any, tuple[str | int, ...]]:
+    """The object that holds a rule's text, and its path (kind first): what the rule's local
+    placeholders bind to (the text checks and the reference read it)."""
+    if r.owner:
+        node = m.data.get(r.section)
+        for key in r.owner:
+            if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+                node = node[key]
+            elif isinstance(node, dict):
+                node = node.get(key)
+        if isinstance(node, dict) and node.get("text") == r.text:
+            return node, (r.section, *r.owner)
+    doc = m.data.get(r.section)
+    found = _find_text(doc, r.text, (r.section,))
+    return found if found is not None else ({}, (r.section,))
+
+
+def _find_text(
+    node: Any, text: str, path: tuple[str | int, ...]
+) -> tuple[Any, tuple[str | int, ...]] | None:
+    if isinstance(node, dict):
+        if node.get("text") == text:
+            return node, path
+        for k, v in node.items():
+            hit = _find_text(v, text, (*path, k))
+            if hit is not None:
+                return hit
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            hit = _find_text(v, text, (*path, i))
+            if hit is not None:
+                return hit
+    return None

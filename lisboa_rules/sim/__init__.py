@@ -1,5 +1,6 @@
-"""Simulated play over a generated engine: agents (agents.py), seeded runs (runner.py) on an
-executor (executors.py), statistics (stats.py) and the balance report (report.py, html.py).
+"""Simulated play over a generated engine: loading it (engine.py), agents (agents.py), seeded
+runs (runner.py) on an executor (executors.py), statistics (stats.py), the balance report
+(report.py, html.py) and `simulate`'s summary (summary.py).
 
 Everything here uses the engine's public API only and names no concept of the game, so it
 works for any rule set, variant or house rule."""

@@ -10,15 +10,19 @@ system, or the same machine).
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import Any
 
+from lisboa_rules.sim.engine import load_engine
 from lisboa_rules.sim.runner import GameRecord, Job, run_job
 
 Progress = Callable[[int], None]  # told how many games each finished chunk played
+Sink = Callable[[list[GameRecord]], None]  # given each chunk's records, in the jobs' order
 
 _ENGINES: dict[str, Any] = {}
 
@@ -26,8 +30,6 @@ _ENGINES: dict[str, Any] = {}
 def _engine(path: str) -> Any:
     engine = _ENGINES.get(path)
     if engine is None:
-        from lisboa_rules.cli.engine import load_engine
-
         engine = _ENGINES[path] = load_engine(Path(path))
     return engine
 
@@ -57,21 +59,50 @@ def _run(job: Job) -> list[GameRecord]:
     return run_job(_engine(job.engine), job)
 
 
-def _collect(results: Iterable[list[GameRecord]], progress: Progress | None) -> list[GameRecord]:
-    out: list[GameRecord] = []
-    for records in results:
-        out += records
+def _collector(out: list[GameRecord], progress: Progress | None) -> Sink:
+    """A sink that keeps every record in `out` and tells `progress` of each chunk."""
+
+    def take(records: list[GameRecord]) -> None:
+        out.extend(records)
         if progress is not None:
             progress(len(records))
-    return out
+
+    return take
+
+
+def play_serial(engine: Engines, jobs: Sequence[Job], sink: Sink) -> None:
+    """Play every job here, in order, handing each job's records to `sink` as it ends (a run
+    that only sums its games up keeps none of them)."""
+    _register(engine, jobs)
+    for job in jobs:
+        sink(_run(job))
+
+
+def play_processes(engine: Engines, jobs: Sequence[Job], workers: int, sink: Sink) -> None:
+    """Play the jobs in `workers` processes, handing each job's records to `sink` in the jobs'
+    order. A forked worker inherits the engines; a spawned one loads each from its path. On
+    SIGTERM (or any exception, in `sink` too) the workers are ended before this returns
+    (`ending_workers_on_sigterm`)."""
+    if workers <= 1 or len(jobs) <= 1:
+        play_serial(engine, jobs, sink)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    _register(engine, jobs)  # forked workers inherit them: no second import
+    paths = sorted({job.engine for job in jobs})
+    pool = ProcessPoolExecutor(workers, initializer=_init_process, initargs=(paths,))
+    with ending_workers_on_sigterm(pool):
+        for records in pool.map(_run, jobs):  # in order: the same results as one process
+            sink(records)
 
 
 def run_serial(
     engine: Engines, jobs: Sequence[Job], progress: Progress | None = None
 ) -> list[GameRecord]:
     """Play every job here, in order."""
-    _register(engine, jobs)
-    return _collect((_run(job) for job in jobs), progress)
+    out: list[GameRecord] = []
+    play_serial(engine, jobs, _collector(out, progress))
+    return out
 
 
 def run_processes(
@@ -79,17 +110,54 @@ def run_processes(
 ) -> list[GameRecord]:
     """Play the jobs in `workers` processes; the records come back in the jobs' order. A
     forked worker inherits the engines; a spawned one loads each from its path."""
-    if workers <= 1 or len(jobs) <= 1:
-        return run_serial(engine, jobs, progress)
-    from concurrent.futures import ProcessPoolExecutor
+    out: list[GameRecord] = []
+    play_processes(engine, jobs, workers, _collector(out, progress))
+    return out
 
-    from lisboa_rules.cli.engine import _ending_workers_on_sigterm
 
-    _register(engine, jobs)  # forked workers inherit them: no second import
-    paths = sorted({job.engine for job in jobs})
-    pool = ProcessPoolExecutor(workers, initializer=_init_process, initargs=(paths,))
-    with _ending_workers_on_sigterm(pool):
-        return _collect(pool.map(_run, jobs), progress)
+class _Terminated(BaseException):
+    """SIGTERM arrived while workers were running."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
+
+
+@contextlib.contextmanager
+def ending_workers_on_sigterm(pool: Any) -> Iterator[None]:
+    """Run a ProcessPoolExecutor's work inside; on SIGTERM (or any exception) end its
+    workers before leaving, then die of the signal as the command would have without
+    workers; shut the pool down (waiting for it) when the work ends."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if main else None
+    try:
+        yield
+    except _Terminated:
+        end_workers(pool)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise  # pragma: no cover - the signal ends the process
+    except BaseException:
+        end_workers(pool)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        if main and previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def end_workers(pool: Any) -> None:
+    """Stop a ProcessPoolExecutor's workers now: cancel what is queued, terminate, reap."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(5)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
 
 
 class DaskUnavailable(RuntimeError):
@@ -185,5 +253,9 @@ def run_dask(
                 ) from None
             stack.callback(client.close)
         futures = client.map(_run, list(jobs), pure=False)
-        return _collect((f.result() for f in futures), progress)
+        out: list[GameRecord] = []
+        take = _collector(out, progress)
+        for future in futures:
+            take(future.result())
+        return out
     raise AssertionError("unreachable")  # pragma: no cover - mypy: ExitStack may swallow

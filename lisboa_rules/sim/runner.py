@@ -5,10 +5,14 @@ agents rotate one seat per game, so over `len(agents)` games each agent sits in 
 Each seat's agent is seeded with the game's seed and the seat, so a game's moves depend on
 nothing but (engine, rule set, players, agents, seed): not on the order, the process or the
 machine that plays it. `GameRecord` is plain data (it crosses processes and the network).
+
+`simulate`'s games are random games of another draw: one generator per game, seeded
+`moves:S+i`, draws every seat's moves (`Options(one_generator=True)`), as it always has.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +22,8 @@ from lisboa_rules.sim.agents import (
     DEFAULT_HORIZON,
     DEFAULT_ITERATIONS,
     OVER,
+    Agent,
+    RandomAgent,
     make_agent,
     totals_of,
 )
@@ -25,10 +31,16 @@ from lisboa_rules.sim.agents import (
 
 @dataclass(frozen=True)
 class Options:
-    """What an agent needs besides its name (MCTS's budget)."""
+    """What an agent needs besides its name (MCTS's budget), and how the seats draw."""
 
     iterations: int = DEFAULT_ITERATIONS
     horizon: int | None = DEFAULT_HORIZON
+    # every seat's moves drawn by one random generator per game, seeded `moves:SEED`, instead
+    # of an agent per seat (`random` agents only): the games `simulate` plays
+    one_generator: bool = False
+    # follow the leader (the score estimate at the end of each turn) for `lead_changes`, which
+    # is 0 without it: about 6% of a random game's time, and `simulate` reports no leaders
+    leads: bool = True
 
 
 @dataclass
@@ -49,6 +61,7 @@ class GameRecord:
     places: list[int]  # per seat: its place, counted as in sport (1, 1, 3)
     margin: int  # the winner's total minus the next best (0 when first place is shared)
     lead_changes: int  # times the leader (by the score estimate at the end of a turn) changed
+    # (0 when the game was played without following it: Options.leads)
 
 
 def lineup(agents: Sequence[str], players: int, index: int) -> tuple[str, ...]:
@@ -83,20 +96,26 @@ def _play_game(
 ) -> GameRecord:
     E = engine
     names = lineup(agents, players, index)
-    bots = [
-        make_agent(n, E, f"{seed}:{seat}", iterations=options.iterations, horizon=options.horizon)
-        for seat, n in enumerate(names)
-    ]
+    bots: Sequence[Agent]
+    if options.one_generator:
+        bots = _one_generator(E, names, seed)
+    else:
+        bots = [
+            make_agent(n, E, f"{seed}:{seat}", iterations=options.iterations,
+                       horizon=options.horizon)
+            for seat, n in enumerate(names)
+        ]
     g = E.new_game(players, tuple(variants), seed)
     moves = 0
     leader: int | None = None
     changes = 0
     turns = g.turns
     estimate = totals_of(E)
+    leads = options.leads
     while g.phase != OVER:
         g = E.apply_move(g, bots[g.actor](g))
         moves += 1
-        if g.turns != turns:  # a turn ended: who leads now?
+        if leads and g.turns != turns:  # a turn ended: who leads now?
             turns = g.turns
             totals = estimate(g)
             top = max(totals)
@@ -133,6 +152,15 @@ def _play_game(
         margin=margin,
         lead_changes=changes,
     )
+
+
+def _one_generator(engine: Any, names: Sequence[str], seed: int) -> list[Agent]:
+    """One random agent for every seat, seeded `moves:SEED` (Options.one_generator)."""
+    if any(n != "random" for n in names):
+        raise ValueError(f"one generator for every seat draws random moves: the agents are "
+                         f"'random' only, not {', '.join(sorted(set(names)))}")
+    bot = RandomAgent(engine, random.Random(f"moves:{seed}"))
+    return [bot] * len(names)
 
 
 @dataclass(frozen=True)

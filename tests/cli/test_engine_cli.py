@@ -20,6 +20,10 @@ from conftest import ENGINE_PATH, ROOT
 
 from lisboa_rules.cli import engine as engine_cli
 from lisboa_rules.cli import main as cli
+from lisboa_rules.sim import runner
+
+# the games `simulate` plays: random moves, one generator per game
+SIMULATED = runner.Options(one_generator=True, leads=False)
 
 
 def _finished_game(engine: Any, players: int = 3, seed: int = 4) -> Any:
@@ -159,7 +163,7 @@ def test_simulate_json_summary(engine: Any, capsys: Any, monkeypatch: Any) -> No
     # the summary agrees with playing the same games directly
     turns = []
     for seed in range(3, 9):
-        rec = engine_cli.play_random_game(engine, 3, (), seed)
+        rec = runner.play_game(engine, 3, (), seed, seed - 3, ("random",), SIMULATED)
         turns.append(rec.turns)
     assert d["length"]["turns"]["min"] == min(turns)
     assert d["length"]["turns"]["max"] == max(turns)
@@ -174,6 +178,27 @@ def test_simulate_json_summary(engine: Any, capsys: Any, monkeypatch: Any) -> No
     assert len(sources) == 7
     total = d["score_per_player"]["track"] + sum(s["mean"] for s in sources.values())
     assert abs(total - d["score_per_player"]["total"]) < 0.05
+
+
+def test_simulate_plays_one_generator_per_game(engine: Any) -> None:
+    """Every move of a simulated game is drawn by one generator, seeded `moves:SEED`, among
+    the legal moves, whoever moves (the games `simulate` has always played: the same seeds
+    give the same summaries)."""
+    for seed in (1, 2, -7):
+        g = engine.new_game(3, (), seed)
+        rng = random.Random(f"moves:{seed}")
+        moves = 0
+        while g.phase != "over":
+            g = engine.apply_move(g, rng.choice(engine.legal_moves(g)))
+            moves += 1
+        rec = runner.play_game(engine, 3, (), seed, 0, ("random",), SIMULATED)
+        sheet = engine.final_scores(g)
+        assert (rec.moves, rec.turns, rec.rounds, rec.fired) == (moves, g.turns, g.round,
+                                                               list(g.fired))
+        assert rec.totals == list(sheet.totals) and rec.lead_changes == 0
+        assert rec.first == list(engine.ranking(g, sheet).places[0])
+    with pytest.raises(ValueError, match="'random' only"):
+        runner.play_game(engine, 2, (), 1, 0, ("random", "greedy"), SIMULATED)
 
 
 @pytest.mark.parametrize(
@@ -422,12 +447,7 @@ def test_too_many_games_are_refused_before_anything_is_played(
     def no_game(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a game was started")
 
-    from lisboa_rules.sim import runner
-
-    monkeypatch.setattr(runner, "play_game", no_game)
-    import lisboa_rules.cli.engine as engine_cli
-
-    monkeypatch.setattr(engine_cli, "play_random_game", no_game)
+    monkeypatch.setattr(runner, "play_game", no_game)  # simulate's games and balance's
     code, out, err = _run([command, "--games", games, "--seed", "1", "--players", "2"], capsys,
                           monkeypatch)
     assert code == 2 and out == "" and f"at most {limit} games" in err, err

@@ -57,7 +57,7 @@ from lisboa_rules.emit.header import header_lines
 from lisboa_rules.emit.reference import diagrams, words
 from lisboa_rules.lang import text as rtext
 from lisboa_rules.model.checks import CROSS_REF
-from lisboa_rules.model.types import Model, Rule
+from lisboa_rules.model.types import Model, Rule, find_owner
 from lisboa_rules.outputs import pycode
 
 if TYPE_CHECKING:
@@ -642,7 +642,7 @@ class _Builder:
     def rule_text(self, r: Rule, m: Model | None = None) -> Rich:
         model = m or self.m
         rule = model.rule(r.id) or r
-        local, _ = words.find_owner(model, rule)
+        local, _ = find_owner(model, rule)
         return self.rich(rule.text, local, model, r.provenance.assumptions)
 
     def words(self, source: str, params: Mapping[str, int], unit: str | None = None) -> str:
@@ -1095,7 +1095,7 @@ class _Builder:
         comp = m.data["components"]
         listed = [x["id"] for x in comp.get("rules", ())]
         for r in (r for r in m.rules if r.section == "components"):
-            local, _ = words.find_owner(m, r)
+            local, _ = find_owner(m, r)
             extra: list[Table] = []
             if local is comp.get("shipyard") and comp.get("ships"):
                 extra.append(self.side_table(
@@ -1174,7 +1174,7 @@ class _Builder:
                                tuple(a.rule.provenance.assumptions))
             return self.card(a.rule, facts=tuple(facts), label=label, procedure=bool(proc),
                              proc=proc, proc_code=self.steps_code(action.steps))
-        local, _ = words.find_owner(self.m, a.rule)
+        local, _ = find_owner(self.m, a.rule)
         steps = tuple(StepView(self.rich(s, local, declared=a.rule.provenance.assumptions))
                       for s in a.steps)
         return self.card(a.rule, facts=tuple(facts), steps=steps, label=label,
@@ -1446,7 +1446,7 @@ class _Builder:
         m = self.m
         rows = []
         for i, s in enumerate(m.scoring, start=1):
-            local, _ = words.find_owner(m, s.rule)
+            local, _ = find_owner(m, s.rule)
             rows.append((plain(str(i)), (link(s.name, s.id),),
                          self.rich(s.short, local, declared=())
                          + ((Piece("", "value", marks=self.marks(s.rule.provenance.assumptions)),)

@@ -13,7 +13,7 @@ from typing import Any
 
 from lisboa_rules.lang import expr
 from lisboa_rules.lang import text as rtext
-from lisboa_rules.model.types import Model, Rule
+from lisboa_rules.model.types import Model, Rule, find_owner
 
 FORMULA_KEYS = ("formula", "land_price", "condition", "measure", "eligible", "per_color")
 
@@ -42,40 +42,6 @@ def names_of(m: Model) -> dict[str, str]:
     for d in m.decks:
         out[d.id] = d.name
     return out
-
-
-def find_owner(m: Model, r: Rule) -> tuple[Any, tuple[str | int, ...]]:
-    """The object that holds a rule's text, and its path (kind first)."""
-    if r.owner:
-        node = m.data.get(r.section)
-        for key in r.owner:
-            if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
-                node = node[key]
-            elif isinstance(node, dict):
-                node = node.get(key)
-        if isinstance(node, dict) and node.get("text") == r.text:
-            return node, (r.section, *r.owner)
-    doc = m.data.get(r.section)
-    found = _find(doc, r.text, (r.section,))
-    return found if found is not None else ({}, (r.section,))
-
-
-def _find(
-    node: Any, text: str, path: tuple[str | int, ...]
-) -> tuple[Any, tuple[str | int, ...]] | None:
-    if isinstance(node, dict):
-        if node.get("text") == text:
-            return node, path
-        for k, v in node.items():
-            hit = _find(v, text, (*path, k))
-            if hit is not None:
-                return hit
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            hit = _find(v, text, (*path, i))
-            if hit is not None:
-                return hit
-    return None
 
 
 def parse_formula(m: Model, source: str, params: Mapping[str, int]) -> expr.Formula | None:
