@@ -1,5 +1,5 @@
 """Every name a rules document binds or declares, checked against the names' one grammar
-(lang/names.py) at load, where it is written.
+(core/names.py) at load, where it is written.
 
 The places a name is given: in any list of steps, the keys of `let:`, `with:` and `apply:`
 (and the choices an `apply:` renames), the `as:` of `for_each:` and `choose:`; anywhere, the
@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from lisboa_rules.core import names
 from lisboa_rules.core.diagnostics import Diagnostic
 from lisboa_rules.core.source import PathTuple
 from lisboa_rules.front.loader import LoadedDoc
-from lisboa_rules.lang import names
 
 # Keys whose mapping's keys are names the rules give.
 _NAMED_KEYS = ("let", "with", "params")

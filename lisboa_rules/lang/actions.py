@@ -35,10 +35,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lisboa_rules.core import names as grammar
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.ir import expr as ir
-from lisboa_rules.lang import names as grammar
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.steps import Compiler, Param, Procedure, Step, bare, negate, py_type, several
 from lisboa_rules.lang.typed import BOOL, Name, Scope, VType

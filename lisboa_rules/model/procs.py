@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lisboa_rules.core import names as grammar
 from lisboa_rules.core.diagnostics import suggest
 from lisboa_rules.ir import expr as ir
-from lisboa_rules.lang import names as grammar
 from lisboa_rules.lang import steps as st
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import Name, Scope, VType

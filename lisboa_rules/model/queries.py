@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from lisboa_rules.core import names as grammar
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.ir import expr as ir
-from lisboa_rules.lang import names as grammar
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import Name, Scope, VType
 from lisboa_rules.model.procs import ExprProblem
@@ -55,7 +55,7 @@ class Query:
 
 
 def _bad_name(name: str) -> str | None:
-    """Why `name` cannot be a query's or an argument's name (the grammar of lang/names.py,
+    """Why `name` cannot be a query's or an argument's name (the grammar of core/names.py,
     which the front end checked at load: asserted again here)."""
     return grammar.problem(name, bare=True)
 

@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from lisboa_rules.core import names as grammar
 from lisboa_rules.core.diagnostics import Diagnostic, Related, suggest
 from lisboa_rules.core.source import Span
-from lisboa_rules.lang import names as grammar
 from lisboa_rules.lang.vocab import BoundError, resolve_range
 from lisboa_rules.model.state import (
     BASE_TYPES,

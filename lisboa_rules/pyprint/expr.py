@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
+from lisboa_rules.core import names
 from lisboa_rules.core.encode import py_str
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir.types import VType
-from lisboa_rules.lang import names
 
 LONG = 40  # a constant whose code is longer is named once (`Names.constant`)
 LONG_MEASURE = 60  # a measure whose code is longer is a function of its own

@@ -13,7 +13,8 @@ import pytest
 from conftest import ROOT, load_engine
 
 from lisboa_rules.cli.main import main
-from lisboa_rules.lang import names, typed
+from lisboa_rules.core import names
+from lisboa_rules.lang import typed
 from lisboa_rules.pipeline import analyse
 
 # Refused wherever a rule gives a name: code, look-alikes, keywords, the engine's own prefixes

@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("__init__",),  # the version
     ("core",),  # positions, diagnostics, codes, encoders, guarded reads
     ("ir",),  # the intermediate representation
+    ("pyprint",),  # the Python back end's printer of the IR
     ("lang",),  # the small languages
     ("front",),  # loader, schemas, overlays
     ("model",),  # the typed model, its checks, the compiled rule sets

@@ -1,4 +1,4 @@
-"""The names the grammar keeps from the rules (lang/names.py) are the ones the engine has:
+"""The names the grammar keeps from the rules (core/names.py) are the ones the engine has:
 a state class or Move of the generated engine has no public member but the fields the rules
 declare and the members the grammar refuses as fields (STATE_MEMBERS, MOVE_MEMBERS)."""
 
@@ -8,7 +8,7 @@ import dataclasses
 import inspect
 from types import ModuleType
 
-from lisboa_rules.lang import names
+from lisboa_rules.core import names
 
 
 def _public(cls: type) -> set[str]:

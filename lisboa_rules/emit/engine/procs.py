@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lisboa_rules.core import names as grammar
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
 from lisboa_rules.emit.engine.state_classes import copy_code
-from lisboa_rules.lang import names as grammar
 from lisboa_rules.lang.actions import ActionCompiler, Bundles, json_type
 from lisboa_rules.lang.phases import check_phases
 from lisboa_rules.lang.steps import Procedure

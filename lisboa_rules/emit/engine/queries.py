@@ -13,9 +13,9 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
+from lisboa_rules.core import names as grammar
 from lisboa_rules.core.encode import py_docstring, py_str
 from lisboa_rules.emit.engine.pyfmt import fmt, identifier, wrap_line
-from lisboa_rules.lang import names as grammar
 from lisboa_rules.model.queries import Query, QueryArg
 
 
