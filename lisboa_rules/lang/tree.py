@@ -66,35 +66,6 @@ class StepBase:
         shape of the kind."""
         raise NotImplementedError(f"{cls.__name__} has no reader")
 
-    # -- the string-kinded reading of a step, while its readers move to the classes -------
-
-    @property
-    def arg(self) -> Any:
-        return self.written
-
-    @property
-    def extra(self) -> tuple[tuple[str, Any], ...]:
-        out: list[tuple[str, Any]] = []
-        if self.KIND == "raise":
-            return ()
-        for key, attr in (("reason", "reason"), ("with", "with_"), ("count_rule", "count_rule"),
-                          ("count_reason", "count_reason"), ("none_reason", "none_reason")):
-            value = getattr(self, attr, None)
-            if value is not None:
-                out.append((key, dict(value) if key == "with" else value))
-        return tuple(out)
-
-    def get(self, key: str) -> Any:
-        return dict(self.extra).get(key)
-
-    @property
-    def body(self) -> tuple[Step, ...]:
-        return branches(cast("Step", self))[0]
-
-    @property
-    def orelse(self) -> tuple[Step, ...]:
-        return branches(cast("Step", self))[1]
-
     def walk(self) -> Iterator[Step]:
         """This step, then every step nested in it, depth first."""
         me = cast("Step", self)
