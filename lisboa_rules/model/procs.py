@@ -529,8 +529,7 @@ class LocatedCompiler(ActionCompiler):
                     return None
                 exc = past
             parts = (key or s.kind).split("/")
-            on_key = (len(parts) == 2 and parts[0] in ("gain", "set") and parts[1] == source
-                      and isinstance(s, st.Gain | st.Set)
+            on_key = (len(parts) == 2 and parts[1] == source and isinstance(s, st.Gain | st.Set)
                       and any(place == source for place, _value in s.places))
             shown = exc.message if f"'{source}'" in exc.message else \
                 f"{exc.message} (in '{source}')"
