@@ -26,6 +26,12 @@ variant can change or insert steps) and `rule` (the rule a refusal names):
                                  append a new player to a list of players: the fields given,
                                  the others at their declared defaults
 
+Each kind of step is a frozen class of `tree.py` (`Gain`, `Set`, …, `New`; re-exported here
+with `parse_steps`, `Procedure` and `StepProblem`), with typed fields for what its YAML holds,
+read once by `parse_steps` (a value of the wrong shape is a located `step-shape` problem there).
+`Step` is their union; the compiler matches on the classes, and each dispatch ends in
+`assert_never`, so that a new kind no dispatch handles fails mypy.
+
 A procedure's chooses and requires come first (its guard); its effects follow. The compiler
 turns each procedure into three straight-line functions of the generated engine: the choices
 that pass the guard (`_opts_…`), why a given choice does not (`_why_…`), and the effects
