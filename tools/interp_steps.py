@@ -53,7 +53,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import combinations
-from typing import Any, cast
+from typing import Any, assert_never, cast
 
 from lisboa_rules.lang import expr, typed
 from lisboa_rules.lang import steps as st
@@ -892,27 +892,25 @@ class _Options:
     several: tuple[list[Any], int, int] | None  # (the unique items, min, max) of a min/max
 
 
-def _choice_type(ctx: Ctx, s: st.Step, names: Names) -> VType:
-    arg = s.arg
-    t = type_of(ctx.prep, _expr(arg.get("from", "[]")), names).args[0]
-    if st.several(arg):
+def _choice_type(ctx: Ctx, s: st.Choose, names: Names) -> VType:
+    t = type_of(ctx.prep, _expr(s.source), names).args[0]
+    if s.several:
         t = typed.list_of(t)
-    return replace(t, optional=True) if arg.get("optional", False) else t
+    return replace(t, optional=True) if s.optional else t
 
 
-def _options(ctx: Ctx, s: st.Step, names: Names) -> _Options:
+def _options(ctx: Ctx, s: st.Choose, names: Names) -> _Options:
     """The options of a choose step: the items of `from` that pass `where`, each once, in
     order; with min/max the combinations of the sorted unique items, with up_to every set
     of at most N of them in counting order (and `leads`: each way to list its leaders first);
     None first if optional."""
-    arg = s.arg
-    node = _expr(arg.get("from", "[]"))
+    node = _expr(s.source)
     items = list(evaluate(ctx, node, names))
-    if "where" in arg:
+    if s.where is not None:
         item = type_of(ctx.prep, node, names).args[0]
         inner_names = ctx.prep.extend(names, "it", item, "v_it")
         inner = Ctx(ctx.prep, ctx.state, ctx.seat, dict(ctx.frame), ctx.player)
-        cond = _expr(arg["where"])
+        cond = _expr(s.where)
         kept = []
         for x in items:
             inner.frame["v_it"] = x
@@ -921,30 +919,30 @@ def _options(ctx: Ctx, s: st.Step, names: Names) -> _Options:
         items = kept
     unique = list(dict.fromkeys(items))
     several = None
-    if "up_to" in arg:  # any set of at most N of the sorted items, in counting order
-        hi = evaluate(ctx, _expr(arg["up_to"]), names)
+    if s.up_to is not None:  # any set of at most N of the sorted items, in counting order
+        hi = evaluate(ctx, _expr(s.up_to), names)
         several = (unique, 0, hi)
         ordered = sorted(unique)
         values = [tuple(x for i, x in enumerate(ordered) if mask >> i & 1)
                   for mask in range(1 << len(ordered)) if bin(mask).count("1") <= hi]
-        if arg.get("leads") is not None:
+        if s.leads is not None:
             item = type_of(ctx.prep, node, names).args[0]
-            values = [v for chosen in values
-                      for v in _led(ctx, arg["leads"], chosen, item, names)]
-    elif "min" in arg or "max" in arg:
-        lo = evaluate(ctx, _expr(arg.get("min", 1)), names)
-        hi = evaluate(ctx, _expr(arg.get("max", arg.get("min", 1))), names)
+            values = [v for chosen in values for v in _led(ctx, s.leads, chosen, item, names)]
+    elif s.min is not None or s.max is not None:
+        lo = evaluate(ctx, _expr(1 if s.min is None else s.min), names)
+        hi = evaluate(ctx, _expr(s.max if s.max is not None else 1 if s.min is None else s.min),
+                      names)
         several = (unique, lo, hi)
         ordered = sorted(unique)
         values: list[Any] = [c for k in range(lo, hi + 1) for c in combinations(ordered, k)]
     else:
         values = unique
-    if arg.get("optional", False):
+    if s.optional:
         values = [None, *values]
-    return _Options(values, arg["as"], _choice_type(ctx, s, names), several)
+    return _Options(values, s.as_, _choice_type(ctx, s, names), several)
 
 
-def _led(ctx: Ctx, leads: Mapping[str, Any], chosen: tuple[Any, ...], item: VType,
+def _led(ctx: Ctx, leads: st.Leads, chosen: tuple[Any, ...], item: VType,
          names: Names) -> list[tuple[Any, ...]]:
     """The ways to list a choice of several so that one item of each group leads: the items
     with the same `by` (where `where` holds) form a group, the groups in the order they first
@@ -954,22 +952,22 @@ def _led(ctx: Ctx, leads: Mapping[str, Any], chosen: tuple[Any, ...], item: VTyp
     groups: dict[Any, list[Any]] = {}
     for x in chosen:
         inner.frame["v_it"] = x
-        if "where" in leads and not evaluate(inner, _expr(leads["where"]), inner_names):
+        if leads.where is not None and not evaluate(inner, _expr(leads.where), inner_names):
             continue
-        groups.setdefault(evaluate(inner, _expr(leads["by"]), inner_names), []).append(x)
+        groups.setdefault(evaluate(inner, _expr(leads.by), inner_names), []).append(x)
     picks: list[list[Any]] = [[]]
     for xs in groups.values():
         picks = [[*pick, x] for pick in picks for x in xs]
     return [(*sorted(pick), *[x for x in chosen if x not in pick]) for pick in picks]
 
 
-def _bind(ctx: Ctx, s: st.Step, names: Names) -> Names:
-    name = s.arg["as"]
+def _bind(ctx: Ctx, s: st.Choose, names: Names) -> Names:
+    name = s.as_
     return ctx.prep.extend(names, name, _choice_type(ctx, s, names), typed.local_code(name))
 
 
-def _let(ctx: Ctx, s: st.Step, names: Names) -> Names:
-    for name, source in s.arg.items():
+def _let(ctx: Ctx, s: st.Let, names: Names) -> Names:
+    for name, source in s.names:
         node = _expr(source)
         var = typed.local_code(str(name))
         ctx.frame[var] = evaluate(ctx, node, names)
@@ -999,7 +997,7 @@ def _start(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Seq
     for prm, value in zip(proc.params, args, strict=True):
         frame[typed.local_code(prm.name)] = value
     for c, value in zip(proc.choices, choices, strict=True):
-        frame[typed.local_code(c.arg["as"])] = value
+        frame[typed.local_code(c.as_)] = value
     return Ctx(prep, state, seat, frame, pid=pid), prep.names_of(pid)
 
 
@@ -1009,10 +1007,18 @@ def _run(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Seque
     proc = prep.ps.procs[pid]
     ctx, names = _start(prep, state, seat, pid, args, choices)
     for s in proc.guard:
-        if s.kind == "let":
-            names = _let(ctx, s, names)
-        elif s.kind == "choose":
-            names = _bind(ctx, s, names)
+        match s:
+            case st.Let():
+                names = _let(ctx, s, names)
+            case st.Choose():
+                names = _bind(ctx, s, names)
+            case st.Require():
+                pass  # (checked by `why`)
+            case (st.Gain() | st.Set() | st.Move() | st.Drop() | st.If() | st.ForEach()
+                  | st.Repeat() | st.Do() | st.Raise() | st.Apply() | st.Shuffle() | st.New()):
+                pass  # never in a guard
+            case _:
+                assert_never(s)
     _block(ctx, proc.effects, names)
 
 
@@ -1022,83 +1028,76 @@ def _block(ctx: Ctx, steps: Sequence[st.Step], names: Names) -> None:
 
 
 def _effect(ctx: Ctx, s: st.Step, names: Names) -> Names:
-    kind = s.kind
-    if kind == "let":
-        return _let(ctx, s, names)
-    if kind in ("gain", "set"):
-        for target, source in s.arg.items():
-            node = _expr(target)
-            value = evaluate(ctx, _expr(source), names)
-            place = _place(ctx, node, names)
-            if kind == "gain":
-                value = evaluate(ctx, node, names) + value
-                if place.lo is not None and not _non_negative(source):
-                    value = max(place.lo, value)
-                if not _non_positive(source):  # no declared maximum: a save's 2**63 - 1
-                    value = min(2**63 - 1 if place.hi is None else place.hi, value)
-            elif (place.container is not ctx.frame and type(value) is int
-                  and not (isinstance(source, int) and not isinstance(source, bool))):
-                # a number of the state set from a computed value: within its declared bounds
-                # and a save's 64 bits, as the engine does (lang/steps.py)
-                value = min(2**63 - 1 if place.hi is None else place.hi,
-                            max(-(2**63) if place.lo is None else place.lo, value))
-            place.container[place.key] = value
-        return names
-    if kind == "move":
-        _move(ctx, s, names)
-        return names
-    if kind == "if":  # (narrowing `x is not None` changes no value)
-        _block(ctx, s.body if evaluate(ctx, _expr(s.arg), names) else s.orelse, names)
-        return names
-    if kind == "for_each":
-        node = _expr(s.arg["in"])
-        src = evaluate(ctx, node, names)
-        over = list(src) if _is_place(ctx, node, names) else src  # the state's own: a copy
-        over = _in_order(ctx, node, names, over if not isinstance(src, dict) else src)
-        var = typed.local_code(s.arg["as"])
-        inner = ctx.prep.extend(names, s.arg["as"], type_of(ctx.prep, node, names).args[0], var)
-        for item in over:
-            ctx.frame[var] = item
-            _block(ctx, s.body, inner)
-        return names
-    if kind == "repeat":
-        for _ in range(evaluate(ctx, _expr(s.arg), names)):
-            _block(ctx, s.body, names)
-        return names
-    if kind == "do":  # a procedure's id, or an expression whose value names one (or none)
-        pid = _do_target(ctx, s, names)
-        if pid is not None:
-            _run(ctx.prep, ctx.state, ctx.seat, pid, _args(ctx, pid, s.get("with") or {}, names),
-                 [None] * len(ctx.prep.ps.procs[pid].choices))
-        return names
-    if kind == "apply":  # a bundle of effects, none of its choices made
-        bundle, noble = _bundle(ctx, s, names)
-        _run_bundle(ctx, bundle, noble, {})
-        return names
-    if kind == "raise":  # raise: EVENT, or {event: EVENT, with: {PARAM: EXPR}}
-        event, given = (s.arg, {}) if isinstance(s.arg, str) else (
-            s.arg.get("event"), s.arg.get("with") or {})
-        for hook in ctx.prep.ps.hooks.get(event, ()):
-            _run(ctx.prep, ctx.state, ctx.seat, hook, _args(ctx, hook, given, names), ())
-        return names
-    if kind == "drop":  # an entry taken out of a table of the state (if it is there)
-        node = _expr(s.arg)
-        if not isinstance(node, ast.Subscript):
-            raise StepsError(f"'{s.arg}' is not an entry of a table")
-        evaluate(ctx, node.value, names).pop(evaluate(ctx, node.slice, names), None)
-        return names
-    if kind == "shuffle":  # with the procedure's seeded stream (the game's seed and its id)
-        if ctx.stream is None:
-            ctx.stream = random.Random(f"{ctx.state['seed']}:{ctx.pid}")
-        ctx.stream.shuffle(_list_at(ctx, _expr(s.arg), names))
-        return names
-    if kind == "new":  # a new player: the fields given, the others at their defaults
-        player = {f.id: copy.deepcopy(f.default) for f in ctx.prep.model.state.player}
-        for name, source in (s.get("with") or {}).items():
-            player[str(name)] = evaluate(ctx, _expr(source), names)
-        _list_at(ctx, _expr(s.arg), names).append(player)
-        return names
-    raise StepsError(f"a {kind} step cannot stand among effects")
+    match s:
+        case st.Let():
+            return _let(ctx, s, names)
+        case st.Gain() | st.Set():
+            for target, source in s.places:
+                node = _expr(target)
+                value = evaluate(ctx, _expr(source), names)
+                place = _place(ctx, node, names)
+                if isinstance(s, st.Gain):
+                    value = evaluate(ctx, node, names) + value
+                    if place.lo is not None and not _non_negative(source):
+                        value = max(place.lo, value)
+                    if not _non_positive(source):  # no declared maximum: a save's 2**63 - 1
+                        value = min(2**63 - 1 if place.hi is None else place.hi, value)
+                elif (place.container is not ctx.frame and type(value) is int
+                      and not (isinstance(source, int) and not isinstance(source, bool))):
+                    # a number of the state set from a computed value: within its declared
+                    # bounds and a save's 64 bits, as the engine does (lang/steps.py)
+                    value = min(2**63 - 1 if place.hi is None else place.hi,
+                                max(-(2**63) if place.lo is None else place.lo, value))
+                place.container[place.key] = value
+        case st.Move():
+            _move(ctx, s, names)
+        case st.If():  # (narrowing `x is not None` changes no value)
+            _block(ctx, s.then if evaluate(ctx, _expr(s.cond), names) else s.orelse, names)
+        case st.ForEach():
+            node = _expr(s.source)
+            src = evaluate(ctx, node, names)
+            over = list(src) if _is_place(ctx, node, names) else src  # the state's own: a copy
+            over = _in_order(ctx, node, names, over if not isinstance(src, dict) else src)
+            var = typed.local_code(s.var)
+            inner = ctx.prep.extend(names, s.var, type_of(ctx.prep, node, names).args[0], var)
+            for item in over:
+                ctx.frame[var] = item
+                _block(ctx, s.body, inner)
+        case st.Repeat():
+            for _ in range(evaluate(ctx, _expr(s.count), names)):
+                _block(ctx, s.body, names)
+        case st.Do():  # a procedure's id, or an expression whose value names one (or none)
+            pid = _do_target(ctx, s, names)
+            if pid is not None:
+                _run(ctx.prep, ctx.state, ctx.seat, pid,
+                     _args(ctx, pid, dict(s.with_ or ()), names),
+                     [None] * len(ctx.prep.ps.procs[pid].choices))
+        case st.Apply():  # a bundle of effects, none of its choices made
+            bundle, noble = _bundle(ctx, s, names)
+            _run_bundle(ctx, bundle, noble, {})
+        case st.Raise():  # raise: EVENT, or {event: EVENT, with: {PARAM: EXPR}}
+            given = dict(s.with_ or ())
+            for hook in ctx.prep.ps.hooks.get(s.event, ()):
+                _run(ctx.prep, ctx.state, ctx.seat, hook, _args(ctx, hook, given, names), ())
+        case st.Drop():  # an entry taken out of a table of the state (if it is there)
+            node = _expr(s.place)
+            if not isinstance(node, ast.Subscript):
+                raise StepsError(f"'{s.place}' is not an entry of a table")
+            evaluate(ctx, node.value, names).pop(evaluate(ctx, node.slice, names), None)
+        case st.Shuffle():  # with the procedure's seeded stream (the game's seed and its id)
+            if ctx.stream is None:
+                ctx.stream = random.Random(f"{ctx.state['seed']}:{ctx.pid}")
+            ctx.stream.shuffle(_list_at(ctx, _expr(s.place), names))
+        case st.New():  # a new player: the fields given, the others at their defaults
+            player = {f.id: copy.deepcopy(f.default) for f in ctx.prep.model.state.player}
+            for name, source in s.with_ or ():
+                player[name] = evaluate(ctx, _expr(source), names)
+            _list_at(ctx, _expr(s.place), names).append(player)
+        case st.Require() | st.Choose():
+            raise StepsError(f"a {s.kind} step cannot stand among effects")
+        case _:
+            assert_never(s)
+    return names
 
 
 def _list_at(ctx: Ctx, node: ast.expr, names: Names) -> list[Any]:
@@ -1112,38 +1111,36 @@ def _list_at(ctx: Ctx, node: ast.expr, names: Names) -> list[Any]:
     return found
 
 
-def _do_target(ctx: Ctx, s: st.Step, names: Names) -> str | None:
+def _do_target(ctx: Ctx, s: st.Do, names: Names) -> str | None:
     """The procedure a do step carries out: its id, or the procedure its expression's value
     names (None: a value that names no procedure does nothing)."""
     procs = ctx.prep.ps.procs
-    if isinstance(s.arg, str) and s.arg in procs:
-        return s.arg
-    value = evaluate(ctx, _expr(s.arg), names)
+    if s.proc in procs:
+        return s.proc
+    value = evaluate(ctx, _expr(s.proc), names)
     return value if isinstance(value, str) and value in procs else None
 
 
 Bundle = tuple[tuple[str, int], ...]
 
 
-def _bundle(ctx: Ctx, s: st.Step, names: Names) -> tuple[Bundle, Any]:
+def _bundle(ctx: Ctx, s: st.Apply, names: Names) -> tuple[Bundle, Any]:
     """The bundle of effects an apply step carries out, (effect id, amount) pairs in the
     order written, and the Noble they are given."""
-    arg = s.arg
-    if not isinstance(arg, Mapping) or "effects" not in arg:
-        raise StepsError("apply: {effects: ROW.column, noble: EXPR}")
-    value = evaluate(ctx, _expr(arg["effects"]), names)
+    value = evaluate(ctx, _expr(s.effects), names)
     if isinstance(value, Mapping):
         value = tuple((str(e), a) for e, a in value.items())
     if value is None:
         value = ()
-    noble = evaluate(ctx, _expr(arg["noble"]), names) if arg.get("noble") is not None else None
+    given = dict(s.params).get("noble")
+    noble = evaluate(ctx, _expr(given), names) if given is not None else None
     return tuple(value), noble
 
 
-def _column_names(ctx: Ctx, s: st.Step, names: Names) -> list[str]:
+def _column_names(ctx: Ctx, s: st.Apply, names: Names) -> list[str]:
     """The choices the bundles of an apply step's column make (`state_action.effects`: of
     every State action), which a move of this step makes only where its own bundle does."""
-    node = _expr(s.arg["effects"])
+    node = _expr(s.effects)
     if not isinstance(node, ast.Attribute) or _constant(ctx.prep, node, names)[0]:
         return []
     base = type_of(ctx.prep, node.value, names)
@@ -1167,8 +1164,8 @@ def _bundle_names(ctx: Ctx, bundle: Bundle) -> list[str]:
     for eff, _a in bundle:
         proc = ctx.prep.ps.procs.get(eff)
         for c in proc.choices if proc is not None else ():
-            if c.arg["as"] not in out:
-                out.append(c.arg["as"])
+            if c.as_ not in out:
+                out.append(c.as_)
     return out
 
 
@@ -1180,7 +1177,7 @@ def _bundle_why(ctx: Ctx, bundle: Bundle, noble: Any, chosen: Mapping[str, Any]
         proc = ctx.prep.ps.procs.get(eff)
         if proc is None:
             continue
-        choice = [chosen.get(c.arg["as"]) for c in proc.choices]
+        choice = [chosen.get(c.as_) for c in proc.choices]
         r = _why(ctx.prep, ctx.state, ctx.seat, eff, _effect_args(ctx, eff, amount, noble),
                  choice)
         if r is not None:
@@ -1196,7 +1193,7 @@ def _bundle_opts(ctx: Ctx, bundle: Bundle, noble: Any) -> list[dict[str, Any]]:
         proc = ctx.prep.ps.procs.get(eff)
         if proc is None:
             continue
-        own = [c.arg["as"] for c in proc.choices]
+        own = [c.as_ for c in proc.choices]
         if not own or (out and all(n in out[0] for n in own)):
             continue
         got = _opts(ctx.prep, ctx.state, ctx.seat, eff, _effect_args(ctx, eff, amount, noble))
@@ -1212,7 +1209,7 @@ def _run_bundle(ctx: Ctx, bundle: Bundle, noble: Any, chosen: Mapping[str, Any])
         proc = ctx.prep.ps.procs.get(eff)
         if proc is None:
             continue
-        choice = [chosen.get(c.arg["as"]) for c in proc.choices]
+        choice = [chosen.get(c.as_) for c in proc.choices]
         if any(v is None for v in choice):
             continue
         _run(ctx.prep, ctx.state, ctx.seat, eff, _effect_args(ctx, eff, amount, noble), choice)
@@ -1225,19 +1222,18 @@ def _args(ctx: Ctx, pid: str, given: Mapping[str, Any], names: Names) -> list[An
             for prm in ctx.prep.ps.procs[pid].params]
 
 
-def _move(ctx: Ctx, s: st.Step, names: Names) -> None:
+def _move(ctx: Ctx, s: st.Move, names: Names) -> None:
     """move item (remove it from `from`, append it to `to`), top / first N (popped from the
     end / the start while any are left) or all (`to` extended, `from` cleared)."""
-    arg = s.arg
-    mode = next(k for k in ("item", "top", "first", "all") if k in arg)
-    src = _expr(arg["from"]) if "from" in arg else None
-    dst = _expr(arg["to"]) if "to" in arg else None
+    mode = s.mode
+    src = _expr(s.from_) if s.from_ is not None else None
+    dst = _expr(s.to) if s.to is not None else None
 
     def read(node: ast.expr) -> Any:
         return evaluate(ctx, node, names)
 
     if mode == "item":
-        item = read(_expr(arg["item"]))
+        item = read(_expr(s.what))
         if src is not None:
             read(src).remove(item)
         if dst is not None:
@@ -1250,7 +1246,7 @@ def _move(ctx: Ctx, s: st.Step, names: Names) -> None:
             read(dst).extend(read(src))
         read(src).clear()
         return
-    n = read(_expr(arg[mode]))
+    n = read(_expr(s.what))
     for _ in range(min(n, len(read(src)))):
         taken = read(src).pop() if mode == "top" else read(src).pop(0)
         if dst is not None:
@@ -1265,19 +1261,25 @@ def _enumerate(ctx: Ctx, guard: Sequence[st.Step], names: Names, chosen: Choice,
     """The choices the guard allows from its step on, appended to `out`: a require that
     fails refuses every choice made so far (the innermost one is skipped)."""
     for i, s in enumerate(guard):
-        if s.kind == "let":
-            names = _let(ctx, s, names)
-        elif s.kind == "require":
-            if not evaluate(ctx, _expr(s.arg), names):
+        match s:
+            case st.Let():
+                names = _let(ctx, s, names)
+            case st.Require():
+                if not evaluate(ctx, _expr(s.cond), names):
+                    return
+            case st.Choose():
+                o = _options(ctx, s, names)
+                inner = _bind(ctx, s, names)
+                var = typed.local_code(o.name)
+                for value in o.values:
+                    ctx.frame[var] = value
+                    _enumerate(ctx, guard[i + 1:], inner, (*chosen, value), out)
                 return
-        else:
-            o = _options(ctx, s, names)
-            inner = _bind(ctx, s, names)
-            var = typed.local_code(o.name)
-            for value in o.values:
-                ctx.frame[var] = value
-                _enumerate(ctx, guard[i + 1:], inner, (*chosen, value), out)
-            return
+            case (st.Gain() | st.Set() | st.Move() | st.Drop() | st.If() | st.ForEach()
+                  | st.Repeat() | st.Do() | st.Raise() | st.Apply() | st.Shuffle() | st.New()):
+                raise StepsError(f"a {s.kind} step is no step of a guard")
+            case _:
+                assert_never(s)
     out.append(chosen)
 
 
@@ -1317,27 +1319,33 @@ def _why(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Seque
     ctx, names = _start(prep, state, seat, pid, args, choices)
     for s in proc.guard:
         rule = _reason(ctx, s.rule, names) if s.rule else proc.rule
-        if s.kind == "let":
-            names = _let(ctx, s, names)
-            continue
-        if s.kind == "require":
-            if not evaluate(ctx, _expr(s.arg), names):
-                return rule, _reason(ctx, s.get("reason") or f"{s.arg} does not hold", names)
-            continue
-        o = _options(ctx, s, names)
-        refused = _choice_refusal(ctx, s, names, o, ctx.frame[typed.local_code(o.name)], rule)
-        if refused is not None:
-            return refused
-        names = _bind(ctx, s, names)
+        match s:
+            case st.Let():
+                names = _let(ctx, s, names)
+            case st.Require():
+                if not evaluate(ctx, _expr(s.cond), names):
+                    return rule, _reason(ctx, s.reason or f"{s.cond} does not hold", names)
+            case st.Choose():
+                o = _options(ctx, s, names)
+                refused = _choice_refusal(ctx, s, names, o,
+                                          ctx.frame[typed.local_code(o.name)], rule)
+                if refused is not None:
+                    return refused
+                names = _bind(ctx, s, names)
+            case (st.Gain() | st.Set() | st.Move() | st.Drop() | st.If() | st.ForEach()
+                  | st.Repeat() | st.Do() | st.Raise() | st.Apply() | st.Shuffle() | st.New()):
+                raise StepsError(f"a {s.kind} step is no step of a guard")
+            case _:
+                assert_never(s)
     return None
 
 
-def _choice_refusal(ctx: Ctx, s: st.Step, names: Names, o: _Options, value: Any, rule: str
+def _choice_refusal(ctx: Ctx, s: st.Choose, names: Names, o: _Options, value: Any, rule: str
                     ) -> Refusal | None:
     """Why a choose step refuses a value: not an option (with min/max: a tuple of distinct
     options, then their number)."""
-    reason = s.get("reason") or f"that {o.name} is not one to choose"
-    if value is None and o.several is None and not s.arg.get("optional", False) \
+    reason = s.reason or f"that {o.name} is not one to choose"
+    if value is None and o.several is None and not s.optional \
             and st.shows_choice(s):  # words that show the value cannot say none was chosen
         kinds = {k.id: k.text for k in ctx.prep.model.state.kinds}
         return rule, "choose " + kinds.get(o.type.name, o.name.replace("_", " "))
@@ -1349,11 +1357,11 @@ def _choice_refusal(ctx: Ctx, s: st.Step, names: Names, o: _Options, value: Any,
         if len(value) < lo:
             return rule, _reason(ctx, reason, names)
         if len(value) > hi:
-            if not s.get("count_reason"):  # the numbers, not their expressions
-                return s.get("count_rule") or rule, (
-                    f"choose at most {hi} of them" if "up_to" in s.arg else
+            if not s.count_reason:  # the numbers, not their expressions
+                return s.count_rule or rule, (
+                    f"choose at most {hi} of them" if s.up_to is not None else
                     f"choose between {lo} and {hi} of them")
-            return s.get("count_rule") or rule, _reason(ctx, s.get("count_reason"), names)
+            return s.count_rule or rule, _reason(ctx, s.count_reason, names)
     elif value not in o.values:
         return rule, _reason(ctx, reason, names)
     return None
@@ -1471,12 +1479,18 @@ def _decides(prep: Prepared, steps: Sequence[st.Step]) -> bool:
     a procedure whose guard chooses or requires (or of a procedure an expression names)."""
     for s in steps:
         for sub in s.walk():
-            if sub.kind in ("choose", "require", "apply"):
-                return True
-            if sub.kind == "do":
-                proc = prep.ps.procs.get(sub.arg) if isinstance(sub.arg, str) else None
-                if proc is None or any(g.kind != "let" for g in proc.guard):
+            match sub:
+                case st.Choose() | st.Require() | st.Apply():
                     return True
+                case st.Do():
+                    proc = prep.ps.procs.get(sub.proc)
+                    if proc is None or any(not isinstance(g, st.Let) for g in proc.guard):
+                        return True
+                case (st.Gain() | st.Set() | st.Let() | st.Move() | st.Drop() | st.If()
+                      | st.ForEach() | st.Repeat() | st.Raise() | st.Shuffle() | st.New()):
+                    pass  # it neither chooses nor refuses (an if's, a loop's steps: walked)
+                case _:
+                    assert_never(sub)
     return False
 
 
@@ -1493,92 +1507,93 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
         s = steps[i]
         rest = steps[i + 1:]
         rule = _reason(ctx, s.rule, names) if s.rule else action.rule
-        kind = s.kind
-        if kind == "choose":
-            o = _options(ctx, s, names)
-            inner = _bind(ctx, s, names)
-            var = typed.local_code(o.name)
-            if move is None:
-                for value in o.values:
-                    branch = _fork(ctx)
-                    branch.frame[var] = value
-                    _walk(branch, rest, inner, {**chosen, o.name: value}, None, out, action)
-                return
-            value = _given(move, o.name, o.type)
-            ctx.frame[var] = value  # (its words may show the value chosen)
-            refused = _choice_refusal(ctx, s, inner, o, value, rule)
-            if refused is not None:
-                raise IllegalAction(*refused)
-            chosen = {**chosen, o.name: value}
-            names = inner
-        elif kind == "require":
-            if not evaluate(ctx, _expr(s.arg), names):
+        match s:
+            case st.Choose():
+                o = _options(ctx, s, names)
+                inner = _bind(ctx, s, names)
+                var = typed.local_code(o.name)
                 if move is None:
-                    return
-                raise IllegalAction(rule, _reason(ctx, s.get("reason")
-                                                  or f"{s.arg} does not hold", names))
-        elif kind == "if":  # the branch taken, then the rest (its choices are the move's)
-            branch_steps = s.body if evaluate(ctx, _expr(s.arg), names) else s.orelse
-            steps = [*branch_steps, *rest]
-            i = 0
-            continue
-        elif kind == "do":
-            pid = _do_target(ctx, s, names)
-            if pid is None:
-                words = _reason(ctx, s.get("none_reason"), names) if s.get("none_reason") \
-                    else None
-                idle = idle or (rule, words)
-            else:
-                proc = prep.ps.procs[pid]
-                args = _args(ctx, pid, s.get("with") or {}, names)
-                own = [str(c.arg["as"]) for c in proc.choices]
-                if move is None:
-                    for option in _opts(prep, ctx.state, ctx.seat, pid, args):
+                    for value in o.values:
                         branch = _fork(ctx)
-                        _run(prep, branch.state, branch.seat, pid, args, option)
-                        _walk(branch, rest, names,
-                              {**chosen, **dict(zip(own, option, strict=True))}, None, out,
-                              action)
+                        branch.frame[var] = value
+                        _walk(branch, rest, inner, {**chosen, o.name: value}, None, out, action)
                     return
-                c = [_given(move, n, typed.list_of(INT) if st.several(x.arg)
-                            else None) for n, x in zip(own, proc.choices, strict=True)]
-                refused = _why(prep, ctx.state, ctx.seat, pid, args, c)
+                value = _given(move, o.name, o.type)
+                ctx.frame[var] = value  # (its words may show the value chosen)
+                refused = _choice_refusal(ctx, s, inner, o, value, rule)
                 if refused is not None:
-                    if s.get("reason") and not _opts(prep, ctx.state, ctx.seat, pid, args):
-                        # nothing at all can be done: the action is refused (its own rule)
-                        raise IllegalAction(action.rule, _reason(ctx, s.get("reason"), names)
-                                            + ": " + refused[1])
                     raise IllegalAction(*refused)
-                _run(prep, ctx.state, ctx.seat, pid, args, c)
-                chosen = {**chosen, **dict(zip(own, c, strict=True))}
-        elif kind == "apply" and s.arg.get("choices") is not False:
-            # (`choices: {favor: NAME}`: the move field of a choice; false: none is made)
-            bundle, noble = _bundle(ctx, s, names)
-            given = s.arg.get("choices")
-            field_of: Mapping[str, str] = given if isinstance(given, Mapping) else {}
+                chosen = {**chosen, o.name: value}
+                names = inner
+            case st.Require():
+                if not evaluate(ctx, _expr(s.cond), names):
+                    if move is None:
+                        return
+                    raise IllegalAction(rule, _reason(ctx, s.reason
+                                                      or f"{s.cond} does not hold", names))
+            case st.If():  # the branch taken, then the rest (its choices are the move's)
+                branch_steps = s.then if evaluate(ctx, _expr(s.cond), names) else s.orelse
+                steps = [*branch_steps, *rest]
+                i = 0
+                continue
+            case st.Do():
+                pid = _do_target(ctx, s, names)
+                if pid is None:
+                    words = _reason(ctx, s.none_reason, names) if s.none_reason else None
+                    idle = idle or (rule, words)
+                else:
+                    proc = prep.ps.procs[pid]
+                    args = _args(ctx, pid, dict(s.with_ or ()), names)
+                    own = [c.as_ for c in proc.choices]
+                    if move is None:
+                        for option in _opts(prep, ctx.state, ctx.seat, pid, args):
+                            branch = _fork(ctx)
+                            _run(prep, branch.state, branch.seat, pid, args, option)
+                            _walk(branch, rest, names,
+                                  {**chosen, **dict(zip(own, option, strict=True))}, None, out,
+                                  action)
+                        return
+                    c = [_given(move, n, typed.list_of(INT) if x.several else None)
+                         for n, x in zip(own, proc.choices, strict=True)]
+                    refused = _why(prep, ctx.state, ctx.seat, pid, args, c)
+                    if refused is not None:
+                        if s.reason and not _opts(prep, ctx.state, ctx.seat, pid, args):
+                            # nothing at all can be done: the action is refused (its own rule)
+                            raise IllegalAction(action.rule, _reason(ctx, s.reason, names)
+                                                + ": " + refused[1])
+                        raise IllegalAction(*refused)
+                    _run(prep, ctx.state, ctx.seat, pid, args, c)
+                    chosen = {**chosen, **dict(zip(own, c, strict=True))}
+            case st.Apply() if s.choices is not False:
+                # (`choices: {favor: NAME}`: the move field of a choice; false: none is made)
+                bundle, noble = _bundle(ctx, s, names)
+                field_of: Mapping[str, str] = dict(s.choices or ())
 
-            if move is None:
-                for made_here in _bundle_opts(ctx, bundle, noble):
-                    branch = _fork(ctx)
-                    _run_bundle(branch, bundle, noble, made_here)
-                    _walk(branch, rest, names, {**chosen, **_renamed(field_of, made_here)},
-                          None, out, action)
-                return
-            made = {n: _given(move, str(field_of.get(n, n)), None)
-                    for n in _bundle_names(ctx, bundle)}
-            for other in _column_names(ctx, s, names):  # a choice of the column's other rows
-                name = str(field_of.get(other, other))
-                if other not in made and _given(move, name, None) is not None:
-                    raise IllegalAction(rule, f"this move does not choose "
-                                        f"{name.replace('_', ' ')}")
-                made.setdefault(other, None)
-            refused = _bundle_why(ctx, bundle, noble, made)
-            if refused is not None:
-                raise IllegalAction(rule, refused[1])
-            _run_bundle(ctx, bundle, noble, made)
-            chosen = {**chosen, **_renamed(field_of, made)}
-        else:
-            names = _effect(ctx, s, names)
+                if move is None:
+                    for made_here in _bundle_opts(ctx, bundle, noble):
+                        branch = _fork(ctx)
+                        _run_bundle(branch, bundle, noble, made_here)
+                        _walk(branch, rest, names, {**chosen, **_renamed(field_of, made_here)},
+                              None, out, action)
+                    return
+                made = {n: _given(move, str(field_of.get(n, n)), None)
+                        for n in _bundle_names(ctx, bundle)}
+                for other in _column_names(ctx, s, names):  # a choice of the column's others
+                    name = str(field_of.get(other, other))
+                    if other not in made and _given(move, name, None) is not None:
+                        raise IllegalAction(rule, f"this move does not choose "
+                                            f"{name.replace('_', ' ')}")
+                    made.setdefault(other, None)
+                refused = _bundle_why(ctx, bundle, noble, made)
+                if refused is not None:
+                    raise IllegalAction(rule, refused[1])
+                _run_bundle(ctx, bundle, noble, made)
+                chosen = {**chosen, **_renamed(field_of, made)}
+            case (st.Gain() | st.Set() | st.Let() | st.Move() | st.Drop() | st.ForEach()
+                  | st.Repeat() | st.Raise() | st.Apply() | st.Shuffle() | st.New()):
+                names = _effect(ctx, s, names)
+            case _:
+                assert_never(s)
         i += 1
     if move is None:
         assert out is not None

@@ -31,16 +31,36 @@ import ast
 import builtins
 import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias, assert_never
 
 from lisboa_rules.core import names as grammar
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import typed
-from lisboa_rules.lang.steps import Compiler, Param, Procedure, Step, bare, negate, py_type, several
+from lisboa_rules.lang.steps import Compiler, Param, Procedure, bare, negate, py_type
+from lisboa_rules.lang.tree import (
+    Apply,
+    Choose,
+    Do,
+    Drop,
+    ForEach,
+    Gain,
+    If,
+    Let,
+    Move,
+    New,
+    Raise,
+    Repeat,
+    Require,
+    Set,
+    Shuffle,
+    Step,
+    StepBase,
+    branches,
+)
 from lisboa_rules.lang.typed import BOOL, Name, Scope, VType
 
 
@@ -76,6 +96,48 @@ class ActionCode:
     types: dict[str, VType] = field(default_factory=dict)  # each field's type
 
 
+
+
+# The move generator's own steps, which it puts among an action's (`_enum`, `_play`).
+
+
+@dataclass(frozen=True)
+class Restore:
+    """The end of the narrowing of an if's condition: the steps after the if read these
+    names as they were."""
+
+    names: tuple[tuple[str, Name], ...]
+
+
+@dataclass(frozen=True)
+class Call:
+    """The run of a procedure done whose choices the move generator went through (`args`:
+    the code of its arguments, `, a, b`; `names`: its choices)."""
+
+    proc: str
+    args: str
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Applied:
+    """The run of a bundle of effects whose choices the move generator went through."""
+
+    table: str
+    key: str
+    shared: str
+    names: tuple[str, ...]
+
+
+# A step of an action as the move generator goes through them
+Item: TypeAlias = Step | Restore | Call | Applied
+
+
+def _walk(s: Item) -> Iterator[Item]:
+    """The step and every step nested in it (the generator's own steps nest none)."""
+    if isinstance(s, Restore | Call | Applied):
+        return iter((s,))
+    return s.walk()
 
 
 class ActionCompiler(Compiler):
@@ -119,7 +181,7 @@ class ActionCompiler(Compiler):
 
     # -- what steps write ---------------------------------------------------------------
 
-    def writes(self, steps: tuple[Step, ...], seen: frozenset[str] = frozenset()
+    def writes(self, steps: tuple[Item, ...], seen: frozenset[str] = frozenset()
                ) -> tuple[set[str], set[str], bool]:
         """The game fields and the acting player's fields the steps may change, and whether
         other players' fields may change too (then every player is copied)."""
@@ -173,44 +235,47 @@ class ActionCompiler(Compiler):
                 unknown()
 
         for s in steps:
-            for sub in s.walk():
-                if sub.kind == "_call":
-                    sub = Step("do", sub.arg[0], ())
-                if sub.kind in ("gain", "set") and isinstance(sub.arg, Mapping):
-                    for t in sub.arg:
-                        target(t)
-                elif sub.kind == "move" and isinstance(sub.arg, Mapping):
-                    target(sub.arg.get("from"))
-                    target(sub.arg.get("to"))
-                elif sub.kind in ("drop", "shuffle"):
-                    target(sub.arg)
-                elif sub.kind == "new":
-                    target(sub.arg)
-                    others = True
-                elif sub.kind in ("do", "raise", "apply", "_apply"):
-                    for pid in self._callees(sub):
-                        if pid in seen or pid not in self.procs:
-                            continue
-                        g2, p2, o2 = self.writes(self.procs[pid].steps, seen | {pid})
-                        game |= g2
-                        player |= p2
-                        others = others or o2
+            for sub in _walk(s):
+                match sub:
+                    case Gain() | Set():
+                        for t, _value in sub.places:
+                            target(t)
+                    case Move():
+                        target(sub.from_)
+                        target(sub.to)
+                    case Drop() | Shuffle():
+                        target(sub.place)
+                    case New():
+                        target(sub.place)
+                        others = True
+                    case Do() | Raise() | Apply() | Call() | Applied():
+                        for pid in self._callees(sub):
+                            if pid in seen or pid not in self.procs:
+                                continue
+                            g2, p2, o2 = self.writes(self.procs[pid].steps, seen | {pid})
+                            game |= g2
+                            player |= p2
+                            others = others or o2
+                    case Let() | Require() | Choose() | If() | ForEach() | Repeat() | Restore():
+                        pass  # they write nothing themselves (an if's, a loop's steps: walked)
+                    case _:
+                        assert_never(sub)
         return game, player, others
 
-    def reads(self, steps: list[Step]) -> set[str]:
+    def reads(self, steps: list[Item]) -> set[str]:
         """The names the choices and refusals of these steps may read (conservatively: every
         name in their expressions; of the procedures they do, their guards; of the effects
         before their last choice, everything; the measures they name, expanded)."""
         out: set[str] = set()
         last = max((k for k, x in enumerate(steps) if self.decides(x)), default=-1)
         for s in steps[:last + 1]:
-            if self.decides(s) or s.kind in ("let", "_restore"):
-                for sub in s.walk():
+            if self.decides(s) or isinstance(s, Let | Restore):
+                for sub in _walk(s):
                     out |= _names_in(sub)
                     for pid in self._callees(sub):
                         out |= self._proc_reads(pid, guard_only=True)
             else:  # an effect that a later choice may see
-                for sub in s.walk():
+                for sub in _walk(s):
                     out |= _names_in(sub)
                     for pid in self._callees(sub):
                         out |= self._proc_reads(pid, guard_only=False)
@@ -236,33 +301,38 @@ class ActionCompiler(Compiler):
         todo = [n for n in names if n in self.measure_sources]
         while todo:
             n = todo.pop()
-            for m in _names_in(Step("let", {"x": self.measure_sources[n]}, ())):
+            for m in _texts_names([self.measure_sources[n]]):
                 if m not in out:
                     out.add(m)
                     if m in self.measure_sources:
                         todo.append(m)
         return out
 
-    def _callees(self, s: Step) -> list[str]:
-        if s.kind == "do":
-            if isinstance(s.arg, str) and s.arg in self.procs:
-                return [s.arg]
-            return sorted(self._targets_all())
-        if s.kind == "raise":
-            event = s.arg.get("event") if isinstance(s.arg, Mapping) else s.arg
-            return list(self.hooks.get(str(event), ()))
-        if s.kind in ("apply", "_apply"):
-            return self._apply_callees(s)
-        return []
+    def _callees(self, s: Item) -> list[str]:
+        """The procedures a step carries out itself (not those of the steps nested in it)."""
+        match s:
+            case Do() | Call():
+                if s.proc in self.procs:
+                    return [s.proc]
+                return sorted(self._targets_all())
+            case Raise():
+                return list(self.hooks.get(s.event, ()))
+            case Apply() | Applied():
+                return self._apply_callees(s)
+            case (Gain() | Set() | Let() | Move() | Drop() | Require() | Choose() | If()
+                  | ForEach() | Repeat() | Shuffle() | New() | Restore()):
+                return []
+            case _:
+                assert_never(s)
 
-    def _apply_callees(self, s: Step) -> list[str]:
+    def _apply_callees(self, s: Apply | Applied) -> list[str]:
         """The effects an apply step may carry out: those of the bundles of the tables it may
         read (`ROW.column`: every table of that column; a compiled `_apply`: its table), or
         every effect when that is not known (`this.…`, read against another row)."""
-        if s.kind == "_apply":
-            tables = [f"_T{s.arg[0]}"]
+        if isinstance(s, Applied):
+            tables = [f"_T{s.table}"]
         else:
-            src = s.arg.get("effects") if isinstance(s.arg, Mapping) else None
+            src = s.effects
             if not isinstance(src, str) or src.startswith("this.") or "." not in src:
                 return list(self.effect_ids)
             col = src.rsplit(".", 1)[-1]
@@ -288,35 +358,40 @@ class ActionCompiler(Compiler):
 
     # -- decisions ----------------------------------------------------------------------
 
-    def decides(self, s: Step) -> bool:
+    def decides(self, s: Item) -> bool:
         """Whether a step makes or checks a choice (so the steps before it matter to the
         move generator)."""
-        if s.kind in ("choose", "require"):
-            return True
-        if s.kind == "do":
-            callees = self._callees(s)
-            return any(self._guarded(c) for c in callees)
-        if s.kind == "apply":
-            return self._apply_guarded(s)
-        if s.kind in ("if", "for_each", "repeat"):
-            return any(self.decides(x) for x in (*s.body, *s.orelse))
-        return False
+        match s:
+            case Choose() | Require():
+                return True
+            case Do():
+                return any(self._guarded(c) for c in self._callees(s))
+            case Apply():
+                return self._apply_guarded(s)
+            case If() | ForEach() | Repeat():
+                then, orelse = branches(s)
+                return any(self.decides(x) for x in (*then, *orelse))
+            case (Gain() | Set() | Let() | Move() | Drop() | Raise() | Shuffle() | New()
+                  | Restore() | Call() | Applied()):
+                return False
+            case _:
+                assert_never(s)
 
-    def _loop_refused(self, s: Step) -> bool:
+    def _loop_refused(self, s: Item) -> bool:
         """A loop whose steps choose or refuse is refused (a move makes each choice once)."""
-        if s.kind in ("for_each", "repeat") and self.decides(s):
+        if isinstance(s, ForEach | Repeat) and self.decides(s):
             self.problem(s, "step-order", "a choice or a refusal inside a loop: a move makes each "
                          "choice once; write the choices as steps of their own, or choose "
                          "several items at once (choose with min/max) before the loop")
             return True
         return False
 
-    def _apply_guarded(self, s: Step) -> bool:
+    def _apply_guarded(self, s: Apply) -> bool:
         """Whether some bundle an apply step may carry out chooses or refuses (`choices:
         false`: none of its choices is made, the effects that need one are left out)."""
         if unchosen(s):
             return False
-        src = s.arg.get("effects") if isinstance(s.arg, Mapping) else None
+        src = s.effects
         bundles: list[Any] = []
         if isinstance(src, str) and src.startswith("this.") and self.scope.this is not None:
             try:
@@ -388,77 +463,83 @@ class ActionCompiler(Compiler):
     # The move generator: `bound` (the move fields chosen so far) is kept in the scope's
     # locals under the name `_bound` as a tuple of names.
 
-    def _enum(self, steps: list[Step], scope: Scope, indent: int, out: list[str],
+    def _enum(self, steps: list[Item], scope: Scope, indent: int, out: list[str],
               owned: bool, first: bool = False, bound: tuple[str, ...] = ()) -> None:
         pad = "    " * indent
         i = 0
         while i < len(steps):
             s = steps[i]
             rest = steps[i + 1:]
-            if s.kind == "_restore":
-                scope = scope.with_locals(**dict(s.arg))
+            if isinstance(s, Restore):
+                scope = scope.with_locals(**dict(s.names))
                 i += 1
                 continue
             if not any(self.decides(x) for x in steps[i:]):
                 break
-            if s.kind == "let":
-                scope = self._enum_let(s, scope, indent, out)
-                self._point(out, indent, scope)
-                i += 1
-                continue
-            if s.kind == "choose":
-                name_ = s.arg.get("as") if isinstance(s.arg, Mapping) else None
-                if name_ in bound or name_ in ("kind", "player"):
-                    self.problem(s, "duplicate-id", f"the choice '{name_}' is made twice by "
-                                 "this action (or names a field every move has); name it "
-                                 "otherwise", "choose/as")
+            if not isinstance(s, Let | Choose):
+                first = False
+            match s:
+                case Let():
+                    scope = self._enum_let(s, scope, indent, out)
+                    self._point(out, indent, scope)
                     i += 1
                     continue
-                one = self._choice(s, scope, out, indent, first)
-                if one is None:
-                    i += 1
-                    continue
-                scope, name = one
-                self._field(name)
-                self._point(out, indent + 1, scope)
-                self._enum(rest, scope, indent + 1, out, False, False, (*bound, name))
-                return
-            first = False
-            if s.kind == "require":
-                cond = self.expr(s, s.arg, scope, BOOL)
-                if cond is not None:
-                    out.append(f"{pad}if {bare(cond.code)}:")
-                    self._point(out, indent + 1, self._narrow(s, scope))
-                    self._enum(rest, self._narrow(s, scope), indent + 1, out, owned, False,
-                               bound)
+                case Choose():
+                    if s.as_ in bound or s.as_ in ("kind", "player"):
+                        self.problem(s, "duplicate-id", f"the choice '{s.as_}' is made twice by "
+                                     "this action (or names a field every move has); name it "
+                                     "otherwise", "choose/as")
+                        i += 1
+                        continue
+                    one = self._choice(s, scope, out, indent, first)
+                    if one is None:
+                        i += 1
+                        continue
+                    scope, name = one
+                    self._field(name)
+                    self._point(out, indent + 1, scope)
+                    self._enum(rest, scope, indent + 1, out, False, False, (*bound, name))
                     return
-                i += 1
-                continue
-            if s.kind == "if" and self.decides(s):
-                cond = self.expr(s, s.arg, scope, BOOL)
-                if cond is None:
+                case Require():
+                    cond = self.expr(s, s.cond, scope, BOOL)
+                    if cond is not None:
+                        out.append(f"{pad}if {bare(cond.code)}:")
+                        self._point(out, indent + 1, self._narrow(s, scope))
+                        self._enum(rest, self._narrow(s, scope), indent + 1, out, owned, False,
+                                   bound)
+                        return
                     i += 1
                     continue
-                out.append(f"{pad}if {bare(cond.code)}:")
-                self._enum([*s.body, self._restore(s, scope), *rest], self._narrow(s, scope),
-                           indent + 1, out, owned, False, bound)
-                out.append(f"{pad}else:")
-                self._enum([*s.orelse, *rest], scope, indent + 1, out, owned, False, bound)
-                return
-            if s.kind == "do" and self.decides(s):
-                self._enum_do(s, rest, scope, indent, out, owned, bound)
-                return
-            if s.kind == "apply" and not unchosen(s):
-                self._enum_apply(s, rest, scope, indent, out, owned, bound)
-                return
-            if self._loop_refused(s):
-                i += 1
-                continue
+                case If() if self.decides(s):
+                    cond = self.expr(s, s.cond, scope, BOOL)
+                    if cond is None:
+                        i += 1
+                        continue
+                    out.append(f"{pad}if {bare(cond.code)}:")
+                    self._enum([*s.then, self._restore(s, scope), *rest],
+                               self._narrow(s, scope), indent + 1, out, owned, False, bound)
+                    out.append(f"{pad}else:")
+                    self._enum([*s.orelse, *rest], scope, indent + 1, out, owned, False, bound)
+                    return
+                case Do() if self.decides(s):
+                    self._enum_do(s, rest, scope, indent, out, owned, bound)
+                    return
+                case Apply() if not unchosen(s):
+                    self._enum_apply(s, rest, scope, indent, out, owned, bound)
+                    return
+                case ForEach() | Repeat() if self._loop_refused(s):
+                    i += 1
+                    continue
+                case (Gain() | Set() | Move() | Drop() | If() | ForEach() | Repeat() | Do()
+                      | Raise() | Apply() | Shuffle() | New() | Call() | Applied()):
+                    pass  # an effect (below)
+                case _:
+                    assert_never(s)
             # an effect: the later choices see what it changes, unless they read none of it
             if not owned:
                 seg = i
                 while seg < len(steps) and not self.decides(steps[seg]) \
-                        and steps[seg].kind not in ("let", "_restore"):
+                        and not isinstance(steps[seg], Let | Restore):
                     seg += 1
                 game_w, player_w, _o = self.writes(tuple(steps[i:seg]))
                 if not (game_w | player_w) & self.reads(steps[seg:]):
@@ -513,30 +594,27 @@ class ActionCompiler(Compiler):
         self.points[id(out)][best] = (pos + 1, ind, points[best][2])
         return name
 
-    def _restore(self, s: Step, scope: Scope) -> Step:
+    def _restore(self, s: If, scope: Scope) -> Restore:
         """A step that ends the narrowing of an if's condition (the steps after the if read
         the names as they were)."""
-        names = tuple((n, scope.locals[n]) for n in typed.narrowed(s.arg) if n in scope.locals)
-        return Step("_restore", names, ())
+        return Restore(tuple((n, scope.locals[n]) for n in typed.narrowed(s.cond)
+                              if n in scope.locals))
 
-    def _narrow(self, s: Step, scope: Scope) -> Scope:
+    def _narrow(self, s: Require | If, scope: Scope) -> Scope:
         from dataclasses import replace
 
         then = scope
-        for name in typed.narrowed(s.arg):
+        for name in typed.narrowed(s.cond):
             if name in scope.locals:
                 known = scope.locals[name]
                 then = then.with_locals(**{name: replace(
                     known, type=replace(known.type, optional=False))})
         return then
 
-    def _choice(self, s: Step, scope: Scope, out: list[str], indent: int, first: bool
+    def _choice(self, s: Choose, scope: Scope, out: list[str], indent: int, first: bool
                 ) -> tuple[Scope, str] | None:
         pad = "    " * indent
-        if not isinstance(s.arg, Mapping) or not isinstance(s.arg.get("as"), str):
-            self.problem(s, "step-shape", "choose: {as: NAME, from: EXPR, ...}")
-            return None
-        name = s.arg["as"]
+        name = s.as_
         var = typed.local_code(name)
         one = self._single(s, scope, var)
         if one is not None:
@@ -545,7 +623,7 @@ class ActionCompiler(Compiler):
                 over = f"only or {over}"
             out.append(f"{pad}for {var} in {'(None, *' + over + ')' if optional else over}:")
             if first and not optional:  # a value given by the caller is checked first
-                src = self.expr(s, s.arg.get("from", "[]"), scope, None, "choose/from")
+                src = self.expr(s, s.source, scope, None, "choose/from")
                 assert src is not None
                 where = f"{var} in {src.code}" + (f" and ({where})" if where else "")
                 self.first_field = name
@@ -578,17 +656,17 @@ class ActionCompiler(Compiler):
                                           for p in proc.params})
         out: dict[str, VType] = {}
         for c in proc.choices:
-            name = str(c.arg["as"])
+            name = c.as_
             try:
-                src = typed.check(c.arg.get("from", "[]"), scope)
+                src = typed.check(c.source, scope)
             except typed.ExprError:
                 out[name] = typed.TEXT
                 continue
             item = src.type.args[0] if src.type.args else typed.TEXT
-            out[name] = typed.list_of(item) if several(c.arg) else item
+            out[name] = typed.list_of(item) if c.several else item
         return out
 
-    def _copy_then(self, steps: list[Step], scope: Scope, indent: int, out: list[str],
+    def _copy_then(self, steps: list[Item], scope: Scope, indent: int, out: list[str],
                    bound: tuple[str, ...]) -> None:
         """The rest of the steps in a function of its own, played on the state itself (the
         fields they write swapped for fresh copies, then put back) or on a copy of it."""
@@ -640,35 +718,34 @@ class ActionCompiler(Compiler):
             return
         out += [pad + x for x in call.format("out").split("\n")]
 
-    def _played(self, steps: list[Step]) -> list[Step]:
+    def _played(self, steps: list[Item]) -> list[Item]:
         """The steps whose effects the move generator carries out on the copy `_copy_then`
         makes for them (a superset), as `_enum` plays them: not the effects after the last
         step that chooses or refuses (never played), nor those after a choice, or after the
         options of a procedure or a bundle of effects (played on copies of their own)."""
         last = max((k for k, x in enumerate(steps) if self.decides(x)), default=-1)
-        end = last if last >= 0 and steps[last].kind in ("choose", "require") else last + 1
+        end = last if last >= 0 and isinstance(steps[last], Choose | Require) else last + 1
         for k, x in enumerate(steps[:end]):
-            if x.kind in ("choose", "apply") or (x.kind == "do" and self.decides(x)):
+            if isinstance(x, Choose | Apply) or (isinstance(x, Do) and self.decides(x)):
                 return steps[:k]
         return steps[:end]
 
-    def _do_target(self, s: Step, scope: Scope) -> list[tuple[str | None, Procedure | None]]:
+    def _do_target(self, s: Do, scope: Scope) -> list[tuple[str | None, Procedure | None]]:
         """The procedures a do step may carry out: [(test, procedure)], test being the
         condition on the step's value (None: always); a procedure of None does nothing."""
-        if isinstance(s.arg, str) and s.arg in self.procs:
-            return [(None, self.procs[s.arg])]
-        head = re.split(r"[.\[]", s.arg)[0] if isinstance(s.arg, str) else ""
-        if not isinstance(s.arg, str) or "-" in s.arg or (
-                "." not in s.arg and head not in scope.locals):
+        if s.proc in self.procs:
+            return [(None, self.procs[s.proc])]
+        head = re.split(r"[.\[]", s.proc)[0]
+        if "-" in s.proc or ("." not in s.proc and head not in scope.locals):
             # an id, not a value that holds one: a procedure that does not exist
-            self.problem(s, "unknown-reference", f"unknown procedure {s.arg!r}", "do",
-                         typed.closest(str(s.arg), sorted(self.procs)))
+            self.problem(s, "unknown-reference", f"unknown procedure {s.proc!r}", "do",
+                         typed.closest(s.proc, sorted(self.procs)))
             return []
-        t = self.expr(s, s.arg, scope, None, "do")
+        t = self.expr(s, s.proc, scope, None, "do")
         if t is None:
             return []
         if t.type.name != "text":
-            self.problem(s, "expr-type", f"'{s.arg}' is {typed.describe(t.type)}: do names a "
+            self.problem(s, "expr-type", f"'{s.proc}' is {typed.describe(t.type)}: do names a "
                          "procedure (its id, or a text that holds one)", "do")
             return []
         var = f"_do_{self.counter}"
@@ -765,21 +842,21 @@ class ActionCompiler(Compiler):
             return False
         return super()._distinct(code, is_map)
 
-    def _enum_let(self, s: Step, scope: Scope, indent: int, out: list[str]) -> Scope:
+    def _enum_let(self, s: Let, scope: Scope, indent: int, out: list[str]) -> Scope:
         """A let of the move generator: its value read from a table made now when it depends
         only on a choice of constant values (see `_folded`)."""
         start = len(out)
         inner = self._let(s, scope, indent, out)
         pad = "    " * indent
-        if len(out) == start + 1 and isinstance(s.arg, Mapping) and len(s.arg) == 1:
-            name = str(next(iter(s.arg)))
+        if len(out) == start + 1 and len(s.names) == 1:
+            name = s.names[0][0]
             head = f"{pad}{typed.local_code(name)} = "
             if out[start].startswith(head):
                 table = self._folded(name, out[start][len(head):], scope)
                 if table is not None:
                     out[start] = head + table
-        for name in s.arg if isinstance(s.arg, Mapping) else ():
-            self.domains.pop(str(name), None)
+        for name, _source in s.names:
+            self.domains.pop(name, None)
         return inner
 
     def _folded(self, name: str, code: str, scope: Scope) -> str | None:
@@ -817,25 +894,22 @@ class ActionCompiler(Compiler):
         self.new_tables[found] = table
         return f"{found}[{var}]"
 
-    def _let(self, s: Step, scope: Scope, indent: int, out: list[str]) -> Scope:
+    def _let(self, s: Let, scope: Scope, indent: int, out: list[str]) -> Scope:
         inner = super()._let(s, scope, indent, out)
+        named = {n for n, _source in s.names}
         for name, known in inner.locals.items():
             if (scope.locals.get(name) is not known and "_T_" in known.code) or (
-                    name not in scope.locals and isinstance(s.arg, Mapping) and name in s.arg):
+                    name not in scope.locals and name in named):
                 line = next((x for x in reversed(out)
                              if x.strip().startswith(f"{known.code} = ")), None)
                 if line is not None:
                     self.let_sources[known.code] = line.split(" = ", 1)[1]
         return inner
 
-    def _call_args(self, s: Step, proc: Procedure, scope: Scope) -> str | None:
-        given = s.get("with") or {}
-        if not isinstance(given, Mapping):
-            self.problem(s, "step-shape", "with: {PARAM: EXPR}", "with")
-            return None
-        return self._args(s, proc, given, scope, "with")
+    def _call_args(self, s: Do, proc: Procedure, scope: Scope) -> str | None:
+        return self._args(s, proc, dict(s.with_ or ()), scope, "with")
 
-    def _enum_do(self, s: Step, rest: list[Step], scope: Scope, indent: int, out: list[str],
+    def _enum_do(self, s: Do, rest: list[Item], scope: Scope, indent: int, out: list[str],
                  owned: bool, bound: tuple[str, ...]) -> None:
         pad = "    " * indent
         cases = self._do_target(s, scope)
@@ -864,7 +938,7 @@ class ActionCompiler(Compiler):
                 out.append(f"{inner_pad}pass")
                 continue
             stem = self.name(proc.id)
-            names = [str(c.arg["as"]) for c in proc.choices]
+            names = [c.as_ for c in proc.choices]
             twice = [n for n in names if n in bound]
             if twice:
                 self.problem(s, "duplicate-id", f"'{proc.id}' makes the choice '{twice[0]}' "
@@ -899,7 +973,7 @@ class ActionCompiler(Compiler):
                     out += [f"{inner_pad}if {key} not in {known}:",
                             f"{inner_pad}    {known}[{key}] = bool({guard})",
                             f"{inner_pad}if {known}[{key}]:"]
-            call = Step("_call", (proc.id, args, tuple(names)), ())
+            call = Call(proc.id, args, tuple(names))
             self._enum([call, *rest], inner, level + 1, out, False, False, new_bound)
 
     def _guard_key(self, out: list[str], args: str, scope: Scope) -> str | None:
@@ -924,7 +998,7 @@ class ActionCompiler(Compiler):
             return None
         return f"({', '.join(codes)},)"
 
-    def _enum_apply(self, s: Step, rest: list[Step], scope: Scope, indent: int,
+    def _enum_apply(self, s: Apply, rest: list[Item], scope: Scope, indent: int,
                     out: list[str], owned: bool, bound: tuple[str, ...]) -> None:
         pad = "    " * indent
         got = self._bundle_table(s, scope)
@@ -942,21 +1016,20 @@ class ActionCompiler(Compiler):
         for n in names:
             self._field(n)
             inner = inner.with_locals(**{n: Name(typed.ANY, ir.Local(n))})
-        call = Step("_apply", (table, key, shared, tuple(names)), ())
+        call = Applied(table, key, shared, tuple(names))
         self._enum([call, *rest], inner, indent + 1, out, False, False, (*bound, *names))
 
-    def _apply_names(self, s: Step, table: str, bound: tuple[str, ...]) -> list[str]:
+    def _apply_names(self, s: Apply, table: str, bound: tuple[str, ...]) -> list[str]:
         """The move fields an apply step's choices fill: the choices of its effects, renamed
         by `choices: {CHOICE: NAME}`; a choice is made once per move."""
-        renamed = s.arg.get("choices") if isinstance(s.arg, Mapping) else None
-        renamed = renamed if isinstance(renamed, Mapping) else {}
-        names = [str(renamed.get(n, n)) for n in self.bundles.choices[table]]
+        renamed = dict(s.choices) if s.choices else {}
+        names = [renamed.get(n, n) for n in self.bundles.choices[table]]
         for old, new in renamed.items():
             if old not in self.bundles.choices[table]:
-                self.problem(s, "step-unknown-key", f"the effects of '{s.arg.get('effects')}' "
+                self.problem(s, "step-unknown-key", f"the effects of '{s.effects}' "
                              f"make no choice '{old}'", f"apply/choices/{old}",
                              typed.closest(str(old), list(self.bundles.choices[table])))
-            self.field_types.setdefault(str(new), self.field_types.get(str(old), typed.TEXT))
+            self.field_types.setdefault(new, self.field_types.get(old, typed.TEXT))
         for n in names:
             if n in bound:
                 self.problem(s, "duplicate-id", f"the choice '{n}' is made twice by this "
@@ -964,54 +1037,54 @@ class ActionCompiler(Compiler):
                              "apply")
         return names
 
-    def _effect(self, s: Step, scope: Scope, indent: int, out: list[str]) -> Scope:
+    def _effect(self, s: Item, scope: Scope, indent: int, out: list[str]) -> Scope:
         pad = "    " * indent
-        if s.kind == "_call":
-            pid, args, names = s.arg
-            choices = "".join(f", {typed.local_code(n)}" for n in names)
-            out.append(f"{pad}_run_{self.name(pid)}(g, seat{args}{choices})")
-            return scope
-        if s.kind == "_apply":
-            table, key, shared, names = s.arg
-            choices = "".join(f", {typed.local_code(n)}" for n in names)
-            out.append(f"{pad}g.rs.fx[{py_str(table)}][{key}][2](g, seat, {shared}{choices})")
-            return scope
-        if s.kind == "apply":
-            got = self._bundle_table(s, scope)
-            if got is not None:
-                table, key, shared = got
-                names = self.bundles.choices[table]
-                nones = ", None" * len(names)
+        match s:
+            case Call():
+                choices = "".join(f", {typed.local_code(n)}" for n in s.names)
+                out.append(f"{pad}_run_{self.name(s.proc)}(g, seat{s.args}{choices})")
+            case Applied():
+                choices = "".join(f", {typed.local_code(n)}" for n in s.names)
+                out.append(f"{pad}g.rs.fx[{py_str(s.table)}][{s.key}][2](g, seat, {s.shared}"
+                           f"{choices})")
+            case Restore():
+                return scope.with_locals(**dict(s.names))
+            case Apply():
+                got = self._bundle_table(s, scope)
+                if got is not None:
+                    table, key, shared = got
+                    names = self.bundles.choices[table]
+                    nones = ", None" * len(names)
+                    out.append(pad + "# " + py_comment(f"{self.where(s.path)} {s.id or s.kind}"))
+                    out.append(f"{pad}g.rs.fx[{py_str(table)}][{key}][2](g, seat, {shared}"
+                               f"{nones})")
+            case Do() if s.proc not in self.procs:
+                cases = self._do_target(s, scope)
+                if not cases:
+                    return scope
+                var, code = self._do_var
                 out.append(pad + "# " + py_comment(f"{self.where(s.path)} {s.id or s.kind}"))
-                out.append(f"{pad}g.rs.fx[{py_str(table)}][{key}][2](g, seat, {shared}{nones})")
-            return scope
-        if s.kind == "do" and not (isinstance(s.arg, str) and s.arg in self.procs):
-            cases = self._do_target(s, scope)
-            if not cases:
-                return scope
-            var, code = self._do_var
-            out.append(pad + "# " + py_comment(f"{self.where(s.path)} {s.id or s.kind}"))
-            out.append(f"{pad}{var} = {code}")
-            for k, (test, proc) in enumerate(cases):
-                if proc is None:
-                    continue
-                args = self._call_args(s, proc, scope)
-                out.append(f"{pad}{'if' if k == 0 else 'elif'} {test}:")
-                nones = ", None" * len(proc.choices)
-                out.append(f"{pad}    _run_{self.name(proc.id)}(g, seat{args or ''}{nones})")
-            return scope
-        return super()._effect(s, scope, indent, out)
+                out.append(f"{pad}{var} = {code}")
+                for k, (test, proc) in enumerate(cases):
+                    if proc is None:
+                        continue
+                    args = self._call_args(s, proc, scope)
+                    out.append(f"{pad}{'if' if k == 0 else 'elif'} {test}:")
+                    nones = ", None" * len(proc.choices)
+                    out.append(f"{pad}    _run_{self.name(proc.id)}(g, seat{args or ''}{nones})")
+            case (Gain() | Set() | Let() | Move() | Drop() | Require() | Choose() | If()
+                  | ForEach() | Repeat() | Do() | Raise() | Shuffle() | New()):
+                return super()._effect(s, scope, indent, out)
+            case _:
+                assert_never(s)
+        return scope
 
     # -- bundles of effects -------------------------------------------------------------
 
-    def _bundle_table(self, s: Step, scope: Scope) -> tuple[str, str, str] | None:
+    def _bundle_table(self, s: Apply, scope: Scope) -> tuple[str, str, str] | None:
         """(table name, key code, the code of the shared parameters) of an apply step,
         compiling its bundles."""
-        arg = s.arg
-        if not isinstance(arg, Mapping) or "effects" not in arg:
-            self.problem(s, "step-shape", "apply: {effects: ROW.column, PARAM: EXPR}")
-            return None
-        src = arg["effects"]
+        src = s.effects
         if isinstance(src, str) and src.startswith("this.") and scope.this is not None:
             # a bundle of the procedure's own row (`this.reward`): a table of one entry
             try:
@@ -1033,25 +1106,26 @@ class ActionCompiler(Compiler):
                 return None
             node = got.node
             if got.type.name != "effects" or not isinstance(node, ir.Column):
-                self.problem(s, "expr-type", f"'{arg['effects']}' is not a bundle of effects "
-                             "of a row (such as ROW.effects)", "apply/effects")
+                self.problem(s, "expr-type", f"'{s.effects}' is not a bundle of effects of a "
+                             "row (such as ROW.effects)", "apply/effects")
                 return None
             table = scope.tables[node.kind][node.column][1]
             key_code = bare(scope.typed(node.key, typed.ANY).code)
         # the other parameters the effects share (rules/effects.yaml `params`, after the
         # amount), given by the keys of the step named like them
         given = []
+        params = dict(s.params)
         for prm in self._shared_params():
-            if arg.get(prm.name) is None:
+            value = params.get(prm.name)
+            if value is None:
                 given.append("None")
                 continue
-            v = self.expr(s, arg[prm.name], scope, prm.type, f"apply/{prm.name}")
+            v = self.expr(s, value, scope, prm.type, f"apply/{prm.name}")
             if v is None:
                 return None
             given.append(bare(v.code))
-        for key in arg:
-            if key not in ("effects", "choices") and key not in {
-                    p.name for p in self._shared_params()}:
+        for key in params:
+            if key not in {p.name for p in self._shared_params()}:
                 self.problem(s, "step-unknown-key", f"the effects take no '{key}'",
                              f"apply/{key}", typed.closest(str(key), [
                                  "effects", "choices", *[p.name for p in self._shared_params()]]))
@@ -1076,8 +1150,8 @@ class ActionCompiler(Compiler):
             for eff, _a in bundle:
                 proc = self.procs.get(eff)
                 for c in proc.choices if proc is not None else ():
-                    if str(c.arg["as"]) not in choose:
-                        choose.append(str(c.arg["as"]))
+                    if c.as_ not in choose:
+                        choose.append(c.as_)
                 if proc is not None:
                     for n, t in self.choice_types(proc).items():
                         self.field_types.setdefault(n, t)
@@ -1131,7 +1205,7 @@ class ActionCompiler(Compiler):
             proc = self.procs.get(eff)
             if proc is None:
                 continue
-            own = [str(c.arg["as"]) for c in proc.choices]
+            own = [c.as_ for c in proc.choices]
             if any(n not in made for n in own):
                 vars_ = [typed.local_code(n) for n in own]
                 target = f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_)
@@ -1148,8 +1222,7 @@ class ActionCompiler(Compiler):
             proc = self.procs.get(eff)
             if proc is None:
                 continue
-            made_args = "".join(f", {typed.local_code(str(c.arg['as']))}"
-                                for c in proc.choices)
+            made_args = "".join(f", {typed.local_code(c.as_)}" for c in proc.choices)
             test.append(f"_why_{self.name(eff)}(g, seat, {amount}, {given}{made_args}) is None")
         if test:
             opts.append("    " * indent + f"if {' and '.join(test)}:")
@@ -1165,12 +1238,11 @@ class ActionCompiler(Compiler):
             proc = self.procs.get(eff)
             if proc is None:
                 continue
-            made_args = "".join(f", {typed.local_code(str(c.arg['as']))}"
-                                for c in proc.choices)
+            made_args = "".join(f", {typed.local_code(c.as_)}" for c in proc.choices)
             why.append(f"    why = _why_{self.name(eff)}(g, seat, {amount}, {given}{made_args})")
             why.append("    if why is not None:")
             why.append("        return why")
-            made_ = " and ".join(f"{typed.local_code(str(c.arg['as']))} is not None"
+            made_ = " and ".join(f"{typed.local_code(c.as_)} is not None"
                                  for c in proc.choices)
             if made_:  # an effect whose choice the move does not make is left out
                 run.append(f"    if {made_}:")
@@ -1191,7 +1263,7 @@ class ActionCompiler(Compiler):
 
     # -- the checked run ----------------------------------------------------------------
 
-    def _rule_code(self, s: Step, scope: Scope) -> str:
+    def _rule_code(self, s: StepBase, scope: Scope) -> str:
         """The rule a step's refusal names, as code: its `rule` (which may show a value, as
         `{row.column}`), or the action's."""
         assert self.action is not None
@@ -1199,7 +1271,7 @@ class ActionCompiler(Compiler):
             return self._reason(s, scope, s.rule)
         return py_str(s.rule or self.action.rule)
 
-    def _play(self, steps: list[Step], scope: Scope, indent: int, out: list[str],
+    def _play(self, steps: list[Step | Restore], scope: Scope, indent: int, out: list[str],
               bound: tuple[str, ...], tail: tuple[str, str] | None = None) -> None:
         """The checked run of `steps`; `tail` is the rule and words of the refusal of a
         choice the move makes and its way through the steps did not (by default, the
@@ -1211,106 +1283,119 @@ class ActionCompiler(Compiler):
         while i < len(steps):
             s = steps[i]
             i += 1
-            if s.kind == "_restore":
-                scope = scope.with_locals(**dict(s.arg))
+            if isinstance(s, Restore):
+                scope = scope.with_locals(**dict(s.names))
                 continue
             if self._loop_refused(s):
                 continue
             srule = self._rule_code(s, scope)
-            if s.kind == "choose":
-                if not isinstance(s.arg, Mapping) or not isinstance(s.arg.get("as"), str):
+            match s:
+                case Choose():
+                    name = s.as_
+                    var = typed.local_code(name)
+                    # a name another branch gave a type to: the move's value, as any value
+                    again = any(re.match(rf"\s*{var}(: [^=]+)? = ", x) for x in out)
+                    out.append(f"{pad}{var} = " + (f"_any(move.{name})" if again else
+                                                   f"move.{name}"))
+                    why: list[str] = []
+                    shown = scope.with_locals(**{name: Name(typed.ANY, typed.code_local(var))})
+                    inner = self._guard_why(s, Procedure(self.action.id, (), (s,),
+                                                         self.action.rule), shown, why)
+                    scope = inner.with_locals(**{name: inner.locals[name]}) \
+                        if name in inner.locals else inner
+                    for line in why:
+                        out.append(pad + line[4:].replace("return (", "raise IllegalMove(", 1)
+                                   if "return (" in line else pad + line[4:])
+                    bound = (*bound, name)
                     continue
-                name = str(s.arg["as"])
-                var = typed.local_code(name)
-                # a name another branch gave a type to: the move's value, as any value
-                again = any(re.match(rf"\s*{var}(: [^=]+)? = ", x) for x in out)
-                out.append(f"{pad}{var} = " + (f"_any(move.{name})" if again else f"move.{name}"))
-                why: list[str] = []
-                shown = scope.with_locals(**{name: Name(typed.ANY, typed.code_local(var))})
-                inner = self._guard_why(s, Procedure(self.action.id, (), (s,), self.action.rule),
-                                        shown, why)
-                scope = inner.with_locals(**{name: inner.locals[name]}) \
-                    if name in inner.locals else inner
-                for line in why:
-                    out.append(pad + line[4:].replace("return (", "raise IllegalMove(", 1)
-                               if "return (" in line else pad + line[4:])
-                bound = (*bound, name)
-                continue
-            if s.kind == "require":
-                cond = self.expr(s, s.arg, scope, BOOL)
-                reason = self._reason(s, scope, s.get("reason") or f"{s.arg} does not hold")
-                if cond is not None:
-                    out.append(f"{pad}if {negate(cond.code)}:")
-                    out.append(f"{pad}    raise IllegalMove({srule}, {reason})")
-                    scope = self._narrow(s, scope)
-                continue
-            if s.kind == "if" and self.decides(s):
-                cond = self.expr(s, s.arg, scope, BOOL)
-                if cond is None:
+                case Require():
+                    cond = self.expr(s, s.cond, scope, BOOL)
+                    reason = self._reason(s, scope, s.reason or f"{s.cond} does not hold")
+                    if cond is not None:
+                        out.append(f"{pad}if {negate(cond.code)}:")
+                        out.append(f"{pad}    raise IllegalMove({srule}, {reason})")
+                        scope = self._narrow(s, scope)
                     continue
-                out.append(f"{pad}if {bare(cond.code)}:")
-                self._play([*s.body, self._restore(s, scope), *steps[i:]],
-                           self._narrow(s, scope), indent + 1, out, bound, tail)
-                out.append(f"{pad}else:")
-                self._play([*s.orelse, *steps[i:]], scope, indent + 1, out, bound, tail)
-                return
-            if s.kind == "do" and self.decides(s):
-                cases = self._do_target(s, scope)
-                dynamic = bool(cases) and cases[0][0] is not None
-                if dynamic:
-                    var, code = self._do_var
-                    out.append(f"{pad}{var} = {code}")
-                for k, (test, proc) in enumerate(cases):
-                    level = indent
-                    if dynamic:
-                        out.append(f"{pad}else:" if test is None else
-                                   f"{pad}{'if' if k == 0 else 'elif'} {test}:")
-                        level = indent + 1
-                    ipad = "    " * level
-                    if proc is None:  # nothing to do: a choice of the others is refused so
-                        words = self._reason(s, scope, s.get("none_reason")) \
-                            if s.get("none_reason") else "None"
-                        self._play(steps[i:], scope, level, out, bound, (srule, words))
+                case If() if self.decides(s):
+                    cond = self.expr(s, s.cond, scope, BOOL)
+                    if cond is None:
                         continue
-                    args = self._call_args(s, proc, scope) or ""
-                    stem = self.name(proc.id)
-                    names = [str(c.arg["as"]) for c in proc.choices]
-                    choices = "".join(f", move.{n}" for n in names)
-                    out.append(f"{ipad}why = _why_{stem}(g, seat{args}{choices})")
-                    out.append(f"{ipad}if why is not None:")
-                    if s.get("reason"):  # nothing at all can be done: the action is refused
-                        reason = self._reason(s, scope, s.get("reason"))
-                        out.append(f"{ipad}    if not _opts_{stem}(g, seat{args}):")
-                        out.append(f"{ipad}        raise IllegalMove({rule}, {reason} + \": \" + "
-                                   "why[1])")
-                    out.append(f"{ipad}    raise IllegalMove(*why)")
-                    out.append(f"{ipad}_run_{stem}(g, seat{args}{choices})")
-                    self._play(steps[i:], scope, level, out, (*bound, *names), tail)
-                return
-            if s.kind == "apply" and not unchosen(s):
-                got = self._bundle_table(s, scope)
-                if got is None:
+                    out.append(f"{pad}if {bare(cond.code)}:")
+                    self._play([*s.then, self._restore(s, scope), *steps[i:]],
+                               self._narrow(s, scope), indent + 1, out, bound, tail)
+                    out.append(f"{pad}else:")
+                    self._play([*s.orelse, *steps[i:]], scope, indent + 1, out, bound, tail)
+                    return
+                case Do() if self.decides(s):
+                    self._play_do(s, steps[i:], scope, indent, out, bound, tail, srule)
+                    return
+                case Apply() if not unchosen(s):
+                    got = self._bundle_table(s, scope)
+                    if got is None:
+                        continue
+                    table, key, shared = got
+                    made = self._apply_names(s, table, bound)
+                    choices = "".join(f", move.{n}" for n in made)
+                    fx = f"g.rs.fx[{py_str(self._checked_table(table, tuple(made)))}][{key}]"
+                    out.append(f"{pad}why = {fx}[1](g, seat, {shared}{choices})")
+                    out.append(f"{pad}if why is not None:")
+                    out.append(f"{pad}    raise IllegalMove({srule}, why[1])")
+                    out.append(f"{pad}{fx}[2](g, seat, {shared}{choices})")
+                    bound = (*bound, *made)
                     continue
-                table, key, shared = got
-                made = self._apply_names(s, table, bound)
-                choices = "".join(f", move.{n}" for n in made)
-                fx = f"g.rs.fx[{py_str(self._checked_table(table, tuple(made)))}][{key}]"
-                out.append(f"{pad}why = {fx}[1](g, seat, {shared}{choices})")
-                out.append(f"{pad}if why is not None:")
-                out.append(f"{pad}    raise IllegalMove({srule}, why[1])")
-                out.append(f"{pad}{fx}[2](g, seat, {shared}{choices})")
-                bound = (*bound, *made)
-                continue
-            scope = self._effect(s, scope, indent, out)
+                case (Gain() | Set() | Let() | Move() | Drop() | If() | ForEach() | Repeat()
+                      | Do() | Raise() | Apply() | Shuffle() | New()):
+                    scope = self._effect(s, scope, indent, out)
+                case _:
+                    assert_never(s)
         fields = ", ".join(py_str(f) for f in bound)
         refusal = rule if tail is None else f"{tail[0]}, {tail[1]}"
         out.append(f"{pad}_only_chosen(move, ({fields}{',' if len(bound) == 1 else ''}), "
                    f"{refusal})")
 
+    def _play_do(self, s: Do, rest: list[Step | Restore], scope: Scope, indent: int,
+                 out: list[str], bound: tuple[str, ...], tail: tuple[str, str] | None,
+                 srule: str) -> None:
+        """The checked run of a do step whose procedure chooses or refuses, then of the
+        steps after it (`rest`)."""
+        assert self.action is not None
+        pad = "    " * indent
+        rule = py_str(self.action.rule)
+        cases = self._do_target(s, scope)
+        dynamic = bool(cases) and cases[0][0] is not None
+        if dynamic:
+            var, code = self._do_var
+            out.append(f"{pad}{var} = {code}")
+        for k, (test, proc) in enumerate(cases):
+            level = indent
+            if dynamic:
+                out.append(f"{pad}else:" if test is None else
+                           f"{pad}{'if' if k == 0 else 'elif'} {test}:")
+                level = indent + 1
+            ipad = "    " * level
+            if proc is None:  # nothing to do: a choice of the others is refused so
+                words = self._reason(s, scope, s.none_reason) if s.none_reason else "None"
+                self._play(rest, scope, level, out, bound, (srule, words))
+                continue
+            args = self._call_args(s, proc, scope) or ""
+            stem = self.name(proc.id)
+            names = [c.as_ for c in proc.choices]
+            choices = "".join(f", move.{n}" for n in names)
+            out.append(f"{ipad}why = _why_{stem}(g, seat{args}{choices})")
+            out.append(f"{ipad}if why is not None:")
+            if s.reason:  # nothing at all can be done: the action is refused
+                reason = self._reason(s, scope, s.reason)
+                out.append(f"{ipad}    if not _opts_{stem}(g, seat{args}):")
+                out.append(f"{ipad}        raise IllegalMove({rule}, {reason} + \": \" + "
+                           "why[1])")
+            out.append(f"{ipad}    raise IllegalMove(*why)")
+            out.append(f"{ipad}_run_{stem}(g, seat{args}{choices})")
+            self._play(rest, scope, level, out, (*bound, *names), tail)
 
-def unchosen(s: Step) -> bool:
+
+def unchosen(s: Apply) -> bool:
     """Whether an apply step makes none of its effects' choices (`choices: false`)."""
-    return s.kind == "apply" and isinstance(s.arg, Mapping) and s.arg.get("choices") is False
+    return s.choices is False
 
 
 # The builtins a let folded at compile time may call (they change nothing, and go through
@@ -1362,25 +1447,57 @@ def _text_names(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def _names_in(s: Step) -> set[str]:
-    """Every name and attribute in the expressions of one step (not its nested steps)."""
-    texts: list[Any] = [s.arg]
-    texts += [v for k, v in s.extra if k == "with"]
+def _names_in(s: Item) -> set[str]:
+    """Every name and attribute in the expressions of one step (not its nested steps): its
+    texts (the names it binds and the places it changes too; a procedure's or an event's id
+    read as an expression, a superset)."""
+    texts: list[Any]
+    match s:
+        case Gain() | Set():
+            texts = [x for pair in s.places for x in pair]
+        case Let():
+            texts = [x for pair in s.names for x in pair]
+        case Move():
+            texts = [s.what, s.from_, s.to]
+        case Drop() | Shuffle():
+            texts = [s.place]
+        case New():
+            texts = [s.place, *(x for pair in s.with_ or () for x in pair)]
+        case Require():
+            texts = [s.cond]
+        case Choose():
+            leads = (s.leads.by, s.leads.where) if s.leads is not None else ()
+            texts = [s.as_, s.source, s.where, s.min, s.max, s.up_to, *leads]
+        case If():
+            texts = [s.cond]
+        case ForEach():
+            texts = [s.var, s.source]
+        case Repeat():
+            texts = [s.count]
+        case Do():
+            texts = [s.proc, *(x for pair in s.with_ or () for x in pair)]
+        case Raise():
+            texts = [s.event, *(x for pair in s.with_ or () for x in pair)]
+        case Apply():
+            renamed = s.choices or ()
+            texts = [s.effects, *(x for pair in (*s.params, *renamed) for x in pair)]
+        case Restore():
+            texts = [n for n, _known in s.names]
+        case Call():
+            texts = [s.proc, s.args, *s.names]
+        case Applied():
+            texts = [s.table, s.key, s.shared, *s.names]
+        case _:
+            assert_never(s)
+    return _texts_names(texts)
+
+
+def _texts_names(texts: Iterable[Any]) -> set[str]:
+    """Every name and attribute in these texts (each an expression; anything else, none)."""
     out: set[str] = set()
-
-    def walk(v: Any) -> None:
-        if isinstance(v, str):
-            out.update(_text_names(v))
-        elif isinstance(v, Mapping):
-            for k, x in v.items():
-                walk(k)
-                walk(x)
-        elif isinstance(v, list | tuple):
-            for x in v:
-                walk(x)
-
     for t in texts:
-        walk(t)
+        if isinstance(t, str):
+            out.update(_text_names(t))
     return out
 
 

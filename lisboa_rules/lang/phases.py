@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lisboa_rules.lang import typed
-from lisboa_rules.lang.steps import Compiler, Step, bare
+from lisboa_rules.lang.steps import Anchor, Compiler, bare
 from lisboa_rules.lang.typed import BOOL, Scope
 
 THEN = ("", "end-turn", "next-step")
@@ -47,7 +47,7 @@ def compile_phase(comp: Compiler, i: int, row: Mapping[str, Any], scope: Scope,
                   game_fields: Mapping[str, typed.VType]) -> PhaseCode:
     """One phase of rules/flow.yaml `phases` (the `i`-th), its problems kept by `comp`."""
     pid = str(row.get("id"))
-    s = Step("phase", row, (), path=("flow", "phases", i))
+    s = Anchor(path=("flow", "phases", i))
     uses_player = False
 
     def code(key: str, want: typed.VType | None) -> str | None:
@@ -106,7 +106,7 @@ def check_phases(comp: Compiler, flow: Any, scope: Scope, values: tuple[Any, ...
     declared = [pc.id for pc in out]
     known = [str(v) for v in values] if values is not None else declared
     for (i, _row), pc in zip(rows, out, strict=True):
-        s = Step("phase", _row, (), path=("flow", "phases", i))
+        s = Anchor(path=("flow", "phases", i))
         if pc.id not in known:
             comp.problem(s, "unknown-reference", f"'{pc.id}' is not a phase of rules/state.yaml "
                          f"(the kind phase: {', '.join(known)})", "id",
@@ -116,11 +116,11 @@ def check_phases(comp: Compiler, flow: Any, scope: Scope, values: tuple[Any, ...
     if rows:
         for v in known:
             if v not in declared:
-                comp.problem(Step("phase", None, (), path=("flow", "phases")), "schema-required",
+                comp.problem(Anchor(path=("flow", "phases")), "schema-required",
                              f"the phase '{v}' of rules/state.yaml has no row here", "phases")
         for kind, (phase, path) in moves.items():
             if phase not in declared:
-                comp.problem(Step("move", None, (), path=path), "unknown-reference",
+                comp.problem(Anchor(path=path), "unknown-reference",
                              f"'{kind}' moves are made in phase '{phase}', which rules/flow.yaml "
                              "phases does not declare", "phase", typed.closest(phase, declared))
         steps = ((flow.get("period_end") or {}).get("steps") or []) if isinstance(
@@ -128,7 +128,7 @@ def check_phases(comp: Compiler, flow: Any, scope: Scope, values: tuple[Any, ...
         for i, step in enumerate(steps):
             if isinstance(step, Mapping) and step.get("decision") is not None and str(
                     step["decision"]) not in declared:
-                comp.problem(Step("step", None, (), path=("flow", "period_end", "steps", i)),
+                comp.problem(Anchor(path=("flow", "period_end", "steps", i)),
                              "unknown-reference", f"the decision '{step['decision']}' is no "
                              "phase of rules/flow.yaml phases", "decision",
                              typed.closest(str(step["decision"]), declared))

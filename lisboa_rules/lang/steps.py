@@ -26,6 +26,12 @@ variant can change or insert steps) and `rule` (the rule a refusal names):
                                  append a new player to a list of players: the fields given,
                                  the others at their declared defaults
 
+Each kind of step is a frozen class of `tree.py` (`Gain`, `Set`, …, `New`; re-exported here
+with `parse_steps`, `Procedure` and `StepProblem`), with typed fields for what its YAML holds,
+read once by `parse_steps` (a value of the wrong shape is a located `step-shape` problem there).
+`Step` is their union; the compiler matches on the classes, and each dispatch ends in
+`assert_never`, so that a new kind no dispatch handles fails mypy.
+
 A procedure's chooses and requires come first (its guard); its effects follow. The compiler
 turns each procedure into three straight-line functions of the generated engine: the choices
 that pass the guard (`_opts_…`), why a given choice does not (`_why_…`), and the effects
@@ -36,168 +42,52 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, assert_never
 
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.pyexpr import parse_expr
-from lisboa_rules.core.source import Span
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import typed
+from lisboa_rules.lang.tree import COMMON as COMMON
+from lisboa_rules.lang.tree import KINDS as KINDS
+from lisboa_rules.lang.tree import MAX_NESTING as MAX_NESTING
+from lisboa_rules.lang.tree import STEP_CLASSES as STEP_CLASSES
+from lisboa_rules.lang.tree import Apply as Apply
+from lisboa_rules.lang.tree import Choose as Choose
+from lisboa_rules.lang.tree import Do as Do
+from lisboa_rules.lang.tree import Drop as Drop
+from lisboa_rules.lang.tree import Expr as Expr
+from lisboa_rules.lang.tree import ForEach as ForEach
+from lisboa_rules.lang.tree import Gain as Gain
+from lisboa_rules.lang.tree import If as If
+from lisboa_rules.lang.tree import Leads as Leads
+from lisboa_rules.lang.tree import Let as Let
+from lisboa_rules.lang.tree import Move as Move
+from lisboa_rules.lang.tree import New as New
+from lisboa_rules.lang.tree import Param as Param
+from lisboa_rules.lang.tree import Procedure as Procedure
+from lisboa_rules.lang.tree import Raise as Raise
+from lisboa_rules.lang.tree import Repeat as Repeat
+from lisboa_rules.lang.tree import Require as Require
+from lisboa_rules.lang.tree import Set as Set
+from lisboa_rules.lang.tree import Shuffle as Shuffle
+from lisboa_rules.lang.tree import Step as Step
+from lisboa_rules.lang.tree import StepBase as StepBase
+from lisboa_rules.lang.tree import StepProblem as StepProblem
+from lisboa_rules.lang.tree import branches as branches
+from lisboa_rules.lang.tree import parse_steps as parse_steps
 from lisboa_rules.lang.typed import BOOL, INT, TEXT, ExprError, Name, Scope, Typed, VType
 from lisboa_rules.lang.typed import bare as bare
 
-KINDS = ("gain", "set", "let", "move", "drop", "require", "choose", "if", "for_each", "repeat",
-         "do", "raise", "apply", "shuffle", "new")
-COMMON = ("id", "text", "rule", "source", "assumptions")
-# the keys each kind allows beside its own (then/else of an if, do of a loop, ...)
-SIBLINGS = {"if": ("then", "else"), "for_each": ("do",), "repeat": ("do",), "require": ("reason",),
-            "do": ("with", "reason", "none_reason"), "new": ("with",),
-            "choose": ("reason", "count_rule", "count_reason")}
-GUARD_KINDS = ("require", "choose", "let")
-EFFECT_NOUNS = {  # how the reference names a step kind when it has no text of its own
-    "gain": "gain", "set": "set", "let": "let", "move": "move", "require": "require",
-    "choose": "choose", "if": "if", "for_each": "for each", "repeat": "repeat", "do": "do",
-    "raise": "raise", "drop": "drop", "apply": "apply", "shuffle": "shuffle", "new": "new",
-}
-MAX_NESTING = 6
-# the keys of a choose that make it a choice of several items (a tuple of them)
-SEVERAL = ("min", "max", "up_to")
-
-
-def several(arg: Any) -> bool:
-    """Whether a choose step's argument makes a choice of several items."""
-    return isinstance(arg, Mapping) and any(k in arg for k in SEVERAL)
-
-
-@dataclass(frozen=True)
-class Step:
-    kind: str
-    arg: Any  # the value of the effect key, as written
-    extra: tuple[tuple[str, Any], ...]  # the sibling keys (reason, with)
-    body: tuple[Step, ...] = ()  # then / do
-    orelse: tuple[Step, ...] = ()
-    id: str | None = None
-    text: str | None = None
-    rule: str | None = None
-    path: tuple[str | int, ...] = ()  # in its document, for spans
-    span: Span | None = field(default=None, compare=False, repr=False)
-
-    def get(self, key: str) -> Any:
-        return dict(self.extra).get(key)
-
-    def walk(self) -> Iterator[Step]:
-        yield self
-        for s in (*self.body, *self.orelse):
-            yield from s.walk()
-
-
-@dataclass(frozen=True)
-class StepProblem:
-    code: str
-    message: str
-    path: tuple[str | int, ...]
-    suggestion: str | None = None
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str
-    type: VType
-    # where it is declared (`params: {NAME: TYPE}`): a type naming no kind is reported there
-    path: tuple[str | int, ...] = field(default=(), compare=False)
-
-
-@dataclass(frozen=True)
-class Procedure:
-    """A named list of steps: an effect, a Noble action, a hook, a period-end step list."""
-
-    id: str
-    params: tuple[Param, ...]
-    steps: tuple[Step, ...]
-    rule: str  # the rule a refusal names by default
-    path: tuple[str | int, ...] = ()
-    span: Span | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def guard(self) -> tuple[Step, ...]:
-        """The leading chooses, requires and lets, up to the last choose or require (lets
-        after it belong to the effects)."""
-        end = 0
-        for i, s in enumerate(self.steps):
-            if s.kind not in GUARD_KINDS:
-                break
-            if s.kind != "let":
-                end = i + 1
-        return self.steps[:end]
-
-    @property
-    def effects(self) -> tuple[Step, ...]:
-        return self.steps[len(self.guard):]
-
-    @property
-    def choices(self) -> tuple[Step, ...]:
-        return tuple(s for s in self.guard if s.kind == "choose")
-
-
-def parse_steps(raw: Any, path: tuple[str | int, ...], problems: list[StepProblem],
-                depth: int = 0) -> tuple[Step, ...]:
-    """Steps from their YAML (schema-valid in shape); problems are collected, not raised."""
-    if not isinstance(raw, list):
-        problems.append(StepProblem("step-shape", "steps are a list", path))
-        return ()
-    if depth > MAX_NESTING:
-        problems.append(StepProblem("step-shape", f"steps nest deeper than {MAX_NESTING} levels; "
-                                    "name a procedure and `do` it instead", path))
-        return ()
-    out = []
-    for i, item in enumerate(raw):
-        here = (*path, i)
-        if not isinstance(item, Mapping):
-            problems.append(StepProblem("step-shape", "a step is a mapping", here))
-            continue
-        kinds = [k for k in item if k in KINDS]
-        if "do" in kinds and ("repeat" in item or "for_each" in item):
-            kinds.remove("do")  # the body of a loop
-        if kinds == ["if", "do"] or kinds == ["do", "if"]:
-            problems.append(StepProblem(
-                "step-shape", "an if's steps are written `then:` (and `else:`), not `do:`",
-                (*here, "do"), "then"))
-            continue
-        if len(kinds) != 1:
-            shown = ", ".join(kinds) if kinds else "none"
-            problems.append(StepProblem(
-                "step-shape", f"a step has exactly one effect key ({'/'.join(KINDS)}); "
-                f"found {shown}", here))
-            continue
-        kind = kinds[0]
-        allowed = {kind, *COMMON, *SIBLINGS.get(kind, ())}
-        for key in item:
-            if key not in allowed:
-                problems.append(StepProblem(
-                    "step-unknown-key", f"'{key}' is not a key of a {kind} step", (*here, key),
-                    typed.closest(str(key), sorted(allowed))))
-        body: tuple[Step, ...] = ()
-        orelse: tuple[Step, ...] = ()
-        if kind == "if":
-            body = parse_steps(item.get("then", []), (*here, "then"), problems, depth + 1)
-            orelse = parse_steps(item.get("else", []), (*here, "else"), problems, depth + 1)
-        elif kind in ("for_each", "repeat"):
-            body = parse_steps(item.get("do", []), (*here, "do"), problems, depth + 1)
-        extra = tuple((k, item[k]) for k in ("reason", "with", "count_rule", "count_reason",
-                                             "none_reason") if k in item)
-        out.append(Step(kind, item[kind], extra, body, orelse,
-                        _opt_str(item.get("id")), _opt_str(item.get("text")),
-                        _opt_str(item.get("rule")), here))
-    return tuple(out)
-
-
-def _opt_str(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
-
-
 # --- compiling --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Anchor(StepBase):
+    """A place of the rules that is no step, where the step compiler checks an expression or
+    reports a problem (a row of rules/flow.yaml `phases`): always with the key it is at."""
 
 
 @dataclass
@@ -213,13 +103,13 @@ _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 _DATA = "\x00data:"  # marks a piece of a refusal's words that is a text of the rules data
 
 
-def shows_choice(s: Step) -> bool:
+def shows_choice(s: Choose) -> bool:
     """Whether a choose step's `reason` shows the value chosen (`card {card} is not in your
     hand`): such words cannot say what is wrong when no value was chosen at all."""
-    reason = s.get("reason")
-    if not isinstance(reason, str) or not isinstance(s.arg, Mapping):
+    reason = s.reason
+    if reason is None:
         return False
-    name = s.arg.get("as")
+    name = s.as_
     for m in _PLACEHOLDER.finditer(reason):
         try:
             tree = parse_expr(m.group(1).strip())
@@ -260,8 +150,7 @@ class Compiler:
         args = ["g: Game", "seat: int"]
         args += [f"{typed.local_code(p.name)}: {py_type(p.type, self.scope)}" for p in proc.params]
         if choices:
-            args += [f"{typed.local_code(c.arg['as'])}: Any" for c in proc.choices
-                     if isinstance(c.arg, Mapping) and isinstance(c.arg.get("as"), str)]
+            args += [f"{typed.local_code(c.as_)}: Any" for c in proc.choices]
         return ", ".join(args)
 
     def choice_type(self, proc: Procedure) -> str:
@@ -298,18 +187,26 @@ class Compiler:
                "    p = g.players[seat]"]
         body: list[str] = []
         self.stream = proc.id
-        if any(x.kind == "shuffle" for s in proc.effects for x in s.walk()):
+        if any(isinstance(x, Shuffle) for s in proc.effects for x in s.walk()):
             body.append(f"    rng = _rng(g, {py_str(proc.id)})")
         rscope = scope
         for s in proc.guard:
-            if s.kind == "let":
-                rscope = self._let(s, rscope, 1, body)
-            elif s.kind == "choose":
-                opts_ = self._options(s, rscope)
-                if opts_ is not None:
-                    rscope = opts_[2]
+            match s:
+                case Let():
+                    rscope = self._let(s, rscope, 1, body)
+                case Choose():
+                    opts_ = self._options(s, rscope)
+                    if opts_ is not None:
+                        rscope = opts_[2]
+                case Require():
+                    pass
+                case (Gain() | Set() | Move() | Drop() | If() | ForEach() | Repeat() | Do()
+                      | Raise() | Apply() | Shuffle() | New()):
+                    pass  # never in a guard
+                case _:
+                    assert_never(s)
         for s in proc.effects:
-            if s.kind in ("require", "choose"):
+            if isinstance(s, Require | Choose):
                 self.problem(s, "step-order", f"a {s.kind} step comes before the effects of its "
                              "procedure (its guard); move it up, or split the procedure")
                 self._check_misplaced(s, rscope)
@@ -322,7 +219,7 @@ class Compiler:
 
     # -- problems -----------------------------------------------------------------------
 
-    def problem(self, s: Step, code: str, message: str, key: str | None = None,
+    def problem(self, s: StepBase, code: str, message: str, key: str | None = None,
                 suggestion: str | None = None) -> None:
         path = (*s.path, s.kind) if key is None else (*s.path, *key.split("/"))
         self.problems.append(StepProblem(code, message, path, suggestion))
@@ -353,7 +250,7 @@ class Compiler:
             return None
         return None
 
-    def expr(self, s: Step, source: Any, scope: Scope, want: VType | None,
+    def expr(self, s: StepBase, source: Any, scope: Scope, want: VType | None,
              key: str | None = None) -> Typed | None:
         try:
             return typed.check(source, scope, want)
@@ -370,44 +267,40 @@ class Compiler:
 
     # -- the guard ----------------------------------------------------------------------
 
-    def _rule(self, s: Step, proc: Procedure) -> str:
+    def _rule(self, s: StepBase, proc: Procedure) -> str:
         return s.rule or proc.rule
 
-    def _options(self, s: Step, scope: Scope, parts: list[str] | None = None
+    def _options(self, s: Choose, scope: Scope, parts: list[str] | None = None
                  ) -> tuple[str, VType, Scope] | None:
         """The options of a choose step as Python code, their item type, and the scope with
         the chosen name bound."""
-        arg = s.arg
-        if not isinstance(arg, Mapping) or not isinstance(arg.get("as"), str):
-            self.problem(s, "step-shape", "choose: {as: NAME, from: EXPR, ...}")
-            return None
-        name = arg["as"]
-        src = self.expr(s, arg.get("from", "[]"), scope, None, "choose/from")
+        name = s.as_
+        src = self.expr(s, s.source, scope, None, "choose/from")
         if src is None:
             self.unbound.add(name)
             return None
         if src.type.name not in ("list", "map"):
-            self.problem(s, "expr-type", f"'{arg.get('from')}' is {typed.describe(src.type)}; "
+            self.problem(s, "expr-type", f"'{s.source}' is {typed.describe(src.type)}; "
                          "a choice is made from a list", "choose/from")
             return None
         item = src.type.args[0]
         code = src.code
-        if "where" in arg:
+        if s.where is not None:
             inner = scope.with_locals(it=Name(item, ir.Local("it")))
-            cond = self.expr(s, arg["where"], inner, BOOL, "choose/where")
+            cond = self.expr(s, s.where, inner, BOOL, "choose/where")
             if cond is None:
                 return None
             code = f"[v_it for v_it in {code} if {cond.code}]"
         unique = f"list(dict.fromkeys({code}))"
         t = item
-        if "up_to" in arg:  # any set of at most N items, in counting order (see _subsets)
-            hi = self.expr(s, arg["up_to"], scope, INT, "choose/up_to")
+        if s.up_to is not None:  # any set of at most N items, in counting order (see _subsets)
+            hi = self.expr(s, s.up_to, scope, INT, "choose/up_to")
             if hi is None:
                 return None
             if parts is not None:
                 parts += [unique, "0", bare(hi.code)]
             code = f"_subsets(sorted(dict.fromkeys({code})), {bare(hi.code)})"
-            leads = arg.get("leads")
+            leads = s.leads
             if leads is not None:
                 got = self._leads(s, leads, scope, item)
                 if got is None:
@@ -416,14 +309,15 @@ class Compiler:
                 if parts is not None:  # the order is checked too: each set is listed once
                     parts.append(got)
             t = typed.list_of(item)
-        elif "leads" in arg:
+        elif s.leads is not None:
             self.problem(s, "step-shape", "leads: is a part of a choice of several "
                          "(choose: {as: NAME, from: EXPR, up_to: N, leads: {by: EXPR}})",
                          "choose/leads")
             return None
-        elif "min" in arg or "max" in arg:
-            lo = self.expr(s, arg.get("min", 1), scope, INT, "choose/min")
-            hi = self.expr(s, arg.get("max", arg.get("min", 1)), scope, INT, "choose/max")
+        elif s.min is not None or s.max is not None:
+            lo = self.expr(s, 1 if s.min is None else s.min, scope, INT, "choose/min")
+            hi = self.expr(s, s.max if s.max is not None else 1 if s.min is None else s.min,
+                           scope, INT, "choose/max")
             if lo is None or hi is None:
                 return None
             if parts is not None:
@@ -433,58 +327,48 @@ class Compiler:
             t = typed.list_of(item)
         else:
             code = unique
-        optional = bool(arg.get("optional", False))
-        if optional:
+        if s.optional:
             code = f"[None, *{code}]"
             t = VType(t.name, t.args, True, t.full)
         return code, t, scope.with_locals(**{name: Name(t, ir.Local(name))})
 
-    def _leads(self, s: Step, leads: Any, scope: Scope, item: VType) -> str | None:
+    def _leads(self, s: Choose, leads: Leads, scope: Scope, item: VType) -> str | None:
         """The code of an item's group (`it` is `v_it`) of a choice of several whose groups
         each have a leader: `leads: {by: EXPR, where: COND}`, None for an item in no group."""
-        if not isinstance(leads, Mapping) or "by" not in leads or any(
-                k not in ("by", "where") for k in leads):
-            self.problem(s, "step-shape", "leads: {by: EXPR, where: COND}", "choose/leads")
-            return None
         inner = scope.with_locals(it=Name(item, ir.Local("it")))
-        by = self.expr(s, leads["by"], inner, None, "choose/leads/by")
+        by = self.expr(s, leads.by, inner, None, "choose/leads/by")
         if by is None:
             return None
-        if "where" not in leads:
+        if leads.where is None:
             return bare(by.code)
-        cond = self.expr(s, leads["where"], inner, BOOL, "choose/leads/where")
+        cond = self.expr(s, leads.where, inner, BOOL, "choose/leads/where")
         if cond is None:
             return None
         return f"({bare(by.code)} if {bare(cond.code)} else None)"
 
-    def _single(self, s: Step, scope: Scope, var: str
+    def _single(self, s: Choose, scope: Scope, var: str
                 ) -> tuple[str, str | None, bool, Scope] | None:
         """A choice of one item: the list to go through (each item once), the condition an
         item must meet (with `it` being `var`), whether None (no choice) is allowed, and the
         scope with the chosen name bound; None for a choice of several."""
-        arg = s.arg
-        if not isinstance(arg, Mapping) or several(arg) or "leads" in arg:
+        if s.several or s.leads is not None:
             return None
-        if not isinstance(arg.get("as"), str):
-            return None
-        src = self.expr(s, arg.get("from", "[]"), scope, None, "choose/from")
+        src = self.expr(s, s.source, scope, None, "choose/from")
         if src is None or src.type.name not in ("list", "map"):
             return None
         item = src.type.args[0]
         cond = None
-        if "where" in arg:
+        if s.where is not None:
             inner = scope.with_locals(it=Name(item, typed.code_local(var)))
-            c = self.expr(s, arg["where"], inner, BOOL, "choose/where")
+            c = self.expr(s, s.where, inner, BOOL, "choose/where")
             if c is None:
                 return None
             cond = bare(c.code)
         over = scope.keys_of(src)
         if not self._distinct(over, src.type.name == "map"):
             over = f"dict.fromkeys({bare(over)})"
-        optional = bool(arg.get("optional", False))
-        t = VType(item.name, item.args, optional, item.full)
-        return over, cond, optional, scope.with_locals(
-            **{arg["as"]: Name(t, typed.code_local(var))})
+        t = VType(item.name, item.args, s.optional, item.full)
+        return over, cond, s.optional, scope.with_locals(**{s.as_: Name(t, typed.code_local(var))})
 
     def _distinct(self, code: str, is_map: bool) -> bool:
         """Whether going through `code` gives each item once (a constant without repeats, a
@@ -498,93 +382,110 @@ class Compiler:
     def _guard_enum(self, s: Step, proc: Procedure, scope: Scope, indent: int,
                     chosen: list[str], out: list[str]) -> tuple[Scope, int]:
         pad = "    " * indent
-        if s.kind == "choose" and isinstance(s.arg, Mapping) and isinstance(s.arg.get("as"), str):
-            var = typed.local_code(s.arg["as"])
-            one = self._single(s, scope, var)
-            if one is not None:
-                over, where, optional, inner = one
-                if optional:
-                    out.append(f"{pad}for {var} in (None, *{over}):")
-                    if where is not None:
-                        out.append(f"{pad}    if {var} is not None and not ({where}):")
-                        out.append(f"{pad}        continue")
-                else:
-                    out.append(f"{pad}for {var} in {over}:")
-                    if where is not None:
-                        out.append(f"{pad}    if not ({where}):")
-                        out.append(f"{pad}        continue")
-                chosen.append(var)
-                return inner, indent + 1
-        if s.kind == "let":
-            return self._let(s, scope, indent, out), indent
-        if s.kind == "require":
-            cond = self.expr(s, s.arg, scope, BOOL)
-            if cond is not None:
-                out.append(f"{pad}if not {cond.code}:")
-                out.append(f"{pad}    {'continue' if chosen else 'return out'}")
-            return scope, indent
+        match s:
+            case Choose():
+                return self._choice_enum(s, scope, indent, chosen, out)
+            case Let():
+                return self._let(s, scope, indent, out), indent
+            case Require():
+                cond = self.expr(s, s.cond, scope, BOOL)
+                if cond is not None:
+                    out.append(f"{pad}if not {cond.code}:")
+                    out.append(f"{pad}    {'continue' if chosen else 'return out'}")
+                return scope, indent
+            case (Gain() | Set() | Move() | Drop() | If() | ForEach() | Repeat() | Do()
+                  | Raise() | Apply() | Shuffle() | New()):
+                return scope, indent  # never in a guard
+            case _:
+                assert_never(s)
+
+    def _choice_enum(self, s: Choose, scope: Scope, indent: int, chosen: list[str],
+                     out: list[str]) -> tuple[Scope, int]:
+        pad = "    " * indent
+        var = typed.local_code(s.as_)
+        one = self._single(s, scope, var)
+        if one is not None:
+            over, where, optional, inner = one
+            if optional:
+                out.append(f"{pad}for {var} in (None, *{over}):")
+                if where is not None:
+                    out.append(f"{pad}    if {var} is not None and not ({where}):")
+                    out.append(f"{pad}        continue")
+            else:
+                out.append(f"{pad}for {var} in {over}:")
+                if where is not None:
+                    out.append(f"{pad}    if not ({where}):")
+                    out.append(f"{pad}        continue")
+            chosen.append(var)
+            return inner, indent + 1
         opts = self._options(s, scope)
         if opts is None:
             return scope, indent
         code, _t, inner = opts
-        var = typed.local_code(s.arg["as"])
         out.append(f"{pad}for {var} in {code}:")
         chosen.append(var)
         return inner, indent + 1
 
     def _guard_why(self, s: Step, proc: Procedure, scope: Scope, out: list[str]) -> Scope:
         rule = py_str(self._rule(s, proc))
-        if s.kind == "let":
-            return self._let(s, scope, 1, out)
-        if s.kind == "require":
-            cond = self.expr(s, s.arg, scope, BOOL)
-            reason = self._reason(s, scope, s.get("reason") or f"{s.arg} does not hold")
-            if cond is not None:
-                out.append(f"    if not {cond.code}:")
-                out.append(f"        return ({rule}, {reason})")
-            return scope
-        if isinstance(s.arg, Mapping) and isinstance(s.arg.get("as"), str):
-            var = typed.local_code(s.arg["as"])
-            one = self._single(s, scope, var)
-            if one is not None:
-                over, where, optional, inner = one
-                test = f"{var} in {over}" if where is None else f"{var} in {over} and ({where})"
-                if optional:
-                    test = f"{var} is None or ({test})"
-                reason = self._reason(s, scope, s.get("reason") or
-                                      f"that {s.arg['as']} is not one to choose")
-                if not optional and shows_choice(s):  # no value: its words would show None
-                    item = inner.locals[s.arg["as"]].type
-                    fixed, words = missing_choice(scope.kind_words.get(
-                        item.name, s.arg["as"].replace("_", " ")))
-                    out.append(f"    if {var} is None:")
-                    out.append(f"        return ({rule}, ({py_str(fixed)} + {py_str(words)}))")
-                if where is None and not optional:
-                    out.append(f"    if {var} not in {over}:")
-                else:
-                    out.append(f"    if not ({test}):")
-                out.append(f"        return ({rule}, {reason})")
-                return inner
+        match s:
+            case Let():
+                return self._let(s, scope, 1, out)
+            case Require():
+                cond = self.expr(s, s.cond, scope, BOOL)
+                reason = self._reason(s, scope, s.reason or f"{s.cond} does not hold")
+                if cond is not None:
+                    out.append(f"    if not {cond.code}:")
+                    out.append(f"        return ({rule}, {reason})")
+                return scope
+            case Choose():
+                return self._choice_why(s, proc, rule, scope, out)
+            case (Gain() | Set() | Move() | Drop() | If() | ForEach() | Repeat() | Do()
+                  | Raise() | Apply() | Shuffle() | New()):
+                return scope  # never in a guard
+            case _:
+                assert_never(s)
+
+    def _choice_why(self, s: Choose, proc: Procedure, rule: str, scope: Scope,
+                    out: list[str]) -> Scope:
+        var = typed.local_code(s.as_)
+        one = self._single(s, scope, var)
+        if one is not None:
+            over, where, optional, inner = one
+            test = f"{var} in {over}" if where is None else f"{var} in {over} and ({where})"
+            if optional:
+                test = f"{var} is None or ({test})"
+            reason = self._reason(s, scope, s.reason or f"that {s.as_} is not one to choose")
+            if not optional and shows_choice(s):  # no value: its words would show None
+                item = inner.locals[s.as_].type
+                fixed, words = missing_choice(scope.kind_words.get(
+                    item.name, s.as_.replace("_", " ")))
+                out.append(f"    if {var} is None:")
+                out.append(f"        return ({rule}, ({py_str(fixed)} + {py_str(words)}))")
+            if where is None and not optional:
+                out.append(f"    if {var} not in {over}:")
+            else:
+                out.append(f"    if not ({test}):")
+            out.append(f"        return ({rule}, {reason})")
+            return inner
         parts: list[str] = []
         opts = self._options(s, scope, parts)
         if opts is None:
             return scope
         code, _t, inner = opts
-        var = typed.local_code(s.arg["as"])
-        reason = self._reason(s, scope, s.get("reason") or f"that {s.arg['as']} is not one to "
-                              "choose")
+        reason = self._reason(s, scope, s.reason or f"that {s.as_} is not one to choose")
         if parts:  # a choice of several: items of the list, each once, and how many
             items, lo, hi, *leads = parts
-            none = f"{var} is not None and (" if s.arg.get("optional") else "("
+            none = f"{var} is not None and (" if s.optional else "("
             out.append(f"    if {none}type({var}) is not tuple or len(set({var})) != len({var}) "
                        f"or any(x not in {items} for x in {var})):")
             out.append(f"        return ({rule}, {reason})")
-            count_rule = py_str(s.get("count_rule") or self._rule(s, proc))
+            count_rule = py_str(s.count_rule or self._rule(s, proc))
             # without words of its own, the refusal shows the numbers, not their expressions
-            count_reason = self._reason(s, scope, s.get("count_reason")) if s.get("count_reason") \
-                else (f'("choose at most " + str({hi}) + " of them")' if "up_to" in s.arg else
-                      f'("choose between " + str({lo}) + " and " + str({hi}) + " of them")')
-            some = f"{var} is not None and " if s.arg.get("optional") else ""
+            count_reason = self._reason(s, scope, s.count_reason) if s.count_reason \
+                else (f'("choose at most " + str({hi}) + " of them")' if s.up_to is not None
+                      else f'("choose between " + str({lo}) + " and " + str({hi}) + " of them")')
+            some = f"{var} is not None and " if s.optional else ""
             if lo != "0":
                 out.append(f"    if {some}len({var}) < {lo}:")
                 out.append(f"        return ({rule}, {reason})")
@@ -593,7 +494,7 @@ class Compiler:
             if leads:  # in the one order the choices are listed in (_led of the sorted set)
                 ordered = f"tuple(sorted({var}))"
                 led = f"_led({ordered}, [{leads[0]} for v_it in {ordered}])"
-                order_reason = py_str(f"that order of {s.arg['as']} is not the one moves list")
+                order_reason = py_str(f"that order of {s.as_} is not the one moves list")
                 out.append(f"    if {some}{var} not in {led}:")
                 out.append(f"        return ({rule}, {order_reason})")
             return inner
@@ -601,7 +502,7 @@ class Compiler:
         out.append(f"        return ({rule}, {reason})")
         return inner
 
-    def _reason(self, s: Step, scope: Scope, text: Any) -> str:
+    def _reason(self, s: StepBase, scope: Scope, text: Any) -> str:
         """A refusal's words as a Python string (an f-string when it shows values)."""
         if not isinstance(text, str):
             return py_str(str(text))
@@ -654,11 +555,8 @@ class Compiler:
 
     # -- effects ------------------------------------------------------------------------
 
-    def _let(self, s: Step, scope: Scope, indent: int, out: list[str]) -> Scope:
-        if not isinstance(s.arg, Mapping):
-            self.problem(s, "step-shape", "let: {NAME: EXPR}")
-            return scope
-        for name, source in s.arg.items():
+    def _let(self, s: Let, scope: Scope, indent: int, out: list[str]) -> Scope:
+        for name, source in s.names:
             t = self.expr(s, source, scope, None, f"let/{name}")
             if t is None:
                 self.unbound.add(str(name))
@@ -680,7 +578,7 @@ class Compiler:
             scope = scope.with_locals(**{str(name): Name(t.type, ir.Local(str(name)))})
         return scope
 
-    def _place(self, s: Step, target: Any, scope: Scope, key: str) -> Typed | None:
+    def _place(self, s: StepBase, target: Expr, scope: Scope, key: str) -> Typed | None:
         t = self.expr(s, target, scope, None, key)
         if t is None:
             return None
@@ -702,146 +600,131 @@ class Compiler:
     def _effect(self, s: Step, scope: Scope, indent: int, out: list[str]) -> Scope:
         pad = "    " * indent
         out.append(pad + "# " + py_comment(f"{self.where(s.path)} {s.id or s.kind}"))
-        if s.kind == "let":
-            return self._let(s, scope, indent, out)
-        if s.kind in ("gain", "set"):
-            if not isinstance(s.arg, Mapping):
-                self.problem(s, "step-shape", f"{s.kind}: {{PLACE: EXPR}}")
-                return scope
-            for target, source in s.arg.items():
-                place = self._place(s, target, scope, f"{s.kind}/{target}")
+        match s:
+            case Let():
+                return self._let(s, scope, indent, out)
+            case Gain() | Set():
+                self._change(s, scope, pad, out)
+            case Move():
+                self._move(s, scope, pad, out)
+            case If():
+                cond = self.expr(s, s.cond, scope, BOOL)
+                if cond is None:
+                    return scope
+                out.append(f"{pad}if {bare(cond.code)}:")
+                then = scope
+                for name in typed.narrowed(s.cond):
+                    if name in scope.locals:
+                        known = scope.locals[name]
+                        then = then.with_locals(**{name: replace(
+                            known, type=replace(known.type, optional=False))})
+                self._block(s.then, then, indent + 1, out)
+                if s.orelse:
+                    out.append(f"{pad}else:")
+                    self._block(s.orelse, scope, indent + 1, out)
+            case ForEach():
+                src = self.expr(s, s.source, scope, None, "for_each/in")
+                if src is None:
+                    return scope
+                if src.type.name not in ("list", "map"):
+                    self.problem(s, "expr-type", f"'{s.source}' is not a list", "for_each/in")
+                    return scope
+                var = typed.local_code(s.var)
+                # a list of the state is copied first: the steps may change it
+                if src.type.name == "map":
+                    over = scope.keys_of(src)
+                else:
+                    over = f"list({src.code})" if src.place is not None else bare(src.code)
+                out.append(f"{pad}for {var} in {over}:")
+                inner = scope.with_locals(**{s.var: Name(src.type.args[0], typed.code_local(var))})
+                self._block(s.body, inner, indent + 1, out)
+            case Repeat():
+                n = self.expr(s, s.count, scope, INT)
+                if n is None:
+                    return scope
+                out.append(f"{pad}for _ in range({bare(n.code)}):")
+                self._block(s.body, scope, indent + 1, out)
+            case Do():
+                self._do(s, scope, pad, out)
+            case Raise():
+                given = dict(s.with_ or ())
+                hooks = self.hooks.get(s.event, ())
+                for hook in hooks:
+                    args = self._args(s, self.procs[hook], given, scope, "raise/with")
+                    if args is not None:
+                        out.append(f"{pad}_run_{self.name(hook)}(g, seat{args})")
+                if not hooks:
+                    for name, source in given.items():  # checked all the same
+                        self.expr(s, source, scope, None, f"raise/with/{name}")
+                    out.append(f"{pad}pass  # no hook listens to {py_str(s.event)}")
+            case Drop():
+                place = self._place(s, s.place, scope, "drop")
                 if place is None:
-                    continue
-                want = INT if s.kind == "gain" else place.type
-                value = self.expr(s, source, scope, want, f"{s.kind}/{target}")
-                if value is None:
-                    continue
-                if s.kind == "set":
-                    code = bare(value.code)
-                    field = place.place
-                    t = place.type
-                    if (t.name == "int" and not t.optional and field is not None
-                            and field.field is not None
-                            and not re.fullmatch(r"-?\d+", code)):  # a number: as it is
-                        # a number of the state set from a computed value stays within its
-                        # declared bounds, as a gain does, and within what a save holds (the
-                        # runtime's _INT_MIN and _INT_MAX, 64 bits): the engine never makes a
-                        # state that its own `loads` refuses
-                        top = "_INT_MAX" if field.hi is None else str(field.hi)
-                        bottom = "_INT_MIN" if field.lo is None else str(field.lo)
-                        code = f"min({top}, max({bottom}, {code}))"
-                    out.append(pad + self._assign(place, code))
-                    continue
-                if not typed.compatible(place.type, INT, scope.int_kinds):
-                    self.problem(s, "expr-type", f"'{target}' is {typed.describe(place.type)}; "
-                                 "gain adds to a number", f"gain/{target}")
-                    continue
-                new = f"{place.code} + {value.code}"
-                assert place.place is not None
-                if place.place.lo is not None and not _non_negative(source):
-                    new = f"max({place.place.lo}, {new})"
-                if not _non_positive(source):
-                    # a number with no declared maximum stops at the largest a save holds
-                    # (the runtime's _INT_MAX, 2**63 - 1): the engine never makes a state
-                    # that its own `loads` refuses
-                    hi = place.place.hi
-                    new = f"min({hi if hi is not None else '_INT_MAX'}, {new})"
-                out.append(pad + self._assign(place, new))
-            return scope
-        if s.kind == "move":
-            self._move(s, scope, pad, out)
-            return scope
-        if s.kind == "if":
-            cond = self.expr(s, s.arg, scope, BOOL)
-            if cond is None:
-                return scope
-            out.append(f"{pad}if {bare(cond.code)}:")
-            then = scope
-            for name in typed.narrowed(s.arg):
-                if name in scope.locals:
-                    known = scope.locals[name]
-                    then = then.with_locals(**{name: replace(
-                        known, type=replace(known.type, optional=False))})
-            self._block(s.body, then, indent + 1, out)
-            if s.orelse:
-                out.append(f"{pad}else:")
-                self._block(s.orelse, scope, indent + 1, out)
-            return scope
-        if s.kind == "for_each":
-            arg = s.arg
-            if not isinstance(arg, Mapping) or not isinstance(arg.get("as"), str):
-                self.problem(s, "step-shape", "for_each: {as: NAME, in: EXPR}")
-                return scope
-            src = self.expr(s, arg.get("in"), scope, None, "for_each/in")
-            if src is None:
-                return scope
-            if src.type.name not in ("list", "map"):
-                self.problem(s, "expr-type", f"'{arg.get('in')}' is not a list", "for_each/in")
-                return scope
-            var = typed.local_code(arg["as"])
-            # a list of the state is copied first: the steps may change it
-            if src.type.name == "map":
-                over = scope.keys_of(src)
-            else:
-                over = f"list({src.code})" if src.place is not None else bare(src.code)
-            out.append(f"{pad}for {var} in {over}:")
-            inner = scope.with_locals(**{arg["as"]: Name(src.type.args[0], typed.code_local(var))})
-            self._block(s.body, inner, indent + 1, out)
-            return scope
-        if s.kind == "repeat":
-            n = self.expr(s, s.arg, scope, INT)
-            if n is None:
-                return scope
-            out.append(f"{pad}for _ in range({bare(n.code)}):")
-            self._block(s.body, scope, indent + 1, out)
-            return scope
-        if s.kind == "do":
-            self._do(s, scope, pad, out)
-            return scope
-        if s.kind == "raise":
-            event: Any = s.arg
-            given: Any = {}
-            if isinstance(s.arg, Mapping):
-                event, given = s.arg.get("event"), s.arg.get("with") or {}
-            if not isinstance(event, str) or not isinstance(given, Mapping):
-                self.problem(s, "step-shape", "raise: EVENT, or raise: {event: EVENT, with: "
-                             "{PARAM: EXPR}}")
-                return scope
-            hooks = self.hooks.get(event, ())
-            for hook in hooks:
-                args = self._args(s, self.procs[hook], given, scope, "raise/with")
-                if args is not None:
-                    out.append(f"{pad}_run_{self.name(hook)}(g, seat{args})")
-            if not hooks:
-                for name, source in given.items():  # checked all the same
-                    self.expr(s, source, scope, None, f"raise/with/{name}")
-                out.append(f"{pad}pass  # no hook listens to {py_str(event)}")
-            return scope
-        if s.kind == "drop":
-            place = self._place(s, s.arg, scope, "drop")
-            if place is None:
-                return scope
-            m = re.fullmatch(r"(.*)(?:\.get\((.*), [^,()]*\)|\[(.*)\])", place.code)
-            if m is None:
-                self.problem(s, "step-target", f"'{s.arg}' is not an entry of a table", "drop")
-                return scope
-            out.append(f"{pad}{m.group(1)}.pop({m.group(2) or m.group(3)}, None)")
-            return scope
-        if s.kind == "shuffle":
-            self._shuffle(s, scope, pad, out)
-            return scope
-        if s.kind == "new":
-            self._new(s, scope, pad, out)
-            return scope
-        self.problem(s, "step-order", f"a {s.kind} step cannot stand among effects")
+                    return scope
+                m = re.fullmatch(r"(.*)(?:\.get\((.*), [^,()]*\)|\[(.*)\])", place.code)
+                if m is None:
+                    self.problem(s, "step-target", f"'{s.place}' is not an entry of a table",
+                                 "drop")
+                    return scope
+                out.append(f"{pad}{m.group(1)}.pop({m.group(2) or m.group(3)}, None)")
+            case Shuffle():
+                self._shuffle(s, scope, pad, out)
+            case New():
+                self._new(s, scope, pad, out)
+            case Require() | Choose() | Apply():
+                self.problem(s, "step-order", f"a {s.kind} step cannot stand among effects")
+            case _:
+                assert_never(s)
         return scope
 
-    def _shuffle(self, s: Step, scope: Scope, pad: str, out: list[str]) -> None:
-        place = self._place(s, s.arg, scope, "shuffle")
+    def _change(self, s: Gain | Set, scope: Scope, pad: str, out: list[str]) -> None:
+        """A gain or a set: each place and its value, in the order written."""
+        for target, source in s.places:
+            place = self._place(s, target, scope, f"{s.kind}/{target}")
+            if place is None:
+                continue
+            want = INT if isinstance(s, Gain) else place.type
+            value = self.expr(s, source, scope, want, f"{s.kind}/{target}")
+            if value is None:
+                continue
+            if isinstance(s, Set):
+                code = bare(value.code)
+                field = place.place
+                t = place.type
+                if (t.name == "int" and not t.optional and field is not None
+                        and field.field is not None
+                        and not re.fullmatch(r"-?\d+", code)):  # a number: as it is
+                    # a number of the state set from a computed value stays within its
+                    # declared bounds, as a gain does, and within what a save holds (the
+                    # runtime's _INT_MIN and _INT_MAX, 64 bits): the engine never makes a
+                    # state that its own `loads` refuses
+                    top = "_INT_MAX" if field.hi is None else str(field.hi)
+                    bottom = "_INT_MIN" if field.lo is None else str(field.lo)
+                    code = f"min({top}, max({bottom}, {code}))"
+                out.append(pad + self._assign(place, code))
+                continue
+            if not typed.compatible(place.type, INT, scope.int_kinds):
+                self.problem(s, "expr-type", f"'{target}' is {typed.describe(place.type)}; "
+                             "gain adds to a number", f"gain/{target}")
+                continue
+            new = f"{place.code} + {value.code}"
+            assert place.place is not None
+            if place.place.lo is not None and not _non_negative(source):
+                new = f"max({place.place.lo}, {new})"
+            if not _non_positive(source):
+                # a number with no declared maximum stops at the largest a save holds
+                # (the runtime's _INT_MAX, 2**63 - 1): the engine never makes a state
+                # that its own `loads` refuses
+                hi = place.place.hi
+                new = f"min({hi if hi is not None else '_INT_MAX'}, {new})"
+            out.append(pad + self._assign(place, new))
+
+    def _shuffle(self, s: Shuffle, scope: Scope, pad: str, out: list[str]) -> None:
+        place = self._place(s, s.place, scope, "shuffle")
         if place is None:
             return
         if place.type.name != "list":
-            self.problem(s, "expr-type", f"'{s.arg}' is {typed.describe(place.type)}; a shuffle "
+            self.problem(s, "expr-type", f"'{s.place}' is {typed.describe(place.type)}; a shuffle "
                          "shuffles a list", "shuffle")
             return
         if self.stream is None:
@@ -853,18 +736,15 @@ class Compiler:
         made = _made(place.code) != place.code
         out.append(f"{pad}rng.shuffle({place.code if made else _entry(place.code)})")
 
-    def _new(self, s: Step, scope: Scope, pad: str, out: list[str]) -> None:
-        place = self._place(s, s.arg, scope, "new")
+    def _new(self, s: New, scope: Scope, pad: str, out: list[str]) -> None:
+        place = self._place(s, s.place, scope, "new")
         if place is None:
             return
         if place.type.name != "list" or place.type.args[0].name != "player":
-            self.problem(s, "expr-type", f"'{s.arg}' is {typed.describe(place.type)}; a new "
+            self.problem(s, "expr-type", f"'{s.place}' is {typed.describe(place.type)}; a new "
                          "player is added to a list of players", "new")
             return
-        given = s.get("with") or {}
-        if not isinstance(given, Mapping):
-            self.problem(s, "step-shape", "with: {FIELD: EXPR}", "with")
-            return
+        given = dict(s.with_ or ())
         args = []
         for name, source in given.items():
             f = scope.player.get(str(name))
@@ -883,18 +763,18 @@ class Compiler:
             return
         out.append(f"{pad}{_entry(_made(place.code))}.append(Player({', '.join(args)}))")
 
-    def _check_misplaced(self, s: Step, scope: Scope) -> None:
+    def _check_misplaced(self, s: Require | Choose, scope: Scope) -> None:
         """A require or choose out of place is still checked, so that all its problems come out
         in one run."""
-        if s.kind == "require":
-            self.expr(s, s.arg, scope, BOOL)
+        if isinstance(s, Require):
+            self.expr(s, s.cond, scope, BOOL)
         else:
             self._options(s, scope)
 
     def _block(self, steps: tuple[Step, ...], scope: Scope, indent: int, out: list[str]) -> None:
         before = len(out)
         for s in steps:
-            if s.kind in ("require", "choose"):
+            if isinstance(s, Require | Choose):
                 self.problem(s, "step-order", f"a {s.kind} step belongs to the guard at the top "
                              "of its procedure, not inside an if or a loop")
                 self._check_misplaced(s, scope)
@@ -903,23 +783,16 @@ class Compiler:
         if len(out) == before or all(line.strip().startswith("#") for line in out[before:]):
             out.append("    " * indent + "pass")
 
-    def _move(self, s: Step, scope: Scope, pad: str, out: list[str]) -> None:
-        arg = s.arg
-        modes = [k for k in ("item", "top", "first", "all")
-                 if isinstance(arg, Mapping) and k in arg]
-        if not isinstance(arg, Mapping) or len(modes) != 1:
-            self.problem(s, "step-shape", "move: {item|top|first|all: EXPR, from: PLACE, "
-                         "to: PLACE}")
-            return
-        mode = modes[0]
-        src = self._place(s, arg["from"], scope, "move/from") if "from" in arg else None
-        dst = self._place(s, arg["to"], scope, "move/to") if "to" in arg else None
-        for name, t in (("from", src), ("to", dst)):
+    def _move(self, s: Move, scope: Scope, pad: str, out: list[str]) -> None:
+        mode = s.mode
+        src = self._place(s, s.from_, scope, "move/from") if s.from_ is not None else None
+        dst = self._place(s, s.to, scope, "move/to") if s.to is not None else None
+        for name, t, written in (("from", src, s.from_), ("to", dst, s.to)):
             if t is not None and t.type.name != "list":
-                self.problem(s, "expr-type", f"move {name} '{arg[name]}': "
+                self.problem(s, "expr-type", f"move {name} '{written}': "
                              f"{typed.describe(t.type)} is not a list", f"move/{name}")
                 return
-        if (src is None and "from" in arg) or (dst is None and "to" in arg):
+        if (src is None and s.from_ is not None) or (dst is None and s.to is not None):
             return
         if dst is not None:  # into a map entry that may be missing: made, not a default's list
             dst = replace(dst, code=_made(dst.code))
@@ -928,7 +801,7 @@ class Compiler:
             return
         if mode == "item":
             item_t = (src or dst).type.args[0]  # type: ignore[union-attr]
-            item = self.expr(s, arg["item"], scope, item_t, "move/item")
+            item = self.expr(s, s.what, scope, item_t, "move/item")
             if item is None:
                 return
             if src is not None:
@@ -947,7 +820,7 @@ class Compiler:
         if src is None:
             self.problem(s, "step-shape", f"move {mode} needs a from", "move")
             return
-        n = self.expr(s, arg[mode], scope, INT, f"move/{mode}")
+        n = self.expr(s, s.what, scope, INT, f"move/{mode}")
         if n is None:
             return
         pop = "pop()" if mode == "top" else "pop(0)"
@@ -957,26 +830,22 @@ class Compiler:
         else:
             out.append(f"{pad}    {src.code}.{pop}")
 
-    def _do(self, s: Step, scope: Scope, pad: str, out: list[str]) -> None:
-        target = s.arg
-        callee = self.procs.get(target) if isinstance(target, str) else None
+    def _do(self, s: Do, scope: Scope, pad: str, out: list[str]) -> None:
+        target = s.proc
+        callee = self.procs.get(target)
         if callee is None:
             self.problem(s, "unknown-reference", f"unknown procedure {target!r}", "do",
                          typed.closest(str(target), sorted(self.procs)))
             return
-        if callee.choices or any(g.kind == "require" for g in callee.guard):
+        if callee.choices or any(isinstance(g, Require) for g in callee.guard):
             self.problem(s, "step-order", f"'{target}' has a guard (chooses or requires): only a "
                          "procedure of effects can be done from another")
             return
-        given = s.get("with") or {}
-        if not isinstance(given, Mapping):
-            self.problem(s, "step-shape", "with: {PARAM: EXPR}", "with")
-            return
-        args = self._args(s, callee, given, scope, "with")
+        args = self._args(s, callee, dict(s.with_ or ()), scope, "with")
         if args is not None:
             out.append(f"{pad}_run_{self.name(callee.id)}(g, seat{args})")
 
-    def _args(self, s: Step, callee: Procedure, given: Mapping[str, Any], scope: Scope,
+    def _args(self, s: StepBase, callee: Procedure, given: Mapping[str, Expr], scope: Scope,
               key: str) -> str | None:
         """`, a, b` for the parameters of a procedure done or a hook run, or None."""
         args = []

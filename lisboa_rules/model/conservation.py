@@ -35,10 +35,29 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, assert_never
 
 from lisboa_rules.core.pyexpr import parse_expr
-from lisboa_rules.lang.steps import Procedure, Step, StepProblem, several
+from lisboa_rules.lang.steps import Procedure, StepProblem
+from lisboa_rules.lang.tree import (
+    Apply,
+    Choose,
+    Do,
+    Drop,
+    Expr,
+    ForEach,
+    Gain,
+    If,
+    Let,
+    Move,
+    New,
+    Raise,
+    Repeat,
+    Require,
+    Set,
+    Shuffle,
+    Step,
+)
 from lisboa_rules.lang.typed import MAX_LENGTH, data_lookup
 from lisboa_rules.model.procs import ProcSet
 from lisboa_rules.model.state import Invariant, StateDecl, StateType
@@ -82,11 +101,16 @@ def _setup_only(ps: ProcSet) -> frozenset[str]:
         for top in steps:
             for sub in top.walk():
                 called: Iterable[str] = ()
-                if sub.kind == "do" and isinstance(sub.arg, str):
-                    called = (sub.arg,)
-                elif sub.kind == "raise":
-                    event = sub.arg.get("event") if isinstance(sub.arg, Mapping) else sub.arg
-                    called = ps.hooks.get(str(event), ())
+                match sub:
+                    case Do():
+                        called = (sub.proc,)
+                    case Raise():
+                        called = ps.hooks.get(sub.event, ())
+                    case (Gain() | Set() | Let() | Move() | Drop() | Require() | Choose() | If()
+                          | ForEach() | Repeat() | Apply() | Shuffle() | New()):
+                        pass  # an apply carries out effects, which are never setup-only
+                    case _:
+                        assert_never(sub)
                 for callee in called:
                     callers.setdefault(callee, set()).add(pid)
     only = {pid for pid, proc in ps.procs.items() if proc.path[:2] == ("flow", "setup")}
@@ -116,12 +140,18 @@ def _locals(steps: Iterable[Step], params: Iterable[str]) -> frozenset[str]:
     names = set(params)
     for top in steps:
         for s in top.walk():
-            arg = s.arg
-            if s.kind == "let" and isinstance(arg, Mapping):
-                names.update(str(k) for k in arg)
-            elif (s.kind in ("choose", "for_each") and isinstance(arg, Mapping)
-                  and isinstance(arg.get("as"), str)):
-                names.add(arg["as"])
+            match s:
+                case Let():
+                    names.update(name for name, _value in s.names)
+                case Choose():
+                    names.add(s.as_)
+                case ForEach():
+                    names.add(s.var)
+                case (Gain() | Set() | Move() | Drop() | Require() | If() | Repeat() | Do()
+                      | Raise() | Apply() | Shuffle() | New()):
+                    pass  # they bind no name
+                case _:
+                    assert_never(s)
     return frozenset(names)
 
 
@@ -165,10 +195,10 @@ class _Checker:
         return self.puts[pid]
 
     def root(self, steps: Iterable[Step], params: Iterable[str], names: frozenset[str]
-             ) -> dict[str, Step | None]:
+             ) -> dict[str, Move | None]:
         """Check the steps of a procedure or an action; what is still pending after them (a
         param not put is its caller's business; an item taken and not put is a problem)."""
-        pending: dict[str, Step | None] = dict.fromkeys(params)
+        pending: dict[str, Move | None] = dict.fromkeys(params)
         outer, self.alias = self.alias, {}
         left, _ = self.steps(tuple(steps), pending, {}, names)
         self.alias = outer
@@ -179,81 +209,89 @@ class _Checker:
 
     # -- steps ---------------------------------------------------------------------------
 
-    def steps(self, steps: tuple[Step, ...], pending: dict[str, Step | None],
+    def steps(self, steps: tuple[Step, ...], pending: dict[str, Move | None],
               held: dict[str, Field], names: frozenset[str]
-              ) -> tuple[dict[str, Step | None], dict[str, Field]]:
+              ) -> tuple[dict[str, Move | None], dict[str, Field]]:
         """What is pending (taken, not yet put) and held (known to be in a zone: chosen from
         one, and not taken since) after the steps."""
         pending, held = dict(pending), dict(held)
         for s in steps:
-            if s.kind == "move" and isinstance(s.arg, Mapping):
-                self.move(s, pending, held, names)
-            elif s.kind == "let" and isinstance(s.arg, Mapping):
-                for name, value in s.arg.items():
-                    self.alias.pop(str(name), None)
-                    if isinstance(value, str) and value.strip().isidentifier():
-                        target = self.canon(value.strip())
-                        if target in names and target != str(name):
-                            self.alias[str(name)] = target
-            elif s.kind == "choose" and isinstance(s.arg, Mapping) and not several(s.arg):
-                place = self.field(s.arg.get("from"), names)
-                if isinstance(s.arg.get("as"), str):
-                    name = s.arg["as"].strip()
+            match s:
+                case Move():
+                    self.move(s, pending, held, names)
+                case Let():
+                    for name, value in s.names:
+                        self.alias.pop(name, None)
+                        if isinstance(value, str) and value.strip().isidentifier():
+                            target = self.canon(value.strip())
+                            if target in names and target != name:
+                                self.alias[name] = target
+                case Choose() if not s.several:
+                    place = self.field(s.source, names)
+                    name = s.as_.strip()
                     self.alias.pop(name, None)
                     held.pop(name, None)
                     if place is not None and any(place in z for z in self.zones.values()):
                         held[name] = place
-            elif s.kind == "set" and isinstance(s.arg, Mapping):
-                for target in s.arg:
-                    place = self.field(target, names)
-                    kind = self.kinds.get(place) if place else None
-                    if place is not None and kind in self.zones and place in self.zones[kind]:
-                        self.problems.append(StepProblem(
-                            CODE, f"this set replaces what {_shown(place)} holds, a zone of the "
-                            f"{self.rule(kind)}: {kind}s would leave the game or come from "
-                            "nowhere; move them instead",
-                            (*s.path, "set", str(target))))
-            elif s.kind == "if":
-                then, then_held = self.steps(s.body, pending, held, names)
-                orelse, else_held = self.steps(s.orelse, pending, held, names)
-                pending = {**then, **orelse}
-                held = {k: v for k, v in then_held.items() if k in else_held}
-            elif s.kind in ("for_each", "repeat") and (runs := self.runs(s)) is not None \
-                    and runs == 1:  # once: as if its steps stood here
-                pending, held = self.steps(s.body, pending, held, names)
-            elif s.kind in ("for_each", "repeat") and runs is not None and runs >= 2:
-                # at least twice: what its first pass does, and what a second pass does then
-                # (an item put in the loop and taken before it would be put twice)
-                after, after_held = self.steps(s.body, pending, held, names)
-                self.taken_in_loop(after, pending)
-                first = {(p.code, p.path) for p in self.problems}
-                start, outer = len(self.problems), self.passes
-                self.passes = runs
-                again = {k: v for k, v in after.items() if k in pending}
-                after, after_held = self.steps(s.body, again, after_held, names)
-                self.taken_in_loop(after, pending)
-                self.passes = outer
-                self.problems[start:] = [p for p in self.problems[start:]  # new ones only
-                                         if (p.code, p.path) not in first]
-                pending = {k: v for k, v in after.items() if k in pending}
-                held = after_held
-            elif s.kind in ("for_each", "repeat"):  # it may not run at all
-                after, after_held = self.steps(s.body, pending, held, names)
-                self.taken_in_loop(after, pending)
-                held = {k: v for k, v in held.items() if after_held.get(k) == v}
-            elif s.kind == "do" and isinstance(s.arg, str) and s.arg in self.ps.procs:
-                given = s.get("with")
-                given = given if isinstance(given, Mapping) else {}
-                self.put_by(s, [(s.arg, given)], ("with",), pending, held)
-            elif s.kind == "raise" and isinstance(s.arg, Mapping):
-                given = s.arg.get("with")
-                given = given if isinstance(given, Mapping) else {}
-                hooks = self.ps.hooks.get(str(s.arg.get("event")), ())
-                self.put_by(s, [(h, given) for h in hooks if h in self.ps.procs],
-                            ("raise", "with"), pending, held)
+                case Set():
+                    for target, _value in s.places:
+                        place = self.field(target, names)
+                        kind = self.kinds.get(place) if place else None
+                        if place is not None and kind in self.zones and place in self.zones[kind]:
+                            self.problems.append(StepProblem(
+                                CODE, f"this set replaces what {_shown(place)} holds, a zone of "
+                                f"the {self.rule(kind)}: {kind}s would leave the game or come "
+                                "from nowhere; move them instead",
+                                (*s.path, "set", target)))
+                case If():
+                    then, then_held = self.steps(s.then, pending, held, names)
+                    orelse, else_held = self.steps(s.orelse, pending, held, names)
+                    pending = {**then, **orelse}
+                    held = {k: v for k, v in then_held.items() if k in else_held}
+                case ForEach() | Repeat():
+                    pending, held = self.loop(s, pending, held, names)
+                case Do() if s.proc in self.ps.procs:
+                    self.put_by(s, [(s.proc, dict(s.with_ or ()))], ("with",), pending, held)
+                case Raise() if s.with_ is not None:  # raise: {event: EVENT, with: ...}
+                    given = dict(s.with_)
+                    hooks = self.ps.hooks.get(s.event, ())
+                    self.put_by(s, [(h, given) for h in hooks if h in self.ps.procs],
+                                ("raise", "with"), pending, held)
+                case (Gain() | Drop() | Require() | Choose() | Do() | Raise() | Apply()
+                      | Shuffle() | New()):
+                    pass  # they take no item of a conserved kind, nor put one (see the top)
+                case _:
+                    assert_never(s)
         return pending, held
 
-    def taken_in_loop(self, after: dict[str, Step | None], before: dict[str, Step | None]
+    def loop(self, s: ForEach | Repeat, pending: dict[str, Move | None],
+             held: dict[str, Field], names: frozenset[str]
+             ) -> tuple[dict[str, Move | None], dict[str, Field]]:
+        """What is pending and held after a loop (see the module's text)."""
+        runs = self.runs(s)
+        if runs is not None and runs == 1:  # once: as if its steps stood here
+            return self.steps(s.body, pending, held, names)
+        if runs is not None and runs >= 2:
+            # at least twice: what its first pass does, and what a second pass does then
+            # (an item put in the loop and taken before it would be put twice)
+            after, after_held = self.steps(s.body, pending, held, names)
+            self.taken_in_loop(after, pending)
+            first = {(p.code, p.path) for p in self.problems}
+            start, outer = len(self.problems), self.passes
+            self.passes = runs
+            again = {k: v for k, v in after.items() if k in pending}
+            after, after_held = self.steps(s.body, again, after_held, names)
+            self.taken_in_loop(after, pending)
+            self.passes = outer
+            self.problems[start:] = [p for p in self.problems[start:]  # new ones only
+                                     if (p.code, p.path) not in first]
+            return {k: v for k, v in after.items() if k in pending}, after_held
+        # it may not run at all
+        after, after_held = self.steps(s.body, pending, held, names)
+        self.taken_in_loop(after, pending)
+        return pending, {k: v for k, v in held.items() if after_held.get(k) == v}
+
+    def taken_in_loop(self, after: dict[str, Move | None], before: dict[str, Move | None]
                       ) -> None:
         """An item taken in a loop that runs more than once, or may not run, is put in it:
         each pass may name another item (its `as:`, a choice), and only the last would be put
@@ -262,12 +300,11 @@ class _Checker:
             if item not in before and take is not None:
                 self.taken_nowhere(take, item)
 
-    def runs(self, s: Step) -> int | None:
+    def runs(self, s: ForEach | Repeat) -> int | None:
         """How many times a loop runs when that is a constant: `repeat: 1`, `repeat:
         rules.game.start.royal_favors`, `for_each` over a list of the rules data; None when
         it depends on the state (it may not run at all)."""
-        source = s.arg.get("in") if s.kind == "for_each" and isinstance(s.arg, Mapping) \
-            else s.arg
+        source = s.source if isinstance(s, ForEach) else s.count
         if isinstance(source, bool):
             return None
         if isinstance(source, int):
@@ -280,7 +317,7 @@ class _Checker:
                 return None
         else:
             return None
-        if s.kind == "for_each":
+        if isinstance(s, ForEach):
             return len(value) if isinstance(value, list | tuple) else None
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -316,8 +353,8 @@ class _Checker:
             return self.rules(tuple(path))
         raise ValueError("not a constant")
 
-    def put_by(self, s: Step, calls: list[tuple[str, Mapping[str, Any]]],
-               where: tuple[str, ...], pending: dict[str, Step | None],
+    def put_by(self, s: Do | Raise, calls: list[tuple[str, Mapping[str, Expr]]],
+               where: tuple[str, ...], pending: dict[str, Move | None],
                held: dict[str, Field]) -> None:
         """The items that procedures (a `do:`, or the hooks of a `raise:`) put into a zone, given
         as their arguments: no longer pending, or a second copy of one still in its zone."""
@@ -333,17 +370,13 @@ class _Checker:
                     self.twice(item, held[item], f"gives it to '{pid}', which puts it into a zone",
                                (*s.path, *where, param))
 
-    def move(self, s: Step, pending: dict[str, Step | None], held: dict[str, Field],
+    def move(self, s: Move, pending: dict[str, Move | None], held: dict[str, Field],
              names: frozenset[str]) -> None:
-        arg: Mapping[str, Any] = s.arg
-        modes = [m for m in ("item", "top", "first", "all") if m in arg]
-        if len(modes) != 1:
-            return  # a step-shape problem
-        mode = modes[0]
-        src = self.field(arg["from"], names) if "from" in arg else None
-        dst = self.field(arg["to"], names) if "to" in arg else None
-        item = self.canon(str(arg["item"]).strip()) if mode == "item" else ""
-        if item and src is not None and "to" in arg:
+        mode = s.mode
+        src = self.field(s.from_, names) if s.from_ is not None else None
+        dst = self.field(s.to, names) if s.to is not None else None
+        item = self.canon(str(s.what).strip()) if mode == "item" else ""
+        if item and src is not None and s.to is not None:
             held.pop(item, None)
             if dst is not None and any(dst in z for z in self.zones.values()):
                 held[item] = dst
@@ -362,7 +395,7 @@ class _Checker:
                     f"{self.rule(kind)}, into {_shown(dst)}: the {kind} would come from outside "
                     f"the game; take it from one of {self.among(kind)}, or add {_shown(src)} to "
                     "the invariant's `in:`", (*s.path, "move", "from")))
-            if src_zone and "to" not in arg:
+            if src_zone and s.to is None:
                 if mode == "item":
                     pending[item] = s
                     held.pop(item, None)
@@ -371,7 +404,7 @@ class _Checker:
                         CODE, f"this move takes the {mode} {kind}s of {_shown(src)} and puts "
                         f"them nowhere: they would leave the game ({self.rule(kind)}); give it a "
                         f"`to:`, one of {self.among(kind)}", (*s.path, "move")))
-            if dst_zone and "from" not in arg and mode == "item":
+            if dst_zone and s.from_ is None and mode == "item":
                 if item in pending:
                     del pending[item]
                     held[item] = dst  # type: ignore[assignment]  # a zone: not None
@@ -381,9 +414,8 @@ class _Checker:
 
     # -- words ---------------------------------------------------------------------------
 
-    def taken_nowhere(self, take: Step, item: str) -> None:
-        src = self.field(take.arg.get("from"), frozenset()) if isinstance(take.arg,
-                                                                          Mapping) else None
+    def taken_nowhere(self, take: Move, item: str) -> None:
+        src = self.field(take.from_, frozenset())
         kind = self.kinds.get(src) if src is not None else None
         kind = kind if kind in self.zones else next(iter(self.zones))
         where = _shown(src) if src is not None else "its zone"

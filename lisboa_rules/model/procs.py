@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
 from lisboa_rules.core import names as grammar
 from lisboa_rules.core.diagnostics import suggest
@@ -322,8 +322,9 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
         flag = na.get("forbidden_by_flag")
         if isinstance(flag, str):  # a flag of a variant forbids the action: refused first
             words = forbidden_reason or f"the flag {flag} forbids it"
-            body = (st.Step("require", f"{typed.constant_code(flag)} not in game.flags",
-                            (("reason", words),), path=(*path, "forbidden_by_flag")), *body)
+            cond = f"{typed.constant_code(flag)} not in game.flags"
+            body = (st.Require(cond=cond, reason=words, path=(*path, "forbidden_by_flag"),
+                               written=cond), *body)
         add(st.Procedure(str(na.get("id")), (), body, str(na.get("id")), path))
         this[str(na.get("id"))] = na
     turn_end = (flow or {}).get("turn_end")
@@ -455,9 +456,8 @@ def check_hook_events(ps: ProcSet) -> list[st.StepProblem]:
     for steps in [*(p.steps for p in ps.procs.values()), *(a.steps for a in ps.actions.values())]:
         for s in steps:
             for sub in s.walk():
-                if sub.kind == "raise":
-                    event = sub.arg.get("event") if isinstance(sub.arg, Mapping) else sub.arg
-                    raised.add(str(event))
+                if isinstance(sub, st.Raise):
+                    raised.add(sub.event)
     problems = []
     for event, hook_ids in ps.hooks.items():
         if event in raised:
@@ -480,11 +480,17 @@ def check_cycles(ps: ProcSet) -> list[st.StepProblem]:
         out = edges.setdefault(pid, [])
         for s in proc.steps:
             for sub in s.walk():
-                if sub.kind == "do" and isinstance(sub.arg, str):
-                    out.append((sub.arg, sub.path))
-                if sub.kind == "raise":
-                    event = sub.arg.get("event") if isinstance(sub.arg, Mapping) else sub.arg
-                    out += [(h, sub.path) for h in ps.hooks.get(str(event), ())]
+                match sub:
+                    case st.Do():
+                        out.append((sub.proc, sub.path))
+                    case st.Raise():
+                        out += [(h, sub.path) for h in ps.hooks.get(sub.event, ())]
+                    case (st.Gain() | st.Set() | st.Let() | st.Move() | st.Drop() | st.Require()
+                          | st.Choose() | st.If() | st.ForEach() | st.Repeat() | st.Apply()
+                          | st.Shuffle() | st.New()):
+                        pass  # it carries out no procedure (apply: an effect, never a cycle)
+                    case _:
+                        assert_never(sub)
     problems = []
     state: dict[str, int] = {}
 
@@ -515,14 +521,14 @@ class ExprProblem(st.StepProblem):
     on_key: bool = False
 
 
-from lisboa_rules.lang.actions import ActionCompiler  # noqa: E402
+from lisboa_rules.lang.actions import ActionCompiler, Applied, Call, Item, Restore  # noqa: E402
 
 
 class LocatedCompiler(ActionCompiler):
     """The step compiler, keeping where in its text an expression goes wrong (so that the
     builder can point at the name, not at the start of the step)."""
 
-    def expr(self, s: st.Step, source: Any, scope: Scope, want: VType | None,
+    def expr(self, s: st.StepBase, source: Any, scope: Scope, want: VType | None,
              key: str | None = None) -> typed.Typed | None:
         try:
             return typed.check(source, scope, want)
@@ -533,8 +539,8 @@ class LocatedCompiler(ActionCompiler):
                     return None
                 exc = past
             parts = (key or s.kind).split("/")
-            on_key = (len(parts) == 2 and parts[0] in ("gain", "set") and parts[1] == source
-                      and isinstance(s.arg, Mapping) and source in s.arg)
+            on_key = (len(parts) == 2 and parts[1] == source and isinstance(s, st.Gain | st.Set)
+                      and any(place == source for place, _value in s.places))
             shown = exc.message if f"'{source}'" in exc.message else \
                 f"{exc.message} (in '{source}')"
             self.problems.append(ExprProblem(exc.code, shown,
@@ -549,9 +555,7 @@ class LocatedCompiler(ActionCompiler):
         # one name twice would be a function that does not compile
         seen = {p.name for p in proc.params}
         for c in proc.choices:
-            name = c.arg.get("as") if isinstance(c.arg, Mapping) else None
-            if not isinstance(name, str):
-                continue
+            name = c.as_
             if name in seen:
                 what = "a param" if name in {p.name for p in proc.params} else "an earlier choice"
                 self.problems.append(st.StepProblem(
@@ -560,13 +564,22 @@ class LocatedCompiler(ActionCompiler):
             seen.add(name)
         return super().compile(proc)
 
-    def _effect(self, s: st.Step, scope: Scope, indent: int, out: list[str]) -> Scope:
-        if s.kind in ("gain", "set", "let") and isinstance(s.arg, Mapping) and not s.arg:
-            # it would compile to no statement at all (a function of comments only)
-            self.problem(s, "step-shape", f"this {s.kind} names nothing; write "
-                         f"{s.kind}: {{{'NAME' if s.kind == 'let' else 'PLACE'}: EXPR}}, or drop "
-                         "the step")
-            return scope
+    def _effect(self, s: Item, scope: Scope, indent: int, out: list[str]) -> Scope:
+        match s:
+            case st.Gain() | st.Set() | st.Let():
+                named = s.names if isinstance(s, st.Let) else s.places
+                if not named:
+                    # it would compile to no statement at all (a function of comments only)
+                    self.problem(s, "step-shape", f"this {s.kind} names nothing; write "
+                                 f"{s.kind}: {{{'NAME' if isinstance(s, st.Let) else 'PLACE'}: "
+                                 "EXPR}, or drop the step")
+                    return scope
+            case (st.Move() | st.Drop() | st.Require() | st.Choose() | st.If() | st.ForEach()
+                  | st.Repeat() | st.Do() | st.Raise() | st.Apply() | st.Shuffle() | st.New()
+                  | Restore() | Call() | Applied()):
+                pass  # every step names something
+            case _:
+                assert_never(s)
         return super()._effect(s, scope, indent, out)
 
 
@@ -612,7 +625,7 @@ class _Recording(LocatedCompiler):
         super().__init__(*args, **kwargs)
         self.checked: dict[tuple[tuple[str | int, ...], str], Checked] = {}
 
-    def expr(self, s: st.Step, source: Any, scope: Scope, want: VType | None,
+    def expr(self, s: st.StepBase, source: Any, scope: Scope, want: VType | None,
              key: str | None = None) -> typed.Typed | None:
         got = super().expr(s, source, scope, want, key)
         where = (s.path, key or s.kind)

@@ -214,7 +214,7 @@ class Differ:
         for pid, proc in self.procs_of(g).items():
             ref = interp.procedure(model, pid)
             self.same(f"procedure {pid} choices", proc.choices,
-                      tuple(c.arg["as"] for c in ref.choices))
+                      tuple(c.as_ for c in ref.choices))
             argsets = _argsets(model, ref)
             if full:
                 cases = [(seat, args) for seat in range(n) for args in argsets]

@@ -215,7 +215,7 @@ def test_the_names_of_an_expression_are_read_once(text: str) -> None:
     names = actions._text_names(text)
     assert actions._text_names(text) is names
     assert names == actions._text_names.__wrapped__(text)
-    step = steps.Step("require", text, ())
+    step = steps.Require(cond=text)
     assert actions._names_in(step) == set(names)
 
 

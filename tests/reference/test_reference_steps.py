@@ -21,6 +21,7 @@ from lisboa_rules.core.inputs import (
 )
 from lisboa_rules.emit import ENGINE, emit_engine
 from lisboa_rules.emit.reference import render as reference
+from lisboa_rules.lang.tree import Require
 from lisboa_rules.model.compiled import Compiled
 from lisboa_rules.pipeline import compile_rules
 
@@ -91,8 +92,8 @@ def expected_words(compiled: Compiled, pid: str) -> list[str]:
         for s in top.walk():
             if s.text:  # its longest words between placeholders (they print the values)
                 out.append(max(re.split(r"\{[^{}]*\}", s.text), key=len).strip())
-            elif s.kind == "require" and isinstance(s.get("reason"), str):
-                out.append(str(s.get("reason")).split("{")[0].strip())
+            elif isinstance(s, Require) and s.reason is not None:
+                out.append(s.reason.split("{")[0].strip())
     return [w for w in out if w]
 
 

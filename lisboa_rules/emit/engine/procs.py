@@ -12,7 +12,7 @@ import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
 from lisboa_rules.core import names as grammar
 from lisboa_rules.core.pyexpr import parse_expr
@@ -21,6 +21,23 @@ from lisboa_rules.emit.engine.state_classes import copy_code
 from lisboa_rules.lang.actions import ActionCompiler, Bundles, json_type
 from lisboa_rules.lang.phases import check_phases
 from lisboa_rules.lang.steps import Procedure
+from lisboa_rules.lang.tree import (
+    Apply,
+    Choose,
+    Do,
+    Drop,
+    ForEach,
+    Gain,
+    If,
+    Let,
+    Move,
+    New,
+    Raise,
+    Repeat,
+    Require,
+    Set,
+    Shuffle,
+)
 from lisboa_rules.model import procs as P
 from lisboa_rules.model.queries import Query, compile_queries
 from lisboa_rules.model.state import parse_type
@@ -57,15 +74,21 @@ def _order(ps: P.ProcSet) -> list[str]:
         seen.add(pid)
         for s in ps.procs[pid].steps:
             for sub in s.walk():
-                if sub.kind == "do" and isinstance(sub.arg, str) and sub.arg in ps.procs:
-                    visit(sub.arg)
-                if sub.kind == "apply":  # a bundle of effects calls the effects
-                    for e in ps.effects:
-                        visit(e)
-                if sub.kind == "raise":
-                    event = sub.arg.get("event") if isinstance(sub.arg, dict) else sub.arg
-                    for h in ps.hooks.get(str(event), ()):
-                        visit(h)
+                match sub:
+                    case Do():
+                        if sub.proc in ps.procs:
+                            visit(sub.proc)
+                    case Apply():  # a bundle of effects calls the effects
+                        for e in ps.effects:
+                            visit(e)
+                    case Raise():
+                        for h in ps.hooks.get(sub.event, ()):
+                            visit(h)
+                    case (Gain() | Set() | Let() | Move() | Drop() | Require() | Choose() | If()
+                          | ForEach() | Repeat() | Shuffle() | New()):
+                        pass  # it calls no procedure
+                    case _:
+                        assert_never(sub)
         done.append(pid)
 
     for pid in ps.procs:
@@ -498,7 +521,7 @@ def _bisection(node: ast.Call, source: bytes) -> str | None:
 
 
 def _choice_names(proc: Procedure) -> tuple[str, ...]:
-    return tuple(str(c.arg["as"]) for c in proc.choices)
+    return tuple(c.as_ for c in proc.choices)
 
 
 def _without_comments(code: str) -> str:

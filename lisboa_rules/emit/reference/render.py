@@ -34,7 +34,7 @@ import types
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 import jinja2
 from markupsafe import Markup
@@ -56,6 +56,25 @@ from lisboa_rules.emit.env import doc_env
 from lisboa_rules.emit.header import header_lines
 from lisboa_rules.emit.reference import diagrams, words
 from lisboa_rules.lang import text as rtext
+from lisboa_rules.lang.tree import (
+    Apply,
+    Choose,
+    Do,
+    Drop,
+    ForEach,
+    Gain,
+    If,
+    Let,
+    Move,
+    New,
+    Raise,
+    Repeat,
+    Require,
+    Set,
+    Shuffle,
+    Step,
+    branches,
+)
 from lisboa_rules.model.checks import CROSS_REF
 from lisboa_rules.model.types import Model, Rule, find_owner
 from lisboa_rules.outputs import pycode
@@ -737,34 +756,35 @@ class _Builder:
             return ()
         return self.steps_code(proc.steps)
 
-    def steps_code(self, steps: Iterable[Any]) -> tuple[str, ...]:
+    def steps_code(self, steps: Iterable[Step]) -> tuple[str, ...]:
         """Steps as the rules write them, one line each (see `proc_code`)."""
         out: list[str] = []
 
-        def walk(steps: Iterable[Any], depth: int) -> None:
+        def walk(steps: Iterable[Step], depth: int) -> None:
             for s in steps:
-                arg = s.arg
+                arg = s.written
                 shown = arg if isinstance(arg, str) else json.dumps(arg, ensure_ascii=False)
                 extra = "".join(f", {k}: {v if isinstance(v, str) else json.dumps(v)}"
-                                for k, v in s.extra
-                                if k not in ("reason", "count_reason", "none_reason"))
+                                for k, v in _code_keys(s))
                 out.append("· " * depth + f"{s.kind}: {shown}{extra}")
-                walk(s.body, depth + 1)
-                if s.orelse:
+                then, orelse = branches(s)
+                walk(then, depth + 1)
+                if orelse:
                     out.append("· " * depth + "else:")
-                    walk(s.orelse, depth + 1)
+                    walk(orelse, depth + 1)
 
         walk(steps, 0)
         return tuple(out)
 
-    def _steps(self, steps: Iterable[Any], local: Any, m: Model,
+    def _steps(self, steps: Iterable[Step], local: Any, m: Model,
                declared: tuple[str, ...]) -> tuple[ProcStep, ...]:
         """Steps with words of their own; a step without them is left out, its nested steps
         taking its place; a `require` without them prints its reason as a condition."""
         out: list[ProcStep] = []
         for s in steps:
-            kids = list(self._steps(s.body, local, m, declared))
-            other = self._steps(s.orelse, local, m, declared)
+            then, orelse = branches(s)
+            kids = list(self._steps(then, local, m, declared))
+            other = self._steps(orelse, local, m, declared)
             if other:
                 if len(other) == 1 and other[0].kind == "step":
                     kids.append(replace(other[0], kind="otherwise"))
@@ -772,8 +792,8 @@ class _Builder:
                     kids.append(ProcStep((), "otherwise", other))
             text = s.text
             kind = "step"
-            if not text and s.kind == "require" and isinstance(s.get("reason"), str):
-                text, kind = s.get("reason"), "condition"
+            if not text and isinstance(s, Require) and s.reason is not None:
+                text, kind = s.reason, "condition"
             if kind == "condition" and isinstance(text, str):  # an expression shown in play
                 text = re.sub(r"\{[^{}]*\s[^{}]*\}", "…", text)
             if not isinstance(text, str) or not text.strip():
@@ -783,9 +803,8 @@ class _Builder:
             shown = self.rich(text, local, m, declared, missing=(
                 (lambda _: "…") if kind == "condition" else (lambda raw: raw)))
             ref = title = ""
-            if s.kind == "do" and isinstance(s.arg, str) and m.procs is not None \
-                    and s.arg in m.procs.procs:
-                ref, title = self.proc_anchor(s.arg, m)
+            if isinstance(s, Do) and m.procs is not None and s.proc in m.procs.procs:
+                ref, title = self.proc_anchor(s.proc, m)
             out.append(ProcStep(shown, kind, tuple(kids), ref, title))
         return tuple(out)
 
@@ -1918,6 +1937,20 @@ def _diff_lines(before: list[StepLine], now: list[StepLine]) -> list[StepLine]:
         lines += [replace(x, status="removed") for x in before[b0:b1]]
         lines += [replace(x, status="added") for x in now[a0:a1]]
     return lines
+
+
+def _code_keys(s: Step) -> tuple[tuple[str, Any], ...]:
+    """The keys beside a step's effect key that its line of code shows (not its words)."""
+    match s:
+        case Do() | New():
+            return (("with", dict(s.with_)),) if s.with_ is not None else ()
+        case Choose():
+            return (("count_rule", s.count_rule),) if s.count_rule is not None else ()
+        case (Gain() | Set() | Let() | Move() | Drop() | Require() | If() | ForEach() | Repeat()
+              | Raise() | Apply() | Shuffle()):
+            return ()
+        case _:
+            assert_never(s)
 
 
 def _flatten(steps: Iterable[ProcStep], depth: int = 0) -> list[StepLine]:
