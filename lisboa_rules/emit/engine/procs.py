@@ -18,12 +18,13 @@ from lisboa_rules.core import names as grammar
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.emit.engine import checks as C
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
+from lisboa_rules.emit.engine.queries import PyQuery, python_queries
 from lisboa_rules.emit.engine.state_classes import copy_code
 from lisboa_rules.lang.actions import ActionCompiler, Bundles, json_type
 from lisboa_rules.lang.phases import check_phases
 from lisboa_rules.lang.steps import Procedure
 from lisboa_rules.model import procs as P
-from lisboa_rules.model.queries import Query, compile_queries
+from lisboa_rules.model.queries import compile_queries
 from lisboa_rules.model.state import parse_type
 from lisboa_rules.model.types import Model
 from lisboa_rules.pyprint import expr as pyprint
@@ -41,7 +42,7 @@ class ProcView:
     fx: list[dict[str, Any]] = field(default_factory=list)  # column -> row -> bundle functions
     move_fields: dict[str, str] = field(default_factory=dict)  # choice -> JSON type, in order
     vocab: list[dict[str, tuple[str, str]]] = field(default_factory=list)  # names' codes
-    queries: list[list[Query]] = field(default_factory=list)  # each rule set's public queries
+    queries: list[list[PyQuery]] = field(default_factory=list)  # each rule set's public queries
     # the invariants of each rule set: RuleSet field -> value (its check, its conserved kinds'
     # listers), and the public functions listing conserved ids: (name, kind, id type)
     invariants: list[dict[str, Any]] = field(default_factory=list)
@@ -205,7 +206,7 @@ class ProcSession:
         scope = P.with_formulas(scope, names)
         queries, problems.queries = compile_queries(data["vocabulary"].get("queries") or [],
                                                     state, scope)
-        view.queries.append(queries)
+        view.queries.append(python_queries(queries, scope.names()))
         stems: dict[str, str] = {}
         defs: dict[str, Any] = {}
         bundles.tables, bundles.choices = {}, {}
