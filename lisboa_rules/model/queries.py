@@ -3,20 +3,20 @@
 A query is a public function of the generated engine: its arguments are checked in order (a seat
 of the game, a player of it, a count, an int, or an id of a kind of rules/state.yaml), then its
 `value`, an expression of the effect language (`typed.py`), is read for the acting player (the
-first seat or player argument). The model builder reports every problem of every query, located;
-the engine emitter renders the compiled queries as functions.
+first seat or player argument). A compiled query holds its value as IR (`ir/expr.py`) and its
+types as the IR's (`VType`). The model builder reports every problem of every query, located;
+the engine emitter prints the compiled queries as functions (`emit/engine/queries.py`).
 """
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from lisboa_rules.core import names as grammar
-from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.ir import expr as ir
+from lisboa_rules.ir.program import reads_player
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import Name, Scope, VType
 from lisboa_rules.model.procs import ExprProblem
@@ -32,40 +32,27 @@ class QueryArg:
     name: str
     kind: str  # one of ARG_KINDS, or a kind of ids
     words: str  # what the argument is, for the message of a bad one
-    annotation: str  # its Python annotation
-    of: str = "int"  # for a kind of ids: the Python type of the ids ("int" or "str")
+    type: VType  # its type: a seat, a player, an int, or an id of its kind
     ids: tuple[Any, ...] | None = None  # for a kind of ids: its ids in these rules (None: open)
 
 
 @dataclass(frozen=True)
 class Query:
-    """A query compiled for one rule set: `code` is its value as an expression of `g` (and of
-    the acting player `p`, bound by `acting`) and of the arguments."""
+    """A query compiled for one rule set: `value` is its value, read for the acting player
+    (given by the argument `acting`, a seat or a player; None: the value reads no player)."""
 
     name: str
     args: tuple[QueryArg, ...]
     words: str
-    returns: str
-    acting: str | None  # the statement that binds `p`, "" when `p` is the argument itself
-    code: str
-
-    @property
-    def signature(self) -> tuple[tuple[str, str, str], ...]:
-        return tuple((a.name, a.kind, a.annotation) for a in self.args)
+    returns: VType  # a number, a condition or a text
+    acting: str | None
+    value: ir.Expr
 
 
 def _bad_name(name: str) -> str | None:
     """Why `name` cannot be a query's or an argument's name (the grammar of core/names.py,
     which the front end checked at load: asserted again here)."""
     return grammar.problem(name, bare=True)
-
-
-def _reads_player(code: str) -> bool:
-    try:
-        tree = parse_expr(code)
-    except SyntaxError:  # pragma: no cover - the compiler writes Python
-        return True
-    return any(isinstance(n, ast.Name) and n.id == "p" for n in ast.walk(tree))
 
 
 def compile_queries(rows: Any, decl: StateDecl, scope: Scope
@@ -95,7 +82,7 @@ def compile_queries(rows: Any, decl: StateDecl, scope: Scope
         names.add(qname)
         args: list[QueryArg] = []
         local_names: dict[str, Name] = {}
-        acting: str | None = None
+        acting: str | None = None  # the argument that gives the acting player
         ok, args_ok = why is None, True
         seen: set[str] = set()
         for j, a in enumerate(row.get("args") or []):
@@ -118,24 +105,23 @@ def compile_queries(rows: Any, decl: StateDecl, scope: Scope
             words = a.get("words")
             if akind == "seat":
                 seat = VType("seat")
-                arg = QueryArg(aname, akind, str(words or "a seat"), "int")
+                arg = QueryArg(aname, akind, str(words or "a seat"), seat)
                 if acting is None:
-                    acting = f"p = g.players[{aname}]"
+                    acting = aname
                     local_names["seat"] = Name(seat, ir.Arg(aname))
                 local_names[aname] = Name(seat, ir.Arg(aname))
             elif akind == "player":
-                arg = QueryArg(aname, akind, str(words or "a player"), "Player")
+                arg = QueryArg(aname, akind, str(words or "a player"), VType("player"))
                 if acting_player:
-                    acting = "" if aname == "p" else f"p = {aname}"
+                    acting = aname
                     local_names[aname] = Name(VType("player"), ir.Me())
                 else:
                     local_names[aname] = Name(VType("player"), ir.Arg(aname))
             elif akind in _ARG_WORDS:
-                arg = QueryArg(aname, akind, str(words or _ARG_WORDS[akind]), "int")
+                arg = QueryArg(aname, akind, str(words or _ARG_WORDS[akind]), typed.INT)
                 local_names[aname] = Name(typed.INT, ir.Arg(aname))
             elif (k := decl.kind(akind)) is not None:
-                of = "int" if k.of == "int" else "str"
-                arg = QueryArg(aname, akind, str(words or k.text), of, of, k.values)
+                arg = QueryArg(aname, akind, str(words or k.text), VType(akind), k.values)
                 local_names[aname] = Name(VType(akind), ir.Arg(aname))
             else:
                 problem("query-kind", f"argument '{aname}' of query '{qname}' is of kind "
@@ -161,16 +147,14 @@ def compile_queries(rows: Any, decl: StateDecl, scope: Scope
             problem("expr-type", f"query '{qname}': '{source}' is {typed.describe(t.type)}; a "
                     "query gives a number, a condition or a text", "value")
             continue
-        returns = ("bool" if t.type == typed.BOOL
-                   else "int" if typed.compatible(t.type, typed.INT, qscope.int_kinds) else "str")
-        code = typed.bare(t.code)
-        if returns == "str" and not t.code.startswith("'"):
-            code = f"str({code})"  # a table's column of text may hold None in other rows
-        if acting is None and _reads_player(code):
+        returns = (typed.BOOL if t.type == typed.BOOL
+                   else typed.INT if typed.compatible(t.type, typed.INT, qscope.int_kinds)
+                   else typed.TEXT)
+        if acting is None and reads_player(t.node):
             problem("unknown-name", f"query '{qname}' reads a player's state, but it has no "
                     "seat or player argument: give it one", "value")
             continue
         if ok:
             out.append(Query(qname, tuple(args), str(row.get("words") or ""), returns, acting,
-                             code))
+                             t.node))
     return out, problems

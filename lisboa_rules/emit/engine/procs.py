@@ -16,7 +16,9 @@ from typing import Any, assert_never
 
 from lisboa_rules.core import names as grammar
 from lisboa_rules.core.pyexpr import parse_expr
+from lisboa_rules.emit.engine import checks as C
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
+from lisboa_rules.emit.engine.queries import PyQuery, python_queries
 from lisboa_rules.emit.engine.state_classes import copy_code
 from lisboa_rules.lang.actions import ActionCompiler, Bundles, json_type
 from lisboa_rules.lang.phases import check_phases
@@ -39,9 +41,10 @@ from lisboa_rules.lang.tree import (
     Shuffle,
 )
 from lisboa_rules.model import procs as P
-from lisboa_rules.model.queries import Query, compile_queries
+from lisboa_rules.model.queries import compile_queries
 from lisboa_rules.model.state import parse_type
 from lisboa_rules.model.types import Model
+from lisboa_rules.pyprint import expr as pyprint
 
 _PLACEHOLDER = "STEM__"  # a procedure's own name until its code is known to be new
 
@@ -56,7 +59,7 @@ class ProcView:
     fx: list[dict[str, Any]] = field(default_factory=list)  # column -> row -> bundle functions
     move_fields: dict[str, str] = field(default_factory=dict)  # choice -> JSON type, in order
     vocab: list[dict[str, tuple[str, str]]] = field(default_factory=list)  # names' codes
-    queries: list[list[Query]] = field(default_factory=list)  # each rule set's public queries
+    queries: list[list[PyQuery]] = field(default_factory=list)  # each rule set's public queries
     # the invariants of each rule set: RuleSet field -> value (its check, its conserved kinds'
     # listers), and the public functions listing conserved ids: (name, kind, id type)
     invariants: list[dict[str, Any]] = field(default_factory=list)
@@ -226,7 +229,7 @@ class ProcSession:
         scope = P.with_formulas(scope, names)
         queries, problems.queries = compile_queries(data["vocabulary"].get("queries") or [],
                                                     state, scope)
-        view.queries.append(queries)
+        view.queries.append(python_queries(queries, scope.names()))
         stems: dict[str, str] = {}
         defs: dict[str, Any] = {}
         bundles.tables, bundles.choices = {}, {}
@@ -374,9 +377,18 @@ def _invariant_view(models: list[Model], view: ProcView, tables: P.Tables,
         def origin(inv: Invariant, mm: Model = m) -> str:
             return f"{where(mm, ('state', *inv.path))} {inv.id}"
 
-        code, _ = compile_invariants(m.state, scope, origin)
-        body = list(code.check)
-        for ids, values in code.ids.items():  # the sorted ids: a table per distinct list
+        names = scope.names()
+        program, _ = compile_invariants(m.state, scope, origin)
+        listers: dict[str, Raw] = {}
+        for ls in program.listers:
+            stem = C.lister_stem(ls.kind)
+            listers[ls.kind] = Raw(share(C.lister(ls, stem), stem))
+            if m is models[0] and ls.name is not None and ls.name != stem:
+                of = f"list[{pyprint.annotation(ls.of)}]"  # what the function returns
+                view.listers.append((identifier(ls.name), ls.kind, of))
+
+        def ids_name(ids: str, values: list[Any]) -> str:
+            """The sorted ids of a conserved kind: a table per distinct list."""
             key = (ids, repr(values))
             name = ids_names.get(key)
             if name is None:
@@ -387,16 +399,9 @@ def _invariant_view(models: list[Model], view: ProcView, tables: P.Tables,
                     name = f"{ids}_{n}"
                 ids_names[key] = name
                 view.tables.append((name, fmt(values, 0, "", len(name) + len(": Final = "))))
-            body = [re.sub(rf"\b{ids}\b", name, line) for line in body]
-        listers: dict[str, Any] = {}
-        for kind, (fname, lines) in code.listers.items():
-            stem = "_ids_" + kind.replace("-", "_")
-            got = share([lines[0].replace(f"def {fname}(", f"def {stem}(", 1), *lines[1:]], stem)
-            body = [re.sub(rf"\b{fname}\(g\)", f"{got}(g)", line) for line in body]
-            listers[kind] = Raw(got)
-            if m is models[0] and fname != stem:
-                of = lines[0].rsplit("-> ", 1)[1].rstrip(":")
-                view.listers.append((identifier(fname), kind, of))
+            return name
+
+        body = C.invariants(program, names, _lister_of(listers), ids_name)
         check = ["def _invariants(g: Game) -> list[str]:",
                  '    """What is wrong with a state: the invariants of rules/state.yaml that '
                  'fail, in order."""',
@@ -405,11 +410,16 @@ def _invariant_view(models: list[Model], view: ProcView, tables: P.Tables,
         saved = ["def _state_checks(g: Game) -> tuple[str, str] | None:",
                  '    """Why a saved game cannot be loaded: the JSON path and the words of the',
                  '    first check of rules/state.yaml that fails, else None."""',
-                 *checks, "    return None"]
+                 *C.state_checks(checks, names), "    return None"]
         view.invariants.append({"invariants": Raw(share(_fit(check), "_invariants")),
                                 "conserved": listers,
                                 "state_checks": Raw(share(_fit(saved), "_state_checks"))})
     return functions
+
+
+def _lister_of(listers: dict[str, Raw]) -> Callable[[str], str]:
+    """The name of the function listing a conserved kind's ids, by the kind."""
+    return lambda kind: listers[kind].code
 
 
 def _fit(lines: list[str]) -> list[str]:

@@ -4,19 +4,80 @@ Each query becomes one public function of the generated engine with its name: it
 checked in order (BadArgument, through the runtime's `_seat_arg`, `_id_arg`, ...), then its value
 for the acting player. A query that reads alike in every rule set is one straight-line function;
 one that differs (a variant changes its value) goes to the function of the game's rule set.
+The model's queries (`model/queries.py`: their types and values as IR) are printed first, each
+rule set's with the names its engine gives what the rules name (`python_queries`).
 """
 
 from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lisboa_rules.core import names as grammar
 from lisboa_rules.core.encode import py_docstring, py_str
 from lisboa_rules.emit.engine.pyfmt import fmt, identifier, wrap_line
-from lisboa_rules.model.queries import Query, QueryArg
+from lisboa_rules.ir.program import reads_player
+from lisboa_rules.ir.types import TEXT
+from lisboa_rules.model.queries import Query
+from lisboa_rules.pyprint import expr as pyprint
+from lisboa_rules.pyprint.expr import Names
+
+
+@dataclass(frozen=True)
+class PyArg:
+    """A query's argument as the engine checks it: `annotation` its Python type."""
+
+    name: str
+    kind: str
+    words: str
+    annotation: str
+    ids: tuple[Any, ...] | None = None
+
+
+@dataclass(frozen=True)
+class PyQuery:
+    """A query printed as Python: `code` its value as an expression of `g` (and of the acting
+    player `p`, bound by `acting`) and of the arguments."""
+
+    name: str
+    args: tuple[PyArg, ...]
+    words: str
+    returns: str
+    acting: str | None  # the statement that binds `p`, "" when `p` is the argument itself
+    code: str
+
+    @property
+    def signature(self) -> tuple[tuple[str, str, str], ...]:
+        return tuple((a.name, a.kind, a.annotation) for a in self.args)
+
+
+def _acting(q: Query) -> str | None:
+    arg = next((a for a in q.args if a.name == q.acting), None)
+    if arg is None:
+        return None
+    if arg.kind == "seat":
+        return f"p = g.players[{arg.name}]"
+    return "" if arg.name == "p" else f"p = {arg.name}"
+
+
+def python_query(q: Query, n: Names) -> PyQuery:
+    """A query of a rule set printed with `n`, the names of its rule set's engine."""
+    if q.acting is None and not reads_player(q.value):
+        # no acting player: a measure it reads (of the game alone) is inlined, never called
+        # as a function of the game and the player
+        n = replace(n, measure=None, memo=None)
+    code = pyprint.bare(pyprint.expr(q.value, n))
+    if q.returns == TEXT:
+        code = f"str({code})"  # a table's column of text may hold None in other rows
+    args = tuple(PyArg(a.name, a.kind, a.words, pyprint.annotation(a.type, n), a.ids)
+                 for a in q.args)
+    return PyQuery(q.name, args, q.words, pyprint.annotation(q.returns, n), _acting(q), code)
+
+
+def python_queries(queries: list[Query], n: Names) -> list[PyQuery]:
+    return [python_query(q, n) for q in queries]
 
 
 @dataclass
@@ -34,7 +95,7 @@ def _docstring(words: str) -> list[str]:
     return out
 
 
-def _check(a: QueryArg, ids: str | None) -> list[str]:
+def _check(a: PyArg, ids: str | None) -> list[str]:
     """The lines that check an argument (the runtime's helper raises BadArgument)."""
     n, words = a.name, py_str(a.words)
     if a.kind == "seat":
@@ -47,12 +108,12 @@ def _check(a: QueryArg, ids: str | None) -> list[str]:
     if a.kind == "int":
         return [f"    if type({n}) is not int:", f"        _int_arg({n}, {words})"]
     if ids is None:  # an open kind: any id of its type
-        return [f"    if type({n}) is not {a.of}:", f"        _id_arg({n}, (), {words})"]
-    return [f"    if type({n}) is not {a.of} or {n} not in {ids}:",
+        return [f"    if type({n}) is not {a.annotation}:", f"        _id_arg({n}, (), {words})"]
+    return [f"    if type({n}) is not {a.annotation} or {n} not in {ids}:",
             f"        _id_arg({n}, {ids}, {words})"]
 
 
-def query_view(per_ruleset: list[list[Query]], keys: list[tuple[str, ...]]) -> QueryView:
+def query_view(per_ruleset: list[list[PyQuery]], keys: list[tuple[str, ...]]) -> QueryView:
     """The functions of every rule set's queries; `keys` are the rule sets' RULESETS keys."""
     view = QueryView()
     order: list[str] = []
@@ -60,7 +121,7 @@ def query_view(per_ruleset: list[list[Query]], keys: list[tuple[str, ...]]) -> Q
         order += [q.name for q in qs if q.name not in order]
     ids_names: dict[str, str] = {}  # kind -> the code of its ids in a check
 
-    def ids_of(a: QueryArg, present: list[tuple[tuple[str, ...], Query]]) -> str | None:
+    def ids_of(a: PyArg, present: list[tuple[tuple[str, ...], PyQuery]]) -> str | None:
         if a.ids is None:
             return None
         if a.kind in ids_names:
@@ -73,7 +134,7 @@ def query_view(per_ruleset: list[list[Query]], keys: list[tuple[str, ...]]) -> Q
                                                        len(name) + 9)))
             ids_names[a.kind] = name
         else:
-            ann = f"{name}: Final[dict[tuple[str, ...], tuple[{a.of}, ...]]]"
+            ann = f"{name}: Final[dict[tuple[str, ...], tuple[{a.annotation}, ...]]]"
             table = {k: tuple(v or ()) for k, v in by_key.items()}
             view.tables.append((ann, fmt(table, 0, "", len(ann) + 3)))
             ids_names[a.kind] = f"{name}[tuple(g.variants)]"
