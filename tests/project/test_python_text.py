@@ -28,8 +28,6 @@ STILL_TEXT = {
     "lang/actions.py": "the actions' move generators and play functions",
     "lang/phases.py": "the phase table's conditions",
     "model/procs.py": "the names of the rules' tables in the engine",
-    "model/queries.py": "the statement that binds a query's acting player",
-    "model/state_invariants.py": "the saved-game checks",
 }
 
 
