@@ -201,40 +201,53 @@ def _closest(word: str, candidates: tuple[str, ...] | list[str]) -> str | None:
 # --- back ends -------------------------------------------------------------------------------
 
 
-def precedence(node: ast.expr) -> int:
-    """How tightly a formula node binds when written infix: `or` 1, `and` 2, `not` 3,
-    comparisons 4, `+ -` 5, `* //` 6, unary minus 7, names, numbers and calls 8."""
+def precedence(node: ast.expr | ir.Expr) -> int:
+    """How tightly a formula node (or the IR node of one) binds when written infix: `or` 1,
+    `and` 2, `not` 3, comparisons 4, `+ -` 5, `* //` 6, unary minus 7, names, numbers and calls
+    8."""
     if isinstance(node, ast.BoolOp):
         return 1 if isinstance(node.op, ast.Or) else 2
     if isinstance(node, ast.UnaryOp):
         return 3 if isinstance(node.op, ast.Not) else 7
-    if isinstance(node, ast.Compare):
+    if isinstance(node, ast.Compare | ir.Compare):
         return 4
-    if isinstance(node, ast.BinOp):
-        return 5 if isinstance(node.op, ast.Add | ast.Sub) else 6
+    if isinstance(node, ast.BinOp | ir.BinOp):
+        return 5 if _operator(node) in ("+", "-") else 6
+    if isinstance(node, ir.BoolOp):
+        return 1 if node.op == "or" else 2
+    if isinstance(node, ir.Not):
+        return 3
+    if isinstance(node, ir.Neg):
+        return 7
     return 8
 
 
-def needs_parens(child: ast.expr, parent: ast.expr, right: bool = False) -> bool:
+def _operator(node: ast.BinOp | ir.BinOp) -> str:
+    return node.op if isinstance(node, ir.BinOp) else _BINOPS[type(node.op)][0]
+
+
+def needs_parens(child: ast.expr | ir.Expr, parent: ast.expr | ir.Expr,
+                 right: bool = False) -> bool:
     """Whether `child`, an operand of `parent` (its right operand when `right`), must be
     bracketed to keep its meaning when both are written infix: a looser child always; an
     equally tight one on the right unless both are the same `+` or `*` (`a - (b - c)`,
-    `a * (b // c)`); on the left only when `*` and `//` mix (`(a // b) * c` reads plainly)."""
+    `a * (b // c)`); on the left only when `*` and `//` mix (`(a // b) * c` reads plainly).
+    Formula nodes and the IR nodes of formulas alike."""
     c, p = precedence(child), precedence(parent)
     if c != p:
         return c < p
-    if isinstance(child, ast.BinOp) and isinstance(parent, ast.BinOp):
-        same = type(child.op) is type(parent.op)
+    if isinstance(child, ast.BinOp | ir.BinOp) and isinstance(parent, ast.BinOp | ir.BinOp):
+        ops = (_operator(child), _operator(parent))
         if right:
-            return not (same and isinstance(parent.op, ast.Add | ast.Mult))
-        return not same and ast.FloorDiv in (type(child.op), type(parent.op))
-    if isinstance(child, ast.UnaryOp) and isinstance(parent, ast.UnaryOp):
+            return not (ops[0] == ops[1] and ops[1] in ("+", "*"))
+        return ops[0] != ops[1] and "//" in ops
+    unary = ast.UnaryOp | ir.Neg | ir.Not
+    if isinstance(child, unary) and isinstance(parent, unary):
         return True  # `-(-a)`, `not (not a)`: never `--a`
-    return isinstance(child, ast.Compare)  # a chain inside a chain (never type-checks)
+    return isinstance(child, ast.Compare | ir.Compare)  # a chain inside a chain (never checks)
 
 
-SUM_NODE = ast.BinOp(ast.Name("a"), ast.Add(), ast.Name("b"))  # a value shown as `x + y + z`
-
+SUM_NODE = ir.BinOp("+", ir.Lit(0), ir.Lit(0))  # a value shown as `x + y + z`
 
 
 def to_python(formula: Formula, resolve: Callable[[str, str | None], str]) -> str:
