@@ -3,9 +3,10 @@
 Formulas are parsed with Python's own `ast` module in `eval` mode and then checked against a
 whitelist of node kinds, so the language is a strict subset of Python expressions: integers,
 booleans, names, `name.item` lookups, `+ - * //`, comparisons, `and`/`or`/`not` and calls of
-`max`/`min`. Nothing is ever passed to `eval`: the checked tree is compiled to Python source
-for the generated engine, evaluated by a tree walker in the reference interpreter, and rendered
-to words for the rules reference.
+`max`/`min`. Nothing is ever passed to `eval`: the checked tree is lowered to the IR (`to_ir`),
+which a back end prints (the generated engine's Python), evaluated by a tree walker in the
+reference interpreter, and rendered to words for the rules reference. It writes no target's
+code itself.
 """
 
 from __future__ import annotations
@@ -248,39 +249,6 @@ def needs_parens(child: ast.expr | ir.Expr, parent: ast.expr | ir.Expr,
 
 
 SUM_NODE = ir.BinOp("+", ir.Lit(0), ir.Lit(0))  # a value shown as `x + y + z`
-
-
-def to_python(formula: Formula, resolve: Callable[[str, str | None], str]) -> str:
-    """Python source for the formula; `resolve(name, item)` gives the code for each name."""
-    return _py(formula.tree.body, resolve)
-
-
-def _py(node: ast.expr, resolve: Callable[[str, str | None], str]) -> str:
-    if isinstance(node, ast.Constant):
-        return repr(node.value)
-    if isinstance(node, ast.Name):
-        return resolve(node.id, None)
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        return resolve(node.value.id, node.attr)
-    if isinstance(node, ast.BinOp):
-        op = _BINOPS[type(node.op)][0]
-        return f"({_py(node.left, resolve)} {op} {_py(node.right, resolve)})"
-    if isinstance(node, ast.UnaryOp):
-        if isinstance(node.op, ast.Not):
-            return f"(not {_py(node.operand, resolve)})"
-        return f"(-{_py(node.operand, resolve)})"
-    if isinstance(node, ast.BoolOp):
-        joiner = " and " if isinstance(node.op, ast.And) else " or "
-        return "(" + joiner.join(_py(v, resolve) for v in node.values) + ")"
-    if isinstance(node, ast.Compare):
-        parts = [_py(node.left, resolve)]
-        for cmp, right in zip(node.ops, node.comparators, strict=True):
-            parts.append(_CMPOPS[type(cmp)][0])
-            parts.append(_py(right, resolve))
-        return "(" + " ".join(parts) + ")"
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        return f"{node.func.id}(" + ", ".join(_py(a, resolve) for a in node.args) + ")"
-    raise AssertionError(f"unchecked node {ast.dump(node)}")  # pragma: no cover
 
 
 def to_ir(formula: Formula, resolve: Callable[[str, str | None], ir.Expr]) -> ir.Expr:
