@@ -9,7 +9,7 @@ union of every node class, so a `match` over it that forgets one fails the type 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, assert_never
 
@@ -270,6 +270,56 @@ def walk(node: Expr) -> Iterator[Expr]:
     yield node
     for c in children(node):
         yield from walk(c)
+
+
+def substitute(node: Expr, mapping: Mapping[Expr, Expr]) -> Expr:
+    """The node with each node inside it that equals a key of `mapping` replaced by its value
+    (a slot by the value given where the expression is used). A measure's body is its own:
+    not looked into. A node with nothing replaced is returned as it is (the same object)."""
+    found = mapping.get(node)
+    if found is not None:
+        return found
+    new = tuple(substitute(c, mapping) for c in children(node))
+    if all(a is b for a, b in zip(new, children(node), strict=True)):
+        return node
+    match node:
+        case Lit() | Data() | Local() | Arg() | Seat() | Me() | Slot() | Context() \
+                | GameField() | EmptyTable() | Measure():
+            return node  # pragma: no cover - no children: returned above
+        case PlayerField(field=f):
+            return PlayerField(f, new[0])
+        case Column(kind=kind, column=col):
+            return Column(kind, col, new[0])
+        case Index():
+            return Index(new[0], new[1])
+        case Get():
+            return Get(new[0], new[1], new[2])
+        case BinOp(op=op):
+            return BinOp(op, new[0], new[1])
+        case Neg():
+            return Neg(new[0])
+        case Not():
+            return Not(new[0])
+        case Values():
+            return Values(new[0])
+        case BoolOp(op=op):
+            return BoolOp(op, new)
+        case Compare(ops=ops):
+            return Compare(new[0], tuple((o, r) for (o, _), r in zip(ops, new[1:], strict=True)))
+        case Cond():
+            return Cond(new[0], new[1], new[2])
+        case Call(fn=fn):
+            return Call(fn, new)
+        case Keys(is_table=is_table, order=order, full=full):
+            return Keys(new[0], is_table, order, full)
+        case ListOf():
+            return ListOf(new)
+        case Comp(var=var, conds=conds):
+            return Comp(new[-1], var, new[0], new[1:1 + len(conds)])
+        case Cost(given=given):
+            return Cost(node.id, tuple((k, v) for (k, _), v in zip(given, new, strict=True)))
+        case _:
+            assert_never(node)
 
 
 def truth(node: Expr) -> bool | None:

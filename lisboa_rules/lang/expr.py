@@ -3,9 +3,10 @@
 Formulas are parsed with Python's own `ast` module in `eval` mode and then checked against a
 whitelist of node kinds, so the language is a strict subset of Python expressions: integers,
 booleans, names, `name.item` lookups, `+ - * //`, comparisons, `and`/`or`/`not` and calls of
-`max`/`min`. Nothing is ever passed to `eval`: the checked tree is compiled to Python source
-for the generated engine, evaluated by a tree walker in the reference interpreter, and rendered
-to words for the rules reference.
+`max`/`min`. Nothing is ever passed to `eval`: the checked tree is lowered to the IR (`to_ir`),
+which a back end prints (the generated engine's Python), evaluated by a tree walker in the
+reference interpreter, and rendered to words for the rules reference. It writes no target's
+code itself.
 """
 
 from __future__ import annotations
@@ -201,73 +202,53 @@ def _closest(word: str, candidates: tuple[str, ...] | list[str]) -> str | None:
 # --- back ends -------------------------------------------------------------------------------
 
 
-def precedence(node: ast.expr) -> int:
-    """How tightly a formula node binds when written infix: `or` 1, `and` 2, `not` 3,
-    comparisons 4, `+ -` 5, `* //` 6, unary minus 7, names, numbers and calls 8."""
+def precedence(node: ast.expr | ir.Expr) -> int:
+    """How tightly a formula node (or the IR node of one) binds when written infix: `or` 1,
+    `and` 2, `not` 3, comparisons 4, `+ -` 5, `* //` 6, unary minus 7, names, numbers and calls
+    8."""
     if isinstance(node, ast.BoolOp):
         return 1 if isinstance(node.op, ast.Or) else 2
     if isinstance(node, ast.UnaryOp):
         return 3 if isinstance(node.op, ast.Not) else 7
-    if isinstance(node, ast.Compare):
+    if isinstance(node, ast.Compare | ir.Compare):
         return 4
-    if isinstance(node, ast.BinOp):
-        return 5 if isinstance(node.op, ast.Add | ast.Sub) else 6
+    if isinstance(node, ast.BinOp | ir.BinOp):
+        return 5 if _operator(node) in ("+", "-") else 6
+    if isinstance(node, ir.BoolOp):
+        return 1 if node.op == "or" else 2
+    if isinstance(node, ir.Not):
+        return 3
+    if isinstance(node, ir.Neg):
+        return 7
     return 8
 
 
-def needs_parens(child: ast.expr, parent: ast.expr, right: bool = False) -> bool:
+def _operator(node: ast.BinOp | ir.BinOp) -> str:
+    return node.op if isinstance(node, ir.BinOp) else _BINOPS[type(node.op)][0]
+
+
+def needs_parens(child: ast.expr | ir.Expr, parent: ast.expr | ir.Expr,
+                 right: bool = False) -> bool:
     """Whether `child`, an operand of `parent` (its right operand when `right`), must be
     bracketed to keep its meaning when both are written infix: a looser child always; an
     equally tight one on the right unless both are the same `+` or `*` (`a - (b - c)`,
-    `a * (b // c)`); on the left only when `*` and `//` mix (`(a // b) * c` reads plainly)."""
+    `a * (b // c)`); on the left only when `*` and `//` mix (`(a // b) * c` reads plainly).
+    Formula nodes and the IR nodes of formulas alike."""
     c, p = precedence(child), precedence(parent)
     if c != p:
         return c < p
-    if isinstance(child, ast.BinOp) and isinstance(parent, ast.BinOp):
-        same = type(child.op) is type(parent.op)
+    if isinstance(child, ast.BinOp | ir.BinOp) and isinstance(parent, ast.BinOp | ir.BinOp):
+        ops = (_operator(child), _operator(parent))
         if right:
-            return not (same and isinstance(parent.op, ast.Add | ast.Mult))
-        return not same and ast.FloorDiv in (type(child.op), type(parent.op))
-    if isinstance(child, ast.UnaryOp) and isinstance(parent, ast.UnaryOp):
+            return not (ops[0] == ops[1] and ops[1] in ("+", "*"))
+        return ops[0] != ops[1] and "//" in ops
+    unary = ast.UnaryOp | ir.Neg | ir.Not
+    if isinstance(child, unary) and isinstance(parent, unary):
         return True  # `-(-a)`, `not (not a)`: never `--a`
-    return isinstance(child, ast.Compare)  # a chain inside a chain (never type-checks)
+    return isinstance(child, ast.Compare | ir.Compare)  # a chain inside a chain (never checks)
 
 
-SUM_NODE = ast.BinOp(ast.Name("a"), ast.Add(), ast.Name("b"))  # a value shown as `x + y + z`
-
-
-
-def to_python(formula: Formula, resolve: Callable[[str, str | None], str]) -> str:
-    """Python source for the formula; `resolve(name, item)` gives the code for each name."""
-    return _py(formula.tree.body, resolve)
-
-
-def _py(node: ast.expr, resolve: Callable[[str, str | None], str]) -> str:
-    if isinstance(node, ast.Constant):
-        return repr(node.value)
-    if isinstance(node, ast.Name):
-        return resolve(node.id, None)
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        return resolve(node.value.id, node.attr)
-    if isinstance(node, ast.BinOp):
-        op = _BINOPS[type(node.op)][0]
-        return f"({_py(node.left, resolve)} {op} {_py(node.right, resolve)})"
-    if isinstance(node, ast.UnaryOp):
-        if isinstance(node.op, ast.Not):
-            return f"(not {_py(node.operand, resolve)})"
-        return f"(-{_py(node.operand, resolve)})"
-    if isinstance(node, ast.BoolOp):
-        joiner = " and " if isinstance(node.op, ast.And) else " or "
-        return "(" + joiner.join(_py(v, resolve) for v in node.values) + ")"
-    if isinstance(node, ast.Compare):
-        parts = [_py(node.left, resolve)]
-        for cmp, right in zip(node.ops, node.comparators, strict=True):
-            parts.append(_CMPOPS[type(cmp)][0])
-            parts.append(_py(right, resolve))
-        return "(" + " ".join(parts) + ")"
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        return f"{node.func.id}(" + ", ".join(_py(a, resolve) for a in node.args) + ")"
-    raise AssertionError(f"unchecked node {ast.dump(node)}")  # pragma: no cover
+SUM_NODE = ir.BinOp("+", ir.Lit(0), ir.Lit(0))  # a value shown as `x + y + z`
 
 
 def to_ir(formula: Formula, resolve: Callable[[str, str | None], ir.Expr]) -> ir.Expr:

@@ -1,8 +1,8 @@
 """The formula language's names: which a formula may read, and their declared ranges.
 
 What each name reads is data (`value:` in rules/vocabulary.yaml, an expression of the effect
-language over the declared state: lisboa_rules/model/procs.py `vocab_codes` compiles it), as are
-its words and its range.
+language over the declared state: lisboa_rules/model/procs.py `vocab_nodes` checks it into IR
+nodes), as are its words and its range.
 """
 
 from __future__ import annotations

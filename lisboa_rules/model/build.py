@@ -33,7 +33,7 @@ from lisboa_rules.model.procs import (
     proc_set,
     state_scope,
     unique_problems,
-    vocab_codes,
+    vocab_nodes,
     with_formulas,
 )
 from lisboa_rules.model.queries import compile_queries
@@ -357,7 +357,7 @@ class Builder:
             self.error(code, f"name '{name}': {message}",
                        self.span("vocabulary", "names", index.get(name, 0), "value"))
         found: list[tuple[int, str, str]] = []
-        codes = vocab_codes(rows, scope, found)
+        nodes = vocab_nodes(rows, scope, found)
         for i, code, message in found:
             self.error(code, f"name '{rows[i].get('name')}': {message}",
                        self.span("vocabulary", "names", i, "value"))
@@ -366,7 +366,7 @@ class Builder:
             name = n["name"]
             if name in bad:
                 continue
-            self.vocab_types[name] = codes.get(name, ("int", ""))[0]
+            self.vocab_types[name] = nodes[name][0] if name in nodes else "int"
             if name in self.vocab:
                 self.error(
                     "duplicate-id",

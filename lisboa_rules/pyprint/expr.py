@@ -5,12 +5,15 @@ other; `bare` takes one pair off where the context needs none. The names the eng
 what the rules name come from here: a local `x` is `v_x`, the acting player `p`, a field
 `p.reis` / `g.favors`; a long constant, a column of a table and a long measure are named by
 the `Names` the printer is given (the emitter's tables, shared by the rule sets of a build).
+A value the generated code holds in a local is printed as that local (`holding`). What the
+printed code reads (`printed`, `calls`, `reads_state`, `hands_on_player`) is found from the
+nodes and the printer's own decisions, never by reading the code back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, assert_never
 
 from lisboa_rules.core import names
@@ -37,9 +40,23 @@ class Names:
     # what was printed already, by node (the checker prints each node it builds, so a
     # parent's children are found here, not printed again); None: nothing is kept
     memo: dict[int, tuple[ir.Expr, str]] | None = field(default=None, compare=False, repr=False)
+    # values the generated code holds in locals of its own, by node: such a node is printed
+    # as its local (`holding`); `plain` is these names without them, which a measure's
+    # function is printed with
+    held: Mapping[ir.Expr, str] = field(default_factory=dict, compare=False, repr=False)
+    plain: Names | None = field(default=None, compare=False, repr=False)
 
 
 PLAIN = Names()
+
+
+def holding(n: Names, held: Mapping[ir.Expr, str]) -> Names:
+    """`n`, printing each node of `held` (and each node equal to it) as the name of the local
+    that holds its value: a value the generated code computes once, or has at hand."""
+    base = n.plain or n
+    if not held:
+        return base
+    return replace(base, held=dict(held), plain=base, memo=None)
 
 
 def local(name: str) -> str:
@@ -113,6 +130,10 @@ def _named(code: str, n: Names) -> str:
 
 def expr(node: ir.Expr, n: Names = PLAIN) -> str:
     """The node as Python, fully parenthesised where it is compound."""
+    if n.held:
+        local = n.held.get(node)
+        if local is not None:
+            return local
     memo = n.memo
     if memo is None:
         return _expr(node, n)
@@ -154,10 +175,11 @@ def _expr(node: ir.Expr, n: Names) -> str:
                 raise ValueError(f"no name for the column {kind}.{col}")
             return f"{n.table(kind, col)}[{expr(key, n)}]"
         case ir.Measure(id=mid, body=body, type=t):
-            code = bare(expr(body, n))
-            if (" for " in code or len(code) > LONG_MEASURE) and n.measure is not None:
-                return f"{n.measure(mid, annotation(t), code)}(g, p)"
-            return code
+            plain = n.plain or n
+            code = bare(expr(body, plain))
+            if plain.measure is not None and _long(code):
+                return f"{plain.measure(mid, annotation(t), code)}(g, p)"
+            return code if plain is n else bare(expr(body, n))
         case ir.Index(base=b, key=k):
             return f"{expr(b, n)}[{expr(k, n)}]"
         case ir.Get(base=b, key=k, default=d):
@@ -227,3 +249,73 @@ def _call(fn: ir.Function, args: tuple[ir.Expr, ...], n: Names) -> str:
             return f"next({_comp(a, n)})"
         return f"{expr(a, n)}[0]"
     return f"{fn}({', '.join(expr(a, n) for a in args)})"
+
+
+# --- what printed code reads -------------------------------------------------------------------
+
+
+def _long(code: str) -> bool:
+    """Whether a measure's code is a function of its own: a long one, or one that loops."""
+    return " for " in code or len(code) > LONG_MEASURE
+
+
+def is_function(node: ir.Measure, n: Names = PLAIN) -> bool:
+    """Whether the measure is printed as a call of a function of its own, `_m_x(g, p)` (a long
+    one, or one that loops), rather than in place."""
+    plain = n.plain or n
+    return plain.measure is not None and _long(bare(expr(node.body, plain)))
+
+
+def _printed_children(node: ir.Expr) -> tuple[ir.Expr, ...]:
+    """A node's children in the order their code is printed."""
+    if isinstance(node, ir.Cond):
+        return (node.then, node.test, node.orelse)  # `then if test else orelse`
+    if isinstance(node, ir.Comp):
+        return (node.elt, node.source, *node.conds)  # `[elt for v in source if cond]`
+    return ir.children(node)
+
+
+def printed(node: ir.Expr, n: Names = PLAIN) -> Iterator[ir.Expr]:
+    """The nodes whose code the node's code holds, in the order it is printed: a measure
+    printed in place is its body's nodes, one printed as a call is itself alone; a held node
+    (`holding`) is printed as its local, so it and what is inside it are not there."""
+    if n.held and node in n.held:
+        return
+    yield node
+    if isinstance(node, ir.Measure):
+        if not is_function(node, n):
+            yield from printed(node.body, n)
+        return
+    for c in _printed_children(node):
+        yield from printed(c, n)
+
+
+def calls(node: ir.Expr, n: Names = PLAIN) -> list[ir.Measure]:
+    """The measures the node's code calls the functions of (`is_function`), each once, in the
+    order their calls are printed."""
+    found: list[ir.Measure] = []
+    for x in printed(node, n):
+        if isinstance(x, ir.Measure) and is_function(x, n) and x not in found:
+            found.append(x)
+    return found
+
+
+def reads_state(node: ir.Expr, n: Names = PLAIN) -> bool:
+    """Whether the node's code names the game `g` or the acting player `p`: reads a field, or
+    hands them to a measure's function or a cost."""
+    return any(isinstance(x, ir.Me | ir.GameField | ir.Cost)
+               or (isinstance(x, ir.Measure) and is_function(x, n)) for x in printed(node, n))
+
+
+def hands_on_player(node: ir.Expr, n: Names = PLAIN) -> bool:
+    """Whether the node's code hands the acting player `p` itself on (to a measure's function,
+    a cost, or as a value), rather than only reading its fields (`p.reis`)."""
+    if n.held and node in n.held:
+        return False
+    if isinstance(node, ir.PlayerField) and isinstance(node.of, ir.Me):
+        return False
+    if isinstance(node, ir.Me | ir.Cost):
+        return True
+    if isinstance(node, ir.Measure):
+        return is_function(node, n) or hands_on_player(node.body, n)
+    return any(hands_on_player(c, n) for c in ir.children(node))

@@ -19,9 +19,11 @@ from typing import Any
 import pytest
 
 from lisboa_rules.cli.main import main
+from lisboa_rules.emit.engine.procs import Vocab
 from lisboa_rules.emit.engine.view import show_code
 from lisboa_rules.lang import expr
-from lisboa_rules.model.procs import state_scope, vocab_codes
+from lisboa_rules.model.procs import state_scope, vocab_nodes
+from lisboa_rules.pyprint import expr as pyprint
 from tools import interp
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,22 +34,27 @@ PLAYER = {"reis": 12, "rubble_sets": 2, "royal_favors": ["a", "b", "c"], "ships"
 
 
 @functools.cache
-def _codes() -> dict[str, tuple[str, str]]:
+def _vocab() -> Vocab:
     """What each formula name reads in the base game's engine (rules/vocabulary.yaml)."""
     m = interp.rule_sets(ROOT / "rules")[()]
     assert m.procs is not None
     scope = state_scope(m.state, m.data, m.procs.measures)
-    return vocab_codes(m.data["vocabulary"]["names"], scope)
+    return Vocab(vocab_nodes(m.data["vocabulary"]["names"], scope), scope.names())
+
+
+def _code(name: str) -> str:
+    """A formula name's value as the engine reads it."""
+    return pyprint.bare(pyprint.expr(_vocab().nodes[name][1], _vocab().names))
 
 
 def _show(source: str, ships: list[int] | None = None) -> tuple[str, int]:
     """The formula shown with PLAYER's values, and its value."""
     f = expr.parse(source, NAMES)
-    code = show_code(f, (), _codes())
+    code = show_code(f, (), _vocab())
     assert code is not None, source
     p = SimpleNamespace(**{**PLAYER, "ships": PLAYER["ships"] if ships is None else ships})
     shown = eval(compile(ast.parse(code, mode="eval"), "<show>", "eval"), {}, {"p": p, "g": None})
-    value = expr.evaluate(f, lambda name, item: eval(_codes()[name][1], {}, {"p": p}))
+    value = expr.evaluate(f, lambda name, item: eval(_code(name), {}, {"p": p}))
     return shown, int(value)
 
 

@@ -20,8 +20,10 @@ import yaml
 
 from lisboa_rules import pipeline
 from lisboa_rules.core.diagnostics import Diagnostic
+from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.vocab import BoundError, resolve_range
+from lisboa_rules.pyprint import expr as pyprint
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -365,7 +367,7 @@ def test_interpreter_floor_division_is_the_engines() -> None:
     """No more `x // 0 == 0`: the tree walker divides exactly as the engine's compiled code."""
     f = expr.parse("a // b", ENV)
     for a, b in [(7, 2), (-7, 2), (7, -2), (-7, -2), (0, 3), (10**12, 7), (1, 0), (-3, 0)]:
-        code = expr.to_python(f, lambda n, _i, a=a, b=b: repr({"a": a, "b": b}[n]))
+        code = pyprint.expr(expr.to_ir(f, lambda n, _i, a=a, b=b: ir.Lit({"a": a, "b": b}[n])))
         try:
             engine: object = eval(code, {"__builtins__": {}})
         except ZeroDivisionError as exc:

@@ -20,6 +20,7 @@ from lisboa_rules.emit.engine import checks as C
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
 from lisboa_rules.emit.engine.queries import PyQuery, python_queries
 from lisboa_rules.emit.engine.state_classes import copy_code
+from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang.actions import ActionCompiler, Bundles, json_type
 from lisboa_rules.lang.phases import check_phases
 from lisboa_rules.lang.steps import Procedure
@@ -49,6 +50,17 @@ from lisboa_rules.pyprint import expr as pyprint
 _PLACEHOLDER = "STEM__"  # a procedure's own name until its code is known to be new
 
 
+@dataclass(frozen=True)
+class Vocab:
+    """What each name of the formula language reads in one rule set, as (type, IR node): a
+    per-item name's item is `ir.Slot("item")`, a context value an `ir.Context`
+    (`model.procs.vocab_nodes`); and how the engine names the constants, columns and measures
+    those nodes read (`pyprint.Names`, the rule set's scope's)."""
+
+    nodes: dict[str, tuple[str, ir.Expr]]
+    names: pyprint.Names
+
+
 @dataclass
 class ProcView:
     functions: list[str] = field(default_factory=list)  # source blocks, in emission order
@@ -58,7 +70,7 @@ class ProcView:
     phases: list[dict[str, Any]] = field(default_factory=list)  # phase -> Call("PhaseDef")
     fx: list[dict[str, Any]] = field(default_factory=list)  # column -> row -> bundle functions
     move_fields: dict[str, str] = field(default_factory=dict)  # choice -> JSON type, in order
-    vocab: list[dict[str, tuple[str, str]]] = field(default_factory=list)  # names' codes
+    vocab: list[Vocab] = field(default_factory=list)  # what each formula name reads
     queries: list[list[PyQuery]] = field(default_factory=list)  # each rule set's public queries
     # the invariants of each rule set: RuleSet field -> value (its check, its conserved kinds'
     # listers), and the public functions listing conserved ids: (name, kind, id type)
@@ -225,7 +237,11 @@ class ProcSession:
         names = data["vocabulary"]["names"]
         scope = P.state_scope(state, data, ps.measures, tables)
         self.scopes.append((data, state, ps.measures, scope))
-        view.vocab.append(P.vocab_codes(names, scope))
+        vocab = P.vocab_nodes(names, scope)
+        printer = scope.names()
+        for _, node in vocab.values():  # the long constants they read are named now, before
+            pyprint.expr(node, printer)  # `finish` writes the names given
+        view.vocab.append(Vocab(vocab, printer))
         scope = P.with_formulas(scope, names)
         queries, problems.queries = compile_queries(data["vocabulary"].get("queries") or [],
                                                     state, scope)

@@ -6,16 +6,14 @@ formulas become small typed functions with a comment pointing back to their rule
 
 from __future__ import annotations
 
-import ast
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from lisboa_rules.core.encode import py_comment, py_str
-from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.core.source import Span
 from lisboa_rules.emit.engine import tables as table_shapes
-from lisboa_rules.emit.engine.procs import ProcSession, procedure_view
+from lisboa_rules.emit.engine.procs import ProcSession, Vocab, procedure_view
 from lisboa_rules.emit.engine.pyfmt import (
     Call,
     Raw,
@@ -29,10 +27,12 @@ from lisboa_rules.emit.engine.pyfmt import (
 from lisboa_rules.emit.engine.queries import QueryView, query_view
 from lisboa_rules.emit.engine.state_classes import ClassView, state_classes, value_class
 from lisboa_rules.emit.reference.words import plain_text
+from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.expr import Formula
 from lisboa_rules.model.procs import ProcsCompiler
 from lisboa_rules.model.types import HeldItem, Model
+from lisboa_rules.pyprint import expr as pyprint
 
 
 @dataclass
@@ -111,12 +111,16 @@ class _Functions:
         self.by_code: dict[tuple[str, str], FormulaFn] = {}
         self.ordered: list[FormulaFn] = []
         self.shows: dict[str, FormulaFn] = {}
-        # what each formula name reads in the rule set being emitted: (type, code of g, p, x)
-        self.vocab: dict[str, tuple[str, str]] = {}
+        # what each formula name reads in the rule set being emitted (IR nodes of g, p, x)
+        self.vocab = Vocab({}, pyprint.PLAIN)
 
     def loc(self, span: Span) -> str:
         """`FILE:LINE` of a span for comments in the engine (the one place that names files)."""
         return f"{self.names.get(span.file, span.file)}:{span.line}"
+
+    def lower(self, f: Formula, params: tuple[tuple[str, int], ...]) -> ir.Expr:
+        """The formula as an IR expression in the rule set being emitted."""
+        return lower(f, params, self.vocab)
 
     def show(self, f: Formula, params: tuple[tuple[str, int], ...], where: Span,
              what: str) -> Raw | None:
@@ -134,33 +138,17 @@ class _Functions:
                 fn.comments.append(line)
         return Raw(fn.name)
 
-    def inline(self, f: Formula, params: tuple[tuple[str, int], ...],
-               measure: str | None = None) -> str | None:
-        """The formula as an expression of `g` and `p` (and the local `measure` names for the
-        majority measure), or None when it reads other context values."""
-        values = dict(params)
-
-        def resolve(name: str, item: str | None) -> str:
-            if name in values:
-                return repr(values[name])
-            if name == "measure" and measure is not None:
-                return measure
-            code = self.vocab[name][1]
-            return code.format(item=literal(item)) if item is not None else code
-
-        code = _strip_parens(expr.to_python(f, resolve))
-        return None if re.search(r"\bx\.", code) else code
+    def inline(self, node: ir.Expr, held: Mapping[ir.Expr, str] | None = None) -> str | None:
+        """A formula's node as an expression of `g` and `p`, each node of `held` read from the
+        local that holds it (the majority's measure `m`, a value computed once), or None when
+        it reads other context values (only a formula's function is given them, as `x`)."""
+        held = held or {}
+        if reads_context(node, held):
+            return None
+        return pyprint.bare(pyprint.expr(node, pyprint.holding(self.vocab.names, held)))
 
     def add(self, f: Formula, params: tuple[tuple[str, int], ...], where: Span, what: str) -> Raw:
-        values = dict(params)
-
-        def resolve(name: str, item: str | None) -> str:
-            if name in values:
-                return repr(values[name])
-            code = self.vocab[name][1]
-            return code.format(item=literal(item)) if item is not None else code
-
-        code = _strip_parens(expr.to_python(f, resolve))
+        code = pyprint.bare(pyprint.expr(self.lower(f, params), self.vocab.names))
         returns = "bool" if f.type == "bool" else "int"
         key = (code, returns)
         fn = self.by_code.get(key)
@@ -177,77 +165,116 @@ class _Functions:
         return Raw(fn.name)
 
 
-_SHOW_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "×", ast.FloorDiv: "//"}
-_SUM_OF_LIST = re.compile(r"sum\((p\.[a-z_]+)\)\Z")
+def lower(f: Formula, params: tuple[tuple[str, int], ...], vocab: Vocab,
+          names: list[ir.Expr] | None = None) -> ir.Expr:
+    """A formula as an IR expression: a param is its number, a name what the vocabulary says
+    it reads, the item of a per-item name (`stores.gold`) put in its slot. `names`, when
+    given, gets the node of each name the formula reads, in order (not the params)."""
+    values = dict(params)
+
+    def resolve(name: str, item: str | None) -> ir.Expr:
+        if name in values:
+            return ir.Lit(values[name])
+        node = vocab.nodes[name][1]
+        if item is not None:
+            node = ir.substitute(node, {ir.Slot("item"): ir.Lit(item)})
+        if names is not None:
+            names.append(node)
+        return node
+
+    return expr.to_ir(f, resolve)
 
 
-def show_code(f: Formula, params: tuple[tuple[str, int], ...],
-              vocab: dict[str, tuple[str, str]], shown: list[str] | None = None) -> str | None:
+def reads_context(node: ir.Expr, given: Mapping[ir.Expr, str] | None = None) -> bool:
+    """Whether a formula's node reads a context value (`ir.Context`) other than those `given`:
+    only a formula's own function is handed the context."""
+    return any(isinstance(x, ir.Context) and x not in (given or {}) for x in ir.walk(node))
+
+
+_SHOW_OPS = {"+": "+", "-": "-", "*": "×", "//": "//"}
+
+
+def _list_sum(node: ir.Expr, n: pyprint.Names) -> ir.Expr | None:
+    """The list of the player's a value is the sum of (`sum(ships)`: its terms can be shown),
+    as the engine prints the value (a measure printed in place), or None."""
+    if isinstance(node, ir.Measure) and not pyprint.is_function(node, n):
+        node = node.body
+    if (isinstance(node, ir.Call) and node.fn == "sum" and len(node.args) == 1
+            and isinstance(node.args[0], ir.PlayerField) and isinstance(node.args[0].of, ir.Me)):
+        return node.args[0]
+    return None
+
+
+def show_code(f: Formula, params: tuple[tuple[str, int], ...], vocab: Vocab,
+              shown: list[str] | None = None,
+              held: Mapping[ir.Expr, str] | None = None) -> str | None:
     """An f-string that writes an int formula with the values put in, e.g. `(12 + 3) // 5`.
 
-    Params show as their numbers and engine names as their values; a name that is the sum of
-    a list shows its terms (`2 + 3 + 3`). Brackets follow precedence (`expr.needs_parens`),
-    and a list's sum counts as a `+` there: `2 * ship_hull_total` shows `2 × (3 + 4)`. None
-    when the result would be just the value. `shown`, when given, gets the code of each value
-    the text writes, once each (a list whose terms are written, as `tuple(LIST)`): the text is
-    a function of them (the scorer's key of an explanation already written)."""
-    values = dict(params)
-    names = 0
+    Params show as their numbers and the names as their values; a name that is the sum of a
+    player's list shows its terms (`2 + 3 + 3`). Brackets follow precedence
+    (`expr.needs_parens`), and a list's sum counts as a `+` there: `2 * ship_hull_total` shows
+    `2 × (3 + 4)`. None when the result would be just the value. `shown`, when given, gets
+    the code of each value the text writes, once each (a list whose terms are written, as
+    `tuple(LIST)`): the text is a function of them (the scorer's key of an explanation
+    already written). `held`: values the code reads from locals (`pyprint.holding`)."""
+    if f.type != "int":
+        return None
+    leaves: list[ir.Expr] = []
+    root = lower(f, params, vocab, leaves)
+    printer = pyprint.holding(vocab.names, held or {})
+    count = 0
     keys: list[str] = []
 
-    def name(node_name: str, item: str | None, bracket: bool) -> str:
-        nonlocal names
-        if node_name in values:
-            return str(values[node_name])
-        names += 1
-        code = vocab[node_name][1]
-        code = code.format(item=literal(item)) if item is not None else code
-        whole = _SUM_OF_LIST.match(code)
-        key = f"tuple({whole.group(1)})" if whole else code
+    def is_name(node: ir.Expr) -> bool:
+        return any(node is leaf for leaf in leaves)
+
+    def name(node: ir.Expr, bracket: bool) -> str:
+        nonlocal count
+        count += 1
+        code = pyprint.bare(pyprint.expr(node, printer))
+        items = _list_sum(node, printer)
+        listed = None if items is None else pyprint.expr(items, printer)
+        key = code if listed is None else f"tuple({listed})"
         if key not in keys:
             keys.append(key)
-        if whole:
-            terms = f"' + '.join(map(str, {whole.group(1)}))"
+        if listed is not None:
+            terms = f"' + '.join(map(str, {listed}))"
             if bracket:  # one term needs no brackets, two or more do
-                return ("{'(' + " + terms + " + ')' if len(" + whole.group(1) + ") > 1 else "
+                return ("{'(' + " + terms + " + ')' if len(" + listed + ") > 1 else "
                         + terms + " or '0'}")
             return "{" + terms + " or '0'" + "}"
         return "{" + code + "}"
 
-    def operand(child: ast.expr, parent: ast.expr, right: bool = False) -> str | None:
+    def operand(child: ir.Expr, parent: ir.Expr, right: bool = False) -> str | None:
         text = walk(child, expr.needs_parens(expr.SUM_NODE, parent, right))
-        if text is None or not expr.needs_parens(child, parent, right):
+        if text is None or is_name(child) or not expr.needs_parens(child, parent, right):
             return text
         return f"({text})"
 
-    def walk(node: ast.expr, bracket_sum: bool = False) -> str | None:
-        if isinstance(node, ast.Constant) and isinstance(node.value, int):
-            return str(node.value)
-        if isinstance(node, ast.Name):
-            return name(node.id, None, bracket_sum)
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            return name(node.value.id, node.attr, bracket_sum)
-        if isinstance(node, ast.BinOp) and type(node.op) in _SHOW_OPS:
+    def walk(node: ir.Expr, bracket_sum: bool = False) -> str | None:
+        if is_name(node):
+            return name(node, bracket_sum)
+        if isinstance(node, ir.Lit) and isinstance(node.value, int):
+            return str(node.value)  # a number of the formula, or a param's
+        if isinstance(node, ir.BinOp) and node.op in _SHOW_OPS:
             left, right = operand(node.left, node), operand(node.right, node, True)
             if left is None or right is None:
                 return None
-            return f"{left} {_SHOW_OPS[type(node.op)]} {right}"
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return f"{left} {_SHOW_OPS[node.op]} {right}"
+        if isinstance(node, ir.Neg):
             inner = operand(node.operand, node)
             return None if inner is None else f"-{inner}"
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        if isinstance(node, ir.Call):
             args = [walk(a) for a in node.args]
             if any(a is None for a in args):
                 return None
-            return f"{node.func.id}(" + ", ".join(a for a in args if a is not None) + ")"
+            return f"{node.fn}(" + ", ".join(a for a in args if a is not None) + ")"
         return None  # comparisons and logic are not shown
 
-    if f.type != "int":
+    text = walk(root)
+    if text is None or count == 0:
         return None
-    text = walk(f.tree.body)
-    if text is None or names == 0:
-        return None
-    if isinstance(f.tree.body, ast.Name | ast.Attribute) and not text.startswith("{'"):
+    if is_name(root) and not text.startswith("{'"):
         return None  # a single value: showing it would repeat the result
     if '"' in text or "\\" in text:
         return None  # pragma: no cover - never produced: items are quoted with '
@@ -270,18 +297,6 @@ def _wrap(text: str, width: int) -> list[str]:
         lines.append(text[:cut].rstrip())
         text = "  " + text[cut:].lstrip()
     return [*lines, text]
-
-
-def _strip_parens(code: str) -> str:
-    if code.startswith("(") and code.endswith(")"):
-        depth = 0
-        for i, ch in enumerate(code):
-            depth += ch == "("
-            depth -= ch == ")"
-            if depth == 0 and i < len(code) - 1:
-                return code
-        return code[1:-1]
-    return code
 
 
 def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = None,
@@ -436,21 +451,25 @@ def scorer_body(m: Model, fns: _Functions, words: bool = True) -> tuple[str, lis
             n_pp += 1
             heads.append(f"    h{k}, t{k} = layout.per_player[{k}].head, "
                          f"layout.per_player[{k}].tail")
-            code = fns.inline(s.formula, s.params)
+            node = fns.lower(s.formula, s.params)
+            code = fns.inline(node)
+            helpers: list[ir.Measure] = []
             if code is None:
                 code = fns.add(s.formula, s.params, s.span, s.id).code + "(g, p, _NO_CTX)"
+            else:
+                helpers = pyprint.calls(node, fns.vocab.names)
             plain = code
             shown: list[str] = []
-            show = show_code(s.formula, s.params, fns.vocab, shown)
+            # A helper call both the formula and its shown values read is made once.
+            held: dict[ir.Expr, str] = {call: f"c{len(points)}_{c}"
+                                        for c, call in enumerate(helpers)}
+            show = show_code(s.formula, s.params, fns.vocab, shown, held)
             v = f"w{len(points)}"
             row.append(f"    {note}: {_one_line(s.formula.source)}")
-            # A helper call both the formula and its shown values read is made once.
-            for c, call in enumerate(dict.fromkeys(_HELPER_CALL.findall(code))):
-                if show is not None and call in show:
-                    local = f"c{len(points)}_{c}"
-                    row.append(f"        {local} = {call}")
-                    code, show = code.replace(call, local), show.replace(call, local)
-                    shown = [key.replace(call, local) for key in shown]
+            if show is not None and held:
+                for call, local in held.items():
+                    row.append(f"        {local} = {pyprint.expr(call, fns.vocab.names)}")
+                code = fns.inline(node, held)
             row.append(f"        {v} = {code}")
             nums.append(f"    {note}")
             nums += wrap_line(f"        {v} = {plain}")
@@ -478,21 +497,29 @@ def scorer_body(m: Model, fns: _Functions, words: bool = True) -> tuple[str, lis
             n_maj += 1
             add(note + " (a majority per group)")
             ms, oks = [], []
+            measure = fns.vocab.nodes.get("measure")  # the count, in the local `m`
+            given: dict[ir.Expr, str] = {measure[1]: "m"} if measure is not None else {}
             for j, gr in enumerate(s.groups):
-                code = fns.inline(gr.measure, s.params)
+                code = fns.inline(fns.lower(gr.measure, s.params))
                 if code is None:
                     code = fns.add(gr.measure, s.params, gr.span, f"{s.id} {gr.id}").code
                     code += "(g, p, _NO_CTX)"
                 add(f"    ms{k}_{j} = [{code} for p in players]  # {_one_line(gr.measure.source)}")
                 ms.append(f"ms{k}_{j}")
                 if s.eligible is not None:
-                    el = fns.inline(s.eligible, s.params, "m")
-                    if el is None:
+                    node = fns.lower(s.eligible, s.params)
+                    el = fns.inline(node, given)
+                    if el is None:  # its function, given the count: it reads g, p and m
                         el = fns.add(s.eligible, s.params, s.span, f"{s.id} eligible").code
                         el += "(g, p, _measure_ctx(m))"
-                    if not re.search(r"\bm\b", el):
+                        reads_m = reads_state = True
+                    else:
+                        reads_m = any(x in given for x in ir.walk(node))
+                        reads_state = pyprint.reads_state(
+                            node, pyprint.holding(fns.vocab.names, given))
+                    if not reads_m:
                         add(f"    ok{k}_{j} = [{el} for p in players]")
-                    elif re.search(r"\b[gp]\b", el):
+                    elif reads_state:
                         add(f"    ok{k}_{j} = [{el} for p, m in zip(players, ms{k}_{j}, "
                             "strict=True)]")
                     else:
@@ -546,34 +573,9 @@ def scorer_body(m: Model, fns: _Functions, words: bool = True) -> tuple[str, lis
     return f"the sources at {fns.loc(m.span_of('scoring', 'sources'))}", out
 
 
-_HELPER_CALL = re.compile(r"_[a-z_]+\(g, [^()]*\)")
-
-
 def score_track(m: Model) -> str:
     """The player's field that is the score track (rules: scoring.track)."""
     return str(m.value("scoring", "track"))
-
-
-def _read_track(code: str, total: str, track: str) -> str | None:
-    """An expression of `p` with the score track (`p.TRACK`, as the scorer reads it) read
-    from the local `total` instead, or None when `p` itself is handed on (to a helper that
-    may read the track)."""
-    tree = parse_expr(code)
-    reads: list[tuple[int, int]] = []
-    fields: set[int] = set()
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                and node.value.id == "p"):
-            fields.add(id(node.value))
-            if node.attr == track:
-                reads.append((node.col_offset, node.end_col_offset or node.col_offset))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == "p" and id(node) not in fields:
-            return None
-    text = code.encode()  # the offsets count bytes
-    for start, end in sorted(reads, reverse=True):
-        text = text[:start] + total.encode() + text[end:]
-    return text.decode()
 
 
 def ranker_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
@@ -582,14 +584,22 @@ def ranker_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
     measure that hands the player to a function reads a copy of the player with the final
     total on the track (what the runtime's `ranking` did for every measure). (docstring
     line, body lines)."""
+    track = score_track(m)
+    total: dict[ir.Expr, str] = {ir.PlayerField(track, ir.Me()): "w"}  # the track, as `w`
     codes = []
+    # each measure with the score track read as the final total, or None when it hands `p`
+    # itself on (to a function, which may read the track)
+    read: list[str | None] = []
     for t in m.tiebreakers:
-        code = fns.inline(t.measure, ())
+        node = fns.lower(t.measure, ())
+        code = fns.inline(node)
         if code is None:
             code = fns.add(t.measure, (), t.span, "tie-breaker").code + "(g, p, _NO_CTX)"
+            read.append(None)
+        else:
+            hands_on = pyprint.hands_on_player(node, fns.vocab.names)
+            read.append(None if hands_on else fns.inline(node, total))
         codes.append(code)
-    track = score_track(m)
-    read = [_read_track(c, "w", track) for c in codes]
     copy = None in read
     # a copy: the whole chain reads it, so that every measure sees the same player
     keys = codes if copy else [k or "" for k in read]
