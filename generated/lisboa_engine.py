@@ -2647,13 +2647,15 @@ def _run_produce(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None
     # rules/effects.yaml:70 for_each
     for v_b in ("gold", "tools", "books", "cloth"):
         # rules/effects.yaml:72 if
-        if (p.stores[v_b] > 0) and ((6 + (1 * p.rubble_sets)) - sum(p.goods.values()) > 0):
+        if (p.stores[v_b] > 0) and (((6 + (1 * p.rubble_sets)) - sum(p.goods.values())) > 0):
             # rules/effects.yaml:74 gain
             p.goods[v_b] = min(
                 _INT_MAX,
                 max(
                     0,
-                    p.goods[v_b] + min(v_amount, (6 + (1 * p.rubble_sets)) - sum(p.goods.values())),
+                    p.goods[v_b] + min(
+                        v_amount, ((6 + (1 * p.rubble_sets)) - sum(p.goods.values()))
+                    ),
                 ),
             )
 

@@ -415,17 +415,6 @@ def vocab_nodes(vocabulary: list[Any], scope: Scope,
     return out
 
 
-def vocab_codes(vocabulary: list[Any], scope: Scope,
-                problems: list[tuple[int, str, str]] | None = None) -> dict[str, tuple[str, str]]:
-    """`vocab_nodes` as Python code of `g`, `p` and the context `x`, with `{item}` in place of
-    a per-item name's item."""
-    out: dict[str, tuple[str, str]] = {}
-    for name, (t, node) in vocab_nodes(vocabulary, scope, problems).items():
-        code = typed.bare(scope.typed(node, typed.INT).code)
-        out[name] = (t, code.replace("ITEM__", "{item}"))
-    return out
-
-
 def with_formulas(scope: Scope, vocabulary: list[Any]) -> Scope:
     """The scope with `formula(rules.x)`: a formula of the rules data (the formula language,
     whose names are the vocabulary's) checked in place."""

@@ -179,7 +179,9 @@ def _expr(node: ir.Expr, n: Names) -> str:
             code = bare(expr(body, plain))
             if plain.measure is not None and _long(code):
                 return f"{plain.measure(mid, annotation(t), code)}(g, p)"
-            return code if plain is n else bare(expr(body, n))
+            # in place, a measure keeps its brackets: `2 * warehouse_room` is twice the
+            # whole of it (a context that needs none takes them off with `bare`)
+            return expr(body, plain) if plain is n else expr(body, n)
         case ir.Index(base=b, key=k):
             return f"{expr(b, n)}[{expr(k, n)}]"
         case ir.Get(base=b, key=k, default=d):

@@ -124,3 +124,17 @@ def test_a_name_prints_what_it_reads(scope: typed.Scope) -> None:
     other = typed.check("[q.reis for q in game.players]", scope)
     assert other.code == "[v_q.reis for v_q in g.players]"
     assert show(other.node) == "(each q in game.players gives q.reis)"
+
+
+def test_a_measure_in_place_keeps_its_brackets(scope: typed.Scope) -> None:
+    """`2 * warehouse_room` is twice the whole measure (6 + rubble sets - goods), not
+    `2 * 6 + ... - goods`: a measure printed in place is bracketed like any compound node."""
+    import ast
+    from types import SimpleNamespace
+
+    t = typed.check("2 * warehouse_room", scope)
+    tree = ast.parse(t.code, mode="eval").body
+    assert isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Mult)
+    assert isinstance(tree.right, ast.BinOp) and isinstance(tree.right.op, ast.Sub)
+    player = SimpleNamespace(rubble_sets=1, goods={"a": 2, "b": 1})
+    assert eval(t.code, {}, {"p": player}) == 2 * (6 + 1 - 3)  # the engine's own code
