@@ -2,31 +2,37 @@
 
 The generated engine runs each procedure of rules/ (an effect, a shared procedure, a hook, a
 Noble action: lisboa_rules/lang/steps.py) as three compiled functions; this module runs the same
-steps directly, on the plain JSON of a saved game (`to_json`), by walking the steps and the
-`ast` of every expression (`typed.parse`). It never reads the compiler's generated code. The
-differential tests compare the two on every procedure, seat and listed choice.
+steps directly, on the plain JSON of a saved game (`to_json`), by walking the steps. Each
+expression of a step is checked by the compiler's own checker (`typed.check`) in the scope the
+compiler checks it in, and its IR node is evaluated by tools/interp_ir.py: the oracle and the
+engine read every name alike (one resolution of names, one type of every expression: the
+checker's), and what each node does is given by the interpreter on its own. It never reads
+the Python the compiler prints (`Typed.code`) nor the generated engine. The differential tests
+compare the two on every procedure, seat and listed choice.
 
     opts(model, state, seat, args)            -> the choices the guard allows, as tuples
     why(model, state, seat, args, choices)    -> (rule, reason) of a refusal, or None
     run(model, state, seat, args, choices)    -> the state after the effects (a deep copy)
 
 `args` are the procedure's parameters in order (an effect's amount and Noble); `choices` the
-values of its `choose` steps in order. Name resolution is the type checker's (typed.py):
-locals (parameters, lets, chosen values, loop variables, a Noble action's own formulas and
-params), then the acting player's fields, the game's fields, the measures, `player`;
-`game.X`, `rules.DOC.path` and `this.x` constants, columns of the rules' tables (`plan.officials`)
-read from the model's data rows. A map that is not `full` reads a missing key as the default
-of its value type (0, [], {}, False, None, ''), and a write through such a read is lost, as in
-the engine. `gain` is clamped to the field's declared bounds (not where the amount written is
-a plain number that cannot cross that bound), `set` is not.
+values of its `choose` steps in order. The scope of a procedure's steps is the compiler's
+(model/procs.py): the rule set's `state_scope` with `formula()` (`with_formulas`), its own row
+(`_with_row`: `this.x`, a Noble action's params and formulas), its parameters; each step binds
+what the compiler binds (a `let`, a `choose ... as`, a loop's variable, `it` in a `where`), as
+`ir.Local(name)` of the type the checker gave, and a condition narrows its locals where the
+compiler narrows them (`x is not None and ...`: in an if's steps, after an action's require).
+Each expression is checked once per scope (the scopes a walk makes are interned) and kept.
+A map that is not `full` reads a missing key as the default of its value type (`ir.Get`), and
+a write through such a read is lost, as in the engine, except where the engine makes the
+entry: a move into it, a new player in it. `gain` is clamped to the field's declared bounds
+(not where the amount written is a plain number that cannot cross that bound), `set` of a
+number of the state too (not when it is a number written in the rules).
 
 `apply: {effects: ROW.column, noble: EXPR}` carries out a bundle of effects of a row (`{reis:
 3}`: each effect with its amount and the Noble; an effect whose choice is not made is left out);
-`do: EXPR` carries out the procedure the value names (a value that names none does nothing);
-`cost('visit-cost', other_officials=n)` is the cost's formula, evaluated by tools/interp.py for
-the acting player; `first(LIST)`; `noble(x)` reads a text as an id of that kind. A table's
-columns are typed as the checker types them: a column (or a `rules.X.Y.id` list) of the ids of
-one kind is of that kind, a nested mapping is read as columns `reign_flag`, ...
+`do: EXPR` carries out the procedure the value names (a value that names none does nothing).
+The rows of the rules' tables are read by the interpreter itself (`_columns`: a column a row
+does not fill is 0, None, empty or no effects).
 
 The actions of a turn (rules/court.yaml `actions`) are walked the same way:
 
@@ -43,10 +49,7 @@ player) is the runtime's, not the steps': it is not played here.
 
 from __future__ import annotations
 
-import ast
-import collections
 import copy
-import functools
 import pickle
 import random
 import re
@@ -55,117 +58,36 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any, assert_never, cast
 
-from lisboa_rules.lang import expr, typed
+from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import steps as st
-from lisboa_rules.lang.typed import BOOL, INT, NONE, TEXT, VType
+from lisboa_rules.lang import typed
+from lisboa_rules.lang.typed import INT, Name, Scope, Typed, VType
 from lisboa_rules.model import procs as model_procs
 from lisboa_rules.model.procs import ProcSet
-from lisboa_rules.model.state import StateType
 from lisboa_rules.model.types import Model
+from tools import interp_ir
+from tools.interp_ir import Env, StepsError
+from tools.interp_ir import value as evaluate
+
+__all__ = ["IllegalAction", "StepsError", "action_moves", "actions", "name_value", "opts",
+           "play_action", "procedure", "run", "why"]
 
 State = Mapping[str, Any]
 Choice = tuple[Any, ...]
 Refusal = tuple[str, str]
 
 
-class StepsError(ValueError):
-    """The model or the state lacks something a procedure needs."""
+# --- The rows of the rules' tables ----------------------------------------------------------
 
 
-# --- Names --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Local:
-    """A local name: a slot of the procedure's frame (`var`), or a formula of a Noble action's
-    row, read where it is named (`lazy`, in the names it was defined in), or a constant."""
-
-    type: VType
-    var: str | None = None
-    lazy: ast.expr | None = None
-    lazy_names: Mapping[str, Local] | None = None
-    const: Any = None
-
-
-@dataclass(frozen=True)
-class Field:
-    type: VType
-    lo: int | None
-    hi: int | None
-
-
-Names = Mapping[str, Local]
-THIS = " this"  # the names' entry that holds a procedure's own row (never an identifier)
-
-
-def _vtype(t: StateType, full: bool) -> VType:
-    """A declared type as the checker sees it: only the field itself may be `full`."""
-    return VType(t.name, tuple(_vtype(a, False) for a in t.args), t.optional, full)
-
-
-def _frozen(value: Any) -> Any:
-    """A constant of the rules data as the engine holds it: lists are tuples."""
-    if isinstance(value, list):
-        return tuple(_frozen(v) for v in value)
-    if isinstance(value, Mapping):
-        return {k: _frozen(v) for k, v in value.items()}
-    return value
-
-
-def _const_type(value: Any) -> VType:
-    if isinstance(value, Mapping):
-        items = list(value.values())
-        return VType("map", (TEXT, _const_type(items[0]) if items else INT))
-    if value is None:
-        return NONE
-    if isinstance(value, bool):
-        return BOOL
-    if isinstance(value, int):
-        return INT
-    if isinstance(value, str):
-        return TEXT
-    if isinstance(value, list | tuple):
-        return typed.list_of(_const_type(value[0]) if value else INT)
-    raise StepsError(f"{value!r} is not a constant of the effect language")
-
-
-def _lookup(data: Any, path: Sequence[str]) -> Any:
-    """`rules.DOC.path` / `this.x`: through mappings by key, a list of rows by `id`, or every
-    row's value of a key."""
+def _rows(data: Any, path: str) -> Any:
+    """The rows at a dotted path of the rules data (None if there are none)."""
     node = data
-    for key in path:
-        if isinstance(node, Mapping) and key in node:
-            node = node[key]
-        elif isinstance(node, list) and any(
-                isinstance(r, Mapping) and r.get("id") == key for r in node):
-            node = next(r for r in node if isinstance(r, Mapping) and r.get("id") == key)
-        elif isinstance(node, list) and all(isinstance(r, Mapping) for r in node):
-            node = [r.get(key) for r in node]
-        else:
-            raise StepsError(f"no constant at {'.'.join(path)}")
+    for key in path.split("."):
+        if not isinstance(node, Mapping) or key not in node:
+            return None
+        node = node[key]
     return node
-
-
-def _default(t: VType) -> Any:
-    """What a map that is not full gives for a missing key."""
-    if t.optional:
-        return None
-    if t.name == "list":
-        return []
-    if t.name == "map":
-        return {}
-    if t.name == "bool":
-        return False
-    if t.name in ("int", "seat"):
-        return 0
-    return ""
-
-
-def _of_kind(values: Sequence[Any], ids: Mapping[str, frozenset[Any]]) -> str | None:
-    """The one kind whose ids hold every value (None if no kind or several do)."""
-    got = {v for v in values if v is not None}
-    found = [k for k, known in ids.items() if got and got <= known]
-    return found[0] if len(found) == 1 else None
 
 
 def _is_bundle(value: Any) -> bool:
@@ -174,13 +96,12 @@ def _is_bundle(value: Any) -> bool:
         isinstance(a, int) and not isinstance(a, bool) for a in value.values())
 
 
-def _columns(rows: list[Any], key: str, ids: Mapping[str, frozenset[Any]]
-             ) -> dict[str, tuple[VType, dict[Any, Any]]]:
-    """The readable columns of a table of the rules data: numbers (missing: 0), text (missing:
-    None), lists of text (missing: empty), bundles of effects (missing: none); a text column
-    (or list) of ids of exactly one kind is of that kind; a mapping of other values in a row
-    is read as columns of their own (`reign: {flag: x}` is `reign_flag`); words and
-    provenance are not columns (the `name` is)."""
+def _columns(rows: list[Any], key: str) -> dict[str, dict[Any, Any]]:
+    """The readable columns of a table of the rules data, each by the rows' ids: numbers
+    (missing: 0), text (missing: None), lists of text (missing: empty), bundles of effects
+    (missing: none); a mapping of other values in a row is read as columns of their own
+    (`reign: {flag: x}` is `reign_flag`); words and provenance are not columns (the `name`
+    is)."""
     flat: list[Any] = []
     for r in rows:
         if isinstance(r, Mapping):
@@ -190,7 +111,7 @@ def _columns(rows: list[Any], key: str, ids: Mapping[str, frozenset[Any]]
                     row.update({f"{c}_{k}": x for k, x in v.items() if f"{c}_{k}" not in r})
             r = row
         flat.append(r)
-    out: dict[str, tuple[VType, dict[Any, Any]]] = {}
+    out: dict[str, dict[Any, Any]] = {}
     cols: list[str] = []
     for r in flat:
         if isinstance(r, Mapping):
@@ -200,20 +121,20 @@ def _columns(rows: list[Any], key: str, ids: Mapping[str, frozenset[Any]]
             continue
         present = [r[col] for r in flat if isinstance(r, Mapping) and col in r]
         missing: Any
+        bundles = False
         if all(isinstance(v, int) and not isinstance(v, bool) for v in present):
-            t, missing = INT, 0
+            missing = 0
         elif all(isinstance(v, str) for v in present):
-            t, missing = VType(_of_kind(present, ids) or "text", (), len(present) < len(flat)), None
+            missing = None
         elif all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in present):
-            kind = _of_kind([x for v in present for x in v], ids)
-            t, missing = typed.list_of(VType(kind) if kind else TEXT), []
+            missing = []
         elif present and all(_is_bundle(v) for v in present):
-            t, missing = typed.EFFECTS, {}
+            missing, bundles = {}, True
         else:
             continue
-        out[col] = (t, {r[key]: _frozen_bundle(r.get(col, missing)) if t == typed.EFFECTS
-                        else r.get(col, missing)
-                        for r in flat if isinstance(r, Mapping) and key in r})
+        out[col] = {r[key]: _frozen_bundle(r.get(col, missing)) if bundles
+                    else r.get(col, missing)
+                    for r in flat if isinstance(r, Mapping) and key in r}
     return out
 
 
@@ -225,83 +146,88 @@ def _frozen_bundle(value: Any) -> tuple[tuple[str, int], ...]:
 # --- One rule set, prepared ---------------------------------------------------------------
 
 
-@dataclass
-class Prepared:
-    """What the interpreter reads of one model: the declared fields, the tables, the
-    measures, and each procedure's names (its parameters and its row's formulas)."""
+@dataclass(kw_only=True)
+class Prepared(interp_ir.World):
+    """What the interpreter reads of one model: its procedures, the scope the compiler checks
+    their steps in (`scope`; `state_scope`: without `formula()`, where the vocabulary's names
+    are checked), the scopes the walks make (interned: the same binding of the same scope is
+    the same scope, so that an expression is checked once per scope) and every expression
+    checked so far, by (scope, source)."""
 
-    model: Model
     ps: ProcSet
-    player: dict[str, Field]
-    game: dict[str, Field]
-    tables: dict[str, dict[str, tuple[VType, dict[Any, Any]]]]
-    measures: dict[str, ast.expr]
-    base: dict[str, Local]
-    kind_sources: dict[tuple[str, ...], str]  # the path of a kind's ids -> the kind
-    contexts: dict[str, str]  # a context a cost is given (`other_officials=`) -> its name
-    kinds: frozenset[str]
-    proc_names: dict[str, dict[str, Local]] = field(default_factory=dict)
-    memo: dict[tuple[str, int, int], tuple[Any, Any, Any]] = field(default_factory=dict)
-    interned: dict[tuple[int, str, VType, str], tuple[Names, Names]] = field(
-        default_factory=dict)
+    state_scope: Scope
+    scope: Scope
+    scopes: dict[tuple[Any, ...], tuple[Any, Scope]] = field(default_factory=dict)
+    checked: dict[tuple[int, type, Any], tuple[Scope, Typed]] = field(default_factory=dict)
+    vocabulary: dict[str, tuple[str, ir.Expr]] | None = None
 
-    def names_of(self, pid: str) -> dict[str, Local]:
-        found = self.proc_names.get(pid)
-        if found is None:
-            found = self._names_of(pid)
-            self.proc_names[pid] = found
-        return found
-
-    def _names_of(self, pid: str) -> dict[str, Local]:
-        proc = self.ps.procs[pid]
-        names = dict(self.base)
-        for prm in proc.params:
-            names[prm.name] = Local(prm.type, typed.local_code(prm.name))
-        row = self.ps.this.get(pid)
-        if row is None:
-            return names
-        return self.with_row(names, row)
-
-    def action_names(self, kind: str) -> dict[str, Local]:
-        """The names of an action's steps: its court row is its own (`this.followable`)."""
-        key = " action " + kind
-        found = self.proc_names.get(key)
-        if found is None:
-            found = self.with_row(dict(self.base), self.ps.action_rows[kind])
-            self.proc_names[key] = found
-        return found
-
-    def with_row(self, names: dict[str, Local], row: Mapping[str, Any]) -> dict[str, Local]:
-        names[THIS] = Local(NONE, const=row)
-        # which keys of the row are a Noble action's own names: its int params, and its
-        # formulas that check as numbers (the checker decides, as it does for the engine)
-        scope = model_procs.state_scope(self.model.state, self.model.data, self.ps.measures)
-        inner = model_procs._with_row(scope, row)
-        raw = row.get("params")
-        given: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-        own = [k for k in inner.locals if k not in scope.locals]
-        formulas = []
-        for key in own:
-            value = given.get(key)
-            if (isinstance(value, int) and not isinstance(value, bool)
-                    and inner.locals[key].code == repr(value)):
-                names[key] = Local(INT, const=value)
-            else:
-                formulas.append(key)
-        for key in formulas:
-            names[key] = Local(INT, lazy=typed.parse(row[key]), lazy_names=dict(names))
-        return names
-
-    def extend(self, names: Names, name: str, t: VType, var: str) -> Names:
-        """`names` with one more local (the same dict for the same scope, so that what is
-        worked out once for a scope is kept)."""
-        key = (id(names), name, t, var)
-        hit = self.interned.get(key)
-        if hit is not None and hit[0] is names:
+    def check(self, source: Any, scope: Scope) -> Typed:
+        """An expression of a step as the compiler's checker types it in `scope`."""
+        plain = source is None or isinstance(source, str | int | float)
+        key = (id(scope), type(source), source if plain else repr(source))
+        hit = self.checked.get(key)
+        if hit is not None and hit[0] is scope:
             return hit[1]
-        new = {**names, name: Local(t, var)}
-        self.interned[key] = (names, new)
-        return new
+        try:
+            t = typed.check(source, scope)
+        except typed.ExprError as exc:
+            raise StepsError(f"'{source}': {exc.message}") from None
+        self.checked[key] = (scope, t)
+        return t
+
+    def _derived(self, key: tuple[Any, ...], parent: Scope, make: Callable[[], Scope]
+                 ) -> Scope:
+        hit = self.scopes.get(key)
+        if hit is None or hit[0] is not parent:
+            hit = (parent, make())
+            self.scopes[key] = hit
+        return hit[1]
+
+    def proc_scope(self, pid: str) -> Scope:
+        """The scope of a procedure's steps: its row's names, then its parameters."""
+        def make() -> Scope:
+            proc = self.ps.procs[pid]
+            row = self.ps.this.get(pid)
+            scope = self.scope if row is None else model_procs._with_row(self.scope, row)
+            return scope.with_locals(**{p.name: Name(p.type, ir.Local(p.name))
+                                        for p in proc.params})
+        return self._derived(("proc", pid), self.scope, make)
+
+    def action_scope(self, kind: str) -> Scope:
+        """The scope of an action's steps: its court row is its own (`this.followable`)."""
+        return self._derived(("action", kind), self.scope, lambda: model_procs._with_row(
+            self.scope, self.ps.action_rows[kind]))
+
+    def bind(self, scope: Scope, name: str, t: VType) -> Scope:
+        """`scope` with one more local (the same scope for the same binding)."""
+        return self._derived((id(scope), "bind", name, t), scope, lambda: scope.with_locals(
+            **{name: Name(t, ir.Local(name))}))
+
+    def narrow(self, scope: Scope, cond: Any) -> Scope:
+        """The scope where the locals `cond` proves not None are known to be set."""
+        names = tuple(n for n in typed.narrowed(cond) if n in scope.locals)
+        if not names:
+            return scope
+
+        def make() -> Scope:
+            return scope.with_locals(**{n: replace(scope.locals[n], type=replace(
+                scope.locals[n].type, optional=False)) for n in names})
+        return self._derived((id(scope), "narrow", names), scope, make)
+
+    def restore(self, scope: Scope, names: tuple[tuple[str, Name], ...]) -> Scope:
+        """`scope` with these locals as they were before a condition narrowed them."""
+        if not names:
+            return scope
+        # (the Names are held by the scope made: their ids stay theirs)
+        key = (id(scope), "restore", tuple((n, id(x)) for n, x in names))
+        return self._derived(key, scope, lambda: scope.with_locals(**dict(names)))
+
+    def vocab(self) -> dict[str, tuple[str, ir.Expr]]:
+        """What each name of the formula language reads (model/procs.py's `vocab_nodes`)."""
+        if self.vocabulary is None:
+            self.vocabulary = model_procs.vocab_nodes(
+                self.model.data["vocabulary"]["names"], self.state_scope)
+        return self.vocabulary
 
 
 _PREPARED: dict[int, Prepared] = {}
@@ -315,500 +241,55 @@ def prepare(model: Model) -> Prepared:
     ps = model.procs
     if ps is None:
         raise StepsError("the model has no procedures")
-    decl = model.state
-    player = {f.id: Field(_vtype(f.type, f.full), f.min, f.max) for f in decl.player}
-    game = {f.id: Field(_vtype(f.type, f.full), f.min, f.max) for f in decl.game}
-    tables: dict[str, dict[str, tuple[VType, dict[Any, Any]]]] = {}
-    ids: dict[str, frozenset[Any]] = {}
-    kind_sources: dict[tuple[str, ...], str] = {}  # `rules.X.Y.id`: ids of that kind
-    sources: dict[str, list[Any]] = {}
-    for k in decl.kinds:
-        rows = None
-        if k.source:
-            try:
-                rows = _lookup(model.data, k.source.split("."))
-            except StepsError:
-                rows = None
-        if k.values is not None:
-            ids[k.id] = frozenset(k.values)
-        elif isinstance(rows, list) and k.key:
-            ids[k.id] = frozenset(r.get(k.key) for r in rows if isinstance(r, Mapping))
-        if k.source and k.key:
-            kind_sources[(*k.source.split("."), k.key)] = k.id
-            if isinstance(rows, list) and all(isinstance(r, Mapping) for r in rows):
-                sources[k.id] = rows
-    for kid, rows in sources.items():
-        key = next(k.key for k in decl.kinds if k.id == kid)
-        assert key is not None
-        tables[kid] = _columns(rows, key, ids)
-    measures = {str(mid): typed.parse(src) if isinstance(src, str) else ast.Constant(src)
-                for mid, src in ps.measures}
-    base = {"seat": Local(VType("seat"), "seat")}
-    contexts = {str(v["context"]): str(v["name"]) for v in model.data["vocabulary"]["names"]
+    columns: dict[str, dict[str, dict[Any, Any]]] = {}
+    for k in model.state.kinds:
+        rows = _rows(model.data, k.source) if k.source and k.key else None
+        if isinstance(rows, list) and all(isinstance(r, Mapping) for r in rows):
+            assert k.key is not None
+            columns[k.id] = _columns(rows, k.key)
+    names = model.data["vocabulary"]["names"]
+    contexts = {str(v["context"]): str(v["name"]) for v in names
                 if isinstance(v, Mapping) and "context" in v}
-    prep = Prepared(model, ps, player, game, tables, measures, base, kind_sources, contexts,
-                    frozenset(k.id for k in decl.kinds))
+    state_scope = model_procs.state_scope(model.state, model.data, ps.measures,
+                                          model_procs.Tables())
+    prep = Prepared(model=model, columns=columns, contexts=contexts, ps=ps,
+                    state_scope=state_scope,
+                    scope=model_procs.with_formulas(state_scope, names))
     _PREPARED[id(model)] = prep
     return prep
 
 
-@functools.lru_cache(maxsize=4096)
-def _parse(source: str) -> ast.expr:
-    return typed.parse(source)
-
-
-@functools.lru_cache(maxsize=256)
-def _literal(kind: str, value: Any) -> ast.expr:
-    return ast.Constant(value)
-
-
-def _expr(source: Any) -> ast.expr:
-    """An expression of a step (a YAML number, true/false and null are expressions too)."""
-    if isinstance(source, str):
-        return _parse(source)
-    return _literal(type(source).__name__, source)
-
-
-# --- Evaluating expressions ---------------------------------------------------------------
-
-
 @dataclass
-class Ctx:
-    """One procedure being carried out: the state, the acting seat and the frame of its
-    locals (by their names in the engine: `v_x`, `seat`)."""
+class Ctx(Env):
+    """One procedure being carried out: the evaluator's `Env` (the state, the acting seat, the
+    frame of its locals by their names in the rules), and the procedure's id (its shuffles'
+    stream is named by it) and that stream (made at its first shuffle, shared by the
+    others)."""
 
-    prep: Prepared
-    state: dict[str, Any]
-    seat: int
-    frame: dict[str, Any]
-    player: dict[str, Any] = field(default_factory=dict)  # read once, as the engine's `p`
-    pid: str = ""  # the procedure carried out: its shuffles' stream is named by its id
-    stream: random.Random | None = None  # made at its first shuffle, shared by the others
+    pid: str = ""
+    stream: random.Random | None = None
 
-    def __post_init__(self) -> None:
-        players = self.state["players"]
-        if not self.player and self.seat < len(players):  # (a setup starts with no player)
-            self.player = players[self.seat]
+    @property
+    def prep(self) -> Prepared:
+        return cast(Prepared, self.world)
 
 
-def _dotted(node: ast.expr) -> list[str] | None:
-    if isinstance(node, ast.Name):
-        return [node.id]
-    if isinstance(node, ast.Attribute):
-        head = _dotted(node.value)
-        return None if head is None else [*head, node.attr]
-    return None
-
-
-def _constant(prep: Prepared, node: ast.expr, names: Names) -> tuple[bool, Any]:
-    """(True, value) when the expression is a `rules.` or `this.` constant."""
-    path = _dotted(node) if isinstance(node, ast.Attribute) else None
-    if not path:
-        return False, None
-    if path[0] == "rules":
-        key = ("rules", id(node), 0)
-        hit = prep.memo.get(key)
-        if hit is None or hit[0] is not node:
-            hit = (node, None, _frozen(_lookup(prep.model.data, path[1:])))
-            prep.memo[key] = hit
-        return True, hit[2]
-    if path[0] == "this" and "this" not in names:
-        row = names.get(THIS)
-        if row is None:
-            raise StepsError("'this' names nothing here")
-        return True, _frozen(_lookup(row.const, path[1:]))
-    return False, None
-
-
-def _comp_names(prep: Prepared, node: ast.ListComp | ast.GeneratorExp, names: Names) -> Names:
-    gen = node.generators[0]
-    assert isinstance(gen.target, ast.Name)
-    src = type_of(prep, gen.iter, names)
-    return prep.extend(names, gen.target.id, src.args[0], typed.local_code(gen.target.id))
-
-
-def type_of(prep: Prepared, node: ast.expr, names: Names) -> VType:
-    """The checker's type of an expression (what a map subscript needs: is it full, and the
-    value type whose default a missing key gives)."""
-    key = ("type", id(node), id(names))
-    hit = prep.memo.get(key)
-    if hit is not None and hit[0] is node and hit[1] is names:
-        found: VType = hit[2]
-        return found
-    t = _type_of(prep, node, names)
-    prep.memo[key] = (node, names, t)
-    return t
-
-
-def _type_of(prep: Prepared, node: ast.expr, names: Names) -> VType:
-    if isinstance(node, ast.Constant):
-        v = node.value
-        return (BOOL if isinstance(v, bool) else INT if isinstance(v, int)
-                else TEXT if isinstance(v, str) else NONE)
-    if isinstance(node, ast.Name):
-        n = node.id
-        if n in names:
-            return names[n].type
-        if n in prep.player:
-            return prep.player[n].type
-        if n in prep.game:
-            return prep.game[n].type
-        if n in prep.measures:
-            return type_of(prep, prep.measures[n], prep.base)
-        if n == "player":
-            return VType("player")
-        raise StepsError(f"unknown name {n!r}")
-    if isinstance(node, ast.Attribute):
-        is_const, value = _constant(prep, node, names)
-        if is_const:
-            t = _const_type(value)
-            path = _dotted(node)
-            kind = prep.kind_sources.get(tuple(path[1:])) if path and path[0] == "rules" else None
-            if kind is not None and t.name == "list":  # the ids of a kind's rows
-                return typed.list_of(VType(kind))
-            return t
-        path = _dotted(node)
-        if path and path[0] == "game" and len(path) == 2 and "game" not in names:
-            return prep.game[path[1]].type
-        base = type_of(prep, node.value, names)
-        if base.name == "player":
-            return prep.player[node.attr].type
-        return prep.tables[base.name][node.attr][0]
-    if isinstance(node, ast.Subscript):
-        base = type_of(prep, node.value, names)
-        return base.args[0] if base.name == "list" else base.args[1]
-    if isinstance(node, ast.UnaryOp):
-        return BOOL if isinstance(node.op, ast.Not) else INT
-    if isinstance(node, ast.BinOp):
-        return INT
-    if isinstance(node, ast.BoolOp | ast.Compare):
-        return BOOL
-    if isinstance(node, ast.IfExp):
-        a, b = type_of(prep, node.body, names), type_of(prep, node.orelse, names)
-        if b.name == "none":
-            return replace(a, optional=True)
-        return a if a.name != "none" else replace(b, optional=True)
-    if isinstance(node, ast.Call):
-        assert isinstance(node.func, ast.Name)
-        if node.func.id in prep.kinds and node.func.id not in typed.FUNCTIONS:
-            return VType(node.func.id, (), type_of(prep, node.args[0], names).optional)
-        if node.func.id in ("sorted", "reversed"):
-            return type_of(prep, node.args[0], names)
-        if node.func.id == "first":
-            return type_of(prep, node.args[0], names).args[0]
-        if node.func.id == "range":
-            return typed.list_of(INT)
-        return BOOL if node.func.id in ("any", "all") else INT  # formula(): a number
-    if isinstance(node, ast.ListComp | ast.GeneratorExp):
-        return typed.list_of(type_of(prep, node.elt, _comp_names(prep, node, names)))
-    if isinstance(node, ast.List):
-        return typed.list_of(type_of(prep, node.elts[0], names) if node.elts else INT)
-    if isinstance(node, ast.Dict) and not node.keys:  # `{}`: an empty table
-        return VType("map", (TEXT, INT))
-    raise StepsError(f"'{ast.unparse(node)}' is not an expression of the effect language")
-
-
-_BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: lambda a, b: a + b,
-    ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
-    ast.FloorDiv: lambda a, b: a // b,
-    ast.Mod: lambda a, b: a % b,
-}
-
-_CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
-    ast.Gt: lambda a, b: a > b,
-    ast.GtE: lambda a, b: a >= b,
-    ast.Lt: lambda a, b: a < b,
-    ast.LtE: lambda a, b: a <= b,
-    ast.Eq: lambda a, b: a == b,
-    ast.NotEq: lambda a, b: a != b,
-    ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
-    ast.Is: lambda a, b: a is b,
-    ast.IsNot: lambda a, b: a is not b,
-}
-
-
-def evaluate(ctx: Ctx, node: ast.expr, names: Names) -> Any:
-    """The value of an expression in this procedure's state and frame."""
-    return _EVAL[type(node)](ctx, node, names)
-
-
-def _eval_constant(ctx: Ctx, node: Any, names: Names) -> Any:
-    return node.value
-
-
-def _eval_name(ctx: Ctx, node: Any, names: Names) -> Any:
-    return _name(ctx, node.id, names)
-
-
-def _attribute_kind(prep: Prepared, node: ast.Attribute, names: Names) -> tuple[str, Any]:
-    """What an attribute reads: ("const", value), ("game", field), ("player", field) of a
-    player, ("table", values) of a column (worked out once per scope)."""
-    key = ("attr", id(node), id(names))
-    hit = prep.memo.get(key)
-    if hit is not None and hit[0] is node and hit[1] is names:
-        found: tuple[str, Any] = hit[2]
-        return found
-    is_const, value = _constant(prep, node, names)
-    path = _dotted(node)
-    if is_const:
-        kind: tuple[str, Any] = ("const", value)
-    elif path and path[0] == "game" and len(path) == 2 and "game" not in names:
-        kind = ("game", path[1])
-    else:
-        base_t = type_of(prep, node.value, names)
-        if base_t.name == "player":
-            kind = ("player", node.attr)
-        else:
-            kind = ("table", prep.tables[base_t.name][node.attr][1])
-    prep.memo[key] = (node, names, kind)
-    return kind
-
-
-def _eval_attribute(ctx: Ctx, node: Any, names: Names) -> Any:
-    kind, what = _attribute_kind(ctx.prep, node, names)
-    if kind == "const":
-        return what
-    if kind == "game":
-        return ctx.state[what]
-    base = evaluate(ctx, node.value, names)
-    if kind == "player":
-        return base[what]
-    return what[base]
-
-
-def _subscript_default(prep: Prepared, node: ast.Subscript, names: Names) -> tuple[bool, Any]:
-    """(True, default) when the subscript reads a map that is not full."""
-    key = ("sub", id(node), id(names))
-    hit = prep.memo.get(key)
-    if hit is not None and hit[0] is node and hit[1] is names:
-        found: tuple[bool, Any] = hit[2]
-        return found
-    t = type_of(prep, node.value, names)
-    out = (True, t.args[1]) if t.name == "map" and not t.full else (False, None)
-    prep.memo[key] = (node, names, out)
-    return out
-
-
-def _eval_subscript(ctx: Ctx, node: Any, names: Names) -> Any:
-    base = evaluate(ctx, node.value, names)
-    key = evaluate(ctx, node.slice, names)
-    partial, value_type = _subscript_default(ctx.prep, node, names)
-    if partial:
-        return base.get(key, _default(value_type))
-    return base[key]
-
-
-def _eval_binop(ctx: Ctx, node: Any, names: Names) -> Any:
-    return _BINOPS[type(node.op)](evaluate(ctx, node.left, names),
-                                  evaluate(ctx, node.right, names))
-
-
-def _eval_unaryop(ctx: Ctx, node: Any, names: Names) -> Any:
-    value = evaluate(ctx, node.operand, names)
-    return (not value) if isinstance(node.op, ast.Not) else -value
-
-
-def _eval_boolop(ctx: Ctx, node: Any, names: Names) -> Any:
-    result: Any = None
-    conj = isinstance(node.op, ast.And)
-    for v in node.values:
-        result = evaluate(ctx, v, names)
-        if conj != bool(result):
-            return result
-    return result
-
-
-def _eval_compare(ctx: Ctx, node: Any, names: Names) -> Any:
-    left = evaluate(ctx, node.left, names)
-    for op, right_node in zip(node.ops, node.comparators, strict=True):
-        right = evaluate(ctx, right_node, names)
-        if not _CMPOPS[type(op)](left, right):
-            return False
-        left = right
-    return True
-
-
-def _eval_ifexp(ctx: Ctx, node: Any, names: Names) -> Any:
-    if evaluate(ctx, node.test, names):
-        return evaluate(ctx, node.body, names)
-    return evaluate(ctx, node.orelse, names)
-
-
-def _eval_list(ctx: Ctx, node: Any, names: Names) -> Any:
-    return [evaluate(ctx, e, names) for e in node.elts]
-
-
-def _eval_other(ctx: Ctx, node: Any, names: Names) -> Any:
-    raise StepsError(f"'{ast.unparse(node)}' is not an expression of the effect language")
-
-
-def _name(ctx: Ctx, n: str, names: Names) -> Any:
-    local = names.get(n)
-    if local is not None:
-        if local.var is not None:
-            return ctx.frame[local.var]
-        if local.lazy is not None:  # a formula of the row, worked out where it is named
-            assert local.lazy_names is not None
-            return evaluate(ctx, local.lazy, local.lazy_names)
-        return local.const
-    prep = ctx.prep
-    if n in prep.player:
-        return ctx.player[n]
-    if n in prep.game:
-        return ctx.state[n]
-    if n in prep.measures:
-        return evaluate(ctx, prep.measures[n], prep.base)
-    if n == "player":
-        return ctx.player
-    raise StepsError(f"unknown name {n!r}")
-
-
-def _call(ctx: Ctx, node: ast.Call, names: Names) -> Any:
-    assert isinstance(node.func, ast.Name)
-    fn = node.func.id
-    if fn == "formula":
-        path = _dotted(node.args[0])
-        assert path is not None and path[0] == "rules"
-        return _formula(ctx, str(_lookup(ctx.prep.model.data, path[1:])))
-    if fn == "cost":  # a cost of rules/court.yaml, for the acting player, with a context
-        return _cost(ctx, node, names)
-    args = [evaluate(ctx, a, names) for a in node.args]
-    if fn in ctx.prep.kinds and fn not in typed.FUNCTIONS:  # `noble(card.type)`: the same id
-        (value,) = args
-        return value
-    if fn in ("min", "max") and len(args) >= 2:
-        return min(args) if fn == "min" else max(args)
-    (a,) = args
-    if fn == "len":
-        return len(a)
-    if fn in ("sum", "min", "max"):
-        values = list(a.values() if isinstance(a, dict) else a)
-        if fn == "sum":
-            return sum(values)
-        return min(values) if fn == "min" else max(values)
-    if fn == "any":
-        return any(a)
-    if fn == "all":
-        return all(a)
-    if fn == "sorted":
-        return sorted(a)
-    if fn == "reversed":
-        return list(reversed(a))
-    if fn == "range":
-        return list(range(a))
-    if fn == "first":
-        items = list(a)
-        if not items:
-            raise StepsError(f"first() of an empty list: {ast.unparse(node)}")
-        return items[0]
-    raise StepsError(f"unknown function {fn!r}")
-
-
-def _cost(ctx: Ctx, node: ast.Call, names: Names) -> Any:
-    """`cost('visit-cost', other_officials=n)`: the cost's formula evaluated by the formula
-    interpreter (tools/interp.py) for the acting player, on the state as it is now."""
-    from tools import interp  # (interp imports this module)
-
-    first = node.args[0]
-    assert isinstance(first, ast.Constant)
-    given: dict[str, Any] = {}
-    for kw in node.keywords:
-        if kw.arg not in ctx.prep.contexts:
-            raise StepsError(f"a cost is given no {kw.arg!r}")
-        given[ctx.prep.contexts[kw.arg]] = evaluate(ctx, kw.value, names)
-    try:
-        return interp.cost(ctx.prep.model, ctx.state, ctx.seat, str(first.value),
-                           interp.Context(**given))
-    except interp.InterpError as exc:
-        raise StepsError(str(exc)) from None
-
-
-def _formula(ctx: Ctx, source: str) -> Any:
-    """A formula of the rules data (the formula language), its names read by evaluating their
-    `value:` of rules/vocabulary.yaml (`item` bound for a name per item)."""
-    rows = {str(r["name"]): r for r in ctx.prep.model.data["vocabulary"]["names"]
-            if isinstance(r, Mapping) and "value" in r}
-    env = {n: expr.NameInfo("int") for n in rows}
-    f = expr.parse(source, env)
-
-    def lookup(name: str, item: str | None) -> Any:
-        value = rows[name]["value"]
-        if item is None:
-            return evaluate(ctx, _expr(value), ctx.prep.base)
-        names = {**ctx.prep.base, "item": Local(TEXT, "v_item")}
-        inner = Ctx(ctx.prep, ctx.state, ctx.seat, {**ctx.frame, "v_item": item}, ctx.player)
-        return evaluate(inner, _expr(value), names)
-
-    return expr.evaluate(f, lookup)
+def _eval(ctx: Env, source: Any, scope: Scope) -> Any:
+    """The value of an expression of a step (a YAML number, true/false and null are too)."""
+    prep = cast(Prepared, ctx.world)
+    return evaluate(prep.check(source, scope).node, ctx)
 
 
 def name_value(model: Model, state: State, seat: int, name: str, item: str | None) -> Any:
-    """What a formula name reads for the player in `seat`: its `value:` of
-    rules/vocabulary.yaml evaluated on the saved game (`item` bound for a name per item)."""
+    """What a formula name reads for the player in `seat`: what the compiler reads for it
+    (its `value:` of rules/vocabulary.yaml as checked, a measure's body), on the saved game
+    (`item` given for a name per item)."""
     prep = prepare(model)
-    ctx = Ctx(prep, dict(state), seat, {})
-    for row in model.data["vocabulary"]["names"]:
-        if isinstance(row, Mapping) and row.get("name") == name and "value" in row:
-            if item is None:
-                return evaluate(ctx, _expr(row["value"]), prep.base)
-            names = {**prep.base, "item": Local(TEXT, "v_item")}
-            ctx.frame["v_item"] = item
-            return evaluate(ctx, _expr(row["value"]), names)
-    raise StepsError(f"no value for the name {name!r}")
-
-
-def _in_order(ctx: Ctx, node: ast.expr, names: Names, source: Any) -> Any:
-    """A table is gone through in the order of its keys' kind (as rules/state.yaml declares
-    it), whatever the order of the saved JSON."""
-    if not isinstance(source, dict):
-        return source
-    kind = ctx.prep.model.state.kind(type_of(ctx.prep, node, names).args[0].name)
-    if kind is None or kind.values is None:
-        return sorted(source)
-    return [k for k in kind.values if k in source]
-
-
-def _comprehension(ctx: Ctx, node: ast.ListComp | ast.GeneratorExp, names: Names) -> list[Any]:
-    gen = node.generators[0]
-    source = _in_order(ctx, gen.iter, names, evaluate(ctx, gen.iter, names))
-    inner_names = _comp_names(ctx.prep, node, names)
-    assert isinstance(gen.target, ast.Name)
-    var = typed.local_code(gen.target.id)
-    inner = Ctx(ctx.prep, ctx.state, ctx.seat, dict(ctx.frame), ctx.player)  # its own scope
-    out = []
-    frame = inner.frame
-    elt = node.elt
-    ifs = gen.ifs
-    for item in source:
-        frame[var] = item
-        for c in ifs:
-            if not evaluate(inner, c, inner_names):
-                break
-        else:
-            out.append(evaluate(inner, elt, inner_names))
-    return out
-
-
-_EVAL: Mapping[type, Callable[[Ctx, Any, Names], Any]] = collections.defaultdict(
-    lambda: _eval_other, {
-        ast.Constant: _eval_constant,
-        ast.Name: _eval_name,
-        ast.Attribute: _eval_attribute,
-        ast.Subscript: _eval_subscript,
-        ast.BinOp: _eval_binop,
-        ast.UnaryOp: _eval_unaryop,
-        ast.BoolOp: _eval_boolop,
-        ast.Compare: _eval_compare,
-        ast.IfExp: _eval_ifexp,
-        ast.Call: lambda ctx, node, names: _call(ctx, node, names),
-        ast.ListComp: lambda ctx, node, names: _comprehension(ctx, node, names),
-        ast.GeneratorExp: lambda ctx, node, names: _comprehension(ctx, node, names),
-        ast.List: _eval_list,
-        ast.Dict: lambda ctx, node, names: {},
-    })
+    found = prep.vocab().get(name)
+    if found is None:
+        raise StepsError(f"no value for the name {name!r}")
+    given = {} if item is None else {"item": item}
+    return evaluate(found[1], Env(prep, dict(state), seat, {}, given=given))
 
 
 # --- Places: what a step may change -------------------------------------------------------
@@ -824,64 +305,70 @@ class Place:
     hi: int | None
 
 
-def _is_place(ctx: Ctx, node: ast.expr, names: Names) -> bool:
-    """Whether the checker sees the expression as a field of the state, an entry of one (of
-    a map) or a local."""
-    if isinstance(node, ast.Name):
-        return node.id in names or node.id in ctx.prep.player or node.id in ctx.prep.game
-    if isinstance(node, ast.Attribute):
-        if _constant(ctx.prep, node, names)[0]:
-            return False
-        path = _dotted(node)
-        if path and path[0] == "game" and len(path) == 2 and "game" not in names:
-            return True
-        return type_of(ctx.prep, node.value, names).name == "player"
-    if isinstance(node, ast.Subscript):
-        return (type_of(ctx.prep, node.value, names).name == "map"
-                and _is_place(ctx, node.value, names))
-    return False
+def _place_of(ctx: Ctx, source: Any, scope: Scope) -> Typed:
+    """A place a step changes, as checked: a field of the state, an entry of one, a local."""
+    t = ctx.prep.check(source, scope)
+    if t.place is None:
+        raise StepsError(f"'{source}' is not a field of the state (or an entry of one) that a "
+                         "step can change")
+    return t
 
 
-def _place(ctx: Ctx, node: ast.expr, names: Names) -> Place:
-    prep = ctx.prep
-    if isinstance(node, ast.Name):
-        local = names.get(node.id)
-        if local is not None:
-            if local.var is None:
-                raise StepsError(f"'{node.id}' cannot be changed")
-            return Place(ctx.frame, local.var, None, None)
-        if node.id in prep.player:
-            f = prep.player[node.id]
-            return Place(ctx.player, node.id, f.lo, f.hi)
-        f = prep.game[node.id]
-        return Place(ctx.state, node.id, f.lo, f.hi)
-    if isinstance(node, ast.Attribute):
-        path = _dotted(node)
-        if path and path[0] == "game" and len(path) == 2 and "game" not in names:
-            f = prep.game[path[1]]
-            return Place(ctx.state, path[1], f.lo, f.hi)
-        f = prep.player[node.attr]
-        return Place(evaluate(ctx, node.value, names), node.attr, f.lo, f.hi)
-    if isinstance(node, ast.Subscript):
-        outer = _place(ctx, node.value, names)
-        # the container as read: a missing entry of a map that is not full is a new empty
-        # value, and what is written into it is lost (as in the engine)
-        return Place(evaluate(ctx, node.value, names), evaluate(ctx, node.slice, names),
-                     outer.lo, outer.hi)
-    raise StepsError(f"'{ast.unparse(node)}' is not a place of the state")
+def _place(ctx: Ctx, t: Typed) -> Place:
+    """Where a checked place is: the container and its key (an entry's container is the
+    table as read: a missing entry of a table of a table is a new empty one, and what is
+    written into it is lost, as in the engine)."""
+    bounds = t.place
+    assert bounds is not None
+    node = t.node
+    match node:
+        case ir.Local(name=name):
+            return Place(ctx.frame, name, None, None)
+        case ir.PlayerField(field=f, of=of):
+            return Place(evaluate(of, ctx), f, bounds.lo, bounds.hi)
+        case ir.GameField(field=f):
+            return Place(ctx.state, f, bounds.lo, bounds.hi)
+        case ir.Index(base=base, key=key) | ir.Get(base=base, key=key):
+            return Place(evaluate(base, ctx), evaluate(key, ctx), bounds.lo, bounds.hi)
+        case _:
+            raise StepsError(f"{node} cannot be changed")
 
 
+def _list_at(ctx: Ctx, t: Typed, make: bool) -> list[Any]:
+    """The state's own list a step changes in place. An entry a table may not hold: made
+    empty in it when `make` (a move into it, a new player), else a new empty list (a shuffle
+    of nothing); an entry read otherwise must be there."""
+    node = t.node
+    if isinstance(node, ir.Get):
+        if isinstance(node.default, ir.ListOf) and not node.default.items:
+            table = evaluate(node.base, ctx)
+            key = evaluate(node.key, ctx)
+            return cast(list[Any], table.setdefault(key, []) if make else table.get(key, []))
+        found = evaluate(node.base, ctx)[evaluate(node.key, ctx)]
+    else:
+        found = evaluate(node, ctx)
+    if not isinstance(found, list):
+        raise StepsError(f"{node} is not a list of the state")
+    return found
+
+
+def _written_number(node: ir.Expr) -> bool:
+    """A number written in the rules (a literal, a constant of the rules data, negated or
+    not): a set writes it as it is."""
+    if isinstance(node, ir.Neg):
+        node = node.operand
+    return isinstance(node, ir.Lit | ir.Data) and type(node.value) is int
 # --- Steps --------------------------------------------------------------------------------
 
 
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 
 
-def _reason(ctx: Ctx, text: Any, names: Names) -> str:
+def _reason(ctx: Ctx, text: Any, scope: Scope) -> str:
     """A refusal's words, with the value of each {EXPR} in them."""
     if not isinstance(text, str):
         return str(text)
-    return _PLACEHOLDER.sub(lambda m: str(evaluate(ctx, _parse(m.group(1)), names)), text)
+    return _PLACEHOLDER.sub(lambda m: str(_eval(ctx, m.group(1), scope)), text)
 
 
 @dataclass(frozen=True)
@@ -892,87 +379,91 @@ class _Options:
     several: tuple[list[Any], int, int] | None  # (the unique items, min, max) of a min/max
 
 
-def _choice_type(ctx: Ctx, s: st.Choose, names: Names) -> VType:
-    t = type_of(ctx.prep, _expr(s.source), names).args[0]
+def _item_type(ctx: Ctx, s: st.Choose, scope: Scope) -> VType:
+    """The type of an item of a choose step's `from`, as the checker types it."""
+    t = ctx.prep.check(s.source, scope).type
+    if t.name not in ("list", "map"):
+        raise StepsError(f"'{s.source}' is not a list to choose from")
+    return t.args[0]
+
+
+def _choice_type(ctx: Ctx, s: st.Choose, scope: Scope) -> VType:
+    t = _item_type(ctx, s, scope)
     if s.several:
         t = typed.list_of(t)
     return replace(t, optional=True) if s.optional else t
 
 
-def _options(ctx: Ctx, s: st.Choose, names: Names) -> _Options:
+def _options(ctx: Ctx, s: st.Choose, scope: Scope) -> _Options:
     """The options of a choose step: the items of `from` that pass `where`, each once, in
     order; with min/max the combinations of the sorted unique items, with up_to every set
     of at most N of them in counting order (and `leads`: each way to list its leaders first);
     None first if optional."""
-    node = _expr(s.source)
-    items = list(evaluate(ctx, node, names))
+    items = list(_eval(ctx, s.source, scope))
     if s.where is not None:
-        item = type_of(ctx.prep, node, names).args[0]
-        inner_names = ctx.prep.extend(names, "it", item, "v_it")
+        inner_scope = ctx.prep.bind(scope, "it", _item_type(ctx, s, scope))
         inner = Ctx(ctx.prep, ctx.state, ctx.seat, dict(ctx.frame), ctx.player)
-        cond = _expr(s.where)
+        cond = ctx.prep.check(s.where, inner_scope).node
         kept = []
         for x in items:
-            inner.frame["v_it"] = x
-            if evaluate(inner, cond, inner_names):
+            inner.frame["it"] = x
+            if evaluate(cond, inner):
                 kept.append(x)
         items = kept
     unique = list(dict.fromkeys(items))
     several = None
+    values: list[Any]
     if s.up_to is not None:  # any set of at most N of the sorted items, in counting order
-        hi = evaluate(ctx, _expr(s.up_to), names)
+        hi = _eval(ctx, s.up_to, scope)
         several = (unique, 0, hi)
         ordered = sorted(unique)
         values = [tuple(x for i, x in enumerate(ordered) if mask >> i & 1)
                   for mask in range(1 << len(ordered)) if bin(mask).count("1") <= hi]
         if s.leads is not None:
-            item = type_of(ctx.prep, node, names).args[0]
-            values = [v for chosen in values for v in _led(ctx, s.leads, chosen, item, names)]
+            item = _item_type(ctx, s, scope)
+            values = [v for chosen in values for v in _led(ctx, s.leads, chosen, item, scope)]
     elif s.min is not None or s.max is not None:
-        lo = evaluate(ctx, _expr(1 if s.min is None else s.min), names)
-        hi = evaluate(ctx, _expr(s.max if s.max is not None else 1 if s.min is None else s.min),
-                      names)
+        lo = _eval(ctx, 1 if s.min is None else s.min, scope)
+        hi = _eval(ctx, s.max if s.max is not None else 1 if s.min is None else s.min, scope)
         several = (unique, lo, hi)
         ordered = sorted(unique)
-        values: list[Any] = [c for k in range(lo, hi + 1) for c in combinations(ordered, k)]
+        values = [c for k in range(lo, hi + 1) for c in combinations(ordered, k)]
     else:
         values = unique
     if s.optional:
         values = [None, *values]
-    return _Options(values, s.as_, _choice_type(ctx, s, names), several)
+    return _Options(values, s.as_, _choice_type(ctx, s, scope), several)
 
 
 def _led(ctx: Ctx, leads: st.Leads, chosen: tuple[Any, ...], item: VType,
-         names: Names) -> list[tuple[Any, ...]]:
+         scope: Scope) -> list[tuple[Any, ...]]:
     """The ways to list a choice of several so that one item of each group leads: the items
     with the same `by` (where `where` holds) form a group, the groups in the order they first
     appear, each of its items in turn; the leaders come first, sorted, then the others."""
-    inner_names = ctx.prep.extend(names, "it", item, "v_it")
+    inner_scope = ctx.prep.bind(scope, "it", item)
     inner = Ctx(ctx.prep, ctx.state, ctx.seat, dict(ctx.frame), ctx.player)
     groups: dict[Any, list[Any]] = {}
     for x in chosen:
-        inner.frame["v_it"] = x
-        if leads.where is not None and not evaluate(inner, _expr(leads.where), inner_names):
+        inner.frame["it"] = x
+        if leads.where is not None and not _eval(inner, leads.where, inner_scope):
             continue
-        groups.setdefault(evaluate(inner, _expr(leads.by), inner_names), []).append(x)
+        groups.setdefault(_eval(inner, leads.by, inner_scope), []).append(x)
     picks: list[list[Any]] = [[]]
     for xs in groups.values():
         picks = [[*pick, x] for pick in picks for x in xs]
     return [(*sorted(pick), *[x for x in chosen if x not in pick]) for pick in picks]
 
 
-def _bind(ctx: Ctx, s: st.Choose, names: Names) -> Names:
-    name = s.as_
-    return ctx.prep.extend(names, name, _choice_type(ctx, s, names), typed.local_code(name))
+def _bind(ctx: Ctx, s: st.Choose, scope: Scope) -> Scope:
+    return ctx.prep.bind(scope, s.as_, _choice_type(ctx, s, scope))
 
 
-def _let(ctx: Ctx, s: st.Let, names: Names) -> Names:
+def _let(ctx: Ctx, s: st.Let, scope: Scope) -> Scope:
     for name, source in s.names:
-        node = _expr(source)
-        var = typed.local_code(str(name))
-        ctx.frame[var] = evaluate(ctx, node, names)
-        names = ctx.prep.extend(names, str(name), type_of(ctx.prep, node, names), var)
-    return names
+        t = ctx.prep.check(source, scope)
+        ctx.frame[str(name)] = evaluate(t.node, ctx)
+        scope = ctx.prep.bind(scope, str(name), t.type)
+    return scope
 
 
 def _non_negative(source: Any) -> bool:
@@ -984,8 +475,9 @@ def _non_positive(source: Any) -> bool:
 
 
 def _start(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Sequence[Any],
-           choices: Sequence[Any]) -> tuple[Ctx, Names]:
-    """A procedure's frame: its parameters and its choices, by their names in the engine."""
+           choices: Sequence[Any]) -> tuple[Ctx, Scope]:
+    """A procedure's frame (its parameters and its choices, by their names in the rules) and
+    the scope of its steps."""
     if pid not in prep.ps.procs:
         raise StepsError(f"no procedure {pid!r}")
     proc = prep.ps.procs[pid]
@@ -993,25 +485,25 @@ def _start(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Seq
         raise StepsError(f"{pid} takes {len(proc.params)} arguments, not {len(args)}")
     if len(choices) != len(proc.choices):
         raise StepsError(f"{pid} makes {len(proc.choices)} choices, not {len(choices)}")
-    frame: dict[str, Any] = {"seat": seat}
-    for prm, value in zip(proc.params, args, strict=True):
-        frame[typed.local_code(prm.name)] = value
-    for c, value in zip(proc.choices, choices, strict=True):
-        frame[typed.local_code(c.as_)] = value
-    return Ctx(prep, state, seat, frame, pid=pid), prep.names_of(pid)
+    frame: dict[str, Any] = {}
+    for prm, given in zip(proc.params, args, strict=True):
+        frame[prm.name] = given
+    for c, given in zip(proc.choices, choices, strict=True):
+        frame[c.as_] = given
+    return Ctx(prep, state, seat, frame, pid=pid), prep.proc_scope(pid)
 
 
 def _run(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Sequence[Any],
          choices: Sequence[Any]) -> None:
     """The effects of a procedure (its guard's lets first, then the steps after its guard)."""
     proc = prep.ps.procs[pid]
-    ctx, names = _start(prep, state, seat, pid, args, choices)
+    ctx, scope = _start(prep, state, seat, pid, args, choices)
     for s in proc.guard:
         match s:
             case st.Let():
-                names = _let(ctx, s, names)
+                scope = _let(ctx, s, scope)
             case st.Choose():
-                names = _bind(ctx, s, names)
+                scope = _bind(ctx, s, scope)
             case st.Require():
                 pass  # (checked by `why`)
             case (st.Gain() | st.Set() | st.Move() | st.Drop() | st.If() | st.ForEach()
@@ -1019,136 +511,144 @@ def _run(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Seque
                 pass  # never in a guard
             case _:
                 assert_never(s)
-    _block(ctx, proc.effects, names)
+    _block(ctx, proc.effects, scope)
 
 
-def _block(ctx: Ctx, steps: Sequence[st.Step], names: Names) -> None:
+def _block(ctx: Ctx, steps: Sequence[st.Step], scope: Scope) -> None:
     for s in steps:
-        names = _effect(ctx, s, names)
+        scope = _effect(ctx, s, scope)
 
 
-def _effect(ctx: Ctx, s: st.Step, names: Names) -> Names:
+def _effect(ctx: Ctx, s: st.Step, scope: Scope) -> Scope:
+    prep = ctx.prep
     match s:
         case st.Let():
-            return _let(ctx, s, names)
+            return _let(ctx, s, scope)
         case st.Gain() | st.Set():
             for target, source in s.places:
-                node = _expr(target)
-                value = evaluate(ctx, _expr(source), names)
-                place = _place(ctx, node, names)
+                t = _place_of(ctx, target, scope)
+                given = prep.check(source, scope)
+                new = evaluate(given.node, ctx)
+                place = _place(ctx, t)
                 if isinstance(s, st.Gain):
-                    value = evaluate(ctx, node, names) + value
+                    new = evaluate(t.node, ctx) + new
                     if place.lo is not None and not _non_negative(source):
-                        value = max(place.lo, value)
+                        new = max(place.lo, new)
                     if not _non_positive(source):  # no declared maximum: a save's 2**63 - 1
-                        value = min(2**63 - 1 if place.hi is None else place.hi, value)
-                elif (place.container is not ctx.frame and type(value) is int
-                      and not (isinstance(source, int) and not isinstance(source, bool))):
+                        new = min(2**63 - 1 if place.hi is None else place.hi, new)
+                elif (t.type.name == "int" and not t.type.optional and t.place is not None
+                      and t.place.field is not None and not _written_number(given.node)):
                     # a number of the state set from a computed value: within its declared
                     # bounds and a save's 64 bits, as the engine does (lang/steps.py)
-                    value = min(2**63 - 1 if place.hi is None else place.hi,
-                                max(-(2**63) if place.lo is None else place.lo, value))
-                place.container[place.key] = value
+                    new = min(2**63 - 1 if place.hi is None else place.hi,
+                              max(-(2**63) if place.lo is None else place.lo, new))
+                place.container[place.key] = new
         case st.Move():
-            _move(ctx, s, names)
-        case st.If():  # (narrowing `x is not None` changes no value)
-            _block(ctx, s.then if evaluate(ctx, _expr(s.cond), names) else s.orelse, names)
+            _move(ctx, s, scope)
+        case st.If():  # its steps with the locals the condition proves set narrowed
+            if _eval(ctx, s.cond, scope):
+                _block(ctx, s.then, prep.narrow(scope, s.cond))
+            else:
+                _block(ctx, s.orelse, scope)
         case st.ForEach():
-            node = _expr(s.source)
-            src = evaluate(ctx, node, names)
-            over = list(src) if _is_place(ctx, node, names) else src  # the state's own: a copy
-            over = _in_order(ctx, node, names, over if not isinstance(src, dict) else src)
-            var = typed.local_code(s.var)
-            inner = ctx.prep.extend(names, s.var, type_of(ctx.prep, node, names).args[0], var)
+            src = prep.check(s.source, scope)
+            if src.type.name not in ("list", "map"):
+                raise StepsError(f"'{s.source}' is not a list")
+            over = evaluate(scope.keys(src), ctx)
+            if src.type.name == "list" and src.place is not None:
+                over = list(over)  # a list of the state is copied first: the steps may change it
+            inner = prep.bind(scope, s.var, src.type.args[0])
             for item in over:
-                ctx.frame[var] = item
+                ctx.frame[s.var] = item
                 _block(ctx, s.body, inner)
         case st.Repeat():
-            for _ in range(evaluate(ctx, _expr(s.count), names)):
-                _block(ctx, s.body, names)
+            for _ in range(_eval(ctx, s.count, scope)):
+                _block(ctx, s.body, scope)
         case st.Do():  # a procedure's id, or an expression whose value names one (or none)
-            pid = _do_target(ctx, s, names)
+            pid = _do_target(ctx, s, scope)
             if pid is not None:
-                _run(ctx.prep, ctx.state, ctx.seat, pid,
-                     _args(ctx, pid, dict(s.with_ or ()), names),
-                     [None] * len(ctx.prep.ps.procs[pid].choices))
+                _run(prep, ctx.state, ctx.seat, pid, _args(ctx, pid, dict(s.with_ or ()), scope),
+                     [None] * len(prep.ps.procs[pid].choices))
         case st.Apply():  # a bundle of effects, none of its choices made
-            bundle, noble = _bundle(ctx, s, names)
+            bundle, noble = _bundle(ctx, s, scope)
             _run_bundle(ctx, bundle, noble, {})
         case st.Raise():  # raise: EVENT, or {event: EVENT, with: {PARAM: EXPR}}
-            given = dict(s.with_ or ())
-            for hook in ctx.prep.ps.hooks.get(s.event, ()):
-                _run(ctx.prep, ctx.state, ctx.seat, hook, _args(ctx, hook, given, names), ())
+            given_args = dict(s.with_ or ())
+            for hook in prep.ps.hooks.get(s.event, ()):
+                _run(prep, ctx.state, ctx.seat, hook, _args(ctx, hook, given_args, scope), ())
         case st.Drop():  # an entry taken out of a table of the state (if it is there)
-            node = _expr(s.place)
-            if not isinstance(node, ast.Subscript):
+            node = _place_of(ctx, s.place, scope).node
+            if not isinstance(node, ir.Index | ir.Get):
                 raise StepsError(f"'{s.place}' is not an entry of a table")
-            evaluate(ctx, node.value, names).pop(evaluate(ctx, node.slice, names), None)
+            evaluate(node.base, ctx).pop(evaluate(node.key, ctx), None)
         case st.Shuffle():  # with the procedure's seeded stream (the game's seed and its id)
             if ctx.stream is None:
                 ctx.stream = random.Random(f"{ctx.state['seed']}:{ctx.pid}")
-            ctx.stream.shuffle(_list_at(ctx, _expr(s.place), names))
+            ctx.stream.shuffle(_list_at(ctx, _place_of(ctx, s.place, scope), False))
         case st.New():  # a new player: the fields given, the others at their defaults
-            player = {f.id: copy.deepcopy(f.default) for f in ctx.prep.model.state.player}
+            player = {f.id: copy.deepcopy(f.default) for f in prep.model.state.player}
             for name, source in s.with_ or ():
-                player[name] = evaluate(ctx, _expr(source), names)
-            _list_at(ctx, _expr(s.place), names).append(player)
+                player[name] = _eval(ctx, source, scope)
+            _list_at(ctx, _place_of(ctx, s.place, scope), True).append(player)
         case st.Require() | st.Choose():
             raise StepsError(f"a {s.kind} step cannot stand among effects")
         case _:
             assert_never(s)
-    return names
+    return scope
 
 
-def _list_at(ctx: Ctx, node: ast.expr, names: Names) -> list[Any]:
-    """The state's own list a step changes in place (an entry of a table must be there)."""
-    if isinstance(node, ast.Subscript):
-        found = evaluate(ctx, node.value, names)[evaluate(ctx, node.slice, names)]
-    else:
-        found = evaluate(ctx, node, names)
-    if not isinstance(found, list):
-        raise StepsError(f"'{ast.unparse(node)}' is not a list of the state")
-    return found
-
-
-def _do_target(ctx: Ctx, s: st.Do, names: Names) -> str | None:
+def _do_target(ctx: Ctx, s: st.Do, scope: Scope) -> str | None:
     """The procedure a do step carries out: its id, or the procedure its expression's value
     names (None: a value that names no procedure does nothing)."""
     procs = ctx.prep.ps.procs
     if s.proc in procs:
         return s.proc
-    value = evaluate(ctx, _expr(s.proc), names)
-    return value if isinstance(value, str) and value in procs else None
+    named = _eval(ctx, s.proc, scope)
+    return named if isinstance(named, str) and named in procs else None
 
 
 Bundle = tuple[tuple[str, int], ...]
 
 
-def _bundle(ctx: Ctx, s: st.Apply, names: Names) -> tuple[Bundle, Any]:
+def _effects_row(ctx: Ctx, s: st.Apply, scope: Scope) -> Any:
+    """The bundle of effects an apply step's `effects` names: of the procedure's own row
+    (`this.reward`), or a column of a row (`ROW.effects`), as checked."""
+    src = s.effects
+    if isinstance(src, str) and src.startswith("this.") and scope.this is not None:
+        try:
+            return scope.this(tuple(src.split(".")[1:]))
+        except KeyError as exc:
+            raise StepsError(f"'{src}': {exc}") from None
+    return _eval(ctx, src, scope)
+
+
+def _bundle(ctx: Ctx, s: st.Apply, scope: Scope) -> tuple[Bundle, Any]:
     """The bundle of effects an apply step carries out, (effect id, amount) pairs in the
     order written, and the Noble they are given."""
-    value = evaluate(ctx, _expr(s.effects), names)
-    if isinstance(value, Mapping):
-        value = tuple((str(e), a) for e, a in value.items())
-    if value is None:
-        value = ()
+    found = _effects_row(ctx, s, scope)
+    if isinstance(found, Mapping):
+        found = tuple((str(e), a) for e, a in found.items())
+    if found is None:
+        found = ()
     given = dict(s.params).get("noble")
-    noble = evaluate(ctx, _expr(given), names) if given is not None else None
-    return tuple(value), noble
+    noble = _eval(ctx, given, scope) if given is not None else None
+    return tuple(found), noble
 
 
-def _column_names(ctx: Ctx, s: st.Apply, names: Names) -> list[str]:
+def _column_names(ctx: Ctx, s: st.Apply, scope: Scope) -> list[str]:
     """The choices the bundles of an apply step's column make (`state_action.effects`: of
     every State action), which a move of this step makes only where its own bundle does."""
-    node = _expr(s.effects)
-    if not isinstance(node, ast.Attribute) or _constant(ctx.prep, node, names)[0]:
+    src = s.effects
+    if isinstance(src, str) and src.startswith("this.") and scope.this is not None:
         return []
-    base = type_of(ctx.prep, node.value, names)
-    column = ctx.prep.tables.get(base.name, {}).get(node.attr)
+    node = ctx.prep.check(src, scope).node
+    if not isinstance(node, ir.Column):
+        return []
+    column = ctx.prep.columns.get(node.kind, {}).get(node.column)
     if column is None:
         return []
     out: list[str] = []
-    for bundle in column[1].values():
+    for bundle in column.values():
         out += [n for n in _bundle_names(ctx, bundle) if n not in out]
     return out
 
@@ -1215,65 +715,68 @@ def _run_bundle(ctx: Ctx, bundle: Bundle, noble: Any, chosen: Mapping[str, Any])
         _run(ctx.prep, ctx.state, ctx.seat, eff, _effect_args(ctx, eff, amount, noble), choice)
 
 
-def _args(ctx: Ctx, pid: str, given: Mapping[str, Any], names: Names) -> list[Any]:
+def _args(ctx: Ctx, pid: str, given: Mapping[str, Any], scope: Scope) -> list[Any]:
     """The arguments of a procedure done (or a hook run): each parameter's expression, or
     None for an optional one not given."""
-    return [evaluate(ctx, _expr(given[prm.name]), names) if prm.name in given else None
+    return [_eval(ctx, given[prm.name], scope) if prm.name in given else None
             for prm in ctx.prep.ps.procs[pid].params]
 
 
-def _move(ctx: Ctx, s: st.Move, names: Names) -> None:
+def _move(ctx: Ctx, s: st.Move, scope: Scope) -> None:
     """move item (remove it from `from`, append it to `to`), top / first N (popped from the
-    end / the start while any are left) or all (`to` extended, `from` cleared)."""
+    end / the start while any are left) or all (`to` extended, `from` cleared). The list moved
+    into is made in its table if the table holds no such entry yet, as the engine does."""
     mode = s.mode
-    src = _expr(s.from_) if s.from_ is not None else None
-    dst = _expr(s.to) if s.to is not None else None
+    src = _place_of(ctx, s.from_, scope) if s.from_ is not None else None
+    dst = _place_of(ctx, s.to, scope) if s.to is not None else None
 
-    def read(node: ast.expr) -> Any:
-        return evaluate(ctx, node, names)
+    def read(t: Typed) -> Any:
+        return evaluate(t.node, ctx)
+
+    def into(t: Typed) -> list[Any]:
+        return _list_at(ctx, t, True)
 
     if mode == "item":
-        item = read(_expr(s.what))
+        item = _eval(ctx, s.what, scope)
         if src is not None:
             read(src).remove(item)
         if dst is not None:
-            read(dst).append(item)
+            into(dst).append(item)
         return
     if src is None:
         raise StepsError(f"move {mode} needs a from")
     if mode == "all":
         if dst is not None:
-            read(dst).extend(read(src))
+            into(dst).extend(read(src))
         read(src).clear()
         return
-    n = read(_expr(s.what))
+    n = _eval(ctx, s.what, scope)
     for _ in range(min(n, len(read(src)))):
         taken = read(src).pop() if mode == "top" else read(src).pop(0)
         if dst is not None:
-            read(dst).append(taken)
+            into(dst).append(taken)
 
 
 # --- The three functions of a procedure ---------------------------------------------------
 
 
-def _enumerate(ctx: Ctx, guard: Sequence[st.Step], names: Names, chosen: Choice,
+def _enumerate(ctx: Ctx, guard: Sequence[st.Step], scope: Scope, chosen: Choice,
                out: list[Choice]) -> None:
     """The choices the guard allows from its step on, appended to `out`: a require that
     fails refuses every choice made so far (the innermost one is skipped)."""
     for i, s in enumerate(guard):
         match s:
             case st.Let():
-                names = _let(ctx, s, names)
+                scope = _let(ctx, s, scope)
             case st.Require():
-                if not evaluate(ctx, _expr(s.cond), names):
+                if not _eval(ctx, s.cond, scope):
                     return
             case st.Choose():
-                o = _options(ctx, s, names)
-                inner = _bind(ctx, s, names)
-                var = typed.local_code(o.name)
-                for value in o.values:
-                    ctx.frame[var] = value
-                    _enumerate(ctx, guard[i + 1:], inner, (*chosen, value), out)
+                o = _options(ctx, s, scope)
+                inner = _bind(ctx, s, scope)
+                for option in o.values:
+                    ctx.frame[o.name] = option
+                    _enumerate(ctx, guard[i + 1:], inner, (*chosen, option), out)
                 return
             case (st.Gain() | st.Set() | st.Move() | st.Drop() | st.If() | st.ForEach()
                   | st.Repeat() | st.Do() | st.Raise() | st.Apply() | st.Shuffle() | st.New()):
@@ -1299,9 +802,9 @@ def opts(model: Model, state: State, seat: int, pid: str, args: Sequence[Any] = 
 def _opts(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Sequence[Any]
           ) -> list[Choice]:
     proc = prep.ps.procs[pid]
-    ctx, names = _start(prep, state, seat, pid, args, [None] * len(proc.choices))
+    ctx, scope = _start(prep, state, seat, pid, args, [None] * len(proc.choices))
     out: list[Choice] = []
-    _enumerate(ctx, proc.guard, names, (), out)
+    _enumerate(ctx, proc.guard, scope, (), out)
     return out
 
 
@@ -1316,22 +819,21 @@ def why(model: Model, state: State, seat: int, pid: str, args: Sequence[Any] = (
 def _why(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Sequence[Any],
          choices: Sequence[Any]) -> Refusal | None:
     proc = prep.ps.procs[pid]
-    ctx, names = _start(prep, state, seat, pid, args, choices)
+    ctx, scope = _start(prep, state, seat, pid, args, choices)
     for s in proc.guard:
-        rule = _reason(ctx, s.rule, names) if s.rule else proc.rule
+        rule = _reason(ctx, s.rule, scope) if s.rule else proc.rule
         match s:
             case st.Let():
-                names = _let(ctx, s, names)
+                scope = _let(ctx, s, scope)
             case st.Require():
-                if not evaluate(ctx, _expr(s.cond), names):
-                    return rule, _reason(ctx, s.reason or f"{s.cond} does not hold", names)
+                if not _eval(ctx, s.cond, scope):
+                    return rule, _reason(ctx, s.reason or f"{s.cond} does not hold", scope)
             case st.Choose():
-                o = _options(ctx, s, names)
-                refused = _choice_refusal(ctx, s, names, o,
-                                          ctx.frame[typed.local_code(o.name)], rule)
+                o = _options(ctx, s, scope)
+                refused = _choice_refusal(ctx, s, scope, o, ctx.frame[o.name], rule)
                 if refused is not None:
                     return refused
-                names = _bind(ctx, s, names)
+                scope = _bind(ctx, s, scope)
             case (st.Gain() | st.Set() | st.Move() | st.Drop() | st.If() | st.ForEach()
                   | st.Repeat() | st.Do() | st.Raise() | st.Apply() | st.Shuffle() | st.New()):
                 raise StepsError(f"a {s.kind} step is no step of a guard")
@@ -1340,30 +842,30 @@ def _why(prep: Prepared, state: dict[str, Any], seat: int, pid: str, args: Seque
     return None
 
 
-def _choice_refusal(ctx: Ctx, s: st.Choose, names: Names, o: _Options, value: Any, rule: str
+def _choice_refusal(ctx: Ctx, s: st.Choose, scope: Scope, o: _Options, chosen: Any, rule: str
                     ) -> Refusal | None:
     """Why a choose step refuses a value: not an option (with min/max: a tuple of distinct
     options, then their number)."""
     reason = s.reason or f"that {o.name} is not one to choose"
-    if value is None and o.several is None and not s.optional \
+    if chosen is None and o.several is None and not s.optional \
             and st.shows_choice(s):  # words that show the value cannot say none was chosen
         kinds = {k.id: k.text for k in ctx.prep.model.state.kinds}
         return rule, "choose " + kinds.get(o.type.name, o.name.replace("_", " "))
     if o.several is not None:
         items, lo, hi = o.several
-        if (type(value) is not tuple or len(set(value)) != len(value)
-                or any(x not in items for x in value)):
-            return rule, _reason(ctx, reason, names)
-        if len(value) < lo:
-            return rule, _reason(ctx, reason, names)
-        if len(value) > hi:
+        if (type(chosen) is not tuple or len(set(chosen)) != len(chosen)
+                or any(x not in items for x in chosen)):
+            return rule, _reason(ctx, reason, scope)
+        if len(chosen) < lo:
+            return rule, _reason(ctx, reason, scope)
+        if len(chosen) > hi:
             if not s.count_reason:  # the numbers, not their expressions
                 return s.count_rule or rule, (
                     f"choose at most {hi} of them" if s.up_to is not None else
                     f"choose between {lo} and {hi} of them")
-            return s.count_rule or rule, _reason(ctx, s.count_reason, names)
-    elif value not in o.values:
-        return rule, _reason(ctx, reason, names)
+            return s.count_rule or rule, _reason(ctx, s.count_reason, scope)
+    elif chosen not in o.values:
+        return rule, _reason(ctx, reason, scope)
     return None
 
 
@@ -1416,9 +918,9 @@ def action_moves(model: Model, state: State, kind: str, seat: int | None = None
     prep = prepare(model)
     action = prep.ps.actions[kind]
     seat = state["actor"] if seat is None else seat
-    ctx = Ctx(prep, _copy(state), seat, {"seat": seat})
+    ctx = Ctx(prep, _copy(state), seat, {})
     found: list[dict[str, Any]] = []
-    _walk(ctx, list(action.steps), prep.action_names(kind), {}, None, found, action)
+    _walk(ctx, list(action.steps), prep.action_scope(kind), {}, None, found, action)
     return [_move_json(kind, seat, chosen) for chosen in found]
 
 
@@ -1436,8 +938,8 @@ def play_action(model: Model, state: State, move: Mapping[str, Any]) -> dict[str
         raise StepsError(f"no action makes {kind!r} moves")
     action = prep.ps.actions[kind]
     seat = int(move["player"])
-    ctx = Ctx(prep, _copy(state), seat, {"seat": seat})
-    _walk(ctx, list(action.steps), prep.action_names(kind), {}, move, None, action)
+    ctx = Ctx(prep, _copy(state), seat, {})
+    _walk(ctx, list(action.steps), prep.action_scope(kind), {}, move, None, action)
     return ctx.state
 
 
@@ -1474,10 +976,20 @@ def _renamed(field_of: Mapping[str, str], made: Mapping[str, Any]) -> dict[str, 
     return {str(field_of.get(n, n)): v for n, v in made.items()}
 
 
-def _decides(prep: Prepared, steps: Sequence[st.Step]) -> bool:
+@dataclass(frozen=True)
+class _Restore:
+    """Where an if's steps end among the steps of an action: the locals its condition
+    narrowed are read as they were before it (`lang/actions.py`'s Restore)."""
+
+    names: tuple[tuple[str, Name], ...]
+
+
+def _decides(prep: Prepared, steps: Sequence[st.Step | _Restore]) -> bool:
     """Whether some step may choose or refuse: a choose, a require, a bundle applied, a do of
     a procedure whose guard chooses or requires (or of a procedure an expression names)."""
     for s in steps:
+        if isinstance(s, _Restore):
+            continue
         for sub in s.walk():
             match sub:
                 case st.Choose() | st.Require() | st.Apply():
@@ -1494,7 +1006,7 @@ def _decides(prep: Prepared, steps: Sequence[st.Step]) -> bool:
     return False
 
 
-def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
+def _walk(ctx: Ctx, steps: list[st.Step | _Restore], scope: Scope, chosen: dict[str, Any],
           move: Mapping[str, Any] | None, out: list[dict[str, Any]] | None, action: Any) -> None:
     """The steps of an action from here on: listing (`move` None: every branch's choices
     appended to `out`) or playing `move` (raising IllegalAction)."""
@@ -1506,50 +1018,62 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
             break  # what is left changes no choice: the move is found
         s = steps[i]
         rest = steps[i + 1:]
-        rule = _reason(ctx, s.rule, names) if s.rule else action.rule
+        if isinstance(s, _Restore):
+            scope = prep.restore(scope, s.names)
+            i += 1
+            continue
+        rule = _reason(ctx, s.rule, scope) if s.rule else action.rule
         match s:
             case st.Choose():
-                o = _options(ctx, s, names)
-                inner = _bind(ctx, s, names)
-                var = typed.local_code(o.name)
+                o = _options(ctx, s, scope)
+                inner = _bind(ctx, s, scope)
                 if move is None:
-                    for value in o.values:
+                    for option in o.values:
                         branch = _fork(ctx)
-                        branch.frame[var] = value
-                        _walk(branch, rest, inner, {**chosen, o.name: value}, None, out, action)
+                        branch.frame[o.name] = option
+                        _walk(branch, rest, inner, {**chosen, o.name: option}, None, out, action)
                     return
-                value = _given(move, o.name, o.type)
-                ctx.frame[var] = value  # (its words may show the value chosen)
-                refused = _choice_refusal(ctx, s, inner, o, value, rule)
+                given = _given(move, o.name, o.type)
+                ctx.frame[o.name] = given  # (its words may show the value chosen)
+                shown = prep.bind(scope, o.name, typed.ANY)  # (as the compiler checks them)
+                refused = _choice_refusal(ctx, s, shown, o, given, rule)
                 if refused is not None:
                     raise IllegalAction(*refused)
-                chosen = {**chosen, o.name: value}
-                names = inner
+                chosen = {**chosen, o.name: given}
+                scope = inner
             case st.Require():
-                if not evaluate(ctx, _expr(s.cond), names):
+                if not _eval(ctx, s.cond, scope):
                     if move is None:
                         return
                     raise IllegalAction(rule, _reason(ctx, s.reason
-                                                      or f"{s.cond} does not hold", names))
-            case st.If():  # the branch taken, then the rest (its choices are the move's)
-                branch_steps = s.then if evaluate(ctx, _expr(s.cond), names) else s.orelse
-                steps = [*branch_steps, *rest]
+                                                      or f"{s.cond} does not hold", scope))
+                scope = prep.narrow(scope, s.cond)
+            case st.If() if _decides(prep, [s]):
+                # the branch taken, then the rest (its choices are the move's)
+                if _eval(ctx, s.cond, scope):
+                    narrowed = prep.narrow(scope, s.cond)
+                    was = tuple((n, scope.locals[n]) for n in typed.narrowed(s.cond)
+                                if n in scope.locals)
+                    steps = [*s.then, _Restore(was), *rest]
+                    scope = narrowed
+                else:
+                    steps = [*s.orelse, *rest]
                 i = 0
                 continue
             case st.Do():
-                pid = _do_target(ctx, s, names)
+                pid = _do_target(ctx, s, scope)
                 if pid is None:
-                    words = _reason(ctx, s.none_reason, names) if s.none_reason else None
+                    words = _reason(ctx, s.none_reason, scope) if s.none_reason else None
                     idle = idle or (rule, words)
                 else:
                     proc = prep.ps.procs[pid]
-                    args = _args(ctx, pid, dict(s.with_ or ()), names)
+                    args = _args(ctx, pid, dict(s.with_ or ()), scope)
                     own = [c.as_ for c in proc.choices]
                     if move is None:
                         for option in _opts(prep, ctx.state, ctx.seat, pid, args):
                             branch = _fork(ctx)
                             _run(prep, branch.state, branch.seat, pid, args, option)
-                            _walk(branch, rest, names,
+                            _walk(branch, rest, scope,
                                   {**chosen, **dict(zip(own, option, strict=True))}, None, out,
                                   action)
                         return
@@ -1559,26 +1083,26 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
                     if refused is not None:
                         if s.reason and not _opts(prep, ctx.state, ctx.seat, pid, args):
                             # nothing at all can be done: the action is refused (its own rule)
-                            raise IllegalAction(action.rule, _reason(ctx, s.reason, names)
+                            raise IllegalAction(action.rule, _reason(ctx, s.reason, scope)
                                                 + ": " + refused[1])
                         raise IllegalAction(*refused)
                     _run(prep, ctx.state, ctx.seat, pid, args, c)
                     chosen = {**chosen, **dict(zip(own, c, strict=True))}
             case st.Apply() if s.choices is not False:
                 # (`choices: {favor: NAME}`: the move field of a choice; false: none is made)
-                bundle, noble = _bundle(ctx, s, names)
+                bundle, noble = _bundle(ctx, s, scope)
                 field_of: Mapping[str, str] = dict(s.choices or ())
 
                 if move is None:
                     for made_here in _bundle_opts(ctx, bundle, noble):
                         branch = _fork(ctx)
                         _run_bundle(branch, bundle, noble, made_here)
-                        _walk(branch, rest, names, {**chosen, **_renamed(field_of, made_here)},
+                        _walk(branch, rest, scope, {**chosen, **_renamed(field_of, made_here)},
                               None, out, action)
                     return
                 made = {n: _given(move, str(field_of.get(n, n)), None)
                         for n in _bundle_names(ctx, bundle)}
-                for other in _column_names(ctx, s, names):  # a choice of the column's others
+                for other in _column_names(ctx, s, scope):  # a choice of the column's others
                     name = str(field_of.get(other, other))
                     if other not in made and _given(move, name, None) is not None:
                         raise IllegalAction(rule, f"this move does not choose "
@@ -1589,9 +1113,10 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
                     raise IllegalAction(rule, refused[1])
                 _run_bundle(ctx, bundle, noble, made)
                 chosen = {**chosen, **_renamed(field_of, made)}
-            case (st.Gain() | st.Set() | st.Let() | st.Move() | st.Drop() | st.ForEach()
-                  | st.Repeat() | st.Raise() | st.Apply() | st.Shuffle() | st.New()):
-                names = _effect(ctx, s, names)
+            case (st.Gain() | st.Set() | st.Let() | st.Move() | st.Drop() | st.If()
+                  | st.ForEach() | st.Repeat() | st.Raise() | st.Apply() | st.Shuffle()
+                  | st.New()):
+                scope = _effect(ctx, s, scope)
             case _:
                 assert_never(s)
         i += 1
@@ -1599,10 +1124,10 @@ def _walk(ctx: Ctx, steps: list[st.Step], names: Names, chosen: dict[str, Any],
         assert out is not None
         out.append(chosen)
         return
-    for key, value in move.items():  # every move has one form: nothing else may be chosen
+    for key, given in move.items():  # every move has one form: nothing else may be chosen
         if key in ("kind", "player") or key in chosen:
             continue
-        if value not in (None, False, [], ()):  # (a do that did nothing: by its rule, words)
+        if given not in (None, False, [], ()):  # (a do that did nothing: by its rule, words)
             words = f"a {move['kind']} move does not choose {key.replace('_', ' ')}"
             if idle is None:
                 raise IllegalAction(action.rule, words)

@@ -1345,6 +1345,19 @@ PROBE_STEPS = """\
       - let: {n: "len(d) + (1 if f is None else 2)"}
       - gain: {rubble_cubes: n}
       - move: {item: p2, from: plans, to: completed_plans}
+  - id: house-probe-3
+    steps:
+      - choose: {as: dk, from: rules.components.decks.id}
+      - if: len(hand) > 1
+        then:
+          - let: {c: first(hand)}
+          - move: {item: c, from: hand, to: "game.reserve[dk]"}
+      - move: {first: 1, from: game.discard, to: "game.reserve[dk]"}
+      - shuffle: "game.reserve[dk]"
+      - for_each: {as: n, in: game.favors}
+        do:
+          - gain: {wigs: "game.favors[n] % 2"}
+      - set: {reis: rules.game.start.reis, influence: "influence - 1"}
 """
 PROBE_HOOK = """\
   - id: probe-hook
@@ -1362,13 +1375,14 @@ def test_house_procedures_agree(tmp_path: Path) -> None:
     """Procedures written for the test: an optional choice, a choice of several with a count
     reason, a let that hides a player's field, writes to entries of maps that are not full (and
     to a new key), move first / all / item from a list a loop walks, an alias of a list, a
-    guard's let used by the effects, a raised event with its hook."""
+    guard's let used by the effects, a raised event with its hook, moves into (and a shuffle
+    of) an entry a table may not hold, a loop over a full table, a set from a constant."""
     house, house_models = compile_house(tmp_path, PROBE_EDITS, "lisboa_engine_probe")
     diff = Differ(house, house_models, procs_every=1, procs_full_every=5)
     randomised_states(diff, count=20, seed0=31)
     diff.assert_agree()
     c = diff.counts
-    for pid in ("house-probe", "house-probe-2", "probe-hook"):
+    for pid in ("house-probe", "house-probe-2", "house-probe-3", "probe-hook"):
         assert c[f"procedure {pid} listed"] > 10, pid
     assert c["procedure runs that change the state"] > 300
 
