@@ -30,8 +30,10 @@ class NotConstant(Exception):
 
 def scalar(node: ir.Expr) -> Scalar:
     """The value of a constant that is one plain value (a whole number, true/false, a text or
-    None, written in the rules or read from the rules data; a whole number negated), else
-    NotConstant."""
+    None, written in the rules or read from the rules data; a whole number negated; a measure
+    that is one of them), else NotConstant."""
+    if isinstance(node, ir.Measure):
+        return scalar(node.body)
     if isinstance(node, ir.Lit):
         return node.value
     if isinstance(node, ir.Data) and (node.value is None
@@ -44,7 +46,10 @@ def scalar(node: ir.Expr) -> Scalar:
 
 
 def integer(node: ir.Expr) -> int | None:
-    """The value of a constant whole number (true/false is none), or of one negated, else None."""
+    """The value of a constant whole number (true/false is none), of one negated, or of a
+    measure that is one of them, else None."""
+    if isinstance(node, ir.Measure):
+        return integer(node.body)
     if isinstance(node, ir.Neg):
         inner = integer(node.operand) if isinstance(node.operand, ir.Lit | ir.Data) else None
         return None if inner is None else -inner
@@ -65,6 +70,16 @@ def sequence(node: ir.Expr) -> tuple[Any, ...] | None:
     if isinstance(node, ir.Data) and isinstance(node.value, list | tuple):
         return tuple(frozen(v) for v in node.value)
     return None
+
+
+def distinct(values: tuple[Any, ...] | None) -> bool:
+    """Whether the items are known and none of them comes twice."""
+    if values is None:
+        return False
+    try:
+        return len(set(values)) == len(values)
+    except TypeError:  # items that are not hashable
+        return False
 
 
 def frozen(value: Any) -> Any:

@@ -28,7 +28,6 @@ nothing.
 from __future__ import annotations
 
 import ast
-import builtins
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -38,9 +37,19 @@ from typing import Any, TypeAlias, assert_never
 from lisboa_rules.core import names as grammar
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.pyexpr import parse_expr
+from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
+from lisboa_rules.ir.logic import negated
+from lisboa_rules.ir.reads import columns, free_locals, locals_named
 from lisboa_rules.lang import typed
-from lisboa_rules.lang.steps import Compiler, Param, Procedure, bare, negate, py_type
+from lisboa_rules.lang.steps import (
+    Compiler,
+    Param,
+    Procedure,
+    bare,
+    negate,
+    py_type,
+)
 from lisboa_rules.lang.tree import (
     Apply,
     Choose,
@@ -62,6 +71,7 @@ from lisboa_rules.lang.tree import (
     branches,
 )
 from lisboa_rules.lang.typed import BOOL, Name, Scope, VType
+from lisboa_rules.pyprint import expr as pyprint
 
 
 @dataclass(frozen=True)
@@ -150,14 +160,12 @@ class ActionCompiler(Compiler):
                  copier: Callable[[frozenset[str], frozenset[str], bool], str] | None = None,
                  bundles: Bundles | None = None, effect_ids: tuple[str, ...] = (),
                  measure_sources: Mapping[str, Any] | None = None,
-                 constants: Mapping[str, str] | None = None,
                  saver: Callable[[frozenset[str], frozenset[str]], tuple[str, str]] | None = None
                  ) -> None:
         super().__init__(scope, procs, hooks, name, where)
         self.table_values: Mapping[str, Mapping[Any, Any]] = table_values or {}
         # where a table the move generators read is added (the engine's tables), if anywhere
         self.new_tables = table_values if isinstance(table_values, dict) else None
-        self.constants: Mapping[str, str] = constants or {}  # a constant's code -> its name
         # the values a choice of the move generator goes through, when they are constants:
         # a name -> (the values, the name as the choice bound it)
         self.domains: dict[str, tuple[tuple[Any, ...], Name]] = {}
@@ -170,7 +178,8 @@ class ActionCompiler(Compiler):
         self.effect_ids = effect_ids
         self.measure_sources: Mapping[str, Any] = measure_sources or {}
         self.functions: list[list[str]] = []
-        self.let_sources: dict[str, str] = {}  # a local -> the code it was let to
+        self.let_sources: dict[str, ir.Expr] = {}  # a local -> the value it was let to
+        self.folding = False  # a let of the move generator, which may read a table made now
         self.field_types: dict[str, VType] = {}  # the move fields chosen, with their types
         # where loop-invariant options may be computed: per function's lines, (line, indent,
         # the names bound there)
@@ -618,27 +627,29 @@ class ActionCompiler(Compiler):
         var = typed.local_code(name)
         one = self._single(s, scope, var)
         if one is not None:
-            over, where, optional, inner = one
+            over, where, optional, inner = one.over, one.where_code, one.optional, one.scope
             if first:
                 over = f"only or {over}"
             out.append(f"{pad}for {var} in {'(None, *' + over + ')' if optional else over}:")
+            # an item that must be in a list: the loop goes on when it is not in it
+            flipped = None
+            if one.where is not None and not optional and _member(one.where, name):
+                flipped = bare(pyprint.expr(negated(one.where), inner.names()))
             if first and not optional:  # a value given by the caller is checked first
                 src = self.expr(s, s.source, scope, None, "choose/from")
                 assert src is not None
+                flipped = f"{var} not in {src.code}" if where is None else None
                 where = f"{var} in {src.code}" + (f" and ({where})" if where else "")
                 self.first_field = name
                 self.first_var = var
-            values = None if first else self._constant(over.removeprefix("dict.fromkeys(")
-                                                         .removesuffix(")"))
-            if isinstance(values, tuple):
+            values = None if first else const.sequence(one.keys)
+            if values is not None:
                 self.domains[name] = (((None,) if optional else ()) + values, inner.locals[name])
             else:
                 self.domains.pop(name, None)
             if where is not None:
                 test = f"{var} is not None and not ({where})" if optional else f"not ({where})"
-                if re.fullmatch(rf"{var} in [^()]*(\(.*\))?", where) and " and " not in where:
-                    test = where.replace(f"{var} in ", f"{var} not in ", 1)
-                out.append(f"{pad}    if {test}:")
+                out.append(f"{pad}    if {flipped or test}:")
                 out.append(f"{pad}        continue")
             self.field_types[name] = inner.locals[name].type
             return inner, name
@@ -751,65 +762,69 @@ class ActionCompiler(Compiler):
         var = f"_do_{self.counter}"
         self.counter += 1
         cases: list[tuple[str | None, Procedure | None]] = []
-        for pid in sorted(self._candidates(t.code)):
+        for pid in sorted(self._candidates(t.node)):
             cases.append((f"{var} == {py_str(pid)}", self.procs[pid]))
         cases.append((None, None))
         self._do_var = (var, bare(t.code))
         return cases
 
-    def _candidates(self, code: str) -> set[str]:
-        """The procedures a text may name: the values of the tables whose entry is the code's
-        value (`T[k]`, either side of `a if c else b`, through the lets it reads), not of the
+    def _candidates(self, node: ir.Expr) -> set[str]:
+        """The procedures a text may name: the values of the tables whose entry is its value
+        (a column's, either side of `a if c else b`, through the lets it reads), not of the
         tables its key is read from (`noble.noble_action`, the noble a card's type: the card
         types are no procedures, though one is spelt like the effect `treasury`); failing
         that, of every table it reads; every procedure some table names when it reads none."""
-        outer = self._value_tables(code, 0)
+        outer = self._value_tables(node, 0)
         if outer is not None:
             tables, named = outer
             out = {v for v in named if v in self.procs}
             for t in tables:
-                out |= {v for v in self.table_values.get(t, {}).values()
-                        if isinstance(v, str) and v in self.procs}
+                out |= self._procs_in(t)
             return out
-        for var, source in self.let_sources.items():
-            code = re.sub(rf"\b{var}\b", f"({source})", code)
-        reads = re.findall(r"(_T_\w+)\[", code)
+        reads = self._columns_read(node, 0)
         if not reads:
             return self._targets_all()
         out = set()
         for t in reads:
-            out |= {v for v in self.table_values.get(t, {}).values()
-                    if isinstance(v, str) and v in self.procs}
+            out |= self._procs_in(t)
         return out
 
-    def _value_tables(self, code: str, depth: int) -> tuple[set[str], set[str]] | None:
-        """(the tables an entry of which is the value of `code`, the texts it may be as
-        written), or None when its value is not read so plainly."""
-        try:
-            node = ast.parse(code, mode="eval").body
-        except SyntaxError:
-            return None
-        return self._outer(node, depth)
+    def _procs_in(self, column: tuple[str, str]) -> set[str]:
+        """The procedures the values of a column of a kind's rows name."""
+        rows = self._column(*column) or {}
+        return {v for v in rows.values() if isinstance(v, str) and v in self.procs}
 
-    def _outer(self, node: ast.expr, depth: int) -> tuple[set[str], set[str]] | None:
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
-                and node.value.id.startswith("_T_"):
-            return {node.value.id}, set()
-        if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, str)):
+    def _columns_read(self, node: ir.Expr, depth: int) -> set[tuple[str, str]]:
+        """The columns (kind, column) an expression reads, through the lets it reads."""
+        out = {(c.kind, c.column) for c in columns(node)}
+        if depth < 20:
+            for name in locals_named(node):
+                if name in self.let_sources:
+                    out |= self._columns_read(self.let_sources[name], depth + 1)
+        return out
+
+    def _value_tables(self, node: ir.Expr, depth: int
+                      ) -> tuple[set[tuple[str, str]], set[str]] | None:
+        """(the columns (kind, column) an entry of which is the value of `node`, the texts it
+        may be as written), or None when its value is not read so plainly."""
+        if isinstance(node, ir.Column):
+            return {(node.kind, node.column)}, set()
+        if isinstance(node, ir.Lit | ir.Data) and (node.value is None
+                                                   or isinstance(node.value, str)):
             return set(), ({node.value} if isinstance(node.value, str) else set())
-        if isinstance(node, ast.Name) and node.id in self.let_sources and depth < 20:
-            return self._value_tables(self.let_sources[node.id], depth + 1)
-        parts: list[ast.expr] | None = None
-        if isinstance(node, ast.IfExp):
-            parts = [node.body, node.orelse]
-        elif isinstance(node, ast.BoolOp):
-            parts = list(node.values)
-        if parts is None:
+        if isinstance(node, ir.Local) and node.name in self.let_sources and depth < 20:
+            return self._value_tables(self.let_sources[node.name], depth + 1)
+        parts: tuple[ir.Expr, ...]
+        if isinstance(node, ir.Cond):
+            parts = (node.then, node.orelse)
+        elif isinstance(node, ir.BoolOp):
+            parts = node.values
+        else:
             return None
-        tables: set[str] = set()
+        tables: set[tuple[str, str]] = set()
         named: set[str] = set()
         for part in parts:
-            found = self._outer(part, depth)
+            found = self._value_tables(part, depth)
             if found is None:
                 return None
             tables |= found[0]
@@ -820,91 +835,82 @@ class ActionCompiler(Compiler):
     # of the move generator whose value depends only on such a choice (and on the rules' tables)
     # reads a table made at compile time (`first([n for n in ... if x in n.list])`).
 
-    def _constant(self, code: str) -> Any:
-        """The value of the code of a constant (a literal, or a named constant), or None."""
-        if re.fullmatch(r"_K\d+", code):
-            code = next((c for c, n in self.constants.items() if n == code), "None")
-        try:
-            return ast.literal_eval(code)
-        except (ValueError, SyntaxError):
-            return None
+    def _distinct(self, keys: ir.Keys) -> bool:
+        src = keys.source
+        if not keys.is_table and isinstance(src, ir.Column):  # each row's list
+            rows = self._column(src.kind, src.column)
+            if rows is not None:
+                return all(isinstance(v, list | tuple) and const.distinct(tuple(v))
+                           for v in rows.values())
+        return super()._distinct(keys)
 
-    def _distinct(self, code: str, is_map: bool) -> bool:
-        value = self._constant(code)
-        m = re.fullmatch(r"(_T_\w+)\[[^\[\]]+\]", code)
-        try:
-            if isinstance(value, tuple):
-                return len(set(value)) == len(value)
-            if m is not None and m.group(1) in self.table_values:  # each row's list
-                rows = list(self.table_values[m.group(1)].values())
-                return all(isinstance(v, list | tuple) and len(set(v)) == len(v) for v in rows)
-        except TypeError:  # items that are not hashable
-            return False
-        return super()._distinct(code, is_map)
+    def _column(self, kind: str, col: str) -> Mapping[Any, Any] | None:
+        """The values of a column of a kind's rows, by id, if the compiler was given them."""
+        found = self.scope.tables.get(kind, {}).get(col)
+        return None if found is None else self.table_values.get(found[1])
 
     def _enum_let(self, s: Let, scope: Scope, indent: int, out: list[str]) -> Scope:
         """A let of the move generator: its value read from a table made now when it depends
         only on a choice of constant values (see `_folded`)."""
-        start = len(out)
-        inner = self._let(s, scope, indent, out)
-        pad = "    " * indent
-        if len(out) == start + 1 and len(s.names) == 1:
-            name = s.names[0][0]
-            head = f"{pad}{typed.local_code(name)} = "
-            if out[start].startswith(head):
-                table = self._folded(name, out[start][len(head):], scope)
-                if table is not None:
-                    out[start] = head + table
+        self.folding = len(s.names) == 1
+        try:
+            inner = self._let(s, scope, indent, out)
+        finally:
+            self.folding = False
         for name, _source in s.names:
             self.domains.pop(name, None)
         return inner
 
-    def _folded(self, name: str, code: str, scope: Scope) -> str | None:
-        """`code` (the value of the let `name`) as a read of a new table of the rules, keyed by
+    def _plain_let(self, name: str, t: typed.Typed, scope: Scope) -> str:
+        table = self._folded(name, t.node, scope) if self.folding else None
+        return table if table is not None else super()._plain_let(name, t, scope)
+
+    def _folded(self, name: str, node: ir.Expr, scope: Scope) -> str | None:
+        """The value of the let `name` (`node`) as a read of a new table of the rules, keyed by
         the value of the one choice it depends on, or None: only when that choice goes through
-        constants and the code reads nothing but them, the rules' tables and pure builtins,
-        giving a constant for each value."""
-        if self.new_tables is None or re.search(r"\*|<<", code):
-            return None  # no power, repetition or shift: what the compiler runs stays small
-        free = [n for n, v in scope.locals.items() if re.search(rf"\b{v.code}\b", code)]
-        if len(free) != 1 or free[0] not in self.domains:
+        constants and the value reads nothing but them and the rules' tables, giving a
+        constant for each value (see ir/const.py)."""
+        if self.new_tables is None:
             return None
-        values, bound = self.domains[free[0]]
-        if scope.locals[free[0]] is not bound:
+        free = free_locals(node)
+        if len(free) != 1:
             return None
-        env: dict[str, Any] = {"__builtins__": _PURE}
-        env.update({k: v for k, v in self.table_values.items() if k.startswith("_T_")})
-        for c, n in self.constants.items():
-            env[n] = self._constant(c)
-        var = bound.code
+        (var,) = free
+        domain = self.domains.get(var)
+        if domain is None:
+            return None
+        values, bound = domain
+        if scope.locals.get(var) is not bound:
+            return None
         table: dict[Any, Any] = {}
         for value in values:
-            try:
-                got = eval(code, {**env, var: value})  # the compiler's own code
-            except Exception:
+            if value is None or not _literal(value):
                 return None
-            if not _literal(got) or not _literal(value) or value is None:
+            try:
+                got = const.evaluate(node, {var: value}, self._cell)
+            except const.NotConstant:
+                return None
+            if not _literal(got):
                 return None
             table[value] = got
-        stem = "_T_" + grammar.stem(name) + "_by_" + var.removeprefix("v_")
+        stem = "_T_" + grammar.stem(name) + "_by_" + var
         found, k = stem, 1
         while found in self.new_tables and dict(self.new_tables[found]) != table:
             k += 1
             found = f"{stem}_{k}"
         self.new_tables[found] = table
-        return f"{found}[{var}]"
+        return f"{found}[{typed.local_code(var)}]"
 
-    def _let(self, s: Let, scope: Scope, indent: int, out: list[str]) -> Scope:
-        inner = super()._let(s, scope, indent, out)
-        named = {n for n, _source in s.names}
-        for name, known in inner.locals.items():
-            if (scope.locals.get(name) is not known and "_T_" in known.code) or (
-                    name not in scope.locals and name in named):
-                line = next((x for x in reversed(out)
-                             if x.strip().startswith(f"{known.code} = ")), None)
-                if line is not None:
-                    self.let_sources[known.code] = line.split(" = ", 1)[1]
-        return inner
+    def _cell(self, kind: str, col: str, key: Any) -> Any:
+        """The value of a column of the rules' tables for one id (a KeyError if not known)."""
+        rows = self._column(kind, col)
+        if rows is None:
+            raise KeyError(col)
+        return rows[key]
+
+    def _bound(self, name: str, t: typed.Typed, scope: Scope) -> None:
+        if name not in scope.locals:  # what a new name reads, for the procedures it may name
+            self.let_sources[name] = t.node
 
     def _call_args(self, s: Do, proc: Procedure, scope: Scope) -> str | None:
         return self._args(s, proc, dict(s.with_ or ()), scope, "with")
@@ -1312,7 +1318,7 @@ class ActionCompiler(Compiler):
                     cond = self.expr(s, s.cond, scope, BOOL)
                     reason = self._reason(s, scope, s.reason or f"{s.cond} does not hold")
                     if cond is not None:
-                        out.append(f"{pad}if {negate(cond.code)}:")
+                        out.append(f"{pad}if {negate(cond, scope)}:")
                         out.append(f"{pad}    raise IllegalMove({srule}, {reason})")
                         scope = self._narrow(s, scope)
                     continue
@@ -1398,19 +1404,17 @@ def unchosen(s: Apply) -> bool:
     return s.choices is False
 
 
-# The builtins a let folded at compile time may call (they change nothing, and go through
-# no more than they are given: no `range`).
-_PURE: Any = {n: getattr(builtins, n)
-              for n in ("all", "any", "bool", "dict", "enumerate", "int", "len", "list", "max",
-                        "min", "next", "reversed", "set", "sorted", "str", "sum",
-                        "tuple", "zip")}
-
-
 def _literal(value: Any) -> bool:
     """Whether a value is a constant the engine's tables can hold."""
     if isinstance(value, tuple | list):
         return all(_literal(v) for v in value)
     return value is None or isinstance(value, str | int)
+
+
+def _member(cond: ir.Expr, name: str) -> bool:
+    """Whether a condition is `name in X` (the local `name` an item of a list)."""
+    return (isinstance(cond, ir.Compare) and cond.left == ir.Local(name)
+            and len(cond.ops) == 1 and cond.ops[0][0] == "in")
 
 
 def _only_in_moves(functions: list[list[str]], var: str, field_name: str) -> bool:

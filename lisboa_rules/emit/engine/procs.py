@@ -258,7 +258,7 @@ class ProcSession:
             base = grammar.stem(kind).lstrip("_") or "action"
             acomp = Comp(P._with_row(scope, ps.action_rows[kind]), ps.procs, ps.hooks,
                          known, where, tables.values, copier.name, bundles,
-                         ps.effects, dict(ps.measures), tables.constants, saver=copier.saver)
+                         ps.effects, dict(ps.measures), saver=copier.saver)
             got = acomp.compile_action(action, _PLACEHOLDER)
             problems.actions += acomp.problems
             for fname, ftype in got.types.items():
