@@ -40,12 +40,13 @@ from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir.logic import negated
-from lisboa_rules.ir.reads import columns, free_locals, locals_named
+from lisboa_rules.ir.reads import columns, free_locals, locals_named, names_read
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.steps import (
     Compiler,
     Param,
     Procedure,
+    arg_code,
     bare,
     negate,
     py_type,
@@ -100,10 +101,42 @@ class Bundles:
 
 @dataclass
 class ActionCode:
-    functions: list[list[str]]  # source lines of each function, in emission order
+    # source lines of each function, in emission order; a move made is a slot (MOVE_SLOT)
+    functions: list[list[str]]
     fields: tuple[str, ...]  # the move fields the action's choices fill
     first: str | None = None  # the field of the first choice, when the generator can be given it
     types: dict[str, VType] = field(default_factory=dict)  # each field's type
+    kind: str = ""  # the moves' kind (the action's id)
+    moves: list[tuple[str, ...]] = field(default_factory=list)  # each slot's choices made
+
+    def lines(self, move: Callable[[str, tuple[str, ...]], str] | None = None
+              ) -> list[list[str]]:
+        """The functions' lines, each move made as `move(kind, choices)` writes it (by
+        default, a Move with the choices as keywords)."""
+        write = move or keyword_move
+        made = {MOVE_SLOT.format(k): write(self.kind, fields)
+                for k, fields in enumerate(self.moves)}
+        out = []
+        for f in self.functions:
+            lines = []
+            for line in f:
+                if "MOVE__" in line:
+                    for slot, code in made.items():
+                        line = line.replace(slot, code)
+                lines.append(line)
+            out.append(lines)
+        return out
+
+
+# Where a move generator makes a move: the Move's code is written once the fields of every
+# action are known (ActionCode.lines), by the back end that knows their order.
+MOVE_SLOT = "MOVE__{}__"
+
+
+def keyword_move(kind: str, fields: tuple[str, ...]) -> str:
+    """A move made with its kind, the seat and the choices made as keywords."""
+    args = [py_str(kind), "seat", *[f"{f}={typed.local_code(f)}" for f in fields]]
+    return f"Move({', '.join(args)})"
 
 
 
@@ -122,21 +155,38 @@ class Restore:
 @dataclass(frozen=True)
 class Call:
     """The run of a procedure done whose choices the move generator went through (`args`:
-    the code of its arguments, `, a, b`; `names`: its choices)."""
+    the code of its arguments, `, a, b`, and `given`, what they are; `names`: its choices)."""
 
     proc: str
     args: str
     names: tuple[str, ...]
+    given: tuple[ir.Expr, ...] = ()
 
 
 @dataclass(frozen=True)
 class Applied:
-    """The run of a bundle of effects whose choices the move generator went through."""
+    """The run of a bundle of effects whose choices the move generator went through (`table`,
+    `key`, `shared`, `given` and `source` as a BundleRef's)."""
 
     table: str
     key: str
     shared: str
     names: tuple[str, ...]
+    given: tuple[ir.Expr, ...] = ()
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class BundleRef:
+    """The bundles of effects an apply step carries out: the entry of the rule set's `fx`
+    (`table`), the code of the row's id (`key`) and of the parameters the effects share
+    (`shared`), what those read (`given`), and the table of the bundles (`source`)."""
+
+    table: str
+    key: str
+    shared: str
+    given: tuple[ir.Expr, ...]
+    source: str
 
 
 # A step of an action as the move generator goes through them
@@ -339,13 +389,12 @@ class ActionCompiler(Compiler):
         read (`ROW.column`: every table of that column; a compiled `_apply`: its table), or
         every effect when that is not known (`this.…`, read against another row)."""
         if isinstance(s, Applied):
-            tables = [f"_T{s.table}"]
+            tables = [s.source]
         else:
             src = s.effects
             if not isinstance(src, str) or src.startswith("this.") or "." not in src:
                 return list(self.effect_ids)
-            col = src.rsplit(".", 1)[-1]
-            tables = [name for name in self.table_values if name.endswith("_" + col)]
+            tables = self._tables_of(src.rsplit(".", 1)[-1])
         out: set[str] = set()
         for name in tables:
             values = self.table_values.get(name)
@@ -356,6 +405,10 @@ class ActionCompiler(Compiler):
                     return list(self.effect_ids)
                 out |= {str(e) for e, _a in bundle}
         return sorted(out) if tables else list(self.effect_ids)
+
+    def _tables_of(self, col: str) -> list[str]:
+        """The tables of a column of every kind's rows that has it."""
+        return [found[col][1] for found in self.scope.tables.values() if col in found]
 
     def _targets_all(self) -> set[str]:
         out = set()
@@ -410,9 +463,9 @@ class ActionCompiler(Compiler):
             bundles = [tuple(value.items())] if isinstance(value, Mapping) else []
         else:  # ROW.column: the bundles of every table of that column
             col = src.rsplit(".", 1)[-1] if isinstance(src, str) else ""
-            for name, values in self.table_values.items():
-                if name.endswith("_" + col):
-                    bundles += [v for v in values.values() if isinstance(v, tuple)]
+            for name in self._tables_of(col):
+                values = self.table_values.get(name, {})
+                bundles += [v for v in values.values() if isinstance(v, tuple)]
             if not bundles:
                 return True
         return any(self._guarded(str(e)) for b in bundles for e, _a in b)
@@ -427,6 +480,7 @@ class ActionCompiler(Compiler):
         self.action = action
         self.stem = stem
         self.functions = []
+        self.moves: list[tuple[str, ...]] = []
         self.fields = []
         self.counter = 0
         self.first_field: str | None = None
@@ -454,7 +508,8 @@ class ActionCompiler(Compiler):
         self._play(list(action.steps), scope, 1, play, ())
         self.functions.append(_clean(play))
         types = {f: self.field_types.get(f, typed.TEXT) for f in self.fields}
-        return ActionCode(self.functions, tuple(self.fields), self.first_field, types)
+        return ActionCode(self.functions, tuple(self.fields), self.first_field, types,
+                          action.id, self.moves)
 
     def _field(self, name: str) -> None:
         if name not in self.fields:
@@ -462,12 +517,11 @@ class ActionCompiler(Compiler):
 
     def _emit_move(self, scope: Scope, bound: tuple[str, ...], indent: int,
                    out: list[str]) -> None:
-        assert self.action is not None
-        # the kind, the seat and the choices made (the other fields keep their defaults)
+        # the kind, the seat and the choices made (the other fields keep their defaults),
+        # written once the fields of every move are known (ActionCode.lines)
         pad = "    " * indent
-        args = [py_str(self.action.id), "seat",
-                *[f"{f}={typed.local_code(f)}" for f in bound]]
-        out.append(f"{pad}out.append(Move({', '.join(args)}))")
+        out.append(f"{pad}out.append({MOVE_SLOT.format(len(self.moves))})")
+        self.moves.append(bound)
 
     # The move generator: `bound` (the move fields chosen so far) is kept in the scope's
     # locals under the name `_bound` as a tuple of names.
@@ -567,14 +621,15 @@ class ActionCompiler(Compiler):
     # are computed once, before the outermost loop that leaves their values unchanged.
 
     def _point(self, out: list[str], indent: int, scope: Scope) -> None:
-        """Code at `indent` may be put here (the current end of `out`): the names bound."""
-        known = frozenset(v.code for v in scope.locals.values())
+        """Code at `indent` may be put here (the current end of `out`): the locals bound."""
+        known = frozenset(v.ref.name for v in scope.locals.values()
+                          if isinstance(v.ref, ir.Local))
         self.points.setdefault(id(out), []).append((len(out), indent, known))
 
-    def _hoisted(self, out: list[str], indent: int, code: str, returns: str) -> str:
-        """`code` computed at the earliest point it can be, as a local (of the type `returns`,
-        or None until computed); or `code` itself."""
-        refs = set(re.findall(r"\bv_\w+", code))
+    def _hoisted(self, out: list[str], indent: int, code: str, refs: set[str],
+                 returns: str) -> str:
+        """`code`, which reads the locals `refs`, computed at the earliest point it can be, as
+        a local (of the type `returns`, or None until computed); or `code` itself."""
         points = self.points.get(id(out), [])
         best = None
         for k, (pos, ind, known) in enumerate(points):
@@ -691,8 +746,7 @@ class ActionCompiler(Compiler):
         copy = self.copier(frozenset(game), frozenset(player), others) if saved is None else ""
         self.counter += 1
         fn = f"_moves_{self.stem}__k{self.counter}"
-        names = [n for n, v in scope.locals.items()
-                 if n != "seat" and re.fullmatch(r"v_\w+", v.code)]
+        names = [n for n, v in scope.locals.items() if isinstance(v.ref, ir.Local)]
         params = "".join(f", {scope.locals[n].code}: Any" for n in names)
         args = "".join(f", {scope.locals[n].code}" for n in names)
         body = [f"def {fn}(g: Game, seat: int, out: list[Move]{params}) -> None:",
@@ -712,8 +766,8 @@ class ActionCompiler(Compiler):
         first = self.first_var
         keyed = [scope.locals[n].code for n in names if scope.locals[n].code != first]
         if out is self.main_out and first is not None and self.first_field is not None \
-                and first in args and _only_in_moves(self.functions[start:], first,
-                                                     self.first_field):
+                and first in [scope.locals[n].code for n in names] \
+                and _only_in_moves(self.functions[start:], first):
             # The moves of the rest depend on the first choice only through the other values
             # (as a row through the row it names): made once per those values, then retagged.
             key = f"({', '.join(keyed)},)" if keyed else "()"
@@ -912,8 +966,8 @@ class ActionCompiler(Compiler):
         if name not in scope.locals:  # what a new name reads, for the procedures it may name
             self.let_sources[name] = t.node
 
-    def _call_args(self, s: Do, proc: Procedure, scope: Scope) -> str | None:
-        return self._args(s, proc, dict(s.with_ or ()), scope, "with")
+    def _call_args(self, s: Do, proc: Procedure, scope: Scope) -> list[typed.Typed] | None:
+        return self._given(s, proc, dict(s.with_ or ()), scope, "with")
 
     def _enum_do(self, s: Do, rest: list[Item], scope: Scope, indent: int, out: list[str],
                  owned: bool, bound: tuple[str, ...]) -> None:
@@ -939,10 +993,12 @@ class ActionCompiler(Compiler):
             if proc is None:
                 self._enum(rest, scope, level, out, owned, False, bound)
                 continue
-            args = self._call_args(s, proc, scope)
-            if args is None:
+            given = self._call_args(s, proc, scope)
+            if given is None:
                 out.append(f"{inner_pad}pass")
                 continue
+            args = arg_code(given)
+            reads = set().union(*(locals_named(v.node) for v in given))
             stem = self.name(proc.id)
             names = [c.as_ for c in proc.choices]
             twice = [n for n in names if n in bound]
@@ -958,7 +1014,7 @@ class ActionCompiler(Compiler):
             if names:
                 vars_ = [typed.local_code(n) for n in names]
                 target = f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_)
-                opts = self._hoisted(out, level, f"_opts_{stem}(g, seat{args})",
+                opts = self._hoisted(out, level, f"_opts_{stem}(g, seat{args})", reads,
                                      f"list[{self.choice_type(proc)}]")
                 out.append(f"{inner_pad}for {target} in {opts}:")
                 for n in names:
@@ -967,7 +1023,7 @@ class ActionCompiler(Compiler):
                 new_bound = (*bound, *names)
             else:
                 guard = f"_opts_{stem}(g, seat{args})"
-                key = self._guard_key(out, args, scope)
+                key = self._guard_key(out, given)
                 if key is None:
                     out.append(f"{inner_pad}if {guard}:")
                 else:
@@ -979,30 +1035,25 @@ class ActionCompiler(Compiler):
                     out += [f"{inner_pad}if {key} not in {known}:",
                             f"{inner_pad}    {known}[{key}] = bool({guard})",
                             f"{inner_pad}if {known}[{key}]:"]
-            call = Call(proc.id, args, tuple(names))
+            call = Call(proc.id, args, tuple(names), tuple(v.node for v in given))
             self._enum([call, *rest], inner, level + 1, out, False, False, new_bound)
 
-    def _guard_key(self, out: list[str], args: str, scope: Scope) -> str | None:
-        """The key of the answers of a guard given `args` (`, a, b`), asked in the function
-        that lists the moves (which never changes the state), when each argument is a local
-        of a type that can be a key (a number, a text, an id) or a literal; else None."""
-        if out is not self.main_out:
+    def _guard_key(self, out: list[str], given: list[typed.Typed]) -> str | None:
+        """The key of the answers of a guard given these values, asked in the function that
+        lists the moves (which never changes the state), when each is a local of a type that
+        can be a key (a number, a text, an id) or a constant of one; else None."""
+        if out is not self.main_out or not given:
             return None
-        types = {v.code: v.type for v in scope.locals.values()}
-        codes = [a.strip() for a in args.split(",")[1:]]
-        for code in codes:
-            t = types.get(code)
-            if t is not None:
-                if t.name in ("list", "map", "player", "any"):
+        for v in given:
+            if isinstance(v.node, ir.Local | ir.Seat):
+                if v.type.name in ("list", "map", "player", "any"):
                     return None
                 continue
             try:
-                ast.literal_eval(code)
-            except (ValueError, SyntaxError):
+                const.scalar(v.node)
+            except const.NotConstant:
                 return None
-        if not codes or "(" in args:
-            return None
-        return f"({', '.join(codes)},)"
+        return f"({', '.join(bare(v.code) for v in given)},)"
 
     def _enum_apply(self, s: Apply, rest: list[Item], scope: Scope, indent: int,
                     out: list[str], owned: bool, bound: tuple[str, ...]) -> None:
@@ -1011,18 +1062,19 @@ class ActionCompiler(Compiler):
         if got is None:
             self._enum(rest, scope, indent, out, owned, False, bound)
             return
-        table, key, shared = got
+        table, key, shared = got.table, got.key, got.shared
         names = self._apply_names(s, table, bound)
         inner = scope
         vars_ = [typed.local_code(n) for n in names]
         target = "_" if not vars_ else (f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_))
+        reads = set().union(*(locals_named(x) for x in got.given))
         opts = self._hoisted(out, indent, f"g.rs.fx[{py_str(table)}][{key}][0](g, seat, {shared})",
-                             "list[tuple[Any, ...]]")
+                             reads, "list[tuple[Any, ...]]")
         out.append(f"{pad}for {target} in {opts}:")
         for n in names:
             self._field(n)
             inner = inner.with_locals(**{n: Name(typed.ANY, ir.Local(n))})
-        call = Applied(table, key, shared, tuple(names))
+        call = Applied(table, key, shared, tuple(names), got.given, got.source)
         self._enum([call, *rest], inner, indent + 1, out, False, False, (*bound, *names))
 
     def _apply_names(self, s: Apply, table: str, bound: tuple[str, ...]) -> list[str]:
@@ -1058,7 +1110,7 @@ class ActionCompiler(Compiler):
             case Apply():
                 got = self._bundle_table(s, scope)
                 if got is not None:
-                    table, key, shared = got
+                    table, key, shared = got.table, got.key, got.shared
                     names = self.bundles.choices[table]
                     nones = ", None" * len(names)
                     out.append(pad + "# " + py_comment(f"{self.where(s.path)} {s.id or s.kind}"))
@@ -1074,10 +1126,11 @@ class ActionCompiler(Compiler):
                 for k, (test, proc) in enumerate(cases):
                     if proc is None:
                         continue
-                    args = self._call_args(s, proc, scope)
+                    given = self._call_args(s, proc, scope)
+                    args = "" if given is None else arg_code(given)
                     out.append(f"{pad}{'if' if k == 0 else 'elif'} {test}:")
                     nones = ", None" * len(proc.choices)
-                    out.append(f"{pad}    _run_{self.name(proc.id)}(g, seat{args or ''}{nones})")
+                    out.append(f"{pad}    _run_{self.name(proc.id)}(g, seat{args}{nones})")
             case (Gain() | Set() | Let() | Move() | Drop() | Require() | Choose() | If()
                   | ForEach() | Repeat() | Do() | Raise() | Shuffle() | New()):
                 return super()._effect(s, scope, indent, out)
@@ -1087,9 +1140,8 @@ class ActionCompiler(Compiler):
 
     # -- bundles of effects -------------------------------------------------------------
 
-    def _bundle_table(self, s: Apply, scope: Scope) -> tuple[str, str, str] | None:
-        """(table name, key code, the code of the shared parameters) of an apply step,
-        compiling its bundles."""
+    def _bundle_table(self, s: Apply, scope: Scope) -> BundleRef | None:
+        """The bundles of effects an apply step carries out, compiled."""
         src = s.effects
         if isinstance(src, str) and src.startswith("this.") and scope.this is not None:
             # a bundle of the procedure's own row (`this.reward`): a table of one entry
@@ -1106,6 +1158,7 @@ class ActionCompiler(Compiler):
             table = f"_T_const{len(self.bundles.tables) + 1}"
             self.table_values = {**self.table_values, table: {0: bundle}}
             key_code = "0"
+            reads: list[ir.Expr] = []
         else:
             got = self.expr(s, src, scope, None, "apply/effects")
             if got is None:
@@ -1117,6 +1170,7 @@ class ActionCompiler(Compiler):
                 return None
             table = scope.tables[node.kind][node.column][1]
             key_code = bare(scope.typed(node.key, typed.ANY).code)
+            reads = [node.key]
         # the other parameters the effects share (rules/effects.yaml `params`, after the
         # amount), given by the keys of the step named like them
         given = []
@@ -1130,13 +1184,15 @@ class ActionCompiler(Compiler):
             if v is None:
                 return None
             given.append(bare(v.code))
+            reads.append(v.node)
         for key in params:
             if key not in {p.name for p in self._shared_params()}:
                 self.problem(s, "step-unknown-key", f"the effects take no '{key}'",
                              f"apply/{key}", typed.closest(str(key), [
                                  "effects", "choices", *[p.name for p in self._shared_params()]]))
         self._bundles_of(table)
-        return table.removeprefix("_T"), key_code, ", ".join(given) or "None"
+        return BundleRef(table.removeprefix("_T"), key_code, ", ".join(given) or "None",
+                         tuple(reads), table)
 
     def _shared_params(self) -> tuple[Param, ...]:
         """The parameters every effect takes after its amount (rules/effects.yaml `params`)."""
@@ -1339,7 +1395,7 @@ class ActionCompiler(Compiler):
                     got = self._bundle_table(s, scope)
                     if got is None:
                         continue
-                    table, key, shared = got
+                    table, key, shared = got.table, got.key, got.shared
                     made = self._apply_names(s, table, bound)
                     choices = "".join(f", move.{n}" for n in made)
                     fx = f"g.rs.fx[{py_str(self._checked_table(table, tuple(made)))}][{key}]"
@@ -1383,7 +1439,8 @@ class ActionCompiler(Compiler):
                 words = self._reason(s, scope, s.none_reason) if s.none_reason else "None"
                 self._play(rest, scope, level, out, bound, (srule, words))
                 continue
-            args = self._call_args(s, proc, scope) or ""
+            given = self._call_args(s, proc, scope)
+            args = "" if given is None else arg_code(given)
             stem = self.name(proc.id)
             names = [c.as_ for c in proc.choices]
             choices = "".join(f", move.{n}" for n in names)
@@ -1417,16 +1474,14 @@ def _member(cond: ir.Expr, name: str) -> bool:
             and len(cond.ops) == 1 and cond.ops[0][0] == "in")
 
 
-def _only_in_moves(functions: list[list[str]], var: str, field_name: str) -> bool:
-    """Whether the functions read `var` only to put it in the moves they make (as
-    `field_name=var`) or to pass it on to one another."""
+def _only_in_moves(functions: list[list[str]], var: str) -> bool:
+    """Whether the functions read `var` only to put it in the moves they make (their slots,
+    where it is the value of its own field) or to pass it on to one another."""
     for lines in functions:
         for line in lines:
             if var not in line:
                 continue
-            rest = re.sub(rf"\b{field_name}={var}\b", "", line)
-            rest = re.sub(rf'^\s*_mf\["{field_name}"\] = {var}$', "", rest)  # see _emit_move
-            rest = re.sub(rf"\b{var}: Any\b", "", rest)
+            rest = re.sub(rf"\b{var}: Any\b", "", line)
             if re.match(r"\s*_moves_\w+__k\d+\(", rest):
                 rest = re.sub(rf"\b{var}\b", "", rest)
             if re.search(rf"\b{var}\b", rest):
@@ -1487,10 +1542,9 @@ def _names_in(s: Item) -> set[str]:
             texts = [s.effects, *(x for pair in (*s.params, *renamed) for x in pair)]
         case Restore():
             texts = [n for n, _known in s.names]
-        case Call():
-            texts = [s.proc, s.args, *s.names]
-        case Applied():
-            texts = [s.table, s.key, s.shared, *s.names]
+        case Call() | Applied():  # the procedure or the bundle, and what it is given
+            texts = [s.proc if isinstance(s, Call) else None, *s.names]
+            return _texts_names(texts).union(*(names_read(x) for x in s.given))
         case _:
             assert_never(s)
     return _texts_names(texts)

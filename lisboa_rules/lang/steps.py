@@ -871,24 +871,36 @@ class Compiler:
     def _args(self, s: StepBase, callee: Procedure, given: Mapping[str, Expr], scope: Scope,
               key: str) -> str | None:
         """`, a, b` for the parameters of a procedure done or a hook run, or None."""
-        args = []
+        values = self._given(s, callee, given, scope, key)
+        return None if values is None else arg_code(values)
+
+    def _given(self, s: StepBase, callee: Procedure, given: Mapping[str, Expr], scope: Scope,
+               key: str) -> list[Typed] | None:
+        """The values of the parameters of a procedure done or a hook run (None for an
+        optional one not given), or None."""
+        args: list[Typed] = []
         for prm in callee.params:
             if prm.name not in given:
                 if prm.type.optional:
-                    args.append("None")
+                    args.append(typed.constant(None))
                     continue
                 self.problem(s, "step-missing", f"'{callee.id}' needs '{prm.name}'", key)
                 return None
             v = self.expr(s, given[prm.name], scope, prm.type, f"{key}/{prm.name}")
             if v is None:
                 return None
-            args.append(bare(v.code))
+            args.append(v)
         for name in given:
             if name not in {p.name for p in callee.params}:
                 self.problem(s, "step-unknown-key", f"'{callee.id}' takes no '{name}'",
                              f"{key}/{name}",
                              typed.closest(str(name), [p.name for p in callee.params]))
-        return "".join(", " + a for a in args)
+        return args
+
+
+def arg_code(values: list[Typed]) -> str:
+    """`, a, b`: the code of the values given to a procedure's parameters."""
+    return "".join(", " + bare(v.code) for v in values)
 
 
 def _entry(place: Typed, scope: Scope) -> str:

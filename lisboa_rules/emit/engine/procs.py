@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from lisboa_rules.core import names as grammar
+from lisboa_rules.core.encode import py_str
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
 from lisboa_rules.emit.engine.state_classes import copy_code
@@ -42,6 +43,7 @@ from lisboa_rules.model import procs as P
 from lisboa_rules.model.queries import Query, compile_queries
 from lisboa_rules.model.state import parse_type
 from lisboa_rules.model.types import Model
+from lisboa_rules.pyprint.expr import local as local_code
 
 _PLACEHOLDER = "STEM__"  # a procedure's own name until its code is known to be new
 
@@ -264,9 +266,11 @@ class ProcSession:
             for fname, ftype in got.types.items():
                 view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
             # the fields of a Move only ever grow at the end: their places are known now
-            got.functions = [[positional_move(line, view.move_fields) for line in f]
-                             for f in got.functions]
-            code = "\n\n\n".join("\n".join(f) for f in got.functions)
+
+            def made(kind: str, chosen: tuple[str, ...]) -> str:
+                return positional_move(kind, chosen, view.move_fields)
+
+            code = "\n\n\n".join("\n".join(f) for f in got.lines(made))
             stem = share(code, base)
             moves[kind] = Call("MoveDef", (kind, action.phase, action.rule, got.fields,
                                            got.first, Raw(f"_moves_{stem}"),
@@ -535,24 +539,19 @@ def _split(functions: list[str], bundles: list[str]) -> list[str]:
     return [*first, *bundles, *last]
 
 
-_MOVE_CALL = re.compile(r'Move\(("[^"\\]*"), seat((?:, \w+=\w+)*)\)')
 _NOT_CHOSEN = {"integer": "None", "string": "None", "boolean": "False", "integers": "()",
                "strings": "()"}
 
 
-def positional_move(line: str, fields: dict[str, str]) -> str:
-    """A move made with keywords by a move generator (`Move("kind", seat, card=v_card)`, see
-    ActionCompiler._emit_move) made with positional arguments, the choices not made as their
+def positional_move(kind: str, chosen: tuple[str, ...], fields: dict[str, str]) -> str:
+    """A move a move generator makes (ActionCompiler._emit_move: the choices `chosen`, each
+    the value of its local), with positional arguments, the choices not made as their
     defaults (`fields`: the Move's choices in order, with their JSON types): a keyword call
     costs nearly twice as much, and generators make tens of moves per move."""
-    def made(m: re.Match[str]) -> str:
-        given = dict(kv.split("=", 1) for kv in m.group(2).split(", ")[1:])
-        names = list(fields)
-        last = max((names.index(k) for k in given), default=-1)
-        args = [given.get(n, _NOT_CHOSEN[fields[n]]) for n in names[: last + 1]]
-        return f"Move({', '.join([m.group(1), 'seat', *args])})"
-
-    return _MOVE_CALL.sub(made, line)
+    names = list(fields)
+    last = max((names.index(k) for k in chosen), default=-1)
+    args = [local_code(n) if n in chosen else _NOT_CHOSEN[fields[n]] for n in names[: last + 1]]
+    return f"Move({', '.join([py_str(kind), 'seat', *args])})"
 
 
 class _Copier:
