@@ -11,14 +11,16 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, assert_never
 
 from lisboa_rules.core import names as grammar
 from lisboa_rules.core.encode import py_str
-from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
 from lisboa_rules.emit.engine.state_classes import copy_code
+from lisboa_rules.ir import const
+from lisboa_rules.ir import expr as ir
+from lisboa_rules.ir.reads import locals_named
 from lisboa_rules.lang.actions import ActionCompiler, Bundles, json_type
 from lisboa_rules.lang.phases import check_phases
 from lisboa_rules.lang.steps import Procedure
@@ -43,6 +45,7 @@ from lisboa_rules.model import procs as P
 from lisboa_rules.model.queries import Query, compile_queries
 from lisboa_rules.model.state import parse_type
 from lisboa_rules.model.types import Model
+from lisboa_rules.pyprint import expr as pyprint
 from lisboa_rules.pyprint.expr import local as local_code
 
 _PLACEHOLDER = "STEM__"  # a procedure's own name until its code is known to be new
@@ -312,8 +315,11 @@ class ProcSession:
         view, tables, bundles = self.view, self.tables, self.bundles
         assert self.copier is not None
         measures = []
+        bodies = self._measure_bodies()
         for name, (returns, body) in tables.measures.items():
-            body = counted_by_bisection(body)
+            node = bodies.get((returns, body))
+            if node is not None:
+                body = counted_by_bisection(*node)
             lines = [f"def {name}(g: Game, p: Player) -> {returns}:", f"    return {body}"]
             measures.append("\n".join(w for line in lines for w in wrap_line(line)))
         bundle_code = ["\n".join(w for line in f for w in wrap_line(line))
@@ -329,6 +335,19 @@ class ProcSession:
                          fmt(ast.literal_eval(value), 0, "", len(name) + len(": Final = ")))
                         for value, name in tables.constants.items() if name in code]
         return view
+
+
+    def _measure_bodies(self) -> dict[tuple[str, str], tuple[ir.Expr, pyprint.Names]]:
+        """The body of each measure printed as a function of its own, with the names it was
+        printed with, by (its annotation, its code): the key of the rules' tables."""
+        out: dict[tuple[str, str], tuple[ir.Expr, pyprint.Names]] = {}
+        for _data, _state, _measures, scope in self.scopes:
+            names = scope.names()
+            for m in scope.measures.values():
+                if isinstance(m.ref, ir.Measure):
+                    code = pyprint.bare(pyprint.expr(m.ref.body, names))
+                    out.setdefault((pyprint.annotation(m.ref.type), code), (m.ref.body, names))
+        return out
 
 
 def _invariant_view(models: list[Model], view: ProcView, tables: P.Tables,
@@ -434,94 +453,72 @@ def _fit(lines: list[str]) -> list[str]:
     return out
 
 
-_BELOW = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
-_MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
-_TIGHT = (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant, ast.UnaryOp)
-_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Div, ast.Pow)
+_MIRROR: dict[ir.CmpOpName, ir.CmpOpName] = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
-def counted_by_bisection(code: str) -> str:
-    """A measure's code with each count of the constant numbers on one side of a value,
-    `len([v for v in (1, 3, 5) if v < e])`, as a bisection of those numbers sorted at compile
-    time (`bisect_left((1, 3, 5), e)`): the same count, without a list made and every number
-    compared on each call. Any other code is returned as it is."""
-    if "\n" in code:  # the offsets below are those of one line
-        return code
-    try:
-        tree = parse_expr(code)
-    except SyntaxError:
-        return code
-    found: list[tuple[int, int, str]] = []  # (start, end, replacement), byte offsets
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        new = _bisection(node, code.encode())
-        if new is not None:
-            if not new.startswith("bisect_left(") and node is not tree.body:  # a difference
-                new = f"({new})"
-            found.append((node.col_offset, node.end_col_offset or node.col_offset, new))
-    text = code.encode()
-    last = len(text) + 1
-    for start, end, new in sorted(found, reverse=True):
-        if end <= last:  # not inside a count already replaced
-            text = text[:start] + new.encode() + text[end:]
-            last = start
-    return text.decode()
+def counted_by_bisection(body: ir.Expr, names: pyprint.Names) -> str:
+    """The code of a measure's body (as its function returns it) with each count of the
+    constant numbers on one side of a value, `len([v for v in (1, 3, 5) if v < e])`, as a
+    bisection of those numbers sorted at compile time (`bisect_left((1, 3, 5), e)`): the same
+    count, without a list made and every number compared on each call. A count inside another
+    is the one bisected."""
+    found = {id(x): (x, code) for x in ir.walk(body)
+             if (code := _bisection(x, names)) is not None}
+    for i, (x, _code) in list(found.items()):
+        if any(id(y) in found for y in ir.walk(x) if y is not x):
+            del found[i]
+    whole = found.get(id(body))
+    if whole is not None:
+        return whole[1]
+    if not found:
+        return pyprint.bare(pyprint.expr(body, names))
+    # printed with the counts' code in their places (a difference in parentheses)
+    memo = {i: (x, code if code.startswith("bisect_left(") else f"({code})")
+            for i, (x, code) in found.items()}
+    return pyprint.bare(pyprint.expr(body, replace(names, memo=memo)))
 
 
-def _int(node: ast.expr) -> int | None:
-    """The value of an int literal (`3`, `-3`), else None (a bool is not an int here)."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _int(node.operand)
-        return -inner if inner is not None else None
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    return None
-
-
-def _bisection(node: ast.Call, source: bytes) -> str | None:
-    """`len([v for v in (INTS) if v OP e])` (or `e OP v`) as a bisection, else None."""
-    if not (isinstance(node.func, ast.Name)
-            and node.func.id == "len" and len(node.args) == 1 and not node.keywords):
+def _bisection(node: ir.Expr, names: pyprint.Names) -> str | None:
+    """`len([v for v in NUMBERS if v OP e])` (or `e OP v`) as a bisection, else None."""
+    if not (isinstance(node, ir.Call) and node.fn == "len" and len(node.args) == 1):
         return None
     comp = node.args[0]
-    if not (isinstance(comp, ast.ListComp) and isinstance(comp.elt, ast.Name)
-            and len(comp.generators) == 1):
+    if not (isinstance(comp, ir.Comp) and comp.elt == ir.Local(comp.var)
+            and len(comp.conds) == 1):
         return None
-    gen = comp.generators[0]
-    var = comp.elt.id
-    if not (isinstance(gen.target, ast.Name) and gen.target.id == var and not gen.is_async
-            and isinstance(gen.iter, ast.Tuple) and len(gen.ifs) == 1):
+    numbers = const.sequence(comp.source)
+    if not numbers or any(type(n) is not int for n in numbers):  # a bool is no number here
         return None
-    numbers = [_int(e) for e in gen.iter.elts]
-    if not numbers or None in numbers:
+    test = comp.conds[0]
+    if not (isinstance(test, ir.Compare) and len(test.ops) == 1 and test.ops[0][0] in _MIRROR):
         return None
-    test = gen.ifs[0]
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-            and type(test.ops[0]) in _BELOW):
-        return None
-    op = _BELOW[type(test.ops[0])]
-    left, right = test.left, test.comparators[0]
-    if isinstance(left, ast.Name) and left.id == var:
+    op, right = test.ops[0]
+    if test.left == ir.Local(comp.var):
         other = right
-    elif isinstance(right, ast.Name) and right.id == var:
-        other, op = left, _MIRROR[op]
+    elif right == ir.Local(comp.var):
+        other, op = test.left, _MIRROR[op]
     else:
         return None
-    if any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(other)):
+    if comp.var in locals_named(other):
         return None
-    e = source[other.col_offset : other.end_col_offset].decode()
-    if not isinstance(other, _TIGHT) and not (
-            isinstance(other, ast.BinOp) and isinstance(other.op, _ARITHMETIC)):
+    e = pyprint.bare(pyprint.expr(other, names))
+    if _conditional(other, names):
         e = f"({e})"  # it binds less tightly than the `+ 1` that may follow
-    ordered = sorted(n for n in numbers if n is not None)
-    ints = "(" + ", ".join(str(n) for n in ordered) + ("," if len(ordered) == 1 else "") + ")"
+    ints = pyprint.expr(ir.Data(sorted(numbers)), names)
     n = len(numbers)
     # the numbers are ints, and so is the value they are compared with: v <= e is v < e + 1
     return {"<": f"bisect_left({ints}, {e})",
             "<=": f"bisect_left({ints}, {e} + 1)",
             ">": f"{n} - bisect_left({ints}, {e} + 1)",
             ">=": f"{n} - bisect_left({ints}, {e})"}[op]
+
+
+def _conditional(node: ir.Expr, names: pyprint.Names) -> bool:
+    """Whether a number is printed as `a if c else b` (a measure printed as its body, too)."""
+    if isinstance(node, ir.Measure):
+        body = pyprint.bare(pyprint.expr(node.body, names))
+        return pyprint.expr(node, names) == body and _conditional(node.body, names)
+    return isinstance(node, ir.Cond)
 
 
 def _choice_names(proc: Procedure) -> tuple[str, ...]:
