@@ -164,13 +164,15 @@ class ProcSession:
         # each rule set's scope of steps before formulas: (its data, state, measures, scope)
         self.scopes: list[tuple[Any, Any, Any, Any]] = []
         self.finished = False
+        self.actions: set[int] = set()  # the places of the actions' functions in the view's
         # a callee that was not compiled first (a rule set with problems): this session's
         # code is never emitted, procedure_view compiles again (and fails loudly)
         self.broken = False
 
-    def share(self, code: str, base: str) -> str:
+    def share(self, code: str, base: str, action: bool = False) -> str:
         """The stem of functions with this code (written with the placeholder stem): the
-        stem of the same code emitted before, or a new one (`base`, `base_2`, ...)."""
+        stem of the same code emitted before, or a new one (`base`, `base_2`, ...);
+        `action`: the functions of an action (emitted after the bundles of effects)."""
         view = self.view
         key = _without_comments(code)
         stem = self.by_code.get(key)
@@ -183,6 +185,8 @@ class ProcSession:
             self.used.add(stem)
             self.by_code[key] = stem
             lines = code.replace(_PLACEHOLDER, stem).split("\n")
+            if action:
+                self.actions.add(len(view.functions))
             view.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
         return stem
 
@@ -274,7 +278,7 @@ class ProcSession:
                 return positional_move(kind, chosen, view.move_fields)
 
             code = "\n\n\n".join("\n".join(f) for f in got.lines(made))
-            stem = share(code, base)
+            stem = share(code, base, action=True)
             moves[kind] = Call("MoveDef", (kind, action.phase, action.rule, got.fields,
                                            got.first, Raw(f"_moves_{stem}"),
                                            Raw(f"_play_{stem}")))
@@ -326,7 +330,7 @@ class ProcSession:
                        for f in bundles.functions]
         checks = _invariant_view(models, view, tables, where, self.scopes)
         view.functions = measures + self.copier.functions + _split(
-            view.functions, bundle_code) + checks
+            view.functions, bundle_code, self.actions) + checks
         code = "\n".join([*view.functions, *(q.code for qs in view.queries for q in qs)])
         view.tables += [(name, fmt(values, 0, "", len(name) + len(": Final = ")))
                         for name, values in tables.values.items() if name in code]
@@ -529,10 +533,11 @@ def _without_comments(code: str) -> str:
     return "\n".join(line for line in code.splitlines() if not line.strip().startswith("#"))
 
 
-def _split(functions: list[str], bundles: list[str]) -> list[str]:
-    """The procedures first (the bundles call them), then the bundles, then the actions."""
-    first = [f for f in functions if "def _moves_" not in f]
-    last = [f for f in functions if "def _moves_" in f]
+def _split(functions: list[str], bundles: list[str], actions: set[int]) -> list[str]:
+    """The procedures first (the bundles call them), then the bundles, then the actions (the
+    functions at the places `actions`)."""
+    first = [f for i, f in enumerate(functions) if i not in actions]
+    last = [f for i, f in enumerate(functions) if i in actions]
     return [*first, *bundles, *last]
 
 
@@ -616,8 +621,8 @@ class _Copier:
 
         fields = [(f"g.{fid}", gf[fid]) for fid in sorted(game) if fid in gf and fid != "players"]
         fields += [(f"p.{fid}", pf[fid]) for fid in sorted(player) if fid in pf]
-        names = ", ".join(sorted({code.split(".")[1] for code, _f in fields})) or "nothing"
-        uses_p = any(code.startswith("p.") for code, _f in fields)
+        names = ", ".join(sorted({f.id for _code, f in fields})) or "nothing"
+        uses_p = any(fid in pf for fid in player)
         codes = [code for code, _f in fields]
         save = [f"def {found[0]}(g: Game, seat: int) -> tuple[Any, ...]:",
                 '    """Puts fresh copies of the fields that steps after a choice write into the'
