@@ -230,6 +230,7 @@ class ActionCompiler(Compiler):
         self.functions: list[list[str]] = []
         self.let_sources: dict[str, ir.Expr] = {}  # a local -> the value it was let to
         self.folding = False  # a let of the move generator, which may read a table made now
+        self.assigned: set[str] = set()  # the locals the play function assigns so far
         self.field_types: dict[str, VType] = {}  # the move fields chosen, with their types
         # where loop-invariant options may be computed: per function's lines, (line, indent,
         # the names bound there)
@@ -505,6 +506,7 @@ class ActionCompiler(Compiler):
         self.functions.insert(0, _clean(out))
         play = [f"def _play_{stem}(g: Game, seat: int, move: Move) -> None:",
                 "    p = g.players[seat]"]
+        self.assigned = set()
         self._play(list(action.steps), scope, 1, play, ())
         self.functions.append(_clean(play))
         types = {f: self.field_types.get(f, typed.TEXT) for f in self.fields}
@@ -965,6 +967,7 @@ class ActionCompiler(Compiler):
     def _bound(self, name: str, t: typed.Typed, scope: Scope) -> None:
         if name not in scope.locals:  # what a new name reads, for the procedures it may name
             self.let_sources[name] = t.node
+        self.assigned.add(name)
 
     def _call_args(self, s: Do, proc: Procedure, scope: Scope) -> list[typed.Typed] | None:
         return self._given(s, proc, dict(s.with_ or ()), scope, "with")
@@ -1356,9 +1359,10 @@ class ActionCompiler(Compiler):
                     name = s.as_
                     var = typed.local_code(name)
                     # a name another branch gave a type to: the move's value, as any value
-                    again = any(re.match(rf"\s*{var}(: [^=]+)? = ", x) for x in out)
+                    again = name in self.assigned
                     out.append(f"{pad}{var} = " + (f"_any(move.{name})" if again else
                                                    f"move.{name}"))
+                    self.assigned.add(name)
                     why: list[str] = []
                     shown = scope.with_locals(**{name: Name(typed.ANY, typed.code_local(var))})
                     inner = self._guard_why(s, Procedure(self.action.id, (), (s,),
