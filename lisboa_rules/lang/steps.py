@@ -754,7 +754,7 @@ class Compiler:
             return
         # an entry the map does not hold is an empty list: nothing to shuffle (a subscript
         # raised KeyError inside the engine, and the move that did it broke every save)
-        made = _made(place, scope) != place.code
+        made = _list_entry(place.node)
         out.append(f"{pad}rng.shuffle({place.code if made else _entry(place, scope)})")
 
     def _new(self, s: New, scope: Scope, pad: str, out: list[str]) -> None:
@@ -782,8 +782,7 @@ class Compiler:
                          + ", ".join(f"'{m}'" for m in missing) + " (fields with no default)",
                          "new")
             return
-        made = _made(place, scope)
-        into = made if made != place.code else _entry(place, scope)
+        into = _made(place, scope) if _list_entry(place.node) else _entry(place, scope)
         out.append(f"{pad}{into}.append(Player({', '.join(args)}))")
 
     def _check_misplaced(self, s: Require | Choose, scope: Scope) -> None:
@@ -913,13 +912,18 @@ def _entry(place: Typed, scope: Scope) -> str:
     return place.code
 
 
+def _list_entry(node: ir.Expr) -> bool:
+    """Whether a place is an entry of a table of lists that may not hold it."""
+    return isinstance(node, ir.Get) and node.default == ir.ListOf(())
+
+
 def _made(place: Typed, scope: Scope) -> str:
     """The code of a list a move puts items into: an entry of a table of lists that may not
     hold it is `.setdefault(k, [])`, so an item moved to an entry the table does not hold yet
     lands in the state (with `.get`, it went into a default list thrown away, out of the
     game)."""
     node = place.node
-    if isinstance(node, ir.Get) and node.default == ir.ListOf(()):
+    if isinstance(node, ir.Get) and _list_entry(node):
         names = scope.names()
         return f"{pyprint.expr(node.base, names)}.setdefault({pyprint.expr(node.key, names)}, [])"
     return place.code
