@@ -28,7 +28,6 @@ nothing.
 from __future__ import annotations
 
 import ast
-import builtins
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -38,9 +37,20 @@ from typing import Any, TypeAlias, assert_never
 from lisboa_rules.core import names as grammar
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.pyexpr import parse_expr
+from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
+from lisboa_rules.ir.logic import negated
+from lisboa_rules.ir.reads import columns, free_locals, locals_named, names_read
 from lisboa_rules.lang import typed
-from lisboa_rules.lang.steps import Compiler, Param, Procedure, bare, negate, py_type
+from lisboa_rules.lang.steps import (
+    Compiler,
+    Param,
+    Procedure,
+    arg_code,
+    bare,
+    negate,
+    py_type,
+)
 from lisboa_rules.lang.tree import (
     Apply,
     Choose,
@@ -62,6 +72,7 @@ from lisboa_rules.lang.tree import (
     branches,
 )
 from lisboa_rules.lang.typed import BOOL, Name, Scope, VType
+from lisboa_rules.pyprint import expr as pyprint
 
 
 @dataclass(frozen=True)
@@ -90,10 +101,42 @@ class Bundles:
 
 @dataclass
 class ActionCode:
-    functions: list[list[str]]  # source lines of each function, in emission order
+    # source lines of each function, in emission order; a move made is a slot (MOVE_SLOT)
+    functions: list[list[str]]
     fields: tuple[str, ...]  # the move fields the action's choices fill
     first: str | None = None  # the field of the first choice, when the generator can be given it
     types: dict[str, VType] = field(default_factory=dict)  # each field's type
+    kind: str = ""  # the moves' kind (the action's id)
+    moves: list[tuple[str, ...]] = field(default_factory=list)  # each slot's choices made
+
+    def lines(self, move: Callable[[str, tuple[str, ...]], str] | None = None
+              ) -> list[list[str]]:
+        """The functions' lines, each move made as `move(kind, choices)` writes it (by
+        default, a Move with the choices as keywords)."""
+        write = move or keyword_move
+        made = {MOVE_SLOT.format(k): write(self.kind, fields)
+                for k, fields in enumerate(self.moves)}
+        out = []
+        for f in self.functions:
+            lines = []
+            for line in f:
+                if "MOVE__" in line:
+                    for slot, code in made.items():
+                        line = line.replace(slot, code)
+                lines.append(line)
+            out.append(lines)
+        return out
+
+
+# Where a move generator makes a move: the Move's code is written once the fields of every
+# action are known (ActionCode.lines), by the back end that knows their order.
+MOVE_SLOT = "MOVE__{}__"
+
+
+def keyword_move(kind: str, fields: tuple[str, ...]) -> str:
+    """A move made with its kind, the seat and the choices made as keywords."""
+    args = [py_str(kind), "seat", *[f"{f}={typed.local_code(f)}" for f in fields]]
+    return f"Move({', '.join(args)})"
 
 
 
@@ -112,21 +155,38 @@ class Restore:
 @dataclass(frozen=True)
 class Call:
     """The run of a procedure done whose choices the move generator went through (`args`:
-    the code of its arguments, `, a, b`; `names`: its choices)."""
+    the code of its arguments, `, a, b`, and `given`, what they are; `names`: its choices)."""
 
     proc: str
     args: str
     names: tuple[str, ...]
+    given: tuple[ir.Expr, ...] = ()
 
 
 @dataclass(frozen=True)
 class Applied:
-    """The run of a bundle of effects whose choices the move generator went through."""
+    """The run of a bundle of effects whose choices the move generator went through (`table`,
+    `key`, `shared`, `given` and `source` as a BundleRef's)."""
 
     table: str
     key: str
     shared: str
     names: tuple[str, ...]
+    given: tuple[ir.Expr, ...] = ()
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class BundleRef:
+    """The bundles of effects an apply step carries out: the entry of the rule set's `fx`
+    (`table`), the code of the row's id (`key`) and of the parameters the effects share
+    (`shared`), what those read (`given`), and the table of the bundles (`source`)."""
+
+    table: str
+    key: str
+    shared: str
+    given: tuple[ir.Expr, ...]
+    source: str
 
 
 # A step of an action as the move generator goes through them
@@ -150,14 +210,12 @@ class ActionCompiler(Compiler):
                  copier: Callable[[frozenset[str], frozenset[str], bool], str] | None = None,
                  bundles: Bundles | None = None, effect_ids: tuple[str, ...] = (),
                  measure_sources: Mapping[str, Any] | None = None,
-                 constants: Mapping[str, str] | None = None,
                  saver: Callable[[frozenset[str], frozenset[str]], tuple[str, str]] | None = None
                  ) -> None:
         super().__init__(scope, procs, hooks, name, where)
         self.table_values: Mapping[str, Mapping[Any, Any]] = table_values or {}
         # where a table the move generators read is added (the engine's tables), if anywhere
         self.new_tables = table_values if isinstance(table_values, dict) else None
-        self.constants: Mapping[str, str] = constants or {}  # a constant's code -> its name
         # the values a choice of the move generator goes through, when they are constants:
         # a name -> (the values, the name as the choice bound it)
         self.domains: dict[str, tuple[tuple[Any, ...], Name]] = {}
@@ -170,7 +228,9 @@ class ActionCompiler(Compiler):
         self.effect_ids = effect_ids
         self.measure_sources: Mapping[str, Any] = measure_sources or {}
         self.functions: list[list[str]] = []
-        self.let_sources: dict[str, str] = {}  # a local -> the code it was let to
+        self.let_sources: dict[str, ir.Expr] = {}  # a local -> the value it was let to
+        self.folding = False  # a let of the move generator, which may read a table made now
+        self.assigned: set[str] = set()  # the locals the play function assigns so far
         self.field_types: dict[str, VType] = {}  # the move fields chosen, with their types
         # where loop-invariant options may be computed: per function's lines, (line, indent,
         # the names bound there)
@@ -330,13 +390,12 @@ class ActionCompiler(Compiler):
         read (`ROW.column`: every table of that column; a compiled `_apply`: its table), or
         every effect when that is not known (`this.…`, read against another row)."""
         if isinstance(s, Applied):
-            tables = [f"_T{s.table}"]
+            tables = [s.source]
         else:
             src = s.effects
             if not isinstance(src, str) or src.startswith("this.") or "." not in src:
                 return list(self.effect_ids)
-            col = src.rsplit(".", 1)[-1]
-            tables = [name for name in self.table_values if name.endswith("_" + col)]
+            tables = self._tables_of(src.rsplit(".", 1)[-1])
         out: set[str] = set()
         for name in tables:
             values = self.table_values.get(name)
@@ -347,6 +406,10 @@ class ActionCompiler(Compiler):
                     return list(self.effect_ids)
                 out |= {str(e) for e, _a in bundle}
         return sorted(out) if tables else list(self.effect_ids)
+
+    def _tables_of(self, col: str) -> list[str]:
+        """The tables of a column of every kind's rows that has it."""
+        return [found[col][1] for found in self.scope.tables.values() if col in found]
 
     def _targets_all(self) -> set[str]:
         out = set()
@@ -401,9 +464,9 @@ class ActionCompiler(Compiler):
             bundles = [tuple(value.items())] if isinstance(value, Mapping) else []
         else:  # ROW.column: the bundles of every table of that column
             col = src.rsplit(".", 1)[-1] if isinstance(src, str) else ""
-            for name, values in self.table_values.items():
-                if name.endswith("_" + col):
-                    bundles += [v for v in values.values() if isinstance(v, tuple)]
+            for name in self._tables_of(col):
+                values = self.table_values.get(name, {})
+                bundles += [v for v in values.values() if isinstance(v, tuple)]
             if not bundles:
                 return True
         return any(self._guarded(str(e)) for b in bundles for e, _a in b)
@@ -418,6 +481,7 @@ class ActionCompiler(Compiler):
         self.action = action
         self.stem = stem
         self.functions = []
+        self.moves: list[tuple[str, ...]] = []
         self.fields = []
         self.counter = 0
         self.first_field: str | None = None
@@ -442,10 +506,12 @@ class ActionCompiler(Compiler):
         self.functions.insert(0, _clean(out))
         play = [f"def _play_{stem}(g: Game, seat: int, move: Move) -> None:",
                 "    p = g.players[seat]"]
+        self.assigned = set()
         self._play(list(action.steps), scope, 1, play, ())
         self.functions.append(_clean(play))
         types = {f: self.field_types.get(f, typed.TEXT) for f in self.fields}
-        return ActionCode(self.functions, tuple(self.fields), self.first_field, types)
+        return ActionCode(self.functions, tuple(self.fields), self.first_field, types,
+                          action.id, self.moves)
 
     def _field(self, name: str) -> None:
         if name not in self.fields:
@@ -453,12 +519,11 @@ class ActionCompiler(Compiler):
 
     def _emit_move(self, scope: Scope, bound: tuple[str, ...], indent: int,
                    out: list[str]) -> None:
-        assert self.action is not None
-        # the kind, the seat and the choices made (the other fields keep their defaults)
+        # the kind, the seat and the choices made (the other fields keep their defaults),
+        # written once the fields of every move are known (ActionCode.lines)
         pad = "    " * indent
-        args = [py_str(self.action.id), "seat",
-                *[f"{f}={typed.local_code(f)}" for f in bound]]
-        out.append(f"{pad}out.append(Move({', '.join(args)}))")
+        out.append(f"{pad}out.append({MOVE_SLOT.format(len(self.moves))})")
+        self.moves.append(bound)
 
     # The move generator: `bound` (the move fields chosen so far) is kept in the scope's
     # locals under the name `_bound` as a tuple of names.
@@ -558,14 +623,15 @@ class ActionCompiler(Compiler):
     # are computed once, before the outermost loop that leaves their values unchanged.
 
     def _point(self, out: list[str], indent: int, scope: Scope) -> None:
-        """Code at `indent` may be put here (the current end of `out`): the names bound."""
-        known = frozenset(v.code for v in scope.locals.values())
+        """Code at `indent` may be put here (the current end of `out`): the locals bound."""
+        known = frozenset(v.ref.name for v in scope.locals.values()
+                          if isinstance(v.ref, ir.Local))
         self.points.setdefault(id(out), []).append((len(out), indent, known))
 
-    def _hoisted(self, out: list[str], indent: int, code: str, returns: str) -> str:
-        """`code` computed at the earliest point it can be, as a local (of the type `returns`,
-        or None until computed); or `code` itself."""
-        refs = set(re.findall(r"\bv_\w+", code))
+    def _hoisted(self, out: list[str], indent: int, code: str, refs: set[str],
+                 returns: str) -> str:
+        """`code`, which reads the locals `refs`, computed at the earliest point it can be, as
+        a local (of the type `returns`, or None until computed); or `code` itself."""
         points = self.points.get(id(out), [])
         best = None
         for k, (pos, ind, known) in enumerate(points):
@@ -618,27 +684,29 @@ class ActionCompiler(Compiler):
         var = typed.local_code(name)
         one = self._single(s, scope, var)
         if one is not None:
-            over, where, optional, inner = one
+            over, where, optional, inner = one.over, one.where_code, one.optional, one.scope
             if first:
                 over = f"only or {over}"
             out.append(f"{pad}for {var} in {'(None, *' + over + ')' if optional else over}:")
+            # an item that must be in a list: the loop goes on when it is not in it
+            flipped = None
+            if one.where is not None and not optional and _member(one.where, name):
+                flipped = bare(pyprint.expr(negated(one.where), inner.names()))
             if first and not optional:  # a value given by the caller is checked first
                 src = self.expr(s, s.source, scope, None, "choose/from")
                 assert src is not None
+                flipped = f"{var} not in {src.code}" if where is None else None
                 where = f"{var} in {src.code}" + (f" and ({where})" if where else "")
                 self.first_field = name
                 self.first_var = var
-            values = None if first else self._constant(over.removeprefix("dict.fromkeys(")
-                                                         .removesuffix(")"))
-            if isinstance(values, tuple):
+            values = None if first else const.sequence(one.keys)
+            if values is not None:
                 self.domains[name] = (((None,) if optional else ()) + values, inner.locals[name])
             else:
                 self.domains.pop(name, None)
             if where is not None:
                 test = f"{var} is not None and not ({where})" if optional else f"not ({where})"
-                if re.fullmatch(rf"{var} in [^()]*(\(.*\))?", where) and " and " not in where:
-                    test = where.replace(f"{var} in ", f"{var} not in ", 1)
-                out.append(f"{pad}    if {test}:")
+                out.append(f"{pad}    if {flipped or test}:")
                 out.append(f"{pad}        continue")
             self.field_types[name] = inner.locals[name].type
             return inner, name
@@ -680,8 +748,7 @@ class ActionCompiler(Compiler):
         copy = self.copier(frozenset(game), frozenset(player), others) if saved is None else ""
         self.counter += 1
         fn = f"_moves_{self.stem}__k{self.counter}"
-        names = [n for n, v in scope.locals.items()
-                 if n != "seat" and re.fullmatch(r"v_\w+", v.code)]
+        names = [n for n, v in scope.locals.items() if isinstance(v.ref, ir.Local)]
         params = "".join(f", {scope.locals[n].code}: Any" for n in names)
         args = "".join(f", {scope.locals[n].code}" for n in names)
         body = [f"def {fn}(g: Game, seat: int, out: list[Move]{params}) -> None:",
@@ -701,8 +768,8 @@ class ActionCompiler(Compiler):
         first = self.first_var
         keyed = [scope.locals[n].code for n in names if scope.locals[n].code != first]
         if out is self.main_out and first is not None and self.first_field is not None \
-                and first in args and _only_in_moves(self.functions[start:], first,
-                                                     self.first_field):
+                and first in [scope.locals[n].code for n in names] \
+                and _only_in_moves(self.functions[start:], first):
             # The moves of the rest depend on the first choice only through the other values
             # (as a row through the row it names): made once per those values, then retagged.
             key = f"({', '.join(keyed)},)" if keyed else "()"
@@ -751,65 +818,69 @@ class ActionCompiler(Compiler):
         var = f"_do_{self.counter}"
         self.counter += 1
         cases: list[tuple[str | None, Procedure | None]] = []
-        for pid in sorted(self._candidates(t.code)):
+        for pid in sorted(self._candidates(t.node)):
             cases.append((f"{var} == {py_str(pid)}", self.procs[pid]))
         cases.append((None, None))
         self._do_var = (var, bare(t.code))
         return cases
 
-    def _candidates(self, code: str) -> set[str]:
-        """The procedures a text may name: the values of the tables whose entry is the code's
-        value (`T[k]`, either side of `a if c else b`, through the lets it reads), not of the
+    def _candidates(self, node: ir.Expr) -> set[str]:
+        """The procedures a text may name: the values of the tables whose entry is its value
+        (a column's, either side of `a if c else b`, through the lets it reads), not of the
         tables its key is read from (`noble.noble_action`, the noble a card's type: the card
         types are no procedures, though one is spelt like the effect `treasury`); failing
         that, of every table it reads; every procedure some table names when it reads none."""
-        outer = self._value_tables(code, 0)
+        outer = self._value_tables(node, 0)
         if outer is not None:
             tables, named = outer
             out = {v for v in named if v in self.procs}
             for t in tables:
-                out |= {v for v in self.table_values.get(t, {}).values()
-                        if isinstance(v, str) and v in self.procs}
+                out |= self._procs_in(t)
             return out
-        for var, source in self.let_sources.items():
-            code = re.sub(rf"\b{var}\b", f"({source})", code)
-        reads = re.findall(r"(_T_\w+)\[", code)
+        reads = self._columns_read(node, 0)
         if not reads:
             return self._targets_all()
         out = set()
         for t in reads:
-            out |= {v for v in self.table_values.get(t, {}).values()
-                    if isinstance(v, str) and v in self.procs}
+            out |= self._procs_in(t)
         return out
 
-    def _value_tables(self, code: str, depth: int) -> tuple[set[str], set[str]] | None:
-        """(the tables an entry of which is the value of `code`, the texts it may be as
-        written), or None when its value is not read so plainly."""
-        try:
-            node = ast.parse(code, mode="eval").body
-        except SyntaxError:
-            return None
-        return self._outer(node, depth)
+    def _procs_in(self, column: tuple[str, str]) -> set[str]:
+        """The procedures the values of a column of a kind's rows name."""
+        rows = self._column(*column) or {}
+        return {v for v in rows.values() if isinstance(v, str) and v in self.procs}
 
-    def _outer(self, node: ast.expr, depth: int) -> tuple[set[str], set[str]] | None:
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
-                and node.value.id.startswith("_T_"):
-            return {node.value.id}, set()
-        if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, str)):
+    def _columns_read(self, node: ir.Expr, depth: int) -> set[tuple[str, str]]:
+        """The columns (kind, column) an expression reads, through the lets it reads."""
+        out = {(c.kind, c.column) for c in columns(node)}
+        if depth < 20:
+            for name in locals_named(node):
+                if name in self.let_sources:
+                    out |= self._columns_read(self.let_sources[name], depth + 1)
+        return out
+
+    def _value_tables(self, node: ir.Expr, depth: int
+                      ) -> tuple[set[tuple[str, str]], set[str]] | None:
+        """(the columns (kind, column) an entry of which is the value of `node`, the texts it
+        may be as written), or None when its value is not read so plainly."""
+        if isinstance(node, ir.Column):
+            return {(node.kind, node.column)}, set()
+        if isinstance(node, ir.Lit | ir.Data) and (node.value is None
+                                                   or isinstance(node.value, str)):
             return set(), ({node.value} if isinstance(node.value, str) else set())
-        if isinstance(node, ast.Name) and node.id in self.let_sources and depth < 20:
-            return self._value_tables(self.let_sources[node.id], depth + 1)
-        parts: list[ast.expr] | None = None
-        if isinstance(node, ast.IfExp):
-            parts = [node.body, node.orelse]
-        elif isinstance(node, ast.BoolOp):
-            parts = list(node.values)
-        if parts is None:
+        if isinstance(node, ir.Local) and node.name in self.let_sources and depth < 20:
+            return self._value_tables(self.let_sources[node.name], depth + 1)
+        parts: tuple[ir.Expr, ...]
+        if isinstance(node, ir.Cond):
+            parts = (node.then, node.orelse)
+        elif isinstance(node, ir.BoolOp):
+            parts = node.values
+        else:
             return None
-        tables: set[str] = set()
+        tables: set[tuple[str, str]] = set()
         named: set[str] = set()
         for part in parts:
-            found = self._outer(part, depth)
+            found = self._value_tables(part, depth)
             if found is None:
                 return None
             tables |= found[0]
@@ -820,94 +891,86 @@ class ActionCompiler(Compiler):
     # of the move generator whose value depends only on such a choice (and on the rules' tables)
     # reads a table made at compile time (`first([n for n in ... if x in n.list])`).
 
-    def _constant(self, code: str) -> Any:
-        """The value of the code of a constant (a literal, or a named constant), or None."""
-        if re.fullmatch(r"_K\d+", code):
-            code = next((c for c, n in self.constants.items() if n == code), "None")
-        try:
-            return ast.literal_eval(code)
-        except (ValueError, SyntaxError):
-            return None
+    def _distinct(self, keys: ir.Keys) -> bool:
+        src = keys.source
+        if not keys.is_table and isinstance(src, ir.Column):  # each row's list
+            rows = self._column(src.kind, src.column)
+            if rows is not None:
+                return all(isinstance(v, list | tuple) and const.distinct(tuple(v))
+                           for v in rows.values())
+        return super()._distinct(keys)
 
-    def _distinct(self, code: str, is_map: bool) -> bool:
-        value = self._constant(code)
-        m = re.fullmatch(r"(_T_\w+)\[[^\[\]]+\]", code)
-        try:
-            if isinstance(value, tuple):
-                return len(set(value)) == len(value)
-            if m is not None and m.group(1) in self.table_values:  # each row's list
-                rows = list(self.table_values[m.group(1)].values())
-                return all(isinstance(v, list | tuple) and len(set(v)) == len(v) for v in rows)
-        except TypeError:  # items that are not hashable
-            return False
-        return super()._distinct(code, is_map)
+    def _column(self, kind: str, col: str) -> Mapping[Any, Any] | None:
+        """The values of a column of a kind's rows, by id, if the compiler was given them."""
+        found = self.scope.tables.get(kind, {}).get(col)
+        return None if found is None else self.table_values.get(found[1])
 
     def _enum_let(self, s: Let, scope: Scope, indent: int, out: list[str]) -> Scope:
         """A let of the move generator: its value read from a table made now when it depends
         only on a choice of constant values (see `_folded`)."""
-        start = len(out)
-        inner = self._let(s, scope, indent, out)
-        pad = "    " * indent
-        if len(out) == start + 1 and len(s.names) == 1:
-            name = s.names[0][0]
-            head = f"{pad}{typed.local_code(name)} = "
-            if out[start].startswith(head):
-                table = self._folded(name, out[start][len(head):], scope)
-                if table is not None:
-                    out[start] = head + table
+        self.folding = len(s.names) == 1
+        try:
+            inner = self._let(s, scope, indent, out)
+        finally:
+            self.folding = False
         for name, _source in s.names:
             self.domains.pop(name, None)
         return inner
 
-    def _folded(self, name: str, code: str, scope: Scope) -> str | None:
-        """`code` (the value of the let `name`) as a read of a new table of the rules, keyed by
+    def _plain_let(self, name: str, t: typed.Typed, scope: Scope) -> str:
+        table = self._folded(name, t.node, scope) if self.folding else None
+        return table if table is not None else super()._plain_let(name, t, scope)
+
+    def _folded(self, name: str, node: ir.Expr, scope: Scope) -> str | None:
+        """The value of the let `name` (`node`) as a read of a new table of the rules, keyed by
         the value of the one choice it depends on, or None: only when that choice goes through
-        constants and the code reads nothing but them, the rules' tables and pure builtins,
-        giving a constant for each value."""
-        if self.new_tables is None or re.search(r"\*|<<", code):
-            return None  # no power, repetition or shift: what the compiler runs stays small
-        free = [n for n, v in scope.locals.items() if re.search(rf"\b{v.code}\b", code)]
-        if len(free) != 1 or free[0] not in self.domains:
+        constants and the value reads nothing but them and the rules' tables, giving a
+        constant for each value (see ir/const.py)."""
+        if self.new_tables is None:
             return None
-        values, bound = self.domains[free[0]]
-        if scope.locals[free[0]] is not bound:
+        free = free_locals(node)
+        if len(free) != 1:
             return None
-        env: dict[str, Any] = {"__builtins__": _PURE}
-        env.update({k: v for k, v in self.table_values.items() if k.startswith("_T_")})
-        for c, n in self.constants.items():
-            env[n] = self._constant(c)
-        var = bound.code
+        (var,) = free
+        domain = self.domains.get(var)
+        if domain is None:
+            return None
+        values, bound = domain
+        if scope.locals.get(var) is not bound:
+            return None
         table: dict[Any, Any] = {}
         for value in values:
-            try:
-                got = eval(code, {**env, var: value})  # the compiler's own code
-            except Exception:
+            if value is None or not _literal(value):
                 return None
-            if not _literal(got) or not _literal(value) or value is None:
+            try:
+                got = const.evaluate(node, {var: value}, self._cell)
+            except const.NotConstant:
+                return None
+            if not _literal(got):
                 return None
             table[value] = got
-        stem = "_T_" + grammar.stem(name) + "_by_" + var.removeprefix("v_")
+        stem = "_T_" + grammar.stem(name) + "_by_" + var
         found, k = stem, 1
         while found in self.new_tables and dict(self.new_tables[found]) != table:
             k += 1
             found = f"{stem}_{k}"
         self.new_tables[found] = table
-        return f"{found}[{var}]"
+        return f"{found}[{typed.local_code(var)}]"
 
-    def _let(self, s: Let, scope: Scope, indent: int, out: list[str]) -> Scope:
-        inner = super()._let(s, scope, indent, out)
-        named = {n for n, _source in s.names}
-        for name, known in inner.locals.items():
-            if (scope.locals.get(name) is not known and "_T_" in known.code) or (
-                    name not in scope.locals and name in named):
-                line = next((x for x in reversed(out)
-                             if x.strip().startswith(f"{known.code} = ")), None)
-                if line is not None:
-                    self.let_sources[known.code] = line.split(" = ", 1)[1]
-        return inner
+    def _cell(self, kind: str, col: str, key: Any) -> Any:
+        """The value of a column of the rules' tables for one id (a KeyError if not known)."""
+        rows = self._column(kind, col)
+        if rows is None:
+            raise KeyError(col)
+        return rows[key]
 
-    def _call_args(self, s: Do, proc: Procedure, scope: Scope) -> str | None:
-        return self._args(s, proc, dict(s.with_ or ()), scope, "with")
+    def _bound(self, name: str, t: typed.Typed, scope: Scope) -> None:
+        if name not in scope.locals:  # what a new name reads, for the procedures it may name
+            self.let_sources[name] = t.node
+        self.assigned.add(name)
+
+    def _call_args(self, s: Do, proc: Procedure, scope: Scope) -> list[typed.Typed] | None:
+        return self._given(s, proc, dict(s.with_ or ()), scope, "with")
 
     def _enum_do(self, s: Do, rest: list[Item], scope: Scope, indent: int, out: list[str],
                  owned: bool, bound: tuple[str, ...]) -> None:
@@ -933,10 +996,12 @@ class ActionCompiler(Compiler):
             if proc is None:
                 self._enum(rest, scope, level, out, owned, False, bound)
                 continue
-            args = self._call_args(s, proc, scope)
-            if args is None:
+            given = self._call_args(s, proc, scope)
+            if given is None:
                 out.append(f"{inner_pad}pass")
                 continue
+            args = arg_code(given)
+            reads = set().union(*(locals_named(v.node) for v in given))
             stem = self.name(proc.id)
             names = [c.as_ for c in proc.choices]
             twice = [n for n in names if n in bound]
@@ -952,7 +1017,7 @@ class ActionCompiler(Compiler):
             if names:
                 vars_ = [typed.local_code(n) for n in names]
                 target = f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_)
-                opts = self._hoisted(out, level, f"_opts_{stem}(g, seat{args})",
+                opts = self._hoisted(out, level, f"_opts_{stem}(g, seat{args})", reads,
                                      f"list[{self.choice_type(proc)}]")
                 out.append(f"{inner_pad}for {target} in {opts}:")
                 for n in names:
@@ -961,7 +1026,7 @@ class ActionCompiler(Compiler):
                 new_bound = (*bound, *names)
             else:
                 guard = f"_opts_{stem}(g, seat{args})"
-                key = self._guard_key(out, args, scope)
+                key = self._guard_key(out, given)
                 if key is None:
                     out.append(f"{inner_pad}if {guard}:")
                 else:
@@ -973,30 +1038,25 @@ class ActionCompiler(Compiler):
                     out += [f"{inner_pad}if {key} not in {known}:",
                             f"{inner_pad}    {known}[{key}] = bool({guard})",
                             f"{inner_pad}if {known}[{key}]:"]
-            call = Call(proc.id, args, tuple(names))
+            call = Call(proc.id, args, tuple(names), tuple(v.node for v in given))
             self._enum([call, *rest], inner, level + 1, out, False, False, new_bound)
 
-    def _guard_key(self, out: list[str], args: str, scope: Scope) -> str | None:
-        """The key of the answers of a guard given `args` (`, a, b`), asked in the function
-        that lists the moves (which never changes the state), when each argument is a local
-        of a type that can be a key (a number, a text, an id) or a literal; else None."""
-        if out is not self.main_out:
+    def _guard_key(self, out: list[str], given: list[typed.Typed]) -> str | None:
+        """The key of the answers of a guard given these values, asked in the function that
+        lists the moves (which never changes the state), when each is a local of a type that
+        can be a key (a number, a text, an id) or a constant of one; else None."""
+        if out is not self.main_out or not given:
             return None
-        types = {v.code: v.type for v in scope.locals.values()}
-        codes = [a.strip() for a in args.split(",")[1:]]
-        for code in codes:
-            t = types.get(code)
-            if t is not None:
-                if t.name in ("list", "map", "player", "any"):
+        for v in given:
+            if isinstance(v.node, ir.Local | ir.Seat):
+                if v.type.name in ("list", "map", "player", "any"):
                     return None
                 continue
             try:
-                ast.literal_eval(code)
-            except (ValueError, SyntaxError):
+                const.scalar(v.node)
+            except const.NotConstant:
                 return None
-        if not codes or "(" in args:
-            return None
-        return f"({', '.join(codes)},)"
+        return f"({', '.join(bare(v.code) for v in given)},)"
 
     def _enum_apply(self, s: Apply, rest: list[Item], scope: Scope, indent: int,
                     out: list[str], owned: bool, bound: tuple[str, ...]) -> None:
@@ -1005,18 +1065,19 @@ class ActionCompiler(Compiler):
         if got is None:
             self._enum(rest, scope, indent, out, owned, False, bound)
             return
-        table, key, shared = got
+        table, key, shared = got.table, got.key, got.shared
         names = self._apply_names(s, table, bound)
         inner = scope
         vars_ = [typed.local_code(n) for n in names]
         target = "_" if not vars_ else (f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_))
+        reads = set().union(*(locals_named(x) for x in got.given))
         opts = self._hoisted(out, indent, f"g.rs.fx[{py_str(table)}][{key}][0](g, seat, {shared})",
-                             "list[tuple[Any, ...]]")
+                             reads, "list[tuple[Any, ...]]")
         out.append(f"{pad}for {target} in {opts}:")
         for n in names:
             self._field(n)
             inner = inner.with_locals(**{n: Name(typed.ANY, ir.Local(n))})
-        call = Applied(table, key, shared, tuple(names))
+        call = Applied(table, key, shared, tuple(names), got.given, got.source)
         self._enum([call, *rest], inner, indent + 1, out, False, False, (*bound, *names))
 
     def _apply_names(self, s: Apply, table: str, bound: tuple[str, ...]) -> list[str]:
@@ -1052,7 +1113,7 @@ class ActionCompiler(Compiler):
             case Apply():
                 got = self._bundle_table(s, scope)
                 if got is not None:
-                    table, key, shared = got
+                    table, key, shared = got.table, got.key, got.shared
                     names = self.bundles.choices[table]
                     nones = ", None" * len(names)
                     out.append(pad + "# " + py_comment(f"{self.where(s.path)} {s.id or s.kind}"))
@@ -1068,10 +1129,11 @@ class ActionCompiler(Compiler):
                 for k, (test, proc) in enumerate(cases):
                     if proc is None:
                         continue
-                    args = self._call_args(s, proc, scope)
+                    given = self._call_args(s, proc, scope)
+                    args = "" if given is None else arg_code(given)
                     out.append(f"{pad}{'if' if k == 0 else 'elif'} {test}:")
                     nones = ", None" * len(proc.choices)
-                    out.append(f"{pad}    _run_{self.name(proc.id)}(g, seat{args or ''}{nones})")
+                    out.append(f"{pad}    _run_{self.name(proc.id)}(g, seat{args}{nones})")
             case (Gain() | Set() | Let() | Move() | Drop() | Require() | Choose() | If()
                   | ForEach() | Repeat() | Do() | Raise() | Shuffle() | New()):
                 return super()._effect(s, scope, indent, out)
@@ -1081,9 +1143,8 @@ class ActionCompiler(Compiler):
 
     # -- bundles of effects -------------------------------------------------------------
 
-    def _bundle_table(self, s: Apply, scope: Scope) -> tuple[str, str, str] | None:
-        """(table name, key code, the code of the shared parameters) of an apply step,
-        compiling its bundles."""
+    def _bundle_table(self, s: Apply, scope: Scope) -> BundleRef | None:
+        """The bundles of effects an apply step carries out, compiled."""
         src = s.effects
         if isinstance(src, str) and src.startswith("this.") and scope.this is not None:
             # a bundle of the procedure's own row (`this.reward`): a table of one entry
@@ -1100,6 +1161,7 @@ class ActionCompiler(Compiler):
             table = f"_T_const{len(self.bundles.tables) + 1}"
             self.table_values = {**self.table_values, table: {0: bundle}}
             key_code = "0"
+            reads: list[ir.Expr] = []
         else:
             got = self.expr(s, src, scope, None, "apply/effects")
             if got is None:
@@ -1111,6 +1173,7 @@ class ActionCompiler(Compiler):
                 return None
             table = scope.tables[node.kind][node.column][1]
             key_code = bare(scope.typed(node.key, typed.ANY).code)
+            reads = [node.key]
         # the other parameters the effects share (rules/effects.yaml `params`, after the
         # amount), given by the keys of the step named like them
         given = []
@@ -1124,13 +1187,15 @@ class ActionCompiler(Compiler):
             if v is None:
                 return None
             given.append(bare(v.code))
+            reads.append(v.node)
         for key in params:
             if key not in {p.name for p in self._shared_params()}:
                 self.problem(s, "step-unknown-key", f"the effects take no '{key}'",
                              f"apply/{key}", typed.closest(str(key), [
                                  "effects", "choices", *[p.name for p in self._shared_params()]]))
         self._bundles_of(table)
-        return table.removeprefix("_T"), key_code, ", ".join(given) or "None"
+        return BundleRef(table.removeprefix("_T"), key_code, ", ".join(given) or "None",
+                         tuple(reads), table)
 
     def _shared_params(self) -> tuple[Param, ...]:
         """The parameters every effect takes after its amount (rules/effects.yaml `params`)."""
@@ -1294,9 +1359,10 @@ class ActionCompiler(Compiler):
                     name = s.as_
                     var = typed.local_code(name)
                     # a name another branch gave a type to: the move's value, as any value
-                    again = any(re.match(rf"\s*{var}(: [^=]+)? = ", x) for x in out)
+                    again = name in self.assigned
                     out.append(f"{pad}{var} = " + (f"_any(move.{name})" if again else
                                                    f"move.{name}"))
+                    self.assigned.add(name)
                     why: list[str] = []
                     shown = scope.with_locals(**{name: Name(typed.ANY, typed.code_local(var))})
                     inner = self._guard_why(s, Procedure(self.action.id, (), (s,),
@@ -1312,7 +1378,7 @@ class ActionCompiler(Compiler):
                     cond = self.expr(s, s.cond, scope, BOOL)
                     reason = self._reason(s, scope, s.reason or f"{s.cond} does not hold")
                     if cond is not None:
-                        out.append(f"{pad}if {negate(cond.code)}:")
+                        out.append(f"{pad}if {negate(cond, scope)}:")
                         out.append(f"{pad}    raise IllegalMove({srule}, {reason})")
                         scope = self._narrow(s, scope)
                     continue
@@ -1333,7 +1399,7 @@ class ActionCompiler(Compiler):
                     got = self._bundle_table(s, scope)
                     if got is None:
                         continue
-                    table, key, shared = got
+                    table, key, shared = got.table, got.key, got.shared
                     made = self._apply_names(s, table, bound)
                     choices = "".join(f", move.{n}" for n in made)
                     fx = f"g.rs.fx[{py_str(self._checked_table(table, tuple(made)))}][{key}]"
@@ -1377,7 +1443,8 @@ class ActionCompiler(Compiler):
                 words = self._reason(s, scope, s.none_reason) if s.none_reason else "None"
                 self._play(rest, scope, level, out, bound, (srule, words))
                 continue
-            args = self._call_args(s, proc, scope) or ""
+            given = self._call_args(s, proc, scope)
+            args = "" if given is None else arg_code(given)
             stem = self.name(proc.id)
             names = [c.as_ for c in proc.choices]
             choices = "".join(f", move.{n}" for n in names)
@@ -1398,14 +1465,6 @@ def unchosen(s: Apply) -> bool:
     return s.choices is False
 
 
-# The builtins a let folded at compile time may call (they change nothing, and go through
-# no more than they are given: no `range`).
-_PURE: Any = {n: getattr(builtins, n)
-              for n in ("all", "any", "bool", "dict", "enumerate", "int", "len", "list", "max",
-                        "min", "next", "reversed", "set", "sorted", "str", "sum",
-                        "tuple", "zip")}
-
-
 def _literal(value: Any) -> bool:
     """Whether a value is a constant the engine's tables can hold."""
     if isinstance(value, tuple | list):
@@ -1413,16 +1472,20 @@ def _literal(value: Any) -> bool:
     return value is None or isinstance(value, str | int)
 
 
-def _only_in_moves(functions: list[list[str]], var: str, field_name: str) -> bool:
-    """Whether the functions read `var` only to put it in the moves they make (as
-    `field_name=var`) or to pass it on to one another."""
+def _member(cond: ir.Expr, name: str) -> bool:
+    """Whether a condition is `name in X` (the local `name` an item of a list)."""
+    return (isinstance(cond, ir.Compare) and cond.left == ir.Local(name)
+            and len(cond.ops) == 1 and cond.ops[0][0] == "in")
+
+
+def _only_in_moves(functions: list[list[str]], var: str) -> bool:
+    """Whether the functions read `var` only to put it in the moves they make (their slots,
+    where it is the value of its own field) or to pass it on to one another."""
     for lines in functions:
         for line in lines:
             if var not in line:
                 continue
-            rest = re.sub(rf"\b{field_name}={var}\b", "", line)
-            rest = re.sub(rf'^\s*_mf\["{field_name}"\] = {var}$', "", rest)  # see _emit_move
-            rest = re.sub(rf"\b{var}: Any\b", "", rest)
+            rest = re.sub(rf"\b{var}: Any\b", "", line)
             if re.match(r"\s*_moves_\w+__k\d+\(", rest):
                 rest = re.sub(rf"\b{var}\b", "", rest)
             if re.search(rf"\b{var}\b", rest):
@@ -1483,10 +1546,9 @@ def _names_in(s: Item) -> set[str]:
             texts = [s.effects, *(x for pair in (*s.params, *renamed) for x in pair)]
         case Restore():
             texts = [n for n, _known in s.names]
-        case Call():
-            texts = [s.proc, s.args, *s.names]
-        case Applied():
-            texts = [s.table, s.key, s.shared, *s.names]
+        case Call() | Applied():  # the procedure or the bundle, and what it is given
+            texts = [s.proc if isinstance(s, Call) else None, *s.names]
+            return _texts_names(texts).union(*(names_read(x) for x in s.given))
         case _:
             assert_never(s)
     return _texts_names(texts)

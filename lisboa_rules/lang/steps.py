@@ -48,7 +48,9 @@ from typing import Any, assert_never
 
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.pyexpr import parse_expr
+from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
+from lisboa_rules.ir.logic import negated
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.tree import COMMON as COMMON
 from lisboa_rules.lang.tree import KINDS as KINDS
@@ -80,6 +82,7 @@ from lisboa_rules.lang.tree import branches as branches
 from lisboa_rules.lang.tree import parse_steps as parse_steps
 from lisboa_rules.lang.typed import BOOL, INT, TEXT, ExprError, Name, Scope, Typed, VType
 from lisboa_rules.lang.typed import bare as bare
+from lisboa_rules.pyprint import expr as pyprint
 
 # --- compiling --------------------------------------------------------------------------------
 
@@ -99,8 +102,21 @@ class Emitted:
     run: list[str]
 
 
+@dataclass(frozen=True)
+class One:
+    """A choice of one item: the code of the items to go through (each once) and what they
+    are (`keys`), the condition an item must meet (as a node and as code), whether None (no
+    choice) is allowed, and the scope with the chosen name bound."""
+
+    over: str
+    keys: ir.Keys
+    where: ir.Expr | None
+    where_code: str | None
+    optional: bool
+    scope: Scope
+
+
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
-_DATA = "\x00data:"  # marks a piece of a refusal's words that is a text of the rules data
 
 
 def shows_choice(s: Choose) -> bool:
@@ -346,11 +362,9 @@ class Compiler:
             return None
         return f"({bare(by.code)} if {bare(cond.code)} else None)"
 
-    def _single(self, s: Choose, scope: Scope, var: str
-                ) -> tuple[str, str | None, bool, Scope] | None:
-        """A choice of one item: the list to go through (each item once), the condition an
-        item must meet (with `it` being `var`), whether None (no choice) is allowed, and the
-        scope with the chosen name bound; None for a choice of several."""
+    def _single(self, s: Choose, scope: Scope, var: str) -> One | None:
+        """A choice of one item (see `One`), with `it` being `var`; None for a choice of
+        several."""
         if s.several or s.leads is not None:
             return None
         src = self.expr(s, s.source, scope, None, "choose/from")
@@ -363,21 +377,22 @@ class Compiler:
             c = self.expr(s, s.where, inner, BOOL, "choose/where")
             if c is None:
                 return None
-            cond = bare(c.code)
-        over = scope.keys_of(src)
-        if not self._distinct(over, src.type.name == "map"):
+            cond = c
+        keys = scope.keys(src)
+        over = pyprint.expr(keys, scope.names())
+        if not self._distinct(keys):
             over = f"dict.fromkeys({bare(over)})"
         t = VType(item.name, item.args, s.optional, item.full)
-        return over, cond, s.optional, scope.with_locals(**{s.as_: Name(t, typed.code_local(var))})
+        return One(over, keys, None if cond is None else cond.node,
+                   None if cond is None else bare(cond.code), s.optional,
+                   scope.with_locals(**{s.as_: Name(t, typed.code_local(var))}))
 
-    def _distinct(self, code: str, is_map: bool) -> bool:
-        """Whether going through `code` gives each item once (a constant without repeats, a
-        map's keys), so that a choice from it goes through it as it is."""
-        try:
-            values = ast.literal_eval(code)
-        except (ValueError, SyntaxError):
-            return is_map
-        return isinstance(values, tuple) and len(set(values)) == len(values)
+    def _distinct(self, keys: ir.Keys) -> bool:
+        """Whether going through `keys` gives each item once (a table's keys, a constant list
+        without repeats), so that a choice from it goes through it as it is."""
+        if keys.is_table:
+            return True
+        return const.distinct(const.sequence(keys))
 
     def _guard_enum(self, s: Step, proc: Procedure, scope: Scope, indent: int,
                     chosen: list[str], out: list[str]) -> tuple[Scope, int]:
@@ -405,7 +420,7 @@ class Compiler:
         var = typed.local_code(s.as_)
         one = self._single(s, scope, var)
         if one is not None:
-            over, where, optional, inner = one
+            over, where, optional, inner = one.over, one.where_code, one.optional, one.scope
             if optional:
                 out.append(f"{pad}for {var} in (None, *{over}):")
                 if where is not None:
@@ -451,7 +466,7 @@ class Compiler:
         var = typed.local_code(s.as_)
         one = self._single(s, scope, var)
         if one is not None:
-            over, where, optional, inner = one
+            over, where, optional, inner = one.over, one.where_code, one.optional, one.scope
             test = f"{var} in {over}" if where is None else f"{var} in {over} and ({where})"
             if optional:
                 test = f"{var} is None or ({test})"
@@ -506,49 +521,47 @@ class Compiler:
         """A refusal's words as a Python string (an f-string when it shows values)."""
         if not isinstance(text, str):
             return py_str(str(text))
-        parts: list[str] = []
+        # the pieces of the words: the step's own words ("words"), a text of the rules data,
+        # kept a piece of its own whatever it holds, so that the code's shape never depends on
+        # the words of the data ("data"), and the code of a value shown ("code")
+        parts: list[tuple[str, str]] = []
         pos = 0
         for m in _PLACEHOLDER.finditer(text):
-            parts.append(py_str(text[pos:m.start()]))
+            parts.append(("words", text[pos:m.start()]))
+            pos = m.end()
             t = self.expr(s, m.group(1), scope, None, "reason")
             if t is None:
-                parts.append(py_str(m.group(0)))
+                parts.append(("words", m.group(0)))
                 continue
             try:
-                value = ast.literal_eval(t.code)
-            except (ValueError, SyntaxError):
-                parts.append(f"str({bare(t.code)})")
+                value = const.scalar(t.node)
+            except const.NotConstant:
+                parts.append(("code", f"str({bare(t.code)})"))
             else:
-                # a text of the rules data stays a piece of its own, whatever it holds (so the
-                # code's shape never depends on the words of the data)
-                parts.append(_DATA + py_str(str(value)))
-            pos = m.end()
-        parts.append(py_str(text[pos:]))
-        merged: list[tuple[str, bool]] = []  # (code, a text of the data: kept whole)
-        for x in parts:  # adjacent literals of the words become one
-            if x.startswith(_DATA):
-                merged.append((x.removeprefix(_DATA), True))
-                continue
-            if merged and not merged[-1][1] and x.startswith(('"', "'")) \
-                    and merged[-1][0].startswith(('"', "'")):
-                merged[-1] = (py_str(ast.literal_eval(merged[-1][0]) + ast.literal_eval(x)),
-                              False)
+                parts.append(("data", str(value)))
+        parts.append(("words", text[pos:]))
+        merged: list[tuple[str, str]] = []
+        for kind, x in parts:  # adjacent words become one piece
+            if kind == "words" and merged and merged[-1][0] == "words":
+                merged[-1] = ("words", merged[-1][1] + x)
             else:
-                merged.append((x, False))
-        merged = [(x, d) for x, d in merged if d or x not in ("''", '""')]
+                merged.append((kind, x))
         chunks: list[str] = []
-        for x, data in merged:  # long words are cut at spaces, so that the lines can be wrapped
-            if not data and x.startswith(('"', "'")) and len(x) > 60:
-                words = re.split(r"(?<= )", ast.literal_eval(x))
+        for kind, x in merged:
+            if kind == "code":
+                chunks.append(x)
+            elif kind == "data":
+                chunks.append(py_str(x))
+            elif x and len(py_str(x)) > 60:  # long words are cut at spaces, to wrap the lines
                 piece = ""
-                for w in words:
+                for w in re.split(r"(?<= )", x):
                     if len(piece) + len(w) > 50 and piece:
                         chunks.append(py_str(piece))
                         piece = ""
                     piece += w
                 chunks.append(py_str(piece))
-            else:
-                chunks.append(x)
+            elif x:
+                chunks.append(py_str(x))
         if not chunks:
             return "''"
         return chunks[0] if len(chunks) == 1 else "(" + " + ".join(chunks) + ")"
@@ -564,19 +577,29 @@ class Compiler:
             var = typed.local_code(str(name))
             pad = "    " * indent
             code = bare(t.code)
-            split = _ternary(code) if len(pad) + len(var) + len(code) + 3 > 100 else None
-            if split is not None:  # a long `a if c else b` reads better as an if statement
-                then, cond, other = split
-                out += [f"{pad}if {bare(cond)}:", f"{pad}    {var} = {bare(then)}", f"{pad}else:",
-                        f"{pad}    {var} = {bare(other)}"]
+            node = t.node
+            if isinstance(node, ir.Cond) and len(pad) + len(var) + len(code) + 3 > 100:
+                # a long `a if c else b` reads better as an if statement
+                cond, then, other = (bare(pyprint.expr(x, scope.names()))
+                                     for x in (node.test, node.then, node.orelse))
+                out += [f"{pad}if {cond}:", f"{pad}    {var} = {then}", f"{pad}else:",
+                        f"{pad}    {var} = {other}"]
             elif t.type.optional:
                 # typed where first assigned (see _tidy): mypyc refuses a local it infers as
                 # None where a test narrowed it
                 out.append(f"{pad}{var}: Any = {code}")
             else:
-                out.append(f"{pad}{var} = {code}")
+                out.append(f"{pad}{var} = {self._plain_let(str(name), t, scope)}")
+            self._bound(str(name), t, scope)
             scope = scope.with_locals(**{str(name): Name(t.type, ir.Local(str(name)))})
         return scope
+
+    def _plain_let(self, name: str, t: Typed, scope: Scope) -> str:
+        """The code of the value a let gives `name` on a line of its own (`v = code`)."""
+        return bare(t.code)
+
+    def _bound(self, name: str, t: Typed, scope: Scope) -> None:
+        """A let gave `name` the value `t` (`scope`: the names before)."""
 
     def _place(self, s: StepBase, target: Expr, scope: Scope, key: str) -> Typed | None:
         t = self.expr(s, target, scope, None, key)
@@ -588,14 +611,10 @@ class Compiler:
             return None
         return t
 
-    def _assign(self, place: Typed, value: str) -> str:
+    def _assign(self, place: Typed, value: str, scope: Scope) -> str:
         """`place = value`, writing a missing map entry too (`.get(k, 0)` reads become
         subscripts)."""
-        code = place.code
-        m = re.fullmatch(r"(.*)\.get\((.*), [^,()]*\)", code)
-        if m is not None:
-            code = f"{m.group(1)}[{m.group(2)}]"
-        return f"{code} = {value}"
+        return f"{_entry(place, scope)} = {value}"
 
     def _effect(self, s: Step, scope: Scope, indent: int, out: list[str]) -> Scope:
         pad = "    " * indent
@@ -661,12 +680,14 @@ class Compiler:
                 place = self._place(s, s.place, scope, "drop")
                 if place is None:
                     return scope
-                m = re.fullmatch(r"(.*)(?:\.get\((.*), [^,()]*\)|\[(.*)\])", place.code)
-                if m is None:
+                node = place.node
+                if not isinstance(node, ir.Get | ir.Index):
                     self.problem(s, "step-target", f"'{s.place}' is not an entry of a table",
                                  "drop")
                     return scope
-                out.append(f"{pad}{m.group(1)}.pop({m.group(2) or m.group(3)}, None)")
+                names = scope.names()
+                out.append(f"{pad}{pyprint.expr(node.base, names)}.pop("
+                           f"{pyprint.expr(node.key, names)}, None)")
             case Shuffle():
                 self._shuffle(s, scope, pad, out)
             case New():
@@ -693,7 +714,7 @@ class Compiler:
                 t = place.type
                 if (t.name == "int" and not t.optional and field is not None
                         and field.field is not None
-                        and not re.fullmatch(r"-?\d+", code)):  # a number: as it is
+                        and const.integer(value.node) is None):  # a number: as it is
                     # a number of the state set from a computed value stays within its
                     # declared bounds, as a gain does, and within what a save holds (the
                     # runtime's _INT_MIN and _INT_MAX, 64 bits): the engine never makes a
@@ -701,7 +722,7 @@ class Compiler:
                     top = "_INT_MAX" if field.hi is None else str(field.hi)
                     bottom = "_INT_MIN" if field.lo is None else str(field.lo)
                     code = f"min({top}, max({bottom}, {code}))"
-                out.append(pad + self._assign(place, code))
+                out.append(pad + self._assign(place, code, scope))
                 continue
             if not typed.compatible(place.type, INT, scope.int_kinds):
                 self.problem(s, "expr-type", f"'{target}' is {typed.describe(place.type)}; "
@@ -717,7 +738,7 @@ class Compiler:
                 # that its own `loads` refuses
                 hi = place.place.hi
                 new = f"min({hi if hi is not None else '_INT_MAX'}, {new})"
-            out.append(pad + self._assign(place, new))
+            out.append(pad + self._assign(place, new, scope))
 
     def _shuffle(self, s: Shuffle, scope: Scope, pad: str, out: list[str]) -> None:
         place = self._place(s, s.place, scope, "shuffle")
@@ -733,8 +754,8 @@ class Compiler:
             return
         # an entry the map does not hold is an empty list: nothing to shuffle (a subscript
         # raised KeyError inside the engine, and the move that did it broke every save)
-        made = _made(place.code) != place.code
-        out.append(f"{pad}rng.shuffle({place.code if made else _entry(place.code)})")
+        made = _list_entry(place.node)
+        out.append(f"{pad}rng.shuffle({place.code if made else _entry(place, scope)})")
 
     def _new(self, s: New, scope: Scope, pad: str, out: list[str]) -> None:
         place = self._place(s, s.place, scope, "new")
@@ -761,7 +782,8 @@ class Compiler:
                          + ", ".join(f"'{m}'" for m in missing) + " (fields with no default)",
                          "new")
             return
-        out.append(f"{pad}{_entry(_made(place.code))}.append(Player({', '.join(args)}))")
+        into = _made(place, scope) if _list_entry(place.node) else _entry(place, scope)
+        out.append(f"{pad}{into}.append(Player({', '.join(args)}))")
 
     def _check_misplaced(self, s: Require | Choose, scope: Scope) -> None:
         """A require or choose out of place is still checked, so that all its problems come out
@@ -795,7 +817,7 @@ class Compiler:
         if (src is None and s.from_ is not None) or (dst is None and s.to is not None):
             return
         if dst is not None:  # into a map entry that may be missing: made, not a default's list
-            dst = replace(dst, code=_made(dst.code))
+            dst = replace(dst, code=_made(dst, scope))
         if src is None and dst is None:
             self.problem(s, "step-shape", "a move has a from or a to")
             return
@@ -848,70 +870,68 @@ class Compiler:
     def _args(self, s: StepBase, callee: Procedure, given: Mapping[str, Expr], scope: Scope,
               key: str) -> str | None:
         """`, a, b` for the parameters of a procedure done or a hook run, or None."""
-        args = []
+        values = self._given(s, callee, given, scope, key)
+        return None if values is None else arg_code(values)
+
+    def _given(self, s: StepBase, callee: Procedure, given: Mapping[str, Expr], scope: Scope,
+               key: str) -> list[Typed] | None:
+        """The values of the parameters of a procedure done or a hook run (None for an
+        optional one not given), or None."""
+        args: list[Typed] = []
         for prm in callee.params:
             if prm.name not in given:
                 if prm.type.optional:
-                    args.append("None")
+                    args.append(typed.constant(None))
                     continue
                 self.problem(s, "step-missing", f"'{callee.id}' needs '{prm.name}'", key)
                 return None
             v = self.expr(s, given[prm.name], scope, prm.type, f"{key}/{prm.name}")
             if v is None:
                 return None
-            args.append(bare(v.code))
+            args.append(v)
         for name in given:
             if name not in {p.name for p in callee.params}:
                 self.problem(s, "step-unknown-key", f"'{callee.id}' takes no '{name}'",
                              f"{key}/{name}",
                              typed.closest(str(name), [p.name for p in callee.params]))
-        return "".join(", " + a for a in args)
+        return args
 
 
-def _entry(code: str) -> str:
-    """The code of a place written to in place: a map entry read as `.get(k, default)` is
-    subscripted (so that the state's own list changes, not a default)."""
-    m = re.fullmatch(r"(.*)\.get\((.*), [^,()]*\)", code)
-    return f"{m.group(1)}[{m.group(2)}]" if m is not None else code
+def arg_code(values: list[Typed]) -> str:
+    """`, a, b`: the code of the values given to a procedure's parameters."""
+    return "".join(", " + bare(v.code) for v in values)
 
 
-def _made(code: str) -> str:
-    """The code of a list a move puts items into: a map entry read as `.get(k, [])` is
-    `.setdefault(k, [])`, so an item moved to an entry the map does not hold yet lands in the
-    state (with `.get`, it went into a default list thrown away, out of the game)."""
-    m = re.fullmatch(r"(.*)\.get\((.*), \[\]\)", code)
-    return f"{m.group(1)}.setdefault({m.group(2)}, [])" if m is not None else code
+def _entry(place: Typed, scope: Scope) -> str:
+    """The code of a place written to in place: an entry of a table that may not hold it (read
+    as `.get(k, default)`) is subscripted (so that the state's own value changes, not a
+    default)."""
+    node = place.node
+    if isinstance(node, ir.Get):
+        return pyprint.expr(ir.Index(node.base, node.key), scope.names())
+    return place.code
 
 
-def _ternary(code: str) -> tuple[str, str, str] | None:
-    """(then, condition, else) of code that is one `a if c else b`, as source text."""
-    try:
-        node = parse_expr(code).body
-    except SyntaxError:
-        return None
-    if not isinstance(node, ast.IfExp):
-        return None
-    parts = [ast.get_source_segment(code, n) for n in (node.body, node.test, node.orelse)]
-    if any(p is None for p in parts):
-        return None
-    return parts[0] or "", parts[1] or "", parts[2] or ""
+def _list_entry(node: ir.Expr) -> bool:
+    """Whether a place is an entry of a table of lists that may not hold it."""
+    return isinstance(node, ir.Get) and node.default == ir.ListOf(())
 
 
-def negate(code: str) -> str:
-    """`not code`, written as ruff wants it (`a not in b`, `a is not None`)."""
-    inner = bare(code)
-    try:
-        node = parse_expr(inner).body
-    except SyntaxError:
-        return f"not {code}"
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        flip = {ast.In: " not in ", ast.NotIn: " in ", ast.Is: " is not ", ast.IsNot: " is "}
-        op = flip.get(type(node.ops[0]))
-        left = ast.get_source_segment(inner, node.left)
-        right = ast.get_source_segment(inner, node.comparators[0])
-        if op is not None and left is not None and right is not None:
-            return f"{left}{op}{right}"
-    return f"not {code}"
+def _made(place: Typed, scope: Scope) -> str:
+    """The code of a list a move puts items into: an entry of a table of lists that may not
+    hold it is `.setdefault(k, [])`, so an item moved to an entry the table does not hold yet
+    lands in the state (with `.get`, it went into a default list thrown away, out of the
+    game)."""
+    node = place.node
+    if isinstance(node, ir.Get) and _list_entry(node):
+        names = scope.names()
+        return f"{pyprint.expr(node.base, names)}.setdefault({pyprint.expr(node.key, names)}, [])"
+    return place.code
+
+
+def negate(cond: Typed, scope: Scope) -> str:
+    """`not cond` as code, written as ruff wants it (`a not in b`, `a is not None`)."""
+    return bare(pyprint.expr(negated(cond.node), scope.names()))
 
 
 def _non_negative(source: Any) -> bool:

@@ -27,6 +27,9 @@ from conftest import load_engine, setups
 
 from lisboa_rules.cli.main import main
 from lisboa_rules.emit.engine.procs import counted_by_bisection
+from lisboa_rules.ir import expr as ir
+from lisboa_rules.lang import typed
+from lisboa_rules.pyprint import expr as pyprint
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -163,40 +166,78 @@ def test_house_tiebreaker_reads_the_final_total(house: dict[str, ModuleType], na
 
 # --- a count of constant numbers compiled to a bisection --------------------------------------
 
+_NUMBERS = {"a": [1, 3, 5, 7, 8, 9], "b": [9, 3, 1], "c": [4, -2, 4, 0], "d": [2], "f": [5, 1],
+            "g": [0, 6, 2], "h": [1, 2], "long": list(range(40, 0, -3)), "mixed": [1, True],
+            "names": ["x", "y"]}
+
+
+def _count_scope() -> tuple[typed.Scope, dict[str, str]]:
+    """Two numbers `e` and `k`, lists of numbers of the rules data, a kind `level` of int ids
+    (0, 5, 10) and a table of every level; long constants are named (the names -> code)."""
+    named: dict[str, str] = {}
+
+    def constant(code: str) -> str:
+        return named.setdefault(code, f"_K{len(named) + 1}")
+
+    scope = typed.Scope(
+        locals={n: typed.Name(typed.INT, ir.Local(n)) for n in ("e", "k")},
+        game={"marks": typed.Name(typed.VType("map", (typed.VType("level"), typed.INT)),
+                                  ir.GameField("marks"), field="game.marks")},
+        int_kinds=frozenset({"level"}), kinds=frozenset({"level"}),
+        kind_values={"level": (10, 0, 5)}, data=typed.data_lookup({"n": _NUMBERS}),
+        name_constant=constant)
+    return scope, named
+
+
 _COUNTS = [
-    "len([v_i for v_i in (1, 3, 5, 7, 8, 9) if (v_i < e)])",
-    "len([v_i for v_i in (9, 3, 1) if (e >= v_i)])",
-    "len([v for v in (4, -2, 4, 0) if v <= e])",
-    "len([v for v in (2,) if e < v])",
-    "2 * len([v for v in (9, 3, 1) if v > e + 1]) - 1",
-    "len([v for v in (5, 1) if v >= (e if k else 3)]) + k",
-    "k * len([v for v in (0, 6, 2) if e > v]) + len([v for v in (1, 2) if v < k])",
+    "len([i for i in rules.n.a if i < e])",
+    "len([v for v in rules.n.b if e >= v])",
+    "len([v for v in rules.n.c if v <= e])",
+    "len([v for v in rules.n.d if e < v])",
+    "2 * len([v for v in rules.n.b if v > e + 1]) - 1",
+    "len([v for v in rules.n.f if v >= (e if k > 0 else 3)]) + k",
+    "k * len([v for v in rules.n.g if e > v]) + len([v for v in rules.n.h if v < k])",
+    "len([v for v in rules.n.long if v < e - k])",  # a long list: its sorted numbers named
+    "len([x for x in game.marks if x > e])",  # the ids of a kind, in the order it declares
 ]
 
 
-@pytest.mark.parametrize("code", _COUNTS)
-def test_count_of_constants_is_a_bisection(code: str) -> None:
-    fast = counted_by_bisection(code)
-    assert "len([" not in fast, fast
-    for e in range(-4, 12):
+def _run(code: str, named: dict[str, str], e: int, k: int) -> Any:
+    env: dict[str, Any] = {"v_e": e, "v_k": k, "bisect_left": bisect_left}
+    env |= {name: eval(c) for c, name in named.items()}  # the constants' own code, in a test
+    return eval(code, env)
+
+
+@pytest.mark.parametrize("source", _COUNTS)
+def test_count_of_constants_is_a_bisection(source: str) -> None:
+    scope, named = _count_scope()
+    node = typed.check(source, scope).node
+    code = pyprint.bare(pyprint.expr(node, scope.names()))
+    fast = counted_by_bisection(node, scope.names())
+    assert "len([" not in fast and "bisect_left(" in fast, fast
+    for e in range(-4, 45):
         for k in (0, 1, 3):
-            env = {"e": e, "k": k}
-            assert eval(fast, {**env, "bisect_left": bisect_left}) == eval(code, env), (fast, e)
+            assert _run(fast, named, e, k) == _run(code, named, e, k), (fast, e, k)
 
 
 @pytest.mark.parametrize(
-    "code",
+    "source",
     [
-        "len([v_q for v_q in _K1 if (len(g.piles[v_q]) == 0)])",  # not numbers
-        "len([v for v in (1, 2) if v < v])",  # compared with itself
-        "len([v for v in (1, True) if v < e])",  # a bool is not a number here
-        "len([v for v in (1, 2) if v == e])",  # not one side of a value
-        "len([v * 2 for v in (1, 2) if v < e])",  # not the numbers themselves
-        "sum([v for v in (1, 2) if v < e])",
+        "len([q for q in rules.n.names if q != 'x'])",  # not numbers
+        "len([v for v in rules.n.d if v < v])",  # compared with itself
+        "len([v for v in rules.n.mixed if v < e])",  # a bool is not a number here
+        "len([v for v in rules.n.d if v == e])",  # not one side of a value
+        "len([v * 2 for v in rules.n.d if v < e])",  # not the numbers themselves
+        "sum([v for v in rules.n.d if v < e])",
+        "len([v for v in [1, 2] if v < e])",  # a list written in the rules, not a constant
+        "len([v for v in rules.n.d if v < e and v > k])",  # not one comparison
     ],
 )
-def test_other_code_is_left_as_it_is(code: str) -> None:
-    assert counted_by_bisection(code) == code
+def test_other_code_is_left_as_it_is(source: str) -> None:
+    scope, _named = _count_scope()
+    node = typed.check(source, scope).node
+    assert counted_by_bisection(node, scope.names()) == pyprint.bare(
+        pyprint.expr(node, scope.names()))
 
 
 def test_the_engines_count_of_icons_is_a_bisection(engine: Any) -> None:

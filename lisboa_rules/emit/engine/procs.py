@@ -11,16 +11,18 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, assert_never
 
 from lisboa_rules.core import names as grammar
-from lisboa_rules.core.pyexpr import parse_expr
+from lisboa_rules.core.encode import py_str
 from lisboa_rules.emit.engine import checks as C
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
 from lisboa_rules.emit.engine.queries import PyQuery, python_queries
 from lisboa_rules.emit.engine.state_classes import copy_code
+from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
+from lisboa_rules.ir.reads import locals_named
 from lisboa_rules.lang.actions import ActionCompiler, Bundles, json_type
 from lisboa_rules.lang.phases import check_phases
 from lisboa_rules.lang.steps import Procedure
@@ -46,6 +48,7 @@ from lisboa_rules.model.queries import compile_queries
 from lisboa_rules.model.state import parse_type
 from lisboa_rules.model.types import Model
 from lisboa_rules.pyprint import expr as pyprint
+from lisboa_rules.pyprint.expr import local as local_code
 
 _PLACEHOLDER = "STEM__"  # a procedure's own name until its code is known to be new
 
@@ -174,13 +177,15 @@ class ProcSession:
         # each rule set's scope of steps before formulas: (its data, state, measures, scope)
         self.scopes: list[tuple[Any, Any, Any, Any]] = []
         self.finished = False
+        self.actions: set[int] = set()  # the places of the actions' functions in the view's
         # a callee that was not compiled first (a rule set with problems): this session's
         # code is never emitted, procedure_view compiles again (and fails loudly)
         self.broken = False
 
-    def share(self, code: str, base: str) -> str:
+    def share(self, code: str, base: str, action: bool = False) -> str:
         """The stem of functions with this code (written with the placeholder stem): the
-        stem of the same code emitted before, or a new one (`base`, `base_2`, ...)."""
+        stem of the same code emitted before, or a new one (`base`, `base_2`, ...);
+        `action`: the functions of an action (emitted after the bundles of effects)."""
         view = self.view
         key = _without_comments(code)
         stem = self.by_code.get(key)
@@ -193,6 +198,8 @@ class ProcSession:
             self.used.add(stem)
             self.by_code[key] = stem
             lines = code.replace(_PLACEHOLDER, stem).split("\n")
+            if action:
+                self.actions.add(len(view.functions))
             view.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
         return stem
 
@@ -277,16 +284,18 @@ class ProcSession:
             base = grammar.stem(kind).lstrip("_") or "action"
             acomp = Comp(P._with_row(scope, ps.action_rows[kind]), ps.procs, ps.hooks,
                          known, where, tables.values, copier.name, bundles,
-                         ps.effects, dict(ps.measures), tables.constants, saver=copier.saver)
+                         ps.effects, dict(ps.measures), saver=copier.saver)
             got = acomp.compile_action(action, _PLACEHOLDER)
             problems.actions += acomp.problems
             for fname, ftype in got.types.items():
                 view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
             # the fields of a Move only ever grow at the end: their places are known now
-            got.functions = [[positional_move(line, view.move_fields) for line in f]
-                             for f in got.functions]
-            code = "\n\n\n".join("\n".join(f) for f in got.functions)
-            stem = share(code, base)
+
+            def made(kind: str, chosen: tuple[str, ...]) -> str:
+                return positional_move(kind, chosen, view.move_fields)
+
+            code = "\n\n\n".join("\n".join(f) for f in got.lines(made))
+            stem = share(code, base, action=True)
             moves[kind] = Call("MoveDef", (kind, action.phase, action.rule, got.fields,
                                            got.first, Raw(f"_moves_{stem}"),
                                            Raw(f"_play_{stem}")))
@@ -327,15 +336,18 @@ class ProcSession:
         view, tables, bundles = self.view, self.tables, self.bundles
         assert self.copier is not None
         measures = []
+        bodies = self._measure_bodies()
         for name, (returns, body) in tables.measures.items():
-            body = counted_by_bisection(body)
+            node = bodies.get((returns, body))
+            if node is not None:
+                body = counted_by_bisection(*node)
             lines = [f"def {name}(g: Game, p: Player) -> {returns}:", f"    return {body}"]
             measures.append("\n".join(w for line in lines for w in wrap_line(line)))
         bundle_code = ["\n".join(w for line in f for w in wrap_line(line))
                        for f in bundles.functions]
         checks = _invariant_view(models, view, tables, where, self.scopes)
         view.functions = measures + self.copier.functions + _split(
-            view.functions, bundle_code) + checks
+            view.functions, bundle_code, self.actions) + checks
         code = "\n".join([*view.functions, *(q.code for qs in view.queries for q in qs)])
         view.tables += [(name, fmt(values, 0, "", len(name) + len(": Final = ")))
                         for name, values in tables.values.items() if name in code]
@@ -344,6 +356,19 @@ class ProcSession:
                          fmt(ast.literal_eval(value), 0, "", len(name) + len(": Final = ")))
                         for value, name in tables.constants.items() if name in code]
         return view
+
+
+    def _measure_bodies(self) -> dict[tuple[str, str], tuple[ir.Expr, pyprint.Names]]:
+        """The body of each measure printed as a function of its own, with the names it was
+        printed with, by (its annotation, its code): the key of the rules' tables."""
+        out: dict[tuple[str, str], tuple[ir.Expr, pyprint.Names]] = {}
+        for _data, _state, _measures, scope in self.scopes:
+            names = scope.names()
+            for m in scope.measures.values():
+                if isinstance(m.ref, ir.Measure):
+                    code = pyprint.bare(pyprint.expr(m.ref.body, names))
+                    out.setdefault((pyprint.annotation(m.ref.type), code), (m.ref.body, names))
+        return out
 
 
 def _invariant_view(models: list[Model], view: ProcView, tables: P.Tables,
@@ -456,94 +481,72 @@ def _fit(lines: list[str]) -> list[str]:
     return out
 
 
-_BELOW = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
-_MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
-_TIGHT = (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant, ast.UnaryOp)
-_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Div, ast.Pow)
+_MIRROR: dict[ir.CmpOpName, ir.CmpOpName] = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
-def counted_by_bisection(code: str) -> str:
-    """A measure's code with each count of the constant numbers on one side of a value,
-    `len([v for v in (1, 3, 5) if v < e])`, as a bisection of those numbers sorted at compile
-    time (`bisect_left((1, 3, 5), e)`): the same count, without a list made and every number
-    compared on each call. Any other code is returned as it is."""
-    if "\n" in code:  # the offsets below are those of one line
-        return code
-    try:
-        tree = parse_expr(code)
-    except SyntaxError:
-        return code
-    found: list[tuple[int, int, str]] = []  # (start, end, replacement), byte offsets
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        new = _bisection(node, code.encode())
-        if new is not None:
-            if not new.startswith("bisect_left(") and node is not tree.body:  # a difference
-                new = f"({new})"
-            found.append((node.col_offset, node.end_col_offset or node.col_offset, new))
-    text = code.encode()
-    last = len(text) + 1
-    for start, end, new in sorted(found, reverse=True):
-        if end <= last:  # not inside a count already replaced
-            text = text[:start] + new.encode() + text[end:]
-            last = start
-    return text.decode()
+def counted_by_bisection(body: ir.Expr, names: pyprint.Names) -> str:
+    """The code of a measure's body (as its function returns it) with each count of the
+    constant numbers on one side of a value, `len([v for v in (1, 3, 5) if v < e])`, as a
+    bisection of those numbers sorted at compile time (`bisect_left((1, 3, 5), e)`): the same
+    count, without a list made and every number compared on each call. A count inside another
+    is the one bisected."""
+    found = {id(x): (x, code) for x in ir.walk(body)
+             if (code := _bisection(x, names)) is not None}
+    for i, (x, _code) in list(found.items()):
+        if any(id(y) in found for y in ir.walk(x) if y is not x):
+            del found[i]
+    whole = found.get(id(body))
+    if whole is not None:
+        return whole[1]
+    if not found:
+        return pyprint.bare(pyprint.expr(body, names))
+    # printed with the counts' code in their places (a difference in parentheses)
+    memo = {i: (x, code if code.startswith("bisect_left(") else f"({code})")
+            for i, (x, code) in found.items()}
+    return pyprint.bare(pyprint.expr(body, replace(names, memo=memo)))
 
 
-def _int(node: ast.expr) -> int | None:
-    """The value of an int literal (`3`, `-3`), else None (a bool is not an int here)."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _int(node.operand)
-        return -inner if inner is not None else None
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    return None
-
-
-def _bisection(node: ast.Call, source: bytes) -> str | None:
-    """`len([v for v in (INTS) if v OP e])` (or `e OP v`) as a bisection, else None."""
-    if not (isinstance(node.func, ast.Name)
-            and node.func.id == "len" and len(node.args) == 1 and not node.keywords):
+def _bisection(node: ir.Expr, names: pyprint.Names) -> str | None:
+    """`len([v for v in NUMBERS if v OP e])` (or `e OP v`) as a bisection, else None."""
+    if not (isinstance(node, ir.Call) and node.fn == "len" and len(node.args) == 1):
         return None
     comp = node.args[0]
-    if not (isinstance(comp, ast.ListComp) and isinstance(comp.elt, ast.Name)
-            and len(comp.generators) == 1):
+    if not (isinstance(comp, ir.Comp) and comp.elt == ir.Local(comp.var)
+            and len(comp.conds) == 1):
         return None
-    gen = comp.generators[0]
-    var = comp.elt.id
-    if not (isinstance(gen.target, ast.Name) and gen.target.id == var and not gen.is_async
-            and isinstance(gen.iter, ast.Tuple) and len(gen.ifs) == 1):
+    numbers = const.sequence(comp.source)
+    if not numbers or any(type(n) is not int for n in numbers):  # a bool is no number here
         return None
-    numbers = [_int(e) for e in gen.iter.elts]
-    if not numbers or None in numbers:
+    test = comp.conds[0]
+    if not (isinstance(test, ir.Compare) and len(test.ops) == 1 and test.ops[0][0] in _MIRROR):
         return None
-    test = gen.ifs[0]
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-            and type(test.ops[0]) in _BELOW):
-        return None
-    op = _BELOW[type(test.ops[0])]
-    left, right = test.left, test.comparators[0]
-    if isinstance(left, ast.Name) and left.id == var:
+    op, right = test.ops[0]
+    if test.left == ir.Local(comp.var):
         other = right
-    elif isinstance(right, ast.Name) and right.id == var:
-        other, op = left, _MIRROR[op]
+    elif right == ir.Local(comp.var):
+        other, op = test.left, _MIRROR[op]
     else:
         return None
-    if any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(other)):
+    if comp.var in locals_named(other):
         return None
-    e = source[other.col_offset : other.end_col_offset].decode()
-    if not isinstance(other, _TIGHT) and not (
-            isinstance(other, ast.BinOp) and isinstance(other.op, _ARITHMETIC)):
+    e = pyprint.bare(pyprint.expr(other, names))
+    if _conditional(other, names):
         e = f"({e})"  # it binds less tightly than the `+ 1` that may follow
-    ordered = sorted(n for n in numbers if n is not None)
-    ints = "(" + ", ".join(str(n) for n in ordered) + ("," if len(ordered) == 1 else "") + ")"
+    ints = pyprint.expr(ir.Data(sorted(numbers)), names)
     n = len(numbers)
     # the numbers are ints, and so is the value they are compared with: v <= e is v < e + 1
     return {"<": f"bisect_left({ints}, {e})",
             "<=": f"bisect_left({ints}, {e} + 1)",
             ">": f"{n} - bisect_left({ints}, {e} + 1)",
             ">=": f"{n} - bisect_left({ints}, {e})"}[op]
+
+
+def _conditional(node: ir.Expr, names: pyprint.Names) -> bool:
+    """Whether a number is printed as `a if c else b` (a measure printed as its body, too)."""
+    if isinstance(node, ir.Measure):
+        body = pyprint.bare(pyprint.expr(node.body, names))
+        return pyprint.expr(node, names) == body and _conditional(node.body, names)
+    return isinstance(node, ir.Cond)
 
 
 def _choice_names(proc: Procedure) -> tuple[str, ...]:
@@ -554,31 +557,27 @@ def _without_comments(code: str) -> str:
     return "\n".join(line for line in code.splitlines() if not line.strip().startswith("#"))
 
 
-def _split(functions: list[str], bundles: list[str]) -> list[str]:
-    """The procedures first (the bundles call them), then the bundles, then the actions."""
-    first = [f for f in functions if "def _moves_" not in f]
-    last = [f for f in functions if "def _moves_" in f]
+def _split(functions: list[str], bundles: list[str], actions: set[int]) -> list[str]:
+    """The procedures first (the bundles call them), then the bundles, then the actions (the
+    functions at the places `actions`)."""
+    first = [f for i, f in enumerate(functions) if i not in actions]
+    last = [f for i, f in enumerate(functions) if i in actions]
     return [*first, *bundles, *last]
 
 
-_MOVE_CALL = re.compile(r'Move\(("[^"\\]*"), seat((?:, \w+=\w+)*)\)')
 _NOT_CHOSEN = {"integer": "None", "string": "None", "boolean": "False", "integers": "()",
                "strings": "()"}
 
 
-def positional_move(line: str, fields: dict[str, str]) -> str:
-    """A move made with keywords by a move generator (`Move("kind", seat, card=v_card)`, see
-    ActionCompiler._emit_move) made with positional arguments, the choices not made as their
+def positional_move(kind: str, chosen: tuple[str, ...], fields: dict[str, str]) -> str:
+    """A move a move generator makes (ActionCompiler._emit_move: the choices `chosen`, each
+    the value of its local), with positional arguments, the choices not made as their
     defaults (`fields`: the Move's choices in order, with their JSON types): a keyword call
     costs nearly twice as much, and generators make tens of moves per move."""
-    def made(m: re.Match[str]) -> str:
-        given = dict(kv.split("=", 1) for kv in m.group(2).split(", ")[1:])
-        names = list(fields)
-        last = max((names.index(k) for k in given), default=-1)
-        args = [given.get(n, _NOT_CHOSEN[fields[n]]) for n in names[: last + 1]]
-        return f"Move({', '.join([m.group(1), 'seat', *args])})"
-
-    return _MOVE_CALL.sub(made, line)
+    names = list(fields)
+    last = max((names.index(k) for k in chosen), default=-1)
+    args = [local_code(n) if n in chosen else _NOT_CHOSEN[fields[n]] for n in names[: last + 1]]
+    return f"Move({', '.join([py_str(kind), 'seat', *args])})"
 
 
 class _Copier:
@@ -646,8 +645,8 @@ class _Copier:
 
         fields = [(f"g.{fid}", gf[fid]) for fid in sorted(game) if fid in gf and fid != "players"]
         fields += [(f"p.{fid}", pf[fid]) for fid in sorted(player) if fid in pf]
-        names = ", ".join(sorted({code.split(".")[1] for code, _f in fields})) or "nothing"
-        uses_p = any(code.startswith("p.") for code, _f in fields)
+        names = ", ".join(sorted({f.id for _code, f in fields})) or "nothing"
+        uses_p = any(fid in pf for fid in player)
         codes = [code for code, _f in fields]
         save = [f"def {found[0]}(g: Game, seat: int) -> tuple[Any, ...]:",
                 '    """Puts fresh copies of the fields that steps after a choice write into the'
