@@ -159,6 +159,7 @@ class Compiler:
         # again as unknown names, the first error says what is wrong
         self.unbound: set[str] = set()
         self.stream: str | None = None  # the procedure whose seeded stream shuffles draw from
+        self.items = 0  # the items a move computes, each bound once (`_item_N`)
 
     # -- public -------------------------------------------------------------------------
 
@@ -826,10 +827,18 @@ class Compiler:
             item = self.expr(s, s.what, scope, item_t, "move/item")
             if item is None:
                 return
+            code = item.code
+            if src is not None and dst is not None and not isinstance(
+                    item.node, ir.Local | ir.Lit | ir.Data | ir.Arg | ir.Seat):
+                # a computed item (`first(hand)`) is computed once, before it leaves its list:
+                # computed again after, it would be another item (one lost, one doubled)
+                self.items += 1
+                code = f"_item_{self.items}"
+                out.append(f"{pad}{code} = {bare(item.code)}")
             if src is not None:
-                out.append(f"{pad}{src.code}.remove({item.code})")
+                out.append(f"{pad}{src.code}.remove({code})")
             if dst is not None:
-                out.append(f"{pad}{dst.code}.append({item.code})")
+                out.append(f"{pad}{dst.code}.append({code})")
             return
         if mode == "all":
             if src is None:

@@ -1352,6 +1352,9 @@ PROBE_STEPS = """\
         then:
           - let: {c: first(hand)}
           - move: {item: c, from: hand, to: "game.reserve[dk]"}
+      - if: len(hand) > 1
+        then:
+          - move: {item: "first(hand)", from: hand, to: game.discard}
       - move: {first: 1, from: game.discard, to: "game.reserve[dk]"}
       - shuffle: "game.reserve[dk]"
       - for_each: {as: n, in: game.favors}
@@ -1376,7 +1379,8 @@ def test_house_procedures_agree(tmp_path: Path) -> None:
     reason, a let that hides a player's field, writes to entries of maps that are not full (and
     to a new key), move first / all / item from a list a loop walks, an alias of a list, a
     guard's let used by the effects, a raised event with its hook, moves into (and a shuffle
-    of) an entry a table may not hold, a loop over a full table, a set from a constant."""
+    of) an entry a table may not hold, a move of a computed item (`first(hand)`: computed once,
+    before it leaves the hand), a loop over a full table, a set from a constant."""
     house, house_models = compile_house(tmp_path, PROBE_EDITS, "lisboa_engine_probe")
     diff = Differ(house, house_models, procs_every=1, procs_full_every=5)
     randomised_states(diff, count=20, seed0=31)
