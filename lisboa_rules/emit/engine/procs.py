@@ -27,7 +27,7 @@ from lisboa_rules.emit.engine.state_classes import copy_code
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang.actions import Bundles, json_type
 from lisboa_rules.lang.phases import check_phases
-from lisboa_rules.lang.steps import Procedure
+from lisboa_rules.lang.steps import Procedure, StepProblem
 from lisboa_rules.lang.tree import (
     Apply,
     Choose,
@@ -47,7 +47,7 @@ from lisboa_rules.lang.tree import (
 )
 from lisboa_rules.model import procs as P
 from lisboa_rules.model.queries import compile_queries
-from lisboa_rules.model.state import parse_type
+from lisboa_rules.model.state import TypeSyntaxError, parse_type
 from lisboa_rules.model.types import Model
 from lisboa_rules.pyprint import expr as pyprint
 
@@ -287,11 +287,18 @@ class ProcSession:
             phase_defs[pc.id] = Call("PhaseDef", (pc.id, actor, inter, pc.resume, pc.then))
         problems.phases = list(pcomp.problems)
         view.phases.append(phase_defs)
-        for step in (data.get("flow", {}).get("period_end") or {}).get("steps") or []:
+        for i, step in enumerate((data.get("flow", {}).get("period_end") or {}).get("steps")
+                                 or []):
             declared = step.get("fields") if isinstance(step, dict) else None
             for fname, text in (declared or {}).items():  # a decision's choices
-                view.move_fields.setdefault(str(fname), json_type(
-                    P.vtype(parse_type(str(text))), scope.int_kinds))
+                try:
+                    ftype = P.vtype(parse_type(str(text)))
+                except TypeSyntaxError as exc:  # a problem: the rule set is not emitted
+                    problems.phases.append(StepProblem(
+                        "step-shape", f"field {fname}: {exc}",
+                        ("flow", "period_end", "steps", i, "fields", fname)))
+                    continue
+                view.move_fields.setdefault(str(fname), json_type(ftype, scope.int_kinds))
         view.fx.append({name: {k: Raw(f"(_opts_{b}, _why_{b}, _run_{b})") for k, b in rows.items()}
                         for name, rows in bundles.tables.items()})
         return problems
