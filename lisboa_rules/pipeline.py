@@ -1,9 +1,33 @@
-"""The whole pipeline: load -> validate -> merge variants -> build model -> check -> emit.
+"""The whole pipeline, one pass after the other, each a function of what the one before made:
 
-Every stage returns diagnostics instead of raising; a stage only sees what the previous one
-accepted, so one bad file does not cascade into a page of errors, while independent problems
-in other files are all reported in the same run. Emission is pure (model -> {path: text});
-writing is the CLI's job (writer.py).
+    load -> validate -> merge -> build -> lower -> check -> emit -> write
+
+- load (front/loader.py `load_dir`): the rules files (and house-rule files) read, with a
+  position for every key and value -> LoadedDoc[];
+- validate (`validate_all`; front/validate.py): each document against its JSON Schema, one
+  document of each kind, the variants to fold in known -> Sources;
+- merge (`merge_all`; front/overlay.py): every rule set, the base rules with the folded
+  variants (key ()) and each combination of the others laid over them, the documents a
+  variant changed validated again -> Merged[];
+- build (`build_all`; model/build.py `build_model`): each rule set's typed model -> Built[];
+- lower (`lower_all`; emit/engine/procs.py `lower`): every rule set's procedures compiled once,
+  one rule set after the other, into the engine's functions (Lowered) and their problems
+  (located by model/build.py `procedure_diagnostics`);
+- check (`check_all`; model/checks.py): the semantic checks of each rule set whose model and
+  procedures have no error, then the variants' own words -> Compiled;
+- emit (emit/ `emit_all`): the compiled rule sets and their lowered procedures -> {path: text};
+- write (outputs/writer.py `write_outputs`): the CLI's call (cli/main.py), only when there is
+  no error; the passes of this module are pure.
+
+`compile_rules` runs them up to emit; `analyse` up to check (validate, diff, ir and balance:
+the procedures are lowered there too, for their problems). Every pass returns diagnostics
+instead of raising; a pass only sees what the previous one accepted, so one bad file does not
+cascade into a page of errors, while independent problems in other files (and rule sets) are
+all reported in the same run.
+
+The procedures are lowered before the rule sets are checked: compiling the steps is still
+where they are type-checked (lang/steps.py and lang/actions.py check a step while writing its
+Python), and a rule set whose steps do not type-check is not checked further.
 """
 
 from __future__ import annotations
@@ -12,25 +36,29 @@ import dataclasses
 import itertools
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from lisboa_rules.core.diagnostics import Diagnostic, Related, sort_diagnostics, suggest
+from lisboa_rules.core.diagnostics import (
+    Diagnostic,
+    Related,
+    has_errors,
+    sort_diagnostics,
+    suggest,
+)
 from lisboa_rules.core.memory import cyclic_gc_paused
 from lisboa_rules.core.source import Span
+from lisboa_rules.emit import emit_all
+from lisboa_rules.emit.engine.procs import Lowered, lower
 from lisboa_rules.front.loader import LoadedDoc, load_dir
 from lisboa_rules.front.overlay import Change, Doc, apply_overlay, conflicts, identity_path
 from lisboa_rules.front.validate import validate
 from lisboa_rules.lang.text import IDENTITY_KEYS
 from lisboa_rules.model import types as m
-from lisboa_rules.model.build import KINDS, REQUIRED_KINDS, build_model
+from lisboa_rules.model.build import KINDS, REQUIRED_KINDS, build_model, procedure_diagnostics
 from lisboa_rules.model.checks import check_callouts, check_free_text, check_stale_texts, run_checks
 from lisboa_rules.model.compiled import Compiled, CompiledRuleSet
-from lisboa_rules.model.procs import ProcsCompiler
-
-# The procedure compiler of a build, made once the file names it writes are known
-ProcsCompilerFactory = Callable[[dict[str, str]], ProcsCompiler]
 
 VARIANT_KIND = "variant"
 
@@ -46,37 +74,59 @@ class CompileResult:
         return not any(d.is_error for d in self.diagnostics)
 
 
-def _to_doc(d: LoadedDoc) -> Doc:
-    return Doc(str(d.data["kind"]), d.data, dict(d.spans), dict(d.key_spans), (d.display,))
+@dataclass
+class Sources:
+    """What load and validate accepted: the base documents by kind, the variants by id, and
+    the files as read (their texts, digests and stable names)."""
+
+    base: dict[str, Doc]
+    variants: dict[str, LoadedDoc]
+    fold: tuple[str, ...]  # the variants folded into the base game
+    texts: dict[str, str]  # display path -> text
+    digests: list[tuple[str, str]]  # (path inside the rules folder, sha256), in load order
+    names: dict[str, str]  # display path -> "rules/<path inside the rules folder>"
+    # the variants offered as options of the engine (not folded in: they become part of the
+    # base game, whose rule set keeps the key ()), by id
+    infos: tuple[m.VariantInfo, ...]
 
 
-def _as_loaded(doc: Doc) -> LoadedDoc:
-    return LoadedDoc(Path(doc.files[0]), doc.files[0], "", doc.data, doc.spans, doc.key_spans)
+@dataclass
+class Merged:
+    """One rule set's merged documents: `key` the variants laid over the base (with the
+    folded ones) and their changes."""
+
+    key: tuple[str, ...]
+    docs: dict[str, Doc]
+    changes: list[Change]
 
 
-def _variant_info(d: LoadedDoc) -> m.VariantInfo:
-    data = d.data
-    applies = data["applies"]
-    players = tuple(applies["players"]) if isinstance(applies, dict) else ()
-    callouts = tuple(
-        m.Callout(
-            data["id"],
-            c["rule"],
-            c["text"],
-            m.Provenance(tuple(c.get("source", ())), tuple(c.get("assumptions", ()))),
-            span=d.span_for(("callouts", i)),
-        )
-        for i, c in enumerate(data.get("callouts", ()))
-    )
-    return m.VariantInfo(
-        data["id"],
-        data["title"],
-        players,
-        data["text"],
-        m.Provenance(tuple(data.get("source", ())), tuple(data.get("assumptions", ()))),
-        callouts,
-        span=d.span_for(("id",)),
-    )
+@dataclass
+class Built:
+    """One rule set's model; `ok` when building it (and, after the lower pass, compiling its
+    procedures) found no error."""
+
+    merged: Merged
+    model: m.Model
+    ok: bool
+
+
+def compile_rules(
+    rules_dir: Path,
+    variants: Sequence[str] = (),
+    order: Sequence[Path] | None = None,
+    extra: Sequence[Path] = (),
+) -> CompileResult:
+    """Run every pass up to emit; never raises for bad input (returns diagnostics instead).
+    `extra`: house-rule variant files kept outside the rules folder (see `analyse`)."""
+    with cyclic_gc_paused():
+        compiled, lowered, diags = _analyse(rules_dir, variants, order, extra)
+        if compiled is None or lowered is None:
+            return CompileResult({}, diags, None)
+        files, found = emit_all(compiled, lowered)  # emit
+    diags = sort_diagnostics([*diags, *found])
+    if any(x.is_error for x in found):
+        return CompileResult({}, diags, compiled)
+    return CompileResult(files, diags, compiled)
 
 
 def analyse(
@@ -84,17 +134,14 @@ def analyse(
     fold: Sequence[str] = (),
     order: Sequence[Path] | None = None,
     extra: Sequence[Path] = (),
-    procs_compiler: ProcsCompilerFactory | None = None,
 ) -> tuple[Compiled | None, list[Diagnostic]]:
-    """Load, validate, merge, build and check; return the compiled rule sets or None.
+    """Load, validate, merge, build, lower and check; return the compiled rule sets or None.
 
     `extra`: variant files kept outside the rules folder (house rules), added to it as if they
-    were in its `variants/` (their diagnostics name their own paths; front/loader.py).
-    `procs_compiler` (given the file names of the rules) compiles each rule set's procedures
-    while its model is built, for the engine emitter: compile_rules hands it the emitter's,
-    so that they are compiled once per build."""
+    were in its `variants/` (their diagnostics name their own paths; front/loader.py)."""
     with cyclic_gc_paused():
-        return _analyse(rules_dir, fold, order, extra, procs_compiler)
+        compiled, _, diags = _analyse(rules_dir, fold, order, extra)
+    return compiled, diags
 
 
 def _analyse(
@@ -102,9 +149,32 @@ def _analyse(
     fold: Sequence[str],
     order: Sequence[Path] | None,
     extra: Sequence[Path] = (),
-    make_compiler: ProcsCompilerFactory | None = None,
-) -> tuple[Compiled | None, list[Diagnostic]]:
-    loaded, diags = load_dir(rules_dir, order=order, extra=extra)
+) -> tuple[Compiled | None, Lowered | None, list[Diagnostic]]:
+    """The passes up to emit, in order; each rule set's procedures lowered (for emit) too."""
+    loaded, diags = load_dir(rules_dir, order=order, extra=extra)  # load
+    sources, found = validate_all(loaded, rules_dir, fold, has_errors(diags))  # validate
+    diags += found
+    if sources is None:
+        return None, None, diags
+    merged, found = merge_all(sources)  # merge
+    diags += found
+    built, found = build_all(merged, sources)  # build
+    diags += found
+    lowered, built, found = lower_all(built, sources)  # lower
+    diags += found
+    compiled, found = check_all(built, sources)  # check
+    diags = _dedupe([*diags, *found])
+    if compiled is None or any(x.is_error for x in diags):
+        return None, None, diags
+    return compiled, lowered, diags
+
+
+def validate_all(loaded: list[LoadedDoc], rules_dir: Path, fold: Sequence[str],
+                 load_failed: bool = False) -> tuple[Sources | None, list[Diagnostic]]:
+    """The validate pass: each document against its schema, one document of each kind, the
+    variants to fold in known; None when anything is wrong (`load_failed`: a file did not
+    load, which the load pass said)."""
+    diags: list[Diagnostic] = []
     good: list[LoadedDoc] = []
     refused: set[str] = set()  # the ids of variants whose files were refused (said already)
     for d in loaded:
@@ -149,7 +219,7 @@ def _analyse(
             first[kind] = d
             base[kind] = _to_doc(d)
     # A file that failed to load or validate may be the missing kind: say nothing more then.
-    if not any(x.is_error for x in diags):
+    if not load_failed and not any(x.is_error for x in diags):
         loaded_kinds = {str(d.data.get("kind")) for d in loaded if isinstance(d.data, dict)}
         for kind in REQUIRED_KINDS:
             if kind not in loaded_kinds:
@@ -183,27 +253,34 @@ def _analyse(
                     variants[name].span_for(("applies",)),
                 )
             )
-    if any(x.is_error for x in diags):
+    if load_failed or any(x.is_error for x in diags):
         return None, diags
     texts = {d.display: d.text for d in loaded}
     digests = [(d.source or Path(d.display).name, d.digest) for d in loaded]
     names = {d.display: f"rules/{rel}" for d, (rel, _) in zip(loaded, digests, strict=True)}
-    compiler = make_compiler(names) if make_compiler is not None else None
-    # Folded variants become part of the base game: the base rule set keeps the key () and
-    # they are not offered as options of the engine.
-    infos = [_variant_info(variants[v]) for v in sorted(variants) if v not in fold]
-    folded_docs, folded_changes, found = _merge(base, [variants[v] for v in fold])
+    infos = tuple(_variant_info(variants[v]) for v in sorted(variants) if v not in fold)
+    return Sources(base, variants, tuple(fold), texts, digests, names, infos), diags
+
+
+def merge_all(sources: Sources) -> tuple[list[Merged], list[Diagnostic]]:
+    """The merge pass: the base rules with the folded variants (key `()`), then each
+    combination of the other variants laid over them; a rule set whose merge the overlay
+    refused, or whose changed documents do not validate, is left out."""
+    diags: list[Diagnostic] = []
+    variants, fold = sources.variants, sources.fold
+    folded_docs, folded_changes, found = _merge(sources.base, [variants[v] for v in fold])
     diags.extend(found)
     if _refused(found):
         # A change the overlay refused is not in the merged rules: building them would report
         # its consequences (a formula's param that was not added) as more errors. The base
         # rules are still checked on their own.
-        folded_docs, folded_changes = base, []
+        folded_docs, folded_changes = sources.base, []
     valid: set[tuple[str, str]] = set()  # merged documents already validated without errors
-    base_set, found = _ruleset(folded_docs, (), folded_changes, texts, tuple(infos), valid,
-                              compiler)
+    out: list[Merged] = []
+    found = _revalidate(folded_docs, folded_changes, valid)
     diags.extend(found)
-    rulesets: list[CompiledRuleSet] = []
+    if not has_errors(found):
+        out.append(Merged((), folded_docs, folded_changes))
     open_variants = [v for v in sorted(variants) if v not in fold]
     for n in range(1, len(open_variants) + 1):
         for combo in itertools.combinations(open_variants, n):
@@ -213,36 +290,212 @@ def _analyse(
             diags.extend(found)
             if _refused(found):
                 continue  # as above: the refused change's consequences are not more errors
-            rs, found = _ruleset(docs, combo, changes, texts, tuple(infos), valid, compiler)
+            found = _revalidate(docs, changes, valid)
             diags.extend(found)
-            if rs is not None:
-                rulesets.append(rs)
-    if base_set is not None:
-        diags.extend(_player_counts(base_set.model, variants))
-        by_key = {rs.key: rs.model for rs in rulesets}
-        by_changes = {rs.key: rs.changes for rs in rulesets}
-        folded_infos = [_variant_info(variants[v]) for v in fold if v in variants]
-        for info in [*infos, *folded_infos]:  # a folded variant's words are the base game's
-            variant_model = by_key.get((info.id,), base_set.model)
-            text_span = variants[info.id].span_for(("text",))  # at the text, not the id
-            diags.extend(check_free_text(variant_model, info.text, text_span))
-            for i, c in enumerate(info.callouts):
-                callout_text = variants[info.id].span_for(("callouts", i, "text"))
-                diags.extend(
-                    _note_removals(
-                        check_callouts(base_set.model, [(c.variant, c.rule, c.span)],
-                                       variant_model, c.text, callout_text),
-                        by_changes.get((info.id,), folded_changes if info.id in fold else []),
-                    )
-                )
-    diags = _dedupe(diags)
-    if any(x.is_error for x in diags) or base_set is None:
+            if not has_errors(found):
+                out.append(Merged(combo, docs, changes))
+    return out, diags
+
+
+def build_all(merged: list[Merged], sources: Sources) -> tuple[list[Built], list[Diagnostic]]:
+    """The build pass: each rule set's model (a model with an error is kept, not ok: the lower
+    pass still reports its procedures' problems)."""
+    diags: list[Diagnostic] = []
+    out: list[Built] = []
+    for r in merged:
+        model, found = build_model(r.docs, r.key, sources.infos, sources.texts)
+        diags.extend(_blame(_note_removals(found, r.changes), r.changes))
+        if model is not None:
+            out.append(Built(r, model, not has_errors(found)))
+    return out, diags
+
+
+def lower_all(built: list[Built], sources: Sources
+              ) -> tuple[Lowered, list[Built], list[Diagnostic]]:
+    """The lower pass: every rule set's procedures compiled once, one rule set after the
+    other (for the engine's code and for their problems); a rule set whose procedures have an
+    error is no longer ok."""
+    lowered = lower([b.model for b in built], sources.names)
+    diags: list[Diagnostic] = []
+    out: list[Built] = []
+    for b, problems in zip(built, lowered.problems, strict=True):
+        found = procedure_diagnostics(b.model, b.merged.docs, problems)
+        diags.extend(_blame(_note_removals(found, b.merged.changes), b.merged.changes))
+        out.append(replace(b, ok=b.ok and not has_errors(found)))
+    return lowered, out, diags
+
+
+def check_all(built: list[Built], sources: Sources) -> tuple[Compiled | None, list[Diagnostic]]:
+    """The check pass: the semantic checks of every rule set that is ok so far, then the
+    variants' player counts, words and callouts; the compiled rule sets, or None without a
+    base rule set."""
+    diags: list[Diagnostic] = []
+    base_set: CompiledRuleSet | None = None
+    rulesets: list[CompiledRuleSet] = []
+    for b in built:
+        if not b.ok:
+            continue
+        changes = b.merged.changes
+        found = _blame(_note_removals(run_checks(b.model), changes), changes)
+        diags.extend(found)
+        if has_errors(found):
+            continue
+        rs = CompiledRuleSet(b.merged.key, b.model, changes)
+        if rs.key == ():
+            base_set = rs
+        else:
+            rulesets.append(rs)
+    if base_set is None:
         return None, diags
-    compiled = Compiled(base_set, [base_set, *rulesets], infos, digests, names)
+    variants, fold, infos = sources.variants, sources.fold, sources.infos
+    diags.extend(_player_counts(base_set.model, variants))
+    by_key = {rs.key: rs.model for rs in rulesets}
+    by_changes = {rs.key: rs.changes for rs in rulesets}
+    folded_infos = [_variant_info(variants[v]) for v in fold if v in variants]
+    for info in [*infos, *folded_infos]:  # a folded variant's words are the base game's
+        variant_model = by_key.get((info.id,), base_set.model)
+        text_span = variants[info.id].span_for(("text",))  # at the text, not the id
+        diags.extend(check_free_text(variant_model, info.text, text_span))
+        for i, c in enumerate(info.callouts):
+            callout_text = variants[info.id].span_for(("callouts", i, "text"))
+            diags.extend(
+                _note_removals(
+                    check_callouts(base_set.model, [(c.variant, c.rule, c.span)],
+                                   variant_model, c.text, callout_text),
+                    by_changes.get((info.id,), base_set.changes if info.id in fold else []),
+                )
+            )
+    compiled = Compiled(base_set, [base_set, *rulesets], list(infos), sources.digests,
+                        sources.names)
     compiled.folded = tuple(sorted(fold))
     compiled.folded_titles = tuple((v, str(variants[v].data["title"])) for v in compiled.folded)
     compiled.folded_infos = tuple(_variant_info(variants[v]) for v in compiled.folded)
     return compiled, diags
+
+
+def variant_changes(
+    rules_dir: Path, name: str, extra: Sequence[Path] = ()
+) -> tuple[list[Change], list[Diagnostic]]:
+    """The values a variant changes on the base rules (for `lisboa-rules diff NAME`); `extra`:
+    house-rule files, as `analyse` takes them."""
+    compiled, diags = analyse(rules_dir, extra=extra)
+    if compiled is None:
+        return [], diags
+    for rs in compiled.rulesets:
+        if rs.key == (name,):
+            return rs.changes, diags
+    known = [v.id for v in compiled.variants]
+    return [], [
+        *diags,
+        Diagnostic(
+            "unknown-variant", f"no variant named '{name}'", None, suggestion=suggest(name, known)
+        ),
+    ]
+
+
+def _to_doc(d: LoadedDoc) -> Doc:
+    return Doc(str(d.data["kind"]), d.data, dict(d.spans), dict(d.key_spans), (d.display,))
+
+
+def _as_loaded(doc: Doc) -> LoadedDoc:
+    return LoadedDoc(Path(doc.files[0]), doc.files[0], "", doc.data, doc.spans, doc.key_spans)
+
+
+def _variant_info(d: LoadedDoc) -> m.VariantInfo:
+    data = d.data
+    applies = data["applies"]
+    players = tuple(applies["players"]) if isinstance(applies, dict) else ()
+    callouts = tuple(
+        m.Callout(
+            data["id"],
+            c["rule"],
+            c["text"],
+            m.Provenance(tuple(c.get("source", ())), tuple(c.get("assumptions", ()))),
+            span=d.span_for(("callouts", i)),
+        )
+        for i, c in enumerate(data.get("callouts", ()))
+    )
+    return m.VariantInfo(
+        data["id"],
+        data["title"],
+        players,
+        data["text"],
+        m.Provenance(tuple(data.get("source", ())), tuple(data.get("assumptions", ()))),
+        callouts,
+        span=d.span_for(("id",)),
+    )
+
+
+# What the overlay refuses to merge (an unknown key, item or target, an item named twice in
+# one list, whose second entry is left out): the merged rules are not what the variant says.
+_REFUSALS = ("overlay-unknown-key", "overlay-unknown-item", "overlay-unknown-target",
+             "duplicate-id")
+
+
+def _refused(found: list[Diagnostic]) -> bool:
+    return any(x.is_error and x.code in _REFUSALS for x in found)
+
+
+def _merge(
+    base: dict[str, Doc], overlays: list[LoadedDoc]
+) -> tuple[dict[str, Doc], list[Change], list[Diagnostic]]:
+    docs = dict(base)
+    changes: list[Change] = []
+    diags: list[Diagnostic] = []
+    for ov in overlays:
+        # `changes: {}` is a variant that says so: the control of a paired comparison
+        # (`balance --compare`); only an empty part inside changes is refused
+        for kind, part in ov.data["changes"].items():
+            if kind not in docs:
+                diags.append(
+                    Diagnostic(
+                        "overlay-unknown-target",
+                        f"variant '{ov.data['id']}' changes '{kind}', which the "
+                        "base rules do not have",
+                        ov.span_for(("changes", kind), key=True),
+                        suggestion=suggest(kind, KINDS),
+                    )
+                )
+                continue
+            merged, log, found = apply_overlay(
+                docs[kind], str(ov.data["id"]), part, ov.spans, ov.key_spans, ("changes", kind)
+            )
+            # what each change is, by the identities of the items it is in (compared with the
+            # changes of the other variants laid over the same rules: conflicts below)
+            log = [replace(ch, key=identity_path(docs[kind].data, ch)) for ch in log]
+            merged.files = (*docs[kind].files, ov.display)
+            acknowledged = [str(c.get("rule")) for c in ov.data.get("callouts", ())
+                            if isinstance(c, dict)]
+            diags.extend(check_stale_texts(docs[kind], log, acknowledged))
+            docs[kind] = merged
+            changes.extend(log)
+            diags.extend(found)
+    diags.extend(conflicts(changes, {str(ov.data["id"]) for ov in overlays if ov.extra}))
+    return docs, changes, diags
+
+
+def _revalidate(docs: dict[str, Doc], changes: list[Change], valid: set[tuple[str, str]]
+                ) -> list[Diagnostic]:
+    """Every kind an overlay touched is validated again (even a change that logs nothing,
+    such as appending a null item), except a merged document equal to one that already
+    passed in another combination (a kind only one of the variants changes)."""
+    diags: list[Diagnostic] = []
+    changed_kinds = {c.kind for c in changes} | {k for k, d in docs.items() if len(d.files) > 1}
+    for kind in sorted(changed_kinds):
+        seen = (kind, json.dumps(docs[kind].data, sort_keys=True, default=repr))
+        if seen in valid:
+            continue
+        found = validate(_as_loaded(docs[kind]))
+        diags.extend(found)
+        if not found:
+            valid.add(seen)
+    return diags
+
+
+def _can_combine(vs: list[LoadedDoc]) -> bool:
+    """Variants that apply by player count combine only when they share a player count."""
+    counts = [set(v.data["applies"]["players"]) for v in vs if isinstance(v.data["applies"], dict)]
+    return not counts or bool(set.intersection(*counts))
 
 
 # The codes of a name that is not there: when a variant removed it, a note says where.
@@ -302,119 +555,6 @@ def _note_removals(found: Iterable[Diagnostic], changes: Sequence[Change]) -> li
     return out
 
 
-def _player_counts(model: m.Model, variants: dict[str, LoadedDoc]) -> Iterator[Diagnostic]:
-    """A variant that applies by player count names counts the game is played with: a count
-    outside game.players would never apply (and the engine's new_game refuses it)."""
-    lo, hi = model.value("game", "players", "min"), model.value("game", "players", "max")
-    for vid in sorted(variants):
-        applies = variants[vid].data["applies"]
-        if not isinstance(applies, dict):
-            continue
-        for j, count in enumerate(applies["players"]):
-            if not lo <= count <= hi:
-                bound = "min" if count < lo else "max"
-                yield Diagnostic(
-                    "value-out-of-range",
-                    f"variant '{vid}' applies with {count} players, but the game is for {lo} "
-                    f"to {hi} players, so it would never apply",
-                    variants[vid].span_for(("applies", "players", j)),
-                    (
-                        Related(
-                            f"players.{bound} is {lo if bound == 'min' else hi}",
-                            model.span_of("game", "players", bound),
-                        ),
-                    ),
-                )
-
-
-def _can_combine(vs: list[LoadedDoc]) -> bool:
-    """Variants that apply by player count combine only when they share a player count."""
-    counts = [set(v.data["applies"]["players"]) for v in vs if isinstance(v.data["applies"], dict)]
-    return not counts or bool(set.intersection(*counts))
-
-
-# What the overlay refuses to merge (an unknown key, item or target, an item named twice in
-# one list, whose second entry is left out): the merged rules are not what the variant says.
-_REFUSALS = ("overlay-unknown-key", "overlay-unknown-item", "overlay-unknown-target",
-             "duplicate-id")
-
-
-def _refused(found: list[Diagnostic]) -> bool:
-    return any(x.is_error and x.code in _REFUSALS for x in found)
-
-
-def _merge(
-    base: dict[str, Doc], overlays: list[LoadedDoc]
-) -> tuple[dict[str, Doc], list[Change], list[Diagnostic]]:
-    docs = dict(base)
-    changes: list[Change] = []
-    diags: list[Diagnostic] = []
-    for ov in overlays:
-        # `changes: {}` is a variant that says so: the control of a paired comparison
-        # (`balance --compare`); only an empty part inside changes is refused
-        for kind, part in ov.data["changes"].items():
-            if kind not in docs:
-                diags.append(
-                    Diagnostic(
-                        "overlay-unknown-target",
-                        f"variant '{ov.data['id']}' changes '{kind}', which the "
-                        "base rules do not have",
-                        ov.span_for(("changes", kind), key=True),
-                        suggestion=suggest(kind, KINDS),
-                    )
-                )
-                continue
-            merged, log, found = apply_overlay(
-                docs[kind], str(ov.data["id"]), part, ov.spans, ov.key_spans, ("changes", kind)
-            )
-            # what each change is, by the identities of the items it is in (compared with the
-            # changes of the other variants laid over the same rules: conflicts below)
-            log = [replace(ch, key=identity_path(docs[kind].data, ch)) for ch in log]
-            merged.files = (*docs[kind].files, ov.display)
-            acknowledged = [str(c.get("rule")) for c in ov.data.get("callouts", ())
-                            if isinstance(c, dict)]
-            diags.extend(check_stale_texts(docs[kind], log, acknowledged))
-            docs[kind] = merged
-            changes.extend(log)
-            diags.extend(found)
-    diags.extend(conflicts(changes, {str(ov.data["id"]) for ov in overlays if ov.extra}))
-    return docs, changes, diags
-
-
-def _ruleset(
-    docs: dict[str, Doc],
-    key: tuple[str, ...],
-    changes: list[Change],
-    texts: dict[str, str],
-    infos: tuple[m.VariantInfo, ...],
-    valid: set[tuple[str, str]],
-    compiler: ProcsCompiler | None = None,
-) -> tuple[CompiledRuleSet | None, list[Diagnostic]]:
-    diags: list[Diagnostic] = []
-    # Every kind an overlay touched is validated again (even a change that logs nothing,
-    # such as appending a null item), except a merged document equal to one that already
-    # passed in another combination (a kind only one of the variants changes).
-    changed_kinds = {c.kind for c in changes} | {k for k, d in docs.items() if len(d.files) > 1}
-    for kind in sorted(changed_kinds):
-        seen = (kind, json.dumps(docs[kind].data, sort_keys=True, default=repr))
-        if seen in valid:
-            continue
-        found = validate(_as_loaded(docs[kind]))
-        diags.extend(found)
-        if not found:
-            valid.add(seen)
-    if any(x.is_error for x in diags):
-        return None, diags
-    model, found = build_model(docs, key, infos, texts, compiler)
-    diags.extend(_blame(_note_removals(found, changes), changes))
-    if model is None or any(x.is_error for x in found):
-        return None, diags
-    diags.extend(_blame(_note_removals(run_checks(model), changes), changes))
-    if any(x.is_error for x in diags):
-        return None, diags
-    return CompiledRuleSet(key, model, changes), diags
-
-
 def _blame(found: list[Diagnostic], changes: list[Change]) -> list[Diagnostic]:
     """Errors the variants' changes brought about in the rules they did not change (a step of
     rules/ that no longer type-checks, a reference to an item a variant removed) point at the
@@ -450,6 +590,31 @@ def _blame(found: list[Diagnostic], changes: list[Change]) -> list[Diagnostic]:
     return out
 
 
+def _player_counts(model: m.Model, variants: dict[str, LoadedDoc]) -> Iterator[Diagnostic]:
+    """A variant that applies by player count names counts the game is played with: a count
+    outside game.players would never apply (and the engine's new_game refuses it)."""
+    lo, hi = model.value("game", "players", "min"), model.value("game", "players", "max")
+    for vid in sorted(variants):
+        applies = variants[vid].data["applies"]
+        if not isinstance(applies, dict):
+            continue
+        for j, count in enumerate(applies["players"]):
+            if not lo <= count <= hi:
+                bound = "min" if count < lo else "max"
+                yield Diagnostic(
+                    "value-out-of-range",
+                    f"variant '{vid}' applies with {count} players, but the game is for {lo} "
+                    f"to {hi} players, so it would never apply",
+                    variants[vid].span_for(("applies", "players", j)),
+                    (
+                        Related(
+                            f"players.{bound} is {lo if bound == 'min' else hi}",
+                            model.span_of("game", "players", bound),
+                        ),
+                    ),
+                )
+
+
 def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
     seen: set[tuple[str, str, Span | None]] = set()
     out = []
@@ -459,47 +624,3 @@ def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
             seen.add(k)
             out.append(d)
     return sort_diagnostics(out)
-
-
-def compile_rules(
-    rules_dir: Path,
-    variants: Sequence[str] = (),
-    order: Sequence[Path] | None = None,
-    extra: Sequence[Path] = (),
-) -> CompileResult:
-    """Run every stage; never raises for bad input (returns diagnostics instead). `extra`:
-    house-rule variant files kept outside the rules folder (see `analyse`)."""
-    from lisboa_rules.emit import emit_all
-    from lisboa_rules.emit.engine.view import procs_compiler
-
-    with cyclic_gc_paused():
-        # the procedures are compiled once, for the models' problems and the engine's code
-        compiled, diags = analyse(rules_dir, variants, order, extra, procs_compiler)
-        if compiled is None:
-            return CompileResult({}, diags, None)
-
-        files, found = emit_all(compiled)
-    diags = sort_diagnostics([*diags, *found])
-    if any(x.is_error for x in found):
-        return CompileResult({}, diags, compiled)
-    return CompileResult(files, diags, compiled)
-
-
-def variant_changes(
-    rules_dir: Path, name: str, extra: Sequence[Path] = ()
-) -> tuple[list[Change], list[Diagnostic]]:
-    """The values a variant changes on the base rules (for `lisboa-rules diff NAME`); `extra`:
-    house-rule files, as `analyse` takes them."""
-    compiled, diags = analyse(rules_dir, extra=extra)
-    if compiled is None:
-        return [], diags
-    for rs in compiled.rulesets:
-        if rs.key == (name,):
-            return rs.changes, diags
-    known = [v.id for v in compiled.variants]
-    return [], [
-        *diags,
-        Diagnostic(
-            "unknown-variant", f"no variant named '{name}'", None, suggestion=suggest(name, known)
-        ),
-    ]

@@ -19,16 +19,18 @@ from lisboa_rules.emit.reference import render as reference
 from lisboa_rules.front.schema import export_schemas
 
 if TYPE_CHECKING:
+    from lisboa_rules.emit.engine.procs import Lowered
     from lisboa_rules.model.compiled import Compiled
 
 
 
-def emit_engine(compiled: Compiled) -> dict[str, str]:
-    """The engine module and the state schema."""
+def emit_engine(compiled: Compiled, lowered: Lowered) -> dict[str, str]:
+    """The engine module and the state schema (`lowered`: the rule sets' procedures, as the
+    lower pass compiled them)."""
     models = [rs.model for rs in compiled.rulesets]
     schema, own = state_schemas(models, compiled.variants, compiled.digest, compiled.folded)
-    view = build_view(models, compiled.variants, schema, compiled.names, compiled.folded_titles,
-                      own)
+    view = build_view(models, lowered, compiled.variants, schema, compiled.names,
+                      compiled.folded_titles, own)
     text = (
         code_env()
         .get_template("engine/lisboa_engine.py.jinja")
@@ -55,11 +57,12 @@ def emit_schemas() -> dict[str, str]:
     return {f"schema/{name}": text for name, text in export_schemas().items()}
 
 
-def emit_all(compiled: Compiled) -> tuple[dict[str, str], list[Diagnostic]]:
-    """Every output file; a template failure becomes a diagnostic, never a traceback."""
+def emit_all(compiled: Compiled, lowered: Lowered) -> tuple[dict[str, str], list[Diagnostic]]:
+    """Every output file of the compiled rule sets and their lowered procedures (the emit pass
+    of pipeline.py); a template failure becomes a diagnostic, never a traceback."""
     files: dict[str, str] = {}
     try:
-        engine = emit_engine(compiled)  # first: the reference's worked examples run it
+        engine = emit_engine(compiled, lowered)  # first: the reference's worked examples run it
         files.update(engine)
         files.update(emit_schemas())
         files.update(reference.render(compiled, engine[ENGINE]))

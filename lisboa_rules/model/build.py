@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from lisboa_rules.core.diagnostics import Diagnostic, suggest
-from lisboa_rules.core.source import Span, nearest
+from lisboa_rules.core.source import Span
 from lisboa_rules.front.overlay import Doc, Path
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.steps import StepProblem
@@ -22,21 +23,15 @@ from lisboa_rules.model.conservation import check_conservation
 from lisboa_rules.model.procs import (
     ExprProblem,
     ProcProblems,
-    ProcsCompiler,
     ProcSet,
-    Tables,
     check_cycles,
     check_hook_events,
     check_param_kinds,
-    check_phase_table,
-    compile_procs,
     proc_set,
     state_scope,
     unique_problems,
     vocab_nodes,
-    with_formulas,
 )
-from lisboa_rules.model.queries import compile_queries
 from lisboa_rules.model.state import StateDecl
 from lisboa_rules.model.state_build import build_state
 
@@ -76,11 +71,8 @@ class Builder:
         variants: tuple[str, ...],
         variant_infos: tuple[model.VariantInfo, ...],
         texts: Mapping[str, str] | None = None,
-        procs_compiler: ProcsCompiler | None = None,
     ) -> None:
         self.docs = docs
-        self.procs_compiler = procs_compiler
-        self.procs_compiled: Any = None
         self.texts = texts or {}
         self.variants = variants
         self.variant_infos = variant_infos
@@ -97,15 +89,7 @@ class Builder:
     # -- helpers --------------------------------------------------------------------------
 
     def _get(self, kind: str, *path: str | int, default: Any = None) -> Any:
-        node: Any = self.docs[kind].data if kind in self.docs else None
-        for key in path:
-            if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
-                node = node[key]
-                continue
-            if not (isinstance(node, dict) and key in node):
-                return default
-            node = node[key]
-        return node
+        return _get(self.docs, kind, *path, default=default)
 
     def span(self, kind: str, *path: str | int, key: bool = False) -> Span:
         if kind not in self.docs:
@@ -242,14 +226,14 @@ class Builder:
             sources=sources,
             state=state,
             procs=procset,
-            procs_compiled=self.procs_compiled,
             texts=self.texts,
             player_counts=self._player_counts(),
         )
 
     def _procedures(self, data: dict[str, Any], state: StateDecl) -> ProcSet:
-        """The procedures of rules/ (effects, shared procedures, hooks, Noble actions),
-        each compiled once here so that every problem of every step is reported, located."""
+        """The procedures of rules/ (effects, shared procedures, hooks, Noble actions), with
+        the problems reading them found (`ProcSet.problems`): the lower pass compiles them
+        (pipeline.py), and `procedure_diagnostics` reports its problems with these."""
         problems: list[StepProblem] = []
         ps = proc_set(self._get("effects", default={}) or {},
                       self._get("nobles", "noble_actions", default=[]) or [], problems,
@@ -262,90 +246,7 @@ class Builder:
         untyped = check_param_kinds(ps, state)  # such params are typed `any` from here on
         problems += untyped
         problems += check_conservation(ps, state, data)
-        # every procedure is compiled, also one with a step that could not be read or checked
-        # (step-shape, step-order, a bad `from`): that step is left out, so a name only it binds
-        # is not reported unknown further down while the procedure has another problem
-        compiled = self._compile_procs(ps, data, state)
-        if compiled is not None:  # compiled once for the engine too: its problems
-            found = unique_problems(
-                [*(pr for pid in ps.procs for pr in compiled.procs.get(pid, ())),
-                 *compiled.actions])
-            found += compiled.phases
-            found_q = compiled.queries
-        else:
-            tables = Tables()
-            scope = state_scope(state, data, ps.measures, tables)  # problems: see _vocabulary
-            scope = with_formulas(scope, self._get("vocabulary", "names", default=[]) or [])
-            _, found = compile_procs(ps, scope, lambda pid: pid.replace("-", "_"),
-                                     lambda path: "", tables)
-            found += check_phase_table(ps, scope, state, self._get("flow", default={}) or {},
-                                       tables)
-            # the engine's public queries: their arguments and values, in the same scope
-            _, found_q = compile_queries(self._get("vocabulary", "queries", default=[]) or [],
-                                         state, scope)
-        if untyped:  # their uses and the values passed them: refused for that type alone
-            found = [pr for pr in found if not (pr.code == "expr-type" and _ANY.search(pr.message))]
-        everything = [*problems, *found]
-        for proc in ps.procs.values():
-            mine = [pr for pr in everything if pr.path[:len(proc.path)] == proc.path]
-            bound = _bound_names(self._get(str(proc.path[0]), *proc.path[1:], "steps"))
-            follow = [pr for pr in mine if pr.code == "unknown-name"
-                      and (m := _UNKNOWN.match(pr.message)) is not None and m[1] in bound]
-            if len(follow) < len(mine):
-                everything = [pr for pr in everything if not any(pr is f for f in follow)]
-        problems = [*everything, *found_q]
-        for pr in problems:
-            self.error(pr.code, pr.message, self._step_span(pr), pr.suggestion)
-        return ps
-
-    def _compile_procs(self, ps: ProcSet, data: dict[str, Any], state: StateDecl
-                       ) -> ProcProblems | None:
-        """The procedures compiled by the build's procedure compiler (the engine's code, kept
-        on the model for the emitter), or None when there is none or it could not compile
-        them (then they are compiled here for their problems alone)."""
-        if self.procs_compiler is None:
-            return None
-        try:
-            self.procs_compiled, found = self.procs_compiler(
-                ps, state, data, lambda path: self._span_of(path))
-        except Exception:  # a rule set too broken for the engine's code: problems below
-            self.procs_compiled = None
-            return None
-        return found
-
-    def _span_of(self, path: tuple[str | int, ...]) -> Span:
-        return nearest(self.spans, (str(path[0]), *path[1:])) or model.NOWHERE
-
-    # the problems that are about a key of a step (its effect key, a misspelt key, a `with`
-    # argument, the place a gain writes to) point at the key, the others at the value
-    _KEY_CODES = frozenset({"step-unknown-key", "step-target", "step-order", "step-missing"})
-
-    def _step_span(self, pr: StepProblem) -> Span:
-        """Where a problem of a step is shown: at its key or value, and for an expression at
-        the character where it goes wrong."""
-        kind, *rest = pr.path
-        doc = self.docs.get(str(kind))
-        if doc is None:
-            return model.NOWHERE
-        on_key = pr.code in self._KEY_CODES or (isinstance(pr, ExprProblem) and pr.on_key)
-        span = doc.key_spans.get(tuple(rest)) if on_key else None
-        if span is None:
-            span = doc.span(tuple(rest))
-        if not isinstance(pr, ExprProblem) or not pr.source or span.line != span.end_line:
-            return span
-        lines = self.texts.get(span.file, "").split("\n")
-        if not 0 < span.line <= len(lines):
-            return span
-        at = lines[span.line - 1][span.col - 1:]
-        quote = 1 if at[:1] in "\"'" else 0
-        if at[quote:].startswith(pr.source):
-            return Span(span.file, span.line, span.col + quote + pr.col, span.end_line,
-                        span.end_col)
-        inside = at.find("{" + pr.source + "}")  # a value shown in a refusal's words
-        if inside < 0:
-            return span
-        return Span(span.file, span.line, span.col + inside + 1 + pr.col, span.end_line,
-                    span.end_col)
+        return replace(ps, problems=tuple(problems), untyped=bool(untyped))
 
     def _vocabulary(self, data: dict[str, Any], state: StateDecl) -> None:
         rows = self._get("vocabulary", "names") or []
@@ -951,15 +852,88 @@ def build_model(
     variants: tuple[str, ...],
     variant_infos: tuple[model.VariantInfo, ...] = (),
     texts: Mapping[str, str] | None = None,
-    procs_compiler: ProcsCompiler | None = None,
 ) -> tuple[model.Model | None, list[Diagnostic]]:
     """Build a Model from merged documents; return it (or None) with the diagnostics.
 
-    `procs_compiler` compiles the procedures of the rule set (the build's engine emitter, so
-    that they are compiled once per build): the model carries what it returns."""
-    b = Builder(docs, variants, variant_infos, texts, procs_compiler)
+    The procedures' problems are not among them: the lower pass compiles the procedures
+    (pipeline.py) and `procedure_diagnostics` reports what reading and compiling them found."""
+    b = Builder(docs, variants, variant_infos, texts)
     m = b.build()
     return m, b.diags
+
+
+def procedure_diagnostics(m: model.Model, docs: Mapping[str, Doc], compiled: ProcProblems
+                          ) -> list[Diagnostic]:
+    """The problems of a rule set's procedures, located in `docs` (the documents `m` was built
+    from): what reading them found (`m.procs.problems`, build_model) and what compiling them
+    found (`compiled`, the lower pass), each once. Every procedure is compiled, also one with
+    a step that could not be read or checked (step-shape, step-order, a bad `from`): that step
+    is left out, so a name only it binds is not reported unknown further down while the
+    procedure has another problem."""
+    ps = m.procs
+    assert ps is not None  # build_model gives every model its procedures
+    found = unique_problems([*(pr for pid in ps.procs for pr in compiled.procs.get(pid, ())),
+                             *compiled.actions])
+    found += compiled.phases
+    if ps.untyped:  # their uses and the values passed them: refused for that type alone
+        found = [pr for pr in found if not (pr.code == "expr-type" and _ANY.search(pr.message))]
+    everything = [*ps.problems, *found]
+    for proc in ps.procs.values():
+        mine = [pr for pr in everything if pr.path[:len(proc.path)] == proc.path]
+        bound = _bound_names(_get(docs, str(proc.path[0]), *proc.path[1:], "steps"))
+        follow = [pr for pr in mine if pr.code == "unknown-name"
+                  and (um := _UNKNOWN.match(pr.message)) is not None and um[1] in bound]
+        if len(follow) < len(mine):
+            everything = [pr for pr in everything if not any(pr is f for f in follow)]
+    return [Diagnostic(pr.code, pr.message, _step_span(docs, m.texts, pr),
+                       suggestion=pr.suggestion)
+            for pr in [*everything, *compiled.queries]]
+
+
+# the problems that are about a key of a step (its effect key, a misspelt key, a `with`
+# argument, the place a gain writes to) point at the key, the others at the value
+_KEY_CODES = frozenset({"step-unknown-key", "step-target", "step-order", "step-missing"})
+
+
+def _step_span(docs: Mapping[str, Doc], texts: Mapping[str, str], pr: StepProblem) -> Span:
+    """Where a problem of a step is shown: at its key or value, and for an expression at
+    the character where it goes wrong."""
+    kind, *rest = pr.path
+    doc = docs.get(str(kind))
+    if doc is None:
+        return model.NOWHERE
+    on_key = pr.code in _KEY_CODES or (isinstance(pr, ExprProblem) and pr.on_key)
+    span = doc.key_spans.get(tuple(rest)) if on_key else None
+    if span is None:
+        span = doc.span(tuple(rest))
+    if not isinstance(pr, ExprProblem) or not pr.source or span.line != span.end_line:
+        return span
+    lines = texts.get(span.file, "").split("\n")
+    if not 0 < span.line <= len(lines):
+        return span
+    at = lines[span.line - 1][span.col - 1:]
+    quote = 1 if at[:1] in "\"'" else 0
+    if at[quote:].startswith(pr.source):
+        return Span(span.file, span.line, span.col + quote + pr.col, span.end_line,
+                    span.end_col)
+    inside = at.find("{" + pr.source + "}")  # a value shown in a refusal's words
+    if inside < 0:
+        return span
+    return Span(span.file, span.line, span.col + inside + 1 + pr.col, span.end_line,
+                span.end_col)
+
+
+def _get(docs: Mapping[str, Doc], kind: str, *path: str | int, default: Any = None) -> Any:
+    """The value at `path` of the document of a kind, else `default`."""
+    node: Any = docs[kind].data if kind in docs else None
+    for key in path:
+        if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            node = node[key]
+            continue
+        if not (isinstance(node, dict) and key in node):
+            return default
+        node = node[key]
+    return node
 
 
 

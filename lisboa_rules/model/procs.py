@@ -1,13 +1,15 @@
 """The procedures of rules/ (effects, shared procedures, hooks, Noble actions) and the scope
 their steps are checked and compiled in: the declared state, the rules' tables, the measures.
 
-Used twice: by the model builder, to report every problem of every step as a located error,
-and by the engine emitter, to generate the procedures' functions for each rule set.
+The model builder reads them into a `ProcSet` (with the problems reading them finds); the lower
+pass (pipeline.py; emit/engine/procs.py `lower`) compiles each rule set's once, with
+`LocatedCompiler`, into the engine's functions and the problems that `model.build` reports
+located.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
@@ -231,23 +233,20 @@ class ProcSet:
     this: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # a procedure's own row
     actions: dict[str, Any] = field(default_factory=dict)  # move kind -> actions.Action
     action_rows: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # its court row
+    # what reading them found (step shapes, cycles, hook events, param types, conservation):
+    # reported with what compiling them finds (model.build.procedure_diagnostics)
+    problems: tuple[st.StepProblem, ...] = ()
+    untyped: bool = False  # a param's type names no kind: it is typed `any` (check_param_kinds)
 
 
 @dataclass
 class ProcProblems:
-    """The problems compiling one rule set's procedures found (by a ProcsCompiler)."""
+    """The problems compiling one rule set's procedures found (the lower pass, pipeline.py)."""
 
     procs: dict[str, list[st.StepProblem]] = field(default_factory=dict)  # id -> its problems
     actions: list[st.StepProblem] = field(default_factory=list)
     phases: list[st.StepProblem] = field(default_factory=list)
     queries: list[Any] = field(default_factory=list)  # the queries' (ExprProblem)
-
-
-# Compiles a rule set's procedures once per build for the engine, with the compiler below
-# that keeps where problems are (the emitter's ProcSession.compile_model): (the procedure
-# set, the state, the merged data, the span of a path) -> (what the model carries, problems)
-ProcsCompiler = Callable[[ProcSet, StateDecl, dict[str, Any],
-                          Callable[[tuple[str | int, ...]], Any]], tuple[Any, ProcProblems]]
 
 
 def _params(raw: Any, path: tuple[str | int, ...],
@@ -572,30 +571,6 @@ class LocatedCompiler(ActionCompiler):
         return super()._effect(s, scope, indent, out)
 
 
-def compile_procs(ps: ProcSet, scope: Scope, name: Callable[[str], str],
-                  where: Callable[[tuple[str | int, ...]], str], tables: Tables | None = None
-                  ) -> tuple[dict[str, st.Emitted], list[st.StepProblem]]:
-    """Every procedure compiled; the problems of all of them."""
-    out: dict[str, st.Emitted] = {}
-    problems: list[st.StepProblem] = []
-    values = tables.values if tables is not None else {}
-    for pid, proc in ps.procs.items():
-        row = ps.this.get(pid)
-        pscope = scope
-        if row is not None:
-            pscope = _with_row(scope, row)
-        comp = LocatedCompiler(pscope, ps.procs, ps.hooks, name, where, values,
-                               effect_ids=ps.effects)
-        out[pid] = comp.compile(proc)
-        problems += comp.problems
-    for kind, action in ps.actions.items():
-        comp = LocatedCompiler(_with_row(scope, ps.action_rows[kind]), ps.procs, ps.hooks, name,
-                               where, values, effect_ids=ps.effects)
-        comp.compile_action(action, kind.replace("-", "_"))
-        problems += comp.problems
-    return out, unique_problems(problems)
-
-
 @dataclass(frozen=True)
 class Checked:
     """An expression of a step as the checker typed it: where it is (the step's path and the
@@ -699,20 +674,6 @@ def unique_problems(problems: list[st.StepProblem]) -> list[st.StepProblem]:
             seen.add((p.code, p.message, p.path))
             out.append(p)
     return out
-
-
-def check_phase_table(ps: ProcSet, scope: Scope, state: Any, flow: Any,
-                      tables: Tables | None = None) -> list[st.StepProblem]:
-    """The problems of rules/flow.yaml `phases` (lang/phases.py)."""
-    from lisboa_rules.lang.phases import check_phases
-
-    comp = LocatedCompiler(scope, ps.procs, ps.hooks, lambda pid: pid.replace("-", "_"),
-                           lambda path: "", tables.values if tables is not None else {},
-                           effect_ids=ps.effects)
-    kind = state.kind("phase") if state is not None else None
-    check_phases(comp, flow, scope, kind.values if kind is not None else None,
-                 {k: (a.phase, a.path) for k, a in ps.actions.items()})
-    return list(comp.problems)
 
 
 def _with_row(scope: Scope, row: Mapping[str, Any]) -> Scope:

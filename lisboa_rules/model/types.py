@@ -341,8 +341,6 @@ class Model:
     sources: tuple[tuple[str, str], ...] = ()
     state: StateDecl = field(default_factory=StateDecl)  # rules/state.yaml
     procs: ProcSet | None = field(default=None, compare=False, repr=False)  # effects, actions
-    # the procedures compiled for the engine when the model was built (ProcSession), if so
-    procs_compiled: Any = field(default=None, compare=False, repr=False)
     # the source text of each rules file by its shown name (a diagnostic's column inside a text)
     texts: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
     # the numbers of players this rule set is played with, when a variant in it applies by

@@ -245,7 +245,7 @@ def test_template_error(built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyP
     out = _build_project(built, tmp_path)
     before = _snapshot(out)
 
-    def broken_engine(compiled: object) -> dict[str, str]:
+    def broken_engine(compiled: object, lowered: object) -> dict[str, str]:
         template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(
             "{{ view.cots }}")
         return {"lisboa_engine.py": template.render(view=compiled)}
@@ -266,7 +266,8 @@ def test_generated_invalid(built: Path, tmp_path: Path, monkeypatch: pytest.Monk
     out = _build_project(built, tmp_path)
     before = _snapshot(out)
     monkeypatch.setattr(emit, "emit_engine",
-                        lambda compiled: {"lisboa_engine.py": "X = 1\ndef broken(:\n    pass\n"})
+                        lambda compiled, lowered: {
+                            "lisboa_engine.py": "X = 1\ndef broken(:\n    pass\n"})
     capsys.readouterr()
     assert main(["build"]) == 2
     err = capsys.readouterr().err

@@ -59,12 +59,12 @@ def test_identical_refuses_what_might_format_otherwise(a: Any, b: Any) -> None:
 def test_the_variant_rule_sets_fields_are_compared_as_formatted(compiled: Any) -> None:
     """The comparison build_view makes: every pair of fields identical() calls the same is the
     same to fmt too."""
-    from lisboa_rules.emit.engine.procs import procedure_view
+    from lisboa_rules.emit.engine.procs import lower, procedure_view
     from lisboa_rules.emit.engine.view import _Functions, ruleset_fields
 
     models = [rs.model for rs in compiled.rulesets]
     fns = _Functions(compiled.names)
-    pv = procedure_view(models, lambda m, path: fns.loc(m.span_of(str(path[0]), *path[1:])))
+    pv = procedure_view(models, lower(models, compiled.names))
     fields = []
     for i, m in enumerate(models):
         fns.vocab = pv.vocab[i]

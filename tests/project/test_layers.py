@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("outputs",),  # the writer, the template cache, the compile check of generated Python
     ("emit",),  # the pure back ends (they use the template cache and the compile check)
     ("sim",),  # playing a generated engine: loading it, agents, runs, executors, reports
-    ("pipeline",),  # load -> validate -> merge -> build -> check -> emit
+    ("pipeline",),  # load -> validate -> merge -> build -> lower -> check -> emit
     ("cli",),  # parses arguments and prints
     ("__main__",),  # python -m lisboa_rules
 ]

@@ -21,6 +21,7 @@ from lisboa_rules.cli import reference as reference_cli
 from lisboa_rules.cli.main import main
 from lisboa_rules.core.inputs import variant_handout
 from lisboa_rules.emit import ENGINE, emit_engine
+from lisboa_rules.emit.engine.procs import Lowered, lower
 from lisboa_rules.emit.reference import render as reference
 from lisboa_rules.emit.reference import words
 from lisboa_rules.emit.reference.render import (
@@ -43,9 +44,14 @@ ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
 
 
+def _lowered(compiled: Compiled) -> Lowered:
+    """The compiled rule sets' procedures lowered (the pass pipeline.py runs before emit)."""
+    return lower([rs.model for rs in compiled.rulesets], compiled.names)
+
+
 @pytest.fixture(scope="module")
 def engine_source(compiled: Compiled) -> str:
-    return emit_engine(compiled)[ENGINE]
+    return emit_engine(compiled, _lowered(compiled))[ENGINE]
 
 
 @pytest.fixture(scope="module")
@@ -365,7 +371,8 @@ def _engine(compiled: Compiled) -> types.ModuleType:
     module = types.ModuleType(name)
     sys.modules[name] = module
     try:
-        exec(compile(emit_engine(compiled)[ENGINE], ENGINE, "exec"), module.__dict__)
+        exec(compile(emit_engine(compiled, _lowered(compiled))[ENGINE], ENGINE, "exec"),
+             module.__dict__)
     finally:
         del sys.modules[name]
     return module

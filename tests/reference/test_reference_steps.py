@@ -20,6 +20,7 @@ from lisboa_rules.core.inputs import (
     RULES_MD,
 )
 from lisboa_rules.emit import ENGINE, emit_engine
+from lisboa_rules.emit.engine.procs import lower
 from lisboa_rules.emit.reference import render as reference
 from lisboa_rules.lang.tree import Require
 from lisboa_rules.model.compiled import Compiled
@@ -31,7 +32,8 @@ RULES = ROOT / "rules"
 
 @pytest.fixture(scope="module")
 def files(compiled: Compiled) -> dict[str, str]:
-    return reference.render(compiled, emit_engine(compiled)[ENGINE])
+    lowered = lower([rs.model for rs in compiled.rulesets], compiled.names)
+    return reference.render(compiled, emit_engine(compiled, lowered)[ENGINE])
 
 
 def edited(

@@ -4,13 +4,17 @@ Each procedure (an effect, a shared procedure, a hook, a Noble action: lisboa_ru
 becomes three straight-line functions: `_opts_…` (the choices its guard allows), `_why_…` (why a
 choice is refused) and `_run_…` (its effects). Rule sets whose procedure compiles to the same code
 share one function; the tables the steps read (`_T_card_influence`) are shared the same way.
+
+They are compiled by the lower pass (`lower`), which pipeline.py runs once the models are built,
+one rule set after the other, for both the problems the pipeline reports and the code the engine
+emitter prints (`procedure_view`, from what `lower` returned).
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, assert_never
 
@@ -23,9 +27,9 @@ from lisboa_rules.emit.engine.state_classes import copy_code
 from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir.reads import locals_named
-from lisboa_rules.lang.actions import ActionCompiler, Bundles, json_type
+from lisboa_rules.lang.actions import Bundles, json_type
 from lisboa_rules.lang.phases import check_phases
-from lisboa_rules.lang.steps import Procedure
+from lisboa_rules.lang.steps import Procedure, StepProblem
 from lisboa_rules.lang.tree import (
     Apply,
     Choose,
@@ -45,7 +49,7 @@ from lisboa_rules.lang.tree import (
 )
 from lisboa_rules.model import procs as P
 from lisboa_rules.model.queries import compile_queries
-from lisboa_rules.model.state import parse_type
+from lisboa_rules.model.state import TypeSyntaxError, parse_type
 from lisboa_rules.model.types import Model
 from lisboa_rules.pyprint import expr as pyprint
 from lisboa_rules.pyprint.expr import local as local_code
@@ -114,73 +118,64 @@ def _order(ps: P.ProcSet) -> list[str]:
     return done
 
 
-def procedure_view(models: list[Model], where: Callable[[Model, tuple[str | int, ...]], str],
-                   names: dict[str, str] | None = None) -> ProcView:
-    """The functions of every rule set's procedures, shared where the code is the same.
-
-    The procedures were compiled once already when the models were built by a pipeline that
-    handed them a ProcSession (`names`: the file names that session wrote in comments): that
-    code is used. Otherwise (models built on their own) they are compiled here."""
-    session = _session_of(models, names)
-    if session is None:
-        session = ProcSession()
-        for m in models:
-            assert m.procs is not None and m.state is not None
-
-            def located(path: tuple[str | int, ...], mm: Model = m) -> str:
-                return where(mm, path)
-
-            session.add(m.procs, m.state, m.data, located)
-    return session.finish(models, where)
+Where = Callable[[Model, tuple[str | int, ...]], str]  # `FILE:LINE` of a rule set's path
 
 
-def _session_of(models: list[Model], names: dict[str, str] | None) -> ProcSession | None:
-    """The session that compiled exactly these models, in this order, if any (and unused)."""
-    codes = [c for c in (m.procs_compiled for m in models) if isinstance(c, _Entry)]
-    if not codes or len(codes) != len(models):
-        return None
-    session: ProcSession = codes[0].session
-    if (session.finished or session.broken or session.names is None or names is None
-            or session.names != names or len(session.entries) != len(codes)
-            or any(a is not b for a, b in zip(session.entries, codes, strict=True))):
-        return None
-    return session
+def located(names: Mapping[str, str]) -> Where:
+    """`FILE:LINE` of a path of a rule set, for the comments of the engine: the file by its
+    stable name (`names`: display path -> "rules/<path>"), so that comments do not change with
+    the working directory or the checkout path."""
+    def where(m: Model, path: tuple[str | int, ...]) -> str:
+        span = m.span_of(str(path[0]), *path[1:])
+        return f"{names.get(span.file, span.file)}:{span.line}"
+
+    return where
 
 
 @dataclass
-class _Entry:
-    """What a ProcSession keeps of one rule set (the model carries it, opaque)."""
+class Lowered:
+    """What the lower pass (`lower`) makes of the rule sets of a build: their procedures,
+    actions, phases and queries compiled into the engine's functions in one session (shared
+    where the code is the same), and each rule set's problems, in the order of the rule sets.
+    The engine emitter prints the session's functions (`procedure_view`); the pipeline reports
+    the problems (`model.build.procedure_diagnostics`) and emits only when there is none."""
 
     session: ProcSession
-    index: int
+    problems: list[P.ProcProblems]
+
+
+def lower(models: Sequence[Model], names: Mapping[str, str]) -> Lowered:
+    """The lower pass: every rule set's procedures compiled once, one rule set after the
+    other, for both the problems the pipeline reports and the code the engine emitter prints
+    (`names`: the stable names of the rules files, for the comments of the engine)."""
+    session = ProcSession(located(names))
+    return Lowered(session, [session.add(m) for m in models])
+
+
+def procedure_view(models: Sequence[Model], lowered: Lowered) -> ProcView:
+    """The functions of every rule set's procedures, shared where the code is the same, with
+    the checks of the state: the rule sets `lowered` compiled (the same, in the same order)."""
+    return lowered.session.finish(models)
 
 
 class ProcSession:
     """Compiles the procedures of the rule sets of one build, one rule set after the other, into
-    the engine's functions (shared where the code is the same): by the model builder when the
-    pipeline hands it this session (the model's problems come from the same compilation, with
-    `compiler` a compiler that keeps where each problem is), else by procedure_view."""
+    the engine's functions (shared where the code is the same), with a compiler that keeps
+    where each problem is (`LocatedCompiler`): the lower pass. The functions are finished once
+    every rule set is added (`finish`), for the engine emitter."""
 
-    def __init__(self, compiler: type[ActionCompiler] = ActionCompiler,
-                 names: dict[str, str] | None = None,
-                 loc: Callable[[Any], str] | None = None) -> None:
-        self.compiler = compiler
-        self.names = names
-        self.loc = loc
+    def __init__(self, where: Where) -> None:
+        self.where = where
         self.view = ProcView()
         self.tables = P.Tables()
         self.bundles = Bundles()
         self.copier: _Copier | None = None
         self.by_code: dict[str, str] = {}  # the code with its stem replaced by "@" -> stem
         self.used: set[str] = set()
-        self.entries: list[_Entry] = []
         # each rule set's scope of steps before formulas: (its data, state, measures, scope)
         self.scopes: list[tuple[Any, Any, Any, Any]] = []
         self.finished = False
-        self.actions: set[int] = set()  # the places of the actions' functions in the view's
-        # a callee that was not compiled first (a rule set with problems): this session's
-        # code is never emitted, procedure_view compiles again (and fails loudly)
-        self.broken = False
+        self.actions: set[int] = set()  # where the actions' functions are in the view's list
 
     def share(self, code: str, base: str, action: bool = False) -> str:
         """The stem of functions with this code (written with the placeholder stem): the
@@ -205,42 +200,26 @@ class ProcSession:
 
     def _known(self, stems: dict[str, str], q: str) -> str:
         """The stem of a procedure compiled before (callees come first). One that is not
-        there (a problem the model reports) gets a name of its own, and the session is not
-        used for emitting."""
+        there (procedures that call each other in a cycle, a problem reported) gets a name of
+        its own: a rule set with a problem is never emitted."""
         found = stems.get(q)
-        if found is None:
-            if self.names is None:  # procedure_view's own: models that were checked
-                raise KeyError(q)
-            self.broken = True
-            return q.replace("-", "_")
-        return found
+        return found if found is not None else q.replace("-", "_")
 
-    def compile_model(self, ps: P.ProcSet, state: Any, data: dict[str, Any],
-                      span_of: Callable[[tuple[str | int, ...]], Any]
-                      ) -> tuple[_Entry, P.ProcProblems]:
-        """For the model builder: one rule set compiled, its comments naming `span_of(path)`
-        through `loc`; its problems."""
-        loc = self.loc
-        assert loc is not None
+    def add(self, m: Model) -> P.ProcProblems:
+        """The next rule set's procedures, actions, phases and queries compiled; their
+        problems."""
+        assert m.procs is not None  # build_model gives every model its procedures
+        ps, state, data = m.procs, m.state, m.data
 
-        def located(path: tuple[str | int, ...]) -> str:
-            return loc(span_of(path))
+        def where(path: tuple[str | int, ...]) -> str:
+            return self.where(m, path)
 
-        try:
-            return self.add(ps, state, data, located)
-        except Exception:  # the model compiles them again for its problems alone
-            self.broken = True  # and this session's lists are no longer one per rule set
-            raise
-
-    def add(self, ps: P.ProcSet, state: Any, data: dict[str, Any],
-            where: Callable[[tuple[str | int, ...]], str]) -> tuple[_Entry, P.ProcProblems]:
-        """The next rule set's procedures, actions, phases and queries compiled."""
         view, tables, bundles, share = self.view, self.tables, self.bundles, self.share
         problems = P.ProcProblems()
         if self.copier is None:
             self.copier = _Copier(state)
         copier = self.copier
-        Comp = self.compiler
+        Comp = P.LocatedCompiler
         names = data["vocabulary"]["names"]
         scope = P.state_scope(state, data, ps.measures, tables)
         self.scopes.append((data, state, ps.measures, scope))
@@ -317,21 +296,25 @@ class ProcSession:
             phase_defs[pc.id] = Call("PhaseDef", (pc.id, actor, inter, pc.resume, pc.then))
         problems.phases = list(pcomp.problems)
         view.phases.append(phase_defs)
-        for step in (data.get("flow", {}).get("period_end") or {}).get("steps") or []:
+        for i, step in enumerate((data.get("flow", {}).get("period_end") or {}).get("steps")
+                                 or []):
             declared = step.get("fields") if isinstance(step, dict) else None
             for fname, text in (declared or {}).items():  # a decision's choices
-                view.move_fields.setdefault(str(fname), json_type(
-                    P.vtype(parse_type(str(text))), scope.int_kinds))
+                try:
+                    ftype = P.vtype(parse_type(str(text)))
+                except TypeSyntaxError as exc:  # a problem: the rule set is not emitted
+                    problems.phases.append(StepProblem(
+                        "step-shape", f"field {fname}: {exc}",
+                        ("flow", "period_end", "steps", i, "fields", fname)))
+                    continue
+                view.move_fields.setdefault(str(fname), json_type(ftype, scope.int_kinds))
         view.fx.append({name: {k: Raw(f"(_opts_{b}, _why_{b}, _run_{b})") for k, b in rows.items()}
                         for name, rows in bundles.tables.items()})
-        entry = _Entry(self, len(self.entries))
-        self.entries.append(entry)
-        return entry, problems
+        return problems
 
-    def finish(self, models: list[Model], where: Callable[[Model, tuple[str | int, ...]], str]
-               ) -> ProcView:
-        """The view of every rule set added (`models`, the same in the same order)."""
-        assert not self.finished and len(models) == len(self.entries)
+    def finish(self, models: Sequence[Model]) -> ProcView:
+        """The view of every rule set added (`models`, the same in the same order): once."""
+        assert not self.finished and len(models) == len(self.scopes)
         self.finished = True
         view, tables, bundles = self.view, self.tables, self.bundles
         assert self.copier is not None
@@ -345,7 +328,7 @@ class ProcSession:
             measures.append("\n".join(w for line in lines for w in wrap_line(line)))
         bundle_code = ["\n".join(w for line in f for w in wrap_line(line))
                        for f in bundles.functions]
-        checks = _invariant_view(models, view, tables, where, self.scopes)
+        checks = _invariant_view(models, view, tables, self.where, self.scopes)
         view.functions = measures + self.copier.functions + _split(
             view.functions, bundle_code, self.actions) + checks
         code = "\n".join([*view.functions, *(q.code for qs in view.queries for q in qs)])
@@ -371,8 +354,7 @@ class ProcSession:
         return out
 
 
-def _invariant_view(models: list[Model], view: ProcView, tables: P.Tables,
-                    where: Callable[[Model, tuple[str | int, ...]], str],
+def _invariant_view(models: Sequence[Model], view: ProcView, tables: P.Tables, where: Where,
                     scopes: list[tuple[Any, Any, Any, Any]] | None = None) -> list[str]:
     """Each rule set's invariants (rules/state.yaml) as one check function and a lister per
     conserved kind, shared where the code is the same; the sorted ids they compare with are

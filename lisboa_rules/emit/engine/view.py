@@ -13,7 +13,7 @@ from typing import Any
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.source import Span
 from lisboa_rules.emit.engine import tables as table_shapes
-from lisboa_rules.emit.engine.procs import ProcSession, Vocab, procedure_view
+from lisboa_rules.emit.engine.procs import Lowered, Vocab, procedure_view
 from lisboa_rules.emit.engine.pyfmt import (
     Call,
     Raw,
@@ -30,7 +30,6 @@ from lisboa_rules.emit.reference.words import plain_text
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.expr import Formula
-from lisboa_rules.model.procs import ProcsCompiler
 from lisboa_rules.model.types import HeldItem, Model
 from lisboa_rules.pyprint import expr as pyprint
 
@@ -785,29 +784,20 @@ def _move_check(types: dict[str, str], not_null: tuple[str, ...]) -> str:
                                                   for k, x in enumerate(tests)], "    )"])
 
 
-def procs_compiler(names: dict[str, str]) -> ProcsCompiler:
-    """The procedure compiler of one build (pipeline.analyse): each rule set's procedures
-    compiled into the engine's functions while its model is built, with the problems the
-    model reports; build_view then uses that code (`names`: as build_view gets them)."""
-    from lisboa_rules.model.procs import LocatedCompiler
-
-    fns = _Functions(names)
-    return ProcSession(LocatedCompiler, fns.names, fns.loc).compile_model
-
-
 def build_view(
     rulesets: list[Model],
+    lowered: Lowered,
     variants: list[Any],
     state_schema: Any,
     names: dict[str, str] | None = None,
     folded: tuple[tuple[str, str], ...] = (),
     own_schemas: dict[tuple[str, ...], Any] | None = None,
 ) -> EngineView:
-    """Everything the engine template needs; `names` maps display paths to stable names."""
+    """Everything the engine template needs (`lowered`: the rule sets' procedures as the lower
+    pass compiled them); `names` maps display paths to stable names."""
     fns = _Functions(names)
     view = EngineView()
-    pv = procedure_view(rulesets, lambda m, path: fns.loc(m.span_of(str(path[0]), *path[1:])),
-                        fns.names if names is not None else None)
+    pv = procedure_view(rulesets, lowered)
     fns.vocab = pv.vocab[0]
     view.procedures = pv.functions
     view.listers = [(name, kind, py_str(kind), of) for name, kind, of in pv.listers]
