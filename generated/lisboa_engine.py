@@ -2653,9 +2653,7 @@ def _run_produce(g: Game, seat: int, v_amount: int, v_noble: str | None) -> None
                 _INT_MAX,
                 max(
                     0,
-                    p.goods[v_b] + min(
-                        v_amount, ((6 + (1 * p.rubble_sets)) - sum(p.goods.values()))
-                    ),
+                    p.goods[v_b] + min(v_amount, (6 + (1 * p.rubble_sets)) - sum(p.goods.values())),
                 ),
             )
 

@@ -179,26 +179,24 @@ def _expr(node: ir.Expr, n: Names) -> str:
             code = bare(expr(body, plain))
             if plain.measure is not None and _long(code):
                 return f"{plain.measure(mid, annotation(t), code)}(g, p)"
-            # in place, a measure keeps its brackets: `2 * warehouse_room` is twice the
-            # whole of it (a context that needs none takes them off with `bare`)
-            return expr(body, plain) if plain is n else expr(body, n)
+            return code if plain is n else bare(expr(body, n))
         case ir.Index(base=b, key=k):
             return f"{expr(b, n)}[{expr(k, n)}]"
         case ir.Get(base=b, key=k, default=d):
             return f"{expr(b, n)}.get({expr(k, n)}, {expr(d, n)})"
         case ir.BinOp(op=op, left=a, right=b):
-            return f"({expr(a, n)} {op} {expr(b, n)})"
+            return f"({_operand(a, n)} {op} {_operand(b, n)})"
         case ir.Neg(operand=x):
-            return f"(-{expr(x, n)})"
+            return f"(-{_operand(x, n)})"
         case ir.Not(operand=x):
-            return f"(not {expr(x, n)})"
+            return f"(not {_operand(x, n)})"
         case ir.BoolOp(op=op, values=vs):
-            return "(" + f" {op} ".join(expr(v, n) for v in vs) + ")"
+            return "(" + f" {op} ".join(_operand(v, n) for v in vs) + ")"
         case ir.Compare(left=left, ops=ops):
             parts = []
-            lhs = expr(left, n)
+            lhs = _operand(left, n)
             for cmp, right in ops:
-                rhs = expr(right, n)
+                rhs = _operand(right, n)
                 parts.append(f"{lhs} {cmp} {rhs}")
                 lhs = rhs
             return "(" + " and ".join(parts) + ")"
@@ -233,6 +231,20 @@ def _expr(node: ir.Expr, n: Names) -> str:
             return f"g.rs.costs[{py_str(cid)}](g, p, {ctx})"
         case _:
             assert_never(node)
+
+
+_COMPOUND = (ir.BinOp, ir.Neg, ir.Not, ir.BoolOp, ir.Compare, ir.Cond)
+
+
+def _operand(node: ir.Expr, n: Names) -> str:
+    """An operand of an operator: a measure printed in place is its body without brackets
+    (where it stands alone), so here, where it is compound, it gets them back:
+    `2 * warehouse_room` is twice the whole measure, not `2 * 6 + ... - goods`."""
+    code = expr(node, n)
+    if isinstance(node, ir.Measure) and isinstance(node.body, _COMPOUND) \
+            and not is_function(node, n):
+        return f"({code})"
+    return code
 
 
 def _comp(node: ir.Comp, n: Names) -> str:
