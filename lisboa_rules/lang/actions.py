@@ -682,7 +682,7 @@ class ActionCompiler(Compiler):
         pad = "    " * indent
         name = s.as_
         var = typed.local_code(name)
-        one = self._single(s, scope, var)
+        one = self._single(s, scope)
         if one is not None:
             over, where, optional, inner = one.over, one.where_code, one.optional, one.scope
             if first:
@@ -1364,7 +1364,7 @@ class ActionCompiler(Compiler):
                                                    f"move.{name}"))
                     self.assigned.add(name)
                     why: list[str] = []
-                    shown = scope.with_locals(**{name: Name(typed.ANY, typed.code_local(var))})
+                    shown = scope.with_locals(**{name: Name(typed.ANY, ir.Local(name))})
                     inner = self._guard_why(s, Procedure(self.action.id, (), (s,),
                                                          self.action.rule), shown, why)
                     scope = inner.with_locals(**{name: inner.locals[name]}) \

@@ -363,9 +363,9 @@ class Compiler:
             return None
         return f"({bare(by.code)} if {bare(cond.code)} else None)"
 
-    def _single(self, s: Choose, scope: Scope, var: str) -> One | None:
-        """A choice of one item (see `One`), with `it` being `var`; None for a choice of
-        several."""
+    def _single(self, s: Choose, scope: Scope) -> One | None:
+        """A choice of one item (see `One`), with `it` being the chosen local; None for a
+        choice of several."""
         if s.several or s.leads is not None:
             return None
         src = self.expr(s, s.source, scope, None, "choose/from")
@@ -374,7 +374,7 @@ class Compiler:
         item = src.type.args[0]
         cond = None
         if s.where is not None:
-            inner = scope.with_locals(it=Name(item, typed.code_local(var)))
+            inner = scope.with_locals(it=Name(item, ir.Local(s.as_)))
             c = self.expr(s, s.where, inner, BOOL, "choose/where")
             if c is None:
                 return None
@@ -386,7 +386,7 @@ class Compiler:
         t = VType(item.name, item.args, s.optional, item.full)
         return One(over, keys, None if cond is None else cond.node,
                    None if cond is None else bare(cond.code), s.optional,
-                   scope.with_locals(**{s.as_: Name(t, typed.code_local(var))}))
+                   scope.with_locals(**{s.as_: Name(t, ir.Local(s.as_))}))
 
     def _distinct(self, keys: ir.Keys) -> bool:
         """Whether going through `keys` gives each item once (a table's keys, a constant list
@@ -419,7 +419,7 @@ class Compiler:
                      out: list[str]) -> tuple[Scope, int]:
         pad = "    " * indent
         var = typed.local_code(s.as_)
-        one = self._single(s, scope, var)
+        one = self._single(s, scope)
         if one is not None:
             over, where, optional, inner = one.over, one.where_code, one.optional, one.scope
             if optional:
@@ -465,7 +465,7 @@ class Compiler:
     def _choice_why(self, s: Choose, proc: Procedure, rule: str, scope: Scope,
                     out: list[str]) -> Scope:
         var = typed.local_code(s.as_)
-        one = self._single(s, scope, var)
+        one = self._single(s, scope)
         if one is not None:
             over, where, optional, inner = one.over, one.where_code, one.optional, one.scope
             test = f"{var} in {over}" if where is None else f"{var} in {over} and ({where})"
@@ -656,7 +656,7 @@ class Compiler:
                 else:
                     over = f"list({src.code})" if src.place is not None else bare(src.code)
                 out.append(f"{pad}for {var} in {over}:")
-                inner = scope.with_locals(**{s.var: Name(src.type.args[0], typed.code_local(var))})
+                inner = scope.with_locals(**{s.var: Name(src.type.args[0], ir.Local(s.var))})
                 self._block(s.body, inner, indent + 1, out)
             case Repeat():
                 n = self.expr(s, s.count, scope, INT)

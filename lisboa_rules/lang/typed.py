@@ -162,14 +162,6 @@ bare = pyprint.bare
 constant_code = pyprint.constant
 
 
-def code_local(code: str) -> ir.Local:
-    """The local whose code is `code` (`local_code(name)`), for the parts of the compiler that
-    still hold a local by its code."""
-    if not code.startswith("v_"):
-        raise ValueError(f"{code!r} is not a local's code")
-    return ir.Local(code[2:])
-
-
 @dataclass(frozen=True)
 class Typed:
     """A checked expression: its IR node and type, and the node as Python (fully
