@@ -113,7 +113,14 @@ def test_every_node_class_is_built_by_the_checker(scope: typed.Scope, compiled: 
 
     for _, node in vocab_nodes(m.data["vocabulary"]["names"], scope).values():
         built |= {type(n) for n in ir.walk(node)}
-    built |= {ir.Arg, ir.Seat}  # named by the queries' and the procedures' scopes
+    built |= {type(scope.locals["seat"].ref)}  # the acting seat of a procedure's scope
+    from lisboa_rules.model.queries import compile_queries
+
+    queries, problems = compile_queries(m.data["vocabulary"].get("queries") or [], m.state,
+                                        scope)
+    assert not problems
+    for q in queries:  # a query reads its arguments
+        built |= {type(n) for n in ir.walk(q.value)}
     assert set(typing.get_args(ir.Expr)) - built == set()
 
 
