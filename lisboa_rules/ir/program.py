@@ -145,20 +145,3 @@ def _shown(words: Words) -> Iterator[ir.Expr]:
     for part in words:
         if isinstance(part, Shown):
             yield part.value
-
-
-def reads(node: ir.Expr, *kinds: type) -> bool:
-    """Whether the expression reads a node of one of `kinds` (`ir.Me`, `ir.Seat`, ...),
-    the bodies of the measures it reads included."""
-    for n in ir.walk(node):
-        if isinstance(n, kinds):
-            return True
-        if isinstance(n, ir.Measure) and reads(n.body, *kinds):
-            return True
-    return False
-
-
-def reads_player(node: ir.Expr) -> bool:
-    """Whether the expression reads the acting player: a field of theirs, their seat, a cost
-    (a cost is paid by the acting player), or a measure that does."""
-    return reads(node, ir.Me, ir.Seat, ir.Cost)

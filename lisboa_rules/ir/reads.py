@@ -33,9 +33,27 @@ def locals_named(node: ir.Expr) -> set[str]:
     return {x.name for x in ir.walk(node) if isinstance(x, ir.Local)}
 
 
+def reads(node: ir.Expr, *kinds: type) -> bool:
+    """Whether the expression reads a node of one of `kinds` (`ir.Me`, `ir.Seat`, ...),
+    the bodies of the measures it reads included."""
+    for n in ir.walk(node):
+        if isinstance(n, kinds):
+            return True
+        if isinstance(n, ir.Measure) and reads(n.body, *kinds):
+            return True
+    return False
+
+
 def reads_player(node: ir.Expr) -> bool:
-    """Whether the expression reads the acting player: a field of theirs, or a measure or a
-    cost (both are read for the acting player)."""
+    """Whether the expression reads the acting player: a field of theirs, their seat, a cost
+    (a cost is paid by the acting player), or a measure that does."""
+    return reads(node, ir.Me, ir.Seat, ir.Cost)
+
+
+def may_need_player(node: ir.Expr) -> bool:
+    """Whether code of the expression may be handed the acting player: it reads one of their
+    fields, a cost, or any measure (a measure may be printed as a function of the game and
+    the player, whatever its body reads)."""
     return any(isinstance(x, ir.Me | ir.Measure | ir.Cost) for x in ir.walk(node))
 
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lisboa_rules.ir.reads import reads_player
+from lisboa_rules.ir.reads import may_need_player
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.steps import Anchor, Compiler, bare
 from lisboa_rules.lang.typed import BOOL, Scope
@@ -58,7 +58,7 @@ def compile_phase(comp: Compiler, i: int, row: Mapping[str, Any], scope: Scope,
         got = comp.expr(s, row[key], scope, want, key)
         if got is None:
             return None
-        uses_player = uses_player or reads_player(got.node)
+        uses_player = uses_player or may_need_player(got.node)
         return bare(got.code)
 
     actor = code("actor", SEAT)

@@ -16,7 +16,7 @@ from typing import Any
 
 from lisboa_rules.core import names as grammar
 from lisboa_rules.ir import expr as ir
-from lisboa_rules.ir.program import reads_player
+from lisboa_rules.ir.reads import reads_player
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import Name, Scope, VType
 from lisboa_rules.model.procs import ExprProblem

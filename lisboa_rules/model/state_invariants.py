@@ -17,6 +17,7 @@ from typing import Any
 
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import program as prog
+from lisboa_rules.ir.reads import reads_player
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.typed import Name, Scope, VType
 from lisboa_rules.model.state import Invariant, StateDecl, StateType, Zone
@@ -211,7 +212,7 @@ def compile_checks(
         at = _words(c.at, s, (*c.path, "at"), problems)
         if t is None:
             continue
-        if c.each != "player" and prog.reads_player(t.node):
+        if c.each != "player" and reads_player(t.node):
             problems.append(
                 Problem(
                     "expr-type",

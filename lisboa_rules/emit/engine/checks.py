@@ -19,6 +19,7 @@ from lisboa_rules.core.encode import py_str
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import program as prog
+from lisboa_rules.ir.reads import reads
 from lisboa_rules.pyprint import expr as pyprint
 from lisboa_rules.pyprint.expr import Names
 
@@ -59,7 +60,7 @@ def words(parts: prog.Words, n: Names) -> str:
 
 
 def _reads_seat(body: Sequence[prog.Stmt]) -> bool:
-    return any(prog.reads(e, ir.Seat) for s in body for e in prog.expressions(s))
+    return any(reads(e, ir.Seat) for s in body for e in prog.expressions(s))
 
 
 def _each_player(body: tuple[prog.Holds, ...], lines: list[str]) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any
 from lisboa_rules.core import names as grammar
 from lisboa_rules.core.encode import py_docstring, py_str
 from lisboa_rules.emit.engine.pyfmt import fmt, identifier, wrap_line
-from lisboa_rules.ir.program import reads_player
+from lisboa_rules.ir.reads import reads_player
 from lisboa_rules.ir.types import TEXT
 from lisboa_rules.model.queries import Query
 from lisboa_rules.pyprint import expr as pyprint
