@@ -8,8 +8,9 @@ of the stage that waits for it), and whether it interrupts the other phases (`in
 condition; `resume`: the game field that keeps the phase it interrupted, to go back to). The
 runtime runs the table: it knows a turn, an end of stage made of steps, and nothing else.
 
-A phase becomes one function `_phase_…(g) -> int | None`: the seat that moves, or None when the
-phase is done (or waits for no one); an interrupting phase also `_interrupts_…(g) -> bool`.
+The checker gives each phase its checked expressions (`CheckedPhase`); a back end prints them
+(the Python engine's: one function `_phase_…(g) -> int | None`, the seat that moves or None when
+the phase is done, and for an interrupting phase `_interrupts_…(g) -> bool`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir.reads import may_need_player
 from lisboa_rules.lang import typed
-from lisboa_rules.lang.steps import Anchor, Compiler, bare
+from lisboa_rules.lang.steps import Anchor, StepChecker
 from lisboa_rules.lang.typed import BOOL, Scope
 
 THEN = ("", "end-turn", "next-step")
@@ -28,13 +30,17 @@ SEAT = typed.VType("seat", (), True)
 
 
 @dataclass(frozen=True)
-class PhaseCode:
-    """A phase's compiled parts: the code of its functions (None: no such function), the game
-    field its interruption keeps the phase it interrupted in, and what comes after it."""
+class CheckedPhase:
+    """A phase checked: who moves in it and while it lasts (None: not said), when it
+    interrupts the others, whether those read the acting player (the seat that moves, when
+    the game has one), the game field its interruption keeps the phase it interrupted in,
+    and what comes after it."""
 
     id: str
-    actor: list[str] | None  # the lines of `_phase_STEM`
-    interrupts: list[str] | None  # the lines of `_interrupts_STEM`
+    actor: ir.Expr | None
+    lasts: ir.Expr | None
+    interrupts: ir.Expr | None
+    uses_player: bool
     resume: str | None
     then: str
 
@@ -44,14 +50,14 @@ def phases_of(flow: Any) -> list[tuple[int, Mapping[str, Any]]]:
     return [(i, r) for i, r in enumerate(rows or []) if isinstance(r, Mapping)]
 
 
-def compile_phase(comp: Compiler, i: int, row: Mapping[str, Any], scope: Scope,
-                  game_fields: Mapping[str, typed.VType]) -> PhaseCode:
+def check_phase(comp: StepChecker, i: int, row: Mapping[str, Any], scope: Scope,
+                game_fields: Mapping[str, typed.VType]) -> CheckedPhase:
     """One phase of rules/flow.yaml `phases` (the `i`-th), its problems kept by `comp`."""
     pid = str(row.get("id"))
     s = Anchor(path=("flow", "phases", i))
     uses_player = False
 
-    def code(key: str, want: typed.VType | None) -> str | None:
+    def code(key: str, want: typed.VType | None) -> ir.Expr | None:
         nonlocal uses_player
         if row.get(key) is None:
             return None
@@ -59,7 +65,7 @@ def compile_phase(comp: Compiler, i: int, row: Mapping[str, Any], scope: Scope,
         if got is None:
             return None
         uses_player = uses_player or may_need_player(got.node)
-        return bare(got.code)
+        return got.node
 
     actor = code("actor", SEAT)
     cond = code("while", BOOL)
@@ -78,32 +84,21 @@ def compile_phase(comp: Compiler, i: int, row: Mapping[str, Any], scope: Scope,
                          typed.closest(field_name, [k for k, t in game_fields.items()
                                                     if t.name == "phase"]))
             field_name = None
-    stem = "STEM__"
-    head = "    p = g.players[g.actor]" if uses_player else None
-    lines: list[str] | None = None
-    if actor is not None:
-        lines = [f"def _phase_{stem}(g: Game) -> int | None:", *([head] if head else [])]
-        if cond is not None:
-            lines += [f"    if not ({cond}):", "        return None"]
-        lines.append(f"    return {actor}")
-    elif cond is not None and row.get("actor") is None:
+    if actor is None and cond is not None and row.get("actor") is None:
         comp.problem(s, "step-shape", f"phase '{pid}' lasts while a condition holds: say who "
                      "moves in it (actor: EXPR)", "while")
-    inter = None
-    if interrupts is not None:
-        inter = [f"def _interrupts_{stem}(g: Game) -> bool:", *([head] if head else []),
-                 f"    return {interrupts}"]
-    return PhaseCode(pid, lines, inter, field_name, str(row.get("then") or ""))
+    return CheckedPhase(pid, actor, cond, interrupts, uses_player, field_name,
+                        str(row.get("then") or ""))
 
 
-def check_phases(comp: Compiler, flow: Any, scope: Scope, values: tuple[Any, ...] | None,
-                 moves: Mapping[str, tuple[str, tuple[str | int, ...]]]) -> list[PhaseCode]:
+def check_phases(comp: StepChecker, flow: Any, scope: Scope, values: tuple[Any, ...] | None,
+                 moves: Mapping[str, tuple[str, tuple[str | int, ...]]]) -> list[CheckedPhase]:
     """Every phase compiled (the problems kept by `comp`), and the table checked against the
     values of the state's phase kind (`values`), the phases of the moves (`moves`: kind ->
     (phase, path)) and the decisions of the end of the period."""
     rows = phases_of(flow)
     game_fields = {k: v.type for k, v in scope.game.items()}
-    out = [compile_phase(comp, i, row, scope, game_fields) for i, row in rows]
+    out = [check_phase(comp, i, row, scope, game_fields) for i, row in rows]
     declared = [pc.id for pc in out]
     known = [str(v) for v in values] if values is not None else declared
     for (i, _row), pc in zip(rows, out, strict=True):

@@ -32,25 +32,26 @@ read once by `parse_steps` (a value of the wrong shape is a located `step-shape`
 `Step` is their union; the compiler matches on the classes, and each dispatch ends in
 `assert_never`, so that a new kind no dispatch handles fails mypy.
 
-A procedure's chooses and requires come first (its guard); its effects follow. The compiler
-turns each procedure into three straight-line functions of the generated engine: the choices
-that pass the guard (`_opts_…`), why a given choice does not (`_why_…`), and the effects
-(`_run_…`). Expressions are checked by `typed.py` against the declared state.
+A procedure's chooses and requires come first (its guard); its effects follow. The checker
+(`StepChecker`) checks each step, its expressions by `typed.py` against the declared state, and
+turns the procedure into the IR's statements (`ir/stmt.py`: a `Proc`), reporting every problem
+on the way; a back end prints the IR (the Python engine's: `emit/engine/lower.py`, three
+straight-line functions per procedure: the choices that pass the guard, why a given choice does
+not, and the effects).
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, assert_never
 
-from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
-from lisboa_rules.ir.logic import negated
+from lisboa_rules.ir import stmt as S
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.tree import COMMON as COMMON
 from lisboa_rules.lang.tree import KINDS as KINDS
@@ -81,39 +82,14 @@ from lisboa_rules.lang.tree import StepProblem as StepProblem
 from lisboa_rules.lang.tree import branches as branches
 from lisboa_rules.lang.tree import parse_steps as parse_steps
 from lisboa_rules.lang.typed import BOOL, INT, TEXT, ExprError, Name, Scope, Typed, VType
-from lisboa_rules.lang.typed import bare as bare
-from lisboa_rules.pyprint import expr as pyprint
 
-# --- compiling --------------------------------------------------------------------------------
+# --- checking ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, kw_only=True)
 class Anchor(StepBase):
-    """A place of the rules that is no step, where the step compiler checks an expression or
+    """A place of the rules that is no step, where the step checker checks an expression or
     reports a problem (a row of rules/flow.yaml `phases`): always with the key it is at."""
-
-
-@dataclass
-class Emitted:
-    """The three functions of a procedure, as Python source lines."""
-
-    opts: list[str]
-    why: list[str]
-    run: list[str]
-
-
-@dataclass(frozen=True)
-class One:
-    """A choice of one item: the code of the items to go through (each once) and what they
-    are (`keys`), the condition an item must meet (as a node and as code), whether None (no
-    choice) is allowed, and the scope with the chosen name bound."""
-
-    over: str
-    keys: ir.Keys
-    where: ir.Expr | None
-    where_code: str | None
-    optional: bool
-    scope: Scope
 
 
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
@@ -136,103 +112,85 @@ def shows_choice(s: Choose) -> bool:
     return False
 
 
-def missing_choice(words: str) -> tuple[str, str]:
+def missing_choice(words: str) -> S.Words:
     """The refusal of a compulsory choice left empty, in two pieces: the fixed words and the
     words of what is missing (a kind's `text:` of rules/state.yaml, kept a piece of its own)."""
-    return "choose ", words
+    return ("choose ", words)
 
 
-class Compiler:
-    """Compiles procedures against one rule set's scope. `name(proc_id)` gives the stem of a
-    procedure's functions; `hooks[event]` the procedures an event runs."""
+def at(s: StepBase) -> S.At:
+    """Where a step is, for the statements it becomes."""
+    return S.At(s.path, s.id or s.kind)
+
+
+class StepChecker:
+    """Checks procedures against one rule set's scope and turns each into the IR (`check`);
+    `hooks[event]` are the procedures an event runs. Every problem is kept in `problems`;
+    a statement whose expression was refused is left out of the IR (a rule set with a
+    problem is never printed)."""
 
     def __init__(self, scope: Scope, procs: Mapping[str, Procedure],
-                 hooks: Mapping[str, tuple[str, ...]], name: Callable[[str], str],
-                 where: Callable[[tuple[str | int, ...]], str]) -> None:
+                 hooks: Mapping[str, tuple[str, ...]]) -> None:
         self.scope = scope
         self.procs = procs
         self.hooks = hooks
-        self.name = name
-        self.where = where  # "rules/x.yaml:LINE" for a step's comment
         self.problems: list[StepProblem] = []
         # names a step failed to bind (its expression was refused): their uses are not reported
         # again as unknown names, the first error says what is wrong
         self.unbound: set[str] = set()
         self.stream: str | None = None  # the procedure whose seeded stream shuffles draw from
-        self.items = 0  # the items a move computes, each bound once (`_item_N`)
 
     # -- public -------------------------------------------------------------------------
 
-    def signature(self, proc: Procedure, choices: bool) -> str:
-        args = ["g: Game", "seat: int"]
-        args += [f"{typed.local_code(p.name)}: {py_type(p.type, self.scope)}" for p in proc.params]
-        if choices:
-            args += [f"{typed.local_code(c.as_)}: Any" for c in proc.choices]
-        return ", ".join(args)
-
-    def choice_type(self, proc: Procedure) -> str:
-        n = len(proc.choices)
-        return "tuple[()]" if n == 0 else "tuple[" + ", ".join(["Any"] * n) + "]"
-
-    def compile(self, proc: Procedure) -> Emitted:
+    def check(self, proc: Procedure) -> S.Proc:
         self.unbound = set()
+        # the params and the choices of a procedure are the arguments of its functions: one
+        # name twice is refused
+        seen = {p.name for p in proc.params}
+        for c in proc.choices:
+            if c.as_ in seen:
+                what = "a param" if c.as_ in {p.name for p in proc.params} else \
+                    "an earlier choice"
+                self.problems.append(StepProblem(
+                    "duplicate-id", f"'{proc.id}' has {what} named '{c.as_}' already; name this "
+                    "choice otherwise", (*c.path, "choose", "as")))
+            seen.add(c.as_)
         scope = self.scope.with_locals(**{p.name: Name(p.type, ir.Local(p.name))
                                           for p in proc.params})
-        stem = self.name(proc.id)
-        head = ["# " + py_comment(f"{self.where(proc.path)} {proc.id}")]
-        # the guard, as a generator of choices
-        opts = [*head, f"def _opts_{stem}({self.signature(proc, False)}) -> "
-                f"list[{self.choice_type(proc)}]:", "    p = g.players[seat]",
-                f"    out: list[{self.choice_type(proc)}] = []"]
-        gscope = scope
-        indent = 1
-        chosen: list[str] = []
-        for s in proc.guard:
-            gscope, indent = self._guard_enum(s, proc, gscope, indent, chosen, opts)
-        row = f"({chosen[0]},)" if len(chosen) == 1 else "(" + ", ".join(chosen) + ")"
-        opts.append("    " * indent + f"out.append({row})")
-        opts.append("    return out")
-        # why a choice fails
-        why = [f"def _why_{stem}({self.signature(proc, True)}) -> tuple[str, str] | None:",
-               "    p = g.players[seat]"]
-        wscope = scope
-        for s in proc.guard:
-            wscope = self._guard_why(s, proc, wscope, why)
-        why.append("    return None")
-        # the effects
-        run = [f"def _run_{stem}({self.signature(proc, True)}) -> None:",
-               "    p = g.players[seat]"]
-        body: list[str] = []
-        self.stream = proc.id
-        if any(isinstance(x, Shuffle) for s in proc.effects for x in s.walk()):
-            body.append(f"    rng = _rng(g, {py_str(proc.id)})")
-        rscope = scope
+        guard: list[S.GuardStmt] = []
+        choices: list[S.Param] = []
         for s in proc.guard:
             match s:
-                case Let():
-                    rscope = self._let(s, rscope, 1, body)
                 case Choose():
-                    opts_ = self._options(s, rscope)
-                    if opts_ is not None:
-                        rscope = opts_[2]
+                    got, scope = self._choose(s, self._rule(s, proc), scope, scope)
+                    if got is not None:
+                        guard.append(got)
+                        choices.append(S.Param(got.name, got.type))
+                case Let():
+                    let, scope = self._let(s, scope)
+                    guard.append(let)
                 case Require():
-                    pass
+                    req = self._require(s, self._rule(s, proc), scope)
+                    if req is not None:
+                        guard.append(req)
                 case (Gain() | Set() | Move() | Drop() | If() | ForEach() | Repeat() | Do()
                       | Raise() | Apply() | Shuffle() | New()):
                     pass  # never in a guard
                 case _:
                     assert_never(s)
+        self.stream = proc.id
+        effects: list[S.Stmt] = []
         for s in proc.effects:
             if isinstance(s, Require | Choose):
                 self.problem(s, "step-order", f"a {s.kind} step comes before the effects of its "
                              "procedure (its guard); move it up, or split the procedure")
-                self._check_misplaced(s, rscope)
+                self._check_misplaced(s, scope)
                 continue
-            rscope = self._effect(s, rscope, 1, body)
-        if all(line.strip().startswith("#") for line in body):
-            body.append("    pass")
-        run += body
-        return Emitted(_tidy(opts), _tidy(why), _tidy(run))
+            scope = self._effect(s, scope, effects)
+        return S.Proc(proc.id, S.At(proc.path, proc.id),
+                      tuple(S.Param(p.name, p.type) for p in proc.params), tuple(choices),
+                      tuple(guard), tuple(effects),
+                      any(isinstance(x, Shuffle) for s in proc.effects for x in s.walk()))
 
     # -- problems -----------------------------------------------------------------------
 
@@ -277,116 +235,111 @@ class Compiler:
                 if past is None:
                     return None
                 exc = past
-            self.problems.append(StepProblem(exc.code, f"{exc.message} (in '{source}')",
-                                             (*s.path, *(key or s.kind).split("/")),
-                                             exc.suggestion))
+            self.report(s, exc, source, key)
             return None
+
+    def report(self, s: StepBase, exc: ExprError, source: Any, key: str | None) -> None:
+        """The problem of an expression of a step (see model/procs.py's, which keeps where
+        in its text)."""
+        self.problems.append(StepProblem(exc.code, f"{exc.message} (in '{source}')",
+                                         (*s.path, *(key or s.kind).split("/")),
+                                         exc.suggestion))
 
     # -- the guard ----------------------------------------------------------------------
 
     def _rule(self, s: StepBase, proc: Procedure) -> str:
         return s.rule or proc.rule
 
-    def _options(self, s: Choose, scope: Scope, parts: list[str] | None = None
-                 ) -> tuple[str, VType, Scope] | None:
-        """The options of a choose step as Python code, their item type, and the scope with
-        the chosen name bound."""
+    def _require(self, s: Require, rule: str | S.Words, scope: Scope) -> S.Require | None:
+        cond = self.expr(s, s.cond, scope, BOOL)
+        reason = self._words(s, scope, s.reason or f"{s.cond} does not hold")
+        if cond is None:
+            return None
+        return S.Require(at(s), cond.node, rule, reason)
+
+    def _choose(self, s: Choose, rule: str | S.Words, scope: Scope, shown: Scope
+                ) -> tuple[S.Choose | None, Scope]:
+        """A choose step and the scope with the chosen name bound (`shown`: the scope its
+        words are checked in)."""
         name = s.as_
         src = self.expr(s, s.source, scope, None, "choose/from")
         if src is None:
             self.unbound.add(name)
-            return None
+            return None, scope
         if src.type.name not in ("list", "map"):
             self.problem(s, "expr-type", f"'{s.source}' is {typed.describe(src.type)}; "
                          "a choice is made from a list", "choose/from")
-            return None
+            return None, scope
         item = src.type.args[0]
-        code = src.code
+        if not s.several and s.leads is None:  # one item
+            where = None
+            if s.where is not None:
+                inner = scope.with_locals(it=Name(item, ir.Local(name)))
+                c = self.expr(s, s.where, inner, BOOL, "choose/where")
+                if c is None:
+                    return None, scope
+                where = c.node
+            keys = scope.keys(src)
+            t = VType(item.name, item.args, s.optional, item.full)
+            reason = self._words(s, shown, s.reason or f"that {name} is not one to choose")
+            missing = None
+            if not s.optional and shows_choice(s):  # no value: its words would show None
+                missing = missing_choice(scope.kind_words.get(item.name,
+                                                              name.replace("_", " ")))
+            return (S.Choose(at(s), name, t, s.optional, S.OneOf(keys, self._distinct(keys), where),
+                             rule, reason, missing),
+                    scope.with_locals(**{name: Name(t, ir.Local(name))}))
+        several = self._several(s, src, item, scope)
+        if several is None:
+            return None, scope
+        t = typed.list_of(item)
+        if s.optional:
+            t = VType(t.name, t.args, True, t.full)
+        reason = self._words(s, shown, s.reason or f"that {name} is not one to choose")
+        if s.count_reason:
+            several = replace(several, count_reason=self._words(s, shown, s.count_reason))
+        return (S.Choose(at(s), name, t, s.optional, several, rule, reason),
+                scope.with_locals(**{name: Name(t, ir.Local(name))}))
+
+    def _several(self, s: Choose, src: Typed, item: VType, scope: Scope) -> S.Several | None:
+        where = None
         if s.where is not None:
             inner = scope.with_locals(it=Name(item, ir.Local("it")))
             cond = self.expr(s, s.where, inner, BOOL, "choose/where")
             if cond is None:
                 return None
-            code = f"[v_it for v_it in {code} if {cond.code}]"
-        unique = f"list(dict.fromkeys({code}))"
-        t = item
-        if s.up_to is not None:  # any set of at most N items, in counting order (see _subsets)
+            where = cond.node
+        leads_by = leads_where = None
+        if s.up_to is not None:  # any set of at most N items, in counting order
             hi = self.expr(s, s.up_to, scope, INT, "choose/up_to")
             if hi is None:
                 return None
-            if parts is not None:
-                parts += [unique, "0", bare(hi.code)]
-            code = f"_subsets(sorted(dict.fromkeys({code})), {bare(hi.code)})"
-            leads = s.leads
-            if leads is not None:
-                got = self._leads(s, leads, scope, item)
-                if got is None:
+            lo = typed.constant(0)
+            if s.leads is not None:
+                inner = scope.with_locals(it=Name(item, ir.Local("it")))
+                by = self.expr(s, s.leads.by, inner, None, "choose/leads/by")
+                if by is None:
                     return None
-                code = f"[c for s_ in {code} for c in _led(s_, [{got} for v_it in s_])]"
-                if parts is not None:  # the order is checked too: each set is listed once
-                    parts.append(got)
-            t = typed.list_of(item)
+                leads_by = by.node
+                if s.leads.where is not None:
+                    lw = self.expr(s, s.leads.where, inner, BOOL, "choose/leads/where")
+                    if lw is None:
+                        return None
+                    leads_where = lw.node
         elif s.leads is not None:
             self.problem(s, "step-shape", "leads: is a part of a choice of several "
                          "(choose: {as: NAME, from: EXPR, up_to: N, leads: {by: EXPR}})",
                          "choose/leads")
             return None
-        elif s.min is not None or s.max is not None:
-            lo = self.expr(s, 1 if s.min is None else s.min, scope, INT, "choose/min")
-            hi = self.expr(s, s.max if s.max is not None else 1 if s.min is None else s.min,
-                           scope, INT, "choose/max")
-            if lo is None or hi is None:
-                return None
-            if parts is not None:
-                parts += [unique, bare(lo.code), bare(hi.code)]
-            code = (f"[c for k in range({bare(lo.code)}, {hi.code} + 1) "
-                    f"for c in _combinations(sorted(dict.fromkeys({code})), k)]")
-            t = typed.list_of(item)
         else:
-            code = unique
-        if s.optional:
-            code = f"[None, *{code}]"
-            t = VType(t.name, t.args, True, t.full)
-        return code, t, scope.with_locals(**{name: Name(t, ir.Local(name))})
-
-    def _leads(self, s: Choose, leads: Leads, scope: Scope, item: VType) -> str | None:
-        """The code of an item's group (`it` is `v_it`) of a choice of several whose groups
-        each have a leader: `leads: {by: EXPR, where: COND}`, None for an item in no group."""
-        inner = scope.with_locals(it=Name(item, ir.Local("it")))
-        by = self.expr(s, leads.by, inner, None, "choose/leads/by")
-        if by is None:
-            return None
-        if leads.where is None:
-            return bare(by.code)
-        cond = self.expr(s, leads.where, inner, BOOL, "choose/leads/where")
-        if cond is None:
-            return None
-        return f"({bare(by.code)} if {bare(cond.code)} else None)"
-
-    def _single(self, s: Choose, scope: Scope) -> One | None:
-        """A choice of one item (see `One`), with `it` being the chosen local; None for a
-        choice of several."""
-        if s.several or s.leads is not None:
-            return None
-        src = self.expr(s, s.source, scope, None, "choose/from")
-        if src is None or src.type.name not in ("list", "map"):
-            return None
-        item = src.type.args[0]
-        cond = None
-        if s.where is not None:
-            inner = scope.with_locals(it=Name(item, ir.Local(s.as_)))
-            c = self.expr(s, s.where, inner, BOOL, "choose/where")
-            if c is None:
+            got_lo = self.expr(s, 1 if s.min is None else s.min, scope, INT, "choose/min")
+            got_hi = self.expr(s, s.max if s.max is not None else 1 if s.min is None else s.min,
+                               scope, INT, "choose/max")
+            if got_lo is None or got_hi is None:
                 return None
-            cond = c
-        keys = scope.keys(src)
-        over = pyprint.expr(keys, scope.names())
-        if not self._distinct(keys):
-            over = f"dict.fromkeys({bare(over)})"
-        t = VType(item.name, item.args, s.optional, item.full)
-        return One(over, keys, None if cond is None else cond.node,
-                   None if cond is None else bare(cond.code), s.optional,
-                   scope.with_locals(**{s.as_: Name(t, ir.Local(s.as_))}))
+            lo, hi = got_lo, got_hi
+        return S.Several(src.node, where, lo.node, hi.node, s.up_to is not None, leads_by,
+                         leads_where, s.count_rule or "")
 
     def _distinct(self, keys: ir.Keys) -> bool:
         """Whether going through `keys` gives each item once (a table's keys, a constant list
@@ -395,214 +348,62 @@ class Compiler:
             return True
         return const.distinct(const.sequence(keys))
 
-    def _guard_enum(self, s: Step, proc: Procedure, scope: Scope, indent: int,
-                    chosen: list[str], out: list[str]) -> tuple[Scope, int]:
-        pad = "    " * indent
-        match s:
-            case Choose():
-                return self._choice_enum(s, scope, indent, chosen, out)
-            case Let():
-                return self._let(s, scope, indent, out), indent
-            case Require():
-                cond = self.expr(s, s.cond, scope, BOOL)
-                if cond is not None:
-                    out.append(f"{pad}if not {cond.code}:")
-                    out.append(f"{pad}    {'continue' if chosen else 'return out'}")
-                return scope, indent
-            case (Gain() | Set() | Move() | Drop() | If() | ForEach() | Repeat() | Do()
-                  | Raise() | Apply() | Shuffle() | New()):
-                return scope, indent  # never in a guard
-            case _:
-                assert_never(s)
-
-    def _choice_enum(self, s: Choose, scope: Scope, indent: int, chosen: list[str],
-                     out: list[str]) -> tuple[Scope, int]:
-        pad = "    " * indent
-        var = typed.local_code(s.as_)
-        one = self._single(s, scope)
-        if one is not None:
-            over, where, optional, inner = one.over, one.where_code, one.optional, one.scope
-            if optional:
-                out.append(f"{pad}for {var} in (None, *{over}):")
-                if where is not None:
-                    out.append(f"{pad}    if {var} is not None and not ({where}):")
-                    out.append(f"{pad}        continue")
-            else:
-                out.append(f"{pad}for {var} in {over}:")
-                if where is not None:
-                    out.append(f"{pad}    if not ({where}):")
-                    out.append(f"{pad}        continue")
-            chosen.append(var)
-            return inner, indent + 1
-        opts = self._options(s, scope)
-        if opts is None:
-            return scope, indent
-        code, _t, inner = opts
-        out.append(f"{pad}for {var} in {code}:")
-        chosen.append(var)
-        return inner, indent + 1
-
-    def _guard_why(self, s: Step, proc: Procedure, scope: Scope, out: list[str]) -> Scope:
-        rule = py_str(self._rule(s, proc))
-        match s:
-            case Let():
-                return self._let(s, scope, 1, out)
-            case Require():
-                cond = self.expr(s, s.cond, scope, BOOL)
-                reason = self._reason(s, scope, s.reason or f"{s.cond} does not hold")
-                if cond is not None:
-                    out.append(f"    if not {cond.code}:")
-                    out.append(f"        return ({rule}, {reason})")
-                return scope
-            case Choose():
-                return self._choice_why(s, proc, rule, scope, out)
-            case (Gain() | Set() | Move() | Drop() | If() | ForEach() | Repeat() | Do()
-                  | Raise() | Apply() | Shuffle() | New()):
-                return scope  # never in a guard
-            case _:
-                assert_never(s)
-
-    def _choice_why(self, s: Choose, proc: Procedure, rule: str, scope: Scope,
-                    out: list[str]) -> Scope:
-        var = typed.local_code(s.as_)
-        one = self._single(s, scope)
-        if one is not None:
-            over, where, optional, inner = one.over, one.where_code, one.optional, one.scope
-            test = f"{var} in {over}" if where is None else f"{var} in {over} and ({where})"
-            if optional:
-                test = f"{var} is None or ({test})"
-            reason = self._reason(s, scope, s.reason or f"that {s.as_} is not one to choose")
-            if not optional and shows_choice(s):  # no value: its words would show None
-                item = inner.locals[s.as_].type
-                fixed, words = missing_choice(scope.kind_words.get(
-                    item.name, s.as_.replace("_", " ")))
-                out.append(f"    if {var} is None:")
-                out.append(f"        return ({rule}, ({py_str(fixed)} + {py_str(words)}))")
-            if where is None and not optional:
-                out.append(f"    if {var} not in {over}:")
-            else:
-                out.append(f"    if not ({test}):")
-            out.append(f"        return ({rule}, {reason})")
-            return inner
-        parts: list[str] = []
-        opts = self._options(s, scope, parts)
-        if opts is None:
-            return scope
-        code, _t, inner = opts
-        reason = self._reason(s, scope, s.reason or f"that {s.as_} is not one to choose")
-        if parts:  # a choice of several: items of the list, each once, and how many
-            items, lo, hi, *leads = parts
-            none = f"{var} is not None and (" if s.optional else "("
-            out.append(f"    if {none}type({var}) is not tuple or len(set({var})) != len({var}) "
-                       f"or any(x not in {items} for x in {var})):")
-            out.append(f"        return ({rule}, {reason})")
-            count_rule = py_str(s.count_rule or self._rule(s, proc))
-            # without words of its own, the refusal shows the numbers, not their expressions
-            count_reason = self._reason(s, scope, s.count_reason) if s.count_reason \
-                else (f'("choose at most " + str({hi}) + " of them")' if s.up_to is not None
-                      else f'("choose between " + str({lo}) + " and " + str({hi}) + " of them")')
-            some = f"{var} is not None and " if s.optional else ""
-            if lo != "0":
-                out.append(f"    if {some}len({var}) < {lo}:")
-                out.append(f"        return ({rule}, {reason})")
-            out.append(f"    if {some}len({var}) > {hi}:")
-            out.append(f"        return ({count_rule}, {count_reason})")
-            if leads:  # in the one order the choices are listed in (_led of the sorted set)
-                ordered = f"tuple(sorted({var}))"
-                led = f"_led({ordered}, [{leads[0]} for v_it in {ordered}])"
-                order_reason = py_str(f"that order of {s.as_} is not the one moves list")
-                out.append(f"    if {some}{var} not in {led}:")
-                out.append(f"        return ({rule}, {order_reason})")
-            return inner
-        out.append(f"    if {var} not in {code}:")
-        out.append(f"        return ({rule}, {reason})")
-        return inner
-
-    def _reason(self, s: StepBase, scope: Scope, text: Any) -> str:
-        """A refusal's words as a Python string (an f-string when it shows values)."""
+    def _words(self, s: StepBase, scope: Scope, text: Any) -> S.Words:
+        """Words that may show values (`{EXPR}`): the step's own words, a value of the rules
+        data shown as its text (a piece of its own: the code's shape never depends on the
+        words of the data), and values shown as the state has them."""
         if not isinstance(text, str):
-            return py_str(str(text))
-        # the pieces of the words: the step's own words ("words"), a text of the rules data,
-        # kept a piece of its own whatever it holds, so that the code's shape never depends on
-        # the words of the data ("data"), and the code of a value shown ("code")
-        parts: list[tuple[str, str]] = []
+            return (str(text),)
+        parts: list[str | S.Shown] = []
         pos = 0
         for m in _PLACEHOLDER.finditer(text):
-            parts.append(("words", text[pos:m.start()]))
+            parts.append(text[pos:m.start()])
             pos = m.end()
             t = self.expr(s, m.group(1), scope, None, "reason")
             if t is None:
-                parts.append(("words", m.group(0)))
+                parts.append(m.group(0))
                 continue
             try:
                 value = const.scalar(t.node)
             except const.NotConstant:
-                parts.append(("code", f"str({bare(t.code)})"))
+                parts.append(S.Shown(t.node, False))
             else:
-                parts.append(("data", str(value)))
-        parts.append(("words", text[pos:]))
-        merged: list[tuple[str, str]] = []
-        for kind, x in parts:  # adjacent words become one piece
-            if kind == "words" and merged and merged[-1][0] == "words":
-                merged[-1] = ("words", merged[-1][1] + x)
+                parts.append(S.Shown(ir.Lit(str(value)), True))
+        parts.append(text[pos:])
+        merged: list[str | S.Shown] = []
+        for x in parts:  # adjacent words become one piece
+            if isinstance(x, str) and merged and isinstance(merged[-1], str):
+                merged[-1] = merged[-1] + x
             else:
-                merged.append((kind, x))
-        chunks: list[str] = []
-        for kind, x in merged:
-            if kind == "code":
-                chunks.append(x)
-            elif kind == "data":
-                chunks.append(py_str(x))
-            elif x and len(py_str(x)) > 60:  # long words are cut at spaces, to wrap the lines
-                piece = ""
-                for w in re.split(r"(?<= )", x):
-                    if len(piece) + len(w) > 50 and piece:
-                        chunks.append(py_str(piece))
-                        piece = ""
-                    piece += w
-                chunks.append(py_str(piece))
-            elif x:
-                chunks.append(py_str(x))
-        if not chunks:
-            return "''"
-        return chunks[0] if len(chunks) == 1 else "(" + " + ".join(chunks) + ")"
+                merged.append(x)
+        return tuple(x for x in merged if not (isinstance(x, str) and not x))
+
+    def _check_misplaced(self, s: Require | Choose, scope: Scope) -> None:
+        """A require or choose out of place is still checked, so that all its problems come out
+        in one run."""
+        if isinstance(s, Require):
+            self.expr(s, s.cond, scope, BOOL)
+        else:
+            self._choose(s, "", scope, scope)
 
     # -- effects ------------------------------------------------------------------------
 
-    def _let(self, s: Let, scope: Scope, indent: int, out: list[str]) -> Scope:
+    def _let(self, s: Let, scope: Scope) -> tuple[S.Let, Scope]:
+        binds: list[S.Bind] = []
         for name, source in s.names:
             t = self.expr(s, source, scope, None, f"let/{name}")
             if t is None:
                 self.unbound.add(str(name))
                 continue
-            var = typed.local_code(str(name))
-            pad = "    " * indent
-            code = bare(t.code)
-            node = t.node
-            if isinstance(node, ir.Cond) and len(pad) + len(var) + len(code) + 3 > 100:
-                # a long `a if c else b` reads better as an if statement
-                cond, then, other = (bare(pyprint.expr(x, scope.names()))
-                                     for x in (node.test, node.then, node.orelse))
-                out += [f"{pad}if {cond}:", f"{pad}    {var} = {then}", f"{pad}else:",
-                        f"{pad}    {var} = {other}"]
-            elif t.type.optional:
-                # typed where first assigned (see _tidy): mypyc refuses a local it infers as
-                # None where a test narrowed it
-                out.append(f"{pad}{var}: Any = {code}")
-            else:
-                out.append(f"{pad}{var} = {self._plain_let(str(name), t, scope)}")
+            binds.append(S.Bind(str(name), t.node, t.type))
             self._bound(str(name), t, scope)
             scope = scope.with_locals(**{str(name): Name(t.type, ir.Local(str(name)))})
-        return scope
-
-    def _plain_let(self, name: str, t: Typed, scope: Scope) -> str:
-        """The code of the value a let gives `name` on a line of its own (`v = code`)."""
-        return bare(t.code)
+        return S.Let(at(s), tuple(binds)), scope
 
     def _bound(self, name: str, t: Typed, scope: Scope) -> None:
         """A let gave `name` the value `t` (`scope`: the names before)."""
 
-    def _place(self, s: StepBase, target: Expr, scope: Scope, key: str) -> Typed | None:
+    def _place(self, s: StepBase, target: Expr, scope: Scope, key: str) -> S.Place | None:
         t = self.expr(s, target, scope, None, key)
         if t is None:
             return None
@@ -610,38 +411,48 @@ class Compiler:
             self.problem(s, "step-target", f"'{target}' is not a field of the state (or an entry "
                          "of one) that a step can change", key)
             return None
-        return t
+        return S.Place(t.node, t.type, t.place.lo, t.place.hi, t.place.field)
 
-    def _assign(self, place: Typed, value: str, scope: Scope) -> str:
-        """`place = value`, writing a missing map entry too (`.get(k, 0)` reads become
-        subscripts)."""
-        return f"{_entry(place, scope)} = {value}"
+    def _block(self, steps: tuple[Step, ...], scope: Scope) -> tuple[S.Stmt, ...]:
+        out: list[S.Stmt] = []
+        for s in steps:
+            if isinstance(s, Require | Choose):
+                self.problem(s, "step-order", f"a {s.kind} step belongs to the guard at the top "
+                             "of its procedure, not inside an if or a loop")
+                self._check_misplaced(s, scope)
+                continue
+            scope = self._effect(s, scope, out)
+        return tuple(out)
 
-    def _effect(self, s: Step, scope: Scope, indent: int, out: list[str]) -> Scope:
-        pad = "    " * indent
-        out.append(pad + "# " + py_comment(f"{self.where(s.path)} {s.id or s.kind}"))
+    def _effect(self, s: Step, scope: Scope, out: list[S.Stmt]) -> Scope:
         match s:
             case Let():
-                return self._let(s, scope, indent, out)
+                if not s.names:
+                    self._names_nothing(s)
+                    return scope
+                let, scope = self._let(s, scope)
+                out.append(let)
             case Gain() | Set():
-                self._change(s, scope, pad, out)
+                if not s.places:
+                    self._names_nothing(s)
+                    return scope
+                out.append(S.Change(at(s), self._change(s, scope)))
             case Move():
-                self._move(s, scope, pad, out)
+                got = self._move(s, scope)
+                if got is not None:
+                    out.append(got)
             case If():
                 cond = self.expr(s, s.cond, scope, BOOL)
                 if cond is None:
                     return scope
-                out.append(f"{pad}if {bare(cond.code)}:")
                 then = scope
                 for name in typed.narrowed(s.cond):
                     if name in scope.locals:
                         known = scope.locals[name]
                         then = then.with_locals(**{name: replace(
                             known, type=replace(known.type, optional=False))})
-                self._block(s.then, then, indent + 1, out)
-                if s.orelse:
-                    out.append(f"{pad}else:")
-                    self._block(s.orelse, scope, indent + 1, out)
+                out.append(S.If(at(s), cond.node, self._block(s.then, then),
+                                self._block(s.orelse, scope)))
             case ForEach():
                 src = self.expr(s, s.source, scope, None, "for_each/in")
                 if src is None:
@@ -649,34 +460,33 @@ class Compiler:
                 if src.type.name not in ("list", "map"):
                     self.problem(s, "expr-type", f"'{s.source}' is not a list", "for_each/in")
                     return scope
-                var = typed.local_code(s.var)
-                # a list of the state is copied first: the steps may change it
-                if src.type.name == "map":
-                    over = scope.keys_of(src)
-                else:
-                    over = f"list({src.code})" if src.place is not None else bare(src.code)
-                out.append(f"{pad}for {var} in {over}:")
+                over: ir.Expr = scope.keys(src) if src.type.name == "map" else src.node
                 inner = scope.with_locals(**{s.var: Name(src.type.args[0], ir.Local(s.var))})
-                self._block(s.body, inner, indent + 1, out)
+                # a list of the state is gone through as it was: the steps may change it
+                out.append(S.ForEach(at(s), s.var, over,
+                                     src.type.name == "list" and src.place is not None,
+                                     self._block(s.body, inner)))
             case Repeat():
                 n = self.expr(s, s.count, scope, INT)
                 if n is None:
                     return scope
-                out.append(f"{pad}for _ in range({bare(n.code)}):")
-                self._block(s.body, scope, indent + 1, out)
+                out.append(S.Repeat(at(s), n.node, self._block(s.body, scope)))
             case Do():
-                self._do(s, scope, pad, out)
+                got_do = self._do(s, scope)
+                if got_do is not None:
+                    out.append(got_do)
             case Raise():
                 given = dict(s.with_ or ())
                 hooks = self.hooks.get(s.event, ())
+                runs = []
                 for hook in hooks:
-                    args = self._args(s, self.procs[hook], given, scope, "raise/with")
-                    if args is not None:
-                        out.append(f"{pad}_run_{self.name(hook)}(g, seat{args})")
+                    values = self._given(s, self.procs[hook], given, scope, "raise/with")
+                    if values is not None:
+                        runs.append(S.Run(hook, tuple(v.node for v in values)))
                 if not hooks:
                     for name, source in given.items():  # checked all the same
                         self.expr(s, source, scope, None, f"raise/with/{name}")
-                    out.append(f"{pad}pass  # no hook listens to {py_str(s.event)}")
+                out.append(S.Raise(at(s), s.event, tuple(runs)))
             case Drop():
                 place = self._place(s, s.place, scope, "drop")
                 if place is None:
@@ -686,21 +496,40 @@ class Compiler:
                     self.problem(s, "step-target", f"'{s.place}' is not an entry of a table",
                                  "drop")
                     return scope
-                names = scope.names()
-                out.append(f"{pad}{pyprint.expr(node.base, names)}.pop("
-                           f"{pyprint.expr(node.key, names)}, None)")
+                out.append(S.Drop(at(s), node.base, node.key))
             case Shuffle():
-                self._shuffle(s, scope, pad, out)
+                got_sh = self._shuffle(s, scope)
+                if got_sh is not None:
+                    out.append(got_sh)
             case New():
-                self._new(s, scope, pad, out)
-            case Require() | Choose() | Apply():
+                got_new = self._new(s, scope)
+                if got_new is not None:
+                    out.append(got_new)
+            case Apply():
+                got_apply = self._apply(s, scope)
+                if got_apply is not None:
+                    out.append(got_apply)
+            case Require() | Choose():
                 self.problem(s, "step-order", f"a {s.kind} step cannot stand among effects")
             case _:
                 assert_never(s)
         return scope
 
-    def _change(self, s: Gain | Set, scope: Scope, pad: str, out: list[str]) -> None:
+    def _names_nothing(self, s: Let | Gain | Set) -> None:
+        # it would be a statement that does nothing at all
+        self.problem(s, "step-shape", f"this {s.kind} names nothing; write "
+                     f"{s.kind}: {{{'NAME' if isinstance(s, Let) else 'PLACE'}: "
+                     "EXPR}, or drop the step")
+
+    def _apply(self, s: Apply, scope: Scope) -> S.Stmt | None:
+        """An apply step among a procedure's effects: refused (only an action's steps apply
+        the effects of a row)."""
+        self.problem(s, "step-order", f"a {s.kind} step cannot stand among effects")
+        return None
+
+    def _change(self, s: Gain | Set, scope: Scope) -> tuple[S.Gain | S.Assign, ...]:
         """A gain or a set: each place and its value, in the order written."""
+        out: list[S.Gain | S.Assign] = []
         for target, source in s.places:
             place = self._place(s, target, scope, f"{s.kind}/{target}")
             if place is None:
@@ -710,64 +539,46 @@ class Compiler:
             if value is None:
                 continue
             if isinstance(s, Set):
-                code = bare(value.code)
-                field = place.place
                 t = place.type
-                if (t.name == "int" and not t.optional and field is not None
-                        and field.field is not None
-                        and const.integer(value.node) is None):  # a number: as it is
-                    # a number of the state set from a computed value stays within its
-                    # declared bounds, as a gain does, and within what a save holds (the
-                    # runtime's _INT_MIN and _INT_MAX, 64 bits): the engine never makes a
-                    # state that its own `loads` refuses
-                    top = "_INT_MAX" if field.hi is None else str(field.hi)
-                    bottom = "_INT_MIN" if field.lo is None else str(field.lo)
-                    code = f"min({top}, max({bottom}, {code}))"
-                out.append(pad + self._assign(place, code, scope))
+                # a number of the state set from a computed value stays within its declared
+                # bounds, as a gain does, and within what a save holds (64 bits): the engine
+                # never makes a state that its own `loads` refuses
+                clamp = (t.name == "int" and not t.optional and place.field is not None
+                         and const.integer(value.node) is None)
+                out.append(S.Assign(place, value.node, clamp))
                 continue
             if not typed.compatible(place.type, INT, scope.int_kinds):
                 self.problem(s, "expr-type", f"'{target}' is {typed.describe(place.type)}; "
                              "gain adds to a number", f"gain/{target}")
                 continue
-            new = f"{place.code} + {value.code}"
-            assert place.place is not None
-            if place.place.lo is not None and not _non_negative(source):
-                new = f"max({place.place.lo}, {new})"
-            if not _non_positive(source):
-                # a number with no declared maximum stops at the largest a save holds
-                # (the runtime's _INT_MAX, 2**63 - 1): the engine never makes a state
-                # that its own `loads` refuses
-                hi = place.place.hi
-                new = f"min({hi if hi is not None else '_INT_MAX'}, {new})"
-            out.append(pad + self._assign(place, new, scope))
+            out.append(S.Gain(place, value.node, place.lo is not None and not _non_negative(source),
+                              not _non_positive(source)))
+        return tuple(out)
 
-    def _shuffle(self, s: Shuffle, scope: Scope, pad: str, out: list[str]) -> None:
+    def _shuffle(self, s: Shuffle, scope: Scope) -> S.Shuffle | None:
         place = self._place(s, s.place, scope, "shuffle")
         if place is None:
-            return
+            return None
         if place.type.name != "list":
             self.problem(s, "expr-type", f"'{s.place}' is {typed.describe(place.type)}; a shuffle "
                          "shuffles a list", "shuffle")
-            return
+            return None
         if self.stream is None:
             self.problem(s, "step-order", "a shuffle draws from the seeded stream of a procedure "
                          "of rules/; an action's steps cannot shuffle (do a procedure that does)")
-            return
-        # an entry the map does not hold is an empty list: nothing to shuffle (a subscript
-        # raised KeyError inside the engine, and the move that did it broke every save)
-        made = _list_entry(place.node)
-        out.append(f"{pad}rng.shuffle({place.code if made else _entry(place, scope)})")
+            return None
+        return S.Shuffle(at(s), place, self.stream)
 
-    def _new(self, s: New, scope: Scope, pad: str, out: list[str]) -> None:
+    def _new(self, s: New, scope: Scope) -> S.New | None:
         place = self._place(s, s.place, scope, "new")
         if place is None:
-            return
+            return None
         if place.type.name != "list" or place.type.args[0].name != "player":
             self.problem(s, "expr-type", f"'{s.place}' is {typed.describe(place.type)}; a new "
                          "player is added to a list of players", "new")
-            return
+            return None
         given = dict(s.with_ or ())
-        args = []
+        fields = []
         for name, source in given.items():
             f = scope.player.get(str(name))
             if f is None:
@@ -776,37 +587,16 @@ class Compiler:
                 continue
             v = self.expr(s, source, scope, f.type, f"with/{name}")
             if v is not None:
-                args.append(f"{name}={bare(v.code)}")
+                fields.append((str(name), v.node))
         missing = sorted(scope.required - {str(k) for k in given})
         if missing:
             self.problem(s, "step-missing", "a new player needs "
                          + ", ".join(f"'{m}'" for m in missing) + " (fields with no default)",
                          "new")
-            return
-        into = _made(place, scope) if _list_entry(place.node) else _entry(place, scope)
-        out.append(f"{pad}{into}.append(Player({', '.join(args)}))")
+            return None
+        return S.New(at(s), place, tuple(fields))
 
-    def _check_misplaced(self, s: Require | Choose, scope: Scope) -> None:
-        """A require or choose out of place is still checked, so that all its problems come out
-        in one run."""
-        if isinstance(s, Require):
-            self.expr(s, s.cond, scope, BOOL)
-        else:
-            self._options(s, scope)
-
-    def _block(self, steps: tuple[Step, ...], scope: Scope, indent: int, out: list[str]) -> None:
-        before = len(out)
-        for s in steps:
-            if isinstance(s, Require | Choose):
-                self.problem(s, "step-order", f"a {s.kind} step belongs to the guard at the top "
-                             "of its procedure, not inside an if or a loop")
-                self._check_misplaced(s, scope)
-                continue
-            scope = self._effect(s, scope, indent, out)
-        if len(out) == before or all(line.strip().startswith("#") for line in out[before:]):
-            out.append("    " * indent + "pass")
-
-    def _move(self, s: Move, scope: Scope, pad: str, out: list[str]) -> None:
+    def _move(self, s: Move, scope: Scope) -> S.Stmt | None:
         mode = s.mode
         src = self._place(s, s.from_, scope, "move/from") if s.from_ is not None else None
         dst = self._place(s, s.to, scope, "move/to") if s.to is not None else None
@@ -814,73 +604,50 @@ class Compiler:
             if t is not None and t.type.name != "list":
                 self.problem(s, "expr-type", f"move {name} '{written}': "
                              f"{typed.describe(t.type)} is not a list", f"move/{name}")
-                return
+                return None
         if (src is None and s.from_ is not None) or (dst is None and s.to is not None):
-            return
-        if dst is not None:  # into a map entry that may be missing: made, not a default's list
-            dst = replace(dst, code=_made(dst, scope))
+            return None
         if src is None and dst is None:
             self.problem(s, "step-shape", "a move has a from or a to")
-            return
+            return None
         if mode == "item":
             item_t = (src or dst).type.args[0]  # type: ignore[union-attr]
             item = self.expr(s, s.what, scope, item_t, "move/item")
             if item is None:
-                return
-            code = item.code
-            if src is not None and dst is not None and not isinstance(
-                    item.node, ir.Local | ir.Lit | ir.Data | ir.Arg | ir.Seat):
-                # a computed item (`first(hand)`) is computed once, before it leaves its list:
-                # computed again after, it would be another item (one lost, one doubled)
-                self.items += 1
-                code = f"_item_{self.items}"
-                out.append(f"{pad}{code} = {bare(item.code)}")
-            if src is not None:
-                out.append(f"{pad}{src.code}.remove({code})")
-            if dst is not None:
-                out.append(f"{pad}{dst.code}.append({code})")
-            return
+                return None
+            # a computed item (`first(hand)`) is computed once, before it leaves its list:
+            # computed again after, it would be another item (one lost, one doubled)
+            once = src is not None and dst is not None and not isinstance(
+                item.node, ir.Local | ir.Lit | ir.Data | ir.Arg | ir.Seat)
+            return S.MoveItem(at(s), item.node, src, dst, once)
         if mode == "all":
             if src is None:
                 self.problem(s, "step-shape", "move all needs a from", "move")
-                return
-            if dst is not None:
-                out.append(f"{pad}{dst.code}.extend({src.code})")
-            out.append(f"{pad}{src.code}.clear()")
-            return
+                return None
+            return S.MoveAll(at(s), src, dst)
         if src is None:
             self.problem(s, "step-shape", f"move {mode} needs a from", "move")
-            return
+            return None
         n = self.expr(s, s.what, scope, INT, f"move/{mode}")
         if n is None:
-            return
-        pop = "pop()" if mode == "top" else "pop(0)"
-        out.append(f"{pad}for _ in range(min({n.code}, len({src.code}))):")
-        if dst is not None:
-            out.append(f"{pad}    {dst.code}.append({src.code}.{pop})")
-        else:
-            out.append(f"{pad}    {src.code}.{pop}")
+            return None
+        return S.MoveSome(at(s), n.node, src, dst, mode == "top")
 
-    def _do(self, s: Do, scope: Scope, pad: str, out: list[str]) -> None:
+    def _do(self, s: Do, scope: Scope) -> S.Stmt | None:
         target = s.proc
         callee = self.procs.get(target)
         if callee is None:
             self.problem(s, "unknown-reference", f"unknown procedure {target!r}", "do",
                          typed.closest(str(target), sorted(self.procs)))
-            return
+            return None
         if callee.choices or any(isinstance(g, Require) for g in callee.guard):
             self.problem(s, "step-order", f"'{target}' has a guard (chooses or requires): only a "
                          "procedure of effects can be done from another")
-            return
-        args = self._args(s, callee, dict(s.with_ or ()), scope, "with")
-        if args is not None:
-            out.append(f"{pad}_run_{self.name(callee.id)}(g, seat{args})")
-
-    def _args(self, s: StepBase, callee: Procedure, given: Mapping[str, Expr], scope: Scope,
-              key: str) -> str | None:
-        """`, a, b` for the parameters of a procedure done or a hook run, or None."""
-        values = self._given(s, callee, given, scope, key)
-        return None if values is None else arg_code(values)
+            return None
+        values = self._given(s, callee, dict(s.with_ or ()), scope, "with")
+        if values is None:
+            return None
+        return S.Do(at(s), S.Run(callee.id, tuple(v.node for v in values)))
 
     def _given(self, s: StepBase, callee: Procedure, given: Mapping[str, Expr], scope: Scope,
                key: str) -> list[Typed] | None:
@@ -906,112 +673,9 @@ class Compiler:
         return args
 
 
-def arg_code(values: list[Typed]) -> str:
-    """`, a, b`: the code of the values given to a procedure's parameters."""
-    return "".join(", " + bare(v.code) for v in values)
-
-
-def _entry(place: Typed, scope: Scope) -> str:
-    """The code of a place written to in place: an entry of a table that may not hold it (read
-    as `.get(k, default)`) is subscripted (so that the state's own value changes, not a
-    default)."""
-    node = place.node
-    if isinstance(node, ir.Get):
-        return pyprint.expr(ir.Index(node.base, node.key), scope.names())
-    return place.code
-
-
-def _list_entry(node: ir.Expr) -> bool:
-    """Whether a place is an entry of a table of lists that may not hold it."""
-    return isinstance(node, ir.Get) and node.default == ir.ListOf(())
-
-
-def _made(place: Typed, scope: Scope) -> str:
-    """The code of a list a move puts items into: an entry of a table of lists that may not
-    hold it is `.setdefault(k, [])`, so an item moved to an entry the table does not hold yet
-    lands in the state (with `.get`, it went into a default list thrown away, out of the
-    game)."""
-    node = place.node
-    if isinstance(node, ir.Get) and _list_entry(node):
-        names = scope.names()
-        return f"{pyprint.expr(node.base, names)}.setdefault({pyprint.expr(node.key, names)}, [])"
-    return place.code
-
-
-def negate(cond: Typed, scope: Scope) -> str:
-    """`not cond` as code, written as ruff wants it (`a not in b`, `a is not None`)."""
-    return bare(pyprint.expr(negated(cond.node), scope.names()))
-
-
 def _non_negative(source: Any) -> bool:
     return isinstance(source, int) and not isinstance(source, bool) and source >= 0
 
 
 def _non_positive(source: Any) -> bool:
     return isinstance(source, int) and not isinstance(source, bool) and source <= 0
-
-
-_TYPED_LOCAL = re.compile(r"^(\s*)(v_\w+): Any = ")
-_NONE_LOCAL = re.compile(r"^(\s*)(v_\w+) = None$")
-_OPTIONAL_LOOP = re.compile(r"^(\s*)for (v_\w+) in \(None, \*")
-
-
-def _tidy(lines: list[str]) -> list[str]:
-    """A generated function made tidy: the acting player is read only when used. A local that
-    may be None is typed `Any` where the function first names it, and only there (mypyc, which
-    `lisboa-rules compile` runs, refuses a local it infers as None: `v: Any = x` (and `= None`) and
-    `v: Any` before a loop over `(None, *xs)`; mypy refuses a second annotation). A function of
-    the lines alone, kept for the process: the rule sets of a build share most functions."""
-    key = tuple(lines)
-    found = _TIDIED.get(key)
-    if found is None:
-        if len(_TIDIED) >= _TIDIED_MAX:  # a long process (the fuzzer) starts again
-            _TIDIED.clear()
-        found = _TIDIED[key] = tuple(_tidied(lines))
-    return list(found)
-
-
-_TIDIED: dict[tuple[str, ...], tuple[str, ...]] = {}
-_TIDIED_MAX = 20_000
-
-
-def _tidied(lines: list[str]) -> list[str]:
-    body = "\n".join(line for line in lines if line.strip() != "p = g.players[seat]")
-    keep = re.search(r"(?<![\w.'\"])p(?![\w'\"])", body) is not None
-    out: list[str] = []
-    named: set[str] = set()
-    for line in lines:
-        if line.strip() == "p = g.players[seat]" and not keep:
-            continue
-        typed_local = _TYPED_LOCAL.match(line)
-        if typed_local is not None and typed_local.group(2) in named:
-            line = line.replace(": Any = ", " = ", 1)
-        none = _NONE_LOCAL.match(line)
-        if none is not None and none.group(2) not in named:
-            line = f"{none.group(1)}{none.group(2)}: Any = None"
-        loop = _OPTIONAL_LOOP.match(line)
-        if loop is not None and loop.group(2) not in named:
-            out.append(f"{loop.group(1)}{loop.group(2)}: Any")
-        named.update(re.findall(r"\bv_\w+", line))
-        out.append(line)
-    return out
-
-
-def py_type(t: VType, scope: Scope | None = None) -> str:
-    """The Python annotation of a value of type t; with the scope, a kind's id is an int or a
-    str (`int_kinds`, `kinds`), which mypyc compiles to typed operations."""
-    if t.name in ("int", "seat") or (scope is not None and t.name in scope.int_kinds):
-        base = "int"
-    elif t.name == "text" or (scope is not None and t.name in scope.kinds):
-        base = "str"
-    elif t.name == "bool":
-        base = "bool"
-    elif t.name == "list":
-        base = f"Sequence[{py_type(t.args[0], scope)}]"
-    elif t.name == "map":
-        base = f"dict[{py_type(t.args[0], scope)}, {py_type(t.args[1], scope)}]"
-    elif t.name == "player":
-        base = "Player"
-    else:
-        base = "Any"
-    return f"{base} | None" if t.optional and base != "Any" else base

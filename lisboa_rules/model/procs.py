@@ -509,66 +509,22 @@ class ExprProblem(st.StepProblem):
     on_key: bool = False
 
 
-from lisboa_rules.lang.actions import ActionCompiler, Applied, Call, Item, Restore  # noqa: E402
+from lisboa_rules.lang.actions import ActionChecker  # noqa: E402
 
 
-class LocatedCompiler(ActionCompiler):
-    """The step compiler, keeping where in its text an expression goes wrong (so that the
+class LocatedChecker(ActionChecker):
+    """The step checker, keeping where in its text an expression goes wrong (so that the
     builder can point at the name, not at the start of the step)."""
 
-    def expr(self, s: st.StepBase, source: Any, scope: Scope, want: VType | None,
-             key: str | None = None) -> typed.Typed | None:
-        try:
-            return typed.check(source, scope, want)
-        except typed.ExprError as exc:
-            if self.follows_unbound(exc):
-                past = self._past_unbound(source, scope, want)  # another name may be unknown
-                if past is None:
-                    return None
-                exc = past
-            parts = (key or s.kind).split("/")
-            on_key = (len(parts) == 2 and parts[1] == source and isinstance(s, st.Gain | st.Set)
-                      and any(place == source for place, _value in s.places))
-            shown = exc.message if f"'{source}'" in exc.message else \
-                f"{exc.message} (in '{source}')"
-            self.problems.append(ExprProblem(exc.code, shown,
-                                             (*s.path, *parts), exc.suggestion,
-                                             source if isinstance(source, str) else "",
-                                             exc.col, on_key))
-            return None
-
-
-    def compile(self, proc: st.Procedure) -> st.Emitted:
-        # the params and the choices of a procedure become the arguments of its functions:
-        # one name twice would be a function that does not compile
-        seen = {p.name for p in proc.params}
-        for c in proc.choices:
-            name = c.as_
-            if name in seen:
-                what = "a param" if name in {p.name for p in proc.params} else "an earlier choice"
-                self.problems.append(st.StepProblem(
-                    "duplicate-id", f"'{proc.id}' has {what} named '{name}' already; name this "
-                    "choice otherwise", (*c.path, "choose", "as")))
-            seen.add(name)
-        return super().compile(proc)
-
-    def _effect(self, s: Item, scope: Scope, indent: int, out: list[str]) -> Scope:
-        match s:
-            case st.Gain() | st.Set() | st.Let():
-                named = s.names if isinstance(s, st.Let) else s.places
-                if not named:
-                    # it would compile to no statement at all (a function of comments only)
-                    self.problem(s, "step-shape", f"this {s.kind} names nothing; write "
-                                 f"{s.kind}: {{{'NAME' if isinstance(s, st.Let) else 'PLACE'}: "
-                                 "EXPR}, or drop the step")
-                    return scope
-            case (st.Move() | st.Drop() | st.Require() | st.Choose() | st.If() | st.ForEach()
-                  | st.Repeat() | st.Do() | st.Raise() | st.Apply() | st.Shuffle() | st.New()
-                  | Restore() | Call() | Applied()):
-                pass  # every step names something
-            case _:
-                assert_never(s)
-        return super()._effect(s, scope, indent, out)
+    def report(self, s: st.StepBase, exc: typed.ExprError, source: Any, key: str | None) -> None:
+        parts = (key or s.kind).split("/")
+        on_key = (len(parts) == 2 and parts[1] == source and isinstance(s, st.Gain | st.Set)
+                  and any(place == source for place, _value in s.places))
+        shown = exc.message if f"'{source}'" in exc.message else \
+            f"{exc.message} (in '{source}')"
+        self.problems.append(ExprProblem(exc.code, shown, (*s.path, *parts), exc.suggestion,
+                                         source if isinstance(source, str) else "",
+                                         exc.col, on_key))
 
 
 @dataclass(frozen=True)
@@ -582,7 +538,7 @@ class Checked:
     typed: typed.Typed
 
 
-class _Recording(LocatedCompiler):
+class _Recording(LocatedChecker):
     """A compiler that keeps every expression it checked (once per place)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -607,22 +563,19 @@ def checked_expressions(ps: ProcSet, state: StateDecl, data: dict[str, Any]
     scope = with_formulas(state_scope(state, data, ps.measures, tables), names)
     out: dict[str, list[Checked]] = {}
 
-    def where(path: tuple[str | int, ...]) -> str:
-        return ""
-
     def ordered(comp: _Recording) -> list[Checked]:
         return sorted(comp.checked.values(), key=lambda c: [str(x).zfill(6) for x in c.path])
 
     for pid, proc in ps.procs.items():
         row = ps.this.get(pid)
         comp = _Recording(_with_row(scope, row) if row is not None else scope, ps.procs,
-                          ps.hooks, grammar.stem, where, tables.values, effect_ids=ps.effects)
-        comp.compile(proc)
+                          ps.hooks, tables.values, effect_ids=ps.effects)
+        comp.check(proc)
         out[pid] = ordered(comp)
     for kind, action in ps.actions.items():
         comp = _Recording(_with_row(scope, ps.action_rows[kind]), ps.procs, ps.hooks,
-                          grammar.stem, where, tables.values, effect_ids=ps.effects)
-        comp.compile_action(action, kind.replace("-", "_"))
+                          tables.values, effect_ids=ps.effects)
+        comp.check_action(action)
         out[f"action:{kind}"] = ordered(comp)
     return out
 

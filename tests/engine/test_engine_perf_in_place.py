@@ -3,7 +3,7 @@ copies of the fields the effects write swapped in, the fields put back after, in
 where they used to play them on a partial copy of the game, and ask a guard of the function
 that lists the moves once per value of what it is given. These tests compare those fast paths
 with the plain ones, an engine built from the same rules with every such effect played on a
-copy and every guard asked each time (`_Copier.saver`, `ActionCompiler._guard_key` turned
+copy and every guard asked each time (`_Copier.saver`, `MovePrinter._guard_key` turned
 off), on random games of the rules and of house rules whose actions write more fields before a
 later choice (game lists, maps and numbers; and every player's fields, which still go through a
 copy): the same moves at every state, and the state left as it was, every field the same
@@ -24,7 +24,7 @@ from conftest import ROOT, setups
 
 from lisboa_rules import pipeline
 from lisboa_rules.emit.engine import procs
-from lisboa_rules.lang.actions import ActionCompiler
+from lisboa_rules.emit.engine.moves import MovePrinter
 
 ENGINE = "lisboa_engine.py"
 
@@ -90,7 +90,7 @@ def _build(tmp: Path, house: str | None, in_place: bool) -> types.ModuleType:
     with pytest.MonkeyPatch.context() as mp:
         if not in_place:  # effects on copies, and every guard asked each time
             mp.setattr(procs._Copier, "saver", None)
-            mp.setattr(ActionCompiler, "_guard_key", lambda *args: None)
+            mp.setattr(MovePrinter, "_guard_key", lambda *args: None)
         # the house rule folded into the rules (`--variant`): its games are the rules' games
         result = pipeline.compile_rules(ROOT / "rules", (house,) if house else (), extra=extra)
     errors = [d for d in result.diagnostics if d.is_error]

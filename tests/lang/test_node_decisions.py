@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 
+from lisboa_rules.emit.engine.lower import Emitted
+from lisboa_rules.emit.engine.moves import MOVE_SLOT, ActionCode, MovePrinter
 from lisboa_rules.emit.engine.procs import positional_move
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import steps as st
 from lisboa_rules.lang import typed
-from lisboa_rules.lang.actions import MOVE_SLOT, Action, ActionCode, ActionCompiler
+from lisboa_rules.lang.actions import Action, ActionChecker
 from lisboa_rules.lang.typed import INT, TEXT, Name, Scope, VType
 
 NOBLE = VType("noble")
@@ -44,15 +46,19 @@ def _scope() -> Scope:
     )
 
 
-def _compile(raw: list[Any], params: tuple[st.Param, ...] = ()) -> st.Emitted:
+def _printer(procs: dict[str, Any] | None = None) -> MovePrinter:
+    return MovePrinter(_scope().names(), lambda q: q.replace("-", "_"),
+                       lambda path: "rules/x.yaml:1", procs or {})
+
+
+def _compile(raw: list[Any], params: tuple[st.Param, ...] = ()) -> Emitted:
     problems: list[st.StepProblem] = []
     steps = st.parse_steps(raw, ("effects", "x", "steps"), problems)
     assert not problems
-    comp = st.Compiler(_scope(), {}, {}, lambda q: q.replace("-", "_"),
-                       lambda path: "rules/x.yaml:1")
-    out = comp.compile(st.Procedure("x", params, steps, "rule.x"))
-    assert not comp.problems, comp.problems
-    return out
+    checker = st.StepChecker(_scope(), {}, {})
+    proc = checker.check(st.Procedure("x", params, steps, "rule.x"))
+    assert not checker.problems, checker.problems
+    return _printer().procedure(proc)
 
 
 def _run(raw: list[Any], params: tuple[st.Param, ...] = ()) -> list[str]:
@@ -114,18 +120,18 @@ def test_a_refusal_shows_a_constant_of_the_rules_as_its_words() -> None:
 
 def test_a_condition_negated_is_built_on_its_node() -> None:
     scope = _scope()
-    assert st.negate(typed.check("n in hand", scope.with_locals(
-        n=Name(CARD, ir.Local("n")))), scope) == "v_n not in p.hand"
-    assert st.negate(typed.check("reis > 1", scope), scope) == "not (p.reis > 1)"
+    printer = _printer()
+    assert printer.negate(typed.check("n in hand", scope.with_locals(
+        n=Name(CARD, ir.Local("n")))).node) == "v_n not in p.hand"
+    assert printer.negate(typed.check("reis > 1", scope).node) == "not (p.reis > 1)"
 
 
 # -- the move generators -------------------------------------------------------------------
 
 
-def _action_compiler(tables: dict[str, dict[Any, Any]],
-                     procs: dict[str, st.Procedure] | None = None) -> ActionCompiler:
-    return ActionCompiler(_scope(), procs or {}, {}, lambda q: q.replace("-", "_"),
-                          lambda path: "rules/x.yaml:1", table_values=tables)
+def _action_checker(tables: dict[str, dict[Any, Any]],
+                    procs: dict[str, st.Procedure] | None = None) -> ActionChecker:
+    return ActionChecker(_scope(), procs or {}, {}, table_values=tables)
 
 
 def _proc(pid: str) -> st.Procedure:
@@ -134,7 +140,7 @@ def _proc(pid: str) -> st.Procedure:
 
 def test_the_procedures_a_value_may_name_are_those_of_the_columns_it_reads() -> None:
     procs = {p: _proc(p) for p in ("tax", "gift", "treasury", "other")}
-    comp = _action_compiler({"_T_card_action": {1: "tax", 2: "gift", 3: "nothing"},
+    comp = _action_checker({"_T_card_action": {1: "tax", 2: "gift", 3: "nothing"},
                              "_T_unread": {1: "other"}}, procs)
     scope = _scope().with_locals(c=Name(CARD, ir.Local("c")))
     read = typed.check("c.action", scope).node
@@ -152,21 +158,23 @@ def test_the_procedures_a_value_may_name_are_those_of_the_columns_it_reads() -> 
 
 
 def test_a_guard_is_asked_once_per_value_of_locals_and_constants_only() -> None:
-    comp = _action_compiler({})
+    comp = _printer()
     out: list[str] = []
     comp.main_out = out
     scope = _scope().with_locals(c=Name(CARD, ir.Local("c")))
+    env = {"c": CARD, "h": typed.list_of(CARD)}
 
-    def given(*sources: str) -> list[typed.Typed]:
-        return [typed.check(x, scope) for x in sources]
+    def given(*sources: str) -> tuple[ir.Expr, ...]:
+        return tuple(typed.check(x, scope).node for x in sources)
 
-    assert comp._guard_key(out, given("c", "seat", "3", "-3", "'x'")) \
+    assert comp._guard_key(out, given("c", "seat", "3", "-3", "'x'"), env) \
         == '(v_c, seat, 3, -3, "x",)'
-    assert comp._guard_key(out, [typed.constant(None)]) == "(None,)"
-    assert comp._guard_key(out, given("c", "reis")) is None  # a field of the state
-    assert comp._guard_key(out, given("hand")) is None
-    assert comp._guard_key(out, []) is None
-    assert comp._guard_key([], given("c")) is None  # not the function that lists the moves
+    assert comp._guard_key(out, (ir.Lit(None),), env) == "(None,)"
+    assert comp._guard_key(out, given("c", "reis"), env) is None  # a field of the state
+    assert comp._guard_key(out, given("hand"), env) is None
+    assert comp._guard_key(out, (ir.Local("h"),), env) is None  # a local list: no key
+    assert comp._guard_key(out, (), env) is None
+    assert comp._guard_key([], given("c"), env) is None  # not the function that lists moves
 
 
 def test_a_generator_s_moves_are_slots_the_back_end_writes() -> None:
@@ -174,11 +182,12 @@ def test_a_generator_s_moves_are_slots_the_back_end_writes() -> None:
     steps = st.parse_steps([{"choose": {"as": "card", "from": "hand"}},
                             {"choose": {"as": "pile", "from": "rules.game.nobles"}}],
                            ("actions", "take", "steps"), problems)
-    comp = _action_compiler({})
+    comp = _action_checker({})
     comp.scope = _scope()
     comp.scope.data = typed.data_lookup({"game": {"nobles": ["king", "queen"]}})
-    got = comp.compile_action(Action("take", "main", steps, "rule.take"), "take")
+    checked = comp.check_action(Action("take", "main", steps, "rule.take"))
     assert not problems and not comp.problems
+    got = _printer().action(checked, "take")
     made = [x for f in got.functions for x in f if "out.append(" in x]
     assert [x.strip() for x in made] == [f"out.append({MOVE_SLOT.format(0)})"]
     assert got.moves == [("card", "pile")]

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from lisboa_rules.emit.engine.moves import MovePrinter
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import typed
-from lisboa_rules.lang.actions import ActionCompiler
+from lisboa_rules.lang.actions import ActionChecker
 from lisboa_rules.lang.typed import Name, Scope
 
 TABLE = {"m": ["a", "b"], "n": ["c"]}
@@ -27,15 +28,25 @@ def _scope(**locals_: Name) -> Scope:
                  data=typed.data_lookup(DATA))
 
 
-def _compiler(tables: dict[str, dict[Any, Any]], scope: Scope | None = None) -> ActionCompiler:
-    return ActionCompiler(
-        scope or _scope(),
-        {},
-        {},
-        lambda q: q,
-        lambda path: "rules/x.yaml:1",
-        table_values=tables,
-    )
+def _checker(tables: dict[str, dict[Any, Any]], scope: Scope | None = None) -> ActionChecker:
+    return ActionChecker(scope or _scope(), {}, {}, table_values=tables)
+
+
+def _compiler(tables: Any, scope: Scope) -> MovePrinter:
+    """The move generators' printer of a rule set with these tables (by name)."""
+    def column(kind: str, col: str) -> Any:
+        found = scope.tables.get(kind, {}).get(col)
+        return None if found is None else tables.get(found[1])
+
+    return MovePrinter(scope.names(), lambda q: q, lambda path: "rules/x.yaml:1", {},
+                       table_values=tables, columns=column)
+
+
+def _bind(comp: MovePrinter, name: str, values: tuple[Any, ...]) -> None:
+    """`name` bound by a choice that goes through these constants."""
+    comp.binding += 1
+    comp.bound_at[name] = comp.binding
+    comp.domains[name] = (values, comp.binding)
 
 
 def _col(key: ir.Expr) -> ir.Column:
@@ -65,7 +76,7 @@ def _col(key: ir.Expr) -> ir.Column:
 def test_a_choice_goes_through_a_constant_as_it_is_only_without_repeats(
     keys: ir.Keys, tables: dict[str, dict[Any, Any]], distinct: bool
 ) -> None:
-    assert _compiler(tables)._distinct(keys) is distinct
+    assert _checker(tables)._distinct(keys) is distinct
 
 
 FIRST = "first([n for n in rules.names if sa in k(n).col])"
@@ -87,16 +98,16 @@ def test_a_let_of_a_constant_choice_reads_a_table_made_at_compile_time(
     bound = Name(typed.TEXT, ir.Local("sa"))
     scope = _scope(sa=bound)
     comp = _compiler(tables, scope)
-    comp.domains["sa"] = (values, bound)
+    _bind(comp, "sa", values)
     node = typed.check(source, scope).node
-    got = comp._folded("noble", node, scope)
+    got = comp._folded("noble", node)
     assert got is not None
     name = got.removesuffix("[v_sa]")
     assert tables[name] == want
     # the same values again share the table; other values get one of their own
-    assert comp._folded("noble", node, scope) == got
-    comp.domains["sa"] = (values[:1], bound)
-    other = comp._folded("noble", node, scope)
+    assert comp._folded("noble", node) == got
+    _bind(comp, "sa", values[:1])
+    other = comp._folded("noble", node)
     assert other is not None and other != got
 
 
@@ -105,8 +116,8 @@ def test_a_let_of_a_number_chosen_is_computed_too() -> None:
     bound = Name(typed.INT, ir.Local("n"))
     scope = _scope(n=bound)
     comp = _compiler(tables, scope)
-    comp.domains["n"] = ((1, 2), bound)
-    got = comp._folded("x", typed.check("n * 10 - min(rules.nums) // 2", scope).node, scope)
+    _bind(comp, "n", (1, 2))
+    got = comp._folded("x", typed.check("n * 10 - min(rules.nums) // 2", scope).node)
     assert got == "_T_x_by_n[v_n]"
     assert tables["_T_x_by_n"] == {1: 9, 2: 19}
 
@@ -137,9 +148,9 @@ def test_a_let_that_is_not_a_constant_of_the_choice_stays_code(
     scope.game["blocked"] = Name(typed.list_of(typed.TEXT), ir.GameField("blocked"),
                                  field="game.blocked")
     comp = _compiler(tables, scope)
-    comp.domains["sa"] = (values, bound)
+    _bind(comp, "sa", values)
     node = typed.check(source, scope).node
-    assert comp._folded("noble", node, scope) is None
+    assert comp._folded("noble", node) is None
     assert list(tables) == ["_T_k_col"]
 
 
@@ -148,8 +159,10 @@ def test_a_let_of_a_choice_bound_again_stays_code() -> None:
     it may have are not known any more."""
     scope = _scope(sa=Name(typed.TEXT, ir.Local("sa")))  # equal, but another binding
     comp = _compiler({"_T_k_col": TABLE}, scope)
-    comp.domains["sa"] = (("a",), Name(typed.TEXT, ir.Local("sa")))
-    assert comp._folded("noble", typed.check(FIRST, scope).node, scope) is None
+    _bind(comp, "sa", ("a",))
+    comp.binding += 1
+    comp.bound_at["sa"] = comp.binding  # bound again since
+    assert comp._folded("noble", typed.check(FIRST, scope).node) is None
 
 
 def test_only_a_move_generator_adds_tables() -> None:
@@ -157,7 +170,6 @@ def test_only_a_move_generator_adds_tables() -> None:
     made."""
     bound = Name(typed.TEXT, ir.Local("sa"))
     scope = _scope(sa=bound)
-    comp = ActionCompiler(scope, {}, {}, lambda q: q, lambda path: "rules/x.yaml:1",
-                          table_values={"_T_k_col": TABLE}.items().mapping)
-    comp.domains["sa"] = (("a",), bound)
-    assert comp._folded("noble", typed.check(FIRST, scope).node, scope) is None
+    comp = _compiler({"_T_k_col": TABLE}.items().mapping, scope)
+    _bind(comp, "sa", ("a",))
+    assert comp._folded("noble", typed.check(FIRST, scope).node) is None

@@ -20,11 +20,11 @@ import pytest
 from markupsafe import Markup
 
 from lisboa_rules.core.encode import visible
-from lisboa_rules.emit.engine import pyfmt
+from lisboa_rules.emit.engine import lower, pyfmt
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, Update, fmt, identical, wrap_line
 from lisboa_rules.front.overlay import copy_data
 from lisboa_rules.ir import expr as ir
-from lisboa_rules.lang import steps, typed
+from lisboa_rules.lang import typed
 from lisboa_rules.model.procs import state_scope
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,7 +79,7 @@ def test_the_variant_rule_sets_fields_are_compared_as_formatted(compiled: Any) -
     assert said_same > 0  # the variants change few fields
 
 
-# -- wrap_line and steps._tidy: kept per process, functions of their text -------------------
+# -- wrap_line and lower.tidy: kept per process, functions of their text -------------------
 
 LONG = [
     "    if " + " and ".join(f"v_{i} == {i}" for i in range(20)) + ":",
@@ -111,14 +111,14 @@ def test_a_tidied_function_is_what_tidying_it_again_gives() -> None:
     lines = ["def _run_x(g: Game, seat: int) -> None:", "    p = g.players[seat]",
              "    v_a = None", "    v_a = None", "    v_b: Any = 1", "    v_b: Any = 2",
              "    for v_c in (None, *g.xs):", "        pass"]
-    first = steps._tidy(lines)
-    assert first == steps._tidied(lines)
+    first = lower.tidy(lines)
+    assert first == lower._tidied(lines)
     assert "    p = g.players[seat]" not in first  # p is not used: not read
     assert first.count("    v_a: Any = None") == 1 and "    v_b = 2" in first
     first.clear()
-    assert steps._tidy(lines) == steps._tidied(lines)
+    assert lower.tidy(lines) == lower._tidied(lines)
     used = [*lines, "    p.reis += 1"]
-    assert "    p = g.players[seat]" in steps._tidy(used)  # another text, its own result
+    assert "    p = g.players[seat]" in lower.tidy(used)  # another text, its own result
 
 
 # -- the scope and the errors of the expression checker --------------------------------------
@@ -204,19 +204,6 @@ def test_the_model_builders_scope_is_made_once_per_rule_set(compiled: Any) -> No
     made = state_scope(m.state, copied, measures)
     assert made is not scope and made.tables == scope.tables
     assert state_scope(m.state, m.data, m.procs.measures) is not scope  # other measures
-
-
-@pytest.mark.parametrize("text", ["p.reis >= cost", " noble.reign_flag in game.flags ",
-                                  "len([x for x in g.players if x.color])", "not ( valid"])
-def test_the_names_of_an_expression_are_read_once(text: str) -> None:
-    from lisboa_rules.lang import actions
-
-    actions._text_names.cache_clear()
-    names = actions._text_names(text)
-    assert actions._text_names(text) is names
-    assert names == actions._text_names.__wrapped__(text)
-    step = steps.Require(cond=text)
-    assert actions._names_in(step) == set(names)
 
 
 def test_a_procedures_printed_steps_are_made_once_per_model(compiled: Any) -> None:

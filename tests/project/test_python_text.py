@@ -24,9 +24,6 @@ BACK_END = ("pyprint/", "emit/engine/", "runtime/")
 
 # lowered to Python text until the statement IR replaces them (issue 32)
 STILL_TEXT = {
-    "lang/steps.py": "the procedures' opts/why/run functions",
-    "lang/actions.py": "the actions' move generators and play functions",
-    "lang/phases.py": "the phase table's conditions",
     "model/procs.py": "the names of the rules' tables in the engine",
 }
 

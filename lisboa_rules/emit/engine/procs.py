@@ -21,14 +21,16 @@ from typing import Any, assert_never
 from lisboa_rules.core import names as grammar
 from lisboa_rules.core.encode import py_str
 from lisboa_rules.emit.engine import checks as C
+from lisboa_rules.emit.engine.moves import Bundles, MovePrinter, json_type
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
 from lisboa_rules.emit.engine.queries import PyQuery, python_queries
 from lisboa_rules.emit.engine.state_classes import copy_code
 from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
+from lisboa_rules.ir import stmt as S
 from lisboa_rules.ir.reads import locals_named
-from lisboa_rules.lang.actions import Bundles, json_type
-from lisboa_rules.lang.phases import check_phases
+from lisboa_rules.ir.types import VType
+from lisboa_rules.lang.phases import CheckedPhase, check_phases
 from lisboa_rules.lang.steps import Procedure, StepProblem
 from lisboa_rules.lang.tree import (
     Apply,
@@ -219,7 +221,6 @@ class ProcSession:
         if self.copier is None:
             self.copier = _Copier(state)
         copier = self.copier
-        Comp = P.LocatedCompiler
         names = data["vocabulary"]["names"]
         scope = P.state_scope(state, data, ps.measures, tables)
         self.scopes.append((data, state, ps.measures, scope))
@@ -232,22 +233,63 @@ class ProcSession:
         queries, problems.queries = compile_queries(data["vocabulary"].get("queries") or [],
                                                     state, scope)
         view.queries.append(python_queries(queries, scope.names()))
+        # checked: every procedure, action and phase, with every problem
+        checked: dict[str, S.Proc] = {}
+        scopes: dict[str, Any] = {}
+        for pid in _order(ps):
+            scopes[pid] = P._with_row(scope, ps.this[pid]) if pid in ps.this else scope
+            checker = P.LocatedChecker(scopes[pid], ps.procs, ps.hooks, tables.values,
+                                       ps.effects)
+            checked[pid] = checker.check(ps.procs[pid])
+            problems.procs[pid] = checker.problems
+        actions: dict[str, S.Action] = {}
+        action_scopes: dict[str, Any] = {}
+        for kind, action in ps.actions.items():
+            action_scopes[kind] = P._with_row(scope, ps.action_rows[kind])
+            achecker = P.LocatedChecker(action_scopes[kind], ps.procs, ps.hooks, tables.values,
+                                        ps.effects)
+            actions[kind] = achecker.check_action(action)
+            problems.actions += achecker.problems
+        pcomp = P.LocatedChecker(scope, ps.procs, ps.hooks, tables.values, ps.effects)
+        phase_kind = state.kind("phase")
+        phases = check_phases(pcomp, data.get("flow"), scope,
+                              phase_kind.values if phase_kind is not None else None,
+                              {k: (a.phase, a.path) for k, a in ps.actions.items()})
+        problems.phases = list(pcomp.problems)
+        period_fields: list[tuple[str, VType]] = []
+        for i, step in enumerate((data.get("flow", {}).get("period_end") or {}).get("steps")
+                                 or []):
+            declared = step.get("fields") if isinstance(step, dict) else None
+            for fname, text in (declared or {}).items():  # a decision's choices
+                try:
+                    period_fields.append((str(fname), P.vtype(parse_type(str(text)))))
+                except TypeSyntaxError as exc:  # a problem: the rule set is not emitted
+                    problems.phases.append(StepProblem(
+                        "step-shape", f"field {fname}: {exc}",
+                        ("flow", "period_end", "steps", i, "fields", fname)))
+        if any(problems.procs.values()) or problems.actions or problems.phases:
+            return problems  # a rule set with a problem is never printed
+        # printed: the procedures, callees first
+
+        def column(kind: str, col: str, sc: Any = scope) -> Mapping[Any, Any] | None:
+            found = sc.tables.get(kind, {}).get(col)
+            return None if found is None else tables.values.get(found[1])
+
+        fields = (frozenset(scope.game), frozenset(scope.player))
         stems: dict[str, str] = {}
         defs: dict[str, Any] = {}
         bundles.tables, bundles.choices = {}, {}
         for pid in _order(ps):
             proc = ps.procs[pid]
             base = grammar.stem(pid).lstrip("_") or "proc"
-            comp_scope = P._with_row(scope, ps.this[pid]) if pid in ps.this else scope
 
             def stem_of(q: str, me: str = pid, known: dict[str, str] = stems) -> str:
                 return _PLACEHOLDER if q == me else self._known(known, q)
 
-            comp = Comp(comp_scope, ps.procs, ps.hooks, stem_of, where, tables.values,
-                        copier.name, bundles, ps.effects)
-            emitted = comp.compile(proc)
-            problems.procs[pid] = comp.problems
-            code = "\n".join([*emitted.opts, "", "", *emitted.why, "", "", *emitted.run])
+            opts, why, run = MovePrinter(
+                scopes[pid].names(), stem_of, where, checked, tables.values, copier.name,
+                bundles, ps.effects, copier.saver, column, fields).procedure(checked[pid])
+            code = "\n".join([*opts, "", "", *why, "", "", *run])
             stem = share(code, base)
             stems[pid] = stem
             defs[pid] = Call("ProcDef", (pid, _choice_names(proc), Raw(f"_opts_{stem}"),
@@ -261,11 +303,9 @@ class ProcSession:
         moves: dict[str, Any] = {}
         for kind, action in ps.actions.items():
             base = grammar.stem(kind).lstrip("_") or "action"
-            acomp = Comp(P._with_row(scope, ps.action_rows[kind]), ps.procs, ps.hooks,
-                         known, where, tables.values, copier.name, bundles,
-                         ps.effects, dict(ps.measures), saver=copier.saver)
-            got = acomp.compile_action(action, _PLACEHOLDER)
-            problems.actions += acomp.problems
+            mp = MovePrinter(action_scopes[kind].names(), known, where, checked, tables.values,
+                             copier.name, bundles, ps.effects, copier.saver, column, fields)
+            got = mp.action(actions[kind], _PLACEHOLDER)
             for fname, ftype in got.types.items():
                 view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
             # the fields of a Move only ever grow at the end: their places are known now
@@ -280,34 +320,20 @@ class ProcSession:
                                            Raw(f"_play_{stem}")))
         view.moves.append(moves)
         # the phases of the turn machine: their frame functions
-        pcomp = Comp(scope, ps.procs, ps.hooks, known, where, tables.values,
-                     copier.name, bundles, ps.effects)
-        phase_kind = state.kind("phase")
         phase_defs: dict[str, Any] = {}
-        for pc in check_phases(pcomp, data.get("flow"), scope,
-                               phase_kind.values if phase_kind is not None else None,
-                               {k: (a.phase, a.path) for k, a in ps.actions.items()}):
+        names_ = scope.names()
+        for pc in phases:
             base = grammar.stem(pc.id).lstrip("_") or "phase"
             actor = inter = None
-            if pc.actor is not None:
-                actor = Raw("_phase_" + share("\n".join(pc.actor), base))
-            if pc.interrupts is not None:
-                inter = Raw("_interrupts_" + share("\n".join(pc.interrupts), base))
+            lines = _phase_lines(pc, names_)
+            if lines[0] is not None:
+                actor = Raw("_phase_" + share("\n".join(lines[0]), base))
+            if lines[1] is not None:
+                inter = Raw("_interrupts_" + share("\n".join(lines[1]), base))
             phase_defs[pc.id] = Call("PhaseDef", (pc.id, actor, inter, pc.resume, pc.then))
-        problems.phases = list(pcomp.problems)
         view.phases.append(phase_defs)
-        for i, step in enumerate((data.get("flow", {}).get("period_end") or {}).get("steps")
-                                 or []):
-            declared = step.get("fields") if isinstance(step, dict) else None
-            for fname, text in (declared or {}).items():  # a decision's choices
-                try:
-                    ftype = P.vtype(parse_type(str(text)))
-                except TypeSyntaxError as exc:  # a problem: the rule set is not emitted
-                    problems.phases.append(StepProblem(
-                        "step-shape", f"field {fname}: {exc}",
-                        ("flow", "period_end", "steps", i, "fields", fname)))
-                    continue
-                view.move_fields.setdefault(str(fname), json_type(ftype, scope.int_kinds))
+        for fname, ftype in period_fields:  # a decision's choices
+            view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
         view.fx.append({name: {k: Raw(f"(_opts_{b}, _why_{b}, _run_{b})") for k, b in rows.items()}
                         for name, rows in bundles.tables.items()})
         return problems
@@ -660,3 +686,23 @@ class _Copier:
         for lines in (save, restore):
             self.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
         return found
+
+
+def _phase_lines(pc: CheckedPhase, names: pyprint.Names
+                 ) -> tuple[list[str] | None, list[str] | None]:
+    """A phase's functions (None: it has no such function): who moves (`_phase_STEM`) and
+    whether it interrupts the others (`_interrupts_STEM`)."""
+    stem = _PLACEHOLDER
+    head = ["    p = g.players[g.actor]"] if pc.uses_player else []
+    lines: list[str] | None = None
+    if pc.actor is not None:
+        lines = [f"def _phase_{stem}(g: Game) -> int | None:", *head]
+        if pc.lasts is not None:
+            lines += [f"    if not ({pyprint.bare(pyprint.expr(pc.lasts, names))}):",
+                      "        return None"]
+        lines.append(f"    return {pyprint.bare(pyprint.expr(pc.actor, names))}")
+    inter = None
+    if pc.interrupts is not None:
+        inter = [f"def _interrupts_{stem}(g: Game) -> bool:", *head,
+                 f"    return {pyprint.bare(pyprint.expr(pc.interrupts, names))}"]
+    return lines, inter
