@@ -2020,6 +2020,9 @@ _T_trigger_period: Final = {
     "game-end.rubble": 2,
     "game-end.display": 2,
 }
+_T_noble_reign_flag: Final = {"manuel": None, "marquis": "queen", "king": None}
+_T_noble_reign_name: Final = {"manuel": None, "marquis": "Queen Mariana Vitória", "king": None}
+_T_noble_reign_noble_action: Final = {"manuel": None, "marquis": "none", "king": None}
 _T_noble_by_state_action: Final = {
     "officials": "manuel",
     "plan": "manuel",
@@ -2028,9 +2031,6 @@ _T_noble_by_state_action: Final = {
     "cardinal": "king",
     "royal-favor": "king",
 }
-_T_noble_reign_flag: Final = {"manuel": None, "marquis": "queen", "king": None}
-_T_noble_reign_name: Final = {"manuel": None, "marquis": "Queen Mariana Vitória", "king": None}
-_T_noble_reign_noble_action: Final = {"manuel": None, "marquis": "none", "king": None}
 _K1: Final = ("treasury", "manuel", "marquis", "king")
 _K2: Final = ("Yellow", "Green", "Orange", "Blue", "neutral")
 _K3: Final = {"gold": 6, "tools": 6, "books": 6, "cloth": 6}

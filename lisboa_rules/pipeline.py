@@ -1,6 +1,6 @@
 """The whole pipeline, one pass after the other, each a function of what the one before made:
 
-    load -> validate -> merge -> build -> lower -> check -> emit -> write
+    load -> validate -> merge -> build -> check -> lower -> emit -> write
 
 - load (front/loader.py `load_dir`): the rules files (and house-rule files) read, with a
   position for every key and value -> LoadedDoc[];
@@ -10,24 +10,24 @@
   variants (key ()) and each combination of the others laid over them, the documents a
   variant changed validated again -> Merged[];
 - build (`build_all`; model/build.py `build_model`): each rule set's typed model -> Built[];
-- lower (`lower_all`; emit/engine/procs.py `lower`): every rule set's procedures compiled once,
-  one rule set after the other, into the engine's functions (Lowered) and their problems
-  (located by model/build.py `procedure_diagnostics`);
-- check (`check_all`; model/checks.py): the semantic checks of each rule set whose model and
-  procedures have no error, then the variants' own words -> Compiled;
+- check (`check_steps_all`, model/checked.py `check_steps`; then `check_all`, model/checks.py):
+  every rule set's procedures, actions, phases and queries type-checked into the IR
+  (ir/stmt.py, ir/expr.py; their problems located by model/build.py `procedure_diagnostics`),
+  then the semantic checks of each rule set whose model and steps have no error, then the
+  variants' own words -> Compiled (each rule set with its checked steps);
+- lower (`lower_all`; emit/engine/procs.py `lower`): the checked steps of every rule set
+  printed once, one rule set after the other, as the engine's functions (Lowered); it reports
+  nothing: what reaches it was checked;
 - emit (emit/ `emit_all`): the compiled rule sets and their lowered procedures -> {path: text};
 - write (outputs/writer.py `write_outputs`): the CLI's call (cli/main.py), only when there is
   no error; the passes of this module are pure.
 
-`compile_rules` runs them up to emit; `analyse` up to check (validate, diff, ir and balance:
-the procedures are lowered there too, for their problems). Every pass returns diagnostics
-instead of raising; a pass only sees what the previous one accepted, so one bad file does not
-cascade into a page of errors, while independent problems in other files (and rule sets) are
-all reported in the same run.
+`compile_rules` runs them up to emit; `analyse` up to check (validate, diff, ir and balance).
+Every pass returns diagnostics instead of raising; a pass only sees what the previous one
+accepted, so one bad file does not cascade into a page of errors, while independent problems in
+other files (and rule sets) are all reported in the same run.
 
-The procedures are lowered before the rule sets are checked: compiling the steps is still
-where they are type-checked (lang/steps.py and lang/actions.py check a step while writing its
-Python), and a rule set whose steps do not type-check is not checked further.
+A rule set whose steps do not type-check is not checked further.
 """
 
 from __future__ import annotations
@@ -57,8 +57,10 @@ from lisboa_rules.front.validate import validate
 from lisboa_rules.lang.text import IDENTITY_KEYS
 from lisboa_rules.model import types as m
 from lisboa_rules.model.build import KINDS, REQUIRED_KINDS, build_model, procedure_diagnostics
+from lisboa_rules.model.checked import CheckedSteps, check_steps
 from lisboa_rules.model.checks import check_callouts, check_free_text, check_stale_texts, run_checks
 from lisboa_rules.model.compiled import Compiled, CompiledRuleSet
+from lisboa_rules.model.procs import Tables
 
 VARIANT_KIND = "variant"
 
@@ -102,12 +104,13 @@ class Merged:
 
 @dataclass
 class Built:
-    """One rule set's model; `ok` when building it (and, after the lower pass, compiling its
-    procedures) found no error."""
+    """One rule set's model; `ok` when building it (and, after the check pass, checking its
+    steps) found no error; `steps`: its steps checked into the IR."""
 
     merged: Merged
     model: m.Model
     ok: bool
+    steps: CheckedSteps | None = None
 
 
 def compile_rules(
@@ -119,9 +122,10 @@ def compile_rules(
     """Run every pass up to emit; never raises for bad input (returns diagnostics instead).
     `extra`: house-rule variant files kept outside the rules folder (see `analyse`)."""
     with cyclic_gc_paused():
-        compiled, lowered, diags = _analyse(rules_dir, variants, order, extra)
-        if compiled is None or lowered is None:
+        compiled, diags = _analyse(rules_dir, variants, order, extra)
+        if compiled is None:
             return CompileResult({}, diags, None)
+        lowered = lower_all(compiled)  # lower
         files, found = emit_all(compiled, lowered)  # emit
     diags = sort_diagnostics([*diags, *found])
     if any(x.is_error for x in found):
@@ -135,12 +139,12 @@ def analyse(
     order: Sequence[Path] | None = None,
     extra: Sequence[Path] = (),
 ) -> tuple[Compiled | None, list[Diagnostic]]:
-    """Load, validate, merge, build, lower and check; return the compiled rule sets or None.
+    """Load, validate, merge, build and check; return the compiled rule sets or None.
 
     `extra`: variant files kept outside the rules folder (house rules), added to it as if they
     were in its `variants/` (their diagnostics name their own paths; front/loader.py)."""
     with cyclic_gc_paused():
-        compiled, _, diags = _analyse(rules_dir, fold, order, extra)
+        compiled, diags = _analyse(rules_dir, fold, order, extra)
     return compiled, diags
 
 
@@ -149,24 +153,24 @@ def _analyse(
     fold: Sequence[str],
     order: Sequence[Path] | None,
     extra: Sequence[Path] = (),
-) -> tuple[Compiled | None, Lowered | None, list[Diagnostic]]:
-    """The passes up to emit, in order; each rule set's procedures lowered (for emit) too."""
+) -> tuple[Compiled | None, list[Diagnostic]]:
+    """The passes up to lower, in order."""
     loaded, diags = load_dir(rules_dir, order=order, extra=extra)  # load
     sources, found = validate_all(loaded, rules_dir, fold, has_errors(diags))  # validate
     diags += found
     if sources is None:
-        return None, None, diags
+        return None, diags
     merged, found = merge_all(sources)  # merge
     diags += found
     built, found = build_all(merged, sources)  # build
     diags += found
-    lowered, built, found = lower_all(built, sources)  # lower
+    built, found = check_steps_all(built)  # check: the steps
     diags += found
-    compiled, found = check_all(built, sources)  # check
+    compiled, found = check_all(built, sources)  # check: the rule sets
     diags = _dedupe([*diags, *found])
     if compiled is None or any(x.is_error for x in diags):
-        return None, None, diags
-    return compiled, lowered, diags
+        return None, diags
+    return compiled, diags
 
 
 def validate_all(loaded: list[LoadedDoc], rules_dir: Path, fold: Sequence[str],
@@ -310,19 +314,28 @@ def build_all(merged: list[Merged], sources: Sources) -> tuple[list[Built], list
     return out, diags
 
 
-def lower_all(built: list[Built], sources: Sources
-              ) -> tuple[Lowered, list[Built], list[Diagnostic]]:
-    """The lower pass: every rule set's procedures compiled once, one rule set after the
-    other (for the engine's code and for their problems); a rule set whose procedures have an
+def check_steps_all(built: list[Built]) -> tuple[list[Built], list[Diagnostic]]:
+    """The check pass's first half: every rule set's steps checked into the IR once, one rule
+    set after the other (the rules' tables they read shared); a rule set whose steps have an
     error is no longer ok."""
-    lowered = lower([b.model for b in built], sources.names)
+    tables = Tables()
     diags: list[Diagnostic] = []
     out: list[Built] = []
-    for b, problems in zip(built, lowered.problems, strict=True):
-        found = procedure_diagnostics(b.model, b.merged.docs, problems)
+    for b in built:
+        steps = check_steps(b.model, tables)
+        found = procedure_diagnostics(b.model, b.merged.docs, steps.problems)
         diags.extend(_blame(_note_removals(found, b.merged.changes), b.merged.changes))
-        out.append(replace(b, ok=b.ok and not has_errors(found)))
-    return lowered, out, diags
+        out.append(replace(b, ok=b.ok and not has_errors(found), steps=steps))
+    return out, diags
+
+
+def lower_all(compiled: Compiled) -> Lowered:
+    """The lower pass: every compiled rule set's checked steps printed once, one rule set
+    after the other, as the engine's functions."""
+    steps = [rs.steps for rs in compiled.rulesets]
+    assert all(s is not None for s in steps)
+    return lower([rs.model for rs in compiled.rulesets], compiled.names,
+                 [s for s in steps if s is not None])
 
 
 def check_all(built: list[Built], sources: Sources) -> tuple[Compiled | None, list[Diagnostic]]:
@@ -340,7 +353,7 @@ def check_all(built: list[Built], sources: Sources) -> tuple[Compiled | None, li
         diags.extend(found)
         if has_errors(found):
             continue
-        rs = CompiledRuleSet(b.merged.key, b.model, changes)
+        rs = CompiledRuleSet(b.merged.key, b.model, changes, b.steps)
         if rs.key == ():
             base_set = rs
         else:

@@ -9,15 +9,18 @@ from dataclasses import dataclass, field
 
 from lisboa_rules.front.overlay import Change
 from lisboa_rules.model import types as m
+from lisboa_rules.model.checked import CheckedSteps
 
 
 @dataclass
 class CompiledRuleSet:
-    """One complete rule set: the base (with folded variants) plus a combination of variants."""
+    """One complete rule set: the base (with folded variants) plus a combination of variants;
+    `steps`: its procedures, actions and phases checked into the IR (the check pass's)."""
 
     key: tuple[str, ...]
     model: m.Model
     changes: list[Change]
+    steps: CheckedSteps | None = None
 
 
 @dataclass

@@ -5,9 +5,9 @@ becomes three straight-line functions: `_opts_…` (the choices its guard allows
 choice is refused) and `_run_…` (its effects). Rule sets whose procedure compiles to the same code
 share one function; the tables the steps read (`_T_card_influence`) are shared the same way.
 
-They are compiled by the lower pass (`lower`), which pipeline.py runs once the models are built,
-one rule set after the other, for both the problems the pipeline reports and the code the engine
-emitter prints (`procedure_view`, from what `lower` returned).
+They are printed by the lower pass (`lower`), which pipeline.py runs once the check pass has
+checked every rule set's steps into the IR (model/checked.py) and found no problem, one rule set
+after the other, for the engine emitter (`procedure_view`, from what `lower` returned).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import ast
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, assert_never
+from typing import Any
 
 from lisboa_rules.core import names as grammar
 from lisboa_rules.core.encode import py_str
@@ -27,31 +27,11 @@ from lisboa_rules.emit.engine.queries import PyQuery, python_queries
 from lisboa_rules.emit.engine.state_classes import copy_code
 from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
-from lisboa_rules.ir import stmt as S
 from lisboa_rules.ir.reads import locals_named
-from lisboa_rules.ir.types import VType
-from lisboa_rules.lang.phases import CheckedPhase, check_phases
-from lisboa_rules.lang.steps import Procedure, StepProblem
-from lisboa_rules.lang.tree import (
-    Apply,
-    Choose,
-    Do,
-    Drop,
-    ForEach,
-    Gain,
-    If,
-    Let,
-    Move,
-    New,
-    Raise,
-    Repeat,
-    Require,
-    Set,
-    Shuffle,
-)
+from lisboa_rules.lang.phases import CheckedPhase
+from lisboa_rules.lang.steps import Procedure
 from lisboa_rules.model import procs as P
-from lisboa_rules.model.queries import compile_queries
-from lisboa_rules.model.state import TypeSyntaxError, parse_type
+from lisboa_rules.model.checked import CheckedSteps, check_steps
 from lisboa_rules.model.types import Model
 from lisboa_rules.pyprint import expr as pyprint
 from lisboa_rules.pyprint.expr import local as local_code
@@ -87,39 +67,6 @@ class ProcView:
     listers: list[tuple[str, str, str]] = field(default_factory=list)
 
 
-def _order(ps: P.ProcSet) -> list[str]:
-    """Callees before callers (the call graph is acyclic: checked by the model)."""
-    done: list[str] = []
-    seen: set[str] = set()
-
-    def visit(pid: str) -> None:
-        if pid in seen:
-            return
-        seen.add(pid)
-        for s in ps.procs[pid].steps:
-            for sub in s.walk():
-                match sub:
-                    case Do():
-                        if sub.proc in ps.procs:
-                            visit(sub.proc)
-                    case Apply():  # a bundle of effects calls the effects
-                        for e in ps.effects:
-                            visit(e)
-                    case Raise():
-                        for h in ps.hooks.get(sub.event, ()):
-                            visit(h)
-                    case (Gain() | Set() | Let() | Move() | Drop() | Require() | Choose() | If()
-                          | ForEach() | Repeat() | Shuffle() | New()):
-                        pass  # it calls no procedure
-                    case _:
-                        assert_never(sub)
-        done.append(pid)
-
-    for pid in ps.procs:
-        visit(pid)
-    return done
-
-
 Where = Callable[[Model, tuple[str | int, ...]], str]  # `FILE:LINE` of a rule set's path
 
 
@@ -136,27 +83,30 @@ def located(names: Mapping[str, str]) -> Where:
 
 @dataclass
 class Lowered:
-    """What the lower pass (`lower`) makes of the rule sets of a build: their procedures,
-    actions, phases and queries compiled into the engine's functions in one session (shared
-    where the code is the same), and each rule set's problems, in the order of the rule sets.
-    The engine emitter prints the session's functions (`procedure_view`); the pipeline reports
-    the problems (`model.build.procedure_diagnostics`) and emits only when there is none."""
+    """The lower pass's work: every rule set's procedures, actions and phases printed as the
+    engine's functions, one rule set after the other (`session`). The engine emitter prints
+    the session's functions (`procedure_view`)."""
 
     session: ProcSession
-    problems: list[P.ProcProblems]
 
 
-def lower(models: Sequence[Model], names: Mapping[str, str]) -> Lowered:
-    """The lower pass: every rule set's procedures compiled once, one rule set after the
-    other, for both the problems the pipeline reports and the code the engine emitter prints
-    (`names`: the stable names of the rules files, for the comments of the engine)."""
-    session = ProcSession(located(names))
-    return Lowered(session, [session.add(m) for m in models])
+def lower(models: Sequence[Model], names: Mapping[str, str],
+          steps: Sequence[CheckedSteps] | None = None) -> Lowered:
+    """The lower pass: every rule set's checked steps (`steps`, the check pass's; checked now
+    when not given) printed once, one rule set after the other (`names`: the stable names of
+    the rules files, for the comments of the engine)."""
+    if steps is None:
+        tables = P.Tables()
+        steps = [check_steps(m, tables) for m in models]
+    session = ProcSession(located(names), steps[0].tables if steps else P.Tables())
+    for m, checked in zip(models, steps, strict=True):
+        session.add(m, checked)
+    return Lowered(session)
 
 
 def procedure_view(models: Sequence[Model], lowered: Lowered) -> ProcView:
     """The functions of every rule set's procedures, shared where the code is the same, with
-    the checks of the state: the rule sets `lowered` compiled (the same, in the same order)."""
+    the checks of the state: the rule sets `lowered` printed (the same, in the same order)."""
     return lowered.session.finish(models)
 
 
@@ -166,10 +116,10 @@ class ProcSession:
     where each problem is (`LocatedCompiler`): the lower pass. The functions are finished once
     every rule set is added (`finish`), for the engine emitter."""
 
-    def __init__(self, where: Where) -> None:
+    def __init__(self, where: Where, tables: P.Tables) -> None:
         self.where = where
         self.view = ProcView()
-        self.tables = P.Tables()
+        self.tables = tables
         self.bundles = Bundles()
         self.copier: _Copier | None = None
         self.by_code: dict[str, str] = {}  # the code with its stem replaced by "@" -> stem
@@ -207,68 +157,29 @@ class ProcSession:
         found = stems.get(q)
         return found if found is not None else q.replace("-", "_")
 
-    def add(self, m: Model) -> P.ProcProblems:
-        """The next rule set's procedures, actions, phases and queries compiled; their
-        problems."""
+    def add(self, m: Model, checked: CheckedSteps) -> None:
+        """The next rule set's procedures, actions, phases and queries printed from what the
+        check pass made of them (`checked`: a rule set without a problem)."""
         assert m.procs is not None  # build_model gives every model its procedures
+        assert checked.ok, "a rule set with a problem is never lowered"
         ps, state, data = m.procs, m.state, m.data
 
         def where(path: tuple[str | int, ...]) -> str:
             return self.where(m, path)
 
         view, tables, bundles, share = self.view, self.tables, self.bundles, self.share
-        problems = P.ProcProblems()
         if self.copier is None:
             self.copier = _Copier(state)
         copier = self.copier
-        names = data["vocabulary"]["names"]
-        scope = P.state_scope(state, data, ps.measures, tables)
+        scope = checked.base
         self.scopes.append((data, state, ps.measures, scope))
-        vocab = P.vocab_nodes(names, scope)
         printer = scope.names()
-        for _, node in vocab.values():  # the long constants they read are named now, before
-            pyprint.expr(node, printer)  # `finish` writes the names given
-        view.vocab.append(Vocab(vocab, printer))
-        scope = P.with_formulas(scope, names)
-        queries, problems.queries = compile_queries(data["vocabulary"].get("queries") or [],
-                                                    state, scope)
-        view.queries.append(python_queries(queries, scope.names()))
-        # checked: every procedure, action and phase, with every problem
-        checked: dict[str, S.Proc] = {}
-        scopes: dict[str, Any] = {}
-        for pid in _order(ps):
-            scopes[pid] = P._with_row(scope, ps.this[pid]) if pid in ps.this else scope
-            checker = P.LocatedChecker(scopes[pid], ps.procs, ps.hooks, tables.values,
-                                       ps.effects)
-            checked[pid] = checker.check(ps.procs[pid])
-            problems.procs[pid] = checker.problems
-        actions: dict[str, S.Action] = {}
-        action_scopes: dict[str, Any] = {}
-        for kind, action in ps.actions.items():
-            action_scopes[kind] = P._with_row(scope, ps.action_rows[kind])
-            achecker = P.LocatedChecker(action_scopes[kind], ps.procs, ps.hooks, tables.values,
-                                        ps.effects)
-            actions[kind] = achecker.check_action(action)
-            problems.actions += achecker.problems
-        pcomp = P.LocatedChecker(scope, ps.procs, ps.hooks, tables.values, ps.effects)
-        phase_kind = state.kind("phase")
-        phases = check_phases(pcomp, data.get("flow"), scope,
-                              phase_kind.values if phase_kind is not None else None,
-                              {k: (a.phase, a.path) for k, a in ps.actions.items()})
-        problems.phases = list(pcomp.problems)
-        period_fields: list[tuple[str, VType]] = []
-        for i, step in enumerate((data.get("flow", {}).get("period_end") or {}).get("steps")
-                                 or []):
-            declared = step.get("fields") if isinstance(step, dict) else None
-            for fname, text in (declared or {}).items():  # a decision's choices
-                try:
-                    period_fields.append((str(fname), P.vtype(parse_type(str(text)))))
-                except TypeSyntaxError as exc:  # a problem: the rule set is not emitted
-                    problems.phases.append(StepProblem(
-                        "step-shape", f"field {fname}: {exc}",
-                        ("flow", "period_end", "steps", i, "fields", fname)))
-        if any(problems.procs.values()) or problems.actions or problems.phases:
-            return problems  # a rule set with a problem is never printed
+        for _, node in checked.vocab.values():  # the long constants they read are named now,
+            pyprint.expr(node, printer)  # before `finish` writes the names given
+        view.vocab.append(Vocab(checked.vocab, printer))
+        scope = checked.scope
+        view.queries.append(python_queries(checked.queries, scope.names()))
+        checked_procs = checked.procs
         # printed: the procedures, callees first
 
         def column(kind: str, col: str, sc: Any = scope) -> Mapping[Any, Any] | None:
@@ -279,7 +190,7 @@ class ProcSession:
         stems: dict[str, str] = {}
         defs: dict[str, Any] = {}
         bundles.tables, bundles.choices = {}, {}
-        for pid in _order(ps):
+        for pid in checked.order:
             proc = ps.procs[pid]
             base = grammar.stem(pid).lstrip("_") or "proc"
 
@@ -287,8 +198,9 @@ class ProcSession:
                 return _PLACEHOLDER if q == me else self._known(known, q)
 
             opts, why, run = MovePrinter(
-                scopes[pid].names(), stem_of, where, checked, tables.values, copier.name,
-                bundles, ps.effects, copier.saver, column, fields).procedure(checked[pid])
+                checked.proc_scopes[pid].names(), stem_of, where, checked_procs, tables.values,
+                copier.name, bundles, ps.effects, copier.saver, column,
+                fields).procedure(checked_procs[pid])
             code = "\n".join([*opts, "", "", *why, "", "", *run])
             stem = share(code, base)
             stems[pid] = stem
@@ -303,9 +215,10 @@ class ProcSession:
         moves: dict[str, Any] = {}
         for kind, action in ps.actions.items():
             base = grammar.stem(kind).lstrip("_") or "action"
-            mp = MovePrinter(action_scopes[kind].names(), known, where, checked, tables.values,
-                             copier.name, bundles, ps.effects, copier.saver, column, fields)
-            got = mp.action(actions[kind], _PLACEHOLDER)
+            mp = MovePrinter(checked.action_scopes[kind].names(), known, where, checked_procs,
+                             tables.values, copier.name, bundles, ps.effects, copier.saver,
+                             column, fields)
+            got = mp.action(checked.actions[kind], _PLACEHOLDER)
             for fname, ftype in got.types.items():
                 view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
             # the fields of a Move only ever grow at the end: their places are known now
@@ -322,7 +235,7 @@ class ProcSession:
         # the phases of the turn machine: their frame functions
         phase_defs: dict[str, Any] = {}
         names_ = scope.names()
-        for pc in phases:
+        for pc in checked.phases:
             base = grammar.stem(pc.id).lstrip("_") or "phase"
             actor = inter = None
             lines = _phase_lines(pc, names_)
@@ -332,11 +245,10 @@ class ProcSession:
                 inter = Raw("_interrupts_" + share("\n".join(lines[1]), base))
             phase_defs[pc.id] = Call("PhaseDef", (pc.id, actor, inter, pc.resume, pc.then))
         view.phases.append(phase_defs)
-        for fname, ftype in period_fields:  # a decision's choices
+        for fname, ftype in checked.period_fields:  # a decision's choices
             view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
         view.fx.append({name: {k: Raw(f"(_opts_{b}, _why_{b}, _run_{b})") for k, b in rows.items()}
                         for name, rows in bundles.tables.items()})
-        return problems
 
     def finish(self, models: Sequence[Model]) -> ProcView:
         """The view of every rule set added (`models`, the same in the same order): once."""
