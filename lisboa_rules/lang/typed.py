@@ -16,7 +16,6 @@ generated engine (`compile_expr`); the reference interpreter walks the same tree
 from __future__ import annotations
 
 import ast
-import dataclasses
 import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -32,7 +31,6 @@ from lisboa_rules.ir.types import NONE as NONE
 from lisboa_rules.ir.types import TEXT as TEXT
 from lisboa_rules.ir.types import VType as VType
 from lisboa_rules.ir.types import list_of as list_of
-from lisboa_rules.pyprint import expr as pyprint
 
 MAX_LENGTH = 600
 MAX_DEPTH = 24
@@ -70,24 +68,17 @@ class Name:
     hi: int | None = None
     field: str | None = None  # "player.X" / "game.X" for a state field
     const: bool = False  # a constant of the rules: read, never written
-    printed: str | None = dataclasses.field(default=None, compare=False, repr=False)
-
-    @property
-    def code(self) -> str:
-        """What it reads, as Python: printed with the names of its scope where it was made
-        (an entry of a field keyed by a column), else without them (a local, a field)."""
-        return self.printed if self.printed is not None else pyprint.expr(self.ref)
 
 
 @dataclass
 class Scope:
     """Everything an expression may name. `int_kinds` are the kinds whose ids are ints (the
     others are text); `tables[kind][field]` the readable columns of a kind's rows, as
-    (type, Python name of the generated table); `data(path)` a constant of the rules data (or
-    raises KeyError)."""
+    (type, the id of the table of their values: model/procs.py `Tables`); `data(path)` a
+    constant of the rules data (or raises KeyError)."""
 
     locals: dict[str, Name] = field(default_factory=dict)
-    player: dict[str, Name] = field(default_factory=dict)  # code uses `{p}` for the player
+    player: dict[str, Name] = field(default_factory=dict)
     game: dict[str, Name] = field(default_factory=dict)
     measures: dict[str, Name] = field(default_factory=dict)
     tables: dict[str, dict[str, tuple[VType, str]]] = field(default_factory=dict)
@@ -95,9 +86,6 @@ class Scope:
     kinds: frozenset[str] = frozenset()
     data: Callable[[tuple[str, ...]], Any] | None = None
     this: Callable[[tuple[str, ...]], Any] | None = None  # the procedure's own row (`this.x`)
-    name_constant: Callable[[str], str] | None = None  # a long constant's name in the engine
-    # a long measure's function in the engine: (measure id, annotation, code) -> its name
-    name_measure: Callable[[str, str, str], str] | None = None
     # a formula of the rules data (`formula(rules.components.shipyard.per_color)`) as code
     formula: Callable[[str], Typed] | None = None
     kind_values: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # declared order
@@ -121,27 +109,9 @@ class Scope:
         return ir.Keys(src.node, True, None if values is None else tuple(values),
                        src.type.full)
 
-    def keys_of(self, src: Typed) -> str:
-        """`keys(src)` as code."""
-        return pyprint.expr(self.keys(src), self.names())
-
-    def names(self) -> pyprint.Names:
-        """How the engine names the constants, columns and measures this scope reads."""
-        found = self.__dict__.get("_names")
-        if found is None:
-            tables = self.tables
-
-            def table(kind: str, col: str) -> str:
-                return tables[kind][col][1]
-
-            found = pyprint.Names(self.name_constant, table, self.name_measure,
-                                  self.int_kinds, self.kinds, memo={})
-            self.__dict__["_names"] = found
-        return found
-
     def typed(self, node: ir.Expr, t: VType, place: Name | None = None) -> Typed:
         """A checked expression of this scope."""
-        return Typed(node, t, pyprint.expr(node, self.names()), place)
+        return Typed(node, t, place)
 
     def with_locals(self, /, **names: Name) -> Scope:
         # replace(self, locals=...) without its walk over the fields: a Scope has no
@@ -157,20 +127,18 @@ class Scope:
         return [*self.locals, *self.player, *self.game, *self.measures, "player", "game", "rules"]
 
 
-local_code = pyprint.local
-bare = pyprint.bare
-constant_code = pyprint.constant
+def source_literal(value: str) -> str:
+    """A text written as a literal of the effect language (whose expressions Python's parser
+    reads: a steps' expression made by the compiler, as `'x' not in game.flags`)."""
+    return repr(value)
 
 
 @dataclass(frozen=True)
 class Typed:
-    """A checked expression: its IR node and type, and the node as Python (fully
-    parenthesised where needed) for the parts of the compiler that still lower steps to
-    Python text."""
+    """A checked expression: its IR node and type."""
 
     node: ir.Expr
     type: VType
-    code: str
     place: Name | None = None  # set when the expression is a state field or an entry of one
 
 
@@ -179,7 +147,7 @@ def constant(value: int | bool | str | None) -> Typed:
     node = ir.Lit(value)
     t = NONE if value is None else BOOL if isinstance(value, bool) else \
         INT if isinstance(value, int) else TEXT
-    return Typed(node, t, pyprint.expr(node))
+    return Typed(node, t)
 
 
 def parse(source: str) -> ast.expr:
@@ -454,8 +422,7 @@ class _Checker:
             place = None
             if base.place is not None:
                 ref = ir.Index(base.node, key.node)
-                place = replace(base.place, type=t.args[1], ref=ref,
-                                printed=pyprint.expr(ref, self.scope.names()))
+                place = replace(base.place, type=t.args[1], ref=ref)
             if t.full:
                 return self.t(ir.Index(base.node, key.node), t.args[1], place)
             default = _default(t.args[1], self.ik)

@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
-from lisboa_rules.core import names as grammar
 from lisboa_rules.core.diagnostics import suggest
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import steps as st
@@ -28,45 +27,23 @@ def vtype(t: StateType, full: bool = True) -> VType:
 
 @dataclass
 class Tables:
-    """The columns of the rules' tables that steps read, named for the generated engine and
-    shared between rule sets with the same values."""
+    """The columns of the rules' tables that steps read: each table of values once, by an id
+    of its own (`kind.column`; `kind.column.2` for another table of the same column in another
+    rule set), shared between the rule sets with the same values; a back end names them."""
 
     names: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (kind, col, repr)
     values: dict[str, dict[Any, Any]] = field(default_factory=dict)
-    constants: dict[str, str] = field(default_factory=dict)  # code -> name
-    measures: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (type, code)
-
-    def constant(self, code: str) -> str:
-        """A long constant of the rules data, named once."""
-        found = self.constants.get(code)
-        if found is None:
-            found = self.constants[code] = f"_K{len(self.constants) + 1}"
-        return found
-
-    def measure(self, mid: str, returns: str, code: str) -> str:
-        """A measure as a function of the game and the acting player, shared by rule sets
-        where its code is the same."""
-        stem = "_m_" + grammar.stem(mid)
-        name = stem
-        n = 1
-        while name in self.measures and self.measures[name] != (returns, code):
-            n += 1
-            name = f"{stem}_{n}"
-        self.measures[name] = (returns, code)
-        return name
+    refs: dict[str, tuple[str, str, int]] = field(default_factory=dict)  # id -> (kind, col, n)
 
     def name(self, kind: str, col: str, values: dict[Any, Any]) -> str:
         key = (kind, col, repr(sorted(values.items(), key=repr)))
         found = self.names.get(key)
         if found is None:
-            stem = "_T_" + grammar.stem(kind) + "_" + grammar.stem(col)
-            found = stem
-            n = 1
-            while found in self.values:
-                n += 1
-                found = f"{stem}_{n}"
+            n = 1 + sum(1 for k, c, _n in self.refs.values() if (k, c) == (kind, col))
+            found = f"{kind}.{col}" if n == 1 else f"{kind}.{col}.{n}"
             self.names[key] = found
             self.values[found] = values
+            self.refs[found] = (kind, col, n)
         return found
 
 
@@ -198,8 +175,7 @@ def _state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tu
                       for c, (t, v) in _columns(rows, key, ids).items()}
     scope = Scope(locals={"seat": Name(VType("seat"), ir.Seat())}, player=player, game=game,
                   tables=cols, int_kinds=int_kinds, kinds=frozenset(k.id for k in decl.kinds),
-                  data=typed.data_lookup(data), name_constant=tables.constant,
-                  name_measure=tables.measure,
+                  data=typed.data_lookup(data),
                   kind_values={k.id: k.values for k in decl.kinds if k.values is not None},
                   kind_words={k.id: k.text for k in decl.kinds},
                   kind_sources=kind_sources,
@@ -215,10 +191,7 @@ def _state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tu
             if problems is not None:
                 problems.append((mid, exc.code, exc.message))
             continue
-        # a long measure is a function of its own, named here, in the order of the measures
-        measure = ir.Measure(mid, t.node, t.type)
-        scope.typed(measure, t.type)
-        scope.measures[mid] = Name(t.type, measure)
+        scope.measures[mid] = Name(t.type, ir.Measure(mid, t.node, t.type))
     return scope
 
 
@@ -321,7 +294,7 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
         flag = na.get("forbidden_by_flag")
         if isinstance(flag, str):  # a flag of a variant forbids the action: refused first
             words = forbidden_reason or f"the flag {flag} forbids it"
-            cond = f"{typed.constant_code(flag)} not in game.flags"
+            cond = f"{typed.source_literal(flag)} not in game.flags"
             body = (st.Require(cond=cond, reason=words, path=(*path, "forbidden_by_flag"),
                                written=cond), *body)
         add(st.Procedure(str(na.get("id")), (), body, str(na.get("id")), path))

@@ -31,7 +31,7 @@ class Names:
     of a kind's table, a measure's function (by its id, annotation and code), and the kinds
     whose ids are ints or text (for annotations)."""
 
-    constant: Callable[[str], str] | None = None
+    constant: Callable[[str, Any], str] | None = None
     table: Callable[[str, str], str] | None = None
     measure: Callable[[str, str, str], str] | None = None
     int_kinds: frozenset[str] = frozenset()
@@ -124,8 +124,9 @@ def annotation(t: VType, n: Names = PLAIN) -> str:
     return f"{base} | None" if t.optional and base != "Any" else base
 
 
-def _named(code: str, n: Names) -> str:
-    return n.constant(code) if len(code) > LONG and n.constant is not None else code
+def _named(code: str, value: Any, n: Names) -> str:
+    """A constant's code, or the name a long one is given (by its code; `value`: what it is)."""
+    return n.constant(code, value) if len(code) > LONG and n.constant is not None else code
 
 
 def expr(node: ir.Expr, n: Names = PLAIN) -> str:
@@ -153,7 +154,7 @@ def _expr(node: ir.Expr, n: Names) -> str:
             code = constant(v)
             # a long list or table is named once; a text stays a literal (where the words of
             # the rules are, whatever their length, the code is the same)
-            return code if isinstance(v, str) else _named(code, n)
+            return code if isinstance(v, str) else _named(code, v, n)
         case ir.Local(name=name):
             return local(name)
         case ir.Arg(name=name):
@@ -212,7 +213,7 @@ def _expr(node: ir.Expr, n: Names) -> str:
                 return src
             if order is None:
                 return f"sorted({src})"
-            const = _named(constant(list(order)), n)
+            const = _named(constant(list(order)), list(order), n)
             return const if full else f"[k for k in {const} if k in {src}]"
         case ir.ListOf(items=items):
             return "[" + ", ".join(expr(i, n) for i in items) + "]"
@@ -262,6 +263,8 @@ def _call(fn: ir.Function, args: tuple[ir.Expr, ...], n: Names) -> str:
         if isinstance(a, ir.Comp):
             return f"next({_comp(a, n)})"
         return f"{expr(a, n)}[0]"
+    if fn in ("any", "all") and len(args) == 1 and isinstance(args[0], ir.Comp):
+        return f"{fn}({_comp(args[0], n)})"  # a generator: each item tested as it comes
     return f"{fn}({', '.join(expr(a, n) for a in args)})"
 
 

@@ -26,9 +26,11 @@ import pytest
 from conftest import load_engine, setups
 
 from lisboa_rules.cli.main import main
+from lisboa_rules.emit.engine.names import EngineNames
 from lisboa_rules.emit.engine.procs import counted_by_bisection
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import typed
+from lisboa_rules.model.procs import Tables
 from lisboa_rules.pyprint import expr as pyprint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -171,22 +173,18 @@ _NUMBERS = {"a": [1, 3, 5, 7, 8, 9], "b": [9, 3, 1], "c": [4, -2, 4, 0], "d": [2
             "names": ["x", "y"]}
 
 
-def _count_scope() -> tuple[typed.Scope, dict[str, str]]:
+def _count_scope() -> tuple[typed.Scope, dict[str, tuple[str, Any]], Any]:
     """Two numbers `e` and `k`, lists of numbers of the rules data, a kind `level` of int ids
-    (0, 5, 10) and a table of every level; long constants are named (the names -> code)."""
-    named: dict[str, str] = {}
-
-    def constant(code: str) -> str:
-        return named.setdefault(code, f"_K{len(named) + 1}")
-
+    (0, 5, 10) and a table of every level; long constants are named (the code -> names), by
+    the names printed with (the third)."""
     scope = typed.Scope(
         locals={n: typed.Name(typed.INT, ir.Local(n)) for n in ("e", "k")},
         game={"marks": typed.Name(typed.VType("map", (typed.VType("level"), typed.INT)),
                                   ir.GameField("marks"), field="game.marks")},
         int_kinds=frozenset({"level"}), kinds=frozenset({"level"}),
-        kind_values={"level": (10, 0, 5)}, data=typed.data_lookup({"n": _NUMBERS}),
-        name_constant=constant)
-    return scope, named
+        kind_values={"level": (10, 0, 5)}, data=typed.data_lookup({"n": _NUMBERS}))
+    engine = EngineNames(Tables())
+    return scope, engine.constants, engine.names(scope)
 
 
 _COUNTS = [
@@ -202,18 +200,18 @@ _COUNTS = [
 ]
 
 
-def _run(code: str, named: dict[str, str], e: int, k: int) -> Any:
+def _run(code: str, named: dict[str, tuple[str, Any]], e: int, k: int) -> Any:
     env: dict[str, Any] = {"v_e": e, "v_k": k, "bisect_left": bisect_left}
-    env |= {name: eval(c) for c, name in named.items()}  # the constants' own code, in a test
+    env |= {name: eval(c) for c, (name, _value) in named.items()}  # their code, in a test
     return eval(code, env)
 
 
 @pytest.mark.parametrize("source", _COUNTS)
 def test_count_of_constants_is_a_bisection(source: str) -> None:
-    scope, named = _count_scope()
+    scope, named, names = _count_scope()
     node = typed.check(source, scope).node
-    code = pyprint.bare(pyprint.expr(node, scope.names()))
-    fast = counted_by_bisection(node, scope.names())
+    code = pyprint.bare(pyprint.expr(node, names))
+    fast = counted_by_bisection(node, names)
     assert "len([" not in fast and "bisect_left(" in fast, fast
     for e in range(-4, 45):
         for k in (0, 1, 3):
@@ -234,10 +232,9 @@ def test_count_of_constants_is_a_bisection(source: str) -> None:
     ],
 )
 def test_other_code_is_left_as_it_is(source: str) -> None:
-    scope, _named = _count_scope()
+    scope, _named, names = _count_scope()
     node = typed.check(source, scope).node
-    assert counted_by_bisection(node, scope.names()) == pyprint.bare(
-        pyprint.expr(node, scope.names()))
+    assert counted_by_bisection(node, names) == pyprint.bare(pyprint.expr(node, names))
 
 
 def test_the_engines_count_of_icons_is_a_bisection(engine: Any) -> None:

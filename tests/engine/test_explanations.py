@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from lisboa_rules.cli.main import main
+from lisboa_rules.emit.engine.names import names_of
 from lisboa_rules.emit.engine.procs import Vocab
 from lisboa_rules.emit.engine.view import show_code
 from lisboa_rules.lang import expr
@@ -39,7 +40,7 @@ def _vocab() -> Vocab:
     m = interp.rule_sets(ROOT / "rules")[()]
     assert m.procs is not None
     scope = state_scope(m.state, m.data, m.procs.measures)
-    return Vocab(vocab_nodes(m.data["vocabulary"]["names"], scope), scope.names())
+    return Vocab(vocab_nodes(m.data["vocabulary"]["names"], scope), names_of(scope))
 
 
 def _code(name: str) -> str:

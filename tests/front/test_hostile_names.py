@@ -14,8 +14,8 @@ from conftest import ROOT, load_engine
 
 from lisboa_rules.cli.main import main
 from lisboa_rules.core import names
-from lisboa_rules.lang import typed
 from lisboa_rules.pipeline import analyse
+from lisboa_rules.pyprint import expr as pyprint
 
 # Refused wherever a rule gives a name: code, look-alikes, keywords, the engine's own prefixes
 # and receivers.
@@ -212,7 +212,7 @@ def test_names_python_would_read_otherwise_are_written_as_the_engines_own(
 @pytest.mark.parametrize("bad", HOSTILE)
 def test_the_code_generator_refuses_a_name_that_was_not_checked(bad: str) -> None:
     with pytest.raises(ValueError, match="unchecked"):
-        typed.local_code(bad)
+        pyprint.local(bad)
 
 
 def test_suggestions_are_names() -> None:

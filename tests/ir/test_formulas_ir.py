@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from lisboa_rules.emit.engine.names import names_of
 from lisboa_rules.emit.engine.procs import Vocab
 from lisboa_rules.emit.engine.view import _Functions, lower, reads_context, show_code
 from lisboa_rules.ir import expr as ir
@@ -31,7 +32,7 @@ def model(compiled: Any) -> Any:
 def vocab(model: Any) -> Vocab:
     """The base game's vocabulary as the engine's emitter holds it."""
     scope = state_scope(model.state, model.data, model.procs.measures, Tables())
-    return Vocab(vocab_nodes(model.data["vocabulary"]["names"], scope), scope.names())
+    return Vocab(vocab_nodes(model.data["vocabulary"]["names"], scope), names_of(scope))
 
 
 def _fns(vocab: Vocab) -> _Functions:

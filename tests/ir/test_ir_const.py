@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from lisboa_rules.emit.engine.names import names_of
 from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir.logic import negated
@@ -77,7 +78,7 @@ AGREE = [
 def test_a_constant_expression_has_the_value_its_python_gives(source: str) -> None:
     scope = _scope()
     t = typed.check(source, scope)
-    code = pyprint.expr(t.node, scope.names())
+    code = pyprint.expr(t.node, names_of(scope))
     for k in (0, 1, 2, 3, 5):
         for sa in ("a", "b"):
             env = {"k": k, "sa": sa}
@@ -186,7 +187,7 @@ def test_what_an_expression_reads() -> None:
 def test_a_condition_negated(source: str, code: str) -> None:
     scope = _scope()
     node = negated(typed.check(source, scope).node)
-    assert pyprint.bare(pyprint.expr(node, scope.names())) == code
+    assert pyprint.bare(pyprint.expr(node, names_of(scope))) == code
     k_values = [0, 2, 3, 5]
     for k in k_values:
         env = {"k": k, "sa": "a"}

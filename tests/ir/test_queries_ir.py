@@ -17,7 +17,7 @@ from typing import Any
 from lisboa_rules import pipeline
 from lisboa_rules.core.inputs import ENGINE
 from lisboa_rules.emit.engine import checks as C
-from lisboa_rules.emit.engine.procs import _fit
+from lisboa_rules.emit.engine.names import names_of
 from lisboa_rules.emit.engine.pyfmt import wrap_line
 from lisboa_rules.emit.engine.queries import python_queries, query_view
 from lisboa_rules.ir import expr as ir
@@ -92,7 +92,7 @@ def test_the_printed_queries_are_the_engine_s_functions(compiled: Any) -> None:
         scope = _scope(rs.model, tables)
         queries, problems = _queries(rs.model, scope)
         assert not problems
-        per_ruleset.append(python_queries(queries, scope.names()))
+        per_ruleset.append(python_queries(queries, names_of(scope, tables)))
         keys.append(rs.key)
     view = query_view(per_ruleset, keys)
     assert view.names == list(SHOWN)
@@ -115,7 +115,8 @@ def test_a_query_without_a_player_reads_the_game_alone(compiled: Any) -> None:
     measure of the game, which the printer then writes out in the query rather than call it
     as a function of the game and a player."""
     m = compiled.base.model
-    scope = _scope(m, Tables())
+    tables = Tables()
+    scope = _scope(m, tables)
     rows = [_row("piles_empty", "empty_display_piles"), _row("treasury", "treasury_value"),
             _row("my_reis", "reis"), _row("cost_now", "cost('wigs-for-influence', cost=1)"),
             _row("my_gain", "influence_per_gain + 1")]
@@ -125,13 +126,13 @@ def test_a_query_without_a_player_reads_the_game_alone(compiled: Any) -> None:
         f"query '{n}' reads a player's state, but it has no seat or player argument: give it "
         "one" for n in ("my_reis", "cost_now", "my_gain")]
     assert all(p.code == "unknown-name" and p.path[-1] == "value" for p in problems)
-    printed = python_queries(queries, scope.names())
+    printed = python_queries(queries, names_of(scope, tables))
     assert [(q.acting, q.code) for q in printed] == [
         (None, "len([v_q for v_q in _K1 if (len(g.piles[v_q]) == 0)])"),
         (None, "(1, 2, 3, 4, 5, 6)[g.treasury]")]
     with_player = python_queries(_queries(m, scope, [_row(
         "piles_seen", "empty_display_piles", [{"name": "seat", "kind": "seat"}])])[0],
-        scope.names())
+        names_of(scope, tables))
     assert [(q.acting, q.code) for q in with_player] == [
         ("p = g.players[seat]", "_m_empty_display_piles(g, p)")]
 
@@ -227,8 +228,9 @@ def _without_notes(code: str) -> str:
 
 def test_the_printed_checks_are_the_engine_s(compiled: Any) -> None:
     m = compiled.base.model
-    scope = state_scope(m.state, m.data, measures_of(m.data), Tables())
-    names = scope.names()
+    tables = Tables()
+    scope = state_scope(m.state, m.data, measures_of(m.data), tables)
+    names = names_of(scope, tables)
     invariants, _ = compile_invariants(m.state, scope)
     for ls in invariants.listers:
         lines = C.lister(ls, C.lister_stem(ls.kind))
@@ -237,7 +239,7 @@ def test_the_printed_checks_are_the_engine_s(compiled: Any) -> None:
     check = ["def _invariants(g: Game) -> list[str]:",
              '    """What is wrong with a state: the invariants of rules/state.yaml that '
              'fail, in order."""', "    problems: list[str] = []", *body, "    return problems"]
-    assert "\n".join(_fit(check)) in _without_notes(GENERATED)
+    assert "\n".join(w for line in check for w in wrap_line(line)) in _without_notes(GENERATED)
     saved, _ = compile_checks(m.state, scope)
     assert isinstance(saved.body[0], prog.SeatOf) and not saved.listers
     for s in _walk_stmts(saved.body):
@@ -250,7 +252,8 @@ def test_the_printed_checks_are_the_engine_s(compiled: Any) -> None:
              '    """Why a saved game cannot be loaded: the JSON path and the words of the',
              '    first check of rules/state.yaml that fails, else None."""',
              *C.state_checks(saved, names), "    return None"]
-    assert _without_notes("\n".join(_fit(lines))) in _without_notes(GENERATED)
+    assert _without_notes("\n".join(w for line in lines for w in wrap_line(line))) \
+        in _without_notes(GENERATED)
 
 
 def test_a_check_over_the_game_that_reads_the_player_is_refused(compiled: Any) -> None:

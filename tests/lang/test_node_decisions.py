@@ -15,12 +15,14 @@ import pytest
 
 from lisboa_rules.emit.engine.lower import Emitted
 from lisboa_rules.emit.engine.moves import MOVE_SLOT, ActionCode, MovePrinter
+from lisboa_rules.emit.engine.names import names_of
 from lisboa_rules.emit.engine.procs import positional_move
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import steps as st
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.actions import Action, ActionChecker
 from lisboa_rules.lang.typed import INT, TEXT, Name, Scope, VType
+from lisboa_rules.pyprint import expr as pyprint
 
 NOBLE = VType("noble")
 CARD = VType("card")
@@ -47,7 +49,7 @@ def _scope() -> Scope:
 
 
 def _printer(procs: dict[str, Any] | None = None) -> MovePrinter:
-    return MovePrinter(_scope().names(), lambda q: q.replace("-", "_"),
+    return MovePrinter(names_of(_scope()), lambda q: q.replace("-", "_"),
                        lambda path: "rules/x.yaml:1", procs or {})
 
 
@@ -107,7 +109,7 @@ def test_a_long_conditional_let_is_an_if_statement() -> None:
     total = "p.reis"
     for _ in range(11):
         total = f"({total} + p.reis)"
-    assert lines[:4] == ["if p.reis > 2:", f"v_x = {typed.bare(total)}", "else:", "v_x = 0"]
+    assert lines[:4] == ["if p.reis > 2:", f"v_x = {pyprint.bare(total)}", "else:", "v_x = 0"]
 
 
 def test_a_refusal_shows_a_constant_of_the_rules_as_its_words() -> None:

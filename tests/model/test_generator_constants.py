@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from lisboa_rules.emit.engine.moves import MovePrinter
+from lisboa_rules.emit.engine.names import names_of
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.actions import ActionChecker
@@ -38,7 +39,7 @@ def _compiler(tables: Any, scope: Scope) -> MovePrinter:
         found = scope.tables.get(kind, {}).get(col)
         return None if found is None else tables.get(found[1])
 
-    return MovePrinter(scope.names(), lambda q: q, lambda path: "rules/x.yaml:1", {},
+    return MovePrinter(names_of(scope), lambda q: q, lambda path: "rules/x.yaml:1", {},
                        table_values=tables, columns=column)
 
 

@@ -23,9 +23,7 @@ CODE = re.compile(
 BACK_END = ("pyprint/", "emit/engine/", "runtime/")
 
 # lowered to Python text until the statement IR replaces them (issue 32)
-STILL_TEXT = {
-    "model/procs.py": "the names of the rules' tables in the engine",
-}
+STILL_TEXT: dict[str, str] = {}
 
 
 def literals(tree: ast.AST) -> list[tuple[int, str]]:

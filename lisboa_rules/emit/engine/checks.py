@@ -9,14 +9,12 @@ expression, its literal pieces joined.
 
 from __future__ import annotations
 
-import ast
-import functools
 import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any, assert_never
 
 from lisboa_rules.core.encode import py_str
-from lisboa_rules.core.pyexpr import parse_expr
+from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import program as prog
 from lisboa_rules.ir.reads import reads
@@ -37,26 +35,25 @@ def ids_stem(kind: str) -> str:
 def words(parts: prog.Words, n: Names) -> str:
     """Words as a Python expression of text: its literal pieces, and its values shown (a
     constant as its text, a text as it is, any other value through `str`)."""
-    out: list[str] = []
+    pieces: list[tuple[bool, str]] = []  # (a literal text?, the text or the code)
     for part in parts:
         if isinstance(part, str):
-            out.append(py_str(part))
+            pieces.append((True, part))
             continue
-        code = pyprint.expr(part.value, n)
         try:
-            value = ast.literal_eval(code)
-        except (ValueError, SyntaxError):
-            shown = pyprint.bare(code)
-            out.append(shown if part.text else f"str({shown})")
+            value = const.scalar(part.value)
+        except const.NotConstant:
+            shown = pyprint.bare(pyprint.expr(part.value, n))
+            pieces.append((False, shown if part.text else f"str({shown})"))
         else:
-            out.append(py_str(str(value)))
-    merged: list[str] = []
-    for x in out:  # adjacent literals become one
-        if merged and merged[-1][:1] == x[:1] == '"':
-            merged[-1] = py_str(ast.literal_eval(merged[-1]) + ast.literal_eval(x))
+            pieces.append((True, str(value)))
+    merged: list[tuple[bool, str]] = []
+    for literal, x in pieces:  # adjacent literals become one
+        if literal and merged and merged[-1][0]:
+            merged[-1] = (True, merged[-1][1] + x)
         else:
-            merged.append(x)
-    return " + ".join(merged) or '""'
+            merged.append((literal, x))
+    return " + ".join(py_str(x) if literal else x for literal, x in merged) or '""'
 
 
 def _reads_seat(body: Sequence[prog.Stmt]) -> bool:
@@ -72,9 +69,14 @@ def _each_player(body: tuple[prog.Holds, ...], lines: list[str]) -> list[str]:
 def _holds(h: prog.Holds, n: Names, indent: int) -> list[str]:
     """A condition's check, indented by 0 (the caller indents it by `indent`)."""
     note = [] if h.note is None else [f"# {h.note}"]
-    report = (f"    problems.append({words(h.words, n)})" if h.at is None
-              else f"    return {words(h.at, n)}, {words(h.words, n)}")
-    return [*note, *_test(pyprint.expr(h.test, n), indent), report]
+    if h.at is None:
+        report = [f"    problems.append({words(h.words, n)})"]
+    else:
+        where, said = words(h.at, n), words(h.words, n)
+        report = [f"    return {where}, {said}"]
+        if indent + len(report[0]) > 100:  # in brackets, one value a line, as ruff has it
+            report = ["    return (", f"        {where},", f"        {said},", "    )"]
+    return [*note, *_test(h.test, n, indent), *report]
 
 
 def invariants(checks: prog.Checks, n: Names, lister: Callable[[str], str],
@@ -219,118 +221,37 @@ def lister(ls: prog.Lister, name: str) -> list[str]:
     return lines
 
 
-@functools.lru_cache(maxsize=4096)
-def _negated(code: str) -> str:
-    """`not (code)`, written as ruff would have it: an (in)equality turned round, and the
-    conditions `any` / `all` test given as a generator rather than a list. (A function of the
-    text alone: the rule sets of a build share most of their checks.)"""
-    text = code.encode()
-    try:
-        tree = parse_expr(text)
-    except SyntaxError:
-        return f"not ({pyprint.bare(code)})"
-    if isinstance(tree.body, ast.UnaryOp) and isinstance(tree.body.op, ast.Not):
-        inner = ast.get_source_segment(code, tree.body.operand)  # `not (not x)` is x
-        if inner is not None:
-            return _unlisted(pyprint.bare(inner))
-    out = _unlisted(code)
-    body = parse_expr(out).body
-    if (
-        isinstance(body, ast.Compare)
-        and len(body.ops) == 1
-        and isinstance(body.ops[0], ast.Eq | ast.NotEq)
-    ):
-        at = _top_level(out, "==" if isinstance(body.ops[0], ast.Eq) else "!=")
-        if at is not None:
-            op = "!=" if isinstance(body.ops[0], ast.Eq) else "=="
-            left, right = out[:at].strip(), out[at + 2 :].strip()
-            sides = [pyprint.bare(x) for x in (left, right)]
-            if not any(_compound(x) for x in sides):  # `(a is None) == (b is None)` keeps them
-                return f"{sides[0]} {op} {sides[1]}"
-            return f"{left} {op} {right}"
-    return f"not ({out})"
+def _negation(cond: ir.Expr) -> ir.Expr:
+    """`not cond` as ruff would have it: `not (not x)` is x, an (in)equality turned round."""
+    if isinstance(cond, ir.Not):
+        return cond.operand
+    if isinstance(cond, ir.Compare) and len(cond.ops) == 1 and cond.ops[0][0] in ("==", "!="):
+        op, right = cond.ops[0]
+        return ir.Compare(cond.left, (("!=" if op == "==" else "==", right),))
+    return ir.Not(cond)
 
 
-def _unlisted(code: str) -> str:
-    """The code with the conditions `any` / `all` test given as a generator rather than a
-    list, at every depth (as ruff would have it)."""
-    while True:
-        new = _unlisted_once(code)
-        if new == code:
-            return pyprint.bare(new)
-        code = new
+def _side(node: ir.Expr, n: Names) -> str:
+    """An operand of `==` / `!=`, without brackets unless it needs them (a comparison, a
+    condition, a conditional expression, a negation)."""
+    code = pyprint.expr(node, n)
+    compound = isinstance(node, ir.Compare | ir.BoolOp | ir.Cond | ir.Not | ir.Neg)
+    return code if compound else pyprint.bare(code)
 
 
-def _unlisted_once(code: str) -> str:
-    text = code.encode()
-    try:
-        tree = parse_expr(text)
-    except SyntaxError:
-        return code
-    cuts: list[tuple[int, int, bytes]] = []
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in ("any", "all")
-            and len(node.args) == 1
-            and isinstance(node.args[0], ast.ListComp)
-            and "\n" not in code
-        ):
-            arg = node.args[0]
-            start, end = arg.col_offset, arg.end_col_offset or arg.col_offset
-            cuts.append((start, end, text[start + 1 : end - 1]))
-    last = len(text) + 1
-    for start, end, new in sorted(cuts, reverse=True):
-        if end <= last:
-            text = text[:start] + new + text[end:]
-            last = start
-    return text.decode()
-
-
-def _compound(code: str) -> bool:
-    """Whether an operand needs its brackets beside `==` / `!=`: a comparison, a condition or
-    a conditional expression."""
-    try:
-        node = parse_expr(code).body
-    except SyntaxError:
-        return True
-    return isinstance(node, ast.Compare | ast.BoolOp | ast.IfExp | ast.UnaryOp)
-
-
-def _test(code: str, indent: int) -> list[str]:
+def _test(cond: ir.Expr, n: Names, indent: int) -> list[str]:
     """The statements testing that a condition fails: `if NOT-CONDITION:`, with the left side
     of a long (in)equality computed first (a line the engine's formatting splits as ruff
     does)."""
-    test = _negated(code)
-    at = None
-    if not test.startswith("not ("):  # an (in)equality turned round
-        at = _top_level(test, "!=")
-        at = _top_level(test, "==") if at is None else at
-    if at is None or indent + len(f"if {test}:") <= 100:
-        return [f"if {test}:"]
-    return [f"got = {test[:at].strip()}", f"if got {test[at:].strip()}:"]
+    neg = _negation(cond)
+    if isinstance(neg, ir.Compare) and len(neg.ops) == 1 and neg.ops[0][0] in ("==", "!="):
+        op, right = neg.ops[0]
+        left, other = _side(neg.left, n), _side(right, n)
+        if indent + len(f"if {left} {op} {other}:") <= 100:
+            return [f"if {left} {op} {other}:"]
+        return [f"got = {left}", f"if got {op} {other}:"]
+    if isinstance(neg, ir.Not):
+        return [f"if not ({pyprint.bare(pyprint.expr(neg.operand, n))}):"]
+    return [f"if {pyprint.bare(pyprint.expr(neg, n))}:"]
 
 
-def _top_level(code: str, op: str) -> int | None:
-    """Where `op` stands outside every bracket and string of `code`, else None."""
-    depth = 0
-    quote = ""
-    i = 0
-    while i < len(code):
-        ch = code[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif depth == 0 and code.startswith(op, i):
-            return i
-        i += 1
-    return None

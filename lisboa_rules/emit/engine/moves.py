@@ -131,8 +131,8 @@ class MovePrinter(Printer):
                  bundles: Bundles | None = None, effect_ids: tuple[str, ...] = (),
                  saver: Callable[[frozenset[str], frozenset[str]], tuple[str, str]] | None = None,
                  columns: Callable[[str, str], Mapping[Any, Any] | None] | None = None,
-                 all_fields: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
-                 ) -> None:
+                 all_fields: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()),
+                 table_name: Callable[[str], str] | None = None) -> None:
         super().__init__(names, stem, where)
         self.procs = procs
         self.table_values: Mapping[str, Mapping[Any, Any]] = table_values or {}
@@ -143,6 +143,7 @@ class MovePrinter(Printer):
         self.effect_ids = effect_ids
         self.column_values = columns or (lambda kind, col: None)
         self.all_fields = all_fields
+        self.table_name = table_name or (lambda tid: tid)  # a table of the rules' engine name
         # the values a choice of the move generator goes through, when they are constants:
         # a name -> (the values, the Env it was bound in)
         self.domains: dict[str, tuple[tuple[Any, ...], int]] = {}
@@ -892,7 +893,8 @@ class MovePrinter(Printer):
 
     def _bundles_of(self, b: S.Bundle) -> str:
         """The entry of the rule set's fx of a bundle's table, its functions compiled."""
-        table = f"_T_const{len(self.bundles.tables) + 1}" if b.table is None else b.table
+        table = f"_T_const{len(self.bundles.tables) + 1}" if b.table is None else \
+            self.table_name(b.table)
         name = table.removeprefix("_T")
         self.bundle_rows[name] = b.rows
         if name in self.bundles.tables:

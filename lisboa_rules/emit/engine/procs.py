@@ -12,8 +12,6 @@ after the other, for the engine emitter (`procedure_view`, from what `lower` ret
 
 from __future__ import annotations
 
-import ast
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -22,6 +20,7 @@ from lisboa_rules.core import names as grammar
 from lisboa_rules.core.encode import py_str
 from lisboa_rules.emit.engine import checks as C
 from lisboa_rules.emit.engine.moves import Bundles, MovePrinter, json_type
+from lisboa_rules.emit.engine.names import EngineNames
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
 from lisboa_rules.emit.engine.queries import PyQuery, python_queries
 from lisboa_rules.emit.engine.state_classes import copy_code
@@ -120,6 +119,7 @@ class ProcSession:
         self.where = where
         self.view = ProcView()
         self.tables = tables
+        self.engine = EngineNames(tables)
         self.bundles = Bundles()
         self.copier: _Copier | None = None
         self.by_code: dict[str, str] = {}  # the code with its stem replaced by "@" -> stem
@@ -168,17 +168,18 @@ class ProcSession:
             return self.where(m, path)
 
         view, tables, bundles, share = self.view, self.tables, self.bundles, self.share
+        engine = self.engine
         if self.copier is None:
             self.copier = _Copier(state)
         copier = self.copier
         scope = checked.base
         self.scopes.append((data, state, ps.measures, scope))
-        printer = scope.names()
+        printer = self.engine.names(scope)
         for _, node in checked.vocab.values():  # the long constants they read are named now,
             pyprint.expr(node, printer)  # before `finish` writes the names given
         view.vocab.append(Vocab(checked.vocab, printer))
         scope = checked.scope
-        view.queries.append(python_queries(checked.queries, scope.names()))
+        view.queries.append(python_queries(checked.queries, self.engine.names(scope)))
         checked_procs = checked.procs
         # printed: the procedures, callees first
 
@@ -198,9 +199,9 @@ class ProcSession:
                 return _PLACEHOLDER if q == me else self._known(known, q)
 
             opts, why, run = MovePrinter(
-                checked.proc_scopes[pid].names(), stem_of, where, checked_procs, tables.values,
-                copier.name, bundles, ps.effects, copier.saver, column,
-                fields).procedure(checked_procs[pid])
+                engine.names(checked.proc_scopes[pid]), stem_of, where, checked_procs,
+                engine.values, copier.name, bundles, ps.effects, copier.saver, column, fields,
+                engine.table).procedure(checked_procs[pid])
             code = "\n".join([*opts, "", "", *why, "", "", *run])
             stem = share(code, base)
             stems[pid] = stem
@@ -215,9 +216,9 @@ class ProcSession:
         moves: dict[str, Any] = {}
         for kind, action in ps.actions.items():
             base = grammar.stem(kind).lstrip("_") or "action"
-            mp = MovePrinter(checked.action_scopes[kind].names(), known, where, checked_procs,
-                             tables.values, copier.name, bundles, ps.effects, copier.saver,
-                             column, fields)
+            mp = MovePrinter(engine.names(checked.action_scopes[kind]), known, where,
+                             checked_procs, engine.values, copier.name, bundles, ps.effects,
+                             copier.saver, column, fields, engine.table)
             got = mp.action(checked.actions[kind], _PLACEHOLDER)
             for fname, ftype in got.types.items():
                 view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
@@ -234,7 +235,7 @@ class ProcSession:
         view.moves.append(moves)
         # the phases of the turn machine: their frame functions
         phase_defs: dict[str, Any] = {}
-        names_ = scope.names()
+        names_ = engine.names(scope)
         for pc in checked.phases:
             base = grammar.stem(pc.id).lstrip("_") or "phase"
             actor = inter = None
@@ -254,11 +255,11 @@ class ProcSession:
         """The view of every rule set added (`models`, the same in the same order): once."""
         assert not self.finished and len(models) == len(self.scopes)
         self.finished = True
-        view, tables, bundles = self.view, self.tables, self.bundles
+        view, bundles, engine = self.view, self.bundles, self.engine
         assert self.copier is not None
         measures = []
         bodies = self._measure_bodies()
-        for name, (returns, body) in tables.measures.items():
+        for name, (returns, body) in engine.measures.items():
             node = bodies.get((returns, body))
             if node is not None:
                 body = counted_by_bisection(*node)
@@ -266,16 +267,16 @@ class ProcSession:
             measures.append("\n".join(w for line in lines for w in wrap_line(line)))
         bundle_code = ["\n".join(w for line in f for w in wrap_line(line))
                        for f in bundles.functions]
-        checks = _invariant_view(models, view, tables, self.where, self.scopes)
+        checks = _invariant_view(models, view, self.tables, engine, self.where, self.scopes)
         view.functions = measures + self.copier.functions + _split(
             view.functions, bundle_code, self.actions) + checks
-        code = "\n".join([*view.functions, *(q.code for qs in view.queries for q in qs)])
+        code_all = "\n".join([*view.functions, *(q.code for qs in view.queries for q in qs)])
         view.tables += [(name, fmt(values, 0, "", len(name) + len(": Final = ")))
-                        for name, values in tables.values.items() if name in code]
+                        for name, values in engine.values.items() if name in code_all]
         # a long constant (every card number) is laid out as ruff formats it
-        view.tables += [(name, value if len(name) + len(": Final = ") + len(value) <= 100 else
-                         fmt(ast.literal_eval(value), 0, "", len(name) + len(": Final = ")))
-                        for value, name in tables.constants.items() if name in code]
+        view.tables += [(name, code if len(name) + len(": Final = ") + len(code) <= 100 else
+                         fmt(_as_printed(value), 0, "", len(name) + len(": Final = ")))
+                        for code, (name, value) in engine.constants.items() if name in code_all]
         return view
 
 
@@ -284,7 +285,7 @@ class ProcSession:
         printed with, by (its annotation, its code): the key of the rules' tables."""
         out: dict[tuple[str, str], tuple[ir.Expr, pyprint.Names]] = {}
         for _data, _state, _measures, scope in self.scopes:
-            names = scope.names()
+            names = self.engine.names(scope)
             for m in scope.measures.values():
                 if isinstance(m.ref, ir.Measure):
                     code = pyprint.bare(pyprint.expr(m.ref.body, names))
@@ -292,7 +293,8 @@ class ProcSession:
         return out
 
 
-def _invariant_view(models: Sequence[Model], view: ProcView, tables: P.Tables, where: Where,
+def _invariant_view(models: Sequence[Model], view: ProcView, tables: P.Tables,
+                    engine: EngineNames, where: Where,
                     scopes: list[tuple[Any, Any, Any, Any]] | None = None) -> list[str]:
     """Each rule set's invariants (rules/state.yaml) as one check function and a lister per
     conserved kind, shared where the code is the same; the sorted ids they compare with are
@@ -338,7 +340,7 @@ def _invariant_view(models: Sequence[Model], view: ProcView, tables: P.Tables, w
         def origin(inv: Invariant, mm: Model = m) -> str:
             return f"{where(mm, ('state', *inv.path))} {inv.id}"
 
-        names = scope.names()
+        names = engine.names(scope)
         program, _ = compile_invariants(m.state, scope, origin)
         listers: dict[str, Raw] = {}
         for ls in program.listers:
@@ -355,7 +357,7 @@ def _invariant_view(models: Sequence[Model], view: ProcView, tables: P.Tables, w
             if name is None:
                 name = ids
                 n = 1
-                while name in tables.values or name in ids_names.values():
+                while name in engine.values or name in ids_names.values():
                     n += 1
                     name = f"{ids}_{n}"
                 ids_names[key] = name
@@ -372,33 +374,15 @@ def _invariant_view(models: Sequence[Model], view: ProcView, tables: P.Tables, w
                  '    """Why a saved game cannot be loaded: the JSON path and the words of the',
                  '    first check of rules/state.yaml that fails, else None."""',
                  *C.state_checks(checks, names), "    return None"]
-        view.invariants.append({"invariants": Raw(share(_fit(check), "_invariants")),
+        view.invariants.append({"invariants": Raw(share(check, "_invariants")),
                                 "conserved": listers,
-                                "state_checks": Raw(share(_fit(saved), "_state_checks"))})
+                                "state_checks": Raw(share(saved, "_state_checks"))})
     return functions
 
 
 def _lister_of(listers: dict[str, Raw]) -> Callable[[str], str]:
     """The name of the function listing a conserved kind's ids, by the kind."""
     return lambda kind: listers[kind].code
-
-
-def _fit(lines: list[str]) -> list[str]:
-    """The lines of a generated function within the line width: a long `return PATH, WORDS`
-    (a saved-game check's words of the rules) is returned in brackets, split as ruff formats
-    it."""
-    out: list[str] = []
-    for line in lines:
-        m = re.fullmatch(r"(\s*)return (.*)", line)
-        node = ast.parse(m[2], mode="eval").body if m is not None and len(line) > 100 else None
-        if m is None or not isinstance(node, ast.Tuple):
-            out += wrap_line(line)
-            continue
-        out.append(f"{m[1]}return (")
-        for elt in node.elts:
-            out += wrap_line(f"{m[1]}    {ast.get_source_segment(m[2], elt)},")
-        out.append(f"{m[1]})")
-    return out
 
 
 _MIRROR: dict[ir.CmpOpName, ir.CmpOpName] = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -618,3 +602,12 @@ def _phase_lines(pc: CheckedPhase, names: pyprint.Names
         inter = [f"def _interrupts_{stem}(g: Game) -> bool:", *head,
                  f"    return {pyprint.bare(pyprint.expr(pc.interrupts, names))}"]
     return lines, inter
+
+
+def _as_printed(value: Any) -> Any:
+    """A constant of the rules data as the engine holds it (lists are tuples)."""
+    if isinstance(value, list | tuple):
+        return tuple(_as_printed(v) for v in value)
+    if isinstance(value, Mapping):
+        return {k: _as_printed(v) for k, v in value.items()}
+    return value
