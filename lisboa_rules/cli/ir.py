@@ -1,6 +1,7 @@
 """`lisboa-rules ir`: the checked IR of a rule set's procedures and actions, for people
 debugging a rule (as mypyc dumps its IR): each expression of each step, where it is written,
-its type and its IR."""
+its type and its IR; with `--statements`, each procedure and action as the statements the
+back ends print (ir/stmt.py)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--variant", action="append", default=[], metavar="NAME",
                    help="fold a variant of rules/variants/ (or a --house file) into the base "
                    "game first (repeatable)")
+    p.add_argument("--statements", action="store_true",
+                   help="print the statements of each procedure and action (what the back "
+                   "ends print) rather than each expression")
     p.add_argument("--procedure", metavar="ID",
                    help="only this procedure (an id of rules/effects.yaml, a Noble action) or "
                    "action of a turn (action:KIND, as `action:visit`)")
@@ -48,6 +52,8 @@ def run_ir(args: argparse.Namespace) -> int:
         report(diags, args.format)
         return EXIT_FINDINGS
     found = checked_expressions(m.procs, m.state, m.data)
+    if args.statements:
+        return _statements(compiled.base.steps, args)
     if args.procedure is not None:
         if args.procedure not in found:
             near = closest(args.procedure, sorted(found))
@@ -83,3 +89,24 @@ COMMANDS: dict[str, Command] = {
     "ir": Command("print the checked IR of the rules' procedures and actions (for debugging a "
                   "rule)", _configure, run_ir),
 }
+
+
+def _statements(steps: Any, args: argparse.Namespace) -> int:
+    """Each procedure and action of the base rule set as IR statements (`--procedure`: one)."""
+    from lisboa_rules.ir import show
+
+    blocks: dict[str, list[str]] = {pid: show.proc(p) for pid, p in steps.procs.items()}
+    blocks |= {f"action:{k}": show.action(a) for k, a in steps.actions.items()}
+    if args.procedure is not None:
+        if args.procedure not in blocks:
+            near = closest(args.procedure, sorted(blocks))
+            hint = f"; did you mean '{near}'?" if near else ""
+            err(f"lisboa-rules ir: no procedure or action '{args.procedure}'{hint}\n")
+            return EXIT_FINDINGS
+        blocks = {args.procedure: blocks[args.procedure]}
+    if args.format == "json":
+        out(json.dumps([{"procedure": k, "ir": v} for k, v in blocks.items()], indent=2,
+                       ensure_ascii=False) + "\n")
+        return EXIT_OK
+    out("\n".join(line for b in blocks.values() for line in b) + "\n")
+    return EXIT_OK

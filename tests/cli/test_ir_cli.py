@@ -60,3 +60,36 @@ def test_a_house_rule_folded_in_shows_its_procedure(capsys: Any, monkeypatch: An
     assert code == 1 and "no procedure or action 'tithe'" in err
 
 
+
+
+def test_statements_show_a_procedure_as_the_back_ends_print_it(
+    capsys: Any, monkeypatch: Any
+) -> None:
+    """`--statements`: the guard and the effects, each statement with what it reads and
+    writes (a gain with the bounds of its place, and whether it is kept within them)."""
+    code, out, _ = run_cli(["ir", "--statements", "--procedure", "pay-visit"], capsys,
+                           monkeypatch)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "proc pay-visit(noble: noble)"
+    assert lines[1] == "  guard" and "  effects" in lines
+    assert "      gain player.influence [0..10] (neg cost) floor ceil" in lines
+    assert any(x.startswith("    require (or (>= player.influence cost)") for x in lines)
+
+
+def test_statements_show_an_action_with_each_branch_going_on(
+    capsys: Any, monkeypatch: Any
+) -> None:
+    """An action's item that branches on a choice holds the items after it in each branch:
+    the follower's next step comes after each procedure a Noble action may name."""
+    code, out, _ = run_cli(["ir", "--statements", "--procedure", "action:follow", "--format",
+                            "json"], capsys, monkeypatch)
+    assert code == 0
+    (row,) = json.loads(out)
+    lines = row["ir"]
+    assert lines[0] == 'action follow in phase follow rule "follow"'
+    at = [k for k, x in enumerate(lines) if x.lstrip().startswith('case "build-store"')]
+    assert len(at) == 2  # a Noble action followed, and an event's
+    after = [lines[k + 1].strip() for k in at]
+    assert after[0] == "(run next-follower seat true)"
+    assert after[1].startswith("apply (bundle card.event_effects event")
