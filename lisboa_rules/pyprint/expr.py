@@ -324,6 +324,13 @@ def reads_state(node: ir.Expr, n: Names = PLAIN) -> bool:
                or (isinstance(x, ir.Measure) and is_function(x, n)) for x in printed(node, n))
 
 
+def uses_player(node: ir.Expr, n: Names = PLAIN) -> bool:
+    """Whether the node's code names the acting player `p` (a field of theirs, the player
+    itself, a cost or a measure's function handed them)."""
+    return any(isinstance(x, ir.Me | ir.Cost) or (isinstance(x, ir.Measure) and is_function(x, n))
+               for x in printed(node, n))
+
+
 def hands_on_player(node: ir.Expr, n: Names = PLAIN) -> bool:
     """Whether the node's code hands the acting player `p` itself on (to a measure's function,
     a cost, or as a value), rather than only reading its fields (`p.reis`)."""

@@ -212,3 +212,26 @@ def test_a_move_with_positional_arguments() -> None:
 def test_an_action_code_without_slots_is_its_functions() -> None:
     code = ActionCode([["def f():", "    pass"]], (), kind="k")
     assert code.lines() == [["def f():", "    pass"]]
+
+
+# -- what a printed function names, decided as it is printed ----------------------------------
+
+
+def test_the_acting_player_is_read_only_by_a_function_whose_code_names_them() -> None:
+    """`p = g.players[seat]` is printed where an expression printed names the player (a field
+    of theirs, a measure's function, a cost), and left out elsewhere: decided on the nodes
+    printed, not by reading the function's text (words that say "p" do not count)."""
+    mine = _compile([{"require": "len(game.deck) > 0", "reason": "a p of words"},
+                     {"set": {"reis": 1}}])
+    assert "    p = g.players[seat]" not in mine.opts  # the guard reads the game alone
+    assert "    p = g.players[seat]" not in mine.why  # words saying "p" read nobody
+    assert "    p = g.players[seat]" in mine.run  # the effects write the player's réis
+
+
+def test_a_local_that_may_be_none_is_typed_where_the_function_first_names_it() -> None:
+    """mypyc refuses a local it infers as None, mypy a second annotation: `: Any` on the
+    first line that names the local, and only there."""
+    run = _run([{"let": {"x": "first(hand) if len(hand) > 0 else None"}},
+                {"let": {"x": "first(hand) if reis > 0 else None"}},
+                {"set": {"reis": "1 if x is None else 2"}}])
+    assert [x.split(" = ")[0] for x in run[:2]] == ["v_x: Any", "v_x"]

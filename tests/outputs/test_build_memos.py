@@ -1,7 +1,7 @@
 """What the build keeps per process to go faster (issue 17), and that it changes no output.
 
 Nothing here caches an output: each memo is a pure function of its text (a long generated line's
-wrapping, a function's tidying, a negated condition), or a quicker way to the same value
+wrapping, a negated condition), or a quicker way to the same value
 (comparing two rule sets' fields by structure before formatting them, copying loaded data
 without deepcopy's memo, `Scope.with_locals` without dataclasses.replace). Every test compares
 the quick way with the plain one; `tests/outputs/test_golden.py` compares the whole build.
@@ -20,7 +20,7 @@ import pytest
 from markupsafe import Markup
 
 from lisboa_rules.core.encode import visible
-from lisboa_rules.emit.engine import lower, pyfmt
+from lisboa_rules.emit.engine import pyfmt
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, Update, fmt, identical, wrap_line
 from lisboa_rules.front.overlay import copy_data
 from lisboa_rules.ir import expr as ir
@@ -79,7 +79,7 @@ def test_the_variant_rule_sets_fields_are_compared_as_formatted(compiled: Any) -
     assert said_same > 0  # the variants change few fields
 
 
-# -- wrap_line and lower.tidy: kept per process, functions of their text -------------------
+# -- wrap_line: kept per process, a function of its text ------------------------------------
 
 LONG = [
     "    if " + " and ".join(f"v_{i} == {i}" for i in range(20)) + ":",
@@ -105,20 +105,6 @@ def test_wrap_line_starts_again_when_full(monkeypatch: pytest.MonkeyPatch) -> No
     for line in LONG:
         assert wrap_line(line) == pyfmt._wrapped(line, 100)
     assert len(pyfmt._WRAPPED) <= 2
-
-
-def test_a_tidied_function_is_what_tidying_it_again_gives() -> None:
-    lines = ["def _run_x(g: Game, seat: int) -> None:", "    p = g.players[seat]",
-             "    v_a = None", "    v_a = None", "    v_b: Any = 1", "    v_b: Any = 2",
-             "    for v_c in (None, *g.xs):", "        pass"]
-    first = lower.tidy(lines)
-    assert first == lower._tidied(lines)
-    assert "    p = g.players[seat]" not in first  # p is not used: not read
-    assert first.count("    v_a: Any = None") == 1 and "    v_b = 2" in first
-    first.clear()
-    assert lower.tidy(lines) == lower._tidied(lines)
-    used = [*lines, "    p.reis += 1"]
-    assert "    p = g.players[seat]" in lower.tidy(used)  # another text, its own result
 
 
 # -- the scope and the errors of the expression checker --------------------------------------

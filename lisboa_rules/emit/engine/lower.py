@@ -18,6 +18,7 @@ from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import stmt as S
 from lisboa_rules.ir.logic import negated
+from lisboa_rules.ir.reads import locals_named
 from lisboa_rules.ir.types import VType
 from lisboa_rules.pyprint import expr as pyprint
 from lisboa_rules.pyprint.expr import bare
@@ -55,6 +56,18 @@ def py_type(t: VType, n: pyprint.Names) -> str:
     return f"{base} | None" if t.optional and base != "Any" else base
 
 
+class Function:
+    """What the function being printed has named so far: its locals (a local that may be None
+    is typed `Any` where the function first names it, and only there: mypyc refuses a local it
+    infers as None, mypy a second annotation), and whether its code names the acting player
+    (else it does not read them: `p = g.players[seat]` is left out)."""
+
+    def __init__(self, player_at: int | None) -> None:
+        self.named: set[str] = set()
+        self.player = False
+        self.player_at = player_at  # where its line reading the acting player is
+
+
 class Printer:
     """Prints one rule set's checked statements as Python: `names` prints its expressions,
     `stem(proc_id)` names a procedure's functions, `where(path)` says where a step is
@@ -66,16 +79,55 @@ class Printer:
         self.stem = stem
         self.where = where
         self.items = 0  # the items a move computes, each bound once (`_item_N`)
+        self.fns: list[Function] = []  # the functions being printed, innermost last
+
+    # -- functions ----------------------------------------------------------------------
+
+    def begin(self, player_at: int | None = None, *named: str) -> None:
+        """A function starts (`player_at`: the index of its line reading the acting player;
+        `named`: the locals its signature names)."""
+        self.fns.append(Function(player_at))
+        self.fns[-1].named.update(named)
+
+    def end(self, lines: list[str]) -> list[str]:
+        """The function's lines, finished: without the acting player when nothing reads them."""
+        fn = self.fns.pop()
+        if fn.player_at is not None and not fn.player:
+            del lines[fn.player_at]
+        return lines
+
+    def named(self, *names: str) -> None:
+        """The function names these locals (their Python names) here."""
+        if self.fns:
+            self.fns[-1].named.update(names)
+
+    def first(self, name: str) -> bool:
+        """Whether the function names the local `name` (its Python name) here first."""
+        if not self.fns:
+            return True
+        fresh = name not in self.fns[-1].named
+        self.fns[-1].named.add(name)
+        return fresh
 
     def code(self, node: ir.Expr) -> str:
+        self._read(node)
         return pyprint.expr(node, self.names)
 
     def bare(self, node: ir.Expr) -> str:
+        self._read(node)
         return bare(pyprint.expr(node, self.names))
+
+    def _read(self, node: ir.Expr) -> None:
+        if self.fns:
+            fn = self.fns[-1]
+            fn.named.update(local(x) for x in locals_named(node))
+            fn.player = fn.player or pyprint.uses_player(node, self.names)
 
     # -- a procedure --------------------------------------------------------------------
 
     def signature(self, proc: S.Proc, choices: bool) -> str:
+        self.named(*(local(p.name) for p in proc.params),
+                   *(local(c.name) for c in proc.choices if choices))
         args = ["g: Game", "seat: int"]
         args += [f"{local(p.name)}: {py_type(p.type, self.names)}" for p in proc.params]
         if choices:
@@ -91,6 +143,7 @@ class Printer:
         head = ["# " + py_comment(f"{self.where(proc.at.path)} {proc.id}")]
         ctype = self.choice_type(len(proc.choices))
         # the guard, as a generator of choices
+        self.begin(2)
         opts = [*head, f"def _opts_{stem}({self.signature(proc, False)}) -> list[{ctype}]:",
                 "    p = g.players[seat]", f"    out: list[{ctype}] = []"]
         indent = 1
@@ -110,7 +163,9 @@ class Printer:
         row = f"({chosen[0]},)" if len(chosen) == 1 else "(" + ", ".join(chosen) + ")"
         opts.append("    " * indent + f"out.append({row})")
         opts.append("    return out")
+        opts = self.end(opts)
         # why a choice fails
+        self.begin(1)
         why = [f"def _why_{stem}({self.signature(proc, True)}) -> tuple[str, str] | None:",
                "    p = g.players[seat]"]
         for s in proc.guard:
@@ -125,7 +180,9 @@ class Printer:
                 case _:
                     assert_never(s)
         why.append("    return None")
+        why = self.end(why)
         # the effects
+        self.begin(1)
         run = [f"def _run_{stem}({self.signature(proc, True)}) -> None:",
                "    p = g.players[seat]"]
         body: list[str] = []
@@ -138,8 +195,8 @@ class Printer:
             self.effect(e, 1, body)
         if all(line.strip().startswith("#") for line in body):
             body.append("    pass")
-        run += body
-        return Emitted(tidy(opts), tidy(why), tidy(run))
+        run = self.end(run + body)
+        return Emitted(opts, why, run)
 
     # -- choices ------------------------------------------------------------------------
 
@@ -184,17 +241,22 @@ class Printer:
             over = self.over(of)
             where = None if of.where is None else self.bare(of.where)
             if s.optional:
+                if self.first(var):  # typed where first named (see Function)
+                    out.append(f"{pad}{var}: Any")
                 out.append(f"{pad}for {var} in (None, *{over}):")
                 if where is not None:
                     out.append(f"{pad}    if {var} is not None and not ({where}):")
                     out.append(f"{pad}        continue")
             else:
+                self.named(var)
                 out.append(f"{pad}for {var} in {over}:")
                 if where is not None:
                     out.append(f"{pad}    if not ({where}):")
                     out.append(f"{pad}        continue")
             return indent + 1
-        out.append(f"{pad}for {var} in {self.options(of, s.optional)}:")
+        options = self.options(of, s.optional)
+        self.named(var)
+        out.append(f"{pad}for {var} in {options}:")
         return indent + 1
 
     def choice_why(self, s: S.Choose, out: list[str], pad: str = "    ",
@@ -288,14 +350,20 @@ class Printer:
             if isinstance(node, ir.Cond) and len(pad) + len(var) + len(code) + 3 > 100:
                 # a long `a if c else b` reads better as an if statement
                 cond, then, other = (self.bare(x) for x in (node.test, node.then, node.orelse))
-                out += [f"{pad}if {cond}:", f"{pad}    {var} = {then}", f"{pad}else:",
-                        f"{pad}    {var} = {other}"]
-            elif b.type.optional:
-                # typed where first assigned (see tidy): mypyc refuses a local it infers as
+                first = self.first(var)
+                typed_then = _none(node.then) and first
+                typed_else = _none(node.orelse) and first and not typed_then
+                out += [f"{pad}if {cond}:",
+                        f"{pad}    {var}{': Any' if typed_then else ''} = {then}", f"{pad}else:",
+                        f"{pad}    {var}{': Any' if typed_else else ''} = {other}"]
+            elif b.type.optional or _none(node):
+                # typed where first named (see Function): mypyc refuses a local it infers as
                 # None where a test narrowed it
-                out.append(f"{pad}{var}: Any = {code}")
+                out.append(f"{pad}{var}{': Any' if self.first(var) else ''} = {code}")
             else:
-                out.append(f"{pad}{var} = {self.let_value(b)}")
+                value = self.let_value(b)
+                self.named(var)
+                out.append(f"{pad}{var} = {value}")
 
     def let_value(self, b: S.Bind) -> str:
         """The code of the value a let gives its name on a line of its own (`v = code`)."""
@@ -372,6 +440,7 @@ class Printer:
             case S.ForEach():
                 over = self.code(s.over) if isinstance(s.over, ir.Keys) else \
                     f"list({self.code(s.over)})" if s.copy else self.bare(s.over)
+                self.named(local(s.var))
                 out.append(f"{pad}for {local(s.var)} in {over}:")
                 self.block(s.body, indent + 1, out)
             case S.Repeat():
@@ -435,48 +504,6 @@ def _list_entry(node: ir.Expr) -> bool:
     return isinstance(node, ir.Get) and node.default == ir.ListOf(())
 
 
-_TYPED_LOCAL = re.compile(r"^(\s*)(v_\w+): Any = ")
-_NONE_LOCAL = re.compile(r"^(\s*)(v_\w+) = None$")
-_OPTIONAL_LOOP = re.compile(r"^(\s*)for (v_\w+) in \(None, \*")
-
-
-def tidy(lines: list[str]) -> list[str]:
-    """A printed function made tidy: the acting player is read only when used. A local that
-    may be None is typed `Any` where the function first names it, and only there (mypyc, which
-    `lisboa-rules compile` runs, refuses a local it infers as None: `v: Any = x` (and `= None`)
-    and `v: Any` before a loop over `(None, *xs)`; mypy refuses a second annotation). A
-    function of the lines alone, kept for the process: the rule sets of a build share most
-    functions."""
-    key = tuple(lines)
-    found = _TIDIED.get(key)
-    if found is None:
-        if len(_TIDIED) >= _TIDIED_MAX:  # a long process (the fuzzer) starts again
-            _TIDIED.clear()
-        found = _TIDIED[key] = tuple(_tidied(lines))
-    return list(found)
-
-
-_TIDIED: dict[tuple[str, ...], tuple[str, ...]] = {}
-_TIDIED_MAX = 20_000
-
-
-def _tidied(lines: list[str]) -> list[str]:
-    body = "\n".join(line for line in lines if line.strip() != "p = g.players[seat]")
-    keep = re.search(r"(?<![\w.'\"])p(?![\w'\"])", body) is not None
-    out: list[str] = []
-    named: set[str] = set()
-    for line in lines:
-        if line.strip() == "p = g.players[seat]" and not keep:
-            continue
-        typed_local = _TYPED_LOCAL.match(line)
-        if typed_local is not None and typed_local.group(2) in named:
-            line = line.replace(": Any = ", " = ", 1)
-        none = _NONE_LOCAL.match(line)
-        if none is not None and none.group(2) not in named:
-            line = f"{none.group(1)}{none.group(2)}: Any = None"
-        loop = _OPTIONAL_LOOP.match(line)
-        if loop is not None and loop.group(2) not in named:
-            out.append(f"{loop.group(1)}{loop.group(2)}: Any")
-        named.update(re.findall(r"\bv_\w+", line))
-        out.append(line)
-    return out
+def _none(node: ir.Expr) -> bool:
+    """Whether a value is None as written (a local let to it may be None)."""
+    return isinstance(node, ir.Lit) and node.value is None

@@ -22,12 +22,13 @@ leave out, which fields it copies and which values it computes once are decided 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, assert_never
 
 from lisboa_rules.core import names as grammar
 from lisboa_rules.core.encode import py_comment, py_str
-from lisboa_rules.emit.engine.lower import Printer, local, py_type, tidy
+from lisboa_rules.emit.engine.lower import Printer, local, py_type
 from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import stmt as S
@@ -149,7 +150,13 @@ class MovePrinter(Printer):
         self.domains: dict[str, tuple[tuple[Any, ...], int]] = {}
         self.folding = False
         self.functions: list[list[str]] = []
-        self.points: dict[int, list[tuple[int, int, frozenset[str]]]] = {}
+        # where loop-invariant code may be computed, per function's lines: (its line, its
+        # indent, the names bound there, the blocks it is in)
+        self.points: dict[int, list[tuple[int, int, frozenset[str], tuple[int, ...]]]] = {}
+        # the blocks the printer is in (each an id, and whether it is an `if`: a condition
+        # that may be what makes the code inside safe to run), outermost first
+        self.frames: list[tuple[int, bool]] = []
+        self.frame_no = 0
         self.field_types: dict[str, VType] = {}
         self.fields: list[str] = []
         self.counter = 0
@@ -355,6 +362,7 @@ class MovePrinter(Printer):
         self.points = {}
         self.domains = {}
         head = "# " + py_comment(f"{self.where(action.at.path)} {action.id}")
+        self.begin(2)
         out = [head, f"def _moves_{stem}(g: Game, seat: int, *only: Any) -> list[Move]:",
                "    p = g.players[seat]", "    out: list[Move] = []"]
         self.main_out = out
@@ -368,12 +376,13 @@ class MovePrinter(Printer):
         for known in reversed(self.guards):
             out.insert(4, f"    {known}: dict[Any, bool] = {{}}")
         out.append("    return out")
-        self.functions.insert(0, tidy(out))
+        self.functions.insert(0, self.end(out))
+        self.begin(1)
         play = [f"def _play_{stem}(g: Game, seat: int, move: Move) -> None:",
                 "    p = g.players[seat]"]
         self.assigned: set[str] = set()
         self._play(list(action.items), 1, play, ())
-        self.functions.append(tidy(play))
+        self.functions.append(self.end(play))
         types = {f: self.field_types.get(f, TEXT) for f in self.fields}
         return ActionCode(self.functions, tuple(self.fields), self.first_field, types,
                           action.id, self.moves)
@@ -419,21 +428,25 @@ class MovePrinter(Printer):
                 case S.Choose():
                     env = self._choice(s, env, out, indent, first)
                     self._field(s.name)
-                    self._point(out, indent + 1, env)
-                    self._enum(rest, env, indent + 1, out, False, False, (*bound, s.name))
+                    with self._block(False):
+                        self._point(out, indent + 1, env)
+                        self._enum(rest, env, indent + 1, out, False, False, (*bound, s.name))
                     return
                 case S.Require():
                     out.append(f"{pad}if {self.bare(s.cond)}:")
-                    self._point(out, indent + 1, env)
-                    self._enum(rest, env, indent + 1, out, owned, False, bound)
+                    with self._block(True):
+                        self._point(out, indent + 1, env)
+                        self._enum(rest, env, indent + 1, out, owned, False, bound)
                     return
                 case S.Branch():
                     out.append(f"{pad}if {self.bare(s.cond)}:")
-                    self._enum(self._branch_items(s.then, s.own[0]), env, indent + 1, out,
-                               owned, False, bound)
+                    with self._block(True):
+                        self._enum(self._branch_items(s.then, s.own[0]), env, indent + 1, out,
+                                   owned, False, bound)
                     out.append(f"{pad}else:")
-                    self._enum(self._branch_items(s.orelse, s.own[1]), env, indent + 1, out,
-                               owned, False, bound)
+                    with self._block(True):
+                        self._enum(self._branch_items(s.orelse, s.own[1]), env, indent + 1, out,
+                                   owned, False, bound)
                     return
                 case S.DoChoose():
                     self._enum_do(s, env, indent, out, owned, bound)
@@ -490,38 +503,48 @@ class MovePrinter(Printer):
 
     def _point(self, out: list[str], indent: int, env: Env) -> None:
         """Code at `indent` may be put here (the current end of `out`): the locals bound."""
-        self.points.setdefault(id(out), []).append((len(out), indent, frozenset(env)))
+        self.points.setdefault(id(out), []).append(
+            (len(out), indent, frozenset(env), tuple(f for f, _if in self.frames)))
+
+    @contextmanager
+    def _block(self, is_if: bool) -> Iterator[None]:
+        """The lines printed inside are in a block of their own (an `if`'s, or a loop's)."""
+        self.frame_no += 1
+        self.frames.append((self.frame_no, is_if))
+        try:
+            yield
+        finally:
+            self.frames.pop()
 
     def _hoisted(self, out: list[str], indent: int, code: str, refs: set[str],
                  returns: str) -> str:
         """`code`, which reads the locals `refs`, computed at the earliest point it can be, as
         a local (of the type `returns`, or None until computed); or `code` itself."""
         points = self.points.get(id(out), [])
+        inside = [f for f, _if in self.frames]
         best = None
-        for k, (pos, ind, known) in enumerate(points):
-            if ind > indent or not refs <= known:
+        for k, (_pos, _ind, known, blocks) in enumerate(points):
+            # the point is in a block the code is in too (still open), and no condition
+            # opened since guards the code (an `if` is a barrier: what it tests may be what
+            # makes the code safe to run)
+            if not refs <= known or inside[:len(blocks)] != list(blocks):
                 continue
-            # the point encloses the end of `out` (nothing after it is indented less), and no
-            # condition between them guards the code (an `if` is a barrier: what it tests may
-            # be what makes the code safe to run)
-            body = [x for x in out[pos:] if x.strip()]
-            if all(len(x) - len(x.lstrip()) >= 4 * ind for x in body) and not any(
-                    len(x) - len(x.lstrip()) < 4 * indent
-                    and x.lstrip().startswith(("if ", "elif ", "else:")) for x in body):
-                best = k
-                break
+            if any(is_if for _f, is_if in self.frames[len(blocks):]):
+                continue
+            best = k
+            break
         if best is None or points[best][0] == len(out):
             return code
-        pos, ind, _known = points[best]
+        pos, ind, _known, _blocks = points[best]
         self.counter += 1
         name = f"_opts{self.counter}"
         # computed the first time it is needed (a loop that never reaches it pays nothing)
         out.insert(pos, "    " * ind + f"{name}: {returns} | None = None")
         out.append("    " * indent + f"if {name} is None:")
         out.append("    " * indent + f"    {name} = {code}")
-        self.points[id(out)] = [(q + 1 if q >= pos and k != best else q, i, kn)
-                                for k, (q, i, kn) in enumerate(points)]
-        self.points[id(out)][best] = (pos + 1, ind, points[best][2])
+        self.points[id(out)] = [(q + 1 if q >= pos and k != best else q, i, kn, bl)
+                                for k, (q, i, kn, bl) in enumerate(points)]
+        self.points[id(out)][best] = (pos + 1, ind, points[best][2], points[best][3])
         return name
 
     def _choice(self, s: S.Choose, env: Env, out: list[str], indent: int, first: bool
@@ -537,6 +560,9 @@ class MovePrinter(Printer):
             where = None if of.where is None else self.bare(of.where)
             if first:
                 over = f"only or {over}"
+            if s.optional and self.first(var):  # typed where first named (see lower.Function)
+                out.append(f"{pad}{var}: Any")
+            self.named(var)
             out.append(f"{pad}for {var} in {'(None, *' + over + ')' if s.optional else over}:")
             # an item that must be in a list: the loop goes on when it is not in it
             flipped = None
@@ -560,7 +586,9 @@ class MovePrinter(Printer):
                 out.append(f"{pad}    if {flipped or test}:")
                 out.append(f"{pad}        continue")
             return env
-        out.append(f"{pad}for {var} in {self.options(of, s.optional)}:")
+        options = self.options(of, s.optional)
+        self.named(var)
+        out.append(f"{pad}for {var} in {options}:")
         self.binding += 1
         self.bound_at[name] = self.binding
         return env
@@ -580,10 +608,15 @@ class MovePrinter(Printer):
         args = "".join(f", {local(n)}" for n in names)
         body = [f"def {fn}(g: Game, seat: int, out: list[Move]{params}) -> None:",
                 "    p = g.players[seat]"]
+        self.begin(1, *(local(n) for n in names))
         self.points[id(body)] = []
-        self._point(body, 1, env)
-        self._enum(items, env, 1, body, True, False, bound)
-        self.functions.append(tidy(body))
+        frames, self.frames = self.frames, []  # a function of its own: no block around it
+        try:
+            self._point(body, 1, env)
+            self._enum(items, env, 1, body, True, False, bound)
+        finally:
+            self.frames = frames
+        self.functions.append(self.end(body))
         pad = "    " * indent
         if saved is None:
             call = f"{fn}({copy}(g, seat), seat, {{}}{args})"
@@ -771,53 +804,58 @@ class MovePrinter(Printer):
             self.counter += 1
             out.append(f"{pad}{var} = {self.bare(s.value)}")
         for k, case in enumerate(s.cases):
-            inner_pad = pad
-            level = indent
             if dynamic:
-                if case.proc is None:
-                    out.append(f"{pad}else:")
-                else:
-                    out.append(f"{pad}{'if' if k == 0 else 'elif'} {var} == {py_str(case.proc)}:")
-                inner_pad = pad + "    "
-                level = indent + 1
-            if case.run is None:
-                self._enum(list(case.rest), env, level, out, owned, False, bound)
-                continue
-            run = case.run
-            args = "".join(", " + self.bare(a) for a in run.args)
-            reads = set().union(*(locals_named(a) for a in run.args))
-            stem = self.stem(run.proc)
-            names = case.names
-            callee = self.procs[run.proc]
-            for c in callee.choices:
-                self.field_types.setdefault(c.name, c.type)
-            inner = env
-            if names:
-                vars_ = [local(n) for n in names]
-                target = f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_)
-                opts = self._hoisted(out, level, f"_opts_{stem}(g, seat{args})", reads,
-                                     f"list[{self.choice_type(len(names))}]")
-                out.append(f"{inner_pad}for {target} in {opts}:")
-                for n in names:
-                    self._field(n)
-                    inner = {**inner, n: ANY}
-                    self.binding += 1
-                    self.bound_at[n] = self.binding
-                    self.domains.pop(n, None)
+                out.append(f"{pad}else:" if case.proc is None else
+                           f"{pad}{'if' if k == 0 else 'elif'} {var} == {py_str(case.proc)}:")
+                with self._block(True):
+                    self._enum_case(case, env, indent + 1, out, owned, bound)
             else:
-                guard = f"_opts_{stem}(g, seat{args})"
-                key = self._guard_key(out, run.args, env)
-                if key is None:
-                    out.append(f"{inner_pad}if {guard}:")
-                else:
-                    # the state is the same all through the listing: the guard is asked once
-                    # for each value of what it is given
-                    self.counter += 1
-                    known = f"_ok{self.counter}"
-                    self.guards.append(known)
-                    out += [f"{inner_pad}if {key} not in {known}:",
-                            f"{inner_pad}    {known}[{key}] = bool({guard})",
-                            f"{inner_pad}if {known}[{key}]:"]
+                self._enum_case(case, env, indent, out, owned, bound)
+
+    def _enum_case(self, case: S.Case, env: Env, level: int, out: list[str], owned: bool,
+                   bound: tuple[str, ...]) -> None:
+        """One procedure a do step may carry out while listing, then the items after it."""
+        inner_pad = "    " * level
+        if case.run is None:
+            self._enum(list(case.rest), env, level, out, owned, False, bound)
+            return
+        run = case.run
+        args = "".join(", " + self.bare(a) for a in run.args)
+        reads = set().union(*(locals_named(a) for a in run.args))
+        stem = self.stem(run.proc)
+        names = case.names
+        callee = self.procs[run.proc]
+        for c in callee.choices:
+            self.field_types.setdefault(c.name, c.type)
+        inner = env
+        if names:
+            vars_ = [local(n) for n in names]
+            target = f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_)
+            opts = self._hoisted(out, level, f"_opts_{stem}(g, seat{args})", reads,
+                                 f"list[{self.choice_type(len(names))}]")
+            self.named(*vars_)
+            out.append(f"{inner_pad}for {target} in {opts}:")
+            for n in names:
+                self._field(n)
+                inner = {**inner, n: ANY}
+                self.binding += 1
+                self.bound_at[n] = self.binding
+                self.domains.pop(n, None)
+        else:
+            guard = f"_opts_{stem}(g, seat{args})"
+            key = self._guard_key(out, run.args, env)
+            if key is None:
+                out.append(f"{inner_pad}if {guard}:")
+            else:
+                # the state is the same all through the listing: the guard is asked once
+                # for each value of what it is given
+                self.counter += 1
+                known = f"_ok{self.counter}"
+                self.guards.append(known)
+                out += [f"{inner_pad}if {key} not in {known}:",
+                        f"{inner_pad}    {known}[{key}] = bool({guard})",
+                        f"{inner_pad}if {known}[{key}]:"]
+        with self._block(not names):
             self._enum([Call(run, names), *case.rest], inner, level + 1, out, False, False,
                        (*bound, *names))
 
@@ -855,6 +893,7 @@ class MovePrinter(Printer):
         opts = self._hoisted(out, indent, f"g.rs.fx[{py_str(table)}][{self.bare(s.bundle.key)}]"
                              f"[0](g, seat, {self._shared(s.bundle)})", reads,
                              "list[tuple[Any, ...]]")
+        self.named(*vars_)
         out.append(f"{pad}for {target} in {opts}:")
         inner = env
         for n in names:
@@ -863,8 +902,9 @@ class MovePrinter(Printer):
             self.binding += 1
             self.bound_at[n] = self.binding
             self.domains.pop(n, None)
-        self._enum([Applied(table, s.bundle), *s.rest], inner, indent + 1, out, False, False,
-                   (*bound, *names))
+        with self._block(False):
+            self._enum([Applied(table, s.bundle), *s.rest], inner, indent + 1, out, False,
+                       False, (*bound, *names))
 
     # -- effects only actions have ------------------------------------------------------
 
@@ -974,8 +1014,8 @@ class MovePrinter(Printer):
                 for n in own:
                     made[n] = eff
         for n in names:
-            if n not in made:
-                opts.append("    " * indent + f"{local(n)} = None")
+            if n not in made:  # typed: it is None (and named nowhere before)
+                opts.append("    " * indent + f"{local(n)}: Any = None")
         test = []
         for eff, amount in bundle:
             proc = self.procs.get(eff)
@@ -1015,8 +1055,7 @@ class MovePrinter(Printer):
         if found is None:
             found = self.bundles.by_code[code] = f"_fx{len(self.bundles.by_code) + 1}"
             for lines in (opts, why, run):
-                self.bundles.functions.append(tidy([x.replace("STEM__", found)
-                                                    for x in lines]))
+                self.bundles.functions.append([x.replace("STEM__", found) for x in lines])
         return found
 
     # -- the checked run ----------------------------------------------------------------
@@ -1038,6 +1077,7 @@ class MovePrinter(Printer):
                     var = local(name)
                     # a name another branch gave a type to: the move's value, as any value
                     again = name in self.assigned
+                    self.named(var)
                     out.append(f"{pad}{var} = " + (f"_any(move.{name})" if again else
                                                    f"move.{name}"))
                     self.assigned.add(name)
