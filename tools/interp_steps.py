@@ -350,35 +350,37 @@ def _refusal(ctx: Env, s: S.Choose, chosen: Any) -> Refusal | None:
     made of a compulsory one whose words would show it; not an item of the list that meets
     `where`; of several, not a tuple of distinct items, too few, too many (its own rule and
     words, or the numbers), or not listed in the order moves list them."""
-    rule = _say(ctx, s.rule)
+
+    def refused(words: str | S.Words, rule: str | S.Words = s.rule) -> Refusal:
+        return _say(ctx, rule), _say(ctx, words)
+
     of = s.of
     match of:
         case S.OneOf():
             if chosen is None and s.missing is not None:
-                return rule, _say(ctx, s.missing)
+                return refused(s.missing)
             if chosen is None and s.optional:
                 return None
             if chosen in evaluate(of.keys, ctx) and (of.where is None
                                                      or evaluate(of.where, ctx)):
                 return None
-            return rule, _say(ctx, s.reason)
+            return refused(s.reason)
         case S.Several():
             if chosen is None and s.optional:
                 return None
             items = _kept(ctx, of.source, of.where, "it")
             if (type(chosen) is not tuple or len(set(chosen)) != len(chosen)
                     or any(x not in items for x in chosen)):
-                return rule, _say(ctx, s.reason)
+                return refused(s.reason)
             lo, hi = evaluate(of.lo, ctx), evaluate(of.hi, ctx)
             if len(chosen) < lo:
-                return rule, _say(ctx, s.reason)
-            if len(chosen) > hi:
-                if of.count_reason is not None:
-                    return of.count_rule or rule, _say(ctx, of.count_reason)
-                return of.count_rule or rule, (f"choose at most {hi} of them" if of.up_to
-                                               else f"choose between {lo} and {hi} of them")
+                return refused(s.reason)
+            if len(chosen) > hi:  # without words of its own: the numbers
+                return refused(of.count_reason if of.count_reason is not None else
+                               f"choose at most {hi} of them" if of.up_to else
+                               f"choose between {lo} and {hi} of them", of.count_rule or s.rule)
             if of.leads_by is not None and chosen not in _led(ctx, of, tuple(sorted(chosen))):
-                return rule, f"that order of {s.name} is not the one moves list"
+                return refused(f"that order of {s.name} is not the one moves list")
             return None
         case _:
             assert_never(of)
