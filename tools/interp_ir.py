@@ -1,10 +1,10 @@
 """The reference interpreter's meaning of the IR's expressions, on the plain JSON of a game.
 
-The step interpreter (tools/interp_steps.py) checks every expression of a step with the
-compiler's own checker (`typed.check`, in the scope the compiler checks it in) and evaluates
-the node it gets here, so the oracle and the generated engine share one reading of every name
-and one type of every expression, and differ only in what each node does. That is given
-below, node by node, in one `match` over `ir.Expr` (a node it forgets fails the type check),
+The step interpreter (tools/interp_steps.py) walks the statements the compiler's checker makes
+of each procedure and action (ir/stmt.py) and evaluates here each expression node they hold,
+so the oracle and the generated engine share one reading of every name and one type of every
+expression, and differ only in what each statement (interp_steps.py) and each node does. A
+node's meaning is given below, in one `match` over `ir.Expr` (a node it forgets fails mypy),
 on the saved game's JSON (`to_json`): never by the Python the back end prints for a node
 (`Typed.code`), nor by the generated engine.
 

@@ -1224,6 +1224,29 @@ def test_an_event_that_chooses_is_applied_by_the_engine(tmp_path: Path) -> None:
     assert played >= 2
 
 
+def test_a_discard_listed_in_another_order_is_refused_alike(
+        engine: ModuleType, models: dict[tuple[str, ...], Model]) -> None:
+    """A hand discard lists first the card of each Noble that gives its reward (`leads`): the
+    same cards in an order the moves do not list are refused by both, in the same words, and
+    the orders listed play alike (random games seldom try another order)."""
+    g = engine.new_game(3, (), seed=1)
+    seat = g.actor
+    g.phase = "hand-discard"
+    g.discard_queue = [seat]
+    g.players[seat].hand = [18, 19, 22]  # two cards of Manuel's, one of the Marquis's
+    diff = ActionDiffer(engine, models)
+    diff.where = "a hand discard of cards 18, 19 and 22"
+    listed = [m.to_json() for m in engine.legal_moves(g) if m.kind == "hand-discard"]
+    assert {"kind": "hand-discard", "player": seat, "cards": [19, 22, 18]} in listed
+    diff.compare(g, play=False)
+    model, state = models[tuple(g.variants)], json.loads(engine.dumps(g))
+    for cards in ([18, 19, 22], [19, 22, 18], [19, 18, 22], [22, 18, 19]):
+        diff.compare_play(g, model, state, {"kind": "hand-discard", "player": seat,
+                                            "cards": cards}, "in an order")
+    diff.assert_agree()
+    assert diff.counts["plays in an order refused"] == 2, dict(diff.counts)
+
+
 # --- A house-rule build ----------------------------------------------------------------------
 
 

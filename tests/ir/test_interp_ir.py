@@ -1,5 +1,5 @@
 """The reference interpreter's meaning of the IR (tools/interp_ir.py): expressions checked by the
-compiler's checker, in the scope the interpreter builds as the compiler does, evaluated on a
+compiler's checker, in the scope the interpreter gives the checker as the build does, evaluated on a
 saved game and compared with the same value read from its JSON by hand. The differential tests
 compare the interpreter with the engine on whole procedures; these are the nodes the shipped
 rules seldom reach (`not`, a table's keys sorted, `min` of a table, a slot's value)."""
@@ -64,7 +64,7 @@ def prep(compiled: Any) -> interp_steps.Prepared:
 def test_a_checked_expression_means_what_the_saved_game_says(
         prep: interp_steps.Prepared, game: dict[str, Any], source: str,
         expected: Callable[[P, P], Any]) -> None:
-    node = prep.check(source, prep.scope).node
+    node = typed.check(source, prep.scope).node
     got = interp_ir.value(node, interp_ir.Env(prep, game, 0, {}))
     assert got == expected(game["players"][0], game)
 
@@ -72,7 +72,7 @@ def test_a_checked_expression_means_what_the_saved_game_says(
 def test_a_table_is_gone_through_in_its_kinds_order(prep: interp_steps.Prepared,
                                                     game: dict[str, Any]) -> None:
     order = prep.scope.kind_values.get("business")
-    got = interp_ir.value(prep.check("[b for b in goods]", prep.scope).node,
+    got = interp_ir.value(typed.check("[b for b in goods]", prep.scope).node,
                           interp_ir.Env(prep, game, 0, {}))
     goods = game["players"][0]["goods"]
     assert got == ([b for b in order if b in goods] if order is not None else sorted(goods))
@@ -80,9 +80,9 @@ def test_a_table_is_gone_through_in_its_kinds_order(prep: interp_steps.Prepared,
 
 def test_a_comprehension_puts_back_the_local_it_names(prep: interp_steps.Prepared,
                                                       game: dict[str, Any]) -> None:
-    scope = prep.bind(prep.scope, "c", typed.INT)
+    scope = prep.scope.with_locals(c=typed.Name(typed.INT, ir.Local("c")))
     frame = {"c": 7}
-    got = interp_ir.value(prep.check("[c + 1 for c in hand]", scope).node,
+    got = interp_ir.value(typed.check("[c + 1 for c in hand]", scope).node,
                           interp_ir.Env(prep, game, 0, frame))
     assert got == [c + 1 for c in game["players"][0]["hand"]]
     assert frame == {"c": 7}

@@ -5,6 +5,7 @@ a dependency of the design, and the cycle it allows comes later."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 from pkg_imports import import_graph
@@ -99,3 +100,24 @@ def test_the_layer_check_finds_imports_upward(tmp_path: Path) -> None:
         "p.model.b (layer model) imports p.emit.d (layer emit, above it)",
     ]
 
+
+
+# The reference interpreter (tools/) is the generated engine's oracle: it may share the checker
+# of the rules with the Python back end (lang/, model/, the IR), never the back end itself.
+ORACLE = ("interp.py", "interp_steps.py", "interp_ir.py")
+BACK_END = ("lisboa_rules.emit", "lisboa_rules.pyprint")
+
+
+def test_the_oracle_imports_nothing_of_the_back_end() -> None:
+    found = []
+    for name in ORACLE:
+        for node in ast.walk(ast.parse((ROOT / "tools" / name).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                mods = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                mods = [node.module or "", *(f"{node.module}.{a.name}" for a in node.names)]
+            else:
+                continue
+            found += [f"tools/{name} imports {m}" for m in mods
+                      if any(m == b or m.startswith(b + ".") for b in BACK_END)]
+    assert not found, "the oracle imports the back end:\n  " + "\n  ".join(found)
