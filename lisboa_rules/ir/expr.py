@@ -64,7 +64,8 @@ class Me:
 
 @dataclass(frozen=True, slots=True)
 class Slot:
-    """A value given where the expression is used (the item of a per-item name)."""
+    """A value given where the expression is used (the item of a per-item name; a name of the
+    formula language, kept by its name in a formula the reference says in words)."""
 
     name: str
 

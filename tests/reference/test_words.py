@@ -19,7 +19,15 @@ from pathlib import Path
 import pytest
 
 from lisboa_rules.core.inputs import RULES_ANNOTATED_MD, RULES_MD
-from lisboa_rules.emit.reference.words import formula_steps, formula_words
+from lisboa_rules.emit.reference.words import (
+    Sayer,
+    Unsayable,
+    formula_ir,
+    formula_steps,
+    formula_words,
+)
+from lisboa_rules.ir import expr as ir
+from lisboa_rules.ir.types import INT
 from lisboa_rules.model.types import Model
 from lisboa_rules.pipeline import analyse, compile_rules
 
@@ -138,6 +146,86 @@ def test_the_nouns_are_the_vocabularys(m: Model) -> None:
 def test_examples_show_the_arithmetic(m: Model, source: str, params: dict[str, int],
                                       given: dict[str, int], sums: str) -> None:
     assert formula_steps(m, source, params, given) == sums
+
+
+# --- the words are said from the IR -------------------------------------------------------------
+#
+# A formula is lowered to the IR (`formula_ir`: a vocabulary name kept as a slot, a per-item
+# name the entry of its item, a param its value from the rules data) and the Sayer reads the
+# nodes; a node no formula holds is refused, never guessed at.
+
+K = ir.Data(2, ("this", "params", "wigs_per_influence"))
+
+
+def test_a_formula_is_lowered_keeping_its_names(m: Model) -> None:
+    node = formula_ir(m, "stores.gold + wigs_per_influence * max(0, cost - influence)",
+                      {"wigs_per_influence": 2})
+    assert isinstance(node, ir.BinOp) and node.op == "+"
+    assert node.left == ir.Index(ir.Slot("stores"), ir.Lit("gold"))
+    assert isinstance(node.right, ir.BinOp)
+    k, lack = node.right.left, node.right.right
+    assert isinstance(k, ir.Data) and (k.value, k.path) == (K.value, K.path)
+    assert lack == ir.Call("max", (ir.Lit(0), ir.BinOp("-", ir.Slot("cost"),
+                                                        ir.Slot("influence"))))
+    assert formula_ir(m, "stores.gold +", {}) is None  # no formula: nothing to say
+
+
+@pytest.mark.parametrize(("node", "unit", "said"), [
+    (ir.BinOp("*", K, ir.Call("max", (ir.Lit(0), ir.BinOp("-", ir.Slot("cost"),
+                                                            ir.Slot("influence"))))),
+     None, "2 wigs for each Influence you lack for the cost"),
+    (ir.Compare(ir.Index(ir.Slot("stores"), ir.Lit("books")), ((">=", ir.Lit(2)),)), None,
+     "you have at least 2 Books stores"),
+    (ir.BinOp("+", ir.Slot("treasury_value"), ir.Lit(3)), "réis",
+     "the Treasury value plus 3 réis"),
+    (ir.BoolOp("or", (ir.Not(ir.Compare(ir.Slot("rubble_sets"), ((">", ir.Lit(0)),))),
+                      ir.Lit(True))), None,
+     "not (you have any completed rubble sets) or true"),
+])
+def test_hand_built_ir_is_said_in_words(m: Model, node: ir.Expr, unit: str | None,
+                                        said: str) -> None:
+    assert Sayer(m, {}, unit).say(node) == said
+
+
+@pytest.mark.parametrize("source", [
+    "wigs_per_set * rubble_sets", "wigs_per_influence * max(0, cost - influence)",
+    "max(minimum, influence_modifier + per_official * other_officials_in_office)",
+    "(reis + influence_reis) // reis_per_wig", "stores.gold + stores.cloth >= 2",
+    "not (ships > 1) and min(ships, 2) == 2",
+])
+def test_formula_words_say_the_formulas_ir(m: Model, source: str) -> None:
+    params = {"wigs_per_set": 3, "wigs_per_influence": 1, "minimum": 0, "per_official": 1,
+              "reis_per_wig": 5}
+    node = formula_ir(m, source, params)
+    assert node is not None
+    assert formula_words(m, source, params, "wigs") == Sayer(m, params, "wigs").say(node)
+
+
+@pytest.mark.parametrize("node", [
+    ir.PlayerField("reis", ir.Me()),  # the state: a formula reads it through a name
+    ir.Measure("ships", ir.PlayerField("ships", ir.Me()), INT),  # the engine's node of a name
+    ir.Local("c"),
+    ir.Context("other_officials"),
+    ir.Cost("visit-cost", ()),
+    ir.Lit("text"),
+    ir.Index(ir.ListOf((ir.Lit(1),)), ir.Lit(0)),
+    ir.BinOp("%", ir.Slot("ships"), ir.Lit(2)),
+    ir.Compare(ir.Lit(1), (("in", ir.ListOf((ir.Lit(1),))),)),
+    ir.Call("len", (ir.Slot("ships"),)),
+    ir.BinOp("+", ir.Slot("ships"), ir.GameField("favors")),  # inside a formula's node too
+])
+def test_the_sayer_refuses_a_node_no_formula_holds(m: Model, node: ir.Expr) -> None:
+    with pytest.raises(Unsayable, match="no formula holds"):
+        Sayer(m, {}).say(node)
+
+
+def test_a_param_is_said_by_its_value(m: Model) -> None:
+    """Wherever it stands: the name of a param is the rules data's, never the rulebook's."""
+    assert formula_words(m, "k >= 2", {"k": 3}) == "3 is at least 2"
+    # a param named as a vocabulary name is its value too, not the name's words
+    assert formula_words(m, "cost >= 2", {"cost": 3}) == "3 is at least 2"
+    assert formula_words(m, "2 * max(0, influence - cost)", {"cost": 3}) == \
+        "2 for each 1 of your Influence minus 3, but never less than 0"
 
 
 def _edited(tmp_path: Path, rel: str, old: str, new: str) -> dict[str, str]:

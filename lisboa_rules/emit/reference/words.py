@@ -6,11 +6,13 @@ result is a list of segments so that each format can escape text and mark assume
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
+from lisboa_rules.ir import const
+from lisboa_rules.ir import expr as ir
+from lisboa_rules.ir.show import show
 from lisboa_rules.lang import expr
 from lisboa_rules.lang import text as rtext
 from lisboa_rules.model.types import Model, Rule, find_owner
@@ -58,6 +60,32 @@ def parse_formula(m: Model, source: str, params: Mapping[str, int]) -> expr.Form
         return None
 
 
+PARAMS = ("this", "params")  # where a param of a formula lives: its owner's `params:`
+
+
+def formula_ir(m: Model, source: str, params: Mapping[str, int],
+               given: Mapping[str, int] | None = None) -> ir.Expr | None:
+    """A formula as the IR the reference says (None when it does not parse): a param is its
+    value, read from the rules data (`ir.Data` at `this.params.<name>`, so its name still says
+    the unit it counts); a name of the vocabulary is kept by its name, given where the formula
+    is used: `ir.Slot(name)`, and a per-item name `stores.gold` the entry of its item,
+    `ir.Index(ir.Slot("stores"), ir.Lit("gold"))`. (The engine's resolve puts what the name
+    reads in its place instead, which loses the name.) `given` names are parsed as plain
+    numbers and kept as slots (an example's values, see `formula_steps`)."""
+    values = {**params, **(given or {})}
+    f = parse_formula(m, source, values)
+    if f is None:
+        return None
+
+    def resolve(name: str, item: str | None) -> ir.Expr:
+        if name in params:
+            return ir.Data(values[name], (*PARAMS, name))
+        slot = ir.Slot(name)
+        return slot if item is None else ir.Index(slot, ir.Lit(item))
+
+    return expr.to_ir(f, resolve)
+
+
 def formula_words(
     m: Model, source: str, params: Mapping[str, int], unit: str | None = None
 ) -> str:
@@ -66,10 +94,10 @@ def formula_words(
     `unit` is the plural noun the formula's value counts (e.g. the game's score term), when
     the caller knows it; otherwise a `<noun>_per_<noun>` param names it (see `Sayer`).
     """
-    f = parse_formula(m, source, params)
-    if f is None:
+    node = formula_ir(m, source, params)
+    if node is None:
         return source
-    return Sayer(m, params, unit).say(f.tree.body)
+    return Sayer(m, params, unit).say(node)
 
 
 def formula_steps(
@@ -80,13 +108,10 @@ def formula_steps(
     does is shown as `raised to`/`lowered to`. Empty when there is nothing to compute (a
     single name or number)."""
     values = {**params, **given}
-    f = parse_formula(m, source, values)
-    if f is None:
+    node = formula_ir(m, source, params, given)
+    if not isinstance(node, ir.BinOp | ir.Call | ir.Neg):
         return ""
-    body = f.tree.body
-    if not isinstance(body, ast.BinOp | ast.Call | ast.UnaryOp):
-        return ""
-    shown, result = _arith(body, values, set(params)), _value(body, values)
+    shown, result = _arith(node, values), _value(node, values)
     if shown.endswith(f"ed to {result}"):  # a bound that bites already says the result
         return shown
     return f"{shown} = {result}"
@@ -101,13 +126,22 @@ def formula_steps(
 # unit a number counts is the caller's (the score term for scoring) or, for a param named
 # `<x>_per_<y>`, the vocabulary's words for <x> (a name) or the game's terms (`score`/`score_one`
 # pairs): `wigs_per_influence` counts wigs, `reis_per_wig` réis per wig.
+#
+# The shapes are read on the formula's IR (`formula_ir`): a number is an `ir.Lit` or a param's
+# `ir.Data`, a noun a name's `ir.Slot` (or the `ir.Index` of a per-item name's item).
 
-_OPWORDS = {ast.Add: "plus", ast.Sub: "minus", ast.Mult: "times"}
-_CMPWORDS = {ast.Gt: "more than", ast.GtE: "at least", ast.Lt: "fewer than",
-             ast.LtE: "at most", ast.Eq: "exactly", ast.NotEq: "other than"}
-_ISWORDS = {ast.Gt: "is more than", ast.GtE: "is at least", ast.Lt: "is less than",
-            ast.LtE: "is at most", ast.Eq: "is", ast.NotEq: "is not"}
-_SYMBOLS = {ast.Add: "+", ast.Sub: "−", ast.Mult: "×", ast.FloorDiv: "÷"}
+_OPWORDS: dict[str, str] = {"+": "plus", "-": "minus", "*": "times"}
+_CMPWORDS: dict[str, str] = {">": "more than", ">=": "at least", "<": "fewer than",
+                             "<=": "at most", "==": "exactly", "!=": "other than"}
+_ISWORDS: dict[str, str] = {">": "is more than", ">=": "is at least", "<": "is less than",
+                            "<=": "is at most", "==": "is", "!=": "is not"}
+_SYMBOLS: dict[str, str] = {"+": "+", "-": "−", "*": "×", "//": "÷"}
+
+
+class Unsayable(ValueError):
+    """An IR node no formula of the formula language holds (a field of the state, a local, a
+    measure's node, a table...): the reference has no words for it and says so rather than
+    guess."""
 
 
 def bare(words: str) -> str:
@@ -118,8 +152,25 @@ def bare(words: str) -> str:
     return words
 
 
+def named(node: ir.Expr) -> tuple[str, str | None] | None:
+    """The name of the formula language a node of `formula_ir` keeps, with its item:
+    `ir.Slot("ships")` -> ("ships", None), `ir.Index(ir.Slot("stores"), ir.Lit("gold"))` ->
+    ("stores", "gold"); None for any other node."""
+    match node:
+        case ir.Slot(name=name):
+            return name, None
+        case ir.Index(base=ir.Slot(name=name), key=ir.Lit(value=str() as item)):
+            return name, item
+        case _:
+            return None
+
+
+def _refuse(node: ir.Expr) -> Unsayable:
+    return Unsayable(f"no formula holds {show(node)}: the reference has no words for it")
+
+
 class Sayer:
-    """Says an expression of the formula language in words (see the patterns above)."""
+    """Says a formula's IR in words (see the patterns above)."""
 
     def __init__(self, m: Model, params: Mapping[str, int], unit: str | None = None) -> None:
         self.params = dict(params)
@@ -139,21 +190,24 @@ class Sayer:
 
     # -- nouns --------------------------------------------------------------------------------
 
-    def name(self, node: ast.expr) -> str:
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            item = node.attr
-            return self.vocab.get(node.value.id, node.value.id).replace(
-                "{item}", self.names.get(item, item))
-        assert isinstance(node, ast.Name)
-        return self.vocab.get(node.id, node.id).replace("{item}", "")
+    def name(self, node: ir.Expr) -> str:
+        """A name of the formula language in its vocabulary words (its item's name in them)."""
+        found = named(node)
+        if found is None:
+            raise _refuse(node)
+        name, item = found
+        shown = "" if item is None else self.names.get(item, item)
+        return self.vocab.get(name, name).replace("{item}", shown)
 
-    def number(self, node: ast.expr) -> int | None:
-        if isinstance(node, ast.Constant) and isinstance(node.value, int) \
-                and not isinstance(node.value, bool):
-            return node.value
-        if isinstance(node, ast.Name) and node.id in self.params:
-            return self.params[node.id]
-        return None
+    def number(self, node: ir.Expr) -> int | None:
+        """A number written in the formula, or a param's value; None for anything else."""
+        match node:
+            case ir.Lit(value=int() as v) if not isinstance(v, bool):
+                return v
+            case ir.Data(value=int() as v):
+                return v
+            case _:
+                return None
 
     def noun(self, word: str) -> str:
         """A unit word as the vocabulary or the terms say it (plural)."""
@@ -161,10 +215,10 @@ class Sayer:
             return bare(self.vocab[word])
         return self.many.get(word, word)
 
-    def units(self, node: ast.expr) -> tuple[str | None, str | None]:
+    def units(self, node: ir.Expr) -> tuple[str | None, str | None]:
         """(unit of the number, unit it is per) from a param named `<x>_per_<y>`."""
-        if isinstance(node, ast.Name) and node.id in self.params and "_per_" in node.id:
-            x, _, y = node.id.partition("_per_")
+        if isinstance(node, ir.Data) and node.path and "_per_" in node.path[-1]:
+            x, _, y = node.path[-1].partition("_per_")
             known = set(self.vocab) | set(self.many) | set(self.one)
             return (self.noun(x) if x in known else None, self.noun(y) if y in known else None)
         return None, None
@@ -176,36 +230,49 @@ class Sayer:
 
     # -- the walk -------------------------------------------------------------------------------
 
-    def say(self, node: ast.expr) -> str:
+    def say(self, node: ir.Expr) -> str:
+        """The node in words; `Unsayable` for a node no formula holds."""
         n = self.number(node)
         if n is not None:
             return str(n)
-        if isinstance(node, ast.Constant):
-            return "true" if node.value else "false"
-        if isinstance(node, ast.Name | ast.Attribute):
-            return self.name(node)
-        if isinstance(node, ast.BinOp):
-            return self.binop(node)
-        if isinstance(node, ast.UnaryOp):
-            inner = self.inner(node.operand)
-            return f"not {inner}" if isinstance(node.op, ast.Not) else f"minus {inner}"
-        if isinstance(node, ast.BoolOp):
-            joiner = " and " if isinstance(node.op, ast.And) else " or "
-            return joiner.join(self.inner(v) if isinstance(v, ast.BoolOp) else self.say(v)
-                               for v in node.values)
-        if isinstance(node, ast.Compare):
-            return self.compare(node)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            return self.call(node)
-        raise AssertionError(f"unchecked node {ast.dump(node)}")  # pragma: no cover
+        match node:
+            case ir.Lit(value=bool() as v):
+                return "true" if v else "false"
+            case ir.Slot():
+                return self.name(node)
+            case ir.Index() if named(node) is not None:
+                return self.name(node)
+            case ir.BinOp(op="+" | "-" | "*" | "//"):
+                return self.binop(node)
+            case ir.Neg(operand=x):
+                return f"minus {self.inner(x)}"
+            case ir.Not(operand=x):
+                return f"not {self.inner(x)}"
+            case ir.BoolOp(op=op, values=vs):
+                return f" {op} ".join(self.inner(v) if isinstance(v, ir.BoolOp) else self.say(v)
+                                      for v in vs)
+            case ir.Compare(ops=ops) if all(o in _ISWORDS for o, _ in ops):
+                return self.compare(node)
+            case ir.Call(fn="max" | "min"):
+                return self.call(node)
+            # what no formula holds: a formula reads numbers and names, never the state, a
+            # local, a table or a measure's node, nor any other operator or function
+            case ir.Lit() | ir.Data() | ir.Local() | ir.Arg() | ir.Seat() | ir.Me() \
+                    | ir.Context() | ir.PlayerField() | ir.GameField() | ir.Column() \
+                    | ir.Measure() | ir.Index() | ir.Get() | ir.BinOp() | ir.Compare() \
+                    | ir.Cond() | ir.Call() | ir.Values() | ir.Keys() | ir.ListOf() \
+                    | ir.EmptyTable() | ir.Comp() | ir.Cost():
+                raise _refuse(node)
+            case _:
+                assert_never(node)
 
-    def inner(self, node: ast.expr) -> str:
+    def inner(self, node: ir.Expr) -> str:
         """A sub-expression that is not a single noun or number, bracketed."""
         said = self.plain(node)
-        simple = isinstance(node, ast.Name | ast.Attribute | ast.Constant)
+        simple = named(node) is not None or isinstance(node, ir.Lit | ir.Data)
         return said if simple else f"({said})"
 
-    def plain(self, node: ast.expr) -> str:
+    def plain(self, node: ir.Expr) -> str:
         """A sub-expression in words without a unit (units belong to the whole formula)."""
         unit, self.unit = self.unit, None
         try:
@@ -213,9 +280,9 @@ class Sayer:
         finally:
             self.unit = unit
 
-    def binop(self, node: ast.BinOp) -> str:
+    def binop(self, node: ir.BinOp) -> str:
         left, right, op = node.left, node.right, node.op
-        if isinstance(op, ast.Mult):
+        if op == "*":
             k, other = (right, left) if self.number(right) is not None else (left, right)
             n = self.number(k)
             if n is not None and self.number(other) is None:
@@ -223,10 +290,10 @@ class Sayer:
                 lack = self.lack(other)
                 if lack is not None:
                     return f"{self.count(n, unit)} for each {lack}"
-                if isinstance(other, ast.Name | ast.Attribute):
+                if named(other) is not None:
                     return f"{self.count(n, unit)} for each of {self.name(other)}"
                 return f"{self.count(n, unit)} for each 1 of {self.group(other)}"
-        if isinstance(op, ast.FloorDiv):
+        if op == "//":
             n = self.number(right)
             if n is not None:
                 each, per = self.units(right)
@@ -234,47 +301,47 @@ class Sayer:
                 return f"{self.count(1, unit)} for every full {self.count(n, each)} " \
                        f"in {self.group(left)}"
             return f"{self.inner(left)} divided by {self.inner(right)}, rounded down"
-        if isinstance(op, ast.Add | ast.Sub):
+        if op in ("+", "-"):
             n = self.number(right)
             if n is not None and self.number(left) is None:
-                word = "plus" if isinstance(op, ast.Add) else "minus"
+                word = "plus" if op == "+" else "minus"
                 return f"{self.plain(left)} {word} {self.count(n, self.unit)}"
-        word = _OPWORDS[type(op)]
-        return f"{self.operand(left)} {word} {self.operand(right)}"
+        if op not in _OPWORDS:
+            raise _refuse(node)  # pragma: no cover - `say` takes only these operators
+        return f"{self.operand(left)} {_OPWORDS[op]} {self.operand(right)}"
 
-    def operand(self, node: ast.expr) -> str:
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and \
+    def operand(self, node: ir.Expr) -> str:
+        if isinstance(node, ir.BinOp) and node.op == "*" and \
                 any(self.number(x) is not None for x in (node.left, node.right)):
             return self.plain(node)  # "a plus 1 for each of b" reads without brackets
         return self.inner(node)
 
-    def group(self, node: ast.expr) -> str:
+    def group(self, node: ir.Expr) -> str:
         """Several values taken together: `a + b` -> "a and b together"."""
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        if isinstance(node, ir.BinOp) and node.op == "+":
             return f"{self.plain(node.left)} and {self.plain(node.right)} together"
         return self.plain(node)
 
-    def lack(self, node: ast.expr) -> str | None:
-        """`max(0, a - b)` (either order): "<b> you lack for <a>", or None for other shapes."""
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                and node.func.id == "max" and len(node.args) == 2):
+    def lack(self, node: ir.Expr) -> str | None:
+        """`max(0, a - b)` (either order, `b` a name): "<b> you lack for <a>", or None for
+        other shapes."""
+        if not (isinstance(node, ir.Call) and node.fn == "max" and len(node.args) == 2):
             return None
         zero = [a for a in node.args if self.number(a) == 0]
-        diff = [a for a in node.args if isinstance(a, ast.BinOp) and isinstance(a.op, ast.Sub)]
+        diff = [a for a in node.args if isinstance(a, ir.BinOp) and a.op == "-"]
         if len(zero) != 1 or len(diff) != 1:
             return None
         d = diff[0]
-        assert isinstance(d, ast.BinOp)
-        if not isinstance(d.right, ast.Name | ast.Attribute):
+        assert isinstance(d, ir.BinOp)
+        if named(d.right) is None:
             return None
         b = self.name(d.right)
         if b.startswith("your "):
             return f"{bare(b)} you lack for {self.plain(d.left)}"
         return f"point by which {b} falls short of {self.plain(d.left)}"
 
-    def call(self, node: ast.Call) -> str:
-        assert isinstance(node.func, ast.Name)
-        larger = node.func.id == "max"
+    def call(self, node: ir.Call) -> str:
+        larger = node.fn == "max"
         nums = [a for a in node.args if self.number(a) is not None]
         rest = [a for a in node.args if self.number(a) is None]
         if len(node.args) == 2 and len(nums) == 1 and len(rest) == 1:
@@ -288,68 +355,76 @@ class Sayer:
         args = [self.inner(a) for a in node.args]
         return f"the {which} of " + ", ".join(args[:-1]) + " and " + args[-1]
 
-    def compare(self, node: ast.Compare) -> str:
+    def compare(self, node: ir.Compare) -> str:
+        left = node.left
         if len(node.ops) == 1:
-            op, right = node.ops[0], node.comparators[0]
+            op, right = node.ops[0]
             n = self.number(right)
-            left = node.left
-            if n is not None and isinstance(left, ast.Name | ast.Attribute):
+            if n is not None and named(left) is not None:
                 said = self.name(left)
                 if said.startswith("your "):
-                    if isinstance(op, ast.Gt) and n == 0:
+                    if op == ">" and n == 0:
                         return f"you have any {bare(said)}"
-                    return f"you have {_CMPWORDS[type(op)]} {n} {bare(said)}"
-                return f"{said} {_ISWORDS[type(op)]} {n}"
-            if n is not None and isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add):
-                return f"{_CMPWORDS[type(op)]} {n} of {self.group(left)}"
-        parts = [self.inner(node.left)]
-        for op, right in zip(node.ops, node.comparators, strict=True):
-            parts += [_ISWORDS[type(op)], self.inner(right)]
+                    return f"you have {_CMPWORDS[op]} {n} {bare(said)}"
+                return f"{said} {_ISWORDS[op]} {n}"
+            if n is not None and isinstance(left, ir.BinOp) and left.op == "+":
+                return f"{_CMPWORDS[op]} {n} of {self.group(left)}"
+        parts = [self.inner(left)]
+        for op, right in node.ops:
+            parts += [_ISWORDS[op], self.inner(right)]
         return " ".join(parts)
 
 
-def _value(node: ast.expr, values: Mapping[str, int]) -> int:
-    f = expr.Formula(ast.unparse(node), ast.Expression(node), "int", ())
-    got = expr.evaluate(f, lambda name, item: values[name])
-    return int(got)
+def _given(node: ir.Expr, values: Mapping[str, int]) -> ir.Expr:
+    """A formula's IR with each name's value in its place (a per-item name's, as its name's)."""
+    found = {x: named(x) for x in ir.walk(node)}
+    return ir.substitute(node, {x: ir.Lit(values[nm[0]]) for x, nm in found.items()
+                                if nm is not None})
 
 
-def _arith(node: ast.expr, values: Mapping[str, int], fixed: set[str]) -> str:
-    """An expression with its values, in the symbols of arithmetic (see `formula_steps`)."""
-    if isinstance(node, ast.Name):
-        return str(values[node.id])
-    if isinstance(node, ast.Constant):
-        return str(node.value)
-    if isinstance(node, ast.BinOp):
-        left, right = _arith(node.left, values, fixed), _arith(node.right, values, fixed)
-        if isinstance(node.left, ast.BinOp) and expr.needs_parens(node.left, node):
-            left = f"({left})"
-        if isinstance(node.right, ast.BinOp) and expr.needs_parens(node.right, node, True):
-            right = f"({right})"
-        if isinstance(node.left, ast.Call) and isinstance(node.op, ast.Mult | ast.FloorDiv):
-            left = f"({left})"
-        if isinstance(node.right, ast.Call) and isinstance(node.op, ast.Mult | ast.FloorDiv):
-            right = f"({right})"
-        text = f"{left} {_SYMBOLS[type(node.op)]} {right}"
-        return f"{text}, rounded down" if isinstance(node.op, ast.FloorDiv) else text
-    if isinstance(node, ast.UnaryOp):
-        return f"−{_arith(node.operand, values, fixed)}"
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 2:
-        larger = node.func.id == "max"
-        consts = [a for a in node.args if isinstance(a, ast.Constant) or (
-            isinstance(a, ast.Name) and a.id in fixed)]
-        others = [a for a in node.args if a not in consts]
-        if len(consts) == 1 and len(others) == 1:
-            inner, bound = _value(others[0], values), _value(consts[0], values)
-            shown = _arith(others[0], values, fixed)
-            if (inner < bound) if larger else (inner > bound):
-                return f"{shown} = {inner}, {'raised' if larger else 'lowered'} to {bound}"
-            return shown
-    parts = ", ".join(_arith(a, values, fixed) for a in getattr(node, "args", ()))
-    which = "the larger of" if getattr(getattr(node, "func", None), "id", "") == "max" \
-        else "the smaller of"
-    return f"{which} {parts}"
+def _value(node: ir.Expr, values: Mapping[str, int]) -> int:
+    return int(const.evaluate(_given(node, values), {}))
 
+
+def _arith(node: ir.Expr, values: Mapping[str, int]) -> str:
+    """An expression with its values, in the symbols of arithmetic (see `formula_steps`): a
+    number the formula is given (written in it, or a param) is fixed, a name is given."""
+    found = named(node)
+    if found is not None:
+        return str(values[found[0]])
+    match node:
+        case ir.Lit(value=v) | ir.Data(value=v):
+            return str(v)
+        case ir.BinOp(op=op, left=a, right=b) if op in _SYMBOLS:
+            left, right = _arith(a, values), _arith(b, values)
+            if isinstance(a, ir.BinOp) and expr.needs_parens(a, node):
+                left = f"({left})"
+            if isinstance(b, ir.BinOp) and expr.needs_parens(b, node, True):
+                right = f"({right})"
+            if isinstance(a, ir.Call) and op in ("*", "//"):
+                left = f"({left})"
+            if isinstance(b, ir.Call) and op in ("*", "//"):
+                right = f"({right})"
+            text = f"{left} {_SYMBOLS[op]} {right}"
+            return f"{text}, rounded down" if op == "//" else text
+        case ir.Neg(operand=x):
+            return f"−{_arith(x, values)}"
+        case ir.Call(fn="max" | "min" as fn, args=args):
+            larger = fn == "max"
+            if len(args) == 2:
+                fixed = [isinstance(a, ir.Lit | ir.Data) for a in args]
+                if fixed.count(True) == 1:
+                    bound_node, other = (args[0], args[1]) if fixed[0] else (args[1], args[0])
+                    inner, bound = _value(other, values), _value(bound_node, values)
+                    shown = _arith(other, values)
+                    if (inner < bound) if larger else (inner > bound):
+                        return f"{shown} = {inner}, {'raised' if larger else 'lowered'} to " \
+                               f"{bound}"
+                    return shown
+            which = "the larger of" if larger else "the smaller of"
+            return f"{which} " + ", ".join(_arith(a, values) for a in args)
+        case _:  # a number formula holds no condition, nor anything no formula holds
+            raise _refuse(node)
 
 
 def _assumptions_along(m: Model, path: tuple[str, ...]) -> tuple[str, ...]:
