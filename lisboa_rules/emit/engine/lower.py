@@ -80,6 +80,8 @@ class Printer:
         self.where = where
         self.items = 0  # the items a move computes, each bound once (`_item_N`)
         self.fns: list[Function] = []  # the functions being printed, innermost last
+        # what a node's code names (by node): its locals, whether the acting player
+        self._reads: dict[int, tuple[ir.Expr, frozenset[str], bool]] = {}
 
     # -- functions ----------------------------------------------------------------------
 
@@ -118,10 +120,17 @@ class Printer:
         return bare(pyprint.expr(node, self.names))
 
     def _read(self, node: ir.Expr) -> None:
-        if self.fns:
-            fn = self.fns[-1]
-            fn.named.update(local(x) for x in locals_named(node))
-            fn.player = fn.player or pyprint.uses_player(node, self.names)
+        """The function being printed names what the node's code names."""
+        if not self.fns:
+            return
+        found = self._reads.get(id(node))
+        if found is None or found[0] is not node:
+            found = self._reads[id(node)] = (
+                node, frozenset(local(x) for x in locals_named(node)),
+                pyprint.uses_player(node, self.names))
+        fn = self.fns[-1]
+        fn.named |= found[1]
+        fn.player = fn.player or found[2]
 
     # -- a procedure --------------------------------------------------------------------
 

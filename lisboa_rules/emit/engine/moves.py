@@ -163,6 +163,7 @@ class MovePrinter(Printer):
         self.binding = 0  # counts the bindings of names, for `domains`
         self.bound_at: dict[str, int] = {}  # a name -> its latest binding
         self.bundle_rows: dict[str, tuple[tuple[Any, tuple[tuple[str, int], ...]], ...]] = {}
+        self._read_by_proc: dict[tuple[str, bool], frozenset[str]] = {}
 
     # -- what items write and read --------------------------------------------------------
 
@@ -322,6 +323,15 @@ class MovePrinter(Printer):
 
     def _proc_reads(self, pid: str, guard_only: bool, seen: frozenset[str] = frozenset()
                     ) -> set[str]:
+        """The names a procedure's guard (or all its steps, and those of what it runs) may
+        read; kept for the printer's life (its procedures do not change)."""
+        if not seen:
+            key = (pid, guard_only)
+            found = self._read_by_proc.get(key)
+            if found is None:
+                found = self._read_by_proc[key] = frozenset(
+                    self._proc_reads(pid, guard_only, frozenset({""})))
+            return set(found)
         proc = self.procs.get(pid)
         if proc is None or pid in seen:
             return set()
