@@ -37,23 +37,8 @@ def local(name: str) -> str:
 
 
 def py_type(t: VType, n: pyprint.Names) -> str:
-    """The Python annotation of a value of type t: a kind's id is an int or a str (`int_kinds`,
-    `kinds`), which mypyc compiles to typed operations."""
-    if t.name in ("int", "seat") or t.name in n.int_kinds:
-        base = "int"
-    elif t.name == "text" or t.name in n.kinds:
-        base = "str"
-    elif t.name == "bool":
-        base = "bool"
-    elif t.name == "list":
-        base = f"Sequence[{py_type(t.args[0], n)}]"
-    elif t.name == "map":
-        base = f"dict[{py_type(t.args[0], n)}, {py_type(t.args[1], n)}]"
-    elif t.name == "player":
-        base = "Player"
-    else:
-        base = "Any"
-    return f"{base} | None" if t.optional and base != "Any" else base
+    """The Python annotation of a value of type t (a kind's id an int or a str)."""
+    return pyprint.annotation(t, n)
 
 
 class Function:

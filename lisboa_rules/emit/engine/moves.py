@@ -807,12 +807,7 @@ class MovePrinter(Printer):
                  owned: bool, bound: tuple[str, ...]) -> None:
         pad = "    " * indent
         dynamic = s.value is not None
-        var = ""
-        if dynamic:
-            assert s.value is not None
-            var = f"_do_{self.counter}"
-            self.counter += 1
-            out.append(f"{pad}{var} = {self.bare(s.value)}")
+        var = self._do_value(s, pad, out)
         for k, case in enumerate(s.cases):
             if dynamic:
                 out.append(f"{pad}else:" if case.proc is None else
@@ -821,6 +816,16 @@ class MovePrinter(Printer):
                     self._enum_case(case, env, indent + 1, out, owned, bound)
             else:
                 self._enum_case(case, env, indent, out, owned, bound)
+
+    def _do_value(self, s: S.DoChoose, pad: str, out: list[str]) -> str:
+        """The local holding the text a do step names its procedure by ("" when it names
+        one procedure)."""
+        if s.value is None:
+            return ""
+        var = f"_do_{self.counter}"
+        self.counter += 1
+        out.append(f"{pad}{var} = {self.bare(s.value)}")
+        return var
 
     def _enum_case(self, case: S.Case, env: Env, level: int, out: list[str], owned: bool,
                    bound: tuple[str, ...]) -> None:
@@ -1145,12 +1150,7 @@ class MovePrinter(Printer):
         rule = py_str(self.act.rule)
         srule = self.rule(s.rule)
         dynamic = s.value is not None
-        var = ""
-        if dynamic:
-            assert s.value is not None
-            var = f"_do_{self.counter}"
-            self.counter += 1
-            out.append(f"{pad}{var} = {self.bare(s.value)}")
+        var = self._do_value(s, pad, out)
         for k, case in enumerate(s.cases):
             level = indent
             if dynamic:
