@@ -564,8 +564,12 @@ class StepChecker:
                 # a number of the state set from a computed value stays within its declared
                 # bounds, as a gain does, and within what a save holds (64 bits): the engine
                 # never makes a state that its own `loads` refuses
+                written = const.integer(value.node)
                 clamp = (t.name == "int" and not t.optional and place.field is not None
-                         and const.integer(value.node) is None)
+                         and written is None)
+                if written is not None and t.name == "int" and not self._fits(
+                        s, place, written, f"{s.kind}/{target}"):
+                    continue
                 out.append(S.Assign(place, value.node, clamp))
                 continue
             if not typed.compatible(place.type, INT, scope.int_kinds):
@@ -575,6 +579,18 @@ class StepChecker:
             out.append(S.Gain(place, value.node, place.lo is not None and not _non_negative(source),
                               not _non_positive(source)))
         return tuple(out)
+
+    def _fits(self, s: StepBase, place: S.Place, value: int, key: str) -> bool:
+        """Whether a number written in the rules fits the place it is set in: within its
+        declared bounds and what a save holds (64 bits); else a problem, where it is written
+        (the engine would make a state its own `loads` refuses)."""
+        lo = place.lo if place.lo is not None else -(2 ** 63)
+        hi = place.hi if place.hi is not None else 2 ** 63 - 1
+        if lo <= value <= hi:
+            return True
+        self.problem(s, "value-out-of-range", f"{value} is outside what this place holds "
+                     f"({lo} to {hi}: its declared bounds, and a save's 64 bits)", key)
+        return False
 
     def _shuffle(self, s: Shuffle, scope: Scope) -> S.Shuffle | None:
         place = self._place(s, s.place, scope, "shuffle")
