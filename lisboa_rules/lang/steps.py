@@ -139,11 +139,15 @@ class StepChecker:
         # again as unknown names, the first error says what is wrong
         self.unbound: set[str] = set()
         self.stream: str | None = None  # the procedure whose seeded stream shuffles draw from
+        # the type each name a let or a loop binds has where first bound: one name keeps one
+        # type in a procedure (a back end holds it in one variable of its function)
+        self.declared: dict[str, VType] = {}
 
     # -- public -------------------------------------------------------------------------
 
     def check(self, proc: Procedure) -> S.Proc:
         self.unbound = set()
+        self.declared = {p.name: p.type for p in proc.params}
         # the params and the choices of a procedure are the arguments of its functions: one
         # name twice is refused
         seen = {p.name for p in proc.params}
@@ -395,13 +399,29 @@ class StepChecker:
             if t is None:
                 self.unbound.add(str(name))
                 continue
-            binds.append(S.Bind(str(name), t.node, t.type))
-            self._bound(str(name), t, scope)
+            if self._declare(s, str(name), t.type, f"let/{name}"):
+                binds.append(S.Bind(str(name), t.node, t.type))
+                self._bound(str(name), t, scope)
             scope = scope.with_locals(**{str(name): Name(t.type, ir.Local(str(name)))})
         return S.Let(at(s), tuple(binds)), scope
 
     def _bound(self, name: str, t: Typed, scope: Scope) -> None:
         """A let gave `name` the value `t` (`scope`: the names before)."""
+
+    def _declare(self, s: StepBase, name: str, t: VType, key: str) -> bool:
+        """A let or a loop binds `name` to a value of type `t`: refused (`expr-type`) when the
+        procedure bound it to a value of another type before (a value that may be None may
+        follow one that may be None, of the same kind)."""
+        first = self.declared.get(name)
+        if first is None:
+            self.declared[name] = t
+            return True
+        if _same_kind(first, t) and (first.optional or not t.optional):
+            return True
+        self.problem(s, "expr-type", f"'{name}' is {typed.describe(first)} where it is first "
+                     f"named, and {typed.describe(t)} here: a name keeps one type in a "
+                     "procedure; name this value otherwise", key)
+        return False  # (the steps after it read the name as this value: one error, not more)
 
     def _place(self, s: StepBase, target: Expr, scope: Scope, key: str) -> S.Place | None:
         t = self.expr(s, target, scope, None, key)
@@ -461,6 +481,7 @@ class StepChecker:
                     self.problem(s, "expr-type", f"'{s.source}' is not a list", "for_each/in")
                     return scope
                 over: ir.Expr = scope.keys(src) if src.type.name == "map" else src.node
+                self._declare(s, s.var, src.type.args[0], "for_each/as")
                 inner = scope.with_locals(**{s.var: Name(src.type.args[0], ir.Local(s.var))})
                 # a list of the state is gone through as it was: the steps may change it
                 out.append(S.ForEach(at(s), s.var, over,
@@ -543,8 +564,12 @@ class StepChecker:
                 # a number of the state set from a computed value stays within its declared
                 # bounds, as a gain does, and within what a save holds (64 bits): the engine
                 # never makes a state that its own `loads` refuses
+                written = const.integer(value.node)
                 clamp = (t.name == "int" and not t.optional and place.field is not None
-                         and const.integer(value.node) is None)
+                         and written is None)
+                if written is not None and t.name == "int" and not self._fits(
+                        s, place, written, f"{s.kind}/{target}"):
+                    continue
                 out.append(S.Assign(place, value.node, clamp))
                 continue
             if not typed.compatible(place.type, INT, scope.int_kinds):
@@ -554,6 +579,18 @@ class StepChecker:
             out.append(S.Gain(place, value.node, place.lo is not None and not _non_negative(source),
                               not _non_positive(source)))
         return tuple(out)
+
+    def _fits(self, s: StepBase, place: S.Place, value: int, key: str) -> bool:
+        """Whether a number written in the rules fits the place it is set in: within its
+        declared bounds and what a save holds (64 bits); else a problem, where it is written
+        (the engine would make a state its own `loads` refuses)."""
+        lo = place.lo if place.lo is not None else -(2 ** 63)
+        hi = place.hi if place.hi is not None else 2 ** 63 - 1
+        if lo <= value <= hi:
+            return True
+        self.problem(s, "value-out-of-range", f"{value} is outside what this place holds "
+                     f"({lo} to {hi}: its declared bounds, and a save's 64 bits)", key)
+        return False
 
     def _shuffle(self, s: Shuffle, scope: Scope) -> S.Shuffle | None:
         place = self._place(s, s.place, scope, "shuffle")
@@ -671,6 +708,12 @@ class StepChecker:
                              f"{key}/{name}",
                              typed.closest(str(name), [p.name for p in callee.params]))
         return args
+
+
+def _same_kind(a: VType, b: VType) -> bool:
+    """Whether two types are one type but for None and for a table holding every key."""
+    return a.name == b.name and len(a.args) == len(b.args) and all(
+        _same_kind(x, y) for x, y in zip(a.args, b.args, strict=True))
 
 
 def _non_negative(source: Any) -> bool:

@@ -89,6 +89,7 @@ class Scope:
     # a formula of the rules data (`formula(rules.components.shipyard.per_color)`) as code
     formula: Callable[[str], Typed] | None = None
     kind_values: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # declared order
+    kind_ids: dict[str, frozenset[Any]] = field(default_factory=dict)  # every id of a kind
     # each kind's words (`text:` in rules/state.yaml: "a State action"), for a refusal that
     # names a compulsory choice left empty
     kind_words: dict[str, str] = field(default_factory=dict)
@@ -475,6 +476,15 @@ class _Checker:
             if _family(arg.type, self.ik) != _family(VType(node.func.id), self.ik):
                 raise self.fail(node, f"'{ast.unparse(node.args[0])}' is {describe(arg.type)}, "
                                 f"not {node.func.id} ids")
+            ids = self.scope.kind_ids.get(node.func.id)
+            if ids is not None and isinstance(arg.node, ir.Lit | ir.Data) \
+                    and isinstance(arg.node.value, str | int) and arg.node.value not in ids:
+                # an id written in the rules that no row has: every state would fail on it
+                known = sorted(str(i) for i in ids)
+                raise self.fail(node.args[0], f"'{arg.node.value}' is no {node.func.id} of the "
+                                f"rules (they are {', '.join(known[:12])}"
+                                f"{', …' if len(known) > 12 else ''})", "unknown-reference",
+                                closest(str(arg.node.value), known))
             return self.t(arg.node, VType(node.func.id, (), arg.type.optional))
         if isinstance(node.func, ast.Name) and node.func.id == "cost":
             return self.cost(node, depth)

@@ -177,6 +177,7 @@ def _state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tu
                   tables=cols, int_kinds=int_kinds, kinds=frozenset(k.id for k in decl.kinds),
                   data=typed.data_lookup(data),
                   kind_values={k.id: k.values for k in decl.kinds if k.values is not None},
+                  kind_ids=dict(ids),
                   kind_words={k.id: k.text for k in decl.kinds},
                   kind_sources=kind_sources,
                   costs=frozenset(str(c.get("id")) for c in _rows(data, "court.costs") or []

@@ -1,0 +1,46 @@
+"""A number written in the rules and set in the state must fit it (issue 33): below a declared
+minimum, past a declared maximum or past what a save holds (64 bits), a literal `set:` skipped
+the clamp a computed value gets and made a state the engine's own `loads` refused; it is
+refused where it is written. A computed value is kept within the bounds in play."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lisboa_rules.ir import expr as ir
+from lisboa_rules.lang import steps as st
+from lisboa_rules.lang.typed import INT, Name, Scope
+
+
+def _scope() -> Scope:
+    return Scope(player={"reis": Name(INT, ir.PlayerField("reis", ir.Me()), 0, None,
+                                      "player.reis"),
+                         "influence": Name(INT, ir.PlayerField("influence", ir.Me()), 0, 10,
+                                           "player.influence")})
+
+
+def _problems(raw: list[Any]) -> list[st.StepProblem]:
+    problems: list[st.StepProblem] = []
+    steps = st.parse_steps(raw, ("effects", "x", "steps"), problems)
+    checker = st.StepChecker(_scope(), {}, {})
+    checker.check(st.Procedure("x", (), steps, "rule.x"))
+    return problems + checker.problems
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    ({"set": {"reis": -1}}, "-1 is outside what this place holds (0 to 9223372036854775807"),
+    ({"set": {"influence": 11}}, "11 is outside what this place holds (0 to 10"),
+    ({"set": {"reis": 2 ** 70}}, f"{2 ** 70} is outside"),
+])
+def test_a_written_number_outside_the_place_is_refused(raw: dict[str, Any], shown: str) -> None:
+    (problem,) = _problems([raw])
+    assert problem.code == "value-out-of-range" and shown in problem.message
+    assert problem.path[-2:] == ("set", next(iter(raw["set"])))
+
+
+@pytest.mark.parametrize("raw", [{"set": {"reis": 0}}, {"set": {"influence": 10}},
+                                 {"set": {"reis": "influence - 20"}}])
+def test_a_number_that_fits_or_a_computed_one_is_set(raw: dict[str, Any]) -> None:
+    assert _problems([raw]) == []
