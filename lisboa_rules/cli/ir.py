@@ -54,12 +54,9 @@ def run_ir(args: argparse.Namespace) -> int:
     found = checked_expressions(m.procs, m.state, m.data)
     if args.statements:
         return _statements(compiled.base.steps, args)
+    if not _known(args.procedure, found):
+        return EXIT_FINDINGS
     if args.procedure is not None:
-        if args.procedure not in found:
-            near = closest(args.procedure, sorted(found))
-            hint = f"; did you mean '{near}'?" if near else ""
-            err(f"lisboa-rules ir: no procedure or action '{args.procedure}'{hint}\n")
-            return EXIT_FINDINGS
         found = {args.procedure: found[args.procedure]}
 
     def where(path: tuple[str | int, ...]) -> str:
@@ -97,12 +94,9 @@ def _statements(steps: Any, args: argparse.Namespace) -> int:
 
     blocks: dict[str, list[str]] = {pid: show.proc(p) for pid, p in steps.procs.items()}
     blocks |= {f"action:{k}": show.action(a) for k, a in steps.actions.items()}
+    if not _known(args.procedure, blocks):
+        return EXIT_FINDINGS
     if args.procedure is not None:
-        if args.procedure not in blocks:
-            near = closest(args.procedure, sorted(blocks))
-            hint = f"; did you mean '{near}'?" if near else ""
-            err(f"lisboa-rules ir: no procedure or action '{args.procedure}'{hint}\n")
-            return EXIT_FINDINGS
         blocks = {args.procedure: blocks[args.procedure]}
     if args.format == "json":
         out(json.dumps([{"procedure": k, "ir": v} for k, v in blocks.items()], indent=2,
@@ -110,3 +104,13 @@ def _statements(steps: Any, args: argparse.Namespace) -> int:
         return EXIT_OK
     out("\n".join(line for b in blocks.values() for line in b) + "\n")
     return EXIT_OK
+
+
+def _known(procedure: str | None, found: dict[str, Any]) -> bool:
+    """Whether `--procedure` (if given) names one of `found`; else says so, with the closest."""
+    if procedure is None or procedure in found:
+        return True
+    near = closest(procedure, sorted(found))
+    hint = f"; did you mean '{near}'?" if near else ""
+    err(f"lisboa-rules ir: no procedure or action '{procedure}'{hint}\n")
+    return False

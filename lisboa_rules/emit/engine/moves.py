@@ -33,7 +33,7 @@ from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import stmt as S
 from lisboa_rules.ir.reads import free_locals, locals_named, names_read
-from lisboa_rules.ir.types import ANY, TEXT, VType, list_of
+from lisboa_rules.ir.types import ANY, TEXT, VType
 
 
 @dataclass
@@ -275,36 +275,20 @@ class MovePrinter(Printer):
     def _names_in(self, s: Item) -> set[str]:
         """Every name an item's own expressions may read (the measures' bodies too), and the
         names it binds."""
-        nodes: tuple[ir.Expr, ...]
-        bound: tuple[str, ...] = ()
         match s:
-            case S.Branch():
-                nodes = (s.cond,)
-            case S.DoChoose():
-                nodes = (*((s.value,) if s.value is not None else ()),
-                         *(a for c in s.cases if c.run is not None for a in c.run.args))
             case S.ApplyChoose() | Applied():
-                b = s.bundle
-                nodes = (b.key, *(x for x in b.shared if x is not None))
-                bound = b.fields
+                out = set(s.bundle.fields)
             case Call():
-                nodes = s.run.args
-                bound = s.names
-            case Mark():
-                nodes = ()
+                out = set(s.names)
             case S.Choose():
-                nodes = S.exprs(s)
-                bound = (s.name,)
+                out = {s.name}
             case S.Let():
-                nodes = S.exprs(s)
-                bound = tuple(b.name for b in s.binds)
+                out = {b.name for b in s.binds}
             case S.ForEach():
-                nodes = S.exprs(s)
-                bound = (s.var,)
+                out = {s.var}
             case _:
-                nodes = S.exprs(s)
-        out = set(bound)
-        for n in nodes:
+                out = set()
+        for n in self._nodes_of(s):
             out |= _names_deep(n)
         return out
 
@@ -321,17 +305,17 @@ class MovePrinter(Printer):
             case _:
                 return []
 
-    def _proc_reads(self, pid: str, guard_only: bool, seen: frozenset[str] = frozenset()
-                    ) -> set[str]:
+    def _proc_reads(self, pid: str, guard_only: bool) -> frozenset[str]:
         """The names a procedure's guard (or all its steps, and those of what it runs) may
         read; kept for the printer's life (its procedures do not change)."""
-        if not seen:
-            key = (pid, guard_only)
-            found = self._read_by_proc.get(key)
-            if found is None:
-                found = self._read_by_proc[key] = frozenset(
-                    self._proc_reads(pid, guard_only, frozenset({""})))
-            return set(found)
+        key = (pid, guard_only)
+        found = self._read_by_proc.get(key)
+        if found is None:
+            found = self._read_by_proc[key] = frozenset(
+                self._reads_of(pid, guard_only, frozenset()))
+        return found
+
+    def _reads_of(self, pid: str, guard_only: bool, seen: frozenset[str]) -> set[str]:
         proc = self.procs.get(pid)
         if proc is None or pid in seen:
             return set()
@@ -343,7 +327,7 @@ class MovePrinter(Printer):
                 out |= self._names_in(sub)
                 if not guard_only and not isinstance(sub, S.Choose | S.Require):
                     for callee in self._callees(sub):
-                        out |= self._proc_reads(callee, False, seen | {pid})
+                        out |= self._reads_of(callee, False, seen | {pid})
         return out
 
     def decides(self, s: Item) -> bool:
@@ -657,24 +641,11 @@ class MovePrinter(Printer):
     def _read_by(self, items: list[Item], name: str) -> bool:
         """Whether listing the moves of these items reads the local `name` other than to
         put it in the moves made: an expression of theirs names it (their words aside)."""
-        for s in self._walk_all(items):
-            nodes: tuple[ir.Expr, ...]
-            match s:
-                case S.Choose():
-                    of = s.of
-                    nodes = (of.keys, *((of.where,) if of.where else ())) \
-                        if isinstance(of, S.OneOf) else tuple(
-                            x for x in (of.source, of.where, of.lo, of.hi, of.leads_by,
-                                        of.leads_where) if x is not None)
-                case S.Require():
-                    nodes = (s.cond,)
-                case _:
-                    nodes = tuple(self._nodes_of(s))
-            if any(name in locals_named(n) for n in nodes):
-                return True
-        return False
+        return any(name in locals_named(n) for s in self._walk_all(items)
+                   for n in self._nodes_of(s, words=False))
 
-    def _nodes_of(self, s: Item) -> Iterator[ir.Expr]:
+    def _nodes_of(self, s: Item, words: bool = True) -> Iterator[ir.Expr]:
+        """An item's own expressions (with the values its words show, unless not `words`)."""
         match s:
             case S.Branch():
                 yield s.cond
@@ -691,8 +662,14 @@ class MovePrinter(Printer):
                 yield from s.run.args
             case Mark():
                 pass
-            case S.Choose() | S.Require():
-                yield from S.exprs(s)
+            case S.Require() if not words:
+                yield s.cond
+            case S.Choose() if not words:
+                of = s.of
+                yield from ((of.keys, *((of.where,) if of.where else ()))
+                            if isinstance(of, S.OneOf) else
+                            (x for x in (of.source, of.where, of.lo, of.hi, of.leads_by,
+                                         of.leads_where) if x is not None))
             case _:
                 yield from S.exprs(s)
 
@@ -850,12 +827,7 @@ class MovePrinter(Printer):
                                  f"list[{self.choice_type(len(names))}]")
             self.named(*vars_)
             out.append(f"{inner_pad}for {target} in {opts}:")
-            for n in names:
-                self._field(n)
-                inner = {**inner, n: ANY}
-                self.binding += 1
-                self.bound_at[n] = self.binding
-                self.domains.pop(n, None)
+            inner = self._chosen(names, inner)
         else:
             guard = f"_opts_{stem}(g, seat{args})"
             key = self._guard_key(out, run.args, env)
@@ -873,6 +845,17 @@ class MovePrinter(Printer):
         with self._block(not names):
             self._enum([Call(run, names), *case.rest], inner, level + 1, out, False, False,
                        (*bound, *names))
+
+    def _chosen(self, names: tuple[str, ...], env: Env) -> Env:
+        """`env` with the choices a procedure or a bundle makes bound (move fields, of any
+        value: no constant the generator can read a table by)."""
+        for n in names:
+            self._field(n)
+            env = {**env, n: ANY}
+            self.binding += 1
+            self.bound_at[n] = self.binding
+            self.domains.pop(n, None)
+        return env
 
     def _guard_key(self, out: list[str], given: tuple[ir.Expr, ...], env: Env) -> str | None:
         """The key of the answers of a guard given these values, asked in the function that
@@ -910,13 +893,7 @@ class MovePrinter(Printer):
                              "list[tuple[Any, ...]]")
         self.named(*vars_)
         out.append(f"{pad}for {target} in {opts}:")
-        inner = env
-        for n in names:
-            self._field(n)
-            inner = {**inner, n: ANY}
-            self.binding += 1
-            self.bound_at[n] = self.binding
-            self.domains.pop(n, None)
+        inner = self._chosen(names, env)
         with self._block(False):
             self._enum([Applied(table, s.bundle), *s.rest], inner, indent + 1, out, False,
                        False, (*bound, *names))
@@ -1220,5 +1197,4 @@ __all__ = [
     "MovePrinter",
     "json_type",
     "keyword_move",
-    "list_of",
 ]
