@@ -199,9 +199,9 @@ class StepChecker:
     # -- problems -----------------------------------------------------------------------
 
     def problem(self, s: StepBase, code: str, message: str, key: str | None = None,
-                suggestion: str | None = None) -> None:
+                suggestion: str | None = None, bounds_of: str | None = None) -> None:
         path = (*s.path, s.kind) if key is None else (*s.path, *key.split("/"))
-        self.problems.append(StepProblem(code, message, path, suggestion))
+        self.problems.append(StepProblem(code, message, path, suggestion, bounds_of=bounds_of))
 
     def follows_unbound(self, exc: ExprError) -> bool:
         """Whether `exc` is an unknown name that a step of this procedure failed to bind: the
@@ -589,7 +589,8 @@ class StepChecker:
         if lo <= value <= hi:
             return True
         self.problem(s, "value-out-of-range", f"{value} is outside what this place holds "
-                     f"({lo} to {hi}: its declared bounds, and a save's 64 bits)", key)
+                     f"({lo} to {hi}: its declared bounds, and a save's 64 bits)", key,
+                     bounds_of=place.field)
         return False
 
     def _shuffle(self, s: Shuffle, scope: Scope) -> S.Shuffle | None:

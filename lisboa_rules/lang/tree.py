@@ -37,6 +37,8 @@ class StepProblem:
     message: str
     path: tuple[str | int, ...]
     suggestion: str | None = None
+    # the declared field ("player.X") whose bounds it is about
+    bounds_of: str | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True, kw_only=True)

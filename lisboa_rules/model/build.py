@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from lisboa_rules.core.diagnostics import Diagnostic, suggest
+from lisboa_rules.core.diagnostics import Diagnostic, Related, suggest
 from lisboa_rules.core.source import Span
 from lisboa_rules.front.overlay import Doc, Path
 from lisboa_rules.lang import expr
@@ -183,6 +183,7 @@ class Builder:
             self._char_at,
             [v.id for v in self.variant_infos],
             {p: v for p, v in self.docs["state"].origin.items() if v in self.variants},
+            self.span,
         )
         self.diags.extend(found)
         self._vocabulary(data, state)
@@ -886,8 +887,20 @@ def procedure_diagnostics(m: model.Model, docs: Mapping[str, Doc], compiled: Pro
         if len(follow) < len(mine):
             everything = [pr for pr in everything if not any(pr is f for f in follow)]
     return [Diagnostic(pr.code, pr.message, _step_span(docs, m.texts, pr),
-                       suggestion=pr.suggestion)
+                       _bounds_noted(m, pr.bounds_of), suggestion=pr.suggestion)
             for pr in [*everything, *compiled.queries]]
+
+
+def _bounds_noted(m: model.Model, field: str | None) -> tuple[Related, ...]:
+    """Where the bounds of the declared field a problem is about are written (`player.X`)."""
+    if field is None:
+        return ()
+    scope, _, fid = field.partition(".")
+    f = m.state.field(scope, fid)
+    if f is None:
+        return ()
+    return tuple(Related(f"the {key} of {field} ({getattr(f, key)}) is written here", at)
+                 for key, at in f.bounds_at)
 
 
 # the problems that are about a key of a step (its effect key, a misspelt key, a `with`

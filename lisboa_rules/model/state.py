@@ -129,6 +129,9 @@ class StateField:
     text: str
     required: bool = False  # no default: new_game sets it from its arguments
     span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
+    # where its min and max are written: the rules data a bound names, or the declaration
+    bounds_at: tuple[tuple[str, Span], ...] = field(default=(), compare=False, repr=False,
+                                                    kw_only=True)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from lisboa_rules.lang.vocab import BoundError, resolve_range
 from lisboa_rules.model.state import (
     BASE_TYPES,
     CONTAINERS,
+    NOWHERE,
     Invariant,
     StateDecl,
     StateField,
@@ -37,6 +38,7 @@ RESERVED = grammar.STATE_MEMBERS  # what the state classes have besides the fiel
 VARIANTS_PATH = "variants"
 
 SpanFn = Callable[..., Span]
+DataSpanFn = Callable[..., Span]  # (kind, *path): where a value of the rules data is
 _MISSING = object()
 
 
@@ -47,8 +49,10 @@ class _StateBuilder:
         span: SpanFn,
         char_at: Callable[[Span], str],
         variant_ids: Sequence[str],
+        data_span: DataSpanFn | None = None,
     ) -> None:
         self.data = data
+        self.data_span = data_span  # data_span(kind, *path): a value of another document
         self._scopes: tuple[Any, Any] | None = None  # (kinds and fields, their scope)
         self.span = span  # span(*path, key=False) inside the state document
         self.char_at = char_at
@@ -446,6 +450,8 @@ class _StateBuilder:
             ok = ok and value is not None
             bounds[key] = value
         lo, hi = bounds["min"], bounds["max"]
+        bounds_at = tuple((key, self._bound_at(f[key], self.span(scope, i, key)))
+                          for key in ("min", "max") if key in f)
         if lo is not None and hi is not None and lo > hi:
             self.error(
                 "state-type", f"'{fid}': min {lo} is above max {hi}", self.span(scope, i, "min")
@@ -500,6 +506,7 @@ class _StateBuilder:
             str(f["text"]),
             required,
             span=self.span(scope, i),
+            bounds_at=bounds_at,
         )
 
     def _type(self, scope: str, i: int, text: str) -> StateType | None:
@@ -547,6 +554,16 @@ class _StateBuilder:
                     )
                     ok = False
         return t if ok else None
+
+    def _bound_at(self, raw: Any, where: Span) -> Span:
+        """Where a bound's number is written: at the rules data a dotted path names (in its
+        document), else where the declaration writes it."""
+        if isinstance(raw, str) and self.data_span is not None:
+            kind, *path = raw.split(".")
+            found = self.data_span(kind, *path)
+            if found != NOWHERE:
+                return found
+        return where
 
     def _bound(self, raw: Any, where: Span, what: str) -> int | None:
         try:
@@ -652,13 +669,14 @@ def build_state(
     char_at: Callable[[Span], str],
     variant_ids: Sequence[str],
     changed: Mapping[tuple[str | int, ...], str] | None = None,
+    data_span: DataSpanFn | None = None,
 ) -> tuple[StateDecl, list[Diagnostic]]:
     """The declared state of the merged documents `data` (by kind; `data['state']` is the
     declaration), with the diagnostics found. `span(*path, key=False)` locates a value of the
     state document. `changed`: what variants that are not folded into the base game changed
     in the declaration (path -> variant id); the engine has one set of state classes, made
     from the base game's, so such a change is an error."""
-    b = _StateBuilder(data, span, char_at, variant_ids)
+    b = _StateBuilder(data, span, char_at, variant_ids, data_span)
     decl = b.build(data.get(KIND, {}))
     # the invariants and the saved-game checks are checks of each rule set, not the shape of
     # the state: a variant may change them

@@ -5,13 +5,19 @@ refused where it is written. A computed value is kept within the bounds in play.
 
 from __future__ import annotations
 
+import re
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from conftest import ROOT
 
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import steps as st
 from lisboa_rules.lang.typed import INT, Name, Scope
+from lisboa_rules.pipeline import compile_rules
 
 
 def _scope() -> Scope:
@@ -44,3 +50,25 @@ def test_a_written_number_outside_the_place_is_refused(raw: dict[str, Any], show
                                  {"set": {"reis": "influence - 20"}}])
 def test_a_number_that_fits_or_a_computed_one_is_set(raw: dict[str, Any]) -> None:
     assert _problems([raw]) == []
+
+
+def test_a_bound_raised_past_a_written_number_points_at_both(tmp_path: Path) -> None:
+    """A declared bound moved past a number a step writes: the error is at the step, with a
+    note where the bound is written (the rules data the declaration names), so a designer
+    who changed the bound sees what it broke."""
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    game = tmp_path / "rules" / "game.yaml"
+    data = yaml.safe_load(game.read_text(encoding="utf-8"))
+    low = data["tracks"]["influence"]["min"]
+    text = game.read_text(encoding="utf-8")
+    at = re.search(r"(?m)^  influence:\n    min: (\d+)$", text)
+    assert at is not None and int(at[1]) == low
+    game.write_text(text[:at.start(1)] + str(low + 1) + text[at.end(1):], encoding="utf-8")
+    result = compile_rules(tmp_path / "rules")
+    found = [d for d in result.diagnostics if d.code == "value-out-of-range"]
+    assert found and not result.ok
+    line = text[:at.start(1)].count("\n") + 1
+    notes = [r for d in found for r in d.related]
+    assert any(r.span is not None and r.span.file.endswith("game.yaml")
+               and r.span.line == line and "min of player.influence" in r.message
+               for r in notes), [str(d) for d in found]
