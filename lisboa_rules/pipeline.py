@@ -56,7 +56,13 @@ from lisboa_rules.front.overlay import Change, Doc, apply_overlay, conflicts, id
 from lisboa_rules.front.validate import validate
 from lisboa_rules.lang.text import IDENTITY_KEYS
 from lisboa_rules.model import types as m
-from lisboa_rules.model.build import KINDS, REQUIRED_KINDS, build_model, procedure_diagnostics
+from lisboa_rules.model.build import (
+    KINDS,
+    REQUIRED_KINDS,
+    build_model,
+    procedure_diagnostics,
+    proof_diagnostics,
+)
 from lisboa_rules.model.checked import CheckedSteps, check_steps
 from lisboa_rules.model.checks import check_callouts, check_free_text, check_stale_texts, run_checks
 from lisboa_rules.model.compiled import Compiled, CompiledRuleSet
@@ -111,6 +117,7 @@ class Built:
     model: m.Model
     ok: bool
     steps: CheckedSteps | None = None
+    proofs: tuple[Diagnostic, ...] = ()  # what the proof of total operations found
 
 
 def compile_rules(
@@ -325,7 +332,10 @@ def check_steps_all(built: list[Built]) -> tuple[list[Built], list[Diagnostic]]:
         steps = check_steps(b.model, tables)
         found = procedure_diagnostics(b.model, b.merged.docs, steps.problems)
         diags.extend(_blame(_note_removals(found, b.merged.changes), b.merged.changes))
-        out.append(replace(b, ok=b.ok and not has_errors(found), steps=steps))
+        proofs = proof_diagnostics(b.model, b.merged.docs, steps.problems)
+        out.append(replace(b, ok=b.ok and not has_errors(found), steps=steps,
+                           proofs=tuple(_blame(_note_removals(proofs, b.merged.changes),
+                                               b.merged.changes))))
     return out, diags
 
 
@@ -350,6 +360,8 @@ def check_all(built: list[Built], sources: Sources) -> tuple[Compiled | None, li
             continue
         changes = b.merged.changes
         found = _blame(_note_removals(run_checks(b.model), changes), changes)
+        if not has_errors(found):  # the proof reads the data: an error there says more
+            found += b.proofs
         diags.extend(found)
         if has_errors(found):
             continue

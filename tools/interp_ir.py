@@ -224,6 +224,11 @@ def _call(fn: ir.Function, args: list[Any]) -> Any:
     """A function of the language on its arguments' values."""
     if fn in ("min", "max") and len(args) >= 2:
         return min(args) if fn == "min" else max(args)
+    if fn in ("first_or", "min_or", "max_or"):  # of a list and a default: total
+        items, default = list(args[0]), args[1]
+        if not items:
+            return default
+        return items[0] if fn == "first_or" else min(items) if fn == "min_or" else max(items)
     (a,) = args
     match fn:
         case "len":
@@ -249,5 +254,7 @@ def _call(fn: ir.Function, args: list[Any]) -> Any:
             if not items:
                 raise StepsError("first() of an empty list")
             return items[0]
+        case "first_or" | "min_or" | "max_or":
+            raise AssertionError("a call with a default is computed by _call")
         case _:
             assert_never(fn)

@@ -979,6 +979,42 @@ value, or divide by something that cannot be 0, e.g. max(1, ...).
 """,
 )
 _code(
+    "divisor-zero",
+    "check",
+    "a step divides by a value that can be 0",
+    """
+A `//` or `%` in a step of the effect language needs a divisor that cannot be 0 for any value
+the names it reads can take (a division by 0 would stop the engine in play). The compiler
+works out the divisor's values from the bounds the state declares (rules/state.yaml `min:` and
+`max:`), the number of players the rules allow, the values a local was bound to, and what the
+steps before it say (`require: n > 0`, the test of the `if` it is in, the condition before an
+`and`). Divide by something that cannot be 0, or require it first.
+
+    bad:   let: {each: "reis // len(hand)"}           # the hand can be empty
+    fix:   let: {each: "reis // max(1, len(hand))"}
+    fix:   require: len(hand) > 0                      # a step before it
+""",
+)
+_code(
+    "partial-operation",
+    "check",
+    "a step reads an item a list may not hold",
+    """
+`first(xs)`, `min(xs)` and `max(xs)` need a list that holds an item, and `xs[i]` an index
+within the list (`-1` is its last item). The compiler proves it from the rules (a constant list
+of the rules data, computed for each value the names it reads can take; a list that a
+`require`, the `if` it is in, a `choose` from it or the loop it is in says holds an item;
+`range(len(xs))` and `e % len(xs)` as indexes of xs), or refuses the step: the engine never
+stops in play on an empty list. Write the operation total, or say it holds first.
+
+    bad:   let: {top: "first(hand)"}
+    fix:   let: {top: "first(hand, None)"}              # the default of an empty list
+    fix:   require: len(hand) > 0                       # a step before it
+    bad:   let: {last: "game.court[-1]"}
+    fix:   let: {last: "game.court[-1] if len(game.court) > 0 else None"}
+""",
+)
+_code(
     "formula-out-of-range",
     "check",
     "a cost or price formula can be negative",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from typing import Any, assert_never
 
 from lisboa_rules.ir import expr as ir
@@ -91,9 +92,12 @@ def frozen(value: Any) -> Any:
     return value
 
 
-def evaluate(node: ir.Expr, env: Mapping[str, Any], columns: Columns | None = None) -> Any:
+def evaluate(node: ir.Expr, env: Mapping[str, Any], columns: Columns | None = None,
+             ranges: int = 0) -> Any:
     """The value of `node` with its locals given by `env` and the columns of the rules' tables
-    by `columns`, or NotConstant."""
+    by `columns`, or NotConstant; a `range` of at most `ranges` numbers is computed (a longer
+    one is NotConstant)."""
+    token = _RANGES.set(ranges)
     try:
         return _eval(node, env, columns)
     except NotConstant:
@@ -101,6 +105,12 @@ def evaluate(node: ir.Expr, env: Mapping[str, Any], columns: Columns | None = No
     except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError, RecursionError,
             StopIteration) as exc:
         raise NotConstant(f"fails: {type(exc).__name__}") from None
+    finally:
+        _RANGES.reset(token)
+
+
+# how long a range `evaluate` computes (0: none), for the evaluation under way
+_RANGES: ContextVar[int] = ContextVar("ranges", default=0)
 
 
 _COMPARE: dict[ir.CmpOpName, Callable[[Any, Any], bool]] = {
@@ -215,12 +225,24 @@ def _items(node: ir.Comp, env: Mapping[str, Any], columns: Columns | None) -> It
 def _call(fn: ir.Function, args: tuple[ir.Expr, ...], env: Mapping[str, Any],
           columns: Columns | None) -> Any:
     if fn == "range":
-        raise NotConstant("a range is not computed where the rules are compiled")
+        n = _int(_eval(args[0], env, columns))
+        if n > _RANGES.get():
+            raise NotConstant("a range is not computed where the rules are compiled")
+        return tuple(range(n))
     if fn == "first":
         a = args[0]
         if isinstance(a, ir.Comp):
             return next(_items(a, env, columns))
         return _eval(a, env, columns)[0]
+    if fn in ("first_or", "min_or", "max_or"):
+        a, d = args
+        items = list(_items(a, env, columns)) if isinstance(a, ir.Comp) \
+            else list(_eval(a, env, columns))
+        if not items:
+            return _eval(d, env, columns)
+        if fn == "first_or":
+            return items[0]
+        return (min if fn == "min_or" else max)(_int(v) for v in items)
     values = [_eval(a, env, columns) for a in args]
     if fn in ("min", "max") and len(values) >= 2:
         return (min if fn == "min" else max)(_int(v) for v in values)
@@ -242,5 +264,7 @@ def _call(fn: ir.Function, args: tuple[ir.Expr, ...], env: Mapping[str, Any],
             return tuple(sorted(value))
         case "reversed":
             return tuple(reversed(value))
+        case "first_or" | "min_or" | "max_or":
+            raise AssertionError("a call with a default is computed above")
         case _:
             assert_never(fn)

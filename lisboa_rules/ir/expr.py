@@ -18,8 +18,10 @@ from lisboa_rules.ir.types import VType
 Scalar = int | bool | str | None
 BinOpName = Literal["+", "-", "*", "//", "%"]
 CmpOpName = Literal[">", ">=", "<", "<=", "==", "!=", "in", "not in", "is", "is not"]
+# `first_or`, `min_or`, `max_or`: of a list and a default, the default when the list is empty
+# (written `first(xs, d)`, `min(xs, d)`, `max(xs, d)`): total where `first` of a list is not
 Function = Literal["len", "sum", "min", "max", "any", "all", "sorted", "reversed", "range",
-                   "first"]
+                   "first", "first_or", "min_or", "max_or"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,10 +115,12 @@ class Measure:
 
 @dataclass(frozen=True, slots=True)
 class Index:
-    """An item of a list, or the entry of a table that holds every key."""
+    """An item of a list, or the entry of a table that holds every key. `of_list`: a list's
+    item at a number, which may be past its end (a total-operation check proves it is not)."""
 
     base: Expr
     key: Expr
+    of_list: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,8 +295,8 @@ def substitute(node: Expr, mapping: Mapping[Expr, Expr]) -> Expr:
             return PlayerField(f, new[0])
         case Column(kind=kind, column=col):
             return Column(kind, col, new[0])
-        case Index():
-            return Index(new[0], new[1])
+        case Index(of_list=of_list):
+            return Index(new[0], new[1], of_list)
         case Get():
             return Get(new[0], new[1], new[2])
         case BinOp(op=op):

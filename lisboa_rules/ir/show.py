@@ -97,6 +97,85 @@ def show(node: ir.Expr) -> str:
             assert_never(node)
 
 
+def written(node: ir.Expr) -> str:
+    """The node as the effect language writes it (`first(game.pending_markers)`), for a
+    message that quotes part of an expression; a node no rule writes is shown in the IR's
+    notation."""
+    w = written
+    match node:
+        case ir.Lit(value=v):
+            return repr(v)
+        case ir.Data(path=path) if path:
+            return ".".join(path)
+        case ir.Local(name=name) | ir.Arg(name=name):
+            return name
+        case ir.Seat():
+            return "seat"
+        case ir.PlayerField(field=f, of=ir.Me()):
+            return f
+        case ir.PlayerField(field=f, of=of):
+            return f"{w(of)}.{f}"
+        case ir.GameField(field=f):
+            return f"game.{f}"
+        case ir.Column(column=col, key=key):
+            return f"{w(key)}.{col}"
+        case ir.Measure(id=mid):
+            return mid
+        case ir.Index(base=b, key=k) | ir.Get(base=b, key=k):
+            return f"{w(b)}[{w(k)}]"
+        case ir.BinOp(op=op, left=a, right=b):
+            mine = _PRECEDENCE[op]
+            left, right = w(a), w(b)
+            if _precedence(a) < mine:
+                left = f"({left})"
+            if _precedence(b) <= mine:
+                right = f"({right})"
+            return f"{left} {op} {right}"
+        case ir.Neg(operand=x):
+            return f"-{w(x)}" if _precedence(x) >= 6 else f"-({w(x)})"
+        case ir.Not(operand=x):
+            return f"not {w(x)}"
+        case ir.BoolOp(op=op, values=vs):
+            return f" {op} ".join(w(v) for v in vs)
+        case ir.Compare(left=left, ops=ops):
+            return w(left) + "".join(f" {o} {w(r)}" for o, r in ops)
+        case ir.Cond(test=c, then=a, orelse=b):
+            return f"({w(a)} if {w(c)} else {w(b)})"
+        case ir.Call(fn=fn, args=args):
+            return f"{fn.removesuffix('_or')}(" + ", ".join(w(a) for a in args) + ")"
+        case ir.Values(table=x) | ir.Keys(source=x):
+            return w(x)
+        case ir.ListOf(items=items):
+            return "[" + ", ".join(w(i) for i in items) + "]"
+        case ir.Comp(elt=e, var=var, source=s, conds=cs):
+            where = "".join(f" if {w(c)}" for c in cs)
+            return f"[{w(e)} for {var} in {w(s)}{where}]"
+        case ir.Cost(id=cid, given=given):
+            return f"cost({cid!r}" + "".join(f", {k}={w(v)}" for k, v in given) + ")"
+        case _:
+            return show(node)
+
+
+_PRECEDENCE: dict[str, int] = {"+": 4, "-": 4, "*": 5, "//": 5, "%": 5}
+
+
+def _precedence(node: ir.Expr) -> int:
+    """How tightly a node binds as written (an atom: most)."""
+    match node:
+        case ir.BinOp(op=op):
+            return _PRECEDENCE[op]
+        case ir.Cond():
+            return 0
+        case ir.BoolOp() | ir.Not():
+            return 1
+        case ir.Compare():
+            return 2
+        case ir.Neg():
+            return 6
+        case _:
+            return 9
+
+
 # --- statements ------------------------------------------------------------------------------
 
 

@@ -43,6 +43,7 @@ class CheckedPhase:
     uses_player: bool
     resume: str | None
     then: str
+    index: int | None = None  # its row in flow.yaml `phases`
 
 
 def phases_of(flow: Any) -> list[tuple[int, Mapping[str, Any]]]:
@@ -88,7 +89,7 @@ def check_phase(comp: StepChecker, i: int, row: Mapping[str, Any], scope: Scope,
         comp.problem(s, "step-shape", f"phase '{pid}' lasts while a condition holds: say who "
                      "moves in it (actor: EXPR)", "while")
     return CheckedPhase(pid, actor, cond, interrupts, uses_player, field_name,
-                        str(row.get("then") or ""))
+                        str(row.get("then") or ""), i)
 
 
 def check_phases(comp: StepChecker, flow: Any, scope: Scope, values: tuple[Any, ...] | None,

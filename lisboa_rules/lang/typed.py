@@ -415,7 +415,7 @@ class _Checker:
         if t.name == "list":
             if not _numeric(key.type, self.ik) or key.type.name not in ("int", "seat"):
                 raise self.fail(node.slice, "a list is indexed by a number")
-            return self.t(ir.Index(base.node, key.node), t.args[0])
+            return self.t(ir.Index(base.node, key.node, key.type.name != "seat"), t.args[0])
         if t.name == "map":
             if not compatible(key.type, t.args[0], self.ik):
                 raise self.fail(node.slice, f"'{ast.unparse(node.value)}' is indexed by "
@@ -493,8 +493,14 @@ class _Checker:
             raise self.fail(node, f"unknown function '{name}'", "unknown-name",
                             closest(name, list(FUNCTIONS)))
         if node.keywords:
-            raise self.fail(node, f"{node.func.id}() takes no keywords", "expr-syntax")
-        if node.func.id == "formula":
+            if [k.arg for k in node.keywords] != ["default"] or len(node.args) != 1 \
+                    or node.func.id not in ("first", "min", "max"):
+                raise self.fail(node, f"{node.func.id}() takes no keywords but first(xs, "
+                                "default=...), min(...) and max(...)", "expr-syntax")
+            node = ast.copy_location(
+                ast.Call(node.func, [*node.args, node.keywords[0].value], []), node)
+        name = node.func.id if isinstance(node.func, ast.Name) else ""
+        if name == "formula":
             path = _dotted(node.args[0]) if len(node.args) == 1 else None
             if path is None or path[0] != "rules" or self.scope.formula is None:
                 raise self.fail(node, "formula() takes a formula of the rules data, as in "
@@ -507,8 +513,11 @@ class _Checker:
                 return self.scope.formula(text)
             except ExprError as exc:
                 raise self.fail(node, f"the formula '{text}': {exc.message}") from None
-        fn = cast(ir.Function, node.func.id)
+        fn = cast(ir.Function, name)
         args = [self.expr(a, depth) for a in node.args]
+        if fn in ("first", "min", "max") and len(args) == 2 \
+                and args[0].type.name in ("list", "map"):
+            return self.defaulted(node, fn, args)
         if fn in ("min", "max") and len(args) >= 2:
             for a, n in zip(args, node.args, strict=True):
                 if not _numeric(a.type, self.ik):
@@ -543,6 +552,28 @@ class _Checker:
         if fn == "first":  # the first item of a non-empty list
             return self.t(ir.Call(fn, (a.node,)), t.args[0])
         return self.t(ir.Call("sorted", (a.node,)), t)
+
+    def defaulted(self, node: ast.Call, fn: str, args: list[Typed]) -> Typed:
+        """`first(xs, d)`, `min(xs, d)`, `max(xs, d)`: of a list (or a table's values) and
+        the default an empty one gives; total where the one-argument forms are not."""
+        xs, d = args
+        t = xs.type
+        source = ir.Values(xs.node) if t.name == "map" else xs.node
+        item = t.args[-1]
+        if fn != "first" and not _numeric(item, self.ik):
+            raise self.fail(node, f"{fn}() needs a list of numbers, not {describe(t)}")
+        if fn != "first" and not _numeric(d.type, self.ik):
+            raise self.fail(node.args[1], f"the default of {fn}() is a number, not "
+                            f"{describe(d.type)}")
+        if fn == "first" and t.name != "list":
+            raise self.fail(node, f"first() needs a list, not {describe(t)}")
+        if fn == "first" and not compatible(d.type, item, self.ik) \
+                and d.type.name != "none":
+            raise self.fail(node.args[1], f"the default of first() is {describe(item)} as the "
+                            f"items are, not {describe(d.type)}")
+        out = item if fn == "first" and d.type.name != "none" else \
+            replace(item, optional=True) if fn == "first" else INT
+        return self.t(ir.Call(cast(ir.Function, f"{fn}_or"), (source, d.node)), out)
 
     def cost(self, node: ast.Call, depth: int) -> Typed:
         """`cost('visit-cost', other_officials=n)`: a cost of the rules data (rules/court.yaml),

@@ -891,6 +891,13 @@ def procedure_diagnostics(m: model.Model, docs: Mapping[str, Doc], compiled: Pro
             for pr in [*everything, *compiled.queries]]
 
 
+def proof_diagnostics(m: model.Model, docs: Mapping[str, Doc], compiled: ProcProblems
+                      ) -> list[Diagnostic]:
+    """What the proof that every operation of the steps is total found, located in `docs`."""
+    return [Diagnostic(pr.code, pr.message, _step_span(docs, m.texts, pr),
+                       suggestion=pr.suggestion) for pr in compiled.proofs]
+
+
 def _bounds_noted(m: model.Model, field: str | None) -> tuple[Related, ...]:
     """Where the bounds of the declared field a problem is about are written (`player.X`)."""
     if field is None:

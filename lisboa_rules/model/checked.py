@@ -12,13 +12,15 @@ checked into (the lower pass: emit/engine/procs.py `lower`), reporting nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import assert_never
+from typing import Any, assert_never
 
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import stmt as S
+from lisboa_rules.ir.bounds import INF
 from lisboa_rules.ir.types import VType
 from lisboa_rules.lang.phases import CheckedPhase, check_phases
 from lisboa_rules.lang.steps import StepProblem
+from lisboa_rules.lang.total import Totality
 from lisboa_rules.lang.tree import (
     Apply,
     Choose,
@@ -105,6 +107,7 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
                           phase_kind.values if phase_kind is not None else None,
                           {k: (a.phase, a.path) for k, a in ps.actions.items()})
     problems.phases = list(pcomp.problems)
+    _check_total(scope, tables, procs, actions, phases, problems, _players(data), _setup(data))
     period_fields: list[tuple[str, VType]] = []
     flow = data.get("flow") or {}
     for i, step in enumerate((flow.get("period_end") or {}).get("steps") or []):
@@ -118,6 +121,46 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
                     ("flow", "period_end", "steps", i, "fields", fname)))
     return CheckedSteps(tables, base, scope, vocab, queries, order, procs, proc_scopes,
                         actions, action_scopes, phases, period_fields, problems)
+
+
+def _check_total(scope: Scope, tables: P.Tables, procs: dict[str, S.Proc],
+                 actions: dict[str, S.Action], phases: list[CheckedPhase],
+                 problems: P.ProcProblems, players: tuple[int, int], setup: str | None
+                 ) -> None:
+    """Every operation of the checked steps proven total, or a problem (lang/total.py)."""
+    fields = {f"{where}.{k}": (-INF if n.lo is None else n.lo, INF if n.hi is None else n.hi)
+              for where, names in (("player", scope.player), ("game", scope.game))
+              for k, n in names.items()}
+
+    def columns(kind: str, col: str) -> dict[Any, Any] | None:
+        found = scope.tables.get(kind, {}).get(col)
+        return tables.values.get(found[1]) if found is not None else None
+
+    check = Totality(fields, columns, scope.kind_ids, players, setup)
+    for pid, proc in procs.items():
+        if not problems.procs.get(pid):  # a procedure with a problem: its steps may be cut
+            check.proc(proc)
+    if not problems.actions:
+        for action in actions.values():
+            check.action(action)
+    for i, ph in enumerate(phases):
+        row = ("flow", "phases", ph.index if ph.index is not None else i)
+        if any(pr.path[:3] == row for pr in problems.phases):
+            continue  # a condition that did not check: who moves is not proven without it
+        check.phase(ph, S.At(row, ph.id))
+    problems.proofs = list(check.problems)
+
+
+def _players(data: Any) -> tuple[int, int]:
+    """How many players a game of the rules has (rules/game.yaml `players`)."""
+    rows = (data.get("game") or {}).get("players") or {}
+    return (int(rows.get("min", 1)), int(rows.get("max", rows.get("min", 1))))
+
+
+def _setup(data: Any) -> str | None:
+    """The procedure that makes the players (rules/flow.yaml `setup`)."""
+    setup = (data.get("flow") or {}).get("setup")
+    return str(setup.get("id")) if isinstance(setup, dict) else None
 
 
 def procedure_order(ps: P.ProcSet) -> list[str]:

@@ -221,6 +221,9 @@ class ProcProblems:
     actions: list[st.StepProblem] = field(default_factory=list)
     phases: list[st.StepProblem] = field(default_factory=list)
     queries: list[Any] = field(default_factory=list)  # the queries' (ExprProblem)
+    # what the proof that every operation is total found (lang/total.py): reported only for
+    # rule sets whose data passes the semantic checks (the proof reads that data)
+    proofs: list[st.StepProblem] = field(default_factory=list)
 
 
 def _params(raw: Any, path: tuple[str | int, ...],

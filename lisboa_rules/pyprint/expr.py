@@ -263,6 +263,14 @@ def _call(fn: ir.Function, args: tuple[ir.Expr, ...], n: Names) -> str:
         if isinstance(a, ir.Comp):
             return f"next({_comp(a, n)})"
         return f"{expr(a, n)}[0]"
+    if fn == "first_or":  # the first item, or the default of an empty list
+        a, d = args
+        items = f"({_comp(a, n)})" if isinstance(a, ir.Comp) else f"iter({expr(a, n)})"
+        return f"next({items}, {expr(d, n)})"
+    if fn in ("min_or", "max_or"):
+        a, d = args
+        items = _comp(a, n) if isinstance(a, ir.Comp) else expr(a, n)
+        return f"{fn[:3]}({items}, default={expr(d, n)})"
     if fn in ("any", "all") and len(args) == 1 and isinstance(args[0], ir.Comp):
         return f"{fn}({_comp(args[0], n)})"  # a generator: each item tested as it comes
     return f"{fn}({', '.join(expr(a, n) for a in args)})"
