@@ -20,8 +20,10 @@ Saved games: `to_json` / `from_json` (validated against STATE_SCHEMA).
 from __future__ import annotations
 
 import json
+import linecache
 import math
 import random
+import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
@@ -10126,12 +10128,15 @@ class IllegalMove(ValueError):
 class StateError(ValueError):
     """JSON the engine refuses to read: a saved game that breaks the state schema or cannot be
     played by these rules, or a move (`Move.from_json`) of the wrong shape; `path` says where
-    (`$.players[1].hand`, `$.cards[0]`)."""
+    (`$.players[1].hand`, `$.cards[0]`). Also what an entry point raises for a fault of its
+    own on a state it can play: then `at` says where in the rules the step is written that
+    failed (`rules/effects.yaml:57`), when the engine's lines are known."""
 
-    def __init__(self, path: str, message: str) -> None:
+    def __init__(self, path: str, message: str, at: str | None = None) -> None:
         super().__init__(f"{path}: {message}")
         self.path = path
         self.message = message
+        self.at = at
 
 
 class BadArgument(ValueError):
@@ -10363,14 +10368,9 @@ def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
 # saved-game checks then say what is wrong with it. `_REFUSALS` pass through as they are.
 _REFUSALS: Final = (IllegalMove, StateError, BadArgument)
 # RecursionError: a list that holds itself, set by hand
-_FAULTS: Final = (
-    LookupError,
-    TypeError,
-    AttributeError,
-    ValueError,
-    ArithmeticError,
-    RecursionError,
-)
+# Whatever else an entry point meets (a KeyError, a StopIteration, a RecursionError, ...) it
+# turns into one of the three errors it documents (IllegalMove, StateError, BadArgument).
+_FAULTS: Final = (Exception,)
 
 
 def _broken(g: Game, exc: Exception) -> Exception:
@@ -10394,6 +10394,8 @@ def _broken(g: Game, exc: Exception) -> Exception:
                 where, "not a state the engine can play: a value of a type no saved game holds"
             )
     except StateError as refused:  # (not `found`: compiled code keeps one type per name)
+        if refused.at is not None or refused.message.startswith("the engine failed"):
+            return refused  # a legal move of the state fails: the engine's own fault
         return StateError(refused.path, f"not a state the engine can play: {refused.message}")
     except Exception as other:  # a field that is not even data: no save could hold it
         return StateError(
@@ -10401,7 +10403,39 @@ def _broken(g: Game, exc: Exception) -> Exception:
             "not a state the engine can play: a field holds what no saved game can "
             f"({type(other).__name__}: {other}); states come from new_game, apply_move, from_json",
         )
-    return exc
+    # a state every check finds right: the engine's own fault, named at the rule it ran
+    where = _rule_at(exc)
+    return StateError(
+        "$",
+        f"the engine failed on a state it can play{f' at {where}' if where else ''} "
+        f"({type(exc).__name__}: {exc}): a fault of the rules or the compiler; "
+        "please report it with the saved game and the move",
+        where,
+    )
+
+
+_AT_RULE: Final = re.compile(r"#\s+(rules/[^\s:]+:\d+)")
+
+
+def _rule_at(exc: BaseException) -> str | None:
+    """Where in the rules the step is written that raised `exc` in this module: the position
+    (`rules/FILE:LINE`) the generated code names in the comment above the line that raised,
+    in the function of the innermost frame of this module; None when that function names
+    none (the runtime's own code) or the lines are not known (compiled code)."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == __file__:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    for n in range(line or 0, 0, -1):  # up to the start of the function that raised
+        text = linecache.getline(__file__, n)
+        found = _AT_RULE.search(text)
+        if found is not None:
+            return found.group(1)
+        if text.lstrip().startswith(("def ", "class ")):
+            return None
+    return None
 
 
 def _not_plain(value: Any, path: str) -> str | None:
@@ -11793,8 +11827,17 @@ def _check_playable(g: Game) -> None:
                 _check_shape(after, after.rs)
         except StateError as exc:
             problems = [str(exc)]
-        except Exception as exc:  # an IllegalMove too: the generator listed the move
+        except IllegalMove as exc:  # the generator listed the move
             problems = [f"{type(exc).__name__}: {exc}"]
+        except Exception as exc:  # the engine's own fault on a move it lists
+            where = _rule_at(exc)
+            raise StateError(
+                "$",
+                f"the engine failed on a state it can play{f' at {where}' if where else ''} "
+                f"({type(exc).__name__}: {exc}), playing the legal move {move.to_json()}: a "
+                "fault of the rules or the compiler; please report it with the saved game",
+                where,
+            ) from None
         if problems:
             raise StateError("$", f"the legal move {move.to_json()} breaks the game: {problems[0]}")
 

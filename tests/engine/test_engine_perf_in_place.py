@@ -182,7 +182,8 @@ def test_an_effect_that_raises_leaves_the_state_as_it_was(
     engines: dict[str | None, tuple[Any, Any]], house: str | None
 ) -> None:
     """Each function that lists the moves after an effect tried on the state, made to raise
-    once it has run: legal_moves raises, and the state is as it was."""
+    once it has run: legal_moves raises (the error it documents, a StateError), and the state
+    is as it was."""
     E = engines[house][0]
     tried = [name for name in vars(E) if name.startswith("_moves_") and "__k" in name]
     assert tried
@@ -196,7 +197,7 @@ def test_an_effect_that_raises_leaves_the_state_as_it_was(
             objects = _identities(g)
             try:
                 E.legal_moves(g)
-            except RuntimeError:
+            except E.StateError:
                 hit += 1
             assert g == before and _identities(g) == objects
     assert hit > 10

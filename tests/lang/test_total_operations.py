@@ -1,0 +1,122 @@
+"""Every operation total (issue 33): `first`, `min` and `max` of a list that may be empty, a
+list's item past its end and a division by a value that can be 0 built, and the engine then
+failed in play (a bare StopIteration out of apply_move). Each use is proven safe on the
+checked IR (lang/total.py) or refused where it is written; the total forms build."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lisboa_rules.ir import expr as ir
+from lisboa_rules.ir.bounds import INF
+from lisboa_rules.lang import steps as st
+from lisboa_rules.lang.total import Totality
+from lisboa_rules.lang.typed import INT, Name, Scope, VType, list_of
+
+CARDS = list_of(INT)
+
+
+def _scope() -> Scope:
+    def player(f: str, t: VType, lo: int | None = None, hi: int | None = None) -> Name:
+        return Name(t, ir.PlayerField(f, ir.Me()), lo, hi, f"player.{f}")
+
+    def game(f: str, t: VType) -> Name:
+        return Name(t, ir.GameField(f), None, None, f"game.{f}")
+
+    return Scope(player={"hand": player("hand", CARDS), "reis": player("reis", INT, 0),
+                         "influence": player("influence", INT, 0, 10)},
+                 game={"court": game("court", CARDS), "players": game("players",
+                                                                       list_of(VType("player")))},
+                 kinds=frozenset({"noble"}),
+                 kind_ids={"noble": frozenset({"king", "marquis"})},
+                 data=lambda path: _DATA[path])
+
+
+_DATA: dict[tuple[str, ...], Any] = {("colors",): ["red", "blue"], ("empty",): [],
+                                     ("steps",): [1, 2, 3],
+                                     ("nobles",): ["king", "marquis"]}
+
+
+def _problems(raw: list[Any], params: tuple[st.Param, ...] = (), setup: bool = False
+              ) -> list[tuple[str, str]]:
+    problems: list[st.StepProblem] = []
+    steps = st.parse_steps(raw, ("effects", "x", "steps"), problems)
+    checker = st.StepChecker(_scope(), {}, {})
+    proc = checker.check(st.Procedure("x", params, steps, "rule.x"))
+    assert problems + checker.problems == [], problems + checker.problems
+    proof = Totality({"player.reis": (0, INF), "player.influence": (0, 10)},
+                     lambda kind, col: None, {"noble": frozenset({"king", "marquis"})},
+                     (2, 4), "x" if setup else None)
+    proof.proc(proc)
+    return [(p.code, p.message) for p in proof.problems]
+
+
+@pytest.mark.parametrize(("raw", "code", "words"), [
+    ([{"let": {"x": "first(hand)"}}], "partial-operation", "first() of 'hand', which may be"),
+    ([{"let": {"x": "max([c for c in hand if c > 3])"}}], "partial-operation", "max() of"),
+    ([{"let": {"x": "min(rules.empty)"}}], "partial-operation", "that list is empty"),
+    ([{"let": {"x": "hand[2]"}}], "partial-operation", "'hand[2]' may be past the end"),
+    ([{"let": {"x": "game.court[-1]"}}], "partial-operation", "past the end of 'game.court'"),
+    ([{"let": {"x": "rules.steps[reis]"}}], "partial-operation", "its index can be 0.."),
+    ([{"let": {"x": "reis // len(hand)"}}], "divisor-zero", "can be 0 (it can be 0..)"),
+    ([{"let": {"x": "reis % (influence - 1)"}}], "divisor-zero", "(it can be -1..9)"),
+    # what was known of the state is forgotten once a step changes it
+    ([{"require": "len(hand) > 0", "reason": "r"}, {"move": {"all": True, "from": "hand",
+                                                             "to": "game.court"}},
+      {"let": {"x": "first(hand)"}}], "partial-operation", "first() of 'hand'"),
+    # the other branch of an if does not know what its test says
+    ([{"if": "len(hand) > 0", "then": [{"let": {"y": 1}}],
+       "else": [{"let": {"x": "first(hand)"}}]}], "partial-operation", "first() of 'hand'"),
+])
+def test_an_operation_that_may_fail_is_refused(raw: list[Any], code: str, words: str) -> None:
+    found = _problems(raw)
+    assert [c for c, _m in found] == [code], found
+    assert words in found[0][1]
+
+
+@pytest.mark.parametrize("raw", [
+    [{"let": {"x": "first(hand, 0) + max(hand, 0) + min(hand, default=0)"}}],
+    [{"let": {"x": "first(rules.steps) + max(rules.steps)"}}],
+    [{"let": {"x": "reis // max(1, len(hand)) + reis % 3"}}],
+    [{"require": "len(hand) > 0", "reason": "r"}, {"let": {"x": "first(hand) + hand[0]"}}],
+    [{"require": "len(hand) >= 2", "reason": "r"}, {"let": {"x": "hand[1] + hand[-2]"}}],
+    [{"require": "influence > 0", "reason": "r"}, {"let": {"x": "reis // influence"}}],
+    [{"let": {"x": "hand[0] if len(hand) > 0 else 0"}}],
+    [{"let": {"x": "len(hand) > 0 and first(hand) > 3"}}],
+    [{"let": {"x": "len(hand) == 0 or first(hand) > 3"}}],
+    [{"if": "len(hand) == 0", "then": [], "else": [{"let": {"x": "first(hand)"}}]}],
+    [{"choose": {"as": "c", "from": "hand"}, "reason": "r"}, {"let": {"x": "max(hand)"}}],
+    [{"for_each": {"as": "c", "in": "hand"},
+      "do": [{"let": {"x": "first([d for d in hand if d == c])"}}]}],
+    [{"let": {"x": "[hand[i] for i in range(len(hand))]"}}],
+    [{"let": {"n": "len(game.players)"}},
+     {"let": {"x": "[game.players[(k + 1) % n] for k in range(6)]"}}],
+    [{"require": "reis <= 0 or len(hand) > 0", "reason": "r"},
+     {"require": "reis <= 0 or first(hand) > 2", "reason": "r"}],
+    [{"let": {"x": "rules.steps[influence // 4]"}}],
+])
+def test_an_operation_proven_safe_builds(raw: list[Any]) -> None:
+    assert _problems(raw) == []
+
+
+def test_a_local_of_a_kind_is_proven_for_each_of_its_values() -> None:
+    """A constant of the rules read for each value a local can take (`noble` is `king` or
+    `marquis`): safe when none gives an empty list, refused when one does."""
+    noble = (st.Param("n", VType("noble")),)
+    assert _problems([{"let": {"x": "first([c for c in rules.nobles if c != n])"}}], noble) == []
+    found = _problems([{"let": {"x": "first([c for c in rules.nobles if c == n and c != 'king'])"}}],
+                      noble)
+    assert [c for c, _m in found] == ["partial-operation"]
+    assert "that list is empty for some of the values it reads" in found[0][1]
+
+
+def test_the_setup_reads_no_player_before_one_exists() -> None:
+    """In the setup, the players are made by its steps: reading one before is refused; after
+    a `new:`, the one made is there; elsewhere every game has the players the rules allow."""
+    early = _problems([{"let": {"x": "game.players[0]"}}], setup=True)
+    assert [c for c, _m in early] == ["partial-operation"]
+    assert _problems([{"let": {"x": "game.players[1]"}}]) == []
+    assert [c for c, _m in _problems([{"let": {"x": "game.players[2]"}}])] == \
+        ["partial-operation"]
