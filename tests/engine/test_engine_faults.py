@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import ENGINE_PATH, load_engine
 
 
