@@ -93,12 +93,16 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
         problems.procs[pid] = checker.problems
     actions: dict[str, S.Action] = {}
     action_scopes: dict[str, Scope] = {}
+    checked_ok: list[str] = []
     for kind, action in ps.actions.items():
         action_scopes[kind] = P._with_row(scope, ps.action_rows[kind])
         achecker = P.LocatedChecker(action_scopes[kind], ps.procs, ps.hooks, tables.values,
                                     ps.effects)
         actions[kind] = achecker.check_action(action)
         problems.actions += achecker.problems
+        if not achecker.problems:  # a step left out for its problem reads nothing
+            checked_ok.append(kind)
+    problems.actions += unread_keys(ps, actions, checked_ok)
     pcomp = P.LocatedChecker(scope, ps.procs, ps.hooks, tables.values, ps.effects)
     phase_kind = state.kind("phase")
     phases = check_phases(pcomp, data.get("flow"), scope,
@@ -118,6 +122,50 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
                     ("flow", "period_end", "steps", i, "fields", fname)))
     return CheckedSteps(tables, base, scope, vocab, queries, order, procs, proc_scopes,
                         actions, action_scopes, phases, period_fields, problems)
+
+
+# the keys of an action's row the compiler reads itself: what the action is and names (`id`,
+# `name`, `number`, `plays`), the move it makes and when (`procedure`, `phase`, `rule`), its
+# steps, and its words and provenance (`text`, `source`, `assumptions`); every other key is
+# data of its steps, which they read as `this.KEY` (or it is refused: `unread_keys`)
+ROW_KEYS = frozenset({"id", "name", "number", "plays", "procedure", "phase", "rule", "steps",
+                      "text", "source", "assumptions"})
+
+
+def unread_keys(ps: P.ProcSet, actions: dict[str, S.Action], kinds: list[str]
+                ) -> list[StepProblem]:
+    """The keys of the rows of the actions `kinds` (checked without a problem) that none of
+    their steps reads (`this.KEY`, analysed on the IR: `S.data_read`): the reference would
+    print them and play would ignore them. Each problem notes the steps of other actions that
+    read the same key, the steps the action would need."""
+    read: dict[str, dict[str, list[S.At]]] = {}
+    for kind, action in actions.items():
+        for path, where in S.data_read(action.items):
+            if len(path) > 1 and path[0] == "this":
+                read.setdefault(kind, {}).setdefault(path[1], []).append(where)
+    out: list[StepProblem] = []
+    for kind in kinds:
+        row, path = ps.action_rows[kind], ps.actions[kind].path
+        name = str(row.get("id") or kind)
+        for key in row:
+            if key in ROW_KEYS or key in read.get(kind, {}):
+                continue
+            elsewhere = list(dict.fromkeys(
+                (k, w) for k in read if k != kind for w in read[k].get(key, ())))
+            notes = tuple((f"the steps of '{ps.action_rows[k].get('id') or k}' read it here "
+                           f"({w.label})", w.path) for k, w in elsewhere)
+            readers = sorted({str(ps.action_rows[k].get("id") or k) for k, _ in elsewhere})
+            if readers:
+                hint = (f"read this.{key} in a step of '{name}' (as the steps of "
+                        f"{', '.join(readers)} do), or remove '{key}' from '{name}'")
+            else:
+                hint = f"remove '{key}', or read this.{key} in a step of '{name}'"
+            out.append(StepProblem(
+                "unread-key",
+                f"no step of '{name}' reads its '{key}' (as this.{key}), so the reference "
+                f"would print it and play would ignore it: {hint}",
+                (*path, key), notes=notes))
+    return out
 
 
 def procedure_order(ps: P.ProcSet) -> list[str]:
