@@ -27,7 +27,7 @@ from conftest import give_favor, place_officials, treasury_index
 from lisboa_rules import pipeline
 from lisboa_rules.core.diagnostics import Diagnostic
 from lisboa_rules.ir.stmt import data_read
-from lisboa_rules.model.checked import ROW_KEYS
+from lisboa_rules.model.checked import NOBLE_ACTION_KEYS, ROW_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules"
@@ -247,6 +247,109 @@ def test_keys_only_the_reference_prints_change_no_step(
     compiled, diags = _analyse(house)
     assert not _errors(diags), [d.message for d in _errors(diags)]
     assert _actions(compiled) == base_actions
+
+
+# --- the Noble actions' keys (rules/nobles.yaml `noble_actions`) ------------------------------
+
+NOBLE_READ_BY_STEPS = {
+    "lots": "the lots of each business: `this.lots[it]` (Build a store)",
+    "rubble": "the rubble taken: `{do: rubble, with: {amount: this.rubble}}` (Build a store, "
+              "Open a building)",
+    "wigs_per_official": "the wigs per Official: `this.wigs_per_official` (Open a building)",
+    "extra_pick": "the extra Decree: `this.extra_pick.max_markers`, `.marker_on` (Take a "
+                  "Decree)",
+}
+NOBLE_BY_THE_COMPILER = {
+    "id": "the procedure's id, the rule a refusal names and what a Noble names",
+    "steps": "the steps themselves",
+    "forbidden_by_flag": "a require the compiler puts before the steps (the Queen variant)",
+    "land_price": "a formula the steps read by name (`land_price`)",
+    "params": "the params of that formula (a param nothing reads is `unused-value`)",
+    "ranges": "the ranges of those params",
+}
+NOBLE_REFERENCE_ONLY = {
+    "name": "its title in the reference",
+    "text": "its words",
+    "source": "where it comes from (the annotated edition)",
+    "assumptions": "what it rests on (the annotated edition and the Notes)",
+}
+NOBLES_SCHEMA = SCHEMA.with_name("nobles.schema.json")
+NOBLE_ACTIONS = {str(a["id"]): a for a in yaml.safe_load(
+    (RULES / "nobles.yaml").read_text(encoding="utf-8"))["noble_actions"]}
+
+
+def test_every_key_of_a_noble_action_is_read_or_refused_or_printed(base_compiled: Any) -> None:
+    """The schema's keys of a Noble action, each in one list; the steps of every Noble action
+    of rules/ read each key of theirs that is data of their steps."""
+    schema = json.loads(NOBLES_SCHEMA.read_text(encoding="utf-8"))
+    keys = set(schema["properties"]["noble_actions"]["items"]["properties"])
+    lists = [set(NOBLE_READ_BY_STEPS), set(NOBLE_BY_THE_COMPILER), set(NOBLE_REFERENCE_ONLY)]
+    assert set().union(*lists) == keys, "classify each key of a Noble action here"
+    assert sum(len(x) for x in lists) == len(keys), "a key is in one list only"
+    assert set(NOBLE_BY_THE_COMPILER) | set(NOBLE_REFERENCE_ONLY) == NOBLE_ACTION_KEYS & keys
+    assert not set(NOBLE_READ_BY_STEPS) & NOBLE_ACTION_KEYS
+    (base,) = [rs for rs in base_compiled.rulesets if rs.key == ()]
+    for nid, row in NOBLE_ACTIONS.items():
+        proc = base.steps.procs[nid]
+        read = {p[1] for p, _at in data_read((*proc.guard, *proc.effects))
+                if len(p) > 1 and p[0] == "this"}
+        assert {k for k in row if k in NOBLE_READ_BY_STEPS} <= read, nid
+
+
+def _noble_changed(key: str, value: Any) -> Any:
+    if key == "extra_pick":
+        return {**value, "max_markers": int(value["max_markers"]) + 1}
+    if isinstance(value, dict):
+        return {k: int(v) + 1 for k, v in value.items()}
+    return int(value) + 1
+
+
+NOBLE_CARRIED = [(n, k) for n, a in NOBLE_ACTIONS.items() for k in a if k in NOBLE_READ_BY_STEPS]
+NOBLE_MISSING = [(n, k) for n, a in NOBLE_ACTIONS.items() for k in NOBLE_READ_BY_STEPS
+                 if k not in a]
+
+
+def _procs(compiled: Any) -> dict[str, str]:
+    (base,) = [rs for rs in compiled.rulesets if rs.key == ()]
+    return {k: repr(p) for k, p in base.steps.procs.items()}
+
+
+@pytest.mark.sampled(2)
+@pytest.mark.parametrize(("nid", "key"), NOBLE_CARRIED, ids=[f"{n}-{k}" for n, k in NOBLE_CARRIED])
+def test_a_change_of_a_noble_action_key_changes_its_steps(
+    tmp_path: Path, base_compiled: Any, nid: str, key: str
+) -> None:
+    row = NOBLE_ACTIONS[nid]
+    change = {"id": nid, key: _noble_changed(key, row[key]),
+              "text": f"{row['text']} (House rule.)"}
+    house = _variant(tmp_path, f"house-{key.replace('_', '-')}",
+                     {"nobles": {"noble_actions": [change]}})
+    compiled, diags = _analyse(house)
+    assert not _errors(diags), [d.message for d in _errors(diags)]
+    before, after = _procs(base_compiled), _procs(compiled)
+    assert after[nid] != before[nid], f"changing {nid}.{key} changes no step"
+    assert {k: v for k, v in after.items() if k != nid} \
+        == {k: v for k, v in before.items() if k != nid}
+
+
+def _noble_added(key: str) -> Any:
+    return {"lots": {"gold": 1}, "rubble": 1, "wigs_per_official": 1,
+            "extra_pick": {"marker_on": "marquis", "max_markers": 1,
+                           "text": "An extra pick for a marker on {marker_on}."}}[key]
+
+
+@pytest.mark.sampled(3)
+@pytest.mark.parametrize(("nid", "key"), NOBLE_MISSING, ids=[f"{n}-{k}" for n, k in NOBLE_MISSING])
+def test_a_noble_action_key_no_step_reads_is_refused(tmp_path: Path, nid: str, key: str) -> None:
+    house = _variant(tmp_path, f"house-{nid}-{key.replace('_', '-')}",
+                     {"nobles": {"noble_actions": [{"id": nid, key: {"$add": _noble_added(key)}}]}})
+    _compiled, diags = _analyse(house)
+    errors = _errors(diags)
+    assert [d.code for d in errors] == ["unread-key"], [d.message for d in errors]
+    (d,) = errors
+    assert d.span is not None and Path(d.span.file).name == house.name
+    assert d.span.line == _line_of(house, key)
+    assert f"no step of '{nid}' reads its '{key}' (as this.{key})" in d.message
 
 
 # --- the four cases of the issue -------------------------------------------------------------
