@@ -429,6 +429,7 @@ def test_a_new_cost_on_follow_is_what_followers_pay(engine: Any, house_engine: A
     assert after.players[1].influence == 5 - 2
     _before, after = _followed(house_engine)
     assert after.players[1].influence == 5 - 1
+    assert "**Cost:** [Follow fee](#follow-fee)" in house_engine.REFERENCE  # as it is played
 
 
 def test_favor_returned_false_keeps_the_royal_favor(engine: Any, house_engine: Any) -> None:
