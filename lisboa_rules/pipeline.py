@@ -172,7 +172,7 @@ def _analyse(
     built, found = build_all(merged, sources)  # build
     diags += found
     built, found = check_steps_all(built)  # check: the steps
-    diags += found
+    diags = _unread_not_stale([*diags, *found])
     compiled, found = check_all(built, sources)  # check: the rule sets
     diags = _dedupe([*diags, *found])
     if compiled is None or any(x.is_error for x in diags):
@@ -638,6 +638,20 @@ def _player_counts(model: m.Model, variants: dict[str, LoadedDoc]) -> Iterator[D
                         ),
                     ),
                 )
+
+
+_UNREAD = re.compile(r"no step of '([^']*)' reads its '([^']*)'")
+
+
+def _unread_not_stale(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """A key a variant sets that no step reads is refused (`unread-key`): the words of its
+    rule need not say it (no `text-stale` for that change of that action in the same file)."""
+    refused = {(d.span.file, f" changes {m[2]} of '{m[1]}'") for d in diags
+               if d.code == "unread-key" and d.span is not None
+               and (m := _UNREAD.match(d.message)) is not None}
+    return [d for d in diags if not (
+        d.code == "text-stale" and d.span is not None
+        and any(d.span.file == f and what in d.message for f, what in refused))]
 
 
 def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:

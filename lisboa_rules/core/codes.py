@@ -812,6 +812,26 @@ or a rule was rewritten.
 """,
     severity="warning",
 )
+_code(
+    "unread-key",
+    "check",
+    "an action's key is read by none of its steps",
+    """
+The engine runs only steps: a key of an action (rules/court.yaml `actions`) other than its
+names, move, phase, steps, words and provenance is data its steps read as `this.KEY`
+(`cost(this.cost)`, `open: this.followable`, `apply: {effects: this.reward}`), and so is a key
+of a Noble action (rules/nobles.yaml `noble_actions`) other than those and its
+`forbidden_by_flag`, `land_price`, `params` and `ranges` (`this.lots`, `this.rubble`). A key
+that none of the action's steps reads would be printed by the reference and ignored in play,
+so it is
+an error where the key is written (where a param nothing reads is only `unused-value`, this
+one would tell the players a rule the game does not play). The notes point at the steps of
+other actions that read the same key: the kind of step the action would need.
+
+    bad:   - id: pass  ...  reward: {reis: 1}   (no step of Pass reads this.reward)
+    fix:   add `- {apply: {effects: this.reward}}` to its steps, or remove `reward`
+""",
+)
 
 # --- emit: rendering the engine and the reference ------------------------------------------
 

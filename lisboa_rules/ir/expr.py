@@ -221,10 +221,13 @@ class Comp:
 
 @dataclass(frozen=True, slots=True)
 class Cost:
-    """A cost of the rules data for the acting player, with the context values it is given."""
+    """A cost of the rules data for the acting player, with the context values it is given;
+    `via`: the path of the rules data that named it (`("this", "cost")` for
+    `cost(this.cost)`), empty when the id is written."""
 
     id: str
     given: tuple[tuple[str, Expr], ...]
+    via: tuple[str, ...] = ()
 
 
 Expr = (Lit | Data | Local | Arg | Seat | Me | Slot | Context | PlayerField | GameField | Column
@@ -322,7 +325,8 @@ def substitute(node: Expr, mapping: Mapping[Expr, Expr]) -> Expr:
         case Comp(var=var, conds=conds):
             return Comp(new[-1], var, new[0], new[1:1 + len(conds)])
         case Cost(given=given):
-            return Cost(node.id, tuple((k, v) for (k, _), v in zip(given, new, strict=True)))
+            return Cost(node.id, tuple((k, v) for (k, _), v in zip(given, new, strict=True)),
+                        node.via)
         case _:
             assert_never(node)
 

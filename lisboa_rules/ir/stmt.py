@@ -327,7 +327,9 @@ class Bundle:
     its name, `table`; None: the one bundle of the step's own row), each by its row's id
     (`rows`: the effects and their amounts), for the row `key`; the values of the parameters
     the effects share after their amount (`shared`, None for one not given); the choices
-    the effects make (`choices`, in order) and the move field each fills (`fields`)."""
+    the effects make (`choices`, in order) and the move field each fills (`fields`); `of`:
+    the path of the rules data the one bundle of the step's own row is read from
+    (`("this", "reward")`), empty for a table's."""
 
     table: str | None
     rows: tuple[tuple[Any, tuple[tuple[str, int], ...]], ...]
@@ -335,6 +337,7 @@ class Bundle:
     shared: tuple[ir.Expr | None, ...]
     choices: tuple[str, ...]
     fields: tuple[str, ...]
+    of: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -513,3 +516,55 @@ def exprs(s: Stmt | GuardStmt) -> tuple[ir.Expr, ...]:
             return (*got, *words_exprs(rule), *words_exprs(reason))
         case _:
             assert_never(s)
+
+
+def items_walk(items: tuple[Item, ...]) -> Iterator[Item]:
+    """Every item of an action, and every item and statement nested in it (each branch's
+    items, the items after a choosing do or apply), in order."""
+    for item in items:
+        yield item
+        match item:
+            case Branch(then=a, orelse=b):
+                yield from items_walk((*a, *b))
+            case DoChoose(cases=cases):
+                yield from items_walk(tuple(i for c in cases for i in c.rest))
+            case ApplyChoose(rest=rest):
+                yield from items_walk(rest)
+            case Choose() | Require():
+                pass
+            case _:
+                yield from walk(nested(item))
+
+
+def item_exprs(item: Item) -> tuple[ir.Expr, ...]:
+    """The expressions of an item itself (not those nested in it)."""
+    match item:
+        case Branch(cond=c):
+            return (c,)
+        case DoChoose(value=v, cases=cases, rule=rule, reason=reason, none_reason=none):
+            return (*((v,) if v is not None else ()),
+                    *(a for c in cases if c.run is not None for a in c.run.args),
+                    *words_exprs(rule), *words_exprs(reason), *words_exprs(none))
+        case ApplyChoose(bundle=b, rule=rule):
+            return (b.key, *(x for x in b.shared if x is not None), *words_exprs(rule))
+        case _:
+            return exprs(item)
+
+
+def data_read(items: tuple[Item, ...]) -> Iterator[tuple[tuple[str, ...], At]]:
+    """Each path of the rules data the items read (`("this", "followable")`), with where:
+    a constant of the data, a cost the data names (`cost(this.cost)`), the bundle of effects
+    of the row (`apply: {effects: this.reward}`). What the analysis of keys no step reads
+    (model/checked.py `unread_keys`) goes by."""
+    for item in items_walk(items):
+        match item:
+            case Apply(bundle=b) | ApplyChoose(bundle=b) if b.of:
+                yield b.of, item.at
+            case _:
+                pass
+        for e in item_exprs(item):
+            for x in ir.walk(e):
+                if isinstance(x, ir.Data) and x.path:
+                    yield x.path, item.at
+                elif isinstance(x, ir.Cost) and x.via:
+                    yield x.via, item.at

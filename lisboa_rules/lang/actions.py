@@ -441,6 +441,7 @@ class ActionChecker(StepChecker):
             rows: tuple[tuple[Any, tuple[tuple[str, int], ...]], ...] = (
                 (0, tuple((str(e), int(a)) for e, a in value.items())),)
             key: ir.Expr = ir.Lit(0)
+            of: tuple[str, ...] = tuple(src.split("."))
         else:
             got = self.expr(s, src, scope, None, "apply/effects")
             if got is None:
@@ -453,6 +454,7 @@ class ActionChecker(StepChecker):
             table = scope.tables[node.kind][node.column][1]
             rows = tuple((k, tuple(v)) for k, v in self.table_values[table].items())
             key = node.key
+            of = ()
         # the other parameters the effects share (rules/effects.yaml `params`, after the
         # amount), given by the keys of the step named like them
         shared: list[ir.Expr | None] = []
@@ -481,7 +483,7 @@ class ActionChecker(StepChecker):
         fields = tuple(choices)
         if bound is not None:
             fields = self._apply_names(s, tuple(choices), bound)
-        return S.Bundle(table, rows, key, tuple(shared), tuple(choices), fields)
+        return S.Bundle(table, rows, key, tuple(shared), tuple(choices), fields, of)
 
     def _shared_params(self) -> tuple[Param, ...]:
         """The parameters every effect takes after its amount (rules/effects.yaml `params`)."""

@@ -39,6 +39,8 @@ class StepProblem:
     suggestion: str | None = None
     # the declared field ("player.X") whose bounds it is about
     bounds_of: str | None = field(default=None, kw_only=True)
+    # notes, each with the path of the data it points at (a step that reads what is unread)
+    notes: tuple[tuple[str, tuple[str | int, ...]], ...] = field(default=(), kw_only=True)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -577,12 +577,27 @@ class _Checker:
 
     def cost(self, node: ast.Call, depth: int) -> Typed:
         """`cost('visit-cost', other_officials=n)`: a cost of the rules data (rules/court.yaml),
-        for the acting player, with the context values its formula reads."""
-        if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant) \
-                or not isinstance(node.args[0].value, str):
-            raise self.fail(node, "cost() takes the id of a cost, as in cost('sponsor-cost')",
+        for the acting player, with the context values its formula reads; the id written, or
+        named by the rules data (`cost(this.cost)`: an action's own cost), which the IR keeps
+        (`Cost.via`: what the steps read)."""
+        arg = node.args[0] if len(node.args) == 1 else None
+        path = _dotted(arg) if arg is not None else None
+        via: tuple[str, ...] = ()
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            cid = arg.value
+        elif arg is not None and path is not None and path[0] in ("this", "rules") \
+                and path[0] not in self.scope.locals:
+            named = self.constant(arg, tuple(path[1:]),
+                                  self.scope.this if path[0] == "this" else self.scope.data,
+                                  path[0])
+            if not isinstance(named.node, ir.Data) or not isinstance(named.node.value, str):
+                raise self.fail(arg, f"'{ast.unparse(arg)}' names no cost (it is "
+                                f"{describe(named.type)})", "expr-type")
+            cid, via = named.node.value, named.node.path
+        else:
+            raise self.fail(node, "cost() takes the id of a cost, as in cost('sponsor-cost'), "
+                            "or the rules data that names one, as in cost(this.cost)",
                             "expr-syntax")
-        cid = node.args[0].value
         if cid not in self.scope.costs:
             raise self.fail(node, f"no cost '{cid}'", "unknown-reference",
                             closest(cid, sorted(self.scope.costs)))
@@ -596,7 +611,7 @@ class _Checker:
             if not _numeric(value.type, self.ik):
                 raise self.fail(kw.value, f"'{ast.unparse(kw.value)}' is not a number")
             given.append((kw.arg, value.node))
-        return self.t(ir.Cost(cid, tuple(given)), INT)
+        return self.t(ir.Cost(cid, tuple(given), via), INT)
 
     def comprehension(self, node: ast.ListComp | ast.GeneratorExp, depth: int) -> Typed:
         if len(node.generators) != 1:

@@ -887,7 +887,8 @@ def procedure_diagnostics(m: model.Model, docs: Mapping[str, Doc], compiled: Pro
         if len(follow) < len(mine):
             everything = [pr for pr in everything if not any(pr is f for f in follow)]
     return [Diagnostic(pr.code, pr.message, _step_span(docs, m.texts, pr),
-                       _bounds_noted(m, pr.bounds_of), suggestion=pr.suggestion)
+                       (*_bounds_noted(m, pr.bounds_of), *_notes(docs, pr)),
+                       suggestion=pr.suggestion)
             for pr in [*everything, *compiled.queries]]
 
 
@@ -896,6 +897,16 @@ def proof_diagnostics(m: model.Model, docs: Mapping[str, Doc], compiled: ProcPro
     """What the proof that every operation of the steps is total found, located in `docs`."""
     return [Diagnostic(pr.code, pr.message, _step_span(docs, m.texts, pr),
                        suggestion=pr.suggestion) for pr in compiled.proofs]
+
+
+def _notes(docs: Mapping[str, Doc], pr: StepProblem) -> tuple[Related, ...]:
+    """A problem's notes, each where the data it points at is written."""
+    out = []
+    for text, path in getattr(pr, "notes", ()):
+        doc = docs.get(str(path[0]))
+        if doc is not None:
+            out.append(Related(text, doc.span(tuple(path[1:]))))
+    return tuple(out)
 
 
 def _bounds_noted(m: model.Model, field: str | None) -> tuple[Related, ...]:
@@ -912,7 +923,8 @@ def _bounds_noted(m: model.Model, field: str | None) -> tuple[Related, ...]:
 
 # the problems that are about a key of a step (its effect key, a misspelt key, a `with`
 # argument, the place a gain writes to) point at the key, the others at the value
-_KEY_CODES = frozenset({"step-unknown-key", "step-target", "step-order", "step-missing"})
+_KEY_CODES = frozenset({"step-unknown-key", "step-target", "step-order", "step-missing",
+                        "unread-key"})
 
 
 def _step_span(docs: Mapping[str, Doc], texts: Mapping[str, str], pr: StepProblem) -> Span:
@@ -954,8 +966,6 @@ def _get(docs: Mapping[str, Doc], kind: str, *path: str | int, default: Any = No
             return default
         node = node[key]
     return node
-
-
 
 
 _ANY = re.compile(r"\ba any\b")  # the words of typed.describe(ANY)

@@ -11,6 +11,7 @@ checked into (the lower pass: emit/engine/procs.py `lower`), reporting nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, assert_never
 
@@ -87,20 +88,28 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
     order = procedure_order(ps)
     procs: dict[str, S.Proc] = {}
     proc_scopes: dict[str, Scope] = {}
+    procs_ok: list[str] = []
     for pid in order:
         proc_scopes[pid] = P._with_row(scope, ps.this[pid]) if pid in ps.this else scope
         checker = P.LocatedChecker(proc_scopes[pid], ps.procs, ps.hooks, tables.values,
                                    ps.effects)
         procs[pid] = checker.check(ps.procs[pid])
         problems.procs[pid] = checker.problems
+        if not checker.problems:
+            procs_ok.append(pid)
     actions: dict[str, S.Action] = {}
     action_scopes: dict[str, Scope] = {}
+    checked_ok: list[str] = []
     for kind, action in ps.actions.items():
         action_scopes[kind] = P._with_row(scope, ps.action_rows[kind])
         achecker = P.LocatedChecker(action_scopes[kind], ps.procs, ps.hooks, tables.values,
                                     ps.effects)
         actions[kind] = achecker.check_action(action)
         problems.actions += achecker.problems
+        if not achecker.problems:  # a step left out for its problem reads nothing
+            checked_ok.append(kind)
+    problems.actions += unread_keys(ps, actions, checked_ok)
+    problems.actions += unread_noble_action_keys(ps, procs, procs_ok)
     pcomp = P.LocatedChecker(scope, ps.procs, ps.hooks, tables.values, ps.effects)
     phase_kind = state.kind("phase")
     phases = check_phases(pcomp, data.get("flow"), scope,
@@ -161,6 +170,72 @@ def _setup(data: Any) -> str | None:
     """The procedure that makes the players (rules/flow.yaml `setup`)."""
     setup = (data.get("flow") or {}).get("setup")
     return str(setup.get("id")) if isinstance(setup, dict) else None
+
+
+# the keys of an action's row the compiler reads itself: what the action is and names (`id`,
+# `name`, `number`, `plays`), the move it makes and when (`procedure`, `phase`, `rule`), its
+# steps, and its words and provenance (`text`, `source`, `assumptions`); every other key is
+# data of its steps, which they read as `this.KEY` (or it is refused: `unread_keys`)
+ROW_KEYS = frozenset({"id", "name", "number", "plays", "procedure", "phase", "rule", "steps",
+                      "text", "source", "assumptions"})
+# a Noble action's (rules/nobles.yaml `noble_actions`), besides: the flag of a variant that
+# forbids it (a require put before its steps) and its land price, a formula its steps read by
+# name (`land_price`), with the params and ranges of that formula
+NOBLE_ACTION_KEYS = ROW_KEYS | {"forbidden_by_flag", "land_price", "params", "ranges"}
+
+# a row of steps: its name, its row of the rules, its path and its checked items
+Rows = dict[str, tuple[str, Mapping[str, Any], tuple[str | int, ...], tuple[S.Item, ...]]]
+
+
+def unread_keys(ps: P.ProcSet, actions: dict[str, S.Action], kinds: list[str]
+                ) -> list[StepProblem]:
+    """The keys of the rows of the actions `kinds` (checked without a problem) that none of
+    their steps reads (`this.KEY`, analysed on the IR: `S.data_read`): the reference would
+    print them and play would ignore them. Each problem notes the steps of other actions that
+    read the same key, the steps the action would need."""
+    rows: Rows = {k: (str(ps.action_rows[k].get("id") or k), ps.action_rows[k],
+                      ps.actions[k].path, a.items) for k, a in actions.items()}
+    return _unread(rows, kinds, ROW_KEYS)
+
+
+def unread_noble_action_keys(ps: P.ProcSet, procs: dict[str, S.Proc], ok: list[str]
+                             ) -> list[StepProblem]:
+    """The same for the Noble actions (their rows: rules/nobles.yaml `noble_actions`) checked
+    without a problem (`ok`)."""
+    rows: Rows = {pid: (pid, ps.this[pid], ps.procs[pid].path, (*p.guard, *p.effects))
+                  for pid, p in procs.items()
+                  if pid in ps.this and ps.procs[pid].path[:2] == ("nobles", "noble_actions")}
+    return _unread(rows, [pid for pid in ok if pid in rows], NOBLE_ACTION_KEYS)
+
+
+def _unread(rows: Rows, kinds: list[str], own: frozenset[str]) -> list[StepProblem]:
+    read: dict[str, dict[str, list[S.At]]] = {}
+    for kind, (_name, _row, _path, items) in rows.items():
+        for at_path, where in S.data_read(items):
+            if len(at_path) > 1 and at_path[0] == "this":
+                read.setdefault(kind, {}).setdefault(at_path[1], []).append(where)
+    out: list[StepProblem] = []
+    for kind in kinds:
+        name, row, path, _items = rows[kind]
+        for key in row:
+            if key in own or key in read.get(kind, {}):
+                continue
+            elsewhere = list(dict.fromkeys(
+                (k, w) for k in read if k != kind for w in read[k].get(key, ())))
+            notes = tuple((f"the steps of '{rows[k][0]}' read it here ({w.label})", w.path)
+                          for k, w in elsewhere)
+            readers = sorted({rows[k][0] for k, _ in elsewhere})
+            if readers:
+                hint = (f"read this.{key} in a step of '{name}' (as the steps of "
+                        f"{', '.join(readers)} do), or remove '{key}' from '{name}'")
+            else:
+                hint = f"remove '{key}', or read this.{key} in a step of '{name}'"
+            out.append(StepProblem(
+                "unread-key",
+                f"no step of '{name}' reads its '{key}' (as this.{key}), so the reference "
+                f"would print it and play would ignore it: {hint}",
+                (*path, key), notes=notes))
+    return out
 
 
 def procedure_order(ps: P.ProcSet) -> list[str]:

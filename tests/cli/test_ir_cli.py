@@ -71,7 +71,7 @@ def test_statements_show_a_procedure_as_the_back_ends_print_it(
                            monkeypatch)
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == "proc pay-visit(noble: noble)"
+    assert lines[0] == "proc pay-visit(noble: noble, cost: int, due: int)"
     assert lines[1] == "  guard" and "  effects" in lines
     assert "      gain player.influence [0..10] (neg cost) floor ceil" in lines
     assert any(x.startswith("    require (or (>= player.influence cost)") for x in lines)

@@ -425,6 +425,11 @@ class Printer:
                     out.append(f"{pad}    {self.made(s.dst)}.append({src}.{pop})")
                 else:
                     out.append(f"{pad}    {src}.{pop}")
+            case S.If() if isinstance(s.cond, ir.Lit | ir.Data) \
+                    and isinstance(s.cond.value, bool):
+                # a condition of the rules data (`if: this.favor_returned`): its branch alone
+                for x in s.then if s.cond.value else s.orelse:
+                    self.effect(x, indent, out)
             case S.If():
                 out.append(f"{pad}if {self.bare(s.cond)}:")
                 self.block(s.then, indent + 1, out)
