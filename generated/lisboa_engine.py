@@ -140,7 +140,7 @@ class TriggerDef:
 
     id: str
     ends: str
-    period: int
+    periods: tuple[int, ...]  # () for any period
     scope: str
     condition: BoolFn
 
@@ -7840,10 +7840,10 @@ _RS0: Final = RuleSet(
     costs={"visit-cost": _fx2, "wigs-for-influence": _fx3, "sponsor-cost": _fx4},
     # rules/flow.yaml:225 flow.triggers
     triggers=(
-        TriggerDef("period-end.rubble", "period", 1, "any-player", _fx5),
-        TriggerDef("period-end.display", "period", 1, "game", _fx6),
-        TriggerDef("game-end.rubble", "game", 2, "any-player", _fx7),
-        TriggerDef("game-end.display", "game", 2, "game", _fx6),
+        TriggerDef("period-end.rubble", "period", (1,), "any-player", _fx5),
+        TriggerDef("period-end.display", "period", (1,), "game", _fx6),
+        TriggerDef("game-end.rubble", "game", (2,), "any-player", _fx7),
+        TriggerDef("game-end.display", "game", (2,), "game", _fx6),
     ),
     # rules/flow.yaml:276 flow.period_end.steps
     period_end=(
@@ -10807,7 +10807,9 @@ def _triggers_of(rs: RuleSet, period: int) -> tuple[TriggerDef, ...]:
     per rule set and period)."""
     found = _TRIGGERS_OF.get((rs.key, period))
     if found is None:
-        found = _TRIGGERS_OF[rs.key, period] = tuple(t for t in rs.triggers if t.period == period)
+        found = _TRIGGERS_OF[rs.key, period] = tuple(
+            t for t in rs.triggers if not t.periods or period in t.periods
+        )
     return found
 
 

@@ -488,22 +488,23 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
     periods = m.value(g, "periods")
     rows = m.data.get("flow", {}).get("triggers") or []
     for i, t in enumerate(m.triggers):
-        if t.period > periods:
+        if t.periods and max(t.periods) > periods:
             yield Diagnostic(
                 "value-out-of-range",
-                f"trigger '{t.id}' is for period {t.period}, but the game has {periods}",
+                f"trigger '{t.id}' is for period {max(t.periods)}, but the game has {periods}",
                 t.span,
             )
-        elif t.ends == "period" and t.period == periods:
+        elif t.ends == "period" and periods in t.periods:
             # the engine ends no period after the last (rules: game-end): it would never fire;
             # said at the period, the value that makes it so
             same = i < len(rows) and isinstance(rows[i], dict) and rows[i].get("id") == t.id
             yield Diagnostic(
                 "value-out-of-range",
-                f"trigger '{t.id}' ends period {t.period}, the last: the last period ends with "
-                "the game, so it would never fire (write `ends: game`, or give it an earlier "
-                "period)",
-                m.span_of("flow", "triggers", i, "period") if same else t.span,
+                f"trigger '{t.id}' ends period {periods}, the last: the last period ends with "
+                "the game, so it would never fire then (write `ends: game`, or give it earlier "
+                "periods)",
+                m.span_of("flow", "triggers", i, "period" if "period" in rows[i] else "periods")
+                if same else t.span,
             )
     hand = m.value(g, "start", "hand")
     decks = {d.id: d for d in m.decks}

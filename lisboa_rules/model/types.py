@@ -139,12 +139,16 @@ class Action:
 class Trigger:
     id: str
     ends: str  # "period" | "game"
-    period: int
+    periods: tuple[int, ...]  # the periods it can fire in; () for any period
     scope: str  # "any-player" | "game"
     condition: Formula
     params: Params
     rule: Rule
     span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
+
+    def in_period(self, period: int) -> bool:
+        """Whether the trigger can fire in a period."""
+        return not self.periods or period in self.periods
 
 
 @dataclass(frozen=True)

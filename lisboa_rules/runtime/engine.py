@@ -126,7 +126,7 @@ class TriggerDef:
 
     id: str
     ends: str
-    period: int
+    periods: tuple[int, ...]  # () for any period
     scope: str
     condition: BoolFn
 
@@ -1046,7 +1046,9 @@ def _triggers_of(rs: RuleSet, period: int) -> tuple[TriggerDef, ...]:
     per rule set and period)."""
     found = _TRIGGERS_OF.get((rs.key, period))
     if found is None:
-        found = _TRIGGERS_OF[rs.key, period] = tuple(t for t in rs.triggers if t.period == period)
+        found = _TRIGGERS_OF[rs.key, period] = tuple(
+            t for t in rs.triggers if not t.periods or period in t.periods
+        )
     return found
 
 

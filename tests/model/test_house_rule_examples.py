@@ -58,6 +58,7 @@ REDLINE = {
     "both-state-actions": "visit-second-state-action",
     "store-tithe": "On: store-built",
     "pioneer-grant": "build-store.pioneer-grant",
+    "merchant-prize-any-period": "house.merchant-prize-any",
 }
 
 # Words each example's folded reference prints and the base reference does not.
@@ -75,6 +76,7 @@ NEW_WORDS = {
     "both-state-actions": "you may then take his other State action too",
     "store-tithe": "The tithe: for each point, give up 1 real",
     "pioneer-grant": "The pioneer's grant: if no player has a store in that business yet",
+    "merchant-prize-any-period": "at any time of the game, the first player to hold 6 goods",
 }
 
 

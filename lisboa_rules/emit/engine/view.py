@@ -369,7 +369,7 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
                                                a.reward, a.number)) for a in m.actions}
     out["costs"] = {c.id: fns.add(c.formula, c.params, c.span, c.id) for c in m.costs}
     out["triggers"] = tuple(
-        Call("TriggerDef", (t.id, t.ends, t.period, t.scope,
+        Call("TriggerDef", (t.id, t.ends, t.periods, t.scope,
                             fns.add(t.condition, t.params, t.span, t.id)))
         for t in m.triggers)
     out["period_end"] = tuple(Call("StepDef", (s.id, s.procedure))

@@ -530,6 +530,15 @@ def _node_id(text: str) -> str:
     return "n_" + re.sub(r"[^a-z0-9]+", "_", text.lower())
 
 
+def when_words(periods: tuple[int, ...]) -> str:
+    """The periods a trigger fires in, as a heading: `Period 1`, `Periods 1, 2`, `Any period`."""
+    if not periods:
+        return f"Any {humanize('period').lower()}"
+    if len(periods) == 1:
+        return f"{humanize('period')} {periods[0]}"
+    return f"{humanize('periods')} {', '.join(str(p) for p in periods)}"
+
+
 def humanize(key: str) -> str:
     """A data key as a heading: `noble_action` -> `Noble action`."""
     text = key.replace("_", " ").replace("-", " ").strip()
@@ -1212,7 +1221,7 @@ class _Builder:
         for i, kind in enumerate(order):
             proc = procs.get(kind, {})
             when = tuple(
-                FlowNode(t.id, f"{humanize('period')} {t.period}",
+                FlowNode(t.id, when_words(t.periods),
                          plain(self.words(t.condition.source, dict(t.params))))
                 for t in m.triggers if t.ends == kind)
             steps = tuple(FlowNode(s.id, s.rule.title) for s in m.period_end) \
@@ -1257,7 +1266,7 @@ class _Builder:
             if not isinstance(proc, Mapping):
                 continue
             when = tuple(N(self.words(t.condition.source, dict(t.params)),
-                           f"{humanize('period')} {t.period}")
+                           when_words(t.periods))
                          for t in m.triggers if t.ends == kind)
             st: list[diagrams.Stage] = []
             title = self.title_of(str(proc.get("id", key)))
@@ -1409,9 +1418,10 @@ class _Builder:
                 if t.ends == kind:
                     said = self.words(t.condition.source, dict(t.params))
                     facts = (Fact(humanize("condition"), plain(said)),
-                             Fact(humanize("period"), plain(str(t.period))))
+                             Fact(humanize("period"), plain(
+                                 ", ".join(str(p) for p in t.periods) or "any")))
                     # titled by what triggers it: cards in a row never share one title
-                    blocks.append(self.card(t.rule, title=f"{humanize('period')} {t.period}: "
+                    blocks.append(self.card(t.rule, title=f"{when_words(t.periods)}: "
                                             f"when {said}", facts=facts))
             if rule is None:
                 continue
@@ -1830,7 +1840,7 @@ class _Builder:
             proc = flow.get(key)
             if not isinstance(proc, dict) or proc.get("id") not in self.rules:
                 continue
-            when = tuple(Fact(f"{humanize('period')} {t.period}",
+            when = tuple(Fact(when_words(t.periods),
                               plain(self.words(t.condition.source, dict(t.params))))
                          for t in m.triggers if t.ends == kind)
             rule = self.rules[proc["id"]]

@@ -1,0 +1,122 @@
+"""The gaps met while writing house rules in the language (issue 33), each now data: a small
+house rule written here is built by the CLI with rules/ (`--house FILE`, folded in) and its
+engine played; a wrong one is refused at its line. The examples of examples/house-rules/ that
+show each are built by tests/model/test_house_rule_examples.py.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from conftest import HouseBuild, build_house, finish_turn, period_two, sound
+
+from lisboa_rules.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_BUILDS: dict[tuple[str, bool], HouseBuild] = {}
+_HEAD = """\
+kind: variant
+id: {name}
+title: {name}
+applies: chosen
+text: A house rule of the tests.
+source: [seed:000#end-of-the-period]
+changes:
+"""
+
+
+def _write(folder: Path, name: str, changes: str) -> Path:
+    path = folder / f"{name}.yaml"
+    path.write_text(_HEAD.format(name=name) + textwrap.indent(textwrap.dedent(changes), "  "),
+                    encoding="utf-8")
+    return path
+
+
+def _engine(tmp_path_factory: pytest.TempPathFactory, name: str, changes: str) -> ModuleType:
+    folder = tmp_path_factory.mktemp(f"gap-{name}")
+    _write(folder, name, changes)
+    return build_house(tmp_path_factory, folder, name, True, "gap", _BUILDS).engine
+
+
+def _refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
+             changes: str) -> str:
+    """The diagnostics of `validate --house` for a house rule the compiler must refuse."""
+    path = _write(tmp_path, name, changes)
+    capsys.readouterr()
+    code = main(["validate", "--rules", str(ROOT / "rules"), "--house", str(path),
+                 "--variant", name])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    return err
+
+
+# --- 1. a trigger for any period (or a list of periods) ------------------------------------
+
+ANY_PERIOD = """\
+flow:
+  triggers:
+    - $add: true
+      id: house.rich
+      periods: any
+      scope: any-player
+      condition: reis >= target
+      params: {target: 60}
+      ranges: {target: [1, null]}
+      do:
+        - {gain: {wigs: 5}, text: The rich player scores 5 wigs.}
+      text: At any time, the first player to hold {params.target|money} scores 5 wigs.
+      source: [seed:000#end-of-the-period]
+"""
+
+
+def test_a_trigger_for_any_period_fires_in_the_second(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    E = _engine(tmp_path_factory, "any-period", ANY_PERIOD)
+    g = period_two(E, E.new_game(3, seed=1))
+    assert "house.rich" not in g.fired
+    seat = g.current
+    g.players[seat].reis = 70
+    wigs = g.players[seat].wigs
+    g = finish_turn(E, E.apply_move(g, E.legal_moves(g)[0]))
+    sound(E, g)
+    assert "house.rich" in g.fired
+    assert g.players[seat].wigs >= wigs + 5
+    # it fires once a game: the next turn scores nothing more
+    wigs = g.players[seat].wigs
+    g = finish_turn(E, E.apply_move(g, E.legal_moves(g)[0]))
+    assert g.fired.count("house.rich") == 1 and g.players[seat].wigs <= wigs + 4
+
+
+def test_a_trigger_for_a_list_of_periods(tmp_path_factory: pytest.TempPathFactory) -> None:
+    E = _engine(tmp_path_factory, "listed-periods",
+                ANY_PERIOD.replace("periods: any", "periods: [2]"))
+    g = E.new_game(3, seed=1)
+    g.players[g.current].reis = 70
+    g = finish_turn(E, E.apply_move(g, E.legal_moves(g)[0]))
+    assert "house.rich" not in g.fired  # not in the first period
+    g = period_two(E, E.new_game(3, seed=1))
+    g.players[g.current].reis = 70
+    g = finish_turn(E, E.apply_move(g, E.legal_moves(g)[0]))
+    assert "house.rich" in g.fired
+
+
+def test_a_period_end_in_the_last_period_is_refused_at_periods(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    bad = ANY_PERIOD.replace("periods: any", "periods: [1, 2]").replace(
+        "scope: any-player", "ends: period\n      scope: any-player")
+    err = _refused(tmp_path, capsys, "late-period-end", bad)
+    assert "late-period-end.yaml:12:" in err and "value-out-of-range" in err, err
+
+
+def test_period_and_periods_together_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _refused(tmp_path, capsys, "both-periods",
+                   ANY_PERIOD.replace("periods: any", "periods: any\n      period: 1"))
+    assert "both-periods.yaml:" in err and "error[schema" in err, err
