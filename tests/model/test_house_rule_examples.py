@@ -59,6 +59,7 @@ REDLINE = {
     "store-tithe": "On: store-built",
     "pioneer-grant": "build-store.pioneer-grant",
     "merchant-prize-any-period": "house.merchant-prize-any",
+    "guild-purse": "On: store-built",
 }
 
 # Words each example's folded reference prints and the base reference does not.
@@ -77,6 +78,7 @@ NEW_WORDS = {
     "store-tithe": "The tithe: for each point, give up 1 real",
     "pioneer-grant": "The pioneer's grant: if no player has a store in that business yet",
     "merchant-prize-any-period": "at any time of the game, the first player to hold 6 goods",
+    "guild-purse": "The guild's purse: take 2 réis for the new store.",
 }
 
 

@@ -11,7 +11,14 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import HouseBuild, build_house, finish_turn, period_two, sound
+from conftest import (
+    HouseBuild,
+    build_house,
+    build_store_visit,
+    finish_turn,
+    period_two,
+    sound,
+)
 
 from lisboa_rules.cli.main import main
 
@@ -120,3 +127,54 @@ def test_period_and_periods_together_are_refused(
     err = _refused(tmp_path, capsys, "both-periods",
                    ANY_PERIOD.replace("periods: any", "periods: any\n      period: 1"))
     assert "both-periods.yaml:" in err and "error[schema" in err, err
+
+
+# --- 2. procedure parameters with defaults --------------------------------------------------
+
+PURSE = """\
+effects:
+  procedures:
+    - $add: true
+      id: house-purse
+      params: {amount: {type: int, default: 3}}
+      steps:
+        - {gain: {reis: amount}, text: Take the purse.}
+  hooks:
+    - $add: true
+      id: house-purse-on-store
+      on: store-built
+      params: {business: business}
+      steps:
+        - {do: house-purse, text: Take the purse (3 réis).}
+        - {do: house-purse, with: {amount: 1}, text: And 1 real more.}
+"""
+
+
+def test_a_call_may_leave_a_defaulted_parameter_out(
+    tmp_path_factory: pytest.TempPathFactory, engine: ModuleType,
+) -> None:
+    E = _engine(tmp_path_factory, "purse", PURSE)
+    after = {}
+    for M in (engine, E):
+        g = M.new_game(3, seed=2)
+        seat = g.current
+        g = M.apply_move(g, build_store_visit(M, g, seat))
+        after[M] = g.players[seat].reis
+    assert after[E] == after[engine] + 3 + 1
+
+
+def test_a_default_of_the_wrong_type_is_refused_where_it_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _refused(tmp_path, capsys, "bad-default",
+                   PURSE.replace("default: 3", 'default: "reis > 0"'))
+    assert "bad-default.yaml:12:" in err and "error[expr-type]" in err, err
+    assert "default of parameter 'amount'" in err, err
+
+
+def test_a_parameter_without_default_is_still_needed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _refused(tmp_path, capsys, "no-default",
+                   PURSE.replace("{amount: {type: int, default: 3}}", "{amount: int}"))
+    assert "needs 'amount'" in err, err
