@@ -60,6 +60,7 @@ REDLINE = {
     "pioneer-grant": "build-store.pioneer-grant",
     "merchant-prize-any-period": "house.merchant-prize-any",
     "guild-purse": "On: store-built",
+    "cheap-follow": "follow-visit.pay",
 }
 
 # Words each example's folded reference prints and the base reference does not.
@@ -79,6 +80,7 @@ NEW_WORDS = {
     "pioneer-grant": "The pioneer's grant: if no player has a store in that business yet",
     "merchant-prize-any-period": "at any time of the game, the first player to hold 6 goods",
     "guild-purse": "The guild's purse: take 2 réis for the new store.",
+    "cheap-follow": "The cheap follow: pay 1 real for the follow, not the visit's Influence.",
 }
 
 

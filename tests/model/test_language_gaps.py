@@ -9,15 +9,22 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from conftest import (
     HouseBuild,
     build_house,
     build_store_visit,
+    card_of,
+    drop_favors,
     finish_turn,
+    give_favor,
     period_two,
+    place_officials,
+    set_hand,
     sound,
+    treasury_index,
 )
 
 from lisboa_rules.cli.main import main
@@ -178,3 +185,76 @@ def test_a_parameter_without_default_is_still_needed(
     err = _refused(tmp_path, capsys, "no-default",
                    PURSE.replace("{amount: {type: int, default: 3}}", "{amount: int}"))
     assert "needs 'amount'" in err, err
+
+
+# --- 3. a step without an id, named by its place -------------------------------------------
+
+CHEAP_FOLLOW = """\
+court:
+  actions:
+    - id: follow
+      steps:
+        - id: follow-visit
+          then:
+            - {id: follow-visit.then.4, $remove: true}
+            - $add: true
+              $after: follow-visit.then.3
+              id: follow-visit.pay
+              do: pay-reis
+              with: {amount: 1}
+              text: Pay 1 real for the follow.
+"""
+
+
+def _followed(E: ModuleType) -> Any:
+    """Seat 0 visits Manuel; seat 1, who holds his Royal Favor and 5 Influence, follows (the
+    visit costs 2 Influence)."""
+    g = E.new_game(3, seed=0)
+    for seat in range(3):
+        drop_favors(g, seat)
+    give_favor(g, 1, "manuel")
+    g.treasury = treasury_index(g, modifier=0)
+    place_officials(g, 2, "manuel", 2)  # the visit costs 2 Influence
+    for p in g.players:
+        p.reis = 30
+    g.current = g.actor = 0
+    card = card_of(E, g, "manuel")
+    set_hand(g, 0, [card])
+    g = E.apply_move(g, E.Move("visit", 0, card=card, business=g.rs.businesses[0]))
+    g.players[1].influence = 5
+    return E.apply_move(g, E.Move("follow", 1, state_action="plan"))
+
+
+def test_a_step_without_an_id_is_changed_by_its_place(
+    tmp_path_factory: pytest.TempPathFactory, engine: ModuleType,
+) -> None:
+    E = _engine(tmp_path_factory, "cheap-follow", CHEAP_FOLLOW)
+    base, house = _followed(engine), _followed(E)
+    assert base.players[1].influence < 5  # the base follower pays Influence
+    assert house.players[1].influence == 5
+    assert house.players[1].reis == base.players[1].reis - 1
+    sound(E, house)
+
+
+def test_a_step_written_without_its_name_is_told_the_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _refused(tmp_path, capsys, "unnamed-step", """\
+court:
+  actions:
+    - id: follow
+      steps:
+        - id: follow-visit
+          then:
+            - {do: pay-visit, text: Pay for the follow.}
+""")
+    assert "unnamed-step.yaml:14:" in err and "overlay-unknown-item" in err, err
+    assert "`id: follow-visit.then.4` for `do: pay-visit`" in err, err
+    assert "id: follow-visit.then.4" in err.rsplit("did you mean", 1)[-1], err
+
+
+def test_a_place_past_the_end_is_refused(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    err = _refused(tmp_path, capsys, "far-step",
+                   CHEAP_FOLLOW.replace("then.4, $remove", "then.40, $remove"))
+    assert "far-step.yaml:14:" in err and "follow-visit.then.4`" in err, err
