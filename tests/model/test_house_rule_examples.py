@@ -61,6 +61,7 @@ REDLINE = {
     "merchant-prize-any-period": "house.merchant-prize-any",
     "guild-purse": "On: store-built",
     "cheap-follow": "follow-visit.pay",
+    "hand-noble": "Endow a church",
 }
 
 # Words each example's folded reference prints and the base reference does not.
@@ -81,6 +82,7 @@ NEW_WORDS = {
     "merchant-prize-any-period": "at any time of the game, the first player to hold 6 goods",
     "guild-purse": "The guild's purse: take 2 réis for the new store.",
     "cheap-follow": "The cheap follow: pay 1 real for the follow, not the visit's Influence.",
+    "hand-noble": "Endow a church: pay 3 réis, score 2 wigs and take 1 rubble cube",
 }
 
 

@@ -6,6 +6,8 @@ show each are built by tests/model/test_house_rule_examples.py.
 
 from __future__ import annotations
 
+import random
+import re
 import textwrap
 from pathlib import Path
 from types import ModuleType
@@ -258,3 +260,54 @@ def test_a_place_past_the_end_is_refused(tmp_path: Path,
     err = _refused(tmp_path, capsys, "far-step",
                    CHEAP_FOLLOW.replace("then.4, $remove", "then.40, $remove"))
     assert "far-step.yaml:14:" in err and "follow-visit.then.4`" in err, err
+
+
+# --- 4. a card type without a display pile ---------------------------------------------------
+
+
+def _hand_noble() -> str:
+    """examples/house-rules/fourth-noble.yaml's Patriarch, his cards all in the purple deck
+    (which refills hands, never the display) and no display pile of his."""
+    doc = (ROOT / "examples" / "house-rules" / "fourth-noble.yaml").read_text(encoding="utf-8")
+    changes = doc.split("changes:\n", 1)[1]
+    changes = changes.replace(
+        "    display:\n      piles: [treasury, manuel, marquis, king, patriarch]\n", "")
+    changes = re.sub(r"deck: (red|brown)", "deck: purple", changes)
+    return textwrap.dedent(changes)
+
+
+def _play(E: ModuleType, seed: int, players: int = 3, limit: int = 3000) -> Any:
+    rng = random.Random(seed)
+    g = E.new_game(players, seed=seed)
+    for _ in range(limit):
+        if g.phase == "over":
+            break
+        g = E.apply_move(g, rng.choice(E.legal_moves(g)))
+    return sound(E, g)
+
+
+def test_a_noble_without_a_display_pile_plays(tmp_path_factory: pytest.TempPathFactory) -> None:
+    E = _engine(tmp_path_factory, "hand-noble", _hand_noble())
+    g = E.new_game(3, seed=4)
+    assert sorted(g.piles) == sorted(["treasury", "manuel", "marquis", "king"])
+    assert card_of(E, g, "patriarch") == 83  # his cards are in the game
+    # the display's triggers count the four piles there are: three empty end the period
+    for pile in ["treasury", "manuel", "marquis"]:
+        g.discard.extend(g.piles[pile])
+        g.piles[pile] = []
+    g.phase = "refill"
+    g.players[g.current].hand = g.players[g.current].hand[:4]
+    g = E.apply_move(g, E.Move("draw", g.current, pile="king"))
+    assert "period-end.display" in g.fired
+    for seed in range(3):
+        assert _play(E, seed).phase == "over"
+
+
+def test_a_card_dealt_to_the_display_needs_its_pile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _refused(tmp_path, capsys, "no-pile",
+                   _hand_noble().replace("number: 83, deck: purple", "number: 83, deck: red"))
+    assert "no-pile.yaml:" in err and "error[unknown-reference]: card 83 of type 'patriarch'" \
+        in err, err
+    assert err.count("error[") == 1, err
