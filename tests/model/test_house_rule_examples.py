@@ -62,6 +62,7 @@ REDLINE = {
     "guild-purse": "On: store-built",
     "cheap-follow": "follow-visit.pay",
     "hand-noble": "Endow a church",
+    "stores-by-count": "Stores by count",
 }
 
 # Words each example's folded reference prints and the base reference does not.
@@ -83,6 +84,7 @@ NEW_WORDS = {
     "guild-purse": "The guild's purse: take 2 réis for the new store.",
     "cheap-follow": "The cheap follow: pay 1 real for the follow, not the visit's Influence.",
     "hand-noble": "Endow a church: pay 3 réis, score 2 wigs and take 1 rubble cube",
+    "stores-by-count": "Stores by count: each store you own scores 2 wigs",
 }
 
 

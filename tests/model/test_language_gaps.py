@@ -311,3 +311,60 @@ def test_a_card_dealt_to_the_display_needs_its_pile(
     assert "no-pile.yaml:" in err and "error[unknown-reference]: card 83 of type 'patriarch'" \
         in err, err
     assert err.count("error[") == 1, err
+
+
+# --- 5. a variant's callouts amended by another ----------------------------------------------
+
+COLUMNS_NOTE = "only the most and 3rd-most columns are used"
+
+
+def _section(md: str, anchor: str) -> str:
+    """The reference's text from a rule's anchor to the next rule's."""
+    start = md.index(f'<a id="{anchor}"></a>')
+    end = md.find('<a id="', start + 10)
+    return md[start:end]
+
+
+def _callout_rule(tmp: pytest.TempPathFactory, folder: Path, name: str,
+                  callout: str) -> HouseBuild:
+    """A house rule with this callout (and a change of its own), built folded."""
+    (folder / f"{name}.yaml").write_text(_HEAD.format(name=name).replace(
+        "changes:\n", f"callouts:\n{textwrap.indent(callout, '  ')}changes:\n") + """\
+  game:
+    start:
+      reis: 11
+""", encoding="utf-8")
+    return build_house(tmp, folder, name, True, "gap", _BUILDS)
+
+
+def test_a_variant_drops_or_rewords_another_variants_callout(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    folder = tmp_path_factory.mktemp("callouts")
+    dropped = _callout_rule(tmp_path_factory, folder, "drop-note", (
+        "- {of: two-player, id: two-player.stores-columns, $remove: true}\n"))
+    stores = _section(dropped.md, "score.stores")
+    assert COLUMNS_NOTE not in stores, stores
+    assert COLUMNS_NOTE in _section(dropped.md, "score.officials")  # the other note stays
+    reworded = _callout_rule(tmp_path_factory, folder, "new-note", (
+        "- of: two-player\n  id: two-player.stores-columns\n"
+        "  text: With 2 players, the stores score the most column only.\n"
+        "  source: [seed:000#store-majorities]\n"))
+    stores = _section(reworded.md, "score.stores")
+    assert "the stores score the most column only" in stores and COLUMNS_NOTE not in stores
+
+
+def test_a_callout_of_another_variant_is_named_by_its_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = tmp_path / "bad-note.yaml"
+    path.write_text(_HEAD.format(name="bad-note").replace("changes:\n", (
+        "callouts:\n  - {of: two-player, id: two-player.store-columns, $remove: true}\n"
+        "  - {of: two-players, id: two-player.stores-columns, $remove: true}\nchanges:\n"))
+        + "  game:\n    start:\n      reis: 11\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["validate", "--rules", str(ROOT / "rules"), "--house", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "bad-note.yaml:8:" in err and "no callout with id 'two-player.store-columns'" in err
+    assert "two-player.stores-columns" in err.splitlines()[0], err
+    assert "bad-note.yaml:9:" in err and "'two-players', which is no other variant" in err, err

@@ -563,9 +563,17 @@ class _Builder:
             for i, a in enumerate(self.m.assumptions)}
         self.variant_index = {v.id: i for i, v in enumerate(compiled.variants)}
         self.callouts: dict[str, list[CalloutView]] = {}
+        # a folded house rule's changes to another variant's callouts are the rules': they
+        # stand in for those callouts; an option's new texts are its own callouts
+        amended = {(a.of, a.id): a for v in compiled.folded_infos for a in v.amends}
         for v in compiled.variants:
             vm = self.model_for(v.id)
             for c in v.callouts:
+                a = amended.get((v.id, c.id)) if c.id is not None else None
+                if a is not None:
+                    if a.text is None:
+                        continue
+                    c = replace(c, text=a.text, provenance=a.provenance)
                 rule = self.rules.get(c.rule)
                 view = CalloutView(
                     v.id, v.title, self.variant_index[v.id], c.rule,
@@ -573,8 +581,25 @@ class _Builder:
                     self.rich(c.text, {}, vm, c.provenance.assumptions),
                     self.marks(c.provenance.assumptions), c.provenance.sources)
                 self.callouts.setdefault(c.rule, []).append(view)
+            for a in v.amends:  # chosen with the other variant: its note, as this one's
+                theirs = {c.id: c for o in compiled.variants if o.id == a.of
+                          for c in o.callouts if c.id is not None}
+                if a.text is None or a.id not in theirs:
+                    continue
+                rule_id = theirs[a.id].rule
+                rule = self.rules.get(rule_id)
+                self.callouts.setdefault(rule_id, []).append(CalloutView(
+                    v.id, v.title, self.variant_index[v.id], rule_id,
+                    rule.title if rule else rule_id,
+                    self.rich(a.text, {}, vm, a.provenance.assumptions),
+                    self.marks(a.provenance.assumptions), a.provenance.sources))
         for v in compiled.folded_infos:  # the words of a folded house rule are the rules'
             for c in v.callouts:
+                a = amended.get((v.id, c.id)) if c.id is not None else None
+                if a is not None:
+                    if a.text is None:
+                        continue
+                    c = replace(c, text=a.text, provenance=a.provenance)
                 rule = self.rules.get(c.rule)
                 view = CalloutView(
                     v.id, v.title, 0, c.rule, rule.title if rule else c.rule,
