@@ -11,13 +11,18 @@ checked into (the lower pass: emit/engine/procs.py `lower`), reporting nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import assert_never
 
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import stmt as S
 from lisboa_rules.ir.types import VType
-from lisboa_rules.lang.phases import CheckedPhase, check_phases
+from lisboa_rules.lang.phases import (
+    CheckedPhase,
+    CheckedTurnOrder,
+    check_phases,
+    check_turn_order,
+)
 from lisboa_rules.lang.steps import StepProblem
 from lisboa_rules.lang.tree import (
     Apply,
@@ -63,6 +68,7 @@ class CheckedSteps:
     phases: list[CheckedPhase]
     period_fields: list[tuple[str, VType]]
     problems: P.ProcProblems
+    turn_order: CheckedTurnOrder = field(default_factory=CheckedTurnOrder)
 
     @property
     def ok(self) -> bool:
@@ -104,6 +110,7 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
     phases = check_phases(pcomp, data.get("flow"), scope,
                           phase_kind.values if phase_kind is not None else None,
                           {k: (a.phase, a.path) for k, a in ps.actions.items()})
+    turn_order = check_turn_order(pcomp, data.get("flow"), scope)
     problems.phases = list(pcomp.problems)
     period_fields: list[tuple[str, VType]] = []
     flow = data.get("flow") or {}
@@ -117,7 +124,7 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
                     "step-shape", f"field {fname}: {exc}",
                     ("flow", "period_end", "steps", i, "fields", fname)))
     return CheckedSteps(tables, base, scope, vocab, queries, order, procs, proc_scopes,
-                        actions, action_scopes, phases, period_fields, problems)
+                        actions, action_scopes, phases, period_fields, problems, turn_order)
 
 
 def procedure_order(ps: P.ProcSet) -> list[str]:

@@ -63,6 +63,7 @@ REDLINE = {
     "cheap-follow": "follow-visit.pay",
     "hand-noble": "Endow a church",
     "stores-by-count": "Stores by count",
+    "widdershins": "Widdershins: play goes counter-clockwise",
 }
 
 # Words each example's folded reference prints and the base reference does not.
@@ -85,6 +86,7 @@ NEW_WORDS = {
     "cheap-follow": "The cheap follow: pay 1 real for the follow, not the visit's Influence.",
     "hand-noble": "Endow a church: pay 3 réis, score 2 wigs and take 1 rubble cube",
     "stores-by-count": "Stores by count: each store you own scores 2 wigs",
+    "widdershins": "Widdershins: play goes counter-clockwise",
 }
 
 

@@ -368,3 +368,48 @@ def test_a_callout_of_another_variant_is_named_by_its_id(
     assert "bad-note.yaml:8:" in err and "no callout with id 'two-player.store-columns'" in err
     assert "two-player.stores-columns" in err.splitlines()[0], err
     assert "bad-note.yaml:9:" in err and "'two-players', which is no other variant" in err, err
+
+
+# --- 6. turn order as data --------------------------------------------------------------------
+
+COUNTER = """\
+flow:
+  turn_order:
+    next: (seat - 1) % len(game.players)
+    first: {$add: "len(game.players) - 1"}
+"""
+
+
+def _turn(E: ModuleType, g: Any) -> Any:
+    """The current player's turn played (a legal move, then the follows and the refill)."""
+    seat = g.current
+    g = E.apply_move(g, E.legal_moves(g)[0])
+    while g.current == seat and g.phase != "over":
+        g = finish_turn(E, g)
+    return g
+
+
+def test_counter_clockwise_play_from_a_start_player_of_the_rules(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    E = _engine(tmp_path_factory, "counter-clockwise", COUNTER)
+    g = E.new_game(4, seed=3)
+    assert g.start_player == g.current == g.actor == 3
+    seats, rounds = [g.current], [g.round]
+    for _ in range(5):
+        g = _turn(E, g)
+        seats.append(g.current)
+        rounds.append(g.round)
+    assert seats == [3, 2, 1, 0, 3, 2]
+    assert rounds == [1, 1, 1, 1, 2, 2]  # a round ends when the turn is back at the start
+    sound(E, g)
+    for seed in range(2):
+        assert _play(E, seed, players=3).phase == "over"
+
+
+def test_a_turn_order_of_the_wrong_type_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    err = _refused(tmp_path, capsys, "bad-order",
+                   COUNTER.replace("(seat - 1) % len(game.players)", "seat > 0"))
+    assert "bad-order.yaml:10:" in err and "error[expr-type]" in err, err
