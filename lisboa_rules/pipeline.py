@@ -36,7 +36,7 @@ import dataclasses
 import itertools
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -381,7 +381,10 @@ def check_all(built: list[Built], sources: Sources) -> tuple[Compiled | None, li
         variant_model = by_key.get((info.id,), base_set.model)
         text_span = variants[info.id].span_for(("text",))  # at the text, not the id
         diags.extend(check_free_text(variant_model, info.text, text_span))
-        for i, c in enumerate(info.callouts):
+        raw = list(variants[info.id].data.get("callouts", ()))
+        for c in info.callouts:
+            i = next(k for k, r in enumerate(raw) if "of" not in r and r.get("rule") == c.rule
+                     and r.get("text") == c.text)
             callout_text = variants[info.id].span_for(("callouts", i, "text"))
             diags.extend(
                 _note_removals(
@@ -390,6 +393,7 @@ def check_all(built: list[Built], sources: Sources) -> tuple[Compiled | None, li
                     by_changes.get((info.id,), base_set.changes if info.id in fold else []),
                 )
             )
+        diags.extend(_check_amends(info, variants, base_set.model, variant_model))
     compiled = Compiled(base_set, [base_set, *rulesets], list(infos), sources.digests,
                         sources.names)
     compiled.folded = tuple(sorted(fold))
@@ -418,6 +422,41 @@ def variant_changes(
     ]
 
 
+def _check_amends(info: m.VariantInfo, variants: Mapping[str, LoadedDoc], base: m.Model,
+                  variant_model: m.Model) -> Iterator[Diagnostic]:
+    """A variant's changes to another's callouts name a variant and one of its callouts by
+    id; a new text binds as a callout's does."""
+    for a in info.amends:
+        at = variants[info.id]
+        i = next(k for k, r in enumerate(at.data.get("callouts", ()))
+                 if r.get("of") == a.of and r.get("id") == a.id)
+        if a.of not in variants or a.of == info.id:
+            yield Diagnostic(
+                "unknown-reference",
+                f"variant '{info.id}' amends a callout of '{a.of}', which is no other variant",
+                at.span_for(("callouts", i, "of")),
+                suggestion=suggest(a.of, [v for v in variants if v != info.id]),
+            )
+            continue
+        theirs = {str(c.get("id")): c for c in variants[a.of].data.get("callouts", ())
+                  if "of" not in c and c.get("id") is not None}
+        if a.id not in theirs:
+            known = sorted(theirs)
+            yield Diagnostic(
+                "unknown-reference",
+                f"variant '{a.of}' has no callout with id '{a.id}'"
+                + (f" (its callouts with an id: {', '.join(known)})" if known else
+                   " (a callout is named by its `id:`, which it does not have)"),
+                at.span_for(("callouts", i, "id")),
+                suggestion=suggest(a.id, known),
+            )
+            continue
+        if a.text is not None:
+            yield from check_callouts(base, [(info.id, str(theirs[a.id]["rule"]), a.span)],
+                                      variant_model, a.text,
+                                      at.span_for(("callouts", i, "text")))
+
+
 def _to_doc(d: LoadedDoc) -> Doc:
     return Doc(str(d.data["kind"]), d.data, dict(d.spans), dict(d.key_spans), (d.display,))
 
@@ -437,8 +476,20 @@ def _variant_info(d: LoadedDoc) -> m.VariantInfo:
             c["text"],
             m.Provenance(tuple(c.get("source", ())), tuple(c.get("assumptions", ()))),
             span=d.span_for(("callouts", i)),
+            id=c.get("id"),
         )
-        for i, c in enumerate(data.get("callouts", ()))
+        for i, c in enumerate(data.get("callouts", ())) if "of" not in c
+    )
+    amends = tuple(
+        m.CalloutAmend(
+            data["id"],
+            c["of"],
+            c["id"],
+            None if c.get("$remove") else c["text"],
+            m.Provenance(tuple(c.get("source", ())), tuple(c.get("assumptions", ()))),
+            span=d.span_for(("callouts", i)),
+        )
+        for i, c in enumerate(data.get("callouts", ())) if "of" in c
     )
     return m.VariantInfo(
         data["id"],
@@ -448,6 +499,7 @@ def _variant_info(d: LoadedDoc) -> m.VariantInfo:
         m.Provenance(tuple(data.get("source", ())), tuple(data.get("assumptions", ()))),
         callouts,
         span=d.span_for(("id",)),
+        amends=amends,
     )
 
 

@@ -443,7 +443,7 @@ def trigger_checks(model: Model, state: State) -> tuple[TriggerCheck, ...]:
     current = _int(state, "current")
     out = []
     for t in model.triggers:
-        active = t.period == period and t.id not in fired
+        active = t.in_period(period) and t.id not in fired
         if t.ends == "period":  # the last period ends with the game, not a period end
             active = active and period < periods and not period_pending
         else:

@@ -16,8 +16,9 @@ Every value keeps the span of the file it came from, so diagnostics point into t
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lisboa_rules.core.diagnostics import Diagnostic, Related, suggest
@@ -42,6 +43,9 @@ class Doc:
     files: tuple[str, ...]
     origin: dict[Path, str] = field(default_factory=dict)  # path -> variant id that set it
     where: str = ""  # how diagnostics name the root ("court", "scoring.sources[score.stores]")
+    # the id of the item the root is (a scratch doc of one list item), or None: what a list
+    # item without an id inside it is named after (`follow-visit.then.4`, `placed_name`)
+    owner: str | None = None
 
     def span(self, path: Path, key: bool = False) -> Span:
         """The span at `path`, or the nearest enclosing one."""
@@ -70,6 +74,30 @@ def _identity_key(item: dict[str, Any]) -> str | None:
         if key in item and isinstance(item[key], str | int):
             return key
     return None
+
+
+def placed_name(data: Any, path: Path, owner: str | None) -> str | None:
+    """The name of the list at `path` of `data` whose items have no id, after its nearest
+    owner with an id: `follow-visit.then` (the item N is `follow-visit.then.N`, from 0), or
+    None when no owner has an id or a key on the way is no word of an id."""
+    rel: list[str] = []
+    node = data
+    for p in path:
+        if isinstance(node, dict) and isinstance(node.get("id"), str):
+            owner, rel = node["id"], []
+        if isinstance(p, int):
+            if not isinstance(node, list) or not 0 <= p < len(node):
+                return None
+            rel.append(str(p))
+            node = node[p]
+            continue
+        if not isinstance(node, dict) or not re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", p):
+            return None
+        rel.append(p)
+        node = node.get(p)
+    if owner is None or not rel or not isinstance(node, list):
+        return None
+    return ".".join([owner, *rel])
 
 
 def _identity(item: Any) -> str | int | None:
@@ -250,6 +278,14 @@ def _merge_list(
 ) -> list[Any]:
     # Re-key the spans of the base items by identity, merge, then lay them out again by index.
     index = {_identity(item): i for i, item in enumerate(cur) if _identity(item) is not None}
+    # an item without an id is named by its place (`follow-visit.then.4`), so a variant can
+    # change, remove or move it, or put a new one beside it, without rewriting the list
+    placed = placed_name(out.data, path, out.owner)
+    implicit = {f"{placed}.{i}": i for i, item in enumerate(cur)
+                if placed is not None and isinstance(item, dict) and _identity(item) is None}
+    for name, i in implicit.items():
+        index.setdefault(name, i)
+    name_of = {i: name for name, i in implicit.items()}
     items = list(cur)
     by_index_spans = _split_by_index(out.spans, path)
     by_index_keys = _split_by_index(out.key_spans, path)
@@ -292,18 +328,26 @@ def _merge_list(
             continue
         if ident is None or ident not in index:
             if isinstance(item, dict) and item.get(REMOVE) is True:
-                diags.append(
-                    _unknown_target(
-                        variant,
-                        (*path, str(ident)),
-                        o_spans.get(sub_o, Span(out.files[0], 1, 1, 1, 1)),
-                    )
+                found = _unknown_target(
+                    variant,
+                    (*path, str(ident)),
+                    o_spans.get(sub_o, Span(out.files[0], 1, 1, 1, 1)),
                 )
+                if implicit:
+                    found = replace(
+                        found, message=found.message + _placed_hint(implicit, cur),
+                        suggestion=suggest(str(ident), list(implicit)) if ident
+                        else _placed_like(item, implicit, cur))
+                diags.append(found)
                 continue
             if not adds:
                 near = suggest(str(ident), [str(i) for i in index]) if ident is not None else None
                 shown = f" '{ident}'" if ident is not None else " without an id"
                 hint = "" if near else " (a new item is written in full, with `$add: true`)"
+                if ident is None and implicit:
+                    hint = _placed_hint(implicit, cur) + (
+                        " (a new item is written in full, with `$add: true`)")
+                    near = _placed_like(item, implicit, cur)
                 diags.append(
                     Diagnostic(
                         "overlay-unknown-item",
@@ -357,15 +401,20 @@ def _merge_list(
             )
             order[i] = None
             continue
+        if ident in implicit and isinstance(item, dict) and "id" in item:
+            item = {k: v for k, v in item.items() if k != "id"}  # named by its place: kept so
         # Merge the item's fields in a scratch doc rooted at the item, then put spans back.
+        mine = copy.deepcopy(items[i])
         scratch = Doc(
-            out.kind, None, saved_spans[i], saved_keys[i], out.files,
+            out.kind, mine, saved_spans[i], saved_keys[i], out.files,
             _extract_origin(out.origin, (*path, i)), f"{_where(out, path)}[{ident}]",
+            ident if isinstance(ident, str) and ident not in implicit else
+            name_of.get(i) or out.owner,
         )
         log_local: list[Change] = []
         merged = _merge(
             scratch,
-            copy.deepcopy(items[i]),
+            mine,
             (),
             item,
             sub_o,
@@ -400,7 +449,10 @@ def _merge_list(
         for n, (kept, new) in enumerate(layout):
             if _identity(items[kept] if kept is not None else new[0] if new else None) == anchor:
                 return n + 1 if after else n
-        known = [str(_identity(items[kept])) for kept, _ in layout if kept is not None]
+            if kept is not None and name_of.get(kept) == anchor:
+                return n + 1 if after else n
+        known = [str(_identity(items[kept]) or name_of.get(kept))
+                 for kept, _ in layout if kept is not None]
         diags.append(
             Diagnostic(
                 "overlay-unknown-item",
@@ -451,6 +503,31 @@ def _merge_list(
         )
         _mark(out, (*path, k), variant)
     return result
+
+
+def _placed_hint(implicit: dict[str, int], cur: list[Any]) -> str:
+    """What a hint says of the items of a list named by their place."""
+    return ("; an item without an id is named by its place: "
+            + ", ".join(f"`id: {n}` for `{_brief(cur[i])}`" for n, i in implicit.items()))
+
+
+def _placed_like(item: Any, implicit: dict[str, int], cur: list[Any]) -> str | None:
+    """The one item named by its place that shares a key and its value with `item` (the
+    `do: pay-visit` a variant wrote without an id), as the id to write; None if not one."""
+    if not isinstance(item, dict):
+        return None
+    like = [n for n, i in implicit.items() if isinstance(cur[i], dict) and any(
+        not str(k).startswith("$") and cur[i].get(k) == v for k, v in item.items())]
+    return f"id: {like[0]}" if len(like) == 1 else None
+
+
+def _brief(item: Any) -> str:
+    """An item in a few words, as a hint shows it: its first key and value."""
+    if isinstance(item, dict) and item:
+        key, value = next(iter(item.items()))
+        text = f"{key}: {value}"
+        return text if len(text) <= 40 else text[:39] + "…"
+    return str(item)[:40]
 
 
 def _split_by_index(table: dict[Path, Span], prefix: Path) -> dict[int, dict[Path, Span]]:

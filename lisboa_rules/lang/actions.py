@@ -461,6 +461,12 @@ class ActionChecker(StepChecker):
         params = dict(s.params)
         for prm in self._shared_params():
             value = params.get(prm.name)
+            if value is None and prm.has_default:
+                d = self.default(prm)
+                if d is None:
+                    return None
+                shared.append(d.node)
+                continue
             if value is None:
                 shared.append(None)
                 continue

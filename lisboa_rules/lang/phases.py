@@ -46,6 +46,40 @@ class CheckedPhase:
     index: int | None = None  # its row in flow.yaml `phases`
 
 
+@dataclass(frozen=True)
+class CheckedTurnOrder:
+    """rules/flow.yaml `turn_order` checked: the seat that plays first once the setup is done
+    (`first`) and the seat that plays after `seat` (`next`, with `seat` bound); None where the
+    rules leave it out (the setup's start player; the next seat in seat order)."""
+
+    first: ir.Expr | None = None
+    next: ir.Expr | None = None
+    uses_player: bool = False
+
+
+def check_turn_order(comp: StepChecker, flow: Any, scope: Scope) -> CheckedTurnOrder:
+    """The turn order of rules/flow.yaml (its problems kept by `comp`)."""
+    row = flow.get("turn_order") if isinstance(flow, Mapping) else None
+    if not isinstance(row, Mapping):
+        return CheckedTurnOrder()
+    s = Anchor(path=("flow", "turn_order"))
+    uses_player = False
+
+    def code(key: str, at: Scope) -> ir.Expr | None:
+        nonlocal uses_player
+        if row.get(key) is None:
+            return None
+        got = comp.expr(s, row[key], at, typed.INT, key)
+        if got is None:
+            return None
+        uses_player = uses_player or may_need_player(got.node)
+        return got.node
+
+    first = code("first", scope)
+    nxt = code("next", scope.with_locals(seat=typed.Name(typed.INT, ir.Local("seat"))))
+    return CheckedTurnOrder(first, nxt, uses_player)
+
+
 def phases_of(flow: Any) -> list[tuple[int, Mapping[str, Any]]]:
     rows = flow.get("phases") if isinstance(flow, Mapping) else None
     return [(i, r) for i, r in enumerate(rows or []) if isinstance(r, Mapping)]

@@ -159,6 +159,9 @@ class StepChecker:
                     "duplicate-id", f"'{proc.id}' has {what} named '{c.as_}' already; name this "
                     "choice otherwise", (*c.path, "choose", "as")))
             seen.add(c.as_)
+        for p in proc.params:
+            if p.has_default:  # checked once, where it is declared
+                self.default(p, report=True)
         scope = self.scope.with_locals(**{p.name: Name(p.type, ir.Local(p.name))
                                           for p in proc.params})
         guard: list[S.GuardStmt] = []
@@ -195,6 +198,18 @@ class StepChecker:
                       tuple(S.Param(p.name, p.type) for p in proc.params), tuple(choices),
                       tuple(guard), tuple(effects),
                       any(isinstance(x, Shuffle) for s in proc.effects for x in s.walk()))
+
+    def default(self, prm: Param, report: bool = False) -> Typed | None:
+        """The value a parameter's `default:` gives a call that leaves it out: an expression
+        over the state and the rules (no name of the caller), of the parameter's type."""
+        try:
+            return typed.check(prm.default, self.scope, prm.type)
+        except ExprError as exc:
+            if report:
+                self.problems.append(StepProblem(
+                    exc.code, f"the default of parameter '{prm.name}': {exc.message} "
+                    f"(in '{prm.default}')", prm.default_path, exc.suggestion))
+            return None
 
     # -- problems -----------------------------------------------------------------------
 
@@ -694,6 +709,12 @@ class StepChecker:
         args: list[Typed] = []
         for prm in callee.params:
             if prm.name not in given:
+                if prm.has_default:  # its problem, if any, is said where it is declared
+                    d = self.default(prm)
+                    if d is None:
+                        return None
+                    args.append(d)
+                    continue
                 if prm.type.optional:
                     args.append(typed.constant(None))
                     continue

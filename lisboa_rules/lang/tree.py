@@ -391,6 +391,11 @@ class Param:
     type: VType
     # where it is declared (`params: {NAME: TYPE}`): a type naming no kind is reported there
     path: tuple[str | int, ...] = field(default=(), compare=False)
+    # `params: {NAME: {type: TYPE, default: EXPR}}`: the value a call that leaves it out gives
+    # (an expression over the state and the rules, checked where it is declared)
+    default: Expr = None
+    has_default: bool = False
+    default_path: tuple[str | int, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

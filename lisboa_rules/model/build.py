@@ -490,7 +490,7 @@ class Builder:
                 model.Trigger(
                     t["id"],
                     t.get("ends", ""),  # "": the trigger only does its steps (`do:`)
-                    t["period"],
+                    _periods(t),
                     t["scope"],
                     f,
                     params,
@@ -987,3 +987,11 @@ def _bound_names(raw: Any) -> set[str]:
             out |= _bound_names(value)
     return out
 
+
+def _periods(trigger: Mapping[str, Any]) -> tuple[int, ...]:
+    """The periods a trigger can fire in (`period: N`, or `periods: [N, ...]`), () for
+    `periods: any`."""
+    if "period" in trigger:
+        return (trigger["period"],)
+    written = trigger.get("periods")
+    return tuple(sorted(set(written))) if isinstance(written, list) else ()

@@ -12,14 +12,19 @@ checked into (the lower pass: emit/engine/procs.py `lower`), reporting nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import stmt as S
 from lisboa_rules.ir.bounds import INF
 from lisboa_rules.ir.types import VType
-from lisboa_rules.lang.phases import CheckedPhase, check_phases
+from lisboa_rules.lang.phases import (
+    CheckedPhase,
+    CheckedTurnOrder,
+    check_phases,
+    check_turn_order,
+)
 from lisboa_rules.lang.steps import StepProblem
 from lisboa_rules.lang.total import Totality
 from lisboa_rules.lang.tree import (
@@ -66,6 +71,7 @@ class CheckedSteps:
     phases: list[CheckedPhase]
     period_fields: list[tuple[str, VType]]
     problems: P.ProcProblems
+    turn_order: CheckedTurnOrder = field(default_factory=CheckedTurnOrder)
 
     @property
     def ok(self) -> bool:
@@ -115,6 +121,7 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
     phases = check_phases(pcomp, data.get("flow"), scope,
                           phase_kind.values if phase_kind is not None else None,
                           {k: (a.phase, a.path) for k, a in ps.actions.items()})
+    turn_order = check_turn_order(pcomp, data.get("flow"), scope)
     problems.phases = list(pcomp.problems)
     _check_total(scope, tables, procs, actions, phases, problems, _players(data), _setup(data))
     period_fields: list[tuple[str, VType]] = []
@@ -129,7 +136,7 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
                     "step-shape", f"field {fname}: {exc}",
                     ("flow", "period_end", "steps", i, "fields", fname)))
     return CheckedSteps(tables, base, scope, vocab, queries, order, procs, proc_scopes,
-                        actions, action_scopes, phases, period_fields, problems)
+                        actions, action_scopes, phases, period_fields, problems, turn_order)
 
 
 def _check_total(scope: Scope, tables: P.Tables, procs: dict[str, S.Proc],

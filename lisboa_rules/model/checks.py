@@ -152,11 +152,26 @@ def check_references(m: Model) -> Iterator[Diagnostic]:
     # a pile that is no Noble's but is spelt like one: the Noble's cards have no pile
     misspelt = {str(p): near for p in non_noble
                 if (near := suggest(str(p), nobles)) is not None and len(non_noble) > 1}
+    # a card type's display pile is optional: a Noble whose cards no deck deals into the
+    # display has none (and the display's triggers count only the piles there are)
+    dealt = {d.id for d in m.decks if d.role == "display"}
     for c in m.cards:
         if c.deck not in decks:
             yield _unknown("deck", c.deck, decks, c.span)
-        if c.type not in piles and c.type not in misspelt.values():  # else said at the pile
-            yield _unknown("card type (display pile)", c.type, piles, c.span)
+        if c.type in misspelt.values():
+            pass  # said at the pile
+        elif c.type not in piles and c.type not in nobles:
+            yield _unknown("card type (a display pile or a Noble)", c.type, [*piles, *nobles],
+                           c.span)
+        elif c.type not in piles and c.deck in dealt:
+            yield Diagnostic(
+                "unknown-reference",
+                f"card {c.number} of type '{c.type}' is in the {c.deck} deck, which is dealt "
+                f"into the display, and the display has no '{c.type}' pile: add the pile to "
+                "components.display.piles, or put the card in a deck that is not dealt there",
+                c.span,
+                (Related("the display's piles", m.span_of("components", "display", "piles")),),
+            )
         if c.event_action is not None and c.event_action not in nas:
             yield _unknown("Noble action", c.event_action, nas, c.span)
         if c.set_flag is not None and c.set_flag not in flags:
@@ -488,22 +503,23 @@ def check_ranges(m: Model) -> Iterator[Diagnostic]:
     periods = m.value(g, "periods")
     rows = m.data.get("flow", {}).get("triggers") or []
     for i, t in enumerate(m.triggers):
-        if t.period > periods:
+        if t.periods and max(t.periods) > periods:
             yield Diagnostic(
                 "value-out-of-range",
-                f"trigger '{t.id}' is for period {t.period}, but the game has {periods}",
+                f"trigger '{t.id}' is for period {max(t.periods)}, but the game has {periods}",
                 t.span,
             )
-        elif t.ends == "period" and t.period == periods:
+        elif t.ends == "period" and periods in t.periods:
             # the engine ends no period after the last (rules: game-end): it would never fire;
             # said at the period, the value that makes it so
             same = i < len(rows) and isinstance(rows[i], dict) and rows[i].get("id") == t.id
             yield Diagnostic(
                 "value-out-of-range",
-                f"trigger '{t.id}' ends period {t.period}, the last: the last period ends with "
-                "the game, so it would never fire (write `ends: game`, or give it an earlier "
-                "period)",
-                m.span_of("flow", "triggers", i, "period") if same else t.span,
+                f"trigger '{t.id}' ends period {periods}, the last: the last period ends with "
+                "the game, so it would never fire then (write `ends: game`, or give it earlier "
+                "periods)",
+                m.span_of("flow", "triggers", i, "period" if "period" in rows[i] else "periods")
+                if same else t.span,
             )
     hand = m.value(g, "start", "hand")
     decks = {d.id: d for d in m.decks}

@@ -232,11 +232,18 @@ def _params(raw: Any, path: tuple[str | int, ...],
     if not isinstance(raw, Mapping):
         return ()
     for name, text in raw.items():
+        # `NAME: TYPE`, or `NAME: {type: TYPE, default: EXPR}`
+        at: tuple[str | int, ...] = (*path, name)
+        extra: dict[str, Any] = {}
+        if isinstance(text, Mapping):
+            at = (*path, name, "type")
+            extra = {"default": text.get("default"), "has_default": "default" in text,
+                     "default_path": (*path, name, "default")}
+            text = text.get("type")
         try:
-            out.append(st.Param(str(name), vtype(parse_type(str(text))), (*path, name)))
+            out.append(st.Param(str(name), vtype(parse_type(str(text))), at, **extra))
         except TypeSyntaxError as exc:
-            problems.append(st.StepProblem("step-shape", f"parameter {name}: {exc}",
-                                           (*path, name)))
+            problems.append(st.StepProblem("step-shape", f"parameter {name}: {exc}", at))
     return tuple(out)
 
 

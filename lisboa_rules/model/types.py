@@ -139,12 +139,16 @@ class Action:
 class Trigger:
     id: str
     ends: str  # "period" | "game"
-    period: int
+    periods: tuple[int, ...]  # the periods it can fire in; () for any period
     scope: str  # "any-player" | "game"
     condition: Formula
     params: Params
     rule: Rule
     span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
+
+    def in_period(self, period: int) -> bool:
+        """Whether the trigger can fire in a period."""
+        return not self.periods or period in self.periods
 
 
 @dataclass(frozen=True)
@@ -273,6 +277,20 @@ class Callout:
     text: str
     provenance: Provenance
     span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
+    id: str | None = field(default=None, kw_only=True)  # by which another variant amends it
+
+
+@dataclass(frozen=True)
+class CalloutAmend:
+    """A variant's change to another variant's callout (`callouts: [{of, id, ...}]`): its new
+    text, or None to drop it, where both variants are in force."""
+
+    variant: str
+    of: str
+    id: str
+    text: str | None
+    provenance: Provenance
+    span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -284,6 +302,7 @@ class VariantInfo:
     provenance: Provenance
     callouts: tuple[Callout, ...]
     span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
+    amends: tuple[CalloutAmend, ...] = field(default=(), kw_only=True)
 
     @property
     def chosen(self) -> bool:

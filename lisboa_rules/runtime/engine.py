@@ -128,7 +128,7 @@ class TriggerDef:
 
     id: str
     ends: str
-    period: int
+    periods: tuple[int, ...]  # () for any period
     scope: str
     condition: BoolFn
 
@@ -217,6 +217,8 @@ class RuleSet:
     procs: dict[str, ProcDef]
     moves: dict[str, MoveDef]
     phases: dict[str, PhaseDef]
+    first_seat: Callable[[Game], int] | None  # who plays first (None: the setup's start player)
+    next_seat: Callable[[Game, int], int] | None  # who plays after a seat (None: the next one)
     invariants: Callable[[Game], list[str]]
     state_checks: Callable[[Game], tuple[str, str] | None]  # rules/state.yaml `checks:`
 
@@ -595,7 +597,10 @@ def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
         )
     g = Game(variants=list(key), seed=seed, players=[])
     # the setup of rules/ (flow.yaml `setup`): its steps make the players and deal the game
-    _activate(g).procs[_SETUP].run(g, 0, players)
+    rs = _activate(g)
+    rs.procs[_SETUP].run(g, 0, players)
+    if rs.first_seat is not None:  # the turn order's first player (rules: turn_order)
+        g.start_player = g.current = g.actor = rs.first_seat(g) % players
     return g
 
 
@@ -1080,7 +1085,9 @@ def _triggers_of(rs: RuleSet, period: int) -> tuple[TriggerDef, ...]:
     per rule set and period)."""
     found = _TRIGGERS_OF.get((rs.key, period))
     if found is None:
-        found = _TRIGGERS_OF[rs.key, period] = tuple(t for t in rs.triggers if t.period == period)
+        found = _TRIGGERS_OF[rs.key, period] = tuple(
+            t for t in rs.triggers if not t.periods or period in t.periods
+        )
     return found
 
 
@@ -1145,18 +1152,26 @@ def _end_turn(g: Game) -> None:
         g.period_step = 0
         _run_period_end(g)
         return
-    last_seat = (g.start_player - 1) % len(g.players)
-    if g.final_round is not None and g.current == last_seat and g.round >= g.final_round:
+    if g.final_round is not None and _next_seat(g) == g.start_player and g.round >= g.final_round:
         g.phase = "over"
         return
     _next_turn(g)
 
 
+def _next_seat(g: Game) -> int:
+    """The seat that plays after the current one (rules: turn_order `next`, taken modulo the
+    number of players; without it the next seat in seat order). A round ends when the turn
+    comes back to the start player."""
+    n = len(g.players)
+    nxt = g.rs.next_seat
+    return (nxt(g, g.current) if nxt is not None else g.current + 1) % n
+
+
 def _next_turn(g: Game) -> None:
-    last_seat = (g.start_player - 1) % len(g.players)
-    if g.current == last_seat and g.round < _round_max(g.rs):
+    seat = _next_seat(g)
+    if seat == g.start_player and g.round < _round_max(g.rs):
         g.round += 1
-    g.current = (g.current + 1) % len(g.players)
+    g.current = seat
     g.actor = g.current
     g.phase = "action"
 
@@ -1184,8 +1199,7 @@ def _run_period_end(g: Game) -> None:
     g.period += 1
     g.period_end_by = None
     g.period_step = 0
-    last_seat = (g.start_player - 1) % len(g.players)
-    if g.final_round is not None and g.current == last_seat and g.round >= g.final_round:
+    if g.final_round is not None and _next_seat(g) == g.start_player and g.round >= g.final_round:
         g.phase = "over"
         return
     _next_turn(g)

@@ -587,11 +587,12 @@ def randomise(model: Model, data: dict[str, Any], rng: random.Random) -> dict[st
     # a save in which a fired trigger's period end is not pending or its game end not set)
     # (the last period ends with the game: no period end is pending in it)
     last = d["period"] >= game("periods")
-    fired = [t for t in model.triggers if t.period <= d["period"] and rng.random() < 0.25
-             and not (last and t.ends == "period" and t.period == d["period"])]
+    fired = [t for t in model.triggers if min(t.periods or (1,)) <= d["period"]
+             and rng.random() < 0.25
+             and not (last and t.ends == "period" and t.in_period(d["period"]))]
     d["fired"] = [t.id for t in fired]
     d["period_end_by"] = None if last else rng.choice([None, None, rng.randrange(n)])
-    if any(t.ends == "period" and t.period == d["period"] for t in fired):
+    if any(t.ends == "period" and t.in_period(d["period"]) for t in fired):
         d["period_end_by"] = rng.randrange(n)
     d["round"] = rng.randint(1, 12)
     ended = rng.random() < 0.25 or any(t.ends == "game" for t in fired)

@@ -106,7 +106,8 @@ def test_a_local_of_a_kind_is_proven_for_each_of_its_values() -> None:
     `marquis`): safe when none gives an empty list, refused when one does."""
     noble = (st.Param("n", VType("noble")),)
     assert _problems([{"let": {"x": "first([c for c in rules.nobles if c != n])"}}], noble) == []
-    found = _problems([{"let": {"x": "first([c for c in rules.nobles if c == n and c != 'king'])"}}],
+    found = _problems(
+        [{"let": {"x": "first([c for c in rules.nobles if c == n and c != 'king'])"}}],
                       noble)
     assert [c for c, _m in found] == ["partial-operation"]
     assert "that list is empty for some of the values it reads" in found[0][1]

@@ -58,6 +58,12 @@ REDLINE = {
     "both-state-actions": "visit-second-state-action",
     "store-tithe": "On: store-built",
     "pioneer-grant": "build-store.pioneer-grant",
+    "merchant-prize-any-period": "house.merchant-prize-any",
+    "guild-purse": "On: store-built",
+    "cheap-follow": "follow-visit.pay",
+    "hand-noble": "Endow a church",
+    "stores-by-count": "Stores by count",
+    "widdershins": "Widdershins: play goes counter-clockwise",
 }
 
 # Words each example's folded reference prints and the base reference does not.
@@ -75,6 +81,12 @@ NEW_WORDS = {
     "both-state-actions": "you may then take his other State action too",
     "store-tithe": "The tithe: for each point, give up 1 real",
     "pioneer-grant": "The pioneer's grant: if no player has a store in that business yet",
+    "merchant-prize-any-period": "at any time of the game, the first player to hold 6 goods",
+    "guild-purse": "The guild's purse: take 2 réis for the new store.",
+    "cheap-follow": "The cheap follow: pay 1 real for the follow, not the visit's Influence.",
+    "hand-noble": "Endow a church: pay 3 réis, score 2 wigs and take 1 rubble cube",
+    "stores-by-count": "Stores by count: each store you own scores 2 wigs",
+    "widdershins": "Widdershins: play goes counter-clockwise",
 }
 
 

@@ -111,7 +111,7 @@ def test_every_box_is_the_datas_own(base: pipeline.CompileResult) -> None:
         assert sc.name in figs["game-end"], sc.name
     ends = {"period": figs["period-end"], "game": figs["game-end"]}
     for tr in m.triggers:
-        assert f"{tr.period}" in ends[tr.ends]
+        assert all(f"{p}" in ends[tr.ends] for p in tr.periods)
 
 
 def test_a_house_rule_that_adds_a_period_end_step_draws_it(tmp_path: Path) -> None:

@@ -91,7 +91,7 @@ def test_the_aid_names_everything_of_the_model(tmp_path: Path, variants: tuple[s
             start = text.index(f"{a.number}. {a.name}")
             assert costs[a.cost].name in text[start:start + 2000], a.name
     for t in m.triggers:
-        assert f"Period {t.period}" in text or str(t.period) in text
+        assert all(f"Period {p}" in text or str(p) in text for p in t.periods)
 
 
 def test_a_fourth_noble_is_on_the_aid(tmp_path: Path) -> None:

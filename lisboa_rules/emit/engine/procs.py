@@ -56,6 +56,8 @@ class ProcView:
     by_ruleset: list[dict[str, Any]] = field(default_factory=list)  # pid -> Call("ProcDef")
     moves: list[dict[str, Any]] = field(default_factory=list)  # move kind -> Call("MoveDef")
     phases: list[dict[str, Any]] = field(default_factory=list)  # phase -> Call("PhaseDef")
+    # the turn order's functions (RuleSet `first_seat`, `next_seat`; None: not in the rules)
+    turn: list[dict[str, Any]] = field(default_factory=list)
     fx: list[dict[str, Any]] = field(default_factory=list)  # column -> row -> bundle functions
     move_fields: dict[str, str] = field(default_factory=dict)  # choice -> JSON type, in order
     vocab: list[Vocab] = field(default_factory=list)  # what each formula name reads
@@ -246,6 +248,18 @@ class ProcSession:
                 inter = Raw("_interrupts_" + share("\n".join(lines[1]), base))
             phase_defs[pc.id] = Call("PhaseDef", (pc.id, actor, inter, pc.resume, pc.then))
         view.phases.append(phase_defs)
+        turn: dict[str, Any] = {"first_seat": None, "next_seat": None}
+        order = checked.turn_order
+        head = ["    p = g.players[g.actor]"] if order.uses_player else []
+        if order.first is not None:
+            turn["first_seat"] = Raw("_first_seat_" + share("\n".join([
+                f"def _first_seat_{_PLACEHOLDER}(g: Game) -> int:", *head,
+                f"    return {pyprint.bare(pyprint.expr(order.first, names_))}"]), "turn"))
+        if order.next is not None:
+            turn["next_seat"] = Raw("_next_seat_" + share("\n".join([
+                f"def _next_seat_{_PLACEHOLDER}(g: Game, {pyprint.local('seat')}: int) -> int:",
+                *head, f"    return {pyprint.bare(pyprint.expr(order.next, names_))}"]), "turn"))
+        view.turn.append(turn)
         for fname, ftype in checked.period_fields:  # a decision's choices
             view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
         view.fx.append({name: {k: Raw(f"(_opts_{b}, _why_{b}, _run_{b})") for k, b in rows.items()}

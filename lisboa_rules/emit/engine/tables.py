@@ -173,6 +173,10 @@ RULESET = Record(
         ("procs", "dict[str, ProcDef]", None, ""),
         ("moves", "dict[str, MoveDef]", None, ""),
         ("phases", "dict[str, PhaseDef]", None, ""),
+        ("first_seat", "Callable[[Game], int] | None", None,
+         "who plays first once the setup is done (None: the setup's start player)"),
+        ("next_seat", "Callable[[Game, int], int] | None", None,
+         "who plays after a seat (None: the next seat in seat order)"),
         (
             "fx",
             "dict[str, dict[Any, tuple[OptsFn, WhyFn, RunFn]]]",

@@ -300,7 +300,8 @@ def _wrap(text: str, width: int) -> list[str]:
 
 def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = None,
                    moves: dict[str, Any] | None = None, fx: dict[str, Any] | None = None,
-                   phases: dict[str, Any] | None = None) -> dict[str, Any]:
+                   phases: dict[str, Any] | None = None,
+                   turn: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every field of the engine's RuleSet for this model, as Python values / code."""
     def v(name: str) -> Any:
         """The value of a RuleSet field read as it stands in the rules (FIELD_PATHS)."""
@@ -369,7 +370,7 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
                                                a.reward, a.number)) for a in m.actions}
     out["costs"] = {c.id: fns.add(c.formula, c.params, c.span, c.id) for c in m.costs}
     out["triggers"] = tuple(
-        Call("TriggerDef", (t.id, t.ends, t.period, t.scope,
+        Call("TriggerDef", (t.id, t.ends, t.periods, t.scope,
                             fns.add(t.condition, t.params, t.span, t.id)))
         for t in m.triggers)
     out["period_end"] = tuple(Call("StepDef", (s.id, s.procedure))
@@ -417,6 +418,8 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
     out["procs"] = procs or {}
     out["moves"] = moves or {}
     out["phases"] = phases or {}
+    out["first_seat"] = (turn or {}).get("first_seat")
+    out["next_seat"] = (turn or {}).get("next_seat")
     out["fx"] = fx or {}
     return out
 
@@ -822,7 +825,7 @@ def build_view(
         "_MOVE_FIELDS")
     base = rulesets[0]
     base_fields = ruleset_fields(base, fns, pv.by_ruleset[0], pv.moves[0], pv.fx[0],
-                                 pv.phases[0])
+                                 pv.phases[0], pv.turn[0])
     base_fields.update(pv.invariants[0])
     table_shapes.check_fields(base_fields)
     view.table_classes = table_shapes.classes()
@@ -834,7 +837,8 @@ def build_view(
     emitted: list[tuple[str, Model, dict[str, Any]]] = [("_RS0", base, base_fields)]
     for i, m in enumerate(rulesets[1:], 1):
         fns.vocab = pv.vocab[i]
-        fields = ruleset_fields(m, fns, pv.by_ruleset[i], pv.moves[i], pv.fx[i], pv.phases[i])
+        fields = ruleset_fields(m, fns, pv.by_ruleset[i], pv.moves[i], pv.fx[i], pv.phases[i],
+                                pv.turn[i])
         fields.update(pv.invariants[i])
         parent_name, parent, parent_fields = max(
             (e for e in emitted if set(e[1].variants) <= set(m.variants)),

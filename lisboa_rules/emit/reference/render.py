@@ -530,6 +530,15 @@ def _node_id(text: str) -> str:
     return "n_" + re.sub(r"[^a-z0-9]+", "_", text.lower())
 
 
+def when_words(periods: tuple[int, ...]) -> str:
+    """The periods a trigger fires in, as a heading: `Period 1`, `Periods 1, 2`, `Any period`."""
+    if not periods:
+        return f"Any {humanize('period').lower()}"
+    if len(periods) == 1:
+        return f"{humanize('period')} {periods[0]}"
+    return f"{humanize('periods')} {', '.join(str(p) for p in periods)}"
+
+
 def humanize(key: str) -> str:
     """A data key as a heading: `noble_action` -> `Noble action`."""
     text = key.replace("_", " ").replace("-", " ").strip()
@@ -554,9 +563,17 @@ class _Builder:
             for i, a in enumerate(self.m.assumptions)}
         self.variant_index = {v.id: i for i, v in enumerate(compiled.variants)}
         self.callouts: dict[str, list[CalloutView]] = {}
+        # a folded house rule's changes to another variant's callouts are the rules': they
+        # stand in for those callouts; an option's new texts are its own callouts
+        amended = {(a.of, a.id): a for v in compiled.folded_infos for a in v.amends}
         for v in compiled.variants:
             vm = self.model_for(v.id)
             for c in v.callouts:
+                a = amended.get((v.id, c.id)) if c.id is not None else None
+                if a is not None:
+                    if a.text is None:
+                        continue
+                    c = replace(c, text=a.text, provenance=a.provenance)
                 rule = self.rules.get(c.rule)
                 view = CalloutView(
                     v.id, v.title, self.variant_index[v.id], c.rule,
@@ -564,8 +581,25 @@ class _Builder:
                     self.rich(c.text, {}, vm, c.provenance.assumptions),
                     self.marks(c.provenance.assumptions), c.provenance.sources)
                 self.callouts.setdefault(c.rule, []).append(view)
+            for a in v.amends:  # chosen with the other variant: its note, as this one's
+                theirs = {c.id: c for o in compiled.variants if o.id == a.of
+                          for c in o.callouts if c.id is not None}
+                if a.text is None or a.id not in theirs:
+                    continue
+                rule_id = theirs[a.id].rule
+                rule = self.rules.get(rule_id)
+                self.callouts.setdefault(rule_id, []).append(CalloutView(
+                    v.id, v.title, self.variant_index[v.id], rule_id,
+                    rule.title if rule else rule_id,
+                    self.rich(a.text, {}, vm, a.provenance.assumptions),
+                    self.marks(a.provenance.assumptions), a.provenance.sources))
         for v in compiled.folded_infos:  # the words of a folded house rule are the rules'
             for c in v.callouts:
+                a = amended.get((v.id, c.id)) if c.id is not None else None
+                if a is not None:
+                    if a.text is None:
+                        continue
+                    c = replace(c, text=a.text, provenance=a.provenance)
                 rule = self.rules.get(c.rule)
                 view = CalloutView(
                     v.id, v.title, 0, c.rule, rule.title if rule else c.rule,
@@ -1212,7 +1246,7 @@ class _Builder:
         for i, kind in enumerate(order):
             proc = procs.get(kind, {})
             when = tuple(
-                FlowNode(t.id, f"{humanize('period')} {t.period}",
+                FlowNode(t.id, when_words(t.periods),
                          plain(self.words(t.condition.source, dict(t.params))))
                 for t in m.triggers if t.ends == kind)
             steps = tuple(FlowNode(s.id, s.rule.title) for s in m.period_end) \
@@ -1257,7 +1291,7 @@ class _Builder:
             if not isinstance(proc, Mapping):
                 continue
             when = tuple(N(self.words(t.condition.source, dict(t.params)),
-                           f"{humanize('period')} {t.period}")
+                           when_words(t.periods))
                          for t in m.triggers if t.ends == kind)
             st: list[diagrams.Stage] = []
             title = self.title_of(str(proc.get("id", key)))
@@ -1409,9 +1443,10 @@ class _Builder:
                 if t.ends == kind:
                     said = self.words(t.condition.source, dict(t.params))
                     facts = (Fact(humanize("condition"), plain(said)),
-                             Fact(humanize("period"), plain(str(t.period))))
+                             Fact(humanize("period"), plain(
+                                 ", ".join(str(p) for p in t.periods) or "any")))
                     # titled by what triggers it: cards in a row never share one title
-                    blocks.append(self.card(t.rule, title=f"{humanize('period')} {t.period}: "
+                    blocks.append(self.card(t.rule, title=f"{when_words(t.periods)}: "
                                             f"when {said}", facts=facts))
             if rule is None:
                 continue
@@ -1830,7 +1865,7 @@ class _Builder:
             proc = flow.get(key)
             if not isinstance(proc, dict) or proc.get("id") not in self.rules:
                 continue
-            when = tuple(Fact(f"{humanize('period')} {t.period}",
+            when = tuple(Fact(when_words(t.periods),
                               plain(self.words(t.condition.source, dict(t.params))))
                          for t in m.triggers if t.ends == kind)
             rule = self.rules[proc["id"]]
