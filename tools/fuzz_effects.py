@@ -518,8 +518,8 @@ ISSUE_33: dict[str, tuple[str, Steps]] = {
                                {"move": {"item": "c", "from": "hand", "to": "game.discard"}}]),
     "max-empty": ("turn-end", [{"let": {"m": "max([q.reis for q in game.players if q.reis > 12])"}},
                                {"gain": {"wigs": "m % 3"}}]),
-    "index-past-end": ("action", [{"let": {"z": "hand[4]"}},
-                                  {"if": "z > 40", "then": [{"gain": {"wigs": 1}}]}]),
+    "index-past-end": ("action", [{"let": {"z": "game.players[3].reis"}},
+                                  {"gain": {"wigs": "z % 3"}}]),
     "noble-unknown": ("action", [{"let": {"n": "noble('x')"}},
                                  {"if": "n in royal_favors", "then": [{"gain": {"wigs": 1}}]}]),
     "remove-missing": ("action", [{"if": "len(hand) > 0", "then": [
@@ -529,8 +529,11 @@ ISSUE_33: dict[str, tuple[str, Steps]] = {
                                       "with": {"color": "rules.game.players.colors[0]"}}]),
     "set-below-min": ("action", [{"set": {"influence": "rules.game.tracks.influence.min - 1"}}]),
     "set-past-64-bits": ("action", [{"set": {"wigs": 9223372036854775808}}]),
-    "choose-no-move": ("action", [{"choose": {"as": "k", "from": "range(5)"},
-                                   "reason": "no such choice"}, {"gain": {"wigs": "k"}}]),
+    # a choose in a step of the period end, which no move makes
+    "choose-no-move": ("period-end", [
+        {"choose": {"as": "n", "from": "rules.nobles.nobles.id"}, "reason": "choose a Noble"},
+        {"for_each": {"as": "q", "in": "game.players"},
+         "do": [{"if": "n in q.royal_favors", "then": [{"gain": {"q.wigs": 1}}]}]}]),
     "setup-reads-players": ("setup-early", [{"let": {"w": "game.players[0].reis"}},
                                             {"set": {"game.treasury": "w % 3"}}]),
     "let-retyped": ("action", [{"let": {"t": "1"}}, {"let": {"t": "'a'"}},
