@@ -60,6 +60,9 @@ KNOWN_OPEN: dict[str, str] = {
     r"^c .*TypeError: _run_\S+\(\) missing": "c: a choose in a step of the period end (which no "
                                              "move makes) builds, and the period end raises "
                                              "TypeError",
+    r"^c legal_moves: StateError: .*cannot list the moves":
+        "c: a choose in an action of a value no move field holds (`from: game.players`) "
+        "builds, and legal_moves calls the first state unplayable",
     r"^e ": "e: a huge `repeat`, range or `choose: {up_to: N}` builds, and play never returns "
             "(legal_moves / apply_move / new_game)",
 }
