@@ -61,8 +61,9 @@ KNOWN_OPEN: dict[str, str] = {
           "builds, and play raises KeyError or calls the state unplayable",
     NEW_PLAYER: "c: `new: game.players` outside the setup builds, and the new player makes a "
                 "state the engine refuses",
-    INVARIANT: "c: a set of a field an invariant reads (officials, rubble_sets), or a player "
-               "added, builds, and an invariant fails in play",
+    INVARIANT: "c: a step that breaks what an invariant reads (a set of officials or "
+               "rubble_sets, a player added in the setup, an entry of game.favors dropped) "
+               "builds, and the invariant fails in play",
     MEMORY: "c: an unbounded range, comprehension or `choose: {up_to: N}` over a large zone "
             "builds, and play runs out of memory",
     CHOOSE_UNMADE: "c: a choose in a step of the period end (which no move makes) builds, and "
