@@ -22,6 +22,8 @@ Usage (a long run; `--help` for all options):
 
     python3 -m tools.fuzz --cases 20000 --seed 7
     python3 -m tools.fuzz --seed 7 --case 123 --save /tmp/case123   # replay one case
+    python3 -m tools.fuzz --effects 300 --seed 1    # house rules in the effect language, played
+    python3 -m tools.fuzz --effects-known           # the cases issue 33 measured
 """
 
 from __future__ import annotations
@@ -1981,7 +1983,24 @@ def main(argv: list[str] | None = None) -> int:
                    "broken saved games, or both")
     p.add_argument("--engine-file", type=Path, default=ENGINE_FILE, metavar="PY",
                    help=f"the engine that --engine fuzzes (default {ENGINE_FILE})")
+    p.add_argument("--effects", type=int, metavar="N",
+                   help="instead of mutating rules files: write N house rules in the effect "
+                   "language, build each with rules/ and play its engine (tools/fuzz_effects.py);"
+                   " with --case, only those indexes")
+    p.add_argument("--effects-known", action="store_true",
+                   help="run the effect-language house rules issue 33 measured, one per case")
+    p.add_argument("--show", action="store_true",
+                   help="with --effects: print each house rule, its diagnostics and traceback")
     args = p.parse_args(argv)
+    if args.effects is not None or args.effects_known:
+        from tools import fuzz_effects
+
+        timeout = args.timeout if args.timeout != DEFAULT_TIMEOUT else \
+            fuzz_effects.DEFAULT_TIMEOUT
+        return fuzz_effects.effects_main(
+            args.seed, args.case or range(args.start, args.start + (args.effects or 0)),
+            known=args.effects_known, timeout=timeout, save=args.save, verbose=args.verbose,
+            show=bool(args.case) or args.show)
     if args.engine:
         return engine_main(args.engine, args.seed, args.cases, args.engine_file)
     indexes = args.case or list(range(args.start, args.start + args.cases))
