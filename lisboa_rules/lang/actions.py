@@ -167,6 +167,7 @@ class ActionChecker(StepChecker):
         self.action = action
         self.unbound = set()
         self.declared = {}
+        self.cost.env = {}
         self.stream = None  # an action's steps draw from no stream: they cannot shuffle
         items = self._items(list(action.steps), self.scope, ())
         return S.Action(action.id, S.At(action.path, action.id), action.phase, action.rule,

@@ -184,7 +184,8 @@ def _state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tu
                                   if isinstance(c, Mapping)),
                   contexts=frozenset(str(v["context"]) for v in _rows(data, "vocabulary.names")
                                      or [] if isinstance(v, Mapping) and "context" in v),
-                  required=frozenset(f.id for f in decl.player if f.required))
+                  required=frozenset(f.id for f in decl.player if f.required),
+                  items=_items(decl, ids))
     for mid, source in measures:
         try:
             t = typed.check(source, scope)
@@ -194,6 +195,24 @@ def _state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tu
             continue
         scope.measures[mid] = Name(t.type, ir.Measure(mid, t.node, t.type))
     return scope
+
+
+def _items(decl: StateDecl, ids: Mapping[str, frozenset[Any]]) -> dict[str, int]:
+    """The most items each list of the state holds (ir/cost.py): its declared `max_items`, or
+    for a list a conserved kind's ids live in (each id once: no `count`), the kind's ids. A
+    list inside a table of the state (a pile of the display) is `game.X[]`."""
+    out: dict[str, int] = {}
+    for inv in decl.invariants:
+        if inv.kind is None or inv.count is not None or inv.kind not in ids:
+            continue
+        for zone in inv.zones:
+            inner = "[]" if zone.type.name == "map" else ""
+            out[f"{zone.scope}.{zone.field}{inner}"] = len(ids[inv.kind])
+    for scope, fields in (("player", decl.player), ("game", decl.game)):
+        for f in fields:
+            if f.max_items is not None:
+                out[f"{scope}.{f.id}"] = f.max_items
+    return out
 
 
 @dataclass(frozen=True)
