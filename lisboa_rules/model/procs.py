@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from lisboa_rules.core.diagnostics import suggest
+from lisboa_rules.core.limits import MAX_WORK
+from lisboa_rules.ir import cost
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import steps as st
 from lisboa_rules.lang import typed
@@ -186,12 +188,25 @@ def _state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tu
                                      or [] if isinstance(v, Mapping) and "context" in v),
                   required=frozenset(f.id for f in decl.player if f.required),
                   items=_items(decl, ids))
+    bounds = {f: (n.lo, n.hi) for names in (scope.player, scope.game) for n in names.values()
+              if (f := n.field) is not None}
     for mid, source in measures:
         try:
             t = typed.check(source, scope)
         except typed.ExprError as exc:
             if problems is not None:
                 problems.append((mid, exc.code, exc.message))
+            continue
+        # a measure is read where no step bounds it (scoring, triggers, tie-breakers): its
+        # own work is bounded here (ir/cost.py)
+        work = cost.Context(bounds, scope.items).work(t.node)
+        if work.count > MAX_WORK:
+            if problems is not None:
+                problems.append((mid, "cost-unbounded", (
+                    f"reading it may do {'at least ' if work.partial else ''}"
+                    f"{min(work.count, cost.CAP):,} units of work, over the limit of "
+                    f"{MAX_WORK:,}: bound it with a smaller range or fewer comprehensions "
+                    "inside one another")))
             continue
         scope.measures[mid] = Name(t.type, ir.Measure(mid, t.node, t.type))
     return scope

@@ -238,3 +238,23 @@ def test_building_the_state_is_linear_in_a_lists_length() -> None:
     # linear: 4 times the entries, at most 4 times the work (and a constant); quadratic
     # would be 16 times
     assert large - small <= 3 * small + 4 * n * 4, (small, large)
+
+
+def test_a_costly_name_of_the_vocabulary_is_a_located_error(tmp_path: Path) -> None:
+    """A name formulas read (a measure) is read where no step bounds it (scoring, triggers):
+    its own work is bounded where it is written."""
+    diags = house(tmp_path, "big-measure", """\
+vocabulary:
+  names:
+    - $add: true
+      name: huge_count
+      value: len(range(400000000))
+      scope: player
+      range: [0, null]
+      words: a huge count
+""")
+    assert [d.code for d in diags] == ["cost-unbounded"], diags
+    (d,) = diags
+    assert d.span is not None and d.span.file.endswith("big-measure.yaml")
+    assert d.span.line == 12
+    assert "name 'huge_count'" in d.message and "400,000,003 units of work" in d.message
