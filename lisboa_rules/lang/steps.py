@@ -148,6 +148,7 @@ class StepChecker:
         self.cost = cost.Context(
             {f: (n.lo, n.hi) for names in (scope.player, scope.game) for n in names.values()
              if (f := n.field) is not None}, scope.items)
+        self.last_moves: int | None = None  # the bound of the last choice checked
 
     # -- public -------------------------------------------------------------------------
 
@@ -273,6 +274,7 @@ class StepChecker:
                 ) -> tuple[S.Choose | None, Scope]:
         """A choose step and the scope with the chosen name bound (`shown`: the scope its
         words are checked in)."""
+        self.last_moves = None
         name = s.as_
         src = self.expr(s, s.source, scope, None, "choose/from")
         if src is None:
@@ -320,6 +322,7 @@ class StepChecker:
         conditions over its items is bounded; else a problem at the step, with the bound
         computed. The chosen name's bound is kept for the steps after it."""
         got = self.cost.moves(of)
+        self.last_moves = None if got is None else got[0]
         if isinstance(of, S.Several) and got is not None:
             self.cost.env[s.as_] = cost.Bound(size=got[2])
         else:

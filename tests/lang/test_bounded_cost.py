@@ -258,3 +258,33 @@ vocabulary:
     assert d.span is not None and d.span.file.endswith("big-measure.yaml")
     assert d.span.line == 12
     assert "name 'huge_count'" in d.message and "400,000,003 units of work" in d.message
+
+
+def test_the_choices_of_one_action_multiply(tmp_path: Path) -> None:
+    """Each choice within the limit, the moves of the decision over it: refused at the choice
+    that passes it, with the product (32 hands to discard, times 82 cards, times 82)."""
+    diags = house(tmp_path, "big-product", f"""\
+flow:
+  moves:
+    - id: hand-discard
+      steps:
+        - $add: true
+          $after: hand-discard.cards
+          id: hand-discard.first-card
+          choose: {{as: first_card, from: {CARDS}}}
+          text: Name a card.
+        - $add: true
+          $after: hand-discard.first-card
+          id: hand-discard.second-card
+          choose: {{as: second_card, from: {CARDS}}}
+          text: Name another card.
+  period_end:
+    steps:
+      - id: period-end.hand-discard
+        text: Each player may discard cards, and names two cards.
+""")
+    assert [d.code for d in diags] == ["cost-unbounded"], diags
+    (d,) = diags
+    assert d.span is not None and d.span.file.endswith("big-product.yaml")
+    assert d.span.line == 20
+    assert f"{32 * 82 * 82:,} moves ({32 * 82:,} ways to make those, times 82" in d.message
