@@ -276,13 +276,22 @@ class Context:
 
 
 def subsets(n: int, lo: int, hi: int) -> int:
-    """The sum of C(n, i) for i from lo to hi, saturated at CAP (computed term by term, each
-    from the one before, so that it stops early)."""
+    """The sum of C(n, i) for i from lo to hi, saturated at CAP. Computed term by term, each
+    from the one before, in few steps: by symmetry (C(n, i) = C(n, n - i)) the sum starts at
+    most halfway, where the terms still grow, so a term past CAP ends it (the sum is at least
+    that term), and terms grow past CAP within about a hundred steps of a large n."""
+    lo, hi = max(lo, 0), min(hi, n)
+    if lo > hi:
+        return 0
+    if lo > n - hi:
+        lo, hi = n - hi, n - lo
     total = 0
     term = 1  # C(n, 0)
     for i in range(0, hi + 1):
         if i > 0:
             term = term * (n - i + 1) // i
+        if term >= CAP:
+            return CAP
         if i >= lo:
             total += term
             if total >= CAP:

@@ -15,6 +15,7 @@ times anything: each asserts on the diagnostic, and the linearity test counts wo
 from __future__ import annotations
 
 import copy
+import math
 import sys
 import textwrap
 from pathlib import Path
@@ -153,8 +154,20 @@ do:
 def test_subsets_is_the_sum_of_binomials_and_saturates() -> None:
     assert cost.subsets(5, 0, 5) == 32
     assert cost.subsets(4, 1, 2) == 4 + 6
-    assert cost.subsets(82, 0, 40) == sum(__import__("math").comb(82, i) for i in range(41))
+    assert cost.subsets(82, 0, 40) == sum(math.comb(82, i) for i in range(41))
     assert cost.subsets(10 ** 6, 0, 10 ** 6) == cost.CAP  # stops early, at the cap
+    assert cost.subsets(10 ** 14, 10 ** 14, 10 ** 14) == 1  # in few steps, by symmetry
+    big = 10 ** 14
+    assert cost.subsets(big, big - 2, big) == 1 + big + big * (big - 1) // 2
+    assert cost.subsets(10 ** 14, 10 ** 13, 10 ** 14) == cost.CAP
+    assert cost.subsets(6, 2, 4) == 15 + 20 + 15
+    assert cost.subsets(6, 5, 2) == 0
+    comb = math.comb
+    for n in range(10):
+        for lo in range(-1, n + 2):
+            for hi in range(-1, n + 2):
+                want = sum(comb(n, i) for i in range(max(lo, 0), min(hi, n) + 1))
+                assert cost.subsets(n, lo, hi) == want, (n, lo, hi)
 
 
 def test_bounds_come_from_declared_sizes_and_ranges() -> None:
