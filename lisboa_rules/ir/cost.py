@@ -27,7 +27,7 @@ Every count saturates at `CAP` (far above every limit), so no bound is itself a 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import assert_never
 
 from lisboa_rules.core.limits import UNDECLARED_ITEMS
@@ -35,6 +35,7 @@ from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import stmt as S
 
 CAP = 10 ** 30  # a count past every limit: bounds saturate here
+CALLS = 10_000  # the most callee bounds one analysis computes (then a callee counts as one)
 Interval = tuple[int | None, int | None]
 UNKNOWN: Interval = (None, None)
 
@@ -80,9 +81,15 @@ class Context:
     bounds: Mapping[str, Interval] = field(default_factory=dict)
     items: Mapping[str, int] = field(default_factory=dict)
     env: dict[str, Bound] = field(default_factory=dict)
+    # the procedures checked so far (callees come first): a `do`, a hook run, is bounded by
+    # its callee's effects with the bounds of the values it is given (memo: by callee and
+    # those bounds; `calls`: how many were computed, at most CALLS)
+    procs: Mapping[str, S.Proc] = field(default_factory=dict)
+    memo: dict[tuple[str, tuple[Bound, ...]], Work] = field(default_factory=dict)
+    calls: list[int] = field(default_factory=lambda: [0])
 
     def with_local(self, name: str, bound: Bound) -> Context:
-        return Context(self.bounds, self.items, {**self.env, name: bound})
+        return replace(self, env={**self.env, name: bound})
 
     # -- the numbers an expression may be ---------------------------------------------------
 
@@ -235,7 +242,7 @@ class Context:
                     self.bind(b.name, b.value)
                 return got
             case S.ForEach(var=var, over=over, body=body):
-                inner = Context(self.bounds, self.items, {**self.env, var: self._item(over)})
+                inner = self.with_local(var, self._item(over))
                 return got + inner.block_work(body).times(self.size(over))
             case S.Repeat(count=n, body=body):
                 hi = self.interval(n)[1]
@@ -243,14 +250,47 @@ class Context:
             case S.If(then=a, orelse=b):
                 x, y = self.block_work(a), self.block_work(b)
                 return got + (x if x.count >= y.count else y)
-            case S.Change() | S.MoveItem() | S.MoveAll() | S.MoveSome() | S.Do() | S.Raise() \
-                    | S.Drop() | S.Shuffle() | S.New() | S.DoValue() | S.Apply():
+            case S.Do() | S.Raise() | S.DoValue():
+                runs = S.runs(s)
+                if isinstance(s, S.Do | S.DoValue):  # one of them runs
+                    most = Work(0)
+                    for r in runs:
+                        w = self.run_work(r)
+                        most = w if w.count > most.count else Work(most.count,
+                                                                   most.partial or w.partial)
+                    return got + most
+                for r in runs:  # every hook runs
+                    got = got + self.run_work(r)
+                return got
+            case S.Change() | S.MoveItem() | S.MoveAll() | S.MoveSome() \
+                    | S.Drop() | S.Shuffle() | S.New() | S.Apply():
                 if isinstance(s, S.MoveAll | S.Shuffle):  # through every item of the list
                     pl = s.src if isinstance(s, S.MoveAll) else s.place
                     got = got + Work(1).times(self.size(pl.node))
                 return got
             case _:
                 assert_never(s)
+
+    def run_work(self, run: S.Run) -> Work:
+        """The work of a procedure's effects run with these values (one, a least bound, for
+        a procedure not checked yet: a cycle, which is an error of its own)."""
+        proc = self.procs.get(run.proc)
+        if proc is None:
+            return Work(1, True)
+        given = tuple(Bound(self.interval(a), self.size(a)) for a in run.args)
+        key = (run.proc, given)
+        if key not in self.memo:
+            if self.calls[0] >= CALLS:
+                return Work(1, True)
+            self.calls[0] += 1
+            inner = replace(self, env={p.name: b for p, b in zip(proc.params, given,
+                                                                  strict=False)})
+            got = ONE
+            for g in proc.guard:
+                if isinstance(g, S.Let):
+                    got = got + inner.stmt_work(g)
+            self.memo[key] = got + inner.block_work(proc.effects)
+        return self.memo[key]
 
     def block_work(self, stmts: tuple[S.Stmt, ...]) -> Work:
         got = Work(0)

@@ -301,3 +301,24 @@ flow:
     assert d.span is not None and d.span.file.endswith("big-product.yaml")
     assert d.span.line == 20
     assert f"{32 * 82 * 82:,} moves ({32 * 82:,} ways to make those, times 82" in d.message
+
+
+def test_a_procedure_done_is_bounded_by_the_values_it_is_given(tmp_path: Path) -> None:
+    """`repeat: amount` in an effect is bounded where it is done: here with 10**14 - 1."""
+    diags = house(tmp_path, "big-do", """\
+flow:
+  period_end:
+    steps:
+      - $add: true
+        $after: period-end.rubble-wigs
+        id: period-end.big
+        text: Everyone gains Influence many times.
+        source: [seed:000#end-of-the-period]
+        steps:
+          - {do: influence_gain, with: {amount: 99999999999999, noble: null}}
+""")
+    assert [d.code for d in diags] == ["cost-unbounded"], diags
+    (d,) = diags
+    assert d.span is not None and d.span.file.endswith("big-do.yaml")
+    assert d.span.line == 17
+    assert "units of work" in d.message and f"over the limit of {MAX_WORK:,}" in d.message
