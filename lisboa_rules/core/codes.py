@@ -982,6 +982,26 @@ any number of cards" under a hand discard bounded to 2 cards).
 # --- check: ranges of formulas (interval analysis) -----------------------------------------
 
 _code(
+    "cost-unbounded",
+    "check",
+    "a step may do more work, or a choice list more moves, than the compiler allows",
+    """
+Every `repeat`, `range`, comprehension, loop and `choose` gets a bound from what the rules
+declare: a number written or read from the rules data, a field's `min`/`max` and a list's
+`max_items` (rules/state.yaml), a conserved kind's ids. A step whose work in one run (the items
+its loops, repeats, ranges and comprehensions go through, multiplied through the steps inside
+it) is over 1,000,000, or a choice whose moves (one of n items: n; a set of up to k of n: the
+sum of C(n, i)) are over 10,000, would hang the engine, or the build that runs it. The message
+prints the bound the compiler computed; the limits are in lisboa_rules/core/limits.py.
+
+    bad:   repeat: 99999999999999
+    fix:   repeat: rules.game.start.royal_favors
+    bad:   choose: {as: cards, from: game.discard, up_to: 40}
+    fix:   choose: {as: cards, from: hand, up_to: len(hand)}    # hand: max_items 5
+""",
+)
+
+_code(
     "divisor-not-positive",
     "check",
     "a formula divides by a value that can be 0 or negative",

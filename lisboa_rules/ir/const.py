@@ -6,17 +6,19 @@ from the rules data); `sequence` which items a constant list holds. `evaluate` c
 expression from the values of the locals it names and the tables of the rules data it reads,
 or refuses (`NotConstant`): a read of the state, of a measure or of a cost, a `range` (what the
 compiler computes stays within what the rules hold), or a failure (a key a table does not hold,
-the first item of an empty list, a division by zero). A list is a tuple here (a constant never
-changes), a table a dict.
+the first item of an empty list, a division by zero), or work over the limit of one step
+(`core/limits.py` MAX_WORK: each node evaluated and each item gone through counts one, and the
+evaluation stops before it does more). A list is a tuple here (a constant never changes), a
+table a dict.
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterator, Mapping
-from contextvars import ContextVar
 from typing import Any, assert_never
 
+from lisboa_rules.core.limits import MAX_WORK
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir.expr import Scalar
 
@@ -27,6 +29,22 @@ Columns = Callable[[str, str, Any], Any]
 
 class NotConstant(Exception):
     """The expression is no constant: it reads the state, or it fails for these values."""
+
+
+class _Budget:
+    """The work an evaluation may still do (`MAX_WORK` at the start)."""
+
+    __slots__ = ("left", "ranges")
+
+    def __init__(self, ranges: int = 0) -> None:
+        self.left = MAX_WORK
+        self.ranges = ranges  # the longest `range` computed (0: none)
+
+    def spend(self, n: int = 1) -> None:
+        """Spend `n`, before doing that work: NotConstant when it is over the limit."""
+        self.left -= n
+        if self.left < 0:
+            raise NotConstant(f"over the limit of {MAX_WORK:,} units of work")
 
 
 def scalar(node: ir.Expr) -> Scalar:
@@ -97,20 +115,13 @@ def evaluate(node: ir.Expr, env: Mapping[str, Any], columns: Columns | None = No
     """The value of `node` with its locals given by `env` and the columns of the rules' tables
     by `columns`, or NotConstant; a `range` of at most `ranges` numbers is computed (a longer
     one is NotConstant)."""
-    token = _RANGES.set(ranges)
     try:
-        return _eval(node, env, columns)
+        return _eval(node, env, columns, _Budget(ranges))
     except NotConstant:
         raise
     except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError, RecursionError,
             StopIteration) as exc:
         raise NotConstant(f"fails: {type(exc).__name__}") from None
-    finally:
-        _RANGES.reset(token)
-
-
-# how long a range `evaluate` computes (0: none), for the evaluation under way
-_RANGES: ContextVar[int] = ContextVar("ranges", default=0)
 
 
 _COMPARE: dict[ir.CmpOpName, Callable[[Any, Any], bool]] = {
@@ -127,10 +138,12 @@ _ARITHMETIC: dict[ir.BinOpName, Callable[[int, int], int]] = {
 }
 
 
-def _eval(node: ir.Expr, env: Mapping[str, Any], columns: Columns | None) -> Any:
+def _eval(node: ir.Expr, env: Mapping[str, Any], columns: Columns | None,
+          budget: _Budget) -> Any:
     def ev(x: ir.Expr) -> Any:
-        return _eval(x, env, columns)
+        return _eval(x, env, columns, budget)
 
+    budget.spend()
     match node:
         case ir.Lit(value=v):
             return v
@@ -179,7 +192,7 @@ def _eval(node: ir.Expr, env: Mapping[str, Any], columns: Columns | None) -> Any
         case ir.Cond(test=c, then=a, orelse=b):
             return ev(a) if ev(c) else ev(b)
         case ir.Call(fn=fn, args=args):
-            return _call(fn, args, env, columns)
+            return _call(fn, args, env, columns, budget)
         case ir.Values(table=t):
             return tuple(_table(ev(t)).values())
         case ir.Keys(source=s, is_table=is_table, order=order, full=full):
@@ -197,7 +210,7 @@ def _eval(node: ir.Expr, env: Mapping[str, Any], columns: Columns | None) -> Any
         case ir.EmptyTable():
             return {}
         case ir.Comp():
-            return tuple(_items(node, env, columns))
+            return tuple(_items(node, env, columns, budget))
         case _:
             assert_never(node)
 
@@ -214,39 +227,44 @@ def _table(value: Any) -> Mapping[Any, Any]:
     return value
 
 
-def _items(node: ir.Comp, env: Mapping[str, Any], columns: Columns | None) -> Iterator[Any]:
+def _items(node: ir.Comp, env: Mapping[str, Any], columns: Columns | None,
+           budget: _Budget) -> Iterator[Any]:
     """The items of a comprehension, one at a time (the first of them is all `first` needs)."""
-    for item in _eval(node.source, env, columns):
+    for item in _eval(node.source, env, columns, budget):
+        budget.spend()
         inner = {**env, node.var: item}
-        if all(_eval(c, inner, columns) for c in node.conds):
-            yield _eval(node.elt, inner, columns)
+        if all(_eval(c, inner, columns, budget) for c in node.conds):
+            yield _eval(node.elt, inner, columns, budget)
 
 
 def _call(fn: ir.Function, args: tuple[ir.Expr, ...], env: Mapping[str, Any],
-          columns: Columns | None) -> Any:
+          columns: Columns | None, budget: _Budget) -> Any:
     if fn == "range":
-        n = _int(_eval(args[0], env, columns))
-        if n > _RANGES.get():
+        n = _int(_eval(args[0], env, columns, budget))
+        if n > budget.ranges:
             raise NotConstant("a range is not computed where the rules are compiled")
+        budget.spend(max(0, n))
         return tuple(range(n))
     if fn == "first":
         a = args[0]
         if isinstance(a, ir.Comp):
-            return next(_items(a, env, columns))
-        return _eval(a, env, columns)[0]
+            return next(_items(a, env, columns, budget))
+        return _eval(a, env, columns, budget)[0]
     if fn in ("first_or", "min_or", "max_or"):
         a, d = args
-        items = list(_items(a, env, columns)) if isinstance(a, ir.Comp) \
-            else list(_eval(a, env, columns))
+        items = list(_items(a, env, columns, budget)) if isinstance(a, ir.Comp) \
+            else list(_eval(a, env, columns, budget))
         if not items:
-            return _eval(d, env, columns)
+            return _eval(d, env, columns, budget)
         if fn == "first_or":
             return items[0]
         return (min if fn == "min_or" else max)(_int(v) for v in items)
-    values = [_eval(a, env, columns) for a in args]
+    values = [_eval(a, env, columns, budget) for a in args]
     if fn in ("min", "max") and len(values) >= 2:
         return (min if fn == "min" else max)(_int(v) for v in values)
     (value,) = values
+    if isinstance(value, tuple | list | Mapping):  # it goes through every item
+        budget.spend(len(value))
     match fn:
         case "len":
             return len(value)

@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, assert_never
 
+from lisboa_rules.core.limits import MAX_MOVES
+from lisboa_rules.ir import cost
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import stmt as S
 from lisboa_rules.ir.reads import columns, locals_named
@@ -86,6 +88,10 @@ class ActionChecker(StepChecker):
         self.effect_ids = effect_ids
         self.let_sources: dict[str, ir.Expr] = {}  # a local -> the value it was let to
         self.action: Action | None = None
+        # the moves of one decision: the product of the bounds of the choices made so far on
+        # the way through the action's items (ir/cost.py), and the choices refused for it
+        self.moves = 1
+        self.too_many: set[tuple[str | int, ...]] = set()
 
     # -- decisions ----------------------------------------------------------------------
 
@@ -167,6 +173,9 @@ class ActionChecker(StepChecker):
         self.action = action
         self.unbound = set()
         self.declared = {}
+        self.cost.env = {}
+        self.moves = 1
+        self.too_many = set()
         self.stream = None  # an action's steps draw from no stream: they cannot shuffle
         items = self._items(list(action.steps), self.scope, ())
         return S.Action(action.id, S.At(action.path, action.id), action.phase, action.rule,
@@ -183,6 +192,14 @@ class ActionChecker(StepChecker):
     def _items(self, steps: list[Step | Restore], scope: Scope, bound: tuple[str, ...]
                ) -> tuple[S.Item, ...]:
         """The items of `steps` (`bound`: the move fields chosen before them)."""
+        entry = self.moves  # each way through the items starts from the choices before them
+        try:
+            return self._items_of(steps, scope, bound)
+        finally:
+            self.moves = entry
+
+    def _items_of(self, steps: list[Step | Restore], scope: Scope, bound: tuple[str, ...]
+                  ) -> tuple[S.Item, ...]:
         out: list[S.Item] = []
         i = 0
         while i < len(steps):
@@ -205,6 +222,7 @@ class ActionChecker(StepChecker):
                     # its words may show the value chosen, whatever it is
                     shown = scope.with_locals(**{name: Name(typed.ANY, ir.Local(name))})
                     got, inner = self._choose(s, rule, scope, shown)
+                    self._more_moves(s)
                     if got is None:
                         scope = shown
                         continue
@@ -242,6 +260,24 @@ class ActionChecker(StepChecker):
                       | Do() | Raise() | Apply() | Shuffle() | New()):
                     scope = self._effect(s, scope, out)  # type: ignore[arg-type]
         return tuple(out)
+
+    def _more_moves(self, s: Choose) -> None:
+        """A choice of the action multiplies the moves of its decision: over the limit
+        (core/limits.py), a problem at the choice that passes it, with the product."""
+        one = self.last_moves
+        if one is None:
+            return
+        before = self.moves
+        self.moves = min(before * one, cost.CAP)
+        if one > MAX_MOVES or self.moves <= MAX_MOVES or s.path in self.too_many:
+            return  # (a choice over the limit on its own was refused as such)
+        self.too_many.add(s.path)
+        shown = "more than 10**30" if self.moves >= cost.CAP else f"{self.moves:,}"
+        self.problem(s, "cost-unbounded",
+                     f"with the choices before it, this choice may make the action list "
+                     f"{shown} moves ({before:,} ways to make those, times {one:,} for this "
+                     f"one), over the limit of {MAX_MOVES:,} moves of one decision: choose "
+                     "from shorter lists, or make the choices in separate moves")
 
     def _restore(self, s: If, scope: Scope) -> Restore:
         """A step that ends the narrowing of an if's condition (the steps after the if read

@@ -48,8 +48,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, assert_never
 
+from lisboa_rules.core.limits import MAX_MOVES, MAX_WORK
 from lisboa_rules.core.pyexpr import parse_expr
-from lisboa_rules.ir import const
+from lisboa_rules.ir import const, cost
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import stmt as S
 from lisboa_rules.lang import typed
@@ -142,12 +143,19 @@ class StepChecker:
         # the type each name a let or a loop binds has where first bound: one name keeps one
         # type in a procedure (a back end holds it in one variable of its function)
         self.declared: dict[str, VType] = {}
+        # the bounds of cost (ir/cost.py): the declared bounds and sizes of the state, and
+        # what the steps so far bound each local to
+        self.cost = cost.Context(
+            {f: (n.lo, n.hi) for names in (scope.player, scope.game) for n in names.values()
+             if (f := n.field) is not None}, scope.items)
+        self.last_moves: int | None = None  # the bound of the last choice checked
 
     # -- public -------------------------------------------------------------------------
 
     def check(self, proc: Procedure) -> S.Proc:
         self.unbound = set()
         self.declared = {p.name: p.type for p in proc.params}
+        self.cost.env = {}
         # the params and the choices of a procedure are the arguments of its functions: one
         # name twice is refused
         seen = {p.name for p in proc.params}
@@ -175,10 +183,11 @@ class StepChecker:
                         choices.append(S.Param(got.name, got.type))
                 case Let():
                     let, scope = self._let(s, scope)
-                    guard.append(let)
+                    if self._bounded(s, self.cost.stmt_work(let)):
+                        guard.append(let)
                 case Require():
                     req = self._require(s, self._rule(s, proc), scope)
-                    if req is not None:
+                    if req is not None and self._bounded(s, self.cost.work(req.cond)):
                         guard.append(req)
                 case (Gain() | Set() | Move() | Drop() | If() | ForEach() | Repeat() | Do()
                       | Raise() | Apply() | Shuffle() | New()):
@@ -280,6 +289,7 @@ class StepChecker:
                 ) -> tuple[S.Choose | None, Scope]:
         """A choose step and the scope with the chosen name bound (`shown`: the scope its
         words are checked in)."""
+        self.last_moves = None
         name = s.as_
         src = self.expr(s, s.source, scope, None, "choose/from")
         if src is None:
@@ -305,8 +315,9 @@ class StepChecker:
             if not s.optional and shows_choice(s):  # no value: its words would show None
                 missing = missing_choice(scope.kind_words.get(item.name,
                                                               name.replace("_", " ")))
-            return (S.Choose(at(s), name, t, s.optional, S.OneOf(keys, self._distinct(keys), where),
-                             rule, reason, missing),
+            one = S.OneOf(keys, self._distinct(keys), where)
+            self._few_moves(s, one)  # (kept, over the limit or not: it is reported once)
+            return (S.Choose(at(s), name, t, s.optional, one, rule, reason, missing),
                     scope.with_locals(**{name: Name(t, ir.Local(name))}))
         several = self._several(s, src, item, scope)
         if several is None:
@@ -317,8 +328,36 @@ class StepChecker:
         reason = self._words(s, shown, s.reason or f"that {name} is not one to choose")
         if s.count_reason:
             several = replace(several, count_reason=self._words(s, shown, s.count_reason))
+        self._few_moves(s, several)
         return (S.Choose(at(s), name, t, s.optional, several, rule, reason),
                 scope.with_locals(**{name: Name(t, ir.Local(name))}))
+
+    def _few_moves(self, s: Choose, of: S.OneOf | S.Several) -> bool:
+        """Whether a choice lists few enough moves (core/limits.py), and the work of its
+        conditions over its items is bounded; else a problem at the step, with the bound
+        computed. The chosen name's bound is kept for the steps after it."""
+        got = self.cost.moves(of)
+        self.last_moves = None if got is None else got[0]
+        if isinstance(of, S.Several) and got is not None:
+            self.cost.env[s.as_] = cost.Bound(size=got[2])
+        else:
+            self.cost.env.pop(s.as_, None)
+        if got is not None and got[0] > MAX_MOVES:
+            moves, n, k = got
+            shown = "more than 10**30" if moves >= cost.CAP else f"{moves:,}"
+            what = (f"one of {n:,} items" if isinstance(of, S.OneOf)
+                    else f"a set of up to {k:,} of {n:,} items, the sum of C({n:,}, i)")
+            self.problem(s, "cost-unbounded",
+                         f"this choice may list {shown} moves ({what}), over the limit of "
+                         f"{MAX_MOVES:,} moves of one decision: choose fewer items (a "
+                         "smaller up_to or max), or from a shorter list (a declared max_items "
+                         "in rules/state.yaml)")
+            return False
+        source = of.keys if isinstance(of, S.OneOf) else of.source
+        work = self.cost.work(source)
+        if of.where is not None:
+            work = work + self.cost.work(of.where).times(self.cost.size(source))
+        return self._bounded(s, work)
 
     def _several(self, s: Choose, src: Typed, item: VType, scope: Scope) -> S.Several | None:
         where = None
@@ -460,6 +499,33 @@ class StepChecker:
         return tuple(out)
 
     def _effect(self, s: Step, scope: Scope, out: list[S.Stmt]) -> Scope:
+        """An effect step checked into `out`, with its bound of work (ir/cost.py): a step
+        over the limit is refused here, and left out of the IR, so that the steps around it
+        are not refused for it again."""
+        first = len(out)
+        scope = self._effect_of(s, scope, out)
+        for stmt in out[first:]:
+            if not self._bounded(s, self.cost.stmt_work(stmt)):
+                del out[first:]
+                break
+        return scope
+
+    def _bounded(self, s: StepBase, work: cost.Work) -> bool:
+        """Whether one run of a step does work within the limit (core/limits.py); else a
+        problem at the step, with the bound computed."""
+        if work.count <= MAX_WORK:
+            return True
+        least = "at least " if work.partial else ""
+        shown = "more than 10**30" if work.count >= cost.CAP else f"{work.count:,}"
+        self.problem(s, "cost-unbounded",
+                     f"one run of this step may do {least}{shown} units of work (the items of "
+                     "its loops, repeats, ranges and comprehensions, multiplied through the "
+                     f"steps inside it), over the limit of {MAX_WORK:,}: bound it with a "
+                     "smaller count or range, a list with a declared max_items "
+                     "(rules/state.yaml), or fewer loops inside one another")
+        return False
+
+    def _effect_of(self, s: Step, scope: Scope, out: list[S.Stmt]) -> Scope:
         match s:
             case Let():
                 if not s.names:

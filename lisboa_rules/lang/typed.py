@@ -100,6 +100,8 @@ class Scope:
     contexts: frozenset[str] = frozenset()
     # the player fields with no default: a `new` step must give them
     required: frozenset[str] = frozenset()
+    # the declared `max_items` of the lists of the state (`player.hand`, `game.players`)
+    items: dict[str, int] = field(default_factory=dict)
 
     def keys(self, src: Typed) -> ir.Keys:
         """Going through a list, or through a table's keys in the order their kind declares

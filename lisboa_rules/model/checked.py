@@ -99,6 +99,7 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
         proc_scopes[pid] = P._with_row(scope, ps.this[pid]) if pid in ps.this else scope
         checker = P.LocatedChecker(proc_scopes[pid], ps.procs, ps.hooks, tables.values,
                                    ps.effects)
+        checker.cost.procs = procs  # the callees, checked before (ir/cost.py)
         procs[pid] = checker.check(ps.procs[pid])
         problems.procs[pid] = checker.problems
         if not checker.problems:
@@ -110,6 +111,7 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
         action_scopes[kind] = P._with_row(scope, ps.action_rows[kind])
         achecker = P.LocatedChecker(action_scopes[kind], ps.procs, ps.hooks, tables.values,
                                     ps.effects)
+        achecker.cost.procs = procs
         actions[kind] = achecker.check_action(action)
         problems.actions += achecker.problems
         if not achecker.problems:  # a step left out for its problem reads nothing
@@ -117,6 +119,7 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
     problems.actions += unread_keys(ps, actions, checked_ok)
     problems.actions += unread_noble_action_keys(ps, procs, procs_ok)
     pcomp = P.LocatedChecker(scope, ps.procs, ps.hooks, tables.values, ps.effects)
+    pcomp.cost.procs = procs
     phase_kind = state.kind("phase")
     phases = check_phases(pcomp, data.get("flow"), scope,
                           phase_kind.values if phase_kind is not None else None,

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from lisboa_rules.core.diagnostics import suggest
+from lisboa_rules.core.limits import MAX_WORK
+from lisboa_rules.ir import cost
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import steps as st
 from lisboa_rules.lang import typed
@@ -184,7 +186,10 @@ def _state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tu
                                   if isinstance(c, Mapping)),
                   contexts=frozenset(str(v["context"]) for v in _rows(data, "vocabulary.names")
                                      or [] if isinstance(v, Mapping) and "context" in v),
-                  required=frozenset(f.id for f in decl.player if f.required))
+                  required=frozenset(f.id for f in decl.player if f.required),
+                  items=_items(decl, ids))
+    bounds = {f: (n.lo, n.hi) for names in (scope.player, scope.game) for n in names.values()
+              if (f := n.field) is not None}
     for mid, source in measures:
         try:
             t = typed.check(source, scope)
@@ -192,8 +197,37 @@ def _state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tu
             if problems is not None:
                 problems.append((mid, exc.code, exc.message))
             continue
+        # a measure is read where no step bounds it (scoring, triggers, tie-breakers): its
+        # own work is bounded here (ir/cost.py)
+        work = cost.Context(bounds, scope.items).work(t.node)
+        if work.count > MAX_WORK:
+            if problems is not None:
+                problems.append((mid, "cost-unbounded", (
+                    f"reading it may do {'at least ' if work.partial else ''}"
+                    f"{min(work.count, cost.CAP):,} units of work, over the limit of "
+                    f"{MAX_WORK:,}: bound it with a smaller range or fewer comprehensions "
+                    "inside one another")))
+            continue
         scope.measures[mid] = Name(t.type, ir.Measure(mid, t.node, t.type))
     return scope
+
+
+def _items(decl: StateDecl, ids: Mapping[str, frozenset[Any]]) -> dict[str, int]:
+    """The most items each list of the state holds (ir/cost.py): its declared `max_items`, or
+    for a list a conserved kind's ids live in (each id once: no `count`), the kind's ids. A
+    list inside a table of the state (a pile of the display) is `game.X[]`."""
+    out: dict[str, int] = {}
+    for inv in decl.invariants:
+        if inv.kind is None or inv.count is not None or inv.kind not in ids:
+            continue
+        for zone in inv.zones:
+            inner = "[]" if zone.type.name == "map" else ""
+            out[f"{zone.scope}.{zone.field}{inner}"] = len(ids[inv.kind])
+    for scope, fields in (("player", decl.player), ("game", decl.game)):
+        for f in fields:
+            if f.max_items is not None:
+                out[f"{scope}.{f.id}"] = f.max_items
+    return out
 
 
 @dataclass(frozen=True)

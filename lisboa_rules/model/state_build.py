@@ -8,6 +8,7 @@ Output: the StateDecl and the located diagnostics found (all of them, in one run
 from __future__ import annotations
 
 import keyword
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -310,7 +311,9 @@ class _StateBuilder:
                 of = "int" if ints and values else "text"
             if "from" in k:  # ids repeated in the data are the data's own business
                 values = list(dict.fromkeys(values))
-            repeated = sorted({str(v) for v in values if values.count(v) > 1})
+            # counted once each (values.count per value was quadratic in a kind's size)
+            counts = Counter(values)
+            repeated = sorted({str(v) for v, n in counts.items() if n > 1})
             if repeated:
                 self.error(
                     "state-data",

@@ -1,0 +1,25 @@
+"""The limits of cost the compiler holds every rule set to (issue 33, "bounded cost"): the one
+place they are written. The rules data names none of them; README.md ("Bounded cost") states
+them with the base game's own figures, which fit with a wide margin.
+
+- `MAX_MOVES`: the moves of one decision, a `choose` step's bound (one item of n: n; a set of
+  lo..hi of n: the sum of C(n, i)). The base game's largest is 300 (Take a Decree: 1 or 2 of
+  the 24 Decrees), 33 times under it.
+- `MAX_WORK`: the work of one step, counted in the expressions it evaluates and the items its
+  loops, comprehensions, ranges and repeats go through, the bounds of each multiplied through
+  the steps inside it. The base game's largest step is 2,678 (the setup's shuffle of the decks),
+  more than 300 times under it.
+- `UNDECLARED_ITEMS`: how many items a list of the state is taken to hold where nothing
+  declares its size: no `max_items` in rules/state.yaml, and no conserved kind (each id in one
+  place) whose ids it holds. A list of a conserved kind holds at most the kind's ids (the
+  discard: the 82 Political cards); declaring `max_items` makes the bound exact.
+
+The compiler's own evaluation of rule expressions where the rules are compiled (constant
+folding, `ir/const.py`) stops at `MAX_WORK` too, before doing more.
+"""
+
+from __future__ import annotations
+
+MAX_MOVES = 10_000
+MAX_WORK = 1_000_000
+UNDECLARED_ITEMS = 100
