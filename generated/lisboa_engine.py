@@ -3020,8 +3020,9 @@ def _run_take_decree(g: Game, seat: int, v_decrees: Any) -> None:
     # rules/nobles.yaml:121 take-decree.take
     for v_d in list(v_decrees):
         # rules/nobles.yaml:124 move
-        g.decree_display.remove(v_d)
-        p.decrees.append(v_d)
+        if v_d in g.decree_display:
+            g.decree_display.remove(v_d)
+            p.decrees.append(v_d)
     # rules/nobles.yaml:125 take-decree.decrees-taken
     pass  # no hook listens to "decrees-taken"
     # rules/nobles.yaml:126 take-decree.pay-markers
@@ -3072,8 +3073,9 @@ def _run_open_building(g: Game, seat: int, v_plan: Any) -> None:
             # rules/nobles.yaml:158 set
             v_need = v_need - v_take
     # rules/nobles.yaml:159 open-building.open
-    p.plans.remove(v_plan)
-    p.completed_plans.append(v_plan)
+    if v_plan in p.plans:
+        p.plans.remove(v_plan)
+        p.completed_plans.append(v_plan)
     # rules/nobles.yaml:160 open-building.score
     p.wigs = min(_INT_MAX, max(0, p.wigs + (_T_plan_officials[v_plan] * 1)))
     # rules/nobles.yaml:161 open-building.rubble
@@ -3515,8 +3517,9 @@ def _run_take_decree_2(g: Game, seat: int, v_decrees: Any) -> None:
     # rules/nobles.yaml:121 take-decree.take
     for v_d in list(v_decrees):
         # rules/nobles.yaml:124 move
-        g.decree_display.remove(v_d)
-        p.decrees.append(v_d)
+        if v_d in g.decree_display:
+            g.decree_display.remove(v_d)
+            p.decrees.append(v_d)
     # rules/nobles.yaml:125 take-decree.decrees-taken
     pass  # no hook listens to "decrees-taken"
     # rules/nobles.yaml:126 take-decree.pay-markers
@@ -5299,8 +5302,9 @@ def _play_hand_discard(g: Game, seat: int, move: Move) -> None:
     # rules/flow.yaml:212 hand-discard.each
     for v_card in list(v_cards):
         # rules/flow.yaml:215 move
-        p.hand.remove(v_card)
-        g.discard.append(v_card)
+        if v_card in p.hand:
+            p.hand.remove(v_card)
+            g.discard.append(v_card)
         # rules/flow.yaml:216 hand-discard.reward
         if (_T_card_type[v_card] in ("manuel", "marquis", "king")) and (
             v_card == next(v_c for v_c in v_cards if (_T_card_type[v_c] == _T_card_type[v_card]))

@@ -487,8 +487,13 @@ def _effect(ctx: Ctx, s: S.Stmt) -> None:
                 _change(ctx, c)
         case S.MoveItem():  # the item computed once, before it leaves its list
             item = evaluate(s.item, ctx)
+            # an item its list does not hold moves nothing (the language's rule: the engine
+            # tests for it where the compiler does not prove it is there)
             if s.src is not None:
-                evaluate(s.src.node, ctx).remove(item)
+                src = evaluate(s.src.node, ctx)
+                if item not in src:
+                    return
+                src.remove(item)
             if s.dst is not None:
                 _made(ctx, s.dst.node).append(item)
         case S.MoveAll():

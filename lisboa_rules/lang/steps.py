@@ -598,6 +598,11 @@ class StepChecker:
                     self.problem(s, "step-target", f"'{s.place}' is not an entry of a table",
                                  "drop")
                     return scope
+                if isinstance(node, ir.Index):  # a list's item, or a table that holds every key
+                    self.problem(s, "step-target", f"'{s.place}' is an entry of a table that "
+                                 "holds every key (declared `full`) or an item of a list: it "
+                                 "cannot be dropped (set it, or move the item)", "drop")
+                    return scope
                 out.append(S.Drop(at(s), node.base, node.key))
             case Shuffle():
                 got_sh = self._shuffle(s, scope)
@@ -689,6 +694,11 @@ class StepChecker:
         return S.Shuffle(at(s), place, self.stream)
 
     def _new(self, s: New, scope: Scope) -> S.New | None:
+        if tuple(s.path[:2]) != SETUP:
+            self.problem(s, "step-order", "a new player is made in the setup only "
+                         "(rules/flow.yaml `setup:`): once a game starts its players are "
+                         "fixed, and every state keeps their number", "new")
+            return None
         place = self._place(s, s.place, scope, "new")
         if place is None:
             return None
@@ -802,6 +812,10 @@ def _same_kind(a: VType, b: VType) -> bool:
     """Whether two types are one type but for None and for a table holding every key."""
     return a.name == b.name and len(a.args) == len(b.args) and all(
         _same_kind(x, y) for x, y in zip(a.args, b.args, strict=True))
+
+
+# where the setup's steps are (rules/flow.yaml `setup`): the one place players are made
+SETUP = ("flow", "setup")
 
 
 def _non_negative(source: Any) -> bool:

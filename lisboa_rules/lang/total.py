@@ -172,10 +172,15 @@ class Facts:
             members=tuple((a, b) for a, b in self.members if not (gone(a) or gone(b))),
             implied=tuple((a, b) for a, b in self.implied if not (gone(a) or gone(b))))
 
-    def forget_state(self, kept: Facts | None = None) -> Facts:
-        """After a change to the state: what was known of it no longer holds (but what
-        `kept` knows: what holds in every state the rules can make)."""
-        f = self.forget(_reads_state)
+    def forget_state(self, kept: Facts | None = None,
+                     written: frozenset[str] | None = None) -> Facts:
+        """After a change to the state (of the fields `written`, `player.X` / `game.X`; None:
+        any): what was known of it no longer holds (but what `kept` knows: what holds in
+        every state the rules can make)."""
+        if written is not None and not written:
+            return self
+        f = self.forget(_reads_state if written is None
+                        else lambda node: _reads_fields(node, written))
         if kept is not None:
             f = replace(f, sizes=(*f.sizes, *kept.sizes), ranges=(*f.ranges, *kept.ranges))
         return f
@@ -212,6 +217,23 @@ def _reads_state(node: ir.Expr) -> bool:
                           | ir.Me) for n in ir.walk(node))
 
 
+def _reads_fields(node: ir.Expr, fields: frozenset[str]) -> bool:
+    """Whether the expression may read one of the fields (a measure's body included)."""
+    for n in ir.walk(node):
+        match n:
+            case ir.GameField(field=f) if f"game.{f}" in fields:
+                return True
+            case ir.PlayerField(field=f) if f"player.{f}" in fields:
+                return True
+            case ir.Measure(body=body) if _reads_fields(body, fields):
+                return True
+            case ir.Cost():
+                return True
+            case _:
+                pass
+    return False
+
+
 def _listed(node: ir.Expr) -> ir.Expr:
     return node.source if isinstance(node, ir.Keys) and not node.is_table else node
 
@@ -233,13 +255,16 @@ class Totality:
 
     def __init__(self, fields: Mapping[str, B.Interval], columns: B.ColumnValues,
                  kinds: Mapping[str, frozenset[Any]], players: B.Interval,
-                 setup: str | None) -> None:
+                 setup: str | None, procs: Mapping[str, S.Proc] | None = None) -> None:
+        self.procs = procs or {}
+        self._writes: dict[str, frozenset[str] | None] = {}
         self.fields = fields
         self.columns = columns
         self.kinds = kinds
         self.players = players
         self.setup = setup
         self.problems: list[StepProblem] = []
+        self.loose: set[tuple[str | int, ...]] = set()  # the moves not proven to find their item
         self._seen: set[tuple[tuple[str | int, ...], str]] = set()
         # what holds in every state a game is in after its setup: its number of players
         self.always = Facts().ranged(ir.Call("len", (PLAYERS,)), players).sized(
@@ -331,8 +356,42 @@ class Totality:
     def _after(self, f: Facts, stmts: tuple[S.Stmt, ...]) -> Facts:
         """What still holds after `stmts` ran (any number of times) from where `f` holds."""
         if any(_changes(x) for x in S.walk(stmts)):
-            return f.forget_state(self._kept)
+            return f.forget_state(self._kept, self._written(stmts))
         return f
+
+    def _written(self, stmts: tuple[S.Stmt, ...], seen: frozenset[str] = frozenset()
+                 ) -> frozenset[str] | None:
+        """The fields (`player.X`, `game.X`) the statements may change, the procedures they
+        run included; None when that is not known."""
+        out: set[str] = set()
+        for s in S.walk(stmts):
+            runs: tuple[S.Run, ...] = S.runs(s)
+            if isinstance(s, S.Apply):
+                runs = tuple(S.Run(e, ()) for _k, row in s.bundle.rows for e, _a in row)
+            for r in runs:
+                if r.proc in seen:
+                    continue
+                if r.proc not in self._writes:
+                    proc = self.procs.get(r.proc)
+                    self._writes[r.proc] = None  # (while it is worked out: a cycle is any)
+                    self._writes[r.proc] = None if proc is None else \
+                        self._written(proc.effects, seen | {r.proc})
+                got = self._writes[r.proc]
+                if got is None:
+                    return None
+                out |= got
+            for pl in S.places(s):
+                node = pl.node
+                while isinstance(node, ir.Index | ir.Get):
+                    node = node.base
+                match node:
+                    case ir.GameField(field=name):
+                        out.add(f"game.{name}")
+                    case ir.PlayerField(field=name):
+                        out.add(f"player.{name}")
+                    case _:
+                        return None
+        return frozenset(out)
 
     def _stmt(self, s: S.Stmt, f: Facts) -> Facts:
         match s:
@@ -356,6 +415,8 @@ class Totality:
             case (S.Change() | S.MoveItem() | S.MoveAll() | S.MoveSome() | S.Do() | S.Raise()
                   | S.Drop() | S.Shuffle() | S.New() | S.DoValue() | S.Apply()):
                 self._exprs(S.exprs(s), f, s.at)
+                if isinstance(s, S.MoveItem) and s.src is not None:
+                    self._held(s.item, s.src.node, f, s.at)
                 after = self._after(f, (s,))
                 if isinstance(s, S.New) and same(s.place.node, PLAYERS):
                     after = after.sized(PLAYERS, f.size(PLAYERS) + 1)
@@ -454,6 +515,22 @@ class Totality:
                      f"{fn}() of '{shown}', which may be empty: nothing before it says it "
                      f"holds an item; write {total} with the value an empty list gives, or "
                      f"require len({shown}) > 0 before it", total)
+
+    def _held(self, item: ir.Expr, source: ir.Expr, f: Facts, at: S.At) -> None:
+        """A move of `item` out of `source`: the list holds it (known: the item was chosen
+        from it or found in it), or the move is `loose` (it moves nothing when the list does
+        not hold the item: the language's rule, which the back end prints as a test)."""
+        known = item
+        while True:
+            if any(same(x, known) and same(s, source) for x, s in f.members):
+                return
+            if not isinstance(known, ir.Local) or known.name not in f.defs:
+                break
+            known = f.defs[known.name]
+        every = self._every(ir.Compare(item, (("in", source),)), f)
+        if every is not None and every and all(every):
+            return
+        self.loose.add(at.path)
 
     def _in_range(self, base: ir.Expr, key: ir.Expr, f: Facts, at: S.At,
                   node: ir.Expr) -> None:

@@ -72,6 +72,9 @@ class CheckedSteps:
     period_fields: list[tuple[str, VType]]
     problems: P.ProcProblems
     turn_order: CheckedTurnOrder = field(default_factory=CheckedTurnOrder)
+    # the moves of an item not proven to be in its list (where a step writes them): each
+    # moves nothing when it is not (lang/total.py)
+    loose_moves: frozenset[tuple[str | int, ...]] = frozenset()
 
     @property
     def ok(self) -> bool:
@@ -104,6 +107,7 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
         problems.procs[pid] = checker.problems
         if not checker.problems:
             procs_ok.append(pid)
+    _unasked(ps, procs, problems)
     actions: dict[str, S.Action] = {}
     action_scopes: dict[str, Scope] = {}
     checked_ok: list[str] = []
@@ -126,7 +130,8 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
                           {k: (a.phase, a.path) for k, a in ps.actions.items()})
     turn_order = check_turn_order(pcomp, data.get("flow"), scope)
     problems.phases = list(pcomp.problems)
-    _check_total(scope, tables, procs, actions, phases, problems, _players(data), _setup(data))
+    loose = _check_total(scope, tables, procs, actions, phases, problems, _players(data),
+                         _setup(data))
     period_fields: list[tuple[str, VType]] = []
     flow = data.get("flow") or {}
     for i, step in enumerate((flow.get("period_end") or {}).get("steps") or []):
@@ -139,14 +144,16 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
                     "step-shape", f"field {fname}: {exc}",
                     ("flow", "period_end", "steps", i, "fields", fname)))
     return CheckedSteps(tables, base, scope, vocab, queries, order, procs, proc_scopes,
-                        actions, action_scopes, phases, period_fields, problems, turn_order)
+                        actions, action_scopes, phases, period_fields, problems, turn_order,
+                        loose)
 
 
 def _check_total(scope: Scope, tables: P.Tables, procs: dict[str, S.Proc],
                  actions: dict[str, S.Action], phases: list[CheckedPhase],
                  problems: P.ProcProblems, players: tuple[int, int], setup: str | None
-                 ) -> None:
-    """Every operation of the checked steps proven total, or a problem (lang/total.py)."""
+                 ) -> frozenset[tuple[str | int, ...]]:
+    """Every operation of the checked steps proven total, or a problem (lang/total.py); the
+    moves not proven to find their item (printed to move nothing when it is not there)."""
     fields = {f"{where}.{k}": (-INF if n.lo is None else n.lo, INF if n.hi is None else n.hi)
               for where, names in (("player", scope.player), ("game", scope.game))
               for k, n in names.items()}
@@ -155,7 +162,7 @@ def _check_total(scope: Scope, tables: P.Tables, procs: dict[str, S.Proc],
         found = scope.tables.get(kind, {}).get(col)
         return tables.values.get(found[1]) if found is not None else None
 
-    check = Totality(fields, columns, scope.kind_ids, players, setup)
+    check = Totality(fields, columns, scope.kind_ids, players, setup, procs)
     for pid, proc in procs.items():
         if not problems.procs.get(pid):  # a procedure with a problem: its steps may be cut
             check.proc(proc)
@@ -168,6 +175,28 @@ def _check_total(scope: Scope, tables: P.Tables, procs: dict[str, S.Proc],
             continue  # a condition that did not check: who moves is not proven without it
         check.phase(ph, S.At(row, ph.id))
     problems.proofs = list(check.problems)
+    return frozenset(check.loose)
+
+
+def _unasked(ps: P.ProcSet, procs: dict[str, S.Proc], problems: P.ProcProblems) -> None:
+    """A choice no move can make: a `choose` in the setup, in a trigger's steps or in a step of
+    the end of the period that is no decision (`decision:` and its `fields:`): the engine runs
+    those steps with nobody to ask."""
+    for pid, proc in procs.items():
+        path = ps.procs[pid].path
+        where = path[:2]
+        if where not in (("flow", "setup"), ("flow", "triggers"), ("flow", "period_end")):
+            continue
+        if where == ("flow", "period_end") and ps.this.get(pid, {}).get("decision"):
+            continue
+        for g in proc.guard:
+            if isinstance(g, S.Choose):
+                problems.procs.setdefault(pid, []).append(StepProblem(
+                    "step-order", f"'{g.name}' is chosen where no move is made: the setup, a "
+                    "trigger's steps and a step of the end of the period that is no decision "
+                    "run with nobody to ask (make it a decision with `decision:` and its "
+                    "`fields:`, or compute the value)", (*g.at.path, "choose")))
+                break
 
 
 def _players(data: Any) -> tuple[int, int]:

@@ -59,10 +59,12 @@ class Printer:
     ("rules/x.yaml:LINE") for its comment."""
 
     def __init__(self, names: pyprint.Names, stem: Callable[[str], str],
-                 where: Callable[[tuple[str | int, ...]], str]) -> None:
+                 where: Callable[[tuple[str | int, ...]], str],
+                 loose: frozenset[tuple[str | int, ...]] = frozenset()) -> None:
         self.names = names
         self.stem = stem
         self.where = where
+        self.loose = loose  # the moves that move nothing when the item is not in the list
         self.items = 0  # the items a move computes, each bound once (`_item_N`)
         self.fns: list[Function] = []  # the functions being printed, innermost last
         # what a node's code names (by node): its locals, whether the acting player
@@ -408,10 +410,15 @@ class Printer:
                     self.items += 1
                     code = f"_item_{self.items}"
                     out.append(f"{pad}{code} = {self.bare(s.item)}")
+                inner = pad
+                if s.src is not None and s.at.path in self.loose:
+                    # not proven to be there: the move moves nothing when it is not
+                    out.append(f"{pad}if {code} in {self.code(s.src.node)}:")
+                    inner = pad + "    "
                 if s.src is not None:
-                    out.append(f"{pad}{self.code(s.src.node)}.remove({code})")
+                    out.append(f"{inner}{self.code(s.src.node)}.remove({code})")
                 if s.dst is not None:
-                    out.append(f"{pad}{self.made(s.dst)}.append({code})")
+                    out.append(f"{inner}{self.made(s.dst)}.append({code})")
             case S.MoveAll():
                 src = self.code(s.src.node)
                 if s.dst is not None:

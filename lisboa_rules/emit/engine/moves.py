@@ -133,8 +133,9 @@ class MovePrinter(Printer):
                  saver: Callable[[frozenset[str], frozenset[str]], tuple[str, str]] | None = None,
                  columns: Callable[[str, str], Mapping[Any, Any] | None] | None = None,
                  all_fields: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()),
-                 table_name: Callable[[str], str] | None = None) -> None:
-        super().__init__(names, stem, where)
+                 table_name: Callable[[str], str] | None = None,
+                 loose: frozenset[tuple[str | int, ...]] = frozenset()) -> None:
+        super().__init__(names, stem, where, loose)
         self.procs = procs
         self.table_values: Mapping[str, Mapping[Any, Any]] = table_values or {}
         self.new_tables = table_values if isinstance(table_values, dict) else None
