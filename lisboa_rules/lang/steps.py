@@ -145,8 +145,11 @@ class StepChecker:
         self.declared: dict[str, VType] = {}
         # the bounds of cost (ir/cost.py): the declared bounds and sizes of the state, and
         # what the steps so far bound each local to
+        # (a number of the state with no declared bound stays within what a save holds: 64
+        # bits, where a gain stops)
         self.cost = cost.Context(
-            {f: (n.lo, n.hi) for names in (scope.player, scope.game) for n in names.values()
+            {f: (-(2 ** 63) if n.lo is None else n.lo, 2 ** 63 - 1 if n.hi is None else n.hi)
+             for names in (scope.player, scope.game) for n in names.values()
              if (f := n.field) is not None}, scope.items)
         self.last_moves: int | None = None  # the bound of the last choice checked
 
@@ -300,6 +303,11 @@ class StepChecker:
                          "a choice is made from a list", "choose/from")
             return None, scope
         item = src.type.args[0]
+        if item.name == "player":  # a move holds ids, numbers and texts (its JSON), no player
+            self.problem(s, "expr-type", f"'{s.source}' is {typed.describe(src.type)}; a move "
+                         "chooses a seat, not a player (choose from range(len(game.players)) "
+                         "and read game.players[seat])", "choose/from")
+            return None, scope
         if not s.several and s.leads is None:  # one item
             where = None
             if s.where is not None:

@@ -992,7 +992,7 @@ def test_two_house_rules_that_add_names_are_chosen_together(
     assert "score.goods" in ids and any(t.id == "house.merchant-prize" for t in g.rs.triggers)
 
 
-@pytest.mark.parametrize("param", ["wigs", "reis"])
+@pytest.mark.parametrize("param", ["influence", "reis"])
 def test_a_param_named_like_a_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], param: str
 ) -> None:
@@ -1000,11 +1000,11 @@ def test_a_param_named_like_a_field(
     says why; never uncompilable generated code."""
     text = (EXAMPLES / "fourth-noble.yaml").read_text(encoding="utf-8")
     text = text.replace(
-        "params: {price: 3, endow_wigs: 2}", f"params: {{price: 3, endow_wigs: 2, {param}: 5}}"
+        "params: {price: 3, wigs: 2}", f"params: {{price: 3, wigs: 2, {param}: 5}}"
     )
     text = text.replace(
-        "ranges: {price: [0, null], endow_wigs: [0, null]}",
-        f"ranges: {{price: [0, null], endow_wigs: [0, null], {param}: [0, null]}}",
+        "ranges: {price: [0, null], wigs: [0, null]}",
+        f"ranges: {{price: [0, null], wigs: [0, null], {param}: [0, null]}}",
     )
     assert f"{param}: 5}}" in text
     code, err = _variant_build(tmp_path, "fourth-noble", text, capsys)
