@@ -29,6 +29,9 @@ sys.dont_write_bytecode = True
 # (tests/outputs/test_build_cache.py).
 # Subprocesses inherit it.
 os.environ["LISBOA_RULES_CACHE_DIR"] = "off"
+# the CLI's builds in tests check other things than play: the backstop's games (--play) are
+# tested by tests/cli/test_backstop.py, which asks for them
+os.environ.setdefault("LISBOA_PLAY", "0")
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE_PATH = ROOT / "generated" / "lisboa_engine.py"

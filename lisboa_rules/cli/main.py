@@ -15,8 +15,10 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from lisboa_rules import __version__
 from lisboa_rules.cli.common import (
@@ -64,6 +66,7 @@ def _configure_build(p: argparse.ArgumentParser) -> None:
     )
     add_variant_option(p)
     add_house_option(p)
+    add_play_option(p)
     p.add_argument(
         "--no-cache",
         action="store_true",
@@ -89,7 +92,8 @@ def run_build(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     from lisboa_rules import pipeline
 
-    result = pipeline.compile_rules(args.rules, tuple(args.variant), extra=tuple(args.house))
+    result = _played(pipeline.compile_rules(args.rules, tuple(args.variant),
+                                            extra=tuple(args.house)), args.play)
     if has_errors(result.diagnostics):
         report(result.diagnostics, args.format)
         # A template that fails is the compiler's fault, not the rules': exit as internal.
@@ -157,7 +161,8 @@ def run_validate(args: argparse.Namespace) -> int:
     """Run every stage for diagnostics only; outputs are discarded."""
     from lisboa_rules import pipeline
 
-    result = pipeline.compile_rules(args.rules, tuple(args.variant), extra=tuple(args.house))
+    result = _played(pipeline.compile_rules(args.rules, tuple(args.variant),
+                                            extra=tuple(args.house)), args.play)
     report(result.diagnostics, args.format)
     if has_errors(result.diagnostics):
         return EXIT_FINDINGS
@@ -170,6 +175,40 @@ def _configure_validate(p: argparse.ArgumentParser) -> None:
     add_rules_options(p)
     add_variant_option(p)
     add_house_option(p)
+    add_play_option(p)
+
+
+def add_play_option(p: argparse.ArgumentParser) -> None:
+    """--play N (build, validate): the seeded games of every rule set played before anything
+    is written (sim/backstop.py)."""
+    from lisboa_rules.sim.backstop import DEFAULT_GAMES
+
+    # $LISBOA_PLAY sets the default (the test suite's builds, which test other things, play none)
+    default = os.environ.get("LISBOA_PLAY", "")
+    p.add_argument(
+        "--play",
+        type=int,
+        default=int(default) if default.isdigit() else DEFAULT_GAMES,
+        metavar="N",
+        help="play N seeded games (random, then greedy) of every rule set at every player "
+        f"count on the engine built, and report a failure at its rule (default {DEFAULT_GAMES}; "
+        "0: none)",
+    )
+
+
+def _played(result: Any, games: int) -> Any:
+    """`result` with what the backstop's games found (when it built without an error)."""
+    from lisboa_rules.emit import ENGINE
+    from lisboa_rules.sim.backstop import play_check
+
+    if has_errors(result.diagnostics) or games <= 0 or ENGINE not in result.files:
+        return result
+    names = {stable: shown for shown, stable in result.compiled.names.items()} \
+        if result.compiled is not None else {}
+    found = play_check(result.files[ENGINE], games, names)
+    if not found:
+        return result
+    return replace(result, diagnostics=[*result.diagnostics, *found], files={})
 
 
 def add_variant_option(p: argparse.ArgumentParser) -> None:

@@ -1019,6 +1019,23 @@ value, or divide by something that cannot be 0, e.g. max(1, ...).
 """,
 )
 _code(
+    "engine-failed",
+    "check",
+    "a seeded game of the engine built failed",
+    """
+`validate` and `build` play a few seeded games of every rule set they compile on the engine
+they built (`--play N`, default 2 at each player count: one random, one greedy), before
+anything is written. A game that raises, breaks an invariant of rules/state.yaml, reaches a
+state with no legal move, or does not end is this error, at the rule the failing step is
+written at when the engine names it, with the seed, the player count and the last moves. The
+compiler's static checks (total operations, bounded cost) are meant to refuse such a rule where
+it is written; this backstop catches what they miss. Reproduce it with the seed and the agent
+the message names (`lisboa_rules.sim.agents.make_agent`), and fix the step.
+
+    bad:   set: {officials: 99}          # breaks the conservation rules/state.yaml declares
+""",
+)
+_code(
     "divisor-zero",
     "check",
     "a step divides by a value that can be 0",

@@ -269,7 +269,7 @@ def _call(fn: ir.Function, args: tuple[ir.Expr, ...], n: Names) -> str:
         return f"next({items}, {expr(d, n)})"
     if fn in ("min_or", "max_or"):
         a, d = args
-        items = _comp(a, n) if isinstance(a, ir.Comp) else expr(a, n)
+        items = f"({_comp(a, n)})" if isinstance(a, ir.Comp) else expr(a, n)
         return f"{fn[:3]}({items}, default={expr(d, n)})"
     if fn in ("any", "all") and len(args) == 1 and isinstance(args[0], ir.Comp):
         return f"{fn}({_comp(args[0], n)})"  # a generator: each item tested as it comes

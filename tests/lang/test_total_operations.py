@@ -12,6 +12,7 @@ import pytest
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir.bounds import INF
 from lisboa_rules.lang import steps as st
+from lisboa_rules.lang import typed
 from lisboa_rules.lang.total import Totality
 from lisboa_rules.lang.typed import INT, Name, Scope, VType, list_of
 
@@ -121,3 +122,23 @@ def test_the_setup_reads_no_player_before_one_exists() -> None:
     assert _problems([{"let": {"x": "game.players[1]"}}]) == []
     assert [c for c, _m in _problems([{"let": {"x": "game.players[2]"}}])] == \
         ["partial-operation"]
+
+
+@pytest.mark.parametrize(("source", "empty", "full"), [
+    ("first([x for x in xs if x > n], n)", 5, 7),
+    ("min([x for x in xs if x > n], n)", 5, 7),
+    ("max([x for x in xs if x > n], default=n)", 5, 9),
+    ("first(xs, 0)", 0, 3),
+    ("max(xs, -1)", -1, 9),
+])
+def test_a_total_form_prints_code_that_gives_its_default(source: str, empty: int,
+                                                         full: int) -> None:
+    """The back end prints each total form as Python that runs (a generator among other
+    arguments is parenthesized), giving the default for an empty list."""
+    from lisboa_rules.pyprint import expr as pe
+
+    scope = Scope(locals={"xs": Name(CARDS, ir.Local("xs")), "n": Name(INT, ir.Local("n"))})
+    code = pe.expr(typed.check(source, scope).node, pe.PLAIN)
+    run = compile(code, "<printed>", "eval")
+    assert eval(run, {"v_xs": [], "v_n": 5}) == empty
+    assert eval(run, {"v_xs": [3, 7, 9], "v_n": 5}) == full

@@ -1,0 +1,100 @@
+"""A backstop that points at the rule (issue 33): `validate` and `build` play seeded games of
+every rule set on the engine they built (`--play N`) and turn a failure into a located
+`engine-failed` error, with the seed and the moves that reproduce it; nothing is written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ENGINE_PATH, run_cli
+
+from lisboa_rules.sim import backstop
+
+# a house rule the static checks accept and that breaks what rules/state.yaml declares: the
+# Officials a player has are conserved, and a new action sets them out of nowhere
+BREAKS = """\
+kind: variant
+id: officials-from-nowhere
+title: Officials from nowhere
+applies: chosen
+text: A house action that gives a player more Officials than the game has.
+source: [facts:§4]
+changes:
+  court:
+    actions:
+      - $add: true
+        id: muster
+        name: Muster
+        procedure: muster
+        steps:
+          - {set: {officials: 99}, text: Take Officials from nowhere.}
+          - {set: {game.phase: "'refill'"}}
+        text: Instead of the four actions you may muster Officials.
+        source: [facts:§4]
+"""
+
+
+def _house(tmp_path: Path) -> Path:
+    path = tmp_path / "officials-from-nowhere.yaml"
+    path.write_text(BREAKS, encoding="utf-8")
+    return path
+
+
+def test_a_rule_that_breaks_play_is_an_error_at_its_action(
+        tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    house = _house(tmp_path)
+    out = tmp_path / "out"
+    code, _out, err = run_cli(["build", "--house", str(house), "--variant",
+                               "officials-from-nowhere", "--out", str(out), "--play", "2"],
+                              capsys, monkeypatch)
+    assert code == 1, err
+    line = next(i for i, ln in enumerate(BREAKS.splitlines(), 1) if "- $add: true" in ln)
+    found = re.search(rf"{re.escape(str(house))}:{line}:\d+: error\[engine-failed\]: (.*)", err)
+    assert found is not None, err
+    assert "an invariant fails after the move" in found[1] and "Officials" in found[1]
+    assert "reproduce: new_game(" in found[1] and "'kind': 'muster'" in found[1]
+    assert len(re.findall(r"error\[engine-failed\]", err)) == 1  # one error for one rule
+    assert not out.exists()  # nothing written
+
+
+def test_without_games_the_same_rule_builds(tmp_path: Path, capsys: Any,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """What catches it is the play (the static checks prove no conservation): `--play 0`."""
+    code, _out, err = run_cli(["validate", "--house", str(_house(tmp_path)), "--variant",
+                               "officials-from-nowhere", "--play", "0"], capsys, monkeypatch)
+    assert code == 0, err
+
+
+def test_the_base_rules_play_their_games(capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, _out, err = run_cli(["validate", "--play", "2"], capsys, monkeypatch)
+    assert code == 0 and "engine-failed" not in err, err
+
+
+def test_a_fault_in_a_step_names_the_step(tmp_path: Path) -> None:
+    """An engine whose discard step fails as `first([])` did: the error is at that step."""
+    text = ENGINE_PATH.read_text(encoding="utf-8")
+    play = text.index("def _play_discard(")
+    at = re.compile(r"\n(\s+)# (rules/court\.yaml:(\d+)) move\n").search(text, play)
+    assert at is not None
+    broken = text[:at.end()] + f"{at[1]}next(iter([]))\n" + text[at.end():]
+    found = backstop.play_check(broken, 2)
+    assert found and found[0].code == "engine-failed"
+    span = found[0].span
+    assert span is not None and (span.file, span.line) == ("rules/court.yaml", int(at[3]))
+    assert "StopIteration" in found[0].message
+
+
+def test_the_games_cover_every_rule_set() -> None:
+    """Each chosen set of variants at each player count its rule sets allow, once."""
+    E = backstop._load(ENGINE_PATH.read_text(encoding="utf-8"))
+    tables = list(backstop._tables(E))
+    keys = {tuple(E.variants_for(n, v)) for v, n in tables}
+    assert keys == set(E.RULESETS)
+    assert len(tables) == len(set(tables))
+
+
+def test_no_games_is_no_check() -> None:
+    assert backstop.play_check("raise SystemExit('never run')", 0) == []
