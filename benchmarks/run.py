@@ -478,6 +478,15 @@ def bench_build(mode: Mode, tmp: Path) -> list[Row]:
         fns += [baseline(False), full(False), check(False)]
     fns.append(floor)
     at_floor = len(fns) - 1
+
+    def validate(*flags: str) -> Callable[[], None]:
+        return lambda: run_quiet(cli("validate", *flags))
+
+    # the backstop's games (issue 33): validate with its default games, and with none
+    from lisboa_rules.sim.backstop import DEFAULT_GAMES
+
+    fns += [validate("--play", str(DEFAULT_GAMES)), validate("--play", "0")]
+    at_play = len(fns) - 2
     cpu: list[list[float]] = [[] for _ in fns]
     # The warm-up fills the compiled-template cache (and the .pyc cache).
     warm = max(1, mode.warmup) if mode.no_pyc_rows else mode.warmup
@@ -597,6 +606,17 @@ def bench_build(mode: Mode, tmp: Path) -> list[Row]:
         "the 2x target leaves (2 - this ratio) x the imports for everything else a build does "
         "(the compiler's own imports, positions, validation, four rule sets, the engine's text, "
         "the reference, the comparison with the folder)",
+    ))
+    rows.append(Row(
+        "build.backstop_games",
+        "build",
+        "validate with the backstop's default games (--play 2: a random and a greedy game of "
+        "every rule set at every player count) vs validate with none (--play 0)",
+        Side("lisboa-rules validate (fresh process)", "s", samples[at_play], cpu[at_play]),
+        Side("lisboa-rules validate --play 0 (fresh process)", "s", samples[at_play + 1],
+             cpu[at_play + 1]),
+        "A / B (times)",
+        note="informational: the cost of the default --play; every build and validate pays it",
     ))
     if mode.no_pyc_rows:
         why = (
