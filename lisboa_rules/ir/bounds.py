@@ -186,24 +186,25 @@ def _arith(op: ir.BinOpName, left: Interval, right: Interval) -> Interval:
     if op == "-":
         return (a - d, b - c)
     if op == "*":
-        corners = [_mul(a, c), _mul(a, d), _mul(b, c), _mul(b, d)]
+        corners = [mul(a, c), mul(a, d), mul(b, c), mul(b, d)]
         return (min(corners), max(corners))
     if c < 1:
         return ANY  # a divisor that may be 0 or negative: refused by the checks
     if op == "%":
         return (0, d - 1) if d != INF else (0, INF)
-    corners = [_floordiv(a, c), _floordiv(a, d), _floordiv(b, c), _floordiv(b, d)]
+    corners = [floordiv(a, c), floordiv(a, d), floordiv(b, c), floordiv(b, d)]
     return (min(corners), max(corners))
 
 
-def _mul(a: Bound, b: Bound) -> Bound:
+def mul(a: Bound, b: Bound) -> Bound:
+    """A bound times a bound (0 times an unbounded one is 0)."""
     if a == 0 or b == 0:
         return 0  # 0 × unbounded is 0: the value is a whole number times 0
     return a * b
 
 
-def _floordiv(a: Bound, b: Bound) -> Bound:
-    # only called with b >= 1 (a divisor known positive)
+def floordiv(a: Bound, b: Bound) -> Bound:
+    """A bound divided by a bound of at least 1 (a divisor known positive)."""
     if a in (-INF, INF):
         return a
     if b == INF:

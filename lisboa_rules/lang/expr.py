@@ -19,6 +19,7 @@ from typing import Literal, cast
 
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.ir import expr as ir
+from lisboa_rules.ir.bounds import ANY, BOOL, Interval, floordiv, mul, show_interval
 
 Type = Literal["int", "bool"]
 
@@ -409,11 +410,8 @@ def _operand_words(node: ast.expr, words: Callable[[str, str | None], str]) -> s
 # can take. Bounds are whole numbers, or the floats -inf/+inf for "unbounded" (never any other
 # float, so the arithmetic on finite bounds stays exact).
 
-Bound = int | float
-Interval = tuple[Bound, Bound]
-INF = float("inf")
-ANY: Interval = (-INF, INF)
-_BOOL: Interval = (0, 1)
+# (the intervals and their arithmetic are the IR's: ir/bounds.py)
+_BOOL: Interval = BOOL
 
 
 @dataclass(frozen=True)
@@ -426,18 +424,6 @@ class RangeProblem:
     reads: tuple[str, ...]  # the plain names the divisor reads
 
 
-def show_interval(iv: Interval) -> str:
-    """An interval for messages: `0..10`, `1..` (no upper bound), `..5`, `any number`."""
-    lo, hi = iv
-    if lo == -INF and hi == INF:
-        return "any number"
-    left = "" if lo in (-INF, INF) else str(int(lo))
-    right = "" if hi in (-INF, INF) else str(int(hi))
-    if lo == hi:
-        return left or "unbounded"
-    return f"{left}..{right}"
-
-
 def interval(
     formula: Formula, ranges: Mapping[str, Interval]
 ) -> tuple[Interval, list[RangeProblem]]:
@@ -446,21 +432,6 @@ def interval(
     may be 0 or negative."""
     problems: list[RangeProblem] = []
     return _iv(formula.tree.body, ranges, problems), problems
-
-
-def _mul(a: Bound, b: Bound) -> Bound:
-    if a == 0 or b == 0:
-        return 0  # 0 × unbounded is 0: the value is a whole number times 0
-    return a * b
-
-
-def _floordiv(a: Bound, b: Bound) -> Bound:
-    # Only called with b >= 1 (a proven positive divisor).
-    if a in (-INF, INF):
-        return a
-    if b == INF:
-        return 0 if a >= 0 else -1
-    return int(a) // int(b)
 
 
 def _iv(
@@ -484,7 +455,7 @@ def _iv(
         if isinstance(node.op, ast.Sub):
             return (a - d, b - c)
         if isinstance(node.op, ast.Mult):
-            corners = [_mul(a, c), _mul(a, d), _mul(b, c), _mul(b, d)]
+            corners = [mul(a, c), mul(a, d), mul(b, c), mul(b, d)]
             return (min(corners), max(corners))
         if c < 1:
             problems.append(
@@ -504,7 +475,7 @@ def _iv(
                 )
             )
             return ANY
-        corners = [_floordiv(a, c), _floordiv(a, d), _floordiv(b, c), _floordiv(b, d)]
+        corners = [floordiv(a, c), floordiv(a, d), floordiv(b, c), floordiv(b, d)]
         return (min(corners), max(corners))
     if isinstance(node, ast.UnaryOp):
         inner = _iv(node.operand, ranges, problems)

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from lisboa_rules.core.pyexpr import parse_expr
-from lisboa_rules.lang.expr import INF, Interval, NameInfo, show_interval
+from lisboa_rules.ir.bounds import INF, Interval, show_interval
+from lisboa_rules.lang.expr import NameInfo
 
 
 def env_for(

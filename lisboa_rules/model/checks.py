@@ -11,6 +11,7 @@ from typing import Any
 
 from lisboa_rules.core.diagnostics import Diagnostic, Related, suggest
 from lisboa_rules.core.source import Span
+from lisboa_rules.ir import bounds
 from lisboa_rules.lang import expr
 from lisboa_rules.lang import text as rtext
 from lisboa_rules.lang.vocab import BoundError, env_for, resolve_range
@@ -768,9 +769,9 @@ PARAM_OWNERS = (
 )
 
 
-def _vocab_ranges(m: Model) -> tuple[dict[str, expr.Interval], list[Diagnostic]]:
+def _vocab_ranges(m: Model) -> tuple[dict[str, bounds.Interval], list[Diagnostic]]:
     """The declared range of every vocabulary name, resolved against this model's data."""
-    out: dict[str, expr.Interval] = {}
+    out: dict[str, bounds.Interval] = {}
     diags: list[Diagnostic] = []
     for i, n in enumerate(m.data.get("vocabulary", {}).get("names", [])):
         if "range" not in n:
@@ -823,7 +824,7 @@ def check_param_ranges(m: Model) -> Iterator[Diagnostic]:
                     )
 
 
-def _outside(value: int, iv: expr.Interval) -> str:
+def _outside(value: int, iv: bounds.Interval) -> str:
     """Which end of its range a value is past (one end only, so that rule sets whose other
     end differs report the same problem once)."""
     lo, hi = iv
@@ -920,7 +921,7 @@ def check_formula_ranges(m: Model) -> Iterator[Diagnostic]:
                 (
                     Related(
                         "its lowest value is "
-                        + ("unbounded" if lo == -expr.INF else str(int(lo)))
+                        + ("unbounded" if lo == -bounds.INF else str(int(lo)))
                         + " (from the params and the ranges of the names it reads)",
                         at,
                     ),
@@ -930,7 +931,7 @@ def check_formula_ranges(m: Model) -> Iterator[Diagnostic]:
     yield from _check_example_ranges(m, ranges)
 
 
-def _hull(ivs: Iterable[expr.Interval]) -> expr.Interval | None:
+def _hull(ivs: Iterable[bounds.Interval]) -> bounds.Interval | None:
     ivs = list(ivs)
     if not ivs:
         return None
@@ -938,17 +939,17 @@ def _hull(ivs: Iterable[expr.Interval]) -> expr.Interval | None:
 
 
 def _context_ranges(
-    m: Model, ranges: dict[str, expr.Interval]
-) -> dict[tuple[str | int, ...], dict[str, expr.Interval]]:
+    m: Model, ranges: dict[str, bounds.Interval]
+) -> dict[tuple[str | int, ...], dict[str, bounds.Interval]]:
     """Tighter, still sound ranges of the context names where the model says what they are:
     the `cost` a lacking cost reads is the value of the cost it makes up for (Visit: the visit
     cost), the `measure` an eligibility formula reads is one of its source's measures."""
 
-    def value(f: expr.Formula, params: Params) -> expr.Interval:
+    def value(f: expr.Formula, params: Params) -> bounds.Interval:
         return expr.interval(f, {**ranges, **{n: (v, v) for n, v in params}})[0]
 
     costs = {c.id: value(c.formula, c.params) for c in m.costs}
-    out: dict[tuple[str | int, ...], dict[str, expr.Interval]] = {}
+    out: dict[tuple[str | int, ...], dict[str, bounds.Interval]] = {}
     for c in m.costs:
         paid = _hull(costs[a.cost] for a in m.actions if a.lacking_cost == c.id and a.cost in costs)
         i = _index(m, "court", "costs", c.id)
@@ -962,11 +963,11 @@ def _context_ranges(
     return out
 
 
-def _check_example_ranges(m: Model, ranges: dict[str, expr.Interval]) -> Iterator[Diagnostic]:
+def _check_example_ranges(m: Model, ranges: dict[str, bounds.Interval]) -> Iterator[Diagnostic]:
     """A cost's worked example gives values inside the names' ranges (the engine evaluates it)."""
     for i, c in enumerate(m.data.get("court", {}).get("costs", [])):
         for name, value in sorted(c.get("example", {}).items()):
-            lo, hi = ranges.get(name, expr.ANY)
+            lo, hi = ranges.get(name, bounds.ANY)
             if isinstance(value, int) and not lo <= value <= hi:
                 yield Diagnostic(
                     "value-out-of-range",

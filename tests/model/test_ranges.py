@@ -20,6 +20,7 @@ import yaml
 
 from lisboa_rules import pipeline
 from lisboa_rules.core.diagnostics import Diagnostic
+from lisboa_rules.ir import bounds
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.vocab import BoundError, resolve_range
@@ -298,7 +299,7 @@ def test_a_worked_example_outside_a_names_range_is_an_error(rules: Path) -> None
 # --- the interval analysis itself ------------------------------------------------------------
 
 ENV = {n: expr.NameInfo("int") for n in ("a", "b", "c")}
-RANGES: dict[str, expr.Interval] = {"a": (-3, 5), "b": (1, 4), "c": (0, expr.INF)}
+RANGES: dict[str, bounds.Interval] = {"a": (-3, 5), "b": (1, 4), "c": (0, bounds.INF)}
 
 
 def brute(source: str, values: dict[str, list[int]]) -> tuple[int, int]:
@@ -325,13 +326,13 @@ def brute(source: str, values: dict[str, list[int]]) -> tuple[int, int]:
         ("max(a, 0) // 2", (0, 2)),
         ("min(a, b) * 2", (-6, 8)),
         ("a * 0 + c * 0", (0, 0)),
-        ("max(0, c - 7)", (0, expr.INF)),
-        ("-c", (-expr.INF, 0)),
-        ("c // b", (0, expr.INF)),
+        ("max(0, c - 7)", (0, bounds.INF)),
+        ("-c", (-bounds.INF, 0)),
+        ("c // b", (0, bounds.INF)),
         ("a // (c + 1)", (-3, 5)),
     ],
 )
-def test_interval_of_formulas(source: str, want: expr.Interval) -> None:
+def test_interval_of_formulas(source: str, want: bounds.Interval) -> None:
     got, problems = expr.interval(expr.parse(source, ENV), RANGES)
     assert problems == []
     assert got == want
@@ -383,8 +384,8 @@ def test_interpreter_floor_division_is_the_engines() -> None:
     ("raw", "want"),
     [
         ([0, "game.tracks.influence.max"], (0, 10)),
-        ([0, None], (0, expr.INF)),
-        ([None, 3], (-expr.INF, 3)),
+        ([0, None], (0, bounds.INF)),
+        ([None, 3], (-bounds.INF, 3)),
         (
             [
                 "min(game.tracks.treasury.spaces.modifier)",
@@ -398,7 +399,7 @@ def test_interpreter_floor_division_is_the_engines() -> None:
         (["-game.tracks.influence.max", "max(2, 3, game.periods)"], (-10, 3)),
     ],
 )
-def test_bounds_read_the_rules_data(raw: list[Any], want: expr.Interval) -> None:
+def test_bounds_read_the_rules_data(raw: list[Any], want: bounds.Interval) -> None:
     data = {
         k: yaml.safe_load((ROOT / "rules" / f"{k}.yaml").read_text())
         for k in ("game", "components")
