@@ -290,6 +290,12 @@ class Totality:
         self._kept = self.always
         self._items(a.items, self.always)
 
+    def measure(self, body: ir.Expr, at: S.At) -> None:
+        """A measure of the rules (rules/vocabulary.yaml), read anywhere: proven with what
+        holds in every state."""
+        self._kept = self.always
+        self._expr(body, self.always, at)
+
     def phase(self, ph: Any, at: S.At) -> None:
         """A phase's conditions, and who moves in it where they hold (`lang/phases.py`)."""
         self._kept = f = self.always

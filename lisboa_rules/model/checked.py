@@ -131,7 +131,7 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
     turn_order = check_turn_order(pcomp, data.get("flow"), scope)
     problems.phases = list(pcomp.problems)
     loose = _check_total(scope, tables, procs, actions, phases, problems, _players(data),
-                         _setup(data))
+                         _setup(data), list(names))
     period_fields: list[tuple[str, VType]] = []
     flow = data.get("flow") or {}
     for i, step in enumerate((flow.get("period_end") or {}).get("steps") or []):
@@ -150,8 +150,8 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
 
 def _check_total(scope: Scope, tables: P.Tables, procs: dict[str, S.Proc],
                  actions: dict[str, S.Action], phases: list[CheckedPhase],
-                 problems: P.ProcProblems, players: tuple[int, int], setup: str | None
-                 ) -> frozenset[tuple[str | int, ...]]:
+                 problems: P.ProcProblems, players: tuple[int, int], setup: str | None,
+                 vocabulary: list[Any]) -> frozenset[tuple[str | int, ...]]:
     """Every operation of the checked steps proven total, or a problem (lang/total.py); the
     moves not proven to find their item (printed to move nothing when it is not there)."""
     fields = {f"{where}.{k}": (-INF if n.lo is None else n.lo, INF if n.hi is None else n.hi)
@@ -174,6 +174,11 @@ def _check_total(scope: Scope, tables: P.Tables, procs: dict[str, S.Proc],
         if any(pr.path[:3] == row for pr in problems.phases):
             continue  # a condition that did not check: who moves is not proven without it
         check.phase(ph, S.At(row, ph.id))
+    for i, row in enumerate(vocabulary):
+        name = scope.measures.get(str(row.get("name"))) if isinstance(row, dict) else None
+        if name is not None and isinstance(name.ref, ir.Measure) and not row.get("per"):
+            check.measure(name.ref.body, S.At(("vocabulary", "names", i, "value"),
+                                              str(row.get("name"))))
     problems.proofs = list(check.problems)
     return frozenset(check.loose)
 
