@@ -4416,9 +4416,9 @@ def _moves_visit(g: Game, seat: int, *only: Any) -> list[Move]:
         if _opts_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         ):
-            _done = _memo.get((v_noble, v_others, v_price,))
+            _done = _memo.get((v_noble, v_others, v_price))
             if _done is None:
-                _done = _memo[(v_noble, v_others, v_price,)] = []
+                _done = _memo[(v_noble, v_others, v_price)] = []
                 _was = _sv2(g, seat)
                 try:
                     _moves_visit__k1(g, seat, _done, v_card, v_noble, v_others, v_price)
@@ -5337,9 +5337,9 @@ def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[Move]:
         if _opts_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         ):
-            _done = _memo.get((v_noble, v_others, v_price,))
+            _done = _memo.get((v_noble, v_others, v_price))
             if _done is None:
-                _done = _memo[(v_noble, v_others, v_price,)] = []
+                _done = _memo[(v_noble, v_others, v_price)] = []
                 _was = _sv2(g, seat)
                 try:
                     _moves_visit_2__k1(g, seat, _done, v_card, v_noble, v_others, v_price)
@@ -6133,9 +6133,9 @@ def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[Move]:
         if _opts_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         ):
-            _done = _memo.get((v_noble, v_others, v_price,))
+            _done = _memo.get((v_noble, v_others, v_price))
             if _done is None:
-                _done = _memo[(v_noble, v_others, v_price,)] = []
+                _done = _memo[(v_noble, v_others, v_price)] = []
                 _was = _sv2(g, seat)
                 try:
                     _moves_visit_3__k1(g, seat, _done, v_card, v_noble, v_others, v_price)
@@ -6865,9 +6865,9 @@ def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[Move]:
         if _opts_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         ):
-            _done = _memo.get((v_noble, v_others, v_price,))
+            _done = _memo.get((v_noble, v_others, v_price))
             if _done is None:
-                _done = _memo[(v_noble, v_others, v_price,)] = []
+                _done = _memo[(v_noble, v_others, v_price)] = []
                 _was = _sv2(g, seat)
                 try:
                     _moves_visit_4__k1(g, seat, _done, v_card, v_noble, v_others, v_price)

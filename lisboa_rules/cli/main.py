@@ -181,7 +181,7 @@ def _configure_validate(p: argparse.ArgumentParser) -> None:
 def add_play_option(p: argparse.ArgumentParser) -> None:
     """--play N (build, validate): the seeded games of every rule set played before anything
     is written (sim/backstop.py)."""
-    from lisboa_rules.sim.backstop import DEFAULT_GAMES
+    from lisboa_rules.core.limits import PLAY_GAMES as DEFAULT_GAMES
 
     # $LISBOA_PLAY sets the default (the test suite's builds, which test other things, play none)
     default = os.environ.get("LISBOA_PLAY", "")
@@ -199,10 +199,11 @@ def add_play_option(p: argparse.ArgumentParser) -> None:
 def _played(result: Any, games: int) -> Any:
     """`result` with what the backstop's games found (when it built without an error)."""
     from lisboa_rules.emit import ENGINE
-    from lisboa_rules.sim.backstop import play_check
 
     if has_errors(result.diagnostics) or games <= 0 or ENGINE not in result.files:
         return result
+    from lisboa_rules.sim.backstop import play_check
+
     names = {stable: shown for shown, stable in result.compiled.names.items()} \
         if result.compiled is not None else {}
     found = play_check(result.files[ENGINE], games, names)

@@ -1033,6 +1033,7 @@ it is written; this backstop catches what they miss. Reproduce it with the seed 
 the message names (`lisboa_rules.sim.agents.make_agent`), and fix the step.
 
     bad:   set: {officials: 99}          # breaks the conservation rules/state.yaml declares
+    fix:   gain: {officials: 1}          # Officials come from the supply the state counts
 """,
 )
 _code(

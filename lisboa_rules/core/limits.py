@@ -4,8 +4,7 @@ them with the base game's own figures, which fit with a wide margin.
 
 - `MAX_MOVES`: the moves of one decision, a `choose` step's bound (one item of n: n; a set of
   lo..hi of n: the sum of C(n, i)). The base game's largest is 300 (Take a Decree: 1 or 2 of
-  the 24 Decrees), more than 6 times under it; a decision of more moves makes every listing of
-  the legal moves slow (3,404 moves, up to 2 of the 82 cards, took a random game past 30 s).
+  the 24 Decrees), 33 times under it.
 - `MAX_WORK`: the work of one step, counted in the expressions it evaluates and the items its
   loops, comprehensions, ranges and repeats go through, the bounds of each multiplied through
   the steps inside it. The base game's largest step is 2,678 (the setup's shuffle of the decks),
@@ -21,6 +20,8 @@ folding, `ir/const.py`) stops at `MAX_WORK` too, before doing more.
 
 from __future__ import annotations
 
-MAX_MOVES = 2_000
+MAX_MOVES = 10_000
+# the backstop's seeded games of each rule set at each player count (`--play`, sim/backstop.py)
+PLAY_GAMES = 2
 MAX_WORK = 1_000_000
 UNDECLARED_ITEMS = 100

@@ -87,6 +87,7 @@ class Context:
     procs: Mapping[str, S.Proc] = field(default_factory=dict)
     memo: dict[tuple[str, tuple[Bound, ...]], Work] = field(default_factory=dict)
     calls: list[int] = field(default_factory=lambda: [0])
+    active: set[str] = field(default_factory=set)  # the procedures being bounded (a cycle)
 
     def with_local(self, name: str, bound: Bound) -> Context:
         return replace(self, env={**self.env, name: bound})
@@ -275,7 +276,7 @@ class Context:
         """The work of a procedure's effects run with these values (one, a least bound, for
         a procedure not checked yet: a cycle, which is an error of its own)."""
         proc = self.procs.get(run.proc)
-        if proc is None:
+        if proc is None or run.proc in self.active:  # a cycle: an error of its own
             return Work(1, True)
         given = tuple(Bound(self.interval(a), self.size(a)) for a in run.args)
         key = (run.proc, given)
@@ -286,10 +287,14 @@ class Context:
             inner = replace(self, env={p.name: b for p, b in zip(proc.params, given,
                                                                   strict=False)})
             got = ONE
-            for g in proc.guard:
-                if isinstance(g, S.Let):
-                    got = got + inner.stmt_work(g)
-            self.memo[key] = got + inner.block_work(proc.effects)
+            self.active.add(run.proc)
+            try:
+                for g in proc.guard:
+                    if isinstance(g, S.Let):
+                        got = got + inner.stmt_work(g)
+                self.memo[key] = got + inner.block_work(proc.effects)
+            finally:
+                self.active.discard(run.proc)
         return self.memo[key]
 
     def block_work(self, stmts: tuple[S.Stmt, ...]) -> Work:

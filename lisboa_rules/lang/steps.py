@@ -145,11 +145,8 @@ class StepChecker:
         self.declared: dict[str, VType] = {}
         # the bounds of cost (ir/cost.py): the declared bounds and sizes of the state, and
         # what the steps so far bound each local to
-        # (a number of the state with no declared bound stays within what a save holds: 64
-        # bits, where a gain stops)
         self.cost = cost.Context(
-            {f: (-(2 ** 63) if n.lo is None else n.lo, 2 ** 63 - 1 if n.hi is None else n.hi)
-             for names in (scope.player, scope.game) for n in names.values()
+            {f: (n.lo, n.hi) for names in (scope.player, scope.game) for n in names.values()
              if (f := n.field) is not None}, scope.items)
         self.last_moves: int | None = None  # the bound of the last choice checked
 

@@ -23,11 +23,12 @@ from dataclasses import replace
 from typing import Any
 
 from lisboa_rules.core.diagnostics import Diagnostic
+from lisboa_rules.core.limits import PLAY_GAMES
 from lisboa_rules.core.source import Span
 from lisboa_rules.outputs import pycode
 from lisboa_rules.sim.agents import make_agent
 
-DEFAULT_GAMES = 2  # games of each rule set at each player count: one random, one greedy
+DEFAULT_GAMES = PLAY_GAMES  # games of each rule set at each player count: random, greedy
 MOVE_LIMIT = 5_000  # a game longer than this does not end (the base game's take about 100)
 SOURCE = "<generated lisboa_engine.py>"
 _AT = re.compile(r"#\s+(rules/[^\s:]+:\d+)")  # the comment naming a rule's position
@@ -66,7 +67,7 @@ def _load(source: str) -> types.ModuleType:
     code = pycode.compile_module(source, SOURCE)
     lines = source.splitlines(keepends=True)
     linecache.cache[SOURCE] = (len(source), None, lines, SOURCE)
-    name = "_lisboa_backstop_engine"
+    name = "_generated_backstop_engine"
     module = types.ModuleType(name)
     module.__file__ = SOURCE
     sys.modules[name] = module  # dataclasses look their module up while being created

@@ -9,32 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ENGINE_PATH, run_cli
+from conftest import ENGINE_PATH, ROOT, run_cli
 
 from lisboa_rules.sim import backstop
 
-# a house rule the static checks accept and that breaks what rules/state.yaml declares: the
-# Officials a player has are conserved, and a new action sets them out of nowhere
-BREAKS = """\
-kind: variant
-id: officials-from-nowhere
-title: Officials from nowhere
-applies: chosen
-text: A house action that gives a player more Officials than the game has.
-source: [facts:§4]
-changes:
-  court:
-    actions:
-      - $add: true
-        id: muster
-        name: Muster
-        procedure: muster
-        steps:
-          - {set: {officials: 99}, text: Take Officials from nowhere.}
-          - {set: {game.phase: "'refill'"}}
-        text: Instead of the four actions you may muster Officials.
-        source: [facts:§4]
-"""
+# a house rule the static checks accept and that breaks what rules/state.yaml declares
+BREAKS = (ROOT / "tests" / "cases" / "backstop" / "officials-from-nowhere.yaml").read_text(
+    encoding="utf-8")
 
 
 def _house(tmp_path: Path) -> Path:

@@ -350,7 +350,22 @@ def test_stale_output(built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert json.loads(capsys.readouterr().out) == []
 
 
+def test_engine_failed(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule the static checks accept whose games fail: engine-failed (the backstop's games,
+    which only the CLI plays), at the rule; tests/cli/test_backstop.py has the rest."""
+    house = tmp_path / "officials-from-nowhere.yaml"
+    shutil.copy(ROOT / "tests" / "cases" / "backstop" / "officials-from-nowhere.yaml", house)
+    monkeypatch.chdir(ROOT)
+    code = main(["validate", "--house", str(house), "--variant", "officials-from-nowhere",
+                 "--play", "1"])
+    err = capsys.readouterr().err
+    assert code == 1 and re.search(rf"{re.escape(str(house))}:\d+:\d+: "
+                                   r"error\[engine-failed\]", err), err
+
+
 STAGE_TESTS: dict[str, Callable[..., None]] = {
+    "engine-failed": test_engine_failed,
     "stale-output": test_stale_output,
     "template-error": test_template_error,
     "generated-invalid": test_generated_invalid,

@@ -73,6 +73,7 @@ changes:
             reason: a petition needs a card from your hand
             text: Discard a card from your hand...
           - let: {@LET@: 1}
+          - let: {petition_price: "cost(this.cost)"}
           - for_each: {as: @FOR_EACH@, in: game.players}
             do:
               - gain: {reis: 0}

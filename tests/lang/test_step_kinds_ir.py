@@ -66,11 +66,13 @@ def _required(checked: Any) -> dict[str, str]:
     return {name: f"game.players[0].{name}" for name in sorted(checked.scope.required)}
 
 
-def _proc(rules: Any, kind: str, raw: dict[str, Any]) -> tuple[S.Proc, list[Any]]:
+def _proc(rules: Any, kind: str, raw: dict[str, Any],
+          where: tuple[str | int, ...] = ("effects", "effects", 0, "steps")
+          ) -> tuple[S.Proc, list[Any]]:
     m, tables, checked = rules
     problems: list[st.StepProblem] = []
     step = {**raw, "id": f"k-{kind}", "text": f"Words of the {kind} step."}
-    steps = st.parse_steps([step], ("effects", "effects", 0, "steps"), problems)
+    steps = st.parse_steps([step], where, problems)
     assert not problems
     proc = st.Procedure(f"k-{kind}", (st.Param("noble", st.VType("noble")),), steps, "rule.k")
     checker = LocatedChecker(checked.scope, m.procs.procs, m.procs.hooks, tables.values,
@@ -112,7 +114,7 @@ def test_a_step_is_checked_into_its_statement_and_printed(rules: Any, kind: str)
 def test_a_new_player_is_a_statement_of_its_own(rules: Any) -> None:
     _m, _tables, checked = rules
     raw = {"new": "game.players", "with": _required(checked)}
-    proc, problems = _proc(rules, "new", raw)
+    proc, problems = _proc(rules, "new", raw, ("flow", "setup", "steps"))  # the setup's only
     assert problems == []
     assert _classes(proc.effects) == {S.New}
     run = _printer(rules, {proc.id: proc}).procedure(proc).run

@@ -626,7 +626,7 @@ class MovePrinter(Printer):
                 and not self._read_by(items, self.first_field):
             # The moves of the rest depend on the first choice only through the other values
             # (as a row through the row it names): made once per those values, then retagged.
-            key = f"({', '.join(keyed)},)" if keyed else "()"
+            key = f"({keyed[0]},)" if len(keyed) == 1 else f"({', '.join(keyed)})"
             self.memo = True
             out += [f"{pad}_done = _memo.get({key})",
                     f"{pad}if _done is None:",
