@@ -131,11 +131,11 @@ def _interval(node: ir.Expr, known: Known) -> Interval:
             pick = max if fn == "max" else min
             return (pick(lo for lo, _ in each), pick(hi for _, hi in each))
         case ir.Call(fn="min" | "max" | "first", args=(items,)):
-            return _items(items, known)
+            return items_of(items, known)
         case ir.Call(fn="min_or" | "max_or" | "first_or", args=(items, default)):
-            return join(_items(items, known), iv(default, known))
+            return join(items_of(items, known), iv(default, known))
         case ir.Call(fn="sum", args=(items,)):
-            lo, _hi = _items(items, known)
+            lo, _hi = items_of(items, known)
             return (0, INF) if lo >= 0 else ANY
         case _:
             return ANY
@@ -155,26 +155,27 @@ def _most(node: ir.Expr) -> Bound:
             return INF
 
 
-def _items(node: ir.Expr, known: Known) -> Interval:
-    """An interval holding each number of a list (or of a table's values)."""
+def items_of(node: ir.Expr, known: Known) -> Interval:
+    """An interval holding each number of a list (or of a table's values, or of what a loop
+    goes through)."""
     match node:
         case ir.Data(value=v):
             return of_values(v)
         case ir.Values(table=t):
-            return _items(t, known)
+            return items_of(t, known)
         case ir.PlayerField() | ir.GameField():
             return known.fields.get(_field(node) or "", ANY)
         case ir.ListOf(items=items) if items:
             return join(*(interval(i, known) for i in items))
         case ir.Comp(elt=elt, var=var, source=source):
-            inner = {**known.locals, var: _items(source, known)}
+            inner = {**known.locals, var: items_of(source, known)}
             return interval(elt, Known(known.fields, inner, known.nodes, known.columns))
         case ir.Keys(source=source, is_table=False):
-            return _items(source, known)
+            return items_of(source, known)
         case ir.Call(fn="range", args=(n,)):
             return (0, max(0, interval(n, known)[1] - 1))
         case ir.Call(fn="sorted" | "reversed", args=(inner,)):
-            return _items(inner, known)
+            return items_of(inner, known)
         case _:
             return ANY
 

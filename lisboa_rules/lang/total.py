@@ -36,6 +36,7 @@ from lisboa_rules.ir.logic import negated
 from lisboa_rules.ir.reads import free_locals
 from lisboa_rules.ir.show import written
 from lisboa_rules.ir.types import VType
+from lisboa_rules.lang.phases import CheckedPhase
 from lisboa_rules.lang.tree import StepProblem
 
 # at most this many values of the locals an expression reads are tried to prove it
@@ -296,7 +297,7 @@ class Totality:
         self._kept = self.always
         self._expr(body, self.always, at)
 
-    def phase(self, ph: Any, at: S.At) -> None:
+    def phase(self, ph: CheckedPhase, at: S.At) -> None:
         """A phase's conditions, and who moves in it where they hold (`lang/phases.py`)."""
         self._kept = f = self.always
         for node in (ph.lasts, ph.interrupts):
@@ -351,7 +352,7 @@ class Totality:
         domain = (*values, *((None,) if optional else ())) if values is not None else None
         if optional:
             return f.bind(name, domain=domain)
-        g = f.bind(name, self._items_iv(source, f), domain, self._index_item(source, f))
+        g = f.bind(name, B.items_of(source, self._known(f)), domain, self._index_item(source, f))
         return g.learn(ir.Compare(ir.Local(name), (("in", source),)))
 
     def _block(self, stmts: tuple[S.Stmt, ...], f: Facts) -> Facts:
@@ -673,13 +674,6 @@ class Totality:
         if isinstance(node, ir.Local) and node.name in f.defs:
             return B.meet(B.interval(node, self._known(f)), self._iv(f.defs[node.name], f))
         return B.interval(node, self._known(f))
-
-    def _items_iv(self, source: ir.Expr, f: Facts) -> B.Interval:
-        if isinstance(source, ir.Keys):
-            return B.ANY
-        return B.interval(ir.Call("min_or", (source, ir.Lit(0))), self._known(f)) \
-            if not isinstance(source, ir.Call) or source.fn != "range" \
-            else (0, max(0, self._iv(source.args[0], f)[1] - 1))
 
     def _report(self, at: S.At, code: str, message: str, suggestion: str) -> None:
         key = (at.path, message)

@@ -15,10 +15,9 @@ seed, the player count and the moves that reproduce it.
 from __future__ import annotations
 
 import linecache
-import re
 import sys
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -31,7 +30,6 @@ from lisboa_rules.sim.agents import make_agent
 DEFAULT_GAMES = PLAY_GAMES  # games of each rule set at each player count: random, greedy
 MOVE_LIMIT = 5_000  # a game longer than this does not end (the base game's take about 100)
 SOURCE = "<generated lisboa_engine.py>"
-_AT = re.compile(r"#\s+(rules/[^\s:]+:\d+)")  # the comment naming a rule's position
 
 
 def play_check(engine_source: str, games: int = DEFAULT_GAMES,
@@ -114,7 +112,7 @@ def _play(engine: Any, chosen: tuple[str, ...], players: int, seed: int) -> Diag
         if md is None:
             return None
         line = md.moves.__code__.co_firstlineno - 1  # the comment above its generator
-        found = _AT.search(linecache.getline(SOURCE, line))
+        found = engine._AT_RULE.search(linecache.getline(SOURCE, line))  # the runtime's
         return found.group(1) if found is not None else None
 
     def failed(message: str, at: str | None) -> Diagnostic:
@@ -124,7 +122,6 @@ def _play(engine: Any, chosen: tuple[str, ...], players: int, seed: int) -> Diag
                   + (f", the last: {shown}" if moves else "") + ")")
         return Diagnostic("engine-failed", f"{what}: {message}{replay}", _span(at))
 
-    step: Callable[[Any], Any] | None = None
     g: Any = None
     try:
         g = engine.new_game(players, list(chosen), seed)
