@@ -697,6 +697,27 @@ carries out.
 """,
 )
 _code(
+    "step-breaks-law",
+    "model",
+    "a `set:` outside the setup replaces a number a conservation law of the state keeps",
+    """
+An invariant of rules/state.yaml whose `holds:` is one equation is a conservation law
+(`officials + sum([game.offices[n][color] + game.plazas[n][color] for n in game.offices]) ==
+rules.game.start.officials`): the numbers it reads change only together, by amounts that
+cancel. A `set:` of one of them, outside the setup, whose value does not read the field itself
+puts a number there whatever the rest holds, so the equation holds after it only by chance:
+refused at the step, with a note where the invariant is declared. Change the number with
+`gain:` by an amount the steps take from (or put into) what else the equation counts, as the
+base rules' Officials step does. A `gain:`, or a `set:` relative to the field (`officials - n`),
+is not read by this check: the engine checks every state's invariants, and `validate --play`
+plays games that find a law a rule breaks.
+
+    bad:   - {set: {officials: 99}}
+    fix:   - {gain: {officials: -n}}
+           - {gain: {"game.offices[noble][color]": n}}
+""",
+)
+_code(
     "query-kind",
     "model",
     "an argument of a query is of no kind the engine can check",

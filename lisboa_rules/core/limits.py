@@ -23,5 +23,8 @@ from __future__ import annotations
 MAX_MOVES = 10_000
 # the backstop's seeded games of each rule set at each player count (`--play`, sim/backstop.py)
 PLAY_GAMES = 2
+# the CPU seconds one backstop game may take (the base game's take under 2 s): a step the cost
+# bounds could not see as long (a count whose bound is unknown) is stopped and reported
+PLAY_SECONDS = 60
 MAX_WORK = 1_000_000
 UNDECLARED_ITEMS = 100

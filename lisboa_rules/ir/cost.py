@@ -17,8 +17,11 @@ Three bounds of an expression, each computed from its typed nodes (never from pr
 
 `stmt_work` gives a statement's: its expressions, and for a loop its body's work times the
 items of its list, for a `repeat` times the largest count. What a bound cannot know (a param
-of a procedure, an item of a list) is taken as one: the bound is then a least one, and only a
-bound over the limit is refused (`lisboa_rules/core/limits.py`), never an unknown one.
+of a procedure, an item of a list, a number of the state with no declared `max`) is taken as
+one (or its declared `min`, when more): the bound is then a least one, and only a bound over
+the limit is refused (`lisboa_rules/core/limits.py`), never an unknown one. So a count such as
+`reis * 99999999999` is refused (at least 99,999,999,999 when `reis` is 1), and `repeat: reis`
+is not.
 `moves` is a choice's bound: one of n items, n; a set of lo..hi of n items, the sum of C(n, i).
 
 Every count saturates at `CAP` (far above every limit), so no bound is itself a costly number.
@@ -88,13 +91,33 @@ class Context:
     memo: dict[tuple[str, tuple[Bound, ...]], Work] = field(default_factory=dict)
     calls: list[int] = field(default_factory=lambda: [0])
     active: set[str] = field(default_factory=set)  # the procedures being bounded (a cycle)
+    # a least bound: a number read from a local, a param or the state with no bound above is
+    # taken as at most 1 (or its declared least); see `least_hi`
+    least: bool = False
 
     def with_local(self, name: str, bound: Bound) -> Context:
         return replace(self, env={**self.env, name: bound})
 
     # -- the numbers an expression may be ---------------------------------------------------
 
+    def least_hi(self, node: ir.Expr) -> tuple[int, bool]:
+        """The largest number `node` may be, and whether that is only a least bound: the
+        declared bound when there is one, else the bound with every number that has none above
+        taken as 1 (or its declared least)."""
+        hi = self.interval(node)[1]
+        if hi is not None:
+            return hi, False
+        got = replace(self, least=True).interval(node)[1]
+        return (1 if got is None else got), True
+
     def interval(self, node: ir.Expr) -> Interval:
+        got = self._interval(node)
+        if self.least and isinstance(node, ir.Local | ir.PlayerField | ir.GameField | ir.Index
+                                     | ir.Get | ir.Measure):
+            return _at_least_one(got)
+        return got
+
+    def _interval(self, node: ir.Expr) -> Interval:
         match node:
             case ir.Lit(value=v) | ir.Data(value=v):
                 if isinstance(v, bool):
@@ -178,6 +201,8 @@ class Context:
                 return self.size(a)
             case ir.Call(fn="range", args=(a,)):
                 hi = self.interval(a)[1]
+                if hi is None and self.least:
+                    hi = self.least_hi(a)[0]
                 return None if hi is None else _sat(max(hi, 0))
             case _:
                 return None
@@ -191,15 +216,15 @@ class Context:
                 body = ONE + inner.work(elt)
                 for c in conds:
                     body = body + inner.work(c)
-                return self.work(src) + body.times(self.size(src))
+                return self.work(src) + self.times(body, src)
             case ir.Call(fn=fn, args=args):
                 got = ONE
                 for a in args:
                     got = got + self.work(a)
                 if fn == "range":
-                    return got.times(1) + Work(1).times(self.size(node))
+                    return got.times(1) + self.times(Work(1), node)
                 if len(args) == 1 and fn not in ("first", "len"):  # through the list's items
-                    return got + Work(1).times(self.size(args[0]))
+                    return got + self.times(Work(1), args[0])
                 return got
             case ir.Measure(body=body):
                 return ONE + self.work(body)
@@ -210,6 +235,16 @@ class Context:
                 for child in ir.children(node):
                     got = got + self.work(child)
                 return got
+
+    def times(self, work: Work, over: ir.Expr) -> Work:
+        """`work` done once for each item of `over`: by its bound of items, else by a least
+        bound of them (a `range` of a number with no bound above, taken as 1: see
+        `least_hi`), marked partial."""
+        n = self.size(over)
+        if n is not None:
+            return work.times(n)
+        m = replace(self, least=True).size(over)
+        return Work(work.times(1 if m is None else m).count, True)
 
     def _item(self, src: ir.Expr) -> Bound:
         """What an item of a list may be: of `range(n)`, 0 to n - 1."""
@@ -244,10 +279,11 @@ class Context:
                 return got
             case S.ForEach(var=var, over=over, body=body):
                 inner = self.with_local(var, self._item(over))
-                return got + inner.block_work(body).times(self.size(over))
+                return got + self.times(inner.block_work(body), over)
             case S.Repeat(count=n, body=body):
-                hi = self.interval(n)[1]
-                return got + self.block_work(body).times(hi)
+                hi, least = self.least_hi(n)
+                most = self.block_work(body).times(hi)
+                return got + (Work(most.count, True) if least else most)
             case S.If(then=a, orelse=b):
                 x, y = self.block_work(a), self.block_work(b)
                 return got + (x if x.count >= y.count else y)
@@ -267,7 +303,7 @@ class Context:
                     | S.Drop() | S.Shuffle() | S.New() | S.Apply():
                 if isinstance(s, S.MoveAll | S.Shuffle):  # through every item of the list
                     pl = s.src if isinstance(s, S.MoveAll) else s.place
-                    got = got + Work(1).times(self.size(pl.node))
+                    got = got + self.times(Work(1), pl.node)
                 return got
             case _:
                 assert_never(s)
@@ -348,6 +384,17 @@ def _in_state(node: ir.Expr) -> bool:
     while isinstance(node, ir.Index | ir.Get):
         node = node.base
     return isinstance(node, ir.PlayerField | ir.GameField)
+
+
+def _at_least_one(iv: Interval) -> Interval:
+    """A least bound of a number read from somewhere: with no bound above, at most 1 (or its
+    least); with no bound below, at least 0 (or its most, when less)."""
+    lo, hi = iv
+    if hi is None:
+        hi = max(lo if lo is not None else 0, 1)
+    if lo is None:
+        lo = min(0, hi)
+    return (lo, hi)
 
 
 def _hull(a: Interval, b: Interval) -> Interval:

@@ -361,7 +361,7 @@ class StepChecker:
         source = of.keys if isinstance(of, S.OneOf) else of.source
         work = self.cost.work(source)
         if of.where is not None:
-            work = work + self.cost.work(of.where).times(self.cost.size(source))
+            work = work + self.cost.times(self.cost.work(of.where), source)
         return self._bounded(s, work)
 
     def _several(self, s: Choose, src: Typed, item: VType, scope: Scope) -> S.Several | None:
@@ -522,10 +522,12 @@ class StepChecker:
             return True
         least = "at least " if work.partial else ""
         shown = "more than 10**30" if work.count >= cost.CAP else f"{work.count:,}"
+        taken = ("; a number with no bound above, such as a param or a field of the state "
+                 "with no declared max, counted as 1") if work.partial else ""
         self.problem(s, "cost-unbounded",
                      f"one run of this step may do {least}{shown} units of work (the items of "
                      "its loops, repeats, ranges and comprehensions, multiplied through the "
-                     f"steps inside it), over the limit of {MAX_WORK:,}: bound it with a "
+                     f"steps inside it{taken}), over the limit of {MAX_WORK:,}: bound it with a "
                      "smaller count or range, a list with a declared max_items "
                      "(rules/state.yaml), or fewer loops inside one another")
         return False

@@ -19,7 +19,7 @@ from lisboa_rules.lang import expr
 from lisboa_rules.lang.steps import StepProblem
 from lisboa_rules.lang.vocab import env_for
 from lisboa_rules.model import types as model
-from lisboa_rules.model.conservation import check_conservation
+from lisboa_rules.model.conservation import check_conservation, check_laws
 from lisboa_rules.model.procs import (
     ExprProblem,
     ProcProblems,
@@ -247,6 +247,7 @@ class Builder:
         untyped = check_param_kinds(ps, state)  # such params are typed `any` from here on
         problems += untyped
         problems += check_conservation(ps, state, data)
+        problems += check_laws(ps, state)
         return replace(ps, problems=tuple(problems), untyped=bool(untyped))
 
     def _vocabulary(self, data: dict[str, Any], state: StateDecl) -> None:

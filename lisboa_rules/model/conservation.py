@@ -453,32 +453,118 @@ class _Checker:
         return ", ".join(_shown(z) for z in sorted(self.zones[kind]))
 
     def field(self, source: Any, names: frozenset[str]) -> Field | None:
-        """The field of the state a place names (`hand`, `q.hand`, `game.piles[pile]`), or
-        None (a local, or not a place)."""
-        if not isinstance(source, str) or len(source) > MAX_LENGTH:
-            return None
-        try:
-            node: ast.expr = parse_expr(source.strip()).body
-        except (SyntaxError, ValueError, RecursionError):  # reported by the step compiler
-            return None
-        while isinstance(node, ast.Subscript):
-            node = node.value
-        if isinstance(node, ast.Name):
-            if node.id in names:
-                return None
-            for scope in ("player", "game"):
-                if self.decl.field(scope, node.id) is not None:
-                    return (scope, node.id)
-            return None
-        if isinstance(node, ast.Attribute):
-            base = node.value
-            if isinstance(base, ast.Name) and base.id == "game" and "game" not in names:
-                return ("game", node.attr) if self.decl.field("game", node.attr) else None
-            if isinstance(base, ast.Name) and base.id in ("rules", "this"):
-                return None
-            if self.decl.field("player", node.attr) is not None:
-                return ("player", node.attr)
+        return _field_of(self.decl, source, names)
+
+
+def _field_of(decl: StateDecl, source: Any, names: frozenset[str]) -> Field | None:
+    """The field of the state a place names (`hand`, `q.hand`, `game.piles[pile]`), or None (a
+    local, or not a place)."""
+    if not isinstance(source, str) or len(source) > MAX_LENGTH:
         return None
+    try:
+        node: ast.expr = parse_expr(source.strip()).body
+    except (SyntaxError, ValueError, RecursionError):  # reported by the step compiler
+        return None
+    return _root_field(decl, node, names)
+
+
+def _root_field(decl: StateDecl, node: ast.expr, names: frozenset[str]) -> Field | None:
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        if node.id in names:
+            return None
+        for scope in ("player", "game"):
+            if decl.field(scope, node.id) is not None:
+                return (scope, node.id)
+        return None
+    if isinstance(node, ast.Attribute):
+        base = node.value
+        if isinstance(base, ast.Name) and base.id == "game" and "game" not in names:
+            return ("game", node.attr) if decl.field("game", node.attr) else None
+        if isinstance(base, ast.Name) and base.id in ("rules", "this"):
+            return None
+        if decl.field("player", node.attr) is not None:
+            return ("player", node.attr)
+    return None
+
+
+def _fields_read(decl: StateDecl, node: ast.AST, names: frozenset[str]) -> set[Field]:
+    """Every field of the state an expression reads (its names and attributes, as places)."""
+    out: set[Field] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name | ast.Attribute):
+            got = _root_field(decl, sub, names)
+            if got is not None:
+                out.add(got)
+    return out
+
+
+LAW_CODE = "step-breaks-law"
+
+
+def check_laws(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
+    """A `set:` that replaces a number a conservation law of the state reads, outside the
+    setup: refused at the step.
+
+    A law is an invariant whose `holds:` is one equation (`officials + sum(...) ==
+    rules.game.start.officials`): what it reads only changes together, by amounts that cancel
+    (the base rules take Officials from the supply with `gain: {officials: -n}` and put them in
+    an office with `gain: {game.offices[noble][color]: n}`). A `set:` whose value does not read
+    the field it writes puts a number there whatever the rest holds, so the equation cannot
+    hold after it but by chance. A `gain:`, or a `set:` relative to the field (`officials -
+    n`), is left to the engine's check of every state (and to the backstop's games)."""
+    laws: list[tuple[Invariant, set[Field]]] = []
+    for inv in decl.invariants:
+        if inv.holds is None:
+            continue
+        try:
+            body = parse_expr(inv.holds.strip()).body
+        except (SyntaxError, ValueError, RecursionError):  # reported by the state checks
+            continue
+        if isinstance(body, ast.Compare) and [type(o) for o in body.ops] == [ast.Eq]:
+            read = _fields_read(decl, body, frozenset())
+            if read:
+                laws.append((inv, read))
+    if not laws:
+        return []
+    setup = _setup_only(ps)
+    roots = [(proc.steps, [p.name for p in proc.params]) for pid, proc in ps.procs.items()
+             if pid not in setup]
+    roots += [(action.steps, []) for action in ps.actions.values()]
+    out: list[StepProblem] = []
+    seen: set[tuple[str | int, ...]] = set()
+    for steps, params in roots:
+        names = _locals(steps, params)
+        for top in steps:
+            for s in top.walk():
+                if not isinstance(s, Set) or s.path in seen:
+                    continue
+                for place, value in s.places:
+                    got = _field_of(decl, place, names)
+                    if got is None:
+                        continue
+                    try:
+                        read = _fields_read(decl, parse_expr(str(value).strip()).body, names)
+                    except (SyntaxError, ValueError, RecursionError):
+                        continue
+                    if got in read:
+                        continue  # relative to itself: a change by an amount
+                    for inv, fields in laws:
+                        if got in fields:
+                            seen.add(s.path)
+                            out.append(StepProblem(
+                                LAW_CODE,
+                                f"this `set:` puts a value in {_shown(got)} whatever the rest "
+                                f"holds, and the invariant '{inv.id}' (rules/state.yaml) keeps "
+                                f"it in an equation ({(inv.holds or '').strip()}): outside the setup, "
+                                f"change {_shown(got)} with `gain:` by an amount the steps "
+                                "take from, or put into, what else the equation counts",
+                                (*s.path, "set", place),
+                                notes=((f"the invariant '{inv.id}' is declared here",
+                                        ("state", *inv.path, "holds")),)))
+                            break
+    return out
 
 
 def _shown(place: Field | None) -> str:

@@ -5,8 +5,10 @@ The static checks (lang/total.py, ir/cost.py, the checks of the model) are the g
 an engine the compiler accepts plays; this only catches what they miss. Every rule set (the
 base game and each chosen variant, at every player count the rules allow) plays `games` games
 from seeds 0, 1, ...: a random player on even seeds, a greedy one on odd seeds, each move
-listed, played and its state's invariants checked, up to `MOVE_LIMIT` moves. An exception, a
-failed invariant, a state with no legal move or a game that does not end is an
+listed, played and its state's invariants checked, up to `MOVE_LIMIT` moves and `PLAY_SECONDS`
+of CPU time (core/limits.py; where a timer can be set: the main thread of a Unix process). An
+exception, a failed invariant, a state with no legal move, a game that does not end or one that
+runs out of time (a step that loops for long: stopped where it runs) is an
 `engine-failed` error at the rule the failing step is written at (the engine's faults name it:
 `StateError.at`, read from the comment the generated code keeps above each step), with the
 seed, the player count and the moves that reproduce it.
@@ -14,15 +16,18 @@ seed, the player count and the moves that reproduce it.
 
 from __future__ import annotations
 
+import contextlib
 import linecache
+import signal
 import sys
+import threading
 import types
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
 from lisboa_rules.core.diagnostics import Diagnostic
-from lisboa_rules.core.limits import PLAY_GAMES
+from lisboa_rules.core.limits import PLAY_GAMES, PLAY_SECONDS
 from lisboa_rules.core.source import Span
 from lisboa_rules.outputs import pycode
 from lisboa_rules.sim.agents import make_agent
@@ -98,52 +103,118 @@ def _tables(engine: Any) -> Iterator[tuple[tuple[str, ...], int]]:
                 yield variants, players
 
 
-def _play(engine: Any, chosen: tuple[str, ...], players: int, seed: int) -> Diagnostic | None:
-    agent_name = "random" if seed % 2 == 0 else "greedy"
-    what = (f"a {agent_name} game of {players} players, seed {seed}"
-            + (f", variants {', '.join(chosen)}" if chosen else ""))
-    moves: list[Any] = []
+class _OutOfTime(BaseException):
+    """A game's time is up. Not an `Exception`, so the engine's own fault handling (which
+    turns an `Exception` into a `StateError`) lets it through to the backstop."""
 
-    def last_action() -> str | None:
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise `_OutOfTime` where the code runs once it has used `seconds` of CPU time; no
+    limit where no timer can be set (not the main thread, or no `setitimer`)."""
+    if (not hasattr(signal, "setitimer") or not hasattr(signal, "SIGVTALRM")
+            or threading.current_thread() is not threading.main_thread()):
+        yield
+        return
+
+    def out(signum: int, frame: Any) -> None:
+        raise _OutOfTime
+
+    before = signal.signal(signal.SIGVTALRM, out)
+    signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, before)
+
+
+def _play(engine: Any, chosen: tuple[str, ...], players: int, seed: int) -> Diagnostic | None:
+    game = _Game(engine, chosen, players, seed)
+    try:
+        with _time_limit(PLAY_SECONDS):
+            return game.play()
+    except _OutOfTime as exc:
+        return game.failed(f"the game did not finish in {PLAY_SECONDS} s of CPU time (a step "
+                           "that loops for long: bound its counts and ranges)",
+                           engine._rule_at(exc) or game.last_action())
+
+
+class _Game:
+    """One seeded game of the backstop: a random player on even seeds, a greedy one on odd."""
+
+    def __init__(self, engine: Any, chosen: tuple[str, ...], players: int, seed: int) -> None:
+        self.engine, self.chosen, self.players, self.seed = engine, chosen, players, seed
+        self.agent_name = "random" if seed % 2 == 0 else "greedy"
+        self.moves: list[Any] = []
+        self.g: Any = None
+
+    def play(self) -> Diagnostic | None:
+        """The game played move by move, its first failure or None."""
+        engine, moves = self.engine, self.moves
+        try:
+            self.g = engine.new_game(self.players, list(self.chosen), self.seed)
+            broken = engine.check_invariants(self.g)
+            if broken:  # the setup made a state its own invariants refuse
+                return self.failed(f"an invariant fails after the setup: {broken[0]}",
+                                   self.setup_at())
+            step = make_agent(self.agent_name, engine, self.seed)
+            while self.g.phase != "over":
+                if len(moves) >= MOVE_LIMIT:
+                    return self.failed(f"the game did not end in {MOVE_LIMIT:,} moves", None)
+                if not engine.legal_moves(self.g):
+                    return self.failed(f"no legal move in the {self.g.phase} phase, and the "
+                                       "game is not over", self.last_action())
+                move = step(self.g)
+                self.g = engine.apply_move(self.g, move)
+                moves.append(move)
+                broken = engine.check_invariants(self.g)
+                if broken:
+                    return self.failed(f"an invariant fails after the move: {broken[0]}",
+                                       self.last_action())
+        except engine.StateError as exc:
+            return self.failed(str(exc), exc.at)
+        except Exception as exc:  # the backstop reports anything the engine raises
+            return self.failed(f"{type(exc).__name__}: {exc}", None)
+        return None
+
+    def last_action(self) -> str | None:
         """Where the action of the last move is written (a failure that no step names)."""
-        if not moves:
+        if not self.moves or self.g is None:
             return None
-        md = g.rs.moves.get(moves[-1].kind)
+        md = self.g.rs.moves.get(self.moves[-1].kind)
         if md is None:
             return None
         line = md.moves.__code__.co_firstlineno - 1  # the comment above its generator
-        found = engine._AT_RULE.search(linecache.getline(SOURCE, line))  # the runtime's
+        found = self.engine._AT_RULE.search(linecache.getline(SOURCE, line))  # the runtime's
         return found.group(1) if found is not None else None
 
-    def failed(message: str, at: str | None) -> Diagnostic:
-        shown = ", ".join(str(m.to_json()) for m in moves[-3:])
-        replay = (f" (reproduce: new_game({players}, {list(chosen)!r}, seed={seed}) and the "
-                  f"{agent_name} agent of seed {seed}; {len(moves)} moves played"
-                  + (f", the last: {shown}" if moves else "") + ")")
-        return Diagnostic("engine-failed", f"{what}: {message}{replay}", _span(at))
+    def setup_at(self) -> str | None:
+        """Where the setup's steps are written (its procedure's rule comments): the first step
+        a variant wrote, the likeliest cause, else the setup's first step."""
+        try:
+            code = self.g.rs.procs[self.engine._SETUP].run.__code__
+        except (AttributeError, KeyError):
+            return None
+        found: list[str] = []
+        for text in linecache.getlines(SOURCE)[code.co_firstlineno:]:
+            if text.startswith(("def ", "class ")):
+                break
+            got = self.engine._AT_RULE.search(text)
+            if got is not None:
+                found.append(str(got.group(1)))
+        house = [at for at in found if "/variants/" in at or not at.startswith("rules/")]
+        return (house or found)[0] if found else None
 
-    g: Any = None
-    try:
-        g = engine.new_game(players, list(chosen), seed)
-        step = make_agent(agent_name, engine, seed)
-        while g.phase != "over":
-            if len(moves) >= MOVE_LIMIT:
-                return failed(f"the game did not end in {MOVE_LIMIT:,} moves", None)
-            if not engine.legal_moves(g):
-                return failed(f"no legal move in the {g.phase} phase, and the game is not over",
-                              last_action())
-            move = step(g)
-            g = engine.apply_move(g, move)
-            moves.append(move)
-            broken = engine.check_invariants(g)
-            if broken:
-                return failed(f"an invariant fails after the move: {broken[0]}",
-                              last_action())
-    except engine.StateError as exc:
-        return failed(str(exc), exc.at)
-    except Exception as exc:  # the backstop reports anything the engine raises
-        return failed(f"{type(exc).__name__}: {exc}", None)
-    return None
+    def failed(self, message: str, at: str | None) -> Diagnostic:
+        what = (f"a {self.agent_name} game of {self.players} players, seed {self.seed}"
+                + (f", variants {', '.join(self.chosen)}" if self.chosen else ""))
+        shown = ", ".join(str(m.to_json()) for m in self.moves[-3:])
+        replay = (f" (reproduce: new_game({self.players}, {list(self.chosen)!r}, "
+                  f"seed={self.seed}) and the {self.agent_name} agent of seed {self.seed}; "
+                  f"{len(self.moves)} moves played"
+                  + (f", the last: {shown}" if self.moves else "") + ")")
+        return Diagnostic("engine-failed", f"{what}: {message}{replay}", _span(at))
 
 
 def _span(at: str | None) -> Span | None:

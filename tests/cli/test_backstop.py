@@ -49,6 +49,39 @@ def test_without_games_the_same_rule_builds(tmp_path: Path, capsys: Any,
     assert code == 0, err
 
 
+def test_a_step_that_loops_for_long_is_stopped_at_its_rule(
+        tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repeat whose least bound fits the limit of work and that runs tens of millions of
+    times in play: the game's time limit (core/limits.py, here 1 s) stops it, and the error is
+    at the step inside the repeat."""
+    text = (ROOT / "tests" / "cases" / "backstop" / "long-loop.yaml").read_text(encoding="utf-8")
+    house = tmp_path / "long-loop.yaml"
+    house.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(backstop, "PLAY_SECONDS", 1)
+    code, _out, err = run_cli(["validate", "--house", str(house), "--variant", "long-loop",
+                               "--play", "1"], capsys, monkeypatch)
+    assert code == 1, err
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "- gain: {wigs: 1}" in ln)
+    found = re.search(rf"{re.escape(str(house))}:{line}:\d+: error\[engine-failed\]: (.*)", err)
+    assert found is not None, err
+    assert "did not finish in 1 s of CPU time" in found[1], err
+
+
+def test_a_setup_whose_state_breaks_an_invariant_is_an_error_at_the_house_step(
+        tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (ROOT / "tests" / "cases" / "backstop" / "new-player-short.yaml").read_text(
+        encoding="utf-8")
+    house = tmp_path / "new-player-short.yaml"
+    house.write_text(text, encoding="utf-8")
+    code, _out, err = run_cli(["validate", "--house", str(house), "--variant",
+                               "new-player-short", "--play", "1"], capsys, monkeypatch)
+    assert code == 1, err
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "- $add: true" in ln)
+    found = re.search(rf"{re.escape(str(house))}:{line}:\d+: error\[engine-failed\]: (.*)", err)
+    assert found is not None, err
+    assert "an invariant fails after the setup" in found[1] and "0 moves played" in found[1]
+
+
 def test_the_base_rules_play_their_games(capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     code, _out, err = run_cli(["validate", "--play", "2"], capsys, monkeypatch)
     assert code == 0 and "engine-failed" not in err, err

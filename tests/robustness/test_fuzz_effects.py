@@ -43,9 +43,10 @@ BATCHES = 10
 # any other finding fails the test. Every case issue 33 measured is refused or plays now.
 INVARIANT = r"^c .*invariant fails"
 KNOWN_OPEN: dict[str, str] = {
-    INVARIANT: "c: a step that breaks what a declared invariant reads (a set of officials, "
-               "which rules/state.yaml conserves) builds, and the invariant fails in play: the "
-               "compiler proves no invariant of the state",
+    INVARIANT: "c: a step that breaks a declared invariant by a `gain:` or in the setup (a "
+               "new player with none of the Rubble Set markers `markers-left` wants) builds "
+               "with --play 0, and the invariant fails in play: the compiler proves a law only "
+               "against a `set:` (step-breaks-law); the backstop, on by default, refuses them",
 }
 
 
