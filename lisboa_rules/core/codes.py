@@ -706,13 +706,19 @@ An invariant of rules/state.yaml whose `holds:` is one equation is a conservatio
 rules.game.start.officials`): the numbers it reads change only together, by amounts that
 cancel. A `set:` of one of them, outside the setup, whose value does not read the field itself
 puts a number there whatever the rest holds, so the equation holds after it only by chance:
-refused at the step, with a note where the invariant is declared. Change the number with
-`gain:` by an amount the steps take from (or put into) what else the equation counts, as the
-base rules' Officials step does. A `gain:`, or a `set:` relative to the field (`officials - n`),
-is not read by this check: the engine checks every state's invariants, and `validate --play`
-plays games that find a law a rule breaks.
+refused at the step, with a note where the invariant is declared. When the equation is a sum
+of numbers of the state (with signs) on one side and of the rules' data on the other, the
+`gain:` steps of each list of steps must cancel too: summed with their terms' signs and grouped
+by the amount as written (`n` and `-n` cancel, numbers add up), what is left is refused at the
+first of them. Change the number with `gain:` by an amount the steps take from (or put into)
+what else the equation counts, in the same list of steps, as the base rules' Officials step
+does. Not read by this check: a law that is not such a sum (`markers_left == max(0, ...)`), a
+`set:` relative to the field (`officials - n`), a take and a put in different procedures, a
+gain clamped at a bound, and the setup: the engine checks every state's invariants, and
+`validate --play` plays games that find a law a rule breaks.
 
     bad:   - {set: {officials: 99}}
+           - {gain: {officials: 1}}
     fix:   - {gain: {officials: -n}}
            - {gain: {"game.offices[noble][color]": n}}
 """,

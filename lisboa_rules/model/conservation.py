@@ -34,7 +34,7 @@ procedures only it carries out (they make the state the invariants then hold in)
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, assert_never
 
 from lisboa_rules.core.pyexpr import parse_expr
@@ -57,6 +57,7 @@ from lisboa_rules.lang.tree import (
     Set,
     Shuffle,
     Step,
+    branches,
 )
 from lisboa_rules.lang.typed import MAX_LENGTH, data_lookup
 from lisboa_rules.model.procs import ProcSet
@@ -515,6 +516,7 @@ def check_laws(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
     hold after it but by chance. A `gain:`, or a `set:` relative to the field (`officials -
     n`), is left to the engine's check of every state (and to the backstop's games)."""
     laws: list[tuple[Invariant, set[Field]]] = []
+    linear: list[tuple[Invariant, list[_Term]]] = []
     for inv in decl.invariants:
         if inv.holds is None:
             continue
@@ -526,6 +528,9 @@ def check_laws(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
             read = _fields_read(decl, body, frozenset())
             if read:
                 laws.append((inv, read))
+                terms = _linear_law(decl, body)
+                if terms:
+                    linear.append((inv, terms))
     if not laws:
         return []
     setup = _setup_only(ps)
@@ -557,14 +562,155 @@ def check_laws(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
                                 LAW_CODE,
                                 f"this `set:` puts a value in {_shown(got)} whatever the rest "
                                 f"holds, and the invariant '{inv.id}' (rules/state.yaml) keeps "
-                                f"it in an equation ({(inv.holds or '').strip()}): outside the setup, "
+                                f"it in an equation ({_holds(inv)}): outside the setup, "
                                 f"change {_shown(got)} with `gain:` by an amount the steps "
                                 "take from, or put into, what else the equation counts",
                                 (*s.path, "set", place),
                                 notes=((f"the invariant '{inv.id}' is declared here",
                                         ("state", *inv.path, "holds")),)))
                             break
+        for block in _blocks(steps):
+            for inv, terms in linear:
+                found = _unbalanced(decl, block, terms, names)
+                if found is not None and found[0].path not in seen:
+                    step, left = found
+                    seen.add(step.path)
+                    out.append(StepProblem(
+                        LAW_CODE,
+                        f"the gains of these steps change what the invariant '{inv.id}' "
+                        "(rules/state.yaml) keeps in an equation "
+                        f"({_holds(inv)}) by amounts that do not cancel "
+                        f"({left}): take from one of the numbers it counts what you put into "
+                        "another, in the same list of steps (as the base rules' Officials "
+                        "step does: gain: {officials: -n} and gain: "
+                        "{game.offices[noble][color]: n})",
+                        (*step.path, "gain"),
+                        notes=((f"the invariant '{inv.id}' is declared here",
+                                ("state", *inv.path, "holds")),)))
     return out
+
+
+# A term of a linear law: a number of the state read with a sign, and its indexes (None where
+# the law reads every key: a comprehension's variable), e.g. (1, ("game", "offices"), (None,
+# "color")) for `sum([game.offices[n][color] for n in game.offices])`.
+_Term = tuple[int, Field, tuple[str | None, ...]]
+
+
+def _linear_law(decl: StateDecl, node: ast.Compare) -> list[_Term] | None:
+    """The terms of an equation that is a sum of numbers of the state (with signs) on one
+    side and of the rules' data on the other, or None (not linear: `max(0, ...)`)."""
+    left = _terms(decl, node.left, frozenset())
+    right = _terms(decl, node.comparators[0], frozenset())
+    if left is None or right is None:
+        return None
+    return left + [(-sign, f, idx) for sign, f, idx in right]
+
+
+def _terms(decl: StateDecl, node: ast.expr, wild: frozenset[str]) -> list[_Term] | None:
+    if not _fields_read(decl, node, wild):
+        return []  # constant: the rules' data
+    match node:
+        case ast.BinOp(op=ast.Add() | ast.Sub() as op, left=a, right=b):
+            x, y = _terms(decl, a, wild), _terms(decl, b, wild)
+            if x is None or y is None:
+                return None
+            if isinstance(op, ast.Sub):
+                y = [(-s, f, i) for s, f, i in y]
+            return x + y
+        case ast.UnaryOp(op=ast.USub(), operand=a):
+            x = _terms(decl, a, wild)
+            return None if x is None else [(-s, f, i) for s, f, i in x]
+        case ast.Call(func=ast.Name(id="sum"), args=[ast.ListComp() | ast.GeneratorExp() as c]) \
+                if len(c.generators) == 1 and not c.generators[0].ifs \
+                and isinstance(c.generators[0].target, ast.Name):
+            return _terms(decl, c.elt, wild | {c.generators[0].target.id})
+        case ast.Name() | ast.Attribute() | ast.Subscript():
+            return _place_term(decl, node, wild)
+        case _:
+            return None
+
+
+def _place_term(decl: StateDecl, node: ast.expr, wild: frozenset[str]) -> list[_Term] | None:
+    idx: list[str | None] = []
+    root = node
+    while isinstance(root, ast.Subscript):
+        key = root.slice
+        idx.insert(0, None if isinstance(key, ast.Name) and key.id in wild
+                   else ast.unparse(key))
+        root = root.value
+    got = _root_field(decl, root, frozenset())
+    return None if got is None else [(1, got, tuple(idx))]
+
+
+def _holds(inv: Invariant) -> str:
+    return (inv.holds or "").strip()
+
+
+def _blocks(steps: Iterable[Step]) -> Iterator[tuple[Step, ...]]:
+    """Every list of steps: the top one and those nested in its steps."""
+    top = tuple(steps)
+    yield top
+    for s in top:
+        for nested in branches(s):
+            if nested:
+                yield from _blocks(nested)
+
+
+def _unbalanced(decl: StateDecl, block: tuple[Step, ...], terms: list[_Term],
+                names: frozenset[str]) -> tuple[Step, str] | None:
+    """The first gain of a list of steps that changes a law's terms, and the amounts left
+    once every change is summed with its term's sign (grouped by the amount as written: `n`
+    and `-n` cancel), when they do not cancel."""
+    total: dict[str, int] = {}
+    first: Step | None = None
+    for s in block:
+        if not isinstance(s, Gain):
+            continue
+        for place, amount in s.places:
+            sign = _law_sign(decl, place, terms, names)
+            if sign is None:
+                continue
+            first = first or s
+            try:
+                value = parse_expr(str(amount).strip()).body
+            except (SyntaxError, ValueError, RecursionError):
+                return None
+            k, text = 1, ""
+            if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+                k, value = -1, value.operand
+            if isinstance(value, ast.Constant) and isinstance(value.value, int):
+                k, text = k * value.value, "1"
+            else:
+                text = ast.unparse(value)
+            total[text] = total.get(text, 0) + sign * k
+    left = {text: k for text, k in total.items() if k}
+    if first is None or not left:
+        return None
+    shown = ", ".join(f"{k:+d}" if text == "1" else f"{k:+d} × {text}"
+                      for text, k in sorted(left.items()))
+    return first, shown
+
+
+def _law_sign(decl: StateDecl, place: str, terms: list[_Term], names: frozenset[str]
+              ) -> int | None:
+    """The sign a law gives the number a gain writes to, or None (not one of its terms)."""
+    try:
+        node = parse_expr(place.strip()).body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    idx: list[str] = []
+    root = node
+    while isinstance(root, ast.Subscript):
+        idx.insert(0, ast.unparse(root.slice))
+        root = root.value
+    got = _root_field(decl, root, names)
+    if got is None:
+        return None
+    for sign, f, want in terms:
+        if f == got and len(want) == len(idx) and all(
+                w is None or w == i for w, i in zip(want, idx, strict=True)):
+            return sign
+    return None
 
 
 def _shown(place: Field | None) -> str:

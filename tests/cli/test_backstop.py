@@ -14,12 +14,12 @@ from conftest import ENGINE_PATH, ROOT, run_cli
 from lisboa_rules.sim import backstop
 
 # a house rule the static checks accept and that breaks what rules/state.yaml declares
-BREAKS = (ROOT / "tests" / "cases" / "backstop" / "officials-from-nowhere.yaml").read_text(
+BREAKS = (ROOT / "tests" / "cases" / "backstop" / "markers-from-nowhere.yaml").read_text(
     encoding="utf-8")
 
 
 def _house(tmp_path: Path) -> Path:
-    path = tmp_path / "officials-from-nowhere.yaml"
+    path = tmp_path / "markers-from-nowhere.yaml"
     path.write_text(BREAKS, encoding="utf-8")
     return path
 
@@ -29,13 +29,13 @@ def test_a_rule_that_breaks_play_is_an_error_at_its_action(
     house = _house(tmp_path)
     out = tmp_path / "out"
     code, _out, err = run_cli(["build", "--house", str(house), "--variant",
-                               "officials-from-nowhere", "--out", str(out), "--play", "2"],
+                               "markers-from-nowhere", "--out", str(out), "--play", "2"],
                               capsys, monkeypatch)
     assert code == 1, err
     line = next(i for i, ln in enumerate(BREAKS.splitlines(), 1) if "- $add: true" in ln)
     found = re.search(rf"{re.escape(str(house))}:{line}:\d+: error\[engine-failed\]: (.*)", err)
     assert found is not None, err
-    assert "an invariant fails after the move" in found[1] and "Officials" in found[1]
+    assert "an invariant fails after the move" in found[1] and "Rubble Set markers" in found[1]
     assert "reproduce: new_game(" in found[1] and "'kind': 'muster'" in found[1]
     assert len(re.findall(r"error\[engine-failed\]", err)) == 1  # one error for one rule
     assert not out.exists()  # nothing written
@@ -45,7 +45,7 @@ def test_without_games_the_same_rule_builds(tmp_path: Path, capsys: Any,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """What catches it is the play (the static checks prove no conservation): `--play 0`."""
     code, _out, err = run_cli(["validate", "--house", str(_house(tmp_path)), "--variant",
-                               "officials-from-nowhere", "--play", "0"], capsys, monkeypatch)
+                               "markers-from-nowhere", "--play", "0"], capsys, monkeypatch)
     assert code == 0, err
 
 

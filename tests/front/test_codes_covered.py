@@ -354,10 +354,10 @@ def test_engine_failed(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                        monkeypatch: pytest.MonkeyPatch) -> None:
     """A rule the static checks accept whose games fail: engine-failed (the backstop's games,
     which only the CLI plays), at the rule; tests/cli/test_backstop.py has the rest."""
-    house = tmp_path / "officials-from-nowhere.yaml"
-    shutil.copy(ROOT / "tests" / "cases" / "backstop" / "officials-from-nowhere.yaml", house)
+    house = tmp_path / "markers-from-nowhere.yaml"
+    shutil.copy(ROOT / "tests" / "cases" / "backstop" / "markers-from-nowhere.yaml", house)
     monkeypatch.chdir(ROOT)
-    code = main(["validate", "--house", str(house), "--variant", "officials-from-nowhere",
+    code = main(["validate", "--house", str(house), "--variant", "markers-from-nowhere",
                  "--play", "1"])
     err = capsys.readouterr().err
     assert code == 1 and re.search(rf"{re.escape(str(house))}:\d+:\d+: "
