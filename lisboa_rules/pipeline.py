@@ -692,18 +692,12 @@ def _player_counts(model: m.Model, variants: dict[str, LoadedDoc]) -> Iterator[D
                 )
 
 
-_UNREAD = re.compile(r"no step of '([^']*)' reads its '([^']*)'")
-
-
 def _unread_not_stale(diags: list[Diagnostic]) -> list[Diagnostic]:
     """A key a variant sets that no step reads is refused (`unread-key`): the words of its
-    rule need not say it (no `text-stale` for that change of that action in the same file)."""
-    refused = {(d.span.file, f" changes {m[2]} of '{m[1]}'") for d in diags
-               if d.code == "unread-key" and d.span is not None
-               and (m := _UNREAD.match(d.message)) is not None}
+    rule need not say it (no `text-stale` about only such keys: their `subject`s)."""
+    refused = {s for d in diags if d.code == "unread-key" for s in d.subject}
     return [d for d in diags if not (
-        d.code == "text-stale" and d.span is not None
-        and any(d.span.file == f and what in d.message for f, what in refused))]
+        d.code == "text-stale" and d.subject and set(d.subject) <= refused)]
 
 
 def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:

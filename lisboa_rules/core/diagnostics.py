@@ -12,7 +12,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lisboa_rules.core.codes import CODES, Severity
@@ -43,6 +43,9 @@ class Diagnostic:
     span: Span | None
     related: tuple[Related, ...] = ()
     suggestion: str | None = None
+    # what it is about, for the passes that weigh one finding against another: `ID.KEY` of a
+    # key of a rule's item (an `unread-key`, the keys a `text-stale` says changed); not printed
+    subject: tuple[str, ...] = field(default=(), compare=False, repr=False, kw_only=True)
 
     @property
     def severity(self) -> Severity:

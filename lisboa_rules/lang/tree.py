@@ -41,6 +41,8 @@ class StepProblem:
     bounds_of: str | None = field(default=None, kw_only=True)
     # notes, each with the path of the data it points at (a step that reads what is unread)
     notes: tuple[tuple[str, tuple[str | int, ...]], ...] = field(default=(), kw_only=True)
+    # what it is about (`ID.KEY`), carried to its Diagnostic (core/diagnostics.py `subject`)
+    subject: tuple[str, ...] = field(default=(), kw_only=True)
 
 
 @dataclass(frozen=True, kw_only=True)

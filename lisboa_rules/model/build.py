@@ -889,7 +889,7 @@ def procedure_diagnostics(m: model.Model, docs: Mapping[str, Doc], compiled: Pro
             everything = [pr for pr in everything if not any(pr is f for f in follow)]
     return [Diagnostic(pr.code, pr.message, _step_span(docs, m.texts, pr),
                        (*_bounds_noted(m, pr.bounds_of), *_notes(docs, pr)),
-                       suggestion=pr.suggestion)
+                       suggestion=pr.suggestion, subject=pr.subject)
             for pr in [*everything, *compiled.queries]]
 
 

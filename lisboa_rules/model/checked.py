@@ -278,7 +278,7 @@ def _unread(rows: Rows, kinds: list[str], own: frozenset[str]) -> list[StepProbl
                 "unread-key",
                 f"no step of '{name}' reads its '{key}' (as this.{key}), so the reference "
                 f"would print it and play would ignore it: {hint}",
-                (*path, key), notes=notes))
+                (*path, key), notes=notes, subject=(f"{name}.{key}",)))
     return out
 
 

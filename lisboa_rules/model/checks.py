@@ -1115,6 +1115,8 @@ def check_stale_texts(
                 f"{field} in the same variant",
                 ch.span,
                 (Related(f"the {field} of '{ident}'", before.span((*rule_path, field))),),
+                subject=tuple(dict.fromkeys(
+                    f"{ident}." + ".".join(str(p) for p in r) for r, _ in stale)),
             )
         yield from _stale_step_texts(before, rule_path, rule, ident, found, rewritten)
     yield from _stale_worded(before, worded, rules, rewritten, acked)

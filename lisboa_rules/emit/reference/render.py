@@ -1191,6 +1191,14 @@ class _Builder:
                 proc_code=self.steps_code(move.steps), procedure=True, kind="procedure"))
         blocks.append(Heading("game-flow", "Game flow"))
         blocks.append(self.flow())
+        phases = [ph for ph in m.data["flow"].get("phases", ()) if isinstance(ph, Mapping)]
+        if phases:  # the states the engine waits in, with whose decision each waits for
+            blocks.append(Heading("phases", humanize("phases"), only="annotated"))
+            blocks.append(Table(
+                (humanize("id"), humanize("text")),
+                tuple(((Piece(str(ph.get("id", "")), "code"),),
+                       self.rich(str(ph.get("text", "")), {})) for ph in phases),
+                row_ids=tuple(f"phase-{ph.get('id', '')}" for ph in phases), only="annotated"))
         blocks.extend(f for f in (self.figure("turn"),) if f is not None)
         blocks.append(Heading("actions", "Actions"))
         overview = []
@@ -1716,8 +1724,22 @@ class _Builder:
                   for d in m.differences),
             row_ids=tuple(f"difference-{d.id}" for d in m.differences), only="annotated"))
         blocks.append(Heading("sources", humanize("sources"), only="annotated"))
-        blocks.append(Table((humanize("id"), humanize("title")),
-                            tuple(((Piece(s, "code"),), plain(t)) for s, t in m.sources),
+        cited: dict[str, list[Rich]] = {s: [] for s, _ in m.sources}
+        for r in m.rules:
+            for s in r.provenance.sources:
+                cited.setdefault(s, []).append((link(r.id, r.id),))
+        for v in self.c.variants:
+            for s in v.provenance.sources:
+                cited.setdefault(s, []).append((link(v.title, f"variant-{v.id}"),))
+            for c in v.callouts:
+                for s in c.provenance.sources:
+                    cited.setdefault(s, []).append((link(f"{v.title} › {c.rule}", c.rule),))
+        for s, where in _data_sources(m):
+            if s in cited and where not in cited[s]:
+                cited[s].append(where)
+        blocks.append(Table((humanize("id"), humanize("title"), "Cited by"),
+                            tuple(((Piece(s, "code"),), plain(t), join(cited.get(s, []), ", "))
+                                  for s, t in m.sources),
                             row_ids=tuple(f"source-{s}" for s, _ in m.sources),
                             only="annotated"))
         blocks.append(Heading("rule-index", "Rule index", only="annotated"))
@@ -2048,6 +2070,36 @@ def _bare(label: str) -> str:
 def _mentions(text: str, path: str) -> bool:
     return any(".".join(ph.path).startswith(path) or ".".join(ph.path[1:]).startswith(path)
                for ph in rtext.placeholders(text))
+
+
+def _data_sources(m: Model) -> list[tuple[str, Rich]]:
+    """The sources cited by data that is not a rule (a section of rules/game.yaml, a deck, a
+    step of the turn, a glossary entry: `source:` and `*_source:`), with where they are."""
+    rules = {(r.section, tuple(r.owner)) for r in m.rules}
+    out: list[tuple[str, Rich]] = []
+
+    def walk(kind: str, node: Any, raw: tuple[str | int, ...], path: tuple[str, ...]) -> None:
+        if isinstance(node, dict):
+            label = node.get("name", node.get("title", node.get("term", node.get("id", ""))))
+            for k, v in node.items():
+                if k.endswith("_source") and isinstance(v, list):
+                    where = " › ".join([humanize(kind), *path, humanize(k[: -len("_source")])])
+                    out.extend((str(s), plain(where)) for s in v)
+                elif k == "source" and isinstance(v, list):
+                    if (kind, raw) not in rules:
+                        where = " › ".join([humanize(kind), *path, str(label)]).rstrip(" ›")
+                        out.extend((str(s), plain(where)) for s in v)
+                else:
+                    walk(kind, v, (*raw, k), (*path, humanize(k)) if not isinstance(v, list)
+                         else path)
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(kind, v, (*raw, i), path)
+
+    for kind in sorted(m.data):
+        if kind not in ("provenance", "examples"):
+            walk(kind, m.data[kind], (), ())
+    return out
 
 
 def _data_assumptions(m: Model) -> list[tuple[str, Rich]]:
