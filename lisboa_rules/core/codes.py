@@ -712,7 +712,11 @@ of numbers of the state (with signs) on one side and of the rules' data on the o
 by the amount as written (`n` and `-n` cancel, numbers add up), what is left is refused at the
 first of them. Change the number with `gain:` by an amount the steps take from (or put into)
 what else the equation counts, in the same list of steps, as the base rules' Officials step
-does. Not read by this check: a law that is not such a sum (`markers_left == max(0, ...)`), a
+does. A player the setup makes (`new:`) must satisfy the laws of each player that read only
+its own numbers and the rules' data, computed with the values its `with:` gives and the
+declared defaults of the rest (a new player with none of the Rubble Set markers `markers-left`
+wants is refused), unless another step of the setup writes what the law reads. Not read by
+this check: a law that is not such a sum (`markers_left == max(0, ...)`), a
 `set:` relative to the field (`officials - n`), a take and a put in different procedures, a
 gain clamped at a bound, and the setup: the engine checks every state's invariants, and
 `validate --play` plays games that find a law a rule breaks.

@@ -19,7 +19,7 @@ from lisboa_rules.lang import expr
 from lisboa_rules.lang.steps import StepProblem
 from lisboa_rules.lang.vocab import env_for
 from lisboa_rules.model import types as model
-from lisboa_rules.model.conservation import check_conservation, check_laws
+from lisboa_rules.model.conservation import check_conservation, check_laws, check_new_records
 from lisboa_rules.model.procs import (
     ExprProblem,
     ProcProblems,
@@ -248,6 +248,7 @@ class Builder:
         problems += untyped
         problems += check_conservation(ps, state, data)
         problems += check_laws(ps, state)
+        problems += check_new_records(ps, state, data)
         return replace(ps, problems=tuple(problems), untyped=bool(untyped))
 
     def _vocabulary(self, data: dict[str, Any], state: StateDecl) -> None:

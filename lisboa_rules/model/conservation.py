@@ -323,36 +323,8 @@ class _Checker:
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     def constant(self, node: ast.expr) -> Any:
-        """The value of a constant expression: numbers and lists written out, data of the rules
-        (`rules.X.Y`), `+ - * //`, `len`, `min`, `max`; ValueError for anything else."""
-        if isinstance(node, ast.Constant) and isinstance(node.value, int | str) \
-                and not isinstance(node.value, bool):
-            return node.value
-        if isinstance(node, ast.List | ast.Tuple):
-            return [self.constant(e) for e in node.elts]
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -self.constant(node.operand)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult
-                                                      | ast.FloorDiv):
-            a, b = self.constant(node.left), self.constant(node.right)
-            if not all(isinstance(x, int) and not isinstance(x, bool) for x in (a, b)):
-                raise ValueError("not a number")
-            ops = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__,
-                   ast.FloorDiv: int.__floordiv__}
-            return ops[type(node.op)](a, b)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords \
-                and node.func.id in ("len", "min", "max"):
-            args = [self.constant(a) for a in node.args]
-            if node.func.id == "len":
-                return len(*args)
-            return min(*args) if node.func.id == "min" else max(*args)
-        path: list[str] = []
-        while isinstance(node, ast.Attribute):
-            path.insert(0, node.attr)
-            node = node.value
-        if isinstance(node, ast.Name) and node.id == "rules" and path:
-            return self.rules(tuple(path))
-        raise ValueError("not a constant")
+        """The value of a constant expression (`_constant`); ValueError for anything else."""
+        return _constant(node, self.rules, {})
 
     def put_by(self, s: Do | Raise, calls: list[tuple[str, Mapping[str, Expr]]],
                where: tuple[str, ...], pending: dict[str, Move | None],
@@ -640,6 +612,125 @@ def _place_term(decl: StateDecl, node: ast.expr, wild: frozenset[str]) -> list[_
         root = root.value
     got = _root_field(decl, root, frozenset())
     return None if got is None else [(1, got, tuple(idx))]
+
+
+def _constant(node: ast.expr, rules: Any, names: Mapping[str, Any]) -> Any:
+    """The value of a constant expression: numbers and lists written out, data of the rules
+    (`rules.X.Y`), the values `names` gives, `+ - * //`, `len`, `min`, `max` and one
+    comparison; ValueError for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | str) \
+            and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in names:
+        return names[node.id]
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_constant(e, rules, names) for e in node.elts]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_constant(node.operand, rules, names)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult
+                                                  | ast.FloorDiv):
+        a, b = _constant(node.left, rules, names), _constant(node.right, rules, names)
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (a, b)):
+            raise ValueError("not a number")
+        if isinstance(node.op, ast.FloorDiv) and b == 0:
+            raise ValueError("a division by 0")
+        ops = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__,
+               ast.FloorDiv: int.__floordiv__}
+        return ops[type(node.op)](a, b)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+            and isinstance(node.ops[0], ast.Eq | ast.NotEq | ast.Lt | ast.LtE | ast.Gt | ast.GtE):
+        a = _constant(node.left, rules, names)
+        b = _constant(node.comparators[0], rules, names)
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (a, b)):
+            raise ValueError("not a number")
+        cmp = {ast.Eq: int.__eq__, ast.NotEq: int.__ne__, ast.Lt: int.__lt__,
+               ast.LtE: int.__le__, ast.Gt: int.__gt__, ast.GtE: int.__ge__}
+        return cmp[type(node.ops[0])](a, b)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords \
+            and node.func.id in ("len", "min", "max") and node.args:
+        args = [_constant(a, rules, names) for a in node.args]
+        if node.func.id == "len":
+            return len(*args)
+        return min(*args) if node.func.id == "min" else max(*args)
+    path: list[str] = []
+    while isinstance(node, ast.Attribute):
+        path.insert(0, node.attr)
+        node = node.value
+    if isinstance(node, ast.Name) and node.id == "rules" and path:
+        return rules(tuple(path))
+    raise ValueError("not a constant")
+
+
+def check_new_records(ps: ProcSet, decl: StateDecl, data: Mapping[str, Any]
+                      ) -> list[StepProblem]:
+    """A `new:` player whose record a conservation law of each player refuses: the law (an
+    invariant `each: player` whose `holds:` is one equation over the player's own numbers and
+    the rules' data, `markers_left == max(0, rules.game.start.rubble_set_markers -
+    rubble_sets)`) computed with the values the `with:` gives and the declared defaults of
+    the rest is false, and no other step of the setup writes what it reads. Refused at the
+    step (`step-breaks-law`); a law it cannot compute (it reads the game, or a value no
+    constant gives) is left to the engine's check of the setup's state (and the backstop)."""
+    rules = data_lookup(data)
+    players = {f.id: f for f in decl.fields("player")}
+    laws: list[tuple[Invariant, ast.expr, set[str]]] = []
+    for inv in decl.invariants:
+        if inv.holds is None or inv.each != "player":
+            continue
+        try:
+            body = parse_expr(inv.holds.strip()).body
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        if not (isinstance(body, ast.Compare) and [type(o) for o in body.ops] == [ast.Eq]):
+            continue
+        read = _fields_read(decl, body, frozenset())
+        if read and all(scope == "player" for scope, _ in read):
+            laws.append((inv, body, {f for _, f in read}))
+    if not laws:
+        return []
+    setup = _setup_only(ps)
+    written: set[str] = set()  # the player numbers a step of the setup writes, but `new:`
+    news: list[New] = []
+    for pid in setup:
+        proc = ps.procs[pid]
+        names = _locals(proc.steps, [p.name for p in proc.params])
+        for top in proc.steps:
+            for s in top.walk():
+                if isinstance(s, New):
+                    news.append(s)
+                elif isinstance(s, Gain | Set):
+                    for place, _value in s.places:
+                        got = _field_of(decl, place, names)
+                        if got is not None and got[0] == "player":
+                            written.add(got[1])
+    out: list[StepProblem] = []
+    for s in news:
+        given = dict(s.with_ or ())
+        for inv, body, own in laws:
+            if own & written:
+                continue
+            values: dict[str, Any] = {}
+            try:
+                for f in own:
+                    if f in given:
+                        values[f] = _constant(parse_expr(str(given[f]).strip()).body, rules,
+                                              {})
+                    elif f in players:
+                        values[f] = players[f].default
+                holds = _constant(body, rules, values)
+            except (SyntaxError, ValueError, KeyError, TypeError, RecursionError):
+                continue
+            if holds is False:
+                shown = ", ".join(f"{f} {values[f]}" for f in sorted(own))
+                missing = sorted(f for f in own if f not in given)
+                out.append(StepProblem(
+                    LAW_CODE,
+                    f"the player this step makes starts with {shown}, and the invariant "
+                    f"'{inv.id}' (rules/state.yaml) does not hold for it ({_holds(inv)})"
+                    + (f": give {', '.join(missing)} in `with:`" if missing else ""),
+                    (*s.path, "new"),
+                    notes=((f"the invariant '{inv.id}' is declared here",
+                            ("state", *inv.path, "holds")),)))
+    return out
 
 
 def _holds(inv: Invariant) -> str:
