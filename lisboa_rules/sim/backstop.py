@@ -5,7 +5,9 @@ The static checks (lang/total.py, ir/cost.py, the checks of the model) are the g
 an engine the compiler accepts plays; this only catches what they miss. Every rule set (the
 base game and each chosen variant, at every player count the rules allow) plays `games` games
 from seeds 0, 1, ...: a random player on even seeds, a greedy one on odd seeds, each move
-listed, played and its state's invariants checked, up to `MOVE_LIMIT` moves and `PLAY_SECONDS`
+listed, played and its state's invariants checked (and a save of it loaded again every
+`SAVE_EVERY` moves and at the end: the saved-game checks of rules/state.yaml hold), up to
+`MOVE_LIMIT` moves and `PLAY_SECONDS`
 of CPU time (core/limits.py; where a timer can be set: the main thread of a Unix process). An
 exception, a failed invariant, a state with no legal move, a game that does not end or one that
 runs out of time (a step that loops for long: stopped where it runs) is an
@@ -34,6 +36,7 @@ from lisboa_rules.sim.agents import make_agent
 
 DEFAULT_GAMES = PLAY_GAMES  # games of each rule set at each player count: random, greedy
 MOVE_LIMIT = 5_000  # a game longer than this does not end (the base game's take about 100)
+SAVE_EVERY = 25  # a save of the state is loaded again after every this many moves, and at the end
 SOURCE = "<generated lisboa_engine.py>"
 
 
@@ -170,19 +173,78 @@ class _Game:
                 moves.append(move)
                 broken = engine.check_invariants(self.g)
                 if broken:
+                    index = len(moves) - 1
                     return self.failed(f"an invariant fails after the move: {broken[0]}",
-                                       self.last_action())
+                                       self.culprit(self.replay(index), moves[index]))
+                if len(moves) % SAVE_EVERY == 0 or self.g.phase == "over":
+                    try:  # a state the engine made is one its own saves load
+                        engine.loads(engine.dumps(self.g))
+                    except engine.StateError as exc:
+                        before, move = self.first_unsaved()
+                        return self.failed(f"a save of a state the game reached does not "
+                                           f"load: {exc}", self.culprit(before, move))
         except engine.StateError as exc:
             return self.failed(str(exc), exc.at)
         except Exception as exc:  # the backstop reports anything the engine raises
             return self.failed(f"{type(exc).__name__}: {exc}", None)
         return None
 
+    def replay(self, upto: int) -> Any:
+        """The state before move `upto` (0-based), played again from the start."""
+        g = self.engine.new_game(self.players, list(self.chosen), self.seed)
+        for move in self.moves[:upto]:
+            g = self.engine.apply_move(g, move)
+        return g
+
+    def first_unsaved(self) -> tuple[Any, Any]:
+        """The state and the move that broke a saved-game check: the first move played after
+        which the state breaks one (the engine's `_check_shape`: what a load checks of the
+        state itself), else the first legal move that breaks the game from the first state
+        whose save does not load (a load plays each legal move on a copy), else the last
+        move played."""
+        engine = self.engine
+        g = engine.new_game(self.players, list(self.chosen), self.seed)
+        for move in self.moves:
+            before, g = g, engine.apply_move(g, move)
+            try:
+                engine._check_shape(g, g.rs)
+            except engine.StateError:
+                return before, move
+            try:
+                engine.loads(engine.dumps(g))
+            except engine.StateError:
+                for legal in engine.legal_moves(g):
+                    try:
+                        after = engine.apply_move(g, legal)
+                        if engine.check_invariants(after):
+                            return g, legal
+                        engine._check_shape(after, after.rs)
+                    except engine.StateError:
+                        return g, legal
+                    except Exception:  # a fault of its own: this move is the cause
+                        return g, legal
+        return self.replay(len(self.moves) - 1), self.moves[-1]
+
+    def culprit(self, before: Any, move: Any) -> str | None:
+        """Where the rule is written that most likely broke the state with `move` played on
+        `before`: the move's action when a variant wrote it, else the last step of a variant
+        the move ran (the engine traced while it plays the move again), else the action."""
+        action = self.action_at(move.kind)
+        if action is not None and "/variants/" in action:
+            return action
+        ran = _rules_run(self.engine, before, move)
+        house = [at for at in ran if "/variants/" in at]
+        return house[-1] if house else action
+
     def last_action(self) -> str | None:
         """Where the action of the last move is written (a failure that no step names)."""
-        if not self.moves or self.g is None:
+        return self.action_at(self.moves[-1].kind) if self.moves else None
+
+    def action_at(self, kind: str) -> str | None:
+        """Where the action of a move of `kind` is written."""
+        if self.g is None:
             return None
-        md = self.g.rs.moves.get(self.moves[-1].kind)
+        md = self.g.rs.moves.get(kind)
         if md is None:
             return None
         line = md.moves.__code__.co_firstlineno - 1  # the comment above its generator
@@ -215,6 +277,41 @@ class _Game:
                   f"{len(self.moves)} moves played"
                   + (f", the last: {shown}" if self.moves else "") + ")")
         return Diagnostic("engine-failed", f"{what}: {message}{replay}", _span(at))
+
+
+def _rules_run(engine: Any, g: Any, move: Any) -> list[str]:
+    """The rule positions (`rules/FILE:LINE`) of the generated steps `move` runs on `g`, in
+    the order they first run: each line of the engine run is read back to the comment above
+    its step, as the runtime's `_rule_at` does for a fault."""
+    lines: dict[int, None] = {}
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename != SOURCE:
+            return None
+        if event == "line":
+            lines.setdefault(frame.f_lineno, None)
+        return trace
+
+    before = sys.gettrace()
+    sys.settrace(trace)
+    try:
+        engine.apply_move(g, move)
+    except Exception:  # what it ran is what is wanted
+        pass
+    finally:
+        sys.settrace(before)
+    text = linecache.getlines(SOURCE)
+    out: dict[str, None] = {}
+    for line in lines:
+        for n in range(line, 0, -1):
+            found = engine._AT_RULE.search(text[n - 1]) if n <= len(text) else None
+            if found is not None:
+                out.setdefault(str(found.group(1)), None)
+                break
+            if text[n - 1].startswith(("def ", "class ")) or text[n - 1].lstrip().startswith(
+                    "def "):
+                break
+    return list(out)
 
 
 def _span(at: str | None) -> Span | None:

@@ -82,6 +82,24 @@ def test_a_setup_whose_state_breaks_an_invariant_is_an_error_at_the_house_step(
     assert "an invariant fails after the setup" in found[1] and "0 moves played" in found[1]
 
 
+def test_a_state_its_own_saves_refuse_is_an_error_at_the_house_step(
+        tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn-end step marks the end of the game without a final round (a saved-game check of
+    rules/state.yaml): the backstop loads a save every few moves, finds the first move whose
+    state breaks the check, and names the variant's step that move ran (traced)."""
+    text = (ROOT / "tests" / "cases" / "backstop" / "save-refused.yaml").read_text(
+        encoding="utf-8")
+    house = tmp_path / "save-refused.yaml"
+    house.write_text(text, encoding="utf-8")
+    code, _out, err = run_cli(["validate", "--house", str(house), "--variant", "save-refused",
+                               "--play", "1"], capsys, monkeypatch)
+    assert code == 1, err
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "- $add: true" in ln)
+    found = re.search(rf"{re.escape(str(house))}:{line}:\d+: error\[engine-failed\]: (.*)", err)
+    assert found is not None, err
+    assert "does not load" in found[1] and "final_round" in found[1], err
+
+
 def test_the_base_rules_play_their_games(capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     code, _out, err = run_cli(["validate", "--play", "2"], capsys, monkeypatch)
     assert code == 0 and "engine-failed" not in err, err
