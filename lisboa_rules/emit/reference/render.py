@@ -924,7 +924,12 @@ class _Builder:
                                 and isinstance(n, int) and not isinstance(n, bool)
                                 for k, n in value.items()):
             return ""
-        return ", ".join(sayer.count(n, words.bare(sayer.vocab[k])) for k, n in value.items())
+        # amounts by their size (a penalty of `reis: -2` is "2 réis": the column or the words
+        # around say which way it goes); a mix of gains and losses keeps its signs
+        if len({n < 0 for n in value.values()}) > 1:
+            return ""
+        return ", ".join(sayer.count(abs(n), words.bare(sayer.vocab[k]))
+                         for k, n in value.items())
 
     def key_label(self, key: str) -> str:
         """A data key as words: the vocabulary's words for it, else the key humanized."""
