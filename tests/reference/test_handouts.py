@@ -154,11 +154,34 @@ def test_pdf_with_a_variant_prints_the_folded_rules_and_the_handout(
     assert sorted(printed) == [f"player-aid-{name}.pdf", f"rules-{name}.pdf",
                                f"variant-{name}.pdf"]
     assert 'class="handout"' in printed[f"variant-{name}.pdf"]
-    assert f"({name})" in re.search(r"<title>(.*?)</title>", printed[f"rules-{name}.pdf"],
-                                    re.S).group(1)  # type: ignore[union-attr]
+    title = re.search(r"<title>(.*?)</title>", printed[f"rules-{name}.pdf"], re.S)
+    assert title is not None
+    assert "with The Queen" in title.group(1)  # the variant's title, not its file id
+    assert f"({name})" not in title.group(1)
     # the annotated edition instead of the players'
     printed.clear()
     assert main(["pdf", "--rules", str(RULES), "--out", str(tmp_path / "a"),
                  "--edition", "annotated"]) == 0
     assert sorted(printed) == ["player-aid.pdf", "rules-annotated.pdf"]
     assert 'class="tag"' in printed["rules-annotated.pdf"]
+
+
+@pytest.mark.parametrize(("variant", "heading"), [
+    ("queen", "Official variant: The Queen"), ("two-player", "Official variant: Two players")])
+def test_an_official_variant_is_headed_as_such(variant: str, heading: str) -> None:
+    """The variants of the published game (`official: true`) are not house rules."""
+    files = compile_rules(RULES).files
+    md, html = files[variant_handout(variant, "md")], files[variant_handout(variant, "html")]
+    assert f"# {heading}\n" in md and f"<h1>{heading}</h1>" in html
+    assert re.search(r"<title>[^<]*" + re.escape(heading) + "</title>", html)
+    assert "house rule" not in (md + html).lower()
+    assert f"({variant})" not in md and f"({variant})" not in html
+
+
+def test_a_house_rule_is_headed_with_its_own_title(tmp_path: Path) -> None:
+    files = _compiled(tmp_path, "house-rubble", HANDOUT_RULE.format(n=4)).files
+    md, html = files[variant_handout("house-rubble", "md")], files[variant_handout(
+        "house-rubble", "html")]
+    assert "# House rule: Richer rubble\n" in md
+    assert "<h1>House rule: Richer rubble</h1>" in html
+    assert "Official variant" not in md + html and "(house-rubble)" not in md + html

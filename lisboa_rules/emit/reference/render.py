@@ -344,6 +344,7 @@ class VariantView:
     sources: tuple[str, ...]
     step_changes: tuple[StepRedline, ...] = ()
     kind: str = "variant"
+    official: bool = False  # a variant of the published game (`official: true`), not a house rule
 
     @property
     def value_changes(self) -> tuple[ChangeRow, ...]:
@@ -445,7 +446,7 @@ class Document:
     header: str
     footer: str
     edition: str = "standard game"  # or the house rules built in (build --variant)
-    house_rules: str = ""  # "with <title> (<id>), ..." when variants are built in, else empty
+    house_rules: str = ""  # "with <title>, ..." when variants are built in, else empty
     figures: tuple[Figure, ...] = ()  # every diagram, also written as figures/<id>.svg
     annotated: bool = True  # rule ids, sources and assumption marks (False: players' edition)
     notes: tuple[NoteView, ...] = ()  # the assumptions, as the players' edition's notes
@@ -1614,7 +1615,7 @@ class _Builder:
                 v.id, v.title, self.variant_index[v.id], v.applies_players,
                 self.rich(v.text, {}, vm, v.provenance.assumptions), rows, tuple(text_changes),
                 callouts, self.marks(v.provenance.assumptions), v.provenance.sources,
-                self.step_redlines(vm)))
+                self.step_redlines(vm), official=v.official))
         return Chapter("chap-variants", humanize("variants"), tuple(blocks))
 
     def change_row(self, ch: Any, after: Model) -> ChangeRow:
@@ -2164,10 +2165,11 @@ def _edition_env(base: jinja2.Environment, annotated: bool) -> jinja2.Environmen
 
 
 def _edition(compiled: Compiled) -> str:
-    """The variants built into the base game (build --variant), named; empty without any."""
+    """The variants built into the base game (build --variant), named by their titles (a
+    title is the players' name for it; the id is the file's); empty without any."""
     if not compiled.folded_titles:
         return ""
-    return "with " + ", ".join(f"{title} ({vid})" for vid, title in compiled.folded_titles)
+    return "with " + ", ".join(title for _, title in compiled.folded_titles)
 
 
 def _comment_header(compiled: Compiled) -> str:
