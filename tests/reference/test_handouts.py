@@ -19,7 +19,7 @@ import pytest
 
 from lisboa_rules.cli import reference as reference_cli
 from lisboa_rules.cli.main import main
-from lisboa_rules.core.inputs import RULES_HTML, variant_handout
+from lisboa_rules.core.inputs import RULES_ANNOTATED_MD, RULES_HTML, RULES_MD, variant_handout
 from lisboa_rules.emit.reference.render import word_redline
 from lisboa_rules.pipeline import CompileResult, compile_rules
 
@@ -185,3 +185,25 @@ def test_a_house_rule_is_headed_with_its_own_title(tmp_path: Path) -> None:
     assert "# House rule: Richer rubble\n" in md
     assert "<h1>House rule: Richer rubble</h1>" in html
     assert "Official variant" not in md + html and "(house-rubble)" not in md + html
+
+
+def test_a_change_is_labelled_by_its_rule_not_its_data_path() -> None:
+    """The players' pages name a changed number by the rule it belongs to (and the words below
+    it); the whole data path stays in the annotated edition."""
+    files = compile_rules(RULES).files
+    md = files[variant_handout("two-player", "md")]
+    assert "[Ties in majorities](rules.md#score.ties) › Columns: Most, ~~2nd-most,~~" in md
+    assert "[Build a Store](rules.md#build-store) › Lots › Gold: ~~6~~ **5**" in md
+    assert "Scoring › Majority" not in md and "Nobles › Noble actions" not in md
+    assert "Scoring › Majority › Columns" not in files[RULES_MD]
+    assert "Scoring › Majority › Columns" in files[RULES_ANNOTATED_MD]
+
+
+def test_an_action_a_variant_adds_is_headed_by_its_name() -> None:
+    """A new action's steps are headed with its name (its rule's title), not its id."""
+    house = ROOT / "tests" / "cases" / "house-qa" / "petition.yaml"
+    files = compile_rules(RULES, extra=(house,)).files
+    md, html = files[variant_handout("petition", "md")], files[variant_handout("petition", "html")]
+    assert "\nPetition a Noble:\n" in md
+    assert "\npetition:\n" not in md and ">petition<" not in html
+    assert "Petition a Noble" in _visible(html)

@@ -310,6 +310,9 @@ class ChangeRow:
     rule: str
     rule_title: str
     structural: bool = False  # a record or a step was added or replaced (not one value)
+    # the players' label after the rule's title: the path below the rule's own record, in
+    # words ("Lots › Gold"); `what` (the whole data path) is the annotated edition's
+    below: str = ""
 
     @property
     def words(self) -> tuple[tuple[str, str], ...]:
@@ -883,7 +886,10 @@ class _Builder:
                     continue
                 moved = act.path[:2] == ("flow", "moves")
                 anchor = f"move-{act.id}" if moved else act.rule
-                out.append((kind, anchor if model is self.m else "", self.title_of(act.rule)))
+                # an action a variant adds: the title of its own rule (its name), not its id
+                own = model.rule(act.rule) if act.rule not in self.rules else None
+                title = own.title if own is not None else self.title_of(act.rule)
+                out.append((kind, anchor if model is self.m else "", title))
         return out
 
     def action_view(self, kind: str, m: Model) -> tuple[ProcStep, ...]:
@@ -1625,6 +1631,7 @@ class _Builder:
         parts = [humanize(ch.kind)]
         rule = ""
         rule_title = ""
+        at = len(parts)  # the parts up to the record the rule was found at
         parent: Any = None
         for key in ch.path:
             parent = node
@@ -1639,6 +1646,7 @@ class _Builder:
                     if isinstance(here, dict) and ch.path.index(key) > 0 else ""
                 if anchor in self.row_anchors:
                     rule, rule_title = anchor, self.row_anchors[anchor]
+                    at = len(parts)
             else:
                 parts.append(self.names.get(str(key), humanize(str(key))))
             if isinstance(here, dict) and isinstance(here.get("text"), str):
@@ -1646,6 +1654,7 @@ class _Builder:
                               if r.section == ch.kind and r.text == here["text"]), None)
                 if found is not None:
                     rule, rule_title = found.id, found.title
+                    at = len(parts)
         before, after_v = ch.before, ch.after
         key = ch.path[-1] if ch.path else ""
         if isinstance(key, str) and isinstance(parent, dict) and key.endswith("s"):
@@ -1662,7 +1671,8 @@ class _Builder:
                                                                    for i in v))
             for v in (ch.before, ch.after))
         return ChangeRow(plain(" › ".join(parts)), self.value_name(before),
-                         self.value_name(after_v), rule, rule_title, structural)
+                         self.value_name(after_v), rule, rule_title, structural,
+                         " › ".join(parts[at:]) if rule else "")
 
     def cards_title(self) -> str:
         return humanize("cards")
