@@ -500,6 +500,7 @@ def _variant_info(d: LoadedDoc) -> m.VariantInfo:
         callouts,
         span=d.span_for(("id",)),
         amends=amends,
+        official=data.get("official") is True,
     )
 
 

@@ -8,6 +8,8 @@ and exits 2. PDF is a build artifact, not a committed output: it is not covered 
 
 `--variant NAME` prints the rules as the variant makes them (folded, as `build --variant`) and
 the variant's one-page handout (`variant-NAME.pdf`: what it changes, word by word);
+`--house FILE` (repeatable, as for `build` and `validate`) adds a house rule kept outside the
+rules folder: its handout prints too, and `--variant ID` folds it in as well;
 `--edition annotated` prints the annotated rules (every rule id, source and assumption mark) as
 `rules-annotated.pdf` in place of the players' edition.
 
@@ -37,7 +39,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lisboa_rules.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
+from lisboa_rules.cli.common import (
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    Command,
+    add_house_option,
+    err,
+    out,
+    report,
+)
 from lisboa_rules.core.diagnostics import PROG, has_errors
 from lisboa_rules.core.inputs import AID_HTML, RULES_ANNOTATED_HTML, RULES_HTML, variant_handout
 from lisboa_rules.outputs import files
@@ -264,6 +275,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
                    "does (repeatable): the rules print as the variant makes them, and each "
                    "variant's one-page handout (what changes, word by word) prints as "
                    "variant-NAME.pdf; the PDF names and titles say which")
+    add_house_option(p)
     p.add_argument("--edition", choices=tuple(EDITIONS), default="players",
                    help="players: the rules to play by (default); annotated: with every rule "
                    "id, source and assumption mark")
@@ -278,7 +290,8 @@ def run_pdf(args: argparse.Namespace) -> int:
 
     # The rules first: a designer whose edit is refused hears why, with or without a printer.
     variants = tuple(args.variant)
-    result = pipeline.compile_rules(args.rules, variants)
+    house = tuple(getattr(args, "house", ()))
+    result = pipeline.compile_rules(args.rules, variants, extra=house)
     if has_errors(result.diagnostics):
         report(result.diagnostics, args.format)
         return EXIT_FINDINGS
@@ -300,7 +313,9 @@ def run_pdf(args: argparse.Namespace) -> int:
         pages = {(f"rules-{edition}" if stem == "rules" else stem):
                  (result.files[EDITIONS[edition]] if stem == "rules" else html)
                  for stem, html in pages.items()}
-    handouts = _handouts(args.rules, folded) if folded else {}
+    # the handouts: of each variant folded in, and of each --house file (folded or an option)
+    wanted = tuple(dict.fromkeys([*folded, *_house_ids(result, house)]))
+    handouts = _handouts(args.rules, wanted, house) if wanted else {}
     if handouts is None:
         return EXIT_FINDINGS
     try:
@@ -325,13 +340,24 @@ def run_pdf(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _handouts(rules: Path, variants: tuple[str, ...]) -> dict[str, str] | None:
+def _house_ids(result: Any, house: tuple[Path, ...]) -> list[str]:
+    """The ids of the variants the --house files declare (a variant's span names the file it
+    was read from, as the diagnostics show it: relative to the working folder)."""
+    compiled = result.compiled
+    if compiled is None or not house:
+        return []
+    wanted = {p.resolve() for p in house}
+    return [v.id for v in compiled.variants if Path(v.span.file).resolve() in wanted]
+
+
+def _handouts(rules: Path, variants: tuple[str, ...],
+              house: tuple[Path, ...] = ()) -> dict[str, str] | None:
     """The one-page handout of each variant, `variant-NAME` -> HTML: what it changes against
-    the base game, so the rules are compiled once more with the variants as options (None,
-    with the diagnostics reported, when that does not compile)."""
+    the base game, so the rules are compiled once more with the variants (and the --house
+    files) as options (None, with the diagnostics reported, when that does not compile)."""
     from lisboa_rules import pipeline
 
-    plain = pipeline.compile_rules(rules)
+    plain = pipeline.compile_rules(rules, extra=house)
     if has_errors(plain.diagnostics):
         report(plain.diagnostics, "text")
         return None

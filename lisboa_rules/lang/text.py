@@ -101,8 +101,11 @@ def unit_filters(terms: Any) -> dict[str, tuple[str, str]]:
 
 
 def counted(n: int, words: tuple[str, str]) -> tuple[str, str]:
-    """A number and its unit (singular for 1), as two pieces: `2`, `réis`."""
-    return str(n), words[0] if n == 1 else words[1]
+    """An amount and its unit (singular for one), as two pieces: `2`, `réis`. An amount is said
+    by its size: a negative one (a penalty of `reis: -3`) reads `3 réis`, as the rulebook
+    says it, since the words around it ("pay", "penalty") say which way it goes."""
+    size = abs(n)
+    return str(size), words[0] if size == 1 else words[1]
 
 
 def ordinal(n: int) -> str:

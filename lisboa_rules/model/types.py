@@ -303,6 +303,7 @@ class VariantInfo:
     callouts: tuple[Callout, ...]
     span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
     amends: tuple[CalloutAmend, ...] = field(default=(), kw_only=True)
+    official: bool = field(default=False, kw_only=True)  # of the published game, not a house rule
 
     @property
     def chosen(self) -> bool:

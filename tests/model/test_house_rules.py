@@ -231,7 +231,8 @@ TITLES = {"house-books": "Richer Books", "house-visit": "Crowded offices",
 def test_folded_variant_is_named(builds: dict[str, Build], name: str) -> None:
     """The reference's title and the engine's GAME_INFO say which house rule is built in."""
     house, base = builds[name], builds["base"]
-    named = f"with {TITLES[name]} ({name})"
+    named = f"with {TITLES[name]}"  # its title: the file id is the engine's, not a title's
+    assert f"{named} ({name})" not in house.reference
     assert f"Rules reference · {named}" in house.reference
     assert f"<title>Lisboa · rules reference · {named}</title>" in house.reference
     assert f"<title>Lisboa · player aid · {named}</title>" in house.reference
@@ -249,7 +250,9 @@ def test_two_folded_variants_are_named(tmp_path: Path, monkeypatch: pytest.Monke
                  "house-visit.yaml", "--house", "house-period.yaml", "--variant", "house-visit",
                  "--variant", "house-period"]) == 0
     md = (tmp_path / "generated" / "reference" / "rules.md").read_text(encoding="utf-8")
-    assert "With A longer first period (house-period), Crowded offices (house-visit)" in md
+    assert "With A longer first period, Crowded offices" in md  # titles, not file ids
+    heading = next(line for line in md.splitlines() if line.startswith("# "))
+    assert "(house-period)" not in heading and "(house-visit)" not in heading
     E = _load(tmp_path / "generated" / "lisboa_engine.py", "house_engine_two")
     assert [v["id"] for v in E.GAME_INFO["folded_variants"]] == ["house-period", "house-visit"]
 
@@ -287,8 +290,8 @@ def test_pdf_with_a_folded_variant(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         if key.startswith("variant-"):  # a handout: that house rule's title
             assert TITLES[key.removeprefix("variant-").removesuffix(".pdf")] in title.group(1)
             continue
-        for name in variants:
-            assert f"{TITLES[name]} ({name})" in title.group(1)
+        for name in variants:  # named by its title, never by its file id
+            assert TITLES[name] in title.group(1) and f"({name})" not in title.group(1)
     if "house-visit" in variants:
         assert "plus 2 per Official" in re.sub(r"<[^>]+>", "", printed[f"rules{tail}.pdf"])
     assert main([*args[:5], "--variant", "no-such"]) == 1

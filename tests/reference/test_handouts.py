@@ -19,7 +19,7 @@ import pytest
 
 from lisboa_rules.cli import reference as reference_cli
 from lisboa_rules.cli.main import main
-from lisboa_rules.core.inputs import RULES_HTML, variant_handout
+from lisboa_rules.core.inputs import RULES_ANNOTATED_MD, RULES_HTML, RULES_MD, variant_handout
 from lisboa_rules.emit.reference.render import word_redline
 from lisboa_rules.pipeline import CompileResult, compile_rules
 
@@ -154,11 +154,56 @@ def test_pdf_with_a_variant_prints_the_folded_rules_and_the_handout(
     assert sorted(printed) == [f"player-aid-{name}.pdf", f"rules-{name}.pdf",
                                f"variant-{name}.pdf"]
     assert 'class="handout"' in printed[f"variant-{name}.pdf"]
-    assert f"({name})" in re.search(r"<title>(.*?)</title>", printed[f"rules-{name}.pdf"],
-                                    re.S).group(1)  # type: ignore[union-attr]
+    title = re.search(r"<title>(.*?)</title>", printed[f"rules-{name}.pdf"], re.S)
+    assert title is not None
+    assert "with The Queen" in title.group(1)  # the variant's title, not its file id
+    assert f"({name})" not in title.group(1)
     # the annotated edition instead of the players'
     printed.clear()
     assert main(["pdf", "--rules", str(RULES), "--out", str(tmp_path / "a"),
                  "--edition", "annotated"]) == 0
     assert sorted(printed) == ["player-aid.pdf", "rules-annotated.pdf"]
     assert 'class="tag"' in printed["rules-annotated.pdf"]
+
+
+@pytest.mark.parametrize(("variant", "heading"), [
+    ("queen", "Official variant: The Queen"), ("two-player", "Official variant: Two players")])
+def test_an_official_variant_is_headed_as_such(variant: str, heading: str) -> None:
+    """The variants of the published game (`official: true`) are not house rules."""
+    files = compile_rules(RULES).files
+    md, html = files[variant_handout(variant, "md")], files[variant_handout(variant, "html")]
+    assert f"# {heading}\n" in md and f"<h1>{heading}</h1>" in html
+    assert re.search(r"<title>[^<]*" + re.escape(heading) + "</title>", html)
+    assert "house rule" not in (md + html).lower()
+    assert f"({variant})" not in md and f"({variant})" not in html
+
+
+def test_a_house_rule_is_headed_with_its_own_title(tmp_path: Path) -> None:
+    files = _compiled(tmp_path, "house-rubble", HANDOUT_RULE.format(n=4)).files
+    md, html = files[variant_handout("house-rubble", "md")], files[variant_handout(
+        "house-rubble", "html")]
+    assert "# House rule: Richer rubble\n" in md
+    assert "<h1>House rule: Richer rubble</h1>" in html
+    assert "Official variant" not in md + html and "(house-rubble)" not in md + html
+
+
+def test_a_change_is_labelled_by_its_rule_not_its_data_path() -> None:
+    """The players' pages name a changed number by the rule it belongs to (and the words below
+    it); the whole data path stays in the annotated edition."""
+    files = compile_rules(RULES).files
+    md = files[variant_handout("two-player", "md")]
+    assert "[Ties in majorities](rules.md#score.ties) › Columns: Most, ~~2nd-most,~~" in md
+    assert "[Build a Store](rules.md#build-store) › Lots › Gold: ~~6~~ **5**" in md
+    assert "Scoring › Majority" not in md and "Nobles › Noble actions" not in md
+    assert "Scoring › Majority › Columns" not in files[RULES_MD]
+    assert "Scoring › Majority › Columns" in files[RULES_ANNOTATED_MD]
+
+
+def test_an_action_a_variant_adds_is_headed_by_its_name() -> None:
+    """A new action's steps are headed with its name (its rule's title), not its id."""
+    house = ROOT / "tests" / "cases" / "house-qa" / "petition.yaml"
+    files = compile_rules(RULES, extra=(house,)).files
+    md, html = files[variant_handout("petition", "md")], files[variant_handout("petition", "html")]
+    assert "\nPetition a Noble:\n" in md
+    assert "\npetition:\n" not in md and ">petition<" not in html
+    assert "Petition a Noble" in _visible(html)

@@ -310,6 +310,9 @@ class ChangeRow:
     rule: str
     rule_title: str
     structural: bool = False  # a record or a step was added or replaced (not one value)
+    # the players' label after the rule's title: the path below the rule's own record, in
+    # words ("Lots › Gold"); `what` (the whole data path) is the annotated edition's
+    below: str = ""
 
     @property
     def words(self) -> tuple[tuple[str, str], ...]:
@@ -344,6 +347,7 @@ class VariantView:
     sources: tuple[str, ...]
     step_changes: tuple[StepRedline, ...] = ()
     kind: str = "variant"
+    official: bool = False  # a variant of the published game (`official: true`), not a house rule
 
     @property
     def value_changes(self) -> tuple[ChangeRow, ...]:
@@ -445,7 +449,7 @@ class Document:
     header: str
     footer: str
     edition: str = "standard game"  # or the house rules built in (build --variant)
-    house_rules: str = ""  # "with <title> (<id>), ..." when variants are built in, else empty
+    house_rules: str = ""  # "with <title>, ..." when variants are built in, else empty
     figures: tuple[Figure, ...] = ()  # every diagram, also written as figures/<id>.svg
     annotated: bool = True  # rule ids, sources and assumption marks (False: players' edition)
     notes: tuple[NoteView, ...] = ()  # the assumptions, as the players' edition's notes
@@ -882,7 +886,10 @@ class _Builder:
                     continue
                 moved = act.path[:2] == ("flow", "moves")
                 anchor = f"move-{act.id}" if moved else act.rule
-                out.append((kind, anchor if model is self.m else "", self.title_of(act.rule)))
+                # an action a variant adds: the title of its own rule (its name), not its id
+                own = model.rule(act.rule) if act.rule not in self.rules else None
+                title = own.title if own is not None else self.title_of(act.rule)
+                out.append((kind, anchor if model is self.m else "", title))
         return out
 
     def action_view(self, kind: str, m: Model) -> tuple[ProcStep, ...]:
@@ -924,7 +931,12 @@ class _Builder:
                                 and isinstance(n, int) and not isinstance(n, bool)
                                 for k, n in value.items()):
             return ""
-        return ", ".join(sayer.count(n, words.bare(sayer.vocab[k])) for k, n in value.items())
+        # amounts by their size (a penalty of `reis: -2` is "2 réis": the column or the words
+        # around say which way it goes); a mix of gains and losses keeps its signs
+        if len({n < 0 for n in value.values()}) > 1:
+            return ""
+        return ", ".join(sayer.count(abs(n), words.bare(sayer.vocab[k]))
+                         for k, n in value.items())
 
     def key_label(self, key: str) -> str:
         """A data key as words: the vocabulary's words for it, else the key humanized."""
@@ -1609,7 +1621,7 @@ class _Builder:
                 v.id, v.title, self.variant_index[v.id], v.applies_players,
                 self.rich(v.text, {}, vm, v.provenance.assumptions), rows, tuple(text_changes),
                 callouts, self.marks(v.provenance.assumptions), v.provenance.sources,
-                self.step_redlines(vm)))
+                self.step_redlines(vm), official=v.official))
         return Chapter("chap-variants", humanize("variants"), tuple(blocks))
 
     def change_row(self, ch: Any, after: Model) -> ChangeRow:
@@ -1619,6 +1631,7 @@ class _Builder:
         parts = [humanize(ch.kind)]
         rule = ""
         rule_title = ""
+        at = len(parts)  # the parts up to the record the rule was found at
         parent: Any = None
         for key in ch.path:
             parent = node
@@ -1633,6 +1646,7 @@ class _Builder:
                     if isinstance(here, dict) and ch.path.index(key) > 0 else ""
                 if anchor in self.row_anchors:
                     rule, rule_title = anchor, self.row_anchors[anchor]
+                    at = len(parts)
             else:
                 parts.append(self.names.get(str(key), humanize(str(key))))
             if isinstance(here, dict) and isinstance(here.get("text"), str):
@@ -1640,6 +1654,7 @@ class _Builder:
                               if r.section == ch.kind and r.text == here["text"]), None)
                 if found is not None:
                     rule, rule_title = found.id, found.title
+                    at = len(parts)
         before, after_v = ch.before, ch.after
         key = ch.path[-1] if ch.path else ""
         if isinstance(key, str) and isinstance(parent, dict) and key.endswith("s"):
@@ -1656,7 +1671,8 @@ class _Builder:
                                                                    for i in v))
             for v in (ch.before, ch.after))
         return ChangeRow(plain(" › ".join(parts)), self.value_name(before),
-                         self.value_name(after_v), rule, rule_title, structural)
+                         self.value_name(after_v), rule, rule_title, structural,
+                         " › ".join(parts[at:]) if rule else "")
 
     def cards_title(self) -> str:
         return humanize("cards")
@@ -2159,10 +2175,11 @@ def _edition_env(base: jinja2.Environment, annotated: bool) -> jinja2.Environmen
 
 
 def _edition(compiled: Compiled) -> str:
-    """The variants built into the base game (build --variant), named; empty without any."""
+    """The variants built into the base game (build --variant), named by their titles (a
+    title is the players' name for it; the id is the file's); empty without any."""
     if not compiled.folded_titles:
         return ""
-    return "with " + ", ".join(f"{title} ({vid})" for vid, title in compiled.folded_titles)
+    return "with " + ", ".join(title for _, title in compiled.folded_titles)
 
 
 def _comment_header(compiled: Compiled) -> str:
