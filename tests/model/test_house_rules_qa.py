@@ -56,7 +56,7 @@ NEW_WORDS = {
     "no-follows": "Nobody may follow the visit",
     "no-markers": "No Rubble Set markers: a completed set gives none.",
     "noble-first": "You must first take the Noble's Noble action...",
-    "nothing": "rules reference (with The rules as they are (nothing))",
+    "nothing": "rules reference (with The rules as they are)",
     "officials-patron": "the first player with 6 Officials in the offices scores 3 wigs at once",
     "period-interest": "Interest: every player takes 1 real for every 4 réis they hold",
     "petition": "pay the petition cost to carry out that Noble's Noble action",
