@@ -706,7 +706,9 @@ An invariant of rules/state.yaml whose `holds:` is one equation is a conservatio
 rules.game.start.officials`): the numbers it reads change only together, by amounts that
 cancel. A `set:` of one of them, outside the setup, whose value does not read the field itself
 puts a number there whatever the rest holds, so the equation holds after it only by chance:
-refused at the step, with a note where the invariant is declared. When the equation is a sum
+refused at the step, with a note where the invariant is declared. In the setup, a player's own
+numbers are given by the `new:` that makes the player, so a `set:` of one of them is refused
+there too. When the equation is a sum
 of numbers of the state (with signs) on one side and of the rules' data on the other, the
 `gain:` steps of each list of steps must cancel too: summed with their terms' signs and grouped
 by the amount as written (`n` and `-n` cancel, numbers add up), what is left is refused at the

@@ -506,12 +506,14 @@ def check_laws(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
     if not laws:
         return []
     setup = _setup_only(ps)
-    roots = [(proc.steps, [p.name for p in proc.params]) for pid, proc in ps.procs.items()
-             if pid not in setup]
-    roots += [(action.steps, []) for action in ps.actions.values()]
+    # (steps, params, in the setup): in the setup a player's own numbers are given by the
+    # `new:` that makes the player, so only a `set:` of them is read there
+    roots = [(proc.steps, [p.name for p in proc.params], pid in setup)
+             for pid, proc in ps.procs.items()]
+    roots += [(action.steps, [], False) for action in ps.actions.values()]
     out: list[StepProblem] = []
     seen: set[tuple[str | int, ...]] = set()
-    for steps, params in roots:
+    for steps, params, in_setup in roots:
         names = _locals(steps, params)
         for top in steps:
             for s in top.walk():
@@ -519,7 +521,7 @@ def check_laws(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
                     continue
                 for place, value in s.places:
                     got = _field_of(decl, place, names)
-                    if got is None:
+                    if got is None or (in_setup and got[0] != "player"):
                         continue
                     try:
                         read = _fields_read(decl, parse_expr(str(value).strip()).body, names)
@@ -534,9 +536,11 @@ def check_laws(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
                                 LAW_CODE,
                                 f"this `set:` puts a value in {_shown(got)} whatever the rest "
                                 f"holds, and the invariant '{inv.id}' (rules/state.yaml) keeps "
-                                f"it in an equation ({_holds(inv)}): outside the setup, "
-                                f"change {_shown(got)} with `gain:` by an amount the steps "
-                                "take from, or put into, what else the equation counts",
+                                f"it in an equation ({_holds(inv)}): "
+                                + (f"in the setup, give {_shown(got)} in the `with:` of the "
+                                   "`new:` that makes the player" if in_setup else
+                                   f"change {_shown(got)} with `gain:` by an amount the steps "
+                                   "take from, or put into, what else the equation counts"),
                                 (*s.path, "set", place),
                                 notes=((f"the invariant '{inv.id}' is declared here",
                                         ("state", *inv.path, "holds")),)))
