@@ -168,10 +168,13 @@ class ProcStep:
     the steps nested under it, and the procedure a `do` step carries out (a link)."""
 
     text: Rich
-    kind: str = "step"  # step | condition | otherwise
+    kind: str = "step"  # step | condition | otherwise | if (the players' edition)
     children: tuple[ProcStep, ...] = ()
     ref: str = ""  # anchor of the procedure a `do` step carries out
     ref_title: str = ""
+    # the players' edition's one-line branch "If <text>, <then>; otherwise <orelse>"
+    then: Rich = ()
+    orelse: Rich = ()
 
 
 @dataclass(frozen=True)
@@ -251,6 +254,7 @@ class RuleCard:
     sources: tuple[str, ...] = ()
     procedure: bool = False
     proc: tuple[ProcStep, ...] = ()  # the steps the engine runs, in their own words
+    proc_players: tuple[ProcStep, ...] = ()  # the same steps as the players' edition says them
     proc_code: tuple[str, ...] = ()  # the same steps as the rules write them (every number)
     event: str = ""  # a hook's event, in words
     kind: str = "card"
@@ -613,9 +617,10 @@ class _Builder:
         self.engine: types.ModuleType | None = None
         self.engine_problem = ""
         # the printed steps of a procedure in a model (the chapters and every variant's
-        # redlines ask for the base's again): (pid, the model, declared) -> its steps
-        self._proc_views: dict[tuple[str, int, tuple[str, ...]],
+        # redlines ask for the base's again): (pid, the model, declared, players) -> its steps
+        self._proc_views: dict[tuple[str, int, tuple[str, ...], bool],
                                tuple[Model, tuple[ProcStep, ...]]] = {}
+        self._saying: list[str] = []  # the procedures the players' words are being said for
         self.row_anchors: dict[str, str] = {}  # table rows that are link targets -> label
         self.examples: tuple[ExampleView, ...] = ()
         self.figs: tuple[Figure, ...] = ()
@@ -769,10 +774,11 @@ class _Builder:
         return {}
 
     def proc_view(self, pid: str, m: Model | None = None,
-                  declared: Iterable[str] = ()) -> tuple[ProcStep, ...]:
-        """The steps of procedure `pid` as printed (none when the model has no such one)."""
+                  declared: Iterable[str] = (), players: bool = False) -> tuple[ProcStep, ...]:
+        """The steps of procedure `pid` as printed (none when the model has no such one): as
+        the annotated edition writes them, or as the players' edition says them (`players`)."""
         model = m or self.m
-        key = (pid, id(model), tuple(declared))
+        key = (pid, id(model), tuple(declared), players)
         known = self._proc_views.get(key)
         if known is not None and known[0] is model:
             return known[1]
@@ -780,7 +786,15 @@ class _Builder:
         proc = ps.procs.get(pid) if ps is not None else None
         if proc is None:
             return ()
-        shown = self._steps(proc.steps, self.proc_local(pid, model), model, tuple(declared))
+        local = self.proc_local(pid, model)
+        if players:
+            self._saying.append(pid)
+            try:
+                shown = self._say(proc.steps, local, model, tuple(declared))
+            finally:
+                self._saying.pop()
+        else:
+            shown = self._steps(proc.steps, local, model, tuple(declared))
         self._proc_views[key] = (model, shown)
         return shown
 
@@ -830,8 +844,8 @@ class _Builder:
                     kids.append(ProcStep((), "otherwise", other))
             text = s.text
             kind = "step"
-            if not text and isinstance(s, Require) and s.reason is not None:
-                text, kind = s.reason, "condition"
+            if isinstance(s, Require) and (text or s.reason is not None):
+                text, kind = text or s.reason, "condition"
             if kind == "condition" and isinstance(text, str):  # an expression shown in play
                 text = re.sub(r"\{[^{}]*\s[^{}]*\}", "…", text)
             if not isinstance(text, str) or not text.strip():
@@ -844,6 +858,50 @@ class _Builder:
             if isinstance(s, Do) and m.procs is not None and s.proc in m.procs.procs:
                 ref, title = self.proc_anchor(s.proc, m)
             out.append(ProcStep(shown, kind, tuple(kids), ref, title))
+        return tuple(out)
+
+    def _say(self, steps: Iterable[Step], local: Any, m: Model,
+             declared: tuple[str, ...]) -> tuple[ProcStep, ...]:
+        """Steps as the players' edition says them: a `require` is a condition of the steps
+        it guards (its `text`, or its `reason` when that names no value of play); an `if` with
+        an `else` reads "If <its text>, ...; otherwise ..."; a `do` step says the procedure it
+        carries out in place (that procedure's steps' words), never a link to it. The model's
+        checks (`missing-text`) refuse the data that has no words for these."""
+        out: list[ProcStep] = []
+        for s in steps:
+            then, orelse = branches(s)
+            kids = list(self._say(then, local, m, declared))
+            other = self._say(orelse, local, m, declared)
+            text = s.text if isinstance(s.text, str) and s.text.strip() else ""
+            if isinstance(s, If) and other:  # (an `if` with words and no `else` is a step)
+                if not text:
+                    raise ReferenceError(f"an `if` ({s.cond}) with an `else` has no words")
+                cond = self.rich(text, local, m, declared)
+                single = len(kids) == 1 and len(other) == 1 and all(
+                    k.kind == "step" and not k.children for k in (kids[0], other[0]))
+                if single:
+                    out.append(ProcStep(cond, "if", then=_lower_first(kids[0].text),
+                                        orelse=_lower_first(other[0].text)))
+                    continue
+                out.append(ProcStep(cond, "if", tuple(kids)))
+                out.append(ProcStep((), "otherwise", other))
+                continue
+            kind = "step"
+            if isinstance(s, Require):
+                kind = "condition"
+                text = text or (s.reason or "")
+            if not text:
+                out.extend(kids)
+                continue
+            shown = self.rich(text, local, m, declared,
+                              missing=None if kind == "condition" else (lambda raw: raw))
+            if isinstance(s, Do) and not kids and m.procs is not None \
+                    and s.proc in m.procs.procs and s.proc not in self._saying:
+                said = self.proc_view(s.proc, m, players=True)
+                if said and _same_words(said[0].text, shown):
+                    said = (*said[0].children, *said[1:])  # the step already says it
+                kids = list(said)
+            out.append(ProcStep(shown, kind, tuple(kids)))
         return tuple(out)
 
     def step_redlines(self, after: Model) -> tuple[StepRedline, ...]:
@@ -1155,7 +1213,8 @@ class _Builder:
         rule = self.rules.get(str(setup.get("id"))) if isinstance(setup, Mapping) else None
         if rule is not None:  # the setup: the steps new_game runs, in their words
             proc = self.proc_view(rule.id, m, rule.provenance.assumptions)
-            blocks.append(self.card(rule, procedure=bool(proc), proc=proc,
+            said = self.proc_view(rule.id, m, rule.provenance.assumptions, players=True)
+            blocks.append(self.card(rule, procedure=bool(proc), proc=proc, proc_players=said,
                                     proc_code=self.proc_code(rule.id, m)))
         comp = m.data["components"]
         listed = [x["id"] for x in comp.get("rules", ())]
@@ -1188,7 +1247,8 @@ class _Builder:
         rule = self.rules.get(str(turn_end.get("id"))) if isinstance(turn_end, Mapping) else None
         if rule is not None:  # the end of the turn: the steps the engine runs, in their words
             proc = self.proc_view(rule.id, m, rule.provenance.assumptions)
-            blocks.append(self.card(rule, procedure=bool(proc), proc=proc,
+            said = self.proc_view(rule.id, m, rule.provenance.assumptions, players=True)
+            blocks.append(self.card(rule, procedure=bool(proc), proc=proc, proc_players=said,
                                     proc_code=self.proc_code(rule.id, m)))
         ps = m.procs
         for move in (ps.actions.values() if ps is not None else ()):
@@ -1200,6 +1260,7 @@ class _Builder:
                 f"move-{move.id}", rule_title if rule_title == move_title
                 else f"{rule_title}: {move_title}", (),
                 proc=self._steps(move.steps, {**row, "this": row}, m, ()),
+                proc_players=self._say(move.steps, {**row, "this": row}, m, ()),
                 proc_code=self.steps_code(move.steps), procedure=True, kind="procedure"))
         blocks.append(Heading("game-flow", "Game flow"))
         blocks.append(self.flow())
@@ -1245,8 +1306,11 @@ class _Builder:
             row = ps.action_rows[action.id] if ps is not None else {}
             proc = self._steps(action.steps, {**row, "this": row}, self.m,
                                tuple(a.rule.provenance.assumptions))
+            said = self._say(action.steps, {**row, "this": row}, self.m,
+                             tuple(a.rule.provenance.assumptions))
             return self.card(a.rule, facts=tuple(facts), label=label, procedure=bool(proc),
-                             proc=proc, proc_code=self.steps_code(action.steps))
+                             proc=proc, proc_players=said,
+                             proc_code=self.steps_code(action.steps))
         local, _ = find_owner(self.m, a.rule)
         steps = tuple(StepView(self.rich(s, local, declared=a.rule.provenance.assumptions))
                       for s in a.steps)
@@ -1382,7 +1446,9 @@ class _Builder:
                                     tables=plans,
                                     proc_code=self.proc_code(na.id),
                                     proc=self.proc_view(na.id, declared=(
-                                        na.rule.provenance.assumptions))))
+                                        na.rule.provenance.assumptions)),
+                                    proc_players=self.proc_view(na.id, declared=(
+                                        na.rule.provenance.assumptions), players=True)))
         return Chapter("chap-court", title, tuple(blocks))
 
     def plans_table(self) -> Table:
@@ -1579,6 +1645,7 @@ class _Builder:
                 if group == "hooks" and ps is not None:
                     event = " · ".join(_event_words(e) for e, hs in ps.hooks.items() if pid in hs)
                 blocks.append(RuleCard(anchor, title, body, proc=self.proc_view(pid, m),
+                                       proc_players=self.proc_view(pid, m, players=True),
                                        proc_code=self.proc_code(pid, m),
                                        event=event, procedure=True))
         # the measures the steps read, with their words (rules/vocabulary.yaml)
@@ -1982,6 +2049,25 @@ def _step_words(value: Any) -> Any:
     if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
         return [_step_words(v) for v in value]
     return value
+
+
+def _lower_first(text: Rich) -> Rich:
+    """Words that go on after a comma: their first letter small (`Take the réis.` -> `take the
+    réis`), without the full stop that ends them."""
+    pieces = list(text)
+    if pieces and pieces[0].kind == "text" and pieces[0].text[:1].isupper() \
+            and not pieces[0].text[1:2].isupper():
+        pieces[0] = replace(pieces[0], text=pieces[0].text[:1].lower() + pieces[0].text[1:])
+    if pieces and pieces[-1].kind == "text" and pieces[-1].text.endswith("."):
+        pieces[-1] = replace(pieces[-1], text=pieces[-1].text[:-1])
+    return tuple(pieces)
+
+
+def _same_words(a: Rich, b: Rich) -> bool:
+    """Two texts that say the same words, dots and case aside."""
+    def norm(r: Rich) -> str:
+        return " ".join(re.sub(r"[.…]", " ", "".join(p.text for p in r)).lower().split())
+    return norm(a) == norm(b)
 
 
 def _event_words(event: str) -> str:

@@ -1,0 +1,115 @@
+"""The players' edition tells the engine's steps in a rulebook's words (issue 34).
+
+Every generated page a player reads (rules.md/.html, player-aid.*, variant-*.*) is read as
+committed: no "…" standing for a value the rule computes, no "→" link to an engine procedure's
+or effect's card (`#procedure-…`, `#effect-…`), no "Otherwise:" in a list of steps without an
+"If" before it in the same list, and no "//" of code in a score's explanation.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from lisboa_rules.core.inputs import AID_HTML, AID_MD, RULES_HTML, RULES_MD
+
+GENERATED = Path(__file__).resolve().parents[2] / "generated"
+PAGES = sorted({RULES_MD, RULES_HTML, AID_MD, AID_HTML} | {
+    str(p.relative_to(GENERATED)) for p in (GENERATED / "reference").glob("variant-*.*")})
+
+ARROW_MD = re.compile(r"→ \[[^\]]*\]\([^)]*#(procedure|effect)-")
+ARROW_HTML = re.compile(r"→ <a href=\"[^\"]*#(procedure|effect)-")
+URL = re.compile(r"\b[a-z][a-z0-9+.-]*://")
+MD_ITEM = re.compile(r"^( *)(\d+)\. (.*)$")
+HTML_TOKEN = re.compile(r"<ol\b[^>]*>|</ol>|<li\b[^>]*>")
+
+
+def page(name: str) -> str:
+    return (GENERATED / name).read_text(encoding="utf-8")
+
+
+def bare_otherwise_md(text: str) -> list[str]:
+    """The items of a numbered list that say "Otherwise:" with no "If" item before them in
+    the same list (a list is the items at one indent; item 1 starts a new one)."""
+    seen: dict[int, bool] = {}
+    bad: list[str] = []
+    for line in text.splitlines():
+        item = MD_ITEM.match(line)
+        if item is None:
+            if line.strip() and not line.startswith(" "):
+                seen.clear()  # a paragraph ends every list
+            continue
+        indent, number, words = len(item.group(1)), int(item.group(2)), item.group(3)
+        seen = {k: v for k, v in seen.items() if k <= indent}
+        if number == 1:
+            seen[indent] = False
+        if words.startswith("*If*"):
+            seen[indent] = True
+        elif words.startswith("*Otherwise:*") and not seen.get(indent):
+            bad.append(line.strip())
+    return bad
+
+
+def bare_otherwise_html(text: str) -> list[str]:
+    """As `bare_otherwise_md`, for `<ol>` lists of steps."""
+    stack: list[bool] = []
+    bad: list[str] = []
+    for tok in HTML_TOKEN.finditer(text):
+        tag = tok.group(0)
+        if tag.startswith("<ol"):
+            stack.append(False)
+        elif tag == "</ol>":
+            if stack:
+                stack.pop()
+        elif stack:
+            after = text[tok.end():tok.end() + 80]
+            if after.startswith("<em>If</em>"):
+                stack[-1] = True
+            elif after.startswith("<em>Otherwise:</em>") and not stack[-1]:
+                bad.append(after)
+    return bad
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_no_missing_value(name: str) -> None:
+    lines = [x for x in page(name).splitlines() if "…" in x]
+    assert not lines, f"{name}: a value said as '…':\n" + "\n".join(lines[:10])
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_no_arrow_to_engine_procedures(name: str) -> None:
+    pattern = ARROW_HTML if name.endswith(".html") else ARROW_MD
+    lines = [x for x in page(name).splitlines() if pattern.search(x)]
+    assert not lines, f"{name}: an arrow to an engine procedure:\n" + "\n".join(lines[:10])
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_no_otherwise_without_if(name: str) -> None:
+    text = page(name)
+    bad = bare_otherwise_html(text) if name.endswith(".html") else bare_otherwise_md(text)
+    assert not bad, f"{name}: 'Otherwise:' without an 'If' before it:\n" + "\n".join(bad[:10])
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=(
+        "issue 34, not done yet: the worked examples' score explanations still print "
+        "`(7 + 2) // 5` and `(9+6)//2`"))) if n in (RULES_MD, RULES_HTML) else n
+    for n in PAGES])
+def test_no_code_division(name: str) -> None:
+    lines = [x for x in page(name).splitlines() if "//" in URL.sub("", x)]
+    assert not lines, f"{name}: '//' of code:\n" + "\n".join(lines[:10])
+
+
+def test_the_checks_see_what_they_look_for() -> None:
+    """Each check finds its fault in a small page (so a pass means the pages are clean)."""
+    assert bare_otherwise_md("1. Pay it.\n2. *Otherwise:* Take the réis.\n")
+    assert not bare_otherwise_md("1. *If* you owe:\n   1. Pay.\n2. *Otherwise:* Take it.\n")
+    assert bare_otherwise_html('<ol><li>Pay.</li><li class="otherwise"><em>Otherwise:</em> '
+                               "Take.</li></ol>")
+    assert not bare_otherwise_html('<ol><li class="if"><em>If</em> you owe:<ol><li>Pay.</li>'
+                                   '</ol></li><li class="otherwise"><em>Otherwise:</em> '
+                                   "Take.</li></ol>")
+    assert ARROW_MD.search("1. Pay. → [Pay reis](#procedure-pay-reis)")
+    assert ARROW_HTML.search('Pay. → <a href="#effect-rubble">Rubble</a>')
