@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, run_cli
 
 from lisboa_rules.core.inputs import AID_HTML, AID_MD, RULES_HTML, RULES_MD
 
@@ -113,3 +114,20 @@ def test_the_checks_see_what_they_look_for() -> None:
                                    "Take.</li></ol>")
     assert ARROW_MD.search("1. Pay. → [Pay reis](#procedure-pay-reis)")
     assert ARROW_HTML.search('Pay. → <a href="#effect-rubble">Rubble</a>')
+
+
+def test_a_house_rule_without_words_of_play_builds_and_is_said(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A require's reason naming a value of play says it in words ("the price", the
+    vocabulary's "your réis"), and an `if` with an `else` and no `text:` says its condition in
+    the vocabulary's words: the house rule builds, and its players' page reads."""
+    house = ROOT / "tests" / "cases" / "words" / "words-of-play.yaml"
+    out = tmp_path / "out"
+    code, _out, err = run_cli(["build", "--house", str(house), "--variant", "words-of-play",
+                               "--out", str(out), "--play", "0"], capsys, monkeypatch)
+    assert code == 0, err
+    text = (out / RULES_MD).read_text(encoding="utf-8")
+    assert "*Not possible when:* it costs the price réis and you have your réis" in text
+    assert "*If* you have more than 10 réis, score a wig; otherwise take a real." in text
+    assert "{price}" not in text and "…" not in text

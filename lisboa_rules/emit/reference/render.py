@@ -874,9 +874,8 @@ class _Builder:
             other = self._say(orelse, local, m, declared)
             text = s.text if isinstance(s.text, str) and s.text.strip() else ""
             if isinstance(s, If) and other:  # (an `if` with words and no `else` is a step)
-                if not text:
-                    raise ReferenceError(f"an `if` ({s.cond}) with an `else` has no words")
-                cond = self.rich(text, local, m, declared)
+                cond = self.rich(text, local, m, declared, missing=self._play_words) if text \
+                    else _lower_first(plain(self._cond_words(s.cond)))
                 single = len(kids) == 1 and len(other) == 1 and all(
                     k.kind == "step" and not k.children for k in (kids[0], other[0]))
                 if single:
@@ -893,8 +892,8 @@ class _Builder:
             if not text:
                 out.extend(kids)
                 continue
-            shown = self.rich(text, local, m, declared,
-                              missing=None if kind == "condition" else (lambda raw: raw))
+            play = self._play_words if kind == "condition" else (lambda raw: raw)
+            shown = self.rich(text, local, m, declared, missing=play)
             if isinstance(s, Do) and not kids and m.procs is not None \
                     and s.proc in m.procs.procs and s.proc not in self._saying:
                 said = self.proc_view(s.proc, m, players=True)
@@ -903,6 +902,25 @@ class _Builder:
                 kids = list(said)
             out.append(ProcStep(shown, kind, tuple(kids)))
         return tuple(out)
+
+    def _play_words(self, raw: str) -> str:
+        """A value that exists only during play, named in words where a condition's words
+        print it (`{price}`: "the price"; a name of the vocabulary, its words: "your réis")."""
+        name = raw.strip("{} ").split("|")[0].split(".")[-1]
+        vocab = words.Sayer(self.m, {}).vocab
+        said = vocab.get(name)
+        if isinstance(said, str) and "{" not in said:
+            return said
+        return "the " + humanize(name).lower()
+
+    def _cond_words(self, cond: Any) -> str:
+        """The words of an `if`'s condition that has no `text:` (the formula words of the
+        vocabulary; a condition they cannot say is named as a condition of play)."""
+        try:
+            said = self.words(str(cond), {})
+        except Exception:  # words for what the vocabulary says, else the condition as written
+            said = ""
+        return said or str(cond)
 
     def step_redlines(self, after: Model) -> tuple[StepRedline, ...]:
         """The procedures whose steps read differently in `after`, each as a redline: every
