@@ -1484,7 +1484,7 @@ def _show2(g: Game, p: Player, x: Ctx) -> str:
 
 # rules/scoring.yaml:50 score.influence: (reis + influence_reis) // reis_per_wig
 def _show3(g: Game, p: Player, x: Ctx) -> str:
-    return f"({p.reis} + {_m_influence_reis(g, p)}) // 5"
+    return f"({p.reis} + {_m_influence_reis(g, p)}) ÷ 5, rounded down"
 
 
 # rules/scoring.yaml:85 score.favors: wigs_per_favor * royal_favors
@@ -8173,7 +8173,7 @@ _RS0: Final = RuleSet(
             name="Influence and réis",
             kind="per-player",
             formula=_fx15,
-            words="(your réis plus the réis your Influence cashes into) ÷ (rounded down) 5",
+            words="(your réis plus the réis your Influence cashes into) ÷ 5, rounded down",
             groups=(),
             eligible=None,
             show=_show3,
@@ -9180,7 +9180,7 @@ def _final_scores1(g: Game, layout: _ScoreLayout) -> ScoreSheet:
         l3k = (p.reis, c3_0)
         l3 = kept2.get(l3k)
         if l3 is None:
-            text = f"{h2}({p.reis} + {c3_0}) // 5 = {w3}{t2}"
+            text = f"{h2}({p.reis} + {c3_0}) ÷ 5, rounded down = {w3}{t2}"
             l3 = _shown(kept2, l3k, ScoreLine("score.influence", w3, text))
         # rules/scoring.yaml:64 score.decrees: each item of p.decrees
         l4 = _held_line(g, p, p.decrees, layout.held[0])
@@ -11824,14 +11824,14 @@ def _score_majority(
                     head = group.count(m)
                 shared = prizes[place:end]
                 points = sum(shared) // len(tied)
-                sums = "+".join([str(x) for x in shared])
+                sums = " + ".join([str(x) for x in shared])
                 for j in tied:
                     others = ", ".join([colors[t] for t in tied if t != j])
                     totals[j] += points
                     won[j].append(str(points))
                     said[j].append(
                         f"{head}, tied for {ordinals[place]} with "
-                        f"{others}: ({sums})//{len(tied)} = {points}"
+                        f"{others}: ({sums}) ÷ {len(tied)}, rounded down = {points}"
                     )
             place = end
     head = step.head

@@ -31,7 +31,7 @@ _BINOPS: dict[type[ast.operator], tuple[str, str]] = {
     ast.Add: ("+", "plus"),
     ast.Sub: ("-", "minus"),
     ast.Mult: ("*", "×"),
-    ast.FloorDiv: ("//", "÷ (rounded down)"),
+    ast.FloorDiv: ("//", "÷"),
 }
 _CMPOPS: dict[type[ast.cmpop], tuple[str, str]] = {
     ast.Gt: (">", "more than"),
@@ -367,6 +367,8 @@ def _words(node: ast.expr, words: Callable[[str, str | None], str], top: bool = 
     if isinstance(node, ast.BinOp):
         a, b = (_operand_words(o, words) for o in (node.left, node.right))
         text = f"{a} {_BINOPS[type(node.op)][1]} {b}"
+        if isinstance(node.op, ast.FloorDiv):  # the rounding said once, after the division
+            text += ", rounded down"
         return text if top else f"({text})"
     if isinstance(node, ast.UnaryOp):
         inner = _words(node.operand, words, top=True)

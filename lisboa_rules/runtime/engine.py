@@ -1790,14 +1790,14 @@ def _score_majority(
                     head = group.count(m)
                 shared = prizes[place:end]
                 points = sum(shared) // len(tied)
-                sums = "+".join([str(x) for x in shared])
+                sums = " + ".join([str(x) for x in shared])
                 for j in tied:
                     others = ", ".join([colors[t] for t in tied if t != j])
                     totals[j] += points
                     won[j].append(str(points))
                     said[j].append(
                         f"{head}, tied for {ordinals[place]} with "
-                        f"{others}: ({sums})//{len(tied)} = {points}"
+                        f"{others}: ({sums}) ÷ {len(tied)}, rounded down = {points}"
                     )
             place = end
     head = step.head

@@ -88,7 +88,7 @@ def test_influence_cashes_into_reis_then_one_wig_per_five(engine: Any, fresh: An
     p.reis = 13
     line = _line(engine.final_scores(g), 0, "score.influence")
     assert line.points == (13 + 2) // 5
-    assert f"(13 + 2) // 5 = {(13 + 2) // 5}" in line.explanation
+    assert f"(13 + 2) ÷ 5, rounded down = {(13 + 2) // 5}" in line.explanation
     assert p.influence == icons[2]  # the marker itself does not move
 
 
@@ -124,7 +124,7 @@ def test_store_majority_explanation(engine: Any, fresh: Any) -> None:
     g.players[2].stores["books"] = 1
     sheet = engine.final_scores(g)
     yellow = _line(sheet, 0, "score.stores")
-    assert "Books: 4 stores, tied for 1st with Green: (9+6)//2 = 7" in yellow.explanation
+    assert "Books: 4 stores, tied for 1st with Green: (9 + 6) ÷ 2, rounded down = 7" in yellow.explanation
     assert yellow.points == 7
     assert "Books: 1 store, 3rd = 3" in _line(sheet, 2, "score.stores").explanation
     assert "Gold: 0 stores, no wigs" in yellow.explanation

@@ -64,18 +64,18 @@ def _show(source: str, ships: list[int] | None = None) -> tuple[str, int]:
     [
         ("2 * ship_hull_total", "2 × (3 + 4)"),
         ("ship_hull_total * 2", "(3 + 4) × 2"),
-        ("ship_hull_total // 2", "(3 + 4) // 2"),
+        ("ship_hull_total // 2", "(3 + 4) ÷ 2, rounded down"),
         ("2 - ship_hull_total", "2 - (3 + 4)"),
         ("ship_hull_total - 2", "3 + 4 - 2"),
         ("2 + ship_hull_total", "2 + 3 + 4"),
         ("-ship_hull_total + 20", "-(3 + 4) + 20"),
         ("reis * (rubble_sets + wigs)", "12 × (2 + 7)"),
-        ("(reis + rubble_sets) // wigs", "(12 + 2) // 7"),
+        ("(reis + rubble_sets) // wigs", "(12 + 2) ÷ 7, rounded down"),
         ("reis - (rubble_sets - wigs)", "12 - (2 - 7)"),
         ("reis - rubble_sets - wigs", "12 - 2 - 7"),
-        ("reis // (rubble_sets * influence)", "12 // (2 × 5)"),
-        ("reis * rubble_sets // influence", "(12 × 2) // 5"),
-        ("reis // rubble_sets * influence", "(12 // 2) × 5"),
+        ("reis // (rubble_sets * influence)", "12 ÷ (2 × 5), rounded down"),
+        ("reis * rubble_sets // influence", "(12 × 2) ÷ 5, rounded down"),
+        ("reis // rubble_sets * influence", "(12 ÷ 2, rounded down) × 5"),
         ("reis + rubble_sets * wigs", "12 + 2 × 7"),
         ("max(0, min(reis, rubble_sets + 1)) * 2", "max(0, min(12, 2 + 1)) × 2"),
         ("max(ship_hull_total, 2) * 3", "max(3 + 4, 2) × 3"),
@@ -86,7 +86,8 @@ def test_shown_values_keep_precedence(source: str, shown: str) -> None:
     text, value = _show(source)
     assert text == shown
     # Read back with the usual precedence, the shown arithmetic is the formula's value.
-    assert eval(text.replace("×", "*")) == value, (text, value)  # digits and operators only
+    python = text.replace("×", "*").replace("÷", "//").replace(", rounded down", "")
+    assert eval(python) == value, (text, value)  # digits and operators only
 
 
 @pytest.mark.parametrize(
@@ -105,7 +106,7 @@ def _words(source: str) -> str:
     ("source", "words"),
     [
         ("reis * (rubble_sets + wigs)", "REIS × (RUBBLE_SETS plus WIGS)"),
-        ("(reis + rubble_sets) // wigs", "(REIS plus RUBBLE_SETS) ÷ (rounded down) WIGS"),
+        ("(reis + rubble_sets) // wigs", "(REIS plus RUBBLE_SETS) ÷ WIGS, rounded down"),
         ("reis - (rubble_sets - wigs)", "REIS minus (RUBBLE_SETS minus WIGS)"),
         ("max(min(reis, wigs), influence)",
          "the larger of (the smaller of REIS and WIGS) and INFLUENCE"),
@@ -132,7 +133,7 @@ def test_formula_words_keep_precedence(source: str, words: str) -> None:
         ("min(reis, wigs) + influence", "(the smaller of REIS and WIGS) plus INFLUENCE"),
         ("max(reis, wigs) * 2", "(the larger of REIS and WIGS) × 2"),
         ("reis - min(wigs, 2)", "REIS minus (the smaller of WIGS and 2)"),
-        ("min(reis, wigs) // 2", "(the smaller of REIS and WIGS) ÷ (rounded down) 2"),
+        ("min(reis, wigs) // 2", "(the smaller of REIS and WIGS) ÷ 2, rounded down"),
         ("-max(reis, wigs) + 2", "minus (the larger of REIS and WIGS) plus 2"),
         ("max(0, 2 * reis - min(wigs, 2))",
          "the larger of 0 and ((2 × REIS) minus (the smaller of WIGS and 2))"),

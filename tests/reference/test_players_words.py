@@ -93,11 +93,7 @@ def test_no_otherwise_without_if(name: str) -> None:
     assert not bad, f"{name}: 'Otherwise:' without an 'If' before it:\n" + "\n".join(bad[:10])
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=(
-        "issue 34, not done yet: the worked examples' score explanations still print "
-        "`(7 + 2) // 5` and `(9+6)//2`"))) if n in (RULES_MD, RULES_HTML) else n
-    for n in PAGES])
+@pytest.mark.parametrize("name", PAGES)
 def test_no_code_division(name: str) -> None:
     lines = [x for x in page(name).splitlines() if "//" in URL.sub("", x)]
     assert not lines, f"{name}: '//' of code:\n" + "\n".join(lines[:10])

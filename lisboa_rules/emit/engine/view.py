@@ -190,7 +190,7 @@ def reads_context(node: ir.Expr, given: Mapping[ir.Expr, str] | None = None) -> 
     return any(isinstance(x, ir.Context) and x not in (given or {}) for x in ir.walk(node))
 
 
-_SHOW_OPS = {"+": "+", "-": "-", "*": "×", "//": "//"}
+_SHOW_OPS = {"+": "+", "-": "-", "*": "×", "//": "÷"}
 
 
 def _list_sum(node: ir.Expr, n: pyprint.Names) -> ir.Expr | None:
@@ -207,7 +207,8 @@ def _list_sum(node: ir.Expr, n: pyprint.Names) -> ir.Expr | None:
 def show_code(f: Formula, params: tuple[tuple[str, int], ...], vocab: Vocab,
               shown: list[str] | None = None,
               held: Mapping[ir.Expr, str] | None = None) -> str | None:
-    """An f-string that writes an int formula with the values put in, e.g. `(12 + 3) // 5`.
+    """An f-string that writes an int formula with the values put in, e.g. `(12 + 3) ÷ 5,
+    rounded down`.
 
     Params show as their numbers and the names as their values; a name that is the sum of a
     player's list shows its terms (`2 + 3 + 3`). Brackets follow precedence
@@ -259,7 +260,9 @@ def show_code(f: Formula, params: tuple[tuple[str, int], ...], vocab: Vocab,
             left, right = operand(node.left, node), operand(node.right, node, True)
             if left is None or right is None:
                 return None
-            return f"{left} {_SHOW_OPS[node.op]} {right}"
+            text = f"{left} {_SHOW_OPS[node.op]} {right}"
+            # a whole-number division says its rounding, once, where it is made
+            return f"{text}, rounded down" if node.op == "//" else text
         if isinstance(node, ir.Neg):
             inner = operand(node.operand, node)
             return None if inner is None else f"-{inner}"
