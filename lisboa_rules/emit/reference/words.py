@@ -363,7 +363,7 @@ class Sayer:
             if n is not None and named(left) is not None:
                 said = self.name(left)
                 if said.startswith("your "):
-                    if op == ">" and n == 0:
+                    if (op == ">" and n == 0) or (op == ">=" and n == 1):
                         return f"you have any {bare(said)}"
                     return f"you have {_CMPWORDS[op]} {n} {bare(said)}"
                 return f"{said} {_ISWORDS[op]} {n}"
