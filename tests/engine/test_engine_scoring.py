@@ -124,7 +124,8 @@ def test_store_majority_explanation(engine: Any, fresh: Any) -> None:
     g.players[2].stores["books"] = 1
     sheet = engine.final_scores(g)
     yellow = _line(sheet, 0, "score.stores")
-    assert "Books: 4 stores, tied for 1st with Green: (9 + 6) ÷ 2, rounded down = 7" in yellow.explanation
+    assert "Books: 4 stores, tied for 1st with Green: (9 + 6) ÷ 2, rounded down = 7" \
+        in yellow.explanation
     assert yellow.points == 7
     assert "Books: 1 store, 3rd = 3" in _line(sheet, 2, "score.stores").explanation
     assert "Gold: 0 stores, no wigs" in yellow.explanation

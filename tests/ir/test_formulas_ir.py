@@ -105,7 +105,8 @@ def test_a_measures_call_is_found_from_the_nodes_and_made_once(
     held: dict[ir.Expr, str] = {calls[0]: "c3_0"}
     assert _fns(vocab).inline(node, held) == "(p.reis + c3_0) // 5"
     shown: list[str] = []
-    assert show_code(s.formula, s.params, vocab, shown, held) == 'f"({p.reis} + {c3_0}) // 5"'
+    assert show_code(s.formula, s.params, vocab, shown, held) == \
+        'f"({p.reis} + {c3_0}) ÷ 5, rounded down"'
     assert shown == ["p.reis", "c3_0"]
     assert "        c3_0 = _m_influence_reis(g, p)\n        w3 = (p.reis + c3_0) // 5\n" in ENGINE
 

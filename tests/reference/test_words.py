@@ -96,10 +96,11 @@ def test_a_rounded_down_share(m: Model, n: int) -> None:
                                           ("<=", "at most"), ("==", "exactly")])
 def test_comparisons(m: Model, n: int, op: str, word: str) -> None:
     """A name the vocabulary words "your ..." reads "you have ...", another "... is ..."."""
+    said = "any" if (op, n) == (">=", 1) else f"{word} {n}"  # at least 1 is any (no singular)
     assert formula_words(m, f"rubble_sets {op} {n}", {}) == \
-        f"you have {word} {n} completed rubble sets"
+        f"you have {said} completed rubble sets"
     assert formula_words(m, f"stores.books {op} k", {"k": n}) == \
-        f"you have {word} {n} Books stores"
+        f"you have {said} Books stores"
     assert formula_words(m, f"treasury_value {op} {n}", {}).startswith("the Treasury value is ")
     assert formula_words(m, f"stores.gold + stores.cloth {op} {n}", {}) == \
         f"{word} {n} of your Gold stores and your Cloth stores together"

@@ -424,8 +424,12 @@ def test_html_has_no_script_from_data(
         assert bad.scripts == good.scripts, page.name
         assert sorted(set(bad.tags)) == sorted(set(good.tags)), page.name
         assert "<script>alert(1)" not in text and "<b>bold</b>" not in text
-        assert "&lt;/script&gt;&lt;script&gt;alert(1)" in text, page.name
         shown = "".join(bad.text)
+        if page.name.startswith("variant-"):  # a handout shows only what its variant changes
+            assert "&lt;/script&gt;&lt;script&gt;alert(1)" in text \
+                or "&lt;b&gt;bold&lt;/b&gt;" in text, page.name
+            continue
+        assert "&lt;/script&gt;&lt;script&gt;alert(1)" in text, page.name
         # The data comes through as text, character for character (HTML collapses nothing
         # inside text nodes; the parser has undone the escaping).
         assert "</script><script>alert(1)</script>" in shown
@@ -795,16 +799,18 @@ def test_no_invisible_control_of_the_data_reaches_a_page(
     project, _ = poisoned
     pages = _reference(project)
     assert {p.suffix for p in pages} == {".md", ".html"}
+    handouts_showing = 0
     for page in pages:
         text = page.read_text(encoding="utf-8")
         found = sorted({f"U+{ord(c):04X}" for c in _INVISIBLE.findall(text)})
         assert not found, f"{page.name}: {found}"
         clean_text = (clean / "out" / "reference" / page.name).read_text(encoding="utf-8")
         if page.name.startswith("variant-"):  # a handout shows only what its variant changes
-            assert any(e in text for e in ("\\u202e", "\\x1b", "\\x00")), page.name
+            handouts_showing += any(e in text for e in ("\\u202e", "\\x1b", "\\x00"))
             continue
         assert "\\u202e" in text and "\\u202e" not in clean_text, page.name
         assert "\\x1b" in text and "\\x00" in text, page.name
+    assert handouts_showing, "no handout shows a hostile control (escaped)"
 
 
 @pytest.mark.parametrize(
