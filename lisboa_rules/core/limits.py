@@ -13,6 +13,8 @@ them with the base game's own figures, which fit with a wide margin.
   declares its size: no `max_items` in rules/state.yaml, and no conserved kind (each id in one
   place) whose ids it holds. A list of a conserved kind holds at most the kind's ids (the
   discard: the 82 Political cards); declaring `max_items` makes the bound exact.
+- `UNDECLARED_NUMBER`: how large a number of the state is taken to be where nothing declares
+  its `max` (a player's réis or wigs): the base game's own are far under it.
 
 The compiler's own evaluation of rule expressions where the rules are compiled (constant
 folding, `ir/const.py`) stops at `MAX_WORK` too, before doing more.
@@ -28,3 +30,6 @@ PLAY_GAMES = 2
 PLAY_SECONDS = 60
 MAX_WORK = 1_000_000
 UNDECLARED_ITEMS = 100
+# how large a number of the state is taken to be where nothing declares its `max` (réis,
+# wigs): counts read from it (`repeat: reis`) are bounded so; declaring `max` makes it exact
+UNDECLARED_NUMBER = 1_000

@@ -16,12 +16,13 @@ Three bounds of an expression, each computed from its typed nodes (never from pr
   none: the work of computing the list is its own).
 
 `stmt_work` gives a statement's: its expressions, and for a loop its body's work times the
-items of its list, for a `repeat` times the largest count. What a bound cannot know (a param
-of a procedure, an item of a list, a number of the state with no declared `max`) is taken as
-one (or its declared `min`, when more): the bound is then a least one, and only a bound over
-the limit is refused (`lisboa_rules/core/limits.py`), never an unknown one. So a count such as
-`reis * 99999999999` is refused (at least 99,999,999,999 when `reis` is 1), and `repeat: reis`
-is not.
+items of its list, for a `repeat` times the largest count. A number of the state with no
+declared `max` (and no negative values) is taken as at most `UNDECLARED_NUMBER` (1,000), as a
+list with no `max_items` holds `UNDECLARED_ITEMS`: `repeat: reis` builds, `repeat: reis *
+reis * reis` is refused. What a bound cannot know (a param of a procedure given an unbounded
+value, an item of a list) is taken as one (or its declared `min`, when more): the bound is then
+a least one, and only a bound over the limit is refused (`lisboa_rules/core/limits.py`), never
+an unknown one; a count such as `amount * 99999999999` is refused (at least 99,999,999,999).
 `moves` is a choice's bound: one of n items, n; a set of lo..hi of n items, the sum of C(n, i).
 
 Every count saturates at `CAP` (far above every limit), so no bound is itself a costly number.
@@ -33,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import assert_never
 
-from lisboa_rules.core.limits import UNDECLARED_ITEMS
+from lisboa_rules.core.limits import UNDECLARED_ITEMS, UNDECLARED_NUMBER
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import stmt as S
 
@@ -126,9 +127,9 @@ class Context:
             case ir.Local(name=name):
                 return self.env.get(name, Bound()).interval
             case ir.PlayerField(field=f):
-                return self.bounds.get("player." + f, UNKNOWN)
+                return _declared(self.bounds.get("player." + f))
             case ir.GameField(field=f):
-                return self.bounds.get("game." + f, UNKNOWN)
+                return _declared(self.bounds.get("game." + f))
             case ir.Index(base=b) | ir.Get(base=b):
                 got = self._field_bounds(b)
                 if isinstance(node, ir.Get) and got != UNKNOWN:
@@ -157,9 +158,9 @@ class Context:
         while isinstance(node, ir.Index | ir.Get):
             node = node.base
         if isinstance(node, ir.PlayerField):
-            return self.bounds.get("player." + node.field, UNKNOWN)
+            return _declared(self.bounds.get("player." + node.field))
         if isinstance(node, ir.GameField):
-            return self.bounds.get("game." + node.field, UNKNOWN)
+            return _declared(self.bounds.get("game." + node.field))
         return UNKNOWN
 
     # -- the items a list may hold -----------------------------------------------------------
@@ -384,6 +385,17 @@ def _in_state(node: ir.Expr) -> bool:
     while isinstance(node, ir.Index | ir.Get):
         node = node.base
     return isinstance(node, ir.PlayerField | ir.GameField)
+
+
+def _declared(iv: Interval | None) -> Interval:
+    """The bounds of a number of the state: as declared, and with no `max` declared, at most
+    `UNDECLARED_NUMBER` (as a list with no `max_items` holds `UNDECLARED_ITEMS`)."""
+    if iv is None:
+        return UNKNOWN
+    lo, hi = iv
+    if hi is None and (lo is None or lo >= 0):
+        hi = max(lo or 0, UNDECLARED_NUMBER)
+    return (lo, hi)
 
 
 def _at_least_one(iv: Interval) -> Interval:

@@ -48,7 +48,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, assert_never
 
-from lisboa_rules.core.limits import MAX_MOVES, MAX_WORK
+from lisboa_rules.core.limits import MAX_MOVES, MAX_WORK, UNDECLARED_ITEMS, UNDECLARED_NUMBER
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.ir import const, cost
 from lisboa_rules.ir import expr as ir
@@ -522,8 +522,11 @@ class StepChecker:
             return True
         least = "at least " if work.partial else ""
         shown = "more than 10**30" if work.count >= cost.CAP else f"{work.count:,}"
-        taken = ("; a number with no bound above, such as a param or a field of the state "
-                 "with no declared max, counted as 1") if work.partial else ""
+        taken = ("; a number with no bound above, such as a param, counted as 1"
+                 if work.partial else "")
+        taken += (f"; a number of the state with no declared max counts as at most "
+                  f"{UNDECLARED_NUMBER:,}, a list with no max_items as {UNDECLARED_ITEMS:,} "
+                  "items")
         self.problem(s, "cost-unbounded",
                      f"one run of this step may do {least}{shown} units of work (the items of "
                      "its loops, repeats, ranges and comprehensions, multiplied through the "

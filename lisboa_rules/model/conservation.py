@@ -709,6 +709,13 @@ def check_new_records(ps: ProcSet, decl: StateDecl, data: Mapping[str, Any]
     out: list[StepProblem] = []
     for s in news:
         given = dict(s.with_ or ())
+        got = _field_of(decl, s.place, frozenset())
+        field = decl.field(*got) if got is not None else None
+        if field is None or field.type.name != "list" or not field.type.args \
+                or field.type.args[0].name != "player":
+            continue  # not a list of players: refused as such (expr-type)
+        if any(f.required and f.id not in given for f in players.values()):
+            continue  # refused for what it lacks (step-missing): one error for one mistake
         for inv, body, own in laws:
             if own & written:
                 continue
