@@ -701,11 +701,12 @@ _code(
     "model",
     "a `set:` outside the setup replaces a number a conservation law of the state keeps",
     """
-An invariant of rules/state.yaml whose `holds:` is one equation is a conservation law
-(`officials + sum([game.offices[n][color] + game.plazas[n][color] for n in game.offices]) ==
-rules.game.start.officials`): the numbers it reads change only together, by amounts that
-cancel. A `set:` of one of them, outside the setup, whose value does not read the field itself
-puts a number there whatever the rest holds, so the equation holds after it only by chance:
+An invariant of rules/state.yaml whose `holds:` is one equation is a conservation law (the
+base rules' `officials-conserved`: a player's Officials in the supply, the offices and the
+plazas add up to the number each player starts with): the numbers it reads change only
+together, by amounts that cancel. A `set:` of one of them, outside the setup, whose value
+does not read the field itself puts a number there whatever the rest holds, so the equation
+holds after it only by chance:
 refused at the step, with a note where the invariant is declared. In the setup, a player's own
 numbers are given by the `new:` that makes the player, so a `set:` of one of them is refused
 there too. When the equation is a sum
@@ -725,8 +726,7 @@ gain clamped at a bound, and the setup: the engine checks every state's invarian
 
     bad:   - {set: {officials: 99}}
            - {gain: {officials: 1}}
-    fix:   - {gain: {officials: -n}}
-           - {gain: {"game.offices[noble][color]": n}}
+    fix:   - {gain: {officials: -n, "game.offices[noble][color]": n}}
 """,
 )
 _code(

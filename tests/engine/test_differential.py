@@ -1334,7 +1334,8 @@ PROBE_STEPS = """\
       - if: pick is not None
         then:
           - gain: {"markers[pick]": k}
-          - gain: {"game.offices[pick][color]": 1, "game.plazas[pick]['neutral']": -1}
+          - gain: {"game.offices[pick][color]": 1, officials: -1,
+                   "game.plazas[pick]['neutral']": -1}
         else:
           - let: {pile: game.discard}
           - gain: {wigs: "len(pile) % 3"}
