@@ -477,32 +477,20 @@ LAW_CODE = "step-breaks-law"
 
 
 def check_laws(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
-    """A `set:` that replaces a number a conservation law of the state reads, outside the
-    setup: refused at the step.
+    """The steps that break a conservation law of the state, refused at the step.
 
     A law is an invariant whose `holds:` is one equation (`officials + sum(...) ==
     rules.game.start.officials`): what it reads only changes together, by amounts that cancel
     (the base rules take Officials from the supply with `gain: {officials: -n}` and put them in
-    an office with `gain: {game.offices[noble][color]: n}`). A `set:` whose value does not read
-    the field it writes puts a number there whatever the rest holds, so the equation cannot
-    hold after it but by chance. A `gain:`, or a `set:` relative to the field (`officials -
-    n`), is left to the engine's check of every state (and to the backstop's games)."""
-    laws: list[tuple[Invariant, set[Field]]] = []
-    linear: list[tuple[Invariant, list[_Term]]] = []
-    for inv in decl.invariants:
-        if inv.holds is None:
-            continue
-        try:
-            body = parse_expr(inv.holds.strip()).body
-        except (SyntaxError, ValueError, RecursionError):  # reported by the state checks
-            continue
-        if isinstance(body, ast.Compare) and [type(o) for o in body.ops] == [ast.Eq]:
-            read = _fields_read(decl, body, frozenset())
-            if read:
-                laws.append((inv, read))
-                terms = _linear_law(decl, body)
-                if terms:
-                    linear.append((inv, terms))
+    an office with `gain: {game.offices[noble][color]: n}`). Refused: a `set:` whose value does
+    not read the field it writes (it puts a number there whatever the rest holds), outside the
+    setup and, in the setup, of a player's own number (the `new:` gives those); and, in a law
+    that is a sum, `gain:` steps of one list of steps whose amounts do not cancel. A `set:`
+    relative to the field (`officials - n`), a take and a put in two procedures and a gain
+    clamped at a bound are left to the engine's check of every state (and the backstop)."""
+    laws = [(inv, read) for inv, _body, read in _laws(decl)]
+    linear = [(inv, terms) for inv, body, _read in _laws(decl)
+              if (terms := _linear_law(decl, body))]
     if not laws:
         return []
     setup = _setup_only(ps)
@@ -542,8 +530,7 @@ def check_laws(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
                                    f"change {_shown(got)} with `gain:` by an amount the steps "
                                    "take from, or put into, what else the equation counts"),
                                 (*s.path, "set", place),
-                                notes=((f"the invariant '{inv.id}' is declared here",
-                                        ("state", *inv.path, "holds")),)))
+                                notes=_law_note(inv)))
                             break
         for block in _blocks(steps):
             for inv, terms in linear:
@@ -561,9 +548,31 @@ def check_laws(ps: ProcSet, decl: StateDecl) -> list[StepProblem]:
                         "step does: gain: {officials: -n} and gain: "
                         "{game.offices[noble][color]: n})",
                         (*step.path, "gain"),
-                        notes=((f"the invariant '{inv.id}' is declared here",
-                                ("state", *inv.path, "holds")),)))
+                        notes=_law_note(inv)))
     return out
+
+
+def _laws(decl: StateDecl) -> list[tuple[Invariant, ast.Compare, set[Field]]]:
+    """The conservation laws of the state: each invariant whose `holds:` is one equation
+    reading the state, with that equation and the fields it reads."""
+    out = []
+    for inv in decl.invariants:
+        if inv.holds is None:
+            continue
+        try:
+            body = parse_expr(inv.holds.strip()).body
+        except (SyntaxError, ValueError, RecursionError):  # reported by the state checks
+            continue
+        if isinstance(body, ast.Compare) and [type(o) for o in body.ops] == [ast.Eq]:
+            read = _fields_read(decl, body, frozenset())
+            if read:
+                out.append((inv, body, read))
+    return out
+
+
+def _law_note(inv: Invariant) -> tuple[tuple[str, tuple[str | int, ...]], ...]:
+    """The note of a problem about a law: where its invariant is declared."""
+    return ((f"the invariant '{inv.id}' is declared here", ("state", *inv.path, "holds")),)
 
 
 # A term of a linear law: a number of the state read with a sign, and its indexes (None where
@@ -676,19 +685,8 @@ def check_new_records(ps: ProcSet, decl: StateDecl, data: Mapping[str, Any]
     constant gives) is left to the engine's check of the setup's state (and the backstop)."""
     rules = data_lookup(data)
     players = {f.id: f for f in decl.fields("player")}
-    laws: list[tuple[Invariant, ast.expr, set[str]]] = []
-    for inv in decl.invariants:
-        if inv.holds is None or inv.each != "player":
-            continue
-        try:
-            body = parse_expr(inv.holds.strip()).body
-        except (SyntaxError, ValueError, RecursionError):
-            continue
-        if not (isinstance(body, ast.Compare) and [type(o) for o in body.ops] == [ast.Eq]):
-            continue
-        read = _fields_read(decl, body, frozenset())
-        if read and all(scope == "player" for scope, _ in read):
-            laws.append((inv, body, {f for _, f in read}))
+    laws = [(inv, body, {f for _, f in read}) for inv, body, read in _laws(decl)
+            if inv.each == "player" and all(scope == "player" for scope, _ in read)]
     if not laws:
         return []
     setup = _setup_only(ps)
@@ -739,8 +737,7 @@ def check_new_records(ps: ProcSet, decl: StateDecl, data: Mapping[str, Any]
                     f"'{inv.id}' (rules/state.yaml) does not hold for it ({_holds(inv)})"
                     + (f": give {', '.join(missing)} in `with:`" if missing else ""),
                     (*s.path, "new"),
-                    notes=((f"the invariant '{inv.id}' is declared here",
-                            ("state", *inv.path, "holds")),)))
+                    notes=_law_note(inv)))
     return out
 
 

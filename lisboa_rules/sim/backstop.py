@@ -219,9 +219,7 @@ class _Game:
                         if engine.check_invariants(after):
                             return g, legal
                         engine._check_shape(after, after.rs)
-                    except engine.StateError:
-                        return g, legal
-                    except Exception:  # a fault of its own: this move is the cause
+                    except Exception:  # refused by the checks, or a fault of its own
                         return g, legal
         return self.replay(len(self.moves) - 1), self.moves[-1]
 
