@@ -2346,8 +2346,8 @@ def _view_of(g: Game | View, what: str) -> Game:
 def determinize(v: View, rng: random.Random) -> Game:
     """A game consistent with the view `v`: what it shows kept, the ids it hides dealt at
     random (drawn from `rng`) into the places it hides them in, hidden numbers drawn between
-    their bounds (a new seed of shuffles, among them). For bots and "what could happen" tools:
-    every such game gives the seat of the view the same view and the same moves."""
+    their bounds (a new seed of shuffles, among them). For bots and "what could happen"
+    searches: every such game gives the seat of the view the same view and the same moves."""
     if not isinstance(v, View):
         raise BadArgument(f"determinize takes a View, not {type(v).__name__}")
     data = _plain(v.state)
