@@ -11904,7 +11904,13 @@ def _rule_at(exc: BaseException) -> str | None:
         if tb.tb_frame.f_code.co_filename == __file__:
             line = tb.tb_lineno
         tb = tb.tb_next
-    for n in range(line or 0, 0, -1):  # up to the start of the function that raised
+    return _rule_at_line(line or 0)
+
+
+def _rule_at_line(line: int) -> str | None:
+    """The rule position (`rules/FILE:LINE`) the generated code names in the comment above
+    line `line` of this module, in its function; None when the function names none."""
+    for n in range(line, 0, -1):  # up to the start of the function
         text = linecache.getline(__file__, n)
         found = _AT_RULE.search(text)
         if found is not None:
