@@ -13577,8 +13577,9 @@ def determinize(v: View, rng: random.Random) -> Game:
             if holder.get(name) is None:
                 holder[name] = rng.randint(lo, hi)
     players = [Player(**p) for p in data.pop("players")]
-    g = Game(players=players, **{k: x for k, x in data.items() if k != "variants"},
-             variants=variants)
+    g = Game(
+        players=players, **{k: x for k, x in data.items() if k != "variants"}, variants=variants
+    )
     _activate(g)
     return g
 
@@ -13603,8 +13604,12 @@ def _deal(data: dict[str, Any], deal: DealDef, rng: random.Random) -> None:
             for x in value:
                 seen[x] = seen.get(x, 0) + 1
             return value
-        if not (isinstance(value, dict) and type(value.get("hidden")) is int
-                and set(value) <= {"hidden", "top"} and value["hidden"] >= 0):
+        if not (
+            isinstance(value, dict)
+            and type(value.get("hidden")) is int
+            and set(value) <= {"hidden", "top"}
+            and value["hidden"] >= 0
+        ):
             raise BadArgument(f"not a view of these rules: {deal.kind} ids as {value!r}")
         out: list[Any] = [None] * value["hidden"]
         holes.extend((out, i, sort, key) for i in range(len(out)))
@@ -13648,13 +13653,14 @@ def _deal(data: dict[str, Any], deal: DealDef, rng: random.Random) -> None:
         n = -1 if sort is None else next(j for j, nm in enumerate(names) if sorts[nm] is sort)
         place_kind.setdefault((n, key if n >= 0 else None), []).append((out, i))
     flow = _flow(
-        [len(p) for p in place_kind.values()], [len(x) for x in id_kind.values()],
+        [len(p) for p in place_kind.values()],
+        [len(x) for x in id_kind.values()],
         [[n < 0 or k[n] == key for k in id_kind] for n, key in place_kind],
     )
     if flow is None:
         raise BadArgument(f"not a view of these rules: the hidden {deal.kind} ids do not fit")
     pools = list(id_kind.values())
-    for (places, row) in zip(place_kind.values(), flow, strict=True):
+    for places, row in zip(place_kind.values(), flow, strict=True):
         rng.shuffle(places)
         for j, amount in enumerate(row):
             for _ in range(amount):
@@ -13704,8 +13710,7 @@ def _flow(places: list[int], ids: list[int], fits: list[list[bool]]) -> list[lis
                 path.append((prev, node))
                 node = prev
             # as many as the path carries: the need, the spare, what each place gives back
-            step = min(need, spare[found[1]],
-                       *(amount[b[1]][a[1]] for a, b in path if a[0] == "i"))
+            step = min(need, spare[found[1]], *(amount[b[1]][a[1]] for a, b in path if a[0] == "i"))
             for a, b in path:
                 if a[0] == "p":  # place kind a takes ids of kind b
                     amount[a[1]][b[1]] += step
