@@ -563,7 +563,7 @@ class _StateBuilder:
                        "is hidden (hide a list of ids, a map of such lists, or a number)",
                        self.span(scope, i, "see"))
             ok = False
-        if by is not None and (see == "all" or t.name != "map" or _lists(t) is None):
+        if ok and by is not None and (see == "all" or t.name != "map" or _lists(t) is None):
             self.error("state-visibility", f"'{fid}': `by` says how a hidden map of lists is "
                        "sorted; this field is not one", self.span(scope, i, "by"))
             ok = False
