@@ -80,6 +80,9 @@ class ActionCode:
 # Where a move generator makes a move: the Move's code is written once the fields of every
 # action are known (ActionCode.lines).
 MOVE_SLOT = "MOVE__{}__"
+# The line length the generated engine is checked at (ruff, pyproject.toml): a loop header
+# longer than this, which the formatter cannot wrap, is split by the emitter.
+LINE_WIDTH = 100
 
 
 def keyword_move(kind: str, fields: tuple[str, ...]) -> str:
@@ -893,6 +896,12 @@ class MovePrinter(Printer):
                              f"[0](g, seat, {self._shared(s.bundle)})", reads,
                              "list[tuple[Any, ...]]")
         self.named(*vars_)
+        if len(f"{pad}for {target} in {opts.split('(', 1)[0]}(") > LINE_WIDTH:
+            # a header the formatter could not wrap (long choice names in a deep block): the
+            # options are a local of their own first
+            self.counter += 1
+            out.append(f"{pad}_opts{self.counter} = {opts}")
+            opts = f"_opts{self.counter}"
         out.append(f"{pad}for {target} in {opts}:")
         inner = self._chosen(names, env)
         with self._block(False):
