@@ -1043,12 +1043,14 @@ class MovePrinter(Printer):
             why.append(f"    why = _why_{self.stem(eff)}(g, seat, {amount}, {given}{made_args})")
             why.append("    if why is not None:")
             why.append("        return why")
-            made_ = " and ".join(f"{local(c.name)} is not None" for c in proc.choices)
-            if made_:  # an effect whose choice the move does not make is left out
+            made_ = " and ".join(f"{local(c.name)} is not None" for c in proc.choices
+                                 if not c.type.optional)
+            if made_:  # an effect whose choice the move does not make is left out (an
+                # optional choice not made is a choice: the effect runs with None)
                 run.append(f"    if {made_}:")
                 run.append(f"        _run_{self.stem(eff)}(g, seat, {amount}, {given}{made_args})")
             else:
-                run.append(f"    _run_{self.stem(eff)}(g, seat, {amount}, {given})")
+                run.append(f"    _run_{self.stem(eff)}(g, seat, {amount}, {given}{made_args})")
         why.append("    return None")
         if len(run) == 1:
             run.append("    pass")
