@@ -886,8 +886,11 @@ class MovePrinter(Printer):
         pad = "    " * indent
         table = self._bundles_of(s.bundle)
         names = s.bundle.fields
+        made = {c.name: c.type for _key, row in s.bundle.rows for eff, _amount in row
+                if (proc := self.procs.get(eff)) is not None for c in proc.choices}
         for old, new in zip(s.bundle.choices, names, strict=True):
-            self.field_types.setdefault(new, self.field_types.get(old, TEXT))
+            # a renamed choice has the type of the choice it renames (`choices: {a: b}`)
+            self.field_types.setdefault(new, self.field_types.get(old, made.get(old, TEXT)))
         vars_ = [local(n) for n in names]
         target = "_" if not vars_ else (f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_))
         reads = set().union(*(locals_named(x) for x in (s.bundle.key, *(
