@@ -112,18 +112,32 @@ def test_the_checks_see_what_they_look_for() -> None:
     assert ARROW_HTML.search('Pay. → <a href="#effect-rubble">Rubble</a>')
 
 
-def test_a_house_rule_without_words_of_play_builds_and_is_said(
+def test_a_house_rule_without_words_of_play_is_refused_where_it_lacks_them(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A require's reason naming a value of play says it in words ("the price", the
-    vocabulary's "your réis"), and an `if` with an `else` and no `text:` says its condition in
-    the vocabulary's words: the house rule builds, and its players' page reads."""
+    """A require with no `text:` whose reason names a value of play (`{price}`, a let) has no
+    words for the players' page: the build refuses it (text-missing) at that reason, and says
+    which key to add. Given its `text:`, the house rule builds, and an `if` with an `else` and
+    no `text:` says its condition in the vocabulary's words."""
     house = ROOT / "tests" / "cases" / "words" / "words-of-play.yaml"
+    source = house.read_text(encoding="utf-8")
+    line = source.splitlines().index("            reason: it costs {price} réis and you have {reis}")
     out = tmp_path / "out"
     code, _out, err = run_cli(["build", "--house", str(house), "--variant", "words-of-play",
                                "--out", str(out), "--play", "0"], capsys, monkeypatch)
+    assert code == 1
+    assert re.search(rf"words-of-play\.yaml:{line + 1}:\d+: error\[text-missing\]: .*"
+                     r"'\{price\}'.*add the key `text:`", err), err
+    assert not out.exists()
+    worded = tmp_path / "words-of-play.yaml"
+    worded.write_text(source.replace(
+        "            reason: it costs {price} réis and you have {reis}\n",
+        "            reason: it costs {price} réis and you have {reis}\n"
+        "            text: you cannot pay the tithe\n"), encoding="utf-8")
+    code, _out, err = run_cli(["build", "--house", str(worded), "--variant", "words-of-play",
+                               "--out", str(out), "--play", "0"], capsys, monkeypatch)
     assert code == 0, err
     text = (out / RULES_MD).read_text(encoding="utf-8")
-    assert "*Not possible when:* it costs the price réis and you have your réis" in text
+    assert "*Not possible when:* you cannot pay the tithe" in text
     assert "*If* you have more than 10 réis, score a wig; otherwise take a real." in text
     assert "{price}" not in text and "…" not in text
