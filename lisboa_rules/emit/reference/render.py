@@ -190,6 +190,8 @@ class StepLine:
     ref_title: str = ""
     words: tuple[tuple[str, str], ...] = ()
     title: str = ""  # a step of a sequence with a name of its own ("Rubble wigs")
+    then: Rich = ()  # (a one-line branch is said whole in `text`: see `_said_lines`)
+    orelse: Rich = ()
     n: int = 0  # its number among its siblings in the variant's sequence (0: a struck line)
 
 
@@ -930,23 +932,25 @@ class _Builder:
             then, orelse = branches(s)
             kids = list(self._steps(then, local, m, declared))
             other = self._steps(orelse, local, m, declared)
-            if other:
-                if len(other) == 1 and other[0].kind == "step":
-                    kids.append(replace(other[0], kind="otherwise"))
-                else:
-                    kids.append(ProcStep((), "otherwise", other))
+            if isinstance(s, If) and other:  # "If <condition>:" and its "Otherwise:" beside it
+                words_of = s.text if isinstance(s.text, str) and s.text.strip() else ""
+                cond = self.rich(words_of, local, m, declared, missing=lambda raw: raw) \
+                    if words_of else plain(self._cond_words(s.cond))
+                out.append(ProcStep(cond, "if", tuple(kids)))
+                out.append(replace(other[0], kind="otherwise")
+                           if len(other) == 1 and other[0].kind == "step" and not other[0].children
+                           else ProcStep((), "otherwise", other))
+                continue
             text = s.text
             kind = "step"
             if isinstance(s, Require) and (text or s.reason is not None):
                 text, kind = text or s.reason, "condition"
-            if kind == "condition" and isinstance(text, str):  # an expression shown in play
-                text = re.sub(r"\{[^{}]*\s[^{}]*\}", "…", text)
             if not isinstance(text, str) or not text.strip():
                 out.extend(kids)
                 continue
-            # a require's reason names values that exist only during play ({price}): `…`
-            shown = self.rich(text, local, m, declared, missing=(
-                (lambda _: "…") if kind == "condition" else (lambda raw: raw)))
+            # a require's reason names values that exist only during play ({price}): the
+            # annotated edition shows them as the rules write them
+            shown = self.rich(text, local, m, declared, missing=lambda raw: raw)
             ref = title = ""
             if isinstance(s, Do) and m.procs is not None and s.proc in m.procs.procs:
                 ref, title = self.proc_anchor(s.proc, m)
@@ -1780,7 +1784,7 @@ class _Builder:
             blocks.append(Table(
                 (humanize("name"), humanize("words")),
                 tuple(((Piece(mid, "code"),),
-                       self.rich(vocab[mid], {}, m, missing=lambda _: "…")
+                       self.rich(vocab[mid], {}, m, missing=lambda raw: raw)
                        if mid in vocab else plain("")) for mid in measures),
                 row_ids=tuple(f"measure-{mid}" for mid in measures), only="annotated"))
         return Chapter("chap-effects", humanize("effects"), tuple(blocks))
@@ -1887,8 +1891,6 @@ class _Builder:
                 before, after_v = _named(before, names), _named(after_v, names)
         if "steps" in ch.path:  # a step is shown by its words (its redline is below)
             before, after_v = _step_words(before), _step_words(after_v)
-        if key in ("reason", "none_reason", "count_reason"):  # words that show values in play
-            before, after_v = _played(before), _played(after_v)
         structural = "steps" in ch.path or any(_CODE.search(v) is not None for v in (
             ch.before, ch.after) if isinstance(v, str)) or any(
             isinstance(v, Mapping) or (isinstance(v, list) and any(isinstance(i, Mapping)
@@ -2215,11 +2217,6 @@ def _term_anchor(term: str) -> str:
 
 _ENUM_ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 _CODE = re.compile(r"[\[\]()=<>]|\w\.\w|\b(if|else|not|in)\b.*\w_\w")  # an expression, not words
-
-
-def _played(value: Any) -> Any:
-    """A refusal's words with the values it shows during play (`{price}`) as `…`."""
-    return re.sub(r"\{[^{}]*\}", "…", value) if isinstance(value, str) else value
 
 
 def _step_words(value: Any) -> Any:
