@@ -1014,7 +1014,8 @@ def check_players_words(m: Model) -> Iterator[Diagnostic]:
     if ps is None:
         return
     vocab = {v.name: v.words for v in m.vocabulary}
-    effects = m.data.get("effects") if isinstance(m.data.get("effects"), dict) else {}
+    doc = m.data.get("effects")
+    effects: dict[str, Any] = doc if isinstance(doc, dict) else {}
     rows = {str(r.get("id")): r for key in ("effects", "procedures", "hooks")
             for r in (effects.get(key) or ()) if isinstance(r, dict)}
     bodies: list[tuple[Any, Any]] = []

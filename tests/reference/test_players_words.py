@@ -41,7 +41,8 @@ MD_ITEM = re.compile(r"^( *)(\d+)\. (.*)$")
 HANDOUT_ITEM = re.compile(r"^( *)- \*\*(\d+)\.(?: New:)?\*\* (.*)$")
 HANDOUT_LINE = re.compile(r'<li class="(?:same|added|changed|removed) [a-z]+" '
                           r'style="margin-left: (\d+)mm">(?:<span class="n">(\d+)\.</span> )?'
-                          r'(?:<span class="badge new">New</span> )?(?:<ins>|<del>)?((?:(?!</li>).){0,60})')
+                          r'(?:<span class="badge new">New</span> )?(?:<ins>|<del>)?'
+                          r'((?:(?!</li>).){0,60})')
 ANNOTATED = (RULES_ANNOTATED_MD, RULES_ANNOTATED_HTML)
 EXAMPLES = ROOT / "examples" / "house-rules"
 HOUSE_RULES = sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
@@ -181,7 +182,8 @@ def test_a_house_rule_without_words_of_play_is_refused_where_it_lacks_them(
     no `text:` says its condition in the vocabulary's words."""
     house = ROOT / "tests" / "cases" / "words" / "words-of-play.yaml"
     source = house.read_text(encoding="utf-8")
-    line = source.splitlines().index("            reason: it costs {price} réis and you have {reis}")
+    reason = "            reason: it costs {price} réis and you have {reis}"
+    line = source.splitlines().index(reason)
     out = tmp_path / "out"
     code, _out, err = run_cli(["build", "--house", str(house), "--variant", "words-of-play",
                                "--out", str(out), "--play", "0"], capsys, monkeypatch)

@@ -1310,9 +1310,11 @@ class _Builder:
         chapters = [self.ch_game(), self.ch_turn(), self.ch_court(), self.ch_costs(),
                     self.ch_end(), self.ch_scoring()]
         rest = [r for r in self.m.rules if r.id not in self.placed]
-        if rest:
-            chapters.append(Chapter("chap-other", "Other rules",
-                                    tuple(self.card(r) for r in rest)))
+        if rest:  # a rule with steps of its own (a trigger that does them) says them
+            chapters.append(Chapter("chap-other", "Other rules", tuple(
+                self.card(r, proc=self.proc_view(r.id), procedure=bool(self.proc_view(r.id)),
+                          proc_players=self.proc_view(r.id, players=True))
+                for r in rest)))
         effects = self.ch_effects()
         if effects.blocks:
             chapters.append(effects)
@@ -2379,10 +2381,12 @@ def _row_title(head: Sequence[str], cells: Sequence[str]) -> str:
     return f"{head[0]} {first}" if first.isdigit() and head else first
 
 
-def _row_changes(before: Table | None, after: Table | None,
-                 where: tuple[str, ...]) -> list[CardChange]:
+def _row_changes(before: Table | None, after: Table | None, where: tuple[str, ...],
+                 whole: bool = False) -> list[CardChange]:
     """The rows of a table that a variant adds, changes or removes, each as a card: its first
-    cell the title, the other cells facts under the table's headings."""
+    cell the title, the other cells facts under the table's headings; several, or changed
+    ones, as the table they stand in. A list of the rules (`whole`: the actions, the scoring
+    sources) of a few rows is printed whole, the new row in its place."""
     rows_b = {_row_key(before, i): r for i, r in enumerate(before.rows)} if before else {}
     rows_a = {_row_key(after, i): r for i, r in enumerate(after.rows)} if after else {}
     head_b = before.head if before else ()
@@ -2399,6 +2403,10 @@ def _row_changes(before: Table | None, after: Table | None,
         cells_a = [_text(c) for c in ra] if ra is not None else None
         if cells_b == cells_a or (numbered and cells_b is not None and cells_a is not None
                                   and cells_b[1:] == cells_a[1:]):
+            if whole and ra is not None and len(rows_a) <= WHOLE_TABLE:
+                out.append(CardChange(key, _row_title(head_a, cells_a or []), "same", where,
+                                      kind="row-change", head=head, grid=tuple(
+                                          _runs(None, c) for c in (cells_a or []))))
             continue
         status = "added" if rb is None else "removed" if ra is None else "changed"
         row = ra if ra is not None else rb
@@ -2416,7 +2424,9 @@ def _row_changes(before: Table | None, after: Table | None,
                               and cells_b[0] != cells_a[0] else (),
                               facts=tuple(f for f in facts if f[1]), kind="row-change",
                               cells=tuple(_text(c) for c in row), head=head, grid=grid))
-    if len(out) > ROWS_AS_CARDS or any(c.status == "changed" for c in out):
+    if not any(c.status != "same" for c in out):
+        return []
+    if len(out) > ROWS_AS_CARDS or any(c.status in ("changed", "same") for c in out):
         # changed rows, or many (Political cards): as the table they stand in
         return [CardChange("", _text(after.caption) if after else _text(before.caption)
                            if before else "", "changed", where, rows=tuple(out), head=head,
@@ -2424,6 +2434,7 @@ def _row_changes(before: Table | None, after: Table | None,
     return out
 
 
+WHOLE_TABLE = 12  # the most rows of a list of the rules printed whole around a new row
 SEQUENCE_CARDS = 4  # the most cards of one section printed beside a new card of it
 ROWS_AS_CARDS = 2  # new rows of one table printed as cards each (a new Noble), not a table
 
@@ -2481,9 +2492,10 @@ def _card_change(before: RuleCard | None, after: RuleCard | None, where: tuple[s
         facts = tuple((f.label, _runs(None, _text(f.value))) for f in card.facts)
     return CardChange(
         card.id if before is not None else "", card.title, status, where,
-        prev if status == "added" else "", card.label,
-        title_words if _changed(title_words) and status == "changed" else (), body,
-        card.event, card.fired_by, _numbered(lines), facts, tuple(rows), tuple(children))
+        after=prev if status == "added" else "", label=card.label,
+        title_words=title_words if _changed(title_words) and status == "changed" else (),
+        body=body, event=card.event, fired_by=card.fired_by, lines=_numbered(lines),
+        facts=facts, rows=tuple(rows), children=tuple(children))
 
 
 def _chapter_changes(before: Sequence[Chapter], after: Sequence[Chapter]
@@ -2548,7 +2560,7 @@ def _chapter_changes(before: Sequence[Chapter], after: Sequence[Chapter]
             if change is not None:
                 found.append(change)
         elif isinstance(x, Table) or isinstance(y, Table):
-            found += _row_changes(b, a, where)
+            found += _row_changes(b, a, where, whole=True)
         elif isinstance(x, Para) or isinstance(y, Para):
             runs = _runs(_text(b.text) if b is not None else None,
                          _text(a.text) if a is not None else None)
