@@ -9984,7 +9984,7 @@ _RS0: Final = RuleSet(
             ),
             eligible=_fx14,
             show=None,
-            eligible_words="the count: more than 0",
+            eligible_words="you have any stores",
         ),
         SourceDef(
             id="score.influence",
@@ -10054,7 +10054,7 @@ _RS0: Final = RuleSet(
             ),
             eligible=_fx40,
             show=None,
-            eligible_words="your completed Plans: more than 0",
+            eligible_words="you have any completed Plans",
         ),
         SourceDef(
             id="score.favors",

@@ -838,6 +838,25 @@ FIXME, XXX, ???, or an unmatched {{ }}) would be printed as is. Write the text.
 """,
 )
 _code(
+    "text-missing",
+    "check",
+    "the players' edition needs words the data does not give",
+    """
+The players' edition says every step in words from the rules, never in the engine's terms:
+a `require` with no `text:` prints its `reason:` as the condition of the steps it guards. A
+reason that shows a value only known during play (`{price}`, `{fee}`) has no words for it on
+the page unless the vocabulary names it (a `names:` entry with `words:`); the page would
+print a guess such as "the fee". Give the step its condition in words with `text:` (the
+reason stays the engine's message), or name the value in rules/vocabulary.yaml.
+
+    bad:   - require: reis + influence_reis >= fee
+             reason: the petition costs {fee} réis and you cannot pay it
+    fix:   - require: reis + influence_reis >= fee
+             reason: the petition costs {fee} réis and you cannot pay it
+             text: you cannot pay the petition cost
+""",
+)
+_code(
     "value-out-of-range",
     "check",
     "a value is outside what the rest of the rules allow",

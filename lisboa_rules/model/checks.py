@@ -14,6 +14,7 @@ from lisboa_rules.core.source import Span
 from lisboa_rules.ir import bounds
 from lisboa_rules.lang import expr
 from lisboa_rules.lang import text as rtext
+from lisboa_rules.lang.tree import Require
 from lisboa_rules.lang.vocab import BoundError, env_for, resolve_range
 from lisboa_rules.model.types import Model, Params, Rule, find_owner
 
@@ -1005,8 +1006,53 @@ def check_glossary(m: Model) -> Iterator[Diagnostic]:
                                m.span_of("vocabulary", "glossary", i, "see", j))
 
 
+def check_players_words(m: Model) -> Iterator[Diagnostic]:
+    """The players' edition says a `require` that has no `text:` by its `reason:`; a value
+    of play that reason shows (`{fee}`) needs words of the vocabulary, or the page would print
+    a guess: text-missing, at the reason, suggesting the `text:` to add."""
+    ps = m.procs
+    if ps is None:
+        return
+    vocab = {v.name: v.words for v in m.vocabulary}
+    doc = m.data.get("effects")
+    effects: dict[str, Any] = doc if isinstance(doc, dict) else {}
+    rows = {str(r.get("id")): r for key in ("effects", "procedures", "hooks")
+            for r in (effects.get(key) or ()) if isinstance(r, dict)}
+    bodies: list[tuple[Any, Any]] = []
+    for pid, proc in ps.procs.items():
+        row = ps.this.get(pid) or rows.get(pid) or {}
+        bodies.append((proc.steps, {**row, "this": row}))
+    for act in ps.actions.values():
+        row = ps.action_rows.get(act.id, {})
+        bodies.append((act.steps, {**row, "this": row}))
+    seen: set[tuple[str | int, ...]] = set()
+    for steps, local in bodies:
+        for top in steps:
+            for st in top.walk():
+                if not isinstance(st, Require) or (st.text and st.text.strip()) \
+                        or not st.reason or not st.path or st.path in seen:
+                    continue
+                seen.add(st.path)
+                for ph in rtext.placeholders(st.reason):
+                    value, _ = rtext.resolve(ph, local, m.data)
+                    said = vocab.get(ph.path[-1]) if ph.path else None
+                    if not rtext.is_missing(value) or (isinstance(said, str) and "{" not in said):
+                        continue
+                    yield Diagnostic(
+                        "text-missing",
+                        f"the players' edition prints this refusal as the condition of its "
+                        f"steps, and '{{{ph.raw}}}' is a value of play that no words name: add "
+                        f"the key `text:` to the step, its condition in words",
+                        m.span_of(str(st.path[0]), *st.path[1:], "reason"),
+                        related=(Related("add `text:` to this step (the reason stays the "
+                                         "engine's message)",
+                                         m.span_of(str(st.path[0]), *st.path[1:])),))
+                    break
+
+
 ALL_CHECKS: tuple[Check, ...] = (
     check_other_text,
+    check_players_words,
     check_examples,
     check_duplicate_ids,
     check_references,

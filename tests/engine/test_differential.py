@@ -1334,6 +1334,7 @@ PROBE_STEPS = """\
         count_reason: "at most {cap} of them, not more"
       - require: amount != 3 or pick is not None
         reason: "three needs a Noble; you hold {reis} réis and {len(plans)} Plans"
+        text: three needs a Noble
       - let: {k: "amount + len(two)", reis: "5 if pick is None else 1"}
       - gain: {wigs: reis}
       - if: pick is not None

@@ -146,13 +146,16 @@ def test_the_engine_plays_as_the_oracle_long(engine: ModuleType, frozen: ModuleT
 def _worded(sheet: Any) -> Any:
     """A score sheet with its explanations in one notation: the words of a whole-number
     division changed on purpose since the copy was made (issue 34: `(7 + 2) // 5` and
-    `(9+6)//2` now read `(7 + 2) ÷ 5, rounded down`, `(9 + 6) ÷ 2, rounded down`); the points,
-    the sources and every other word are compared as they are."""
+    `(9+6)//2` now read `(7 + 2) ÷ 5, rounded down`, `(9 + 6) ÷ 2, rounded down`), and the
+    condition a source pays under, which reads as a sentence since (issue 34: "(only when the
+    count: more than 0)" is now "(only when you have any stores)"); the points, the sources
+    and every other word are compared as they are."""
     if isinstance(sheet, dict):
         return {k: _worded(v) for k, v in sheet.items()}
     if isinstance(sheet, list):
         return [_worded(v) for v in sheet]
     if isinstance(sheet, str):
         text = sheet.replace(", rounded down", "").replace("÷ (rounded down)", "÷")
+        text = re.sub(r"\(only when [^()]*\)", "(only when)", text)
         return re.sub(r"\s*(\+|÷|//)\s*", lambda m: "÷" if m[1] != "+" else "+", text)
     return sheet

@@ -41,7 +41,26 @@ RULES = ROOT / "rules"
 HOUSE_RULE = ROOT / "examples" / "house-rules" / "period-tax.yaml"  # adds a period-end step
 
 # (document, fewest pages, most pages)
-BUDGET = {"annotated": (10, 80), "queen": (1, 1), "two-player": (1, 1), "period-tax": (1, 1)}
+# (a handout prints each card a variant changes whole: the two-player rules change the setup's
+# sequence, the building lots and two majority tables, one page and a bit)
+BUDGET = {"annotated": (10, 80), "queen": (1, 1), "two-player": (1, 2), "period-tax": (1, 1)}
+EXAMPLES = ROOT / "examples" / "house-rules"
+HOUSE_RULES = sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
+# A handout is not mostly blank: its printed content covers at least this share of the pages
+# it prints on (issue 34: the handouts were 85% blank, a lone step out of its sequence). Each
+# change now prints with the whole sequence or card it belongs to; a house rule whose whole
+# change is one short card (a trigger that scores a prize) fills about a quarter of an A4 page
+# and cannot fill more without padding, every other example half of it or more.
+LEAST_FILL = 0.2
+FILL_JS = """() => {
+  const top = document.body.getBoundingClientRect().top;
+  let bottom = 0;
+  for (const e of document.body.querySelectorAll('*')) {
+    const r = e.getBoundingClientRect();
+    if (r.height) bottom = Math.max(bottom, r.bottom);
+  }
+  return bottom - top;
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -129,3 +148,45 @@ def test_the_annotated_index_gives_the_pages_of_its_pdf(annotated_pdf: Path) -> 
     shifted = {t: [n + 1 for n in ns] for t, ns in index.items()}
     assert _wrong_pages(shifted, pages, _labels(html))  # the check can fail
     assert "QQIX" not in "".join(pages)
+
+
+def _fill(browser: Any, html: str, tmp: Path) -> tuple[int, float]:  # noqa: F811
+    """(pages printed on A4, the share of their content area the handout's content covers):
+    the content's height laid out at the page's content width, over the pages' heights."""
+    path = tmp / "handout.html"
+    path.write_text(html, encoding="utf-8")
+    pages = read_pdf(_print(browser, path))
+    width, _ = _overflow(browser, path)
+    page = browser.new_page()
+    try:
+        page.goto(path.as_uri())
+        page.emulate_media(media="print")
+        page.set_viewport_size({"width": width, "height": 1100})
+        height: float = page.evaluate(FILL_JS)
+    finally:
+        page.close()
+    # the A4 page box's content height in CSS px (the @page margins of _style.css.jinja)
+    content = (297 - 16 - 18) * 96 / 25.4
+    return len(pages), height / (len(pages) * content)
+
+
+@pytest.mark.sampled(4)
+@pytest.mark.parametrize("name", ["queen", "two-player", *HOUSE_RULES])
+def test_a_handout_fills_its_page(browser: Any, tmp_path: Path, name: str) -> None:  # noqa: F811
+    if name in ("queen", "two-player"):
+        html = compile_rules(RULES).files[variant_handout(name, "html")]
+    else:
+        result = compile_rules(RULES, extra=(EXAMPLES / f"{name}.yaml",))
+        assert result.ok, [d.message for d in result.diagnostics]
+        html = result.files[variant_handout(name, "html")]
+    pages, fill = _fill(browser, html, tmp_path)
+    assert pages <= 2, (name, pages)
+    assert fill >= LEAST_FILL, f"{name}: its content covers {fill:.0%} of its {pages} page(s)"
+
+
+def test_the_fill_measure_sees_a_blank_page(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    """The measure can fail: a page with one line is nearly all blank."""
+    html = ("<!DOCTYPE html><meta charset=utf-8><style>@page{size:A4;margin:16mm 15mm 18mm}"
+            "body{margin:0}</style><p>One line.</p>")
+    pages, fill = _fill(browser, html, tmp_path)
+    assert pages == 1 and fill < LEAST_FILL

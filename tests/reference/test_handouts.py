@@ -96,8 +96,9 @@ def test_the_variants_of_rules_have_handouts(variant: str) -> None:
     assert "<ins>" in html or "<del>" in html
     assert 'class="handout"' in html
     if variant == "two-player":
-        assert "...but for ~~0~~ **1** neutral Officials in each office." in md
-        assert "Shuffle each deck of Political cards" not in md  # unchanged steps stay out
+        # the changed step in its sequence: the setup printed whole, the change in place
+        assert "- **8.** ...but for ~~0~~ **1** neutral Officials in each office." in md
+        assert "- **1.** Shuffle each deck of Political cards." in md
         assert "Most, ~~2nd-most,~~ 3rd-most" in md
     else:
         assert md.count("With the Queen") >= 1
@@ -114,9 +115,10 @@ def test_every_house_rule_example_gets_a_handout(tmp_path: Path, name: str) -> N
     title = re.search(r"^title: (.+)$", text, re.M)
     assert title is not None
     assert title.group(1).strip().strip("'\"") in _visible(html)
-    # something is redlined: inserted (or struck) words, a changed step or rule text
-    assert re.search(r"<ins>|<del>", html), name
-    assert re.search(r"\*\*[^*]+\*\*|~~[^~]+~~", md), name
+    # something is marked: inserted (or struck) words, a changed step or rule text, or a card
+    # the house rule adds, whole, under its "New" badge
+    assert re.search(r'<ins>|<del>|<span class="badge new">New</span>', html), name
+    assert re.search(r"\*\*[^*]+\*\*|~~[^~]+~~|^#+ New: ", md, re.M), name
     # every link of the handout lands in the players' rules
     anchors = set(re.findall(r'id="([^"]+)"', result.files[RULES_HTML]))
     for anchor in re.findall(r'href="rules\.html#([^"]+)"', html):
@@ -193,7 +195,9 @@ def test_a_change_is_labelled_by_its_rule_not_its_data_path() -> None:
     files = compile_rules(RULES).files
     md = files[variant_handout("two-player", "md")]
     assert "[Ties in majorities](rules.md#score.ties) › Columns: Most, ~~2nd-most,~~" in md
-    assert "[Build a Store](rules.md#build-store) › Lots › Gold: ~~6~~ **5**" in md
+    # a value a card shows is redlined on that card, in place
+    assert "- **Lots:** Books ~~6,~~ **5,** Cloth ~~6,~~ **5,**" in md
+    assert "[Build a Store](#build-store) › Lots › Gold: ~~6~~ **5**" in files[RULES_MD]
     assert "Scoring › Majority" not in md and "Nobles › Noble actions" not in md
     assert "Scoring › Majority › Columns" not in files[RULES_MD]
     assert "Scoring › Majority › Columns" in files[RULES_ANNOTATED_MD]
@@ -204,6 +208,58 @@ def test_an_action_a_variant_adds_is_headed_by_its_name() -> None:
     house = ROOT / "tests" / "cases" / "house-qa" / "petition.yaml"
     files = compile_rules(RULES, extra=(house,)).files
     md, html = files[variant_handout("petition", "md")], files[variant_handout("petition", "html")]
-    assert "\nPetition a Noble:\n" in md
+    assert "\n### New: Petition a Noble\n" in md  # a card of its own, whole
     assert "\npetition:\n" not in md and ">petition<" not in html
     assert "Petition a Noble" in _visible(html)
+
+
+def _house(name: str) -> tuple[str, str]:
+    result = compile_rules(RULES, extra=(EXAMPLES / f"{name}.yaml",))
+    assert result.ok, [d.message for d in result.diagnostics]
+    return (result.files[variant_handout(name, "md")],
+            result.files[variant_handout(name, "html")])
+
+
+def test_a_new_step_shows_in_its_sequence() -> None:
+    """A period-end step a house rule adds prints inside the whole end of the period, numbered
+    where it falls, marked new; the steps around it stay as they read."""
+    md, html = _house("period-tax")
+    section = md[md.index("[End of the period](rules.md#period-end)"):]
+    steps = re.findall(r"^- \*\*(\d+)\.( New:)?\*\* \*\*([^*]+)\*\*", section, re.M)
+    assert [(n, new.strip(), title) for n, new, title in steps][:4] == [
+        ("1", "", "Discard display"), ("2", "", "Rubble wigs"), ("3", "New:", "Tax"),
+        ("4", "", "New ships")]
+    assert re.search(r'<span class="n">3\.</span> <span class="badge new">New</span> <ins>'
+                     r"<strong>Tax</strong>: The Crown", html)
+
+
+def test_a_new_noble_and_his_action_are_cards() -> None:
+    md, html = _house("fourth-noble")
+    noble = md[md.index("#### New: Cardinal Saldanha"):]
+    for fact in ("- **Title:** the Patriarch", "- **State actions:** Plan · Ship",
+                 "- **Noble action:** Endow a church", "- **Trade goods:** Books, Cloth"):
+        assert fact in noble[:400], fact
+    action = md[md.index("### New: Endow a church"):]
+    assert action.startswith("### New: Endow a church\n*The Royal Court › Noble actions, "
+                             "after Open a Public Building*")
+    assert "- **2.** Pay the endowment, with Influence for what your réis lack..." in action
+    assert '<span class="badge new">New</span> Cardinal Saldanha' in html
+    assert "endow-church" not in _visible(html) and "patriarch" not in _visible(html)
+
+
+def test_a_hook_is_titled_by_its_house_rule_and_says_where_it_fires() -> None:
+    md, html = _house("guild-purse")
+    assert "### New: The guild's purse\n" in md
+    assert "*When store built, in [Build a Store](rules.md#build-store):*" in md
+    assert "Guild purse on store" not in md and "guild-purse-on-store" not in _visible(html)
+    # and in place, where Build a Store raises its event: new lines of that card
+    card = md[md.index("### [Build a Store](rules.md#build-store)"):md.index("### New:")]
+    assert "- **6. New:** The guild's purse: take 2 réis for the new store." in card
+
+
+def test_a_removed_step_is_struck_in_its_sequence() -> None:
+    md, _html = _house("cheap-follow")
+    card = md[md.index("### [Follow a Visit](rules.md#follow)"):]
+    assert "    - ~~Spend Influence for the visit, as for a visit.~~" in card
+    assert "    - **3. New:** The cheap follow: pay 1 real for the follow" in card
+    assert "    - **4.** Take one of the three actions of that Noble" in card

@@ -27,6 +27,7 @@ from lisboa_rules.emit.engine.pyfmt import (
 from lisboa_rules.emit.engine.queries import QueryView, query_view
 from lisboa_rules.emit.engine.sees import deals, draws, sees
 from lisboa_rules.emit.engine.state_classes import ClassView, state_classes, value_class
+from lisboa_rules.emit.reference import words
 from lisboa_rules.emit.reference.words import plain_text
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import expr
@@ -395,7 +396,7 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
                        for gr in s.groups)
         el = fns.add(s.eligible, s.params, s.span, f"{s.id} eligible") if s.eligible else None
         words = plain_formula(m, s.formula, s.params) if s.formula is not None else ""
-        el_words = plain_formula(m, s.eligible, s.params) if s.eligible is not None else ""
+        el_words = eligible_words(m, s) if s.eligible is not None else ""
         items = tuple(_item_def(m, fns, it) for it in s.items)
         sources.append(Call("SourceDef", (), (
             ("id", s.id), ("name", s.name), ("kind", s.kind), ("formula", f), ("words", words),
@@ -631,6 +632,29 @@ def ranker_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
 def _one_line(text: str) -> str:
     """A formula's source for a trailing comment (no control characters)."""
     return _wrap(text, 10_000)[0]
+
+
+def eligible_words(m: Model, s: Any) -> str:
+    """The condition a scoring source pays under, as the words of a sentence ("you have any
+    completed Plans"): the reference's words of its formula; a name that stands for each group
+    of a majority (its measure, "the count") is said as what the groups count, when they all
+    count one unit ("your stores": "you have any stores")."""
+    if s.eligible is None:
+        return ""
+    node = words.formula_ir(m, s.eligible.source, dict(s.params))
+    if node is None:
+        return plain_formula(m, s.eligible, s.params)
+    sayer = words.Sayer(m, dict(s.params))
+    units = {gr.unit for gr in s.groups if gr.unit}
+    if len(units) == 1:
+        unit = units.pop()
+        for v in m.vocabulary:
+            if v.scope == s.kind:  # a name only a source of this kind gives (its measure)
+                sayer.vocab[v.name] = f"your {unit}"
+    try:
+        return sayer.say(node)
+    except words.Unsayable:  # a shape the sayer does not word: the formula's plain words
+        return plain_formula(m, s.eligible, s.params)
 
 
 def plain_formula(m: Model, f: Formula, params: tuple[tuple[str, int], ...]) -> str:

@@ -76,7 +76,7 @@ from lisboa_rules.lang.tree import (
     branches,
 )
 from lisboa_rules.model.checks import CROSS_REF
-from lisboa_rules.model.types import Model, Rule, find_owner
+from lisboa_rules.model.types import Model, Rule, VariantInfo, find_owner
 from lisboa_rules.outputs import pycode
 
 if TYPE_CHECKING:
@@ -189,6 +189,10 @@ class StepLine:
     ref: str = ""
     ref_title: str = ""
     words: tuple[tuple[str, str], ...] = ()
+    title: str = ""  # a step of a sequence with a name of its own ("Rubble wigs")
+    then: Rich = ()  # (a one-line branch is said whole in `text`: see `_said_lines`)
+    orelse: Rich = ()
+    n: int = 0  # its number among its siblings in the variant's sequence (0: a struck line)
 
 
 @dataclass(frozen=True)
@@ -257,6 +261,7 @@ class RuleCard:
     proc_players: tuple[ProcStep, ...] = ()  # the same steps as the players' edition says them
     proc_code: tuple[str, ...] = ()  # the same steps as the rules write them (every number)
     event: str = ""  # a hook's event, in words
+    fired_by: tuple[tuple[str, str], ...] = ()  # (anchor, title) of the rules that raise it
     kind: str = "card"
 
     @property
@@ -337,6 +342,37 @@ class TextChange:
         return word_redline(self.before, self.after)
 
 
+Runs = tuple[tuple[str, str], ...]  # words with their redline status (see `word_redline`)
+
+
+@dataclass(frozen=True)
+class CardChange:
+    """A card of the rules as a variant makes it, for its handout: printed whole, the change
+    marked in place (a new step among the steps of its sequence, words struck and inserted in
+    its text); a card the variant adds (a new Noble, a new action) whole, with where it
+    stands; a table row the variant adds or changes as a card of its own."""
+
+    id: str  # the card's anchor in the rules (empty: the rules of the base game lack it)
+    title: str
+    status: str  # added | changed | removed
+    where: tuple[str, ...]  # the chapter and section it stands in
+    after: str = ""  # the card it follows in that section (an added card)
+    label: str = ""
+    title_words: Runs = ()  # a changed title, word by word
+    body: tuple[Runs, ...] = ()
+    event: str = ""
+    fired_by: tuple[tuple[str, str], ...] = ()
+    lines: tuple[StepLine, ...] = ()
+    facts: tuple[tuple[str, Runs], ...] = ()
+    rows: tuple[CardChange, ...] = ()  # the rows of its tables the variant adds or changes
+    cells: tuple[str, ...] = ()  # a row's cells, as words
+    # several rows of one table: printed as that table (`head`), each row's cells word by word
+    head: tuple[str, ...] = ()
+    grid: tuple[Runs, ...] = ()  # a row's cells under `head`
+    children: tuple[CardChange, ...] = ()
+    kind: str = "card-change"
+
+
 @dataclass(frozen=True)
 class VariantView:
     id: str
@@ -352,6 +388,7 @@ class VariantView:
     step_changes: tuple[StepRedline, ...] = ()
     kind: str = "variant"
     official: bool = False  # a variant of the published game (`official: true`), not a house rule
+    in_place: tuple[CardChange, ...] = ()  # the handout: each changed card whole, marked
 
     @property
     def value_changes(self) -> tuple[ChangeRow, ...]:
@@ -728,6 +765,11 @@ class _Builder:
         """A rule's card, with the callouts and examples that stand at it; marks it placed."""
         self.placed.append(r.id)
 
+        if not title and r.section == "flow" and r.owner[:1] == ("triggers",):
+            # a trigger that ends nothing has no title of its own: a house rule's is its title
+            t = find_owner(self.m, r)[0]
+            if isinstance(t, Mapping) and not t.get("ends"):
+                title = self.variant_title(r.span.file)
         return RuleCard(
             id=r.id, title=title or r.title,
             body=(self.rule_text(r),) if r.text.strip() else (),
@@ -762,7 +804,60 @@ class _Builder:
             # card of its rule
             return pid, self.title_of(pid) if pid in self.rules else humanize(pid)
         prefix = {"effects": "effect", "hooks": "hook"}.get(group, "procedure")
+        if group == "hooks":
+            return f"{prefix}-{pid}", self.hook_title(pid, model)
         return f"{prefix}-{pid}", humanize(pid)
+
+    def hook_title(self, pid: str, m: Model) -> str:
+        """A hook's title: the title of the rule it names (`rule:`), else the title of the
+        variant (a house rule) whose file adds it; a hook of the base game with neither is
+        named by its id in words."""
+        row = self.proc_row(pid, m)
+        rule = row.get("rule")
+        if isinstance(rule, str) and rule:
+            found = m.rule(rule)
+            if found is not None:
+                return found.title
+        ps = m.procs
+        proc = ps.procs.get(pid) if ps is not None else None
+        if proc is not None and proc.path:
+            title = self.variant_title(m.span_of(str(proc.path[0]), *proc.path[1:]).file)
+            if title:
+                return title
+        return humanize(pid)
+
+    def variant_title(self, file: str) -> str:
+        """The title of the variant whose file is `file` (empty: none, a file of the rules)."""
+        for v in (*self.c.variants, *self.c.folded_infos):
+            if file and v.span.file == file:
+                return v.title
+        return ""
+
+    def raised_by(self, event: str, m: Model) -> tuple[tuple[str, str], ...]:
+        """(anchor, title) of the procedures and actions whose steps raise `event`: where the
+        hooks of that event are carried out."""
+        ps = m.procs
+        if ps is None:
+            return ()
+
+        def raises(steps: Iterable[Step]) -> bool:
+            for s in steps:
+                if isinstance(s, Raise) and s.event == event:
+                    return True
+                then, orelse = branches(s)
+                if raises(then) or raises(orelse):
+                    return True
+            return False
+
+        out: list[tuple[str, str]] = []
+        for pid, proc in ps.procs.items():
+            if raises(proc.steps):
+                out.append(self.proc_anchor(pid, m))
+        cards = {kind: (anchor, title) for kind, anchor, title in self.action_cards(m)}
+        for kind, act in ps.actions.items():
+            if raises(act.steps) and kind in cards:
+                out.append(cards[kind])
+        return tuple(dict.fromkeys(out))
 
     def proc_local(self, pid: str, m: Model) -> Any:
         """What a procedure's words read placeholders from: its own row (also as `this`)."""
@@ -846,23 +941,25 @@ class _Builder:
             then, orelse = branches(s)
             kids = list(self._steps(then, local, m, declared))
             other = self._steps(orelse, local, m, declared)
-            if other:
-                if len(other) == 1 and other[0].kind == "step":
-                    kids.append(replace(other[0], kind="otherwise"))
-                else:
-                    kids.append(ProcStep((), "otherwise", other))
+            if isinstance(s, If) and other:  # "If <condition>:" and its "Otherwise:" beside it
+                words_of = s.text if isinstance(s.text, str) and s.text.strip() else ""
+                cond = self.rich(words_of, local, m, declared, missing=lambda raw: raw) \
+                    if words_of else plain(self._cond_words(s.cond))
+                out.append(ProcStep(cond, "if", tuple(kids)))
+                out.append(replace(other[0], kind="otherwise")
+                           if len(other) == 1 and other[0].kind == "step" and not other[0].children
+                           else ProcStep((), "otherwise", other))
+                continue
             text = s.text
             kind = "step"
             if isinstance(s, Require) and (text or s.reason is not None):
                 text, kind = text or s.reason, "condition"
-            if kind == "condition" and isinstance(text, str):  # an expression shown in play
-                text = re.sub(r"\{[^{}]*\s[^{}]*\}", "…", text)
             if not isinstance(text, str) or not text.strip():
                 out.extend(kids)
                 continue
-            # a require's reason names values that exist only during play ({price}): `…`
-            shown = self.rich(text, local, m, declared, missing=(
-                (lambda _: "…") if kind == "condition" else (lambda raw: raw)))
+            # a require's reason names values that exist only during play ({price}): the
+            # annotated edition shows them as the rules write them
+            shown = self.rich(text, local, m, declared, missing=lambda raw: raw)
             ref = title = ""
             if isinstance(s, Do) and m.procs is not None and s.proc in m.procs.procs:
                 ref, title = self.proc_anchor(s.proc, m)
@@ -882,6 +979,10 @@ class _Builder:
             kids = list(self._say(then, local, m, declared))
             other = self._say(orelse, local, m, declared)
             text = s.text if isinstance(s.text, str) and s.text.strip() else ""
+            if isinstance(s, Raise) and m.procs is not None:
+                # the hooks of the event, said in place: what happens at this point of play
+                kids = [said for hid in m.procs.hooks.get(s.event, ()) if hid not in self._saying
+                        for said in self.proc_view(hid, m, players=True)]
             if isinstance(s, If) and other:  # (an `if` with words and no `else` is a step)
                 cond = self.rich(text, local, m, declared, missing=self._play_words) if text \
                     else _lower_first(plain(self._cond_words(s.cond)))
@@ -1190,16 +1291,8 @@ class _Builder:
         self.figs = tuple(
             Figure(f"figure-{d.name}", d.title, Markup(diagrams.render(d)),
                    f"{FIGURES}/{d.name}.svg") for d in self.diagrams())
-        chapters = [self.ch_game(), self.ch_turn(), self.ch_court(), self.ch_costs(),
-                    self.ch_end(), self.ch_scoring()]
-        rest = [r for r in m.rules if r.id not in self.placed]
-        if rest:
-            chapters.append(Chapter("chap-other", "Other rules",
-                                    tuple(self.card(r) for r in rest)))
-        effects = self.ch_effects()
-        if effects.blocks:
-            chapters.append(effects)
-        variants = self.ch_variants()
+        chapters = self.rule_chapters()
+        variants = self.ch_variants(tuple(chapters))
         chapters.append(variants)
         chapters.append(self.ch_appendix())
         found = self.ch_find()
@@ -1219,6 +1312,22 @@ class _Builder:
             figures=self.figs,
             notes=self.notes(), variant_pages=tuple(
                 b for b in variants.blocks if isinstance(b, VariantView)))
+
+    def rule_chapters(self) -> list[Chapter]:
+        """The chapters of the rules themselves (not the variants, appendix and index): what a
+        variant's handout compares, card by card, with the same chapters under the variant."""
+        chapters = [self.ch_game(), self.ch_turn(), self.ch_court(), self.ch_costs(),
+                    self.ch_end(), self.ch_scoring()]
+        rest = [r for r in self.m.rules if r.id not in self.placed]
+        if rest:  # a rule with steps of its own (a trigger that does them) says them
+            chapters.append(Chapter("chap-other", "Other rules", tuple(
+                self.card(r, proc=self.proc_view(r.id), procedure=bool(self.proc_view(r.id)),
+                          proc_players=self.proc_view(r.id, players=True))
+                for r in rest)))
+        effects = self.ch_effects()
+        if effects.blocks:
+            chapters.append(effects)
+        return chapters
 
     def ch_game(self) -> Chapter:
         m = self.m
@@ -1669,12 +1778,15 @@ class _Builder:
                 body = (self.rich(text, local, m, missing=lambda raw: raw),) \
                     if isinstance(text, str) and text.strip() else ()
                 event = ""
+                fired: tuple[tuple[str, str], ...] = ()
                 if group == "hooks" and ps is not None:
-                    event = " · ".join(_event_words(e) for e, hs in ps.hooks.items() if pid in hs)
+                    events = [e for e, hs in ps.hooks.items() if pid in hs]
+                    event = " · ".join(_event_words(e) for e in events)
+                    fired = tuple(x for e in events for x in self.raised_by(e, m))
                 blocks.append(RuleCard(anchor, title, body, proc=self.proc_view(pid, m),
                                        proc_players=self.proc_view(pid, m, players=True),
                                        proc_code=self.proc_code(pid, m),
-                                       event=event, procedure=True))
+                                       event=event, fired_by=fired, procedure=True))
         # the measures the steps read, with their words (rules/vocabulary.yaml)
         vocab = {v.name: v.words for v in m.vocabulary}
         measures = [mid for mid, _ in ps.measures] if ps is not None else []
@@ -1683,14 +1795,37 @@ class _Builder:
             blocks.append(Table(
                 (humanize("name"), humanize("words")),
                 tuple(((Piece(mid, "code"),),
-                       self.rich(vocab[mid], {}, m, missing=lambda _: "…")
+                       self.rich(vocab[mid], {}, m, missing=lambda raw: raw)
                        if mid in vocab else plain("")) for mid in measures),
                 row_ids=tuple(f"measure-{mid}" for mid in measures), only="annotated"))
         return Chapter("chap-effects", humanize("effects"), tuple(blocks))
 
     # -- variants and appendix -------------------------------------------------------------------
 
-    def ch_variants(self) -> Chapter:
+    def folded_builder(self, v: VariantInfo) -> _Builder | None:
+        """A builder of the rules as variant `v` makes them (as `build --variant` folds it):
+        the chapters a handout compares with the base game's; none when the engine builds no
+        rule set of `v` alone."""
+        rs = next((r for r in self.c.rulesets if r.key == (v.id,)), None)
+        if rs is None:
+            return None
+        return _Builder(replace(self.c, base=rs, rulesets=[rs], variants=[],
+                                folded=(*self.c.folded, v.id),
+                                folded_titles=(*self.c.folded_titles, (v.id, v.title)),
+                                folded_infos=(*self.c.folded_infos, v)), self.engine_source)
+
+    def in_place(self, v: VariantInfo, base: Sequence[Chapter]) -> tuple[CardChange, ...]:
+        """Every card of the rules that variant `v` changes, whole, the change marked."""
+        folded = self.folded_builder(v)
+        if folded is None:
+            return ()
+        # the chapters of the rules, and the Political cards (a variant may change a card)
+        cards = (Chapter("chap-cards", self.cards_title(), (self.cards_table(),)),)
+        after = (*folded.rule_chapters(), Chapter("chap-cards", folded.cards_title(),
+                                                  (folded.cards_table(),)))
+        return _chapter_changes((*base, *cards), after)
+
+    def ch_variants(self, base: Sequence[Chapter] = ()) -> Chapter:
         blocks: list[Block] = []
         for v in self.c.variants:
             vm = self.model_for(v.id)
@@ -1715,7 +1850,8 @@ class _Builder:
                 v.id, v.title, self.variant_index[v.id], v.applies_players,
                 self.rich(v.text, {}, vm, v.provenance.assumptions), rows, tuple(text_changes),
                 callouts, self.marks(v.provenance.assumptions), v.provenance.sources,
-                self.step_redlines(vm), official=v.official))
+                self.step_redlines(vm), official=v.official,
+                in_place=self.in_place(v, base) if base else ()))
         return Chapter("chap-variants", humanize("variants"), tuple(blocks))
 
     def change_row(self, ch: Any, after: Model) -> ChangeRow:
@@ -1746,9 +1882,18 @@ class _Builder:
             if isinstance(here, dict) and isinstance(here.get("text"), str):
                 found = next((r for r in self.m.rules
                               if r.section == ch.kind and r.text == here["text"]), None)
+                # a record whose text the variant changes: its rule by its id
+                found = found or next((r for r in self.m.rules if r.section == ch.kind
+                                       and r.id == here.get("id")), None)
                 if found is not None:
                     rule, rule_title = found.id, found.title
                     at = len(parts)
+        if not rule and all(isinstance(k, str) for k in ch.path):
+            # a value no record's rule holds: the rule whose words print it
+            found_at = self.rule_saying(".".join((ch.kind, *(str(k) for k in ch.path))), after)
+            if found_at:
+                rule, rule_title = found_at, self.title_of(found_at)
+                at = len(parts) - 1
         before, after_v = ch.before, ch.after
         key = ch.path[-1] if ch.path else ""
         if isinstance(key, str) and isinstance(parent, dict) and key.endswith("s"):
@@ -1757,8 +1902,6 @@ class _Builder:
                 before, after_v = _named(before, names), _named(after_v, names)
         if "steps" in ch.path:  # a step is shown by its words (its redline is below)
             before, after_v = _step_words(before), _step_words(after_v)
-        if key in ("reason", "none_reason", "count_reason"):  # words that show values in play
-            before, after_v = _played(before), _played(after_v)
         structural = "steps" in ch.path or any(_CODE.search(v) is not None for v in (
             ch.before, ch.after) if isinstance(v, str)) or any(
             isinstance(v, Mapping) or (isinstance(v, list) and any(isinstance(i, Mapping)
@@ -1767,6 +1910,29 @@ class _Builder:
         return ChangeRow(plain(" › ".join(parts)), self.value_name(before),
                          self.value_name(after_v), rule, rule_title, structural,
                          " › ".join(parts[at:]) if rule else "")
+
+    def rule_saying(self, path: str, m: Model) -> str:
+        """The id of the rule whose words print the value at `path` (`game.start.x`): a rule
+        text, else a step of the procedure of a rule; empty when no words print it."""
+        for r in self.m.rules:
+            if _mentions(r.text, path):
+                return r.id
+        ps = m.procs
+
+        def says(steps: Iterable[Step]) -> bool:
+            for s in steps:
+                if isinstance(s.text, str) and _mentions(s.text, path):
+                    return True
+                then, orelse = branches(s)
+                if says(then) or says(orelse):
+                    return True
+            return False
+
+        for pid, proc in (ps.procs.items() if ps is not None else ()):
+            anchor = self.proc_anchor(pid, m)[0]
+            if anchor in self.rules and says(proc.steps):
+                return anchor
+        return ""
 
     def cards_title(self) -> str:
         return humanize("cards")
@@ -2074,11 +2240,6 @@ _ENUM_ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 _CODE = re.compile(r"[\[\]()=<>]|\w\.\w|\b(if|else|not|in)\b.*\w_\w")  # an expression, not words
 
 
-def _played(value: Any) -> Any:
-    """A refusal's words with the values it shows during play (`{price}`) as `…`."""
-    return re.sub(r"\{[^{}]*\}", "…", value) if isinstance(value, str) else value
-
-
 def _step_words(value: Any) -> Any:
     """A step (or a list of steps) as its words, where it has them."""
     if isinstance(value, Mapping) and isinstance(value.get("text"), str):
@@ -2157,8 +2318,305 @@ def _flatten(steps: Iterable[ProcStep], depth: int = 0) -> list[StepLine]:
     return out
 
 
-def _line_key(line: StepLine) -> tuple[int, str, str, str]:
-    return line.depth, line.kind, "".join(p.text for p in line.text), line.ref
+def _line_key(line: StepLine) -> tuple[int, str, str, str, str]:
+    return line.depth, line.kind, "".join(p.text for p in line.text), line.ref, line.title
+
+
+# --- a handout's cards: the rules of the base game and of a variant, card by card -------------
+
+
+def _text(r: Rich) -> str:
+    return "".join(p.text for p in r)
+
+
+def _runs(before: str | None, after: str | None) -> Runs:
+    """Words of a card as its handout prints them: `before` -> `after` word by word; all kept
+    when the card is new (its badge says so), all struck when it is gone."""
+    if before is None:
+        return (("same", after),) if after else ()
+    if after is None:
+        return (("removed", before),) if before else ()
+    return word_redline(before, after)
+
+
+def _changed(runs: Runs) -> bool:
+    return any(st != "same" for st, _ in runs)
+
+
+def _card_lines(c: RuleCard) -> list[StepLine]:
+    """A card's steps as lines: the procedure as the players' edition says it, then the steps
+    of a sequence (a period end's named steps)."""
+    lines = _said_lines(c.proc_players) if c.proc_players else _flatten(c.proc)
+    lines += [StepLine(0, "step", s.text, "same", title=s.title) for s in c.steps]
+    return lines
+
+
+def _said_lines(steps: Iterable[ProcStep], depth: int = 0) -> list[StepLine]:
+    """The players' steps as lines, a branch as its sentence ("If ..., ...; otherwise ...",
+    or "If ...:" before the steps it guards)."""
+    out: list[StepLine] = []
+    for st in steps:
+        text = st.text
+        if st.kind == "if" and st.then:
+            text = (Piece("If "), *st.text, Piece(", "), *st.then, Piece("; otherwise "),
+                    *st.orelse, Piece("."))
+        elif st.kind == "if":
+            text = (Piece("If "), *st.text, Piece(":"))
+        kind = "step" if st.kind == "if" else st.kind
+        out.append(StepLine(depth, kind, text, "same", st.ref, st.ref_title))
+        out += _said_lines(st.children, depth + 1)
+    return out
+
+
+def _numbered(lines: list[StepLine]) -> tuple[StepLine, ...]:
+    """Lines numbered among their siblings, as the variant's sequence runs (struck lines keep
+    no number)."""
+    counts: list[int] = []
+    out: list[StepLine] = []
+    for x in lines:
+        del counts[x.depth + 1:]
+        while len(counts) <= x.depth:
+            counts.append(0)
+        if x.status == "removed":
+            out.append(x)
+            continue
+        counts[x.depth] += 1
+        out.append(replace(x, n=counts[x.depth]))
+    return tuple(out)
+
+
+def _row_key(t: Table, i: int) -> str:
+    """A row's key: its anchor, else its first cell of words (a row's number, as the scoring
+    table's, moves when a row is inserted above it)."""
+    if t.row_ids:
+        return t.row_ids[i]
+    cells = [_text(c) for c in t.rows[i]]
+    return next((c for c in cells if c and not c.isdigit()), cells[0] if cells else str(i))
+
+
+def _row_title(head: Sequence[str], cells: Sequence[str]) -> str:
+    """A row's name: its first cell; a number with its column's heading ("Number 4")."""
+    first = cells[0] if cells else ""
+    return f"{head[0]} {first}" if first.isdigit() and head else first
+
+
+def _row_changes(before: Table | None, after: Table | None, where: tuple[str, ...],
+                 whole: bool = False) -> list[CardChange]:
+    """The rows of a table that a variant adds, changes or removes, each as a card: its first
+    cell the title, the other cells facts under the table's headings; several, or changed
+    ones, as the table they stand in. A list of the rules (`whole`: the actions, the scoring
+    sources) of a few rows is printed whole, the new row in its place."""
+    rows_b = {_row_key(before, i): r for i, r in enumerate(before.rows)} if before else {}
+    rows_a = {_row_key(after, i): r for i, r in enumerate(after.rows)} if after else {}
+    head_b = before.head if before else ()
+    head_a = after.head if after else ()
+    head = (*head_b, *(h for h in head_a if h not in head_b))  # a struck column in place
+    out: list[CardChange] = []
+    # a first column that numbers the rows (the scoring table's #): a row inserted above
+    # renumbers the rest, which is no change of theirs
+    numbered = not ((before and before.row_ids) or (after and after.row_ids)) and all(
+        _text(r[0]).isdigit() for t in (before, after) if t for r in t.rows if r)
+    for key in [*rows_a, *(k for k in rows_b if k not in rows_a)]:
+        rb, ra = rows_b.get(key), rows_a.get(key)
+        cells_b = [_text(c) for c in rb] if rb is not None else None
+        cells_a = [_text(c) for c in ra] if ra is not None else None
+        if cells_b == cells_a or (numbered and cells_b is not None and cells_a is not None
+                                  and cells_b[1:] == cells_a[1:]):
+            if whole and ra is not None and len(rows_a) <= WHOLE_TABLE:
+                out.append(CardChange(key, _row_title(head_a, cells_a or []), "same", where,
+                                      kind="row-change", head=head, grid=tuple(
+                                          _runs(None, c) for c in (cells_a or []))))
+            continue
+        status = "added" if rb is None else "removed" if ra is None else "changed"
+        row = ra if ra is not None else rb
+        assert row is not None
+        by_b = dict(zip(head_b, cells_b, strict=False)) if cells_b is not None else None
+        by_a = dict(zip(head_a, cells_a, strict=False)) if cells_a is not None else None
+        grid = tuple(_runs(by_b.get(h, "") if by_b is not None else None,
+                           by_a.get(h, "") if by_a is not None else None) for h in head)
+        facts = tuple((h, grid[i]) for i, h in enumerate(head) if i > 0)
+        out.append(CardChange(key if status != "added" else "",
+                              _row_title(head, [_text(c) for c in row]), status, where,
+                              title_words=_runs(cells_b[0] if cells_b else None,
+                                                cells_a[0] if cells_a else None)
+                              if status == "changed" and cells_b and cells_a
+                              and cells_b[0] != cells_a[0] else (),
+                              facts=tuple(f for f in facts if f[1]), kind="row-change",
+                              cells=tuple(_text(c) for c in row), head=head, grid=grid))
+    if not any(c.status != "same" for c in out):
+        return []
+    if len(out) > ROWS_AS_CARDS or any(c.status in ("changed", "same") for c in out):
+        # changed rows, or many (Political cards): as the table they stand in
+        return [CardChange("", _text(after.caption) if after else _text(before.caption)
+                           if before else "", "changed", where, rows=tuple(out), head=head,
+                           kind="table-change")]
+    return out
+
+
+WHOLE_TABLE = 12  # the most rows of a list of the rules printed whole around a new row
+SEQUENCE_CARDS = 4  # the most cards of one section printed beside a new card of it
+ROWS_AS_CARDS = 2  # new rows of one table printed as cards each (a new Noble), not a table
+
+
+def _table_key(t: Table) -> str:
+    return _text(t.caption) or " ".join(t.head)
+
+
+def _card_change(before: RuleCard | None, after: RuleCard | None, where: tuple[str, ...],
+                 prev: str = "", keep: bool = False) -> CardChange | None:
+    """A card of the base game (`before`) as a variant makes it (`after`): whole, the change
+    marked; None when it reads the same (status "same" when `keep`: a card printed beside a
+    new one of its sequence). A card only one side has is added or removed."""
+    card = after if after is not None else before
+    assert card is not None
+    status = "added" if before is None else "removed" if after is None else "changed"
+    bodies_b = [_text(p) for p in before.body] if before else []
+    bodies_a = [_text(p) for p in after.body] if after else []
+    n = max(len(bodies_b), len(bodies_a))
+    body = tuple(_runs(bodies_b[i] if before and i < len(bodies_b) else "" if before else None,
+                       bodies_a[i] if after and i < len(bodies_a) else "" if after else None)
+                 for i in range(n))
+    lines_b = _card_lines(before) if before else []
+    lines_a = _card_lines(after) if after else []
+    if before is None:
+        lines = lines_a
+    elif after is None:
+        lines = [replace(x, status="removed") for x in lines_b]
+    else:
+        lines = _diff_lines(lines_b, lines_a)
+    facts_b = {f.label: _text(f.value) for f in before.facts} if before else {}
+    facts_a = {f.label: _text(f.value) for f in after.facts} if after else {}
+    facts = tuple((label, _runs(facts_b.get(label, "" if before else None),
+                                facts_a.get(label, "" if after else None)))
+                  for label in [*facts_a, *(k for k in facts_b if k not in facts_a)])
+    if status == "changed":  # the data rows that read the same stay on the rules' card
+        facts = tuple(f for f in facts if _changed(f[1]))
+    tables_b = {_table_key(t): t for t in before.tables} if before else {}
+    tables_a = {_table_key(t): t for t in after.tables} if after else {}
+    rows = [replace(r, title="") if r.kind == "table-change" and r.title == card.title else r
+            for k in [*tables_a, *(k for k in tables_b if k not in tables_a)]
+            for r in _row_changes(tables_b.get(k), tables_a.get(k), where)]
+    kids_b = {k.id: k for k in before.children} if before else {}
+    kids_a = {k.id: k for k in after.children} if after else {}
+    children = [x for k in [*kids_a, *(k for k in kids_b if k not in kids_a)]
+                for x in (_card_change(kids_b.get(k), kids_a.get(k), where),) if x is not None]
+    title_words = _runs(before.title if before else None, after.title if after else None)
+    if status == "changed" and not (
+            _changed(title_words) or any(_changed(b) for b in body)
+            or any(x.status != "same" for x in lines) or any(_changed(f) for _, f in facts)
+            or rows or children):
+        if not keep:
+            return None
+        status = "same"
+        facts = tuple((f.label, _runs(None, _text(f.value))) for f in card.facts)
+    return CardChange(
+        card.id if before is not None else "", card.title, status, where,
+        after=prev if status == "added" else "", label=card.label,
+        title_words=title_words if _changed(title_words) and status == "changed" else (),
+        body=body, event=card.event, fired_by=card.fired_by, lines=_numbered(lines),
+        facts=facts, rows=tuple(rows), children=tuple(children))
+
+
+def _chapter_changes(before: Sequence[Chapter], after: Sequence[Chapter]
+                     ) -> tuple[CardChange, ...]:
+    """The cards (and the loose tables' rows) of the rules that read differently under a
+    variant, in the order of its rules, each whole with the change marked."""
+
+    def blocks(chapters: Sequence[Chapter]) -> list[tuple[str, tuple[str, ...], str, Any]]:
+        out: list[tuple[str, tuple[str, ...], str, Any]] = []
+        for ch in chapters:
+            section = ""
+            prev = ""
+            if ch.only == "annotated":
+                continue
+            for b in ch.blocks:
+                if getattr(b, "only", "") == "annotated":  # the designer's tables
+                    continue
+                if isinstance(b, Heading):
+                    section, prev = b.title, ""
+                    continue
+                where = (ch.title, section) if section else (ch.title,)
+                if isinstance(b, RuleCard):
+                    out.append((f"card:{b.id}", where, prev, b))
+                    prev = b.title or prev
+                elif isinstance(b, Table):
+                    out.append((f"table:{_table_key(b)}", where, prev, b))
+                elif isinstance(b, Para):
+                    out.append((f"para:{ch.id}", where, prev, b))
+        return out
+
+    old = blocks(before)
+    new = blocks(after)
+    keys_old = [k for k, _, _, _ in old]
+    keys_new = [k for k, _, _, _ in new]
+    found: list[CardChange] = []
+    matcher = difflib.SequenceMatcher(None, keys_old, keys_new, autojunk=False)
+    by_old = {k: b for k, _, _, b in old}
+    pairs: list[tuple[Any, Any, tuple[str, ...], str]] = []
+    for op, b0, b1, a0, a1 in matcher.get_opcodes():
+        if op == "equal":
+            pairs += [(old[i][3], new[j][3], new[j][1], new[j][2])
+                      for i, j in zip(range(b0, b1), range(a0, a1), strict=True)]
+            continue
+        pairs += [(by_old.get(new[j][0]), new[j][3], new[j][1], new[j][2])
+                  for j in range(a0, a1)]
+        pairs += [(old[i][3], None, old[i][1], old[i][2]) for i in range(b0, b1)
+                  if old[i][0] not in keys_new]
+    # a new card in a short sequence of cards without steps (a new trigger among the ends of
+    # the game): that sequence printed whole, the new card in its place
+    beside: set[int] = set()
+    for b, a, where, _ in pairs:
+        if b is None and isinstance(a, RuleCard) and len(where) > 1:  # a headed section
+            others = [blk for _, w, _, blk in new
+                      if w == where and isinstance(blk, RuleCard) and blk is not a]
+            if 0 < len(others) <= SEQUENCE_CARDS and not any(
+                    o.proc or o.proc_players or o.steps or o.tables for o in others):
+                beside.update(id(o) for o in others)
+    for b, a, where, prev in pairs:
+        x, y = b if b is not None else a, a if a is not None else b
+        if isinstance(x, RuleCard) or isinstance(y, RuleCard):
+            change = _card_change(b, a, where, prev, keep=id(a) in beside)
+            if change is not None:
+                found.append(change)
+        elif isinstance(x, Table) or isinstance(y, Table):
+            found += _row_changes(b, a, where, whole=True)
+        elif isinstance(x, Para) or isinstance(y, Para):
+            runs = _runs(_text(b.text) if b is not None else None,
+                         _text(a.text) if a is not None else None)
+            if _changed(runs):
+                found.append(CardChange("", where[-1], "changed", where, body=(runs,)))
+    # a row of a loose table (the actions' list) that a card of its own already shows
+    cards = {c.title for c in found if c.kind == "card-change"}
+    found = [c for c in found if not (c.kind == "row-change" and cards & set(c.cells))]
+
+    # a card that only carries out another changed card in place (Build a Store takes the
+    # rubble cubes as the Rubble effect says): the change is shown once, where it belongs
+    def marked(c: CardChange) -> tuple[set[str], int]:
+        lines = [x for x in c.lines if x.status != "same"]
+        return {f"{x.status}:{_text(x.text)}" for x in lines}, min(
+            (x.depth for x in lines), default=0)
+
+    def carries(c: CardChange) -> bool:
+        if c.status != "changed" or any(_changed(b) for b in c.body) or c.facts or c.rows \
+                or c.children or c.title_words:
+            return False
+        mine, depth = marked(c)
+        return bool(mine) and any(
+            o is not c and o.status == "changed" and marked(o)[0] == mine
+            and marked(o)[1] < depth for o in found)
+
+    found = [c for c in found if not carries(c)]
+
+    # a new shared procedure (not a hook: that one says when it runs) that the cards which
+    # carry it out already say in place, as new lines
+    def said_elsewhere(c: CardChange) -> bool:
+        if c.status != "added" or c.event or c.body or c.facts or c.rows or not c.lines:
+            return False
+        shown = {_text(x.text) for o in found if o is not c for x in o.lines
+                 if x.status in ("added", "changed")}
+        return all(_text(x.text) in shown for x in c.lines)
+
+    return tuple(c for c in found if not said_elsewhere(c))
 
 
 def _lookup(values: Mapping[str, int]) -> Callable[[str, str | None], int | bool]:
