@@ -254,7 +254,7 @@ def test_a_hook_is_titled_by_its_house_rule_and_says_where_it_fires() -> None:
     assert "Guild purse on store" not in md and "guild-purse-on-store" not in _visible(html)
     # and in place, where Build a Store raises its event: new lines of that card
     card = md[md.index("### [Build a Store](rules.md#build-store)"):md.index("### New:")]
-    assert "- **6. New:** The guild's purse: take 2 réis for the new store." in card
+    assert "- **7. New:** The guild's purse: take 2 réis for the new store." in card
 
 
 def test_a_removed_step_is_struck_in_its_sequence() -> None:
