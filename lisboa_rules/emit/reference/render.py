@@ -469,13 +469,23 @@ class AidTable:
     caption: Rich = ()
     runs: int = 1
     numeric: tuple[int, ...] = ()  # the cells (0: the first after the row heading) of numbers
+    inline: bool = False  # the icons in the first cell, before its words (a short heading)
 
     @property
     def split(self) -> tuple[tuple[int, ...], ...]:
-        """The row indexes of each run, filled column by column."""
-        per = -(-len(self.rows) // max(1, self.runs))
-        return tuple(tuple(range(k, min(k + per, len(self.rows))))
-                     for k in range(0, len(self.rows), per or 1))
+        """The row indexes of each run, in order, each run about as long as the others (by
+        the length of its rows' words)."""
+        runs = max(1, min(self.runs, len(self.rows)))
+        weight = [len(r.label) + sum(len(p.text) for c in cells for p in c) + 12
+                  for r, cells in zip(self.rows, self.cells, strict=True)]
+        out: list[list[int]] = [[]]
+        total, done = sum(weight), 0
+        for k, w in enumerate(weight):
+            if out[-1] and len(out) < runs and done + w / 2 > total * len(out) / runs:
+                out.append([])
+            out[-1].append(k)
+            done += w
+        return tuple(tuple(r) for r in out)
 
 
 @dataclass(frozen=True)
@@ -2136,7 +2146,8 @@ class _Builder:
             lines = tuple(AidLine(self.icons_in(d.condition.source), d.id.rsplit("-", 1)[-1], ())
                           for d in m.decrees)
             tables.append(AidTable(t.head, lines, tuple(row[1:] for row in t.rows), t.caption,
-                                   runs=2 if len(m.decrees) > 8 else 1, numeric=(1,)))
+                                   runs=2 if len(m.decrees) > 8 else 1, numeric=(1,),
+                                   inline=True))
         lines = []
         ties = m.data["scoring"].get("majority", {}).get("text")
         if isinstance(ties, str):
@@ -2171,7 +2182,7 @@ class _Builder:
         shown.sort(key=lambda i: order.get(i.id, len(order)))
         key = AidSection(humanize("key"), "aid-key", icons=tuple(shown), wide=True)
         notes = tuple(n for n in self.notes() if n.n in marks)
-        tail = (AidSection(humanize("assumed"), "aid-notes", notes=notes, side=2),) \
+        tail = (AidSection(humanize("assumed_values"), "aid-notes", notes=notes, side=2),) \
             if notes else ()
         return (key, *sections, *tail) if shown else (*sections, *tail)
 
@@ -2185,8 +2196,10 @@ _AID_HEIGHT = 2 * 790.0  # two columns' height, points
 _AID_LINE = 1.22  # line height / size
 _AID_CHAR = 0.47  # average glyph width / size
 _AID_BLOCK = 1.25  # the lines a block costs besides its words (margins, its last line's rest)
-_AID_FILL = 0.93  # the share of the columns the words are sized to fill
-_AID_SIZES = (6.5, 10.5)  # never smaller, never larger
+_AID_ROW = 0.6  # the blocks a row of a table costs (its cells' rests) in its run
+_AID_FILL = 1.0  # the share of the columns the words are sized to fill (calibrated: the
+# estimate counts a little more than the printed words take: this fills about 95%)
+_AID_SIZES = (6.5, 12.0)  # never smaller, never larger
 
 
 def _amount(value: Any) -> tuple[int, int]:
@@ -2207,7 +2220,7 @@ def _amount(value: Any) -> tuple[int, int]:
     if isinstance(value, (AidLine, Fact, StepView, AidCard, CalloutView, NoteView)):
         blocks += 1
     if isinstance(value, AidTable):
-        blocks += len(value.rows) // max(1, value.runs) + 2
+        blocks += round(len(value.rows) / max(1, value.runs) * _AID_ROW) + 2
         chars += sum(len(h) for h in value.head)
         for row, cells in zip(value.rows, value.cells, strict=True):
             c, _ = _amount((row.label, row.icons, cells))
