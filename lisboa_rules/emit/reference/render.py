@@ -1447,7 +1447,8 @@ class _Builder:
                                phase_text.get(str(t["id"]), sub)),)))
             if i == 0 and numbered:  # the card played takes one of the actions
                 stages.append(S(tuple(
-                    N(f"{a.number}. {a.name}" if a.number is not None else a.name, a.plays or "")
+                    N(f"{a.number}. {a.name}" if a.number is not None else a.name, a.plays or "",
+                      self.icon_art(a.id))
                     for a in numbered), caption=f"{humanize('action')}: one of {len(numbered)}"))
         interrupts = [str(p.get("text", "")) for p in flow.get("phases", ())
                       if isinstance(p, Mapping) and p.get("interrupts")]
@@ -1458,7 +1459,7 @@ class _Builder:
             if not isinstance(proc, Mapping):
                 continue
             when = tuple(N(self.words(t.condition.source, dict(t.params)),
-                           when_words(t.periods))
+                           when_words(t.periods), self.icon_art(t.condition.source))
                          for t in m.triggers if t.ends == kind)
             st: list[diagrams.Stage] = []
             title = self.title_of(str(proc.get("id", key)))
@@ -1479,7 +1480,11 @@ class _Builder:
                 follows = humanize("follows_allowed") if proc.get("follows_allowed") else ""
                 for k in range(int(extra) if isinstance(extra, int) else 0):
                     st.append(S((N(f"{humanize('extra_rounds')} ({k + 1} of {extra})", follows),)))
-                st.append(S((N(humanize("scoring"), " · ".join(s.name for s in m.scoring)),)))
+                firsts = [self.icon_art(s.formula.source if s.formula else "", s.held,
+                                        *(g.measure.source for g in s.groups))[:1]
+                          for s in m.scoring]
+                st.append(S((N(humanize("scoring"), " · ".join(s.name for s in m.scoring),
+                               tuple(dict.fromkeys(i for f in firsts for i in f))),)))
             out.append(D(str(proc.get("id", key)), title, tuple(st)))
         return tuple(out)
 
@@ -2014,16 +2019,17 @@ class _Builder:
         found = self.icon_of.get(ref)
         return _aid_icon(found[0]) if found else None
 
-    def icons_in(self, *sources: str) -> tuple[AidIcon, ...]:
-        """The icons of the names and ids a formula (or a list of them) reads, each once, in the
-        order they are read."""
-        out: list[AidIcon] = []
+    def icon_art(self, *sources: str) -> tuple[icons.Icon, ...]:
+        """The icons of the names and ids these formulas (or ids) read, each once, in order."""
+        out: list[icons.Icon] = []
         for source in sources:
             for word in re.findall(r"[a-z][a-z0-9_-]*", source):
-                for icon in self.icon_of.get(word, ()):
-                    if all(o.id != icon.id for o in out):
-                        out.append(_aid_icon(icon))
+                out += [i for i in self.icon_of.get(word, ()) if i not in out]
         return tuple(out)
+
+    def icons_in(self, *sources: str) -> tuple[AidIcon, ...]:
+        """The aid's icons of the names and ids a formula (or a list of them) reads."""
+        return tuple(_aid_icon(i) for i in self.icon_art(*sources))
 
     def aid(self) -> tuple[AidSection, ...]:
         """The player aid, a sheet read at a glance, each part from the model, on two sides: how
