@@ -1021,7 +1021,8 @@ def check_icons(m: Model) -> Iterator[Diagnostic]:
             yield Diagnostic(
                 "duplicate-id", f"icon '{icon_id}' is defined twice",
                 m.span_of("vocabulary", "icons", i, "id"),
-                (Related("first defined here", m.span_of("vocabulary", "icons", ids[icon_id], "id")),))
+                (Related("first defined here",
+                         m.span_of("vocabulary", "icons", ids[icon_id], "id")),))
         else:
             ids[icon_id] = i
         refs = [str(r) for r in e.get("of", ())]
@@ -1033,7 +1034,8 @@ def check_icons(m: Model) -> Iterator[Diagnostic]:
                 yield Diagnostic(
                     "duplicate-id", f"'{ref}' has two icons: one meaning, one icon each",
                     m.span_of("vocabulary", "icons", i, "of", j),
-                    (Related("its first icon", m.span_of("vocabulary", "icons", owner[ref], "id")),))
+                    (Related("its first icon",
+                             m.span_of("vocabulary", "icons", owner[ref], "id")),))
             else:
                 owner.setdefault(ref, i)
         if "term" not in e and not any(r in named for r in refs):

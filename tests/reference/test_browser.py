@@ -492,7 +492,7 @@ FILL_JS = """(sel) => {
 }"""
 
 
-def _columns(browser: Any, html: str, root: str = ".cols", paper: str = "A4"
+def _columns(browser: Any, html: str, root: str = ".cols"
              ) -> tuple[list[list[float]], list[str], int]:
     """Each printed page's columns as the share of the page's height each one fills (from the
     top of the page to its last block), the headings parted from what follows them, and the

@@ -1,11 +1,15 @@
-"""The player aid: one double-sided A4 sheet (two printed pages at most) from the model.
+"""The player aid: one double-sided A4 sheet (two printed pages) from the model, read at a glance.
 
 Checked, for the standard game and with house rules folded in (a fourth Noble, a new period-end
-step): the aid names the turn's steps, every action of the turn and its cost, every Noble with
-the names of its State actions and Noble action, the end triggers and every scoring source and
-table, all read from the compiled model; it cites nothing that is not on it (no assumption mark,
-no link); its templates name nothing of the game. In Chromium it prints on at most two A4 (or
-Letter) pages, names every action and Noble there, and splits no box across pages.
+step): the aid names the turn's steps, every action of the turn and its cost (each cost once,
+beside its action), every Noble with the names of its State actions and Noble action, the end
+triggers (saying that the period or the game ends) and every scoring source and table, all read
+from the compiled model; the icons (rules/vocabulary.yaml `icons:`) with their key, one meaning
+each, a Noble's default icon and a declared one, the icons' located errors; every assumed value
+marked and explained on the sheet itself, no link leaving it; its templates name nothing of the
+game. In Chromium it prints on two A4 (and Letter) pages, each with two columns filled to nine
+tenths, no heading parted from its text, no box split across pages; detector tests show that
+the fill and heading checks fail on pages that break them.
 """
 
 from __future__ import annotations
@@ -127,8 +131,8 @@ def test_the_aid_marks_what_it_assumes_and_cites_only_itself(
     assert marked and marked == set(re.findall(r'<li value="(\d+)" id="note-\d+"', html))
     decrees = str(numbers[m.value("components", "decrees_assumptions")[0]])
     scoring = html[html.index('id="aid-scoring"'):]
-    assert re.search(rf'<h3>[^<]*(<span class="v"></span>)?<sup class="note"><a href="#note-{decrees}"',
-                     scoring)
+    mark = f'<sup class="note"><a href="#note-{decrees}"'
+    assert re.search(rf'<h3>[^<]*(<span class="v"></span>)?{mark}', scoring)
     note = re.search(rf'id="note-{decrees}">([^<]*)</li>', html)
     assert note is not None and note.group(1).split()[:2] == \
         m.assumptions[int(decrees) - 1].value.split()[:2]
@@ -148,7 +152,7 @@ def test_each_cost_stands_once_beside_its_action_and_no_step_has_a_checkbox(
             card = html[html.index(f"{a.number}. {a.name}"):]
             card = card[:card.index('<div class="aid-card">') if '<div class="aid-card">' in card
                         else len(card)]
-            assert f"<b>{[c.name for c in m.costs if c.id == a.cost][0]}:</b>" in card
+            assert f"<b>{next(c.name for c in m.costs if c.id == a.cost)}:</b>" in card
     assert "☐" not in html and "☐" not in md and "[ ]" not in md
     assert "<ol class=\"steps\">" in html and "ol.check" not in html
     for kind in {t.ends for t in m.triggers}:  # each end says that it ends, and when
@@ -175,7 +179,7 @@ def test_the_key_lists_every_icon_the_sheet_draws_each_with_one_meaning(
         assert n.name in key, n.name
         card = html[html.index(f"<span>{n.name}"):][:3000]
         for g in n.trade_goods:
-            assert f'aria-label="{[b.name for b in m.businesses if b.id == g][0]}"' in card
+            assert f'aria-label="{next(b.name for b in m.businesses if b.id == g)}"' in card
     for b in m.businesses:
         assert b.name in key
     # the same term is drawn the same way wherever it stands
@@ -190,7 +194,7 @@ def test_a_noble_without_an_icon_gets_the_default_and_a_declared_one_is_drawn(
     four = _compile(tmp_path / "a", ("fourth-noble",))
     m = _model(four)
     base = {n.id for n in _model(_compile(tmp_path / "b", ())).nobles}
-    added = [n for n in m.nobles if n.id not in base][0]
+    added = next(n for n in m.nobles if n.id not in base)
     html = four.files[AID_HTML]
     assert added.name in _icon_terms(html)
     svg = re.search(rf'<svg class="icon"[^>]*aria-label="{re.escape(added.name)}".*?</svg>', html)
@@ -345,7 +349,7 @@ _COLUMN = 68  # lines of 15px in a column of A4 less 2 x 10mm (1047px)
 
 @pytest.mark.browser
 def test_the_fill_check_sees_a_column_left_empty(browser: Any) -> None:  # noqa: F811
-    fills, parted, pages = _columns(browser, _SHEET.replace("BODY", _LINE * 2 * _COLUMN))
+    fills, _, pages = _columns(browser, _SHEET.replace("BODY", _LINE * 2 * _COLUMN))
     assert pages == 1 and len(fills[0]) == 2 and min(fills[0]) >= FILL, fills
     short = _SHEET.replace("BODY", _LINE * _COLUMN + "<p style='break-before:column'>x</p>"
                            + _LINE * 20)  # the second column two thirds empty
@@ -370,3 +374,14 @@ def test_the_heading_check_sees_a_heading_parted_from_its_text(browser: Any) -> 
         "columns:2", "columns:auto")  # one column: the text forced onto the next page
     _, parted, pages = _columns(browser, paged)
     assert pages == 2 and len(parted) == 1, parted
+
+
+def test_the_readme_shows_the_printed_aid() -> None:
+    """The README shows both sides of the printed aid, a modest picture that
+    tools/aid_picture.py remakes."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "](docs/player-aid.png)" in readme and "tools/aid_picture.py" in readme
+    picture = ROOT / "docs" / "player-aid.png"
+    data = picture.read_bytes()
+    assert data.startswith(b"\x89PNG") and 20_000 < len(data) < 300_000
+    assert (ROOT / "tools" / "aid_picture.py").exists()

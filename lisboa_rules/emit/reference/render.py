@@ -12,8 +12,10 @@
   every rule id (`edition` picks the blocks of each);
 - `reference/variant-<id>.md`, `reference/variant-<id>.html`: a one-page handout per variant,
   only what it changes, word by word (`word_redline`);
-- `reference/player-aid.md`, `reference/player-aid.html`: one page with the costs, the scoring
-  table and the period-end checklist.
+- `reference/player-aid.md`, `reference/player-aid.html`: a double-sided sheet read at a
+  glance: the icons of rules/vocabulary.yaml (drawn by `emit.reference.icons`) with their key,
+  the turn and the actions with their costs, the Nobles, the ends as trigger rows, the scoring;
+  each side's type sized to fill its columns (`_fit`).
 
 Everything printed comes from the model: rule prose (placeholders filled by `emit.words`),
 formulas in words, tables from the data (column headings are the data's own keys). The worked
@@ -2059,7 +2061,8 @@ class _Builder:
             lead, points = _sentences(self.rule_text(a.rule))
             acts.append(AidCard(f"{a.number}. {a.name}", "", lead, right=self.icons_in(a.id),
                                 aside=a.plays or "", costs=tuple(lines), points=points,
-                                callouts=self.aid_callouts([a.id, a.cost or "", a.lacking_cost or ""])))
+                                callouts=self.aid_callouts(
+                                    [a.id, a.cost or "", a.lacking_cost or ""])))
         if turn_ids:
             out.append(AidSection(
                 humanize("turn"), "aid-turn",
@@ -2129,7 +2132,7 @@ class _Builder:
         the assumptions they rest on marked."""
         m = self.m
         rows, cells = [], []
-        for i, s in enumerate(m.scoring, start=1):
+        for s in m.scoring:
             local, _ = find_owner(m, s.rule)
             reads = [s.formula.source if s.formula else "", s.held,
                      *(g.measure.source for g in s.groups)]
@@ -2143,18 +2146,18 @@ class _Builder:
             if not s.groups:
                 continue
             t = self.majority_table(s)
-            lines = tuple(AidLine(self.icons_in(g.id, g.measure.source), g.name, ())
-                          for g in s.groups)
-            tables.append(AidTable(t.head, lines, tuple(row[1:] for row in t.rows), t.caption,
+            groups = tuple(AidLine(self.icons_in(g.id, g.measure.source), g.name, ())
+                           for g in s.groups)
+            tables.append(AidTable(t.head, groups, tuple(row[1:] for row in t.rows), t.caption,
                                    numeric=tuple(range(len(t.head) - 1))))
         if m.decrees:
             t = self.decree_table()
-            lines = tuple(AidLine(self.icons_in(d.condition.source), d.id.rsplit("-", 1)[-1], ())
+            heads = tuple(AidLine(self.icons_in(d.condition.source), d.id.rsplit("-", 1)[-1], ())
                           for d in m.decrees)
-            tables.append(AidTable(t.head, lines, tuple(row[1:] for row in t.rows), t.caption,
+            tables.append(AidTable(t.head, heads, tuple(row[1:] for row in t.rows), t.caption,
                                    runs=2 if len(m.decrees) > 8 else 1, numeric=(1,),
                                    inline=True))
-        lines = []
+        lines: list[Rich] = []
         ties = m.data["scoring"].get("majority", {}).get("text")
         if isinstance(ties, str):
             lines.append(self.rich(ties, m.data["scoring"]["majority"]))
