@@ -450,12 +450,14 @@ def test_page_fill_detector_sees_a_half_empty_page(browser: Any, tmp_path: Path)
 
 
 # The sheet's columns and headings, read back from the printed PDF: a marker at the bottom of
-# every innermost block (a heading, paragraph, list item, fact, table, row of a trigger) gives
+# every innermost block (a heading, paragraph, list item, table row, row of a trigger) gives
 # where each column ends; in the order the page draws them, a marker well above the one before
 # starts the next column. A marker at the bottom of each heading and one at the top of what
 # follows it say whether they stayed together (same page, same column, one under the other).
 FILL_JS = """(sel) => {
-  const leaf = 'h1,h2,h3,h4,p,li,dt,dd,aside,table,.trig,.cost,.or';
+  // a table's rows (it may run on in the next column); of tables side by side (runs of one
+  // table), the first one's rows only
+  const leaf = 'h1,h2,h3,h4,p,li,dt,dd,aside,tr,.trig,.cost,.or';
   const roots = [...document.querySelectorAll(sel)];
   let n = 0;
   const mark = (el, tag, edge) => {
@@ -469,6 +471,9 @@ FILL_JS = """(sel) => {
   const within = s => roots.flatMap(r => [...r.querySelectorAll(s)]);
   for (const el of within(leaf)) {
     if (el.querySelector(leaf) || el.closest('thead')) continue;
+    const table = el.closest('table');
+    if (table && table.previousElementSibling && table.previousElementSibling.tagName === 'TABLE')
+      continue;
     mark(el, 'F' + n, 'bottom');
     n += 1;
   }
