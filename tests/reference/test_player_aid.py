@@ -327,8 +327,12 @@ def test_each_side_fills_its_two_columns_and_keeps_headings_with_their_text(
     assert parted == []
 
 
+EXAMPLES = [(p.stem,) for p in sorted(HOUSE.glob("*.yaml"))]
+
+
 @pytest.mark.browser
-@pytest.mark.parametrize("variants", SETS[1:], ids=lambda v: "+".join(v))
+@pytest.mark.sampled(3)
+@pytest.mark.parametrize("variants", EXAMPLES, ids=lambda v: "+".join(v))
 def test_a_house_rule_sheet_fills_its_columns_and_keeps_its_headings_with_their_text(
         browser: Any, tmp_path: Path, variants: tuple[str, ...]) -> None:  # noqa: F811
     """A house rule changes what the sheet holds (a Noble more, a step more): the compiler

@@ -457,6 +457,7 @@ class AidCard:
     points: tuple[Rich, ...] = ()
     right: tuple[AidIcon, ...] = ()  # at the right: the cards an action plays, trade goods
     aside: str = ""  # words at the right: what an action plays
+    note: Rich = ()  # after the title: the marks of what its rule assumes
     callouts: tuple[CalloutView, ...] = ()
 
 
@@ -2021,6 +2022,12 @@ class _Builder:
         found = self.icon_of.get(ref)
         return _aid_icon(found[0]) if found else None
 
+    def assumed(self, rule: Rule, text: Rich = ()) -> Rich:
+        """`text` followed by the marks of what `rule` assumes that it does not carry yet."""
+        have = {k.id for p in text for k in p.marks}
+        marks = tuple(k for k in self.marks(rule.provenance.assumptions) if k.id not in have)
+        return (*text, Piece("", "value", marks=marks)) if marks else text
+
     def icon_art(self, *sources: str) -> tuple[icons.Icon, ...]:
         """The icons of the names and ids these formulas (or ids) read, each once, in order."""
         out: list[icons.Icon] = []
@@ -2061,12 +2068,15 @@ class _Builder:
             lead, points = _sentences(self.rule_text(a.rule))
             acts.append(AidCard(f"{a.number}. {a.name}", "", lead, right=self.icons_in(a.id),
                                 aside=a.plays or "", costs=tuple(lines), points=points,
+                                note=self.assumed(a.rule, self.rule_text(a.rule))[
+                                    len(self.rule_text(a.rule)):],
                                 callouts=self.aid_callouts(
                                     [a.id, a.cost or "", a.lacking_cost or ""])))
         if turn_ids:
             out.append(AidSection(
                 humanize("turn"), "aid-turn",
-                steps=tuple(StepView(self.rule_text(self.rules[t]), "", self.title_of(t))
+                steps=tuple(StepView(self.assumed(self.rules[t], self.rule_text(self.rules[t])),
+                                     "", self.title_of(t))
                             for t in turn_ids),
                 cards=tuple(acts), callouts=self.aid_callouts(turn_ids)))
         elif acts:
@@ -2080,19 +2090,21 @@ class _Builder:
                 sa = sas.get(sid)
                 if sa is not None:
                     facts.append(Fact(f"{humanize('state_action')}: {sa.name}",
-                                      self.rule_text(sa.rule)))
+                                      self.assumed(sa.rule, self.rule_text(sa.rule))))
             na = nas.get(n.noble_action)
             if na is not None:
                 facts.append(Fact(f"{humanize('noble_action')}: {na.name}",
-                                  self.rule_text(na.rule)))
+                                  self.assumed(na.rule, self.rule_text(na.rule))))
                 if na.land_price is not None:
                     facts.append(Fact(humanize("land_price"),
                                       plain(self.words(na.land_price.source, dict(na.params),
                                                        self.term("money")))))
             icon = self.aid_icon(n.id)
             goods = tuple(i for i in (self.aid_icon(g) for g in n.trade_goods) if i is not None)
+            marks = self.marks(n.provenance.assumptions)
             nobles.append(AidCard(n.name, n.title, (), tuple(facts),
-                                  icons=(icon,) if icon else (), right=goods))
+                                  icons=(icon,) if icon else (), right=goods,
+                                  note=(Piece("", "value", marks=marks),) if marks else ()))
         if nobles:
             out.append(AidSection(humanize("nobles"), "aid-nobles", cards=tuple(nobles),
                                   callouts=self.aid_callouts(
@@ -2110,17 +2122,20 @@ class _Builder:
             if not isinstance(proc, dict) or proc.get("id") not in self.rules:
                 continue
             rows = tuple(AidLine(self.icons_in(t.condition.source), "",
-                                 plain(self.words(t.condition.source, dict(t.params))),
+                                 self.assumed(t.rule, plain(self.words(t.condition.source,
+                                                                       dict(t.params)))),
                                  when_words(t.periods))
                          for t in m.triggers if t.ends == kind)
             rule = self.rules[proc["id"]]
             finish = str(proc.get("finish", ""))
             lead = plain(f"The {kind} ends at the end of the {finish} in which"
                          if finish else f"The {kind} ends when")
-            steps = tuple(StepView(self.rule_text(s.rule), s.id, s.rule.title)
+            steps = tuple(StepView(self.assumed(s.rule, self.rule_text(s.rule)), s.id,
+                                   s.rule.title)
                           for s in m.period_end) if key == "period_end" else ()
             out.append(AidSection(rule.title, f"aid-{rule.id}", lead=lead, rows=rows,
-                                  joiner="or", then=self.rule_text(rule), steps=steps, side=2,
+                                  joiner="or", then=self.assumed(rule, self.rule_text(rule)),
+                                  steps=steps, side=2,
                                   callouts=self.aid_callouts(
                                       [rule.id, *(t.id for t in m.triggers if t.ends == kind)])))
         out.append(self.aid_scoring())
@@ -2206,6 +2221,8 @@ _AID_LINE = 1.22  # line height / size
 _AID_CHAR = 0.47  # average glyph width / size
 _AID_BLOCK = 1.25  # the lines a block costs besides its words (margins, its last line's rest)
 _AID_ROW = 0.6  # the blocks a row of a table costs (its cells' rests) in its run
+_AID_SMALL = 0.2  # what a note's words count for (short lines of small print under the rest of
+# the side, where the columns are balanced: calibrated on the printed sheet)
 _AID_FILL = 1.0  # the share of the columns the words are sized to fill (calibrated: the
 # estimate counts a little more than the printed words take: this fills about 95%)
 _AID_SIZES = (6.5, 12.0)  # never smaller, never larger
@@ -2226,6 +2243,8 @@ def _amount(value: Any) -> tuple[int, int]:
         return chars, blocks
     if isinstance(value, AidIcon):
         return 3, 0
+    if isinstance(value, NoteView):  # a line of small print
+        return round(len(value.value) * _AID_SMALL), 1
     if isinstance(value, (AidLine, Fact, StepView, AidCard, CalloutView, NoteView)):
         blocks += 1
     if isinstance(value, AidTable):
@@ -2319,6 +2338,7 @@ def _on_sheet(section: AidSection) -> AidSection:
         lines=tuple(_sheet_rich(x) for x in section.lines),
         callouts=tuple(callout(c) for c in section.callouts),
         cards=tuple(replace(c, text=_sheet_rich(c.text), facts=tuple(fact(f) for f in c.facts),
+                            note=_sheet_rich(c.note),
                             costs=tuple(line(x) for x in c.costs),
                             points=tuple(_sheet_rich(x) for x in c.points),
                             callouts=tuple(callout(x) for x in c.callouts))
