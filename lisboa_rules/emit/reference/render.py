@@ -556,8 +556,9 @@ def _md_piece(p: Piece, base: str, annotated: bool = True) -> str:
         text = " " + text
     if p.text[-1:].isspace() and not text.endswith(" "):
         text += " "
-    if not annotated:  # the players' edition: a numbered note
-        return text + "".join(f"<sup>[{m.n}]({base}#note-{m.n})</sup>" for m in p.marks)
+    if not annotated:  # the players' edition: a numbered note (several: 1, 2)
+        return text + "<sup>,</sup>".join(f"<sup>[{m.n}]({base}#note-{m.n})</sup>"
+                                          for m in p.marks)
     marks = "".join(f"<sup>[†{m.n}]({base}#assumption-{_slug(m.id)})</sup>" for m in p.marks)
     return text + marks
 
@@ -581,7 +582,7 @@ def _html_piece(p: Piece, base: str, annotated: bool = True) -> str:
     marks = "".join(
         f'<sup class="as"><a href="{html_text(base)}#assumption-{html_text(_slug(m.id))}" '
         f'title="{html_text(m.id)}: {html_text(m.value)}">†{m.n}</a></sup>' for m in p.marks) \
-        if annotated else "".join(
+        if annotated else '<sup class="note">,</sup>'.join(
         f'<sup class="note"><a href="{html_text(base)}#note-{m.n}" '
         f'title="{html_text(m.value)}">{m.n}</a></sup>' for m in p.marks)
     if p.kind == "value":
