@@ -325,15 +325,15 @@ def load_engine(path: Path) -> ModuleType:
     return module
 
 
-OLD_RULES = ROOT / "tests" / "oracle" / "before-start-plans.yaml"  # the rules of the old engines
+OLD_RULES = ROOT / "tests" / "oracle" / "before-the-church.yaml"  # the rules of the old engines
 _OLD_RULES_ENGINE: list[ModuleType] = []
 
 
 def old_rules_engine(tmp: Path) -> ModuleType:
-    """This compiler's engine of the rules the older engines play (no starting Plan: the house
-    rule tests/oracle/before-start-plans.yaml folded in), built once: the rows against those
-    engines replay the same games in both, so both must play the same rules. It runs this
-    commit's compiler and runtime; only `game.start.plans` differs from generated/'s."""
+    """This compiler's engine of the rules the older engines play (no starting Plan, no Church
+    track, réis paid before Influence: the house rule tests/oracle/before-the-church.yaml folded
+    in), built once: the rows against those engines replay the same games in both, so both must
+    play the same rules. It runs this commit's compiler and runtime."""
     if not _OLD_RULES_ENGINE:
         out = tmp / "old-rules"
         run_quiet(cli("build", "--no-cache", "--house", str(OLD_RULES), "--variant",
@@ -350,9 +350,13 @@ def old_rules_engine(tmp: Path) -> ModuleType:
 
 def to_old(E: ModuleType, g: Any) -> dict[str, Any]:
     """A state of `old_rules_engine` as the older engines save it (without the folded variant
-    a save of these rules names)."""
+    a save of these rules names, and without the Church track's fields, empty in those rules)."""
     data: dict[str, Any] = E.to_json(g)
     data["variants"] = [v for v in data["variants"] if v != OLD_RULES.stem]
+    for key in ("church", "cardinal", "clergy_bag", "clergy_given_up"):
+        data.pop(key, None)
+    for p in data["players"]:
+        p.pop("clergy", None)
     return data
 
 

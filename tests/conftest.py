@@ -386,6 +386,29 @@ def setups(E: Any) -> list[tuple[int, tuple[str, ...]]]:
     return out
 
 
+# The fields of the Church track (issue 34) a save holds, which the frozen engine's saves
+# (tests/oracle/) do not have: the game's and each player's.
+CHURCH_GAME = ("church", "cardinal", "clergy_bag", "clergy_given_up")
+CHURCH_PLAYER = ("clergy",)
+
+
+def without_church(data: dict[str, Any]) -> dict[str, Any]:
+    """A save (as JSON) without the Church track's fields, for the frozen engine."""
+    for k in CHURCH_GAME:
+        data.pop(k)
+    for p in data["players"]:
+        for k in CHURCH_PLAYER:
+            p.pop(k)
+    return data
+
+
+def at_the_church(g: Any) -> Any:
+    """The Cardinal on the last clergy space of its circuit: its next move of one space reaches
+    the Church icon, a Church Scoring (rules: components.church)."""
+    g.cardinal = len(g.church)
+    return g
+
+
 # --- building states ----------------------------------------------------------------------
 
 

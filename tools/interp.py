@@ -349,12 +349,16 @@ PAY_REIS = "pay-reis"
 """The procedure of rules/effects.yaml that pays réis, with Influence for what they lack."""
 
 
-def pay_reis(model: Model, state: State, seat: int, amount: int) -> Payment:
+def pay_reis(model: Model, state: State, seat: int, amount: int, in_influence: int = 0
+             ) -> Payment:
     """Pay `amount` réis by running the procedure `pay-reis` of the rules (rules:
-    influence.pay-reis: réis first, then for each real lacking the Influence marker moves left
-    to the next space that shows a real icon; at the lowest icon what is still due is waived)."""
+    influence.pay-reis: `in_influence` of it with Influence, as the player chooses, the rest in
+    réis; for each real paid with Influence, or lacking in réis, the Influence marker moves
+    left to the next space that shows a real icon; at the lowest icon what is still due is
+    waived)."""
     _check_state(model, state)
-    player = _players(run_procedure(model, state, seat, PAY_REIS, (amount,)))[seat]
+    args = (amount, in_influence)
+    player = _players(run_procedure(model, state, seat, PAY_REIS, args))[seat]
     return Payment(_int(player, "reis"), _int(player, "influence"))
 
 

@@ -36,8 +36,8 @@ loop over a list of the state goes through it as it was before its steps (`copy`
 
 `apply: {effects: ROW.column, noble: EXPR}` carries out the bundle of effects of a row
 (`Bundle`: `{reis: 3}`: each effect with its amount and the shared parameters; an effect whose
-choice is not made is left out); `do: EXPR` carries out the procedure the value names (a value
-that names none does nothing).
+choice is not made is left out, but an optional choice not made is made: None); `do: EXPR`
+carries out the procedure the value names (a value that names none does nothing).
 
 The actions of a turn (rules/court.yaml `actions`) are walked the same way:
 
@@ -671,10 +671,12 @@ def _bundle_opts(ctx: Ctx, b: S.Bundle, row: EffectRow, shared: tuple[Any, ...]
 
 def _run_bundle(ctx: Ctx, row: EffectRow, shared: tuple[Any, ...],
                 made: Mapping[str, Any]) -> None:
-    """The effects of a bundle in order; an effect whose choice is not made is left out."""
+    """The effects of a bundle in order; an effect whose choice is not made is left out (an
+    optional choice left out is made: None)."""
     for proc, amount in _effects(ctx.prep, row):
         choice = [made.get(c.name) for c in proc.choices]
-        if any(v is None for v in choice):
+        if any(v is None and not c.type.optional for c, v in zip(proc.choices, choice,
+                                                                  strict=True)):
             continue
         _run(ctx.prep, ctx.state, ctx.seat, proc.id, _effect_args(proc, amount, shared), choice)
 

@@ -531,8 +531,8 @@ one that is not a list, `full` on one that is not a map), a `default` that is no
 the type, a field with no default after one with a default, and a field id the engine keeps
 for itself.
 
-    bad:   {id: hand, type: "list[card", text: the hand}
-    fix:   {id: hand, type: "list[card]", text: the hand}
+    bad:   {id: hand, type: "list[card", see: owner, text: the hand}
+    fix:   {id: hand, type: "list[card]", see: owner, text: the hand}
 """,
 )
 _code(
@@ -581,6 +581,26 @@ taken already). An unknown field is an unknown-reference, with the closest field
 
     bad:   conserved: {kind: card, in: [game.discard, player.wigs]}
     fix:   conserved: {kind: card, in: [game.discard, player.hand]}
+""",
+)
+
+_code(
+    "state-visibility",
+    "model",
+    "who sees a field of rules/state.yaml is missing or cannot be kept",
+    """
+Every field of a player and of the game says who sees it (`see:`): `all`, `owner` (a player's
+field: that player alone; the others see the size of a list), `count` (only the size of a list,
+or of each list of a map), `top` (the size and the last item: the top of a pile) or `none`.
+A view (`view(game, seat)`) shows a seat what it may see, and a bot fills in the rest at random
+(`determinize`), so what is hidden must be something it can fill in: a list of a kind's ids
+that a conservation (`conserved:` under invariants) names as one of its zones (with no
+`count:`), a map of such lists, or a number (drawn between its min and max). `by:` names the
+field of the kind's rows that each list of a hidden map is made of (a display pile of one
+card type). At most one zone of a kind may be `none` (it holds what no other place does).
+
+    bad:   - {id: bag, type: "list[tile]", text: the tiles in the bag}
+    fix:   - {id: bag, type: "list[tile]", see: count, text: the tiles in the bag}
 """,
 )
 

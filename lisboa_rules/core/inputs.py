@@ -15,6 +15,7 @@ MAX_FILE_BYTES = 1 << 20  # 1 MiB: rules files are a few KiB; anything bigger is
 # The outputs, relative to the output folder.
 ENGINE = "lisboa_engine.py"
 STATE_SCHEMA = "state.schema.json"
+VIEW_SCHEMA = "view.schema.json"  # what one seat may see of a state (`view(game, seat)`)
 RULES_MD = "reference/rules.md"
 RULES_HTML = "reference/rules.html"
 AID_MD = "reference/player-aid.md"

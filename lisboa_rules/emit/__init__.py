@@ -10,8 +10,9 @@ import jinja2
 from lisboa_rules.core.diagnostics import Diagnostic
 from lisboa_rules.core.inputs import ENGINE as ENGINE
 from lisboa_rules.core.inputs import STATE_SCHEMA as STATE_SCHEMA
+from lisboa_rules.core.inputs import VIEW_SCHEMA as VIEW_SCHEMA
 from lisboa_rules.emit.engine.runtime import runtime_text
-from lisboa_rules.emit.engine.state_schema import state_schemas
+from lisboa_rules.emit.engine.state_schema import state_schemas, view_schema
 from lisboa_rules.emit.engine.view import build_view
 from lisboa_rules.emit.env import code_env
 from lisboa_rules.emit.header import header
@@ -25,18 +26,20 @@ if TYPE_CHECKING:
 
 
 def emit_engine(compiled: Compiled, lowered: Lowered) -> dict[str, str]:
-    """The engine module and the state schema (`lowered`: the rule sets' procedures, as the
-    lower pass compiled them)."""
+    """The engine module, the state schema and the view schema (`lowered`: the rule sets'
+    procedures, as the lower pass compiled them)."""
     models = [rs.model for rs in compiled.rulesets]
     schema, own = state_schemas(models, compiled.variants, compiled.digest, compiled.folded)
+    seen = view_schema(schema, models[0].state, compiled.digest)
     view = build_view(models, lowered, compiled.variants, schema, compiled.names,
-                      compiled.folded_titles, own)
+                      compiled.folded_titles, own, seen)
     text = (
         code_env()
         .get_template("engine/lisboa_engine.py.jinja")
         .render(view=view, runtime=runtime_text(), header=_wrap_header(header(compiled)))
     )
-    return {ENGINE: text, STATE_SCHEMA: json.dumps(schema, indent=2, ensure_ascii=False) + "\n"}
+    return {ENGINE: text, STATE_SCHEMA: json.dumps(schema, indent=2, ensure_ascii=False) + "\n",
+            VIEW_SCHEMA: json.dumps(seen, indent=2, ensure_ascii=False) + "\n"}
 
 
 def _wrap_header(text: str) -> str:

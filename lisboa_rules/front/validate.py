@@ -302,6 +302,10 @@ def _missing_keys(doc: LoadedDoc, error: ValidationError, path: PathTuple) -> It
             continue
         where = f" in {format_address(path)}" if path else " at the top level"
         msg = f"missing required key '{key}'{where}"
+        prop = (error.schema.get("properties") or {}).get(key) if isinstance(
+            error.schema, dict) else None
+        if isinstance(prop, dict) and isinstance(prop.get("enum"), list):
+            msg += f": add {key}: " + " | ".join(str(v) for v in prop["enum"])
         yield _Found(Diagnostic("schema-required", msg, span), path, key)
 
 

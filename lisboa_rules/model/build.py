@@ -770,7 +770,9 @@ class Builder:
             )
             for i, d in enumerate(self._get(c, "decks"))
         )
-        for key in ("display", "decree_display", "shipyard"):
+        for key in ("display", "decree_display", "shipyard", "church"):
+            if key == "church" and self._get(c, key, default=None) is None:
+                continue  # the Church track is optional: rules without one have no clergy
             self.rule(
                 c,
                 (key,),

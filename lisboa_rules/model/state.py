@@ -128,10 +128,19 @@ class StateField:
     default: Any  # before setup: 0, [], {}, None or the declared default
     text: str
     required: bool = False  # no default: new_game sets it from its arguments
+    # who sees it (`see:`): all, owner, count, top or none; `by`: a hidden map of lists holds,
+    # under each key, the ids whose row has that value in this field (`type`: a pile by type)
+    see: str = "all"
+    by: str | None = None
     span: Span = field(default=NOWHERE, compare=False, repr=False, kw_only=True)
     # where its min and max are written: the rules data a bound names, or the declaration
     bounds_at: tuple[tuple[str, Span], ...] = field(default=(), compare=False, repr=False,
                                                     kw_only=True)
+
+
+# What `see:` may say, and which of them hide something from some seat.
+SEES = ("all", "owner", "count", "top", "none")
+HIDING = ("owner", "count", "top", "none")
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from lisboa_rules.lang.vocab import BoundError, resolve_range
 from lisboa_rules.model.state import (
     BASE_TYPES,
     CONTAINERS,
+    HIDING,
     NOWHERE,
     Invariant,
     StateDecl,
@@ -112,7 +113,56 @@ class _StateBuilder:
             )
         decl = StateDecl(tuple(self.kinds.values()), player, game)
         decl = replace(decl, invariants=self._invariants(decl, doc.get("invariants") or []))
+        self._hidden(decl, doc)
         return replace(decl, checks=self._checks(decl, doc.get("checks") or []))
+
+    # -- visibility -------------------------------------------------------------------------
+
+    def _hidden(self, decl: StateDecl, doc: Mapping[str, Any]) -> None:
+        """Every hidden list is a zone of a kind conserved once with no count, so that a view
+        can be filled in (`determinize`); a `by` names a field of the kind's rows; at most one
+        zone of a kind is `none`."""
+        zones = {(z.scope, z.field): inv for inv in decl.invariants if inv.kind is not None
+                 for z in inv.zones}
+        nowhere: dict[str, StateField] = {}
+        for f in (*decl.player, *decl.game):
+            inner = _lists(f.type)
+            if f.see not in HIDING or inner is None:
+                continue
+            i = next(n for n, raw in enumerate(doc.get(f.scope) or []) if raw.get("id") == f.id)
+            inv = zones.get((f.scope, f.id))
+            if inv is None or inv.count is not None:
+                kinds = [k.id for k in decl.kinds if k.values is not None]
+                what = inner.args[0].name
+                self.error(
+                    "state-visibility",
+                    f"'{f.id}' is hidden ({f.see}), but no conservation of kind '{what}' names "
+                    f"{f.scope}.{f.id} among its zones: a bot's guess could not tell which ids "
+                    "are in it",
+                    self.span(f.scope, i, "see"),
+                    f"add {f.scope}.{f.id} to the `in:` of the invariant that conserves "
+                    f"'{what}'" if what in kinds else "see: all",
+                )
+                continue
+            if f.see == "none":
+                first = nowhere.get(str(inv.kind))
+                if first is not None:
+                    self.error("state-visibility", f"'{f.id}' and '{first.id}' both hide their "
+                               f"{inv.kind} ids and their sizes (see: none): a bot's guess "
+                               "could not tell how many go in each", self.span(f.scope, i, "see"),
+                               "see: count")
+                    continue
+                nowhere[str(inv.kind)] = f
+            if f.by is not None:
+                kind = decl.kind(str(inv.kind))
+                rows = self._walk(kind.source, kind.span, f"kind '{kind.id}'") if (
+                    kind is not None and kind.source) else _MISSING
+                keys = sorted({str(k) for r in rows if isinstance(r, Mapping) for k in r}) if (
+                    isinstance(rows, list)) else []
+                if f.by not in keys:
+                    self.error("state-visibility", f"'{f.id}' is sorted by '{f.by}', which the "
+                               f"rows of kind '{inv.kind}' do not have",
+                               self.span(f.scope, i, "by"), suggest(f.by, keys))
 
     # -- saved-game checks ------------------------------------------------------------------
 
@@ -497,6 +547,28 @@ class _StateBuilder:
                 default = natural
         if not ok:
             return None
+        see = str(f.get("see", "all"))
+        by = f.get("by")
+        if see == "owner" and scope != "player":
+            self.error("state-visibility", f"'{fid}' is the game's: it has no owner to see it "
+                       "(see: all, count, top or none)", self.span(scope, i, "see"))
+            ok = False
+        elif see in ("count", "top") and _lists(t) is None:
+            self.error("state-visibility", f"'{fid}' is not a list or a map of lists: it has no "
+                       f"size or top to show (see: all, {'owner or ' if scope == 'player' else ''}"
+                       "none)", self.span(scope, i, "see"))
+            ok = False
+        elif see in ("owner", "none") and _lists(t) is None and t.name != "int":
+            self.error("state-visibility", f"'{fid}' is a {t}: a bot could not guess it when it "
+                       "is hidden (hide a list of ids, a map of such lists, or a number)",
+                       self.span(scope, i, "see"))
+            ok = False
+        if ok and by is not None and (see == "all" or t.name != "map" or _lists(t) is None):
+            self.error("state-visibility", f"'{fid}': `by` says how a hidden map of lists is "
+                       "sorted; this field is not one", self.span(scope, i, "by"))
+            ok = False
+        if not ok:
+            return None
         return StateField(
             fid,
             scope,
@@ -508,6 +580,8 @@ class _StateBuilder:
             default,
             str(f["text"]),
             required,
+            see,
+            str(by) if by is not None else None,
             span=self.span(scope, i),
             bounds_at=bounds_at,
         )
@@ -621,6 +695,17 @@ class _StateBuilder:
         if value not in kind.values or isinstance(value, bool):
             return f"{_show(value)} is not one of {_show(list(kind.values))}"
         return None
+
+
+def _lists(t: StateType) -> StateType | None:
+    """The list type a field holds: itself (a list) or its values (a map of lists)."""
+    if t.optional:
+        return None
+    if t.name == "list":
+        return t
+    if t.name == "map" and t.args[1].name == "list" and not t.args[1].optional:
+        return t.args[1]
+    return None
 
 
 def _nodes(t: StateType) -> list[StateType]:

@@ -31,6 +31,7 @@ __all__ = [
     "STATE_SCHEMA",
     "STATE_SCHEMAS",
     "VARIANTS",
+    "VIEW_SCHEMA",
     "Ctx",
     "Game",
     "IllegalMove",
@@ -41,9 +42,11 @@ __all__ = [
     "ScoreLine",
     "ScoreSheet",
     "StateError",
+    "View",
     "all_cards",
     "apply_move",
     "check_invariants",
+    "determinize",
     "dumps",
     "explain_move",
     "final_scores",
@@ -59,6 +62,7 @@ __all__ = [
     "successors",
     "to_json",
     "variants_for",
+    "view",
 ]
 
 # --- Rule tables ----------------------------------------------------------------------------------
@@ -181,6 +185,19 @@ class ItemDef:
 
 
 @dataclass(frozen=True)
+class DealDef:
+    """A conserved kind with hidden zones (rules/state.yaml `see:`): how `determinize` deals
+    back the ids a view does not show. `zones`: (scope, field, a map of lists?) where its ids
+    live; `sorts`: for a hidden map sorted `by:` a field of the kind's rows, the map's key of
+    each id ((field, ((id, key), ...)), ...)."""
+
+    kind: str
+    ids: tuple[Any, ...]
+    zones: tuple[tuple[str, str, bool], ...]
+    sorts: tuple[tuple[str, tuple[tuple[Any, Any], ...]], ...] = ()
+
+
+@dataclass(frozen=True)
 class VariantDef:
     """A variant: chosen at setup, or applied by player count."""
 
@@ -221,6 +238,8 @@ class RuleSet:
     next_seat: Callable[[Game, int], int] | None  # who plays after a seat (None: the next one)
     invariants: Callable[[Game], list[str]]
     state_checks: Callable[[Game], tuple[str, str] | None]  # rules/state.yaml `checks:`
+    deals: tuple[DealDef, ...]  # the conserved kinds with hidden zones, for `determinize`
+    draws: tuple[tuple[str, str, int, int], ...]  # hidden numbers: (scope, field, min, max)
 
 
 RULESETS: dict[tuple[str, ...], RuleSet] = {}
@@ -232,6 +251,7 @@ GAME_INFO: dict[str, Any] = {}
 RULE_TEXT: dict[str, tuple[str, str]] = {}
 RULE_TEXTS: dict[tuple[str, ...], dict[str, tuple[str, str]]] = {}
 STATE_SCHEMA: dict[str, Any] = {}
+VIEW_SCHEMA: dict[str, Any] = {}
 STATE_SCHEMAS: dict[tuple[str, ...], dict[str, Any]] = {}
 _TURN_RULE: str = ""
 _GAME_END: str = ""
@@ -287,6 +307,9 @@ def _move_well_typed(move: Move) -> bool:
 # placeholders hold the fields the machinery reads, so that this module type-checks alone.
 _GAME_FIELDS: tuple[str, ...] = ()
 _PLAYER_FIELDS: tuple[str, ...] = ()
+# who sees each field that not everyone sees (rules/state.yaml `see:`): owner, count, top, none
+_GAME_SEES: dict[str, str] = {}
+_PLAYER_SEES: dict[str, str] = {}
 
 
 @dataclass
@@ -672,7 +695,13 @@ def _rule_at(exc: BaseException) -> str | None:
         if tb.tb_frame.f_code.co_filename == __file__:
             line = tb.tb_lineno
         tb = tb.tb_next
-    for n in range(line or 0, 0, -1):  # up to the start of the function that raised
+    return _rule_at_line(line or 0)
+
+
+def _rule_at_line(line: int) -> str | None:
+    """The rule position (`rules/FILE:LINE`) the generated code names in the comment above
+    line `line` of this module, in its function; None when the function names none."""
+    for n in range(line, 0, -1):  # up to the start of the function
         text = linecache.getline(__file__, n)
         found = _AT_RULE.search(text)
         if found is not None:
@@ -702,11 +731,12 @@ def _not_plain(value: Any, path: str) -> str | None:
     return path
 
 
-def legal_moves(g: Game) -> list[Move]:
-    """Every legal move of the player to act (`g.actor`), in a stable order. The move
-    generators try effects on `g` itself and put every field back before they return (also
-    when one raises): `g` is the same after, but one state is not to be listed by two threads
-    at once."""
+def legal_moves(g: Game | View) -> list[Move]:
+    """Every legal move of the player to act (`g.actor`), in a stable order; from the view of
+    the seat to act the same moves. The move generators try effects on `g` itself and put
+    every field back before they return (also when one raises): `g` is the same after, but
+    one state is not to be listed by two threads at once."""
+    g = _view_of(g, "lists")
     try:
         return _legal_moves(g)
     except _REFUSALS:
@@ -838,10 +868,11 @@ def _successors(g: Game) -> list[tuple[Move, Game]]:
 # --- Checking and applying a move -----------------------------------------------------------------
 
 
-def explain_move(g: Game, move: Move) -> IllegalMove | None:
+def explain_move(g: Game | View, move: Move) -> IllegalMove | None:
     """Why a move is illegal (the rule id and the reason), or None when it is legal: a move
     is legal exactly when it is one of `legal_moves(g)`, compared by value with the types of
-    the values (`True` is not card 1)."""
+    the values (`True` is not card 1). A view of the seat to act gives the same answer."""
+    g = _view_of(g, "explains")
     try:
         why = _explain_move(g, move)
         return None if why is None else _worded(g, why)
@@ -2229,6 +2260,256 @@ def _json_type(value: Any) -> str:
     if type(value) is int:
         return "an integer beyond the signed 64-bit range (-2**63 to 2**63 - 1)"
     return type(value).__name__
+
+
+# --- What a seat may see --------------------------------------------------------------------------
+# rules/state.yaml says who sees each field (`see:`). A view is the saved-game JSON of a state
+# with what its seat may not see taken out: a hidden list becomes {"hidden": its length} (with
+# "top": its last item when the top shows), a hidden number or a field nobody sees becomes null.
+# A server sends views, never saves; a bot decides from its own seat's view, through
+# `determinize`, which deals what the view hides back at random.
+
+
+@dataclass(frozen=True)
+class View:
+    """What one seat (`seat`; None: a spectator, who sees only what is public) may see of a
+    game: `state` is the saved-game JSON with the hidden parts taken out. Read it, send it
+    (`to_json`), or hand it to `legal_moves`, `explain_move` and `determinize`."""
+
+    seat: int | None
+    state: dict[str, Any]
+
+    @property
+    def actor(self) -> int:
+        """Who must move now."""
+        return int(self.state["actor"])
+
+    @property
+    def phase(self) -> str:
+        """What the game waits for (`over` when it is over)."""
+        return str(self.state["phase"])
+
+    @property
+    def players(self) -> list[dict[str, Any]]:
+        """The players, as the view shows them."""
+        players: list[dict[str, Any]] = self.state["players"]
+        return players
+
+    def to_json(self) -> dict[str, Any]:
+        """The view as plain JSON data: {"seat": ..., "state": ...} (VIEW_SCHEMA)."""
+        return {"seat": self.seat, "state": _plain(self.state)}
+
+    @staticmethod
+    def from_json(data: Any) -> View:
+        """Read a view written by `to_json`; StateError for a wrong shape."""
+        _validate(data, VIEW_SCHEMA, "$", VIEW_SCHEMA)
+        return View(data["seat"], _plain(data["state"]))
+
+
+def view(g: Game, seat: int | None = None) -> View:
+    """What `seat` may see of `g` (None: what everyone sees). It shares nothing with `g`."""
+    if seat is not None and (type(seat) is not int or not 0 <= seat < len(g.players)):
+        raise BadArgument(f"seat {seat!r}: the game has seats 0 to {len(g.players) - 1}")
+    data = to_json(g)
+    for name, see in _GAME_SEES.items():
+        data[name] = _hidden(data[name], see)
+    for i, p in enumerate(data["players"]):
+        for name, see in _PLAYER_SEES.items():
+            if not (see == "owner" and i == seat):
+                p[name] = _hidden(p[name], "count" if see == "owner" else see)
+    return View(seat, data)
+
+
+def _hidden(value: Any, see: str) -> Any:
+    """What a field shows when it is seen as `see` (count, top or none): a list's length (and
+    top), each list's in a map of lists; nothing (None) of anything else."""
+    if see == "none":
+        return None
+    if isinstance(value, list):
+        shown: dict[str, Any] = {"hidden": len(value) - (1 if see == "top" and value else 0)}
+        if see == "top" and value:
+            shown["top"] = value[-1]
+        return shown
+    if isinstance(value, dict):
+        return {k: _hidden(v, see) for k, v in value.items()}
+    return None
+
+
+def _view_of(g: Game | View, what: str) -> Game:
+    """The game to list or check the moves of: `g` itself, or for a view of the seat to move,
+    a game it could be (the same moves: they read only what the mover sees)."""
+    if not isinstance(g, View):
+        return g
+    if g.phase != "over" and g.seat != g.actor:
+        raise BadArgument(
+            f"a view {what} the moves of its own seat: this is "
+            f"{'a spectator' if g.seat is None else f'seat {g.seat}'}'s, and seat {g.actor} "
+            "is to move"
+        )
+    return determinize(g, random.Random(0))
+
+
+def determinize(v: View, rng: random.Random) -> Game:
+    """A game consistent with the view `v`: what it shows kept, the ids it hides dealt at
+    random (drawn from `rng`) into the places it hides them in, hidden numbers drawn between
+    their bounds (a new seed of shuffles, among them). For bots and "what could happen"
+    searches: every such game gives the seat of the view the same view and the same moves."""
+    if not isinstance(v, View):
+        raise BadArgument(f"determinize takes a View, not {type(v).__name__}")
+    data = _plain(v.state)
+    variants = [x for x in data["variants"] if x not in _folded()]
+    rs = RULESETS.get(tuple(variants))
+    if rs is None:
+        raise BadArgument(f"no rule set for variants {data['variants']}")
+    for deal in rs.deals:
+        _deal(data, deal, rng)
+    for scope, name, lo, hi in rs.draws:
+        for holder in data["players"] if scope == "player" else [data]:
+            if holder.get(name) is None:
+                holder[name] = rng.randint(lo, hi)
+    players = [Player(**p) for p in data.pop("players")]
+    g = Game(
+        players=players, **{k: x for k, x in data.items() if k != "variants"}, variants=variants
+    )
+    _activate(g)
+    return g
+
+
+# each DealDef's sorts as tables (by the id of the DealDef: the rule sets keep theirs alive)
+_SORTS: Final[dict[int, dict[str, dict[Any, Any]]]] = {}
+
+
+def _deal(data: dict[str, Any], deal: DealDef, rng: random.Random) -> None:
+    """Fill the places of `data` where the ids of one conserved kind are hidden: the ids not
+    seen anywhere, shuffled, go first where a map's key says which they are (`sorts`), then
+    into the other hidden lists; what is left goes to the zone nobody sees (null)."""
+    seen: dict[Any, int] = {}
+    holes: list[tuple[list[Any], int, dict[Any, Any] | None, Any]] = []  # list, index, sort, key
+    rest: list[tuple[dict[str, Any], str]] = []  # (holder, field) of a zone nobody sees
+    sorts = _SORTS.get(id(deal))
+    if sorts is None:
+        sorts = _SORTS[id(deal)] = {name: dict(pairs) for name, pairs in deal.sorts}
+
+    def fill(value: Any, sort: dict[Any, Any] | None, key: Any) -> list[Any]:
+        if isinstance(value, list):
+            for x in value:
+                seen[x] = seen.get(x, 0) + 1
+            return value
+        if not (
+            isinstance(value, dict)
+            and type(value.get("hidden")) is int
+            and set(value) <= {"hidden", "top"}
+            and value["hidden"] >= 0
+        ):
+            raise BadArgument(f"not a view of these rules: {deal.kind} ids as {value!r}")
+        out: list[Any] = [None] * value["hidden"]
+        holes.extend((out, i, sort, key) for i in range(len(out)))
+        if "top" in value:
+            top = value["top"]
+            seen[top] = seen.get(top, 0) + 1
+            out.append(top)
+        return out
+
+    for scope, name, is_map in deal.zones:
+        for holder in data["players"] if scope == "player" else [data]:
+            value = holder.get(name)
+            if value is None:
+                rest.append((holder, name))
+            elif is_map:
+                if not isinstance(value, dict):
+                    raise BadArgument(f"not a view of these rules: {name} is {value!r}")
+                sort = sorts.get(name)
+                holder[name] = {k: fill(x, sort, k) for k, x in value.items()}
+            else:
+                holder[name] = fill(value, None, None)
+    unseen: list[Any] = []
+    for x in deal.ids:
+        n = seen.pop(x, 0)
+        if n > 1:
+            raise BadArgument(f"not a view of these rules: {deal.kind} {x!r} is there {n} times")
+        if n == 0:
+            unseen.append(x)
+    if seen:
+        raise BadArgument(f"not a view of these rules: no {deal.kind} {next(iter(seen))!r}")
+    # Which hidden place takes which id is a flow from the kinds of places (a sorted map's
+    # key, or anywhere) to the kinds of ids (their keys under every sort): solved on those
+    # few kinds, then each kind's ids dealt at random into its places.
+    rng.shuffle(unseen)
+    names = [name for name, _ in deal.sorts]
+    id_kind: dict[tuple[Any, ...], list[Any]] = {}
+    for x in unseen:
+        id_kind.setdefault(tuple(sorts[n].get(x) for n in names), []).append(x)
+    place_kind: dict[tuple[int, Any], list[tuple[list[Any], int]]] = {}
+    for out, i, sort, key in holes:
+        n = -1 if sort is None else next(j for j, nm in enumerate(names) if sorts[nm] is sort)
+        place_kind.setdefault((n, key if n >= 0 else None), []).append((out, i))
+    flow = _flow(
+        [len(p) for p in place_kind.values()],
+        [len(x) for x in id_kind.values()],
+        [[n < 0 or k[n] == key for k in id_kind] for n, key in place_kind],
+    )
+    if flow is None:
+        raise BadArgument(f"not a view of these rules: the hidden {deal.kind} ids do not fit")
+    pools = list(id_kind.values())
+    for places, row in zip(place_kind.values(), flow, strict=True):
+        rng.shuffle(places)
+        for j, amount in enumerate(row):
+            for _ in range(amount):
+                out, i = places.pop()
+                out[i] = pools[j].pop()
+    left = [x for pool in pools for x in pool]
+    if len(rest) == 1:
+        holder, name = rest[0]
+        holder[name] = left
+    elif left or rest:
+        raise BadArgument(f"not a view of these rules: {len(left)} {deal.kind} ids unplaced")
+
+
+def _flow(places: list[int], ids: list[int], fits: list[list[bool]]) -> list[list[int]] | None:
+    """How many ids of each kind (`ids`: how many there are) go to each kind of place
+    (`places`: how many it needs), where `fits[p][i]` allows it; None when the places cannot
+    all be filled. Augmenting paths on the few kinds (a maximum flow)."""
+    amount = [[0] * len(ids) for _ in places]
+    spare = ids[:]
+    for p, need in enumerate(places):
+        while need > 0:
+            # a path from place kind p to an id kind with some to spare, through moves of ids
+            # from a place kind to another that fits them: breadth first
+            back: dict[tuple[str, int], tuple[str, int] | None] = {("p", p): None}
+            queue: list[tuple[str, int]] = [("p", p)]
+            found: tuple[str, int] | None = None
+            while queue and found is None:
+                node = queue.pop(0)
+                if node[0] == "p":
+                    for i, ok in enumerate(fits[node[1]]):
+                        if ok and ("i", i) not in back:
+                            back[("i", i)] = node
+                            if spare[i] > 0:
+                                found = ("i", i)
+                                break
+                            queue.append(("i", i))
+                else:
+                    for q in range(len(places)):
+                        if amount[q][node[1]] > 0 and ("p", q) not in back:
+                            back[("p", q)] = node
+                            queue.append(("p", q))
+            if found is None:
+                return None
+            path: list[tuple[tuple[str, int], tuple[str, int]]] = []
+            node = found
+            while (prev := back[node]) is not None:
+                path.append((prev, node))
+                node = prev
+            # as many as the path carries: the need, the spare, what each place gives back
+            step = min(need, spare[found[1]], *(amount[b[1]][a[1]] for a, b in path if a[0] == "i"))
+            for a, b in path:
+                if a[0] == "p":  # place kind a takes ids of kind b
+                    amount[a[1]][b[1]] += step
+                else:  # place kind b gives back ids of kind a
+                    amount[b[1]][a[1]] -= step
+            spare[found[1]] -= step
+            need -= step
+    return amount
 
 
 # </emit>

@@ -5,20 +5,29 @@ to be a bot in a game app (it never changes the state it is given, and it only e
 one of `engine.legal_moves(state)`). The same name, engine, seed and sequence of states give
 the same moves.
 
+Agents are honest: given a game, an agent reads only what its seat may see,
+`engine.view(game, game.actor)` (rules/state.yaml `see:`), and given that view it chooses
+the same move. Where it needs a whole game to try moves on, it deals what the view hides at
+random (`engine.determinize(view, rng)`, drawn from its own seeded generator): it never sees
+the others' hands, the order of a deck or the seed of the game's shuffles. (An engine
+without views, made before them, is read whole.)
+
 - `random`: a move drawn uniformly among the legal ones.
-- `greedy`: one ply. Each legal move is played on the engine (its `successors`: each legal
-  move with the state after it, computed once; an engine without it: `legal_moves`, then
-  `apply_move` of each) and the state after it is scored with the engine's own
-  `final_totals` (or the totals of its `final_scores` sheet when it has none): the points on
-  the score track plus every scoring source of the data, as if the game ended there. The
-  estimate is the mover's total minus the best total of the others; the best estimate wins,
-  ties are broken by the agent's seeded generator.
-- `mcts`: UCT (upper confidence bounds on trees) with a budget of iterations; each iteration
-  walks down the tree, adds one node and finishes the game with `random` moves (or `greedy`
-  ones: `mcts-greedy`), at most `horizon` moves deep, and scores the end as a win share for
-  each seat (1 / the number of seats sharing first place, by the engine's `ranking` over the
-  same estimate when the game is not over yet). The search stops before its budget once no
-  other root move can be played more often than the most played one (the same choice, sooner).
+- `greedy`: one ply, on one game the view could be (`determinize`). Each legal move is played
+  on it (its `successors`: each legal move with the state after it, computed once; an engine
+  without it: `legal_moves`, then `apply_move` of each) and the state after it is scored
+  with the engine's own `final_totals` (or the totals of its `final_scores` sheet when it has
+  none): the points on the score track plus every scoring source of the data, as if the game
+  ended there. The estimate is the mover's total minus the best total of the others; the best
+  estimate wins, ties are broken by the agent's seeded generator.
+- `mcts`: information-set UCT (determinized: each iteration deals a new game the view could
+  be) with a budget of iterations; each iteration walks down the tree of moves (a move the
+  dealt game does not allow is passed over), adds one node and finishes the game with
+  `random` moves (or `greedy` ones: `mcts-greedy`), at most `horizon` moves deep, and scores
+  the end as a win share for each seat (1 / the number of seats sharing first place, by the
+  engine's `ranking` over the same estimate when the game is not over yet). The search stops
+  before its budget once no other root move can be played more often than the most played
+  one (the same choice, sooner).
 
 Nothing here knows the game: moves are opaque values, states are read only for `phase`,
 `actor` and `players` (their number), and the rest is the engine's functions.
@@ -112,11 +121,28 @@ class RandomAgent:
     rng: random.Random
 
     def __call__(self, state: Any) -> Any:
-        return self.choose(state, _listed(self.engine, state))
+        seen = seen_by_actor(self.engine, state)
+        return self.choose(seen, _listed(self.engine, seen))
 
     def choose(self, state: Any, moves: Sequence[Any]) -> Any:
         """The move among `moves` (the legal moves of `state`, listed by the caller)."""
         return self.rng.choice(moves)
+
+
+def seen_by_actor(engine: Any, state: Any) -> Any:
+    """What the seat to move may see of `state`: its view (a view is kept as it is), or the
+    state itself for an engine without views."""
+    view = getattr(engine, "view", None)
+    if view is None or isinstance(state, engine.View):
+        return state
+    return view(state, state.actor)
+
+
+def dealt(engine: Any, seen: Any, rng: random.Random) -> Any:
+    """A whole game `seen` could be (`determinize`): `seen` itself when it is no view."""
+    if hasattr(engine, "View") and isinstance(seen, engine.View):
+        return engine.determinize(seen, rng)
+    return seen
 
 
 def _listed(engine: Any, state: Any) -> Sequence[Any]:
@@ -144,14 +170,18 @@ class GreedyAgent:
         self.successors = found if callable(found) else None
 
     def __call__(self, state: Any) -> Any:
+        seen = seen_by_actor(self.engine, state)
+        if seen.phase == OVER:
+            raise ValueError(f"no move to choose: the game is {seen.phase}")
+        game = dealt(self.engine, seen, self.rng)
         if self.successors is None:
-            return self.choose(state, _listed(self.engine, state))
-        pairs = self.successors(state)
+            return self.choose(game, _listed(self.engine, game))
+        pairs = self.successors(game)
         if not pairs:
-            raise ValueError(f"no move to choose: the game is {state.phase}")
+            raise ValueError(f"no move to choose: the game is {game.phase}")
         if len(pairs) == 1:
             return pairs[0][0]
-        return self._best(state.actor, pairs)
+        return self._best(game.actor, pairs)
 
     def choose(self, state: Any, moves: Sequence[Any]) -> Any:
         """The move among `moves` (the legal moves of `state`, listed by the caller)."""
@@ -178,20 +208,20 @@ class GreedyAgent:
 
 @dataclass
 class _Node:
-    state: Any
-    seat: int  # who moves in this state (-1 when the game is over)
-    moves: Sequence[Any]  # its legal moves (listed once)
-    untried: list[Any]
-    children: list[tuple[Any, _Node]] = field(default_factory=list)
+    """A node of the tree of moves: what the moves below it scored, over every game dealt."""
+
+    seat: int  # who moves here (-1 when the game is over)
+    children: dict[Any, _Node] = field(default_factory=dict)  # by move, in the order tried
     plays: int = 0
     shares: list[float] = field(default_factory=list)  # summed win share per seat
+    seen: int = 0  # how often it could be chosen: its parent visited with its move legal
 
 
-def _settled(children: list[tuple[Any, _Node]], left: int) -> bool:
+def _settled(children: list[_Node], left: int) -> bool:
     """Whether the most played child stays the most played whatever the `left` iterations do
     (they can add at most `left` plays to another one)."""
     first = second = 0
-    for _, c in children:
+    for c in children:
         if c.plays > first:
             first, second = c.plays, first
         elif c.plays > second:
@@ -201,7 +231,8 @@ def _settled(children: list[tuple[Any, _Node]], left: int) -> bool:
 
 @dataclass
 class MctsAgent:
-    """UCT over `iterations` iterations; the most played move of the root is played."""
+    """Information-set UCT over `iterations` iterations, each on a new game the view could
+    be; the most played move of the root is played."""
 
     engine: Any
     rng: random.Random
@@ -210,65 +241,72 @@ class MctsAgent:
     horizon: int | None = DEFAULT_HORIZON
 
     def __call__(self, state: Any) -> Any:
-        moves = _listed(self.engine, state)
+        seen = seen_by_actor(self.engine, state)
+        moves = _listed(self.engine, seen)
         if len(moves) == 1:
             return moves[0]
-        seats = len(state.players)
-        root = self._node(state, seats, moves)
+        seats = len(seen.players)
+        root = _Node(seen.actor, shares=[0.0] * seats)
+        legal_moves, apply_move = self.engine.legal_moves, self.engine.apply_move
         for done in range(self.iterations):
-            if not root.untried and _settled(root.children, self.iterations - done):
+            if len(root.children) == len(moves) and _settled(list(root.children.values()),
+                                                             self.iterations - done):
                 break  # no other move can be played more often: the choice is made
+            game = dealt(self.engine, seen, self.rng)
             path = [root]
             node = root
-            # selection: fully expanded nodes, down by UCT
-            while not node.untried and node.children:
-                node = self._select(node)
+            listed: Sequence[Any] = moves
+            while True:
+                if game.phase == OVER:
+                    break
+                if node is not root:
+                    listed = legal_moves(game)
+                untried = [m for m in listed if m not in node.children]
+                if untried:  # expansion: one untried move, drawn at random
+                    move = untried[self.rng.randrange(len(untried))]
+                    game = apply_move(game, move)
+                    child = _Node(game.actor if game.phase != OVER else -1,
+                                  shares=[0.0] * seats)
+                    node.children[move] = child
+                    for m in listed:
+                        if m in node.children:
+                            node.children[m].seen += 1
+                    path.append(child)
+                    break
+                # selection: among the moves this game allows, by UCT
+                for m in listed:
+                    node.children[m].seen += 1
+                move = self._select(node, listed)
+                game = apply_move(game, move)
+                node = node.children[move]
                 path.append(node)
-            # expansion: one untried move, drawn at random
-            if node.untried:
-                move = node.untried.pop(self.rng.randrange(len(node.untried)))
-                after = self.engine.apply_move(node.state, move)
-                child = self._node(after, seats)
-                node.children.append((move, child))
-                node = child
-                path.append(node)
-            shares = self._playout(node, seats)
+            shares = self._playout(game, seats)
             for n in path:
                 n.plays += 1
-                for i, s in enumerate(shares):
-                    n.shares[i] += s
+                for i, sh in enumerate(shares):
+                    n.shares[i] += sh
         # the most played move; ties by the higher share, then by the order of legal_moves
-        best = max(root.children, key=lambda mc: (mc[1].plays, mc[1].shares[root.seat]))
-        return best[0]
+        best = max(moves, key=lambda m: (root.children[m].plays, root.children[m].shares[
+            root.seat]) if m in root.children else (-1, 0.0))
+        return best
 
-    def _node(self, state: Any, seats: int, moves: Sequence[Any] | None = None) -> _Node:
-        if state.phase == OVER:
-            return _Node(state, -1, (), [], shares=[0.0] * seats)
-        listed = moves if moves is not None else self.engine.legal_moves(state)
-        return _Node(state, state.actor, listed, list(listed), shares=[0.0] * seats)
-
-    def _select(self, node: _Node) -> _Node:
-        log_n = math.log(node.plays)
+    def _select(self, node: _Node, listed: Sequence[Any]) -> Any:
         seat = node.seat
 
-        def uct(mc: tuple[Any, _Node]) -> float:
-            c = mc[1]
-            return c.shares[seat] / c.plays + EXPLORATION * math.sqrt(log_n / c.plays)
+        def uct(m: Any) -> float:
+            c = node.children[m]
+            return c.shares[seat] / c.plays + EXPLORATION * math.sqrt(math.log(c.seen) / c.plays)
 
-        return max(node.children, key=uct)[1]
+        return max(listed, key=uct)
 
-    def _playout(self, node: _Node, seats: int) -> list[float]:
-        """Play on from a node (at most `horizon` moves) and score the end as win shares per
-        seat. The first move is chosen among the node's moves, listed when it was made."""
-        state = node.state
+    def _playout(self, state: Any, seats: int) -> list[float]:
+        """Play on from a dealt game (at most `horizon` moves) and score the end as win
+        shares per seat."""
         apply_move, legal_moves = self.engine.apply_move, self.engine.legal_moves
         choose = self.rollout.choose
-        moves = node.moves
         steps = 0
         while state.phase != OVER and (self.horizon is None or steps < self.horizon):
-            if steps:
-                moves = legal_moves(state)
-            state = apply_move(state, choose(state, moves))
+            state = apply_move(state, choose(state, legal_moves(state)))
             steps += 1
         first = self.engine.ranking(state).places[0]
         shares = [0.0] * seats

@@ -280,7 +280,7 @@ class _Game:
 def _rules_run(engine: Any, g: Any, move: Any) -> list[str]:
     """The rule positions (`rules/FILE:LINE`) of the generated steps `move` runs on `g`, in
     the order they first run: each line of the engine run is read back to the comment above
-    its step, as the runtime's `_rule_at` does for a fault."""
+    its step by the runtime's `_rule_at_line`, as the runtime does for a fault."""
     lines: dict[int, None] = {}
 
     def trace(frame: Any, event: str, arg: Any) -> Any:
@@ -298,17 +298,11 @@ def _rules_run(engine: Any, g: Any, move: Any) -> list[str]:
         pass
     finally:
         sys.settrace(before)
-    text = linecache.getlines(SOURCE)
     out: dict[str, None] = {}
     for line in lines:
-        for n in range(line, 0, -1):
-            found = engine._AT_RULE.search(text[n - 1]) if n <= len(text) else None
-            if found is not None:
-                out.setdefault(str(found.group(1)), None)
-                break
-            if text[n - 1].startswith(("def ", "class ")) or text[n - 1].lstrip().startswith(
-                    "def "):
-                break
+        found = engine._rule_at_line(line)
+        if found is not None:
+            out.setdefault(str(found), None)
     return list(out)
 
 

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 import pytest
-from conftest import ENGINE_PATH, ROOT, set_hand, sound
+from conftest import ENGINE_PATH, ROOT, at_the_church, set_hand, sound
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -74,8 +74,9 @@ def test_same_seed_and_moves_give_the_same_game(engine: Any) -> None:
 
 
 def _cardinal_trade(engine: Any, g: Any, influence: int) -> Any:
-    """Seat 0 plays a Noble card to the portfolio and trades a good for the Cardinal (one
-    gain of Influence: the portfolio's Influence values plus the Ships)."""
+    """Seat 0 plays a Noble card to the portfolio and trades a good for the Cardinal, which
+    reaches the Church icon (a Church Scoring: one gain of Influence, the portfolio's
+    Influence values plus the Ships)."""
     card = next(
         n for n, c in sorted(g.rs.cards.items())
         if c.type == "marquis" and not {k for k, _ in (*c.reward, *c.penalty)} - {"reis"}
@@ -85,6 +86,7 @@ def _cardinal_trade(engine: Any, g: Any, influence: int) -> Any:
     p.influence = influence
     p.reis = 20
     p.ships = [1, 1, 1]
+    at_the_church(g)
     move = engine.Move("trade", 0, card=card, state_action="cardinal", good="gold")
     return engine.apply_move(g, move)
 

@@ -21,7 +21,8 @@ from conftest import setups
 
 def _candidates(E: Any, g: Any, seat: int, action_id: str) -> list[Any]:
     """Every choice a player could name for a Noble action, legal or not: each business,
-    every set of one to three Decrees on display (and one that is not), each Plan."""
+    every set of one to three Decrees on display (and one that is not), each Plan, each part
+    of a price paid with Influence (none, and from one below the track to one above it)."""
     rs = g.rs
     names = rs.procs[action_id].choices
     shown = sorted(set(g.decree_display))
@@ -29,7 +30,8 @@ def _candidates(E: Any, g: Any, seat: int, action_id: str) -> list[Any]:
         (a, b) for i, a in enumerate(shown) for b in shown[i + 1 :]
     ] + [tuple(shown[:3]), ("not-a-decree",)]
     values = {"business": [*rs.businesses, None], "decrees": picks,
-              "plan": [*sorted(rs.plans), None]}
+              "plan": [*sorted(rs.plans), None],
+              "price_influence": [None, *range(-1, rs.influence_max + 2)]}
     out: list[Any] = [{}]
     for name in names:
         out = [{**c, name: v} for c in out for v in values[name]]
@@ -42,18 +44,20 @@ def _problem(E: Any, g: Any, seat: int, action_id: str, move: Any) -> Any:
 
 
 def _fast_choices(E: Any, g: Any, seat: int, action_id: str) -> list[Any]:
-    """The choices the move generators list, as (business, decrees, plan)."""
+    """The choices the move generators list, as (business, decrees, plan, price_influence)."""
     proc = g.rs.procs[action_id]
     out = []
     for values in proc.opts(g, seat):
         chosen = dict(zip(proc.choices, values, strict=True))
-        out.append((chosen.get("business"), chosen.get("decrees", ()), chosen.get("plan")))
+        out.append((chosen.get("business"), chosen.get("decrees", ()), chosen.get("plan"),
+                    chosen.get("price_influence")))
     return out
 
 
 def _slow_choices(E: Any, g: Any, seat: int, action_id: str) -> list[Any]:
     return sorted(
-        ((c.business, c.decrees, c.plan) for c in _candidates(E, g, seat, action_id)
+        ((c.business, c.decrees, c.plan, c.price_influence)
+         for c in _candidates(E, g, seat, action_id)
          if _problem(E, g, seat, action_id, c) is None),
         key=repr,
     )

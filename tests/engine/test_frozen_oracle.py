@@ -4,10 +4,14 @@ Both engines play the same seeded random games in lockstep: at every state the s
 moves (as JSON), the same state after the chosen move, and at the end the same score sheet and
 ranking. The default run plays a few hundred games; `--slow` plays 2,000 per rule set.
 
-The rules changed on purpose since the copy was made: each player now starts with a Plan. The
-engine compared is built from today's rules with tests/oracle/before-start-plans.yaml folded in
-(`game.start.plans: 0`), so that the oracle keeps checking today's compiler and runtime rather
-than being refrozen into a copy of themselves.
+The rules changed on purpose since the copy was made: each player now starts with a Plan; the
+Church track is in play (the Cardinal State action moves the Cardinal, the setup lays out the
+clergy tiles, the period end refills the track); and a payment's split between réis and
+Influence is the player's choice. The engine compared is built from today's rules with
+tests/oracle/before-the-church.yaml folded in, which undoes those changes, so that the oracle
+keeps checking today's compiler and runtime rather than being refrozen into a copy of
+themselves. Its saves still hold the Church's fields (state.yaml declares them): they are left
+out of the comparison once checked to be empty.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import ROOT, HouseBuild, build_house, load_engine, setups
+from conftest import ROOT, HouseBuild, build_house, load_engine, setups, without_church
 
 FROZEN = ROOT / "tests" / "oracle" / "frozen_engine.py"
 _BUILDS: dict[tuple[str, bool], HouseBuild] = {}
@@ -35,20 +39,23 @@ def frozen() -> ModuleType:
 def engine(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     """Today's compiler and runtime with the rules of the frozen copy (no starting Plan)."""
     return build_house(
-        tmp_path_factory, ROOT / "tests" / "oracle", "before-start-plans", True, "oracle", _BUILDS
+        tmp_path_factory, ROOT / "tests" / "oracle", "before-the-church", True, "oracle", _BUILDS
     ).engine
 
 
-def test_todays_rules_differ_from_the_oracles_only_by_the_starting_plan(
+def test_todays_rules_differ_from_the_oracles_only_by_the_plan_and_the_church(
     frozen: ModuleType, engine: ModuleType
 ) -> None:
-    # the comparison is not vacuous: the engine generated today deals a Plan to each player,
-    # the frozen one and the engine compared with it deal none, and nothing else differs at setup
+    # the comparison is not vacuous: the engine generated today deals a Plan and a clergy tile
+    # to each player and lays out the Church track, the frozen one and the engine compared with
+    # it do neither, and nothing else differs at setup
     today = load_engine(ROOT / "generated" / "lisboa_engine.py")
     a, b, c = today.new_game(3, seed=7), engine.new_game(3, seed=7), frozen.new_game(3, seed=7)
     assert [len(p.plans) for p in a.players] == [1, 1, 1]
+    assert [len(p.clergy) for p in a.players] == [1, 1, 1]
+    assert all(len(tiles) == 1 for tiles in a.church.values()) and a.church
     assert _state(engine, b) == frozen.to_json(c)
-    moved = today.to_json(a)  # today's setup with each starting Plan put back in the supply
+    moved = _state(today, a, church=True)  # today's setup with each starting Plan put back
     for p in moved["players"]:
         moved["plan_supply"].append(p["plans"].pop())
     want = frozen.to_json(c)
@@ -56,12 +63,18 @@ def test_todays_rules_differ_from_the_oracles_only_by_the_starting_plan(
     assert moved == want
 
 
-def _state(E: Any, g: Any) -> dict[str, Any]:
+def _state(E: Any, g: Any, church: bool = False) -> dict[str, Any]:
     """The save of a state, without the rules' own variant (a save names the variants built
-    into its rules: the frozen copy has none)."""
+    into its rules: the frozen copy has none) and without the Church's fields, which must hold
+    no tile but in the bag, the Cardinal on the Church icon (`church=True`: whatever they
+    hold, for today's rules)."""
     data: dict[str, Any] = E.to_json(g)
-    data["variants"] = [v for v in data["variants"] if v != "before-start-plans"]
-    return data
+    data["variants"] = [v for v in data["variants"] if v != "before-the-church"]
+    if not church:
+        assert not any(data["church"].values()), data["church"]
+        assert data["cardinal"] == 0 and data["clergy_given_up"] == []
+        assert all(p["clergy"] == [] for p in data["players"])
+    return without_church(data)
 
 
 # one encoder for every move (json.dumps makes a new one for each call with sort_keys)

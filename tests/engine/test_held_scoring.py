@@ -289,8 +289,9 @@ def test_majority_groups_are_named_by_the_kind_they_are(
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ('type: "list[decree]", text: Decrees owned', 'type: "list[decre]", text: Decrees owned'),
-        ("{id: wigs, type: int, min: 0,", "{id: wigs, type: innt, min: 0,"),
+        ('type: "list[decree]", see: all, text: Decrees owned',
+         'type: "list[decre]", see: all, text: Decrees owned'),
+        ("{id: wigs, type: int, see: all, min: 0,", "{id: wigs, type: innt, see: all, min: 0,"),
     ],
 )
 def test_a_broken_field_is_reported_once_where_it_is_declared(

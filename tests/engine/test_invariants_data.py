@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import ROOT, load_engine
+from conftest import ROOT, load_engine, without_church
 
 FROZEN = ROOT / "tests" / "oracle" / "frozen_engine.py"
 
@@ -34,6 +34,14 @@ def _any_card(g: Any) -> int:
         if pile:
             return int(pile[-1])
     return int(next(c for p in g.players for c in p.hand))
+
+
+def _lose_card(g: Any) -> None:
+    """A card taken out of the game: from the display, else the discard pile or a hand."""
+    for where in (*g.piles.values(), g.discard, g.box, *(p.hand for p in g.players)):
+        if where:
+            where.pop()
+            return
 
 
 def _noble(g: Any, rng: random.Random) -> str:
@@ -59,7 +67,7 @@ BREAKERS: dict[str, Breaker] = {
         _seat(g, r).color, 1 + g.offices[_noble(g, r)].get(_seat(g, r).color, 0)
     ),
     "card twice": lambda g, r: g.discard.append(_any_card(g)),
-    "card lost": lambda g, r: [pile.pop() for pile in g.piles.values() if pile][:1] and None,
+    "card lost": lambda g, r: _lose_card(g),
     "decree twice": lambda g, r: _seat(g, r).decrees.append(g.decree_deck[0]),
     "decree lost": lambda g, r: g.decree_deck.pop(),
     "plan lost": lambda g, r: g.plan_supply.pop(),
@@ -85,8 +93,9 @@ def _states(E: Any, seed: int, players: int, variants: tuple[str, ...]) -> list[
 
 
 def _twin(E: Any, F: Any, g: Any) -> tuple[Any, Any]:
-    """The same state in both engines, as objects that can be broken freely."""
-    return E.from_json(E.to_json(g)), F.from_json(E.to_json(g))
+    """The same state in both engines, as objects that can be broken freely (the frozen one
+    without the Church track's fields, which it does not know)."""
+    return E.from_json(E.to_json(g)), F.from_json(without_church(E.to_json(g)))
 
 
 @pytest.mark.parametrize("broken", sorted(BREAKERS))
@@ -95,7 +104,9 @@ def test_each_broken_state_reports_what_the_frozen_engine_reports(
     engine: ModuleType, frozen: ModuleType, broken: str, setup: tuple[int, tuple[str, ...]]
 ) -> None:
     players, variants = setup
-    for i, g in enumerate(_states(engine, 7 + players, players, variants)):
+    # (seeds 8 + players: with the Church track, the games of 7 + players no longer reach a
+    # state where every breaker shows)
+    for i, g in enumerate(_states(engine, 8 + players, players, variants)):
         a, b = _twin(engine, frozen, g)
         BREAKERS[broken](a, random.Random(i))
         BREAKERS[broken](b, random.Random(i))

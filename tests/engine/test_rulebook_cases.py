@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import (
+    at_the_church,
     build_store_visit,
     card_of,
     complete_plan,
@@ -188,7 +189,7 @@ def test_influence_track_runs_from_0_to_10(engine: Any, fresh: Any) -> None:
 def test_a_gain_is_the_sum_of_the_top_row(engine: Any, fresh: Any) -> None:
     """§6 (R2 [R]): every Influence gain gives the sum of the Influence values at the tops of
     the Noble cards (and Ships) of your portfolio's top row; the Cardinal's Church Scoring is
-    one such gain."""
+    one such gain (the Cardinal moved onto the Church icon)."""
     g = fresh(3)
     rs = g.rs
     p = g.players[0]
@@ -201,6 +202,7 @@ def test_a_gain_is_the_sum_of_the_top_row(engine: Any, fresh: Any) -> None:
     row = [*on_top, played]  # the room for 2 cards: the oldest leaves
     expected = sum(rs.cards[c].influence for c in row[-2:])
     assert rs.portfolio_base == 2
+    at_the_church(g)
     after = engine.apply_move(
         g, engine.Move("trade", 0, card=played, state_action="cardinal", good="cloth")
     )

@@ -171,7 +171,8 @@ def test_missing_required_key_points_at_the_objects_key() -> None:
 def test_missing_required_top_level_key_points_at_the_start() -> None:
     (d,) = check("kind: action\nid: x\neffects: [{gain: 1}]\n")
     assert where(d) == ("schema-required", 1, 1)
-    assert d.message == "missing required key 'phase' at the top level"
+    assert d.message == ("missing required key 'phase' at the top level: add phase: royal | build"
+                         " | trade | decree")
 
 
 def test_type_error_at_the_value_with_address() -> None:

@@ -54,7 +54,7 @@ VAULT = (
     HEAD.format(id="house-vault", title="A vault")
     + """\
     player:
-      - {$add: true, id: vault, type: "list[card]", text: cards set aside in the vault}
+      - {$add: true, id: vault, type: "list[card]", see: all, text: cards set aside in the vault}
     invariants:
       - id: cards-conserved
         conserved:
@@ -212,7 +212,8 @@ VAULTS = (
     HEAD.format(id="house-vaults", title="Vaults by colour")
     + """\
     game:
-      - {$add: true, id: vaults, type: "map[color, list[card]]", text: each colour's vault}
+      - {$add: true, id: vaults, type: "map[color, list[card]]", see: all,
+         text: each colour's vault}
     invariants:
       - id: cards-conserved
         conserved:

@@ -829,8 +829,14 @@ def test_followed_events_offer_a_follow_to_each_holder(base: Build, folded: Any,
     seat = g.current
     follower = g.actor
     assert follower == (seat + 1) % 3 and g.players[follower].royal_favors
-    kinds = sorted(m.kind for m in E.legal_moves(g))
-    assert kinds == ["decline"] + ["follow"] * len(set(g.players[follower].royal_favors))
+    moves = E.legal_moves(g)
+    assert sorted(m.kind for m in moves if m.kind != "follow") == ["decline"]
+    # one follow per Royal Favor held, paying the event réis first (no part chosen in
+    # Influence), and more where the follower chooses to cover a part with Influence
+    follows = [m for m in moves if m.kind == "follow"]
+    assert sorted(m.noble for m in follows if m.event_influence is None) == \
+        sorted(set(g.players[follower].royal_favors))
+    assert {m.noble for m in follows} == set(g.players[follower].royal_favors)
     # the base game: nobody follows an event, the turn goes on with the refill
     b = _event_turn(base.engine, base.engine.new_game(3, (), seed))
     assert b.phase == "refill" and b.visit is None

@@ -594,8 +594,8 @@ def test_unknown_key_or_id_is_one_located_error(
 STEP_IDS = {
     ("nobles", "build-store"): [
         "build-store.stores-left", "build-store.price", "build-store.can-pay",
-        "build-store.choose-lot", "build-store.pay", "build-store.place", "build-store.rubble",
-        "build-store.store-built",
+        "build-store.choose-lot", "build-store.influence-part", "build-store.pay",
+        "build-store.place", "build-store.rubble", "build-store.store-built",
     ],
     ("nobles", "take-decree"): [
         "take-decree.choose", "take-decree.take", "take-decree.decrees-taken",

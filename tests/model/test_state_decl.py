@@ -44,19 +44,20 @@ source: [seed:000#intro]
 changes:
   state:
     player:
-      - {$add: true, id: coins, type: int, min: 0, default: 3, text: coins in the purse}
-      - {$add: true, id: reserved, type: "list[card]", max_items: 2, text: cards set aside}
+      - {$add: true, id: coins, type: int, see: all, min: 0, default: 3, text: coins in the purse}
+      - {$add: true, id: reserved, type: "list[card]", see: all, max_items: 2,
+         text: cards set aside}
     game:
-      - {$add: true, id: last_mover, type: seat?, text: who moved last}
-      - {$add: true, id: tallies, type: "map[noble, int]", min: 0, text: marks by Noble}
+      - {$add: true, id: last_mover, type: seat?, see: all, text: who moved last}
+      - {$add: true, id: tallies, type: "map[noble, int]", see: all, min: 0, text: marks by Noble}
 """
 
 # The same kinds of fields, written into rules/state.yaml itself.
 DIRECT = {
-    "player": '  - {id: medals, type: "list[noble]", text: "medals won, by Noble"}\n'
-    "  - {id: lucky, type: bool, text: whether the player is lucky}\n",
-    "game": "  - {id: mood, type: phase, default: over, text: the table's mood}\n"
-    "  - {id: pot, type: int, min: 2, text: the pot}\n",
+    "player": '  - {id: medals, type: "list[noble]", see: all, text: "medals won, by Noble"}\n'
+    "  - {id: lucky, type: bool, see: all, text: whether the player is lucky}\n",
+    "game": "  - {id: mood, type: phase, see: all, default: over, text: the table's mood}\n"
+    "  - {id: pot, type: int, see: all, min: 2, text: the pot}\n",
 }
 
 # field -> (scope, the default in a new game, a value in bounds, a value the schema refuses)
@@ -189,24 +190,24 @@ def test_house_rule_schema_bounds(engines: dict[str, ModuleType]) -> None:
 BAD = [
     (
         "unknown-kind",
-        'type: "list[plan]", text: Plans not yet',
-        'type: "list[plna]", text: Plans not yet',
+        'type: "list[plan]", see: all, text: Plans not yet',
+        'type: "list[plna]", see: all, text: Plans not yet',
         "unknown-reference",
         "names no kind 'plna'",
         "did you mean 'plan'",
     ),
     (
         "type-syntax",
-        'type: "map[noble, int]", min: 0, text: Rubble',
-        'type: "map[noble int]", min: 0, text: Rubble',
+        'type: "map[noble, int]", see: all, min: 0, text: Rubble',
+        'type: "map[noble int]", see: all, min: 0, text: Rubble',
         "state-type",
         "expected ']'",
         None,
     ),
     (
         "type-arity",
-        'type: "list[seat]", text: "seats that still place',
-        'type: "list[seat, int]", text: "seats that still place',
+        'type: "list[seat]", see: all, text: "seats that still place',
+        'type: "list[seat, int]", see: all, text: "seats that still place',
         "state-type",
         "list takes 1 type argument",
         None,
@@ -245,8 +246,8 @@ BAD = [
     ),
     (
         "default-value",
-        "type: phase, default: action, text: the phase to go back",
-        "type: phase, default: acton, text: the phase to go back",
+        "type: phase, see: all, default: action, text: the phase to go back",
+        "type: phase, see: all, default: acton, text: the phase to go back",
         "state-type",
         "is not one of",
         None,
@@ -269,8 +270,8 @@ BAD = [
     ),
     (
         "min-on-list",
-        'type: "list[plan]", text: Plans not yet',
-        'type: "list[plan]", min: 0, text: Plans not yet',
+        'type: "list[plan]", see: all, text: Plans not yet',
+        'type: "list[plan]", see: all, min: 0, text: Plans not yet',
         "state-type",
         "holds no int",
         None,
@@ -309,8 +310,8 @@ def test_the_type_error_points_into_the_type(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "rules", tmp_path / "rules")
     path = tmp_path / "rules" / "state.yaml"
     text = path.read_text(encoding="utf-8")
-    old = 'type: "list[decree]", text: Decrees owned'
-    text = text.replace(old, 'type: "list[decre]", text: Decrees owned')
+    old = 'type: "list[decree]", see: all, text: Decrees owned'
+    text = text.replace(old, 'type: "list[decre]", see: all, text: Decrees owned')
     path.write_text(text, encoding="utf-8")
     line_no, line = next((n, ln) for n, ln in enumerate(text.split("\n"), 1) if "decre]" in ln)
     result = compile_rules(tmp_path / "rules")

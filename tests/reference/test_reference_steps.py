@@ -173,8 +173,12 @@ def test_effects_chapter_lists_every_effect_procedure_and_hook(
 
 # -- house rules ------------------------------------------------------------------------------
 
-NEW_STEP = """\
-      - {id: build-store.pay, do: pay-reis, with: {amount: price}, text: ...pay the land price...}
+# the step of rules/nobles.yaml a house rule edits (the land price paid)
+PAY_STEP = (
+    "      - {id: build-store.pay, do: pay-reis, with: {amount: price, influence_part: "
+    "\"price_influence if price_influence is not None else 0\"}, text: ...pay the land price...}\n"
+)
+NEW_STEP = PAY_STEP + """\
       - if: rubble_sets > 0
         text: "Ring the builders' bell, then:"
         then:
@@ -197,11 +201,7 @@ def house(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         tmp_path_factory.mktemp("house"),
         {
             "nobles.yaml": [
-                (
-                    "      - {id: build-store.pay, do: pay-reis, with: {amount: price}, text: "
-                    "...pay the land price...}\n",
-                    NEW_STEP,
-                )
+                (PAY_STEP, NEW_STEP)
             ]
         },
     )
@@ -227,8 +227,8 @@ def test_house_rule_step_shows_in_place(house: dict[str, str], fmt: str) -> None
         ],
     )
     if fmt == "md":  # the nested steps are a sub-list of their parent, numbered again
-        assert re.search(r"^5\. Ring the builders' bell, then:\n   1\. score a wig", card, re.M)
-        assert re.search(r"^   2\. keep \{nothing.here\} as it is\n6\. \.\.\.and take", card, re.M)
+        assert re.search(r"^6\. Ring the builders' bell, then:\n   1\. score a wig", card, re.M)
+        assert re.search(r"^   2\. keep \{nothing.here\} as it is\n7\. \.\.\.and take", card, re.M)
     else:
         assert re.search(
             r"<li>Ring the builders&#39; bell, then:\s*<ol class=\"steps proc\">"

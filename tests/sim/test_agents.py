@@ -245,3 +245,51 @@ def test_an_agent_seed_is_an_int_or_a_str(engine: Any, seed: Any) -> None:
     other moves in another process."""
     with pytest.raises(ValueError, match="seed"):
         make_agent("random", engine, seed)
+
+
+@pytest.mark.parametrize("name", AGENTS)
+@pytest.mark.parametrize(("players", "variants"), [(2, ()), (3, ()), (4, ()), (3, ("queen",))])
+def test_an_agent_decides_from_what_its_seat_sees(
+    engine: Any, name: str, players: int, variants: tuple[str, ...]
+) -> None:
+    """Honest agents: a game that differs only where the seat to move cannot see (the
+    others' hands, the decks' order, the seed: `determinize` of its view) gets the same move
+    from an agent of the same seed, and so does the view itself."""
+    rng = random.Random(players)
+    options = FAST if name.startswith("mcts") else {}
+    for g in _states(engine, players, variants, 30 + players, 13):
+        if g.phase == "over" or len(engine.legal_moves(g)) < 2:
+            continue
+        view = engine.view(g, g.actor)
+        other = engine.determinize(view, rng)
+        assert other.seed != g.seed
+        moves = [make_agent(name, engine, 9, **options)(s) for s in (g, other, view)]
+        assert moves[0] == moves[1] == moves[2]
+        assert moves[0] in engine.legal_moves(g)
+
+
+def test_an_agent_reads_no_hidden_field(engine: Any) -> None:
+    """The agents are handed a game whose hidden fields cannot be read (each raises on
+    access); they play on, from the view alone."""
+    g = _states(engine, 3, (), 8, 10)[3]
+
+    class Sealed:
+        def __init__(self, game: Any) -> None:
+            self.game = game
+
+        def __getattr__(self, name: str) -> Any:
+            if name in ("seed", "reserve", "box", "decree_deck"):
+                raise AssertionError(f"an agent read the hidden field {name}")
+            return getattr(self.game, name)
+
+    class Engine:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(engine, name)
+
+        def view(self, state: Any, seat: int) -> Any:
+            return engine.view(state.game if isinstance(state, Sealed) else state, seat)
+
+    for name in AGENTS:
+        move = make_agent(name, Engine(), 3, **(FAST if name.startswith("mcts") else {}))(
+            Sealed(g))
+        assert move in engine.legal_moves(g)

@@ -80,6 +80,9 @@ class ActionCode:
 # Where a move generator makes a move: the Move's code is written once the fields of every
 # action are known (ActionCode.lines).
 MOVE_SLOT = "MOVE__{}__"
+# The line length the generated engine is checked at (ruff, pyproject.toml): a loop header
+# longer than this, which the formatter cannot wrap, is split by the emitter.
+LINE_WIDTH = 100
 
 
 def keyword_move(kind: str, fields: tuple[str, ...]) -> str:
@@ -883,8 +886,11 @@ class MovePrinter(Printer):
         pad = "    " * indent
         table = self._bundles_of(s.bundle)
         names = s.bundle.fields
+        made = {c.name: c.type for _key, row in s.bundle.rows for eff, _amount in row
+                if (proc := self.procs.get(eff)) is not None for c in proc.choices}
         for old, new in zip(s.bundle.choices, names, strict=True):
-            self.field_types.setdefault(new, self.field_types.get(old, TEXT))
+            # a renamed choice has the type of the choice it renames (`choices: {a: b}`)
+            self.field_types.setdefault(new, self.field_types.get(old, made.get(old, TEXT)))
         vars_ = [local(n) for n in names]
         target = "_" if not vars_ else (f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_))
         reads = set().union(*(locals_named(x) for x in (s.bundle.key, *(
@@ -893,6 +899,12 @@ class MovePrinter(Printer):
                              f"[0](g, seat, {self._shared(s.bundle)})", reads,
                              "list[tuple[Any, ...]]")
         self.named(*vars_)
+        if len(f"{pad}for {target} in {opts.split('(', 1)[0]}(") > LINE_WIDTH:
+            # a header the formatter could not wrap (long choice names in a deep block): the
+            # options are a local of their own first
+            self.counter += 1
+            out.append(f"{pad}_opts{self.counter} = {opts}")
+            opts = f"_opts{self.counter}"
         out.append(f"{pad}for {target} in {opts}:")
         inner = self._chosen(names, env)
         with self._block(False):
@@ -1034,12 +1046,14 @@ class MovePrinter(Printer):
             why.append(f"    why = _why_{self.stem(eff)}(g, seat, {amount}, {given}{made_args})")
             why.append("    if why is not None:")
             why.append("        return why")
-            made_ = " and ".join(f"{local(c.name)} is not None" for c in proc.choices)
-            if made_:  # an effect whose choice the move does not make is left out
+            made_ = " and ".join(f"{local(c.name)} is not None" for c in proc.choices
+                                 if not c.type.optional)
+            if made_:  # an effect whose choice the move does not make is left out (an
+                # optional choice not made is a choice: the effect runs with None)
                 run.append(f"    if {made_}:")
                 run.append(f"        _run_{self.stem(eff)}(g, seat, {amount}, {given}{made_args})")
             else:
-                run.append(f"    _run_{self.stem(eff)}(g, seat, {amount}, {given})")
+                run.append(f"    _run_{self.stem(eff)}(g, seat, {amount}, {given}{made_args})")
         why.append("    return None")
         if len(run) == 1:
             run.append("    pass")

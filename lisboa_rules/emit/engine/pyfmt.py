@@ -440,6 +440,14 @@ def _wrapped(line: str, width: int) -> list[str]:
     head = line[: start + 1]
     tail = indent + line[end:]
     inner = line[start + 1 : end]
+    commas = _cuts(inner, (", ",))
+    if commas and line[start] == "(" and not (
+            start and (line[start - 1].isalnum() or line[start - 1] in "_)]")):
+        # a tuple split over lines: one item a line, as ruff's formatter does, even when
+        # its items would fit on one line (a call's arguments may share one)
+        parts = [wrap_line(indent + "    " + part, width)
+                 for part in _split(inner, (", ",), commas)]
+        return [head, *[x for lines in parts for x in lines], tail]
     return [head, *_lines(indent + "    ", inner, width), tail]
 
 

@@ -199,6 +199,12 @@ RULESET = Record(
             None,
             "rules/state.yaml `checks:`",
         ),
+        ("deals", "tuple[DealDef, ...]", None,
+         "the conserved kinds some seat does not see all of (rules/state.yaml `see:`): how"
+         " `determinize` deals their hidden ids back"),
+        ("draws", "tuple[tuple[str, str, int, int], ...]", None,
+         "the numbers some seat does not see: (scope, field, min, max), drawn by"
+         " `determinize`"),
     ),
 )
 

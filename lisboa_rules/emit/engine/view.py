@@ -25,6 +25,7 @@ from lisboa_rules.emit.engine.pyfmt import (
     wrap_line,
 )
 from lisboa_rules.emit.engine.queries import QueryView, query_view
+from lisboa_rules.emit.engine.sees import deals, draws, sees
 from lisboa_rules.emit.engine.state_classes import ClassView, state_classes, value_class
 from lisboa_rules.emit.reference.words import plain_text
 from lisboa_rules.ir import expr as ir
@@ -62,6 +63,9 @@ class EngineView:
     game_info: str = ""
     variants: str = ""
     state_schema: str = ""
+    view_schema: str = ""  # the JSON Schema of a view (VIEW_SCHEMA)
+    game_sees: str = ""  # who sees the fields not everyone sees (rules/state.yaml `see:`)
+    player_sees: str = ""
     # the schemas of the rule sets whose saves are checked more strictly: (name, literal)
     # and the rule sets' keys to those names (STATE_SCHEMAS)
     own_schemas: list[tuple[str, str]] = field(default_factory=list)
@@ -424,6 +428,8 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
     out["first_seat"] = (turn or {}).get("first_seat")
     out["next_seat"] = (turn or {}).get("next_seat")
     out["fx"] = fx or {}
+    out["deals"] = deals(m)
+    out["draws"] = draws(m)
     return out
 
 
@@ -798,6 +804,7 @@ def build_view(
     names: dict[str, str] | None = None,
     folded: tuple[tuple[str, str], ...] = (),
     own_schemas: dict[tuple[str, ...], Any] | None = None,
+    view_schema: Any = None,
 ) -> EngineView:
     """Everything the engine template needs (`lowered`: the rule sets' procedures as the lower
     pass compiled them); `names` maps display paths to stable names."""
@@ -937,6 +944,11 @@ def build_view(
         by_key[key] = Raw(named[literal])
     view.own_schema_of = fmt(by_key, 0)
     view.state = state_classes(base.state)
+    view.game_sees = fmt(sees(base.state, "game"), 0,
+                         col=len("_GAME_SEES: Final[dict[str, str]] = "))
+    view.player_sees = fmt(sees(base.state, "player"), 0,
+                           col=len("_PLAYER_SEES: Final[dict[str, str]] = "))
+    view.view_schema = fmt(view_schema, 0)
     view.queries = query_view(pv.queries, [m.variants for m in rulesets])
     for m in rulesets:  # the context names a formula may be given, in the vocabulary's order
         for row in m.data["vocabulary"]["names"]:

@@ -616,6 +616,15 @@ def when_words(periods: tuple[int, ...]) -> str:
     return f"{humanize('periods')} {', '.join(str(p) for p in periods)}"
 
 
+# Who sees a field (rules/state.yaml `see:`), in words; everything else everyone sees.
+SEES_WORDS: dict[str, str] = {
+    "owner": "its player; the others see how many",
+    "count": "everyone sees how many, nobody which",
+    "top": "everyone sees how many and the top one",
+    "none": "nobody",
+}
+
+
 def humanize(key: str) -> str:
     """A data key as a heading: `noble_action` -> `Noble action`."""
     text = key.replace("_", " ").replace("-", " ").strip()
@@ -1898,6 +1907,16 @@ class _Builder:
                    join([(link(s, f"source-{s}"),) for s in d.sources], ", "))
                   for d in m.differences),
             row_ids=tuple(f"difference-{d.id}" for d in m.differences), only="annotated"))
+        hidden = [f for f in (*m.state.player, *m.state.game) if f.see != "all"]
+        if hidden:  # what a view leaves out (rules/state.yaml `see:`)
+            blocks.append(Heading("hidden", "What each player sees", only="annotated"))
+            blocks.append(Table(
+                ("Field", "What it holds", "Who sees it"),
+                tuple(((Piece(f"{f.scope}.{f.id}", "code"),), plain(f.text),
+                       plain(SEES_WORDS[f.see] + (f", each of one {f.by}"
+                                                  if f.by else "")))
+                      for f in hidden),
+                row_ids=tuple(f"hidden-{f.scope}-{f.id}" for f in hidden), only="annotated"))
         blocks.append(Heading("sources", humanize("sources"), only="annotated"))
         cited: dict[str, list[Rich]] = {s: [] for s, _ in m.sources}
         for r in m.rules:
