@@ -1050,7 +1050,48 @@ def check_players_words(m: Model) -> Iterator[Diagnostic]:
                     break
 
 
+def check_icons(m: Model) -> Iterator[Diagnostic]:
+    """The icons (rules/vocabulary.yaml `icons:`): each id once; each thing an icon stands for
+    (`of:`) a name of the vocabulary, a Noble, a business or an action, and given one icon
+    only (one meaning each, one icon each); an icon without a `term` stands for a Noble or a
+    business, whose name the key prints."""
+    entries = [e for e in m.data.get("vocabulary", {}).get("icons", ()) if isinstance(e, dict)]
+    named = {n.id for n in m.nobles} | {b.id for b in m.businesses}
+    known = [v.name for v in m.vocabulary] + sorted(named) + [a.id for a in m.actions]
+    ids: dict[str, int] = {}
+    owner: dict[str, int] = {}
+    for i, e in enumerate(entries):
+        icon_id = str(e.get("id", ""))
+        if icon_id in ids:
+            yield Diagnostic(
+                "duplicate-id", f"icon '{icon_id}' is defined twice",
+                m.span_of("vocabulary", "icons", i, "id"),
+                (Related("first defined here",
+                         m.span_of("vocabulary", "icons", ids[icon_id], "id")),))
+        else:
+            ids[icon_id] = i
+        refs = [str(r) for r in e.get("of", ())]
+        for j, ref in enumerate(refs):
+            if ref not in known:
+                yield _unknown("name, Noble, business or action", ref, known,
+                               m.span_of("vocabulary", "icons", i, "of", j))
+            elif ref in owner and ref not in {a.id for a in m.actions}:
+                yield Diagnostic(
+                    "duplicate-id", f"'{ref}' has two icons: one meaning, one icon each",
+                    m.span_of("vocabulary", "icons", i, "of", j),
+                    (Related("its first icon",
+                             m.span_of("vocabulary", "icons", owner[ref], "id")),))
+            else:
+                owner.setdefault(ref, i)
+        if "term" not in e and not any(r in named for r in refs):
+            yield Diagnostic(
+                "missing-text", f"icon '{icon_id}' has no `term`: say what it means in the key "
+                "(only the icon of a Noble or a business takes his or its name)",
+                m.span_of("vocabulary", "icons", i, "id"))
+
+
 ALL_CHECKS: tuple[Check, ...] = (
+    check_icons,
     check_other_text,
     check_players_words,
     check_examples,

@@ -449,6 +449,101 @@ def test_page_fill_detector_sees_a_half_empty_page(browser: Any, tmp_path: Path)
     assert count == 3 and bad == []
 
 
+# The sheet's columns and headings, read back from the printed PDF: a marker at the bottom of
+# every innermost block (a heading, paragraph, list item, table row, row of a trigger) gives
+# where each column ends; in the order the page draws them, a marker well above the one before
+# starts the next column. A marker at the bottom of each heading and one at the top of what
+# follows it say whether they stayed together (same page, same column, one under the other).
+FILL_JS = """(sel) => {
+  // a table's rows (it may run on in the next column); of tables side by side (runs of one
+  // table), the first one's rows only
+  const leaf = 'h1,h2,h3,h4,p,li,dt,dd,aside,tr,.trig,.cost,.or';
+  const roots = [...document.querySelectorAll(sel)];
+  let n = 0;
+  const mark = (el, tag, edge) => {
+    el.style.position = 'relative';
+    const m = document.createElement('span');
+    m.textContent = 'QQ' + tag + 'QQ';
+    m.style.cssText = 'position:absolute;left:0;' + edge + ':0;font:3px monospace;' +
+      'line-height:3px;color:rgba(0,0,0,0.05);white-space:nowrap;text-indent:0';
+    el.appendChild(m);
+  };
+  const within = s => roots.flatMap(r => [...r.querySelectorAll(s)]);
+  for (const el of within(leaf)) {
+    if (el.querySelector(leaf) || el.closest('thead')) continue;
+    const table = el.closest('table');
+    if (table && table.previousElementSibling && table.previousElementSibling.tagName === 'TABLE')
+      continue;
+    mark(el, 'F' + n, 'bottom');
+    n += 1;
+  }
+  let h = 0;
+  for (const el of within('h1,h2,h3,h4')) {
+    const next = el.nextElementSibling;
+    if (!next) continue;
+    mark(el, 'H' + h, 'bottom');
+    mark(next, 'K' + h, 'top');
+    h += 1;
+  }
+  const mm = v => v.endsWith('mm') ? parseFloat(v) * 96 / 25.4 : parseFloat(v) || 0;
+  let top = 0, bottom = 0;
+  for (const sheet of document.styleSheets) for (const r of sheet.cssRules) {
+    if (r.type === CSSRule.PAGE_RULE && r.selectorText === '') {
+      if (r.style.marginTop) top = mm(r.style.marginTop);
+      if (r.style.marginBottom) bottom = mm(r.style.marginBottom);
+    }
+  }
+  return [n, h, top + bottom];
+}"""
+
+
+def _columns(browser: Any, html: str, root: str = ".cols"
+             ) -> tuple[list[list[float]], list[str], int]:
+    """Each printed page's columns as the share of the page's height each one fills (from the
+    top of the page to its last block), the headings parted from what follows them, and the
+    number of pages. `root`: the part of the page whose columns count."""
+    page = browser.new_page()
+    try:
+        page.set_content(html)
+        page.emulate_media(media="print")
+        count, heads, margins = page.evaluate(FILL_JS, root)
+        pdf = page.pdf(prefer_css_page_size=True, print_background=True)
+    finally:
+        page.close()
+    printed = read_runs(pdf)
+    where: dict[str, tuple[int, float]] = {}
+    for n, ((_, h), runs) in enumerate(printed):
+        height = h * 96 / 72 - margins  # the page's body, in CSS px
+        line = ""
+        for y, text in runs:
+            line = line + text if text != "\n" else ""
+            for tag in re.findall(r"QQ([FHK]\d+)QQ", line):
+                where.setdefault(tag, (n, y - n * height))
+    heights = [h * 96 / 72 - margins for (_, h), _ in printed]
+    pages: list[list[float]] = [[] for _ in printed]
+    last: list[float | None] = [None for _ in printed]
+    for k in range(count):
+        if f"F{k}" not in where:
+            continue
+        n, y = where[f"F{k}"]
+        prev = last[n]
+        if prev is None or y < prev - heights[n] / 4:  # a new column starts at the top
+            pages[n].append(y)
+        else:
+            pages[n][-1] = max(pages[n][-1], y)
+        last[n] = y
+    fills = [[round(y / heights[n], 3) for y in cols] for n, cols in enumerate(pages)]
+    parted = []
+    for k in range(heads):
+        head, body = where.get(f"H{k}"), where.get(f"K{k}")
+        if head is None or body is None:
+            parted.append(f"heading {k}: a marker did not print")
+        elif head[0] != body[0] or not 0 <= body[1] - head[1] < heights[head[0]] / 10:
+            parted.append(f"heading {k} on page {head[0] + 1} at {head[1]:.0f}px, "
+                          f"what follows on page {body[0] + 1} at {body[1]:.0f}px")
+    return fills, parted, len(printed)
+
+
 def test_no_chapter_break_leaves_a_page_half_empty(browser: Any, pages: dict[str, Path]) -> None:
     count, bad = _half_empty(browser, pages[RULES_HTML])
     assert count > 5

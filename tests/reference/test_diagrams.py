@@ -77,7 +77,8 @@ def test_plain_svg_that_every_printer_draws(base: pipeline.CompileResult, name: 
     svg = _figures(base.files)[name]
     root = ET.fromstring(svg[svg.index("<svg"):])
     tags = {el.tag.removeprefix(SVG) for el in root.iter()}
-    assert tags <= {"svg", "title", "rect", "path", "text", "tspan"}, tags
+    # the aid's icons are groups (`g`, placed with a transform) of the same plain shapes
+    assert tags <= {"svg", "title", "rect", "path", "circle", "g", "text", "tspan"}, tags
     assert "foreignObject" not in svg and "<script" not in svg and "<style" not in svg
     assert "var(" not in svg and "style=" not in svg
     texts = list(root.iter(f"{SVG}text"))
@@ -151,7 +152,8 @@ def test_a_changed_name_or_number_changes_the_picture(
 def test_labels_are_escaped(tmp_path: Path) -> None:
     rules = _edited(tmp_path, "court.yaml", "name: Sell Goods", "name: 'Sell <b>Goods</b> & \"x\"'")
     svg = _figures(_compile(rules).files)["turn"]
-    assert "<b>" not in svg and "&lt;b&gt;Goods&lt;/b&gt;" in svg and "&amp; &#34;x&#34;" in svg
+    assert "<b>" not in svg and "&lt;b&gt;Goods&lt;/b&gt;" in svg  # (the label may wrap anywhere)
+    assert "&amp;" in svg and "&#34;x&#34;" in svg
     ET.fromstring(svg[svg.index("<svg"):])  # still well-formed
 
 
@@ -168,3 +170,31 @@ def test_the_document_carries_the_figures(base: pipeline.CompileResult) -> None:
     assert base.compiled is not None
     doc = build_document(base.compiled, base.files["lisboa_engine.py"])
     assert [f.file for f in doc.figures] == [f"figures/{n}.svg" for n in NAMES]
+
+
+def test_the_figures_draw_the_aids_icons_where_they_show_their_terms(
+        base: pipeline.CompileResult) -> None:
+    """An action's box shows the icons of the cards it plays, an end's trigger the icons of
+    what its condition counts: the same icons as the player aid (drawn from rules/)."""
+    assert base.compiled is not None
+    m = base.compiled.base.model
+    figs = _figures(base.files)
+    icons = m.data["vocabulary"]["icons"]
+
+    def titles(svg: str) -> set[str]:
+        return set(re.findall(r"<g transform=[^>]*><title>([^<]+)</title>", svg))
+
+    for a in m.actions:
+        if a.number is not None:
+            terms = {str(i["term"]) for i in icons if a.id in i["of"]}
+            assert terms and terms <= titles(figs["turn"]), a.id
+    for t in m.triggers:
+        terms = {str(i["term"]) for i in icons
+                 if "term" in i and set(i["of"]) & set(t.condition.names)}
+        name = "period-end" if t.ends == "period" else "game-end"
+        assert terms <= titles(figs[name]), t.id
+    assert any(titles(figs[n]) for n in ("period-end", "game-end"))
+    aid = base.files["reference/player-aid.html"]  # drawn alike in the figures and the aid
+    for svg in figs.values():
+        for body in re.findall(r"<g transform=[^>]*><title>[^<]+</title>(.*?)</g>", svg):
+            assert body in aid

@@ -15,6 +15,7 @@ import itertools
 from dataclasses import dataclass
 
 from lisboa_rules.core.encode import html_text
+from lisboa_rules.emit.reference import icons as icon_art
 
 WIDTH = 640  # user units of the viewBox; the page scales the picture to its column
 MARGIN = 8
@@ -33,12 +34,17 @@ MUTED = "#6b6257"
 PAPER = "#ffffff"
 
 
+ICON = 14  # an icon's size in a box, user units
+
+
 @dataclass(frozen=True)
 class Node:
-    """One box: a label (bold) and an optional smaller line of detail."""
+    """One box: a label (bold), an optional smaller line of detail and the icons of what it
+    speaks of (the aid's icons), in a row before the label."""
 
     label: str
     sub: str = ""
+    icons: tuple[icon_art.Icon, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,14 +106,26 @@ def _text(
     return ["".join(out)]
 
 
+def _icons_width(node: Node, width: float) -> float:
+    """The room the node's icons take at the left of its box (none when the box is narrow:
+    then they stand in a row above the label)."""
+    room = len(node.icons) * (ICON + 2)
+    return room if node.icons and room < width / 3 else 0
+
+
 def _box_lines(node: Node, width: float) -> tuple[list[str], list[str]]:
-    inner = width - 2 * PAD
+    inner = width - 2 * PAD - _icons_width(node, width)
     return wrap(node.label, inner, LABEL_SIZE), wrap(node.sub, inner, SUB_SIZE) if node.sub else []
+
+
+def _icons_above(node: Node, width: float) -> float:
+    return ICON + 3 if node.icons and not _icons_width(node, width) else 0
 
 
 def _box_height(node: Node, width: float) -> float:
     label, sub = _box_lines(node, width)
-    return 2 * PAD + len(label) * LABEL_SIZE * LINE + len(sub) * SUB_SIZE * LINE
+    return (2 * PAD + _icons_above(node, width) + len(label) * LABEL_SIZE * LINE
+            + len(sub) * SUB_SIZE * LINE)
 
 
 def _arrow(x1: float, y1: float, x2: float, y2: float) -> str:
@@ -157,8 +175,14 @@ def render(d: Diagram) -> str:
                 'stroke-width="0.8"/>'
             )
             label, sub = _box_lines(node, width)
-            cx = x + width / 2
-            ty = top + PAD + LABEL_SIZE * 0.9
+            beside = _icons_width(node, width)
+            above = _icons_above(node, width)
+            row = len(node.icons) * (ICON + 2) - 2
+            ix = x + PAD if beside else x + (width - row) / 2
+            for k, icon in enumerate(node.icons):
+                body.append(icon_art.placed(icon, ix + k * (ICON + 2), top + PAD - 1, ICON))
+            cx = x + beside + (width - beside) / 2
+            ty = top + PAD + above + LABEL_SIZE * 0.9
             body += _text(cx, ty, label, LABEL_SIZE, bold=True)
             if sub:
                 body += _text(cx, ty + len(label) * LABEL_SIZE * LINE, sub, SUB_SIZE, color=MUTED)

@@ -12,8 +12,10 @@
   every rule id (`edition` picks the blocks of each);
 - `reference/variant-<id>.md`, `reference/variant-<id>.html`: a one-page handout per variant,
   only what it changes, word by word (`word_redline`);
-- `reference/player-aid.md`, `reference/player-aid.html`: one page with the costs, the scoring
-  table and the period-end checklist.
+- `reference/player-aid.md`, `reference/player-aid.html`: a double-sided sheet read at a
+  glance: the icons of rules/vocabulary.yaml (drawn by `emit.reference.icons`) with their key,
+  the turn and the actions with their costs, the Nobles, the ends as trigger rows, the scoring;
+  each side's type sized to fill its columns (`_fit`).
 
 Everything printed comes from the model: rule prose (placeholders filled by `emit.words`),
 formulas in words, tables from the data (column headings are the data's own keys). The worked
@@ -54,7 +56,7 @@ from lisboa_rules.core.inputs import (
 )
 from lisboa_rules.emit.env import doc_env
 from lisboa_rules.emit.header import header_lines
-from lisboa_rules.emit.reference import diagrams, words
+from lisboa_rules.emit.reference import diagrams, icons, words
 from lisboa_rules.lang import text as rtext
 from lisboa_rules.lang.tree import (
     Apply,
@@ -459,25 +461,91 @@ class Chapter:
 
 
 @dataclass(frozen=True)
+class AidIcon:
+    """An icon on the aid: what it means and its SVG (emit.reference.icons draws it)."""
+
+    id: str
+    term: str
+    svg: Markup
+
+
+@dataclass(frozen=True)
+class AidLine:
+    """A row of the aid: the icons of what it speaks of, a label, its words and a tag (the
+    periods a trigger fires in)."""
+
+    icons: tuple[AidIcon, ...]
+    label: str
+    text: Rich
+    tag: str = ""
+
+
+@dataclass(frozen=True)
 class AidCard:
-    """One box of the player aid: an action or a Noble, its words and its facts."""
+    """One box of the player aid: an action or a Noble, its icons, its costs (each once) and
+    its words, the first sentence as the lead and the rest as points."""
 
     title: str
     sub: str
     text: Rich
     facts: tuple[Fact, ...] = ()
+    icons: tuple[AidIcon, ...] = ()  # before the title: the Noble's
+    costs: tuple[AidLine, ...] = ()
+    points: tuple[Rich, ...] = ()
+    right: tuple[AidIcon, ...] = ()  # at the right: the cards an action plays, trade goods
+    aside: str = ""  # words at the right: what an action plays
+    note: Rich = ()  # after the title: the marks of what its rule assumes
+    callouts: tuple[CalloutView, ...] = ()
+
+
+@dataclass(frozen=True)
+class AidTable:
+    """A table of the aid whose first cell of each row may hold icons; `runs` side-by-side runs
+    of rows keep a long table short."""
+
+    head: tuple[str, ...]
+    rows: tuple[AidLine, ...]  # icons, the row heading (label) and its cells (text: one each)
+    cells: tuple[tuple[Rich, ...], ...]
+    caption: Rich = ()
+    runs: int = 1
+    numeric: tuple[int, ...] = ()  # the cells (0: the first after the row heading) of numbers
+    inline: bool = False  # the icons in the first cell, before its words (a short heading)
+
+    @property
+    def split(self) -> tuple[tuple[int, ...], ...]:
+        """The row indexes of each run, in order, each run about as long as the others (by
+        the length of its rows' words)."""
+        runs = max(1, min(self.runs, len(self.rows)))
+        weight = [len(r.label) + sum(len(p.text) for c in cells for p in c) + 12
+                  for r, cells in zip(self.rows, self.cells, strict=True)]
+        out: list[list[int]] = [[]]
+        total, done = sum(weight), 0
+        for k, w in enumerate(weight):
+            if out[-1] and len(out) < runs and done + w / 2 > total * len(out) / runs:
+                out.append([])
+            out[-1].append(k)
+            done += w
+        return tuple(tuple(r) for r in out)
 
 
 @dataclass(frozen=True)
 class AidSection:
     title: str
     id: str
-    items: tuple[Fact, ...] = ()
-    tables: tuple[Table, ...] = ()
-    checklist: tuple[StepView, ...] = ()
+    lead: Rich = ()  # the sentence before the rows (an end: when it comes)
+    rows: tuple[AidLine, ...] = ()  # trigger rows, joined by `joiner`
+    joiner: str = ""
+    then: Rich = ()  # the sentence after the rows
+    steps: tuple[StepView, ...] = ()  # numbered steps
+    cards: tuple[AidCard, ...] = ()
+    tables: tuple[AidTable, ...] = ()
     lines: tuple[Rich, ...] = ()
     callouts: tuple[CalloutView, ...] = ()
-    cards: tuple[AidCard, ...] = ()
+    icons: tuple[AidIcon, ...] = ()  # the key
+    notes: tuple[NoteView, ...] = ()  # the assumed values marked on the sheet
+    wide: bool = False  # across both columns
+    side: int = 1  # the side of the sheet it is printed on (1 or 2)
+    size: float = 0.0  # the type size of its side, in points on A4 (`_fit`)
 
 
 @dataclass(frozen=True)
@@ -525,8 +593,9 @@ def _md_piece(p: Piece, base: str, annotated: bool = True) -> str:
         text = " " + text
     if p.text[-1:].isspace() and not text.endswith(" "):
         text += " "
-    if not annotated:  # the players' edition: a numbered note
-        return text + "".join(f"<sup>[{m.n}]({base}#note-{m.n})</sup>" for m in p.marks)
+    if not annotated:  # the players' edition: a numbered note (several: 1, 2)
+        return text + "<sup>,</sup>".join(f"<sup>[{m.n}]({base}#note-{m.n})</sup>"
+                                          for m in p.marks)
     marks = "".join(f"<sup>[†{m.n}]({base}#assumption-{_slug(m.id)})</sup>" for m in p.marks)
     return text + marks
 
@@ -550,7 +619,7 @@ def _html_piece(p: Piece, base: str, annotated: bool = True) -> str:
     marks = "".join(
         f'<sup class="as"><a href="{html_text(base)}#assumption-{html_text(_slug(m.id))}" '
         f'title="{html_text(m.id)}: {html_text(m.value)}">†{m.n}</a></sup>' for m in p.marks) \
-        if annotated else "".join(
+        if annotated else '<sup class="note">,</sup>'.join(
         f'<sup class="note"><a href="{html_text(base)}#note-{m.n}" '
         f'title="{html_text(m.value)}">{m.n}</a></sup>' for m in p.marks)
     if p.kind == "value":
@@ -1500,7 +1569,8 @@ class _Builder:
                                phase_text.get(str(t["id"]), sub)),)))
             if i == 0 and numbered:  # the card played takes one of the actions
                 stages.append(S(tuple(
-                    N(f"{a.number}. {a.name}" if a.number is not None else a.name, a.plays or "")
+                    N(f"{a.number}. {a.name}" if a.number is not None else a.name, a.plays or "",
+                      self.icon_art(a.id))
                     for a in numbered), caption=f"{humanize('action')}: one of {len(numbered)}"))
         interrupts = [str(p.get("text", "")) for p in flow.get("phases", ())
                       if isinstance(p, Mapping) and p.get("interrupts")]
@@ -1511,7 +1581,7 @@ class _Builder:
             if not isinstance(proc, Mapping):
                 continue
             when = tuple(N(self.words(t.condition.source, dict(t.params)),
-                           when_words(t.periods))
+                           when_words(t.periods), self.icon_art(t.condition.source))
                          for t in m.triggers if t.ends == kind)
             st: list[diagrams.Stage] = []
             title = self.title_of(str(proc.get("id", key)))
@@ -1532,7 +1602,11 @@ class _Builder:
                 follows = humanize("follows_allowed") if proc.get("follows_allowed") else ""
                 for k in range(int(extra) if isinstance(extra, int) else 0):
                     st.append(S((N(f"{humanize('extra_rounds')} ({k + 1} of {extra})", follows),)))
-                st.append(S((N(humanize("scoring"), " · ".join(s.name for s in m.scoring)),)))
+                firsts = [self.icon_art(s.formula.source if s.formula else "", s.held,
+                                        *(g.measure.source for g in s.groups))[:1]
+                          for s in m.scoring]
+                st.append(S((N(humanize("scoring"), " · ".join(s.name for s in m.scoring),
+                               tuple(dict.fromkeys(i for f in firsts for i in f))),)))
             out.append(D(str(proc.get("id", key)), title, tuple(st)))
         return tuple(out)
 
@@ -2108,35 +2182,91 @@ class _Builder:
                     out.append(c)
         return tuple(out)
 
+    # -- icons: rules/vocabulary.yaml `icons:`, drawn by emit.reference.icons ---------------------
+
+    @functools.cached_property
+    def icon_of(self) -> dict[str, tuple[icons.Icon, ...]]:
+        """Each thing icons stand for (a name of the vocabulary, a Noble, a business, an action:
+        the cards it may play) -> its icons; a Noble or a business without one gets the generic
+        default (`icons.default`)."""
+        m = self.m
+        named = {n.id: n.name for n in m.nobles} | {b.id: b.name for b in m.businesses}
+        out: dict[str, tuple[icons.Icon, ...]] = {}
+        for e in m.data["vocabulary"].get("icons", ()):
+            refs = [str(r) for r in e.get("of", ())]
+            term = e.get("term") or next((named[r] for r in refs if r in named), str(e["id"]))
+            icon = icons.Icon(str(e["id"]), str(term), str(e["shape"]), str(e["fill"]),
+                              str(e["stroke"]), str(e.get("ink", "")), str(e.get("glyph", "")))
+            for r in refs:
+                out[r] = (*out.get(r, ()), icon)
+        for ref, name in named.items():
+            if ref not in out:
+                out[ref] = (replace(icons.default(name), id=f"default-{ref}"),)
+        return out
+
+    def aid_icon(self, ref: str) -> AidIcon | None:
+        found = self.icon_of.get(ref)
+        return _aid_icon(found[0]) if found else None
+
+    def assumed(self, rule: Rule, text: Rich = ()) -> Rich:
+        """`text` followed by the marks of what `rule` assumes that it does not carry yet."""
+        have = {k.id for p in text for k in p.marks}
+        marks = tuple(k for k in self.marks(rule.provenance.assumptions) if k.id not in have)
+        return (*text, Piece("", "value", marks=marks)) if marks else text
+
+    def icon_art(self, *sources: str) -> tuple[icons.Icon, ...]:
+        """The icons of the names and ids these formulas (or ids) read, each once, in order."""
+        out: list[icons.Icon] = []
+        for source in sources:
+            for word in re.findall(r"[a-z][a-z0-9_-]*", source):
+                out += [i for i in self.icon_of.get(word, ()) if i not in out]
+        return tuple(out)
+
+    def icons_in(self, *sources: str) -> tuple[AidIcon, ...]:
+        """The aid's icons of the names and ids a formula (or a list of them) reads."""
+        return tuple(_aid_icon(i) for i in self.icon_art(*sources))
+
     def aid(self) -> tuple[AidSection, ...]:
-        """The player aid: the turn, the actions, the Nobles with their State and Noble actions
-        and what they cost, the costs, the ends and the scoring, each from the model. Nothing
-        on it cites what is not on it: no assumption marks, no links (see `_on_sheet`)."""
+        """The player aid, a sheet read at a glance, each part from the model, on two sides: how
+        to play and how the game ends and scores. The icons' key;
+        the turn with its steps and the four actions, each with the cards it plays and its
+        costs (each cost printed once, at its action); the Nobles with their icon, trade goods,
+        State and Noble actions; the two ends as trigger rows and the period end's steps; the
+        scoring as an icon table, the majority tables and the Decrees in side-by-side runs.
+        Every value the rules assume keeps its mark, explained in the sheet's own notes; the
+        sheet links to nothing that is not on it (see `_on_sheet`)."""
         m = self.m
         flow = m.data["flow"]
-        out = []
-        turn = tuple(StepView(self.rule_text(self.rules[str(t["id"])]), "",
-                              self.title_of(str(t["id"])))
-                     for t in flow.get("turn", ()) if str(t.get("id")) in self.rules)
-        if turn:
-            out.append(AidSection(humanize("turn"), "aid-turn", checklist=turn,
-                                  callouts=self.aid_callouts(str(t["id"])
-                                                             for t in flow.get("turn", ()))))
+        out: list[AidSection] = []
+        turn_ids = [str(t["id"]) for t in flow.get("turn", ()) if str(t.get("id")) in self.rules]
         numbered = [a for a in m.actions if a.number is not None]
-        if numbered:
-            costs_by_id = {c.id: c for c in m.costs}
-            acts = []
-            for a in numbered:
-                facts = [Fact(humanize("plays"), plain(a.plays))] if a.plays else []
-                for key in (a.cost, a.lacking_cost):
-                    c = costs_by_id.get(key or "")
-                    if c is not None:
-                        facts.append(Fact(c.name, plain(self.words(c.formula.source,
-                                                                   dict(c.params)))))
-                acts.append(AidCard(f"{a.number}. {a.name}", "", self.rule_text(a.rule),
-                                    tuple(facts)))
-            out.append(AidSection(humanize("actions"), "aid-actions", cards=tuple(acts),
-                                  callouts=self.aid_callouts(a.id for a in numbered)))
+        costs_by_id = {c.id: c for c in m.costs}
+        placed_costs: set[str] = set()
+        acts = []
+        for a in numbered:
+            lines = []
+            for key in (a.cost, a.lacking_cost):
+                c = costs_by_id.get(key or "")
+                if c is not None:
+                    placed_costs.add(c.id)
+                    lines.append(AidLine(self.icons_in(c.formula.source), c.name,
+                                         plain(self.words(c.formula.source, dict(c.params)))))
+            lead, points = _sentences(self.rule_text(a.rule))
+            acts.append(AidCard(f"{a.number}. {a.name}", "", lead, right=self.icons_in(a.id),
+                                aside=a.plays or "", costs=tuple(lines), points=points,
+                                note=self.assumed(a.rule, self.rule_text(a.rule))[
+                                    len(self.rule_text(a.rule)):],
+                                callouts=self.aid_callouts(
+                                    [a.id, a.cost or "", a.lacking_cost or ""])))
+        if turn_ids:
+            out.append(AidSection(
+                humanize("turn"), "aid-turn",
+                steps=tuple(StepView(self.assumed(self.rules[t], self.rule_text(self.rules[t])),
+                                     "", self.title_of(t))
+                            for t in turn_ids),
+                cards=tuple(acts), callouts=self.aid_callouts(turn_ids)))
+        elif acts:
+            out.append(AidSection(humanize("actions"), "aid-actions", cards=tuple(acts)))
         sas = {a.id: a for a in m.state_actions}
         nas = {a.id: a for a in m.noble_actions}
         nobles = []
@@ -2146,83 +2276,258 @@ class _Builder:
                 sa = sas.get(sid)
                 if sa is not None:
                     facts.append(Fact(f"{humanize('state_action')}: {sa.name}",
-                                      self.rule_text(sa.rule)))
+                                      self.assumed(sa.rule, self.rule_text(sa.rule))))
             na = nas.get(n.noble_action)
             if na is not None:
                 facts.append(Fact(f"{humanize('noble_action')}: {na.name}",
-                                  self.rule_text(na.rule)))
+                                  self.assumed(na.rule, self.rule_text(na.rule))))
                 if na.land_price is not None:
                     facts.append(Fact(humanize("land_price"),
                                       plain(self.words(na.land_price.source, dict(na.params),
                                                        self.term("money")))))
-            if n.trade_goods:
-                facts.append(Fact(humanize("trade_goods"), plain(", ".join(
-                    self.names.get(g, g) for g in n.trade_goods))))
-            nobles.append(AidCard(n.name, n.title, (), tuple(facts)))
+            icon = self.aid_icon(n.id)
+            goods = tuple(i for i in (self.aid_icon(g) for g in n.trade_goods) if i is not None)
+            marks = self.marks(n.provenance.assumptions)
+            nobles.append(AidCard(n.name, n.title, (), tuple(facts),
+                                  icons=(icon,) if icon else (), right=goods,
+                                  note=(Piece("", "value", marks=marks),) if marks else ()))
         if nobles:
             out.append(AidSection(humanize("nobles"), "aid-nobles", cards=tuple(nobles),
                                   callouts=self.aid_callouts(
                                       [*(sas[s].id for n in m.nobles for s in n.state_actions
                                          if s in sas),
                                        *(n.noble_action for n in m.nobles)])))
-        costs = [Fact(c.name, plain(self.words(c.formula.source, dict(c.params))))
-                 for c in m.costs]
-        out.append(AidSection(humanize("costs"), "aid-costs", tuple(costs),
-                              callouts=self.aid_callouts(c.id for c in m.costs)))
+        rest = [c for c in m.costs if c.id not in placed_costs]
+        if rest:  # a cost no action of the turn carries: printed once, here
+            out.append(AidSection(humanize("costs"), "aid-costs", rows=tuple(
+                AidLine(self.icons_in(c.formula.source), c.name,
+                        plain(self.words(c.formula.source, dict(c.params)))) for c in rest),
+                callouts=self.aid_callouts(c.id for c in rest)))
         for kind, key in (("period", "period_end"), ("game", "game_end")):
             proc = flow.get(key)
             if not isinstance(proc, dict) or proc.get("id") not in self.rules:
                 continue
-            when = tuple(Fact(when_words(t.periods),
-                              plain(self.words(t.condition.source, dict(t.params))))
+            rows = tuple(AidLine(self.icons_in(t.condition.source), "",
+                                 self.assumed(t.rule, plain(self.words(t.condition.source,
+                                                                       dict(t.params)))),
+                                 when_words(t.periods))
                          for t in m.triggers if t.ends == kind)
             rule = self.rules[proc["id"]]
-            checklist = tuple(StepView(self.rule_text(s.rule), s.id, s.rule.title)
-                              for s in m.period_end) if key == "period_end" else ()
-            out.append(AidSection(rule.title, f"aid-{rule.id}", when, checklist=checklist,
-                                  lines=(self.rule_text(rule),),
+            finish = str(proc.get("finish", ""))
+            lead = plain(f"The {kind} ends at the end of the {finish} in which"
+                         if finish else f"The {kind} ends when")
+            steps = tuple(StepView(self.assumed(s.rule, self.rule_text(s.rule)), s.id,
+                                   s.rule.title)
+                          for s in m.period_end) if key == "period_end" else ()
+            out.append(AidSection(rule.title, f"aid-{rule.id}", lead=lead, rows=rows,
+                                  joiner="or", then=self.assumed(rule, self.rule_text(rule)),
+                                  steps=steps, side=2,
                                   callouts=self.aid_callouts(
                                       [rule.id, *(t.id for t in m.triggers if t.ends == kind)])))
-        tables = [self.scoring_table()]
-        tables += [self.majority_table(s) for s in m.scoring if s.groups]
+        out.append(self.aid_scoring())
+        return _fit(self.aid_notes(tuple(_on_sheet(s) for s in out)))
+
+    def aid_scoring(self) -> AidSection:
+        """The scoring as an icon table (each source with the icons of what it counts), its
+        majority tables (a group's icon, as a business's) and the Decrees in side-by-side runs,
+        the assumptions they rest on marked."""
+        m = self.m
+        rows, cells = [], []
+        for s in m.scoring:
+            local, _ = find_owner(m, s.rule)
+            reads = [s.formula.source if s.formula else "", s.held,
+                     *(g.measure.source for g in s.groups)]
+            rows.append(AidLine(self.icons_in(*reads), s.name, ()))
+            cells.append((self.rich(s.short, local, declared=())
+                          + ((Piece("", "value", marks=self.marks(s.rule.provenance.assumptions)),)
+                             if s.rule.provenance.assumptions else ()),))
+        tables = [AidTable((humanize("source"), humanize(self.score_term())), tuple(rows),
+                           tuple(cells))]
+        for s in m.scoring:
+            if not s.groups:
+                continue
+            t = self.majority_table(s)
+            groups = tuple(AidLine(self.icons_in(g.id, g.measure.source), g.name, ())
+                           for g in s.groups)
+            tables.append(AidTable(t.head, groups, tuple(row[1:] for row in t.rows), t.caption,
+                                   numeric=tuple(range(len(t.head) - 1))))
         if m.decrees:
-            tables.append(self.decree_table())
-        lines = []
+            t = self.decree_table()
+            heads = tuple(AidLine(self.icons_in(d.condition.source), d.id.rsplit("-", 1)[-1], ())
+                          for d in m.decrees)
+            tables.append(AidTable(t.head, heads, tuple(row[1:] for row in t.rows), t.caption,
+                                   runs=2 if len(m.decrees) > 8 else 1, numeric=(1,),
+                                   inline=True))
+        lines: list[Rich] = []
         ties = m.data["scoring"].get("majority", {}).get("text")
         if isinstance(ties, str):
             lines.append(self.rich(ties, m.data["scoring"]["majority"]))
         tb = m.data["scoring"].get("tiebreakers")
         if isinstance(tb, dict) and tb.get("id") in self.rules:
             lines.append(self.rule_text(self.rules[tb["id"]]))
-        out.append(AidSection(humanize("scoring"), "aid-scoring", tables=tuple(tables),
-                              lines=tuple(lines),
-                              callouts=self.aid_callouts(s.id for s in m.scoring)))
-        return tuple(_on_sheet(s) for s in out)
+        return AidSection(humanize("scoring"), "aid-scoring", tables=tuple(tables), side=2,
+                          lines=tuple(lines), callouts=self.aid_callouts(s.id for s in m.scoring))
+
+    def aid_notes(self, sections: tuple[AidSection, ...]) -> tuple[AidSection, ...]:
+        """The sections with the key of the icons they show first and the notes of the
+        assumptions they mark last (the sheet's own: its marks point there)."""
+        shown: list[AidIcon] = []
+        marks: set[int] = set()
+
+        def visit(value: Any) -> None:
+            if isinstance(value, AidIcon):
+                if all(o.id != value.id for o in shown):
+                    shown.append(value)
+            elif isinstance(value, Piece):
+                marks.update(k.n for k in value.marks)
+            elif isinstance(value, tuple):
+                for v in value:
+                    visit(v)
+            elif hasattr(value, "__dataclass_fields__"):
+                for f in value.__dataclass_fields__:
+                    visit(getattr(value, f))
+
+        visit(sections)
+        order = {str(e["id"]): i for i, e in enumerate(self.m.data["vocabulary"].get("icons", ()))}
+        shown.sort(key=lambda i: order.get(i.id, len(order)))
+        key = AidSection(humanize("key"), "aid-key", icons=tuple(shown), wide=True)
+        notes = tuple(n for n in self.notes() if n.n in marks)
+        tail = (AidSection(humanize("assumed_values"), "aid-notes", notes=notes, side=2),) \
+            if notes else ()
+        return (key, *sections, *tail) if shown else (*sections, *tail)
+
+
+# The type size of a side of the aid: its words and blocks measured, the size at which they
+# fill the side's two columns (A4: 93 x 279 mm each, less the key) found by solving
+# height = size * LINE * (chars * CHAR * size / COLUMN + blocks * BLOCK) for `size`; calibrated
+# on the printed sheet (tests/reference/test_player_aid.py measures the fill in Chromium).
+_AID_COLUMN = 263.0  # a column's width, points
+_AID_HEIGHT = 2 * 790.0  # two columns' height, points
+_AID_LINE = 1.22  # line height / size
+_AID_CHAR = 0.47  # average glyph width / size
+_AID_BLOCK = 1.25  # the lines a block costs besides its words (margins, its last line's rest)
+_AID_ROW = 0.6  # the blocks a row of a table costs (its cells' rests) in its run
+_AID_SMALL = 0.2  # what a note's words count for (short lines of small print under the rest of
+# the side, where the columns are balanced: calibrated on the printed sheet)
+_AID_FILL = 1.0  # the share of the columns the words are sized to fill (calibrated: the
+# estimate counts a little more than the printed words take: this fills about 95%)
+_AID_SIZES = (6.5, 12.0)  # never smaller, never larger
+
+
+def _amount(value: Any) -> tuple[int, int]:
+    """(characters, blocks) of a part of the aid: the words of its pieces and labels, and one
+    block per row, step, fact, point, cost and card."""
+    chars, blocks = 0, 0
+    if isinstance(value, Piece):
+        return len(value.text), 0
+    if isinstance(value, str):
+        return len(value), 0
+    if isinstance(value, tuple):
+        for v in value:
+            c, b = _amount(v)
+            chars, blocks = chars + c, blocks + b
+        return chars, blocks
+    if isinstance(value, AidIcon):
+        return 3, 0
+    if isinstance(value, NoteView):  # a line of small print
+        return round(len(value.value) * _AID_SMALL), 1
+    if isinstance(value, (AidLine, Fact, StepView, AidCard, CalloutView, NoteView)):
+        blocks += 1
+    if isinstance(value, AidTable):
+        blocks += round(len(value.rows) / max(1, value.runs) * _AID_ROW) + 2
+        chars += sum(len(h) for h in value.head)
+        for row, cells in zip(value.rows, value.cells, strict=True):
+            c, _ = _amount((row.label, row.icons, cells))
+            chars += c
+        return chars, blocks
+    if isinstance(value, AidSection):
+        blocks += 2
+    if hasattr(value, "__dataclass_fields__"):
+        for f in value.__dataclass_fields__:
+            if f in ("svg", "id", "variant", "rule", "rule_title", "sources", "marks", "reason",
+                     "where", "icons" if isinstance(value, AidSection) else ""):
+                continue
+            c, b = _amount(getattr(value, f))
+            chars, blocks = chars + c, blocks + b
+    return chars, blocks
+
+
+def _fit(sections: tuple[AidSection, ...]) -> tuple[AidSection, ...]:
+    """Each section with the type size of its side: the size at which the side's words fill
+    its columns (`_amount`); the key, across the top of the first side, takes its height."""
+    sizes = {}
+    for side in sorted({s.side for s in sections}):
+        parts = [s for s in sections if s.side == side and not s.wide]
+        chars, blocks = _amount(tuple(parts))
+        keys = [s for s in sections if s.side == side and s.wide]
+        key_chars = sum(len(i.term) + 4 for s in keys for i in s.icons)
+        height = _AID_HEIGHT * _AID_FILL
+        a = _AID_LINE * (chars * _AID_CHAR / _AID_COLUMN)
+        b = _AID_LINE * blocks * _AID_BLOCK
+        # the key: its lines across both columns take that height from each column
+        a += 2 * _AID_LINE * key_chars * _AID_CHAR / (2 * _AID_COLUMN)
+        size = (-b + (b * b + 4 * a * height) ** 0.5) / (2 * a) if a else _AID_SIZES[1]
+        sizes[side] = round(min(max(size, _AID_SIZES[0]), _AID_SIZES[1]), 2)
+    return tuple(replace(s, size=sizes[s.side]) for s in sections)
+
+
+def _aid_icon(icon: icons.Icon) -> AidIcon:
+    return AidIcon(icon.id, icon.term, Markup(icons.inline(icon)))
+
+
+def _sentences(text: Rich) -> tuple[Rich, tuple[Rich, ...]]:
+    """A rule's words as its first sentence and the others, one each (a sentence ends at a
+    full stop followed by a space and a capital)."""
+    out: list[list[Piece]] = [[]]
+    for p in text:
+        parts = re.split(r"(?<=[.!?]) +(?=[A-Z\u00c0-\u00de])", p.text) if p.kind == "text" \
+            else [p.text]
+        for i, part in enumerate(parts):
+            if i:
+                out.append([])
+            if part or p.kind != "text":
+                out[-1].append(replace(p, text=part))
+    rich = [tuple(s) for s in out if "".join(q.text for q in s).strip()]
+    if not rich:
+        return (), ()
+    return rich[0], tuple(rich[1:])
 
 
 def _sheet_rich(value: Rich) -> Rich:
-    """Text for the player aid: links as their words and no assumption marks, since the
-    sheet holds neither the pages they lead to nor the appendix the marks point at."""
-    return tuple(Piece(p.text, "value" if p.kind == "value" else "text") for p in value
-                 if p.text or p.kind != "value")
+    """Text for the player aid: links as their words (the sheet holds none of the pages they
+    lead to); assumption marks kept, the sheet's notes explain them."""
+    return tuple(Piece(p.text, "value" if p.kind == "value" else "text", marks=p.marks)
+                 for p in value if p.text or p.kind != "value" or p.marks)
 
 
 def _on_sheet(section: AidSection) -> AidSection:
     def fact(f: Fact) -> Fact:
         return Fact(f.label, _sheet_rich(f.value))
 
-    def table(t: Table) -> Table:
-        return replace(t, caption=_sheet_rich(t.caption), row_ids=(),
-                       rows=tuple(tuple(_sheet_rich(c) for c in row) for row in t.rows))
+    def line(a: AidLine) -> AidLine:
+        return replace(a, text=_sheet_rich(a.text))
+
+    def table(t: AidTable) -> AidTable:
+        return replace(t, caption=_sheet_rich(t.caption), rows=tuple(line(r) for r in t.rows),
+                       cells=tuple(tuple(_sheet_rich(c) for c in row) for row in t.cells))
+
+    def callout(c: CalloutView) -> CalloutView:
+        return replace(c, text=_sheet_rich(c.text))
 
     return replace(
         section,
-        items=tuple(fact(f) for f in section.items),
+        lead=_sheet_rich(section.lead),
+        rows=tuple(line(r) for r in section.rows),
+        then=_sheet_rich(section.then),
         tables=tuple(table(t) for t in section.tables),
-        checklist=tuple(StepView(_sheet_rich(c.text), c.id, c.title) for c in section.checklist),
-        lines=tuple(_sheet_rich(line) for line in section.lines),
-        callouts=tuple(replace(c, text=_sheet_rich(c.text), marks=()) for c in section.callouts),
-        cards=tuple(AidCard(c.title, c.sub, _sheet_rich(c.text), tuple(fact(f) for f in c.facts))
+        steps=tuple(StepView(_sheet_rich(c.text), c.id, c.title) for c in section.steps),
+        lines=tuple(_sheet_rich(x) for x in section.lines),
+        callouts=tuple(callout(c) for c in section.callouts),
+        cards=tuple(replace(c, text=_sheet_rich(c.text), facts=tuple(fact(f) for f in c.facts),
+                            note=_sheet_rich(c.note),
+                            costs=tuple(line(x) for x in c.costs),
+                            points=tuple(_sheet_rich(x) for x in c.points),
+                            callouts=tuple(callout(x) for x in c.callouts))
                     for c in section.cards))
 
 
@@ -2740,6 +3045,7 @@ def _edition_env(base: jinja2.Environment, annotated: bool) -> jinja2.Environmen
     """One overlay of `base` per edition, kept: the templates it loaded (the pages and the
     macros they import) are loaded once per process, not once per page."""
     env = base.overlay()
+    env.filters = dict(env.filters)  # an overlay shares its base's dict: each edition its own
     env.filters["html"] = functools.partial(html_rich, annotated=annotated)
     env.filters["md"] = functools.partial(md_rich, annotated=annotated)
     env.filters["words_md"] = _words_md
