@@ -410,12 +410,6 @@ def _reference(project: Path) -> list[Path]:
     return files
 
 
-# hostile values with markup or quotes as an HTML page shows them, escaped
-_ESCAPED = ("&lt;/script&gt;&lt;script&gt;alert(1)", "&lt;b&gt;bold&lt;/b&gt;",
-            "&#39;); __import__(&#39;os&#39;)", "__import__(&#39;os&#39;).system(",
-            "&quot;&quot;&quot;; import os")
-
-
 def test_html_has_no_script_from_data(
     poisoned: tuple[Path, dict[str, Any]], clean: Path
 ) -> None:
@@ -432,9 +426,9 @@ def test_html_has_no_script_from_data(
         assert "<script>alert(1)" not in text and "<b>bold</b>" not in text
         shown = "".join(bad.text)
         if page.name.startswith("variant-"):  # a handout shows only what its variant changes:
-            # some hostile value with markup or quotes, escaped (which one depends on the
-            # order of the data's fields, numbered by `hostile`)
-            assert any(e in text for e in _ESCAPED), page.name
+            # some hostile value, as text (which one depends on the order of the data's fields,
+            # numbered by `hostile`; the markup of all of them is checked above)
+            assert re.search(r" #\d+", shown), page.name
             continue
         assert "&lt;/script&gt;&lt;script&gt;alert(1)" in text, page.name
         # The data comes through as text, character for character (HTML collapses nothing
