@@ -193,7 +193,7 @@ def test_the_invariants_are_ir_statements(compiled: Any) -> None:
     checks, problems = compile_invariants(m.state, scope, lambda inv: inv.id)
     assert not problems
     assert [type(s).__name__ for s in checks.body] == [
-        "EachPlayer", "Conserved", "Conserved", "Conserved", "Counted"]
+        "EachPlayer", "Conserved", "Conserved", "Conserved", "Conserved", "Counted"]
     for s in _walk_stmts(checks.body):
         _no_python(s)
         for e in prog.expressions(s):
@@ -212,12 +212,14 @@ def test_the_invariants_are_ir_statements(compiled: Any) -> None:
     cards = checks.body[1]
     assert isinstance(cards, prog.Conserved) and cards.kind == "card"
     assert cards.ids == tuple(sorted(cards.ids))
-    favors = checks.body[4]
+    clergy = checks.body[4]  # the clergy tiles: on the Church track, in the bag, given up, held
+    assert isinstance(clergy, prog.Conserved) and clergy.kind == "clergy"
+    favors = checks.body[5]
     assert isinstance(favors, prog.Counted)
     assert (favors.kind, show(favors.total)) == ("noble", "(len game.players)")
     assert favors.zones == (prog.Zone("game", "favors", True),
                             prog.Zone("player", "royal_favors", False))
-    assert [ls.kind for ls in checks.listers] == ["card", "decree", "plan"]
+    assert [ls.kind for ls in checks.listers] == ["card", "decree", "plan", "clergy"]
     assert checks.listers[0].of == INT and checks.listers[1].of == TEXT
 
 

@@ -425,9 +425,10 @@ def test_html_has_no_script_from_data(
         assert sorted(set(bad.tags)) == sorted(set(good.tags)), page.name
         assert "<script>alert(1)" not in text and "<b>bold</b>" not in text
         shown = "".join(bad.text)
-        if page.name.startswith("variant-"):  # a handout shows only what its variant changes
-            assert "&lt;/script&gt;&lt;script&gt;alert(1)" in text \
-                or "&lt;b&gt;bold&lt;/b&gt;" in text, page.name
+        if page.name.startswith("variant-"):  # a handout shows only what its variant changes:
+            # some hostile value, as text (which one depends on the order of the data's fields,
+            # numbered by `hostile`; the markup of all of them is checked above)
+            assert re.search(r" #\d+", shown), page.name
             continue
         assert "&lt;/script&gt;&lt;script&gt;alert(1)" in text, page.name
         # The data comes through as text, character for character (HTML collapses nothing
