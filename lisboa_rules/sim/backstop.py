@@ -186,7 +186,10 @@ class _Game:
         except engine.StateError as exc:
             return self.failed(str(exc), exc.at)
         except Exception as exc:  # the backstop reports anything the engine raises
-            return self.failed(f"{type(exc).__name__}: {exc}", None)
+            # at the step that raised; else the setup's (no game yet) or the last action's
+            at = engine._rule_at(exc) or (self.setup_at() if self.g is None
+                                          else self.last_action())
+            return self.failed(f"{type(exc).__name__}: {exc}", at)
         return None
 
     def replay(self, upto: int) -> Any:
@@ -252,9 +255,10 @@ class _Game:
     def setup_at(self) -> str | None:
         """Where the setup's steps are written (its procedure's rule comments): the first step
         a variant wrote, the likeliest cause, else the setup's first step."""
-        try:
-            code = self.g.rs.procs[self.engine._SETUP].run.__code__
-        except (AttributeError, KeyError):
+        try:  # the rule set of the game (made or not: the setup may be what failed)
+            rs = self.engine.RULESETS[self.engine.variants_for(self.players, self.chosen)]
+            code = rs.procs[self.engine._SETUP].run.__code__
+        except (AttributeError, KeyError, ValueError):
             return None
         found: list[str] = []
         for text in linecache.getlines(SOURCE)[code.co_firstlineno:]:

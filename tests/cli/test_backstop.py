@@ -130,3 +130,18 @@ def test_the_games_cover_every_rule_set() -> None:
 
 def test_no_games_is_no_check() -> None:
     assert backstop.play_check("raise SystemExit('never run')", 0) == []
+
+
+def test_a_setup_that_fails_is_an_error_at_the_setup(tmp_path: Path) -> None:
+    """An engine whose setup raises before any step (fuzz seed 1 case 122: a setup that
+    leaves a full map empty failed inside new_game, an error with no position): the error
+    is at the setup's steps in rules/flow.yaml."""
+    text = ENGINE_PATH.read_text(encoding="utf-8")
+    # every rule set's setup (the two-player one is its own function)
+    broken = re.sub(r"(\ndef _run_setup(?:_\d+)?\(.*\n)", r"\1    [][0]\n", text)
+    assert broken.count("    [][0]\n") >= 2
+    found = backstop.play_check(broken, 2)
+    assert found and found[0].code == "engine-failed"
+    span = found[0].span
+    assert span is not None and span.file == "rules/flow.yaml", found[0]
+    assert "IndexError" in found[0].message and "0 moves played" in found[0].message
