@@ -22,8 +22,8 @@ def test_a_procedure_shows_each_expression_where_it_is_written(
     lines = out.splitlines()
     assert lines[0] == "pay-reis:"
     at = lines.index(f"  rules/effects.yaml:{FROM_HAND} let/from_hand: "
-                     "min(reis, max(0, amount - max(0, influence_part)))")
-    assert lines[at + 1] == "    (min player.reis (max 0 (- amount (max 0 influence_part)))) : int"
+                     "min(reis, max(0, amount - part))")
+    assert lines[at + 1] == "    (min player.reis (max 0 (- amount part))) : int"
     assert "    (> (measure influence_reis) 0) : bool" in lines
 
 
@@ -49,9 +49,8 @@ def test_json_rows_name_the_procedure_the_place_the_type_and_the_ir(
     row = next(r for r in rows if r["procedure"] == "pay-reis" and r["key"] == "let/from_hand")
     assert row == {"procedure": "pay-reis", "at": f"rules/effects.yaml:{FROM_HAND}",
                    "key": "let/from_hand",
-                   "source": "min(reis, max(0, amount - max(0, influence_part)))",
-                   "type": "int",
-                   "ir": "(min player.reis (max 0 (- amount (max 0 influence_part))))"}
+                   "source": "min(reis, max(0, amount - part))", "type": "int",
+                   "ir": "(min player.reis (max 0 (- amount part)))"}
 
 
 def test_a_house_rule_folded_in_shows_its_procedure(capsys: Any, monkeypatch: Any) -> None:

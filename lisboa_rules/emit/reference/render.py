@@ -2036,12 +2036,43 @@ class _Builder:
         return Table(head, tuple(rows), caption, numeric=(0, 3),
                      row_ids=tuple(f"card-{c.number}" for c in m.cards))
 
+    def reward_tables(self) -> list[tuple[str, Table]]:
+        """Every other list of components whose rows give a reward (clergy tiles, say), as a
+        table of each row's id and reward, marked with the assumptions of the section of the
+        components that names it (`X` beside `X_assumptions`, or a section whose text names
+        the list): the reference prints every value the engine plays."""
+        m = self.m
+        comp = m.data.get("components") or {}
+        out: list[tuple[str, Table]] = []
+        for kind in m.state.kinds:
+            src = kind.source or ""
+            key = src.removeprefix("components.")
+            rows = comp.get(key) if src.startswith("components.") and key != "cards" else None
+            if not (isinstance(rows, list) and rows and all(
+                    isinstance(r, dict) and isinstance(r.get("reward"), dict) for r in rows)):
+                continue
+            marks: list[str] = list(comp.get(f"{key}_assumptions", ()))
+            for section in comp.values():
+                if isinstance(section, dict) and f"components.{key}" in str(section.get("text")):
+                    marks += [a for a in section.get("assumptions", ()) if a not in marks]
+            body = tuple((plain(str(r.get(kind.key or "id", ""))),
+                          plain(self.value_name(dict(r["reward"])) if r["reward"] else ""))
+                         for r in rows)
+            caption = (Piece(humanize(key)), Piece("", "value", marks=self.marks(marks)))
+            out.append((key, Table((humanize(kind.key or "id"), humanize("reward")), body,
+                                   caption, row_ids=tuple(f"{kind.id}-{r.get(kind.key or 'id')}"
+                                                          for r in rows))))
+        return out
+
     def ch_appendix(self) -> Chapter:
         m = self.m
         blocks: list[Block] = []
         if m.cards:
             blocks.append(Heading("cards", self.cards_title()))
             blocks.append(self.cards_table())
+        for key, table in self.reward_tables():
+            blocks.append(Heading(f"components-{key}", humanize(key)))
+            blocks.append(table)
         blocks.append(Heading("notes", humanize("notes"), only="players"))
         blocks.append(self.notes_table())
         blocks.append(Heading("assumptions", humanize("assumptions"), only="annotated"))
