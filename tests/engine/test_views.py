@@ -102,6 +102,7 @@ def _card_ids_in(data: Any, zones: set[str]) -> set[int]:
 CARD_ZONES = {"discard", "box", "court", "hand", "portfolio", "treasury_row", "piles", "reserve"}
 
 
+@pytest.mark.sampled(2)
 @pytest.mark.parametrize(("players", "variants"), SETS)
 def test_a_view_shows_only_what_its_seat_may_see(
     engine: ModuleType, players: int, variants: tuple[str, ...]
@@ -121,6 +122,7 @@ def test_a_view_shows_only_what_its_seat_may_see(
                 assert data["state"]["players"][seat]["hand"] == g.players[seat].hand
 
 
+@pytest.mark.sampled(2)
 @pytest.mark.parametrize(("players", "variants"), SETS)
 def test_what_a_seat_cannot_see_does_not_change_its_view_or_its_moves(
     engine: ModuleType, players: int, variants: tuple[str, ...]

@@ -247,6 +247,7 @@ def test_an_agent_seed_is_an_int_or_a_str(engine: Any, seed: Any) -> None:
         make_agent("random", engine, seed)
 
 
+@pytest.mark.sampled(5)
 @pytest.mark.parametrize("name", AGENTS)
 @pytest.mark.parametrize(("players", "variants"), [(2, ()), (3, ()), (4, ()), (3, ("queen",))])
 def test_an_agent_decides_from_what_its_seat_sees(
