@@ -28,6 +28,7 @@ from typing import Any
 from lisboa_rules.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Command, err, out, report
 from lisboa_rules.core.diagnostics import PROG, has_errors
 from lisboa_rules.core.inputs import ENGINE, discover, read_regular
+from lisboa_rules.core.limits import INT64_MAX, INT64_MIN
 from lisboa_rules.sim import executors, runner
 from lisboa_rules.sim.engine import EngineLoadError, load_engine
 from lisboa_rules.sim.summary import Summary, summary_data
@@ -307,7 +308,7 @@ def worker_count(jobs: int) -> int:
     return cpus
 
 
-SEED_MIN, SEED_MAX = -(2**63), 2**63 - 1  # the engine's seeds: signed 64-bit, as a save keeps them
+SEED_MIN, SEED_MAX = INT64_MIN, INT64_MAX  # the engine's seeds: signed 64-bit, as a save keeps them
 
 
 def seed_range_error(seed: int, games: int) -> str | None:

@@ -33,3 +33,7 @@ UNDECLARED_ITEMS = 100
 # how large a number of the state is taken to be where nothing declares its `max` (réis,
 # wigs): counts read from it (`repeat: reis`) are bounded so; declaring `max` makes it exact
 UNDECLARED_NUMBER = 1_000
+# the integers a save holds (signed 64-bit, as JSON readers keep them); the engine's runtime,
+# which the compiler reads as text, writes the same range as its _INT_MIN and _INT_MAX
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1

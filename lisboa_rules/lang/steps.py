@@ -48,7 +48,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, assert_never
 
-from lisboa_rules.core.limits import MAX_MOVES, MAX_WORK, UNDECLARED_ITEMS, UNDECLARED_NUMBER
+from lisboa_rules.core.limits import (
+    INT64_MAX,
+    INT64_MIN,
+    MAX_MOVES,
+    MAX_WORK,
+    UNDECLARED_ITEMS,
+    UNDECLARED_NUMBER,
+)
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.ir import const, cost
 from lisboa_rules.ir import expr as ir
@@ -680,8 +687,8 @@ class StepChecker:
         """Whether a number written in the rules fits the place it is set in: within its
         declared bounds and what a save holds (64 bits); else a problem, where it is written
         (the engine would make a state its own `loads` refuses)."""
-        lo = place.lo if place.lo is not None else -(2 ** 63)
-        hi = place.hi if place.hi is not None else 2 ** 63 - 1
+        lo = place.lo if place.lo is not None else INT64_MIN
+        hi = place.hi if place.hi is not None else INT64_MAX
         if lo <= value <= hi:
             return True
         self.problem(s, "value-out-of-range", f"{value} is outside what this place holds "

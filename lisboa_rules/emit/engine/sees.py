@@ -6,13 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from lisboa_rules.core.limits import INT64_MAX, INT64_MIN
 from lisboa_rules.emit.engine.pyfmt import Call
 from lisboa_rules.model.state import StateDecl
 from lisboa_rules.model.types import Model
-
-# the bounds of a hidden number with none declared: a save's 64-bit integers
-_INT_MIN = -(2**63)
-_INT_MAX = 2**63 - 1
 
 
 def sees(decl: StateDecl, scope: str) -> dict[str, str]:
@@ -48,7 +45,7 @@ def deals(m: Model) -> tuple[Call, ...]:
 def draws(m: Model) -> tuple[tuple[str, str, int, int], ...]:
     """(scope, field, min, max) of each number some seat does not see, drawn by
     `determinize` between its bounds (a save's 64-bit range where it declares none)."""
-    return tuple((f.scope, f.id, _INT_MIN if f.min is None else f.min,
-                  _INT_MAX if f.max is None else f.max)
+    return tuple((f.scope, f.id, INT64_MIN if f.min is None else f.min,
+                  INT64_MAX if f.max is None else f.max)
                  for f in (*m.state.player, *m.state.game)
                  if f.see in ("owner", "none") and f.type.name == "int" and not f.type.optional)
