@@ -15766,16 +15766,18 @@ _SORTS: Final[dict[int, dict[str, dict[Any, Any]]]] = {}
 
 def _deal(data: dict[str, Any], deal: DealDef, rng: random.Random) -> None:
     """Fill the places of `data` where the ids of one conserved kind are hidden: the ids not
-    seen anywhere, shuffled, go first where a map's key says which they are (`sorts`), then
-    into the other hidden lists; what is left goes to the zone nobody sees (null)."""
+    seen anywhere, shuffled, go where they fit (a list of a sorted map takes only the ids of
+    its key, `sorts`); what is left goes to the zone nobody sees (null)."""
     seen: dict[Any, int] = {}
-    holes: list[tuple[list[Any], int, dict[Any, Any] | None, Any]] = []  # list, index, sort, key
+    # the hidden places by their kind: (the index of the sort in `deal.sorts`, the map's key),
+    # or (-1, None) for a place any id fits; each place a (list, index) to fill
+    places_of: dict[tuple[int, Any], list[tuple[list[Any], int]]] = {}
     rest: list[tuple[dict[str, Any], str]] = []  # (holder, field) of a zone nobody sees
     sorts = _SORTS.get(id(deal))
     if sorts is None:
         sorts = _SORTS[id(deal)] = {name: dict(pairs) for name, pairs in deal.sorts}
 
-    def fill(value: Any, sort: dict[Any, Any] | None, key: Any) -> list[Any]:
+    def fill(value: Any, kind: tuple[int, Any]) -> list[Any]:
         if isinstance(value, list):
             for x in value:
                 seen[x] = seen.get(x, 0) + 1
@@ -15788,13 +15790,14 @@ def _deal(data: dict[str, Any], deal: DealDef, rng: random.Random) -> None:
         ):
             raise BadArgument(f"not a view of these rules: {deal.kind} ids as {value!r}")
         out: list[Any] = [None] * value["hidden"]
-        holes.extend((out, i, sort, key) for i in range(len(out)))
+        places_of.setdefault(kind, []).extend((out, i) for i in range(len(out)))
         if "top" in value:
             top = value["top"]
             seen[top] = seen.get(top, 0) + 1
             out.append(top)
         return out
 
+    names = [name for name, _ in deal.sorts]
     for scope, name, is_map in deal.zones:
         for holder in data["players"] if scope == "player" else [data]:
             value = holder.get(name)
@@ -15803,10 +15806,10 @@ def _deal(data: dict[str, Any], deal: DealDef, rng: random.Random) -> None:
             elif is_map:
                 if not isinstance(value, dict):
                     raise BadArgument(f"not a view of these rules: {name} is {value!r}")
-                sort = sorts.get(name)
-                holder[name] = {k: fill(x, sort, k) for k, x in value.items()}
+                n = names.index(name) if name in sorts else -1
+                holder[name] = {k: fill(x, (n, k if n >= 0 else None)) for k, x in value.items()}
             else:
-                holder[name] = fill(value, None, None)
+                holder[name] = fill(value, (-1, None))
     unseen: list[Any] = []
     for x in deal.ids:
         n = seen.pop(x, 0)
@@ -15820,23 +15823,18 @@ def _deal(data: dict[str, Any], deal: DealDef, rng: random.Random) -> None:
     # key, or anywhere) to the kinds of ids (their keys under every sort): solved on those
     # few kinds, then each kind's ids dealt at random into its places.
     rng.shuffle(unseen)
-    names = [name for name, _ in deal.sorts]
     id_kind: dict[tuple[Any, ...], list[Any]] = {}
     for x in unseen:
         id_kind.setdefault(tuple(sorts[n].get(x) for n in names), []).append(x)
-    place_kind: dict[tuple[int, Any], list[tuple[list[Any], int]]] = {}
-    for out, i, sort, key in holes:
-        n = -1 if sort is None else next(j for j, nm in enumerate(names) if sorts[nm] is sort)
-        place_kind.setdefault((n, key if n >= 0 else None), []).append((out, i))
     flow = _flow(
-        [len(p) for p in place_kind.values()],
+        [len(p) for p in places_of.values()],
         [len(x) for x in id_kind.values()],
-        [[n < 0 or k[n] == key for k in id_kind] for n, key in place_kind],
+        [[n < 0 or k[n] == key for k in id_kind] for n, key in places_of],
     )
     if flow is None:
         raise BadArgument(f"not a view of these rules: the hidden {deal.kind} ids do not fit")
     pools = list(id_kind.values())
-    for places, row in zip(place_kind.values(), flow, strict=True):
+    for places, row in zip(places_of.values(), flow, strict=True):
         rng.shuffle(places)
         for j, amount in enumerate(row):
             for _ in range(amount):

@@ -2038,9 +2038,8 @@ class _Builder:
 
     def reward_tables(self) -> list[tuple[str, Table]]:
         """Every other list of components whose rows give a reward (clergy tiles, say), as a
-        table of each row's id and reward, marked with the assumptions of the section of the
-        components that names it (`X` beside `X_assumptions`, or a section whose text names
-        the list): the reference prints every value the engine plays."""
+        table of each row's id and reward, marked with its `X_assumptions`: the reference
+        prints every value the engine plays (the cards have a table of their own)."""
         m = self.m
         comp = m.data.get("components") or {}
         out: list[tuple[str, Table]] = []
@@ -2051,10 +2050,7 @@ class _Builder:
             if not (isinstance(rows, list) and rows and all(
                     isinstance(r, dict) and isinstance(r.get("reward"), dict) for r in rows)):
                 continue
-            marks: list[str] = list(comp.get(f"{key}_assumptions", ()))
-            for section in comp.values():
-                if isinstance(section, dict) and f"components.{key}" in str(section.get("text")):
-                    marks += [a for a in section.get("assumptions", ()) if a not in marks]
+            marks = list(comp.get(f"{key}_assumptions", ()))
             body = tuple((plain(str(r.get(kind.key or "id", ""))),
                           plain(self.value_name(dict(r["reward"])) if r["reward"] else ""))
                          for r in rows)
