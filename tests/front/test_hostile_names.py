@@ -93,11 +93,13 @@ changes:
       - $add: true
         id: @PLAYER_FIELD@
         type: int
+        see: all
         text: a field of a player
     game:
       - $add: true
         id: @GAME_FIELD@
         type: int
+        see: all
         text: a field of the game
   vocabulary:
     names:
