@@ -32,10 +32,12 @@ __all__ = [
     "STATE_SCHEMAS",
     "VARIANTS",
     "VIEW_SCHEMA",
+    "Choice",
     "Ctx",
     "Game",
     "IllegalMove",
     "Move",
+    "Option",
     "Player",
     "Ranking",
     "RuleSet",
@@ -48,6 +50,7 @@ __all__ = [
     "check_invariants",
     "determinize",
     "dumps",
+    "events",
     "explain_move",
     "final_scores",
     "final_totals",
@@ -56,8 +59,10 @@ __all__ = [
     "loads",
     "majority_awards",
     "new_game",
+    "options",
     "play",
     "ranking",
+    "record",
     "rule_text",
     "successors",
     "to_json",
@@ -296,6 +301,7 @@ class Move:
 _MOVE_TYPES: dict[str, str] = {}
 _MOVE_DEFAULTS: dict[str, Any] = {}
 _MOVE_NOT_NULL: frozenset[str] = frozenset()
+_MOVE_KINDS: dict[str, str] = {}
 _MOVE_FIELDS: tuple[str, ...] = ()
 
 
@@ -310,6 +316,7 @@ _PLAYER_FIELDS: tuple[str, ...] = ()
 # who sees each field that not everyone sees (rules/state.yaml `see:`): owner, count, top, none
 _GAME_SEES: dict[str, str] = {}
 _PLAYER_SEES: dict[str, str] = {}
+_ZONES: dict[str, str] = {}
 
 
 @dataclass
@@ -346,6 +353,7 @@ class Game:
     game_end_round: int | None = None
     final_round: int | None = None
     fired: list[str] = field(default_factory=list)
+    _log: list[_Happened] | None = None
 
     @property
     def rs(self) -> RuleSet:
@@ -970,10 +978,222 @@ def _apply_move(g: Game, move: Move) -> Game:
             raise refused
         after = g.clone()
     _apply(after, move)
+    if g._log is not None:
+        _recorded(g, after, move)
     return after
 
 
 play = apply_move
+
+
+# --- Choice by choice -----------------------------------------------------------------------------
+# A screen builds a move one choice at a time: first its kind, then each field its action
+# chooses, in the order of the action's steps (MoveDef `fields`). `options(g, partial)` lists
+# the next choice's options, each enabled (some legal move goes on from it) or disabled with
+# the rule and the reason the engine gives for it. A field that holds several items (a list:
+# a pick of several, as a hand to discard from) is one choice of a set: its options are the
+# items and `pick` says how many to take; when the rules read the order of the items too (one
+# of them leads), a second choice of the same field offers the orders the moves list. Every
+# answer is read from `legal_moves`, so choosing enabled options one by one always ends in a
+# listed move, and every listed move is reached.
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a choice: its value (as a move's JSON holds it), whether a legal move
+    goes on from it, and when not, the rule that forbids it and why (`rule`, `reason`)."""
+
+    value: Any
+    enabled: bool
+    rule: str = ""
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"value": _plain(self.value), "enabled": self.enabled}
+        if not self.enabled:
+            out["rule"] = self.rule
+            out["reason"] = self.reason
+        return out
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The next choice of a move being built: the move field it fills (`field`, "kind"
+    first) and its options; `pick`: for a pick of several, the fewest and the most items to
+    take (the value chosen is then the list of them). When the partial move is complete,
+    `field` is None, there are no options and `move` is the legal move it makes."""
+
+    field: str | None
+    options: tuple[Option, ...] = ()
+    pick: tuple[int, int] | None = None
+    move: Move | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"field": self.field, "options": [o.to_json() for o in self.options]}
+        if self.pick is not None:
+            out["pick"] = list(self.pick)
+        if self.move is not None:
+            out["move"] = self.move.to_json()
+        return out
+
+
+def options(g: Game | View, partial: Mapping[str, Any] | None = None) -> Choice:
+    """The next choice of the move `partial` begins (the JSON of a move: {"kind": ...} and
+    the fields chosen so far; None or {} for the first choice, the kind), for the seat to act
+    (from the game, or from that seat's view: the same answers). A partial move no legal
+    move goes on from raises IllegalMove (the rule and the reason); a field that is not a
+    move's, BadArgument."""
+    g = _view_of(g, "lists")
+    given = _partial_arg(g, partial)
+    try:
+        return _options(g, given)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
+
+
+def _partial_arg(g: Game, partial: Mapping[str, Any] | None) -> dict[str, Any]:
+    if partial is None:
+        return {}
+    if not isinstance(partial, Mapping):
+        raise BadArgument(f"a partial move is a mapping of its fields, not {partial!r}")
+    out: dict[str, Any] = {}
+    for key, value in partial.items():
+        if key not in _MOVE_TYPES:
+            raise BadArgument(f"{key!r} is not a field of a move ({', '.join(_MOVE_TYPES)})")
+        if key == "player":
+            if value != g.actor:
+                raise BadArgument(f"seat {g.actor} is to move, not {value!r}")
+            continue
+        out[key] = _plain(list(value) if isinstance(value, tuple) else value)
+    return out
+
+
+def _options(g: Game, given: dict[str, Any]) -> Choice:
+    rs = _activate(g)
+    listed = [(m, _choices(m)) for m in _legal_moves(g)]
+    if "kind" not in given:
+        return Choice("kind", _kind_options(g, rs, listed))
+    kind = given["kind"]
+    md = rs.moves.get(kind) if isinstance(kind, str) else None
+    same = [(m, j) for m, j in listed if j["kind"] == kind]
+    going = [(m, j) for m, j in same if all(_same(f, j.get(f), v) for f, v in given.items())]
+    if not going:
+        raise _worded(g, _refusal(g, given, kind))
+    for name, value in given.items():  # a pick of several whose order the rules read too
+        if name != "kind" and _MOVE_TYPES[name] in ("strings", "integers"):
+            exact = [(m, j) for m, j in going if j[name] == value]
+            if exact:
+                going = exact
+                continue
+            orders = _distinct([j[name] for _, j in going])
+            if len(orders) > 1:  # which leads: the same items in each order a move lists
+                return Choice(name, tuple(Option(o, True) for o in orders))
+    order = md.fields if md is not None else _MOVE_FIELDS[2:]
+    for name in order:
+        if name in given:
+            continue
+        values = [j[name] for _, j in going]
+        unmade = _plain(_MOVE_DEFAULTS[name])
+        if all(v == unmade for v in values):
+            continue  # not a choice this move makes on the way it goes
+        anywhere = [j[name] for _, j in same if j[name] != unmade]
+        if _MOVE_TYPES[name] in ("strings", "integers"):
+            return _pick(name, values, anywhere)
+        return Choice(name, _value_options(g, given, name, values, anywhere))
+    return Choice(None, move=going[0][0])
+
+
+def _choices(move: Move) -> dict[str, Any]:
+    """Every field of a move as JSON, the choices not made too (null, false, [])."""
+    return {name: _plain(getattr(move, name)) for name in _MOVE_FIELDS}
+
+
+def _same(name: str, held: Any, given: Any) -> bool:
+    """Whether a listed move's value of a field is the value given: a pick of several by its
+    items, in any order."""
+    if name == "kind":
+        return bool(held == given)
+    if _MOVE_TYPES[name] in ("strings", "integers"):
+        return isinstance(given, list) and sorted(held, key=repr) == sorted(given, key=repr)
+    return bool(held == given) and type(held) is type(given)
+
+
+def _kind_options(
+    g: Game, rs: RuleSet, listed: list[tuple[Move, dict[str, Any]]]
+) -> tuple[Option, ...]:
+    """The kinds of move of the phase, in the rules' order (each kind the moves list too)."""
+    kinds = [md.kind for md in rs.moves.values() if md.phase == g.phase]
+    kinds += [k for k in dict.fromkeys(m.kind for m, _ in listed) if k not in kinds]
+    made = {m.kind for m, _ in listed}
+    out = []
+    for kind in kinds:
+        if kind in made:
+            out.append(Option(kind, True))
+        else:
+            why = _refusal(g, {"kind": kind}, kind)
+            out.append(Option(kind, False, why.rule, why.reason))
+    return tuple(out)
+
+
+def _value_options(
+    g: Game, given: dict[str, Any], name: str, values: list[Any], anywhere: list[Any]
+) -> tuple[Option, ...]:
+    """The options of a field: the values some move that goes on from `given` chooses, and
+    disabled, the other values moves of the same kind choose (`anywhere`), with why."""
+    out = [Option(v, True) for v in _distinct(values)]
+    shown = {repr(o.value) for o in out}
+    for v in _distinct(anywhere):
+        if repr(v) not in shown:
+            shown.add(repr(v))
+            why = _refusal(g, {**given, name: v}, given["kind"])
+            out.append(Option(v, False, why.rule, why.reason))
+    return tuple(out)
+
+
+def _pick(name: str, values: list[Any], anywhere: list[Any]) -> Choice:
+    """A pick of several: the items the moves that go on choose among, and disabled, the
+    items other moves of the kind choose; how many to take."""
+    items = _distinct([x for v in values for x in v])
+    sizes = [len(v) for v in values]
+    seen = {repr(x) for x in items}
+    others = [x for x in _distinct([x for v in anywhere for x in v]) if repr(x) not in seen]
+    opts = [Option(x, True) for x in items]
+    opts += [
+        Option(x, False, "", f"no {name.replace('_', ' ')} of such a move holds it now")
+        for x in others
+    ]
+    return Choice(name, tuple(opts), (min(sizes), max(sizes)))
+
+
+def _distinct(values: list[Any]) -> list[Any]:
+    seen: set[str] = set()
+    out = []
+    for v in values:
+        key = repr(v)
+        if key not in seen:
+            seen.add(key)
+            out.append(v)
+    return out
+
+
+def _refusal(g: Game, given: dict[str, Any], kind: Any) -> IllegalMove:
+    """Why no legal move goes on from `given`: the engine's refusal of the move it makes with
+    every other choice not made, or the rule of its kind."""
+    rule = (
+        _ACTION_RULE.get(kind, _PHASE_RULES.get(g.phase, _TURN_RULE))
+        if isinstance(kind, str)
+        else _TURN_RULE
+    )
+    try:
+        move = _move_from_json({**given, "player": g.actor})
+    except StateError as exc:
+        return _illegal(rule, f"not a move: {exc}")
+    found = _check(g, move)
+    if found is not None:
+        return _worded(g, found)
+    return _worded(g, _illegal(rule, "no legal move goes on from these choices"))
 
 
 def _apply(g: Game, move: Move) -> None:
@@ -2508,6 +2728,201 @@ def _flow(places: list[int], ids: list[int], fits: list[list[bool]]) -> list[lis
             spare[found[1]] -= step
             need -= step
     return amount
+
+
+# --- What happened --------------------------------------------------------------------------------
+# A game that records (`record(g)`) keeps, for each move played on it since, what changed: the
+# move, and each change of the saved-game JSON (an item moved from a list to a list, added,
+# removed, a list shuffled, a value set), found by comparing the state before and after. A
+# seat reads them through `events(g, since, seat)`, which keeps of each change what that seat
+# may see (rules/state.yaml `see:`): an item in a place it cannot see is null, a number it
+# cannot see is left out, a choice of the move that names what it cannot see is null. A game
+# that does not record pays nothing.
+
+
+@dataclass(frozen=True)
+class _Happened:
+    player: int
+    move: dict[str, Any]
+    changes: tuple[dict[str, Any], ...]
+
+
+def record(g: Game) -> Game:
+    """A copy of `g` that records what each move played on it (`apply_move`) changes, for
+    `events`; the states after it record too. Events are numbered from 0 at this state."""
+    out = g.clone()
+    out._log = []
+    return out
+
+
+def events(g: Game, since: int = 0, seat: int | None = None) -> list[dict[str, Any]]:
+    """What happened in the moves recorded since event `since` (see `record`), as `seat` may
+    see it (None: a spectator, who sees what is public): each event is {"n": its number,
+    "player": the seat that moved, "move": the move's JSON, "changes": [...]} where a change
+    is {"moved": item, "from": place, "to": place}, {"added": item, "to": place},
+    {"removed": item, "from": place}, {"shuffled": place} or {"set": place, "was": value,
+    "now": value}; a place is the path of a field of the saved game ("piles.king",
+    "players[1].hand")."""
+    if not isinstance(g, Game):
+        raise BadArgument(f"events takes a Game, not {type(g).__name__}")
+    if seat is not None and (type(seat) is not int or not 0 <= seat < len(g.players)):
+        raise BadArgument(f"seat {seat!r}: the game has seats 0 to {len(g.players) - 1}")
+    if type(since) is not int or since < 0:
+        raise BadArgument(f"since {since!r}: an event number, 0 or more")
+    log: list[_Happened] | None = g._log
+    if log is None:
+        raise BadArgument("this game does not record what happens: play on record(game)")
+    rs = _activate(g)
+    hidden_kinds = {d.kind for d in rs.deals}
+    return [_seen(h, since + i, seat, hidden_kinds) for i, h in enumerate(log[since:])]
+
+
+def _recorded(before: Game, after: Game, move: Move) -> None:
+    """Add to `after`'s log (a new list: `before` keeps its own) what `move` changed."""
+    log: list[_Happened] = before._log or []
+    changes: list[dict[str, Any]] = []
+    _diff(_state_data(before), _state_data(after), "", changes)
+    after._log = [*log, _Happened(move.player, move.to_json(), tuple(_paired(changes)))]
+
+
+def _diff(was: Any, now: Any, path: str, out: list[dict[str, Any]]) -> None:
+    """The changes from `was` to `now` (saved-game JSON) under `path`: items of lists gone and
+    come (a list whose items are the same, in another order: shuffled), values set."""
+    if isinstance(was, dict) and isinstance(now, dict):
+        for key in dict.fromkeys([*was, *now]):
+            at = f"{path}.{key}" if path else key
+            _diff(was.get(key), now.get(key), at, out)
+        return
+    if isinstance(was, list) or isinstance(now, list):
+        if was is None or now is None:  # a list in a map, come or gone: its items
+            was, now = was or [], now or []
+        elif not (isinstance(was, list) and isinstance(now, list)):
+            out.append({"set": path, "was": was, "now": now})
+            return
+        if path == "players":
+            for i, (a, b) in enumerate(zip(was, now, strict=False)):
+                _diff(a, b, f"players[{i}]", out)
+            return
+        if was == now:
+            return
+        gone = list(was)
+        come = []
+        for x in now:
+            if x in gone:
+                gone.remove(x)
+            else:
+                come.append(x)
+        if not gone and not come:
+            out.append({"shuffled": path})
+            return
+        top = was[-1] if was else None
+        out += [{"removed": x, "from": path, "top": x == top} for x in gone]
+        out += [{"added": x, "to": path, "top": bool(now) and x == now[-1]} for x in come]
+        return
+    if was != now or type(was) is not type(now):
+        out.append({"set": path, "was": was, "now": now})
+
+
+def _paired(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An id removed from one zone of its kind and added to another, as one move of it."""
+    out: list[dict[str, Any]] = []
+    come = [c for c in changes if "added" in c]
+    used: set[int] = set()
+    for c in changes:
+        if "removed" in c:
+            kind = _zone_kind(c["from"])
+            for j, d in enumerate(come):
+                if (
+                    j not in used
+                    and d["added"] == c["removed"]
+                    and kind is not None
+                    and _zone_kind(d["to"]) == kind
+                    and type(d["added"]) is type(c["removed"])
+                ):
+                    used.add(j)
+                    out.append(
+                        {
+                            "moved": c["removed"],
+                            "from": c["from"],
+                            "to": d["to"],
+                            "top": (c["top"], d["top"]),
+                        }
+                    )
+                    break
+            else:
+                out.append(c)
+        elif "added" not in c:
+            out.append(c)
+    out += [d for j, d in enumerate(come) if j not in used]
+    return out
+
+
+def _zone_kind(path: str) -> str | None:
+    """The conserved kind whose ids the list at `path` holds (None: not a zone of one)."""
+    if path.startswith("players["):
+        return _ZONES.get("player." + path[path.index("]") + 2 :].split(".")[0])
+    return _ZONES.get("game." + path.split(".")[0])
+
+
+def _see_of(path: str, seat: int | None) -> str:
+    """How `seat` sees the field at `path`: all, count, top or none."""
+    if path.startswith("players["):
+        owner = int(path[len("players[") : path.index("]")])
+        name = path[path.index("]") + 2 :].split(".")[0]
+        see = _PLAYER_SEES.get(name, "all")
+        return "all" if see == "owner" and owner == seat else "count" if see == "owner" else see
+    return _GAME_SEES.get(path.split(".")[0], "all")
+
+
+def _seen(h: _Happened, n: int, seat: int | None, hidden_kinds: set[str]) -> dict[str, Any]:
+    """An event as `seat` may see it."""
+    changes: list[dict[str, Any]] = []
+    shown: set[str] = set()  # the items shown (by repr), for the move's choices
+    for c in h.changes:
+        if "set" in c:
+            if _see_of(c["set"], seat) == "all":
+                changes.append({"set": c["set"], "was": c["was"], "now": c["now"]})
+        elif "shuffled" in c:
+            if _see_of(c["shuffled"], seat) != "none":
+                changes.append({"shuffled": c["shuffled"]})
+        elif "moved" in c:
+            a, b = _see_of(c["from"], seat), _see_of(c["to"], seat)
+            if a == "none" and b == "none":
+                continue
+            seen = (
+                a == "all"
+                or b == "all"
+                or (a == "top" and c["top"][0])
+                or (b == "top" and c["top"][1])
+            )
+            item = c["moved"] if seen else None
+            if seen:
+                shown.add(repr(item))
+            if a == "none":
+                changes.append({"added": item, "to": c["to"]})
+            elif b == "none":
+                changes.append({"removed": item, "from": c["from"]})
+            else:
+                changes.append({"moved": item, "from": c["from"], "to": c["to"]})
+        else:
+            key, place = ("added", "to") if "added" in c else ("removed", "from")
+            see = _see_of(c[place], seat)
+            if see == "none":
+                continue
+            seen = see == "all" or (see == "top" and c["top"])
+            if seen:
+                shown.add(repr(c[key]))
+            changes.append({key: c[key] if seen else None, place: c[place]})
+    move = dict(h.move)
+    if seat != h.player:
+        for name, value in h.move.items():
+            if _MOVE_KINDS.get(name) not in hidden_kinds:
+                continue
+            if isinstance(value, list):
+                move[name] = [x if repr(x) in shown else None for x in value]
+            elif repr(value) not in shown:
+                move[name] = None
+    return {"n": n, "player": h.player, "move": move, "changes": changes}
 
 
 # </emit>

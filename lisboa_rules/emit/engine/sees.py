@@ -17,6 +17,18 @@ def sees(decl: StateDecl, scope: str) -> dict[str, str]:
     return {f.id: f.see for f in decl.fields(scope) if f.see != "all"}
 
 
+def zones(decl: StateDecl) -> dict[str, str]:
+    """"scope.field" -> the conserved kind whose ids it holds, for every zone a conservation
+    of rules/state.yaml names (what `events` may call one item moved from a place to another)."""
+    out: dict[str, str] = {}
+    for inv in decl.invariants:
+        if inv.kind is None:
+            continue
+        for z in inv.zones:
+            out.setdefault(f"{z.scope}.{z.field}", inv.kind)
+    return out
+
+
 def deals(m: Model) -> tuple[Call, ...]:
     """A DealDef for each kind conserved once (no `count:`) with a hidden zone: its ids, its
     zones and, for a hidden map sorted `by:` a field of the kind's rows, each id's key."""

@@ -115,8 +115,9 @@ def _call(pad: str, head: str, args: list[str]) -> list[str]:
 
 
 # The game's rule set, resolved once per state (`Game.rs`): kept in two slots that are not
-# fields (not saved, not compared), with the variants it was resolved for.
-RS_SLOTS = ("_rs", "_rs_of")
+# fields (not saved, not compared), with the variants it was resolved for; and the log of what
+# happened of a game that records (`record`, `events`), shared by copies, never changed.
+RS_SLOTS = ("_log", "_rs", "_rs_of")
 
 
 def class_methods(cls: str, fields: list[FieldView], deep_players: bool) -> list[str]:
@@ -132,8 +133,10 @@ def class_methods(cls: str, fields: list[FieldView], deep_players: bool) -> list
         out += [
             f"{pad}self._rs: RuleSet | None = None",
             f"{pad}self._rs_of: list[str] | None = None",
+            f"{pad}self._log: list[_Happened] | None = None",
         ]
-    keep = [f"{pad}c._rs = self._rs", f"{pad}c._rs_of = self._rs_of", f"{pad}return c"]
+    keep = [f"{pad}c._rs = self._rs", f"{pad}c._rs_of = self._rs_of", f"{pad}c._log = self._log",
+            f"{pad}return c"]
     out += [
         "",
         f"    def _copy(self) -> {cls}:",

@@ -25,7 +25,7 @@ from lisboa_rules.emit.engine.pyfmt import (
     wrap_line,
 )
 from lisboa_rules.emit.engine.queries import QueryView, query_view
-from lisboa_rules.emit.engine.sees import deals, draws, sees
+from lisboa_rules.emit.engine.sees import deals, draws, sees, zones
 from lisboa_rules.emit.engine.state_classes import ClassView, state_classes, value_class
 from lisboa_rules.emit.reference import words
 from lisboa_rules.emit.reference.words import plain_text
@@ -67,6 +67,7 @@ class EngineView:
     view_schema: str = ""  # the JSON Schema of a view (VIEW_SCHEMA)
     game_sees: str = ""  # who sees the fields not everyone sees (rules/state.yaml `see:`)
     player_sees: str = ""
+    zones: str = ""  # the zones of the conserved kinds, "scope.field" -> kind
     # the schemas of the rule sets whose saves are checked more strictly: (name, literal)
     # and the rule sets' keys to those names (STATE_SCHEMAS)
     own_schemas: list[tuple[str, str]] = field(default_factory=list)
@@ -78,6 +79,7 @@ class EngineView:
     move_types: str = ""
     move_defaults: str = ""
     move_not_null: str = ""
+    move_kinds: str = ""
     move_slots: str = ""  # the Move's __slots__ (a tuple literal)
     move_names: str = ""  # the same tuple, as _MOVE_FIELDS
     move_methods: str = ""  # its __init__, _copy, __eq__, __hash__, __repr__
@@ -850,6 +852,8 @@ def build_view(
     view.move_defaults = fmt(defaults, 0, "", len("_MOVE_DEFAULTS: Final[dict[str, Any]] = "))
     not_null = ["kind", "player", *[n for n, t in pv.move_fields.items() if t == "boolean"]]
     view.move_not_null = "frozenset({" + ", ".join(py_str(n) for n in not_null) + "})"
+    view.move_kinds = fmt({"kind": "str", "player": "seat", **pv.move_kinds}, 0, "",
+                          len("_MOVE_KINDS: Final = "))
     move_names = ("kind", "player", *[f.name for f in view.move_fields])
     view.move_slots = fmt(tuple(sorted(move_names)), 4, col=16)
     view.move_names = fmt(move_names, 0, col=len("_MOVE_FIELDS: Final = "))
@@ -972,6 +976,7 @@ def build_view(
                          col=len("_GAME_SEES: Final[dict[str, str]] = "))
     view.player_sees = fmt(sees(base.state, "player"), 0,
                            col=len("_PLAYER_SEES: Final[dict[str, str]] = "))
+    view.zones = fmt(zones(base.state), 0, col=len("_ZONES: Final[dict[str, str]] = "))
     view.view_schema = fmt(view_schema, 0)
     view.queries = query_view(pv.queries, [m.variants for m in rulesets])
     for m in rulesets:  # the context names a formula may be given, in the vocabulary's order
