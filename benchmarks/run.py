@@ -43,7 +43,7 @@ import handwritten_scoring as hand  # noqa: E402
 import scale_rules  # noqa: E402
 
 SCHEMA = "lisboa-rules-benchmarks/1"
-SECTIONS = ("build", "scoring", "playout", "oracle", "compiled", "scaling", "simulate",
+SECTIONS = ("build", "scoring", "playout", "oracle", "compiled", "views", "scaling", "simulate",
             "balance")
 FROZEN = ROOT / "tests" / "oracle" / "frozen_engine.py"  # the engine before issue 14
 BASELINE_IMPORTS = "import yaml, jsonschema, jinja2"
@@ -1268,6 +1268,87 @@ def bench_compiled(mode: Mode, E: ModuleType, engine: Path, tmp: Path) -> list[R
 # --- scaling ----------------------------------------------------------------------------------
 
 
+# --- views, choices and events (issue 35) --------------------------------------------------------
+
+
+# The engine of the last commit before issue 35's views (the Church track's branch, whose rules
+# play as today's): random playouts of this engine must be no slower than of that one.
+ISSUE35_BASE = "b3b25b6"
+
+
+def _engine_at(rev: str, tmp: Path, name: str) -> ModuleType | None:
+    """generated/lisboa_engine.py of commit `rev`, imported as `name` (None: git lacks it)."""
+    try:
+        text = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{rev}:generated/lisboa_engine.py"],
+            capture_output=True, text=True, check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    path = tmp / f"{name}.py"
+    path.write_text(text, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _random_games(M: ModuleType, players: int, seeds: Sequence[int],
+                  start: Callable[[Any], Any] = lambda g: g) -> Callable[[], float]:
+    """Moves per second of `M` in random games: legal_moves then apply_move of a seeded
+    choice, to the end (per move: two engines whose games differ in length compare fairly)."""
+    def run() -> float:
+        t0 = time.perf_counter()
+        moves = 0
+        for s in seeds:
+            rng = random.Random(s)
+            g = start(M.new_game(players, (), s))
+            while g.phase != "over":
+                g = M.apply_move(g, rng.choice(M.legal_moves(g)))
+                moves += 1
+        return moves / (time.perf_counter() - t0)
+
+    return run
+
+
+def bench_views(mode: Mode, E: ModuleType, tmp: Path) -> list[Row]:
+    """Views, choices and events cost nothing unused: random playouts against the engine before
+    them; what recording events costs; what building every move choice by choice costs."""
+    rows: list[Row] = []
+    seeds = list(range(5000, 5000 + mode.playout_games))
+    old = _engine_at(ISSUE35_BASE, tmp, "lisboa_engine_before_views")
+    title = "Random playout moves per second: this engine vs the one before views (issue 35)"
+    if old is None:
+        rows.append(Row("views.playout_vs_before", "views", title, Side("this engine", "/s"),
+                        Side("the engine before views", "/s"), "A / B (rates)", ">=", 0.95,
+                        status="pending", note=f"git has no commit {ISSUE35_BASE}"))
+    else:
+        got = interleaved([_random_games(E, PLAYERS, seeds), _random_games(old, PLAYERS, seeds)],
+                          mode.playout_reps, mode.warmup)
+        rows.append(Row(
+            "views.playout_vs_before", "views", title,
+            Side("this engine: legal_moves + apply_move to the end (views, options and events "
+                 "unused)", "/s", got[0]),
+            Side(f"the engine before views (git show {ISSUE35_BASE}), the same seeds", "/s",
+                 got[1]),
+            "A / B (rates)", ">=", 0.95,
+            note="each engine plays its own random games of the same seeds (the rules have "
+                 "been refined since: the games differ a little)",
+        ))
+    got = interleaved([_random_games(E, PLAYERS, seeds, E.record),
+                       _random_games(E, PLAYERS, seeds)], mode.playout_reps, mode.warmup)
+    rows.append(Row(
+        "events.record", "views",
+        "Random playout moves per second: recording what happens (record, for events) vs not",
+        Side("this engine, playing on record(game)", "/s", got[0]),
+        Side("this engine, the same games not recorded", "/s", got[1]),
+        "A / B (rates)",
+    ))
+    return rows
+
+
 def bench_scaling(mode: Mode, tmp: Path) -> tuple[list[Row], dict[str, Any]]:
     rules = ROOT / "rules"
     times: dict[int, list[float]] = {}
@@ -1861,6 +1942,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 rows += bench_oracle(mode, E, tmp)
             elif section == "compiled":
                 rows += bench_compiled(mode, E, args.engine.resolve(), tmp)
+            elif section == "views":
+                rows += bench_views(mode, E, tmp)
             elif section == "scaling":
                 got, summary = bench_scaling(mode, tmp)
                 rows += got
