@@ -56,7 +56,9 @@ __all__ = [
     "all_cards",
     "apply_move",
     "can_pay_reis",
+    "card",
     "check_invariants",
+    "component",
     "determinize",
     "dumps",
     "events",
@@ -68,6 +70,7 @@ __all__ = [
     "legal_moves",
     "loads",
     "majority_awards",
+    "move_words",
     "new_game",
     "noble_name",
     "options",
@@ -9823,6 +9826,1724 @@ def all_cards(g: Game) -> list[int]:
         raise _broken(g, exc) from None
 
 
+# --- Words and components -------------------------------------------------------------------------
+# What a screen shows of the rules' components and of a move (`component`, `move_words`), in the
+# reference's words (emit/engine/components.py).
+
+# Every id of a kind of rules/state.yaml whose rows the rules list, by kind: its name, its words
+# and its row as plain data (`component`).
+_COMPONENTS: Final[dict[str, dict[Any, tuple[str, str, Any]]]] = {
+    # rules/components.yaml:40 components.cards
+    "card": {
+        1: (
+            "Political card 1 (Blue deck, Treasury)",
+            "Political card 1: Deck: Blue deck; Type: treasury; Event: Noble action: Build a Store",
+            {
+                "number": 1,
+                "deck": "blue",
+                "type": "treasury",
+                "event": {"noble_action": "build-store"},
+            },
+        ),
+        2: (
+            "Political card 2 (Blue deck, Manuel da Maia)",
+            "Political card 2: Deck: Blue deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: Rubble: 1; Penalty: 2 réis",
+            {
+                "number": 2,
+                "deck": "blue",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"rubble": 1},
+                "penalty": {"reis": -2},
+            },
+        ),
+        3: (
+            "Political card 3 (Blue deck, Marquis de Pombal)",
+            "Political card 3: Deck: Blue deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: Influence gain: 1",
+            {
+                "number": 3,
+                "deck": "blue",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"influence_gain": 1},
+                "penalty": {},
+            },
+        ),
+        4: (
+            "Political card 4 (Blue deck, D. José I)",
+            "Political card 4: Deck: Blue deck; Type: D. José I; Influence: 1; Reward: 3 "
+            "réis; Penalty: 1 Influence",
+            {
+                "number": 4,
+                "deck": "blue",
+                "type": "king",
+                "influence": 1,
+                "reward": {"reis": 3},
+                "penalty": {"influence": -1},
+            },
+        ),
+        5: (
+            "Political card 5 (Blue deck, Treasury)",
+            "Political card 5: Deck: Blue deck; Type: treasury; Event: Effects: 3 réis",
+            {"number": 5, "deck": "blue", "type": "treasury", "event": {"effects": {"reis": 3}}},
+        ),
+        6: (
+            "Political card 6 (Blue deck, Manuel da Maia)",
+            "Political card 6: Deck: Blue deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: 1 wig; Penalty: 1 real",
+            {
+                "number": 6,
+                "deck": "blue",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"wigs": 1},
+                "penalty": {"reis": -1},
+            },
+        ),
+        7: (
+            "Political card 7 (Blue deck, Marquis de Pombal)",
+            "Political card 7: Deck: Blue deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: Rubble: 1; Penalty: 2 réis",
+            {
+                "number": 7,
+                "deck": "blue",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"rubble": 1},
+                "penalty": {"reis": -2},
+            },
+        ),
+        8: (
+            "Political card 8 (Blue deck, D. José I)",
+            "Political card 8: Deck: Blue deck; Type: D. José I; Influence: 1; Reward: "
+            "Influence gain: 1",
+            {
+                "number": 8,
+                "deck": "blue",
+                "type": "king",
+                "influence": 1,
+                "reward": {"influence_gain": 1},
+                "penalty": {},
+            },
+        ),
+        9: (
+            "Political card 9 (Blue deck, Treasury)",
+            "Political card 9: Deck: Blue deck; Type: treasury; Event: Noble action: Take a Decree",
+            {
+                "number": 9,
+                "deck": "blue",
+                "type": "treasury",
+                "event": {"noble_action": "take-decree"},
+            },
+        ),
+        10: (
+            "Political card 10 (Blue deck, Manuel da Maia)",
+            "Political card 10: Deck: Blue deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: 2 réis; Penalty: 1 real",
+            {
+                "number": 10,
+                "deck": "blue",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"reis": 2},
+                "penalty": {"reis": -1},
+            },
+        ),
+        11: (
+            "Political card 11 (Blue deck, Marquis de Pombal)",
+            "Political card 11: Deck: Blue deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: 1 wig; Penalty: 1 real",
+            {
+                "number": 11,
+                "deck": "blue",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"wigs": 1},
+                "penalty": {"reis": -1},
+            },
+        ),
+        12: (
+            "Political card 12 (Blue deck, D. José I)",
+            "Political card 12: Deck: Blue deck; Type: D. José I; Influence: 1; Reward: "
+            "Rubble: 1; Penalty: 2 réis",
+            {
+                "number": 12,
+                "deck": "blue",
+                "type": "king",
+                "influence": 1,
+                "reward": {"rubble": 1},
+                "penalty": {"reis": -2},
+            },
+        ),
+        13: (
+            "Political card 13 (Blue deck, Treasury)",
+            "Political card 13: Deck: Blue deck; Type: treasury; Event: Effects: 2 wigs",
+            {"number": 13, "deck": "blue", "type": "treasury", "event": {"effects": {"wigs": 2}}},
+        ),
+        14: (
+            "Political card 14 (Blue deck, Manuel da Maia)",
+            "Political card 14: Deck: Blue deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: 3 réis; Penalty: 1 Influence",
+            {
+                "number": 14,
+                "deck": "blue",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"reis": 3},
+                "penalty": {"influence": -1},
+            },
+        ),
+        15: (
+            "Political card 15 (Blue deck, Marquis de Pombal)",
+            "Political card 15: Deck: Blue deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: 2 réis; Penalty: 1 real",
+            {
+                "number": 15,
+                "deck": "blue",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"reis": 2},
+                "penalty": {"reis": -1},
+            },
+        ),
+        16: (
+            "Political card 16 (Blue deck, D. José I)",
+            "Political card 16: Deck: Blue deck; Type: D. José I; Influence: 1; Reward: 1 "
+            "wig; Penalty: 1 real",
+            {
+                "number": 16,
+                "deck": "blue",
+                "type": "king",
+                "influence": 1,
+                "reward": {"wigs": 1},
+                "penalty": {"reis": -1},
+            },
+        ),
+        17: (
+            "Political card 17 (Blue deck, Treasury)",
+            "Political card 17: Deck: Blue deck; Type: treasury; Event: Noble action: "
+            "Open a Public Building",
+            {
+                "number": 17,
+                "deck": "blue",
+                "type": "treasury",
+                "event": {"noble_action": "open-building"},
+            },
+        ),
+        18: (
+            "Political card 18 (Blue deck, Manuel da Maia)",
+            "Political card 18: Deck: Blue deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: Influence gain: 1",
+            {
+                "number": 18,
+                "deck": "blue",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"influence_gain": 1},
+                "penalty": {},
+            },
+        ),
+        19: (
+            "Political card 19 (Blue deck, Marquis de Pombal)",
+            "Political card 19: Deck: Blue deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: 3 réis; Penalty: 1 Influence",
+            {
+                "number": 19,
+                "deck": "blue",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"reis": 3},
+                "penalty": {"influence": -1},
+            },
+        ),
+        20: (
+            "Political card 20 (Blue deck, D. José I)",
+            "Political card 20: Deck: Blue deck; Type: D. José I; Influence: 1; Reward: 2 "
+            "réis; Penalty: 1 real",
+            {
+                "number": 20,
+                "deck": "blue",
+                "type": "king",
+                "influence": 1,
+                "reward": {"reis": 2},
+                "penalty": {"reis": -1},
+            },
+        ),
+        21: (
+            "Political card 21 (Red deck, Treasury)",
+            "Political card 21: Deck: Red deck; Type: treasury; Event: Effects: Influence gain: 1",
+            {
+                "number": 21,
+                "deck": "red",
+                "type": "treasury",
+                "event": {"effects": {"influence_gain": 1}},
+            },
+        ),
+        22: (
+            "Political card 22 (Red deck, Manuel da Maia)",
+            "Political card 22: Deck: Red deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: Rubble: 1; Penalty: 2 réis",
+            {
+                "number": 22,
+                "deck": "red",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"rubble": 1},
+                "penalty": {"reis": -2},
+            },
+        ),
+        23: (
+            "Political card 23 (Red deck, Marquis de Pombal)",
+            "Political card 23: Deck: Red deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: Influence gain: 1",
+            {
+                "number": 23,
+                "deck": "red",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"influence_gain": 1},
+                "penalty": {},
+            },
+        ),
+        24: (
+            "Political card 24 (Red deck, D. José I)",
+            "Political card 24: Deck: Red deck; Type: D. José I; Influence: 1; Reward: 3 "
+            "réis; Penalty: 1 Influence",
+            {
+                "number": 24,
+                "deck": "red",
+                "type": "king",
+                "influence": 1,
+                "reward": {"reis": 3},
+                "penalty": {"influence": -1},
+            },
+        ),
+        25: (
+            "Political card 25 (Red deck, Treasury)",
+            "Political card 25: Deck: Red deck; Type: treasury; Event: Noble action: Build a Store",
+            {
+                "number": 25,
+                "deck": "red",
+                "type": "treasury",
+                "event": {"noble_action": "build-store"},
+            },
+        ),
+        26: (
+            "Political card 26 (Red deck, Manuel da Maia)",
+            "Political card 26: Deck: Red deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: 1 wig; Penalty: 1 real",
+            {
+                "number": 26,
+                "deck": "red",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"wigs": 1},
+                "penalty": {"reis": -1},
+            },
+        ),
+        27: (
+            "Political card 27 (Red deck, Marquis de Pombal)",
+            "Political card 27: Deck: Red deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: Rubble: 1; Penalty: 2 réis",
+            {
+                "number": 27,
+                "deck": "red",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"rubble": 1},
+                "penalty": {"reis": -2},
+            },
+        ),
+        28: (
+            "Political card 28 (Red deck, D. José I)",
+            "Political card 28: Deck: Red deck; Type: D. José I; Influence: 1; Reward: "
+            "Influence gain: 1",
+            {
+                "number": 28,
+                "deck": "red",
+                "type": "king",
+                "influence": 1,
+                "reward": {"influence_gain": 1},
+                "penalty": {},
+            },
+        ),
+        29: (
+            "Political card 29 (Red deck, Treasury)",
+            "Political card 29: Deck: Red deck; Type: treasury; Event: Effects: 3 réis",
+            {"number": 29, "deck": "red", "type": "treasury", "event": {"effects": {"reis": 3}}},
+        ),
+        30: (
+            "Political card 30 (Red deck, Manuel da Maia)",
+            "Political card 30: Deck: Red deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: 2 réis; Penalty: 1 real",
+            {
+                "number": 30,
+                "deck": "red",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"reis": 2},
+                "penalty": {"reis": -1},
+            },
+        ),
+        31: (
+            "Political card 31 (Red deck, Marquis de Pombal)",
+            "Political card 31: Deck: Red deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: 1 wig; Penalty: 1 real",
+            {
+                "number": 31,
+                "deck": "red",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"wigs": 1},
+                "penalty": {"reis": -1},
+            },
+        ),
+        32: (
+            "Political card 32 (Red deck, D. José I)",
+            "Political card 32: Deck: Red deck; Type: D. José I; Influence: 1; Reward: "
+            "Rubble: 1; Penalty: 2 réis",
+            {
+                "number": 32,
+                "deck": "red",
+                "type": "king",
+                "influence": 1,
+                "reward": {"rubble": 1},
+                "penalty": {"reis": -2},
+            },
+        ),
+        33: (
+            "Political card 33 (Red deck, Treasury)",
+            "Political card 33: Deck: Red deck; Type: treasury; Event: Noble action: Take a Decree",
+            {
+                "number": 33,
+                "deck": "red",
+                "type": "treasury",
+                "event": {"noble_action": "take-decree"},
+            },
+        ),
+        34: (
+            "Political card 34 (Red deck, Manuel da Maia)",
+            "Political card 34: Deck: Red deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: 3 réis; Penalty: 1 Influence",
+            {
+                "number": 34,
+                "deck": "red",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"reis": 3},
+                "penalty": {"influence": -1},
+            },
+        ),
+        35: (
+            "Political card 35 (Red deck, Marquis de Pombal)",
+            "Political card 35: Deck: Red deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: 2 réis; Penalty: 1 real",
+            {
+                "number": 35,
+                "deck": "red",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"reis": 2},
+                "penalty": {"reis": -1},
+            },
+        ),
+        36: (
+            "Political card 36 (Red deck, D. José I)",
+            "Political card 36: Deck: Red deck; Type: D. José I; Influence: 1; Reward: 1 "
+            "wig; Penalty: 1 real",
+            {
+                "number": 36,
+                "deck": "red",
+                "type": "king",
+                "influence": 1,
+                "reward": {"wigs": 1},
+                "penalty": {"reis": -1},
+            },
+        ),
+        37: (
+            "Political card 37 (Red deck, Treasury)",
+            "Political card 37: Deck: Red deck; Type: treasury; Event: Effects: 2 wigs",
+            {"number": 37, "deck": "red", "type": "treasury", "event": {"effects": {"wigs": 2}}},
+        ),
+        38: (
+            "Political card 38 (Red deck, Manuel da Maia)",
+            "Political card 38: Deck: Red deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: Influence gain: 1",
+            {
+                "number": 38,
+                "deck": "red",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"influence_gain": 1},
+                "penalty": {},
+            },
+        ),
+        39: (
+            "Political card 39 (Red deck, Marquis de Pombal)",
+            "Political card 39: Deck: Red deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: 3 réis; Penalty: 1 Influence",
+            {
+                "number": 39,
+                "deck": "red",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"reis": 3},
+                "penalty": {"influence": -1},
+            },
+        ),
+        40: (
+            "Political card 40 (Red deck, D. José I)",
+            "Political card 40: Deck: Red deck; Type: D. José I; Influence: 1; Reward: 2 "
+            "réis; Penalty: 1 real",
+            {
+                "number": 40,
+                "deck": "red",
+                "type": "king",
+                "influence": 1,
+                "reward": {"reis": 2},
+                "penalty": {"reis": -1},
+            },
+        ),
+        41: (
+            "Political card 41 (Brown deck, Treasury)",
+            "Political card 41: Deck: Brown deck; Type: treasury; Event: Noble action: "
+            "Open a Public Building",
+            {
+                "number": 41,
+                "deck": "brown",
+                "type": "treasury",
+                "event": {"noble_action": "open-building"},
+            },
+        ),
+        42: (
+            "Political card 42 (Brown deck, Manuel da Maia)",
+            "Political card 42: Deck: Brown deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: Rubble: 1; Penalty: 2 réis",
+            {
+                "number": 42,
+                "deck": "brown",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"rubble": 1},
+                "penalty": {"reis": -2},
+            },
+        ),
+        43: (
+            "Political card 43 (Brown deck, Marquis de Pombal)",
+            "Political card 43: Deck: Brown deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: Influence gain: 1",
+            {
+                "number": 43,
+                "deck": "brown",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"influence_gain": 1},
+                "penalty": {},
+            },
+        ),
+        44: (
+            "Political card 44 (Brown deck, D. José I)",
+            "Political card 44: Deck: Brown deck; Type: D. José I; Influence: 1; Reward: "
+            "3 réis; Penalty: 1 Influence",
+            {
+                "number": 44,
+                "deck": "brown",
+                "type": "king",
+                "influence": 1,
+                "reward": {"reis": 3},
+                "penalty": {"influence": -1},
+            },
+        ),
+        45: (
+            "Political card 45 (Brown deck, Treasury)",
+            "Political card 45: Deck: Brown deck; Type: treasury; Event: Effects: "
+            "Influence gain: 1",
+            {
+                "number": 45,
+                "deck": "brown",
+                "type": "treasury",
+                "event": {"effects": {"influence_gain": 1}},
+            },
+        ),
+        46: (
+            "Political card 46 (Brown deck, Manuel da Maia)",
+            "Political card 46: Deck: Brown deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: 1 wig; Penalty: 1 real",
+            {
+                "number": 46,
+                "deck": "brown",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"wigs": 1},
+                "penalty": {"reis": -1},
+            },
+        ),
+        47: (
+            "Political card 47 (Brown deck, Marquis de Pombal)",
+            "Political card 47: Deck: Brown deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: Rubble: 1; Penalty: 2 réis",
+            {
+                "number": 47,
+                "deck": "brown",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"rubble": 1},
+                "penalty": {"reis": -2},
+            },
+        ),
+        48: (
+            "Political card 48 (Brown deck, D. José I)",
+            "Political card 48: Deck: Brown deck; Type: D. José I; Influence: 1; Reward: "
+            "Influence gain: 1",
+            {
+                "number": 48,
+                "deck": "brown",
+                "type": "king",
+                "influence": 1,
+                "reward": {"influence_gain": 1},
+                "penalty": {},
+            },
+        ),
+        49: (
+            "Political card 49 (Brown deck, Treasury)",
+            "Political card 49: Deck: Brown deck; Type: treasury; Event: Noble action: "
+            "Build a Store",
+            {
+                "number": 49,
+                "deck": "brown",
+                "type": "treasury",
+                "event": {"noble_action": "build-store"},
+            },
+        ),
+        50: (
+            "Political card 50 (Brown deck, Manuel da Maia)",
+            "Political card 50: Deck: Brown deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: 2 réis; Penalty: 1 real",
+            {
+                "number": 50,
+                "deck": "brown",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"reis": 2},
+                "penalty": {"reis": -1},
+            },
+        ),
+        51: (
+            "Political card 51 (Brown deck, Marquis de Pombal)",
+            "Political card 51: Deck: Brown deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: 1 wig; Penalty: 1 real",
+            {
+                "number": 51,
+                "deck": "brown",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"wigs": 1},
+                "penalty": {"reis": -1},
+            },
+        ),
+        52: (
+            "Political card 52 (Brown deck, D. José I)",
+            "Political card 52: Deck: Brown deck; Type: D. José I; Influence: 1; Reward: "
+            "Rubble: 1; Penalty: 2 réis",
+            {
+                "number": 52,
+                "deck": "brown",
+                "type": "king",
+                "influence": 1,
+                "reward": {"rubble": 1},
+                "penalty": {"reis": -2},
+            },
+        ),
+        53: (
+            "Political card 53 (Brown deck, Treasury)",
+            "Political card 53: Deck: Brown deck; Type: treasury; Event: Effects: 3 réis",
+            {"number": 53, "deck": "brown", "type": "treasury", "event": {"effects": {"reis": 3}}},
+        ),
+        54: (
+            "Political card 54 (Brown deck, Manuel da Maia)",
+            "Political card 54: Deck: Brown deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: 3 réis; Penalty: 1 Influence",
+            {
+                "number": 54,
+                "deck": "brown",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"reis": 3},
+                "penalty": {"influence": -1},
+            },
+        ),
+        55: (
+            "Political card 55 (Brown deck, Marquis de Pombal)",
+            "Political card 55: Deck: Brown deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: 2 réis; Penalty: 1 real",
+            {
+                "number": 55,
+                "deck": "brown",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"reis": 2},
+                "penalty": {"reis": -1},
+            },
+        ),
+        56: (
+            "Political card 56 (Brown deck, D. José I)",
+            "Political card 56: Deck: Brown deck; Type: D. José I; Influence: 1; Reward: "
+            "1 wig; Penalty: 1 real",
+            {
+                "number": 56,
+                "deck": "brown",
+                "type": "king",
+                "influence": 1,
+                "reward": {"wigs": 1},
+                "penalty": {"reis": -1},
+            },
+        ),
+        57: (
+            "Political card 57 (Brown deck, Treasury)",
+            "Political card 57: Deck: Brown deck; Type: treasury; Event: Noble action: "
+            "Take a Decree",
+            {
+                "number": 57,
+                "deck": "brown",
+                "type": "treasury",
+                "event": {"noble_action": "take-decree"},
+            },
+        ),
+        58: (
+            "Political card 58 (Brown deck, Manuel da Maia)",
+            "Political card 58: Deck: Brown deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: Influence gain: 1",
+            {
+                "number": 58,
+                "deck": "brown",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"influence_gain": 1},
+                "penalty": {},
+            },
+        ),
+        59: (
+            "Political card 59 (Brown deck, Marquis de Pombal)",
+            "Political card 59: Deck: Brown deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: 3 réis; Penalty: 1 Influence",
+            {
+                "number": 59,
+                "deck": "brown",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"reis": 3},
+                "penalty": {"influence": -1},
+            },
+        ),
+        60: (
+            "Political card 60 (Brown deck, D. José I)",
+            "Political card 60: Deck: Brown deck; Type: D. José I; Influence: 1; Reward: "
+            "2 réis; Penalty: 1 real",
+            {
+                "number": 60,
+                "deck": "brown",
+                "type": "king",
+                "influence": 1,
+                "reward": {"reis": 2},
+                "penalty": {"reis": -1},
+            },
+        ),
+        61: (
+            "Political card 61 (Brown deck, Treasury)",
+            "Political card 61: Deck: Brown deck; Type: treasury; Event: Effects: 2 wigs",
+            {"number": 61, "deck": "brown", "type": "treasury", "event": {"effects": {"wigs": 2}}},
+        ),
+        62: (
+            "Political card 62 (Brown deck, Manuel da Maia)",
+            "Political card 62: Deck: Brown deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: Rubble: 1; Penalty: 2 réis",
+            {
+                "number": 62,
+                "deck": "brown",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"rubble": 1},
+                "penalty": {"reis": -2},
+            },
+        ),
+        63: (
+            "Political card 63 (Purple deck, Treasury)",
+            "Political card 63: Deck: Purple deck; Type: treasury; Event: Noble action: "
+            "Open a Public Building",
+            {
+                "number": 63,
+                "deck": "purple",
+                "type": "treasury",
+                "event": {"noble_action": "open-building"},
+            },
+        ),
+        64: (
+            "Political card 64 (Purple deck, Manuel da Maia)",
+            "Political card 64: Deck: Purple deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: 3 réis; Penalty: 1 Influence",
+            {
+                "number": 64,
+                "deck": "purple",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"reis": 3},
+                "penalty": {"influence": -1},
+            },
+        ),
+        65: (
+            "Political card 65 (Purple deck, Marquis de Pombal)",
+            "Political card 65: Deck: Purple deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: 2 réis; Penalty: 1 real",
+            {
+                "number": 65,
+                "deck": "purple",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"reis": 2},
+                "penalty": {"reis": -1},
+            },
+        ),
+        66: (
+            "Political card 66 (Purple deck, D. José I)",
+            "Political card 66: Deck: Purple deck; Type: D. José I; Influence: 1; Reward: "
+            "1 wig; Penalty: 1 real",
+            {
+                "number": 66,
+                "deck": "purple",
+                "type": "king",
+                "influence": 1,
+                "reward": {"wigs": 1},
+                "penalty": {"reis": -1},
+            },
+        ),
+        67: (
+            "Political card 67 (Purple deck, Treasury)",
+            "Political card 67: Deck: Purple deck; Type: treasury; Event: Effects: "
+            "Influence gain: 1",
+            {
+                "number": 67,
+                "deck": "purple",
+                "type": "treasury",
+                "event": {"effects": {"influence_gain": 1}},
+            },
+        ),
+        68: (
+            "Political card 68 (Purple deck, Manuel da Maia)",
+            "Political card 68: Deck: Purple deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: Influence gain: 1",
+            {
+                "number": 68,
+                "deck": "purple",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"influence_gain": 1},
+                "penalty": {},
+            },
+        ),
+        69: (
+            "Political card 69 (Purple deck, Marquis de Pombal)",
+            "Political card 69: Deck: Purple deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: 3 réis; Penalty: 1 Influence",
+            {
+                "number": 69,
+                "deck": "purple",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"reis": 3},
+                "penalty": {"influence": -1},
+            },
+        ),
+        70: (
+            "Political card 70 (Purple deck, D. José I)",
+            "Political card 70: Deck: Purple deck; Type: D. José I; Influence: 1; Reward: "
+            "2 réis; Penalty: 1 real",
+            {
+                "number": 70,
+                "deck": "purple",
+                "type": "king",
+                "influence": 1,
+                "reward": {"reis": 2},
+                "penalty": {"reis": -1},
+            },
+        ),
+        71: (
+            "Political card 71 (Purple deck, Treasury)",
+            "Political card 71: Deck: Purple deck; Type: treasury; Event: Noble action: "
+            "Build a Store",
+            {
+                "number": 71,
+                "deck": "purple",
+                "type": "treasury",
+                "event": {"noble_action": "build-store"},
+            },
+        ),
+        72: (
+            "Political card 72 (Purple deck, Manuel da Maia)",
+            "Political card 72: Deck: Purple deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: Rubble: 1; Penalty: 2 réis",
+            {
+                "number": 72,
+                "deck": "purple",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"rubble": 1},
+                "penalty": {"reis": -2},
+            },
+        ),
+        73: (
+            "Political card 73 (Purple deck, Marquis de Pombal)",
+            "Political card 73: Deck: Purple deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: Influence gain: 1",
+            {
+                "number": 73,
+                "deck": "purple",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"influence_gain": 1},
+                "penalty": {},
+            },
+        ),
+        74: (
+            "Political card 74 (Purple deck, D. José I)",
+            "Political card 74: Deck: Purple deck; Type: D. José I; Influence: 1; Reward: "
+            "3 réis; Penalty: 1 Influence",
+            {
+                "number": 74,
+                "deck": "purple",
+                "type": "king",
+                "influence": 1,
+                "reward": {"reis": 3},
+                "penalty": {"influence": -1},
+            },
+        ),
+        75: (
+            "Political card 75 (Purple deck, Treasury)",
+            "Political card 75: Deck: Purple deck; Type: treasury; Event: Effects: 3 réis",
+            {"number": 75, "deck": "purple", "type": "treasury", "event": {"effects": {"reis": 3}}},
+        ),
+        76: (
+            "Political card 76 (Purple deck, Manuel da Maia)",
+            "Political card 76: Deck: Purple deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: 1 wig; Penalty: 1 real",
+            {
+                "number": 76,
+                "deck": "purple",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"wigs": 1},
+                "penalty": {"reis": -1},
+            },
+        ),
+        77: (
+            "Political card 77 (Purple deck, Marquis de Pombal)",
+            "Political card 77: Deck: Purple deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: Rubble: 1; Penalty: 2 réis",
+            {
+                "number": 77,
+                "deck": "purple",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"rubble": 1},
+                "penalty": {"reis": -2},
+            },
+        ),
+        78: (
+            "Political card 78 (Purple deck, D. José I)",
+            "Political card 78: Deck: Purple deck; Type: D. José I; Influence: 1; Reward: "
+            "Influence gain: 1",
+            {
+                "number": 78,
+                "deck": "purple",
+                "type": "king",
+                "influence": 1,
+                "reward": {"influence_gain": 1},
+                "penalty": {},
+            },
+        ),
+        79: (
+            "Political card 79 (Purple deck, Treasury)",
+            "Political card 79: Deck: Purple deck; Type: treasury; Event: Noble action: "
+            "Take a Decree",
+            {
+                "number": 79,
+                "deck": "purple",
+                "type": "treasury",
+                "event": {"noble_action": "take-decree"},
+            },
+        ),
+        80: (
+            "Political card 80 (Purple deck, Manuel da Maia)",
+            "Political card 80: Deck: Purple deck; Type: Manuel da Maia; Influence: 1; "
+            "Reward: 2 réis; Penalty: 1 real",
+            {
+                "number": 80,
+                "deck": "purple",
+                "type": "manuel",
+                "influence": 1,
+                "reward": {"reis": 2},
+                "penalty": {"reis": -1},
+            },
+        ),
+        81: (
+            "Political card 81 (Purple deck, Marquis de Pombal)",
+            "Political card 81: Deck: Purple deck; Type: Marquis de Pombal; Influence: 2; "
+            "Reward: 1 wig; Penalty: 1 real",
+            {
+                "number": 81,
+                "deck": "purple",
+                "type": "marquis",
+                "influence": 2,
+                "reward": {"wigs": 1},
+                "penalty": {"reis": -1},
+            },
+        ),
+        82: (
+            "Political card 82 (Purple deck, D. José I)",
+            "Political card 82: Deck: Purple deck; Type: D. José I; Influence: 1; Reward: "
+            "Rubble: 1; Penalty: 2 réis",
+            {
+                "number": 82,
+                "deck": "purple",
+                "type": "king",
+                "influence": 1,
+                "reward": {"rubble": 1},
+                "penalty": {"reis": -2},
+            },
+        ),
+    },
+    # rules/components.yaml:124 components.decrees
+    "decree": {
+        "decree-01": (
+            "Decree 01",
+            "Decree 01: Condition: you have at least 2 Books stores; Wigs: 2",
+            {"id": "decree-01", "condition": "stores.books >= 2", "wigs": 2},
+        ),
+        "decree-02": (
+            "Decree 02",
+            "Decree 02: Condition: you have at least 5 stores; Wigs: 6",
+            {"id": "decree-02", "condition": "stores_total >= 5", "wigs": 6},
+        ),
+        "decree-03": (
+            "Decree 03",
+            "Decree 03: Condition: you have at least 2 Gold stores; Wigs: 2",
+            {"id": "decree-03", "condition": "stores.gold >= 2", "wigs": 2},
+        ),
+        "decree-04": (
+            "Decree 04",
+            "Decree 04: Condition: you have at least 2 Tools stores; Wigs: 3",
+            {"id": "decree-04", "condition": "stores.tools >= 2", "wigs": 3},
+        ),
+        "decree-05": (
+            "Decree 05",
+            "Decree 05: Condition: you have at least 2 Cloth stores; Wigs: 3",
+            {"id": "decree-05", "condition": "stores.cloth >= 2", "wigs": 3},
+        ),
+        "decree-06": (
+            "Decree 06",
+            "Decree 06: Condition: you have at least 3 completed rubble sets; Wigs: 6",
+            {"id": "decree-06", "condition": "rubble_sets >= 3", "wigs": 6},
+        ),
+        "decree-07": (
+            "Decree 07",
+            "Decree 07: Condition: you have at least 2 completed rubble sets; Wigs: 3",
+            {"id": "decree-07", "condition": "rubble_sets >= 2", "wigs": 3},
+        ),
+        "decree-08": (
+            "Decree 08",
+            "Decree 08: Condition: you have at least 2 completed Plans; Wigs: 5",
+            {"id": "decree-08", "condition": "completed_plans >= 2", "wigs": 5},
+        ),
+        "decree-09": (
+            "Decree 09",
+            "Decree 09: Condition: you have any completed Plans; Wigs: 2",
+            {"id": "decree-09", "condition": "completed_plans >= 1", "wigs": 2},
+        ),
+        "decree-10": (
+            "Decree 10",
+            "Decree 10: Condition: you have at least 2 Ships; Wigs: 4",
+            {"id": "decree-10", "condition": "ships >= 2", "wigs": 4},
+        ),
+        "decree-11": (
+            "Decree 11",
+            "Decree 11: Condition: you have at least 2 Royal Favor tiles; Wigs: 3",
+            {"id": "decree-11", "condition": "royal_favors >= 2", "wigs": 3},
+        ),
+        "decree-12": (
+            "Decree 12",
+            "Decree 12: Condition: you have at least 10 réis; Wigs: 2",
+            {"id": "decree-12", "condition": "reis >= 10", "wigs": 2},
+        ),
+        "decree-13": (
+            "Decree 13",
+            "Decree 13: Condition: you have at least 7 Influence; Wigs: 3",
+            {"id": "decree-13", "condition": "influence >= 7", "wigs": 3},
+        ),
+        "decree-14": (
+            "Decree 14",
+            "Decree 14: Condition: the Officials shown on your completed Plans is at "
+            "least 4; Wigs: 5",
+            {"id": "decree-14", "condition": "officials_on_completed_plans >= 4", "wigs": 5},
+        ),
+        "decree-15": (
+            "Decree 15",
+            "Decree 15: Condition: the total hull size of your Ships is at least 5; Wigs: 4",
+            {"id": "decree-15", "condition": "ship_hull_total >= 5", "wigs": 4},
+        ),
+        "decree-16": (
+            "Decree 16",
+            "Decree 16: Condition: at least 3 of your Books stores and your Cloth stores "
+            "together; Wigs: 4",
+            {"id": "decree-16", "condition": "stores.books + stores.cloth >= 3", "wigs": 4},
+        ),
+        "decree-17": (
+            "Decree 17",
+            "Decree 17: Condition: you have at least 4 Decrees; Wigs: 4",
+            {"id": "decree-17", "condition": "decrees >= 4", "wigs": 4},
+        ),
+        "decree-18": (
+            "Decree 18",
+            "Decree 18: Condition: you have at least 3 stores; Wigs: 3",
+            {"id": "decree-18", "condition": "stores_total >= 3", "wigs": 3},
+        ),
+        "decree-19": (
+            "Decree 19",
+            "Decree 19: Condition: you have at least 30 wigs; Wigs: 5",
+            {"id": "decree-19", "condition": "wigs >= 30", "wigs": 5},
+        ),
+        "decree-20": (
+            "Decree 20",
+            "Decree 20: Condition: at least 3 of your Gold stores and your Tools stores "
+            "together; Wigs: 4",
+            {"id": "decree-20", "condition": "stores.gold + stores.tools >= 3", "wigs": 4},
+        ),
+        "decree-21": (
+            "Decree 21",
+            "Decree 21: Condition: you have any Royal Favor tiles; Wigs: 1",
+            {"id": "decree-21", "condition": "royal_favors >= 1", "wigs": 1},
+        ),
+        "decree-22": (
+            "Decree 22",
+            "Decree 22: Condition: you have any completed rubble sets; Wigs: 1",
+            {"id": "decree-22", "condition": "rubble_sets >= 1", "wigs": 1},
+        ),
+        "decree-23": (
+            "Decree 23",
+            "Decree 23: Condition: you have any Ships; Wigs: 1",
+            {"id": "decree-23", "condition": "ships >= 1", "wigs": 1},
+        ),
+        "decree-24": (
+            "Decree 24",
+            "Decree 24: Condition: you have at least 20 réis; Wigs: 4",
+            {"id": "decree-24", "condition": "reis >= 20", "wigs": 4},
+        ),
+    },
+    # rules/components.yaml:150 components.plans
+    "plan": {
+        "plan-01": ("Plan 01", "Plan 01: Officials: 3", {"id": "plan-01", "officials": 3}),
+        "plan-02": ("Plan 02", "Plan 02: Officials: 2", {"id": "plan-02", "officials": 2}),
+        "plan-03": ("Plan 03", "Plan 03: Officials: 1", {"id": "plan-03", "officials": 1}),
+        "plan-04": ("Plan 04", "Plan 04: Officials: 3", {"id": "plan-04", "officials": 3}),
+        "plan-05": ("Plan 05", "Plan 05: Officials: 2", {"id": "plan-05", "officials": 2}),
+        "plan-06": ("Plan 06", "Plan 06: Officials: 1", {"id": "plan-06", "officials": 1}),
+        "plan-07": ("Plan 07", "Plan 07: Officials: 3", {"id": "plan-07", "officials": 3}),
+        "plan-08": ("Plan 08", "Plan 08: Officials: 2", {"id": "plan-08", "officials": 2}),
+        "plan-09": ("Plan 09", "Plan 09: Officials: 1", {"id": "plan-09", "officials": 1}),
+        "plan-10": ("Plan 10", "Plan 10: Officials: 3", {"id": "plan-10", "officials": 3}),
+        "plan-11": ("Plan 11", "Plan 11: Officials: 2", {"id": "plan-11", "officials": 2}),
+        "plan-12": ("Plan 12", "Plan 12: Officials: 1", {"id": "plan-12", "officials": 1}),
+        "plan-13": ("Plan 13", "Plan 13: Officials: 3", {"id": "plan-13", "officials": 3}),
+        "plan-14": ("Plan 14", "Plan 14: Officials: 2", {"id": "plan-14", "officials": 2}),
+        "plan-15": ("Plan 15", "Plan 15: Officials: 1", {"id": "plan-15", "officials": 1}),
+        "plan-16": ("Plan 16", "Plan 16: Officials: 3", {"id": "plan-16", "officials": 3}),
+        "plan-17": ("Plan 17", "Plan 17: Officials: 2", {"id": "plan-17", "officials": 2}),
+        "plan-18": ("Plan 18", "Plan 18: Officials: 1", {"id": "plan-18", "officials": 1}),
+        "plan-19": ("Plan 19", "Plan 19: Officials: 3", {"id": "plan-19", "officials": 3}),
+        "plan-20": ("Plan 20", "Plan 20: Officials: 2", {"id": "plan-20", "officials": 2}),
+    },
+    # rules/components.yaml:189 components.clergy
+    "clergy": {
+        "clergy-01": (
+            "Clergy 01",
+            "Clergy 01: Reward: 2 réis",
+            {"id": "clergy-01", "reward": {"reis": 2}},
+        ),
+        "clergy-02": (
+            "Clergy 02",
+            "Clergy 02: Reward: 1 wig",
+            {"id": "clergy-02", "reward": {"wigs": 1}},
+        ),
+        "clergy-03": (
+            "Clergy 03",
+            "Clergy 03: Reward: Influence gain: 1",
+            {"id": "clergy-03", "reward": {"influence_gain": 1}},
+        ),
+        "clergy-04": (
+            "Clergy 04",
+            "Clergy 04: Reward: 2 réis",
+            {"id": "clergy-04", "reward": {"reis": 2}},
+        ),
+        "clergy-05": (
+            "Clergy 05",
+            "Clergy 05: Reward: 1 wig",
+            {"id": "clergy-05", "reward": {"wigs": 1}},
+        ),
+        "clergy-06": (
+            "Clergy 06",
+            "Clergy 06: Reward: Influence gain: 1",
+            {"id": "clergy-06", "reward": {"influence_gain": 1}},
+        ),
+        "clergy-07": (
+            "Clergy 07",
+            "Clergy 07: Reward: 2 réis",
+            {"id": "clergy-07", "reward": {"reis": 2}},
+        ),
+        "clergy-08": (
+            "Clergy 08",
+            "Clergy 08: Reward: 1 wig",
+            {"id": "clergy-08", "reward": {"wigs": 1}},
+        ),
+        "clergy-09": (
+            "Clergy 09",
+            "Clergy 09: Reward: Influence gain: 1",
+            {"id": "clergy-09", "reward": {"influence_gain": 1}},
+        ),
+        "clergy-10": (
+            "Clergy 10",
+            "Clergy 10: Reward: 2 réis",
+            {"id": "clergy-10", "reward": {"reis": 2}},
+        ),
+        "clergy-11": (
+            "Clergy 11",
+            "Clergy 11: Reward: 1 wig",
+            {"id": "clergy-11", "reward": {"wigs": 1}},
+        ),
+        "clergy-12": (
+            "Clergy 12",
+            "Clergy 12: Reward: Influence gain: 1",
+            {"id": "clergy-12", "reward": {"influence_gain": 1}},
+        ),
+        "clergy-13": (
+            "Clergy 13",
+            "Clergy 13: Reward: 2 réis",
+            {"id": "clergy-13", "reward": {"reis": 2}},
+        ),
+        "clergy-14": (
+            "Clergy 14",
+            "Clergy 14: Reward: 1 wig",
+            {"id": "clergy-14", "reward": {"wigs": 1}},
+        ),
+        "clergy-15": (
+            "Clergy 15",
+            "Clergy 15: Reward: Influence gain: 1",
+            {"id": "clergy-15", "reward": {"influence_gain": 1}},
+        ),
+        "clergy-16": (
+            "Clergy 16",
+            "Clergy 16: Reward: 2 réis",
+            {"id": "clergy-16", "reward": {"reis": 2}},
+        ),
+        "clergy-17": (
+            "Clergy 17",
+            "Clergy 17: Reward: 1 wig",
+            {"id": "clergy-17", "reward": {"wigs": 1}},
+        ),
+        "clergy-18": (
+            "Clergy 18",
+            "Clergy 18: Reward: Influence gain: 1",
+            {"id": "clergy-18", "reward": {"influence_gain": 1}},
+        ),
+        "clergy-19": (
+            "Clergy 19",
+            "Clergy 19: Reward: 2 réis",
+            {"id": "clergy-19", "reward": {"reis": 2}},
+        ),
+        "clergy-20": (
+            "Clergy 20",
+            "Clergy 20: Reward: 1 wig",
+            {"id": "clergy-20", "reward": {"wigs": 1}},
+        ),
+        "clergy-21": (
+            "Clergy 21",
+            "Clergy 21: Reward: Influence gain: 1",
+            {"id": "clergy-21", "reward": {"influence_gain": 1}},
+        ),
+        "clergy-22": (
+            "Clergy 22",
+            "Clergy 22: Reward: 2 réis",
+            {"id": "clergy-22", "reward": {"reis": 2}},
+        ),
+        "clergy-23": (
+            "Clergy 23",
+            "Clergy 23: Reward: 1 wig",
+            {"id": "clergy-23", "reward": {"wigs": 1}},
+        ),
+        "clergy-24": (
+            "Clergy 24",
+            "Clergy 24: Reward: Influence gain: 1",
+            {"id": "clergy-24", "reward": {"influence_gain": 1}},
+        ),
+        "clergy-25": (
+            "Clergy 25",
+            "Clergy 25: Reward: 2 réis",
+            {"id": "clergy-25", "reward": {"reis": 2}},
+        ),
+        "clergy-26": (
+            "Clergy 26",
+            "Clergy 26: Reward: 1 wig",
+            {"id": "clergy-26", "reward": {"wigs": 1}},
+        ),
+        "clergy-27": (
+            "Clergy 27",
+            "Clergy 27: Reward: Influence gain: 1",
+            {"id": "clergy-27", "reward": {"influence_gain": 1}},
+        ),
+        "clergy-28": (
+            "Clergy 28",
+            "Clergy 28: Reward: 2 réis",
+            {"id": "clergy-28", "reward": {"reis": 2}},
+        ),
+        "clergy-29": (
+            "Clergy 29",
+            "Clergy 29: Reward: 1 wig",
+            {"id": "clergy-29", "reward": {"wigs": 1}},
+        ),
+        "clergy-30": (
+            "Clergy 30",
+            "Clergy 30: Reward: Influence gain: 1",
+            {"id": "clergy-30", "reward": {"influence_gain": 1}},
+        ),
+        "clergy-31": (
+            "Clergy 31",
+            "Clergy 31: Reward: 2 réis",
+            {"id": "clergy-31", "reward": {"reis": 2}},
+        ),
+        "clergy-32": (
+            "Clergy 32",
+            "Clergy 32: Reward: 1 wig",
+            {"id": "clergy-32", "reward": {"wigs": 1}},
+        ),
+        "clergy-33": (
+            "Clergy 33",
+            "Clergy 33: Reward: Influence gain: 1",
+            {"id": "clergy-33", "reward": {"influence_gain": 1}},
+        ),
+        "clergy-34": (
+            "Clergy 34",
+            "Clergy 34: Reward: 2 réis",
+            {"id": "clergy-34", "reward": {"reis": 2}},
+        ),
+        "clergy-35": (
+            "Clergy 35",
+            "Clergy 35: Reward: 1 wig",
+            {"id": "clergy-35", "reward": {"wigs": 1}},
+        ),
+        "clergy-36": (
+            "Clergy 36",
+            "Clergy 36: Reward: Influence gain: 1",
+            {"id": "clergy-36", "reward": {"influence_gain": 1}},
+        ),
+        "clergy-37": (
+            "Clergy 37",
+            "Clergy 37: Reward: 2 réis",
+            {"id": "clergy-37", "reward": {"reis": 2}},
+        ),
+    },
+    # rules/nobles.yaml:8 nobles.nobles
+    "noble": {
+        "manuel": (
+            "Manuel da Maia",
+            "Manuel da Maia: Title: the Builder; State actions: Officials, Plan; Noble "
+            "action: Build a Store; Trade goods: Tools, Gold",
+            {
+                "id": "manuel",
+                "name": "Manuel da Maia",
+                "title": "the Builder",
+                "state_actions": ["officials", "plan"],
+                "noble_action": "build-store",
+                "trade_goods": ["tools", "gold"],
+            },
+        ),
+        "marquis": (
+            "Marquis de Pombal",
+            "Marquis de Pombal: Title: the Minister; State actions: Ship, Production; "
+            "Noble action: Take a Decree; Trade goods: Books, Gold",
+            {
+                "id": "marquis",
+                "name": "Marquis de Pombal",
+                "title": "the Minister",
+                "state_actions": ["ship", "production"],
+                "noble_action": "take-decree",
+                "trade_goods": ["books", "gold"],
+            },
+        ),
+        "king": (
+            "D. José I",
+            "D. José I: Title: the King; State actions: Cardinal, Royal Favor; Noble "
+            "action: Open a Public Building; Trade goods: Cloth, Gold",
+            {
+                "id": "king",
+                "name": "D. José I",
+                "title": "the King",
+                "state_actions": ["cardinal", "royal-favor"],
+                "noble_action": "open-building",
+                "trade_goods": ["cloth", "gold"],
+            },
+        ),
+    },
+    # rules/game.yaml:25 game.businesses
+    "business": {
+        "gold": ("Gold", "Gold", {"id": "gold", "name": "Gold"}),
+        "tools": ("Tools", "Tools", {"id": "tools", "name": "Tools"}),
+        "books": ("Books", "Books", {"id": "books", "name": "Books"}),
+        "cloth": ("Cloth", "Cloth", {"id": "cloth", "name": "Cloth"}),
+    },
+    # rules/nobles.yaml:33 nobles.state_actions
+    "state-action": {
+        "officials": (
+            "Officials",
+            "Officials: Text: Place 2 Officials from your supply in the office of this "
+            "Noble.; Effects: Officials to office: 2",
+            {
+                "id": "officials",
+                "name": "Officials",
+                "text": (
+                    "Place {effects.officials_to_office} Officials from your supply in "
+                    "the office of this Noble."
+                ),
+                "effects": {"officials_to_office": 2},
+            },
+        ),
+        "plan": (
+            "Plan",
+            "Plan: Text: Take the top Plan of the Plan supply; it shows how many "
+            "Officials its Public Building needs.; Effects: Plan: 1",
+            {
+                "id": "plan",
+                "name": "Plan",
+                "text": (
+                    "Take the top Plan of the Plan supply; it shows how many Officials "
+                    "its Public Building needs."
+                ),
+                "effects": {"plan": 1},
+            },
+        ),
+        "ship": (
+            "Ship",
+            "Ship: Text: Build the top Ship of the shipyard: pay its cost in réis, put it "
+            "in your portfolio's top row, then gain Influence.; Effects: Ship: 1",
+            {
+                "id": "ship",
+                "name": "Ship",
+                "text": (
+                    "Build the top Ship of the shipyard: pay its cost in "
+                    "{game.terms.money}, put it in your portfolio's top row, then gain "
+                    "Influence."
+                ),
+                "effects": {"ship": 1},
+            },
+        ),
+        "production": (
+            "Production",
+            "Production: Text: Produce 1 good of each type you own a store of; with no "
+            "store you produce nothing. What your warehouse cannot hold is lost.; "
+            "Effects: Produce: 1",
+            {
+                "id": "production",
+                "name": "Production",
+                "text": (
+                    "Produce {effects.produce} good of each type you own a store of; with "
+                    "no store you produce nothing. What your warehouse cannot hold is lost."
+                ),
+                "effects": {"produce": 1},
+            },
+        ),
+        "cardinal": (
+            "Cardinal",
+            "Cardinal: Text: Move the Cardinal 1 space around its circuit and take the "
+            "clergy tile of the space it reaches, with its reward. When it reaches the "
+            "Church icon, a Church Scoring gives you 1 Influence gain.; Effects: Cardinal: 1",
+            {
+                "id": "cardinal",
+                "name": "Cardinal",
+                "text": (
+                    "Move the Cardinal {effects.cardinal} space around its circuit and "
+                    "take the clergy tile of the space it reaches, with its reward. When "
+                    "it reaches the Church icon, a Church Scoring gives you "
+                    "{components.church.scoring_gains} Influence gain."
+                ),
+                "effects": {"cardinal": 1},
+            },
+        ),
+        "royal-favor": (
+            "Royal Favor",
+            "Royal Favor: Text: Take a Royal Favor tile of a Noble of your choice from "
+            "the supply.; Effects: Royal favor: 1",
+            {
+                "id": "royal-favor",
+                "name": "Royal Favor",
+                "text": "Take a Royal Favor tile of a Noble of your choice from the supply.",
+                "effects": {"royal_favor": 1},
+            },
+        ),
+    },
+    # rules/components.yaml:12 components.display.piles
+    "pile": {
+        "treasury": ("Treasury", "Treasury", "treasury"),
+        "manuel": ("Manuel", "Manuel", "manuel"),
+        "marquis": ("Marquis", "Marquis", "marquis"),
+        "king": ("King", "King", "king"),
+    },
+    # rules/components.yaml:172 components.church.spaces
+    "church-space": {
+        "space-1": ("Space 1", "Space 1", "space-1"),
+        "space-2": ("Space 2", "Space 2", "space-2"),
+        "space-3": ("Space 3", "Space 3", "space-3"),
+        "space-4": ("Space 4", "Space 4", "space-4"),
+        "space-5": ("Space 5", "Space 5", "space-5"),
+        "space-6": ("Space 6", "Space 6", "space-6"),
+    },
+    # rules/components.yaml:6 components.decks
+    "deck": {
+        "blue": (
+            "Blue deck",
+            "Blue deck: Years: 1755–1756; Role: starting-hand",
+            {"id": "blue", "name": "Blue deck", "years": "1755–1756", "role": "starting-hand"},
+        ),
+        "red": (
+            "Red deck",
+            "Red deck: Years: 1757–1763; Role: display; Period: 1",
+            {"id": "red", "name": "Red deck", "years": "1757–1763", "role": "display", "period": 1},
+        ),
+        "purple": (
+            "Purple deck",
+            "Purple deck: Years: 1763–1768; Role: period-refill",
+            {"id": "purple", "name": "Purple deck", "years": "1763–1768", "role": "period-refill"},
+        ),
+        "brown": (
+            "Brown deck",
+            "Brown deck: Years: 1769–1777; Role: display; Period: 2",
+            {
+                "id": "brown",
+                "name": "Brown deck",
+                "years": "1769–1777",
+                "role": "display",
+                "period": 2,
+            },
+        ),
+    },
+    # rules/components.yaml:32 components.ships
+    "ship-color": {
+        "blue": ("Blue", "Blue: Size: 1; Cost: 1", {"color": "blue", "size": 1, "cost": 1}),
+        "red": ("Red", "Red: Size: 2; Cost: 2", {"color": "red", "size": 2, "cost": 2}),
+        "purple": ("Purple", "Purple: Size: 3; Cost: 3", {"color": "purple", "size": 3, "cost": 3}),
+        "brown": ("Brown", "Brown: Size: 4; Cost: 4", {"color": "brown", "size": 4, "cost": 4}),
+    },
+    # rules/game.yaml:21 game.players.colors
+    "color": {
+        "Yellow": ("Yellow", "Yellow", "Yellow"),
+        "Green": ("Green", "Green", "Green"),
+        "Orange": ("Orange", "Orange", "Orange"),
+        "Blue": ("Blue", "Blue", "Blue"),
+    },
+    # rules/game.yaml:21 game.players.colors
+    "owner": {
+        "Yellow": ("Yellow", "Yellow", "Yellow"),
+        "Green": ("Green", "Green", "Green"),
+        "Orange": ("Orange", "Orange", "Orange"),
+        "Blue": ("Blue", "Blue", "Blue"),
+    },
+    # rules/flow.yaml:243 flow.triggers
+    "trigger": {
+        "period-end.rubble": (
+            "Period end.rubble (Period, Any player, The first period ends as soon as a "
+            "player completes their own {params.sets|ordinal} rubble set.)",
+            "Period end.rubble: Ends: period; Period: 1; Scope: any-player; Condition: "
+            "you have at least 2 completed rubble sets; Text: The first period ends as "
+            "soon as a player completes their own 2nd rubble set.",
+            {
+                "id": "period-end.rubble",
+                "ends": "period",
+                "period": 1,
+                "scope": "any-player",
+                "condition": "rubble_sets >= sets",
+                "params": {"sets": 2},
+                "ranges": {"sets": [1, "game.rubble.max_sets"]},
+                "text": (
+                    "The first period ends as soon as a player completes their own "
+                    "{params.sets|ordinal} rubble set."
+                ),
+            },
+        ),
+        "period-end.display": (
+            "Period end.display (Period, Game, The first period also ends as soon as "
+            "{params.piles} of the {components.display.piles|count} piles of the "
+            "Political card display are empty.)",
+            "Period end.display: Ends: period; Period: 1; Scope: game; Condition: the "
+            "number of empty display piles is at least 3; Text: The first period also "
+            "ends as soon as 3 of the 4 piles of the Political card display are empty.",
+            {
+                "id": "period-end.display",
+                "ends": "period",
+                "period": 1,
+                "scope": "game",
+                "condition": "empty_display_piles >= piles",
+                "params": {"piles": 3},
+                "ranges": {"piles": [1, "count(components.display.piles)"]},
+                "text": (
+                    "The first period also ends as soon as {params.piles} of the "
+                    "{components.display.piles|count} piles of the Political card display "
+                    "are empty."
+                ),
+            },
+        ),
+        "game-end.rubble": (
+            "Game end.rubble (Game, Any player, The end of the game is triggered as soon "
+            "as a player completes their own {params.sets|ordinal} rubble set.)",
+            "Game end.rubble: Ends: game; Period: 2; Scope: any-player; Condition: you "
+            "have at least 4 completed rubble sets; Text: The end of the game is "
+            "triggered as soon as a player completes their own 4th rubble set.",
+            {
+                "id": "game-end.rubble",
+                "ends": "game",
+                "period": 2,
+                "scope": "any-player",
+                "condition": "rubble_sets >= sets",
+                "params": {"sets": 4},
+                "ranges": {"sets": [1, "game.rubble.max_sets"]},
+                "text": (
+                    "The end of the game is triggered as soon as a player completes their "
+                    "own {params.sets|ordinal} rubble set."
+                ),
+            },
+        ),
+        "game-end.display": (
+            "Game end.display (Game, Game, It is also triggered as soon as {params.piles} "
+            "of the {components.display.piles|count} display piles are empty again (the "
+            "brown cards).)",
+            "Game end.display: Ends: game; Period: 2; Scope: game; Condition: the number "
+            "of empty display piles is at least 3; Text: It is also triggered as soon as "
+            "3 of the 4 display piles are empty again (the brown cards).",
+            {
+                "id": "game-end.display",
+                "ends": "game",
+                "period": 2,
+                "scope": "game",
+                "condition": "empty_display_piles >= piles",
+                "params": {"piles": 3},
+                "ranges": {"piles": [1, "count(components.display.piles)"]},
+                "text": (
+                    "It is also triggered as soon as {params.piles} of the "
+                    "{components.display.piles|count} display piles are empty again (the "
+                    "brown cards)."
+                ),
+            },
+        ),
+    },
+}
+
+# What the rule sets whose variants change some rows change (by the key of RULESETS).
+_COMPONENTS_OF: Final[dict[tuple[str, ...], dict[str, dict[Any, tuple[str, str, Any]]]]] = {
+    ("queen",): {
+        # rules/variants/queen.yaml:56 nobles.nobles
+        "noble": {
+            **_COMPONENTS["noble"],
+            "marquis": (
+                "Marquis de Pombal",
+                "Marquis de Pombal: Title: the Minister; State actions: Ship, Production; "
+                "Noble action: Take a Decree; Trade goods: Books, Gold; Reign: Flag: "
+                "queen; Name: Queen Mariana Vitória; Title: the Queen; Noble action: none",
+                {
+                    "id": "marquis",
+                    "name": "Marquis de Pombal",
+                    "title": "the Minister",
+                    "state_actions": ["ship", "production"],
+                    "noble_action": "take-decree",
+                    "trade_goods": ["books", "gold"],
+                    "reign": {
+                        "flag": "queen",
+                        "name": "Queen Mariana Vitória",
+                        "title": "the Queen",
+                        "noble_action": "none",
+                    },
+                },
+            ),
+        },
+    },
+    ("queen", "two-player"): {
+        # rules/variants/queen.yaml:56 nobles.nobles
+        "noble": {
+            **_COMPONENTS["noble"],
+            "marquis": (
+                "Marquis de Pombal",
+                "Marquis de Pombal: Title: the Minister; State actions: Ship, Production; "
+                "Noble action: Take a Decree; Trade goods: Books, Gold; Reign: Flag: "
+                "queen; Name: Queen Mariana Vitória; Title: the Queen; Noble action: none",
+                {
+                    "id": "marquis",
+                    "name": "Marquis de Pombal",
+                    "title": "the Minister",
+                    "state_actions": ["ship", "production"],
+                    "noble_action": "take-decree",
+                    "trade_goods": ["books", "gold"],
+                    "reign": {
+                        "flag": "queen",
+                        "name": "Queen Mariana Vitória",
+                        "title": "the Queen",
+                        "noble_action": "none",
+                    },
+                },
+            ),
+        },
+    },
+}
+
+# Each kind of move by its name: its action's `name:` (rules/court.yaml), else the title of
+# the rule it names (rules/flow.yaml `moves:`).
+_MOVE_NAMES: Final[dict[str, str]] = {
+    "portfolio": "Sell Goods",
+    "trade": "Trade with Nobles",
+    "visit": "Visit a Noble",
+    "follow": "Follow a Visit",
+    "sponsor": "Sponsor an Event",
+    "discard": "Discard a card",
+    "pass": "Pass",
+    "decline": "Decline to follow",
+    "draw": "Refill your hand",
+    "marker": "Rubble sets",
+    "hand-discard": "Hand discard",
+}
+
+# The names of the rule sets whose variants add or rename some (by the key of RULESETS).
+_MOVE_NAMES_OF: Final[dict[tuple[str, ...], dict[str, str]]] = {}
+
+# Each move field's label and the kind of the ids it holds: a field named after its kind
+# is said in its kind's words (rules/state.yaml `kinds:`), any other by its name; `seat`:
+# a seat, said by its player's colour; "": a number or a yes.
+_MOVE_LABELS: Final[dict[str, tuple[str, str]]] = {
+    "card": ("Political card", "card"),
+    "state_action": ("State action", "state-action"),
+    "good": ("good", "business"),
+    "ship_influence": ("ship influence", ""),
+    "favor": ("favor", "noble"),
+    "business": ("business", "business"),
+    "price_influence": ("price influence", ""),
+    "plan": ("Plan", "plan"),
+    "decrees": ("decrees", "decree"),
+    "noble_action": ("noble action", ""),
+    "noble": ("Noble", "noble"),
+    "event_influence": ("event influence", ""),
+    "pile": ("display pile", "pile"),
+    "cards": ("cards", "card"),
+}
+
+
+def card(g: Game | View, card_id: int) -> dict[str, Any]:
+    """What a screen shows of a Political card (see `component`)."""
+    return component(g, "card", card_id)
+
+
 # --- Rule sets ------------------------------------------------------------------------------------
 # The base game first; every other rule set is the base with what its variants change.
 
@@ -16352,3 +18073,119 @@ def _seen(h: _Happened, n: int, seat: int | None, hidden_kinds: set[str]) -> dic
             elif repr(value) not in shown:
                 move[name] = None
     return {"n": n, "player": h.player, "move": move, "changes": changes}
+
+
+# --- Words and components -------------------------------------------------------------------------
+# What a screen shows, in the rules' words: a component of the rules by its kind and id (a row of
+# the rules' tables, with its name and its words: the reference's), and a move as a line for a
+# log or a button. The words are generated from rules/ (`_COMPONENTS`, `_MOVE_NAMES`,
+# `_MOVE_LABELS`); a rule set whose variants change some has its own.
+
+_WORDS_OF: Final[
+    dict[tuple[str, ...], tuple[dict[str, dict[Any, tuple[str, str, Any]]], dict[str, str]]]
+] = {}
+
+
+def _words_key(g: Game | View) -> tuple[str, ...]:
+    """The key of the rule set of a game or of a view (BadArgument for anything else)."""
+    if isinstance(g, View):
+        variants = g.state.get("variants") if isinstance(g.state, dict) else None
+        if not isinstance(variants, list):
+            raise BadArgument("not a view of these rules: it names no variants")
+        key = tuple([x for x in variants if x not in _folded()])
+        if key not in RULESETS:
+            raise BadArgument(f"no rule set for variants {variants}")
+        return key
+    return _activate(g).key
+
+
+def _words_of(
+    key: tuple[str, ...],
+) -> tuple[dict[str, dict[Any, tuple[str, str, Any]]], dict[str, str]]:
+    """The components and the names of the kinds of move of a rule set (made once)."""
+    found = _WORDS_OF.get(key)
+    if found is None:
+        found = (
+            {**_COMPONENTS, **_COMPONENTS_OF.get(key, {})},
+            {**_MOVE_NAMES, **_MOVE_NAMES_OF.get(key, {})},
+        )
+        _WORDS_OF[key] = found
+    return found
+
+
+def component(g: Game | View, kind: str, component_id: Any) -> dict[str, Any]:
+    """What a screen shows of one component of the rules a game (or a view) is played by: its
+    `kind` and `id`, its `name` (a short label), its `words` (one line: the reference's words
+    for its row) and its `row` (the rules' data, as plain JSON data). The kinds are those of
+    the state whose rows the rules list; an unknown kind or id raises BadArgument."""
+    try:
+        table = _words_of(_words_key(g))[0]
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) if isinstance(g, Game) else BadArgument(str(exc)) from None
+    if type(kind) is not str or kind not in table:
+        raise BadArgument(f"{kind!r} is not a kind of these rules ({', '.join(table)})")
+    rows = table[kind]
+    _id_arg(component_id, list(rows), f"an id of the kind {kind!r}")
+    name, words, row = rows[component_id]
+    return {"kind": kind, "id": component_id, "name": name, "words": words, "row": _plain(row)}
+
+
+def move_words(g: Game | View, move: Move) -> str:
+    """The words of a move of a game (or of a view), for a log or a button: the rules' name of
+    its kind, then each choice it makes, labelled, in the rules' words (an id by its name, a
+    seat by its colour, a yes by its label): `NAME: CHOICE; CHOICE`."""
+    problem = _move_problem(move)
+    if problem is not None:
+        raise BadArgument(problem)
+    try:
+        key = _words_key(g)
+        table, names = _words_of(key)
+        if move.kind not in names:
+            raise BadArgument(
+                f"{move.kind!r} is not a kind of move of these rules ({', '.join(names)})"
+            )
+        defined = RULESETS[key].moves.get(move.kind)
+        own = defined.fields if defined is not None else ()
+        parts = []
+        for name in (*own, *[f for f in _MOVE_DEFAULTS if f not in own]):
+            value = getattr(move, name)
+            if value != _MOVE_DEFAULTS[name]:
+                parts.append(_choice_words(g, table, name, value))
+        return names[move.kind] + (": " + "; ".join(parts) if parts else "")
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) if isinstance(g, Game) else BadArgument(str(exc)) from None
+
+
+def _choice_words(
+    g: Game | View, table: dict[str, dict[Any, tuple[str, str, Any]]], name: str, value: Any
+) -> str:
+    """A choice of a move in words: its label, then its value (the label alone for a yes; no
+    label when the value's words start with it: `Card 1`, not `Card Card 1`)."""
+    label, kind = _MOVE_LABELS.get(name, (name.replace("_", " "), ""))
+    if value is True:
+        return label
+    items = value if isinstance(value, tuple) else (value,)
+    shown = ", ".join([_id_words(g, table, kind, x) for x in items])
+    return shown if shown == label or shown.startswith(label + " ") else f"{label} {shown}"
+
+
+def _id_words(
+    g: Game | View, table: dict[str, dict[Any, tuple[str, str, Any]]], kind: str, value: Any
+) -> str:
+    """A value of a move in words: an id by its name, a seat by its player's colour."""
+    if kind == "seat" and type(value) is int:
+        if isinstance(g, View):
+            players = g.players
+            if 0 <= value < len(players) and isinstance(players[value], dict):
+                return str(players[value].get("color", value))
+        elif 0 <= value < len(g.players):
+            return g.players[value].color
+        return str(value)
+    rows = table.get(kind)
+    if rows is not None and value in rows:
+        return rows[value][0]
+    return str(value)

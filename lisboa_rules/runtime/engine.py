@@ -48,6 +48,7 @@ __all__ = [
     "all_cards",
     "apply_move",
     "check_invariants",
+    "component",
     "determinize",
     "dumps",
     "events",
@@ -58,6 +59,7 @@ __all__ = [
     "legal_moves",
     "loads",
     "majority_awards",
+    "move_words",
     "new_game",
     "options",
     "play",
@@ -366,6 +368,17 @@ class Game:
 def all_cards(g: Game) -> list[int]:
     """Every id of the kind conserved under this name (generated from rules/state.yaml)."""
     return []
+
+
+# What a screen shows of the rules' components and moves (generated, emit/engine/
+# components.py): by kind, each id's (name, words, row); what the rule sets whose variants
+# change some rows change; each kind of move's name, and each move field's label and the kind
+# of the ids it holds ("seat": a seat; "": a number or a yes).
+_COMPONENTS: dict[str, dict[Any, tuple[str, str, Any]]] = {}
+_COMPONENTS_OF: dict[tuple[str, ...], dict[str, dict[Any, tuple[str, str, Any]]]] = {}
+_MOVE_NAMES: dict[str, str] = {}
+_MOVE_NAMES_OF: dict[tuple[str, ...], dict[str, str]] = {}
+_MOVE_LABELS: dict[str, tuple[str, str]] = {}
 
 
 # </generated>
@@ -2923,6 +2936,122 @@ def _seen(h: _Happened, n: int, seat: int | None, hidden_kinds: set[str]) -> dic
             elif repr(value) not in shown:
                 move[name] = None
     return {"n": n, "player": h.player, "move": move, "changes": changes}
+
+
+# --- Words and components -------------------------------------------------------------------------
+# What a screen shows, in the rules' words: a component of the rules by its kind and id (a row of
+# the rules' tables, with its name and its words: the reference's), and a move as a line for a
+# log or a button. The words are generated from rules/ (`_COMPONENTS`, `_MOVE_NAMES`,
+# `_MOVE_LABELS`); a rule set whose variants change some has its own.
+
+_WORDS_OF: Final[
+    dict[tuple[str, ...], tuple[dict[str, dict[Any, tuple[str, str, Any]]], dict[str, str]]]
+] = {}
+
+
+def _words_key(g: Game | View) -> tuple[str, ...]:
+    """The key of the rule set of a game or of a view (BadArgument for anything else)."""
+    if isinstance(g, View):
+        variants = g.state.get("variants") if isinstance(g.state, dict) else None
+        if not isinstance(variants, list):
+            raise BadArgument("not a view of these rules: it names no variants")
+        key = tuple([x for x in variants if x not in _folded()])
+        if key not in RULESETS:
+            raise BadArgument(f"no rule set for variants {variants}")
+        return key
+    return _activate(g).key
+
+
+def _words_of(
+    key: tuple[str, ...],
+) -> tuple[dict[str, dict[Any, tuple[str, str, Any]]], dict[str, str]]:
+    """The components and the names of the kinds of move of a rule set (made once)."""
+    found = _WORDS_OF.get(key)
+    if found is None:
+        found = (
+            {**_COMPONENTS, **_COMPONENTS_OF.get(key, {})},
+            {**_MOVE_NAMES, **_MOVE_NAMES_OF.get(key, {})},
+        )
+        _WORDS_OF[key] = found
+    return found
+
+
+def component(g: Game | View, kind: str, component_id: Any) -> dict[str, Any]:
+    """What a screen shows of one component of the rules a game (or a view) is played by: its
+    `kind` and `id`, its `name` (a short label), its `words` (one line: the reference's words
+    for its row) and its `row` (the rules' data, as plain JSON data). The kinds are those of
+    the state whose rows the rules list; an unknown kind or id raises BadArgument."""
+    try:
+        table = _words_of(_words_key(g))[0]
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) if isinstance(g, Game) else BadArgument(str(exc)) from None
+    if type(kind) is not str or kind not in table:
+        raise BadArgument(f"{kind!r} is not a kind of these rules ({', '.join(table)})")
+    rows = table[kind]
+    _id_arg(component_id, list(rows), f"an id of the kind {kind!r}")
+    name, words, row = rows[component_id]
+    return {"kind": kind, "id": component_id, "name": name, "words": words, "row": _plain(row)}
+
+
+def move_words(g: Game | View, move: Move) -> str:
+    """The words of a move of a game (or of a view), for a log or a button: the rules' name of
+    its kind, then each choice it makes, labelled, in the rules' words (an id by its name, a
+    seat by its colour, a yes by its label): `NAME: CHOICE; CHOICE`."""
+    problem = _move_problem(move)
+    if problem is not None:
+        raise BadArgument(problem)
+    try:
+        key = _words_key(g)
+        table, names = _words_of(key)
+        if move.kind not in names:
+            raise BadArgument(
+                f"{move.kind!r} is not a kind of move of these rules ({', '.join(names)})"
+            )
+        defined = RULESETS[key].moves.get(move.kind)
+        own = defined.fields if defined is not None else ()
+        parts = []
+        for name in (*own, *[f for f in _MOVE_DEFAULTS if f not in own]):
+            value = getattr(move, name)
+            if value != _MOVE_DEFAULTS[name]:
+                parts.append(_choice_words(g, table, name, value))
+        return names[move.kind] + (": " + "; ".join(parts) if parts else "")
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) if isinstance(g, Game) else BadArgument(str(exc)) from None
+
+
+def _choice_words(
+    g: Game | View, table: dict[str, dict[Any, tuple[str, str, Any]]], name: str, value: Any
+) -> str:
+    """A choice of a move in words: its label, then its value (the label alone for a yes; no
+    label when the value's words start with it: `Card 1`, not `Card Card 1`)."""
+    label, kind = _MOVE_LABELS.get(name, (name.replace("_", " "), ""))
+    if value is True:
+        return label
+    items = value if isinstance(value, tuple) else (value,)
+    shown = ", ".join([_id_words(g, table, kind, x) for x in items])
+    return shown if shown == label or shown.startswith(label + " ") else f"{label} {shown}"
+
+
+def _id_words(
+    g: Game | View, table: dict[str, dict[Any, tuple[str, str, Any]]], kind: str, value: Any
+) -> str:
+    """A value of a move in words: an id by its name, a seat by its player's colour."""
+    if kind == "seat" and type(value) is int:
+        if isinstance(g, View):
+            players = g.players
+            if 0 <= value < len(players) and isinstance(players[value], dict):
+                return str(players[value].get("color", value))
+        elif 0 <= value < len(g.players):
+            return g.players[value].color
+        return str(value)
+    rows = table.get(kind)
+    if rows is not None and value in rows:
+        return rows[value][0]
+    return str(value)
 
 
 # </emit>

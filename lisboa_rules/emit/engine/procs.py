@@ -27,6 +27,7 @@ from lisboa_rules.emit.engine.state_classes import copy_code
 from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir.reads import locals_named
+from lisboa_rules.ir.types import VType
 from lisboa_rules.lang.phases import CheckedPhase
 from lisboa_rules.lang.steps import Procedure
 from lisboa_rules.model import procs as P
@@ -61,6 +62,7 @@ class ProcView:
     fx: list[dict[str, Any]] = field(default_factory=list)  # column -> row -> bundle functions
     move_fields: dict[str, str] = field(default_factory=dict)  # choice -> JSON type, in order
     move_kinds: dict[str, str] = field(default_factory=dict)  # choice -> the type of its values
+    move_types: dict[str, VType] = field(default_factory=dict)  # choice -> its type (a kind's)
     vocab: list[Vocab] = field(default_factory=list)  # what each formula name reads
     queries: list[list[PyQuery]] = field(default_factory=list)  # each rule set's public queries
     # the invariants of each rule set: RuleSet field -> value (its check, its conserved kinds'
@@ -226,6 +228,7 @@ class ProcSession:
             for fname, ftype in got.types.items():
                 view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
                 view.move_kinds.setdefault(fname, item_type(ftype))
+                view.move_types.setdefault(fname, ftype)
             # the fields of a Move only ever grow at the end: their places are known now
 
             def made(kind: str, chosen: tuple[str, ...]) -> str:
@@ -265,6 +268,7 @@ class ProcSession:
         for fname, ftype in checked.period_fields:  # a decision's choices
             view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
             view.move_kinds.setdefault(fname, item_type(ftype))
+            view.move_types.setdefault(fname, ftype)
         view.fx.append({name: {k: Raw(f"(_opts_{b}, _why_{b}, _run_{b})") for k, b in rows.items()}
                         for name, rows in bundles.tables.items()})
 

@@ -3,6 +3,7 @@ template puts the definitions it generates."""
 
 from __future__ import annotations
 
+import ast
 import functools
 from dataclasses import dataclass
 from importlib import resources
@@ -16,6 +17,27 @@ class RuntimeText:
     head: str  # the imports, __all__ and the rule tables' shapes
     tail: str  # the machinery that reads the generated tables
 
+    def exports(self) -> list[str]:
+        """The public names of the runtime (its `__all__`)."""
+        start = self.head.index("__all__ = [\n")
+        end = self.head.index("\n]\n", start)
+        body = self.head[start + len("__all__ = [\n") : end]
+        return [line.strip().rstrip(",").strip('"') for line in body.split("\n") if line.strip()]
+
+    def bound(self) -> set[str]:
+        """Every name the runtime binds at the module's level (its imports, functions, classes
+        and tables), which the generated code must not bind again."""
+        out: set[str] = set()
+        for node in ast.parse(self.head + self.tail).body:
+            if isinstance(node, ast.FunctionDef | ast.ClassDef):
+                out.add(node.name)
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                out |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                out |= {t.id for t in targets if isinstance(t, ast.Name)}
+        return out
+
     def head_with(self, names: list[str]) -> str:
         """The head with the generated public names in its `__all__` too (sorted as ruff
         keeps it)."""
@@ -23,9 +45,7 @@ class RuntimeText:
 
         start = self.head.index("__all__ = [\n")
         end = self.head.index("\n]\n", start)
-        body = self.head[start + len("__all__ = [\n") : end]
-        known = [line.strip().rstrip(",").strip('"') for line in body.split("\n") if line.strip()]
-        listed = "".join(f'    "{n}",\n' for n in sorted_exports([*known, *names]))
+        listed = "".join(f'    "{n}",\n' for n in sorted_exports([*self.exports(), *names]))
         return self.head[:start] + "__all__ = [\n" + listed + self.head[end + 1 :]
 
 

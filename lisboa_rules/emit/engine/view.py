@@ -13,6 +13,7 @@ from typing import Any
 from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.source import Span
 from lisboa_rules.emit.engine import tables as table_shapes
+from lisboa_rules.emit.engine.components import WordsView, words_view
 from lisboa_rules.emit.engine.procs import Lowered, Vocab, procedure_view
 from lisboa_rules.emit.engine.pyfmt import (
     Call,
@@ -25,6 +26,7 @@ from lisboa_rules.emit.engine.pyfmt import (
     wrap_line,
 )
 from lisboa_rules.emit.engine.queries import QueryView, query_view
+from lisboa_rules.emit.engine.runtime import runtime_text
 from lisboa_rules.emit.engine.sees import deals, draws, sees, zones
 from lisboa_rules.emit.engine.state_classes import ClassView, state_classes, value_class
 from lisboa_rules.emit.reference import words
@@ -93,6 +95,10 @@ class EngineView:
     listers: list[tuple[str, str, str, str]] = field(default_factory=list)
     # the rule tables' classes and the RuleSet (emit/engine/tables.py)
     table_classes: list[str] = field(default_factory=list)
+    # what `component` and `move_words` read, and each conserved kind's own function
+    # (emit/engine/components.py)
+    words: WordsView = field(default_factory=WordsView)
+    exports: list[str] = field(default_factory=list)  # the generated public names
 
 
 @dataclass(frozen=True)
@@ -979,6 +985,11 @@ def build_view(
     view.zones = fmt(zones(base.state), 0, col=len("_ZONES: Final[dict[str, str]] = "))
     view.view_schema = fmt(view_schema, 0)
     view.queries = query_view(pv.queries, [m.variants for m in rulesets])
+    runtime = runtime_text()
+    taken = {*runtime.exports(), *runtime.bound(), *view.queries.names,
+             *(n for n, _, _ in pv.listers)}
+    view.words = words_view(rulesets, pv.move_types, pv.listers, taken, fns.loc)
+    view.exports = [*view.queries.names, *(f[0] for f in view.words.functions)]
     for m in rulesets:  # the context names a formula may be given, in the vocabulary's order
         for row in m.data["vocabulary"]["names"]:
             if isinstance(row, dict) and "context" in row and row["context"] not in view.contexts:

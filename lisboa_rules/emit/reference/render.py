@@ -662,10 +662,7 @@ SEES_WORDS: dict[str, str] = {
 }
 
 
-def humanize(key: str) -> str:
-    """A data key as a heading: `noble_action` -> `Noble action`."""
-    text = key.replace("_", " ").replace("-", " ").strip()
-    return text[:1].upper() + text[1:]
+humanize = words.humanize  # a data key as a heading: `noble_action` -> `Noble action`
 
 
 # --- building the view -------------------------------------------------------------------------
@@ -677,6 +674,7 @@ class _Builder:
         self.engine_source = engine_source  # the generated engine, rendered by emit first
         self.m = compiled.base.model
         self.names = words.names_of(self.m)
+        self.data_words = words.DataWords(self.m)
         self.rules = {r.id: r for r in self.m.rules}
         self.placed: list[str] = []
         # An assumption's stated value prints the data it restates through placeholders, so a
@@ -1158,47 +1156,15 @@ class _Builder:
 
     def value_name(self, value: Any, named: bool = True) -> str:
         """A data value in words; ids become names when `named` (references, not colours)."""
-        if isinstance(value, bool):
-            return "yes" if value else "no"
-        if isinstance(value, str):
-            return self.names.get(value, value) if named else value
-        if isinstance(value, list):
-            return ", ".join(self.value_name(v, named) for v in value)
-        if isinstance(value, dict):
-            label = value.get("name", value.get("title"))
-            if isinstance(label, str) and len(value) <= 2:
-                return label
-            counted = self.counted(value)
-            if counted:
-                return counted
-            return "; ".join(f"{self.key_label(str(k))}: {self.value_name(v, named)}"
-                             for k, v in value.items() if k not in ("source", "assumptions"))
-        if value is None:
-            return "—"
-        return str(value)
+        return self.data_words.value_name(value, named)
 
     def counted(self, value: Mapping[str, Any]) -> str:
-        """Amounts of things the vocabulary names, as a rulebook writes them: `{reis: 1,
-        influence: 2}` -> `1 real, 2 Influence` (singulars from the game's terms); empty when
-        a key is not a vocabulary name or a value not a whole number."""
-        sayer = words.Sayer(self.m, {})
-        if not value or not all(k in sayer.vocab and "{" not in sayer.vocab[k]
-                                and isinstance(n, int) and not isinstance(n, bool)
-                                for k, n in value.items()):
-            return ""
-        # amounts by their size (a penalty of `reis: -2` is "2 réis": the column or the words
-        # around say which way it goes); a mix of gains and losses keeps its signs
-        if len({n < 0 for n in value.values()}) > 1:
-            return ""
-        return ", ".join(sayer.count(abs(n), words.bare(sayer.vocab[k]))
-                         for k, n in value.items())
+        """Amounts of things the vocabulary names, as a rulebook writes them (`words.DataWords`)."""
+        return self.data_words.counted(value)
 
     def key_label(self, key: str) -> str:
         """A data key as words: the vocabulary's words for it, else the key humanized."""
-        vocab = {v.name: v.words for v in self.m.vocabulary}
-        if key in self.names:
-            return self.names[key]
-        return _bare(vocab[key]) if key in vocab and "{" not in vocab[key] else humanize(key)
+        return self.data_words.key_label(key)
 
     def side_table(self, items: Sequence[Mapping[str, Any]], keys: Sequence[str],
                    caption: Rich = ()) -> Table:
@@ -2987,13 +2953,7 @@ def _strip(pieces: list[Piece]) -> Rich:
     return tuple(pieces)
 
 
-def _bare(label: str) -> str:
-    """Vocabulary words without the possessive: `your Ships` -> `Ships`."""
-    for prefix in ("your ", "the "):
-        if label.startswith(prefix):
-            label = label[len(prefix):]
-            break
-    return label[:1].upper() + label[1:]
+_bare = words.bare_label  # vocabulary words without the possessive: `your Ships` -> `Ships`
 
 
 def _mentions(text: str, path: str) -> bool:

@@ -485,3 +485,138 @@ def plain_text(m: Model, r: Rule) -> str:
 def plain(m: Model, text: str, local: Any) -> str:
     """Any text with placeholders filled in, as plain text."""
     return "".join(s.text for s in segments(m, text, local)).strip()
+
+
+# --- data values in words --------------------------------------------------------------------
+#
+# The reference prints the rules' tables (the cards, the clergy tiles, a variant's changes) in
+# these words, and the engine's `component` and `move_words` say the same rows and ids in them.
+
+
+def humanize(key: str) -> str:
+    """A data key as a heading: `noble_action` -> `Noble action`."""
+    text = key.replace("_", " ").replace("-", " ").strip()
+    return text[:1].upper() + text[1:]
+
+
+def bare_label(label: str) -> str:
+    """Vocabulary words without the possessive, as a label: `your Ships` -> `Ships`."""
+    for prefix in ("your ", "the "):
+        if label.startswith(prefix):
+            label = label[len(prefix):]
+            break
+    return label[:1].upper() + label[1:]
+
+
+class DataWords:
+    """The rules' data values in words: an id by its name, amounts of the vocabulary's things
+    counted as a rulebook writes them, a record's keys labelled."""
+
+    def __init__(self, m: Model) -> None:
+        self.m = m
+        self.names = names_of(m)
+        self.vocab = {v.name: v.words for v in m.vocabulary}
+
+    def value_name(self, value: Any, named: bool = True) -> str:
+        """A data value in words; ids become names when `named` (references, not colours)."""
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, str):
+            return self.names.get(value, value) if named else value
+        if isinstance(value, list):
+            return ", ".join(self.value_name(v, named) for v in value)
+        if isinstance(value, dict):
+            label = value.get("name", value.get("title"))
+            if isinstance(label, str) and len(value) <= 2:
+                return label
+            counted = self.counted(value)
+            if counted:
+                return counted
+            return "; ".join(f"{self.key_label(str(k))}: {self.value_name(v, named)}"
+                             for k, v in value.items() if k not in ("source", "assumptions"))
+        if value is None:
+            return "—"
+        return str(value)
+
+    def counted(self, value: Mapping[str, Any]) -> str:
+        """Amounts of things the vocabulary names, as a rulebook writes them: `{reis: 1,
+        influence: 2}` -> `1 real, 2 Influence` (singulars from the game's terms); empty when
+        a key is not a vocabulary name or a value not a whole number."""
+        sayer = Sayer(self.m, {})
+        if not value or not all(k in sayer.vocab and "{" not in sayer.vocab[k]
+                                and isinstance(n, int) and not isinstance(n, bool)
+                                for k, n in value.items()):
+            return ""
+        # amounts by their size (a penalty of `reis: -2` is "2 réis": the column or the words
+        # around say which way it goes); a mix of gains and losses keeps its signs
+        if len({n < 0 for n in value.values()}) > 1:
+            return ""
+        return ", ".join(sayer.count(abs(n), bare(sayer.vocab[k])) for k, n in value.items())
+
+    def key_label(self, key: str) -> str:
+        """A data key as words: the vocabulary's words for it, else the key humanized."""
+        if key in self.names:
+            return self.names[key]
+        words = self.vocab.get(key)
+        return bare_label(words) if words is not None and "{" not in words else humanize(key)
+
+    # -- a row of a table of the rules, for the engine's `component` ----------------------------
+
+    def row_name(self, row: Any, key: str | None, ident: Any, noun: str) -> str:
+        """A row's name: its `name` (or `title`); else its id, a text humanized (`Decree 01`),
+        a number after the noun of its kind (`Political card 12`), followed by the names of
+        the ids it refers to (`Political card 12 (Blue deck, Manuel da Maia)`)."""
+        head = self.row_head(row, ident, noun)
+        if isinstance(row, dict) and isinstance(row.get("name", row.get("title")), str):
+            return head
+        refs = [self.names.get(v) or humanize(v) for k, v in row.items()
+                if k not in _NOT_SAID and k != key and k not in FORMULA_KEYS
+                and isinstance(v, str) and v] if isinstance(row, dict) else []
+        return f"{head} ({', '.join(refs)})" if refs else head
+
+    def row_head(self, row: Any, ident: Any, noun: str) -> str:
+        """A row's name without the ids it refers to (see `row_name`)."""
+        if isinstance(row, dict):
+            label = row.get("name", row.get("title"))
+            if isinstance(label, str):
+                return label
+        if isinstance(ident, str):  # (not by the names of other kinds' ids: a colour is no deck)
+            return humanize(ident)
+        return f"{noun} {ident}".strip()
+
+    def row_words(self, row: Any, key: str | None, ident: Any, noun: str) -> str:
+        """A row in one line: its name, then each of its values labelled, in the reference's
+        words (`value_name`); a formula said in words, a rule text with its placeholders
+        filled; the row's id, name and provenance and empty values left out."""
+        name = self.row_head(row, ident, noun)
+        if not isinstance(row, dict):
+            return name
+        parts = []
+        for k, v in row.items():
+            if k in _NOT_SAID or k == key or v in (None, "", [], {}):
+                continue
+            if k in ("name", "title") and v == name:
+                continue
+            if k in FORMULA_KEYS and isinstance(v, str):
+                params = row.get("params")
+                shown = self.formula(v, params if isinstance(params, dict) else {})
+            elif k == "text" and isinstance(v, str):
+                shown = plain(self.m, v, row)
+            else:
+                shown = self.value_name(v)
+            parts.append(f"{self.key_label(str(k))}: {shown}")
+        return f"{name}: {'; '.join(parts)}" if parts else name
+
+    def formula(self, source: str, params: Mapping[str, Any]) -> str:
+        """A formula of a row in words (its source when the reference has no words for its
+        shape)."""
+        numbers = {k: v for k, v in params.items() if isinstance(v, int)}
+        try:
+            return formula_words(self.m, source, numbers)
+        except Unsayable:
+            return source
+
+
+# a row's keys no line of words says: where its data comes from, and its steps (a procedure's
+# rules, which the reference prints as rules)
+_NOT_SAID = ("source", "assumptions", "steps", "params", "ranges")
