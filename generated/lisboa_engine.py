@@ -1153,25 +1153,6 @@ _MOVE_DEFAULTS: Final[dict[str, Any]] = {
     "cards": (),
 }
 _MOVE_NOT_NULL: Final = frozenset({"kind", "player", "noble_action"})
-# The type of each field's values (of its items, for a list): a kind of the rules or a plain type.
-_MOVE_KINDS: Final = {
-    "kind": "str",
-    "player": "seat",
-    "card": "card",
-    "state_action": "state-action",
-    "good": "business",
-    "ship_influence": "int",
-    "favor": "noble",
-    "business": "business",
-    "price_influence": "int",
-    "plan": "plan",
-    "decrees": "decree",
-    "noble_action": "bool",
-    "noble": "noble",
-    "event_influence": "int",
-    "pile": "pile",
-    "cards": "card",
-}
 _MOVE_FIELDS: Final = (
     "kind",
     "player",
@@ -16157,9 +16138,14 @@ class Option:
     enabled: bool
     rule: str = ""
     reason: str = ""
+    words: str = ""  # the option in the rules' words (see `move_words`)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"value": _plain(self.value), "enabled": self.enabled}
+        out: dict[str, Any] = {
+            "value": _plain(self.value),
+            "words": self.words,
+            "enabled": self.enabled,
+        }
         if not self.enabled:
             out["rule"] = self.rule
             out["reason"] = self.reason
@@ -16177,9 +16163,14 @@ class Choice:
     options: tuple[Option, ...] = ()
     pick: tuple[int, int] | None = None
     move: Move | None = None
+    label: str = ""  # the field in the rules' words ("move" for the kind)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"field": self.field, "options": [o.to_json() for o in self.options]}
+        out: dict[str, Any] = {
+            "field": self.field,
+            "label": self.label,
+            "options": [o.to_json() for o in self.options],
+        }
         if self.pick is not None:
             out["pick"] = list(self.pick)
         if self.move is not None:
@@ -16221,6 +16212,38 @@ def _partial_arg(g: Game, partial: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _options(g: Game, given: dict[str, Any]) -> Choice:
+    """The choice, its options worded (`_worded_option`)."""
+    choice = _bare_options(g, given)
+    if choice.field is None:
+        return choice
+    table, names = _words_of(_activate(g).key)
+    worded = tuple(
+        replace(o, words=_option_words(g, table, names, choice.field, o.value))
+        for o in choice.options
+    )
+    label = "move" if choice.field == "kind" else _MOVE_LABELS.get(choice.field, ("", ""))[0]
+    return replace(choice, options=worded, label=label or choice.field.replace("_", " "))
+
+
+def _option_words(
+    g: Game,
+    table: dict[str, dict[Any, tuple[str, str, Any]]],
+    names: dict[str, str],
+    field: str,
+    value: Any,
+) -> str:
+    """An option in words: a kind of move by its name, a value as `move_words` says it, a
+    choice not made as "no ..." (an optional choice left out)."""
+    if field == "kind":
+        return names.get(value, str(value))
+    if value is None or value is False or value == []:
+        return "no " + _MOVE_LABELS.get(field, (field.replace("_", " "), ""))[0]
+    if isinstance(value, list):
+        value = tuple(value)
+    return _choice_words(g, table, field, value)
+
+
+def _bare_options(g: Game, given: dict[str, Any]) -> Choice:
     rs = _activate(g)
     listed = [(m, _choices(m)) for m in _legal_moves(g)]
     if "kind" not in given:
@@ -17895,6 +17918,8 @@ class _Happened:
     player: int
     move: dict[str, Any]
     changes: tuple[dict[str, Any], ...]
+    words: str  # the move's words (`move_words`)
+    name: str  # the name of its kind: the words of a move some choice of which is hidden
 
 
 def record(g: Game) -> Game:
@@ -17908,7 +17933,8 @@ def record(g: Game) -> Game:
 def events(g: Game, since: int = 0, seat: int | None = None) -> list[dict[str, Any]]:
     """What happened in the moves recorded since event `since` (see `record`), as `seat` may
     see it (None: a spectator, who sees what is public): each event is {"n": its number,
-    "player": the seat that moved, "move": the move's JSON, "changes": [...]} where a change
+    "player": the seat that moved, "move": the move's JSON, "words": the move's words (those
+    of its kind alone when a choice of it is hidden from the seat), "changes": [...]} where a change
     is {"moved": item, "from": place, "to": place}, {"added": item, "to": place},
     {"removed": item, "from": place}, {"shuffled": place} or {"set": place, "was": value,
     "now": value}; a place is the path of a field of the saved game ("piles.king",
@@ -17932,7 +17958,15 @@ def _recorded(before: Game, after: Game, move: Move) -> None:
     log: list[_Happened] = before._log or []
     changes: list[dict[str, Any]] = []
     _diff(_state_data(before), _state_data(after), "", changes)
-    after._log = [*log, _Happened(move.player, move.to_json(), tuple(_paired(changes)))]
+    names = _words_of(_activate(before).key)[1]
+    happened = _Happened(
+        move.player,
+        move.to_json(),
+        tuple(_paired(changes)),
+        move_words(before, move),
+        names.get(move.kind, move.kind),
+    )
+    after._log = [*log, happened]
 
 
 def _diff(was: Any, now: Any, path: str, out: list[dict[str, Any]]) -> None:
@@ -18066,13 +18100,14 @@ def _seen(h: _Happened, n: int, seat: int | None, hidden_kinds: set[str]) -> dic
     move = dict(h.move)
     if seat != h.player:
         for name, value in h.move.items():
-            if _MOVE_KINDS.get(name) not in hidden_kinds:
+            if _MOVE_LABELS.get(name, ("", ""))[1] not in hidden_kinds:
                 continue
             if isinstance(value, list):
                 move[name] = [x if repr(x) in shown else None for x in value]
             elif repr(value) not in shown:
                 move[name] = None
-    return {"n": n, "player": h.player, "move": move, "changes": changes}
+    words = h.words if move == h.move else h.name
+    return {"n": n, "player": h.player, "move": move, "words": words, "changes": changes}
 
 
 # --- Words and components -------------------------------------------------------------------------

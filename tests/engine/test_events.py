@@ -56,7 +56,7 @@ def _named(E: Any, event: dict[str, Any], kinds: set[str]) -> set[Any]:
             if c.get(key) is not None and E._zone_kind(c[end]) in kinds:
                 out.add(c[key])
     for name, value in event["move"].items():
-        if E._MOVE_KINDS.get(name) in kinds:
+        if E._MOVE_LABELS.get(name, ("", ""))[1] in kinds:
             out.update(x for x in (value if isinstance(value, list) else [value])
                        if x is not None)
     return out
@@ -92,8 +92,12 @@ def test_the_events_a_seat_gets_never_name_what_it_cannot_see(
             # (an id it saw before or after the move it may be told of)
             leaked = _named(engine, event, hidden_kinds) & unseen
             assert not leaked, (seat, leaked, event)
-            if seat == event["player"]:  # the mover is told its whole move
-                assert engine.Move.from_json(event["move"]) in engine.legal_moves(before)
+            if seat == event["player"]:  # the mover is told its whole move, in words
+                move = engine.Move.from_json(event["move"])
+                assert move in engine.legal_moves(before)
+                assert event["words"] == engine.move_words(before, move)
+            else:
+                assert event["words"]
 
 
 def _place(state: dict[str, Any], path: str) -> tuple[Any, Any]:

@@ -48,6 +48,8 @@ def _follow(E: Any, g: Any, move: Any) -> tuple[Any, int]:
             return choice.move, steps
         want = _value(move, choice.field)
         enabled = [o.value for o in choice.options if o.enabled]
+        words = [o.words for o in choice.options]
+        assert all(words) and len(set(words)) == len(words), choice  # told apart in words
         if choice.pick is None:
             assert want in enabled, (choice.field, want, choice)
         else:
@@ -89,7 +91,9 @@ def test_every_listed_move_is_built_choice_by_choice(
     for g in _states(engine, players, variants, 31 + players, sized(3, 11)):
         moves = engine.legal_moves(g)
         kinds = engine.options(g)
-        assert kinds.field == "kind"
+        assert kinds.field == "kind" and kinds.label
+        # each option in the rules' words: a kind by its action's name, distinct
+        assert len({o.words for o in kinds.options}) == len(kinds.options)
         assert {o.value for o in kinds.options if o.enabled} == {m.kind for m in moves}
         for move in moves:
             built, _ = _follow(engine, g, move)
@@ -220,8 +224,11 @@ def test_a_choice_is_json(engine: ModuleType) -> None:
         choice = engine.options(g, partial)
         data = choice.to_json()
         assert data["field"] == choice.field
-        assert all(set(o) in ({"value", "enabled"}, {"value", "enabled", "rule", "reason"})
+        assert all(set(o) in ({"value", "words", "enabled"},
+                              {"value", "words", "enabled", "rule", "reason"})
                    for o in data["options"])
+        if choice.field is not None:
+            assert data["label"] and all(o["words"] for o in data["options"])
         if choice.field is None:
             assert engine.Move.from_json(data["move"]) == move
             break

@@ -1192,12 +1192,6 @@ def _member(cond: ir.Expr, name: str) -> bool:
             and len(cond.ops) == 1 and cond.ops[0][0] == "in")
 
 
-def item_type(t: VType) -> str:
-    """The name of the type of a move field's values (of its items, for a list): a kind of
-    the rules (`card`, a table's id) or `int`, `str`, `bool`, `seat`."""
-    return (t.args[0].name if t.args else "str") if t.name == "list" else t.name
-
-
 def json_type(t: VType, int_kinds: frozenset[str]) -> str:
     """The JSON type of a move field of type t: integer, string, boolean, or a list of
     integers / strings (`integers`, `strings`)."""
@@ -1216,7 +1210,6 @@ __all__ = [
     "ActionCode",
     "Bundles",
     "MovePrinter",
-    "item_type",
     "json_type",
     "keyword_move",
 ]

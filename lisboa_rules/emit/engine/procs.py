@@ -19,7 +19,7 @@ from typing import Any
 from lisboa_rules.core import names as grammar
 from lisboa_rules.core.encode import py_str
 from lisboa_rules.emit.engine import checks as C
-from lisboa_rules.emit.engine.moves import Bundles, MovePrinter, item_type, json_type
+from lisboa_rules.emit.engine.moves import Bundles, MovePrinter, json_type
 from lisboa_rules.emit.engine.names import EngineNames
 from lisboa_rules.emit.engine.pyfmt import Call, Raw, fmt, identifier, wrap_line
 from lisboa_rules.emit.engine.queries import PyQuery, python_queries
@@ -61,7 +61,6 @@ class ProcView:
     turn: list[dict[str, Any]] = field(default_factory=list)
     fx: list[dict[str, Any]] = field(default_factory=list)  # column -> row -> bundle functions
     move_fields: dict[str, str] = field(default_factory=dict)  # choice -> JSON type, in order
-    move_kinds: dict[str, str] = field(default_factory=dict)  # choice -> the type of its values
     move_types: dict[str, VType] = field(default_factory=dict)  # choice -> its type (a kind's)
     vocab: list[Vocab] = field(default_factory=list)  # what each formula name reads
     queries: list[list[PyQuery]] = field(default_factory=list)  # each rule set's public queries
@@ -227,7 +226,6 @@ class ProcSession:
             got = mp.action(checked.actions[kind], _PLACEHOLDER)
             for fname, ftype in got.types.items():
                 view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
-                view.move_kinds.setdefault(fname, item_type(ftype))
                 view.move_types.setdefault(fname, ftype)
             # the fields of a Move only ever grow at the end: their places are known now
 
@@ -267,7 +265,6 @@ class ProcSession:
         view.turn.append(turn)
         for fname, ftype in checked.period_fields:  # a decision's choices
             view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
-            view.move_kinds.setdefault(fname, item_type(ftype))
             view.move_types.setdefault(fname, ftype)
         view.fx.append({name: {k: Raw(f"(_opts_{b}, _why_{b}, _run_{b})") for k, b in rows.items()}
                         for name, rows in bundles.tables.items()})

@@ -81,7 +81,6 @@ class EngineView:
     move_types: str = ""
     move_defaults: str = ""
     move_not_null: str = ""
-    move_kinds: str = ""
     move_slots: str = ""  # the Move's __slots__ (a tuple literal)
     move_names: str = ""  # the same tuple, as _MOVE_FIELDS
     move_methods: str = ""  # its __init__, _copy, __eq__, __hash__, __repr__
@@ -858,8 +857,6 @@ def build_view(
     view.move_defaults = fmt(defaults, 0, "", len("_MOVE_DEFAULTS: Final[dict[str, Any]] = "))
     not_null = ["kind", "player", *[n for n, t in pv.move_fields.items() if t == "boolean"]]
     view.move_not_null = "frozenset({" + ", ".join(py_str(n) for n in not_null) + "})"
-    view.move_kinds = fmt({"kind": "str", "player": "seat", **pv.move_kinds}, 0, "",
-                          len("_MOVE_KINDS: Final = "))
     move_names = ("kind", "player", *[f.name for f in view.move_fields])
     view.move_slots = fmt(tuple(sorted(move_names)), 4, col=16)
     view.move_names = fmt(move_names, 0, col=len("_MOVE_FIELDS: Final = "))
