@@ -354,7 +354,7 @@ class Game:
     game_end_round: int | None = None
     final_round: int | None = None
     fired: list[str] = field(default_factory=list)
-    _log: list[_Happened] | None = None
+    _log: _Log | None = None
 
     @property
     def rs(self) -> RuleSet:
@@ -407,6 +407,11 @@ class IllegalMove(ValueError):
         self.rule = rule
         self.reason = reason
         self.rule_text = text
+
+
+class _Unchosen(IllegalMove):
+    """The refusal of a move that does not make one of its action's choices (its words are
+    those of any refused value of it): `options` looks past it for why a move goes nowhere."""
 
 
 class StateError(ValueError):
@@ -881,6 +886,8 @@ def _successors(g: Game) -> list[tuple[Move, Game]]:
         for move in moves(g, seat):
             after = g.clone()
             _apply(after, move)
+            if g._log is not None:
+                _recorded(g, after, move)
             out.append((move, after))
     return out
 
@@ -1004,16 +1011,17 @@ play = apply_move
 # the next choice's options, each enabled (some legal move goes on from it) or disabled with
 # the rule and the reason the engine gives for it. A field that holds several items (a list:
 # a pick of several, as a hand to discard from) is one choice of a set: its options are the
-# items and `pick` says how many to take; when the rules read the order of the items too (one
-# of them leads), a second choice of the same field offers the orders the moves list. Every
-# answer is read from `legal_moves`, so choosing enabled options one by one always ends in a
-# listed move, and every listed move is reached.
+# items and `pick` says how many to take (and `sets`, which sets, when not every set of that
+# many is allowed); when the rules read the order of the items too (one of them leads), a
+# second choice of the same field offers the orders the moves list. Every answer is read from
+# `legal_moves`: an enabled value always leads on to a listed move, a pick the moves list
+# too, and every listed move is reached.
 
 
 @dataclass(frozen=True)
 class Option:
-    """One option of a choice: its value (as a move's JSON holds it), whether a legal move
-    goes on from it, and when not, the rule that forbids it and why (`rule`, `reason`)."""
+    """One option of a choice: its value (as a move's JSON holds it), its words, whether a
+    legal move goes on from it, and when not, the rule that forbids it and why."""
 
     value: Any
     enabled: bool
@@ -1036,15 +1044,17 @@ class Option:
 @dataclass(frozen=True)
 class Choice:
     """The next choice of a move being built: the move field it fills (`field`, "kind"
-    first) and its options; `pick`: for a pick of several, the fewest and the most items to
-    take (the value chosen is then the list of them). When the partial move is complete,
-    `field` is None, there are no options and `move` is the legal move it makes."""
+    first), its `label` in the rules' words and its options; `pick`: for a pick of several,
+    the fewest and the most items to take (the value chosen is then the list of them), and
+    `sets`, the sets the moves take when not every set of that many is one. When the partial
+    move is complete, `field` is None, there are no options and `move` is the legal move."""
 
     field: str | None
     options: tuple[Option, ...] = ()
     pick: tuple[int, int] | None = None
     move: Move | None = None
     label: str = ""  # the field in the rules' words ("move" for the kind)
+    sets: tuple[tuple[Any, ...], ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -1054,6 +1064,8 @@ class Choice:
         }
         if self.pick is not None:
             out["pick"] = list(self.pick)
+        if self.sets is not None:
+            out["sets"] = [list(x) for x in self.sets]
         if self.move is not None:
             out["move"] = self.move.to_json()
         return out
@@ -1064,11 +1076,10 @@ def options(g: Game | View, partial: Mapping[str, Any] | None = None) -> Choice:
     the fields chosen so far; None or {} for the first choice, the kind), for the seat to act
     (from the game, or from that seat's view: the same answers). A partial move no legal
     move goes on from raises IllegalMove (the rule and the reason); a field that is not a
-    move's, BadArgument."""
+    move's or a value that is no JSON, BadArgument."""
     g = _view_of(g, "lists")
-    given = _partial_arg(g, partial)
     try:
-        return _options(g, given)
+        return _options(g, _partial_arg(g, partial))
     except _REFUSALS:
         raise
     except _FAULTS as exc:
@@ -1085,15 +1096,23 @@ def _partial_arg(g: Game, partial: Mapping[str, Any] | None) -> dict[str, Any]:
         if key not in _MOVE_TYPES:
             raise BadArgument(f"{key!r} is not a field of a move ({', '.join(_MOVE_TYPES)})")
         if key == "player":
-            if value != g.actor:
+            if type(value) is not int or value != g.actor:
                 raise BadArgument(f"seat {g.actor} is to move, not {value!r}")
             continue
-        out[key] = _plain(list(value) if isinstance(value, tuple) else value)
+        try:
+            out[key] = _plain(list(value) if isinstance(value, tuple) else value)
+        except (TypeError, ValueError) as exc:
+            raise BadArgument(f"the partial move's {key} is no JSON value: {exc}") from None
     return out
 
 
+def _label(field: str) -> str:
+    """A move field in the rules' words (its name with spaces where the rules give none)."""
+    return _MOVE_LABELS.get(field, ("", ""))[0] or field.replace("_", " ")
+
+
 def _options(g: Game, given: dict[str, Any]) -> Choice:
-    """The choice, its options worded (`_worded_option`)."""
+    """The next choice, its options and label in the rules' words."""
     choice = _bare_options(g, given)
     if choice.field is None:
         return choice
@@ -1102,8 +1121,8 @@ def _options(g: Game, given: dict[str, Any]) -> Choice:
         replace(o, words=_option_words(g, table, names, choice.field, o.value))
         for o in choice.options
     )
-    label = "move" if choice.field == "kind" else _MOVE_LABELS.get(choice.field, ("", ""))[0]
-    return replace(choice, options=worded, label=label or choice.field.replace("_", " "))
+    label = "move" if choice.field == "kind" else _label(choice.field)
+    return replace(choice, options=worded, label=label)
 
 
 def _option_words(
@@ -1118,10 +1137,17 @@ def _option_words(
     if field == "kind":
         return names.get(value, str(value))
     if value is None or value is False or value == []:
-        return "no " + _MOVE_LABELS.get(field, (field.replace("_", " "), ""))[0]
+        return "no " + _label(field)
     if isinstance(value, list):
         value = tuple(value)
     return _choice_words(g, table, field, value)
+
+
+def _order(md: MoveDef | None) -> tuple[str, ...]:
+    """The fields of a kind of move in the order they are chosen: its action's, then the
+    others (a move's field its action does not list is still offered, never lost)."""
+    own = md.fields if md is not None else ()
+    return (*own, *[f for f in _MOVE_FIELDS[2:] if f not in own])
 
 
 def _bare_options(g: Game, given: dict[str, Any]) -> Choice:
@@ -1132,9 +1158,9 @@ def _bare_options(g: Game, given: dict[str, Any]) -> Choice:
     kind = given["kind"]
     md = rs.moves.get(kind) if isinstance(kind, str) else None
     same = [(m, j) for m, j in listed if j["kind"] == kind]
-    going = [(m, j) for m, j in same if all(_same(f, j.get(f), v) for f, v in given.items())]
+    going = [(m, j) for m, j in same if all(_same(f, j[f], v) for f, v in given.items())]
     if not going:
-        raise _worded(g, _refusal(g, given, kind))
+        raise _worded(g, _refusal(g, given, listed))
     for name, value in given.items():  # a pick of several whose order the rules read too
         if name != "kind" and _MOVE_TYPES[name] in ("strings", "integers"):
             exact = [(m, j) for m, j in going if j[name] == value]
@@ -1144,8 +1170,7 @@ def _bare_options(g: Game, given: dict[str, Any]) -> Choice:
             orders = _distinct([j[name] for _, j in going])
             if len(orders) > 1:  # which leads: the same items in each order a move lists
                 return Choice(name, tuple(Option(o, True) for o in orders))
-    order = md.fields if md is not None else _MOVE_FIELDS[2:]
-    for name in order:
+    for name in _order(md):
         if name in given:
             continue
         values = [j[name] for _, j in going]
@@ -1154,8 +1179,8 @@ def _bare_options(g: Game, given: dict[str, Any]) -> Choice:
             continue  # not a choice this move makes on the way it goes
         anywhere = [j[name] for _, j in same if j[name] != unmade]
         if _MOVE_TYPES[name] in ("strings", "integers"):
-            return _pick(name, values, anywhere)
-        return Choice(name, _value_options(g, given, name, values, anywhere))
+            return _pick(g, given, name, values, anywhere, listed)
+        return Choice(name, _value_options(g, given, name, values, anywhere, listed))
     return Choice(None, move=going[0][0])
 
 
@@ -1165,10 +1190,8 @@ def _choices(move: Move) -> dict[str, Any]:
 
 
 def _same(name: str, held: Any, given: Any) -> bool:
-    """Whether a listed move's value of a field is the value given: a pick of several by its
-    items, in any order."""
-    if name == "kind":
-        return bool(held == given)
+    """Whether a listed move's value of a field is the value given (of the same JSON type:
+    `true` is not 1): a pick of several by its items, in any order."""
     if _MOVE_TYPES[name] in ("strings", "integers"):
         return isinstance(given, list) and sorted(held, key=repr) == sorted(given, key=repr)
     return bool(held == given) and type(held) is type(given)
@@ -1186,42 +1209,54 @@ def _kind_options(
         if kind in made:
             out.append(Option(kind, True))
         else:
-            why = _refusal(g, {"kind": kind}, kind)
+            why = _refusal(g, {"kind": kind}, listed)
             out.append(Option(kind, False, why.rule, why.reason))
     return tuple(out)
 
 
 def _value_options(
-    g: Game, given: dict[str, Any], name: str, values: list[Any], anywhere: list[Any]
+    g: Game,
+    given: dict[str, Any],
+    name: str,
+    values: list[Any],
+    anywhere: list[Any],
+    listed: list[tuple[Move, dict[str, Any]]],
 ) -> tuple[Option, ...]:
     """The options of a field: the values some move that goes on from `given` chooses, and
     disabled, the other values moves of the same kind choose (`anywhere`), with why."""
     out = [Option(v, True) for v in _distinct(values)]
-    shown = {repr(o.value) for o in out}
-    for v in _distinct(anywhere):
-        if repr(v) not in shown:
-            shown.add(repr(v))
-            why = _refusal(g, {**given, name: v}, given["kind"])
-            out.append(Option(v, False, why.rule, why.reason))
+    shown = {repr(v) for v in values}
+    for v in _distinct([v for v in anywhere if repr(v) not in shown]):
+        why = _refusal(g, {**given, name: v}, listed)
+        out.append(Option(v, False, why.rule, why.reason))
     return tuple(out)
 
 
-def _pick(name: str, values: list[Any], anywhere: list[Any]) -> Choice:
+def _pick(
+    g: Game,
+    given: dict[str, Any],
+    name: str,
+    values: list[Any],
+    anywhere: list[Any],
+    listed: list[tuple[Move, dict[str, Any]]],
+) -> Choice:
     """A pick of several: the items the moves that go on choose among, and disabled, the
-    items other moves of the kind choose; how many to take."""
+    items other moves of the kind choose, with why; how many to take, and which sets when
+    not every set of that many is one a move takes."""
     items = _distinct([x for v in values for x in v])
-    sizes = [len(v) for v in values]
-    seen = {repr(x) for x in items}
-    others = [x for x in _distinct([x for v in anywhere for x in v]) if repr(x) not in seen]
+    low, high = min(len(v) for v in values), max(len(v) for v in values)
+    taken = {repr(x) for x in items}
     opts = [Option(x, True) for x in items]
-    opts += [
-        Option(x, False, "", f"no {name.replace('_', ' ')} of such a move holds it now")
-        for x in others
-    ]
-    return Choice(name, tuple(opts), (min(sizes), max(sizes)))
+    for x in _distinct([x for v in anywhere for x in v if repr(x) not in taken]):
+        why = _refusal(g, {**given, name: [x]}, listed)
+        opts.append(Option(x, False, why.rule, why.reason))
+    sets = _distinct([tuple(sorted(v, key=repr)) for v in values])
+    every = sum(math.comb(len(items), k) for k in range(low, high + 1))
+    return Choice(name, tuple(opts), (low, high), sets=None if len(sets) == every else tuple(sets))
 
 
 def _distinct(values: list[Any]) -> list[Any]:
+    """The values, each once (by its repr: lists too), in order."""
     seen: set[str] = set()
     out = []
     for v in values:
@@ -1232,22 +1267,68 @@ def _distinct(values: list[Any]) -> list[Any]:
     return out
 
 
-def _refusal(g: Game, given: dict[str, Any], kind: Any) -> IllegalMove:
-    """Why no legal move goes on from `given`: the engine's refusal of the move it makes with
-    every other choice not made, or the rule of its kind."""
+_WHY_TRIES: Final = 8  # values of a choice tried when looking why a partial move goes nowhere
+
+
+def _refusal(
+    g: Game, given: dict[str, Any], listed: list[tuple[Move, dict[str, Any]]]
+) -> IllegalMove:
+    """Why no legal move goes on from `given`: the engine's refusal of the move with the
+    choices left out not made. When that refusal is only of a choice not made (`_Unchosen`),
+    the values of that choice are tried (those of the moves listed, then the ids of its kind):
+    a value refused in other words passed the choice's own check; past the first of them
+    refused only for a later choice not made, the search goes on; otherwise the refusal most of
+    them share is the reason, and when every value is refused as none, that refusal."""
+    kind = given.get("kind")
     rule = (
         _ACTION_RULE.get(kind, _PHASE_RULES.get(g.phase, _TURN_RULE))
         if isinstance(kind, str)
         else _TURN_RULE
     )
+    found = _partial_refused(g, given, rule)
+    md = g.rs.moves.get(kind) if isinstance(kind, str) else None
+    table = _words_of(_activate(g).key)[0]
+    for name in _order(md):
+        if not isinstance(found, _Unchosen):
+            break
+        if name in given:
+            continue
+        unmade = _plain(_MOVE_DEFAULTS[name])
+        ids = list(table.get(_MOVE_LABELS.get(name, ("", ""))[1], {}))
+        if _MOVE_TYPES[name] in ("strings", "integers"):
+            ids = [[x] for x in ids]
+        tries = _distinct([j[name] for _, j in listed if j[name] != unmade] + ids)[:_WHY_TRIES]
+        was = (found.rule, found.reason)
+        got = [(v, r) for v in tries if (r := _partial_refused(g, {**given, name: v}, rule, True))]
+        if not got:
+            break
+        # a value refused otherwise than the choice not made passed this choice's own check
+        past = [(v, r) for v, r in got if (r.rule, r.reason) != was]
+        if not past:  # each value is refused as none: that is the reason
+            break
+        on = [(v, r) for v, r in past if isinstance(r, _Unchosen)]
+        if on:  # a value this choice allows, refused only for a later choice: on with it
+            given = {**given, name: on[0][0]}
+            found = on[0][1]
+            continue
+        counts: dict[tuple[str, str], int] = {}
+        for _, r in past:
+            counts[r.rule, r.reason] = counts.get((r.rule, r.reason), 0) + 1
+        best = max(counts.values())
+        found = next(r for _, r in past if counts[r.rule, r.reason] == best)
+    return _worded(g, found or _illegal(rule, "no legal move goes on from these choices"))
+
+
+def _partial_refused(
+    g: Game, given: dict[str, Any], rule: str, trying: bool = False
+) -> IllegalMove | None:
+    """The engine's refusal of the move `given` makes with every other choice not made (None
+    when it is legal, or `trying` a value of another type than its field's)."""
     try:
         move = _move_from_json({**given, "player": g.actor})
-    except StateError as exc:
-        return _illegal(rule, f"not a move: {exc}")
-    found = _check(g, move)
-    if found is not None:
-        return _worded(g, found)
-    return _worded(g, _illegal(rule, "no legal move goes on from these choices"))
+    except StateError as exc:  # a value of another type than the field's: no move at all
+        return None if trying else _illegal(rule, f"not a move: {exc}")
+    return _check(g, move)
 
 
 def _apply(g: Game, move: Move) -> None:
@@ -2589,9 +2670,18 @@ def view(g: Game, seat: int | None = None) -> View:
         data[name] = _hidden(data[name], see)
     for i, p in enumerate(data["players"]):
         for name, see in _PLAYER_SEES.items():
-            if not (see == "owner" and i == seat):
-                p[name] = _hidden(p[name], "count" if see == "owner" else see)
+            shown = _seen_as(see, i, seat)
+            if shown != "all":
+                p[name] = _hidden(p[name], shown)
     return View(seat, data)
+
+
+def _seen_as(see: str, owner: int, seat: int | None) -> str:
+    """How `seat` sees a field of the player at seat `owner` that rules/state.yaml says is
+    seen as `see`: its owner sees a field seen by its owner whole, the others its size."""
+    if see == "owner":
+        return "all" if owner == seat else "count"
+    return see
 
 
 def _hidden(value: Any, see: str) -> Any:
@@ -2631,10 +2721,8 @@ def determinize(v: View, rng: random.Random) -> Game:
     if not isinstance(v, View):
         raise BadArgument(f"determinize takes a View, not {type(v).__name__}")
     data = _plain(v.state)
-    variants = [x for x in data["variants"] if x not in _folded()]
-    rs = RULESETS.get(tuple(variants))
-    if rs is None:
-        raise BadArgument(f"no rule set for variants {data['variants']}")
+    variants = list(_view_key(data))
+    rs = RULESETS[tuple(variants)]
     for deal in rs.deals:
         _deal(data, deal, rng)
     for scope, name, lo, hi in rs.draws:
@@ -2803,11 +2891,23 @@ class _Happened:
     name: str  # the name of its kind: the words of a move some choice of which is hidden
 
 
+@dataclass(frozen=True)
+class _Log:
+    """A game's record: what the last move changed (None at the start) after the record of
+    the state before it (`prev`), `count` moves in all. Shared by the states that follow,
+    never changed: a new move makes a new head."""
+
+    prev: _Log | None
+    happened: _Happened | None
+    count: int
+
+
 def record(g: Game) -> Game:
-    """A copy of `g` that records what each move played on it (`apply_move`) changes, for
-    `events`; the states after it record too. Events are numbered from 0 at this state."""
+    """A copy of `g` that records what each move played on it (`apply_move`, `successors`)
+    changes, for `events`; the states after it record too. Events are numbered from 0 at
+    this state."""
     out = g.clone()
-    out._log = []
+    out._log = _Log(None, None, 0)
     return out
 
 
@@ -2826,17 +2926,34 @@ def events(g: Game, since: int = 0, seat: int | None = None) -> list[dict[str, A
         raise BadArgument(f"seat {seat!r}: the game has seats 0 to {len(g.players) - 1}")
     if type(since) is not int or since < 0:
         raise BadArgument(f"since {since!r}: an event number, 0 or more")
-    log: list[_Happened] | None = g._log
+    log: _Log | None = g._log
     if log is None:
         raise BadArgument("this game does not record what happens: play on record(game)")
-    rs = _activate(g)
-    hidden_kinds = {d.kind for d in rs.deals}
-    return [_seen(h, since + i, seat, hidden_kinds) for i, h in enumerate(log[since:])]
+    _activate(g)
+    found: list[_Happened] = []
+    while log is not None and log.count > since and log.happened is not None:
+        found.append(log.happened)
+        log = log.prev
+    found.reverse()
+    hidden = _hidden_kinds()
+    return [_plain(_seen(h, since + i, seat, hidden)) for i, h in enumerate(found)]
+
+
+def _hidden_kinds() -> set[str]:
+    """The conserved kinds some zone of which not everyone sees whole (a field seen by its
+    owner only is hidden from the others)."""
+    out = set()
+    for zone, kind in _ZONES.items():
+        scope, name = zone.split(".", 1)
+        if (_PLAYER_SEES if scope == "player" else _GAME_SEES).get(name, "all") != "all":
+            out.add(kind)
+    return out
 
 
 def _recorded(before: Game, after: Game, move: Move) -> None:
-    """Add to `after`'s log (a new list: `before` keeps its own) what `move` changed."""
-    log: list[_Happened] = before._log or []
+    """Add to `after`'s log (a new head: `before` keeps its own) what `move` changed."""
+    log = before._log
+    assert log is not None
     changes: list[dict[str, Any]] = []
     _diff(_state_data(before), _state_data(after), "", changes)
     names = _words_of(_activate(before).key)[1]
@@ -2847,7 +2964,7 @@ def _recorded(before: Game, after: Game, move: Move) -> None:
         move_words(before, move),
         names.get(move.kind, move.kind),
     )
-    after._log = [*log, happened]
+    after._log = _Log(log, happened, log.count + 1)
 
 
 def _diff(was: Any, now: Any, path: str, out: list[dict[str, Any]]) -> None:
@@ -2934,15 +3051,14 @@ def _see_of(path: str, seat: int | None) -> str:
     if path.startswith("players["):
         owner = int(path[len("players[") : path.index("]")])
         name = path[path.index("]") + 2 :].split(".")[0]
-        see = _PLAYER_SEES.get(name, "all")
-        return "all" if see == "owner" and owner == seat else "count" if see == "owner" else see
+        return _seen_as(_PLAYER_SEES.get(name, "all"), owner, seat)
     return _GAME_SEES.get(path.split(".")[0], "all")
 
 
 def _seen(h: _Happened, n: int, seat: int | None, hidden_kinds: set[str]) -> dict[str, Any]:
     """An event as `seat` may see it."""
     changes: list[dict[str, Any]] = []
-    shown: set[str] = set()  # the items shown (by repr), for the move's choices
+    shown: set[tuple[str | None, str]] = set()  # (kind, repr) of the ids shown
     for c in h.changes:
         if "set" in c:
             if _see_of(c["set"], seat) == "all":
@@ -2962,7 +3078,7 @@ def _seen(h: _Happened, n: int, seat: int | None, hidden_kinds: set[str]) -> dic
             )
             item = c["moved"] if seen else None
             if seen:
-                shown.add(repr(item))
+                shown.add((_zone_kind(c["from"]), repr(item)))
             if a == "none":
                 changes.append({"added": item, "to": c["to"]})
             elif b == "none":
@@ -2976,16 +3092,17 @@ def _seen(h: _Happened, n: int, seat: int | None, hidden_kinds: set[str]) -> dic
                 continue
             seen = see == "all" or (see == "top" and c["top"])
             if seen:
-                shown.add(repr(c[key]))
+                shown.add((_zone_kind(c[place]), repr(c[key])))
             changes.append({key: c[key] if seen else None, place: c[place]})
     move = dict(h.move)
-    if seat != h.player:
+    if seat != h.player:  # a choice of an id of a hidden kind: shown where a change shows it
         for name, value in h.move.items():
-            if _MOVE_LABELS.get(name, ("", ""))[1] not in hidden_kinds:
+            kind = _MOVE_LABELS.get(name, ("", ""))[1]
+            if kind not in hidden_kinds:
                 continue
             if isinstance(value, list):
-                move[name] = [x if repr(x) in shown else None for x in value]
-            elif repr(value) not in shown:
+                move[name] = [x if (kind, repr(x)) in shown else None for x in value]
+            elif (kind, repr(value)) not in shown:
                 move[name] = None
     words = h.words if move == h.move else h.name
     return {"n": n, "player": h.player, "move": move, "words": words, "changes": changes}
@@ -3005,14 +3122,19 @@ _WORDS_OF: Final[
 def _words_key(g: Game | View) -> tuple[str, ...]:
     """The key of the rule set of a game or of a view (BadArgument for anything else)."""
     if isinstance(g, View):
-        variants = g.state.get("variants") if isinstance(g.state, dict) else None
-        if not isinstance(variants, list):
-            raise BadArgument("not a view of these rules: it names no variants")
-        key = tuple([x for x in variants if x not in _folded()])
-        if key not in RULESETS:
-            raise BadArgument(f"no rule set for variants {variants}")
-        return key
+        return _view_key(g.state)
     return _activate(g).key
+
+
+def _view_key(state: Any) -> tuple[str, ...]:
+    """The key of the rule set of a view's state (its variants but the folded ones)."""
+    variants = state.get("variants") if isinstance(state, dict) else None
+    if not isinstance(variants, list):
+        raise BadArgument("not a view of these rules: it names no variants")
+    key = tuple([x for x in variants if x not in _folded()])
+    if key not in RULESETS:
+        raise BadArgument(f"no rule set for variants {variants}")
+    return key
 
 
 def _words_of(
@@ -3081,7 +3203,7 @@ def _choice_words(
 ) -> str:
     """A choice of a move in words: its label, then its value (the label alone for a yes; no
     label when the value's words start with it: `Card 1`, not `Card Card 1`)."""
-    label, kind = _MOVE_LABELS.get(name, (name.replace("_", " "), ""))
+    label, kind = _label(name), _MOVE_LABELS.get(name, ("", ""))[1]
     if value is True:
         return label
     items = value if isinstance(value, tuple) else (value,)
@@ -3098,9 +3220,8 @@ def _id_words(
             players = g.players
             if 0 <= value < len(players) and isinstance(players[value], dict):
                 return str(players[value].get("color", value))
-        elif 0 <= value < len(g.players):
-            return g.players[value].color
-        return str(value)
+            return str(value)
+        return _color(g, value)
     rows = table.get(kind)
     if rows is not None and value in rows:
         return rows[value][0]

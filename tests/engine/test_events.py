@@ -175,7 +175,7 @@ def test_events_since_a_number_and_a_game_that_does_not_record(engine: ModuleTyp
     with pytest.raises(engine.BadArgument, match="record"):
         engine.events(after)
     recorded = engine.record(g)
-    assert recorded == g and engine.events(recorded) == []
+    assert engine.to_json(recorded) == engine.to_json(g) and engine.events(recorded) == []
     one = engine.apply_move(recorded, engine.legal_moves(recorded)[0])
     two = engine.apply_move(one, engine.legal_moves(one)[0])
     assert [e["n"] for e in engine.events(two)] == [0, 1]
@@ -188,3 +188,50 @@ def test_events_since_a_number_and_a_game_that_does_not_record(engine: ModuleTyp
             engine.events(two, bad)
     with pytest.raises(engine.BadArgument, match="seats 0 to 2"):
         engine.events(two, 0, 3)
+
+
+def test_successors_of_a_recorded_game_record_their_move(engine: ModuleType) -> None:
+    g = engine.record(engine.new_game(3, (), 5))
+    for move, after in engine.successors(g)[:6]:
+        assert engine.events(after) == engine.events(engine.apply_move(g, move))
+        assert len(engine.events(after)) == 1
+
+
+def test_an_event_handed_out_is_the_callers_own(engine: ModuleType) -> None:
+    rng = random.Random(2)
+    g = engine.record(engine.new_game(3, (), 2))
+    for _ in range(12):
+        g = engine.apply_move(g, rng.choice(engine.legal_moves(g)))
+    first = engine.events(g, 0, 0)
+    kept = copy.deepcopy(first)
+    for event in first:  # a caller changes what it got...
+        event["move"]["kind"] = "changed"
+        event["changes"].clear()
+    assert engine.events(g, 0, 0) == kept  # ...and the record is as it was
+
+
+def test_a_choice_is_hidden_where_no_change_of_its_own_kind_shows_it(
+    engine: ModuleType,
+) -> None:
+    """A move whose card goes where the others cannot see it names the card to its mover
+    only, though a number equal to the card's id shows in a public list in the same move:
+    what a change shows is matched by kind and id, not by value."""
+    g = engine.record(engine.new_game(3, (), 1))
+    card = g.players[0].hand[0]
+    hidden = next(z.split(".", 1)[1] for z, k in engine._ZONES.items()
+                  if k == "card" and z.startswith("game.")
+                  and engine._GAME_SEES.get(z.split(".", 1)[1]) == "count")
+    happened = engine._Happened(
+        0, {"kind": "discard", "player": 0, "card": card},
+        ({"moved": card, "from": "players[0].hand", "to": hidden, "top": (False, False)},
+         {"added": card, "to": "blocked", "top": True},
+         {"added": card, "to": "players[1].ships", "top": True}),
+        f"Discard card {card}", "Discard",
+    )
+    g._log = engine._Log(g._log, happened, 1)
+    for seat in (1, 2, None):
+        (event,) = engine.events(g, 0, seat)
+        assert event["move"]["card"] is None and event["words"] == "Discard"
+        assert event["changes"][0] == {"moved": None, "from": "players[0].hand", "to": hidden}
+    (mine,) = engine.events(g, 0, 0)
+    assert mine["move"]["card"] == card and mine["words"] == f"Discard card {card}"

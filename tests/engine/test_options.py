@@ -8,6 +8,7 @@ a listed move, every listed move is reached, a game played through it reaches th
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator
 from types import ModuleType
@@ -73,14 +74,11 @@ def _wander(E: Any, g: Any, rng: random.Random) -> Any:
             partial[choice.field] = rng.choice(enabled)
             continue
         low, high = choice.pick
-        picked = rng.sample(enabled, rng.randint(low, min(high, len(enabled))))
-        try:
-            E.options(g, {**partial, choice.field: picked})
-            partial[choice.field] = picked
-        except E.IllegalMove:  # not every set of that size is allowed: take one that is
-            sets = [_value(m, choice.field) for m in E.legal_moves(g)
-                    if all(_value(m, k) == v for k, v in partial.items())]
-            partial[choice.field] = rng.choice(sets)
+        if choice.sets is not None:  # not every set of that many: the sets the moves take
+            partial[choice.field] = list(rng.choice(choice.sets))
+        else:  # any set of that many is a move's
+            partial[choice.field] = rng.sample(enabled, rng.randint(low, min(high,
+                                                                           len(enabled))))
 
 
 @pytest.mark.sampled(2)
@@ -159,6 +157,31 @@ def test_a_disabled_option_says_which_rule_forbids_it_and_why(engine: ModuleType
     assert seen > 20, "a game of three offers disabled options"
 
 
+@pytest.mark.sampled(2)
+@pytest.mark.parametrize(("players", "variants"), SETS)
+def test_a_disabled_kind_says_why_not_which_choice_is_missing(
+    engine: ModuleType, players: int, variants: tuple[str, ...]
+) -> None:
+    """A kind of move no listed move makes is refused for a reason of the rules, not for the
+    first of its choices left out ("choose a Political card"): the search looks past the
+    choices a value would make, to the step that refuses every way on."""
+    for g in _states(engine, players, variants, 71 + players, 2):
+        for option in engine.options(g).options:
+            if option.enabled:
+                continue
+            bare = engine._check(g, engine.Move(option.value, g.actor))
+            assert not option.reason.startswith("not a move"), option
+            if not isinstance(bare, engine._Unchosen) or option.reason != bare.reason:
+                continue
+            # the refusal of the choice left out stands only when each value of it the moves
+            # list is refused so too (no value gets further)
+            first = g.rs.moves[option.value].fields[0]
+            values = {getattr(m, first) for m in engine.legal_moves(g)} - {None}
+            for v in values:
+                got = engine.explain_move(g, engine.Move(option.value, g.actor, **{first: v}))
+                assert got is not None and got.reason == bare.reason, (option, first, v, got)
+
+
 def _discarding(E: Any) -> Any:
     """A state of a seeded game in which the seat to move discards from its hand at the end
     of a period (one pick of several cards)."""
@@ -183,6 +206,9 @@ def test_a_hand_discard_is_one_pick_of_a_set(engine: ModuleType) -> None:
     items = [o.value for o in choice.options if o.enabled]
     assert sorted(items) == sorted({c for m in moves for c in m.cards})
     assert len(choice.options) < len(moves)  # the cards, not every set of them
+    sets = {tuple(sorted(m.cards)) for m in moves}
+    every = sum(math.comb(len(items), k) for k in range(low, high + 1))
+    assert (choice.sets is None) == (len(sets) == every)
     for move in moves:  # a set in an order no move lists: the move, or a choice of its orders
         flipped = tuple(reversed(move.cards))
         if any(m.cards == flipped for m in moves):
@@ -206,6 +232,12 @@ def test_what_is_no_partial_move_is_refused(engine: ModuleType) -> None:
         engine.options(g, {"kind": "visit", "colour": 1})
     with pytest.raises(engine.BadArgument, match="is to move"):
         engine.options(g, {"kind": "visit", "player": (g.actor + 1) % 3})
+    with pytest.raises(engine.BadArgument, match="is to move"):
+        engine.options(g, {"kind": "visit", "player": bool(g.actor)} if g.actor < 2 else
+                       {"kind": "visit", "player": 1.0})
+    for bad in ({1, 2}, float("nan"), object()):
+        with pytest.raises(engine.BadArgument, match="no JSON value"):
+            engine.options(g, {"kind": "visit", "card": bad})
     with pytest.raises(engine.BadArgument, match="mapping"):
         engine.options(g, ["visit"])  # type: ignore[arg-type]
     with pytest.raises(engine.IllegalMove):

@@ -256,9 +256,11 @@ class Printer:
         return indent + 1
 
     def choice_why(self, s: S.Choose, out: list[str], pad: str = "    ",
-                   refuse: Callable[[str, str], str] | None = None) -> None:
+                   refuse: Callable[[str, str], str] | None = None,
+                   unchosen: Callable[[str, str], str] | None = None) -> None:
         """The checks of a choice made (`refuse(rule, words)`: the statement that refuses it;
-        by default, a return of the refusal)."""
+        by default, a return of the refusal; `unchosen(rule, words)`: the one that refuses a
+        choice of one value not made, with the same words)."""
         give = refuse or (lambda r, w: f"return ({r}, {w})")
         rule = self.rule(s.rule)
         var = local(s.name)
@@ -272,7 +274,11 @@ class Printer:
                 test = f"{var} is None or ({test})"
             if s.missing is not None:  # no value: its words would show None
                 out.append(f"{pad}if {var} is None:")
-                out.append(f"{pad}    {give(rule, self.words(s.missing, split=False))}")
+                missing = self.words(s.missing, split=False)
+                out.append(f"{pad}    {(unchosen or give)(rule, missing)}")
+            elif unchosen is not None and not s.optional:  # no value: refused as any other
+                out.append(f"{pad}if {var} is None:")
+                out.append(f"{pad}    {unchosen(rule, reason)}")
             if where is None and not s.optional:
                 out.append(f"{pad}if {var} not in {over}:")
             else:

@@ -1088,7 +1088,8 @@ class MovePrinter(Printer):
                     out.append(f"{pad}{var} = " + (f"_any(move.{name})" if again else
                                                    f"move.{name}"))
                     self.assigned.add(name)
-                    self.choice_why(s, out, pad, lambda r, w: f"raise IllegalMove({r}, {w})")
+                    self.choice_why(s, out, pad, lambda r, w: f"raise IllegalMove({r}, {w})",
+                                    lambda r, w: f"raise _Unchosen({r}, {w})")
                     bound = (*bound, name)
                     continue
                 case S.Require():
