@@ -1,12 +1,12 @@
 """What a screen shows of the rules' components and of a move, as the engine's tables.
 
 `component(g, kind, id)` reads, for every kind of rules/state.yaml whose rows the rules list
-(`kinds:` with `from:`: the Political cards, the Decrees, the Nobles, ...), each id's name, its
+(`kinds:` with `from:`: a deck's cards, a table's rows, ...), each id's name, its
 one line of words and its row as plain data; `move_words(g, move)` reads each kind of move's
 name (its action's `name:`, else the title of the rule it names) and each move field's label
 and the kind of the ids it holds. The words are the reference's (`emit/reference/words.py`
-`DataWords`): the engine says a card as the appendix prints it. Every rule set has its own
-rows (a house rule that changes a card changes what `component` says in its games): the base
+`DataWords`): the engine says a component as the appendix prints it. Every rule set has its own
+rows (a house rule that changes a row changes what `component` says in its games): the base
 game's tables are written whole, the other rule sets' as what their variants change.
 """
 
@@ -63,7 +63,7 @@ def _rows(m: Model, kind: StateKind) -> tuple[tuple[str, ...], dict[Any, Any]] |
 
 
 def noun(text: str) -> str:
-    """A kind's words without their article: `a Political card` -> `Political card`."""
+    """A kind's words without their article: `a red token` -> `red token`."""
     for article in ("a ", "an ", "the "):
         if text.startswith(article):
             return text[len(article):]

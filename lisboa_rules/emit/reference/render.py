@@ -662,7 +662,7 @@ SEES_WORDS: dict[str, str] = {
 }
 
 
-humanize = words.humanize  # a data key as a heading: `noble_action` -> `Noble action`
+humanize = words.humanize  # a data key as a heading: `trade_goods` -> `Trade goods`
 
 
 # --- building the view -------------------------------------------------------------------------

@@ -494,7 +494,7 @@ def plain(m: Model, text: str, local: Any) -> str:
 
 
 def humanize(key: str) -> str:
-    """A data key as a heading: `noble_action` -> `Noble action`."""
+    """A data key as a heading: `trade_goods` -> `Trade goods`."""
     text = key.replace("_", " ").replace("-", " ").strip()
     return text[:1].upper() + text[1:]
 
@@ -547,7 +547,7 @@ class DataWords:
                                 and isinstance(n, int) and not isinstance(n, bool)
                                 for k, n in value.items()):
             return ""
-        # amounts by their size (a penalty of `reis: -2` is "2 réis": the column or the words
+        # amounts by their size (a penalty of `coins: -2` is "2 coins": the column or the words
         # around say which way it goes); a mix of gains and losses keeps its signs
         if len({n < 0 for n in value.values()}) > 1:
             return ""
@@ -563,9 +563,9 @@ class DataWords:
     # -- a row of a table of the rules, for the engine's `component` ----------------------------
 
     def row_name(self, row: Any, key: str | None, ident: Any, noun: str) -> str:
-        """A row's name: its `name` (or `title`); else its id, a text humanized (`Decree 01`),
-        a number after the noun of its kind (`Political card 12`), followed by the names of
-        the ids it refers to (`Political card 12 (Blue deck, Manuel da Maia)`)."""
+        """A row's name: its `name` (or `title`); else its id, a text humanized (`Tile 01`),
+        a number after the noun of its kind (`Card 12`), followed by the names of the ids it
+        refers to (`Card 12 (Blue deck, the Baron)`)."""
         head = self.row_head(row, ident, noun)
         if isinstance(row, dict) and isinstance(row.get("name", row.get("title")), str):
             return head
