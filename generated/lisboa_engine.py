@@ -710,6 +710,8 @@ class Game:
     final_round: int | None
     # the end-of-period and end-of-game triggers that fired, in order
     fired: list[str]
+    # what happened, in a game that records (`record`, `events`): not a field, not saved
+    _log: _Log | None
 
     def __init__(
         self,
@@ -796,7 +798,7 @@ class Game:
         self.fired = [] if fired is None else fired
         self._rs: RuleSet | None = None
         self._rs_of: list[str] | None = None
-        self._log: _Log | None = None
+        self._log = None
 
     def _copy(self) -> Game:
         """A shallow copy: every field is shared with this one."""
@@ -18061,8 +18063,8 @@ class _Happened:
 @dataclass(frozen=True)
 class _Log:
     """A game's record: what the last move changed (None at the start) after the record of
-    the state before it (`prev`), `count` moves in all. Shared by the states that follow,
-    never changed: a new move makes a new head."""
+    the state before it (`prev`), `count` moves in all. Shared by the states after it, never
+    changed: a new move makes a new head."""
 
     prev: _Log | None
     happened: _Happened | None
@@ -18085,8 +18087,8 @@ def events(g: Game, since: int = 0, seat: int | None = None) -> list[dict[str, A
     of its kind alone when a choice of it is hidden from the seat), "changes": [...]} where a change
     is {"moved": item, "from": place, "to": place}, {"added": item, "to": place},
     {"removed": item, "from": place}, {"shuffled": place} or {"set": place, "was": value,
-    "now": value}; a place is the path of a field of the saved game ("piles.king",
-    "players[1].hand")."""
+    "now": value}; a place is the path of a field of the saved game ("players[1].hand", a
+    list in a map: "FIELD.KEY")."""
     if not isinstance(g, Game):
         raise BadArgument(f"events takes a Game, not {type(g).__name__}")
     if seat is not None and (type(seat) is not int or not 0 <= seat < len(g.players)):

@@ -2894,8 +2894,8 @@ class _Happened:
 @dataclass(frozen=True)
 class _Log:
     """A game's record: what the last move changed (None at the start) after the record of
-    the state before it (`prev`), `count` moves in all. Shared by the states that follow,
-    never changed: a new move makes a new head."""
+    the state before it (`prev`), `count` moves in all. Shared by the states after it, never
+    changed: a new move makes a new head."""
 
     prev: _Log | None
     happened: _Happened | None
@@ -2918,8 +2918,8 @@ def events(g: Game, since: int = 0, seat: int | None = None) -> list[dict[str, A
     of its kind alone when a choice of it is hidden from the seat), "changes": [...]} where a change
     is {"moved": item, "from": place, "to": place}, {"added": item, "to": place},
     {"removed": item, "from": place}, {"shuffled": place} or {"set": place, "was": value,
-    "now": value}; a place is the path of a field of the saved game ("piles.king",
-    "players[1].hand")."""
+    "now": value}; a place is the path of a field of the saved game ("players[1].hand", a
+    list in a map: "FIELD.KEY")."""
     if not isinstance(g, Game):
         raise BadArgument(f"events takes a Game, not {type(g).__name__}")
     if seat is not None and (type(seat) is not int or not 0 <= seat < len(g.players)):

@@ -133,7 +133,7 @@ def class_methods(cls: str, fields: list[FieldView], deep_players: bool) -> list
         out += [
             f"{pad}self._rs: RuleSet | None = None",
             f"{pad}self._rs_of: list[str] | None = None",
-            f"{pad}self._log: _Log | None = None",
+            f"{pad}self._log = None",
         ]
     keep = [f"{pad}c._rs = self._rs", f"{pad}c._rs_of = self._rs_of", f"{pad}c._log = self._log",
             f"{pad}return c"]
