@@ -116,8 +116,8 @@ def _spread(count: int, keep: int) -> set[int]:
 # while they add up to QUICK_SHARE of the file's recorded time or QUICK_FLOOR seconds, whichever
 # is more; the quickest one always, and every test the record does not know yet.
 DURATIONS = Path(__file__).with_name("durations.json")
-QUICK_SHARE = 0.12
-QUICK_FLOOR = 2.5
+QUICK_SHARE = 0.08
+QUICK_FLOOR = 2.0
 
 
 def _recorded() -> dict[str, float]:
