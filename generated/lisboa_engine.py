@@ -11474,7 +11474,8 @@ _COMPONENTS: Final[dict[str, dict[Any, tuple[str, str, Any]]]] = {
     },
 }
 
-# What the rule sets whose variants change some rows change (by the key of RULESETS).
+# What the rule sets whose variants change some rows change (by the key of RULESETS;
+# a rule set whose changes are another's shares its table).
 _COMPONENTS_OF: Final[dict[tuple[str, ...], dict[str, dict[Any, tuple[str, str, Any]]]]] = {
     ("queen",): {
         # rules/variants/queen.yaml:56 nobles.nobles
@@ -11502,33 +11503,8 @@ _COMPONENTS_OF: Final[dict[tuple[str, ...], dict[str, dict[Any, tuple[str, str, 
             ),
         },
     },
-    ("queen", "two-player"): {
-        # rules/variants/queen.yaml:56 nobles.nobles
-        "noble": {
-            **_COMPONENTS["noble"],
-            "marquis": (
-                "Marquis de Pombal",
-                "Marquis de Pombal: Title: the Minister; State actions: Ship, Production; "
-                "Noble action: Take a Decree; Trade goods: Books, Gold; Reign: Flag: "
-                "queen; Name: Queen Mariana Vitória; Title: the Queen; Noble action: none",
-                {
-                    "id": "marquis",
-                    "name": "Marquis de Pombal",
-                    "title": "the Minister",
-                    "state_actions": ["ship", "production"],
-                    "noble_action": "take-decree",
-                    "trade_goods": ["books", "gold"],
-                    "reign": {
-                        "flag": "queen",
-                        "name": "Queen Mariana Vitória",
-                        "title": "the Queen",
-                        "noble_action": "none",
-                    },
-                },
-            ),
-        },
-    },
 }
+_COMPONENTS_OF[("queen", "two-player")] = _COMPONENTS_OF[("queen",)]
 
 # Each kind of move by its name: its action's `name:` (rules/court.yaml), else the title of
 # the rule it names (rules/flow.yaml `moves:`).

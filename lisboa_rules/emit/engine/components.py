@@ -166,6 +166,8 @@ def words_view(models: Sequence[Model], types: Mapping[str, VType], listers: Seq
     lines.append("}")
     view.tables.append("\n".join(lines))
     lines = []
+    first: dict[str, str] = {}  # a rule set's changes as written -> the first key with them
+    same: list[str] = []  # the rule sets whose changes an earlier one has: the same table
     for m, found in zip(models[1:], mine[1:], strict=True):
         changes: list[str] = []
         for kind, (path, rows) in found.items():
@@ -181,12 +183,17 @@ def words_view(models: Sequence[Model], types: Mapping[str, VType], listers: Seq
                            f"{py_comment('.'.join(path))}")
             head = f"        {py_str(kind)}: "
             changes.append(head + fmt(diff, 8, ",", len(head)) + ",")
-        if changes:
-            lines += [f"    {fmt(tuple(m.variants))}: {{", *changes, "    },"]
+        key, text = fmt(tuple(m.variants)), "\n".join(changes)
+        if changes and text in first:
+            same.append(f"_COMPONENTS_OF[{key}] = _COMPONENTS_OF[{first[text]}]")
+        elif changes:
+            first[text] = key
+            lines += [f"    {key}: {{", *changes, "    },"]
     view.tables.append("\n".join([
-        "# What the rule sets whose variants change some rows change (by the key of RULESETS).",
+        "# What the rule sets whose variants change some rows change (by the key of RULESETS;",
+        "# a rule set whose changes are another's shares its table).",
         f"_COMPONENTS_OF: Final[dict[tuple[str, ...], {ANNOTATION}]] = "
-        + ("{" if lines else "{}"), *lines, *(["}"] if lines else [])]))
+        + ("{" if lines else "{}"), *lines, *(["}"] if lines else []), *same]))
     names = [move_names(m) for m in models]
     view.tables.append(
         "# Each kind of move by its name: its action's `name:` (rules/court.yaml), else the "
