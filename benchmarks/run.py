@@ -313,9 +313,8 @@ def _loadavg() -> list[float] | None:
 # --- the engine, the interpreter, random games ------------------------------------------------
 
 
-def load_engine(path: Path) -> ModuleType:
-    """Import the generated engine from its file, as a game app would."""
-    name = "lisboa_engine_bench"
+def load_engine(path: Path, name: str = "lisboa_engine_bench") -> ModuleType:
+    """Import the generated engine from its file, as a game app would (as module `name`)."""
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise RuntimeError(f"cannot import {path}")
@@ -338,13 +337,7 @@ def old_rules_engine(tmp: Path) -> ModuleType:
         out = tmp / "old-rules"
         run_quiet(cli("build", "--no-cache", "--house", str(OLD_RULES), "--variant",
                       OLD_RULES.stem, "--out", str(out)))
-        name = "lisboa_engine_old_rules"
-        spec = importlib.util.spec_from_file_location(name, out / "lisboa_engine.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        _OLD_RULES_ENGINE.append(module)
+        _OLD_RULES_ENGINE.append(load_engine(out / "lisboa_engine.py", "lisboa_engine_old_rules"))
     return _OLD_RULES_ENGINE[0]
 
 
@@ -1035,31 +1028,15 @@ def _main_engine(tmp: Path) -> tuple[ModuleType, str]:
     """The generated engine issue 17 started from (`git show ISSUE17_BASE:...`), copied now;
     main's when git does not have that commit (a shallow clone); the frozen engine when git has
     neither."""
-    path = tmp / "main_lisboa_engine.py"
-    label = ""
-    for rev, name in (
+    for rev, label in (
         (ISSUE17_BASE, f"issue 17's starting engine (git show {ISSUE17_BASE[:7]})"),
         ("main", "main's engine (git show main:generated/lisboa_engine.py)"),
     ):
-        try:
-            text = subprocess.run(
-                ["git", "-C", str(ROOT), "show", f"{rev}:generated/lisboa_engine.py"],
-                capture_output=True, text=True, check=True,
-            ).stdout
-        except (OSError, subprocess.CalledProcessError):
-            continue
-        path.write_text(text, encoding="utf-8")
-        label = name
-        break
-    else:
-        shutil.copyfile(FROZEN, path)
-        label = "the frozen engine (tests/oracle/frozen_engine.py: git has neither)"
-    spec = importlib.util.spec_from_file_location("lisboa_engine_main", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["lisboa_engine_main"] = module
-    spec.loader.exec_module(module)
-    return module, label
+        module = _engine_at(rev, tmp, "lisboa_engine_main")
+        if module is not None:
+            return module, label
+    return (load_engine(FROZEN, "lisboa_engine_main"),
+            "the frozen engine (tests/oracle/frozen_engine.py: git has neither)")
 
 
 def _compiled_engine(engine: Path, tmp: Path, level: int) -> tuple[ModuleType | None, str]:
@@ -1287,12 +1264,7 @@ def _engine_at(rev: str, tmp: Path, name: str) -> ModuleType | None:
         return None
     path = tmp / f"{name}.py"
     path.write_text(text, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_engine(path, name)
 
 
 def _random_games(M: ModuleType, players: int, seeds: Sequence[int],
@@ -1321,11 +1293,7 @@ def bench_views(mode: Mode, E: ModuleType, tmp: Path) -> list[Row]:
     old = _engine_at(ISSUE35_BASE, tmp, "lisboa_engine_before_views")
     before = f"the engine before views (git show {ISSUE35_BASE}), the same seeds"
     if old is None:  # a shallow clone: the frozen engine (before issue 14) stands in
-        spec = importlib.util.spec_from_file_location("lisboa_engine_frozen_views", FROZEN)
-        assert spec is not None and spec.loader is not None
-        old = importlib.util.module_from_spec(spec)
-        sys.modules["lisboa_engine_frozen_views"] = old
-        spec.loader.exec_module(old)
+        old = load_engine(FROZEN, "lisboa_engine_frozen_views")
         before = (f"the frozen engine (tests/oracle/frozen_engine.py: git has no commit "
                   f"{ISSUE35_BASE}), the same seeds")
     got = interleaved([_random_games(E, PLAYERS, seeds), _random_games(old, PLAYERS, seeds)],
