@@ -43,8 +43,8 @@ import handwritten_scoring as hand  # noqa: E402
 import scale_rules  # noqa: E402
 
 SCHEMA = "lisboa-rules-benchmarks/1"
-SECTIONS = ("build", "scoring", "playout", "oracle", "compiled", "views", "scaling", "simulate",
-            "balance")
+SECTIONS = ("build", "scoring", "playout", "oracle", "compiled", "speed", "views", "scaling",
+            "simulate", "balance")
 FROZEN = ROOT / "tests" / "oracle" / "frozen_engine.py"  # the engine before issue 14
 BASELINE_IMPORTS = "import yaml, jsonschema, jinja2"
 # What no build can go below, whatever the compiler does: the two libraries a valid build
@@ -1242,6 +1242,76 @@ def bench_compiled(mode: Mode, E: ModuleType, engine: Path, tmp: Path) -> list[R
     return rows
 
 
+# --- speed: the engine against today's (issue 36) ---------------------------------------------
+
+# The engine of the last commit before issue 36 ("today's pure engine" of its targets).
+ISSUE36_BASE = "08590d2"
+
+
+def _totals(M: ModuleType, ends: list[Any]) -> Callable[[], float]:
+    """Finished games scored per second through `final_totals` alone (what the agents call)."""
+    def run() -> float:
+        t0 = time.perf_counter()
+        for _ in range(20):
+            for g in ends:
+                M.final_totals(g)
+        return 20 * len(ends) / (time.perf_counter() - t0)
+
+    return run
+
+
+def bench_speed(mode: Mode, E: ModuleType, engine: Path, tmp: Path) -> list[Row]:
+    """Issue 36's engine targets: the compiled engine and this pure one against the pure engine
+    of the commit before the issue, on random playouts (moves per second, each engine its own
+    games of the same seeds) and final scoring (the same finished games)."""
+    seeds = list(range(6000, 6000 + mode.playout_games))
+    today = _engine_at(ISSUE36_BASE, tmp, "lisboa_engine_before_speed")
+    label = f"today's pure engine (git show {ISSUE36_BASE}), the same seeds"
+    if today is None:  # a shallow clone: the frozen engine (before issue 14) stands in
+        today = load_engine(FROZEN, "lisboa_engine_frozen_speed")
+        label = (f"the frozen engine (tests/oracle/frozen_engine.py: git has no commit "
+                 f"{ISSUE36_BASE}), the same seeds")
+    rows: list[Row] = []
+    got = interleaved([_random_games(E, PLAYERS, seeds), _random_games(today, PLAYERS, seeds)],
+                      mode.playout_reps, mode.warmup)
+    rows.append(Row(
+        "speed.pure_playout", "speed",
+        "Random playout moves per second: this pure engine vs today's pure engine (issue 36)",
+        Side("this engine (generated/lisboa_engine.py): legal_moves + apply_move to the end",
+             "/s", got[0]),
+        Side(label, "/s", got[1]),
+        "A / B (rates)", ">=", 1.3,
+        note="each engine plays its own random games of the same seeds",
+    ))
+    C = COMPILED[0]
+    how = "the compiled section's"
+    if C is None:
+        C, how = _compiled_engine(engine, tmp, 0 if mode.name == "tiny" else 3)
+    titles = (("speed.compiled_playout", "Random playout moves per second: compiled (mypyc) vs "
+               "today's pure engine"),
+              ("speed.compiled_scoring", "Finished games scored per second (final_totals): "
+               "compiled vs today's pure engine"))
+    if C is None:
+        for rid, title in titles:
+            rows.append(Row(rid, "speed", title, Side("compiled engine", "/s"),
+                            Side(label, "/s"), "A / B (rates)", ">=", 6.0, status="pending",
+                            note=how))
+        return rows
+    ends = end_states(E, mode.states // 4 or 1, 5000)
+    c_ends = [C.from_json(E.to_json(g)) for g in ends]
+    t_ends = [today.from_json(E.to_json(g)) for g in ends]
+    got = interleaved([_random_games(C, PLAYERS, seeds), _random_games(today, PLAYERS, seeds),
+                       _totals(C, c_ends), _totals(today, t_ends)],
+                      mode.playout_reps, mode.warmup)
+    for k, (rid, title) in enumerate(titles):
+        rows.append(Row(rid, "speed", title,
+                        Side(f"compiled engine (mypyc, {how})", "/s", got[2 * k]),
+                        Side(label, "/s", got[2 * k + 1]),
+                        "A / B (rates)", ">=", 6.0,
+                        note="the same seeds (playouts) and the same finished games (scoring)"))
+    return rows
+
+
 # --- scaling ----------------------------------------------------------------------------------
 
 
@@ -1913,6 +1983,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 rows += bench_oracle(mode, E, tmp)
             elif section == "compiled":
                 rows += bench_compiled(mode, E, args.engine.resolve(), tmp)
+            elif section == "speed":
+                rows += bench_speed(mode, E, args.engine.resolve(), tmp)
             elif section == "views":
                 rows += bench_views(mode, E, tmp)
             elif section == "scaling":
