@@ -11,6 +11,7 @@ The compiler never imports this module; it reads it as text.
 # <emit>
 from __future__ import annotations
 
+import gc
 import json
 import linecache
 import math
@@ -867,13 +868,31 @@ def successors(g: Game) -> list[tuple[Move, Game]]:
     once and each is played on its own copy of `g` without `apply_move`'s checks that it is a
     listed move of an unchanged state (it is one, by construction). `g` is never changed; the
     states are new and share nothing with `g` or with each other. For agents that look one move
-    ahead; `apply_move` stays the checked way to play a move a caller made."""
+    ahead; `apply_move` stays the checked way to play a move a caller made. Python's cyclic
+    garbage collector is paused while the states are made (`_collector_paused`)."""
+    paused = _collector_paused()
     try:
         return _successors(g)
     except _REFUSALS:
         raise
     except _FAULTS as exc:
         raise _broken(g, exc) from None
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _collector_paused() -> bool:
+    """Pause Python's cyclic garbage collector, if it runs; whether it was paused (the caller
+    turns it back on when it is done). A search makes thousands of states, each dozens of
+    lists and tables, and keeps them while it compares them: the collector's passes over that
+    growing heap cost a third of making them (benchmarks/README.md, issue 36), and find
+    nothing, since a state holds no cycle (it is freed as soon as it is dropped). A collector
+    turned off by the caller stays off."""
+    if not gc.isenabled():
+        return False
+    gc.disable()
+    return True
 
 
 def _successors(g: Game) -> list[tuple[Move, Game]]:

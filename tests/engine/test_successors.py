@@ -124,3 +124,35 @@ def test_greedy_move_is_one_of_the_legal_moves(engine: Any) -> None:
     for g in _states(E, 3, (), 9, 5)[:-1]:
         move = agent(g)
         assert move in E.legal_moves(g)
+
+
+def test_successors_pauses_the_collector_and_leaves_it_as_it_was(engine: Any) -> None:
+    """The cyclic garbage collector is off while the states are made, and back as it was
+    after: on when it was on (also when the call refuses), off when the caller turned it off."""
+    import gc
+
+    E = engine
+    g = _states(E, 3, (), 7, 5)[3]
+    seen: list[bool] = []
+    real = E._successors
+
+    def spy(state: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(state)
+
+    assert gc.isenabled()
+    E._successors = spy
+    try:
+        assert E.successors(g) == [(m, E.apply_move(g, m)) for m in E.legal_moves(g)]
+        assert seen == [False] and gc.isenabled()
+        with pytest.raises(E.BadArgument):
+            E.successors("not a game")
+        assert gc.isenabled()
+        gc.disable()
+        try:
+            E.successors(g)
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
+    finally:
+        E._successors = real
