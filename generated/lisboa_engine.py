@@ -17453,10 +17453,10 @@ def _to_json(g: Game) -> dict[str, Any]:
 def _state_data(g: Game) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for name in _GAME_FIELDS:
-        value = getattr(g, name)
-        if name == "players":
-            value = [{f: _plain(getattr(p, f)) for f in _PLAYER_FIELDS} for p in g.players]
-        data[name] = _plain(value)
+        if name == "players":  # (each value made plain once)
+            data[name] = [{f: _plain(getattr(p, f), 2) for f in _PLAYER_FIELDS} for p in g.players]
+        else:
+            data[name] = _plain(getattr(g, name))
     folded = _folded()
     if folded:  # a save names the rules it is of: the variants built in are in force too
         data["variants"] = sorted([*folded, *data["variants"]])
