@@ -31,6 +31,7 @@ class FieldView:
     copy: str | None  # the expression clone() assigns, or None: shared (immutable)
     param: str = ""  # the parameter of __init__, with its default
     init: str = ""  # the value __init__ assigns (a fresh one for a mutable default)
+    data: Expr = ""  # the code of its plain JSON data, from the local `v` holding its value
 
 
 @dataclass
@@ -46,6 +47,28 @@ class ClassView:
         """The field names, sorted (as ruff keeps `__slots__`), in the class's `__slots__`."""
         extra = RS_SLOTS if self.name == "Game" else ()
         return fmt(tuple(sorted([*extra, *(f.name for f in self.fields)])), 4, col=16)
+
+    def data(self) -> str:
+        """`_game_data` / `_player_data`: the state's plain JSON data, made field by field in
+        the declared shapes (see `data_code`)."""
+        fn = f"_{self.name.lower()}_data"
+        pad = "    "
+        arg = self.name.lower()[0]
+        out = [
+            f"def {fn}({arg}: {self.name}) -> dict[str, Any]:",
+            f'{pad}"""What `_plain` makes of each field of `{arg}` (`_{self.name.upper()}_FIELDS`),'
+            " in order: a value",
+            f"{pad}of the declared shape is copied here, any other is left to `_plain` (the same"
+            " data,",
+            f'{pad}or the same error)."""',
+            f"{pad}d: dict[str, Any] = {{}}",
+            f"{pad}v: Any",
+        ]
+        for f in self.fields:
+            out.append(f"{pad}v = {arg}.{f.name}")
+            out += lay(f.data, pad, f'd["{f.name}"] = ')
+        out.append(f"{pad}return d")
+        return "\n".join(out)
 
     def methods(self) -> str:
         """`__init__`, `_copy`, `clone` and `__eq__` of the class, indented in it."""
@@ -94,6 +117,124 @@ def copy_code(t: StateType, code: str, depth: int = 0) -> str | None:
     return out
 
 
+@dataclass(frozen=True)
+class Cond:
+    """`then if test else other`: the code `data_code` lays out (`lay`)."""
+
+    then: Expr
+    test: str
+    other: Expr
+
+
+@dataclass(frozen=True)
+class Comp:
+    """A comprehension: `[item for x in v]`, or `{key: item for k, w in v.items()}`."""
+
+    open: str
+    key: str  # "" for a list's
+    item: Expr
+    clause: str
+    close: str
+
+
+Expr = str | Cond | Comp
+
+
+def flat(e: Expr) -> str:
+    """`e` on one line."""
+    if isinstance(e, str):
+        return e
+    if isinstance(e, Cond):
+        return f"{flat(e.then)} if {e.test} else {flat(e.other)}"
+    item = flat(e.item)
+    if e.key:
+        item = f"{e.key}: ({item})" if isinstance(e.item, Cond) else f"{e.key}: {item}"
+    return f"{e.open}{item} {e.clause}{e.close}"
+
+
+def lay(e: Expr, pad: str, head: str = "", tail: str = "", width: int = 100) -> list[str]:
+    """The lines of `pad + head + e + tail`, `e` split as ruff splits it where one line is
+    longer than `width`."""
+    one = f"{pad}{head}{flat(e)}{tail}"
+    if len(one) <= width or isinstance(e, str):
+        return [one]
+    inner = pad + "    "
+    if isinstance(e, Cond):
+        return [
+            f"{pad}{head}(",
+            *lay(e.then, inner),
+            f"{inner}if {e.test}",
+            *lay(e.other, inner, "else "),
+            f"{pad}){tail}",
+        ]
+    key = f"{e.key}: " if e.key else ""
+    return [
+        f"{pad}{head}{e.open}",
+        *lay(e.item, inner, key),
+        f"{inner}{e.clause}",
+        f"{pad}{e.close}{tail}",
+    ]
+
+
+def data_code(t: StateType, decl: StateDecl, code: str, depth: int, player_depth: int) -> Expr:
+    """The code that makes what the runtime's `_plain(code, depth)` makes of the value `code`
+    (a name) of type `t`: the declared shape inlined (a list of ints copied as
+    `[x1 if type(x1) is int else _plain(x1, 1) for x1 in v]`), and `_plain` for any value not of
+    it (a state changed by hand: the same data, or the same error). A `player` is made by
+    `_player_data` (`player_depth`: the depth its fields are at) when it is a Player, else
+    field by field by `_fields_plain`, as the runtime's `_state_data` made it (and a list of
+    players is iterated whatever it is, as it did)."""
+    if t.name == "player":
+        return Cond(
+            f"_player_data({code})",
+            f"type({code}) is Player",
+            f"_fields_plain({code}, _PLAYER_FIELDS, {player_depth})",
+        )
+    plain = f"_plain({code}, {depth})"
+    if t.name == "list":
+        item = f"x{depth + 1}"
+        made = Comp(
+            "[",
+            "",
+            data_code(t.args[0], decl, item, depth + 1, player_depth),
+            f"for {item} in {code}",
+            "]",
+        )
+        return made if t.args[0].name == "player" else Cond(made, f"type({code}) is list", plain)
+    if t.name == "map":
+        key, item = f"k{depth + 1}", f"w{depth + 1}"
+        text = annotation(StateType(t.args[0].name), decl) == "str"
+        made_key = f"({key} if type({key}) is str else str({key}))" if text else f"str({key})"
+        made = Comp(
+            "{",
+            made_key,
+            data_code(t.args[1], decl, item, depth + 1, player_depth),
+            f"for {key}, {item} in {code}.items()",
+            "}",
+        )
+        return Cond(made, f"type({code}) is dict", plain)
+    test = f"type({code}) is {annotation(StateType(t.name), decl)}"
+    return Cond(code, f"{code} is None or {test}" if t.optional else test, plain)
+
+
+def _player_depth(decl: StateDecl) -> int:
+    """The depth in a save of the fields of a player (the game's fields are at 0); a `player`
+    found at two depths (or none) is a shape `_player_data` cannot be printed for."""
+    found: set[int] = set()
+
+    def walk(t: StateType, depth: int) -> None:
+        if t.name == "player":
+            found.add(depth + 1)
+        for a in t.args[-1:]:  # a map's key is a text
+            walk(a, depth + 1)
+
+    for f in decl.fields("game"):
+        walk(f.type, 0)
+    if len(found) != 1:
+        raise ValueError(f"players are at depths {sorted(found)} of the state, not at one")
+    return found.pop()
+
+
 def param_code(f: StateField, name: str, annotation: str) -> tuple[str, str]:
     """The parameter of `__init__` for a field and the value it assigns: a mutable default is
     None in the signature and a fresh value in the body (as `default_factory` makes it)."""
@@ -135,8 +276,12 @@ def class_methods(cls: str, fields: list[FieldView], deep_players: bool) -> list
             f"{pad}self._rs_of: list[str] | None = None",
             f"{pad}self._log = None",
         ]
-    keep = [f"{pad}c._rs = self._rs", f"{pad}c._rs_of = self._rs_of", f"{pad}c._log = self._log",
-            f"{pad}return c"]
+    keep = [
+        f"{pad}c._rs = self._rs",
+        f"{pad}c._rs_of = self._rs_of",
+        f"{pad}c._log = self._log",
+        f"{pad}return c",
+    ]
     out += [
         "",
         f"    def _copy(self) -> {cls}:",
@@ -194,7 +339,9 @@ def _comments(text: str) -> list[str]:
 def state_classes(decl: StateDecl) -> dict[str, ClassView]:
     """The views of `Player` and `Game`, by scope."""
     out: dict[str, ClassView] = {}
+    players_at = _player_depth(decl)
     for scope, name in CLASSES.items():
+        depth = players_at if scope == "player" else 0
         view = ClassView(name)
         for f in decl.fields(scope):
             # the code below is written in the class, about `self`
@@ -209,6 +356,7 @@ def state_classes(decl: StateDecl) -> dict[str, ClassView]:
                     copy_code(f.type, f"self.{fid}"),
                     param,
                     init,
+                    data_code(f.type, decl, "v", depth, players_at),
                 )
             )
         out[scope] = view
