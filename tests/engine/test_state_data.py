@@ -165,7 +165,7 @@ HOSTILE: list[Any] = [
     lambda: "x",
     lambda: _Text("x"),
     lambda: 7,
-    lambda: _Number(7),
+    lambda: [_Number(7)],  # (a compiled Game keeps an int of an int field)
     lambda: (),
     lambda: (1, "a"),
     lambda: [],
