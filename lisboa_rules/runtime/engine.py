@@ -2322,6 +2322,8 @@ def _to_json(g: Game) -> dict[str, Any]:
 
 
 def _state_data(g: Game) -> dict[str, Any]:
+    """The state's saved-game data: its fields made plain (`_game_data`, printed from the
+    declared state), and the variants built into these rules among its variants."""
     data = _game_data(g)
     folded = _folded()
     if folded:  # a save names the rules it is of: the variants built in are in force too

@@ -258,3 +258,76 @@ def test_a_field_taken_away(engine: Any) -> None:
             continue
         got = assert_same(E, g, f"del g.{name}")
         assert got[:2] == ("raised", AttributeError)
+
+
+# --- the printed code of shapes the rules of this game do not declare -----------------------
+
+SHAPES = [
+    "int",
+    "int?",
+    "bool",
+    "bool?",
+    "text",
+    "seat?",
+    "card",
+    "noble?",
+    "player",
+    "list[int]",
+    "list[bool]?",
+    "list[text?]",
+    "list[list[card]]",
+    "map[card, int]",
+    "map[noble, text]?",
+    "map[noble, map[card, list[bool]]]",
+    "map[noble, list[text?]]?",
+]
+
+
+def _shaped(t: Any, rng: random.Random, odd: float) -> Any:
+    """A value of the declared type `t`, with now and then (`odd`) a value of no shape."""
+    if rng.random() < odd or (t.optional and rng.random() < 0.2):
+        return rng.choice(HOSTILE)()
+    if t.name == "list":
+        return [_shaped(t.args[0], rng, odd) for _ in range(rng.randrange(4))]
+    if t.name == "map":
+        return {
+            _shaped(t.args[0], rng, 0): _shaped(t.args[1], rng, odd)
+            for _ in range(rng.randrange(4))
+        }
+    if t.name in ("int", "seat", "card"):
+        return rng.randrange(-3, 300)
+    if t.name == "bool":
+        return rng.random() < 0.5
+    return rng.choice(["a", "b", "c-d", ""])
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_printed_code_of_any_declared_shape_is_plain(shape: str) -> None:
+    """`data_code` of a type, run on values of it and of no shape at several depths, makes
+    what the runtime's `_plain` makes, or raises what it raises."""
+    from lisboa_rules.emit.engine.state_classes import data_code, flat
+    from lisboa_rules.model.state import StateDecl, StateKind, parse_type
+    from lisboa_rules.runtime import engine as runtime
+
+    decl = StateDecl(
+        (StateKind("card", "int", None, "a card"), StateKind("noble", "text", None, "a noble"))
+    )
+    t = parse_type(shape)
+    rng = random.Random(f"shape:{shape}")
+    kinds: set[str] = set()
+    for depth in (0, 2, 28, 30):
+        code = compile(flat(data_code(t, decl, "v", depth)), shape, "eval")
+        for i in range(sized(150, 600)):
+            value = _shaped(t, rng, 0.0 if i % 3 == 0 else 0.15)
+            scope = {"_plain": runtime._plain, "v": value}
+            want = outcome(lambda v=value, d=depth: runtime._plain(v, d))
+            got = outcome(lambda s=scope, c=code: eval(c, s))
+            what = f"{shape} at depth {depth}: {value!r:.200}"
+            assert got[0] == want[0], what
+            assert got[1:] == want[1:] if want[0] == "raised" else got[2] == want[2], (
+                f"{what}: {got[1:]} where the generic {want[1:]}"
+            )
+            if want[0] == "made":
+                assert got[1] == want[1], what
+            kinds.add(want[0])
+    assert kinds == {"made", "raised"}

@@ -17,6 +17,7 @@ from typing import Any
 
 from lisboa_rules.core.encode import py_comment
 from lisboa_rules.emit.engine.pyfmt import fmt, identifier, literal, wrap_line
+from lisboa_rules.emit.engine.runtime import runtime_constant
 from lisboa_rules.model.state import StateDecl, StateField, StateType
 
 CLASSES = {"player": "Player", "game": "Game"}
@@ -176,31 +177,21 @@ def lay(e: Expr, pad: str, head: str = "", tail: str = "", width: int = 100) -> 
     ]
 
 
-def data_code(t: StateType, decl: StateDecl, code: str, depth: int, player_depth: int) -> Expr:
+def data_code(t: StateType, decl: StateDecl, code: str, depth: int) -> Expr:
     """The code that makes what the runtime's `_plain(code, depth)` makes of the value `code`
     (a name) of type `t`: the declared shape inlined (a list of ints copied as
     `[x1 if type(x1) is int else _plain(x1, 1) for x1 in v]`), and `_plain` for any value not of
-    it (a state changed by hand: the same data, or the same error). A `player` is made by
-    `_player_data` (`player_depth`: the depth its fields are at) when it is a Player, else
-    field by field by `_fields_plain`, as the runtime's `_state_data` made it (and a list of
-    players is iterated whatever it is, as it did)."""
-    if t.name == "player":
-        return Cond(
-            f"_player_data({code})",
-            f"type({code}) is Player",
-            f"_fields_plain({code}, _PLAYER_FIELDS, {player_depth})",
-        )
+    it (a state changed by hand: the same data, or the same error) and for a list or table as
+    deep as the runtime's `_NESTING` (which `_plain` refuses)."""
     plain = f"_plain({code}, {depth})"
+    if t.is_container and depth >= runtime_constant("_NESTING"):
+        return plain
     if t.name == "list":
         item = f"x{depth + 1}"
         made = Comp(
-            "[",
-            "",
-            data_code(t.args[0], decl, item, depth + 1, player_depth),
-            f"for {item} in {code}",
-            "]",
+            "[", "", data_code(t.args[0], decl, item, depth + 1), f"for {item} in {code}", "]"
         )
-        return made if t.args[0].name == "player" else Cond(made, f"type({code}) is list", plain)
+        return Cond(made, f"type({code}) is list", plain)
     if t.name == "map":
         key, item = f"k{depth + 1}", f"w{depth + 1}"
         text = annotation(StateType(t.args[0].name), decl) == "str"
@@ -208,31 +199,34 @@ def data_code(t: StateType, decl: StateDecl, code: str, depth: int, player_depth
         made = Comp(
             "{",
             made_key,
-            data_code(t.args[1], decl, item, depth + 1, player_depth),
+            data_code(t.args[1], decl, item, depth + 1),
             f"for {key}, {item} in {code}.items()",
             "}",
         )
         return Cond(made, f"type({code}) is dict", plain)
+    if t.name == "player":  # a Player is no JSON value (but in the game's `players`)
+        return plain
     test = f"type({code}) is {annotation(StateType(t.name), decl)}"
     return Cond(code, f"{code} is None or {test}" if t.optional else test, plain)
 
 
-def _player_depth(decl: StateDecl) -> int:
-    """The depth in a save of the fields of a player (the game's fields are at 0); a `player`
-    found at two depths (or none) is a shape `_player_data` cannot be printed for."""
-    found: set[int] = set()
+# How the game's `players` are made, as the runtime's generic form makes them: each Player by
+# `_player_data` (its fields at depth 2: the list is at 0, the player's table at 1), anything
+# else set there by hand field by field by name; the list iterated whatever it is.
+PLAYERS_DATA = Comp(
+    "[",
+    "",
+    Cond("_player_data(x1)", "type(x1) is Player", "_fields_plain(x1, _PLAYER_FIELDS, 2)"),
+    "for x1 in v",
+    "]",
+)
 
-    def walk(t: StateType, depth: int) -> None:
-        if t.name == "player":
-            found.add(depth + 1)
-        for a in t.args[-1:]:  # a map's key is a text
-            walk(a, depth + 1)
 
-    for f in decl.fields("game"):
-        walk(f.type, 0)
-    if len(found) != 1:
-        raise ValueError(f"players are at depths {sorted(found)} of the state, not at one")
-    return found.pop()
+def field_data(scope: str, f: StateField, decl: StateDecl) -> Expr:
+    """The code of the plain JSON data of a field of `Game` or `Player` held in `v`."""
+    if scope == "game" and f.id == "players":
+        return PLAYERS_DATA
+    return data_code(f.type, decl, "v", 2 if scope == "player" else 0)
 
 
 def param_code(f: StateField, name: str, annotation: str) -> tuple[str, str]:
@@ -339,9 +333,7 @@ def _comments(text: str) -> list[str]:
 def state_classes(decl: StateDecl) -> dict[str, ClassView]:
     """The views of `Player` and `Game`, by scope."""
     out: dict[str, ClassView] = {}
-    players_at = _player_depth(decl)
     for scope, name in CLASSES.items():
-        depth = players_at if scope == "player" else 0
         view = ClassView(name)
         for f in decl.fields(scope):
             # the code below is written in the class, about `self`
@@ -356,7 +348,7 @@ def state_classes(decl: StateDecl) -> dict[str, ClassView]:
                     copy_code(f.type, f"self.{fid}"),
                     param,
                     init,
-                    data_code(f.type, decl, "v", depth, players_at),
+                    field_data(scope, f, decl),
                 )
             )
         out[scope] = view
