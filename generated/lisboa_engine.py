@@ -1309,6 +1309,333 @@ _ZONES: Final[dict[str, str]] = {
 }
 
 
+# A state's saved-game data (`to_json`, `view`, `events`), field by field in the declared shapes.
+def _game_data(g: Game) -> dict[str, Any]:
+    """What `_plain` makes of each field of `g` (`_GAME_FIELDS`), in order: a value
+    of the declared shape is copied here, any other is left to `_plain` (the same data,
+    or the same error)."""
+    d: dict[str, Any] = {}
+    v: Any
+    v = g.variants
+    d["variants"] = (
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
+        if type(v) is list
+        else _plain(v, 0)
+    )
+    v = g.seed
+    d["seed"] = v if type(v) is int else _plain(v, 0)
+    v = g.players
+    d["players"] = [
+        _player_data(x1) if type(x1) is Player else _fields_plain(x1, _PLAYER_FIELDS, 2)
+        for x1 in v
+    ]
+    v = g.start_player
+    d["start_player"] = v if type(v) is int else _plain(v, 0)
+    v = g.current
+    d["current"] = v if type(v) is int else _plain(v, 0)
+    v = g.round
+    d["round"] = v if type(v) is int else _plain(v, 0)
+    v = g.period
+    d["period"] = v if type(v) is int else _plain(v, 0)
+    v = g.turns
+    d["turns"] = v if type(v) is int else _plain(v, 0)
+    v = g.phase
+    d["phase"] = v if type(v) is str else _plain(v, 0)
+    v = g.actor
+    d["actor"] = v if type(v) is int else _plain(v, 0)
+    v = g.treasury
+    d["treasury"] = v if type(v) is int else _plain(v, 0)
+    v = g.piles
+    d["piles"] = (
+        {
+            (k1 if type(k1) is str else str(k1)): (
+                [x2 if type(x2) is int else _plain(x2, 2) for x2 in w1]
+                if type(w1) is list
+                else _plain(w1, 1)
+            )
+            for k1, w1 in v.items()
+        }
+        if type(v) is dict
+        else _plain(v, 0)
+    )
+    v = g.reserve
+    d["reserve"] = (
+        {
+            (k1 if type(k1) is str else str(k1)): (
+                [x2 if type(x2) is int else _plain(x2, 2) for x2 in w1]
+                if type(w1) is list
+                else _plain(w1, 1)
+            )
+            for k1, w1 in v.items()
+        }
+        if type(v) is dict
+        else _plain(v, 0)
+    )
+    v = g.discard
+    d["discard"] = (
+        [x1 if type(x1) is int else _plain(x1, 1) for x1 in v]
+        if type(v) is list
+        else _plain(v, 0)
+    )
+    v = g.box
+    d["box"] = (
+        [x1 if type(x1) is int else _plain(x1, 1) for x1 in v]
+        if type(v) is list
+        else _plain(v, 0)
+    )
+    v = g.court
+    d["court"] = (
+        [x1 if type(x1) is int else _plain(x1, 1) for x1 in v]
+        if type(v) is list
+        else _plain(v, 0)
+    )
+    v = g.courtier
+    d["courtier"] = v if v is None or type(v) is int else _plain(v, 0)
+    v = g.decree_display
+    d["decree_display"] = (
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
+        if type(v) is list
+        else _plain(v, 0)
+    )
+    v = g.decree_deck
+    d["decree_deck"] = (
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
+        if type(v) is list
+        else _plain(v, 0)
+    )
+    v = g.plan_supply
+    d["plan_supply"] = (
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
+        if type(v) is list
+        else _plain(v, 0)
+    )
+    v = g.shipyard
+    d["shipyard"] = (
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
+        if type(v) is list
+        else _plain(v, 0)
+    )
+    v = g.favors
+    d["favors"] = (
+        {
+            (k1 if type(k1) is str else str(k1)): w1 if type(w1) is int else _plain(w1, 1)
+            for k1, w1 in v.items()
+        }
+        if type(v) is dict
+        else _plain(v, 0)
+    )
+    v = g.offices
+    d["offices"] = (
+        {
+            (k1 if type(k1) is str else str(k1)): (
+                {
+                    (k2 if type(k2) is str else str(k2)): w2 if type(w2) is int else _plain(w2, 2)
+                    for k2, w2 in w1.items()
+                }
+                if type(w1) is dict
+                else _plain(w1, 1)
+            )
+            for k1, w1 in v.items()
+        }
+        if type(v) is dict
+        else _plain(v, 0)
+    )
+    v = g.plazas
+    d["plazas"] = (
+        {
+            (k1 if type(k1) is str else str(k1)): (
+                {
+                    (k2 if type(k2) is str else str(k2)): w2 if type(w2) is int else _plain(w2, 2)
+                    for k2, w2 in w1.items()
+                }
+                if type(w1) is dict
+                else _plain(w1, 1)
+            )
+            for k1, w1 in v.items()
+        }
+        if type(v) is dict
+        else _plain(v, 0)
+    )
+    v = g.church
+    d["church"] = (
+        {
+            (k1 if type(k1) is str else str(k1)): (
+                [x2 if type(x2) is str else _plain(x2, 2) for x2 in w1]
+                if type(w1) is list
+                else _plain(w1, 1)
+            )
+            for k1, w1 in v.items()
+        }
+        if type(v) is dict
+        else _plain(v, 0)
+    )
+    v = g.cardinal
+    d["cardinal"] = v if type(v) is int else _plain(v, 0)
+    v = g.clergy_bag
+    d["clergy_bag"] = (
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
+        if type(v) is list
+        else _plain(v, 0)
+    )
+    v = g.clergy_given_up
+    d["clergy_given_up"] = (
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
+        if type(v) is list
+        else _plain(v, 0)
+    )
+    v = g.blocked
+    d["blocked"] = (
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
+        if type(v) is list
+        else _plain(v, 0)
+    )
+    v = g.flags
+    d["flags"] = (
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
+        if type(v) is list
+        else _plain(v, 0)
+    )
+    v = g.visit
+    d["visit"] = v if v is None or type(v) is str else _plain(v, 0)
+    v = g.follow_next
+    d["follow_next"] = v if v is None or type(v) is int else _plain(v, 0)
+    v = g.pending_markers
+    d["pending_markers"] = (
+        [x1 if type(x1) is int else _plain(x1, 1) for x1 in v]
+        if type(v) is list
+        else _plain(v, 0)
+    )
+    v = g.resume
+    d["resume"] = v if type(v) is str else _plain(v, 0)
+    v = g.period_end_by
+    d["period_end_by"] = v if v is None or type(v) is int else _plain(v, 0)
+    v = g.period_step
+    d["period_step"] = v if type(v) is int else _plain(v, 0)
+    v = g.discard_queue
+    d["discard_queue"] = (
+        [x1 if type(x1) is int else _plain(x1, 1) for x1 in v]
+        if type(v) is list
+        else _plain(v, 0)
+    )
+    v = g.game_end_round
+    d["game_end_round"] = v if v is None or type(v) is int else _plain(v, 0)
+    v = g.final_round
+    d["final_round"] = v if v is None or type(v) is int else _plain(v, 0)
+    v = g.fired
+    d["fired"] = (
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
+        if type(v) is list
+        else _plain(v, 0)
+    )
+    return d
+
+
+def _player_data(p: Player) -> dict[str, Any]:
+    """What `_plain` makes of each field of `p` (`_PLAYER_FIELDS`), in order: a value
+    of the declared shape is copied here, any other is left to `_plain` (the same data,
+    or the same error)."""
+    d: dict[str, Any] = {}
+    v: Any
+    v = p.color
+    d["color"] = v if type(v) is str else _plain(v, 2)
+    v = p.wigs
+    d["wigs"] = v if type(v) is int else _plain(v, 2)
+    v = p.influence
+    d["influence"] = v if type(v) is int else _plain(v, 2)
+    v = p.reis
+    d["reis"] = v if type(v) is int else _plain(v, 2)
+    v = p.hand
+    d["hand"] = (
+        [x3 if type(x3) is int else _plain(x3, 3) for x3 in v]
+        if type(v) is list
+        else _plain(v, 2)
+    )
+    v = p.portfolio
+    d["portfolio"] = (
+        [x3 if type(x3) is int else _plain(x3, 3) for x3 in v]
+        if type(v) is list
+        else _plain(v, 2)
+    )
+    v = p.treasury_row
+    d["treasury_row"] = (
+        [x3 if type(x3) is int else _plain(x3, 3) for x3 in v]
+        if type(v) is list
+        else _plain(v, 2)
+    )
+    v = p.ships
+    d["ships"] = (
+        [x3 if type(x3) is int else _plain(x3, 3) for x3 in v]
+        if type(v) is list
+        else _plain(v, 2)
+    )
+    v = p.rubble_cubes
+    d["rubble_cubes"] = v if type(v) is int else _plain(v, 2)
+    v = p.rubble_sets
+    d["rubble_sets"] = v if type(v) is int else _plain(v, 2)
+    v = p.markers_left
+    d["markers_left"] = v if type(v) is int else _plain(v, 2)
+    v = p.markers
+    d["markers"] = (
+        {
+            (k3 if type(k3) is str else str(k3)): w3 if type(w3) is int else _plain(w3, 3)
+            for k3, w3 in v.items()
+        }
+        if type(v) is dict
+        else _plain(v, 2)
+    )
+    v = p.stores
+    d["stores"] = (
+        {
+            (k3 if type(k3) is str else str(k3)): w3 if type(w3) is int else _plain(w3, 3)
+            for k3, w3 in v.items()
+        }
+        if type(v) is dict
+        else _plain(v, 2)
+    )
+    v = p.goods
+    d["goods"] = (
+        {
+            (k3 if type(k3) is str else str(k3)): w3 if type(w3) is int else _plain(w3, 3)
+            for k3, w3 in v.items()
+        }
+        if type(v) is dict
+        else _plain(v, 2)
+    )
+    v = p.officials
+    d["officials"] = v if type(v) is int else _plain(v, 2)
+    v = p.plans
+    d["plans"] = (
+        [x3 if type(x3) is str else _plain(x3, 3) for x3 in v]
+        if type(v) is list
+        else _plain(v, 2)
+    )
+    v = p.completed_plans
+    d["completed_plans"] = (
+        [x3 if type(x3) is str else _plain(x3, 3) for x3 in v]
+        if type(v) is list
+        else _plain(v, 2)
+    )
+    v = p.decrees
+    d["decrees"] = (
+        [x3 if type(x3) is str else _plain(x3, 3) for x3 in v]
+        if type(v) is list
+        else _plain(v, 2)
+    )
+    v = p.royal_favors
+    d["royal_favors"] = (
+        [x3 if type(x3) is str else _plain(x3, 3) for x3 in v]
+        if type(v) is list
+        else _plain(v, 2)
+    )
+    v = p.clergy
+    d["clergy"] = (
+        [x3 if type(x3) is str else _plain(x3, 3) for x3 in v]
+        if type(v) is list
+        else _plain(v, 2)
+    )
+    return d
+
+
 class Ctx:
     """Values a formula reads that are neither the player's nor the game's: the `context:`
     names of rules/vocabulary.yaml, given by the procedure that evaluates the formula."""
@@ -17451,12 +17778,9 @@ def _to_json(g: Game) -> dict[str, Any]:
 
 
 def _state_data(g: Game) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for name in _GAME_FIELDS:
-        if name == "players":  # (each value made plain once)
-            data[name] = [{f: _plain(getattr(p, f), 2) for f in _PLAYER_FIELDS} for p in g.players]
-        else:
-            data[name] = _plain(getattr(g, name))
+    """The state's saved-game data: its fields made plain (`_game_data`, printed from the
+    declared state), and the variants built into these rules among its variants."""
+    data = _game_data(g)
     folded = _folded()
     if folded:  # a save names the rules it is of: the variants built in are in force too
         data["variants"] = sorted([*folded, *data["variants"]])
@@ -17496,6 +17820,12 @@ def _plain(value: Any, depth: int = 0) -> Any:
             return value
         raise ValueError(f"{value!r} is no JSON number")
     raise TypeError(f"{type(value).__name__} is no JSON value")
+
+
+def _fields_plain(value: Any, names: tuple[str, ...], depth: int) -> dict[str, Any]:
+    """`_plain` of each of the fields `names` of `value`, at `depth`, by name: a player of a
+    state that is no Player (set by hand) as `_state_data` makes it."""
+    return {f: _plain(getattr(value, f), depth) for f in names}
 
 
 def _not_json(g: Game) -> tuple[str, str] | None:

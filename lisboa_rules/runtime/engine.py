@@ -365,6 +365,22 @@ class Game:
         return replace(self, players=[p.clone() for p in self.players])
 
 
+def _game_data(g: Game) -> dict[str, Any]:
+    """The plain JSON data of each field of `g` (generated from rules/state.yaml, field by
+    field in the declared shapes: this placeholder is the generic form it makes the same as)."""
+    return {
+        name: [_fields_plain(p, _PLAYER_FIELDS, 2) for p in g.players]
+        if name == "players"
+        else _plain(getattr(g, name))
+        for name in _GAME_FIELDS
+    }
+
+
+def _player_data(p: Player) -> dict[str, Any]:
+    """The plain JSON data of each field of `p` (generated, as `_game_data`)."""
+    return _fields_plain(p, _PLAYER_FIELDS, 2)
+
+
 def all_cards(g: Game) -> list[int]:
     """Every id of the kind conserved under this name (generated from rules/state.yaml)."""
     return []
@@ -2306,12 +2322,9 @@ def _to_json(g: Game) -> dict[str, Any]:
 
 
 def _state_data(g: Game) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for name in _GAME_FIELDS:
-        if name == "players":  # (each value made plain once)
-            data[name] = [{f: _plain(getattr(p, f), 2) for f in _PLAYER_FIELDS} for p in g.players]
-        else:
-            data[name] = _plain(getattr(g, name))
+    """The state's saved-game data: its fields made plain (`_game_data`, printed from the
+    declared state), and the variants built into these rules among its variants."""
+    data = _game_data(g)
     folded = _folded()
     if folded:  # a save names the rules it is of: the variants built in are in force too
         data["variants"] = sorted([*folded, *data["variants"]])
@@ -2351,6 +2364,12 @@ def _plain(value: Any, depth: int = 0) -> Any:
             return value
         raise ValueError(f"{value!r} is no JSON number")
     raise TypeError(f"{type(value).__name__} is no JSON value")
+
+
+def _fields_plain(value: Any, names: tuple[str, ...], depth: int) -> dict[str, Any]:
+    """`_plain` of each of the fields `names` of `value`, at `depth`, by name: a player of a
+    state that is no Player (set by hand) as `_state_data` makes it."""
+    return {f: _plain(getattr(value, f), depth) for f in names}
 
 
 def _not_json(g: Game) -> tuple[str, str] | None:

@@ -7,6 +7,7 @@ import ast
 import functools
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 EMIT = ("# <emit>\n", "# </emit>\n")
 GENERATED = ("# <generated>\n", "# </generated>\n")
@@ -38,6 +39,15 @@ class RuntimeText:
                 out |= {t.id for t in targets if isinstance(t, ast.Name)}
         return out
 
+    def constant(self, name: str) -> Any:
+        """The value of the runtime's module-level constant `name` (`_NESTING: Final = 32`)."""
+        for node in ast.parse(self.head + self.tail).body:
+            if isinstance(node, ast.AnnAssign | ast.Assign) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                    return ast.literal_eval(node.value)
+        raise KeyError(f"the runtime has no constant {name}")
+
     def head_with(self, names: list[str]) -> str:
         """The head with the generated public names in its `__all__` too (sorted as ruff
         keeps it)."""
@@ -67,3 +77,9 @@ def runtime_text() -> RuntimeText:
     head, _, tail = _between(emitted, GENERATED, where)
     # the blank lines around the block belong to the module's layout, not to the engine's
     return RuntimeText(head=head.rstrip("\n") + "\n", tail=tail.strip("\n") + "\n")
+
+
+@functools.cache
+def runtime_constant(name: str) -> Any:
+    """The value of the runtime's constant `name`, read once."""
+    return runtime_text().constant(name)

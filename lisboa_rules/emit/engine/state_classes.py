@@ -17,6 +17,7 @@ from typing import Any
 
 from lisboa_rules.core.encode import py_comment
 from lisboa_rules.emit.engine.pyfmt import fmt, identifier, literal, wrap_line
+from lisboa_rules.emit.engine.runtime import runtime_constant
 from lisboa_rules.model.state import StateDecl, StateField, StateType
 
 CLASSES = {"player": "Player", "game": "Game"}
@@ -31,6 +32,7 @@ class FieldView:
     copy: str | None  # the expression clone() assigns, or None: shared (immutable)
     param: str = ""  # the parameter of __init__, with its default
     init: str = ""  # the value __init__ assigns (a fresh one for a mutable default)
+    data: Expr = ""  # the code of its plain JSON data, from the local `v` holding its value
 
 
 @dataclass
@@ -46,6 +48,28 @@ class ClassView:
         """The field names, sorted (as ruff keeps `__slots__`), in the class's `__slots__`."""
         extra = RS_SLOTS if self.name == "Game" else ()
         return fmt(tuple(sorted([*extra, *(f.name for f in self.fields)])), 4, col=16)
+
+    def data(self) -> str:
+        """`_game_data` / `_player_data`: the state's plain JSON data, made field by field in
+        the declared shapes (see `data_code`)."""
+        fn = f"_{self.name.lower()}_data"
+        pad = "    "
+        arg = self.name.lower()[0]
+        out = [
+            f"def {fn}({arg}: {self.name}) -> dict[str, Any]:",
+            f'{pad}"""What `_plain` makes of each field of `{arg}` (`_{self.name.upper()}_FIELDS`),'
+            " in order: a value",
+            f"{pad}of the declared shape is copied here, any other is left to `_plain` (the same"
+            " data,",
+            f'{pad}or the same error)."""',
+            f"{pad}d: dict[str, Any] = {{}}",
+            f"{pad}v: Any",
+        ]
+        for f in self.fields:
+            out.append(f"{pad}v = {arg}.{f.name}")
+            out += lay(f.data, pad, f'd["{f.name}"] = ')
+        out.append(f"{pad}return d")
+        return "\n".join(out)
 
     def methods(self) -> str:
         """`__init__`, `_copy`, `clone` and `__eq__` of the class, indented in it."""
@@ -94,6 +118,117 @@ def copy_code(t: StateType, code: str, depth: int = 0) -> str | None:
     return out
 
 
+@dataclass(frozen=True)
+class Cond:
+    """`then if test else other`: the code `data_code` lays out (`lay`)."""
+
+    then: Expr
+    test: str
+    other: Expr
+
+
+@dataclass(frozen=True)
+class Comp:
+    """A comprehension: `[item for x in v]`, or `{key: item for k, w in v.items()}`."""
+
+    open: str
+    key: str  # "" for a list's
+    item: Expr
+    clause: str
+    close: str
+
+
+Expr = str | Cond | Comp
+
+
+def flat(e: Expr) -> str:
+    """`e` on one line."""
+    if isinstance(e, str):
+        return e
+    if isinstance(e, Cond):
+        return f"{flat(e.then)} if {e.test} else {flat(e.other)}"
+    item = flat(e.item)
+    if e.key:
+        item = f"{e.key}: ({item})" if isinstance(e.item, Cond) else f"{e.key}: {item}"
+    return f"{e.open}{item} {e.clause}{e.close}"
+
+
+def lay(e: Expr, pad: str, head: str = "", tail: str = "", width: int = 100) -> list[str]:
+    """The lines of `pad + head + e + tail`, `e` split as ruff splits it where one line is
+    longer than `width`."""
+    one = f"{pad}{head}{flat(e)}{tail}"
+    if len(one) <= width or isinstance(e, str):
+        return [one]
+    inner = pad + "    "
+    if isinstance(e, Cond):
+        return [
+            f"{pad}{head}(",
+            *lay(e.then, inner),
+            f"{inner}if {e.test}",
+            *lay(e.other, inner, "else "),
+            f"{pad}){tail}",
+        ]
+    key = f"{e.key}: " if e.key else ""
+    return [
+        f"{pad}{head}{e.open}",
+        *lay(e.item, inner, key),
+        f"{inner}{e.clause}",
+        f"{pad}{e.close}{tail}",
+    ]
+
+
+def data_code(t: StateType, decl: StateDecl, code: str, depth: int) -> Expr:
+    """The code that makes what the runtime's `_plain(code, depth)` makes of the value `code`
+    (a name) of type `t`: the declared shape inlined (a list of ints copied as
+    `[x1 if type(x1) is int else _plain(x1, 1) for x1 in v]`), and `_plain` for any value not of
+    it (a state changed by hand: the same data, or the same error) and for a list or table as
+    deep as the runtime's `_NESTING` (which `_plain` refuses)."""
+    plain = f"_plain({code}, {depth})"
+    if t.is_container and depth >= runtime_constant("_NESTING"):
+        return plain
+    if t.name == "list":
+        item = f"x{depth + 1}"
+        made = Comp(
+            "[", "", data_code(t.args[0], decl, item, depth + 1), f"for {item} in {code}", "]"
+        )
+        return Cond(made, f"type({code}) is list", plain)
+    if t.name == "map":
+        key, item = f"k{depth + 1}", f"w{depth + 1}"
+        text = annotation(StateType(t.args[0].name), decl) == "str"
+        made_key = f"({key} if type({key}) is str else str({key}))" if text else f"str({key})"
+        made = Comp(
+            "{",
+            made_key,
+            data_code(t.args[1], decl, item, depth + 1),
+            f"for {key}, {item} in {code}.items()",
+            "}",
+        )
+        return Cond(made, f"type({code}) is dict", plain)
+    if t.name == "player":  # a Player is no JSON value (but in the game's `players`)
+        return plain
+    test = f"type({code}) is {annotation(StateType(t.name), decl)}"
+    return Cond(code, f"{code} is None or {test}" if t.optional else test, plain)
+
+
+# How the game's `players` are made, as the runtime's generic form makes them: each Player by
+# `_player_data` (its fields at depth 2: the list is at 0, the player's table at 1), anything
+# else set there by hand field by field by name; the list iterated whatever it is.
+PLAYERS_DATA = Comp(
+    "[",
+    "",
+    Cond("_player_data(x1)", "type(x1) is Player", "_fields_plain(x1, _PLAYER_FIELDS, 2)"),
+    "for x1 in v",
+    "]",
+)
+
+
+def field_data(scope: str, f: StateField, decl: StateDecl) -> Expr:
+    """The code of the plain JSON data of a field of `Game` or `Player` held in `v`."""
+    if scope == "game" and f.id == "players":
+        return PLAYERS_DATA
+    return data_code(f.type, decl, "v", 2 if scope == "player" else 0)
+
+
 def param_code(f: StateField, name: str, annotation: str) -> tuple[str, str]:
     """The parameter of `__init__` for a field and the value it assigns: a mutable default is
     None in the signature and a fresh value in the body (as `default_factory` makes it)."""
@@ -135,8 +270,12 @@ def class_methods(cls: str, fields: list[FieldView], deep_players: bool) -> list
             f"{pad}self._rs_of: list[str] | None = None",
             f"{pad}self._log = None",
         ]
-    keep = [f"{pad}c._rs = self._rs", f"{pad}c._rs_of = self._rs_of", f"{pad}c._log = self._log",
-            f"{pad}return c"]
+    keep = [
+        f"{pad}c._rs = self._rs",
+        f"{pad}c._rs_of = self._rs_of",
+        f"{pad}c._log = self._log",
+        f"{pad}return c",
+    ]
     out += [
         "",
         f"    def _copy(self) -> {cls}:",
@@ -209,6 +348,7 @@ def state_classes(decl: StateDecl) -> dict[str, ClassView]:
                     copy_code(f.type, f"self.{fid}"),
                     param,
                     init,
+                    field_data(scope, f, decl),
                 )
             )
         out[scope] = view
