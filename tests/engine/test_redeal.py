@@ -18,8 +18,9 @@ import pytest
 from conftest import setups, sized
 
 
-def _states(E: Any, players: int, variants: tuple[str, ...], seed: int, every: int
-            ) -> Iterator[Any]:
+def _states(
+    E: Any, players: int, variants: tuple[str, ...], seed: int, every: int
+) -> Iterator[Any]:
     """States of a seeded random game, every `every` moves, the finished one last."""
     rng = random.Random(seed)
     g = E.new_game(players, variants, seed)
@@ -124,7 +125,8 @@ def test_redeal_depends_only_on_what_the_seat_sees(engine: Any, setup: int) -> N
         if E.view(seen, g.actor) != E.view(g, g.actor):
             seen_changed += 1
             assert E.redeal(seen, g.actor, random.Random(i)) != E.redeal(
-                g, g.actor, random.Random(i))
+                g, g.actor, random.Random(i)
+            )
     assert changed > 3 and seen_changed > 3
 
 

@@ -89,8 +89,9 @@ def test_the_engine_loops_are_honest(engine: Any, name: str, setup: int) -> None
         other = hidden_change(E, g)
         assert other != g
         before = E.to_json(g)
-        moves = [make_agent(name, E, 3, **_options(name))(s)
-                 for s in (g, other, E.view(g, g.actor))]
+        moves = [
+            make_agent(name, E, 3, **_options(name))(s) for s in (g, other, E.view(g, g.actor))
+        ]
         assert moves[0] == moves[1] == moves[2]
         assert moves[0] in E.legal_moves(g)
         assert E.to_json(g) == before
@@ -163,6 +164,21 @@ def test_mcts_move_refuses_a_budget_that_is_none(
         engine.mcts_move(g, random.Random(0), iterations, horizon)
 
 
+@pytest.mark.parametrize("loop", ["redeal", "greedy_move", "mcts_move"])
+def test_the_engine_loops_refuse_a_state_changed_by_hand(engine: Any, loop: str) -> None:
+    """A game with a hidden field set by hand to what no save holds: StateError naming it, as
+    every entry point says (not the TypeError met inside)."""
+    g = engine.new_game(3, (), 1)
+    g.players[1].hand = None
+    args = {"redeal": (0,), "greedy_move": (), "mcts_move": (5, 3)}[loop]
+    fn = getattr(engine, loop)
+    with pytest.raises(engine.StateError, match=r"players\[1\]\.hand"):
+        if loop == "redeal":
+            fn(g, *args, random.Random(0))
+        else:
+            fn(g, random.Random(0), *args)
+
+
 def test_an_agent_runs_the_engine_loop_for_the_engine_games_only(engine: Any) -> None:
     """The agents call the engine's loop for one of its games, never for a view (nor an
     engine without the loop)."""
@@ -172,9 +188,11 @@ def test_an_agent_runs_the_engine_loop_for_the_engine_games_only(engine: Any) ->
         def __getattr__(self, name: str) -> Any:
             found = getattr(engine, name)
             if name in LOOPS:
+
                 def counted(*args: Any) -> Any:
                     calls.append(name)
                     return found(*args)
+
                 return counted
             return found
 
@@ -197,7 +215,7 @@ def test_the_compiled_engine_plays_the_same_moves(
     """The loops compiled with mypyc (`lisboa-rules compile`) play the pure engine's moves for
     the same seed, state after state, on every rule set."""
     assert not str(compiled.__file__).endswith(".py")
-    for players, variants in setups(engine)[::sized(3, 1)]:
+    for players, variants in setups(engine)[:: sized(3, 1)]:
         states = _states(engine, players, variants, 100 + players, 11)
         pure = make_agent(name, engine, 8, **_options(name))
         fast = make_agent(name, compiled, 8, **_options(name))
