@@ -2856,7 +2856,7 @@ def _deal_out(
     # Which hidden place takes which id is a flow from the kinds of places (a sorted map's
     # key, or anywhere) to the kinds of ids (their keys under every sort): solved on those
     # few kinds, then each kind's ids dealt at random into its places.
-    rng.shuffle(unseen)
+    _shuffle(rng, unseen)
     id_kind: dict[tuple[Any, ...], list[Any]] = {}
     if not names:  # one kind of ids
         if unseen:
@@ -2890,12 +2890,31 @@ def _deal_out(
         raise BadArgument(f"not a view of these rules: the hidden {deal.kind} ids do not fit")
     pools = list(id_kind.values())
     for places, row in zip(places_of.values(), flow, strict=True):
-        rng.shuffle(places)
+        _shuffle(rng, places)
         for j, amount in enumerate(row):
             for _ in range(amount):
                 out, i = places.pop()
                 out[i] = pools[j].pop()
     return [x for pool in pools for x in pool]
+
+
+def _shuffle(rng: random.Random, items: list[Any]) -> None:
+    """`rng.shuffle(items)`: the same draws from `rng`, the same order. For a `random.Random`
+    its own walk (down the list, each place swapped with one drawn at or before it, drawn by
+    `getrandbits` of the bits of the count, again while it is too big) is looped here, so that a
+    compiled engine runs it compiled (a redeal shuffles some hundred ids); any other generator
+    shuffles itself."""
+    if type(rng) is not random.Random:
+        rng.shuffle(items)
+        return
+    getrandbits = rng.getrandbits
+    for i in range(len(items) - 1, 0, -1):
+        n = i + 1
+        bits = n.bit_length()
+        j = getrandbits(bits)
+        while j >= n:
+            j = getrandbits(bits)
+        items[i], items[j] = items[j], items[i]
 
 
 def _flow(places: list[int], ids: list[int], fits: list[list[bool]]) -> list[list[int]] | None:

@@ -170,3 +170,23 @@ def test_the_compiled_engine_redeals_the_same_games(engine: Any, compiled_engine
                 assert C.to_json(C.redeal(c, seat, random.Random(n))) == engine.to_json(pure)
                 n += 1
     assert n > 20
+
+
+def test_the_deals_shuffle_as_random_does(engine: Any) -> None:
+    """The runtime's own shuffle (a loop a compiled engine runs compiled) draws what
+    `random.Random.shuffle` draws and leaves the generator in the same state; a generator of
+    another kind shuffles itself."""
+    for n in range(0, 120):
+        ours, theirs = list(range(n)), list(range(n))
+        a, b = random.Random(n), random.Random(n)
+        engine._shuffle(a, ours)
+        b.shuffle(theirs)
+        assert ours == theirs and a.getstate() == b.getstate()
+
+    class Reversing(random.Random):
+        def shuffle(self, x: Any) -> None:
+            x.reverse()
+
+    items = [1, 2, 3]
+    engine._shuffle(Reversing(0), items)
+    assert items == [3, 2, 1]
