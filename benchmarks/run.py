@@ -1719,7 +1719,7 @@ def bench_balance(mode: Mode, E: ModuleType, engine: Path, tmp: Path) -> list[Ro
                      c_alone),
                 Side("the budget of one candidate", "s", [budget] * len(c_alone)),
                 "A / B (times)",
-                note="informational: the compiled engine of the compiled section; " + budget_note,
+                note=f"informational: the {which}; " + budget_note,
             ))
     per = f"{1e6 * apply_s / candidates:.0f} us {made} + {1e6 * score_s / candidates:.0f} us "
     per += f"{score.__name__} per candidate move, {candidates / len(states):.1f} candidates a move"
