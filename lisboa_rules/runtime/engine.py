@@ -3167,7 +3167,10 @@ def greedy_move(g: Game, rng: random.Random) -> Move:
     (`redeal(g, g.actor, rng)`), each legal move is played and the state after it scored as if
     the game ended there (`final_totals`); the move of the best margin (the mover's total
     minus the best total of the others) is played, ties drawn from `rng`. One of
-    `legal_moves(g)`; `g` is never changed. BadArgument when the game is over."""
+    `legal_moves(g)`; `g` is never changed. BadArgument when the game is over. Python's cyclic
+    garbage collector is paused while it searches (`_collector_paused`), as in `mcts_move` and
+    `playout`."""
+    paused = _collector_paused()
     try:
         rs = _activate(g)
         if g.phase == "over":
@@ -3183,6 +3186,9 @@ def greedy_move(g: Game, rng: random.Random) -> Move:
         raise
     except _FAULTS as exc:
         raise _broken(g, exc) from None
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _greedy_pick(
@@ -3217,6 +3223,7 @@ def playout(
     where it stops as win shares per seat: 1 / the number of seats in first place by
     `ranking` (as if the game ended there), 0 for the others. It plays the game it is given:
     for an honest one, give it `redeal` of the seat that asks."""
+    paused = _collector_paused()
     try:
         rs = _activate(g)
         if horizon is not None and (type(horizon) is not int or horizon < 1):
@@ -3226,6 +3233,9 @@ def playout(
         raise
     except _FAULTS as exc:
         raise _broken(g, exc) from None
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _playout(
@@ -3280,12 +3290,16 @@ def mcts_move(
     played (ties: the higher share, then the order of `legal_moves`); the search stops early
     once no other root move can be played more often. One of `legal_moves(g)`; `g` is never
     changed. BadArgument when the game is over or the budget is none."""
+    paused = _collector_paused()
     try:
         return _mcts_move(g, rng, iterations, horizon, greedy, exploration)
     except _REFUSALS:
         raise
     except _FAULTS as exc:
         raise _broken(g, exc) from None
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _mcts_move(

@@ -179,6 +179,40 @@ def test_the_engine_loops_refuse_a_state_changed_by_hand(engine: Any, loop: str)
             fn(g, random.Random(0), *args)
 
 
+@pytest.mark.parametrize("loop", ["greedy_move", "mcts_move", "playout"])
+def test_the_engine_loops_pause_the_collector_and_leave_it_as_it_was(
+    engine: Any, monkeypatch: pytest.MonkeyPatch, loop: str
+) -> None:
+    """Python's cyclic garbage collector is off while a loop searches, and back as it was
+    after: on when it was on (also when the call refuses), off when the caller turned it off."""
+    import gc
+
+    E = engine
+    g = _states(E, 3, (), 15, 9)[2]
+    seen: list[bool] = []
+    real = E._apply
+
+    def spy(state: Any, move: Any) -> None:
+        seen.append(gc.isenabled())
+        real(state, move)
+
+    monkeypatch.setattr(E, "_apply", spy)
+    args = {"greedy_move": (), "mcts_move": (8, 4), "playout": (5,)}[loop]
+    fn = getattr(E, loop)
+    assert gc.isenabled()
+    fn(g, random.Random(0), *args)
+    assert seen and not any(seen) and gc.isenabled()
+    with pytest.raises(E.BadArgument):
+        fn("not a game", random.Random(0), *args)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        fn(g, random.Random(0), *args)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_an_agent_runs_the_engine_loop_for_the_engine_games_only(engine: Any) -> None:
     """The agents call the engine's loop for one of its games, never for a view (nor an
     engine without the loop)."""
