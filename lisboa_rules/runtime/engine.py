@@ -57,15 +57,20 @@ __all__ = [
     "final_scores",
     "final_totals",
     "from_json",
+    "greedy_move",
     "legal_moves",
     "loads",
     "majority_awards",
+    "mcts_move",
     "move_words",
     "new_game",
     "options",
     "play",
+    "playout",
+    "random_move",
     "ranking",
     "record",
+    "redeal",
     "rule_text",
     "successors",
     "to_json",
@@ -2775,8 +2780,15 @@ def determinize(v: View, rng: random.Random) -> Game:
     return g
 
 
-# each DealDef's sorts as tables (by the id of the DealDef: the rule sets keep theirs alive)
+# each DealDef's sorts as tables (by the id of the DealDef: the rule sets keep theirs alive), and
+# each id's kind under them (its keys under every sort)
 _SORTS: Final[dict[int, dict[str, dict[Any, Any]]]] = {}
+_ID_KINDS: Final[dict[int, dict[Any, tuple[Any, ...]]]] = {}
+# `_flow`'s answers (never changed by their readers) by their question: the kinds of places and
+# of ids, and how many of each (a search deals the same few thousands of times); at most
+# `_FLOWS_KEPT` of them, forgotten all at once
+_FLOWS: Final[dict[tuple[tuple[Any, ...], ...], list[list[int]] | None]] = {}
+_FLOWS_KEPT: Final = 4096
 
 
 def _deal(data: dict[str, Any], deal: DealDef, rng: random.Random) -> None:
@@ -2788,9 +2800,7 @@ def _deal(data: dict[str, Any], deal: DealDef, rng: random.Random) -> None:
     # or (-1, None) for a place any id fits; each place a (list, index) to fill
     places_of: dict[tuple[int, Any], list[tuple[list[Any], int]]] = {}
     rest: list[tuple[dict[str, Any], str]] = []  # (holder, field) of a zone nobody sees
-    sorts = _SORTS.get(id(deal))
-    if sorts is None:
-        sorts = _SORTS[id(deal)] = {name: dict(pairs) for name, pairs in deal.sorts}
+    sorts = _sorts_of(deal)
 
     def fill(value: Any, kind: tuple[int, Any]) -> list[Any]:
         if isinstance(value, list):
@@ -2834,33 +2844,96 @@ def _deal(data: dict[str, Any], deal: DealDef, rng: random.Random) -> None:
             unseen.append(x)
     if seen:
         raise BadArgument(f"not a view of these rules: no {deal.kind} {next(iter(seen))!r}")
-    # Which hidden place takes which id is a flow from the kinds of places (a sorted map's
-    # key, or anywhere) to the kinds of ids (their keys under every sort): solved on those
-    # few kinds, then each kind's ids dealt at random into its places.
-    rng.shuffle(unseen)
-    id_kind: dict[tuple[Any, ...], list[Any]] = {}
-    for x in unseen:
-        id_kind.setdefault(tuple(sorts[n].get(x) for n in names), []).append(x)
-    flow = _flow(
-        [len(p) for p in places_of.values()],
-        [len(x) for x in id_kind.values()],
-        [[n < 0 or k[n] == key for k in id_kind] for n, key in places_of],
-    )
-    if flow is None:
-        raise BadArgument(f"not a view of these rules: the hidden {deal.kind} ids do not fit")
-    pools = list(id_kind.values())
-    for places, row in zip(places_of.values(), flow, strict=True):
-        rng.shuffle(places)
-        for j, amount in enumerate(row):
-            for _ in range(amount):
-                out, i = places.pop()
-                out[i] = pools[j].pop()
-    left = [x for pool in pools for x in pool]
+    left = _deal_out(deal, sorts, names, unseen, places_of, rng)
     if len(rest) == 1:
         holder, name = rest[0]
         holder[name] = left
     elif left or rest:
         raise BadArgument(f"not a view of these rules: {len(left)} {deal.kind} ids unplaced")
+
+
+def _sorts_of(deal: DealDef) -> dict[str, dict[Any, Any]]:
+    """A DealDef's sorts as tables: by the field of a sorted map, the map's key of each id."""
+    sorts = _SORTS.get(id(deal))
+    if sorts is None:
+        sorts = _SORTS[id(deal)] = {name: dict(pairs) for name, pairs in deal.sorts}
+    return sorts
+
+
+def _deal_out(
+    deal: DealDef,
+    sorts: dict[str, dict[Any, Any]],
+    names: list[str],
+    unseen: list[Any],
+    places_of: dict[tuple[int, Any], list[tuple[list[Any], int]]],
+    rng: random.Random,
+) -> list[Any]:
+    """Deal `unseen` (the hidden ids of one kind, in the order of `deal.ids`) at random into
+    the hidden places (`places_of`: by their kind, each place a (list, index) to fill); the
+    ids left over, for the zone nobody sees. `determinize` and `redeal` share it, so both draw
+    the same from the same generator."""
+    # Which hidden place takes which id is a flow from the kinds of places (a sorted map's
+    # key, or anywhere) to the kinds of ids (their keys under every sort): solved on those
+    # few kinds, then each kind's ids dealt at random into its places.
+    _shuffle(rng, unseen)
+    id_kind: dict[tuple[Any, ...], list[Any]] = {}
+    if not names:  # one kind of ids
+        if unseen:
+            id_kind[()] = unseen
+    else:
+        kinds = _ID_KINDS.get(id(deal))
+        if kinds is None:
+            kinds = _ID_KINDS[id(deal)] = {
+                x: tuple(sorts[n].get(x) for n in names) for x in deal.ids
+            }
+        for x in unseen:
+            id_kind.setdefault(kinds[x], []).append(x)
+    question = (
+        tuple(places_of),
+        tuple([len(p) for p in places_of.values()]),
+        tuple(id_kind),
+        tuple([len(x) for x in id_kind.values()]),
+    )
+    if question in _FLOWS:
+        flow = _FLOWS[question]
+    else:
+        flow = _flow(
+            list(question[1]),
+            list(question[3]),
+            [[n < 0 or k[n] == key for k in id_kind] for n, key in places_of],
+        )
+        if len(_FLOWS) >= _FLOWS_KEPT:
+            _FLOWS.clear()
+        _FLOWS[question] = flow
+    if flow is None:
+        raise BadArgument(f"not a view of these rules: the hidden {deal.kind} ids do not fit")
+    pools = list(id_kind.values())
+    for places, row in zip(places_of.values(), flow, strict=True):
+        _shuffle(rng, places)
+        for j, amount in enumerate(row):
+            for _ in range(amount):
+                out, i = places.pop()
+                out[i] = pools[j].pop()
+    return [x for pool in pools for x in pool]
+
+
+def _shuffle(rng: random.Random, items: list[Any]) -> None:
+    """`rng.shuffle(items)`: the same draws from `rng`, the same order. For a `random.Random`
+    its own walk (down the list, each place swapped with one drawn at or before it, drawn by
+    `getrandbits` of the bits of the count, again while it is too big) is looped here, so that a
+    compiled engine runs it compiled (a redeal shuffles some hundred ids); any other generator
+    shuffles itself."""
+    if type(rng) is not random.Random:
+        rng.shuffle(items)
+        return
+    getrandbits = rng.getrandbits
+    for i in range(len(items) - 1, 0, -1):
+        n = i + 1
+        bits = n.bit_length()
+        j = getrandbits(bits)
+        while j >= n:
+            j = getrandbits(bits)
+        items[i], items[j] = items[j], items[i]
 
 
 def _flow(places: list[int], ids: list[int], fits: list[list[bool]]) -> list[list[int]] | None:
@@ -2908,6 +2981,439 @@ def _flow(places: list[int], ids: list[int], fits: list[list[bool]]) -> list[lis
             spare[found[1]] -= step
             need -= step
     return amount
+
+
+# --- Agents' inner loops --------------------------------------------------------------------------
+# What a bot does many times a move, in the engine so that a compiled engine runs it compiled: a
+# game a seat's view could be, dealt from the game itself (`redeal`: no view's JSON), and the
+# agents of lisboa_rules.sim.agents (`random_move`, `greedy_move`, `playout`, `mcts_move`) over
+# the engine's own internals: the moves listed once and only listed moves played (on the
+# search's own copies, in place), the states scored by their totals alone. They are honest: a
+# searching one reads the game only through `redeal` for the seat to move, so two games that
+# seat sees alike get the same move from the same generator state.
+
+# Per rule set: whether `redeal` deals in place (every hidden field a zone of a dealt kind or a
+# drawn number, no hidden map nobody sees); otherwise it deals through the view.
+_REDEALS: Final[dict[tuple[str, ...], bool]] = {}
+# each DealDef's ids by their place in `ids` (by the id of the DealDef, as `_SORTS`)
+_ID_ORDER: Final[dict[int, dict[Any, int]]] = {}
+_EXPLORATION: Final = math.sqrt(2)  # UCT's exploration constant (`mcts_move`)
+
+
+def redeal(g: Game, seat: int | None, rng: random.Random) -> Game:
+    """A whole game that `seat` (None: a spectator) could be in, seeing what it sees of `g`: a
+    copy of `g` with what `seat` may not see (rules/state.yaml `see:`) dealt again at random
+    from `rng`, as `determinize(view(g, seat), rng)` deals it (the same places, the same draws
+    from `rng`, so the same game), without making the view. `g` is never changed; the game made
+    shares nothing with it, records nothing, and depends only on what `seat` sees of `g` and
+    on the state of `rng`."""
+    try:
+        return _redeal(g, seat, rng)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
+
+
+def _redeal(g: Game, seat: int | None, rng: random.Random) -> Game:
+    rs = _activate(g)
+    if seat is not None and (type(seat) is not int or not 0 <= seat < len(g.players)):
+        raise BadArgument(f"seat {seat!r}: the game has seats 0 to {len(g.players) - 1}")
+    if not _redeals_in_place(rs):
+        return determinize(view(g, seat), rng)
+    out = g.clone()
+    out._log = None
+    for deal in rs.deals:
+        _redeal_kind(out, deal, seat, rng)
+    for scope, name, lo, hi in rs.draws:
+        if scope == "player":
+            see = _PLAYER_SEES.get(name, "all")
+            for i, p in enumerate(out.players):
+                if _seen_as(see, i, seat) != "all" or getattr(p, name) is None:
+                    setattr(p, name, rng.randint(lo, hi))
+        elif name in _GAME_SEES or getattr(out, name) is None:
+            setattr(out, name, rng.randint(lo, hi))
+    return out
+
+
+def _redeals_in_place(rs: RuleSet) -> bool:
+    """Whether `redeal` can deal a rule set's hidden fields on a copy of the game: each one a
+    zone of a dealt kind (a list, or a map of lists that someone sees the sizes of) or a drawn
+    number. Otherwise (a hidden field `determinize` does not deal) it deals through the view,
+    which gives the same game, slower."""
+    found = _REDEALS.get(rs.key)
+    if found is None:
+        zones = {(scope, name): is_map for d in rs.deals for scope, name, is_map in d.zones}
+        drawn = {(scope, name) for scope, name, _lo, _hi in rs.draws}
+        found = True
+        for scope, sees in (("game", _GAME_SEES), ("player", _PLAYER_SEES)):
+            for name, see in sees.items():
+                where = (scope, name)
+                if where in zones:
+                    found = found and not (see == "none" and zones[where])
+                else:
+                    found = found and where in drawn
+        _REDEALS[rs.key] = found
+    return found
+
+
+def _redeal_kind(g: Game, deal: DealDef, seat: int | None, rng: random.Random) -> None:
+    """Deal again, in place, the ids of one conserved kind that `seat` may not see in `g`: the
+    hidden places in the order `_deal` finds them in the view, the hidden ids in the order of
+    `deal.ids` (the ids the view does not show), dealt by `_deal_out`."""
+    sorts = _sorts_of(deal)
+    names = [name for name, _ in deal.sorts]
+    order = _ID_ORDER.get(id(deal))
+    if order is None:
+        order = _ID_ORDER[id(deal)] = {x: i for i, x in enumerate(deal.ids)}
+    hidden: list[Any] = []
+    places_of: dict[tuple[int, Any], list[tuple[list[Any], int]]] = {}
+    rest: list[tuple[Any, str]] = []  # (holder, field) of a zone nobody sees
+    for scope, name, is_map in deal.zones:
+        holders: list[Any]
+        if scope == "player":
+            see = _PLAYER_SEES.get(name, "all")
+            holders = list(g.players)
+        else:
+            see = _GAME_SEES.get(name, "all")
+            holders = [g]
+        for i, holder in enumerate(holders):
+            shown = _seen_as(see, i, seat) if scope == "player" else see
+            if shown == "all":
+                continue
+            value = getattr(holder, name)
+            if value is None or shown == "none":
+                if value is not None:  # a list (a hidden map nobody sees is not dealt here)
+                    hidden.extend(value)
+                rest.append((holder, name))
+            elif is_map:
+                n = names.index(name) if name in sorts else -1
+                for key, items in value.items():
+                    _hidden_places(items, shown, (n, key if n >= 0 else None), hidden, places_of)
+            else:
+                _hidden_places(value, shown, (-1, None), hidden, places_of)
+    hidden.sort(key=order.__getitem__)
+    left = _deal_out(deal, sorts, names, hidden, places_of, rng)
+    if len(rest) == 1:
+        holder, name = rest[0]
+        setattr(holder, name, left)
+    elif left or rest:
+        raise BadArgument(f"not a game of these rules: {len(left)} {deal.kind} ids unplaced")
+
+
+def _hidden_places(
+    items: list[Any],
+    shown: str,
+    kind: tuple[int, Any],
+    hidden: list[Any],
+    places_of: dict[tuple[int, Any], list[tuple[list[Any], int]]],
+) -> None:
+    """The places of a list seen as `shown` (count or top) to deal again, under their kind, and
+    the ids they hold (into `hidden`): all of them but the top one when the top shows."""
+    count = len(items) - 1 if shown == "top" and items else len(items)
+    places = places_of.setdefault(kind, [])
+    for i in range(count):
+        hidden.append(items[i])
+        places.append((items, i))
+
+
+def _moves_now(g: Game) -> list[Move]:
+    """The legal moves of `g`, listed as `legal_moves` lists them (the same moves in the same
+    order), without keeping the list for `apply_move`: a search plays them on its own copies."""
+    if g.phase == "over":
+        return []
+    seat = g.actor
+    out: list[Move] = []
+    for moves in _moves_of(g.rs, g.phase):
+        out += moves(g, seat)
+    return out
+
+
+class _Scorer:
+    """A rule set's totals and ranking keys, found once per search: each seat's total as if
+    the game ended now (`final_totals`), and the seats that would share first place (the first
+    place of `ranking`)."""
+
+    __slots__ = ("layout", "ranker", "totaler")
+
+    totaler: Callable[[Game, _ScoreLayout], tuple[int, ...]]
+    layout: _ScoreLayout
+    ranker: Callable[[Game, tuple[int, ...]], list[tuple[int, ...]]]
+
+    def __init__(self, rs: RuleSet) -> None:
+        self.totaler = _TOTALERS[rs.key]
+        self.layout = _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs)
+        self.ranker = _RANKERS[rs.key]
+
+    def margin(self, g: Game, seat: int) -> int:
+        """`seat`'s total minus the best total of the others."""
+        totals = list(self.totaler(g, self.layout))
+        mine = totals.pop(seat)
+        return mine - max(totals, default=0)
+
+    def shares(self, g: Game) -> list[float]:
+        """Each seat's win share: 1 / the number of seats in first place, 0 for the others."""
+        keys = self.ranker(g, self.totaler(g, self.layout))
+        top = max(keys)
+        first = [i for i, k in enumerate(keys) if k == top]
+        out = [0.0] * len(keys)
+        for i in first:
+            out[i] = 1.0 / len(first)
+        return out
+
+
+def _no_move(g: Game) -> BadArgument:
+    return BadArgument(f"no move to choose: the game is {g.phase}")
+
+
+def random_move(g: Game, rng: random.Random) -> Move:
+    """The move of the `random` agent: one of `legal_moves(g)`, drawn uniformly from `rng`
+    (the moves the seat to move sees: those of its view). BadArgument when the game is over."""
+    try:
+        _activate(g)
+        moves = _moves_now(g)
+        if not moves:
+            raise _no_move(g)
+        return rng.choice(moves)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
+
+
+def greedy_move(g: Game, rng: random.Random) -> Move:
+    """The move of the `greedy` agent, honest: on one game the mover's view could be
+    (`redeal(g, g.actor, rng)`), each legal move is played and the state after it scored as if
+    the game ended there (`final_totals`); the move of the best margin (the mover's total
+    minus the best total of the others) is played, ties drawn from `rng`. One of
+    `legal_moves(g)`; `g` is never changed. BadArgument when the game is over. Python's cyclic
+    garbage collector is paused while it searches (`_collector_paused`), as in `mcts_move` and
+    `playout`."""
+    paused = _collector_paused()
+    try:
+        rs = _activate(g)
+        if g.phase == "over":
+            raise _no_move(g)
+        dealt = _redeal(g, g.actor, rng)
+        moves = _moves_now(dealt)
+        if not moves:
+            raise _no_move(dealt)
+        if len(moves) == 1:
+            return moves[0]
+        return _greedy_pick(dealt, moves, rng, _Scorer(rs))[0]
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _greedy_pick(
+    g: Game, moves: list[Move], rng: random.Random, scorer: _Scorer
+) -> tuple[Move, Game]:
+    """Greedy's choice among `moves` (two or more, listed for `g`): the move of the best
+    margin for the mover, ties drawn from `rng`, with the state after it."""
+    seat = g.actor
+    best: list[int] = []
+    afters: list[Game] = []
+    best_value = 0
+    for i, move in enumerate(moves):
+        after = g.clone()
+        _apply(after, move)
+        value = scorer.margin(after, seat)
+        if not best or value > best_value:
+            best_value = value
+            best = [i]
+            afters = [after]
+        elif value == best_value:
+            best.append(i)
+            afters.append(after)
+    k = 0 if len(best) == 1 else rng.choice(range(len(best)))
+    return moves[best[k]], afters[k]
+
+
+def playout(
+    g: Game, rng: random.Random, horizon: int | None = None, greedy: bool = False
+) -> list[float]:
+    """Play on from `g` (a copy: `g` is never changed) with moves drawn from `rng` (`greedy`:
+    greedy's moves, on the game as it is), to the end or at most `horizon` moves, and score
+    where it stops as win shares per seat: 1 / the number of seats in first place by
+    `ranking` (as if the game ended there), 0 for the others. It plays the game it is given:
+    for an honest one, give it `redeal` of the seat that asks."""
+    paused = _collector_paused()
+    try:
+        rs = _activate(g)
+        if horizon is not None and (type(horizon) is not int or horizon < 1):
+            raise BadArgument(f"a playout's horizon is at least 1 move (or None), not {horizon!r}")
+        return _playout(g.clone(), rng, horizon, greedy, _Scorer(rs))
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _playout(
+    g: Game, rng: random.Random, horizon: int | None, greedy: bool, scorer: _Scorer
+) -> list[float]:
+    """`playout` on `g` itself (the search's own copy: it is played on in place)."""
+    steps = 0
+    while g.phase != "over" and (horizon is None or steps < horizon):
+        moves = _moves_now(g)
+        if not greedy:
+            _apply(g, rng.choice(moves))
+        elif len(moves) == 1:
+            _apply(g, moves[0])
+        else:
+            g = _greedy_pick(g, moves, rng, scorer)[1]
+        steps += 1
+    return scorer.shares(g)
+
+
+class _SearchNode:
+    """A node of the tree of moves: what the moves below it scored, over every game dealt."""
+
+    __slots__ = ("children", "plays", "seat", "seen", "shares")
+
+    seat: int  # who moves here (-1 when the game is over)
+    children: dict[Move, _SearchNode]  # by move, in the order tried
+    plays: int
+    shares: list[float]  # summed win share per seat
+    seen: int  # how often it could be chosen: its parent visited with its move legal
+
+    def __init__(self, seat: int, seats: int) -> None:
+        self.seat = seat
+        self.children = {}
+        self.plays = 0
+        self.shares = [0.0] * seats
+        self.seen = 0
+
+
+def mcts_move(
+    g: Game,
+    rng: random.Random,
+    iterations: int,
+    horizon: int | None = None,
+    greedy: bool = False,
+    exploration: float = _EXPLORATION,
+) -> Move:
+    """The move of the `mcts` agent (`greedy`: `mcts-greedy`), honest: information-set UCT
+    over `iterations` iterations, each on a new game the mover's view could be (`redeal`); an
+    iteration walks down the tree of moves (a move the dealt game does not allow is passed
+    over), adds one node and plays on at random (`greedy`: greedy's moves), at most `horizon`
+    moves, scoring the end as win shares (`playout`). The most played move of the root is
+    played (ties: the higher share, then the order of `legal_moves`); the search stops early
+    once no other root move can be played more often. One of `legal_moves(g)`; `g` is never
+    changed. BadArgument when the game is over or the budget is none."""
+    paused = _collector_paused()
+    try:
+        return _mcts_move(g, rng, iterations, horizon, greedy, exploration)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _mcts_move(
+    g: Game,
+    rng: random.Random,
+    iterations: int,
+    horizon: int | None,
+    greedy: bool,
+    exploration: float,
+) -> Move:
+    rs = _activate(g)
+    if type(iterations) is not int or iterations < 1:
+        raise BadArgument(f"MCTS needs at least 1 iteration a move, not {iterations!r}")
+    if horizon is not None and (type(horizon) is not int or horizon < 1):
+        raise BadArgument(f"a playout's horizon is at least 1 move (or None), not {horizon!r}")
+    moves = _moves_now(g)
+    if not moves:
+        raise _no_move(g)
+    if len(moves) == 1:
+        return moves[0]
+    seat = g.actor
+    seats = len(g.players)
+    scorer = _Scorer(rs)
+    root = _SearchNode(seat, seats)
+    for done in range(iterations):
+        if len(root.children) == len(moves) and _settled(root, iterations - done):
+            break  # no other move can be played more often: the choice is made
+        game = _redeal(g, seat, rng)
+        path = [root]
+        node = root
+        listed = moves
+        while game.phase != "over":
+            if node is not root:
+                listed = _moves_now(game)
+            untried = [m for m in listed if m not in node.children]
+            if untried:  # expansion: one untried move, drawn at random
+                move = untried[rng.randrange(len(untried))]
+                _apply(game, move)
+                child = _SearchNode(game.actor if game.phase != "over" else -1, seats)
+                node.children[move] = child
+                for m in listed:
+                    tried = node.children.get(m)
+                    if tried is not None:
+                        tried.seen += 1
+                path.append(child)
+                break
+            # selection: among the moves this game allows, by UCT
+            move = _uct(node, listed, exploration)
+            _apply(game, move)
+            node = node.children[move]
+            path.append(node)
+        shares = _playout(game, rng, horizon, greedy, scorer)
+        for n in path:
+            n.plays += 1
+            for i, share in enumerate(shares):
+                n.shares[i] += share
+    # the most played move; ties by the higher share, then by the order of the moves
+    best = moves[0]
+    best_plays, best_share = -1, 0.0
+    for m in moves:
+        c = root.children.get(m)
+        plays, share = (c.plays, c.shares[seat]) if c is not None else (-1, 0.0)
+        if plays > best_plays or (plays == best_plays and share > best_share):
+            best, best_plays, best_share = m, plays, share
+    return best
+
+
+def _uct(node: _SearchNode, listed: list[Move], exploration: float) -> Move:
+    """The move of `listed` (each a child of `node`, each counted as seen once more) of the best
+    UCT value for the seat that moves at `node`; the first of equal ones."""
+    seat = node.seat
+    best = listed[0]
+    best_value = 0.0
+    first = True
+    for m in listed:
+        c = node.children[m]
+        c.seen += 1
+    for m in listed:
+        c = node.children[m]
+        value = c.shares[seat] / c.plays + exploration * math.sqrt(math.log(c.seen) / c.plays)
+        if first or value > best_value:
+            best, best_value, first = m, value, False
+    return best
+
+
+def _settled(root: _SearchNode, left: int) -> bool:
+    """Whether the most played child stays the most played whatever the `left` iterations do
+    (they can add at most `left` plays to another one)."""
+    first = second = 0
+    for c in root.children.values():
+        if c.plays > first:
+            first, second = c.plays, first
+        elif c.plays > second:
+            second = c.plays
+    return first - second > left
 
 
 # --- What happened --------------------------------------------------------------------------------

@@ -29,6 +29,13 @@ without views, made before them, is read whole.)
   before its budget once no other root move can be played more often than the most played
   one (the same choice, sooner).
 
+An engine made since issue 36 has these agents' inner loops in it (`random_move`, `greedy_move`,
+`mcts_move`, over `redeal`: a game the view could be, dealt from the game itself without the
+view's JSON), so that a compiled engine runs them compiled: given one of the engine's games, an
+agent calls them, and they draw from the agent's generator exactly as the loops here do (the same
+moves for the same seed). Given a view, or with an engine without them, the agent runs the loops
+here.
+
 Nothing here knows the game: moves are opaque values, states are read only for `phase`,
 `actor` and `players` (their number), and the rest is the engine's functions.
 """
@@ -113,6 +120,16 @@ def margin(totals: Sequence[int], seat: int) -> int:
     return totals[seat] - best_other
 
 
+def inner_loop(engine: Any, name: str, state: Any) -> Callable[..., Any] | None:
+    """The engine's own loop `name` (`random_move`, `greedy_move`, `mcts_move`) when it has one
+    and `state` is one of its games (not a view, nor anything else), else None."""
+    loop = getattr(engine, name, None)
+    game = getattr(engine, "Game", None)
+    if callable(loop) and isinstance(game, type) and isinstance(state, game):
+        return loop  # type: ignore[no-any-return]
+    return None
+
+
 @dataclass
 class RandomAgent:
     """A legal move drawn uniformly."""
@@ -121,6 +138,9 @@ class RandomAgent:
     rng: random.Random
 
     def __call__(self, state: Any) -> Any:
+        loop = inner_loop(self.engine, "random_move", state)
+        if loop is not None:
+            return loop(state, self.rng)
         seen = seen_by_actor(self.engine, state)
         return self.choose(seen, _listed(self.engine, seen))
 
@@ -170,6 +190,9 @@ class GreedyAgent:
         self.successors = found if callable(found) else None
 
     def __call__(self, state: Any) -> Any:
+        loop = inner_loop(self.engine, "greedy_move", state)
+        if loop is not None:
+            return loop(state, self.rng)
         seen = seen_by_actor(self.engine, state)
         if seen.phase == OVER:
             raise ValueError(f"no move to choose: the game is {seen.phase}")
@@ -241,6 +264,10 @@ class MctsAgent:
     horizon: int | None = DEFAULT_HORIZON
 
     def __call__(self, state: Any) -> Any:
+        loop = inner_loop(self.engine, "mcts_move", state)
+        if loop is not None and self.rollout.rng is self.rng:
+            greedy = isinstance(self.rollout, GreedyAgent)
+            return loop(state, self.rng, self.iterations, self.horizon, greedy, EXPLORATION)
         seen = seen_by_actor(self.engine, state)
         moves = _listed(self.engine, seen)
         if len(moves) == 1:

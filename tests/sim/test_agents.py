@@ -182,15 +182,23 @@ def test_greedy_picks_a_move_of_the_best_estimate(engine: Any, players: int, see
         assert margin(agent(g)) == best
 
 
+# The agents' loops an engine may have (lisboa_rules/runtime/engine.py): an engine without them
+# (made before issue 36) is played by the agents' own loops.
+INNER_LOOPS = ("random_move", "greedy_move", "mcts_move", "redeal", "playout")
+
+
 class _WithTotals:
-    """The engine, with a numbers-only `final_totals` that counts its calls (and a
-    `final_scores` that fails: an agent must not need it then)."""
+    """The engine without its inner loops (the agents run their own, which read the engine's
+    scores), with a numbers-only `final_totals` that counts its calls (and a `final_scores`
+    that fails: an agent must not need it then)."""
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
         self.calls = 0
 
     def __getattr__(self, name: str) -> Any:
+        if name in INNER_LOOPS:
+            raise AttributeError(name)
         return getattr(self.engine, name)
 
     def final_totals(self, state: Any) -> tuple[int, ...]:
