@@ -13665,56 +13665,396 @@ _SCORERS: Final[dict[tuple[str, ...], Callable[[Game, _ScoreLayout], ScoreSheet]
     ("queen", "two-player"): _final_scores1,
 }
 
-# The same scoring, numbers only (`final_totals`): the same formulas and majorities, no
-# explanation written.
+# The same scoring, numbers only (`final_totals`): the same formulas, no explanation written, no
+# call through a table; each majority group's places counted inline, its shares and the held
+# items' indexes read from these constants (made from the rules' tables).
+
+# rules/scoring.yaml:35 score.stores gold: the points of a place (at seats above * 5 + seats level)
+_SHARES1: Final[tuple[int, ...]] = (0, 3, 2, 2, 1, 0, 2, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0)
+# rules/scoring.yaml:35 score.stores tools: the points of a place (at seats above * 5 + seats level)
+_SHARES2: Final[tuple[int, ...]] = (0, 6, 4, 3, 2, 0, 3, 2, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0)
+# rules/scoring.yaml:35 score.stores books: the points of a place (at seats above * 5 + seats level)
+# rules/scoring.yaml:35 score.stores cloth: the points of a place (at seats above * 5 + seats level)
+_SHARES3: Final[tuple[int, ...]] = (0, 9, 7, 6, 4, 0, 6, 4, 3, 2, 0, 3, 1, 1, 0, 0, 0, 0, 0, 0)
+# rules/scoring.yaml:64 score.decrees: each item's index
+_HELD4: Final[dict[str, int]] = {
+    "decree-01": 0,
+    "decree-02": 1,
+    "decree-03": 2,
+    "decree-04": 3,
+    "decree-05": 4,
+    "decree-06": 5,
+    "decree-07": 6,
+    "decree-08": 7,
+    "decree-09": 8,
+    "decree-10": 9,
+    "decree-11": 10,
+    "decree-12": 11,
+    "decree-13": 12,
+    "decree-14": 13,
+    "decree-15": 14,
+    "decree-16": 15,
+    "decree-17": 16,
+    "decree-18": 17,
+    "decree-19": 18,
+    "decree-20": 19,
+    "decree-21": 20,
+    "decree-22": 21,
+    "decree-23": 22,
+    "decree-24": 23,
+}
+# rules/scoring.yaml:73 score.officials officials: the points of a place (at seats above * 5 +
+#   seats level)
+_SHARES5: Final[tuple[int, ...]] = (0, 15, 12, 10, 7, 0, 10, 7, 5, 3, 0, 5, 2, 1, 1, 0, 0, 0, 0, 0)
+# rules/scoring.yaml:35 score.stores gold: the points of a place (at seats above * 5 + seats level)
+_SHARES6: Final[tuple[int, ...]] = (0, 3, 2, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+# rules/scoring.yaml:35 score.stores tools: the points of a place (at seats above * 5 + seats level)
+_SHARES7: Final[tuple[int, ...]] = (0, 6, 3, 2, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+# rules/scoring.yaml:35 score.stores books: the points of a place (at seats above * 5 + seats level)
+# rules/scoring.yaml:35 score.stores cloth: the points of a place (at seats above * 5 + seats level)
+_SHARES8: Final[tuple[int, ...]] = (0, 9, 6, 4, 3, 0, 3, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+# rules/scoring.yaml:73 score.officials officials: the points of a place (at seats above * 5 +
+#   seats level)
+_SHARES9: Final[tuple[int, ...]] = (0, 15, 10, 6, 5, 0, 5, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 
 
-def _final_totals1(g: Game, layout: _ScoreLayout) -> tuple[int, ...]:
+def _final_totals1(g: Game) -> tuple[int, ...]:
     """Final totals by the sources at rules/scoring.yaml:19."""
     players = g.players
-    # rules/scoring.yaml:35 score.stores (a majority per group)
-    ms0_0 = [p.stores["gold"] for p in players]  # stores.gold
-    ok0_0 = [m > 0 for m in ms0_0]
-    ms0_1 = [p.stores["tools"] for p in players]  # stores.tools
-    ok0_1 = [m > 0 for m in ms0_1]
-    ms0_2 = [p.stores["books"] for p in players]  # stores.books
-    ok0_2 = [m > 0 for m in ms0_2]
-    ms0_3 = [p.stores["cloth"] for p in players]  # stores.cloth
-    ok0_3 = [m > 0 for m in ms0_3]
-    ms0 = [ms0_0, ms0_1, ms0_2, ms0_3]
-    ok0 = [ok0_0, ok0_1, ok0_2, ok0_3]
-    won0 = _majority_points(layout.majorities[0], len(players), ms0, ok0)
-    # rules/scoring.yaml:73 score.officials (a majority per group)
-    ms1_0 = [_m_officials_on_completed_plans(g, p) for p in players]  # officials_on_completed_plans
-    ok1_0 = [len(p.completed_plans) > 0 for p in players]
-    ms1 = [ms1_0]
-    ok1 = [ok1_0]
-    won1 = _majority_points(layout.majorities[1], len(players), ms1, ok1)
+    n = len(players)
+    ms0_0: list[int] = []
+    ms0_1: list[int] = []
+    ms0_2: list[int] = []
+    ms0_3: list[int] = []
+    ms1_0: list[int] = []
+    ok1_0: list[bool] = []
+    for p in players:
+        # rules/scoring.yaml:35 score.stores gold: stores.gold
+        ms0_0.append(p.stores["gold"])
+        # rules/scoring.yaml:35 score.stores tools: stores.tools
+        ms0_1.append(p.stores["tools"])
+        # rules/scoring.yaml:35 score.stores books: stores.books
+        ms0_2.append(p.stores["books"])
+        # rules/scoring.yaml:35 score.stores cloth: stores.cloth
+        ms0_3.append(p.stores["cloth"])
+        # rules/scoring.yaml:73 score.officials officials: officials_on_completed_plans
+        ms1_0.append(_m_officials_on_completed_plans(g, p))
+        ok1_0.append(len(p.completed_plans) > 0)
     totals: list[int] = []
     for i, p in enumerate(players):
         # rules/scoring.yaml:19 score.ships
         w0 = sum(p.ships)
         # rules/scoring.yaml:26 score.rubble
         w1 = 3 * p.rubble_sets
-        # rules/scoring.yaml:35 score.stores
-        w2 = won0[i]
+        # rules/scoring.yaml:35 score.stores: the place in each group
+        w2 = 0
+        m = ms0_0[i]
+        if m > 0:
+            above = level = 0
+            for mj in ms0_0:
+                if mj > 0:
+                    if mj > m:
+                        above += 1
+                    elif mj == m:
+                        level += 1
+            w2 += _SHARES1[above * 5 + level]
+        m = ms0_1[i]
+        if m > 0:
+            above = level = 0
+            for mj in ms0_1:
+                if mj > 0:
+                    if mj > m:
+                        above += 1
+                    elif mj == m:
+                        level += 1
+            w2 += _SHARES2[above * 5 + level]
+        m = ms0_2[i]
+        if m > 0:
+            above = level = 0
+            for mj in ms0_2:
+                if mj > 0:
+                    if mj > m:
+                        above += 1
+                    elif mj == m:
+                        level += 1
+            w2 += _SHARES3[above * 5 + level]
+        m = ms0_3[i]
+        if m > 0:
+            above = level = 0
+            for mj in ms0_3:
+                if mj > 0:
+                    if mj > m:
+                        above += 1
+                    elif mj == m:
+                        level += 1
+            w2 += _SHARES3[above * 5 + level]
         # rules/scoring.yaml:50 score.influence
         w3 = (p.reis + _m_influence_reis(g, p)) // 5
         # rules/scoring.yaml:64 score.decrees: each item of p.decrees
-        w4 = _held_points(g, p, p.decrees, layout.held[0])
-        # rules/scoring.yaml:73 score.officials
-        w5 = won1[i]
+        w4 = 0
+        for item in p.decrees:
+            k = _HELD4[item]
+            if k < 12:
+                if k < 6:
+                    if k < 3:
+                        if k == 0:
+                            if p.stores["books"] >= 2:  # decree-01
+                                w4 += 2
+                        elif k == 1:
+                            if sum(p.stores.values()) >= 5:  # decree-02
+                                w4 += 6
+                        elif p.stores["gold"] >= 2:  # decree-03
+                            w4 += 2
+                    elif k == 3:
+                        if p.stores["tools"] >= 2:  # decree-04
+                            w4 += 3
+                    elif k == 4:
+                        if p.stores["cloth"] >= 2:  # decree-05
+                            w4 += 3
+                    elif p.rubble_sets >= 3:  # decree-06
+                        w4 += 6
+                elif k < 9:
+                    if k == 6:
+                        if p.rubble_sets >= 2:  # decree-07
+                            w4 += 3
+                    elif k == 7:
+                        if len(p.completed_plans) >= 2:  # decree-08
+                            w4 += 5
+                    elif len(p.completed_plans) >= 1:  # decree-09
+                        w4 += 2
+                elif k == 9:
+                    if len(p.ships) >= 2:  # decree-10
+                        w4 += 4
+                elif k == 10:
+                    if len(p.royal_favors) >= 2:  # decree-11
+                        w4 += 3
+                elif p.reis >= 10:  # decree-12
+                    w4 += 2
+            elif k < 18:
+                if k < 15:
+                    if k == 12:
+                        if p.influence >= 7:  # decree-13
+                            w4 += 3
+                    elif k == 13:
+                        if _m_officials_on_completed_plans(g, p) >= 4:  # decree-14
+                            w4 += 5
+                    elif sum(p.ships) >= 5:  # decree-15
+                        w4 += 4
+                elif k == 15:
+                    if (p.stores["books"] + p.stores["cloth"]) >= 3:  # decree-16
+                        w4 += 4
+                elif k == 16:
+                    if len(p.decrees) >= 4:  # decree-17
+                        w4 += 4
+                elif sum(p.stores.values()) >= 3:  # decree-18
+                    w4 += 3
+            elif k < 21:
+                if k == 18:
+                    if p.wigs >= 30:  # decree-19
+                        w4 += 5
+                elif k == 19:
+                    if (p.stores["gold"] + p.stores["tools"]) >= 3:  # decree-20
+                        w4 += 4
+                elif len(p.royal_favors) >= 1:  # decree-21
+                    w4 += 1
+            elif k == 21:
+                if p.rubble_sets >= 1:  # decree-22
+                    w4 += 1
+            elif k == 22:
+                if len(p.ships) >= 1:  # decree-23
+                    w4 += 1
+            elif p.reis >= 20:  # decree-24
+                w4 += 4
+        # rules/scoring.yaml:73 score.officials: the place in each group
+        w5 = 0
+        if ok1_0[i]:
+            m = ms1_0[i]
+            above = level = 0
+            for j in range(n):
+                if ok1_0[j]:
+                    mj = ms1_0[j]
+                    if mj > m:
+                        above += 1
+                    elif mj == m:
+                        level += 1
+            w5 += _SHARES5[above * 5 + level]
         # rules/scoring.yaml:85 score.favors
         w6 = 2 * len(p.royal_favors)
         totals.append(p.wigs + w0 + w1 + w2 + w3 + w4 + w5 + w6)
     return tuple(totals)
 
 
-_TOTALERS: Final[dict[tuple[str, ...], Callable[[Game, _ScoreLayout], tuple[int, ...]]]] = {
+def _final_totals2(g: Game) -> tuple[int, ...]:
+    """Final totals by the sources at rules/scoring.yaml:19."""
+    players = g.players
+    n = len(players)
+    ms0_0: list[int] = []
+    ms0_1: list[int] = []
+    ms0_2: list[int] = []
+    ms0_3: list[int] = []
+    ms1_0: list[int] = []
+    ok1_0: list[bool] = []
+    for p in players:
+        # rules/scoring.yaml:35 score.stores gold: stores.gold
+        ms0_0.append(p.stores["gold"])
+        # rules/scoring.yaml:35 score.stores tools: stores.tools
+        ms0_1.append(p.stores["tools"])
+        # rules/scoring.yaml:35 score.stores books: stores.books
+        ms0_2.append(p.stores["books"])
+        # rules/scoring.yaml:35 score.stores cloth: stores.cloth
+        ms0_3.append(p.stores["cloth"])
+        # rules/scoring.yaml:73 score.officials officials: officials_on_completed_plans
+        ms1_0.append(_m_officials_on_completed_plans(g, p))
+        ok1_0.append(len(p.completed_plans) > 0)
+    totals: list[int] = []
+    for i, p in enumerate(players):
+        # rules/scoring.yaml:19 score.ships
+        w0 = sum(p.ships)
+        # rules/scoring.yaml:26 score.rubble
+        w1 = 3 * p.rubble_sets
+        # rules/scoring.yaml:35 score.stores: the place in each group
+        w2 = 0
+        m = ms0_0[i]
+        if m > 0:
+            above = level = 0
+            for mj in ms0_0:
+                if mj > 0:
+                    if mj > m:
+                        above += 1
+                    elif mj == m:
+                        level += 1
+            w2 += _SHARES6[above * 5 + level]
+        m = ms0_1[i]
+        if m > 0:
+            above = level = 0
+            for mj in ms0_1:
+                if mj > 0:
+                    if mj > m:
+                        above += 1
+                    elif mj == m:
+                        level += 1
+            w2 += _SHARES7[above * 5 + level]
+        m = ms0_2[i]
+        if m > 0:
+            above = level = 0
+            for mj in ms0_2:
+                if mj > 0:
+                    if mj > m:
+                        above += 1
+                    elif mj == m:
+                        level += 1
+            w2 += _SHARES8[above * 5 + level]
+        m = ms0_3[i]
+        if m > 0:
+            above = level = 0
+            for mj in ms0_3:
+                if mj > 0:
+                    if mj > m:
+                        above += 1
+                    elif mj == m:
+                        level += 1
+            w2 += _SHARES8[above * 5 + level]
+        # rules/scoring.yaml:50 score.influence
+        w3 = (p.reis + _m_influence_reis(g, p)) // 5
+        # rules/scoring.yaml:64 score.decrees: each item of p.decrees
+        w4 = 0
+        for item in p.decrees:
+            k = _HELD4[item]
+            if k < 12:
+                if k < 6:
+                    if k < 3:
+                        if k == 0:
+                            if p.stores["books"] >= 2:  # decree-01
+                                w4 += 2
+                        elif k == 1:
+                            if sum(p.stores.values()) >= 5:  # decree-02
+                                w4 += 6
+                        elif p.stores["gold"] >= 2:  # decree-03
+                            w4 += 2
+                    elif k == 3:
+                        if p.stores["tools"] >= 2:  # decree-04
+                            w4 += 3
+                    elif k == 4:
+                        if p.stores["cloth"] >= 2:  # decree-05
+                            w4 += 3
+                    elif p.rubble_sets >= 3:  # decree-06
+                        w4 += 6
+                elif k < 9:
+                    if k == 6:
+                        if p.rubble_sets >= 2:  # decree-07
+                            w4 += 3
+                    elif k == 7:
+                        if len(p.completed_plans) >= 2:  # decree-08
+                            w4 += 5
+                    elif len(p.completed_plans) >= 1:  # decree-09
+                        w4 += 2
+                elif k == 9:
+                    if len(p.ships) >= 2:  # decree-10
+                        w4 += 4
+                elif k == 10:
+                    if len(p.royal_favors) >= 2:  # decree-11
+                        w4 += 3
+                elif p.reis >= 10:  # decree-12
+                    w4 += 2
+            elif k < 18:
+                if k < 15:
+                    if k == 12:
+                        if p.influence >= 7:  # decree-13
+                            w4 += 3
+                    elif k == 13:
+                        if _m_officials_on_completed_plans(g, p) >= 4:  # decree-14
+                            w4 += 5
+                    elif sum(p.ships) >= 5:  # decree-15
+                        w4 += 4
+                elif k == 15:
+                    if (p.stores["books"] + p.stores["cloth"]) >= 3:  # decree-16
+                        w4 += 4
+                elif k == 16:
+                    if len(p.decrees) >= 4:  # decree-17
+                        w4 += 4
+                elif sum(p.stores.values()) >= 3:  # decree-18
+                    w4 += 3
+            elif k < 21:
+                if k == 18:
+                    if p.wigs >= 30:  # decree-19
+                        w4 += 5
+                elif k == 19:
+                    if (p.stores["gold"] + p.stores["tools"]) >= 3:  # decree-20
+                        w4 += 4
+                elif len(p.royal_favors) >= 1:  # decree-21
+                    w4 += 1
+            elif k == 21:
+                if p.rubble_sets >= 1:  # decree-22
+                    w4 += 1
+            elif k == 22:
+                if len(p.ships) >= 1:  # decree-23
+                    w4 += 1
+            elif p.reis >= 20:  # decree-24
+                w4 += 4
+        # rules/scoring.yaml:73 score.officials: the place in each group
+        w5 = 0
+        if ok1_0[i]:
+            m = ms1_0[i]
+            above = level = 0
+            for j in range(n):
+                if ok1_0[j]:
+                    mj = ms1_0[j]
+                    if mj > m:
+                        above += 1
+                    elif mj == m:
+                        level += 1
+            w5 += _SHARES9[above * 5 + level]
+        # rules/scoring.yaml:85 score.favors
+        w6 = 2 * len(p.royal_favors)
+        totals.append(p.wigs + w0 + w1 + w2 + w3 + w4 + w5 + w6)
+    return tuple(totals)
+
+
+_TOTALERS: Final[dict[tuple[str, ...], Callable[[Game], tuple[int, ...]]]] = {
     (): _final_totals1,
     ("queen",): _final_totals1,
-    ("two-player",): _final_totals1,
-    ("queen", "two-player"): _final_totals1,
+    ("two-player",): _final_totals2,
+    ("queen", "two-player"): _final_totals2,
 }
 
 # One straight-line function per rule set's tie-breaker chain (rules: tiebreakers): each measure
@@ -17258,7 +17598,7 @@ def final_totals(g: Game) -> tuple[int, ...]:
 
 def _final_totals(g: Game) -> tuple[int, ...]:
     rs = _activate(g)
-    return _TOTALERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
+    return _TOTALERS[rs.key](g)
 
 
 # The fixed words of a rule set's scoring (made once per rule set by `_score_layout`): plain
@@ -17528,58 +17868,6 @@ def _held_line(g: Game, p: Player, items: list[Any], step: _HeldLayout) -> Score
     return ScoreLine(
         step.id, total, f"{step.head}{'; '.join(parts)}; {' + '.join(shown)} = {total}"
     )
-
-
-def _held_points(g: Game, p: Player, items: list[Any], step: _HeldLayout) -> int:
-    """The points of `_score_held`, without its explanation."""
-    table = step.items
-    total = 0
-    for item in items:
-        it = table[item]
-        condition = it.condition
-        if condition is None or condition(g, p, _NO_CTX):
-            total += it.points
-    return total
-
-
-def _majority_points(
-    step: _MajorityLayout, n: int, measures: list[list[int]], eligible: list[list[bool]] | None
-) -> list[int]:
-    """The points of `_score_majority` for `n` seats, without its explanations: the same
-    places and shares."""
-    totals = [0] * n
-    seats = range(n)
-    for k, group in enumerate(step.groups):
-        prizes = group.prizes
-        paying = len(prizes)
-        if not paying:
-            continue
-        ms = measures[k]
-        if eligible is None:
-            ranked = sorted(seats, key=ms.__getitem__, reverse=True)
-        else:
-            ok = eligible[k]
-            ranked = [i for i in seats if ok[i]]
-            if len(ranked) < 2:  # nobody in the group, or one seat alone: the first prize
-                if ranked:
-                    totals[ranked[0]] += prizes[0]
-                continue
-            ranked.sort(key=ms.__getitem__, reverse=True)
-        last = min(len(ranked), paying)
-        place = 0
-        while place < last:
-            m = ms[ranked[place]]
-            end = place + 1
-            while end < len(ranked) and ms[ranked[end]] == m:
-                end += 1
-            if end == place + 1:
-                totals[ranked[place]] += prizes[place]
-            else:
-                points = sum(prizes[place:end]) // (end - place)
-                for j in ranked[place:end]:
-                    totals[j] += points
-            place = end
-    return totals
 
 
 _MEASURE_CTX: dict[int, Ctx] = {}

@@ -258,7 +258,7 @@ class RuleSet:
 RULESETS: dict[tuple[str, ...], RuleSet] = {}
 _SCORERS: dict[tuple[str, ...], Callable[[Game, _ScoreLayout], ScoreSheet]] = {}
 _RANKERS: dict[tuple[str, ...], Callable[[Game, tuple[int, ...]], list[tuple[int, ...]]]] = {}
-_TOTALERS: dict[tuple[str, ...], Callable[[Game, _ScoreLayout], tuple[int, ...]]] = {}
+_TOTALERS: dict[tuple[str, ...], Callable[[Game], tuple[int, ...]]] = {}
 VARIANTS: dict[str, VariantDef] = {}
 GAME_INFO: dict[str, Any] = {}
 RULE_TEXT: dict[str, tuple[str, str]] = {}
@@ -1802,7 +1802,7 @@ def final_totals(g: Game) -> tuple[int, ...]:
 
 def _final_totals(g: Game) -> tuple[int, ...]:
     rs = _activate(g)
-    return _TOTALERS[rs.key](g, _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs))
+    return _TOTALERS[rs.key](g)
 
 
 # The fixed words of a rule set's scoring (made once per rule set by `_score_layout`): plain
@@ -2072,58 +2072,6 @@ def _held_line(g: Game, p: Player, items: list[Any], step: _HeldLayout) -> Score
     return ScoreLine(
         step.id, total, f"{step.head}{'; '.join(parts)}; {' + '.join(shown)} = {total}"
     )
-
-
-def _held_points(g: Game, p: Player, items: list[Any], step: _HeldLayout) -> int:
-    """The points of `_score_held`, without its explanation."""
-    table = step.items
-    total = 0
-    for item in items:
-        it = table[item]
-        condition = it.condition
-        if condition is None or condition(g, p, _NO_CTX):
-            total += it.points
-    return total
-
-
-def _majority_points(
-    step: _MajorityLayout, n: int, measures: list[list[int]], eligible: list[list[bool]] | None
-) -> list[int]:
-    """The points of `_score_majority` for `n` seats, without its explanations: the same
-    places and shares."""
-    totals = [0] * n
-    seats = range(n)
-    for k, group in enumerate(step.groups):
-        prizes = group.prizes
-        paying = len(prizes)
-        if not paying:
-            continue
-        ms = measures[k]
-        if eligible is None:
-            ranked = sorted(seats, key=ms.__getitem__, reverse=True)
-        else:
-            ok = eligible[k]
-            ranked = [i for i in seats if ok[i]]
-            if len(ranked) < 2:  # nobody in the group, or one seat alone: the first prize
-                if ranked:
-                    totals[ranked[0]] += prizes[0]
-                continue
-            ranked.sort(key=ms.__getitem__, reverse=True)
-        last = min(len(ranked), paying)
-        place = 0
-        while place < last:
-            m = ms[ranked[place]]
-            end = place + 1
-            while end < len(ranked) and ms[ranked[end]] == m:
-                end += 1
-            if end == place + 1:
-                totals[ranked[place]] += prizes[place]
-            else:
-                points = sum(prizes[place:end]) // (end - place)
-                for j in ranked[place:end]:
-                    totals[j] += points
-            place = end
-    return totals
 
 
 _MEASURE_CTX: dict[int, Ctx] = {}

@@ -58,6 +58,7 @@ class EngineView:
     move_check: str = ""  # the body of _move_well_typed
     totalers: list[FormulaFn] = field(default_factory=list)  # final_totals, per rule set
     totaler_keys: list[tuple[str, str]] = field(default_factory=list)
+    totaler_tables: str = ""  # the constants they read (majority shares, held items' indexes)
     rankers: list[FormulaFn] = field(default_factory=list)  # code = the function's body
     ranker_keys: list[tuple[str, str]] = field(default_factory=list)  # (key literal, name)
     rule_text: str = ""
@@ -450,19 +451,17 @@ def _item_def(m: Model, fns: _Functions, it: HeldItem) -> Call:
                             plain_formula(m, it.condition, ())))
 
 
-def scorer_body(m: Model, fns: _Functions, words: bool = True) -> tuple[str, list[str]]:
+def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
     """The final scoring of one rule set as straight-line code: every source's formula inlined
     (params folded in), the fixed words read from the runtime's `_score_layout`, which walks
-    the same sources in the same order. Without `words`, the totals alone (the body of
-    `final_totals`: the same formulas and majorities, no explanation written). (docstring
-    line, body lines)."""
+    the same sources in the same order (the totals alone: `totals_body`). (docstring line,
+    body lines)."""
     body: list[str] = []
     add = body.append
     n_pp = n_maj = n_held = 0
     row: list[str] = []  # per source, in order: the statements of the per-player loop
     points: list[str] = []
     heads: list[str] = []
-    nums: list[str] = []  # per source, in order: the statements of the totals' loop
     for s in m.scoring:
         note = f"    # {py_comment(f'{fns.loc(s.span)} {s.id}')}"
         if s.kind == "per-player" and s.formula is not None:
@@ -477,7 +476,6 @@ def scorer_body(m: Model, fns: _Functions, words: bool = True) -> tuple[str, lis
                 code = fns.add(s.formula, s.params, s.span, s.id).code + "(g, p, _NO_CTX)"
             else:
                 helpers = pyprint.calls(node, fns.vocab.names)
-            plain = code
             shown: list[str] = []
             # A helper call both the formula and its shown values read is made once.
             held: dict[ir.Expr, str] = {call: f"c{len(points)}_{c}"
@@ -490,8 +488,6 @@ def scorer_body(m: Model, fns: _Functions, words: bool = True) -> tuple[str, lis
                     row.append(f"        {local} = {pyprint.expr(call, fns.vocab.names)}")
                 code = fns.inline(node, held)
             row.append(f"        {v} = {code}")
-            nums.append(f"    {note}")
-            nums += wrap_line(f"        {v} = {plain}")
             # The line is kept per the values its text writes (`shown`: the text is a function
             # of them, and so are the points): an explanation already written is not written
             # again (`_shown`, a bounded memo of the layout).
@@ -548,15 +544,10 @@ def scorer_body(m: Model, fns: _Functions, words: bool = True) -> tuple[str, lis
             if oks:
                 add(f"    ok{k} = [{', '.join(oks)}]")
             eligible = f"ok{k}" if oks else "None"
-            if words:
-                add(f"    won{k}, said{k} = _score_majority(layout.majorities[{k}], colors, "
-                    f"ms{k}, {eligible})")
-            else:
-                add(f"    won{k} = _majority_points(layout.majorities[{k}], len(players), ms{k}, "
-                    f"{eligible})")
+            add(f"    won{k}, said{k} = _score_majority(layout.majorities[{k}], colors, "
+                f"ms{k}, {eligible})")
             v = f"w{len(points)}"
             row += [f"    {note}", f"        {v} = won{k}[i]", f"        text = said{k}[i]"]
-            nums += [f"    {note}", f"        {v} = won{k}[i]"]
         elif s.kind == "held":
             k = n_held
             n_held += 1
@@ -564,8 +555,6 @@ def scorer_body(m: Model, fns: _Functions, words: bool = True) -> tuple[str, lis
             row += [f"    {note}: each item of p.{s.held}",
                     f"        l{len(points)} = _held_line(g, p, p.{s.held}, layout.held[{k}])",
                     f"        {v} = l{len(points)}.points"]
-            nums += [f"    {note}: each item of p.{s.held}",
-                     f"        {v} = _held_points(g, p, p.{s.held}, layout.held[{k}])"]
             points.append(v)
             continue
         else:
@@ -573,13 +562,6 @@ def scorer_body(m: Model, fns: _Functions, words: bool = True) -> tuple[str, lis
         row += wrap_line(f"        l{len(points)} = ScoreLine({literal(s.id)}, {v}, text)")
         points.append(v)
     track = score_track(m)
-    if not words:
-        out = ["    players = g.players", *body, "    totals: list[int] = []",
-               "    for i, p in enumerate(players):", *nums]
-        out += wrap_line(f"        totals.append(p.{track} + " + " + ".join(points) + ")"
-                         if points else f"        totals.append(p.{track})")
-        out.append("    return tuple(totals)")
-        return f"the sources at {fns.loc(m.span_of('scoring', 'sources'))}", out
     out = ["    players = g.players", "    colors = tuple([p.color for p in players])",
            *body, *heads, "    rows = []", "    totals = []", "    for i, p in enumerate(players):"]
     out += row
@@ -589,6 +571,225 @@ def scorer_body(m: Model, fns: _Functions, words: bool = True) -> tuple[str, lis
             else f"        totals.append(p.{track})",
             f"    track = tuple([p.{track} for p in players])",
             "    return ScoreSheet(colors, track, tuple(rows), tuple(totals), layout.term)"]
+    return f"the sources at {fns.loc(m.span_of('scoring', 'sources'))}", out
+
+
+class ScoreTables:
+    """The constants the totals' functions read (module-level, shared by the rule sets: one
+    name per printed value): each majority group's shares and each held source's item
+    indexes. `lines` are the statements, in the order the constants were first asked for."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}  # annotation and value -> name
+        self.notes: dict[str, list[str]] = {}  # name -> its comment lines
+        self.values: dict[str, str] = {}  # name -> annotation and value
+
+    def name(self, prefix: str, annotation: str, value: Any, note: str) -> str:
+        """The constant holding `value` (a tuple or a dict of ints), named once."""
+        key = f"{annotation} = {fmt(value, 0)}"
+        name = self.names.get(key)
+        if name is None:
+            name = self.names[key] = f"{prefix}{len(self.names) + 1}"
+            self.notes[name] = []
+            lead = f"{name}: {annotation} = "
+            self.values[name] = lead + fmt(value, 0, col=len(lead))
+        if note not in self.notes[name]:
+            self.notes[name].append(note)
+        return name
+
+    def lines(self) -> list[str]:
+        """Each constant with its comments, as a block of module-level code."""
+        out: list[str] = []
+        for name, code in self.values.items():
+            for note in self.notes[name]:
+                out += [f"# {line}" for line in _wrap(note, 98)]
+            out.append(code)
+        return out
+
+
+def _shares(table: tuple[int, ...], columns: tuple[int, ...], seats: int) -> tuple[int, ...]:
+    """A majority group's points by place, in the rule set's columns (rules: score.ties): at
+    `above * (seats + 1) + level`, what each of `level` seats tied after `above` seats that
+    beat them wins: the prizes of the places they occupy, shared rounded down (0 past the
+    paying places)."""
+    prizes = [table[c - 1] for c in columns]
+    out: list[int] = []
+    for above in range(seats):
+        for level in range(seats + 1):
+            paid = prizes[above:above + level] if level else []
+            out.append(sum(paid) // level if paid else 0)
+    return tuple(out)
+
+
+def _held_tree(items: list[tuple[str, str | None, int]], lo: int, hi: int, total: str,
+               depth: int) -> list[str]:
+    """The points of the item whose index `k` is in [lo, hi): a tree of comparisons of ints
+    down to each item's condition, inlined, and its points (items: (id, condition code or
+    None, points))."""
+    pad = "    " * depth
+    if hi - lo == 1:
+        item, cond, points = items[lo]
+        if not points:
+            return [f"{pad}pass  # {py_comment(item)}: 0"]
+        if cond is None:
+            return [f"{pad}{total} += {points}  # {py_comment(item)}"]
+        return [*wrap_line(f"{pad}if {cond}:  # {py_comment(item)}"),
+                f"{pad}    {total} += {points}"]
+    mid = (lo + hi) // 2
+    test = f"k == {lo}" if mid == lo + 1 else f"k < {mid}"
+    out = [f"{pad}if {test}:", *_held_tree(items, lo, mid, total, depth + 1)]
+    rest = _held_tree(items, mid, hi, total, depth + 1)
+    inner = pad + "    "
+    if rest[0].startswith(f"{inner}if ") and all(
+            not line.startswith(inner) or line.startswith((f"{inner} ", f"{inner}elif ",
+                                                            f"{inner}else:"))
+            for line in rest[1:]):  # one `if` statement: an `elif` of this one
+        return [*out, f"{pad}el{rest[0][len(inner):]}", *[line[4:] for line in rest[1:]]]
+    if rest[0].strip().startswith("pass"):  # the last item scores nothing
+        return out
+    return [*out, f"{pad}else:", *rest]
+
+
+def totals_body(m: Model, fns: _Functions, tables: ScoreTables) -> tuple[str, list[str]]:
+    """The final totals of one rule set as straight-line code (the body of `final_totals`: the
+    sources of `scorer_body` in the same order, no explanation written), no call through a
+    table: first each majority group's count per seat (and its eligibility, when that reads
+    the player), then per seat each per-player formula inlined, each held item's condition
+    inlined (the item found by its index: a tree of comparisons of ints) and each majority
+    group's place: how many eligible seats beat this one and how many tie with it (itself
+    included), whose share is read from a table of the group's prizes in the rule set's
+    columns (`_shares`). (docstring line, body lines)."""
+    columns = tuple(m.value("scoring", "majority", "columns"))
+    seats = max(int(m.value("game", "players", "max")), len(m.value("game", "players", "colors")))
+    measure = fns.vocab.nodes.get("measure")  # a majority's count: the local `m` or `mj`
+    given = {measure[1]: "m"} if measure is not None else {}
+    mine = {measure[1]: "mj"} if measure is not None else {}
+    first: list[str] = []  # the lists of the counts, per group
+    counts: list[str] = []  # per seat: each group's count (and eligibility)
+    each: list[str] = []  # per seat: each source's points
+    points: list[str] = []
+    n_maj = 0
+    seat_loop = False  # a group's eligibility reads the player: its seats are walked by index
+    for s in m.scoring:
+        note = f"{fns.loc(s.span)} {s.id}"
+        v = f"w{len(points)}"
+        if s.kind == "per-player" and s.formula is not None:
+            code = fns.inline(fns.lower(s.formula, s.params))
+            if code is None:
+                code = fns.add(s.formula, s.params, s.span, s.id).code + "(g, p, _NO_CTX)"
+            each.append(f"        # {py_comment(note)}")
+            each += wrap_line(f"        {v} = {code}")
+            points.append(v)
+        elif s.kind == "held":
+            conds: list[tuple[str, str | None, int]] = []
+            for it in s.items:
+                cond = None
+                if it.condition is not None:
+                    cond = fns.inline(fns.lower(it.condition, ()))
+                    if cond is None:
+                        cond = fns.add(it.condition, (), it.span, it.id).code + "(g, p, _NO_CTX)"
+                conds.append((it.id, cond, it.points))
+            each.append(f"        # {py_comment(note)}: each item of p.{s.held}")
+            each.append(f"        {v} = 0")
+            if conds and all(cond is None for _, cond, _ in conds):  # its points, by item
+                index = tables.name("_HELD", "Final[dict[str, int]]",
+                                    {it.id: it.points for it in s.items},
+                                    f"{note}: each item's points")
+                each.append(f"        for item in p.{s.held}:")
+                each.append(f"            {v} += {index}[item]")
+            elif conds:
+                index = tables.name("_HELD", "Final[dict[str, int]]",
+                                    {it.id: k for k, it in enumerate(s.items)},
+                                    f"{note}: each item's index")
+                each.append(f"        for item in p.{s.held}:")
+                each.append(f"            k = {index}[item]")
+                each += _held_tree(conds, 0, len(conds), v, 3)
+            points.append(v)
+        elif s.kind == "majority":
+            k = n_maj
+            n_maj += 1
+            el: str | None = None  # the eligibility of this seat (of `m`) when it reads only `m`
+            el_j: str | None = None  # the same of another seat (of `mj`)
+            state_el: str | None = None  # the eligibility, when it reads the player
+            reads_m = False
+            if s.eligible is not None:
+                node = fns.lower(s.eligible, s.params)
+                code = fns.inline(node, given)
+                if code is None:  # its function, given the count: it reads g, p and m
+                    code = fns.add(s.eligible, s.params, s.span, f"{s.id} eligible").code
+                    state_el = code + "(g, p, _measure_ctx(m))"
+                    reads_m = True
+                elif pyprint.reads_state(node, pyprint.holding(fns.vocab.names, given)):
+                    state_el = code
+                    reads_m = any(x in given for x in ir.walk(node))
+                else:
+                    el, el_j = code, fns.inline(node, mine)
+            each.append(f"        # {py_comment(note)}: the place in each group")
+            each.append(f"        {v} = 0")
+            for j, gr in enumerate(s.groups):
+                share = _shares(gr.table, columns, seats)
+                if not any(share):  # no place pays: nothing to count
+                    continue
+                code = fns.inline(fns.lower(gr.measure, s.params))
+                if code is None:
+                    code = fns.add(gr.measure, s.params, gr.span, f"{s.id} {gr.id}").code
+                    code += "(g, p, _NO_CTX)"
+                ms, ok = f"ms{k}_{j}", f"ok{k}_{j}"
+                first.append(f"    {ms}: list[int] = []")
+                counts.append(f"        # {py_comment(note)} {py_comment(gr.id)}: "
+                              f"{py_comment(_one_line(gr.measure.source))}")
+                if state_el is not None and reads_m:
+                    counts += wrap_line(f"        m = {code}")
+                    counts.append(f"        {ms}.append(m)")
+                else:
+                    counts += wrap_line(f"        {ms}.append({code})")
+                if state_el is not None:
+                    first.append(f"    {ok}: list[bool] = []")
+                    counts += wrap_line(f"        {ok}.append({state_el})")
+                name = tables.name("_SHARES", "Final[tuple[int, ...]]", share,
+                                   f"{note} {gr.id}: the points of a place (at seats above "
+                                   f"* {seats + 1} + seats level)")
+                add = f"{v} += {name}[above * {seats + 1} + level]"
+                if state_el is not None:
+                    seat_loop = True
+                    each += [f"        if {ok}[i]:",
+                             f"            m = {ms}[i]",
+                             "            above = level = 0",
+                             "            for j in range(n):",
+                             f"                if {ok}[j]:",
+                             f"                    mj = {ms}[j]",
+                             "                    if mj > m:",
+                             "                        above += 1",
+                             "                    elif mj == m:",
+                             "                        level += 1",
+                             f"            {add}"]
+                    continue
+                each.append(f"        m = {ms}[i]")
+                pad = "        "
+                if el is not None:
+                    each += wrap_line(f"        if {el}:")
+                    pad += "    "
+                each += [f"{pad}above = level = 0", f"{pad}for mj in {ms}:"]
+                inner = pad + "    "
+                if el_j is not None:
+                    each += wrap_line(f"{inner}if {el_j}:")
+                    inner += "    "
+                each += [f"{inner}if mj > m:",
+                         f"{inner}    above += 1",
+                         f"{inner}elif mj == m:",
+                         f"{inner}    level += 1",
+                         f"{pad}{add}"]
+            points.append(v)
+    track = score_track(m)
+    out = ["    players = g.players"]
+    if first:
+        out += [*(["    n = len(players)"] if seat_loop else []), *first,
+                "    for p in players:", *counts]
+    out += ["    totals: list[int] = []",
+            "    for i, p in enumerate(players):" if first else "    for p in players:", *each]
+    out += wrap_line(f"        totals.append(p.{track} + " + " + ".join(points) + ")"
+                     if points else f"        totals.append(p.{track})")
+    out.append("    return tuple(totals)")
     return f"the sources at {fns.loc(m.span_of('scoring', 'sources'))}", out
 
 
@@ -925,8 +1126,9 @@ def build_view(
             fn.comments.append(origin)
         view.scorer_keys.append((literal_key(m.variants), fn.name))
     by_code = {}
+    score_tables = ScoreTables()
     for m in rulesets:
-        origin, body = scorer_body(m, fns, words=False)
+        origin, body = totals_body(m, fns, score_tables)
         code = "\n".join(body)
         fn = by_code.get(code)
         if fn is None:
@@ -935,6 +1137,7 @@ def build_view(
         if origin not in fn.comments:
             fn.comments.append(origin)
         view.totaler_keys.append((literal_key(m.variants), fn.name))
+    view.totaler_tables = "\n".join(score_tables.lines())
     by_code = {}
     for m in rulesets:
         origin, body = ranker_body(m, fns)
