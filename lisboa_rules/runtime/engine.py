@@ -3082,26 +3082,24 @@ class _Scorer:
     the game ended now (`final_totals`), and the seats that would share first place (the first
     place of `ranking`)."""
 
-    __slots__ = ("layout", "ranker", "totaler")
+    __slots__ = ("ranker", "totaler")
 
-    totaler: Callable[[Game, _ScoreLayout], tuple[int, ...]]
-    layout: _ScoreLayout
+    totaler: Callable[[Game], tuple[int, ...]]
     ranker: Callable[[Game, tuple[int, ...]], list[tuple[int, ...]]]
 
     def __init__(self, rs: RuleSet) -> None:
         self.totaler = _TOTALERS[rs.key]
-        self.layout = _SCORE_LAYOUTS.get(rs.key) or _score_layout(rs)
         self.ranker = _RANKERS[rs.key]
 
     def margin(self, g: Game, seat: int) -> int:
         """`seat`'s total minus the best total of the others."""
-        totals = list(self.totaler(g, self.layout))
+        totals = list(self.totaler(g))
         mine = totals.pop(seat)
         return mine - max(totals, default=0)
 
     def shares(self, g: Game) -> list[float]:
         """Each seat's win share: 1 / the number of seats in first place, 0 for the others."""
-        keys = self.ranker(g, self.totaler(g, self.layout))
+        keys = self.ranker(g, self.totaler(g))
         top = max(keys)
         first = [i for i, k in enumerate(keys) if k == top]
         out = [0.0] * len(keys)
