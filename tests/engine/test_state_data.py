@@ -13,6 +13,7 @@ import collections
 import json
 import math
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -331,3 +332,37 @@ def test_the_printed_code_of_any_declared_shape_is_plain(shape: str) -> None:
                 assert got[1] == want[1], what
             kinds.add(want[0])
     assert kinds == {"made", "raised"}
+
+
+def test_the_printed_code_of_every_shape_is_as_ruff_formats_it(tmp_path: Path) -> None:
+    """The lines `lay` gives each shape's code, under names of every length (each a field of
+    a house rule's state), are those `ruff format` writes: the generated engine stays
+    formatted whatever the state declares."""
+    import shutil
+    import subprocess
+
+    from lisboa_rules.emit.engine.state_classes import data_code, lay
+    from lisboa_rules.model.state import StateDecl, StateKind, parse_type
+
+    ruff = shutil.which("ruff")
+    if ruff is None:
+        pytest.skip("ruff is not installed (the dev tools)")
+    decl = StateDecl(
+        (StateKind("card", "int", None, "a card"), StateKind("noble", "text", None, "a noble"))
+    )
+    lines = ["from typing import Any", "", "", "def f(v: Any, d: dict[str, Any]) -> None:"]
+    for shape in SHAPES:
+        for depth in (0, 2):
+            for length in (1, 8, 16, 24, 32, 40, 48):
+                name = ("f" + "x" * length)[:length] or "f"
+                lines += lay(
+                    data_code(parse_type(shape), decl, "v", depth), "    ", f'd["{name}"] = '
+                )
+    path = tmp_path / "shapes.py"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = subprocess.run(
+        [ruff, "format", "--isolated", "--line-length", "100", "--diff", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout[:3000]

@@ -161,6 +161,8 @@ def lay(e: Expr, pad: str, head: str = "", tail: str = "", width: int = 100) -> 
         return [one]
     inner = pad + "    "
     if isinstance(e, Cond):
+        if len(f"{inner}{flat(e)}") <= width:  # the whole in brackets of its own, on one line
+            return [f"{pad}{head}(", f"{inner}{flat(e)}", f"{pad}){tail}"]
         return [
             f"{pad}{head}(",
             *lay(e.then, inner),
@@ -169,6 +171,11 @@ def lay(e: Expr, pad: str, head: str = "", tail: str = "", width: int = 100) -> 
             f"{pad}){tail}",
         ]
     key = f"{e.key}: " if e.key else ""
+    inside = f"{inner}{key}{flat(e.item)} {e.clause}"
+    if isinstance(e.item, Cond) and e.key:
+        inside = f"{inner}{key}({flat(e.item)}) {e.clause}"
+    if len(inside) <= width:  # the item and its clause on one line between the brackets
+        return [f"{pad}{head}{e.open}", inside, f"{pad}{e.close}{tail}"]
     return [
         f"{pad}{head}{e.open}",
         *lay(e.item, inner, key),
