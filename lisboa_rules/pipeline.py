@@ -22,7 +22,8 @@
 - write (outputs/writer.py `write_outputs`): the CLI's call (cli/main.py), only when there is
   no error; the passes of this module are pure.
 
-`compile_rules` runs them up to emit; `analyse` up to check (validate, diff, ir and balance).
+`compile_rules` runs them up to emit (build); `check_rules` up to lower, and the engine's text
+alone when the backstop plays it (validate); `analyse` up to check (diff, ir and balance).
 Every pass returns diagnostics instead of raising; a pass only sees what the previous one
 accepted, so one bad file does not cascade into a page of errors, while independent problems in
 other files (and rule sets) are all reported in the same run.
@@ -40,6 +41,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import jinja2
+
 from lisboa_rules.core.diagnostics import (
     Diagnostic,
     Related,
@@ -49,7 +52,7 @@ from lisboa_rules.core.diagnostics import (
 )
 from lisboa_rules.core.memory import cyclic_gc_paused
 from lisboa_rules.core.source import Span
-from lisboa_rules.emit import emit_all
+from lisboa_rules.emit import ENGINE, emit_all, emit_engine
 from lisboa_rules.emit.engine.procs import Lowered, lower
 from lisboa_rules.front.loader import LoadedDoc, load_dir
 from lisboa_rules.front.overlay import Change, Doc, apply_overlay, conflicts, identity_path
@@ -138,6 +141,29 @@ def compile_rules(
     if any(x.is_error for x in found):
         return CompileResult({}, diags, compiled)
     return CompileResult(files, diags, compiled)
+
+
+def check_rules(
+    rules_dir: Path,
+    variants: Sequence[str] = (),
+    order: Sequence[Path] | None = None,
+    extra: Sequence[Path] = (),
+    engine: bool = False,
+) -> CompileResult:
+    """What `validate` runs: every pass up to lower, and no emit (every diagnostic a build
+    reports on rules comes from those passes). `engine`: emit the engine's text too, and only
+    it (files {ENGINE: text}), for the backstop's games to play; the reference, the schemas
+    and the state schema are never made."""
+    with cyclic_gc_paused():
+        compiled, diags = _analyse(rules_dir, variants, order, extra)
+        if compiled is None or not engine:
+            return CompileResult({}, diags, compiled)
+        try:
+            text = emit_engine(compiled, lower_all(compiled))[ENGINE]
+        except jinja2.TemplateError as exc:
+            found = Diagnostic("template-error", f"template failed: {exc}", None)
+            return CompileResult({}, sort_diagnostics([*diags, found]), compiled)
+    return CompileResult({ENGINE: text}, diags, compiled)
 
 
 def analyse(

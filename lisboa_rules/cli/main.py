@@ -158,11 +158,13 @@ def _report_written(result: writer.WriteResult) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    """Run every stage for diagnostics only; outputs are discarded."""
+    """Run every pass up to lower for diagnostics only, and no emit (pipeline.check_rules):
+    only the engine's text is made, when the backstop's games play it (--play)."""
     from lisboa_rules import pipeline
 
-    result = _played(pipeline.compile_rules(args.rules, tuple(args.variant),
-                                            extra=tuple(args.house)), args.play)
+    result = _played(pipeline.check_rules(args.rules, tuple(args.variant),
+                                          extra=tuple(args.house), engine=args.play > 0),
+                     args.play)
     report(result.diagnostics, args.format)
     if has_errors(result.diagnostics):
         return EXIT_FINDINGS
