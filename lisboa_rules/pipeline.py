@@ -40,6 +40,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeGuard
 
 import jinja2
 
@@ -70,6 +71,7 @@ from lisboa_rules.model.checked import CheckedSteps, check_steps
 from lisboa_rules.model.checks import check_callouts, check_free_text, check_stale_texts, run_checks
 from lisboa_rules.model.compiled import Compiled, CompiledRuleSet
 from lisboa_rules.model.procs import Tables
+from lisboa_rules.outputs import reuse
 
 VARIANT_KIND = "variant"
 
@@ -135,8 +137,16 @@ def compile_rules(
         compiled, diags = _analyse(rules_dir, variants, order, extra)
         if compiled is None:
             return CompileResult({}, diags, None)
+        store = reuse.current()
+        k = reuse.key("emit", compiled.digests, sorted(compiled.names.items()),
+                      compiled.folded) if store is not None else ""
+        kept = store.get("emit", k) if store is not None else None
+        if _text_map(kept):
+            return CompileResult(dict(kept), diags, compiled)  # lower and emit read the same
         lowered = lower_all(compiled)  # lower
         files, found = emit_all(compiled, lowered)  # emit
+        if store is not None and files and not found:
+            store.put("emit", k, files)
     diags = sort_diagnostics([*diags, *found])
     if any(x.is_error for x in found):
         return CompileResult({}, diags, compiled)
@@ -164,6 +174,12 @@ def check_rules(
             found = Diagnostic("template-error", f"template failed: {exc}", None)
             return CompileResult({}, sort_diagnostics([*diags, found]), compiled)
     return CompileResult({ENGINE: text}, diags, compiled)
+
+
+def _text_map(value: object) -> TypeGuard[dict[str, str]]:
+    """Whether a reused entry is what emit makes: {relative path: text}, not empty."""
+    return (isinstance(value, dict) and bool(value)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()))
 
 
 def analyse(
@@ -214,8 +230,9 @@ def validate_all(loaded: list[LoadedDoc], rules_dir: Path, fold: Sequence[str],
     diags: list[Diagnostic] = []
     good: list[LoadedDoc] = []
     refused: set[str] = set()  # the ids of variants whose files were refused (said already)
+    store = reuse.current()
     for d in loaded:
-        found = validate(d)
+        found = _validated(d, store)
         if d.extra and not found and d.data.get("kind") != VARIANT_KIND:
             found = [Diagnostic("schema-enum", f"a house-rule file given on its own must be a "
                                 f"'{VARIANT_KIND}', not '{d.data.get('kind')}'",
@@ -589,11 +606,26 @@ def _revalidate(docs: dict[str, Doc], changes: list[Change], valid: set[tuple[st
         seen = (kind, json.dumps(docs[kind].data, sort_keys=True, default=repr))
         if seen in valid:
             continue
-        found = validate(_as_loaded(docs[kind]))
+        found = _validated(_as_loaded(docs[kind]), reuse.current(), seen[1])
         diags.extend(found)
         if not found:
             valid.add(seen)
     return diags
+
+
+def _validated(d: LoadedDoc, store: reuse.Store | None, data: str | None = None
+               ) -> list[Diagnostic]:
+    """validate(d), or nothing when `store` holds that a document of the same text (`data`:
+    the merged document as JSON, for one made by the merge) passed its schema."""
+    if store is None or (data is None and not d.digest):
+        return validate(d)
+    k = reuse.key("valid", d.digest if data is None else reuse.text_digest(data))
+    if store.get("valid", k) is True:
+        return []
+    found = validate(d)
+    if not found:
+        store.put("valid", k, True)
+    return found
 
 
 def _can_combine(vs: list[LoadedDoc]) -> bool:

@@ -4,8 +4,8 @@ suite only, keyed by a digest of everything a compile reads.
 
 Most tests build the rules to look at one thing of the result, and many build the same rules
 (the real rules/, a house rule, each with the same options) over and over: about 0.35 s of
-analysis and 0.3 s of emitting each time. The product has no such cache and trusts none (every
-`build` runs the whole pipeline); this memo is the test suite's, and it is used only where a
+analysis and 0.3 s of emitting each time. The product's own reuse (outputs/reuse.py) is off
+in the suite with the cache folder; this memo is the test suite's, and it is used only where a
 compile cannot differ from the one it remembers:
 
 - the key holds the path and bytes of every file under the rules folder and of every house

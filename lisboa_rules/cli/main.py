@@ -41,7 +41,7 @@ from lisboa_rules.core.diagnostics import (
     suggest,
 )
 from lisboa_rules.core.source import Span
-from lisboa_rules.outputs import cache, writer
+from lisboa_rules.outputs import cache, reuse, writer
 
 # --- build -------------------------------------------------------------------------------
 
@@ -70,23 +70,27 @@ def _configure_build(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-cache",
         action="store_true",
-        help="do not use the compiled-template cache (every build runs every stage anyway; "
-        f"${cache.ENV}=off does the same)",
+        help="reuse nothing: no compiled template and no result of an earlier build's "
+        f"passes (--check never reuses those anyway; ${cache.ENV}=off does the same)",
     )
 
 
 def run_build(args: argparse.Namespace) -> int:
     """Compile the rules and bring the output folder up to date (or check it).
 
-    Every run, `--check` included, runs the whole pipeline and compares the bytes it computed
-    with the folder: nothing is written or called up to date on the word of a cache or a
-    stamp. (Only Jinja's compiled templates are cached, in a private folder: cache.py.)
+    A build reuses the results of passes whose inputs did not change (outputs/reuse.py: in
+    the private cache folder, by the digest of what each reads). `--check` and `--diff` reuse
+    nothing: they run the whole pipeline and compare the bytes they computed with the folder,
+    so nothing is called up to date on the word of a cache or a stamp.
     """
     if args.diff and args.format == "json":
         err(f"{PROG}: error: --diff cannot be combined with --format json\n")
         return EXIT_ERROR
     with cache.turned_off(args.no_cache):
-        return _build(args)
+        # --check and --diff never reuse a result: every pass runs and the bytes are compared
+        store = None if args.check or args.diff else reuse.Store()
+        with reuse.active(store):
+            return _build(args)
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -162,6 +166,11 @@ def run_validate(args: argparse.Namespace) -> int:
     only the engine's text is made, when the backstop's games play it (--play)."""
     from lisboa_rules import pipeline
 
+    with reuse.active(reuse.Store()):
+        return _validate(args, pipeline)
+
+
+def _validate(args: argparse.Namespace, pipeline: ModuleType) -> int:
     result = _played(pipeline.check_rules(args.rules, tuple(args.variant),
                                           extra=tuple(args.house), engine=args.play > 0),
                      args.play)
@@ -208,8 +217,14 @@ def _played(result: Any, games: int) -> Any:
 
     names = {stable: shown for shown, stable in result.compiled.names.items()} \
         if result.compiled is not None else {}
+    store = reuse.current()  # games that found nothing in this engine are not played again
+    k = reuse.key("played", reuse.text_digest(result.files[ENGINE]), games) if store else ""
+    if store is not None and store.get("played", k) is True:
+        return result
     found = play_check(result.files[ENGINE], games, names)
     if not found:
+        if store is not None:
+            store.put("played", k, True)
         return result
     return replace(result, diagnostics=[*result.diagnostics, *found], files={})
 

@@ -1,9 +1,9 @@
 """The compiler fingerprint: one hash of this package's files, the Python version and the
 versions of the libraries the pipeline runs on.
 
-Compiled templates (emit/env.py, cache.py) are filed under it, so a compiled template made by
-another version of the compiler, of Jinja or of Python is never loaded. (It used to key a cache
-of whole build outputs; that cache is gone: every build runs the pipeline.)
+Compiled templates (emit/env.py, cache.py) and the results of the build's passes (reuse.py:
+every key holds it) are filed under it, so nothing made by another version of the compiler, of
+Jinja or of Python is ever used.
 
 Standard library only.
 """
