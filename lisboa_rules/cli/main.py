@@ -68,6 +68,19 @@ def _configure_build(p: argparse.ArgumentParser) -> None:
     add_house_option(p)
     add_play_option(p)
     p.add_argument(
+        "--watch",
+        action="store_true",
+        help="keep running: build, then build again whenever a rules file (or a --house file) "
+        "is saved, printing diagnostics as they are found; Ctrl-C stops",
+    )
+    p.add_argument(
+        "--max-builds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --watch: stop after N builds (for scripts and tests; exit code of the last)",
+    )
+    p.add_argument(
         "--no-cache",
         action="store_true",
         help="reuse nothing: no compiled template and no result of an earlier build's "
@@ -86,7 +99,17 @@ def run_build(args: argparse.Namespace) -> int:
     if args.diff and args.format == "json":
         err(f"{PROG}: error: --diff cannot be combined with --format json\n")
         return EXIT_ERROR
+    if args.watch and (args.check or args.diff):
+        err(f"{PROG}: error: --watch cannot be combined with --check or --diff\n")
+        return EXIT_ERROR
+    if args.max_builds is not None and (not args.watch or args.max_builds < 1):
+        err(f"{PROG}: error: --max-builds needs --watch and a count of at least 1\n")
+        return EXIT_ERROR
     with cache.turned_off(args.no_cache):
+        if args.watch:
+            from lisboa_rules.cli.watch import watch
+
+            return watch(args, _build)
         # --check and --diff never reuse a result: every pass runs and the bytes are compared
         store = None if args.check or args.diff else reuse.Store()
         with reuse.active(store):
@@ -383,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
         handler: Callable[[argparse.Namespace], int] = args.handler
-        if argv is None and args.command in _ONE_BUILD:
+        if argv is None and args.command in _ONE_BUILD and not getattr(args, "watch", False):
             return _without_collector(handler, args)
         return handler(args)
     except SystemExit as exc:  # argparse: --help (0) and usage errors (2)
