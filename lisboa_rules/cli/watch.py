@@ -5,9 +5,9 @@ templates, the engine's code object, and the results of the passes whose inputs 
 (outputs/reuse.py, kept in memory as well as in the private cache folder). After each build it
 polls the rules folder (and the `--house` files) every `POLL` seconds: the path, size, mtime,
 ctime and inode of every rules file, standard library only (a change is a different listing or
-a different stat of one file; a save that takes several writes is waited out: the snapshot
-must hold still for one more poll). Each build prints what a build prints: the located
-diagnostics (`path:line:col: error[code]: message`) as they are found, or what it wrote; an
+a different stat of one file; a save that takes several writes is waited out: the changed
+snapshot must hold still for `SETTLE` seconds). Each build prints what a build prints: the
+located diagnostics (`path:line:col: error[code]: message`) as they are found, or what it wrote; an
 error leaves the output folder as it was and the watch goes on. Ctrl-C (SIGINT) or SIGTERM
 stops it with exit 0; `--max-builds N` (for scripts and tests) stops it after N builds, with
 the last build's exit code.
@@ -36,6 +36,7 @@ from lisboa_rules.core.inputs import discover
 from lisboa_rules.outputs import reuse
 
 POLL = 0.2  # seconds between two looks at the rules
+SETTLE = 0.05  # seconds a changed snapshot must hold still before the build starts
 
 Snapshot = tuple[tuple[str, int, int, int, int], ...]
 
@@ -100,14 +101,14 @@ def watch(args: argparse.Namespace, build: Callable[[argparse.Namespace], int]) 
 
 
 def _wait_for_change(rules: Path, house: list[Path], seen: Snapshot) -> Snapshot:
-    """Poll until the rules differ from `seen` and then hold still for one poll; return them."""
+    """Poll until the rules differ from `seen` and then hold still for `SETTLE`; return them."""
     while True:
         time.sleep(POLL)
         now = snapshot(rules, house)
         if now == seen:
             continue
         while True:  # a save in several writes: wait until it is over
-            time.sleep(POLL)
+            time.sleep(SETTLE)
             again = snapshot(rules, house)
             if again == now:
                 return now
