@@ -2,15 +2,18 @@
 
 The process keeps what a fresh one pays for at every build: the imports, the compiled
 templates, the engine's code object, and the results of the passes whose inputs did not change
-(outputs/reuse.py, kept in memory as well as in the private cache folder). After each build it
-polls the rules folder (and the `--house` files) every `POLL` seconds: the path, size, mtime,
-ctime and inode of every rules file, standard library only (a change is a different listing or
-a different stat of one file; a save that takes several writes is waited out: the changed
-snapshot must hold still for `SETTLE` seconds). Each build prints what a build prints: the
-located diagnostics (`path:line:col: error[code]: message`) as they are found, or what it wrote; an
-error leaves the output folder as it was and the watch goes on. Ctrl-C (SIGINT) or SIGTERM
-stops it with exit 0; `--max-builds N` (for scripts and tests) stops it after N builds, with
-the last build's exit code.
+(outputs/reuse.py, kept in memory as well as in the private cache folder). Like a one-shot
+build, a build runs without the cyclic garbage collector (its passes and the backstop's games
+make millions of objects and free few); the watch collects once after each build instead.
+
+After each build it polls the rules folder (and the `--house` files) every `POLL` seconds:
+the path, size, mtime, ctime and inode of every rules file, standard library only (a change is
+a different listing or a different stat of one file; a save that takes several writes is
+waited out: the changed snapshot must hold still for `SETTLE` seconds). Each build prints what
+a build prints: the located diagnostics (`path:line:col: error[code]: message`) as they are
+found, or what it wrote; an error leaves the output folder as it was and the watch goes on.
+Ctrl-C (SIGINT) or SIGTERM stops it with exit 0; `--max-builds N` (for scripts and tests)
+stops it after N builds, with the last build's exit code.
 
 Polling, not inotify or a library such as watchdog: a rules folder is a dozen small files, a
 stat of each every 0.2 s costs well under a millisecond, it works the same on every system and
@@ -75,6 +78,8 @@ def watch(args: argparse.Namespace, build: Callable[[argparse.Namespace], int]) 
     before = signal.signal(signal.SIGTERM, _on_term) if _main_thread() else None
     code = EXIT_OK
     builds = 0
+    collecting = gc.isenabled()
+    gc.disable()  # as a one-shot build runs (cli/main.py): collected between builds instead
     try:
         seen = snapshot(args.rules, house)
         while True:
@@ -91,11 +96,14 @@ def watch(args: argparse.Namespace, build: Callable[[argparse.Namespace], int]) 
             if limit is not None and builds >= limit:
                 return code
             gc.collect()  # what this build left behind, while nothing waits for it
+            sys.stderr.flush()
             seen = _wait_for_change(args.rules, house, seen)
     except (KeyboardInterrupt, _Stop):
         err(f"{PROG}: stopped watching after {builds} build{'s' if builds != 1 else ''}\n")
         return EXIT_OK
     finally:
+        if collecting:
+            gc.enable()
         if before is not None:
             signal.signal(signal.SIGTERM, before)
 
