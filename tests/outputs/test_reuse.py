@@ -207,3 +207,38 @@ def test_the_store_reads_what_it_wrote_and_nothing_else(project: Path) -> None:
     memory = reuse.Store(memory=True, disk=False)
     memory.put("valid", k, True)
     assert memory.get("valid", k) is True and reuse.Store().get("valid", k) is None
+
+
+def test_games_are_not_played_again_on_an_engine_that_says_the_same(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The backstop's verdict is keyed by the engine's text without the digest of its inputs:
+    an edit the engine does not say (a glossary entry) plays no game again; a number does."""
+    from lisboa_rules.sim import backstop
+
+    played: list[int] = []
+    real = backstop.play_check
+    monkeypatch.setattr(
+        backstop,
+        "play_check",
+        lambda text, games, names=None: (played.append(games), real(text, games, names))[1],
+    )
+    assert main(["build", "--play", "1", "--out", "gen"]) == 0
+    assert played == [1]
+    vocabulary = project / "rules" / "vocabulary.yaml"
+    text = vocabulary.read_text(encoding="utf-8")
+    words = "    text: Your pawn in the Royal Court."
+    assert words in text
+    vocabulary.write_text(text.replace(words, words + " Yours alone.", 1), encoding="utf-8")
+    assert main(["build", "--play", "1", "--out", "gen"]) == 0
+    assert b"Yours alone." in (project / "gen" / "reference" / "rules.md").read_bytes()
+    assert played == [1], "the engine plays as before: its games are not played again"
+    assert main(["build", "--play", "2", "--out", "gen"]) == 0
+    assert played == [1, 2], "more games than were played: played"
+    game = project / "rules" / "game.yaml"
+    game.write_text(
+        game.read_text(encoding="utf-8").replace("\n  reis: 10\n", "\n  reis: 12\n"),
+        encoding="utf-8",
+    )
+    assert main(["build", "--play", "1", "--out", "gen"]) == 0
+    assert played == [1, 2, 1]
