@@ -237,13 +237,15 @@ def _played(result: Any, games: int) -> Any:
 
     if has_errors(result.diagnostics) or games <= 0 or ENGINE not in result.files:
         return result
+    from lisboa_rules.sim import backstop
     from lisboa_rules.sim.backstop import play_check
 
     names = {stable: shown for shown, stable in result.compiled.names.items()} \
         if result.compiled is not None else {}
     store = reuse.current()  # games that found nothing in this engine are not played again
-    k = reuse.key("played", reuse.text_digest(_played_text(result.files[ENGINE])), games) \
-        if store else ""
+    limits = (backstop.MOVE_LIMIT, backstop.SAVE_EVERY, getattr(backstop, "PLAY_SECONDS", None))
+    k = reuse.key("played", reuse.text_digest(_played_text(result.files[ENGINE])), games,
+                  limits) if store else ""
     if store is not None and store.get("played", k) is True:
         return result
     found = play_check(result.files[ENGINE], games, names)
