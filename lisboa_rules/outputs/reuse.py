@@ -18,7 +18,9 @@ same rules as the compiled templates: the folder is the user's own, mode 0700, o
 following a symlink and checked on its descriptor, every file opened relative to it, never
 blocking, never followed, at most `MAX_ENTRY` bytes. An entry that is missing, damaged,
 foreign (another key or kind, a bad digest, the wrong shape) or unreadable only costs a
-recompute. A `--watch` process also keeps entries in memory (`Store(memory=True)`).
+recompute. A `--watch` process also keeps entries in memory (`Store(memory=True)`). The folder
+keeps the most recent `KEEP` entries of each kind (older ones go when a build files its
+outputs), so it stays a few tens of MB however many edits are built.
 
 Who trusts them: `build` only. `build --check` never reads them (cli/main.py passes no store:
 it recomputes every pass and compares bytes), and `--no-cache` or LISBOA_RULES_CACHE_DIR=off
@@ -31,6 +33,8 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import stat
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
@@ -41,6 +45,10 @@ FOLDER = "passes"  # inside the cache folder
 FORMAT = 1
 MAX_ENTRY = 32 << 20  # bytes; the largest, a build's outputs, is about 2 MB
 MEMORY_ENTRIES = 64  # what a --watch process keeps in memory (the most recently used)
+# The entries of each kind kept on disk, the most recently written: older ones are removed
+# when a build files its outputs (an `emit` entry is a build's outputs, about 2 MB).
+KEEP = {"emit": 8, "played": 64, "compiles": 16, "valid": 1024}
+_ENTRY = re.compile(r"(?P<kind>[a-z]+)-[0-9a-f]{64}\.json")
 
 _CURRENT: list[Store | None] = [None]  # the store of the build running now (see `active`)
 
@@ -125,14 +133,46 @@ class Store:
         return None if data is None else decode(kind, k, data)
 
     def _write(self, kind: str, k: str, payload: Any) -> None:
+        try:
+            data = encode(kind, k, payload)
+        except (ValueError, TypeError):
+            return
+        if len(data) > MAX_ENTRY:
+            return  # it would never be read
         fd = _open()
         if fd is None:
             return
         try:
-            with contextlib.suppress(ValueError, TypeError):
-                cache.write_private(fd, _name(kind, k), encode(kind, k, payload))
+            cache.write_private(fd, _name(kind, k), data)
+            if kind == "emit":  # once per build: the folder is trimmed to KEEP of each kind
+                prune(fd)
         finally:
             os.close(fd)
+
+
+def prune(dir_fd: int) -> None:
+    """Remove the oldest entries of each kind beyond KEEP (by mtime) from the folder `dir_fd`:
+    only regular files named as entries, never followed; best effort."""
+    found: dict[str, list[tuple[int, str]]] = {}
+    try:
+        names = os.listdir(dir_fd)
+    except OSError:
+        return
+    for name in names:
+        match = _ENTRY.fullmatch(name)
+        if match is None:
+            continue
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found.setdefault(match["kind"], []).append((st.st_mtime_ns, name))
+    for kind, entries in found.items():
+        entries.sort(reverse=True)
+        for _, name in entries[KEEP.get(kind, 0) :]:
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=dir_fd)
 
 
 def encode(kind: str, k: str, payload: Any) -> bytes:

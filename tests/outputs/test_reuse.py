@@ -242,3 +242,25 @@ def test_games_are_not_played_again_on_an_engine_that_says_the_same(
     )
     assert main(["build", "--play", "1", "--out", "gen"]) == 0
     assert played == [1, 2, 1]
+
+
+def test_the_folder_keeps_the_most_recent_entries_of_each_kind(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reuse, "KEEP", {"emit": 2, "valid": 3})
+    store = reuse.Store()
+    folder = project / "cache" / reuse.FOLDER
+    for i in range(6):
+        store.put("valid", reuse.key("valid", i), True)
+        os.utime(folder / f"valid-{reuse.key('valid', i)}.json", ns=(i * 10**9, i * 10**9))
+    for i in range(3):
+        store.put("emit", reuse.key("emit", i), {"a.md": str(i)})
+        os.utime(folder / f"emit-{reuse.key('emit', i)}.json", ns=(i * 10**9, i * 10**9))
+    (folder / "notes.txt").write_text("mine\n", encoding="utf-8")
+    store.put("emit", reuse.key("emit", 9), {"a.md": "9"})  # trims the folder
+    assert store.get("emit", reuse.key("emit", 9)) == {"a.md": "9"}
+    assert store.get("emit", reuse.key("emit", 2)) == {"a.md": "2"}
+    assert store.get("emit", reuse.key("emit", 1)) is None
+    assert [store.get("valid", reuse.key("valid", i)) for i in range(6)] == [None] * 3 + [True] * 3
+    assert (folder / "notes.txt").exists()
+    assert len(list(folder.glob("*.json"))) == 2 + 3
