@@ -33,7 +33,7 @@ import jinja2.bccache
 import pytest
 
 from lisboa_rules.cli.main import main
-from lisboa_rules.outputs import cache, writer
+from lisboa_rules.outputs import cache, reuse, writer
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "generated"
@@ -252,9 +252,11 @@ def warm(project: Path) -> list[Path]:
     assert done.returncode == 0, done.stderr
     files = sorted((project / "cache").rglob("__jinja2_*"))
     assert files, "no compiled templates were cached"
-    # (An earlier version also cached whole outputs here, which would skip the templates.)
+    # (An earlier version also cached whole outputs here, which would skip the templates; the
+    # passes' results, reuse.py, would skip them too: each build below renders every template.)
     for p in (project / "cache").glob("*.build.json"):
         p.unlink()
+    shutil.rmtree(project / "cache" / reuse.FOLDER, ignore_errors=True)
     return files
 
 

@@ -264,3 +264,24 @@ def test_the_folder_keeps_the_most_recent_entries_of_each_kind(
     assert [store.get("valid", reuse.key("valid", i)) for i in range(6)] == [None] * 3 + [True] * 3
     assert (folder / "notes.txt").exists()
     assert len(list(folder.glob("*.json"))) == 2 + 3
+
+
+def test_every_key_holds_the_whole_compiler(tmp_path: Path) -> None:
+    """The fingerprint in every key hashes every file of the package (not only outputs/): a
+    change to a template's environment, a printer or the runtime files nothing under the same
+    key (tests/outputs/test_build_cache.py changes emit/env.py in a copy and builds)."""
+    from lisboa_rules.outputs import stamp
+
+    files = {
+        p.relative_to(stamp.package_root()).as_posix()
+        for p in stamp._package_files(stamp.package_root())
+    }
+    for rel in (
+        "emit/env.py",
+        "runtime/engine.py",
+        "pipeline.py",
+        "outputs/reuse.py",
+        "templates/engine/lisboa_engine.py.jinja",
+        "sim/backstop.py",
+    ):
+        assert rel in files, rel
