@@ -22,7 +22,8 @@
 - write (outputs/writer.py `write_outputs`): the CLI's call (cli/main.py), only when there is
   no error; the passes of this module are pure.
 
-`compile_rules` runs them up to emit; `analyse` up to check (validate, diff, ir and balance).
+`compile_rules` runs them up to emit (build); `check_rules` up to lower, and the engine's text
+alone when the backstop plays it (validate); `analyse` up to check (diff, ir and balance).
 Every pass returns diagnostics instead of raising; a pass only sees what the previous one
 accepted, so one bad file does not cascade into a page of errors, while independent problems in
 other files (and rule sets) are all reported in the same run.
@@ -39,6 +40,9 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeGuard
+
+import jinja2
 
 from lisboa_rules.core.diagnostics import (
     Diagnostic,
@@ -49,7 +53,7 @@ from lisboa_rules.core.diagnostics import (
 )
 from lisboa_rules.core.memory import cyclic_gc_paused
 from lisboa_rules.core.source import Span
-from lisboa_rules.emit import emit_all
+from lisboa_rules.emit import ENGINE, emit_all, emit_engine
 from lisboa_rules.emit.engine.procs import Lowered, lower
 from lisboa_rules.front.loader import LoadedDoc, load_dir
 from lisboa_rules.front.overlay import Change, Doc, apply_overlay, conflicts, identity_path
@@ -67,6 +71,7 @@ from lisboa_rules.model.checked import CheckedSteps, check_steps
 from lisboa_rules.model.checks import check_callouts, check_free_text, check_stale_texts, run_checks
 from lisboa_rules.model.compiled import Compiled, CompiledRuleSet
 from lisboa_rules.model.procs import Tables
+from lisboa_rules.outputs import reuse
 
 VARIANT_KIND = "variant"
 
@@ -132,12 +137,49 @@ def compile_rules(
         compiled, diags = _analyse(rules_dir, variants, order, extra)
         if compiled is None:
             return CompileResult({}, diags, None)
+        store = reuse.current()
+        k = reuse.key("emit", compiled.digests, sorted(compiled.names.items()),
+                      compiled.folded) if store is not None else ""
+        kept = store.get("emit", k) if store is not None else None
+        if _text_map(kept):
+            return CompileResult(dict(kept), diags, compiled)  # lower and emit read the same
         lowered = lower_all(compiled)  # lower
         files, found = emit_all(compiled, lowered)  # emit
+        if store is not None and files and not found:
+            store.put("emit", k, files)
     diags = sort_diagnostics([*diags, *found])
     if any(x.is_error for x in found):
         return CompileResult({}, diags, compiled)
     return CompileResult(files, diags, compiled)
+
+
+def check_rules(
+    rules_dir: Path,
+    variants: Sequence[str] = (),
+    order: Sequence[Path] | None = None,
+    extra: Sequence[Path] = (),
+    engine: bool = False,
+) -> CompileResult:
+    """What `validate` runs: every pass up to lower, and no emit (every diagnostic a build
+    reports on rules comes from those passes). `engine`: emit the engine's text too, and only
+    it (files {ENGINE: text}), for the backstop's games to play; the reference, the schemas
+    and the state schema are never made."""
+    with cyclic_gc_paused():
+        compiled, diags = _analyse(rules_dir, variants, order, extra)
+        if compiled is None or not engine:
+            return CompileResult({}, diags, compiled)
+        try:
+            text = emit_engine(compiled, lower_all(compiled))[ENGINE]
+        except jinja2.TemplateError as exc:
+            found = Diagnostic("template-error", f"template failed: {exc}", None)
+            return CompileResult({}, sort_diagnostics([*diags, found]), compiled)
+    return CompileResult({ENGINE: text}, diags, compiled)
+
+
+def _text_map(value: object) -> TypeGuard[dict[str, str]]:
+    """Whether a reused entry is what emit makes: {relative path: text}, not empty."""
+    return (isinstance(value, dict) and bool(value)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()))
 
 
 def analyse(
@@ -188,8 +230,9 @@ def validate_all(loaded: list[LoadedDoc], rules_dir: Path, fold: Sequence[str],
     diags: list[Diagnostic] = []
     good: list[LoadedDoc] = []
     refused: set[str] = set()  # the ids of variants whose files were refused (said already)
+    store = reuse.current()
     for d in loaded:
-        found = validate(d)
+        found = _validated(d, store)
         if d.extra and not found and d.data.get("kind") != VARIANT_KIND:
             found = [Diagnostic("schema-enum", f"a house-rule file given on its own must be a "
                                 f"'{VARIANT_KIND}', not '{d.data.get('kind')}'",
@@ -563,11 +606,26 @@ def _revalidate(docs: dict[str, Doc], changes: list[Change], valid: set[tuple[st
         seen = (kind, json.dumps(docs[kind].data, sort_keys=True, default=repr))
         if seen in valid:
             continue
-        found = validate(_as_loaded(docs[kind]))
+        found = _validated(_as_loaded(docs[kind]), reuse.current(), seen[1])
         diags.extend(found)
         if not found:
             valid.add(seen)
     return diags
+
+
+def _validated(d: LoadedDoc, store: reuse.Store | None, data: str | None = None
+               ) -> list[Diagnostic]:
+    """validate(d), or nothing when `store` holds that a document of the same text (`data`:
+    the merged document as JSON, for one made by the merge) passed its schema."""
+    if store is None or (data is None and not d.digest):
+        return validate(d)
+    k = reuse.key("valid", d.digest if data is None else reuse.text_digest(data))
+    if store.get("valid", k) is True:
+        return []
+    found = validate(d)
+    if not found:
+        store.put("valid", k, True)
+    return found
 
 
 def _can_combine(vs: list[LoadedDoc]) -> bool:

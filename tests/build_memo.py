@@ -1,10 +1,11 @@
 """One compile per distinct rule set per test session (per xdist worker): a memo of
-`pipeline.compile_rules`, for the suite only, keyed by a digest of everything a compile reads.
+`pipeline.compile_rules` (and of `check_rules`, validate's passes, made from it), for the
+suite only, keyed by a digest of everything a compile reads.
 
 Most tests build the rules to look at one thing of the result, and many build the same rules
 (the real rules/, a house rule, each with the same options) over and over: about 0.35 s of
-analysis and 0.3 s of emitting each time. The product has no such cache and trusts none (every
-`build` runs the whole pipeline); this memo is the test suite's, and it is used only where a
+analysis and 0.3 s of emitting each time. The product's own reuse (outputs/reuse.py) is off
+in the suite with the cache folder; this memo is the test suite's, and it is used only where a
 compile cannot differ from the one it remembers:
 
 - the key holds the path and bytes of every file under the rules folder and of every house
@@ -137,9 +138,25 @@ def install(pipeline: Any, cache: Any, monkeypatch_class: Any) -> Callable[[], N
             memo.move_to_end(k)
         return replace(found, files=dict(found.files), diagnostics=list(found.diagnostics))
 
+    real_check = pipeline.check_rules
+
+    def check_rules(rules_dir: Path, variants: Sequence[str] = (),
+                    order: Sequence[Path] | None = None, extra: Sequence[Path] = (),
+                    engine: bool = False) -> Any:
+        """validate's passes: the memoized compile without its files but the engine's (the
+        same passes, the same diagnostics: tests/cli/test_validate_passes.py compares them)."""
+        if (cache.cache_dir() is not None or _patched()
+                or key(rules_dir, variants, order, extra) is None):
+            return real_check(rules_dir, variants, order, extra, engine)
+        found = compile_rules(rules_dir, variants, order, extra)
+        files = {n: found.files[n] for n in ("lisboa_engine.py",) if engine and n in found.files}
+        return replace(found, files=files)
+
     pipeline.compile_rules = compile_rules
+    pipeline.check_rules = check_rules
 
     def undo() -> None:
         pipeline.compile_rules = real
+        pipeline.check_rules = real_check
 
     return undo

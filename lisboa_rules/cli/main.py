@@ -13,6 +13,7 @@ import contextlib
 import gc
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -41,7 +42,7 @@ from lisboa_rules.core.diagnostics import (
     suggest,
 )
 from lisboa_rules.core.source import Span
-from lisboa_rules.outputs import cache, writer
+from lisboa_rules.outputs import cache, reuse, writer
 
 # --- build -------------------------------------------------------------------------------
 
@@ -68,25 +69,52 @@ def _configure_build(p: argparse.ArgumentParser) -> None:
     add_house_option(p)
     add_play_option(p)
     p.add_argument(
+        "--watch",
+        action="store_true",
+        help="keep running: build, then build again whenever a rules file (or a --house file) "
+        "is saved, printing diagnostics as they are found; Ctrl-C stops",
+    )
+    p.add_argument(
+        "--max-builds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --watch: stop after N builds (for scripts and tests; exit code of the last)",
+    )
+    p.add_argument(
         "--no-cache",
         action="store_true",
-        help="do not use the compiled-template cache (every build runs every stage anyway; "
-        f"${cache.ENV}=off does the same)",
+        help="reuse nothing: no compiled template and no result of an earlier build's "
+        f"passes (--check never reuses those anyway; ${cache.ENV}=off does the same)",
     )
 
 
 def run_build(args: argparse.Namespace) -> int:
     """Compile the rules and bring the output folder up to date (or check it).
 
-    Every run, `--check` included, runs the whole pipeline and compares the bytes it computed
-    with the folder: nothing is written or called up to date on the word of a cache or a
-    stamp. (Only Jinja's compiled templates are cached, in a private folder: cache.py.)
+    A build reuses the results of passes whose inputs did not change (outputs/reuse.py: in
+    the private cache folder, by the digest of what each reads). `--check` and `--diff` reuse
+    nothing: they run the whole pipeline and compare the bytes they computed with the folder,
+    so nothing is called up to date on the word of a cache or a stamp.
     """
     if args.diff and args.format == "json":
         err(f"{PROG}: error: --diff cannot be combined with --format json\n")
         return EXIT_ERROR
+    if args.watch and (args.check or args.diff):
+        err(f"{PROG}: error: --watch cannot be combined with --check or --diff\n")
+        return EXIT_ERROR
+    if args.max_builds is not None and (not args.watch or args.max_builds < 1):
+        err(f"{PROG}: error: --max-builds needs --watch and a count of at least 1\n")
+        return EXIT_ERROR
     with cache.turned_off(args.no_cache):
-        return _build(args)
+        if args.watch:
+            from lisboa_rules.cli.watch import watch
+
+            return watch(args, _build)
+        # --check and --diff never reuse a result: every pass runs and the bytes are compared
+        store = None if args.check or args.diff else reuse.Store()
+        with reuse.active(store):
+            return _build(args)
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -158,11 +186,18 @@ def _report_written(result: writer.WriteResult) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    """Run every stage for diagnostics only; outputs are discarded."""
+    """Run every pass up to lower for diagnostics only, and no emit (pipeline.check_rules):
+    only the engine's text is made, when the backstop's games play it (--play)."""
     from lisboa_rules import pipeline
 
-    result = _played(pipeline.compile_rules(args.rules, tuple(args.variant),
-                                            extra=tuple(args.house)), args.play)
+    with reuse.active(reuse.Store()):
+        return _validate(args, pipeline)
+
+
+def _validate(args: argparse.Namespace, pipeline: ModuleType) -> int:
+    result = _played(pipeline.check_rules(args.rules, tuple(args.variant),
+                                          extra=tuple(args.house), engine=args.play > 0),
+                     args.play)
     report(result.diagnostics, args.format)
     if has_errors(result.diagnostics):
         return EXIT_FINDINGS
@@ -202,14 +237,35 @@ def _played(result: Any, games: int) -> Any:
 
     if has_errors(result.diagnostics) or games <= 0 or ENGINE not in result.files:
         return result
+    from lisboa_rules.sim import backstop
     from lisboa_rules.sim.backstop import play_check
 
     names = {stable: shown for shown, stable in result.compiled.names.items()} \
         if result.compiled is not None else {}
+    store = reuse.current()  # games that found nothing in this engine are not played again
+    limits = (backstop.MOVE_LIMIT, backstop.SAVE_EVERY, getattr(backstop, "PLAY_SECONDS", None))
+    k = reuse.key("played", reuse.text_digest(_played_text(result.files[ENGINE])), games,
+                  limits) if store else ""
+    if store is not None and store.get("played", k) is True:
+        return result
     found = play_check(result.files[ENGINE], games, names)
     if not found:
+        if store is not None:
+            store.put("played", k, True)
         return result
     return replace(result, diagnostics=[*result.diagnostics, *found], files={})
+
+
+# Where the engine's text names the digest of the rules files it was built from: its header
+# comment and the `$comment` of its state schemas. No game reads them, so an edit that changes
+# only what the engine does not say (a glossary entry, an example, a source) plays no game again.
+_INPUTS_DIGEST = re.compile(r"(?m)^(# Inputs \(sha256\): )[0-9a-f]{64}$|"
+                            r"(\(inputs sha256:)[0-9a-f]{16}\)")
+
+
+def _played_text(engine: str) -> str:
+    """The engine's text as the backstop's games read it: without the digest of its inputs."""
+    return _INPUTS_DIGEST.sub(lambda m: (m[1] or m[2]) + "-", engine)
 
 
 def add_variant_option(p: argparse.ArgumentParser) -> None:
@@ -366,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
         handler: Callable[[argparse.Namespace], int] = args.handler
-        if argv is None and args.command in _ONE_BUILD:
+        if argv is None and args.command in _ONE_BUILD and not getattr(args, "watch", False):
             return _without_collector(handler, args)
         return handler(args)
     except SystemExit as exc:  # argparse: --help (0) and usage errors (2)

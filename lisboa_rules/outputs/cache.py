@@ -1,9 +1,10 @@
-"""The only cache lisboa-rules keeps between runs: Jinja's compiled templates.
+"""The private cache folder: Jinja's compiled templates, and the results of the build's pure
+passes (outputs/reuse.py, its `passes/` folder: plain JSON checked by digest, never code).
 
-There is no cache of build outputs: every `build` and `build --check` runs the whole pipeline
-and compares the bytes it computed with the output folder, so nothing a build writes or
-certifies comes from anywhere but this process. (An earlier outputs cache could be planted by
-anyone able to write its folder.)
+`build --check` trusts neither for what it certifies: it runs the whole pipeline and compares
+the bytes it computed with the output folder. (An earlier outputs cache could be planted by
+anyone able to write its folder, which was not checked: every file here is read only from a
+folder that passes the checks below, and the results of passes only by `build`.)
 
 Compiled templates are Python code objects (marshal), so they are only ever read from a folder
 that cannot hold anyone else's files: a real directory (not a symlink), owned by the effective
@@ -16,7 +17,8 @@ are then compiled at each run, which costs about a tenth of a second). A damaged
 a recompile.
 
 Where: $LISBOA_RULES_CACHE_DIR, else $XDG_CACHE_HOME/lisboa-rules, else ~/.cache/lisboa-rules;
-the compiled templates go in its `jinja/` folder (created 0700).
+the compiled templates go in its `jinja/` folder, the passes' results in `passes/` (both
+created 0700).
 Off: `build --no-cache`, or LISBOA_RULES_CACHE_DIR set to "off" (or empty).
 Standard library only.
 """

@@ -8,8 +8,10 @@ which stages its tree with `write_new_file`):
   opened), written, given its mode on the open descriptor (fchmod, never by path), fsynced,
   then renamed over `path` (os.replace: a symlink at `path` is replaced, not written through).
   Readers see the old file or the new one, never half of it.
-- `write_new_file(path, data, mode)`: a file that must not exist yet (in a folder only this
-  process writes, such as a private temporary folder), created the same way, no rename.
+- `write_new_file(path, data, mode, sync=True)`: a file that must not exist yet (in a folder
+  only this process writes, such as a private temporary folder), created the same way, no
+  rename; `sync=False` leaves the flush to the caller, who makes a whole folder durable at
+  once (`sync_tree`: the writer's staging folder, one pass before its swap).
 
 The folder part of `path` is followed as the user gave it (an output folder may be a symlink
 to a folder of theirs); its last part never is. The folder is opened once and the temporary
@@ -37,13 +39,14 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _finish(fd: int, data: bytes, mode: int | None) -> None:
+def _finish(fd: int, data: bytes, mode: int | None, sync: bool = True) -> None:
     """Write, set the mode on the descriptor (when asked: the file was made 0600 for it), and
-    flush to disk."""
+    flush to disk (unless `sync` is False)."""
     _write_all(fd, data)
     if mode is not None:
         os.fchmod(fd, mode)
-    os.fsync(fd)
+    if sync:
+        os.fsync(fd)
 
 
 def _name_of(path: Path) -> str:
@@ -53,14 +56,15 @@ def _name_of(path: Path) -> str:
     return name
 
 
-def write_new_file(path: Path, data: bytes, mode: int | None = None) -> None:
+def write_new_file(path: Path, data: bytes, mode: int | None = None, sync: bool = True) -> None:
     """Create `path`, which must not exist (FileExistsError otherwise, even for a dangling
     symlink), with `data`: mode `mode` if given (set with fchmod, not limited by the umask),
-    else 0666 less the umask."""
+    else 0666 less the umask; fsynced unless `sync` is False (then `sync_tree` of its folder
+    makes it durable)."""
     _name_of(path)
     fd = os.open(path, _CREATE, DEFAULT_MODE if mode is None else 0o600)
     try:
-        _finish(fd, data, mode)
+        _finish(fd, data, mode, sync)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -108,3 +112,34 @@ def write_file_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
             os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def sync_tree(root: Path, written: list[Path]) -> None:
+    """Make a folder this process built durable in one pass: each of `written` (files made
+    with `write_new_file(..., sync=False)`) fsynced, then every folder under `root` (their
+    entries: new files, hard links, subfolders), `root` last. Opened without following a
+    symlink (O_NOFOLLOW), so nothing planted in the folder is flushed in its place. Raises
+    OSError."""
+    for path in written:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    folders = [Path(here) for here, _, _ in os.walk(root)]
+    for folder in reversed(folders):  # the deepest first, the root last
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW | _CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def sync_folder(folder: Path) -> None:
+    """fsync a folder (a rename in it made durable); best effort: an error is ignored."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

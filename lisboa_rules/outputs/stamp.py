@@ -1,9 +1,9 @@
 """The compiler fingerprint: one hash of this package's files, the Python version and the
 versions of the libraries the pipeline runs on.
 
-Compiled templates (emit/env.py, cache.py) are filed under it, so a compiled template made by
-another version of the compiler, of Jinja or of Python is never loaded. (It used to key a cache
-of whole build outputs; that cache is gone: every build runs the pipeline.)
+Compiled templates (emit/env.py, cache.py) and the results of the build's passes (reuse.py:
+every key holds it) are filed under it, so nothing made by another version of the compiler, of
+Jinja or of Python is ever used.
 
 Standard library only.
 """
@@ -28,8 +28,9 @@ _SKIP_SUFFIXES = (".pyc", ".pyo")
 
 @functools.cache
 def compiler_fingerprint() -> str:
-    """One hash of this package's files, the Python version and the library versions."""
-    root = Path(__file__).resolve().parent
+    """One hash of this package's files (every file of lisboa_rules/: its code, templates,
+    schemas and runtime), the Python version and the library versions."""
+    root = package_root()
     record = {
         "python": [sys.implementation.name, *sys.version_info[:3]],
         "libraries": library_versions(),
@@ -39,6 +40,11 @@ def compiler_fingerprint() -> str:
         ],
     }
     return hashlib.sha256(json.dumps(record, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def package_root() -> Path:
+    """The lisboa_rules package folder (this module is in its `outputs/`)."""
+    return Path(__file__).resolve().parent.parent
 
 
 def _package_files(root: Path) -> list[Path]:

@@ -6,8 +6,11 @@ Contract:
 - Otherwise the complete new tree is built in a sibling temp folder (unchanged files are hard
   links, so they keep their inode and mtime) and swapped in: in one atomic exchange where the
   system has one (Linux renameat2), else with two renames. Any failure leaves the folder
-  exactly as it was and becomes a write-failed diagnostic. A build killed part-way (SIGKILL,
-  power loss) leaves the old or the new folder complete in place; the next build removes its
+  exactly as it was and becomes a write-failed diagnostic. The staged files are written
+  without a flush each; one pass flushes the whole new tree (its files, then its folders)
+  right before the swap, and the folder holding it is flushed after, so one build costs one
+  durable swap. A build killed part-way (SIGKILL, power loss) leaves the old or the new
+  folder complete in place; the next build removes its
   temp folders (and, after an interrupted two-rename swap, moves the old folder back first).
 - Ownership: `.manifest` in the output folder lists the files lisboa-rules wrote. Only those are
   ever pruned. Other files ("strays", e.g. a user's notes) are kept and reported as warnings.
@@ -463,13 +466,17 @@ def _rebuild(target: Path, plan: _Plan, fresh: bool = False) -> Path | None:
             mode = _dir_mode(None if fresh else target)
             if not fresh and target.is_dir():
                 _replicate(target, staging, skip={*plan.changed, *plan.remove})
+            written: list[Path] = []
             for rel in plan.changed:
                 dest = staging / rel
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 _write_bytes(dest, plan.wanted[rel])
+                written.append(dest)
             _remove_emptied_dirs(staging, plan.remove)
             _set_dir_mode(staging, mode)
+            _sync(staging, written)  # one pass: the whole new tree on disk before the swap
             old = _swap(staging, target, lock)
+            files.sync_folder(target.parent)  # the swap itself on disk
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
@@ -610,8 +617,15 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 
 def _write_bytes(path: Path, data: bytes) -> None:
     """Write one staged file (exact bytes: UTF-8 with `\\n`, no newline translation), as a new
-    file (O_EXCL | O_NOFOLLOW: nothing at its name is opened or followed), fsynced."""
-    files.write_new_file(path, data)
+    file (O_EXCL | O_NOFOLLOW: nothing at its name is opened or followed), not flushed yet:
+    `_sync` makes the whole staged tree durable in one pass before the swap."""
+    files.write_new_file(path, data, sync=False)
+
+
+def _sync(staging: Path, written: list[Path]) -> None:
+    """The staged tree on disk before it is swapped in (a seam for tests): every file written,
+    then every folder, in one pass, so a crash after the swap finds the new tree whole."""
+    files.sync_tree(staging, written)
 
 
 def _remove_emptied_dirs(root: Path, removed: list[str]) -> None:

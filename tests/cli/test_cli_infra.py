@@ -54,6 +54,9 @@ def fake(
         return CompileResult(files=dict(FILES if files is None else files), diagnostics=list(diags))
 
     monkeypatch.setattr(pipeline, "compile_rules", compile_rules)
+    monkeypatch.setattr(pipeline, "check_rules",  # validate's passes
+                        lambda rules_dir, variants=(), extra=(), engine=False:
+                        compile_rules(rules_dir, variants, extra))
     return calls
 
 
@@ -208,7 +211,9 @@ def test_garbage_rules_give_diagnostics_not_tracebacks(
         diags += [d for doc in docs for d in validate(doc)]
         return CompileResult(diagnostics=diags)
 
-    monkeypatch.setattr(pipeline, "compile_rules", compile_rules)
+    monkeypatch.setattr(pipeline, "check_rules",
+                        lambda rules_dir, variants=(), extra=(), engine=False:
+                        compile_rules(rules_dir, variants, extra))
     rules = cwd / "rules"
     (rules / "bytes.yaml").write_bytes(bytes(range(256)) * 4)
     (rules / "bomb.yaml").write_text("a: &a [1, 1]\nb: [*a, *a]\n")

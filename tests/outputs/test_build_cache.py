@@ -1,10 +1,12 @@
 """Nothing vouches for an output folder but the pipeline (issue 11, item 3).
 
-`build` and `build --check` run the whole pipeline in this process and compare real bytes: no
-cache entry, stamp or manifest line can make them write or certify outputs they did not
-compute. The only cache left is Jinja's compiled templates (cache.py, emit/env.py), read only
-from a private folder (the user's own, mode 0700, not a symlink), and damaged files there (a
-FIFO, a symlink to /dev/zero, garbage) cost a recompile, never a hang, a crash or an output.
+`build --check` runs the whole pipeline in this process and compares real bytes: no cache
+entry, stamp or manifest line can make it certify outputs it did not compute, and no entry of
+an earlier version's outputs cache is ever read. The private cache folder holds Jinja's
+compiled templates (cache.py, emit/env.py) and the results of the passes a plain `build`
+reuses (reuse.py; tests/outputs/test_reuse.py), read only from a private folder (the user's
+own, mode 0700, not a symlink); damaged files there (a FIFO, a symlink to /dev/zero, garbage)
+cost a recompile, never a hang, a crash or an output.
 
 Each test runs with a cache folder of its own (the rest of the suite runs with the cache off).
 Tests that need the compiled-template cache run the build in a subprocess: the Jinja
@@ -31,7 +33,7 @@ import jinja2.bccache
 import pytest
 
 from lisboa_rules.cli.main import main
-from lisboa_rules.outputs import cache, writer
+from lisboa_rules.outputs import cache, reuse, writer
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "generated"
@@ -250,9 +252,11 @@ def warm(project: Path) -> list[Path]:
     assert done.returncode == 0, done.stderr
     files = sorted((project / "cache").rglob("__jinja2_*"))
     assert files, "no compiled templates were cached"
-    # (An earlier version also cached whole outputs here, which would skip the templates.)
+    # (An earlier version also cached whole outputs here, which would skip the templates; the
+    # passes' results, reuse.py, would skip them too: each build below renders every template.)
     for p in (project / "cache").glob("*.build.json"):
         p.unlink()
+    shutil.rmtree(project / "cache" / reuse.FOLDER, ignore_errors=True)
     return files
 
 

@@ -541,3 +541,47 @@ def test_a_file_that_appears_during_the_build_is_not_deleted(
     found = kept[0] / ("late/late.txt" if late.startswith("folder") else "late.txt")
     assert found.is_symlink() if late == "symlink" else found.read_text() == "just saved\n"
     assert (out / "lisboa_engine.py").read_text() == "RULES = {}\n"
+
+
+def test_one_durable_pass_before_the_swap(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The staged files are not flushed one by one: one pass flushes every written file and
+    every staged folder, and it ends before the swap starts (issue 36)."""
+    write_outputs(out, FILES)
+    events: list[tuple[str, object]] = []
+    real_fsync, real_swap = os.fsync, writer._swap
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")
+                       if os.path.exists("/proc/self/fd") else fd))
+        real_fsync(fd)
+
+    def swap(staging: Path, target: Path, lock: object) -> object:
+        events.append(("swap", staging))
+        return real_swap(staging, target, lock)  # type: ignore[arg-type]
+
+    def write(path: Path, data: bytes) -> None:
+        events.append(("write", path))
+        writer.files.write_new_file(path, data, sync=False)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(writer, "_swap", swap)
+    monkeypatch.setattr(writer, "_write_bytes", write)
+    new = {rel: text.replace("\n", "  # v2\n") for rel, text in FILES.items()}
+    result = write_outputs(out, new)
+    assert sorted(result.written) == sorted(FILES)
+    kinds = [k for k, _ in events]
+    first_sync, at_swap = kinds.index("fsync"), kinds.index("swap")
+    assert set(kinds[:first_sync]) == {"write"}, "no flush while the files are written"
+    assert set(kinds[first_sync:at_swap]) == {"fsync"}, "one pass, then the swap"
+    staged = events[at_swap][1]
+    synced = [str(v) for k, v in events[first_sync:at_swap]]
+    if os.path.exists("/proc/self/fd"):  # which paths were flushed: every file, every folder
+        files = [str(p) for k, p in events if k == "write"]
+        assert set(files) <= set(synced)
+        assert str(staged) in synced and str(staged / "reference") in synced
+    written = [p for k, p in events if k == "write"]
+    assert len(written) == len(FILES)  # the manifest lists the same files: kept
+    assert len(synced) == len(written) + 2 + 1  # each file once, 2 subfolders, the root
+    assert kinds[at_swap + 1:] == ["fsync"], "the folder holding the swap is flushed after it"
+    assert {p.relative_to(out).as_posix(): p.read_text() for p in out.rglob("*")
+            if p.is_file() and p.name != MANIFEST} == new
