@@ -25,6 +25,7 @@ import linecache
 import math
 import random
 import re
+import sys
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
@@ -1323,16 +1324,13 @@ def _game_data(g: Game) -> dict[str, Any]:
     v: Any
     v = g.variants
     d["variants"] = (
-        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
-        if type(v) is list
-        else _plain(v, 0)
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v] if type(v) is list else _plain(v, 0)
     )
     v = g.seed
     d["seed"] = v if type(v) is int else _plain(v, 0)
     v = g.players
     d["players"] = [
-        _player_data(x1) if type(x1) is Player else _fields_plain(x1, _PLAYER_FIELDS, 2)
-        for x1 in v
+        _player_data(x1) if type(x1) is Player else _fields_plain(x1, _PLAYER_FIELDS, 2) for x1 in v
     ]
     v = g.start_player
     d["start_player"] = v if type(v) is int else _plain(v, 0)
@@ -1378,47 +1376,33 @@ def _game_data(g: Game) -> dict[str, Any]:
     )
     v = g.discard
     d["discard"] = (
-        [x1 if type(x1) is int else _plain(x1, 1) for x1 in v]
-        if type(v) is list
-        else _plain(v, 0)
+        [x1 if type(x1) is int else _plain(x1, 1) for x1 in v] if type(v) is list else _plain(v, 0)
     )
     v = g.box
     d["box"] = (
-        [x1 if type(x1) is int else _plain(x1, 1) for x1 in v]
-        if type(v) is list
-        else _plain(v, 0)
+        [x1 if type(x1) is int else _plain(x1, 1) for x1 in v] if type(v) is list else _plain(v, 0)
     )
     v = g.court
     d["court"] = (
-        [x1 if type(x1) is int else _plain(x1, 1) for x1 in v]
-        if type(v) is list
-        else _plain(v, 0)
+        [x1 if type(x1) is int else _plain(x1, 1) for x1 in v] if type(v) is list else _plain(v, 0)
     )
     v = g.courtier
     d["courtier"] = v if v is None or type(v) is int else _plain(v, 0)
     v = g.decree_display
     d["decree_display"] = (
-        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
-        if type(v) is list
-        else _plain(v, 0)
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v] if type(v) is list else _plain(v, 0)
     )
     v = g.decree_deck
     d["decree_deck"] = (
-        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
-        if type(v) is list
-        else _plain(v, 0)
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v] if type(v) is list else _plain(v, 0)
     )
     v = g.plan_supply
     d["plan_supply"] = (
-        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
-        if type(v) is list
-        else _plain(v, 0)
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v] if type(v) is list else _plain(v, 0)
     )
     v = g.shipyard
     d["shipyard"] = (
-        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
-        if type(v) is list
-        else _plain(v, 0)
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v] if type(v) is list else _plain(v, 0)
     )
     v = g.favors
     d["favors"] = (
@@ -1478,27 +1462,19 @@ def _game_data(g: Game) -> dict[str, Any]:
     d["cardinal"] = v if type(v) is int else _plain(v, 0)
     v = g.clergy_bag
     d["clergy_bag"] = (
-        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
-        if type(v) is list
-        else _plain(v, 0)
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v] if type(v) is list else _plain(v, 0)
     )
     v = g.clergy_given_up
     d["clergy_given_up"] = (
-        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
-        if type(v) is list
-        else _plain(v, 0)
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v] if type(v) is list else _plain(v, 0)
     )
     v = g.blocked
     d["blocked"] = (
-        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
-        if type(v) is list
-        else _plain(v, 0)
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v] if type(v) is list else _plain(v, 0)
     )
     v = g.flags
     d["flags"] = (
-        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
-        if type(v) is list
-        else _plain(v, 0)
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v] if type(v) is list else _plain(v, 0)
     )
     v = g.visit
     d["visit"] = v if v is None or type(v) is str else _plain(v, 0)
@@ -1506,9 +1482,7 @@ def _game_data(g: Game) -> dict[str, Any]:
     d["follow_next"] = v if v is None or type(v) is int else _plain(v, 0)
     v = g.pending_markers
     d["pending_markers"] = (
-        [x1 if type(x1) is int else _plain(x1, 1) for x1 in v]
-        if type(v) is list
-        else _plain(v, 0)
+        [x1 if type(x1) is int else _plain(x1, 1) for x1 in v] if type(v) is list else _plain(v, 0)
     )
     v = g.resume
     d["resume"] = v if type(v) is str else _plain(v, 0)
@@ -1518,9 +1492,7 @@ def _game_data(g: Game) -> dict[str, Any]:
     d["period_step"] = v if type(v) is int else _plain(v, 0)
     v = g.discard_queue
     d["discard_queue"] = (
-        [x1 if type(x1) is int else _plain(x1, 1) for x1 in v]
-        if type(v) is list
-        else _plain(v, 0)
+        [x1 if type(x1) is int else _plain(x1, 1) for x1 in v] if type(v) is list else _plain(v, 0)
     )
     v = g.game_end_round
     d["game_end_round"] = v if v is None or type(v) is int else _plain(v, 0)
@@ -1528,9 +1500,7 @@ def _game_data(g: Game) -> dict[str, Any]:
     d["final_round"] = v if v is None or type(v) is int else _plain(v, 0)
     v = g.fired
     d["fired"] = (
-        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v]
-        if type(v) is list
-        else _plain(v, 0)
+        [x1 if type(x1) is str else _plain(x1, 1) for x1 in v] if type(v) is list else _plain(v, 0)
     )
     return d
 
@@ -1551,27 +1521,19 @@ def _player_data(p: Player) -> dict[str, Any]:
     d["reis"] = v if type(v) is int else _plain(v, 2)
     v = p.hand
     d["hand"] = (
-        [x3 if type(x3) is int else _plain(x3, 3) for x3 in v]
-        if type(v) is list
-        else _plain(v, 2)
+        [x3 if type(x3) is int else _plain(x3, 3) for x3 in v] if type(v) is list else _plain(v, 2)
     )
     v = p.portfolio
     d["portfolio"] = (
-        [x3 if type(x3) is int else _plain(x3, 3) for x3 in v]
-        if type(v) is list
-        else _plain(v, 2)
+        [x3 if type(x3) is int else _plain(x3, 3) for x3 in v] if type(v) is list else _plain(v, 2)
     )
     v = p.treasury_row
     d["treasury_row"] = (
-        [x3 if type(x3) is int else _plain(x3, 3) for x3 in v]
-        if type(v) is list
-        else _plain(v, 2)
+        [x3 if type(x3) is int else _plain(x3, 3) for x3 in v] if type(v) is list else _plain(v, 2)
     )
     v = p.ships
     d["ships"] = (
-        [x3 if type(x3) is int else _plain(x3, 3) for x3 in v]
-        if type(v) is list
-        else _plain(v, 2)
+        [x3 if type(x3) is int else _plain(x3, 3) for x3 in v] if type(v) is list else _plain(v, 2)
     )
     v = p.rubble_cubes
     d["rubble_cubes"] = v if type(v) is int else _plain(v, 2)
@@ -1610,33 +1572,23 @@ def _player_data(p: Player) -> dict[str, Any]:
     d["officials"] = v if type(v) is int else _plain(v, 2)
     v = p.plans
     d["plans"] = (
-        [x3 if type(x3) is str else _plain(x3, 3) for x3 in v]
-        if type(v) is list
-        else _plain(v, 2)
+        [x3 if type(x3) is str else _plain(x3, 3) for x3 in v] if type(v) is list else _plain(v, 2)
     )
     v = p.completed_plans
     d["completed_plans"] = (
-        [x3 if type(x3) is str else _plain(x3, 3) for x3 in v]
-        if type(v) is list
-        else _plain(v, 2)
+        [x3 if type(x3) is str else _plain(x3, 3) for x3 in v] if type(v) is list else _plain(v, 2)
     )
     v = p.decrees
     d["decrees"] = (
-        [x3 if type(x3) is str else _plain(x3, 3) for x3 in v]
-        if type(v) is list
-        else _plain(v, 2)
+        [x3 if type(x3) is str else _plain(x3, 3) for x3 in v] if type(v) is list else _plain(v, 2)
     )
     v = p.royal_favors
     d["royal_favors"] = (
-        [x3 if type(x3) is str else _plain(x3, 3) for x3 in v]
-        if type(v) is list
-        else _plain(v, 2)
+        [x3 if type(x3) is str else _plain(x3, 3) for x3 in v] if type(v) is list else _plain(v, 2)
     )
     v = p.clergy
     d["clergy"] = (
-        [x3 if type(x3) is str else _plain(x3, 3) for x3 in v]
-        if type(v) is list
-        else _plain(v, 2)
+        [x3 if type(x3) is str else _plain(x3, 3) for x3 in v] if type(v) is list else _plain(v, 2)
     )
     return d
 
@@ -2739,7 +2691,8 @@ _K8: Final = ("officials", "plan", "ship", "production", "cardinal", "royal-favo
 _K9: Final = ("Yellow", "Green", "Orange", "Blue", "neutral")
 _K10: Final = ("build-store", "take-decree", "open-building")
 _K11: Final = {"gold": 5, "tools": 5, "books": 5, "cloth": 5}
-_K12: Final = (
+_K12: Final = (1, 3, 5, 7, 8, 9)
+_K13: Final = (
     "period-end.discard-display",
     "period-end.rubble-wigs",
     "period-end.new-ships",
@@ -2751,19 +2704,19 @@ _K12: Final = (
 
 
 def _m_influence_reis(g: Game, p: Player) -> int:
-    return bisect_left((1, 3, 5, 7, 8, 9), p.influence)
+    return bisect_left(_K12, p.influence)
 
 
 def _m_officials_on_completed_plans(g: Game, p: Player) -> int:
-    return sum([_T_plan_officials[v_c] for v_c in p.completed_plans])
+    return sum(_T_plan_officials[v_c] for v_c in p.completed_plans)
 
 
 def _m_influence_per_gain(g: Game, p: Player) -> int:
-    return sum([_T_card_influence[v_c] for v_c in p.portfolio]) + (1 * len(p.ships))
+    return sum(_T_card_influence[v_c] for v_c in p.portfolio) + (1 * len(p.ships))
 
 
 def _m_officials_in_offices(g: Game, p: Player) -> int:
-    return sum([g.offices[v_n].get(p.color, 0) for v_n in ("manuel", "marquis", "king")])
+    return sum(g.offices[v_n].get(p.color, 0) for v_n in ("manuel", "marquis", "king"))
 
 
 def _m_empty_display_piles(g: Game, p: Player) -> int:
@@ -3653,7 +3606,7 @@ def _opts_build_store(g: Game, seat: int) -> list[tuple[Any, Any]]:
     if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
         return out
     for v_business in ("gold", "tools", "books", "cloth"):
-        if not (sum([v_q.stores[v_business] for v_q in g.players]) < _K3[v_business]):
+        if not (sum(v_q.stores[v_business] for v_q in g.players) < _K3[v_business]):
             continue
         for v_price_influence in (None, *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))):
             if v_price_influence is not None and not (
@@ -3675,7 +3628,7 @@ def _why_build_store(
         return ("build-store", ("the land price is " + str(v_price) + " and you cannot pay it"))
     if not (
         v_business in ("gold", "tools", "books", "cloth")
-        and (sum([v_q.stores[v_business] for v_q in g.players]) < _K3[v_business])
+        and (sum(v_q.stores[v_business] for v_q in g.players) < _K3[v_business])
     ):
         return ("build-store", "no free lot is left for that business")
     if not (
@@ -4457,7 +4410,7 @@ def _opts_build_store_2(g: Game, seat: int) -> list[tuple[Any, Any]]:
     if not ((p.reis + _m_influence_reis(g, p)) >= v_price):
         return out
     for v_business in ("gold", "tools", "books", "cloth"):
-        if not (sum([v_q.stores[v_business] for v_q in g.players]) < _K11[v_business]):
+        if not (sum(v_q.stores[v_business] for v_q in g.players) < _K11[v_business]):
             continue
         for v_price_influence in (None, *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))):
             if v_price_influence is not None and not (
@@ -4479,7 +4432,7 @@ def _why_build_store_2(
         return ("build-store", ("the land price is " + str(v_price) + " and you cannot pay it"))
     if not (
         v_business in ("gold", "tools", "books", "cloth")
-        and (sum([v_q.stores[v_business] for v_q in g.players]) < _K11[v_business])
+        and (sum(v_q.stores[v_business] for v_q in g.players) < _K11[v_business])
     ):
         return ("build-store", "no free lot is left for that business")
     if not (
@@ -5293,11 +5246,9 @@ def _moves_visit(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_noble = _T_card_type[v_card]
         v_others = sum(
-            [
-                g.offices[v_noble].get(v_o, 0)
-                for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-                if (v_o != p.color)
-            ]
+            g.offices[v_noble].get(v_o, 0)
+            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+            if (v_o != p.color)
         )
         v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
         if _opts_pay_visit(
@@ -5486,11 +5437,9 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
     g.courtier = seat
     # rules/court.yaml:99 let
     v_others = sum(
-        [
-            g.offices[v_noble].get(v_o, 0)
-            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-            if (v_o != p.color)
-        ]
+        g.offices[v_noble].get(v_o, 0)
+        for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+        if (v_o != p.color)
     )
     # rules/court.yaml:100 let
     v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
@@ -5809,11 +5758,9 @@ def _moves_follow__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_nob
     # rules/court.yaml:149 gain
     g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
     v_others = sum(
-        [
-            g.offices[v_noble].get(v_o, 0)
-            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-            if (v_o != p.color)
-        ]
+        g.offices[v_noble].get(v_o, 0)
+        for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+        if (v_o != p.color)
     )
     v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
     if _opts_pay_visit(
@@ -5936,11 +5883,9 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
         g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
         # rules/court.yaml:150 let
         v_others = sum(
-            [
-                g.offices[v_noble].get(v_o, 0)
-                for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-                if (v_o != p.color)
-            ]
+            g.offices[v_noble].get(v_o, 0)
+            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+            if (v_o != p.color)
         )
         # rules/court.yaml:151 let
         v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
@@ -6563,11 +6508,9 @@ def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_noble = _T_card_type[v_card]
         v_others = sum(
-            [
-                g.offices[v_noble].get(v_o, 0)
-                for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-                if (v_o != p.color)
-            ]
+            g.offices[v_noble].get(v_o, 0)
+            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+            if (v_o != p.color)
         )
         v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
         if _opts_pay_visit(
@@ -6762,11 +6705,9 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
     g.courtier = seat
     # rules/court.yaml:99 let
     v_others = sum(
-        [
-            g.offices[v_noble].get(v_o, 0)
-            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-            if (v_o != p.color)
-        ]
+        g.offices[v_noble].get(v_o, 0)
+        for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+        if (v_o != p.color)
     )
     # rules/court.yaml:100 let
     v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
@@ -7108,11 +7049,9 @@ def _moves_follow_3__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
     # rules/court.yaml:149 gain
     g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
     v_others = sum(
-        [
-            g.offices[v_noble].get(v_o, 0)
-            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-            if (v_o != p.color)
-        ]
+        g.offices[v_noble].get(v_o, 0)
+        for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+        if (v_o != p.color)
     )
     v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
     if _opts_pay_visit(
@@ -7235,11 +7174,9 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
         g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
         # rules/court.yaml:150 let
         v_others = sum(
-            [
-                g.offices[v_noble].get(v_o, 0)
-                for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-                if (v_o != p.color)
-            ]
+            g.offices[v_noble].get(v_o, 0)
+            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+            if (v_o != p.color)
         )
         # rules/court.yaml:151 let
         v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
@@ -7701,11 +7638,9 @@ def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_noble = _T_card_type[v_card]
         v_others = sum(
-            [
-                g.offices[v_noble].get(v_o, 0)
-                for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-                if (v_o != p.color)
-            ]
+            g.offices[v_noble].get(v_o, 0)
+            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+            if (v_o != p.color)
         )
         v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
         if _opts_pay_visit(
@@ -7894,11 +7829,9 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
     g.courtier = seat
     # rules/court.yaml:99 let
     v_others = sum(
-        [
-            g.offices[v_noble].get(v_o, 0)
-            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-            if (v_o != p.color)
-        ]
+        g.offices[v_noble].get(v_o, 0)
+        for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+        if (v_o != p.color)
     )
     # rules/court.yaml:100 let
     v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
@@ -8217,11 +8150,9 @@ def _moves_follow_4__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
     # rules/court.yaml:149 gain
     g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
     v_others = sum(
-        [
-            g.offices[v_noble].get(v_o, 0)
-            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-            if (v_o != p.color)
-        ]
+        g.offices[v_noble].get(v_o, 0)
+        for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+        if (v_o != p.color)
     )
     v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
     if _opts_pay_visit(
@@ -8344,11 +8275,9 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
         g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
         # rules/court.yaml:150 let
         v_others = sum(
-            [
-                g.offices[v_noble].get(v_o, 0)
-                for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-                if (v_o != p.color)
-            ]
+            g.offices[v_noble].get(v_o, 0)
+            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+            if (v_o != p.color)
         )
         # rules/court.yaml:151 let
         v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
@@ -8757,11 +8686,9 @@ def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[Move]:
             continue
         v_noble = _T_card_type[v_card]
         v_others = sum(
-            [
-                g.offices[v_noble].get(v_o, 0)
-                for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-                if (v_o != p.color)
-            ]
+            g.offices[v_noble].get(v_o, 0)
+            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+            if (v_o != p.color)
         )
         v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
         if _opts_pay_visit(
@@ -8956,11 +8883,9 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
     g.courtier = seat
     # rules/court.yaml:99 let
     v_others = sum(
-        [
-            g.offices[v_noble].get(v_o, 0)
-            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-            if (v_o != p.color)
-        ]
+        g.offices[v_noble].get(v_o, 0)
+        for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+        if (v_o != p.color)
     )
     # rules/court.yaml:100 let
     v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
@@ -9302,11 +9227,9 @@ def _moves_follow_5__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
     # rules/court.yaml:149 gain
     g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
     v_others = sum(
-        [
-            g.offices[v_noble].get(v_o, 0)
-            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-            if (v_o != p.color)
-        ]
+        g.offices[v_noble].get(v_o, 0)
+        for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+        if (v_o != p.color)
     )
     v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
     if _opts_pay_visit(
@@ -9429,11 +9352,9 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
         g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
         # rules/court.yaml:150 let
         v_others = sum(
-            [
-                g.offices[v_noble].get(v_o, 0)
-                for v_o in [k for k in _K9 if k in g.offices[v_noble]]
-                if (v_o != p.color)
-            ]
+            g.offices[v_noble].get(v_o, 0)
+            for v_o in [k for k in _K9 if k in g.offices[v_noble]]
+            if (v_o != p.color)
         )
         # rules/court.yaml:151 let
         v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
@@ -9927,10 +9848,8 @@ def _invariants(g: Game) -> list[str]:
             problems.append(p.color + ": more Rubble Set markers placed than earned")
         # rules/state.yaml:87 officials-conserved
         got = p.officials + sum(
-            [
-                (g.offices[v_n].get(p.color, 0) + g.plazas[v_n].get(p.color, 0))
-                for v_n in ("manuel", "marquis", "king")
-            ]
+            (g.offices[v_n].get(p.color, 0) + g.plazas[v_n].get(p.color, 0))
+            for v_n in ("manuel", "marquis", "king")
         )
         if got != 8:
             problems.append(p.color + ": Officials are not conserved")
@@ -10086,7 +10005,7 @@ def _state_checks(g: Game) -> tuple[str, str] | None:
     # rules/state.yaml:217 discard-step
     if not (
         ((g.resume if (g.phase == "marker") else g.phase) != "hand-discard")
-        or ((g.period_step < len(_K12)) and (_K12[g.period_step] == "period-end.hand-discard"))
+        or ((g.period_step < len(_K13)) and (_K13[g.period_step] == "period-end.hand-discard"))
     ):
         return (
             "$.period_step",
@@ -10101,7 +10020,7 @@ def _state_checks(g: Game) -> tuple[str, str] | None:
     # rules/state.yaml:228 display-discarded
     if not (
         ((g.resume if (g.phase == "marker") else g.phase) != "hand-discard")
-        or all((_K12[v_i] != "period-end.discard-display") for v_i in list(range(g.period_step)))
+        or all((_K13[v_i] != "period-end.discard-display") for v_i in list(range(g.period_step)))
         or all((len(g.piles[v_k]) == 0) for v_k in _K1)
     ):
         return "$.piles", "the display was discarded at this period end"
@@ -18121,6 +18040,20 @@ def _fields_plain(value: Any, names: tuple[str, ...], depth: int) -> dict[str, A
     return {f: _plain(getattr(value, f), depth) for f in names}
 
 
+def _interned(value: Any) -> Any:
+    """Plain data (made by `_plain`) with its keys and texts interned: a loaded state's ids
+    are then the very strings the engine's code names (`stores["gold"]`), and each lookup
+    finds its key by identity rather than comparing the letters (as in a state the engine
+    made itself). A subclass of str is kept as it is (it cannot be interned)."""
+    if type(value) is dict:
+        return {(sys.intern(k) if type(k) is str else k): _interned(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_interned(v) for v in value]
+    if type(value) is str:
+        return sys.intern(value)
+    return value
+
+
 def _not_json(g: Game) -> tuple[str, str] | None:
     """Where `_plain` refuses a field of `g` (in the order `_state_data` reads them), and
     why: (the JSON path, the words), or None."""
@@ -18167,7 +18100,8 @@ def from_json(data: Any) -> Game:
     """Read a saved state; raise StateError (never anything else) when it breaks the schema or
     cannot be a state of these rules. The error's `path` says where (`$.players[1]`)."""
     _validate(data, STATE_SCHEMA, "$")
-    data = _plain(data)  # the state's own lists: later changes to `data` do not reach it
+    # the state's own lists (later changes to `data` do not reach it), its texts interned
+    data = _interned(_plain(data))
     folded = _folded()
     if folded:
         missing = [v for v in folded if v not in data["variants"]]

@@ -273,6 +273,9 @@ def _call(fn: ir.Function, args: tuple[ir.Expr, ...], n: Names) -> str:
         return f"{fn[:3]}({items}, default={expr(d, n)})"
     if fn in ("any", "all") and len(args) == 1 and isinstance(args[0], ir.Comp):
         return f"{fn}({_comp(args[0], n)})"  # a generator: each item tested as it comes
+    if fn == "sum" and len(args) == 1 and isinstance(args[0], ir.Comp):
+        # a generator: no list made (and mypyc compiles `sum` of one into a loop)
+        return f"sum({_comp(args[0], n)})"
     return f"{fn}({', '.join(expr(a, n) for a in args)})"
 
 

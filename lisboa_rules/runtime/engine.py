@@ -17,6 +17,7 @@ import linecache
 import math
 import random
 import re
+import sys
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
@@ -2325,6 +2326,20 @@ def _fields_plain(value: Any, names: tuple[str, ...], depth: int) -> dict[str, A
     return {f: _plain(getattr(value, f), depth) for f in names}
 
 
+def _interned(value: Any) -> Any:
+    """Plain data (made by `_plain`) with its keys and texts interned: a loaded state's ids
+    are then the very strings the engine's code names (`stores["gold"]`), and each lookup
+    finds its key by identity rather than comparing the letters (as in a state the engine
+    made itself). A subclass of str is kept as it is (it cannot be interned)."""
+    if type(value) is dict:
+        return {(sys.intern(k) if type(k) is str else k): _interned(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_interned(v) for v in value]
+    if type(value) is str:
+        return sys.intern(value)
+    return value
+
+
 def _not_json(g: Game) -> tuple[str, str] | None:
     """Where `_plain` refuses a field of `g` (in the order `_state_data` reads them), and
     why: (the JSON path, the words), or None."""
@@ -2371,7 +2386,8 @@ def from_json(data: Any) -> Game:
     """Read a saved state; raise StateError (never anything else) when it breaks the schema or
     cannot be a state of these rules. The error's `path` says where (`$.players[1]`)."""
     _validate(data, STATE_SCHEMA, "$")
-    data = _plain(data)  # the state's own lists: later changes to `data` do not reach it
+    # the state's own lists (later changes to `data` do not reach it), its texts interned
+    data = _interned(_plain(data))
     folded = _folded()
     if folded:
         missing = [v for v in folded if v not in data["variants"]]

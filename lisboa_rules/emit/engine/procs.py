@@ -455,6 +455,9 @@ def _bisection(node: ir.Expr, names: pyprint.Names) -> str | None:
     if _conditional(other, names):
         e = f"({e})"  # it binds less tightly than the `+ 1` that may follow
     ints = pyprint.expr(ir.Data(sorted(numbers)), names)
+    if names.constant is not None and ints.startswith("("):
+        # named once at the module's level (a long one is already): no tuple made a call
+        ints = names.constant(ints, tuple(sorted(numbers)))
     n = len(numbers)
     # the numbers are ints, and so is the value they are compared with: v <= e is v < e + 1
     return {"<": f"bisect_left({ints}, {e})",
