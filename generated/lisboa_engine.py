@@ -18042,7 +18042,7 @@ def _fields_plain(value: Any, names: tuple[str, ...], depth: int) -> dict[str, A
 
 def _interned(value: Any) -> Any:
     """Plain data (made by `_plain`) with its keys and texts interned: a loaded state's ids
-    are then the very strings the engine's code names (`stores["gold"]`), and each lookup
+    are then the very strings the engine's code names (a table's keys), and each lookup
     finds its key by identity rather than comparing the letters (as in a state the engine
     made itself). A subclass of str is kept as it is (it cannot be interned)."""
     if type(value) is dict:
