@@ -73,7 +73,8 @@ def extension_suffix() -> str:
 def missing_tools() -> list[str]:
     """What compiling needs and this machine lacks (empty: everything is there)."""
     missing = []
-    if importlib.util.find_spec("mypyc") is None:
+    # mypyc ships inside mypy's distribution and imports it (a lone mypyc folder is no use)
+    if importlib.util.find_spec("mypyc") is None or importlib.util.find_spec("mypy") is None:
         missing.append("mypyc (pip install mypy)")
     if importlib.util.find_spec("setuptools") is None:  # mypyc builds the extension with it
         missing.append("setuptools (pip install setuptools)")

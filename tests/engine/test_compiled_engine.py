@@ -229,3 +229,17 @@ def test_compile_never_loads_a_planted_extension(
     done = compile_cli.compile_engine(b"source", tmp_path / "out", 3)
     assert not done.cached and calls == [3]
     assert done.path.read_bytes().startswith(b"compiled:")
+
+
+def test_mypyc_without_mypy_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mypyc folder without mypy's (a broken or partial install) is said to be missing, as
+    mypyc is: compiling imports mypy (it failed as an internal error)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+
+    def find(name: str, *args: Any) -> Any:
+        return None if name == "mypy" else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find)
+    assert any(m.startswith("mypyc") for m in compile_cli.missing_tools())
