@@ -74,7 +74,24 @@ def make_scaled_rules(rules_dir: Path, dest: Path, k: int) -> Path:
     shutil.copytree(rules_dir, dest)
     comp = dest / "components.yaml"
     comp.write_text(scale_components(comp.read_text(encoding="utf-8"), k), encoding="utf-8")
+    state = dest / "state.yaml"
+    state.write_text(bound_display(state.read_text(encoding="utf-8")), encoding="utf-8")
     return dest
+
+
+DISPLAY_LINE = re.compile(r"^(\s*- \{id: decree_display, type: \"list\[decree\]\", )(.*)$", re.M)
+
+
+def bound_display(text: str) -> str:
+    """state.yaml with the Decree display's `max_items` declared (it shows
+    components.decree_display.size Decrees, however many the deck holds): the cost check bounds
+    a Decree choice by the display, which it would otherwise bound by every Decree (2 of 240 at
+    x10: more moves than one decision may list). A house rule of the base game could overfill
+    the display, so rules/ does not declare it; these scaled copies play the base game."""
+    out, n = DISPLAY_LINE.subn(r"\1max_items: components.decree_display.size, \2", text)
+    if n != 1:
+        raise ValueError("no decree_display line found in state.yaml")
+    return out
 
 
 def count_items(text: str) -> tuple[int, int]:
