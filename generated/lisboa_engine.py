@@ -235,6 +235,44 @@ class VariantDef:
     players: tuple[int, ...]
 
 
+# How a majority's places pay (rules: score.ties), here before the generated tables: the
+# printed totals' tables of points by place are made with it when the engine loads.
+
+
+def majority_awards(
+    measures: list[int], eligible: list[bool], table: tuple[int, ...], columns: tuple[int, ...]
+) -> list[tuple[int, list[int], int]]:
+    """(points, tied seats, first place index) per seat: ties share their places, rounded
+    down."""
+    prizes = [table[c - 1] for c in columns]
+    ranked = sorted((i for i, ok in enumerate(eligible) if ok), key=lambda i: -measures[i])
+    out: list[tuple[int, list[int], int]] = [(0, [], -1) for _ in measures]
+    place = 0
+    while place < len(ranked):
+        tied = [i for i in ranked if measures[i] == measures[ranked[place]]]
+        share = sum(prizes[place : place + len(tied)]) // len(tied)
+        for i in tied:
+            out[i] = (share, tied, place)
+        place += len(tied)
+    return out
+
+
+def _place_points(table: tuple[int, ...], columns: tuple[int, ...], seats: int) -> tuple[int, ...]:
+    """A majority group's points by place, for the printed totals (`final_totals`): at
+    `above * (seats + 1) + level`, what each of `level` seats tied after `above` seats that beat
+    them wins, as `majority_awards` awards it (0 where there is no such seat)."""
+    out: list[int] = []
+    for above in range(seats):
+        for level in range(seats + 1):
+            if not level or above + level > seats:
+                out.append(0)
+                continue
+            measures = [2] * above + [1] * level
+            awards = majority_awards(measures, [True] * len(measures), table, columns)
+            out.append(awards[above][0])
+    return tuple(out)
+
+
 # --- The game's rule tables -----------------------------------------------------------------------
 # The shapes of the rule data (emit/engine/tables.py); the values are generated from rules/
 # further below.
@@ -13589,12 +13627,12 @@ _SCORERS: Final[dict[tuple[str, ...], Callable[[Game, _ScoreLayout], ScoreSheet]
 # items' indexes read from these constants (made from the rules' tables).
 
 # rules/scoring.yaml:35 score.stores gold: the points of a place (at seats above * 5 + seats level)
-_SHARES1: Final[tuple[int, ...]] = (0, 3, 2, 2, 1, 0, 2, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0)
+_SHARES1: Final[tuple[int, ...]] = _place_points((3, 2, 1), (1, 2, 3), 4)
 # rules/scoring.yaml:35 score.stores tools: the points of a place (at seats above * 5 + seats level)
-_SHARES2: Final[tuple[int, ...]] = (0, 6, 4, 3, 2, 0, 3, 2, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0)
+_SHARES2: Final[tuple[int, ...]] = _place_points((6, 3, 1), (1, 2, 3), 4)
 # rules/scoring.yaml:35 score.stores books: the points of a place (at seats above * 5 + seats level)
 # rules/scoring.yaml:35 score.stores cloth: the points of a place (at seats above * 5 + seats level)
-_SHARES3: Final[tuple[int, ...]] = (0, 9, 7, 6, 4, 0, 6, 4, 3, 2, 0, 3, 1, 1, 0, 0, 0, 0, 0, 0)
+_SHARES3: Final[tuple[int, ...]] = _place_points((9, 6, 3), (1, 2, 3), 4)
 # rules/scoring.yaml:64 score.decrees: each item's index
 _HELD4: Final[dict[str, int]] = {
     "decree-01": 0,
@@ -13624,17 +13662,17 @@ _HELD4: Final[dict[str, int]] = {
 }
 # rules/scoring.yaml:73 score.officials officials: the points of a place (at seats above * 5 +
 #   seats level)
-_SHARES5: Final[tuple[int, ...]] = (0, 15, 12, 10, 7, 0, 10, 7, 5, 3, 0, 5, 2, 1, 1, 0, 0, 0, 0, 0)
+_SHARES5: Final[tuple[int, ...]] = _place_points((15, 10, 5), (1, 2, 3), 4)
 # rules/scoring.yaml:35 score.stores gold: the points of a place (at seats above * 5 + seats level)
-_SHARES6: Final[tuple[int, ...]] = (0, 3, 2, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+_SHARES6: Final[tuple[int, ...]] = _place_points((3, 2, 1), (1, 3), 4)
 # rules/scoring.yaml:35 score.stores tools: the points of a place (at seats above * 5 + seats level)
-_SHARES7: Final[tuple[int, ...]] = (0, 6, 3, 2, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+_SHARES7: Final[tuple[int, ...]] = _place_points((6, 3, 1), (1, 3), 4)
 # rules/scoring.yaml:35 score.stores books: the points of a place (at seats above * 5 + seats level)
 # rules/scoring.yaml:35 score.stores cloth: the points of a place (at seats above * 5 + seats level)
-_SHARES8: Final[tuple[int, ...]] = (0, 9, 6, 4, 3, 0, 3, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+_SHARES8: Final[tuple[int, ...]] = _place_points((9, 6, 3), (1, 3), 4)
 # rules/scoring.yaml:73 score.officials officials: the points of a place (at seats above * 5 +
 #   seats level)
-_SHARES9: Final[tuple[int, ...]] = (0, 15, 10, 6, 5, 0, 5, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+_SHARES9: Final[tuple[int, ...]] = _place_points((15, 10, 5), (1, 3), 4)
 
 
 def _final_totals1(g: Game) -> tuple[int, ...]:
@@ -17464,24 +17502,6 @@ class ScoreSheet:
                 )
             ]
         }
-
-
-def majority_awards(
-    measures: list[int], eligible: list[bool], table: tuple[int, ...], columns: tuple[int, ...]
-) -> list[tuple[int, list[int], int]]:
-    """(points, tied seats, first place index) per seat: ties share their places, rounded
-    down."""
-    prizes = [table[c - 1] for c in columns]
-    ranked = sorted((i for i, ok in enumerate(eligible) if ok), key=lambda i: -measures[i])
-    out: list[tuple[int, list[int], int]] = [(0, [], -1) for _ in measures]
-    place = 0
-    while place < len(ranked):
-        tied = [i for i in ranked if measures[i] == measures[ranked[place]]]
-        share = sum(prizes[place : place + len(tied)]) // len(tied)
-        for i in tied:
-            out[i] = (share, tied, place)
-        place += len(tied)
-    return out
 
 
 def final_scores(g: Game) -> ScoreSheet:

@@ -220,6 +220,44 @@ class VariantDef:
     players: tuple[int, ...]
 
 
+# How a majority's places pay (rules: score.ties), here before the generated tables: the
+# printed totals' tables of points by place are made with it when the engine loads.
+
+
+def majority_awards(
+    measures: list[int], eligible: list[bool], table: tuple[int, ...], columns: tuple[int, ...]
+) -> list[tuple[int, list[int], int]]:
+    """(points, tied seats, first place index) per seat: ties share their places, rounded
+    down."""
+    prizes = [table[c - 1] for c in columns]
+    ranked = sorted((i for i, ok in enumerate(eligible) if ok), key=lambda i: -measures[i])
+    out: list[tuple[int, list[int], int]] = [(0, [], -1) for _ in measures]
+    place = 0
+    while place < len(ranked):
+        tied = [i for i in ranked if measures[i] == measures[ranked[place]]]
+        share = sum(prizes[place : place + len(tied)]) // len(tied)
+        for i in tied:
+            out[i] = (share, tied, place)
+        place += len(tied)
+    return out
+
+
+def _place_points(table: tuple[int, ...], columns: tuple[int, ...], seats: int) -> tuple[int, ...]:
+    """A majority group's points by place, for the printed totals (`final_totals`): at
+    `above * (seats + 1) + level`, what each of `level` seats tied after `above` seats that beat
+    them wins, as `majority_awards` awards it (0 where there is no such seat)."""
+    out: list[int] = []
+    for above in range(seats):
+        for level in range(seats + 1):
+            if not level or above + level > seats:
+                out.append(0)
+                continue
+            measures = [2] * above + [1] * level
+            awards = majority_awards(measures, [True] * len(measures), table, columns)
+            out.append(awards[above][0])
+    return tuple(out)
+
+
 # <generated>
 from dataclasses import field  # noqa: E402  (the placeholders' only: not emitted)
 
@@ -1750,24 +1788,6 @@ class ScoreSheet:
                 )
             ]
         }
-
-
-def majority_awards(
-    measures: list[int], eligible: list[bool], table: tuple[int, ...], columns: tuple[int, ...]
-) -> list[tuple[int, list[int], int]]:
-    """(points, tied seats, first place index) per seat: ties share their places, rounded
-    down."""
-    prizes = [table[c - 1] for c in columns]
-    ranked = sorted((i for i, ok in enumerate(eligible) if ok), key=lambda i: -measures[i])
-    out: list[tuple[int, list[int], int]] = [(0, [], -1) for _ in measures]
-    place = 0
-    while place < len(ranked):
-        tied = [i for i in ranked if measures[i] == measures[ranked[place]]]
-        share = sum(prizes[place : place + len(tied)]) // len(tied)
-        for i in tied:
-            out[i] = (share, tied, place)
-        place += len(tied)
-    return out
 
 
 def final_scores(g: Game) -> ScoreSheet:

@@ -584,15 +584,19 @@ class ScoreTables:
         self.notes: dict[str, list[str]] = {}  # name -> its comment lines
         self.values: dict[str, str] = {}  # name -> annotation and value
 
-    def name(self, prefix: str, annotation: str, value: Any, note: str) -> str:
-        """The constant holding `value` (a tuple or a dict of ints), named once."""
-        key = f"{annotation} = {fmt(value, 0)}"
+    def name(self, prefix: str, annotation: str, value: Any, note: str, call: str = "") -> str:
+        """The constant holding `value` (a tuple or a dict of ints), or made by `call(value)`
+        (a function of the runtime) when given, named once."""
+        key = f"{annotation} = {call}{fmt(value, 0)}"
         name = self.names.get(key)
         if name is None:
             name = self.names[key] = f"{prefix}{len(self.names) + 1}"
             self.notes[name] = []
             lead = f"{name}: {annotation} = "
-            self.values[name] = lead + fmt(value, 0, col=len(lead))
+            if call:
+                self.values[name] = "\n".join(wrap_line(f"{lead}{call}{fmt(value, 0)}"))
+            else:
+                self.values[name] = lead + fmt(value, 0, col=len(lead))
         if note not in self.notes[name]:
             self.notes[name].append(note)
         return name
@@ -605,20 +609,6 @@ class ScoreTables:
                 out += [f"# {line}" for line in _wrap(note, 98)]
             out.append(code)
         return out
-
-
-def _shares(table: tuple[int, ...], columns: tuple[int, ...], seats: int) -> tuple[int, ...]:
-    """A majority group's points by place, in the rule set's columns (rules: score.ties): at
-    `above * (seats + 1) + level`, what each of `level` seats tied after `above` seats that
-    beat them wins: the prizes of the places they occupy, shared rounded down (0 past the
-    paying places)."""
-    prizes = [table[c - 1] for c in columns]
-    out: list[int] = []
-    for above in range(seats):
-        for level in range(seats + 1):
-            paid = prizes[above:above + level] if level else []
-            out.append(sum(paid) // level if paid else 0)
-    return tuple(out)
 
 
 def _held_tree(items: list[tuple[str, str | None, int]], lo: int, hi: int, total: str,
@@ -658,7 +648,8 @@ def totals_body(m: Model, fns: _Functions, tables: ScoreTables) -> tuple[str, li
     inlined (the item found by its index: a tree of comparisons of ints) and each majority
     group's place: how many eligible seats beat this one and how many tie with it (itself
     included), whose share is read from a table of the group's prizes in the rule set's
-    columns (`_shares`). (docstring line, body lines)."""
+    columns (made when the engine loads by the runtime's `_place_points`, which pays them as
+    `majority_awards` does). (docstring line, body lines)."""
     columns = tuple(m.value("scoring", "majority", "columns"))
     seats = max(int(m.value("game", "players", "max")), len(m.value("game", "players", "colors")))
     measure = fns.vocab.nodes.get("measure")  # a majority's count: the local `m` or `mj`
@@ -727,8 +718,7 @@ def totals_body(m: Model, fns: _Functions, tables: ScoreTables) -> tuple[str, li
             each.append(f"        # {py_comment(note)}: the place in each group")
             each.append(f"        {v} = 0")
             for j, gr in enumerate(s.groups):
-                share = _shares(gr.table, columns, seats)
-                if not any(share):  # no place pays: nothing to count
+                if not any(gr.table[c - 1] for c in columns):  # no place pays: nothing to count
                     continue
                 code = fns.inline(fns.lower(gr.measure, s.params))
                 if code is None:
@@ -746,9 +736,11 @@ def totals_body(m: Model, fns: _Functions, tables: ScoreTables) -> tuple[str, li
                 if state_el is not None:
                     first.append(f"    {ok}: list[bool] = []")
                     counts += wrap_line(f"        {ok}.append({state_el})")
-                name = tables.name("_SHARES", "Final[tuple[int, ...]]", share,
+                # the points of a place, as the runtime awards them (`_place_points`)
+                name = tables.name("_SHARES", "Final[tuple[int, ...]]",
+                                   (tuple(gr.table), columns, seats),
                                    f"{note} {gr.id}: the points of a place (at seats above "
-                                   f"* {seats + 1} + seats level)")
+                                   f"* {seats + 1} + seats level)", call="_place_points")
                 add = f"{v} += {name}[above * {seats + 1} + level]"
                 if state_el is not None:
                     seat_loop = True
