@@ -156,3 +156,35 @@ def test_successors_pauses_the_collector_and_leaves_it_as_it_was(engine: Any) ->
             gc.enable()
     finally:
         E._successors = real
+
+
+def test_a_loaded_state_holds_the_engines_own_strings(engine: Any) -> None:
+    """from_json interns a save's texts: every key and text of a loaded state is the interned
+    string (the one the engine's code names), not a copy of its letters, and the state is
+    the one saved."""
+    import json
+    import sys
+
+    E = engine
+    g = _states(E, 3, (), 11, 9)[2]
+    loaded = E.from_json(json.loads(json.dumps(E.to_json(g))))
+    assert E.to_json(loaded) == E.to_json(g)
+    texts: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                texts.append(k)
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif isinstance(value, str):
+            texts.append(value)
+
+    for p in loaded.players:
+        for name in ("color", "stores", "goods", "decrees", "plans"):
+            walk(getattr(p, name, None))
+    walk(loaded.phase)
+    assert len(texts) > 10
+    assert all(sys.intern(t) is t for t in texts)
