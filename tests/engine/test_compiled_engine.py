@@ -21,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import optional
 import pytest
 from conftest import ENGINE_PATH, setups
 
@@ -156,6 +157,7 @@ def _fake_mypyc(calls: list[int]) -> Any:
 def test_compile_keeps_the_extension_by_source_and_level(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, opt_level: int
 ) -> None:
+    optional.module("mypy.version", "dev")  # the cache key holds mypy's version
     calls: list[int] = []
     monkeypatch.setattr(compile_cli, "run_mypyc", _fake_mypyc(calls))
     monkeypatch.setenv("LISBOA_RULES_CACHE_DIR", str(tmp_path / "cache"))
@@ -174,6 +176,7 @@ def test_compile_keeps_the_extension_by_source_and_level(
 def test_the_cache_keeps_the_most_recently_used_engines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    optional.module("mypy.version", "dev")  # the cache key holds mypy's version
     # Each edit of the rules compiled is a new engine of 5-10 MiB: the cache keeps KEEP_CACHED
     # of them, the most recently written or read, and leaves files that are not its own alone.
     calls: list[int] = []
@@ -207,6 +210,7 @@ def test_the_cache_keeps_the_most_recently_used_engines(
 def test_compile_never_loads_a_planted_extension(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plant: str
 ) -> None:
+    optional.module("mypy.version", "dev")  # the cache key holds mypy's version
     # An extension is code the process runs: one the user did not write, through a symlink, a
     # FIFO or in a folder others can write, is compiled again instead.
     calls: list[int] = []

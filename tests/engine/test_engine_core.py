@@ -7,12 +7,12 @@ import copy
 import importlib.util
 import inspect
 import json
-import os
 import random
 import subprocess
 import sys
 from typing import Any
 
+import optional
 import pytest
 from conftest import ENGINE_PATH, ROOT, at_the_church, set_hand, sound
 from hypothesis import HealthCheck, given, settings
@@ -300,9 +300,7 @@ def _pick(state: Any, data: Any) -> tuple[Any, Any]:
 def _tool(name: str) -> list[str]:
     """`python -m TOOL`, skipping (failing in CI) when the tool is not installed."""
     if importlib.util.find_spec(name) is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{name} is not installed (CI installs it with '.[test]')")
-        pytest.skip(f"{name} is not installed")
+        optional.missing(f"{name} is not installed (pip install -e '.[dev]')")
     return [sys.executable, "-m", name]
 
 

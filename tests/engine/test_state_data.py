@@ -16,6 +16,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import optional
 import pytest
 from conftest import ENGINES, pure_or_compiled, set_field, setups, sized
 
@@ -338,15 +339,12 @@ def test_the_printed_code_of_every_shape_is_as_ruff_formats_it(tmp_path: Path) -
     """The lines `lay` gives each shape's code, under names of every length (each a field of
     a house rule's state), are those `ruff format` writes: the generated engine stays
     formatted whatever the state declares."""
-    import shutil
     import subprocess
 
     from lisboa_rules.emit.engine.state_classes import data_code, lay
     from lisboa_rules.model.state import StateDecl, StateKind, parse_type
 
-    ruff = shutil.which("ruff")
-    if ruff is None:
-        pytest.skip("ruff is not installed (the dev tools)")
+    ruff = optional.tool("ruff")
     decl = StateDecl(
         (StateKind("card", "int", None, "a card"), StateKind("noble", "text", None, "a noble"))
     )

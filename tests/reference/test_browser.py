@@ -62,7 +62,7 @@ def browser() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _unavailable("playwright is not installed (pip install -e '.[test]')")
+        _unavailable("playwright is not installed (pip install -e '.[dev]')")
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=exe, args=LAUNCH_ARGS)
         try:
