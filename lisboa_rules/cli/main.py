@@ -21,7 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from lisboa_rules import __version__
+import lisboa_rules
 from lisboa_rules.cli.common import (
     DEBUG_ENV,
     EXIT_ERROR,
@@ -400,13 +400,27 @@ def all_commands() -> dict[str, Command]:
     return table
 
 
+class _Version(argparse.Action):
+    """`--version`: prints `lisboa-rules VERSION` (read only when asked) and exits 0."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0,
+                         help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        out(f"{PROG} {lisboa_rules.version()}\n")
+        parser.exit()
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """Return the argument parser with one subparser per command; for command-line arguments
     `argv` that start with a core command, only that command's (it parses them the same)."""
     parser = argparse.ArgumentParser(
         prog=PROG, description="Compile the Lisboa rules data into an engine and a reference."
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     first = argv[0] if argv else None
     commands = ({first: COMMANDS[first]} if first in COMMANDS else all_commands())
