@@ -21,6 +21,7 @@ import pytest
 
 def missing(why: str) -> NoReturn:
     """Skip the test (or the module, when called at import) with `why`; fail it in CI."""
+    __tracebackhide__ = True  # the skip is reported at the test that asked
     if os.environ.get("CI"):
         pytest.fail(f"{why}; CI installs '.[dev]' and must run this test", pytrace=False)
     pytest.skip(why, allow_module_level=True)
@@ -28,6 +29,7 @@ def missing(why: str) -> NoReturn:
 
 def module(name: str, extra: str) -> ModuleType:
     """The module `name` of the `extra`; a test without it skips (fails in CI)."""
+    __tracebackhide__ = True  # the skip is reported at the test that asked
     try:
         return importlib.import_module(name)
     except ImportError:
@@ -36,6 +38,7 @@ def module(name: str, extra: str) -> ModuleType:
 
 def tool(name: str) -> str:
     """The path of the command-line tool `name` of the `dev` extra (ruff, mypy)."""
+    __tracebackhide__ = True  # the skip is reported at the test that asked
     path = shutil.which(name)
     if path is None:
         missing(f"{name} is not installed (pip install -e '.[dev]')")

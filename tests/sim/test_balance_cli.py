@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import optional
 import pytest
 from conftest import ENGINE_PATH, ROOT, run_cli
 
@@ -146,9 +147,7 @@ def test_jobs_and_executors_give_identical_json(capsys: Any, monkeypatch: Any) -
 
 
 def test_the_dask_executor_gives_the_same_records(engine: Any) -> None:
-    distributed = pytest.importorskip(
-        "distributed", reason="the dask extra is not installed (pip install '.[dask]')"
-    )
+    distributed = optional.module("distributed", "dask")
     jobs = runner.chunks(str(ENGINE_PATH), 2, (), 3, 5, ("greedy", "random"), Options(), 2)
     here = executors.run_serial(engine, jobs)
     cluster = distributed.LocalCluster(
@@ -164,7 +163,7 @@ def test_the_dask_executor_gives_the_same_records(engine: Any) -> None:
 
 
 def test_the_cli_on_a_local_dask_cluster(capsys: Any, monkeypatch: Any) -> None:
-    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    optional.module("distributed", "dask")
     args = ("--games", "3", "--seed", "9", "--players", "2", "--agents", "random")
     assert _json(capsys, monkeypatch, *args, "--dask", "local", "--jobs", "2") == _json(
         capsys, monkeypatch, *args
@@ -716,7 +715,7 @@ def test_out_writes_the_report(tmp_path: Path, capsys: Any, monkeypatch: Any) ->
 def test_a_dask_address_that_is_no_address(capsys: Any, monkeypatch: Any) -> None:
     """It was an internal error (ValueError: missing port number), after the engine was
     loaded; an unreachable scheduler the same (OSError: timed out)."""
-    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    optional.module("distributed", "dask")
     code, out, err = run_cli(
         ["balance", "--games", "1", "--seed", "1", "--players", "2", "--agents", "random",
          "--dask", "not an address"], capsys, monkeypatch,

@@ -16,17 +16,16 @@ import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
+import optional
 import pytest
 from conftest import ENGINE_PATH, ROOT
 
 from lisboa_rules.cli import main as cli
 from lisboa_rules.sim import executors, runner
 
-distributed = pytest.importorskip(
-    "distributed", reason="the dask extra is not installed (pip install '.[dask]')"
-)
-pytest.importorskip("cryptography", reason="the dask extra's cryptography is not installed")
-psutil = pytest.importorskip("psutil", reason="psutil (a dependency of distributed) is missing")
+distributed = optional.module("distributed", "dask")
+optional.module("cryptography", "dask")
+psutil = optional.module("psutil", "dask")  # a dependency of distributed
 
 from distributed.comm import connect  # noqa: E402
 from distributed.comm.core import CommClosedError  # noqa: E402
