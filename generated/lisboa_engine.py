@@ -3181,7 +3181,7 @@ def _opts_ship(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[t
         v_due = next((_T_ship_color_cost[v_c] for v_c in list(reversed(g.shipyard))), 0)
     else:
         v_due = 0
-    for v_ship_influence in (None, *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))):
+    for v_ship_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
         if v_ship_influence is not None and not (
             (v_ship_influence <= v_due) and (v_ship_influence > max(0, (v_due - p.reis)))
         ):
@@ -3215,7 +3215,7 @@ def _why_ship(
     if not (
         v_ship_influence is None
         or (
-            v_ship_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+            v_ship_influence in list(range(_m_influence_reis(g, p) + 1))
             and ((v_ship_influence <= v_due) and (v_ship_influence > max(0, (v_due - p.reis))))
         )
     ):
@@ -3656,7 +3656,7 @@ def _opts_build_store(g: Game, seat: int) -> list[tuple[Any, Any]]:
     for v_business in ("gold", "tools", "books", "cloth"):
         if not (sum(v_q.stores[v_business] for v_q in g.players) < _K3[v_business]):
             continue
-        for v_price_influence in (None, *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))):
+        for v_price_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
             if v_price_influence is not None and not (
                 (v_price_influence <= v_price) and (v_price_influence > max(0, (v_price - p.reis)))
             ):
@@ -3682,7 +3682,7 @@ def _why_build_store(
     if not (
         v_price_influence is None
         or (
-            v_price_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+            v_price_influence in list(range(_m_influence_reis(g, p) + 1))
             and (
                 (v_price_influence <= v_price) and (v_price_influence > max(0, (v_price - p.reis)))
             )
@@ -4460,7 +4460,7 @@ def _opts_build_store_2(g: Game, seat: int) -> list[tuple[Any, Any]]:
     for v_business in ("gold", "tools", "books", "cloth"):
         if not (sum(v_q.stores[v_business] for v_q in g.players) < _K11[v_business]):
             continue
-        for v_price_influence in (None, *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))):
+        for v_price_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
             if v_price_influence is not None and not (
                 (v_price_influence <= v_price) and (v_price_influence > max(0, (v_price - p.reis)))
             ):
@@ -4486,7 +4486,7 @@ def _why_build_store_2(
     if not (
         v_price_influence is None
         or (
-            v_price_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+            v_price_influence in list(range(_m_influence_reis(g, p) + 1))
             and (
                 (v_price_influence <= v_price) and (v_price_influence > max(0, (v_price - p.reis)))
             )
@@ -5673,10 +5673,7 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    for v_event_influence in (
-                        None,
-                        *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-                    ):
+                    for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                         if v_event_influence is not None and not (
                             (v_event_influence <= v_price)
                             and (v_event_influence > max(0, (v_price - p.reis)))
@@ -6051,7 +6048,7 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
         if not (
             v_event_influence is None
             or (
-                v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+                v_event_influence in list(range(_m_influence_reis(g, p) + 1))
                 and (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -6132,10 +6129,7 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            for v_event_influence in (
-                None,
-                *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-            ):
+            for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                 if v_event_influence is not None and not (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -6264,7 +6258,7 @@ def _play_sponsor(g: Game, seat: int, move: Move) -> None:
     if not (
         v_event_influence is None
         or (
-            v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+            v_event_influence in list(range(_m_influence_reis(g, p) + 1))
             and (
                 (v_event_influence <= v_price) and (v_event_influence > max(0, (v_price - p.reis)))
             )
@@ -6985,10 +6979,7 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    for v_event_influence in (
-                        None,
-                        *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-                    ):
+                    for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                         if v_event_influence is not None and not (
                             (v_event_influence <= v_price)
                             and (v_event_influence > max(0, (v_price - p.reis)))
@@ -7376,7 +7367,7 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
         if not (
             v_event_influence is None
             or (
-                v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+                v_event_influence in list(range(_m_influence_reis(g, p) + 1))
                 and (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -7457,10 +7448,7 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            for v_event_influence in (
-                None,
-                *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-            ):
+            for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                 if v_event_influence is not None and not (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -7589,7 +7577,7 @@ def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
     if not (
         v_event_influence is None
         or (
-            v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+            v_event_influence in list(range(_m_influence_reis(g, p) + 1))
             and (
                 (v_event_influence <= v_price) and (v_event_influence > max(0, (v_price - p.reis)))
             )
@@ -8111,10 +8099,7 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    for v_event_influence in (
-                        None,
-                        *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-                    ):
+                    for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                         if v_event_influence is not None and not (
                             (v_event_influence <= v_price)
                             and (v_event_influence > max(0, (v_price - p.reis)))
@@ -8489,7 +8474,7 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
         if not (
             v_event_influence is None
             or (
-                v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+                v_event_influence in list(range(_m_influence_reis(g, p) + 1))
                 and (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -8570,10 +8555,7 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            for v_event_influence in (
-                None,
-                *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-            ):
+            for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                 if v_event_influence is not None and not (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -8702,7 +8684,7 @@ def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
     if not (
         v_event_influence is None
         or (
-            v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+            v_event_influence in list(range(_m_influence_reis(g, p) + 1))
             and (
                 (v_event_influence <= v_price) and (v_event_influence > max(0, (v_price - p.reis)))
             )
@@ -9206,10 +9188,7 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    for v_event_influence in (
-                        None,
-                        *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-                    ):
+                    for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                         if v_event_influence is not None and not (
                             (v_event_influence <= v_price)
                             and (v_event_influence > max(0, (v_price - p.reis)))
@@ -9597,7 +9576,7 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
         if not (
             v_event_influence is None
             or (
-                v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+                v_event_influence in list(range(_m_influence_reis(g, p) + 1))
                 and (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -9678,10 +9657,7 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            for v_event_influence in (
-                None,
-                *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-            ):
+            for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                 if v_event_influence is not None and not (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -9810,7 +9786,7 @@ def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:
     if not (
         v_event_influence is None
         or (
-            v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+            v_event_influence in list(range(_m_influence_reis(g, p) + 1))
             and (
                 (v_event_influence <= v_price) and (v_event_influence > max(0, (v_price - p.reis)))
             )
