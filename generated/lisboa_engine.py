@@ -124,19 +124,25 @@ class ProcDef:
     run: Callable[..., None]
 
 
+# A move as the move generators list it: its fields in order (`_MOVE_FIELDS`), one tuple
+# (`Move(*code)` is the move; `move._code()` its code). A search draws among codes and makes a
+# Move of the one it plays: a tuple costs a tenth of a Move.
+_Code = tuple[Any, ...]
+
+
 @dataclass(frozen=True)
 class MoveDef:
     """A kind of move written in rules/ as steps (an action): the phase it is made in, the rule
     a refusal names, the move fields its choices fill, the field of its first choice (which
-    `moves` can be given, to list only the moves with that value), its move generator and its
-    checked run (which raises IllegalMove)."""
+    `moves` can be given, to list only the moves with that value), its move generator (which
+    lists the moves' codes: `_Code`) and its checked run (which raises IllegalMove)."""
 
     kind: str
     phase: str
     rule: str
     fields: tuple[str, ...]
     first: str | None
-    moves: Callable[..., list[Move]]
+    moves: Callable[..., list[_Code]]
     play: Callable[[Game, int, Move], None]
 
 
@@ -1085,9 +1091,10 @@ class Move:
         self.pile = pile
         self.cards = cards
 
-    def _copy(self) -> Move:
-        """A copy, to change one field of (see `_retag`)."""
-        return Move(
+    def _code(self) -> tuple[Any, ...]:
+        """Its fields as one tuple, in order: its code, as the move generators make
+        it (`Move(*code)` is the value again)."""
+        return (
             self.kind,
             self.player,
             self.card,
@@ -1218,6 +1225,13 @@ _MOVE_FIELDS: Final = (
     "pile",
     "cards",
 )
+# A move's code, as the move generators make it (`Move(*code)` is the move): the tuple of its
+# fields in `_MOVE_FIELDS` order; `_UNCHOSEN[n]`, the defaults of the fields from place n on;
+# `_FIELD_AT`, the place of each field.
+_UNCHOSEN: Final[tuple[tuple[Any, ...], ...]] = tuple(
+    (None, None, *_MOVE_DEFAULTS.values())[n:] for n in range(len(_MOVE_FIELDS) + 1)
+)
+_FIELD_AT: Final[dict[str, int]] = {name: n for n, name in enumerate(_MOVE_FIELDS)}
 
 
 def _move_well_typed(move: Move) -> bool:
@@ -1645,10 +1659,6 @@ class Ctx:
         self.other_officials = other_officials
         self.cost = cost
         self.measure = measure
-
-    def _copy(self) -> Ctx:
-        """A copy, to change one field of (see `_retag`)."""
-        return Ctx(self.other_officials, self.cost, self.measure)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Ctx:
@@ -3171,7 +3181,7 @@ def _opts_ship(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[t
         v_due = next((_T_ship_color_cost[v_c] for v_c in list(reversed(g.shipyard))), 0)
     else:
         v_due = 0
-    for v_ship_influence in (None, *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))):
+    for v_ship_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
         if v_ship_influence is not None and not (
             (v_ship_influence <= v_due) and (v_ship_influence > max(0, (v_due - p.reis)))
         ):
@@ -3205,7 +3215,7 @@ def _why_ship(
     if not (
         v_ship_influence is None
         or (
-            v_ship_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+            v_ship_influence in list(range(_m_influence_reis(g, p) + 1))
             and ((v_ship_influence <= v_due) and (v_ship_influence > max(0, (v_due - p.reis))))
         )
     ):
@@ -3646,7 +3656,7 @@ def _opts_build_store(g: Game, seat: int) -> list[tuple[Any, Any]]:
     for v_business in ("gold", "tools", "books", "cloth"):
         if not (sum(v_q.stores[v_business] for v_q in g.players) < _K3[v_business]):
             continue
-        for v_price_influence in (None, *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))):
+        for v_price_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
             if v_price_influence is not None and not (
                 (v_price_influence <= v_price) and (v_price_influence > max(0, (v_price - p.reis)))
             ):
@@ -3672,7 +3682,7 @@ def _why_build_store(
     if not (
         v_price_influence is None
         or (
-            v_price_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+            v_price_influence in list(range(_m_influence_reis(g, p) + 1))
             and (
                 (v_price_influence <= v_price) and (v_price_influence > max(0, (v_price - p.reis)))
             )
@@ -4450,7 +4460,7 @@ def _opts_build_store_2(g: Game, seat: int) -> list[tuple[Any, Any]]:
     for v_business in ("gold", "tools", "books", "cloth"):
         if not (sum(v_q.stores[v_business] for v_q in g.players) < _K11[v_business]):
             continue
-        for v_price_influence in (None, *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))):
+        for v_price_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
             if v_price_influence is not None and not (
                 (v_price_influence <= v_price) and (v_price_influence > max(0, (v_price - p.reis)))
             ):
@@ -4476,7 +4486,7 @@ def _why_build_store_2(
     if not (
         v_price_influence is None
         or (
-            v_price_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+            v_price_influence in list(range(_m_influence_reis(g, p) + 1))
             and (
                 (v_price_influence <= v_price) and (v_price_influence > max(0, (v_price - p.reis)))
             )
@@ -5158,13 +5168,13 @@ def _run__fx17(g: Game, seat: int, v_noble: str | None) -> None:
 
 
 # rules/court.yaml:35 portfolio
-def _moves_portfolio(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_portfolio(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
+    out: list[_Code] = []
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
-        out.append(Move("portfolio", seat, v_card))
+        out.append(("portfolio", seat, v_card) + _UNCHOSEN[3])
     return out
 
 
@@ -5185,9 +5195,9 @@ def _play_portfolio(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:55 trade
-def _moves_trade(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_trade(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
+    out: list[_Code] = []
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
@@ -5199,7 +5209,7 @@ def _moves_trade(g: Game, seat: int, *only: Any) -> list[Move]:
     return out
 
 
-def _moves_trade__k1(g: Game, seat: int, out: list[Move], v_card: Any) -> None:
+def _moves_trade__k1(g: Game, seat: int, out: list[_Code], v_card: Any) -> None:
     p = g.players[seat]
     # rules/court.yaml:63 move
     p.hand.remove(v_card)
@@ -5216,9 +5226,8 @@ def _moves_trade__k1(g: Game, seat: int, out: list[Move], v_card: Any) -> None:
                     _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
                 for v_ship_influence, v_favor in _opts2:
                     out.append(
-                        Move(
-                            "trade", seat, v_card, v_state_action, v_good, v_ship_influence, v_favor
-                        )
+                        ("trade", seat, v_card, v_state_action, v_good, v_ship_influence, v_favor)
+                        + _UNCHOSEN[7]
                     )
 
 
@@ -5275,10 +5284,10 @@ def _play_trade(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:84 visit
-def _moves_visit(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_visit(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
-    _memo: dict[Any, list[Move]] = {}
+    out: list[_Code] = []
+    _memo: dict[Any, list[_Code]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
@@ -5309,7 +5318,7 @@ def _moves_visit(g: Game, seat: int, *only: Any) -> list[Move]:
 def _moves_visit__k3(
     g: Game,
     seat: int,
-    out: list[Move],
+    out: list[_Code],
     v_card: Any,
     v_noble: Any,
     v_others: Any,
@@ -5324,7 +5333,7 @@ def _moves_visit__k3(
     if _do_3 == "build-store":
         for v_business, v_price_influence in _opts_build_store(g, seat):
             out.append(
-                Move(
+                (
                     "visit",
                     seat,
                     v_card,
@@ -5335,11 +5344,12 @@ def _moves_visit__k3(
                     v_business,
                     v_price_influence,
                 )
+                + _UNCHOSEN[9]
             )
     elif _do_3 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
-                Move(
+                (
                     "visit",
                     seat,
                     v_card,
@@ -5351,11 +5361,12 @@ def _moves_visit__k3(
                     None,
                     v_plan,
                 )
+                + _UNCHOSEN[10]
             )
     elif _do_3 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
             out.append(
-                Move(
+                (
                     "visit",
                     seat,
                     v_card,
@@ -5368,13 +5379,16 @@ def _moves_visit__k3(
                     None,
                     v_decrees,
                 )
+                + _UNCHOSEN[11]
             )
     else:
-        out.append(Move("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor))
+        out.append(
+            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor) + _UNCHOSEN[7]
+        )
 
 
 def _moves_visit__k1(
-    g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any, v_others: Any, v_price: Any
+    g: Game, seat: int, out: list[_Code], v_card: Any, v_noble: Any, v_others: Any, v_price: Any
 ) -> None:
     p = g.players[seat]
     _run_pay_visit(
@@ -5408,7 +5422,7 @@ def _moves_visit__k1(
                 if _do_4 == "build-store":
                     for v_business, v_price_influence in _opts_build_store(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "visit",
                                 seat,
                                 v_card,
@@ -5419,11 +5433,12 @@ def _moves_visit__k1(
                                 v_business,
                                 v_price_influence,
                             )
+                            + _UNCHOSEN[9]
                         )
                 elif _do_4 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "visit",
                                 seat,
                                 v_card,
@@ -5435,11 +5450,12 @@ def _moves_visit__k1(
                                 None,
                                 v_plan,
                             )
+                            + _UNCHOSEN[10]
                         )
                 elif _do_4 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "visit",
                                 seat,
                                 v_card,
@@ -5452,9 +5468,10 @@ def _moves_visit__k1(
                                 None,
                                 v_decrees,
                             )
+                            + _UNCHOSEN[11]
                         )
                 else:
-                    out.append(Move("visit", seat, v_card, v_state_action))
+                    out.append(("visit", seat, v_card, v_state_action) + _UNCHOSEN[4])
 
 
 def _play_visit(g: Game, seat: int, move: Move) -> None:
@@ -5638,9 +5655,9 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:129 follow
-def _moves_follow(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
+    out: list[_Code] = []
     v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited in p.royal_favors:
@@ -5656,10 +5673,7 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[Move]:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    for v_event_influence in (
-                        None,
-                        *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-                    ):
+                    for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                         if v_event_influence is not None and not (
                             (v_event_influence <= v_price)
                             and (v_event_influence > max(0, (v_price - p.reis)))
@@ -5683,7 +5697,7 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[Move]:
 
 
 def _moves_follow__k2(
-    g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any, v_others: Any, v_price: Any
+    g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any, v_others: Any, v_price: Any
 ) -> None:
     p = g.players[seat]
     _run_pay_visit(
@@ -5697,7 +5711,7 @@ def _moves_follow__k2(
                 if _do_2 == "build-store":
                     for v_business, v_price_influence in _opts_build_store(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -5711,11 +5725,12 @@ def _moves_follow__k2(
                                 (),
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -5729,11 +5744,12 @@ def _moves_follow__k2(
                                 (),
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -5747,10 +5763,11 @@ def _moves_follow__k2(
                                 v_decrees,
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
                 else:
                     out.append(
-                        Move(
+                        (
                             "follow",
                             seat,
                             None,
@@ -5764,6 +5781,7 @@ def _moves_follow__k2(
                             (),
                             v_noble_action,
                         )
+                        + _UNCHOSEN[12]
                     )
         else:
             for v_state_action in _T_noble_state_actions[v_noble]:
@@ -5771,7 +5789,7 @@ def _moves_follow__k2(
                     _opts4 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
                     for v_ship_influence, v_favor in _opts4:
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -5785,10 +5803,11 @@ def _moves_follow__k2(
                                 (),
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
 
 
-def _moves_follow__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
+def _moves_follow__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
     p = g.players[seat]
     # rules/court.yaml:145 follow-return-favor
     # rules/court.yaml:148 move
@@ -5814,7 +5833,7 @@ def _moves_follow__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_nob
 def _moves_follow__k5(
     g: Game,
     seat: int,
-    out: list[Move],
+    out: list[_Code],
     v_visited: Any,
     v_event: Any,
     v_noble: Any,
@@ -5827,7 +5846,7 @@ def _moves_follow__k5(
     if _do_5 == "build-store":
         for v_business, v_price_influence in _opts_build_store(g, seat):
             out.append(
-                Move(
+                (
                     "follow",
                     seat,
                     None,
@@ -5843,11 +5862,12 @@ def _moves_follow__k5(
                     v_noble,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_5 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
-                Move(
+                (
                     "follow",
                     seat,
                     None,
@@ -5863,11 +5883,12 @@ def _moves_follow__k5(
                     v_noble,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_5 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
             out.append(
-                Move(
+                (
                     "follow",
                     seat,
                     None,
@@ -5883,10 +5904,11 @@ def _moves_follow__k5(
                     v_noble,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     else:
         out.append(
-            Move(
+            (
                 "follow",
                 seat,
                 None,
@@ -5902,6 +5924,7 @@ def _moves_follow__k5(
                 v_noble,
                 v_event_influence,
             )
+            + _UNCHOSEN[14]
         )
 
 
@@ -6025,7 +6048,7 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
         if not (
             v_event_influence is None
             or (
-                v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+                v_event_influence in list(range(_m_influence_reis(g, p) + 1))
                 and (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -6098,18 +6121,15 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:208 sponsor
-def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
+    out: list[_Code] = []
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] not in ("manuel", "marquis", "king"))):
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            for v_event_influence in (
-                None,
-                *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-            ):
+            for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                 if v_event_influence is not None and not (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -6124,7 +6144,7 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[Move]:
 
 
 def _moves_sponsor__k1(
-    g: Game, seat: int, out: list[Move], v_card: Any, v_price: Any, v_event_influence: Any
+    g: Game, seat: int, out: list[_Code], v_card: Any, v_price: Any, v_event_influence: Any
 ) -> None:
     p = g.players[seat]
     # rules/court.yaml:232 sponsor-pay
@@ -6136,7 +6156,7 @@ def _moves_sponsor__k1(
     if _do_1 == "build-store":
         for v_business, v_price_influence in _opts_build_store(g, seat):
             out.append(
-                Move(
+                (
                     "sponsor",
                     seat,
                     v_card,
@@ -6152,11 +6172,12 @@ def _moves_sponsor__k1(
                     None,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
-                Move(
+                (
                     "sponsor",
                     seat,
                     v_card,
@@ -6172,11 +6193,12 @@ def _moves_sponsor__k1(
                     None,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
             out.append(
-                Move(
+                (
                     "sponsor",
                     seat,
                     v_card,
@@ -6192,10 +6214,11 @@ def _moves_sponsor__k1(
                     None,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     else:
         out.append(
-            Move(
+            (
                 "sponsor",
                 seat,
                 v_card,
@@ -6211,6 +6234,7 @@ def _moves_sponsor__k1(
                 None,
                 v_event_influence,
             )
+            + _UNCHOSEN[14]
         )
 
 
@@ -6234,7 +6258,7 @@ def _play_sponsor(g: Game, seat: int, move: Move) -> None:
     if not (
         v_event_influence is None
         or (
-            v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+            v_event_influence in list(range(_m_influence_reis(g, p) + 1))
             and (
                 (v_event_influence <= v_price) and (v_event_influence > max(0, (v_price - p.reis)))
             )
@@ -6323,13 +6347,13 @@ def _play_sponsor(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:245 discard
-def _moves_discard(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_discard(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
+    out: list[_Code] = []
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
-        out.append(Move("discard", seat, v_card))
+        out.append(("discard", seat, v_card) + _UNCHOSEN[3])
     return out
 
 
@@ -6353,11 +6377,11 @@ def _play_discard(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:259 pass
-def _moves_pass(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_pass(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
+    out: list[_Code] = []
     if len(p.hand) == 0:
-        out.append(Move("pass", seat))
+        out.append(("pass", seat) + _UNCHOSEN[2])
     return out
 
 
@@ -6371,9 +6395,9 @@ def _play_pass(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:270 decline
-def _moves_decline(g: Game, seat: int, *only: Any) -> list[Move]:
-    out: list[Move] = []
-    out.append(Move("decline", seat))
+def _moves_decline(g: Game, seat: int, *only: Any) -> list[_Code]:
+    out: list[_Code] = []
+    out.append(("decline", seat) + _UNCHOSEN[2])
     return out
 
 
@@ -6384,13 +6408,13 @@ def _play_decline(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/flow.yaml:202 draw
-def _moves_draw(g: Game, seat: int, *only: Any) -> list[Move]:
-    out: list[Move] = []
+def _moves_draw(g: Game, seat: int, *only: Any) -> list[_Code]:
+    out: list[_Code] = []
     for v_pile in only or _K1:
         if not (v_pile in g.piles and (len(g.piles[v_pile]) > 0)):
             continue
         out.append(
-            Move(
+            (
                 "draw",
                 seat,
                 None,
@@ -6407,6 +6431,7 @@ def _moves_draw(g: Game, seat: int, *only: Any) -> list[Move]:
                 None,
                 v_pile,
             )
+            + _UNCHOSEN[15]
         )
     return out
 
@@ -6427,13 +6452,14 @@ def _play_draw(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/flow.yaml:211 marker
-def _moves_marker(g: Game, seat: int, *only: Any) -> list[Move]:
-    out: list[Move] = []
+def _moves_marker(g: Game, seat: int, *only: Any) -> list[_Code]:
+    out: list[_Code] = []
     for v_noble in only or ("manuel", "marquis", "king"):
         if v_noble not in ("manuel", "marquis", "king"):
             continue
         out.append(
-            Move("marker", seat, None, None, None, None, None, None, None, None, (), False, v_noble)
+            ("marker", seat, None, None, None, None, None, None, None, None, (), False, v_noble)
+            + _UNCHOSEN[13]
         )
     return out
 
@@ -6454,9 +6480,9 @@ def _play_marker(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/flow.yaml:220 hand-discard
-def _moves_hand_discard(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_hand_discard(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
+    out: list[_Code] = []
     for v_cards in [
         c
         for s_ in _subsets(sorted(dict.fromkeys(p.hand)), len(p.hand))
@@ -6473,7 +6499,7 @@ def _moves_hand_discard(g: Game, seat: int, *only: Any) -> list[Move]:
         )
     ]:
         out.append(
-            Move(
+            (
                 "hand-discard",
                 seat,
                 None,
@@ -6491,6 +6517,7 @@ def _moves_hand_discard(g: Game, seat: int, *only: Any) -> list[Move]:
                 None,
                 v_cards,
             )
+            + _UNCHOSEN[16]
         )
     return out
 
@@ -6537,10 +6564,10 @@ def _play_hand_discard(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:84 visit
-def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
-    _memo: dict[Any, list[Move]] = {}
+    out: list[_Code] = []
+    _memo: dict[Any, list[_Code]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
@@ -6571,7 +6598,7 @@ def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[Move]:
 def _moves_visit_2__k3(
     g: Game,
     seat: int,
-    out: list[Move],
+    out: list[_Code],
     v_card: Any,
     v_noble: Any,
     v_others: Any,
@@ -6589,7 +6616,7 @@ def _moves_visit_2__k3(
     if _do_3 == "build-store":
         for v_business, v_price_influence in _opts_build_store(g, seat):
             out.append(
-                Move(
+                (
                     "visit",
                     seat,
                     v_card,
@@ -6600,11 +6627,12 @@ def _moves_visit_2__k3(
                     v_business,
                     v_price_influence,
                 )
+                + _UNCHOSEN[9]
             )
     elif _do_3 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
-                Move(
+                (
                     "visit",
                     seat,
                     v_card,
@@ -6616,11 +6644,12 @@ def _moves_visit_2__k3(
                     None,
                     v_plan,
                 )
+                + _UNCHOSEN[10]
             )
     elif _do_3 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
             out.append(
-                Move(
+                (
                     "visit",
                     seat,
                     v_card,
@@ -6633,13 +6662,16 @@ def _moves_visit_2__k3(
                     None,
                     v_decrees,
                 )
+                + _UNCHOSEN[11]
             )
     else:
-        out.append(Move("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor))
+        out.append(
+            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor) + _UNCHOSEN[7]
+        )
 
 
 def _moves_visit_2__k1(
-    g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any, v_others: Any, v_price: Any
+    g: Game, seat: int, out: list[_Code], v_card: Any, v_noble: Any, v_others: Any, v_price: Any
 ) -> None:
     p = g.players[seat]
     _run_pay_visit(
@@ -6676,7 +6708,7 @@ def _moves_visit_2__k1(
                 if _do_4 == "build-store":
                     for v_business, v_price_influence in _opts_build_store(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "visit",
                                 seat,
                                 v_card,
@@ -6687,11 +6719,12 @@ def _moves_visit_2__k1(
                                 v_business,
                                 v_price_influence,
                             )
+                            + _UNCHOSEN[9]
                         )
                 elif _do_4 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "visit",
                                 seat,
                                 v_card,
@@ -6703,11 +6736,12 @@ def _moves_visit_2__k1(
                                 None,
                                 v_plan,
                             )
+                            + _UNCHOSEN[10]
                         )
                 elif _do_4 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "visit",
                                 seat,
                                 v_card,
@@ -6720,9 +6754,10 @@ def _moves_visit_2__k1(
                                 None,
                                 v_decrees,
                             )
+                            + _UNCHOSEN[11]
                         )
                 else:
-                    out.append(Move("visit", seat, v_card, v_state_action))
+                    out.append(("visit", seat, v_card, v_state_action) + _UNCHOSEN[4])
 
 
 def _play_visit_2(g: Game, seat: int, move: Move) -> None:
@@ -6926,9 +6961,9 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:129 follow
-def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
+    out: list[_Code] = []
     v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited in p.royal_favors:
@@ -6944,10 +6979,7 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[Move]:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    for v_event_influence in (
-                        None,
-                        *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-                    ):
+                    for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                         if v_event_influence is not None and not (
                             (v_event_influence <= v_price)
                             and (v_event_influence > max(0, (v_price - p.reis)))
@@ -6971,7 +7003,7 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[Move]:
 
 
 def _moves_follow_3__k2(
-    g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any, v_others: Any, v_price: Any
+    g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any, v_others: Any, v_price: Any
 ) -> None:
     p = g.players[seat]
     _run_pay_visit(
@@ -6988,7 +7020,7 @@ def _moves_follow_3__k2(
                 if _do_2 == "build-store":
                     for v_business, v_price_influence in _opts_build_store(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -7002,11 +7034,12 @@ def _moves_follow_3__k2(
                                 (),
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -7020,11 +7053,12 @@ def _moves_follow_3__k2(
                                 (),
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -7038,10 +7072,11 @@ def _moves_follow_3__k2(
                                 v_decrees,
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
                 else:
                     out.append(
-                        Move(
+                        (
                             "follow",
                             seat,
                             None,
@@ -7055,6 +7090,7 @@ def _moves_follow_3__k2(
                             (),
                             v_noble_action,
                         )
+                        + _UNCHOSEN[12]
                     )
         else:
             for v_state_action in _T_noble_state_actions[v_noble]:
@@ -7062,7 +7098,7 @@ def _moves_follow_3__k2(
                     _opts4 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
                     for v_ship_influence, v_favor in _opts4:
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -7076,10 +7112,11 @@ def _moves_follow_3__k2(
                                 (),
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
 
 
-def _moves_follow_3__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
+def _moves_follow_3__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
     p = g.players[seat]
     # rules/court.yaml:145 follow-return-favor
     # rules/court.yaml:148 move
@@ -7105,7 +7142,7 @@ def _moves_follow_3__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
 def _moves_follow_3__k5(
     g: Game,
     seat: int,
-    out: list[Move],
+    out: list[_Code],
     v_visited: Any,
     v_event: Any,
     v_noble: Any,
@@ -7118,7 +7155,7 @@ def _moves_follow_3__k5(
     if _do_5 == "build-store":
         for v_business, v_price_influence in _opts_build_store(g, seat):
             out.append(
-                Move(
+                (
                     "follow",
                     seat,
                     None,
@@ -7134,11 +7171,12 @@ def _moves_follow_3__k5(
                     v_noble,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_5 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
-                Move(
+                (
                     "follow",
                     seat,
                     None,
@@ -7154,11 +7192,12 @@ def _moves_follow_3__k5(
                     v_noble,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_5 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
             out.append(
-                Move(
+                (
                     "follow",
                     seat,
                     None,
@@ -7174,10 +7213,11 @@ def _moves_follow_3__k5(
                     v_noble,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     else:
         out.append(
-            Move(
+            (
                 "follow",
                 seat,
                 None,
@@ -7193,6 +7233,7 @@ def _moves_follow_3__k5(
                 v_noble,
                 v_event_influence,
             )
+            + _UNCHOSEN[14]
         )
 
 
@@ -7326,7 +7367,7 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
         if not (
             v_event_influence is None
             or (
-                v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+                v_event_influence in list(range(_m_influence_reis(g, p) + 1))
                 and (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -7399,18 +7440,15 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:208 sponsor
-def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
+    out: list[_Code] = []
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] not in ("manuel", "marquis", "king"))):
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            for v_event_influence in (
-                None,
-                *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-            ):
+            for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                 if v_event_influence is not None and not (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -7425,7 +7463,7 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[Move]:
 
 
 def _moves_sponsor_2__k1(
-    g: Game, seat: int, out: list[Move], v_card: Any, v_price: Any, v_event_influence: Any
+    g: Game, seat: int, out: list[_Code], v_card: Any, v_price: Any, v_event_influence: Any
 ) -> None:
     p = g.players[seat]
     # rules/court.yaml:232 sponsor-pay
@@ -7437,7 +7475,7 @@ def _moves_sponsor_2__k1(
     if _do_1 == "build-store":
         for v_business, v_price_influence in _opts_build_store(g, seat):
             out.append(
-                Move(
+                (
                     "sponsor",
                     seat,
                     v_card,
@@ -7453,11 +7491,12 @@ def _moves_sponsor_2__k1(
                     None,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
-                Move(
+                (
                     "sponsor",
                     seat,
                     v_card,
@@ -7473,11 +7512,12 @@ def _moves_sponsor_2__k1(
                     None,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
             out.append(
-                Move(
+                (
                     "sponsor",
                     seat,
                     v_card,
@@ -7493,10 +7533,11 @@ def _moves_sponsor_2__k1(
                     None,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     else:
         out.append(
-            Move(
+            (
                 "sponsor",
                 seat,
                 v_card,
@@ -7512,6 +7553,7 @@ def _moves_sponsor_2__k1(
                 None,
                 v_event_influence,
             )
+            + _UNCHOSEN[14]
         )
 
 
@@ -7535,7 +7577,7 @@ def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
     if not (
         v_event_influence is None
         or (
-            v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+            v_event_influence in list(range(_m_influence_reis(g, p) + 1))
             and (
                 (v_event_influence <= v_price) and (v_event_influence > max(0, (v_price - p.reis)))
             )
@@ -7624,13 +7666,13 @@ def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/flow.yaml:202 draw
-def _moves_draw_2(g: Game, seat: int, *only: Any) -> list[Move]:
-    out: list[Move] = []
+def _moves_draw_2(g: Game, seat: int, *only: Any) -> list[_Code]:
+    out: list[_Code] = []
     for v_pile in only or _K1:
         if not (v_pile in g.piles and (len(g.piles[v_pile]) > 0)):
             continue
         out.append(
-            Move(
+            (
                 "draw",
                 seat,
                 None,
@@ -7647,6 +7689,7 @@ def _moves_draw_2(g: Game, seat: int, *only: Any) -> list[Move]:
                 None,
                 v_pile,
             )
+            + _UNCHOSEN[15]
         )
     return out
 
@@ -7667,10 +7710,10 @@ def _play_draw_2(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:84 visit
-def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
-    _memo: dict[Any, list[Move]] = {}
+    out: list[_Code] = []
+    _memo: dict[Any, list[_Code]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
@@ -7701,7 +7744,7 @@ def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[Move]:
 def _moves_visit_3__k3(
     g: Game,
     seat: int,
-    out: list[Move],
+    out: list[_Code],
     v_card: Any,
     v_noble: Any,
     v_others: Any,
@@ -7716,7 +7759,7 @@ def _moves_visit_3__k3(
     if _do_3 == "build-store":
         for v_business, v_price_influence in _opts_build_store_2(g, seat):
             out.append(
-                Move(
+                (
                     "visit",
                     seat,
                     v_card,
@@ -7727,11 +7770,12 @@ def _moves_visit_3__k3(
                     v_business,
                     v_price_influence,
                 )
+                + _UNCHOSEN[9]
             )
     elif _do_3 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
-                Move(
+                (
                     "visit",
                     seat,
                     v_card,
@@ -7743,11 +7787,12 @@ def _moves_visit_3__k3(
                     None,
                     v_plan,
                 )
+                + _UNCHOSEN[10]
             )
     elif _do_3 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
             out.append(
-                Move(
+                (
                     "visit",
                     seat,
                     v_card,
@@ -7760,13 +7805,16 @@ def _moves_visit_3__k3(
                     None,
                     v_decrees,
                 )
+                + _UNCHOSEN[11]
             )
     else:
-        out.append(Move("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor))
+        out.append(
+            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor) + _UNCHOSEN[7]
+        )
 
 
 def _moves_visit_3__k1(
-    g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any, v_others: Any, v_price: Any
+    g: Game, seat: int, out: list[_Code], v_card: Any, v_noble: Any, v_others: Any, v_price: Any
 ) -> None:
     p = g.players[seat]
     _run_pay_visit(
@@ -7800,7 +7848,7 @@ def _moves_visit_3__k1(
                 if _do_4 == "build-store":
                     for v_business, v_price_influence in _opts_build_store_2(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "visit",
                                 seat,
                                 v_card,
@@ -7811,11 +7859,12 @@ def _moves_visit_3__k1(
                                 v_business,
                                 v_price_influence,
                             )
+                            + _UNCHOSEN[9]
                         )
                 elif _do_4 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "visit",
                                 seat,
                                 v_card,
@@ -7827,11 +7876,12 @@ def _moves_visit_3__k1(
                                 None,
                                 v_plan,
                             )
+                            + _UNCHOSEN[10]
                         )
                 elif _do_4 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "visit",
                                 seat,
                                 v_card,
@@ -7844,9 +7894,10 @@ def _moves_visit_3__k1(
                                 None,
                                 v_decrees,
                             )
+                            + _UNCHOSEN[11]
                         )
                 else:
-                    out.append(Move("visit", seat, v_card, v_state_action))
+                    out.append(("visit", seat, v_card, v_state_action) + _UNCHOSEN[4])
 
 
 def _play_visit_3(g: Game, seat: int, move: Move) -> None:
@@ -8030,9 +8081,9 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:129 follow
-def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
+    out: list[_Code] = []
     v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited in p.royal_favors:
@@ -8048,10 +8099,7 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[Move]:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    for v_event_influence in (
-                        None,
-                        *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-                    ):
+                    for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                         if v_event_influence is not None and not (
                             (v_event_influence <= v_price)
                             and (v_event_influence > max(0, (v_price - p.reis)))
@@ -8075,7 +8123,7 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[Move]:
 
 
 def _moves_follow_4__k2(
-    g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any, v_others: Any, v_price: Any
+    g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any, v_others: Any, v_price: Any
 ) -> None:
     p = g.players[seat]
     _run_pay_visit(
@@ -8089,7 +8137,7 @@ def _moves_follow_4__k2(
                 if _do_2 == "build-store":
                     for v_business, v_price_influence in _opts_build_store_2(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -8103,11 +8151,12 @@ def _moves_follow_4__k2(
                                 (),
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -8121,11 +8170,12 @@ def _moves_follow_4__k2(
                                 (),
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -8139,10 +8189,11 @@ def _moves_follow_4__k2(
                                 v_decrees,
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
                 else:
                     out.append(
-                        Move(
+                        (
                             "follow",
                             seat,
                             None,
@@ -8156,6 +8207,7 @@ def _moves_follow_4__k2(
                             (),
                             v_noble_action,
                         )
+                        + _UNCHOSEN[12]
                     )
         else:
             for v_state_action in _T_noble_state_actions[v_noble]:
@@ -8163,7 +8215,7 @@ def _moves_follow_4__k2(
                     _opts4 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
                     for v_ship_influence, v_favor in _opts4:
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -8177,10 +8229,11 @@ def _moves_follow_4__k2(
                                 (),
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
 
 
-def _moves_follow_4__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
+def _moves_follow_4__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
     p = g.players[seat]
     # rules/court.yaml:145 follow-return-favor
     # rules/court.yaml:148 move
@@ -8206,7 +8259,7 @@ def _moves_follow_4__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
 def _moves_follow_4__k5(
     g: Game,
     seat: int,
-    out: list[Move],
+    out: list[_Code],
     v_visited: Any,
     v_event: Any,
     v_noble: Any,
@@ -8219,7 +8272,7 @@ def _moves_follow_4__k5(
     if _do_5 == "build-store":
         for v_business, v_price_influence in _opts_build_store_2(g, seat):
             out.append(
-                Move(
+                (
                     "follow",
                     seat,
                     None,
@@ -8235,11 +8288,12 @@ def _moves_follow_4__k5(
                     v_noble,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_5 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
-                Move(
+                (
                     "follow",
                     seat,
                     None,
@@ -8255,11 +8309,12 @@ def _moves_follow_4__k5(
                     v_noble,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_5 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
             out.append(
-                Move(
+                (
                     "follow",
                     seat,
                     None,
@@ -8275,10 +8330,11 @@ def _moves_follow_4__k5(
                     v_noble,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     else:
         out.append(
-            Move(
+            (
                 "follow",
                 seat,
                 None,
@@ -8294,6 +8350,7 @@ def _moves_follow_4__k5(
                 v_noble,
                 v_event_influence,
             )
+            + _UNCHOSEN[14]
         )
 
 
@@ -8417,7 +8474,7 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
         if not (
             v_event_influence is None
             or (
-                v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+                v_event_influence in list(range(_m_influence_reis(g, p) + 1))
                 and (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -8490,18 +8547,15 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:208 sponsor
-def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
+    out: list[_Code] = []
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] not in ("manuel", "marquis", "king"))):
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            for v_event_influence in (
-                None,
-                *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-            ):
+            for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                 if v_event_influence is not None and not (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -8516,7 +8570,7 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[Move]:
 
 
 def _moves_sponsor_3__k1(
-    g: Game, seat: int, out: list[Move], v_card: Any, v_price: Any, v_event_influence: Any
+    g: Game, seat: int, out: list[_Code], v_card: Any, v_price: Any, v_event_influence: Any
 ) -> None:
     p = g.players[seat]
     # rules/court.yaml:232 sponsor-pay
@@ -8528,7 +8582,7 @@ def _moves_sponsor_3__k1(
     if _do_1 == "build-store":
         for v_business, v_price_influence in _opts_build_store_2(g, seat):
             out.append(
-                Move(
+                (
                     "sponsor",
                     seat,
                     v_card,
@@ -8544,11 +8598,12 @@ def _moves_sponsor_3__k1(
                     None,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
-                Move(
+                (
                     "sponsor",
                     seat,
                     v_card,
@@ -8564,11 +8619,12 @@ def _moves_sponsor_3__k1(
                     None,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree(g, seat):
             out.append(
-                Move(
+                (
                     "sponsor",
                     seat,
                     v_card,
@@ -8584,10 +8640,11 @@ def _moves_sponsor_3__k1(
                     None,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     else:
         out.append(
-            Move(
+            (
                 "sponsor",
                 seat,
                 v_card,
@@ -8603,6 +8660,7 @@ def _moves_sponsor_3__k1(
                 None,
                 v_event_influence,
             )
+            + _UNCHOSEN[14]
         )
 
 
@@ -8626,7 +8684,7 @@ def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
     if not (
         v_event_influence is None
         or (
-            v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+            v_event_influence in list(range(_m_influence_reis(g, p) + 1))
             and (
                 (v_event_influence <= v_price) and (v_event_influence > max(0, (v_price - p.reis)))
             )
@@ -8715,10 +8773,10 @@ def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:84 visit
-def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
-    _memo: dict[Any, list[Move]] = {}
+    out: list[_Code] = []
+    _memo: dict[Any, list[_Code]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] in ("manuel", "marquis", "king"))):
             continue
@@ -8749,7 +8807,7 @@ def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[Move]:
 def _moves_visit_4__k3(
     g: Game,
     seat: int,
-    out: list[Move],
+    out: list[_Code],
     v_card: Any,
     v_noble: Any,
     v_others: Any,
@@ -8767,7 +8825,7 @@ def _moves_visit_4__k3(
     if _do_3 == "build-store":
         for v_business, v_price_influence in _opts_build_store_2(g, seat):
             out.append(
-                Move(
+                (
                     "visit",
                     seat,
                     v_card,
@@ -8778,11 +8836,12 @@ def _moves_visit_4__k3(
                     v_business,
                     v_price_influence,
                 )
+                + _UNCHOSEN[9]
             )
     elif _do_3 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
-                Move(
+                (
                     "visit",
                     seat,
                     v_card,
@@ -8794,11 +8853,12 @@ def _moves_visit_4__k3(
                     None,
                     v_plan,
                 )
+                + _UNCHOSEN[10]
             )
     elif _do_3 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
             out.append(
-                Move(
+                (
                     "visit",
                     seat,
                     v_card,
@@ -8811,13 +8871,16 @@ def _moves_visit_4__k3(
                     None,
                     v_decrees,
                 )
+                + _UNCHOSEN[11]
             )
     else:
-        out.append(Move("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor))
+        out.append(
+            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor) + _UNCHOSEN[7]
+        )
 
 
 def _moves_visit_4__k1(
-    g: Game, seat: int, out: list[Move], v_card: Any, v_noble: Any, v_others: Any, v_price: Any
+    g: Game, seat: int, out: list[_Code], v_card: Any, v_noble: Any, v_others: Any, v_price: Any
 ) -> None:
     p = g.players[seat]
     _run_pay_visit(
@@ -8854,7 +8917,7 @@ def _moves_visit_4__k1(
                 if _do_4 == "build-store":
                     for v_business, v_price_influence in _opts_build_store_2(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "visit",
                                 seat,
                                 v_card,
@@ -8865,11 +8928,12 @@ def _moves_visit_4__k1(
                                 v_business,
                                 v_price_influence,
                             )
+                            + _UNCHOSEN[9]
                         )
                 elif _do_4 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "visit",
                                 seat,
                                 v_card,
@@ -8881,11 +8945,12 @@ def _moves_visit_4__k1(
                                 None,
                                 v_plan,
                             )
+                            + _UNCHOSEN[10]
                         )
                 elif _do_4 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "visit",
                                 seat,
                                 v_card,
@@ -8898,9 +8963,10 @@ def _moves_visit_4__k1(
                                 None,
                                 v_decrees,
                             )
+                            + _UNCHOSEN[11]
                         )
                 else:
-                    out.append(Move("visit", seat, v_card, v_state_action))
+                    out.append(("visit", seat, v_card, v_state_action) + _UNCHOSEN[4])
 
 
 def _play_visit_4(g: Game, seat: int, move: Move) -> None:
@@ -9104,9 +9170,9 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:129 follow
-def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
+    out: list[_Code] = []
     v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited in p.royal_favors:
@@ -9122,10 +9188,7 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[Move]:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    for v_event_influence in (
-                        None,
-                        *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-                    ):
+                    for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                         if v_event_influence is not None and not (
                             (v_event_influence <= v_price)
                             and (v_event_influence > max(0, (v_price - p.reis)))
@@ -9149,7 +9212,7 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[Move]:
 
 
 def _moves_follow_5__k2(
-    g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any, v_others: Any, v_price: Any
+    g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any, v_others: Any, v_price: Any
 ) -> None:
     p = g.players[seat]
     _run_pay_visit(
@@ -9166,7 +9229,7 @@ def _moves_follow_5__k2(
                 if _do_2 == "build-store":
                     for v_business, v_price_influence in _opts_build_store_2(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -9180,11 +9243,12 @@ def _moves_follow_5__k2(
                                 (),
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
                 elif _do_2 == "open-building":
                     for (v_plan,) in _opts_open_building(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -9198,11 +9262,12 @@ def _moves_follow_5__k2(
                                 (),
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
                 elif _do_2 == "take-decree":
                     for (v_decrees,) in _opts_take_decree_2(g, seat):
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -9216,10 +9281,11 @@ def _moves_follow_5__k2(
                                 v_decrees,
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
                 else:
                     out.append(
-                        Move(
+                        (
                             "follow",
                             seat,
                             None,
@@ -9233,6 +9299,7 @@ def _moves_follow_5__k2(
                             (),
                             v_noble_action,
                         )
+                        + _UNCHOSEN[12]
                     )
         else:
             for v_state_action in _T_noble_state_actions[v_noble]:
@@ -9240,7 +9307,7 @@ def _moves_follow_5__k2(
                     _opts4 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
                     for v_ship_influence, v_favor in _opts4:
                         out.append(
-                            Move(
+                            (
                                 "follow",
                                 seat,
                                 None,
@@ -9254,10 +9321,11 @@ def _moves_follow_5__k2(
                                 (),
                                 v_noble_action,
                             )
+                            + _UNCHOSEN[12]
                         )
 
 
-def _moves_follow_5__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_noble: Any) -> None:
+def _moves_follow_5__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
     p = g.players[seat]
     # rules/court.yaml:145 follow-return-favor
     # rules/court.yaml:148 move
@@ -9283,7 +9351,7 @@ def _moves_follow_5__k1(g: Game, seat: int, out: list[Move], v_visited: Any, v_n
 def _moves_follow_5__k5(
     g: Game,
     seat: int,
-    out: list[Move],
+    out: list[_Code],
     v_visited: Any,
     v_event: Any,
     v_noble: Any,
@@ -9296,7 +9364,7 @@ def _moves_follow_5__k5(
     if _do_5 == "build-store":
         for v_business, v_price_influence in _opts_build_store_2(g, seat):
             out.append(
-                Move(
+                (
                     "follow",
                     seat,
                     None,
@@ -9312,11 +9380,12 @@ def _moves_follow_5__k5(
                     v_noble,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_5 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
-                Move(
+                (
                     "follow",
                     seat,
                     None,
@@ -9332,11 +9401,12 @@ def _moves_follow_5__k5(
                     v_noble,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_5 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
             out.append(
-                Move(
+                (
                     "follow",
                     seat,
                     None,
@@ -9352,10 +9422,11 @@ def _moves_follow_5__k5(
                     v_noble,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     else:
         out.append(
-            Move(
+            (
                 "follow",
                 seat,
                 None,
@@ -9371,6 +9442,7 @@ def _moves_follow_5__k5(
                 v_noble,
                 v_event_influence,
             )
+            + _UNCHOSEN[14]
         )
 
 
@@ -9504,7 +9576,7 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
         if not (
             v_event_influence is None
             or (
-                v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+                v_event_influence in list(range(_m_influence_reis(g, p) + 1))
                 and (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -9577,18 +9649,15 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
 
 
 # rules/court.yaml:208 sponsor
-def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[Move]:
+def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
-    out: list[Move] = []
+    out: list[_Code] = []
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] not in ("manuel", "marquis", "king"))):
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            for v_event_influence in (
-                None,
-                *dict.fromkeys(list(range(_m_influence_reis(g, p) + 1))),
-            ):
+            for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
                 if v_event_influence is not None and not (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -9603,7 +9672,7 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[Move]:
 
 
 def _moves_sponsor_4__k1(
-    g: Game, seat: int, out: list[Move], v_card: Any, v_price: Any, v_event_influence: Any
+    g: Game, seat: int, out: list[_Code], v_card: Any, v_price: Any, v_event_influence: Any
 ) -> None:
     p = g.players[seat]
     # rules/court.yaml:232 sponsor-pay
@@ -9615,7 +9684,7 @@ def _moves_sponsor_4__k1(
     if _do_1 == "build-store":
         for v_business, v_price_influence in _opts_build_store_2(g, seat):
             out.append(
-                Move(
+                (
                     "sponsor",
                     seat,
                     v_card,
@@ -9631,11 +9700,12 @@ def _moves_sponsor_4__k1(
                     None,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_1 == "open-building":
         for (v_plan,) in _opts_open_building(g, seat):
             out.append(
-                Move(
+                (
                     "sponsor",
                     seat,
                     v_card,
@@ -9651,11 +9721,12 @@ def _moves_sponsor_4__k1(
                     None,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     elif _do_1 == "take-decree":
         for (v_decrees,) in _opts_take_decree_2(g, seat):
             out.append(
-                Move(
+                (
                     "sponsor",
                     seat,
                     v_card,
@@ -9671,10 +9742,11 @@ def _moves_sponsor_4__k1(
                     None,
                     v_event_influence,
                 )
+                + _UNCHOSEN[14]
             )
     else:
         out.append(
-            Move(
+            (
                 "sponsor",
                 seat,
                 v_card,
@@ -9690,6 +9762,7 @@ def _moves_sponsor_4__k1(
                 None,
                 v_event_influence,
             )
+            + _UNCHOSEN[14]
         )
 
 
@@ -9713,7 +9786,7 @@ def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:
     if not (
         v_event_influence is None
         or (
-            v_event_influence in dict.fromkeys(list(range(_m_influence_reis(g, p) + 1)))
+            v_event_influence in list(range(_m_influence_reis(g, p) + 1))
             and (
                 (v_event_influence <= v_price) and (v_event_influence > max(0, (v_price - p.reis)))
             )
@@ -16550,9 +16623,7 @@ def _legal_moves(g: Game) -> list[Move]:
     if g.phase == "over":
         return []
     seat = g.actor
-    out: list[Move] = []
-    for moves in _moves_of(rs, g.phase):
-        out += moves(g, seat)
+    out = [Move(*code) for moves in _moves_of(rs, g.phase) for code in moves(g, seat)]
     if _PLAYED:  # the list of a state played once is kept only until another listing
         _PLAYED.clear()
     if len(out) >= _KEEP_FROM:
@@ -16560,10 +16631,10 @@ def _legal_moves(g: Game) -> list[Move]:
     return out
 
 
-_MOVES_OF: Final[dict[tuple[tuple[str, ...], str], tuple[Callable[..., list[Move]], ...]]] = {}
+_MOVES_OF: Final[dict[tuple[tuple[str, ...], str], tuple[Callable[..., list[_Code]], ...]]] = {}
 
 
-def _moves_of(rs: RuleSet, phase: str) -> tuple[Callable[..., list[Move]], ...]:
+def _moves_of(rs: RuleSet, phase: str) -> tuple[Callable[..., list[_Code]], ...]:
     """The move generators of a rule set's phase, in the order of `rs.moves` (found once per
     rule set and phase)."""
     found = _MOVES_OF.get((rs.key, phase))
@@ -16676,7 +16747,8 @@ def _successors(g: Game) -> list[tuple[Move, Game]]:
     seat = g.actor
     out: list[tuple[Move, Game]] = []
     for moves in _moves_of(rs, g.phase):
-        for move in moves(g, seat):
+        for code in moves(g, seat):
+            move = Move(*code)
             after = g.clone()
             _apply(after, move)
             if g._log is not None:
@@ -16728,8 +16800,8 @@ def _listed(g: Game, move: Move) -> bool:
         if md.phase != g.phase:
             return False
         if md.first is not None:
-            return move in md.moves(g, g.actor, getattr(move, md.first))
-        return move in md.moves(g, g.actor)
+            return move._code() in md.moves(g, g.actor, getattr(move, md.first))
+        return move._code() in md.moves(g, g.actor)
     return move in legal_moves(g)
 
 
@@ -17166,12 +17238,11 @@ def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | N
             )
 
 
-def _retag(move: Move, name: str, value: Any) -> Move:
-    """The same move with another value of one choice (the move generators make the moves of
-    the cards of one kind once)."""
-    out = move._copy()
-    setattr(out, name, value)
-    return out
+def _retag(code: _Code, name: str, value: Any) -> _Code:
+    """The same move's code with another value of one choice (the move generators make the
+    moves of the cards of one kind once)."""
+    at = _FIELD_AT[name]
+    return (*code[:at], value, *code[at + 1 :])
 
 
 def _any(value: Any) -> Any:
@@ -18815,13 +18886,14 @@ def _hidden_places(
         places.append((items, i))
 
 
-def _moves_now(g: Game) -> list[Move]:
-    """The legal moves of `g`, listed as `legal_moves` lists them (the same moves in the same
-    order), without keeping the list for `apply_move`: a search plays them on its own copies."""
+def _moves_now(g: Game) -> list[_Code]:
+    """The codes of the legal moves of `g` (`_Code`), listed as `legal_moves` lists the moves
+    (the same moves in the same order), without keeping the list for `apply_move`: a search
+    plays them on its own copies."""
     if g.phase == "over":
         return []
     seat = g.actor
-    out: list[Move] = []
+    out: list[_Code] = []
     for moves in _moves_of(g.rs, g.phase):
         out += moves(g, seat)
     return out
@@ -18870,7 +18942,7 @@ def random_move(g: Game, rng: random.Random) -> Move:
         moves = _moves_now(g)
         if not moves:
             raise _no_move(g)
-        return rng.choice(moves)
+        return Move(*rng.choice(moves))
     except _REFUSALS:
         raise
     except _FAULTS as exc:
@@ -18895,7 +18967,7 @@ def greedy_move(g: Game, rng: random.Random) -> Move:
         if not moves:
             raise _no_move(dealt)
         if len(moves) == 1:
-            return moves[0]
+            return Move(*moves[0])
         return _greedy_pick(dealt, moves, rng, _Scorer(rs))[0]
     except _REFUSALS:
         raise
@@ -18907,17 +18979,17 @@ def greedy_move(g: Game, rng: random.Random) -> Move:
 
 
 def _greedy_pick(
-    g: Game, moves: list[Move], rng: random.Random, scorer: _Scorer
+    g: Game, moves: list[_Code], rng: random.Random, scorer: _Scorer
 ) -> tuple[Move, Game]:
-    """Greedy's choice among `moves` (two or more, listed for `g`): the move of the best
+    """Greedy's choice among `moves` (two or more codes, listed for `g`): the move of the best
     margin for the mover, ties drawn from `rng`, with the state after it."""
     seat = g.actor
     best: list[int] = []
     afters: list[Game] = []
     best_value = 0
-    for i, move in enumerate(moves):
+    for i, code in enumerate(moves):
         after = g.clone()
-        _apply(after, move)
+        _apply(after, Move(*code))
         value = scorer.margin(after, seat)
         if not best or value > best_value:
             best_value = value
@@ -18927,7 +18999,7 @@ def _greedy_pick(
             best.append(i)
             afters.append(after)
     k = 0 if len(best) == 1 else rng.choice(range(len(best)))
-    return moves[best[k]], afters[k]
+    return Move(*moves[best[k]]), afters[k]
 
 
 def playout(
@@ -18961,9 +19033,9 @@ def _playout(
     while g.phase != "over" and (horizon is None or steps < horizon):
         moves = _moves_now(g)
         if not greedy:
-            _apply(g, rng.choice(moves))
+            _apply(g, Move(*rng.choice(moves)))
         elif len(moves) == 1:
-            _apply(g, moves[0])
+            _apply(g, Move(*moves[0]))
         else:
             g = _greedy_pick(g, moves, rng, scorer)[1]
         steps += 1
@@ -18976,7 +19048,7 @@ class _SearchNode:
     __slots__ = ("children", "plays", "seat", "seen", "shares")
 
     seat: int  # who moves here (-1 when the game is over)
-    children: dict[Move, _SearchNode]  # by move, in the order tried
+    children: dict[_Code, _SearchNode]  # by move (its code), in the order tried
     plays: int
     shares: list[float]  # summed win share per seat
     seen: int  # how often it could be chosen: its parent visited with its move legal
@@ -19034,7 +19106,7 @@ def _mcts_move(
     if not moves:
         raise _no_move(g)
     if len(moves) == 1:
-        return moves[0]
+        return Move(*moves[0])
     seat = g.actor
     seats = len(g.players)
     scorer = _Scorer(rs)
@@ -19052,7 +19124,7 @@ def _mcts_move(
             untried = [m for m in listed if m not in node.children]
             if untried:  # expansion: one untried move, drawn at random
                 move = untried[rng.randrange(len(untried))]
-                _apply(game, move)
+                _apply(game, Move(*move))
                 child = _SearchNode(game.actor if game.phase != "over" else -1, seats)
                 node.children[move] = child
                 for m in listed:
@@ -19063,7 +19135,7 @@ def _mcts_move(
                 break
             # selection: among the moves this game allows, by UCT
             move = _uct(node, listed, exploration)
-            _apply(game, move)
+            _apply(game, Move(*move))
             node = node.children[move]
             path.append(node)
         shares = _playout(game, rng, horizon, greedy, scorer)
@@ -19079,10 +19151,10 @@ def _mcts_move(
         plays, share = (c.plays, c.shares[seat]) if c is not None else (-1, 0.0)
         if plays > best_plays or (plays == best_plays and share > best_share):
             best, best_plays, best_share = m, plays, share
-    return best
+    return Move(*best)
 
 
-def _uct(node: _SearchNode, listed: list[Move], exploration: float) -> Move:
+def _uct(node: _SearchNode, listed: list[_Code], exploration: float) -> _Code:
     """The move of `listed` (each a child of `node`, each counted as seen once more) of the best
     UCT value for the seat that moves at `node`; the first of equal ones."""
     seat = node.seat

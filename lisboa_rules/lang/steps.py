@@ -412,9 +412,11 @@ class StepChecker:
                          leads_where, s.count_rule or "")
 
     def _distinct(self, keys: ir.Keys) -> bool:
-        """Whether going through `keys` gives each item once (a table's keys, a constant list
-        without repeats), so that a choice from it goes through it as it is."""
+        """Whether going through `keys` gives each item once (a table's keys, a `range`, a
+        constant list without repeats), so that a choice from it goes through it as it is."""
         if keys.is_table:
+            return True
+        if isinstance(keys.source, ir.Call) and keys.source.fn == "range":
             return True
         return const.distinct(const.sequence(keys))
 

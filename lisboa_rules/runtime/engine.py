@@ -109,19 +109,25 @@ class ProcDef:
     run: Callable[..., None]
 
 
+# A move as the move generators list it: its fields in order (`_MOVE_FIELDS`), one tuple
+# (`Move(*code)` is the move; `move._code()` its code). A search draws among codes and makes a
+# Move of the one it plays: a tuple costs a tenth of a Move.
+_Code = tuple[Any, ...]
+
+
 @dataclass(frozen=True)
 class MoveDef:
     """A kind of move written in rules/ as steps (an action): the phase it is made in, the rule
     a refusal names, the move fields its choices fill, the field of its first choice (which
-    `moves` can be given, to list only the moves with that value), its move generator and its
-    checked run (which raises IllegalMove)."""
+    `moves` can be given, to list only the moves with that value), its move generator (which
+    lists the moves' codes: `_Code`) and its checked run (which raises IllegalMove)."""
 
     kind: str
     phase: str
     rule: str
     fields: tuple[str, ...]
     first: str | None
-    moves: Callable[..., list[Move]]
+    moves: Callable[..., list[_Code]]
     play: Callable[[Game, int, Move], None]
 
 
@@ -332,8 +338,8 @@ class Move:
     player: int
     cards: tuple[int, ...] = ()
 
-    def _copy(self) -> Move:
-        return Move(self.kind, self.player, self.cards)
+    def _code(self) -> tuple[Any, ...]:
+        return (self.kind, self.player, self.cards)
 
     def to_json(self) -> dict[str, Any]:
         return _move_json(self)
@@ -349,6 +355,8 @@ _MOVE_TYPES: dict[str, str] = {}
 _MOVE_DEFAULTS: dict[str, Any] = {}
 _MOVE_NOT_NULL: frozenset[str] = frozenset()
 _MOVE_FIELDS: tuple[str, ...] = ()
+_UNCHOSEN: tuple[tuple[Any, ...], ...] = ()
+_FIELD_AT: dict[str, int] = {}
 
 
 def _move_well_typed(move: Move) -> bool:
@@ -836,9 +844,7 @@ def _legal_moves(g: Game) -> list[Move]:
     if g.phase == "over":
         return []
     seat = g.actor
-    out: list[Move] = []
-    for moves in _moves_of(rs, g.phase):
-        out += moves(g, seat)
+    out = [Move(*code) for moves in _moves_of(rs, g.phase) for code in moves(g, seat)]
     if _PLAYED:  # the list of a state played once is kept only until another listing
         _PLAYED.clear()
     if len(out) >= _KEEP_FROM:
@@ -846,10 +852,10 @@ def _legal_moves(g: Game) -> list[Move]:
     return out
 
 
-_MOVES_OF: Final[dict[tuple[tuple[str, ...], str], tuple[Callable[..., list[Move]], ...]]] = {}
+_MOVES_OF: Final[dict[tuple[tuple[str, ...], str], tuple[Callable[..., list[_Code]], ...]]] = {}
 
 
-def _moves_of(rs: RuleSet, phase: str) -> tuple[Callable[..., list[Move]], ...]:
+def _moves_of(rs: RuleSet, phase: str) -> tuple[Callable[..., list[_Code]], ...]:
     """The move generators of a rule set's phase, in the order of `rs.moves` (found once per
     rule set and phase)."""
     found = _MOVES_OF.get((rs.key, phase))
@@ -962,7 +968,8 @@ def _successors(g: Game) -> list[tuple[Move, Game]]:
     seat = g.actor
     out: list[tuple[Move, Game]] = []
     for moves in _moves_of(rs, g.phase):
-        for move in moves(g, seat):
+        for code in moves(g, seat):
+            move = Move(*code)
             after = g.clone()
             _apply(after, move)
             if g._log is not None:
@@ -1014,8 +1021,8 @@ def _listed(g: Game, move: Move) -> bool:
         if md.phase != g.phase:
             return False
         if md.first is not None:
-            return move in md.moves(g, g.actor, getattr(move, md.first))
-        return move in md.moves(g, g.actor)
+            return move._code() in md.moves(g, g.actor, getattr(move, md.first))
+        return move._code() in md.moves(g, g.actor)
     return move in legal_moves(g)
 
 
@@ -1452,12 +1459,11 @@ def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | N
             )
 
 
-def _retag(move: Move, name: str, value: Any) -> Move:
-    """The same move with another value of one choice (the move generators make the moves of
-    the cards of one kind once)."""
-    out = move._copy()
-    setattr(out, name, value)
-    return out
+def _retag(code: _Code, name: str, value: Any) -> _Code:
+    """The same move's code with another value of one choice (the move generators make the
+    moves of the cards of one kind once)."""
+    at = _FIELD_AT[name]
+    return (*code[:at], value, *code[at + 1 :])
 
 
 def _any(value: Any) -> Any:
@@ -3101,13 +3107,14 @@ def _hidden_places(
         places.append((items, i))
 
 
-def _moves_now(g: Game) -> list[Move]:
-    """The legal moves of `g`, listed as `legal_moves` lists them (the same moves in the same
-    order), without keeping the list for `apply_move`: a search plays them on its own copies."""
+def _moves_now(g: Game) -> list[_Code]:
+    """The codes of the legal moves of `g` (`_Code`), listed as `legal_moves` lists the moves
+    (the same moves in the same order), without keeping the list for `apply_move`: a search
+    plays them on its own copies."""
     if g.phase == "over":
         return []
     seat = g.actor
-    out: list[Move] = []
+    out: list[_Code] = []
     for moves in _moves_of(g.rs, g.phase):
         out += moves(g, seat)
     return out
@@ -3156,7 +3163,7 @@ def random_move(g: Game, rng: random.Random) -> Move:
         moves = _moves_now(g)
         if not moves:
             raise _no_move(g)
-        return rng.choice(moves)
+        return Move(*rng.choice(moves))
     except _REFUSALS:
         raise
     except _FAULTS as exc:
@@ -3181,7 +3188,7 @@ def greedy_move(g: Game, rng: random.Random) -> Move:
         if not moves:
             raise _no_move(dealt)
         if len(moves) == 1:
-            return moves[0]
+            return Move(*moves[0])
         return _greedy_pick(dealt, moves, rng, _Scorer(rs))[0]
     except _REFUSALS:
         raise
@@ -3193,17 +3200,17 @@ def greedy_move(g: Game, rng: random.Random) -> Move:
 
 
 def _greedy_pick(
-    g: Game, moves: list[Move], rng: random.Random, scorer: _Scorer
+    g: Game, moves: list[_Code], rng: random.Random, scorer: _Scorer
 ) -> tuple[Move, Game]:
-    """Greedy's choice among `moves` (two or more, listed for `g`): the move of the best
+    """Greedy's choice among `moves` (two or more codes, listed for `g`): the move of the best
     margin for the mover, ties drawn from `rng`, with the state after it."""
     seat = g.actor
     best: list[int] = []
     afters: list[Game] = []
     best_value = 0
-    for i, move in enumerate(moves):
+    for i, code in enumerate(moves):
         after = g.clone()
-        _apply(after, move)
+        _apply(after, Move(*code))
         value = scorer.margin(after, seat)
         if not best or value > best_value:
             best_value = value
@@ -3213,7 +3220,7 @@ def _greedy_pick(
             best.append(i)
             afters.append(after)
     k = 0 if len(best) == 1 else rng.choice(range(len(best)))
-    return moves[best[k]], afters[k]
+    return Move(*moves[best[k]]), afters[k]
 
 
 def playout(
@@ -3247,9 +3254,9 @@ def _playout(
     while g.phase != "over" and (horizon is None or steps < horizon):
         moves = _moves_now(g)
         if not greedy:
-            _apply(g, rng.choice(moves))
+            _apply(g, Move(*rng.choice(moves)))
         elif len(moves) == 1:
-            _apply(g, moves[0])
+            _apply(g, Move(*moves[0]))
         else:
             g = _greedy_pick(g, moves, rng, scorer)[1]
         steps += 1
@@ -3262,7 +3269,7 @@ class _SearchNode:
     __slots__ = ("children", "plays", "seat", "seen", "shares")
 
     seat: int  # who moves here (-1 when the game is over)
-    children: dict[Move, _SearchNode]  # by move, in the order tried
+    children: dict[_Code, _SearchNode]  # by move (its code), in the order tried
     plays: int
     shares: list[float]  # summed win share per seat
     seen: int  # how often it could be chosen: its parent visited with its move legal
@@ -3320,7 +3327,7 @@ def _mcts_move(
     if not moves:
         raise _no_move(g)
     if len(moves) == 1:
-        return moves[0]
+        return Move(*moves[0])
     seat = g.actor
     seats = len(g.players)
     scorer = _Scorer(rs)
@@ -3338,7 +3345,7 @@ def _mcts_move(
             untried = [m for m in listed if m not in node.children]
             if untried:  # expansion: one untried move, drawn at random
                 move = untried[rng.randrange(len(untried))]
-                _apply(game, move)
+                _apply(game, Move(*move))
                 child = _SearchNode(game.actor if game.phase != "over" else -1, seats)
                 node.children[move] = child
                 for m in listed:
@@ -3349,7 +3356,7 @@ def _mcts_move(
                 break
             # selection: among the moves this game allows, by UCT
             move = _uct(node, listed, exploration)
-            _apply(game, move)
+            _apply(game, Move(*move))
             node = node.children[move]
             path.append(node)
         shares = _playout(game, rng, horizon, greedy, scorer)
@@ -3365,10 +3372,10 @@ def _mcts_move(
         plays, share = (c.plays, c.shares[seat]) if c is not None else (-1, 0.0)
         if plays > best_plays or (plays == best_plays and share > best_share):
             best, best_plays, best_share = m, plays, share
-    return best
+    return Move(*best)
 
 
-def _uct(node: _SearchNode, listed: list[Move], exploration: float) -> Move:
+def _uct(node: _SearchNode, listed: list[_Code], exploration: float) -> _Code:
     """The move of `listed` (each a child of `node`, each counted as seen once more) of the best
     UCT value for the seat that moves at `node`; the first of equal ones."""
     seat = node.seat

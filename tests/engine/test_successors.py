@@ -188,3 +188,22 @@ def test_a_loaded_state_holds_the_engines_own_strings(engine: Any) -> None:
     walk(loaded.phase)
     assert len(texts) > 10
     assert all(sys.intern(t) is t for t in texts)
+
+
+def test_the_move_generators_codes_are_the_legal_moves(engine: Any) -> None:
+    """What the engine's own searches draw from (`_moves_now`: each move's code, the tuple of
+    its fields in order) is `legal_moves`, move for move: `Move(*code)` is the listed move and
+    its `_code()` the code, every code as long as `_MOVE_FIELDS` (so equal moves have equal
+    codes, as the search tree's keys need), on states of every rule set and in every phase."""
+    E = engine
+    phases: set[str] = set()
+    for players, variants in setups(E):
+        for g in _states(E, players, variants, 300, 5):
+            codes = E._moves_now(g)
+            moves = E.legal_moves(g)
+            assert [E.Move(*c) for c in codes] == moves
+            assert [m._code() for m in moves] == codes
+            assert all(len(c) == len(E._MOVE_FIELDS) for c in codes)
+            assert len(set(codes)) == len(codes)  # no move listed twice
+            phases.add(g.phase)
+    assert len(phases) >= 3, phases

@@ -198,15 +198,17 @@ def test_a_generator_s_moves_are_slots_the_back_end_writes() -> None:
     fields = {"card": "integer", "other": "strings", "pile": "string", "last": "boolean"}
     positional = [x.strip() for f in got.lines(
         lambda kind, chosen: positional_move(kind, chosen, fields)) for x in f
-        if "out.append(Move" in x]
-    assert positional == ['out.append(Move("take", seat, v_card, (), v_pile))']
+        if "out.append((" in x]
+    assert positional == ['out.append(("take", seat, v_card, (), v_pile) + _UNCHOSEN[5])']
 
 
-def test_a_move_with_positional_arguments() -> None:
+def test_a_move_generator_makes_a_move_s_code_the_fields_not_chosen_as_their_defaults() -> None:
+    """A generator makes each move as its code (the tuple of a Move's fields in order): the
+    choices up to the last one made, then the runtime's defaults of the places after it."""
     fields = {"a": "integer", "b": "strings", "c": "boolean"}
-    assert positional_move("k", (), fields) == 'Move("k", seat)'
-    assert positional_move("k", ("c",), fields) == 'Move("k", seat, None, (), v_c)'
-    assert positional_move("k", ("a",), fields) == 'Move("k", seat, v_a)'
+    assert positional_move("k", (), fields) == '("k", seat) + _UNCHOSEN[2]'
+    assert positional_move("k", ("c",), fields) == '("k", seat, None, (), v_c) + _UNCHOSEN[5]'
+    assert positional_move("k", ("a",), fields) == '("k", seat, v_a) + _UNCHOSEN[3]'
 
 
 def test_an_action_code_without_slots_is_its_functions() -> None:

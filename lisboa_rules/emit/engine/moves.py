@@ -361,8 +361,8 @@ class MovePrinter(Printer):
         self.domains = {}
         head = "# " + py_comment(f"{self.where(action.at.path)} {action.id}")
         self.begin(2)
-        out = [head, f"def _moves_{stem}(g: Game, seat: int, *only: Any) -> list[Move]:",
-               "    p = g.players[seat]", "    out: list[Move] = []"]
+        out = [head, f"def _moves_{stem}(g: Game, seat: int, *only: Any) -> list[_Code]:",
+               "    p = g.players[seat]", "    out: list[_Code] = []"]
         self.main_out = out
         self.memo = False
         self.guards: list[str] = []  # the answers of guards asked while listing (_guard_key)
@@ -370,7 +370,7 @@ class MovePrinter(Printer):
         self._point(out, 1, env)
         self._enum(list(action.items), env, 1, out, owned=False, first=True)
         if self.memo:
-            out.insert(4, "    _memo: dict[Any, list[Move]] = {}")
+            out.insert(4, "    _memo: dict[Any, list[_Code]] = {}")
         for known in reversed(self.guards):
             out.insert(4, f"    {known}: dict[Any, bool] = {{}}")
         out.append("    return out")
@@ -604,7 +604,7 @@ class MovePrinter(Printer):
         names = list(env)
         params = "".join(f", {local(n)}: Any" for n in names)
         args = "".join(f", {local(n)}" for n in names)
-        body = [f"def {fn}(g: Game, seat: int, out: list[Move]{params}) -> None:",
+        body = [f"def {fn}(g: Game, seat: int, out: list[_Code]{params}) -> None:",
                 "    p = g.players[seat]"]
         self.begin(1, *(local(n) for n in names))
         self.points[id(body)] = []

@@ -496,13 +496,15 @@ _NOT_CHOSEN = {"integer": "None", "string": "None", "boolean": "False", "integer
 
 def positional_move(kind: str, chosen: tuple[str, ...], fields: dict[str, str]) -> str:
     """A move a move generator makes (ActionCompiler._emit_move: the choices `chosen`, each
-    the value of its local), with positional arguments, the choices not made as their
-    defaults (`fields`: the Move's choices in order, with their JSON types): a keyword call
-    costs nearly twice as much, and generators make tens of moves per move."""
+    the value of its local), as its code: the tuple of a Move's fields in order (`Move(*code)`
+    is the move), the choices not made as their defaults (`fields`: the Move's choices in
+    order, with their JSON types; the fields after the last one chosen are the runtime's
+    `_UNCHOSEN[n]`, since rule sets printed later may add fields at the end). A generator makes
+    tens of moves per move played and a search plays one: a tuple costs a tenth of a Move."""
     names = list(fields)
     last = max((names.index(k) for k in chosen), default=-1)
     args = [local_code(n) if n in chosen else _NOT_CHOSEN[fields[n]] for n in names[: last + 1]]
-    return f"Move({', '.join([py_str(kind), 'seat', *args])})"
+    return f"({', '.join([py_str(kind), 'seat', *args])}) + _UNCHOSEN[{len(args) + 2}]"
 
 
 class _Copier:

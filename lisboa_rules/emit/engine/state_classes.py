@@ -362,22 +362,28 @@ def state_classes(decl: StateDecl) -> dict[str, ClassView]:
     return out
 
 
-def value_class(cls: str, fields: list[tuple[str, str, str | None]], names: str) -> str:
-    """`__init__`, `_copy`, `__eq__`, `__hash__` and `__repr__` of an immutable value class
-    (`Move`, `Ctx`) whose fields are (name, annotation, default or None: required), as a
-    frozen dataclass would have them; `names` is the code of the tuple of the field names."""
+def value_class(
+    cls: str, fields: list[tuple[str, str, str | None]], names: str, code: bool = False
+) -> str:
+    """`__init__`, `__eq__`, `__hash__` and `__repr__` of an immutable value class (`Move`,
+    `Ctx`) whose fields are (name, annotation, default or None: required), as a frozen
+    dataclass would have them; `names` is the code of the tuple of the field names. With
+    `code`, also `_code`: the fields as one tuple (a move's code, as the generators make it)."""
     pad = "        "
     params = ", ".join(
         ["self", *[f"{n}: {a}" + ("" if d is None else f" = {d}") for n, a, d in fields]]
     )
     out = wrap_line(f"    def __init__({params}) -> None:")
     out += [f"{pad}self.{n} = {n}" for n, _a, _d in fields] or [f"{pad}pass"]
-    out += [
-        "",
-        f"    def _copy(self) -> {cls}:",
-        f'{pad}"""A copy, to change one field of (see `_retag`)."""',
-    ]
-    out += _call(pad, f"return {cls}", [f"self.{n}" for n, _a, _d in fields])
+    attrs = [f"self.{n}" for n, _a, _d in fields]
+    if code and len(attrs) > 1:
+        out += [
+            "",
+            "    def _code(self) -> tuple[Any, ...]:",
+            f'{pad}"""Its fields as one tuple, in order: its code, as the move generators make',
+            f'{pad}it (`{cls}(*code)` is the value again)."""',
+        ]
+        out += _call(pad, "return ", attrs)
     out += [
         "",
         "    def __eq__(self, other: object) -> bool:",

@@ -1056,7 +1056,7 @@ def build_view(
     view.move_methods = value_class(
         "Move", [("kind", "str", None), ("player", "int", None),
                  *[(f.name, f.annotation, f.default) for f in view.move_fields]],
-        "_MOVE_FIELDS")
+        "_MOVE_FIELDS", code=True)
     base = rulesets[0]
     base_fields = ruleset_fields(base, fns, pv.by_ruleset[0], pv.moves[0], pv.fx[0],
                                  pv.phases[0], pv.turn[0])
