@@ -112,9 +112,7 @@ def toml_comment(text: str) -> str:
 
 # Characters that are not markup but change what a reader sees: control characters (but tab and
 # line feed), bidi embeddings, overrides, isolates and marks, line and paragraph separators.
-_INVISIBLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]"
-)
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def visible(text: str) -> str:

@@ -26,23 +26,37 @@ if TYPE_CHECKING:
     from lisboa_rules.model.compiled import Compiled
 
 
-
 def emit_engine(compiled: Compiled, lowered: Lowered) -> dict[str, str]:
     """The engine module, the state schema and the view schema (`lowered`: the rule sets'
     procedures, as the lower pass compiled them)."""
     models = [rs.model for rs in compiled.rulesets]
     schema, own = state_schemas(models, compiled.variants, compiled.digest, compiled.folded)
     seen = view_schema(schema, models[0].state, compiled.digest)
-    view = build_view(models, lowered, compiled.variants, schema, compiled.names,
-                      compiled.folded_titles, own, seen)
+    view = build_view(
+        models,
+        lowered,
+        compiled.variants,
+        schema,
+        compiled.names,
+        compiled.folded_titles,
+        own,
+        seen,
+    )
     text = (
         code_env()
         .get_template("engine/lisboa_engine.py.jinja")
-        .render(view=view, runtime=runtime_text(), header=wrap_comment(header(compiled)),
-                version=py_str(engine_version(compiled)))
+        .render(
+            view=view,
+            runtime=runtime_text(),
+            header=wrap_comment(header(compiled)),
+            version=py_str(engine_version(compiled)),
+        )
     )
-    return {ENGINE: text, STATE_SCHEMA: json.dumps(schema, indent=2, ensure_ascii=False) + "\n",
-            VIEW_SCHEMA: json.dumps(seen, indent=2, ensure_ascii=False) + "\n"}
+    return {
+        ENGINE: text,
+        STATE_SCHEMA: json.dumps(schema, indent=2, ensure_ascii=False) + "\n",
+        VIEW_SCHEMA: json.dumps(seen, indent=2, ensure_ascii=False) + "\n",
+    }
 
 
 def emit_schemas() -> dict[str, str]:

@@ -82,8 +82,10 @@ def make_agent(
         if type(iterations) is not int or iterations < 1:
             raise ValueError(f"MCTS needs at least 1 iteration a move, not {iterations!r}")
         if horizon is not None and (type(horizon) is not int or horizon < 1):
-            raise ValueError(f"an MCTS playout's horizon is at least 1 move (or None: to the "
-                             f"end), not {horizon!r}")
+            raise ValueError(
+                f"an MCTS playout's horizon is at least 1 move (or None: to the "
+                f"end), not {horizon!r}"
+            )
     rng = random.Random(f"{name}:{seed}")
     if name == "random":
         return RandomAgent(engine, rng)
@@ -291,8 +293,9 @@ class MctsAgent:
         root = _Node(seen.actor, shares=[0.0] * seats)
         legal_moves, apply_move = self.engine.legal_moves, self.engine.apply_move
         for done in range(self.iterations):
-            if len(root.children) == len(moves) and _settled(list(root.children.values()),
-                                                             self.iterations - done):
+            if len(root.children) == len(moves) and _settled(
+                list(root.children.values()), self.iterations - done
+            ):
                 break  # no other move can be played more often: the choice is made
             game = dealt(self.engine, seen, self.rng)
             path = [root]
@@ -307,8 +310,7 @@ class MctsAgent:
                 if untried:  # expansion: one untried move, drawn at random
                     move = untried[self.rng.randrange(len(untried))]
                     game = apply_move(game, move)
-                    child = _Node(game.actor if game.phase != OVER else -1,
-                                  shares=[0.0] * seats)
+                    child = _Node(game.actor if game.phase != OVER else -1, shares=[0.0] * seats)
                     node.children[move] = child
                     for m in listed:
                         if m in node.children:
@@ -328,8 +330,14 @@ class MctsAgent:
                 for i, sh in enumerate(shares):
                     n.shares[i] += sh
         # the most played move; ties by the higher share, then by the order of legal_moves
-        best = max(moves, key=lambda m: (root.children[m].plays, root.children[m].shares[
-            root.seat]) if m in root.children else (-1, 0.0))
+        best = max(
+            moves,
+            key=lambda m: (
+                (root.children[m].plays, root.children[m].shares[root.seat])
+                if m in root.children
+                else (-1, 0.0)
+            ),
+        )
         return best
 
     def _select(self, node: _Node, listed: Sequence[Any]) -> Any:
