@@ -14,7 +14,11 @@ agents that score the state after each move they could make: `successors(game)` 
 legal move with the state after it (`[(m, apply_move(game, m)) for m in legal_moves(game)]`,
 listed once and each move played once on its own copy, without apply_move's checks of a move a
 caller made).
-Saved games: `to_json` / `from_json` (validated against STATE_SCHEMA).
+Saved games: `to_json` / `from_json` (validated against STATE_SCHEMA). What one seat may see:
+`view(game, seat)`. Bots for apps: `RandomBot`, `GreedyBot` and `MctsBot`, made from a seed;
+`bot.choose(game_or_view, seat)` is the move of the seat to move, from what that seat sees.
+`__all__` lists the API. The folder this module is built into installs it as a package
+(`pip install ./generated`: its pyproject.toml); VERSION is the package's version.
 """
 
 from __future__ import annotations

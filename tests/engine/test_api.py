@@ -149,6 +149,27 @@ def test_a_bot_is_honest_and_leaves_the_game_alone(
         assert E.to_json(g) == before
 
 
+def test_the_compiled_engine_s_bots_play_the_same_moves(
+    engine: ModuleType, compiled_engine: ModuleType
+) -> None:
+    """The bots compiled with mypyc (`lisboa-rules compile`) choose the pure engine's moves for
+    the same seed, from the game and from the view."""
+    C = compiled_engine
+    assert not str(C.__file__).endswith(".py")
+    assert sorted(C.__all__) == sorted(engine.__all__) and C.VERSION == engine.VERSION
+    assert sorted(n for n in dir(C) if not n.startswith("__")) == sorted(C.__all__)
+    for name, make in BOTS:
+        states = _states(engine, 3, 23, 15)[:4]
+        pure, fast = make(engine, 2), make(C, 2)
+        for g in states:
+            h = C.from_json(engine.to_json(g))
+            want = pure.choose(g, g.actor).to_json()
+            assert fast.choose(h, h.actor).to_json() == want, name
+            assert make(C, 2).choose(C.view(h, h.actor), h.actor).to_json() == (
+                make(engine, 2).choose(engine.view(g, g.actor), g.actor).to_json()
+            ), name
+
+
 def test_the_mcts_bot_has_the_agents_budget(engine: ModuleType) -> None:
     """MctsBot's default budget is the agents' (lisboa_rules/sim/agents.py)."""
     bot = engine.MctsBot(1)
