@@ -14,22 +14,27 @@ agents that score the state after each move they could make: `successors(game)` 
 legal move with the state after it (`[(m, apply_move(game, m)) for m in legal_moves(game)]`,
 listed once and each move played once on its own copy, without apply_move's checks of a move a
 caller made).
-Saved games: `to_json` / `from_json` (validated against STATE_SCHEMA).
+Saved games: `to_json` / `from_json` (validated against STATE_SCHEMA). What one seat may see:
+`view(game, seat)`. Bots for apps: `RandomBot`, `GreedyBot` and `MctsBot`, made from a seed;
+`bot.choose(game_or_view, seat)` is the move of the seat to move, from what that seat sees.
+`__all__` lists the API. The folder this module is built into installs it as a package
+(`pip install ./generated`: its pyproject.toml); VERSION is the package's version.
 """
 
 from __future__ import annotations
 
-import gc
-import json
-import linecache
-import math
-import random
-import re
-import sys
-from bisect import bisect_left
+import gc as _gc
+import json as _json
+import linecache as _linecache
+import math as _math
+import random as _random
+import re as _re
+import sys as _sys
+from bisect import bisect_left as _bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import suppress
-from dataclasses import dataclass, replace
+from contextlib import suppress as _suppress
+from dataclasses import dataclass as _dataclass
+from dataclasses import replace as _replace
 from itertools import combinations as _combinations
 from typing import Any, Final
 
@@ -41,14 +46,19 @@ __all__ = [
     "STATE_SCHEMA",
     "STATE_SCHEMAS",
     "VARIANTS",
+    "VERSION",
     "VIEW_SCHEMA",
+    "BadArgument",
     "Choice",
     "Ctx",
     "Game",
+    "GreedyBot",
     "IllegalMove",
+    "MctsBot",
     "Move",
     "Option",
     "Player",
+    "RandomBot",
     "Ranking",
     "RuleSet",
     "ScoreLine",
@@ -73,6 +83,7 @@ __all__ = [
     "legal_moves",
     "loads",
     "majority_awards",
+    "max_save_size",
     "mcts_move",
     "move_words",
     "new_game",
@@ -110,7 +121,7 @@ WhyFn = Callable[..., tuple[str, str] | None]
 RunFn = Callable[..., None]
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class ProcDef:
     """A procedure of rules/ (an effect, an action's part, a hook), compiled into three functions:
     the choices its guard allows (`opts`), why a choice is refused (`why`: the rule id and the
@@ -130,7 +141,7 @@ class ProcDef:
 _Code = tuple[Any, ...]
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class MoveDef:
     """A kind of move written in rules/ as steps (an action): the phase it is made in, the rule
     a refusal names, the move fields its choices fill, the field of its first choice (which
@@ -146,7 +157,7 @@ class MoveDef:
     play: Callable[[Game, int, Move], None]
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class PhaseDef:
     """A phase of the turn machine (rules: flow `phases`): who moves in it (`actor`: the seat,
     or None when the phase is done; no function: it waits for no one), whether it interrupts
@@ -161,7 +172,7 @@ class PhaseDef:
     then: str
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class TriggerDef:
     """An end-of-period or end-of-game trigger."""
 
@@ -172,7 +183,7 @@ class TriggerDef:
     condition: BoolFn
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class StepDef:
     """One step of the end of a period."""
 
@@ -180,7 +191,7 @@ class StepDef:
     procedure: str
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class GroupDef:
     """One majority inside a scoring source (one of its groups of rules/scoring.yaml)."""
 
@@ -192,7 +203,7 @@ class GroupDef:
     unit_one: str = ""  # the same for a count of one, e.g. "store"
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class SourceDef:
     """An endgame scoring source."""
 
@@ -209,7 +220,7 @@ class SourceDef:
     items: tuple[ItemDef, ...] = ()  # a held source: the items that field can hold
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class ItemDef:
     """An item a held scoring source scores: its points, when its condition (if any) holds."""
 
@@ -219,7 +230,7 @@ class ItemDef:
     words: str = ""  # the condition in the reference's words
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class DealDef:
     """A conserved kind with hidden zones (rules/state.yaml `see:`): how `determinize` deals
     back the ids a view does not show. `zones`: (scope, field, a map of lists?) where its ids
@@ -232,7 +243,7 @@ class DealDef:
     sorts: tuple[tuple[str, tuple[tuple[Any, Any], ...]], ...] = ()
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class VariantDef:
     """A variant: chosen at setup, or applied by player count."""
 
@@ -284,7 +295,7 @@ def _place_points(table: tuple[int, ...], columns: tuple[int, ...], seats: int) 
 # further below.
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class NobleDef:
     """A Noble: his State actions, his Noble action and who may take his seat."""
 
@@ -298,7 +309,7 @@ class NobleDef:
     reign_action: str | None = None
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class StateActionDef:
     """A State action and its effects."""
 
@@ -307,7 +318,7 @@ class StateActionDef:
     effects: tuple[tuple[str, int], ...]
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class NobleActionDef:
     """A Noble action: one of the engine's procedures with its parameters."""
 
@@ -323,7 +334,7 @@ class NobleActionDef:
     forbidden_flag: str | None
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class ActionDef:
     """One of the turn's actions (or follow / pass)."""
 
@@ -337,7 +348,7 @@ class ActionDef:
     number: int | None = None
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class CardDef:
     """A Political card."""
 
@@ -352,7 +363,7 @@ class CardDef:
     set_flag: str | None
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class RuleSet:
     """Every rule the engine plays by; one per combination of variants."""
 
@@ -2752,7 +2763,7 @@ _K13: Final = (
 
 
 def _m_influence_reis(g: Game, p: Player) -> int:
-    return bisect_left(_K12, p.influence)
+    return _bisect_left(_K12, p.influence)
 
 
 def _m_officials_on_completed_plans(g: Game, p: Player) -> int:
@@ -13298,7 +13309,7 @@ _RS0: Final = RuleSet(
     state_checks=_state_checks,
 )
 
-_RS1: Final = replace(
+_RS1: Final = _replace(
     _RS0,
     key=("queen",),
     # rules/variants/queen.yaml:22 game.flags
@@ -13424,7 +13435,7 @@ _RS1: Final = replace(
     },
 )
 
-_RS2: Final = replace(
+_RS2: Final = _replace(
     _RS0,
     key=("two-player",),
     # rules/variants/two-player.yaml:45 game.start.neutral_officials_per_office
@@ -13510,7 +13521,7 @@ _RS2: Final = replace(
     },
 )
 
-_RS3: Final = replace(
+_RS3: Final = _replace(
     _RS1,
     key=("queen", "two-player"),
     # rules/variants/two-player.yaml:45 game.start.neutral_officials_per_office
@@ -14121,6 +14132,10 @@ GAME_INFO: Final[dict[str, Any]] = {
     "years": {"first": 1755, "last": 1777, "count": 22},
     "periods": 2,
 }
+
+# The engine's version: the compiler's, and the first digits of the inputs' hash (the header's)
+# after `+rules` (the package's version too: pyproject.toml).
+VERSION: Final = "0.10.0+rulesb3680f32fb45"
 
 # Rule ids the engine names when it refuses a move.
 _TURN_RULE: Final = "turn.play"
@@ -16237,8 +16252,8 @@ def influence_gain(g: Game, seat: int) -> int:
 # (`dataclasses.replace` of one said "missing required argument 'kind'"), so it is left as it
 # is there, and `dataclasses.fields` raises TypeError (it is no dataclass).
 if "__annotations__" in vars(Move):
-    with suppress(TypeError, AttributeError):
-        dataclass(init=False, repr=False, eq=False)(Move)
+    with _suppress(TypeError, AttributeError):
+        _dataclass(init=False, repr=False, eq=False)(Move)
 
 
 # --- Runtime --------------------------------------------------------------------------------------
@@ -16472,10 +16487,10 @@ def variants_for(players: int, chosen: Iterable[str] = ()) -> tuple[str, ...]:
     return tuple(sorted(active))
 
 
-def _rng(g: Game, salt: str) -> random.Random:
+def _rng(g: Game, salt: str) -> _random.Random:
     """The game's seeded stream of random numbers named `salt` (a procedure's shuffles draw
     from the stream of the procedure's id)."""
-    return random.Random(f"{g.seed}:{salt}")
+    return _random.Random(f"{g.seed}:{salt}")
 
 
 def new_game(players: int, variants: Iterable[str] = (), seed: int = 0) -> Game:
@@ -16513,10 +16528,13 @@ _REFUSALS: Final = (IllegalMove, StateError, BadArgument)
 _FAULTS: Final = (Exception,)
 
 
-def _broken(g: Game, exc: Exception) -> Exception:
+def _broken(g: Game | View, exc: Exception) -> Exception:
     """The error for `exc`, raised by an entry point on `g`: a StateError naming what the
     saved-game checks find wrong with `g` (so a hand-changed state is refused in words, as a
-    save from_json refuses); when they find nothing, `exc` itself (the engine's own fault)."""
+    save from_json refuses); when they find nothing, or `g` is a view, `exc` itself (the
+    engine's own fault)."""
+    if not isinstance(g, Game):
+        return exc
     try:
         try:
             data = _state_data(g)
@@ -16525,7 +16543,7 @@ def _broken(g: Game, exc: Exception) -> Exception:
             if found is None:
                 raise
             return StateError(found[0], f"not a state the engine can play: {found[1]}")
-        from_json(json.loads(json.dumps(data)))
+        from_json(_json.loads(_json.dumps(data)))
         held = {n: getattr(g, n) for n in _GAME_FIELDS if n != "players"}
         held["players"] = [{f: getattr(q, f) for f in _PLAYER_FIELDS} for q in g.players]
         where = _not_plain(held, "$")
@@ -16554,7 +16572,7 @@ def _broken(g: Game, exc: Exception) -> Exception:
     )
 
 
-_AT_RULE: Final = re.compile(r"#\s+(rules/[^\s:]+:\d+)")
+_AT_RULE: Final = _re.compile(r"#\s+(rules/[^\s:]+:\d+)")
 
 
 def _rule_at(exc: BaseException) -> str | None:
@@ -16575,7 +16593,7 @@ def _rule_at_line(line: int) -> str | None:
     """The rule position (`rules/FILE:LINE`) the generated code names in the comment above
     line `line` of this module, in its function; None when the function names none."""
     for n in range(line, 0, -1):  # up to the start of the function
-        text = linecache.getline(__file__, n)
+        text = _linecache.getline(__file__, n)
         found = _AT_RULE.search(text)
         if found is not None:
             return found.group(1)
@@ -16724,7 +16742,7 @@ def successors(g: Game) -> list[tuple[Move, Game]]:
         raise _broken(g, exc) from None
     finally:
         if paused:
-            gc.enable()
+            _gc.enable()
 
 
 def _collector_paused() -> bool:
@@ -16734,9 +16752,9 @@ def _collector_paused() -> bool:
     growing heap cost a third of making them (benchmarks/README.md, issue 36), and find
     nothing, since a state holds no cycle (it is freed as soon as it is dropped). A collector
     turned off by the caller stays off."""
-    if not gc.isenabled():
+    if not _gc.isenabled():
         return False
-    gc.disable()
+    _gc.disable()
     return True
 
 
@@ -16883,7 +16901,7 @@ play = apply_move
 # too, and every listed move is reached.
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class Option:
     """One option of a choice: its value (as a move's JSON holds it), its words, whether a
     legal move goes on from it, and when not, the rule that forbids it and why."""
@@ -16906,7 +16924,7 @@ class Option:
         return out
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class Choice:
     """The next choice of a move being built: the move field it fills (`field`, "kind"
     first), its `label` in the rules' words and its options; `pick`: for a pick of several,
@@ -16983,11 +17001,11 @@ def _options(g: Game, given: dict[str, Any]) -> Choice:
         return choice
     table, names = _words_of(_activate(g).key)
     worded = tuple(
-        replace(o, words=_option_words(g, table, names, choice.field, o.value))
+        _replace(o, words=_option_words(g, table, names, choice.field, o.value))
         for o in choice.options
     )
     label = "move" if choice.field == "kind" else _label(choice.field)
-    return replace(choice, options=worded, label=label)
+    return _replace(choice, options=worded, label=label)
 
 
 def _option_words(
@@ -17116,7 +17134,7 @@ def _pick(
         why = _refusal(g, {**given, name: [x]}, listed)
         opts.append(Option(x, False, why.rule, why.reason))
     sets = _distinct([tuple(sorted(v, key=repr)) for v in values])
-    every = sum(math.comb(len(items), k) for k in range(low, high + 1))
+    every = sum(_math.comb(len(items), k) for k in range(low, high + 1))
     return Choice(name, tuple(opts), (low, high), sets=None if len(sets) == every else tuple(sets))
 
 
@@ -18119,7 +18137,7 @@ def _plain(value: Any, depth: int = 0) -> Any:
     if value is None or isinstance(value, str | int):
         return value
     if isinstance(value, float):
-        if math.isfinite(value):
+        if _math.isfinite(value):
             return value
         raise ValueError(f"{value!r} is no JSON number")
     raise TypeError(f"{type(value).__name__} is no JSON value")
@@ -18137,11 +18155,11 @@ def _interned(value: Any) -> Any:
     finds its key by identity rather than comparing the letters (as in a state the engine
     made itself). A subclass of str is kept as it is (it cannot be interned)."""
     if type(value) is dict:
-        return {(sys.intern(k) if type(k) is str else k): _interned(v) for k, v in value.items()}
+        return {(_sys.intern(k) if type(k) is str else k): _interned(v) for k, v in value.items()}
     if type(value) is list:
         return [_interned(v) for v in value]
     if type(value) is str:
-        return sys.intern(value)
+        return _sys.intern(value)
     return value
 
 
@@ -18297,7 +18315,7 @@ def dumps(g: Game) -> str:
     """The state as a JSON text, deterministic to the byte."""
     data = to_json(g)
     try:
-        return json.dumps(data, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        return _json.dumps(data, sort_keys=True, ensure_ascii=False, allow_nan=False)
     except _FAULTS as exc:  # a value JSON cannot write (a float that is no number, say)
         raise _broken(g, exc) from None
 
@@ -18333,7 +18351,7 @@ def loads(text: object) -> Game:
     if len(text) > max_save_size():
         raise StateError("$", f"{len(text)} characters: a saved game has at most {max_save_size()}")
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        data = _json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
         raise StateError("$", f"not JSON: {exc}") from None
     return from_json(data)
@@ -18437,7 +18455,7 @@ def _json_type(value: Any) -> str:
 # `determinize`, which deals what the view hides back at random.
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class View:
     """What one seat (`seat`; None: a spectator, who sees only what is public) may see of a
     game: `state` is the saved-game JSON with the hidden parts taken out. Read it, send it
@@ -18516,16 +18534,21 @@ def _view_of(g: Game | View, what: str) -> Game:
     a game it could be (the same moves: they read only what the mover sees)."""
     if not isinstance(g, View):
         return g
-    if g.phase != "over" and g.seat != g.actor:
+    _own_view(g, what)
+    return determinize(g, _random.Random(0))
+
+
+def _own_view(v: View, what: str) -> None:
+    """BadArgument for a view that is not the seat to move's (in a game not over)."""
+    if v.phase != "over" and v.seat != v.actor:
         raise BadArgument(
             f"a view {what} the moves of its own seat: this is "
-            f"{'a spectator' if g.seat is None else f'seat {g.seat}'}'s, and seat {g.actor} "
+            f"{'a spectator' if v.seat is None else f'seat {v.seat}'}'s, and seat {v.actor} "
             "is to move"
         )
-    return determinize(g, random.Random(0))
 
 
-def determinize(v: View, rng: random.Random) -> Game:
+def determinize(v: View, rng: _random.Random) -> Game:
     """A game consistent with the view `v`: what it shows kept, the ids it hides dealt at
     random (drawn from `rng`) into the places it hides them in, hidden numbers drawn between
     their bounds (a new seed of shuffles, among them). For bots and "what could happen"
@@ -18560,7 +18583,7 @@ _FLOWS: Final[dict[tuple[tuple[Any, ...], ...], list[list[int]] | None]] = {}
 _FLOWS_KEPT: Final = 4096
 
 
-def _deal(data: dict[str, Any], deal: DealDef, rng: random.Random) -> None:
+def _deal(data: dict[str, Any], deal: DealDef, rng: _random.Random) -> None:
     """Fill the places of `data` where the ids of one conserved kind are hidden: the ids not
     seen anywhere, shuffled, go where they fit (a list of a sorted map takes only the ids of
     its key, `sorts`); what is left goes to the zone nobody sees (null)."""
@@ -18635,7 +18658,7 @@ def _deal_out(
     names: list[str],
     unseen: list[Any],
     places_of: dict[tuple[int, Any], list[tuple[list[Any], int]]],
-    rng: random.Random,
+    rng: _random.Random,
 ) -> list[Any]:
     """Deal `unseen` (the hidden ids of one kind, in the order of `deal.ids`) at random into
     the hidden places (`places_of`: by their kind, each place a (list, index) to fill); the
@@ -18686,13 +18709,13 @@ def _deal_out(
     return [x for pool in pools for x in pool]
 
 
-def _shuffle(rng: random.Random, items: list[Any]) -> None:
+def _shuffle(rng: _random.Random, items: list[Any]) -> None:
     """`rng.shuffle(items)`: the same draws from `rng`, the same order. For a `random.Random`
     its own walk (down the list, each place swapped with one drawn at or before it, drawn by
     `getrandbits` of the bits of the count, again while it is too big) is looped here, so that a
     compiled engine runs it compiled (a redeal shuffles some hundred ids); any other generator
     shuffles itself."""
-    if type(rng) is not random.Random:
+    if type(rng) is not _random.Random:
         rng.shuffle(items)
         return
     getrandbits = rng.getrandbits
@@ -18766,10 +18789,10 @@ def _flow(places: list[int], ids: list[int], fits: list[list[bool]]) -> list[lis
 _REDEALS: Final[dict[tuple[str, ...], bool]] = {}
 # each DealDef's ids by their place in `ids` (by the id of the DealDef, as `_SORTS`)
 _ID_ORDER: Final[dict[int, dict[Any, int]]] = {}
-_EXPLORATION: Final = math.sqrt(2)  # UCT's exploration constant (`mcts_move`)
+_EXPLORATION: Final = _math.sqrt(2)  # UCT's exploration constant (`mcts_move`)
 
 
-def redeal(g: Game, seat: int | None, rng: random.Random) -> Game:
+def redeal(g: Game, seat: int | None, rng: _random.Random) -> Game:
     """A whole game that `seat` (None: a spectator) could be in, seeing what it sees of `g`: a
     copy of `g` with what `seat` may not see (rules/state.yaml `see:`) dealt again at random
     from `rng`, as `determinize(view(g, seat), rng)` deals it (the same places, the same draws
@@ -18784,7 +18807,7 @@ def redeal(g: Game, seat: int | None, rng: random.Random) -> Game:
         raise _broken(g, exc) from None
 
 
-def _redeal(g: Game, seat: int | None, rng: random.Random) -> Game:
+def _redeal(g: Game, seat: int | None, rng: _random.Random) -> Game:
     rs = _activate(g)
     if seat is not None and (type(seat) is not int or not 0 <= seat < len(g.players)):
         raise BadArgument(f"seat {seat!r}: the game has seats 0 to {len(g.players) - 1}")
@@ -18826,7 +18849,7 @@ def _redeals_in_place(rs: RuleSet) -> bool:
     return found
 
 
-def _redeal_kind(g: Game, deal: DealDef, seat: int | None, rng: random.Random) -> None:
+def _redeal_kind(g: Game, deal: DealDef, seat: int | None, rng: _random.Random) -> None:
     """Deal again, in place, the ids of one conserved kind that `seat` may not see in `g`: the
     hidden places in the order `_deal` finds them in the view, the hidden ids in the order of
     `deal.ids` (the ids the view does not show), dealt by `_deal_out`."""
@@ -18930,14 +18953,16 @@ class _Scorer:
         return out
 
 
-def _no_move(g: Game) -> BadArgument:
+def _no_move(g: Game | View) -> BadArgument:
     return BadArgument(f"no move to choose: the game is {g.phase}")
 
 
-def random_move(g: Game, rng: random.Random) -> Move:
-    """The move of the `random` agent: one of `legal_moves(g)`, drawn uniformly from `rng`
-    (the moves the seat to move sees: those of its view). BadArgument when the game is over."""
+def random_move(g: Game | View, rng: _random.Random) -> Move:
+    """The move of the `random` agent (`RandomBot`): one of `legal_moves(g)`, drawn uniformly
+    from `rng` (the moves the seat to move sees: those of its view; `g` may be that view).
+    BadArgument when the game is over."""
     try:
+        g = _view_of(g, "lists")
         _activate(g)
         moves = _moves_now(g)
         if not moves:
@@ -18949,20 +18974,18 @@ def random_move(g: Game, rng: random.Random) -> Move:
         raise _broken(g, exc) from None
 
 
-def greedy_move(g: Game, rng: random.Random) -> Move:
-    """The move of the `greedy` agent, honest: on one game the mover's view could be
-    (`redeal(g, g.actor, rng)`), each legal move is played and the state after it scored as if
-    the game ended there (`final_totals`); the move of the best margin (the mover's total
-    minus the best total of the others) is played, ties drawn from `rng`. One of
-    `legal_moves(g)`; `g` is never changed. BadArgument when the game is over. Python's cyclic
-    garbage collector is paused while it searches (`_collector_paused`), as in `mcts_move` and
-    `playout`."""
+def greedy_move(g: Game | View, rng: _random.Random) -> Move:
+    """The move of the `greedy` agent (`GreedyBot`), honest: on one game the mover's view could
+    be (`redeal(g, g.actor, rng)`; given the mover's view, `determinize(g, rng)`: the same
+    game), each legal move is played and the state after it scored as if the game ended there
+    (`final_totals`); the move of the best margin (the mover's total minus the best total of
+    the others) is played, ties drawn from `rng`. One of `legal_moves(g)`; `g` is never
+    changed. BadArgument when the game is over. Python's cyclic garbage collector is paused
+    while it searches (`_collector_paused`), as in `mcts_move` and `playout`."""
     paused = _collector_paused()
     try:
-        rs = _activate(g)
-        if g.phase == "over":
-            raise _no_move(g)
-        dealt = _redeal(g, g.actor, rng)
+        dealt = _dealt_for_mover(g, rng)
+        rs = _activate(dealt)
         moves = _moves_now(dealt)
         if not moves:
             raise _no_move(dealt)
@@ -18975,11 +18998,26 @@ def greedy_move(g: Game, rng: random.Random) -> Move:
         raise _broken(g, exc) from None
     finally:
         if paused:
-            gc.enable()
+            _gc.enable()
+
+
+def _dealt_for_mover(g: Game | View, rng: _random.Random) -> Game:
+    """A whole game the seat to move could be in, dealt from `rng`: `redeal` of the game for
+    that seat, or `determinize` of its view (the same game from the same generator state).
+    BadArgument when the game is over (nothing is drawn) or `g` is neither."""
+    if isinstance(g, View):
+        _own_view(g, "lists")
+        if g.phase == "over":
+            raise _no_move(g)
+        return determinize(g, rng)
+    _activate(g)
+    if g.phase == "over":
+        raise _no_move(g)
+    return _redeal(g, g.actor, rng)
 
 
 def _greedy_pick(
-    g: Game, moves: list[_Code], rng: random.Random, scorer: _Scorer
+    g: Game, moves: list[_Code], rng: _random.Random, scorer: _Scorer
 ) -> tuple[Move, Game]:
     """Greedy's choice among `moves` (two or more codes, listed for `g`): the move of the best
     margin for the mover, ties drawn from `rng`, with the state after it."""
@@ -19003,7 +19041,7 @@ def _greedy_pick(
 
 
 def playout(
-    g: Game, rng: random.Random, horizon: int | None = None, greedy: bool = False
+    g: Game, rng: _random.Random, horizon: int | None = None, greedy: bool = False
 ) -> list[float]:
     """Play on from `g` (a copy: `g` is never changed) with moves drawn from `rng` (`greedy`:
     greedy's moves, on the game as it is), to the end or at most `horizon` moves, and score
@@ -19022,11 +19060,11 @@ def playout(
         raise _broken(g, exc) from None
     finally:
         if paused:
-            gc.enable()
+            _gc.enable()
 
 
 def _playout(
-    g: Game, rng: random.Random, horizon: int | None, greedy: bool, scorer: _Scorer
+    g: Game, rng: _random.Random, horizon: int | None, greedy: bool, scorer: _Scorer
 ) -> list[float]:
     """`playout` on `g` itself (the search's own copy: it is played on in place)."""
     steps = 0
@@ -19062,15 +19100,16 @@ class _SearchNode:
 
 
 def mcts_move(
-    g: Game,
-    rng: random.Random,
+    g: Game | View,
+    rng: _random.Random,
     iterations: int,
     horizon: int | None = None,
     greedy: bool = False,
     exploration: float = _EXPLORATION,
 ) -> Move:
-    """The move of the `mcts` agent (`greedy`: `mcts-greedy`), honest: information-set UCT
-    over `iterations` iterations, each on a new game the mover's view could be (`redeal`); an
+    """The move of the `mcts` agent (`greedy`: `mcts-greedy`; `MctsBot`), honest:
+    information-set UCT over `iterations` iterations, each on a new game the mover's view could
+    be (`redeal`; given the mover's view, `determinize`); an
     iteration walks down the tree of moves (a move the dealt game does not allow is passed
     over), adds one node and plays on at random (`greedy`: greedy's moves), at most `horizon`
     moves, scoring the end as win shares (`playout`). The most played move of the root is
@@ -19086,17 +19125,18 @@ def mcts_move(
         raise _broken(g, exc) from None
     finally:
         if paused:
-            gc.enable()
+            _gc.enable()
 
 
 def _mcts_move(
-    g: Game,
-    rng: random.Random,
+    state: Game | View,
+    rng: _random.Random,
     iterations: int,
     horizon: int | None,
     greedy: bool,
     exploration: float,
 ) -> Move:
+    g = _view_of(state, "lists")
     rs = _activate(g)
     if type(iterations) is not int or iterations < 1:
         raise BadArgument(f"MCTS needs at least 1 iteration a move, not {iterations!r}")
@@ -19114,7 +19154,7 @@ def _mcts_move(
     for done in range(iterations):
         if len(root.children) == len(moves) and _settled(root, iterations - done):
             break  # no other move can be played more often: the choice is made
-        game = _redeal(g, seat, rng)
+        game = determinize(state, rng) if isinstance(state, View) else _redeal(g, seat, rng)
         path = [root]
         node = root
         listed = moves
@@ -19166,7 +19206,7 @@ def _uct(node: _SearchNode, listed: list[_Code], exploration: float) -> _Code:
         c.seen += 1
     for m in listed:
         c = node.children[m]
-        value = c.shares[seat] / c.plays + exploration * math.sqrt(math.log(c.seen) / c.plays)
+        value = c.shares[seat] / c.plays + exploration * _math.sqrt(_math.log(c.seen) / c.plays)
         if first or value > best_value:
             best, best_value, first = m, value, False
     return best
@@ -19184,6 +19224,128 @@ def _settled(root: _SearchNode, left: int) -> bool:
     return first - second > left
 
 
+# --- Bots -----------------------------------------------------------------------------------------
+# What an app seats at the table: a bot made once from a seed, asked for its seat's move with
+# `choose(game_or_view, seat)`. The bots are the agents of the compiler's `balance` and
+# `simulate` (lisboa_rules/sim/agents.py), seeded alike (`MctsBot(7)` plays the moves of the
+# `mcts` agent of seed 7), over the loops above: honest, they read only what their seat sees
+# (`redeal` of the game for the seat, or `determinize` of its view).
+
+_BOT_ITERATIONS: Final = 200  # MctsBot's budget of iterations a move (the agents' default)
+_BOT_HORIZON: Final = 20  # moves a playout plays before it is scored (the agents' default)
+
+
+def _bot_rng(kind: str, seed: int | str) -> _random.Random:
+    """A bot's generator: seeded by its kind and `seed` (an int or a str, so that the same seed
+    gives the same moves in any process), as the agents of lisboa_rules/sim/agents.py are."""
+    if type(seed) is not int and type(seed) is not str:
+        raise BadArgument(f"a bot's seed is an int or a str, not {type(seed).__name__}")
+    return _random.Random(f"{kind}:{seed}")
+
+
+def _bot_turn(state: Game | View, seat: int) -> None:
+    """BadArgument unless `state` is a game, or `seat`'s own view, in which `seat` is to move."""
+    if not isinstance(state, (Game, View)):
+        raise BadArgument(f"a bot chooses from a Game or a View, not {type(state).__name__}")
+    if type(seat) is not int:
+        raise BadArgument(f"seat {seat!r}: a seat is an int")
+    if isinstance(state, View) and state.seat != seat:
+        who = "a spectator" if state.seat is None else f"seat {state.seat}"
+        raise BadArgument(f"this is {who}'s view: the bot of seat {seat} chooses from its own")
+    if state.phase == "over":
+        raise _no_move(state)
+    if state.actor != seat:
+        raise BadArgument(f"seat {seat} is not to move: seat {state.actor} is")
+
+
+class RandomBot:
+    """A bot that plays one of the legal moves of its seat, drawn at random.
+
+    `RandomBot(seed).choose(game_or_view, seat)`: the same seed and the same states give the
+    same moves (the `random` agent of the compiler's `balance` of that seed)."""
+
+    __slots__ = ("rng",)
+
+    rng: _random.Random  # the bot's own generator, seeded once
+
+    def __init__(self, seed: int | str = 0) -> None:
+        self.rng = _bot_rng("random", seed)
+
+    def choose(self, state: Game | View, seat: int) -> Move:
+        """The bot's move for `seat`, which must be to move: one of `legal_moves(state)`.
+        `state` is the game (never changed) or `seat`'s view; BadArgument otherwise, or when
+        the game is over."""
+        _bot_turn(state, seat)
+        return random_move(state, self.rng)
+
+
+class GreedyBot:
+    """A bot that looks one move ahead: on one game its seat's view could be (what it cannot
+    see dealt again at random), it plays each legal move and keeps the one that leaves it the
+    furthest ahead as if the game ended there (its total minus the best of the others'); ties
+    drawn at random (`greedy_move`).
+
+    `GreedyBot(seed).choose(game_or_view, seat)`: the same seed and the same states give the
+    same moves (the `greedy` agent of the compiler's `balance` of that seed)."""
+
+    __slots__ = ("rng",)
+
+    rng: _random.Random  # the bot's own generator, seeded once
+
+    def __init__(self, seed: int | str = 0) -> None:
+        self.rng = _bot_rng("greedy", seed)
+
+    def choose(self, state: Game | View, seat: int) -> Move:
+        """The bot's move for `seat`, which must be to move: one of `legal_moves(state)`.
+        `state` is the game (never changed) or `seat`'s view; BadArgument otherwise, or when
+        the game is over."""
+        _bot_turn(state, seat)
+        return greedy_move(state, self.rng)
+
+
+class MctsBot:
+    """A bot that searches: information-set Monte Carlo tree search (UCT) over `iterations`
+    iterations a move, each on a new game its seat's view could be, playing on at random
+    (`greedy`: with greedy moves) at most `horizon` moves (None: to the end) before it scores
+    the game as if it ended there (`mcts_move`). More iterations play better and slower.
+
+    `MctsBot(seed, iterations, horizon, greedy).choose(game_or_view, seat)`: the same seed,
+    budget and states give the same moves (the `mcts` agent of the compiler's `balance`, or
+    `mcts-greedy`, of that seed and budget)."""
+
+    __slots__ = ("greedy", "horizon", "iterations", "rng")
+
+    rng: _random.Random  # the bot's own generator, seeded once
+    iterations: int
+    horizon: int | None
+    greedy: bool
+
+    def __init__(
+        self,
+        seed: int | str = 0,
+        iterations: int = _BOT_ITERATIONS,
+        horizon: int | None = _BOT_HORIZON,
+        greedy: bool = False,
+    ) -> None:
+        if type(iterations) is not int or iterations < 1:
+            raise BadArgument(f"MCTS needs at least 1 iteration a move, not {iterations!r}")
+        if horizon is not None and (type(horizon) is not int or horizon < 1):
+            raise BadArgument(f"a playout's horizon is at least 1 move (or None), not {horizon!r}")
+        if type(greedy) is not bool:
+            raise BadArgument(f"greedy is True or False, not {greedy!r}")
+        self.rng = _bot_rng("mcts-greedy" if greedy else "mcts", seed)
+        self.iterations = iterations
+        self.horizon = horizon
+        self.greedy = greedy
+
+    def choose(self, state: Game | View, seat: int) -> Move:
+        """The bot's move for `seat`, which must be to move: one of `legal_moves(state)`.
+        `state` is the game (never changed) or `seat`'s view; BadArgument otherwise, or when
+        the game is over."""
+        _bot_turn(state, seat)
+        return mcts_move(state, self.rng, self.iterations, self.horizon, self.greedy)
+
+
 # --- What happened --------------------------------------------------------------------------------
 # A game that records (`record(g)`) keeps, for each move played on it since, what changed: the
 # move, and each change of the saved-game JSON (an item moved from a list to a list, added,
@@ -19194,7 +19356,7 @@ def _settled(root: _SearchNode, left: int) -> bool:
 # that does not record pays nothing.
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class _Happened:
     player: int
     move: dict[str, Any]
@@ -19203,7 +19365,7 @@ class _Happened:
     name: str  # the name of its kind: the words of a move some choice of which is hidden
 
 
-@dataclass(frozen=True)
+@_dataclass(frozen=True)
 class _Log:
     """A game's record: what the last move changed (None at the start) after the record of
     the state before it (`prev`), `count` moves in all. Shared by the states after it, never
@@ -19538,3 +19700,16 @@ def _id_words(
     if rows is not None and value in rows:
         return rows[value][0]
     return str(value)
+
+
+# --- The module -----------------------------------------------------------------------------------
+
+__version__: Final = VERSION  # the engine's version, as the package installed from it has it
+
+
+def __dir__() -> list[str]:
+    """The module's public names (`__all__`), as `dir(module)`, tab completion and
+    documentation generators list them: the standard library's modules and the helpers it imports,
+    the machinery's private names and the shapes of its tables stay reachable by name, not
+    listed."""
+    return sorted({*__all__, "__all__", "__doc__", "__file__", "__name__", "__version__"})

@@ -8,6 +8,10 @@ Python (the engine)
     `py_comment`  the text of one `#` comment line: nothing can end the line or the comment;
     `py_docstring` the text inside a `\"\"\"...\"\"\"` docstring: nothing can close it.
 
+TOML (the package's pyproject.toml)
+    `toml_str`    a basic string: `"` and `\\` escaped, anything not printable as `\\uXXXX`;
+    `toml_comment` the text of one `#` comment line (as `py_comment`).
+
 Markdown and HTML (the reference)
     `html_text`   text or a double-quoted attribute value in HTML (markupsafe's escape);
     `md_text`     inline Markdown text: no markup, link, HTML or table break survives;
@@ -77,13 +81,38 @@ def py_docstring(text: str) -> str:
     return py_str(text)[1:-1]
 
 
+# --- TOML --------------------------------------------------------------------------------------
+
+
+def toml_str(value: str) -> str:
+    """A TOML basic string whose value is `value`: `"` and `\\` escaped, every character that
+    is not printable (TOML allows no control character in a string) as `\\uXXXX` or
+    `\\UXXXXXXXX`, a lone surrogate (no TOML text holds one) as U+FFFD."""
+    out = ['"']
+    for ch in value:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        elif 0xD800 <= ord(ch) <= 0xDFFF:
+            out.append("\\ufffd")
+        else:
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def toml_comment(text: str) -> str:
+    """The text of one TOML `#` comment line: as `py_comment` (nothing can end the line, every
+    non-printable character written as its escape)."""
+    return py_comment(text)
+
+
 # --- HTML and Markdown -------------------------------------------------------------------------
 
 # Characters that are not markup but change what a reader sees: control characters (but tab and
 # line feed), bidi embeddings, overrides, isolates and marks, line and paragraph separators.
-_INVISIBLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]"
-)
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def visible(text: str) -> str:

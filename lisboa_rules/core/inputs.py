@@ -16,6 +16,9 @@ MAX_FILE_BYTES = 1 << 20  # 1 MiB: rules files are a few KiB; anything bigger is
 ENGINE = "lisboa_engine.py"
 STATE_SCHEMA = "state.schema.json"
 VIEW_SCHEMA = "view.schema.json"  # what one seat may see of a state (`view(game, seat)`)
+# What makes the output folder an installable package of the engine (`pip install ./generated`)
+PYPROJECT = "pyproject.toml"
+PY_TYPED = "py.typed"  # PEP 561: the engine's annotations are its types
 RULES_MD = "reference/rules.md"
 RULES_HTML = "reference/rules.html"
 AID_MD = "reference/player-aid.md"

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import jinja2
 
 from lisboa_rules.core.diagnostics import Diagnostic
+from lisboa_rules.core.encode import py_str
 from lisboa_rules.core.inputs import ENGINE as ENGINE
 from lisboa_rules.core.inputs import STATE_SCHEMA as STATE_SCHEMA
 from lisboa_rules.core.inputs import VIEW_SCHEMA as VIEW_SCHEMA
@@ -15,7 +16,8 @@ from lisboa_rules.emit.engine.runtime import runtime_text
 from lisboa_rules.emit.engine.state_schema import state_schemas, view_schema
 from lisboa_rules.emit.engine.view import build_view
 from lisboa_rules.emit.env import code_env
-from lisboa_rules.emit.header import header
+from lisboa_rules.emit.header import header, wrap_comment
+from lisboa_rules.emit.package import emit_package, engine_version
 from lisboa_rules.emit.reference import render as reference
 from lisboa_rules.front.schema import export_schemas
 
@@ -24,35 +26,37 @@ if TYPE_CHECKING:
     from lisboa_rules.model.compiled import Compiled
 
 
-
 def emit_engine(compiled: Compiled, lowered: Lowered) -> dict[str, str]:
     """The engine module, the state schema and the view schema (`lowered`: the rule sets'
     procedures, as the lower pass compiled them)."""
     models = [rs.model for rs in compiled.rulesets]
     schema, own = state_schemas(models, compiled.variants, compiled.digest, compiled.folded)
     seen = view_schema(schema, models[0].state, compiled.digest)
-    view = build_view(models, lowered, compiled.variants, schema, compiled.names,
-                      compiled.folded_titles, own, seen)
+    view = build_view(
+        models,
+        lowered,
+        compiled.variants,
+        schema,
+        compiled.names,
+        compiled.folded_titles,
+        own,
+        seen,
+    )
     text = (
         code_env()
         .get_template("engine/lisboa_engine.py.jinja")
-        .render(view=view, runtime=runtime_text(), header=_wrap_header(header(compiled)))
+        .render(
+            view=view,
+            runtime=runtime_text(),
+            header=wrap_comment(header(compiled)),
+            version=py_str(engine_version(compiled)),
+        )
     )
-    return {ENGINE: text, STATE_SCHEMA: json.dumps(schema, indent=2, ensure_ascii=False) + "\n",
-            VIEW_SCHEMA: json.dumps(seen, indent=2, ensure_ascii=False) + "\n"}
-
-
-def _wrap_header(text: str) -> str:
-    out = []
-    for line in text.splitlines():
-        while len(line) > 100:
-            cut = line.rfind(", ", 0, 99)
-            if cut < 0:
-                break
-            out.append(line[: cut + 1])
-            line = "#   " + line[cut + 2 :]
-        out.append(line)
-    return "\n".join(out)
+    return {
+        ENGINE: text,
+        STATE_SCHEMA: json.dumps(schema, indent=2, ensure_ascii=False) + "\n",
+        VIEW_SCHEMA: json.dumps(seen, indent=2, ensure_ascii=False) + "\n",
+    }
 
 
 def emit_schemas() -> dict[str, str]:
@@ -68,6 +72,7 @@ def emit_all(compiled: Compiled, lowered: Lowered) -> tuple[dict[str, str], list
         engine = emit_engine(compiled, lowered)  # first: the reference's worked examples run it
         files.update(engine)
         files.update(emit_schemas())
+        files.update(emit_package(compiled))
         files.update(reference.render(compiled, engine[ENGINE]))
     except jinja2.TemplateError as exc:
         return {}, [Diagnostic("template-error", f"template failed: {exc}", None)]

@@ -26,3 +26,18 @@ def header_lines(compiled: Compiled) -> list[str]:
 def header(compiled: Compiled) -> str:
     """The header as Python `#` comment lines."""
     return "\n".join(f"# {py_comment(line)}" for line in header_lines(compiled))
+
+
+def wrap_comment(text: str) -> str:
+    """`#` comment lines longer than 100 characters cut after a comma, the rest of a line on
+    `#   ` lines (the header's list of sources)."""
+    out = []
+    for line in text.splitlines():
+        while len(line) > 100:
+            cut = line.rfind(", ", 0, 99)
+            if cut < 0:
+                break
+            out.append(line[: cut + 1])
+            line = "#   " + line[cut + 2 :]
+        out.append(line)
+    return "\n".join(out)

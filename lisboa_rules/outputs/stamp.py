@@ -29,9 +29,14 @@ _SKIP_SUFFIXES = (".pyc", ".pyo")
 @functools.cache
 def compiler_fingerprint() -> str:
     """One hash of this package's files (every file of lisboa_rules/: its code, templates,
-    schemas and runtime), the Python version and the library versions."""
+    schemas and runtime), its version (which the engine's package carries: a release's bump
+    in pyproject.toml changes no file of the package), the Python version and the library
+    versions."""
+    from lisboa_rules import version
+
     root = package_root()
     record = {
+        "version": version(),
         "python": [sys.implementation.name, *sys.version_info[:3]],
         "libraries": library_versions(),
         "sources": [

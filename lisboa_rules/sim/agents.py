@@ -33,8 +33,11 @@ An engine made since issue 36 has these agents' inner loops in it (`random_move`
 `mcts_move`, over `redeal`: a game the view could be, dealt from the game itself without the
 view's JSON), so that a compiled engine runs them compiled: given one of the engine's games, an
 agent calls them, and they draw from the agent's generator exactly as the loops here do (the same
-moves for the same seed). Given a view, or with an engine without them, the agent runs the loops
-here.
+moves for the same seed). An engine made since issue 37 also gives them to apps as its bots
+(`RandomBot`, `GreedyBot`, `MctsBot`: these agents, seeded alike) and its loops take the mover's
+view too: an agent hands them the view of anything that is not one of the engine's games. The
+loops here play only for an engine made before them (and are the reference the engine's loops
+are checked against: tests/sim/test_inner_loops.py).
 
 Nothing here knows the game: moves are opaque values, states are read only for `phase`,
 `actor` and `players` (their number), and the rest is the engine's functions.
@@ -79,8 +82,10 @@ def make_agent(
         if type(iterations) is not int or iterations < 1:
             raise ValueError(f"MCTS needs at least 1 iteration a move, not {iterations!r}")
         if horizon is not None and (type(horizon) is not int or horizon < 1):
-            raise ValueError(f"an MCTS playout's horizon is at least 1 move (or None: to the "
-                             f"end), not {horizon!r}")
+            raise ValueError(
+                f"an MCTS playout's horizon is at least 1 move (or None: to the "
+                f"end), not {horizon!r}"
+            )
     rng = random.Random(f"{name}:{seed}")
     if name == "random":
         return RandomAgent(engine, rng)
@@ -120,13 +125,22 @@ def margin(totals: Sequence[int], seat: int) -> int:
     return totals[seat] - best_other
 
 
-def inner_loop(engine: Any, name: str, state: Any) -> Callable[..., Any] | None:
-    """The engine's own loop `name` (`random_move`, `greedy_move`, `mcts_move`) when it has one
-    and `state` is one of its games (not a view, nor anything else), else None."""
+def inner_loop(engine: Any, name: str, state: Any) -> tuple[Callable[..., Any], Any] | None:
+    """The engine's own loop `name` (`random_move`, `greedy_move`, `mcts_move`) and what to
+    give it, when it has one: `state` when it is one of the engine's games; otherwise, for an
+    engine whose loops take views (one with bots), the mover's view of `state`. Else None."""
     loop = getattr(engine, name, None)
+    if not callable(loop):
+        return None
     game = getattr(engine, "Game", None)
-    if callable(loop) and isinstance(game, type) and isinstance(state, game):
-        return loop  # type: ignore[no-any-return]
+    if isinstance(game, type) and isinstance(state, game):
+        return loop, state
+    if not callable(getattr(engine, "MctsBot", None)):
+        return None  # made before its loops took views (issue 37)
+    seen = seen_by_actor(engine, state)
+    shown = getattr(engine, "View", None)
+    if isinstance(shown, type) and isinstance(seen, shown):
+        return loop, seen
     return None
 
 
@@ -138,9 +152,10 @@ class RandomAgent:
     rng: random.Random
 
     def __call__(self, state: Any) -> Any:
-        loop = inner_loop(self.engine, "random_move", state)
-        if loop is not None:
-            return loop(state, self.rng)
+        found = inner_loop(self.engine, "random_move", state)
+        if found is not None:
+            loop, given = found
+            return loop(given, self.rng)
         seen = seen_by_actor(self.engine, state)
         return self.choose(seen, _listed(self.engine, seen))
 
@@ -190,9 +205,10 @@ class GreedyAgent:
         self.successors = found if callable(found) else None
 
     def __call__(self, state: Any) -> Any:
-        loop = inner_loop(self.engine, "greedy_move", state)
-        if loop is not None:
-            return loop(state, self.rng)
+        found = inner_loop(self.engine, "greedy_move", state)
+        if found is not None:
+            loop, given = found
+            return loop(given, self.rng)
         seen = seen_by_actor(self.engine, state)
         if seen.phase == OVER:
             raise ValueError(f"no move to choose: the game is {seen.phase}")
@@ -264,10 +280,11 @@ class MctsAgent:
     horizon: int | None = DEFAULT_HORIZON
 
     def __call__(self, state: Any) -> Any:
-        loop = inner_loop(self.engine, "mcts_move", state)
-        if loop is not None and self.rollout.rng is self.rng:
+        found = inner_loop(self.engine, "mcts_move", state)
+        if found is not None and self.rollout.rng is self.rng:
+            loop, given = found
             greedy = isinstance(self.rollout, GreedyAgent)
-            return loop(state, self.rng, self.iterations, self.horizon, greedy, EXPLORATION)
+            return loop(given, self.rng, self.iterations, self.horizon, greedy, EXPLORATION)
         seen = seen_by_actor(self.engine, state)
         moves = _listed(self.engine, seen)
         if len(moves) == 1:
@@ -276,8 +293,9 @@ class MctsAgent:
         root = _Node(seen.actor, shares=[0.0] * seats)
         legal_moves, apply_move = self.engine.legal_moves, self.engine.apply_move
         for done in range(self.iterations):
-            if len(root.children) == len(moves) and _settled(list(root.children.values()),
-                                                             self.iterations - done):
+            if len(root.children) == len(moves) and _settled(
+                list(root.children.values()), self.iterations - done
+            ):
                 break  # no other move can be played more often: the choice is made
             game = dealt(self.engine, seen, self.rng)
             path = [root]
@@ -292,8 +310,7 @@ class MctsAgent:
                 if untried:  # expansion: one untried move, drawn at random
                     move = untried[self.rng.randrange(len(untried))]
                     game = apply_move(game, move)
-                    child = _Node(game.actor if game.phase != OVER else -1,
-                                  shares=[0.0] * seats)
+                    child = _Node(game.actor if game.phase != OVER else -1, shares=[0.0] * seats)
                     node.children[move] = child
                     for m in listed:
                         if m in node.children:
@@ -313,8 +330,14 @@ class MctsAgent:
                 for i, sh in enumerate(shares):
                     n.shares[i] += sh
         # the most played move; ties by the higher share, then by the order of legal_moves
-        best = max(moves, key=lambda m: (root.children[m].plays, root.children[m].shares[
-            root.seat]) if m in root.children else (-1, 0.0))
+        best = max(
+            moves,
+            key=lambda m: (
+                (root.children[m].plays, root.children[m].shares[root.seat])
+                if m in root.children
+                else (-1, 0.0)
+            ),
+        )
         return best
 
     def _select(self, node: _Node, listed: Sequence[Any]) -> Any:

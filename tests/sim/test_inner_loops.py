@@ -213,10 +213,10 @@ def test_the_engine_loops_pause_the_collector_and_leave_it_as_it_was(
         gc.enable()
 
 
-def test_an_agent_runs_the_engine_loop_for_the_engine_games_only(engine: Any) -> None:
-    """The agents call the engine's loop for one of its games, never for a view (nor an
-    engine without the loop)."""
-    calls: list[str] = []
+def test_an_agent_runs_the_engine_loop_for_games_and_views(engine: Any) -> None:
+    """The agents call the engine's loop for one of its games and for a view (its loops take
+    views since issue 37), never for an engine without the loop."""
+    calls: list[tuple[str, str]] = []
 
     class Counting:
         def __getattr__(self, name: str) -> Any:
@@ -224,7 +224,7 @@ def test_an_agent_runs_the_engine_loop_for_the_engine_games_only(engine: Any) ->
             if name in LOOPS:
 
                 def counted(*args: Any) -> Any:
-                    calls.append(name)
+                    calls.append((name, type(args[0]).__name__))
                     return found(*args)
 
                 return counted
@@ -234,7 +234,11 @@ def test_an_agent_runs_the_engine_loop_for_the_engine_games_only(engine: Any) ->
     for name in AGENTS:
         make_agent(name, Counting(), 1, **_options(name))(g)
         make_agent(name, Counting(), 1, **_options(name))(engine.view(g, g.actor))
-    assert calls == ["random_move", "greedy_move", "mcts_move", "mcts_move"]
+    loops = ["random_move", "greedy_move", "mcts_move", "mcts_move"]
+    assert calls == [(loop, kind) for loop in loops for kind in ("Game", "View")]
+    calls.clear()
+    make_agent("greedy", _Without(Counting()), 1)(g)
+    assert calls == []
 
 
 @pytest.fixture(scope="module")

@@ -423,7 +423,7 @@ def counted_by_bisection(body: ir.Expr, names: pyprint.Names) -> str:
     if not found:
         return pyprint.bare(pyprint.expr(body, names))
     # printed with the counts' code in their places (a difference in parentheses)
-    memo = {i: (x, code if code.startswith("bisect_left(") else f"({code})")
+    memo = {i: (x, code if code.startswith("_bisect_left(") else f"({code})")
             for i, (x, code) in found.items()}
     return pyprint.bare(pyprint.expr(body, replace(names, memo=memo)))
 
@@ -460,10 +460,10 @@ def _bisection(node: ir.Expr, names: pyprint.Names) -> str | None:
         ints = names.constant(ints, tuple(sorted(numbers)))
     n = len(numbers)
     # the numbers are ints, and so is the value they are compared with: v <= e is v < e + 1
-    return {"<": f"bisect_left({ints}, {e})",
-            "<=": f"bisect_left({ints}, {e} + 1)",
-            ">": f"{n} - bisect_left({ints}, {e} + 1)",
-            ">=": f"{n} - bisect_left({ints}, {e})"}[op]
+    return {"<": f"_bisect_left({ints}, {e})",
+            "<=": f"_bisect_left({ints}, {e} + 1)",
+            ">": f"{n} - _bisect_left({ints}, {e} + 1)",
+            ">=": f"{n} - _bisect_left({ints}, {e})"}[op]
 
 
 def _conditional(node: ir.Expr, names: pyprint.Names) -> bool:

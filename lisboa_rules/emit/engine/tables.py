@@ -24,7 +24,7 @@ class Record:
 
     def code(self) -> str:
         lines = [
-            "@dataclass(frozen=True)",
+            "@_dataclass(frozen=True)",
             f"class {self.name}:",
             f'    """{py_docstring(self.doc)}"""',
             "",

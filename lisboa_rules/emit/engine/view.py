@@ -1094,7 +1094,7 @@ def build_view(
         moved = _moved_spans(m, parent)
         where = {k: _where(fns, m, k, moved) for k, _ in changed}
         name = f"_RS{i}"
-        view.rulesets.append((name, _call_with_sources("replace", changed, where,
+        view.rulesets.append((name, _call_with_sources("_replace", changed, where,
                                                        (parent_name,))))
         view.keys.append((literal_key(m.variants), name))
         emitted.append((name, m, fields))
