@@ -219,10 +219,10 @@ def _type_words(node: dict[str, Any]) -> str:
         return f"`{json.dumps(node['const'], ensure_ascii=False)}`"
     if "enum" in node:
         return "one of " + ", ".join(f"`{json.dumps(v, ensure_ascii=False)}`" for v in node["enum"])
-    for key in ("oneOf", "anyOf"):
-        if key in node:
-            return " or ".join(_type_words(x) for x in node[key])
     t = node.get("type")
+    for key in ("oneOf", "anyOf"):
+        if key in node and t is None:
+            return " or ".join(_type_words(x) for x in node[key])
     if isinstance(t, list):
         return " or ".join(str(x) for x in t)
     if t == "array" and isinstance(node.get("items"), dict):
