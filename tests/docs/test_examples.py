@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ DOCS = ROOT / "docs"
 PAGES = sorted([*DOCS.glob("tutorials/*.md"), *DOCS.glob("how-to/*.md")])
 # pages that show no command a test can run here (the test suite cannot run itself)
 NOTHING_TO_RUN = {"how-to/run-the-tests.md"}
+TIMEOUT = 1800  # seconds of one command: a first mypyc compile on a busy machine takes minutes
 
 FENCE = re.compile(
     r"(?P<marks>(?:^<!-- (?:run|output)(?::[^>]*)? -->\n)*)"
@@ -159,6 +161,28 @@ def environment(repo: Path, bin_dir: Path) -> dict[str, str]:
     return env
 
 
+def shell(command: str, cwd: Path, env: dict[str, str]) -> tuple[int, str]:
+    """Run a command of a page: its exit code and what it printed (stdout, then stderr). It
+    runs in a session of its own, so a command that runs too long is ended with every process
+    it started (a compiler's children included)."""
+    p = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = p.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise AssertionError(f"$ {command}: still running after {TIMEOUT} s") from None
+    return p.returncode, out + err
+
+
 def run_page(page: Path, tmp_path: Path) -> int:
     """Replay the page's marked blocks; the number of blocks run."""
     repo = copy_of_the_repository(tmp_path / "repo")
@@ -179,16 +203,8 @@ def run_page(page: Path, tmp_path: Path) -> int:
                 target.write_text(block.body, encoding="utf-8")
             elif block.lang == "console":
                 for command, shown in commands(block.body):
-                    ran = subprocess.run(
-                        ["bash", "-c", command],
-                        cwd=repo,
-                        env=env,
-                        capture_output=True,
-                        text=True,
-                        timeout=600,
-                    )
-                    out = ran.stdout + ran.stderr
-                    assert ran.returncode == block.exit, f"{at}: $ {command}\n{out}"
+                    code, out = shell(command, repo, env)
+                    assert code == block.exit, f"{at}: $ {command}\n{out}"
                     problem = matches(shown, out)
                     assert problem is None, f"{at}: $ {command}\n{problem}"
             elif block.lang == "python":
