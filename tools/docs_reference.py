@@ -22,6 +22,7 @@ that every schema key, step kind, function and code is on them.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -60,7 +61,7 @@ def _prose(text: str) -> str:
     """A docstring or an explanation as Markdown: paragraphs as prose, indented lines (the
     `bad:` / `fix:` examples) as a fenced block."""
     out: list[str] = []
-    for para in textwrap.dedent(text).strip().split("\n\n"):
+    for para in inspect.cleandoc(text).split("\n\n"):
         lines = para.split("\n")
         if all(line.startswith("    ") or not line.strip() for line in lines):
             out.append("```text\n" + textwrap.dedent(para) + "\n```")
@@ -110,11 +111,22 @@ def steps_page() -> str:
             f"{_md(' '.join(first.split()))} |"
         )
     lines.append("")
+    step = _schemas()["common.schema.json"]["$defs"]["step"]["properties"]
     for cls in tree.STEP_CLASSES:
         lines += [f"## `{cls.KIND}` {{#{cls.KIND.replace('_', '-')}}}", ""]
         lines.append(_prose(cls.__doc__ or ""))
         allowed = [cls.KIND, *tree.COMMON, *cls.KEYS]
         lines += ["Keys: " + ", ".join(f"`{k}`" for k in allowed) + ".", ""]
+        node = step.get(cls.KIND, {})
+        rows = [(cls.KIND, _type_words(node), True, node.get("description", ""))]
+        rows += list(_children(node, cls.KIND, 0))
+        rows += [
+            (k, _type_words(step[k]), False, step[k].get("description", ""))
+            for k in cls.KEYS
+            if k in step
+        ]
+        # the shared definitions are on the keys page
+        lines += [x.replace("](#def-", "](keys.md#def-") for x in _table(iter(rows))]
     lines += [
         "A step is checked where it is written: a step with no effect key or two is "
         "`step-shape`, a key its kind does not take `step-unknown-key` (see "
