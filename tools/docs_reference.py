@@ -8,6 +8,8 @@ The pages are made from what the compiler itself reads, so they cannot drift fro
   (their effect key, the keys each takes, their docstrings);
 - `reference/expressions.md`: the formula language (`lang/expr.py`), the effect language
   (`lang/typed.py`) and the bounds of ranges (`lang/vocab.py`): their functions and operators;
+- `reference/names.md`: the fields of the state, the kinds of ids and the vocabulary's names,
+  from the base game's model as the compiler reads it;
 - `reference/keys.md`: every key of every rules file, from the JSON schemas
   (`lisboa_rules/front/schema/*.json`), with its type, whether it is required and its words;
 - `reference/codes.md`: every diagnostic code of `lisboa_rules/core/codes.py`, with its
@@ -90,7 +92,11 @@ def steps_page() -> str:
         "What the game *does* is written as steps: the setup, the actions, the moves of the",
         "flow, the effects, the Noble actions, the end of a turn and of a period. A step is a",
         "mapping with exactly one **effect key** (its kind), the keys that kind takes, and",
-        "the keys every step may have:",
+        "the keys every step may have. What a step reads and writes is in",
+        "[Names of the state](names.md), what its values may say in",
+        "[Expressions](expressions.md).",
+        "",
+        "The keys every step may have:",
         "",
         "| key | what it is |",
         "| --- | --- |",
@@ -409,6 +415,94 @@ def codes_page() -> str:
     return "\n".join(lines)
 
 
+# --- the names of the state and the vocabulary ----------------------------------------------
+
+
+def _base_model() -> Any:
+    from lisboa_rules import pipeline
+
+    result = pipeline.check_rules(ROOT / "rules")
+    if result.compiled is None:
+        errors = [str(d) for d in result.diagnostics if d.is_error][:5]
+        raise RuntimeError("the rules in rules/ do not compile: " + "; ".join(errors))
+    return result.compiled.base.model
+
+
+def names_page() -> str:
+    """The fields of rules/state.yaml and the names of rules/vocabulary.yaml, as the compiler
+    reads them from the base game (a house rule may add more)."""
+    model = _base_model()
+    state = model.state
+    lines = [
+        GENERATED_NOTE,
+        "# Names of the state",
+        "",
+        "What a step or a formula can read and write, in the base game, as the compiler reads",
+        "it from `rules/state.yaml` and `rules/vocabulary.yaml` (a house rule may add fields",
+        "and names; this page is made from the rules, so it follows them). In a step, a",
+        "player's field is read bare for the acting player (`reis`, `hand`) or through a",
+        "player (`q.reis`, `player.hand`), a field of the game as `game.NAME`; the rules' own",
+        "data as `rules.FILE.KEY` (`rules.game.rubble.cubes_per_set`).",
+        "",
+    ]
+
+    def bounds(f: Any) -> str:
+        parts = []
+        if f.min is not None or f.max is not None:
+            lo = "" if f.min is None else str(f.min)
+            hi = "" if f.max is None else str(f.max)
+            parts.append(f"{lo}..{hi}")
+        if f.max_items is not None:
+            parts.append(f"at most {f.max_items} items")
+        return ", ".join(parts)
+
+    for scope, fields in (("player", state.player), ("game", state.game)):
+        title = "A player's fields" if scope == "player" else "The game's fields"
+        lines += [
+            f"## {title}",
+            "",
+            "| field | type | bounds | who sees it | what it is |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        prefix = "" if scope == "player" else "game."
+        for f in fields:
+            lines.append(
+                f"| `{prefix}{f.id}` | `{_md(str(f.type))}` | {_md(bounds(f))} | "
+                f"{f.see} | {_md(f.text)} |"
+            )
+        lines.append("")
+    lines += [
+        "## Kinds of ids",
+        "",
+        "A field of a kind holds its ids; `KIND(text)` reads a text "
+        "as an id of the kind (`noble(card.type)`).",
+        "",
+        "| kind | ids | what it is |",
+        "| --- | --- | --- |",
+    ]
+    for k in state.kinds:
+        if k.values is None:
+            ids = "any text"
+        else:
+            shown = ", ".join(f"`{v}`" for v in k.values[:8])
+            ids = shown + (f", ... ({len(k.values)} in all)" if len(k.values) > 8 else "")
+        lines.append(f"| `{k.id}` | {_md(ids) if k.values is None else ids} | {_md(k.text)} |")
+    lines += [
+        "",
+        "## Names formulas read",
+        "",
+        "The names of `rules/vocabulary.yaml`: costs, triggers, scores and tie-breakers",
+        "read them (`per`: a name read for each item of a kind, as `name.item`).",
+        "",
+        "| name | of | per | words |",
+        "| --- | --- | --- | --- |",
+    ]
+    for v in model.vocabulary:
+        lines.append(f"| `{v.name}` | {v.scope} | {v.per or ''} | {_md(v.words)} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
 # --- the command line -----------------------------------------------------------------------
 
 
@@ -458,6 +552,7 @@ def pages() -> dict[str, str]:
     return {
         "reference/steps.md": steps_page(),
         "reference/expressions.md": expressions_page(),
+        "reference/names.md": names_page(),
         "reference/keys.md": keys_page(),
         "reference/codes.md": codes_page(),
         "reference/cli.md": cli_page(),

@@ -121,6 +121,19 @@ def test_every_function_is_on_the_expressions_page() -> None:
     assert missing_functions(PAGES["reference/expressions.md"]) == set()
 
 
+def missing_names(page: str) -> set[str]:
+    model = docs_reference._base_model()
+    wanted = {f"`{f.id}`" for f in model.state.player}
+    wanted |= {f"`game.{f.id}`" for f in model.state.game}
+    wanted |= {f"`{k.id}`" for k in model.state.kinds}
+    wanted |= {f"`{v.name}`" for v in model.vocabulary}
+    return {w for w in wanted if f"| {w} |" not in page}
+
+
+def test_every_field_kind_and_name_of_the_rules_is_on_the_names_page() -> None:
+    assert missing_names(PAGES["reference/names.md"]) == set()
+
+
 def test_every_command_and_option_is_on_the_cli_page() -> None:
     assert missing_options(PAGES["reference/cli.md"]) == set()
 
@@ -133,6 +146,7 @@ def test_every_command_and_option_is_on_the_cli_page() -> None:
         ("reference/codes.md", missing_codes, "### `duplicate-key` "),
         ("reference/expressions.md", missing_functions, "`reversed`"),
         ("reference/cli.md", missing_options, "--max-builds"),
+        ("reference/names.md", missing_names, "| `reis` |"),
     ],
 )
 def test_a_page_without_an_entry_fails_its_check(page: str, check: object, entry: str) -> None:
