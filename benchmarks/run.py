@@ -2046,6 +2046,8 @@ def table(rows: Sequence[Row]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# the page of the docs whose Performance table `--readme` writes (it was README.md's section)
+PERFORMANCE_PAGE = ROOT / "docs" / "explanation" / "performance.md"
 README_BEGIN = "<!-- the table below is `python3 benchmarks/run.py --readme`: do not edit it -->"
 README_END = "<!-- end of the table of benchmarks/results.json -->"
 
@@ -2056,7 +2058,7 @@ def _md(text: str) -> str:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    """The Markdown table of a results.json: the README's Performance table is this text."""
+    """The Markdown table of a results.json: the docs' Performance table is this text."""
     m = result["machine"]
     loads = [x[0] if x else "?" for x in (m.get("load_average_start"), m.get("load_average_end"))]
     lines = [
@@ -2122,7 +2124,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--readme",
         action="store_true",
-        help="run nothing: write the table of the --out file into README.md's Performance section",
+        help="run nothing: write the table of the --out file into the docs' Performance page "
+        "(docs/explanation/performance.md)",
     )
     p.add_argument(
         "--sections",
@@ -2149,8 +2152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.readme:
         result = json.loads(args.out.read_text(encoding="utf-8"))
-        changed = update_readme(ROOT / "README.md", result)
-        print(f"README.md: {'updated' if changed else 'already'} the table of {args.out}")
+        changed = update_readme(PERFORMANCE_PAGE, result)
+        print(f"{PERFORMANCE_PAGE.relative_to(ROOT)}: {'updated' if changed else 'already'} "
+              f"the table of {args.out}")
         return 0
     mode = MODES["tiny" if args.tiny else "quick" if args.quick else "full"]
     sections = [s.strip() for s in args.sections.split(",") if s.strip()]

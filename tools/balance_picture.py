@@ -1,9 +1,9 @@
-"""Remake docs/balance-report.png, the picture of a balance report the README shows.
+"""Remake docs/balance-report.png, the picture of a balance report the docs show.
 
     python3 tools/balance_picture.py [--keep-html FILE]
 
-It runs COMMAND (the command the README prints under the picture) from the repository root,
-writing the HTML report to a temporary folder, takes a screenshot of the top of the page with
+It runs COMMAND (what docs/reference/balance.md prints under the picture) from the repository
+root, writing the HTML report to a temporary folder, takes a screenshot of the top of the page with
 Chromium headless (`apt-get install chromium`) and saves it with a small palette (Pillow) as
 docs/balance-report.png. The games are seeded, so the numbers are the same on every machine;
 the pixels may differ a little with Chromium's version and fonts.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "docs" / "balance-report.png"
-# What the README shows under the picture (tests/sim/test_balance_cli.py checks they agree).
+# Under the picture in docs/reference/balance.md (tests/sim/test_balance_cli.py checks it).
 COMMAND = (
     "lisboa-rules balance --games 200 --players 3 --seed 1 --agents greedy "
     "--compare examples/house-rules/rubble-bounty.yaml --jobs 2 --format html "

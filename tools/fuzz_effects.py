@@ -5,7 +5,7 @@ in the effect language as a designer writes them, built and played.
 writes new *meaning* instead: each case is one house rule (a `kind: variant` file given with
 `--house`, folded in with `--variant`) that adds a new action, a new step at the end of a turn
 (through a new procedure), a new step of the end of a period or a new setup step, built from the
-step kinds and expression functions the README documents (set, gain, move, let, require, choose,
+step kinds and expression functions the docs document (set, gain, move, let, require, choose,
 repeat, for_each, if, do, apply, new, shuffle, drop; `//`, `%`, first, max, min, indexes,
 ranges, comprehensions, noble('id'), literals at and past declared bounds and 64 bits, a name
 bound again with another type, ids that differ only by `-` and `_`, setup steps that read the

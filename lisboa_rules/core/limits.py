@@ -1,6 +1,7 @@
 """The limits of cost the compiler holds every rule set to (issue 33, "bounded cost"): the one
-place they are written. The rules data names none of them; README.md ("Bounded cost") states
-them with the base game's own figures, which fit with a wide margin.
+place they are written. The rules data names none of them; the docs' "Bounded cost"
+(docs/explanation/rules-data.md) states them with the base game's own figures, which fit with
+a wide margin.
 
 - `MAX_MOVES`: the moves of one decision, a `choose` step's bound (one item of n: n; a set of
   lo..hi of n: the sum of C(n, i)). The base game's largest is 300 (Take a Decree: 1 or 2 of

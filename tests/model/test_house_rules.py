@@ -298,15 +298,15 @@ def test_pdf_with_a_folded_variant(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert main([*args[:5], "--variant", "no-such"]) == 1
 
 
-# --- the README's house-rule example ---------------------------------------------------------
+# --- the docs' house-rule example ---------------------------------------------------------
 
 
 def readme_house_rule() -> tuple[str, str]:
-    """(variant id, file text) of the YAML example under the README's "House rules" heading."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## House rules and variants", 1)[1]
-    block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
-    assert block is not None, "the README's house-rule section has no yaml example"
+    """(variant id, file text) of the first YAML example of the docs' page on variants and
+    house rules (docs/reference/variants.md)."""
+    page = (ROOT / "docs" / "reference" / "variants.md").read_text(encoding="utf-8")
+    block = re.search(r"```yaml\n(.*?)```", page, re.DOTALL)
+    assert block is not None, "the docs' page on house rules has no yaml example"
     text = block.group(1)
     found = re.search(r"^id: (\S+)$", text, re.MULTILINE)
     assert found is not None
@@ -323,7 +323,7 @@ def test_readme_house_rule_has_its_modeline() -> None:
 @pytest.mark.parametrize("fold", [True, False])
 def test_readme_house_rule_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                   capsys: pytest.CaptureFixture[str], fold: bool) -> None:
-    """The README's example, saved beside the rules (`--house`), builds clean, folded or as an
+    """The docs' example, saved beside the rules (`--house`), builds clean, folded or as an
     option."""
     vid, text = readme_house_rule()
     (tmp_path / f"{vid}.yaml").write_text(text, encoding="utf-8")

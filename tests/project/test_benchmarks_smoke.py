@@ -193,12 +193,14 @@ def test_scaler_keeps_numbers_unique_and_piles_balanced() -> None:
 
 
 def test_readme_performance_table_is_the_committed_results() -> None:
-    """The README's Performance table is the output of benchmarks/run.py (issue 17): the
-    committed results.json rendered by `run.py --readme`, not numbers typed by hand."""
+    """The docs' Performance table (docs/explanation/performance.md) is the output of
+    benchmarks/run.py (issue 17): the committed results.json rendered by `run.py --readme`,
+    not numbers typed by hand."""
     bench = _load("run")
     result = json.loads((BENCH / "results.json").read_text(encoding="utf-8"))
-    table = bench.readme_table(ROOT / "README.md")
-    assert table, "README.md lacks the benchmark table's markers"
+    assert bench.PERFORMANCE_PAGE == ROOT / "docs" / "explanation" / "performance.md"
+    table = bench.readme_table(bench.PERFORMANCE_PAGE)
+    assert table, "docs/explanation/performance.md lacks the benchmark table's markers"
     assert table == bench.markdown(result)
     # every row of the results is a row of the table, with its ratio and its verdict
     for row in result["rows"]:

@@ -459,14 +459,14 @@ def test_a_house_rule_with_the_id_of_a_variant_of_the_rules(
     assert re.search(rf"^{re.escape(str(path))}:2:5: error\[duplicate-id\]", err, re.MULTILINE), err
 
 
-def test_the_readme_shows_the_picture_and_its_command() -> None:
-    """The README's balance section shows docs/balance-report.png with the command
+def test_the_docs_show_the_picture_and_its_command() -> None:
+    """The docs' page on the balance report shows docs/balance-report.png with the command
     tools/balance_picture.py runs to make it."""
     sys.path.insert(0, str(ROOT / "tools"))
     import balance_picture
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "](docs/balance-report.png)" in readme
+    readme = (ROOT / "docs" / "reference" / "balance.md").read_text(encoding="utf-8")
+    assert "](../balance-report.png)" in readme
     assert balance_picture.COMMAND in " ".join(readme.replace("\\\n", " ").split())
     picture = ROOT / "docs" / "balance-report.png"
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -733,7 +733,7 @@ def _static_keys(value: Any, parent: str = "", out: list[str] | None = None) -> 
     """The keys of a report in the order they are written, depth first: a dict keyed by names
     or ids (NAMED: rule sets, agents, each row of `versus`, sources, triggers) shows only its
     first entry, a list its first item, and F and D figures (and a seat's D) stand as one
-    value, as the README writes them."""
+    value, as the docs write them."""
     out = [] if out is None else out
     if isinstance(value, list):
         if value:
@@ -752,9 +752,10 @@ def _static_keys(value: Any, parent: str = "", out: list[str] | None = None) -> 
     return out
 
 
-def test_the_readme_documents_the_json_report_as_it_is(capsys: Any, monkeypatch: Any) -> None:
-    """README's '`--format json` is stable' block lists every key, in the order written."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_docs_document_the_json_report_as_it_is(capsys: Any, monkeypatch: Any) -> None:
+    """The '`--format json` is stable' block of docs/reference/balance.md lists every key, in
+    the order written."""
+    text = (ROOT / "docs" / "reference" / "balance.md").read_text(encoding="utf-8")
     start = text.index("`--format json` is stable")
     block = text[text.index("```", start) + 3 : text.index("```", text.index("```", start) + 3)]
     documented = re.findall(r'"([a-z_0-9]+)"\s*:', block)
