@@ -118,6 +118,9 @@ def _spread(count: int, keep: int) -> set[int]:
 DURATIONS = Path(__file__).with_name("durations.json")
 QUICK_SHARE = 0.08
 QUICK_FLOOR = 2.0
+# Files the default run keeps whole (but for their `slow` tests): the docs' examples, which a
+# user replays from the pages, run in CI on every change.
+WHOLE = frozenset({"tests/docs/test_examples.py"})
 
 
 def _recorded() -> dict[str, float]:
@@ -157,6 +160,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 left.setdefault(item.nodeid.split("::")[0], []).append(item)
     recorded = _recorded()
     for path, group in left.items():
+        if path in WHOLE:
+            continue
         took = [recorded.get(item.nodeid, 0.0) for item in group]
         budget = max(QUICK_FLOOR, QUICK_SHARE * sum(took))
         order = sorted(range(len(group)), key=lambda i: took[i])
