@@ -339,6 +339,9 @@ def _no_cascade(diags: list[Diagnostic]) -> list[Diagnostic]:
     return [d for d in diags if not (d.code in _CONSEQUENCES and caused(d))]
 
 
+HOUSE_RULE = "house rule"  # the source printed for a house rule that gives none
+
+
 def _house_sources(node: object) -> None:
     """A house rule's `source:` may be one free text: made a list of it, as a citation's is
     (the file's spans still point at it)."""
@@ -589,7 +592,9 @@ def _variant_info(d: LoadedDoc) -> m.VariantInfo:
         data["title"],
         players,
         data["text"],
-        m.Provenance(tuple(data.get("source", ())), tuple(data.get("assumptions", ()))),
+        # a house rule that says nothing of where it comes from is printed as one
+        m.Provenance(tuple(data.get("source", ())) or ((HOUSE_RULE,) if d.extra else ()),
+                     tuple(data.get("assumptions", ()))),
         callouts,
         span=d.span_for(("id",)),
         amends=amends,

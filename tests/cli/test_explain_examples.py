@@ -35,7 +35,9 @@ PLACES: dict[str, str | tuple[str, ...]] = {
     "schema-pattern": HEAD.replace("id: my-house\n", "") + "{}\n",
     "schema-unknown-key": HEAD.replace("title: My house rule\n", "") + "{}\n",
     "expr-syntax": (
-        HEAD + "changes:\n  court:\n    costs:\n      - id: sponsor-cost\n        {}\n", TRIGGER),
+        HEAD + "changes:\n  court:\n    costs:\n      - id: sponsor-cost\n        {}\n",
+        TRIGGER,
+    ),
     "unknown-name": TRIGGER,
     "unknown-source": TRIGGER,
     "overlay-unknown-item": HEAD + "changes:\n  court:\n    {}\n",
@@ -67,7 +69,7 @@ def test_explain_prints_the_example_and_its_fix(
 
 def _codes(tmp_path: Path, place: str, piece: str) -> list[str]:
     indent = place.split("{}")[0].rsplit("\n", 1)[-1]
-    text = place.replace("{}", textwrap.indent(piece, indent)[len(indent):])
+    text = place.replace("{}", textwrap.indent(piece, indent)[len(indent) :])
     path = tmp_path / "house.yaml"
     path.write_text(text, encoding="utf-8")
     _, diags = pipeline.analyse(RULES, extra=(path,))

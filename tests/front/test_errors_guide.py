@@ -116,6 +116,31 @@ def test_a_house_rule_citing_an_unknown_section_is_told(tmp_path: Path) -> None:
     assert [d.code for d in found] == ["unknown-source"], shown(found)
 
 
+@pytest.mark.parametrize(
+    ("source", "md", "html"),
+    [
+        (
+            '"our table, <b>2026</b>"',
+            "<sub>our table, \\<b\\>2026\\</b\\></sub>",
+            '<p class="prov">our table, &lt;b&gt;2026&lt;/b&gt;</p>',
+        ),
+        (None, "<sub>house rule</sub>", '<p class="prov">house rule</p>'),
+    ],
+)
+def test_the_reference_prints_a_house_rules_source_as_text(
+    tmp_path: Path, source: str | None, md: str, html: str
+) -> None:
+    """Its free text (or "house rule") goes through the encoders as every data string does,
+    and is no link to the Sources table (which lists the rules' citations only)."""
+    path = tmp_path / "house.yaml"
+    path.write_text(HEAD + (f"source: {source}\n" if source else "") + TRIGGER, encoding="utf-8")
+    result = pipeline.compile_rules(RULES, (), extra=(path,))
+    assert result.ok, shown(list(result.diagnostics))
+    assert md in result.files["reference/rules-annotated.md"]
+    assert html in result.files["reference/rules-annotated.html"]
+    assert "#source-our-table" not in result.files["reference/rules-annotated.html"]
+
+
 # --- 2. no message prints a regular expression ----------------------------------------------
 
 
@@ -324,14 +349,17 @@ changes:
 def test_a_slip_in_a_condition_names_what_to_write(
     tmp_path: Path, condition: str, words: str, col: int
 ) -> None:
-    (d,) = errors(tmp_path, HEAD + TRIGGER.replace("condition: wigs >= target",
-                                                   f"condition: {condition}"))
+    (d,) = errors(
+        tmp_path, HEAD + TRIGGER.replace("condition: wigs >= target", f"condition: {condition}")
+    )
     assert d.code == "expr-syntax" and words in d.message, d.message
     assert d.span is not None and (d.span.line, d.span.col) == (14, col + 11)
 
 
 def test_an_equals_sign_in_a_step_suggests_two(tmp_path: Path) -> None:
-    text = HEAD + """\
+    text = (
+        HEAD
+        + """\
 changes:
   flow:
     period_end:
@@ -347,6 +375,7 @@ changes:
                     - gain: {q.wigs: -1}
           text: Every player without réis loses a wig.
 """
+    )
     (d,) = errors(tmp_path, text)
     assert d.code == "expr-syntax" and "write `==`" in d.message, d.message
 
@@ -362,13 +391,16 @@ def test_a_comparison_inside_quotes_is_no_slip() -> None:
 
 
 def test_an_unknown_name_suggests_the_name_it_may_mean(tmp_path: Path) -> None:
-    (d,) = errors(tmp_path, HEAD + TRIGGER.replace("condition: wigs >= target",
-                                                   "condition: money >= target"))
+    (d,) = errors(
+        tmp_path, HEAD + TRIGGER.replace("condition: wigs >= target", "condition: money >= target")
+    )
     assert (d.code, d.suggestion) == ("unknown-name", "reis"), d.full_message
 
 
 def test_a_player_field_named_by_another_word_suggests_it(tmp_path: Path) -> None:
-    text = HEAD + """\
+    text = (
+        HEAD
+        + """\
 changes:
   flow:
     period_end:
@@ -382,6 +414,7 @@ changes:
                 - gain: {q.money: -1}
           text: Every player pays 1 real.
 """
+    )
     (d,) = errors(tmp_path, text)
     assert d.code == "unknown-name" and "a player has no field 'money'" in d.message
     assert d.suggestion == "reis"
@@ -399,8 +432,11 @@ def test_the_other_words_are_rules_data(tmp_path: Path) -> None:
     text = vocab.read_text(encoding="utf-8")
     assert "aka: [money," in text
     vocab.write_text(re.sub(r"aka: \[[^\]]*\], ", "", text), encoding="utf-8")
-    (d,) = errors(tmp_path, HEAD + TRIGGER.replace("condition: wigs >= target",
-                                                   "condition: money >= target"), rules=rules)
+    (d,) = errors(
+        tmp_path,
+        HEAD + TRIGGER.replace("condition: wigs >= target", "condition: money >= target"),
+        rules=rules,
+    )
     assert d.code == "unknown-name" and d.suggestion is None
     vocab.write_text(text.replace("aka: [money,", "aka: [Money,"), encoding="utf-8")
     _, diags = pipeline.analyse(rules)
@@ -413,18 +449,33 @@ def test_the_other_words_are_rules_data(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "at", "words"),
     [
-        ("kind: variant\nid: x\n  title: bad indent\n", (3, 8),
-         "this line is indented further than the key above it"),
+        (
+            "kind: variant\nid: x\n  title: bad indent\n",
+            (3, 8),
+            "this line is indented further than the key above it",
+        ),
         ("kind: variant\nid: x\ntitle:\n\t- tab\n", (4, 1), "a tab character"),
-        ("kind: variant\nid: x\ntitle: \"unclosed\ntext: y\n", (5, 1),
-         "a quoted text opened at line 3 is never closed"),
-        ("kind: variant\nid: x\nid: y\n", (3, 1),
-         "duplicate key 'id' (first defined at line 2): a key is written once"),
-        ("kind: variant\nid: x\nlist: [a, b\ntext: c\n", (4, 5),
-         "a list in brackets opened at line 3 is not closed: end it with ']'"),
-        ("kind: variant\nid: x\nchanges:\n  flow:\n    triggers:\n      - id: a\n"
-         "        period: 2\n     text: b\n", (8, 6),
-         "this line is indented unlike the keys of the mapping that starts at line 5"),
+        (
+            'kind: variant\nid: x\ntitle: "unclosed\ntext: y\n',
+            (5, 1),
+            "a quoted text opened at line 3 is never closed",
+        ),
+        (
+            "kind: variant\nid: x\nid: y\n",
+            (3, 1),
+            "duplicate key 'id' (first defined at line 2): a key is written once",
+        ),
+        (
+            "kind: variant\nid: x\nlist: [a, b\ntext: c\n",
+            (4, 5),
+            "a list in brackets opened at line 3 is not closed: end it with ']'",
+        ),
+        (
+            "kind: variant\nid: x\nchanges:\n  flow:\n    triggers:\n      - id: a\n"
+            "        period: 2\n     text: b\n",
+            (8, 6),
+            "this line is indented unlike the keys of the mapping that starts at line 5",
+        ),
         ("kind: variant\nid: x\ntitle\ntext: y\n", (4, 1), "a line without ':' at line 3"),
         ("kind: variant\nid: x\ntext: a: b\n", (3, 8), "quote a text that holds ': '"),
     ],
@@ -436,39 +487,54 @@ def test_a_yaml_mistake_is_located_and_said_in_words(
     assert d.code in ("yaml-syntax", "duplicate-key")
     assert d.span is not None and (d.span.line, d.span.col) == at
     assert words in d.message, d.message
-    for raw in ("mapping values are not allowed", "could not find expected", "did not find",
-                "end of stream", "cannot start any token"):
+    for raw in (
+        "mapping values are not allowed",
+        "could not find expected",
+        "did not find",
+        "end of stream",
+        "cannot start any token",
+    ):
         assert raw not in d.message, d.message
 
 
 # --- 8. text-stale in plain words; 9. one mistake, one error ----------------------------------
 
 
-SCORING = HEAD + """\
+SCORING = (
+    HEAD
+    + """\
 changes:
   scoring:
     sources:
       - id: score.rubble
         formula: {formula}
 """
+)
 
 
 def test_text_stale_names_the_texts_quotes_them_and_says_what_to_change(tmp_path: Path) -> None:
     found = errors(tmp_path, SCORING.replace("{formula}", "wigs_per_set * rubble_sets + 1"))
     (d,) = found
     assert d.code == "text-stale"
-    assert "changes `formula:` of 'score.rubble' (now `wigs_per_set * rubble_sets + 1`)" \
-        in d.message
-    assert "its `short:` still reads \"{params.wigs_per_set} each\"" in d.message
-    assert "its `text:` still reads \"Each completed rubble set scores " \
-        "{params.wigs_per_set|score}.\"" in d.message
-    assert "give `short:` and `text:` anew under `id: score.rubble` in the same variant" \
-        in d.message or "give `text:` and `short:` anew" in d.message
+    assert (
+        "changes `formula:` of 'score.rubble' (now `wigs_per_set * rubble_sets + 1`)" in d.message
+    )
+    assert 'its `short:` still reads "{params.wigs_per_set} each"' in d.message
+    assert (
+        'its `text:` still reads "Each completed rubble set scores '
+        '{params.wigs_per_set|score}."' in d.message
+    )
+    assert (
+        "give `short:` and `text:` anew under `id: score.rubble` in the same variant" in d.message
+        or "give `text:` and `short:` anew" in d.message
+    )
     # the old advice, false for a text that prints through a placeholder already
     assert "print the value through a placeholder" not in d.message
     assert " short still reads" not in d.message  # a key as written, not jargon
-    assert {r.message for r in d.related} == {"the `short:` of 'score.rubble'",
-                                             "the `text:` of 'score.rubble'"}
+    assert {r.message for r in d.related} == {
+        "the `short:` of 'score.rubble'",
+        "the `text:` of 'score.rubble'",
+    }
 
 
 def test_text_stale_names_a_param_the_new_formula_no_longer_reads(tmp_path: Path) -> None:
@@ -483,8 +549,10 @@ def test_a_formula_that_does_not_parse_gives_one_error(tmp_path: Path) -> None:
 
 
 def test_a_refused_key_gives_one_error_not_stale_texts(tmp_path: Path) -> None:
-    text = HEAD + "changes:\n  court:\n    actions:\n      - id: visit\n" \
-                  "        params: {$add: {x: 1}}\n"
+    text = (
+        HEAD + "changes:\n  court:\n    actions:\n      - id: visit\n"
+        "        params: {$add: {x: 1}}\n"
+    )
     found = errors(tmp_path, text)
     assert [d.code for d in found] == ["schema-unknown-key"], shown(found)
 
@@ -492,6 +560,8 @@ def test_a_refused_key_gives_one_error_not_stale_texts(tmp_path: Path) -> None:
 def test_a_stale_text_of_a_change_that_is_fine_is_still_told(tmp_path: Path) -> None:
     """The cascade rule keeps a text-stale of its own: another error elsewhere does not hide
     it."""
-    text = SCORING.replace("{formula}", "4 * rubble_sets") + \
-        "      - {id: score.favors, params: {wigs_per_favor: two}}\n"
+    text = (
+        SCORING.replace("{formula}", "4 * rubble_sets")
+        + "      - {id: score.favors, params: {wigs_per_favor: two}}\n"
+    )
     assert sorted(d.code for d in errors(tmp_path, text)) == ["schema-type", "text-stale"]
