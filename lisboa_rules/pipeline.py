@@ -52,7 +52,7 @@ from lisboa_rules.core.diagnostics import (
     suggest,
 )
 from lisboa_rules.core.memory import cyclic_gc_paused
-from lisboa_rules.core.source import Span
+from lisboa_rules.core.source import PathTuple, Span
 from lisboa_rules.emit import ENGINE, emit_all, emit_engine
 from lisboa_rules.emit.engine.procs import Lowered, lower
 from lisboa_rules.front.loader import LoadedDoc, load_dir
@@ -216,7 +216,7 @@ def _analyse(
     built, found = check_steps_all(built)  # check: the steps
     diags = _unread_not_stale([*diags, *found])
     compiled, found = check_all(built, sources)  # check: the rule sets
-    diags = _dedupe([*diags, *found])
+    diags = _no_cascade(_dedupe([*diags, *found]))
     if compiled is None or any(x.is_error for x in diags):
         return None, diags
     return compiled, diags
@@ -239,6 +239,8 @@ def validate_all(loaded: list[LoadedDoc], rules_dir: Path, fold: Sequence[str],
                                 d.span_for(("kind",)))]
         diags.extend(found)
         if not any(x.is_error for x in found):
+            if d.extra:
+                _house_sources(d.data)
             good.append(d)
         elif isinstance(d.data, dict) and d.data.get("kind") == VARIANT_KIND:
             refused.add(str(d.data.get("id")))
@@ -316,6 +318,44 @@ def validate_all(loaded: list[LoadedDoc], rules_dir: Path, fold: Sequence[str],
     return Sources(base, variants, tuple(fold), texts, digests, names, infos), diags
 
 
+# What follows from another error where it stands: a text that "no longer matches" a change
+# the rules refuse (a formula that does not parse, a key the place does not take).
+_CONSEQUENCES = ("text-stale",)
+
+
+def _no_cascade(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """One mistake, one error: a diagnostic that follows from an error of another code on
+    the lines of the same change is not reported (the cause is, at its own position)."""
+    causes = [d.span for d in diags if d.is_error and d.span is not None
+              and d.code not in _CONSEQUENCES]
+    if not causes:
+        return diags
+
+    def caused(d: Diagnostic) -> bool:
+        s = d.span
+        return s is not None and any(
+            c.file == s.file and s.line <= c.line <= max(s.line, s.end_line) for c in causes)
+
+    return [d for d in diags if not (d.code in _CONSEQUENCES and caused(d))]
+
+
+HOUSE_RULE = "house rule"  # the source printed for a house rule that gives none
+
+
+def _house_sources(node: object) -> None:
+    """A house rule's `source:` may be one free text: made a list of it, as a citation's is
+    (the file's spans still point at it)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "source" and isinstance(value, str):
+                node[key] = [value]
+            else:
+                _house_sources(value)
+    elif isinstance(node, list):
+        for value in node:
+            _house_sources(value)
+
+
 def merge_all(sources: Sources) -> tuple[list[Merged], list[Diagnostic]]:
     """The merge pass: the base rules with the folded variants (key `()`), then each
     combination of the other variants laid over them; a rule set whose merge the overlay
@@ -331,7 +371,7 @@ def merge_all(sources: Sources) -> tuple[list[Merged], list[Diagnostic]]:
         folded_docs, folded_changes = sources.base, []
     valid: set[tuple[str, str]] = set()  # merged documents already validated without errors
     out: list[Merged] = []
-    found = _revalidate(folded_docs, folded_changes, valid)
+    found = _revalidate(folded_docs, folded_changes, valid, sources)
     diags.extend(found)
     if not has_errors(found):
         out.append(Merged((), folded_docs, folded_changes))
@@ -344,7 +384,7 @@ def merge_all(sources: Sources) -> tuple[list[Merged], list[Diagnostic]]:
             diags.extend(found)
             if _refused(found):
                 continue  # as above: the refused change's consequences are not more errors
-            found = _revalidate(docs, changes, valid)
+            found = _revalidate(docs, changes, valid, sources)
             diags.extend(found)
             if not has_errors(found):
                 out.append(Merged(combo, docs, changes))
@@ -504,8 +544,21 @@ def _to_doc(d: LoadedDoc) -> Doc:
     return Doc(str(d.data["kind"]), d.data, dict(d.spans), dict(d.key_spans), (d.display,))
 
 
-def _as_loaded(doc: Doc) -> LoadedDoc:
-    return LoadedDoc(Path(doc.files[0]), doc.files[0], "", doc.data, doc.spans, doc.key_spans)
+def _as_loaded(doc: Doc, sources: Sources | None = None) -> LoadedDoc:
+    """A merged document as validate reads it: with the files its values come from (so that
+    a diagnostic names a value by its path in the file the user wrote) and the house rules
+    among them."""
+    if sources is None:
+        return LoadedDoc(Path(doc.files[0]), doc.files[0], "", doc.data, doc.spans,
+                         doc.key_spans)
+    origins: dict[str, Mapping[PathTuple, Span]] = {}
+    for base in sources.base.values():
+        origins[base.files[0]] = base.spans
+    for v in sources.variants.values():
+        origins[v.display] = v.spans
+    house = frozenset(v.display for v in sources.variants.values() if v.extra)
+    return LoadedDoc(Path(doc.files[0]), doc.files[0], "", doc.data, doc.spans, doc.key_spans,
+                     origins={f: origins[f] for f in doc.files if f in origins}, house=house)
 
 
 def _variant_info(d: LoadedDoc) -> m.VariantInfo:
@@ -539,7 +592,9 @@ def _variant_info(d: LoadedDoc) -> m.VariantInfo:
         data["title"],
         players,
         data["text"],
-        m.Provenance(tuple(data.get("source", ())), tuple(data.get("assumptions", ()))),
+        # a house rule that says nothing of where it comes from is printed as one
+        m.Provenance(tuple(data.get("source", ())) or ((HOUSE_RULE,) if d.extra else ()),
+                     tuple(data.get("assumptions", ()))),
         callouts,
         span=d.span_for(("id",)),
         amends=amends,
@@ -595,8 +650,8 @@ def _merge(
     return docs, changes, diags
 
 
-def _revalidate(docs: dict[str, Doc], changes: list[Change], valid: set[tuple[str, str]]
-                ) -> list[Diagnostic]:
+def _revalidate(docs: dict[str, Doc], changes: list[Change], valid: set[tuple[str, str]],
+                sources: Sources | None = None) -> list[Diagnostic]:
     """Every kind an overlay touched is validated again (even a change that logs nothing,
     such as appending a null item), except a merged document equal to one that already
     passed in another combination (a kind only one of the variants changes)."""
@@ -606,7 +661,9 @@ def _revalidate(docs: dict[str, Doc], changes: list[Change], valid: set[tuple[st
         seen = (kind, json.dumps(docs[kind].data, sort_keys=True, default=repr))
         if seen in valid:
             continue
-        found = _validated(_as_loaded(docs[kind]), reuse.current(), seen[1])
+        loaded = _as_loaded(docs[kind], sources)
+        # a house rule's values may omit `source:` (or give free text): the reuse key says so
+        found = _validated(loaded, reuse.current(), seen[1] + repr(sorted(loaded.house)))
         diags.extend(found)
         if not found:
             valid.add(seen)
@@ -619,7 +676,8 @@ def _validated(d: LoadedDoc, store: reuse.Store | None, data: str | None = None
     the merged document as JSON, for one made by the merge) passed its schema."""
     if store is None or (data is None and not d.digest):
         return validate(d)
-    k = reuse.key("valid", d.digest if data is None else reuse.text_digest(data))
+    # a house rule (`extra`) is held to its own schema: its `source:` is optional free text
+    k = reuse.key("valid", d.digest if data is None else reuse.text_digest(data), d.extra)
     if store.get("valid", k) is True:
         return []
     found = validate(d)

@@ -25,6 +25,25 @@ class ErrorCode:
     severity: Severity
     explanation: str
 
+    @property
+    def examples(self) -> tuple[tuple[str, str], ...]:
+        """The explanation's wrong examples with their fixes: each `bad:` block and the `fix:`
+        block after it (their continuation lines joined, as written)."""
+        blocks: list[tuple[str, list[str]]] = []
+        for line in self.explanation.splitlines():
+            head = line.strip().split(":", 1)[0]
+            if line.startswith("    ") and head in ("bad", "fix", "new") and ":" in line:
+                blocks.append((head, [line.split(":", 1)[1].strip()]))
+            elif blocks and line.startswith("    ") and line.strip():
+                blocks[-1][1].append(line.strip())
+            elif line.strip():
+                blocks.append(("", []))
+        out: list[tuple[str, str]] = []
+        for (head, lines), nxt in zip(blocks, [*blocks[1:], ("", [])], strict=True):
+            if head == "bad" and nxt[0] == "fix":
+                out.append(("\n".join(lines), "\n".join(nxt[1])))
+        return tuple(out)
+
 
 CODES: dict[str, ErrorCode] = {}
 
@@ -54,7 +73,9 @@ _code(
     """
 The YAML parser could not read the file. The position points at the first character it could
 not make sense of; a note may point at the construct it was reading (for example an unclosed
-flow list).
+flow list). The message says in words what is wrong and how to fix it: a tab (indent with
+spaces), a line indented unlike its siblings, a quote or bracket never closed, a second ': '
+in an unquoted text.
 
     bad:   actions: [build, trade
     fix:   actions: [build, trade]
@@ -237,10 +258,11 @@ _code(
     "a key is not allowed here",
     """
 Every object in the rules format has a fixed set of keys, so a typo is an error instead of a
-silently ignored setting. The message suggests the closest allowed key when there is one.
+silently ignored setting. The message lists the keys allowed at that place and suggests the
+closest one when there is one.
 
-    bad:   efects: [...]
-    fix:   effects: [...]
+    bad:   titel: The Crown's tax
+    fix:   title: The Crown's tax
 """,
 )
 _code(
@@ -284,8 +306,8 @@ _code(
     "schema",
     "a text value does not have the required form",
     """
-Some values (ids, colours, expressions' names) must match a pattern, for example lower-case
-words joined by '-' or '_'. The message shows the pattern.
+Some values (ids, colours, expressions' names) have a fixed form, for example lower-case
+words joined by '-' or '_'. The message says in words what is expected there, with an example.
 
     bad:   id: Royal Court
     fix:   id: royal-court
@@ -406,8 +428,9 @@ Formulas may only use the names listed in rules/vocabulary.yaml (which the engin
 provide), their own params, and max/min. The expressions of steps use the fields of
 rules/state.yaml, the measures of rules/effects.yaml, the procedure's params and the names its
 earlier steps bind (let, choose, for_each). The position points at the name inside the
-expression; the message suggests the closest known name. A vocabulary entry naming a value the
-engine does not provide gets the same code.
+expression; the message suggests the known name it may mean: one whose `aka:` in
+rules/vocabulary.yaml lists the word (`money` -> `reis`), else the closest in spelling. A
+vocabulary entry naming a value the engine does not provide gets the same code.
 
     bad:   condition: rubble_set >= sets
     fix:   condition: rubble_sets >= sets
@@ -420,10 +443,13 @@ _code(
     """
 The text of a condition or formula is not a valid expression of the rules language (whole
 numbers, names, + - * //, comparisons, and/or/not, max/min). The position points into the
-expression where parsing stopped.
+expression where parsing stopped. A slip from other notations is named with what to write:
+`=` for `==`, `&&` for `and`, `||` for `or`, `!` for `not`, `<>` for `!=`.
 
     bad:   formula: "2 * (treasury_value + 1"
     fix:   formula: "2 * (treasury_value + 1)"
+    bad:   condition: game.period = 1
+    fix:   condition: game.period == 1
 """,
 )
 _code(
@@ -509,9 +535,11 @@ _code(
     "model",
     "a source names something the model does not provide",
     """
-Every rule and value says where it comes from in a `source` list, whose entries must be ids
-listed under `sources` in rules/provenance.yaml (a seed section, a rulebook fact). The message
-suggests the closest listed source.
+Every rule and value of rules/ says where it comes from in a `source` list, whose entries
+must be ids listed under `sources` in rules/provenance.yaml (a seed section, a rulebook fact).
+The message suggests the closest listed source. A house rule (a file given with --house) may
+omit `source:` or say where its idea comes from in free text (`source: our table, 2026`); a
+citation it gives (`seed:...`, `facts:...`) is still checked.
 
     bad:   source: [facts:§99]
     fix:   source: [facts:§9]
@@ -999,7 +1027,8 @@ _code(
 Every key a variant changes must exist in the base rules it is laid over, so that a misspelt
 key (`set` for `sets`, `per_oficial`) cannot slip in next to the real one, which would keep its
 old value. The message names the key and suggests the closest one. A key that is new on
-purpose is written `key: {$add: VALUE}`; $add on a key the base already has is an error too.
+purpose is written `key: {$add: VALUE}`; $add on a key the base already has is an error too. A
+key the place never takes (an action has no `params:`) is told with the keys it does take.
 
     bad:   - {id: period-end.rubble, params: {set: 3}}
     fix:   - {id: period-end.rubble, params: {sets: 3}}
@@ -1031,7 +1060,11 @@ provenance), and one of the rule's texts (`text`, the player aid's `short`, `ste
 variant (nor addressed by one of its callouts). The reference would print the old rule next to
 the new numbers. The rule of a change is the innermost item with an `id` (or `number`) that
 holds the value; a placeholder `{formula}` (or `{condition}`, ...) prints the formula in words
-with its params, `{params.x}` prints x.
+with its params, `{params.x}` prints x. The message names each text by its key (`text:`,
+`short:`), quotes it, and says what to change: a new value printed through a placeholder, or,
+for a new formula, the texts given anew in the same variant (a `{params.x}` the new formula no
+longer reads is named: it would print a number the rule no longer uses). One change gives one
+error, and none when the change itself is refused (a formula that does not parse).
 
 The steps below a rule have words of their own: a step that reads a changed number
 (`this.NAME` in its code) and whose text still states the old number (in digits, as a number

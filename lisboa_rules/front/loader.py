@@ -14,7 +14,7 @@ import hashlib
 import math
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,6 +165,11 @@ class LoadedDoc:
     source: str = ""
     # A file given besides the rules folder (load_dir's `extra`: a house rule kept elsewhere).
     extra: bool = False
+    # A merged document (the overlay's): the files its values come from, by shown name, with
+    # their own spans (a diagnostic names a value by its path in the file the user wrote), and
+    # which of them are house rules (their `source:` is optional free text)
+    origins: Mapping[str, Mapping[PathTuple, Span]] = field(default_factory=dict, repr=False)
+    house: frozenset[str] = frozenset()
 
     def span_for(self, path: PathTuple, key: bool = False) -> Span:
         """Return the span at `path` (its key when `key`), else the nearest ancestor's value."""
@@ -621,15 +626,78 @@ def _syntax_diag(exc: yaml.MarkedYAMLError, display: str, text: str) -> Diagnost
         Span.point(display)
     code = "yaml-tag" if isinstance(exc, yaml.constructor.ConstructorError) else "yaml-syntax"
     message = _clean(exc.problem or exc.context or "invalid YAML")
-    if _char_at(text, span) == "\t":
-        # libyaml's wording does not name the culprit; tabs are the classic beginner trap.
-        message += " (a tab: YAML indentation must use spaces)"
+    ctx = exc.context_mark
+    ctx_span = _clamp(_mark_span(display, ctx, ctx, text), text) if ctx is not None else None
+    if code == "yaml-syntax":
+        message = _explain_yaml(message, _clean(exc.context or ""), _char_at(text, span),
+                                ctx_span, _indented_past(text, span.line))
     related: tuple[Related, ...] = ()
     if exc.context and exc.problem:
-        ctx = exc.context_mark
-        ctx_span = _clamp(_mark_span(display, ctx, ctx, text), text) if ctx is not None else None
         related = (Related(_clean(exc.context), ctx_span),)
     return Diagnostic(code, message, span, related)
+
+
+def _indented_past(text: str, line: int) -> bool:
+    """Whether `line` (1-based) is indented further than the `key: value` line above it (so
+    YAML reads it as more of that value)."""
+    lines = text.split("\n")
+    if not 1 < line <= len(lines):
+        return False
+    above = next((ln for ln in reversed(lines[: line - 1]) if ln.strip()
+                  and not ln.lstrip().startswith("#")), "")
+    here = lines[line - 1]
+
+    def indent(ln: str) -> int:
+        return len(ln) - len(ln.lstrip(" "))
+
+    return bool(re.match(r"\s*(- )?[^\s:#][^:#]*:\s+\S", above)) and indent(here) > indent(above)
+
+
+def _explain_yaml(problem: str, context: str, char: str, opened: Span | None,
+                  past: bool = False) -> str:
+    """What a YAML syntax error of libyaml means for a rules file, in words, with the fix
+    (`past`: the line is indented further than the `key: value` above it)."""
+    at = f" at line {opened.line}" if opened is not None else ""
+    col = f" (column {opened.col})" if opened is not None else ""
+    if char == "\t" or "tab character" in problem:
+        return "a tab character: YAML is indented with spaces only; replace the tab by spaces"
+    if "end of stream" in problem and "quoted scalar" in context:
+        return (f"a quoted text opened{at} is never closed: add its closing quote (a quote "
+                "inside a text is written twice, '' in a 'text', or use the other quote)")
+    if "cannot start any token" in problem:
+        shown = repr(char) if char else "this character"
+        return (f"a value cannot start with {shown} in YAML: put the value in quotes "
+                f"(\"...\")")
+    if "mapping values are not allowed" in problem and past:
+        return ("this line is indented further than the key above it, so YAML reads it as "
+                "more of that key's value: line it up with its sibling keys")
+    if "mapping values are not allowed" in problem:
+        return ("a second ': ' on this line: quote a text that holds ': ' (text: \"a: b\"), "
+                "or, if this is a key, put it on its own line, indented under its parent")
+    if "could not find expected ':'" in problem:
+        return (f"a line without ':'{at}: write `key: value`, or indent the line further to "
+                "continue the value above")
+    if "did not find expected key" in problem and "block mapping" in context:
+        return (f"this line is indented unlike the keys of the mapping that starts{at}{col}: "
+                "line it up with its sibling keys (spaces, not tabs), or, for a list item, "
+                "put the list under a key")
+    if "did not find expected '-' indicator" in problem:
+        return (f"this line is indented unlike the items of the list that starts{at}{col}: "
+                "start an item with '- ' lined up with the others, or indent a key of the "
+                "item as far as the item's first key")
+    if "expected ',' or ']'" in problem:
+        return (f"a list in brackets opened{at} is not closed: end it with ']' (items are "
+                "separated by ', ')")
+    if "expected ',' or '}'" in problem:
+        return (f"a mapping in braces opened{at} is not closed: end it with '}}' (entries "
+                "are separated by ', ')")
+    if "block end" in problem:
+        return ("this line is indented further than the line above allows: line it up with "
+                "its sibling keys or items")
+    if "block sequence entries are not allowed" in problem:
+        return ("a list item '- ' cannot start here: put the list on the lines under its key, "
+                "each item indented and starting with '- '")
+    return f"YAML cannot read this: {problem}"
 
 
 def _clamp(span: Span, text: str) -> Span:
@@ -718,5 +786,6 @@ class _Builder:
         """Record a duplicate key at its second occurrence with a note at the first."""
         line = first.start_mark.line + 1
         note = Related(f"'{key}' first defined here", self.span(first))
-        msg = f"duplicate key '{key}' (first defined at line {line})"
+        msg = (f"duplicate key '{key}' (first defined at line {line}): a key is written once "
+               "in a mapping; keep one of the two, or merge what they say")
         self.diags.append(Diagnostic("duplicate-key", msg, self.span(again), (note,)))

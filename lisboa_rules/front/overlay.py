@@ -23,6 +23,7 @@ from typing import Any
 
 from lisboa_rules.core.diagnostics import Diagnostic, Related, suggest
 from lisboa_rules.core.source import Span, nearest
+from lisboa_rules.front.schema import allowed_keys
 from lisboa_rules.lang.text import IDENTITY_KEYS
 
 Path = tuple[str | int, ...]
@@ -46,6 +47,9 @@ class Doc:
     # the id of the item the root is (a scratch doc of one list item), or None: what a list
     # item without an id inside it is named after (`follow-visit.then.4`, `placed_name`)
     owner: str | None = None
+    # the path of the root in its kind's document (a scratch doc's item), for the schema's
+    # word on which keys a place takes
+    root: Path = ()
 
     def span(self, path: Path, key: bool = False) -> Span:
         """The span at `path`, or the nearest enclosing one."""
@@ -211,14 +215,18 @@ def _merge(
                 continue
             if key not in cur:
                 near = suggest(str(key), [str(k) for k in cur])
-                hint = "" if near else f" (a new key is written `{key}: {{$add: VALUE}}`)"
+                allowed = None if near else allowed_keys(out.kind, (*out.root, *path))
+                if allowed is not None and str(key) not in allowed:
+                    # a key this place never takes: not "add it", but what it takes
+                    msg = (f"{_where(out, path)} takes no key '{key}'; the keys allowed here "
+                           f"are: {', '.join(allowed)}")
+                    near = suggest(str(key), allowed)
+                else:
+                    hint = "" if near else f" (a new key is written `{key}: {{$add: VALUE}}`)"
+                    msg = f"no key '{key}' in {_where(out, path)}{hint}"
                 diags.append(
-                    Diagnostic(
-                        "overlay-unknown-key",
-                        f"no key '{key}' in {_where(out, path)}{hint}",
-                        o_keys.get(sub_o, here),
-                        suggestion=near,
-                    )
+                    Diagnostic("overlay-unknown-key", msg, o_keys.get(sub_o, here),
+                               suggestion=near)
                 )
                 continue
             if key in cur and isinstance(cur[key], dict | list) and isinstance(value, dict | list):
@@ -409,7 +417,7 @@ def _merge_list(
             out.kind, mine, saved_spans[i], saved_keys[i], out.files,
             _extract_origin(out.origin, (*path, i)), f"{_where(out, path)}[{ident}]",
             ident if isinstance(ident, str) and ident not in implicit else
-            name_of.get(i) or out.owner,
+            name_of.get(i) or out.owner, (*out.root, *path, i),
         )
         log_local: list[Change] = []
         merged = _merge(

@@ -55,6 +55,49 @@ _TYPE_NAMES = {
     "null": "nothing (null)",
 }
 _YAML11_BOOLS = {"yes": "true", "no": "false", "on": "true", "off": "false", "y": "true"}
+# What each `pattern` of the schemas (front/schema/) asks for, in words: no message prints a
+# regular expression (tests/front/test_validate_words.py fails on a pattern missing here)
+_END = "(?![\\s\\S])"
+PATTERN_WORDS: dict[str, str] = {
+    "^[a-z][a-z0-9_]*" + _END:
+        "a name: lower-case letters, digits and underscores, starting with a letter "
+        "(e.g. wigs_per_set)",
+    "^[a-z][a-z0-9]*(-[a-z0-9]+)*" + _END:
+        "an id: lower-case letters and digits, words joined by single hyphens, starting with "
+        "a letter (e.g. build-store)",
+    "^[a-z][a-z0-9]*(-[a-z0-9]+)*(\\.[a-z0-9]+(-[a-z0-9]+)*)*" + _END:
+        "a rule id: ids (lower-case letters, digits, single hyphens, starting with a letter) "
+        "joined by dots (e.g. period-end.rubble)",
+    "^(seed:[0-9]{3}#[a-z0-9-]+|facts:§[0-9]+(\\.[0-9]+)?)" + _END:
+        "a citation of the rules' sources: 'seed:' with three digits, '#' and a section in "
+        "lower-case letters, digits and hyphens (e.g. seed:000#end-of-the-game), or 'facts:§' "
+        "with a number (e.g. facts:§24)",
+    "^game\\.[a-z][a-z0-9_]*" + _END:
+        "a field of the game: 'game.' and a name of lower-case letters, digits and underscores "
+        "(e.g. game.period)",
+    "^(game|player)\\.[a-z][a-z0-9_]*" + _END:
+        "a field of the state: 'game.' or 'player.' and a name of lower-case letters, digits "
+        "and underscores (e.g. player.reis)",
+    "^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)*" + _END:
+        "a dotted path: names of lower-case letters, digits and underscores joined by dots, "
+        "the first starting with a letter (e.g. components.ships)",
+    "^\\$[^\\n\\r]*" + _END:
+        "a JSON path on one line, starting with '$' (e.g. $.players[0].reis)",
+    "^[a-z][a-z0-9_-]*" + _END:
+        "a kind: lower-case letters, digits, underscores and hyphens, starting with a letter "
+        "(e.g. seat)",
+    "^\\S{1,2}" + _END: "one or two characters, without spaces",
+    "^[a-z][a-z0-9_.-]*" + _END:
+        "a name: lower-case letters, digits, underscores, dots and hyphens, starting with a "
+        "letter",
+    "^#[0-9a-fA-F]{6}" + _END:
+        "a colour written '#' and six hexadecimal digits, #rrggbb (e.g. #a0522d)",
+    "^\\{[a-z][a-z0-9_.]*\\}" + _END:
+        "a placeholder in braces: '{' a dotted lower-case name '}' (e.g. {noble.noble_action})",
+    "^[a-z][a-z0-9_.]*(-[a-z0-9_]+)*" + _END:
+        "the id of a procedure: lower-case letters, digits, underscores, dots and single "
+        "hyphens, starting with a letter (e.g. period-end.rubble)",
+}
 _MAX_SHOWN = 60  # characters of a value quoted in a message
 
 
@@ -171,15 +214,97 @@ def _unknown_kind(doc: LoadedDoc, kind: object, known: list[str]) -> Diagnostic:
     return Diagnostic("unknown-kind", msg, doc.span_for(("kind",)), suggestion=guess)
 
 
+def pattern_words(pattern: str, schema: Any = None) -> str:
+    """What a schema `pattern` asks for, in words (never the regular expression itself)."""
+    words = PATTERN_WORDS.get(pattern)
+    if words is not None:
+        return words
+    described = schema.get("description") if isinstance(schema, Mapping) else None
+    return str(described) if described else "of the form expected here"
+
+
+class _Where:
+    """Where a value of the validated document was written: a merged document's value is
+    named by its path in the file it comes from (a house rule's `changes.flow.triggers[0]`,
+    not the merged `triggers[4]`), and a house rule's `source:` is optional free text."""
+
+    def __init__(self, doc: LoadedDoc) -> None:
+        self.doc = doc
+        self.house = set(doc.house) | ({doc.display} if doc.extra else set())
+        self._by_pos: dict[str, dict[tuple[int, int, int, int], PathTuple]] = {}
+
+    def _own(self, file: str, span: Span) -> PathTuple | None:
+        spans = self.doc.origins.get(file)
+        if spans is None:
+            return None
+        index = self._by_pos.get(file)
+        if index is None:
+            index = {}
+            for p, sp in sorted(spans.items(), key=lambda kv: len(kv[0])):
+                index.setdefault((sp.line, sp.col, sp.end_line, sp.end_col), p)
+            self._by_pos[file] = index
+        return index.get((span.line, span.col, span.end_line, span.end_col))
+
+    def address(self, path: PathTuple) -> str:
+        """The readable address of `path`, in the file its value was written in."""
+        spans = self.doc.spans
+        for i in range(len(path), 0, -1):
+            span = spans.get(path[:i])
+            if span is None:
+                continue
+            own = self._own(span.file, span)
+            if own is not None:
+                return format_address((*own, *path[i:]))
+            break
+        return format_address(path)
+
+    def parent_address(self, path: PathTuple, key: str) -> str:
+        """The readable address of the mapping at `path` that holds `key`, named after where
+        the key was written (a key a house rule adds to a base item: the house rule's item)."""
+        span = self.doc.spans.get((*path, key))
+        own = self._own(span.file, span) if span is not None else None
+        while own and isinstance(own[-1], str) and own[-1].startswith("$"):
+            own = own[:-1]  # the value of `key: {$add: VALUE}`
+        if own:
+            return format_address(own[:-1])
+        return self.address(path)
+
+    def is_house(self, path: PathTuple) -> bool:
+        """Whether the value at `path` was written in a house rule."""
+        return bool(self.house) and self.doc.span_for(path).file in self.house
+
+    def house_source(self, path: PathTuple) -> bool:
+        """Whether an error at `path` is about a house rule's `source:` (optional free text:
+        the citation is checked only in rules/)."""
+        if path[-1:] == ("source",):
+            at = path
+        elif path[-2:-1] == ("source",):
+            at = path[:-1]
+        else:
+            return False
+        value: Any = self.doc.data
+        for key in at:
+            try:
+                value = value[key]
+            except (KeyError, IndexError, TypeError):
+                return False
+        free = isinstance(value, str) or (
+            isinstance(value, list) and all(isinstance(v, str) for v in value))
+        return free and self.is_house(at)
+
+
 def _diagnose(doc: LoadedDoc, errors: Iterable[ValidationError]) -> list[Diagnostic]:
     """Pick one error per location (all per-key ones), map them, drop redundant ones."""
+    where = _Where(doc)
     groups: dict[PathTuple, list[ValidationError]] = defaultdict(list)
     for error in errors:
-        groups[tuple(error.absolute_path)].append(error)
+        path = tuple(error.absolute_path)
+        if not where.house_source(path):
+            groups[path].append(error)
     found: list[_Found] = []
     for group in groups.values():
         for error in _representatives(group):
-            found.extend(_map_error(doc, error))
+            found.extend(_map_error(doc, error, where))
     return _suppress_redundant(found)
 
 
@@ -204,25 +329,25 @@ def _suppress_redundant(found: list[_Found]) -> list[Diagnostic]:
     ]
 
 
-def _map_error(doc: LoadedDoc, error: ValidationError) -> Iterator[_Found]:
+def _map_error(doc: LoadedDoc, error: ValidationError, where: _Where) -> Iterator[_Found]:
     """Translate one jsonschema error into zero or more diagnostics."""
     path: PathTuple = tuple(error.absolute_path)
     keyword = str(error.validator)
     if keyword == "additionalProperties":
-        yield from _unknown_keys(doc, error, path)
+        yield from _unknown_keys(doc, error, path, where)
     elif keyword == "required":
-        yield from _missing_keys(doc, error, path)
+        yield from _missing_keys(doc, error, path, where)
     elif keyword == "uniqueItems" and (pair := _repeated(error.instance)) is not None:
         first, again, item = pair
         message = _at(f"items must be unique; {_literal(item)} is listed again",
-                      path) + ": list it once"
+                      path, where) + ": list it once"
         note = Related("first listed here", doc.span_for((*path, first)))
         yield _Found(Diagnostic("schema-invalid", message, doc.span_for((*path, again)), (note,)),
                      path)
     else:
         code, message, suggestion = _describe_error(error, keyword)
         span = doc.span_for(path)
-        diag = Diagnostic(code, _at(message, path), span, suggestion=suggestion)
+        diag = Diagnostic(code, _at(message, path, where), span, suggestion=suggestion)
         yield _Found(diag, path)
 
 
@@ -252,7 +377,7 @@ def _describe_error(error: ValidationError, keyword: str) -> tuple[str, str, str
     if keyword in _RANGE:
         return "schema-range", _range_message(keyword, expected, value), None
     if keyword == "pattern":
-        msg = f"{_describe(value)} does not match the pattern {expected}"
+        msg = f"{_describe(value)} is not {pattern_words(str(expected), error.schema)}"
         return "schema-pattern", msg, None
     if keyword in ("anyOf", "oneOf") and isinstance(expected, list) and expected and all(
             isinstance(b, dict) and set(b) == {"required"} for b in expected):
@@ -269,8 +394,10 @@ def _describe_error(error: ValidationError, keyword: str) -> tuple[str, str, str
     return "schema-invalid", f"invalid value: {_shorten(error.message, 200).rstrip('.')}", None
 
 
-def _unknown_keys(doc: LoadedDoc, error: ValidationError, path: PathTuple) -> Iterator[_Found]:
-    """Yield one schema-unknown-key per extra key, at the key, with a did-you-mean."""
+def _unknown_keys(doc: LoadedDoc, error: ValidationError, path: PathTuple, where: _Where
+                  ) -> Iterator[_Found]:
+    """Yield one schema-unknown-key per extra key, at the key, with the keys allowed there
+    and a did-you-mean."""
     instance = error.instance
     if not isinstance(instance, dict):
         return
@@ -282,15 +409,20 @@ def _unknown_keys(doc: LoadedDoc, error: ValidationError, path: PathTuple) -> It
         if key in allowed or any(re.search(p, key) for p in patterns):
             continue
         guess = suggest(key, unused)
-        where = f" in {format_address(path)}" if path else ""
-        msg = f"unknown key '{key}'{where}"
-        if not allowed and patterns:
-            msg += f"; keys here must match {' or '.join(patterns)}"
+        at = where.parent_address(path, key) if path else ""
+        place = f" in {at}" if at else ""
+        msg = f"unknown key '{key}'{place}"
+        if allowed:
+            msg += f"; the keys allowed here are: {', '.join(allowed)}"
+        elif patterns:
+            msg += "; keys here must be " + " or ".join(
+                pattern_words(p) for p in patterns)
         span = doc.span_for((*path, key), key=True)
         yield _Found(Diagnostic("schema-unknown-key", msg, span, suggestion=guess), path, guess)
 
 
-def _missing_keys(doc: LoadedDoc, error: ValidationError, path: PathTuple) -> Iterator[_Found]:
+def _missing_keys(doc: LoadedDoc, error: ValidationError, path: PathTuple, where: _Where
+                  ) -> Iterator[_Found]:
     """Yield one schema-required per missing key, at the object's key (or its start)."""
     instance = error.instance
     if not isinstance(instance, dict):
@@ -298,10 +430,10 @@ def _missing_keys(doc: LoadedDoc, error: ValidationError, path: PathTuple) -> It
     span = doc.span_for(path, key=True) if path else Span.point(doc.display)
     required: Any = error.validator_value
     for key in required:
-        if key in instance:
-            continue
-        where = f" in {format_address(path)}" if path else " at the top level"
-        msg = f"missing required key '{key}'{where}"
+        if key in instance or (key == "source" and where.is_house(path)):
+            continue  # a house rule's source is optional (its citation is checked in rules/)
+        place = f" in {where.address(path)}" if path else " at the top level"
+        msg = f"missing required key '{key}'{place}"
         prop = (error.schema.get("properties") or {}).get(key) if isinstance(
             error.schema, dict) else None
         if isinstance(prop, dict) and isinstance(prop.get("enum"), list):
@@ -309,9 +441,9 @@ def _missing_keys(doc: LoadedDoc, error: ValidationError, path: PathTuple) -> It
         yield _Found(Diagnostic("schema-required", msg, span), path, key)
 
 
-def _at(message: str, path: PathTuple) -> str:
-    """Append the readable address of `path` to a message."""
-    return f"{message} at {format_address(path)}" if path else message
+def _at(message: str, path: PathTuple, where: _Where) -> str:
+    """Append the readable address of `path` (in the file the user wrote) to a message."""
+    return f"{message} at {where.address(path)}" if path else message
 
 
 def _type_message(expected: Any, value: Any) -> str:

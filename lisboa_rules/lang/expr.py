@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from lisboa_rules.core.pyexpr import parse_expr
+from lisboa_rules.core.pyexpr import parse_expr, syntax_slip
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir.bounds import ANY, BOOL, Interval, floordiv, mul, show_interval
 
@@ -60,6 +60,7 @@ class NameInfo:
 
     type: Type
     items: tuple[str, ...] | None = None
+    aka: tuple[str, ...] = ()  # other words a designer may write for it (rules/vocabulary.yaml)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,11 @@ def parse(source: str, env: Mapping[str, NameInfo]) -> Formula:
         tree = parse_expr(source.strip())
     except SyntaxError as exc:
         col = max((exc.offset or 1) - 1, 0)
-        raise FormulaError("expr-syntax", f"formula does not parse: {exc.msg}", col) from None
+        msg = exc.msg
+        slip = syntax_slip(source.strip())
+        if slip is not None:
+            msg, col = slip
+        raise FormulaError("expr-syntax", f"formula does not parse: {msg}", col) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise FormulaError("expr-syntax", f"formula does not parse: {exc}") from None
     names: list[str] = []
@@ -173,7 +178,9 @@ def _check_name(
     info = env.get(name)
     if info is None:
         raise FormulaError(
-            "unknown-name", f"unknown name '{name}' in formula", col, _closest(name, list(env))
+            "unknown-name", f"unknown name '{name}' in formula", col,
+            next((n for n, i in env.items() if name.lower() in i.aka), None)
+            or _closest(name, list(env)),
         )
     if info.items is not None:
         if item is None:

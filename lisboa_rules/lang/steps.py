@@ -731,7 +731,7 @@ class StepChecker:
             f = scope.player.get(str(name))
             if f is None:
                 self.problem(s, "unknown-name", f"a player has no field '{name}'", f"with/{name}",
-                             typed.closest(str(name), list(scope.player)))
+                             scope.suggest(str(name), list(scope.player)))
                 continue
             v = self.expr(s, source, scope, f.type, f"with/{name}")
             if v is not None:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
-from lisboa_rules.core.pyexpr import parse_expr
+from lisboa_rules.core.pyexpr import parse_expr, syntax_slip
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir.types import ANY as ANY
 from lisboa_rules.ir.types import BOOL as BOOL
@@ -102,6 +102,17 @@ class Scope:
     required: frozenset[str] = frozenset()
     # the declared `max_items` of the lists of the state (`player.hand`, `game.players`)
     items: dict[str, int] = field(default_factory=dict)
+    # other words a designer may write for a name (`aka:` in rules/vocabulary.yaml): word ->
+    # the names it may mean, for the suggestion of an unknown name
+    synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def suggest(self, word: str, candidates: list[str]) -> str | None:
+        """The name to write for an unknown `word`: one it is another word for (money ->
+        reis), else the closest in spelling."""
+        for name in self.synonyms.get(word.lower(), ()):
+            if name in candidates:
+                return name
+        return closest(word, candidates)
 
     def keys(self, src: Typed) -> ir.Keys:
         """Going through a list, or through a table's keys in the order their kind declares
@@ -161,7 +172,11 @@ def parse(source: str) -> ast.expr:
         tree = parse_expr(text)
     except SyntaxError as exc:
         col = max((exc.offset or 1) - 1, 0)
-        raise ExprError("expr-syntax", f"expression does not parse: {exc.msg}", col) from None
+        msg = exc.msg
+        slip = syntax_slip(text)
+        if slip is not None:
+            msg, col = slip
+        raise ExprError("expr-syntax", f"expression does not parse: {msg}", col) from None
     except (ValueError, RecursionError, MemoryError) as exc:
         raise ExprError("expr-syntax", f"expression does not parse: {exc}") from None
     return tree.body
@@ -359,7 +374,7 @@ class _Checker:
             return self.t(ir.Me(), VType("player"))
         names = s.all_names()  # the names now (a scope's measures are added one by one)
         raise self.fail(node, f"unknown name '{n}'", "unknown-name",
-                        lambda: closest(n, names))
+                        lambda: s.suggest(n, names))
 
     def attribute(self, node: ast.Attribute, depth: int) -> Typed:
         path = _dotted(node)
@@ -372,14 +387,14 @@ class _Checker:
             f = s.game.get(path[1])
             if f is None:
                 raise self.fail(node, f"the game has no field '{path[1]}'", "unknown-name",
-                                closest(path[1], list(s.game)))
+                                s.suggest(path[1], list(s.game)))
             return self.t(f.ref, f.type, f)
         base = self.expr(node.value, depth)
         if base.type.name == "player" and not base.type.optional:
             f = s.player.get(node.attr)
             if f is None:
                 raise self.fail(node, f"a player has no field '{node.attr}'", "unknown-name",
-                                closest(node.attr, list(s.player)))
+                                s.suggest(node.attr, list(s.player)))
             ref = f.ref
             if isinstance(ref, ir.PlayerField):
                 ref = replace(ref, of=base.node)

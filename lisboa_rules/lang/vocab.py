@@ -22,6 +22,7 @@ def env_for(
     businesses: list[str],
     params: tuple[tuple[str, int], ...] = (),
     types: Mapping[str, str] | None = None,
+    aka: Mapping[str, tuple[str, ...]] | None = None,
 ) -> dict[str, NameInfo]:
     """The names a formula in these scopes may read: vocabulary names (of the type their value
     has, a number unless said otherwise) plus its own params."""
@@ -30,7 +31,8 @@ def env_for(
         if scope in scopes:
             typ = (types or {}).get(name, "int")
             items = tuple(businesses) if per == "business" else None
-            env[name] = NameInfo("bool" if typ == "bool" else "int", items)
+            env[name] = NameInfo("bool" if typ == "bool" else "int", items,
+                                 (aka or {}).get(name, ()))
     for name, _ in params:
         env[name] = NameInfo("int")
     return env

@@ -84,6 +84,7 @@ class Builder:
                 self.spans[(kind, *p)] = s
         self.businesses = [b["id"] for b in self._get("game", "businesses", default=[])]
         self.vocab: dict[str, tuple[str, str | None]] = {}
+        self.vocab_aka: dict[str, tuple[str, ...]] = {}  # a name's other words (`aka:`)
         self.vocab_types: dict[str, str] = {}
 
     # -- helpers --------------------------------------------------------------------------
@@ -157,7 +158,8 @@ class Builder:
         return tuple((k, int(v)) for k, v in sorted((obj or {}).items()))
 
     def env(self, scopes: Iterable[str], params: model.Params = ()) -> dict[str, expr.NameInfo]:
-        return env_for(self.vocab, tuple(scopes), self.businesses, params, self.vocab_types)
+        return env_for(self.vocab, tuple(scopes), self.businesses, params, self.vocab_types,
+                       self.vocab_aka)
 
     # -- the documents ---------------------------------------------------------------------
 
@@ -278,6 +280,7 @@ class Builder:
                     self.span("vocabulary", "names", i, "name"),
                 )
             self.vocab[name] = (n["scope"], n.get("per"))
+            self.vocab_aka[name] = tuple(n.get("aka", ()))
 
     def _vocab_nodes(self) -> tuple[model.VocabName, ...]:
         return tuple(

@@ -252,6 +252,12 @@ def check_references(m: Model) -> Iterator[Diagnostic]:
                     yield _unknown("business", b, businesses, e.span)
 
 
+def is_citation(source: str) -> bool:
+    """Whether a `source:` entry cites the rules' sources (`seed:...`, `facts:...`), as every
+    one in rules/ does (its schema says so), rather than a house rule's free text."""
+    return source.startswith(("seed:", "facts:"))
+
+
 def check_provenance(m: Model) -> Iterator[Diagnostic]:
     """Every source and assumption a rule names is listed in provenance.yaml."""
     sources = [s for s, _ in m.sources]
@@ -259,7 +265,9 @@ def check_provenance(m: Model) -> Iterator[Diagnostic]:
     for kind, path, value in _walk_provenance(m):
         span = m.span_of(kind, *path)
         if path[-2] in ("source", "ships_source") or path[-2:-1] == ("source",):
-            if value not in sources:
+            # free text (not a citation) passes the schema only in a house rule, whose
+            # `source:` says where its idea comes from in the designer's words: unchecked
+            if value not in sources and is_citation(value):
                 yield Diagnostic(
                     "unknown-source",
                     f"unknown source '{value}'",
@@ -1180,35 +1188,84 @@ def check_stale_texts(
         rule, ident = rules[rule_path]
         if ident in acked:
             continue
+        # every text of the rule that no longer says what the change made it: one error for
+        # the change, each text quoted (a note points at it)
+        stale_fields: list[tuple[str, str, list[tuple[str, ...]]]] = []
+        stale: list[tuple[tuple[str | int, ...], Any]] = []
         for field, texts in _prose(rule):
             if (*rule_path, field) in rewritten:
                 continue
             phs = [ph.path for t in texts for ph in rtext.placeholders(t)]
-            stale = [(rel, ch) for rel, ch in found
-                     if not any(_covers(ph, rel) for ph in phs)
-                     or any(_names_old(ph, ch) for ph in phs)]
-            if not stale:
+            mine = [(rel, ch) for rel, ch in found
+                    if not any(_covers(ph, rel) for ph in phs)
+                    or any(_names_old(ph, ch) for ph in phs)]
+            if not mine:
                 continue
-            rel, ch = stale[0]
-            what = ", ".join(dict.fromkeys(
-                "the place" if r[0] in ("$after", "$before") else ".".join(str(p) for p in r)
-                for r, _ in stale))
-            quoted = " ".join(texts)
-            quoted = quoted if len(quoted) <= 60 else quoted[:57].rstrip() + "..."
-            old = next((ph for _, c in stale for ph in phs if _names_old(ph, c)), None)
-            why = "" if old is None else f" ({{{'.'.join(old)}}} names the value before)"
-            yield Diagnostic(
-                "text-stale",
-                f"variant '{ch.variant}' changes {what} of '{ident}', but its {field} still "
-                f"reads \"{quoted}\"{why}: print the value through a placeholder, or change the "
-                f"{field} in the same variant",
-                ch.span,
-                (Related(f"the {field} of '{ident}'", before.span((*rule_path, field))),),
-                subject=tuple(dict.fromkeys(
-                    f"{ident}." + ".".join(str(p) for p in r) for r, _ in stale)),
-            )
+            stale_fields.append((field, _quote(" ".join(texts)), phs))
+            stale.extend(x for x in mine if x not in stale)
+        if stale_fields:
+            yield _stale_diagnostic(before, rule_path, ident, stale, stale_fields)
         yield from _stale_step_texts(before, rule_path, rule, ident, found, rewritten)
     yield from _stale_worded(before, worded, rules, rewritten, acked)
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    """A text quoted in a message: on one line, cut at a word (never inside a placeholder)."""
+    words = " ".join(text.split())
+    if len(words) <= limit:
+        return words
+    cut = words[:limit].rsplit(" ", 1)[0]
+    if cut.count("{") > cut.count("}"):
+        cut = cut[: cut.rindex("{")].rstrip()
+    return cut + " ..."
+
+
+def _stale_diagnostic(before: Any, rule_path: tuple[str | int, ...], ident: str,
+                      stale: list[tuple[tuple[str | int, ...], Any]],
+                      fields: list[tuple[str, str, list[tuple[str, ...]]]]) -> Diagnostic:
+    """The text-stale error of one rule's change: which of its texts (by the key the rules
+    write them under) still read as before, quoted, and what to change."""
+    rel, ch = stale[0]
+    what = ", ".join(dict.fromkeys(
+        "the place" if r[0] in ("$after", "$before") else
+        "`" + ".".join(str(p) for p in r) + ":`" for r, _ in stale))
+    keys = " and ".join(f"`{field}:`" for field, _, _ in fields)
+    reads = "; ".join(f"its `{field}:` still reads \"{quoted}\"" for field, quoted, _ in fields)
+    phs = [ph for _, _, p in fields for ph in p]
+    old = next((ph for _, c in stale for ph in phs if _names_old(ph, c)), None)
+    why = "" if old is None else f" ({{{'.'.join(old)}}} names the value before)"
+    formula = next((str(r[0]) for r, _ in stale if r and r[0] in FORMULA_FIELDS), None)
+    now = ch.after if isinstance(ch.after, str | int | float) and not isinstance(
+        ch.after, bool) else None
+    moved = rel[0] in ("$after", "$before")
+    if moved:
+        now = None
+        fix = (f"say the new order in those words: give {keys} anew under `id: {ident}` in the "
+               "same variant")
+    elif formula is not None and isinstance(now, str):
+        # the words print a param the new formula does not read (or print nothing of it)
+        unread = sorted({ph[1] for ph in phs if len(ph) > 1 and ph[0] == "params"
+                         and not re.search(rf"\b{re.escape(ph[1])}\b", now)})
+        if unread:
+            why += (f" ({', '.join('{params.' + u + '}' for u in unread)} prints a value the "
+                    "new formula no longer reads)")
+        fix = (f"say the new rule in those words: give {keys} anew under `id: {ident}` in the "
+               f"same variant (or print the formula itself with {{{formula}}})")
+    else:
+        printed = ".".join(str(p) for p in rel if not str(p).startswith("$"))
+        hint = f" (as {{{printed}}})" if printed else ""
+        fix = (f"print the new value through a placeholder{hint} where the words give it, or "
+               f"give {keys} anew under `id: {ident}` in the same variant")
+    shown = f" (now `{now!s}`)" if now is not None and len(str(now)) <= 60 else ""
+    return Diagnostic(
+        "text-stale",
+        f"variant '{ch.variant}' changes {what} of '{ident}'{shown}, but {reads}{why}: {fix}",
+        ch.span,
+        tuple(Related(f"the `{field}:` of '{ident}'", before.span((*rule_path, field)))
+              for field, _, _ in fields),
+        subject=tuple(dict.fromkeys(
+            f"{ident}." + ".".join(str(p) for p in r) for r, _ in stale)),
+    )
 
 
 def _stale_worded(

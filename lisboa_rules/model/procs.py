@@ -147,6 +147,17 @@ def state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tup
     return scope
 
 
+def _synonyms(data: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """Each other word of a name (`aka:` of rules/vocabulary.yaml's names) -> the names it
+    may mean."""
+    out: dict[str, tuple[str, ...]] = {}
+    for row in _rows(data, "vocabulary.names") or []:
+        if isinstance(row, Mapping):
+            for word in row.get("aka", ()):
+                out[str(word)] = (*out.get(str(word), ()), str(row.get("name")))
+    return out
+
+
 def _state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tuple[str, Any]],
                  tables: Tables, problems: list[tuple[str, str, str]] | None) -> Scope:
     player = {f.id: Name(vtype(f.type, f.full), ir.PlayerField(f.id, ir.Me()), f.min, f.max,
@@ -187,7 +198,7 @@ def _state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tu
                   contexts=frozenset(str(v["context"]) for v in _rows(data, "vocabulary.names")
                                      or [] if isinstance(v, Mapping) and "context" in v),
                   required=frozenset(f.id for f in decl.player if f.required),
-                  items=_items(decl, ids))
+                  items=_items(decl, ids), synonyms=_synonyms(data))
     bounds = {f: (n.lo, n.hi) for names in (scope.player, scope.game) for n in names.values()
               if (f := n.field) is not None}
     for mid, source in measures:

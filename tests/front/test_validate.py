@@ -135,7 +135,7 @@ def test_valid_document_has_no_diagnostics() -> None:
 def test_unknown_key_points_at_the_key_with_suggestion() -> None:
     (d,) = check(VALID + "phsae: build\n")
     assert where(d) == ("schema-unknown-key", 6, 1)
-    assert d.message == "unknown key 'phsae'"
+    assert d.message.startswith("unknown key 'phsae'; the keys allowed here are: ")
     assert d.suggestion is None  # 'phase' is already present, so it is not offered
     (d,) = check(VALID.replace("phase: build\n", "phase: build\nnmae: x\n"))
     assert (where(d), d.suggestion) == (("schema-unknown-key", 4, 1), "name")
@@ -152,14 +152,15 @@ def test_one_diagnostic_per_unknown_key() -> None:
         ("schema-unknown-key", 6, 27),
         ("schema-unknown-key", 6, 35),
     ]
-    assert diags[0].message == "unknown key 'mni' in players"
+    assert diags[0].message == "unknown key 'mni' in players; the keys allowed here are: min, max"
 
 
 def test_pattern_properties_keys_are_allowed_and_others_explained() -> None:
     assert check(VALID + "params: {bonus_x: 2}\n") == []
     (d,) = check(VALID + "params: {Bonus: 2}\n")
     assert where(d) == ("schema-unknown-key", 6, 10)
-    assert "must match ^[a-z_]+$" in d.message
+    assert "keys here must be" in d.message
+    assert "^" not in d.message  # never the regular expression
 
 
 def test_missing_required_key_points_at_the_objects_key() -> None:
@@ -207,7 +208,7 @@ def test_range_errors() -> None:
 def test_pattern_error_via_cross_file_ref() -> None:
     (d,) = check(VALID.replace("id: build-store", "id: Build Store"))
     assert where(d) == ("schema-pattern", 2, 5)
-    assert "^[a-z][a-z0-9-]*$" in d.message and d.message.endswith("at id")
+    assert "^" not in d.message and d.message.endswith("at id")  # words, never the regex
 
 
 def test_other_keywords_are_schema_invalid() -> None:

@@ -214,7 +214,8 @@ REFUSALS = {
     "duel-clash": ("overlay-conflict", 11,
                    "variants 'two-player' and 'duel-clash' both change scoring.majority.columns"),
     "hook-loop": ("step-cycle", 17, "procedures call each other in a loop: echo -> echo"),
-    "idle-trigger": ("schema-required", 11, "one of 'ends' or 'do' is needed at triggers[4]"),
+    "idle-trigger": ("schema-required", 11,
+                     "one of 'ends' or 'do' is needed at changes.flow.triggers[0]"),
     "last-period-end": ("value-out-of-range", 14,
                         "ends period 2, the last: the last period ends with the game, so it "
                         "would never fire"),
@@ -222,7 +223,8 @@ REFUSALS = {
                        "'rubble-set-complete', which no step raises; did you mean "
                        "'rubble-set-completed'?"),
     "move-stale-words": ("text-stale", 14,
-                         "changes the place of 'visit-do-noble-action', but its text still reads"),
+                         "changes the place of 'visit-do-noble-action', but its `text:` still "
+                         "reads"),
     "move-unknown-anchor": ("overlay-unknown-item", 13,
                             "no step 'visit-state-actoin' in court.actions[visit].steps to move "
                             "'visit-noble-action' before; did you mean 'visit-state-action'?"),

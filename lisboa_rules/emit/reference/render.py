@@ -77,7 +77,7 @@ from lisboa_rules.lang.tree import (
     Step,
     branches,
 )
-from lisboa_rules.model.checks import CROSS_REF
+from lisboa_rules.model.checks import CROSS_REF, is_citation
 from lisboa_rules.model.types import Model, Rule, VariantInfo, find_owner
 from lisboa_rules.outputs import pycode
 
@@ -3043,6 +3043,7 @@ def _edition_env(base: jinja2.Environment, annotated: bool) -> jinja2.Environmen
     env.filters["css_string"] = css_string
     env.filters["mermaid"] = mermaid_text
     env.filters["slug"] = _slug
+    env.tests["citation"] = is_citation  # a house rule's free-text source is no link
     env.filters["node"] = _node_id
     env.filters["humanize"] = humanize
     return env

@@ -219,3 +219,49 @@ def dump_schema(schema: Schema) -> str:
 def export_schemas() -> dict[str, str]:
     """Return file name -> canonical JSON text, for `lisboa-rules schema` and generated/schema/."""
     return {name: dump_schema(s) for name, s in sorted(all_schemas().items())}
+
+
+def allowed_keys(kind: str, path: tuple[str | int, ...]) -> list[str] | None:
+    """The keys the schema of `kind` allows in the mapping at `path` of a document (list
+    indexes as ints), in the schema's order; None when the schema does not say (a mapping of
+    free names, a recursive reference, a kind it does not know)."""
+    sset = active()
+    top = sset.by_kind.get(kind)
+    if top is None:
+        return None
+    nodes: list[Any] = [inline_refs(top, sset.registry)]
+    for part in path:
+        nodes = [n for node in nodes for n in _step(node, part)]
+    keys: list[str] = []
+    for node in (b for n in nodes for b in _branches(n)):
+        if "$ref" in node or "patternProperties" in node or node.get(
+                "additionalProperties", False) is not False:
+            return None
+        keys.extend(k for k in node.get("properties", {}) if k not in keys)
+    return keys or None
+
+
+def _branches(node: Any) -> list[Schema]:
+    """A subschema and the ones its allOf/anyOf/oneOf hold (what may apply at one place)."""
+    if not isinstance(node, dict):
+        return []
+    out = [node]
+    for key in ("allOf", "anyOf", "oneOf"):
+        for sub in node.get(key, ()):
+            out.extend(_branches(sub))
+    return out
+
+
+def _step(node: Any, part: str | int) -> list[Schema]:
+    """The subschemas of the value at key or index `part` of what `node` allows."""
+    out: list[Schema] = []
+    for branch in _branches(node):
+        if isinstance(part, int):
+            items = branch.get("items")
+            if isinstance(items, dict):
+                out.append(items)
+        else:
+            prop = branch.get("properties", {}).get(part)
+            if isinstance(prop, dict):
+                out.append(prop)
+    return out
