@@ -17,7 +17,7 @@ The pages are made from what the compiler itself reads, so they cannot drift fro
 - `reference/cli.md`: every command and option, from the argparse parser of `lisboa_rules/cli`.
 
 It is also MkDocs' hook (`hooks:` in mkdocs.yml): at each build, `on_files` adds the pages to
-the site, made afresh, so no generated page is committed. tests/docs/test_reference.py checks
+the site, made afresh, so no generated page is committed. tests/docs/test_docs_reference.py checks
 that every schema key, step kind, function and code is on them.
 """
 
