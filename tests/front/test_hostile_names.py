@@ -169,7 +169,7 @@ def test_a_hostile_name_is_refused_at_every_place(bad: str, tmp_path: Path,
 # its arguments are functions and parameters of the engine's module) or as a field of a class
 # that has a member of that name.
 PLACED = [
-    ("QUERY", "print"), ("QUERY", "len"), ("QUERY", "new_game"), ("QUERY", "json"),
+    ("QUERY", "print"), ("QUERY", "len"), ("QUERY", "new_game"), ("QUERY", "ranking"),
     ("QUERY_ARG", "sorted"), ("QUERY_ARG", "dumps"), ("CHOOSE", "kind"), ("CHOOSE", "player"),
     ("CHOOSE", "to_json"),
     ("PLAYER_FIELD", "clone"), ("GAME_FIELD", "rs"),
