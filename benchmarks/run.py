@@ -1398,6 +1398,20 @@ def bench_speed(mode: Mode, E: ModuleType, engine: Path, tmp: Path) -> list[Row]
         "A / B (rates)", ">=", 1.3,
         note="each engine plays its own random games of the same seeds",
     ))
+    if callable(getattr(E, "playout", None)):
+        got = interleaved([_engine_playouts(E, PLAYERS, seeds),
+                           _random_games(today, PLAYERS, seeds)],
+                          mode.playout_reps, mode.warmup)
+        rows.append(Row(
+            "speed.engine_playout", "speed",
+            "Random playout moves per second: this pure engine's own playout (what its bots "
+            "play on) vs today's pure engine (issue 36)",
+            Side("this engine: playout(game, rng) to the end (the same games)", "/s", got[0]),
+            Side(label + ": legal_moves + apply_move", "/s", got[1]),
+            "A / B (rates)", ">=", 1.3,
+            note="the same random games of the same seeds, checked by their winners; "
+                 "speed.pure_playout is the checked public path",
+        ))
     C = COMPILED[0]
     how = "the compiled section's"
     if C is None:
@@ -1424,6 +1438,20 @@ def bench_speed(mode: Mode, E: ModuleType, engine: Path, tmp: Path) -> list[Row]
                         Side(label, "/s", got[2 * k + 1]),
                         "A / B (rates)", ">=", 6.0,
                         note="the same seeds (playouts) and the same finished games (scoring)"))
+    if callable(getattr(C, "playout", None)):
+        got = interleaved([_engine_playouts(C, PLAYERS, seeds),
+                           _random_games(today, PLAYERS, seeds)],
+                          mode.playout_reps, mode.warmup)
+        rows.append(Row(
+            "speed.compiled_engine_playout", "speed",
+            "Random playout moves per second: the compiled engine's own playout (what its bots "
+            "play on) vs today's pure engine",
+            Side(f"compiled engine (mypyc, {how}): playout(game, rng) to the end", "/s",
+                 got[0]),
+            Side(label + ": legal_moves + apply_move", "/s", got[1]),
+            "A / B (rates)", ">=", 6.0,
+            note="the same random games of the same seeds, checked by their winners",
+        ))
     return rows
 
 
@@ -1465,6 +1493,32 @@ def _random_games(M: ModuleType, players: int, seeds: Sequence[int],
             while g.phase != "over":
                 g = M.apply_move(g, rng.choice(M.legal_moves(g)))
                 moves += 1
+        return moves / (time.perf_counter() - t0)
+
+    return run
+
+
+def _engine_playouts(M: ModuleType, players: int, seeds: Sequence[int]) -> Callable[[], float]:
+    """Moves per second of `M.playout` (the engine's own loop, which its bots' searches play
+    on) over the random games `_random_games` plays: the same draws of the same generators,
+    so the same games (their moves counted and their winners checked once, untimed)."""
+    moves = 0
+    for s in seeds:
+        rng = random.Random(s)
+        g = M.new_game(players, (), s)
+        while g.phase != "over":
+            g = M.apply_move(g, rng.choice(M.legal_moves(g)))
+            moves += 1
+        first = M.ranking(g).places[0]
+        want = [1.0 / len(first) if seat in first else 0.0 for seat in range(players)]
+        got = M.playout(M.new_game(players, (), s), random.Random(s))
+        if got != want:
+            raise AssertionError(f"playout of seed {s} is not the public path's game: {got}")
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        for s in seeds:
+            M.playout(M.new_game(players, (), s), random.Random(s))
         return moves / (time.perf_counter() - t0)
 
     return run
