@@ -61,13 +61,13 @@ _END = "(?![\\s\\S])"
 PATTERN_WORDS: dict[str, str] = {
     "^[a-z][a-z0-9_]*" + _END:
         "a name: lower-case letters, digits and underscores, starting with a letter "
-        "(e.g. wigs_per_set)",
+        "(e.g. points_per_set)",
     "^[a-z][a-z0-9]*(-[a-z0-9]+)*" + _END:
         "an id: lower-case letters and digits, words joined by single hyphens, starting with "
-        "a letter (e.g. build-store)",
+        "a letter (e.g. my-action)",
     "^[a-z][a-z0-9]*(-[a-z0-9]+)*(\\.[a-z0-9]+(-[a-z0-9]+)*)*" + _END:
         "a rule id: ids (lower-case letters, digits, single hyphens, starting with a letter) "
-        "joined by dots (e.g. period-end.rubble)",
+        "joined by dots (e.g. period-end.clean-up)",
     "^(seed:[0-9]{3}#[a-z0-9-]+|facts:§[0-9]+(\\.[0-9]+)?)" + _END:
         "a citation of the rules' sources: 'seed:' with three digits, '#' and a section in "
         "lower-case letters, digits and hyphens (e.g. seed:000#end-of-the-game), or 'facts:§' "
@@ -77,12 +77,12 @@ PATTERN_WORDS: dict[str, str] = {
         "(e.g. game.period)",
     "^(game|player)\\.[a-z][a-z0-9_]*" + _END:
         "a field of the state: 'game.' or 'player.' and a name of lower-case letters, digits "
-        "and underscores (e.g. player.reis)",
+        "and underscores (e.g. player.score)",
     "^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)*" + _END:
         "a dotted path: names of lower-case letters, digits and underscores joined by dots, "
-        "the first starting with a letter (e.g. components.ships)",
+        "the first starting with a letter (e.g. components.cards)",
     "^\\$[^\\n\\r]*" + _END:
-        "a JSON path on one line, starting with '$' (e.g. $.players[0].reis)",
+        "a JSON path on one line, starting with '$' (e.g. $.players[0].score)",
     "^[a-z][a-z0-9_-]*" + _END:
         "a kind: lower-case letters, digits, underscores and hyphens, starting with a letter "
         "(e.g. seat)",
@@ -93,10 +93,10 @@ PATTERN_WORDS: dict[str, str] = {
     "^#[0-9a-fA-F]{6}" + _END:
         "a colour written '#' and six hexadecimal digits, #rrggbb (e.g. #a0522d)",
     "^\\{[a-z][a-z0-9_.]*\\}" + _END:
-        "a placeholder in braces: '{' a dotted lower-case name '}' (e.g. {noble.noble_action})",
+        "a placeholder in braces: '{' a dotted lower-case name '}' (e.g. {item.name})",
     "^[a-z][a-z0-9_.]*(-[a-z0-9_]+)*" + _END:
         "the id of a procedure: lower-case letters, digits, underscores, dots and single "
-        "hyphens, starting with a letter (e.g. period-end.rubble)",
+        "hyphens, starting with a letter (e.g. period-end.clean-up)",
 }
 _MAX_SHOWN = 60  # characters of a value quoted in a message
 
