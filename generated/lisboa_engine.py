@@ -14135,7 +14135,7 @@ GAME_INFO: Final[dict[str, Any]] = {
 
 # The engine's version: the compiler's, and the first digits of the inputs' hash (the header's)
 # after `+rules` (the package's version too: pyproject.toml).
-VERSION: Final = "0.10.0+rules5fd889639f5c"
+VERSION: Final = "0.11.0+rules5fd889639f5c"
 
 # Rule ids the engine names when it refuses a move.
 _TURN_RULE: Final = "turn.play"
