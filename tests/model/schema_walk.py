@@ -218,10 +218,13 @@ def write(docs: dict[str, Any], rules: Path) -> Path:
     return rules
 
 
-_STAMP = re.compile(r"sha256\)?:? ?[0-9a-f]{16,64}|(\.yaml):\d+(:\d+)?")
+_STAMP = re.compile(
+    r"sha256\)?:? ?[0-9a-f]{16,64}|\+rules[0-9a-f]{12}|(\.yaml):\d+(:\d+)?"
+)
 
 
 def normal(text: str) -> str:
-    """An output without what names the files' bytes and lines (the inputs' digest, positions):
-    the same data written again gives the same text."""
+    """An output without what names the files' bytes and lines (the inputs' digest, also in the
+    engine package's version `X.Y.Z+rules<digest>`, and positions): the same data written
+    again gives the same text."""
     return _STAMP.sub(lambda m: f"{m.group(1)}:N" if m.group(1) else "sha256", text)
