@@ -41,6 +41,7 @@ from lisboa_rules.core.diagnostics import (
     has_errors,
     suggest,
 )
+from lisboa_rules.core.inputs import VERSION_DIGITS
 from lisboa_rules.core.source import Span
 from lisboa_rules.outputs import cache, reuse, writer
 
@@ -259,13 +260,15 @@ def _played(result: Any, games: int) -> Any:
 # Where the engine's text names the digest of the rules files it was built from: its header
 # comment and the `$comment` of its state schemas. No game reads them, so an edit that changes
 # only what the engine does not say (a glossary entry, an example, a source) plays no game again.
+# The digest is in the engine package's version too (`X.Y.Z+rules<digest>`: emit/package.py).
 _INPUTS_DIGEST = re.compile(r"(?m)^(# Inputs \(sha256\): )[0-9a-f]{64}$|"
-                            r"(\(inputs sha256:)[0-9a-f]{16}\)")
+                            r"(\(inputs sha256:)[0-9a-f]{16}\)|"
+                            rf"(\+rules)[0-9a-f]{{{VERSION_DIGITS}}}\b")
 
 
 def _played_text(engine: str) -> str:
     """The engine's text as the backstop's games read it: without the digest of its inputs."""
-    return _INPUTS_DIGEST.sub(lambda m: (m[1] or m[2]) + "-", engine)
+    return _INPUTS_DIGEST.sub(lambda m: (m[1] or m[2] or m[3]) + "-", engine)
 
 
 def add_variant_option(p: argparse.ArgumentParser) -> None:

@@ -19,6 +19,8 @@ VIEW_SCHEMA = "view.schema.json"  # what one seat may see of a state (`view(game
 # What makes the output folder an installable package of the engine (`pip install ./generated`)
 PYPROJECT = "pyproject.toml"
 PY_TYPED = "py.typed"  # PEP 561: the engine's annotations are its types
+# hex digits of the inputs' digest in the engine package's version (`X.Y.Z+rules<digits>`)
+VERSION_DIGITS = 12
 RULES_MD = "reference/rules.md"
 RULES_HTML = "reference/rules.html"
 AID_MD = "reference/player-aid.md"

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from lisboa_rules import __version__
 from lisboa_rules.core.encode import toml_comment, toml_str
-from lisboa_rules.core.inputs import ENGINE, PY_TYPED, PYPROJECT
+from lisboa_rules.core.inputs import ENGINE, PY_TYPED, PYPROJECT, VERSION_DIGITS
 from lisboa_rules.emit.header import header_lines, wrap_comment
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ MODULE = ENGINE.removesuffix(".py")  # what an app imports
 DISTRIBUTION = MODULE.replace("_", "-")  # what pip installs
 BUILD_BACKEND = "hatchling>=1.27"  # the backend lisboa-rules itself is built with
 PYTHON = ">=3.11"  # as lisboa-rules: the engine's code is Python 3.11's
-DIGITS = 12  # hex digits of the inputs' hash in the version
+DIGITS = VERSION_DIGITS  # hex digits of the inputs' hash in the version
 
 
 def engine_version(compiled: Compiled) -> str:
