@@ -3254,6 +3254,15 @@ def _greedy_pick(
     return Move(*moves[best[k]]), afters[k]
 
 
+def _search_budget(iterations: Any, horizon: Any) -> None:
+    """BadArgument unless a search's budget is one: at least 1 iteration a move, and a
+    playout's horizon of at least 1 move or None (to the end)."""
+    if type(iterations) is not int or iterations < 1:
+        raise BadArgument(f"MCTS needs at least 1 iteration a move, not {iterations!r}")
+    if horizon is not None and (type(horizon) is not int or horizon < 1):
+        raise BadArgument(f"a playout's horizon is at least 1 move (or None), not {horizon!r}")
+
+
 def playout(
     g: Game, rng: _random.Random, horizon: int | None = None, greedy: bool = False
 ) -> list[float]:
@@ -3265,8 +3274,7 @@ def playout(
     paused = _collector_paused()
     try:
         rs = _activate(g)
-        if horizon is not None and (type(horizon) is not int or horizon < 1):
-            raise BadArgument(f"a playout's horizon is at least 1 move (or None), not {horizon!r}")
+        _search_budget(1, horizon)
         return _playout(g.clone(), rng, horizon, greedy, _Scorer(rs))
     except _REFUSALS:
         raise
@@ -3352,10 +3360,7 @@ def _mcts_move(
 ) -> Move:
     g = _view_of(state, "lists")
     rs = _activate(g)
-    if type(iterations) is not int or iterations < 1:
-        raise BadArgument(f"MCTS needs at least 1 iteration a move, not {iterations!r}")
-    if horizon is not None and (type(horizon) is not int or horizon < 1):
-        raise BadArgument(f"a playout's horizon is at least 1 move (or None), not {horizon!r}")
+    _search_budget(iterations, horizon)
     moves = _moves_now(g)
     if not moves:
         raise _no_move(g)
@@ -3541,10 +3546,7 @@ class MctsBot:
         horizon: int | None = _BOT_HORIZON,
         greedy: bool = False,
     ) -> None:
-        if type(iterations) is not int or iterations < 1:
-            raise BadArgument(f"MCTS needs at least 1 iteration a move, not {iterations!r}")
-        if horizon is not None and (type(horizon) is not int or horizon < 1):
-            raise BadArgument(f"a playout's horizon is at least 1 move (or None), not {horizon!r}")
+        _search_budget(iterations, horizon)
         if type(greedy) is not bool:
             raise BadArgument(f"greedy is True or False, not {greedy!r}")
         self.rng = _bot_rng("mcts-greedy" if greedy else "mcts", seed)
