@@ -5,11 +5,13 @@ The checks are listed in ALL_CHECKS, in order; `run_checks` chains them.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from lisboa_rules.core.diagnostics import Diagnostic, Related, suggest
+from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.core.source import Span
 from lisboa_rules.ir import bounds
 from lisboa_rules.lang import expr
@@ -1209,6 +1211,16 @@ def check_stale_texts(
     yield from _stale_worded(before, worded, rules, rewritten, acked)
 
 
+def _formula_names(source: str) -> set[str] | None:
+    """The names a formula's text reads (its parse tree's), or None when it does not parse (the
+    formula's own error says so)."""
+    try:
+        tree = parse_expr(source.strip())
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
 def _quote(text: str, limit: int = 80) -> str:
     """A text quoted in a message: on one line, cut at a word (never inside a placeholder)."""
     words = " ".join(text.split())
@@ -1244,8 +1256,9 @@ def _stale_diagnostic(before: Any, rule_path: tuple[str | int, ...], ident: str,
                "same variant")
     elif formula is not None and isinstance(now, str):
         # the words print a param the new formula does not read (or print nothing of it)
+        read = _formula_names(now)
         unread = sorted({ph[1] for ph in phs if len(ph) > 1 and ph[0] == "params"
-                         and not re.search(rf"\b{re.escape(ph[1])}\b", now)})
+                         and read is not None and ph[1] not in read})
         if unread:
             why += (f" ({', '.join('{params.' + u + '}' for u in unread)} prints a value the "
                     "new formula no longer reads)")
