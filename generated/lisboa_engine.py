@@ -5037,8 +5037,7 @@ def _opts__fx12(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]
     out: list[tuple[Any, ...]] = []
     for (v_ship_influence,) in _opts_ship(g, seat, 1, v_noble):
         v_favor: Any = None
-        if _why_ship(g, seat, 1, v_noble, v_ship_influence) is None:
-            out.append((v_ship_influence, v_favor))
+        out.append((v_ship_influence, v_favor))
     return out
 
 
@@ -5119,8 +5118,7 @@ def _opts__fx15(g: Game, seat: int, v_noble: str | None) -> list[tuple[Any, ...]
     out: list[tuple[Any, ...]] = []
     for (v_favor,) in _opts_royal_favor(g, seat, 1, v_noble):
         v_ship_influence: Any = None
-        if _why_royal_favor(g, seat, 1, v_noble, v_favor) is None:
-            out.append((v_ship_influence, v_favor))
+        out.append((v_ship_influence, v_favor))
     return out
 
 

@@ -1003,9 +1003,9 @@ class MovePrinter(Printer):
                ") -> tuple[str, str] | None:"]
         run = [f"def _run_{stem}(g: Game, seat: int, {sig}{choice_args}) -> None:"]
         # the options: each choice from the first effect that makes it
-        made: dict[str, str] = {}
+        made: dict[str, int] = {}  # each choice: the place in the bundle of the effect
         indent = 1
-        for eff, amount in bundle:
+        for at, (eff, amount) in enumerate(bundle):
             proc = self.procs.get(eff)
             if proc is None:
                 continue
@@ -1017,14 +1017,18 @@ class MovePrinter(Printer):
                             f"(g, seat, {amount}, {given}):")
                 indent += 1
                 for n in own:
-                    made[n] = eff
+                    made[n] = at
         for n in names:
             if n not in made:  # typed: it is None (and named nowhere before)
                 opts.append("    " * indent + f"{local(n)}: Any = None")
         test = []
-        for eff, amount in bundle:
+        for at, (eff, amount) in enumerate(bundle):
             proc = self.procs.get(eff)
             if proc is None:
+                continue
+            if proc.choices and all(made[c.name] == at for c in proc.choices):
+                # its choices come from its own `_opts_` of this amount, printed from the
+                # same guard as its `_why_` (emit/engine/lower.py): its why passes them all
                 continue
             made_args = "".join(f", {local(c.name)}" for c in proc.choices)
             test.append(f"_why_{self.stem(eff)}(g, seat, {amount}, {given}{made_args}) is None")
