@@ -3477,28 +3477,45 @@ def _bot_turn(state: Game | View, seat: int) -> None:
         raise BadArgument(f"seat {seat} is not to move: seat {state.actor} is")
 
 
-class RandomBot:
-    """A bot that plays one of the legal moves of its seat, drawn at random.
-
-    `RandomBot(seed).choose(game_or_view, seat)`: the same seed and the same states give the
-    same moves (the `random` agent of the compiler's `balance` of that seed)."""
+class _Bot:
+    """What the bots share: their own generator, seeded once by their agent's name and the
+    seed, and `choose`, which checks that the seat is to move and asks the agent (`_move`)."""
 
     __slots__ = ("rng",)
 
     rng: _random.Random  # the bot's own generator, seeded once
 
-    def __init__(self, seed: int | str = 0) -> None:
-        self.rng = _bot_rng("random", seed)
+    def __init__(self, agent: str, seed: int | str) -> None:
+        self.rng = _bot_rng(agent, seed)
 
     def choose(self, state: Game | View, seat: int) -> Move:
         """The bot's move for `seat`, which must be to move: one of `legal_moves(state)`.
         `state` is the game (never changed) or `seat`'s view; BadArgument otherwise, or when
         the game is over."""
         _bot_turn(state, seat)
+        return self._move(state)
+
+    def _move(self, state: Game | View) -> Move:
+        """The agent's move on `state`, whose seat to move is the bot's."""
+        raise NotImplementedError
+
+
+class RandomBot(_Bot):
+    """A bot that plays one of the legal moves of its seat, drawn at random.
+
+    `RandomBot(seed).choose(game_or_view, seat)`: the same seed and the same states give the
+    same moves (the `random` agent of the compiler's `balance` of that seed)."""
+
+    __slots__ = ()
+
+    def __init__(self, seed: int | str = 0) -> None:
+        super().__init__("random", seed)
+
+    def _move(self, state: Game | View) -> Move:
         return random_move(state, self.rng)
 
 
-class GreedyBot:
+class GreedyBot(_Bot):
     """A bot that looks one move ahead: on one game its seat's view could be (what it cannot
     see dealt again at random), it plays each legal move and keeps the one that leaves it the
     furthest ahead as if the game ended there (its total minus the best of the others'); ties
@@ -3507,22 +3524,16 @@ class GreedyBot:
     `GreedyBot(seed).choose(game_or_view, seat)`: the same seed and the same states give the
     same moves (the `greedy` agent of the compiler's `balance` of that seed)."""
 
-    __slots__ = ("rng",)
-
-    rng: _random.Random  # the bot's own generator, seeded once
+    __slots__ = ()
 
     def __init__(self, seed: int | str = 0) -> None:
-        self.rng = _bot_rng("greedy", seed)
+        super().__init__("greedy", seed)
 
-    def choose(self, state: Game | View, seat: int) -> Move:
-        """The bot's move for `seat`, which must be to move: one of `legal_moves(state)`.
-        `state` is the game (never changed) or `seat`'s view; BadArgument otherwise, or when
-        the game is over."""
-        _bot_turn(state, seat)
+    def _move(self, state: Game | View) -> Move:
         return greedy_move(state, self.rng)
 
 
-class MctsBot:
+class MctsBot(_Bot):
     """A bot that searches: information-set Monte Carlo tree search (UCT) over `iterations`
     iterations a move, each on a new game its seat's view could be, playing on at random
     (`greedy`: with greedy moves) at most `horizon` moves (None: to the end) before it scores
@@ -3532,9 +3543,8 @@ class MctsBot:
     budget and states give the same moves (the `mcts` agent of the compiler's `balance`, or
     `mcts-greedy`, of that seed and budget)."""
 
-    __slots__ = ("greedy", "horizon", "iterations", "rng")
+    __slots__ = ("greedy", "horizon", "iterations")
 
-    rng: _random.Random  # the bot's own generator, seeded once
     iterations: int
     horizon: int | None
     greedy: bool
@@ -3549,16 +3559,12 @@ class MctsBot:
         _search_budget(iterations, horizon)
         if type(greedy) is not bool:
             raise BadArgument(f"greedy is True or False, not {greedy!r}")
-        self.rng = _bot_rng("mcts-greedy" if greedy else "mcts", seed)
+        super().__init__("mcts-greedy" if greedy else "mcts", seed)
         self.iterations = iterations
         self.horizon = horizon
         self.greedy = greedy
 
-    def choose(self, state: Game | View, seat: int) -> Move:
-        """The bot's move for `seat`, which must be to move: one of `legal_moves(state)`.
-        `state` is the game (never changed) or `seat`'s view; BadArgument otherwise, or when
-        the game is over."""
-        _bot_turn(state, seat)
+    def _move(self, state: Game | View) -> Move:
         return mcts_move(state, self.rng, self.iterations, self.horizon, self.greedy)
 
 
