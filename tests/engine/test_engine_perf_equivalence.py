@@ -7,11 +7,15 @@ name the rule a move breaks), and they
 makes moves and score lines without the frozen dataclasses' `__init__`. These tests walk random
 games of every rule set and compare both ways at every state, and at states built to hit the
 edges (no store left, no free lot, the extra Decree pick, a reign that forbids the action).
-No timing is asserted.
+A bundle of effects (a row of an apply step's table, `rs.fx`) lists each effect's choices from
+that effect's own `opts` and asks only the other effects' `why` of them: the bundle's whole
+`why` accepts every choice its `opts` lists. No timing is asserted.
 """
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import random
 from typing import Any
 
@@ -153,3 +157,62 @@ def test_listing_moves_leaves_the_state_alone(engine: Any, seed: int) -> None:
             listed += len(moves)
             g = E.apply_move(g, rng.choice(moves))
     assert listed > 1000
+
+
+def _refused_listed(g: Any, fx: dict[str, dict[Any, Any]]) -> tuple[list[Any], int]:
+    """The choices a bundle of `fx` lists that its `why` refuses, for every seat and every
+    value of the bundle's shared parameters (a Noble or none); and how many were asked."""
+    refused = []
+    asked = 0
+    values = [None, *(n.id for n in g.rs.nobles)]
+    for table, rows in fx.items():
+        for key, (opts, why, _run) in rows.items():
+            shared = len(inspect.signature(opts).parameters) - 2  # after the game and the seat
+            for seat in range(len(g.players)):
+                for given in itertools.product(values, repeat=shared):
+                    for choice in opts(g, seat, *given):
+                        asked += 1
+                        if why(g, seat, *given, *choice) is not None:
+                            refused.append((table, key, seat, given, choice))
+    return refused, asked
+
+
+def test_a_bundle_refuses_none_of_the_choices_it_lists(engine: Any) -> None:
+    E = engine
+    asked = 0
+    for players, key in setups(E):
+        g = E.new_game(players, key, 3)
+        rng = random.Random(f"perf-bundles:{players}:{key}")
+        step = 0
+        while g.phase != "over":
+            if step % 11 == 0:
+                refused, n = _refused_listed(g, g.rs.fx)
+                assert refused == [], (refused[:3], E.to_json(g))
+                asked += n
+            g = E.apply_move(g, rng.choice(E.legal_moves(g)))
+            step += 1
+    assert asked > 10_000  # the walk reached states where the bundles list choices
+
+
+def test_a_listed_choice_a_bundle_refuses_is_found(engine: Any) -> None:
+    # The check must be able to fail: a bundle whose opts lists one more choice than its why
+    # takes (a ship paid with more Influence than the player has).
+    E = engine
+    g = E.new_game(4, (), 3)
+    fx = {table: dict(rows) for table, rows in g.rs.fx.items()}
+    found = 0
+
+    def more(opts: Any) -> Any:
+        def listed(g: Any, seat: int, noble: Any) -> Any:
+            return [*opts(g, seat, noble), (10**6,) * 2]
+
+        return listed
+
+    for rows in fx.values():
+        for key, (opts, why, run) in rows.items():
+            if len(inspect.signature(why).parameters) == 5:  # a ship's Influence, a favor
+                rows[key] = (more(opts), why, run)
+                found += 1
+    assert found > 0
+    refused, _ = _refused_listed(g, fx)
+    assert refused and all(c == (10**6,) * 2 for *_, c in refused)
