@@ -454,9 +454,9 @@ class Totality:
             case S.ForEach(var=var, over=over, body=body):
                 self._expr(over, f, _key(s.at, "for_each", "in"))
                 before = self._after(f, body)
-                inner = self._each_record(s, self._member(before, var, _listed(over)))
-                inner, before = self._grown(s, f, inner, before)
-                self._block(body, inner)
+                inner, before = self._grown(s, f, self._member(before, var, _listed(over)),
+                                            before)
+                self._block(body, self._each_record(s, inner))
                 return before
             case S.Repeat(count=n, body=body):
                 self._expr(n, f, _key(s.at, "repeat"))

@@ -199,7 +199,7 @@ def _check_total(scope: Scope, tables: P.Tables, procs: dict[str, S.Proc],
             check.measure(name.ref.body, S.At(("vocabulary", "names", i, "value"),
                                               str(row.get("name"))))
     problems.proofs = list(check.problems)
-    return frozenset(check.loose), dict(check.guarded), frozenset(check.proven)
+    return frozenset(check.loose), dict(check.guarded), frozenset(check.proven - set(check.guarded))
 
 
 def _unasked(ps: P.ProcSet, procs: dict[str, S.Proc], problems: P.ProcProblems) -> None:
