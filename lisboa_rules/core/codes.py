@@ -1194,11 +1194,10 @@ its source holds them), is this error. A step neither proven nor refused is chec
 engine where it writes: it fails there, naming the rule, before the list goes over, and the
 build's seeded games (`--play`) report that as `engine-failed` at the step.
 
-    bad:   move: {first: rules.game.start.hand + 2, from: "game.reserve[d]", to: q.hand}
-    fix:   move: {first: rules.game.start.hand, from: "game.reserve[d]", to: q.hand}
-    bad:   move: {top: 2, from: "game.piles[pile]", to: hand}    # hand: max_items 5, full
-    fix:   move: {top: "min(2, rules.game.start.hand - len(hand))", from: "game.piles[pile]",
-                  to: hand}
+    bad:   - {move: {top: 6, from: "game.piles[pile]", to: hand}}    # hand: max_items 5
+    fix:   - {move: {top: 1, from: "game.piles[pile]", to: hand}}
+    bad:   - move: {first: rules.game.start.hand + 2, from: "game.reserve[start_deck]", to: q.hand}
+    fix:   - move: {first: rules.game.start.hand, from: "game.reserve[start_deck]", to: q.hand}
 """,
 )
 _code(
