@@ -30,9 +30,12 @@ def test_the_house_schema_takes_free_text_and_no_source() -> None:
     strict = schemas.packaged()
     house = schemas.house(strict)
     assert house is schemas.house(strict)  # made once
-    for data in (VARIANT, {**VARIANT, "source": "my friend Bob"},
-                 {**VARIANT, "source": ["an idea of our table", "Bob, 2026"]},
-                 {**VARIANT, "source": ["seed:000#intro"]}):
+    for data in (
+        VARIANT,
+        {**VARIANT, "source": "my friend Bob"},
+        {**VARIANT, "source": ["an idea of our table", "Bob, 2026"]},
+        {**VARIANT, "source": ["seed:000#intro"]},
+    ):
         assert _errors(house, data) == [], data
     assert _errors(house, {**VARIANT, "source": 5})
     assert any("'source' is a required property" in m for m in _errors(strict, VARIANT))
@@ -45,8 +48,10 @@ def test_every_source_key_is_a_source_and_only_it_is_loosened() -> None:
     for name, schema in strict.schemas.items():
         required = [k for k in _required(schema) if k != "source"]
         assert _required(house.schemas[name]) == required, name
-        assert all(ref == "common.schema.json#/$defs/source" or ref == "#/$defs/source"
-                   for ref in _source_refs(schema)), name
+        assert all(
+            ref == "common.schema.json#/$defs/source" or ref == "#/$defs/source"
+            for ref in _source_refs(schema)
+        ), name
     assert house.schemas["common.schema.json"]["$defs"]["source"] == schemas.HOUSE_SOURCE
 
 
@@ -57,8 +62,7 @@ def _required(node: Any) -> list[str]:
     if not isinstance(node, dict):
         return []
     own = list(node["required"]) if isinstance(node.get("required"), list) else []
-    return own + [k for key, value in node.items() if key != "required"
-                  for k in _required(value)]
+    return own + [k for key, value in node.items() if key != "required" for k in _required(value)]
 
 
 def _source_refs(node: Any) -> list[Any]:

@@ -44,13 +44,12 @@ def test_the_base_game_proves_every_write_but_the_draw() -> None:
         assert steps is not None
         guarded = dict(steps.guarded_writes)
         assert len(guarded) == 1, guarded
-        ((path, field), most), = guarded.items()
+        (((path, field), most),) = guarded.items()
         assert path[:2] == ("flow", "moves") and field == "player.hand" and most == 5
         proven = steps.proven_writes
         assert {f for _p, f in proven} == {"player.hand", "player.clergy", "game.players"}
         assert any(p[:2] == ("flow", "period_end") for p, _f in proven)
-        assert any(p[:2] == ("effects", "procedures") and f == "player.clergy"
-                   for p, f in proven)
+        assert any(p[:2] == ("effects", "procedures") and f == "player.clergy" for p, f in proven)
 
 
 def test_the_engine_checks_only_the_draw() -> None:
@@ -59,14 +58,18 @@ def test_the_engine_checks_only_the_draw() -> None:
     assert guards
     for at in guards:
         fn = text.rfind("\ndef ", 0, at)
-        assert text.startswith("\ndef _play_draw", fn), text[fn:fn + 60]
+        assert text.startswith("\ndef _play_draw", fn), text[fn : fn + 60]
 
 
 def test_a_setup_that_deals_more_than_a_hand_holds_is_refused_at_the_step(
-        tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     house, text = _house(tmp_path, "deal-more")
-    code, _out, err = run_cli(["validate", "--house", str(house), "--variant", "deal-more",
-                               "--play", "0"], capsys, monkeypatch)
+    code, _out, err = run_cli(
+        ["validate", "--house", str(house), "--variant", "deal-more", "--play", "0"],
+        capsys,
+        monkeypatch,
+    )
     assert code == 1, err
     line = _line(text, "rules.game.start.hand + 2")
     found = re.search(rf"{re.escape(str(house))}:{line}:\d+: error\[items-over-max\]: (.*)", err)
@@ -78,26 +81,34 @@ def test_a_setup_that_deals_more_than_a_hand_holds_is_refused_at_the_step(
 
 
 def test_a_max_items_below_what_the_rules_deal_is_refused_at_each_step(
-        tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The house rule changes the bound, not the steps: the steps of rules/flow.yaml that fill
     a hand to the hand size are refused, each with a note at the house rule's max_items."""
     house, text = _house(tmp_path, "small-hand")
-    code, _out, err = run_cli(["validate", "--house", str(house), "--variant", "small-hand",
-                               "--play", "0"], capsys, monkeypatch)
+    code, _out, err = run_cli(
+        ["validate", "--house", str(house), "--variant", "small-hand", "--play", "0"],
+        capsys,
+        monkeypatch,
+    )
     assert code == 1, err
     flow = (ROOT / "rules" / "flow.yaml").read_text(encoding="utf-8")
     deal = _line(flow, "move: {first: rules.game.start.hand,")
     draw_back = _line(flow, 'top: "rules.game.start.hand - len(q.hand)"')
     for line in (deal, draw_back):
-        assert re.search(rf"rules/flow\.yaml:{line}:\d+: error\[items-over-max\]: .*max_items "
-                         r"\(3\)", err), err
+        assert re.search(
+            rf"rules/flow\.yaml:{line}:\d+: error\[items-over-max\]: .*max_items "
+            r"\(3\)",
+            err,
+        ), err
     at = _line(text, "max_items: 3")
     assert f"{house}:{at}:" in err and "note: the max_items of player.hand (3)" in err, err
     assert len(re.findall(r"error\[", err)) == 2, err
 
 
 def test_a_write_neither_proven_nor_refused_is_an_engine_fault_at_its_step(
-        tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Drawing two cards may overfill a hand or not, as the turn went: the build accepts it
     and the engine checks it at the write; the backstop's games report the fault at the house
     step (before: at the step after it, as a save that does not load, when a save happened
@@ -119,8 +130,20 @@ def draw_two(tmp_path_factory: pytest.TempPathFactory) -> Any:
     tmp = tmp_path_factory.mktemp("draw-two")
     house, _text = _house(tmp, "draw-two")
     out = tmp / "g"
-    args = ["build", "--no-cache", "--rules", str(ROOT / "rules"), "--house", str(house),
-            "--variant", "draw-two", "--play", "0", "--out", str(out)]
+    args = [
+        "build",
+        "--no-cache",
+        "--rules",
+        str(ROOT / "rules"),
+        "--house",
+        str(house),
+        "--variant",
+        "draw-two",
+        "--play",
+        "0",
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     return load_engine(out / "lisboa_engine.py", "max_items_draw_two")
 

@@ -208,8 +208,8 @@ def house(sset: SchemaSet) -> SchemaSet:
     free text (HOUSE_SOURCE). Made once for each set."""
     cached = _HOUSE.get(id(sset))
     if cached is None or cached[0] is not sset:
-        cached = (sset, SchemaSet.from_schemas(
-            {name: _free_source(schema) for name, schema in sset.schemas.items()}, check=False))
+        loose = {name: _free_source(schema) for name, schema in sset.schemas.items()}
+        cached = (sset, SchemaSet.from_schemas(loose, check=False))
         _HOUSE[id(sset)] = cached
     return cached[1]
 
