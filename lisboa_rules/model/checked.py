@@ -139,9 +139,10 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
     max_items = {f"{where}.{f.id}": f.max_items
                  for where, fields in (("player", state.player), ("game", state.game))
                  for f in fields if f.max_items is not None}
+    # what they hold before the setup: their default (one new_game sets is not known here)
     start_items = {f"{where}.{f.id}": len(f.default) if isinstance(f.default, list) else 0
                    for where, fields in (("player", state.player), ("game", state.game))
-                   for f in fields if f.max_items is not None}
+                   for f in fields if f.max_items is not None and not f.required}
     loose, guarded, proven = _check_total(scope, tables, procs, actions, phases, problems,
                                           _players(data), _setup(data), list(names),
                                           max_items, start_items)

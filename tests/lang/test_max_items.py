@@ -125,6 +125,23 @@ def test_a_write_neither_proven_nor_refused_is_an_engine_fault_at_its_step(
     assert "more items into player.hand than its max_items, 5" in found[1], found[1]
 
 
+def test_a_setup_step_neither_proven_nor_refused_fails_every_game_at_it(
+    tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    house, text = _house(tmp_path, "deal-twice")
+    code, _out, err = run_cli(
+        ["validate", "--house", str(house), "--variant", "deal-twice", "--play", "1"],
+        capsys,
+        monkeypatch,
+    )
+    assert code == 1, err
+    # the second deal, in the step added after the first
+    line = [i for i, ln in enumerate(text.splitlines(), 1) if "to: q.hand}" in ln][-1]
+    found = re.search(rf"{re.escape(str(house))}:{line}:\d+: error\[engine-failed\]: (.*)", err)
+    assert found is not None, err
+    assert "than its max_items, 5" in found[1] and "0 moves played" in found[1], found[1]
+
+
 @pytest.fixture(scope="module")
 def draw_two(tmp_path_factory: pytest.TempPathFactory) -> Any:
     tmp = tmp_path_factory.mktemp("draw-two")
