@@ -657,7 +657,13 @@ class Totality:
         if size[1] <= most:
             self.proven.add(key)
         elif size[0] > most:
-            self._over(s, w, w.place.node, field_id, most, True)
+            shown = written(w.value)
+            self.problems.append(StepProblem(
+                "items-over-max",
+                f"this step gives a new record's {field_id.partition('.')[2]} {shown}, more "
+                f"items than its max_items ({most}) allows: every state keeps {field_id} within "
+                f"{most} items (the cost bounds and the saved games rely on it); give it fewer, "
+                "or raise its max_items in rules/state.yaml", s.at.path, bounds_of=field_id))
         else:
             self.guarded[key] = most
 

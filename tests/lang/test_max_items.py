@@ -80,6 +80,25 @@ def test_a_setup_that_deals_more_than_a_hand_holds_is_refused_at_the_step(
     assert len(re.findall(r"error\[", err)) == 1, err
 
 
+def test_a_new_record_given_more_items_than_its_list_holds_is_refused(
+    tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    house, text = _house(tmp_path, "new-hand")
+    code, _out, err = run_cli(
+        ["validate", "--house", str(house), "--variant", "new-hand", "--play", "0"],
+        capsys,
+        monkeypatch,
+    )
+    assert code == 1, err
+    line = _line(text, "- new: game.players")
+    found = re.search(rf"{re.escape(str(house))}:{line}:\d+: error\[items-over-max\]: (.*)", err)
+    assert found is not None, err
+    assert (
+        "gives a new record's hand [1, 2, 3, 4, 5, 6], more items than its max_items (5)"
+        in (found[1])
+    )
+
+
 def test_a_max_items_below_what_the_rules_deal_is_refused_at_each_step(
     tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
