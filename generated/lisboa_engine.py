@@ -6453,6 +6453,10 @@ def _play_draw(g: Game, seat: int, move: Move) -> None:
     if not (v_pile in _K1 and (len(g.piles[v_pile]) > 0)):
         raise IllegalMove("turn.refill-hand", ("the " + str(v_pile) + " pile is empty"))
     # rules/flow.yaml:209 move
+    if len(p.hand) + min(1, len(g.piles[v_pile])) > 5:
+        raise ValueError(
+            "the step would put more items into player.hand than its max_items, 5, allows"
+        )
     for _ in range(min(1, len(g.piles[v_pile]))):
         p.hand.append(g.piles[v_pile].pop())
     # rules/flow.yaml:210 do
@@ -7711,6 +7715,10 @@ def _play_draw_2(g: Game, seat: int, move: Move) -> None:
     if not (v_pile in _K1 and (len(g.piles[v_pile]) > 0)):
         raise IllegalMove("turn.refill-hand", ("the " + str(v_pile) + " pile is empty"))
     # rules/flow.yaml:209 move
+    if len(p.hand) + min(1, len(g.piles[v_pile])) > 5:
+        raise ValueError(
+            "the step would put more items into player.hand than its max_items, 5, allows"
+        )
     for _ in range(min(1, len(g.piles[v_pile]))):
         p.hand.append(g.piles[v_pile].pop())
     # rules/flow.yaml:210 do

@@ -1178,6 +1178,29 @@ stops in play on an empty list. Write the operation total, or say it holds first
 """,
 )
 _code(
+    "items-over-max",
+    "check",
+    "a step puts more items into a list than its max_items allows",
+    """
+A list of the state that declares `max_items` (rules/state.yaml: a hand of at most the hand
+size) holds at most that many items in every state: the compiler bounds the work of the steps
+that go through it by it, and a saved game with more is refused. Each step that adds items to
+such a list (a `move` into it, a `new` record, a `set` of it) is proven to keep it within the
+bound from what the rules say where it is: the length the list can have there (at most its
+max_items, less what a `require`, an `if` or the steps before it say) and the count it moves
+(`top: N - len(hand)` for each length). A step that goes over from every length the list can
+have, or whose own count goes over (it moves more items than there is room for as soon as
+its source holds them), is this error. A step neither proven nor refused is checked by the
+engine where it writes: it fails there, naming the rule, before the list goes over, and the
+build's seeded games (`--play`) report that as `engine-failed` at the step.
+
+    bad:   - {move: {top: 6, from: "game.piles[pile]", to: hand}}    # hand: max_items 5
+    fix:   - {move: {top: 1, from: "game.piles[pile]", to: hand}}
+    bad:   - move: {first: rules.game.start.hand + 2, from: "game.reserve[start_deck]", to: q.hand}
+    fix:   - move: {first: rules.game.start.hand, from: "game.reserve[start_deck]", to: q.hand}
+""",
+)
+_code(
     "formula-out-of-range",
     "check",
     "a cost or price formula can be negative",

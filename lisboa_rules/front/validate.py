@@ -132,9 +132,8 @@ _VALIDATORS: dict[tuple[int, str], Any] = {}
 _QUICK: dict[tuple[int, str], Any] = {}
 
 
-def _validator(kind: str) -> Any:
-    """The strict-typed validator of one kind for the active schema set (cached)."""
-    sset = schemas.active()
+def _validator(kind: str, sset: schemas.SchemaSet) -> Any:
+    """The strict-typed validator of one kind for the schema set `sset` (cached)."""
     key = (id(sset), kind)
     cached = _VALIDATORS.get(key)
     if cached is None or cached[0] is not sset:
@@ -144,10 +143,9 @@ def _validator(kind: str) -> Any:
     return cached[1]
 
 
-def _quick(kind: str) -> quick.Check | None:
-    """The quick yes/no check of one kind for the active schema set (cached); None when the
+def _quick(kind: str, sset: schemas.SchemaSet) -> quick.Check | None:
+    """The quick yes/no check of one kind for the schema set `sset` (cached); None when the
     schema uses something quick.py does not implement."""
-    sset = schemas.active()
     key = (id(sset), kind)
     cached = _QUICK.get(key)
     if cached is None or cached[0] is not sset:
@@ -179,10 +177,15 @@ def validate(doc: LoadedDoc) -> list[Diagnostic]:
     kind = data["kind"]
     if not isinstance(kind, str) or kind not in known:
         return [_unknown_kind(doc, kind, known)]
-    check = _quick(kind)
+    # a house rule's values (its own file, or a document of the rules it changed) are held to
+    # the house schemas: their `source:` optional free text (front/schema `house`)
+    sset = schemas.active()
+    if doc.extra or doc.house:
+        sset = schemas.house(sset)
+    check = _quick(kind, sset)
     if check is not None and check(data):
         return check_names(doc)
-    errors = _validator(kind).iter_errors(data)
+    errors = _validator(kind, sset).iter_errors(data)
     found = _diagnose(doc, errors)
     # the names of a document the schema accepts (front/names.py)
     return sort_diagnostics(found or check_names(doc))
@@ -226,11 +229,10 @@ def pattern_words(pattern: str, schema: Any = None) -> str:
 class _Where:
     """Where a value of the validated document was written: a merged document's value is
     named by its path in the file it comes from (a house rule's `changes.flow.triggers[0]`,
-    not the merged `triggers[4]`), and a house rule's `source:` is optional free text."""
+    not the merged `triggers[4]`)."""
 
     def __init__(self, doc: LoadedDoc) -> None:
         self.doc = doc
-        self.house = set(doc.house) | ({doc.display} if doc.extra else set())
         self._by_pos: dict[str, dict[tuple[int, int, int, int], PathTuple]] = {}
 
     def _own(self, file: str, span: Span) -> PathTuple | None:
@@ -269,38 +271,13 @@ class _Where:
             return format_address(own[:-1])
         return self.address(path)
 
-    def is_house(self, path: PathTuple) -> bool:
-        """Whether the value at `path` was written in a house rule."""
-        return bool(self.house) and self.doc.span_for(path).file in self.house
-
-    def house_source(self, path: PathTuple) -> bool:
-        """Whether an error at `path` is about a house rule's `source:` (optional free text:
-        the citation is checked only in rules/)."""
-        if path[-1:] == ("source",):
-            at = path
-        elif path[-2:-1] == ("source",):
-            at = path[:-1]
-        else:
-            return False
-        value: Any = self.doc.data
-        for key in at:
-            try:
-                value = value[key]
-            except (KeyError, IndexError, TypeError):
-                return False
-        free = isinstance(value, str) or (
-            isinstance(value, list) and all(isinstance(v, str) for v in value))
-        return free and self.is_house(at)
-
 
 def _diagnose(doc: LoadedDoc, errors: Iterable[ValidationError]) -> list[Diagnostic]:
     """Pick one error per location (all per-key ones), map them, drop redundant ones."""
     where = _Where(doc)
     groups: dict[PathTuple, list[ValidationError]] = defaultdict(list)
     for error in errors:
-        path = tuple(error.absolute_path)
-        if not where.house_source(path):
-            groups[path].append(error)
+        groups[tuple(error.absolute_path)].append(error)
     found: list[_Found] = []
     for group in groups.values():
         for error in _representatives(group):
@@ -430,8 +407,8 @@ def _missing_keys(doc: LoadedDoc, error: ValidationError, path: PathTuple, where
     span = doc.span_for(path, key=True) if path else Span.point(doc.display)
     required: Any = error.validator_value
     for key in required:
-        if key in instance or (key == "source" and where.is_house(path)):
-            continue  # a house rule's source is optional (its citation is checked in rules/)
+        if key in instance:
+            continue
         place = f" in {where.address(path)}" if path else " at the top level"
         msg = f"missing required key '{key}'{place}"
         prop = (error.schema.get("properties") or {}).get(key) if isinstance(

@@ -18,6 +18,17 @@ where it is written with the fix (`partial-operation`, `divisor-zero`):
   `max(1, n)` as a divisor.
 
 What is not proven is an error, not a guess: the engine never raises in play.
+
+A list of the state that declares `max_items` (rules/state.yaml) holds at most that many items
+in every state the engine makes (the cost bounds and the saved-game schema rely on it). Each
+write that adds items to one (a move into it, a new record, a list set) is proven to keep it
+within the bound from what is known where it is (the list's length: at most its max_items
+before the write, what a `require` or `if` said, what the steps before did to it; the count
+moved: for each length the list can have, as `top: N - len(hand)` reads it), or refused when
+it goes over from every length the list can have, or over by the count the rule writes alone
+(`items-over-max`), or else `guarded` (neither proven nor refused): the engine checks it at
+the write and fails there, naming the rule, before the list goes over (the build's backstop
+games report that fault at the rule).
 """
 
 from __future__ import annotations
@@ -41,6 +52,11 @@ from lisboa_rules.lang.tree import StepProblem
 
 # at most this many values of the locals an expression reads are tried to prove it
 ENUMERATE_LIMIT = 4096
+# at most this many lengths of a list are tried one by one to prove a write keeps it within its
+# max_items (a longer range is taken as one interval)
+LENGTHS_LIMIT = 256
+
+Path = tuple[str | int, ...]
 
 PLAYERS = ir.GameField("players")  # the state's players, in seat order
 
@@ -256,8 +272,22 @@ class Totality:
 
     def __init__(self, fields: Mapping[str, B.Interval], columns: B.ColumnValues,
                  kinds: Mapping[str, frozenset[Any]], players: B.Interval,
-                 setup: str | None, procs: Mapping[str, S.Proc] | None = None) -> None:
+                 setup: str | None, procs: Mapping[str, S.Proc] | None = None,
+                 max_items: Mapping[str, int] | None = None,
+                 start_items: Mapping[str, int] | None = None) -> None:
         self.procs = procs or {}
+        self.max_items = max_items or {}  # the declared max_items of the lists (`player.X`)
+        # how many items each of them holds before the setup (its default); in the setup, the
+        # fields no step has written yet (None elsewhere). A field a new record is given (`new:
+        # ... with:`) anywhere is never taken as at its default.
+        given = {f"player.{n}" for proc in self.procs.values() for x in S.walk(proc.effects)
+                 if isinstance(x, S.New) for n, _v in x.fields}
+        self.start_items = {k: v for k, v in (start_items or {}).items() if k not in given}
+        self._fresh: set[str] | None = None
+        # the writes into such a list neither proven nor refused, each with its field and bound:
+        # the engine checks them where they write (by the write's path and its field)
+        self.guarded: dict[tuple[Path, str], int] = {}
+        self.proven: set[tuple[Path, str]] = set()  # the writes proven within the bound
         self._writes: dict[str, frozenset[str] | None] = {}
         self.fields = fields
         self.columns = columns
@@ -276,6 +306,7 @@ class Totality:
 
     def proc(self, p: S.Proc) -> None:
         self._kept = self.always if p.id != self.setup else None
+        self._fresh = set(self.start_items) if p.id == self.setup else None
         f = self.always if p.id != self.setup else Facts().ranged(
             ir.Call("len", (PLAYERS,)), (0, 0))
         for k, param in enumerate((*p.params, *p.choices)):
@@ -289,17 +320,20 @@ class Totality:
 
     def action(self, a: S.Action) -> None:
         self._kept = self.always
+        self._fresh = None
         self._items(a.items, self.always)
 
     def measure(self, body: ir.Expr, at: S.At) -> None:
         """A measure of the rules (rules/vocabulary.yaml), read anywhere: proven with what
         holds in every state."""
         self._kept = self.always
+        self._fresh = None
         self._expr(body, self.always, at)
 
     def phase(self, ph: CheckedPhase, at: S.At) -> None:
         """A phase's conditions, and who moves in it where they hold (`lang/phases.py`)."""
         self._kept = f = self.always
+        self._fresh = None
         for node in (ph.lasts, ph.interrupts):
             if node is not None:
                 self._expr(node, self.always, at)
@@ -358,7 +392,15 @@ class Totality:
     def _block(self, stmts: tuple[S.Stmt, ...], f: Facts) -> Facts:
         for s in stmts:
             f = self._stmt(s, f)
+            self._spend((s,))
         return f
+
+    def _spend(self, stmts: tuple[S.Stmt, ...]) -> None:
+        """The fields the statements may write are no longer at their defaults (setup)."""
+        if not self._fresh:
+            return
+        got = self._written(stmts)
+        self._fresh = set() if got is None else self._fresh - got
 
     def _after(self, f: Facts, stmts: tuple[S.Stmt, ...]) -> Facts:
         """What still holds after `stmts` ran (any number of times) from where `f` holds."""
@@ -412,19 +454,26 @@ class Totality:
             case S.ForEach(var=var, over=over, body=body):
                 self._expr(over, f, _key(s.at, "for_each", "in"))
                 before = self._after(f, body)
-                self._block(body, self._member(before, var, _listed(over)))
+                inner, before = self._grown(s, f, self._member(before, var, _listed(over)),
+                                            before)
+                self._block(body, self._each_record(s, inner))
                 return before
             case S.Repeat(count=n, body=body):
                 self._expr(n, f, _key(s.at, "repeat"))
                 before = self._after(f, body)
-                self._block(body, before)
-                return before
+                inner, after = self._grown(s, f, before, before)
+                self._spend(body)
+                self._block(body, inner)
+                return self._drained(s, f, after)
             case (S.Change() | S.MoveItem() | S.MoveAll() | S.MoveSome() | S.Do() | S.Raise()
                   | S.Drop() | S.Shuffle() | S.New() | S.DoValue() | S.Apply()):
                 self._exprs(S.exprs(s), f, s.at)
                 if isinstance(s, S.MoveItem) and s.src is not None:
                     self._held(s.item, s.src.node, f, s.at)
+                lengths = self._room(s, f)
                 after = self._after(f, (s,))
+                for node, iv in lengths:
+                    after = after.ranged(ir.Call("len", (node,)), iv).sized(node, int(iv[0]))
                 if isinstance(s, S.New) and same(s.place.node, PLAYERS):
                     after = after.sized(PLAYERS, f.size(PLAYERS) + 1)
                 return after
@@ -455,6 +504,296 @@ class Totality:
                     return
                 case _:
                     f = self._stmt(i, f)
+
+    # -- lists within their max_items ----------------------------------------------------------
+
+    def _bounded(self, node: ir.Expr) -> tuple[str, int] | None:
+        """The declared field a list of the state is (`player.X`) and its max_items, when it
+        declares one."""
+        match node:
+            case ir.PlayerField(field=name):
+                key = f"player.{name}"
+            case ir.GameField(field=name):
+                key = f"game.{name}"
+            case _:
+                return None
+        most = self.max_items.get(key)
+        return None if most is None else (key, most)
+
+    def _length(self, node: ir.Expr, f: Facts) -> B.Interval:
+        """An interval holding the number of items of the list `node`."""
+        every = self._every(node, f)
+        if every and all(isinstance(v, list | tuple | Mapping) for v in every):
+            return (min(len(v) for v in every), max(len(v) for v in every))
+        own: B.Interval
+        match node:
+            case ir.ListOf(items=xs):
+                own = (len(xs), len(xs))
+            case ir.Keys(is_table=False, source=inner) | ir.Call(fn="sorted" | "reversed",
+                                                                   args=(inner,)):
+                own = self._length(inner, f)
+            case ir.Comp(source=inner, conds=conds):
+                lo, hi = self._length(_listed(inner), f)
+                own = (lo if not conds else 0, hi)
+            case ir.Call(fn="range", args=(n,)):
+                lo, hi = self._iv(n, f)
+                own = (max(0, lo), max(0, hi))
+            case ir.Local(name=name) if name in f.defs:
+                own = self._length(f.defs[name], f)
+            case ir.Cond(then=a, orelse=b):
+                own = B.join(self._length(a, f), self._length(b, f))
+            case _:
+                own = (0, B.INF)
+        bounded = self._bounded(node)
+        if bounded is not None:  # every write to it is proven or guarded: it holds
+            own = B.meet(own, (0, bounded[1]))
+            if self._fresh and bounded[0] in self._fresh and bounded[0] in self.start_items:
+                start = self.start_items[bounded[0]]  # the setup has not written it yet
+                own = B.meet(own, (start, start))
+        own = B.meet(own, (self._size(node, f), B.INF))
+        return B.meet(own, B.interval(ir.Call("len", (node,)), self._known(f)))
+
+    def _each_length(self, node: ir.Expr, f: Facts) -> list[tuple[B.Interval, Facts]]:
+        """The lengths the list `node` can have, one by one when they are few (each with what
+        is known once it has that length), else as one interval."""
+        lo, hi = self._length(node, f)
+        if lo > hi:
+            return []  # no state reaches it
+        if hi - lo >= LENGTHS_LIMIT:
+            return [((lo, hi), f)]
+        size = ir.Call("len", (node,))
+        return [((n, n), f.ranged(size, (n, n)).sized(node, int(n)))
+                for n in range(int(lo), int(hi) + 1)]
+
+    def _adds(self, s: S.Stmt, dst: ir.Expr, f: Facts) -> tuple[B.Interval, B.Bound] | None:
+        """How many items the write `s` adds to the list `dst` (an interval), and at least how
+        many the rule's own count says (what it adds when its source holds enough); None when
+        it adds none (it only takes from it, or moves within it)."""
+        match s:
+            case S.MoveItem(src=src):
+                if src is not None and same(src.node, dst):
+                    return None
+                least = 0 if s.at.path in self.loose else 1
+                return (least, 1), 1
+            case S.MoveAll(src=src):
+                if same(src.node, dst):
+                    return None
+                iv = self._length(src.node, f)
+                return iv, iv[0]
+            case S.MoveSome(count=count, src=src):
+                if same(src.node, dst):
+                    return None
+                c_lo, c_hi = self._iv(count, f)
+                s_lo, s_hi = self._length(src.node, f)
+                return ((max(0, min(c_lo, s_lo)), max(0, min(c_hi, s_hi))), max(0, c_lo))
+            case S.New():
+                return (1, 1), 1
+            case _:
+                return None
+
+    def _room(self, s: S.Stmt, f: Facts) -> list[tuple[ir.Expr, B.Interval]]:
+        """Each list with a declared max_items the write `s` adds items to, proven to keep it
+        within the bound, refused (`items-over-max`) or guarded; with the interval its length
+        is in after the write."""
+        out: list[tuple[ir.Expr, B.Interval]] = []
+        targets: list[tuple[ir.Expr, S.Stmt | S.Assign]]
+        match s:
+            case S.MoveItem(dst=dst) | S.MoveAll(dst=dst) | S.MoveSome(dst=dst):
+                targets = [] if dst is None else [(dst.node, s)]
+            case S.New(place=pl):
+                targets = [(pl.node, s)]
+            case S.Change(changes=cs):
+                targets = [(c.place.node, c) for c in cs if isinstance(c, S.Assign)
+                           and c.place.type.name == "list"]
+            case _:
+                targets = []
+        if isinstance(s, S.New):  # the lists a new record is given
+            for name, value in s.fields:
+                most = self.max_items.get(f"player.{name}")
+                if most is not None:
+                    place = S.Place(ir.PlayerField(name, ir.Me()), VType("list"),
+                                    field=f"player.{name}")
+                    self._fits(s, S.Assign(place, value, False), f"player.{name}", most,
+                               self._length(value, f))
+        for node, w in targets:
+            bounded = self._bounded(node)
+            if bounded is None:
+                continue
+            field_id, most = bounded
+            key = (s.at.path, field_id)
+            after: list[B.Interval] = []
+            least: list[B.Bound] = []  # the least length after, by the rule's count
+            for (lo, hi), g in self._each_length(node, f):
+                if isinstance(w, S.Assign):
+                    iv = self._length(w.value, g)
+                    after.append(iv)
+                    least.append(iv[0])
+                    continue
+                got = self._adds(w, node, g)
+                if got is None:
+                    after.append((lo, hi))
+                    least.append(lo)
+                    continue
+                (a_lo, a_hi), written_lo = got
+                after.append((lo + a_lo, hi + a_hi))
+                least.append(lo + written_lo)
+            if not after:
+                continue
+            lo, hi = B.join(*after)
+            if hi <= most:
+                self.proven.add(key)
+                out.append((node, (lo, hi)))
+                continue
+            if min(least) > most:
+                self._over(s, w, node, field_id, most, lo > most)
+                continue
+            self.guarded[key] = most
+            out.append((node, (min(lo, most), most)))
+        return out
+
+    def _fits(self, s: S.Stmt, w: S.Assign, field_id: str, most: int, size: B.Interval) -> None:
+        """A list of `size` items given to a new record's field of max_items `most`."""
+        key = (s.at.path, field_id)
+        if size[1] <= most:
+            self.proven.add(key)
+        elif size[0] > most:
+            shown = written(w.value)
+            self.problems.append(StepProblem(
+                "items-over-max",
+                f"this step gives a new record's {field_id.partition('.')[2]} {shown}, more "
+                f"items than its max_items ({most}) allows: every state keeps {field_id} within "
+                f"{most} items (the cost bounds and the saved games rely on it); give it fewer, "
+                "or raise its max_items in rules/state.yaml", s.at.path, bounds_of=field_id))
+        else:
+            self.guarded[key] = most
+
+    def _over(self, s: S.Stmt, w: S.Stmt | S.Assign, node: ir.Expr, field_id: str, most: int,
+              always: bool) -> None:
+        """A write that puts more items into a list than its max_items: from every length the
+        list can have (`always`), or by the count the rule writes (when its source holds
+        them)."""
+        shown = written(node)
+        room = f"{most} - len({shown})"
+        match w:
+            case S.MoveSome(count=count, top=top):
+                fix = f"{'top' if top else 'first'}: min({written(count)}, {room})"
+            case S.MoveAll():
+                fix = f"require: len({shown}) + len(...) <= {most} before it, or move fewer"
+            case S.Assign(value=value):
+                fix = f"set: {{{shown}: {written(value)}}} with at most {most} items"
+            case _:
+                fix = f"if: len({shown}) < {most}, around the step"
+        how = "puts more items into '{}' than its max_items ({}) allows, whatever it held" \
+            if always else "can put more items into '{}' than its max_items ({}) allows, as " \
+            "soon as what it takes them from holds that many"
+        self.problems.append(StepProblem(
+            "items-over-max",
+            f"this step {how.format(shown, most)}: every state keeps {field_id} within {most} "
+            "items (the cost bounds and the saved games rely on it); put fewer items in, or "
+            "raise its max_items in rules/state.yaml", s.at.path, fix, bounds_of=field_id))
+
+    def _each_record(self, s: S.ForEach, f: Facts) -> Facts:
+        """In a loop over the players whose steps write a field of the player they are at
+        only (`q.hand`, no procedure done writes it): in the setup, before any step wrote that
+        field, each player's is still at its default when the loop is at them."""
+        fresh = self._fresh
+        self._spend(s.body)
+        if not fresh or not same(_listed(s.over), PLAYERS):
+            return f
+        mine = ir.Local(s.var)
+        done: set[str] = set()
+        for x in S.walk(s.body):
+            for r in S.runs(x):
+                got = self._written((S.Do(x.at, r),))
+                if got is None:
+                    return f
+                done |= got
+            if isinstance(x, S.Apply | S.New):
+                return f
+            for pl in S.places(x):
+                node = pl.node
+                if isinstance(node, ir.PlayerField) and same(node.of, mine):
+                    continue
+                while isinstance(node, ir.Index | ir.Get):
+                    node = node.base
+                match node:
+                    case ir.PlayerField(field=name):
+                        done.add(f"player.{name}")
+                    case _:
+                        pass
+        for key in fresh - done:
+            scope, _, name = key.partition(".")
+            if scope == "player":
+                node = ir.PlayerField(name, mine)
+                n = self.start_items[key]
+                f = f.ranged(ir.Call("len", (node,)), (n, n)).sized(node, n)
+        return f
+
+    def _grown(self, s: S.ForEach | S.Repeat, f: Facts, inner: Facts, after: Facts
+               ) -> tuple[Facts, Facts]:
+        """A loop whose steps only add items one at a time to a list (a `new` record, an item
+        moved in), outside any loop of their own, and no procedure they do writes it: the list
+        grows by at most that many items a time round, so by what the count of times says
+        (`for_each: {as: k, in: range(seats)}` of a `new: game.players`). What is known in
+        the loop's steps and after it."""
+        count: B.Interval
+        match s:
+            case S.ForEach(over=ir.Call(fn="range", args=(n,))):
+                count = self._iv(n, f)
+            case S.ForEach(over=over):
+                count = self._length(_listed(over), f)
+            case S.Repeat(count=n):
+                count = self._iv(n, f)
+        adds: dict[str, tuple[ir.Expr, int]] = {}
+        written: set[str] = set()
+        for x in s.body:
+            match x:
+                case S.New(place=pl) | S.MoveItem(dst=pl) if pl is not None:
+                    bounded = self._bounded(pl.node)
+                    if bounded is not None and (bounded[0] not in adds
+                                                or same(adds[bounded[0]][0], pl.node)):
+                        k = adds[bounded[0]][1] if bounded[0] in adds else 0
+                        adds[bounded[0]] = (pl.node, k + 1)
+                        if isinstance(x, S.MoveItem) and x.src is not None:
+                            written |= self._written((replace(x, dst=None),)) or set()
+                        continue
+                case _:
+                    pass
+            got = self._written((x,))
+            if got is None:
+                return inner, after
+            written |= got
+        times = count[1]
+        for key, (node, k) in adds.items():
+            if key in written or times == B.INF or free_locals(node):
+                continue
+            lo, hi = self._length(node, f)
+            size = ir.Call("len", (node,))
+            inner = inner.ranged(size, (lo, hi + k * max(0, times - 1)))
+            after = after.ranged(size, (lo, hi + k * max(0, times)))
+        return inner, after
+
+    def _drained(self, s: S.Repeat, f: Facts, before: Facts) -> Facts:
+        """What is known after a repeat whose steps only take a fixed number of items out of
+        one list: its length, for each length it had (`repeat: max(0, len(xs) + 1 - N)` of
+        `move: {first: 1, from: xs}` leaves at most N - 1)."""
+        if len(s.body) != 1 or not isinstance(s.body[0], S.MoveSome):
+            return before
+        take = s.body[0]
+        k_lo, k_hi = self._iv(take.count, f)
+        if k_lo != k_hi or k_lo < 0 or (take.dst is not None and same(take.dst.node,
+                                                                       take.src.node)):
+            return before
+        xs = take.src.node
+        after: list[B.Interval] = []
+        for (lo, hi), g in self._each_length(xs, f):
+            c_lo, c_hi = self._iv(s.count, g)
+            c_lo, c_hi = max(0, c_lo), max(0, c_hi)
+            after.append((max(0, lo - k_lo * c_hi), max(0, hi - k_lo * c_lo)))
+        if not after:
+            return before
+        iv = B.join(*after)
+        return before.ranged(ir.Call("len", (xs,)), iv).sized(xs, int(iv[0]))
 
     # -- expressions ---------------------------------------------------------------------------
 

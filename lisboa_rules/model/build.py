@@ -903,7 +903,8 @@ def proof_diagnostics(m: model.Model, docs: Mapping[str, Doc], compiled: ProcPro
                       ) -> list[Diagnostic]:
     """What the proof that every operation of the steps is total found, located in `docs`."""
     return [Diagnostic(pr.code, pr.message, _step_span(docs, m.texts, pr),
-                       suggestion=pr.suggestion) for pr in compiled.proofs]
+                       _bounds_noted(m, pr.bounds_of), suggestion=pr.suggestion)
+            for pr in compiled.proofs]
 
 
 def _notes(docs: Mapping[str, Doc], pr: StepProblem) -> tuple[Related, ...]:

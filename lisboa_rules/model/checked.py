@@ -75,6 +75,12 @@ class CheckedSteps:
     # the moves of an item not proven to be in its list (where a step writes them): each
     # moves nothing when it is not (lang/total.py)
     loose_moves: frozenset[tuple[str | int, ...]] = frozenset()
+    # the writes into a list with a declared max_items not proven to keep it within it (by
+    # where a step writes them and the field): the engine checks each where it writes, with
+    # the bound (lang/total.py)
+    guarded_writes: Mapping[tuple[tuple[str | int, ...], str], int] = field(
+        default_factory=dict)
+    proven_writes: frozenset[tuple[tuple[str | int, ...], str]] = frozenset()  # and proven
 
     @property
     def ok(self) -> bool:
@@ -130,8 +136,16 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
                           {k: (a.phase, a.path) for k, a in ps.actions.items()})
     turn_order = check_turn_order(pcomp, data.get("flow"), scope)
     problems.phases = list(pcomp.problems)
-    loose = _check_total(scope, tables, procs, actions, phases, problems, _players(data),
-                         _setup(data), list(names))
+    max_items = {f"{where}.{f.id}": f.max_items
+                 for where, fields in (("player", state.player), ("game", state.game))
+                 for f in fields if f.max_items is not None}
+    # what they hold before the setup: their default (one new_game sets is not known here)
+    start_items = {f"{where}.{f.id}": len(f.default) if isinstance(f.default, list) else 0
+                   for where, fields in (("player", state.player), ("game", state.game))
+                   for f in fields if f.max_items is not None and not f.required}
+    loose, guarded, proven = _check_total(scope, tables, procs, actions, phases, problems,
+                                          _players(data), _setup(data), list(names),
+                                          max_items, start_items)
     period_fields: list[tuple[str, VType]] = []
     flow = data.get("flow") or {}
     for i, step in enumerate((flow.get("period_end") or {}).get("steps") or []):
@@ -145,15 +159,20 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
                     ("flow", "period_end", "steps", i, "fields", fname)))
     return CheckedSteps(tables, base, scope, vocab, queries, order, procs, proc_scopes,
                         actions, action_scopes, phases, period_fields, problems, turn_order,
-                        loose)
+                        loose, guarded, proven)
 
 
 def _check_total(scope: Scope, tables: P.Tables, procs: dict[str, S.Proc],
                  actions: dict[str, S.Action], phases: list[CheckedPhase],
                  problems: P.ProcProblems, players: tuple[int, int], setup: str | None,
-                 vocabulary: list[Any]) -> frozenset[tuple[str | int, ...]]:
-    """Every operation of the checked steps proven total, or a problem (lang/total.py); the
-    moves not proven to find their item (printed to move nothing when it is not there)."""
+                 vocabulary: list[Any], max_items: Mapping[str, int],
+                 start_items: Mapping[str, int]) -> tuple[frozenset[tuple[str | int, ...]],
+                            dict[tuple[tuple[str | int, ...], str], int],
+                            frozenset[tuple[tuple[str | int, ...], str]]]:
+    """Every operation of the checked steps proven total, and every write into a list with a
+    declared max_items proven within it, or a problem (lang/total.py); the moves not proven to
+    find their item (printed to move nothing when it is not there) and the writes not proven
+    within their list's max_items (printed to check it)."""
     fields = {f"{where}.{k}": (-INF if n.lo is None else n.lo, INF if n.hi is None else n.hi)
               for where, names in (("player", scope.player), ("game", scope.game))
               for k, n in names.items()}
@@ -162,7 +181,8 @@ def _check_total(scope: Scope, tables: P.Tables, procs: dict[str, S.Proc],
         found = scope.tables.get(kind, {}).get(col)
         return tables.values.get(found[1]) if found is not None else None
 
-    check = Totality(fields, columns, scope.kind_ids, players, setup, procs)
+    check = Totality(fields, columns, scope.kind_ids, players, setup, procs, max_items,
+                     start_items)
     for pid, proc in procs.items():
         if not problems.procs.get(pid):  # a procedure with a problem: its steps may be cut
             check.proc(proc)
@@ -180,7 +200,7 @@ def _check_total(scope: Scope, tables: P.Tables, procs: dict[str, S.Proc],
             check.measure(name.ref.body, S.At(("vocabulary", "names", i, "value"),
                                               str(row.get("name"))))
     problems.proofs = list(check.problems)
-    return frozenset(check.loose)
+    return frozenset(check.loose), dict(check.guarded), frozenset(check.proven - set(check.guarded))
 
 
 def _unasked(ps: P.ProcSet, procs: dict[str, S.Proc], problems: P.ProcProblems) -> None:

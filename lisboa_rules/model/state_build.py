@@ -504,7 +504,7 @@ class _StateBuilder:
             bounds[key] = value
         lo, hi = bounds["min"], bounds["max"]
         bounds_at = tuple((key, self._bound_at(f[key], self.span(scope, i, key)))
-                          for key in ("min", "max") if key in f)
+                          for key in ("min", "max", "max_items") if key in f)
         if lo is not None and hi is not None and lo > hi:
             self.error(
                 "state-type", f"'{fid}': min {lo} is above max {hi}", self.span(scope, i, "min")

@@ -43,6 +43,18 @@ PLACES: dict[str, str | tuple[str, ...]] = {
     "overlay-unknown-item": HEAD + "changes:\n  court:\n    {}\n",
     "overlay-unknown-key": HEAD + "changes:\n  flow:\n    triggers:\n      {}\n",
     "text-stale": HEAD + "changes:\n  scoring:\n    sources:\n      {}\n",
+    "items-over-max": (
+        HEAD + "changes:\n  flow:\n    moves:\n      - id: draw\n        steps:\n"
+        '          - choose: {as: pile, from: game.piles, where: "len(game.piles[it]) > 0"}\n'
+        "            reason: the {pile} pile is empty\n"
+        "            text: Take the face-up top card of a display pile of your choice...\n"
+        "          {}\n"
+        "          - {do: reveal-top, with: {pile: pile}, text: ...and turn the next card of "
+        "that pile face up.}\n",
+        HEAD + "changes:\n  flow:\n    setup:\n      steps:\n        - id: setup.hands\n"
+        "          text: Deal each player {game.start.hand} cards or more, sorted...\n"
+        "          do:\n            {}\n            - set: {q.hand: sorted(q.hand)}\n",
+    ),
 }
 
 

@@ -11,7 +11,7 @@ problem. The statements print as their Python (`effect`), for the move generator
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import NamedTuple, assert_never
 
 from lisboa_rules.core.encode import py_comment, py_str
@@ -60,11 +60,16 @@ class Printer:
 
     def __init__(self, names: pyprint.Names, stem: Callable[[str], str],
                  where: Callable[[tuple[str | int, ...]], str],
-                 loose: frozenset[tuple[str | int, ...]] = frozenset()) -> None:
+                 loose: frozenset[tuple[str | int, ...]] = frozenset(),
+                 guarded: Mapping[tuple[tuple[str | int, ...], str], int] | None = None
+                 ) -> None:
         self.names = names
         self.stem = stem
         self.where = where
         self.loose = loose  # the moves that move nothing when the item is not in the list
+        # the writes into a list not proven to keep it within its max_items, by where they are
+        # written and the field, with the bound: each checks it before it writes
+        self.guarded = guarded or {}
         self.items = 0  # the items a move computes, each bound once (`_item_N`)
         self.fns: list[Function] = []  # the functions being printed, innermost last
         # what a node's code names (by node): its locals, whether the acting player
@@ -408,7 +413,7 @@ class Printer:
                 self.let(s, indent, out)
             case S.Change():
                 for c in s.changes:
-                    self.change(c, pad, out)
+                    self.change(c, s.at, pad, out)
             case S.MoveItem():
                 code = self.code(s.item)
                 if s.once:
@@ -421,6 +426,8 @@ class Printer:
                     # not proven to be there: the move moves nothing when it is not
                     out.append(f"{pad}if {code} in {self.code(s.src.node)}:")
                     inner = pad + "    "
+                if s.dst is not None:
+                    self.guard(s.at, s.dst, "1", inner, out)
                 if s.src is not None:
                     out.append(f"{inner}{self.code(s.src.node)}.remove({code})")
                 if s.dst is not None:
@@ -428,11 +435,14 @@ class Printer:
             case S.MoveAll():
                 src = self.code(s.src.node)
                 if s.dst is not None:
+                    self.guard(s.at, s.dst, f"len({src})", pad, out)
                     out.append(f"{pad}{self.made(s.dst)}.extend({src})")
                 out.append(f"{pad}{src}.clear()")
             case S.MoveSome():
                 src = self.code(s.src.node)
                 pop = "pop()" if s.top else "pop(0)"
+                if s.dst is not None:
+                    self.guard(s.at, s.dst, f"min({self.bare(s.count)}, len({src}))", pad, out)
                 out.append(f"{pad}for _ in range(min({self.code(s.count)}, len({src}))):")
                 if s.dst is not None:
                     out.append(f"{pad}    {self.made(s.dst)}.append({src}.{pop})")
@@ -475,6 +485,10 @@ class Printer:
             case S.New():
                 args = ", ".join(f"{name}={self.bare(v)}" for name, v in s.fields)
                 into = self.made(s.place) if _list_entry(s.place.node) else self.entry(s.place)
+                self.guard(s.at, s.place, "1", pad, out)
+                for name, v in s.fields:  # a list it is given
+                    given = S.Place(v, VType("list"), field=f"player.{name}")
+                    self.guard(s.at, given, "", pad, out, self.bare(v))
                 out.append(f"{pad}{into}.append(Player({args}))")
             case S.DoValue() | S.Apply():
                 self.action_effect(s, pad, out)
@@ -485,8 +499,30 @@ class Printer:
         """An effect only an action's steps have (printed by the move generators' printer)."""
         raise AssertionError(f"{type(s).__name__} is an action's step")
 
-    def change(self, c: S.Gain | S.Assign, pad: str, out: list[str]) -> None:
+    def guard(self, at: S.At, place: S.Place, adds: str, pad: str, out: list[str],
+              value: str | None = None) -> None:
+        """The check before a write that adds `adds` items (code) to a list, or sets it to
+        `value`, when it is not proven to keep the list within its max_items: the engine
+        fails there, at the rule, rather than make a state over the bound."""
+        most = self.guarded.get((at.path, place.field or ""))
+        if most is None:
+            return
+        size = f"len({value})" if value is not None else \
+            f"len({self.code(place.node)}) + {adds}"
+        words = (f"the step would put more items into {place.field} than its max_items, "
+                 f"{most}, allows")
+        out += [f"{pad}if {size} > {most}:", f"{pad}    raise ValueError({py_str(words)})"]
+
+    def change(self, c: S.Gain | S.Assign, at: S.At, pad: str, out: list[str]) -> None:
         place = c.place
+        if isinstance(c, S.Assign) and (at.path, place.field or "") in self.guarded:
+            # a list set from a value not proven to fit: computed once, checked, then set
+            self.items += 1
+            code = f"_item_{self.items}"
+            out.append(f"{pad}{code} = {self.bare(c.value)}")
+            self.guard(at, place, "", pad, out, code)
+            out.append(f"{pad}{self.entry(place)} = {code}")
+            return
         if isinstance(c, S.Assign):
             code = self.bare(c.value)
             if c.clamp:

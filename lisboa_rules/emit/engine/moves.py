@@ -137,8 +137,10 @@ class MovePrinter(Printer):
                  columns: Callable[[str, str], Mapping[Any, Any] | None] | None = None,
                  all_fields: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()),
                  table_name: Callable[[str], str] | None = None,
-                 loose: frozenset[tuple[str | int, ...]] = frozenset()) -> None:
-        super().__init__(names, stem, where, loose)
+                 loose: frozenset[tuple[str | int, ...]] = frozenset(),
+                 guarded: Mapping[tuple[tuple[str | int, ...], str], int] | None = None
+                 ) -> None:
+        super().__init__(names, stem, where, loose, guarded)
         self.procs = procs
         self.table_values: Mapping[str, Mapping[Any, Any]] = table_values or {}
         self.new_tables = table_values if isinstance(table_values, dict) else None

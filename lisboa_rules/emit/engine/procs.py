@@ -205,7 +205,8 @@ class ProcSession:
             opts, why, run = MovePrinter(
                 engine.names(checked.proc_scopes[pid]), stem_of, where, checked_procs,
                 engine.values, copier.name, bundles, ps.effects, copier.saver, column, fields,
-                engine.table, checked.loose_moves).procedure(checked_procs[pid])
+                engine.table, checked.loose_moves,
+                checked.guarded_writes).procedure(checked_procs[pid])
             code = "\n".join([*opts, "", "", *why, "", "", *run])
             stem = share(code, base)
             stems[pid] = stem
@@ -222,7 +223,8 @@ class ProcSession:
             base = grammar.stem(kind).lstrip("_") or "action"
             mp = MovePrinter(engine.names(checked.action_scopes[kind]), known, where,
                              checked_procs, engine.values, copier.name, bundles, ps.effects,
-                             copier.saver, column, fields, engine.table, checked.loose_moves)
+                             copier.saver, column, fields, engine.table, checked.loose_moves,
+                             checked.guarded_writes)
             got = mp.action(checked.actions[kind], _PLACEHOLDER)
             for fname, ftype in got.types.items():
                 view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))

@@ -191,6 +191,46 @@ def active() -> SchemaSet:
     return override if override is not None else packaged()
 
 
+# A `source:` of a house rule's values: the designer's own words (free text, or a list of
+# them), or a citation; and it may be left out. A citation of the rules' sources is asked for
+# only in rules/ (`$defs/source` of common.schema.json).
+HOUSE_SOURCE: Schema = {
+    "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+    "description": "Where this comes from, in your own words (optional in a house rule)",
+}
+_HOUSE: dict[int, tuple[SchemaSet, SchemaSet]] = {}
+
+
+def house(sset: SchemaSet) -> SchemaSet:
+    """The schemas a house rule's values are held to (a house-rule file given with `--house`,
+    and a document of the rules it changed): those of `sset`, but where they ask for a
+    `source:` (a citation of the rules' sources: `$defs/source`) it is optional and may be
+    free text (HOUSE_SOURCE). Made once for each set."""
+    cached = _HOUSE.get(id(sset))
+    if cached is None or cached[0] is not sset:
+        loose = {name: _free_source(schema) for name, schema in sset.schemas.items()}
+        cached = (sset, SchemaSet.from_schemas(loose, check=False))
+        _HOUSE[id(sset)] = cached
+    return cached[1]
+
+
+def _free_source(node: Any) -> Any:
+    """A copy of a schema whose `source:` is HOUSE_SOURCE and required nowhere (every
+    `source` key of the schemas is one: tests/front/test_house_schema.py)."""
+    if isinstance(node, list):
+        return [_free_source(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _free_source(value) for key, value in node.items()}
+    defs = out.get("$defs")
+    if isinstance(defs, dict) and "source" in defs:
+        out["$defs"] = {**defs, "source": dict(HOUSE_SOURCE)}
+    required = out.get("required")
+    if isinstance(required, list) and "source" in required:
+        out["required"] = [key for key in required if key != "source"]
+    return out
+
+
 def schema_for_kind(kind: str) -> Schema | None:
     """Return the schema of a document kind, or None when the kind is unknown."""
     return active().by_kind.get(kind)
