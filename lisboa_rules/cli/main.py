@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import gc
 import json
 import os
@@ -263,6 +264,11 @@ def _played_key(engine: str, games: int) -> str:
     from lisboa_rules.sim import backstop
 
     limits = (backstop.MOVE_LIMIT, backstop.SAVE_EVERY, getattr(backstop, "PLAY_SECONDS", None))
+    return _played_key_of(engine, games, limits)
+
+
+@functools.lru_cache(maxsize=2)  # asked when the games begin, and again when they end
+def _played_key_of(engine: str, games: int, limits: tuple[Any, ...]) -> str:
     return reuse.key("played", reuse.text_digest(_played_text(engine)), games, limits)
 
 

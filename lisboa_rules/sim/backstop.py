@@ -88,6 +88,7 @@ class Games:
         self._claims: int | None = None  # the read end of the queue of games
         self._replies: int | None = None  # the read end of the worker's results
         self.from_worker = 0  # the games whose results the worker reported
+        self._parent: int | None = None  # in the worker: the process that forked it
 
     def __enter__(self) -> Games:
         return self
@@ -131,6 +132,7 @@ class Games:
             for stream in (sys.stdout, sys.stderr):
                 with contextlib.suppress(Exception):
                     stream.flush()
+            parent = os.getpid()
             pid = os.fork()
         except OSError:
             for fd in (claims_r, claims_w, replies_r, replies_w):
@@ -142,7 +144,7 @@ class Games:
             code = 1
             try:
                 os.close(replies_r)
-                self._claims = claims_r
+                self._claims, self._parent = claims_r, parent
                 self._play_claimed()
                 data = pickle.dumps(self.results, protocol=pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(replies_w, "wb") as reply:
@@ -159,6 +161,8 @@ class Games:
         """Play the games claimed from the queue, one at a time, until it is empty."""
         assert self._claims is not None
         while True:
+            if self._parent is not None and os.getppid() != self._parent:
+                return  # the build that forked this worker is gone: nobody reads its results
             got = os.read(self._claims, 4)
             if len(got) < 4:
                 return  # the queue is empty (a torn read: the games it loses are played here)
@@ -182,8 +186,10 @@ class Games:
         if self._claims is not None:
             try:
                 self._play_claimed()
-            finally:
-                self._join()
+            except BaseException:  # interrupted (Ctrl-C): the worker is stopped, not waited for
+                self.close()
+                raise
+            self._join()
         out: list[Diagnostic] = []
         where: set[Span | None] = set()
         failed = False
@@ -193,7 +199,7 @@ class Games:
             if failed:
                 continue
             found = self.results.get(i, _SKIPPED)
-            if found == _SKIPPED:  # not played by the worker (or skipped there): here
+            if isinstance(found, str):  # not played by the worker (or skipped there): here
                 found = self.results[i] = _play(self.engine, chosen, players, seed)
             if not isinstance(found, Diagnostic):
                 continue
@@ -218,7 +224,7 @@ class Games:
             with contextlib.suppress(OSError):
                 os.waitpid(pid, 0)
         self.close()
-        try:
+        try:  # the bytes of the worker this process forked, through a pipe only the two hold
             theirs = pickle.loads(bytes(data)) if data else {}
         except Exception:  # a worker that died while writing: played here
             theirs = {}
