@@ -63,8 +63,10 @@ def snapshot(rules: Path, house: list[Path]) -> Snapshot:
     return tuple(found)
 
 
-class _Stop(Exception):
-    """SIGTERM: stop watching as Ctrl-C does."""
+class _Stop(BaseException):
+    """SIGTERM: stop watching as Ctrl-C does. Not an `Exception`, as KeyboardInterrupt is
+    not: raised in the middle of a build, no `except Exception` of a pass (the reference's
+    engine load, the backstop's games) takes it for a fault of the rules."""
 
 
 def _on_term(signum: int, frame: FrameType | None) -> None:
