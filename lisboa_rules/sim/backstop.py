@@ -145,6 +145,7 @@ class Games:
             try:
                 os.close(replies_r)
                 self._claims, self._parent = claims_r, parent
+                _die_with_parent()
                 self._play_claimed()
                 data = pickle.dumps(self.results, protocol=pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(replies_w, "wb") as reply:
@@ -249,6 +250,20 @@ class Games:
                 os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(OSError):
                 os.waitpid(pid, 0)
+
+
+def _die_with_parent() -> None:
+    """In the worker, on Linux: be killed when the process that forked it ends (a build
+    killed in the middle of a long game leaves no worker playing on); elsewhere the worker
+    looks for its parent between two games."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def can_fork() -> bool:
