@@ -207,7 +207,9 @@ def _analyse(
     extra: Sequence[Path] = (),
 ) -> tuple[Compiled | None, list[Diagnostic]]:
     """The passes up to lower, in order."""
-    loaded, diags = load_dir(rules_dir, order=order, extra=extra)  # load
+    store = reuse.current()  # under --watch, a file whose bytes did not change is not parsed
+    memo = store.loaded if store is not None else None
+    loaded, diags = load_dir(rules_dir, order=order, extra=extra, memo=memo)  # load
     sources, found = validate_all(loaded, rules_dir, fold, has_errors(diags))  # validate
     diags += found
     if sources is None:

@@ -65,9 +65,9 @@ def emit_schemas() -> dict[str, str]:
     return {f"schema/{name}": text for name, text in export_schemas().items()}
 
 
-def emit_all(compiled: Compiled, lowered: Lowered,
-             on_engine: Callable[[str], None] | None = None
-             ) -> tuple[dict[str, str], list[Diagnostic]]:
+def emit_all(
+    compiled: Compiled, lowered: Lowered, on_engine: Callable[[str], None] | None = None
+) -> tuple[dict[str, str], list[Diagnostic]]:
     """Every output file of the compiled rule sets and their lowered procedures (the emit pass
     of pipeline.py); a template failure becomes a diagnostic, never a traceback. `on_engine`
     is given the engine's text as soon as it exists, before the other outputs are made (a
