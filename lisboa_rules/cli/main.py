@@ -312,14 +312,18 @@ class _EarlyGames:
 # comment and the `$comment` of its state schemas. No game reads them, so an edit that changes
 # only what the engine does not say (a glossary entry, an example, a source) plays no game again.
 # The digest is in the engine package's version too (`X.Y.Z+rules<digest>`: emit/package.py).
-_INPUTS_DIGEST = re.compile(r"(?m)^(# Inputs \(sha256\): )[0-9a-f]{64}$|"
-                            r"(\(inputs sha256:)[0-9a-f]{16}\)|"
-                            rf"(\+rules)[0-9a-f]{{{VERSION_DIGITS}}}\b")
+# One pattern each: a pattern that starts with its own words is found by a fast scan for them
+# (one pattern of three alternatives tried each at every position of the 440 KB: twice as long).
+_INPUTS_DIGEST = (re.compile(r"(?m)^(# Inputs \(sha256\): )[0-9a-f]{64}$"),
+                  re.compile(r"(\(inputs sha256:)[0-9a-f]{16}\)"),
+                  re.compile(rf"(\+rules)[0-9a-f]{{{VERSION_DIGITS}}}\b"))
 
 
 def _played_text(engine: str) -> str:
     """The engine's text as the backstop's games read it: without the digest of its inputs."""
-    return _INPUTS_DIGEST.sub(lambda m: (m[1] or m[2] or m[3]) + "-", engine)
+    for digest in _INPUTS_DIGEST:
+        engine = digest.sub(lambda m: m[1] + "-", engine)
+    return engine
 
 
 def add_variant_option(p: argparse.ArgumentParser) -> None:
