@@ -37,7 +37,7 @@ import dataclasses
 import itertools
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeGuard
@@ -130,9 +130,12 @@ def compile_rules(
     variants: Sequence[str] = (),
     order: Sequence[Path] | None = None,
     extra: Sequence[Path] = (),
+    on_engine: Callable[[str], None] | None = None,
 ) -> CompileResult:
     """Run every pass up to emit; never raises for bad input (returns diagnostics instead).
-    `extra`: house-rule variant files kept outside the rules folder (see `analyse`)."""
+    `extra`: house-rule variant files kept outside the rules folder (see `analyse`).
+    `on_engine`: given the engine's text as soon as emit made it (see emit_all); not called
+    when the outputs are reused."""
     with cyclic_gc_paused():
         compiled, diags = _analyse(rules_dir, variants, order, extra)
         if compiled is None:
@@ -144,7 +147,7 @@ def compile_rules(
         if _text_map(kept):
             return CompileResult(dict(kept), diags, compiled)  # lower and emit read the same
         lowered = lower_all(compiled)  # lower
-        files, found = emit_all(compiled, lowered)  # emit
+        files, found = emit_all(compiled, lowered, on_engine)  # emit
         if store is not None and files and not found:
             store.put("emit", k, files)
     diags = sort_diagnostics([*diags, *found])
@@ -204,7 +207,9 @@ def _analyse(
     extra: Sequence[Path] = (),
 ) -> tuple[Compiled | None, list[Diagnostic]]:
     """The passes up to lower, in order."""
-    loaded, diags = load_dir(rules_dir, order=order, extra=extra)  # load
+    store = reuse.current()  # under --watch, a file whose bytes did not change is not parsed
+    memo = store.loaded if store is not None else None
+    loaded, diags = load_dir(rules_dir, order=order, extra=extra, memo=memo)  # load
     sources, found = validate_all(loaded, rules_dir, fold, has_errors(diags))  # validate
     diags += found
     if sources is None:

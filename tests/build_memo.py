@@ -120,17 +120,20 @@ def install(pipeline: Any, cache: Any, monkeypatch_class: Any) -> Callable[[], N
     memo: OrderedDict[str, Any] = OrderedDict()
 
     def compile_rules(rules_dir: Path, variants: Sequence[str] = (),
-                      order: Sequence[Path] | None = None, extra: Sequence[Path] = ()) -> Any:
+                      order: Sequence[Path] | None = None, extra: Sequence[Path] = (),
+                      on_engine: Callable[[str], None] | None = None) -> Any:
+        """`on_engine` is called when the compile is made, not when it is remembered (as the
+        product's own reuse of the outputs does)."""
         k = None
         if cache.cache_dir() is None and not _patched():
             k = key(rules_dir, variants, order, extra)
         if k is None:
             STATS["bypassed"] += 1
-            return real(rules_dir, variants, order, extra)
+            return real(rules_dir, variants, order, extra, on_engine)
         found = memo.get(k)
         if found is None:
             STATS["misses"] += 1
-            found = memo[k] = real(rules_dir, variants, order, extra)
+            found = memo[k] = real(rules_dir, variants, order, extra, on_engine)
             while len(memo) > KEEP:
                 memo.popitem(last=False)
         else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import gc
 import json
 import os
@@ -121,8 +122,10 @@ def run_build(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     from lisboa_rules import pipeline
 
-    result = _played(pipeline.compile_rules(args.rules, tuple(args.variant),
-                                            extra=tuple(args.house)), args.play)
+    with _EarlyGames(args.play) as early:  # its worker, if any, is stopped on the way out
+        result = _played(pipeline.compile_rules(args.rules, tuple(args.variant),
+                                                extra=tuple(args.house),
+                                                on_engine=early.begin), args.play, early)
     if has_errors(result.diagnostics):
         report(result.diagnostics, args.format)
         # A template that fails is the compiler's fault, not the rules': exit as internal.
@@ -232,24 +235,23 @@ def add_play_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _played(result: Any, games: int) -> Any:
-    """`result` with what the backstop's games found (when it built without an error)."""
+def _played(result: Any, games: int, early: _EarlyGames | None = None) -> Any:
+    """`result` with what the backstop's games found (when it built without an error);
+    `early`: the games begun while the rest of the outputs were made, joined here."""
     from lisboa_rules.emit import ENGINE
 
     if has_errors(result.diagnostics) or games <= 0 or ENGINE not in result.files:
         return result
-    from lisboa_rules.sim import backstop
     from lisboa_rules.sim.backstop import play_check
 
     names = {stable: shown for shown, stable in result.compiled.names.items()} \
         if result.compiled is not None else {}
     store = reuse.current()  # games that found nothing in this engine are not played again
-    limits = (backstop.MOVE_LIMIT, backstop.SAVE_EVERY, getattr(backstop, "PLAY_SECONDS", None))
-    k = reuse.key("played", reuse.text_digest(_played_text(result.files[ENGINE])), games,
-                  limits) if store else ""
+    k = _played_key(result.files[ENGINE], games) if store else ""
     if store is not None and store.get("played", k) is True:
         return result
-    found = play_check(result.files[ENGINE], games, names)
+    begun = early.begun if early is not None else None
+    found = play_check(result.files[ENGINE], games, names, begun=begun)
     if not found:
         if store is not None:
             store.put("played", k, True)
@@ -257,18 +259,71 @@ def _played(result: Any, games: int) -> Any:
     return replace(result, diagnostics=[*result.diagnostics, *found], files={})
 
 
+def _played_key(engine: str, games: int) -> str:
+    """The key of the backstop's verdict on `engine` (outputs/reuse.py `played`)."""
+    from lisboa_rules.sim import backstop
+
+    limits = (backstop.MOVE_LIMIT, backstop.SAVE_EVERY, getattr(backstop, "PLAY_SECONDS", None))
+    return _played_key_of(engine, games, limits)
+
+
+@functools.lru_cache(maxsize=2)  # asked when the games begin, and again when they end
+def _played_key_of(engine: str, games: int, limits: tuple[Any, ...]) -> str:
+    return reuse.key("played", reuse.text_digest(_played_text(engine)), games, limits)
+
+
+class _EarlyGames:
+    """The backstop's games started as soon as a build has the engine's text (`begin`, the
+    pipeline's `on_engine`): a worker process plays them on the second core while the
+    reference and the other outputs are made (sim/backstop.py `Games`), and `_played` joins
+    it. Nothing is begun when no game is to be played, or the store already holds that these
+    games found nothing in this engine; a failure to begin only leaves the games to `_played`.
+    """
+
+    def __init__(self, games: int) -> None:
+        self.games = games
+        self.begun: Any = None
+
+    def __enter__(self) -> _EarlyGames:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.begun is not None:
+            self.begun.close()
+
+    def begin(self, engine: str) -> None:
+        if self.games <= 0 or self.begun is not None:
+            return
+        store = reuse.current()
+        if store is not None and store.get("played", _played_key(engine, self.games)) is True:
+            return
+        from lisboa_rules.sim import backstop
+
+        games = backstop.Games(engine, self.games)
+        try:
+            games.start()
+        except Exception:  # `_played` plays them (and reports what fails)
+            games.close()
+            return
+        self.begun = games
+
+
 # Where the engine's text names the digest of the rules files it was built from: its header
 # comment and the `$comment` of its state schemas. No game reads them, so an edit that changes
 # only what the engine does not say (a glossary entry, an example, a source) plays no game again.
 # The digest is in the engine package's version too (`X.Y.Z+rules<digest>`: emit/package.py).
-_INPUTS_DIGEST = re.compile(r"(?m)^(# Inputs \(sha256\): )[0-9a-f]{64}$|"
-                            r"(\(inputs sha256:)[0-9a-f]{16}\)|"
-                            rf"(\+rules)[0-9a-f]{{{VERSION_DIGITS}}}\b")
+# One pattern each: a pattern that starts with its own words is found by a fast scan for them
+# (one pattern of three alternatives tried each at every position of the 440 KB: twice as long).
+_INPUTS_DIGEST = (re.compile(r"(?m)^(# Inputs \(sha256\): )[0-9a-f]{64}$"),
+                  re.compile(r"(\(inputs sha256:)[0-9a-f]{16}\)"),
+                  re.compile(rf"(\+rules)[0-9a-f]{{{VERSION_DIGITS}}}\b"))
 
 
 def _played_text(engine: str) -> str:
     """The engine's text as the backstop's games read it: without the digest of its inputs."""
-    return _INPUTS_DIGEST.sub(lambda m: (m[1] or m[2] or m[3]) + "-", engine)
+    for digest in _INPUTS_DIGEST:
+        engine = digest.sub(lambda m: m[1] + "-", engine)
+    return engine
 
 
 def add_variant_option(p: argparse.ArgumentParser) -> None:

@@ -16,7 +16,8 @@ Ctrl-C (SIGINT) or SIGTERM stops it with exit 0; `--max-builds N` (for scripts a
 stops it after N builds, with the last build's exit code.
 
 Polling, not inotify or a library such as watchdog: a rules folder is a dozen small files, a
-stat of each every 0.2 s costs well under a millisecond, it works the same on every system and
+look at all of them costs about 0.15 ms (every 0.05 s: well under 1 % of a CPU, and a save is
+seen about 0.055 s after it, settling included), it works the same on every system and
 file system (network mounts and containers included, where change notifications may not
 arrive), and it adds no dependency.
 """
@@ -38,8 +39,8 @@ from lisboa_rules.core.diagnostics import PROG
 from lisboa_rules.core.inputs import discover
 from lisboa_rules.outputs import reuse
 
-POLL = 0.2  # seconds between two looks at the rules
-SETTLE = 0.05  # seconds a changed snapshot must hold still before the build starts
+POLL = 0.05  # seconds between two looks at the rules
+SETTLE = 0.03  # seconds a changed snapshot must hold still before the build starts
 
 Snapshot = tuple[tuple[str, int, int, int, int], ...]
 
@@ -62,8 +63,10 @@ def snapshot(rules: Path, house: list[Path]) -> Snapshot:
     return tuple(found)
 
 
-class _Stop(Exception):
-    """SIGTERM: stop watching as Ctrl-C does."""
+class _Stop(BaseException):
+    """SIGTERM: stop watching as Ctrl-C does. Not an `Exception`, as KeyboardInterrupt is
+    not: raised in the middle of a build, no `except Exception` of a pass (the reference's
+    engine load, the backstop's games) takes it for a fault of the rules."""
 
 
 def _on_term(signum: int, frame: FrameType | None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import jinja2
@@ -64,13 +65,19 @@ def emit_schemas() -> dict[str, str]:
     return {f"schema/{name}": text for name, text in export_schemas().items()}
 
 
-def emit_all(compiled: Compiled, lowered: Lowered) -> tuple[dict[str, str], list[Diagnostic]]:
+def emit_all(
+    compiled: Compiled, lowered: Lowered, on_engine: Callable[[str], None] | None = None
+) -> tuple[dict[str, str], list[Diagnostic]]:
     """Every output file of the compiled rule sets and their lowered procedures (the emit pass
-    of pipeline.py); a template failure becomes a diagnostic, never a traceback."""
+    of pipeline.py); a template failure becomes a diagnostic, never a traceback. `on_engine`
+    is given the engine's text as soon as it exists, before the other outputs are made (a
+    build starts the backstop's games with it)."""
     files: dict[str, str] = {}
     try:
         engine = emit_engine(compiled, lowered)  # first: the reference's worked examples run it
         files.update(engine)
+        if on_engine is not None:
+            on_engine(engine[ENGINE])
         files.update(emit_schemas())
         files.update(emit_package(compiled))
         files.update(reference.render(compiled, engine[ENGINE]))

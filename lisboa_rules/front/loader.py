@@ -8,6 +8,7 @@ for bad input: every problem, even an unexpected exception, comes back as a `Dia
 from __future__ import annotations
 
 import bisect
+import copy
 import dataclasses
 import functools
 import hashlib
@@ -181,17 +182,58 @@ class LoadedDoc:
 # --- files and directories ---------------------------------------------------------------
 
 
+# What a process that loads the same files again and again (`build --watch`) keeps of the
+# files it loaded: by path, the file's display name, nesting limit and bytes' digest with the
+# document made of them (see `load_file`'s `memo`).
+Memo = dict[str, tuple[tuple[str, int, str], "LoadedDoc"]]
+
+
 def load_file(
-    path: Path, *, max_bytes: int = MAX_FILE_BYTES, max_depth: int = MAX_DEPTH
+    path: Path, *, max_bytes: int = MAX_FILE_BYTES, max_depth: int = MAX_DEPTH,
+    memo: Memo | None = None,
 ) -> tuple[LoadedDoc | None, list[Diagnostic]]:
-    """Load one YAML file; return (None, errors) when it cannot be used."""
+    """Load one YAML file; return (None, errors) when it cannot be used. `memo`: the
+    documents loaded before in this process; a file read again with the same bytes (and the
+    same display name) is not parsed again: the caller gets a copy of what it gave (its own
+    data and span tables, which no later pass of a build can change in the memo)."""
     display = _display(path)
 
     def run() -> tuple[LoadedDoc | None, list[Diagnostic]]:
         raw = _read_bytes(path, display, max_bytes)
-        return _parse(path, display, raw, _decode(raw, display), max_depth)
+        text = _decode(raw, display)
+        if memo is None:
+            return _parse(path, display, raw, text, max_depth)
+        key = (display, max_depth, hashlib.sha256(raw).hexdigest())
+        kept = memo.get(str(path))
+        if kept is not None and kept[0] == key:
+            return _copy_doc(kept[1], path), []
+        doc, diags = _parse(path, display, raw, text, max_depth)
+        if doc is None:
+            memo.pop(str(path), None)
+            return doc, diags
+        memo[str(path)] = (key, doc)
+        return _copy_doc(doc, path), diags
 
     return _guarded(display, run)
+
+
+def _copy_doc(doc: LoadedDoc, path: Path) -> LoadedDoc:
+    """A document as `_parse` makes it from the same bytes: its own copy of the data (plain
+    mappings, lists and scalars: the loader refuses aliases, so nothing in it is shared) and of
+    the span tables (spans are frozen)."""
+    return dataclasses.replace(doc, path=path.resolve(), data=_copy_data(doc.data),
+                               spans=dict(doc.spans), key_spans=dict(doc.key_spans))
+
+
+def _copy_data(value: Any) -> Any:
+    t = type(value)
+    if t is dict:
+        return {k: _copy_data(v) for k, v in value.items()}
+    if t is list:
+        return [_copy_data(v) for v in value]
+    if t in (str, int, float, bool) or value is None:
+        return value
+    return copy.deepcopy(value)  # no other leaf is made; were one, it is copied too
 
 
 def load_text(
@@ -225,7 +267,8 @@ EXTRA_FOLDER = "variants"  # where an extra file counts as being, for the genera
 
 
 def load_dir(
-    rules_dir: Path, *, order: Sequence[Path] | None = None, extra: Sequence[Path] = ()
+    rules_dir: Path, *, order: Sequence[Path] | None = None, extra: Sequence[Path] = (),
+    memo: Memo | None = None,
 ) -> tuple[list[LoadedDoc], list[Diagnostic]]:
     """Load all rules files under `rules_dir` (or exactly `order`, relative to it, for tests),
     then the `extra` files (house-rule variants kept outside the rules folder).
@@ -234,7 +277,7 @@ def load_dir(
     path; the generated files name it as if it were in the rules folder's `variants/`
     (`source` is `variants/<file name>`: no path of the user's machine gets into them). An
     extra whose name a rules file there (or another extra) has already is refused, since the
-    two could not be told apart."""
+    two could not be told apart. `memo`: see `load_file`."""
     display = _display(rules_dir)
     if not rules_dir.is_dir():
         what = "does not exist" if not rules_dir.exists() else "is not a directory"
@@ -266,7 +309,7 @@ def load_dir(
                    "not UTF-8; rename the file")
             diags.append(Diagnostic("unreadable-file", msg, Span.point(_display(p))))
             continue
-        doc, found = load_file(p)
+        doc, found = load_file(p, memo=memo)
         if doc is not None:
             doc = dataclasses.replace(doc, source=rel, extra=is_extra)
         diags.extend(found)

@@ -18,7 +18,8 @@ same rules as the compiled templates: the folder is the user's own, mode 0700, o
 following a symlink and checked on its descriptor, every file opened relative to it, never
 blocking, never followed, at most `MAX_ENTRY` bytes. An entry that is missing, damaged,
 foreign (another key or kind, a bad digest, the wrong shape) or unreadable only costs a
-recompute. A `--watch` process also keeps entries in memory (`Store(memory=True)`). The folder
+recompute. A `--watch` process also keeps entries in memory (`Store(memory=True)`), and the
+rules files it loaded, parsed (by their bytes: an unchanged file is not parsed again). The folder
 keeps the most recent `KEEP` entries of each kind (older ones go when a build files its
 outputs), so it stays a few tens of MB however many edits are built.
 
@@ -90,6 +91,9 @@ class Store:
 
     def __init__(self, memory: bool = False, disk: bool = True) -> None:
         self.memory: OrderedDict[str, Any] | None = OrderedDict() if memory else None
+        # a process that builds again and again: the rules files it loaded, parsed, by path
+        # (front/loader.py `load_file`'s memo: a file with the same bytes is not parsed again)
+        self.loaded: dict[str, Any] | None = {} if memory else None
         self.disk = disk
         self.hits = 0
         self.misses = 0

@@ -14,12 +14,24 @@ runs out of time (a step that loops for long: stopped where it runs) is an
 `engine-failed` error at the rule the failing step is written at (the engine's faults name it:
 `StateError.at`, read from the comment the generated code keeps above each step), with the
 seed, the player count and the moves that reproduce it.
+
+The games are shared by two processes where a process can be forked (`Games`): a worker
+forked once the engine's text exists (a build forks it before the reference is rendered, so
+the games play on the second core meanwhile) claims games one at a time from a queue the
+process that forked it claims from too, once it is done with the rest of the build. Each game
+is the same game whoever plays it (its seed, its agent, its checks), and the results are put
+together in the order of the games, so the diagnostics are those of playing them one after the
+other here; a game the worker did not report (it died, or could not fork) is played here.
+Where no fork is possible (no `os.fork`, macOS, one CPU, or threads running) every game is
+played here, one after the other.
 """
 
 from __future__ import annotations
 
 import contextlib
 import linecache
+import os
+import pickle
 import signal
 import sys
 import threading
@@ -41,30 +53,232 @@ SOURCE = "<generated lisboa_engine.py>"
 
 
 def play_check(engine_source: str, games: int = DEFAULT_GAMES,
-               names: Mapping[str, str] | None = None) -> list[Diagnostic]:
+               names: Mapping[str, str] | None = None, *,
+               begun: Games | None = None) -> list[Diagnostic]:
     """The problems `games` seeded games of every rule set find in the engine `engine_source`
     (the generated module's text); none when it plays them all to their end. `names`: the
-    files' display paths by the stable names the engine's comments use ("rules/x.yaml")."""
+    files' display paths by the stable names the engine's comments use ("rules/x.yaml").
+    `begun`: the games of this engine already started (`Games.start`, with a worker playing
+    them), joined here; else they are started now."""
     if games <= 0:
         return []
-    try:
-        engine = _load(engine_source)
-    except (SyntaxError, ValueError):
-        return []  # code that does not compile: the writer refuses it (generated-invalid)
-    out: list[Diagnostic] = []
-    where: set[Span | None] = set()
-    for chosen, players in _tables(engine):
-        for seed in range(games):
-            found = _play(engine, chosen, players, seed)
-            if found is not None and found.span is not None and names:
+    if begun is not None and begun.source == engine_source and begun.games == games:
+        return begun.finish(names)
+    with Games(engine_source, games) as run:
+        run.start()
+        return run.finish(names)
+
+
+_SKIPPED = "skipped"  # a game not played: an earlier seed of its rule set and count failed
+
+
+class Games:
+    """The backstop's games of one engine: started (`start`: the engine loaded and, where a
+    process can be forked, a worker playing games from a shared queue), then finished here
+    (`finish`: the games left in the queue played, the worker's results read). Used as a
+    context manager, its worker is stopped on the way out whatever happened."""
+
+    def __init__(self, engine_source: str, games: int, *, worker: bool = True) -> None:
+        self.source, self.games, self.worker = engine_source, games, worker
+        self.started = False
+        self.engine: Any = None
+        self.jobs: list[tuple[tuple[str, ...], int, int]] = []  # (chosen, players, seed)
+        self.results: dict[int, Diagnostic | str | None] = {}
+        self.pid: int | None = None  # the worker's
+        self._claims: int | None = None  # the read end of the queue of games
+        self._replies: int | None = None  # the read end of the worker's results
+        self.from_worker = 0  # the games whose results the worker reported
+        self._parent: int | None = None  # in the worker: the process that forked it
+
+    def __enter__(self) -> Games:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Load the engine and, where it can, fork the worker that starts playing."""
+        if self.started:
+            return
+        self.started = True
+        if self.games <= 0:
+            return
+        try:
+            self.engine = _load(self.source)
+        except (SyntaxError, ValueError):
+            return  # code that does not compile: the writer refuses it (generated-invalid)
+        self.jobs = [(chosen, players, seed) for chosen, players in _tables(self.engine)
+                     for seed in range(self.games)]
+        if self.worker and len(self.jobs) > 1 and can_fork():
+            self._fork()
+
+    def _fork(self) -> None:
+        # The queue: every game's index, 4 bytes each, written before the fork; each process
+        # claims the next game with one read of 4 bytes (a pipe's reads do not interleave).
+        # The games of more players first (they take longer), so that the last games either
+        # process plays are short, and the seeds of a rule set at a player count in their
+        # order (a failure of one leaves the next unplayed, as here); which process plays a
+        # game, and when, changes nothing of its result.
+        order = sorted(range(len(self.jobs)), key=lambda i: (-self.jobs[i][1], i))
+        claims_r, claims_w = os.pipe()
+        replies_r, replies_w = os.pipe()
+        try:
+            data = b"".join(i.to_bytes(4, "big") for i in order)
+            if len(data) > 65536:  # more than a pipe holds before its reader reads
+                raise OSError("too many games to queue")
+            os.write(claims_w, data)
+            os.close(claims_w)
+            claims_w = -1
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            parent = os.getpid()
+            pid = os.fork()
+        except OSError:
+            for fd in (claims_r, claims_w, replies_r, replies_w):
+                if fd >= 0:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            return
+        if pid == 0:  # the worker: plays, reports, and ends without running anything else
+            code = 1
+            try:
+                os.close(replies_r)
+                self._claims, self._parent = claims_r, parent
+                _die_with_parent()
+                self._play_claimed()
+                data = pickle.dumps(self.results, protocol=pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(replies_w, "wb") as reply:
+                    reply.write(data)
+                code = 0
+            except BaseException:  # anything: the parent plays what is missing
+                pass
+            finally:
+                os._exit(code)
+        os.close(replies_w)
+        self.pid, self._claims, self._replies = pid, claims_r, replies_r
+
+    def _play_claimed(self) -> None:
+        """Play the games claimed from the queue, one at a time, until it is empty."""
+        assert self._claims is not None
+        while True:
+            if self._parent is not None and os.getppid() != self._parent:
+                return  # the build that forked this worker is gone: nobody reads its results
+            got = os.read(self._claims, 4)
+            if len(got) < 4:
+                return  # the queue is empty (a torn read: the games it loses are played here)
+            i = int.from_bytes(got, "big")
+            if not 0 <= i < len(self.jobs):
+                continue
+            chosen, players, seed = self.jobs[i]
+            # the games of a rule set at a player count are the indices i - seed ... i
+            if any(isinstance(self.results.get(j), Diagnostic) for j in range(i - seed, i)):
+                self.results[i] = _SKIPPED  # an earlier seed failed: it says enough
+                continue
+            self.results[i] = _play(self.engine, chosen, players, seed)
+
+    def finish(self, names: Mapping[str, str] | None = None) -> list[Diagnostic]:
+        """Every game played (here: those the worker did not), their problems in the order of
+        the games: one error for each rule that fails, one problem of a rule set at a player
+        count."""
+        self.start()
+        if self.engine is None:
+            return []
+        if self._claims is not None:
+            try:
+                self._play_claimed()
+            except BaseException:  # interrupted (Ctrl-C): the worker is stopped, not waited for
+                self.close()
+                raise
+            self._join()
+        out: list[Diagnostic] = []
+        where: set[Span | None] = set()
+        failed = False
+        for i, (chosen, players, seed) in enumerate(self.jobs):
+            if seed == 0:
+                failed = False
+            if failed:
+                continue
+            found = self.results.get(i, _SKIPPED)
+            if isinstance(found, str):  # not played by the worker (or skipped there): here
+                found = self.results[i] = _play(self.engine, chosen, players, seed)
+            if not isinstance(found, Diagnostic):
+                continue
+            failed = True  # one problem of a rule set at a player count says enough
+            if found.span is not None and names:
                 found = replace(found, span=replace(
                     found.span, file=names.get(found.span.file, found.span.file)))
-            if found is not None:
-                if found.span not in where:  # one error for each rule that fails
-                    where.add(found.span)
-                    out.append(found)
-                break  # one problem of a rule set at a player count says enough
-    return out
+            if found.span not in where:  # one error for each rule that fails
+                where.add(found.span)
+                out.append(found)
+        return out
+
+    def _join(self) -> None:
+        """The worker's results read (whatever it reported) and the worker waited for."""
+        data = bytearray()
+        if self._replies is not None:
+            with contextlib.suppress(OSError):
+                while chunk := os.read(self._replies, 1 << 16):
+                    data += chunk
+        if self.pid is not None:  # its end of the pipe is closed: it has ended, or is ending
+            pid, self.pid = self.pid, None
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+        self.close()
+        try:  # the bytes of the worker this process forked, through a pipe only the two hold
+            theirs = pickle.loads(bytes(data)) if data else {}
+        except Exception:  # a worker that died while writing: played here
+            theirs = {}
+        if isinstance(theirs, dict):
+            for i, found in theirs.items():
+                if (isinstance(i, int) and i not in self.results
+                        and (found is None or isinstance(found, Diagnostic))):
+                    self.results[i] = found
+                    self.from_worker += 1
+
+    def close(self) -> None:
+        """Stop the worker (if it still runs) and close the pipes; idempotent."""
+        for name in ("_claims", "_replies"):
+            fd = getattr(self, name)
+            if fd is not None:
+                setattr(self, name, None)
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        if self.pid is not None:  # not joined (the build stopped before): stopped now
+            pid, self.pid = self.pid, None
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+
+
+def _die_with_parent() -> None:
+    """In the worker, on Linux: be killed when the process that forked it ends (a build
+    killed in the middle of a long game leaves no worker playing on); elsewhere the worker
+    looks for its parent between two games."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def can_fork() -> bool:
+    """Whether the games can be shared with a forked worker: `os.fork` exists, the system is
+    not macOS (where a forked child may not use the system's libraries), this process runs
+    no other thread (a fork copies only the calling one), and there is a second CPU."""
+    if not hasattr(os, "fork") or sys.platform == "darwin":
+        return False
+    if threading.active_count() != 1:
+        return False
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return cpus > 1
 
 
 def _load(source: str) -> types.ModuleType:

@@ -4,13 +4,18 @@ every rule set on the engine they built (`--play N`) and turn a failure into a l
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import ENGINE_PATH, ROOT, run_cli
 
+from lisboa_rules import pipeline
+from lisboa_rules.cli.main import main
+from lisboa_rules.emit.reference import render
 from lisboa_rules.sim import backstop
 
 # a house rule the static checks accept and that breaks what rules/state.yaml declares
@@ -148,3 +153,79 @@ def test_a_setup_that_fails_is_an_error_at_the_setup(tmp_path: Path) -> None:
     span = found[0].span
     assert span is not None and span.file == "rules/flow.yaml", found[0]
     assert "IndexError" in found[0].message and "0 moves played" in found[0].message
+
+
+def _broken_engine(tmp_path: Path) -> tuple[str, dict[str, str]]:
+    """The engine built with the house rule that breaks play, and the files' display names."""
+    house = _house(tmp_path)
+    built = pipeline.check_rules(ROOT / "rules", ("markers-from-nowhere",), extra=(house,),
+                                 engine=True)
+    assert built.compiled is not None
+    return built.files["lisboa_engine.py"], {
+        stable: shown for shown, stable in built.compiled.names.items()}
+
+
+def test_games_shared_with_a_worker_find_what_they_find_one_after_the_other(
+        tmp_path: Path) -> None:
+    """The games played by two processes (a forked worker claiming them from the same queue)
+    give the diagnostics of the same games played one after the other in one process."""
+    text, names = _broken_engine(tmp_path)
+    with backstop.Games(text, 2, worker=False) as alone:
+        alone.start()
+        assert alone.pid is None
+        expected = alone.finish(names)
+    assert expected and expected[0].code == "engine-failed"
+    span = expected[0].span
+    assert span is not None and span.file == str(tmp_path / "markers-from-nowhere.yaml")
+    with backstop.Games(text, 2) as shared:
+        shared.start()
+        forked = shared.pid is not None
+        assert forked == backstop.can_fork()
+        found = shared.finish(names)
+    assert found == expected
+    if forked:
+        assert shared.from_worker > 0, "the worker played games"
+        assert shared.pid is None, "and was waited for"
+
+
+def test_games_a_dead_worker_did_not_report_are_played_by_the_build(tmp_path: Path) -> None:
+    text, names = _broken_engine(tmp_path)
+    expected = backstop.play_check(text, 2, names)
+    with backstop.Games(text, 2) as shared:
+        shared.start()
+        if shared.pid is not None:
+            os.kill(shared.pid, signal.SIGKILL)
+        found = shared.finish(names)
+    assert found == expected
+    assert shared.from_worker == 0
+
+
+def test_a_build_begins_its_games_before_the_reference_is_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    """The games start as soon as the engine's text exists (a worker plays them on the second
+    core meanwhile), and are joined before anything is written: a game that fails writes
+    nothing, under `--watch` too."""
+    events: list[str] = []
+    real_start, real_render = backstop.Games.start, render.render
+
+    def start(self: backstop.Games) -> None:
+        events.append("games")
+        real_start(self)
+
+    def rendered(*args: Any, **kwargs: Any) -> Any:
+        events.append("reference")
+        return real_render(*args, **kwargs)
+
+    monkeypatch.setattr(backstop.Games, "start", start)
+    monkeypatch.setattr(render, "render", rendered)
+    monkeypatch.chdir(tmp_path)
+    house = _house(tmp_path)
+    out = tmp_path / "out"
+    code = main(["build", "--watch", "--max-builds", "1", "--rules", str(ROOT / "rules"),
+                 "--house", str(house), "--variant", "markers-from-nowhere", "--out", str(out),
+                 "--play", "1"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert events[:2] == ["games", "reference"], (events, err)
+    assert len(re.findall(r"error\[engine-failed\]", err)) == 1, err
+    assert not out.exists()

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,7 +49,10 @@ def fake(
     calls: list[tuple[Path, tuple[str, ...]]] = []
 
     def compile_rules(
-        rules_dir: Path, variants: Sequence[str] = (), extra: Sequence[Path] = ()
+        rules_dir: Path,
+        variants: Sequence[str] = (),
+        extra: Sequence[Path] = (),
+        on_engine: Any = None,
     ) -> CompileResult:
         calls.append((rules_dir, tuple(variants)))
         return CompileResult(files=dict(FILES if files is None else files), diagnostics=list(diags))
@@ -174,7 +178,10 @@ def test_internal_error_is_one_line_without_traceback(
     cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def broken(
-        rules_dir: Path, variants: Sequence[str] = (), extra: Sequence[Path] = ()
+        rules_dir: Path,
+        variants: Sequence[str] = (),
+        extra: Sequence[Path] = (),
+        on_engine: Any = None,
     ) -> CompileResult:
         raise RuntimeError("model exploded\nsecond line")
 
@@ -190,7 +197,10 @@ def test_internal_error_is_one_line_without_traceback(
 
 def test_debug_env_shows_the_traceback(cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(
-        rules_dir: Path, variants: Sequence[str] = (), extra: Sequence[Path] = ()
+        rules_dir: Path,
+        variants: Sequence[str] = (),
+        extra: Sequence[Path] = (),
+        on_engine: Any = None,
     ) -> CompileResult:
         raise RuntimeError("model exploded")
 
@@ -205,7 +215,10 @@ def test_garbage_rules_give_diagnostics_not_tracebacks(
 ) -> None:
     # A stand-in pipeline made of the real loader and validator.
     def compile_rules(
-        rules_dir: Path, variants: Sequence[str] = (), extra: Sequence[Path] = ()
+        rules_dir: Path,
+        variants: Sequence[str] = (),
+        extra: Sequence[Path] = (),
+        on_engine: Any = None,
     ) -> CompileResult:
         docs, diags = load_dir(rules_dir)
         diags += [d for doc in docs for d in validate(doc)]

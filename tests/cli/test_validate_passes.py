@@ -36,11 +36,12 @@ def test_validate_renders_no_reference(
     from lisboa_rules.sim import backstop
 
     real = backstop.play_check
-    monkeypatch.setattr(
-        backstop,
-        "play_check",
-        lambda text, games, names=None: (played.append(text), real(text, games, names))[1],
-    )
+
+    def play_check(text: str, games: int, names: Any = None, **kw: Any) -> Any:
+        played.append(text)
+        return real(text, games, names, **kw)
+
+    monkeypatch.setattr(backstop, "play_check", play_check)
     assert main(["validate", "--play", "1"]) == 0, capsys.readouterr().err
     assert len(played) == 1 and "def new_game(" in played[0]  # the engine, played
     assert not (rules.parent / "generated").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import time
@@ -467,3 +468,43 @@ def test_each_text_is_parsed_once(
     assert [d.code for d in diags] == codes
     assert (doc is None) == bool(codes)
     assert parsed == [text]
+
+
+def test_a_memo_parses_only_the_files_whose_bytes_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`build --watch` loads the rules again at every save: a file with the same bytes is not
+    parsed again, and each load gets its own copy of the data and spans (what one build does
+    with them never reaches the next)."""
+    (tmp_path / "a.yaml").write_text("kind: a\nitems: [1, {x: 2}]\n", encoding="utf-8")
+    (tmp_path / "b.yaml").write_text("kind: b\n", encoding="utf-8")
+    parsed: list[str] = []
+    real = loader._parse
+
+    def counting(path: Path, *args: Any) -> Any:
+        parsed.append(path.name)
+        return real(path, *args)
+
+    monkeypatch.setattr(loader, "_parse", counting)
+    memo: loader.Memo = {}
+    first, diags = load_dir(tmp_path, memo=memo)
+    assert diags == [] and parsed == ["a.yaml", "b.yaml"]
+    first[0].data["items"][1]["x"] = 99  # a build that changes what it was given
+    first[0].spans.clear()
+    again, _ = load_dir(tmp_path, memo=memo)
+    assert parsed == ["a.yaml", "b.yaml"], "nothing parsed again"
+    fresh, _ = load_dir(tmp_path)
+    fields = [f.name for f in dataclasses.fields(LoadedDoc)]
+    assert [[getattr(d, f) for f in fields] for d in again] == [
+        [getattr(d, f) for f in fields] for d in fresh
+    ]  # what a load without the memo gives
+    assert again[0].data is not first[0].data and again[0].spans is not first[0].spans
+    (tmp_path / "a.yaml").write_text("kind: a\nitems: [3]\n", encoding="utf-8")
+    (tmp_path / "b.yaml").write_text("kind: [b\n", encoding="utf-8")  # broken: reported
+    parsed.clear()
+    third, diags = load_dir(tmp_path, memo=memo)
+    assert parsed == ["a.yaml", "b.yaml"]
+    assert third[0].data == {"kind": "a", "items": [3]} and [d.code for d in diags] == [
+        "yaml-syntax"
+    ]
+    assert set(memo) == {str(tmp_path / "a.yaml")}  # a file that does not load is not kept

@@ -147,3 +147,23 @@ def test_a_measure_in_place_keeps_its_brackets(scope: typed.Scope) -> None:
     assert isinstance(tree.right, ast.BinOp) and isinstance(tree.right.op, ast.Sub)
     player = SimpleNamespace(rubble_sets=1, goods={"a": 2, "b": 1})
     assert eval(code, {}, {"p": player}) == 2 * (6 + 1 - 3)  # the engine's own code
+
+
+def test_the_quick_children_are_the_matched_ones(scope: typed.Scope, compiled: Any) -> None:
+    """`children` finds the children of the commonest classes by a table (`_QUICK`), the rest
+    by the match of `_children`: both give the same nodes for every node of the rules' checked
+    expressions and of the cases above, and every class of the table is among them."""
+    m = compiled.base.model
+    roots = [c.typed.node for checked in checked_expressions(m.procs, m.state, m.data).values()
+             for c in checked]
+    roots += [typed.check(source, scope).node for source, _, _ in CASES]
+    seen: set[type] = set()
+    for root in roots:
+        for node in ir.walk(root):
+            assert ir.children(node) == ir._children(node), node
+            seen.add(type(node))
+    for cls, quick in ir._QUICK.items():
+        if quick is ir._none:  # a class with no children: the match says so of any of them
+            assert ir._children(object.__new__(cls)) == (), cls
+        else:
+            assert cls in seen, cls

@@ -221,7 +221,10 @@ def test_games_are_not_played_again_on_an_engine_that_says_the_same(
     monkeypatch.setattr(
         backstop,
         "play_check",
-        lambda text, games, names=None: (played.append(games), real(text, games, names))[1],
+        lambda text, games, names=None, **kw: (
+            played.append(games),
+            real(text, games, names, **kw),
+        )[1],
     )
     assert main(["build", "--play", "1", "--out", "gen"]) == 0
     assert played == [1]

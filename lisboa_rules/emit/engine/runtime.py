@@ -29,7 +29,7 @@ class RuntimeText:
         """Every name the runtime binds at the module's level (its imports, functions, classes
         and tables), which the generated code must not bind again."""
         out: set[str] = set()
-        for node in ast.parse(self.head + self.tail).body:
+        for node in _parsed(self.head + self.tail).body:
             if isinstance(node, ast.FunctionDef | ast.ClassDef):
                 out.add(node.name)
             elif isinstance(node, ast.Import | ast.ImportFrom):
@@ -41,7 +41,7 @@ class RuntimeText:
 
     def constant(self, name: str) -> Any:
         """The value of the runtime's module-level constant `name` (`_NESTING: Final = 32`)."""
-        for node in ast.parse(self.head + self.tail).body:
+        for node in _parsed(self.head + self.tail).body:
             if isinstance(node, ast.AnnAssign | ast.Assign) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 if any(isinstance(t, ast.Name) and t.id == name for t in targets):
@@ -57,6 +57,13 @@ class RuntimeText:
         end = self.head.index("\n]\n", start)
         listed = "".join(f'    "{n}",\n' for n in sorted_exports([*self.exports(), *names]))
         return self.head[:start] + "__all__ = [\n" + listed + self.head[end + 1 :]
+
+
+@functools.lru_cache(maxsize=2)
+def _parsed(text: str) -> ast.Module:
+    """The runtime's syntax tree, parsed once per process for `bound` and `constant` (the
+    tree is only read)."""
+    return ast.parse(text)
 
 
 def _between(text: str, marks: tuple[str, str], where: str) -> tuple[str, str, str]:
