@@ -26,7 +26,10 @@ rule shown with values) show each value as `str` does, a text of the rules data 
 
 What the statements mean: `gain` adds and keeps the number at or above its minimum (`floor`)
 and at or below its maximum, or 2**63 - 1 (`ceil`); `set` puts the value, kept within the
-declared bounds and 64 bits when the IR says `clamp`. A map that is not `full` reads a missing
+declared bounds and 64 bits when the IR says `clamp`. A write that would make a list longer
+than its declared max_items (`Place.most`; a new player's lists by their declarations) fails
+there, before it writes (`OverMax`): the engine checks the same where lang/total.py does not
+prove the write within. A map that is not `full` reads a missing
 key as the default of its value type (`ir.Get`); a write to such an entry makes it, a write
 through such a read into an entry of it is lost, as in the engine, and a list an item is moved
 into (or a new player added to) is made in its table when the table holds no such entry. A
@@ -489,19 +492,27 @@ def _effect(ctx: Ctx, s: S.Stmt) -> None:
             item = evaluate(s.item, ctx)
             # an item its list does not hold moves nothing (the language's rule: the engine
             # tests for it where the compiler does not prove it is there)
-            if s.src is not None:
-                src = evaluate(s.src.node, ctx)
-                if item not in src:
-                    return
+            src = None if s.src is None else evaluate(s.src.node, ctx)
+            if src is not None and item not in src:
+                return
+            into = None if s.dst is None else _made(ctx, s.dst.node)
+            if s.dst is not None and into is not None:
+                _within(s.dst, len(into) + 1)
+            if src is not None:
                 src.remove(item)
-            if s.dst is not None:
-                _made(ctx, s.dst.node).append(item)
+            if into is not None:
+                into.append(item)
         case S.MoveAll():
             if s.dst is not None:
-                _made(ctx, s.dst.node).extend(evaluate(s.src.node, ctx))
+                into = _made(ctx, s.dst.node)
+                _within(s.dst, len(into) + len(evaluate(s.src.node, ctx)))
+                into.extend(evaluate(s.src.node, ctx))
             evaluate(s.src.node, ctx).clear()
         case S.MoveSome():  # popped from the end (top) or the start while any are left
-            for _ in range(min(evaluate(s.count, ctx), len(evaluate(s.src.node, ctx)))):
+            moved = min(evaluate(s.count, ctx), len(evaluate(s.src.node, ctx)))
+            if s.dst is not None:
+                _within(s.dst, len(_made(ctx, s.dst.node)) + moved)
+            for _ in range(moved):
                 into = None if s.dst is None else _made(ctx, s.dst.node)
                 src = evaluate(s.src.node, ctx)
                 taken = src.pop() if s.top else src.pop(0)
@@ -532,9 +543,15 @@ def _effect(ctx: Ctx, s: S.Stmt) -> None:
         case S.New():  # a new player: the fields given, the others at their defaults
             node = s.place.node
             players = _made(ctx, node) if _list_entry(node) else _entry(ctx, node)
+            _within(s.place, len(players) + 1)
             player = {f.id: copy.deepcopy(f.default) for f in ctx.prep.model.state.player}
+            declared = {f.id: f.max_items for f in ctx.prep.model.state.player}
             for name, v in s.fields:
                 player[name] = evaluate(v, ctx)
+                most = declared.get(name)
+                if most is not None and len(player[name]) > most:
+                    raise OverMax(f"the step would put more items into player.{name} than "
+                                  f"its max_items, {most}, allows")
             players.append(player)
         case S.DoValue():  # the procedure the value names, if it names one
             named = evaluate(s.value, ctx)
@@ -569,9 +586,23 @@ def _change(ctx: Ctx, c: S.Gain | S.Assign) -> None:
             if c.clamp:  # within the declared bounds and what a save holds
                 new = min(_INT_MAX if place.hi is None else place.hi,
                           max(_INT_MIN if place.lo is None else place.lo, new))
+            if place.most is not None:
+                _within(place, len(new))
         case _:
             assert_never(c)
     _store(ctx, place.node, new)
+
+
+class OverMax(StepsError):
+    """A write would make a list longer than its declared max_items (`Place.most`): the
+    language's rule is that it fails there, before anything is written."""
+
+
+def _within(place: S.Place, size: int) -> None:
+    """Fail when a list of `size` items is over the place's declared max_items."""
+    if place.most is not None and size > place.most:
+        raise OverMax(f"the step would put more items into {place.field} than its max_items, "
+                      f"{place.most}, allows")
 
 
 def _store(ctx: Ctx, node: ir.Expr, new: Any) -> None:

@@ -51,6 +51,9 @@ class Place:
     lo: int | None = None
     hi: int | None = None
     field: str | None = None  # the declared field it is or is in ("player.X", "game.X")
+    # a list's declared max_items: a write that would make it longer fails there (the engine
+    # checks it where lang/total.py does not prove it within; the interpreter at every write)
+    most: int | None = None
 
 
 # --- effects ---------------------------------------------------------------------------------

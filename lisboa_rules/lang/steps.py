@@ -499,7 +499,9 @@ class StepChecker:
             self.problem(s, "step-target", f"'{target}' is not a field of the state (or an entry "
                          "of one) that a step can change", key)
             return None
-        return S.Place(t.node, t.type, t.place.lo, t.place.hi, t.place.field)
+        most = (scope.max_items.get(t.place.field)
+                if t.place.field is not None and t.type.name == "list" else None)
+        return S.Place(t.node, t.type, t.place.lo, t.place.hi, t.place.field, most)
 
     def _block(self, steps: tuple[Step, ...], scope: Scope) -> tuple[S.Stmt, ...]:
         out: list[S.Stmt] = []

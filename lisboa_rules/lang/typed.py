@@ -102,6 +102,8 @@ class Scope:
     required: frozenset[str] = frozenset()
     # the declared `max_items` of the lists of the state (`player.hand`, `game.players`)
     items: dict[str, int] = field(default_factory=dict)
+    # of those, the lists that declare a max_items (a bound the language enforces at writes)
+    max_items: dict[str, int] = field(default_factory=dict)
     # other words a designer may write for a name (`aka:` in rules/vocabulary.yaml): word ->
     # the names it may mean, for the suggestion of an unknown name
     synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)

@@ -198,7 +198,10 @@ def _state_scope(decl: StateDecl, data: Mapping[str, Any], measures: Iterable[tu
                   contexts=frozenset(str(v["context"]) for v in _rows(data, "vocabulary.names")
                                      or [] if isinstance(v, Mapping) and "context" in v),
                   required=frozenset(f.id for f in decl.player if f.required),
-                  items=_items(decl, ids), synonyms=_synonyms(data))
+                  items=_items(decl, ids), synonyms=_synonyms(data),
+                  max_items={f"{scope}.{f.id}": f.max_items
+                             for scope, fields in (("player", decl.player), ("game", decl.game))
+                             for f in fields if f.max_items is not None})
     bounds = {f: (n.lo, n.hi) for names in (scope.player, scope.game) for n in names.values()
               if (f := n.field) is not None}
     for mid, source in measures:
