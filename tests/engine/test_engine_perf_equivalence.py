@@ -245,7 +245,18 @@ def _compiled(plain: bool, *house: str) -> Any:
 
 
 def _codes(E: Any, g: Any, seat: int) -> list[Any]:
-    return [c for moves in E._moves_of(E._activate(g), g.phase) for c in moves(g, seat)]
+    """The codes the move generators of the phase list for `seat`, and those each lists
+    when given the value of its first choice (as `apply_move` asks it), for every value."""
+    out = []
+    for md in E._activate(g).moves.values():
+        if md.phase != g.phase:
+            continue
+        listed = md.moves(g, seat)
+        out.append(listed)
+        if md.first is not None:
+            for value in dict.fromkeys(getattr(E.Move(*c), md.first) for c in listed):
+                out.append(md.moves(g, seat, value))
+    return out
 
 
 def _lockstep(E: Any, P: Any, seed: int, games: int = 1) -> int:
@@ -261,7 +272,7 @@ def _lockstep(E: Any, P: Any, seed: int, games: int = 1) -> int:
                     got = _codes(E, g, seat)
                     assert got == _codes(P, h, seat), (seat, before)
                     assert E.to_json(g) == before
-                    compared += len(got)
+                    compared += sum(map(len, got))
                 g = E.apply_move(g, rng.choice(E.legal_moves(g)))
     return compared
 
