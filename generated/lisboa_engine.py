@@ -2786,14 +2786,13 @@ def _sv1(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice write into the game
     itself, to try the choices on it; returns the fields as they were, for `_rs1`
     to put back."""
-    # saves discard, hand, influence, markers_left, pending_markers, portfolio, reis,
-    # rubble_cubes, rubble_sets, treasury, treasury_row, wigs
+    # saves discard, influence, markers_left, pending_markers, portfolio, reis, rubble_cubes,
+    # rubble_sets, treasury, treasury_row, wigs
     p = g.players[seat]
     was = (
         g.discard,
         g.pending_markers,
         g.treasury,
-        p.hand,
         p.influence,
         p.markers_left,
         p.portfolio,
@@ -2805,7 +2804,6 @@ def _sv1(g: Game, seat: int) -> tuple[Any, ...]:
     )
     g.discard = g.discard[:]
     g.pending_markers = g.pending_markers[:]
-    p.hand = p.hand[:]
     p.portfolio = p.portfolio[:]
     p.treasury_row = p.treasury_row[:]
     return was
@@ -2818,7 +2816,6 @@ def _rs1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
         g.discard,
         g.pending_markers,
         g.treasury,
-        p.hand,
         p.influence,
         p.markers_left,
         p.portfolio,
@@ -2938,24 +2935,6 @@ def _rs6(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_sv6` saved, put back."""
     p = g.players[seat]
     p.influence, p.reis = was
-
-
-def _sv7(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice write into the game
-    itself, to try the choices on it; returns the fields as they were, for `_rs7`
-    to put back."""
-    # saves court, hand, influence, reis
-    p = g.players[seat]
-    was = (g.court, p.hand, p.influence, p.reis)
-    g.court = g.court[:]
-    p.hand = p.hand[:]
-    return was
-
-
-def _rs7(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv7` saved, put back."""
-    p = g.players[seat]
-    g.court, p.hand, p.influence, p.reis = was
 
 
 # rules/effects.yaml:120 pay-reis
@@ -5249,11 +5228,8 @@ def _moves_trade(g: Game, seat: int, *only: Any) -> list[_Code]:
 def _moves_trade__t1(
     g: Game, seat: int, v_card: Any, v_state_action: Any, v_noble: Any
 ) -> list[tuple[Any, ...]]:
-    p = g.players[seat]
     _was = _sv1(g, seat)
     try:
-        # rules/court.yaml:63 move
-        p.hand.remove(v_card)
         # rules/court.yaml:64 do
         _run_to_portfolio(g, seat, v_card)
         return g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
@@ -6218,6 +6194,7 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
 def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _m_opts3: dict[Any, list[tuple[Any, Any]]] = {}
     _opts4: list[tuple[Any]] | None = None
     _opts5: list[tuple[Any]] | None = None
     for v_card in only or dict.fromkeys(p.hand):
@@ -6235,7 +6212,10 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
                 _do_0 = _T_card_event_noble_action[v_card]
                 if _do_0 == "build-store":
                     if _opts3 is None:
-                        _opts3 = _moves_sponsor__t2(g, seat, v_card, v_price, v_event_influence)
+                        _opts3 = _m_opts3.get((v_price, v_event_influence))
+                        if _opts3 is None:
+                            _opts3 = _moves_sponsor__t2(g, seat, v_price, v_event_influence)
+                            _m_opts3[(v_price, v_event_influence)] = _opts3
                     for v_business, v_price_influence in _opts3:
                         out.append(
                             (
@@ -6326,19 +6306,15 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 
 def _moves_sponsor__t2(
-    g: Game, seat: int, v_card: Any, v_price: Any, v_event_influence: Any
+    g: Game, seat: int, v_price: Any, v_event_influence: Any
 ) -> list[tuple[Any, Any]]:
-    p = g.players[seat]
-    _was = _sv7(g, seat)
+    _was = _sv6(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        # rules/court.yaml:233 move
-        p.hand.remove(v_card)
-        g.court.append(v_card)
         return _opts_build_store(g, seat)
     finally:
-        _rs7(g, seat, _was)
+        _rs6(g, seat, _was)
 
 
 def _play_sponsor(g: Game, seat: int, move: Move) -> None:
@@ -7610,6 +7586,7 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
 def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _m_opts3: dict[Any, list[tuple[Any, Any]]] = {}
     _opts4: list[tuple[Any]] | None = None
     _opts5: list[tuple[Any]] | None = None
     for v_card in only or dict.fromkeys(p.hand):
@@ -7627,7 +7604,10 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
                 _do_0 = _T_card_event_noble_action[v_card]
                 if _do_0 == "build-store":
                     if _opts3 is None:
-                        _opts3 = _moves_sponsor_2__t2(g, seat, v_card, v_price, v_event_influence)
+                        _opts3 = _m_opts3.get((v_price, v_event_influence))
+                        if _opts3 is None:
+                            _opts3 = _moves_sponsor_2__t2(g, seat, v_price, v_event_influence)
+                            _m_opts3[(v_price, v_event_influence)] = _opts3
                     for v_business, v_price_influence in _opts3:
                         out.append(
                             (
@@ -7718,19 +7698,15 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 
 def _moves_sponsor_2__t2(
-    g: Game, seat: int, v_card: Any, v_price: Any, v_event_influence: Any
+    g: Game, seat: int, v_price: Any, v_event_influence: Any
 ) -> list[tuple[Any, Any]]:
-    p = g.players[seat]
-    _was = _sv7(g, seat)
+    _was = _sv6(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        # rules/court.yaml:233 move
-        p.hand.remove(v_card)
-        g.court.append(v_card)
         return _opts_build_store(g, seat)
     finally:
-        _rs7(g, seat, _was)
+        _rs6(g, seat, _was)
 
 
 def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
@@ -8790,6 +8766,7 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
 def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _m_opts3: dict[Any, list[tuple[Any, Any]]] = {}
     _opts4: list[tuple[Any]] | None = None
     _opts5: list[tuple[Any]] | None = None
     for v_card in only or dict.fromkeys(p.hand):
@@ -8807,7 +8784,10 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
                 _do_0 = _T_card_event_noble_action[v_card]
                 if _do_0 == "build-store":
                     if _opts3 is None:
-                        _opts3 = _moves_sponsor_3__t2(g, seat, v_card, v_price, v_event_influence)
+                        _opts3 = _m_opts3.get((v_price, v_event_influence))
+                        if _opts3 is None:
+                            _opts3 = _moves_sponsor_3__t2(g, seat, v_price, v_event_influence)
+                            _m_opts3[(v_price, v_event_influence)] = _opts3
                     for v_business, v_price_influence in _opts3:
                         out.append(
                             (
@@ -8898,19 +8878,15 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 
 def _moves_sponsor_3__t2(
-    g: Game, seat: int, v_card: Any, v_price: Any, v_event_influence: Any
+    g: Game, seat: int, v_price: Any, v_event_influence: Any
 ) -> list[tuple[Any, Any]]:
-    p = g.players[seat]
-    _was = _sv7(g, seat)
+    _was = _sv6(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        # rules/court.yaml:233 move
-        p.hand.remove(v_card)
-        g.court.append(v_card)
         return _opts_build_store_2(g, seat)
     finally:
-        _rs7(g, seat, _was)
+        _rs6(g, seat, _was)
 
 
 def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
@@ -9965,6 +9941,7 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
 def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _m_opts3: dict[Any, list[tuple[Any, Any]]] = {}
     _opts4: list[tuple[Any]] | None = None
     _opts5: list[tuple[Any]] | None = None
     for v_card in only or dict.fromkeys(p.hand):
@@ -9982,7 +9959,10 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
                 _do_0 = _T_card_event_noble_action[v_card]
                 if _do_0 == "build-store":
                     if _opts3 is None:
-                        _opts3 = _moves_sponsor_4__t2(g, seat, v_card, v_price, v_event_influence)
+                        _opts3 = _m_opts3.get((v_price, v_event_influence))
+                        if _opts3 is None:
+                            _opts3 = _moves_sponsor_4__t2(g, seat, v_price, v_event_influence)
+                            _m_opts3[(v_price, v_event_influence)] = _opts3
                     for v_business, v_price_influence in _opts3:
                         out.append(
                             (
@@ -10073,19 +10053,15 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 
 def _moves_sponsor_4__t2(
-    g: Game, seat: int, v_card: Any, v_price: Any, v_event_influence: Any
+    g: Game, seat: int, v_price: Any, v_event_influence: Any
 ) -> list[tuple[Any, Any]]:
-    p = g.players[seat]
-    _was = _sv7(g, seat)
+    _was = _sv6(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        # rules/court.yaml:233 move
-        p.hand.remove(v_card)
-        g.court.append(v_card)
         return _opts_build_store_2(g, seat)
     finally:
-        _rs7(g, seat, _was)
+        _rs6(g, seat, _was)
 
 
 def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:

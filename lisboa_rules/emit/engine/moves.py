@@ -776,6 +776,7 @@ class MovePrinter(Printer):
             rows = tuple(k for k, _r in keyed.bundle.rows if self._row_writes(keyed.bundle, k)
                          & read)
             test_key, all_rows = keyed.bundle.key, len(rows) == len(keyed.bundle.rows)
+            need = read
             played = (Applied(keyed.table, replace(
                 keyed.bundle, rows=tuple(r for r in keyed.bundle.rows if r[0] in rows))),)
         else:  # the rows of the options' own table that read what the effects write
@@ -784,13 +785,15 @@ class MovePrinter(Printer):
             if key is not None:
                 rows = tuple(k for k in keys if reads(k) & wrote)
                 all_rows = len(rows) == len(keys)
+                need = set().union(*(reads(k) for k in rows))
             else:
                 rows = (None,) if reads(None) & wrote else ()
                 all_rows = bool(rows)
+                need = reads(None)
             test_key, played = key, effects
         if not rows:
             return self._hoisted(out, indent, code(), refs, returns, env)
-        tried, used = self._tried(played, env, code, refs, returns)
+        tried, used = self._tried(self._needed(played, need), env, code, refs, returns)
         if all_rows:
             return self._hoisted(out, indent, tried, used, returns, env)
         assert test_key is not None
@@ -805,6 +808,21 @@ class MovePrinter(Printer):
         plain_opts = self._hoisted(out, indent + 1, code(), refs, returns, env)
         out.append(f"{pad}    {name} = {plain_opts}")
         return name
+
+    def _needed(self, effects: tuple[Item, ...], reads: set[str]) -> tuple[Item, ...]:
+        """The effects, of those deferred, that options reading `reads` need played: each
+        that writes what they read or what a needed effect after it reads."""
+        need = set(reads)
+        kept: list[Item] = []
+        for s in reversed(effects):
+            game_w, player_w, _o = self.writes((s,))
+            if (game_w | player_w) & need:
+                kept.append(s)
+                for sub in self._walk_all([s]):
+                    need |= self._names_in(sub)
+                    for pid in self._callees(sub):
+                        need |= self._proc_reads(pid, False)
+        return tuple(reversed(kept))
 
     def _tried(self, played: tuple[Item, ...], env: Env, code: Callable[[], str],
                refs: set[str], returns: str) -> tuple[str, set[str]]:
