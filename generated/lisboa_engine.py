@@ -5184,6 +5184,7 @@ def _play_portfolio(g: Game, seat: int, move: Move) -> None:
 def _moves_trade(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen1: dict[Any, list[tuple[Any, ...]]] = {}
     _m_opts4: dict[Any, list[tuple[Any, ...]]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
@@ -5198,7 +5199,9 @@ def _moves_trade(g: Game, seat: int, *only: Any) -> list[_Code]:
                         continue
                     if v_state_action in ("ship",):
                         if _opts3 is None:
-                            _opts3 = _moves_trade__t1(g, seat, v_card, v_state_action, v_noble)
+                            _opts3 = _moves_trade__t1(
+                                g, seat, v_card, v_state_action, v_noble, _seen1
+                            )
                         _o2 = _opts3
                     else:
                         if _opts4 is None:
@@ -5226,13 +5229,24 @@ def _moves_trade(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 
 def _moves_trade__t1(
-    g: Game, seat: int, v_card: Any, v_state_action: Any, v_noble: Any
+    g: Game,
+    seat: int,
+    v_card: Any,
+    v_state_action: Any,
+    v_noble: Any,
+    _seen: dict[Any, list[tuple[Any, ...]]],
 ) -> list[tuple[Any, ...]]:
+    p = g.players[seat]
     _was = _sv1(g, seat)
     try:
         # rules/court.yaml:64 do
         _run_to_portfolio(g, seat, v_card)
-        return g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
+        _key = (v_state_action, v_noble, p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
+            _seen[_key] = found
+        return found
     finally:
         _rs1(g, seat, _was)
 
@@ -5695,6 +5709,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
 def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen12: dict[Any, list[tuple[Any, Any]]] = {}
     _m_opts13: dict[Any, list[tuple[Any, Any]]] = {}
     _opts14: list[tuple[Any]] | None = None
     _opts15: list[tuple[Any]] | None = None
@@ -5726,7 +5741,7 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 _opts13 = _m_opts13.get((v_price, v_event_influence))
                                 if _opts13 is None:
                                     _opts13 = _moves_follow__t12(
-                                        g, seat, v_price, v_event_influence
+                                        g, seat, v_price, v_event_influence, _seen12
                                     )
                                     _m_opts13[(v_price, v_event_influence)] = _opts13
                             for v_business, v_price_influence in _opts13:
@@ -5987,13 +6002,23 @@ def _moves_follow__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_no
 
 
 def _moves_follow__t12(
-    g: Game, seat: int, v_price: Any, v_event_influence: Any
+    g: Game,
+    seat: int,
+    v_price: Any,
+    v_event_influence: Any,
+    _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
+    p = g.players[seat]
     _was = _sv6(g, seat)
     try:
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        return _opts_build_store(g, seat)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store(g, seat)
+            _seen[_key] = found
+        return found
     finally:
         _rs6(g, seat, _was)
 
@@ -6194,6 +6219,7 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
 def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen2: dict[Any, list[tuple[Any, Any]]] = {}
     _m_opts3: dict[Any, list[tuple[Any, Any]]] = {}
     _opts4: list[tuple[Any]] | None = None
     _opts5: list[tuple[Any]] | None = None
@@ -6214,7 +6240,7 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
                     if _opts3 is None:
                         _opts3 = _m_opts3.get((v_price, v_event_influence))
                         if _opts3 is None:
-                            _opts3 = _moves_sponsor__t2(g, seat, v_price, v_event_influence)
+                            _opts3 = _moves_sponsor__t2(g, seat, v_price, v_event_influence, _seen2)
                             _m_opts3[(v_price, v_event_influence)] = _opts3
                     for v_business, v_price_influence in _opts3:
                         out.append(
@@ -6306,13 +6332,23 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 
 def _moves_sponsor__t2(
-    g: Game, seat: int, v_price: Any, v_event_influence: Any
+    g: Game,
+    seat: int,
+    v_price: Any,
+    v_event_influence: Any,
+    _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
+    p = g.players[seat]
     _was = _sv6(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        return _opts_build_store(g, seat)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store(g, seat)
+            _seen[_key] = found
+        return found
     finally:
         _rs6(g, seat, _was)
 
@@ -7074,6 +7110,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
 def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen12: dict[Any, list[tuple[Any, Any]]] = {}
     _m_opts13: dict[Any, list[tuple[Any, Any]]] = {}
     _opts14: list[tuple[Any]] | None = None
     _opts15: list[tuple[Any]] | None = None
@@ -7105,7 +7142,7 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 _opts13 = _m_opts13.get((v_price, v_event_influence))
                                 if _opts13 is None:
                                     _opts13 = _moves_follow_3__t12(
-                                        g, seat, v_price, v_event_influence
+                                        g, seat, v_price, v_event_influence, _seen12
                                     )
                                     _m_opts13[(v_price, v_event_influence)] = _opts13
                             for v_business, v_price_influence in _opts13:
@@ -7369,13 +7406,23 @@ def _moves_follow_3__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
 
 
 def _moves_follow_3__t12(
-    g: Game, seat: int, v_price: Any, v_event_influence: Any
+    g: Game,
+    seat: int,
+    v_price: Any,
+    v_event_influence: Any,
+    _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
+    p = g.players[seat]
     _was = _sv6(g, seat)
     try:
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        return _opts_build_store(g, seat)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store(g, seat)
+            _seen[_key] = found
+        return found
     finally:
         _rs6(g, seat, _was)
 
@@ -7586,6 +7633,7 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
 def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen2: dict[Any, list[tuple[Any, Any]]] = {}
     _m_opts3: dict[Any, list[tuple[Any, Any]]] = {}
     _opts4: list[tuple[Any]] | None = None
     _opts5: list[tuple[Any]] | None = None
@@ -7606,7 +7654,9 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
                     if _opts3 is None:
                         _opts3 = _m_opts3.get((v_price, v_event_influence))
                         if _opts3 is None:
-                            _opts3 = _moves_sponsor_2__t2(g, seat, v_price, v_event_influence)
+                            _opts3 = _moves_sponsor_2__t2(
+                                g, seat, v_price, v_event_influence, _seen2
+                            )
                             _m_opts3[(v_price, v_event_influence)] = _opts3
                     for v_business, v_price_influence in _opts3:
                         out.append(
@@ -7698,13 +7748,23 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 
 def _moves_sponsor_2__t2(
-    g: Game, seat: int, v_price: Any, v_event_influence: Any
+    g: Game,
+    seat: int,
+    v_price: Any,
+    v_event_influence: Any,
+    _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
+    p = g.players[seat]
     _was = _sv6(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        return _opts_build_store(g, seat)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store(g, seat)
+            _seen[_key] = found
+        return found
     finally:
         _rs6(g, seat, _was)
 
@@ -8267,6 +8327,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
 def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen12: dict[Any, list[tuple[Any, Any]]] = {}
     _m_opts13: dict[Any, list[tuple[Any, Any]]] = {}
     _opts14: list[tuple[Any]] | None = None
     _opts15: list[tuple[Any]] | None = None
@@ -8298,7 +8359,7 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 _opts13 = _m_opts13.get((v_price, v_event_influence))
                                 if _opts13 is None:
                                     _opts13 = _moves_follow_4__t12(
-                                        g, seat, v_price, v_event_influence
+                                        g, seat, v_price, v_event_influence, _seen12
                                     )
                                     _m_opts13[(v_price, v_event_influence)] = _opts13
                             for v_business, v_price_influence in _opts13:
@@ -8559,13 +8620,23 @@ def _moves_follow_4__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
 
 
 def _moves_follow_4__t12(
-    g: Game, seat: int, v_price: Any, v_event_influence: Any
+    g: Game,
+    seat: int,
+    v_price: Any,
+    v_event_influence: Any,
+    _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
+    p = g.players[seat]
     _was = _sv6(g, seat)
     try:
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        return _opts_build_store_2(g, seat)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store_2(g, seat)
+            _seen[_key] = found
+        return found
     finally:
         _rs6(g, seat, _was)
 
@@ -8766,6 +8837,7 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
 def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen2: dict[Any, list[tuple[Any, Any]]] = {}
     _m_opts3: dict[Any, list[tuple[Any, Any]]] = {}
     _opts4: list[tuple[Any]] | None = None
     _opts5: list[tuple[Any]] | None = None
@@ -8786,7 +8858,9 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
                     if _opts3 is None:
                         _opts3 = _m_opts3.get((v_price, v_event_influence))
                         if _opts3 is None:
-                            _opts3 = _moves_sponsor_3__t2(g, seat, v_price, v_event_influence)
+                            _opts3 = _moves_sponsor_3__t2(
+                                g, seat, v_price, v_event_influence, _seen2
+                            )
                             _m_opts3[(v_price, v_event_influence)] = _opts3
                     for v_business, v_price_influence in _opts3:
                         out.append(
@@ -8878,13 +8952,23 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 
 def _moves_sponsor_3__t2(
-    g: Game, seat: int, v_price: Any, v_event_influence: Any
+    g: Game,
+    seat: int,
+    v_price: Any,
+    v_event_influence: Any,
+    _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
+    p = g.players[seat]
     _was = _sv6(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        return _opts_build_store_2(g, seat)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store_2(g, seat)
+            _seen[_key] = found
+        return found
     finally:
         _rs6(g, seat, _was)
 
@@ -9429,6 +9513,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
 def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen12: dict[Any, list[tuple[Any, Any]]] = {}
     _m_opts13: dict[Any, list[tuple[Any, Any]]] = {}
     _opts14: list[tuple[Any]] | None = None
     _opts15: list[tuple[Any]] | None = None
@@ -9460,7 +9545,7 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 _opts13 = _m_opts13.get((v_price, v_event_influence))
                                 if _opts13 is None:
                                     _opts13 = _moves_follow_5__t12(
-                                        g, seat, v_price, v_event_influence
+                                        g, seat, v_price, v_event_influence, _seen12
                                     )
                                     _m_opts13[(v_price, v_event_influence)] = _opts13
                             for v_business, v_price_influence in _opts13:
@@ -9724,13 +9809,23 @@ def _moves_follow_5__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
 
 
 def _moves_follow_5__t12(
-    g: Game, seat: int, v_price: Any, v_event_influence: Any
+    g: Game,
+    seat: int,
+    v_price: Any,
+    v_event_influence: Any,
+    _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
+    p = g.players[seat]
     _was = _sv6(g, seat)
     try:
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        return _opts_build_store_2(g, seat)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store_2(g, seat)
+            _seen[_key] = found
+        return found
     finally:
         _rs6(g, seat, _was)
 
@@ -9941,6 +10036,7 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
 def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen2: dict[Any, list[tuple[Any, Any]]] = {}
     _m_opts3: dict[Any, list[tuple[Any, Any]]] = {}
     _opts4: list[tuple[Any]] | None = None
     _opts5: list[tuple[Any]] | None = None
@@ -9961,7 +10057,9 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
                     if _opts3 is None:
                         _opts3 = _m_opts3.get((v_price, v_event_influence))
                         if _opts3 is None:
-                            _opts3 = _moves_sponsor_4__t2(g, seat, v_price, v_event_influence)
+                            _opts3 = _moves_sponsor_4__t2(
+                                g, seat, v_price, v_event_influence, _seen2
+                            )
                             _m_opts3[(v_price, v_event_influence)] = _opts3
                     for v_business, v_price_influence in _opts3:
                         out.append(
@@ -10053,13 +10151,23 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 
 def _moves_sponsor_4__t2(
-    g: Game, seat: int, v_price: Any, v_event_influence: Any
+    g: Game,
+    seat: int,
+    v_price: Any,
+    v_event_influence: Any,
+    _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
+    p = g.players[seat]
     _was = _sv6(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        return _opts_build_store_2(g, seat)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store_2(g, seat)
+            _seen[_key] = found
+        return found
     finally:
         _rs6(g, seat, _was)
 

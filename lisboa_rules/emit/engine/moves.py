@@ -180,6 +180,8 @@ class MovePrinter(Printer):
         # items and plays only where the options of a later choice read what they write
         # (`_deferrable`): those effects, and the locals bound before them
         self.pending: tuple[tuple[Item, ...], Env] | None = None
+        # whether a field of the game (of the acting player: True) is never changed in place
+        self.scalar: Callable[[str, bool], bool] = lambda fid, player: False
 
     # -- what items write and read --------------------------------------------------------
 
@@ -793,7 +795,8 @@ class MovePrinter(Printer):
             test_key, played = key, effects
         if not rows:
             return self._hoisted(out, indent, code(), refs, returns, env)
-        tried, used = self._tried(self._needed(played, need), env, code, refs, returns)
+        tried, used = self._tried(self._needed(played, need), env, code, refs, returns,
+                                  need if out is self.main_out else None)
         if all_rows:
             return self._hoisted(out, indent, tried, used, returns, env)
         assert test_key is not None
@@ -825,14 +828,24 @@ class MovePrinter(Printer):
         return tuple(reversed(kept))
 
     def _tried(self, played: tuple[Item, ...], env: Env, code: Callable[[], str],
-               refs: set[str], returns: str) -> tuple[str, set[str]]:
+               refs: set[str], returns: str, need: set[str] | None = None
+               ) -> tuple[str, set[str]]:
         """A function of its own that plays the deferred effects then returns the options
         (`code()`, reading the locals `refs`), on fresh copies of the fields the effects
         write, put back after (or on a copy of the state): its call, and the locals it is
-        given."""
+        given. With `need` (what the options read, in the function that lists the moves,
+        whose state never changes), options are remembered for the listing by the values of
+        `refs` and of the fields the effects changed that they read, when those are scalars:
+        effects that leave them the same give the same options."""
         game, player, others = self.writes(played)
         saved = None if others or self.saver is None else \
             self.saver(frozenset(game), frozenset(player))
+        keyed: list[str] = []
+        if need is not None and saved is not None and refs <= set(env):
+            changed = [(f"g.{f}", f, False) for f in sorted(game & need)] + \
+                [(f"p.{f}", f, True) for f in sorted(player & need)]
+            if changed and all(self.scalar(f, pl) for _c, f, pl in changed):
+                keyed = [local(n) for n in env if n in refs] + [c for c, _f, _pl in changed]
         used = set(refs)
         for s in self._walk_all(list(played)):
             used |= self._names_in(s)
@@ -841,6 +854,11 @@ class MovePrinter(Printer):
         fn = f"_moves_{self.stem_}__t{self.counter}"
         params = "".join(f", {local(n)}: Any" for n in names)
         args = "".join(f", {local(n)}" for n in names)
+        if keyed:
+            memo = f"_seen{self.counter}"
+            self.memos.append(f"{memo}: dict[Any, {returns}] = {{}}")
+            params += f", _seen: dict[Any, {returns}]"
+            args += f", {memo}"
         body = [f"def {fn}(g: Game, seat: int{params}) -> {returns}:"]
         self.begin(len(body) + (saved is None), *(local(n) for n in names))
         if saved is None:
@@ -855,8 +873,16 @@ class MovePrinter(Printer):
             body += [f"    _was = {saved[0]}(g, seat)", "    try:"]
             for s in played:
                 self._enum_effect(s, 2, body)
-            body += [f"        return {code()}", "    finally:",
-                     f"        {saved[1]}(g, seat, _was)"]
+            if keyed:
+                key = f"({keyed[0]},)" if len(keyed) == 1 else f"({', '.join(keyed)})"
+                if any(k.startswith("p.") for k in keyed):
+                    self.fns[-1].player = True
+                body += [f"        _key = {key}", "        found = _seen.get(_key)",
+                         "        if found is None:", f"            found = {code()}",
+                         "            _seen[_key] = found", "        return found"]
+            else:
+                body.append(f"        return {code()}")
+            body += ["    finally:", f"        {saved[1]}(g, seat, _was)"]
         self.functions.append(self.end(body))
         return f"{fn}(g, seat{args})", set(names)
 
