@@ -9,7 +9,9 @@ An action becomes two kinds of straight-line functions:
   they were are put back after, in a `finally`, so the caller's state is left as it was, every
   field the same object; effects that may write other players' fields are played on a copy of
   the state holding fresh copies of those fields. Effects no later choice reads, and those
-  after the last choice, are not played at all.
+  after the last choice, are not played at all; effects only the options of later choices
+  read are played (in a function of their own, the same way) only for the options that read
+  what they write (`_deferrable`, `_site`).
 - `_play_STEM(g, seat, move)`: the effects with the move's choices, checking each choice and
   require on the way and raising IllegalMove with the step's rule and words.
 
