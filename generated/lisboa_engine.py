@@ -5205,12 +5205,12 @@ def _moves_trade(g: Game, seat: int, *only: Any) -> list[_Code]:
                         _o2 = _opts3
                     else:
                         if _opts4 is None:
-                            _opts4 = _m_opts4.get((v_state_action, v_noble))
+                            _opts4 = _m_opts4.get((v_noble, v_state_action))
                             if _opts4 is None:
                                 _opts4 = g.rs.fx["_state_action_effects"][v_state_action][0](
                                     g, seat, v_noble
                                 )
-                                _m_opts4[(v_state_action, v_noble)] = _opts4
+                                _m_opts4[(v_noble, v_state_action)] = _opts4
                         _o2 = _opts4
                     for v_ship_influence, v_favor in _o2:
                         out.append(
@@ -5738,12 +5738,12 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
                         _do_10 = _T_card_event_noble_action[v_event]
                         if _do_10 == "build-store":
                             if _opts13 is None:
-                                _opts13 = _m_opts13.get((v_price, v_event_influence))
+                                _opts13 = _m_opts13.get((v_event_influence, v_price))
                                 if _opts13 is None:
                                     _opts13 = _moves_follow__t12(
                                         g, seat, v_price, v_event_influence, _seen12
                                     )
-                                    _m_opts13[(v_price, v_event_influence)] = _opts13
+                                    _m_opts13[(v_event_influence, v_price)] = _opts13
                             for v_business, v_price_influence in _opts13:
                                 out.append(
                                     (
@@ -6238,10 +6238,10 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
                 _do_0 = _T_card_event_noble_action[v_card]
                 if _do_0 == "build-store":
                     if _opts3 is None:
-                        _opts3 = _m_opts3.get((v_price, v_event_influence))
+                        _opts3 = _m_opts3.get((v_event_influence, v_price))
                         if _opts3 is None:
                             _opts3 = _moves_sponsor__t2(g, seat, v_price, v_event_influence, _seen2)
-                            _m_opts3[(v_price, v_event_influence)] = _opts3
+                            _m_opts3[(v_event_influence, v_price)] = _opts3
                     for v_business, v_price_influence in _opts3:
                         out.append(
                             (
@@ -7139,12 +7139,12 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
                         _do_10 = _T_card_event_noble_action[v_event]
                         if _do_10 == "build-store":
                             if _opts13 is None:
-                                _opts13 = _m_opts13.get((v_price, v_event_influence))
+                                _opts13 = _m_opts13.get((v_event_influence, v_price))
                                 if _opts13 is None:
                                     _opts13 = _moves_follow_3__t12(
                                         g, seat, v_price, v_event_influence, _seen12
                                     )
-                                    _m_opts13[(v_price, v_event_influence)] = _opts13
+                                    _m_opts13[(v_event_influence, v_price)] = _opts13
                             for v_business, v_price_influence in _opts13:
                                 out.append(
                                     (
@@ -7652,12 +7652,12 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
                 _do_0 = _T_card_event_noble_action[v_card]
                 if _do_0 == "build-store":
                     if _opts3 is None:
-                        _opts3 = _m_opts3.get((v_price, v_event_influence))
+                        _opts3 = _m_opts3.get((v_event_influence, v_price))
                         if _opts3 is None:
                             _opts3 = _moves_sponsor_2__t2(
                                 g, seat, v_price, v_event_influence, _seen2
                             )
-                            _m_opts3[(v_price, v_event_influence)] = _opts3
+                            _m_opts3[(v_event_influence, v_price)] = _opts3
                     for v_business, v_price_influence in _opts3:
                         out.append(
                             (
@@ -8356,12 +8356,12 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
                         _do_10 = _T_card_event_noble_action[v_event]
                         if _do_10 == "build-store":
                             if _opts13 is None:
-                                _opts13 = _m_opts13.get((v_price, v_event_influence))
+                                _opts13 = _m_opts13.get((v_event_influence, v_price))
                                 if _opts13 is None:
                                     _opts13 = _moves_follow_4__t12(
                                         g, seat, v_price, v_event_influence, _seen12
                                     )
-                                    _m_opts13[(v_price, v_event_influence)] = _opts13
+                                    _m_opts13[(v_event_influence, v_price)] = _opts13
                             for v_business, v_price_influence in _opts13:
                                 out.append(
                                     (
@@ -8856,12 +8856,12 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
                 _do_0 = _T_card_event_noble_action[v_card]
                 if _do_0 == "build-store":
                     if _opts3 is None:
-                        _opts3 = _m_opts3.get((v_price, v_event_influence))
+                        _opts3 = _m_opts3.get((v_event_influence, v_price))
                         if _opts3 is None:
                             _opts3 = _moves_sponsor_3__t2(
                                 g, seat, v_price, v_event_influence, _seen2
                             )
-                            _m_opts3[(v_price, v_event_influence)] = _opts3
+                            _m_opts3[(v_event_influence, v_price)] = _opts3
                     for v_business, v_price_influence in _opts3:
                         out.append(
                             (
@@ -9542,12 +9542,12 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
                         _do_10 = _T_card_event_noble_action[v_event]
                         if _do_10 == "build-store":
                             if _opts13 is None:
-                                _opts13 = _m_opts13.get((v_price, v_event_influence))
+                                _opts13 = _m_opts13.get((v_event_influence, v_price))
                                 if _opts13 is None:
                                     _opts13 = _moves_follow_5__t12(
                                         g, seat, v_price, v_event_influence, _seen12
                                     )
-                                    _m_opts13[(v_price, v_event_influence)] = _opts13
+                                    _m_opts13[(v_event_influence, v_price)] = _opts13
                             for v_business, v_price_influence in _opts13:
                                 out.append(
                                     (
@@ -10055,12 +10055,12 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
                 _do_0 = _T_card_event_noble_action[v_card]
                 if _do_0 == "build-store":
                     if _opts3 is None:
-                        _opts3 = _m_opts3.get((v_price, v_event_influence))
+                        _opts3 = _m_opts3.get((v_event_influence, v_price))
                         if _opts3 is None:
                             _opts3 = _moves_sponsor_4__t2(
                                 g, seat, v_price, v_event_influence, _seen2
                             )
-                            _m_opts3[(v_price, v_event_influence)] = _opts3
+                            _m_opts3[(v_event_influence, v_price)] = _opts3
                     for v_business, v_price_influence in _opts3:
                         out.append(
                             (

@@ -170,6 +170,7 @@ class MovePrinter(Printer):
         # code) -> the local holding them
         self.hoists: dict[tuple[int, int, str], str] = {}
         self.memos: list[str] = []  # the declarations of the listing's memos (`_hoisted`)
+        self.memo_names: set[str] = set()
         self.frame_no = 0
         self.field_types: dict[str, VType] = {}
         self.fields: list[str] = []
@@ -390,6 +391,7 @@ class MovePrinter(Printer):
         self.memo = False
         self.guards: list[str] = []  # the answers of guards asked while listing (_guard_key)
         self.memos = []
+        self.memo_names = set()
         self.hoists = {}
         env: Env = {}
         self._point(out, 1, env)
@@ -590,9 +592,10 @@ class MovePrinter(Printer):
             self.points[id(out)][best] = (pos + 1, ind, points[best][2], points[best][3])
             if key is not None:
                 self.memos.append(f"_m{name}: dict[Any, {returns}] = {{}}")
+                self.memo_names.add(f"_m{name}")
         out.append(f"{pad}if {name} is None:")
-        if key is None:
-            out.append(f"{pad}    {name} = {code}")
+        if key is None or f"_m{name}" not in self.memo_names:  # (the same code here first
+            out.append(f"{pad}    {name} = {code}")  # may not have been remembered)
         else:  # the same values, the same options, all through the listing
             out.append(f"{pad}    {name} = _m{name}.get({key})")
             out.append(f"{pad}    if {name} is None:")
@@ -607,7 +610,7 @@ class MovePrinter(Printer):
             return None
         if any(env[n].name in ("list", "map", "player", "any") for n in refs):
             return None
-        names = [local(n) for n in env if n in refs]
+        names = [local(n) for n in sorted(refs)]  # one order wherever the code is
         return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
 
     def _choice(self, s: S.Choose, env: Env, out: list[str], indent: int, first: bool
