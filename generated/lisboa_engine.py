@@ -2786,14 +2786,13 @@ def _sv1(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice write into the game
     itself, to try the choices on it; returns the fields as they were, for `_rs1`
     to put back."""
-    # saves discard, hand, influence, markers_left, pending_markers, portfolio, reis,
-    # rubble_cubes, rubble_sets, treasury, treasury_row, wigs
+    # saves discard, influence, markers_left, pending_markers, portfolio, reis, rubble_cubes,
+    # rubble_sets, treasury, treasury_row, wigs
     p = g.players[seat]
     was = (
         g.discard,
         g.pending_markers,
         g.treasury,
-        p.hand,
         p.influence,
         p.markers_left,
         p.portfolio,
@@ -2805,7 +2804,6 @@ def _sv1(g: Game, seat: int) -> tuple[Any, ...]:
     )
     g.discard = g.discard[:]
     g.pending_markers = g.pending_markers[:]
-    p.hand = p.hand[:]
     p.portfolio = p.portfolio[:]
     p.treasury_row = p.treasury_row[:]
     return was
@@ -2818,7 +2816,6 @@ def _rs1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
         g.discard,
         g.pending_markers,
         g.treasury,
-        p.hand,
         p.influence,
         p.markers_left,
         p.portfolio,
@@ -2850,37 +2847,23 @@ def _sv3(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice write into the game
     itself, to try the choices on it; returns the fields as they were, for `_rs3`
     to put back."""
-    # saves cardinal, church, clergy, clergy_given_up, favors, goods, influence, offices,
-    # officials, plan_supply, plans, reis, royal_favors, ships, shipyard, wigs
+    # saves cardinal, church, clergy, clergy_given_up, influence, reis, ships, shipyard, wigs
     p = g.players[seat]
     was = (
         g.cardinal,
         g.church,
         g.clergy_given_up,
-        g.favors,
-        g.offices,
-        g.plan_supply,
         g.shipyard,
         p.clergy,
-        p.goods,
         p.influence,
-        p.officials,
-        p.plans,
         p.reis,
-        p.royal_favors,
         p.ships,
         p.wigs,
     )
     g.church = {k0: v0[:] for k0, v0 in g.church.items()}
     g.clergy_given_up = g.clergy_given_up[:]
-    g.favors = g.favors.copy()
-    g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
-    g.plan_supply = g.plan_supply[:]
     g.shipyard = g.shipyard[:]
     p.clergy = p.clergy[:]
-    p.goods = p.goods.copy()
-    p.plans = p.plans[:]
-    p.royal_favors = p.royal_favors[:]
     p.ships = p.ships[:]
     return was
 
@@ -2892,17 +2875,10 @@ def _rs3(g: Game, seat: int, was: tuple[Any, ...]) -> None:
         g.cardinal,
         g.church,
         g.clergy_given_up,
-        g.favors,
-        g.offices,
-        g.plan_supply,
         g.shipyard,
         p.clergy,
-        p.goods,
         p.influence,
-        p.officials,
-        p.plans,
         p.reis,
-        p.royal_favors,
         p.ships,
         p.wigs,
     ) = was
@@ -2912,6 +2888,25 @@ def _sv4(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice write into the game
     itself, to try the choices on it; returns the fields as they were, for `_rs4`
     to put back."""
+    # saves offices, officials, plan_supply, plans
+    p = g.players[seat]
+    was = (g.offices, g.plan_supply, p.officials, p.plans)
+    g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
+    g.plan_supply = g.plan_supply[:]
+    p.plans = p.plans[:]
+    return was
+
+
+def _rs4(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv4` saved, put back."""
+    p = g.players[seat]
+    g.offices, g.plan_supply, p.officials, p.plans = was
+
+
+def _sv5(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice write into the game
+    itself, to try the choices on it; returns the fields as they were, for `_rs5`
+    to put back."""
     # saves favors, royal_favors
     p = g.players[seat]
     was = (g.favors, p.royal_favors)
@@ -2920,15 +2915,15 @@ def _sv4(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs4(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv4` saved, put back."""
+def _rs5(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv5` saved, put back."""
     p = g.players[seat]
     g.favors, p.royal_favors = was
 
 
-def _sv5(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv6(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice write into the game
-    itself, to try the choices on it; returns the fields as they were, for `_rs5`
+    itself, to try the choices on it; returns the fields as they were, for `_rs6`
     to put back."""
     # saves influence, reis
     p = g.players[seat]
@@ -2936,28 +2931,10 @@ def _sv5(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs5(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv5` saved, put back."""
-    p = g.players[seat]
-    p.influence, p.reis = was
-
-
-def _sv6(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice write into the game
-    itself, to try the choices on it; returns the fields as they were, for `_rs6`
-    to put back."""
-    # saves court, hand, influence, reis
-    p = g.players[seat]
-    was = (g.court, p.hand, p.influence, p.reis)
-    g.court = g.court[:]
-    p.hand = p.hand[:]
-    return was
-
-
 def _rs6(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_sv6` saved, put back."""
     p = g.players[seat]
-    g.court, p.hand, p.influence, p.reis = was
+    p.influence, p.reis = was
 
 
 # rules/effects.yaml:120 pay-reis
@@ -5207,37 +5184,71 @@ def _play_portfolio(g: Game, seat: int, move: Move) -> None:
 def _moves_trade(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen1: dict[Any, list[tuple[Any, ...]]] = {}
+    _m_opts4: dict[Any, list[tuple[Any, ...]]] = {}
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
-        _was = _sv1(g, seat)
-        try:
-            _moves_trade__k1(g, seat, out, v_card)
-        finally:
-            _rs1(g, seat, _was)
+        for v_state_action in _K8:
+            if v_state_action not in g.blocked:
+                v_noble = _T_noble_by_state_action[v_state_action]
+                _opts3: list[tuple[Any, ...]] | None = None
+                _opts4: list[tuple[Any, ...]] | None = None
+                for v_good in _T_noble_trade_goods[v_noble]:
+                    if not (p.goods[v_good] > 0):
+                        continue
+                    if v_state_action in ("ship",):
+                        if _opts3 is None:
+                            _opts3 = _moves_trade__t1(
+                                g, seat, v_card, v_state_action, v_noble, _seen1
+                            )
+                        _o2 = _opts3
+                    else:
+                        if _opts4 is None:
+                            _opts4 = _m_opts4.get((v_noble, v_state_action))
+                            if _opts4 is None:
+                                _opts4 = g.rs.fx["_state_action_effects"][v_state_action][0](
+                                    g, seat, v_noble
+                                )
+                                _m_opts4[(v_noble, v_state_action)] = _opts4
+                        _o2 = _opts4
+                    for v_ship_influence, v_favor in _o2:
+                        out.append(
+                            (
+                                "trade",
+                                seat,
+                                v_card,
+                                v_state_action,
+                                v_good,
+                                v_ship_influence,
+                                v_favor,
+                            )
+                            + _UNCHOSEN[7]
+                        )
     return out
 
 
-def _moves_trade__k1(g: Game, seat: int, out: list[_Code], v_card: Any) -> None:
+def _moves_trade__t1(
+    g: Game,
+    seat: int,
+    v_card: Any,
+    v_state_action: Any,
+    v_noble: Any,
+    _seen: dict[Any, list[tuple[Any, ...]]],
+) -> list[tuple[Any, ...]]:
     p = g.players[seat]
-    # rules/court.yaml:63 move
-    p.hand.remove(v_card)
-    # rules/court.yaml:64 do
-    _run_to_portfolio(g, seat, v_card)
-    for v_state_action in _K8:
-        if v_state_action not in g.blocked:
-            v_noble = _T_noble_by_state_action[v_state_action]
-            _opts2: list[tuple[Any, ...]] | None = None
-            for v_good in _T_noble_trade_goods[v_noble]:
-                if not (p.goods[v_good] > 0):
-                    continue
-                if _opts2 is None:
-                    _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
-                for v_ship_influence, v_favor in _opts2:
-                    out.append(
-                        ("trade", seat, v_card, v_state_action, v_good, v_ship_influence, v_favor)
-                        + _UNCHOSEN[7]
-                    )
+    _was = _sv1(g, seat)
+    try:
+        # rules/court.yaml:64 do
+        _run_to_portfolio(g, seat, v_card)
+        _key = (v_state_action, v_noble, p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
+            _seen[_key] = found
+        return found
+    finally:
+        _rs1(g, seat, _was)
 
 
 def _play_trade(g: Game, seat: int, move: Move) -> None:
@@ -5324,76 +5335,30 @@ def _moves_visit(g: Game, seat: int, *only: Any) -> list[_Code]:
     return out
 
 
-def _moves_visit__k3(
-    g: Game,
-    seat: int,
-    out: list[_Code],
-    v_card: Any,
-    v_noble: Any,
-    v_others: Any,
-    v_price: Any,
-    v_state_action: Any,
-    v_ship_influence: Any,
-    v_favor: Any,
-) -> None:
-    g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, v_ship_influence, v_favor)
-    v_action = _T_noble_noble_action[v_noble]
-    _do_3 = v_action
-    if _do_3 == "build-store":
-        for v_business, v_price_influence in _opts_build_store(g, seat):
-            out.append(
-                (
-                    "visit",
-                    seat,
-                    v_card,
-                    v_state_action,
-                    None,
-                    v_ship_influence,
-                    v_favor,
-                    v_business,
-                    v_price_influence,
-                )
-                + _UNCHOSEN[9]
-            )
-    elif _do_3 == "open-building":
-        for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                (
-                    "visit",
-                    seat,
-                    v_card,
-                    v_state_action,
-                    None,
-                    v_ship_influence,
-                    v_favor,
-                    None,
-                    None,
-                    v_plan,
-                )
-                + _UNCHOSEN[10]
-            )
-    elif _do_3 == "take-decree":
-        for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(
-                (
-                    "visit",
-                    seat,
-                    v_card,
-                    v_state_action,
-                    None,
-                    v_ship_influence,
-                    v_favor,
-                    None,
-                    None,
-                    None,
-                    v_decrees,
-                )
-                + _UNCHOSEN[11]
-            )
-    else:
-        out.append(
-            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor) + _UNCHOSEN[7]
+def _moves_visit__t4(
+    g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
+) -> list[tuple[Any, Any]]:
+    _was = _sv3(g, seat)
+    try:
+        g.rs.fx["_state_action_effects"][v_state_action][2](
+            g, seat, v_noble, v_ship_influence, v_favor
         )
+        return _opts_build_store(g, seat)
+    finally:
+        _rs3(g, seat, _was)
+
+
+def _moves_visit__t8(
+    g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
+) -> list[tuple[Any]]:
+    _was = _sv4(g, seat)
+    try:
+        g.rs.fx["_state_action_effects"][v_state_action][2](
+            g, seat, v_noble, v_ship_influence, v_favor
+        )
+        return _opts_open_building(g, seat)
+    finally:
+        _rs4(g, seat, _was)
 
 
 def _moves_visit__k1(
@@ -5403,33 +5368,106 @@ def _moves_visit__k1(
     _run_pay_visit(
         g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
     )
+    _opts7: list[tuple[Any, Any]] | None = None
+    _opts11: list[tuple[Any]] | None = None
+    _opts12: list[tuple[Any]] | None = None
     v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
+        _opts2: list[tuple[Any, ...]] | None = None
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
-                _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
+                if _opts2 is None:
+                    _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
                 for v_ship_influence, v_favor in _opts2:
-                    _was = _sv3(g, seat)
-                    try:
-                        _moves_visit__k3(
-                            g,
-                            seat,
-                            out,
-                            v_card,
-                            v_noble,
-                            v_others,
-                            v_price,
-                            v_state_action,
-                            v_ship_influence,
-                            v_favor,
+                    v_action = _T_noble_noble_action[v_noble]
+                    _opts6: list[tuple[Any, Any]] | None = None
+                    _opts10: list[tuple[Any]] | None = None
+                    _do_2 = v_action
+                    if _do_2 == "build-store":
+                        if v_state_action in ("ship", "cardinal"):
+                            if _opts6 is None:
+                                _opts6 = _moves_visit__t4(
+                                    g, seat, v_noble, v_state_action, v_ship_influence, v_favor
+                                )
+                            _o5 = _opts6
+                        else:
+                            if _opts7 is None:
+                                _opts7 = _opts_build_store(g, seat)
+                            _o5 = _opts7
+                        for v_business, v_price_influence in _o5:
+                            out.append(
+                                (
+                                    "visit",
+                                    seat,
+                                    v_card,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    v_business,
+                                    v_price_influence,
+                                )
+                                + _UNCHOSEN[9]
+                            )
+                    elif _do_2 == "open-building":
+                        if v_state_action in ("officials", "plan"):
+                            if _opts10 is None:
+                                _opts10 = _moves_visit__t8(
+                                    g, seat, v_noble, v_state_action, v_ship_influence, v_favor
+                                )
+                            _o9 = _opts10
+                        else:
+                            if _opts11 is None:
+                                _opts11 = _opts_open_building(g, seat)
+                            _o9 = _opts11
+                        for (v_plan,) in _o9:
+                            out.append(
+                                (
+                                    "visit",
+                                    seat,
+                                    v_card,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    None,
+                                    None,
+                                    v_plan,
+                                )
+                                + _UNCHOSEN[10]
+                            )
+                    elif _do_2 == "take-decree":
+                        if _opts12 is None:
+                            _opts12 = _opts_take_decree(g, seat)
+                        for (v_decrees,) in _opts12:
+                            out.append(
+                                (
+                                    "visit",
+                                    seat,
+                                    v_card,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    None,
+                                    None,
+                                    None,
+                                    v_decrees,
+                                )
+                                + _UNCHOSEN[11]
+                            )
+                    else:
+                        out.append(
+                            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor)
+                            + _UNCHOSEN[7]
                         )
-                    finally:
-                        _rs3(g, seat, _was)
             else:
                 v_action = _T_noble_noble_action[v_noble]
-                _do_4 = v_action
-                if _do_4 == "build-store":
-                    for v_business, v_price_influence in _opts_build_store(g, seat):
+                _do_12 = v_action
+                if _do_12 == "build-store":
+                    if _opts7 is None:
+                        _opts7 = _opts_build_store(g, seat)
+                    for v_business, v_price_influence in _opts7:
                         out.append(
                             (
                                 "visit",
@@ -5444,8 +5482,10 @@ def _moves_visit__k1(
                             )
                             + _UNCHOSEN[9]
                         )
-                elif _do_4 == "open-building":
-                    for (v_plan,) in _opts_open_building(g, seat):
+                elif _do_12 == "open-building":
+                    if _opts11 is None:
+                        _opts11 = _opts_open_building(g, seat)
+                    for (v_plan,) in _opts11:
                         out.append(
                             (
                                 "visit",
@@ -5461,8 +5501,10 @@ def _moves_visit__k1(
                             )
                             + _UNCHOSEN[10]
                         )
-                elif _do_4 == "take-decree":
-                    for (v_decrees,) in _opts_take_decree(g, seat):
+                elif _do_12 == "take-decree":
+                    if _opts12 is None:
+                        _opts12 = _opts_take_decree(g, seat)
+                    for (v_decrees,) in _opts12:
                         out.append(
                             (
                                 "visit",
@@ -5536,8 +5578,8 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
         )
         # rules/court.yaml:116 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_13 = v_action
+        if _do_13 == "build-store":
             why = _why_build_store(g, seat, move.business, move.price_influence)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -5556,7 +5598,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
                 ("card", "state_action", "ship_influence", "favor", "business", "price_influence"),
                 "visit",
             )
-        elif _do_5 == "open-building":
+        elif _do_13 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -5571,7 +5613,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:124 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "ship_influence", "favor", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_13 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -5603,8 +5645,8 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
     else:
         # rules/court.yaml:116 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_6 = v_action
-        if _do_6 == "build-store":
+        _do_14 = v_action
+        if _do_14 == "build-store":
             why = _why_build_store(g, seat, move.business, move.price_influence)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -5619,7 +5661,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:124 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business", "price_influence"), "visit")
-        elif _do_6 == "open-building":
+        elif _do_14 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -5634,7 +5676,7 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:124 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_6 == "take-decree":
+        elif _do_14 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -5667,15 +5709,19 @@ def _play_visit(g: Game, seat: int, move: Move) -> None:
 def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen12: dict[Any, list[tuple[Any, Any]]] = {}
+    _m_opts13: dict[Any, list[tuple[Any, Any]]] = {}
+    _opts14: list[tuple[Any]] | None = None
+    _opts15: list[tuple[Any]] | None = None
     v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _was = _sv4(g, seat)
+            _was = _sv5(g, seat)
             try:
                 _moves_follow__k1(g, seat, out, v_visited, v_noble)
             finally:
-                _rs4(g, seat, _was)
+                _rs5(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -5688,132 +5734,129 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
                             and (v_event_influence > max(0, (v_price - p.reis)))
                         ):
                             continue
-                        _was = _sv5(g, seat)
-                        try:
-                            _moves_follow__k5(
-                                g,
-                                seat,
-                                out,
-                                v_visited,
-                                v_event,
-                                v_noble,
-                                v_price,
-                                v_event_influence,
+                        _opts13: list[tuple[Any, Any]] | None = None
+                        _do_10 = _T_card_event_noble_action[v_event]
+                        if _do_10 == "build-store":
+                            if _opts13 is None:
+                                _opts13 = _m_opts13.get((v_event_influence, v_price))
+                                if _opts13 is None:
+                                    _opts13 = _moves_follow__t12(
+                                        g, seat, v_price, v_event_influence, _seen12
+                                    )
+                                    _m_opts13[(v_event_influence, v_price)] = _opts13
+                            for v_business, v_price_influence in _opts13:
+                                out.append(
+                                    (
+                                        "follow",
+                                        seat,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        v_business,
+                                        v_price_influence,
+                                        None,
+                                        (),
+                                        False,
+                                        v_noble,
+                                        v_event_influence,
+                                    )
+                                    + _UNCHOSEN[14]
+                                )
+                        elif _do_10 == "open-building":
+                            if _opts14 is None:
+                                _opts14 = _opts_open_building(g, seat)
+                            for (v_plan,) in _opts14:
+                                out.append(
+                                    (
+                                        "follow",
+                                        seat,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        v_plan,
+                                        (),
+                                        False,
+                                        v_noble,
+                                        v_event_influence,
+                                    )
+                                    + _UNCHOSEN[14]
+                                )
+                        elif _do_10 == "take-decree":
+                            if _opts15 is None:
+                                _opts15 = _opts_take_decree(g, seat)
+                            for (v_decrees,) in _opts15:
+                                out.append(
+                                    (
+                                        "follow",
+                                        seat,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        v_decrees,
+                                        False,
+                                        v_noble,
+                                        v_event_influence,
+                                    )
+                                    + _UNCHOSEN[14]
+                                )
+                        else:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
+                                    False,
+                                    v_noble,
+                                    v_event_influence,
+                                )
+                                + _UNCHOSEN[14]
                             )
-                        finally:
-                            _rs5(g, seat, _was)
     return out
 
 
-def _moves_follow__k2(
-    g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any, v_others: Any, v_price: Any
-) -> None:
+def _moves_follow__t3(g: Game, seat: int, v_noble: Any, v_price: Any) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _run_pay_visit(
-        g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
-    )
-    v_action = _T_noble_noble_action[v_noble]
-    for v_noble_action in dict.fromkeys([False, True]):
-        if v_noble_action:
-            if v_action in _K10:
-                _do_2 = v_action
-                if _do_2 == "build-store":
-                    for v_business, v_price_influence in _opts_build_store(g, seat):
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                v_business,
-                                v_price_influence,
-                                None,
-                                (),
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
-                elif _do_2 == "open-building":
-                    for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                v_plan,
-                                (),
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
-                elif _do_2 == "take-decree":
-                    for (v_decrees,) in _opts_take_decree(g, seat):
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                v_decrees,
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
-                else:
-                    out.append(
-                        (
-                            "follow",
-                            seat,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            (),
-                            v_noble_action,
-                        )
-                        + _UNCHOSEN[12]
-                    )
-        else:
-            for v_state_action in _T_noble_state_actions[v_noble]:
-                if v_state_action not in g.blocked:
-                    _opts4 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
-                    for v_ship_influence, v_favor in _opts4:
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                v_state_action,
-                                None,
-                                v_ship_influence,
-                                v_favor,
-                                None,
-                                None,
-                                None,
-                                (),
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
+    _was = _sv2(g, seat)
+    try:
+        _run_pay_visit(
+            g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
+        )
+        return _opts_build_store(g, seat)
+    finally:
+        _rs2(g, seat, _was)
+
+
+def _moves_follow__t7(
+    g: Game, seat: int, v_noble: Any, v_price: Any, v_state_action: Any
+) -> list[tuple[Any, ...]]:
+    p = g.players[seat]
+    _was = _sv2(g, seat)
+    try:
+        _run_pay_visit(
+            g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
+        )
+        return g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
+    finally:
+        _rs2(g, seat, _was)
 
 
 def _moves_follow__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
@@ -5823,118 +5866,161 @@ def _moves_follow__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_no
     p.royal_favors.remove(v_noble)
     # rules/court.yaml:149 gain
     g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
+    _opts5: list[tuple[Any]] | None = None
+    _opts6: list[tuple[Any]] | None = None
     v_others = sum(
         g.offices[v_noble].get(v_o, 0)
         for v_o in [k for k in _K9 if k in g.offices[v_noble]]
         if (v_o != p.color)
     )
     v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
+    _opts4: list[tuple[Any, Any]] | None = None
     if _opts_pay_visit(
         g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
     ):
-        _was = _sv2(g, seat)
-        try:
-            _moves_follow__k2(g, seat, out, v_visited, v_noble, v_others, v_price)
-        finally:
-            _rs2(g, seat, _was)
+        v_action = _T_noble_noble_action[v_noble]
+        for v_noble_action in dict.fromkeys([False, True]):
+            if v_noble_action:
+                if v_action in _K10:
+                    _do_1 = v_action
+                    if _do_1 == "build-store":
+                        if _opts4 is None:
+                            _opts4 = _moves_follow__t3(g, seat, v_noble, v_price)
+                        for v_business, v_price_influence in _opts4:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    v_business,
+                                    v_price_influence,
+                                    None,
+                                    (),
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
+                    elif _do_1 == "open-building":
+                        if _opts5 is None:
+                            _opts5 = _opts_open_building(g, seat)
+                        for (v_plan,) in _opts5:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    v_plan,
+                                    (),
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
+                    elif _do_1 == "take-decree":
+                        if _opts6 is None:
+                            _opts6 = _opts_take_decree(g, seat)
+                        for (v_decrees,) in _opts6:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    v_decrees,
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
+                    else:
+                        out.append(
+                            (
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
+                            + _UNCHOSEN[12]
+                        )
+            else:
+                for v_state_action in _T_noble_state_actions[v_noble]:
+                    _opts9: list[tuple[Any, ...]] | None = None
+                    _opts10: list[tuple[Any, ...]] | None = None
+                    if v_state_action not in g.blocked:
+                        if v_state_action in ("ship",):
+                            if _opts9 is None:
+                                _opts9 = _moves_follow__t7(
+                                    g, seat, v_noble, v_price, v_state_action
+                                )
+                            _o8 = _opts9
+                        else:
+                            if _opts10 is None:
+                                _opts10 = g.rs.fx["_state_action_effects"][v_state_action][0](
+                                    g, seat, v_noble
+                                )
+                            _o8 = _opts10
+                        for v_ship_influence, v_favor in _o8:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
 
 
-def _moves_follow__k5(
+def _moves_follow__t12(
     g: Game,
     seat: int,
-    out: list[_Code],
-    v_visited: Any,
-    v_event: Any,
-    v_noble: Any,
     v_price: Any,
     v_event_influence: Any,
-) -> None:
-    # rules/court.yaml:199 do
-    _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-    _do_5 = _T_card_event_noble_action[v_event]
-    if _do_5 == "build-store":
-        for v_business, v_price_influence in _opts_build_store(g, seat):
-            out.append(
-                (
-                    "follow",
-                    seat,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_business,
-                    v_price_influence,
-                    None,
-                    (),
-                    False,
-                    v_noble,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_5 == "open-building":
-        for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                (
-                    "follow",
-                    seat,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_plan,
-                    (),
-                    False,
-                    v_noble,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_5 == "take-decree":
-        for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(
-                (
-                    "follow",
-                    seat,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_decrees,
-                    False,
-                    v_noble,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    else:
-        out.append(
-            (
-                "follow",
-                seat,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                (),
-                False,
-                v_noble,
-                v_event_influence,
-            )
-            + _UNCHOSEN[14]
-        )
+    _seen: dict[Any, list[tuple[Any, Any]]],
+) -> list[tuple[Any, Any]]:
+    p = g.players[seat]
+    _was = _sv6(g, seat)
+    try:
+        # rules/court.yaml:199 do
+        _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store(g, seat)
+            _seen[_key] = found
+        return found
+    finally:
+        _rs6(g, seat, _was)
 
 
 def _play_follow(g: Game, seat: int, move: Move) -> None:
@@ -5980,8 +6066,8 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
                     str(_T_noble_noble_action[v_noble]),
                     (str(_T_noble_name[v_noble]) + " has no Noble action: nobody can take it now"),
                 )
-            _do_6 = v_action
-            if _do_6 == "build-store":
+            _do_15 = v_action
+            if _do_15 == "build-store":
                 why = _why_build_store(g, seat, move.business, move.price_influence)
                 if why is not None:
                     raise IllegalMove(*why)
@@ -5989,7 +6075,7 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
                 # rules/court.yaml:202 do
                 _run_next_follower(g, seat, seat, True)
                 _only_chosen(move, ("noble_action", "business", "price_influence"), "follow")
-            elif _do_6 == "open-building":
+            elif _do_15 == "open-building":
                 why = _why_open_building(g, seat, move.plan)
                 if why is not None:
                     raise IllegalMove(*why)
@@ -5997,7 +6083,7 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
                 # rules/court.yaml:202 do
                 _run_next_follower(g, seat, seat, True)
                 _only_chosen(move, ("noble_action", "plan"), "follow")
-            elif _do_6 == "take-decree":
+            elif _do_15 == "take-decree":
                 why = _why_take_decree(g, seat, move.decrees)
                 if why is not None:
                     raise IllegalMove(*why)
@@ -6080,8 +6166,8 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
             )
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        _do_7 = _T_card_event_noble_action[v_event]
-        if _do_7 == "build-store":
+        _do_16 = _T_card_event_noble_action[v_event]
+        if _do_16 == "build-store":
             why = _why_build_store(g, seat, move.business, move.price_influence)
             if why is not None:
                 raise IllegalMove(*why)
@@ -6095,7 +6181,7 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
             _only_chosen(
                 move, ("noble", "event_influence", "business", "price_influence"), "follow"
             )
-        elif _do_7 == "open-building":
+        elif _do_16 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 raise IllegalMove(*why)
@@ -6107,7 +6193,7 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:202 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("noble", "event_influence", "plan"), "follow")
-        elif _do_7 == "take-decree":
+        elif _do_16 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 raise IllegalMove(*why)
@@ -6133,6 +6219,10 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
 def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen2: dict[Any, list[tuple[Any, Any]]] = {}
+    _m_opts3: dict[Any, list[tuple[Any, Any]]] = {}
+    _opts4: list[tuple[Any]] | None = None
+    _opts5: list[tuple[Any]] | None = None
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] not in ("manuel", "marquis", "king"))):
             continue
@@ -6144,107 +6234,123 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
                     and (v_event_influence > max(0, (v_price - p.reis)))
                 ):
                     continue
-                _was = _sv6(g, seat)
-                try:
-                    _moves_sponsor__k1(g, seat, out, v_card, v_price, v_event_influence)
-                finally:
-                    _rs6(g, seat, _was)
+                _opts3: list[tuple[Any, Any]] | None = None
+                _do_0 = _T_card_event_noble_action[v_card]
+                if _do_0 == "build-store":
+                    if _opts3 is None:
+                        _opts3 = _m_opts3.get((v_event_influence, v_price))
+                        if _opts3 is None:
+                            _opts3 = _moves_sponsor__t2(g, seat, v_price, v_event_influence, _seen2)
+                            _m_opts3[(v_event_influence, v_price)] = _opts3
+                    for v_business, v_price_influence in _opts3:
+                        out.append(
+                            (
+                                "sponsor",
+                                seat,
+                                v_card,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_business,
+                                v_price_influence,
+                                None,
+                                (),
+                                False,
+                                None,
+                                v_event_influence,
+                            )
+                            + _UNCHOSEN[14]
+                        )
+                elif _do_0 == "open-building":
+                    if _opts4 is None:
+                        _opts4 = _opts_open_building(g, seat)
+                    for (v_plan,) in _opts4:
+                        out.append(
+                            (
+                                "sponsor",
+                                seat,
+                                v_card,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_plan,
+                                (),
+                                False,
+                                None,
+                                v_event_influence,
+                            )
+                            + _UNCHOSEN[14]
+                        )
+                elif _do_0 == "take-decree":
+                    if _opts5 is None:
+                        _opts5 = _opts_take_decree(g, seat)
+                    for (v_decrees,) in _opts5:
+                        out.append(
+                            (
+                                "sponsor",
+                                seat,
+                                v_card,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                                False,
+                                None,
+                                v_event_influence,
+                            )
+                            + _UNCHOSEN[14]
+                        )
+                else:
+                    out.append(
+                        (
+                            "sponsor",
+                            seat,
+                            v_card,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            (),
+                            False,
+                            None,
+                            v_event_influence,
+                        )
+                        + _UNCHOSEN[14]
+                    )
     return out
 
 
-def _moves_sponsor__k1(
-    g: Game, seat: int, out: list[_Code], v_card: Any, v_price: Any, v_event_influence: Any
-) -> None:
+def _moves_sponsor__t2(
+    g: Game,
+    seat: int,
+    v_price: Any,
+    v_event_influence: Any,
+    _seen: dict[Any, list[tuple[Any, Any]]],
+) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    # rules/court.yaml:232 sponsor-pay
-    _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-    # rules/court.yaml:233 move
-    p.hand.remove(v_card)
-    g.court.append(v_card)
-    _do_1 = _T_card_event_noble_action[v_card]
-    if _do_1 == "build-store":
-        for v_business, v_price_influence in _opts_build_store(g, seat):
-            out.append(
-                (
-                    "sponsor",
-                    seat,
-                    v_card,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_business,
-                    v_price_influence,
-                    None,
-                    (),
-                    False,
-                    None,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_1 == "open-building":
-        for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                (
-                    "sponsor",
-                    seat,
-                    v_card,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_plan,
-                    (),
-                    False,
-                    None,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_1 == "take-decree":
-        for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(
-                (
-                    "sponsor",
-                    seat,
-                    v_card,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_decrees,
-                    False,
-                    None,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    else:
-        out.append(
-            (
-                "sponsor",
-                seat,
-                v_card,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                (),
-                False,
-                None,
-                v_event_influence,
-            )
-            + _UNCHOSEN[14]
-        )
+    _was = _sv6(g, seat)
+    try:
+        # rules/court.yaml:232 sponsor-pay
+        _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store(g, seat)
+            _seen[_key] = found
+        return found
+    finally:
+        _rs6(g, seat, _was)
 
 
 def _play_sponsor(g: Game, seat: int, move: Move) -> None:
@@ -6292,8 +6398,8 @@ def _play_sponsor(g: Game, seat: int, move: Move) -> None:
     # rules/court.yaml:233 move
     p.hand.remove(v_card)
     g.court.append(v_card)
-    _do_2 = _T_card_event_noble_action[v_card]
-    if _do_2 == "build-store":
+    _do_5 = _T_card_event_noble_action[v_card]
+    if _do_5 == "build-store":
         why = _why_build_store(g, seat, move.business, move.price_influence)
         if why is not None:
             raise IllegalMove(*why)
@@ -6309,7 +6415,7 @@ def _play_sponsor(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:238 sponsor-next-follower
         _run_next_follower(g, seat, seat, False)
         _only_chosen(move, ("card", "event_influence", "business", "price_influence"), "sponsor")
-    elif _do_2 == "open-building":
+    elif _do_5 == "open-building":
         why = _why_open_building(g, seat, move.plan)
         if why is not None:
             raise IllegalMove(*why)
@@ -6325,7 +6431,7 @@ def _play_sponsor(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:238 sponsor-next-follower
         _run_next_follower(g, seat, seat, False)
         _only_chosen(move, ("card", "event_influence", "plan"), "sponsor")
-    elif _do_2 == "take-decree":
+    elif _do_5 == "take-decree":
         why = _why_take_decree(g, seat, move.decrees)
         if why is not None:
             raise IllegalMove(*why)
@@ -6608,79 +6714,30 @@ def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[_Code]:
     return out
 
 
-def _moves_visit_2__k3(
-    g: Game,
-    seat: int,
-    out: list[_Code],
-    v_card: Any,
-    v_noble: Any,
-    v_others: Any,
-    v_price: Any,
-    v_state_action: Any,
-    v_ship_influence: Any,
-    v_favor: Any,
-) -> None:
-    g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, v_ship_influence, v_favor)
-    if _T_noble_reign_flag[v_noble] in g.flags:
-        v_action = _T_noble_reign_noble_action[v_noble]
-    else:
-        v_action = _T_noble_noble_action[v_noble]
-    _do_3 = v_action
-    if _do_3 == "build-store":
-        for v_business, v_price_influence in _opts_build_store(g, seat):
-            out.append(
-                (
-                    "visit",
-                    seat,
-                    v_card,
-                    v_state_action,
-                    None,
-                    v_ship_influence,
-                    v_favor,
-                    v_business,
-                    v_price_influence,
-                )
-                + _UNCHOSEN[9]
-            )
-    elif _do_3 == "open-building":
-        for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                (
-                    "visit",
-                    seat,
-                    v_card,
-                    v_state_action,
-                    None,
-                    v_ship_influence,
-                    v_favor,
-                    None,
-                    None,
-                    v_plan,
-                )
-                + _UNCHOSEN[10]
-            )
-    elif _do_3 == "take-decree":
-        for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(
-                (
-                    "visit",
-                    seat,
-                    v_card,
-                    v_state_action,
-                    None,
-                    v_ship_influence,
-                    v_favor,
-                    None,
-                    None,
-                    None,
-                    v_decrees,
-                )
-                + _UNCHOSEN[11]
-            )
-    else:
-        out.append(
-            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor) + _UNCHOSEN[7]
+def _moves_visit_2__t4(
+    g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
+) -> list[tuple[Any, Any]]:
+    _was = _sv3(g, seat)
+    try:
+        g.rs.fx["_state_action_effects"][v_state_action][2](
+            g, seat, v_noble, v_ship_influence, v_favor
         )
+        return _opts_build_store(g, seat)
+    finally:
+        _rs3(g, seat, _was)
+
+
+def _moves_visit_2__t8(
+    g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
+) -> list[tuple[Any]]:
+    _was = _sv4(g, seat)
+    try:
+        g.rs.fx["_state_action_effects"][v_state_action][2](
+            g, seat, v_noble, v_ship_influence, v_favor
+        )
+        return _opts_open_building(g, seat)
+    finally:
+        _rs4(g, seat, _was)
 
 
 def _moves_visit_2__k1(
@@ -6690,36 +6747,112 @@ def _moves_visit_2__k1(
     _run_pay_visit(
         g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
     )
+    _opts7: list[tuple[Any, Any]] | None = None
+    _opts11: list[tuple[Any]] | None = None
+    _opts12: list[tuple[Any]] | None = None
     v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
+        _opts2: list[tuple[Any, ...]] | None = None
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
-                _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
+                if _opts2 is None:
+                    _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
                 for v_ship_influence, v_favor in _opts2:
-                    _was = _sv3(g, seat)
-                    try:
-                        _moves_visit_2__k3(
-                            g,
-                            seat,
-                            out,
-                            v_card,
-                            v_noble,
-                            v_others,
-                            v_price,
-                            v_state_action,
-                            v_ship_influence,
-                            v_favor,
+                    if _T_noble_reign_flag[v_noble] in g.flags:
+                        v_action = _T_noble_reign_noble_action[v_noble]
+                    else:
+                        v_action = _T_noble_noble_action[v_noble]
+                    _opts6: list[tuple[Any, Any]] | None = None
+                    _opts10: list[tuple[Any]] | None = None
+                    _do_2 = v_action
+                    if _do_2 == "build-store":
+                        if v_state_action in ("ship", "cardinal"):
+                            if _opts6 is None:
+                                _opts6 = _moves_visit_2__t4(
+                                    g, seat, v_noble, v_state_action, v_ship_influence, v_favor
+                                )
+                            _o5 = _opts6
+                        else:
+                            if _opts7 is None:
+                                _opts7 = _opts_build_store(g, seat)
+                            _o5 = _opts7
+                        for v_business, v_price_influence in _o5:
+                            out.append(
+                                (
+                                    "visit",
+                                    seat,
+                                    v_card,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    v_business,
+                                    v_price_influence,
+                                )
+                                + _UNCHOSEN[9]
+                            )
+                    elif _do_2 == "open-building":
+                        if v_state_action in ("officials", "plan"):
+                            if _opts10 is None:
+                                _opts10 = _moves_visit_2__t8(
+                                    g, seat, v_noble, v_state_action, v_ship_influence, v_favor
+                                )
+                            _o9 = _opts10
+                        else:
+                            if _opts11 is None:
+                                _opts11 = _opts_open_building(g, seat)
+                            _o9 = _opts11
+                        for (v_plan,) in _o9:
+                            out.append(
+                                (
+                                    "visit",
+                                    seat,
+                                    v_card,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    None,
+                                    None,
+                                    v_plan,
+                                )
+                                + _UNCHOSEN[10]
+                            )
+                    elif _do_2 == "take-decree":
+                        if _opts12 is None:
+                            _opts12 = _opts_take_decree_2(g, seat)
+                        for (v_decrees,) in _opts12:
+                            out.append(
+                                (
+                                    "visit",
+                                    seat,
+                                    v_card,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    None,
+                                    None,
+                                    None,
+                                    v_decrees,
+                                )
+                                + _UNCHOSEN[11]
+                            )
+                    else:
+                        out.append(
+                            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor)
+                            + _UNCHOSEN[7]
                         )
-                    finally:
-                        _rs3(g, seat, _was)
             else:
                 if _T_noble_reign_flag[v_noble] in g.flags:
                     v_action = _T_noble_reign_noble_action[v_noble]
                 else:
                     v_action = _T_noble_noble_action[v_noble]
-                _do_4 = v_action
-                if _do_4 == "build-store":
-                    for v_business, v_price_influence in _opts_build_store(g, seat):
+                _do_12 = v_action
+                if _do_12 == "build-store":
+                    if _opts7 is None:
+                        _opts7 = _opts_build_store(g, seat)
+                    for v_business, v_price_influence in _opts7:
                         out.append(
                             (
                                 "visit",
@@ -6734,8 +6867,10 @@ def _moves_visit_2__k1(
                             )
                             + _UNCHOSEN[9]
                         )
-                elif _do_4 == "open-building":
-                    for (v_plan,) in _opts_open_building(g, seat):
+                elif _do_12 == "open-building":
+                    if _opts11 is None:
+                        _opts11 = _opts_open_building(g, seat)
+                    for (v_plan,) in _opts11:
                         out.append(
                             (
                                 "visit",
@@ -6751,8 +6886,10 @@ def _moves_visit_2__k1(
                             )
                             + _UNCHOSEN[10]
                         )
-                elif _do_4 == "take-decree":
-                    for (v_decrees,) in _opts_take_decree_2(g, seat):
+                elif _do_12 == "take-decree":
+                    if _opts12 is None:
+                        _opts12 = _opts_take_decree_2(g, seat)
+                    for (v_decrees,) in _opts12:
                         out.append(
                             (
                                 "visit",
@@ -6829,8 +6966,8 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_13 = v_action
+        if _do_13 == "build-store":
             why = _why_build_store(g, seat, move.business, move.price_influence)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -6849,7 +6986,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
                 ("card", "state_action", "ship_influence", "favor", "business", "price_influence"),
                 "visit",
             )
-        elif _do_5 == "open-building":
+        elif _do_13 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -6864,7 +7001,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:124 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "ship_influence", "favor", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_13 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):
@@ -6906,8 +7043,8 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_6 = v_action
-        if _do_6 == "build-store":
+        _do_14 = v_action
+        if _do_14 == "build-store":
             why = _why_build_store(g, seat, move.business, move.price_influence)
             if why is not None:
                 if not _opts_build_store(g, seat):
@@ -6922,7 +7059,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:124 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business", "price_influence"), "visit")
-        elif _do_6 == "open-building":
+        elif _do_14 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -6937,7 +7074,7 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:124 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_6 == "take-decree":
+        elif _do_14 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):
@@ -6977,15 +7114,19 @@ def _play_visit_2(g: Game, seat: int, move: Move) -> None:
 def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen12: dict[Any, list[tuple[Any, Any]]] = {}
+    _m_opts13: dict[Any, list[tuple[Any, Any]]] = {}
+    _opts14: list[tuple[Any]] | None = None
+    _opts15: list[tuple[Any]] | None = None
     v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _was = _sv4(g, seat)
+            _was = _sv5(g, seat)
             try:
                 _moves_follow_3__k1(g, seat, out, v_visited, v_noble)
             finally:
-                _rs4(g, seat, _was)
+                _rs5(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -6998,135 +7139,129 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
                             and (v_event_influence > max(0, (v_price - p.reis)))
                         ):
                             continue
-                        _was = _sv5(g, seat)
-                        try:
-                            _moves_follow_3__k5(
-                                g,
-                                seat,
-                                out,
-                                v_visited,
-                                v_event,
-                                v_noble,
-                                v_price,
-                                v_event_influence,
+                        _opts13: list[tuple[Any, Any]] | None = None
+                        _do_10 = _T_card_event_noble_action[v_event]
+                        if _do_10 == "build-store":
+                            if _opts13 is None:
+                                _opts13 = _m_opts13.get((v_event_influence, v_price))
+                                if _opts13 is None:
+                                    _opts13 = _moves_follow_3__t12(
+                                        g, seat, v_price, v_event_influence, _seen12
+                                    )
+                                    _m_opts13[(v_event_influence, v_price)] = _opts13
+                            for v_business, v_price_influence in _opts13:
+                                out.append(
+                                    (
+                                        "follow",
+                                        seat,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        v_business,
+                                        v_price_influence,
+                                        None,
+                                        (),
+                                        False,
+                                        v_noble,
+                                        v_event_influence,
+                                    )
+                                    + _UNCHOSEN[14]
+                                )
+                        elif _do_10 == "open-building":
+                            if _opts14 is None:
+                                _opts14 = _opts_open_building(g, seat)
+                            for (v_plan,) in _opts14:
+                                out.append(
+                                    (
+                                        "follow",
+                                        seat,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        v_plan,
+                                        (),
+                                        False,
+                                        v_noble,
+                                        v_event_influence,
+                                    )
+                                    + _UNCHOSEN[14]
+                                )
+                        elif _do_10 == "take-decree":
+                            if _opts15 is None:
+                                _opts15 = _opts_take_decree_2(g, seat)
+                            for (v_decrees,) in _opts15:
+                                out.append(
+                                    (
+                                        "follow",
+                                        seat,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        v_decrees,
+                                        False,
+                                        v_noble,
+                                        v_event_influence,
+                                    )
+                                    + _UNCHOSEN[14]
+                                )
+                        else:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
+                                    False,
+                                    v_noble,
+                                    v_event_influence,
+                                )
+                                + _UNCHOSEN[14]
                             )
-                        finally:
-                            _rs5(g, seat, _was)
     return out
 
 
-def _moves_follow_3__k2(
-    g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any, v_others: Any, v_price: Any
-) -> None:
+def _moves_follow_3__t3(g: Game, seat: int, v_noble: Any, v_price: Any) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _run_pay_visit(
-        g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
-    )
-    if _T_noble_reign_flag[v_noble] in g.flags:
-        v_action = _T_noble_reign_noble_action[v_noble]
-    else:
-        v_action = _T_noble_noble_action[v_noble]
-    for v_noble_action in dict.fromkeys([False, True]):
-        if v_noble_action:
-            if v_action in _K10:
-                _do_2 = v_action
-                if _do_2 == "build-store":
-                    for v_business, v_price_influence in _opts_build_store(g, seat):
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                v_business,
-                                v_price_influence,
-                                None,
-                                (),
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
-                elif _do_2 == "open-building":
-                    for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                v_plan,
-                                (),
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
-                elif _do_2 == "take-decree":
-                    for (v_decrees,) in _opts_take_decree_2(g, seat):
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                v_decrees,
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
-                else:
-                    out.append(
-                        (
-                            "follow",
-                            seat,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            (),
-                            v_noble_action,
-                        )
-                        + _UNCHOSEN[12]
-                    )
-        else:
-            for v_state_action in _T_noble_state_actions[v_noble]:
-                if v_state_action not in g.blocked:
-                    _opts4 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
-                    for v_ship_influence, v_favor in _opts4:
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                v_state_action,
-                                None,
-                                v_ship_influence,
-                                v_favor,
-                                None,
-                                None,
-                                None,
-                                (),
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
+    _was = _sv2(g, seat)
+    try:
+        _run_pay_visit(
+            g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
+        )
+        return _opts_build_store(g, seat)
+    finally:
+        _rs2(g, seat, _was)
+
+
+def _moves_follow_3__t7(
+    g: Game, seat: int, v_noble: Any, v_price: Any, v_state_action: Any
+) -> list[tuple[Any, ...]]:
+    p = g.players[seat]
+    _was = _sv2(g, seat)
+    try:
+        _run_pay_visit(
+            g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
+        )
+        return g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
+    finally:
+        _rs2(g, seat, _was)
 
 
 def _moves_follow_3__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
@@ -7136,118 +7271,164 @@ def _moves_follow_3__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
     p.royal_favors.remove(v_noble)
     # rules/court.yaml:149 gain
     g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
+    _opts5: list[tuple[Any]] | None = None
+    _opts6: list[tuple[Any]] | None = None
     v_others = sum(
         g.offices[v_noble].get(v_o, 0)
         for v_o in [k for k in _K9 if k in g.offices[v_noble]]
         if (v_o != p.color)
     )
     v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
+    _opts4: list[tuple[Any, Any]] | None = None
     if _opts_pay_visit(
         g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
     ):
-        _was = _sv2(g, seat)
-        try:
-            _moves_follow_3__k2(g, seat, out, v_visited, v_noble, v_others, v_price)
-        finally:
-            _rs2(g, seat, _was)
+        if _T_noble_reign_flag[v_noble] in g.flags:
+            v_action = _T_noble_reign_noble_action[v_noble]
+        else:
+            v_action = _T_noble_noble_action[v_noble]
+        for v_noble_action in dict.fromkeys([False, True]):
+            if v_noble_action:
+                if v_action in _K10:
+                    _do_1 = v_action
+                    if _do_1 == "build-store":
+                        if _opts4 is None:
+                            _opts4 = _moves_follow_3__t3(g, seat, v_noble, v_price)
+                        for v_business, v_price_influence in _opts4:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    v_business,
+                                    v_price_influence,
+                                    None,
+                                    (),
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
+                    elif _do_1 == "open-building":
+                        if _opts5 is None:
+                            _opts5 = _opts_open_building(g, seat)
+                        for (v_plan,) in _opts5:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    v_plan,
+                                    (),
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
+                    elif _do_1 == "take-decree":
+                        if _opts6 is None:
+                            _opts6 = _opts_take_decree_2(g, seat)
+                        for (v_decrees,) in _opts6:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    v_decrees,
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
+                    else:
+                        out.append(
+                            (
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
+                            + _UNCHOSEN[12]
+                        )
+            else:
+                for v_state_action in _T_noble_state_actions[v_noble]:
+                    _opts9: list[tuple[Any, ...]] | None = None
+                    _opts10: list[tuple[Any, ...]] | None = None
+                    if v_state_action not in g.blocked:
+                        if v_state_action in ("ship",):
+                            if _opts9 is None:
+                                _opts9 = _moves_follow_3__t7(
+                                    g, seat, v_noble, v_price, v_state_action
+                                )
+                            _o8 = _opts9
+                        else:
+                            if _opts10 is None:
+                                _opts10 = g.rs.fx["_state_action_effects"][v_state_action][0](
+                                    g, seat, v_noble
+                                )
+                            _o8 = _opts10
+                        for v_ship_influence, v_favor in _o8:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
 
 
-def _moves_follow_3__k5(
+def _moves_follow_3__t12(
     g: Game,
     seat: int,
-    out: list[_Code],
-    v_visited: Any,
-    v_event: Any,
-    v_noble: Any,
     v_price: Any,
     v_event_influence: Any,
-) -> None:
-    # rules/court.yaml:199 do
-    _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-    _do_5 = _T_card_event_noble_action[v_event]
-    if _do_5 == "build-store":
-        for v_business, v_price_influence in _opts_build_store(g, seat):
-            out.append(
-                (
-                    "follow",
-                    seat,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_business,
-                    v_price_influence,
-                    None,
-                    (),
-                    False,
-                    v_noble,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_5 == "open-building":
-        for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                (
-                    "follow",
-                    seat,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_plan,
-                    (),
-                    False,
-                    v_noble,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_5 == "take-decree":
-        for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(
-                (
-                    "follow",
-                    seat,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_decrees,
-                    False,
-                    v_noble,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    else:
-        out.append(
-            (
-                "follow",
-                seat,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                (),
-                False,
-                v_noble,
-                v_event_influence,
-            )
-            + _UNCHOSEN[14]
-        )
+    _seen: dict[Any, list[tuple[Any, Any]]],
+) -> list[tuple[Any, Any]]:
+    p = g.players[seat]
+    _was = _sv6(g, seat)
+    try:
+        # rules/court.yaml:199 do
+        _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store(g, seat)
+            _seen[_key] = found
+        return found
+    finally:
+        _rs6(g, seat, _was)
 
 
 def _play_follow_3(g: Game, seat: int, move: Move) -> None:
@@ -7303,8 +7484,8 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
                         + " has no Noble action: nobody can take it now"
                     ),
                 )
-            _do_6 = v_action
-            if _do_6 == "build-store":
+            _do_15 = v_action
+            if _do_15 == "build-store":
                 why = _why_build_store(g, seat, move.business, move.price_influence)
                 if why is not None:
                     raise IllegalMove(*why)
@@ -7312,7 +7493,7 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
                 # rules/court.yaml:202 do
                 _run_next_follower(g, seat, seat, True)
                 _only_chosen(move, ("noble_action", "business", "price_influence"), "follow")
-            elif _do_6 == "open-building":
+            elif _do_15 == "open-building":
                 why = _why_open_building(g, seat, move.plan)
                 if why is not None:
                     raise IllegalMove(*why)
@@ -7320,7 +7501,7 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
                 # rules/court.yaml:202 do
                 _run_next_follower(g, seat, seat, True)
                 _only_chosen(move, ("noble_action", "plan"), "follow")
-            elif _do_6 == "take-decree":
+            elif _do_15 == "take-decree":
                 why = _why_take_decree_2(g, seat, move.decrees)
                 if why is not None:
                     raise IllegalMove(*why)
@@ -7403,8 +7584,8 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
             )
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        _do_7 = _T_card_event_noble_action[v_event]
-        if _do_7 == "build-store":
+        _do_16 = _T_card_event_noble_action[v_event]
+        if _do_16 == "build-store":
             why = _why_build_store(g, seat, move.business, move.price_influence)
             if why is not None:
                 raise IllegalMove(*why)
@@ -7418,7 +7599,7 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
             _only_chosen(
                 move, ("noble", "event_influence", "business", "price_influence"), "follow"
             )
-        elif _do_7 == "open-building":
+        elif _do_16 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 raise IllegalMove(*why)
@@ -7430,7 +7611,7 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:202 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("noble", "event_influence", "plan"), "follow")
-        elif _do_7 == "take-decree":
+        elif _do_16 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 raise IllegalMove(*why)
@@ -7456,6 +7637,10 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
 def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen2: dict[Any, list[tuple[Any, Any]]] = {}
+    _m_opts3: dict[Any, list[tuple[Any, Any]]] = {}
+    _opts4: list[tuple[Any]] | None = None
+    _opts5: list[tuple[Any]] | None = None
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] not in ("manuel", "marquis", "king"))):
             continue
@@ -7467,107 +7652,125 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
                     and (v_event_influence > max(0, (v_price - p.reis)))
                 ):
                     continue
-                _was = _sv6(g, seat)
-                try:
-                    _moves_sponsor_2__k1(g, seat, out, v_card, v_price, v_event_influence)
-                finally:
-                    _rs6(g, seat, _was)
+                _opts3: list[tuple[Any, Any]] | None = None
+                _do_0 = _T_card_event_noble_action[v_card]
+                if _do_0 == "build-store":
+                    if _opts3 is None:
+                        _opts3 = _m_opts3.get((v_event_influence, v_price))
+                        if _opts3 is None:
+                            _opts3 = _moves_sponsor_2__t2(
+                                g, seat, v_price, v_event_influence, _seen2
+                            )
+                            _m_opts3[(v_event_influence, v_price)] = _opts3
+                    for v_business, v_price_influence in _opts3:
+                        out.append(
+                            (
+                                "sponsor",
+                                seat,
+                                v_card,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_business,
+                                v_price_influence,
+                                None,
+                                (),
+                                False,
+                                None,
+                                v_event_influence,
+                            )
+                            + _UNCHOSEN[14]
+                        )
+                elif _do_0 == "open-building":
+                    if _opts4 is None:
+                        _opts4 = _opts_open_building(g, seat)
+                    for (v_plan,) in _opts4:
+                        out.append(
+                            (
+                                "sponsor",
+                                seat,
+                                v_card,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_plan,
+                                (),
+                                False,
+                                None,
+                                v_event_influence,
+                            )
+                            + _UNCHOSEN[14]
+                        )
+                elif _do_0 == "take-decree":
+                    if _opts5 is None:
+                        _opts5 = _opts_take_decree_2(g, seat)
+                    for (v_decrees,) in _opts5:
+                        out.append(
+                            (
+                                "sponsor",
+                                seat,
+                                v_card,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                                False,
+                                None,
+                                v_event_influence,
+                            )
+                            + _UNCHOSEN[14]
+                        )
+                else:
+                    out.append(
+                        (
+                            "sponsor",
+                            seat,
+                            v_card,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            (),
+                            False,
+                            None,
+                            v_event_influence,
+                        )
+                        + _UNCHOSEN[14]
+                    )
     return out
 
 
-def _moves_sponsor_2__k1(
-    g: Game, seat: int, out: list[_Code], v_card: Any, v_price: Any, v_event_influence: Any
-) -> None:
+def _moves_sponsor_2__t2(
+    g: Game,
+    seat: int,
+    v_price: Any,
+    v_event_influence: Any,
+    _seen: dict[Any, list[tuple[Any, Any]]],
+) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    # rules/court.yaml:232 sponsor-pay
-    _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-    # rules/court.yaml:233 move
-    p.hand.remove(v_card)
-    g.court.append(v_card)
-    _do_1 = _T_card_event_noble_action[v_card]
-    if _do_1 == "build-store":
-        for v_business, v_price_influence in _opts_build_store(g, seat):
-            out.append(
-                (
-                    "sponsor",
-                    seat,
-                    v_card,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_business,
-                    v_price_influence,
-                    None,
-                    (),
-                    False,
-                    None,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_1 == "open-building":
-        for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                (
-                    "sponsor",
-                    seat,
-                    v_card,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_plan,
-                    (),
-                    False,
-                    None,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_1 == "take-decree":
-        for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(
-                (
-                    "sponsor",
-                    seat,
-                    v_card,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_decrees,
-                    False,
-                    None,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    else:
-        out.append(
-            (
-                "sponsor",
-                seat,
-                v_card,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                (),
-                False,
-                None,
-                v_event_influence,
-            )
-            + _UNCHOSEN[14]
-        )
+    _was = _sv6(g, seat)
+    try:
+        # rules/court.yaml:232 sponsor-pay
+        _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store(g, seat)
+            _seen[_key] = found
+        return found
+    finally:
+        _rs6(g, seat, _was)
 
 
 def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
@@ -7615,8 +7818,8 @@ def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
     # rules/court.yaml:233 move
     p.hand.remove(v_card)
     g.court.append(v_card)
-    _do_2 = _T_card_event_noble_action[v_card]
-    if _do_2 == "build-store":
+    _do_5 = _T_card_event_noble_action[v_card]
+    if _do_5 == "build-store":
         why = _why_build_store(g, seat, move.business, move.price_influence)
         if why is not None:
             raise IllegalMove(*why)
@@ -7632,7 +7835,7 @@ def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:238 sponsor-next-follower
         _run_next_follower(g, seat, seat, False)
         _only_chosen(move, ("card", "event_influence", "business", "price_influence"), "sponsor")
-    elif _do_2 == "open-building":
+    elif _do_5 == "open-building":
         why = _why_open_building(g, seat, move.plan)
         if why is not None:
             raise IllegalMove(*why)
@@ -7648,7 +7851,7 @@ def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:238 sponsor-next-follower
         _run_next_follower(g, seat, seat, False)
         _only_chosen(move, ("card", "event_influence", "plan"), "sponsor")
-    elif _do_2 == "take-decree":
+    elif _do_5 == "take-decree":
         why = _why_take_decree_2(g, seat, move.decrees)
         if why is not None:
             raise IllegalMove(*why)
@@ -7758,76 +7961,30 @@ def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[_Code]:
     return out
 
 
-def _moves_visit_3__k3(
-    g: Game,
-    seat: int,
-    out: list[_Code],
-    v_card: Any,
-    v_noble: Any,
-    v_others: Any,
-    v_price: Any,
-    v_state_action: Any,
-    v_ship_influence: Any,
-    v_favor: Any,
-) -> None:
-    g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, v_ship_influence, v_favor)
-    v_action = _T_noble_noble_action[v_noble]
-    _do_3 = v_action
-    if _do_3 == "build-store":
-        for v_business, v_price_influence in _opts_build_store_2(g, seat):
-            out.append(
-                (
-                    "visit",
-                    seat,
-                    v_card,
-                    v_state_action,
-                    None,
-                    v_ship_influence,
-                    v_favor,
-                    v_business,
-                    v_price_influence,
-                )
-                + _UNCHOSEN[9]
-            )
-    elif _do_3 == "open-building":
-        for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                (
-                    "visit",
-                    seat,
-                    v_card,
-                    v_state_action,
-                    None,
-                    v_ship_influence,
-                    v_favor,
-                    None,
-                    None,
-                    v_plan,
-                )
-                + _UNCHOSEN[10]
-            )
-    elif _do_3 == "take-decree":
-        for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(
-                (
-                    "visit",
-                    seat,
-                    v_card,
-                    v_state_action,
-                    None,
-                    v_ship_influence,
-                    v_favor,
-                    None,
-                    None,
-                    None,
-                    v_decrees,
-                )
-                + _UNCHOSEN[11]
-            )
-    else:
-        out.append(
-            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor) + _UNCHOSEN[7]
+def _moves_visit_3__t4(
+    g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
+) -> list[tuple[Any, Any]]:
+    _was = _sv3(g, seat)
+    try:
+        g.rs.fx["_state_action_effects"][v_state_action][2](
+            g, seat, v_noble, v_ship_influence, v_favor
         )
+        return _opts_build_store_2(g, seat)
+    finally:
+        _rs3(g, seat, _was)
+
+
+def _moves_visit_3__t8(
+    g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
+) -> list[tuple[Any]]:
+    _was = _sv4(g, seat)
+    try:
+        g.rs.fx["_state_action_effects"][v_state_action][2](
+            g, seat, v_noble, v_ship_influence, v_favor
+        )
+        return _opts_open_building(g, seat)
+    finally:
+        _rs4(g, seat, _was)
 
 
 def _moves_visit_3__k1(
@@ -7837,33 +7994,106 @@ def _moves_visit_3__k1(
     _run_pay_visit(
         g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
     )
+    _opts7: list[tuple[Any, Any]] | None = None
+    _opts11: list[tuple[Any]] | None = None
+    _opts12: list[tuple[Any]] | None = None
     v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
+        _opts2: list[tuple[Any, ...]] | None = None
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
-                _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
+                if _opts2 is None:
+                    _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
                 for v_ship_influence, v_favor in _opts2:
-                    _was = _sv3(g, seat)
-                    try:
-                        _moves_visit_3__k3(
-                            g,
-                            seat,
-                            out,
-                            v_card,
-                            v_noble,
-                            v_others,
-                            v_price,
-                            v_state_action,
-                            v_ship_influence,
-                            v_favor,
+                    v_action = _T_noble_noble_action[v_noble]
+                    _opts6: list[tuple[Any, Any]] | None = None
+                    _opts10: list[tuple[Any]] | None = None
+                    _do_2 = v_action
+                    if _do_2 == "build-store":
+                        if v_state_action in ("ship", "cardinal"):
+                            if _opts6 is None:
+                                _opts6 = _moves_visit_3__t4(
+                                    g, seat, v_noble, v_state_action, v_ship_influence, v_favor
+                                )
+                            _o5 = _opts6
+                        else:
+                            if _opts7 is None:
+                                _opts7 = _opts_build_store_2(g, seat)
+                            _o5 = _opts7
+                        for v_business, v_price_influence in _o5:
+                            out.append(
+                                (
+                                    "visit",
+                                    seat,
+                                    v_card,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    v_business,
+                                    v_price_influence,
+                                )
+                                + _UNCHOSEN[9]
+                            )
+                    elif _do_2 == "open-building":
+                        if v_state_action in ("officials", "plan"):
+                            if _opts10 is None:
+                                _opts10 = _moves_visit_3__t8(
+                                    g, seat, v_noble, v_state_action, v_ship_influence, v_favor
+                                )
+                            _o9 = _opts10
+                        else:
+                            if _opts11 is None:
+                                _opts11 = _opts_open_building(g, seat)
+                            _o9 = _opts11
+                        for (v_plan,) in _o9:
+                            out.append(
+                                (
+                                    "visit",
+                                    seat,
+                                    v_card,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    None,
+                                    None,
+                                    v_plan,
+                                )
+                                + _UNCHOSEN[10]
+                            )
+                    elif _do_2 == "take-decree":
+                        if _opts12 is None:
+                            _opts12 = _opts_take_decree(g, seat)
+                        for (v_decrees,) in _opts12:
+                            out.append(
+                                (
+                                    "visit",
+                                    seat,
+                                    v_card,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    None,
+                                    None,
+                                    None,
+                                    v_decrees,
+                                )
+                                + _UNCHOSEN[11]
+                            )
+                    else:
+                        out.append(
+                            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor)
+                            + _UNCHOSEN[7]
                         )
-                    finally:
-                        _rs3(g, seat, _was)
             else:
                 v_action = _T_noble_noble_action[v_noble]
-                _do_4 = v_action
-                if _do_4 == "build-store":
-                    for v_business, v_price_influence in _opts_build_store_2(g, seat):
+                _do_12 = v_action
+                if _do_12 == "build-store":
+                    if _opts7 is None:
+                        _opts7 = _opts_build_store_2(g, seat)
+                    for v_business, v_price_influence in _opts7:
                         out.append(
                             (
                                 "visit",
@@ -7878,8 +8108,10 @@ def _moves_visit_3__k1(
                             )
                             + _UNCHOSEN[9]
                         )
-                elif _do_4 == "open-building":
-                    for (v_plan,) in _opts_open_building(g, seat):
+                elif _do_12 == "open-building":
+                    if _opts11 is None:
+                        _opts11 = _opts_open_building(g, seat)
+                    for (v_plan,) in _opts11:
                         out.append(
                             (
                                 "visit",
@@ -7895,8 +8127,10 @@ def _moves_visit_3__k1(
                             )
                             + _UNCHOSEN[10]
                         )
-                elif _do_4 == "take-decree":
-                    for (v_decrees,) in _opts_take_decree(g, seat):
+                elif _do_12 == "take-decree":
+                    if _opts12 is None:
+                        _opts12 = _opts_take_decree(g, seat)
+                    for (v_decrees,) in _opts12:
                         out.append(
                             (
                                 "visit",
@@ -7970,8 +8204,8 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
         )
         # rules/court.yaml:116 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_13 = v_action
+        if _do_13 == "build-store":
             why = _why_build_store_2(g, seat, move.business, move.price_influence)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -7990,7 +8224,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
                 ("card", "state_action", "ship_influence", "favor", "business", "price_influence"),
                 "visit",
             )
-        elif _do_5 == "open-building":
+        elif _do_13 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -8005,7 +8239,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:124 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "ship_influence", "favor", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_13 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -8037,8 +8271,8 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
     else:
         # rules/court.yaml:116 visit-noble-action
         v_action = _T_noble_noble_action[v_noble]
-        _do_6 = v_action
-        if _do_6 == "build-store":
+        _do_14 = v_action
+        if _do_14 == "build-store":
             why = _why_build_store_2(g, seat, move.business, move.price_influence)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -8053,7 +8287,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:124 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business", "price_influence"), "visit")
-        elif _do_6 == "open-building":
+        elif _do_14 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -8068,7 +8302,7 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:124 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_6 == "take-decree":
+        elif _do_14 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree(g, seat):
@@ -8101,15 +8335,19 @@ def _play_visit_3(g: Game, seat: int, move: Move) -> None:
 def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen12: dict[Any, list[tuple[Any, Any]]] = {}
+    _m_opts13: dict[Any, list[tuple[Any, Any]]] = {}
+    _opts14: list[tuple[Any]] | None = None
+    _opts15: list[tuple[Any]] | None = None
     v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _was = _sv4(g, seat)
+            _was = _sv5(g, seat)
             try:
                 _moves_follow_4__k1(g, seat, out, v_visited, v_noble)
             finally:
-                _rs4(g, seat, _was)
+                _rs5(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -8122,132 +8360,129 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
                             and (v_event_influence > max(0, (v_price - p.reis)))
                         ):
                             continue
-                        _was = _sv5(g, seat)
-                        try:
-                            _moves_follow_4__k5(
-                                g,
-                                seat,
-                                out,
-                                v_visited,
-                                v_event,
-                                v_noble,
-                                v_price,
-                                v_event_influence,
+                        _opts13: list[tuple[Any, Any]] | None = None
+                        _do_10 = _T_card_event_noble_action[v_event]
+                        if _do_10 == "build-store":
+                            if _opts13 is None:
+                                _opts13 = _m_opts13.get((v_event_influence, v_price))
+                                if _opts13 is None:
+                                    _opts13 = _moves_follow_4__t12(
+                                        g, seat, v_price, v_event_influence, _seen12
+                                    )
+                                    _m_opts13[(v_event_influence, v_price)] = _opts13
+                            for v_business, v_price_influence in _opts13:
+                                out.append(
+                                    (
+                                        "follow",
+                                        seat,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        v_business,
+                                        v_price_influence,
+                                        None,
+                                        (),
+                                        False,
+                                        v_noble,
+                                        v_event_influence,
+                                    )
+                                    + _UNCHOSEN[14]
+                                )
+                        elif _do_10 == "open-building":
+                            if _opts14 is None:
+                                _opts14 = _opts_open_building(g, seat)
+                            for (v_plan,) in _opts14:
+                                out.append(
+                                    (
+                                        "follow",
+                                        seat,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        v_plan,
+                                        (),
+                                        False,
+                                        v_noble,
+                                        v_event_influence,
+                                    )
+                                    + _UNCHOSEN[14]
+                                )
+                        elif _do_10 == "take-decree":
+                            if _opts15 is None:
+                                _opts15 = _opts_take_decree(g, seat)
+                            for (v_decrees,) in _opts15:
+                                out.append(
+                                    (
+                                        "follow",
+                                        seat,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        v_decrees,
+                                        False,
+                                        v_noble,
+                                        v_event_influence,
+                                    )
+                                    + _UNCHOSEN[14]
+                                )
+                        else:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
+                                    False,
+                                    v_noble,
+                                    v_event_influence,
+                                )
+                                + _UNCHOSEN[14]
                             )
-                        finally:
-                            _rs5(g, seat, _was)
     return out
 
 
-def _moves_follow_4__k2(
-    g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any, v_others: Any, v_price: Any
-) -> None:
+def _moves_follow_4__t3(g: Game, seat: int, v_noble: Any, v_price: Any) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _run_pay_visit(
-        g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
-    )
-    v_action = _T_noble_noble_action[v_noble]
-    for v_noble_action in dict.fromkeys([False, True]):
-        if v_noble_action:
-            if v_action in _K10:
-                _do_2 = v_action
-                if _do_2 == "build-store":
-                    for v_business, v_price_influence in _opts_build_store_2(g, seat):
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                v_business,
-                                v_price_influence,
-                                None,
-                                (),
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
-                elif _do_2 == "open-building":
-                    for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                v_plan,
-                                (),
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
-                elif _do_2 == "take-decree":
-                    for (v_decrees,) in _opts_take_decree(g, seat):
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                v_decrees,
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
-                else:
-                    out.append(
-                        (
-                            "follow",
-                            seat,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            (),
-                            v_noble_action,
-                        )
-                        + _UNCHOSEN[12]
-                    )
-        else:
-            for v_state_action in _T_noble_state_actions[v_noble]:
-                if v_state_action not in g.blocked:
-                    _opts4 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
-                    for v_ship_influence, v_favor in _opts4:
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                v_state_action,
-                                None,
-                                v_ship_influence,
-                                v_favor,
-                                None,
-                                None,
-                                None,
-                                (),
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
+    _was = _sv2(g, seat)
+    try:
+        _run_pay_visit(
+            g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
+        )
+        return _opts_build_store_2(g, seat)
+    finally:
+        _rs2(g, seat, _was)
+
+
+def _moves_follow_4__t7(
+    g: Game, seat: int, v_noble: Any, v_price: Any, v_state_action: Any
+) -> list[tuple[Any, ...]]:
+    p = g.players[seat]
+    _was = _sv2(g, seat)
+    try:
+        _run_pay_visit(
+            g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
+        )
+        return g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
+    finally:
+        _rs2(g, seat, _was)
 
 
 def _moves_follow_4__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
@@ -8257,118 +8492,161 @@ def _moves_follow_4__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
     p.royal_favors.remove(v_noble)
     # rules/court.yaml:149 gain
     g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
+    _opts5: list[tuple[Any]] | None = None
+    _opts6: list[tuple[Any]] | None = None
     v_others = sum(
         g.offices[v_noble].get(v_o, 0)
         for v_o in [k for k in _K9 if k in g.offices[v_noble]]
         if (v_o != p.color)
     )
     v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
+    _opts4: list[tuple[Any, Any]] | None = None
     if _opts_pay_visit(
         g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
     ):
-        _was = _sv2(g, seat)
-        try:
-            _moves_follow_4__k2(g, seat, out, v_visited, v_noble, v_others, v_price)
-        finally:
-            _rs2(g, seat, _was)
+        v_action = _T_noble_noble_action[v_noble]
+        for v_noble_action in dict.fromkeys([False, True]):
+            if v_noble_action:
+                if v_action in _K10:
+                    _do_1 = v_action
+                    if _do_1 == "build-store":
+                        if _opts4 is None:
+                            _opts4 = _moves_follow_4__t3(g, seat, v_noble, v_price)
+                        for v_business, v_price_influence in _opts4:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    v_business,
+                                    v_price_influence,
+                                    None,
+                                    (),
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
+                    elif _do_1 == "open-building":
+                        if _opts5 is None:
+                            _opts5 = _opts_open_building(g, seat)
+                        for (v_plan,) in _opts5:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    v_plan,
+                                    (),
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
+                    elif _do_1 == "take-decree":
+                        if _opts6 is None:
+                            _opts6 = _opts_take_decree(g, seat)
+                        for (v_decrees,) in _opts6:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    v_decrees,
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
+                    else:
+                        out.append(
+                            (
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
+                            + _UNCHOSEN[12]
+                        )
+            else:
+                for v_state_action in _T_noble_state_actions[v_noble]:
+                    _opts9: list[tuple[Any, ...]] | None = None
+                    _opts10: list[tuple[Any, ...]] | None = None
+                    if v_state_action not in g.blocked:
+                        if v_state_action in ("ship",):
+                            if _opts9 is None:
+                                _opts9 = _moves_follow_4__t7(
+                                    g, seat, v_noble, v_price, v_state_action
+                                )
+                            _o8 = _opts9
+                        else:
+                            if _opts10 is None:
+                                _opts10 = g.rs.fx["_state_action_effects"][v_state_action][0](
+                                    g, seat, v_noble
+                                )
+                            _o8 = _opts10
+                        for v_ship_influence, v_favor in _o8:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
 
 
-def _moves_follow_4__k5(
+def _moves_follow_4__t12(
     g: Game,
     seat: int,
-    out: list[_Code],
-    v_visited: Any,
-    v_event: Any,
-    v_noble: Any,
     v_price: Any,
     v_event_influence: Any,
-) -> None:
-    # rules/court.yaml:199 do
-    _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-    _do_5 = _T_card_event_noble_action[v_event]
-    if _do_5 == "build-store":
-        for v_business, v_price_influence in _opts_build_store_2(g, seat):
-            out.append(
-                (
-                    "follow",
-                    seat,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_business,
-                    v_price_influence,
-                    None,
-                    (),
-                    False,
-                    v_noble,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_5 == "open-building":
-        for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                (
-                    "follow",
-                    seat,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_plan,
-                    (),
-                    False,
-                    v_noble,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_5 == "take-decree":
-        for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(
-                (
-                    "follow",
-                    seat,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_decrees,
-                    False,
-                    v_noble,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    else:
-        out.append(
-            (
-                "follow",
-                seat,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                (),
-                False,
-                v_noble,
-                v_event_influence,
-            )
-            + _UNCHOSEN[14]
-        )
+    _seen: dict[Any, list[tuple[Any, Any]]],
+) -> list[tuple[Any, Any]]:
+    p = g.players[seat]
+    _was = _sv6(g, seat)
+    try:
+        # rules/court.yaml:199 do
+        _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store_2(g, seat)
+            _seen[_key] = found
+        return found
+    finally:
+        _rs6(g, seat, _was)
 
 
 def _play_follow_4(g: Game, seat: int, move: Move) -> None:
@@ -8414,8 +8692,8 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
                     str(_T_noble_noble_action[v_noble]),
                     (str(_T_noble_name[v_noble]) + " has no Noble action: nobody can take it now"),
                 )
-            _do_6 = v_action
-            if _do_6 == "build-store":
+            _do_15 = v_action
+            if _do_15 == "build-store":
                 why = _why_build_store_2(g, seat, move.business, move.price_influence)
                 if why is not None:
                     raise IllegalMove(*why)
@@ -8423,7 +8701,7 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
                 # rules/court.yaml:202 do
                 _run_next_follower(g, seat, seat, True)
                 _only_chosen(move, ("noble_action", "business", "price_influence"), "follow")
-            elif _do_6 == "open-building":
+            elif _do_15 == "open-building":
                 why = _why_open_building(g, seat, move.plan)
                 if why is not None:
                     raise IllegalMove(*why)
@@ -8431,7 +8709,7 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
                 # rules/court.yaml:202 do
                 _run_next_follower(g, seat, seat, True)
                 _only_chosen(move, ("noble_action", "plan"), "follow")
-            elif _do_6 == "take-decree":
+            elif _do_15 == "take-decree":
                 why = _why_take_decree(g, seat, move.decrees)
                 if why is not None:
                     raise IllegalMove(*why)
@@ -8514,8 +8792,8 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
             )
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        _do_7 = _T_card_event_noble_action[v_event]
-        if _do_7 == "build-store":
+        _do_16 = _T_card_event_noble_action[v_event]
+        if _do_16 == "build-store":
             why = _why_build_store_2(g, seat, move.business, move.price_influence)
             if why is not None:
                 raise IllegalMove(*why)
@@ -8529,7 +8807,7 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
             _only_chosen(
                 move, ("noble", "event_influence", "business", "price_influence"), "follow"
             )
-        elif _do_7 == "open-building":
+        elif _do_16 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 raise IllegalMove(*why)
@@ -8541,7 +8819,7 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:202 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("noble", "event_influence", "plan"), "follow")
-        elif _do_7 == "take-decree":
+        elif _do_16 == "take-decree":
             why = _why_take_decree(g, seat, move.decrees)
             if why is not None:
                 raise IllegalMove(*why)
@@ -8567,6 +8845,10 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
 def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen2: dict[Any, list[tuple[Any, Any]]] = {}
+    _m_opts3: dict[Any, list[tuple[Any, Any]]] = {}
+    _opts4: list[tuple[Any]] | None = None
+    _opts5: list[tuple[Any]] | None = None
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] not in ("manuel", "marquis", "king"))):
             continue
@@ -8578,107 +8860,125 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
                     and (v_event_influence > max(0, (v_price - p.reis)))
                 ):
                     continue
-                _was = _sv6(g, seat)
-                try:
-                    _moves_sponsor_3__k1(g, seat, out, v_card, v_price, v_event_influence)
-                finally:
-                    _rs6(g, seat, _was)
+                _opts3: list[tuple[Any, Any]] | None = None
+                _do_0 = _T_card_event_noble_action[v_card]
+                if _do_0 == "build-store":
+                    if _opts3 is None:
+                        _opts3 = _m_opts3.get((v_event_influence, v_price))
+                        if _opts3 is None:
+                            _opts3 = _moves_sponsor_3__t2(
+                                g, seat, v_price, v_event_influence, _seen2
+                            )
+                            _m_opts3[(v_event_influence, v_price)] = _opts3
+                    for v_business, v_price_influence in _opts3:
+                        out.append(
+                            (
+                                "sponsor",
+                                seat,
+                                v_card,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_business,
+                                v_price_influence,
+                                None,
+                                (),
+                                False,
+                                None,
+                                v_event_influence,
+                            )
+                            + _UNCHOSEN[14]
+                        )
+                elif _do_0 == "open-building":
+                    if _opts4 is None:
+                        _opts4 = _opts_open_building(g, seat)
+                    for (v_plan,) in _opts4:
+                        out.append(
+                            (
+                                "sponsor",
+                                seat,
+                                v_card,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_plan,
+                                (),
+                                False,
+                                None,
+                                v_event_influence,
+                            )
+                            + _UNCHOSEN[14]
+                        )
+                elif _do_0 == "take-decree":
+                    if _opts5 is None:
+                        _opts5 = _opts_take_decree(g, seat)
+                    for (v_decrees,) in _opts5:
+                        out.append(
+                            (
+                                "sponsor",
+                                seat,
+                                v_card,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                                False,
+                                None,
+                                v_event_influence,
+                            )
+                            + _UNCHOSEN[14]
+                        )
+                else:
+                    out.append(
+                        (
+                            "sponsor",
+                            seat,
+                            v_card,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            (),
+                            False,
+                            None,
+                            v_event_influence,
+                        )
+                        + _UNCHOSEN[14]
+                    )
     return out
 
 
-def _moves_sponsor_3__k1(
-    g: Game, seat: int, out: list[_Code], v_card: Any, v_price: Any, v_event_influence: Any
-) -> None:
+def _moves_sponsor_3__t2(
+    g: Game,
+    seat: int,
+    v_price: Any,
+    v_event_influence: Any,
+    _seen: dict[Any, list[tuple[Any, Any]]],
+) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    # rules/court.yaml:232 sponsor-pay
-    _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-    # rules/court.yaml:233 move
-    p.hand.remove(v_card)
-    g.court.append(v_card)
-    _do_1 = _T_card_event_noble_action[v_card]
-    if _do_1 == "build-store":
-        for v_business, v_price_influence in _opts_build_store_2(g, seat):
-            out.append(
-                (
-                    "sponsor",
-                    seat,
-                    v_card,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_business,
-                    v_price_influence,
-                    None,
-                    (),
-                    False,
-                    None,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_1 == "open-building":
-        for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                (
-                    "sponsor",
-                    seat,
-                    v_card,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_plan,
-                    (),
-                    False,
-                    None,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_1 == "take-decree":
-        for (v_decrees,) in _opts_take_decree(g, seat):
-            out.append(
-                (
-                    "sponsor",
-                    seat,
-                    v_card,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_decrees,
-                    False,
-                    None,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    else:
-        out.append(
-            (
-                "sponsor",
-                seat,
-                v_card,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                (),
-                False,
-                None,
-                v_event_influence,
-            )
-            + _UNCHOSEN[14]
-        )
+    _was = _sv6(g, seat)
+    try:
+        # rules/court.yaml:232 sponsor-pay
+        _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store_2(g, seat)
+            _seen[_key] = found
+        return found
+    finally:
+        _rs6(g, seat, _was)
 
 
 def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
@@ -8726,8 +9026,8 @@ def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
     # rules/court.yaml:233 move
     p.hand.remove(v_card)
     g.court.append(v_card)
-    _do_2 = _T_card_event_noble_action[v_card]
-    if _do_2 == "build-store":
+    _do_5 = _T_card_event_noble_action[v_card]
+    if _do_5 == "build-store":
         why = _why_build_store_2(g, seat, move.business, move.price_influence)
         if why is not None:
             raise IllegalMove(*why)
@@ -8743,7 +9043,7 @@ def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:238 sponsor-next-follower
         _run_next_follower(g, seat, seat, False)
         _only_chosen(move, ("card", "event_influence", "business", "price_influence"), "sponsor")
-    elif _do_2 == "open-building":
+    elif _do_5 == "open-building":
         why = _why_open_building(g, seat, move.plan)
         if why is not None:
             raise IllegalMove(*why)
@@ -8759,7 +9059,7 @@ def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:238 sponsor-next-follower
         _run_next_follower(g, seat, seat, False)
         _only_chosen(move, ("card", "event_influence", "plan"), "sponsor")
-    elif _do_2 == "take-decree":
+    elif _do_5 == "take-decree":
         why = _why_take_decree(g, seat, move.decrees)
         if why is not None:
             raise IllegalMove(*why)
@@ -8821,79 +9121,30 @@ def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[_Code]:
     return out
 
 
-def _moves_visit_4__k3(
-    g: Game,
-    seat: int,
-    out: list[_Code],
-    v_card: Any,
-    v_noble: Any,
-    v_others: Any,
-    v_price: Any,
-    v_state_action: Any,
-    v_ship_influence: Any,
-    v_favor: Any,
-) -> None:
-    g.rs.fx["_state_action_effects"][v_state_action][2](g, seat, v_noble, v_ship_influence, v_favor)
-    if _T_noble_reign_flag[v_noble] in g.flags:
-        v_action = _T_noble_reign_noble_action[v_noble]
-    else:
-        v_action = _T_noble_noble_action[v_noble]
-    _do_3 = v_action
-    if _do_3 == "build-store":
-        for v_business, v_price_influence in _opts_build_store_2(g, seat):
-            out.append(
-                (
-                    "visit",
-                    seat,
-                    v_card,
-                    v_state_action,
-                    None,
-                    v_ship_influence,
-                    v_favor,
-                    v_business,
-                    v_price_influence,
-                )
-                + _UNCHOSEN[9]
-            )
-    elif _do_3 == "open-building":
-        for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                (
-                    "visit",
-                    seat,
-                    v_card,
-                    v_state_action,
-                    None,
-                    v_ship_influence,
-                    v_favor,
-                    None,
-                    None,
-                    v_plan,
-                )
-                + _UNCHOSEN[10]
-            )
-    elif _do_3 == "take-decree":
-        for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(
-                (
-                    "visit",
-                    seat,
-                    v_card,
-                    v_state_action,
-                    None,
-                    v_ship_influence,
-                    v_favor,
-                    None,
-                    None,
-                    None,
-                    v_decrees,
-                )
-                + _UNCHOSEN[11]
-            )
-    else:
-        out.append(
-            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor) + _UNCHOSEN[7]
+def _moves_visit_4__t4(
+    g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
+) -> list[tuple[Any, Any]]:
+    _was = _sv3(g, seat)
+    try:
+        g.rs.fx["_state_action_effects"][v_state_action][2](
+            g, seat, v_noble, v_ship_influence, v_favor
         )
+        return _opts_build_store_2(g, seat)
+    finally:
+        _rs3(g, seat, _was)
+
+
+def _moves_visit_4__t8(
+    g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
+) -> list[tuple[Any]]:
+    _was = _sv4(g, seat)
+    try:
+        g.rs.fx["_state_action_effects"][v_state_action][2](
+            g, seat, v_noble, v_ship_influence, v_favor
+        )
+        return _opts_open_building(g, seat)
+    finally:
+        _rs4(g, seat, _was)
 
 
 def _moves_visit_4__k1(
@@ -8903,36 +9154,112 @@ def _moves_visit_4__k1(
     _run_pay_visit(
         g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
     )
+    _opts7: list[tuple[Any, Any]] | None = None
+    _opts11: list[tuple[Any]] | None = None
+    _opts12: list[tuple[Any]] | None = None
     v_state_action: Any
     for v_state_action in (None, *_T_noble_state_actions[v_noble]):
+        _opts2: list[tuple[Any, ...]] | None = None
         if (v_state_action is None) or (v_state_action not in g.blocked):
             if v_state_action is not None:
-                _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
+                if _opts2 is None:
+                    _opts2 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
                 for v_ship_influence, v_favor in _opts2:
-                    _was = _sv3(g, seat)
-                    try:
-                        _moves_visit_4__k3(
-                            g,
-                            seat,
-                            out,
-                            v_card,
-                            v_noble,
-                            v_others,
-                            v_price,
-                            v_state_action,
-                            v_ship_influence,
-                            v_favor,
+                    if _T_noble_reign_flag[v_noble] in g.flags:
+                        v_action = _T_noble_reign_noble_action[v_noble]
+                    else:
+                        v_action = _T_noble_noble_action[v_noble]
+                    _opts6: list[tuple[Any, Any]] | None = None
+                    _opts10: list[tuple[Any]] | None = None
+                    _do_2 = v_action
+                    if _do_2 == "build-store":
+                        if v_state_action in ("ship", "cardinal"):
+                            if _opts6 is None:
+                                _opts6 = _moves_visit_4__t4(
+                                    g, seat, v_noble, v_state_action, v_ship_influence, v_favor
+                                )
+                            _o5 = _opts6
+                        else:
+                            if _opts7 is None:
+                                _opts7 = _opts_build_store_2(g, seat)
+                            _o5 = _opts7
+                        for v_business, v_price_influence in _o5:
+                            out.append(
+                                (
+                                    "visit",
+                                    seat,
+                                    v_card,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    v_business,
+                                    v_price_influence,
+                                )
+                                + _UNCHOSEN[9]
+                            )
+                    elif _do_2 == "open-building":
+                        if v_state_action in ("officials", "plan"):
+                            if _opts10 is None:
+                                _opts10 = _moves_visit_4__t8(
+                                    g, seat, v_noble, v_state_action, v_ship_influence, v_favor
+                                )
+                            _o9 = _opts10
+                        else:
+                            if _opts11 is None:
+                                _opts11 = _opts_open_building(g, seat)
+                            _o9 = _opts11
+                        for (v_plan,) in _o9:
+                            out.append(
+                                (
+                                    "visit",
+                                    seat,
+                                    v_card,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    None,
+                                    None,
+                                    v_plan,
+                                )
+                                + _UNCHOSEN[10]
+                            )
+                    elif _do_2 == "take-decree":
+                        if _opts12 is None:
+                            _opts12 = _opts_take_decree_2(g, seat)
+                        for (v_decrees,) in _opts12:
+                            out.append(
+                                (
+                                    "visit",
+                                    seat,
+                                    v_card,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    None,
+                                    None,
+                                    None,
+                                    v_decrees,
+                                )
+                                + _UNCHOSEN[11]
+                            )
+                    else:
+                        out.append(
+                            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor)
+                            + _UNCHOSEN[7]
                         )
-                    finally:
-                        _rs3(g, seat, _was)
             else:
                 if _T_noble_reign_flag[v_noble] in g.flags:
                     v_action = _T_noble_reign_noble_action[v_noble]
                 else:
                     v_action = _T_noble_noble_action[v_noble]
-                _do_4 = v_action
-                if _do_4 == "build-store":
-                    for v_business, v_price_influence in _opts_build_store_2(g, seat):
+                _do_12 = v_action
+                if _do_12 == "build-store":
+                    if _opts7 is None:
+                        _opts7 = _opts_build_store_2(g, seat)
+                    for v_business, v_price_influence in _opts7:
                         out.append(
                             (
                                 "visit",
@@ -8947,8 +9274,10 @@ def _moves_visit_4__k1(
                             )
                             + _UNCHOSEN[9]
                         )
-                elif _do_4 == "open-building":
-                    for (v_plan,) in _opts_open_building(g, seat):
+                elif _do_12 == "open-building":
+                    if _opts11 is None:
+                        _opts11 = _opts_open_building(g, seat)
+                    for (v_plan,) in _opts11:
                         out.append(
                             (
                                 "visit",
@@ -8964,8 +9293,10 @@ def _moves_visit_4__k1(
                             )
                             + _UNCHOSEN[10]
                         )
-                elif _do_4 == "take-decree":
-                    for (v_decrees,) in _opts_take_decree_2(g, seat):
+                elif _do_12 == "take-decree":
+                    if _opts12 is None:
+                        _opts12 = _opts_take_decree_2(g, seat)
+                    for (v_decrees,) in _opts12:
                         out.append(
                             (
                                 "visit",
@@ -9042,8 +9373,8 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_5 = v_action
-        if _do_5 == "build-store":
+        _do_13 = v_action
+        if _do_13 == "build-store":
             why = _why_build_store_2(g, seat, move.business, move.price_influence)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -9062,7 +9393,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
                 ("card", "state_action", "ship_influence", "favor", "business", "price_influence"),
                 "visit",
             )
-        elif _do_5 == "open-building":
+        elif _do_13 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -9077,7 +9408,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:124 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "ship_influence", "favor", "plan"), "visit")
-        elif _do_5 == "take-decree":
+        elif _do_13 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):
@@ -9119,8 +9450,8 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             v_action = _T_noble_reign_noble_action[v_noble]
         else:
             v_action = _T_noble_noble_action[v_noble]
-        _do_6 = v_action
-        if _do_6 == "build-store":
+        _do_14 = v_action
+        if _do_14 == "build-store":
             why = _why_build_store_2(g, seat, move.business, move.price_influence)
             if why is not None:
                 if not _opts_build_store_2(g, seat):
@@ -9135,7 +9466,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:124 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "business", "price_influence"), "visit")
-        elif _do_6 == "open-building":
+        elif _do_14 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 if not _opts_open_building(g, seat):
@@ -9150,7 +9481,7 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:124 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("card", "state_action", "plan"), "visit")
-        elif _do_6 == "take-decree":
+        elif _do_14 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 if not _opts_take_decree_2(g, seat):
@@ -9190,15 +9521,19 @@ def _play_visit_4(g: Game, seat: int, move: Move) -> None:
 def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen12: dict[Any, list[tuple[Any, Any]]] = {}
+    _m_opts13: dict[Any, list[tuple[Any, Any]]] = {}
+    _opts14: list[tuple[Any]] | None = None
+    _opts15: list[tuple[Any]] | None = None
     v_visited: Any = g.visit
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _was = _sv4(g, seat)
+            _was = _sv5(g, seat)
             try:
                 _moves_follow_5__k1(g, seat, out, v_visited, v_noble)
             finally:
-                _rs4(g, seat, _was)
+                _rs5(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -9211,135 +9546,129 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
                             and (v_event_influence > max(0, (v_price - p.reis)))
                         ):
                             continue
-                        _was = _sv5(g, seat)
-                        try:
-                            _moves_follow_5__k5(
-                                g,
-                                seat,
-                                out,
-                                v_visited,
-                                v_event,
-                                v_noble,
-                                v_price,
-                                v_event_influence,
+                        _opts13: list[tuple[Any, Any]] | None = None
+                        _do_10 = _T_card_event_noble_action[v_event]
+                        if _do_10 == "build-store":
+                            if _opts13 is None:
+                                _opts13 = _m_opts13.get((v_event_influence, v_price))
+                                if _opts13 is None:
+                                    _opts13 = _moves_follow_5__t12(
+                                        g, seat, v_price, v_event_influence, _seen12
+                                    )
+                                    _m_opts13[(v_event_influence, v_price)] = _opts13
+                            for v_business, v_price_influence in _opts13:
+                                out.append(
+                                    (
+                                        "follow",
+                                        seat,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        v_business,
+                                        v_price_influence,
+                                        None,
+                                        (),
+                                        False,
+                                        v_noble,
+                                        v_event_influence,
+                                    )
+                                    + _UNCHOSEN[14]
+                                )
+                        elif _do_10 == "open-building":
+                            if _opts14 is None:
+                                _opts14 = _opts_open_building(g, seat)
+                            for (v_plan,) in _opts14:
+                                out.append(
+                                    (
+                                        "follow",
+                                        seat,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        v_plan,
+                                        (),
+                                        False,
+                                        v_noble,
+                                        v_event_influence,
+                                    )
+                                    + _UNCHOSEN[14]
+                                )
+                        elif _do_10 == "take-decree":
+                            if _opts15 is None:
+                                _opts15 = _opts_take_decree_2(g, seat)
+                            for (v_decrees,) in _opts15:
+                                out.append(
+                                    (
+                                        "follow",
+                                        seat,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        None,
+                                        v_decrees,
+                                        False,
+                                        v_noble,
+                                        v_event_influence,
+                                    )
+                                    + _UNCHOSEN[14]
+                                )
+                        else:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
+                                    False,
+                                    v_noble,
+                                    v_event_influence,
+                                )
+                                + _UNCHOSEN[14]
                             )
-                        finally:
-                            _rs5(g, seat, _was)
     return out
 
 
-def _moves_follow_5__k2(
-    g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any, v_others: Any, v_price: Any
-) -> None:
+def _moves_follow_5__t3(g: Game, seat: int, v_noble: Any, v_price: Any) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _run_pay_visit(
-        g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
-    )
-    if _T_noble_reign_flag[v_noble] in g.flags:
-        v_action = _T_noble_reign_noble_action[v_noble]
-    else:
-        v_action = _T_noble_noble_action[v_noble]
-    for v_noble_action in dict.fromkeys([False, True]):
-        if v_noble_action:
-            if v_action in _K10:
-                _do_2 = v_action
-                if _do_2 == "build-store":
-                    for v_business, v_price_influence in _opts_build_store_2(g, seat):
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                v_business,
-                                v_price_influence,
-                                None,
-                                (),
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
-                elif _do_2 == "open-building":
-                    for (v_plan,) in _opts_open_building(g, seat):
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                v_plan,
-                                (),
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
-                elif _do_2 == "take-decree":
-                    for (v_decrees,) in _opts_take_decree_2(g, seat):
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                None,
-                                v_decrees,
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
-                else:
-                    out.append(
-                        (
-                            "follow",
-                            seat,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            None,
-                            (),
-                            v_noble_action,
-                        )
-                        + _UNCHOSEN[12]
-                    )
-        else:
-            for v_state_action in _T_noble_state_actions[v_noble]:
-                if v_state_action not in g.blocked:
-                    _opts4 = g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
-                    for v_ship_influence, v_favor in _opts4:
-                        out.append(
-                            (
-                                "follow",
-                                seat,
-                                None,
-                                v_state_action,
-                                None,
-                                v_ship_influence,
-                                v_favor,
-                                None,
-                                None,
-                                None,
-                                (),
-                                v_noble_action,
-                            )
-                            + _UNCHOSEN[12]
-                        )
+    _was = _sv2(g, seat)
+    try:
+        _run_pay_visit(
+            g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
+        )
+        return _opts_build_store_2(g, seat)
+    finally:
+        _rs2(g, seat, _was)
+
+
+def _moves_follow_5__t7(
+    g: Game, seat: int, v_noble: Any, v_price: Any, v_state_action: Any
+) -> list[tuple[Any, ...]]:
+    p = g.players[seat]
+    _was = _sv2(g, seat)
+    try:
+        _run_pay_visit(
+            g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
+        )
+        return g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
+    finally:
+        _rs2(g, seat, _was)
 
 
 def _moves_follow_5__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
@@ -9349,118 +9678,164 @@ def _moves_follow_5__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
     p.royal_favors.remove(v_noble)
     # rules/court.yaml:149 gain
     g.favors[v_noble] = min(_INT_MAX, g.favors[v_noble] + 1)
+    _opts5: list[tuple[Any]] | None = None
+    _opts6: list[tuple[Any]] | None = None
     v_others = sum(
         g.offices[v_noble].get(v_o, 0)
         for v_o in [k for k in _K9 if k in g.offices[v_noble]]
         if (v_o != p.color)
     )
     v_price = g.rs.costs["visit-cost"](g, p, _ctx_other_officials(v_others))
+    _opts4: list[tuple[Any, Any]] | None = None
     if _opts_pay_visit(
         g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
     ):
-        _was = _sv2(g, seat)
-        try:
-            _moves_follow_5__k2(g, seat, out, v_visited, v_noble, v_others, v_price)
-        finally:
-            _rs2(g, seat, _was)
+        if _T_noble_reign_flag[v_noble] in g.flags:
+            v_action = _T_noble_reign_noble_action[v_noble]
+        else:
+            v_action = _T_noble_noble_action[v_noble]
+        for v_noble_action in dict.fromkeys([False, True]):
+            if v_noble_action:
+                if v_action in _K10:
+                    _do_1 = v_action
+                    if _do_1 == "build-store":
+                        if _opts4 is None:
+                            _opts4 = _moves_follow_5__t3(g, seat, v_noble, v_price)
+                        for v_business, v_price_influence in _opts4:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    v_business,
+                                    v_price_influence,
+                                    None,
+                                    (),
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
+                    elif _do_1 == "open-building":
+                        if _opts5 is None:
+                            _opts5 = _opts_open_building(g, seat)
+                        for (v_plan,) in _opts5:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    v_plan,
+                                    (),
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
+                    elif _do_1 == "take-decree":
+                        if _opts6 is None:
+                            _opts6 = _opts_take_decree_2(g, seat)
+                        for (v_decrees,) in _opts6:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    None,
+                                    v_decrees,
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
+                    else:
+                        out.append(
+                            (
+                                "follow",
+                                seat,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                (),
+                                v_noble_action,
+                            )
+                            + _UNCHOSEN[12]
+                        )
+            else:
+                for v_state_action in _T_noble_state_actions[v_noble]:
+                    _opts9: list[tuple[Any, ...]] | None = None
+                    _opts10: list[tuple[Any, ...]] | None = None
+                    if v_state_action not in g.blocked:
+                        if v_state_action in ("ship",):
+                            if _opts9 is None:
+                                _opts9 = _moves_follow_5__t7(
+                                    g, seat, v_noble, v_price, v_state_action
+                                )
+                            _o8 = _opts9
+                        else:
+                            if _opts10 is None:
+                                _opts10 = g.rs.fx["_state_action_effects"][v_state_action][0](
+                                    g, seat, v_noble
+                                )
+                            _o8 = _opts10
+                        for v_ship_influence, v_favor in _o8:
+                            out.append(
+                                (
+                                    "follow",
+                                    seat,
+                                    None,
+                                    v_state_action,
+                                    None,
+                                    v_ship_influence,
+                                    v_favor,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
+                                    v_noble_action,
+                                )
+                                + _UNCHOSEN[12]
+                            )
 
 
-def _moves_follow_5__k5(
+def _moves_follow_5__t12(
     g: Game,
     seat: int,
-    out: list[_Code],
-    v_visited: Any,
-    v_event: Any,
-    v_noble: Any,
     v_price: Any,
     v_event_influence: Any,
-) -> None:
-    # rules/court.yaml:199 do
-    _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-    _do_5 = _T_card_event_noble_action[v_event]
-    if _do_5 == "build-store":
-        for v_business, v_price_influence in _opts_build_store_2(g, seat):
-            out.append(
-                (
-                    "follow",
-                    seat,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_business,
-                    v_price_influence,
-                    None,
-                    (),
-                    False,
-                    v_noble,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_5 == "open-building":
-        for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                (
-                    "follow",
-                    seat,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_plan,
-                    (),
-                    False,
-                    v_noble,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_5 == "take-decree":
-        for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(
-                (
-                    "follow",
-                    seat,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_decrees,
-                    False,
-                    v_noble,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    else:
-        out.append(
-            (
-                "follow",
-                seat,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                (),
-                False,
-                v_noble,
-                v_event_influence,
-            )
-            + _UNCHOSEN[14]
-        )
+    _seen: dict[Any, list[tuple[Any, Any]]],
+) -> list[tuple[Any, Any]]:
+    p = g.players[seat]
+    _was = _sv6(g, seat)
+    try:
+        # rules/court.yaml:199 do
+        _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store_2(g, seat)
+            _seen[_key] = found
+        return found
+    finally:
+        _rs6(g, seat, _was)
 
 
 def _play_follow_5(g: Game, seat: int, move: Move) -> None:
@@ -9516,8 +9891,8 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
                         + " has no Noble action: nobody can take it now"
                     ),
                 )
-            _do_6 = v_action
-            if _do_6 == "build-store":
+            _do_15 = v_action
+            if _do_15 == "build-store":
                 why = _why_build_store_2(g, seat, move.business, move.price_influence)
                 if why is not None:
                     raise IllegalMove(*why)
@@ -9525,7 +9900,7 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
                 # rules/court.yaml:202 do
                 _run_next_follower(g, seat, seat, True)
                 _only_chosen(move, ("noble_action", "business", "price_influence"), "follow")
-            elif _do_6 == "open-building":
+            elif _do_15 == "open-building":
                 why = _why_open_building(g, seat, move.plan)
                 if why is not None:
                     raise IllegalMove(*why)
@@ -9533,7 +9908,7 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
                 # rules/court.yaml:202 do
                 _run_next_follower(g, seat, seat, True)
                 _only_chosen(move, ("noble_action", "plan"), "follow")
-            elif _do_6 == "take-decree":
+            elif _do_15 == "take-decree":
                 why = _why_take_decree_2(g, seat, move.decrees)
                 if why is not None:
                     raise IllegalMove(*why)
@@ -9616,8 +9991,8 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
             )
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-        _do_7 = _T_card_event_noble_action[v_event]
-        if _do_7 == "build-store":
+        _do_16 = _T_card_event_noble_action[v_event]
+        if _do_16 == "build-store":
             why = _why_build_store_2(g, seat, move.business, move.price_influence)
             if why is not None:
                 raise IllegalMove(*why)
@@ -9631,7 +10006,7 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
             _only_chosen(
                 move, ("noble", "event_influence", "business", "price_influence"), "follow"
             )
-        elif _do_7 == "open-building":
+        elif _do_16 == "open-building":
             why = _why_open_building(g, seat, move.plan)
             if why is not None:
                 raise IllegalMove(*why)
@@ -9643,7 +10018,7 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
             # rules/court.yaml:202 do
             _run_next_follower(g, seat, seat, True)
             _only_chosen(move, ("noble", "event_influence", "plan"), "follow")
-        elif _do_7 == "take-decree":
+        elif _do_16 == "take-decree":
             why = _why_take_decree_2(g, seat, move.decrees)
             if why is not None:
                 raise IllegalMove(*why)
@@ -9669,6 +10044,10 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
 def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
+    _seen2: dict[Any, list[tuple[Any, Any]]] = {}
+    _m_opts3: dict[Any, list[tuple[Any, Any]]] = {}
+    _opts4: list[tuple[Any]] | None = None
+    _opts5: list[tuple[Any]] | None = None
     for v_card in only or dict.fromkeys(p.hand):
         if not (v_card in p.hand and (_T_card_type[v_card] not in ("manuel", "marquis", "king"))):
             continue
@@ -9680,107 +10059,125 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
                     and (v_event_influence > max(0, (v_price - p.reis)))
                 ):
                     continue
-                _was = _sv6(g, seat)
-                try:
-                    _moves_sponsor_4__k1(g, seat, out, v_card, v_price, v_event_influence)
-                finally:
-                    _rs6(g, seat, _was)
+                _opts3: list[tuple[Any, Any]] | None = None
+                _do_0 = _T_card_event_noble_action[v_card]
+                if _do_0 == "build-store":
+                    if _opts3 is None:
+                        _opts3 = _m_opts3.get((v_event_influence, v_price))
+                        if _opts3 is None:
+                            _opts3 = _moves_sponsor_4__t2(
+                                g, seat, v_price, v_event_influence, _seen2
+                            )
+                            _m_opts3[(v_event_influence, v_price)] = _opts3
+                    for v_business, v_price_influence in _opts3:
+                        out.append(
+                            (
+                                "sponsor",
+                                seat,
+                                v_card,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_business,
+                                v_price_influence,
+                                None,
+                                (),
+                                False,
+                                None,
+                                v_event_influence,
+                            )
+                            + _UNCHOSEN[14]
+                        )
+                elif _do_0 == "open-building":
+                    if _opts4 is None:
+                        _opts4 = _opts_open_building(g, seat)
+                    for (v_plan,) in _opts4:
+                        out.append(
+                            (
+                                "sponsor",
+                                seat,
+                                v_card,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_plan,
+                                (),
+                                False,
+                                None,
+                                v_event_influence,
+                            )
+                            + _UNCHOSEN[14]
+                        )
+                elif _do_0 == "take-decree":
+                    if _opts5 is None:
+                        _opts5 = _opts_take_decree_2(g, seat)
+                    for (v_decrees,) in _opts5:
+                        out.append(
+                            (
+                                "sponsor",
+                                seat,
+                                v_card,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                None,
+                                v_decrees,
+                                False,
+                                None,
+                                v_event_influence,
+                            )
+                            + _UNCHOSEN[14]
+                        )
+                else:
+                    out.append(
+                        (
+                            "sponsor",
+                            seat,
+                            v_card,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            (),
+                            False,
+                            None,
+                            v_event_influence,
+                        )
+                        + _UNCHOSEN[14]
+                    )
     return out
 
 
-def _moves_sponsor_4__k1(
-    g: Game, seat: int, out: list[_Code], v_card: Any, v_price: Any, v_event_influence: Any
-) -> None:
+def _moves_sponsor_4__t2(
+    g: Game,
+    seat: int,
+    v_price: Any,
+    v_event_influence: Any,
+    _seen: dict[Any, list[tuple[Any, Any]]],
+) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    # rules/court.yaml:232 sponsor-pay
-    _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
-    # rules/court.yaml:233 move
-    p.hand.remove(v_card)
-    g.court.append(v_card)
-    _do_1 = _T_card_event_noble_action[v_card]
-    if _do_1 == "build-store":
-        for v_business, v_price_influence in _opts_build_store_2(g, seat):
-            out.append(
-                (
-                    "sponsor",
-                    seat,
-                    v_card,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_business,
-                    v_price_influence,
-                    None,
-                    (),
-                    False,
-                    None,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_1 == "open-building":
-        for (v_plan,) in _opts_open_building(g, seat):
-            out.append(
-                (
-                    "sponsor",
-                    seat,
-                    v_card,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_plan,
-                    (),
-                    False,
-                    None,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    elif _do_1 == "take-decree":
-        for (v_decrees,) in _opts_take_decree_2(g, seat):
-            out.append(
-                (
-                    "sponsor",
-                    seat,
-                    v_card,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    v_decrees,
-                    False,
-                    None,
-                    v_event_influence,
-                )
-                + _UNCHOSEN[14]
-            )
-    else:
-        out.append(
-            (
-                "sponsor",
-                seat,
-                v_card,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                (),
-                False,
-                None,
-                v_event_influence,
-            )
-            + _UNCHOSEN[14]
-        )
+    _was = _sv6(g, seat)
+    try:
+        # rules/court.yaml:232 sponsor-pay
+        _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
+        _key = (p.influence, p.reis)
+        found = _seen.get(_key)
+        if found is None:
+            found = _opts_build_store_2(g, seat)
+            _seen[_key] = found
+        return found
+    finally:
+        _rs6(g, seat, _was)
 
 
 def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:
@@ -9828,8 +10225,8 @@ def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:
     # rules/court.yaml:233 move
     p.hand.remove(v_card)
     g.court.append(v_card)
-    _do_2 = _T_card_event_noble_action[v_card]
-    if _do_2 == "build-store":
+    _do_5 = _T_card_event_noble_action[v_card]
+    if _do_5 == "build-store":
         why = _why_build_store_2(g, seat, move.business, move.price_influence)
         if why is not None:
             raise IllegalMove(*why)
@@ -9845,7 +10242,7 @@ def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:238 sponsor-next-follower
         _run_next_follower(g, seat, seat, False)
         _only_chosen(move, ("card", "event_influence", "business", "price_influence"), "sponsor")
-    elif _do_2 == "open-building":
+    elif _do_5 == "open-building":
         why = _why_open_building(g, seat, move.plan)
         if why is not None:
             raise IllegalMove(*why)
@@ -9861,7 +10258,7 @@ def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:
         # rules/court.yaml:238 sponsor-next-follower
         _run_next_follower(g, seat, seat, False)
         _only_chosen(move, ("card", "event_influence", "plan"), "sponsor")
-    elif _do_2 == "take-decree":
+    elif _do_5 == "take-decree":
         why = _why_take_decree_2(g, seat, move.decrees)
         if why is not None:
             raise IllegalMove(*why)

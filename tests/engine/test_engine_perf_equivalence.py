@@ -17,10 +17,15 @@ from __future__ import annotations
 import inspect
 import itertools
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import setups
+from test_differential import engine_from_text
+
+from lisboa_rules import pipeline
+from lisboa_rules.emit.engine.moves import MovePrinter
 
 
 def _candidates(E: Any, g: Any, seat: int, action_id: str) -> list[Any]:
@@ -216,3 +221,83 @@ def test_a_listed_choice_a_bundle_refuses_is_found(engine: Any) -> None:
     assert found > 0
     refused, _ = _refused_listed(g, fx)
     assert refused and all(c == (10**6,) * 2 for *_, c in refused)
+
+
+# The move generators' shortcuts against the same generators printed without them
+# (`MovePrinter.plain`): an effect that only the options of later choices read (a card played
+# before a trade's State action, a State action before a visit's Noble action) is played only
+# for the options of the rows that read what it writes; options are computed once where
+# their values cannot change (past an `if`, and once per listing by their values). The same
+# codes in the same order, for every seat, at every state of random games.
+
+ROOT = Path(__file__).resolve().parents[2]
+HOUSE = ROOT / "tests" / "cases" / "house-more"
+
+
+def _compiled(plain: bool, *house: str) -> Any:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(MovePrinter, "plain", plain)
+        result = pipeline.compile_rules(ROOT / "rules", house,
+                                        extra=[HOUSE / f"{h}.yaml" for h in house])
+    assert result.ok, [d.message for d in result.diagnostics]
+    name = f"lisboa_engine_{'plain' if plain else 'short'}_{'_'.join(house) or 'rules'}"
+    return engine_from_text(result.files["lisboa_engine.py"], name.replace("-", "_"))
+
+
+def _codes(E: Any, g: Any, seat: int) -> list[Any]:
+    """The codes the move generators of the phase list for `seat`, and those each lists
+    when given the value of its first choice (as `apply_move` asks it), for every value."""
+    out = []
+    for md in E._activate(g).moves.values():
+        if md.phase != g.phase:
+            continue
+        listed = md.moves(g, seat)
+        out.append(listed)
+        if md.first is not None:
+            for value in dict.fromkeys(getattr(E.Move(*c), md.first) for c in listed):
+                out.append(md.moves(g, seat, value))
+    return out
+
+
+def _lockstep(E: Any, P: Any, seed: int, games: int = 1) -> int:
+    compared = 0
+    for players, key in setups(E):
+        for k in range(games):
+            g = E.new_game(players, key, seed + k)
+            rng = random.Random(f"perf-plain:{seed + k}:{players}:{key}")
+            while g.phase != "over":
+                h = P.from_json(E.to_json(g))
+                for seat in range(players):
+                    before = E.to_json(g)
+                    got = _codes(E, g, seat)
+                    assert got == _codes(P, h, seat), (seat, before)
+                    assert E.to_json(g) == before
+                    compared += sum(map(len, got))
+                g = E.apply_move(g, rng.choice(E.legal_moves(g)))
+    return compared
+
+
+@pytest.fixture(scope="module")
+def plain_engine() -> Any:
+    return _compiled(True)
+
+
+def test_the_plain_printer_prints_another_engine(engine: Any, plain_engine: Any) -> None:
+    # the lockstep below compares two different printings: the switch is not ignored (only
+    # the shortcuts play a deferred effect in a function of its own, `_moves_…__tN`)
+    def tried(E: Any) -> list[str]:
+        return [n for n in vars(E) if n.startswith("_moves_") and "__t" in n]
+
+    assert tried(engine) and not tried(plain_engine)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_the_shortcuts_list_the_same_codes(engine: Any, plain_engine: Any, seed: int) -> None:
+    assert _lockstep(engine, plain_engine, 7100 + 10 * seed) > 20_000
+
+
+@pytest.mark.sampled(2)
+@pytest.mark.parametrize("house", ["admiral", "compulsory-state-action", "decree-fee",
+                                   "event-follow-fee", "short-discard", "discard-choice"])
+def test_the_shortcuts_list_the_same_codes_under_house_rules(house: str) -> None:
+    assert _lockstep(_compiled(False, house), _compiled(True, house), 7200) > 2_000

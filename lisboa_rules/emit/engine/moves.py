@@ -9,7 +9,9 @@ An action becomes two kinds of straight-line functions:
   they were are put back after, in a `finally`, so the caller's state is left as it was, every
   field the same object; effects that may write other players' fields are played on a copy of
   the state holding fresh copies of those fields. Effects no later choice reads, and those
-  after the last choice, are not played at all.
+  after the last choice, are not played at all; effects only the options of later choices
+  read are played (in a function of their own, the same way) only for the options that read
+  what they write (`_deferrable`, `_site`).
 - `_play_STEM(g, seat, move)`: the effects with the move's choices, checking each choice and
   require on the way and raising IllegalMove with the step's rule and words.
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias, assert_never
 
 from lisboa_rules.core import names as grammar
@@ -126,7 +128,10 @@ class MovePrinter(Printer):
     move generators read are added (`new_tables`, None: none is); `copier(game fields,
     player fields, all players?)` names a function that copies the state with fresh copies of
     those fields, `saver(game fields, player fields)` the functions that swap fresh copies of
-    them into the state and put them back."""
+    them into the state and put them back. `plain` (for the tests' lockstep): every option
+    computed where it is used, and every effect a later choice reads played on the way."""
+
+    plain = False
 
     def __init__(self, names: Any, stem: Callable[[str], str],
                  where: Callable[[tuple[str | int, ...]], str], procs: Mapping[str, S.Proc],
@@ -162,6 +167,12 @@ class MovePrinter(Printer):
         # the blocks the printer is in (each an id, and whether it is an `if`: a condition
         # that may be what makes the code inside safe to run), outermost first
         self.frames: list[tuple[int, bool]] = []
+        self.loops: set[int] = set()  # the blocks that are loops
+        # the options computed once (`_hoisted`): (the function's lines, the point, the
+        # code) -> the local holding them
+        self.hoists: dict[tuple[int, int, str], str] = {}
+        self.memos: list[str] = []  # the declarations of the listing's memos (`_hoisted`)
+        self.memo_names: set[str] = set()
         self.frame_no = 0
         self.field_types: dict[str, VType] = {}
         self.fields: list[str] = []
@@ -170,6 +181,12 @@ class MovePrinter(Printer):
         self.bound_at: dict[str, int] = {}  # a name -> its latest binding
         self.bundle_rows: dict[str, tuple[tuple[Any, tuple[tuple[str, int], ...]], ...]] = {}
         self._read_by_proc: dict[tuple[str, bool], frozenset[str]] = {}
+        # the effects the move generator leaves out of its way through the rest of the
+        # items and plays only where the options of a later choice read what they write
+        # (`_deferrable`): those effects, and the locals bound before them
+        self.pending: tuple[tuple[Item, ...], Env] | None = None
+        # whether a field of the game (of the acting player: True) is never changed in place
+        self.scalar: Callable[[str, bool], bool] = lambda fid, player: False
 
     # -- what items write and read --------------------------------------------------------
 
@@ -249,20 +266,22 @@ class MovePrinter(Printer):
     def _bundle_effects(self, b: S.Bundle) -> list[str]:
         return sorted({e for _k, bundle in b.rows for e, _a in bundle})
 
-    def reads(self, items: list[Item]) -> set[str]:
+    def reads(self, items: list[Item], sites: bool = True) -> set[str]:
         """The names the choices and refusals of these items may read (conservatively: every
         name in their expressions; of the procedures they run, their guards; of the effects
-        before their last choice, everything; the measures they read, what those read)."""
+        before their last choice, everything; the measures they read, what those read).
+        Without `sites`, not what the options of a procedure's or a bundle's choices read
+        (their guards: see `_site`), only the values they are given."""
         out: set[str] = set()
         last = max((k for k, x in enumerate(items) if self.decides(x)), default=-1)
         for s in items[:last + 1]:
             guard_only = self.decides(s) or isinstance(s, S.Let | Mark)
             for sub in self._walk((s,)):
                 out |= self._names_in(sub)
-                for pid in self._callees(sub):
+                for pid in self._callees(sub, sites):
                     out |= self._proc_reads(pid, guard_only)
             for rest in self._continuations(s):  # the items after it, in each branch
-                out |= self.reads(list(rest))
+                out |= self.reads(list(rest), sites)
         return out
 
     @staticmethod
@@ -298,15 +317,20 @@ class MovePrinter(Printer):
             out |= _names_deep(n)
         return out
 
-    def _callees(self, s: Item) -> list[str]:
+    def _callees(self, s: Item, sites: bool = True) -> list[str]:
+        """The procedures an item runs or asks (without `sites`, not those whose options
+        the move generator goes through: a do's that chooses, an apply's that chooses)."""
         match s:
             case S.Do() | S.Raise() | S.DoValue():
                 return [r.proc for r in S.runs(s)]
             case S.DoChoose():
-                return [c.proc for c in s.cases if c.proc is not None]
+                return [c.proc for c in s.cases if c.proc is not None
+                        and (sites or not c.names)]
             case Call():
                 return [s.run.proc]
-            case S.Apply() | S.ApplyChoose() | Applied():
+            case S.ApplyChoose():
+                return self._bundle_effects(s.bundle) if sites else []
+            case S.Apply() | Applied():
                 return self._bundle_effects(s.bundle)
             case _:
                 return []
@@ -368,6 +392,9 @@ class MovePrinter(Printer):
         self.main_out = out
         self.memo = False
         self.guards: list[str] = []  # the answers of guards asked while listing (_guard_key)
+        self.memos = []
+        self.memo_names = set()
+        self.hoists = {}
         env: Env = {}
         self._point(out, 1, env)
         self._enum(list(action.items), env, 1, out, owned=False, first=True)
@@ -375,6 +402,8 @@ class MovePrinter(Printer):
             out.insert(4, "    _memo: dict[Any, list[_Code]] = {}")
         for known in reversed(self.guards):
             out.insert(4, f"    {known}: dict[Any, bool] = {{}}")
+        for memo in reversed(self.memos):
+            out.insert(4, f"    {memo}")
         out.append("    return out")
         self.functions.insert(0, self.end(out))
         self.begin(1)
@@ -428,23 +457,23 @@ class MovePrinter(Printer):
                 case S.Choose():
                     env = self._choice(s, env, out, indent, first)
                     self._field(s.name)
-                    with self._block(False):
+                    with self._block(True):
                         self._point(out, indent + 1, env)
                         self._enum(rest, env, indent + 1, out, False, False, (*bound, s.name))
                     return
                 case S.Require():
                     out.append(f"{pad}if {self.bare(s.cond)}:")
-                    with self._block(True):
+                    with self._block(False):
                         self._point(out, indent + 1, env)
                         self._enum(rest, env, indent + 1, out, owned, False, bound)
                     return
                 case S.Branch():
                     out.append(f"{pad}if {self.bare(s.cond)}:")
-                    with self._block(True):
+                    with self._block(False):
                         self._enum(self._branch_items(s.then, s.own[0]), env, indent + 1, out,
                                    owned, False, bound)
                     out.append(f"{pad}else:")
-                    with self._block(True):
+                    with self._block(False):
                         self._enum(self._branch_items(s.orelse, s.own[1]), env, indent + 1, out,
                                    owned, False, bound)
                     return
@@ -470,10 +499,19 @@ class MovePrinter(Printer):
                 if not (game_w | player_w) & self.reads(items[seg:]):
                     i = seg  # no later choice reads it: the move generator leaves it out
                     continue
+                if self.pending is None and self._deferrable(items[i:seg], items[seg:]):
+                    # only the options of later choices read it: played where they do
+                    self.pending = (tuple(items[i:seg]), env)
+                    try:
+                        self._enum(items[seg:], env, indent, out, False, False, bound)
+                    finally:
+                        self.pending = None
+                    return
                 self._copy_then(items[i:], env, indent, out, bound)
                 return
             self._enum_effect(s, indent, out)
             self.points[id(out)] = []  # the state changed: nothing moves above this
+            self.hoists = {k: v for k, v in self.hoists.items() if k[0] != id(out)}
             self._point(out, indent, env)
             i += 1
         self._emit_move(bound, indent, out)
@@ -504,48 +542,78 @@ class MovePrinter(Printer):
     def _point(self, out: list[str], indent: int, env: Env) -> None:
         """Code at `indent` may be put here (the current end of `out`): the locals bound."""
         self.points.setdefault(id(out), []).append(
-            (len(out), indent, frozenset(env), tuple(f for f, _if in self.frames)))
+            (len(out), indent, frozenset(env), tuple(f for f, _loop in self.frames)))
 
     @contextmanager
-    def _block(self, is_if: bool) -> Iterator[None]:
-        """The lines printed inside are in a block of their own (an `if`'s, or a loop's)."""
+    def _block(self, loop: bool) -> Iterator[None]:
+        """The lines printed inside are in a block of their own (a loop's, or an `if`'s)."""
         self.frame_no += 1
-        self.frames.append((self.frame_no, is_if))
+        self.frames.append((self.frame_no, loop))
+        if loop:
+            self.loops.add(self.frame_no)
         try:
             yield
         finally:
             self.frames.pop()
 
     def _hoisted(self, out: list[str], indent: int, code: str, refs: set[str],
-                 returns: str) -> str:
+                 returns: str, env: Env | None = None) -> str:
         """`code`, which reads the locals `refs`, computed at the earliest point it can be, as
-        a local (of the type `returns`, or None until computed); or `code` itself."""
-        points = self.points.get(id(out), [])
-        inside = [f for f, _if in self.frames]
+        a local (of the type `returns`, or None until computed); or `code` itself. The same
+        code at the same point is the same local. In the function that lists the moves (whose
+        state never changes), code inside a loop whose locals can be a key (`env` gives their
+        types) is also remembered for the listing, by their values."""
+        points = [] if self.plain else self.points.get(id(out), [])
+        inside = [f for f, _loop in self.frames]
         best = None
         for k, (_pos, _ind, known, blocks) in enumerate(points):
-            # the point is in a block the code is in too (still open), and no condition
-            # opened since guards the code (an `if` is a barrier: what it tests may be what
-            # makes the code safe to run)
+            # the point is in a block the code is in too (still open); an `if` opened since
+            # is no barrier: the code runs where it is used, the first time it is reached
+            # (so only where the if's test holds), and its value is the same wherever else
+            # it is reached from the point on (the same state, the same locals)
             if not refs <= known or inside[:len(blocks)] != list(blocks):
-                continue
-            if any(is_if for _f, is_if in self.frames[len(blocks):]):
                 continue
             best = k
             break
         if best is None or points[best][0] == len(out):
             return code
-        pos, ind, _known, _blocks = points[best]
-        self.counter += 1
-        name = f"_opts{self.counter}"
-        # computed the first time it is needed (a loop that never reaches it pays nothing)
-        out.insert(pos, "    " * ind + f"{name}: {returns} | None = None")
-        out.append("    " * indent + f"if {name} is None:")
-        out.append("    " * indent + f"    {name} = {code}")
-        self.points[id(out)] = [(q + 1 if q >= pos and k != best else q, i, kn, bl)
-                                for k, (q, i, kn, bl) in enumerate(points)]
-        self.points[id(out)][best] = (pos + 1, ind, points[best][2], points[best][3])
+        pos, ind, known, blocks = points[best]
+        pad = "    " * indent
+        # remembered when the point is entered again with other values of its locals (inside
+        # a loop) while the code's own locals repeat
+        key = self._memo_key(refs, env) if out is self.main_out and known - refs \
+            and any(f in self.loops for f in blocks) else None
+        name = self.hoists.get((id(out), best, code))
+        if name is None:
+            self.counter += 1
+            name = self.hoists[id(out), best, code] = f"_opts{self.counter}"
+            # computed the first time it is needed (a loop that never reaches it pays nothing)
+            out.insert(pos, "    " * ind + f"{name}: {returns} | None = None")
+            self.points[id(out)] = [(q + 1 if q >= pos and k != best else q, i, kn, bl)
+                                    for k, (q, i, kn, bl) in enumerate(points)]
+            self.points[id(out)][best] = (pos + 1, ind, points[best][2], points[best][3])
+            if key is not None:
+                self.memos.append(f"_m{name}: dict[Any, {returns}] = {{}}")
+                self.memo_names.add(f"_m{name}")
+        out.append(f"{pad}if {name} is None:")
+        if key is None or f"_m{name}" not in self.memo_names:  # (the same code here first
+            out.append(f"{pad}    {name} = {code}")  # may not have been remembered)
+        else:  # the same values, the same options, all through the listing
+            out.append(f"{pad}    {name} = _m{name}.get({key})")
+            out.append(f"{pad}    if {name} is None:")
+            out.append(f"{pad}        {name} = {code}")
+            out.append(f"{pad}        _m{name}[{key}] = {name}")
         return name
+
+    def _memo_key(self, refs: set[str], env: Env | None) -> str | None:
+        """The key of code that reads the locals `refs` in a listing's memo, when each is of
+        a type that can be a key (a number, a text, an id), else None."""
+        if env is None or not refs or not refs <= set(env):
+            return None
+        if any(env[n].name in ("list", "map", "player", "any") for n in refs):
+            return None
+        names = [local(n) for n in sorted(refs)]  # one order wherever the code is
+        return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
 
     def _choice(self, s: S.Choose, env: Env, out: list[str], indent: int, first: bool
                 ) -> Env:
@@ -597,6 +665,7 @@ class MovePrinter(Printer):
                    bound: tuple[str, ...]) -> None:
         """The rest of the items in a function of its own, played on the state itself (the
         fields they write swapped for fresh copies, then put back) or on a copy of it."""
+        assert self.pending is None, "a deferred effect's rest plays no effect"
         game, player, others = self.writes(tuple(self._played_all(items)))
         saved = None if others or self.saver is None else \
             self.saver(frozenset(game), frozenset(player))
@@ -643,6 +712,186 @@ class MovePrinter(Printer):
                     "for m in _done]"]
             return
         out += [pad + x for x in call.format("out").split("\n")]
+
+    # Deferred effects: an effect whose writes only the options of later choices read (a
+    # procedure's or a bundle's, which read the state through their guards) is not played
+    # on the way through the later items; each options call that may read what it writes
+    # (for the rows of its table, or of the effect's, that do) is made in a function of its
+    # own that plays the effect first, on fresh copies of the fields it writes, put back
+    # after. Options that read none of it are computed once, on the state as it is.
+
+    def _deferrable(self, effects: list[Item], rest: list[Item]) -> bool:
+        """Whether the move generator may leave `effects` out of its way through `rest` and
+        play them only for the options that read what they write (`_site`): no item of the
+        rest plays an effect, and nothing of the rest but those options reads their writes."""
+        if self.plain or self._plays(rest):
+            return False
+        game_w, player_w, _o = self.writes(tuple(effects))
+        return not (game_w | player_w) & self.reads(rest, sites=False)
+
+    def _plays(self, items: list[Item]) -> bool:
+        """Whether the move generator plays an effect on its way through the items (as
+        `_enum` decides: an effect a later choice or refusal reads)."""
+        i = 0
+        while i < len(items):
+            s = items[i]
+            if isinstance(s, Mark | S.Let | S.Choose | S.Require):
+                i += 1
+                continue
+            if not any(self.decides(x) for x in items[i:]):
+                return False
+            match s:
+                case S.Branch():
+                    return self._plays(self._branch_items(s.then, s.own[0])) \
+                        or self._plays(self._branch_items(s.orelse, s.own[1]))
+                case S.DoChoose():
+                    return any(self._plays(list(c.rest) if c.run is None else
+                                           [Call(c.run, c.names), *c.rest]) for c in s.cases)
+                case S.ApplyChoose():
+                    return self._plays([Applied("", s.bundle), *s.rest])
+                case _:
+                    pass
+            seg = i
+            while seg < len(items) and not self.decides(items[seg]) \
+                    and not isinstance(items[seg], S.Let | Mark):
+                seg += 1
+            game_w, player_w, _o = self.writes(tuple(items[i:seg]))
+            if (game_w | player_w) & self.reads(items[seg:]):
+                return True
+            i = seg
+        return False
+
+    def _row_writes(self, bundle: S.Bundle, key: Any) -> set[str]:
+        """The fields one row of a bundle's table may write (any player's)."""
+        one = replace(bundle, rows=tuple(r for r in bundle.rows if r[0] == key))
+        game_w, player_w, _o = self.writes((Applied("", one),))
+        return game_w | player_w
+
+    def _site(self, out: list[str], indent: int, env: Env, code: Callable[[], str],
+              refs: set[str], returns: str, reads: Callable[[Any], set[str]],
+              key: ir.Expr | None, keys: tuple[Any, ...]) -> str:
+        """The options of a later choice (`code()`, reading the locals `refs`) with the
+        deferred effects played first where the options may read what they write: `reads(k)`
+        is what the options read for the row `k` of their own table (`key`, over `keys`), or
+        `reads(None)` without one. Returns the local holding them (or the code)."""
+        assert self.pending is not None
+        effects, _env = self.pending
+        keyed = effects[0] if len(effects) == 1 and isinstance(effects[0], Applied) \
+            and len(effects[0].bundle.rows) > 1 else None
+        test_key: ir.Expr | None
+        played: tuple[Item, ...]
+        if keyed is not None:  # the rows of the effect's table whose writes they read
+            read = set().union(*(reads(k) for k in keys)) if key is not None else reads(None)
+            rows = tuple(k for k, _r in keyed.bundle.rows if self._row_writes(keyed.bundle, k)
+                         & read)
+            test_key, all_rows = keyed.bundle.key, len(rows) == len(keyed.bundle.rows)
+            need = read
+            played = (Applied(keyed.table, replace(
+                keyed.bundle, rows=tuple(r for r in keyed.bundle.rows if r[0] in rows))),)
+        else:  # the rows of the options' own table that read what the effects write
+            game_w, player_w, _o = self.writes(effects)
+            wrote = game_w | player_w
+            if key is not None:
+                rows = tuple(k for k in keys if reads(k) & wrote)
+                all_rows = len(rows) == len(keys)
+                need = set().union(*(reads(k) for k in rows))
+            else:
+                rows = (None,) if reads(None) & wrote else ()
+                all_rows = bool(rows)
+                need = reads(None)
+            test_key, played = key, effects
+        if not rows:
+            return self._hoisted(out, indent, code(), refs, returns, env)
+        tried, used = self._tried(self._needed(played, need), env, code, refs, returns,
+                                  need if out is self.main_out else None)
+        if all_rows:
+            return self._hoisted(out, indent, tried, used, returns, env)
+        assert test_key is not None
+        pad = "    " * indent
+        self.counter += 1
+        name = f"_o{self.counter}"
+        within = ", ".join(py_str(k) if isinstance(k, str) else repr(k) for k in rows)
+        out.append(f"{pad}if {self.bare(test_key)} in ({within}{',' if len(rows) == 1 else ''}):")
+        played_opts = self._hoisted(out, indent + 1, tried, used, returns, env)
+        out.append(f"{pad}    {name} = {played_opts}")
+        out.append(f"{pad}else:")
+        plain_opts = self._hoisted(out, indent + 1, code(), refs, returns, env)
+        out.append(f"{pad}    {name} = {plain_opts}")
+        return name
+
+    def _needed(self, effects: tuple[Item, ...], reads: set[str]) -> tuple[Item, ...]:
+        """The effects, of those deferred, that options reading `reads` need played: each
+        that writes what they read or what a needed effect after it reads."""
+        need = set(reads)
+        kept: list[Item] = []
+        for s in reversed(effects):
+            game_w, player_w, _o = self.writes((s,))
+            if (game_w | player_w) & need:
+                kept.append(s)
+                for sub in self._walk_all([s]):
+                    need |= self._names_in(sub)
+                    for pid in self._callees(sub):
+                        need |= self._proc_reads(pid, False)
+        return tuple(reversed(kept))
+
+    def _tried(self, played: tuple[Item, ...], env: Env, code: Callable[[], str],
+               refs: set[str], returns: str, need: set[str] | None = None
+               ) -> tuple[str, set[str]]:
+        """A function of its own that plays the deferred effects then returns the options
+        (`code()`, reading the locals `refs`), on fresh copies of the fields the effects
+        write, put back after (or on a copy of the state): its call, and the locals it is
+        given. With `need` (what the options read, in the function that lists the moves,
+        whose state never changes), options are remembered for the listing by the values of
+        `refs` and of the fields the effects changed that they read, when those are scalars:
+        effects that leave them the same give the same options."""
+        game, player, others = self.writes(played)
+        saved = None if others or self.saver is None else \
+            self.saver(frozenset(game), frozenset(player))
+        keyed: list[str] = []
+        if need is not None and saved is not None and refs <= set(env):
+            changed = [(f"g.{f}", f, False) for f in sorted(game & need)] + \
+                [(f"p.{f}", f, True) for f in sorted(player & need)]
+            if changed and all(self.scalar(f, pl) for _c, f, pl in changed):
+                keyed = [local(n) for n in env if n in refs] + [c for c, _f, _pl in changed]
+        used = set(refs)
+        for s in self._walk_all(list(played)):
+            used |= self._names_in(s)
+        names = [n for n in env if n in used]
+        self.counter += 1
+        fn = f"_moves_{self.stem_}__t{self.counter}"
+        params = "".join(f", {local(n)}: Any" for n in names)
+        args = "".join(f", {local(n)}" for n in names)
+        if keyed:
+            memo = f"_seen{self.counter}"
+            self.memos.append(f"{memo}: dict[Any, {returns}] = {{}}")
+            params += f", _seen: dict[Any, {returns}]"
+            args += f", {memo}"
+        body = [f"def {fn}(g: Game, seat: int{params}) -> {returns}:"]
+        self.begin(len(body) + (saved is None), *(local(n) for n in names))
+        if saved is None:
+            body.append(f"    g = {self.copier(frozenset(game), frozenset(player), others)}"
+                        "(g, seat)")
+            body.append("    p = g.players[seat]")
+            for s in played:
+                self._enum_effect(s, 1, body)
+            body.append(f"    return {code()}")
+        else:
+            body.append("    p = g.players[seat]")
+            body += [f"    _was = {saved[0]}(g, seat)", "    try:"]
+            for s in played:
+                self._enum_effect(s, 2, body)
+            if keyed:
+                key = f"({keyed[0]},)" if len(keyed) == 1 else f"({', '.join(keyed)})"
+                if any(k.startswith("p.") for k in keyed):
+                    self.fns[-1].player = True
+                body += [f"        _key = {key}", "        found = _seen.get(_key)",
+                         "        if found is None:", f"            found = {code()}",
+                         "            _seen[_key] = found", "        return found"]
+            else:
+                body.append(f"        return {code()}")
+            body += ["    finally:", f"        {saved[1]}(g, seat, _was)"]
+        self.functions.append(self.end(body))
+        return f"{fn}(g, seat{args})", set(names)
 
     def _read_by(self, items: list[Item], name: str) -> bool:
         """Whether listing the moves of these items reads the local `name` other than to
@@ -795,7 +1044,7 @@ class MovePrinter(Printer):
             if dynamic:
                 out.append(f"{pad}else:" if case.proc is None else
                            f"{pad}{'if' if k == 0 else 'elif'} {var} == {py_str(case.proc)}:")
-                with self._block(True):
+                with self._block(False):
                     self._enum_case(case, env, indent + 1, out, owned, bound)
             else:
                 self._enum_case(case, env, indent, out, owned, bound)
@@ -829,8 +1078,18 @@ class MovePrinter(Printer):
         if names:
             vars_ = [local(n) for n in names]
             target = f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_)
-            opts = self._hoisted(out, level, f"_opts_{stem}(g, seat{args})", reads,
-                                 f"list[{self.choice_type(len(names))}]")
+            returns = f"list[{self.choice_type(len(names))}]"
+            if self.pending is None:
+                opts = self._hoisted(out, level, f"_opts_{stem}(g, seat{args})", reads, returns,
+                                     env)
+            else:
+                given = set(self._proc_reads(run.proc, True)).union(
+                    *(_names_deep(a) for a in run.args))
+                opts = self._site(
+                    out, level, env,
+                    lambda: "".join([f"_opts_{stem}(g, seat"]
+                                    + [", " + self.bare(a) for a in run.args] + [")"]),
+                    reads, returns, lambda _k: given, None, ())
             self.named(*vars_)
             out.append(f"{inner_pad}for {target} in {opts}:")
             inner = self._chosen(names, inner)
@@ -848,7 +1107,7 @@ class MovePrinter(Printer):
                 out += [f"{inner_pad}if {key} not in {known}:",
                         f"{inner_pad}    {known}[{key}] = bool({guard})",
                         f"{inner_pad}if {known}[{key}]:"]
-        with self._block(not names):
+        with self._block(bool(names)):
             self._enum([Call(run, names), *case.rest], inner, level + 1, out, False, False,
                        (*bound, *names))
 
@@ -897,9 +1156,22 @@ class MovePrinter(Printer):
         target = "_" if not vars_ else (f"({vars_[0]},)" if len(vars_) == 1 else ", ".join(vars_))
         reads = set().union(*(locals_named(x) for x in (s.bundle.key, *(
             y for y in s.bundle.shared if y is not None))))
-        opts = self._hoisted(out, indent, f"g.rs.fx[{py_str(table)}][{self.bare(s.bundle.key)}]"
-                             f"[0](g, seat, {self._shared(s.bundle)})", reads,
-                             "list[tuple[Any, ...]]")
+        def code() -> str:
+            return (f"g.rs.fx[{py_str(table)}][{self.bare(s.bundle.key)}]"
+                    f"[0](g, seat, {self._shared(s.bundle)})")
+
+        if self.pending is None:
+            opts = self._hoisted(out, indent, code(), reads, "list[tuple[Any, ...]]", env)
+        else:
+            given = set().union(*(_names_deep(x) for x in (s.bundle.key, *(
+                y for y in s.bundle.shared if y is not None))))
+            rows = dict(s.bundle.rows)
+
+            def row_reads(k: Any) -> set[str]:
+                return given.union(*(self._proc_reads(e, True) for e, _a in rows[k]))
+
+            opts = self._site(out, indent, env, code, reads, "list[tuple[Any, ...]]",
+                              row_reads, s.bundle.key, tuple(rows))
         self.named(*vars_)
         if len(f"{pad}for {target} in {opts.split('(', 1)[0]}(") > LINE_WIDTH:
             # a header the formatter could not wrap (long choice names in a deep block): the
@@ -909,7 +1181,7 @@ class MovePrinter(Printer):
             opts = f"_opts{self.counter}"
         out.append(f"{pad}for {target} in {opts}:")
         inner = self._chosen(names, env)
-        with self._block(False):
+        with self._block(True):
             self._enum([Applied(table, s.bundle), *s.rest], inner, indent + 1, out, False,
                        False, (*bound, *names))
 

@@ -225,6 +225,7 @@ class ProcSession:
                              checked_procs, engine.values, copier.name, bundles, ps.effects,
                              copier.saver, column, fields, engine.table, checked.loose_moves,
                              checked.guarded_writes)
+            mp.scalar = copier.scalar
             got = mp.action(checked.actions[kind], _PLACEHOLDER)
             for fname, ftype in got.types.items():
                 view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
@@ -557,6 +558,12 @@ class _Copier:
         lines.append("    return c")
         self.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
         return found
+
+    def scalar(self, fid: str, player: bool) -> bool:
+        """Whether a field of the game (of a player) holds a value never changed in place
+        (a number, a text, an id: nothing to copy)."""
+        f = {f.id: f for f in (self.decl.player if player else self.decl.game)}.get(fid)
+        return f is not None and copy_code(f.type, "x") is None
 
     def saver(self, game: frozenset[str], player: frozenset[str]) -> tuple[str, str]:
         """For steps that write these fields of the game and of the acting player only: the
