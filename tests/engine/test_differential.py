@@ -281,7 +281,7 @@ class Differ:
         g.players = []
         state["players"] = []
         for f in model.state.game:
-            if f.max_items is not None and f.id != "players":
+            if f.max_items is not None and not f.required:  # (new_game sets the required)
                 setattr(g, f.id, copy.deepcopy(f.default))
                 state[f.id] = copy.deepcopy(f.default)
         return g, state
