@@ -30,7 +30,6 @@ import math as _math
 import random as _random
 import re as _re
 import sys as _sys
-from bisect import bisect_left as _bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress as _suppress
 from dataclasses import dataclass as _dataclass
@@ -1237,11 +1236,7 @@ _MOVE_FIELDS: Final = (
     "cards",
 )
 # A move's code, as the move generators make it (`Move(*code)` is the move): the tuple of its
-# fields in `_MOVE_FIELDS` order; `_UNCHOSEN[n]`, the defaults of the fields from place n on;
-# `_FIELD_AT`, the place of each field.
-_UNCHOSEN: Final[tuple[tuple[Any, ...], ...]] = tuple(
-    (None, None, *_MOVE_DEFAULTS.values())[n:] for n in range(len(_MOVE_FIELDS) + 1)
-)
+# fields in `_MOVE_FIELDS` order, every one written; `_FIELD_AT`, the place of each field.
 _FIELD_AT: Final[dict[str, int]] = {name: n for n, name in enumerate(_MOVE_FIELDS)}
 
 
@@ -2750,8 +2745,7 @@ _K8: Final = ("officials", "plan", "ship", "production", "cardinal", "royal-favo
 _K9: Final = ("Yellow", "Green", "Orange", "Blue", "neutral")
 _K10: Final = ("build-store", "take-decree", "open-building")
 _K11: Final = {"gold": 5, "tools": 5, "books": 5, "cloth": 5}
-_K12: Final = (1, 3, 5, 7, 8, 9)
-_K13: Final = (
+_K12: Final = (
     "period-end.discard-display",
     "period-end.rubble-wigs",
     "period-end.new-ships",
@@ -2763,7 +2757,20 @@ _K13: Final = (
 
 
 def _m_influence_reis(g: Game, p: Player) -> int:
-    return _bisect_left(_K12, p.influence)
+    n_ = p.influence
+    if n_ <= 1:
+        return 0
+    if n_ <= 3:
+        return 1
+    if n_ <= 5:
+        return 2
+    if n_ <= 7:
+        return 3
+    if n_ <= 8:
+        return 4
+    if n_ <= 9:
+        return 5
+    return 6
 
 
 def _m_officials_on_completed_plans(g: Game, p: Player) -> int:
@@ -5160,7 +5167,26 @@ def _moves_portfolio(g: Game, seat: int, *only: Any) -> list[_Code]:
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
-        out.append(("portfolio", seat, v_card) + _UNCHOSEN[3])
+        out.append(
+            (
+                "portfolio",
+                seat,
+                v_card,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                (),
+                False,
+                None,
+                None,
+                None,
+                (),
+            )
+        )
     return out
 
 
@@ -5222,8 +5248,16 @@ def _moves_trade(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 v_good,
                                 v_ship_influence,
                                 v_favor,
+                                None,
+                                None,
+                                None,
+                                (),
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[7]
                         )
     return out
 
@@ -5406,8 +5440,14 @@ def _moves_visit__k1(
                                     v_favor,
                                     v_business,
                                     v_price_influence,
+                                    None,
+                                    (),
+                                    False,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[9]
                             )
                     elif _do_2 == "open-building":
                         if v_state_action in ("officials", "plan"):
@@ -5433,8 +5473,13 @@ def _moves_visit__k1(
                                     None,
                                     None,
                                     v_plan,
+                                    (),
+                                    False,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[10]
                             )
                     elif _do_2 == "take-decree":
                         if _opts12 is None:
@@ -5453,13 +5498,33 @@ def _moves_visit__k1(
                                     None,
                                     None,
                                     v_decrees,
+                                    False,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[11]
                             )
                     else:
                         out.append(
-                            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor)
-                            + _UNCHOSEN[7]
+                            (
+                                "visit",
+                                seat,
+                                v_card,
+                                v_state_action,
+                                None,
+                                v_ship_influence,
+                                v_favor,
+                                None,
+                                None,
+                                None,
+                                (),
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
+                            )
                         )
             else:
                 v_action = _T_noble_noble_action[v_noble]
@@ -5479,8 +5544,14 @@ def _moves_visit__k1(
                                 None,
                                 v_business,
                                 v_price_influence,
+                                None,
+                                (),
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[9]
                         )
                 elif _do_12 == "open-building":
                     if _opts11 is None:
@@ -5498,8 +5569,13 @@ def _moves_visit__k1(
                                 None,
                                 None,
                                 v_plan,
+                                (),
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[10]
                         )
                 elif _do_12 == "take-decree":
                     if _opts12 is None:
@@ -5518,11 +5594,34 @@ def _moves_visit__k1(
                                 None,
                                 None,
                                 v_decrees,
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[11]
                         )
                 else:
-                    out.append(("visit", seat, v_card, v_state_action) + _UNCHOSEN[4])
+                    out.append(
+                        (
+                            "visit",
+                            seat,
+                            v_card,
+                            v_state_action,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            (),
+                            False,
+                            None,
+                            None,
+                            None,
+                            (),
+                        )
+                    )
 
 
 def _play_visit(g: Game, seat: int, move: Move) -> None:
@@ -5761,8 +5860,9 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
                                         False,
                                         v_noble,
                                         v_event_influence,
+                                        None,
+                                        (),
                                     )
-                                    + _UNCHOSEN[14]
                                 )
                         elif _do_10 == "open-building":
                             if _opts14 is None:
@@ -5784,8 +5884,9 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
                                         False,
                                         v_noble,
                                         v_event_influence,
+                                        None,
+                                        (),
                                     )
-                                    + _UNCHOSEN[14]
                                 )
                         elif _do_10 == "take-decree":
                             if _opts15 is None:
@@ -5807,8 +5908,9 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
                                         False,
                                         v_noble,
                                         v_event_influence,
+                                        None,
+                                        (),
                                     )
-                                    + _UNCHOSEN[14]
                                 )
                         else:
                             out.append(
@@ -5827,8 +5929,9 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
                                     False,
                                     v_noble,
                                     v_event_influence,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[14]
                             )
     return out
 
@@ -5901,8 +6004,11 @@ def _moves_follow__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_no
                                     None,
                                     (),
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
                     elif _do_1 == "open-building":
                         if _opts5 is None:
@@ -5922,8 +6028,11 @@ def _moves_follow__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_no
                                     v_plan,
                                     (),
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
                     elif _do_1 == "take-decree":
                         if _opts6 is None:
@@ -5943,8 +6052,11 @@ def _moves_follow__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_no
                                     None,
                                     v_decrees,
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
                     else:
                         out.append(
@@ -5961,8 +6073,11 @@ def _moves_follow__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_no
                                 None,
                                 (),
                                 v_noble_action,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[12]
                         )
             else:
                 for v_state_action in _T_noble_state_actions[v_noble]:
@@ -5996,8 +6111,11 @@ def _moves_follow__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_no
                                     None,
                                     (),
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
 
 
@@ -6259,8 +6377,9 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 False,
                                 None,
                                 v_event_influence,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[14]
                         )
                 elif _do_0 == "open-building":
                     if _opts4 is None:
@@ -6282,8 +6401,9 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 False,
                                 None,
                                 v_event_influence,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[14]
                         )
                 elif _do_0 == "take-decree":
                     if _opts5 is None:
@@ -6305,8 +6425,9 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 False,
                                 None,
                                 v_event_influence,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[14]
                         )
                 else:
                     out.append(
@@ -6325,8 +6446,9 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
                             False,
                             None,
                             v_event_influence,
+                            None,
+                            (),
                         )
-                        + _UNCHOSEN[14]
                     )
     return out
 
@@ -6468,7 +6590,26 @@ def _moves_discard(g: Game, seat: int, *only: Any) -> list[_Code]:
     for v_card in only or dict.fromkeys(p.hand):
         if v_card not in p.hand:
             continue
-        out.append(("discard", seat, v_card) + _UNCHOSEN[3])
+        out.append(
+            (
+                "discard",
+                seat,
+                v_card,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                (),
+                False,
+                None,
+                None,
+                None,
+                (),
+            )
+        )
     return out
 
 
@@ -6496,7 +6637,26 @@ def _moves_pass(g: Game, seat: int, *only: Any) -> list[_Code]:
     p = g.players[seat]
     out: list[_Code] = []
     if len(p.hand) == 0:
-        out.append(("pass", seat) + _UNCHOSEN[2])
+        out.append(
+            (
+                "pass",
+                seat,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                (),
+                False,
+                None,
+                None,
+                None,
+                (),
+            )
+        )
     return out
 
 
@@ -6512,7 +6672,26 @@ def _play_pass(g: Game, seat: int, move: Move) -> None:
 # rules/court.yaml:270 decline
 def _moves_decline(g: Game, seat: int, *only: Any) -> list[_Code]:
     out: list[_Code] = []
-    out.append(("decline", seat) + _UNCHOSEN[2])
+    out.append(
+        (
+            "decline",
+            seat,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            (),
+            False,
+            None,
+            None,
+            None,
+            (),
+        )
+    )
     return out
 
 
@@ -6545,8 +6724,8 @@ def _moves_draw(g: Game, seat: int, *only: Any) -> list[_Code]:
                 None,
                 None,
                 v_pile,
+                (),
             )
-            + _UNCHOSEN[15]
         )
     return out
 
@@ -6577,8 +6756,24 @@ def _moves_marker(g: Game, seat: int, *only: Any) -> list[_Code]:
         if v_noble not in ("manuel", "marquis", "king"):
             continue
         out.append(
-            ("marker", seat, None, None, None, None, None, None, None, None, (), False, v_noble)
-            + _UNCHOSEN[13]
+            (
+                "marker",
+                seat,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                (),
+                False,
+                v_noble,
+                None,
+                None,
+                (),
+            )
         )
     return out
 
@@ -6636,7 +6831,6 @@ def _moves_hand_discard(g: Game, seat: int, *only: Any) -> list[_Code]:
                 None,
                 v_cards,
             )
-            + _UNCHOSEN[16]
         )
     return out
 
@@ -6788,8 +6982,14 @@ def _moves_visit_2__k1(
                                     v_favor,
                                     v_business,
                                     v_price_influence,
+                                    None,
+                                    (),
+                                    False,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[9]
                             )
                     elif _do_2 == "open-building":
                         if v_state_action in ("officials", "plan"):
@@ -6815,8 +7015,13 @@ def _moves_visit_2__k1(
                                     None,
                                     None,
                                     v_plan,
+                                    (),
+                                    False,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[10]
                             )
                     elif _do_2 == "take-decree":
                         if _opts12 is None:
@@ -6835,13 +7040,33 @@ def _moves_visit_2__k1(
                                     None,
                                     None,
                                     v_decrees,
+                                    False,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[11]
                             )
                     else:
                         out.append(
-                            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor)
-                            + _UNCHOSEN[7]
+                            (
+                                "visit",
+                                seat,
+                                v_card,
+                                v_state_action,
+                                None,
+                                v_ship_influence,
+                                v_favor,
+                                None,
+                                None,
+                                None,
+                                (),
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
+                            )
                         )
             else:
                 if _T_noble_reign_flag[v_noble] in g.flags:
@@ -6864,8 +7089,14 @@ def _moves_visit_2__k1(
                                 None,
                                 v_business,
                                 v_price_influence,
+                                None,
+                                (),
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[9]
                         )
                 elif _do_12 == "open-building":
                     if _opts11 is None:
@@ -6883,8 +7114,13 @@ def _moves_visit_2__k1(
                                 None,
                                 None,
                                 v_plan,
+                                (),
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[10]
                         )
                 elif _do_12 == "take-decree":
                     if _opts12 is None:
@@ -6903,11 +7139,34 @@ def _moves_visit_2__k1(
                                 None,
                                 None,
                                 v_decrees,
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[11]
                         )
                 else:
-                    out.append(("visit", seat, v_card, v_state_action) + _UNCHOSEN[4])
+                    out.append(
+                        (
+                            "visit",
+                            seat,
+                            v_card,
+                            v_state_action,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            (),
+                            False,
+                            None,
+                            None,
+                            None,
+                            (),
+                        )
+                    )
 
 
 def _play_visit_2(g: Game, seat: int, move: Move) -> None:
@@ -7166,8 +7425,9 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
                                         False,
                                         v_noble,
                                         v_event_influence,
+                                        None,
+                                        (),
                                     )
-                                    + _UNCHOSEN[14]
                                 )
                         elif _do_10 == "open-building":
                             if _opts14 is None:
@@ -7189,8 +7449,9 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
                                         False,
                                         v_noble,
                                         v_event_influence,
+                                        None,
+                                        (),
                                     )
-                                    + _UNCHOSEN[14]
                                 )
                         elif _do_10 == "take-decree":
                             if _opts15 is None:
@@ -7212,8 +7473,9 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
                                         False,
                                         v_noble,
                                         v_event_influence,
+                                        None,
+                                        (),
                                     )
-                                    + _UNCHOSEN[14]
                                 )
                         else:
                             out.append(
@@ -7232,8 +7494,9 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
                                     False,
                                     v_noble,
                                     v_event_influence,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[14]
                             )
     return out
 
@@ -7309,8 +7572,11 @@ def _moves_follow_3__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
                                     None,
                                     (),
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
                     elif _do_1 == "open-building":
                         if _opts5 is None:
@@ -7330,8 +7596,11 @@ def _moves_follow_3__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
                                     v_plan,
                                     (),
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
                     elif _do_1 == "take-decree":
                         if _opts6 is None:
@@ -7351,8 +7620,11 @@ def _moves_follow_3__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
                                     None,
                                     v_decrees,
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
                     else:
                         out.append(
@@ -7369,8 +7641,11 @@ def _moves_follow_3__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
                                 None,
                                 (),
                                 v_noble_action,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[12]
                         )
             else:
                 for v_state_action in _T_noble_state_actions[v_noble]:
@@ -7404,8 +7679,11 @@ def _moves_follow_3__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
                                     None,
                                     (),
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
 
 
@@ -7679,8 +7957,9 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 False,
                                 None,
                                 v_event_influence,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[14]
                         )
                 elif _do_0 == "open-building":
                     if _opts4 is None:
@@ -7702,8 +7981,9 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 False,
                                 None,
                                 v_event_influence,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[14]
                         )
                 elif _do_0 == "take-decree":
                     if _opts5 is None:
@@ -7725,8 +8005,9 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 False,
                                 None,
                                 v_event_influence,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[14]
                         )
                 else:
                     out.append(
@@ -7745,8 +8026,9 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
                             False,
                             None,
                             v_event_influence,
+                            None,
+                            (),
                         )
-                        + _UNCHOSEN[14]
                     )
     return out
 
@@ -7904,8 +8186,8 @@ def _moves_draw_2(g: Game, seat: int, *only: Any) -> list[_Code]:
                 None,
                 None,
                 v_pile,
+                (),
             )
-            + _UNCHOSEN[15]
         )
     return out
 
@@ -8032,8 +8314,14 @@ def _moves_visit_3__k1(
                                     v_favor,
                                     v_business,
                                     v_price_influence,
+                                    None,
+                                    (),
+                                    False,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[9]
                             )
                     elif _do_2 == "open-building":
                         if v_state_action in ("officials", "plan"):
@@ -8059,8 +8347,13 @@ def _moves_visit_3__k1(
                                     None,
                                     None,
                                     v_plan,
+                                    (),
+                                    False,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[10]
                             )
                     elif _do_2 == "take-decree":
                         if _opts12 is None:
@@ -8079,13 +8372,33 @@ def _moves_visit_3__k1(
                                     None,
                                     None,
                                     v_decrees,
+                                    False,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[11]
                             )
                     else:
                         out.append(
-                            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor)
-                            + _UNCHOSEN[7]
+                            (
+                                "visit",
+                                seat,
+                                v_card,
+                                v_state_action,
+                                None,
+                                v_ship_influence,
+                                v_favor,
+                                None,
+                                None,
+                                None,
+                                (),
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
+                            )
                         )
             else:
                 v_action = _T_noble_noble_action[v_noble]
@@ -8105,8 +8418,14 @@ def _moves_visit_3__k1(
                                 None,
                                 v_business,
                                 v_price_influence,
+                                None,
+                                (),
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[9]
                         )
                 elif _do_12 == "open-building":
                     if _opts11 is None:
@@ -8124,8 +8443,13 @@ def _moves_visit_3__k1(
                                 None,
                                 None,
                                 v_plan,
+                                (),
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[10]
                         )
                 elif _do_12 == "take-decree":
                     if _opts12 is None:
@@ -8144,11 +8468,34 @@ def _moves_visit_3__k1(
                                 None,
                                 None,
                                 v_decrees,
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[11]
                         )
                 else:
-                    out.append(("visit", seat, v_card, v_state_action) + _UNCHOSEN[4])
+                    out.append(
+                        (
+                            "visit",
+                            seat,
+                            v_card,
+                            v_state_action,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            (),
+                            False,
+                            None,
+                            None,
+                            None,
+                            (),
+                        )
+                    )
 
 
 def _play_visit_3(g: Game, seat: int, move: Move) -> None:
@@ -8387,8 +8734,9 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
                                         False,
                                         v_noble,
                                         v_event_influence,
+                                        None,
+                                        (),
                                     )
-                                    + _UNCHOSEN[14]
                                 )
                         elif _do_10 == "open-building":
                             if _opts14 is None:
@@ -8410,8 +8758,9 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
                                         False,
                                         v_noble,
                                         v_event_influence,
+                                        None,
+                                        (),
                                     )
-                                    + _UNCHOSEN[14]
                                 )
                         elif _do_10 == "take-decree":
                             if _opts15 is None:
@@ -8433,8 +8782,9 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
                                         False,
                                         v_noble,
                                         v_event_influence,
+                                        None,
+                                        (),
                                     )
-                                    + _UNCHOSEN[14]
                                 )
                         else:
                             out.append(
@@ -8453,8 +8803,9 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
                                     False,
                                     v_noble,
                                     v_event_influence,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[14]
                             )
     return out
 
@@ -8527,8 +8878,11 @@ def _moves_follow_4__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
                                     None,
                                     (),
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
                     elif _do_1 == "open-building":
                         if _opts5 is None:
@@ -8548,8 +8902,11 @@ def _moves_follow_4__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
                                     v_plan,
                                     (),
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
                     elif _do_1 == "take-decree":
                         if _opts6 is None:
@@ -8569,8 +8926,11 @@ def _moves_follow_4__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
                                     None,
                                     v_decrees,
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
                     else:
                         out.append(
@@ -8587,8 +8947,11 @@ def _moves_follow_4__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
                                 None,
                                 (),
                                 v_noble_action,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[12]
                         )
             else:
                 for v_state_action in _T_noble_state_actions[v_noble]:
@@ -8622,8 +8985,11 @@ def _moves_follow_4__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
                                     None,
                                     (),
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
 
 
@@ -8887,8 +9253,9 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 False,
                                 None,
                                 v_event_influence,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[14]
                         )
                 elif _do_0 == "open-building":
                     if _opts4 is None:
@@ -8910,8 +9277,9 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 False,
                                 None,
                                 v_event_influence,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[14]
                         )
                 elif _do_0 == "take-decree":
                     if _opts5 is None:
@@ -8933,8 +9301,9 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 False,
                                 None,
                                 v_event_influence,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[14]
                         )
                 else:
                     out.append(
@@ -8953,8 +9322,9 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
                             False,
                             None,
                             v_event_influence,
+                            None,
+                            (),
                         )
-                        + _UNCHOSEN[14]
                     )
     return out
 
@@ -9195,8 +9565,14 @@ def _moves_visit_4__k1(
                                     v_favor,
                                     v_business,
                                     v_price_influence,
+                                    None,
+                                    (),
+                                    False,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[9]
                             )
                     elif _do_2 == "open-building":
                         if v_state_action in ("officials", "plan"):
@@ -9222,8 +9598,13 @@ def _moves_visit_4__k1(
                                     None,
                                     None,
                                     v_plan,
+                                    (),
+                                    False,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[10]
                             )
                     elif _do_2 == "take-decree":
                         if _opts12 is None:
@@ -9242,13 +9623,33 @@ def _moves_visit_4__k1(
                                     None,
                                     None,
                                     v_decrees,
+                                    False,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[11]
                             )
                     else:
                         out.append(
-                            ("visit", seat, v_card, v_state_action, None, v_ship_influence, v_favor)
-                            + _UNCHOSEN[7]
+                            (
+                                "visit",
+                                seat,
+                                v_card,
+                                v_state_action,
+                                None,
+                                v_ship_influence,
+                                v_favor,
+                                None,
+                                None,
+                                None,
+                                (),
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
+                            )
                         )
             else:
                 if _T_noble_reign_flag[v_noble] in g.flags:
@@ -9271,8 +9672,14 @@ def _moves_visit_4__k1(
                                 None,
                                 v_business,
                                 v_price_influence,
+                                None,
+                                (),
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[9]
                         )
                 elif _do_12 == "open-building":
                     if _opts11 is None:
@@ -9290,8 +9697,13 @@ def _moves_visit_4__k1(
                                 None,
                                 None,
                                 v_plan,
+                                (),
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[10]
                         )
                 elif _do_12 == "take-decree":
                     if _opts12 is None:
@@ -9310,11 +9722,34 @@ def _moves_visit_4__k1(
                                 None,
                                 None,
                                 v_decrees,
+                                False,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[11]
                         )
                 else:
-                    out.append(("visit", seat, v_card, v_state_action) + _UNCHOSEN[4])
+                    out.append(
+                        (
+                            "visit",
+                            seat,
+                            v_card,
+                            v_state_action,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            (),
+                            False,
+                            None,
+                            None,
+                            None,
+                            (),
+                        )
+                    )
 
 
 def _play_visit_4(g: Game, seat: int, move: Move) -> None:
@@ -9573,8 +10008,9 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
                                         False,
                                         v_noble,
                                         v_event_influence,
+                                        None,
+                                        (),
                                     )
-                                    + _UNCHOSEN[14]
                                 )
                         elif _do_10 == "open-building":
                             if _opts14 is None:
@@ -9596,8 +10032,9 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
                                         False,
                                         v_noble,
                                         v_event_influence,
+                                        None,
+                                        (),
                                     )
-                                    + _UNCHOSEN[14]
                                 )
                         elif _do_10 == "take-decree":
                             if _opts15 is None:
@@ -9619,8 +10056,9 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
                                         False,
                                         v_noble,
                                         v_event_influence,
+                                        None,
+                                        (),
                                     )
-                                    + _UNCHOSEN[14]
                                 )
                         else:
                             out.append(
@@ -9639,8 +10077,9 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
                                     False,
                                     v_noble,
                                     v_event_influence,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[14]
                             )
     return out
 
@@ -9716,8 +10155,11 @@ def _moves_follow_5__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
                                     None,
                                     (),
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
                     elif _do_1 == "open-building":
                         if _opts5 is None:
@@ -9737,8 +10179,11 @@ def _moves_follow_5__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
                                     v_plan,
                                     (),
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
                     elif _do_1 == "take-decree":
                         if _opts6 is None:
@@ -9758,8 +10203,11 @@ def _moves_follow_5__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
                                     None,
                                     v_decrees,
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
                     else:
                         out.append(
@@ -9776,8 +10224,11 @@ def _moves_follow_5__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
                                 None,
                                 (),
                                 v_noble_action,
+                                None,
+                                None,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[12]
                         )
             else:
                 for v_state_action in _T_noble_state_actions[v_noble]:
@@ -9811,8 +10262,11 @@ def _moves_follow_5__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_
                                     None,
                                     (),
                                     v_noble_action,
+                                    None,
+                                    None,
+                                    None,
+                                    (),
                                 )
-                                + _UNCHOSEN[12]
                             )
 
 
@@ -10086,8 +10540,9 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 False,
                                 None,
                                 v_event_influence,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[14]
                         )
                 elif _do_0 == "open-building":
                     if _opts4 is None:
@@ -10109,8 +10564,9 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 False,
                                 None,
                                 v_event_influence,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[14]
                         )
                 elif _do_0 == "take-decree":
                     if _opts5 is None:
@@ -10132,8 +10588,9 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
                                 False,
                                 None,
                                 v_event_influence,
+                                None,
+                                (),
                             )
-                            + _UNCHOSEN[14]
                         )
                 else:
                     out.append(
@@ -10152,8 +10609,9 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
                             False,
                             None,
                             v_event_influence,
+                            None,
+                            (),
                         )
-                        + _UNCHOSEN[14]
                     )
     return out
 
@@ -10530,7 +10988,7 @@ def _state_checks(g: Game) -> tuple[str, str] | None:
     # rules/state.yaml:217 discard-step
     if not (
         ((g.resume if (g.phase == "marker") else g.phase) != "hand-discard")
-        or ((g.period_step < len(_K13)) and (_K13[g.period_step] == "period-end.hand-discard"))
+        or ((g.period_step < len(_K12)) and (_K12[g.period_step] == "period-end.hand-discard"))
     ):
         return (
             "$.period_step",
@@ -10545,7 +11003,7 @@ def _state_checks(g: Game) -> tuple[str, str] | None:
     # rules/state.yaml:228 display-discarded
     if not (
         ((g.resume if (g.phase == "marker") else g.phase) != "hand-discard")
-        or all((_K13[v_i] != "period-end.discard-display") for v_i in list(range(g.period_step)))
+        or all((_K12[v_i] != "period-end.discard-display") for v_i in list(range(g.period_step)))
         or all((len(g.piles[v_k]) == 0) for v_k in _K1)
     ):
         return "$.piles", "the display was discarded at this period end"
@@ -17639,8 +18097,9 @@ def _apply(g: Game, move: Move) -> None:
     raise _illegal(_TURN_RULE, f"unknown move kind {move.kind!r}")
 
 
-# The fields a kind of move leaves unchosen, with their defaults, by the fields it chooses.
-_NOT_CHOSEN_BY: Final[dict[tuple[str, ...], tuple[tuple[str, Any], ...]]] = {}
+# The fields a kind of move leaves unchosen, with their places in its code and their
+# defaults, by the fields it chooses.
+_NOT_CHOSEN_BY: Final[dict[tuple[str, ...], tuple[tuple[int, str, Any], ...]]] = {}
 
 
 def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | None = None) -> None:
@@ -17650,10 +18109,11 @@ def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | N
     others = _NOT_CHOSEN_BY.get(fields)
     if others is None:
         others = _NOT_CHOSEN_BY[fields] = tuple(
-            (n, d) for n, d in _MOVE_DEFAULTS.items() if n not in fields
+            (_FIELD_AT[n], n, d) for n, d in _MOVE_DEFAULTS.items() if n not in fields
         )
-    for name, default in others:
-        if getattr(move, name) != default:
+    code = move._code()  # (its fields read at once: no attribute looked up by name)
+    for at, name, default in others:
+        if code[at] != default:
             raise _illegal(
                 rule, reason or f"a {move.kind} move does not choose {name.replace('_', ' ')}"
             )
@@ -17662,8 +18122,9 @@ def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | N
 def _retag(code: _Code, name: str, value: Any) -> _Code:
     """The same move's code with another value of one choice (the move generators make the
     moves of the cards of one kind once)."""
-    at = _FIELD_AT[name]
-    return (*code[:at], value, *code[at + 1 :])
+    out = list(code)  # (a list set and made a tuple: two objects, where slices make five)
+    out[_FIELD_AT[name]] = value
+    return tuple(out)
 
 
 def _any(value: Any) -> Any:
@@ -17688,11 +18149,20 @@ def _led(chosen: tuple[Any, ...], groups: Sequence[Any]) -> list[tuple[Any, ...]
     items in turn): the leaders first, sorted, then the other items in order. When no item
     is in a group there is one way: the items as chosen."""
     by: dict[Any, list[Any]] = {}
+    several = False  # whether a group has more than one item
     for x, key in zip(chosen, groups, strict=True):
         if key is not None:
-            by.setdefault(key, []).append(x)
+            xs = by.get(key)
+            if xs is None:
+                by[key] = [x]
+            else:
+                xs.append(x)
+                several = True
     if not by:
         return [tuple(chosen)]
+    if not several:  # one way (the commonest: most chosen cards are alone in their group)
+        lead = sorted([xs[0] for xs in by.values()])
+        return [(*lead, *[x for x in chosen if x not in lead])]
     picks: list[list[Any]] = [[]]
     for xs in by.values():
         picks = [[*pick, x] for pick in picks for x in xs]
@@ -19112,6 +19582,23 @@ def _deal_out(
     return [x for pool in pools for x in pool]
 
 
+def _choice(rng: _random.Random, items: Sequence[Any]) -> Any:
+    """`rng.choice(items)`: the same draw from `rng`, the same item. For a `random.Random` its
+    own draw (`getrandbits` of the bits of the count, again while it is too big) is made here,
+    so that a compiled engine runs it compiled (a playout draws once a move); any other
+    generator draws itself. IndexError when there is nothing to draw from."""
+    if type(rng) is not _random.Random:
+        return rng.choice(items)
+    n = len(items)
+    if n == 0:
+        raise IndexError("cannot choose from an empty sequence")
+    bits = n.bit_length()
+    j = rng.getrandbits(bits)
+    while j >= n:
+        j = rng.getrandbits(bits)
+    return items[j]
+
+
 def _shuffle(rng: _random.Random, items: list[Any]) -> None:
     """`rng.shuffle(items)`: the same draws from `rng`, the same order. For a `random.Random`
     its own walk (down the list, each place swapped with one drawn at or before it, drawn by
@@ -19370,7 +19857,7 @@ def random_move(g: Game | View, rng: _random.Random) -> Move:
         moves = _moves_now(g)
         if not moves:
             raise _no_move(g)
-        return Move(*rng.choice(moves))
+        return Move(*_choice(rng, moves))
     except _REFUSALS:
         raise
     except _FAULTS as exc:
@@ -19439,7 +19926,7 @@ def _greedy_pick(
         elif value == best_value:
             best.append(i)
             afters.append(after)
-    k = 0 if len(best) == 1 else rng.choice(range(len(best)))
+    k = 0 if len(best) == 1 else _choice(rng, range(len(best)))
     return Move(*moves[best[k]]), afters[k]
 
 
@@ -19482,7 +19969,7 @@ def _playout(
     while g.phase != "over" and (horizon is None or steps < horizon):
         moves = _moves_now(g)
         if not greedy:
-            _apply(g, Move(*rng.choice(moves)))
+            _apply(g, Move(*_choice(rng, moves)))
         elif len(moves) == 1:
             _apply(g, Move(*moves[0]))
         else:

@@ -43,12 +43,13 @@ def emit_engine(compiled: Compiled, lowered: Lowered) -> dict[str, str]:
         own,
         seen,
     )
-    text = (
+    runtime = runtime_text()
+    text = runtime.unused_dropped(
         code_env()
         .get_template("engine/lisboa_engine.py.jinja")
         .render(
             view=view,
-            runtime=runtime_text(),
+            runtime=runtime,
             header=wrap_comment(header(compiled)),
             version=py_str(engine_version(compiled)),
         )

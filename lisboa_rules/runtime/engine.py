@@ -363,7 +363,6 @@ _MOVE_TYPES: dict[str, str] = {}
 _MOVE_DEFAULTS: dict[str, Any] = {}
 _MOVE_NOT_NULL: frozenset[str] = frozenset()
 _MOVE_FIELDS: tuple[str, ...] = ()
-_UNCHOSEN: tuple[tuple[Any, ...], ...] = ()
 _FIELD_AT: dict[str, int] = {}
 
 
@@ -1450,8 +1449,9 @@ def _apply(g: Game, move: Move) -> None:
     raise _illegal(_TURN_RULE, f"unknown move kind {move.kind!r}")
 
 
-# The fields a kind of move leaves unchosen, with their defaults, by the fields it chooses.
-_NOT_CHOSEN_BY: Final[dict[tuple[str, ...], tuple[tuple[str, Any], ...]]] = {}
+# The fields a kind of move leaves unchosen, with their places in its code and their
+# defaults, by the fields it chooses.
+_NOT_CHOSEN_BY: Final[dict[tuple[str, ...], tuple[tuple[int, str, Any], ...]]] = {}
 
 
 def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | None = None) -> None:
@@ -1461,10 +1461,11 @@ def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | N
     others = _NOT_CHOSEN_BY.get(fields)
     if others is None:
         others = _NOT_CHOSEN_BY[fields] = tuple(
-            (n, d) for n, d in _MOVE_DEFAULTS.items() if n not in fields
+            (_FIELD_AT[n], n, d) for n, d in _MOVE_DEFAULTS.items() if n not in fields
         )
-    for name, default in others:
-        if getattr(move, name) != default:
+    code = move._code()  # (its fields read at once: no attribute looked up by name)
+    for at, name, default in others:
+        if code[at] != default:
             raise _illegal(
                 rule, reason or f"a {move.kind} move does not choose {name.replace('_', ' ')}"
             )
@@ -1473,8 +1474,9 @@ def _only_chosen(move: Move, fields: tuple[str, ...], rule: str, reason: str | N
 def _retag(code: _Code, name: str, value: Any) -> _Code:
     """The same move's code with another value of one choice (the move generators make the
     moves of the cards of one kind once)."""
-    at = _FIELD_AT[name]
-    return (*code[:at], value, *code[at + 1 :])
+    out = list(code)  # (a list set and made a tuple: two objects, where slices make five)
+    out[_FIELD_AT[name]] = value
+    return tuple(out)
 
 
 def _any(value: Any) -> Any:
@@ -1499,11 +1501,20 @@ def _led(chosen: tuple[Any, ...], groups: Sequence[Any]) -> list[tuple[Any, ...]
     items in turn): the leaders first, sorted, then the other items in order. When no item
     is in a group there is one way: the items as chosen."""
     by: dict[Any, list[Any]] = {}
+    several = False  # whether a group has more than one item
     for x, key in zip(chosen, groups, strict=True):
         if key is not None:
-            by.setdefault(key, []).append(x)
+            xs = by.get(key)
+            if xs is None:
+                by[key] = [x]
+            else:
+                xs.append(x)
+                several = True
     if not by:
         return [tuple(chosen)]
+    if not several:  # one way (the commonest: most chosen cards are alone in their group)
+        lead = sorted([xs[0] for xs in by.values()])
+        return [(*lead, *[x for x in chosen if x not in lead])]
     picks: list[list[Any]] = [[]]
     for xs in by.values():
         picks = [[*pick, x] for pick in picks for x in xs]
@@ -2923,6 +2934,23 @@ def _deal_out(
     return [x for pool in pools for x in pool]
 
 
+def _choice(rng: _random.Random, items: Sequence[Any]) -> Any:
+    """`rng.choice(items)`: the same draw from `rng`, the same item. For a `random.Random` its
+    own draw (`getrandbits` of the bits of the count, again while it is too big) is made here,
+    so that a compiled engine runs it compiled (a playout draws once a move); any other
+    generator draws itself. IndexError when there is nothing to draw from."""
+    if type(rng) is not _random.Random:
+        return rng.choice(items)
+    n = len(items)
+    if n == 0:
+        raise IndexError("cannot choose from an empty sequence")
+    bits = n.bit_length()
+    j = rng.getrandbits(bits)
+    while j >= n:
+        j = rng.getrandbits(bits)
+    return items[j]
+
+
 def _shuffle(rng: _random.Random, items: list[Any]) -> None:
     """`rng.shuffle(items)`: the same draws from `rng`, the same order. For a `random.Random`
     its own walk (down the list, each place swapped with one drawn at or before it, drawn by
@@ -3181,7 +3209,7 @@ def random_move(g: Game | View, rng: _random.Random) -> Move:
         moves = _moves_now(g)
         if not moves:
             raise _no_move(g)
-        return Move(*rng.choice(moves))
+        return Move(*_choice(rng, moves))
     except _REFUSALS:
         raise
     except _FAULTS as exc:
@@ -3250,7 +3278,7 @@ def _greedy_pick(
         elif value == best_value:
             best.append(i)
             afters.append(after)
-    k = 0 if len(best) == 1 else rng.choice(range(len(best)))
+    k = 0 if len(best) == 1 else _choice(rng, range(len(best)))
     return Move(*moves[best[k]]), afters[k]
 
 
@@ -3293,7 +3321,7 @@ def _playout(
     while g.phase != "over" and (horizon is None or steps < horizon):
         moves = _moves_now(g)
         if not greedy:
-            _apply(g, Move(*rng.choice(moves)))
+            _apply(g, Move(*_choice(rng, moves)))
         elif len(moves) == 1:
             _apply(g, Move(*moves[0]))
         else:

@@ -27,7 +27,7 @@ from conftest import load_engine, setups
 
 from lisboa_rules.cli.main import main
 from lisboa_rules.emit.engine.names import EngineNames
-from lisboa_rules.emit.engine.procs import counted_by_bisection
+from lisboa_rules.emit.engine.procs import counted_by_bisection, counted_by_comparisons
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import typed
 from lisboa_rules.model.procs import Tables
@@ -218,6 +218,39 @@ def test_count_of_constants_is_a_bisection(source: str) -> None:
             assert _run(fast, named, e, k) == _run(code, named, e, k), (fast, e, k)
 
 
+_WHOLE = [c for c in _COUNTS if c.startswith("len(") and ") +" not in c]
+
+
+@pytest.mark.parametrize("source", [*_WHOLE, "len([v for v in rules.n.c if v > e])",
+                                    "len([v for v in rules.n.c if e <= v])"])
+def test_a_measure_that_is_a_count_of_a_few_constants_is_compared_in_turn(source: str) -> None:
+    """A measure whose whole body counts a few constant numbers on one side of a value is
+    printed as comparisons with those numbers sorted (no call: native ints when compiled),
+    the same count for every value, duplicates and each side included; a long list stays a
+    bisection."""
+    scope, named, names = _count_scope()
+    node = typed.check(source, scope).node
+    code = pyprint.bare(pyprint.expr(node, names))
+    steps = counted_by_comparisons(node, names)
+    if "rules.n.long" in source:
+        assert steps is None
+        return
+    assert steps is not None and "_bisect_left" not in "\n".join(steps), steps
+    body = "\n".join("    " + x for x in steps)
+    env: dict[str, Any] = {}
+    exec(f"def measure(v_e, v_k):\n{body}", env)  # the printed statements, in a test
+    for e in range(-4, 45):
+        for k in (0, 1, 3):
+            assert env["measure"](e, k) == _run(code, named, e, k), (steps, e, k)
+
+
+def test_other_bodies_are_not_compared_in_turn() -> None:
+    scope, _named, names = _count_scope()
+    for source in ("2 * len([v for v in rules.n.b if v > e + 1]) - 1",
+                   "len([v for v in rules.n.d if v == e])", "len([v for v in [1, 2] if v < e])"):
+        assert counted_by_comparisons(typed.check(source, scope).node, names) is None, source
+
+
 @pytest.mark.parametrize(
     "source",
     [
@@ -239,8 +272,9 @@ def test_other_code_is_left_as_it_is(source: str) -> None:
 
 def test_the_engines_count_of_icons_is_a_bisection(engine: Any) -> None:
     """rules/vocabulary.yaml influence_reis counts the réis icons below the marker: compiled to
-    a bisection, it gives the count of the rules' icons on every space of the track."""
-    assert "_bisect_left(" in inspect.getsource(engine._m_influence_reis)
+    comparisons with the icons (a few numbers), it gives the count of the rules' icons on
+    every space of the track."""
+    assert "if n_ <= " in inspect.getsource(engine._m_influence_reis)
     g = engine.new_game(3, (), 0)
     p = g.players[0]
     for influence in range(g.rs.influence_max + 1):

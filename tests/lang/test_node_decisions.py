@@ -16,7 +16,7 @@ import pytest
 from lisboa_rules.emit.engine.lower import Emitted
 from lisboa_rules.emit.engine.moves import MOVE_SLOT, ActionCode, MovePrinter
 from lisboa_rules.emit.engine.names import names_of
-from lisboa_rules.emit.engine.procs import positional_move
+from lisboa_rules.emit.engine.procs import _padded, positional_move
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import steps as st
 from lisboa_rules.lang import typed
@@ -199,16 +199,21 @@ def test_a_generator_s_moves_are_slots_the_back_end_writes() -> None:
     positional = [x.strip() for f in got.lines(
         lambda kind, chosen: positional_move(kind, chosen, fields)) for x in f
         if "out.append((" in x]
-    assert positional == ['out.append(("take", seat, v_card, (), v_pile) + _UNCHOSEN[5])']
+    assert [_padded(x, fields) for x in positional] == [
+        'out.append(("take", seat, v_card, (), v_pile, False))']
 
 
 def test_a_move_generator_makes_a_move_s_code_the_fields_not_chosen_as_their_defaults() -> None:
-    """A generator makes each move as its code (the tuple of a Move's fields in order): the
-    choices up to the last one made, then the runtime's defaults of the places after it."""
+    """A generator makes each move as its code (the tuple of a Move's fields in order), one
+    tuple written whole: the choices up to the last one made, then the defaults of the places
+    after it, of every rule set's fields (known only once they are all printed)."""
     fields = {"a": "integer", "b": "strings", "c": "boolean"}
-    assert positional_move("k", (), fields) == '("k", seat) + _UNCHOSEN[2]'
-    assert positional_move("k", ("c",), fields) == '("k", seat, None, (), v_c) + _UNCHOSEN[5]'
-    assert positional_move("k", ("a",), fields) == '("k", seat, v_a) + _UNCHOSEN[3]'
+    made = [positional_move("k", (), fields), positional_move("k", ("c",), fields),
+            positional_move("k", ("a",), fields)]
+    assert [_padded(code, fields) for code in made] == [
+        '("k", seat, None, (), False)', '("k", seat, None, (), v_c)', '("k", seat, v_a, (), False)']
+    more = {**fields, "d": "string"}  # a later rule set's field: every code gets it too
+    assert _padded(made[1], more) == '("k", seat, None, (), v_c, None)'
 
 
 def test_an_action_code_without_slots_is_its_functions() -> None:

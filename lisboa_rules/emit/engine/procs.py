@@ -12,6 +12,7 @@ after the other, for the engine emitter (`procedure_view`, from what `lower` ret
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -149,9 +150,11 @@ class ProcSession:
             self.used.add(stem)
             self.by_code[key] = stem
             lines = code.replace(_PLACEHOLDER, stem).split("\n")
-            if action:
+            if action:  # laid out by `finish`, once every move field is known (`_padded`)
                 self.actions.add(len(view.functions))
-            view.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
+                view.functions.append("\n".join(lines))
+            else:
+                view.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
         return stem
 
     def _known(self, stems: dict[str, str], q: str) -> str:
@@ -282,13 +285,18 @@ class ProcSession:
         bodies = self._measure_bodies()
         for name, (returns, body) in engine.measures.items():
             node = bodies.get((returns, body))
+            steps = [f"return {body}"]
             if node is not None:
-                body = counted_by_bisection(*node)
-            lines = [f"def {name}(g: Game, p: Player) -> {returns}:", f"    return {body}"]
+                steps = counted_by_comparisons(*node) or [f"return {counted_by_bisection(*node)}"]
+            lines = [f"def {name}(g: Game, p: Player) -> {returns}:", *("    " + x for x in steps)]
             measures.append("\n".join(w for line in lines for w in wrap_line(line)))
         bundle_code = ["\n".join(w for line in f for w in wrap_line(line))
                        for f in bundles.functions]
         checks = _invariant_view(models, view, self.tables, engine, self.where, self.scopes)
+        for i in self.actions:
+            view.functions[i] = "\n".join(
+                w for line in _padded(view.functions[i], view.move_fields).split("\n")
+                for w in wrap_line(line))
         view.functions = measures + self.copier.functions + _split(
             view.functions, bundle_code, self.actions) + checks
         code_all = "\n".join([*view.functions, *(q.code for qs in view.queries for q in qs)])
@@ -431,8 +439,36 @@ def counted_by_bisection(body: ir.Expr, names: pyprint.Names) -> str:
     return pyprint.bare(pyprint.expr(body, replace(names, memo=memo)))
 
 
-def _bisection(node: ir.Expr, names: pyprint.Names) -> str | None:
-    """`len([v for v in NUMBERS if v OP e])` (or `e OP v`) as a bisection, else None."""
+# The most numbers a count of constants below a value is printed as comparisons for: a few
+# comparisons of native ints in the compiled engine against a call of `bisect_left` (a generic
+# call there: a fifth of scoring's time with one such count per player).
+_COMPARED_MOST = 8
+
+
+def counted_by_comparisons(body: ir.Expr, names: pyprint.Names) -> list[str] | None:
+    """A measure whose whole body is a count of a few constant numbers on one side of a value
+    (`len([v for v in (1, 3, 5) if v < e])`) as the statements of its function: the value once
+    in a local, then the count by comparisons of it with the numbers sorted at compile time
+    (`if n_ <= 1: return 0`, then 3 for 1, ...), the same count as `counted_by_bisection`'s;
+    None for any other body (and more than `_COMPARED_MOST` numbers)."""
+    parts = _counted(body)
+    if parts is None or len(parts[0]) > _COMPARED_MOST:
+        return None
+    numbers, op, other = parts
+    n = len(numbers)
+    # v < e for i of the numbers exactly when e <= numbers[i] (the first such i, sorted); v <=
+    # e when e < numbers[i]; `>` and `>=` count the rest
+    test = "<=" if op in ("<", ">=") else "<"
+    counts = range(n + 1) if op in ("<", "<=") else range(n, -1, -1)
+    out = [f"n_ = {pyprint.bare(pyprint.expr(other, names))}"]
+    for c, x in zip(counts, numbers, strict=False):
+        out += [f"if n_ {test} {x}:", f"    return {c}"]
+    return [*out, f"return {counts[-1]}"]
+
+
+def _counted(node: ir.Expr) -> tuple[list[int], str, ir.Expr] | None:
+    """`len([v for v in NUMBERS if v OP e])` (or `e OP v`) as its numbers sorted, the
+    comparison (`v OP e`) and `e`, else None."""
     if not (isinstance(node, ir.Call) and node.fn == "len" and len(node.args) == 1):
         return None
     comp = node.args[0]
@@ -454,10 +490,19 @@ def _bisection(node: ir.Expr, names: pyprint.Names) -> str | None:
         return None
     if comp.var in locals_named(other):
         return None
+    return sorted(numbers), op, other
+
+
+def _bisection(node: ir.Expr, names: pyprint.Names) -> str | None:
+    """`len([v for v in NUMBERS if v OP e])` (or `e OP v`) as a bisection, else None."""
+    parts = _counted(node)
+    if parts is None:
+        return None
+    numbers, op, other = parts
     e = pyprint.bare(pyprint.expr(other, names))
     if _conditional(other, names):
         e = f"({e})"  # it binds less tightly than the `+ 1` that may follow
-    ints = pyprint.expr(ir.Data(sorted(numbers)), names)
+    ints = pyprint.expr(ir.Data(numbers), names)
     if names.constant is not None and ints.startswith("("):
         # named once at the module's level (a long one is already): no tuple made a call
         ints = names.constant(ints, tuple(sorted(numbers)))
@@ -497,17 +542,36 @@ _NOT_CHOSEN = {"integer": "None", "string": "None", "boolean": "False", "integer
                "strings": "()"}
 
 
+# Where a move's code ends before the fields after its last choice: `_padded` writes their
+# defaults there once every rule set's fields are known (a NUL is in no printed code).
+_PAD = "\x00pad:"
+_PAD_AT = re.compile("\x00pad:([0-9]+)\x00")
+
+
 def positional_move(kind: str, chosen: tuple[str, ...], fields: dict[str, str]) -> str:
     """A move a move generator makes (ActionCompiler._emit_move: the choices `chosen`, each
     the value of its local), as its code: the tuple of a Move's fields in order (`Move(*code)`
     is the move), the choices not made as their defaults (`fields`: the Move's choices in
-    order, with their JSON types; the fields after the last one chosen are the runtime's
-    `_UNCHOSEN[n]`, since rule sets printed later may add fields at the end). A generator makes
-    tens of moves per move played and a search plays one: a tuple costs a tenth of a Move."""
+    order, with their JSON types; the fields after the last one chosen are written by
+    `_padded` when the generators are laid out, since rule sets printed later may add fields
+    at the end). A generator makes tens of moves per move played and a search plays one: a
+    tuple costs a tenth of a Move, and one tuple made whole costs less than two joined."""
     names = list(fields)
     last = max((names.index(k) for k in chosen), default=-1)
     args = [local_code(n) if n in chosen else _NOT_CHOSEN[fields[n]] for n in names[: last + 1]]
-    return f"({', '.join([py_str(kind), 'seat', *args])}) + _UNCHOSEN[{len(args) + 2}]"
+    return f"({', '.join([py_str(kind), 'seat', *args])}{_PAD}{len(args) + 2}\x00)"
+
+
+def _padded(code: str, fields: Mapping[str, str]) -> str:
+    """A move generator's code with each move's code written whole: the defaults of the
+    fields after its last choice (`fields`: every rule set's, in order) where it ends."""
+    defaults = ["None", "None", *(_NOT_CHOSEN[t] for t in fields.values())]
+
+    def pad(m: re.Match[str]) -> str:
+        rest = defaults[int(m.group(1)):]
+        return "".join(", " + d for d in rest)
+
+    return _PAD_AT.sub(pad, code)
 
 
 class _Copier:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -17,6 +18,20 @@ GENERATED = ("# <generated>\n", "# </generated>\n")
 class RuntimeText:
     head: str  # the imports, __all__ and the rule tables' shapes
     tail: str  # the machinery that reads the generated tables
+    # the names the runtime imports for the generated code alone (its `_USED_BY_GENERATED`)
+    for_generated: tuple[str, ...] = ()
+
+    def unused_dropped(self, engine: str) -> str:
+        """The engine's text without the head's imports of a name for the generated code
+        that nothing else in it names (a rule set whose measures count no long list bisects
+        nothing): a line that imports that name alone."""
+        for name in self.for_generated:
+            word = re.compile(rf"\b{re.escape(name)}\b")
+            lines = [line for line in self.head.splitlines(keepends=True)
+                     if line.startswith(("from ", "import ")) and word.search(line)]
+            if len(lines) == 1 and "," not in lines[0] and len(word.findall(engine)) == 1:
+                engine = engine.replace(lines[0], "", 1)
+        return engine
 
     def exports(self) -> list[str]:
         """The public names of the runtime (its `__all__`)."""
@@ -81,9 +96,12 @@ def runtime_text() -> RuntimeText:
     where = "lisboa_rules/runtime/engine.py"
     source = resources.files("lisboa_rules.runtime").joinpath("engine.py").read_text("utf-8")
     _, emitted, _ = _between(source, EMIT, where)
-    head, _, tail = _between(emitted, GENERATED, where)
+    head, declared, tail = _between(emitted, GENERATED, where)
+    found = re.search(r"^_USED_BY_GENERATED = \(([^)]*)\)$", declared, re.M)
+    used = tuple(n.strip() for n in found.group(1).split(",") if n.strip()) if found else ()
     # the blank lines around the block belong to the module's layout, not to the engine's
-    return RuntimeText(head=head.rstrip("\n") + "\n", tail=tail.strip("\n") + "\n")
+    return RuntimeText(head=head.rstrip("\n") + "\n", tail=tail.strip("\n") + "\n",
+                       for_generated=used)
 
 
 @functools.cache
