@@ -13,6 +13,12 @@
         with one shared Ctx, the hand-written baseline, ranking, the interpreter
     python3 benchmarks/profiles.py cprofile-build [--rules DIR] [--top 25]
         cProfile of one in-process build (imports excluded), top functions by own time
+    python3 benchmarks/profiles.py compiled playout|scoring|greedy [--seconds 3] [--top 20]
+        where the mypyc-compiled engine spends its time (cProfile sees no compiled function):
+        `perf record` with DWARF call stacks of the engine's own playouts, `final_totals` of
+        finished games, or greedy games; each sample is put to the nearest generated
+        function on its stack (with the C helpers it was in), and each function's share of
+        the samples it is on is listed too. Needs Linux `perf` and the mypyc toolchain.
 
 Nothing here edits a file outside a temporary folder.
 """
@@ -261,6 +267,78 @@ def cmd_playout(args: argparse.Namespace) -> None:
     _profile(go, args.top, "20 random 4-player games (legal_moves + apply_move)")
 
 
+def _compiled_child(what: str, seconds: float) -> None:
+    """The workload `compiled` profiles, run for about `seconds` in this process."""
+    import random
+
+    import run as bench
+
+    tmp = Path(tempfile.mkdtemp(prefix="lisboa-perf-"))
+    engine = ROOT / "generated" / "lisboa_engine.py"
+    C, how = bench._compiled_engine(engine, tmp, 3)
+    if C is None:
+        raise SystemExit(f"no compiled engine: {how}")
+    work: Callable[[], None]
+    if what == "scoring":
+        E = bench.load_engine(engine)
+        ends = [C.from_json(E.to_json(g)) for g in bench.end_states(E, 25, 5000)]
+
+        def work() -> None:
+            for g in ends:
+                C.final_totals(g)
+    elif what == "greedy":
+        def work() -> None:
+            g = C.new_game(3, (), 1)
+            rng = random.Random(1)
+            while g.phase != "over":
+                g = C.apply_move(g, C.greedy_move(g, rng))
+    else:
+        def work() -> None:
+            for s in range(6000, 6010):
+                C.playout(C.new_game(4, (), s), random.Random(s))
+    work()  # warm
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        work()
+
+
+def cmd_compiled(args: argparse.Namespace) -> None:
+    """perf's samples of a compiled-engine workload, put to the generated functions."""
+    import shutil
+    from collections import Counter, defaultdict
+
+    if shutil.which("perf") is None:
+        raise SystemExit("needs Linux perf (apt-get install linux-perf)")
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "perf.data"
+        subprocess.run(["perf", "record", "-q", "-F", "500", "--call-graph", "dwarf,16384",
+                        "-o", str(data), sys.executable, __file__, "_compiled", args.workload,
+                        str(args.seconds)], check=True)
+        script = subprocess.run(["perf", "script", "-i", str(data), "-F", "ip,sym"],
+                                check=True, capture_output=True, text=True).stdout
+    owner: Counter[str] = Counter()
+    on_stack: Counter[str] = Counter()
+    leaves: dict[str, Counter[str]] = defaultdict(Counter)
+    total = 0
+    for sample in script.split("\n\n"):
+        frames = [f[1] for line in sample.strip().splitlines() if len(f := line.split()) > 1]
+        generated = [f.removeprefix("CPyDef_") for f in frames if f.startswith("CPyDef_")]
+        if not generated:
+            continue
+        total += 1
+        owner[generated[0]] += 1
+        leaves[generated[0]][frames[0].removeprefix("CPyDef_")] += 1
+        on_stack.update(set(generated))
+    print(f"{args.workload}: {total} samples in generated functions")
+    print(f"{'own %':>6}  function  | where its samples were (% of all)")
+    for name, n in owner.most_common(args.top):
+        parts = ", ".join(f"{k} {v / total:.1%}" for k, v in leaves[name].most_common(5))
+        print(f"{n / total:6.1%}  {name}  | {parts}")
+    print(f"{'on stack':>8}  function")
+    for name, n in on_stack.most_common(args.top):
+        print(f"{n / total:8.1%}  {name}")
+
+
 def cmd_scoring_variants(args: argparse.Namespace) -> None:
     """Experiments for the scoring proposals: what the engine's scoring would cost without the
     prose, or without a Ctx() per formula call, on the engine's own tables (no file edited)."""
@@ -349,6 +427,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         rules, out, check = argv[1], argv[2], argv[3] == "1"
         print(json.dumps(child_build(rules, out, check)))
         return 0
+    if argv and argv[0] == "_compiled":
+        _compiled_child(argv[1], float(argv[2]))
+        return 0
     p = argparse.ArgumentParser(description="Profiles behind the benchmark rows.")
     sub = p.add_subparsers(dest="what", required=True)
     b = sub.add_parser("build")
@@ -361,8 +442,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         s.add_argument("--reps", type=int, default=9)
         if name == "cprofile-build":
             s.add_argument("--rules", default="rules")
+    c = sub.add_parser("compiled")
+    c.add_argument("workload", choices=("playout", "scoring", "greedy"))
+    c.add_argument("--seconds", type=float, default=3.0)
+    c.add_argument("--top", type=int, default=20)
     args = p.parse_args(argv)
     {
+        "compiled": cmd_compiled,
         "build": cmd_build,
         "imports": cmd_imports,
         "scoring": cmd_scoring,
