@@ -103,3 +103,20 @@ def test_an_import_for_the_generated_code_alone_is_dropped_when_nothing_names_it
     several = next(x for x in shared if x.startswith("from collections.abc import"))
     assert "Sequence" in runtime.for_generated and "," in several
     assert several in runtime.unused_dropped(engine)
+
+
+def test_greedy_margin_is_the_seat_s_total_less_the_best_other(engine: Any) -> None:
+    """`_Scorer.margin` (what greedy maximises): the seat's total as if the game ended now,
+    less the best total of the other seats (their totals from `final_totals`)."""
+    rng = random.Random(5)
+    for players in (2, 3, 4):
+        g = engine.new_game(players, (), players)
+        scorer = engine._Scorer(g.rs)
+        for _ in range(60):
+            totals = engine.final_totals(g)
+            for seat in range(players):
+                others = [t for i, t in enumerate(totals) if i != seat]
+                assert scorer.margin(g, seat) == totals[seat] - max(others)
+            if g.phase == "over":
+                break
+            g = engine.apply_move(g, rng.choice(engine.legal_moves(g)))
