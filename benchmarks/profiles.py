@@ -307,9 +307,15 @@ def cmd_compiled(args: argparse.Namespace) -> None:
     import shutil
     from collections import Counter, defaultdict
 
+    import run as bench
+
     if shutil.which("perf") is None:
         raise SystemExit("needs Linux perf (apt-get install linux-perf)")
     with tempfile.TemporaryDirectory() as tmp:
+        # compiled (or found in the cache) first: the samples are the workload's alone
+        C, how = bench._compiled_engine(ROOT / "generated" / "lisboa_engine.py", Path(tmp), 3)
+        if C is None:
+            raise SystemExit(f"no compiled engine: {how}")
         data = Path(tmp) / "perf.data"
         subprocess.run(["perf", "record", "-q", "-F", "500", "--call-graph", "dwarf,16384",
                         "-o", str(data), sys.executable, __file__, "_compiled", args.workload,
