@@ -582,7 +582,9 @@ def _change(ctx: Ctx, c: S.Gain | S.Assign) -> None:
             if c.ceil:
                 new = min(_INT_MAX if place.hi is None else place.hi, new)
         case S.Assign():
-            new = evaluate(c.value, ctx)
+            # a value, not a place: the state owns what it is set to (a list or table read
+            # from another place is copied; two places never share one)
+            new = copy.deepcopy(evaluate(c.value, ctx))
             if c.clamp:  # within the declared bounds and what a save holds
                 new = min(_INT_MAX if place.hi is None else place.hi,
                           max(_INT_MIN if place.lo is None else place.lo, new))

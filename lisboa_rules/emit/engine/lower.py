@@ -519,12 +519,12 @@ class Printer:
             # a list set from a value not proven to fit: computed once, checked, then set
             self.items += 1
             code = f"_item_{self.items}"
-            out.append(f"{pad}{code} = {self.bare(c.value)}")
+            out.append(f"{pad}{code} = {owned(place.type, c.value, self.bare(c.value))}")
             self.guard(at, place, "", pad, out, code)
             out.append(f"{pad}{self.entry(place)} = {code}")
             return
         if isinstance(c, S.Assign):
-            code = self.bare(c.value)
+            code = owned(place.type, c.value, self.bare(c.value))
             if c.clamp:
                 # a number of the state set from a computed value stays within its declared
                 # bounds and what a save holds (the runtime's _INT_MIN and _INT_MAX, 64 bits)
@@ -545,6 +545,40 @@ class Printer:
     def negate(self, cond: ir.Expr) -> str:
         """`not cond` as code, written as ruff wants it (`a not in b`, `a is not None`)."""
         return self.bare(negated(cond))
+
+
+# the functions whose code makes a new list (pyprint prints `range` and `reversed` as one)
+_MAKES_A_LIST = ("range", "reversed", "sorted")
+
+
+def owned(t: VType, node: ir.Expr, code: str) -> str:
+    """The code of a value set into the state (`node`, of type `t`, printed as `code`) as one
+    the state owns: a list or a table read from elsewhere (another field, a local, the rules'
+    data) is copied, as deep as it holds lists or tables, so that no two places of the state
+    share one list (a later change to one would change the other, and a save and load, which
+    parts them, would play differently) and no constant of the engine is changed. A list or a
+    table made by the value itself (`[...]`, a comprehension, `{}`, a sum of lists, `sorted`)
+    of numbers, texts and ids is its own already."""
+    made = isinstance(node, ir.ListOf | ir.Comp | ir.EmptyTable | ir.BinOp) or (
+        isinstance(node, ir.Call) and node.fn in _MAKES_A_LIST)
+    if made and not any(_copied(a, "v") for a in t.args):
+        return code
+    return _copied(t, code) or code
+
+
+def _copied(t: VType, code: str, depth: int = 0) -> str | None:
+    """An expression copying the value `code` of type `t` as deep as it holds lists or
+    tables, or None for a value nothing changes in place (a number, a text, an id)."""
+    if t.name == "list":
+        inner = _copied(t.args[0], f"v{depth}", depth + 1)
+        out = f"list({code})" if inner is None else f"[{inner} for v{depth} in {code}]"
+    elif t.name == "map":
+        inner = _copied(t.args[1], f"v{depth}", depth + 1)
+        out = f"dict({code})" if inner is None else \
+            f"{{k{depth}: {inner} for k{depth}, v{depth} in {code}.items()}}"
+    else:
+        return None
+    return f"(None if {code} is None else {out})" if t.optional else out
 
 
 def _list_entry(node: ir.Expr) -> bool:
