@@ -547,7 +547,7 @@ def _effect(ctx: Ctx, s: S.Stmt) -> None:
             player = {f.id: copy.deepcopy(f.default) for f in ctx.prep.model.state.player}
             declared = {f.id: f.max_items for f in ctx.prep.model.state.player}
             for name, v in s.fields:
-                player[name] = evaluate(v, ctx)
+                player[name] = copy.deepcopy(evaluate(v, ctx))  # its own value, as set: gives
                 most = declared.get(name)
                 if most is not None and len(player[name]) > most:
                     raise OverMax(f"the step would put more items into player.{name} than "

@@ -729,6 +729,7 @@ class StepChecker:
             return None
         given = dict(s.with_ or ())
         fields = []
+        types = []
         for name, source in given.items():
             f = scope.player.get(str(name))
             if f is None:
@@ -738,13 +739,14 @@ class StepChecker:
             v = self.expr(s, source, scope, f.type, f"with/{name}")
             if v is not None:
                 fields.append((str(name), v.node))
+                types.append(f.type)
         missing = sorted(scope.required - {str(k) for k in given})
         if missing:
             self.problem(s, "step-missing", "a new player needs "
                          + ", ".join(f"'{m}'" for m in missing) + " (fields with no default)",
                          "new")
             return None
-        return S.New(at(s), place, tuple(fields))
+        return S.New(at(s), place, tuple(fields), tuple(types))
 
     def _move(self, s: Move, scope: Scope) -> S.Stmt | None:
         mode = s.mode

@@ -87,3 +87,21 @@ def test_fields_set_from_one_another_stay_two_lists(sharing: object) -> None:
             assert E.to_json(after) == E.to_json(g)  # type: ignore[attr-defined]
             took += bool(move.decrees)  # the take-decree Noble action ran, and the step
     assert took > 0
+
+
+def test_a_new_player_s_given_list_is_its_own() -> None:
+    """The setup's `new` step gives a new player's fields as `set:` gives a field: a list read
+    from elsewhere is copied (the checker keeps each given field's declared type for it)."""
+    from lisboa_rules.emit.engine.lower import Printer
+    from lisboa_rules.ir import stmt as S
+    from lisboa_rules.pyprint import expr as pyprint
+
+    at = S.At(("flow", "setup", "steps", 0), "new")
+    place = S.Place(ir.GameField("players"), list_of(VType("player")), field="game.players")
+    given = (("ships", ir.GameField("ships")), ("color", ir.Local("c")))
+    step = S.New(at, place, given, (list_of(INT), VType("color")))
+    printer = Printer(pyprint.PLAIN, lambda p: p, lambda path: "rules/flow.yaml:1")
+    out: list[str] = []
+    printer.effect(step, 0, out)
+    made = [line for line in out if "Player(" in line]
+    assert made and "ships=list(g.ships)" in made[0] and "color=v_c" in made[0], out

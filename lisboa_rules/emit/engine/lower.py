@@ -483,7 +483,10 @@ class Printer:
                     self.entry(s.place)
                 out.append(f"{pad}rng.shuffle({shuffled})")
             case S.New():
-                args = ", ".join(f"{name}={self.bare(v)}" for name, v in s.fields)
+                types = s.types or (None,) * len(s.fields)
+                args = ", ".join(
+                    f"{name}={self.bare(v) if t is None else owned(t, v, self.bare(v))}"
+                    for (name, v), t in zip(s.fields, types, strict=True))
                 into = self.made(s.place) if _list_entry(s.place.node) else self.entry(s.place)
                 self.guard(s.at, s.place, "1", pad, out)
                 for name, v in s.fields:  # a list it is given
