@@ -1776,7 +1776,7 @@ def bench_simulate(mode: Mode, engine: Path) -> list[Row]:
 # Per mode: greedy games timed (3 players, 2 jobs; the time is scaled to 10,000 games), their
 # repetitions, the states of a game MCTS chooses a move in, and the greedy games played in
 # process by the engine's loops and by the agents' own.
-BALANCE_SIZES = {"full": (200, 2, 12, 6), "quick": (60, 1, 6, 3), "tiny": (4, 1, 1, 1)}
+BALANCE_SIZES = {"full": (200, 5, 12, 6), "quick": (60, 1, 6, 3), "tiny": (4, 1, 1, 1)}
 BALANCE_GAMES = 10_000  # the issue's figure: 10,000 three-player greedy games in 60 s on 2 jobs
 # issue 36's budgets, for the compiled engine: 10,000 greedy games on 2 processes, one honest
 # MCTS move of 200 iterations
