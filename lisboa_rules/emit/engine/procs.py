@@ -449,7 +449,7 @@ def counted_by_comparisons(body: ir.Expr, names: pyprint.Names) -> list[str] | N
     """A measure whose whole body is a count of a few constant numbers on one side of a value
     (`len([v for v in (1, 3, 5) if v < e])`) as the statements of its function: the value once
     in a local, then the count by comparisons of it with the numbers sorted at compile time
-    (`if n_ <= 1: return 0`, then 3 for 1, ...), the same count as `counted_by_bisection`'s;
+    (`if n_ <= 1: return 0`, `if n_ <= 3: return 1`, ...), the same count as the bisection's;
     None for any other body (and more than `_COMPARED_MOST` numbers)."""
     parts = _counted(body)
     if parts is None or len(parts[0]) > _COMPARED_MOST:
