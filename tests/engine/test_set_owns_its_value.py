@@ -105,3 +105,22 @@ def test_a_new_player_s_given_list_is_its_own() -> None:
     printer.effect(step, 0, out)
     made = [line for line in out if "Player(" in line]
     assert made and "ships=list(g.ships)" in made[0] and "color=v_c" in made[0], out
+
+
+def test_a_chosen_value_is_bracketed_where_the_copy_reads_it() -> None:
+    """`a if c else b` binds less tightly than `in`, `.items()` and `is`: the copy of such a
+    value brackets it there, and the printed copy is the value's copy whichever is chosen."""
+    cond = ir.Cond(ir.Local("c"), ir.Local("a"), ir.Local("b"))
+    code = "v_a if v_c else v_b"
+    nested = list_of(list_of(INT))
+    table = VType("map", (VType("noble"), list_of(INT)))
+    maybe = VType("list", (INT,), optional=True)
+    a, b = [[1], [2, 3]], [[4]]
+    for t, values in ((nested, (a, b)), (table, ({"x": [1]}, {"y": [2]})), (maybe, (None, [5]))):
+        printed = owned(t, cond, code)
+        for c in (True, False):
+            env = {"v_a": values[0], "v_b": values[1], "v_c": c}
+            got = eval(printed, env)  # the printed copy, in a test
+            want = values[0] if c else values[1]
+            assert got == want, (printed, c)
+            assert got is None or got is not want, printed

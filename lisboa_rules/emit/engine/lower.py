@@ -566,22 +566,25 @@ def owned(t: VType, node: ir.Expr, code: str) -> str:
         isinstance(node, ir.Call) and node.fn in _MAKES_A_LIST)
     if made and not any(_copied(a, "v") for a in t.args):
         return code
-    return _copied(t, code) or code
+    return _copied(t, code, whole=not isinstance(node, ir.Cond)) or code
 
 
-def _copied(t: VType, code: str, depth: int = 0) -> str | None:
+def _copied(t: VType, code: str, depth: int = 0, whole: bool = True) -> str | None:
     """An expression copying the value `code` of type `t` as deep as it holds lists or
-    tables, or None for a value nothing changes in place (a number, a text, an id)."""
+    tables, or None for a value nothing changes in place (a number, a text, an id); `whole`:
+    `code` binds tighter than `in`, `.` and `is` (not `a if c else b`, which is bracketed
+    where they follow it)."""
+    held = code if whole else f"({code})"
     if t.name == "list":
         inner = _copied(t.args[0], f"v{depth}", depth + 1)
-        out = f"list({code})" if inner is None else f"[{inner} for v{depth} in {code}]"
+        out = f"list({code})" if inner is None else f"[{inner} for v{depth} in {held}]"
     elif t.name == "map":
         inner = _copied(t.args[1], f"v{depth}", depth + 1)
         out = f"dict({code})" if inner is None else \
-            f"{{k{depth}: {inner} for k{depth}, v{depth} in {code}.items()}}"
+            f"{{k{depth}: {inner} for k{depth}, v{depth} in {held}.items()}}"
     else:
         return None
-    return f"(None if {code} is None else {out})" if t.optional else out
+    return f"(None if {held} is None else {out})" if t.optional else out
 
 
 def _list_entry(node: ir.Expr) -> bool:
