@@ -216,7 +216,7 @@ class New:
     at: At
     place: Place
     fields: tuple[tuple[str, ir.Expr], ...]
-    types: tuple[VType, ...] = ()  # each given field's declared type, in the same order
+    types: tuple[VType, ...]  # each given field's declared type, in the same order
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,7 @@ def test_a_list_read_from_elsewhere_is_copied_as_it_is_set() -> None:
     assert owned(table, ir.GameField("piles"), "g.piles") == \
         "{k0: list(v0) for k0, v0 in g.piles.items()}"
     maybe = VType("list", (INT,), optional=True)
-    assert owned(maybe, ir.Local("x"), "v_x") == "(None if v_x is None else list(v_x))"
+    assert owned(maybe, ir.Local("x"), "v_x") == "None if v_x is None else list(v_x)"
     assert owned(INT, ir.Local("x"), "v_x") == "v_x"  # a number is never shared
     # a list the value makes itself is its own already
     assert owned(seats, ir.ListOf(()), "[]") == "[]"

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import NamedTuple, assert_never
 
 from lisboa_rules.core.encode import py_comment, py_str
+from lisboa_rules.emit.engine.state_classes import copy_code
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import stmt as S
 from lisboa_rules.ir.logic import negated
@@ -483,10 +484,8 @@ class Printer:
                     self.entry(s.place)
                 out.append(f"{pad}rng.shuffle({shuffled})")
             case S.New():
-                types = s.types or (None,) * len(s.fields)
-                args = ", ".join(
-                    f"{name}={self.bare(v) if t is None else owned(t, v, self.bare(v))}"
-                    for (name, v), t in zip(s.fields, types, strict=True))
+                args = ", ".join(f"{name}={owned(t, v, self.bare(v))}"
+                                 for (name, v), t in zip(s.fields, s.types, strict=True))
                 into = self.made(s.place) if _list_entry(s.place.node) else self.entry(s.place)
                 self.guard(s.at, s.place, "1", pad, out)
                 for name, v in s.fields:  # a list it is given
@@ -564,27 +563,9 @@ def owned(t: VType, node: ir.Expr, code: str) -> str:
     of numbers, texts and ids is its own already."""
     made = isinstance(node, ir.ListOf | ir.Comp | ir.EmptyTable | ir.BinOp) or (
         isinstance(node, ir.Call) and node.fn in _MAKES_A_LIST)
-    if made and not any(_copied(a, "v") for a in t.args):
+    if made and not any(copy_code(a, "v") for a in t.args):
         return code
-    return _copied(t, code, whole=not isinstance(node, ir.Cond)) or code
-
-
-def _copied(t: VType, code: str, depth: int = 0, whole: bool = True) -> str | None:
-    """An expression copying the value `code` of type `t` as deep as it holds lists or
-    tables, or None for a value nothing changes in place (a number, a text, an id); `whole`:
-    `code` binds tighter than `in`, `.` and `is` (not `a if c else b`, which is bracketed
-    where they follow it)."""
-    held = code if whole else f"({code})"
-    if t.name == "list":
-        inner = _copied(t.args[0], f"v{depth}", depth + 1)
-        out = f"list({code})" if inner is None else f"[{inner} for v{depth} in {held}]"
-    elif t.name == "map":
-        inner = _copied(t.args[1], f"v{depth}", depth + 1)
-        out = f"dict({code})" if inner is None else \
-            f"{{k{depth}: {inner} for k{depth}, v{depth} in {held}.items()}}"
-    else:
-        return None
-    return f"(None if {held} is None else {out})" if t.optional else out
+    return copy_code(t, code, anew=True, whole=not isinstance(node, ir.Cond)) or code
 
 
 def _list_entry(node: ir.Expr) -> bool:

@@ -505,7 +505,7 @@ def _bisection(node: ir.Expr, names: pyprint.Names) -> str | None:
     ints = pyprint.expr(ir.Data(numbers), names)
     if names.constant is not None and ints.startswith("("):
         # named once at the module's level (a long one is already): no tuple made a call
-        ints = names.constant(ints, tuple(sorted(numbers)))
+        ints = names.constant(ints, tuple(numbers))
     n = len(numbers)
     # the numbers are ints, and so is the value they are compared with: v <= e is v < e + 1
     return {"<": f"_bisect_left({ints}, {e})",
@@ -545,7 +545,7 @@ _NOT_CHOSEN = {"integer": "None", "string": "None", "boolean": "False", "integer
 # Where a move's code ends before the fields after its last choice: `_padded` writes their
 # defaults there once every rule set's fields are known (a NUL is in no printed code).
 _PAD = "\x00pad:"
-_PAD_AT = re.compile("\x00pad:([0-9]+)\x00")
+_PAD_AT = re.compile(re.escape(_PAD) + "([0-9]+)\x00")
 
 
 def positional_move(kind: str, chosen: tuple[str, ...], fields: dict[str, str]) -> str:

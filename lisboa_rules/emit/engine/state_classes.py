@@ -12,8 +12,9 @@ needs (`self.hand[:]`, `{k: v.copy() for k, v in self.offices.items()}`); `__eq_
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from lisboa_rules.core.encode import py_comment
 from lisboa_rules.emit.engine.pyfmt import fmt, identifier, literal, wrap_line
@@ -96,25 +97,43 @@ def annotation(t: StateType, decl: StateDecl) -> str:
     return f"{out} | None" if t.optional else out
 
 
-def copy_code(t: StateType, code: str, depth: int = 0) -> str | None:
+class Shape(Protocol):
+    """A type as the copies read it: a state field's (`StateType`) or a value's (`VType`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def args(self) -> Sequence[Shape]: ...
+    @property
+    def optional(self) -> bool: ...
+
+
+def copy_code(t: Shape, code: str, depth: int = 0, anew: bool = False,
+              whole: bool = True) -> str | None:
     """An expression that copies the value `code` of type `t` deeply, or None when the value is
-    immutable (an int, a text, an id) and can be shared."""
+    immutable (an int, a text, an id) and can be shared. `anew`: the value may be any sequence
+    or mapping (a constant of the engine is a tuple), so its copy is made with `list()` and
+    `dict()`; `whole`: `code` binds tighter than `in`, `.` and `is` (not `a if c else b`,
+    which is bracketed where they follow it)."""
+    held = code if whole else f"({code})"
     if t.name == "player":
-        out = f"{code}.clone()"
+        out = f"{held}.clone()"
     elif t.name == "list":
-        inner = copy_code(t.args[0], f"v{depth}", depth + 1)
-        out = f"{code}[:]" if inner is None else f"[{inner} for v{depth} in {code}]"
+        inner = copy_code(t.args[0], f"v{depth}", depth + 1, anew)
+        flat = f"list({code})" if anew else f"{held}[:]"
+        out = flat if inner is None else f"[{inner} for v{depth} in {held}]"
     elif t.name == "map":
-        inner = copy_code(t.args[1], f"v{depth}", depth + 1)
+        inner = copy_code(t.args[1], f"v{depth}", depth + 1, anew)
+        flat = f"dict({code})" if anew else f"{held}.copy()"
         out = (
-            f"{code}.copy()"
+            flat
             if inner is None
-            else f"{{k{depth}: {inner} for k{depth}, v{depth} in {code}.items()}}"
+            else f"{{k{depth}: {inner} for k{depth}, v{depth} in {held}.items()}}"
         )
     else:
         return None
     if t.optional:
-        return f"None if {code} is None else {out}"
+        return f"None if {held} is None else {out}"
     return out
 
 
