@@ -118,6 +118,12 @@ StrFn = Callable[["Game", "Player", "Ctx"], str]
 OptsFn = Callable[..., list[tuple[Any, ...]]]
 WhyFn = Callable[..., tuple[str, str] | None]
 RunFn = Callable[..., None]
+# what the steps of a procedure or an action may change, kept before they run in a move tried
+# in place (`_tried`: fresh copies put in their place), and put back after (`_taken_back`)
+KeepFn = Callable[["Game", int], tuple[Any, ...]]
+PutFn = Callable[["Game", int, tuple[Any, ...]], None]
+# the journal of a move tried in place: what each run kept, in the order they ran
+_Journal = list[tuple[PutFn, int, tuple[Any, ...]]]
 
 
 @_dataclass(frozen=True)
@@ -125,13 +131,16 @@ class ProcDef:
     """A procedure of rules/ (an effect, an action's part, a hook), compiled into three functions:
     the choices its guard allows (`opts`), why a choice is refused (`why`: the rule id and the
     reason, or None) and its effects (`run`). Each takes the game, the acting seat, the
-    procedure's parameters and then its choices, in the order of `choices`."""
+    procedure's parameters and then its choices, in the order of `choices`. `keep` and `put`
+    keep what `run` may change, and put it back, for a move tried in place (`_tried`)."""
 
     id: str
     choices: tuple[str, ...]
     opts: Callable[..., list[tuple[Any, ...]]]
     why: Callable[..., tuple[str, str] | None]
     run: Callable[..., None]
+    keep: KeepFn
+    put: PutFn
 
 
 # A move as the move generators list it: its fields in order (`_MOVE_FIELDS`), one tuple
@@ -145,7 +154,8 @@ class MoveDef:
     """A kind of move written in rules/ as steps (an action): the phase it is made in, the rule
     a refusal names, the move fields its choices fill, the field of its first choice (which
     `moves` can be given, to list only the moves with that value), its move generator (which
-    lists the moves' codes: `_Code`) and its checked run (which raises IllegalMove)."""
+    lists the moves' codes: `_Code`) and its checked run (which raises IllegalMove); `keep`
+    and `put`, as a procedure's, for a move tried in place."""
 
     kind: str
     phase: str
@@ -154,6 +164,8 @@ class MoveDef:
     first: str | None
     moves: Callable[..., list[_Code]]
     play: Callable[[Game, int, Move], None]
+    keep: KeepFn
+    put: PutFn
 
 
 @_dataclass(frozen=True)
@@ -648,6 +660,7 @@ class Game:
         "_log",
         "_rs",
         "_rs_of",
+        "_undo",
         "actor",
         "blocked",
         "box",
@@ -860,6 +873,7 @@ class Game:
         self._rs: RuleSet | None = None
         self._rs_of: list[str] | None = None
         self._log = None
+        self._undo: _Journal | None = None
 
     def _copy(self) -> Game:
         """A shallow copy: every field is shared with this one."""
@@ -958,6 +972,50 @@ class Game:
         c._rs_of = self._rs_of
         c._log = self._log
         return c
+
+    def _take(self, c: Game) -> None:
+        """Every field set to `c`'s (shared, not copied): the fields a move tried in
+        place (`_tried`) set, put back from the shallow copy taken before it."""
+        self.variants = c.variants
+        self.seed = c.seed
+        self.players = c.players
+        self.start_player = c.start_player
+        self.current = c.current
+        self.round = c.round
+        self.period = c.period
+        self.turns = c.turns
+        self.phase = c.phase
+        self.actor = c.actor
+        self.treasury = c.treasury
+        self.piles = c.piles
+        self.reserve = c.reserve
+        self.discard = c.discard
+        self.box = c.box
+        self.court = c.court
+        self.courtier = c.courtier
+        self.decree_display = c.decree_display
+        self.decree_deck = c.decree_deck
+        self.plan_supply = c.plan_supply
+        self.shipyard = c.shipyard
+        self.favors = c.favors
+        self.offices = c.offices
+        self.plazas = c.plazas
+        self.church = c.church
+        self.cardinal = c.cardinal
+        self.clergy_bag = c.clergy_bag
+        self.clergy_given_up = c.clergy_given_up
+        self.blocked = c.blocked
+        self.flags = c.flags
+        self.visit = c.visit
+        self.follow_next = c.follow_next
+        self.pending_markers = c.pending_markers
+        self.resume = c.resume
+        self.period_end_by = c.period_end_by
+        self.period_step = c.period_step
+        self.discard_queue = c.discard_queue
+        self.game_end_round = c.game_end_round
+        self.final_round = c.final_round
+        self.fired = c.fired
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Game:
@@ -2789,6 +2847,851 @@ def _m_empty_display_piles(g: Game, p: Player) -> int:
     return len([v_q for v_q in _K1 if (len(g.piles[v_q]) == 0)])
 
 
+def _uv1(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur1`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps influence, reis
+    q = g.players[seat]
+    was = (q, q.influence, q.reis)
+    return was
+
+
+def _ur1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv1` kept, put back."""
+    (
+        q,
+        q.influence,
+        q.reis,
+    ) = was
+
+
+def _uv2(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur2`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps wigs
+    q = g.players[seat]
+    was = (q, q.wigs)
+    return was
+
+
+def _ur2(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv2` kept, put back."""
+    (
+        q,
+        q.wigs,
+    ) = was
+
+
+def _uv3(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur3`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps influence, wigs
+    q = g.players[seat]
+    was = (q, q.influence, q.wigs)
+    return was
+
+
+def _ur3(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv3` kept, put back."""
+    (
+        q,
+        q.influence,
+        q.wigs,
+    ) = was
+
+
+def _uv4(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur4`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps markers_left, pending_markers
+    q = g.players[seat]
+    was = (g.pending_markers, q, q.markers_left)
+    g.pending_markers = g.pending_markers[:]
+    return was
+
+
+def _ur4(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv4` kept, put back."""
+    (
+        g.pending_markers,
+        q,
+        q.markers_left,
+    ) = was
+
+
+def _uv5(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur5`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps markers_left, pending_markers, rubble_cubes, rubble_sets
+    q = g.players[seat]
+    was = (g.pending_markers, q, q.markers_left, q.rubble_cubes, q.rubble_sets)
+    g.pending_markers = g.pending_markers[:]
+    return was
+
+
+def _ur5(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv5` kept, put back."""
+    (
+        g.pending_markers,
+        q,
+        q.markers_left,
+        q.rubble_cubes,
+        q.rubble_sets,
+    ) = was
+
+
+def _uv6(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur6`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps offices, officials
+    q = g.players[seat]
+    was = (g.offices, q, q.officials)
+    g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
+    return was
+
+
+def _ur6(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv6` kept, put back."""
+    (
+        g.offices,
+        q,
+        q.officials,
+    ) = was
+
+
+def _uv7(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur7`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps plan_supply, plans
+    q = g.players[seat]
+    was = (g.plan_supply, q, q.plans)
+    g.plan_supply = g.plan_supply[:]
+    q.plans = q.plans[:]
+    return was
+
+
+def _ur7(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv7` kept, put back."""
+    (
+        g.plan_supply,
+        q,
+        q.plans,
+    ) = was
+
+
+def _uv8(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur8`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps influence, reis, ships, shipyard, wigs
+    q = g.players[seat]
+    was = (g.shipyard, q, q.influence, q.reis, q.ships, q.wigs)
+    g.shipyard = g.shipyard[:]
+    q.ships = q.ships[:]
+    return was
+
+
+def _ur8(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv8` kept, put back."""
+    (
+        g.shipyard,
+        q,
+        q.influence,
+        q.reis,
+        q.ships,
+        q.wigs,
+    ) = was
+
+
+def _uv9(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur9`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps goods
+    q = g.players[seat]
+    was = (q, q.goods)
+    q.goods = q.goods.copy()
+    return was
+
+
+def _ur9(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv9` kept, put back."""
+    (
+        q,
+        q.goods,
+    ) = was
+
+
+def _uv10(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur10`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps favors, royal_favors
+    q = g.players[seat]
+    was = (g.favors, q, q.royal_favors)
+    g.favors = g.favors.copy()
+    q.royal_favors = q.royal_favors[:]
+    return was
+
+
+def _ur10(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv10` kept, put back."""
+    (
+        g.favors,
+        q,
+        q.royal_favors,
+    ) = was
+
+
+def _uv11(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur11`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps treasury
+    was = (g.treasury,)
+    return was
+
+
+def _ur11(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv11` kept, put back."""
+    (g.treasury,) = was
+
+
+def _uv12(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur12`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps church, clergy, clergy_given_up, influence, reis, wigs
+    q = g.players[seat]
+    was = (g.church, g.clergy_given_up, q, q.clergy, q.influence, q.reis, q.wigs)
+    g.church = {k0: v0[:] for k0, v0 in g.church.items()}
+    g.clergy_given_up = g.clergy_given_up[:]
+    q.clergy = q.clergy[:]
+    return was
+
+
+def _ur12(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv12` kept, put back."""
+    (
+        g.church,
+        g.clergy_given_up,
+        q,
+        q.clergy,
+        q.influence,
+        q.reis,
+        q.wigs,
+    ) = was
+
+
+def _uv13(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur13`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps cardinal, church, clergy, clergy_given_up, influence, reis, wigs
+    q = g.players[seat]
+    was = (g.cardinal, g.church, g.clergy_given_up, q, q.clergy, q.influence, q.reis, q.wigs)
+    g.church = {k0: v0[:] for k0, v0 in g.church.items()}
+    g.clergy_given_up = g.clergy_given_up[:]
+    q.clergy = q.clergy[:]
+    return was
+
+
+def _ur13(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv13` kept, put back."""
+    (
+        g.cardinal,
+        g.church,
+        g.clergy_given_up,
+        q,
+        q.clergy,
+        q.influence,
+        q.reis,
+        q.wigs,
+    ) = was
+
+
+def _uv14(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur14`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps shipyard
+    was = (g.shipyard,)
+    g.shipyard = g.shipyard[:]
+    return was
+
+
+def _ur14(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv14` kept, put back."""
+    (g.shipyard,) = was
+
+
+def _uv15(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur15`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps nothing
+    was = ()
+    return was
+
+
+def _ur15(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv15` kept, put back."""
+    pass
+
+
+def _uv16(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur16`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps piles, reserve
+    was = (g.piles, g.reserve)
+    g.piles = {k0: v0[:] for k0, v0 in g.piles.items()}
+    g.reserve = {k0: v0[:] for k0, v0 in g.reserve.items()}
+    return was
+
+
+def _ur16(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv16` kept, put back."""
+    (
+        g.piles,
+        g.reserve,
+    ) = was
+
+
+def _uv17(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur17`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps discard, influence, markers_left, pending_markers, portfolio, reis, rubble_cubes,
+    # rubble_sets, treasury, treasury_row, wigs
+    q = g.players[seat]
+    was = (
+        g.discard,
+        g.pending_markers,
+        g.treasury,
+        q,
+        q.influence,
+        q.markers_left,
+        q.portfolio,
+        q.reis,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.treasury_row,
+        q.wigs,
+    )
+    g.discard = g.discard[:]
+    g.pending_markers = g.pending_markers[:]
+    q.portfolio = q.portfolio[:]
+    q.treasury_row = q.treasury_row[:]
+    return was
+
+
+def _ur17(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv17` kept, put back."""
+    (
+        g.discard,
+        g.pending_markers,
+        g.treasury,
+        q,
+        q.influence,
+        q.markers_left,
+        q.portfolio,
+        q.reis,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.treasury_row,
+        q.wigs,
+    ) = was
+
+
+def _uv18(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur18`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps follow_next, phase, visit
+    was = (g.follow_next, g.phase, g.visit)
+    return was
+
+
+def _ur18(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv18` kept, put back."""
+    (
+        g.follow_next,
+        g.phase,
+        g.visit,
+    ) = was
+
+
+def _uv19(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur19`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps church, clergy_bag
+    was = (g.church, g.clergy_bag)
+    g.church = {k0: v0[:] for k0, v0 in g.church.items()}
+    g.clergy_bag = g.clergy_bag[:]
+    return was
+
+
+def _ur19(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv19` kept, put back."""
+    (
+        g.church,
+        g.clergy_bag,
+    ) = was
+
+
+def _uv20(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur20`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps decree_deck, decree_display
+    was = (g.decree_deck, g.decree_display)
+    g.decree_deck = g.decree_deck[:]
+    g.decree_display = g.decree_display[:]
+    return was
+
+
+def _ur20(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv20` kept, put back."""
+    (
+        g.decree_deck,
+        g.decree_display,
+    ) = was
+
+
+def _uv21(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur21`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps influence, markers_left, pending_markers, reis, rubble_cubes, rubble_sets, stores
+    q = g.players[seat]
+    was = (
+        g.pending_markers,
+        q,
+        q.influence,
+        q.markers_left,
+        q.reis,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.stores,
+    )
+    g.pending_markers = g.pending_markers[:]
+    q.stores = q.stores.copy()
+    return was
+
+
+def _ur21(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv21` kept, put back."""
+    (
+        g.pending_markers,
+        q,
+        q.influence,
+        q.markers_left,
+        q.reis,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.stores,
+    ) = was
+
+
+def _uv22(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur22`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps decree_display, decrees, markers
+    q = g.players[seat]
+    was = (g.decree_display, q, q.decrees, q.markers)
+    g.decree_display = g.decree_display[:]
+    q.decrees = q.decrees[:]
+    q.markers = q.markers.copy()
+    return was
+
+
+def _ur22(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv22` kept, put back."""
+    (
+        g.decree_display,
+        q,
+        q.decrees,
+        q.markers,
+    ) = was
+
+
+def _uv23(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur23`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps completed_plans, markers_left, offices, pending_markers, plans, plazas,
+    # rubble_cubes, rubble_sets, wigs
+    q = g.players[seat]
+    was = (
+        g.offices,
+        g.pending_markers,
+        g.plazas,
+        q,
+        q.completed_plans,
+        q.markers_left,
+        q.plans,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.wigs,
+    )
+    g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
+    g.pending_markers = g.pending_markers[:]
+    g.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
+    q.completed_plans = q.completed_plans[:]
+    q.plans = q.plans[:]
+    return was
+
+
+def _ur23(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv23` kept, put back."""
+    (
+        g.offices,
+        g.pending_markers,
+        g.plazas,
+        q,
+        q.completed_plans,
+        q.markers_left,
+        q.plans,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.wigs,
+    ) = was
+
+
+def _uv24(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur24`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps blocked, court, courtier, decree_deck, decree_display, discard
+    was = (g.blocked, g.court, g.courtier, g.decree_deck, g.decree_display, g.discard)
+    g.blocked = g.blocked[:]
+    g.court = g.court[:]
+    g.decree_deck = g.decree_deck[:]
+    g.decree_display = g.decree_display[:]
+    g.discard = g.discard[:]
+    return was
+
+
+def _ur24(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv24` kept, put back."""
+    (
+        g.blocked,
+        g.court,
+        g.courtier,
+        g.decree_deck,
+        g.decree_display,
+        g.discard,
+    ) = was
+
+
+def _uv25(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (every player's) as they were, for `_ur25`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps actor, blocked, box, cardinal, church, clergy, clergy_bag, clergy_given_up, color,
+    # completed_plans, court, courtier, current, decree_deck, decree_display, decrees,
+    # discard, discard_queue, favors, final_round, fired, flags, follow_next, game_end_round,
+    # goods, hand, influence, markers, markers_left, offices, officials, pending_markers,
+    # period, period_end_by, period_step, phase, piles, plan_supply, plans, players, plazas,
+    # portfolio, reis, reserve, resume, round, royal_favors, rubble_cubes, rubble_sets, seed,
+    # ships, shipyard, start_player, stores, treasury, treasury_row, turns, variants, visit,
+    # wigs
+    qs = tuple(g.players)
+    was = (
+        g.actor,
+        g.blocked,
+        g.box,
+        g.cardinal,
+        g.church,
+        g.clergy_bag,
+        g.clergy_given_up,
+        g.court,
+        g.courtier,
+        g.current,
+        g.decree_deck,
+        g.decree_display,
+        g.discard,
+        g.discard_queue,
+        g.favors,
+        g.final_round,
+        g.fired,
+        g.flags,
+        g.follow_next,
+        g.game_end_round,
+        g.offices,
+        g.pending_markers,
+        g.period,
+        g.period_end_by,
+        g.period_step,
+        g.phase,
+        g.piles,
+        g.plan_supply,
+        g.plazas,
+        g.reserve,
+        g.resume,
+        g.round,
+        g.seed,
+        g.shipyard,
+        g.start_player,
+        g.treasury,
+        g.turns,
+        g.variants,
+        g.visit,
+        g.players,
+        qs,
+        tuple(
+            (
+                q.clergy,
+                q.color,
+                q.completed_plans,
+                q.decrees,
+                q.goods,
+                q.hand,
+                q.influence,
+                q.markers,
+                q.markers_left,
+                q.officials,
+                q.plans,
+                q.portfolio,
+                q.reis,
+                q.royal_favors,
+                q.rubble_cubes,
+                q.rubble_sets,
+                q.ships,
+                q.stores,
+                q.treasury_row,
+                q.wigs,
+            )
+            for q in qs
+        ),
+    )
+    g.blocked = g.blocked[:]
+    g.box = g.box[:]
+    g.church = {k0: v0[:] for k0, v0 in g.church.items()}
+    g.clergy_bag = g.clergy_bag[:]
+    g.clergy_given_up = g.clergy_given_up[:]
+    g.court = g.court[:]
+    g.decree_deck = g.decree_deck[:]
+    g.decree_display = g.decree_display[:]
+    g.discard = g.discard[:]
+    g.discard_queue = g.discard_queue[:]
+    g.favors = g.favors.copy()
+    g.fired = g.fired[:]
+    g.flags = g.flags[:]
+    g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
+    g.pending_markers = g.pending_markers[:]
+    g.piles = {k0: v0[:] for k0, v0 in g.piles.items()}
+    g.plan_supply = g.plan_supply[:]
+    g.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
+    g.reserve = {k0: v0[:] for k0, v0 in g.reserve.items()}
+    g.shipyard = g.shipyard[:]
+    g.variants = g.variants[:]
+    g.players = g.players[:]
+    for q in qs:
+        q.clergy = q.clergy[:]
+        q.completed_plans = q.completed_plans[:]
+        q.decrees = q.decrees[:]
+        q.goods = q.goods.copy()
+        q.hand = q.hand[:]
+        q.markers = q.markers.copy()
+        q.plans = q.plans[:]
+        q.portfolio = q.portfolio[:]
+        q.royal_favors = q.royal_favors[:]
+        q.ships = q.ships[:]
+        q.stores = q.stores.copy()
+        q.treasury_row = q.treasury_row[:]
+    return was
+
+
+def _ur25(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv25` kept, put back."""
+    (
+        g.actor,
+        g.blocked,
+        g.box,
+        g.cardinal,
+        g.church,
+        g.clergy_bag,
+        g.clergy_given_up,
+        g.court,
+        g.courtier,
+        g.current,
+        g.decree_deck,
+        g.decree_display,
+        g.discard,
+        g.discard_queue,
+        g.favors,
+        g.final_round,
+        g.fired,
+        g.flags,
+        g.follow_next,
+        g.game_end_round,
+        g.offices,
+        g.pending_markers,
+        g.period,
+        g.period_end_by,
+        g.period_step,
+        g.phase,
+        g.piles,
+        g.plan_supply,
+        g.plazas,
+        g.reserve,
+        g.resume,
+        g.round,
+        g.seed,
+        g.shipyard,
+        g.start_player,
+        g.treasury,
+        g.turns,
+        g.variants,
+        g.visit,
+        g.players,
+        qs,
+        values,
+    ) = was
+    for q, kept in zip(qs, values, strict=True):
+        (
+            q.clergy,
+            q.color,
+            q.completed_plans,
+            q.decrees,
+            q.goods,
+            q.hand,
+            q.influence,
+            q.markers,
+            q.markers_left,
+            q.officials,
+            q.plans,
+            q.portfolio,
+            q.reis,
+            q.royal_favors,
+            q.rubble_cubes,
+            q.rubble_sets,
+            q.ships,
+            q.stores,
+            q.treasury_row,
+            q.wigs,
+        ) = kept
+
+
+def _uv26(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur26`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps discard, piles
+    was = (g.discard, g.piles)
+    g.discard = g.discard[:]
+    g.piles = {k0: v0[:] for k0, v0 in g.piles.items()}
+    return was
+
+
+def _ur26(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv26` kept, put back."""
+    (
+        g.discard,
+        g.piles,
+    ) = was
+
+
+def _uv27(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur27`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps discard_queue
+    was = (g.discard_queue,)
+    g.discard_queue = g.discard_queue[:]
+    return was
+
+
+def _ur27(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv27` kept, put back."""
+    (g.discard_queue,) = was
+
+
+def _uv28(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur28`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps church, clergy_bag, decree_deck, decree_display
+    was = (g.church, g.clergy_bag, g.decree_deck, g.decree_display)
+    g.church = {k0: v0[:] for k0, v0 in g.church.items()}
+    g.clergy_bag = g.clergy_bag[:]
+    g.decree_deck = g.decree_deck[:]
+    g.decree_display = g.decree_display[:]
+    return was
+
+
+def _ur28(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv28` kept, put back."""
+    (
+        g.church,
+        g.clergy_bag,
+        g.decree_deck,
+        g.decree_display,
+    ) = was
+
+
+def _uv29(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur29`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps discard, hand, influence, markers_left, pending_markers, phase, portfolio, reis,
+    # rubble_cubes, rubble_sets, treasury, treasury_row, wigs
+    q = g.players[seat]
+    was = (
+        g.discard,
+        g.pending_markers,
+        g.phase,
+        g.treasury,
+        q,
+        q.hand,
+        q.influence,
+        q.markers_left,
+        q.portfolio,
+        q.reis,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.treasury_row,
+        q.wigs,
+    )
+    g.discard = g.discard[:]
+    g.pending_markers = g.pending_markers[:]
+    q.hand = q.hand[:]
+    q.portfolio = q.portfolio[:]
+    q.treasury_row = q.treasury_row[:]
+    return was
+
+
+def _ur29(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv29` kept, put back."""
+    (
+        g.discard,
+        g.pending_markers,
+        g.phase,
+        g.treasury,
+        q,
+        q.hand,
+        q.influence,
+        q.markers_left,
+        q.portfolio,
+        q.reis,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.treasury_row,
+        q.wigs,
+    ) = was
+
+
 def _sv1(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice write into the game
     itself, to try the choices on it; returns the fields as they were, for `_rs1`
@@ -2831,6 +3734,99 @@ def _rs1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
         p.rubble_sets,
         p.treasury_row,
         p.wigs,
+    ) = was
+
+
+def _uv30(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur30`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps blocked, cardinal, church, clergy, clergy_given_up, discard, favors, goods, hand,
+    # influence, markers_left, offices, officials, pending_markers, phase, plan_supply, plans,
+    # portfolio, reis, royal_favors, rubble_cubes, rubble_sets, ships, shipyard, treasury,
+    # treasury_row, wigs
+    q = g.players[seat]
+    was = (
+        g.blocked,
+        g.cardinal,
+        g.church,
+        g.clergy_given_up,
+        g.discard,
+        g.favors,
+        g.offices,
+        g.pending_markers,
+        g.phase,
+        g.plan_supply,
+        g.shipyard,
+        g.treasury,
+        q,
+        q.clergy,
+        q.goods,
+        q.hand,
+        q.influence,
+        q.markers_left,
+        q.officials,
+        q.plans,
+        q.portfolio,
+        q.reis,
+        q.royal_favors,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.ships,
+        q.treasury_row,
+        q.wigs,
+    )
+    g.blocked = g.blocked[:]
+    g.church = {k0: v0[:] for k0, v0 in g.church.items()}
+    g.clergy_given_up = g.clergy_given_up[:]
+    g.discard = g.discard[:]
+    g.favors = g.favors.copy()
+    g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
+    g.pending_markers = g.pending_markers[:]
+    g.plan_supply = g.plan_supply[:]
+    g.shipyard = g.shipyard[:]
+    q.clergy = q.clergy[:]
+    q.goods = q.goods.copy()
+    q.hand = q.hand[:]
+    q.plans = q.plans[:]
+    q.portfolio = q.portfolio[:]
+    q.royal_favors = q.royal_favors[:]
+    q.ships = q.ships[:]
+    q.treasury_row = q.treasury_row[:]
+    return was
+
+
+def _ur30(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv30` kept, put back."""
+    (
+        g.blocked,
+        g.cardinal,
+        g.church,
+        g.clergy_given_up,
+        g.discard,
+        g.favors,
+        g.offices,
+        g.pending_markers,
+        g.phase,
+        g.plan_supply,
+        g.shipyard,
+        g.treasury,
+        q,
+        q.clergy,
+        q.goods,
+        q.hand,
+        q.influence,
+        q.markers_left,
+        q.officials,
+        q.plans,
+        q.portfolio,
+        q.reis,
+        q.royal_favors,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.ships,
+        q.treasury_row,
+        q.wigs,
     ) = was
 
 
@@ -2910,6 +3906,112 @@ def _rs4(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     g.offices, g.plan_supply, p.officials, p.plans = was
 
 
+def _uv31(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur31`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps cardinal, church, clergy, clergy_given_up, completed_plans, court, courtier,
+    # decree_display, decrees, favors, follow_next, goods, hand, influence, markers,
+    # markers_left, offices, officials, pending_markers, phase, plan_supply, plans, plazas,
+    # reis, royal_favors, rubble_cubes, rubble_sets, ships, shipyard, stores, visit, wigs
+    q = g.players[seat]
+    was = (
+        g.cardinal,
+        g.church,
+        g.clergy_given_up,
+        g.court,
+        g.courtier,
+        g.decree_display,
+        g.favors,
+        g.follow_next,
+        g.offices,
+        g.pending_markers,
+        g.phase,
+        g.plan_supply,
+        g.plazas,
+        g.shipyard,
+        g.visit,
+        q,
+        q.clergy,
+        q.completed_plans,
+        q.decrees,
+        q.goods,
+        q.hand,
+        q.influence,
+        q.markers,
+        q.markers_left,
+        q.officials,
+        q.plans,
+        q.reis,
+        q.royal_favors,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.ships,
+        q.stores,
+        q.wigs,
+    )
+    g.church = {k0: v0[:] for k0, v0 in g.church.items()}
+    g.clergy_given_up = g.clergy_given_up[:]
+    g.court = g.court[:]
+    g.decree_display = g.decree_display[:]
+    g.favors = g.favors.copy()
+    g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
+    g.pending_markers = g.pending_markers[:]
+    g.plan_supply = g.plan_supply[:]
+    g.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
+    g.shipyard = g.shipyard[:]
+    q.clergy = q.clergy[:]
+    q.completed_plans = q.completed_plans[:]
+    q.decrees = q.decrees[:]
+    q.goods = q.goods.copy()
+    q.hand = q.hand[:]
+    q.markers = q.markers.copy()
+    q.plans = q.plans[:]
+    q.royal_favors = q.royal_favors[:]
+    q.ships = q.ships[:]
+    q.stores = q.stores.copy()
+    return was
+
+
+def _ur31(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv31` kept, put back."""
+    (
+        g.cardinal,
+        g.church,
+        g.clergy_given_up,
+        g.court,
+        g.courtier,
+        g.decree_display,
+        g.favors,
+        g.follow_next,
+        g.offices,
+        g.pending_markers,
+        g.phase,
+        g.plan_supply,
+        g.plazas,
+        g.shipyard,
+        g.visit,
+        q,
+        q.clergy,
+        q.completed_plans,
+        q.decrees,
+        q.goods,
+        q.hand,
+        q.influence,
+        q.markers,
+        q.markers_left,
+        q.officials,
+        q.plans,
+        q.reis,
+        q.royal_favors,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.ships,
+        q.stores,
+        q.wigs,
+    ) = was
+
+
 def _sv5(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice write into the game
     itself, to try the choices on it; returns the fields as they were, for `_rs5`
@@ -2942,6 +4044,361 @@ def _rs6(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_sv6` saved, put back."""
     p = g.players[seat]
     p.influence, p.reis = was
+
+
+def _uv32(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur32`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps cardinal, church, clergy, clergy_given_up, completed_plans, decree_display,
+    # decrees, favors, follow_next, goods, influence, markers, markers_left, offices,
+    # officials, pending_markers, phase, plan_supply, plans, plazas, reis, royal_favors,
+    # rubble_cubes, rubble_sets, ships, shipyard, stores, visit, wigs
+    q = g.players[seat]
+    was = (
+        g.cardinal,
+        g.church,
+        g.clergy_given_up,
+        g.decree_display,
+        g.favors,
+        g.follow_next,
+        g.offices,
+        g.pending_markers,
+        g.phase,
+        g.plan_supply,
+        g.plazas,
+        g.shipyard,
+        g.visit,
+        q,
+        q.clergy,
+        q.completed_plans,
+        q.decrees,
+        q.goods,
+        q.influence,
+        q.markers,
+        q.markers_left,
+        q.officials,
+        q.plans,
+        q.reis,
+        q.royal_favors,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.ships,
+        q.stores,
+        q.wigs,
+    )
+    g.church = {k0: v0[:] for k0, v0 in g.church.items()}
+    g.clergy_given_up = g.clergy_given_up[:]
+    g.decree_display = g.decree_display[:]
+    g.favors = g.favors.copy()
+    g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
+    g.pending_markers = g.pending_markers[:]
+    g.plan_supply = g.plan_supply[:]
+    g.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
+    g.shipyard = g.shipyard[:]
+    q.clergy = q.clergy[:]
+    q.completed_plans = q.completed_plans[:]
+    q.decrees = q.decrees[:]
+    q.goods = q.goods.copy()
+    q.markers = q.markers.copy()
+    q.plans = q.plans[:]
+    q.royal_favors = q.royal_favors[:]
+    q.ships = q.ships[:]
+    q.stores = q.stores.copy()
+    return was
+
+
+def _ur32(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv32` kept, put back."""
+    (
+        g.cardinal,
+        g.church,
+        g.clergy_given_up,
+        g.decree_display,
+        g.favors,
+        g.follow_next,
+        g.offices,
+        g.pending_markers,
+        g.phase,
+        g.plan_supply,
+        g.plazas,
+        g.shipyard,
+        g.visit,
+        q,
+        q.clergy,
+        q.completed_plans,
+        q.decrees,
+        q.goods,
+        q.influence,
+        q.markers,
+        q.markers_left,
+        q.officials,
+        q.plans,
+        q.reis,
+        q.royal_favors,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.ships,
+        q.stores,
+        q.wigs,
+    ) = was
+
+
+def _uv33(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur33`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps completed_plans, court, decree_display, decrees, follow_next, hand, influence,
+    # markers, markers_left, offices, pending_markers, phase, plans, plazas, reis,
+    # rubble_cubes, rubble_sets, stores, treasury, visit, wigs
+    q = g.players[seat]
+    was = (
+        g.court,
+        g.decree_display,
+        g.follow_next,
+        g.offices,
+        g.pending_markers,
+        g.phase,
+        g.plazas,
+        g.treasury,
+        g.visit,
+        q,
+        q.completed_plans,
+        q.decrees,
+        q.hand,
+        q.influence,
+        q.markers,
+        q.markers_left,
+        q.plans,
+        q.reis,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.stores,
+        q.wigs,
+    )
+    g.court = g.court[:]
+    g.decree_display = g.decree_display[:]
+    g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
+    g.pending_markers = g.pending_markers[:]
+    g.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
+    q.completed_plans = q.completed_plans[:]
+    q.decrees = q.decrees[:]
+    q.hand = q.hand[:]
+    q.markers = q.markers.copy()
+    q.plans = q.plans[:]
+    q.stores = q.stores.copy()
+    return was
+
+
+def _ur33(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv33` kept, put back."""
+    (
+        g.court,
+        g.decree_display,
+        g.follow_next,
+        g.offices,
+        g.pending_markers,
+        g.phase,
+        g.plazas,
+        g.treasury,
+        g.visit,
+        q,
+        q.completed_plans,
+        q.decrees,
+        q.hand,
+        q.influence,
+        q.markers,
+        q.markers_left,
+        q.plans,
+        q.reis,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.stores,
+        q.wigs,
+    ) = was
+
+
+def _uv34(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur34`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps discard, hand, influence, phase, reis
+    q = g.players[seat]
+    was = (g.discard, g.phase, q, q.hand, q.influence, q.reis)
+    g.discard = g.discard[:]
+    q.hand = q.hand[:]
+    return was
+
+
+def _ur34(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv34` kept, put back."""
+    (
+        g.discard,
+        g.phase,
+        q,
+        q.hand,
+        q.influence,
+        q.reis,
+    ) = was
+
+
+def _uv35(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur35`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps phase
+    was = (g.phase,)
+    return was
+
+
+def _ur35(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv35` kept, put back."""
+    (g.phase,) = was
+
+
+def _uv36(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur36`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps hand, piles
+    q = g.players[seat]
+    was = (g.piles, q, q.hand)
+    g.piles = {k0: v0[:] for k0, v0 in g.piles.items()}
+    q.hand = q.hand[:]
+    return was
+
+
+def _ur36(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv36` kept, put back."""
+    (
+        g.piles,
+        q,
+        q.hand,
+    ) = was
+
+
+def _uv37(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur37`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps markers, pending_markers
+    q = g.players[seat]
+    was = (g.pending_markers, q, q.markers)
+    g.pending_markers = g.pending_markers[:]
+    q.markers = q.markers.copy()
+    return was
+
+
+def _ur37(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv37` kept, put back."""
+    (
+        g.pending_markers,
+        q,
+        q.markers,
+    ) = was
+
+
+def _uv38(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur38`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps discard, discard_queue, hand, influence, markers_left, pending_markers, reis,
+    # rubble_cubes, rubble_sets, wigs
+    q = g.players[seat]
+    was = (
+        g.discard,
+        g.discard_queue,
+        g.pending_markers,
+        q,
+        q.hand,
+        q.influence,
+        q.markers_left,
+        q.reis,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.wigs,
+    )
+    g.discard = g.discard[:]
+    g.discard_queue = g.discard_queue[:]
+    g.pending_markers = g.pending_markers[:]
+    q.hand = q.hand[:]
+    return was
+
+
+def _ur38(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv38` kept, put back."""
+    (
+        g.discard,
+        g.discard_queue,
+        g.pending_markers,
+        q,
+        q.hand,
+        q.influence,
+        q.markers_left,
+        q.reis,
+        q.rubble_cubes,
+        q.rubble_sets,
+        q.wigs,
+    ) = was
+
+
+def _uv39(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur39`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps flags
+    was = (g.flags,)
+    g.flags = g.flags[:]
+    return was
+
+
+def _ur39(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv39` kept, put back."""
+    (g.flags,) = was
+
+
+def _uv40(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur40`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps flags, piles, reserve
+    was = (g.flags, g.piles, g.reserve)
+    g.flags = g.flags[:]
+    g.piles = {k0: v0[:] for k0, v0 in g.piles.items()}
+    g.reserve = {k0: v0[:] for k0, v0 in g.reserve.items()}
+    return was
+
+
+def _ur40(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv40` kept, put back."""
+    (
+        g.flags,
+        g.piles,
+        g.reserve,
+    ) = was
+
+
+def _uv41(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (the acting player's) as they were, for `_ur41`; a fresh copy of each held in a
+    list or a table put in its place."""
+    # keeps flags, hand, piles
+    q = g.players[seat]
+    was = (g.flags, g.piles, q, q.hand)
+    g.flags = g.flags[:]
+    g.piles = {k0: v0[:] for k0, v0 in g.piles.items()}
+    q.hand = q.hand[:]
+    return was
+
+
+def _ur41(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv41` kept, put back."""
+    (
+        g.flags,
+        g.piles,
+        q,
+        q.hand,
+    ) = was
 
 
 # rules/effects.yaml:120 pay-reis
@@ -13259,54 +14716,122 @@ _RS0: Final = RuleSet(
     # rules/components.yaml:25 components.shipyard.per_color
     shipyard_per_color=_fx47,
     procs={
-        "pay-reis": ProcDef("pay-reis", (), _opts_pay_reis, _why_pay_reis, _run_pay_reis),
-        "reis": ProcDef("reis", (), _opts_reis, _why_reis, _run_reis),
-        "wigs": ProcDef("wigs", (), _opts_wigs, _why_wigs, _run_wigs),
-        "influence": ProcDef("influence", (), _opts_influence, _why_influence, _run_influence),
+        "pay-reis": ProcDef(
+            "pay-reis", (), _opts_pay_reis, _why_pay_reis, _run_pay_reis, _uv1, _ur1
+        ),
+        "reis": ProcDef("reis", (), _opts_reis, _why_reis, _run_reis, _uv1, _ur1),
+        "wigs": ProcDef("wigs", (), _opts_wigs, _why_wigs, _run_wigs, _uv2, _ur2),
+        "influence": ProcDef(
+            "influence", (), _opts_influence, _why_influence, _run_influence, _uv3, _ur3
+        ),
         "influence_gain": ProcDef(
-            "influence_gain", (), _opts_influence_gain, _why_influence_gain, _run_influence_gain
+            "influence_gain",
+            (),
+            _opts_influence_gain,
+            _why_influence_gain,
+            _run_influence_gain,
+            _uv3,
+            _ur3,
         ),
         "rubble-marker": ProcDef(
-            "rubble-marker", (), _opts_rubble_marker, _why_rubble_marker, _run_rubble_marker
+            "rubble-marker",
+            (),
+            _opts_rubble_marker,
+            _why_rubble_marker,
+            _run_rubble_marker,
+            _uv4,
+            _ur4,
         ),
-        "rubble": ProcDef("rubble", (), _opts_rubble, _why_rubble, _run_rubble),
+        "rubble": ProcDef("rubble", (), _opts_rubble, _why_rubble, _run_rubble, _uv5, _ur5),
         "officials_to_office": ProcDef(
             "officials_to_office",
             (),
             _opts_officials_to_office,
             _why_officials_to_office,
             _run_officials_to_office,
+            _uv6,
+            _ur6,
         ),
-        "plan": ProcDef("plan", (), _opts_plan, _why_plan, _run_plan),
-        "ship": ProcDef("ship", ("ship_influence",), _opts_ship, _why_ship, _run_ship),
-        "produce": ProcDef("produce", (), _opts_produce, _why_produce, _run_produce),
+        "plan": ProcDef("plan", (), _opts_plan, _why_plan, _run_plan, _uv7, _ur7),
+        "ship": ProcDef("ship", ("ship_influence",), _opts_ship, _why_ship, _run_ship, _uv8, _ur8),
+        "produce": ProcDef("produce", (), _opts_produce, _why_produce, _run_produce, _uv9, _ur9),
         "royal_favor": ProcDef(
-            "royal_favor", ("favor",), _opts_royal_favor, _why_royal_favor, _run_royal_favor
+            "royal_favor",
+            ("favor",),
+            _opts_royal_favor,
+            _why_royal_favor,
+            _run_royal_favor,
+            _uv10,
+            _ur10,
         ),
-        "treasury": ProcDef("treasury", (), _opts_treasury, _why_treasury, _run_treasury),
+        "treasury": ProcDef(
+            "treasury", (), _opts_treasury, _why_treasury, _run_treasury, _uv11, _ur11
+        ),
         "take-clergy": ProcDef(
-            "take-clergy", (), _opts_take_clergy, _why_take_clergy, _run_take_clergy
+            "take-clergy", (), _opts_take_clergy, _why_take_clergy, _run_take_clergy, _uv12, _ur12
         ),
-        "cardinal": ProcDef("cardinal", (), _opts_cardinal, _why_cardinal, _run_cardinal),
+        "cardinal": ProcDef(
+            "cardinal", (), _opts_cardinal, _why_cardinal, _run_cardinal, _uv13, _ur13
+        ),
         "stock-shipyard": ProcDef(
-            "stock-shipyard", (), _opts_stock_shipyard, _why_stock_shipyard, _run_stock_shipyard
+            "stock-shipyard",
+            (),
+            _opts_stock_shipyard,
+            _why_stock_shipyard,
+            _run_stock_shipyard,
+            _uv14,
+            _ur14,
         ),
-        "reveal-top": ProcDef("reveal-top", (), _opts_reveal_top, _why_reveal_top, _run_reveal_top),
+        "reveal-top": ProcDef(
+            "reveal-top", (), _opts_reveal_top, _why_reveal_top, _run_reveal_top, _uv15, _ur15
+        ),
         "deal-display": ProcDef(
-            "deal-display", (), _opts_deal_display, _why_deal_display, _run_deal_display
+            "deal-display",
+            (),
+            _opts_deal_display,
+            _why_deal_display,
+            _run_deal_display,
+            _uv16,
+            _ur16,
         ),
         "to-portfolio": ProcDef(
-            "to-portfolio", (), _opts_to_portfolio, _why_to_portfolio, _run_to_portfolio
+            "to-portfolio",
+            (),
+            _opts_to_portfolio,
+            _why_to_portfolio,
+            _run_to_portfolio,
+            _uv17,
+            _ur17,
         ),
-        "pay-visit": ProcDef("pay-visit", (), _opts_pay_visit, _why_pay_visit, _run_pay_visit),
+        "pay-visit": ProcDef(
+            "pay-visit", (), _opts_pay_visit, _why_pay_visit, _run_pay_visit, _uv3, _ur3
+        ),
         "next-follower": ProcDef(
-            "next-follower", (), _opts_next_follower, _why_next_follower, _run_next_follower
+            "next-follower",
+            (),
+            _opts_next_follower,
+            _why_next_follower,
+            _run_next_follower,
+            _uv18,
+            _ur18,
         ),
         "refill-church": ProcDef(
-            "refill-church", (), _opts_refill_church, _why_refill_church, _run_refill_church
+            "refill-church",
+            (),
+            _opts_refill_church,
+            _why_refill_church,
+            _run_refill_church,
+            _uv19,
+            _ur19,
         ),
         "refill-decrees": ProcDef(
-            "refill-decrees", (), _opts_refill_decrees, _why_refill_decrees, _run_refill_decrees
+            "refill-decrees",
+            (),
+            _opts_refill_decrees,
+            _why_refill_decrees,
+            _run_refill_decrees,
+            _uv20,
+            _ur20,
         ),
         "build-store": ProcDef(
             "build-store",
@@ -13314,21 +14839,39 @@ _RS0: Final = RuleSet(
             _opts_build_store,
             _why_build_store,
             _run_build_store,
+            _uv21,
+            _ur21,
         ),
         "take-decree": ProcDef(
-            "take-decree", ("decrees",), _opts_take_decree, _why_take_decree, _run_take_decree
+            "take-decree",
+            ("decrees",),
+            _opts_take_decree,
+            _why_take_decree,
+            _run_take_decree,
+            _uv22,
+            _ur22,
         ),
         "open-building": ProcDef(
-            "open-building", ("plan",), _opts_open_building, _why_open_building, _run_open_building
+            "open-building",
+            ("plan",),
+            _opts_open_building,
+            _why_open_building,
+            _run_open_building,
+            _uv23,
+            _ur23,
         ),
-        "turn.end": ProcDef("turn.end", (), _opts_turn_end, _why_turn_end, _run_turn_end),
-        "setup": ProcDef("setup", (), _opts_setup, _why_setup, _run_setup),
+        "turn.end": ProcDef(
+            "turn.end", (), _opts_turn_end, _why_turn_end, _run_turn_end, _uv24, _ur24
+        ),
+        "setup": ProcDef("setup", (), _opts_setup, _why_setup, _run_setup, _uv25, _ur25),
         "period-end.discard-display": ProcDef(
             "period-end.discard-display",
             (),
             _opts_period_end_discard_display,
             _why_period_end_discard_display,
             _run_period_end_discard_display,
+            _uv26,
+            _ur26,
         ),
         "period-end.rubble-wigs": ProcDef(
             "period-end.rubble-wigs",
@@ -13336,6 +14879,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_rubble_wigs,
             _why_period_end_rubble_wigs,
             _run_period_end_rubble_wigs,
+            _uv25,
+            _ur25,
         ),
         "period-end.new-ships": ProcDef(
             "period-end.new-ships",
@@ -13343,6 +14888,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_new_ships,
             _why_period_end_new_ships,
             _run_period_end_new_ships,
+            _uv14,
+            _ur14,
         ),
         "period-end.hand-discard": ProcDef(
             "period-end.hand-discard",
@@ -13350,6 +14897,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_hand_discard,
             _why_period_end_hand_discard,
             _run_period_end_hand_discard,
+            _uv27,
+            _ur27,
         ),
         "period-end.new-hand": ProcDef(
             "period-end.new-hand",
@@ -13357,6 +14906,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_new_hand,
             _why_period_end_new_hand,
             _run_period_end_new_hand,
+            _uv25,
+            _ur25,
         ),
         "period-end.new-display": ProcDef(
             "period-end.new-display",
@@ -13364,6 +14915,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_new_display,
             _why_period_end_new_display,
             _run_period_end_new_display,
+            _uv16,
+            _ur16,
         ),
         "period-end.refill": ProcDef(
             "period-end.refill",
@@ -13371,6 +14924,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_refill,
             _why_period_end_refill,
             _run_period_end_refill,
+            _uv28,
+            _ur28,
         ),
     },
     moves={
@@ -13382,6 +14937,8 @@ _RS0: Final = RuleSet(
             "card",
             _moves_portfolio,
             _play_portfolio,
+            _uv29,
+            _ur29,
         ),
         "trade": MoveDef(
             "trade",
@@ -13391,6 +14948,8 @@ _RS0: Final = RuleSet(
             "card",
             _moves_trade,
             _play_trade,
+            _uv30,
+            _ur30,
         ),
         "visit": MoveDef(
             "visit",
@@ -13409,6 +14968,8 @@ _RS0: Final = RuleSet(
             "card",
             _moves_visit,
             _play_visit,
+            _uv31,
+            _ur31,
         ),
         "follow": MoveDef(
             "follow",
@@ -13429,6 +14990,8 @@ _RS0: Final = RuleSet(
             None,
             _moves_follow,
             _play_follow,
+            _uv32,
+            _ur32,
         ),
         "sponsor": MoveDef(
             "sponsor",
@@ -13438,17 +15001,45 @@ _RS0: Final = RuleSet(
             "card",
             _moves_sponsor,
             _play_sponsor,
+            _uv33,
+            _ur33,
         ),
         "discard": MoveDef(
-            "discard", "action", "discard", ("card",), "card", _moves_discard, _play_discard
+            "discard",
+            "action",
+            "discard",
+            ("card",),
+            "card",
+            _moves_discard,
+            _play_discard,
+            _uv34,
+            _ur34,
         ),
-        "pass": MoveDef("pass", "action", "pass", (), None, _moves_pass, _play_pass),
-        "decline": MoveDef("decline", "follow", "decline", (), None, _moves_decline, _play_decline),
+        "pass": MoveDef("pass", "action", "pass", (), None, _moves_pass, _play_pass, _uv35, _ur35),
+        "decline": MoveDef(
+            "decline", "follow", "decline", (), None, _moves_decline, _play_decline, _uv18, _ur18
+        ),
         "draw": MoveDef(
-            "draw", "refill", "turn.refill-hand", ("pile",), "pile", _moves_draw, _play_draw
+            "draw",
+            "refill",
+            "turn.refill-hand",
+            ("pile",),
+            "pile",
+            _moves_draw,
+            _play_draw,
+            _uv36,
+            _ur36,
         ),
         "marker": MoveDef(
-            "marker", "marker", "rubble.sets", ("noble",), "noble", _moves_marker, _play_marker
+            "marker",
+            "marker",
+            "rubble.sets",
+            ("noble",),
+            "noble",
+            _moves_marker,
+            _play_marker,
+            _uv37,
+            _ur37,
         ),
         "hand-discard": MoveDef(
             "hand-discard",
@@ -13458,6 +15049,8 @@ _RS0: Final = RuleSet(
             None,
             _moves_hand_discard,
             _play_hand_discard,
+            _uv38,
+            _ur38,
         ),
     },
     phases={
@@ -14221,24 +15814,44 @@ _RS1: Final = _replace(
     procs={
         **_RS0.procs,
         "queen-reigns": ProcDef(
-            "queen-reigns", (), _opts_queen_reigns, _why_queen_reigns, _run_queen_reigns
+            "queen-reigns",
+            (),
+            _opts_queen_reigns,
+            _why_queen_reigns,
+            _run_queen_reigns,
+            _uv39,
+            _ur39,
         ),
         "reveal-top": ProcDef(
-            "reveal-top", (), _opts_reveal_top_2, _why_reveal_top_2, _run_reveal_top_2
+            "reveal-top", (), _opts_reveal_top_2, _why_reveal_top_2, _run_reveal_top_2, _uv39, _ur39
         ),
         "deal-display": ProcDef(
-            "deal-display", (), _opts_deal_display_2, _why_deal_display_2, _run_deal_display_2
+            "deal-display",
+            (),
+            _opts_deal_display_2,
+            _why_deal_display_2,
+            _run_deal_display_2,
+            _uv40,
+            _ur40,
         ),
         "take-decree": ProcDef(
-            "take-decree", ("decrees",), _opts_take_decree_2, _why_take_decree_2, _run_take_decree_2
+            "take-decree",
+            ("decrees",),
+            _opts_take_decree_2,
+            _why_take_decree_2,
+            _run_take_decree_2,
+            _uv22,
+            _ur22,
         ),
-        "setup": ProcDef("setup", (), _opts_setup_2, _why_setup_2, _run_setup_2),
+        "setup": ProcDef("setup", (), _opts_setup_2, _why_setup_2, _run_setup_2, _uv25, _ur25),
         "period-end.new-display": ProcDef(
             "period-end.new-display",
             (),
             _opts_period_end_new_display_2,
             _why_period_end_new_display_2,
             _run_period_end_new_display_2,
+            _uv40,
+            _ur40,
         ),
     },
     moves={
@@ -14260,6 +15873,8 @@ _RS1: Final = _replace(
             "card",
             _moves_visit_2,
             _play_visit_2,
+            _uv31,
+            _ur31,
         ),
         "follow": MoveDef(
             "follow",
@@ -14280,6 +15895,8 @@ _RS1: Final = _replace(
             None,
             _moves_follow_3,
             _play_follow_3,
+            _uv32,
+            _ur32,
         ),
         "sponsor": MoveDef(
             "sponsor",
@@ -14289,9 +15906,19 @@ _RS1: Final = _replace(
             "card",
             _moves_sponsor_2,
             _play_sponsor_2,
+            _uv33,
+            _ur33,
         ),
         "draw": MoveDef(
-            "draw", "refill", "turn.refill-hand", ("pile",), "pile", _moves_draw_2, _play_draw_2
+            "draw",
+            "refill",
+            "turn.refill-hand",
+            ("pile",),
+            "pile",
+            _moves_draw_2,
+            _play_draw_2,
+            _uv41,
+            _ur41,
         ),
     },
 )
@@ -14327,8 +15954,10 @@ _RS2: Final = _replace(
             _opts_build_store_2,
             _why_build_store_2,
             _run_build_store_2,
+            _uv21,
+            _ur21,
         ),
-        "setup": ProcDef("setup", (), _opts_setup_3, _why_setup_3, _run_setup_3),
+        "setup": ProcDef("setup", (), _opts_setup_3, _why_setup_3, _run_setup_3, _uv25, _ur25),
     },
     moves={
         **_RS0.moves,
@@ -14349,6 +15978,8 @@ _RS2: Final = _replace(
             "card",
             _moves_visit_3,
             _play_visit_3,
+            _uv31,
+            _ur31,
         ),
         "follow": MoveDef(
             "follow",
@@ -14369,6 +16000,8 @@ _RS2: Final = _replace(
             None,
             _moves_follow_4,
             _play_follow_4,
+            _uv32,
+            _ur32,
         ),
         "sponsor": MoveDef(
             "sponsor",
@@ -14378,6 +16011,8 @@ _RS2: Final = _replace(
             "card",
             _moves_sponsor_3,
             _play_sponsor_3,
+            _uv33,
+            _ur33,
         ),
     },
 )
@@ -14413,8 +16048,10 @@ _RS3: Final = _replace(
             _opts_build_store_2,
             _why_build_store_2,
             _run_build_store_2,
+            _uv21,
+            _ur21,
         ),
-        "setup": ProcDef("setup", (), _opts_setup_4, _why_setup_4, _run_setup_4),
+        "setup": ProcDef("setup", (), _opts_setup_4, _why_setup_4, _run_setup_4, _uv25, _ur25),
     },
     moves={
         **_RS1.moves,
@@ -14435,6 +16072,8 @@ _RS3: Final = _replace(
             "card",
             _moves_visit_4,
             _play_visit_4,
+            _uv31,
+            _ur31,
         ),
         "follow": MoveDef(
             "follow",
@@ -14455,6 +16094,8 @@ _RS3: Final = _replace(
             None,
             _moves_follow_5,
             _play_follow_5,
+            _uv32,
+            _ur32,
         ),
         "sponsor": MoveDef(
             "sponsor",
@@ -14464,6 +16105,8 @@ _RS3: Final = _replace(
             "card",
             _moves_sponsor_4,
             _play_sponsor_4,
+            _uv33,
+            _ur33,
         ),
     },
 )
@@ -18090,11 +19733,71 @@ def _apply(g: Game, move: Move) -> None:
                 _PHASE_RULES.get(g.phase, _TURN_RULE),
                 f"a {move.kind} move cannot be made now ({g.phase})",
             )
+        undo = g._undo
+        if undo is not None:
+            undo.append((md.put, move.player, md.keep(g, move.player)))
         md.play(g, move.player, move)
         _check_triggers(g)
         _advance(g)
         return
     raise _illegal(_TURN_RULE, f"unknown move kind {move.kind!r}")
+
+
+def _ran(g: Game, proc: ProcDef, seat: int) -> None:
+    """Run a procedure of the turn machine (a hook, a trigger's steps, a step of the period's
+    end) for `seat`; in a move tried in place, what it may change is kept first."""
+    undo = g._undo
+    if undo is not None:
+        undo.append((proc.put, seat, proc.keep(g, seat)))
+    proc.run(g, seat)
+
+
+def _tried(g: Game, move: Move) -> tuple[Game, _Journal]:
+    """Play a listed move on `g` itself (as `_apply` does), keeping what `_taken_back` needs to
+    put `g` back as it was: a search tries each move on its one state instead of on a copy.
+    The turn machine only ever sets a field of the state (never changes a list or a table in
+    place): a shallow copy of the game keeps what it sets. The steps of the rules change lists
+    and tables in place: each action and procedure keeps the fields it may write (as the
+    compiler finds them in its steps) and puts fresh copies in their place before it runs. On
+    an error `g` is put back before it is raised."""
+    was = g._copy()
+    undo: _Journal = []
+    g._undo = undo
+    try:
+        _apply(g, move)
+    except BaseException:
+        g._undo = None
+        _taken_back(g, was, undo)
+        raise
+    g._undo = None
+    return was, undo
+
+
+# Whether a search checks that every move it tries in place is taken back exactly (the
+# compiler's backstop turns it on for the games it plays before a build is written: a house
+# rule whose steps write a field the compiler did not find fails the build, not a search).
+_TRY_CHECKED: Final[list[bool]] = [False]
+
+
+def _check_taken_back(g: Game, before: Game, tried: list[_Code]) -> None:
+    """Raise unless `g`, the moves `tried` each tried on it and taken back, is `before` again."""
+    if g == before:
+        return
+    differ = [n for n in _GAME_FIELDS if getattr(g, n) != getattr(before, n)]
+    kinds = ", ".join(dict.fromkeys(str(code[0]) for code in tried))
+    raise RuntimeError(
+        f"a move tried in place ({kinds}) was not taken back: {', '.join(differ)} changed (a "
+        "field its steps write that the compiler did not find)"
+    )
+
+
+def _taken_back(g: Game, was: Game, undo: _Journal) -> None:
+    """`g` as it was before `_tried` played a move on it: every field the runs kept put back,
+    the last run's first, then every field of the game."""
+    for k in range(len(undo) - 1, -1, -1):
+        put, seat, kept = undo[k]
+        put(g, seat, kept)
+    g._take(was)
 
 
 # The fields a kind of move leaves unchosen, with their places in its code and their
@@ -18217,7 +19920,7 @@ def _check_triggers(g: Game) -> None:
             who = g.actor
         if who is None:
             continue
-        g.fired.append(t.id)
+        g.fired = [*g.fired, t.id]  # (set, not changed in place: see `_tried`)
         if t.ends == "period":
             g.period_end_by = who
         elif t.ends == "game":
@@ -18225,7 +19928,7 @@ def _check_triggers(g: Game) -> None:
             g.final_round = g.round + rs.extra_rounds
         proc = rs.procs.get(t.id)
         if proc is not None:
-            proc.run(g, who)
+            _ran(g, proc, who)
 
 
 _TRIGGERS_OF: Final[dict[tuple[tuple[str, ...], int], tuple[TriggerDef, ...]]] = {}
@@ -18294,7 +19997,7 @@ def _end_turn(g: Game) -> None:
     then a pending period end runs."""
     proc = g.rs.procs.get(_TURN_END)
     if proc is not None:
-        proc.run(g, g.current)
+        _ran(g, proc, g.current)
     g.turns = min(_INT_MAX, g.turns + 1)  # a save holds 64-bit integers: the count stops there
     mover, g.actor = g.actor, g.current  # (the last to move may have been a follower)
     _check_triggers(g)
@@ -18338,7 +20041,7 @@ def _run_period_end(g: Game) -> None:
         seat = g.period_end_by if g.period_end_by is not None else g.current
         proc = rs.procs.get(step.id)
         if proc is not None:
-            proc.run(g, seat)
+            _ran(g, proc, seat)
         wait = rs.phases.get(step.procedure)
         if wait is not None and wait.actor is not None:
             first = wait.actor(g)
@@ -19898,7 +21601,7 @@ def greedy_move(g: Game | View, rng: _random.Random) -> Move:
             raise _no_move(dealt)
         if len(moves) == 1:
             return Move(*moves[0])
-        return _greedy_pick(dealt, moves, rng, _Scorer(rs))[0]
+        return _greedy_pick(dealt, moves, rng, _Scorer(rs))
     except _REFUSALS:
         raise
     except _FAULTS as exc:
@@ -19923,28 +21626,34 @@ def _dealt_for_mover(g: Game | View, rng: _random.Random) -> Game:
     return _redeal(g, g.actor, rng)
 
 
-def _greedy_pick(
-    g: Game, moves: list[_Code], rng: _random.Random, scorer: _Scorer
-) -> tuple[Move, Game]:
+def _greedy_pick(g: Game, moves: list[_Code], rng: _random.Random, scorer: _Scorer) -> Move:
     """Greedy's choice among `moves` (two or more codes, listed for `g`): the move of the best
-    margin for the mover, ties drawn from `rng`, with the state after it."""
+    margin for the mover, ties drawn from `rng`. Each move is tried on `g` itself and taken
+    back (`_tried`: no copy of the state per move); `g` is the same after."""
     seat = g.actor
     best: list[int] = []
-    afters: list[Game] = []
     best_value = 0
+    before = g.clone() if _TRY_CHECKED[0] else None
     for i, code in enumerate(moves):
-        after = g.clone()
-        _apply(after, Move(*code))
-        value = scorer.margin(after, seat)
+        try:
+            was, undo = _tried(g, Move(*code))
+        except Exception:
+            if before is not None:  # a listed move refused: did one tried before change g?
+                _check_taken_back(g, before, moves[: i + 1])
+            raise
+        try:
+            value = scorer.margin(g, seat)
+        finally:
+            _taken_back(g, was, undo)
         if not best or value > best_value:
             best_value = value
             best = [i]
-            afters = [after]
         elif value == best_value:
             best.append(i)
-            afters.append(after)
+    if before is not None:
+        _check_taken_back(g, before, moves)
     k = 0 if len(best) == 1 else _choice(rng, range(len(best)))
-    return Move(*moves[best[k]]), afters[k]
+    return Move(*moves[best[k]])
 
 
 def _search_budget(iterations: Any, horizon: Any) -> None:
@@ -19990,7 +21699,7 @@ def _playout(
         elif len(moves) == 1:
             _apply(g, Move(*moves[0]))
         else:
-            g = _greedy_pick(g, moves, rng, scorer)[1]
+            _apply(g, _greedy_pick(g, moves, rng, scorer))
         steps += 1
     return scorer.shares(g)
 

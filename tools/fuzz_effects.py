@@ -21,7 +21,9 @@ Every case runs in a forked child under a watchdog (and a memory limit), and is 
 - `c` built with exit 0, but the engine fails: any exception out of `new_game`, `legal_moves`,
   `apply_move` (of a listed move), `check_invariants`, `dumps`/`loads`, `final_scores` or
   `ranking`; an invariant that fails; no legal move in a game that is not over; a game that does
-  not end within the move limit;
+  not end within the move limit; a listed move that, tried in place and taken back (`_tried`,
+  what greedy's search plays its candidates on; every `TRY_EVERY` moves), does not give the
+  state that playing it on a copy gives, or does not leave the state as it was;
 - `d` the compiler crashed: exit 2, a traceback, an error line not in the documented format;
 - `e` a hang: the case passed its time limit (the stage it was in is said: build or play).
 
@@ -55,6 +57,7 @@ DEFAULT_TIMEOUT = 30.0  # seconds per case (build and play) before it counts as 
 MEMORY_LIMIT = 2 << 30  # bytes of address space a case may use (a MemoryError, not a swap storm)
 MOVE_LIMIT = 5000  # moves in one game before it counts as a game that does not end
 GAMES_PER_COUNT = 2  # seeded games per player count
+TRY_EVERY = 9  # every so many moves, each listed move is also tried in place and taken back
 SOURCE = ["facts:§4"]
 CATEGORIES = {
     "a": "refused with located errors",
@@ -650,6 +653,11 @@ def play_engine(E: Any, report: Callable[[str], None], games: int = GAMES_PER_CO
                     if moves % 25 == 0:
                         stage = "dumps/loads"
                         E.loads(E.dumps(g))
+                    if moves % TRY_EVERY == 0 and g.phase != "over":
+                        stage = "tried in place"
+                        wrong = tried_in_place(E, g)
+                        if wrong:
+                            return "play", f"{wrong} ({where}, move {moves})", "", played
                     if moves > move_limit:
                         return "play", f"no end after {move_limit} moves ({where})", "", played
                 stage = "final_scores"
@@ -662,6 +670,24 @@ def play_engine(E: Any, report: Callable[[str], None], games: int = GAMES_PER_CO
                     played
             played += 1
     return "", "", "", played
+
+
+def tried_in_place(E: Any, g: Any) -> str:
+    """What is wrong when each legal move of `g` is tried on it in place and taken back
+    (`_tried`, `_taken_back`): '' when each gives the state playing it on a copy gives, and
+    leaves `g` as it was, field for field and in its saved JSON."""
+    before = E.to_json(g)
+    for code in E._moves_now(g):
+        ref = g.clone()
+        E._apply(ref, E.Move(*code))
+        was, undo = E._tried(g, E.Move(*code))
+        if E.to_json(g) != E.to_json(ref) or g != ref:
+            E._taken_back(g, was, undo)
+            return f"a {code[0]} move tried in place is not the move played on a copy"
+        E._taken_back(g, was, undo)
+        if E.to_json(g) != before:
+            return f"a {code[0]} move tried in place and taken back changed the state"
+    return ""
 
 
 def _child(conn: multiprocessing.connection.Connection, text: str, games: int) -> None:

@@ -100,6 +100,12 @@ StrFn = Callable[["Game", "Player", "Ctx"], str]
 OptsFn = Callable[..., list[tuple[Any, ...]]]
 WhyFn = Callable[..., tuple[str, str] | None]
 RunFn = Callable[..., None]
+# what the steps of a procedure or an action may change, kept before they run in a move tried
+# in place (`_tried`: fresh copies put in their place), and put back after (`_taken_back`)
+KeepFn = Callable[["Game", int], tuple[Any, ...]]
+PutFn = Callable[["Game", int, tuple[Any, ...]], None]
+# the journal of a move tried in place: what each run kept, in the order they ran
+_Journal = list[tuple[PutFn, int, tuple[Any, ...]]]
 
 
 @_dataclass(frozen=True)
@@ -107,13 +113,16 @@ class ProcDef:
     """A procedure of rules/ (an effect, an action's part, a hook), compiled into three functions:
     the choices its guard allows (`opts`), why a choice is refused (`why`: the rule id and the
     reason, or None) and its effects (`run`). Each takes the game, the acting seat, the
-    procedure's parameters and then its choices, in the order of `choices`."""
+    procedure's parameters and then its choices, in the order of `choices`. `keep` and `put`
+    keep what `run` may change, and put it back, for a move tried in place (`_tried`)."""
 
     id: str
     choices: tuple[str, ...]
     opts: Callable[..., list[tuple[Any, ...]]]
     why: Callable[..., tuple[str, str] | None]
     run: Callable[..., None]
+    keep: KeepFn
+    put: PutFn
 
 
 # A move as the move generators list it: its fields in order (`_MOVE_FIELDS`), one tuple
@@ -127,7 +136,8 @@ class MoveDef:
     """A kind of move written in rules/ as steps (an action): the phase it is made in, the rule
     a refusal names, the move fields its choices fill, the field of its first choice (which
     `moves` can be given, to list only the moves with that value), its move generator (which
-    lists the moves' codes: `_Code`) and its checked run (which raises IllegalMove)."""
+    lists the moves' codes: `_Code`) and its checked run (which raises IllegalMove); `keep`
+    and `put`, as a procedure's, for a move tried in place."""
 
     kind: str
     phase: str
@@ -136,6 +146,8 @@ class MoveDef:
     first: str | None
     moves: Callable[..., list[_Code]]
     play: Callable[[Game, int, Move], None]
+    keep: KeepFn
+    put: PutFn
 
 
 @_dataclass(frozen=True)
@@ -415,6 +427,7 @@ class Game:
     final_round: int | None = None
     fired: list[str] = field(default_factory=list)
     _log: _Log | None = None
+    _undo: _Journal | None = None
 
     @property
     def rs(self) -> RuleSet:
@@ -422,6 +435,13 @@ class Game:
 
     def clone(self) -> Game:
         return _replace(self, players=[p.clone() for p in self.players])
+
+    def _copy(self) -> Game:
+        return _replace(self)
+
+    def _take(self, c: Game) -> None:
+        for name in _GAME_FIELDS:
+            setattr(self, name, getattr(c, name))
 
 
 def _game_data(g: Game) -> dict[str, Any]:
@@ -1442,11 +1462,71 @@ def _apply(g: Game, move: Move) -> None:
                 _PHASE_RULES.get(g.phase, _TURN_RULE),
                 f"a {move.kind} move cannot be made now ({g.phase})",
             )
+        undo = g._undo
+        if undo is not None:
+            undo.append((md.put, move.player, md.keep(g, move.player)))
         md.play(g, move.player, move)
         _check_triggers(g)
         _advance(g)
         return
     raise _illegal(_TURN_RULE, f"unknown move kind {move.kind!r}")
+
+
+def _ran(g: Game, proc: ProcDef, seat: int) -> None:
+    """Run a procedure of the turn machine (a hook, a trigger's steps, a step of the period's
+    end) for `seat`; in a move tried in place, what it may change is kept first."""
+    undo = g._undo
+    if undo is not None:
+        undo.append((proc.put, seat, proc.keep(g, seat)))
+    proc.run(g, seat)
+
+
+def _tried(g: Game, move: Move) -> tuple[Game, _Journal]:
+    """Play a listed move on `g` itself (as `_apply` does), keeping what `_taken_back` needs to
+    put `g` back as it was: a search tries each move on its one state instead of on a copy.
+    The turn machine only ever sets a field of the state (never changes a list or a table in
+    place): a shallow copy of the game keeps what it sets. The steps of the rules change lists
+    and tables in place: each action and procedure keeps the fields it may write (as the
+    compiler finds them in its steps) and puts fresh copies in their place before it runs. On
+    an error `g` is put back before it is raised."""
+    was = g._copy()
+    undo: _Journal = []
+    g._undo = undo
+    try:
+        _apply(g, move)
+    except BaseException:
+        g._undo = None
+        _taken_back(g, was, undo)
+        raise
+    g._undo = None
+    return was, undo
+
+
+# Whether a search checks that every move it tries in place is taken back exactly (the
+# compiler's backstop turns it on for the games it plays before a build is written: a house
+# rule whose steps write a field the compiler did not find fails the build, not a search).
+_TRY_CHECKED: Final[list[bool]] = [False]
+
+
+def _check_taken_back(g: Game, before: Game, tried: list[_Code]) -> None:
+    """Raise unless `g`, the moves `tried` each tried on it and taken back, is `before` again."""
+    if g == before:
+        return
+    differ = [n for n in _GAME_FIELDS if getattr(g, n) != getattr(before, n)]
+    kinds = ", ".join(dict.fromkeys(str(code[0]) for code in tried))
+    raise RuntimeError(
+        f"a move tried in place ({kinds}) was not taken back: {', '.join(differ)} changed (a "
+        "field its steps write that the compiler did not find)"
+    )
+
+
+def _taken_back(g: Game, was: Game, undo: _Journal) -> None:
+    """`g` as it was before `_tried` played a move on it: every field the runs kept put back,
+    the last run's first, then every field of the game."""
+    for k in range(len(undo) - 1, -1, -1):
+        put, seat, kept = undo[k]
+        put(g, seat, kept)
+    g._take(was)
 
 
 # The fields a kind of move leaves unchosen, with their places in its code and their
@@ -1569,7 +1649,7 @@ def _check_triggers(g: Game) -> None:
             who = g.actor
         if who is None:
             continue
-        g.fired.append(t.id)
+        g.fired = [*g.fired, t.id]  # (set, not changed in place: see `_tried`)
         if t.ends == "period":
             g.period_end_by = who
         elif t.ends == "game":
@@ -1577,7 +1657,7 @@ def _check_triggers(g: Game) -> None:
             g.final_round = g.round + rs.extra_rounds
         proc = rs.procs.get(t.id)
         if proc is not None:
-            proc.run(g, who)
+            _ran(g, proc, who)
 
 
 _TRIGGERS_OF: Final[dict[tuple[tuple[str, ...], int], tuple[TriggerDef, ...]]] = {}
@@ -1646,7 +1726,7 @@ def _end_turn(g: Game) -> None:
     then a pending period end runs."""
     proc = g.rs.procs.get(_TURN_END)
     if proc is not None:
-        proc.run(g, g.current)
+        _ran(g, proc, g.current)
     g.turns = min(_INT_MAX, g.turns + 1)  # a save holds 64-bit integers: the count stops there
     mover, g.actor = g.actor, g.current  # (the last to move may have been a follower)
     _check_triggers(g)
@@ -1690,7 +1770,7 @@ def _run_period_end(g: Game) -> None:
         seat = g.period_end_by if g.period_end_by is not None else g.current
         proc = rs.procs.get(step.id)
         if proc is not None:
-            proc.run(g, seat)
+            _ran(g, proc, seat)
         wait = rs.phases.get(step.procedure)
         if wait is not None and wait.actor is not None:
             first = wait.actor(g)
@@ -3250,7 +3330,7 @@ def greedy_move(g: Game | View, rng: _random.Random) -> Move:
             raise _no_move(dealt)
         if len(moves) == 1:
             return Move(*moves[0])
-        return _greedy_pick(dealt, moves, rng, _Scorer(rs))[0]
+        return _greedy_pick(dealt, moves, rng, _Scorer(rs))
     except _REFUSALS:
         raise
     except _FAULTS as exc:
@@ -3275,28 +3355,34 @@ def _dealt_for_mover(g: Game | View, rng: _random.Random) -> Game:
     return _redeal(g, g.actor, rng)
 
 
-def _greedy_pick(
-    g: Game, moves: list[_Code], rng: _random.Random, scorer: _Scorer
-) -> tuple[Move, Game]:
+def _greedy_pick(g: Game, moves: list[_Code], rng: _random.Random, scorer: _Scorer) -> Move:
     """Greedy's choice among `moves` (two or more codes, listed for `g`): the move of the best
-    margin for the mover, ties drawn from `rng`, with the state after it."""
+    margin for the mover, ties drawn from `rng`. Each move is tried on `g` itself and taken
+    back (`_tried`: no copy of the state per move); `g` is the same after."""
     seat = g.actor
     best: list[int] = []
-    afters: list[Game] = []
     best_value = 0
+    before = g.clone() if _TRY_CHECKED[0] else None
     for i, code in enumerate(moves):
-        after = g.clone()
-        _apply(after, Move(*code))
-        value = scorer.margin(after, seat)
+        try:
+            was, undo = _tried(g, Move(*code))
+        except Exception:
+            if before is not None:  # a listed move refused: did one tried before change g?
+                _check_taken_back(g, before, moves[: i + 1])
+            raise
+        try:
+            value = scorer.margin(g, seat)
+        finally:
+            _taken_back(g, was, undo)
         if not best or value > best_value:
             best_value = value
             best = [i]
-            afters = [after]
         elif value == best_value:
             best.append(i)
-            afters.append(after)
+    if before is not None:
+        _check_taken_back(g, before, moves)
     k = 0 if len(best) == 1 else _choice(rng, range(len(best)))
-    return Move(*moves[best[k]]), afters[k]
+    return Move(*moves[best[k]])
 
 
 def _search_budget(iterations: Any, horizon: Any) -> None:
@@ -3342,7 +3428,7 @@ def _playout(
         elif len(moves) == 1:
             _apply(g, Move(*moves[0]))
         else:
-            g = _greedy_pick(g, moves, rng, scorer)[1]
+            _apply(g, _greedy_pick(g, moves, rng, scorer))
         steps += 1
     return scorer.shares(g)
 

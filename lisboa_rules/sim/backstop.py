@@ -295,6 +295,9 @@ def _load(source: str) -> types.ModuleType:
         exec(code, module.__dict__)
     finally:
         sys.modules.pop(name, None)
+    # its searches check that each move they try on a state and take back leaves it exactly
+    # as it was (a field a house rule's steps write that the compiler missed fails the build)
+    module._TRY_CHECKED[0] = True
     return module
 
 

@@ -198,8 +198,10 @@ class MovePrinter(Printer):
         player: set[str] = set()
         others = False
 
-        def target(node: ir.Expr) -> None:
+        def target(node: ir.Expr, sets: bool = False) -> None:
             nonlocal others
+            if sets and isinstance(node, ir.Local):
+                return  # a local set anew (`v_x = ...`), not a field of the state
             while isinstance(node, ir.Index | ir.Get):
                 node = node.base
             match node:
@@ -236,7 +238,7 @@ class MovePrinter(Printer):
                 case S.Change() | S.MoveItem() | S.MoveAll() | S.MoveSome() | S.Drop() \
                         | S.Shuffle() | S.New():
                     for pl in S.places(s):
-                        target(pl.node)
+                        target(pl.node, isinstance(s, S.Change))
                     if isinstance(s, S.New):
                         others = True
                 case S.Do() | S.Raise() | S.DoValue():
@@ -250,6 +252,25 @@ class MovePrinter(Printer):
                 case _:
                     assert_never(s)
         return game, player, others
+
+    def all_writes(self, items: tuple[Item, ...]) -> tuple[set[str], set[str], bool]:
+        """`writes` of the items on every way through them: each item's, and those of the
+        items each branch, each case of a do and each choice of effects goes on with (what a
+        move of the action or a run of the procedure may change: a superset)."""
+        every: list[Item] = []
+        seen: set[int] = set()
+
+        def add(xs: tuple[Item, ...]) -> None:
+            if id(xs) in seen:
+                return
+            seen.add(id(xs))
+            for s in xs:
+                every.append(s)
+                for rest in self._continuations(s):
+                    add(rest)
+
+        add(items)
+        return self.writes(tuple(every))
 
     def _walk(self, items: tuple[Item, ...]) -> Iterator[Item]:
         """Each item and the statements nested in it (a branch's own items only)."""

@@ -205,16 +205,19 @@ class ProcSession:
             def stem_of(q: str, me: str = pid, known: dict[str, str] = stems) -> str:
                 return _PLACEHOLDER if q == me else self._known(known, q)
 
-            opts, why, run = MovePrinter(
-                engine.names(checked.proc_scopes[pid]), stem_of, where, checked_procs,
-                engine.values, copier.name, bundles, ps.effects, copier.saver, column, fields,
-                engine.table, checked.loose_moves,
-                checked.guarded_writes).procedure(checked_procs[pid])
+            mp = MovePrinter(
+                engine.names(checked.proc_scopes[pid]), stem_of, where,
+                checked_procs, engine.values, copier.name, bundles, ps.effects, copier.saver,
+                column, fields, engine.table, checked.loose_moves, checked.guarded_writes)
+            opts, why, run = mp.procedure(checked_procs[pid])
             code = "\n".join([*opts, "", "", *why, "", "", *run])
             stem = share(code, base)
             stems[pid] = stem
+            written = mp.writes(checked_procs[pid].effects, frozenset({pid}))
+            keep, put = copier.undoer(frozenset(written[0]), frozenset(written[1]), written[2])
             defs[pid] = Call("ProcDef", (pid, _choice_names(proc), Raw(f"_opts_{stem}"),
-                                         Raw(f"_why_{stem}"), Raw(f"_run_{stem}")))
+                                         Raw(f"_why_{stem}"), Raw(f"_run_{stem}"), Raw(keep),
+                                         Raw(put)))
         view.by_ruleset.append(defs)
         # the actions: their move generators and checked runs
 
@@ -240,9 +243,11 @@ class ProcSession:
 
             code = "\n\n\n".join("\n".join(f) for f in got.lines(made))
             stem = share(code, base, action=True)
+            written = mp.all_writes(checked.actions[kind].items)
+            keep, put = copier.undoer(frozenset(written[0]), frozenset(written[1]), written[2])
             moves[kind] = Call("MoveDef", (kind, action.phase, action.rule, got.fields,
                                            got.first, Raw(f"_moves_{stem}"),
-                                           Raw(f"_play_{stem}")))
+                                           Raw(f"_play_{stem}"), Raw(keep), Raw(put)))
         view.moves.append(moves)
         # the phases of the turn machine: their frame functions
         phase_defs: dict[str, Any] = {}
@@ -584,6 +589,7 @@ class _Copier:
         self.decl = decl
         self.names: dict[tuple[frozenset[str], frozenset[str], bool], str] = {}
         self.saved: dict[tuple[frozenset[str], frozenset[str], bool], tuple[str, str]] = {}
+        self.undone: dict[tuple[frozenset[str], frozenset[str], bool], tuple[str, str]] = {}
         self.functions: list[str] = []
 
     def name(self, game: frozenset[str], player: frozenset[str], others: bool) -> str:
@@ -675,6 +681,85 @@ class _Copier:
                            + " = was")
         else:  # as ruff formats a long target
             restore += ["    (", *[f"        {code}," for code in codes], "    ) = was"]
+        for lines in (save, restore):
+            self.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
+        return found
+
+
+    def undoer(self, game: frozenset[str], player: frozenset[str], others: bool
+               ) -> tuple[str, str]:
+        """For steps run on the state itself by a move tried in place (`_tried`) that write
+        these fields of the game and of the acting player (`others`: of every player): the
+        functions that keep the fields as they were and put fresh copies of those held in lists
+        and tables in their place, for the steps to change (`_uvN`), and that put them back
+        (`_urN`). A field set, not changed in place, is only kept: the copy is not needed."""
+        key = (game, player, others)
+        found = self.undone.get(key)
+        if found is not None:
+            return found
+        n = len(self.undone) + 1
+        found = self.undone[key] = (f"_uv{n}", f"_ur{n}")
+        gf = {f.id: f for f in self.decl.game}
+        pf = {f.id: f for f in self.decl.player}
+        import textwrap
+
+        gfields = [(fid, gf[fid]) for fid in sorted(game) if fid in gf and fid != "players"]
+        pfields = [(fid, pf[fid]) for fid in sorted(player) if fid in pf]
+        names = ", ".join(sorted({fid for fid, _f in [*gfields, *pfields]}
+                                 | ({"players"} if "players" in game else set()))) or "nothing"
+        whose = "every player's" if others else "the acting player's"
+        save = [f"def {found[0]}(g: Game, seat: int) -> tuple[Any, ...]:",
+                '    """Before steps that change the state in a move tried in place: the fields'
+                ' they',
+                f"    write ({whose}) as they were, for `{found[1]}`; a fresh copy of each held"
+                " in a",
+                '    list or a table put in its place."""',
+                *textwrap.wrap(f"keeps {names}", 94, initial_indent="    # ",
+                               subsequent_indent="    # ")]
+        restore = [f"def {found[1]}(g: Game, seat: int, was: tuple[Any, ...]) -> None:",
+                   f'    """The fields `{found[0]}` kept, put back."""']
+        kept = [f"g.{fid}" for fid, _f in gfields]
+        if "players" in game:
+            kept.append("g.players")
+        copies = [(f"g.{fid}", copy_code(f.type, f"g.{fid}")) for fid, f in gfields]
+        if "players" in game:
+            copies.append(("g.players", "g.players[:]"))
+        pcodes = [f"q.{fid}" for fid, _f in pfields]
+        pcopies = [(f"q.{fid}", copy_code(f.type, f"q.{fid}")) for fid, f in pfields]
+        one = "," if len(pcodes) == 1 else ""  # a tuple of one
+        if pfields and others:
+            save.append("    qs = tuple(g.players)")
+            kept.append("qs")
+            kept.append(f"tuple(({', '.join(pcodes)}{one}) for q in qs)")
+        elif pfields:
+            save.append("    q = g.players[seat]")
+            kept.append("q")
+            kept += pcodes
+        save.append("    was = (" + ", ".join(kept) + ("," if len(kept) == 1 else "") + ")")
+        for code, copy in copies:
+            if copy is not None:
+                save.append(f"    {code} = {copy}")
+        if pfields and any(c is not None for _code, c in pcopies):
+            pad = "    "
+            if others:
+                save.append("    for q in qs:")
+                pad = "        "
+            save += [f"{pad}{code} = {copy}" for code, copy in pcopies if copy is not None]
+        save.append("    return was")
+        targets = [f"g.{fid}" for fid, _f in gfields] + (["g.players"] if "players" in game else [])
+        if pfields and others:
+            targets += ["qs", "values"]
+        elif pfields:
+            targets += ["q", *pcodes]
+        if not targets:
+            restore.append("    pass")
+        elif len(targets) == 1:
+            restore.append(f"    ({targets[0]},) = was")
+        else:
+            restore += ["    (", *[f"        {t}," for t in targets], "    ) = was"]
+        if pfields and others:
+            restore += ["    for q, kept in zip(qs, values, strict=True):",
+                        "        (", *[f"            {c}," for c in pcodes], "        ) = kept"]
         for lines in (save, restore):
             self.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
         return found

@@ -277,8 +277,9 @@ def _call(pad: str, head: str, args: list[str]) -> list[str]:
 
 # The game's rule set, resolved once per state (`Game.rs`): kept in two slots that are not
 # fields (not saved, not compared), with the variants it was resolved for; and the log of what
-# happened of a game that records (`record`, `events`), shared by copies, never changed.
-RS_SLOTS = ("_log", "_rs", "_rs_of")
+# happened of a game that records (`record`, `events`), shared by copies, never changed; and the
+# journal of a move being tried in place (`_tried`), None otherwise and in every copy.
+RS_SLOTS = ("_log", "_rs", "_rs_of", "_undo")
 
 
 def class_methods(cls: str, fields: list[FieldView], deep_players: bool) -> list[str]:
@@ -295,6 +296,7 @@ def class_methods(cls: str, fields: list[FieldView], deep_players: bool) -> list
             f"{pad}self._rs: RuleSet | None = None",
             f"{pad}self._rs_of: list[str] | None = None",
             f"{pad}self._log = None",
+            f"{pad}self._undo: _Journal | None = None",
         ]
     keep = [
         f"{pad}c._rs = self._rs",
@@ -319,6 +321,14 @@ def class_methods(cls: str, fields: list[FieldView], deep_players: bool) -> list
     made = [f.copy or f"self.{f.name}" for f in fields]
     out += _call(pad, "c = " + cls if deep_players else f"return {cls}", made)
     out += keep if deep_players else []
+    if deep_players:
+        out += [
+            "",
+            f"    def _take(self, c: {cls}) -> None:",
+            f'{pad}"""Every field set to `c`\'s (shared, not copied): the fields a move tried in',
+            f'{pad}place (`_tried`) set, put back from the shallow copy taken before it."""',
+            *[f"{pad}self.{f.name} = c.{f.name}" for f in fields],
+        ]
     out += [
         "",
         "    def __eq__(self, other: object) -> bool:",
