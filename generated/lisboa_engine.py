@@ -786,6 +786,8 @@ class Game:
     fired: list[str]
     # what happened, in a game that records (`record`, `events`): not a field, not saved
     _log: _Log | None
+    # what a move tried in place keeps, to be taken back (`_tried`): None in every other state
+    _undo: _Journal | None
 
     def __init__(
         self,
@@ -873,7 +875,7 @@ class Game:
         self._rs: RuleSet | None = None
         self._rs_of: list[str] | None = None
         self._log = None
-        self._undo: _Journal | None = None
+        self._undo = None
 
     def _copy(self) -> Game:
         """A shallow copy: every field is shared with this one."""

@@ -6,7 +6,8 @@ of `__init__` with its default. The classes are plain classes with `__slots__` a
 methods, not dataclasses: the same module compiles with mypyc (`lisboa-rules compile`), where a
 dataclass is slower and the `object.__new__` / `__dict__` shortcuts fail at run time. `_copy()`
 is a shallow copy (every field shared) and `clone()` copies each mutable field in the way its type
-needs (`self.hand[:]`, `{k: v.copy() for k, v in self.offices.items()}`); `__eq__` and
+needs (`self.hand[:]`, `{k: v.copy() for k, v in self.offices.items()}`); the game's `_take(c)`
+sets every field to a shallow copy's again (a move tried in place, taken back); `__eq__` and
 `__repr__` are those a dataclass would have.
 """
 
@@ -73,7 +74,8 @@ class ClassView:
         return "\n".join(out)
 
     def methods(self) -> str:
-        """`__init__`, `_copy`, `clone` and `__eq__` of the class, indented in it."""
+        """`__init__`, `_copy`, `clone`, `_take` (the game's) and `__eq__` of the class,
+        indented in it."""
         return "\n".join(class_methods(self.name, self.fields, self.name == "Game"))
 
 
@@ -296,7 +298,7 @@ def class_methods(cls: str, fields: list[FieldView], deep_players: bool) -> list
             f"{pad}self._rs: RuleSet | None = None",
             f"{pad}self._rs_of: list[str] | None = None",
             f"{pad}self._log = None",
-            f"{pad}self._undo: _Journal | None = None",
+            f"{pad}self._undo = None",
         ]
     keep = [
         f"{pad}c._rs = self._rs",
