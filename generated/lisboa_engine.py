@@ -2861,6 +2861,7 @@ def _uv1(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv1` kept, put back."""
+    q: Player
     (
         q,
         q.influence,
@@ -2880,6 +2881,7 @@ def _uv2(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur2(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv2` kept, put back."""
+    q: Player
     (
         q,
         q.wigs,
@@ -2898,6 +2900,7 @@ def _uv3(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur3(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv3` kept, put back."""
+    q: Player
     (
         q,
         q.influence,
@@ -2918,6 +2921,7 @@ def _uv4(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur4(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv4` kept, put back."""
+    q: Player
     (
         g.pending_markers,
         q,
@@ -2938,6 +2942,7 @@ def _uv5(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur5(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv5` kept, put back."""
+    q: Player
     (
         g.pending_markers,
         q,
@@ -2960,6 +2965,7 @@ def _uv6(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur6(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv6` kept, put back."""
+    q: Player
     (
         g.offices,
         q,
@@ -2981,6 +2987,7 @@ def _uv7(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur7(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv7` kept, put back."""
+    q: Player
     (
         g.plan_supply,
         q,
@@ -3002,6 +3009,7 @@ def _uv8(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur8(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv8` kept, put back."""
+    q: Player
     (
         g.shipyard,
         q,
@@ -3025,6 +3033,7 @@ def _uv9(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur9(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv9` kept, put back."""
+    q: Player
     (
         q,
         q.goods,
@@ -3045,6 +3054,7 @@ def _uv10(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur10(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv10` kept, put back."""
+    q: Player
     (
         g.favors,
         q,
@@ -3081,6 +3091,7 @@ def _uv12(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur12(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv12` kept, put back."""
+    q: Player
     (
         g.church,
         g.clergy_given_up,
@@ -3107,6 +3118,7 @@ def _uv13(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur13(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv13` kept, put back."""
+    q: Player
     (
         g.cardinal,
         g.church,
@@ -3197,6 +3209,7 @@ def _uv17(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur17(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv17` kept, put back."""
+    q: Player
     (
         g.discard,
         g.pending_markers,
@@ -3292,6 +3305,7 @@ def _uv21(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur21(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv21` kept, put back."""
+    q: Player
     (
         g.pending_markers,
         q,
@@ -3319,6 +3333,7 @@ def _uv22(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur22(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv22` kept, put back."""
+    q: Player
     (
         g.decree_display,
         q,
@@ -3356,6 +3371,7 @@ def _uv23(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur23(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv23` kept, put back."""
+    q: Player
     (
         g.offices,
         g.pending_markers,
@@ -3517,6 +3533,7 @@ def _uv25(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur25(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv25` kept, put back."""
+    qs: tuple[Player, ...]
     (
         g.actor,
         g.blocked,
@@ -3676,6 +3693,7 @@ def _uv29(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur29(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv29` kept, put back."""
+    q: Player
     (
         g.discard,
         g.pending_markers,
@@ -3800,6 +3818,7 @@ def _uv30(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur30(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv30` kept, put back."""
+    q: Player
     (
         g.blocked,
         g.cardinal,
@@ -3977,6 +3996,7 @@ def _uv31(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur31(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv31` kept, put back."""
+    q: Player
     (
         g.cardinal,
         g.church,
@@ -4112,6 +4132,7 @@ def _uv32(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur32(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv32` kept, put back."""
+    q: Player
     (
         g.cardinal,
         g.church,
@@ -4194,6 +4215,7 @@ def _uv33(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur33(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv33` kept, put back."""
+    q: Player
     (
         g.court,
         g.decree_display,
@@ -4234,6 +4256,7 @@ def _uv34(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur34(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv34` kept, put back."""
+    q: Player
     (
         g.discard,
         g.phase,
@@ -4272,6 +4295,7 @@ def _uv36(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur36(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv36` kept, put back."""
+    q: Player
     (
         g.piles,
         q,
@@ -4293,6 +4317,7 @@ def _uv37(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur37(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv37` kept, put back."""
+    q: Player
     (
         g.pending_markers,
         q,
@@ -4329,6 +4354,7 @@ def _uv38(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur38(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv38` kept, put back."""
+    q: Player
     (
         g.discard,
         g.discard_queue,
@@ -4395,6 +4421,7 @@ def _uv41(g: Game, seat: int) -> tuple[Any, ...]:
 
 def _ur41(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_uv41` kept, put back."""
+    q: Player
     (
         g.flags,
         g.piles,

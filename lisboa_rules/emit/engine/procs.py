@@ -751,6 +751,8 @@ class _Copier:
             targets += ["qs", "values"]
         elif pfields:
             targets += ["q", *pcodes]
+        if pfields:  # (typed: compiled, its fields are then set as a Player's, not by name)
+            restore.append("    qs: tuple[Player, ...]" if others else "    q: Player")
         if not targets:
             restore.append("    pass")
         elif len(targets) == 1:
