@@ -2849,548 +2849,464 @@ def _m_empty_display_piles(g: Game, p: Player) -> int:
     return len([v_q for v_q in _K1 if (len(g.piles[v_q]) == 0)])
 
 
-def _uv1(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur1`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps influence, reis
-    q = g.players[seat]
-    was = (q, q.influence, q.reis)
+def _sv1(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs1` to put back."""
+    # saves influence, reis
+    p = g.players[seat]
+    was = (p.influence, p.reis)
     return was
 
 
-def _ur1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv1` kept, put back."""
-    q: Player
-    (
-        q,
-        q.influence,
-        q.reis,
-    ) = was
+def _rs1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv1` saved, put back."""
+    p = g.players[seat]
+    p.influence, p.reis = was
 
 
-def _uv2(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur2`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps wigs
-    q = g.players[seat]
-    was = (q, q.wigs)
+def _sv2(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs2` to put back."""
+    # saves wigs
+    p = g.players[seat]
+    was = (p.wigs,)
     return was
 
 
-def _ur2(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv2` kept, put back."""
-    q: Player
-    (
-        q,
-        q.wigs,
-    ) = was
+def _rs2(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv2` saved, put back."""
+    p = g.players[seat]
+    (p.wigs,) = was
 
 
-def _uv3(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur3`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps influence, wigs
-    q = g.players[seat]
-    was = (q, q.influence, q.wigs)
+def _sv3(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs3` to put back."""
+    # saves influence, wigs
+    p = g.players[seat]
+    was = (p.influence, p.wigs)
     return was
 
 
-def _ur3(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv3` kept, put back."""
-    q: Player
-    (
-        q,
-        q.influence,
-        q.wigs,
-    ) = was
+def _rs3(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv3` saved, put back."""
+    p = g.players[seat]
+    p.influence, p.wigs = was
 
 
-def _uv4(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur4`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps markers_left, pending_markers
-    q = g.players[seat]
-    was = (g.pending_markers, q, q.markers_left)
+def _sv4(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs4` to put back."""
+    # saves markers_left, pending_markers
+    p = g.players[seat]
+    was = (g.pending_markers, p.markers_left)
     g.pending_markers = g.pending_markers[:]
     return was
 
 
-def _ur4(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv4` kept, put back."""
-    q: Player
-    (
-        g.pending_markers,
-        q,
-        q.markers_left,
-    ) = was
+def _rs4(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv4` saved, put back."""
+    p = g.players[seat]
+    g.pending_markers, p.markers_left = was
 
 
-def _uv5(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur5`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps markers_left, pending_markers, rubble_cubes, rubble_sets
-    q = g.players[seat]
-    was = (g.pending_markers, q, q.markers_left, q.rubble_cubes, q.rubble_sets)
+def _sv5(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs5` to put back."""
+    # saves markers_left, pending_markers, rubble_cubes, rubble_sets
+    p = g.players[seat]
+    was = (g.pending_markers, p.markers_left, p.rubble_cubes, p.rubble_sets)
     g.pending_markers = g.pending_markers[:]
     return was
 
 
-def _ur5(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv5` kept, put back."""
-    q: Player
-    (
-        g.pending_markers,
-        q,
-        q.markers_left,
-        q.rubble_cubes,
-        q.rubble_sets,
-    ) = was
+def _rs5(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv5` saved, put back."""
+    p = g.players[seat]
+    g.pending_markers, p.markers_left, p.rubble_cubes, p.rubble_sets = was
 
 
-def _uv6(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur6`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps offices, officials
-    q = g.players[seat]
-    was = (g.offices, q, q.officials)
+def _sv6(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs6` to put back."""
+    # saves offices, officials
+    p = g.players[seat]
+    was = (g.offices, p.officials)
     g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
     return was
 
 
-def _ur6(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv6` kept, put back."""
-    q: Player
-    (
-        g.offices,
-        q,
-        q.officials,
-    ) = was
+def _rs6(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv6` saved, put back."""
+    p = g.players[seat]
+    g.offices, p.officials = was
 
 
-def _uv7(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur7`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps plan_supply, plans
-    q = g.players[seat]
-    was = (g.plan_supply, q, q.plans)
+def _sv7(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs7` to put back."""
+    # saves plan_supply, plans
+    p = g.players[seat]
+    was = (g.plan_supply, p.plans)
     g.plan_supply = g.plan_supply[:]
-    q.plans = q.plans[:]
+    p.plans = p.plans[:]
     return was
 
 
-def _ur7(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv7` kept, put back."""
-    q: Player
-    (
-        g.plan_supply,
-        q,
-        q.plans,
-    ) = was
+def _rs7(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv7` saved, put back."""
+    p = g.players[seat]
+    g.plan_supply, p.plans = was
 
 
-def _uv8(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur8`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps influence, reis, ships, shipyard, wigs
-    q = g.players[seat]
-    was = (g.shipyard, q, q.influence, q.reis, q.ships, q.wigs)
+def _sv8(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs8` to put back."""
+    # saves influence, reis, ships, shipyard, wigs
+    p = g.players[seat]
+    was = (g.shipyard, p.influence, p.reis, p.ships, p.wigs)
     g.shipyard = g.shipyard[:]
-    q.ships = q.ships[:]
+    p.ships = p.ships[:]
     return was
 
 
-def _ur8(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv8` kept, put back."""
-    q: Player
-    (
-        g.shipyard,
-        q,
-        q.influence,
-        q.reis,
-        q.ships,
-        q.wigs,
-    ) = was
+def _rs8(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv8` saved, put back."""
+    p = g.players[seat]
+    g.shipyard, p.influence, p.reis, p.ships, p.wigs = was
 
 
-def _uv9(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur9`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps goods
-    q = g.players[seat]
-    was = (q, q.goods)
-    q.goods = q.goods.copy()
+def _sv9(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs9` to put back."""
+    # saves goods
+    p = g.players[seat]
+    was = (p.goods,)
+    p.goods = p.goods.copy()
     return was
 
 
-def _ur9(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv9` kept, put back."""
-    q: Player
-    (
-        q,
-        q.goods,
-    ) = was
+def _rs9(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv9` saved, put back."""
+    p = g.players[seat]
+    (p.goods,) = was
 
 
-def _uv10(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur10`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps favors, royal_favors
-    q = g.players[seat]
-    was = (g.favors, q, q.royal_favors)
+def _sv10(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs10` to put back."""
+    # saves favors, royal_favors
+    p = g.players[seat]
+    was = (g.favors, p.royal_favors)
     g.favors = g.favors.copy()
-    q.royal_favors = q.royal_favors[:]
+    p.royal_favors = p.royal_favors[:]
     return was
 
 
-def _ur10(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv10` kept, put back."""
-    q: Player
-    (
-        g.favors,
-        q,
-        q.royal_favors,
-    ) = was
+def _rs10(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv10` saved, put back."""
+    p = g.players[seat]
+    g.favors, p.royal_favors = was
 
 
-def _uv11(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur11`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps treasury
+def _sv11(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs11` to put back."""
+    # saves treasury
     was = (g.treasury,)
     return was
 
 
-def _ur11(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv11` kept, put back."""
+def _rs11(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv11` saved, put back."""
     (g.treasury,) = was
 
 
-def _uv12(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur12`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps church, clergy, clergy_given_up, influence, reis, wigs
-    q = g.players[seat]
-    was = (g.church, g.clergy_given_up, q, q.clergy, q.influence, q.reis, q.wigs)
+def _sv12(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs12` to put back."""
+    # saves church, clergy, clergy_given_up, influence, reis, wigs
+    p = g.players[seat]
+    was = (g.church, g.clergy_given_up, p.clergy, p.influence, p.reis, p.wigs)
     g.church = {k0: v0[:] for k0, v0 in g.church.items()}
     g.clergy_given_up = g.clergy_given_up[:]
-    q.clergy = q.clergy[:]
+    p.clergy = p.clergy[:]
     return was
 
 
-def _ur12(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv12` kept, put back."""
-    q: Player
-    (
-        g.church,
-        g.clergy_given_up,
-        q,
-        q.clergy,
-        q.influence,
-        q.reis,
-        q.wigs,
-    ) = was
+def _rs12(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv12` saved, put back."""
+    p = g.players[seat]
+    g.church, g.clergy_given_up, p.clergy, p.influence, p.reis, p.wigs = was
 
 
-def _uv13(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur13`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps cardinal, church, clergy, clergy_given_up, influence, reis, wigs
-    q = g.players[seat]
-    was = (g.cardinal, g.church, g.clergy_given_up, q, q.clergy, q.influence, q.reis, q.wigs)
+def _sv13(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs13` to put back."""
+    # saves cardinal, church, clergy, clergy_given_up, influence, reis, wigs
+    p = g.players[seat]
+    was = (g.cardinal, g.church, g.clergy_given_up, p.clergy, p.influence, p.reis, p.wigs)
     g.church = {k0: v0[:] for k0, v0 in g.church.items()}
     g.clergy_given_up = g.clergy_given_up[:]
-    q.clergy = q.clergy[:]
+    p.clergy = p.clergy[:]
     return was
 
 
-def _ur13(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv13` kept, put back."""
-    q: Player
-    (
-        g.cardinal,
-        g.church,
-        g.clergy_given_up,
-        q,
-        q.clergy,
-        q.influence,
-        q.reis,
-        q.wigs,
-    ) = was
+def _rs13(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv13` saved, put back."""
+    p = g.players[seat]
+    g.cardinal, g.church, g.clergy_given_up, p.clergy, p.influence, p.reis, p.wigs = was
 
 
-def _uv14(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur14`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps shipyard
+def _sv14(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs14` to put back."""
+    # saves shipyard
     was = (g.shipyard,)
     g.shipyard = g.shipyard[:]
     return was
 
 
-def _ur14(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv14` kept, put back."""
+def _rs14(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv14` saved, put back."""
     (g.shipyard,) = was
 
 
-def _uv15(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur15`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps nothing
+def _sv15(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs15` to put back."""
+    # saves nothing
     was = ()
     return was
 
 
-def _ur15(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv15` kept, put back."""
+def _rs15(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv15` saved, put back."""
     pass
 
 
-def _uv16(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur16`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps piles, reserve
+def _sv16(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs16` to put back."""
+    # saves piles, reserve
     was = (g.piles, g.reserve)
     g.piles = {k0: v0[:] for k0, v0 in g.piles.items()}
     g.reserve = {k0: v0[:] for k0, v0 in g.reserve.items()}
     return was
 
 
-def _ur16(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv16` kept, put back."""
-    (
-        g.piles,
-        g.reserve,
-    ) = was
+def _rs16(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv16` saved, put back."""
+    g.piles, g.reserve = was
 
 
-def _uv17(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur17`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps discard, influence, markers_left, pending_markers, portfolio, reis, rubble_cubes,
+def _sv17(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs17` to put back."""
+    # saves discard, influence, markers_left, pending_markers, portfolio, reis, rubble_cubes,
     # rubble_sets, treasury, treasury_row, wigs
-    q = g.players[seat]
+    p = g.players[seat]
     was = (
         g.discard,
         g.pending_markers,
         g.treasury,
-        q,
-        q.influence,
-        q.markers_left,
-        q.portfolio,
-        q.reis,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.treasury_row,
-        q.wigs,
+        p.influence,
+        p.markers_left,
+        p.portfolio,
+        p.reis,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.treasury_row,
+        p.wigs,
     )
     g.discard = g.discard[:]
     g.pending_markers = g.pending_markers[:]
-    q.portfolio = q.portfolio[:]
-    q.treasury_row = q.treasury_row[:]
+    p.portfolio = p.portfolio[:]
+    p.treasury_row = p.treasury_row[:]
     return was
 
 
-def _ur17(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv17` kept, put back."""
-    q: Player
+def _rs17(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv17` saved, put back."""
+    p = g.players[seat]
     (
         g.discard,
         g.pending_markers,
         g.treasury,
-        q,
-        q.influence,
-        q.markers_left,
-        q.portfolio,
-        q.reis,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.treasury_row,
-        q.wigs,
+        p.influence,
+        p.markers_left,
+        p.portfolio,
+        p.reis,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.treasury_row,
+        p.wigs,
     ) = was
 
 
-def _uv18(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur18`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps follow_next, phase, visit
+def _sv18(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs18` to put back."""
+    # saves follow_next, phase, visit
     was = (g.follow_next, g.phase, g.visit)
     return was
 
 
-def _ur18(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv18` kept, put back."""
-    (
-        g.follow_next,
-        g.phase,
-        g.visit,
-    ) = was
+def _rs18(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv18` saved, put back."""
+    g.follow_next, g.phase, g.visit = was
 
 
-def _uv19(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur19`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps church, clergy_bag
+def _sv19(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs19` to put back."""
+    # saves church, clergy_bag
     was = (g.church, g.clergy_bag)
     g.church = {k0: v0[:] for k0, v0 in g.church.items()}
     g.clergy_bag = g.clergy_bag[:]
     return was
 
 
-def _ur19(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv19` kept, put back."""
-    (
-        g.church,
-        g.clergy_bag,
-    ) = was
+def _rs19(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv19` saved, put back."""
+    g.church, g.clergy_bag = was
 
 
-def _uv20(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur20`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps decree_deck, decree_display
+def _sv20(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs20` to put back."""
+    # saves decree_deck, decree_display
     was = (g.decree_deck, g.decree_display)
     g.decree_deck = g.decree_deck[:]
     g.decree_display = g.decree_display[:]
     return was
 
 
-def _ur20(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv20` kept, put back."""
-    (
-        g.decree_deck,
-        g.decree_display,
-    ) = was
+def _rs20(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv20` saved, put back."""
+    g.decree_deck, g.decree_display = was
 
 
-def _uv21(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur21`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps influence, markers_left, pending_markers, reis, rubble_cubes, rubble_sets, stores
-    q = g.players[seat]
+def _sv21(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs21` to put back."""
+    # saves influence, markers_left, pending_markers, reis, rubble_cubes, rubble_sets, stores
+    p = g.players[seat]
     was = (
         g.pending_markers,
-        q,
-        q.influence,
-        q.markers_left,
-        q.reis,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.stores,
+        p.influence,
+        p.markers_left,
+        p.reis,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.stores,
     )
     g.pending_markers = g.pending_markers[:]
-    q.stores = q.stores.copy()
+    p.stores = p.stores.copy()
     return was
 
 
-def _ur21(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv21` kept, put back."""
-    q: Player
+def _rs21(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv21` saved, put back."""
+    p = g.players[seat]
     (
         g.pending_markers,
-        q,
-        q.influence,
-        q.markers_left,
-        q.reis,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.stores,
+        p.influence,
+        p.markers_left,
+        p.reis,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.stores,
     ) = was
 
 
-def _uv22(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur22`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps decree_display, decrees, markers
-    q = g.players[seat]
-    was = (g.decree_display, q, q.decrees, q.markers)
+def _sv22(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs22` to put back."""
+    # saves decree_display, decrees, markers
+    p = g.players[seat]
+    was = (g.decree_display, p.decrees, p.markers)
     g.decree_display = g.decree_display[:]
-    q.decrees = q.decrees[:]
-    q.markers = q.markers.copy()
+    p.decrees = p.decrees[:]
+    p.markers = p.markers.copy()
     return was
 
 
-def _ur22(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv22` kept, put back."""
-    q: Player
-    (
-        g.decree_display,
-        q,
-        q.decrees,
-        q.markers,
-    ) = was
+def _rs22(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv22` saved, put back."""
+    p = g.players[seat]
+    g.decree_display, p.decrees, p.markers = was
 
 
-def _uv23(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur23`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps completed_plans, markers_left, offices, pending_markers, plans, plazas,
+def _sv23(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs23` to put back."""
+    # saves completed_plans, markers_left, offices, pending_markers, plans, plazas,
     # rubble_cubes, rubble_sets, wigs
-    q = g.players[seat]
+    p = g.players[seat]
     was = (
         g.offices,
         g.pending_markers,
         g.plazas,
-        q,
-        q.completed_plans,
-        q.markers_left,
-        q.plans,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.wigs,
+        p.completed_plans,
+        p.markers_left,
+        p.plans,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.wigs,
     )
     g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
     g.pending_markers = g.pending_markers[:]
     g.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
-    q.completed_plans = q.completed_plans[:]
-    q.plans = q.plans[:]
+    p.completed_plans = p.completed_plans[:]
+    p.plans = p.plans[:]
     return was
 
 
-def _ur23(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv23` kept, put back."""
-    q: Player
+def _rs23(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv23` saved, put back."""
+    p = g.players[seat]
     (
         g.offices,
         g.pending_markers,
         g.plazas,
-        q,
-        q.completed_plans,
-        q.markers_left,
-        q.plans,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.wigs,
+        p.completed_plans,
+        p.markers_left,
+        p.plans,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.wigs,
     ) = was
 
 
-def _uv24(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur24`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps blocked, court, courtier, decree_deck, decree_display, discard
+def _sv24(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs24` to put back."""
+    # saves blocked, court, courtier, decree_deck, decree_display, discard
     was = (g.blocked, g.court, g.courtier, g.decree_deck, g.decree_display, g.discard)
     g.blocked = g.blocked[:]
     g.court = g.court[:]
@@ -3400,22 +3316,15 @@ def _uv24(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _ur24(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv24` kept, put back."""
-    (
-        g.blocked,
-        g.court,
-        g.courtier,
-        g.decree_deck,
-        g.decree_display,
-        g.discard,
-    ) = was
+def _rs24(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv24` saved, put back."""
+    g.blocked, g.court, g.courtier, g.decree_deck, g.decree_display, g.discard = was
 
 
-def _uv25(g: Game, seat: int) -> tuple[Any, ...]:
+def _uv1(g: Game, seat: int) -> tuple[Any, ...]:
     """Before steps that change the state in a move tried in place: the fields they
-    write (every player's) as they were, for `_ur25`; a fresh copy of each held in a
-    list or a table put in its place."""
+    write (every player's) as they were, for `_ur1`; a fresh copy of each held in
+    a list or a table put in its place."""
     # keeps actor, blocked, box, cardinal, church, clergy, clergy_bag, clergy_given_up, color,
     # completed_plans, court, courtier, current, decree_deck, decree_display, decrees,
     # discard, discard_queue, favors, final_round, fired, flags, follow_next, game_end_round,
@@ -3531,8 +3440,8 @@ def _uv25(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _ur25(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv25` kept, put back."""
+def _ur1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv1` kept, put back."""
     qs: tuple[Player, ...]
     (
         g.actor,
@@ -3603,45 +3512,42 @@ def _ur25(g: Game, seat: int, was: tuple[Any, ...]) -> None:
         ) = kept
 
 
-def _uv26(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur26`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps discard, piles
+def _sv25(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs25` to put back."""
+    # saves discard, piles
     was = (g.discard, g.piles)
     g.discard = g.discard[:]
     g.piles = {k0: v0[:] for k0, v0 in g.piles.items()}
     return was
 
 
-def _ur26(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv26` kept, put back."""
-    (
-        g.discard,
-        g.piles,
-    ) = was
+def _rs25(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv25` saved, put back."""
+    g.discard, g.piles = was
 
 
-def _uv27(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur27`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps discard_queue
+def _sv26(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs26` to put back."""
+    # saves discard_queue
     was = (g.discard_queue,)
     g.discard_queue = g.discard_queue[:]
     return was
 
 
-def _ur27(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv27` kept, put back."""
+def _rs26(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv26` saved, put back."""
     (g.discard_queue,) = was
 
 
-def _uv28(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur28`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps church, clergy_bag, decree_deck, decree_display
+def _sv27(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs27` to put back."""
+    # saves church, clergy_bag, decree_deck, decree_display
     was = (g.church, g.clergy_bag, g.decree_deck, g.decree_display)
     g.church = {k0: v0[:] for k0, v0 in g.church.items()}
     g.clergy_bag = g.clergy_bag[:]
@@ -3650,79 +3556,24 @@ def _uv28(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _ur28(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv28` kept, put back."""
-    (
-        g.church,
-        g.clergy_bag,
-        g.decree_deck,
-        g.decree_display,
-    ) = was
+def _rs27(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv27` saved, put back."""
+    g.church, g.clergy_bag, g.decree_deck, g.decree_display = was
 
 
-def _uv29(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur29`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps discard, hand, influence, markers_left, pending_markers, phase, portfolio, reis,
+def _sv28(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs28` to put back."""
+    # saves discard, hand, influence, markers_left, pending_markers, phase, portfolio, reis,
     # rubble_cubes, rubble_sets, treasury, treasury_row, wigs
-    q = g.players[seat]
-    was = (
-        g.discard,
-        g.pending_markers,
-        g.phase,
-        g.treasury,
-        q,
-        q.hand,
-        q.influence,
-        q.markers_left,
-        q.portfolio,
-        q.reis,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.treasury_row,
-        q.wigs,
-    )
-    g.discard = g.discard[:]
-    g.pending_markers = g.pending_markers[:]
-    q.hand = q.hand[:]
-    q.portfolio = q.portfolio[:]
-    q.treasury_row = q.treasury_row[:]
-    return was
-
-
-def _ur29(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv29` kept, put back."""
-    q: Player
-    (
-        g.discard,
-        g.pending_markers,
-        g.phase,
-        g.treasury,
-        q,
-        q.hand,
-        q.influence,
-        q.markers_left,
-        q.portfolio,
-        q.reis,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.treasury_row,
-        q.wigs,
-    ) = was
-
-
-def _sv1(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice write into the game
-    itself, to try the choices on it; returns the fields as they were, for `_rs1`
-    to put back."""
-    # saves discard, influence, markers_left, pending_markers, portfolio, reis, rubble_cubes,
-    # rubble_sets, treasury, treasury_row, wigs
     p = g.players[seat]
     was = (
         g.discard,
         g.pending_markers,
+        g.phase,
         g.treasury,
+        p.hand,
         p.influence,
         p.markers_left,
         p.portfolio,
@@ -3734,18 +3585,21 @@ def _sv1(g: Game, seat: int) -> tuple[Any, ...]:
     )
     g.discard = g.discard[:]
     g.pending_markers = g.pending_markers[:]
+    p.hand = p.hand[:]
     p.portfolio = p.portfolio[:]
     p.treasury_row = p.treasury_row[:]
     return was
 
 
-def _rs1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv1` saved, put back."""
+def _rs28(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv28` saved, put back."""
     p = g.players[seat]
     (
         g.discard,
         g.pending_markers,
+        g.phase,
         g.treasury,
+        p.hand,
         p.influence,
         p.markers_left,
         p.portfolio,
@@ -3757,15 +3611,15 @@ def _rs1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     ) = was
 
 
-def _uv30(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur30`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps blocked, cardinal, church, clergy, clergy_given_up, discard, favors, goods, hand,
+def _sv29(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs29` to put back."""
+    # saves blocked, cardinal, church, clergy, clergy_given_up, discard, favors, goods, hand,
     # influence, markers_left, offices, officials, pending_markers, phase, plan_supply, plans,
     # portfolio, reis, royal_favors, rubble_cubes, rubble_sets, ships, shipyard, treasury,
     # treasury_row, wigs
-    q = g.players[seat]
+    p = g.players[seat]
     was = (
         g.blocked,
         g.cardinal,
@@ -3779,22 +3633,21 @@ def _uv30(g: Game, seat: int) -> tuple[Any, ...]:
         g.plan_supply,
         g.shipyard,
         g.treasury,
-        q,
-        q.clergy,
-        q.goods,
-        q.hand,
-        q.influence,
-        q.markers_left,
-        q.officials,
-        q.plans,
-        q.portfolio,
-        q.reis,
-        q.royal_favors,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.ships,
-        q.treasury_row,
-        q.wigs,
+        p.clergy,
+        p.goods,
+        p.hand,
+        p.influence,
+        p.markers_left,
+        p.officials,
+        p.plans,
+        p.portfolio,
+        p.reis,
+        p.royal_favors,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.ships,
+        p.treasury_row,
+        p.wigs,
     )
     g.blocked = g.blocked[:]
     g.church = {k0: v0[:] for k0, v0 in g.church.items()}
@@ -3805,20 +3658,20 @@ def _uv30(g: Game, seat: int) -> tuple[Any, ...]:
     g.pending_markers = g.pending_markers[:]
     g.plan_supply = g.plan_supply[:]
     g.shipyard = g.shipyard[:]
-    q.clergy = q.clergy[:]
-    q.goods = q.goods.copy()
-    q.hand = q.hand[:]
-    q.plans = q.plans[:]
-    q.portfolio = q.portfolio[:]
-    q.royal_favors = q.royal_favors[:]
-    q.ships = q.ships[:]
-    q.treasury_row = q.treasury_row[:]
+    p.clergy = p.clergy[:]
+    p.goods = p.goods.copy()
+    p.hand = p.hand[:]
+    p.plans = p.plans[:]
+    p.portfolio = p.portfolio[:]
+    p.royal_favors = p.royal_favors[:]
+    p.ships = p.ships[:]
+    p.treasury_row = p.treasury_row[:]
     return was
 
 
-def _ur30(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv30` kept, put back."""
-    q: Player
+def _rs29(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv29` saved, put back."""
+    p = g.players[seat]
     (
         g.blocked,
         g.cardinal,
@@ -3832,45 +3685,28 @@ def _ur30(g: Game, seat: int, was: tuple[Any, ...]) -> None:
         g.plan_supply,
         g.shipyard,
         g.treasury,
-        q,
-        q.clergy,
-        q.goods,
-        q.hand,
-        q.influence,
-        q.markers_left,
-        q.officials,
-        q.plans,
-        q.portfolio,
-        q.reis,
-        q.royal_favors,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.ships,
-        q.treasury_row,
-        q.wigs,
+        p.clergy,
+        p.goods,
+        p.hand,
+        p.influence,
+        p.markers_left,
+        p.officials,
+        p.plans,
+        p.portfolio,
+        p.reis,
+        p.royal_favors,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.ships,
+        p.treasury_row,
+        p.wigs,
     ) = was
 
 
-def _sv2(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice write into the game
-    itself, to try the choices on it; returns the fields as they were, for `_rs2`
-    to put back."""
-    # saves influence, wigs
-    p = g.players[seat]
-    was = (p.influence, p.wigs)
-    return was
-
-
-def _rs2(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv2` saved, put back."""
-    p = g.players[seat]
-    p.influence, p.wigs = was
-
-
-def _sv3(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice write into the game
-    itself, to try the choices on it; returns the fields as they were, for `_rs3`
-    to put back."""
+def _sv30(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs30` to put back."""
     # saves cardinal, church, clergy, clergy_given_up, influence, reis, ships, shipyard, wigs
     p = g.players[seat]
     was = (
@@ -3892,8 +3728,8 @@ def _sv3(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs3(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv3` saved, put back."""
+def _rs30(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv30` saved, put back."""
     p = g.players[seat]
     (
         g.cardinal,
@@ -3908,10 +3744,10 @@ def _rs3(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     ) = was
 
 
-def _sv4(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice write into the game
-    itself, to try the choices on it; returns the fields as they were, for `_rs4`
-    to put back."""
+def _sv31(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs31` to put back."""
     # saves offices, officials, plan_supply, plans
     p = g.players[seat]
     was = (g.offices, g.plan_supply, p.officials, p.plans)
@@ -3921,21 +3757,21 @@ def _sv4(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs4(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv4` saved, put back."""
+def _rs31(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv31` saved, put back."""
     p = g.players[seat]
     g.offices, g.plan_supply, p.officials, p.plans = was
 
 
-def _uv31(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur31`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps cardinal, church, clergy, clergy_given_up, completed_plans, court, courtier,
+def _sv32(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs32` to put back."""
+    # saves cardinal, church, clergy, clergy_given_up, completed_plans, court, courtier,
     # decree_display, decrees, favors, follow_next, goods, hand, influence, markers,
     # markers_left, offices, officials, pending_markers, phase, plan_supply, plans, plazas,
     # reis, royal_favors, rubble_cubes, rubble_sets, ships, shipyard, stores, visit, wigs
-    q = g.players[seat]
+    p = g.players[seat]
     was = (
         g.cardinal,
         g.church,
@@ -3952,24 +3788,23 @@ def _uv31(g: Game, seat: int) -> tuple[Any, ...]:
         g.plazas,
         g.shipyard,
         g.visit,
-        q,
-        q.clergy,
-        q.completed_plans,
-        q.decrees,
-        q.goods,
-        q.hand,
-        q.influence,
-        q.markers,
-        q.markers_left,
-        q.officials,
-        q.plans,
-        q.reis,
-        q.royal_favors,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.ships,
-        q.stores,
-        q.wigs,
+        p.clergy,
+        p.completed_plans,
+        p.decrees,
+        p.goods,
+        p.hand,
+        p.influence,
+        p.markers,
+        p.markers_left,
+        p.officials,
+        p.plans,
+        p.reis,
+        p.royal_favors,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.ships,
+        p.stores,
+        p.wigs,
     )
     g.church = {k0: v0[:] for k0, v0 in g.church.items()}
     g.clergy_given_up = g.clergy_given_up[:]
@@ -3981,22 +3816,22 @@ def _uv31(g: Game, seat: int) -> tuple[Any, ...]:
     g.plan_supply = g.plan_supply[:]
     g.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
     g.shipyard = g.shipyard[:]
-    q.clergy = q.clergy[:]
-    q.completed_plans = q.completed_plans[:]
-    q.decrees = q.decrees[:]
-    q.goods = q.goods.copy()
-    q.hand = q.hand[:]
-    q.markers = q.markers.copy()
-    q.plans = q.plans[:]
-    q.royal_favors = q.royal_favors[:]
-    q.ships = q.ships[:]
-    q.stores = q.stores.copy()
+    p.clergy = p.clergy[:]
+    p.completed_plans = p.completed_plans[:]
+    p.decrees = p.decrees[:]
+    p.goods = p.goods.copy()
+    p.hand = p.hand[:]
+    p.markers = p.markers.copy()
+    p.plans = p.plans[:]
+    p.royal_favors = p.royal_favors[:]
+    p.ships = p.ships[:]
+    p.stores = p.stores.copy()
     return was
 
 
-def _ur31(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv31` kept, put back."""
-    q: Player
+def _rs32(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv32` saved, put back."""
+    p = g.players[seat]
     (
         g.cardinal,
         g.church,
@@ -4013,70 +3848,35 @@ def _ur31(g: Game, seat: int, was: tuple[Any, ...]) -> None:
         g.plazas,
         g.shipyard,
         g.visit,
-        q,
-        q.clergy,
-        q.completed_plans,
-        q.decrees,
-        q.goods,
-        q.hand,
-        q.influence,
-        q.markers,
-        q.markers_left,
-        q.officials,
-        q.plans,
-        q.reis,
-        q.royal_favors,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.ships,
-        q.stores,
-        q.wigs,
+        p.clergy,
+        p.completed_plans,
+        p.decrees,
+        p.goods,
+        p.hand,
+        p.influence,
+        p.markers,
+        p.markers_left,
+        p.officials,
+        p.plans,
+        p.reis,
+        p.royal_favors,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.ships,
+        p.stores,
+        p.wigs,
     ) = was
 
 
-def _sv5(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice write into the game
-    itself, to try the choices on it; returns the fields as they were, for `_rs5`
-    to put back."""
-    # saves favors, royal_favors
-    p = g.players[seat]
-    was = (g.favors, p.royal_favors)
-    g.favors = g.favors.copy()
-    p.royal_favors = p.royal_favors[:]
-    return was
-
-
-def _rs5(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv5` saved, put back."""
-    p = g.players[seat]
-    g.favors, p.royal_favors = was
-
-
-def _sv6(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice write into the game
-    itself, to try the choices on it; returns the fields as they were, for `_rs6`
-    to put back."""
-    # saves influence, reis
-    p = g.players[seat]
-    was = (p.influence, p.reis)
-    return was
-
-
-def _rs6(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv6` saved, put back."""
-    p = g.players[seat]
-    p.influence, p.reis = was
-
-
-def _uv32(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur32`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps cardinal, church, clergy, clergy_given_up, completed_plans, decree_display,
+def _sv33(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs33` to put back."""
+    # saves cardinal, church, clergy, clergy_given_up, completed_plans, decree_display,
     # decrees, favors, follow_next, goods, influence, markers, markers_left, offices,
     # officials, pending_markers, phase, plan_supply, plans, plazas, reis, royal_favors,
     # rubble_cubes, rubble_sets, ships, shipyard, stores, visit, wigs
-    q = g.players[seat]
+    p = g.players[seat]
     was = (
         g.cardinal,
         g.church,
@@ -4091,23 +3891,22 @@ def _uv32(g: Game, seat: int) -> tuple[Any, ...]:
         g.plazas,
         g.shipyard,
         g.visit,
-        q,
-        q.clergy,
-        q.completed_plans,
-        q.decrees,
-        q.goods,
-        q.influence,
-        q.markers,
-        q.markers_left,
-        q.officials,
-        q.plans,
-        q.reis,
-        q.royal_favors,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.ships,
-        q.stores,
-        q.wigs,
+        p.clergy,
+        p.completed_plans,
+        p.decrees,
+        p.goods,
+        p.influence,
+        p.markers,
+        p.markers_left,
+        p.officials,
+        p.plans,
+        p.reis,
+        p.royal_favors,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.ships,
+        p.stores,
+        p.wigs,
     )
     g.church = {k0: v0[:] for k0, v0 in g.church.items()}
     g.clergy_given_up = g.clergy_given_up[:]
@@ -4118,21 +3917,21 @@ def _uv32(g: Game, seat: int) -> tuple[Any, ...]:
     g.plan_supply = g.plan_supply[:]
     g.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
     g.shipyard = g.shipyard[:]
-    q.clergy = q.clergy[:]
-    q.completed_plans = q.completed_plans[:]
-    q.decrees = q.decrees[:]
-    q.goods = q.goods.copy()
-    q.markers = q.markers.copy()
-    q.plans = q.plans[:]
-    q.royal_favors = q.royal_favors[:]
-    q.ships = q.ships[:]
-    q.stores = q.stores.copy()
+    p.clergy = p.clergy[:]
+    p.completed_plans = p.completed_plans[:]
+    p.decrees = p.decrees[:]
+    p.goods = p.goods.copy()
+    p.markers = p.markers.copy()
+    p.plans = p.plans[:]
+    p.royal_favors = p.royal_favors[:]
+    p.ships = p.ships[:]
+    p.stores = p.stores.copy()
     return was
 
 
-def _ur32(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv32` kept, put back."""
-    q: Player
+def _rs33(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv33` saved, put back."""
+    p = g.players[seat]
     (
         g.cardinal,
         g.church,
@@ -4147,34 +3946,33 @@ def _ur32(g: Game, seat: int, was: tuple[Any, ...]) -> None:
         g.plazas,
         g.shipyard,
         g.visit,
-        q,
-        q.clergy,
-        q.completed_plans,
-        q.decrees,
-        q.goods,
-        q.influence,
-        q.markers,
-        q.markers_left,
-        q.officials,
-        q.plans,
-        q.reis,
-        q.royal_favors,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.ships,
-        q.stores,
-        q.wigs,
+        p.clergy,
+        p.completed_plans,
+        p.decrees,
+        p.goods,
+        p.influence,
+        p.markers,
+        p.markers_left,
+        p.officials,
+        p.plans,
+        p.reis,
+        p.royal_favors,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.ships,
+        p.stores,
+        p.wigs,
     ) = was
 
 
-def _uv33(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur33`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps completed_plans, court, decree_display, decrees, follow_next, hand, influence,
+def _sv34(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs34` to put back."""
+    # saves completed_plans, court, decree_display, decrees, follow_next, hand, influence,
     # markers, markers_left, offices, pending_markers, phase, plans, plazas, reis,
     # rubble_cubes, rubble_sets, stores, treasury, visit, wigs
-    q = g.players[seat]
+    p = g.players[seat]
     was = (
         g.court,
         g.decree_display,
@@ -4185,37 +3983,36 @@ def _uv33(g: Game, seat: int) -> tuple[Any, ...]:
         g.plazas,
         g.treasury,
         g.visit,
-        q,
-        q.completed_plans,
-        q.decrees,
-        q.hand,
-        q.influence,
-        q.markers,
-        q.markers_left,
-        q.plans,
-        q.reis,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.stores,
-        q.wigs,
+        p.completed_plans,
+        p.decrees,
+        p.hand,
+        p.influence,
+        p.markers,
+        p.markers_left,
+        p.plans,
+        p.reis,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.stores,
+        p.wigs,
     )
     g.court = g.court[:]
     g.decree_display = g.decree_display[:]
     g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
     g.pending_markers = g.pending_markers[:]
     g.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
-    q.completed_plans = q.completed_plans[:]
-    q.decrees = q.decrees[:]
-    q.hand = q.hand[:]
-    q.markers = q.markers.copy()
-    q.plans = q.plans[:]
-    q.stores = q.stores.copy()
+    p.completed_plans = p.completed_plans[:]
+    p.decrees = p.decrees[:]
+    p.hand = p.hand[:]
+    p.markers = p.markers.copy()
+    p.plans = p.plans[:]
+    p.stores = p.stores.copy()
     return was
 
 
-def _ur33(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv33` kept, put back."""
-    q: Player
+def _rs34(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv34` saved, put back."""
+    p = g.players[seat]
     (
         g.court,
         g.decree_display,
@@ -4226,170 +4023,152 @@ def _ur33(g: Game, seat: int, was: tuple[Any, ...]) -> None:
         g.plazas,
         g.treasury,
         g.visit,
-        q,
-        q.completed_plans,
-        q.decrees,
-        q.hand,
-        q.influence,
-        q.markers,
-        q.markers_left,
-        q.plans,
-        q.reis,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.stores,
-        q.wigs,
+        p.completed_plans,
+        p.decrees,
+        p.hand,
+        p.influence,
+        p.markers,
+        p.markers_left,
+        p.plans,
+        p.reis,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.stores,
+        p.wigs,
     ) = was
 
 
-def _uv34(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur34`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps discard, hand, influence, phase, reis
-    q = g.players[seat]
-    was = (g.discard, g.phase, q, q.hand, q.influence, q.reis)
+def _sv35(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs35` to put back."""
+    # saves discard, hand, influence, phase, reis
+    p = g.players[seat]
+    was = (g.discard, g.phase, p.hand, p.influence, p.reis)
     g.discard = g.discard[:]
-    q.hand = q.hand[:]
+    p.hand = p.hand[:]
     return was
 
 
-def _ur34(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv34` kept, put back."""
-    q: Player
-    (
-        g.discard,
-        g.phase,
-        q,
-        q.hand,
-        q.influence,
-        q.reis,
-    ) = was
+def _rs35(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv35` saved, put back."""
+    p = g.players[seat]
+    g.discard, g.phase, p.hand, p.influence, p.reis = was
 
 
-def _uv35(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur35`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps phase
+def _sv36(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs36` to put back."""
+    # saves phase
     was = (g.phase,)
     return was
 
 
-def _ur35(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv35` kept, put back."""
+def _rs36(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv36` saved, put back."""
     (g.phase,) = was
 
 
-def _uv36(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur36`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps hand, piles
-    q = g.players[seat]
-    was = (g.piles, q, q.hand)
+def _sv37(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs37` to put back."""
+    # saves hand, piles
+    p = g.players[seat]
+    was = (g.piles, p.hand)
     g.piles = {k0: v0[:] for k0, v0 in g.piles.items()}
-    q.hand = q.hand[:]
+    p.hand = p.hand[:]
     return was
 
 
-def _ur36(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv36` kept, put back."""
-    q: Player
-    (
-        g.piles,
-        q,
-        q.hand,
-    ) = was
+def _rs37(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv37` saved, put back."""
+    p = g.players[seat]
+    g.piles, p.hand = was
 
 
-def _uv37(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur37`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps markers, pending_markers
-    q = g.players[seat]
-    was = (g.pending_markers, q, q.markers)
+def _sv38(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs38` to put back."""
+    # saves markers, pending_markers
+    p = g.players[seat]
+    was = (g.pending_markers, p.markers)
     g.pending_markers = g.pending_markers[:]
-    q.markers = q.markers.copy()
+    p.markers = p.markers.copy()
     return was
 
 
-def _ur37(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv37` kept, put back."""
-    q: Player
-    (
-        g.pending_markers,
-        q,
-        q.markers,
-    ) = was
+def _rs38(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv38` saved, put back."""
+    p = g.players[seat]
+    g.pending_markers, p.markers = was
 
 
-def _uv38(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur38`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps discard, discard_queue, hand, influence, markers_left, pending_markers, reis,
+def _sv39(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs39` to put back."""
+    # saves discard, discard_queue, hand, influence, markers_left, pending_markers, reis,
     # rubble_cubes, rubble_sets, wigs
-    q = g.players[seat]
+    p = g.players[seat]
     was = (
         g.discard,
         g.discard_queue,
         g.pending_markers,
-        q,
-        q.hand,
-        q.influence,
-        q.markers_left,
-        q.reis,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.wigs,
+        p.hand,
+        p.influence,
+        p.markers_left,
+        p.reis,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.wigs,
     )
     g.discard = g.discard[:]
     g.discard_queue = g.discard_queue[:]
     g.pending_markers = g.pending_markers[:]
-    q.hand = q.hand[:]
+    p.hand = p.hand[:]
     return was
 
 
-def _ur38(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv38` kept, put back."""
-    q: Player
+def _rs39(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv39` saved, put back."""
+    p = g.players[seat]
     (
         g.discard,
         g.discard_queue,
         g.pending_markers,
-        q,
-        q.hand,
-        q.influence,
-        q.markers_left,
-        q.reis,
-        q.rubble_cubes,
-        q.rubble_sets,
-        q.wigs,
+        p.hand,
+        p.influence,
+        p.markers_left,
+        p.reis,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.wigs,
     ) = was
 
 
-def _uv39(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur39`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps flags
+def _sv40(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs40` to put back."""
+    # saves flags
     was = (g.flags,)
     g.flags = g.flags[:]
     return was
 
 
-def _ur39(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv39` kept, put back."""
+def _rs40(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv40` saved, put back."""
     (g.flags,) = was
 
 
-def _uv40(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur40`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps flags, piles, reserve
+def _sv41(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs41` to put back."""
+    # saves flags, piles, reserve
     was = (g.flags, g.piles, g.reserve)
     g.flags = g.flags[:]
     g.piles = {k0: v0[:] for k0, v0 in g.piles.items()}
@@ -4397,37 +4176,28 @@ def _uv40(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _ur40(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv40` kept, put back."""
-    (
-        g.flags,
-        g.piles,
-        g.reserve,
-    ) = was
+def _rs41(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv41` saved, put back."""
+    g.flags, g.piles, g.reserve = was
 
 
-def _uv41(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (the acting player's) as they were, for `_ur41`; a fresh copy of each held in a
-    list or a table put in its place."""
-    # keeps flags, hand, piles
-    q = g.players[seat]
-    was = (g.flags, g.piles, q, q.hand)
+def _sv42(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs42` to put back."""
+    # saves flags, hand, piles
+    p = g.players[seat]
+    was = (g.flags, g.piles, p.hand)
     g.flags = g.flags[:]
     g.piles = {k0: v0[:] for k0, v0 in g.piles.items()}
-    q.hand = q.hand[:]
+    p.hand = p.hand[:]
     return was
 
 
-def _ur41(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv41` kept, put back."""
-    q: Player
-    (
-        g.flags,
-        g.piles,
-        q,
-        q.hand,
-    ) = was
+def _rs42(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv42` saved, put back."""
+    p = g.players[seat]
+    g.flags, g.piles, p.hand = was
 
 
 # rules/effects.yaml:120 pay-reis
@@ -6757,7 +6527,7 @@ def _moves_trade__t1(
     _seen: dict[Any, list[tuple[Any, ...]]],
 ) -> list[tuple[Any, ...]]:
     p = g.players[seat]
-    _was = _sv1(g, seat)
+    _was = _sv17(g, seat)
     try:
         # rules/court.yaml:64 do
         _run_to_portfolio(g, seat, v_card)
@@ -6768,7 +6538,7 @@ def _moves_trade__t1(
             _seen[_key] = found
         return found
     finally:
-        _rs1(g, seat, _was)
+        _rs17(g, seat, _was)
 
 
 def _play_trade(g: Game, seat: int, move: Move) -> None:
@@ -6844,11 +6614,11 @@ def _moves_visit(g: Game, seat: int, *only: Any) -> list[_Code]:
             _done = _memo.get((v_noble, v_others, v_price))
             if _done is None:
                 _done = _memo[(v_noble, v_others, v_price)] = []
-                _was = _sv2(g, seat)
+                _was = _sv3(g, seat)
                 try:
                     _moves_visit__k1(g, seat, _done, v_card, v_noble, v_others, v_price)
                 finally:
-                    _rs2(g, seat, _was)
+                    _rs3(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
@@ -6858,27 +6628,27 @@ def _moves_visit(g: Game, seat: int, *only: Any) -> list[_Code]:
 def _moves_visit__t4(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any, Any]]:
-    _was = _sv3(g, seat)
+    _was = _sv30(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_build_store(g, seat)
     finally:
-        _rs3(g, seat, _was)
+        _rs30(g, seat, _was)
 
 
 def _moves_visit__t8(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any]]:
-    _was = _sv4(g, seat)
+    _was = _sv31(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_open_building(g, seat)
     finally:
-        _rs4(g, seat, _was)
+        _rs31(g, seat, _was)
 
 
 def _moves_visit__k1(
@@ -7302,11 +7072,11 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _was = _sv5(g, seat)
+            _was = _sv10(g, seat)
             try:
                 _moves_follow__k1(g, seat, out, v_visited, v_noble)
             finally:
-                _rs5(g, seat, _was)
+                _rs10(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -7424,28 +7194,28 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 def _moves_follow__t3(g: Game, seat: int, v_noble: Any, v_price: Any) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv2(g, seat)
+    _was = _sv3(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return _opts_build_store(g, seat)
     finally:
-        _rs2(g, seat, _was)
+        _rs3(g, seat, _was)
 
 
 def _moves_follow__t7(
     g: Game, seat: int, v_noble: Any, v_price: Any, v_state_action: Any
 ) -> list[tuple[Any, ...]]:
     p = g.players[seat]
-    _was = _sv2(g, seat)
+    _was = _sv3(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
     finally:
-        _rs2(g, seat, _was)
+        _rs3(g, seat, _was)
 
 
 def _moves_follow__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
@@ -7613,7 +7383,7 @@ def _moves_follow__t12(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv6(g, seat)
+    _was = _sv1(g, seat)
     try:
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -7624,7 +7394,7 @@ def _moves_follow__t12(
             _seen[_key] = found
         return found
     finally:
-        _rs6(g, seat, _was)
+        _rs1(g, seat, _was)
 
 
 def _play_follow(g: Game, seat: int, move: Move) -> None:
@@ -7947,7 +7717,7 @@ def _moves_sponsor__t2(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv6(g, seat)
+    _was = _sv1(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -7958,7 +7728,7 @@ def _moves_sponsor__t2(
             _seen[_key] = found
         return found
     finally:
-        _rs6(g, seat, _was)
+        _rs1(g, seat, _was)
 
 
 def _play_sponsor(g: Game, seat: int, move: Move) -> None:
@@ -8383,11 +8153,11 @@ def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[_Code]:
             _done = _memo.get((v_noble, v_others, v_price))
             if _done is None:
                 _done = _memo[(v_noble, v_others, v_price)] = []
-                _was = _sv2(g, seat)
+                _was = _sv3(g, seat)
                 try:
                     _moves_visit_2__k1(g, seat, _done, v_card, v_noble, v_others, v_price)
                 finally:
-                    _rs2(g, seat, _was)
+                    _rs3(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
@@ -8397,27 +8167,27 @@ def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[_Code]:
 def _moves_visit_2__t4(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any, Any]]:
-    _was = _sv3(g, seat)
+    _was = _sv30(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_build_store(g, seat)
     finally:
-        _rs3(g, seat, _was)
+        _rs30(g, seat, _was)
 
 
 def _moves_visit_2__t8(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any]]:
-    _was = _sv4(g, seat)
+    _was = _sv31(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_open_building(g, seat)
     finally:
-        _rs4(g, seat, _was)
+        _rs31(g, seat, _was)
 
 
 def _moves_visit_2__k1(
@@ -8867,11 +8637,11 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _was = _sv5(g, seat)
+            _was = _sv10(g, seat)
             try:
                 _moves_follow_3__k1(g, seat, out, v_visited, v_noble)
             finally:
-                _rs5(g, seat, _was)
+                _rs10(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -8989,28 +8759,28 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 def _moves_follow_3__t3(g: Game, seat: int, v_noble: Any, v_price: Any) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv2(g, seat)
+    _was = _sv3(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return _opts_build_store(g, seat)
     finally:
-        _rs2(g, seat, _was)
+        _rs3(g, seat, _was)
 
 
 def _moves_follow_3__t7(
     g: Game, seat: int, v_noble: Any, v_price: Any, v_state_action: Any
 ) -> list[tuple[Any, ...]]:
     p = g.players[seat]
-    _was = _sv2(g, seat)
+    _was = _sv3(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
     finally:
-        _rs2(g, seat, _was)
+        _rs3(g, seat, _was)
 
 
 def _moves_follow_3__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
@@ -9181,7 +8951,7 @@ def _moves_follow_3__t12(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv6(g, seat)
+    _was = _sv1(g, seat)
     try:
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -9192,7 +8962,7 @@ def _moves_follow_3__t12(
             _seen[_key] = found
         return found
     finally:
-        _rs6(g, seat, _was)
+        _rs1(g, seat, _was)
 
 
 def _play_follow_3(g: Game, seat: int, move: Move) -> None:
@@ -9527,7 +9297,7 @@ def _moves_sponsor_2__t2(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv6(g, seat)
+    _was = _sv1(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -9538,7 +9308,7 @@ def _moves_sponsor_2__t2(
             _seen[_key] = found
         return found
     finally:
-        _rs6(g, seat, _was)
+        _rs1(g, seat, _was)
 
 
 def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
@@ -9718,11 +9488,11 @@ def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[_Code]:
             _done = _memo.get((v_noble, v_others, v_price))
             if _done is None:
                 _done = _memo[(v_noble, v_others, v_price)] = []
-                _was = _sv2(g, seat)
+                _was = _sv3(g, seat)
                 try:
                     _moves_visit_3__k1(g, seat, _done, v_card, v_noble, v_others, v_price)
                 finally:
-                    _rs2(g, seat, _was)
+                    _rs3(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
@@ -9732,27 +9502,27 @@ def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[_Code]:
 def _moves_visit_3__t4(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any, Any]]:
-    _was = _sv3(g, seat)
+    _was = _sv30(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_build_store_2(g, seat)
     finally:
-        _rs3(g, seat, _was)
+        _rs30(g, seat, _was)
 
 
 def _moves_visit_3__t8(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any]]:
-    _was = _sv4(g, seat)
+    _was = _sv31(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_open_building(g, seat)
     finally:
-        _rs4(g, seat, _was)
+        _rs31(g, seat, _was)
 
 
 def _moves_visit_3__k1(
@@ -10176,11 +9946,11 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _was = _sv5(g, seat)
+            _was = _sv10(g, seat)
             try:
                 _moves_follow_4__k1(g, seat, out, v_visited, v_noble)
             finally:
-                _rs5(g, seat, _was)
+                _rs10(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -10298,28 +10068,28 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 def _moves_follow_4__t3(g: Game, seat: int, v_noble: Any, v_price: Any) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv2(g, seat)
+    _was = _sv3(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return _opts_build_store_2(g, seat)
     finally:
-        _rs2(g, seat, _was)
+        _rs3(g, seat, _was)
 
 
 def _moves_follow_4__t7(
     g: Game, seat: int, v_noble: Any, v_price: Any, v_state_action: Any
 ) -> list[tuple[Any, ...]]:
     p = g.players[seat]
-    _was = _sv2(g, seat)
+    _was = _sv3(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
     finally:
-        _rs2(g, seat, _was)
+        _rs3(g, seat, _was)
 
 
 def _moves_follow_4__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
@@ -10487,7 +10257,7 @@ def _moves_follow_4__t12(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv6(g, seat)
+    _was = _sv1(g, seat)
     try:
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -10498,7 +10268,7 @@ def _moves_follow_4__t12(
             _seen[_key] = found
         return found
     finally:
-        _rs6(g, seat, _was)
+        _rs1(g, seat, _was)
 
 
 def _play_follow_4(g: Game, seat: int, move: Move) -> None:
@@ -10823,7 +10593,7 @@ def _moves_sponsor_3__t2(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv6(g, seat)
+    _was = _sv1(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -10834,7 +10604,7 @@ def _moves_sponsor_3__t2(
             _seen[_key] = found
         return found
     finally:
-        _rs6(g, seat, _was)
+        _rs1(g, seat, _was)
 
 
 def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
@@ -10966,11 +10736,11 @@ def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[_Code]:
             _done = _memo.get((v_noble, v_others, v_price))
             if _done is None:
                 _done = _memo[(v_noble, v_others, v_price)] = []
-                _was = _sv2(g, seat)
+                _was = _sv3(g, seat)
                 try:
                     _moves_visit_4__k1(g, seat, _done, v_card, v_noble, v_others, v_price)
                 finally:
-                    _rs2(g, seat, _was)
+                    _rs3(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
@@ -10980,27 +10750,27 @@ def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[_Code]:
 def _moves_visit_4__t4(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any, Any]]:
-    _was = _sv3(g, seat)
+    _was = _sv30(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_build_store_2(g, seat)
     finally:
-        _rs3(g, seat, _was)
+        _rs30(g, seat, _was)
 
 
 def _moves_visit_4__t8(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any]]:
-    _was = _sv4(g, seat)
+    _was = _sv31(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_open_building(g, seat)
     finally:
-        _rs4(g, seat, _was)
+        _rs31(g, seat, _was)
 
 
 def _moves_visit_4__k1(
@@ -11450,11 +11220,11 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _was = _sv5(g, seat)
+            _was = _sv10(g, seat)
             try:
                 _moves_follow_5__k1(g, seat, out, v_visited, v_noble)
             finally:
-                _rs5(g, seat, _was)
+                _rs10(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -11572,28 +11342,28 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 def _moves_follow_5__t3(g: Game, seat: int, v_noble: Any, v_price: Any) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv2(g, seat)
+    _was = _sv3(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return _opts_build_store_2(g, seat)
     finally:
-        _rs2(g, seat, _was)
+        _rs3(g, seat, _was)
 
 
 def _moves_follow_5__t7(
     g: Game, seat: int, v_noble: Any, v_price: Any, v_state_action: Any
 ) -> list[tuple[Any, ...]]:
     p = g.players[seat]
-    _was = _sv2(g, seat)
+    _was = _sv3(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
     finally:
-        _rs2(g, seat, _was)
+        _rs3(g, seat, _was)
 
 
 def _moves_follow_5__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
@@ -11764,7 +11534,7 @@ def _moves_follow_5__t12(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv6(g, seat)
+    _was = _sv1(g, seat)
     try:
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -11775,7 +11545,7 @@ def _moves_follow_5__t12(
             _seen[_key] = found
         return found
     finally:
-        _rs6(g, seat, _was)
+        _rs1(g, seat, _was)
 
 
 def _play_follow_5(g: Game, seat: int, move: Move) -> None:
@@ -12110,7 +11880,7 @@ def _moves_sponsor_4__t2(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv6(g, seat)
+    _was = _sv1(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -12121,7 +11891,7 @@ def _moves_sponsor_4__t2(
             _seen[_key] = found
         return found
     finally:
-        _rs6(g, seat, _was)
+        _rs1(g, seat, _was)
 
 
 def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:
@@ -14746,12 +14516,12 @@ _RS0: Final = RuleSet(
     shipyard_per_color=_fx47,
     procs={
         "pay-reis": ProcDef(
-            "pay-reis", (), _opts_pay_reis, _why_pay_reis, _run_pay_reis, _uv1, _ur1
+            "pay-reis", (), _opts_pay_reis, _why_pay_reis, _run_pay_reis, _sv1, _rs1
         ),
-        "reis": ProcDef("reis", (), _opts_reis, _why_reis, _run_reis, _uv1, _ur1),
-        "wigs": ProcDef("wigs", (), _opts_wigs, _why_wigs, _run_wigs, _uv2, _ur2),
+        "reis": ProcDef("reis", (), _opts_reis, _why_reis, _run_reis, _sv1, _rs1),
+        "wigs": ProcDef("wigs", (), _opts_wigs, _why_wigs, _run_wigs, _sv2, _rs2),
         "influence": ProcDef(
-            "influence", (), _opts_influence, _why_influence, _run_influence, _uv3, _ur3
+            "influence", (), _opts_influence, _why_influence, _run_influence, _sv3, _rs3
         ),
         "influence_gain": ProcDef(
             "influence_gain",
@@ -14759,8 +14529,8 @@ _RS0: Final = RuleSet(
             _opts_influence_gain,
             _why_influence_gain,
             _run_influence_gain,
-            _uv3,
-            _ur3,
+            _sv3,
+            _rs3,
         ),
         "rubble-marker": ProcDef(
             "rubble-marker",
@@ -14768,39 +14538,39 @@ _RS0: Final = RuleSet(
             _opts_rubble_marker,
             _why_rubble_marker,
             _run_rubble_marker,
-            _uv4,
-            _ur4,
+            _sv4,
+            _rs4,
         ),
-        "rubble": ProcDef("rubble", (), _opts_rubble, _why_rubble, _run_rubble, _uv5, _ur5),
+        "rubble": ProcDef("rubble", (), _opts_rubble, _why_rubble, _run_rubble, _sv5, _rs5),
         "officials_to_office": ProcDef(
             "officials_to_office",
             (),
             _opts_officials_to_office,
             _why_officials_to_office,
             _run_officials_to_office,
-            _uv6,
-            _ur6,
+            _sv6,
+            _rs6,
         ),
-        "plan": ProcDef("plan", (), _opts_plan, _why_plan, _run_plan, _uv7, _ur7),
-        "ship": ProcDef("ship", ("ship_influence",), _opts_ship, _why_ship, _run_ship, _uv8, _ur8),
-        "produce": ProcDef("produce", (), _opts_produce, _why_produce, _run_produce, _uv9, _ur9),
+        "plan": ProcDef("plan", (), _opts_plan, _why_plan, _run_plan, _sv7, _rs7),
+        "ship": ProcDef("ship", ("ship_influence",), _opts_ship, _why_ship, _run_ship, _sv8, _rs8),
+        "produce": ProcDef("produce", (), _opts_produce, _why_produce, _run_produce, _sv9, _rs9),
         "royal_favor": ProcDef(
             "royal_favor",
             ("favor",),
             _opts_royal_favor,
             _why_royal_favor,
             _run_royal_favor,
-            _uv10,
-            _ur10,
+            _sv10,
+            _rs10,
         ),
         "treasury": ProcDef(
-            "treasury", (), _opts_treasury, _why_treasury, _run_treasury, _uv11, _ur11
+            "treasury", (), _opts_treasury, _why_treasury, _run_treasury, _sv11, _rs11
         ),
         "take-clergy": ProcDef(
-            "take-clergy", (), _opts_take_clergy, _why_take_clergy, _run_take_clergy, _uv12, _ur12
+            "take-clergy", (), _opts_take_clergy, _why_take_clergy, _run_take_clergy, _sv12, _rs12
         ),
         "cardinal": ProcDef(
-            "cardinal", (), _opts_cardinal, _why_cardinal, _run_cardinal, _uv13, _ur13
+            "cardinal", (), _opts_cardinal, _why_cardinal, _run_cardinal, _sv13, _rs13
         ),
         "stock-shipyard": ProcDef(
             "stock-shipyard",
@@ -14808,11 +14578,11 @@ _RS0: Final = RuleSet(
             _opts_stock_shipyard,
             _why_stock_shipyard,
             _run_stock_shipyard,
-            _uv14,
-            _ur14,
+            _sv14,
+            _rs14,
         ),
         "reveal-top": ProcDef(
-            "reveal-top", (), _opts_reveal_top, _why_reveal_top, _run_reveal_top, _uv15, _ur15
+            "reveal-top", (), _opts_reveal_top, _why_reveal_top, _run_reveal_top, _sv15, _rs15
         ),
         "deal-display": ProcDef(
             "deal-display",
@@ -14820,8 +14590,8 @@ _RS0: Final = RuleSet(
             _opts_deal_display,
             _why_deal_display,
             _run_deal_display,
-            _uv16,
-            _ur16,
+            _sv16,
+            _rs16,
         ),
         "to-portfolio": ProcDef(
             "to-portfolio",
@@ -14829,11 +14599,11 @@ _RS0: Final = RuleSet(
             _opts_to_portfolio,
             _why_to_portfolio,
             _run_to_portfolio,
-            _uv17,
-            _ur17,
+            _sv17,
+            _rs17,
         ),
         "pay-visit": ProcDef(
-            "pay-visit", (), _opts_pay_visit, _why_pay_visit, _run_pay_visit, _uv3, _ur3
+            "pay-visit", (), _opts_pay_visit, _why_pay_visit, _run_pay_visit, _sv3, _rs3
         ),
         "next-follower": ProcDef(
             "next-follower",
@@ -14841,8 +14611,8 @@ _RS0: Final = RuleSet(
             _opts_next_follower,
             _why_next_follower,
             _run_next_follower,
-            _uv18,
-            _ur18,
+            _sv18,
+            _rs18,
         ),
         "refill-church": ProcDef(
             "refill-church",
@@ -14850,8 +14620,8 @@ _RS0: Final = RuleSet(
             _opts_refill_church,
             _why_refill_church,
             _run_refill_church,
-            _uv19,
-            _ur19,
+            _sv19,
+            _rs19,
         ),
         "refill-decrees": ProcDef(
             "refill-decrees",
@@ -14859,8 +14629,8 @@ _RS0: Final = RuleSet(
             _opts_refill_decrees,
             _why_refill_decrees,
             _run_refill_decrees,
-            _uv20,
-            _ur20,
+            _sv20,
+            _rs20,
         ),
         "build-store": ProcDef(
             "build-store",
@@ -14868,8 +14638,8 @@ _RS0: Final = RuleSet(
             _opts_build_store,
             _why_build_store,
             _run_build_store,
-            _uv21,
-            _ur21,
+            _sv21,
+            _rs21,
         ),
         "take-decree": ProcDef(
             "take-decree",
@@ -14877,8 +14647,8 @@ _RS0: Final = RuleSet(
             _opts_take_decree,
             _why_take_decree,
             _run_take_decree,
-            _uv22,
-            _ur22,
+            _sv22,
+            _rs22,
         ),
         "open-building": ProcDef(
             "open-building",
@@ -14886,21 +14656,21 @@ _RS0: Final = RuleSet(
             _opts_open_building,
             _why_open_building,
             _run_open_building,
-            _uv23,
-            _ur23,
+            _sv23,
+            _rs23,
         ),
         "turn.end": ProcDef(
-            "turn.end", (), _opts_turn_end, _why_turn_end, _run_turn_end, _uv24, _ur24
+            "turn.end", (), _opts_turn_end, _why_turn_end, _run_turn_end, _sv24, _rs24
         ),
-        "setup": ProcDef("setup", (), _opts_setup, _why_setup, _run_setup, _uv25, _ur25),
+        "setup": ProcDef("setup", (), _opts_setup, _why_setup, _run_setup, _uv1, _ur1),
         "period-end.discard-display": ProcDef(
             "period-end.discard-display",
             (),
             _opts_period_end_discard_display,
             _why_period_end_discard_display,
             _run_period_end_discard_display,
-            _uv26,
-            _ur26,
+            _sv25,
+            _rs25,
         ),
         "period-end.rubble-wigs": ProcDef(
             "period-end.rubble-wigs",
@@ -14908,8 +14678,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_rubble_wigs,
             _why_period_end_rubble_wigs,
             _run_period_end_rubble_wigs,
-            _uv25,
-            _ur25,
+            _uv1,
+            _ur1,
         ),
         "period-end.new-ships": ProcDef(
             "period-end.new-ships",
@@ -14917,8 +14687,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_new_ships,
             _why_period_end_new_ships,
             _run_period_end_new_ships,
-            _uv14,
-            _ur14,
+            _sv14,
+            _rs14,
         ),
         "period-end.hand-discard": ProcDef(
             "period-end.hand-discard",
@@ -14926,8 +14696,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_hand_discard,
             _why_period_end_hand_discard,
             _run_period_end_hand_discard,
-            _uv27,
-            _ur27,
+            _sv26,
+            _rs26,
         ),
         "period-end.new-hand": ProcDef(
             "period-end.new-hand",
@@ -14935,8 +14705,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_new_hand,
             _why_period_end_new_hand,
             _run_period_end_new_hand,
-            _uv25,
-            _ur25,
+            _uv1,
+            _ur1,
         ),
         "period-end.new-display": ProcDef(
             "period-end.new-display",
@@ -14944,8 +14714,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_new_display,
             _why_period_end_new_display,
             _run_period_end_new_display,
-            _uv16,
-            _ur16,
+            _sv16,
+            _rs16,
         ),
         "period-end.refill": ProcDef(
             "period-end.refill",
@@ -14953,8 +14723,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_refill,
             _why_period_end_refill,
             _run_period_end_refill,
-            _uv28,
-            _ur28,
+            _sv27,
+            _rs27,
         ),
     },
     moves={
@@ -14966,8 +14736,8 @@ _RS0: Final = RuleSet(
             "card",
             _moves_portfolio,
             _play_portfolio,
-            _uv29,
-            _ur29,
+            _sv28,
+            _rs28,
         ),
         "trade": MoveDef(
             "trade",
@@ -14977,8 +14747,8 @@ _RS0: Final = RuleSet(
             "card",
             _moves_trade,
             _play_trade,
-            _uv30,
-            _ur30,
+            _sv29,
+            _rs29,
         ),
         "visit": MoveDef(
             "visit",
@@ -14997,8 +14767,8 @@ _RS0: Final = RuleSet(
             "card",
             _moves_visit,
             _play_visit,
-            _uv31,
-            _ur31,
+            _sv32,
+            _rs32,
         ),
         "follow": MoveDef(
             "follow",
@@ -15019,8 +14789,8 @@ _RS0: Final = RuleSet(
             None,
             _moves_follow,
             _play_follow,
-            _uv32,
-            _ur32,
+            _sv33,
+            _rs33,
         ),
         "sponsor": MoveDef(
             "sponsor",
@@ -15030,8 +14800,8 @@ _RS0: Final = RuleSet(
             "card",
             _moves_sponsor,
             _play_sponsor,
-            _uv33,
-            _ur33,
+            _sv34,
+            _rs34,
         ),
         "discard": MoveDef(
             "discard",
@@ -15041,12 +14811,12 @@ _RS0: Final = RuleSet(
             "card",
             _moves_discard,
             _play_discard,
-            _uv34,
-            _ur34,
+            _sv35,
+            _rs35,
         ),
-        "pass": MoveDef("pass", "action", "pass", (), None, _moves_pass, _play_pass, _uv35, _ur35),
+        "pass": MoveDef("pass", "action", "pass", (), None, _moves_pass, _play_pass, _sv36, _rs36),
         "decline": MoveDef(
-            "decline", "follow", "decline", (), None, _moves_decline, _play_decline, _uv18, _ur18
+            "decline", "follow", "decline", (), None, _moves_decline, _play_decline, _sv18, _rs18
         ),
         "draw": MoveDef(
             "draw",
@@ -15056,8 +14826,8 @@ _RS0: Final = RuleSet(
             "pile",
             _moves_draw,
             _play_draw,
-            _uv36,
-            _ur36,
+            _sv37,
+            _rs37,
         ),
         "marker": MoveDef(
             "marker",
@@ -15067,8 +14837,8 @@ _RS0: Final = RuleSet(
             "noble",
             _moves_marker,
             _play_marker,
-            _uv37,
-            _ur37,
+            _sv38,
+            _rs38,
         ),
         "hand-discard": MoveDef(
             "hand-discard",
@@ -15078,8 +14848,8 @@ _RS0: Final = RuleSet(
             None,
             _moves_hand_discard,
             _play_hand_discard,
-            _uv38,
-            _ur38,
+            _sv39,
+            _rs39,
         ),
     },
     phases={
@@ -15848,11 +15618,11 @@ _RS1: Final = _replace(
             _opts_queen_reigns,
             _why_queen_reigns,
             _run_queen_reigns,
-            _uv39,
-            _ur39,
+            _sv40,
+            _rs40,
         ),
         "reveal-top": ProcDef(
-            "reveal-top", (), _opts_reveal_top_2, _why_reveal_top_2, _run_reveal_top_2, _uv39, _ur39
+            "reveal-top", (), _opts_reveal_top_2, _why_reveal_top_2, _run_reveal_top_2, _sv40, _rs40
         ),
         "deal-display": ProcDef(
             "deal-display",
@@ -15860,8 +15630,8 @@ _RS1: Final = _replace(
             _opts_deal_display_2,
             _why_deal_display_2,
             _run_deal_display_2,
-            _uv40,
-            _ur40,
+            _sv41,
+            _rs41,
         ),
         "take-decree": ProcDef(
             "take-decree",
@@ -15869,18 +15639,18 @@ _RS1: Final = _replace(
             _opts_take_decree_2,
             _why_take_decree_2,
             _run_take_decree_2,
-            _uv22,
-            _ur22,
+            _sv22,
+            _rs22,
         ),
-        "setup": ProcDef("setup", (), _opts_setup_2, _why_setup_2, _run_setup_2, _uv25, _ur25),
+        "setup": ProcDef("setup", (), _opts_setup_2, _why_setup_2, _run_setup_2, _uv1, _ur1),
         "period-end.new-display": ProcDef(
             "period-end.new-display",
             (),
             _opts_period_end_new_display_2,
             _why_period_end_new_display_2,
             _run_period_end_new_display_2,
-            _uv40,
-            _ur40,
+            _sv41,
+            _rs41,
         ),
     },
     moves={
@@ -15902,8 +15672,8 @@ _RS1: Final = _replace(
             "card",
             _moves_visit_2,
             _play_visit_2,
-            _uv31,
-            _ur31,
+            _sv32,
+            _rs32,
         ),
         "follow": MoveDef(
             "follow",
@@ -15924,8 +15694,8 @@ _RS1: Final = _replace(
             None,
             _moves_follow_3,
             _play_follow_3,
-            _uv32,
-            _ur32,
+            _sv33,
+            _rs33,
         ),
         "sponsor": MoveDef(
             "sponsor",
@@ -15935,8 +15705,8 @@ _RS1: Final = _replace(
             "card",
             _moves_sponsor_2,
             _play_sponsor_2,
-            _uv33,
-            _ur33,
+            _sv34,
+            _rs34,
         ),
         "draw": MoveDef(
             "draw",
@@ -15946,8 +15716,8 @@ _RS1: Final = _replace(
             "pile",
             _moves_draw_2,
             _play_draw_2,
-            _uv41,
-            _ur41,
+            _sv42,
+            _rs42,
         ),
     },
 )
@@ -15983,10 +15753,10 @@ _RS2: Final = _replace(
             _opts_build_store_2,
             _why_build_store_2,
             _run_build_store_2,
-            _uv21,
-            _ur21,
+            _sv21,
+            _rs21,
         ),
-        "setup": ProcDef("setup", (), _opts_setup_3, _why_setup_3, _run_setup_3, _uv25, _ur25),
+        "setup": ProcDef("setup", (), _opts_setup_3, _why_setup_3, _run_setup_3, _uv1, _ur1),
     },
     moves={
         **_RS0.moves,
@@ -16007,8 +15777,8 @@ _RS2: Final = _replace(
             "card",
             _moves_visit_3,
             _play_visit_3,
-            _uv31,
-            _ur31,
+            _sv32,
+            _rs32,
         ),
         "follow": MoveDef(
             "follow",
@@ -16029,8 +15799,8 @@ _RS2: Final = _replace(
             None,
             _moves_follow_4,
             _play_follow_4,
-            _uv32,
-            _ur32,
+            _sv33,
+            _rs33,
         ),
         "sponsor": MoveDef(
             "sponsor",
@@ -16040,8 +15810,8 @@ _RS2: Final = _replace(
             "card",
             _moves_sponsor_3,
             _play_sponsor_3,
-            _uv33,
-            _ur33,
+            _sv34,
+            _rs34,
         ),
     },
 )
@@ -16077,10 +15847,10 @@ _RS3: Final = _replace(
             _opts_build_store_2,
             _why_build_store_2,
             _run_build_store_2,
-            _uv21,
-            _ur21,
+            _sv21,
+            _rs21,
         ),
-        "setup": ProcDef("setup", (), _opts_setup_4, _why_setup_4, _run_setup_4, _uv25, _ur25),
+        "setup": ProcDef("setup", (), _opts_setup_4, _why_setup_4, _run_setup_4, _uv1, _ur1),
     },
     moves={
         **_RS1.moves,
@@ -16101,8 +15871,8 @@ _RS3: Final = _replace(
             "card",
             _moves_visit_4,
             _play_visit_4,
-            _uv31,
-            _ur31,
+            _sv32,
+            _rs32,
         ),
         "follow": MoveDef(
             "follow",
@@ -16123,8 +15893,8 @@ _RS3: Final = _replace(
             None,
             _moves_follow_5,
             _play_follow_5,
-            _uv32,
-            _ur32,
+            _sv33,
+            _rs33,
         ),
         "sponsor": MoveDef(
             "sponsor",
@@ -16134,8 +15904,8 @@ _RS3: Final = _replace(
             "card",
             _moves_sponsor_4,
             _play_sponsor_4,
-            _uv33,
-            _ur33,
+            _sv34,
+            _rs34,
         ),
     },
 )

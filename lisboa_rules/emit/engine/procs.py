@@ -655,11 +655,11 @@ class _Copier:
         uses_p = any(fid in pf for fid in player)
         codes = [code for code, _f in fields]
         save = [f"def {found[0]}(g: Game, seat: int) -> tuple[Any, ...]:",
-                '    """Puts fresh copies of the fields that steps after a choice write into the'
-                ' game',
-                "    itself, to try the choices on it; returns the fields as they were, for"
-                f" `{found[1]}`",
-                '    to put back."""',
+                '    """Puts fresh copies of the fields that steps after a choice (or the steps of'
+                ' a',
+                "    move tried in place) write into the game itself, to try them on it; returns"
+                " the",
+                f'    fields as they were, for `{found[1]}` to put back."""',
                 *textwrap.wrap(f"saves {names}", 94, initial_indent="    # ",
                                subsequent_indent="    # ")]
         if uses_p:
@@ -676,9 +676,10 @@ class _Copier:
             restore.append("    p = g.players[seat]")
         if not codes:
             restore.append("    pass")
-        elif len(", ".join(codes)) + len("     = was") + (len(codes) == 1) <= 100:
-            restore.append("    " + ", ".join(codes) + ("," if len(codes) == 1 else "")
-                           + " = was")
+        elif len(codes) == 1:  # as ruff formats a target of one
+            restore.append(f"    ({codes[0]},) = was")
+        elif len(", ".join(codes)) + len("     = was") <= 100:
+            restore.append("    " + ", ".join(codes) + " = was")
         else:  # as ruff formats a long target
             restore += ["    (", *[f"        {code}," for code in codes], "    ) = was"]
         for lines in (save, restore):
@@ -691,8 +692,11 @@ class _Copier:
         """For steps run on the state itself by a move tried in place (`_tried`) that write
         these fields of the game and of the acting player (`others`: of every player): the
         functions that keep the fields as they were and put fresh copies of those held in lists
-        and tables in their place, for the steps to change (`_uvN`), and that put them back
-        (`_urN`). A field set, not changed in place, is only kept: the copy is not needed."""
+        and tables in their place, for the steps to change, and that put them back. For the
+        acting player's fields those are the move generators' (`saver`: `_svN`, `_rsN`);
+        for every player's, `_uvN` and `_urN`."""
+        if not others:
+            return self.saver(game, player)
         key = (game, player, others)
         found = self.undone.get(key)
         if found is not None:
@@ -707,59 +711,43 @@ class _Copier:
         pfields = [(fid, pf[fid]) for fid in sorted(player) if fid in pf]
         names = ", ".join(sorted({fid for fid, _f in [*gfields, *pfields]}
                                  | ({"players"} if "players" in game else set()))) or "nothing"
-        whose = "every player's" if others else "the acting player's"
         save = [f"def {found[0]}(g: Game, seat: int) -> tuple[Any, ...]:",
                 '    """Before steps that change the state in a move tried in place: the fields'
                 ' they',
-                f"    write ({whose}) as they were, for `{found[1]}`; a fresh copy of each held"
-                " in a",
-                '    list or a table put in its place."""',
+                f"    write (every player's) as they were, for `{found[1]}`; a fresh copy of each"
+                " held in",
+                '    a list or a table put in its place."""',
                 *textwrap.wrap(f"keeps {names}", 94, initial_indent="    # ",
                                subsequent_indent="    # ")]
         restore = [f"def {found[1]}(g: Game, seat: int, was: tuple[Any, ...]) -> None:",
                    f'    """The fields `{found[0]}` kept, put back."""']
         kept = [f"g.{fid}" for fid, _f in gfields]
-        if "players" in game:
-            kept.append("g.players")
         copies = [(f"g.{fid}", copy_code(f.type, f"g.{fid}")) for fid, f in gfields]
         if "players" in game:
+            kept.append("g.players")
             copies.append(("g.players", "g.players[:]"))
         pcodes = [f"q.{fid}" for fid, _f in pfields]
         pcopies = [(f"q.{fid}", copy_code(f.type, f"q.{fid}")) for fid, f in pfields]
         one = "," if len(pcodes) == 1 else ""  # a tuple of one
-        if pfields and others:
+        if pfields:
             save.append("    qs = tuple(g.players)")
-            kept.append("qs")
-            kept.append(f"tuple(({', '.join(pcodes)}{one}) for q in qs)")
-        elif pfields:
-            save.append("    q = g.players[seat]")
-            kept.append("q")
-            kept += pcodes
+            kept += ["qs", f"tuple(({', '.join(pcodes)}{one}) for q in qs)"]
         save.append("    was = (" + ", ".join(kept) + ("," if len(kept) == 1 else "") + ")")
-        for code, copy in copies:
-            if copy is not None:
-                save.append(f"    {code} = {copy}")
-        if pfields and any(c is not None for _code, c in pcopies):
-            pad = "    "
-            if others:
-                save.append("    for q in qs:")
-                pad = "        "
-            save += [f"{pad}{code} = {copy}" for code, copy in pcopies if copy is not None]
+        save += [f"    {code} = {copy}" for code, copy in copies if copy is not None]
+        if any(copy is not None for _code, copy in pcopies):
+            save.append("    for q in qs:")
+            save += [f"        {code} = {copy}" for code, copy in pcopies if copy is not None]
         save.append("    return was")
-        targets = [f"g.{fid}" for fid, _f in gfields] + (["g.players"] if "players" in game else [])
-        if pfields and others:
-            targets += ["qs", "values"]
-        elif pfields:
-            targets += ["q", *pcodes]
-        if pfields:  # (typed: compiled, its fields are then set as a Player's, not by name)
-            restore.append("    qs: tuple[Player, ...]" if others else "    q: Player")
+        targets = [*kept[:len(copies)], *(["qs", "values"] if pfields else [])]
+        if pfields:  # (typed: compiled, their fields are then set as a Player's, not by name)
+            restore.append("    qs: tuple[Player, ...]")
         if not targets:
             restore.append("    pass")
         elif len(targets) == 1:
             restore.append(f"    ({targets[0]},) = was")
         else:
             restore += ["    (", *[f"        {t}," for t in targets], "    ) = was"]
-        if pfields and others:
+        if pfields:
             restore += ["    for q, kept in zip(qs, values, strict=True):",
                         "        (", *[f"            {c}," for c in pcodes], "        ) = kept"]
         for lines in (save, restore):
