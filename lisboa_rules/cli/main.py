@@ -263,7 +263,8 @@ def _played_key(engine: str, games: int) -> str:
     """The key of the backstop's verdict on `engine` (outputs/reuse.py `played`)."""
     from lisboa_rules.sim import backstop
 
-    limits = (backstop.MOVE_LIMIT, backstop.SAVE_EVERY, getattr(backstop, "PLAY_SECONDS", None))
+    limits = (backstop.MOVE_LIMIT, backstop.GREEDY_MOVE_LIMIT, backstop.SAVE_EVERY,
+              getattr(backstop, "PLAY_SECONDS", None))
     return _played_key_of(engine, games, limits)
 
 

@@ -7,7 +7,7 @@ base game and each chosen variant, at every player count the rules allow) plays 
 from seeds 0, 1, ...: a random player on even seeds, a greedy one on odd seeds, each move
 listed, played and its state's invariants checked (and a save of it loaded again every
 `SAVE_EVERY` moves and at the end: the saved-game checks of rules/state.yaml hold), up to
-`MOVE_LIMIT` moves and `PLAY_SECONDS`
+`MOVE_LIMIT` moves (a greedy game `GREEDY_MOVE_LIMIT`) and `PLAY_SECONDS`
 of CPU time (core/limits.py; where a timer can be set: the main thread of a Unix process). An
 exception, a failed invariant, a state with no legal move, a game that does not end or one that
 runs out of time (a step that loops for long: stopped where it runs) is an
@@ -48,6 +48,11 @@ from lisboa_rules.sim.agents import make_agent
 
 DEFAULT_GAMES = PLAY_GAMES  # games of each rule set at each player count: random, greedy
 MOVE_LIMIT = 5_000  # a game longer than this does not end (the base game's take about 100)
+# a greedy game longer than this does not end: each of its moves tries every legal move, so a
+# house rule that loops (a house act greedy always prefers, that never brings the end closer)
+# took 5,000 moves of up to 10 ms each to find. The base game's greedy games take 94-123 moves
+# at 2 to 4 players (6 seeds each): this is eight times the longest.
+GREEDY_MOVE_LIMIT = 1_000
 SAVE_EVERY = 25  # a save of the state is loaded again after every this many moves, and at the end
 SOURCE = "<generated lisboa_engine.py>"
 
@@ -366,6 +371,7 @@ class _Game:
     def __init__(self, engine: Any, chosen: tuple[str, ...], players: int, seed: int) -> None:
         self.engine, self.chosen, self.players, self.seed = engine, chosen, players, seed
         self.agent_name = "random" if seed % 2 == 0 else "greedy"
+        self.move_limit = MOVE_LIMIT if seed % 2 == 0 else GREEDY_MOVE_LIMIT
         self.moves: list[Any] = []
         self.g: Any = None
 
@@ -380,8 +386,9 @@ class _Game:
                                    self.setup_at())
             step = make_agent(self.agent_name, engine, self.seed)
             while self.g.phase != "over":
-                if len(moves) >= MOVE_LIMIT:
-                    return self.failed(f"the game did not end in {MOVE_LIMIT:,} moves", None)
+                if len(moves) >= self.move_limit:
+                    return self.failed(f"the game did not end in {self.move_limit:,} moves",
+                                       self.looping())
                 if not engine.legal_moves(self.g):
                     return self.failed(f"no legal move in the {self.g.phase} phase, and the "
                                        "game is not over", self.last_action())
@@ -453,6 +460,19 @@ class _Game:
         ran = _rules_run(self.engine, before, move)
         house = [at for at in ran if "/variants/" in at]
         return house[-1] if house else action
+
+    def looping(self) -> str | None:
+        """Where the game that does not end most likely loops: the action a variant wrote
+        that the last moves made most often (the first such among them on a tie), else
+        nowhere (the base game's own actions are not blamed)."""
+        counts: dict[str, int] = {}
+        for move in self.moves[-100:]:
+            counts[move.kind] = counts.get(move.kind, 0) + 1
+        for kind, _n in sorted(counts.items(), key=lambda kv: -kv[1]):
+            at = self.action_at(kind)
+            if at is not None and "/variants/" in at:
+                return at
+        return None
 
     def last_action(self) -> str | None:
         """Where the action of the last move is written (a failure that no step names)."""

@@ -75,6 +75,27 @@ def test_a_step_that_loops_for_long_is_stopped_at_its_rule(
     assert "did not finish in 1 s of CPU time" in found[1], err
 
 
+def test_a_greedy_game_that_does_not_end_is_an_error_at_the_act_it_loops_on(
+        tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A house act greedy always prefers (a Wig) that brings the end no nearer: its greedy
+    game never ends. It is stopped at the greedy games' own bound (lower than a random
+    game's: each greedy move tries every legal move), at the act the last moves made."""
+    text = (ROOT / "tests" / "cases" / "backstop" / "endless-act.yaml").read_text(
+        encoding="utf-8")
+    house = tmp_path / "endless-act.yaml"
+    house.write_text(text, encoding="utf-8")
+    assert backstop.GREEDY_MOVE_LIMIT < backstop.MOVE_LIMIT
+    monkeypatch.setattr(backstop, "GREEDY_MOVE_LIMIT", 150)  # the base game's take 94-123
+    code, _out, err = run_cli(["validate", "--house", str(house), "--variant", "endless-act",
+                               "--play", "2"], capsys, monkeypatch)
+    assert code == 1, err
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "- $add: true" in ln)
+    found = re.search(rf"{re.escape(str(house))}:{line}:\d+: error\[engine-failed\]: (.*)", err)
+    assert found is not None, err
+    assert "a greedy game" in found[1] and "did not end in 150 moves" in found[1], err
+    assert "'kind': 'house-act'" in found[1]
+
+
 def test_a_setup_whose_state_breaks_an_invariant_is_an_error_at_the_house_step(
         tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     text = (ROOT / "tests" / "cases" / "backstop" / "new-player-short.yaml").read_text(
