@@ -639,6 +639,11 @@ class _Copier:
         """For steps that write these fields of the game and of the acting player only: the
         functions that put fresh copies of them into the state itself, to try choices on
         (`_svN`: the fields as they were), and that put the fields back (`_rsN`)."""
+        return self._saved(game, player)
+
+    def _saved(self, game: frozenset[str], player: frozenset[str]) -> tuple[str, str]:
+        """`saver`'s functions (`undoer` asks for them too: a test that prints the move
+        generators without `saver` still has them for the moves tried in place)."""
         key = (game, player, False)
         found = self.saved.get(key)
         if found is not None:
@@ -693,10 +698,10 @@ class _Copier:
         these fields of the game and of the acting player (`others`: of every player): the
         functions that keep the fields as they were and put fresh copies of those held in lists
         and tables in their place, for the steps to change, and that put them back. For the
-        acting player's fields those are the move generators' (`saver`: `_svN`, `_rsN`);
+        acting player's fields those are the move generators' (`_saved`: `_svN`, `_rsN`);
         for every player's, `_uvN` and `_urN`."""
         if not others:
-            return self.saver(game, player)
+            return self._saved(game, player)
         key = (game, player, others)
         found = self.undone.get(key)
         if found is not None:
