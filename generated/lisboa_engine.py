@@ -132,15 +132,16 @@ class ProcDef:
     the choices its guard allows (`opts`), why a choice is refused (`why`: the rule id and the
     reason, or None) and its effects (`run`). Each takes the game, the acting seat, the
     procedure's parameters and then its choices, in the order of `choices`. `keep` and `put`
-    keep what `run` may change, and put it back, for a move tried in place (`_tried`)."""
+    keep what `run` may change, and put it back, for a move tried in place (`_tried`); None
+    for the setup, which no move runs."""
 
     id: str
     choices: tuple[str, ...]
     opts: Callable[..., list[tuple[Any, ...]]]
     why: Callable[..., tuple[str, str] | None]
     run: Callable[..., None]
-    keep: KeepFn
-    put: PutFn
+    keep: KeepFn | None
+    put: PutFn | None
 
 
 # A move as the move generators list it: its fields in order (`_MOVE_FIELDS`), one tuple
@@ -3321,197 +3322,6 @@ def _rs24(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     g.blocked, g.court, g.courtier, g.decree_deck, g.decree_display, g.discard = was
 
 
-def _uv1(g: Game, seat: int) -> tuple[Any, ...]:
-    """Before steps that change the state in a move tried in place: the fields they
-    write (every player's) as they were, for `_ur1`; a fresh copy of each held in
-    a list or a table put in its place."""
-    # keeps actor, blocked, box, cardinal, church, clergy, clergy_bag, clergy_given_up, color,
-    # completed_plans, court, courtier, current, decree_deck, decree_display, decrees,
-    # discard, discard_queue, favors, final_round, fired, flags, follow_next, game_end_round,
-    # goods, hand, influence, markers, markers_left, offices, officials, pending_markers,
-    # period, period_end_by, period_step, phase, piles, plan_supply, plans, players, plazas,
-    # portfolio, reis, reserve, resume, round, royal_favors, rubble_cubes, rubble_sets, seed,
-    # ships, shipyard, start_player, stores, treasury, treasury_row, turns, variants, visit,
-    # wigs
-    qs = tuple(g.players)
-    was = (
-        g.actor,
-        g.blocked,
-        g.box,
-        g.cardinal,
-        g.church,
-        g.clergy_bag,
-        g.clergy_given_up,
-        g.court,
-        g.courtier,
-        g.current,
-        g.decree_deck,
-        g.decree_display,
-        g.discard,
-        g.discard_queue,
-        g.favors,
-        g.final_round,
-        g.fired,
-        g.flags,
-        g.follow_next,
-        g.game_end_round,
-        g.offices,
-        g.pending_markers,
-        g.period,
-        g.period_end_by,
-        g.period_step,
-        g.phase,
-        g.piles,
-        g.plan_supply,
-        g.plazas,
-        g.reserve,
-        g.resume,
-        g.round,
-        g.seed,
-        g.shipyard,
-        g.start_player,
-        g.treasury,
-        g.turns,
-        g.variants,
-        g.visit,
-        g.players,
-        qs,
-        tuple(
-            (
-                q.clergy,
-                q.color,
-                q.completed_plans,
-                q.decrees,
-                q.goods,
-                q.hand,
-                q.influence,
-                q.markers,
-                q.markers_left,
-                q.officials,
-                q.plans,
-                q.portfolio,
-                q.reis,
-                q.royal_favors,
-                q.rubble_cubes,
-                q.rubble_sets,
-                q.ships,
-                q.stores,
-                q.treasury_row,
-                q.wigs,
-            )
-            for q in qs
-        ),
-    )
-    g.blocked = g.blocked[:]
-    g.box = g.box[:]
-    g.church = {k0: v0[:] for k0, v0 in g.church.items()}
-    g.clergy_bag = g.clergy_bag[:]
-    g.clergy_given_up = g.clergy_given_up[:]
-    g.court = g.court[:]
-    g.decree_deck = g.decree_deck[:]
-    g.decree_display = g.decree_display[:]
-    g.discard = g.discard[:]
-    g.discard_queue = g.discard_queue[:]
-    g.favors = g.favors.copy()
-    g.fired = g.fired[:]
-    g.flags = g.flags[:]
-    g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
-    g.pending_markers = g.pending_markers[:]
-    g.piles = {k0: v0[:] for k0, v0 in g.piles.items()}
-    g.plan_supply = g.plan_supply[:]
-    g.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
-    g.reserve = {k0: v0[:] for k0, v0 in g.reserve.items()}
-    g.shipyard = g.shipyard[:]
-    g.variants = g.variants[:]
-    g.players = g.players[:]
-    for q in qs:
-        q.clergy = q.clergy[:]
-        q.completed_plans = q.completed_plans[:]
-        q.decrees = q.decrees[:]
-        q.goods = q.goods.copy()
-        q.hand = q.hand[:]
-        q.markers = q.markers.copy()
-        q.plans = q.plans[:]
-        q.portfolio = q.portfolio[:]
-        q.royal_favors = q.royal_favors[:]
-        q.ships = q.ships[:]
-        q.stores = q.stores.copy()
-        q.treasury_row = q.treasury_row[:]
-    return was
-
-
-def _ur1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_uv1` kept, put back."""
-    qs: tuple[Player, ...]
-    (
-        g.actor,
-        g.blocked,
-        g.box,
-        g.cardinal,
-        g.church,
-        g.clergy_bag,
-        g.clergy_given_up,
-        g.court,
-        g.courtier,
-        g.current,
-        g.decree_deck,
-        g.decree_display,
-        g.discard,
-        g.discard_queue,
-        g.favors,
-        g.final_round,
-        g.fired,
-        g.flags,
-        g.follow_next,
-        g.game_end_round,
-        g.offices,
-        g.pending_markers,
-        g.period,
-        g.period_end_by,
-        g.period_step,
-        g.phase,
-        g.piles,
-        g.plan_supply,
-        g.plazas,
-        g.reserve,
-        g.resume,
-        g.round,
-        g.seed,
-        g.shipyard,
-        g.start_player,
-        g.treasury,
-        g.turns,
-        g.variants,
-        g.visit,
-        g.players,
-        qs,
-        values,
-    ) = was
-    for q, kept in zip(qs, values, strict=True):
-        (
-            q.clergy,
-            q.color,
-            q.completed_plans,
-            q.decrees,
-            q.goods,
-            q.hand,
-            q.influence,
-            q.markers,
-            q.markers_left,
-            q.officials,
-            q.plans,
-            q.portfolio,
-            q.reis,
-            q.royal_favors,
-            q.rubble_cubes,
-            q.rubble_sets,
-            q.ships,
-            q.stores,
-            q.treasury_row,
-            q.wigs,
-        ) = kept
-
-
 def _sv25(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
@@ -3528,6 +3338,27 @@ def _rs25(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     g.discard, g.piles = was
 
 
+def _uv1(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (every player's) as they were, for `_ur1`; a fresh copy of each held in
+    a list or a table put in its place."""
+    # keeps wigs
+    qs = tuple(g.players)
+    was = (qs, tuple((q.wigs,) for q in qs))
+    return was
+
+
+def _ur1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv1` kept, put back."""
+    qs: tuple[Player, ...]
+    (
+        qs,
+        values,
+    ) = was
+    for q, kept in zip(qs, values, strict=True):
+        (q.wigs,) = kept
+
+
 def _sv26(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
@@ -3541,6 +3372,33 @@ def _sv26(g: Game, seat: int) -> tuple[Any, ...]:
 def _rs26(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     """The fields `_sv26` saved, put back."""
     (g.discard_queue,) = was
+
+
+def _uv2(g: Game, seat: int) -> tuple[Any, ...]:
+    """Before steps that change the state in a move tried in place: the fields they
+    write (every player's) as they were, for `_ur2`; a fresh copy of each held in
+    a list or a table put in its place."""
+    # keeps box, hand, reserve
+    qs = tuple(g.players)
+    was = (g.box, g.reserve, qs, tuple((q.hand,) for q in qs))
+    g.box = g.box[:]
+    g.reserve = {k0: v0[:] for k0, v0 in g.reserve.items()}
+    for q in qs:
+        q.hand = q.hand[:]
+    return was
+
+
+def _ur2(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_uv2` kept, put back."""
+    qs: tuple[Player, ...]
+    (
+        g.box,
+        g.reserve,
+        qs,
+        values,
+    ) = was
+    for q, kept in zip(qs, values, strict=True):
+        (q.hand,) = kept
 
 
 def _sv27(g: Game, seat: int) -> tuple[Any, ...]:
@@ -14662,7 +14520,7 @@ _RS0: Final = RuleSet(
         "turn.end": ProcDef(
             "turn.end", (), _opts_turn_end, _why_turn_end, _run_turn_end, _sv24, _rs24
         ),
-        "setup": ProcDef("setup", (), _opts_setup, _why_setup, _run_setup, _uv1, _ur1),
+        "setup": ProcDef("setup", (), _opts_setup, _why_setup, _run_setup, None, None),
         "period-end.discard-display": ProcDef(
             "period-end.discard-display",
             (),
@@ -14705,8 +14563,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_new_hand,
             _why_period_end_new_hand,
             _run_period_end_new_hand,
-            _uv1,
-            _ur1,
+            _uv2,
+            _ur2,
         ),
         "period-end.new-display": ProcDef(
             "period-end.new-display",
@@ -15642,7 +15500,7 @@ _RS1: Final = _replace(
             _sv22,
             _rs22,
         ),
-        "setup": ProcDef("setup", (), _opts_setup_2, _why_setup_2, _run_setup_2, _uv1, _ur1),
+        "setup": ProcDef("setup", (), _opts_setup_2, _why_setup_2, _run_setup_2, None, None),
         "period-end.new-display": ProcDef(
             "period-end.new-display",
             (),
@@ -15756,7 +15614,7 @@ _RS2: Final = _replace(
             _sv21,
             _rs21,
         ),
-        "setup": ProcDef("setup", (), _opts_setup_3, _why_setup_3, _run_setup_3, _uv1, _ur1),
+        "setup": ProcDef("setup", (), _opts_setup_3, _why_setup_3, _run_setup_3, None, None),
     },
     moves={
         **_RS0.moves,
@@ -15850,7 +15708,7 @@ _RS3: Final = _replace(
             _sv21,
             _rs21,
         ),
-        "setup": ProcDef("setup", (), _opts_setup_4, _why_setup_4, _run_setup_4, _uv1, _ur1),
+        "setup": ProcDef("setup", (), _opts_setup_4, _why_setup_4, _run_setup_4, None, None),
     },
     moves={
         **_RS1.moves,
@@ -19547,7 +19405,10 @@ def _ran(g: Game, proc: ProcDef, seat: int) -> None:
     end) for `seat`; in a move tried in place, what it may change is kept first."""
     undo = g._undo
     if undo is not None:
-        undo.append((proc.put, seat, proc.keep(g, seat)))
+        keep, put = proc.keep, proc.put
+        if keep is None or put is None:  # (the setup's: run by new_game, never by a move)
+            raise RuntimeError(f"the procedure {proc.id} cannot be taken back")
+        undo.append((put, seat, keep(g, seat)))
     proc.run(g, seat)
 
 

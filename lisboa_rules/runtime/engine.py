@@ -114,15 +114,16 @@ class ProcDef:
     the choices its guard allows (`opts`), why a choice is refused (`why`: the rule id and the
     reason, or None) and its effects (`run`). Each takes the game, the acting seat, the
     procedure's parameters and then its choices, in the order of `choices`. `keep` and `put`
-    keep what `run` may change, and put it back, for a move tried in place (`_tried`)."""
+    keep what `run` may change, and put it back, for a move tried in place (`_tried`); None
+    for the setup, which no move runs."""
 
     id: str
     choices: tuple[str, ...]
     opts: Callable[..., list[tuple[Any, ...]]]
     why: Callable[..., tuple[str, str] | None]
     run: Callable[..., None]
-    keep: KeepFn
-    put: PutFn
+    keep: KeepFn | None
+    put: PutFn | None
 
 
 # A move as the move generators list it: its fields in order (`_MOVE_FIELDS`), one tuple
@@ -1477,7 +1478,10 @@ def _ran(g: Game, proc: ProcDef, seat: int) -> None:
     end) for `seat`; in a move tried in place, what it may change is kept first."""
     undo = g._undo
     if undo is not None:
-        undo.append((proc.put, seat, proc.keep(g, seat)))
+        keep, put = proc.keep, proc.put
+        if keep is None or put is None:  # (the setup's: run by new_game, never by a move)
+            raise RuntimeError(f"the procedure {proc.id} cannot be taken back")
+        undo.append((put, seat, keep(g, seat)))
     proc.run(g, seat)
 
 

@@ -210,10 +210,9 @@ class MovePrinter(Printer):
                     others = others or f == "players"
                 case ir.PlayerField(field=f, of=ir.Me()):
                     player.add(f)
-                case ir.PlayerField(field=f, of=of):
-                    player.add(f)
+                case ir.PlayerField(field=f):  # another player's (a seat, a local player):
+                    player.add(f)  # only that field of theirs is written, whoever they are
                     others = True
-                    target(of)
                 case _:  # a place the printer cannot follow: every field of every player
                     game.update(self.all_fields[0])
                     player.update(self.all_fields[1])

@@ -74,6 +74,12 @@ class ProcView:
 Where = Callable[[Model, tuple[str | int, ...]], str]  # `FILE:LINE` of a rule set's path
 
 
+def setup_id(m: Model) -> str:
+    """The id of the rule set's setup procedure (rules/flow.yaml `setup`): `new_game` runs it
+    (the engine's `_SETUP`), never a move."""
+    return str((m.data["flow"].get("setup") or {}).get("id", ""))
+
+
 def located(names: Mapping[str, str]) -> Where:
     """`FILE:LINE` of a path of a rule set, for the comments of the engine: the file by its
     stable name (`names`: display path -> "rules/<path>"), so that comments do not change with
@@ -195,6 +201,7 @@ class ProcSession:
             return None if found is None else tables.values.get(found[1])
 
         fields = (frozenset(scope.game), frozenset(scope.player))
+        setup = setup_id(m)
         stems: dict[str, str] = {}
         defs: dict[str, Any] = {}
         bundles.tables, bundles.choices = {}, {}
@@ -213,11 +220,14 @@ class ProcSession:
             code = "\n".join([*opts, "", "", *why, "", "", *run])
             stem = share(code, base)
             stems[pid] = stem
-            written = mp.writes(checked_procs[pid].effects, frozenset({pid}))
-            keep, put = copier.undoer(frozenset(written[0]), frozenset(written[1]), written[2])
+            keep: Raw | None = None
+            put: Raw | None = None
+            if pid != setup:  # (the setup makes a new game: nothing to take back)
+                written = mp.writes(checked_procs[pid].effects, frozenset({pid}))
+                names = copier.undoer(frozenset(written[0]), frozenset(written[1]), written[2])
+                keep, put = Raw(names[0]), Raw(names[1])
             defs[pid] = Call("ProcDef", (pid, _choice_names(proc), Raw(f"_opts_{stem}"),
-                                         Raw(f"_why_{stem}"), Raw(f"_run_{stem}"), Raw(keep),
-                                         Raw(put)))
+                                         Raw(f"_why_{stem}"), Raw(f"_run_{stem}"), keep, put))
         view.by_ruleset.append(defs)
         # the actions: their move generators and checked runs
 
@@ -244,10 +254,10 @@ class ProcSession:
             code = "\n\n\n".join("\n".join(f) for f in got.lines(made))
             stem = share(code, base, action=True)
             written = mp.all_writes(checked.actions[kind].items)
-            keep, put = copier.undoer(frozenset(written[0]), frozenset(written[1]), written[2])
+            names = copier.undoer(frozenset(written[0]), frozenset(written[1]), written[2])
             moves[kind] = Call("MoveDef", (kind, action.phase, action.rule, got.fields,
                                            got.first, Raw(f"_moves_{stem}"),
-                                           Raw(f"_play_{stem}"), Raw(keep), Raw(put)))
+                                           Raw(f"_play_{stem}"), Raw(names[0]), Raw(names[1])))
         view.moves.append(moves)
         # the phases of the turn machine: their frame functions
         phase_defs: dict[str, Any] = {}
@@ -752,7 +762,10 @@ class _Copier:
             restore.append(f"    ({targets[0]},) = was")
         else:
             restore += ["    (", *[f"        {t}," for t in targets], "    ) = was"]
-        if pfields:
+        if len(pfields) == 1:  # as ruff formats a target of one
+            restore += ["    for q, kept in zip(qs, values, strict=True):",
+                        f"        ({pcodes[0]},) = kept"]
+        elif pfields:
             restore += ["    for q, kept in zip(qs, values, strict=True):",
                         "        (", *[f"            {c}," for c in pcodes], "        ) = kept"]
         for lines in (save, restore):
