@@ -29,6 +29,15 @@ def _house(tmp_path: Path) -> Path:
     return path
 
 
+def _error_at_house_step(house: Path, text: str, step: str, err: str) -> re.Match[str]:
+    """The `engine-failed` error located at the first line of `text` (the house file's) that
+    holds `step`: its match, the message in group 1."""
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if step in ln)
+    found = re.search(rf"{re.escape(str(house))}:{line}:\d+: error\[engine-failed\]: (.*)", err)
+    assert found is not None, err
+    return found
+
+
 def test_a_rule_that_breaks_play_is_an_error_at_its_action(
         tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     house = _house(tmp_path)
@@ -37,9 +46,7 @@ def test_a_rule_that_breaks_play_is_an_error_at_its_action(
                                "markers-from-nowhere", "--out", str(out), "--play", "2"],
                               capsys, monkeypatch)
     assert code == 1, err
-    line = next(i for i, ln in enumerate(BREAKS.splitlines(), 1) if "- $add: true" in ln)
-    found = re.search(rf"{re.escape(str(house))}:{line}:\d+: error\[engine-failed\]: (.*)", err)
-    assert found is not None, err
+    found = _error_at_house_step(house, BREAKS, "- $add: true", err)
     # found after the move, or at a save whose legal moves include the breaking one
     assert ("an invariant fails after the move" in found[1]
             or "a save of a state the game reached does not load" in found[1]), found[1]
@@ -69,9 +76,7 @@ def test_a_step_that_loops_for_long_is_stopped_at_its_rule(
     code, _out, err = run_cli(["validate", "--house", str(house), "--variant", "long-loop",
                                "--play", "1"], capsys, monkeypatch)
     assert code == 1, err
-    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "- gain: {wigs: 1}" in ln)
-    found = re.search(rf"{re.escape(str(house))}:{line}:\d+: error\[engine-failed\]: (.*)", err)
-    assert found is not None, err
+    found = _error_at_house_step(house, text, "- gain: {wigs: 1}", err)
     assert "did not finish in 1 s of CPU time" in found[1], err
 
 
@@ -89,9 +94,7 @@ def test_a_greedy_game_that_does_not_end_is_an_error_at_the_act_it_loops_on(
     code, _out, err = run_cli(["validate", "--house", str(house), "--variant", "endless-act",
                                "--play", "2"], capsys, monkeypatch)
     assert code == 1, err
-    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "- $add: true" in ln)
-    found = re.search(rf"{re.escape(str(house))}:{line}:\d+: error\[engine-failed\]: (.*)", err)
-    assert found is not None, err
+    found = _error_at_house_step(house, text, "- $add: true", err)
     assert "a greedy game" in found[1] and "did not end in 150 moves" in found[1], err
     assert "'kind': 'house-act'" in found[1]
 
@@ -105,9 +108,7 @@ def test_a_setup_whose_state_breaks_an_invariant_is_an_error_at_the_house_step(
     code, _out, err = run_cli(["validate", "--house", str(house), "--variant",
                                "new-player-short", "--play", "1"], capsys, monkeypatch)
     assert code == 1, err
-    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "- $add: true" in ln)
-    found = re.search(rf"{re.escape(str(house))}:{line}:\d+: error\[engine-failed\]: (.*)", err)
-    assert found is not None, err
+    found = _error_at_house_step(house, text, "- $add: true", err)
     assert "an invariant fails after the setup" in found[1] and "0 moves played" in found[1]
 
 
@@ -123,9 +124,7 @@ def test_a_state_its_own_saves_refuse_is_an_error_at_the_house_step(
     code, _out, err = run_cli(["validate", "--house", str(house), "--variant", "save-refused",
                                "--play", "1"], capsys, monkeypatch)
     assert code == 1, err
-    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "- $add: true" in ln)
-    found = re.search(rf"{re.escape(str(house))}:{line}:\d+: error\[engine-failed\]: (.*)", err)
-    assert found is not None, err
+    found = _error_at_house_step(house, text, "- $add: true", err)
     assert "does not load" in found[1] and "final_round" in found[1], err
 
 

@@ -597,10 +597,25 @@ class _Copier:
 
     def __init__(self, decl: Any) -> None:
         self.decl = decl
+        self.gf = {f.id: f for f in decl.game}  # the declared fields, by id
+        self.pf = {f.id: f for f in decl.player}
         self.names: dict[tuple[frozenset[str], frozenset[str], bool], str] = {}
         self.saved: dict[tuple[frozenset[str], frozenset[str], bool], tuple[str, str]] = {}
         self.undone: dict[tuple[frozenset[str], frozenset[str], bool], tuple[str, str]] = {}
         self.functions: list[str] = []
+
+    @staticmethod
+    def _pair(table: dict[tuple[frozenset[str], frozenset[str], bool], tuple[str, str]],
+              key: tuple[frozenset[str], frozenset[str], bool], keep: str, put: str
+              ) -> tuple[tuple[str, str], bool]:
+        """The names of the two functions of a set of fields (`key`) in `table`, and whether
+        they are new (then the caller prints them): `keepN` and `putN`, numbered in turn."""
+        found = table.get(key)
+        if found is not None:
+            return found, False
+        n = len(table) + 1
+        found = table[key] = (f"{keep}{n}", f"{put}{n}")
+        return found, True
 
     def name(self, game: frozenset[str], player: frozenset[str], others: bool) -> str:
         key = (game, player, others)
@@ -608,8 +623,7 @@ class _Copier:
         if found is not None:
             return found
         found = self.names[key] = f"_cp{len(self.names) + 1}"
-        gf = {f.id: f for f in self.decl.game}
-        pf = {f.id: f for f in self.decl.player}
+        gf, pf = self.gf, self.pf
         import textwrap
 
         copied = ", ".join(sorted([*game, *player])) or "nothing"
@@ -642,7 +656,7 @@ class _Copier:
     def scalar(self, fid: str, player: bool) -> bool:
         """Whether a field of the game (of a player) holds a value never changed in place
         (a number, a text, an id: nothing to copy)."""
-        f = {f.id: f for f in (self.decl.player if player else self.decl.game)}.get(fid)
+        f = (self.pf if player else self.gf).get(fid)
         return f is not None and copy_code(f.type, "x") is None
 
     def saver(self, game: frozenset[str], player: frozenset[str]) -> tuple[str, str]:
@@ -654,14 +668,10 @@ class _Copier:
     def _saved(self, game: frozenset[str], player: frozenset[str]) -> tuple[str, str]:
         """`saver`'s functions (`undoer` asks for them too: a test that prints the move
         generators without `saver` still has them for the moves tried in place)."""
-        key = (game, player, False)
-        found = self.saved.get(key)
-        if found is not None:
+        found, new = self._pair(self.saved, (game, player, False), "_sv", "_rs")
+        if not new:
             return found
-        n = len(self.saved) + 1
-        found = self.saved[key] = (f"_sv{n}", f"_rs{n}")
-        gf = {f.id: f for f in self.decl.game}
-        pf = {f.id: f for f in self.decl.player}
+        gf, pf = self.gf, self.pf
         import textwrap
 
         fields = [(f"g.{fid}", gf[fid]) for fid in sorted(game) if fid in gf and fid != "players"]
@@ -712,14 +722,10 @@ class _Copier:
         for every player's, `_uvN` and `_urN`."""
         if not others:
             return self._saved(game, player)
-        key = (game, player, others)
-        found = self.undone.get(key)
-        if found is not None:
+        found, new = self._pair(self.undone, (game, player, others), "_uv", "_ur")
+        if not new:
             return found
-        n = len(self.undone) + 1
-        found = self.undone[key] = (f"_uv{n}", f"_ur{n}")
-        gf = {f.id: f for f in self.decl.game}
-        pf = {f.id: f for f in self.decl.player}
+        gf, pf = self.gf, self.pf
         import textwrap
 
         gfields = [(fid, gf[fid]) for fid in sorted(game) if fid in gf and fid != "players"]
