@@ -176,7 +176,7 @@ def test_a_missed_field_fails_the_checked_search() -> None:
             g = E.apply_move(g, E.greedy_move(g, rng))
 
 
-@pytest.mark.sampled(3)
+@pytest.mark.sampled(2)
 @pytest.mark.parametrize("path", HOUSE, ids=[p.stem for p in HOUSE])
 def test_house_rules_take_their_moves_back(path: Path) -> None:
     name = path.stem
