@@ -132,8 +132,9 @@ class ProcDef:
     the choices its guard allows (`opts`), why a choice is refused (`why`: the rule id and the
     reason, or None) and its effects (`run`). Each takes the game, the acting seat, the
     procedure's parameters and then its choices, in the order of `choices`. `keep` and `put`
-    keep what `run` may change, and put it back, for a move tried in place (`_tried`); None
-    for the setup, which no move runs."""
+    keep what `run` may change, and put it back, for a move tried in place (`_tried`): those of
+    a procedure the turn machine runs (`_ran`); None for the others, which run inside one of
+    those or an action, whose keep covers them."""
 
     id: str
     choices: tuple[str, ...]
@@ -2854,459 +2855,6 @@ def _sv1(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
     fields as they were, for `_rs1` to put back."""
-    # saves influence, reis
-    p = g.players[seat]
-    was = (p.influence, p.reis)
-    return was
-
-
-def _rs1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv1` saved, put back."""
-    p = g.players[seat]
-    p.influence, p.reis = was
-
-
-def _sv2(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs2` to put back."""
-    # saves wigs
-    p = g.players[seat]
-    was = (p.wigs,)
-    return was
-
-
-def _rs2(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv2` saved, put back."""
-    p = g.players[seat]
-    (p.wigs,) = was
-
-
-def _sv3(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs3` to put back."""
-    # saves influence, wigs
-    p = g.players[seat]
-    was = (p.influence, p.wigs)
-    return was
-
-
-def _rs3(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv3` saved, put back."""
-    p = g.players[seat]
-    p.influence, p.wigs = was
-
-
-def _sv4(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs4` to put back."""
-    # saves markers_left, pending_markers
-    p = g.players[seat]
-    was = (g.pending_markers, p.markers_left)
-    g.pending_markers = g.pending_markers[:]
-    return was
-
-
-def _rs4(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv4` saved, put back."""
-    p = g.players[seat]
-    g.pending_markers, p.markers_left = was
-
-
-def _sv5(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs5` to put back."""
-    # saves markers_left, pending_markers, rubble_cubes, rubble_sets
-    p = g.players[seat]
-    was = (g.pending_markers, p.markers_left, p.rubble_cubes, p.rubble_sets)
-    g.pending_markers = g.pending_markers[:]
-    return was
-
-
-def _rs5(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv5` saved, put back."""
-    p = g.players[seat]
-    g.pending_markers, p.markers_left, p.rubble_cubes, p.rubble_sets = was
-
-
-def _sv6(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs6` to put back."""
-    # saves offices, officials
-    p = g.players[seat]
-    was = (g.offices, p.officials)
-    g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
-    return was
-
-
-def _rs6(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv6` saved, put back."""
-    p = g.players[seat]
-    g.offices, p.officials = was
-
-
-def _sv7(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs7` to put back."""
-    # saves plan_supply, plans
-    p = g.players[seat]
-    was = (g.plan_supply, p.plans)
-    g.plan_supply = g.plan_supply[:]
-    p.plans = p.plans[:]
-    return was
-
-
-def _rs7(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv7` saved, put back."""
-    p = g.players[seat]
-    g.plan_supply, p.plans = was
-
-
-def _sv8(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs8` to put back."""
-    # saves influence, reis, ships, shipyard, wigs
-    p = g.players[seat]
-    was = (g.shipyard, p.influence, p.reis, p.ships, p.wigs)
-    g.shipyard = g.shipyard[:]
-    p.ships = p.ships[:]
-    return was
-
-
-def _rs8(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv8` saved, put back."""
-    p = g.players[seat]
-    g.shipyard, p.influence, p.reis, p.ships, p.wigs = was
-
-
-def _sv9(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs9` to put back."""
-    # saves goods
-    p = g.players[seat]
-    was = (p.goods,)
-    p.goods = p.goods.copy()
-    return was
-
-
-def _rs9(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv9` saved, put back."""
-    p = g.players[seat]
-    (p.goods,) = was
-
-
-def _sv10(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs10` to put back."""
-    # saves favors, royal_favors
-    p = g.players[seat]
-    was = (g.favors, p.royal_favors)
-    g.favors = g.favors.copy()
-    p.royal_favors = p.royal_favors[:]
-    return was
-
-
-def _rs10(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv10` saved, put back."""
-    p = g.players[seat]
-    g.favors, p.royal_favors = was
-
-
-def _sv11(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs11` to put back."""
-    # saves treasury
-    was = (g.treasury,)
-    return was
-
-
-def _rs11(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv11` saved, put back."""
-    (g.treasury,) = was
-
-
-def _sv12(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs12` to put back."""
-    # saves church, clergy, clergy_given_up, influence, reis, wigs
-    p = g.players[seat]
-    was = (g.church, g.clergy_given_up, p.clergy, p.influence, p.reis, p.wigs)
-    g.church = {k0: v0[:] for k0, v0 in g.church.items()}
-    g.clergy_given_up = g.clergy_given_up[:]
-    p.clergy = p.clergy[:]
-    return was
-
-
-def _rs12(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv12` saved, put back."""
-    p = g.players[seat]
-    g.church, g.clergy_given_up, p.clergy, p.influence, p.reis, p.wigs = was
-
-
-def _sv13(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs13` to put back."""
-    # saves cardinal, church, clergy, clergy_given_up, influence, reis, wigs
-    p = g.players[seat]
-    was = (g.cardinal, g.church, g.clergy_given_up, p.clergy, p.influence, p.reis, p.wigs)
-    g.church = {k0: v0[:] for k0, v0 in g.church.items()}
-    g.clergy_given_up = g.clergy_given_up[:]
-    p.clergy = p.clergy[:]
-    return was
-
-
-def _rs13(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv13` saved, put back."""
-    p = g.players[seat]
-    g.cardinal, g.church, g.clergy_given_up, p.clergy, p.influence, p.reis, p.wigs = was
-
-
-def _sv14(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs14` to put back."""
-    # saves shipyard
-    was = (g.shipyard,)
-    g.shipyard = g.shipyard[:]
-    return was
-
-
-def _rs14(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv14` saved, put back."""
-    (g.shipyard,) = was
-
-
-def _sv15(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs15` to put back."""
-    # saves nothing
-    was = ()
-    return was
-
-
-def _rs15(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv15` saved, put back."""
-    pass
-
-
-def _sv16(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs16` to put back."""
-    # saves piles, reserve
-    was = (g.piles, g.reserve)
-    g.piles = {k0: v0[:] for k0, v0 in g.piles.items()}
-    g.reserve = {k0: v0[:] for k0, v0 in g.reserve.items()}
-    return was
-
-
-def _rs16(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv16` saved, put back."""
-    g.piles, g.reserve = was
-
-
-def _sv17(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs17` to put back."""
-    # saves discard, influence, markers_left, pending_markers, portfolio, reis, rubble_cubes,
-    # rubble_sets, treasury, treasury_row, wigs
-    p = g.players[seat]
-    was = (
-        g.discard,
-        g.pending_markers,
-        g.treasury,
-        p.influence,
-        p.markers_left,
-        p.portfolio,
-        p.reis,
-        p.rubble_cubes,
-        p.rubble_sets,
-        p.treasury_row,
-        p.wigs,
-    )
-    g.discard = g.discard[:]
-    g.pending_markers = g.pending_markers[:]
-    p.portfolio = p.portfolio[:]
-    p.treasury_row = p.treasury_row[:]
-    return was
-
-
-def _rs17(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv17` saved, put back."""
-    p = g.players[seat]
-    (
-        g.discard,
-        g.pending_markers,
-        g.treasury,
-        p.influence,
-        p.markers_left,
-        p.portfolio,
-        p.reis,
-        p.rubble_cubes,
-        p.rubble_sets,
-        p.treasury_row,
-        p.wigs,
-    ) = was
-
-
-def _sv18(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs18` to put back."""
-    # saves follow_next, phase, visit
-    was = (g.follow_next, g.phase, g.visit)
-    return was
-
-
-def _rs18(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv18` saved, put back."""
-    g.follow_next, g.phase, g.visit = was
-
-
-def _sv19(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs19` to put back."""
-    # saves church, clergy_bag
-    was = (g.church, g.clergy_bag)
-    g.church = {k0: v0[:] for k0, v0 in g.church.items()}
-    g.clergy_bag = g.clergy_bag[:]
-    return was
-
-
-def _rs19(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv19` saved, put back."""
-    g.church, g.clergy_bag = was
-
-
-def _sv20(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs20` to put back."""
-    # saves decree_deck, decree_display
-    was = (g.decree_deck, g.decree_display)
-    g.decree_deck = g.decree_deck[:]
-    g.decree_display = g.decree_display[:]
-    return was
-
-
-def _rs20(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv20` saved, put back."""
-    g.decree_deck, g.decree_display = was
-
-
-def _sv21(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs21` to put back."""
-    # saves influence, markers_left, pending_markers, reis, rubble_cubes, rubble_sets, stores
-    p = g.players[seat]
-    was = (
-        g.pending_markers,
-        p.influence,
-        p.markers_left,
-        p.reis,
-        p.rubble_cubes,
-        p.rubble_sets,
-        p.stores,
-    )
-    g.pending_markers = g.pending_markers[:]
-    p.stores = p.stores.copy()
-    return was
-
-
-def _rs21(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv21` saved, put back."""
-    p = g.players[seat]
-    (
-        g.pending_markers,
-        p.influence,
-        p.markers_left,
-        p.reis,
-        p.rubble_cubes,
-        p.rubble_sets,
-        p.stores,
-    ) = was
-
-
-def _sv22(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs22` to put back."""
-    # saves decree_display, decrees, markers
-    p = g.players[seat]
-    was = (g.decree_display, p.decrees, p.markers)
-    g.decree_display = g.decree_display[:]
-    p.decrees = p.decrees[:]
-    p.markers = p.markers.copy()
-    return was
-
-
-def _rs22(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv22` saved, put back."""
-    p = g.players[seat]
-    g.decree_display, p.decrees, p.markers = was
-
-
-def _sv23(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs23` to put back."""
-    # saves completed_plans, markers_left, offices, pending_markers, plans, plazas,
-    # rubble_cubes, rubble_sets, wigs
-    p = g.players[seat]
-    was = (
-        g.offices,
-        g.pending_markers,
-        g.plazas,
-        p.completed_plans,
-        p.markers_left,
-        p.plans,
-        p.rubble_cubes,
-        p.rubble_sets,
-        p.wigs,
-    )
-    g.offices = {k0: v0.copy() for k0, v0 in g.offices.items()}
-    g.pending_markers = g.pending_markers[:]
-    g.plazas = {k0: v0.copy() for k0, v0 in g.plazas.items()}
-    p.completed_plans = p.completed_plans[:]
-    p.plans = p.plans[:]
-    return was
-
-
-def _rs23(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv23` saved, put back."""
-    p = g.players[seat]
-    (
-        g.offices,
-        g.pending_markers,
-        g.plazas,
-        p.completed_plans,
-        p.markers_left,
-        p.plans,
-        p.rubble_cubes,
-        p.rubble_sets,
-        p.wigs,
-    ) = was
-
-
-def _sv24(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs24` to put back."""
     # saves blocked, court, courtier, decree_deck, decree_display, discard
     was = (g.blocked, g.court, g.courtier, g.decree_deck, g.decree_display, g.discard)
     g.blocked = g.blocked[:]
@@ -3317,15 +2865,15 @@ def _sv24(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs24(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv24` saved, put back."""
+def _rs1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv1` saved, put back."""
     g.blocked, g.court, g.courtier, g.decree_deck, g.decree_display, g.discard = was
 
 
-def _sv25(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv2(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs25` to put back."""
+    fields as they were, for `_rs2` to put back."""
     # saves discard, piles
     was = (g.discard, g.piles)
     g.discard = g.discard[:]
@@ -3333,8 +2881,8 @@ def _sv25(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs25(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv25` saved, put back."""
+def _rs2(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv2` saved, put back."""
     g.discard, g.piles = was
 
 
@@ -3359,18 +2907,33 @@ def _ur1(g: Game, seat: int, was: tuple[Any, ...]) -> None:
         (q.wigs,) = kept
 
 
-def _sv26(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv3(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs26` to put back."""
+    fields as they were, for `_rs3` to put back."""
+    # saves shipyard
+    was = (g.shipyard,)
+    g.shipyard = g.shipyard[:]
+    return was
+
+
+def _rs3(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv3` saved, put back."""
+    (g.shipyard,) = was
+
+
+def _sv4(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs4` to put back."""
     # saves discard_queue
     was = (g.discard_queue,)
     g.discard_queue = g.discard_queue[:]
     return was
 
 
-def _rs26(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv26` saved, put back."""
+def _rs4(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv4` saved, put back."""
     (g.discard_queue,) = was
 
 
@@ -3401,10 +2964,26 @@ def _ur2(g: Game, seat: int, was: tuple[Any, ...]) -> None:
         (q.hand,) = kept
 
 
-def _sv27(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv5(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs27` to put back."""
+    fields as they were, for `_rs5` to put back."""
+    # saves piles, reserve
+    was = (g.piles, g.reserve)
+    g.piles = {k0: v0[:] for k0, v0 in g.piles.items()}
+    g.reserve = {k0: v0[:] for k0, v0 in g.reserve.items()}
+    return was
+
+
+def _rs5(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv5` saved, put back."""
+    g.piles, g.reserve = was
+
+
+def _sv6(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs6` to put back."""
     # saves church, clergy_bag, decree_deck, decree_display
     was = (g.church, g.clergy_bag, g.decree_deck, g.decree_display)
     g.church = {k0: v0[:] for k0, v0 in g.church.items()}
@@ -3414,15 +2993,15 @@ def _sv27(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs27(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv27` saved, put back."""
+def _rs6(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv6` saved, put back."""
     g.church, g.clergy_bag, g.decree_deck, g.decree_display = was
 
 
-def _sv28(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv7(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs28` to put back."""
+    fields as they were, for `_rs7` to put back."""
     # saves discard, hand, influence, markers_left, pending_markers, phase, portfolio, reis,
     # rubble_cubes, rubble_sets, treasury, treasury_row, wigs
     p = g.players[seat]
@@ -3449,8 +3028,8 @@ def _sv28(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs28(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv28` saved, put back."""
+def _rs7(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv7` saved, put back."""
     p = g.players[seat]
     (
         g.discard,
@@ -3469,10 +3048,55 @@ def _rs28(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     ) = was
 
 
-def _sv29(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv8(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs29` to put back."""
+    fields as they were, for `_rs8` to put back."""
+    # saves discard, influence, markers_left, pending_markers, portfolio, reis, rubble_cubes,
+    # rubble_sets, treasury, treasury_row, wigs
+    p = g.players[seat]
+    was = (
+        g.discard,
+        g.pending_markers,
+        g.treasury,
+        p.influence,
+        p.markers_left,
+        p.portfolio,
+        p.reis,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.treasury_row,
+        p.wigs,
+    )
+    g.discard = g.discard[:]
+    g.pending_markers = g.pending_markers[:]
+    p.portfolio = p.portfolio[:]
+    p.treasury_row = p.treasury_row[:]
+    return was
+
+
+def _rs8(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv8` saved, put back."""
+    p = g.players[seat]
+    (
+        g.discard,
+        g.pending_markers,
+        g.treasury,
+        p.influence,
+        p.markers_left,
+        p.portfolio,
+        p.reis,
+        p.rubble_cubes,
+        p.rubble_sets,
+        p.treasury_row,
+        p.wigs,
+    ) = was
+
+
+def _sv9(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs9` to put back."""
     # saves blocked, cardinal, church, clergy, clergy_given_up, discard, favors, goods, hand,
     # influence, markers_left, offices, officials, pending_markers, phase, plan_supply, plans,
     # portfolio, reis, royal_favors, rubble_cubes, rubble_sets, ships, shipyard, treasury,
@@ -3527,8 +3151,8 @@ def _sv29(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs29(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv29` saved, put back."""
+def _rs9(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv9` saved, put back."""
     p = g.players[seat]
     (
         g.blocked,
@@ -3561,10 +3185,26 @@ def _rs29(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     ) = was
 
 
-def _sv30(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv10(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs30` to put back."""
+    fields as they were, for `_rs10` to put back."""
+    # saves influence, wigs
+    p = g.players[seat]
+    was = (p.influence, p.wigs)
+    return was
+
+
+def _rs10(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv10` saved, put back."""
+    p = g.players[seat]
+    p.influence, p.wigs = was
+
+
+def _sv11(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs11` to put back."""
     # saves cardinal, church, clergy, clergy_given_up, influence, reis, ships, shipyard, wigs
     p = g.players[seat]
     was = (
@@ -3586,8 +3226,8 @@ def _sv30(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs30(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv30` saved, put back."""
+def _rs11(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv11` saved, put back."""
     p = g.players[seat]
     (
         g.cardinal,
@@ -3602,10 +3242,10 @@ def _rs30(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     ) = was
 
 
-def _sv31(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv12(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs31` to put back."""
+    fields as they were, for `_rs12` to put back."""
     # saves offices, officials, plan_supply, plans
     p = g.players[seat]
     was = (g.offices, g.plan_supply, p.officials, p.plans)
@@ -3615,16 +3255,16 @@ def _sv31(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs31(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv31` saved, put back."""
+def _rs12(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv12` saved, put back."""
     p = g.players[seat]
     g.offices, g.plan_supply, p.officials, p.plans = was
 
 
-def _sv32(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv13(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs32` to put back."""
+    fields as they were, for `_rs13` to put back."""
     # saves cardinal, church, clergy, clergy_given_up, completed_plans, court, courtier,
     # decree_display, decrees, favors, follow_next, goods, hand, influence, markers,
     # markers_left, offices, officials, pending_markers, phase, plan_supply, plans, plazas,
@@ -3687,8 +3327,8 @@ def _sv32(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs32(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv32` saved, put back."""
+def _rs13(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv13` saved, put back."""
     p = g.players[seat]
     (
         g.cardinal,
@@ -3726,10 +3366,44 @@ def _rs32(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     ) = was
 
 
-def _sv33(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv14(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs33` to put back."""
+    fields as they were, for `_rs14` to put back."""
+    # saves favors, royal_favors
+    p = g.players[seat]
+    was = (g.favors, p.royal_favors)
+    g.favors = g.favors.copy()
+    p.royal_favors = p.royal_favors[:]
+    return was
+
+
+def _rs14(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv14` saved, put back."""
+    p = g.players[seat]
+    g.favors, p.royal_favors = was
+
+
+def _sv15(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs15` to put back."""
+    # saves influence, reis
+    p = g.players[seat]
+    was = (p.influence, p.reis)
+    return was
+
+
+def _rs15(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv15` saved, put back."""
+    p = g.players[seat]
+    p.influence, p.reis = was
+
+
+def _sv16(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs16` to put back."""
     # saves cardinal, church, clergy, clergy_given_up, completed_plans, decree_display,
     # decrees, favors, follow_next, goods, influence, markers, markers_left, offices,
     # officials, pending_markers, phase, plan_supply, plans, plazas, reis, royal_favors,
@@ -3787,8 +3461,8 @@ def _sv33(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs33(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv33` saved, put back."""
+def _rs16(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv16` saved, put back."""
     p = g.players[seat]
     (
         g.cardinal,
@@ -3823,10 +3497,10 @@ def _rs33(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     ) = was
 
 
-def _sv34(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv17(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs34` to put back."""
+    fields as they were, for `_rs17` to put back."""
     # saves completed_plans, court, decree_display, decrees, follow_next, hand, influence,
     # markers, markers_left, offices, pending_markers, phase, plans, plazas, reis,
     # rubble_cubes, rubble_sets, stores, treasury, visit, wigs
@@ -3868,8 +3542,8 @@ def _sv34(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs34(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv34` saved, put back."""
+def _rs17(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv17` saved, put back."""
     p = g.players[seat]
     (
         g.court,
@@ -3896,10 +3570,10 @@ def _rs34(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     ) = was
 
 
-def _sv35(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv18(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs35` to put back."""
+    fields as they were, for `_rs18` to put back."""
     # saves discard, hand, influence, phase, reis
     p = g.players[seat]
     was = (g.discard, g.phase, p.hand, p.influence, p.reis)
@@ -3908,30 +3582,44 @@ def _sv35(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs35(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv35` saved, put back."""
+def _rs18(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv18` saved, put back."""
     p = g.players[seat]
     g.discard, g.phase, p.hand, p.influence, p.reis = was
 
 
-def _sv36(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv19(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs36` to put back."""
+    fields as they were, for `_rs19` to put back."""
     # saves phase
     was = (g.phase,)
     return was
 
 
-def _rs36(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv36` saved, put back."""
+def _rs19(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv19` saved, put back."""
     (g.phase,) = was
 
 
-def _sv37(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv20(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs37` to put back."""
+    fields as they were, for `_rs20` to put back."""
+    # saves follow_next, phase, visit
+    was = (g.follow_next, g.phase, g.visit)
+    return was
+
+
+def _rs20(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv20` saved, put back."""
+    g.follow_next, g.phase, g.visit = was
+
+
+def _sv21(g: Game, seat: int) -> tuple[Any, ...]:
+    """Puts fresh copies of the fields that steps after a choice (or the steps of a
+    move tried in place) write into the game itself, to try them on it; returns the
+    fields as they were, for `_rs21` to put back."""
     # saves hand, piles
     p = g.players[seat]
     was = (g.piles, p.hand)
@@ -3940,16 +3628,16 @@ def _sv37(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs37(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv37` saved, put back."""
+def _rs21(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv21` saved, put back."""
     p = g.players[seat]
     g.piles, p.hand = was
 
 
-def _sv38(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv22(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs38` to put back."""
+    fields as they were, for `_rs22` to put back."""
     # saves markers, pending_markers
     p = g.players[seat]
     was = (g.pending_markers, p.markers)
@@ -3958,16 +3646,16 @@ def _sv38(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs38(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv38` saved, put back."""
+def _rs22(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv22` saved, put back."""
     p = g.players[seat]
     g.pending_markers, p.markers = was
 
 
-def _sv39(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv23(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs39` to put back."""
+    fields as they were, for `_rs23` to put back."""
     # saves discard, discard_queue, hand, influence, markers_left, pending_markers, reis,
     # rubble_cubes, rubble_sets, wigs
     p = g.players[seat]
@@ -3990,8 +3678,8 @@ def _sv39(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs39(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv39` saved, put back."""
+def _rs23(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv23` saved, put back."""
     p = g.players[seat]
     (
         g.discard,
@@ -4007,25 +3695,10 @@ def _rs39(g: Game, seat: int, was: tuple[Any, ...]) -> None:
     ) = was
 
 
-def _sv40(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv24(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs40` to put back."""
-    # saves flags
-    was = (g.flags,)
-    g.flags = g.flags[:]
-    return was
-
-
-def _rs40(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv40` saved, put back."""
-    (g.flags,) = was
-
-
-def _sv41(g: Game, seat: int) -> tuple[Any, ...]:
-    """Puts fresh copies of the fields that steps after a choice (or the steps of a
-    move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs41` to put back."""
+    fields as they were, for `_rs24` to put back."""
     # saves flags, piles, reserve
     was = (g.flags, g.piles, g.reserve)
     g.flags = g.flags[:]
@@ -4034,15 +3707,15 @@ def _sv41(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs41(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv41` saved, put back."""
+def _rs24(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv24` saved, put back."""
     g.flags, g.piles, g.reserve = was
 
 
-def _sv42(g: Game, seat: int) -> tuple[Any, ...]:
+def _sv25(g: Game, seat: int) -> tuple[Any, ...]:
     """Puts fresh copies of the fields that steps after a choice (or the steps of a
     move tried in place) write into the game itself, to try them on it; returns the
-    fields as they were, for `_rs42` to put back."""
+    fields as they were, for `_rs25` to put back."""
     # saves flags, hand, piles
     p = g.players[seat]
     was = (g.flags, g.piles, p.hand)
@@ -4052,8 +3725,8 @@ def _sv42(g: Game, seat: int) -> tuple[Any, ...]:
     return was
 
 
-def _rs42(g: Game, seat: int, was: tuple[Any, ...]) -> None:
-    """The fields `_sv42` saved, put back."""
+def _rs25(g: Game, seat: int, was: tuple[Any, ...]) -> None:
+    """The fields `_sv25` saved, put back."""
     p = g.players[seat]
     g.flags, g.piles, p.hand = was
 
@@ -6385,7 +6058,7 @@ def _moves_trade__t1(
     _seen: dict[Any, list[tuple[Any, ...]]],
 ) -> list[tuple[Any, ...]]:
     p = g.players[seat]
-    _was = _sv17(g, seat)
+    _was = _sv8(g, seat)
     try:
         # rules/court.yaml:64 do
         _run_to_portfolio(g, seat, v_card)
@@ -6396,7 +6069,7 @@ def _moves_trade__t1(
             _seen[_key] = found
         return found
     finally:
-        _rs17(g, seat, _was)
+        _rs8(g, seat, _was)
 
 
 def _play_trade(g: Game, seat: int, move: Move) -> None:
@@ -6472,11 +6145,11 @@ def _moves_visit(g: Game, seat: int, *only: Any) -> list[_Code]:
             _done = _memo.get((v_noble, v_others, v_price))
             if _done is None:
                 _done = _memo[(v_noble, v_others, v_price)] = []
-                _was = _sv3(g, seat)
+                _was = _sv10(g, seat)
                 try:
                     _moves_visit__k1(g, seat, _done, v_card, v_noble, v_others, v_price)
                 finally:
-                    _rs3(g, seat, _was)
+                    _rs10(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
@@ -6486,27 +6159,27 @@ def _moves_visit(g: Game, seat: int, *only: Any) -> list[_Code]:
 def _moves_visit__t4(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any, Any]]:
-    _was = _sv30(g, seat)
+    _was = _sv11(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_build_store(g, seat)
     finally:
-        _rs30(g, seat, _was)
+        _rs11(g, seat, _was)
 
 
 def _moves_visit__t8(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any]]:
-    _was = _sv31(g, seat)
+    _was = _sv12(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_open_building(g, seat)
     finally:
-        _rs31(g, seat, _was)
+        _rs12(g, seat, _was)
 
 
 def _moves_visit__k1(
@@ -6930,11 +6603,11 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _was = _sv10(g, seat)
+            _was = _sv14(g, seat)
             try:
                 _moves_follow__k1(g, seat, out, v_visited, v_noble)
             finally:
-                _rs10(g, seat, _was)
+                _rs14(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -7052,28 +6725,28 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 def _moves_follow__t3(g: Game, seat: int, v_noble: Any, v_price: Any) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv3(g, seat)
+    _was = _sv10(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return _opts_build_store(g, seat)
     finally:
-        _rs3(g, seat, _was)
+        _rs10(g, seat, _was)
 
 
 def _moves_follow__t7(
     g: Game, seat: int, v_noble: Any, v_price: Any, v_state_action: Any
 ) -> list[tuple[Any, ...]]:
     p = g.players[seat]
-    _was = _sv3(g, seat)
+    _was = _sv10(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
     finally:
-        _rs3(g, seat, _was)
+        _rs10(g, seat, _was)
 
 
 def _moves_follow__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
@@ -7241,7 +6914,7 @@ def _moves_follow__t12(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv1(g, seat)
+    _was = _sv15(g, seat)
     try:
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -7252,7 +6925,7 @@ def _moves_follow__t12(
             _seen[_key] = found
         return found
     finally:
-        _rs1(g, seat, _was)
+        _rs15(g, seat, _was)
 
 
 def _play_follow(g: Game, seat: int, move: Move) -> None:
@@ -7575,7 +7248,7 @@ def _moves_sponsor__t2(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv1(g, seat)
+    _was = _sv15(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -7586,7 +7259,7 @@ def _moves_sponsor__t2(
             _seen[_key] = found
         return found
     finally:
-        _rs1(g, seat, _was)
+        _rs15(g, seat, _was)
 
 
 def _play_sponsor(g: Game, seat: int, move: Move) -> None:
@@ -8011,11 +7684,11 @@ def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[_Code]:
             _done = _memo.get((v_noble, v_others, v_price))
             if _done is None:
                 _done = _memo[(v_noble, v_others, v_price)] = []
-                _was = _sv3(g, seat)
+                _was = _sv10(g, seat)
                 try:
                     _moves_visit_2__k1(g, seat, _done, v_card, v_noble, v_others, v_price)
                 finally:
-                    _rs3(g, seat, _was)
+                    _rs10(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
@@ -8025,27 +7698,27 @@ def _moves_visit_2(g: Game, seat: int, *only: Any) -> list[_Code]:
 def _moves_visit_2__t4(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any, Any]]:
-    _was = _sv30(g, seat)
+    _was = _sv11(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_build_store(g, seat)
     finally:
-        _rs30(g, seat, _was)
+        _rs11(g, seat, _was)
 
 
 def _moves_visit_2__t8(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any]]:
-    _was = _sv31(g, seat)
+    _was = _sv12(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_open_building(g, seat)
     finally:
-        _rs31(g, seat, _was)
+        _rs12(g, seat, _was)
 
 
 def _moves_visit_2__k1(
@@ -8495,11 +8168,11 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _was = _sv10(g, seat)
+            _was = _sv14(g, seat)
             try:
                 _moves_follow_3__k1(g, seat, out, v_visited, v_noble)
             finally:
-                _rs10(g, seat, _was)
+                _rs14(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -8617,28 +8290,28 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 def _moves_follow_3__t3(g: Game, seat: int, v_noble: Any, v_price: Any) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv3(g, seat)
+    _was = _sv10(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return _opts_build_store(g, seat)
     finally:
-        _rs3(g, seat, _was)
+        _rs10(g, seat, _was)
 
 
 def _moves_follow_3__t7(
     g: Game, seat: int, v_noble: Any, v_price: Any, v_state_action: Any
 ) -> list[tuple[Any, ...]]:
     p = g.players[seat]
-    _was = _sv3(g, seat)
+    _was = _sv10(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
     finally:
-        _rs3(g, seat, _was)
+        _rs10(g, seat, _was)
 
 
 def _moves_follow_3__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
@@ -8809,7 +8482,7 @@ def _moves_follow_3__t12(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv1(g, seat)
+    _was = _sv15(g, seat)
     try:
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -8820,7 +8493,7 @@ def _moves_follow_3__t12(
             _seen[_key] = found
         return found
     finally:
-        _rs1(g, seat, _was)
+        _rs15(g, seat, _was)
 
 
 def _play_follow_3(g: Game, seat: int, move: Move) -> None:
@@ -9155,7 +8828,7 @@ def _moves_sponsor_2__t2(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv1(g, seat)
+    _was = _sv15(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -9166,7 +8839,7 @@ def _moves_sponsor_2__t2(
             _seen[_key] = found
         return found
     finally:
-        _rs1(g, seat, _was)
+        _rs15(g, seat, _was)
 
 
 def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
@@ -9346,11 +9019,11 @@ def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[_Code]:
             _done = _memo.get((v_noble, v_others, v_price))
             if _done is None:
                 _done = _memo[(v_noble, v_others, v_price)] = []
-                _was = _sv3(g, seat)
+                _was = _sv10(g, seat)
                 try:
                     _moves_visit_3__k1(g, seat, _done, v_card, v_noble, v_others, v_price)
                 finally:
-                    _rs3(g, seat, _was)
+                    _rs10(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
@@ -9360,27 +9033,27 @@ def _moves_visit_3(g: Game, seat: int, *only: Any) -> list[_Code]:
 def _moves_visit_3__t4(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any, Any]]:
-    _was = _sv30(g, seat)
+    _was = _sv11(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_build_store_2(g, seat)
     finally:
-        _rs30(g, seat, _was)
+        _rs11(g, seat, _was)
 
 
 def _moves_visit_3__t8(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any]]:
-    _was = _sv31(g, seat)
+    _was = _sv12(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_open_building(g, seat)
     finally:
-        _rs31(g, seat, _was)
+        _rs12(g, seat, _was)
 
 
 def _moves_visit_3__k1(
@@ -9804,11 +9477,11 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _was = _sv10(g, seat)
+            _was = _sv14(g, seat)
             try:
                 _moves_follow_4__k1(g, seat, out, v_visited, v_noble)
             finally:
-                _rs10(g, seat, _was)
+                _rs14(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -9926,28 +9599,28 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 def _moves_follow_4__t3(g: Game, seat: int, v_noble: Any, v_price: Any) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv3(g, seat)
+    _was = _sv10(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return _opts_build_store_2(g, seat)
     finally:
-        _rs3(g, seat, _was)
+        _rs10(g, seat, _was)
 
 
 def _moves_follow_4__t7(
     g: Game, seat: int, v_noble: Any, v_price: Any, v_state_action: Any
 ) -> list[tuple[Any, ...]]:
     p = g.players[seat]
-    _was = _sv3(g, seat)
+    _was = _sv10(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
     finally:
-        _rs3(g, seat, _was)
+        _rs10(g, seat, _was)
 
 
 def _moves_follow_4__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
@@ -10115,7 +9788,7 @@ def _moves_follow_4__t12(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv1(g, seat)
+    _was = _sv15(g, seat)
     try:
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -10126,7 +9799,7 @@ def _moves_follow_4__t12(
             _seen[_key] = found
         return found
     finally:
-        _rs1(g, seat, _was)
+        _rs15(g, seat, _was)
 
 
 def _play_follow_4(g: Game, seat: int, move: Move) -> None:
@@ -10451,7 +10124,7 @@ def _moves_sponsor_3__t2(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv1(g, seat)
+    _was = _sv15(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -10462,7 +10135,7 @@ def _moves_sponsor_3__t2(
             _seen[_key] = found
         return found
     finally:
-        _rs1(g, seat, _was)
+        _rs15(g, seat, _was)
 
 
 def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
@@ -10594,11 +10267,11 @@ def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[_Code]:
             _done = _memo.get((v_noble, v_others, v_price))
             if _done is None:
                 _done = _memo[(v_noble, v_others, v_price)] = []
-                _was = _sv3(g, seat)
+                _was = _sv10(g, seat)
                 try:
                     _moves_visit_4__k1(g, seat, _done, v_card, v_noble, v_others, v_price)
                 finally:
-                    _rs3(g, seat, _was)
+                    _rs10(g, seat, _was)
                 out += _done
             else:
                 out += [_retag(m, "card", v_card) for m in _done]
@@ -10608,27 +10281,27 @@ def _moves_visit_4(g: Game, seat: int, *only: Any) -> list[_Code]:
 def _moves_visit_4__t4(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any, Any]]:
-    _was = _sv30(g, seat)
+    _was = _sv11(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_build_store_2(g, seat)
     finally:
-        _rs30(g, seat, _was)
+        _rs11(g, seat, _was)
 
 
 def _moves_visit_4__t8(
     g: Game, seat: int, v_noble: Any, v_state_action: Any, v_ship_influence: Any, v_favor: Any
 ) -> list[tuple[Any]]:
-    _was = _sv31(g, seat)
+    _was = _sv12(g, seat)
     try:
         g.rs.fx["_state_action_effects"][v_state_action][2](
             g, seat, v_noble, v_ship_influence, v_favor
         )
         return _opts_open_building(g, seat)
     finally:
-        _rs31(g, seat, _was)
+        _rs12(g, seat, _was)
 
 
 def _moves_visit_4__k1(
@@ -11078,11 +10751,11 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
     if v_visited is not None:
         if v_visited in p.royal_favors:
             v_noble = v_visited
-            _was = _sv10(g, seat)
+            _was = _sv14(g, seat)
             try:
                 _moves_follow_5__k1(g, seat, out, v_visited, v_noble)
             finally:
-                _rs10(g, seat, _was)
+                _rs14(g, seat, _was)
     else:
         v_event: Any = g.court[(-1)] if (len(g.court) > 0) else None
         if v_event is not None:
@@ -11200,28 +10873,28 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
 
 def _moves_follow_5__t3(g: Game, seat: int, v_noble: Any, v_price: Any) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv3(g, seat)
+    _was = _sv10(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return _opts_build_store_2(g, seat)
     finally:
-        _rs3(g, seat, _was)
+        _rs10(g, seat, _was)
 
 
 def _moves_follow_5__t7(
     g: Game, seat: int, v_noble: Any, v_price: Any, v_state_action: Any
 ) -> list[tuple[Any, ...]]:
     p = g.players[seat]
-    _was = _sv3(g, seat)
+    _was = _sv10(g, seat)
     try:
         _run_pay_visit(
             g, seat, v_noble, v_price, g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(v_price))
         )
         return g.rs.fx["_state_action_effects"][v_state_action][0](g, seat, v_noble)
     finally:
-        _rs3(g, seat, _was)
+        _rs10(g, seat, _was)
 
 
 def _moves_follow_5__k1(g: Game, seat: int, out: list[_Code], v_visited: Any, v_noble: Any) -> None:
@@ -11392,7 +11065,7 @@ def _moves_follow_5__t12(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv1(g, seat)
+    _was = _sv15(g, seat)
     try:
         # rules/court.yaml:199 do
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -11403,7 +11076,7 @@ def _moves_follow_5__t12(
             _seen[_key] = found
         return found
     finally:
-        _rs1(g, seat, _was)
+        _rs15(g, seat, _was)
 
 
 def _play_follow_5(g: Game, seat: int, move: Move) -> None:
@@ -11738,7 +11411,7 @@ def _moves_sponsor_4__t2(
     _seen: dict[Any, list[tuple[Any, Any]]],
 ) -> list[tuple[Any, Any]]:
     p = g.players[seat]
-    _was = _sv1(g, seat)
+    _was = _sv15(g, seat)
     try:
         # rules/court.yaml:232 sponsor-pay
         _run_pay_reis(g, seat, v_price, v_event_influence if (v_event_influence is not None) else 0)
@@ -11749,7 +11422,7 @@ def _moves_sponsor_4__t2(
             _seen[_key] = found
         return found
     finally:
-        _rs1(g, seat, _was)
+        _rs15(g, seat, _was)
 
 
 def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:
@@ -14374,12 +14047,12 @@ _RS0: Final = RuleSet(
     shipyard_per_color=_fx47,
     procs={
         "pay-reis": ProcDef(
-            "pay-reis", (), _opts_pay_reis, _why_pay_reis, _run_pay_reis, _sv1, _rs1
+            "pay-reis", (), _opts_pay_reis, _why_pay_reis, _run_pay_reis, None, None
         ),
-        "reis": ProcDef("reis", (), _opts_reis, _why_reis, _run_reis, _sv1, _rs1),
-        "wigs": ProcDef("wigs", (), _opts_wigs, _why_wigs, _run_wigs, _sv2, _rs2),
+        "reis": ProcDef("reis", (), _opts_reis, _why_reis, _run_reis, None, None),
+        "wigs": ProcDef("wigs", (), _opts_wigs, _why_wigs, _run_wigs, None, None),
         "influence": ProcDef(
-            "influence", (), _opts_influence, _why_influence, _run_influence, _sv3, _rs3
+            "influence", (), _opts_influence, _why_influence, _run_influence, None, None
         ),
         "influence_gain": ProcDef(
             "influence_gain",
@@ -14387,8 +14060,8 @@ _RS0: Final = RuleSet(
             _opts_influence_gain,
             _why_influence_gain,
             _run_influence_gain,
-            _sv3,
-            _rs3,
+            None,
+            None,
         ),
         "rubble-marker": ProcDef(
             "rubble-marker",
@@ -14396,39 +14069,39 @@ _RS0: Final = RuleSet(
             _opts_rubble_marker,
             _why_rubble_marker,
             _run_rubble_marker,
-            _sv4,
-            _rs4,
+            None,
+            None,
         ),
-        "rubble": ProcDef("rubble", (), _opts_rubble, _why_rubble, _run_rubble, _sv5, _rs5),
+        "rubble": ProcDef("rubble", (), _opts_rubble, _why_rubble, _run_rubble, None, None),
         "officials_to_office": ProcDef(
             "officials_to_office",
             (),
             _opts_officials_to_office,
             _why_officials_to_office,
             _run_officials_to_office,
-            _sv6,
-            _rs6,
+            None,
+            None,
         ),
-        "plan": ProcDef("plan", (), _opts_plan, _why_plan, _run_plan, _sv7, _rs7),
-        "ship": ProcDef("ship", ("ship_influence",), _opts_ship, _why_ship, _run_ship, _sv8, _rs8),
-        "produce": ProcDef("produce", (), _opts_produce, _why_produce, _run_produce, _sv9, _rs9),
+        "plan": ProcDef("plan", (), _opts_plan, _why_plan, _run_plan, None, None),
+        "ship": ProcDef("ship", ("ship_influence",), _opts_ship, _why_ship, _run_ship, None, None),
+        "produce": ProcDef("produce", (), _opts_produce, _why_produce, _run_produce, None, None),
         "royal_favor": ProcDef(
             "royal_favor",
             ("favor",),
             _opts_royal_favor,
             _why_royal_favor,
             _run_royal_favor,
-            _sv10,
-            _rs10,
+            None,
+            None,
         ),
         "treasury": ProcDef(
-            "treasury", (), _opts_treasury, _why_treasury, _run_treasury, _sv11, _rs11
+            "treasury", (), _opts_treasury, _why_treasury, _run_treasury, None, None
         ),
         "take-clergy": ProcDef(
-            "take-clergy", (), _opts_take_clergy, _why_take_clergy, _run_take_clergy, _sv12, _rs12
+            "take-clergy", (), _opts_take_clergy, _why_take_clergy, _run_take_clergy, None, None
         ),
         "cardinal": ProcDef(
-            "cardinal", (), _opts_cardinal, _why_cardinal, _run_cardinal, _sv13, _rs13
+            "cardinal", (), _opts_cardinal, _why_cardinal, _run_cardinal, None, None
         ),
         "stock-shipyard": ProcDef(
             "stock-shipyard",
@@ -14436,32 +14109,20 @@ _RS0: Final = RuleSet(
             _opts_stock_shipyard,
             _why_stock_shipyard,
             _run_stock_shipyard,
-            _sv14,
-            _rs14,
+            None,
+            None,
         ),
         "reveal-top": ProcDef(
-            "reveal-top", (), _opts_reveal_top, _why_reveal_top, _run_reveal_top, _sv15, _rs15
+            "reveal-top", (), _opts_reveal_top, _why_reveal_top, _run_reveal_top, None, None
         ),
         "deal-display": ProcDef(
-            "deal-display",
-            (),
-            _opts_deal_display,
-            _why_deal_display,
-            _run_deal_display,
-            _sv16,
-            _rs16,
+            "deal-display", (), _opts_deal_display, _why_deal_display, _run_deal_display, None, None
         ),
         "to-portfolio": ProcDef(
-            "to-portfolio",
-            (),
-            _opts_to_portfolio,
-            _why_to_portfolio,
-            _run_to_portfolio,
-            _sv17,
-            _rs17,
+            "to-portfolio", (), _opts_to_portfolio, _why_to_portfolio, _run_to_portfolio, None, None
         ),
         "pay-visit": ProcDef(
-            "pay-visit", (), _opts_pay_visit, _why_pay_visit, _run_pay_visit, _sv3, _rs3
+            "pay-visit", (), _opts_pay_visit, _why_pay_visit, _run_pay_visit, None, None
         ),
         "next-follower": ProcDef(
             "next-follower",
@@ -14469,8 +14130,8 @@ _RS0: Final = RuleSet(
             _opts_next_follower,
             _why_next_follower,
             _run_next_follower,
-            _sv18,
-            _rs18,
+            None,
+            None,
         ),
         "refill-church": ProcDef(
             "refill-church",
@@ -14478,8 +14139,8 @@ _RS0: Final = RuleSet(
             _opts_refill_church,
             _why_refill_church,
             _run_refill_church,
-            _sv19,
-            _rs19,
+            None,
+            None,
         ),
         "refill-decrees": ProcDef(
             "refill-decrees",
@@ -14487,8 +14148,8 @@ _RS0: Final = RuleSet(
             _opts_refill_decrees,
             _why_refill_decrees,
             _run_refill_decrees,
-            _sv20,
-            _rs20,
+            None,
+            None,
         ),
         "build-store": ProcDef(
             "build-store",
@@ -14496,8 +14157,8 @@ _RS0: Final = RuleSet(
             _opts_build_store,
             _why_build_store,
             _run_build_store,
-            _sv21,
-            _rs21,
+            None,
+            None,
         ),
         "take-decree": ProcDef(
             "take-decree",
@@ -14505,8 +14166,8 @@ _RS0: Final = RuleSet(
             _opts_take_decree,
             _why_take_decree,
             _run_take_decree,
-            _sv22,
-            _rs22,
+            None,
+            None,
         ),
         "open-building": ProcDef(
             "open-building",
@@ -14514,11 +14175,11 @@ _RS0: Final = RuleSet(
             _opts_open_building,
             _why_open_building,
             _run_open_building,
-            _sv23,
-            _rs23,
+            None,
+            None,
         ),
         "turn.end": ProcDef(
-            "turn.end", (), _opts_turn_end, _why_turn_end, _run_turn_end, _sv24, _rs24
+            "turn.end", (), _opts_turn_end, _why_turn_end, _run_turn_end, _sv1, _rs1
         ),
         "setup": ProcDef("setup", (), _opts_setup, _why_setup, _run_setup, None, None),
         "period-end.discard-display": ProcDef(
@@ -14527,8 +14188,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_discard_display,
             _why_period_end_discard_display,
             _run_period_end_discard_display,
-            _sv25,
-            _rs25,
+            _sv2,
+            _rs2,
         ),
         "period-end.rubble-wigs": ProcDef(
             "period-end.rubble-wigs",
@@ -14545,8 +14206,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_new_ships,
             _why_period_end_new_ships,
             _run_period_end_new_ships,
-            _sv14,
-            _rs14,
+            _sv3,
+            _rs3,
         ),
         "period-end.hand-discard": ProcDef(
             "period-end.hand-discard",
@@ -14554,8 +14215,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_hand_discard,
             _why_period_end_hand_discard,
             _run_period_end_hand_discard,
-            _sv26,
-            _rs26,
+            _sv4,
+            _rs4,
         ),
         "period-end.new-hand": ProcDef(
             "period-end.new-hand",
@@ -14572,8 +14233,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_new_display,
             _why_period_end_new_display,
             _run_period_end_new_display,
-            _sv16,
-            _rs16,
+            _sv5,
+            _rs5,
         ),
         "period-end.refill": ProcDef(
             "period-end.refill",
@@ -14581,8 +14242,8 @@ _RS0: Final = RuleSet(
             _opts_period_end_refill,
             _why_period_end_refill,
             _run_period_end_refill,
-            _sv27,
-            _rs27,
+            _sv6,
+            _rs6,
         ),
     },
     moves={
@@ -14594,8 +14255,8 @@ _RS0: Final = RuleSet(
             "card",
             _moves_portfolio,
             _play_portfolio,
-            _sv28,
-            _rs28,
+            _sv7,
+            _rs7,
         ),
         "trade": MoveDef(
             "trade",
@@ -14605,8 +14266,8 @@ _RS0: Final = RuleSet(
             "card",
             _moves_trade,
             _play_trade,
-            _sv29,
-            _rs29,
+            _sv9,
+            _rs9,
         ),
         "visit": MoveDef(
             "visit",
@@ -14625,8 +14286,8 @@ _RS0: Final = RuleSet(
             "card",
             _moves_visit,
             _play_visit,
-            _sv32,
-            _rs32,
+            _sv13,
+            _rs13,
         ),
         "follow": MoveDef(
             "follow",
@@ -14647,8 +14308,8 @@ _RS0: Final = RuleSet(
             None,
             _moves_follow,
             _play_follow,
-            _sv33,
-            _rs33,
+            _sv16,
+            _rs16,
         ),
         "sponsor": MoveDef(
             "sponsor",
@@ -14658,8 +14319,8 @@ _RS0: Final = RuleSet(
             "card",
             _moves_sponsor,
             _play_sponsor,
-            _sv34,
-            _rs34,
+            _sv17,
+            _rs17,
         ),
         "discard": MoveDef(
             "discard",
@@ -14669,12 +14330,12 @@ _RS0: Final = RuleSet(
             "card",
             _moves_discard,
             _play_discard,
-            _sv35,
-            _rs35,
+            _sv18,
+            _rs18,
         ),
-        "pass": MoveDef("pass", "action", "pass", (), None, _moves_pass, _play_pass, _sv36, _rs36),
+        "pass": MoveDef("pass", "action", "pass", (), None, _moves_pass, _play_pass, _sv19, _rs19),
         "decline": MoveDef(
-            "decline", "follow", "decline", (), None, _moves_decline, _play_decline, _sv18, _rs18
+            "decline", "follow", "decline", (), None, _moves_decline, _play_decline, _sv20, _rs20
         ),
         "draw": MoveDef(
             "draw",
@@ -14684,8 +14345,8 @@ _RS0: Final = RuleSet(
             "pile",
             _moves_draw,
             _play_draw,
-            _sv37,
-            _rs37,
+            _sv21,
+            _rs21,
         ),
         "marker": MoveDef(
             "marker",
@@ -14695,8 +14356,8 @@ _RS0: Final = RuleSet(
             "noble",
             _moves_marker,
             _play_marker,
-            _sv38,
-            _rs38,
+            _sv22,
+            _rs22,
         ),
         "hand-discard": MoveDef(
             "hand-discard",
@@ -14706,8 +14367,8 @@ _RS0: Final = RuleSet(
             None,
             _moves_hand_discard,
             _play_hand_discard,
-            _sv39,
-            _rs39,
+            _sv23,
+            _rs23,
         ),
     },
     phases={
@@ -15471,16 +15132,10 @@ _RS1: Final = _replace(
     procs={
         **_RS0.procs,
         "queen-reigns": ProcDef(
-            "queen-reigns",
-            (),
-            _opts_queen_reigns,
-            _why_queen_reigns,
-            _run_queen_reigns,
-            _sv40,
-            _rs40,
+            "queen-reigns", (), _opts_queen_reigns, _why_queen_reigns, _run_queen_reigns, None, None
         ),
         "reveal-top": ProcDef(
-            "reveal-top", (), _opts_reveal_top_2, _why_reveal_top_2, _run_reveal_top_2, _sv40, _rs40
+            "reveal-top", (), _opts_reveal_top_2, _why_reveal_top_2, _run_reveal_top_2, None, None
         ),
         "deal-display": ProcDef(
             "deal-display",
@@ -15488,8 +15143,8 @@ _RS1: Final = _replace(
             _opts_deal_display_2,
             _why_deal_display_2,
             _run_deal_display_2,
-            _sv41,
-            _rs41,
+            None,
+            None,
         ),
         "take-decree": ProcDef(
             "take-decree",
@@ -15497,8 +15152,8 @@ _RS1: Final = _replace(
             _opts_take_decree_2,
             _why_take_decree_2,
             _run_take_decree_2,
-            _sv22,
-            _rs22,
+            None,
+            None,
         ),
         "setup": ProcDef("setup", (), _opts_setup_2, _why_setup_2, _run_setup_2, None, None),
         "period-end.new-display": ProcDef(
@@ -15507,8 +15162,8 @@ _RS1: Final = _replace(
             _opts_period_end_new_display_2,
             _why_period_end_new_display_2,
             _run_period_end_new_display_2,
-            _sv41,
-            _rs41,
+            _sv24,
+            _rs24,
         ),
     },
     moves={
@@ -15530,8 +15185,8 @@ _RS1: Final = _replace(
             "card",
             _moves_visit_2,
             _play_visit_2,
-            _sv32,
-            _rs32,
+            _sv13,
+            _rs13,
         ),
         "follow": MoveDef(
             "follow",
@@ -15552,8 +15207,8 @@ _RS1: Final = _replace(
             None,
             _moves_follow_3,
             _play_follow_3,
-            _sv33,
-            _rs33,
+            _sv16,
+            _rs16,
         ),
         "sponsor": MoveDef(
             "sponsor",
@@ -15563,8 +15218,8 @@ _RS1: Final = _replace(
             "card",
             _moves_sponsor_2,
             _play_sponsor_2,
-            _sv34,
-            _rs34,
+            _sv17,
+            _rs17,
         ),
         "draw": MoveDef(
             "draw",
@@ -15574,8 +15229,8 @@ _RS1: Final = _replace(
             "pile",
             _moves_draw_2,
             _play_draw_2,
-            _sv42,
-            _rs42,
+            _sv25,
+            _rs25,
         ),
     },
 )
@@ -15611,8 +15266,8 @@ _RS2: Final = _replace(
             _opts_build_store_2,
             _why_build_store_2,
             _run_build_store_2,
-            _sv21,
-            _rs21,
+            None,
+            None,
         ),
         "setup": ProcDef("setup", (), _opts_setup_3, _why_setup_3, _run_setup_3, None, None),
     },
@@ -15635,8 +15290,8 @@ _RS2: Final = _replace(
             "card",
             _moves_visit_3,
             _play_visit_3,
-            _sv32,
-            _rs32,
+            _sv13,
+            _rs13,
         ),
         "follow": MoveDef(
             "follow",
@@ -15657,8 +15312,8 @@ _RS2: Final = _replace(
             None,
             _moves_follow_4,
             _play_follow_4,
-            _sv33,
-            _rs33,
+            _sv16,
+            _rs16,
         ),
         "sponsor": MoveDef(
             "sponsor",
@@ -15668,8 +15323,8 @@ _RS2: Final = _replace(
             "card",
             _moves_sponsor_3,
             _play_sponsor_3,
-            _sv34,
-            _rs34,
+            _sv17,
+            _rs17,
         ),
     },
 )
@@ -15705,8 +15360,8 @@ _RS3: Final = _replace(
             _opts_build_store_2,
             _why_build_store_2,
             _run_build_store_2,
-            _sv21,
-            _rs21,
+            None,
+            None,
         ),
         "setup": ProcDef("setup", (), _opts_setup_4, _why_setup_4, _run_setup_4, None, None),
     },
@@ -15729,8 +15384,8 @@ _RS3: Final = _replace(
             "card",
             _moves_visit_4,
             _play_visit_4,
-            _sv32,
-            _rs32,
+            _sv13,
+            _rs13,
         ),
         "follow": MoveDef(
             "follow",
@@ -15751,8 +15406,8 @@ _RS3: Final = _replace(
             None,
             _moves_follow_5,
             _play_follow_5,
-            _sv33,
-            _rs33,
+            _sv16,
+            _rs16,
         ),
         "sponsor": MoveDef(
             "sponsor",
@@ -15762,8 +15417,8 @@ _RS3: Final = _replace(
             "card",
             _moves_sponsor_4,
             _play_sponsor_4,
-            _sv34,
-            _rs34,
+            _sv17,
+            _rs17,
         ),
     },
 )
@@ -19406,8 +19061,8 @@ def _ran(g: Game, proc: ProcDef, seat: int) -> None:
     undo = g._undo
     if undo is not None:
         keep, put = proc.keep, proc.put
-        if keep is None or put is None:  # (the setup's: run by new_game, never by a move)
-            raise RuntimeError(f"the procedure {proc.id} cannot be taken back")
+        if keep is None or put is None:  # (the compiler gives one to all that come here)
+            raise RuntimeError(f"the procedure {proc.id} has nothing kept to take it back")
         undo.append((put, seat, keep(g, seat)))
     proc.run(g, seat)
 

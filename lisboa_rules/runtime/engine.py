@@ -114,8 +114,9 @@ class ProcDef:
     the choices its guard allows (`opts`), why a choice is refused (`why`: the rule id and the
     reason, or None) and its effects (`run`). Each takes the game, the acting seat, the
     procedure's parameters and then its choices, in the order of `choices`. `keep` and `put`
-    keep what `run` may change, and put it back, for a move tried in place (`_tried`); None
-    for the setup, which no move runs."""
+    keep what `run` may change, and put it back, for a move tried in place (`_tried`): those of
+    a procedure the turn machine runs (`_ran`); None for the others, which run inside one of
+    those or an action, whose keep covers them."""
 
     id: str
     choices: tuple[str, ...]
@@ -1479,8 +1480,8 @@ def _ran(g: Game, proc: ProcDef, seat: int) -> None:
     undo = g._undo
     if undo is not None:
         keep, put = proc.keep, proc.put
-        if keep is None or put is None:  # (the setup's: run by new_game, never by a move)
-            raise RuntimeError(f"the procedure {proc.id} cannot be taken back")
+        if keep is None or put is None:  # (the compiler gives one to all that come here)
+            raise RuntimeError(f"the procedure {proc.id} has nothing kept to take it back")
         undo.append((put, seat, keep(g, seat)))
     proc.run(g, seat)
 

@@ -74,10 +74,18 @@ class ProcView:
 Where = Callable[[Model, tuple[str | int, ...]], str]  # `FILE:LINE` of a rule set's path
 
 
-def setup_id(m: Model) -> str:
-    """The id of the rule set's setup procedure (rules/flow.yaml `setup`): `new_game` runs it
-    (the engine's `_SETUP`), never a move."""
-    return str((m.data["flow"].get("setup") or {}).get("id", ""))
+def flow_id(m: Model, key: str) -> str:
+    """The id of a procedure of rules/flow.yaml by its key (`setup`, `turn_end`), or ""."""
+    return str((m.data["flow"].get(key) or {}).get("id", ""))
+
+
+def run_by_turn_machine(m: Model) -> set[str]:
+    """The procedures the turn machine runs itself (the runtime's `_ran`): the end of a turn,
+    the triggers' steps and the steps of the end of a period. A move tried in place keeps what
+    each of these may write before it runs; every other procedure runs inside an action or one
+    of these, whose keep covers what it writes."""
+    return {flow_id(m, "turn_end"), *(t.id for t in m.triggers),
+            *(s.id for s in m.period_end)} - {""}
 
 
 def located(names: Mapping[str, str]) -> Where:
@@ -201,7 +209,7 @@ class ProcSession:
             return None if found is None else tables.values.get(found[1])
 
         fields = (frozenset(scope.game), frozenset(scope.player))
-        setup = setup_id(m)
+        ran = run_by_turn_machine(m)
         stems: dict[str, str] = {}
         defs: dict[str, Any] = {}
         bundles.tables, bundles.choices = {}, {}
@@ -222,7 +230,7 @@ class ProcSession:
             stems[pid] = stem
             keep: Raw | None = None
             put: Raw | None = None
-            if pid != setup:  # (the setup makes a new game: nothing to take back)
+            if pid in ran:
                 written = mp.writes(checked_procs[pid].effects, frozenset({pid}))
                 names = copier.undoer(frozenset(written[0]), frozenset(written[1]), written[2])
                 keep, put = Raw(names[0]), Raw(names[1])

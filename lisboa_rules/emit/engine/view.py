@@ -14,7 +14,7 @@ from lisboa_rules.core.encode import py_comment, py_str
 from lisboa_rules.core.source import Span
 from lisboa_rules.emit.engine import tables as table_shapes
 from lisboa_rules.emit.engine.components import WordsView, words_view
-from lisboa_rules.emit.engine.procs import Lowered, Vocab, procedure_view, setup_id
+from lisboa_rules.emit.engine.procs import Lowered, Vocab, flow_id, procedure_view
 from lisboa_rules.emit.engine.pyfmt import (
     Call,
     Raw,
@@ -879,8 +879,8 @@ def constants(m: Model) -> list[tuple[str, str]]:
     rows: list[tuple[str, Any]] = [
         ("_TURN_RULE", refusals["turn"]),
         ("_GAME_END", refusals["game-over"]),
-        ("_TURN_END", str((m.data["flow"].get("turn_end") or {}).get("id", ""))),
-        ("_SETUP", setup_id(m)),
+        ("_TURN_END", flow_id(m, "turn_end")),
+        ("_SETUP", flow_id(m, "setup")),
         ("_ACTION_RULE", {proc: a.id for proc, a in sorted(by_proc.items())}),
         ("_PHASE_RULES", {str(ph["id"]): str(ph["rule"]) for ph in (
             m.data["flow"].get("phases") or []) if isinstance(ph, dict) and ph.get("rule")}),
