@@ -655,7 +655,7 @@ def play_engine(E: Any, report: Callable[[str], None], games: int = GAMES_PER_CO
                         E.loads(E.dumps(g))
                     if moves % TRY_EVERY == 0 and g.phase != "over":
                         stage = "tried in place"
-                        wrong = tried_in_place(E, g)
+                        wrong, _tried = tried_in_place(E, g)
                         if wrong:
                             return "play", f"{wrong} ({where}, move {moves})", "", played
                     if moves > move_limit:
@@ -672,22 +672,23 @@ def play_engine(E: Any, report: Callable[[str], None], games: int = GAMES_PER_CO
     return "", "", "", played
 
 
-def tried_in_place(E: Any, g: Any) -> str:
+def tried_in_place(E: Any, g: Any) -> tuple[str, int]:
     """What is wrong when each legal move of `g` is tried on it in place and taken back
-    (`_tried`, `_taken_back`): '' when each gives the state playing it on a copy gives, and
-    leaves `g` as it was, field for field and in its saved JSON."""
-    before = E.to_json(g)
-    for code in E._moves_now(g):
+    (`_tried`, `_taken_back`), and how many were tried: '' when each gives the state playing it
+    on a copy gives, and leaves `g` as it was, field for field and in its saved JSON."""
+    before, saved = g.clone(), E.to_json(g)
+    codes = E._moves_now(g)
+    for code in codes:
         ref = g.clone()
         E._apply(ref, E.Move(*code))
         was, undo = E._tried(g, E.Move(*code))
-        if E.to_json(g) != E.to_json(ref) or g != ref:
-            E._taken_back(g, was, undo)
-            return f"a {code[0]} move tried in place is not the move played on a copy"
+        differs = g != ref or E.to_json(g) != E.to_json(ref)
         E._taken_back(g, was, undo)
-        if E.to_json(g) != before:
-            return f"a {code[0]} move tried in place and taken back changed the state"
-    return ""
+        if differs:
+            return f"a {code[0]} move tried in place is not the move played on a copy", 0
+        if g != before or E.to_json(g) != saved:
+            return f"a {code[0]} move tried in place and taken back changed the state", 0
+    return "", len(codes)
 
 
 def _child(conn: multiprocessing.connection.Connection, text: str, games: int) -> None:
