@@ -187,6 +187,9 @@ class MovePrinter(Printer):
         self.pending: tuple[tuple[Item, ...], Env] | None = None
         # whether a field of the game (of the acting player: True) is never changed in place
         self.scalar: Callable[[str, bool], bool] = lambda fid, player: False
+        # what each procedure may write (`writes` of its effects, callees included), found
+        # once: the printers of one rule set share it (ProcSession)
+        self.proc_writes: dict[str, tuple[frozenset[str], frozenset[str], bool]] = {}
 
     # -- what items write and read --------------------------------------------------------
 
@@ -223,8 +226,11 @@ class MovePrinter(Printer):
             for r in runs:
                 if r.proc in seen or r.proc not in self.procs:
                     continue
-                proc = self.procs[r.proc]
-                g2, p2, o2 = self.writes(proc.effects, seen | {r.proc})
+                found = self.proc_writes.get(r.proc)
+                if found is None:  # (no cycle reaches here: a rule set with one is not printed)
+                    g1, p1, o1 = self.writes(self.procs[r.proc].effects, seen | {r.proc})
+                    found = self.proc_writes[r.proc] = (frozenset(g1), frozenset(p1), o1)
+                g2, p2, o2 = found
                 game |= g2
                 player |= p2
                 others = others or o2

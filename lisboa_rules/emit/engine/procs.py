@@ -210,6 +210,7 @@ class ProcSession:
 
         fields = (frozenset(scope.game), frozenset(scope.player))
         ran = run_by_turn_machine(m)
+        proc_writes: dict[str, tuple[frozenset[str], frozenset[str], bool]] = {}  # shared
         stems: dict[str, str] = {}
         defs: dict[str, Any] = {}
         bundles.tables, bundles.choices = {}, {}
@@ -224,6 +225,7 @@ class ProcSession:
                 engine.names(checked.proc_scopes[pid]), stem_of, where,
                 checked_procs, engine.values, copier.name, bundles, ps.effects, copier.saver,
                 column, fields, engine.table, checked.loose_moves, checked.guarded_writes)
+            mp.proc_writes = proc_writes
             opts, why, run = mp.procedure(checked_procs[pid])
             code = "\n".join([*opts, "", "", *why, "", "", *run])
             stem = share(code, base)
@@ -250,6 +252,7 @@ class ProcSession:
                              copier.saver, column, fields, engine.table, checked.loose_moves,
                              checked.guarded_writes)
             mp.scalar = copier.scalar
+            mp.proc_writes = proc_writes
             got = mp.action(checked.actions[kind], _PLACEHOLDER)
             for fname, ftype in got.types.items():
                 view.move_fields.setdefault(fname, json_type(ftype, scope.int_kinds))
