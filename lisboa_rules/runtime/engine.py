@@ -1491,9 +1491,10 @@ def _tried(g: Game, move: Move) -> tuple[Game, _Journal]:
     put `g` back as it was: a search tries each move on its one state instead of on a copy.
     The turn machine only ever sets a field of the state (never changes a list or a table in
     place): a shallow copy of the game keeps what it sets. The steps of the rules change lists
-    and tables in place: each action and procedure keeps the fields it may write (as the
-    compiler finds them in its steps) and puts fresh copies in their place before it runs. On
-    an error `g` is put back before it is raised."""
+    and tables in place: each action, and each procedure the turn machine runs, keeps the
+    fields it may write (as the compiler finds them in its steps and its callees') and puts
+    fresh copies in their place before it runs. On an error `g` is put back before it is
+    raised."""
     was = g._copy()
     undo: _Journal = []
     g._undo = undo
