@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import setups
 from test_differential import engine_from_text, models_of, randomised_games
 
 from lisboa_rules import pipeline
@@ -53,17 +54,6 @@ def _play_and_try(E: Any, players: int, variants: tuple[str, ...], seed: int,
     return states, tried
 
 
-def _setups(E: Any) -> list[tuple[int, tuple[str, ...]]]:
-    """Each rule set the engine holds, at each of its player counts (its chosen variants)."""
-    out = []
-    for key, rs in E.RULESETS.items():
-        chosen = tuple(v for v in key if not E.VARIANTS[v].players)
-        for n in range(rs.players_min, rs.players_max + 1):
-            if E.variants_for(n, chosen) == key:
-                out.append((n, chosen))
-    return sorted(set(out))
-
-
 @pytest.fixture(scope="module")
 def engine() -> ModuleType:
     from test_differential import ENGINE_PATH, load_engine_file
@@ -72,7 +62,7 @@ def engine() -> ModuleType:
 
 def test_every_rule_set_takes_its_moves_back(engine: ModuleType) -> None:
     states = tried = 0
-    for players, variants in _setups(engine):
+    for players, variants in setups(engine):
         s, t = _play_and_try(engine, players, variants, seed=players, every=2)
         states, tried = states + s, tried + t
     assert states > 250 and tried > 8_000
@@ -182,7 +172,7 @@ def test_house_rules_take_their_moves_back(path: Path) -> None:
     assert result.ok and result.compiled is not None, [d.message for d in result.diagnostics]
     E: Any = engine_from_text(result.files["lisboa_engine.py"], f"lisboa_engine_tried_{name}")
     tried = 0
-    for players, variants in _setups(E):
+    for players, variants in setups(E):
         if variants == chosen:
             tried += _play_and_try(E, players, variants, seed=players + 40, every=2)[1]
     for _where, g in randomised_games(E, models_of(result.compiled), 12, seed0=3700):
