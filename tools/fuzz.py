@@ -52,6 +52,7 @@ from typing import Any
 import yaml
 
 from lisboa_rules.cli import main as cli
+from lisboa_rules.cli.common import DEBUG_ENV
 from lisboa_rules.core import codes
 from lisboa_rules.core.diagnostics import one_line
 from lisboa_rules.front.loader import LoadedDoc, StrictLoader
@@ -890,11 +891,17 @@ def _step_lists(doc: Any) -> list[tuple[Any, ...]]:
             and v and all(_is_step(x) for x in v)]
 
 
+def _table(data: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """`data[key]` when it is a table, else an empty one (a fuzzed document may have anything)."""
+    found = data.get(key)
+    return found if isinstance(found, dict) else {}
+
+
 def _state_names(data: Mapping[str, Any]) -> list[str]:
     """What a step may read or write: the fields of rules/state.yaml (`game.` for the game's),
     the measures and params of rules/effects.yaml; and a few names that are none of these."""
-    state = data.get("state") if isinstance(data.get("state"), dict) else {}
-    effects = data.get("effects") if isinstance(data.get("effects"), dict) else {}
+    state = _table(data, "state")
+    effects = _table(data, "effects")
     names = ["nothing", "reiss", "game.nothing", "rules.game.nope", "seat", "amount", "noble"]
     for scope, prefix in (("player", ""), ("game", "game.")):
         names += [prefix + str(f["id"]) for f in state.get(scope) or []
@@ -905,8 +912,8 @@ def _state_names(data: Mapping[str, Any]) -> list[str]:
 
 
 def _procedure_ids(data: Mapping[str, Any]) -> list[str]:
-    effects = data.get("effects") if isinstance(data.get("effects"), dict) else {}
-    nobles = data.get("nobles") if isinstance(data.get("nobles"), dict) else {}
+    effects = _table(data, "effects")
+    nobles = _table(data, "nobles")
     out = [str(e.get("id")) for part in ("effects", "procedures", "hooks")
            for e in effects.get(part) or [] if isinstance(e, dict)]
     out += [str(n.get("id")) for n in nobles.get("noble_actions") or [] if isinstance(n, dict)]
@@ -1340,11 +1347,11 @@ def run_build(argv: list[str], debug: bool = False,
     """Run `cli.main(argv)` capturing both streams: (exit code or None on a hang/crash, stdout,
     stderr, traceback text when `debug` let an exception through)."""
     out, err = io.StringIO(), io.StringIO()
-    old_env = os.environ.get(cli.DEBUG_ENV)
+    old_env = os.environ.get(DEBUG_ENV)
     if debug:
-        os.environ[cli.DEBUG_ENV] = "1"
+        os.environ[DEBUG_ENV] = "1"
     else:
-        os.environ.pop(cli.DEBUG_ENV, None)
+        os.environ.pop(DEBUG_ENV, None)
     tb = ""
     code: int | None = None
     try:
@@ -1357,9 +1364,9 @@ def run_build(argv: list[str], debug: bool = False,
         tb = traceback.format_exc()
     finally:
         if old_env is None:
-            os.environ.pop(cli.DEBUG_ENV, None)
+            os.environ.pop(DEBUG_ENV, None)
         else:
-            os.environ[cli.DEBUG_ENV] = old_env
+            os.environ[DEBUG_ENV] = old_env
     return code, out.getvalue(), err.getvalue(), tb
 
 
