@@ -13,12 +13,13 @@
         with one shared Ctx, the hand-written baseline, ranking, the interpreter
     python3 benchmarks/profiles.py cprofile-build [--rules DIR] [--top 25]
         cProfile of one in-process build (imports excluded), top functions by own time
-    python3 benchmarks/profiles.py compiled playout|scoring|greedy [--seconds 3] [--top 20]
+    python3 benchmarks/profiles.py compiled playout|public|scoring|greedy [--seconds 3] [--top 20]
         where the mypyc-compiled engine spends its time (cProfile sees no compiled function):
-        `perf record` with DWARF call stacks of the engine's own playouts, `final_totals` of
-        finished games, or greedy games; each sample is put to the nearest generated
-        function on its stack (with the C helpers it was in), and each function's share of
-        the samples it is on is listed too. Needs Linux `perf` and the mypyc toolchain.
+        `perf record` with DWARF call stacks of the engine's own playouts, random games
+        through the public API (`legal_moves`, `apply_move`: `speed.compiled_playout`),
+        `final_totals` of finished games, or greedy games; each sample is put to the nearest
+        generated function on its stack (with the C helpers it was in), and each function's
+        share of the samples it is on is listed too. Needs Linux `perf` and the mypyc toolchain.
 
 Nothing here edits a file outside a temporary folder.
 """
@@ -292,6 +293,13 @@ def _compiled_child(what: str, seconds: float) -> None:
             rng = random.Random(1)
             while g.phase != "over":
                 g = C.apply_move(g, C.greedy_move(g, rng))
+    elif what == "public":
+        def work() -> None:
+            for s in range(6000, 6010):
+                g = C.new_game(4, (), s)
+                rng = random.Random(s)
+                while g.phase != "over":
+                    g = C.apply_move(g, rng.choice(C.legal_moves(g)))
     else:
         def work() -> None:
             for s in range(6000, 6010):
@@ -449,7 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if name == "cprofile-build":
             s.add_argument("--rules", default="rules")
     c = sub.add_parser("compiled")
-    c.add_argument("workload", choices=("playout", "scoring", "greedy"))
+    c.add_argument("workload", choices=("playout", "public", "scoring", "greedy"))
     c.add_argument("--seconds", type=float, default=3.0)
     c.add_argument("--top", type=int, default=20)
     args = p.parse_args(argv)
