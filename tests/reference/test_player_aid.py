@@ -156,7 +156,13 @@ def test_each_cost_stands_once_beside_its_action_and_no_step_has_a_checkbox(
     assert "☐" not in html and "☐" not in md and "[ ]" not in md
     assert "<ol class=\"steps\">" in html and "ol.check" not in html
     for kind in {t.ends for t in m.triggers}:  # each end says that it ends, and when
-        assert re.search(rf"The {kind} ends at the end of the \w+ in which:", text), kind
+        assert re.search(rf"The {kind} ends at the end of the \w+ in which:|The end of the "
+                         rf"{kind} is triggered in the \w+ in which:", text), kind
+    # the game goes on for a round after its trigger's (rules/flow.yaml extra_rounds): its
+    # trigger's round is not said to be the last one
+    assert "The end of the game is triggered in the round in which:" in text
+    assert "The game ends at the end of the round in which" not in text
+    assert "then play 1 more full round" in text
 
 
 def _icon_terms(html: str) -> list[str]:

@@ -2307,7 +2307,12 @@ class _Builder:
                          for t in m.triggers if t.ends == kind)
             rule = self.rules[proc["id"]]
             finish = str(proc.get("finish", ""))
-            lead = plain(f"The {kind} ends at the end of the {finish} in which"
+            extra = proc.get("extra_rounds")
+            # with rounds played after the trigger (`extra_rounds`), the trigger's round is not
+            # the last: the sentence after the rows (`then`) says what is still played
+            lead = plain(f"The end of the {kind} is triggered in the {finish} in which"
+                         if finish and isinstance(extra, int) and extra > 0 else
+                         f"The {kind} ends at the end of the {finish} in which"
                          if finish else f"The {kind} ends when")
             steps = tuple(StepView(self.assumed(s.rule, self.rule_text(s.rule)), s.id,
                                    s.rule.title)
