@@ -627,6 +627,21 @@ def _place_term(decl: StateDecl, node: ast.expr, wild: frozenset[str]) -> list[_
     return None if got is None else [(1, got, tuple(idx))]
 
 
+def constant_condition(cond: Any, rules: Any) -> bool | None:
+    """Whether an `if:` condition as written holds whatever the state, when it reads only
+    numbers and the rules' data (`rules` a `data_lookup`): True or False; None when it depends
+    on the state or is not a comparison (a number is not taken for a truth value)."""
+    if isinstance(cond, bool):
+        return cond
+    if not isinstance(cond, str) or len(cond) > MAX_LENGTH:
+        return None
+    try:
+        value = _constant(parse_expr(cond.strip()).body, rules, {})
+    except (SyntaxError, ValueError, RecursionError, KeyError, TypeError, ArithmeticError):
+        return None
+    return value if isinstance(value, bool) else None
+
+
 def _constant(node: ast.expr, rules: Any, names: Mapping[str, Any]) -> Any:
     """The value of a constant expression: numbers and lists written out, data of the rules
     (`rules.X.Y`), the values `names` gives, `+ - * //`, `len`, `min`, `max` and one

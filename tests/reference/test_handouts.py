@@ -96,8 +96,10 @@ def test_the_variants_of_rules_have_handouts(variant: str) -> None:
     assert "<ins>" in html or "<del>" in html
     assert 'class="handout"' in html
     if variant == "two-player":
-        # the changed step in its sequence: the setup printed whole, the change in place
-        assert "- **8.** ...but for ~~0~~ **1** neutral Officials in each office." in md
+        # the changed step in its sequence: the setup printed whole, the change in place (the
+        # neutral Officials' step is said where its condition of the rules' data holds: with
+        # two players only, so it is new there)
+        assert "- **8. New:** ...but for 1 neutral Officials in each office." in md
         assert "- **1.** Shuffle each deck of Political cards." in md
         assert "Most, ~~2nd-most,~~ 3rd-most" in md
     else:
@@ -263,3 +265,25 @@ def test_a_removed_step_is_struck_in_its_sequence() -> None:
     assert "    - ~~Spend Influence for the visit, as for a visit.~~" in card
     assert "    - **3. New:** The cheap follow: pay 1 real for the follow" in card
     assert "    - **4.** Take one of the three actions of that Noble" in card
+
+
+def test_a_step_whose_condition_reads_only_the_rules_data_is_said_where_it_holds() -> None:
+    """The setup places neutral Officials only when the rules give some
+    (`if: rules.game.start.neutral_officials_per_office > 0`): the players' rules of the base
+    game (none) leave the step out and number the next one in its place, the two-player rule
+    set's (one) say it; the annotated edition, which shows the rules as written, keeps it."""
+    files = compile_rules(RULES).files
+    base = _setup_of(files[RULES_MD])
+    assert "neutral Officials in each office" not in base
+    assert re.search(r"^7\. Every Noble's office and plaza start empty\.\.\.\n"
+                     r"8\. Deal each player \d+ cards", base, re.M)
+    assert "...but for 0 neutral Officials in each office." in files[RULES_ANNOTATED_MD]
+    # the two-player rule set's (its handout: the setup as it reads there, the step new)
+    two = files[variant_handout("two-player", "md")]
+    assert "- **8. New:** ...but for 1 neutral Officials in each office.\n" in two
+
+
+def _setup_of(md: str) -> str:
+    """The setup's chapter of a players' rules page."""
+    text = md[md.index('<a id="setup"></a>'):]
+    return text[:text.index("\n## ")]

@@ -77,7 +77,9 @@ from lisboa_rules.lang.tree import (
     Step,
     branches,
 )
+from lisboa_rules.lang.typed import data_lookup
 from lisboa_rules.model.checks import CROSS_REF, is_citation
+from lisboa_rules.model.conservation import constant_condition
 from lisboa_rules.model.types import Model, Rule, VariantInfo, find_owner
 from lisboa_rules.outputs import pycode
 
@@ -734,6 +736,8 @@ class _Builder:
         self._proc_views: dict[tuple[str, int, tuple[str, ...], bool],
                                tuple[Model, tuple[ProcStep, ...]]] = {}
         self._saying: list[str] = []  # the procedures the players' words are being said for
+        # each model's rules data by path (`_rules_of`): id(model) -> (the model, its lookup)
+        self._rules_data: dict[int, tuple[Model, Callable[[tuple[str, ...]], Any]]] = {}
         self.row_anchors: dict[str, str] = {}  # table rows that are link targets -> label
         self.examples: tuple[ExampleView, ...] = ()
         self.figs: tuple[Figure, ...] = ()
@@ -1043,6 +1047,13 @@ class _Builder:
         out: list[ProcStep] = []
         for s in steps:
             then, orelse = branches(s)
+            if isinstance(s, If):  # a condition of the rules' data alone: only its branch
+                holds = constant_condition(s.cond, self._rules_of(m))
+                if holds is False:
+                    out.extend(self._say(orelse, local, m, declared))
+                    continue
+                if holds:
+                    orelse = ()
             kids = list(self._say(then, local, m, declared))
             other = self._say(orelse, local, m, declared)
             text = s.text if isinstance(s.text, str) and s.text.strip() else ""
@@ -1079,6 +1090,14 @@ class _Builder:
                 kids = list(said)
             out.append(ProcStep(shown, kind, tuple(kids)))
         return tuple(out)
+
+    def _rules_of(self, m: Model) -> Callable[[tuple[str, ...]], Any]:
+        """The rules' data of `m` by path (`rules.DOC.path`), for conditions that read nothing
+        else."""
+        found = self._rules_data.get(id(m))
+        if found is None or found[0] is not m:
+            found = self._rules_data[id(m)] = (m, data_lookup(m.data))
+        return found[1]
 
     def _play_words(self, raw: str) -> str:
         """A value that exists only during play, named in words where a condition's words
