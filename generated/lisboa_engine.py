@@ -241,6 +241,7 @@ class ItemDef:
     condition: BoolFn | None
     points: int
     words: str = ""  # the condition in the reference's words
+    name: str = ""  # the item as the reference names it (its id when empty)
 
 
 @_dataclass(frozen=True)
@@ -13815,36 +13816,60 @@ _RS0: Final = RuleSet(
             eligible_words="",
             held="decrees",
             items=(
-                ItemDef("decree-01", _fx16, 2, "your Books stores: at least 2"),
-                ItemDef("decree-02", _fx17, 6, "your stores: at least 5"),
-                ItemDef("decree-03", _fx18, 2, "your Gold stores: at least 2"),
-                ItemDef("decree-04", _fx19, 3, "your Tools stores: at least 2"),
-                ItemDef("decree-05", _fx20, 3, "your Cloth stores: at least 2"),
-                ItemDef("decree-06", _fx21, 6, "your completed rubble sets: at least 3"),
-                ItemDef("decree-07", _fx5, 3, "your completed rubble sets: at least 2"),
-                ItemDef("decree-08", _fx22, 5, "your completed Plans: at least 2"),
-                ItemDef("decree-09", _fx23, 2, "your completed Plans: at least 1"),
-                ItemDef("decree-10", _fx24, 4, "your Ships: at least 2"),
-                ItemDef("decree-11", _fx25, 3, "your Royal Favor tiles: at least 2"),
-                ItemDef("decree-12", _fx26, 2, "your réis: at least 10"),
-                ItemDef("decree-13", _fx27, 3, "your Influence: at least 7"),
+                ItemDef("decree-01", _fx16, 2, "your Books stores: at least 2", "Decree 01"),
+                ItemDef("decree-02", _fx17, 6, "your stores: at least 5", "Decree 02"),
+                ItemDef("decree-03", _fx18, 2, "your Gold stores: at least 2", "Decree 03"),
+                ItemDef("decree-04", _fx19, 3, "your Tools stores: at least 2", "Decree 04"),
+                ItemDef("decree-05", _fx20, 3, "your Cloth stores: at least 2", "Decree 05"),
                 ItemDef(
-                    "decree-14", _fx28, 5, "the Officials shown on your completed Plans: at least 4"
+                    "decree-06", _fx21, 6, "your completed rubble sets: at least 3", "Decree 06"
                 ),
-                ItemDef("decree-15", _fx29, 4, "the total hull size of your Ships: at least 5"),
                 ItemDef(
-                    "decree-16", _fx30, 4, "(your Books stores plus your Cloth stores): at least 3"
+                    "decree-07", _fx5, 3, "your completed rubble sets: at least 2", "Decree 07"
                 ),
-                ItemDef("decree-17", _fx31, 4, "your Decrees: at least 4"),
-                ItemDef("decree-18", _fx32, 3, "your stores: at least 3"),
-                ItemDef("decree-19", _fx33, 5, "your wigs: at least 30"),
+                ItemDef("decree-08", _fx22, 5, "your completed Plans: at least 2", "Decree 08"),
+                ItemDef("decree-09", _fx23, 2, "your completed Plans: at least 1", "Decree 09"),
+                ItemDef("decree-10", _fx24, 4, "your Ships: at least 2", "Decree 10"),
+                ItemDef("decree-11", _fx25, 3, "your Royal Favor tiles: at least 2", "Decree 11"),
+                ItemDef("decree-12", _fx26, 2, "your réis: at least 10", "Decree 12"),
+                ItemDef("decree-13", _fx27, 3, "your Influence: at least 7", "Decree 13"),
                 ItemDef(
-                    "decree-20", _fx34, 4, "(your Gold stores plus your Tools stores): at least 3"
+                    "decree-14",
+                    _fx28,
+                    5,
+                    "the Officials shown on your completed Plans: at least 4",
+                    "Decree 14",
                 ),
-                ItemDef("decree-21", _fx35, 1, "your Royal Favor tiles: at least 1"),
-                ItemDef("decree-22", _fx36, 1, "your completed rubble sets: at least 1"),
-                ItemDef("decree-23", _fx37, 1, "your Ships: at least 1"),
-                ItemDef("decree-24", _fx38, 4, "your réis: at least 20"),
+                ItemDef(
+                    "decree-15",
+                    _fx29,
+                    4,
+                    "the total hull size of your Ships: at least 5",
+                    "Decree 15",
+                ),
+                ItemDef(
+                    "decree-16",
+                    _fx30,
+                    4,
+                    "(your Books stores plus your Cloth stores): at least 3",
+                    "Decree 16",
+                ),
+                ItemDef("decree-17", _fx31, 4, "your Decrees: at least 4", "Decree 17"),
+                ItemDef("decree-18", _fx32, 3, "your stores: at least 3", "Decree 18"),
+                ItemDef("decree-19", _fx33, 5, "your wigs: at least 30", "Decree 19"),
+                ItemDef(
+                    "decree-20",
+                    _fx34,
+                    4,
+                    "(your Gold stores plus your Tools stores): at least 3",
+                    "Decree 20",
+                ),
+                ItemDef("decree-21", _fx35, 1, "your Royal Favor tiles: at least 1", "Decree 21"),
+                ItemDef(
+                    "decree-22", _fx36, 1, "your completed rubble sets: at least 1", "Decree 22"
+                ),
+                ItemDef("decree-23", _fx37, 1, "your Ships: at least 1", "Decree 23"),
+                ItemDef("decree-24", _fx38, 4, "your réis: at least 20", "Decree 24"),
             ),
         ),
         SourceDef(
@@ -13983,38 +14008,64 @@ _RS0: Final = RuleSet(
     },
     # rules/components.yaml:124 components.decrees
     decrees={
-        "decree-01": ItemDef("decree-01", _fx16, 2, "your Books stores: at least 2"),
-        "decree-02": ItemDef("decree-02", _fx17, 6, "your stores: at least 5"),
-        "decree-03": ItemDef("decree-03", _fx18, 2, "your Gold stores: at least 2"),
-        "decree-04": ItemDef("decree-04", _fx19, 3, "your Tools stores: at least 2"),
-        "decree-05": ItemDef("decree-05", _fx20, 3, "your Cloth stores: at least 2"),
-        "decree-06": ItemDef("decree-06", _fx21, 6, "your completed rubble sets: at least 3"),
-        "decree-07": ItemDef("decree-07", _fx5, 3, "your completed rubble sets: at least 2"),
-        "decree-08": ItemDef("decree-08", _fx22, 5, "your completed Plans: at least 2"),
-        "decree-09": ItemDef("decree-09", _fx23, 2, "your completed Plans: at least 1"),
-        "decree-10": ItemDef("decree-10", _fx24, 4, "your Ships: at least 2"),
-        "decree-11": ItemDef("decree-11", _fx25, 3, "your Royal Favor tiles: at least 2"),
-        "decree-12": ItemDef("decree-12", _fx26, 2, "your réis: at least 10"),
-        "decree-13": ItemDef("decree-13", _fx27, 3, "your Influence: at least 7"),
+        "decree-01": ItemDef("decree-01", _fx16, 2, "your Books stores: at least 2", "Decree 01"),
+        "decree-02": ItemDef("decree-02", _fx17, 6, "your stores: at least 5", "Decree 02"),
+        "decree-03": ItemDef("decree-03", _fx18, 2, "your Gold stores: at least 2", "Decree 03"),
+        "decree-04": ItemDef("decree-04", _fx19, 3, "your Tools stores: at least 2", "Decree 04"),
+        "decree-05": ItemDef("decree-05", _fx20, 3, "your Cloth stores: at least 2", "Decree 05"),
+        "decree-06": ItemDef(
+            "decree-06", _fx21, 6, "your completed rubble sets: at least 3", "Decree 06"
+        ),
+        "decree-07": ItemDef(
+            "decree-07", _fx5, 3, "your completed rubble sets: at least 2", "Decree 07"
+        ),
+        "decree-08": ItemDef(
+            "decree-08", _fx22, 5, "your completed Plans: at least 2", "Decree 08"
+        ),
+        "decree-09": ItemDef(
+            "decree-09", _fx23, 2, "your completed Plans: at least 1", "Decree 09"
+        ),
+        "decree-10": ItemDef("decree-10", _fx24, 4, "your Ships: at least 2", "Decree 10"),
+        "decree-11": ItemDef(
+            "decree-11", _fx25, 3, "your Royal Favor tiles: at least 2", "Decree 11"
+        ),
+        "decree-12": ItemDef("decree-12", _fx26, 2, "your réis: at least 10", "Decree 12"),
+        "decree-13": ItemDef("decree-13", _fx27, 3, "your Influence: at least 7", "Decree 13"),
         "decree-14": ItemDef(
-            "decree-14", _fx28, 5, "the Officials shown on your completed Plans: at least 4"
+            "decree-14",
+            _fx28,
+            5,
+            "the Officials shown on your completed Plans: at least 4",
+            "Decree 14",
         ),
         "decree-15": ItemDef(
-            "decree-15", _fx29, 4, "the total hull size of your Ships: at least 5"
+            "decree-15", _fx29, 4, "the total hull size of your Ships: at least 5", "Decree 15"
         ),
         "decree-16": ItemDef(
-            "decree-16", _fx30, 4, "(your Books stores plus your Cloth stores): at least 3"
+            "decree-16",
+            _fx30,
+            4,
+            "(your Books stores plus your Cloth stores): at least 3",
+            "Decree 16",
         ),
-        "decree-17": ItemDef("decree-17", _fx31, 4, "your Decrees: at least 4"),
-        "decree-18": ItemDef("decree-18", _fx32, 3, "your stores: at least 3"),
-        "decree-19": ItemDef("decree-19", _fx33, 5, "your wigs: at least 30"),
+        "decree-17": ItemDef("decree-17", _fx31, 4, "your Decrees: at least 4", "Decree 17"),
+        "decree-18": ItemDef("decree-18", _fx32, 3, "your stores: at least 3", "Decree 18"),
+        "decree-19": ItemDef("decree-19", _fx33, 5, "your wigs: at least 30", "Decree 19"),
         "decree-20": ItemDef(
-            "decree-20", _fx34, 4, "(your Gold stores plus your Tools stores): at least 3"
+            "decree-20",
+            _fx34,
+            4,
+            "(your Gold stores plus your Tools stores): at least 3",
+            "Decree 20",
         ),
-        "decree-21": ItemDef("decree-21", _fx35, 1, "your Royal Favor tiles: at least 1"),
-        "decree-22": ItemDef("decree-22", _fx36, 1, "your completed rubble sets: at least 1"),
-        "decree-23": ItemDef("decree-23", _fx37, 1, "your Ships: at least 1"),
-        "decree-24": ItemDef("decree-24", _fx38, 4, "your réis: at least 20"),
+        "decree-21": ItemDef(
+            "decree-21", _fx35, 1, "your Royal Favor tiles: at least 1", "Decree 21"
+        ),
+        "decree-22": ItemDef(
+            "decree-22", _fx36, 1, "your completed rubble sets: at least 1", "Decree 22"
+        ),
+        "decree-23": ItemDef("decree-23", _fx37, 1, "your Ships: at least 1", "Decree 23"),
+        "decree-24": ItemDef("decree-24", _fx38, 4, "your réis: at least 20", "Decree 24"),
     },
     # rules/components.yaml:20 components.decree_display.size
     decree_display=8,
@@ -19761,11 +19812,12 @@ def _score_layout(rs: RuleSet) -> _ScoreLayout:
             items: dict[Any, _HeldItem] = {}
             for item in src.items:
                 about = f" ({item.words})" if item.words else ""
+                label = item.name or str(item.id)
                 items[item.id] = _HeldItem(
                     item.condition,
                     item.points,
-                    f"{item.id}{about} {item.points}",
-                    f"{item.id}{about} not fulfilled, 0",
+                    f"{label}{about} {item.points}",
+                    f"{label}{about} not fulfilled, 0",
                     str(item.points),
                 )
             held.append(_HeldLayout(src.id, f"{src.name}: ", f"{src.name}: none = 0", items))

@@ -223,6 +223,7 @@ class ItemDef:
     condition: BoolFn | None
     points: int
     words: str = ""  # the condition in the reference's words
+    name: str = ""  # the item as the reference names it (its id when empty)
 
 
 @_dataclass(frozen=True)
@@ -2180,11 +2181,12 @@ def _score_layout(rs: RuleSet) -> _ScoreLayout:
             items: dict[Any, _HeldItem] = {}
             for item in src.items:
                 about = f" ({item.words})" if item.words else ""
+                label = item.name or str(item.id)
                 items[item.id] = _HeldItem(
                     item.condition,
                     item.points,
-                    f"{item.id}{about} {item.points}",
-                    f"{item.id}{about} not fulfilled, 0",
+                    f"{label}{about} {item.points}",
+                    f"{label}{about} not fulfilled, 0",
                     str(item.points),
                 )
             held.append(_HeldLayout(src.id, f"{src.name}: ", f"{src.name}: none = 0", items))

@@ -69,6 +69,12 @@ def test_worked_example_decrees(engine: Any, fresh: Any) -> None:
     assert line.points == 8
     assert line.explanation.endswith("2 + 6 = 8")
     assert "not fulfilled" in _line(before, 0, "score.decrees").explanation
+    # each Decree by its name, as the reference prints it ("Decree 01"), not by its id
+    for d in (two, six):
+        assert rs.decrees[d].name and rs.decrees[d].name != d
+        assert f"{rs.decrees[d].name} ({rs.decrees[d].words}) {rs.decrees[d].points}" \
+            in line.explanation
+        assert d not in line.explanation
 
 
 def test_worked_example_royal_favors(engine: Any, fresh: Any) -> None:

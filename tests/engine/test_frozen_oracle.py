@@ -148,8 +148,9 @@ def _worded(sheet: Any) -> Any:
     division changed on purpose since the copy was made (issue 34: `(7 + 2) // 5` and
     `(9+6)//2` now read `(7 + 2) ÷ 5, rounded down`, `(9 + 6) ÷ 2, rounded down`), and the
     condition a source pays under, which reads as a sentence since (issue 34: "(only when the
-    count: more than 0)" is now "(only when you have any stores)"); the points, the sources
-    and every other word are compared as they are."""
+    count: more than 0)" is now "(only when you have any stores)"), and a held item named by
+    its name since (a Decree "Decree 01", was "decree-01"); the points, the sources and every
+    other word are compared as they are."""
     if isinstance(sheet, dict):
         return {k: _worded(v) for k, v in sheet.items()}
     if isinstance(sheet, list):
@@ -157,5 +158,6 @@ def _worded(sheet: Any) -> Any:
     if isinstance(sheet, str):
         text = sheet.replace(", rounded down", "").replace("÷ (rounded down)", "÷")
         text = re.sub(r"\(only when [^()]*\)", "(only when)", text)
+        text = re.sub(r"\bdecree-(\d+)\b", r"Decree \1", text)
         return re.sub(r"\s*(\+|÷|//)\s*", lambda m: "÷" if m[1] != "+" else "+", text)
     return sheet

@@ -177,8 +177,11 @@ def test_a_held_source_written_in_yaml_scores(
             assert ref.totals[seat] == sheet.totals[seat]
             # the explanation: each item with its points, then the sum; none when empty
             title = next(s.name for s in models[(name,)].scoring if s.id == sid)
-            if held:
-                parts = "; ".join(f"{i} {points[i]}" for i in held)
+            if held:  # each item by its name (its id humanized: "Plan 03" for plan-03)
+                named = {it.id: it.name for src in g.rs.scoring if src.id == sid
+                         for it in src.items}
+                assert all(named[i] == i[:1].upper() + i[1:].replace("-", " ") for i in held)
+                parts = "; ".join(f"{named[i]} {points[i]}" for i in held)
                 sums = " + ".join(str(points[i]) for i in held)
                 assert lines[sid].explanation == f"{title}: {parts}; {sums} = {want}"
             else:

@@ -30,7 +30,7 @@ from lisboa_rules.emit.engine.runtime import runtime_text
 from lisboa_rules.emit.engine.sees import deals, draws, sees, zones
 from lisboa_rules.emit.engine.state_classes import ClassView, state_classes, value_class
 from lisboa_rules.emit.reference import words
-from lisboa_rules.emit.reference.words import plain_text
+from lisboa_rules.emit.reference.words import humanize, plain_text
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.expr import Formula
@@ -422,7 +422,8 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
                                                c.penalty, c.event_action, c.event_effects,
                                                c.set_flag)) for c in m.cards}
     out["decrees"] = {d.id: Call("ItemDef", (d.id, fns.add(d.condition, (), d.span, d.id),
-                                             d.wigs, plain_formula(m, d.condition, ())))
+                                             d.wigs, plain_formula(m, d.condition, ()),
+                                             humanize(d.id)))
                       for d in m.decrees}
     out["decree_display"] = v("decree_display")
     out["plans"] = {p.id: p.officials for p in m.plans}
@@ -443,12 +444,13 @@ def ruleset_fields(m: Model, fns: _Functions, procs: dict[str, Any] | None = Non
 
 
 def _item_def(m: Model, fns: _Functions, it: HeldItem) -> Call:
-    """An item of a held scoring source: its id, condition (compiled), points and the
-    condition in words."""
+    """An item of a held scoring source: its id, condition (compiled), points, the
+    condition in words and the item's name as the reference prints it (its id humanized: the
+    score's explanation names it so)."""
     if it.condition is None:
-        return Call("ItemDef", (it.id, None, it.points))
+        return Call("ItemDef", (it.id, None, it.points, "", humanize(it.id)))
     return Call("ItemDef", (it.id, fns.add(it.condition, (), it.span, it.id), it.points,
-                            plain_formula(m, it.condition, ())))
+                            plain_formula(m, it.condition, ()), humanize(it.id)))
 
 
 def scorer_body(m: Model, fns: _Functions) -> tuple[str, list[str]]:
