@@ -308,23 +308,12 @@ class _Checker:
         source = s.source if isinstance(s, ForEach) else s.count
         if isinstance(source, bool):
             return None
-        if isinstance(source, int):
-            value: Any = source
-        elif isinstance(source, str) and len(source) <= MAX_LENGTH:
-            try:
-                value = self.constant(parse_expr(source.strip()).body)
-            except (SyntaxError, ValueError, RecursionError, KeyError, TypeError,
-                    ArithmeticError):
-                return None
-        else:
+        value = source if isinstance(source, int) else constant_of(source, self.rules)
+        if value is None:
             return None
         if isinstance(s, ForEach):
             return len(value) if isinstance(value, list | tuple) else None
         return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-    def constant(self, node: ast.expr) -> Any:
-        """The value of a constant expression (`_constant`); ValueError for anything else."""
-        return _constant(node, self.rules, {})
 
     def put_by(self, s: Do | Raise, calls: list[tuple[str, Mapping[str, Expr]]],
                where: tuple[str, ...], pending: dict[str, Move | None],
@@ -627,18 +616,22 @@ def _place_term(decl: StateDecl, node: ast.expr, wild: frozenset[str]) -> list[_
     return None if got is None else [(1, got, tuple(idx))]
 
 
-def constant_condition(cond: Any, rules: Any) -> bool | None:
-    """Whether an `if:` condition as written holds whatever the state, when it reads only
-    numbers and the rules' data (`rules` a `data_lookup`): True or False; None when it depends
-    on the state or is not a comparison (a number is not taken for a truth value)."""
-    if isinstance(cond, bool):
-        return cond
-    if not isinstance(cond, str) or len(cond) > MAX_LENGTH:
+def constant_of(source: Any, rules: Any) -> Any:
+    """The value of an expression as written (`source`) when it reads only numbers and the
+    rules' data (`rules` a `data_lookup`: `_constant`); None when it reads anything else."""
+    if not isinstance(source, str) or len(source) > MAX_LENGTH:
         return None
     try:
-        value = _constant(parse_expr(cond.strip()).body, rules, {})
+        return _constant(parse_expr(source.strip()).body, rules, {})
     except (SyntaxError, ValueError, RecursionError, KeyError, TypeError, ArithmeticError):
         return None
+
+
+def constant_condition(cond: Any, rules: Any) -> bool | None:
+    """Whether an `if:` condition as written holds whatever the state (`constant_of`): True
+    or False; None when it depends on the state or is not a comparison (a number is not taken
+    for a truth value)."""
+    value = cond if isinstance(cond, bool) else constant_of(cond, rules)
     return value if isinstance(value, bool) else None
 
 

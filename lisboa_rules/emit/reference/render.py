@@ -736,8 +736,6 @@ class _Builder:
         self._proc_views: dict[tuple[str, int, tuple[str, ...], bool],
                                tuple[Model, tuple[ProcStep, ...]]] = {}
         self._saying: list[str] = []  # the procedures the players' words are being said for
-        # each model's rules data by path (`_rules_of`): id(model) -> (the model, its lookup)
-        self._rules_data: dict[int, tuple[Model, Callable[[tuple[str, ...]], Any]]] = {}
         self.row_anchors: dict[str, str] = {}  # table rows that are link targets -> label
         self.examples: tuple[ExampleView, ...] = ()
         self.figs: tuple[Figure, ...] = ()
@@ -1048,7 +1046,7 @@ class _Builder:
         for s in steps:
             then, orelse = branches(s)
             if isinstance(s, If):  # a condition of the rules' data alone: only its branch
-                holds = constant_condition(s.cond, self._rules_of(m))
+                holds = constant_condition(s.cond, data_lookup(m.data))
                 if holds is False:
                     out.extend(self._say(orelse, local, m, declared))
                     continue
@@ -1090,14 +1088,6 @@ class _Builder:
                 kids = list(said)
             out.append(ProcStep(shown, kind, tuple(kids)))
         return tuple(out)
-
-    def _rules_of(self, m: Model) -> Callable[[tuple[str, ...]], Any]:
-        """The rules' data of `m` by path (`rules.DOC.path`), for conditions that read nothing
-        else."""
-        found = self._rules_data.get(id(m))
-        if found is None or found[0] is not m:
-            found = self._rules_data[id(m)] = (m, data_lookup(m.data))
-        return found[1]
 
     def _play_words(self, raw: str) -> str:
         """A value that exists only during play, named in words where a condition's words
