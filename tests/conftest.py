@@ -397,6 +397,12 @@ CHURCH_GAME = ("church", "cardinal", "clergy_bag", "clergy_given_up")
 CHURCH_PLAYER = ("clergy",)
 
 
+def items_named(text: str) -> str:
+    """A score explanation of an engine made before held items were named (`ItemDef.name`)
+    with each item's id in the words a later engine uses: "decree-01" -> "Decree 01"."""
+    return re.sub(r"\b([a-z]+)-(\d+)\b", lambda m: f"{m[1].capitalize()} {m[2]}", text)
+
+
 def without_church(data: dict[str, Any]) -> dict[str, Any]:
     """A save (as JSON) without the Church track's fields, for the frozen engine."""
     for k in CHURCH_GAME:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import io
 import random
-import re
 import subprocess
 import sys
 import tarfile
@@ -32,7 +31,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import ROOT, load_engine, setups, sized
+from conftest import ROOT, items_named, load_engine, setups, sized
 from test_differential import engine_from_text
 
 from lisboa_rules import pipeline
@@ -100,9 +99,7 @@ def _named(sheet: Any) -> Any:
         return {k: _named(v) for k, v in sheet.items()}
     if isinstance(sheet, list):
         return [_named(v) for v in sheet]
-    if isinstance(sheet, str):
-        return re.sub(r"\b([a-z]+)-(\d+)\b", lambda m: f"{m[1].capitalize()} {m[2]}", sheet)
-    return sheet
+    return items_named(sheet) if isinstance(sheet, str) else sheet
 
 
 def _seeds(setups_of_rule_set: int, complete: int) -> range:

@@ -24,7 +24,15 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import ROOT, HouseBuild, build_house, load_engine, setups, without_church
+from conftest import (
+    ROOT,
+    HouseBuild,
+    build_house,
+    items_named,
+    load_engine,
+    setups,
+    without_church,
+)
 
 FROZEN = ROOT / "tests" / "oracle" / "frozen_engine.py"
 _BUILDS: dict[tuple[str, bool], HouseBuild] = {}
@@ -158,6 +166,6 @@ def _worded(sheet: Any) -> Any:
     if isinstance(sheet, str):
         text = sheet.replace(", rounded down", "").replace("÷ (rounded down)", "÷")
         text = re.sub(r"\(only when [^()]*\)", "(only when)", text)
-        text = re.sub(r"\bdecree-(\d+)\b", r"Decree \1", text)
+        text = items_named(text)
         return re.sub(r"\s*(\+|÷|//)\s*", lambda m: "÷" if m[1] != "+" else "+", text)
     return sheet
