@@ -298,14 +298,9 @@ def load_extension(path: Path) -> ModuleType:
             sys.modules[compile_cli.MODULE] = saved
 
 
-@pytest.fixture(scope="session")
-def compiled_engine(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
-    """generated/lisboa_engine.py compiled with mypyc (`lisboa-rules compile`), imported: once
-    per session (per xdist worker), kept in the user's cache folder keyed by the engine's
-    source (lisboa_rules/cli/compile.py), so only the first session after a change of the
-    engine compiles it; the other workers wait for that one and copy it from the cache. Without
-    a C compiler, Python's headers or mypyc the tests that use it skip and say what is missing;
-    with LISBOA_REQUIRE_COMPILED=1 (set by .ci/run) they fail instead."""
+def compile_tools_or_skip() -> None:
+    """Skip (or, with LISBOA_REQUIRE_COMPILED=1 as .ci/run sets, fail) a test that needs a
+    compiled engine where mypyc, a C compiler or Python's headers are missing."""
     from lisboa_rules.cli import compile as compile_cli
 
     missing = compile_cli.missing_tools()
@@ -314,13 +309,16 @@ def compiled_engine(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
         if os.environ.get("LISBOA_REQUIRE_COMPILED") == "1":
             pytest.fail(why)
         pytest.skip(why)
-    source = ENGINE_PATH.read_bytes()
-    if not (COMPLETE or os.environ.get("LISBOA_REQUIRE_COMPILED") == "1"
-            or compile_cli.is_cached(source, COMPILED_OPT_LEVEL)):
-        pytest.skip("the engine of generated/ is not compiled yet (mypyc takes a minute or two):"
-                    " the complete suite (--slow) compiles it, and the default run then uses it")
+
+
+def compiled_module(source: bytes, tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    """An engine's source compiled with mypyc at COMPILED_OPT_LEVEL, imported. Kept in the
+    user's cache folder keyed by the source (lisboa_rules/cli/compile.py): the xdist workers of
+    one run take turns (a lock in the parent of their temporary folders), so one compiles and
+    the others copy it from the cache."""
+    from lisboa_rules.cli import compile as compile_cli
+
     out = tmp_path_factory.mktemp("compiled")
-    # the workers of one run share the parent of their temporary folders
     lock = tmp_path_factory.getbasetemp().parent / "compiled-engine.lock"
     with lock.open("a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
@@ -333,6 +331,25 @@ def compiled_engine(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     module = load_extension(done.path)
     assert not str(module.__file__).endswith(".py"), module.__file__
     return module
+
+
+@pytest.fixture(scope="session")
+def compiled_engine(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    """generated/lisboa_engine.py compiled with mypyc (`lisboa-rules compile`), imported: once
+    per session (per xdist worker), kept in the user's cache folder keyed by the engine's
+    source, so only the first session after a change of the engine compiles it (see
+    `compiled_module`). Without a C compiler, Python's headers or mypyc the tests that use it
+    skip and say what is missing; with LISBOA_REQUIRE_COMPILED=1 (set by .ci/run) they fail
+    instead."""
+    from lisboa_rules.cli import compile as compile_cli
+
+    compile_tools_or_skip()
+    source = ENGINE_PATH.read_bytes()
+    if not (COMPLETE or os.environ.get("LISBOA_REQUIRE_COMPILED") == "1"
+            or compile_cli.is_cached(source, COMPILED_OPT_LEVEL)):
+        pytest.skip("the engine of generated/ is not compiled yet (mypyc takes a minute or two):"
+                    " the complete suite (--slow) compiles it, and the default run then uses it")
+    return compiled_module(source, tmp_path_factory)
 
 
 # The test modules of hostile input (hand-changed states, forged moves, broken saves) run on

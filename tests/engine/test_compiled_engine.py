@@ -6,7 +6,8 @@ see lisboa_rules/cli/compile.py) and both engines play the same seeded random ga
 lockstep: at every state the same legal moves in the same order (as JSON), the same state
 after each move (`to_json`), the same refusal of a move made for another player, and at the
 end the same score sheet and ranking. The default run plays 72 games over every player count
-with and without the chosen variants; `--slow` plays 4,200.
+with and without the chosen variants; `--slow` plays 4,200. House rules' engines, compiled:
+test_compiled_house_rules.py.
 
 Without a C compiler, Python's headers or mypyc the tests skip and say what is missing; with
 LISBOA_REQUIRE_COMPILED=1 (set by .ci/run) they fail instead.
