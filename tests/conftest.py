@@ -414,9 +414,20 @@ CHURCH_GAME = ("church", "cardinal", "clergy_bag", "clergy_given_up")
 CHURCH_PLAYER = ("clergy",)
 
 
+# The words of rules/vocabulary.yaml changed since the older engines the lockstep tests play
+# against (the frozen oracle, the engine before issue 36) were made: (then, now).
+WORDS_CHANGED = (
+    ("the Officials shown on your completed Plans",
+     "the number of Officials shown on your completed Plans"),
+)
+
+
 def items_named(text: str) -> str:
     """A score explanation of an engine made before held items were named (`ItemDef.name`)
-    with each item's id in the words a later engine uses: "decree-01" -> "Decree 01"."""
+    and before the words of WORDS_CHANGED, in the words a later engine uses: each item's id
+    as its name ("decree-01" -> "Decree 01"), each changed phrase as it reads now."""
+    for then, now in WORDS_CHANGED:
+        text = re.sub(rf"(?<!number of ){re.escape(then)}", now, text)
     return re.sub(r"\b([a-z]+)-(\d+)\b", lambda m: f"{m[1].capitalize()} {m[2]}", text)
 
 
