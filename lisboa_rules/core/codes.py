@@ -295,7 +295,8 @@ _code(
     "schema",
     "a number, text or list is too small or too large",
     """
-A number is outside its minimum/maximum, or a list or text has too few or too many elements.
+A number is outside its minimum/maximum or beyond what a saved game holds (a whole number from
+-2**63 to 2**63 - 1), or a list or text has too few or too many elements.
 
     bad:   players: {min: 0, max: 4}
     fix:   players: {min: 1, max: 4}

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lisboa_rules.core.diagnostics import Diagnostic, Related, sort_diagnostics, suggest
+from lisboa_rules.core.limits import INT64_MAX, INT64_MIN
 from lisboa_rules.core.source import PathTuple, Span, format_address
 from lisboa_rules.front import quick
 from lisboa_rules.front import schema as schemas
@@ -182,13 +183,32 @@ def validate(doc: LoadedDoc) -> list[Diagnostic]:
     sset = schemas.active()
     if doc.extra or doc.house:
         sset = schemas.house(sset)
+    huge = list(_beyond_64_bits(doc, _Where(doc), data, ()))
     check = _quick(kind, sset)
     if check is not None and check(data):
-        return check_names(doc)
+        return sort_diagnostics(huge) if huge else check_names(doc)
     errors = _validator(kind, sset).iter_errors(data)
     found = _diagnose(doc, errors)
     # the names of a document the schema accepts (front/names.py)
-    return sort_diagnostics(found or check_names(doc))
+    return sort_diagnostics([*found, *huge] if found or huge else check_names(doc))
+
+
+def _beyond_64_bits(doc: LoadedDoc, where: _Where, value: Any, path: PathTuple
+                    ) -> Iterator[Diagnostic]:
+    """A `schema-range` at every whole number of the document that a saved game cannot hold
+    (signed 64 bits, core/limits.py): the engine would start or reach a state its own saves
+    refuse, and the backstop's games would report it at the step that first wrote it."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _beyond_64_bits(doc, where, v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _beyond_64_bits(doc, where, v, (*path, i))
+    elif isinstance(value, int) and not isinstance(value, bool) and not (
+            INT64_MIN <= value <= INT64_MAX):
+        msg = (f"{_at(_shorten(str(value), _MAX_SHOWN), path, where)} is beyond what a game "
+               "holds: a whole number from -2**63 to 2**63 - 1 (a saved game's 64 bits)")
+        yield Diagnostic("schema-range", msg, doc.span_for(path))
 
 
 def validate_all(docs: Sequence[LoadedDoc], singletons: Iterable[str] = ()) -> list[Diagnostic]:

@@ -133,6 +133,23 @@ def test_an_error_in_an_extra_file_is_reported_at_its_own_path(
     assert f"{path}:{line}:{col}: error[{code}]" in capsys.readouterr().err
 
 
+def test_a_house_value_beyond_64_bits_is_refused_at_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # one error, at the value in the house file: not engine-failed at the steps that read it
+    path = tmp_path / "huge-purse.yaml"
+    path.write_text("kind: variant\nid: huge-purse\ntitle: A huge purse\napplies: chosen\n"
+                    "text: Every player starts rich.\nchanges:\n  game:\n    start:\n"
+                    f"      reis: {10**29}\n", encoding="utf-8")
+    capsys.readouterr()
+    out = tmp_path / "out"
+    assert main(["build", "--rules", str(RULES), "--house", str(path), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("error[") == 1, err
+    assert f"{path}:9:13: error[schema-range]: {10**29} at changes.game.start.reis" in err, err
+    assert not out.exists()
+
+
 def test_validate_and_build_with_a_house_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

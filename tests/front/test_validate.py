@@ -205,6 +205,21 @@ def test_range_errors() -> None:
     assert d.code == "schema-range" and "at least 1 character" in d.message
 
 
+def test_a_number_beyond_64_bits_is_refused_where_it_is_written() -> None:
+    # a saved game holds signed 64-bit numbers: a value of the rules beyond them would start
+    # or reach a state the engine's own saves refuse
+    for fine in (2**63 - 1, -(2**63)):
+        assert check(VALID.replace("gain: 2", f"gain: {fine}")) == []
+    for huge in (2**63, -(2**63) - 1, 10**29):
+        (d,) = check(VALID.replace("gain: 2", f"gain: {huge}"))
+        assert where(d) == ("schema-range", 5, 11)
+        assert d.message == (f"{huge} at effects[0].gain is beyond what a game holds: a whole "
+                             "number from -2**63 to 2**63 - 1 (a saved game's 64 bits)")
+    # with the schema's own errors, in one run
+    found = check(VALID.replace("gain: 2", f"gain: {2**64}").replace("phase: build", "phase: x"))
+    assert sorted(d.code for d in found) == ["schema-enum", "schema-range"]
+
+
 def test_pattern_error_via_cross_file_ref() -> None:
     (d,) = check(VALID.replace("id: build-store", "id: Build Store"))
     assert where(d) == ("schema-pattern", 2, 5)
