@@ -68,7 +68,13 @@ from lisboa_rules.model.build import (
     proof_diagnostics,
 )
 from lisboa_rules.model.checked import CheckedSteps, check_steps
-from lisboa_rules.model.checks import check_callouts, check_free_text, check_stale_texts, run_checks
+from lisboa_rules.model.checks import (
+    check_callouts,
+    check_free_text,
+    check_references,
+    check_stale_texts,
+    run_checks,
+)
 from lisboa_rules.model.compiled import Compiled, CompiledRuleSet
 from lisboa_rules.model.procs import Tables
 from lisboa_rules.outputs import reuse
@@ -122,6 +128,9 @@ class Built:
     model: m.Model
     ok: bool
     steps: CheckedSteps | None = None
+    # building it found an unknown id (a rule names what the data does not have): the steps
+    # that read a column holding it read text there, which only follows from that id
+    unknown_ids: bool = False
     proofs: tuple[Diagnostic, ...] = ()  # what the proof of total operations found
 
 
@@ -405,8 +414,14 @@ def build_all(merged: list[Merged], sources: Sources) -> tuple[list[Built], list
         model, found = build_model(r.docs, r.key, sources.infos, sources.texts)
         diags.extend(_blame(_note_removals(found, r.changes), r.changes))
         if model is not None:
-            out.append(Built(r, model, not has_errors(found)))
+            out.append(Built(r, model, not has_errors(found), unknown_ids=any(
+                d.is_error and d.code == "unknown-reference" for d in found)))
     return out, diags
+
+
+# A step's read of a column the rules' tables give as text: a column of ids of one kind is
+# text when one of them names nothing of it (lang/typed.py's words for a text value)
+_READ_AS_TEXT = re.compile(r"text has no '")
 
 
 def check_steps_all(built: list[Built]) -> tuple[list[Built], list[Diagnostic]]:
@@ -419,6 +434,9 @@ def check_steps_all(built: list[Built]) -> tuple[list[Built], list[Diagnostic]]:
     for b in built:
         steps = check_steps(b.model, tables)
         found = procedure_diagnostics(b.model, b.merged.docs, steps.problems)
+        if b.unknown_ids:  # said at the id; the steps reading its column follow from it
+            found = [d for d in found if not (d.code == "expr-type" and _READ_AS_TEXT.match(
+                d.message))]
         diags.extend(_blame(_note_removals(found, b.merged.changes), b.merged.changes))
         proofs = proof_diagnostics(b.model, b.merged.docs, steps.problems)
         out.append(replace(b, ok=b.ok and not has_errors(found), steps=steps,
@@ -445,6 +463,9 @@ def check_all(built: list[Built], sources: Sources) -> tuple[Compiled | None, li
     rulesets: list[CompiledRuleSet] = []
     for b in built:
         if not b.ok:
+            if b.unknown_ids:  # every other id the rules name that the data does not have
+                diags.extend(_blame(_note_removals(list(check_references(b.model)),
+                                                   b.merged.changes), b.merged.changes))
             continue
         changes = b.merged.changes
         found = _blame(_note_removals(run_checks(b.model), changes), changes)
