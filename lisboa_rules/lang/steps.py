@@ -48,6 +48,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, assert_never
 
+from lisboa_rules.core.diagnostics import suggest
 from lisboa_rules.core.limits import (
     INT64_MAX,
     INT64_MIN,
@@ -677,6 +678,8 @@ class StepChecker:
                 if written is not None and t.name == "int" and not self._fits(
                         s, place, written, f"{s.kind}/{target}"):
                     continue
+                if not self._one_of_its_kind(s, t, value.node, scope, f"{s.kind}/{target}"):
+                    continue
                 out.append(S.Assign(place, value.node, clamp))
                 continue
             if not typed.compatible(place.type, INT, scope.int_kinds):
@@ -686,6 +689,22 @@ class StepChecker:
             out.append(S.Gain(place, value.node, place.lo is not None and not _non_negative(source),
                               not _non_positive(source)))
         return tuple(out)
+
+    def _one_of_its_kind(self, s: StepBase, t: VType, node: ir.Expr, scope: Scope,
+                         key: str) -> bool:
+        """Whether an id written in the rules (a text) set into a place of a kind is one of
+        that kind's ids; else a problem, where it is written (the engine would make a state
+        its own `loads` refuses: a value of the kind that is none of its ids)."""
+        if not (isinstance(node, ir.Lit) and isinstance(node.value, str)):
+            return True
+        ids = scope.kind_ids.get(t.name)
+        if ids is None or node.value in ids:
+            return True
+        known = sorted(str(x) for x in ids)
+        words = scope.kind_words.get(t.name) or f"a {t.name}"
+        self.problem(s, "unknown-reference", f"'{node.value}' is not {words}: one of "
+                     f"{', '.join(known)}", key, suggestion=suggest(node.value, known))
+        return False
 
     def _fits(self, s: StepBase, place: S.Place, value: int, key: str) -> bool:
         """Whether a number written in the rules fits the place it is set in: within its

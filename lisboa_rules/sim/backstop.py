@@ -410,7 +410,11 @@ class _Game:
                         return self.failed(f"a save of a state the game reached does not "
                                            f"load: {exc}", self.culprit(before, move))
         except engine.StateError as exc:
-            return self.failed(str(exc), exc.at)
+            # a state the engine refuses to play (a value none of its kind's) was made by the
+            # move before it: at its rule when no step is named
+            return self.failed(str(exc), exc.at or (self.setup_at() if not moves else
+                                                    self.culprit(self.replay(len(moves) - 1),
+                                                                 moves[-1])))
         except Exception as exc:  # the backstop reports anything the engine raises
             # at the step that raised; else the setup's (no game yet) or the last action's
             at = engine._rule_at(exc) or (self.setup_at() if self.g is None

@@ -147,6 +147,22 @@ def test_a_fault_in_a_step_names_the_step(tmp_path: Path) -> None:
     assert "StopIteration" in found[0].message
 
 
+def test_a_state_the_engine_refuses_to_play_is_an_error_at_the_move_that_made_it() -> None:
+    """An engine whose Visit leaves a phase that is none of the phases (fuzz seed 10 case 114:
+    a `set` of a misspelt phase, refused at build since): the engine refuses the state it
+    made (a StateError that names no step), and the error is at the action of the move that
+    made it, not without a position."""
+    text = ENGINE_PATH.read_text(encoding="utf-8")
+    assert text.count('g.phase = "follow"') >= 2
+    found = backstop.play_check(text.replace('g.phase = "follow"', 'g.phase = "FOLLOW"'), 2)
+    assert found and found[0].code == "engine-failed"
+    span = found[0].span
+    assert span is not None and span.file == "rules/court.yaml", found[0]
+    assert "- id: visit" in (ROOT / "rules" / "court.yaml").read_text(
+        encoding="utf-8").splitlines()[span.line - 1]
+    assert "'FOLLOW' is not one of" in found[0].message
+
+
 def test_the_games_cover_every_rule_set() -> None:
     """Each chosen set of variants at each player count its rule sets allow, once."""
     E = backstop._load(ENGINE_PATH.read_text(encoding="utf-8"))
