@@ -3964,7 +3964,7 @@ def _opts_ship(g: Game, seat: int, v_amount: int, v_noble: str | None) -> list[t
         v_due = next((_T_ship_color_cost[v_c] for v_c in list(reversed(g.shipyard))), 0)
     else:
         v_due = 0
-    for v_ship_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
+    for v_ship_influence in (None, *_range(_m_influence_reis(g, p) + 1)):
         if v_ship_influence is not None and not (
             (v_ship_influence <= v_due) and (v_ship_influence > max(0, (v_due - p.reis)))
         ):
@@ -3998,7 +3998,7 @@ def _why_ship(
     if not (
         v_ship_influence is None
         or (
-            v_ship_influence in list(range(_m_influence_reis(g, p) + 1))
+            v_ship_influence in _range(_m_influence_reis(g, p) + 1)
             and ((v_ship_influence <= v_due) and (v_ship_influence > max(0, (v_due - p.reis))))
         )
     ):
@@ -4173,7 +4173,7 @@ def _run_cardinal(g: Game, seat: int, v_amount: int, v_noble: str | None) -> Non
         # rules/effects.yaml:106 set
         g.cardinal = min(6, max(0, (g.cardinal + v_amount) % v_stops))
         # rules/effects.yaml:107 for_each
-        for v_k in list(range(len(_K2))):
+        for v_k in _range(len(_K2)):
             # rules/effects.yaml:109 if
             if g.cardinal == (v_k + 1):
                 # rules/effects.yaml:111 do
@@ -4360,7 +4360,7 @@ def _run_next_follower(g: Game, seat: int, v_after: int, v_open: bool) -> None:
     # rules/effects.yaml:209 let
     v_ahead = [
         ((v_after + v_k) % v_n)
-        for v_k in list(range((((g.current - v_after) - 1) % v_n) + 1))
+        for v_k in _range((((g.current - v_after) - 1) % v_n) + 1)
         if (v_k > 0)
     ]
     # rules/effects.yaml:210 let
@@ -4439,7 +4439,7 @@ def _opts_build_store(g: Game, seat: int) -> list[tuple[Any, Any]]:
     for v_business in ("gold", "tools", "books", "cloth"):
         if not (sum(v_q.stores[v_business] for v_q in g.players) < _K3[v_business]):
             continue
-        for v_price_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
+        for v_price_influence in (None, *_range(_m_influence_reis(g, p) + 1)):
             if v_price_influence is not None and not (
                 (v_price_influence <= v_price) and (v_price_influence > max(0, (v_price - p.reis)))
             ):
@@ -4465,7 +4465,7 @@ def _why_build_store(
     if not (
         v_price_influence is None
         or (
-            v_price_influence in list(range(_m_influence_reis(g, p) + 1))
+            v_price_influence in _range(_m_influence_reis(g, p) + 1)
             and (
                 (v_price_influence <= v_price) and (v_price_influence > max(0, (v_price - p.reis)))
             )
@@ -4656,15 +4656,11 @@ def _run_setup(g: Game, seat: int, v_seats: int) -> None:
         5,
         max(
             0,
-            next(
-                v_i
-                for v_i in list(range(len((1, 2, 3, 4, 5, 6))))
-                if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
-            ),
+            next(v_i for v_i in _range(len((1, 2, 3, 4, 5, 6))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)),
         ),
     )
     # rules/flow.yaml:78 setup.players
-    for v_k in list(range(v_seats)):
+    for v_k in _range(v_seats):
         # rules/flow.yaml:85 new
         g.players.append(
             Player(
@@ -4845,7 +4841,7 @@ def _run_period_end_hand_discard(g: Game, seat: int) -> None:
     # rules/flow.yaml:331 let
     v_first = v_by if (v_by is not None) else g.current
     # rules/flow.yaml:332 period-end.hand-discard.order
-    g.discard_queue = [((v_first + v_k) % len(g.players)) for v_k in list(range(len(g.players)))]
+    g.discard_queue = [((v_first + v_k) % len(g.players)) for v_k in _range(len(g.players))]
 
 
 # rules/flow.yaml:340 period-end.new-hand
@@ -4865,7 +4861,7 @@ def _run_period_end_new_hand(g: Game, seat: int) -> None:
     # rules/flow.yaml:343 let
     v_first = v_by if (v_by is not None) else g.current
     # rules/flow.yaml:344 for_each
-    for v_k in list(range(len(g.players))):
+    for v_k in _range(len(g.players)):
         # rules/flow.yaml:346 let
         v_q = g.players[((v_first + v_k) % len(g.players))]
         # rules/flow.yaml:347 move
@@ -5096,15 +5092,11 @@ def _run_setup_2(g: Game, seat: int, v_seats: int) -> None:
         5,
         max(
             0,
-            next(
-                v_i
-                for v_i in list(range(len((1, 2, 3, 4, 5, 6))))
-                if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
-            ),
+            next(v_i for v_i in _range(len((1, 2, 3, 4, 5, 6))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)),
         ),
     )
     # rules/flow.yaml:78 setup.players
-    for v_k in list(range(v_seats)):
+    for v_k in _range(v_seats):
         # rules/flow.yaml:85 new
         g.players.append(
             Player(
@@ -5243,7 +5235,7 @@ def _opts_build_store_2(g: Game, seat: int) -> list[tuple[Any, Any]]:
     for v_business in ("gold", "tools", "books", "cloth"):
         if not (sum(v_q.stores[v_business] for v_q in g.players) < _K11[v_business]):
             continue
-        for v_price_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
+        for v_price_influence in (None, *_range(_m_influence_reis(g, p) + 1)):
             if v_price_influence is not None and not (
                 (v_price_influence <= v_price) and (v_price_influence > max(0, (v_price - p.reis)))
             ):
@@ -5269,7 +5261,7 @@ def _why_build_store_2(
     if not (
         v_price_influence is None
         or (
-            v_price_influence in list(range(_m_influence_reis(g, p) + 1))
+            v_price_influence in _range(_m_influence_reis(g, p) + 1)
             and (
                 (v_price_influence <= v_price) and (v_price_influence > max(0, (v_price - p.reis)))
             )
@@ -5329,15 +5321,11 @@ def _run_setup_3(g: Game, seat: int, v_seats: int) -> None:
         5,
         max(
             0,
-            next(
-                v_i
-                for v_i in list(range(len((1, 2, 3, 4, 5, 6))))
-                if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
-            ),
+            next(v_i for v_i in _range(len((1, 2, 3, 4, 5, 6))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)),
         ),
     )
     # rules/flow.yaml:78 setup.players
-    for v_k in list(range(v_seats)):
+    for v_k in _range(v_seats):
         # rules/flow.yaml:85 new
         g.players.append(
             Player(
@@ -5472,15 +5460,11 @@ def _run_setup_4(g: Game, seat: int, v_seats: int) -> None:
         5,
         max(
             0,
-            next(
-                v_i
-                for v_i in list(range(len((1, 2, 3, 4, 5, 6))))
-                if ((1, 2, 3, 4, 5, 6)[v_i] == 6)
-            ),
+            next(v_i for v_i in _range(len((1, 2, 3, 4, 5, 6))) if ((1, 2, 3, 4, 5, 6)[v_i] == 6)),
         ),
     )
     # rules/flow.yaml:78 setup.players
-    for v_k in list(range(v_seats)):
+    for v_k in _range(v_seats):
         # rules/flow.yaml:85 new
         g.players.append(
             Player(
@@ -6615,7 +6599,7 @@ def _moves_follow(g: Game, seat: int, *only: Any) -> list[_Code]:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
+                    for v_event_influence in (None, *_range(_m_influence_reis(g, p) + 1)):
                         if v_event_influence is not None and not (
                             (v_event_influence <= v_price)
                             and (v_event_influence > max(0, (v_price - p.reis)))
@@ -7049,7 +7033,7 @@ def _play_follow(g: Game, seat: int, move: Move) -> None:
         if not (
             v_event_influence is None
             or (
-                v_event_influence in list(range(_m_influence_reis(g, p) + 1))
+                v_event_influence in _range(_m_influence_reis(g, p) + 1)
                 and (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -7134,7 +7118,7 @@ def _moves_sponsor(g: Game, seat: int, *only: Any) -> list[_Code]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
+            for v_event_influence in (None, *_range(_m_influence_reis(g, p) + 1)):
                 if v_event_influence is not None and not (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -7283,7 +7267,7 @@ def _play_sponsor(g: Game, seat: int, move: Move) -> None:
     if not (
         v_event_influence is None
         or (
-            v_event_influence in list(range(_m_influence_reis(g, p) + 1))
+            v_event_influence in _range(_m_influence_reis(g, p) + 1)
             and (
                 (v_event_influence <= v_price) and (v_event_influence > max(0, (v_price - p.reis)))
             )
@@ -8180,7 +8164,7 @@ def _moves_follow_3(g: Game, seat: int, *only: Any) -> list[_Code]:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
+                    for v_event_influence in (None, *_range(_m_influence_reis(g, p) + 1)):
                         if v_event_influence is not None and not (
                             (v_event_influence <= v_price)
                             and (v_event_influence > max(0, (v_price - p.reis)))
@@ -8627,7 +8611,7 @@ def _play_follow_3(g: Game, seat: int, move: Move) -> None:
         if not (
             v_event_influence is None
             or (
-                v_event_influence in list(range(_m_influence_reis(g, p) + 1))
+                v_event_influence in _range(_m_influence_reis(g, p) + 1)
                 and (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -8712,7 +8696,7 @@ def _moves_sponsor_2(g: Game, seat: int, *only: Any) -> list[_Code]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
+            for v_event_influence in (None, *_range(_m_influence_reis(g, p) + 1)):
                 if v_event_influence is not None and not (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -8863,7 +8847,7 @@ def _play_sponsor_2(g: Game, seat: int, move: Move) -> None:
     if not (
         v_event_influence is None
         or (
-            v_event_influence in list(range(_m_influence_reis(g, p) + 1))
+            v_event_influence in _range(_m_influence_reis(g, p) + 1)
             and (
                 (v_event_influence <= v_price) and (v_event_influence > max(0, (v_price - p.reis)))
             )
@@ -9489,7 +9473,7 @@ def _moves_follow_4(g: Game, seat: int, *only: Any) -> list[_Code]:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
+                    for v_event_influence in (None, *_range(_m_influence_reis(g, p) + 1)):
                         if v_event_influence is not None and not (
                             (v_event_influence <= v_price)
                             and (v_event_influence > max(0, (v_price - p.reis)))
@@ -9923,7 +9907,7 @@ def _play_follow_4(g: Game, seat: int, move: Move) -> None:
         if not (
             v_event_influence is None
             or (
-                v_event_influence in list(range(_m_influence_reis(g, p) + 1))
+                v_event_influence in _range(_m_influence_reis(g, p) + 1)
                 and (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -10008,7 +9992,7 @@ def _moves_sponsor_3(g: Game, seat: int, *only: Any) -> list[_Code]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
+            for v_event_influence in (None, *_range(_m_influence_reis(g, p) + 1)):
                 if v_event_influence is not None and not (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -10159,7 +10143,7 @@ def _play_sponsor_3(g: Game, seat: int, move: Move) -> None:
     if not (
         v_event_influence is None
         or (
-            v_event_influence in list(range(_m_influence_reis(g, p) + 1))
+            v_event_influence in _range(_m_influence_reis(g, p) + 1)
             and (
                 (v_event_influence <= v_price) and (v_event_influence > max(0, (v_price - p.reis)))
             )
@@ -10763,7 +10747,7 @@ def _moves_follow_5(g: Game, seat: int, *only: Any) -> list[_Code]:
             for v_noble in dict.fromkeys(p.royal_favors):
                 v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
                 if (p.reis + _m_influence_reis(g, p)) >= v_price:
-                    for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
+                    for v_event_influence in (None, *_range(_m_influence_reis(g, p) + 1)):
                         if v_event_influence is not None and not (
                             (v_event_influence <= v_price)
                             and (v_event_influence > max(0, (v_price - p.reis)))
@@ -11210,7 +11194,7 @@ def _play_follow_5(g: Game, seat: int, move: Move) -> None:
         if not (
             v_event_influence is None
             or (
-                v_event_influence in list(range(_m_influence_reis(g, p) + 1))
+                v_event_influence in _range(_m_influence_reis(g, p) + 1)
                 and (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -11295,7 +11279,7 @@ def _moves_sponsor_4(g: Game, seat: int, *only: Any) -> list[_Code]:
             continue
         v_price = g.rs.costs["sponsor-cost"](g, p, _NO_CTX)
         if (p.reis + _m_influence_reis(g, p)) >= v_price:
-            for v_event_influence in (None, *list(range(_m_influence_reis(g, p) + 1))):
+            for v_event_influence in (None, *_range(_m_influence_reis(g, p) + 1)):
                 if v_event_influence is not None and not (
                     (v_event_influence <= v_price)
                     and (v_event_influence > max(0, (v_price - p.reis)))
@@ -11446,7 +11430,7 @@ def _play_sponsor_4(g: Game, seat: int, move: Move) -> None:
     if not (
         v_event_influence is None
         or (
-            v_event_influence in list(range(_m_influence_reis(g, p) + 1))
+            v_event_influence in _range(_m_influence_reis(g, p) + 1)
             and (
                 (v_event_influence <= v_price) and (v_event_influence > max(0, (v_price - p.reis)))
             )
@@ -11791,7 +11775,7 @@ def _state_checks(g: Game) -> tuple[str, str] | None:
     # rules/state.yaml:228 display-discarded
     if not (
         ((g.resume if (g.phase == "marker") else g.phase) != "hand-discard")
-        or all((_K12[v_i] != "period-end.discard-display") for v_i in list(range(g.period_step)))
+        or all((_K12[v_i] != "period-end.discard-display") for v_i in _range(g.period_step))
         or all((len(g.piles[v_k]) == 0) for v_k in _K1)
     ):
         return "$.piles", "the display was discarded at this period end"
@@ -11805,7 +11789,7 @@ def _state_checks(g: Game) -> tuple[str, str] | None:
                     g.discard_queue[v_i]
                     == (((g.period_end_by + v_i) - len(g.discard_queue)) % len(g.players))
                 )
-                for v_i in list(range(len(g.discard_queue)))
+                for v_i in _range(len(g.discard_queue))
             )
             and ((len(g.discard_queue) > 0) or (g.phase == "marker"))
         )
@@ -18445,15 +18429,16 @@ _AT_RULE: Final = _re.compile(r"#\s+(rules/[^\s:]+:\d+)")
 def _rule_at(exc: BaseException) -> str | None:
     """Where in the rules the step is written that raised `exc` in this module: the position
     (`rules/FILE:LINE`) the generated code names in the comment above the line that raised,
-    in the function of the innermost frame of this module; None when that function names
-    none (the runtime's own code) or the lines are not known (compiled code)."""
-    line = None
+    in the innermost frame of this module whose function names one (a helper of the runtime
+    that raised names none: the step that called it does); None when none does or the lines
+    are not known (compiled code)."""
+    found = None
     tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == __file__:
-            line = tb.tb_lineno
+    while tb is not None:  # the innermost frame of a function that names a step (not of a
+        if tb.tb_frame.f_code.co_filename == __file__:  # helper of the runtime it called)
+            found = _rule_at_line(tb.tb_lineno) or found
         tb = tb.tb_next
-    return _rule_at_line(line or 0)
+    return found
 
 
 def _rule_at_line(line: int) -> str | None:
@@ -20371,6 +20356,22 @@ def _validate(
 # could not even be written back: Python refuses to print an int of more than 4300 digits).
 _INT_MIN: Final = -(2**63)
 _INT_MAX: Final = 2**63 - 1
+# The most items a `range(n)` of the rules makes: the work one step may do (the compiler's
+# MAX_WORK, lisboa_rules/core/limits.py). The compiler bounds a range by what it can know of
+# n (a number with no declared `max` taken as at most a thousand); a game that takes such a
+# number far beyond stops at its step here, instead of making a list of billions of items.
+_RANGE_MOST: Final = 1_000_000
+
+
+def _range(n: int) -> list[int]:
+    """`list(range(n))` of the rules' `range(n)`, refused (a fault at the step) beyond
+    `_RANGE_MOST` items."""
+    if n > _RANGE_MOST:
+        raise ValueError(
+            f"range({n}) would make {n:,} items: more than the "
+            f"{_RANGE_MOST:,} a step may go through (declare the number's max)"
+        )
+    return list(range(n))
 
 
 def _is_type(value: Any, t: str) -> bool:

@@ -50,10 +50,16 @@ from typing import Any
 
 import yaml
 
+from lisboa_rules.core.limits import PLAY_SECONDS
+
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ROOT / "rules"
 HOUSE_ID = "fuzzed"
-DEFAULT_TIMEOUT = 30.0  # seconds per case (build and play) before it counts as a hang
+# seconds per case (build and play) before it counts as a hang: more than the CPU seconds the
+# backstop gives one game (core/limits.py PLAY_SECONDS), which stops a step that loops for long
+# and says where; a case it stops so is a located refusal, not a hang (seed 16 case 21 took
+# 15-19 s, over the 30 s this was on a busy machine)
+DEFAULT_TIMEOUT = float(PLAY_SECONDS + 30)
 MEMORY_LIMIT = 2 << 30  # bytes of address space a case may use (a MemoryError, not a swap storm)
 MOVE_LIMIT = 5000  # moves in one game before it counts as a game that does not end
 GAMES_PER_COUNT = 2  # seeded games per player count

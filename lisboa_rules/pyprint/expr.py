@@ -255,7 +255,7 @@ def _comp(node: ir.Comp, n: Names) -> str:
 
 def _call(fn: ir.Function, args: tuple[ir.Expr, ...], n: Names) -> str:
     if fn == "range":
-        return f"list(range({bare(expr(args[0], n))}))"
+        return f"_range({bare(expr(args[0], n))})"  # the runtime's: bounded
     if fn == "reversed":
         return f"list(reversed({expr(args[0], n)}))"
     if fn == "first":  # the first item of a non-empty list

@@ -814,15 +814,16 @@ _AT_RULE: Final = _re.compile(r"#\s+(rules/[^\s:]+:\d+)")
 def _rule_at(exc: BaseException) -> str | None:
     """Where in the rules the step is written that raised `exc` in this module: the position
     (`rules/FILE:LINE`) the generated code names in the comment above the line that raised,
-    in the function of the innermost frame of this module; None when that function names
-    none (the runtime's own code) or the lines are not known (compiled code)."""
-    line = None
+    in the innermost frame of this module whose function names one (a helper of the runtime
+    that raised names none: the step that called it does); None when none does or the lines
+    are not known (compiled code)."""
+    found = None
     tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == __file__:
-            line = tb.tb_lineno
+    while tb is not None:  # the innermost frame of a function that names a step (not of a
+        if tb.tb_frame.f_code.co_filename == __file__:  # helper of the runtime it called)
+            found = _rule_at_line(tb.tb_lineno) or found
         tb = tb.tb_next
-    return _rule_at_line(line or 0)
+    return found
 
 
 def _rule_at_line(line: int) -> str | None:
@@ -2740,6 +2741,22 @@ def _validate(
 # could not even be written back: Python refuses to print an int of more than 4300 digits).
 _INT_MIN: Final = -(2**63)
 _INT_MAX: Final = 2**63 - 1
+# The most items a `range(n)` of the rules makes: the work one step may do (the compiler's
+# MAX_WORK, lisboa_rules/core/limits.py). The compiler bounds a range by what it can know of
+# n (a number with no declared `max` taken as at most a thousand); a game that takes such a
+# number far beyond stops at its step here, instead of making a list of billions of items.
+_RANGE_MOST: Final = 1_000_000
+
+
+def _range(n: int) -> list[int]:
+    """`list(range(n))` of the rules' `range(n)`, refused (a fault at the step) beyond
+    `_RANGE_MOST` items."""
+    if n > _RANGE_MOST:
+        raise ValueError(
+            f"range({n}) would make {n:,} items: more than the "
+            f"{_RANGE_MOST:,} a step may go through (declare the number's max)"
+        )
+    return list(range(n))
 
 
 def _is_type(value: Any, t: str) -> bool:

@@ -322,3 +322,13 @@ flow:
     assert d.span is not None and d.span.file.endswith("big-do.yaml")
     assert d.span.line == 17
     assert "units of work" in d.message and f"over the limit of {MAX_WORK:,}" in d.message
+
+
+def test_the_engines_range_stops_at_the_work_a_step_may_do(engine: Any) -> None:
+    # the compiler bounds `range(n)` by what it knows of n (a number with no declared max
+    # taken as at most UNDECLARED_NUMBER); the engine holds a game that goes far beyond to
+    # the work one step may do, at the step (tests/cli/test_backstop.py: where it is said)
+    assert engine._RANGE_MOST == MAX_WORK
+    assert engine._range(3) == [0, 1, 2] and len(engine._range(MAX_WORK)) == MAX_WORK
+    with pytest.raises(ValueError, match="a step may go through"):
+        engine._range(MAX_WORK + 1)
