@@ -6,7 +6,8 @@ holds the text (`{params.sets}`), then in the merged documents from the document
 (`{nobles.nobles.king.name}`). Filters: `ordinal` (2 -> 2nd), `count` (a list's length),
 `chain` (names joined by ', then '), and one per term of the game with a singular (`game.terms`:
 `money` and `money_one`): a number with that term, singular for 1 (`{reward.reis|money}` ->
-`1 real`, `2 réis`; the words are the data's).
+`1 real`, `2 réis`; the words are the data's). A number a placeholder prints right before
+the words of such a term agrees with them (`{game.start.plans} Plan`: `1 Plan`, `2 Plans`).
 """
 
 from __future__ import annotations
@@ -98,6 +99,22 @@ def unit_filters(terms: Any) -> dict[str, tuple[str, str]]:
     return {k: (terms[f"{k}_one"], v) for k, v in terms.items()
             if not k.endswith("_one") and isinstance(v, str)
             and isinstance(terms.get(f"{k}_one"), str)}
+
+
+def agreeing(text: str, pos: int, n: int, units: dict[str, tuple[str, str]]
+             ) -> tuple[str, int] | None:
+    """Where a number is printed before `text[pos:]`, and that goes on with a space and the
+    words of a term of the game (singular or plural, the longest that fits, as a whole
+    word): those words as they agree with `n` (" Plan" for 1, " Plans" for 2), and the
+    position after them. None when no term's words follow."""
+    best: tuple[str, int] | None = None
+    for one, many in units.values():
+        for said in (one, many):
+            end = pos + 1 + len(said)
+            if (text.startswith(" " + said, pos) and not text[end:end + 1].isalnum()
+                    and (best is None or end > best[1])):
+                best = (" " + (one if n == 1 else many), end)
+    return best
 
 
 def counted(n: int, words: tuple[str, str]) -> tuple[str, str]:

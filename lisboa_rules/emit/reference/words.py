@@ -472,6 +472,11 @@ def segments(m: Model, text: str, local: Any) -> list[Segment]:
             out += [Segment(number, True, assumed, ph.path), Segment(" " + unit)]
             continue
         out.append(Segment(shown, True, assumed, ph.path))
+        if shown.isdigit():  # a number written before a term's words: they agree with it
+            found = rtext.agreeing(text, pos, int(shown), units)
+            if found is not None:
+                words, pos = found
+                out.append(Segment(words))
     out.append(Segment(text[pos:]))
     return [s for s in out if s.text]
 

@@ -1,0 +1,63 @@
+"""A number the rules print before a term's words agrees with them (rules/game.yaml `terms`):
+a house rule that changes the number changes the words ("1 Plan" -> "2 Plans")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import ROOT
+
+from lisboa_rules import pipeline
+from lisboa_rules.lang import text as rtext
+
+UNITS = {"plan": ("Plan", "Plans"), "rubble_set_marker": ("Rubble Set marker",
+                                                            "Rubble Set markers"),
+         "marker": ("marker", "markers")}
+
+
+def test_the_words_after_a_number_agree_with_it() -> None:
+    said = "take {n} Plan from the top"
+    pos = said.index("}") + 1
+    assert rtext.agreeing(said, pos, 2, UNITS) == (" Plans", pos + len(" Plan"))
+    assert rtext.agreeing(said, pos, 1, UNITS) == (" Plan", pos + len(" Plan"))
+    # the plural written, for one: the singular
+    said = "{n} Plans each"
+    assert rtext.agreeing(said, 3, 1, UNITS) == (" Plan", 3 + len(" Plans"))
+    # the longest term's words that fit: "Rubble Set markers", not "marker"
+    said = "{n} Rubble Set markers"
+    assert rtext.agreeing(said, 3, 1, UNITS) == (" Rubble Set marker", len(said))
+    # whole words only, and only right after the number
+    assert rtext.agreeing("{n} Planets", 3, 2, UNITS) is None
+    assert rtext.agreeing("{n} of the Plans", 3, 2, UNITS) is None
+
+
+GENEROUS = """\
+kind: variant
+id: generous
+title: A generous start
+applies: chosen
+text: Every player starts with more, and the game ends later.
+source: [seed:000#end-of-the-game]
+changes:
+  game:
+    start:
+      plans: 2
+      royal_favors: 2
+  flow:
+    game_end:
+      extra_rounds: 2
+"""
+
+
+def test_a_house_rules_numbers_carry_their_words(tmp_path: Path) -> None:
+    house = tmp_path / "generous.yaml"
+    house.write_text(GENEROUS, encoding="utf-8")
+    result = pipeline.compile_rules(ROOT / "rules", ("generous",), extra=[house])
+    assert result.ok, [d.message for d in result.diagnostics]
+    page = result.files["reference/rules.md"]
+    assert "Each player takes 2 Plans from the top of the Plan supply." in page
+    assert "2 Royal Favor tiles of D. José I" in page
+    assert "then play 2 more full rounds, then score" in page
+    base = pipeline.compile_rules(ROOT / "rules", ()).files["reference/rules.md"]
+    assert "Each player takes 1 Plan from the top of the Plan supply." in base
+    assert "then play 1 more full round, then score" in base
