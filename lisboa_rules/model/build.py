@@ -561,6 +561,19 @@ class Builder:
             return {}
         doc, *rest = kind.source.split(".")
         rows = self._get(doc, *rest)
+        ids = [str(row[kind.key]) for row in (rows if isinstance(rows, list) else ())
+               if isinstance(row, Mapping) and kind.key in row]
+        groups = [str(g["id"]) for g in s.get("groups", ()) if isinstance(g, Mapping)
+                  and "id" in g]
+        missing = [i for i in ids if i not in groups]
+        if missing and groups:  # its groups are every id of the kind: one left out scores none
+            self.error(
+                "schema-required",
+                f"scoring source '{s['id']}' has a group for every {of} (of: {of}), but none "
+                f"for {', '.join(missing)}: add {'them' if len(missing) > 1 else 'one'} to "
+                f"its groups, or leave out 'of' when not every {of} is scored",
+                self.span("scoring", *path, "groups"),
+            )
         return {
             str(row[kind.key]): row["name"]
             for row in (rows if isinstance(rows, list) else ())
