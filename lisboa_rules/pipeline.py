@@ -370,6 +370,45 @@ def _house_sources(node: object) -> None:
             _house_sources(value)
 
 
+_NO_ITEM = re.compile(r"no (?P<what>[^']+) '(?P<id>[^']+)' in ")
+
+
+def _adds(node: object, ident: str) -> bool:
+    """Whether a variant's changes (`node`) add an item whose identity is `ident`."""
+    if isinstance(node, dict):
+        if node.get("$add") is True and any(str(node.get(k)) == ident for k in IDENTITY_KEYS
+                                            if k in node):
+            return True
+        return any(_adds(v, ident) for v in node.values())
+    if isinstance(node, list):
+        return any(_adds(v, ident) for v in node)
+    return False
+
+
+def _added_elsewhere(found: list[Diagnostic], variants: Mapping[str, LoadedDoc],
+                     fold: Sequence[str]) -> list[Diagnostic]:
+    """An item a variant names that the rules do not have, where another variant not folded
+    in adds it (a house rule written over another): said so, with how to build them, in
+    place of a guess at a near id. A variant changes the base rules and the variants folded
+    into them, not another variant laid beside it."""
+    out = []
+    for d in found:
+        m = _NO_ITEM.match(d.message) if d.code == "overlay-unknown-item" else None
+        adders = [] if m is None else sorted(
+            v for v, doc in variants.items() if v not in fold and _adds(
+                doc.data.get("changes"), m["id"]))
+        if m is None or not adders:
+            out.append(d)
+            continue
+        by = ", ".join(f"'{v}'" for v in adders)
+        msg = (f"{d.message.split(' (a new item')[0]}: variant {by} adds it, and a variant "
+               f"changes only the base rules and the variants folded into them; fold "
+               f"{by} in (--variant {adders[0]}) to build this over it, or add the "
+               f"{m['what']} in full here (with `$add: true`)")
+        out.append(replace(d, message=msg, suggestion=None))
+    return out
+
+
 def merge_all(sources: Sources) -> tuple[list[Merged], list[Diagnostic]]:
     """The merge pass: the base rules with the folded variants (key `()`), then each
     combination of the other variants laid over them; a rule set whose merge the overlay
@@ -377,7 +416,7 @@ def merge_all(sources: Sources) -> tuple[list[Merged], list[Diagnostic]]:
     diags: list[Diagnostic] = []
     variants, fold = sources.variants, sources.fold
     folded_docs, folded_changes, found = _merge(sources.base, [variants[v] for v in fold])
-    diags.extend(found)
+    diags.extend(_added_elsewhere(found, variants, fold))
     if _refused(found):
         # A change the overlay refused is not in the merged rules: building them would report
         # its consequences (a formula's param that was not added) as more errors. The base
@@ -395,7 +434,7 @@ def merge_all(sources: Sources) -> tuple[list[Merged], list[Diagnostic]]:
             if not _can_combine([variants[v] for v in combo]):
                 continue
             docs, changes, found = _merge(folded_docs, [variants[v] for v in combo])
-            diags.extend(found)
+            diags.extend(_added_elsewhere(found, variants, fold))
             if _refused(found):
                 continue  # as above: the refused change's consequences are not more errors
             found = _revalidate(docs, changes, valid, sources)

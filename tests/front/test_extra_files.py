@@ -150,6 +150,28 @@ def test_a_house_value_beyond_64_bits_is_refused_at_it(
     assert not out.exists()
 
 
+def test_a_house_rule_over_another_house_rule_says_how_to_build_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a step only another house rule adds: named as that variant's, not a guess at a near id
+    tax = ROOT / "examples" / "house-rules" / "period-tax.yaml"
+    assert "id: period-end.tax" in tax.read_text(encoding="utf-8")
+    heavier = tmp_path / "heavier-tax.yaml"
+    heavier.write_text(
+        "kind: variant\nid: heavier-tax\ntitle: The heavier tax\napplies: chosen\n"
+        "text: The Crown's tax is 2 réis.\nsource: our group\nchanges:\n  flow:\n"
+        "    period_end:\n      steps:\n        - id: period-end.tax\n"
+        "          text: \"The Crown's tax: every player pays 2 réis to the bank.\"\n",
+        encoding="utf-8")
+    capsys.readouterr()
+    assert main(["validate", "--rules", str(RULES), "--house", str(tax), "--house",
+                 str(heavier)]) == 1
+    err = capsys.readouterr().err
+    assert (f"{heavier}:11:15: error[overlay-unknown-item]: no step 'period-end.tax' in "
+            "flow.period_end.steps: variant 'period-tax' adds it") in err, err
+    assert "--variant period-tax" in err and "did you mean" not in err
+
+
 def test_validate_and_build_with_a_house_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
