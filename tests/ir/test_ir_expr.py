@@ -46,7 +46,7 @@ CASES = [
      "(p.reis if (p.reis > 0) else 0)"),
     ("{}", "(table)", "{}"),
     ("[1, 2]", "(list 1 2)", "[1, 2]"),
-    ("range(3)", "(range 3)", "list(range(3))"),
+    ("range(3)", "(range 3)", "_range(3)"),
     ("reversed(hand)", "(reversed player.hand)", "list(reversed(p.hand))"),
     ("1 < reis <= 3", "(chain 1 < player.reis <= 3)", "(1 < p.reis and p.reis <= 3)"),
     ("reis % 2 // 1 * 3 - 1", "(- (* (// (% player.reis 2) 1) 3) 1)",

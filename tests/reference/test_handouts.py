@@ -99,7 +99,7 @@ def test_the_variants_of_rules_have_handouts(variant: str) -> None:
         # the changed step in its sequence: the setup printed whole, the change in place (the
         # neutral Officials' step is said where its condition of the rules' data holds: with
         # two players only, so it is new there)
-        assert "- **8. New:** ...but for 1 neutral Officials in each office." in md
+        assert "- **8. New:** ...but for 1 neutral Official in each office." in md
         assert "- **1.** Shuffle each deck of Political cards." in md
         assert "Most, ~~2nd-most,~~ 3rd-most" in md
     else:
@@ -280,7 +280,7 @@ def test_a_step_whose_condition_reads_only_the_rules_data_is_said_where_it_holds
     assert "...but for 0 neutral Officials in each office." in files[RULES_ANNOTATED_MD]
     # the two-player rule set's (its handout: the setup as it reads there, the step new)
     two = files[variant_handout("two-player", "md")]
-    assert "- **8. New:** ...but for 1 neutral Officials in each office.\n" in two
+    assert "- **8. New:** ...but for 1 neutral Official in each office.\n" in two
 
 
 def _setup_of(md: str) -> str:
