@@ -1215,3 +1215,36 @@ formula with max(0, ...).
     fix:   params: {minimum: 0, per_official: 1}
 """,
 )
+_code(
+    "trigger-never-fires",
+    "check",
+    "a trigger's condition can never hold",
+    """
+A trigger (rules/flow.yaml `triggers`) fires when its condition holds. The compiler works out
+the values the condition's names can take from the ranges declared in rules/vocabulary.yaml
+(`range: [low, high]`, bounds read from the rules data) and its params' values; a condition
+that is false for every one of them can never hold, so the trigger never ends its period or
+the game and never does its steps, while the reference prints it as a rule. The message gives
+the range of each name the condition reads, and a note points at where each is declared.
+Change the condition or its params so that a value in range makes it hold, or remove the
+trigger (`$remove: true` in a house rule).
+
+    bad:   condition: players > 4        # players is 2..4: never more than 4
+    fix:   condition: players > 3
+""",
+)
+_code(
+    "trigger-always-fires",
+    "check",
+    "a trigger's condition holds whatever the names it reads are",
+    """
+A trigger whose condition reads names of rules/vocabulary.yaml but holds for every value
+their declared ranges (and its params' values) allow fires as soon as the triggers are first
+checked in its periods, whatever the players do: the comparison says nothing. Most often a
+param or a bound is off by one (`>= 0` for a count that is never below 0). Write a condition
+that can be false.
+
+    bad:   condition: players >= 2       # players is 2..4: always at least 2
+    fix:   condition: players >= 3
+""",
+)
