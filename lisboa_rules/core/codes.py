@@ -1248,3 +1248,22 @@ that can be false.
     fix:   condition: players >= 3
 """,
 )
+_code(
+    "turn-order-skips",
+    "check",
+    "the turn order does not go through every seat and back to the start player",
+    """
+rules/flow.yaml `turn_order.next` gives the seat that plays after `seat` (taken modulo the
+number of players), and a round ends when the turn comes back to the start player. When
+`next` reads only `seat`, the number of players and constants of the rules, the compiler
+computes it for every seat at every player count the rule set is played with, and follows
+the turn from the first player (`turn_order.first`, else seat 0): the turn must pass through
+every seat once and come back to the start player. Otherwise some players never take a turn,
+or the turn never comes back and a round never ends. The message names the player count and
+the seats the turn goes through. (A `next` that reads more of the state is checked by the
+build's seeded games.)
+
+    bad:   next: (seat + 2) % len(game.players)    # with 4 players: 0, 2, 0, ...
+    fix:   next: (seat + 1) % len(game.players)
+""",
+)

@@ -52,6 +52,7 @@ PLACES: dict[str, str | tuple[str, ...]] = {
     "text-stale": HEAD + "changes:\n  scoring:\n    sources:\n      {}\n",
     "trigger-never-fires": NEW_TRIGGER,
     "trigger-always-fires": NEW_TRIGGER,
+    "turn-order-skips": HEAD + "changes:\n  flow:\n    turn_order:\n      {}\n",
     "items-over-max": (
         HEAD + "changes:\n  flow:\n    moves:\n      - id: draw\n        steps:\n"
         '          - choose: {as: pile, from: game.piles, where: "len(game.piles[it]) > 0"}\n'
