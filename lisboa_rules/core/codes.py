@@ -1132,7 +1132,10 @@ _code(
 they built (`--play N`, default 2 at each player count: one random, one greedy), before
 anything is written. A game that raises, breaks an invariant of rules/state.yaml, reaches a
 state with no legal move, or does not end is this error, at the rule the failing step is
-written at when the engine names it, with the seed, the player count and the last moves. The
+written at when the engine names it (a game that does not end: at the act a variant wrote that
+its last moves made most often, else, when no trigger that ends the game fired, where the
+triggers that end the game are written or a variant changed them), with the seed, the player
+count and the last moves. The
 compiler's static checks (total operations, bounded cost) are meant to refuse such a rule where
 it is written; this backstop catches what they miss. Reproduce it with the seed and the agent
 the message names (`lisboa_rules.sim.agents.make_agent`), and fix the step.
