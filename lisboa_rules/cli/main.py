@@ -251,7 +251,8 @@ def _played(result: Any, games: int, early: _EarlyGames | None = None) -> Any:
     if store is not None and store.get("played", k) is True:
         return result
     begun = early.begun if early is not None else None
-    found = play_check(result.files[ENGINE], games, names, begun=begun)
+    ends = result.compiled.game_ends() if result.compiled is not None else None
+    found = play_check(result.files[ENGINE], games, names, begun=begun, ends=ends)
     if not found:
         if store is not None:
             store.put("played", k, True)

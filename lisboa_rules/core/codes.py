@@ -1133,7 +1133,10 @@ _code(
 they built (`--play N`, default 2 at each player count: one random, one greedy), before
 anything is written. A game that raises, breaks an invariant of rules/state.yaml, reaches a
 state with no legal move, or does not end is this error, at the rule the failing step is
-written at when the engine names it, with the seed, the player count and the last moves. The
+written at when the engine names it (a game that does not end: at the act a variant wrote that
+its last moves made most often, else, when no trigger that ends the game fired, where the
+triggers that end the game are written or a variant changed them), with the seed, the player
+count and the last moves. The
 compiler's static checks (total operations, bounded cost) are meant to refuse such a rule where
 it is written; this backstop catches what they miss. Reproduce it with the seed and the agent
 the message names (`lisboa_rules.sim.agents.make_agent`), and fix the step.
@@ -1214,5 +1217,57 @@ formula with max(0, ...).
 
     bad:   params: {minimum: -1, per_official: 1}  # max(minimum, influence_modifier + ...)
     fix:   params: {minimum: 0, per_official: 1}
+""",
+)
+_code(
+    "trigger-never-fires",
+    "check",
+    "a trigger's condition can never hold",
+    """
+A trigger (rules/flow.yaml `triggers`) fires when its condition holds. The compiler works out
+the values the condition's names can take from the ranges declared in rules/vocabulary.yaml
+(`range: [low, high]`, bounds read from the rules data) and its params' values; a condition
+that is false for every one of them can never hold, so the trigger never ends its period or
+the game and never does its steps, while the reference prints it as a rule. The message gives
+the range of each name the condition reads, and a note points at where each is declared.
+Change the condition or its params so that a value in range makes it hold, or remove the
+trigger (`$remove: true` in a house rule).
+
+    bad:   condition: players > 4        # players is 2..4: never more than 4
+    fix:   condition: players > 3
+""",
+)
+_code(
+    "trigger-always-fires",
+    "check",
+    "a trigger's condition holds whatever the names it reads are",
+    """
+A trigger whose condition reads names of rules/vocabulary.yaml but holds for every value
+their declared ranges (and its params' values) allow fires as soon as the triggers are first
+checked in its periods, whatever the players do: the comparison says nothing. Most often a
+param or a bound is off by one (`>= 0` for a count that is never below 0). Write a condition
+that can be false.
+
+    bad:   condition: players >= 2       # players is 2..4: always at least 2
+    fix:   condition: players >= 3
+""",
+)
+_code(
+    "turn-order-skips",
+    "check",
+    "the turn order does not go through every seat and back to the start player",
+    """
+rules/flow.yaml `turn_order.next` gives the seat that plays after `seat` (taken modulo the
+number of players), and a round ends when the turn comes back to the start player. When
+`next` reads only `seat`, the number of players and constants of the rules, the compiler
+computes it for every seat at every player count the rule set is played with, and follows
+the turn from the first player (`turn_order.first`, else seat 0): the turn must pass through
+every seat once and come back to the start player. Otherwise some players never take a turn,
+or the turn never comes back and a round never ends. The message names the player count and
+the seats the turn goes through. (A `next` that reads more of the state is checked by the
+build's seeded games.)
+
+    bad:   next: (seat + 2) % len(game.players)    # with 4 players: 0, 2, 0, ...
+    fix:   next: (seat + 1) % len(game.players)
 """,
 )

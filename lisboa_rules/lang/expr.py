@@ -504,3 +504,59 @@ def _iv(
         pick = max if node.func.id == "max" else min
         return (pick(lo for lo, _ in args), pick(hi for _, hi in args))
     raise AssertionError(f"unchecked node {ast.dump(node)}")  # pragma: no cover
+
+
+def outcomes(formula: Formula, ranges: Mapping[str, Interval]) -> frozenset[bool]:
+    """The truth values a condition can take, given the ranges of the names it reads (as
+    `interval`): {True, False} unless the ranges prove it always true ({True}) or never
+    ({False}). Over-approximated (each comparison on its own intervals), so a value left out
+    is one the condition can never take."""
+    return _outcomes(formula.tree.body, ranges)
+
+
+_BOTH = frozenset((True, False))
+
+
+def _outcomes(node: ast.expr, ranges: Mapping[str, Interval]) -> frozenset[bool]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return frozenset((node.value,))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return frozenset(not v for v in _outcomes(node.operand, ranges))
+    if isinstance(node, ast.BoolOp):
+        each = [_outcomes(v, ranges) for v in node.values]
+        stop = isinstance(node.op, ast.Or)  # the value that decides: True for `or`
+        out: set[bool] = set()
+        if any(stop in e for e in each):
+            out.add(stop)
+        if all((not stop) in e for e in each):
+            out.add(not stop)
+        return frozenset(out)
+    if isinstance(node, ast.Compare):  # `a < b < c`: each comparison holds
+        operands = [node.left, *node.comparators]
+        each = [_compares(type(op), _iv(a, ranges, []), _iv(b, ranges, []))
+                for op, a, b in zip(node.ops, operands[:-1], operands[1:], strict=True)]
+        out = set[bool]()
+        if all(True in e for e in each):
+            out.add(True)
+        if any(False in e for e in each):
+            out.add(False)
+        return frozenset(out)
+    return _BOTH
+
+
+def _compares(op: type[ast.cmpop], a: Interval, b: Interval) -> frozenset[bool]:
+    """The truth values `x OP y` can take for x in `a` and y in `b` (whole numbers)."""
+    (a0, a1), (b0, b1) = a, b
+    if op is ast.Gt:
+        can_true, can_false = a1 > b0, a0 <= b1
+    elif op is ast.GtE:
+        can_true, can_false = a1 >= b0, a0 < b1
+    elif op is ast.Lt:
+        can_true, can_false = a0 < b1, a1 >= b0
+    elif op is ast.LtE:
+        can_true, can_false = a0 <= b1, a1 > b0
+    else:  # == and !=
+        meet = max(a0, b0) <= min(a1, b1)
+        single = a0 == a1 == b0 == b1
+        can_true, can_false = (meet, not single) if op is ast.Eq else (not single, meet)
+    return frozenset(v for v, can in ((True, can_true), (False, can_false)) if can)

@@ -15,14 +15,16 @@ the phase is done, and for an interrupting phase `_interrupts_…(g) -> bool`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir.reads import may_need_player
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.steps import Anchor, StepChecker
+from lisboa_rules.lang.tree import StepProblem
 from lisboa_rules.lang.typed import BOOL, Scope
 
 THEN = ("", "end-turn", "next-step")
@@ -78,6 +80,84 @@ def check_turn_order(comp: StepChecker, flow: Any, scope: Scope) -> CheckedTurnO
     first = code("first", scope)
     nxt = code("next", scope.with_locals(seat=typed.Name(typed.INT, ir.Local("seat"))))
     return CheckedTurnOrder(first, nxt, uses_player)
+
+
+# the number of players, as `next` and `first` read it
+PLAYER_COUNT = ir.Call("len", (ir.GameField("players"),))
+
+
+def _counted(node: ir.Expr, players: int) -> ir.Expr:
+    """`node` with the number of players given (`len(game.players)`, in it and in the
+    measures it reads): what is left of the state is not constant."""
+    given: dict[ir.Expr, ir.Expr] = {PLAYER_COUNT: ir.Lit(players)}
+    for sub in ir.walk(node):
+        if isinstance(sub, ir.Measure) and sub not in given:
+            given[sub] = _counted(sub.body, players)
+    return ir.substitute(node, given)
+
+
+def _seat_at(node: ir.Expr, players: int, env: Mapping[str, Any],
+             columns: const.Columns) -> int | None:
+    """The seat an expression of the turn order gives (modulo the number of players, as the
+    engine takes it), or None when it reads more than `seat`, the number of players and the
+    rules' constants (or fails)."""
+    try:
+        got = const.evaluate(_counted(node, players), env, columns)
+    except const.NotConstant:
+        return None
+    if not isinstance(got, int) or isinstance(got, bool):
+        return None
+    return got % players
+
+
+def check_turn_cycle(order: CheckedTurnOrder, counts: Iterable[int],
+                     columns: const.Columns) -> list[StepProblem]:
+    """The turn order's `next` computed for every seat at each player count in `counts` (when
+    it reads only `seat`, the number of players and the rules' constants: else the build's
+    games check it): from the first player (`first` when it is such a constant, else seat 0)
+    the turn must go through every seat once and come back to the start player, or some
+    players never play (or a round never ends). One problem for each player count that
+    breaks it, at `turn_order.next`."""
+    if order.next is None:
+        return []
+    out = []
+    for n in counts:
+        if n < 1:
+            continue
+        after = [_seat_at(order.next, n, {"seat": s}, columns) for s in range(n)]
+        if any(a is None for a in after):
+            return []  # it reads the state: not known here
+        start = _seat_at(order.first, n, {}, columns) if order.first is not None else None
+        first = 0 if start is None else start
+        went = [first]
+        seat = after[first]
+        while seat is not None and seat not in went:
+            went.append(seat)
+            seat = after[seat]
+        if seat == first and len(went) == n:
+            continue
+        path = " -> ".join(str(x) for x in [*went, seat])
+        never = [s for s in range(n) if s not in went]
+        what = [f"seat{'s' if len(never) > 1 else ''} {_seats(never)} never "
+                f"play{'' if len(never) > 1 else 's'}"] if never else []
+        if seat != first:
+            what.append(f"the turn never comes back to seat {first}, the start player, so a "
+                        "round never ends")
+        out.append(StepProblem(
+            "turn-order-skips",
+            f"with {n} players, starting at seat {first}"
+            f"{' (the first player)' if start is not None else ''}, the turn goes {path}: "
+            f"{' and '.join(what)}; "
+            "`next` must take the turn through every seat once and back to the start player "
+            "(as `(seat + 1) % len(game.players)` does)",
+            ("flow", "turn_order", "next")))
+    return out
+
+
+def _seats(seats: list[int]) -> str:
+    """`1`, `1 and 3`, `1, 2 and 3`."""
+    shown = [str(s) for s in seats]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
 
 
 def phases_of(flow: Any) -> list[tuple[int, Mapping[str, Any]]]:

@@ -11,7 +11,7 @@ checked into (the lower pass: emit/engine/procs.py `lower`), reporting nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
@@ -23,6 +23,7 @@ from lisboa_rules.lang.phases import (
     CheckedPhase,
     CheckedTurnOrder,
     check_phases,
+    check_turn_cycle,
     check_turn_order,
 )
 from lisboa_rules.lang.steps import StepProblem
@@ -146,6 +147,10 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
     loose, guarded, proven = _check_total(scope, tables, procs, actions, phases, problems,
                                           _players(data), _setup(data), list(names),
                                           max_items, start_items)
+    # the turn order's seats at every player count (a proof: it reads the rules' constants)
+    lo, hi = _players(data)
+    problems.proofs += check_turn_cycle(turn_order, m.player_counts or range(lo, hi + 1),
+                                        _cells(scope, tables))
     period_fields: list[tuple[str, VType]] = []
     flow = data.get("flow") or {}
     for i, step in enumerate((flow.get("period_end") or {}).get("steps") or []):
@@ -201,6 +206,19 @@ def _check_total(scope: Scope, tables: P.Tables, procs: dict[str, S.Proc],
                                               str(row.get("name"))))
     problems.proofs = list(check.problems)
     return frozenset(check.loose), dict(check.guarded), frozenset(check.proven - set(check.guarded))
+
+
+def _cells(scope: Scope, tables: P.Tables) -> Callable[[str, str, Any], Any]:
+    """The value of a column of the rules' tables for one id (ir/const.py `Columns`): a
+    KeyError for a column or an id they do not hold."""
+
+    def cell(kind: str, col: str, key: Any) -> Any:
+        found = scope.tables.get(kind, {}).get(col)
+        if found is None:
+            raise KeyError(col)
+        return tables.values[found[1]][key]
+
+    return cell
 
 
 def _unasked(ps: P.ProcSet, procs: dict[str, S.Proc], problems: P.ProcProblems) -> None:

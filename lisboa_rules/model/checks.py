@@ -942,6 +942,68 @@ def check_formula_ranges(m: Model) -> Iterator[Diagnostic]:
     yield from _check_example_ranges(m, ranges)
 
 
+def check_trigger_conditions(m: Model) -> Iterator[Diagnostic]:
+    """A trigger whose condition the declared ranges of the names it reads (and its params'
+    values) prove never true can never fire (`trigger-never-fires`); one that reads a name and
+    is proven always true fires at the first chance, whatever happens (`trigger-always-fires`).
+    A condition with a param outside its declared range, or a divisor that may not be
+    positive, is reported as that (one error per mistake)."""
+    ranges, _diags = _vocab_ranges(m)  # a range that does not resolve: check_formula_ranges
+    declared = {str(n.get("name")): i
+                for i, n in enumerate(m.data.get("vocabulary", {}).get("names", []))
+                if isinstance(n, dict) and "range" in n}
+    for t in m.triggers:
+        i = _index(m, "flow", "triggers", t.id)
+        if i is None or _params_outside(m.data["flow"]["triggers"][i], m.data):
+            continue
+        params = dict(t.params)
+        known = {**ranges, **{name: (v, v) for name, v in t.params}}
+        if expr.interval(t.condition, known)[1]:
+            continue  # a divisor that can be 0: divisor-not-positive
+        can = expr.outcomes(t.condition, known)
+        reads = [n for n in t.condition.names if n not in params]
+        if can != {False} and not (can == {True} and reads):
+            continue
+        said = "false" if can == {False} else "true"
+        shown = [f"{n} is {bounds.show_interval(ranges.get(n, bounds.ANY))}" for n in reads]
+        shown += [f"{n} is {params[n]}" for n in t.condition.names if n in params]
+        values = f"always {said}" if not shown else \
+            f"{said} for every value in the declared ranges ({', '.join(shown)})"
+        cond = t.condition.source
+        if can == {False}:
+            code = "trigger-never-fires"
+            message = (f"trigger '{t.id}' can never fire: its condition `{cond}` is {values}: "
+                       "change the condition or its params, or remove the trigger")
+        else:
+            code = "trigger-always-fires"
+            message = (f"trigger '{t.id}' fires at once, whatever happens: its condition "
+                       f"`{cond}` is {values}, so it fires as soon as the triggers are "
+                       "checked in its period: write a condition that can be false")
+        at = m.span_of("flow", "triggers", i, "condition")
+        span, notes = _blame(m, at, t.params, ("flow", "triggers", i),
+                             [n for n in t.condition.names if n in params])
+        ranged = tuple(
+            Related(f"the range of '{n}' ({bounds.show_interval(ranges[n])}) is declared here",
+                    m.span_of("vocabulary", "names", declared[n], "range"))
+            for n in dict.fromkeys(reads) if n in declared and n in ranges)
+        yield Diagnostic(code, message, span, (*notes, *ranged))
+
+
+def _params_outside(owner: Any, data: Any) -> bool:
+    """Whether a param of `owner` is outside the range it declares (or that range does not
+    resolve): check_param_ranges says so."""
+    params = owner.get("params") or {}
+    for name, raw in (owner.get("ranges") or {}).items():
+        try:
+            lo, hi = resolve_range(raw, data)
+        except BoundError:
+            return True
+        value = params.get(name)
+        if isinstance(value, int) and not lo <= value <= hi:
+            return True
+    return False
+
+
 def _hull(ivs: Iterable[bounds.Interval]) -> bounds.Interval | None:
     ivs = list(ivs)
     if not ivs:
@@ -1114,6 +1176,7 @@ ALL_CHECKS: tuple[Check, ...] = (
     check_unused_params,
     check_param_ranges,
     check_formula_ranges,
+    check_trigger_conditions,
     check_example_players,
 )
 

@@ -7,6 +7,7 @@ import functools
 import hashlib
 from dataclasses import dataclass, field
 
+from lisboa_rules.core.source import Span
 from lisboa_rules.front.overlay import Change
 from lisboa_rules.model import types as m
 from lisboa_rules.model.checked import CheckedSteps
@@ -56,3 +57,35 @@ class Compiled:
     def name_of(self, display: str) -> str:
         """The stable name generated files use for a rules file."""
         return self.names.get(display, display)
+
+    def game_ends(self) -> dict[tuple[str, ...], Span]:
+        """Where what ends the game of each rule set is written (by its key): the first change
+        a variant makes to a trigger that ends the game (one added, removed or changed), else
+        its first trigger that ends the game, else its list of triggers."""
+        ending = {t.id for rs in self.rulesets for t in rs.model.triggers if t.ends == "game"}
+        out: dict[tuple[str, ...], Span] = {}
+        for rs in self.rulesets:
+            # the variants folded into the base game change every rule set
+            changes = rs.changes if rs is self.base else [*self.base.changes, *rs.changes]
+            changed = [c.span for c in changes
+                       if c.kind == "flow" and c.path[:1] == ("triggers",)
+                       and _ends_game(c, ending)]
+            own = [t.span for t in rs.model.triggers if t.ends == "game"]
+            if changed:
+                out[rs.key] = min(changed, key=lambda s: (s.file, s.line, s.col))
+            elif own:
+                out[rs.key] = own[0]
+            else:
+                out[rs.key] = rs.model.span_of("flow", "triggers")
+        return out
+
+
+def _ends_game(change: Change, ending: set[str]) -> bool:
+    """Whether a change of flow.yaml's triggers is one of a trigger that ends the game
+    (`ending`: the ids of those of every rule set): added or removed whole, or changed inside
+    (its item named by its id in the change's key)."""
+    for item in (change.before, change.after):
+        if isinstance(item, dict) and "id" in item and len(change.path) == 2:
+            return item.get("ends") == "game"
+    named = change.key[1] if len(change.key) > 1 else None
+    return isinstance(named, str) and named.startswith("[") and named[1:-1] in ending

@@ -13,7 +13,10 @@ exception, a failed invariant, a state with no legal move, a game that does not 
 runs out of time (a step that loops for long: stopped where it runs) is an
 `engine-failed` error at the rule the failing step is written at (the engine's faults name it:
 `StateError.at`, read from the comment the generated code keeps above each step), with the
-seed, the player count and the moves that reproduce it.
+seed, the player count and the moves that reproduce it. A game that does not end is put at the
+act a variant wrote that its last moves made most often, else, when no trigger that ends the
+game fired, where the caller says those triggers are written (`ends`: model/compiled.py
+`game_ends`, from the model's spans).
 
 The games are shared by two processes where a process can be forked (`Games`): a worker
 forked once the engine's text exists (a build forks it before the reference is rendered, so
@@ -57,23 +60,28 @@ MOVE_LIMIT = 5_000  # a game longer than this does not end (the base game's take
 GREEDY_MOVE_LIMIT = 500
 SAVE_EVERY = 25  # a save of the state is loaded again after every this many moves, and at the end
 SOURCE = "<generated lisboa_engine.py>"
+# the subject of a game that did not end because no trigger ended it (`_Game.unended`)
+UNENDED = "game-end"
 
 
 def play_check(engine_source: str, games: int = DEFAULT_GAMES,
                names: Mapping[str, str] | None = None, *,
-               begun: Games | None = None) -> list[Diagnostic]:
+               begun: Games | None = None,
+               ends: Mapping[tuple[str, ...], Span] | None = None) -> list[Diagnostic]:
     """The problems `games` seeded games of every rule set find in the engine `engine_source`
     (the generated module's text); none when it plays them all to their end. `names`: the
     files' display paths by the stable names the engine's comments use ("rules/x.yaml").
     `begun`: the games of this engine already started (`Games.start`, with a worker playing
-    them), joined here; else they are started now."""
+    them), joined here; else they are started now. `ends`: where what ends the game of each
+    rule set (by its key) is written (model/compiled.py `game_ends`), where a game that does
+    not end because no trigger ended it is reported."""
     if games <= 0:
         return []
     if begun is not None and begun.source == engine_source and begun.games == games:
-        return begun.finish(names)
+        return begun.finish(names, ends)
     with Games(engine_source, games) as run:
         run.start()
-        return run.finish(names)
+        return run.finish(names, ends)
 
 
 _SKIPPED = "skipped"  # a game not played: an earlier seed of its rule set and count failed
@@ -184,10 +192,12 @@ class Games:
                 continue
             self.results[i] = _play(self.engine, chosen, players, seed)
 
-    def finish(self, names: Mapping[str, str] | None = None) -> list[Diagnostic]:
+    def finish(self, names: Mapping[str, str] | None = None,
+               ends: Mapping[tuple[str, ...], Span] | None = None) -> list[Diagnostic]:
         """Every game played (here: those the worker did not), their problems in the order of
         the games: one error for each rule that fails, one problem of a rule set at a player
-        count."""
+        count. A game no trigger ended (`UNENDED`) is put where `ends` says its rule set's
+        end of the game is written."""
         self.start()
         if self.engine is None:
             return []
@@ -212,7 +222,10 @@ class Games:
             if not isinstance(found, Diagnostic):
                 continue
             failed = True  # one problem of a rule set at a player count says enough
-            if found.span is not None and names:
+            if found.span is None and UNENDED in found.subject and ends:
+                key = tuple(self.engine.variants_for(players, list(chosen)))
+                found = replace(found, span=ends.get(key))
+            elif found.span is not None and names:
                 found = replace(found, span=replace(
                     found.span, file=names.get(found.span.file, found.span.file)))
             if found.span not in where:  # one error for each rule that fails
@@ -389,8 +402,7 @@ class _Game:
             step = make_agent(self.agent_name, engine, self.seed)
             while self.g.phase != "over":
                 if len(moves) >= self.move_limit:
-                    return self.failed(f"the game did not end in {self.move_limit:,} moves",
-                                       self.looping())
+                    return self.unended()
                 if not engine.legal_moves(self.g):
                     return self.failed(f"no legal move in the {self.g.phase} phase, and the "
                                        "game is not over", self.last_action())
@@ -421,6 +433,19 @@ class _Game:
                                           else self.last_action())
             return self.failed(f"{type(exc).__name__}: {exc}", at)
         return None
+
+    def unended(self) -> Diagnostic:
+        """The game past its limit of moves: at the act a variant wrote that the last moves
+        made most often; else, when no trigger that ends the game fired, at the triggers
+        (marked `UNENDED`: `Games.finish` puts it where they are written)."""
+        said = f"the game did not end in {self.move_limit:,} moves"
+        at = self.looping()
+        ending = [t.id for t in self.g.rs.triggers if t.ends == "game"]
+        if at is not None or any(t in self.g.fired for t in ending):
+            return self.failed(said, at)
+        why = (f"no trigger that ends the game fired ({', '.join(ending)})" if ending
+               else "no trigger ends the game")
+        return replace(self.failed(f"{said}: {why}", None), subject=(UNENDED,))
 
     def replay(self, upto: int) -> Any:
         """The state before move `upto` (0-based), played again from the start."""

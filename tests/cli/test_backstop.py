@@ -112,6 +112,27 @@ def test_a_greedy_game_that_does_not_end_is_an_error_at_the_act_it_loops_on(
     assert "'kind': 'house-act'" in found[1]
 
 
+def test_a_game_no_trigger_ends_is_an_error_at_the_triggers_the_house_rule_changed(
+        tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A house rule that replaces the ends of the game by one that can hold (a player with
+    every Decree: within the declared range, so the static check lets it be) but that no game
+    comes to: once the cards run out the players pass for ever. The error is not unlocated: it
+    stands where the house rule changes the triggers that end the game (its first change, the
+    removal of a trigger the rules had), and says that none of them fired."""
+    text = (ROOT / "tests" / "cases" / "backstop" / "no-end.yaml").read_text(encoding="utf-8")
+    house = tmp_path / "no-end.yaml"
+    house.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(backstop, "MOVE_LIMIT", 600)  # a random game of the rules: about 100
+    code, _out, err = run_cli(["validate", "--house", str(house), "--variant", "no-end",
+                               "--play", "1"], capsys, monkeypatch)
+    assert code == 1, err
+    found = _error_at_house_step(house, text, "- {id: game-end.rubble, $remove: true}", err)
+    assert ("did not end in 600 moves: no trigger that ends the game fired "
+            "(game-end.decrees)") in found[1], err
+    assert "lisboa-rules: error[engine-failed]" not in err  # none unlocated
+    assert len(re.findall(r"error\[engine-failed\]", err)) == 1  # one error for one rule
+
+
 def test_a_setup_whose_state_breaks_an_invariant_is_an_error_at_the_house_step(
         tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     text = (ROOT / "tests" / "cases" / "backstop" / "new-player-short.yaml").read_text(

@@ -26,6 +26,13 @@ text: Some house rule.
 """
 
 TRIGGER = HEAD + "changes:\n  flow:\n    triggers:\n      - id: period-end.rubble\n        {}\n"
+# a trigger of the house rule's own, its condition the example
+NEW_TRIGGER = HEAD + ("changes:\n  flow:\n    triggers:\n      - $add: true\n"
+                      "        id: house.late\n        period: 2\n        scope: game\n"
+                      "        params: {one: 1}\n"
+                      "        do:\n          - {gain: {reis: 1}, text: Take 1 real.}\n"
+                      "        text: The player whose turn it is takes {params.one|money}.\n"
+                      "        {}\n")
 # Where each code's wrong example stands in a house rule: `{}` is the example, indented as the
 # line holding it (one place for all its examples, or one for each). The examples are the
 # registry's own (lisboa_rules/core/codes.py).
@@ -43,6 +50,9 @@ PLACES: dict[str, str | tuple[str, ...]] = {
     "overlay-unknown-item": HEAD + "changes:\n  court:\n    {}\n",
     "overlay-unknown-key": HEAD + "changes:\n  flow:\n    triggers:\n      {}\n",
     "text-stale": HEAD + "changes:\n  scoring:\n    sources:\n      {}\n",
+    "trigger-never-fires": NEW_TRIGGER,
+    "trigger-always-fires": NEW_TRIGGER,
+    "turn-order-skips": HEAD + "changes:\n  flow:\n    turn_order:\n      {}\n",
     "items-over-max": (
         HEAD + "changes:\n  flow:\n    moves:\n      - id: draw\n        steps:\n"
         '          - choose: {as: pile, from: game.piles, where: "len(game.piles[it]) > 0"}\n'

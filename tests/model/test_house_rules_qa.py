@@ -1,8 +1,8 @@
 """New house rules, written before the checks that will write them (tests/cases/house-qa/):
 each kind of change the project's issues name, with other numbers, steps, events and measures
 than examples/house-rules/ and tests/cases/house-more/, and edge cases (an item removed, a list
-replaced, steps moved, a hook that raises another event, a trigger that never fires, a variant
-that changes nothing, variants by player count).
+replaced, steps moved, a hook that raises another event, a variant that changes nothing,
+variants by player count).
 
 Each file is built by the CLI with rules/ (`--house FILE`) as an option chosen at setup (or
 applied by player count) and folded in (`--variant NAME`); seeded random games play to the end
@@ -50,7 +50,6 @@ NEW_WORDS = {
     "double-discard": "discard one or two cards from your hand for 1 real each",
     "king-gold-only": "Manuel: Tools, Gold; the Marquis: Books, Gold; the King: Gold",
     "king-herald": "The King's herald: take 1 real.",
-    "never-fires": "The impossible prize: a player with more than 5 rubble sets scores 10 wigs.",
     "new-event": "The plan bonus: take 1 real.",
     "no-cardinal": "[Royal Favor](#state-action.royal-favor) · [Plan](#state-action.plan) | [Open",
     "no-follows": "Nobody may follow the visit",
@@ -228,7 +227,15 @@ REFUSALS = {
     "move-unknown-anchor": ("overlay-unknown-item", 13,
                             "no step 'visit-state-actoin' in court.actions[visit].steps to move "
                             "'visit-noble-action' before; did you mean 'visit-state-action'?"),
+    "never-fires": ("trigger-never-fires", 15,
+                    "trigger 'house.impossible' can never fire: its condition `rubble_sets > "
+                    "most` is false for every value in the declared ranges (rubble_sets is 0..5, "
+                    "most is 5)"),
     "prestige-chosen": ("state-variant", 16, "fold it in with --variant prestige-chosen"),
+    "treasury-boom": ("trigger-never-fires", 15,
+                      "trigger 'house.boom' can never fire: its condition `treasury_value >= "
+                      "high` is false for every value in the declared ranges (treasury_value is "
+                      "1..6, high is 9)"),
 }
 
 
@@ -444,17 +451,6 @@ def test_the_patron_of_the_offices(option: Any, period: int, fires: bool) -> Non
     assert ("house.patron" in g.fired) == fires
     assert g.players[seat].wigs - wigs == (3 if fires else 0)
     assert g.period_end_by is None and g.game_end_round is None
-
-
-def test_a_trigger_that_never_fires(option: Any) -> None:
-    E = option("never-fires")
-    g = E.new_game(3, ("never-fires",), 0)
-    set_rubble(g, 1, g.rs.max_sets if hasattr(g.rs, "max_sets") else 5)
-    wigs = [p.wigs for p in g.players]
-    g = _discard(E, g)
-    assert "house.impossible" not in g.fired and [p.wigs for p in g.players] == wigs
-    for seed in range(3):
-        assert "house.impossible" not in _play(E, 3, ("never-fires",), seed).fired
 
 
 @pytest.mark.parametrize("deck", [5, 6])

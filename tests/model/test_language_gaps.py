@@ -415,3 +415,66 @@ def test_a_turn_order_of_the_wrong_type_is_refused(
     err = _refused(tmp_path, capsys, "bad-order",
                    COUNTER.replace("(seat - 1) % len(game.players)", "seat > 0"))
     assert "bad-order.yaml:10:" in err and "error[expr-type]" in err, err
+
+
+def _errors_at(err: str, name: str, line: int, code: str) -> list[str]:
+    """The messages of the errors of `code` located at `line` of the house file `name`."""
+    at = re.compile(rf"^(?:.*/)?{re.escape(name)}\.yaml:{line}:\d+: error\[{code}\]: (.*)$")
+    return [m[1] for ln in err.splitlines() if (m := at.match(ln))]
+
+
+def test_a_turn_order_that_skips_seats_is_refused_at_next(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Two seats on (tests/cases/invalid/turn-order): with 2 players seat 1 never plays, with
+    4 players seats 1 and 3 never do; with 3 it goes round (0, 2, 1), so nothing is said."""
+    err = _refused(tmp_path, capsys, "leapfrog", """\
+        flow:
+          turn_order:
+            next: (seat + 2) % len(game.players)
+        """)
+    found = _errors_at(err, "leapfrog", 10, "turn-order-skips")
+    assert len(found) == 2, err
+    two, four = sorted(found)
+    assert two.startswith("with 2 players, starting at seat 0, the turn goes 0 -> 0: seat 1 "
+                          "never plays; `next` must take the turn through every seat"), two
+    assert four.startswith("with 4 players, starting at seat 0, the turn goes 0 -> 2 -> 0: "
+                           "seats 1 and 3 never play;"), four
+    assert "with 3 players" not in err
+
+
+def test_a_turn_order_that_never_comes_back_is_refused_from_the_first_player(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The last seat plays for ever: the turn never comes back to the first player (`first`,
+    a constant), so no round would end; said for each player count."""
+    err = _refused(tmp_path, capsys, "stuck", """\
+        flow:
+          turn_order:
+            next: min(seat + 1, len(game.players) - 1)
+            first: {$add: "1"}
+        """)
+    found = sorted(_errors_at(err, "stuck", 10, "turn-order-skips"))
+    assert [m.split(",")[0] for m in found] == ["with 2 players", "with 3 players",
+                                                "with 4 players"], err
+    assert found[2].startswith(
+        "with 4 players, starting at seat 1 (the first player), the turn goes 1 -> 2 -> 3 -> 3: "
+        "seat 0 never plays and the turn never comes back to seat 1, the start player, so a "
+        "round never ends;"), found[2]
+
+
+@pytest.mark.parametrize("changes", [
+    COUNTER,  # examples/house-rules/widdershins.yaml: every seat, the other way round
+    "flow:\n  turn_order:\n    next: seat + 5\n",  # taken modulo the number of players: +1, +2, +1
+    # it reads the state: left to the build's games, as before
+    "flow:\n  turn_order:\n    next: (seat + 1 + game.round % 2) % len(game.players)\n",
+])
+def test_a_turn_order_through_every_seat_or_of_the_state_is_not_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], changes: str,
+) -> None:
+    path = _write(tmp_path, "order", changes)
+    capsys.readouterr()
+    code = main(["validate", "--rules", str(ROOT / "rules"), "--house", str(path),
+                 "--variant", "order", "--play", "0"])
+    err = capsys.readouterr().err
+    assert code == 0 and "turn-order-skips" not in err, err

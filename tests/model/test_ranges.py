@@ -531,3 +531,129 @@ def test_a_worked_example_player_at_the_bounds_builds(rules: Path, player: str) 
     examples.write_text(text.replace(EXAMPLE_PLAYER, f"      - {player}\n", 1), encoding="utf-8")
     _, diags = pipeline.analyse(rules)
     assert [d for d in diags if d.is_error] == []
+
+
+# --- trigger conditions the declared ranges decide ---------------------------------------------
+
+BOOLS = {**ENV, "t": expr.NameInfo("bool")}
+
+
+@pytest.mark.parametrize(
+    ("source", "want"),
+    [
+        ("a > 5", {False}),  # a is -3..5
+        ("a >= 5", {True, False}),
+        ("a >= -3", {True}),
+        ("b <= 4 and c >= 0", {True}),
+        ("b > 4 or a > 5", {False}),
+        ("b > 4 or a == 5", {True, False}),
+        ("not (a < 6)", {False}),
+        ("a * 0 == 0", {True}),
+        ("a * 0 != 0", {False}),
+        ("b == 0", {False}),
+        ("0 < b < 5", {True}),
+        ("2 < b < 1", {False}),
+        ("1 < b < 2", {True, False}),  # over-approximated: each comparison on its own
+        ("c // b >= 0", {True}),
+        ("c > 1", {True, False}),
+        ("t", {True, False}),
+        ("True", {True}),
+        ("False or t", {True, False}),
+        ("a > 5 and t", {False}),
+    ],
+)
+def test_outcomes_of_conditions(source: str, want: set[bool]) -> None:
+    assert expr.outcomes(expr.parse(source, BOOLS), RANGES) == want
+
+
+@pytest.mark.parametrize("source", [
+    "a > b", "a >= b and b > 2", "a == b or c < 1", "not (a < b < 4)", "a * b > 12",
+    "max(a, b) == 5", "a - b <= -7", "a // b < -2", "c - a >= 8",
+])
+def test_outcomes_hold_every_truth_value_the_condition_takes(source: str) -> None:
+    """Sound: a truth value the condition takes for some values in range is never left out
+    (only a value it can never take is)."""
+    f = expr.parse(source, ENV)
+    seen = {bool(expr.evaluate(f, lambda n, _i, env=env: env[n]))
+            for env in ({"a": a, "b": b, "c": c} for a in range(-3, 6) for b in range(1, 5)
+                        for c in range(0, 12))}
+    assert seen <= expr.outcomes(f, RANGES)
+
+
+BOOM = """\
+flow:
+  triggers:
+    - $add: true
+      id: house.boom
+      periods: any
+      scope: game
+      condition: treasury_value >= high
+      params: {high: 9}
+      ranges: {high: [1, null]}
+      do:
+        - for_each: {as: q, in: game.players}
+          do:
+            - gain: {q.reis: 5}
+      text: When the Treasury value reaches {params.high}, every player takes 5 réis.
+      source: [seed:000#intro]
+"""
+
+
+def test_a_trigger_that_can_never_fire_is_an_error_at_its_condition(rules: Path) -> None:
+    """The Treasury track's values are 1..6 (the range of treasury_value, read from the
+    track's spaces): a trigger at 9 never fires. The error is at its condition, with the
+    range, and notes at the param and at the declared range."""
+    diags = compile_variant(rules, BOOM)
+    assert codes_at_house(diags) == [("trigger-never-fires", 14)], diags
+    (d,) = diags
+    assert d.message == (
+        "trigger 'house.boom' can never fire: its condition `treasury_value >= high` is false "
+        "for every value in the declared ranges (treasury_value is 1..6, high is 9): change "
+        "the condition or its params, or remove the trigger")
+    notes = {r.message: r.span for r in d.related}
+    assert notes["'high' is 9 here"] is not None
+    at = notes["the range of 'treasury_value' (1..6) is declared here"]
+    assert at is not None and at.file.endswith("vocabulary.yaml")
+
+
+def test_the_range_follows_the_data(rules: Path) -> None:
+    """A Treasury track whose top space shows 9: the same trigger can fire, and builds."""
+    game = rules / "game.yaml"
+    text = game.read_text()
+    for old, new in (("{value: 6, modifier: 1}", "{value: 9, modifier: 1}"),
+                     ("start_value: 6", "start_value: 9")):
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    game.write_text(text)
+    assert compile_variant(rules, BOOM) == []
+
+
+def test_a_trigger_that_always_fires_is_an_error_at_its_condition(rules: Path) -> None:
+    change = BOOM.replace("treasury_value >= high", "treasury_value >= high - 8")
+    diags = compile_variant(rules, change)
+    assert codes_at_house(diags) == [("trigger-always-fires", 14)], diags
+    assert "its condition `treasury_value >= high - 8` is true for every value in the " \
+        "declared ranges (treasury_value is 1..6, high is 9)" in diags[0].message
+
+
+@pytest.mark.parametrize("change", [
+    "flow:\n  triggers:\n    - {id: period-end.rubble, params: {sets: 6}}\n",  # never
+    "flow:\n  triggers:\n    - {id: game-end.rubble, params: {sets: 0}}\n",  # always
+])
+def test_a_param_outside_its_range_is_one_error_not_two(rules: Path, change: str) -> None:
+    """The condition can no longer change its truth because the param left its declared
+    range: that is the error, said once."""
+    assert [d.code for d in compile_variant(rules, change)] == ["value-out-of-range"]
+
+
+def test_a_changed_param_is_blamed_where_it_is_changed(rules: Path) -> None:
+    """A base trigger whose param the house rule changes (its range left out, so only the
+    condition can say it): the error stands at the house rule's param, with a note at the
+    condition in rules/flow.yaml."""
+    flow = rules / "flow.yaml"
+    text = flow.read_text()
+    flow.write_text(text.replace("    ranges: {sets: [1, game.rubble.max_sets]}\n", "", 1))
+    diags = compile_variant(
+        rules, "flow:\n  triggers:\n    - {id: period-end.rubble, params: {sets: 6}}\n")
+    assert codes_at_house(diags) == [("trigger-never-fires", 10)], diags
+    assert [r.message for r in diags[0].related][:1] == ["in this formula"]
