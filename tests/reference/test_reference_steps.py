@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +24,7 @@ from lisboa_rules.core.inputs import (
 from lisboa_rules.emit import ENGINE, emit_engine
 from lisboa_rules.emit.engine.procs import lower
 from lisboa_rules.emit.reference import render as reference
-from lisboa_rules.lang.tree import Require
+from lisboa_rules.lang.tree import Choose, ForEach, Require, branches
 from lisboa_rules.model.compiled import Compiled
 from lisboa_rules.pipeline import compile_rules
 
@@ -139,6 +141,35 @@ def test_require_reasons_are_conditions(files: dict[str, str], fmt: str) -> None
         ],
     )
     assert "{price}" not in card
+
+
+def test_a_step_done_for_each_of_several_chosen_items_does_not_call_them_it(
+    compiled: Compiled,
+) -> None:
+    """A choice of several items ("Take Decrees from the display (one, or more ...)") and
+    then a step done for each of them: its words follow the choice's, so they name what is
+    done with each ("Put each Decree you take face up"), not "it", which has nothing to refer
+    to after a plural."""
+    def lists(steps: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:  # each list of steps
+        yield steps
+        for s in steps:
+            for nested in branches(s):
+                yield from lists(nested)
+
+    seen = 0
+    for rs in compiled.rulesets:
+        ps = rs.model.procs
+        assert ps is not None
+        for proc in (*ps.procs.values(), *ps.actions.values()):
+            for steps in lists(proc.steps):
+                chosen = {c.as_ for c in steps if isinstance(c, Choose) and c.several and c.text}
+                for each in steps:
+                    if isinstance(each, ForEach) and each.source in chosen and not each.text:
+                        seen += 1
+                        words = [w.text for w in each.walk() if w.text]
+                        assert not any(re.search(r"\bit\b", w) for w in words), \
+                            (rs.key, proc.id, words)
+    assert seen  # Take a Decree takes one Decree or more
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
