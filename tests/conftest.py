@@ -399,8 +399,11 @@ CHURCH_PLAYER = ("clergy",)
 
 def items_named(text: str) -> str:
     """A score explanation of an engine made before held items were named (`ItemDef.name`)
-    with each item's id in the words a later engine uses: "decree-01" -> "Decree 01"."""
-    return re.sub(r"\b([a-z]+)-(\d+)\b", lambda m: f"{m[1].capitalize()} {m[2]}", text)
+    with each item's id in the words a later engine uses: "decree-01" -> "Decree 01"; and
+    before a line of one held item left out its sum of one number ("...not fulfilled, 0; 0 =
+    0" now ends "...not fulfilled, 0")."""
+    text = re.sub(r"\b([a-z]+)-(\d+)\b", lambda m: f"{m[1].capitalize()} {m[2]}", text)
+    return re.sub(r"; (-?\d+) = \1$", "", text)
 
 
 def without_church(data: dict[str, Any]) -> dict[str, Any]:
