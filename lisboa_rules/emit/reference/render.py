@@ -27,6 +27,7 @@ of data for their format.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import functools
 import json
@@ -54,6 +55,7 @@ from lisboa_rules.core.inputs import (
     RULES_MD,
     variant_handout,
 )
+from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.emit.env import doc_env
 from lisboa_rules.emit.header import header_lines
 from lisboa_rules.emit.reference import diagrams, icons, words
@@ -1041,9 +1043,13 @@ class _Builder:
         it guards (its `text`, or its `reason` when that names no value of play); an `if` with
         an `else` reads "If <its text>, ...; otherwise ..."; a `do` step says the procedure it
         carries out in place (that procedure's steps' words), never a link to it. The model's
-        checks (`missing-text`) refuse the data that has no words for these."""
+        checks (`missing-text`) refuse the data that has no words for these. A `require` right
+        after a choice with words, that tests what was chosen, is a condition of that choice:
+        said at its end, "(not possible when ...)", not as a step of its own."""
         out: list[ProcStep] = []
+        chose: tuple[str, int] | None = None  # the name just chosen, and the step saying it
         for s in steps:
+            just, chose = chose, None
             then, orelse = branches(s)
             if isinstance(s, If):  # a condition of the rules' data alone: only its branch
                 holds = constant_condition(s.cond, data_lookup(m.data))
@@ -1080,12 +1086,19 @@ class _Builder:
                 continue
             play = self._play_words if kind == "condition" else (lambda raw: raw)
             shown = self.rich(text, local, m, declared, missing=play)
+            if isinstance(s, Require) and just is not None and not kids \
+                    and just[0] in _names_read(s.cond):
+                at = out[just[1]]
+                out[just[1]] = replace(at, text=_unless(at.text, shown))
+                continue
             if isinstance(s, Do) and not kids and m.procs is not None \
                     and s.proc in m.procs.procs and s.proc not in self._saying:
                 said = self.proc_view(s.proc, m, players=True)
                 if said and _same_words(said[0].text, shown):
                     said = (*said[0].children, *said[1:])  # the step already says it
                 kids = list(said)
+            if isinstance(s, Choose) and not kids:
+                chose = (s.as_, len(out))
             out.append(ProcStep(shown, kind, tuple(kids)))
         return tuple(out)
 
@@ -2571,6 +2584,28 @@ def _lower_first(text: Rich) -> Rich:
     if pieces and pieces[-1].kind == "text" and pieces[-1].text.endswith("."):
         pieces[-1] = replace(pieces[-1], text=pieces[-1].text[:-1])
     return tuple(pieces)
+
+
+def _names_read(cond: Any) -> set[str]:
+    """The names an expression as written reads (none when it does not parse)."""
+    try:
+        tree = parse_expr(str(cond).strip())
+    except (SyntaxError, ValueError, RecursionError):
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def _unless(step: Rich, cond: Rich) -> Rich:
+    """A step's words with the condition that forbids it at their end: `Take one of them.` ->
+    `Take one of them (not possible when COND).` (before the dots of words that go on)."""
+    pieces = list(step)
+    end = ""
+    if pieces and pieces[-1].kind == "text":
+        last = pieces[-1].text.rstrip()
+        kept = last.rstrip(".…")
+        end = last[len(kept):]
+        pieces[-1] = replace(pieces[-1], text=kept)
+    return (*pieces, Piece(" (not possible when "), *cond, Piece(")" + end))
 
 
 def _same_words(a: Rich, b: Rich) -> bool:
