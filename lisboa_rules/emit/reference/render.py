@@ -157,6 +157,8 @@ class Table:
 class Fact:
     label: str
     value: Rich
+    # the player aid: the variant callouts at the rule it states, printed after it
+    callouts: tuple[CalloutView, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -2291,15 +2293,19 @@ class _Builder:
                 sa = sas.get(sid)
                 if sa is not None:
                     facts.append(Fact(f"{humanize('state_action')}: {sa.name}",
-                                      self.assumed(sa.rule, self.rule_text(sa.rule))))
+                                      self.assumed(sa.rule, self.rule_text(sa.rule)),
+                                      self.aid_callouts([sa.rule.id])))
             na = nas.get(n.noble_action)
             if na is not None:
-                facts.append(Fact(f"{humanize('noble_action')}: {na.name}",
-                                  self.assumed(na.rule, self.rule_text(na.rule))))
+                said = [Fact(f"{humanize('noble_action')}: {na.name}",
+                             self.assumed(na.rule, self.rule_text(na.rule)))]
                 if na.land_price is not None:
-                    facts.append(Fact(humanize("land_price"),
-                                      plain(self.words(na.land_price.source, dict(na.params),
-                                                       self.term("money")))))
+                    said.append(Fact(humanize("land_price"),
+                                     plain(self.words(na.land_price.source, dict(na.params),
+                                                      self.term("money")))))
+                # the variants' callouts at the action follow all that the card says of it
+                said[-1] = replace(said[-1], callouts=self.aid_callouts([na.rule.id]))
+                facts += said
             icon = self.aid_icon(n.id)
             goods = tuple(i for i in (self.aid_icon(g) for g in n.trade_goods) if i is not None)
             marks = self.marks(n.provenance.assumptions)
@@ -2307,11 +2313,7 @@ class _Builder:
                                   icons=(icon,) if icon else (), right=goods,
                                   note=(Piece("", "value", marks=marks),) if marks else ()))
         if nobles:
-            out.append(AidSection(humanize("nobles"), "aid-nobles", cards=tuple(nobles),
-                                  callouts=self.aid_callouts(
-                                      [*(sas[s].id for n in m.nobles for s in n.state_actions
-                                         if s in sas),
-                                       *(n.noble_action for n in m.nobles)])))
+            out.append(AidSection(humanize("nobles"), "aid-nobles", cards=tuple(nobles)))
         rest = [c for c in m.costs if c.id not in placed_costs]
         if rest:  # a cost no action of the turn carries: printed once, here
             out.append(AidSection(humanize("costs"), "aid-costs", rows=tuple(
@@ -2522,7 +2524,7 @@ def _sheet_rich(value: Rich) -> Rich:
 
 def _on_sheet(section: AidSection) -> AidSection:
     def fact(f: Fact) -> Fact:
-        return Fact(f.label, _sheet_rich(f.value))
+        return Fact(f.label, _sheet_rich(f.value), tuple(callout(c) for c in f.callouts))
 
     def line(a: AidLine) -> AidLine:
         return replace(a, text=_sheet_rich(a.text))
