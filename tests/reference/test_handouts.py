@@ -287,3 +287,30 @@ def _setup_of(md: str) -> str:
     """The setup's chapter of a players' rules page."""
     text = md[md.index('<a id="setup"></a>'):]
     return text[:text.index("\n## ")]
+
+
+def test_a_variant_for_one_player_count_says_a_count_formula_as_its_value(
+        tmp_path: Path) -> None:
+    """Two-player variant: the shipyard's count is the base game's formula (the number of
+    players minus 1), which the variant does not change: its handout says the count with two
+    players (the engine's), not the formula as if it were a change. A variant for one number
+    of players says such a formula as its value then; a chosen one keeps the words."""
+    files = compile_rules(RULES).files
+    md = files[variant_handout("two-player", "md")]
+    assert "fewer ships" not in md and "the number of players minus" not in md
+    assert re.search(r"^- \[The shipyard\]\(rules\.md#components\.shipyard\): As in every "
+                     r"game, the shipyard's count follows the number of players: with 2, it "
+                     r"holds 1 ship of each colour\.$", md, re.M)
+    assert "The shipyard holds 1 ship of each colour: as in every game" in md
+    note = ("callouts:\n  - rule: components.shipyard\n    text: 'Ships per colour: "
+            "{components.shipyard.per_color}.'\n    source: [facts:§23]\nchanges:\n")
+    for applies, said in (("applies: {players: [3]}", "2"),
+                          ("applies: chosen", "the number of players minus 1")):
+        house = tmp_path / applies.split()[-1].strip("[]}") / "house-ships.yaml"
+        house.parent.mkdir()
+        house.write_text(HANDOUT_RULE.format(n=4).replace("house-rubble", "house-ships")
+                         .replace("applies: chosen", applies).replace("changes:\n", note, 1),
+                         encoding="utf-8")
+        result = compile_rules(RULES, extra=(house,))
+        assert result.ok, [d.message for d in result.diagnostics]
+        assert f"Ships per colour: {said}." in result.files[variant_handout("house-ships", "md")]

@@ -695,6 +695,7 @@ class _Builder:
         amended = {(a.of, a.id): a for v in compiled.folded_infos for a in v.amends}
         for v in compiled.variants:
             vm = self.model_for(v.id)
+            count = _one_count(v)
             for c in v.callouts:
                 a = amended.get((v.id, c.id)) if c.id is not None else None
                 if a is not None:
@@ -705,7 +706,7 @@ class _Builder:
                 view = CalloutView(
                     v.id, v.title, self.variant_index[v.id], c.rule,
                     rule.title if rule else c.rule,
-                    self.rich(c.text, {}, vm, c.provenance.assumptions),
+                    self.rich(c.text, {}, vm, c.provenance.assumptions, players=count),
                     self.marks(c.provenance.assumptions), c.provenance.sources)
                 self.callouts.setdefault(c.rule, []).append(view)
             for a in v.amends:  # chosen with the other variant: its note, as this one's
@@ -718,7 +719,7 @@ class _Builder:
                 self.callouts.setdefault(rule_id, []).append(CalloutView(
                     v.id, v.title, self.variant_index[v.id], rule_id,
                     rule.title if rule else rule_id,
-                    self.rich(a.text, {}, vm, a.provenance.assumptions),
+                    self.rich(a.text, {}, vm, a.provenance.assumptions, players=count),
                     self.marks(a.provenance.assumptions), a.provenance.sources))
         for v in compiled.folded_infos:  # the words of a folded house rule are the rules'
             for c in v.callouts:
@@ -779,14 +780,16 @@ class _Builder:
         return r.title if r else rule_id
 
     def rich(self, text: str, local: Any, m: Model | None = None,
-             declared: Iterable[str] = (), missing: Callable[[str], str] | None = None) -> Rich:
+             declared: Iterable[str] = (), missing: Callable[[str], str] | None = None,
+             players: int | None = None) -> Rich:
         """Text with placeholders filled; values keep the assumptions not already declared.
         A placeholder the data cannot fill is an error, unless `missing` says what to print
-        for it (steps' words name values that exist only during play)."""
+        for it (steps' words name values that exist only during play). A text for one number
+        of `players` says a formula of that number as its value (`words.segments`)."""
         model = m or self.m
         known = set(declared)
         out: list[Piece] = []
-        for seg in words.segments(model, text, local):
+        for seg in words.segments(model, text, local, players):
             if seg.value:
                 extra = [a for a in seg.assumptions
                          if a not in known and self._about(a, seg.path)]
@@ -1912,7 +1915,8 @@ class _Builder:
             callouts = tuple(c for cs in self.callouts.values() for c in cs if c.variant == v.id)
             blocks.append(VariantView(
                 v.id, v.title, self.variant_index[v.id], v.applies_players,
-                self.rich(v.text, {}, vm, v.provenance.assumptions), rows, tuple(text_changes),
+                self.rich(v.text, {}, vm, v.provenance.assumptions, players=_one_count(v)),
+                rows, tuple(text_changes),
                 callouts, self.marks(v.provenance.assumptions), v.provenance.sources,
                 self.step_redlines(vm), official=v.official,
                 in_place=self.in_place(v, base) if base else ()))
@@ -2586,6 +2590,12 @@ def _lower_first(text: Rich) -> Rich:
     if pieces and pieces[-1].kind == "text" and pieces[-1].text.endswith("."):
         pieces[-1] = replace(pieces[-1], text=pieces[-1].text[:-1])
     return tuple(pieces)
+
+
+def _one_count(v: VariantInfo) -> int | None:
+    """The number of players of a variant that applies by itself with one number only (its
+    words are for that game: a formula of the number of players is said as its value)."""
+    return v.applies_players[0] if len(v.applies_players) == 1 else None
 
 
 def _names_read(cond: Any) -> set[str]:
