@@ -314,3 +314,24 @@ def test_a_variant_for_one_player_count_says_a_count_formula_as_its_value(
         result = compile_rules(RULES, extra=(house,))
         assert result.ok, [d.message for d in result.diagnostics]
         assert f"Ships per colour: {said}." in result.files[variant_handout("house-ships", "md")]
+
+
+def test_the_queen_handout_defines_her_reign_and_names_it_as_the_condition() -> None:
+    """The Queen's hook has one step, which says what her reign is ("When card 57 is turned
+    face up, the Queen reigns: from then on ..."). Take a Decree's new condition names the
+    flag that forbids it by its name in the data ("the Queen reigns"), the words that step
+    defines, not the engine's refusal ("nobody can take this action any more")."""
+    result = compile_rules(RULES)
+    assert result.compiled is not None
+    m = next(rs.model for rs in result.compiled.rulesets if rs.key == ("queen",))
+    flag = next(f for f in m.data["game"]["flags"] if f["id"] == "queen")
+    said = flag["name"][:1].lower() + flag["name"][1:]
+    hook = next(h for h in m.data["effects"]["hooks"] if h["id"] == "queen-reigns")
+    step = " ".join(hook["steps"][0]["then"][0]["text"].split())
+    assert said in step and step.index(said) + len(said) < len(step) - 1  # it goes on: what
+    md = result.files[variant_handout("queen", "md")]
+    assert step in md
+    assert f"- **1. New:** *Not possible when:* {said}\n" in md
+    assert "nobody can take this action any more" not in md
+    # the engine still refuses with its own words (rules/nobles.yaml forbidden_reason)
+    assert m.data["nobles"]["forbidden_reason"] in result.files["lisboa_engine.py"]
