@@ -335,3 +335,23 @@ def test_the_queen_handout_defines_her_reign_and_names_it_as_the_condition() -> 
     assert "nobody can take this action any more" not in md
     # the engine still refuses with its own words (rules/nobles.yaml forbidden_reason)
     assert m.data["nobles"]["forbidden_reason"] in result.files["lisboa_engine.py"]
+
+
+def test_a_new_hook_said_in_place_by_a_procedure_of_no_steps_is_printed_once() -> None:
+    """The Queen's hook has one step; the procedure that raises its event (Reveal top) has no
+    steps of its own, so under the Queen its only line is that step said in place. The
+    handout prints the step once, on the hook's card, which says where it fires; a card with
+    steps of its own keeps a hook's lines among them (guild-purse's Build a Store)."""
+    result = compile_rules(RULES)
+    assert result.compiled is not None
+    queen = next(v for v in result.compiled.variants if v.id == "queen")
+    m = next(rs.model for rs in result.compiled.rulesets if rs.key == ("queen",))
+    hook = next(h for h in m.data["effects"]["hooks"] if h["id"] == "queen-reigns")
+    step = " ".join(hook["steps"][0]["then"][0]["text"].split())
+    md = result.files[variant_handout("queen", "md")]
+    html = _visible(result.files[variant_handout("queen", "html")])
+    assert md.count(step) == 1 and html.count(step) == 1
+    card = md[md.index(f"### New: {queen.title}\n"):]
+    assert "*When card revealed, in [Reveal top](rules.md#procedure-reveal-top):*" in card
+    assert f"- **1.** {step}" in card
+    assert "### [Reveal top]" not in md

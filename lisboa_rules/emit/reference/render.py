@@ -2965,6 +2965,7 @@ def _chapter_changes(before: Sequence[Chapter], after: Sequence[Chapter]
             and marked(o)[1] < depth for o in found)
 
     found = [c for c in found if not carries(c)]
+    found = [c for c in found if not _only_says_a_hook(c, found)]
 
     # a new shared procedure (not a hook: that one says when it runs) that the cards which
     # carry it out already say in place, as new lines
@@ -2976,6 +2977,20 @@ def _chapter_changes(before: Sequence[Chapter], after: Sequence[Chapter]
         return all(_text(x.text) in shown for x in c.lines)
 
     return tuple(c for c in found if not said_elsewhere(c))
+
+
+def _only_says_a_hook(c: CardChange, found: Sequence[CardChange]) -> bool:
+    """Whether a changed card is nothing but a new hook said in place: every line of it is new
+    and is a line of a new hook's card (a procedure with no steps of its own that raises the
+    hook's event). The hook's card says it once, and where it fires; a card with steps of its
+    own keeps the hook's lines among them, where they fall."""
+    if c.status != "changed" or not c.lines or any(x.status != "added" for x in c.lines) \
+            or any(_changed(b) for b in c.body) or c.facts or c.rows or c.children \
+            or c.title_words:
+        return False
+    mine = {_text(x.text) for x in c.lines}
+    return any(h.status == "added" and h.event and mine <= {_text(x.text) for x in h.lines}
+               for h in found)
 
 
 def _lookup(values: Mapping[str, int]) -> Callable[[str, str | None], int | bool]:
