@@ -355,3 +355,28 @@ def test_a_new_hook_said_in_place_by_a_procedure_of_no_steps_is_printed_once() -
     assert "*When card revealed, in [Reveal top](rules.md#procedure-reveal-top):*" in card
     assert f"- **1.** {step}" in card
     assert "### [Reveal top]" not in md
+
+
+def test_the_players_variant_pages_redline_the_steps_as_the_players_edition_says_them(
+        ) -> None:
+    """rules.md's page of a variant lists the steps that read differently as the players'
+    edition says them, the same lines its handout marks: the neutral Officials' step, which
+    the base game's players' setup does not say (its condition of the rules' data does not
+    hold there), is new with two players, not "...but for ~~0~~ **1** neutral Officials";
+    the annotated edition redlines the steps as written."""
+    result = compile_rules(RULES)
+    assert result.compiled is not None
+    md, annotated = result.files[RULES_MD], result.files[RULES_ANNOTATED_MD]
+    for v in result.compiled.variants:
+        page = md[md.index(f'<a id="variant-{v.id}"></a>'):]
+        page = page[:page.index("\n<a id=", 1)]
+        steps = page[page.index("Steps that read differently"):]
+        listed = re.findall(r"^ *- (?:\*\*|~~)?(.+?)(?:\*\*|~~)?$", steps, re.M)
+        handout = result.files[variant_handout(v.id, "md")]
+        marked = re.findall(r"^ *- (?:~~|\*\*\d+\. New:\*\* |\*\*\d+\.\*\* )(.+?)(?:~~)?$",
+                            handout, re.M)
+        assert listed and all(x in marked for x in listed), (v.id, listed, marked)
+    two = md[md.index('<a id="variant-two-player"></a>'):]
+    assert "- **...but for 1 neutral Officials in each office.**" in two
+    assert "~~0~~ **1** neutral Officials" not in two
+    assert "- ...but for ~~0~~ **1** neutral Officials in each office." in annotated

@@ -397,6 +397,10 @@ class VariantView:
     kind: str = "variant"
     official: bool = False  # a variant of the published game (`official: true`), not a house rule
     in_place: tuple[CardChange, ...] = ()  # the handout: each changed card whole, marked
+    # the players' edition's steps that read differently: the steps of `in_place`'s cards (as
+    # the players' edition says them) that the variant adds, removes or rewords; `step_changes`
+    # are the annotated edition's, the steps as written
+    said_step_changes: tuple[StepRedline, ...] = ()
 
     @property
     def value_changes(self) -> tuple[ChangeRow, ...]:
@@ -1896,6 +1900,7 @@ class _Builder:
         blocks: list[Block] = []
         for v in self.c.variants:
             vm = self.model_for(v.id)
+            in_place = self.in_place(v, base) if base else ()
             rs = next((r for r in self.c.rulesets if r.key == (v.id,)), None)
             rows = tuple(self.change_row(ch, vm) for ch in (rs.changes if rs else ()))
             text_changes = []
@@ -1918,8 +1923,8 @@ class _Builder:
                 self.rich(v.text, {}, vm, v.provenance.assumptions, players=_one_count(v)),
                 rows, tuple(text_changes),
                 callouts, self.marks(v.provenance.assumptions), v.provenance.sources,
-                self.step_redlines(vm), official=v.official,
-                in_place=self.in_place(v, base) if base else ()))
+                self.step_redlines(vm), official=v.official, in_place=in_place,
+                said_step_changes=_said_step_changes(in_place)))
         return Chapter("chap-variants", humanize("variants"), tuple(blocks))
 
     def change_row(self, ch: Any, after: Model) -> ChangeRow:
@@ -2977,6 +2982,21 @@ def _chapter_changes(before: Sequence[Chapter], after: Sequence[Chapter]
         return all(_text(x.text) in shown for x in c.lines)
 
     return tuple(c for c in found if not said_elsewhere(c))
+
+
+def _said_step_changes(cards: Iterable[CardChange]) -> tuple[StepRedline, ...]:
+    """The steps of a handout's cards that a variant adds, removes or rewords, per card, as
+    the players' edition says them (its page of the variant lists these): a step the base
+    game does not say (its condition of the rules' data does not hold there) and the
+    variant says is new, not a number changed; a card the variant adds is all new."""
+    out: list[StepRedline] = []
+    for c in cards:
+        if c.kind == "card-change":
+            lines = [replace(x, status="added") if c.status == "added" else x for x in c.lines]
+            if any(x.status != "same" for x in lines):
+                out.append(StepRedline(c.id, c.title, tuple(lines)))
+        out += _said_step_changes(c.children)
+    return tuple(out)
 
 
 def _only_says_a_hook(c: CardChange, found: Sequence[CardChange]) -> bool:
