@@ -268,7 +268,8 @@ def score_sheet(E: Any, g: Any) -> Any:
                 ScoreLine(
                     "score.decrees",
                     dsum,
-                    "Your Decrees: " + "; ".join(texts) + f"; {sums} = {dsum}",
+                    "Your Decrees: " + "; ".join(texts)
+                    + (f"; {sums} = {dsum}" if len(texts) > 1 else ""),
                 )
             )
         else:

@@ -425,10 +425,13 @@ WORDS_CHANGED = (
 def items_named(text: str) -> str:
     """A score explanation of an engine made before held items were named (`ItemDef.name`)
     and before the words of WORDS_CHANGED, in the words a later engine uses: each item's id
-    as its name ("decree-01" -> "Decree 01"), each changed phrase as it reads now."""
+    as its name ("decree-01" -> "Decree 01"), each changed phrase as it reads now; and before
+    a line of one held item left out its sum of one number ("...not fulfilled, 0; 0 = 0" now
+    ends "...not fulfilled, 0")."""
     for then, now in WORDS_CHANGED:
         text = re.sub(rf"(?<!number of ){re.escape(then)}", now, text)
-    return re.sub(r"\b([a-z]+)-(\d+)\b", lambda m: f"{m[1].capitalize()} {m[2]}", text)
+    text = re.sub(r"\b([a-z]+)-(\d+)\b", lambda m: f"{m[1].capitalize()} {m[2]}", text)
+    return re.sub(r"; (-?\d+) = \1$", "", text)
 
 
 def without_church(data: dict[str, Any]) -> dict[str, Any]:

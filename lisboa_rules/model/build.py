@@ -243,7 +243,10 @@ class Builder:
                       self._get("vocabulary", "names", default=[]) or [],
                       self._get("flow", default={}) or {},
                       self._get("court", default={}) or {},
-                      self._get("nobles", "forbidden_reason", default=None))
+                      self._get("nobles", "forbidden_reason", default=None),
+                      {str(f.get("id")): str(f.get("name")) for f in
+                       self._get("game", "flags", default=[]) or []
+                       if isinstance(f, Mapping) and isinstance(f.get("name"), str)})
         problems += check_cycles(ps)
         problems += check_hook_events(ps)
         untyped = check_param_kinds(ps, state)  # such params are typed `any` from here on

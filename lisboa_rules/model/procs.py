@@ -295,13 +295,26 @@ def _params(raw: Any, path: tuple[str | int, ...],
     return tuple(out)
 
 
+def _as_condition(name: str) -> str:
+    """A name that states something ("The Queen reigns") as the words of a condition, which
+    go on after other words: its first letter small, unless the word is an initial or all
+    capitals ("D. José I reigns", "UN rules")."""
+    first = name.split(" ", 1)[0]
+    if len(first) > 1 and first[1:].islower():
+        return name[:1].lower() + name[1:]
+    return name
+
+
 def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
              problems: list[st.StepProblem], vocabulary: list[Any] | None = None,
              flow: Mapping[str, Any] | None = None,
              court: Mapping[str, Any] | None = None,
-             forbidden_reason: str | None = None) -> ProcSet:
+             forbidden_reason: str | None = None,
+             flag_names: Mapping[str, str] | None = None) -> ProcSet:
     """The procedures of the effects document, of the Noble actions (`steps:`), of the steps
-    of the end of a period and of the triggers that do something (`do:`)."""
+    of the end of a period and of the triggers that do something (`do:`). A Noble action a
+    flag forbids (`forbidden_by_flag`) is refused first, with `forbidden_reason`; the players'
+    words of that condition are the flag's name (`flag_names`: "the Queen reigns")."""
     procs: dict[str, st.Procedure] = {}
     hooks: dict[str, list[str]] = {}
     this: dict[str, Mapping[str, Any]] = {}
@@ -354,8 +367,9 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
         if isinstance(flag, str):  # a flag of a variant forbids the action: refused first
             words = forbidden_reason or f"the flag {flag} forbids it"
             cond = f"{typed.source_literal(flag)} not in game.flags"
+            said = (flag_names or {}).get(flag)
             body = (st.Require(cond=cond, reason=words, path=(*path, "forbidden_by_flag"),
-                               written=cond), *body)
+                               written=cond, text=_as_condition(said) if said else None), *body)
         add(st.Procedure(str(na.get("id")), (), body, str(na.get("id")), path))
         this[str(na.get("id"))] = na
     turn_end = (flow or {}).get("turn_end")

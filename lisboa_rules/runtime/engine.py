@@ -2199,8 +2199,10 @@ def _score_layout(rs: RuleSet) -> _ScoreLayout:
 
 def _held_line(g: Game, p: Player, items: list[Any], step: _HeldLayout) -> ScoreLine:
     """The line of the items one player holds in a list field: `NAME: ID (condition) P; ID
-    (condition) not fulfilled, 0; P + 0 = P`. (Written every time: the items held and the
-    conditions met differ from game to game, so a memo of lines would rarely be read.)"""
+    (condition) not fulfilled, 0; P + 0 = P`; of one item, that item's words alone (`NAME: ID
+    (condition) not fulfilled, 0`: a sum of one number, `0 = 0`, says nothing). (Written every
+    time: the items held and the conditions met differ from game to game, so a memo of lines
+    would rarely be read.)"""
     if not items:
         return step.empty
     table = step.items
@@ -2217,6 +2219,8 @@ def _held_line(g: Game, p: Player, items: list[Any], step: _HeldLayout) -> Score
         else:
             parts.append(it.not_met)
             shown.append("0")
+    if len(parts) == 1:
+        return ScoreLine(step.id, total, step.head + parts[0])
     return ScoreLine(
         step.id, total, f"{step.head}{'; '.join(parts)}; {' + '.join(shown)} = {total}"
     )

@@ -6,7 +6,7 @@ in place and taken back) without changing a rule. The engine of the commit befor
 (`ISSUE36_BASE`, as the speed rows of benchmarks/run.py compare against) and today's play the
 same seeded random games in lockstep: at every state the same legal moves, in the same order
 (as JSON), and the same state (its save); at the end the same totals, score sheet (a held
-item named as since: `_named`) and ranking.
+item named as since, a line of one held item without its sum: `_named`) and ranking.
 
 - The base rules: the engine of that commit is `git show` of its generated/lisboa_engine.py.
 - House rules: each house rule of examples/house-rules/ and tests/cases/house-more/ is built
@@ -94,7 +94,8 @@ def lockstep(old: Any, new: Any, players: int, variants: tuple[str, ...], seed: 
 
 def _named(sheet: Any) -> Any:
     """The old engine's score sheet with a held item (a Decree) named as since: "Decree 01",
-    not its id "decree-01" (changed on purpose after issue 36's engine work)."""
+    not its id "decree-01", and a line of one held item without its sum of one number (both
+    changed on purpose after issue 36's engine work)."""
     if isinstance(sheet, dict):
         return {k: _named(v) for k, v in sheet.items()}
     if isinstance(sheet, list):

@@ -327,13 +327,19 @@ def test_the_start_player_is_the_first_seat_as_printed(
     assert g.start_player == 0 and g.current == 0
 
 
-def test_two_players_get_fewer_ships_as_the_reference_says(engine: Any, rules_md: str) -> None:
-    sizes = {n: len(engine.new_game(n, (), 1).shipyard) for n in (2, 3, 4)}
+def test_two_players_get_the_ships_the_reference_says(engine: Any, rules_md: str) -> None:
+    """Fewer players, fewer ships: the shipyard's count follows the number of players in
+    every game (the two-player variant does not change it), and the reference says the count
+    the engine stocks with two."""
+    games = {n: engine.new_game(n, (), 1) for n in (2, 3, 4)}
+    sizes = {n: len(g.shipyard) for n, g in games.items()}
     assert sizes[2] < sizes[3] < sizes[4]
-    block = rule_block(rules_md, "components.shipyard")
-    assert "With 2 players, fewer ships come to the shipyard" in " ".join(block.split())
-    two = rule_block(rules_md, "variant-two-player")
-    assert "fewer ships come to the shipyard" in " ".join(two.split())
+    per = sizes[2] // len(set(games[2].shipyard))
+    block = " ".join(rule_block(rules_md, "components.shipyard").split())
+    assert f"with 2, it holds {per} ship of each colour" in block
+    two = " ".join(rule_block(rules_md, "variant-two-player").split())
+    assert f"The shipyard holds {per} ship of each colour" in two
+    assert "fewer ships" not in two
 
 
 @pytest.mark.parametrize("number", [3, 8, 18])

@@ -77,6 +77,24 @@ def test_worked_example_decrees(engine: Any, fresh: Any) -> None:
         assert d not in line.explanation
 
 
+def test_one_decree_is_explained_without_a_sum_of_one_number(engine: Any, fresh: Any) -> None:
+    """A line of one held Decree says that Decree's points and stops: "...not fulfilled, 0",
+    not "...not fulfilled, 0; 0 = 0" (a sum of one number says nothing); two or more end
+    with their sum."""
+    g = _blank(fresh(3))
+    rs = g.rs
+    six = next(d for d in sorted(rs.decrees) if rs.decrees[d].points == 6 and "stores" in
+               rs.decrees[d].words)
+    give_decree(g, 0, six)
+    name = next(s.name for s in rs.scoring if s.id == "score.decrees")
+    said = f"{rs.decrees[six].name} ({rs.decrees[six].words})"
+    line = _line(engine.final_scores(g), 0, "score.decrees")
+    assert (line.points, line.explanation) == (0, f"{name}: {said} not fulfilled, 0")
+    g.players[0].stores.update({"books": 2, "gold": 2, "cloth": 1})
+    line = _line(engine.final_scores(g), 0, "score.decrees")
+    assert (line.points, line.explanation) == (6, f"{name}: {said} 6")
+
+
 def test_worked_example_royal_favors(engine: Any, fresh: Any) -> None:
     g = _blank(fresh(3))
     give_favor(g, 1, "king")

@@ -157,9 +157,10 @@ def _worded(sheet: Any) -> Any:
     `(9+6)//2` now read `(7 + 2) ÷ 5, rounded down`, `(9 + 6) ÷ 2, rounded down`), and the
     condition a source pays under, which reads as a sentence since (issue 34: "(only when the
     count: more than 0)" is now "(only when you have any stores)"), and a held item named by
-    its name since (a Decree "Decree 01", was "decree-01"), and the phrases of
-    conftest.WORDS_CHANGED as they read now; the points, the sources and every
-    other word are compared as they are."""
+    its name since (a Decree "Decree 01", was "decree-01"), a line of one held item without
+    the sum of its one number since ("...not fulfilled, 0", was "...not fulfilled, 0; 0 = 0"),
+    and the phrases of conftest.WORDS_CHANGED as they read now; the points, the sources and
+    every other word are compared as they are."""
     if isinstance(sheet, dict):
         return {k: _worded(v) for k, v in sheet.items()}
     if isinstance(sheet, list):

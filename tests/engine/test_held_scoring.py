@@ -175,7 +175,8 @@ def test_a_held_source_written_in_yaml_scores(
             assert sheet.totals[seat] == plain.totals[seat] + want
             assert ref.by_source(seat)[sid] == want
             assert ref.totals[seat] == sheet.totals[seat]
-            # the explanation: each item with its points, then the sum; none when empty
+            # the explanation: each item with its points, then the sum of several; none when
+            # empty
             title = next(s.name for s in models[(name,)].scoring if s.id == sid)
             if held:  # each item by its name (its id humanized: "Plan 03" for plan-03)
                 named = {it.id: it.name for src in g.rs.scoring if src.id == sid
@@ -183,7 +184,8 @@ def test_a_held_source_written_in_yaml_scores(
                 assert all(named[i] == i[:1].upper() + i[1:].replace("-", " ") for i in held)
                 parts = "; ".join(f"{named[i]} {points[i]}" for i in held)
                 sums = " + ".join(str(points[i]) for i in held)
-                assert lines[sid].explanation == f"{title}: {parts}; {sums} = {want}"
+                assert lines[sid].explanation == (f"{title}: {parts}; {sums} = {want}"
+                                                  if len(held) > 1 else f"{title}: {parts}")
             else:
                 assert lines[sid].explanation == f"{title}: none = 0"
         # the source sits where the YAML put it, and the sheet's JSON names the data's word

@@ -57,7 +57,8 @@ NAMES = sorted(p.stem for p in HOUSE.glob("*.yaml"))
 NEW_WORDS = {
     "admiral": "The Levy: every other player who has réis gives you 1 real, and you score 1 wig.",
     "building-favour": "The King's gratitude: gain 1 Influence.",
-    "compulsory-state-action": "Take one of this Noble's two State actions, without paying a good.",
+    "compulsory-state-action": "Take one of this Noble's two State actions, without paying a good "
+                               "(not possible when a good sits on that State action this turn).",
     "decree-fee": "The notary's fee: pay 1 real for each Decree taken...",
     "decree-tiebreak": "then most stores, then most Decrees, then most completed Plans wins",
     "discard-choice": "for 1 real or 1 Influence, as you choose",

@@ -287,3 +287,97 @@ def _setup_of(md: str) -> str:
     """The setup's chapter of a players' rules page."""
     text = md[md.index('<a id="setup"></a>'):]
     return text[:text.index("\n## ")]
+
+
+def test_a_variant_for_one_player_count_says_a_count_formula_as_its_value(
+        tmp_path: Path) -> None:
+    """Two-player variant: the shipyard's count is the base game's formula (the number of
+    players minus 1), which the variant does not change: its handout says the count with two
+    players (the engine's), not the formula as if it were a change. A variant for one number
+    of players says such a formula as its value then; a chosen one keeps the words."""
+    files = compile_rules(RULES).files
+    md = files[variant_handout("two-player", "md")]
+    assert "fewer ships" not in md and "the number of players minus" not in md
+    assert re.search(r"^- \[The shipyard\]\(rules\.md#components\.shipyard\): As in every "
+                     r"game, the shipyard's count follows the number of players: with 2, it "
+                     r"holds 1 ship of each colour\.$", md, re.M)
+    assert "The shipyard holds 1 ship of each colour: as in every game" in md
+    note = ("callouts:\n  - rule: components.shipyard\n    text: 'Ships per colour: "
+            "{components.shipyard.per_color}.'\n    source: [facts:§23]\nchanges:\n")
+    for applies, said in (("applies: {players: [3]}", "2"),
+                          ("applies: chosen", "the number of players minus 1")):
+        house = tmp_path / applies.split()[-1].strip("[]}") / "house-ships.yaml"
+        house.parent.mkdir()
+        house.write_text(HANDOUT_RULE.format(n=4).replace("house-rubble", "house-ships")
+                         .replace("applies: chosen", applies).replace("changes:\n", note, 1),
+                         encoding="utf-8")
+        result = compile_rules(RULES, extra=(house,))
+        assert result.ok, [d.message for d in result.diagnostics]
+        assert f"Ships per colour: {said}." in result.files[variant_handout("house-ships", "md")]
+
+
+def test_the_queen_handout_defines_her_reign_and_names_it_as_the_condition() -> None:
+    """The Queen's hook has one step, which says what her reign is ("When card 57 is turned
+    face up, the Queen reigns: from then on ..."). Take a Decree's new condition names the
+    flag that forbids it by its name in the data ("the Queen reigns"), the words that step
+    defines, not the engine's refusal ("nobody can take this action any more")."""
+    result = compile_rules(RULES)
+    assert result.compiled is not None
+    m = next(rs.model for rs in result.compiled.rulesets if rs.key == ("queen",))
+    flag = next(f for f in m.data["game"]["flags"] if f["id"] == "queen")
+    said = flag["name"][:1].lower() + flag["name"][1:]
+    hook = next(h for h in m.data["effects"]["hooks"] if h["id"] == "queen-reigns")
+    step = " ".join(hook["steps"][0]["then"][0]["text"].split())
+    assert said in step and step.index(said) + len(said) < len(step) - 1  # it goes on: what
+    md = result.files[variant_handout("queen", "md")]
+    assert step in md
+    assert f"- **1. New:** *Not possible when:* {said}\n" in md
+    assert "nobody can take this action any more" not in md
+    # the engine still refuses with its own words (rules/nobles.yaml forbidden_reason)
+    assert m.data["nobles"]["forbidden_reason"] in result.files["lisboa_engine.py"]
+
+
+def test_a_new_hook_said_in_place_by_a_procedure_of_no_steps_is_printed_once() -> None:
+    """The Queen's hook has one step; the procedure that raises its event (Reveal top) has no
+    steps of its own, so under the Queen its only line is that step said in place. The
+    handout prints the step once, on the hook's card, which says where it fires; a card with
+    steps of its own keeps a hook's lines among them (guild-purse's Build a Store)."""
+    result = compile_rules(RULES)
+    assert result.compiled is not None
+    queen = next(v for v in result.compiled.variants if v.id == "queen")
+    m = next(rs.model for rs in result.compiled.rulesets if rs.key == ("queen",))
+    hook = next(h for h in m.data["effects"]["hooks"] if h["id"] == "queen-reigns")
+    step = " ".join(hook["steps"][0]["then"][0]["text"].split())
+    md = result.files[variant_handout("queen", "md")]
+    html = _visible(result.files[variant_handout("queen", "html")])
+    assert md.count(step) == 1 and html.count(step) == 1
+    card = md[md.index(f"### New: {queen.title}\n"):]
+    assert "*When card revealed, in [Reveal top](rules.md#procedure-reveal-top):*" in card
+    assert f"- **1.** {step}" in card
+    assert "### [Reveal top]" not in md
+
+
+def test_the_players_variant_pages_redline_the_steps_as_the_players_edition_says_them(
+        ) -> None:
+    """rules.md's page of a variant lists the steps that read differently as the players'
+    edition says them, the same lines its handout marks: the neutral Officials' step, which
+    the base game's players' setup does not say (its condition of the rules' data does not
+    hold there), is new with two players, not "...but for ~~0~~ **1** neutral Officials";
+    the annotated edition redlines the steps as written."""
+    result = compile_rules(RULES)
+    assert result.compiled is not None
+    md, annotated = result.files[RULES_MD], result.files[RULES_ANNOTATED_MD]
+    for v in result.compiled.variants:
+        page = md[md.index(f'<a id="variant-{v.id}"></a>'):]
+        page = page[:page.index("\n<a id=", 1)]
+        steps = page[page.index("Steps that read differently"):]
+        listed = re.findall(r"^ *- (?:\*\*|~~)?(.+?)(?:\*\*|~~)?$", steps, re.M)
+        handout = result.files[variant_handout(v.id, "md")]
+        marked = re.findall(r"^ *- (?:~~|\*\*\d+\. New:\*\* |\*\*\d+\.\*\* )(.+?)(?:~~)?$",
+                            handout, re.M)
+        assert listed and all(x in marked for x in listed), (v.id, listed, marked)
+    two = md[md.index('<a id="variant-two-player"></a>'):]
+    assert "- **...but for 1 neutral Official in each office.**" in two
+    assert "~~0~~ **1** neutral Officials" not in two
+    assert ("- ...but for ~~0~~ **1** neutral ~~Officials~~ **Official** in each office."
+            in annotated)

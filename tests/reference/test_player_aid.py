@@ -165,6 +165,45 @@ def test_each_cost_stands_once_beside_its_action_and_no_step_has_a_checkbox(
     assert "then play 1 more full round" in text
 
 
+def test_a_variant_callout_stands_with_the_action_it_changes(tmp_path: Path) -> None:
+    """A variant's callout at a Noble's action (its `rule:`) is printed in that Noble's box,
+    right after what the box says of that action: row E with Build a Store, the Queen with
+    Take a Decree; not together at the end of the Nobles, under the last Noble."""
+    result = _compile(tmp_path, ())
+    m = _model(result)
+    assert result.compiled is not None
+    md, html = result.files[AID_MD], result.files[AID_HTML]
+    section = md[md.index('<a id="aid-nobles"></a>'):]
+    section = section[:section.index("\n<a id=")]
+    boxes = {n.id: section[section.index(f"**{n.name}**"):] for n in m.nobles}
+    for n in m.nobles:  # each box up to the next one
+        later = [boxes[n.id].index(f"**{o.name}**") for o in m.nobles
+                 if o.id != n.id and f"**{o.name}**" in boxes[n.id]]
+        boxes[n.id] = boxes[n.id][:min(later, default=len(boxes[n.id]))]
+    actions = {a.rule.id: (a.name, n) for n in m.nobles for a in
+               (*m.state_actions, *m.noble_actions)
+               if a.id in n.state_actions or a.id == n.noble_action}
+    placed = 0
+    for v in result.compiled.variants:
+        for c in v.callouts:
+            if c.rule not in actions:
+                continue
+            name, noble = actions[c.rule]
+            blocks = boxes[noble.id].split("\n\n")
+            # the action each of the box's callouts of this variant follows
+            follows = [next(b for b in reversed(blocks[:i]) if re.match(
+                r"- \*\*(State|Noble) action: ", b)) for i, b in enumerate(blocks)
+                if b.startswith(f"> **◆ {v.title}:**")]
+            assert any(f" action: {name}:**" in f for f in follows), (c.rule, follows)
+            # in the HTML too: inside the Noble's box, after the action's line
+            card = html[html.index(f"<span>{noble.name}"):]
+            card = card[:card.index("</div>")]
+            assert card.index(f"{name}:</b>") < card.index(f'<span class="flag">{v.title}'), \
+                c.rule
+            placed += 1
+    assert placed >= 2  # row E at Build a Store, the Queen at Take a Decree
+
+
 def _icon_terms(html: str) -> list[str]:
     key = html[html.index('<div class="key"'):]
     key = key[:key.index("</div>")]

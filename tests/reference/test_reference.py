@@ -423,6 +423,9 @@ def test_the_seed_examples_come_out_of_the_engine(doc: Document) -> None:
     assert _wigs(decrees, "Yellow", "score.decrees") == 8
     yellow = dict(decrees.explanations)["Yellow"][0]
     assert re.search(r"\b2 \+ [^=]*\b6\b|decree-01 2 \+ decree-02 6", yellow), yellow
+    # Green's one Decree, not fulfilled: its words alone, no sum of one number ("0 = 0")
+    green = dict(decrees.explanations)["Green"][0]
+    assert green.endswith("not fulfilled, 0") and " = " not in green, green
     assert _wigs(_example(doc, "example.favors"), "Green", "score.favors") == 4
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +24,7 @@ from lisboa_rules.core.inputs import (
 from lisboa_rules.emit import ENGINE, emit_engine
 from lisboa_rules.emit.engine.procs import lower
 from lisboa_rules.emit.reference import render as reference
-from lisboa_rules.lang.tree import Require
+from lisboa_rules.lang.tree import Choose, ForEach, Require, branches
 from lisboa_rules.model.compiled import Compiled
 from lisboa_rules.pipeline import compile_rules
 
@@ -139,6 +141,63 @@ def test_require_reasons_are_conditions(files: dict[str, str], fmt: str) -> None
         ],
     )
     assert "{price}" not in card
+
+
+def test_a_condition_of_a_choice_is_said_with_it_not_as_a_step(
+    compiled: Compiled, files: dict[str, str]
+) -> None:
+    """A `require` right after a choice with words, testing what was chosen (the Visit: "You
+    may take one of this Noble's two State actions", then "a good sits on that State action
+    this turn"), is a condition of that choice: the players' edition says it at the end of the
+    choice's line, not as a numbered step of its own; the annotated edition keeps the steps
+    as written."""
+    ps = compiled.base.model.procs
+    assert ps is not None
+    pairs = [(act.rule, a, b) for act in ps.actions.values()
+             for a, b in zip(act.steps, act.steps[1:], strict=False)
+             if isinstance(a, Choose) and a.text and isinstance(b, Require) and b.reason
+             and re.search(rf"\b{a.as_}\b", str(b.cond))]
+    assert pairs  # the Visit's choice of a State action and the good that blocks it
+    for card, choice, cond in pairs:
+        assert cond.reason is not None and choice.text is not None
+        md = section(files[RULES_MD], "md", card)
+        words = md_text(choice.text.rstrip("."))
+        line = next(x for x in md.splitlines() if words in x)
+        assert line.endswith(f"{words} (not possible when {md_text(cond.reason)}).")
+        assert md_text(cond.reason) not in md.replace(line, "")
+        assert_in_order(section(files[RULES_ANNOTATED_MD], "md", card), [
+            md_text(choice.text), f"*Not possible when:* {md_text(cond.reason)}"])
+    visit = section(files[RULES_HTML], "html", "visit")
+    assert enc("html", "without paying a good (not possible when a good sits on") in visit
+
+
+def test_a_step_done_for_each_of_several_chosen_items_does_not_call_them_it(
+    compiled: Compiled,
+) -> None:
+    """A choice of several items ("Take Decrees from the display (one, or more ...)") and
+    then a step done for each of them: its words follow the choice's, so they name what is
+    done with each ("Put each Decree you take face up"), not "it", which has nothing to refer
+    to after a plural."""
+    def lists(steps: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:  # each list of steps
+        yield steps
+        for s in steps:
+            for nested in branches(s):
+                yield from lists(nested)
+
+    seen = 0
+    for rs in compiled.rulesets:
+        ps = rs.model.procs
+        assert ps is not None
+        for proc in (*ps.procs.values(), *ps.actions.values()):
+            for steps in lists(proc.steps):
+                chosen = {c.as_ for c in steps if isinstance(c, Choose) and c.several and c.text}
+                for each in steps:
+                    if isinstance(each, ForEach) and each.source in chosen and not each.text:
+                        seen += 1
+                        words = [w.text for w in each.walk() if w.text]
+                        assert not any(re.search(r"\bit\b", w) for w in words), \
+                            (rs.key, proc.id, words)
+    assert seen  # Take a Decree takes one Decree or more
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

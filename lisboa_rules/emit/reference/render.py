@@ -27,6 +27,7 @@ of data for their format.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import functools
 import json
@@ -54,6 +55,7 @@ from lisboa_rules.core.inputs import (
     RULES_MD,
     variant_handout,
 )
+from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.emit.env import doc_env
 from lisboa_rules.emit.header import header_lines
 from lisboa_rules.emit.reference import diagrams, icons, words
@@ -155,6 +157,8 @@ class Table:
 class Fact:
     label: str
     value: Rich
+    # the player aid: the variant callouts at the rule it states, printed after it
+    callouts: tuple[CalloutView, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -393,6 +397,10 @@ class VariantView:
     kind: str = "variant"
     official: bool = False  # a variant of the published game (`official: true`), not a house rule
     in_place: tuple[CardChange, ...] = ()  # the handout: each changed card whole, marked
+    # the players' edition's steps that read differently: the steps of `in_place`'s cards (as
+    # the players' edition says them) that the variant adds, removes or rewords; `step_changes`
+    # are the annotated edition's, the steps as written
+    said_step_changes: tuple[StepRedline, ...] = ()
 
     @property
     def value_changes(self) -> tuple[ChangeRow, ...]:
@@ -691,6 +699,7 @@ class _Builder:
         amended = {(a.of, a.id): a for v in compiled.folded_infos for a in v.amends}
         for v in compiled.variants:
             vm = self.model_for(v.id)
+            count = _one_count(v)
             for c in v.callouts:
                 a = amended.get((v.id, c.id)) if c.id is not None else None
                 if a is not None:
@@ -701,7 +710,7 @@ class _Builder:
                 view = CalloutView(
                     v.id, v.title, self.variant_index[v.id], c.rule,
                     rule.title if rule else c.rule,
-                    self.rich(c.text, {}, vm, c.provenance.assumptions),
+                    self.rich(c.text, {}, vm, c.provenance.assumptions, players=count),
                     self.marks(c.provenance.assumptions), c.provenance.sources)
                 self.callouts.setdefault(c.rule, []).append(view)
             for a in v.amends:  # chosen with the other variant: its note, as this one's
@@ -714,7 +723,7 @@ class _Builder:
                 self.callouts.setdefault(rule_id, []).append(CalloutView(
                     v.id, v.title, self.variant_index[v.id], rule_id,
                     rule.title if rule else rule_id,
-                    self.rich(a.text, {}, vm, a.provenance.assumptions),
+                    self.rich(a.text, {}, vm, a.provenance.assumptions, players=count),
                     self.marks(a.provenance.assumptions), a.provenance.sources))
         for v in compiled.folded_infos:  # the words of a folded house rule are the rules'
             for c in v.callouts:
@@ -775,14 +784,16 @@ class _Builder:
         return r.title if r else rule_id
 
     def rich(self, text: str, local: Any, m: Model | None = None,
-             declared: Iterable[str] = (), missing: Callable[[str], str] | None = None) -> Rich:
+             declared: Iterable[str] = (), missing: Callable[[str], str] | None = None,
+             players: int | None = None) -> Rich:
         """Text with placeholders filled; values keep the assumptions not already declared.
         A placeholder the data cannot fill is an error, unless `missing` says what to print
-        for it (steps' words name values that exist only during play)."""
+        for it (steps' words name values that exist only during play). A text for one number
+        of `players` says a formula of that number as its value (`words.segments`)."""
         model = m or self.m
         known = set(declared)
         out: list[Piece] = []
-        for seg in words.segments(model, text, local):
+        for seg in words.segments(model, text, local, players):
             if seg.value:
                 extra = [a for a in seg.assumptions
                          if a not in known and self._about(a, seg.path)]
@@ -1041,9 +1052,13 @@ class _Builder:
         it guards (its `text`, or its `reason` when that names no value of play); an `if` with
         an `else` reads "If <its text>, ...; otherwise ..."; a `do` step says the procedure it
         carries out in place (that procedure's steps' words), never a link to it. The model's
-        checks (`missing-text`) refuse the data that has no words for these."""
+        checks (`missing-text`) refuse the data that has no words for these. A `require` right
+        after a choice with words, that tests what was chosen, is a condition of that choice:
+        said at its end, "(not possible when ...)", not as a step of its own."""
         out: list[ProcStep] = []
+        chose: tuple[str, int] | None = None  # the name just chosen, and the step saying it
         for s in steps:
+            just, chose = chose, None
             then, orelse = branches(s)
             if isinstance(s, If):  # a condition of the rules' data alone: only its branch
                 holds = constant_condition(s.cond, data_lookup(m.data))
@@ -1080,12 +1095,19 @@ class _Builder:
                 continue
             play = self._play_words if kind == "condition" else (lambda raw: raw)
             shown = self.rich(text, local, m, declared, missing=play)
+            if isinstance(s, Require) and just is not None and not kids \
+                    and just[0] in _names_read(s.cond):
+                at = out[just[1]]
+                out[just[1]] = replace(at, text=_unless(at.text, shown))
+                continue
             if isinstance(s, Do) and not kids and m.procs is not None \
                     and s.proc in m.procs.procs and s.proc not in self._saying:
                 said = self.proc_view(s.proc, m, players=True)
                 if said and _same_words(said[0].text, shown):
                     said = (*said[0].children, *said[1:])  # the step already says it
                 kids = list(said)
+            if isinstance(s, Choose) and not kids:
+                chose = (s.as_, len(out))
             out.append(ProcStep(shown, kind, tuple(kids)))
         return tuple(out)
 
@@ -1878,6 +1900,7 @@ class _Builder:
         blocks: list[Block] = []
         for v in self.c.variants:
             vm = self.model_for(v.id)
+            in_place = self.in_place(v, base) if base else ()
             rs = next((r for r in self.c.rulesets if r.key == (v.id,)), None)
             rows = tuple(self.change_row(ch, vm) for ch in (rs.changes if rs else ()))
             text_changes = []
@@ -1897,10 +1920,11 @@ class _Builder:
             callouts = tuple(c for cs in self.callouts.values() for c in cs if c.variant == v.id)
             blocks.append(VariantView(
                 v.id, v.title, self.variant_index[v.id], v.applies_players,
-                self.rich(v.text, {}, vm, v.provenance.assumptions), rows, tuple(text_changes),
+                self.rich(v.text, {}, vm, v.provenance.assumptions, players=_one_count(v)),
+                rows, tuple(text_changes),
                 callouts, self.marks(v.provenance.assumptions), v.provenance.sources,
-                self.step_redlines(vm), official=v.official,
-                in_place=self.in_place(v, base) if base else ()))
+                self.step_redlines(vm), official=v.official, in_place=in_place,
+                said_step_changes=_said_step_changes(in_place)))
         return Chapter("chap-variants", humanize("variants"), tuple(blocks))
 
     def change_row(self, ch: Any, after: Model) -> ChangeRow:
@@ -2278,15 +2302,19 @@ class _Builder:
                 sa = sas.get(sid)
                 if sa is not None:
                     facts.append(Fact(f"{humanize('state_action')}: {sa.name}",
-                                      self.assumed(sa.rule, self.rule_text(sa.rule))))
+                                      self.assumed(sa.rule, self.rule_text(sa.rule)),
+                                      self.aid_callouts([sa.rule.id])))
             na = nas.get(n.noble_action)
             if na is not None:
-                facts.append(Fact(f"{humanize('noble_action')}: {na.name}",
-                                  self.assumed(na.rule, self.rule_text(na.rule))))
+                said = [Fact(f"{humanize('noble_action')}: {na.name}",
+                             self.assumed(na.rule, self.rule_text(na.rule)))]
                 if na.land_price is not None:
-                    facts.append(Fact(humanize("land_price"),
-                                      plain(self.words(na.land_price.source, dict(na.params),
-                                                       self.term("money")))))
+                    said.append(Fact(humanize("land_price"),
+                                     plain(self.words(na.land_price.source, dict(na.params),
+                                                      self.term("money")))))
+                # the variants' callouts at the action follow all that the card says of it
+                said[-1] = replace(said[-1], callouts=self.aid_callouts([na.rule.id]))
+                facts += said
             icon = self.aid_icon(n.id)
             goods = tuple(i for i in (self.aid_icon(g) for g in n.trade_goods) if i is not None)
             marks = self.marks(n.provenance.assumptions)
@@ -2294,11 +2322,7 @@ class _Builder:
                                   icons=(icon,) if icon else (), right=goods,
                                   note=(Piece("", "value", marks=marks),) if marks else ()))
         if nobles:
-            out.append(AidSection(humanize("nobles"), "aid-nobles", cards=tuple(nobles),
-                                  callouts=self.aid_callouts(
-                                      [*(sas[s].id for n in m.nobles for s in n.state_actions
-                                         if s in sas),
-                                       *(n.noble_action for n in m.nobles)])))
+            out.append(AidSection(humanize("nobles"), "aid-nobles", cards=tuple(nobles)))
         rest = [c for c in m.costs if c.id not in placed_costs]
         if rest:  # a cost no action of the turn carries: printed once, here
             out.append(AidSection(humanize("costs"), "aid-costs", rows=tuple(
@@ -2509,7 +2533,7 @@ def _sheet_rich(value: Rich) -> Rich:
 
 def _on_sheet(section: AidSection) -> AidSection:
     def fact(f: Fact) -> Fact:
-        return Fact(f.label, _sheet_rich(f.value))
+        return Fact(f.label, _sheet_rich(f.value), tuple(callout(c) for c in f.callouts))
 
     def line(a: AidLine) -> AidLine:
         return replace(a, text=_sheet_rich(a.text))
@@ -2571,6 +2595,34 @@ def _lower_first(text: Rich) -> Rich:
     if pieces and pieces[-1].kind == "text" and pieces[-1].text.endswith("."):
         pieces[-1] = replace(pieces[-1], text=pieces[-1].text[:-1])
     return tuple(pieces)
+
+
+def _one_count(v: VariantInfo) -> int | None:
+    """The number of players of a variant that applies by itself with one number only (its
+    words are for that game: a formula of the number of players is said as its value)."""
+    return v.applies_players[0] if len(v.applies_players) == 1 else None
+
+
+def _names_read(cond: Any) -> set[str]:
+    """The names an expression as written reads (none when it does not parse)."""
+    try:
+        tree = parse_expr(str(cond).strip())
+    except (SyntaxError, ValueError, RecursionError):
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def _unless(step: Rich, cond: Rich) -> Rich:
+    """A step's words with the condition that forbids it at their end: `Take one of them.` ->
+    `Take one of them (not possible when COND).` (before the dots of words that go on)."""
+    pieces = list(step)
+    end = ""
+    if pieces and pieces[-1].kind == "text":
+        last = pieces[-1].text.rstrip()
+        kept = last.rstrip(".…")
+        end = last[len(kept):]
+        pieces[-1] = replace(pieces[-1], text=kept)
+    return (*pieces, Piece(" (not possible when "), *cond, Piece(")" + end))
 
 
 def _same_words(a: Rich, b: Rich) -> bool:
@@ -2918,6 +2970,7 @@ def _chapter_changes(before: Sequence[Chapter], after: Sequence[Chapter]
             and marked(o)[1] < depth for o in found)
 
     found = [c for c in found if not carries(c)]
+    found = [c for c in found if not _only_says_a_hook(c, found)]
 
     # a new shared procedure (not a hook: that one says when it runs) that the cards which
     # carry it out already say in place, as new lines
@@ -2929,6 +2982,35 @@ def _chapter_changes(before: Sequence[Chapter], after: Sequence[Chapter]
         return all(_text(x.text) in shown for x in c.lines)
 
     return tuple(c for c in found if not said_elsewhere(c))
+
+
+def _said_step_changes(cards: Iterable[CardChange]) -> tuple[StepRedline, ...]:
+    """The steps of a handout's cards that a variant adds, removes or rewords, per card, as
+    the players' edition says them (its page of the variant lists these): a step the base
+    game does not say (its condition of the rules' data does not hold there) and the
+    variant says is new, not a number changed; a card the variant adds is all new."""
+    out: list[StepRedline] = []
+    for c in cards:
+        if c.kind == "card-change":
+            lines = [replace(x, status="added") if c.status == "added" else x for x in c.lines]
+            if any(x.status != "same" for x in lines):
+                out.append(StepRedline(c.id, c.title, tuple(lines)))
+        out += _said_step_changes(c.children)
+    return tuple(out)
+
+
+def _only_says_a_hook(c: CardChange, found: Sequence[CardChange]) -> bool:
+    """Whether a changed card is nothing but a new hook said in place: every line of it is new
+    and is a line of a new hook's card (a procedure with no steps of its own that raises the
+    hook's event). The hook's card says it once, and where it fires; a card with steps of its
+    own keeps the hook's lines among them, where they fall."""
+    if c.status != "changed" or not c.lines or any(x.status != "added" for x in c.lines) \
+            or any(_changed(b) for b in c.body) or c.facts or c.rows or c.children \
+            or c.title_words:
+        return False
+    mine = {_text(x.text) for x in c.lines}
+    return any(h.status == "added" and h.event and mine <= {_text(x.text) for x in h.lines}
+               for h in found)
 
 
 def _lookup(values: Mapping[str, int]) -> Callable[[str, str | None], int | bool]:

@@ -6,10 +6,12 @@ result is a list of segments so that each format can escape text and mark assume
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, assert_never
 
+from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir.show import show
@@ -441,8 +443,40 @@ def _assumptions_along(m: Model, path: tuple[str, ...]) -> tuple[str, ...]:
     return found
 
 
-def segments(m: Model, text: str, local: Any) -> list[Segment]:
-    """Split rule text into words and bound values."""
+def player_count_names(m: Model) -> frozenset[str]:
+    """The names of the vocabulary that are the number of players (`value: len(game.players)`)."""
+    want = ast.dump(parse_expr("len(game.players)"))
+    out = set()
+    for row in m.data.get("vocabulary", {}).get("names", ()):
+        value = row.get("value") if isinstance(row, Mapping) else None
+        try:
+            if isinstance(value, str) and ast.dump(parse_expr(value.strip())) == want:
+                out.add(str(row.get("name")))
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+    return frozenset(out)
+
+
+def at_players(m: Model, source: str, params: Mapping[str, int], players: int) -> int | None:
+    """The value of a formula that reads only the number of players (and numbers and its
+    params), with `players` playing; None for a formula that reads anything else."""
+    node = formula_ir(m, source, params)
+    if node is None:
+        return None
+    read = {x[0] for x in map(named, ir.walk(node)) if x is not None}
+    counts = player_count_names(m)
+    if not read or not read <= counts:
+        return None
+    try:
+        return _value(node, dict.fromkeys(read, players))
+    except (ArithmeticError, ValueError, TypeError):
+        return None
+
+
+def segments(m: Model, text: str, local: Any, players: int | None = None) -> list[Segment]:
+    """Split rule text into words and bound values. With `players` (a text for that number
+    of players only: a variant that applies by it), a formula of the number of players is
+    said as its value then, not in words ("1", not "the number of players minus 1")."""
     names = names_of(m)
     units = rtext.unit_filters(m.data.get("game", {}).get("terms"))
     out: list[Segment] = []
@@ -463,7 +497,8 @@ def segments(m: Model, text: str, local: Any) -> list[Segment]:
                 else rtext.lookup(m.data, where[:-1])
             )
             p = dict(owner.get("params", {})) if isinstance(owner, dict) else params
-            shown = formula_words(m, value, p)
+            then = at_players(m, value, p, players) if players is not None else None
+            shown = formula_words(m, value, p) if then is None else str(then)
         else:
             shown = rtext.format_value(value, ph.filter, lambda s: names.get(s, s))
         assumed = local_assumed if where is None else _assumptions_along(m, where)
