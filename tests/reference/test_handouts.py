@@ -381,3 +381,37 @@ def test_the_players_variant_pages_redline_the_steps_as_the_players_edition_says
     assert "~~0~~ **1** neutral Officials" not in two
     assert ("- ...but for ~~0~~ **1** neutral ~~Officials~~ **Official** in each office."
             in annotated)
+
+
+SIX_DECREES = """\
+kind: variant
+id: decree-six
+title: Six Decrees
+applies: chosen
+text: The Decree display shows 6 Decrees.
+source: [seed:001#take-a-decree]
+changes:
+  components:
+    decree_display:
+      size: 6
+"""
+
+
+def test_a_handout_names_every_card_and_the_edition_it_changes(tmp_path: Path) -> None:
+    # the turn's steps print under the section heading "Turn order" in the rules, with no
+    # title of their own: the handout's card is named by that heading, not "### []"
+    house = tmp_path / "decree-six.yaml"
+    house.write_text(SIX_DECREES, encoding="utf-8")
+    chosen = compile_rules(RULES, (), extra=[house])
+    assert chosen.ok, [d.message for d in chosen.diagnostics]
+    md = chosen.files["reference/variant-decree-six.md"]
+    assert "### [](" not in md and "### [Turn order](rules.md#turn)" in md
+    assert "<a href=\"rules.html#turn\"></a>" not in chosen.files[
+        "reference/variant-decree-six.html"]
+    assert "changes to the standard game" in md
+    # folded in, the rules are "the game with Six Decrees": each handout says so
+    folded = compile_rules(RULES, ("decree-six",), extra=[house])
+    assert folded.ok, [d.message for d in folded.diagnostics]
+    queen = folded.files["reference/variant-queen.md"]
+    assert "changes to the game with Six Decrees ·" in queen
+    assert "changes to the with" not in folded.files["reference/variant-queen.html"]

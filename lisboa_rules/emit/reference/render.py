@@ -1374,7 +1374,8 @@ class _Builder:
             aid=self.aid(), variants=tuple((v.id, v.title, self.variant_index[v.id])
                                            for v in self.c.variants),
             header=_comment_header(self.c), footer=str(game["title"]),
-            edition=_edition(self.c) or "standard game", house_rules=_edition(self.c),
+            edition=f"game {_edition(self.c)}" if self.c.folded_titles else "standard game",
+            house_rules=_edition(self.c),
             figures=self.figs,
             notes=self.notes(), variant_pages=tuple(
                 b for b in variants.blocks if isinstance(b, VariantView)))
@@ -2873,8 +2874,10 @@ def _card_change(before: RuleCard | None, after: RuleCard | None, where: tuple[s
             return None
         status = "same"
         facts = tuple((f.label, _runs(None, _text(f.value))) for f in card.facts)
-    return CardChange(
-        card.id if before is not None else "", card.title, status, where,
+    return CardChange(  # a card the rules print under its section's heading (the turn's
+        # steps under "Turn order") has no title of its own: the handout names it by that
+        card.id if before is not None else "", card.title or (where[-1] if where else card.id),
+        status, where,
         after=prev if status == "added" else "", label=card.label,
         title_words=title_words if _changed(title_words) and status == "changed" else (),
         body=body, event=card.event, fired_by=card.fired_by, lines=_numbered(lines),
