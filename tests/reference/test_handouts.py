@@ -415,3 +415,18 @@ def test_a_handout_names_every_card_and_the_edition_it_changes(tmp_path: Path) -
     queen = folded.files["reference/variant-queen.md"]
     assert "changes to the game with Six Decrees ·" in queen
     assert "changes to the with" not in folded.files["reference/variant-queen.html"]
+
+
+def test_a_chosen_house_rule_says_which_note_of_another_variant_it_drops() -> None:
+    # examples/house-rules/stores-by-count.yaml drops the two-player note on the stores'
+    # columns (`$remove: true`): where both are in force, that note does not hold, and the
+    # rules say so at the rule, in the house rule's callout, with the note's words
+    house = EXAMPLES / "stores-by-count.yaml"
+    assert "{of: two-player, id: two-player.stores-columns, $remove: true}" in house.read_text(
+        encoding="utf-8")
+    built = compile_rules(RULES, (), extra=[house])
+    assert built.ok, [d.message for d in built.diagnostics]
+    said = ("**◆ Stores by count:** Where Two players applies too, its note does not hold: "
+            "With 2 players, only the most and 3rd-most columns are used.")
+    assert said in built.files[RULES_MD]
+    assert said in built.files["reference/player-aid.md"]

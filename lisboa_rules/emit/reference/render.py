@@ -714,16 +714,24 @@ class _Builder:
                     self.marks(c.provenance.assumptions), c.provenance.sources)
                 self.callouts.setdefault(c.rule, []).append(view)
             for a in v.amends:  # chosen with the other variant: its note, as this one's
-                theirs = {c.id: c for o in compiled.variants if o.id == a.of
-                          for c in o.callouts if c.id is not None}
-                if a.text is None or a.id not in theirs:
+                others = [o for o in compiled.variants if o.id == a.of]
+                theirs = {c.id: c for o in others for c in o.callouts if c.id is not None}
+                if a.id not in theirs:
                     continue
                 rule_id = theirs[a.id].rule
                 rule = self.rules.get(rule_id)
+                if a.text is None:  # dropped: said, where both are in force, with its words
+                    gone = theirs[a.id]
+                    said: Rich = (
+                        Piece(f"Where {others[0].title} applies too, its note does not "
+                              "hold: "),
+                        *self.rich(gone.text, {}, self.model_for(a.of),
+                                   gone.provenance.assumptions))
+                else:
+                    said = self.rich(a.text, {}, vm, a.provenance.assumptions, players=count)
                 self.callouts.setdefault(rule_id, []).append(CalloutView(
                     v.id, v.title, self.variant_index[v.id], rule_id,
-                    rule.title if rule else rule_id,
-                    self.rich(a.text, {}, vm, a.provenance.assumptions, players=count),
+                    rule.title if rule else rule_id, said,
                     self.marks(a.provenance.assumptions), a.provenance.sources))
         for v in compiled.folded_infos:  # the words of a folded house rule are the rules'
             for c in v.callouts:
