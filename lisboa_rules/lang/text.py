@@ -26,6 +26,8 @@ IDENTITY_KEYS = ("id", "number", "color", "name", "term")
 # A list index in a placeholder: ASCII digits only (str.isdigit() and int() also take '²', '٣'
 # and '３'), and short enough for int() whatever the interpreter's digit limit.
 _INDEX = re.compile(r"[0-9]{1,9}")
+# what continues a word: a term's words followed by it are part of another word ("Plan-cards")
+_WORD_GOES_ON = re.compile(r"[\w-]")
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ def agreeing(text: str, pos: int, n: int, units: dict[str, tuple[str, str]]
     for one, many in units.values():
         for said in (one, many):
             end = pos + 1 + len(said)
-            if (text.startswith(" " + said, pos) and not text[end:end + 1].isalnum()
+            if (text.startswith(" " + said, pos) and not _WORD_GOES_ON.match(text, end)
                     and (best is None or end > best[1])):
                 best = (" " + (one if n == 1 else many), end)
     return best

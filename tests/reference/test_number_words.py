@@ -29,6 +29,7 @@ def test_the_words_after_a_number_agree_with_it() -> None:
     # whole words only, and only right after the number
     assert rtext.agreeing("{n} Planets", 3, 2, UNITS) is None
     assert rtext.agreeing("{n} of the Plans", 3, 2, UNITS) is None
+    assert rtext.agreeing("{n} Plan-cards", 3, 2, UNITS) is None  # a word of its own
 
 
 GENEROUS = """\
@@ -61,3 +62,15 @@ def test_a_house_rules_numbers_carry_their_words(tmp_path: Path) -> None:
     base = pipeline.compile_rules(ROOT / "rules", ()).files["reference/rules.md"]
     assert "Each player takes 1 Plan from the top of the Plan supply." in base
     assert "then play 1 more full round, then score" in base
+
+
+def test_a_text_that_prints_no_ascii_number_is_left_as_it_is(tmp_path: Path) -> None:
+    # '²' is a digit to str.isdigit() and no number to int(): a title of it once crashed the
+    # reference ("internal error: ValueError")
+    house = tmp_path / "squared.yaml"
+    house.write_text("kind: variant\nid: squared\ntitle: Squared\napplies: chosen\n"
+                     "text: The game is called squared.\nsource: our group\nchanges:\n"
+                     "  game:\n    title: \"\u00b2\"\n", encoding="utf-8")
+    result = pipeline.compile_rules(ROOT / "rules", ("squared",), extra=[house])
+    assert result.ok, [d.message for d in result.diagnostics]
+    assert "# \u00b2" in result.files["reference/rules.md"]

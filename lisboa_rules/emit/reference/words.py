@@ -7,6 +7,7 @@ result is a list of segments so that each format can escape text and mark assume
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, assert_never
@@ -473,6 +474,9 @@ def at_players(m: Model, source: str, params: Mapping[str, int], players: int) -
         return None
 
 
+_DIGITS = re.compile(r"[0-9]+")  # ASCII digits: str.isdigit() takes '²' too
+
+
 def segments(m: Model, text: str, local: Any, players: int | None = None) -> list[Segment]:
     """Split rule text into words and bound values. With `players` (a text for that number
     of players only: a variant that applies by it), a formula of the number of players is
@@ -507,7 +511,7 @@ def segments(m: Model, text: str, local: Any, players: int | None = None) -> lis
             out += [Segment(number, True, assumed, ph.path), Segment(" " + unit)]
             continue
         out.append(Segment(shown, True, assumed, ph.path))
-        if shown.isdigit():  # a number written before a term's words: they agree with it
+        if _DIGITS.fullmatch(shown):  # a number before a term's words: they agree with it
             found = rtext.agreeing(text, pos, int(shown), units)
             if found is not None:
                 words, pos = found
