@@ -473,9 +473,12 @@ def check_steps_all(built: list[Built]) -> tuple[list[Built], list[Diagnostic]]:
     for b in built:
         steps = check_steps(b.model, tables)
         found = procedure_diagnostics(b.model, b.merged.docs, steps.problems)
-        if b.unknown_ids:  # said at the id; the steps reading its column follow from it
-            found = [d for d in found if not (d.code == "expr-type" and _READ_AS_TEXT.match(
-                d.message))]
+        if b.unknown_ids:  # said at the id; the steps of the rules the variants did not
+            # change (they check without them) that read its column follow from it
+            changed = {c.span.file for c in b.merged.changes}
+            found = [d for d in found if not (
+                d.code == "expr-type" and _READ_AS_TEXT.match(d.message)
+                and d.span is not None and d.span.file not in changed)]
         diags.extend(_blame(_note_removals(found, b.merged.changes), b.merged.changes))
         proofs = proof_diagnostics(b.model, b.merged.docs, steps.problems)
         out.append(replace(b, ok=b.ok and not has_errors(found), steps=steps,
@@ -501,10 +504,9 @@ def check_all(built: list[Built], sources: Sources) -> tuple[Compiled | None, li
     base_set: CompiledRuleSet | None = None
     rulesets: list[CompiledRuleSet] = []
     for b in built:
-        if not b.ok:
-            if b.unknown_ids:  # every other id the rules name that the data does not have
-                diags.extend(_blame(_note_removals(list(check_references(b.model)),
-                                                   b.merged.changes), b.merged.changes))
+        if not b.ok:  # every id the rules name that the data does not have, said all at once
+            diags.extend(_blame(_note_removals(list(check_references(b.model)),
+                                               b.merged.changes), b.merged.changes))
             continue
         changes = b.merged.changes
         found = _blame(_note_removals(run_checks(b.model), changes), changes)

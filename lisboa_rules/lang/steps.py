@@ -695,6 +695,10 @@ class StepChecker:
         """Whether an id written in the rules (a text) set into a place of a kind is one of
         that kind's ids; else a problem, where it is written (the engine would make a state
         its own `loads` refuses: a value of the kind that is none of its ids)."""
+        if isinstance(node, ir.Cond):  # either branch may be the value set
+            fits = [self._one_of_its_kind(s, t, b, scope, key)  # both said, not the first
+                    for b in (node.then, node.orelse)]
+            return all(fits)
         if not (isinstance(node, ir.Lit) and isinstance(node.value, str)):
             return True
         ids = scope.kind_ids.get(t.name)

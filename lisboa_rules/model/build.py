@@ -568,6 +568,13 @@ class Builder:
                if isinstance(row, Mapping) and kind.key in row]
         groups = [str(g["id"]) for g in s.get("groups", ()) if isinstance(g, Mapping)
                   and "id" in g]
+        for j, g in enumerate(s.get("groups", ())):  # and only them: another is no group of it
+            if isinstance(g, Mapping) and "id" in g and ids and str(g["id"]) not in ids:
+                self.error(
+                    "unknown-reference",
+                    f"scoring source '{s['id']}' has its groups by {of} (of: {of}), and "
+                    f"'{g['id']}' is no {of}",
+                    self.span("scoring", *path, "groups", j, "id"), suggest(str(g["id"]), ids))
         missing = [i for i in ids if i not in groups]
         if missing and groups:  # its groups are every id of the kind: one left out scores none
             self.error(
