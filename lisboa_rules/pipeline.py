@@ -370,19 +370,26 @@ def _house_sources(node: object) -> None:
             _house_sources(value)
 
 
-_NO_ITEM = re.compile(r"no (?P<what>[^']+) '(?P<id>[^']+)' in ")
+_NO_ITEM = re.compile(r"no (?P<what>[^']+) '(?P<id>[^']+)' in (?P<where>[\w.\[\]-]+)")
+_PART = re.compile(r"(?P<key>[^.\[\]]+)(?:\[(?P<item>[^\]]+)\])?")
 
 
-def _adds(node: object, ident: str) -> bool:
-    """Whether a variant's changes (`node`) add an item whose identity is `ident`."""
-    if isinstance(node, dict):
-        if node.get("$add") is True and any(str(node.get(k)) == ident for k in IDENTITY_KEYS
-                                            if k in node):
-            return True
-        return any(_adds(v, ident) for v in node.values())
-    if isinstance(node, list):
-        return any(_adds(v, ident) for v in node)
-    return False
+def _adds(changes: object, where: str, ident: str) -> bool:
+    """Whether a variant's changes add an item whose identity is `ident` to the list at
+    `where` (as the overlay names it: "flow.period_end.steps", "scoring.sources[x].groups")."""
+    node: object = changes
+    for part in re.findall(r"[^.\[\]]+(?:\[[^\]]+\])?", where):
+        m = _PART.fullmatch(part)
+        if m is None or not isinstance(node, dict) or m["key"] not in node:
+            return False
+        node = node[m["key"]]
+        if m["item"] is not None:
+            node = next((x for x in node if isinstance(x, dict) and any(
+                str(x.get(k)) == m["item"] for k in IDENTITY_KEYS if k in x)), None) \
+                if isinstance(node, list) else None
+    return isinstance(node, list) and any(
+        isinstance(x, dict) and x.get("$add") is True
+        and any(str(x.get(k)) == ident for k in IDENTITY_KEYS if k in x) for x in node)
 
 
 def _added_elsewhere(found: list[Diagnostic], variants: Mapping[str, LoadedDoc],
@@ -396,15 +403,15 @@ def _added_elsewhere(found: list[Diagnostic], variants: Mapping[str, LoadedDoc],
         m = _NO_ITEM.match(d.message) if d.code == "overlay-unknown-item" else None
         adders = [] if m is None else sorted(
             v for v, doc in variants.items() if v not in fold and _adds(
-                doc.data.get("changes"), m["id"]))
+                doc.data.get("changes"), m["where"], m["id"]))
         if m is None or not adders:
             out.append(d)
             continue
         by = ", ".join(f"'{v}'" for v in adders)
         msg = (f"{d.message.split(' (a new item')[0]}: variant {by} adds it, and a variant "
                f"changes only the base rules and the variants folded into them; fold "
-               f"{by} in (--variant {adders[0]}) to build this over it, or add the "
-               f"{m['what']} in full here (with `$add: true`)")
+               f"{by} in (--variant {adders[0]}, this one left to choose) to build this "
+               f"over it, or add the {m['what']} in full here (with `$add: true`)")
         out.append(replace(d, message=msg, suggestion=None))
     return out
 
