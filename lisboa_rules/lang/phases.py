@@ -103,7 +103,9 @@ def _seat_at(node: ir.Expr, players: int, env: Mapping[str, Any],
     rules' constants (or fails)."""
     try:
         got = const.evaluate(_counted(node, players), env, columns)
-    except const.NotConstant:
+    except const.NotConstant as exc:
+        if str(exc).startswith("fails: ZeroDivisionError"):
+            raise ZeroDivisionError from None  # a constant that divides by 0: said where written
         return None
     if not isinstance(got, int) or isinstance(got, bool):
         return None
@@ -121,13 +123,21 @@ def check_turn_cycle(order: CheckedTurnOrder, counts: Iterable[int],
     if order.next is None:
         return []
     out = []
+    by_zero: list[str] = []  # `next`, `first`: what divides by 0 at some number of players
     for n in counts:
         if n < 1:
             continue
-        after = [_seat_at(order.next, n, {"seat": s}, columns) for s in range(n)]
+        which = "next"
+        try:
+            after = [_seat_at(order.next, n, {"seat": s}, columns) for s in range(n)]
+            which = "first"
+            start = _seat_at(order.first, n, {}, columns) if order.first is not None else None
+        except ZeroDivisionError:
+            if which not in by_zero:
+                by_zero.append(which)
+            continue
         if any(a is None for a in after):
-            return []  # it reads the state: not known here
-        start = _seat_at(order.first, n, {}, columns) if order.first is not None else None
+            break  # it reads the state: not known here
         first = 0 if start is None else start
         went = [first]
         seat = after[first]
@@ -151,6 +161,11 @@ def check_turn_cycle(order: CheckedTurnOrder, counts: Iterable[int],
             "`next` must take the turn through every seat once and back to the start player "
             "(as `(seat + 1) % len(game.players)` does)",
             ("flow", "turn_order", "next")))
+    for which in by_zero:
+        out.append(StepProblem(
+            "divisor-zero", f"the turn order's `{which}` divides by 0 (a `//` or `%` by a "
+            "value that is 0 with a number of players the rules allow): give it a divisor "
+            "that is never 0", ("flow", "turn_order", which)))
     return out
 
 
