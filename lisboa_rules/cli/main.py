@@ -252,7 +252,9 @@ def _played(result: Any, games: int, early: _EarlyGames | None = None) -> Any:
         return result
     begun = early.begun if early is not None else None
     ends = result.compiled.game_ends() if result.compiled is not None else None
-    found = play_check(result.files[ENGINE], games, names, begun=begun, ends=ends)
+    rounds = result.compiled.round_ends() if result.compiled is not None else None
+    found = play_check(result.files[ENGINE], games, names, begun=begun, ends=ends,
+                       rounds=rounds)
     if not found:
         if store is not None:
             store.put("played", k, True)

@@ -80,6 +80,21 @@ class Compiled:
         return out
 
 
+    def round_ends(self) -> dict[tuple[str, ...], Span]:
+        """Where what ends a round of each rule set is written (by its key), for a game whose
+        end was triggered and that waits for its round to end: the first change a variant
+        makes to the turn order or to the game end (`flow.turn_order`, `flow.game_end`), else
+        the game end's rule."""
+        out: dict[tuple[str, ...], Span] = {}
+        for rs in self.rulesets:
+            changes = rs.changes if rs is self.base else [*self.base.changes, *rs.changes]
+            changed = [c.span for c in changes if c.kind == "flow"
+                       and c.path[:1] in (("turn_order",), ("game_end",))]
+            out[rs.key] = (min(changed, key=lambda s: (s.file, s.line, s.col)) if changed
+                           else rs.model.span_of("flow", "game_end"))
+        return out
+
+
 def _ends_game(change: Change, ending: set[str]) -> bool:
     """Whether a change of flow.yaml's triggers is one of a trigger that ends the game
     (`ending`: the ids of those of every rule set): added or removed whole, or changed inside

@@ -62,26 +62,30 @@ SAVE_EVERY = 25  # a save of the state is loaded again after every this many mov
 SOURCE = "<generated lisboa_engine.py>"
 # the subject of a game that did not end because no trigger ended it (`_Game.unended`)
 UNENDED = "game-end"
+# a game whose end was triggered but whose round never ended: at what ends a round
+UNROUNDED = "round-end"
 
 
 def play_check(engine_source: str, games: int = DEFAULT_GAMES,
                names: Mapping[str, str] | None = None, *,
                begun: Games | None = None,
-               ends: Mapping[tuple[str, ...], Span] | None = None) -> list[Diagnostic]:
+               ends: Mapping[tuple[str, ...], Span] | None = None,
+               rounds: Mapping[tuple[str, ...], Span] | None = None) -> list[Diagnostic]:
     """The problems `games` seeded games of every rule set find in the engine `engine_source`
     (the generated module's text); none when it plays them all to their end. `names`: the
     files' display paths by the stable names the engine's comments use ("rules/x.yaml").
     `begun`: the games of this engine already started (`Games.start`, with a worker playing
     them), joined here; else they are started now. `ends`: where what ends the game of each
     rule set (by its key) is written (model/compiled.py `game_ends`), where a game that does
-    not end because no trigger ended it is reported."""
+    not end because no trigger ended it is reported; `rounds`: where what ends a round is
+    (`round_ends`), where a game whose end was triggered and whose round never ended is."""
     if games <= 0:
         return []
     if begun is not None and begun.source == engine_source and begun.games == games:
-        return begun.finish(names, ends)
+        return begun.finish(names, ends, rounds)
     with Games(engine_source, games) as run:
         run.start()
-        return run.finish(names, ends)
+        return run.finish(names, ends, rounds)
 
 
 _SKIPPED = "skipped"  # a game not played: an earlier seed of its rule set and count failed
@@ -193,7 +197,8 @@ class Games:
             self.results[i] = _play(self.engine, chosen, players, seed)
 
     def finish(self, names: Mapping[str, str] | None = None,
-               ends: Mapping[tuple[str, ...], Span] | None = None) -> list[Diagnostic]:
+               ends: Mapping[tuple[str, ...], Span] | None = None,
+               rounds: Mapping[tuple[str, ...], Span] | None = None) -> list[Diagnostic]:
         """Every game played (here: those the worker did not), their problems in the order of
         the games: one error for each rule that fails, one problem of a rule set at a player
         count. A game no trigger ended (`UNENDED`) is put where `ends` says its rule set's
@@ -225,6 +230,9 @@ class Games:
             if found.span is None and UNENDED in found.subject and ends:
                 key = tuple(self.engine.variants_for(players, list(chosen)))
                 found = replace(found, span=ends.get(key))
+            elif found.span is None and UNROUNDED in found.subject and rounds:
+                key = tuple(self.engine.variants_for(players, list(chosen)))
+                found = replace(found, span=rounds.get(key))
             elif found.span is not None and names:
                 found = replace(found, span=replace(
                     found.span, file=names.get(found.span.file, found.span.file)))
@@ -436,13 +444,20 @@ class _Game:
 
     def unended(self) -> Diagnostic:
         """The game past its limit of moves: at the act a variant wrote that the last moves
-        made most often; else, when no trigger that ends the game fired, at the triggers
-        (marked `UNENDED`: `Games.finish` puts it where they are written)."""
+        made most often; else, when a trigger that ends the game fired, at what ends a round
+        (marked `UNROUNDED`), and when none fired, at the triggers (marked `UNENDED`):
+        `Games.finish` puts each where it is written."""
         said = f"the game did not end in {self.move_limit:,} moves"
         at = self.looping()
         ending = [t.id for t in self.g.rs.triggers if t.ends == "game"]
-        if at is not None or any(t in self.g.fired for t in ending):
+        fired = [t for t in ending if t in self.g.fired]
+        if at is not None:
             return self.failed(said, at)
+        if fired:  # its end came, and the round it waits for did not end
+            return replace(self.failed(
+                f"{said}: {', '.join(fired)} fired, and the round the game ends with never "
+                "ended (does the turn come back to the start player?)", None),
+                subject=(UNROUNDED,))
         why = (f"no trigger that ends the game fired ({', '.join(ending)})" if ending
                else "no trigger ends the game")
         return replace(self.failed(f"{said}: {why}", None), subject=(UNENDED,))

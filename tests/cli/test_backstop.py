@@ -69,6 +69,19 @@ def test_a_range_past_what_a_step_may_go_through_stops_at_its_step(
     assert "more than the 1,000,000 a step may go through" in found[1], found[1]
 
 
+def test_a_game_whose_round_never_ends_is_an_error_at_the_turn_order(
+        tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (ROOT / "tests" / "cases" / "backstop" / "turn-never-back.yaml").read_text(
+        encoding="utf-8")
+    house = tmp_path / "turn-never-back.yaml"
+    house.write_text(text, encoding="utf-8")
+    code, _out, err = run_cli(["validate", "--house", str(house), "--play", "1"], capsys,
+                              monkeypatch)
+    assert code == 1, err
+    found = _error_at_house_step(house, text, "next:", err)
+    assert "fired, and the round the game ends with never ended" in found[1], found[1]
+
+
 def test_without_games_the_same_rule_builds(tmp_path: Path, capsys: Any,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """What catches it is the play (the static checks prove no conservation): `--play 0`."""
