@@ -965,7 +965,10 @@ def check_trigger_conditions(m: Model) -> Iterator[Diagnostic]:
         if can != {False} and not (can == {True} and reads):
             continue
         said = "false" if can == {False} else "true"
-        shown = [f"{n} is {bounds.show_interval(ranges.get(n, bounds.ANY))}" for n in reads]
+        # a name of one item (`stores.gold`) has the range of its name (`stores`)
+        base = {n: n if n in ranges else n.split(".")[0] for n in reads}
+        shown = [f"{n} is {bounds.show_interval(ranges.get(base[n], bounds.ANY))}"
+                 for n in reads]
         shown += [f"{n} is {params[n]}" for n in t.condition.names if n in params]
         values = f"always {said}" if not shown else \
             f"{said} for every value in the declared ranges ({', '.join(shown)})"
@@ -985,7 +988,7 @@ def check_trigger_conditions(m: Model) -> Iterator[Diagnostic]:
         ranged = tuple(
             Related(f"the range of '{n}' ({bounds.show_interval(ranges[n])}) is declared here",
                     m.span_of("vocabulary", "names", declared[n], "range"))
-            for n in dict.fromkeys(reads) if n in declared and n in ranges)
+            for n in dict.fromkeys(base[r] for r in reads) if n in declared and n in ranges)
         yield Diagnostic(code, message, span, (*notes, *ranged))
 
 
