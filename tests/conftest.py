@@ -219,6 +219,21 @@ class HouseBuild:
     pages: dict[str, str]  # reference/variant-*.md, by variant id
 
 
+def compiled_with(text: str, folder: Path, fold: bool = False) -> Any:
+    """rules/ compiled in memory (pipeline.compile_rules) with the house rule `text` (a
+    variant file's YAML, written into `folder` as ID.yaml), folded in or as an option; the
+    result, which must have built."""
+    from lisboa_rules.pipeline import compile_rules
+
+    found = re.search(r"^id: (\S+)$", text, re.MULTILINE)
+    assert found is not None, "a house rule has an id"
+    house = folder / f"{found[1]}.yaml"
+    house.write_text(text, encoding="utf-8")
+    result = compile_rules(ROOT / "rules", (found[1],) if fold else (), extra=[house])
+    assert result.ok, [d.message for d in result.diagnostics]
+    return result
+
+
 def build_house(
     tmp: pytest.TempPathFactory,
     folder: Path,

@@ -38,6 +38,21 @@ def _error_at_house_step(house: Path, text: str, step: str, err: str) -> re.Matc
     return found
 
 
+def _refused_case(name: str, step: str, tmp_path: Path, capsys: Any,
+                  monkeypatch: pytest.MonkeyPatch, fold: bool = True) -> re.Match[str]:
+    """tests/cases/backstop/NAME.yaml, validated as a house file (folded in unless not
+    `fold`) with one game of each rule set: refused, with the `engine-failed` error at the
+    first line of it holding `step` (the match: the message in group 1)."""
+    text = (ROOT / "tests" / "cases" / "backstop" / f"{name}.yaml").read_text(encoding="utf-8")
+    house = tmp_path / f"{name}.yaml"
+    house.write_text(text, encoding="utf-8")
+    code, _out, err = run_cli(["validate", "--house", str(house),
+                               *(["--variant", name] if fold else []), "--play", "1"],
+                              capsys, monkeypatch)
+    assert code == 1, err
+    return _error_at_house_step(house, text, step, err)
+
+
 def test_a_rule_that_breaks_play_is_an_error_at_its_action(
         tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     house = _house(tmp_path)
@@ -58,27 +73,14 @@ def test_a_rule_that_breaks_play_is_an_error_at_its_action(
 
 def test_a_range_past_what_a_step_may_go_through_stops_at_its_step(
         tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = (ROOT / "tests" / "cases" / "backstop" / "growing-range.yaml").read_text(
-        encoding="utf-8")
-    house = tmp_path / "growing-range.yaml"
-    house.write_text(text, encoding="utf-8")
-    code, _out, err = run_cli(["validate", "--house", str(house), "--variant", "growing-range",
-                               "--play", "1"], capsys, monkeypatch)
-    assert code == 1, err
-    found = _error_at_house_step(house, text, "len(range(wigs))", err)
+    found = _refused_case("growing-range", "len(range(wigs))", tmp_path, capsys, monkeypatch)
     assert "more than the 1,000,000 a step may go through" in found[1], found[1]
 
 
 def test_a_game_whose_round_never_ends_is_an_error_at_the_turn_order(
         tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = (ROOT / "tests" / "cases" / "backstop" / "turn-never-back.yaml").read_text(
-        encoding="utf-8")
-    house = tmp_path / "turn-never-back.yaml"
-    house.write_text(text, encoding="utf-8")
-    code, _out, err = run_cli(["validate", "--house", str(house), "--play", "1"], capsys,
-                              monkeypatch)
-    assert code == 1, err
-    found = _error_at_house_step(house, text, "next:", err)
+    found = _refused_case("turn-never-back", "next:", tmp_path, capsys, monkeypatch,
+                          fold=False)
     assert "fired, and the round the game ends with never ended" in found[1], found[1]
 
 
@@ -164,15 +166,8 @@ def test_a_state_its_own_saves_refuse_is_an_error_at_the_house_step(
     """A turn-end step marks the end of the game without a final round (a saved-game check of
     rules/state.yaml): the backstop loads a save every few moves, finds the first move whose
     state breaks the check, and names the variant's step that move ran (traced)."""
-    text = (ROOT / "tests" / "cases" / "backstop" / "save-refused.yaml").read_text(
-        encoding="utf-8")
-    house = tmp_path / "save-refused.yaml"
-    house.write_text(text, encoding="utf-8")
-    code, _out, err = run_cli(["validate", "--house", str(house), "--variant", "save-refused",
-                               "--play", "1"], capsys, monkeypatch)
-    assert code == 1, err
-    found = _error_at_house_step(house, text, "- $add: true", err)
-    assert "does not load" in found[1] and "final_round" in found[1], err
+    found = _refused_case("save-refused", "- $add: true", tmp_path, capsys, monkeypatch)
+    assert "does not load" in found[1] and "final_round" in found[1], found[1]
 
 
 def test_the_base_rules_play_their_games(capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:

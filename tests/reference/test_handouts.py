@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import compiled_with
 
 from lisboa_rules.cli import reference as reference_cli
 from lisboa_rules.cli.main import main
@@ -400,18 +401,14 @@ changes:
 def test_a_handout_names_every_card_and_the_edition_it_changes(tmp_path: Path) -> None:
     # the turn's steps print under the section heading "Turn order" in the rules, with no
     # title of their own: the handout's card is named by that heading, not "### []"
-    house = tmp_path / "decree-six.yaml"
-    house.write_text(SIX_DECREES, encoding="utf-8")
-    chosen = compile_rules(RULES, (), extra=[house])
-    assert chosen.ok, [d.message for d in chosen.diagnostics]
+    chosen = compiled_with(SIX_DECREES, tmp_path)
     md = chosen.files["reference/variant-decree-six.md"]
     assert "### [](" not in md and "### [Turn order](rules.md#turn)" in md
     assert "<a href=\"rules.html#turn\"></a>" not in chosen.files[
         "reference/variant-decree-six.html"]
     assert "changes to the standard game" in md
     # folded in, the rules are "the game with Six Decrees": each handout says so
-    folded = compile_rules(RULES, ("decree-six",), extra=[house])
-    assert folded.ok, [d.message for d in folded.diagnostics]
+    folded = compiled_with(SIX_DECREES, tmp_path, fold=True)
     queen = folded.files["reference/variant-queen.md"]
     assert "changes to the game with Six Decrees ·" in queen
     assert "changes to the with" not in folded.files["reference/variant-queen.html"]

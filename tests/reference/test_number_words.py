@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import ROOT, compiled_with
 
 from lisboa_rules import pipeline
 from lisboa_rules.lang import text as rtext
@@ -51,11 +51,7 @@ changes:
 
 
 def test_a_house_rules_numbers_carry_their_words(tmp_path: Path) -> None:
-    house = tmp_path / "generous.yaml"
-    house.write_text(GENEROUS, encoding="utf-8")
-    result = pipeline.compile_rules(ROOT / "rules", ("generous",), extra=[house])
-    assert result.ok, [d.message for d in result.diagnostics]
-    page = result.files["reference/rules.md"]
+    page = compiled_with(GENEROUS, tmp_path, fold=True).files["reference/rules.md"]
     assert "Each player takes 2 Plans from the top of the Plan supply." in page
     assert "2 Royal Favor tiles of D. José I" in page
     assert "then play 2 more full rounds, then score" in page
@@ -67,10 +63,7 @@ def test_a_house_rules_numbers_carry_their_words(tmp_path: Path) -> None:
 def test_a_text_that_prints_no_ascii_number_is_left_as_it_is(tmp_path: Path) -> None:
     # '²' is a digit to str.isdigit() and no number to int(): a title of it once crashed the
     # reference ("internal error: ValueError")
-    house = tmp_path / "squared.yaml"
-    house.write_text("kind: variant\nid: squared\ntitle: Squared\napplies: chosen\n"
-                     "text: The game is called squared.\nsource: our group\nchanges:\n"
-                     "  game:\n    title: \"\u00b2\"\n", encoding="utf-8")
-    result = pipeline.compile_rules(ROOT / "rules", ("squared",), extra=[house])
-    assert result.ok, [d.message for d in result.diagnostics]
+    result = compiled_with("kind: variant\nid: squared\ntitle: Squared\napplies: chosen\n"
+                           "text: The game is called squared.\nsource: our group\n"
+                           "changes:\n  game:\n    title: \"\u00b2\"\n", tmp_path, fold=True)
     assert "# \u00b2" in result.files["reference/rules.md"]
