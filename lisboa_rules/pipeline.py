@@ -131,6 +131,9 @@ class Built:
     # building it found an unknown id (a rule names what the data does not have): the steps
     # that read a column holding it read text there, which only follows from that id
     unknown_ids: bool = False
+    # building it found no error but unknown ids: its model is whole, and every id its rules
+    # name can be looked up (model/checks.py check_references) even where its steps fail
+    whole: bool = True
     proofs: tuple[Diagnostic, ...] = ()  # what the proof of total operations found
 
 
@@ -461,7 +464,8 @@ def build_all(merged: list[Merged], sources: Sources) -> tuple[list[Built], list
         diags.extend(_blame(_note_removals(found, r.changes), r.changes))
         if model is not None:
             out.append(Built(r, model, not has_errors(found), unknown_ids=any(
-                d.is_error and d.code == "unknown-reference" for d in found)))
+                d.is_error and d.code == "unknown-reference" for d in found), whole=all(
+                d.code == "unknown-reference" for d in found if d.is_error)))
     return out, diags
 
 
@@ -512,8 +516,9 @@ def check_all(built: list[Built], sources: Sources) -> tuple[Compiled | None, li
     rulesets: list[CompiledRuleSet] = []
     for b in built:
         if not b.ok:  # every id the rules name that the data does not have, said all at once
-            diags.extend(_blame(_note_removals(list(check_references(b.model)),
-                                               b.merged.changes), b.merged.changes))
+            if b.whole:  # (a model built with other errors lacks what they broke: not said)
+                diags.extend(_blame(_note_removals(list(check_references(b.model)),
+                                                   b.merged.changes), b.merged.changes))
             continue
         changes = b.merged.changes
         found = _blame(_note_removals(run_checks(b.model), changes), changes)
