@@ -1382,7 +1382,7 @@ class _Builder:
             aid=self.aid(), variants=tuple((v.id, v.title, self.variant_index[v.id])
                                            for v in self.c.variants),
             header=_comment_header(self.c), footer=str(game["title"]),
-            edition=f"game {_edition(self.c)}" if self.c.folded_titles else "standard game",
+            edition=_edition(self.c) or "standard game",
             house_rules=_edition(self.c),
             figures=self.figs,
             notes=self.notes(), variant_pages=tuple(
