@@ -7,7 +7,7 @@ holds the text (`{params.sets}`), then in the merged documents from the document
 `chain` (names joined by ', then '), and one per term of the game with a singular (`game.terms`:
 `money` and `money_one`): a number with that term, singular for 1 (`{reward.reis|money}` ->
 `1 real`, `2 réis`; the words are the data's). A number a placeholder prints right before
-the words of such a term agrees with them (`{game.start.plans} Plan`: `1 Plan`, `2 Plans`).
+the words of such a term agrees with them (`{game.start.tokens} token`: `1 token`, `2 tokens`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ IDENTITY_KEYS = ("id", "number", "color", "name", "term")
 # A list index in a placeholder: ASCII digits only (str.isdigit() and int() also take '²', '٣'
 # and '３'), and short enough for int() whatever the interpreter's digit limit.
 _INDEX = re.compile(r"[0-9]{1,9}")
-# what continues a word: a term's words followed by it are part of another word ("Plan-cards")
+# what continues a word: a term's words followed by it are part of another word ("token-cards")
 _WORD_GOES_ON = re.compile(r"[\w-]")
 
 
@@ -107,7 +107,7 @@ def agreeing(text: str, pos: int, n: int, units: dict[str, tuple[str, str]]
              ) -> tuple[str, int] | None:
     """Where a number is printed before `text[pos:]`, and that goes on with a space and the
     words of a term of the game (singular or plural, the longest that fits, as a whole
-    word): those words as they agree with `n` (" Plan" for 1, " Plans" for 2), and the
+    word): those words as they agree with `n` (" token" for 1, " tokens" for 2), and the
     position after them. None when no term's words follow."""
     best: tuple[str, int] | None = None
     for one, many in units.values():

@@ -296,7 +296,7 @@ def _params(raw: Any, path: tuple[str | int, ...],
 
 
 def _as_condition(name: str) -> str:
-    """A name that states something ("The Queen reigns") as the words of a condition, which
+    """A name that states something ("The storm rages") as the words of a condition, which
     go on after other words: its first letter small, unless the word is an initial or all
     capitals ("D. José I reigns", "UN rules")."""
     first = name.split(" ", 1)[0]
@@ -314,7 +314,7 @@ def proc_set(effects_doc: Mapping[str, Any], noble_actions: list[Any],
     """The procedures of the effects document, of the Noble actions (`steps:`), of the steps
     of the end of a period and of the triggers that do something (`do:`). A Noble action a
     flag forbids (`forbidden_by_flag`) is refused first, with `forbidden_reason`; the players'
-    words of that condition are the flag's name (`flag_names`: "the Queen reigns")."""
+    words of that condition are the flag's name (`flag_names`: "the storm rages")."""
     procs: dict[str, st.Procedure] = {}
     hooks: dict[str, list[str]] = {}
     this: dict[str, Mapping[str, Any]] = {}
