@@ -242,7 +242,7 @@ def _played(result: Any, games: int, early: _EarlyGames | None = None) -> Any:
 
     if has_errors(result.diagnostics) or games <= 0 or ENGINE not in result.files:
         return result
-    from lisboa_rules.sim.backstop import play_check
+    from lisboa_rules.sim.backstop import UNENDED, UNROUNDED, play_check
 
     names = {stable: shown for shown, stable in result.compiled.names.items()} \
         if result.compiled is not None else {}
@@ -251,10 +251,9 @@ def _played(result: Any, games: int, early: _EarlyGames | None = None) -> Any:
     if store is not None and store.get("played", k) is True:
         return result
     begun = early.begun if early is not None else None
-    ends = result.compiled.game_ends() if result.compiled is not None else None
-    rounds = result.compiled.round_ends() if result.compiled is not None else None
-    found = play_check(result.files[ENGINE], games, names, begun=begun, ends=ends,
-                       rounds=rounds)
+    c = result.compiled
+    places = None if c is None else {UNENDED: c.game_ends(), UNROUNDED: c.round_ends()}
+    found = play_check(result.files[ENGINE], games, names, begun=begun, places=places)
     if not found:
         if store is not None:
             store.put("played", k, True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lisboa_rules.core.source import Span
@@ -65,34 +66,29 @@ class Compiled:
         ending = {t.id for rs in self.rulesets for t in rs.model.triggers if t.ends == "game"}
         out: dict[tuple[str, ...], Span] = {}
         for rs in self.rulesets:
-            # the variants folded into the base game change every rule set
-            changes = rs.changes if rs is self.base else [*self.base.changes, *rs.changes]
-            changed = [c.span for c in changes
-                       if c.kind == "flow" and c.path[:1] == ("triggers",)
-                       and _ends_game(c, ending)]
             own = [t.span for t in rs.model.triggers if t.ends == "game"]
-            if changed:
-                out[rs.key] = min(changed, key=lambda s: (s.file, s.line, s.col))
-            elif own:
-                out[rs.key] = own[0]
-            else:
-                out[rs.key] = rs.model.span_of("flow", "triggers")
+            out[rs.key] = (self._first_change(rs, lambda c: c.path[:1] == ("triggers",)
+                                              and _ends_game(c, ending))
+                           or (own[0] if own else rs.model.span_of("flow", "triggers")))
         return out
-
 
     def round_ends(self) -> dict[tuple[str, ...], Span]:
         """Where what ends a round of each rule set is written (by its key), for a game whose
         end was triggered and that waits for its round to end: the first change a variant
         makes to the turn order or to the game end (`flow.turn_order`, `flow.game_end`), else
         the game end's rule."""
-        out: dict[tuple[str, ...], Span] = {}
-        for rs in self.rulesets:
-            changes = rs.changes if rs is self.base else [*self.base.changes, *rs.changes]
-            changed = [c.span for c in changes if c.kind == "flow"
-                       and c.path[:1] in (("turn_order",), ("game_end",))]
-            out[rs.key] = (min(changed, key=lambda s: (s.file, s.line, s.col)) if changed
-                           else rs.model.span_of("flow", "game_end"))
-        return out
+        return {rs.key: self._first_change(
+                    rs, lambda c: c.path[:1] in (("turn_order",), ("game_end",)))
+                or rs.model.span_of("flow", "game_end") for rs in self.rulesets}
+
+    def _first_change(self, rs: CompiledRuleSet, which: Callable[[Change], bool]
+                      ) -> Span | None:
+        """Where the first change of rules/flow.yaml that `which` picks is written, of the
+        variants of rule set `rs` (the variants folded into the base game change every rule
+        set); None when no variant makes one."""
+        changes = rs.changes if rs is self.base else [*self.base.changes, *rs.changes]
+        found = [c.span for c in changes if c.kind == "flow" and which(c)]
+        return min(found, key=lambda s: (s.file, s.line, s.col)) if found else None
 
 
 def _ends_game(change: Change, ending: set[str]) -> bool:

@@ -15,8 +15,9 @@ runs out of time (a step that loops for long: stopped where it runs) is an
 `StateError.at`, read from the comment the generated code keeps above each step), with the
 seed, the player count and the moves that reproduce it. A game that does not end is put at the
 act a variant wrote that its last moves made most often, else, when no trigger that ends the
-game fired, where the caller says those triggers are written (`ends`: model/compiled.py
-`game_ends`, from the model's spans).
+game fired, where the caller says those triggers are written, and when one fired, where what
+ends a round is (`places`: model/compiled.py `game_ends`, `round_ends`, from the model's
+spans).
 
 The games are shared by two processes where a process can be forked (`Games`): a worker
 forked once the engine's text exists (a build forks it before the reference is rendered, so
@@ -69,23 +70,23 @@ UNROUNDED = "round-end"
 def play_check(engine_source: str, games: int = DEFAULT_GAMES,
                names: Mapping[str, str] | None = None, *,
                begun: Games | None = None,
-               ends: Mapping[tuple[str, ...], Span] | None = None,
-               rounds: Mapping[tuple[str, ...], Span] | None = None) -> list[Diagnostic]:
+               places: Mapping[str, Mapping[tuple[str, ...], Span]] | None = None
+               ) -> list[Diagnostic]:
     """The problems `games` seeded games of every rule set find in the engine `engine_source`
     (the generated module's text); none when it plays them all to their end. `names`: the
     files' display paths by the stable names the engine's comments use ("rules/x.yaml").
     `begun`: the games of this engine already started (`Games.start`, with a worker playing
-    them), joined here; else they are started now. `ends`: where what ends the game of each
-    rule set (by its key) is written (model/compiled.py `game_ends`), where a game that does
-    not end because no trigger ended it is reported; `rounds`: where what ends a round is
-    (`round_ends`), where a game whose end was triggered and whose round never ended is."""
+    them), joined here; else they are started now. `places`: for a problem the games cannot
+    place by a step (its subject: `UNENDED`, a game no trigger ended; `UNROUNDED`, one whose
+    round never ended), where it is written in each rule set (by its key: model/compiled.py
+    `game_ends`, `round_ends`)."""
     if games <= 0:
         return []
     if begun is not None and begun.source == engine_source and begun.games == games:
-        return begun.finish(names, ends, rounds)
+        return begun.finish(names, places)
     with Games(engine_source, games) as run:
         run.start()
-        return run.finish(names, ends, rounds)
+        return run.finish(names, places)
 
 
 _SKIPPED = "skipped"  # a game not played: an earlier seed of its rule set and count failed
@@ -197,12 +198,12 @@ class Games:
             self.results[i] = _play(self.engine, chosen, players, seed)
 
     def finish(self, names: Mapping[str, str] | None = None,
-               ends: Mapping[tuple[str, ...], Span] | None = None,
-               rounds: Mapping[tuple[str, ...], Span] | None = None) -> list[Diagnostic]:
+               places: Mapping[str, Mapping[tuple[str, ...], Span]] | None = None
+               ) -> list[Diagnostic]:
         """Every game played (here: those the worker did not), their problems in the order of
         the games: one error for each rule that fails, one problem of a rule set at a player
-        count. A game no trigger ended (`UNENDED`) is put where `ends` says its rule set's
-        end of the game is written."""
+        count. A problem no step places (`UNENDED`, `UNROUNDED`) is put where `places` says
+        its rule set writes what it is about."""
         self.start()
         if self.engine is None:
             return []
@@ -227,12 +228,10 @@ class Games:
             if not isinstance(found, Diagnostic):
                 continue
             failed = True  # one problem of a rule set at a player count says enough
-            if found.span is None and UNENDED in found.subject and ends:
+            placed = [places[x] for x in found.subject if places and x in places]
+            if found.span is None and placed:
                 key = tuple(self.engine.variants_for(players, list(chosen)))
-                found = replace(found, span=ends.get(key))
-            elif found.span is None and UNROUNDED in found.subject and rounds:
-                key = tuple(self.engine.variants_for(players, list(chosen)))
-                found = replace(found, span=rounds.get(key))
+                found = replace(found, span=placed[0].get(key))
             elif found.span is not None and names:
                 found = replace(found, span=replace(
                     found.span, file=names.get(found.span.file, found.span.file)))
