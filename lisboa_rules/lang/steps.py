@@ -151,6 +151,12 @@ class StepChecker:
         # the type each name a let or a loop binds has where first bound: one name keeps one
         # type in a procedure (a back end holds it in one variable of its function)
         self.declared: dict[str, VType] = {}
+        # what each let of the procedure bound a name to, with the let and its key: an id
+        # written in a let is checked where the name is set into a place of a kind
+        self.let_values: dict[str, list[tuple[StepBase, str, ir.Expr]]] = {}
+        # the lets whose id was refused already (one error for a name set into two places)
+        self.let_refused: set[tuple[int, str]] = set()
+        self.let_visiting: set[tuple[int, str]] = set()
         # the bounds of cost (ir/cost.py): the declared bounds and sizes of the state, and
         # what the steps so far bound each local to
         self.cost = cost.Context(
@@ -163,6 +169,8 @@ class StepChecker:
     def check(self, proc: Procedure) -> S.Proc:
         self.unbound = set()
         self.declared = {p.name: p.type for p in proc.params}
+        self.let_values = {}
+        self.let_refused = set()
         self.cost.env = {}
         # the params and the choices of a procedure are the arguments of its functions: one
         # name twice is refused
@@ -470,6 +478,7 @@ class StepChecker:
                 continue
             if self._declare(s, str(name), t.type, f"let/{name}"):
                 binds.append(S.Bind(str(name), t.node, t.type))
+                self.let_values.setdefault(str(name), []).append((s, f"let/{name}", t.node))
                 self._bound(str(name), t, scope)
             scope = scope.with_locals(**{str(name): Name(t.type, ir.Local(str(name)))})
         return S.Let(at(s), tuple(binds)), scope
@@ -698,6 +707,23 @@ class StepChecker:
         if isinstance(node, ir.Cond):  # either branch may be the value set
             fits = [self._one_of_its_kind(s, t, b, scope, key)  # both said, not the first
                     for b in (node.then, node.orelse)]
+            return all(fits)
+        if isinstance(node, ir.Local):  # a name a let bound: each value it was given there
+            fits = []
+            for let, let_key, value in self.let_values.get(node.name, ()):
+                seen = (id(let), let_key)
+                if seen in self.let_refused:
+                    fits.append(False)
+                    continue
+                if seen in self.let_visiting:  # `let x = x if c else ...`: its values so far
+                    continue
+                self.let_visiting.add(seen)
+                try:
+                    fits.append(self._one_of_its_kind(let, t, value, scope, let_key))
+                finally:
+                    self.let_visiting.discard(seen)
+                if not fits[-1]:
+                    self.let_refused.add(seen)
             return all(fits)
         if not (isinstance(node, ir.Lit) and isinstance(node.value, str)):
             return True
