@@ -93,14 +93,27 @@ def resolve(
     return _MISSING, None
 
 
+# The last terms `unit_filters` read and what it found in them: a reference asks for every
+# text it prints (thousands of times a build), always of the same few rule sets' terms. Kept
+# with the terms themselves and compared by identity and then by value, so a mapping changed
+# in place (or another one at the same address) is read again.
+_UNITS: list[tuple[dict[str, Any], dict[str, Any], dict[str, tuple[str, str]]]] = []
+
+
 def unit_filters(terms: Any) -> dict[str, tuple[str, str]]:
     """The filters that count in a term of the game: each key K of `game.terms` that has a
-    `K_one`, with its (singular, plural) words."""
+    `K_one`, with its (singular, plural) words. The mapping returned is shared: read it only."""
     if not isinstance(terms, dict):
         return {}
-    return {k: (terms[f"{k}_one"], v) for k, v in terms.items()
-            if not k.endswith("_one") and isinstance(v, str)
-            and isinstance(terms.get(f"{k}_one"), str)}
+    for seen, copy, found in _UNITS:
+        if seen is terms and copy == terms:
+            return found
+    found = {k: (terms[f"{k}_one"], v) for k, v in terms.items()
+             if not k.endswith("_one") and isinstance(v, str)
+             and isinstance(terms.get(f"{k}_one"), str)}
+    _UNITS.insert(0, (terms, dict(terms), found))
+    del _UNITS[8:]
+    return found
 
 
 def agreeing(text: str, pos: int, n: int, units: dict[str, tuple[str, str]]

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import Any, TypeVar, assert_never, cast
 
 from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.ir import const
@@ -33,6 +33,31 @@ class Segment:
     path: tuple[str, ...] = ()
 
 
+_T = TypeVar("_T")
+# What `_per_model` found, for the last models it was asked of: (model, function, value). The
+# model itself is kept, so it is found by identity (a built model is never changed) and no
+# other model can take its address while it is here.
+_FOUND: list[tuple[Model, Callable[[Model], Any], Any]] = []
+
+
+def _per_model(fn: Callable[[Model], _T]) -> Callable[[Model], _T]:
+    """`fn` of a model, found once per model: the reference asks for its names and words for
+    every text it prints. The value is shared between callers: read it only."""
+
+    def once(m: Model) -> _T:
+        for seen, f, value in _FOUND:
+            if seen is m and f is fn:
+                return cast(_T, value)
+        value = fn(m)
+        _FOUND.insert(0, (m, fn, value))
+        del _FOUND[32:]
+        return value
+
+    once.__doc__ = fn.__doc__
+    return once
+
+
+@_per_model
 def names_of(m: Model) -> dict[str, str]:
     """Display names for ids that text may bind (Nobles, businesses, actions, decks)."""
     out: dict[str, str] = {}
@@ -172,24 +197,37 @@ def _refuse(node: ir.Expr) -> Unsayable:
     return Unsayable(f"no formula holds {show(node)}: the reference has no words for it")
 
 
+@_per_model
+def _vocab_words(m: Model) -> dict[str, str]:
+    """Each name of the formula language, in its vocabulary words."""
+    return {v.name: v.words for v in m.vocabulary}
+
+
+@_per_model
+def _numbers_of_terms(m: Model) -> tuple[dict[str, str], dict[str, str]]:
+    """From the game's `X` / `X_one` terms: plural -> singular, and singular -> plural."""
+    terms = m.data.get("game", {}).get("terms", {}) if isinstance(m.data, dict) else {}
+    terms = terms if isinstance(terms, dict) else {}
+    one: dict[str, str] = {}
+    many: dict[str, str] = {}
+    for key, plural in terms.items():
+        single = terms.get(f"{key}_one")
+        if isinstance(plural, str) and isinstance(single, str) and not key.endswith("_one"):
+            one[plural] = single
+            many[single] = plural
+    return one, many
+
+
 class Sayer:
     """Says a formula's IR in words (see the patterns above)."""
 
     def __init__(self, m: Model, params: Mapping[str, int], unit: str | None = None) -> None:
         self.params = dict(params)
         self.unit = unit
-        self.vocab = {v.name: v.words for v in m.vocabulary}
+        self.vocab = dict(_vocab_words(m))  # its own: a caller may say a name otherwise
         self.names = names_of(m)
-        terms = m.data.get("game", {}).get("terms", {}) if isinstance(m.data, dict) else {}
-        terms = terms if isinstance(terms, dict) else {}
         # plural -> singular, and singular -> plural, from the game's `X` / `X_one` terms
-        self.one: dict[str, str] = {}
-        self.many: dict[str, str] = {}
-        for key, plural in terms.items():
-            single = terms.get(f"{key}_one")
-            if isinstance(plural, str) and isinstance(single, str) and not key.endswith("_one"):
-                self.one[plural] = single
-                self.many[single] = plural
+        self.one, self.many = _numbers_of_terms(m)
 
     # -- nouns --------------------------------------------------------------------------------
 
