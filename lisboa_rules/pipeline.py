@@ -56,7 +56,14 @@ from lisboa_rules.core.source import PathTuple, Span
 from lisboa_rules.emit import ENGINE, emit_all, emit_engine
 from lisboa_rules.emit.engine.procs import Lowered, lower
 from lisboa_rules.front.loader import LoadedDoc, load_dir
-from lisboa_rules.front.overlay import Change, Doc, apply_overlay, conflicts, identity_path
+from lisboa_rules.front.overlay import (
+    NO_ITEM,
+    Change,
+    Doc,
+    apply_overlay,
+    conflicts,
+    identity_path,
+)
 from lisboa_rules.front.validate import validate
 from lisboa_rules.lang.text import IDENTITY_KEYS
 from lisboa_rules.model import types as m
@@ -373,7 +380,6 @@ def _house_sources(node: object) -> None:
             _house_sources(value)
 
 
-_NO_ITEM = re.compile(r"no (?P<what>[^']+) '(?P<id>[^']+)' in (?P<where>[\w.\[\]-]+)")
 _PART = re.compile(r"(?P<key>[^.\[\]]+)(?:\[(?P<item>[^\]]+)\])?")
 
 
@@ -403,18 +409,19 @@ def _added_elsewhere(found: list[Diagnostic], variants: Mapping[str, LoadedDoc],
     into them, not another variant laid beside it."""
     out = []
     for d in found:
-        m = _NO_ITEM.match(d.message) if d.code == "overlay-unknown-item" else None
-        adders = [] if m is None else sorted(
+        missing = d.code == "overlay-unknown-item" and d.subject[:1] == (NO_ITEM,)
+        what, ident, where = d.subject[1:] if missing else ("", "", "")
+        adders = [] if not missing else sorted(
             v for v, doc in variants.items() if v not in fold and _adds(
-                doc.data.get("changes"), m["where"], m["id"]))
-        if m is None or not adders:
+                doc.data.get("changes"), where, ident))
+        if not adders:
             out.append(d)
             continue
         by = ", ".join(f"'{v}'" for v in adders)
-        msg = (f"{d.message.split(' (a new item')[0]}: variant {by} adds it, and a variant "
+        msg = (f"no {what} '{ident}' in {where}: variant {by} adds it, and a variant "
                f"changes only the base rules and the variants folded into them; fold "
                f"{by} in (--variant {adders[0]}, this one left to choose) to build this "
-               f"over it, or add the {m['what']} in full here (with `$add: true`)")
+               f"over it, or add the {what} in full here (with `$add: true`)")
         out.append(replace(d, message=msg, suggestion=None))
     return out
 

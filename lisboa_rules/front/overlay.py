@@ -31,6 +31,9 @@ REMOVE = "$remove"
 ADD = "$add"
 AFTER = "$after"  # a new list item's place: after (or before) the item with this id
 BEFORE = "$before"
+# The subject of an `overlay-unknown-item` for an item a change names and the list lacks:
+# (NO_ITEM, the item's word, its id, the list as the message names it)
+NO_ITEM = "no-item"
 
 
 @dataclass
@@ -356,12 +359,16 @@ def _merge_list(
                     hint = _placed_hint(implicit, cur) + (
                         " (a new item is written in full, with `$add: true`)")
                     near = _placed_like(item, implicit, cur)
+                where = _where(out, path)
                 diags.append(
                     Diagnostic(
                         "overlay-unknown-item",
-                        f"no {_item_word(path)}{shown} in {_where(out, path)}{hint}",
+                        f"no {_item_word(path)}{shown} in {where}{hint}",
                         _item_span(o_spans, sub_o, out),
                         suggestion=near,
+                        # what is missing, for a pass that knows where else it is added
+                        subject=(NO_ITEM, _item_word(path), str(ident), where)
+                        if ident is not None else (),
                     )
                 )
                 continue
