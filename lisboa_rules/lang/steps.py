@@ -151,12 +151,13 @@ class StepChecker:
         # the type each name a let or a loop binds has where first bound: one name keeps one
         # type in a procedure (a back end holds it in one variable of its function)
         self.declared: dict[str, VType] = {}
-        # what each let of the procedure bound a name to, with the let and its key: an id
-        # written in a let is checked where the name is set into a place of a kind
+        # what each let of the procedure bound a name to, with the let and its key (and each
+        # item of a list written in the rules that a loop goes through or a choice is made
+        # from): an id written there is checked where the name is set into a place of a kind
         self.let_values: dict[str, list[tuple[StepBase, str, ir.Expr]]] = {}
         # the lets whose id was refused already (one error for a name set into two places)
-        self.let_refused: set[tuple[int, str]] = set()
-        self.let_visiting: set[tuple[int, str]] = set()
+        self.let_refused: set[tuple[int, str, int]] = set()
+        self.let_visiting: set[tuple[int, str, int]] = set()
         # the bounds of cost (ir/cost.py): the declared bounds and sizes of the state, and
         # what the steps so far bound each local to
         self.cost = cost.Context(
@@ -337,6 +338,7 @@ class StepChecker:
                 missing = missing_choice(scope.kind_words.get(item.name,
                                                               name.replace("_", " ")))
             one = S.OneOf(keys, self._distinct(keys), where)
+            self._takes_each(name, s, "choose/from", src.node)
             self._few_moves(s, one)  # (kept, over the limit or not: it is reported once)
             return (S.Choose(at(s), name, t, s.optional, one, rule, reason, missing),
                     scope.with_locals(**{name: Name(t, ir.Local(name))}))
@@ -483,6 +485,13 @@ class StepChecker:
             scope = scope.with_locals(**{str(name): Name(t.type, ir.Local(str(name)))})
         return S.Let(at(s), tuple(binds)), scope
 
+    def _takes_each(self, name: str, s: StepBase, key: str, source: ir.Expr) -> None:
+        """`name` takes each item of `source` in turn (a loop, a choice): of a list written
+        in the rules, each is a value it takes (see `let_values`)."""
+        if isinstance(source, ir.ListOf):
+            for item in source.items:
+                self.let_values.setdefault(name, []).append((s, key, item))
+
     def _bound(self, name: str, t: Typed, scope: Scope) -> None:
         """A let gave `name` the value `t` (`scope`: the names before)."""
 
@@ -594,6 +603,7 @@ class StepChecker:
                     return scope
                 over: ir.Expr = scope.keys(src) if src.type.name == "map" else src.node
                 self._declare(s, s.var, src.type.args[0], "for_each/as")
+                self._takes_each(s.var, s, "for_each/in", src.node)
                 inner = scope.with_locals(**{s.var: Name(src.type.args[0], ir.Local(s.var))})
                 # a list of the state is gone through as it was: the steps may change it
                 out.append(S.ForEach(at(s), s.var, over,
@@ -711,7 +721,7 @@ class StepChecker:
         if isinstance(node, ir.Local):  # a name a let bound: each value it was given there
             fits = []
             for let, let_key, value in self.let_values.get(node.name, ()):
-                seen = (id(let), let_key)
+                seen = (id(let), let_key, id(value))
                 if seen in self.let_refused:
                     fits.append(False)
                     continue
