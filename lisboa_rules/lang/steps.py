@@ -584,16 +584,18 @@ class StepChecker:
                     out.append(got)
             case If():
                 cond = self.expr(s, s.cond, scope, BOOL)
-                if cond is None:
-                    return scope
                 then = scope
                 for name in typed.narrowed(s.cond):
                     if name in scope.locals:
                         known = scope.locals[name]
                         then = then.with_locals(**{name: replace(
                             known, type=replace(known.type, optional=False))})
-                out.append(S.If(at(s), cond.node, self._block(s.then, then),
-                                self._block(s.orelse, scope)))
+                # the branches are checked when the condition is refused too: their own
+                # problems are said in the same run
+                yes, no = self._block(s.then, then), self._block(s.orelse, scope)
+                if cond is None:
+                    return scope
+                out.append(S.If(at(s), cond.node, yes, no))
             case ForEach():
                 src = self.expr(s, s.source, scope, None, "for_each/in")
                 if src is None:
@@ -879,7 +881,8 @@ class StepChecker:
                 self.problem(s, "step-missing", f"'{callee.id}' needs '{prm.name}'", key)
                 return None
             v = self.expr(s, given[prm.name], scope, prm.type, f"{key}/{prm.name}")
-            if v is None:
+            if v is None or not self._one_of_its_kind(s, prm.type, v.node, scope,
+                                                      f"{key}/{prm.name}"):
                 return None
             args.append(v)
         for name in given:

@@ -439,6 +439,7 @@ class _Checker:
             if not compatible(key.type, t.args[0], self.ik):
                 raise self.fail(node.slice, f"'{ast.unparse(node.value)}' is indexed by "
                                 f"{describe(t.args[0])}, not {describe(key.type)}")
+            self.known_id(t.args[0], key.node, node.slice)
             place = None
             if base.place is not None:
                 ref = ir.Index(base.node, key.node)
@@ -449,9 +450,24 @@ class _Checker:
             return self.t(ir.Get(base.node, key.node, default), t.args[1], place)
         raise self.fail(node, f"{describe(t)} cannot be indexed")
 
+    def known_id(self, t: VType, value: ir.Expr, node: ast.expr) -> None:
+        """An id written in the rules (a text) where a value of the kind `t` is compared,
+        looked for or looked up: one of the kind's ids, else `unknown-reference` at it (the
+        comparison could never hold, the key never be found: a misspelt id)."""
+        ids = self.scope.kind_ids.get(t.name)
+        if ids is None or not (isinstance(value, ir.Lit) and isinstance(value.value, str)) \
+                or value.value in ids:
+            return
+        known = sorted(str(i) for i in ids)
+        words = self.scope.kind_words.get(t.name) or f"a {t.name}"
+        raise self.fail(node, f"'{value.value}' is not {words}: one of "
+                        f"{', '.join(known[:12])}{', …' if len(known) > 12 else ''}",
+                        "unknown-reference", closest(value.value, known))
+
     def compare(self, node: ast.Compare, depth: int) -> Typed:
         pairs: list[tuple[ir.CmpOpName, ir.Expr]] = []
         first = left = self.expr(node.left, depth)
+        left_node = node.left
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.expr(right_node, depth)
             sym = _CMP.get(type(op))
@@ -465,6 +481,10 @@ class _Checker:
                 if not compatible(left.type, replace(item, optional=True), self.ik):
                     raise self.fail(node, f"{describe(left.type)} is never in "
                                     f"{describe(right.type)}")
+                self.known_id(item, left.node, left_node)
+                if isinstance(right.node, ir.ListOf) and isinstance(right_node, ast.List):
+                    for value, at in zip(right.node.items, right_node.elts, strict=True):
+                        self.known_id(left.type, value, at)
             elif sym in ("is", "is not"):
                 if right.type.name != "none":
                     raise self.fail(node, "'is' and 'is not' compare with None only")
@@ -476,13 +496,19 @@ class _Checker:
                 if not ok:
                     raise self.fail(node, f"{describe(left.type)} and {describe(right.type)} "
                                     "never compare equal")
+                for a, b, b_node in ((left, right, right_node), (right, left, left_node)):
+                    self.known_id(a.type, b.node, b_node)
+                    if a.type.name == "list" and isinstance(b.node, ir.ListOf) \
+                            and isinstance(b_node, ast.List):  # a list of ids, written out
+                        for value, at in zip(b.node.items, b_node.elts, strict=True):
+                            self.known_id(a.type.args[0], value, at)
             else:
                 for side, n in ((left, node.left), (right, right_node)):
                     if not _numeric(side.type, self.ik):
                         raise self.fail(n, f"'{ast.unparse(n)}' is {describe(side.type)}, "
                                         "expected a number")
             pairs.append((sym, right.node))
-            left = right
+            left, left_node = right, right_node
         return self.t(ir.Compare(first.node, tuple(pairs)), BOOL)
 
     def call(self, node: ast.Call, depth: int) -> Typed:
