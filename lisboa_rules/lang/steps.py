@@ -798,7 +798,8 @@ class StepChecker:
                              scope.suggest(str(name), list(scope.player)))
                 continue
             v = self.expr(s, source, scope, f.type, f"with/{name}")
-            if v is not None:
+            if v is not None and self._one_of_its_kind(s, f.type, v.node, scope,
+                                                       f"with/{name}"):
                 fields.append((str(name), v.node))
                 types.append(f.type)
         missing = sorted(scope.required - {str(k) for k in given})
@@ -823,10 +824,20 @@ class StepChecker:
         if src is None and dst is None:
             self.problem(s, "step-shape", "a move has a from or a to")
             return None
+        if src is not None and dst is not None and not _same_kind(
+                replace(src.type.args[0], optional=False),
+                replace(dst.type.args[0], optional=False)):
+            # what leaves one list arrives in the other: a list of another kind would hold
+            # a value that is none of its kind's (and the engine's own checks refuse it)
+            self.problem(s, "expr-type", f"move to '{s.to}': it holds "
+                         f"{typed.describe(dst.type.args[0])}, and '{s.from_}' holds "
+                         f"{typed.describe(src.type.args[0])}", "move/to")
+            return None
         if mode == "item":
             item_t = (src or dst).type.args[0]  # type: ignore[union-attr]
             item = self.expr(s, s.what, scope, item_t, "move/item")
-            if item is None:
+            if item is None or not self._one_of_its_kind(s, item_t, item.node, scope,
+                                                         "move/item"):
                 return None
             # a computed item (`first(hand)`) is computed once, before it leaves its list:
             # computed again after, it would be another item (one lost, one doubled)
