@@ -633,6 +633,24 @@ card type). At most one zone of a kind may be `none` (it holds what no other pla
 """,
 )
 
+_code(
+    "hidden-read",
+    "model",
+    "an action lists its moves from what the player who moves may not see",
+    """
+The legal moves of a state are shown to the player who moves, and that player's bots list them
+on a game dealt from what the player sees (`determinize`). So the options of a choice, its
+`where:`, a `require:` and the condition of an `if:` that decides which moves are listed read
+only what the mover sees (rules/state.yaml `see:`): the size of a hidden list (`len(...)`,
+where its `count` or `top` shows), the top of a pile whose top shows (`xs[-1]`), the mover's
+own fields (`see: owner`) and everything seen by `all`. A choice from a face-down deck would
+list its cards and tell the player what is in it, or which is on top.
+
+    bad:   - choose: {as: d, from: game.decree_deck}        # see: count
+    fix:   - choose: {as: d, from: game.decree_display}     # face up
+""",
+)
+
 # --- model: the steps of effects, procedures, hooks and Noble actions (lang/steps.py) --------
 
 _code(

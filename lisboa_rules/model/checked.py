@@ -50,6 +50,7 @@ from lisboa_rules.model import procs as P
 from lisboa_rules.model.queries import Query, compile_queries
 from lisboa_rules.model.state import TypeSyntaxError, parse_type
 from lisboa_rules.model.types import Model
+from lisboa_rules.model.visibility import check_listing
 
 
 @dataclass
@@ -128,6 +129,7 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
         if not achecker.problems:  # a step left out for its problem reads nothing
             checked_ok.append(kind)
     problems.actions += unread_keys(ps, actions, checked_ok)
+    problems.actions += check_listing({k: actions[k] for k in checked_ok}, procs, state)
     problems.actions += unread_noble_action_keys(ps, procs, procs_ok)
     pcomp = P.LocatedChecker(scope, ps.procs, ps.hooks, tables.values, ps.effects)
     pcomp.cost.procs = procs

@@ -1,0 +1,227 @@
+"""What the moves show: an action lists its moves from what the mover sees.
+
+The legal moves of a state are shown to the player who moves, and its bots list them on a game
+dealt from that player's view (`determinize`). So the options of a choice, its conditions, and
+the conditions that refuse a move, read only what the mover sees (rules/state.yaml `see:`):
+otherwise the list of moves tells the player what the rules hide (the order of a face-down
+deck, another player's hand), and a bot on its view lists moves the game refuses.
+
+Of a field not everyone sees, the listing may read:
+- its size (`len(...)`), where the size is seen (`count`, `top`, and a field of another player
+  seen by its `owner`);
+- its top item (`xs[-1]`), where the top is seen (`top`);
+- the whole of it, where it is the mover's own field and its `owner` sees it.
+
+The check runs on the checked IR of each action: its choices (what they choose from, and
+their conditions), its requires and the conditions of its branches, through the lets they read,
+the measures they read and the guards of the procedures a `do` chooses between. What the
+effects before a choice reveal is not followed (an effect that moves a hidden item into sight
+before a choice is allowed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import cast
+
+from lisboa_rules.ir import expr as ir
+from lisboa_rules.ir import stmt as S
+from lisboa_rules.lang.tree import StepProblem
+from lisboa_rules.model.state import StateDecl
+
+# A field of the state (or an entry of one) as the mover sees it: its `see:`, its words, and
+# the keys it is read at
+Field = tuple[str, str, tuple[ir.Expr, ...]]
+# the names a listing's lets bound to what the mover may not see: the words of what they
+# read, or the hidden field they are another name for
+Lets = dict[str, "str | Field"]
+
+# what each kind of sight lets the listing read of a field: its size, its top item
+_SIZE = frozenset({"count", "top", "owner"})
+_TOP = frozenset({"top"})
+
+
+def check_listing(actions: Mapping[str, S.Action], procs: Mapping[str, S.Proc],
+                  state: StateDecl) -> list[StepProblem]:
+    """A problem for each place an action's listing reads what the mover may not see."""
+    out: list[StepProblem] = []
+    for action in actions.values():
+        _Listing(state, procs, out).items(action.items, {})
+    return out
+
+
+class _Listing:
+    def __init__(self, state: StateDecl, procs: Mapping[str, S.Proc],
+                 out: list[StepProblem]) -> None:
+        self.state = state
+        self.procs = procs
+        self.out = out
+        self.seen: set[tuple[tuple[str | int, ...], str]] = set()
+
+    # -- the items of the listing ---------------------------------------------------------
+
+    def items(self, items: tuple[S.Item, ...], lets: Lets) -> None:
+        """`lets`: the names bound so far to a value that reads what the mover may not see:
+        what they read, or the hidden field they name (see `_field`)."""
+        for item in items:
+            match item:
+                case S.Let(binds=binds):
+                    for b in binds:
+                        lets = {k: v for k, v in lets.items() if k != b.name}
+                        field = self._field(b.value, lets)
+                        if field is not None and field[0] != "all":
+                            # another name for a hidden field: read as the field is
+                            lets[b.name] = field
+                            continue
+                        found = self.hidden(b.value, lets)
+                        if found is not None:
+                            lets[b.name] = found
+                case S.Choose():
+                    self.choose(item, lets)
+                case S.Require(cond=cond, at=at):
+                    self.read(cond, lets, at, ("require",),
+                              "this condition, which refuses moves, reads")
+                case S.Branch(cond=cond, at=at, then=then, orelse=orelse):
+                    self.read(cond, lets, at, ("if",), "this condition, which decides which "
+                              "moves are listed, reads")
+                    self.items(then, lets)
+                    self.items(orelse, lets)
+                    return  # each branch goes on with the items after the if
+                case S.DoChoose(value=value, at=at, cases=cases):
+                    if value is not None:
+                        self.read(value, lets, at, ("do",), "this value, which decides which "
+                                  "moves are listed, reads")
+                    for case in cases:
+                        proc = self.procs.get(case.proc) if case.proc is not None else None
+                        if proc is not None:
+                            self.items(proc.guard, {})
+                        self.items(case.rest, lets)
+                    return
+                case S.ApplyChoose(rest=rest):
+                    self.items(rest, lets)
+                    return
+                case _:
+                    pass  # an effect: what it reveals before a choice is not followed
+
+    def choose(self, c: S.Choose, lets: Lets) -> None:
+        of = c.of
+        if isinstance(of, S.OneOf):
+            source: ir.Expr = of.keys.source if not of.keys.is_table else of.keys
+            self.read(source, lets, c.at, ("choose", "from"), "the options of this choice read")
+        else:
+            self.read(of.source, lets, c.at, ("choose", "from"), "the options of this choice read")
+            for n in (of.lo, of.hi):
+                self.read(n, lets, c.at, ("choose",), "how many this choice takes reads")
+            if of.leads_by is not None:
+                self.read(of.leads_by, lets, c.at, ("choose", "leads"), "this choice's lead reads")
+            if of.leads_where is not None:
+                self.read(of.leads_where, lets, c.at, ("choose", "leads"),
+                          "this choice's lead reads")
+        if of.where is not None:
+            self.read(of.where, lets, c.at, ("choose", "where"),
+                      "the condition of this choice's options reads")
+
+    def read(self, node: ir.Expr, lets: Lets, at: S.At,
+             key: tuple[str, ...], what: str) -> None:
+        found = self.hidden(node, lets)
+        if found is None:
+            return
+        path = (*at.path, *key)
+        if (path, found) in self.seen:
+            return
+        self.seen.add((path, found))
+        self.out.append(StepProblem(
+            "hidden-read",
+            f"{what} {found}, which the player who moves does not see (rules/state.yaml "
+            "`see:`): the legal moves would show it to them and to their bots; read only what "
+            "the mover sees (the size of a hidden list, len(...); the top of a pile whose top "
+            "shows, xs[-1]; the mover's own fields)",
+            path))
+
+    # -- what an expression reads -----------------------------------------------------------
+
+    def hidden(self, node: ir.Expr, lets: Lets) -> str | None:
+        """What `node` reads that the mover may not see (its words), or None."""
+        for found in self._reads(node, lets):
+            return found
+        return None
+
+    def _reads(self, node: ir.Expr, lets: Lets) -> Iterator[str]:
+        match node:
+            case ir.Local(name=name) if isinstance(lets.get(name), str):
+                yield str(lets[name])
+                return
+            case ir.Call(fn="len", args=(inner,)):
+                field = self._field(inner, lets)
+                if field is not None:
+                    see, shown, keys = field
+                    if see in _SIZE or see == "all":
+                        for k in keys:
+                            yield from self._reads(k, lets)
+                        return
+            case ir.Index(base=base, key=key) if _last(key):
+                field = self._field(base, lets)
+                if field is not None and field[0] in _TOP:
+                    for k in field[2]:
+                        yield from self._reads(k, lets)
+                    return
+            case ir.Measure(body=body):
+                yield from self._reads(body, lets)
+                return
+            case ir.Keys(source=source, is_table=True):  # a table's keys: seen with its sizes
+                field = self._field(source, lets)
+                if field is not None and (field[0] in _SIZE or field[0] == "all"):
+                    for k in field[2]:
+                        yield from self._reads(k, lets)
+                    return
+            case _:
+                pass
+        field = self._field(node, lets)
+        if field is not None:
+            see, shown, keys = field
+            if see != "all":
+                yield shown
+                return
+            for k in keys:
+                yield from self._reads(k, lets)
+            if isinstance(node, ir.PlayerField | ir.GameField):
+                return
+        for child in ir.children(node):
+            yield from self._reads(child, lets)
+
+    def _field(self, node: ir.Expr, lets: Lets) -> Field | None:
+        """A field of the state, or an entry of one (a table's): how the mover sees it, its
+        words, and the keys it is read at; None for anything else."""
+        keys: list[ir.Expr] = []
+        while isinstance(node, ir.Index | ir.Get) and not (
+                isinstance(node, ir.Index) and node.of_list):
+            keys.append(node.key)
+            node = node.base
+        match node:
+            case ir.Local(name=name) if isinstance(lets.get(name), tuple):
+                see, shown, more = cast(Field, lets[name])
+                return see, shown, (*keys, *more)
+            case ir.GameField(field=fid):
+                decl = self.state.field("game", fid)
+                see = decl.see if decl is not None else "all"
+                return see, f"game.{fid} (seen: {see})", tuple(keys)
+            case ir.PlayerField(field=fid, of=of):
+                decl = self.state.field("player", fid)
+                see = decl.see if decl is not None else "all"
+                if see == "owner" and isinstance(of, ir.Me):
+                    see = "all"
+                whose = fid if isinstance(of, ir.Me) else f"another player's {fid}"
+                return see, f"{whose} (seen: {see})", (*keys, of)
+            case _:
+                return None
+
+
+def _last(key: ir.Expr) -> bool:
+    """Whether a list's index is -1 (its last item: the top of a pile)."""
+    match key:
+        case ir.Lit(value=-1):
+            return True
+        case ir.Neg(operand=ir.Lit(value=1)):
+            return True
+        case _:
+            return False
