@@ -100,7 +100,7 @@ def test_the_variants_of_rules_have_handouts(variant: str) -> None:
         # the changed step in its sequence: the setup printed whole, the change in place (the
         # neutral Officials' step is said where its condition of the rules' data holds: with
         # two players only, so it is new there)
-        assert "- **8. New:** ...but for 1 neutral Official in each office." in md
+        assert "- **8. New:** Then put 1 neutral Official in each office." in md
         assert "- **1.** Shuffle each deck of Political cards." in md
         assert "Most, ~~2nd-most,~~ 3rd-most" in md
     else:
@@ -276,12 +276,12 @@ def test_a_step_whose_condition_reads_only_the_rules_data_is_said_where_it_holds
     files = compile_rules(RULES).files
     base = _setup_of(files[RULES_MD])
     assert "neutral Officials in each office" not in base
-    assert re.search(r"^7\. Every Noble's office and plaza start empty\.\.\.\n"
+    assert re.search(r"^7\. Every Noble's office and plaza start empty\.\n"
                      r"8\. Deal each player \d+ cards", base, re.M)
-    assert "...but for 0 neutral Officials in each office." in files[RULES_ANNOTATED_MD]
+    assert "Then put 0 neutral Officials in each office." in files[RULES_ANNOTATED_MD]
     # the two-player rule set's (its handout: the setup as it reads there, the step new)
     two = files[variant_handout("two-player", "md")]
-    assert "- **8. New:** ...but for 1 neutral Official in each office.\n" in two
+    assert "- **8. New:** Then put 1 neutral Official in each office.\n" in two
 
 
 def _setup_of(md: str) -> str:
@@ -363,7 +363,7 @@ def test_the_players_variant_pages_redline_the_steps_as_the_players_edition_says
     """rules.md's page of a variant lists the steps that read differently as the players'
     edition says them, the same lines its handout marks: the neutral Officials' step, which
     the base game's players' setup does not say (its condition of the rules' data does not
-    hold there), is new with two players, not "...but for ~~0~~ **1** neutral Officials";
+    hold there), is new with two players, not "Then put ~~0~~ **1** neutral Officials";
     the annotated edition redlines the steps as written."""
     result = compile_rules(RULES)
     assert result.compiled is not None
@@ -378,9 +378,9 @@ def test_the_players_variant_pages_redline_the_steps_as_the_players_edition_says
                             handout, re.M)
         assert listed and all(x in marked for x in listed), (v.id, listed, marked)
     two = md[md.index('<a id="variant-two-player"></a>'):]
-    assert "- **...but for 1 neutral Official in each office.**" in two
+    assert "- **Then put 1 neutral Official in each office.**" in two
     assert "~~0~~ **1** neutral Officials" not in two
-    assert ("- ...but for ~~0~~ **1** neutral ~~Officials~~ **Official** in each office."
+    assert ("- Then put ~~0~~ **1** neutral ~~Officials~~ **Official** in each office."
             in annotated)
 
 
