@@ -2635,9 +2635,14 @@ def _unless(step: Rich, cond: Rich) -> Rich:
 
 
 def _same_words(a: Rich, b: Rich) -> bool:
-    """Two texts that say the same words, dots and case aside."""
+    """Two texts that say the same words, dots, case and a leading "and" or "then" aside (a
+    step that goes on a sentence, "...and take the rubble cubes.", says what its procedure's
+    first step says, "Take the rubble cubes.")."""
     def norm(r: Rich) -> str:
-        return " ".join(re.sub(r"[.…]", " ", "".join(p.text for p in r)).lower().split())
+        said = re.sub(r"[.…]", " ", "".join(p.text for p in r)).lower().split()
+        while said and said[0] in ("and", "then"):
+            said = said[1:]
+        return " ".join(said)
     return norm(a) == norm(b)
 
 
