@@ -82,7 +82,7 @@ from lisboa_rules.lang.tree import (
 from lisboa_rules.lang.typed import data_lookup
 from lisboa_rules.model.checks import CROSS_REF, is_citation
 from lisboa_rules.model.conservation import constant_condition
-from lisboa_rules.model.types import Model, Rule, VariantInfo, find_owner
+from lisboa_rules.model.types import Model, Rule, Trigger, VariantInfo, find_owner
 from lisboa_rules.outputs import pycode
 
 if TYPE_CHECKING:
@@ -844,6 +844,12 @@ class _Builder:
     def words(self, source: str, params: Mapping[str, int], unit: str | None = None) -> str:
         return words.formula_words(self.m, source, dict(params), unit)
 
+    def trigger_words(self, t: Trigger) -> str:
+        """A trigger's condition in words: of any player ("a player has ..."), when every
+        player's state is tested (`scope: any-player`), not of the reader."""
+        return words.formula_words(self.m, t.condition.source, dict(t.params),
+                                   anyone=t.scope == "any-player")
+
     def term(self, key: str) -> str | None:
         """One of the game's terms (`money`, `score`): the unit a price or a score counts."""
         value = self.m.data["game"].get("terms", {}).get(key)
@@ -1542,7 +1548,7 @@ class _Builder:
             proc = procs.get(kind, {})
             when = tuple(
                 FlowNode(t.id, when_words(t.periods),
-                         plain(self.words(t.condition.source, dict(t.params))))
+                         plain(self.trigger_words(t)))
                 for t in m.triggers if t.ends == kind)
             steps = tuple(FlowNode(s.id, s.rule.title) for s in m.period_end) \
                 if proc is flow.get("period_end") else ()
@@ -1586,7 +1592,7 @@ class _Builder:
             proc = flow.get(key)
             if not isinstance(proc, Mapping):
                 continue
-            when = tuple(N(self.words(t.condition.source, dict(t.params)),
+            when = tuple(N(self.trigger_words(t),
                            when_words(t.periods), self.icon_art(t.condition.source))
                          for t in m.triggers if t.ends == kind)
             st: list[diagrams.Stage] = []
@@ -1743,7 +1749,7 @@ class _Builder:
             blocks.append(Heading(f"{proc['id']}-section", self.title_of(proc["id"])))
             for t in m.triggers:
                 if t.ends == kind:
-                    said = self.words(t.condition.source, dict(t.params))
+                    said = self.trigger_words(t)
                     facts = (Fact(humanize("condition"), plain(said)),
                              Fact(humanize("period"), plain(
                                  ", ".join(str(p) for p in t.periods) or "any")))
@@ -2343,8 +2349,7 @@ class _Builder:
             if not isinstance(proc, dict) or proc.get("id") not in self.rules:
                 continue
             rows = tuple(AidLine(self.icons_in(t.condition.source), "",
-                                 self.assumed(t.rule, plain(self.words(t.condition.source,
-                                                                       dict(t.params)))),
+                                 self.assumed(t.rule, plain(self.trigger_words(t))),
                                  when_words(t.periods))
                          for t in m.triggers if t.ends == kind)
             rule = self.rules[proc["id"]]
