@@ -900,6 +900,8 @@ class _Builder:
         prefix = {"effects": "effect", "hooks": "hook"}.get(group, "procedure")
         if group == "hooks":
             return f"{prefix}-{pid}", self.hook_title(pid, model)
+        if group == "effects":  # named as a reward names it ("Réis: 3"): the vocabulary's words
+            return f"{prefix}-{pid}", self.key_label(pid)
         return f"{prefix}-{pid}", humanize(pid)
 
     def hook_title(self, pid: str, m: Model) -> str:
