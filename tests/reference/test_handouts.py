@@ -427,3 +427,16 @@ def test_a_chosen_house_rule_says_which_note_of_another_variant_it_drops() -> No
             "With 2 players, only the most and 3rd-most columns are used.")
     assert said in built.files[RULES_MD]
     assert said in built.files["reference/player-aid.md"]
+
+
+def test_a_new_titled_step_is_bold_once_in_the_rules_variant_page() -> None:
+    # examples/house-rules/period-tax.yaml adds a titled step to the end of the period: the
+    # rules' page of the variant sets its title and its words in bold each, not the whole
+    # line around the bold title ("****Tax**: ...**", Markdown shown raw)
+    built = compile_rules(RULES, (), extra=[EXAMPLES / "period-tax.yaml"])
+    assert built.ok, [d.message for d in built.diagnostics]
+    md = built.files[RULES_MD]
+    page = md[md.index('<a id="variant-period-tax"></a>'):]
+    steps = page[page.index("Steps that read differently"):page.index("\n<a id=", 1)]
+    assert "- **Tax**: **The Crown's tax:" in steps
+    assert "***" not in steps
