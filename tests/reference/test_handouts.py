@@ -440,3 +440,15 @@ def test_a_new_titled_step_is_bold_once_in_the_rules_variant_page() -> None:
     steps = page[page.index("Steps that read differently"):page.index("\n<a id=", 1)]
     assert "- **Tax**: **The Crown's tax:" in steps
     assert "***" not in steps
+
+
+def test_a_changed_cost_of_an_action_is_named_not_shown_as_its_id() -> None:
+    # examples/house-rules/cheap-follow.yaml drops the Follow's lacking cost: the rules' page
+    # of the variant names the cost it drops, as the handout does, not its id
+    built = compile_rules(RULES, (), extra=[EXAMPLES / "cheap-follow.yaml"])
+    assert built.ok, [d.message for d in built.diagnostics]
+    md = built.files[RULES_MD]
+    page = md[md.index('<a id="variant-cheap-follow"></a>'):]
+    page = page[:page.index("\n<a id=", 1)]
+    assert "Lacking cost: ~~Paying Influence with wigs~~" in page
+    assert "~~wigs-for-influence~~" not in page

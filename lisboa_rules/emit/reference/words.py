@@ -46,6 +46,8 @@ def names_of(m: Model) -> dict[str, str]:
         out[sa.id] = sa.name
     for d in m.decks:
         out[d.id] = d.name
+    for c in m.costs:  # a cost an action names (`lacking_cost: wigs-for-influence`)
+        out[c.id] = c.name
     return out
 
 
