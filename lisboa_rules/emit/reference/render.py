@@ -1967,8 +1967,8 @@ class _Builder:
                 if anchor in self.row_anchors:
                     rule, rule_title = anchor, self.row_anchors[anchor]
                     at = len(parts)
-            else:
-                parts.append(self.names.get(str(key), humanize(str(key))))
+            else:  # a key by its name, else the vocabulary's words ("Réis", not "Reis")
+                parts.append(self.key_label(str(key)))
             if isinstance(here, dict) and isinstance(here.get("text"), str):
                 found = next((r for r in self.m.rules
                               if r.section == ch.kind and r.text == here["text"]), None)
