@@ -2067,7 +2067,8 @@ class _Builder:
                     isinstance(r, dict) and isinstance(r.get("reward"), dict) for r in rows)):
                 continue
             marks = list(comp.get(f"{key}_assumptions", ()))
-            body = tuple((plain(str(r.get(kind.key or "id", ""))),
+            # an id in words, as the Decrees' ("Clergy 01", not "clergy-01")
+            body = tuple((plain(humanize(str(r.get(kind.key or "id", "")))),
                           plain(self.value_name(dict(r["reward"])) if r["reward"] else ""))
                          for r in rows)
             caption = (Piece(humanize(key)), Piece("", "value", marks=self.marks(marks)))
