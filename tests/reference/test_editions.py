@@ -183,8 +183,8 @@ def test_no_engine_speak_in_the_players_edition(files: dict[str, str], page: str
 @pytest.mark.parametrize(("old", "new", "said"), [
     ("the starting Royal Favor tile is of the King",
      "the starting Royal Favor tile is of the Builder", "of the Builder"),
-    ("when a portfolio row is full the oldest card is discarded",
-     "when a portfolio row is full the newest card is discarded", "the newest card"),
+    ("when a row is full the oldest card is discarded",
+     "when a row is full the newest card is discarded", "the newest card"),
 ])
 def test_a_changed_assumption_changes_its_note(tmp_path: Path, old: str, new: str,
                                                said: str) -> None:

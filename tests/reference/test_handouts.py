@@ -100,7 +100,7 @@ def test_the_variants_of_rules_have_handouts(variant: str) -> None:
         # the changed step in its sequence: the setup printed whole, the change in place (the
         # neutral Officials' step is said where its condition of the rules' data holds: with
         # two players only, so it is new there)
-        assert "- **8. New:** ...but for 1 neutral Official in each office." in md
+        assert "- **8. New:** Then put 1 neutral Official in each office." in md
         assert "- **1.** Shuffle each deck of Political cards." in md
         assert "Most, ~~2nd-most,~~ 3rd-most" in md
     else:
@@ -276,12 +276,12 @@ def test_a_step_whose_condition_reads_only_the_rules_data_is_said_where_it_holds
     files = compile_rules(RULES).files
     base = _setup_of(files[RULES_MD])
     assert "neutral Officials in each office" not in base
-    assert re.search(r"^7\. Every Noble's office and plaza start empty\.\.\.\n"
+    assert re.search(r"^7\. Every Noble's office and plaza start empty\.\n"
                      r"8\. Deal each player \d+ cards", base, re.M)
-    assert "...but for 0 neutral Officials in each office." in files[RULES_ANNOTATED_MD]
+    assert "Then put 0 neutral Officials in each office." in files[RULES_ANNOTATED_MD]
     # the two-player rule set's (its handout: the setup as it reads there, the step new)
     two = files[variant_handout("two-player", "md")]
-    assert "- **8. New:** ...but for 1 neutral Official in each office.\n" in two
+    assert "- **8. New:** Then put 1 neutral Official in each office.\n" in two
 
 
 def _setup_of(md: str) -> str:
@@ -363,7 +363,7 @@ def test_the_players_variant_pages_redline_the_steps_as_the_players_edition_says
     """rules.md's page of a variant lists the steps that read differently as the players'
     edition says them, the same lines its handout marks: the neutral Officials' step, which
     the base game's players' setup does not say (its condition of the rules' data does not
-    hold there), is new with two players, not "...but for ~~0~~ **1** neutral Officials";
+    hold there), is new with two players, not "Then put ~~0~~ **1** neutral Officials";
     the annotated edition redlines the steps as written."""
     result = compile_rules(RULES)
     assert result.compiled is not None
@@ -378,9 +378,9 @@ def test_the_players_variant_pages_redline_the_steps_as_the_players_edition_says
                             handout, re.M)
         assert listed and all(x in marked for x in listed), (v.id, listed, marked)
     two = md[md.index('<a id="variant-two-player"></a>'):]
-    assert "- **...but for 1 neutral Official in each office.**" in two
+    assert "- **Then put 1 neutral Official in each office.**" in two
     assert "~~0~~ **1** neutral Officials" not in two
-    assert ("- ...but for ~~0~~ **1** neutral ~~Officials~~ **Official** in each office."
+    assert ("- Then put ~~0~~ **1** neutral ~~Officials~~ **Official** in each office."
             in annotated)
 
 
@@ -427,3 +427,28 @@ def test_a_chosen_house_rule_says_which_note_of_another_variant_it_drops() -> No
             "With 2 players, only the most and 3rd-most columns are used.")
     assert said in built.files[RULES_MD]
     assert said in built.files["reference/player-aid.md"]
+
+
+def test_a_new_titled_step_is_bold_once_in_the_rules_variant_page() -> None:
+    # examples/house-rules/period-tax.yaml adds a titled step to the end of the period: the
+    # rules' page of the variant sets its title and its words in bold each, not the whole
+    # line around the bold title ("****Tax**: ...**", Markdown shown raw)
+    built = compile_rules(RULES, (), extra=[EXAMPLES / "period-tax.yaml"])
+    assert built.ok, [d.message for d in built.diagnostics]
+    md = built.files[RULES_MD]
+    page = md[md.index('<a id="variant-period-tax"></a>'):]
+    steps = page[page.index("Steps that read differently"):page.index("\n<a id=", 1)]
+    assert "- **Tax**: **The Crown's tax:" in steps
+    assert "***" not in steps
+
+
+def test_a_changed_cost_of_an_action_is_named_not_shown_as_its_id() -> None:
+    # examples/house-rules/cheap-follow.yaml drops the Follow's lacking cost: the rules' page
+    # of the variant names the cost it drops, as the handout does, not its id
+    built = compile_rules(RULES, (), extra=[EXAMPLES / "cheap-follow.yaml"])
+    assert built.ok, [d.message for d in built.diagnostics]
+    md = built.files[RULES_MD]
+    page = md[md.index('<a id="variant-cheap-follow"></a>'):]
+    page = page[:page.index("\n<a id=", 1)]
+    assert "Lacking cost: ~~Paying Influence with wigs~~" in page
+    assert "~~wigs-for-influence~~" not in page

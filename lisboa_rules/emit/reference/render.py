@@ -82,7 +82,7 @@ from lisboa_rules.lang.tree import (
 from lisboa_rules.lang.typed import data_lookup
 from lisboa_rules.model.checks import CROSS_REF, is_citation
 from lisboa_rules.model.conservation import constant_condition
-from lisboa_rules.model.types import Model, Rule, VariantInfo, find_owner
+from lisboa_rules.model.types import Model, Rule, Trigger, VariantInfo, find_owner
 from lisboa_rules.outputs import pycode
 
 if TYPE_CHECKING:
@@ -844,6 +844,12 @@ class _Builder:
     def words(self, source: str, params: Mapping[str, int], unit: str | None = None) -> str:
         return words.formula_words(self.m, source, dict(params), unit)
 
+    def trigger_words(self, t: Trigger) -> str:
+        """A trigger's condition in words: of any player ("a player has ..."), when every
+        player's state is tested (`scope: any-player`), not of the reader."""
+        return words.formula_words(self.m, t.condition.source, dict(t.params),
+                                   anyone=t.scope == "any-player")
+
     def term(self, key: str) -> str | None:
         """One of the game's terms (`money`, `score`): the unit a price or a score counts."""
         value = self.m.data["game"].get("terms", {}).get(key)
@@ -894,6 +900,8 @@ class _Builder:
         prefix = {"effects": "effect", "hooks": "hook"}.get(group, "procedure")
         if group == "hooks":
             return f"{prefix}-{pid}", self.hook_title(pid, model)
+        if group == "effects":  # named as a reward names it ("Réis: 3"): the vocabulary's words
+            return f"{prefix}-{pid}", self.key_label(pid)
         return f"{prefix}-{pid}", humanize(pid)
 
     def hook_title(self, pid: str, m: Model) -> str:
@@ -1542,7 +1550,7 @@ class _Builder:
             proc = procs.get(kind, {})
             when = tuple(
                 FlowNode(t.id, when_words(t.periods),
-                         plain(self.words(t.condition.source, dict(t.params))))
+                         plain(self.trigger_words(t)))
                 for t in m.triggers if t.ends == kind)
             steps = tuple(FlowNode(s.id, s.rule.title) for s in m.period_end) \
                 if proc is flow.get("period_end") else ()
@@ -1586,7 +1594,7 @@ class _Builder:
             proc = flow.get(key)
             if not isinstance(proc, Mapping):
                 continue
-            when = tuple(N(self.words(t.condition.source, dict(t.params)),
+            when = tuple(N(self.trigger_words(t),
                            when_words(t.periods), self.icon_art(t.condition.source))
                          for t in m.triggers if t.ends == kind)
             st: list[diagrams.Stage] = []
@@ -1743,7 +1751,7 @@ class _Builder:
             blocks.append(Heading(f"{proc['id']}-section", self.title_of(proc["id"])))
             for t in m.triggers:
                 if t.ends == kind:
-                    said = self.words(t.condition.source, dict(t.params))
+                    said = self.trigger_words(t)
                     facts = (Fact(humanize("condition"), plain(said)),
                              Fact(humanize("period"), plain(
                                  ", ".join(str(p) for p in t.periods) or "any")))
@@ -1959,8 +1967,8 @@ class _Builder:
                 if anchor in self.row_anchors:
                     rule, rule_title = anchor, self.row_anchors[anchor]
                     at = len(parts)
-            else:
-                parts.append(self.names.get(str(key), humanize(str(key))))
+            else:  # a key by its name, else the vocabulary's words ("Réis", not "Reis")
+                parts.append(self.key_label(str(key)))
             if isinstance(here, dict) and isinstance(here.get("text"), str):
                 found = next((r for r in self.m.rules
                               if r.section == ch.kind and r.text == here["text"]), None)
@@ -2059,7 +2067,8 @@ class _Builder:
                     isinstance(r, dict) and isinstance(r.get("reward"), dict) for r in rows)):
                 continue
             marks = list(comp.get(f"{key}_assumptions", ()))
-            body = tuple((plain(str(r.get(kind.key or "id", ""))),
+            # an id in words, as the Decrees' ("Clergy 01", not "clergy-01")
+            body = tuple((plain(humanize(str(r.get(kind.key or "id", "")))),
                           plain(self.value_name(dict(r["reward"])) if r["reward"] else ""))
                          for r in rows)
             caption = (Piece(humanize(key)), Piece("", "value", marks=self.marks(marks)))
@@ -2343,8 +2352,7 @@ class _Builder:
             if not isinstance(proc, dict) or proc.get("id") not in self.rules:
                 continue
             rows = tuple(AidLine(self.icons_in(t.condition.source), "",
-                                 self.assumed(t.rule, plain(self.words(t.condition.source,
-                                                                       dict(t.params)))),
+                                 self.assumed(t.rule, plain(self.trigger_words(t))),
                                  when_words(t.periods))
                          for t in m.triggers if t.ends == kind)
             rule = self.rules[proc["id"]]
@@ -2635,9 +2643,14 @@ def _unless(step: Rich, cond: Rich) -> Rich:
 
 
 def _same_words(a: Rich, b: Rich) -> bool:
-    """Two texts that say the same words, dots and case aside."""
+    """Two texts that say the same words, dots, case and a leading "and" or "then" aside (a
+    step that goes on a sentence, "...and take the rubble cubes.", says what its procedure's
+    first step says, "Take the rubble cubes.")."""
     def norm(r: Rich) -> str:
-        return " ".join(re.sub(r"[.…]", " ", "".join(p.text for p in r)).lower().split())
+        said = re.sub(r"[.…]", " ", "".join(p.text for p in r)).lower().split()
+        while said and said[0] in ("and", "then"):
+            said = said[1:]
+        return " ".join(said)
     return norm(a) == norm(b)
 
 

@@ -71,6 +71,8 @@ def names_of(m: Model) -> dict[str, str]:
         out[sa.id] = sa.name
     for d in m.decks:
         out[d.id] = d.name
+    for c in m.costs:  # a cost an action names (`lacking_cost: wigs-for-influence`)
+        out[c.id] = c.name
     return out
 
 
@@ -115,17 +117,20 @@ def formula_ir(m: Model, source: str, params: Mapping[str, int],
 
 
 def formula_words(
-    m: Model, source: str, params: Mapping[str, int], unit: str | None = None
+    m: Model, source: str, params: Mapping[str, int], unit: str | None = None,
+    anyone: bool = False,
 ) -> str:
     """A formula in words a rulebook prints; params appear as their values.
 
     `unit` is the plural noun the formula's value counts (e.g. the game's score term), when
     the caller knows it; otherwise a `<noun>_per_<noun>` param names it (see `Sayer`).
+    `anyone`: the condition holds for any player, not the reader ("a player has at least 2
+    ...", not "you have ...": a trigger of every player).
     """
     node = formula_ir(m, source, params)
     if node is None:
         return source
-    return Sayer(m, params, unit).say(node)
+    return Sayer(m, params, unit, anyone).say(node)
 
 
 def formula_steps(
@@ -221,9 +226,11 @@ def _numbers_of_terms(m: Model) -> tuple[dict[str, str], dict[str, str]]:
 class Sayer:
     """Says a formula's IR in words (see the patterns above)."""
 
-    def __init__(self, m: Model, params: Mapping[str, int], unit: str | None = None) -> None:
+    def __init__(self, m: Model, params: Mapping[str, int], unit: str | None = None,
+                 anyone: bool = False) -> None:
         self.params = dict(params)
         self.unit = unit
+        self.has = "a player has" if anyone else "you have"  # who a comparison is of
         self.vocab = dict(_vocab_words(m))  # its own: a caller may say a name otherwise
         self.names = names_of(m)
         # plural -> singular, and singular -> plural, from the game's `X` / `X_one` terms
@@ -405,8 +412,8 @@ class Sayer:
                 said = self.name(left)
                 if said.startswith("your "):
                     if (op == ">" and n == 0) or (op == ">=" and n == 1):
-                        return f"you have any {bare(said)}"
-                    return f"you have {_CMPWORDS[op]} {n} {bare(said)}"
+                        return f"{self.has} any {bare(said)}"
+                    return f"{self.has} {_CMPWORDS[op]} {n} {bare(said)}"
                 return f"{said} {_ISWORDS[op]} {n}"
             if n is not None and isinstance(left, ir.BinOp) and left.op == "+":
                 return f"{_CMPWORDS[op]} {n} of {self.group(left)}"
