@@ -743,7 +743,9 @@ def _revalidate(docs: dict[str, Doc], changes: list[Change], valid: set[tuple[st
         loaded = _as_loaded(docs[kind], sources)
         # a house rule's values may omit `source:` (or give free text): the reuse key says so
         found = _validated(loaded, reuse.current(), seen[1] + repr(sorted(loaded.house)))
-        diags.extend(found)
+        # a value of the rules' file that the merge made wrong (the last item of a list
+        # removed) names the variants that changed that file
+        diags.extend(_blame(found, [c for c in changes if c.kind == kind]))
         if not found:
             valid.add(seen)
     return diags

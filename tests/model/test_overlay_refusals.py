@@ -159,3 +159,19 @@ def test_a_removed_item_a_placeholder_names_notes_the_removal(tmp_path: Path) ->
         [note] = d.related
         assert note.span is not None
         assert (note.span.file, note.span.line, note.span.col) == (str(house), 10, 9)
+
+
+def test_a_list_emptied_by_a_variant_names_the_variant(tmp_path: Path) -> None:
+    """The merged file's schema refuses a list the variant left empty: the error stands at the
+    rules' list (the variant wrote no list), with a note at the variant that changed that file,
+    so `validate --house` points into the house rule too."""
+    house = _house(tmp_path, "no-ties", "  scoring:\n    tiebreakers:\n      measures:\n"
+                   + "".join(f"        - {{name: {n}, $remove: true}}\n" for n in (
+                       "most wigs", "most rubble sets", "most stores", "most completed Plans",
+                       "most money")))
+    [d] = _errors(house)
+    assert d.code == "schema-range" and "tiebreakers.measures" in d.message
+    assert d.span is not None and d.span.file.endswith("scoring.yaml")
+    [note] = d.related
+    assert "variant 'no-ties'" in note.message
+    assert note.span is not None and (note.span.file, note.span.line) == (str(house), 11)
