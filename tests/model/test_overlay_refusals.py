@@ -175,3 +175,18 @@ def test_a_list_emptied_by_a_variant_names_the_variant(tmp_path: Path) -> None:
     [note] = d.related
     assert "variant 'no-ties'" in note.message
     assert note.span is not None and (note.span.file, note.span.line) == (str(house), 11)
+
+
+def test_an_error_of_the_rules_lines_names_the_folded_house_rule(tmp_path: Path) -> None:
+    """Folded in, a house rule is in force in every rule set, also under a combination of
+    the other variants: an error it brings about in the rules' own lines names it there too,
+    not only the other variant of that combination (5 players and 4 colours: the setup's
+    colour of the 5th seat, found in the 2-player rule set, was blamed on 'two-player')."""
+    house = _house(tmp_path, "five", "  game:\n    players: {max: 5}\n")
+    result = compile_rules(RULES, variants=["five"], extra=[house])
+    assert not result.ok and not result.files
+    in_rules = [d for d in result.diagnostics if d.is_error and d.span is not None
+                and not d.span.file.startswith(str(tmp_path))]
+    assert in_rules
+    for d in in_rules:
+        assert any("variant 'five'" in r.message for r in d.related), d
