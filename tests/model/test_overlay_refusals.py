@@ -190,3 +190,18 @@ def test_an_error_of_the_rules_lines_names_the_folded_house_rule(tmp_path: Path)
     assert in_rules
     for d in in_rules:
         assert any("variant 'five'" in r.message for r in d.related), d
+
+
+def test_two_house_rules_that_add_one_item_in_a_place_conflict(tmp_path: Path) -> None:
+    """Two house rules that add a tie-breaker of one name, each `$after` an item: a conflict
+    of the two (where it goes, what it measures), not 'takes one place' (the second add was
+    read as a move of an item that stays)."""
+    one = _house(tmp_path, "one", "  scoring:\n    tiebreakers:\n      measures:\n"
+                 "        - {$add: true, $after: most wigs, measure: influence, name: most sway}\n")
+    two = _house(tmp_path, "two", "  scoring:\n    tiebreakers:\n      measures:\n"
+                 "        - {$add: true, $after: most money, measure: ships, name: most sway}\n")
+    errors = _errors(one, two)
+    assert {d.code for d in errors} == {"overlay-conflict"}, [d.message for d in errors]
+    assert all(d.span is not None and d.span.file == str(two) for d in errors)
+    assert any("$after" in d.message for d in errors)
+    assert any(".measure" in d.message for d in errors)
