@@ -62,3 +62,19 @@ def test_the_notes_follow_a_house_rule_that_changes_what_they_state(tmp_path: Pa
     assert "15, 10, 5" not in notes and "15 / 10 / 5" not in notes
     assert "start on 4" in notes and "start on 6" not in notes
     assert "Royal Favor tile is of Marquis de Pombal" in notes
+
+
+def test_the_extra_pick_words_follow_its_number_of_markers(tmp_path: Path) -> None:
+    """Two markers may buy two more Decrees: the words said "a second Decree" and "the two
+    picks" whatever `max_markers` was."""
+    house = tmp_path / "two-extra.yaml"
+    house.write_text(HOUSE.split("changes:")[0].replace("dearer-officials", "two-extra")
+                     + "changes:\n  nobles:\n    noble_actions:\n"
+                     "      - {id: take-decree, extra_pick: {max_markers: 2}}\n",
+                     encoding="utf-8")
+    result = compile_rules(RULES, variants=["two-extra"], extra=[house])
+    assert result.ok, [str(d) for d in result.diagnostics if d.is_error]
+    page = result.files[RULES_MD]
+    said = page[page.index("Extra Decree:"):][:300]
+    assert "at most 2 markers" in said
+    assert "second Decree" not in said and "two picks" not in said
