@@ -124,6 +124,14 @@ class Merged:
     key: tuple[str, ...]
     docs: dict[str, Doc]
     changes: list[Change]
+    # the changes of the folded variants, under a combination of the other variants (whose
+    # own are `changes`): an error of the rules' lines in this rule set names them too
+    folded: list[Change] = field(default_factory=list)
+
+    @property
+    def blamed(self) -> list[Change]:
+        """Every change in force in this rule set: the folded variants' and its own."""
+        return [*self.folded, *self.changes]
 
 
 @dataclass
@@ -457,7 +465,7 @@ def merge_all(sources: Sources) -> tuple[list[Merged], list[Diagnostic]]:
             found = _revalidate(docs, changes, valid, sources)
             diags.extend(found)
             if not has_errors(found):
-                out.append(Merged(combo, docs, changes))
+                out.append(Merged(combo, docs, changes, folded_changes))
     return out, diags
 
 
@@ -468,7 +476,7 @@ def build_all(merged: list[Merged], sources: Sources) -> tuple[list[Built], list
     out: list[Built] = []
     for r in merged:
         model, found = build_model(r.docs, r.key, sources.infos, sources.texts)
-        diags.extend(_blame(_note_removals(found, r.changes), r.changes))
+        diags.extend(_blame(_note_removals(found, r.blamed), r.blamed))
         if model is not None:
             out.append(Built(r, model, not has_errors(found), unknown_ids=any(
                 d.is_error and d.code == "unknown-reference" for d in found), whole=all(
@@ -493,15 +501,15 @@ def check_steps_all(built: list[Built]) -> tuple[list[Built], list[Diagnostic]]:
         found = procedure_diagnostics(b.model, b.merged.docs, steps.problems)
         if b.unknown_ids:  # said at the id; the steps of the rules the variants did not
             # change (they check without them) that read its column follow from it
-            changed = {c.span.file for c in b.merged.changes}
+            changed = {c.span.file for c in b.merged.blamed}
             found = [d for d in found if not (
                 d.code == "expr-type" and _READ_AS_TEXT.match(d.message)
                 and d.span is not None and d.span.file not in changed)]
-        diags.extend(_blame(_note_removals(found, b.merged.changes), b.merged.changes))
+        blamed = b.merged.blamed
+        diags.extend(_blame(_note_removals(found, blamed), blamed))
         proofs = proof_diagnostics(b.model, b.merged.docs, steps.problems)
         out.append(replace(b, ok=b.ok and not has_errors(found), steps=steps,
-                           proofs=tuple(_blame(_note_removals(proofs, b.merged.changes),
-                                               b.merged.changes))))
+                           proofs=tuple(_blame(_note_removals(proofs, blamed), blamed))))
     return out, diags
 
 
@@ -525,10 +533,10 @@ def check_all(built: list[Built], sources: Sources) -> tuple[Compiled | None, li
         if not b.ok:  # every id the rules name that the data does not have, said all at once
             if b.whole:  # (a model built with other errors lacks what they broke: not said)
                 diags.extend(_blame(_note_removals(list(check_references(b.model)),
-                                                   b.merged.changes), b.merged.changes))
+                                                   b.merged.blamed), b.merged.blamed))
             continue
         changes = b.merged.changes
-        found = _blame(_note_removals(run_checks(b.model), changes), changes)
+        found = _blame(_note_removals(run_checks(b.model), b.merged.blamed), b.merged.blamed)
         if not has_errors(found):  # the proof reads the data: an error there says more
             found += b.proofs
         diags.extend(found)
@@ -750,7 +758,9 @@ def _revalidate(docs: dict[str, Doc], changes: list[Change], valid: set[tuple[st
         loaded = _as_loaded(docs[kind], sources)
         # a house rule's values may omit `source:` (or give free text): the reuse key says so
         found = _validated(loaded, reuse.current(), seen[1] + repr(sorted(loaded.house)))
-        diags.extend(found)
+        # a value of the rules' file that the merge made wrong (the last item of a list
+        # removed) names the variants that changed that file
+        diags.extend(_blame(found, [c for c in changes if c.kind == kind]))
         if not found:
             valid.add(seen)
     return diags

@@ -375,6 +375,13 @@ def _merge_list(
             new_items.append(({k: v for k, v in item.items() if k != ADD}, sub_o))
             continue
         i = index[ident]
+        if adds and isinstance(item, dict) and (AFTER in item or BEFORE in item):
+            # the same new item from another variant of the combination, placed: where it
+            # goes is a value both set (a conflict, below), not a move of an item that stays
+            key = AFTER if AFTER in item else BEFORE
+            log.append(Change(variant, out.kind, (*path, i, key), None, item[key],
+                              o_spans.get((*sub_o, key)) or _item_span(o_spans, sub_o, out)))
+            item = {k: v for k, v in item.items() if k not in (AFTER, BEFORE)}
         if isinstance(item, dict) and (AFTER in item or BEFORE in item):
             # an item moved: put in its new place once the list is merged (its other keys
             # change it as usual); a step read in another order is a change of its rule

@@ -88,6 +88,7 @@ PATTERN_WORDS: dict[str, str] = {
         "a kind: lower-case letters, digits, underscores and hyphens, starting with a letter "
         "(e.g. seat)",
     "^\\S{1,2}" + _END: "one or two characters, without spaces",
+    "^[\\s\\S]*\\S[\\s\\S]*" + _END: "words (at least one character that is not a space)",
     "^[a-z][a-z0-9_.-]*" + _END:
         "a name: lower-case letters, digits, underscores, dots and hyphens, starting with a "
         "letter",

@@ -186,7 +186,7 @@ class ActionChecker(StepChecker):
         `{row.column}`), or the action's."""
         assert self.action is not None
         if s.rule and "{" in s.rule:
-            return self._words(s, scope, s.rule)
+            return self._words(s, scope, s.rule, "rule")
         return s.rule or self.action.rule
 
     def _items(self, steps: list[Step | Restore], scope: Scope, bound: tuple[str, ...]
@@ -384,7 +384,8 @@ class ActionChecker(StepChecker):
             return S.DoChoose(at(s), None, (S.Case(None, None, (), self._items(
                 rest, scope, bound)),), rule, None, None)
         reason = self._words(s, scope, s.reason) if s.reason else None
-        none_reason = self._words(s, scope, s.none_reason) if s.none_reason else None
+        none_reason = (self._words(s, scope, s.none_reason, "none_reason") if s.none_reason
+                       else None)
         return S.DoChoose(at(s), value, tuple(cases), rule, reason, none_reason)
 
     def _candidates(self, node: ir.Expr) -> set[str]:

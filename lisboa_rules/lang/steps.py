@@ -102,6 +102,7 @@ class Anchor(StepBase):
 
 
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
+_STRAY_BRACE = re.compile(r"[{}][^{}]{0,20}")  # a brace left once the placeholders are out
 
 
 def shows_choice(s: Choose) -> bool:
@@ -350,7 +351,8 @@ class StepChecker:
             t = VType(t.name, t.args, True, t.full)
         reason = self._words(s, shown, s.reason or f"that {name} is not one to choose")
         if s.count_reason:
-            several = replace(several, count_reason=self._words(s, shown, s.count_reason))
+            several = replace(several, count_reason=self._words(s, shown, s.count_reason,
+                                                                  "count_reason"))
         self._few_moves(s, several)
         return (S.Choose(at(s), name, t, s.optional, several, rule, reason),
                 scope.with_locals(**{name: Name(t, ir.Local(name))}))
@@ -431,18 +433,25 @@ class StepChecker:
             return True
         return const.distinct(const.sequence(keys))
 
-    def _words(self, s: StepBase, scope: Scope, text: Any) -> S.Words:
+    def _words(self, s: StepBase, scope: Scope, text: Any, key: str = "reason") -> S.Words:
         """Words that may show values (`{EXPR}`): the step's own words, a value of the rules
         data shown as its text (a piece of its own: the code's shape never depends on the
-        words of the data), and values shown as the state has them."""
+        words of the data), and values shown as the state has them. A brace outside a
+        placeholder (`{price and ...`, `}`, `{{`) is refused: it would reach the player as
+        it is written."""
         if not isinstance(text, str):
             return (str(text),)
+        stray = _STRAY_BRACE.search(_PLACEHOLDER.sub("", text))
+        if stray is not None:
+            self.problem(s, "unknown-placeholder",
+                         f"malformed placeholder {stray.group(0)!r} in the words {text!r}: a "
+                         "value is shown as {EXPR}, and a brace opens or closes one", key)
         parts: list[str | S.Shown] = []
         pos = 0
         for m in _PLACEHOLDER.finditer(text):
             parts.append(text[pos:m.start()])
             pos = m.end()
-            t = self.expr(s, m.group(1), scope, None, "reason")
+            t = self.expr(s, m.group(1), scope, None, key)
             if t is None:
                 parts.append(m.group(0))
                 continue

@@ -48,20 +48,30 @@ def placeholders(text: str) -> Iterator[Placeholder]:
 
 
 def lookup(node: Any, path: tuple[str, ...]) -> Any:
-    """Walk `path` through dicts and id-keyed lists; return _MISSING when it does not exist."""
-    for key in path:
+    """Walk `path` through dicts and id-keyed lists; return _MISSING when it does not exist.
+    An id with dots in it (`score.officials`) spans as many keys of the path as it has parts:
+    `scoring.sources.score.officials.groups`."""
+    k = 0
+    while k < len(path):
+        key = path[k]
+        k += 1
         if isinstance(node, dict):
             if key not in node:
                 return _MISSING
             node = node[key]
         elif isinstance(node, list):
-            found = [i for i in node if isinstance(i, dict) and _identity(i) == key]
-            if not found and _INDEX.fullmatch(key) and int(key) < len(node):
+            ids = {_identity(i): i for i in reversed(node) if isinstance(i, dict)}
+            if key in ids:
+                node = ids[key]
+                continue
+            if _INDEX.fullmatch(key) and int(key) < len(node):
                 node = node[int(key)]
                 continue
-            if not found:
+            dotted = next((j for j in range(len(path), k, -1)
+                           if ".".join(path[k - 1:j]) in ids), None)
+            if dotted is None:
                 return _MISSING
-            node = found[0]
+            node, k = ids[".".join(path[k - 1:dotted])], dotted
         else:
             return _MISSING
     return node

@@ -133,10 +133,15 @@ class Builder:
         return r
 
     def formula(
-        self, kind: str, path: Path, source: str, env: Mapping[str, expr.NameInfo]
+        self, kind: str, path: Path, source: str, env: Mapping[str, expr.NameInfo],
+        want: tuple[expr.Type, str] | None = None,
     ) -> expr.Formula | None:
+        """The formula `source` at `path` of `kind`, parsed and checked against `env`; None,
+        with its error reported, when it does not parse or check. `want` (a type and the words
+        of its place, as ("bool", "a trigger's condition")) refuses (`expr-type`) a formula of
+        the other type: a yes/no where a number is wanted, or a number where a yes/no is."""
         try:
-            return expr.parse(source, env)
+            f = expr.parse(source, env)
         except expr.FormulaError as exc:
             base = self.span(kind, *path)
             offset = len(source) - len(source.lstrip())
@@ -150,6 +155,13 @@ class Builder:
             )
             self.error(exc.code, exc.message, span, exc.suggestion)
             return None
+        if want is not None and f.type != want[0]:
+            must, got = (("true or false", "a number") if want[0] == "bool"
+                         else ("a number", "true or false"))
+            self.error("expr-type", f"{want[1]} must be {must}, not {got}: '{f.source}'",
+                       self.span(kind, *path))
+            return None
+        return f
 
     def params(self, obj: Mapping[str, Any]) -> model.Params:
         return tuple((k, int(v)) for k, v in sorted(obj.get("params", {}).items()))
@@ -373,6 +385,7 @@ class Builder:
                     (*path, "land_price"),
                     a["land_price"],
                     self.env(("game", "player"), params),
+                    ("int", "a land price"),
                 )
             extra = None
             if "extra_pick" in a:
@@ -430,6 +443,7 @@ class Builder:
                 (*path, "formula"),
                 c["formula"],
                 self.env(scopes.get(c["id"], ("game", "player", "payment", "visit")), params),
+                ("int", "a cost's formula"),
             )
             if f is None:
                 continue
@@ -484,15 +498,9 @@ class Builder:
             )
             params = self.params(t)
             scopes = ("player", "game") if t["scope"] == "any-player" else ("game",)
-            f = self.formula("flow", (*path, "condition"), t["condition"], self.env(scopes, params))
+            f = self.formula("flow", (*path, "condition"), t["condition"], self.env(scopes, params),
+                             ("bool", "a trigger's condition"))
             if f is None:
-                continue
-            if f.type != "bool":
-                self.error(
-                    "expr-type",
-                    "a trigger's condition must be true or false, not a number",
-                    self.span("flow", *path, "condition"),
-                )
                 continue
             triggers.append(
                 model.Trigger(
@@ -653,7 +661,7 @@ class Builder:
             if "condition" in s:
                 condition = self.formula(
                     doc, (*rest, i, s["condition"]), str(r[s["condition"]]),
-                    self.env(("player",)),
+                    self.env(("player",)), ("bool", f"the {s['condition']} of '{r[kind.key]}'"),
                 )
                 if condition is None:
                     continue
@@ -702,7 +710,8 @@ class Builder:
                     )
                     continue
                 f = self.formula(
-                    "scoring", (*path, "formula"), s["formula"], self.env(("player",), params)
+                    "scoring", (*path, "formula"), s["formula"], self.env(("player",), params),
+                    ("int", "a scoring source's formula"),
                 )
                 if f is None:
                     continue
@@ -722,6 +731,7 @@ class Builder:
                         (*path, "groups", j, "measure"),
                         g["measure"],
                         self.env(("player",), params),
+                        ("int", "a majority's measure"),
                     )
                     if gf is not None:
                         groups.append(
@@ -748,6 +758,7 @@ class Builder:
                     (*path, "eligible"),
                     s["eligible"],
                     self.env(("player", "majority"), params),
+                    ("bool", "a majority's `eligible`"),
                 )
             sources.append(
                 model.ScoringSource(
@@ -774,6 +785,7 @@ class Builder:
                 ("tiebreakers", "measures", i, "measure"),
                 t["measure"],
                 self.env(("player",)),
+                ("int", "a tie-breaker's measure"),
             )
             if f is not None:
                 tbs.append(
@@ -808,7 +820,8 @@ class Builder:
                 executable=True,
             )
         self.formula(
-            c, ("shipyard", "per_color"), self._get(c, "shipyard", "per_color"), self.env(("game",))
+            c, ("shipyard", "per_color"), self._get(c, "shipyard", "per_color"),
+            self.env(("game",)), ("int", "the shipyard's `per_color`"),
         )
         cards = []
         for i, d in enumerate(self._get(c, "cards")):
@@ -829,7 +842,8 @@ class Builder:
             )
         decrees = []
         for i, d in enumerate(self._get(c, "decrees")):
-            f = self.formula(c, ("decrees", i, "condition"), d["condition"], self.env(("player",)))
+            f = self.formula(c, ("decrees", i, "condition"), d["condition"], self.env(("player",)),
+                             ("bool", f"the condition of '{d['id']}'"))
             if f is not None:
                 decrees.append(model.Decree(d["id"], f, d["wigs"], span=self.span(c, "decrees", i)))
         plans = tuple(

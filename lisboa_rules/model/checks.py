@@ -1231,6 +1231,11 @@ def check_stale_texts(
         if isinstance(ch.before, dict) and any(_prose(ch.before)):
             continue  # a part with its own words, replaced or removed with them
         owner = _owning_rule(before.data, path)
+        if owner is None and len(path) == 1 and isinstance(before.data, dict) \
+                and any(_prose(before.data)):
+            # a key of the file itself (`track:` of the scoring): its words are the file's own
+            # (`intro:`)
+            owner = ((), before.data, str(getattr(before, "kind", "")))
         if owner is None:
             continue
         rule_path, rule, ident = owner
@@ -1316,9 +1321,10 @@ def _stale_diagnostic(before: Any, rule_path: tuple[str | int, ...], ident: str,
     now = ch.after if isinstance(ch.after, str | int | float) and not isinstance(
         ch.after, bool) else None
     moved = rel[0] in ("$after", "$before")
+    under = f"under `id: {ident}`" if rule_path else f"under `{ident}:`"  # () the file itself
     if moved:
         now = None
-        fix = (f"say the new order in those words: give {keys} anew under `id: {ident}` in the "
+        fix = (f"say the new order in those words: give {keys} anew {under} in the "
                "same variant")
     elif formula is not None and isinstance(now, str):
         # the words print a param the new formula does not read (or print nothing of it)
@@ -1328,13 +1334,13 @@ def _stale_diagnostic(before: Any, rule_path: tuple[str | int, ...], ident: str,
         if unread:
             why += (f" ({', '.join('{params.' + u + '}' for u in unread)} prints a value the "
                     "new formula no longer reads)")
-        fix = (f"say the new rule in those words: give {keys} anew under `id: {ident}` in the "
+        fix = (f"say the new rule in those words: give {keys} anew {under} in the "
                f"same variant (or print the formula itself with {{{formula}}})")
     else:
         printed = ".".join(str(p) for p in rel if not str(p).startswith("$"))
         hint = f" (as {{{printed}}})" if printed else ""
         fix = (f"print the new value through a placeholder{hint} where the words give it, or "
-               f"give {keys} anew under `id: {ident}` in the same variant")
+               f"give {keys} anew {under} in the same variant")
     shown = f" (now `{now!s}`)" if now is not None and len(str(now)) <= 60 else ""
     return Diagnostic(
         "text-stale",

@@ -333,7 +333,8 @@ def test_a_change_of_a_noble_action_key_changes_its_steps(
 
 
 def _noble_added(key: str) -> Any:
-    return {"lots": {"gold": 1}, "rubble": 1, "wigs_per_official": 1,
+    return {"lots": {"gold": 1, "tools": 1, "books": 1, "cloth": 1}, "rubble": 1,
+            "wigs_per_official": 1,
             "extra_pick": {"marker_on": "marquis", "max_markers": 1,
                            "text": "An extra pick for a marker on {marker_on}."}}[key]
 

@@ -159,3 +159,49 @@ def test_a_removed_item_a_placeholder_names_notes_the_removal(tmp_path: Path) ->
         [note] = d.related
         assert note.span is not None
         assert (note.span.file, note.span.line, note.span.col) == (str(house), 10, 9)
+
+
+def test_a_list_emptied_by_a_variant_names_the_variant(tmp_path: Path) -> None:
+    """The merged file's schema refuses a list the variant left empty: the error stands at the
+    rules' list (the variant wrote no list), with a note at the variant that changed that file,
+    so `validate --house` points into the house rule too."""
+    house = _house(tmp_path, "no-ties", "  scoring:\n    tiebreakers:\n      measures:\n"
+                   + "".join(f"        - {{name: {n}, $remove: true}}\n" for n in (
+                       "most wigs", "most rubble sets", "most stores", "most completed Plans",
+                       "most money")))
+    [d] = _errors(house)
+    assert d.code == "schema-range" and "tiebreakers.measures" in d.message
+    assert d.span is not None and d.span.file.endswith("scoring.yaml")
+    [note] = d.related
+    assert "variant 'no-ties'" in note.message
+    assert note.span is not None and (note.span.file, note.span.line) == (str(house), 11)
+
+
+def test_an_error_of_the_rules_lines_names_the_folded_house_rule(tmp_path: Path) -> None:
+    """Folded in, a house rule is in force in every rule set, also under a combination of
+    the other variants: an error it brings about in the rules' own lines names it there too,
+    not only the other variant of that combination (5 players and 4 colours: the setup's
+    colour of the 5th seat, found in the 2-player rule set, was blamed on 'two-player')."""
+    house = _house(tmp_path, "five", "  game:\n    players: {max: 5}\n")
+    result = compile_rules(RULES, variants=["five"], extra=[house])
+    assert not result.ok and not result.files
+    in_rules = [d for d in result.diagnostics if d.is_error and d.span is not None
+                and not d.span.file.startswith(str(tmp_path))]
+    assert in_rules
+    for d in in_rules:
+        assert any("variant 'five'" in r.message for r in d.related), d
+
+
+def test_two_house_rules_that_add_one_item_in_a_place_conflict(tmp_path: Path) -> None:
+    """Two house rules that add a tie-breaker of one name, each `$after` an item: a conflict
+    of the two (where it goes, what it measures), not 'takes one place' (the second add was
+    read as a move of an item that stays)."""
+    one = _house(tmp_path, "one", "  scoring:\n    tiebreakers:\n      measures:\n"
+                 "        - {$add: true, $after: most wigs, measure: influence, name: most sway}\n")
+    two = _house(tmp_path, "two", "  scoring:\n    tiebreakers:\n      measures:\n"
+                 "        - {$add: true, $after: most money, measure: ships, name: most sway}\n")
+    errors = _errors(one, two)
+    assert {d.code for d in errors} == {"overlay-conflict"}, [d.message for d in errors]
+    assert all(d.span is not None and d.span.file == str(two) for d in errors)
+    assert any("$after" in d.message for d in errors)
+    assert any(".measure" in d.message for d in errors)
