@@ -27,6 +27,16 @@ CROSS_REF = re.compile(r"\[\[([^\[\]]*)\]\]")
 STRAY_BRACE = re.compile(r"\{[^{}]{0,40}\}?|[^{}]{0,40}\}")  # what is left of a bad placeholder
 
 
+def _table_span(m: Model, sources: Any, source: str, group: str) -> Span | None:
+    """Where a majority group's `table:` is written (a house rule's, when it changes it)."""
+    for i, s in enumerate(sources if isinstance(sources, list) else ()):
+        if isinstance(s, dict) and s.get("id") == source:
+            for j, g in enumerate(s.get("groups") or ()):
+                if isinstance(g, dict) and g.get("id") == group:
+                    return m.span_of("scoring", "sources", i, "groups", j, "table")
+    return None
+
+
 def _unknown(what: str, name: object, known: Iterable[str], span: Span) -> Diagnostic:
     known = list(known)
     return Diagnostic(
@@ -213,16 +223,33 @@ def check_references(m: Model) -> Iterator[Diagnostic]:
             yield _unknown(
                 "ship colour", color, colors, m.span_of("components", "shipyard", "start", j)
             )
+    sources = m.value("scoring", "sources")
     for src in m.scoring:
         if src.kind == "majority":
             for g in src.groups:
                 cols = m.value("scoring", "majority", "columns")
+                if max(cols) < len(g.table):  # a prize no place is paid: the edit does nothing
+                    extra = len(g.table) - max(cols)
+                    yield Diagnostic(
+                        "value-out-of-range",
+                        f"'{g.id}' has {len(g.table)} prizes, but the majority columns {cols} "
+                        f"pay places from its first {max(cols)} only: its last "
+                        f"{'prize is' if extra == 1 else f'{extra} prizes are'} never paid "
+                        "(add a column for it, or leave it out)",
+                        _table_span(m, sources, src.id, g.id) or g.span,
+                        (
+                            Related(
+                                "the columns are set here",
+                                m.span_of("scoring", "majority", "columns"),
+                            ),
+                        ),
+                    )
                 if max(cols) > len(g.table):
                     yield Diagnostic(
                         "value-out-of-range",
                         f"majority columns {cols} need {max(cols)} prizes but "
                         f"'{g.id}' has {len(g.table)}",
-                        g.span,
+                        _table_span(m, sources, src.id, g.id) or g.span,
                         (
                             Related(
                                 "the columns are set here",
