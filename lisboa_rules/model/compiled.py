@@ -81,13 +81,24 @@ class Compiled:
                     rs, lambda c: c.path[:1] in (("turn_order",), ("game_end",)))
                 or rs.model.span_of("flow", "game_end") for rs in self.rulesets}
 
-    def _first_change(self, rs: CompiledRuleSet, which: Callable[[Change], bool]
-                      ) -> Span | None:
-        """Where the first change of rules/flow.yaml that `which` picks is written, of the
-        variants of rule set `rs` (the variants folded into the base game change every rule
-        set); None when no variant makes one."""
+    def removals(self) -> dict[tuple[str, ...], Span]:
+        """Where the first removal (`$remove`) of a variant of each rule set is written (by
+        its key), for the rule sets a variant removes a rule of."""
+        out: dict[tuple[str, ...], Span] = {}
+        for rs in self.rulesets:
+            found = self._first_change(rs, lambda c: c.after is None and c.before is not None,
+                                       None)
+            if found is not None:
+                out[rs.key] = found
+        return out
+
+    def _first_change(self, rs: CompiledRuleSet, which: Callable[[Change], bool],
+                      kind: str | None = "flow") -> Span | None:
+        """Where the first change of a rules file (`kind`: rules/flow.yaml; None: any) that
+        `which` picks is written, of the variants of rule set `rs` (the variants folded into
+        the base game change every rule set); None when no variant makes one."""
         changes = rs.changes if rs is self.base else [*self.base.changes, *rs.changes]
-        found = [c.span for c in changes if c.kind == "flow" and which(c)]
+        found = [c.span for c in changes if (kind is None or c.kind == kind) and which(c)]
         return min(found, key=lambda s: (s.file, s.line, s.col)) if found else None
 
 

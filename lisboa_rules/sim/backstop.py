@@ -44,7 +44,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
-from lisboa_rules.core.diagnostics import Diagnostic
+from lisboa_rules.core.diagnostics import Diagnostic, Related
 from lisboa_rules.core.limits import PLAY_GAMES, PLAY_SECONDS
 from lisboa_rules.core.source import Span
 from lisboa_rules.outputs import pycode
@@ -65,6 +65,10 @@ SOURCE = "<generated lisboa_engine.py>"
 UNENDED = "game-end"
 # a game whose end was triggered but whose round never ended: at what ends a round
 UNROUNDED = "round-end"
+# not a problem's subject: where a variant of the game removes a rule (`$remove`), noted at
+# every problem of its games (what the game lacks may be what it removed, which never runs
+# and so is never the step a problem is placed at)
+REMOVED = "removed"
 
 
 def play_check(engine_source: str, games: int = DEFAULT_GAMES,
@@ -229,12 +233,17 @@ class Games:
                 continue
             failed = True  # one problem of a rule set at a player count says enough
             placed = [places[x] for x in found.subject if places and x in places]
+            key = tuple(self.engine.variants_for(players, list(chosen)))
             if found.span is None and placed:
-                key = tuple(self.engine.variants_for(players, list(chosen)))
                 found = replace(found, span=placed[0].get(key))
             elif found.span is not None and names:
                 found = replace(found, span=replace(
                     found.span, file=names.get(found.span.file, found.span.file)))
+            removal = places.get(REMOVED, {}).get(key) if places else None
+            if removal is not None and removal != found.span:
+                found = replace(found, related=(*found.related, Related(
+                    "a variant of this game removes a rule here: what the game lacked may "
+                    "be what it removed", removal)))
             if found.span not in where:  # one error for each rule that fails
                 where.add(found.span)
                 out.append(found)

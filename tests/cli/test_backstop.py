@@ -307,3 +307,16 @@ def test_a_build_begins_its_games_before_the_reference_is_made(
     assert events[:2] == ["games", "reference"], (events, err)
     assert len(re.findall(r"error\[engine-failed\]", err)) == 1, err
     assert not out.exists()
+
+
+def test_a_game_that_lacks_what_a_house_rule_removed_notes_the_removal(
+        tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    house = ROOT / "tests" / "cases" / "backstop" / "no-display-discard.yaml"
+    code, _out, err = run_cli(["validate", "--house", str(house), "--variant",
+                               "no-display-discard", "--play", "2"], capsys, monkeypatch)
+    assert code == 1, err
+    assert "error[engine-failed]" in err and "not conserved" in err, err
+    line = next(i for i, ln in enumerate(house.read_text(encoding="utf-8").splitlines(), 1)
+                if "$remove" in ln)
+    assert re.search(rf"no-display-discard\.yaml:{line}:\d+: note: a variant of this game "
+                     "removes a rule here", err), err
