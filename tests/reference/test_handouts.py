@@ -339,8 +339,8 @@ def test_the_queen_handout_defines_her_reign_and_names_it_as_the_condition() -> 
 
 
 def test_a_new_hook_said_in_place_by_a_procedure_of_no_steps_is_printed_once() -> None:
-    """The Queen's hook has one step; the procedure that raises its event (Reveal top) has no
-    steps of its own, so under the Queen its only line is that step said in place. The
+    """The Queen's hook has one step; the procedure that raises its event (Reveal the top
+    card) has no steps of its own, so under the Queen its only line is that step said in place. The
     handout prints the step once, on the hook's card, which says where it fires; a card with
     steps of its own keeps a hook's lines among them (guild-purse's Build a Store)."""
     result = compile_rules(RULES)
@@ -353,9 +353,9 @@ def test_a_new_hook_said_in_place_by_a_procedure_of_no_steps_is_printed_once() -
     html = _visible(result.files[variant_handout("queen", "html")])
     assert md.count(step) == 1 and html.count(step) == 1
     card = md[md.index(f"### New: {queen.title}\n"):]
-    assert "*When card revealed, in [Reveal top](rules.md#procedure-reveal-top):*" in card
+    assert "*When card revealed, in [Reveal the top card](rules.md#procedure-reveal-top):*" in card
     assert f"- **1.** {step}" in card
-    assert "### [Reveal top]" not in md
+    assert "### [Reveal the top card]" not in md
 
 
 def test_the_players_variant_pages_redline_the_steps_as_the_players_edition_says_them(

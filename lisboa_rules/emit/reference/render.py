@@ -902,13 +902,17 @@ class _Builder:
             return f"{prefix}-{pid}", self.hook_title(pid, model)
         if group == "effects":  # named as a reward names it ("Réis: 3"): the vocabulary's words
             return f"{prefix}-{pid}", self.key_label(pid)
-        return f"{prefix}-{pid}", humanize(pid)
+        name = self.proc_row(pid, model).get("name")
+        return f"{prefix}-{pid}", name if isinstance(name, str) and name else humanize(pid)
 
     def hook_title(self, pid: str, m: Model) -> str:
         """A hook's title: the title of the rule it names (`rule:`), else the title of the
         variant (a house rule) whose file adds it; a hook of the base game with neither is
         named by its id in words."""
         row = self.proc_row(pid, m)
+        name = row.get("name")
+        if isinstance(name, str) and name:
+            return name
         rule = row.get("rule")
         if isinstance(rule, str) and rule:
             found = m.rule(rule)
