@@ -99,7 +99,7 @@ def _find(pairs: tuple[tuple[ir.Expr, Any], ...], node: ir.Expr) -> list[Any]:
 class Facts:
     """What is known at a point of a procedure: the lists known to hold at least so many
     items, the numbers known to lie in an interval, the conditions known true, the items
-    known to be in a list, what `A or B` says once `A` is false; each local's interval, the
+    known to be in a list, the lists known longer than an expression, what `A or B` says once `A` is false; each local's interval, the
     values it can have when they are few and known, what a let bound it to, and the locals
     that are an index of a list."""
 
@@ -107,6 +107,8 @@ class Facts:
     ranges: tuple[tuple[ir.Expr, B.Interval], ...] = ()
     truths: tuple[ir.Expr, ...] = ()
     members: tuple[tuple[ir.Expr, ir.Expr], ...] = ()
+    # (xs, e, k): len(xs) >= e + k, e any expression (`len(xs) > i` is (xs, i, 1))
+    longer: tuple[tuple[ir.Expr, ir.Expr, int], ...] = ()
     implied: tuple[tuple[ir.Expr, ir.Expr], ...] = ()
     locals: Mapping[str, B.Interval] = field(default_factory=dict)
     domains: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
@@ -160,6 +162,17 @@ class Facts:
     def sized(self, node: ir.Expr, n: int) -> Facts:
         return replace(self, sizes=(*self.sizes, (node, n))) if n > 0 else self
 
+    def longer_than(self, xs: ir.Expr, e: ir.Expr, k: int) -> Facts:
+        """`len(xs) >= e + k`."""
+        e, c = _offset(e)
+        return replace(self, longer=(*self.longer, (xs, e, k + c)))
+
+    def longer_by(self, xs: ir.Expr, e: ir.Expr) -> int | None:
+        """The most k known with `len(xs) >= e + k`, if any."""
+        e, c = _offset(e)
+        return max((k - c for x, y, k in self.longer if same(x, xs) and same(y, e)),
+                   default=None)
+
     def ranged(self, node: ir.Expr, iv: B.Interval) -> Facts:
         return replace(self, ranges=(*self.ranges, (node, iv)))
 
@@ -169,6 +182,10 @@ class Facts:
             listed = _listed(b)
             return replace(f, members=(*f.members, (a, listed))).sized(listed, 1)
         for x, o, y in ((a, op, b), (b, _FLIP.get(op), a)):
+            if isinstance(x, ir.Call) and x.fn == "len" and const.integer(y) is None:
+                at = {">": 1, ">=": 0, "==": 0}.get(o or "")
+                if at is not None:
+                    f = f.longer_than(x.args[0], y, at)
             k = const.integer(y)
             if k is None or o is None or isinstance(x, ir.Lit | ir.Data):
                 continue
@@ -187,6 +204,7 @@ class Facts:
             ranges=tuple((k, v) for k, v in self.ranges if not gone(k)),
             truths=tuple(k for k in self.truths if not gone(k)),
             members=tuple((a, b) for a, b in self.members if not (gone(a) or gone(b))),
+            longer=tuple((a, b, k) for a, b, k in self.longer if not (gone(a) or gone(b))),
             implied=tuple((a, b) for a, b in self.implied if not (gone(a) or gone(b))))
 
     def forget_state(self, kept: Facts | None = None,
@@ -253,6 +271,31 @@ def _reads_fields(node: ir.Expr, fields: frozenset[str]) -> bool:
 
 def _listed(node: ir.Expr) -> ir.Expr:
     return node.source if isinstance(node, ir.Keys) and not node.is_table else node
+
+
+def _offset(e: ir.Expr) -> tuple[ir.Expr, int]:
+    """`e` as `e' + c`, c a constant (`i + 1` is (i, 1), `i - 2` is (i, -2), `i` is (i, 0))."""
+    c = 0
+    while isinstance(e, ir.BinOp) and e.op in ("+", "-"):
+        k = const.integer(e.right)
+        if k is None:
+            break
+        c, e = c + (k if e.op == "+" else -k), e.left
+    return e, c
+
+
+def _reads(node: ir.Expr, part: ir.Expr) -> bool:
+    """Whether `part` is `node` or one of its parts."""
+    return any(same(n, part) for n in ir.walk(node))
+
+
+def _from_end(xs: ir.Expr, key: ir.Expr) -> ir.Expr | None:
+    """`n` when `key` is `len(xs) - n` (an index counted from the end of `xs`)."""
+    match key:
+        case ir.BinOp(op="-", left=ir.Call(fn="len", args=(ys,)), right=n) if same(xs, ys):
+            return n
+        case _:
+            return None
 
 
 def _range_of(source: ir.Expr) -> ir.Expr | None:
@@ -889,12 +932,32 @@ class Totality:
             else self._size(base, f)
         if (hi < 0 and lo >= -size) or (lo >= 0 and hi < size):
             return
+        if lo >= 0 and (f.longer_by(base, key) or 0) >= 1:
+            return  # `len(xs) > i` known
+        back = _from_end(base, key)  # `xs[len(xs) - n]`: n items from its end
+        if back is not None:
+            n_lo, n_hi = self._iv(back, f)
+            known = f.longer_by(base, back)
+            if n_lo >= 1 and (n_hi <= size or (known is not None and known >= 0)):
+                return
         shown = written(base)
         held = f"it holds at least {size} item{'s' if size != 1 else ''}" if size \
             else "nothing before it says it holds any item"
         k = written(key)
-        test = f"len({shown}) > {k}" if lo >= 0 else f"len({shown}) >= {written(ir.Neg(key))}" \
-            if not isinstance(key, ir.Lit) else f"len({shown}) >= {-int(lo)}"
+        value = const.integer(key)
+        length = ir.Call("len", (base,))
+        if back is not None:
+            n = written(back)
+            test = f"len({shown}) >= {n}" if self._iv(back, f)[0] >= 1 \
+                else f"1 <= {n} <= len({shown})"
+        elif value is not None:
+            test = f"len({shown}) > {value}" if value >= 0 else f"len({shown}) >= {-value}"
+        elif lo >= 0 and not _reads(key, length):
+            test = f"len({shown}) > {k}"
+        elif hi < 0 and not _reads(key, length):
+            test = f"len({shown}) >= {written(ir.Neg(key))}"
+        else:  # of either sign: tested on both sides
+            test = written(ir.Compare(ir.Lit(0), (("<=", key), ("<", length))))
         self._report(at, "partial-operation",
                      f"'{written(node)}' may be past the end of '{shown}': its index can be "
                      f"{B.show_interval((lo, hi))}, and {held}; test {test} first (in an if "

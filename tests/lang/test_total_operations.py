@@ -102,6 +102,53 @@ def test_an_operation_proven_safe_builds(raw: list[Any]) -> None:
     assert _problems(raw) == []
 
 
+@pytest.mark.parametrize("raw", [
+    # an index that is not a constant, tested against the list's length before it
+    [{"let": {"i": "reis % 5"}}, {"if": "len(hand) > i", "then": [{"let": {"x": "hand[i]"}}]}],
+    [{"let": {"i": "reis % 5"}}, {"require": "len(hand) > i", "reason": "r"},
+     {"let": {"x": "hand[i]"}}],
+    [{"let": {"i": "reis % 5"}}, {"let": {"x": "hand[i] if len(hand) > i else 0"}}],
+    [{"let": {"i": "reis % 5"}}, {"let": {"x": "hand[i] if i < len(hand) else 0"}}],
+    [{"let": {"i": "reis % 5"}}, {"let": {"x": "hand[i] if len(hand) >= i + 1 else 0"}}],
+    [{"let": {"x": "hand[reis] if len(hand) > reis else 0"}}],
+    # an index of any sign, tested on both sides (the advice for one)
+    [{"let": {"x": "hand[reis - 3] if 0 <= reis - 3 < len(hand) else 0"}}],
+    # counted from the end by the list's length
+    [{"require": "len(hand) > 0", "reason": "r"}, {"let": {"x": "hand[len(hand) - 1]"}}],
+    [{"require": "len(hand) >= 2", "reason": "r"}, {"let": {"x": "hand[len(hand) - 2]"}}],
+    [{"let": {"x": "hand[len(hand) - 1] if len(hand) >= 1 else 0"}}],
+])
+def test_an_index_tested_against_the_length_builds(raw: list[Any]) -> None:
+    assert _problems(raw) == []
+
+
+@pytest.mark.parametrize(("raw", "test"), [
+    # the advice a refused index gets is a test that proves it, never one of the list's
+    # length against an expression of its length
+    ([{"let": {"x": "hand[len(hand) - 1]"}}], "test len(hand) >= 1 first"),
+    ([{"require": "len(hand) > 0", "reason": "r"}, {"let": {"x": "hand[len(hand) - 2]"}}],
+     "test len(hand) >= 2 first"),
+    ([{"let": {"x": "game.court[-1]"}}], "test len(game.court) >= 1 first"),
+    ([{"let": {"x": "hand[reis - 3]"}}], "test 0 <= reis - 3 < len(hand) first"),
+    ([{"let": {"i": "reis % 5"}}, {"let": {"x": "hand[i]"}}], "test len(hand) > i first"),
+    ([{"let": {"x": "hand[len(hand) - reis]"}}], "test 1 <= reis <= len(hand) first"),
+    ([{"let": {"x": "hand[len(hand) // 2]"}}], "test 0 <= len(hand) // 2 < len(hand) first"),
+    # a test that does not prove it (the index may be negative)
+    ([{"let": {"x": "hand[reis - 3] if len(hand) > reis - 3 else 0"}}],
+     "test 0 <= reis - 3 < len(hand) first"),
+])
+def test_a_refused_index_is_given_a_test_that_proves_it(raw: list[Any], test: str) -> None:
+    found = _problems(raw)
+    assert [c for c, _m in found] == ["partial-operation"], found
+    assert test in found[0][1], found
+    assert "len(hand) > len(hand)" not in found[0][1]
+    # the advice, followed, builds
+    shown = found[0][1].split("'")[1]
+    cond = test.removeprefix("test ").removesuffix(" first")
+    fixed = [*raw[:-1], {"let": {"x": f"{shown} if {cond} else 0"}}]
+    assert _problems(fixed) == [], (fixed, _problems(fixed))
+
+
 def test_a_local_of_a_kind_is_proven_for_each_of_its_values() -> None:
     """A constant of the rules read for each value a local can take (`noble` is `king` or
     `marquis`): safe when none gives an empty list, refused when one does."""
