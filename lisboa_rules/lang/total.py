@@ -399,9 +399,11 @@ class Totality:
                 return self._let(g, f)
             case S.Require(cond=c):
                 self._expr(c, f, _key(g.at, "require"))
-                # its words are shown where the condition is false
-                self._exprs((*S.words_exprs(g.rule), *S.words_exprs(g.reason)),
-                            f.learn(negated(c)), g.at)
+                # its words are shown where the condition is false (what the reason shows is
+                # reported at its reason)
+                unmet = f.learn(negated(c))
+                self._exprs(S.words_exprs(g.rule), unmet, g.at)
+                self._exprs(S.words_exprs(g.reason), unmet, _key(g.at, "reason"))
                 return f.learn(c)
             case S.Choose():
                 return self._choose(g, f)
