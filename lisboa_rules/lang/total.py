@@ -160,7 +160,11 @@ class Facts:
         return f
 
     def sized(self, node: ir.Expr, n: int) -> Facts:
-        return replace(self, sizes=(*self.sizes, (node, n))) if n > 0 else self
+        """`node` holds at least `n` items: its length is at least `n`."""
+        if n <= 0:
+            return self
+        return replace(self, sizes=(*self.sizes, (node, n))).ranged(
+            ir.Call("len", (node,)), (n, B.INF))
 
     def longer_than(self, xs: ir.Expr, e: ir.Expr, k: int) -> Facts:
         """`len(xs) >= e + k`."""
@@ -1075,6 +1079,10 @@ class Totality:
         every = self._every(node, f)
         if every and all(isinstance(v, int) and not isinstance(v, bool) for v in every):
             return (min(every), max(every))
+        if isinstance(node, ir.Call) and node.fn == "len" and len(node.args) == 1:
+            least = self._size(node.args[0], f)  # a list known to hold so many items
+            if least > 0:
+                return B.meet(B.interval(node, self._known(f)), (least, B.INF))
         if isinstance(node, ir.Local) and node.name in f.defs:
             return B.meet(B.interval(node, self._known(f)), self._iv(f.defs[node.name], f))
         return B.interval(node, self._known(f))

@@ -92,6 +92,11 @@ def test_an_operation_that_may_fail_is_refused(raw: list[Any], code: str, words:
     [{"for_each": {"as": "c", "in": "hand"},
       "do": [{"let": {"x": "first([d for d in hand if d == c])"}}]}],
     [{"let": {"x": "[hand[i] for i in range(len(hand))]"}}],
+    # a loop over a list, a choice from it: it holds an item, its length is not 0
+    [{"for_each": {"as": "c", "in": "hand"}, "do": [{"let": {"x": "10 // len(hand)"}}]}],
+    [{"choose": {"as": "c", "from": "hand"}, "reason": "r"},
+     {"let": {"x": "reis % len(hand) + reis // (len(hand) + 1)"}}],
+    [{"let": {"x": "[reis // len(hand) for c in hand]"}}],
     [{"let": {"n": "len(game.players)"}},
      {"let": {"x": "[game.players[(k + 1) % n] for k in range(6)]"}}],
     [{"require": "reis <= 0 or len(hand) > 0", "reason": "r"},
