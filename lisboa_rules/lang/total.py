@@ -99,9 +99,9 @@ def _find(pairs: tuple[tuple[ir.Expr, Any], ...], node: ir.Expr) -> list[Any]:
 class Facts:
     """What is known at a point of a procedure: the lists known to hold at least so many
     items, the numbers known to lie in an interval, the conditions known true, the items
-    known to be in a list, the lists known longer than an expression, what `A or B` says once `A` is false; each local's interval, the
-    values it can have when they are few and known, what a let bound it to, and the locals
-    that are an index of a list."""
+    known to be in a list, the lists known longer than an expression, what `A or B` says
+    once `A` is false; each local's interval, the values it can have when they are few and
+    known, what a let bound it to, and the locals that are an index of a list."""
 
     sizes: tuple[tuple[ir.Expr, int], ...] = ()
     ranges: tuple[tuple[ir.Expr, B.Interval], ...] = ()
