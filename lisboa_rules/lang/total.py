@@ -794,6 +794,7 @@ class Totality:
             case S.Repeat(count=n):
                 count = self._iv(n, f)
         adds: dict[str, tuple[ir.Expr, int]] = {}
+        made: dict[str, int] = {}  # the items a `new` adds each time round, whatever holds
         written: set[str] = set()
         for x in s.body:
             match x:
@@ -803,6 +804,8 @@ class Totality:
                                                 or same(adds[bounded[0]][0], pl.node)):
                         k = adds[bounded[0]][1] if bounded[0] in adds else 0
                         adds[bounded[0]] = (pl.node, k + 1)
+                        if isinstance(x, S.New):
+                            made[bounded[0]] = made.get(bounded[0], 0) + 1
                         if isinstance(x, S.MoveItem) and x.src is not None:
                             written |= self._written((replace(x, dst=None),)) or set()
                         continue
@@ -819,7 +822,9 @@ class Totality:
             lo, hi = self._length(node, f)
             size = ir.Call("len", (node,))
             inner = inner.ranged(size, (lo, hi + k * max(0, times - 1)))
-            after = after.ranged(size, (lo, hi + k * max(0, times)))
+            # a new item each time round: at least as many more as the fewest times round
+            least = lo + made.get(key, 0) * max(0, count[0])
+            after = after.ranged(size, (least, hi + k * max(0, times))).sized(node, int(least))
         return inner, after
 
     def _drained(self, s: S.Repeat, f: Facts, before: Facts) -> Facts:

@@ -43,13 +43,14 @@ _DATA: dict[tuple[str, ...], Any] = {("colors",): ["red", "blue"], ("empty",): [
 def _problems(raw: list[Any], params: tuple[st.Param, ...] = (), setup: bool = False
               ) -> list[tuple[str, str]]:
     problems: list[st.StepProblem] = []
-    steps = st.parse_steps(raw, ("effects", "x", "steps"), problems)
+    where = ("flow", "setup", "steps") if setup else ("effects", "x", "steps")
+    steps = st.parse_steps(raw, where, problems)
     checker = st.StepChecker(_scope(), {}, {})
     proc = checker.check(st.Procedure("x", params, steps, "rule.x"))
     assert problems + checker.problems == [], problems + checker.problems
     proof = Totality({"player.reis": (0, INF), "player.influence": (0, 10)},
                      lambda kind, col: None, {"noble": frozenset({"king", "marquis"})},
-                     (2, 4), "x" if setup else None)
+                     (2, 4), "x" if setup else None, max_items={"game.players": 4})
     proof.proc(proc)
     return [(p.code, p.message) for p in proof.problems]
 
@@ -174,6 +175,37 @@ def test_the_setup_reads_no_player_before_one_exists() -> None:
     assert _problems([{"let": {"x": "game.players[1]"}}]) == []
     assert [c for c, _m in _problems([{"let": {"x": "game.players[2]"}}])] == \
         ["partial-operation"]
+
+
+SEATS = (st.Param("seats", INT),)
+SEATED = {"for_each": {"as": "k", "in": "range(seats)"}, "do": [{"new": "game.players"}]}
+
+
+@pytest.mark.parametrize("raw", [
+    [SEATED, {"let": {"x": "100 // len(game.players) + game.players[1].reis"}}],
+    [SEATED, {"let": {"y": "1"}}, {"if": "True", "then": [{"let": {"x": "game.players[0]"}}]}],
+    [{"repeat": "seats", "do": [{"new": "game.players"}, {"let": {"y": "1"}}]},
+     {"let": {"x": "100 // len(game.players)"}}],
+])
+def test_the_setup_knows_the_players_its_loop_seated(raw: list[Any]) -> None:
+    """A loop of the setup that makes a player each time round (as many times as the game
+    has players, 2 to 4 here): after it, the game has at least as many players as the loop
+    went round at least."""
+    assert _problems(raw, SEATS, setup=True) == []
+
+
+@pytest.mark.parametrize(("raw", "words"), [
+    # seated only if a condition holds: not known
+    ([{"for_each": {"as": "k", "in": "range(seats)"},
+       "do": [{"if": "k > 0", "then": [{"new": "game.players"}]}]},
+      {"let": {"x": "game.players[0]"}}], "past the end of 'game.players'"),
+    # round fewer times than there are seats: only as many as it went round
+    ([{"for_each": {"as": "k", "in": "range(seats - 2)"}, "do": [{"new": "game.players"}]},
+      {"let": {"x": "100 // len(game.players)"}}], "divisor-zero"),
+])
+def test_the_setup_knows_no_player_it_may_not_have_seated(raw: list[Any], words: str) -> None:
+    found = _problems(raw, SEATS, setup=True)
+    assert len(found) == 1 and words in " ".join(found[0]), found
 
 
 @pytest.mark.parametrize(("source", "empty", "full"), [
