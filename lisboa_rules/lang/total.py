@@ -348,12 +348,18 @@ class Totality:
         self.always = Facts().ranged(ir.Call("len", (PLAYERS,)), players).sized(
             PLAYERS, int(players[0]))
         self._kept: Facts | None = self.always  # None in the setup, before the players are
+        self._seating: str | None = None  # in the setup: the step that makes its players
+        self._me: dict[str, bool] = {}  # whether a procedure reads the acting player's fields
 
     # -- what is checked ---------------------------------------------------------------------
 
     def proc(self, p: S.Proc) -> None:
         self._kept = self.always if p.id != self.setup else None
         self._fresh = set(self.start_items) if p.id == self.setup else None
+        self._seating = None
+        if p.id == self.setup:
+            self._seating = next((x.at.label for x in p.effects for y in S.walk((x,))
+                                  if isinstance(y, S.New) and same(y.place.node, PLAYERS)), None)
         f = self.always if p.id != self.setup else Facts().ranged(
             ir.Call("len", (PLAYERS,)), (0, 0))
         for k, param in enumerate((*p.params, *p.choices)):
@@ -398,6 +404,7 @@ class Totality:
         return tuple(sorted(ids, key=repr)) + ((None,) if t.optional else ())
 
     def _guard(self, g: S.GuardStmt, f: Facts) -> Facts:
+        self._no_player_yet(g, f)
         match g:
             case S.Let():
                 return self._let(g, f)
@@ -492,6 +499,7 @@ class Totality:
         return frozenset(out)
 
     def _stmt(self, s: S.Stmt, f: Facts) -> Facts:
+        self._no_player_yet(s, f)
         match s:
             case S.Let():
                 return self._let(s, f)
@@ -528,6 +536,62 @@ class Totality:
                 return after
             case _:
                 assert_never(s)
+
+    def _no_player_yet(self, s: S.Stmt | S.GuardStmt, f: Facts) -> None:
+        """In the setup, before a step made a player: a step that reads or changes a field of
+        the acting player (the setup's is its first player), itself or through a procedure it
+        does, is refused where it is written (the engine would fail on it as a game is
+        made)."""
+        if self._kept is not None or self._length(PLAYERS, f)[0] >= 1:
+            return
+        key: tuple[str, ...] = ("for_each", "in") if isinstance(s, S.ForEach) \
+            else (_effect_key(s),)
+        found: ir.Expr | None = None
+        if isinstance(s, S.Let):
+            for b in s.binds:
+                found = _acting(b.value)
+                if found is not None:
+                    key = ("let", b.name)
+                    break
+        else:
+            found = next((x for e in S.exprs(s) if (x := _acting(e)) is not None), None)
+        what = f"'{written(found)}', a field of the acting player" if found is not None \
+            else None
+        if what is None:
+            ran = [r.proc for r in self._runs(s) if self._reads_me(r.proc)]
+            if not ran:
+                return
+            what = f"the acting player's fields, in the procedure '{ran[0]}' it does"
+        name = found.field if isinstance(found, ir.PlayerField) else "NAME"
+        seat = f"after '{self._seating}', the step that makes them" if self._seating \
+            else f"after the step that makes them (new: {written(PLAYERS)})"
+        self._report(_key(s.at, *key), "partial-operation",
+                     f"this step reads or changes {what}, and no player exists yet where it "
+                     f"is in the setup (the acting player of the setup is its first): move "
+                     f"it {seat}, or write it for each player (for_each: {{as: q, in: "
+                     f"{written(PLAYERS)}}}, and q.{name})",
+                     f"$after: {self._seating}" if self._seating else "$after: STEP")
+
+    def _runs(self, s: S.Stmt | S.GuardStmt) -> tuple[S.Run, ...]:
+        """The procedures a statement does itself (an apply: each its rows may do)."""
+        if isinstance(s, S.Apply):
+            return tuple(S.Run(e, ()) for _k, row in s.bundle.rows for e, _a in row)
+        if isinstance(s, S.Require | S.Choose | S.Let):
+            return ()
+        return S.runs(s)
+
+    def _reads_me(self, pid: str) -> bool:
+        """Whether the procedure (or one it does) reads or changes a field of the acting
+        player."""
+        if pid not in self._me:
+            self._me[pid] = False  # (while it is worked out: a cycle adds nothing)
+            proc = self.procs.get(pid)
+            stmts: list[S.Stmt | S.GuardStmt] = [] if proc is None else [
+                *proc.guard, *S.walk(proc.effects)]
+            self._me[pid] = any(
+                any(_acting(e) is not None for e in S.exprs(x))
+                or any(self._reads_me(r.proc) for r in self._runs(x)) for x in stmts)
+        return self._me[pid]
 
     def _items(self, items: tuple[S.Item, ...], f: Facts) -> None:
         for i in items:
@@ -1103,6 +1167,34 @@ class Totality:
 def _key(at: S.At, *key: str) -> S.At:
     """Where the key of a step that holds an expression is."""
     return S.At((*at.path, *key), at.label)
+
+
+def _acting(node: ir.Expr) -> ir.Expr | None:
+    """The first read of the acting player in the expression (a measure's body included): a
+    field of theirs, or them."""
+    for n in ir.walk(node):
+        match n:
+            case ir.PlayerField(of=ir.Me()) | ir.Me():
+                return n
+            case ir.Measure(body=body):
+                if _acting(body) is not None:
+                    return n
+            case _:
+                pass
+    return None
+
+
+def _effect_key(s: S.Stmt | S.GuardStmt) -> str:
+    """The effect key a statement is written with (where its step is shown)."""
+    match s:
+        case S.Change(changes=cs):
+            return "gain" if all(isinstance(c, S.Gain) for c in cs) else "set"
+        case S.MoveItem() | S.MoveAll() | S.MoveSome():
+            return "move"
+        case S.DoValue():
+            return "do"
+        case _:
+            return type(s).__name__.lower()
 
 
 def _true(cond: ir.Expr, f: Facts) -> bool:

@@ -208,6 +208,32 @@ def test_the_setup_knows_no_player_it_may_not_have_seated(raw: list[Any], words:
     assert len(found) == 1 and words in " ".join(found[0]), found
 
 
+@pytest.mark.parametrize("raw", [
+    [{"gain": {"reis": 1}}],
+    [{"let": {"x": "reis + 1"}}],
+    [{"if": "influence > 2", "then": [{"let": {"y": "1"}}]}],
+    [{"for_each": {"as": "k", "in": "range(seats)"},
+      "do": [{"gain": {"reis": 1}}, {"new": "game.players"}]}],
+])
+def test_the_setup_reads_no_field_of_the_acting_player_before_one_exists(raw: list[Any]
+                                                                         ) -> None:
+    """The acting player of the setup is its first: before a step made one, a step that reads
+    or changes a field of the acting player is refused where it is written (the engine failed
+    on it as the game was made)."""
+    found = _problems(raw, SEATS, setup=True)
+    assert [c for c, _m in found] == ["partial-operation"], found
+    assert "the acting player" in found[0][1] and "no player exists yet" in found[0][1]
+
+
+@pytest.mark.parametrize("raw", [
+    [SEATED, {"gain": {"reis": 1}}, {"let": {"x": "reis + influence"}}],
+    [{"for_each": {"as": "k", "in": "range(seats)"},
+      "do": [{"new": "game.players"}, {"gain": {"reis": 1}}]}],
+])
+def test_the_setup_reads_the_acting_player_once_one_exists(raw: list[Any]) -> None:
+    assert _problems(raw, SEATS, setup=True) == []
+
+
 @pytest.mark.parametrize(("source", "empty", "full"), [
     ("first([x for x in xs if x > n], n)", 5, 7),
     ("min([x for x in xs if x > n], n)", 5, 7),
