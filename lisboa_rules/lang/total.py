@@ -99,14 +99,16 @@ def _find(pairs: tuple[tuple[ir.Expr, Any], ...], node: ir.Expr) -> list[Any]:
 class Facts:
     """What is known at a point of a procedure: the lists known to hold at least so many
     items, the numbers known to lie in an interval, the conditions known true, the items
-    known to be in a list, what `A or B` says once `A` is false; each local's interval, the
-    values it can have when they are few and known, what a let bound it to, and the locals
-    that are an index of a list."""
+    known to be in a list, the lists known longer than an expression, what `A or B` says
+    once `A` is false; each local's interval, the values it can have when they are few and
+    known, what a let bound it to, and the locals that are an index of a list."""
 
     sizes: tuple[tuple[ir.Expr, int], ...] = ()
     ranges: tuple[tuple[ir.Expr, B.Interval], ...] = ()
     truths: tuple[ir.Expr, ...] = ()
     members: tuple[tuple[ir.Expr, ir.Expr], ...] = ()
+    # (xs, e, k): len(xs) >= e + k, e any expression (`len(xs) > i` is (xs, i, 1))
+    longer: tuple[tuple[ir.Expr, ir.Expr, int], ...] = ()
     implied: tuple[tuple[ir.Expr, ir.Expr], ...] = ()
     locals: Mapping[str, B.Interval] = field(default_factory=dict)
     domains: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
@@ -158,7 +160,22 @@ class Facts:
         return f
 
     def sized(self, node: ir.Expr, n: int) -> Facts:
-        return replace(self, sizes=(*self.sizes, (node, n))) if n > 0 else self
+        """`node` holds at least `n` items: its length is at least `n`."""
+        if n <= 0:
+            return self
+        return replace(self, sizes=(*self.sizes, (node, n))).ranged(
+            ir.Call("len", (node,)), (n, B.INF))
+
+    def longer_than(self, xs: ir.Expr, e: ir.Expr, k: int) -> Facts:
+        """`len(xs) >= e + k`."""
+        e, c = _offset(e)
+        return replace(self, longer=(*self.longer, (xs, e, k + c)))
+
+    def longer_by(self, xs: ir.Expr, e: ir.Expr) -> int | None:
+        """The most k known with `len(xs) >= e + k`, if any."""
+        e, c = _offset(e)
+        return max((k - c for x, y, k in self.longer if same(x, xs) and same(y, e)),
+                   default=None)
 
     def ranged(self, node: ir.Expr, iv: B.Interval) -> Facts:
         return replace(self, ranges=(*self.ranges, (node, iv)))
@@ -169,6 +186,10 @@ class Facts:
             listed = _listed(b)
             return replace(f, members=(*f.members, (a, listed))).sized(listed, 1)
         for x, o, y in ((a, op, b), (b, _FLIP.get(op), a)):
+            if isinstance(x, ir.Call) and x.fn == "len" and const.integer(y) is None:
+                at = {">": 1, ">=": 0, "==": 0}.get(o or "")
+                if at is not None:
+                    f = f.longer_than(x.args[0], y, at)
             k = const.integer(y)
             if k is None or o is None or isinstance(x, ir.Lit | ir.Data):
                 continue
@@ -187,6 +208,7 @@ class Facts:
             ranges=tuple((k, v) for k, v in self.ranges if not gone(k)),
             truths=tuple(k for k in self.truths if not gone(k)),
             members=tuple((a, b) for a, b in self.members if not (gone(a) or gone(b))),
+            longer=tuple((a, b, k) for a, b, k in self.longer if not (gone(a) or gone(b))),
             implied=tuple((a, b) for a, b in self.implied if not (gone(a) or gone(b))))
 
     def forget_state(self, kept: Facts | None = None,
@@ -255,6 +277,31 @@ def _listed(node: ir.Expr) -> ir.Expr:
     return node.source if isinstance(node, ir.Keys) and not node.is_table else node
 
 
+def _offset(e: ir.Expr) -> tuple[ir.Expr, int]:
+    """`e` as `e' + c`, c a constant (`i + 1` is (i, 1), `i - 2` is (i, -2), `i` is (i, 0))."""
+    c = 0
+    while isinstance(e, ir.BinOp) and e.op in ("+", "-"):
+        k = const.integer(e.right)
+        if k is None:
+            break
+        c, e = c + (k if e.op == "+" else -k), e.left
+    return e, c
+
+
+def _reads(node: ir.Expr, part: ir.Expr) -> bool:
+    """Whether `part` is `node` or one of its parts."""
+    return any(same(n, part) for n in ir.walk(node))
+
+
+def _from_end(xs: ir.Expr, key: ir.Expr) -> ir.Expr | None:
+    """`n` when `key` is `len(xs) - n` (an index counted from the end of `xs`)."""
+    match key:
+        case ir.BinOp(op="-", left=ir.Call(fn="len", args=(ys,)), right=n) if same(xs, ys):
+            return n
+        case _:
+            return None
+
+
 def _range_of(source: ir.Expr) -> ir.Expr | None:
     """`xs` when a loop goes through range(len(xs))."""
     match source:
@@ -301,12 +348,18 @@ class Totality:
         self.always = Facts().ranged(ir.Call("len", (PLAYERS,)), players).sized(
             PLAYERS, int(players[0]))
         self._kept: Facts | None = self.always  # None in the setup, before the players are
+        self._seating: str | None = None  # in the setup: the step that makes its players
+        self._me: dict[str, bool] = {}  # whether a procedure reads the acting player's fields
 
     # -- what is checked ---------------------------------------------------------------------
 
     def proc(self, p: S.Proc) -> None:
         self._kept = self.always if p.id != self.setup else None
         self._fresh = set(self.start_items) if p.id == self.setup else None
+        self._seating = None
+        if p.id == self.setup:
+            self._seating = next((x.at.label for x in p.effects for y in S.walk((x,))
+                                  if isinstance(y, S.New) and same(y.place.node, PLAYERS)), None)
         f = self.always if p.id != self.setup else Facts().ranged(
             ir.Call("len", (PLAYERS,)), (0, 0))
         for k, param in enumerate((*p.params, *p.choices)):
@@ -351,14 +404,17 @@ class Totality:
         return tuple(sorted(ids, key=repr)) + ((None,) if t.optional else ())
 
     def _guard(self, g: S.GuardStmt, f: Facts) -> Facts:
+        self._no_player_yet(g, f)
         match g:
             case S.Let():
                 return self._let(g, f)
             case S.Require(cond=c):
                 self._expr(c, f, _key(g.at, "require"))
-                # its words are shown where the condition is false
-                self._exprs((*S.words_exprs(g.rule), *S.words_exprs(g.reason)),
-                            f.learn(negated(c)), g.at)
+                # its words are shown where the condition is false (what the reason shows is
+                # reported at its reason)
+                unmet = f.learn(negated(c))
+                self._exprs(S.words_exprs(g.rule), unmet, g.at)
+                self._exprs(S.words_exprs(g.reason), unmet, _key(g.at, "reason"))
                 return f.learn(c)
             case S.Choose():
                 return self._choose(g, f)
@@ -443,6 +499,7 @@ class Totality:
         return frozenset(out)
 
     def _stmt(self, s: S.Stmt, f: Facts) -> Facts:
+        self._no_player_yet(s, f)
         match s:
             case S.Let():
                 return self._let(s, f)
@@ -479,6 +536,62 @@ class Totality:
                 return after
             case _:
                 assert_never(s)
+
+    def _no_player_yet(self, s: S.Stmt | S.GuardStmt, f: Facts) -> None:
+        """In the setup, before a step made a player: a step that reads or changes a field of
+        the acting player (the setup's is its first player), itself or through a procedure it
+        does, is refused where it is written (the engine would fail on it as a game is
+        made)."""
+        if self._kept is not None or self._length(PLAYERS, f)[0] >= 1:
+            return
+        key: tuple[str, ...] = ("for_each", "in") if isinstance(s, S.ForEach) \
+            else (_effect_key(s),)
+        found: ir.Expr | None = None
+        if isinstance(s, S.Let):
+            for b in s.binds:
+                found = _acting(b.value)
+                if found is not None:
+                    key = ("let", b.name)
+                    break
+        else:
+            found = next((x for e in S.exprs(s) if (x := _acting(e)) is not None), None)
+        what = f"'{written(found)}', a field of the acting player" if found is not None \
+            else None
+        if what is None:
+            ran = [r.proc for r in self._runs(s) if self._reads_me(r.proc)]
+            if not ran:
+                return
+            what = f"the acting player's fields, in the procedure '{ran[0]}' it does"
+        name = found.field if isinstance(found, ir.PlayerField) else "NAME"
+        seat = f"after '{self._seating}', the step that makes them" if self._seating \
+            else f"after the step that makes them (new: {written(PLAYERS)})"
+        self._report(_key(s.at, *key), "partial-operation",
+                     f"this step reads or changes {what}, and no player exists yet where it "
+                     f"is in the setup (the acting player of the setup is its first): move "
+                     f"it {seat}, or write it for each player (for_each: {{as: q, in: "
+                     f"{written(PLAYERS)}}}, and q.{name})",
+                     f"$after: {self._seating}" if self._seating else "$after: STEP")
+
+    def _runs(self, s: S.Stmt | S.GuardStmt) -> tuple[S.Run, ...]:
+        """The procedures a statement does itself (an apply: each its rows may do)."""
+        if isinstance(s, S.Apply):
+            return tuple(S.Run(e, ()) for _k, row in s.bundle.rows for e, _a in row)
+        if isinstance(s, S.Require | S.Choose | S.Let):
+            return ()
+        return S.runs(s)
+
+    def _reads_me(self, pid: str) -> bool:
+        """Whether the procedure (or one it does) reads or changes a field of the acting
+        player."""
+        if pid not in self._me:
+            self._me[pid] = False  # (while it is worked out: a cycle adds nothing)
+            proc = self.procs.get(pid)
+            stmts: list[S.Stmt | S.GuardStmt] = [] if proc is None else [
+                *proc.guard, *S.walk(proc.effects)]
+            self._me[pid] = any(
+                any(_acting(e) is not None for e in S.exprs(x))
+                or any(self._reads_me(r.proc) for r in self._runs(x)) for x in stmts)
+        return self._me[pid]
 
     def _items(self, items: tuple[S.Item, ...], f: Facts) -> None:
         for i in items:
@@ -745,6 +858,7 @@ class Totality:
             case S.Repeat(count=n):
                 count = self._iv(n, f)
         adds: dict[str, tuple[ir.Expr, int]] = {}
+        made: dict[str, int] = {}  # the items a `new` adds each time round, whatever holds
         written: set[str] = set()
         for x in s.body:
             match x:
@@ -754,6 +868,8 @@ class Totality:
                                                 or same(adds[bounded[0]][0], pl.node)):
                         k = adds[bounded[0]][1] if bounded[0] in adds else 0
                         adds[bounded[0]] = (pl.node, k + 1)
+                        if isinstance(x, S.New):
+                            made[bounded[0]] = made.get(bounded[0], 0) + 1
                         if isinstance(x, S.MoveItem) and x.src is not None:
                             written |= self._written((replace(x, dst=None),)) or set()
                         continue
@@ -770,7 +886,9 @@ class Totality:
             lo, hi = self._length(node, f)
             size = ir.Call("len", (node,))
             inner = inner.ranged(size, (lo, hi + k * max(0, times - 1)))
-            after = after.ranged(size, (lo, hi + k * max(0, times)))
+            # a new item each time round: at least as many more as the fewest times round
+            least = lo + made.get(key, 0) * max(0, count[0])
+            after = after.ranged(size, (least, hi + k * max(0, times))).sized(node, int(least))
         return inner, after
 
     def _drained(self, s: S.Repeat, f: Facts, before: Facts) -> Facts:
@@ -889,12 +1007,32 @@ class Totality:
             else self._size(base, f)
         if (hi < 0 and lo >= -size) or (lo >= 0 and hi < size):
             return
+        if lo >= 0 and (f.longer_by(base, key) or 0) >= 1:
+            return  # `len(xs) > i` known
+        back = _from_end(base, key)  # `xs[len(xs) - n]`: n items from its end
+        if back is not None:
+            n_lo, n_hi = self._iv(back, f)
+            known = f.longer_by(base, back)
+            if n_lo >= 1 and (n_hi <= size or (known is not None and known >= 0)):
+                return
         shown = written(base)
         held = f"it holds at least {size} item{'s' if size != 1 else ''}" if size \
             else "nothing before it says it holds any item"
         k = written(key)
-        test = f"len({shown}) > {k}" if lo >= 0 else f"len({shown}) >= {written(ir.Neg(key))}" \
-            if not isinstance(key, ir.Lit) else f"len({shown}) >= {-int(lo)}"
+        value = const.integer(key)
+        length = ir.Call("len", (base,))
+        if back is not None:
+            n = written(back)
+            test = f"len({shown}) >= {n}" if self._iv(back, f)[0] >= 1 \
+                else f"1 <= {n} <= len({shown})"
+        elif value is not None:
+            test = f"len({shown}) > {value}" if value >= 0 else f"len({shown}) >= {-value}"
+        elif lo >= 0 and not _reads(key, length):
+            test = f"len({shown}) > {k}"
+        elif hi < 0 and not _reads(key, length):
+            test = f"len({shown}) >= {written(ir.Neg(key))}"
+        else:  # of either sign: tested on both sides
+            test = written(ir.Compare(ir.Lit(0), (("<=", key), ("<", length))))
         self._report(at, "partial-operation",
                      f"'{written(node)}' may be past the end of '{shown}': its index can be "
                      f"{B.show_interval((lo, hi))}, and {held}; test {test} first (in an if "
@@ -1010,6 +1148,10 @@ class Totality:
         every = self._every(node, f)
         if every and all(isinstance(v, int) and not isinstance(v, bool) for v in every):
             return (min(every), max(every))
+        if isinstance(node, ir.Call) and node.fn == "len" and len(node.args) == 1:
+            least = self._size(node.args[0], f)  # a list known to hold so many items
+            if least > 0:
+                return B.meet(B.interval(node, self._known(f)), (least, B.INF))
         if isinstance(node, ir.Local) and node.name in f.defs:
             return B.meet(B.interval(node, self._known(f)), self._iv(f.defs[node.name], f))
         return B.interval(node, self._known(f))
@@ -1025,6 +1167,34 @@ class Totality:
 def _key(at: S.At, *key: str) -> S.At:
     """Where the key of a step that holds an expression is."""
     return S.At((*at.path, *key), at.label)
+
+
+def _acting(node: ir.Expr) -> ir.Expr | None:
+    """The first read of the acting player in the expression (a measure's body included): a
+    field of theirs, or them."""
+    for n in ir.walk(node):
+        match n:
+            case ir.PlayerField(of=ir.Me()) | ir.Me():
+                return n
+            case ir.Measure(body=body):
+                if _acting(body) is not None:
+                    return n
+            case _:
+                pass
+    return None
+
+
+def _effect_key(s: S.Stmt | S.GuardStmt) -> str:
+    """The effect key a statement is written with (where its step is shown)."""
+    match s:
+        case S.Change(changes=cs):
+            return "gain" if all(isinstance(c, S.Gain) for c in cs) else "set"
+        case S.MoveItem() | S.MoveAll() | S.MoveSome():
+            return "move"
+        case S.DoValue():
+            return "do"
+        case _:
+            return type(s).__name__.lower()
 
 
 def _true(cond: ir.Expr, f: Facts) -> bool:

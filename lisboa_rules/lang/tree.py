@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeAlias, assert_never, cast, get_args
+from typing import Any, ClassVar, Literal, TypeAlias, TypeVar, assert_never, cast, get_args
 
 from lisboa_rules.core.source import Span
 from lisboa_rules.lang import typed
@@ -79,6 +79,9 @@ class StepBase:
         then, orelse = branches(me)
         for s in (*then, *orelse):
             yield from s.walk()
+
+
+_S = TypeVar("_S", bound=StepBase)  # a step of one kind
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -233,8 +236,9 @@ class If(StepBase):
 
     @classmethod
     def read(cls, r: _Reader) -> If:
-        return cls(cond=r.expr(r.value, ("if",)), then=r.steps("then"), orelse=r.steps("else"),
-                   **r.common)
+        step = cls(cond=r.expr(r.value, ("if",)), then=r.steps("then"),
+                   orelse=r.steps("else"), **r.common)
+        return r.holding(step, step.then or step.orelse, "then: [STEPS] (or else: [STEPS])")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -252,8 +256,9 @@ class ForEach(StepBase):
         v = r.value
         if not isinstance(v, Mapping) or not isinstance(v.get("as"), str):
             raise _Shape("for_each: {as: NAME, in: EXPR}", ("for_each",))
-        return cls(var=v["as"], source=r.expr(v.get("in"), ("for_each", "in")),
+        step = cls(var=v["as"], source=r.expr(v.get("in"), ("for_each", "in")),
                    body=r.steps("do"), **r.common)
+        return r.holding(step, step.body, "do: [STEPS]")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -267,7 +272,8 @@ class Repeat(StepBase):
 
     @classmethod
     def read(cls, r: _Reader) -> Repeat:
-        return cls(count=r.expr(r.value, ("repeat",)), body=r.steps("do"), **r.common)
+        step = cls(count=r.expr(r.value, ("repeat",)), body=r.steps("do"), **r.common)
+        return r.holding(step, step.body, "do: [STEPS]")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -544,6 +550,17 @@ class _Reader:
         if not value and not isinstance(value, Mapping):
             return None
         return self.pairs(value, shape, ("with",))
+
+    def holding(self, step: _S, body: tuple[Step, ...], shape: str) -> _S:
+        """A step that holds steps (an if, a loop): one whose steps are none does nothing, a
+        `step-shape` problem at its effect key (when its steps were written and none was
+        read, each was refused already). The step is kept: its expressions are checked."""
+        written = [k for k in ("then", "else", "do") if self.item.get(k)]
+        if not body and not written:
+            self.problems.append(StepProblem(
+                "step-shape", f"this {self.kind} has no steps: write {shape} under it, or drop "
+                "the step", (*self.here, self.kind)))
+        return step
 
     def steps(self, key: str) -> tuple[Step, ...]:
         return parse_steps(self.item.get(key, []), (*self.here, key), self.problems,

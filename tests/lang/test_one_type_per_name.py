@@ -39,7 +39,7 @@ def _problems(raw: list[Any], params: tuple[st.Param, ...] = ()) -> list[st.Step
 
 @pytest.mark.parametrize("raw", [
     [{"let": {"x": "1"}}, {"let": {"x": "hand"}}, {"gain": {"reis": "len(x)"}}],
-    [{"let": {"c": "1"}}, {"for_each": {"as": "c", "in": "hand"}, "do": []}],
+    [{"let": {"c": "1"}}, {"for_each": {"as": "c", "in": "hand"}, "do": [{"gain": {"reis": 1}}]}],
     [{"let": {"x": "1"}}, {"if": "reis > 0", "then": [{"let": {"x": "first(hand)"}}]}],
     [{"let": {"x": "1"}}, {"let": {"x": "first(hand) if len(hand) > 0 else None"}}],
 ])
@@ -62,8 +62,8 @@ def test_a_parameter_keeps_its_type_too() -> None:
      {"if": "x is not None", "then": [{"let": {"x": "x"}}]}],
     [{"let": {"x": "first(hand) if len(hand) > 0 else None"}},
      {"let": {"x": "first(hand) if reis > 0 else None"}}],
-    [{"for_each": {"as": "c", "in": "hand"}, "do": []},
-     {"for_each": {"as": "c", "in": "hand"}, "do": []}],
+    [{"for_each": {"as": "c", "in": "hand"}, "do": [{"gain": {"reis": 1}}]},
+     {"for_each": {"as": "c", "in": "hand"}, "do": [{"gain": {"reis": 1}}]}],
 ])
 def test_the_same_type_again_is_no_problem(raw: list[Any]) -> None:
     assert _problems(raw) == []

@@ -43,13 +43,14 @@ _DATA: dict[tuple[str, ...], Any] = {("colors",): ["red", "blue"], ("empty",): [
 def _problems(raw: list[Any], params: tuple[st.Param, ...] = (), setup: bool = False
               ) -> list[tuple[str, str]]:
     problems: list[st.StepProblem] = []
-    steps = st.parse_steps(raw, ("effects", "x", "steps"), problems)
+    where = ("flow", "setup", "steps") if setup else ("effects", "x", "steps")
+    steps = st.parse_steps(raw, where, problems)
     checker = st.StepChecker(_scope(), {}, {})
     proc = checker.check(st.Procedure("x", params, steps, "rule.x"))
     assert problems + checker.problems == [], problems + checker.problems
     proof = Totality({"player.reis": (0, INF), "player.influence": (0, 10)},
                      lambda kind, col: None, {"noble": frozenset({"king", "marquis"})},
-                     (2, 4), "x" if setup else None)
+                     (2, 4), "x" if setup else None, max_items={"game.players": 4})
     proof.proc(proc)
     return [(p.code, p.message) for p in proof.problems]
 
@@ -92,6 +93,11 @@ def test_an_operation_that_may_fail_is_refused(raw: list[Any], code: str, words:
     [{"for_each": {"as": "c", "in": "hand"},
       "do": [{"let": {"x": "first([d for d in hand if d == c])"}}]}],
     [{"let": {"x": "[hand[i] for i in range(len(hand))]"}}],
+    # a loop over a list, a choice from it: it holds an item, its length is not 0
+    [{"for_each": {"as": "c", "in": "hand"}, "do": [{"let": {"x": "10 // len(hand)"}}]}],
+    [{"choose": {"as": "c", "from": "hand"}, "reason": "r"},
+     {"let": {"x": "reis % len(hand) + reis // (len(hand) + 1)"}}],
+    [{"let": {"x": "[reis // len(hand) for c in hand]"}}],
     [{"let": {"n": "len(game.players)"}},
      {"let": {"x": "[game.players[(k + 1) % n] for k in range(6)]"}}],
     [{"require": "reis <= 0 or len(hand) > 0", "reason": "r"},
@@ -100,6 +106,53 @@ def test_an_operation_that_may_fail_is_refused(raw: list[Any], code: str, words:
 ])
 def test_an_operation_proven_safe_builds(raw: list[Any]) -> None:
     assert _problems(raw) == []
+
+
+@pytest.mark.parametrize("raw", [
+    # an index that is not a constant, tested against the list's length before it
+    [{"let": {"i": "reis % 5"}}, {"if": "len(hand) > i", "then": [{"let": {"x": "hand[i]"}}]}],
+    [{"let": {"i": "reis % 5"}}, {"require": "len(hand) > i", "reason": "r"},
+     {"let": {"x": "hand[i]"}}],
+    [{"let": {"i": "reis % 5"}}, {"let": {"x": "hand[i] if len(hand) > i else 0"}}],
+    [{"let": {"i": "reis % 5"}}, {"let": {"x": "hand[i] if i < len(hand) else 0"}}],
+    [{"let": {"i": "reis % 5"}}, {"let": {"x": "hand[i] if len(hand) >= i + 1 else 0"}}],
+    [{"let": {"x": "hand[reis] if len(hand) > reis else 0"}}],
+    # an index of any sign, tested on both sides (the advice for one)
+    [{"let": {"x": "hand[reis - 3] if 0 <= reis - 3 < len(hand) else 0"}}],
+    # counted from the end by the list's length
+    [{"require": "len(hand) > 0", "reason": "r"}, {"let": {"x": "hand[len(hand) - 1]"}}],
+    [{"require": "len(hand) >= 2", "reason": "r"}, {"let": {"x": "hand[len(hand) - 2]"}}],
+    [{"let": {"x": "hand[len(hand) - 1] if len(hand) >= 1 else 0"}}],
+])
+def test_an_index_tested_against_the_length_builds(raw: list[Any]) -> None:
+    assert _problems(raw) == []
+
+
+@pytest.mark.parametrize(("raw", "test"), [
+    # the advice a refused index gets is a test that proves it, never one of the list's
+    # length against an expression of its length
+    ([{"let": {"x": "hand[len(hand) - 1]"}}], "test len(hand) >= 1 first"),
+    ([{"require": "len(hand) > 0", "reason": "r"}, {"let": {"x": "hand[len(hand) - 2]"}}],
+     "test len(hand) >= 2 first"),
+    ([{"let": {"x": "game.court[-1]"}}], "test len(game.court) >= 1 first"),
+    ([{"let": {"x": "hand[reis - 3]"}}], "test 0 <= reis - 3 < len(hand) first"),
+    ([{"let": {"i": "reis % 5"}}, {"let": {"x": "hand[i]"}}], "test len(hand) > i first"),
+    ([{"let": {"x": "hand[len(hand) - reis]"}}], "test 1 <= reis <= len(hand) first"),
+    ([{"let": {"x": "hand[len(hand) // 2]"}}], "test 0 <= len(hand) // 2 < len(hand) first"),
+    # a test that does not prove it (the index may be negative)
+    ([{"let": {"x": "hand[reis - 3] if len(hand) > reis - 3 else 0"}}],
+     "test 0 <= reis - 3 < len(hand) first"),
+])
+def test_a_refused_index_is_given_a_test_that_proves_it(raw: list[Any], test: str) -> None:
+    found = _problems(raw)
+    assert [c for c, _m in found] == ["partial-operation"], found
+    assert test in found[0][1], found
+    assert "len(hand) > len(hand)" not in found[0][1]
+    # the advice, followed, builds
+    shown = found[0][1].split("'")[1]
+    cond = test.removeprefix("test ").removesuffix(" first")
+    fixed = [*raw[:-1], {"let": {"x": f"{shown} if {cond} else 0"}}]
+    assert _problems(fixed) == [], (fixed, _problems(fixed))
 
 
 def test_a_local_of_a_kind_is_proven_for_each_of_its_values() -> None:
@@ -122,6 +175,63 @@ def test_the_setup_reads_no_player_before_one_exists() -> None:
     assert _problems([{"let": {"x": "game.players[1]"}}]) == []
     assert [c for c, _m in _problems([{"let": {"x": "game.players[2]"}}])] == \
         ["partial-operation"]
+
+
+SEATS = (st.Param("seats", INT),)
+SEATED = {"for_each": {"as": "k", "in": "range(seats)"}, "do": [{"new": "game.players"}]}
+
+
+@pytest.mark.parametrize("raw", [
+    [SEATED, {"let": {"x": "100 // len(game.players) + game.players[1].reis"}}],
+    [SEATED, {"let": {"y": "1"}}, {"if": "True", "then": [{"let": {"x": "game.players[0]"}}]}],
+    [{"repeat": "seats", "do": [{"new": "game.players"}, {"let": {"y": "1"}}]},
+     {"let": {"x": "100 // len(game.players)"}}],
+])
+def test_the_setup_knows_the_players_its_loop_seated(raw: list[Any]) -> None:
+    """A loop of the setup that makes a player each time round (as many times as the game
+    has players, 2 to 4 here): after it, the game has at least as many players as the loop
+    went round at least."""
+    assert _problems(raw, SEATS, setup=True) == []
+
+
+@pytest.mark.parametrize(("raw", "words"), [
+    # seated only if a condition holds: not known
+    ([{"for_each": {"as": "k", "in": "range(seats)"},
+       "do": [{"if": "k > 0", "then": [{"new": "game.players"}]}]},
+      {"let": {"x": "game.players[0]"}}], "past the end of 'game.players'"),
+    # round fewer times than there are seats: only as many as it went round
+    ([{"for_each": {"as": "k", "in": "range(seats - 2)"}, "do": [{"new": "game.players"}]},
+      {"let": {"x": "100 // len(game.players)"}}], "divisor-zero"),
+])
+def test_the_setup_knows_no_player_it_may_not_have_seated(raw: list[Any], words: str) -> None:
+    found = _problems(raw, SEATS, setup=True)
+    assert len(found) == 1 and words in " ".join(found[0]), found
+
+
+@pytest.mark.parametrize("raw", [
+    [{"gain": {"reis": 1}}],
+    [{"let": {"x": "reis + 1"}}],
+    [{"if": "influence > 2", "then": [{"let": {"y": "1"}}]}],
+    [{"for_each": {"as": "k", "in": "range(seats)"},
+      "do": [{"gain": {"reis": 1}}, {"new": "game.players"}]}],
+])
+def test_the_setup_reads_no_field_of_the_acting_player_before_one_exists(raw: list[Any]
+                                                                         ) -> None:
+    """The acting player of the setup is its first: before a step made one, a step that reads
+    or changes a field of the acting player is refused where it is written (the engine failed
+    on it as the game was made)."""
+    found = _problems(raw, SEATS, setup=True)
+    assert [c for c, _m in found] == ["partial-operation"], found
+    assert "the acting player" in found[0][1] and "no player exists yet" in found[0][1]
+
+
+@pytest.mark.parametrize("raw", [
+    [SEATED, {"gain": {"reis": 1}}, {"let": {"x": "reis + influence"}}],
+    [{"for_each": {"as": "k", "in": "range(seats)"},
+      "do": [{"new": "game.players"}, {"gain": {"reis": 1}}]}],
+])
+def test_the_setup_reads_the_acting_player_once_one_exists(raw: list[Any]) -> None:
+    assert _problems(raw, SEATS, setup=True) == []
 
 
 @pytest.mark.parametrize(("source", "empty", "full"), [
