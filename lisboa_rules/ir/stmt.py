@@ -84,6 +84,7 @@ class Gain:
     amount: ir.Expr
     floor: bool
     ceil: bool
+    key: tuple[str, ...] = ()  # where in its step it is written (`gain`, the place's words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +95,7 @@ class Assign:
     place: Place
     value: ir.Expr
     clamp: bool
+    key: tuple[str, ...] = ()  # where in its step it is written (`set`, the place's words)
 
 
 @dataclass(frozen=True, slots=True)

@@ -710,14 +710,14 @@ class StepChecker:
                     continue
                 if not self._one_of_its_kind(s, t, value.node, scope, f"{s.kind}/{target}"):
                     continue
-                out.append(S.Assign(place, value.node, clamp))
+                out.append(S.Assign(place, value.node, clamp, (s.kind, str(target))))
                 continue
             if not typed.compatible(place.type, INT, scope.int_kinds):
                 self.problem(s, "expr-type", f"'{target}' is {typed.describe(place.type)}; "
                              "gain adds to a number", f"gain/{target}")
                 continue
             out.append(S.Gain(place, value.node, place.lo is not None and not _non_negative(source),
-                              not _non_positive(source)))
+                              not _non_positive(source), (s.kind, str(target))))
         return tuple(out)
 
     def _one_of_its_kind(self, s: StepBase, t: VType, node: ir.Expr, scope: Scope,

@@ -524,7 +524,8 @@ class Totality:
                 return self._drained(s, f, after)
             case (S.Change() | S.MoveItem() | S.MoveAll() | S.MoveSome() | S.Do() | S.Raise()
                   | S.Drop() | S.Shuffle() | S.New() | S.DoValue() | S.Apply()):
-                self._exprs(S.exprs(s), f, s.at)
+                for node, at in _keyed_exprs(s):  # each where it is written in the step
+                    self._expr(node, f, at)
                 if isinstance(s, S.MoveItem) and s.src is not None:
                     self._held(s.item, s.src.node, f, s.at)
                 lengths = self._room(s, f)
@@ -1167,6 +1168,27 @@ class Totality:
 def _key(at: S.At, *key: str) -> S.At:
     """Where the key of a step that holds an expression is."""
     return S.At((*at.path, *key), at.label)
+
+
+def _keyed_exprs(s: S.Stmt) -> list[tuple[ir.Expr, S.At]]:
+    """The expressions of an effect, each with where it is written: a set's or a gain's at
+    its place's key, a move's at its item, count, from and to; the others at the step."""
+    match s:
+        case S.Change(changes=cs):
+            return [(node, _key(s.at, *c.key) if c.key else s.at) for c in cs
+                    for node in (c.place.node, c.amount if isinstance(c, S.Gain) else c.value)]
+        case S.MoveItem() | S.MoveAll() | S.MoveSome():
+            out: list[tuple[ir.Expr, S.At]] = []
+            if isinstance(s, S.MoveItem):
+                out.append((s.item, _key(s.at, "move", "item")))
+            if isinstance(s, S.MoveSome):
+                out.append((s.count, _key(s.at, "move", "top" if s.top else "first")))
+            for name, place in (("from", s.src), ("to", s.dst)):
+                if place is not None:
+                    out.append((place.node, _key(s.at, "move", name)))
+            return out
+        case _:
+            return [(node, s.at) for node in S.exprs(s)]
 
 
 def _acting(node: ir.Expr) -> ir.Expr | None:
