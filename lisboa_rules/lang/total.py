@@ -526,6 +526,8 @@ class Totality:
                   | S.Drop() | S.Shuffle() | S.New() | S.DoValue() | S.Apply()):
                 for node, at in _keyed_exprs(s):  # each where it is written in the step
                     self._expr(node, f, at)
+                if isinstance(s, S.Change):
+                    self._never_within(s, f)
                 if isinstance(s, S.MoveItem) and s.src is not None:
                     self._held(s.item, s.src.node, f, s.at)
                 lengths = self._room(s, f)
@@ -537,6 +539,24 @@ class Totality:
                 return after
             case _:
                 assert_never(s)
+
+    def _never_within(self, s: S.Change, f: Facts) -> None:
+        """A computed number set into a place is kept within its declared bounds; one that
+        is outside them whatever the state (`0 - 1` into a place of 0 and up) is refused
+        where it is written, as the same number written out is (it would only ever set the
+        bound)."""
+        for c in s.changes:
+            lo, hi = c.place.lo, c.place.hi
+            if not isinstance(c, S.Assign) or not c.clamp or (lo is None and hi is None):
+                continue
+            iv = self._iv(c.value, f)
+            if (lo is not None and iv[1] < lo) or (hi is not None and iv[0] > hi):
+                holds = f"{lo} and up" if hi is None else f"up to {hi}" if lo is None \
+                    else f"{lo} to {hi}"
+                self._report(_key(s.at, *c.key) if c.key else s.at, "value-out-of-range",
+                             f"'{written(c.value)}' is {B.show_interval(iv)}, always outside "
+                             f"what this place holds ({holds}: its declared bounds): it would "
+                             "only ever set the bound", None)
 
     def _no_player_yet(self, s: S.Stmt | S.GuardStmt, f: Facts) -> None:
         """In the setup, before a step made a player: a step that reads or changes a field of
@@ -1157,7 +1177,7 @@ class Totality:
             return B.meet(B.interval(node, self._known(f)), self._iv(f.defs[node.name], f))
         return B.interval(node, self._known(f))
 
-    def _report(self, at: S.At, code: str, message: str, suggestion: str) -> None:
+    def _report(self, at: S.At, code: str, message: str, suggestion: str | None) -> None:
         key = (at.path, message)
         if key in self._seen:
             return
