@@ -694,6 +694,13 @@ def _with_row(scope: Scope, row: Mapping[str, Any]) -> Scope:
             try:
                 t = typed.check(value, inner, typed.INT)
                 inner = inner.with_locals(**{key: Name(t.type, t.node, const=True)})
-            except typed.ExprError:
-                pass
+            except typed.ExprError as exc:
+                if exc.code != "expr-type":
+                    continue  # not a formula of the row: no name
+                try:  # a formula of another type: refused where it is written (model/build.py);
+                    # named all the same, so that the steps that read it say nothing more
+                    t = typed.check(value, inner, None)
+                except typed.ExprError:
+                    continue
+                inner = inner.with_locals(**{key: Name(typed.INT, t.node, const=True)})
     return inner
