@@ -14,9 +14,9 @@ Of a field not everyone sees, the listing may read:
 
 The check runs on the checked IR of each action: its choices (what they choose from, and
 their conditions), its requires and the conditions of its branches, through the lets they read,
-the measures they read and the guards of the procedures a `do` chooses between. What the
-effects before a choice reveal is not followed (an effect that moves a hidden item into sight
-before a choice is allowed).
+the measures they read and the guards of the procedures a `do` chooses between. A place that a
+move of the listing fills from one the mover does not see (the top card of a face-down deck
+into a hand) is read after it as that place is seen: its size, not its items.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import cast
 
+from lisboa_rules.ir import const
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import stmt as S
 from lisboa_rules.lang.tree import StepProblem
@@ -100,8 +101,26 @@ class _Listing:
                 case S.ApplyChoose(rest=rest):
                     self.items(rest, lets)
                     return
+                case S.MoveItem() | S.MoveAll() | S.MoveSome():
+                    lets = self.moved(item, lets)
                 case _:
-                    pass  # an effect: what it reveals before a choice is not followed
+                    pass  # another effect: what it changes is read as the state it makes
+
+    def moved(self, m: S.MoveItem | S.MoveAll | S.MoveSome, lets: Lets) -> Lets:
+        """`lets` after a move of the listing: a place a move fills from one the mover does
+        not see (the top cards of a face-down deck) is read after it as that place is: its
+        size, not its items (a choice from it would show them before the move is made)."""
+        if m.src is None or m.dst is None:
+            return lets
+        src = self._field(m.src.node, lets)
+        if src is None or src[0] == "all":
+            return lets
+        if src[0] == "top" and isinstance(m, S.MoveSome) and m.top \
+                and const.integer(m.count) == 1:
+            return lets  # the top item, which shows
+        zone = _zone(m.dst.node)
+        return lets if zone is None else {**lets, zone: f"what a step before it moved there "
+                                                        f"from {src[1]}"}
 
     def choose(self, c: S.Choose, lets: Lets) -> None:
         of = c.of
@@ -204,16 +223,36 @@ class _Listing:
             case ir.GameField(field=fid):
                 decl = self.state.field("game", fid)
                 see = decl.see if decl is not None else "all"
+                moved = lets.get(f"@game.{fid}")
+                if see == "all" and isinstance(moved, str):
+                    return "count", f"game.{fid}, {moved}", tuple(keys)
                 return see, f"game.{fid} (seen: {see})", tuple(keys)
             case ir.PlayerField(field=fid, of=of):
                 decl = self.state.field("player", fid)
                 see = decl.see if decl is not None else "all"
                 if see == "owner" and isinstance(of, ir.Me):
                     see = "all"
+                moved = lets.get(f"@player.{fid}")
+                if see == "all" and isinstance(moved, str) and isinstance(of, ir.Me):
+                    return "count", f"{fid}, {moved}", (*keys, of)
                 whose = fid if isinstance(of, ir.Me) else f"another player's {fid}"
                 return see, f"{whose} (seen: {see})", (*keys, of)
             case _:
                 return None
+
+
+def _zone(node: ir.Expr) -> str | None:
+    """The place a move fills, as the listing names it: `@game.FIELD`, or `@player.FIELD` of
+    the mover (an entry of a table is its table); None for another player's."""
+    while isinstance(node, ir.Index | ir.Get):
+        node = node.base
+    match node:
+        case ir.GameField(field=fid):
+            return f"@game.{fid}"
+        case ir.PlayerField(field=fid, of=ir.Me()):
+            return f"@player.{fid}"
+        case _:
+            return None
 
 
 def _last(key: ir.Expr) -> bool:
