@@ -563,8 +563,9 @@ class Totality:
         the acting player (the setup's is its first player), itself or through a procedure it
         does, is refused where it is written (the engine would fail on it as a game is
         made)."""
-        if self._kept is not None or self._length(PLAYERS, f)[0] >= 1:
+        if self._kept is not None:
             return
+        seated = self._length(PLAYERS, f)[0] >= 1
         key: tuple[str, ...] = ("for_each", "in") if isinstance(s, S.ForEach) \
             else (_effect_key(s),)
         found: ir.Expr | None = None
@@ -578,12 +579,23 @@ class Totality:
             found = next((x for e in S.exprs(s) if (x := _acting(e)) is not None), None)
         what = f"'{written(found)}', a field of the acting player" if found is not None \
             else None
+        name = found.field if isinstance(found, ir.PlayerField) else "NAME"
+        if what is not None:
+            # the setup's own steps have no acting player, before the players are made or
+            # after: its code reads that player as it begins, before any exists
+            self._report(_key(s.at, *key), "partial-operation",
+                         f"this step reads or changes {what}, and the setup has no acting "
+                         f"player: write it for each player (for_each: {{as: q, in: "
+                         f"{written(PLAYERS)}}}, and q.{name}), or of one "
+                         f"({written(PLAYERS)}[0].{name})", None)
+            return
+        if seated:
+            return
         if what is None:
             ran = [r.proc for r in self._runs(s) if self._reads_me(r.proc)]
             if not ran:
                 return
             what = f"the acting player's fields, in the procedure '{ran[0]}' it does"
-        name = found.field if isinstance(found, ir.PlayerField) else "NAME"
         seat = f"after '{self._seating}', the step that makes them" if self._seating \
             else f"after the step that makes them (new: {written(PLAYERS)})"
         self._report(_key(s.at, *key), "partial-operation",

@@ -103,6 +103,8 @@ class _Listing:
                     return
                 case S.MoveItem() | S.MoveAll() | S.MoveSome():
                     lets = self.moved(item, lets)
+                case S.Do() | S.If() | S.ForEach() | S.Repeat() | S.Change():
+                    lets = self.moves_in((item,), lets, set())
                 case _:
                     pass  # another effect: what it changes is read as the state it makes
 
@@ -121,6 +123,30 @@ class _Listing:
         zone = _zone(m.dst.node)
         return lets if zone is None else {**lets, zone: f"what a step before it moved there "
                                                         f"from {src[1]}"}
+
+    def moves_in(self, stmts: tuple[S.Stmt, ...], lets: Lets, done: set[str]) -> Lets:
+        """`lets` after the moves and the sets of effects (those nested in them, and of the
+        procedures they do, each once): a place filled or set from what the mover does not
+        see is read after them as hidden (`moved`)."""
+        for st in stmts:
+            match st:
+                case S.MoveItem() | S.MoveAll() | S.MoveSome():
+                    lets = self.moved(st, lets)
+                case S.Change(changes=cs):  # a value set from what the mover does not see
+                    for c in cs:
+                        found = self.hidden(c.amount if isinstance(c, S.Gain) else c.value,
+                                            lets)
+                        zone = _zone(c.place.node) if found is not None else None
+                        if zone is not None and found is not None:
+                            lets = {**lets, zone: f"what a step before it set from {found}"}
+                case S.Do(run=run) if run.proc not in done:
+                    done.add(run.proc)
+                    proc = self.procs.get(run.proc)
+                    if proc is not None:
+                        lets = self.moves_in(proc.effects, lets, done)
+                case _:
+                    lets = self.moves_in(S.nested(st), lets, done)
+        return lets
 
     def choose(self, c: S.Choose, lets: Lets) -> None:
         of = c.of

@@ -423,7 +423,18 @@ class _Game:
                     return self.failed(f"no legal move in the {self.g.phase} phase, and the "
                                        "game is not over", self.last_action())
                 move = step(self.g)
-                self.g = engine.apply_move(self.g, move)
+                try:
+                    self.g = engine.apply_move(self.g, move)
+                except engine.IllegalMove as exc:
+                    # an agent chooses on a game dealt from its player's view: a move it
+                    # chose that the game does not list says the legal moves show more
+                    # than the player sees
+                    moves.append(move)
+                    return self.failed(
+                        f"IllegalMove: {exc}: the {self.agent_name} agent chose "
+                        f"{move.to_json()} on a game dealt from what its player sees, and "
+                        "the game does not list it: the moves of this action depend on what "
+                        "the player does not see", self.action_at(move.kind))
                 moves.append(move)
                 broken = engine.check_invariants(self.g)
                 if broken:

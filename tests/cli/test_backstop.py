@@ -320,3 +320,24 @@ def test_a_game_that_lacks_what_a_house_rule_removed_notes_the_removal(
                 if "$remove" in ln)
     assert re.search(rf"no-display-discard\.yaml:{line}:\d+: note: a variant of this game "
                      "removes a rule here", err), err
+
+
+def test_a_move_an_agent_chose_on_its_view_that_the_game_refuses_says_so(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent chooses on a game dealt from its player's view: a move the game then refuses
+    says that the action's moves depend on what the player does not see (the static check
+    `hidden-read` refuses the ways known to do it; this is the backstop behind it)."""
+    E = backstop._load(ENGINE_PATH.read_text(encoding="utf-8"))
+
+    def agent(name: str, engine: Any, seed: int) -> Any:
+        def step(g: Any) -> Any:
+            move = engine.legal_moves(g)[0]
+            return engine.Move.from_json({**move.to_json(), "player": 1 - move.player})
+        return step
+
+    monkeypatch.setattr(backstop, "make_agent", agent)
+    found = backstop._play(E, (), 2, 0)
+    assert found is not None and found.code == "engine-failed", found
+    assert "the random agent chose" in found.message, found.message
+    assert "depend on what the player does not see" in found.message, found.message
+    assert found.span is not None  # at the move's action
