@@ -94,8 +94,9 @@ class _Listing:
                                   "moves are listed, reads")
                     for case in cases:
                         proc = self.procs.get(case.proc) if case.proc is not None else None
-                        if proc is not None:
-                            self.items(proc.guard, {})
+                        if proc is not None:  # its guard, with what its arguments read
+                            args = case.run.args if case.run is not None else ()
+                            self.items(proc.guard, self.given(proc, args, lets))
                         self.items(case.rest, lets)
                     return
                 case S.ApplyChoose(rest=rest):
@@ -123,6 +124,19 @@ class _Listing:
         zone = _zone(m.dst.node)
         return lets if zone is None else {**lets, zone: f"what a step before it moved there "
                                                         f"from {src[1]}"}
+
+    def given(self, proc: S.Proc, args: tuple[ir.Expr, ...], lets: Lets) -> Lets:
+        """The names of a procedure's parameters given what the mover does not see."""
+        out: Lets = {}
+        for prm, arg in zip(proc.params, args, strict=False):
+            field = self._field(arg, lets)
+            if field is not None and field[0] != "all":
+                out[prm.name] = field
+                continue
+            found = self.hidden(arg, lets)
+            if found is not None:
+                out[prm.name] = found
+        return out
 
     def moves_in(self, stmts: tuple[S.Stmt, ...], lets: Lets, done: set[str]) -> Lets:
         """`lets` after the moves and the sets of effects (those nested in them, and of the
@@ -204,7 +218,7 @@ class _Listing:
                         for k in keys:
                             yield from self._reads(k, lets)
                         return
-            case ir.Index(base=base, key=key) if _last(key):
+            case ir.Index(base=base, key=key) if _last(key, base):
                 field = self._field(base, lets)
                 if field is not None and field[0] in _TOP:
                     for k in field[2]:
@@ -281,12 +295,14 @@ def _zone(node: ir.Expr) -> str | None:
             return None
 
 
-def _last(key: ir.Expr) -> bool:
-    """Whether a list's index is -1 (its last item: the top of a pile)."""
+def _last(key: ir.Expr, base: ir.Expr) -> bool:
+    """Whether a list's index is its last item (the top of a pile): -1, or its length less 1."""
     match key:
         case ir.Lit(value=-1):
             return True
         case ir.Neg(operand=ir.Lit(value=1)):
             return True
+        case ir.BinOp(op="-", left=ir.Call(fn="len", args=(of,)), right=ir.Lit(value=1)):
+            return of == base
         case _:
             return False
