@@ -256,6 +256,16 @@ def _reads_state(node: ir.Expr) -> bool:
                           | ir.Me) for n in ir.walk(node))
 
 
+# the name a loop's range bound is read as when the loop's body changes what it counts
+_STALE_BOUND = "#bound read before the loop"
+
+
+def _changes_bound(over: ir.Call, written: frozenset[str] | None) -> bool:
+    """Whether the body of a loop over `range(...)` may change a field its bound reads
+    (`written` None: anything)."""
+    return written is None or any(_reads_fields(a, written) for a in over.args)
+
+
 def _reads_fields(node: ir.Expr, fields: frozenset[str]) -> bool:
     """Whether the expression may read one of the fields (a measure's body included)."""
     for n in ir.walk(node):
@@ -511,8 +521,13 @@ class Totality:
             case S.ForEach(var=var, over=over, body=body):
                 self._expr(over, f, _key(s.at, "for_each", "in"))
                 before = self._after(f, body)
-                inner, before = self._grown(s, f, self._member(before, var, _listed(over)),
-                                            before)
+                source = _listed(over)
+                if isinstance(over, ir.Call) and over.fn == "range" and _changes_bound(
+                        over, self._written(body)):
+                    # range(len(xs)) with a body that changes xs: the bound was read once,
+                    # before the body changed what it counts; the number is all that is known
+                    source = ir.Call("range", (ir.Local(_STALE_BOUND),))
+                inner, before = self._grown(s, f, self._member(before, var, source), before)
                 self._block(body, self._each_record(s, inner))
                 return before
             case S.Repeat(count=n, body=body):
