@@ -392,9 +392,8 @@ FRESH = {
                                  "params: {sets: 3}}\n",
     "params-through-placeholders": "  scoring:\n    sources:\n      - {id: score.rubble, params: "
                                    "{wigs_per_set: 4}}\n",
-    "formula-through-placeholder": "  court:\n    costs:\n      - {id: visit-cost, formula: "
-                                   "'max(minimum, 1 + per_official * "
-                                   "other_officials_in_office)'}\n",
+    "formula-through-placeholder": "  court:\n    costs:\n      - {id: sponsor-cost, formula: "
+                                   "'treasury_value + 1'}\n",
     "texts-changed-too": "  scoring:\n    sources:\n      - id: score.ships\n"
                          "        formula: 2 * ship_hull_total\n"
                          "        text: Each Ship in your portfolio scores twice its hull size.\n"
