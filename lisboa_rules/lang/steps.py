@@ -48,7 +48,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, assert_never
 
-from lisboa_rules.core.diagnostics import suggest
 from lisboa_rules.core.limits import (
     INT64_MAX,
     INT64_MIN,
@@ -746,15 +745,10 @@ class StepChecker:
                 if not fits[-1]:
                     self.let_refused.add(seen)
             return all(fits)
-        if not (isinstance(node, ir.Lit) and isinstance(node.value, str)):
+        found = typed.unknown_id(scope, t, node)
+        if found is None:
             return True
-        ids = scope.kind_ids.get(t.name)
-        if ids is None or node.value in ids:
-            return True
-        known = sorted(str(x) for x in ids)
-        words = scope.kind_words.get(t.name) or f"a {t.name}"
-        self.problem(s, "unknown-reference", f"'{node.value}' is not {words}: one of "
-                     f"{', '.join(known)}", key, suggestion=suggest(node.value, known))
+        self.problem(s, "unknown-reference", found[0], key, suggestion=found[1])
         return False
 
     def _fits(self, s: StepBase, place: S.Place, value: int, key: str) -> bool:

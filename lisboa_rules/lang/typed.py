@@ -264,6 +264,19 @@ _CMP: dict[type[ast.cmpop], ir.CmpOpName] = {
 }
 
 
+def unknown_id(scope: Scope, t: VType, value: ir.Expr) -> tuple[str, str | None] | None:
+    """When `value` is an id written in the rules (a text) that is none of the kind `t`'s
+    ids: what to say of it, and the nearest id; else None."""
+    ids = scope.kind_ids.get(t.name)
+    if ids is None or not (isinstance(value, ir.Lit) and isinstance(value.value, str)) \
+            or value.value in ids:
+        return None
+    known = sorted(str(i) for i in ids)
+    words = scope.kind_words.get(t.name) or f"a {t.name}"
+    return (f"'{value.value}' is not {words}: one of {', '.join(known[:12])}"
+            f"{', …' if len(known) > 12 else ''}", closest(value.value, known))
+
+
 class _Checker:
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
@@ -454,15 +467,9 @@ class _Checker:
         """An id written in the rules (a text) where a value of the kind `t` is compared,
         looked for or looked up: one of the kind's ids, else `unknown-reference` at it (the
         comparison could never hold, the key never be found: a misspelt id)."""
-        ids = self.scope.kind_ids.get(t.name)
-        if ids is None or not (isinstance(value, ir.Lit) and isinstance(value.value, str)) \
-                or value.value in ids:
-            return
-        known = sorted(str(i) for i in ids)
-        words = self.scope.kind_words.get(t.name) or f"a {t.name}"
-        raise self.fail(node, f"'{value.value}' is not {words}: one of "
-                        f"{', '.join(known[:12])}{', …' if len(known) > 12 else ''}",
-                        "unknown-reference", closest(value.value, known))
+        found = unknown_id(self.scope, t, value)
+        if found is not None:
+            raise self.fail(node, found[0], "unknown-reference", found[1])
 
     def compare(self, node: ast.Compare, depth: int) -> Typed:
         pairs: list[tuple[ir.CmpOpName, ir.Expr]] = []

@@ -69,14 +69,9 @@ class _Listing:
                 case S.Let(binds=binds):
                     for b in binds:
                         lets = {k: v for k, v in lets.items() if k != b.name}
-                        field = self._field(b.value, lets)
-                        if field is not None and field[0] != "all":
-                            # another name for a hidden field: read as the field is
-                            lets[b.name] = field
-                            continue
-                        found = self.hidden(b.value, lets)
-                        if found is not None:
-                            lets[b.name] = found
+                        bound = self.bound(b.value, lets)
+                        if bound is not None:
+                            lets[b.name] = bound
                 case S.Choose():
                     self.choose(item, lets)
                 case S.Require(cond=cond, at=at):
@@ -102,9 +97,8 @@ class _Listing:
                 case S.ApplyChoose(rest=rest):
                     self.items(rest, lets)
                     return
-                case S.MoveItem() | S.MoveAll() | S.MoveSome():
-                    lets = self.moved(item, lets)
-                case S.Do() | S.If() | S.ForEach() | S.Repeat() | S.Change():
+                case (S.MoveItem() | S.MoveAll() | S.MoveSome() | S.Change() | S.Do() | S.If()
+                      | S.ForEach() | S.Repeat()):
                     lets = self.moves_in((item,), lets, set())
                 case _:
                     pass  # another effect: what it changes is read as the state it makes
@@ -129,14 +123,19 @@ class _Listing:
         """The names of a procedure's parameters given what the mover does not see."""
         out: Lets = {}
         for prm, arg in zip(proc.params, args, strict=False):
-            field = self._field(arg, lets)
-            if field is not None and field[0] != "all":
-                out[prm.name] = field
-                continue
-            found = self.hidden(arg, lets)
-            if found is not None:
-                out[prm.name] = found
+            bound = self.bound(arg, lets)
+            if bound is not None:
+                out[prm.name] = bound
         return out
+
+    def bound(self, value: ir.Expr, lets: Lets) -> str | Field | None:
+        """What a name given `value` stands for in `lets`: another name for a hidden field
+        (read as the field is), the words of what it reads that the mover does not see, or
+        None (nothing hidden)."""
+        field = self._field(value, lets)
+        if field is not None and field[0] != "all":
+            return field
+        return self.hidden(value, lets)
 
     def moves_in(self, stmts: tuple[S.Stmt, ...], lets: Lets, done: set[str]) -> Lets:
         """`lets` after the moves and the sets of effects (those nested in them, and of the
