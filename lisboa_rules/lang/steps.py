@@ -288,7 +288,7 @@ class StepChecker:
         in its text)."""
         self.problems.append(StepProblem(exc.code, f"{exc.message} (in '{source}')",
                                          (*s.path, *(key or s.kind).split("/")),
-                                         exc.suggestion))
+                                         exc.suggestion, follows=exc.follows))
 
     # -- the guard ----------------------------------------------------------------------
 

@@ -43,6 +43,9 @@ class StepProblem:
     notes: tuple[tuple[str, tuple[str | int, ...]], ...] = field(default=(), kw_only=True)
     # what it is about (`ID.KEY`), carried to its Diagnostic (core/diagnostics.py `subject`)
     subject: tuple[str, ...] = field(default=(), kw_only=True)
+    # it follows from an error said where the rules data it reads is written (typed.ExprError
+    # `follows`): its step is refused, but it is not said again
+    follows: bool = field(default=False, kw_only=True)
 
 
 @dataclass(frozen=True, kw_only=True)

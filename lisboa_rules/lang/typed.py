@@ -42,11 +42,15 @@ class ExprError(Exception):
     """An expression that does not parse or type-check; `col` is 0-based in its source."""
 
     def __init__(self, code: str, message: str, col: int = 0,
-                 suggestion: str | Callable[[], str | None] | None = None):
+                 suggestion: str | Callable[[], str | None] | None = None,
+                 follows: bool = False):
         super().__init__(message)
         self.code = code
         self.message = message
         self.col = col
+        # the error follows from one said where the rules data is written (an action's
+        # `cost:` naming no cost, read by `cost(this.cost)`): refused, but not said again
+        self.follows = follows
         # a suggestion may be given as the function that finds it: many errors are caught
         # and dropped (a reading tried before another), and difflib is not free
         self._suggestion = suggestion
@@ -651,8 +655,11 @@ class _Checker:
                             "or the rules data that names one, as in cost(this.cost)",
                             "expr-syntax")
         if cid not in self.scope.costs:
-            raise self.fail(node, f"no cost '{cid}'", "unknown-reference",
+            exc = self.fail(node, f"no cost '{cid}'", "unknown-reference",
                             closest(cid, sorted(self.scope.costs)))
+            # an action's cost named by its data: refused there (model/checks.py)
+            exc.follows = via[-1:] in (("cost",), ("lacking_cost",))
+            raise exc
         given: list[tuple[str, ir.Expr]] = []
         for kw in node.keywords:
             if kw.arg is None or kw.arg not in self.scope.contexts:

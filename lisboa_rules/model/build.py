@@ -933,7 +933,7 @@ def procedure_diagnostics(m: model.Model, docs: Mapping[str, Doc], compiled: Pro
     return [Diagnostic(pr.code, pr.message, _step_span(docs, m.texts, pr),
                        (*_bounds_noted(m, pr.bounds_of), *_notes(docs, pr)),
                        suggestion=pr.suggestion, subject=pr.subject)
-            for pr in [*everything, *compiled.queries]]
+            for pr in [*everything, *compiled.queries] if not pr.follows]
 
 
 def proof_diagnostics(m: model.Model, docs: Mapping[str, Doc], compiled: ProcProblems

@@ -150,10 +150,14 @@ def check_references(m: Model) -> Iterator[Diagnostic]:
             yield _unknown("noble", a.extra_pick.marker_on, nobles, a.extra_pick.span)
         if a.forbidden_by_flag and a.forbidden_by_flag not in flags:
             yield _unknown("flag", a.forbidden_by_flag, flags, a.span)
+    written = [a.get("id") if isinstance(a, dict) else None
+               for a in m.data["court"].get("actions", [])]
     for act in m.actions:
-        for cost in (act.cost, act.lacking_cost):
+        for key, cost in (("cost", act.cost), ("lacking_cost", act.lacking_cost)):
             if cost is not None and cost not in costs:
-                yield _unknown("cost", cost, costs, act.span)
+                span = (m.span_of("court", "actions", written.index(act.id), key)
+                        if act.id in written else act.span)
+                yield _unknown("cost", cost, costs, span)
     rule_ids = [r.id for r in m.rules]
     for why, rule_id in m.value("flow", "refusals").items():
         if rule_id not in rule_ids:

@@ -570,7 +570,7 @@ class LocatedChecker(ActionChecker):
             f"{exc.message} (in '{source}')"
         self.problems.append(ExprProblem(exc.code, shown, (*s.path, *parts), exc.suggestion,
                                          source if isinstance(source, str) else "",
-                                         exc.col, on_key))
+                                         exc.col, on_key, follows=exc.follows))
 
 
 @dataclass(frozen=True)
