@@ -45,8 +45,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addoption(
         "--record-durations", action="store_true", default=False,
-        help="with --slow: write each test's time to tests/durations.json, from which the "
-             "default run keeps each file's quickest cases",
+        help="write each test's time to tests/durations.json, from which the default run "
+             "keeps each file's quickest cases: with --slow the complete run's times, "
+             "without it what each test of the default run took there",
     )
     parser.addoption(
         "--no-build-memo", action="store_true", default=False,
@@ -115,6 +116,11 @@ def _spread(count: int, keep: int) -> set[int]:
 # the last complete run (tests/durations.json, `--slow --record-durations`), quickest first,
 # while they add up to QUICK_SHARE of the file's recorded time or QUICK_FLOOR seconds, whichever
 # is more; the quickest one always, and every test the record does not know yet.
+# A test's time in the complete run can hide what it costs alone: tests that share a build (a
+# house rule built once per module) pay for it only in the first that asks, so the others read
+# a few milliseconds there, and a default run that keeps them pays the build in each. So the
+# record also keeps what each test took in the last recorded default run (`quick`,
+# `--record-durations` without --slow), and a test costs the more of the two.
 DURATIONS = Path(__file__).with_name("durations.json")
 QUICK_SHARE = 0.08
 QUICK_FLOOR = 2.0
@@ -123,13 +129,26 @@ QUICK_FLOOR = 2.0
 WHOLE = frozenset({"tests/docs/test_examples.py"})
 
 
-def _recorded() -> dict[str, float]:
+def _record() -> dict[str, dict[str, float]]:
+    """The record's two maps of test ids to seconds: `items` (the complete run's) and `quick`
+    (the default run's)."""
     try:
         data = json.loads(DURATIONS.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
-    items = data.get("items") if isinstance(data, dict) else None
-    return {str(k): float(v) for k, v in items.items()} if isinstance(items, dict) else {}
+        data = {}
+    out: dict[str, dict[str, float]] = {}
+    for key in ("items", "quick"):
+        got = data.get(key) if isinstance(data, dict) else None
+        out[key] = {str(k): float(v) for k, v in got.items()} if isinstance(got, dict) else {}
+    return out
+
+
+def _recorded() -> dict[str, float]:
+    record = _record()
+    times = dict(record["items"])
+    for k, v in record["quick"].items():
+        times[k] = max(v, times.get(k, 0.0))
+    return times
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -177,23 +196,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 _DURATIONS: dict[str, float] = {}
+_SKIPPED: set[str] = set()
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """With --record-durations: each test's setup, call and teardown time (in the process
-    that reports, the controller under xdist)."""
+    that reports, the controller under xdist), and which tests were skipped."""
     _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + report.duration
+    if report.skipped:
+        _SKIPPED.add(report.nodeid)
 
 
 def _write_durations(config: pytest.Config) -> None:
     if not config.getoption("--record-durations") or hasattr(config, "workerinput"):
         return
-    if not COMPLETE:
-        raise pytest.UsageError("--record-durations records a complete run: add --slow")
+    record = _record()
+    ran = {k: round(v, 3) for k, v in sorted(_DURATIONS.items())}
+    if COMPLETE:
+        record["items"] = ran
+    else:  # the default run: what its tests took, over what earlier ones recorded (a skipped
+        # test took nothing: its earlier time is kept)
+        record["quick"].update((k, v) for k, v in ran.items() if k not in _SKIPPED)
+        record["quick"] = dict(sorted(record["quick"].items()))
     data = {
-        "what": "each test's seconds (setup, call, teardown) in the last complete run, for the "
-                "default run's choice of each file's quickest cases (tests/conftest.py)",
-        "items": {k: round(v, 3) for k, v in sorted(_DURATIONS.items())},
+        "what": "each test's seconds (setup, call, teardown): `items` in the last complete run, "
+                "`quick` in the last recorded default run; the default run keeps each file's "
+                "quickest cases by the more of the two (tests/conftest.py)",
+        "items": record["items"],
+        "quick": record["quick"],
     }
     DURATIONS.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n", encoding="utf-8")
 
