@@ -128,7 +128,7 @@ def _bad_scalar(node: yaml.Node, tag: str) -> yaml.constructor.ConstructorError:
 def _setup_loader() -> None:
     """Register the YAML 1.2 core resolvers and the JSON-only constructors."""
     add = StrictLoader.add_implicit_resolver
-    add(_CORE + "bool", re.compile("|".join(_BOOL_VALUES) + r"\Z"), list("tTfF"))
+    add(_CORE + "bool", re.compile("(?:" + "|".join(_BOOL_VALUES) + r")\Z"), list("tTfF"))
     # int before float: resolvers are tried in registration order.
     add(_CORE + "int", _INT_RE, list("-+0123456789"))
     add(_CORE + "float", _FLOAT_RE, list("-+0123456789."))

@@ -140,6 +140,13 @@ def test_display_path_outside_cwd_is_kept_as_given(
         ("!!bool 'false'", False),
         ("=", "="),
         ("<<", "<<"),
+        # words that begin as a boolean or null does are text (an id `false-start`)
+        ("false-start", "false-start"),
+        ("true-love", "true-love"),
+        ("Trueblood", "Trueblood"),
+        ("FALSEHOOD", "FALSEHOOD"),
+        ("nullify", "nullify"),
+        ("truex", "truex"),
     ],
 )
 def test_yaml_12_core_scalars(text: str, value: Any) -> None:
