@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, cast
 
+from lisboa_rules.core.limits import INT64_MAX
 from lisboa_rules.core.pyexpr import parse_expr, syntax_slip
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir.bounds import ANY, BOOL, Interval, floordiv, mul, show_interval
@@ -107,6 +108,10 @@ def _check(node: ast.expr, env: Mapping[str, NameInfo], names: list[str], depth:
         if isinstance(node.value, bool):
             return "bool"
         if isinstance(node.value, int):
+            if node.value > INT64_MAX:
+                raise FormulaError(
+                    "value-out-of-range", f"{node.value} is beyond what a game holds: a whole "
+                    "number from -2**63 to 2**63 - 1 (a saved game's 64 bits)", node.col_offset)
             return "int"
         raise FormulaError(
             "expr-type",

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
+from lisboa_rules.core.limits import INT64_MAX
 from lisboa_rules.core.pyexpr import parse_expr, syntax_slip
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir.types import ANY as ANY
@@ -296,6 +297,10 @@ class _Checker:
         d = depth + 1
         if isinstance(node, ast.Constant):
             v = node.value
+            if isinstance(v, int) and not isinstance(v, bool) and v > INT64_MAX:
+                raise self.fail(node, f"{v} is beyond what a game holds: a whole number from "
+                                "-2**63 to 2**63 - 1 (a saved game's 64 bits)",
+                                "value-out-of-range")
             if v is None or isinstance(v, int | str):
                 return constant(v)
             raise self.fail(node, f"{v!r} is not a value of the effect language")

@@ -46,6 +46,19 @@ def test_a_written_number_outside_the_place_is_refused(raw: dict[str, Any], show
     assert problem.path[-2:] == ("set", next(iter(raw["set"])))
 
 
+@pytest.mark.parametrize("raw", [
+    {"gain": {"reis": str(2 ** 70)}},
+    {"gain": {"reis": f"influence + {2 ** 63}"}},
+    {"require": f"reis < {10 ** 30}", "reason": "too rich"},
+])
+def test_a_number_past_what_a_save_holds_in_an_expression_is_refused(raw: dict[str, Any]) -> None:
+    """A number written in an expression larger than a save holds: it built, and play clamped
+    every value it made (a gain of 2**70 réis gave 2**63 - 1)."""
+    (problem,) = _problems([raw])
+    assert problem.code == "value-out-of-range", problem
+    assert "beyond what a game holds" in problem.message
+
+
 @pytest.mark.parametrize("raw", [{"set": {"reis": 0}}, {"set": {"influence": 10}},
                                  {"set": {"reis": "influence - 20"}}])
 def test_a_number_that_fits_or_a_computed_one_is_set(raw: dict[str, Any]) -> None:

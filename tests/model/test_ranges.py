@@ -657,3 +657,17 @@ def test_a_changed_param_is_blamed_where_it_is_changed(rules: Path) -> None:
         rules, "flow:\n  triggers:\n    - {id: period-end.rubble, params: {sets: 6}}\n")
     assert codes_at_house(diags) == [("trigger-never-fires", 10)], diags
     assert [r.message for r in diags[0].related][:1] == ["in this formula"]
+
+
+@pytest.mark.parametrize("source", [f"a * {2 ** 63}", f"{10 ** 30} - b", f"c < {2 ** 64}"])
+def test_a_number_past_what_a_save_holds_in_a_formula_is_refused(source: str) -> None:
+    """A formula's number larger than a saved game's 64 bits: it built, and a score or a cost
+    of that size could not be saved or sent."""
+    with pytest.raises(expr.FormulaError) as caught:
+        expr.parse(source, ENV)
+    assert caught.value.code == "value-out-of-range"
+    assert source.index(caught.value.message.split()[0]) == caught.value.col
+
+
+def test_the_largest_number_a_save_holds_is_a_formula_number() -> None:
+    assert expr.parse(f"a + {2 ** 63 - 1}", ENV).type == "int"
