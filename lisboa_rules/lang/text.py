@@ -180,14 +180,23 @@ def _item_name(v: Any, name_of: Callable[[str], str]) -> str:
     return name_of(v) if isinstance(v, str) else str(v)
 
 
+def _printable_item(v: Any) -> bool:
+    """Whether an item of a list prints as words: a value, or an item with a name or an id (a
+    card, which has neither, would print as nothing)."""
+    if isinstance(v, dict):
+        return any(isinstance(v.get(k), str) and v.get(k) for k in ("name", "id"))
+    return isinstance(v, str | int) and (not isinstance(v, str) or bool(v))
+
+
 def filter_fits(value: Any, filt: str | None) -> bool:
     """Whether the filter applies to this kind of value."""
     if filt is None:
-        return not isinstance(value, dict)
+        return not isinstance(value, dict) and not (
+            isinstance(value, list) and not all(_printable_item(v) for v in value))
     if filt == "ordinal":
         return isinstance(value, int) and not isinstance(value, bool)
     if filt == "count":
         return isinstance(value, list | dict)
     if filt == "chain":
-        return isinstance(value, list)
+        return isinstance(value, list) and all(_printable_item(v) for v in value)
     return isinstance(value, int) and not isinstance(value, bool)  # a number of a term

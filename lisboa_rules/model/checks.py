@@ -403,10 +403,14 @@ def _check_one_text(
                 suggestion=suggest(".".join(ph.path), candidates),
             )
         elif not rtext.filter_fits(value, ph.filter):
+            path = ".".join(ph.path)
+            counted = isinstance(value, list) and ph.filter != "count"
             yield Diagnostic(
                 "unknown-placeholder",
-                f"placeholder '{{{ph.raw}}}' does not name a printable value",
+                f"placeholder '{{{ph.raw}}}' does not name a printable value"
+                + (" (its items have no names to print)" if isinstance(value, list) else ""),
                 at,
+                suggestion=f"{{{path}|count}}" if counted else None,
             )
     for ref in CROSS_REF.finditer(text):
         if ref.group(1) not in rule_ids:

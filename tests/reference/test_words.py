@@ -313,6 +313,11 @@ def test_an_amount_is_worded_by_its_number(
     ("{reward.reis|monney}", "unknown filter 'monney' (one of: ordinal, count, chain, money, "
      "score, ", "money"),
     ("{reward|money}", "placeholder '{reward|money}' does not name a printable value", None),
+    # a list whose items have no name or id (the cards) printed as ", , , ...": refused
+    ("{components.cards}", "placeholder '{components.cards}' does not name a printable value "
+     "(its items have no names to print)", "{components.cards|count}"),
+    ("{components.cards|chain}", "placeholder '{components.cards|chain}' does not name a "
+     "printable value", "{components.cards|count}"),
 ])
 def test_an_amount_filter_is_checked(
         tmp_path: Path, placeholder: str, message: str, suggestion: str | None) -> None:
