@@ -323,7 +323,7 @@ def validate_all(loaded: list[LoadedDoc], rules_dir: Path, fold: Sequence[str],
             diags.append(
                 Diagnostic(
                     "unknown-variant",
-                    f"no variant named '{name}'",
+                    f"no variant named '{name}'{_the_variants(variants)}",
                     None,
                     suggestion=suggest(name, variants),
                 )
@@ -594,7 +594,8 @@ def variant_changes(
     return [], [
         *diags,
         Diagnostic(
-            "unknown-variant", f"no variant named '{name}'", None, suggestion=suggest(name, known)
+            "unknown-variant", f"no variant named '{name}'{_the_variants(known)}", None,
+            suggestion=suggest(name, known)
         ),
     ]
 
@@ -922,3 +923,9 @@ def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
             seen.add(k)
             out.append(d)
     return sort_diagnostics(out)
+
+
+def _the_variants(names: Iterable[str]) -> str:
+    """The variants there are, for an error that names none of them."""
+    known = sorted(names)
+    return f" (the variants: {', '.join(known)})" if known else " (there are no variants)"

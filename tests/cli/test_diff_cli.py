@@ -99,7 +99,8 @@ def test_unknown_variant(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.chdir(ROOT)
     code, out, err = _diff(capsys, "quen")
     assert code == 1 and out == ""
-    assert "error[unknown-variant]: no variant named 'quen'; did you mean 'queen'?" in err
+    assert ("error[unknown-variant]: no variant named 'quen' (the variants: queen, two-player); "
+            "did you mean 'queen'?") in err
     code, out, _ = _diff(capsys, "quen", "--format", "json")
     assert code == 1
     assert json.loads(out)[0]["suggestion"] == "queen"
