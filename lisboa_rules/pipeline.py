@@ -66,6 +66,7 @@ from lisboa_rules.front.overlay import (
 )
 from lisboa_rules.front.validate import validate
 from lisboa_rules.lang.text import IDENTITY_KEYS
+from lisboa_rules.lang.typed import READ_AS_TEXT
 from lisboa_rules.model import types as m
 from lisboa_rules.model.build import (
     KINDS,
@@ -484,11 +485,6 @@ def build_all(merged: list[Merged], sources: Sources) -> tuple[list[Built], list
     return out, diags
 
 
-# A step's read of a column the rules' tables give as text: a column of ids of one kind is
-# text when one of them names nothing of it (lang/typed.py's words for a text value)
-_READ_AS_TEXT = re.compile(r"text has no '")
-
-
 def check_steps_all(built: list[Built]) -> tuple[list[Built], list[Diagnostic]]:
     """The check pass's first half: every rule set's steps checked into the IR once, one rule
     set after the other (the rules' tables they read shared); a rule set whose steps have an
@@ -500,10 +496,12 @@ def check_steps_all(built: list[Built]) -> tuple[list[Built], list[Diagnostic]]:
         steps = check_steps(b.model, tables)
         found = procedure_diagnostics(b.model, b.merged.docs, steps.problems)
         if b.unknown_ids:  # said at the id; the steps of the rules the variants did not
-            # change (they check without them) that read its column follow from it
+            # change (they check without them) that read its column follow from it: a column
+            # of ids of one kind is text when one of them names nothing of it, and a step's
+            # read of a field of it is refused (lang/typed.py READ_AS_TEXT)
             changed = {c.span.file for c in b.merged.blamed}
             found = [d for d in found if not (
-                d.code == "expr-type" and _READ_AS_TEXT.match(d.message)
+                d.code == "expr-type" and d.subject[:1] == (READ_AS_TEXT,)
                 and d.span is not None and d.span.file not in changed)]
         blamed = b.merged.blamed
         diags.extend(_blame(_note_removals(found, blamed), blamed))

@@ -288,7 +288,8 @@ class StepChecker:
         in its text)."""
         self.problems.append(StepProblem(exc.code, f"{exc.message} (in '{source}')",
                                          (*s.path, *(key or s.kind).split("/")),
-                                         exc.suggestion, follows=exc.follows))
+                                         exc.suggestion, follows=exc.follows,
+                                         subject=exc.subject))
 
     # -- the guard ----------------------------------------------------------------------
 

@@ -39,12 +39,17 @@ FUNCTIONS = ("len", "sum", "min", "max", "any", "all", "sorted", "reversed", "ra
              "formula")
 
 
+# the subject of an error that reads a field of a text value (a column of ids of a kind is
+# text when one of them names nothing of it: pipeline.py drops what follows from that id)
+READ_AS_TEXT = "read-as-text"
+
+
 class ExprError(Exception):
     """An expression that does not parse or type-check; `col` is 0-based in its source."""
 
     def __init__(self, code: str, message: str, col: int = 0,
                  suggestion: str | Callable[[], str | None] | None = None,
-                 follows: bool = False):
+                 follows: bool = False, subject: tuple[str, ...] = ()):
         super().__init__(message)
         self.code = code
         self.message = message
@@ -52,6 +57,9 @@ class ExprError(Exception):
         # the error follows from one said where the rules data is written (an action's
         # `cost:` naming no cost, read by `cost(this.cost)`): refused, but not said again
         self.follows = follows
+        # what it is about, for a pass that reads it (carried to its Diagnostic's `subject`):
+        # READ_AS_TEXT, a field read of a value that is text
+        self.subject = subject
         # a suggestion may be given as the function that finds it: many errors are caught
         # and dropped (a reading tried before another), and difflib is not free
         self._suggestion = suggestion
@@ -430,7 +438,10 @@ class _Checker:
                 raise self.fail(node, f"a {base.type.name} has no '{node.attr}'", "unknown-name",
                                 closest(node.attr, list(columns)))
             return self.t(ir.Column(base.type.name, node.attr, base.node), col[0])
-        raise self.fail(node, f"{describe(base.type)} has no '{node.attr}'")
+        exc = self.fail(node, f"{describe(base.type)} has no '{node.attr}'")
+        if base.type.name == "text":
+            exc.subject = (READ_AS_TEXT,)
+        raise exc
 
     def constant(self, node: ast.expr, path: tuple[str, ...],
                  lookup: Callable[[tuple[str, ...]], Any] | None, root: str) -> Typed:

@@ -570,7 +570,8 @@ class LocatedChecker(ActionChecker):
             f"{exc.message} (in '{source}')"
         self.problems.append(ExprProblem(exc.code, shown, (*s.path, *parts), exc.suggestion,
                                          source if isinstance(source, str) else "",
-                                         exc.col, on_key, follows=exc.follows))
+                                         exc.col, on_key, follows=exc.follows,
+                                         subject=exc.subject))
 
 
 @dataclass(frozen=True)
