@@ -89,7 +89,17 @@ from lisboa_rules.lang.tree import StepBase as StepBase
 from lisboa_rules.lang.tree import StepProblem as StepProblem
 from lisboa_rules.lang.tree import branches as branches
 from lisboa_rules.lang.tree import parse_steps as parse_steps
-from lisboa_rules.lang.typed import BOOL, INT, TEXT, ExprError, Name, Scope, Typed, VType
+from lisboa_rules.lang.typed import (
+    BOOL,
+    INT,
+    TEXT,
+    UNKNOWN_NAME,
+    ExprError,
+    Name,
+    Scope,
+    Typed,
+    VType,
+)
 
 # --- checking ---------------------------------------------------------------------------------
 
@@ -247,10 +257,9 @@ class StepChecker:
     def follows_unbound(self, exc: ExprError) -> bool:
         """Whether `exc` is an unknown name that a step of this procedure failed to bind: the
         refused binding was reported, its uses are not."""
-        if exc.code != "unknown-name" or not self.unbound:
+        if not self.unbound:
             return False
-        m = re.match(r"unknown name '([^']+)'", exc.message)
-        return m is not None and m.group(1) in self.unbound
+        return exc.subject[:1] == (UNKNOWN_NAME,) and exc.subject[1] in self.unbound
 
     def _past_unbound(self, source: Any, scope: Scope, want: VType | None) -> ExprError | None:
         """An unknown name of `source` that is none a step failed to bind (`reiss` in
@@ -263,8 +272,7 @@ class StepChecker:
             try:
                 typed.check(source, loose, want)
             except ExprError as exc:
-                m = re.match(r"unknown name '([^']+)'", exc.message)
-                if exc.code == "unknown-name" and m is not None and m.group(1) not in self.unbound:
+                if exc.subject[:1] == (UNKNOWN_NAME,) and exc.subject[1] not in self.unbound:
                     return exc
                 continue
             return None

@@ -42,6 +42,8 @@ FUNCTIONS = ("len", "sum", "min", "max", "any", "all", "sorted", "reversed", "ra
 # the subject of an error that reads a field of a text value (a column of ids of a kind is
 # text when one of them names nothing of it: pipeline.py drops what follows from that id)
 READ_AS_TEXT = "read-as-text"
+# the subject of an unknown name, with the name: (UNKNOWN_NAME, name)
+UNKNOWN_NAME = "unknown-name"
 
 
 class ExprError(Exception):
@@ -58,7 +60,7 @@ class ExprError(Exception):
         # `cost:` naming no cost, read by `cost(this.cost)`): refused, but not said again
         self.follows = follows
         # what it is about, for a pass that reads it (carried to its Diagnostic's `subject`):
-        # READ_AS_TEXT, a field read of a value that is text
+        # READ_AS_TEXT, a field read of a value that is text; UNKNOWN_NAME and the name
         self.subject = subject
         # a suggestion may be given as the function that finds it: many errors are caught
         # and dropped (a reading tried before another), and difflib is not free
@@ -405,8 +407,10 @@ class _Checker:
         if n == "player":
             return self.t(ir.Me(), VType("player"))
         names = s.all_names()  # the names now (a scope's measures are added one by one)
-        raise self.fail(node, f"unknown name '{n}'", "unknown-name",
+        exc = self.fail(node, f"unknown name '{n}'", "unknown-name",
                         lambda: s.suggest(n, names))
+        exc.subject = (UNKNOWN_NAME, n)
+        raise exc
 
     def attribute(self, node: ast.Attribute, depth: int) -> Typed:
         path = _dotted(node)

@@ -17,6 +17,7 @@ from lisboa_rules.core.source import Span
 from lisboa_rules.front.overlay import Doc, Path
 from lisboa_rules.lang import expr
 from lisboa_rules.lang.steps import StepProblem
+from lisboa_rules.lang.typed import UNKNOWN_NAME
 from lisboa_rules.lang.vocab import env_for
 from lisboa_rules.model import types as model
 from lisboa_rules.model.conservation import check_conservation, check_laws, check_new_records
@@ -926,8 +927,8 @@ def procedure_diagnostics(m: model.Model, docs: Mapping[str, Doc], compiled: Pro
     for proc in ps.procs.values():
         mine = [pr for pr in everything if pr.path[:len(proc.path)] == proc.path]
         bound = _bound_names(_get(docs, str(proc.path[0]), *proc.path[1:], "steps"))
-        follow = [pr for pr in mine if pr.code == "unknown-name"
-                  and (um := _UNKNOWN.match(pr.message)) is not None and um[1] in bound]
+        follow = [pr for pr in mine if pr.subject[:1] == (UNKNOWN_NAME,)
+                  and pr.subject[1] in bound]
         if len(follow) < len(mine):
             everything = [pr for pr in everything if not any(pr is f for f in follow)]
     return [Diagnostic(pr.code, pr.message, _step_span(docs, m.texts, pr),
@@ -1014,7 +1015,6 @@ def _get(docs: Mapping[str, Doc], kind: str, *path: str | int, default: Any = No
 
 
 _ANY = re.compile(r"\ba any\b")  # the words of typed.describe(ANY)
-_UNKNOWN = re.compile(r"unknown name '([^']*)'")
 
 
 def _bound_names(raw: Any) -> set[str]:
