@@ -113,3 +113,18 @@ def test_every_display_pile_spelt_like_a_noble_is_reported(tmp_path: Path) -> No
     assert compiled is None
     said = sorted((d.suggestion, d.span.col) for d in diags if d.is_error)
     assert said == [("king", 38), ("marquis", 29)], [d.full_message for d in diags]
+
+
+def test_a_removed_nobles_icon_is_not_also_missing_its_term(tmp_path: Path) -> None:
+    """A Noble's icon needs no `term` (the key prints his name): with the Noble removed, the
+    icon's `of:` names nothing, which is said; that it now lacks a term follows from it."""
+    house = tmp_path / "house.yaml"
+    house.write_text(
+        "kind: variant\nid: house\ntitle: House rule\napplies: chosen\ntext: A house rule.\n"
+        "changes:\n  nobles:\n    nobles:\n      - {id: king, $remove: true}\n",
+        encoding="utf-8")
+    _, diags = pipeline.analyse(ROOT / "rules", (), None, (house,))
+    at_icons = [d for d in diags if d.is_error and d.span is not None
+                and d.span.file.endswith("vocabulary.yaml")]
+    assert [d.code for d in at_icons] == ["unknown-reference"], \
+        [d.full_message for d in at_icons]
