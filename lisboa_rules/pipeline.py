@@ -77,10 +77,12 @@ from lisboa_rules.model.build import (
 )
 from lisboa_rules.model.checked import CheckedSteps, check_steps
 from lisboa_rules.model.checks import (
+    UNKNOWN_ID,
     check_callouts,
     check_free_text,
     check_references,
     check_stale_texts,
+    left_out,
     run_checks,
 )
 from lisboa_rules.model.compiled import Compiled, CompiledRuleSet
@@ -150,6 +152,9 @@ class Built:
     # building it found no error but unknown ids: its model is whole, and every id its rules
     # name can be looked up (model/checks.py check_references) even where its steps fail
     whole: bool = True
+    # building it found no error but unknown ids and unknown names: its lists lack only the
+    # items whose own formulas failed (model/checks.py left_out), whose ids are not unknown
+    partial: bool = True
     proofs: tuple[Diagnostic, ...] = ()  # what the proof of total operations found
 
 
@@ -470,6 +475,11 @@ def merge_all(sources: Sources) -> tuple[list[Merged], list[Diagnostic]]:
     return out, diags
 
 
+# the errors of a model build after which its lists are still there, less the items with
+# an error of their own (a formula's unknown name): the ids its rules name can be looked up
+_LEAVE_LISTS = frozenset({"unknown-reference", "unknown-name"})
+
+
 def build_all(merged: list[Merged], sources: Sources) -> tuple[list[Built], list[Diagnostic]]:
     """The build pass: each rule set's model (a model with an error is kept, not ok: the lower
     pass still reports its procedures' problems)."""
@@ -481,7 +491,8 @@ def build_all(merged: list[Merged], sources: Sources) -> tuple[list[Built], list
         if model is not None:
             out.append(Built(r, model, not has_errors(found), unknown_ids=any(
                 d.is_error and d.code == "unknown-reference" for d in found), whole=all(
-                d.code == "unknown-reference" for d in found if d.is_error)))
+                d.code == "unknown-reference" for d in found if d.is_error), partial=all(
+                d.code in _LEAVE_LISTS for d in found if d.is_error)))
     return out, diags
 
 
@@ -532,6 +543,11 @@ def check_all(built: list[Built], sources: Sources) -> tuple[Compiled | None, li
             if b.whole:  # (a model built with other errors lacks what they broke: not said)
                 diags.extend(_blame(_note_removals(list(check_references(b.model)),
                                                    b.merged.blamed), b.merged.blamed))
+            elif b.partial:  # the ids named that the data has nowhere
+                there = left_out(b.model)
+                unknown = [d for d in check_references(b.model) if d.subject[:1] == (UNKNOWN_ID,)
+                           and d.subject[1] not in there]
+                diags.extend(_blame(_note_removals(unknown, b.merged.blamed), b.merged.blamed))
             continue
         changes = b.merged.changes
         found = _blame(_note_removals(run_checks(b.model), b.merged.blamed), b.merged.blamed)

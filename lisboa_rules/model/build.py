@@ -727,6 +727,8 @@ class Builder:
                     continue
                 names = self._group_names(state, path, s)
                 for j, g in enumerate(s["groups"]):
+                    if names and g["id"] not in names:
+                        continue  # no id of its kind (said): its measure reads what is not
                     gf = self.formula(
                         "scoring",
                         (*path, "groups", j, "measure"),

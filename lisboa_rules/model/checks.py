@@ -37,11 +37,40 @@ def _table_span(m: Model, sources: Any, source: str, group: str) -> Span | None:
     return None
 
 
+# the subject of an id a rule names that the data lacks: (UNKNOWN_ID, the id)
+UNKNOWN_ID = "unknown-id"
+
+
 def _unknown(what: str, name: object, known: Iterable[str], span: Span) -> Diagnostic:
     known = list(known)
     return Diagnostic(
-        "unknown-reference", f"unknown {what} '{name}'", span, suggestion=suggest(str(name), known)
+        "unknown-reference", f"unknown {what} '{name}'", span, suggestion=suggest(str(name), known),
+        subject=(UNKNOWN_ID, str(name)),
     )
+
+
+# the lists of the model built from the rules data's lists of items with ids: an item with an
+# error of its own (a formula's unknown name) is left out of its list
+_BUILT_FROM: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("nobles", ("nobles", "nobles")), ("state_actions", ("nobles", "state_actions")),
+    ("noble_actions", ("nobles", "noble_actions")), ("costs", ("court", "costs")),
+    ("actions", ("court", "actions")), ("businesses", ("game", "businesses")),
+    ("decks", ("components", "decks")), ("decrees", ("components", "decrees")),
+    ("plans", ("components", "plans")), ("scoring", ("scoring", "sources")),
+    ("triggers", ("flow", "triggers")),
+)
+
+
+def left_out(m: Model) -> set[str]:
+    """The ids of the items the rules data has that the model left out for an error of their
+    own: a rule that names one names what is there (its error is the item's)."""
+    out: set[str] = set()
+    for attr, (doc, key) in _BUILT_FROM:
+        rows = m.data.get(doc, {}).get(key) if isinstance(m.data.get(doc), dict) else None
+        built = {str(getattr(x, "id", "")) for x in getattr(m, attr)}
+        out.update(str(r["id"]) for r in (rows if isinstance(rows, list) else ())
+                   if isinstance(r, dict) and "id" in r and str(r["id"]) not in built)
+    return out
 
 
 def check_duplicate_ids(m: Model) -> Iterator[Diagnostic]:

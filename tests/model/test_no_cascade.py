@@ -128,3 +128,30 @@ def test_a_removed_nobles_icon_is_not_also_missing_its_term(tmp_path: Path) -> N
                 and d.span.file.endswith("vocabulary.yaml")]
     assert [d.code for d in at_icons] == ["unknown-reference"], \
         [d.full_message for d in at_icons]
+
+
+def test_a_removed_business_is_said_at_every_rule_that_names_it_in_one_run(
+        tmp_path: Path) -> None:
+    """Removing a business breaks formulas that read it (unknown-name) and lists that name it
+    (unknown-reference): both are said in the same run, not the lists only after the formulas
+    are mended; a majority group that is no business is one error, not also its measure's."""
+    house = tmp_path / "house.yaml"
+    house.write_text(
+        "kind: variant\nid: house\ntitle: House rule\napplies: chosen\ntext: A house rule.\n"
+        "changes:\n  game:\n    businesses:\n      - {id: gold, $remove: true}\n",
+        encoding="utf-8")
+    _, diags = pipeline.analyse(ROOT / "rules", (), None, (house,))
+    errors = [d for d in diags if d.is_error]
+    codes = {d.code for d in errors}
+    assert codes == {"unknown-name", "unknown-reference"}, [d.full_message for d in errors]
+    assert any(d.message == "unknown good 'gold'" for d in errors)
+    lines = {(d.span.file, d.span.line) for d in errors if d.span is not None}
+    assert len(lines) == len(errors), [d.full_message for d in errors]  # one error a place
+
+
+def test_an_item_left_out_for_its_own_formula_is_not_also_unknown(tmp_path: Path) -> None:
+    """A cost whose formula has an unknown name is left out of the model; the actions that
+    name it name what is there, so only the formula's error is said."""
+    errors = _errors(tmp_path, "  court:\n    costs:\n      - {id: visit-cost, formula: "
+                               "\"max(minimum, influence_modifer)\"}\n")
+    assert [e.split(":")[0] for e in errors] == ["unknown-name"], errors
