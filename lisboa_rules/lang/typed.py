@@ -806,6 +806,11 @@ def data_lookup(data: Mapping[str, Any], root: str = "rules") -> Callable[[tuple
             ):
                 node = next(r for r in node if isinstance(r, Mapping) and r.get("id") == key)
             elif isinstance(node, list) and all(isinstance(r, Mapping) for r in node):
+                ids = [str(r["id"]) for r in node if "id" in r]
+                if ids and not any(key in r for r in node):  # neither an item nor a column
+                    near = closest(key, ids)
+                    hint = f"; did you mean '{near}'?" if near else ""
+                    raise KeyError(f"no item '{key}' in {'.'.join((root, *path[:i]))}{hint}")
                 node = [r.get(key) for r in node]
                 if any(v is None for v in node):
                     raise KeyError(f"not every row has '{key}'")
