@@ -60,6 +60,7 @@ from lisboa_rules.core.pyexpr import parse_expr
 from lisboa_rules.ir import const, cost
 from lisboa_rules.ir import expr as ir
 from lisboa_rules.ir import stmt as S
+from lisboa_rules.lang import text as rtext
 from lisboa_rules.lang import typed
 from lisboa_rules.lang.tree import COMMON as COMMON
 from lisboa_rules.lang.tree import KINDS as KINDS
@@ -459,7 +460,12 @@ class StepChecker:
         for m in _PLACEHOLDER.finditer(text):
             parts.append(text[pos:m.start()])
             pos = m.end()
-            t = self.expr(s, m.group(1), scope, None, key)
+            source, bar, term = m.group(1).partition("|")
+            unit = self._unit(s, term, key) if bar else None
+            if bar and unit is None:
+                parts.append(m.group(0))
+                continue
+            t = self.expr(s, source, scope, INT if unit is not None else None, key)
             if t is None:
                 parts.append(m.group(0))
                 continue
@@ -467,8 +473,14 @@ class StepChecker:
                 value = const.scalar(t.node)
             except const.NotConstant:
                 parts.append(S.Shown(t.node, False))
+                if unit is not None:  # a number and its term, singular for one
+                    parts.append(" ")
+                    parts.append(S.Shown(ir.Cond(ir.Compare(t.node, (("==", ir.Lit(1)),)),
+                                                 ir.Lit(unit[0]), ir.Lit(unit[1])), True))
             else:
-                parts.append(S.Shown(ir.Lit(str(value)), True))
+                shown = str(value) if unit is None else \
+                    f"{value} {unit[0] if value == 1 else unit[1]}"
+                parts.append(S.Shown(ir.Lit(shown), True))
         parts.append(text[pos:])
         merged: list[str | S.Shown] = []
         for x in parts:  # adjacent words become one piece
@@ -477,6 +489,23 @@ class StepChecker:
             else:
                 merged.append(x)
         return tuple(x for x in merged if not (isinstance(x, str) and not x))
+
+    def _unit(self, s: StepBase, term: str, key: str) -> tuple[str, str] | None:
+        """The (singular, plural) words of a term of the game (`game.terms`: `money` and
+        `money_one`) that `{EXPR|TERM}` shows a number in; None, with a problem, for a term the
+        game does not have."""
+        try:
+            terms = self.scope.data(("game", "terms")) if self.scope.data is not None else {}
+        except KeyError:
+            terms = {}
+        units = rtext.unit_filters(terms)
+        if term in units:
+            return units[term]
+        self.problem(s, "unknown-placeholder", f"unknown filter '{term}': a value shown in "
+                     "words takes the term it counts in (one of: "
+                     f"{', '.join(sorted(units)) or 'none'})", key,
+                     typed.closest(term, sorted(units)))
+        return None
 
     def _check_misplaced(self, s: Require | Choose, scope: Scope) -> None:
         """A require or choose out of place is still checked, so that all its problems come out

@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 from conftest import (
+    ROOT,
     card_of,
     drop_favors,
     empty_pile,
@@ -286,6 +288,27 @@ def test_a_sponsored_store_pays_the_treasury_value_twice(engine: Any, fresh: Any
     assert p.reis - after.players[0].reis == 2 * value + rubble_part
     assert after.players[0].stores["books"] == 1
     assert after.treasury == min(g.treasury + rs.treasury_up, len(rs.treasury_values) - 1)
+
+
+def test_a_sponsor_refused_for_money_says_the_cost_in_the_games_money(
+        engine: Any, fresh: Any) -> None:
+    """The refusal shows the cost with its term (`{price|money}` in the require's reason):
+    "the event costs 3 réis", singular for one (it read "the event costs 3")."""
+    g = fresh(3)
+    rs = g.rs
+    card = card_of(engine, g, rs.treasury_pile, event_action="build-store")
+    set_hand(g, 0, [card])
+    terms = yaml.safe_load((ROOT / "rules" / "game.yaml").read_text(encoding="utf-8"))["terms"]
+    money, one = terms["money"], terms["money_one"]
+    for value in sorted(set(rs.treasury_values)):
+        if value < 1:
+            continue
+        g.treasury = rs.treasury_values.index(value)
+        p = g.players[0]
+        p.reis, p.influence = 0, 0
+        why = engine.explain_move(g, engine.Move("sponsor", 0, card=card, business="books"))
+        assert why is not None
+        assert f"costs {value} {one if value == 1 else money} and" in str(why), str(why)
 
 
 def test_events_cannot_be_followed(engine: Any, fresh: Any) -> None:

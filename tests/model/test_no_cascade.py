@@ -155,3 +155,18 @@ def test_an_item_left_out_for_its_own_formula_is_not_also_unknown(tmp_path: Path
     errors = _errors(tmp_path, "  court:\n    costs:\n      - {id: visit-cost, formula: "
                                "\"max(minimum, influence_modifer)\"}\n")
     assert [e.split(":")[0] for e in errors] == ["unknown-name"], errors
+
+
+def test_a_number_shown_in_a_refusal_takes_a_term_of_the_game(tmp_path: Path) -> None:
+    """`{EXPR|TERM}` in a step's words shows a number with a term of `game.terms`; a term the
+    game does not have is refused where it is written, with the nearest one."""
+    errors = _errors(
+        tmp_path,
+        "  court:\n    actions:\n      - id: pass\n        steps:\n"
+        "          - require: len(hand) == 0\n"
+        "            reason: you still hold {len(hand)|cardz}\n"
+        "          - {set: {game.phase: \"'refill'\"}}\n",
+    )
+    assert len(errors) == 1 and errors[0].startswith(
+        "unknown-placeholder: unknown filter 'cardz'"), errors
+    assert "did you mean 'card'" in errors[0] or "did you mean 'cards'" in errors[0], errors
