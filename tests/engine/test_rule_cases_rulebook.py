@@ -665,3 +665,38 @@ def test_influence_cashes_only_the_real_icons_below_the_marker(engine: Any, fres
     p.influence = icons[2]  # on the 3rd: 2 below
     assert _line(engine.final_scores(g), 0, "score.influence").points == 0
     assert engine.can_pay_reis(g, p, 2 + 2) and not engine.can_pay_reis(g, p, 2 + 3)
+
+
+def test_a_set_completed_in_the_period_end_discard_ends_nothing_more(
+    engine: Any, fresh: Any
+) -> None:
+    """facts §20 (R1 [R]): period 1 ends once, at its first trigger (here 3 empty display
+    piles), and its steps run in order: the rubble wigs (step 1) come before the hand discard
+    (step 3). A card's bottom reward that completes a player's own 2nd set during that discard
+    (a rubble cube here, assumption card-contents) places its marker, scores no period wigs
+    and ends the period no second time; play goes on in period 2 with the next player."""
+    g = fresh(3)
+    rs = g.rs
+    cube = next(
+        n for n, c in sorted(rs.cards.items())
+        if c.type in NOBLES and dict(c.reward) == {"rubble": 1} and c.deck in ("blue", "red")
+    )
+    set_rubble(g, 1, 1, cubes=rs.cubes_per_set - 1)
+    for pile in rs.piles[:3]:
+        g.discard.extend(g.piles[pile])
+        g.piles[pile].clear()
+    set_hand(g, 1, [cube, *g.players[1].hand[:4]])
+    set_hand(g, 0, g.players[0].hand[:4])
+    g.phase = "refill"
+    g = engine.apply_move(g, engine.Move("draw", 0, pile=rs.piles[3]))
+    assert g.fired == ["period-end.display"] and g.phase == "hand-discard"
+    assert g.players[1].wigs == 3  # step 1: 3 wigs for Green's one set
+    g = engine.apply_move(g, engine.Move("hand-discard", 0, cards=()))
+    g = engine.apply_move(g, engine.Move("hand-discard", 1, cards=(cube,)))
+    assert g.players[1].rubble_sets == 2
+    g = _place_markers(engine, g)
+    g = engine.apply_move(g, engine.Move("hand-discard", 2, cards=()))
+    assert (g.period, g.phase, g.current) == (2, "action", 1)
+    assert g.fired == ["period-end.display"]
+    assert g.players[1].wigs == 3
+    sound(engine, g)
