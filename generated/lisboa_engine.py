@@ -18783,7 +18783,34 @@ def _unlisted(g: Game, move: Move) -> IllegalMove | None:
     except Exception:  # a move no procedure foresaw: it is not legal either
         pass
     rule = _ACTION_RULE.get(move.kind, _PHASE_RULES.get(g.phase, _TURN_RULE))
+    reordered = _reordered(g, move)
+    if reordered is not None:
+        field, listed = reordered
+        return _illegal(
+            rule,
+            f"this {move.kind} move gives its {field} in another order "
+            f"than the legal move does: give them as {list(listed)}",
+        )
     return _illegal(rule, f"this {move.kind} move is not one of the legal moves")
+
+
+def _reordered(g: Game, move: Move) -> tuple[str, tuple[Any, ...]] | None:
+    """The field of several items (and its items as the legal move gives them) in which
+    `move` differs from a legal move only by their order, or None."""
+    code = move._code()
+    for m in legal_moves(g):
+        other = m._code()
+        if m.kind != move.kind or other == code:
+            continue
+        diff = [i for i, (a, b) in enumerate(zip(code, other, strict=True)) if a != b]
+        if diff and all(
+            type(code[i]) is tuple
+            and type(other[i]) is tuple
+            and sorted(map(repr, code[i])) == sorted(map(repr, other[i]))
+            for i in diff
+        ):
+            return _MOVE_FIELDS[diff[0]], other[diff[0]]
+    return None
 
 
 def apply_move(g: Game, move: Move) -> Game:

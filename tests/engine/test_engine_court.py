@@ -363,6 +363,30 @@ def test_extra_decree_discards_the_marker_and_no_refill_between_picks(
     assert sorted(after.decree_display) == sorted(d for d in shown if d not in (a, b))
 
 
+def test_a_pick_given_in_another_order_is_refused_saying_the_order(
+    engine: Any, fresh: Any
+) -> None:
+    """The legal moves list a pick of Decrees in one order; the same Decrees in another order
+    are refused (the engine accepts only moves it lists), saying which order it lists, and
+    the state is unchanged."""
+    g, card = _marquis_turn(engine, fresh(3), markers=1)
+    listed = next(m for m in engine.legal_moves(g) if m.kind == "visit" and len(m.decrees) == 2)
+    turned = engine.Move("visit", 0, card=listed.card, state_action=listed.state_action,
+                         noble_action=listed.noble_action, favor=listed.favor,
+                         decrees=tuple(reversed(listed.decrees)))
+    assert turned not in engine.legal_moves(g)
+    before = engine.dumps(g)
+    err = engine.explain_move(g, turned)
+    assert err is not None and "in another order" in str(err), str(err)
+    assert str(list(listed.decrees)) in str(err)
+    with pytest.raises(engine.IllegalMove, match="another order"):
+        engine.apply_move(g, turned)
+    assert engine.dumps(g) == before
+    # a move whose items are not those of any legal move says nothing of an order
+    other = engine.Move("visit", 0, card=card, decrees=("no-such-decree",))
+    assert "order" not in str(engine.explain_move(g, other))
+
+
 def test_at_most_one_extra_decree(engine: Any, fresh: Any) -> None:
     g, card = _marquis_turn(engine, fresh(3), markers=2)
     three = tuple(sorted(g.decree_display)[:3])
