@@ -274,8 +274,14 @@ class _Listing:
                 moved = lets.get(f"@player.{fid}")
                 if see == "all" and isinstance(moved, str) and isinstance(of, ir.Me):
                     return "count", f"{fid}, {moved}", (*keys, of)
-                whose = fid if isinstance(of, ir.Me) else f"another player's {fid}"
-                return see, f"{whose} (seen: {see})", (*keys, of)
+                if isinstance(of, ir.Me):
+                    shown = f"{fid} (seen: {see})"
+                elif isinstance(of, ir.Index):  # game.players[...]: not proven the mover
+                    shown = (f"the {fid} of a player who may not be the mover (the mover's "
+                             f"own: `{fid}`; seen: {see})")
+                else:
+                    shown = f"another player's {fid} (seen: {see})"
+                return see, shown, (*keys, of)
             case _:
                 return None
 
