@@ -129,7 +129,6 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
         if not achecker.problems:  # a step left out for its problem reads nothing
             checked_ok.append(kind)
     problems.actions += unread_keys(ps, actions, checked_ok)
-    problems.actions += check_listing({k: actions[k] for k in checked_ok}, procs, state)
     problems.actions += unread_noble_action_keys(ps, procs, procs_ok)
     pcomp = P.LocatedChecker(scope, ps.procs, ps.hooks, tables.values, ps.effects)
     pcomp.cost.procs = procs
@@ -139,6 +138,8 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
                           {k: (a.phase, a.path) for k, a in ps.actions.items()})
     turn_order = check_turn_order(pcomp, data.get("flow"), scope)
     problems.phases = list(pcomp.problems)
+    problems.actions += check_listing({k: actions[k] for k in checked_ok}, procs, state,
+                                      {ph.id: ph.actor for ph in phases})
     max_items = {f"{where}.{f.id}": f.max_items
                  for where, fields in (("player", state.player), ("game", state.game))
                  for f in fields if f.max_items is not None}

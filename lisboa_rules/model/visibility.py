@@ -43,21 +43,81 @@ _TOP = frozenset({"top"})
 
 
 def check_listing(actions: Mapping[str, S.Action], procs: Mapping[str, S.Proc],
-                  state: StateDecl) -> list[StepProblem]:
-    """A problem for each place an action's listing reads what the mover may not see."""
+                  state: StateDecl, actors: Mapping[str, ir.Expr | None] | None = None
+                  ) -> list[StepProblem]:
+    """A problem for each place an action's listing reads what the mover may not see.
+    `actors`: the seat that moves in each phase (rules/flow.yaml `actor:`); where nothing the
+    action may run writes what it reads, `game.players[ACTOR]` is the mover too."""
     out: list[StepProblem] = []
     for action in actions.values():
-        _Listing(state, procs, out).items(action.items, {})
+        actor = (actors or {}).get(action.phase)
+        mover = None
+        if actor is not None and not _may_write(action.items, procs, _game_fields(actor)):
+            mover = ir.Index(ir.GameField("players"), actor)
+        _Listing(state, procs, out, mover).items(action.items, {})
     return out
+
+
+def _game_fields(node: ir.Expr) -> set[str]:
+    """The fields of the state an expression reads (`game.X`, `player.X`)."""
+    out: set[str] = set()
+    for n in ir.walk(node):
+        if isinstance(n, ir.GameField):
+            out.add(f"game.{n.field}")
+        elif isinstance(n, ir.PlayerField):
+            out.add(f"player.{n.field}")
+    return out
+
+
+def _may_write(items: tuple[S.Item, ...], procs: Mapping[str, S.Proc], fields: set[str]
+               ) -> bool:
+    """Whether the items, or a procedure they may carry out (those they do, the hooks of the
+    events they raise, the effects of the bundles they apply), may write one of `fields`."""
+    todo: list[tuple[S.Stmt, ...]] = []
+    seen: set[str] = set()
+
+    def run(proc: str | None) -> None:
+        if proc is not None and proc not in seen and proc in procs:
+            seen.add(proc)
+            todo.append(tuple(x for x in (*procs[proc].guard, *procs[proc].effects)
+                              if not isinstance(x, S.Choose | S.Require)))
+
+    stmts: list[S.Stmt] = []
+    for item in S.items_walk(items):
+        match item:
+            case S.DoChoose(cases=cases):
+                for case in cases:
+                    run(case.proc)
+            case S.ApplyChoose(bundle=bundle):
+                for _key, effects in bundle.rows:  # the effects its rows may apply
+                    for eid, _amount in effects:
+                        run(eid)
+            case S.Choose() | S.Require() | S.Branch():
+                pass
+            case _:
+                stmts.append(item)
+    todo.append(tuple(stmts))
+    while todo:
+        for st in S.walk(todo.pop()):
+            if any(pl.field in fields for pl in S.places(st)):
+                return True
+            if isinstance(st, S.Apply):
+                for _key, effects in st.bundle.rows:
+                    for eid, _amount in effects:
+                        run(eid)
+            for r in S.runs(st):
+                run(r.proc)
+    return False
 
 
 class _Listing:
     def __init__(self, state: StateDecl, procs: Mapping[str, S.Proc],
-                 out: list[StepProblem]) -> None:
+                 out: list[StepProblem], mover: ir.Expr | None = None) -> None:
         self.state = state
         self.procs = procs
         self.out = out
         self.seen: set[tuple[tuple[str | int, ...], str]] = set()
+        self.mover = mover  # `game.players[ACTOR]`: the mover, read as `player`'s fields
 
     # -- the items of the listing ---------------------------------------------------------
 
@@ -267,6 +327,8 @@ class _Listing:
                     return "count", f"game.{fid}, {moved}", tuple(keys)
                 return see, f"game.{fid} (seen: {see})", tuple(keys)
             case ir.PlayerField(field=fid, of=of):
+                if self.mover is not None and of == self.mover:
+                    of = ir.Me()
                 decl = self.state.field("player", fid)
                 see = decl.see if decl is not None else "all"
                 if see == "owner" and isinstance(of, ir.Me):
