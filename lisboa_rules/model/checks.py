@@ -710,12 +710,16 @@ def check_callouts(
 
 def check_example_players(m: Model) -> Iterator[Diagnostic]:
     """A worked example seats as many players as the game allows, each in a colour of the game
-    (game.yaml players), no colour twice."""
+    (game.yaml players), no colour twice. The number of players picks the rule set, as in a
+    game: a rule set of a variant that applies by player count shows only the examples that
+    seat one of its counts."""
     g = "game"
     pmin, pmax = m.value(g, "players", "min"), m.value(g, "players", "max")
     colors = [str(c) for c in m.value(g, "players", "colors")]
     for i, e in enumerate(m.data.get("examples", {}).get("examples", [])):
         players = e.get("players", [])
+        if m.player_counts and len(players) not in m.player_counts:
+            continue
         if not pmin <= len(players) <= pmax:
             yield Diagnostic(
                 "value-out-of-range",
