@@ -404,6 +404,16 @@ def _check_one_text(
                 f"placeholder '{{{ph.raw}}}' does not name a printable value",
                 at,
             )
+        elif not rtext.format_value(value, ph.filter, str).strip():
+            # an emptied list (a house rule's `reis_icons: []`) printed "The spaces show ..."
+            count = (f", or print how many with '{{{'.'.join(ph.path)}|count}}'"
+                     if isinstance(value, list) else "")
+            yield Diagnostic(
+                "unknown-placeholder",
+                f"placeholder '{{{ph.raw}}}' prints no words: its value is empty; say it in "
+                f"words without it (a variant gives the text anew){count}",
+                at,
+            )
     for ref in CROSS_REF.finditer(text):
         if ref.group(1) not in rule_ids:
             yield Diagnostic(
