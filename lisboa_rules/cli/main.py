@@ -242,7 +242,13 @@ def _played(result: Any, games: int, early: _EarlyGames | None = None) -> Any:
 
     if has_errors(result.diagnostics) or games <= 0 or ENGINE not in result.files:
         return result
-    from lisboa_rules.sim.backstop import REMOVED, UNENDED, UNROUNDED, play_check
+    from lisboa_rules.sim.backstop import (
+        REMOVED,
+        UNENDED,
+        UNPERIODED,
+        UNROUNDED,
+        play_check,
+    )
 
     names = {stable: shown for shown, stable in result.compiled.names.items()} \
         if result.compiled is not None else {}
@@ -252,8 +258,8 @@ def _played(result: Any, games: int, early: _EarlyGames | None = None) -> Any:
         return result
     begun = early.begun if early is not None else None
     c = result.compiled
-    places = None if c is None else {UNENDED: c.game_ends(), UNROUNDED: c.round_ends(),
-                                     REMOVED: c.removals()}
+    places = None if c is None else {UNENDED: c.game_ends(), UNPERIODED: c.period_ends(),
+                                     UNROUNDED: c.round_ends(), REMOVED: c.removals()}
     found = play_check(result.files[ENGINE], games, names, begun=begun, places=places)
     if not found:
         if store is not None:

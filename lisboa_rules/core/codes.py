@@ -865,7 +865,8 @@ _code(
 Rule text may contain {placeholders}: a path looked up first in the object holding the text
 ({params.sets}), then in the documents ({game.start.hand}), with an optional filter
 (|ordinal, |count, |chain). This one names no value, names a value that cannot be printed
-(a mapping), or uses an unknown filter. The message suggests the closest path.
+(a mapping), names one that prints no words (a list a variant emptied: "The spaces show a
+real icon."), or uses an unknown filter. The message suggests the closest path.
 
     bad:   text: "Pay {params.per_oficial} per Official."
     fix:   text: "Pay {params.per_official} per Official."

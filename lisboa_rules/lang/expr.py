@@ -47,12 +47,14 @@ _CMPOPS: dict[type[ast.cmpop], tuple[str, str]] = {
 class FormulaError(Exception):
     """A formula that does not parse or type-check; `col` is 0-based within the formula."""
 
-    def __init__(self, code: str, message: str, col: int = 0, suggestion: str | None = None):
+    def __init__(self, code: str, message: str, col: int = 0, suggestion: str | None = None,
+                 name: str | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
         self.col = col
         self.suggestion = suggestion
+        self.name = name  # the unknown name of an `unknown-name`
 
 
 @dataclass(frozen=True)
@@ -185,7 +187,7 @@ def _check_name(
         raise FormulaError(
             "unknown-name", f"unknown name '{name}' in formula", col,
             next((n for n, i in env.items() if name.lower() in i.aka), None)
-            or _closest(name, list(env)),
+            or _closest(name, list(env)), name,
         )
     if info.items is not None:
         if item is None:

@@ -332,9 +332,8 @@ class _Checker:
             parts: list[ir.Expr] = []
             checker = self
             for part in node.values:  # `x is not None and x.y`: the right side knows x is set
-                parts.append(checker.cond(part, d).node)
-                if isinstance(node.op, ast.And):
-                    checker = _Checker(narrow(checker.scope, part))
+                parts.append(checker.cond(part, d).node)  # (`x is None or x.y` too)
+                checker = _Checker(narrow(checker.scope, part, isinstance(node.op, ast.Or)))
             # a constant of the rules folded: `x or True` is True, `x and True` is x
             absorb = op == "or"
             if any(ir.truth(p) is absorb for p in parts):
@@ -350,7 +349,7 @@ class _Checker:
         if isinstance(node, ast.IfExp):
             c = self.cond(node.test, d)
             a = _Checker(narrow(self.scope, node.test)).expr(node.body, d)
-            b = self.expr(node.orelse, d)
+            b = _Checker(narrow(self.scope, node.test, True)).expr(node.orelse, d)
             t = a.type if a.type.name != "none" else replace(b.type, optional=True)
             if b.type.name == "none":
                 t = replace(a.type, optional=True)
@@ -442,6 +441,14 @@ class _Checker:
                 raise self.fail(node, f"a {base.type.name} has no '{node.attr}'", "unknown-name",
                                 closest(node.attr, list(columns)))
             return self.t(ir.Column(base.type.name, node.attr, base.node), col[0])
+        if base.type.optional and (node.attr in (columns or {}) or (
+                base.type.name == "player" and node.attr in s.player)):
+            name = ast.unparse(node.value)
+            tip = (f"test '{name} is not None and ...' (or '{name} is None or ...') first, or "
+                   f"read it in an if: {name} is not None" if isinstance(node.value, ast.Name)
+                   else "let a name be it, and test 'NAME is not None and ...' first")
+            raise self.fail(node, f"{describe(base.type)} has no '{node.attr}': '{name}' may be "
+                            f"None; {tip}")
         exc = self.fail(node, f"{describe(base.type)} has no '{node.attr}'")
         if base.type.name == "text":
             exc.subject = (READ_AS_TEXT,)
@@ -751,20 +758,24 @@ def _default(t: VType, int_kinds: frozenset[str] = frozenset()) -> ir.Expr:
     return ir.Lit("")
 
 
-def narrow(scope: Scope, node: ast.expr) -> Scope:
-    """The scope where the locals a condition proves not None are known to be set."""
-    names = _not_none(node)
+def narrow(scope: Scope, node: ast.expr, false: bool = False) -> Scope:
+    """The scope where the locals a condition proves not None are known to be set (with
+    `false`, where it does not hold: `x is None` false proves x set)."""
+    names = _not_none(node, ast.Is if false else ast.IsNot)
     found = {n: replace(scope.locals[n], type=replace(scope.locals[n].type, optional=False))
              for n in names if n in scope.locals}
     return scope.with_locals(**found) if found else scope
 
 
-def _not_none(node: ast.expr) -> list[str]:
-    parts = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+def _not_none(node: ast.expr, op: type[ast.cmpop] = ast.IsNot) -> list[str]:
+    """The names `x` of the parts `x is not None` of a condition that holds (with `op` Is:
+    of the parts `x is None` of a condition that does not hold)."""
+    joined = ast.And if op is ast.IsNot else ast.Or
+    parts = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, joined) else [node]
     out = []
     for part in parts:
         if (isinstance(part, ast.Compare) and len(part.ops) == 1
-                and isinstance(part.ops[0], ast.IsNot) and isinstance(part.left, ast.Name)
+                and isinstance(part.ops[0], op) and isinstance(part.left, ast.Name)
                 and isinstance(part.comparators[0], ast.Constant)
                 and part.comparators[0].value is None):
             out.append(part.left.id)

@@ -136,14 +136,26 @@ class Builder:
     def formula(
         self, kind: str, path: Path, source: str, env: Mapping[str, expr.NameInfo],
         want: tuple[expr.Type, str] | None = None,
+        scope_advice: Mapping[str, str] | None = None,
     ) -> expr.Formula | None:
         """The formula `source` at `path` of `kind`, parsed and checked against `env`; None,
         with its error reported, when it does not parse or check. `want` (a type and the words
         of its place, as ("bool", "a trigger's condition")) refuses (`expr-type`) a formula of
-        the other type: a yes/no where a number is wanted, or a number where a yes/no is."""
+        the other type: a yes/no where a number is wanted, or a number where a yes/no is. A
+        name of the vocabulary of a scope the formula does not read is said to be one, with
+        `scope_advice` for its scope (how to read it there)."""
         try:
             f = expr.parse(source, env)
         except expr.FormulaError as exc:
+            if exc.code == "unknown-name" and exc.name in self.vocab and exc.name not in env:
+                scope = self.vocab[exc.name][0]
+                reads = sorted({self.vocab[n][0] for n in env if n in self.vocab})
+                advice = (scope_advice or {}).get(scope, "")
+                exc.message = (f"'{exc.name}' is a name of the {scope} scope (rules/vocabulary"
+                               f".yaml), which this formula does not read: it reads the names "
+                               f"of {', '.join(reads) or 'no scope'} and its params"
+                               + (f"; {advice}" if advice else ""))
+                exc.suggestion = None
             base = self.span(kind, *path)
             offset = len(source) - len(source.lstrip())
             quote = 1 if self._char_at(base) in "\"'" else 0
@@ -500,7 +512,9 @@ class Builder:
             params = self.params(t)
             scopes = ("player", "game") if t["scope"] == "any-player" else ("game",)
             f = self.formula("flow", (*path, "condition"), t["condition"], self.env(scopes, params),
-                             ("bool", "a trigger's condition"))
+                             ("bool", "a trigger's condition"), {"player": (
+                                 "a trigger of `scope: any-player` reads them, of each player "
+                                 "in turn")})
             if f is None:
                 continue
             triggers.append(

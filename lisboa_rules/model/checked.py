@@ -147,13 +147,14 @@ def check_steps(m: Model, tables: P.Tables) -> CheckedSteps:
     start_items = {f"{where}.{f.id}": len(f.default) if isinstance(f.default, list) else 0
                    for where, fields in (("player", state.player), ("game", state.game))
                    for f in fields if f.max_items is not None and not f.required}
-    loose, guarded, proven = _check_total(scope, tables, procs, actions, phases, problems,
-                                          _players(data), _setup(data), list(names),
-                                          max_items, start_items)
-    # the turn order's seats at every player count (a proof: it reads the rules' constants)
+    # a rule set of a variant that applies by player count is played with those counts only
     lo, hi = _players(data)
-    problems.proofs += check_turn_cycle(turn_order, m.player_counts or range(lo, hi + 1),
-                                        _cells(scope, tables))
+    counts = m.player_counts or range(lo, hi + 1)
+    loose, guarded, proven = _check_total(scope, tables, procs, actions, phases, problems,
+                                          (min(counts), max(counts)) if counts else (lo, hi),
+                                          _setup(data), list(names), max_items, start_items)
+    # the turn order's seats at every player count (a proof: it reads the rules' constants)
+    problems.proofs += check_turn_cycle(turn_order, counts, _cells(scope, tables))
     period_fields: list[tuple[str, VType]] = []
     flow = data.get("flow") or {}
     for i, step in enumerate((flow.get("period_end") or {}).get("steps") or []):

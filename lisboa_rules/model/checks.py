@@ -441,6 +441,16 @@ def _check_one_text(
                 at,
                 suggestion=f"{{{path}|count}}" if counted else None,
             )
+        elif not rtext.format_value(value, ph.filter, str).strip():
+            # an emptied list (a house rule's `reis_icons: []`) printed "The spaces show ..."
+            count = (f", or print how many with '{{{'.'.join(ph.path)}|count}}'"
+                     if isinstance(value, list) else "")
+            yield Diagnostic(
+                "unknown-placeholder",
+                f"placeholder '{{{ph.raw}}}' prints no words: its value is empty; say it in "
+                f"words without it (a variant gives the text anew){count}",
+                at,
+            )
     for ref in CROSS_REF.finditer(text):
         if ref.group(1) not in rule_ids:
             yield Diagnostic(
@@ -747,12 +757,16 @@ def check_callouts(
 
 def check_example_players(m: Model) -> Iterator[Diagnostic]:
     """A worked example seats as many players as the game allows, each in a colour of the game
-    (game.yaml players), no colour twice."""
+    (game.yaml players), no colour twice. The number of players picks the rule set, as in a
+    game: a rule set of a variant that applies by player count shows only the examples that
+    seat one of its counts."""
     g = "game"
     pmin, pmax = m.value(g, "players", "min"), m.value(g, "players", "max")
     colors = [str(c) for c in m.value(g, "players", "colors")]
     for i, e in enumerate(m.data.get("examples", {}).get("examples", [])):
         players = e.get("players", [])
+        if m.player_counts and len(players) not in m.player_counts:
+            continue
         if not pmin <= len(players) <= pmax:
             yield Diagnostic(
                 "value-out-of-range",

@@ -59,18 +59,24 @@ class Compiled:
         """The stable name generated files use for a rules file."""
         return self.names.get(display, display)
 
-    def game_ends(self) -> dict[tuple[str, ...], Span]:
+    def game_ends(self, ends: str = "game") -> dict[tuple[str, ...], Span]:
         """Where what ends the game of each rule set is written (by its key): the first change
         a variant makes to a trigger that ends the game (one added, removed or changed), else
-        its first trigger that ends the game, else its list of triggers."""
-        ending = {t.id for rs in self.rulesets for t in rs.model.triggers if t.ends == "game"}
+        its first trigger that ends the game, else its list of triggers (`ends`: "period",
+        the same of what ends a period)."""
+        ending = {t.id for rs in self.rulesets for t in rs.model.triggers if t.ends == ends}
         out: dict[tuple[str, ...], Span] = {}
         for rs in self.rulesets:
-            own = [t.span for t in rs.model.triggers if t.ends == "game"]
+            own = [t.span for t in rs.model.triggers if t.ends == ends]
             out[rs.key] = (self._first_change(rs, lambda c: c.path[:1] == ("triggers",)
-                                              and _ends_game(c, ending))
+                                              and _ends_game(c, ending, ends))
                            or (own[0] if own else rs.model.span_of("flow", "triggers")))
         return out
+
+    def period_ends(self) -> dict[tuple[str, ...], Span]:
+        """Where what ends a period of each rule set is written (by its key), for a game that
+        stayed in a period: as `game_ends`, of the triggers that end a period."""
+        return self.game_ends("period")
 
     def round_ends(self) -> dict[tuple[str, ...], Span]:
         """Where what ends a round of each rule set is written (by its key), for a game whose
@@ -102,12 +108,12 @@ class Compiled:
         return min(found, key=lambda s: (s.file, s.line, s.col)) if found else None
 
 
-def _ends_game(change: Change, ending: set[str]) -> bool:
-    """Whether a change of flow.yaml's triggers is one of a trigger that ends the game
-    (`ending`: the ids of those of every rule set): added or removed whole, or changed inside
-    (its item named by its id in the change's key)."""
+def _ends_game(change: Change, ending: set[str], ends: str = "game") -> bool:
+    """Whether a change of flow.yaml's triggers is one of a trigger that ends the game (or
+    what `ends` names; `ending`: the ids of those of every rule set): added or removed whole,
+    or changed inside (its item named by its id in the change's key)."""
     for item in (change.before, change.after):
         if isinstance(item, dict) and "id" in item and len(change.path) == 2:
-            return item.get("ends") == "game"
+            return item.get("ends") == ends
     named = change.key[1] if len(change.key) > 1 else None
     return isinstance(named, str) and named.startswith("[") and named[1:-1] in ending

@@ -65,6 +65,9 @@ SOURCE = "<generated lisboa_engine.py>"
 UNENDED = "game-end"
 # a game whose end was triggered but whose round never ended: at what ends a round
 UNROUNDED = "round-end"
+# a game that stayed in a period no trigger ended (before the triggers that end the game can
+# fire): at what ends a period
+UNPERIODED = "period-end"
 # not a problem's subject: where a variant of the game removes a rule (`$remove`), noted at
 # every problem of its games (what the game lacks may be what it removed, which never runs
 # and so is never the step a problem is placed at)
@@ -81,9 +84,10 @@ def play_check(engine_source: str, games: int = DEFAULT_GAMES,
     files' display paths by the stable names the engine's comments use ("rules/x.yaml").
     `begun`: the games of this engine already started (`Games.start`, with a worker playing
     them), joined here; else they are started now. `places`: for a problem the games cannot
-    place by a step (its subject: `UNENDED`, a game no trigger ended; `UNROUNDED`, one whose
-    round never ended), where it is written in each rule set (by its key: model/compiled.py
-    `game_ends`, `round_ends`)."""
+    place by a step (its subject: `UNENDED`, a game no trigger ended; `UNPERIODED`, one that
+    stayed in a period no trigger ended; `UNROUNDED`, one whose round never ended), where it
+    is written in each rule set (by its key: model/compiled.py `game_ends`, `period_ends`,
+    `round_ends`)."""
     if games <= 0:
         return []
     if begun is not None and begun.source == engine_source and begun.games == games:
@@ -464,8 +468,9 @@ class _Game:
     def unended(self) -> Diagnostic:
         """The game past its limit of moves: at the act a variant wrote that the last moves
         made most often; else, when a trigger that ends the game fired, at what ends a round
-        (marked `UNROUNDED`), and when none fired, at the triggers (marked `UNENDED`):
-        `Games.finish` puts each where it is written."""
+        (marked `UNROUNDED`), and when none fired, at the triggers (marked `UNENDED`; those
+        that end the period the game stayed in, `UNPERIODED`, when none of those that end the
+        game can fire in it): `Games.finish` puts each where it is written."""
         said = f"the game did not end in {self.move_limit:,} moves"
         at = self.looping()
         ending = [t.id for t in self.g.rs.triggers if t.ends == "game"]
@@ -477,6 +482,17 @@ class _Game:
                 f"{said}: {', '.join(fired)} fired, and the round the game ends with never "
                 "ended (does the turn come back to the start player?)", None),
                 subject=(UNROUNDED,))
+        period = self.g.period
+        if ending and not any(not t.periods or period in t.periods for t in self.g.rs.triggers
+                              if t.ends == "game"):  # none of them can fire in this period
+            closing = [t.id for t in self.g.rs.triggers
+                       if t.ends == "period" and (not t.periods or period in t.periods)]
+            why = (f"it stayed in period {period}: no trigger that ends it fired "
+                   f"({', '.join(closing)}), and {', '.join(ending)} end the game only in "
+                   "a later period" if closing else
+                   f"it stayed in period {period}: no trigger ends it, and {', '.join(ending)}"
+                   " end the game only in another period")
+            return replace(self.failed(f"{said}: {why}", None), subject=(UNPERIODED,))
         why = (f"no trigger that ends the game fired ({', '.join(ending)})" if ending
                else "no trigger ends the game")
         return replace(self.failed(f"{said}: {why}", None), subject=(UNENDED,))

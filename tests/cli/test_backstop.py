@@ -148,6 +148,28 @@ def test_a_game_no_trigger_ends_is_an_error_at_the_triggers_the_house_rule_chang
     assert len(re.findall(r"error\[engine-failed\]", err)) == 1  # one error for one rule
 
 
+def test_a_period_no_trigger_ends_is_an_error_at_the_period_trigger_the_house_rule_changed(
+        tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A house rule whose first period ends at the display only at the lowest Treasury: the
+    games stay in period 1, where the triggers that end the game (of period 2) cannot fire.
+    The error stood at rules/flow.yaml's first trigger that ends the game, with no word of the
+    house rule, and said that none of those fired; it stands at the house rule's change of the
+    period's trigger and says the game stayed in period 1."""
+    text = (ROOT / "tests" / "cases" / "backstop" / "period-stays.yaml").read_text(
+        encoding="utf-8")
+    house = tmp_path / "period-stays.yaml"
+    house.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(backstop, "MOVE_LIMIT", 600)
+    code, _out, err = run_cli(["validate", "--house", str(house), "--variant", "period-stays",
+                               "--play", "1"], capsys, monkeypatch)
+    assert code == 1, err
+    found = _error_at_house_step(house, text, "condition:", err)
+    assert ("did not end in 600 moves: it stayed in period 1: no trigger that ends it fired "
+            "(period-end.rubble, period-end.display), and game-end.rubble, game-end.display "
+            "end the game only in a later period") in found[1], err
+    assert len(re.findall(r"error\[engine-failed\]", err)) == 1, err
+
+
 def test_a_setup_whose_state_breaks_an_invariant_is_an_error_at_the_house_step(
         tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     text = (ROOT / "tests" / "cases" / "backstop" / "new-player-short.yaml").read_text(

@@ -122,6 +122,28 @@ def test_a_player_count_inside_the_game_builds(tmp_path: Path) -> None:
     assert result.ok, [d.full_message for d in result.diagnostics]
 
 
+def test_a_variant_by_player_count_is_checked_at_its_counts_only(tmp_path: Path) -> None:
+    """A house rule that gives 2-player games two colours builds: its rule set is played with 2
+    players only. The proof that the setup's `rules.game.players.colors[k]` is in range read
+    the seats of every count (a partial-operation in rules/flow.yaml, a file it did not
+    touch), and the 3-player worked examples were checked against it ('Orange' unknown)."""
+    house = _house(tmp_path, "pair", "  game:\n    players: {colors: [Yellow, Green]}\n",
+                   applies="{players: [2]}")
+    result = compile_rules(RULES, extra=[house])
+    assert result.ok, [d.full_message for d in result.diagnostics]
+
+
+def test_too_few_colours_is_one_error_at_the_colours(tmp_path: Path) -> None:
+    """Three colours for four players is one mistake: the error at the colours, not another
+    one in rules/flow.yaml's setup found in the 2-player rule set (where three are enough)."""
+    house = _house(tmp_path, "trio", "  game:\n    players: {colors: [Yellow, Green, Orange]}\n")
+    result = compile_rules(RULES, variants=["trio"], extra=[house])
+    assert not result.ok and not result.files
+    [d] = [d for d in result.diagnostics if d.is_error]
+    assert d.code == "value-out-of-range" and "4 players need 4 colours, only 3" in d.message
+    assert d.span is not None and (d.span.file, d.span.line) == (str(house), 9)
+
+
 def test_every_refusal_in_one_run_exit_1_nothing_written(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -181,7 +203,9 @@ def test_an_error_of_the_rules_lines_names_the_folded_house_rule(tmp_path: Path)
     """Folded in, a house rule is in force in every rule set, also under a combination of
     the other variants: an error it brings about in the rules' own lines names it there too,
     not only the other variant of that combination (5 players and 4 colours: the setup's
-    colour of the 5th seat, found in the 2-player rule set, was blamed on 'two-player')."""
+    colour of the 5th seat, found in the 2-player rule set, was blamed on 'two-player'; that
+    rule set is now checked at 2 players only, and the errors left, the deck too small and
+    the colours too few, name the house rule)."""
     house = _house(tmp_path, "five", "  game:\n    players: {max: 5}\n")
     result = compile_rules(RULES, variants=["five"], extra=[house])
     assert not result.ok and not result.files
