@@ -443,10 +443,16 @@ class Builder:
 
     def _court(self) -> tuple[tuple[model.Cost, ...], tuple[model.Action, ...]]:
         costs = []
-        scopes = {
-            "visit-cost": ("game", "visit", "player"),
-            "wigs-for-influence": ("payment", "player"),
-        }
+        # the names a cost's formula may read follow from how the actions use it: a price
+        # (an action's `cost:`) reads the game, the visit and the player; what is paid for
+        # lacking it (`lacking_cost:`) the payment and the player; any other, all of them
+        scopes: dict[str, tuple[str, ...]] = {}
+        for a in self._get("court", "actions", default=[]):
+            if isinstance(a, dict):
+                for key, read in (("lacking_cost", ("payment", "player")),
+                                  ("cost", ("game", "visit", "player"))):
+                    if isinstance(a.get(key), str):
+                        scopes.setdefault(a[key], read)
         for i, c in enumerate(self._get("court", "costs")):
             path: Path = ("costs", i)
             r = self.rule("court", path, c, c["id"], c["name"], executable=True)
