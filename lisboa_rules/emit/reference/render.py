@@ -28,6 +28,7 @@ of data for their format.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import functools
 import json
@@ -756,6 +757,9 @@ class _Builder:
         self.row_anchors: dict[str, str] = {}  # table rows that are link targets -> label
         self.examples: tuple[ExampleView, ...] = ()
         self.figs: tuple[Figure, ...] = ()
+        # where each assumption's mark prints in the players' edition (its id -> (anchor,
+        # title) of each section), found by `ch_appendix` in the pages built before its notes
+        self.mark_sites: dict[str, list[tuple[str, str]]] = {}
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -1380,7 +1384,7 @@ class _Builder:
         chapters = self.rule_chapters()
         variants = self.ch_variants(tuple(chapters))
         chapters.append(variants)
-        chapters.append(self.ch_appendix())
+        chapters.append(self.ch_appendix(tuple(chapters)))
         found = self.ch_find()
         if found.blocks:
             chapters.append(found)
@@ -2081,7 +2085,10 @@ class _Builder:
                                                           for r in rows))))
         return out
 
-    def ch_appendix(self) -> Chapter:
+    def ch_appendix(self, before: Sequence[Chapter] = ()) -> Chapter:
+        """The cards, the other tables of components and the notes (the players' edition) or
+        the assumptions, sources and rule index (the annotated one); `before` are the chapters
+        it follows, whose marks the notes say the places of."""
         m = self.m
         blocks: list[Block] = []
         if m.cards:
@@ -2090,6 +2097,7 @@ class _Builder:
         for key, table in self.reward_tables():
             blocks.append(Heading(f"components-{key}", humanize(key)))
             blocks.append(table)
+        self.mark_sites = _mark_sites((*before, Chapter("chap-appendix", "", tuple(blocks))))
         blocks.append(Heading("notes", humanize("notes"), only="players"))
         blocks.append(self.notes_table())
         blocks.append(Heading("assumptions", humanize("assumptions"), only="annotated"))
@@ -2197,15 +2205,34 @@ class _Builder:
         for r in m.rules:
             for aid in r.provenance.assumptions:
                 at.setdefault(aid, []).append(r)
+        # the callouts, variants and tables of data (not rules) that rest on an assumption:
+        # their sources are where to check it too
+        cited: dict[str, list[str]] = {}
+        for c in (c for cs in self.callouts.values() for c in cs):
+            for aid in (mk.id for mk in c.marks):
+                cited.setdefault(aid, []).extend(c.sources)
+        for v in self.c.variants:
+            for aid in v.provenance.assumptions:
+                cited.setdefault(aid, []).extend(v.provenance.sources)
+        comp = m.data.get("components") or {}
+        for key, ids in comp.items():
+            if key.endswith("_assumptions") and isinstance(ids, list):
+                found = comp.get(key.removesuffix("_assumptions") + "_source") or ()
+                for aid in ids:
+                    cited.setdefault(str(aid), []).extend(str(s) for s in found)
         out = []
         for a in m.assumptions:
             rules = at.get(a.id, [])
             sources: list[str] = []
-            for r in rules:
-                for src in r.provenance.sources:
-                    if titles.get(src, src) not in sources:
-                        sources.append(titles.get(src, src))
-            where = join([(link(r.title, r.id),) for r in rules], ", ")
+            for src in [s for r in rules for s in r.provenance.sources] + cited.get(a.id, []):
+                if titles.get(src, src) not in sources:
+                    sources.append(titles.get(src, src))
+            # the rules that declare it, then every other place its mark prints (a table, a
+            # callout, a variant, a value bound into another rule's words)
+            places = [(r.id, r.title) for r in rules]
+            places += [s for s in self.mark_sites.get(a.id, ()) if s[0] not in
+                       {p for p, _ in places}]
+            where = join([(link(title, anchor),) for anchor, title in places], ", ")
             out.append(NoteView(self.assumptions[a.id].n, a.id, self.assumptions[a.id].value,
                                 a.reason, where, tuple(sources)))
         return tuple(out)
@@ -3113,6 +3140,48 @@ def _data_sources(m: Model) -> list[tuple[str, Rich]]:
         if kind not in ("provenance", "examples"):
             walk(kind, m.data[kind], (), ())
     return out
+
+
+def _mark_sites(chapters: Iterable[Chapter]) -> dict[str, list[tuple[str, str]]]:
+    """Each assumption's marks as the players' edition prints them: its id -> the (anchor,
+    title) of every section that shows one (a rule's card, an example, a variant, the heading
+    of a table), in page order."""
+    sites: dict[str, list[tuple[str, str]]] = {}
+
+    def visit(node: Any, site: tuple[str, str]) -> None:
+        if getattr(node, "only", "") == "annotated":
+            return
+        if isinstance(node, Mark):
+            if site[0] and site not in sites.setdefault(node.id, []):
+                sites[node.id].append(site)
+            return
+        if isinstance(node, RuleCard) and node.title:  # (the turn's card: its heading's)
+            site = (node.id, node.title)
+        elif isinstance(node, ExampleView):
+            site = (node.id, f"{humanize('example')}: {node.title}")
+        elif isinstance(node, VariantView):
+            site = (f"variant-{_slug(node.id)}", node.title)
+        elif isinstance(node, GlossaryEntry):
+            site = (node.id, node.term)
+        if dataclasses.is_dataclass(node) and not isinstance(node, type):
+            for f in dataclasses.fields(node):
+                if f.name not in ("proc", "proc_code", "step_changes"):  # the annotated's
+                    visit(getattr(node, f.name), site)
+        elif isinstance(node, (tuple, list)):
+            for x in node:
+                visit(x, site)
+
+    for ch in chapters:
+        if ch.only == "annotated":
+            continue
+        site = (ch.id, ch.title)
+        for b in ch.blocks:
+            if isinstance(b, Heading):
+                if b.only != "annotated":
+                    site = (b.id, b.title)
+                continue
+            visit(b, site)
+    return sites
 
 
 def _data_assumptions(m: Model) -> list[tuple[str, Rich]]:
