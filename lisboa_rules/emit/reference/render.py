@@ -905,7 +905,7 @@ class _Builder:
         if group == "hooks":
             return f"{prefix}-{pid}", self.hook_title(pid, model)
         if group == "effects":  # named as a reward names it ("Réis: 3"): the vocabulary's words
-            return f"{prefix}-{pid}", self.key_label(pid)
+            return f"{prefix}-{pid}", self.data_words.effect_label(pid)
         name = self.proc_row(pid, model).get("name")
         return f"{prefix}-{pid}", name if isinstance(name, str) and name else humanize(pid)
 

@@ -605,6 +605,12 @@ class DataWords:
         self.m = m
         self.names = names_of(m)
         self.vocab = {v.name: v.words for v in m.vocabulary}
+        # the game's terms by their key (`X` plural, `X_one` singular): what an amount of an
+        # effect named like a term counts (`{rubble: 1}` is "1 rubble cube")
+        terms = m.data.get("game", {}).get("terms", {}) if isinstance(m.data, dict) else {}
+        self.terms = {k: (v, terms[f"{k}_one"]) for k, v in (terms or {}).items()
+                      if isinstance(v, str) and isinstance(terms.get(f"{k}_one"), str)
+                      and not k.endswith("_one")}
 
     def value_name(self, value: Any, named: bool = True) -> str:
         """A data value in words; ids become names when `named` (references, not colours)."""
@@ -632,15 +638,31 @@ class DataWords:
         influence: 2}` -> `1 real, 2 Influence` (singulars from the game's terms); empty when
         a key is not a vocabulary name or a value not a whole number."""
         sayer = Sayer(self.m, {})
-        if not value or not all(k in sayer.vocab and "{" not in sayer.vocab[k]
-                                and isinstance(n, int) and not isinstance(n, bool)
+
+        def unit(key: str) -> str:  # the vocabulary's words, else the game's term
+            if key in sayer.vocab and "{" not in sayer.vocab[key]:
+                return bare(sayer.vocab[key])
+            return self.terms[key][0] if key in self.terms else ""
+
+        if not value or not all(unit(k) and isinstance(n, int) and not isinstance(n, bool)
                                 for k, n in value.items()):
             return ""
         # amounts by their size (a penalty of `coins: -2` is "2 coins": the column or the words
         # around say which way it goes); a mix of gains and losses keeps its signs
         if len({n < 0 for n in value.values()}) > 1:
             return ""
-        return ", ".join(sayer.count(abs(n), bare(sayer.vocab[k])) for k, n in value.items())
+        return ", ".join(sayer.count(abs(n), unit(k)) for k, n in value.items())
+
+    def effect_label(self, key: str) -> str:
+        """An effect's id as a heading: its id in words (`key_label`), spelt as the game's term
+        of the same key spells those words (`royal_favor` -> `Royal Favor`, as in "Royal Favor
+        tile", not `Royal favor`)."""
+        label = self.key_label(key)
+        if key not in self.names and key not in self.vocab and key in self.terms:
+            single = self.terms[key][1]
+            if single.lower().startswith(label.lower()):
+                return label[:1] + single[1:len(label)]
+        return label
 
     def key_label(self, key: str) -> str:
         """A data key as words: the vocabulary's words for it, else the key humanized."""
