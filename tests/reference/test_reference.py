@@ -654,3 +654,26 @@ def test_an_engine_that_does_not_compile_leaves_the_examples_empty(compiled: Com
     out = reference.render(compiled, "def broken(:\n")
     html = parse_html(out[RULES_HTML])
     assert "does not compile" in html.text["example.ships"]
+
+
+def test_a_move_of_the_flow_is_printed_beside_its_rule(files: dict[str, str]) -> None:
+    # the period end's hand discard and the placing of a Rubble Set marker printed in the
+    # turn's chapter, under "Turn order", as if they were steps of every turn; the marker's
+    # card was headed by the move's id ("Rubble sets: Marker")
+    md = files["reference/rules.md"]
+
+    def at(anchor: str) -> int:
+        return md.index(f'<a id="{anchor}"></a>')
+
+    def chapter(anchor: str) -> str:
+        return md[:at(anchor)].rsplit("\n## ", 1)[1].split("\n", 1)[0]
+
+    assert chapter("move-hand-discard") == chapter("period-end")
+    assert chapter("period-end").startswith("5. End of the period")
+    assert at("period-end.refill") < at("move-hand-discard") < at("figure-period-end")
+    assert at("rubble.sets") < at("move-marker") < at("setup")
+    assert chapter("move-draw") == "2. The turn"
+    assert at("turn.refill-board") < at("move-draw") < at("game-flow")
+    assert "#### Rubble sets: Place a Rubble Set marker" in md
+    assert "#### Refill your hand: Draw a card" in md
+    assert "Marker\n" not in md

@@ -1409,6 +1409,7 @@ class _Builder:
         variant's handout compares, card by card, with the same chapters under the variant."""
         chapters = [self.ch_game(), self.ch_turn(), self.ch_court(), self.ch_costs(),
                     self.ch_end(), self.ch_scoring()]
+        chapters = _beside_their_rules(chapters, self.move_cards())
         rest = [r for r in self.m.rules if r.id not in self.placed]
         if rest:  # a rule with steps of its own (a trigger that does them) says them
             chapters.append(Chapter("chap-other", "Other rules", tuple(
@@ -1419,6 +1420,28 @@ class _Builder:
         if effects.blocks:
             chapters.append(effects)
         return chapters
+
+    def move_cards(self) -> list[tuple[str, RuleCard]]:
+        """The moves of the flow that are no action (drawing a card, placing a marker, the
+        period end's discard), each with the rule it belongs to: `rule_chapters` prints each
+        card after the card that holds that rule."""
+        m = self.m
+        ps = m.procs
+        out: list[tuple[str, RuleCard]] = []
+        for move in (ps.actions.values() if ps is not None else ()):
+            if move.path[:2] != ("flow", "moves"):
+                continue  # the actions have cards of their own
+            row = ps.action_rows[move.id] if ps is not None else {}
+            name = row.get("name")
+            rule_title = self.title_of(move.rule)
+            move_title = name if isinstance(name, str) and name else humanize(move.id)
+            out.append((move.rule, RuleCard(
+                f"move-{move.id}", rule_title if rule_title == move_title
+                else f"{rule_title}: {move_title}", (),
+                proc=self._steps(move.steps, {**row, "this": row}, m, ()),
+                proc_players=self._say(move.steps, {**row, "this": row}, m, ()),
+                proc_code=self.steps_code(move.steps), procedure=True, kind="procedure")))
+        return out
 
     def ch_game(self) -> Chapter:
         m = self.m
@@ -1477,18 +1500,6 @@ class _Builder:
             said = self.proc_view(rule.id, m, rule.provenance.assumptions, players=True)
             blocks.append(self.card(rule, procedure=bool(proc), proc=proc, proc_players=said,
                                     proc_code=self.proc_code(rule.id, m)))
-        ps = m.procs
-        for move in (ps.actions.values() if ps is not None else ()):
-            if move.path[:2] != ("flow", "moves"):
-                continue  # the actions have cards of their own
-            row = ps.action_rows[move.id] if ps is not None else {}
-            rule_title, move_title = self.title_of(move.rule), humanize(move.id)
-            blocks.append(RuleCard(
-                f"move-{move.id}", rule_title if rule_title == move_title
-                else f"{rule_title}: {move_title}", (),
-                proc=self._steps(move.steps, {**row, "this": row}, m, ()),
-                proc_players=self._say(move.steps, {**row, "this": row}, m, ()),
-                proc_code=self.steps_code(move.steps), procedure=True, kind="procedure"))
         blocks.append(Heading("game-flow", "Game flow"))
         blocks.append(self.flow())
         phases = [ph for ph in m.data["flow"].get("phases", ()) if isinstance(ph, Mapping)]
@@ -3140,6 +3151,35 @@ def _data_sources(m: Model) -> list[tuple[str, Rich]]:
         if kind not in ("provenance", "examples"):
             walk(kind, m.data[kind], (), ())
     return out
+
+
+def _beside_their_rules(chapters: list[Chapter],
+                        cards: list[tuple[str, RuleCard]]) -> list[Chapter]:
+    """The chapters with each (rule id, card) placed right after the card that holds that
+    rule (its own card, or a card with a step of that id: the turn's, the period end's), so a
+    move is read where its rule is; a card whose rule is in no chapter goes at the end of the
+    turn's chapter (`chap-turn`), before its flow."""
+    def holds(b: Block, rule: str) -> bool:
+        return isinstance(b, RuleCard) and (
+            b.id == rule or any(s.id == rule for s in b.steps)
+            or any(holds(c, rule) for c in b.children))
+
+    out = [list(ch.blocks) for ch in chapters]
+    for rule, card in cards:
+        at = next(((i, j) for i, blocks in enumerate(out) for j, b in enumerate(blocks)
+                   if holds(b, rule)), None)
+        if at is None:
+            turn = next((i for i, ch in enumerate(chapters) if ch.id == "chap-turn"), 0)
+            flow = next((j for j, b in enumerate(out[turn])
+                         if isinstance(b, Heading) and b.id == "game-flow"), len(out[turn]))
+            out[turn].insert(flow, card)
+            continue
+        i, j = at
+        while j + 1 < len(out[i]) and isinstance(out[i][j + 1], RuleCard) \
+                and out[i][j + 1].id.startswith("move-"):
+            j += 1  # after the moves already placed there, in their order
+        out[i].insert(j + 1, card)
+    return [replace(ch, blocks=tuple(blocks)) for ch, blocks in zip(chapters, out, strict=True)]
 
 
 def _mark_sites(chapters: Iterable[Chapter]) -> dict[str, list[tuple[str, str]]]:
