@@ -677,3 +677,14 @@ def test_a_move_of_the_flow_is_printed_beside_its_rule(files: dict[str, str]) ->
     assert "#### Rubble sets: Place a Rubble Set marker" in md
     assert "#### Refill your hand: Draw a card" in md
     assert "Marker\n" not in md
+
+
+def test_a_hooks_event_is_said_in_words(files: dict[str, str]) -> None:
+    # a hook's card printed its event's id as words, "When rubble set completed", and the
+    # Queen's handout "When card revealed": rules/effects.yaml `events:` says each event
+    md = files["reference/rules.md"]
+    assert "*When a rubble set is completed, in [Rubble](#effect-rubble):*" in md
+    queen = files[variant_handout("queen", "md")]
+    assert "*When a card of the display is turned face up, in [Reveal the top card]" in queen
+    for page in (md, queen):
+        assert "When rubble set completed" not in page and "When card revealed" not in page

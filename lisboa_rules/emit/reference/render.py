@@ -1888,7 +1888,10 @@ class _Builder:
                 fired: tuple[tuple[str, str], ...] = ()
                 if group == "hooks" and ps is not None:
                     events = [e for e, hs in ps.hooks.items() if pid in hs]
-                    event = " · ".join(_event_words(e) for e in events)
+                    said = {str(e.get("id")): str(e.get("text")) for e in
+                            (m.data.get("effects") or {}).get("events") or ()
+                            if isinstance(e, Mapping)}
+                    event = " · ".join(said.get(e) or _event_words(e) for e in events)
                     fired = tuple(x for e in events for x in self.raised_by(e, m))
                 blocks.append(RuleCard(anchor, title, body, proc=self.proc_view(pid, m),
                                        proc_players=self.proc_view(pid, m, players=True),
@@ -2697,7 +2700,8 @@ def _same_words(a: Rich, b: Rich) -> bool:
 
 
 def _event_words(event: str) -> str:
-    """An event's name as words: `rubble-set-completed` -> `rubble set completed`."""
+    """An event's id as words, for an event rules/effects.yaml `events:` does not say:
+    `rubble-set-completed` -> `rubble set completed`."""
     return " ".join(event.replace("-", " ").replace("_", " ").split())
 
 
