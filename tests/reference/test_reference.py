@@ -688,3 +688,13 @@ def test_a_hooks_event_is_said_in_words(files: dict[str, str]) -> None:
     assert "*When a card of the display is turned face up, in [Reveal the top card]" in queen
     for page in (md, queen):
         assert "When rubble set completed" not in page and "When card revealed" not in page
+
+
+def test_a_list_of_components_heads_its_rows_by_what_they_are(files: dict[str, str]) -> None:
+    # the Decrees' and the clergy tiles' tables headed their first column "Id" (a word of the
+    # data) on the players' pages and the aid
+    for page in ("reference/rules.md", "reference/player-aid.md"):
+        assert "| Id |" not in files[page], page
+    assert "| Decree | Condition | Wigs |" in files["reference/rules.md"]
+    assert "| Decree | Condition | Wigs |" in files["reference/player-aid.md"]
+    assert "| Clergy | Reward |" in files["reference/rules.md"]

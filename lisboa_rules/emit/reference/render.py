@@ -1856,8 +1856,9 @@ class _Builder:
         comp = self.m.data["components"]
         rows = tuple((plain(humanize(d.id)), plain(self.words(d.condition.source, {})),
                       plain(str(d.wigs))) for d in self.m.decrees)
-        keys = list(comp["decrees"][0])
-        return Table(tuple(humanize(k) for k in keys), rows, (
+        keys = list(comp["decrees"][0])  # the id's column headed by what a row is: "Decree"
+        return Table(tuple(self.data_words.row_noun("decrees") if k == "id" else humanize(k)
+                           for k in keys), rows, (
             Piece(humanize("decrees")),
             Piece("", "value", marks=self.marks(comp.get("decrees_assumptions", ())))),
             row_ids=tuple(f"decree-{d.id}" for d in self.m.decrees), numeric=(2,))
@@ -2094,7 +2095,9 @@ class _Builder:
                           plain(self.value_name(dict(r["reward"])) if r["reward"] else ""))
                          for r in rows)
             caption = (Piece(humanize(key)), Piece("", "value", marks=self.marks(marks)))
-            out.append((key, Table((humanize(kind.key or "id"), humanize("reward")), body,
+            head = self.data_words.row_noun(key) if (kind.key or "id") == "id" \
+                else humanize(kind.key or "id")
+            out.append((key, Table((head, humanize("reward")), body,
                                    caption, row_ids=tuple(f"{kind.id}-{r.get(kind.key or 'id')}"
                                                           for r in rows))))
         return out

@@ -653,6 +653,15 @@ class DataWords:
             return ""
         return ", ".join(sayer.count(abs(n), unit(k)) for k, n in value.items())
 
+    def row_noun(self, key: str) -> str:
+        """What one row of a list of the rules is, as a column's heading: the list's key in
+        words, singular where a term of the game gives it (`decrees` -> `Decree`)."""
+        label = humanize(key)
+        for plural, single in self.terms.values():
+            if plural.lower() == label.lower():
+                return single[:1].upper() + single[1:]
+        return label
+
     def effect_label(self, key: str) -> str:
         """An effect's id as a heading: its id in words (`key_label`), spelt as the game's term
         of the same key spells those words (`royal_favor` -> `Royal Favor`, as in "Royal Favor
