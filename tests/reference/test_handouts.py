@@ -453,3 +453,12 @@ def test_a_changed_cost_of_an_action_is_named_not_shown_as_its_id() -> None:
     page = page[:page.index("\n<a id=", 1)]
     assert "Lacking cost: ~~Paying Influence with wigs~~" in page
     assert "~~wigs-for-influence~~" not in page
+
+
+def test_the_queen_page_says_what_a_visit_to_her_gives() -> None:
+    # the Visit rule says you must take the Noble action and cannot visit a Noble whose action
+    # you cannot carry out; the Queen has none, yet the engine lets you visit her for a State
+    # action: the page did not say so, and a player concluded she could not be visited
+    files = compile_rules(RULES).files
+    for page in (files[RULES_MD], files[variant_handout("queen", "md")]):
+        assert "once the Queen reigns you may still visit her" in page
