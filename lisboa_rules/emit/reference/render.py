@@ -2451,8 +2451,10 @@ class _Builder:
             t = self.decree_table()
             heads = tuple(AidLine(self.icons_in(d.condition.source), d.id.rsplit("-", 1)[-1], ())
                           for d in m.decrees)
-            tables.append(AidTable(t.head, heads, tuple(row[1:] for row in t.rows), t.caption,
-                                   runs=2 if len(m.decrees) > 8 else 1, numeric=(1,),
+            # its rows are numbers under the caption "Decrees": "#" heads them in the narrow
+            # runs of the sheet, where the rules' "Decree" widens the column past its fit
+            tables.append(AidTable(("#", *t.head[1:]), heads, tuple(row[1:] for row in t.rows),
+                                   t.caption, runs=2 if len(m.decrees) > 8 else 1, numeric=(1,),
                                    inline=True))
         lines: list[Rich] = []
         ties = m.data["scoring"].get("majority", {}).get("text")
