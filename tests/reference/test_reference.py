@@ -698,3 +698,11 @@ def test_a_list_of_components_heads_its_rows_by_what_they_are(files: dict[str, s
     assert "| Decree | Condition | Wigs |" in files["reference/rules.md"]
     assert "| \\# | Condition | Wigs |" in files["reference/player-aid.md"]  # its rows: "01"
     assert "| Clergy | Reward |" in files["reference/rules.md"]
+
+
+def test_the_flows_edge_says_each_period_once(files: dict[str, str]) -> None:
+    # "Period 1: a player has ... or Period 1: the number of empty display piles ..."
+    md = files["reference/rules.md"]
+    assert ('-->|"Period 1: a player has at least 2 completed rubble sets or the number of empty '
+            'display piles is at least 3"|') in md
+    assert "or Period 1:" not in md and "or Period 2:" not in md

@@ -1578,7 +1578,7 @@ class _Builder:
                 str(proc.get("id", kind)), self.title_of(str(proc.get("id", kind))), kind, when,
                 steps, "chap-scoring" if last else turn[0].id,
                 humanize("scoring") if last else turn[0].title,
-                " or ".join(f"{w.title}: {''.join(p.text for p in w.detail)}" for w in when)))
+                _when_label(when)))
         return Flow(turn, tuple(ends))
 
     # -- diagrams (emit.reference.diagrams lays them out) ---------------------------------------
@@ -3160,6 +3160,15 @@ def _data_sources(m: Model) -> list[tuple[str, Rich]]:
         if kind not in ("provenance", "examples"):
             walk(kind, m.data[kind], (), ())
     return out
+
+
+def _when_label(when: Sequence[FlowNode]) -> str:
+    """The triggers of an end as one edge label: their conditions joined by "or", each
+    period said once before its own ("Period 1: a player has ... or the number ...")."""
+    by: dict[str, list[str]] = {}
+    for w in when:
+        by.setdefault(w.title, []).append("".join(p.text for p in w.detail))
+    return " or ".join(f"{title}: {' or '.join(said)}" for title, said in by.items())
 
 
 def _beside_their_rules(chapters: list[Chapter],
