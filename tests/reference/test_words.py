@@ -343,3 +343,17 @@ def test_an_effects_amount_is_counted_in_the_games_terms() -> None:
     for wrong in ("Rubble: 1", "Influence gain: 1", "Royal favor", "Cardinal: 1",
                   "Officials to office: 2"):
         assert wrong not in page, wrong
+
+
+def test_a_data_keys_label_spells_the_games_words_as_its_terms_do() -> None:
+    # a variant's "Numbers and lists" printed "Setup › Neutral officials per office", the
+    # game's Officials in lower case
+    from lisboa_rules.emit.reference.words import DataWords
+
+    result = compile_rules(RULES)
+    assert result.compiled is not None
+    dw = DataWords(result.compiled.base.model)
+    assert dw.key_label("neutral_officials_per_office") == "Neutral Officials per office"
+    assert dw.key_label("reis_icons") == "Réis icons"
+    assert dw.key_label("rubble_set_markers") == "Rubble set markers"  # spelt both ways: kept
+    assert "Neutral Officials per office" in result.files[RULES_MD]

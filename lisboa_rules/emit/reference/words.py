@@ -7,7 +7,9 @@ result is a list of segments so that each format can escape text and mark assume
 from __future__ import annotations
 
 import ast
+import functools
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, assert_never, cast
@@ -582,6 +584,12 @@ def plain(m: Model, text: str, local: Any) -> str:
 # these words, and the engine's `component` and `move_words` say the same rows and ids in them.
 
 
+def _folded(word: str) -> str:
+    """A word lower-case and without accents: `Réis` -> `reis`."""
+    return "".join(c for c in unicodedata.normalize("NFD", word.lower())
+                   if not unicodedata.combining(c))
+
+
 def humanize(key: str) -> str:
     """A data key as a heading: `trade_goods` -> `Trade goods`."""
     text = key.replace("_", " ").replace("-", " ").strip()
@@ -674,11 +682,26 @@ class DataWords:
         return label
 
     def key_label(self, key: str) -> str:
-        """A data key as words: the vocabulary's words for it, else the key humanized."""
+        """A data key as words: the vocabulary's words for it, else the key humanized, each
+        word spelt as the game's terms spell it (`neutral_officials_per_office` -> `Neutral
+        Officials per office`)."""
         if key in self.names:
             return self.names[key]
         words = self.vocab.get(key)
-        return bare_label(words) if words is not None and "{" not in words else humanize(key)
+        if words is not None and "{" not in words:
+            return bare_label(words)
+        said = " ".join(self.spelling.get(_folded(w), w) for w in humanize(key).split(" "))
+        return said[:1].upper() + said[1:]
+
+    @functools.cached_property
+    def spelling(self) -> dict[str, str]:
+        """Each word of the game's terms by its lower-case, unaccented form, where the terms
+        spell it one way only (`officials` -> `Officials`, `reis` -> `réis`)."""
+        seen: dict[str, set[str]] = {}
+        for plural, single in self.terms.values():
+            for w in (*plural.split(" "), *single.split(" ")):
+                seen.setdefault(_folded(w), set()).add(w)
+        return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1}
 
     # -- a row of a table of the rules, for the engine's `component` ----------------------------
 
