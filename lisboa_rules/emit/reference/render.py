@@ -3193,8 +3193,8 @@ def _beside_their_rules(chapters: list[Chapter],
             out[turn].insert(flow, card)
             continue
         i, j = at
-        while j + 1 < len(out[i]) and isinstance(out[i][j + 1], RuleCard) \
-                and out[i][j + 1].id.startswith("move-"):
+        while j + 1 < len(out[i]) and isinstance(nxt := out[i][j + 1], RuleCard) \
+                and nxt.id.startswith("move-"):
             j += 1  # after the moves already placed there, in their order
         out[i].insert(j + 1, card)
     return [replace(ch, blocks=tuple(blocks)) for ch, blocks in zip(chapters, out, strict=True)]

@@ -616,9 +616,10 @@ class DataWords:
         # the game's terms by their key (`X` plural, `X_one` singular): what an amount of an
         # effect named like a term counts (`{rubble: 1}` is "1 rubble cube")
         terms = m.data.get("game", {}).get("terms", {}) if isinstance(m.data, dict) else {}
-        self.terms = {k: (v, terms[f"{k}_one"]) for k, v in (terms or {}).items()
-                      if isinstance(v, str) and isinstance(terms.get(f"{k}_one"), str)
-                      and not k.endswith("_one")}
+        self.terms: dict[str, tuple[str, str]] = {
+            str(k): (v, str(terms[f"{k}_one"])) for k, v in (terms or {}).items()
+            if isinstance(v, str) and isinstance(terms.get(f"{k}_one"), str)
+            and not str(k).endswith("_one")}
 
     def value_name(self, value: Any, named: bool = True) -> str:
         """A data value in words; ids become names when `named` (references, not colours)."""
