@@ -157,7 +157,7 @@ def test_no_card_encodes_a_gain_as_flat_influence(engine: Any, rules_md: str) ->
         for c in rs.cards.values():
             assert dict(c.reward).get("influence", 0) <= 0, c.number
         assert any(dict(c.reward).get("influence_gain", 0) > 0 for c in rs.cards.values())
-    assert "Influence gain: 1" in rule_block(rules_md, "card-3")
+    assert "1 Influence gain" in rule_block(rules_md, "card-3")
 
 
 # --- 3. The Church track --------------------------------------------------------------------

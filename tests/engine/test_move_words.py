@@ -90,11 +90,11 @@ def test_every_listed_move_has_words_of_its_own(engine: Any, players: int,
 
 def _kind_names(E: Any) -> dict[str, str]:
     """Each kind of move of rules/ by the name the rules give it: the action's `name:`
-    (rules/court.yaml), else the title of the rule a move of the flow names (its words in the
-    reference, `rule_text`)."""
+    (rules/court.yaml), a move of the flow's `name:`, else the title of the rule it names (its
+    words in the reference, `rule_text`)."""
     names = {str(a.get("procedure") or a["id"]): a["name"] for a in _load("court")["actions"]}
     for mv in _load("flow")["moves"]:
-        names[mv["id"]] = E.rule_text(mv["rule"])[0]
+        names[mv["id"]] = mv.get("name") or E.rule_text(mv["rule"])[0]
     return names
 
 

@@ -164,6 +164,47 @@ def test_the_players_edition_notes_every_assumption(
         assert f'href="#note-{numbers[a]}"' in html, a
 
 
+def test_every_note_whose_mark_prints_says_where_and_what_to_check(
+        compiled: Compiled, files: dict[str, str]) -> None:
+    """A note marked at a table, a variant's callout or a variant (not a rule: the cards, the
+    Decrees, the ships, the Queen, the neutral Officials) once printed empty "Where" and "Check
+    in" cells: a reader with the rulebook was told a value is assumed and not where it stands
+    or what to check it against."""
+    m = compiled.base.model
+    md = files[RULES_MD]
+    notes_at = md.index('<a id="notes"></a>')
+    body, notes = md[:notes_at], md[notes_at:]
+    titles = dict(m.sources)
+    for n, _ in enumerate(m.assumptions, start=1):
+        row = next(line for line in notes.splitlines() if f'<a id="note-{n}"></a>' in line)
+        where = row.split("|")[4]
+        if f"](#note-{n})</sup>" in body:
+            assert "](#" in where, row
+            for anchor in re.findall(r"\]\(#([^)]+)\)", where):  # each place it names
+                assert f'<a id="{anchor}"></a>' in body, (n, anchor)
+    numbers = {a.id: i for i, a in enumerate(m.assumptions, start=1)}
+    comp = m.data["components"]
+    declared = {
+        "ship-sizes-and-costs": ("components.shipyard", comp["ships_source"]),
+        "card-contents": ("cards", ()),
+        "decree-contents": ("score.decrees", ()),
+        "plan-contents": ("open-building", ()),
+        "clergy-contents": ("components-clergy", ()),
+    }
+    for v in compiled.variants:
+        for a in v.provenance.assumptions:
+            declared[a] = (f"variant-{v.id}", v.provenance.sources)
+        for c in v.callouts:
+            for a in c.provenance.assumptions:
+                declared[a] = (c.rule, c.provenance.sources)
+    for a, (anchor, sources) in declared.items():
+        row = next(line for line in notes.splitlines()
+                   if f'<a id="note-{numbers[a]}"></a>' in line)
+        assert f"](#{anchor})" in row, (a, row)
+        for s in sources:
+            assert titles[s] in row.split("|")[5], (a, s, row)
+
+
 def test_both_editions_say_the_same_rules(compiled: Compiled, files: dict[str, str]) -> None:
     m = compiled.base.model
     players, annotated = visible(files[RULES_HTML]), visible(files[RULES_ANNOTATED_HTML])
@@ -176,7 +217,7 @@ def test_both_editions_say_the_same_rules(compiled: Compiled, files: dict[str, s
 @pytest.mark.parametrize("page", [RULES_MD, RULES_HTML])
 def test_no_engine_speak_in_the_players_edition(files: dict[str, str], page: str) -> None:
     text = visible(files[page]) if page.endswith(".html") else md_visible(files[page])
-    for word in ("engine", "Engine", "seeded", "Id:", "Forbidden by flag"):
+    for word in ("engine", "Engine", "seeded", "Id:", "Forbidden by flag", "sorted"):
         assert word not in text, (page, word, text[max(0, text.find(word) - 80):][:160])
 
 

@@ -241,3 +241,11 @@ def test_weasyprint_numbers_the_index_from_its_layout(tmp_path: Path) -> None:
     assert all(t in where for t in targets)
     numbers = re.findall(r'<a class="pg(?: def)?" href="#[^"]+">(\d+)</a>', printed[0])
     assert len(numbers) >= len(_glossary())
+
+
+def test_the_noble_action_is_taken_through_events_too(files: dict[str, str]) -> None:
+    # seed 001: "Each Noble has one big action, done when you visit him, follow him, or through
+    # some events" - the reference said the visit and the follow only
+    md = files[RULES_MD]
+    entry = md[md.index('<a id="term-noble-action"></a>'):].split("\n")[1]
+    assert "or through some events" in entry and "](#sponsor)" in entry

@@ -253,7 +253,7 @@ def test_a_new_noble_and_his_action_are_cards() -> None:
 def test_a_hook_is_titled_by_its_house_rule_and_says_where_it_fires() -> None:
     md, html = _house("guild-purse")
     assert "### New: The guild's purse\n" in md
-    assert "*When store built, in [Build a Store](rules.md#build-store):*" in md
+    assert "*When a store is built, in [Build a Store](rules.md#build-store):*" in md
     assert "Guild purse on store" not in md and "guild-purse-on-store" not in _visible(html)
     # and in place, where Build a Store raises its event: new lines of that card
     card = md[md.index("### [Build a Store](rules.md#build-store)"):md.index("### New:")]
@@ -353,7 +353,8 @@ def test_a_new_hook_said_in_place_by_a_procedure_of_no_steps_is_printed_once() -
     html = _visible(result.files[variant_handout("queen", "html")])
     assert md.count(step) == 1 and html.count(step) == 1
     card = md[md.index(f"### New: {queen.title}\n"):]
-    assert "*When card revealed, in [Reveal the top card](rules.md#procedure-reveal-top):*" in card
+    assert ("*When a card of the display is turned face up, in [Reveal the top card]"
+            "(rules.md#procedure-reveal-top):*") in card
     assert f"- **1.** {step}" in card
     assert "### [Reveal the top card]" not in md
 
@@ -452,3 +453,12 @@ def test_a_changed_cost_of_an_action_is_named_not_shown_as_its_id() -> None:
     page = page[:page.index("\n<a id=", 1)]
     assert "Lacking cost: ~~Paying Influence with wigs~~" in page
     assert "~~wigs-for-influence~~" not in page
+
+
+def test_the_queen_page_says_what_a_visit_to_her_gives() -> None:
+    # the Visit rule says you must take the Noble action and cannot visit a Noble whose action
+    # you cannot carry out; the Queen has none, yet the engine lets you visit her for a State
+    # action: the page did not say so, and a player concluded she could not be visited
+    files = compile_rules(RULES).files
+    for page in (files[RULES_MD], files[variant_handout("queen", "md")]):
+        assert "once the Queen reigns you may still visit her" in page

@@ -67,3 +67,38 @@ def test_a_text_that_prints_no_ascii_number_is_left_as_it_is(tmp_path: Path) -> 
                            "text: The game is called squared.\nsource: our group\n"
                            "changes:\n  game:\n    title: \"\u00b2\"\n", tmp_path, fold=True)
     assert "# \u00b2" in result.files["reference/rules.md"]
+
+
+SPARSE = """\
+kind: variant
+id: sparse
+title: A sparse game
+applies: chosen
+text: One card in hand, one cube a set, one Decree on show, two wigs at the top of the track.
+source: [facts:§3.2]
+changes:
+  game:
+    start: {hand: 1}
+    tracks:
+      influence: {wig_at_max: 2}
+    rubble: {cubes_per_set: 1}
+  components:
+    decree_display: {size: 1}
+"""
+
+
+def test_words_between_a_number_and_its_noun_follow_it(tmp_path: Path) -> None:
+    # a number printed before an adjective or a noun of its own ("5 face-up Decrees", "5 blue
+    # cards", "every 3 cubes") kept its plural when a house rule made it 1; a limit said as
+    # "at most one per gain" contradicted a reward of 2 wigs
+    page = compiled_with(SPARSE, tmp_path, fold=True).files["reference/rules.md"]
+    assert "Each player holds a hand of 1 Political card." in page
+    assert "Each player starts with 1 card of the blue deck;" in page
+    assert "you gain 2 wigs, only once per gain." in page
+    assert "each rubble set takes 1 rubble cube." in page
+    assert "a rubble set takes 1 rubble cube |" in page  # its note
+    assert "The Decree display shows 1 Decree face up." in page  # the rule and the glossary
+    assert page.count("The Decree display shows 1 Decree face up.") == 2
+    for wrong in ("1 Political cards", "1 blue cards", "1 face-up Decrees", "every 1 cubes",
+                  "1 Decree lie", "at most one per gain"):
+        assert wrong not in page

@@ -654,3 +654,55 @@ def test_an_engine_that_does_not_compile_leaves_the_examples_empty(compiled: Com
     out = reference.render(compiled, "def broken(:\n")
     html = parse_html(out[RULES_HTML])
     assert "does not compile" in html.text["example.ships"]
+
+
+def test_a_move_of_the_flow_is_printed_beside_its_rule(files: dict[str, str]) -> None:
+    # the period end's hand discard and the placing of a Rubble Set marker printed in the
+    # turn's chapter, under "Turn order", as if they were steps of every turn; the marker's
+    # card was headed by the move's id ("Rubble sets: Marker")
+    md = files["reference/rules.md"]
+
+    def at(anchor: str) -> int:
+        return md.index(f'<a id="{anchor}"></a>')
+
+    def chapter(anchor: str) -> str:
+        return md[:at(anchor)].rsplit("\n## ", 1)[1].split("\n", 1)[0]
+
+    assert chapter("move-hand-discard") == chapter("period-end")
+    assert chapter("period-end").startswith("5. End of the period")
+    assert at("period-end.refill") < at("move-hand-discard") < at("figure-period-end")
+    assert at("rubble.sets") < at("move-marker") < at("setup")
+    assert chapter("move-draw") == "2. The turn"
+    assert at("turn.refill-board") < at("move-draw") < at("game-flow")
+    assert "#### Rubble sets: Place a Rubble Set marker" in md
+    assert "#### Refill your hand: Draw a card" in md
+    assert "Marker\n" not in md
+
+
+def test_a_hooks_event_is_said_in_words(files: dict[str, str]) -> None:
+    # a hook's card printed its event's id as words, "When rubble set completed", and the
+    # Queen's handout "When card revealed": rules/effects.yaml `events:` says each event
+    md = files["reference/rules.md"]
+    assert "*When a rubble set is completed, in [Rubble](#effect-rubble):*" in md
+    queen = files[variant_handout("queen", "md")]
+    assert "*When a card of the display is turned face up, in [Reveal the top card]" in queen
+    for page in (md, queen):
+        assert "When rubble set completed" not in page and "When card revealed" not in page
+
+
+def test_a_list_of_components_heads_its_rows_by_what_they_are(files: dict[str, str]) -> None:
+    # the Decrees' and the clergy tiles' tables headed their first column "Id" (a word of the
+    # data) on the players' pages and the aid
+    for page in ("reference/rules.md", "reference/player-aid.md"):
+        assert "| Id |" not in files[page], page
+    assert "| Decree | Condition | Wigs |" in files["reference/rules.md"]
+    assert "| \\# | Condition | Wigs |" in files["reference/player-aid.md"]  # its rows: "01"
+    assert "| Clergy | Reward |" in files["reference/rules.md"]
+
+
+def test_the_flows_edge_says_each_period_once(files: dict[str, str]) -> None:
+    # "Period 1: a player has ... or Period 1: the number of empty display piles ..."
+    md = files["reference/rules.md"]
+    assert ('-->|"Period 1: a player has at least 2 completed rubble sets or the number of empty '
+            'display piles is at least 3"|') in md
+    assert "or Period 1:" not in md and "or Period 2:" not in md

@@ -217,7 +217,7 @@ def test_effects_chapter_lists_every_effect_procedure_and_hook(
             section(page, fmt, anchor), [enc(fmt, w) for w in expected_words(compiled, pid)]
         )
     hook = section(page, fmt, "hook-rubble-marker")
-    assert enc(fmt, "When rubble set completed, in ") in hook
+    assert enc(fmt, "When a rubble set is completed, in ") in hook
     # a `do` step links to the card of what it carries out in the annotated edition; the
     # players' edition says that card's words in place
     link = "](#effect-rubble)" if fmt == "md" else 'href="#effect-rubble"'
@@ -304,10 +304,10 @@ def test_house_rule_hook_shows_in_place(house: dict[str, str], fmt: str) -> None
         hooks,
         [
             "hook-rubble-marker",
-            enc(fmt, "When rubble set completed, in "),
+            enc(fmt, "When a rubble set is completed, in "),
             enc(fmt, "...and place it on a Noble of your choice."),
             "hook-rubble-cheer",
-            enc(fmt, "When rubble set completed, in "),
+            enc(fmt, "When a rubble set is completed, in "),
             enc(fmt, "The crowd cheers and you score a wig."),
         ],
     )

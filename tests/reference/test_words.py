@@ -330,3 +330,35 @@ def test_an_amount_filter_is_checked(
     assert [(d.code, d.message[:len(message)], d.suggestion) for d in found] == \
         [("unknown-placeholder", message, suggestion)]
     assert found[0].span is not None and found[0].span.file.endswith("court.yaml")
+
+
+def test_an_effects_amount_is_counted_in_the_games_terms() -> None:
+    # `{rubble: 1}` printed "Rubble: 1" on every card that gives a rubble cube, `{influence_gain:
+    # 1}` "Influence gain: 1", a State action's effects "Royal favor: 1" and "Cardinal: 1", and
+    # the Effects chapter headed one "Royal favor": the effect's id, not the game's words
+    page = compile_rules(RULES).files[RULES_MD]
+    card = page[page.index('<a id="card-2">'):].split("\n", 1)[0]
+    assert "| 1 rubble cube | 2 réis |" in card
+    card = page[page.index('<a id="card-3">'):].split("\n", 1)[0]
+    assert "| 1 Influence gain |" in card
+    for said in ("**Effects:** 1 Royal Favor tile",
+                 "**Effects:** 2 Officials into the Noble's office",
+                 "**Effects:** 1 space of the Cardinal's circuit", "#### Royal Favor\n"):
+        assert said in page, said
+    for wrong in ("Rubble: 1", "Influence gain: 1", "Royal favor", "Cardinal: 1",
+                  "Officials to office: 2"):
+        assert wrong not in page, wrong
+
+
+def test_a_data_keys_label_spells_the_games_words_as_its_terms_do() -> None:
+    # a variant's "Numbers and lists" printed "Setup › Neutral officials per office", the
+    # game's Officials in lower case
+    from lisboa_rules.emit.reference.words import DataWords
+
+    result = compile_rules(RULES)
+    assert result.compiled is not None
+    dw = DataWords(result.compiled.base.model)
+    assert dw.key_label("neutral_officials_per_office") == "Neutral Officials per office"
+    assert dw.key_label("reis_icons") == "Réis icons"
+    assert dw.key_label("rubble_set_markers") == "Rubble set markers"  # spelt both ways: kept
+    assert "Neutral Officials per office" in result.files[RULES_MD]

@@ -89,8 +89,8 @@ def entries(m: Model) -> dict[str, tuple[tuple[str, ...], dict[Any, Entry]]]:
 
 
 def move_names(m: Model) -> dict[str, str]:
-    """Each kind of move of a rule set by its name: its action's `name:`, else the title of
-    the rule its refusals name, else its id humanized."""
+    """Each kind of move of a rule set by its name: its `name:` (an action's, a move's of the
+    flow), else the title of the rule its refusals name, else its id humanized."""
     titles = {r.id: r.title for r in m.rules}
     out: dict[str, str] = {}
     ps = m.procs
@@ -196,8 +196,8 @@ def words_view(models: Sequence[Model], types: Mapping[str, VType], listers: Seq
         + ("{" if lines else "{}"), *lines, *(["}"] if lines else []), *same]))
     names = [move_names(m) for m in models]
     view.tables.append(
-        "# Each kind of move by its name: its action's `name:` (rules/court.yaml), else the "
-        "title of\n# the rule it names (rules/flow.yaml `moves:`).\n"
+        "# Each kind of move by its name: its `name:` (rules/court.yaml `actions:`, "
+        "rules/flow.yaml\n# `moves:`), else the title of the rule it names.\n"
         + _assign("_MOVE_NAMES: Final[dict[str, str]]", names[0]))
     own = {tuple(m.variants): {k: v for k, v in n.items() if names[0].get(k) != v}
            for m, n in zip(models[1:], names[1:], strict=True)}

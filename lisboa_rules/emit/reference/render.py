@@ -28,6 +28,7 @@ of data for their format.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import functools
 import json
@@ -756,6 +757,9 @@ class _Builder:
         self.row_anchors: dict[str, str] = {}  # table rows that are link targets -> label
         self.examples: tuple[ExampleView, ...] = ()
         self.figs: tuple[Figure, ...] = ()
+        # where each assumption's mark prints in the players' edition (its id -> (anchor,
+        # title) of each section), found by `ch_appendix` in the pages built before its notes
+        self.mark_sites: dict[str, list[tuple[str, str]]] = {}
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -901,7 +905,7 @@ class _Builder:
         if group == "hooks":
             return f"{prefix}-{pid}", self.hook_title(pid, model)
         if group == "effects":  # named as a reward names it ("Réis: 3"): the vocabulary's words
-            return f"{prefix}-{pid}", self.key_label(pid)
+            return f"{prefix}-{pid}", self.data_words.effect_label(pid)
         name = self.proc_row(pid, model).get("name")
         return f"{prefix}-{pid}", name if isinstance(name, str) and name else humanize(pid)
 
@@ -1380,7 +1384,7 @@ class _Builder:
         chapters = self.rule_chapters()
         variants = self.ch_variants(tuple(chapters))
         chapters.append(variants)
-        chapters.append(self.ch_appendix())
+        chapters.append(self.ch_appendix(tuple(chapters)))
         found = self.ch_find()
         if found.blocks:
             chapters.append(found)
@@ -1405,6 +1409,7 @@ class _Builder:
         variant's handout compares, card by card, with the same chapters under the variant."""
         chapters = [self.ch_game(), self.ch_turn(), self.ch_court(), self.ch_costs(),
                     self.ch_end(), self.ch_scoring()]
+        chapters = _beside_their_rules(chapters, self.move_cards())
         rest = [r for r in self.m.rules if r.id not in self.placed]
         if rest:  # a rule with steps of its own (a trigger that does them) says them
             chapters.append(Chapter("chap-other", "Other rules", tuple(
@@ -1415,6 +1420,28 @@ class _Builder:
         if effects.blocks:
             chapters.append(effects)
         return chapters
+
+    def move_cards(self) -> list[tuple[str, RuleCard]]:
+        """The moves of the flow that are no action (drawing a card, placing a marker, the
+        period end's discard), each with the rule it belongs to: `rule_chapters` prints each
+        card after the card that holds that rule."""
+        m = self.m
+        ps = m.procs
+        out: list[tuple[str, RuleCard]] = []
+        for move in (ps.actions.values() if ps is not None else ()):
+            if move.path[:2] != ("flow", "moves"):
+                continue  # the actions have cards of their own
+            row = ps.action_rows[move.id] if ps is not None else {}
+            name = row.get("name")
+            rule_title = self.title_of(move.rule)
+            move_title = name if isinstance(name, str) and name else humanize(move.id)
+            out.append((move.rule, RuleCard(
+                f"move-{move.id}", rule_title if rule_title == move_title
+                else f"{rule_title}: {move_title}", (),
+                proc=self._steps(move.steps, {**row, "this": row}, m, ()),
+                proc_players=self._say(move.steps, {**row, "this": row}, m, ()),
+                proc_code=self.steps_code(move.steps), procedure=True, kind="procedure")))
+        return out
 
     def ch_game(self) -> Chapter:
         m = self.m
@@ -1473,18 +1500,6 @@ class _Builder:
             said = self.proc_view(rule.id, m, rule.provenance.assumptions, players=True)
             blocks.append(self.card(rule, procedure=bool(proc), proc=proc, proc_players=said,
                                     proc_code=self.proc_code(rule.id, m)))
-        ps = m.procs
-        for move in (ps.actions.values() if ps is not None else ()):
-            if move.path[:2] != ("flow", "moves"):
-                continue  # the actions have cards of their own
-            row = ps.action_rows[move.id] if ps is not None else {}
-            rule_title, move_title = self.title_of(move.rule), humanize(move.id)
-            blocks.append(RuleCard(
-                f"move-{move.id}", rule_title if rule_title == move_title
-                else f"{rule_title}: {move_title}", (),
-                proc=self._steps(move.steps, {**row, "this": row}, m, ()),
-                proc_players=self._say(move.steps, {**row, "this": row}, m, ()),
-                proc_code=self.steps_code(move.steps), procedure=True, kind="procedure"))
         blocks.append(Heading("game-flow", "Game flow"))
         blocks.append(self.flow())
         phases = [ph for ph in m.data["flow"].get("phases", ()) if isinstance(ph, Mapping)]
@@ -1563,7 +1578,7 @@ class _Builder:
                 str(proc.get("id", kind)), self.title_of(str(proc.get("id", kind))), kind, when,
                 steps, "chap-scoring" if last else turn[0].id,
                 humanize("scoring") if last else turn[0].title,
-                " or ".join(f"{w.title}: {''.join(p.text for p in w.detail)}" for w in when)))
+                _when_label(when)))
         return Flow(turn, tuple(ends))
 
     # -- diagrams (emit.reference.diagrams lays them out) ---------------------------------------
@@ -1841,8 +1856,9 @@ class _Builder:
         comp = self.m.data["components"]
         rows = tuple((plain(humanize(d.id)), plain(self.words(d.condition.source, {})),
                       plain(str(d.wigs))) for d in self.m.decrees)
-        keys = list(comp["decrees"][0])
-        return Table(tuple(humanize(k) for k in keys), rows, (
+        keys = list(comp["decrees"][0])  # the id's column headed by what a row is: "Decree"
+        return Table(tuple(self.data_words.row_noun("decrees") if k == "id" else humanize(k)
+                           for k in keys), rows, (
             Piece(humanize("decrees")),
             Piece("", "value", marks=self.marks(comp.get("decrees_assumptions", ())))),
             row_ids=tuple(f"decree-{d.id}" for d in self.m.decrees), numeric=(2,))
@@ -1873,7 +1889,10 @@ class _Builder:
                 fired: tuple[tuple[str, str], ...] = ()
                 if group == "hooks" and ps is not None:
                     events = [e for e, hs in ps.hooks.items() if pid in hs]
-                    event = " · ".join(_event_words(e) for e in events)
+                    said = {str(e.get("id")): str(e.get("text")) for e in
+                            (m.data.get("effects") or {}).get("events") or ()
+                            if isinstance(e, Mapping)}
+                    event = " · ".join(said.get(e) or _event_words(e) for e in events)
                     fired = tuple(x for e in events for x in self.raised_by(e, m))
                 blocks.append(RuleCard(anchor, title, body, proc=self.proc_view(pid, m),
                                        proc_players=self.proc_view(pid, m, players=True),
@@ -2076,12 +2095,17 @@ class _Builder:
                           plain(self.value_name(dict(r["reward"])) if r["reward"] else ""))
                          for r in rows)
             caption = (Piece(humanize(key)), Piece("", "value", marks=self.marks(marks)))
-            out.append((key, Table((humanize(kind.key or "id"), humanize("reward")), body,
+            head = self.data_words.row_noun(key) if (kind.key or "id") == "id" \
+                else humanize(kind.key or "id")
+            out.append((key, Table((head, humanize("reward")), body,
                                    caption, row_ids=tuple(f"{kind.id}-{r.get(kind.key or 'id')}"
                                                           for r in rows))))
         return out
 
-    def ch_appendix(self) -> Chapter:
+    def ch_appendix(self, before: Sequence[Chapter] = ()) -> Chapter:
+        """The cards, the other tables of components and the notes (the players' edition) or
+        the assumptions, sources and rule index (the annotated one); `before` are the chapters
+        it follows, whose marks the notes say the places of."""
         m = self.m
         blocks: list[Block] = []
         if m.cards:
@@ -2090,6 +2114,7 @@ class _Builder:
         for key, table in self.reward_tables():
             blocks.append(Heading(f"components-{key}", humanize(key)))
             blocks.append(table)
+        self.mark_sites = _mark_sites((*before, Chapter("chap-appendix", "", tuple(blocks))))
         blocks.append(Heading("notes", humanize("notes"), only="players"))
         blocks.append(self.notes_table())
         blocks.append(Heading("assumptions", humanize("assumptions"), only="annotated"))
@@ -2197,15 +2222,34 @@ class _Builder:
         for r in m.rules:
             for aid in r.provenance.assumptions:
                 at.setdefault(aid, []).append(r)
+        # the callouts, variants and tables of data (not rules) that rest on an assumption:
+        # their sources are where to check it too
+        cited: dict[str, list[str]] = {}
+        for c in (c for cs in self.callouts.values() for c in cs):
+            for aid in (mk.id for mk in c.marks):
+                cited.setdefault(aid, []).extend(c.sources)
+        for v in self.c.variants:
+            for aid in v.provenance.assumptions:
+                cited.setdefault(aid, []).extend(v.provenance.sources)
+        comp = m.data.get("components") or {}
+        for key, ids in comp.items():
+            if key.endswith("_assumptions") and isinstance(ids, list):
+                found = comp.get(key.removesuffix("_assumptions") + "_source") or ()
+                for aid in ids:
+                    cited.setdefault(str(aid), []).extend(str(s) for s in found)
         out = []
         for a in m.assumptions:
             rules = at.get(a.id, [])
             sources: list[str] = []
-            for r in rules:
-                for src in r.provenance.sources:
-                    if titles.get(src, src) not in sources:
-                        sources.append(titles.get(src, src))
-            where = join([(link(r.title, r.id),) for r in rules], ", ")
+            for src in [s for r in rules for s in r.provenance.sources] + cited.get(a.id, []):
+                if titles.get(src, src) not in sources:
+                    sources.append(titles.get(src, src))
+            # the rules that declare it, then every other place its mark prints (a table, a
+            # callout, a variant, a value bound into another rule's words)
+            places = [(r.id, r.title) for r in rules]
+            places += [s for s in self.mark_sites.get(a.id, ()) if s[0] not in
+                       {p for p, _ in places}]
+            where = join([(link(title, anchor),) for anchor, title in places], ", ")
             out.append(NoteView(self.assumptions[a.id].n, a.id, self.assumptions[a.id].value,
                                 a.reason, where, tuple(sources)))
         return tuple(out)
@@ -2407,8 +2451,10 @@ class _Builder:
             t = self.decree_table()
             heads = tuple(AidLine(self.icons_in(d.condition.source), d.id.rsplit("-", 1)[-1], ())
                           for d in m.decrees)
-            tables.append(AidTable(t.head, heads, tuple(row[1:] for row in t.rows), t.caption,
-                                   runs=2 if len(m.decrees) > 8 else 1, numeric=(1,),
+            # its rows are numbers under the caption "Decrees": "#" heads them in the narrow
+            # runs of the sheet, where the rules' "Decree" widens the column past its fit
+            tables.append(AidTable(("#", *t.head[1:]), heads, tuple(row[1:] for row in t.rows),
+                                   t.caption, runs=2 if len(m.decrees) > 8 else 1, numeric=(1,),
                                    inline=True))
         lines: list[Rich] = []
         ties = m.data["scoring"].get("majority", {}).get("text")
@@ -2659,7 +2705,8 @@ def _same_words(a: Rich, b: Rich) -> bool:
 
 
 def _event_words(event: str) -> str:
-    """An event's name as words: `rubble-set-completed` -> `rubble set completed`."""
+    """An event's id as words, for an event rules/effects.yaml `events:` does not say:
+    `rubble-set-completed` -> `rubble set completed`."""
     return " ".join(event.replace("-", " ").replace("_", " ").split())
 
 
@@ -3113,6 +3160,86 @@ def _data_sources(m: Model) -> list[tuple[str, Rich]]:
         if kind not in ("provenance", "examples"):
             walk(kind, m.data[kind], (), ())
     return out
+
+
+def _when_label(when: Sequence[FlowNode]) -> str:
+    """The triggers of an end as one edge label: their conditions joined by "or", each
+    period said once before its own ("Period 1: a player has ... or the number ...")."""
+    by: dict[str, list[str]] = {}
+    for w in when:
+        by.setdefault(w.title, []).append("".join(p.text for p in w.detail))
+    return " or ".join(f"{title}: {' or '.join(said)}" for title, said in by.items())
+
+
+def _beside_their_rules(chapters: list[Chapter],
+                        cards: list[tuple[str, RuleCard]]) -> list[Chapter]:
+    """The chapters with each (rule id, card) placed right after the card that holds that
+    rule (its own card, or a card with a step of that id: the turn's, the period end's), so a
+    move is read where its rule is; a card whose rule is in no chapter goes at the end of the
+    turn's chapter (`chap-turn`), before its flow."""
+    def holds(b: Block, rule: str) -> bool:
+        return isinstance(b, RuleCard) and (
+            b.id == rule or any(s.id == rule for s in b.steps)
+            or any(holds(c, rule) for c in b.children))
+
+    out = [list(ch.blocks) for ch in chapters]
+    for rule, card in cards:
+        at = next(((i, j) for i, blocks in enumerate(out) for j, b in enumerate(blocks)
+                   if holds(b, rule)), None)
+        if at is None:
+            turn = next((i for i, ch in enumerate(chapters) if ch.id == "chap-turn"), 0)
+            flow = next((j for j, b in enumerate(out[turn])
+                         if isinstance(b, Heading) and b.id == "game-flow"), len(out[turn]))
+            out[turn].insert(flow, card)
+            continue
+        i, j = at
+        while j + 1 < len(out[i]) and isinstance(nxt := out[i][j + 1], RuleCard) \
+                and nxt.id.startswith("move-"):
+            j += 1  # after the moves already placed there, in their order
+        out[i].insert(j + 1, card)
+    return [replace(ch, blocks=tuple(blocks)) for ch, blocks in zip(chapters, out, strict=True)]
+
+
+def _mark_sites(chapters: Iterable[Chapter]) -> dict[str, list[tuple[str, str]]]:
+    """Each assumption's marks as the players' edition prints them: its id -> the (anchor,
+    title) of every section that shows one (a rule's card, an example, a variant, the heading
+    of a table), in page order."""
+    sites: dict[str, list[tuple[str, str]]] = {}
+
+    def visit(node: Any, site: tuple[str, str]) -> None:
+        if getattr(node, "only", "") == "annotated":
+            return
+        if isinstance(node, Mark):
+            if site[0] and site not in sites.setdefault(node.id, []):
+                sites[node.id].append(site)
+            return
+        if isinstance(node, RuleCard) and node.title:  # (the turn's card: its heading's)
+            site = (node.id, node.title)
+        elif isinstance(node, ExampleView):
+            site = (node.id, f"{humanize('example')}: {node.title}")
+        elif isinstance(node, VariantView):
+            site = (f"variant-{_slug(node.id)}", node.title)
+        elif isinstance(node, GlossaryEntry):
+            site = (node.id, node.term)
+        if dataclasses.is_dataclass(node) and not isinstance(node, type):
+            for f in dataclasses.fields(node):
+                if f.name not in ("proc", "proc_code", "step_changes"):  # the annotated's
+                    visit(getattr(node, f.name), site)
+        elif isinstance(node, (tuple, list)):
+            for x in node:
+                visit(x, site)
+
+    for ch in chapters:
+        if ch.only == "annotated":
+            continue
+        site = (ch.id, ch.title)
+        for b in ch.blocks:
+            if isinstance(b, Heading):
+                if b.only != "annotated":
+                    site = (b.id, b.title)
+                continue
+            visit(b, site)
+    return sites
 
 
 def _data_assumptions(m: Model) -> list[tuple[str, Rich]]:

@@ -7,7 +7,9 @@ result is a list of segments so that each format can escape text and mark assume
 from __future__ import annotations
 
 import ast
+import functools
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, assert_never, cast
@@ -582,6 +584,12 @@ def plain(m: Model, text: str, local: Any) -> str:
 # these words, and the engine's `component` and `move_words` say the same rows and ids in them.
 
 
+def _folded(word: str) -> str:
+    """A word lower-case and without accents: `Réis` -> `reis`."""
+    return "".join(c for c in unicodedata.normalize("NFD", word.lower())
+                   if not unicodedata.combining(c))
+
+
 def humanize(key: str) -> str:
     """A data key as a heading: `trade_goods` -> `Trade goods`."""
     text = key.replace("_", " ").replace("-", " ").strip()
@@ -605,6 +613,13 @@ class DataWords:
         self.m = m
         self.names = names_of(m)
         self.vocab = {v.name: v.words for v in m.vocabulary}
+        # the game's terms by their key (`X` plural, `X_one` singular): what an amount of an
+        # effect named like a term counts (`{rubble: 1}` is "1 rubble cube")
+        terms = m.data.get("game", {}).get("terms", {}) if isinstance(m.data, dict) else {}
+        self.terms: dict[str, tuple[str, str]] = {
+            str(k): (v, str(terms[f"{k}_one"])) for k, v in (terms or {}).items()
+            if isinstance(v, str) and isinstance(terms.get(f"{k}_one"), str)
+            and not str(k).endswith("_one")}
 
     def value_name(self, value: Any, named: bool = True) -> str:
         """A data value in words; ids become names when `named` (references, not colours)."""
@@ -632,22 +647,62 @@ class DataWords:
         influence: 2}` -> `1 real, 2 Influence` (singulars from the game's terms); empty when
         a key is not a vocabulary name or a value not a whole number."""
         sayer = Sayer(self.m, {})
-        if not value or not all(k in sayer.vocab and "{" not in sayer.vocab[k]
-                                and isinstance(n, int) and not isinstance(n, bool)
+
+        def unit(key: str) -> str:  # the vocabulary's words, else the game's term
+            if key in sayer.vocab and "{" not in sayer.vocab[key]:
+                return bare(sayer.vocab[key])
+            return self.terms[key][0] if key in self.terms else ""
+
+        if not value or not all(unit(k) and isinstance(n, int) and not isinstance(n, bool)
                                 for k, n in value.items()):
             return ""
         # amounts by their size (a penalty of `coins: -2` is "2 coins": the column or the words
         # around say which way it goes); a mix of gains and losses keeps its signs
         if len({n < 0 for n in value.values()}) > 1:
             return ""
-        return ", ".join(sayer.count(abs(n), bare(sayer.vocab[k])) for k, n in value.items())
+        return ", ".join(sayer.count(abs(n), unit(k)) for k, n in value.items())
+
+    def row_noun(self, key: str) -> str:
+        """What one row of a list of the rules is, as a column's heading: the list's key in
+        words, singular where a term of the game gives it (`decrees` -> `Decree`)."""
+        label = humanize(key)
+        for plural, single in self.terms.values():
+            if plural.lower() == label.lower():
+                return single[:1].upper() + single[1:]
+        return label
+
+    def effect_label(self, key: str) -> str:
+        """An effect's id as a heading: its id in words (`key_label`), spelt as the game's term
+        of the same key spells those words (`royal_favor` -> `Royal Favor`, as in "Royal Favor
+        tile", not `Royal favor`)."""
+        label = self.key_label(key)
+        if key not in self.names and key not in self.vocab and key in self.terms:
+            single = self.terms[key][1]
+            if single.lower().startswith(label.lower()):
+                return label[:1] + single[1:len(label)]
+        return label
 
     def key_label(self, key: str) -> str:
-        """A data key as words: the vocabulary's words for it, else the key humanized."""
+        """A data key as words: the vocabulary's words for it, else the key humanized, each
+        word spelt as the game's terms spell it (`neutral_officials_per_office` -> `Neutral
+        Officials per office`)."""
         if key in self.names:
             return self.names[key]
         words = self.vocab.get(key)
-        return bare_label(words) if words is not None and "{" not in words else humanize(key)
+        if words is not None and "{" not in words:
+            return bare_label(words)
+        said = " ".join(self.spelling.get(_folded(w), w) for w in humanize(key).split(" "))
+        return said[:1].upper() + said[1:]
+
+    @functools.cached_property
+    def spelling(self) -> dict[str, str]:
+        """Each word of the game's terms by its lower-case, unaccented form, where the terms
+        spell it one way only (`officials` -> `Officials`, `reis` -> `réis`)."""
+        seen: dict[str, set[str]] = {}
+        for plural, single in self.terms.values():
+            for w in (*plural.split(" "), *single.split(" ")):
+                seen.setdefault(_folded(w), set()).add(w)
+        return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1}
 
     # -- a row of a table of the rules, for the engine's `component` ----------------------------
 
