@@ -273,7 +273,8 @@ class Builder:
                        self._get("game", "flags", default=[]) or []
                        if isinstance(f, Mapping) and isinstance(f.get("name"), str)})
         problems += check_cycles(ps)
-        problems += check_hook_events(ps)
+        problems += check_hook_events(ps, [str(e.get("id")) for e in self._get(
+            "effects", "events", default=[]) or [] if isinstance(e, Mapping)])
         untyped = check_param_kinds(ps, state)  # such params are typed `any` from here on
         problems += untyped
         problems += check_conservation(ps, state, data)

@@ -66,7 +66,7 @@ NEW_WORDS = {
     "scholar-score": "every 2 of your Officials still in the offices score 1 wig",
     "shared-events": "anyone may follow an event for 2 wigs",
     "store-rubble-chain": "Builders' rubble: take 1 more rubble cube.",
-    "three-four-display": "The Decree display shows ~~8~~ **6** face-up Decrees.",
+    "three-four-display": "The Decree display shows ~~8~~ **6** Decrees face up.",
     "turn-end-no-decree-refill": "The Decree display is not refilled: it waits for the end",
     "turn-limit": "the end of the game is also triggered once 60 turns have been played",
 }

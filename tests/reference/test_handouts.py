@@ -40,6 +40,11 @@ NAMES = sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
     ("", "Score a wig.", (("added", "Score a wig."),)),
     ("Score a wig.", "", (("removed", "Score a wig."),)),
     ("same words", "same words", (("same", "same words"),)),
+    # a changed word's stop is kept as it was: ~~8~~ **6**.
+    ("until it shows 8.", "until it shows 6.",
+     (("same", "until it shows"), ("removed", "8"), ("added", "6"), ("same", "."))),
+    ("shows 8, then", "shows 6, then",
+     (("same", "shows"), ("removed", "8"), ("added", "6"), ("same", ", then"))),
 ])
 def test_word_redline_changes_only_the_changed_words(
         before: str, after: str, runs: tuple[tuple[str, str], ...]) -> None:
@@ -199,7 +204,7 @@ def test_a_change_is_labelled_by_its_rule_not_its_data_path() -> None:
     md = files[variant_handout("two-player", "md")]
     assert "[Ties in majorities](rules.md#score.ties) › Columns: Most, ~~2nd-most,~~" in md
     # a value a card shows is redlined on that card, in place
-    assert "- **Lots:** Books ~~6,~~ **5,** Cloth ~~6,~~ **5,**" in md
+    assert "- **Lots:** Books ~~6~~ **5**, Cloth ~~6~~ **5**," in md
     assert "[Build a Store](#build-store) › Lots › Gold: ~~6~~ **5**" in files[RULES_MD]
     assert "Scoring › Majority" not in md and "Nobles › Noble actions" not in md
     assert "Scoring › Majority › Columns" not in files[RULES_MD]

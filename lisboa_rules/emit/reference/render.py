@@ -3367,19 +3367,54 @@ def word_redline(before: str, after: str) -> tuple[tuple[str, str], ...]:
             out.append(("removed", " ".join(a[a0:a1])))
         if b1 > b0:
             out.append(("added", " ".join(b[b0:b1])))
+    return _stop_kept(out)
+
+
+_STOPS = ".,;:!?)"
+
+
+def _stop_kept(runs: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """A word changed with the stop after it the same (`8.` to `6.`) strikes and inserts the
+    words only: the stop is the same text after them (`~~8~~ **6**.`)."""
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(runs):
+        if (i + 1 < len(runs) and runs[i][0] == "removed" and runs[i + 1][0] == "added"
+                and len(runs[i][1]) > 1 and len(runs[i + 1][1]) > 1
+                and runs[i][1][-1] in _STOPS and runs[i][1][-1] == runs[i + 1][1][-1]):
+            stop = runs[i][1][-1]
+            out += [("removed", runs[i][1][:-1]), ("added", runs[i + 1][1][:-1])]
+            if i + 2 < len(runs) and runs[i + 2][0] == "same":
+                out.append(("same", stop + " " + runs[i + 2][1]))
+                i += 3
+            else:
+                out.append(("same", stop))
+                i += 2
+            continue
+        out.append(runs[i])
+        i += 1
     return tuple(out)
+
+
+def _joined(parts: Iterable[tuple[str, str]]) -> str:
+    """Runs of a redline, already wrapped (`(text, wrapped)`), joined by spaces, but for a run
+    that begins with a stop (it follows the word before it)."""
+    out = ""
+    for text, wrapped in parts:
+        out += wrapped if not out or text[:1] in _STOPS else " " + wrapped
+    return out
 
 
 def _words_md(runs: Iterable[tuple[str, str]]) -> str:
     """A word redline as Markdown: struck words ~~so~~, inserted words **so**."""
     wrap = {"same": "{}", "removed": "~~{}~~", "added": "**{}**"}
-    return _guard_start(" ".join(wrap[st].format(md_text(t)) for st, t in runs))
+    return _guard_start(_joined((t, wrap[st].format(md_text(t))) for st, t in runs))
 
 
 def _words_html(runs: Iterable[tuple[str, str]]) -> Markup:
     """A word redline as HTML: `<del>` for struck words, `<ins>` for inserted ones."""
     wrap = {"same": "{}", "removed": "<del>{}</del>", "added": "<ins>{}</ins>"}
-    return Markup(" ".join(wrap[st].format(html_text(t)) for st, t in runs))
+    return Markup(_joined((t, wrap[st].format(html_text(t))) for st, t in runs))
 
 
 def _tidy(text: str) -> str:
