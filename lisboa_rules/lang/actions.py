@@ -242,7 +242,8 @@ class ActionChecker(StepChecker):
                         continue
                     then = self._items([*s.then, self._restore(s, scope), *steps[i:]],
                                        self._narrow(s, scope), bound)
-                    orelse = self._items([*s.orelse, *steps[i:]], scope, bound)
+                    orelse = self._items([*s.orelse, self._restore(s, scope, True), *steps[i:]],
+                                         self._narrow(s, scope, True), bound)
                     out.append(S.Branch(at(s), cond.node, then, orelse,
                                         (len(s.then), len(s.orelse))))
                     return tuple(out)
@@ -279,15 +280,17 @@ class ActionChecker(StepChecker):
                      f"one), over the limit of {MAX_MOVES:,} moves of one decision: choose "
                      "from shorter lists, or make the choices in separate moves")
 
-    def _restore(self, s: If, scope: Scope) -> Restore:
+    def _restore(self, s: If, scope: Scope, otherwise: bool = False) -> Restore:
         """A step that ends the narrowing of an if's condition (the steps after the if read
-        the names as they were)."""
-        return Restore(tuple((n, scope.locals[n]) for n in typed.narrowed(s.cond)
-                              if n in scope.locals))
+        the names as they were); `otherwise`: of its else steps."""
+        names = typed.narrowed_else(s.cond) if otherwise else typed.narrowed(s.cond)
+        return Restore(tuple((n, scope.locals[n]) for n in names if n in scope.locals))
 
-    def _narrow(self, s: Require | If, scope: Scope) -> Scope:
+    def _narrow(self, s: Require | If, scope: Scope, otherwise: bool = False) -> Scope:
+        """The scope with the names the condition proves not None (`otherwise`: when it does
+        not hold, in an if's else steps)."""
         then = scope
-        for name in typed.narrowed(s.cond):
+        for name in (typed.narrowed_else(s.cond) if otherwise else typed.narrowed(s.cond)):
             if name in scope.locals:
                 known = scope.locals[name]
                 then = then.with_locals(**{name: replace(

@@ -638,7 +638,13 @@ class StepChecker:
                             known, type=replace(known.type, optional=False))})
                 # the branches are checked when the condition is refused too: their own
                 # problems are said in the same run
-                yes, no = self._block(s.then, then), self._block(s.orelse, scope)
+                otherwise = scope  # `if: x is None`: x is not None in the else steps
+                for name in typed.narrowed_else(s.cond):
+                    if name in scope.locals:
+                        known = scope.locals[name]
+                        otherwise = otherwise.with_locals(**{name: replace(
+                            known, type=replace(known.type, optional=False))})
+                yes, no = self._block(s.then, then), self._block(s.orelse, otherwise)
                 if cond is None:
                     return scope
                 out.append(S.If(at(s), cond.node, yes, no))

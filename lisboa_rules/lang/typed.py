@@ -782,6 +782,23 @@ def _not_none(node: ast.expr, op: type[ast.cmpop] = ast.IsNot) -> list[str]:
     return out
 
 
+def narrowed_else(source: Any) -> list[str]:
+    """The names a condition proves not None when it does not hold (`x is None or ...`): an
+    `if` narrows them in its `else` steps."""
+    if not isinstance(source, str):
+        return []
+    try:
+        node = parse(source)
+    except ExprError:
+        return []
+    parts = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) else [node]
+    return [part.left.id for part in parts
+            if isinstance(part, ast.Compare) and len(part.ops) == 1
+            and isinstance(part.ops[0], ast.Is) and isinstance(part.left, ast.Name)
+            and isinstance(part.comparators[0], ast.Constant)
+            and part.comparators[0].value is None]
+
+
 def narrowed(source: Any) -> list[str]:
     """The names a condition proves not None (`x is not None and ...`): an `if` narrows them
     in its `then` steps."""

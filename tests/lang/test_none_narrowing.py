@@ -79,3 +79,26 @@ def test_is_none_and_proves_nothing(tmp_path: Path) -> None:
     errors = [d for d in result.diagnostics if d.is_error]
     assert [(d.code, d.span.line if d.span else 0) for d in errors] == [
         ("expr-type", 17), ("expr-type", 19)], [d.full_message for d in errors]
+
+
+def test_the_else_steps_of_if_is_none_read_the_name_as_set(tmp_path: Path) -> None:
+    """`if: top is None` (or `top is None or ...`): its else steps read `top` as set; its
+    then steps, and the steps after the if, do not."""
+    result = _compile(tmp_path, (
+        "          - if: top is None\n"
+        "            then:\n"
+        "              - {gain: {reis: 1}}\n"
+        "            else:\n"
+        "              - {gain: {reis: top.influence}}\n"))
+    assert result.ok, [d.full_message for d in result.diagnostics]
+    path = tmp_path / "lisboa_engine.py"
+    path.write_text(result.files["lisboa_engine.py"], encoding="utf-8")
+    E = load_engine(path, "narrowed_else_engine")
+    stage, detail, _, _ = play_engine(E, lambda _: None, 1)
+    assert (stage, detail) == ("", ""), detail
+    refused = _compile(tmp_path, (
+        "          - if: top is None\n"
+        "            then:\n"
+        "              - {gain: {reis: top.influence}}\n"
+        "          - {gain: {reis: top.influence}}\n"))
+    assert [d.code for d in refused.diagnostics if d.is_error] == ["expr-type", "expr-type"]
