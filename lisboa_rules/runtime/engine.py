@@ -2882,8 +2882,23 @@ def _view_of(g: Game | View, what: str) -> Game:
     return determinize(g, _random.Random(0))
 
 
+def _view_arg(v: View) -> None:
+    """BadArgument for a View whose seat, phase, seat to move or players are of no view's type
+    (a View made by hand: `View.from_json` checks the whole of what it reads), before any
+    of them is read."""
+    state = v.state
+    if v.seat is not None and type(v.seat) is not int:
+        raise BadArgument(f"not a view of these rules: its seat is {v.seat!r}")
+    if type(state) is not dict:
+        raise BadArgument(f"not a view of these rules: its state is {type(state).__name__}")
+    for name, want in (("phase", str), ("actor", int), ("players", list)):
+        if type(state.get(name)) is not want:
+            raise BadArgument(f"not a view of these rules: its {name} is {state.get(name)!r}")
+
+
 def _own_view(v: View, what: str) -> None:
     """BadArgument for a view that is not the seat to move's (in a game not over)."""
+    _view_arg(v)
     if v.phase != "over" and v.seat != v.actor:
         raise BadArgument(
             f"a view {what} the moves of its own seat: this is "
@@ -2899,9 +2914,36 @@ def determinize(v: View, rng: _random.Random) -> Game:
     searches: every such game gives the seat of the view the same view and the same moves."""
     if not isinstance(v, View):
         raise BadArgument(f"determinize takes a View, not {type(v).__name__}")
+    _view_arg(v)
+    _rng_arg(rng)
+    try:
+        return _determinize(v, rng)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:  # a View made by hand, of a shape no view has
+        raise BadArgument(f"not a view of these rules ({type(exc).__name__}: {exc})") from None
+
+
+def _determinize(v: View, rng: _random.Random) -> Game:
     data = _plain(v.state)
     variants = list(_view_key(data))
     rs = RULESETS[tuple(variants)]
+    players_seen = data["players"]
+    # as `from_json` refuses a save: a view of a player count its variants are not played with
+    expected = variants_for(len(players_seen), (x for x in variants if not VARIANTS[x].players))
+    if expected != tuple(variants):
+        raise BadArgument(
+            f"not a view of these rules: {len(players_seen)} players play with {expected}"
+        )
+    if v.seat is not None:  # a seat sees its own fields (`see: owner`) whole
+        if not 0 <= v.seat < len(players_seen):
+            raise BadArgument(f"not a view of these rules: seat {v.seat} of {len(players_seen)}")
+        own = players_seen[v.seat]
+        for name, see in _PLAYER_SEES.items():
+            if see == "owner" and isinstance(own, dict) and _shows_hidden(own.get(name)):
+                raise BadArgument(
+                    f"not a view of these rules: seat {v.seat}'s own {name} is hidden from it"
+                )
     for deal in rs.deals:
         _deal(data, deal, rng)
     for scope, name, lo, hi in rs.draws:
@@ -2914,6 +2956,22 @@ def determinize(v: View, rng: _random.Random) -> Game:
     )
     _activate(g)
     return g
+
+
+def _shows_hidden(value: Any) -> bool:
+    """Whether a field of a view is shown hidden: a list as {"hidden": n} (and "top"), or a
+    map holding such lists."""
+    if not isinstance(value, dict):
+        return False
+    if type(value.get("hidden")) is int and set(value) <= {"hidden", "top"}:
+        return True
+    return any(_shows_hidden(x) for x in value.values() if isinstance(x, dict))
+
+
+def _rng_arg(rng: Any) -> None:
+    """BadArgument unless `rng` is a generator of random numbers (a `random.Random`)."""
+    if not isinstance(rng, _random.Random):
+        raise BadArgument(f"a generator of random numbers is a random.Random, not {rng!r}")
 
 
 # each DealDef's sorts as tables (by the id of the DealDef: the rule sets keep theirs alive), and
@@ -2950,6 +3008,11 @@ def _deal(data: dict[str, Any], deal: DealDef, rng: _random.Random) -> None:
             and value["hidden"] >= 0
         ):
             raise BadArgument(f"not a view of these rules: {deal.kind} ids as {value!r}")
+        if value["hidden"] > len(deal.ids):  # (before a list of that many places is made)
+            raise BadArgument(
+                f"not a view of these rules: {value['hidden']} hidden {deal.kind} ids in one "
+                f"place, and the rules have {len(deal.ids)}"
+            )
         out: list[Any] = [None] * value["hidden"]
         places_of.setdefault(kind, []).extend((out, i) for i in range(len(out)))
         if "top" in value:
@@ -3170,6 +3233,7 @@ def redeal(g: Game, seat: int | None, rng: _random.Random) -> Game:
 
 def _redeal(g: Game, seat: int | None, rng: _random.Random) -> Game:
     rs = _activate(g)
+    _rng_arg(rng)
     if seat is not None and (type(seat) is not int or not 0 <= seat < len(g.players)):
         raise BadArgument(f"seat {seat!r}: the game has seats 0 to {len(g.players) - 1}")
     if not _redeals_in_place(rs):
@@ -3332,6 +3396,7 @@ def random_move(g: Game | View, rng: _random.Random) -> Move:
     try:
         g = _view_of(g, "lists")
         _activate(g)
+        _rng_arg(rng)
         moves = _moves_now(g)
         if not moves:
             raise _no_move(g)
@@ -3434,6 +3499,7 @@ def playout(
     paused = _collector_paused()
     try:
         rs = _activate(g)
+        _rng_arg(rng)
         _search_budget(1, horizon)
         return _playout(g.clone(), rng, horizon, greedy, _Scorer(rs))
     except _REFUSALS:
@@ -3520,6 +3586,7 @@ def _mcts_move(
 ) -> Move:
     g = _view_of(state, "lists")
     rs = _activate(g)
+    _rng_arg(rng)
     _search_budget(iterations, horizon)
     moves = _moves_now(g)
     if not moves:
@@ -3628,6 +3695,8 @@ def _bot_turn(state: Game | View, seat: int) -> None:
         raise BadArgument(f"a bot chooses from a Game or a View, not {type(state).__name__}")
     if type(seat) is not int:
         raise BadArgument(f"seat {seat!r}: a seat is an int")
+    if isinstance(state, View):
+        _view_arg(state)
     if isinstance(state, View) and state.seat != seat:
         who = "a spectator" if state.seat is None else f"seat {state.seat}"
         raise BadArgument(f"this is {who}'s view: the bot of seat {seat} chooses from its own")

@@ -199,6 +199,64 @@ def test_a_view_that_is_not_of_these_rules_is_refused(engine: ModuleType) -> Non
         engine.View.from_json(data)
 
 
+def _refused_everywhere(E: ModuleType, v: Any, match: str) -> None:
+    """Every entry point that reads a view refuses `v` with BadArgument, in words."""
+    calls = [
+        lambda: E.legal_moves(v),
+        lambda: E.explain_move(v, E.Move("pass", 0)),
+        lambda: E.options(v),
+        lambda: E.determinize(v, random.Random(0)),
+        lambda: E.random_move(v, random.Random(0)),
+        lambda: E.greedy_move(v, random.Random(0)),
+        lambda: E.mcts_move(v, random.Random(0), 4, 4),
+        lambda: E.MctsBot(0, 4).choose(v, 0),
+    ]
+    for call in calls:
+        with pytest.raises(E.BadArgument, match=match):
+            call()
+
+
+def test_a_view_no_seat_is_shown_is_refused_in_words(engine: ModuleType) -> None:
+    """Views a hostile server (or a hand) could make, refused with BadArgument: a hidden count
+    `View.from_json` lets through made a list of that many places (MemoryError at 2**63 - 1);
+    a seat shown its own hand hidden was dealt one, and a search then raised IllegalMove for a
+    card "not in your hand"; a view of two-player rules with three players was played by them;
+    a View made by hand of no view's shape raised KeyError or TypeError."""
+    E = engine
+    g = E.new_game(3, (), 4)
+    assert g.actor == 0
+    data = E.view(g, 0).to_json()
+    data["state"]["players"][1]["hand"] = {"hidden": 2**63 - 1}
+    _refused_everywhere(E, E.View.from_json(data), "2\\d+ hidden card ids in one place")
+    data = E.view(g, 0).to_json()
+    data["state"]["players"][0]["hand"] = {"hidden": 5}
+    _refused_everywhere(E, E.View.from_json(data), "seat 0's own hand is hidden from it")
+    data = E.view(g, 0).to_json()
+    data["state"]["variants"] = ["two-player"]
+    _refused_everywhere(E, E.View.from_json(data), "3 players play with \\(\\)")
+    for state in ({}, None, [], {**data["state"], "actor": "0"}, {**data["state"], "players": {}}):
+        _refused_everywhere(E, E.View(0, state), "not a view of these rules")
+
+
+def test_a_generator_that_is_none_is_refused_in_words(engine: ModuleType) -> None:
+    """The bots' loops, `redeal` and `determinize` given no random.Random: BadArgument (they
+    raised AttributeError, or StateError blaming the rules or the compiler)."""
+    E = engine
+    g = E.new_game(3, (), 4)
+    calls = [
+        lambda: E.determinize(E.view(g, 0), None),
+        lambda: E.redeal(g, 0, None),
+        lambda: E.random_move(g, None),
+        lambda: E.greedy_move(g, None),
+        lambda: E.mcts_move(g, None, 4, 4),
+        lambda: E.playout(g, None, 4),
+    ]
+    for call in calls:
+        with pytest.raises(E.BadArgument, match=r"a random\.Random, not None"):
+            call()
+    assert E.random_move(g, random.SystemRandom()) in E.legal_moves(g)
+
+
 # --- a house rule must say who sees what it adds ------------------------------------------------
 
 HOUSE = """\
