@@ -18929,9 +18929,14 @@ def _choices(move: Move) -> dict[str, Any]:
 
 def _same(name: str, held: Any, given: Any) -> bool:
     """Whether a listed move's value of a field is the value given (of the same JSON type:
-    `true` is not 1): a pick of several by its items, in any order."""
+    `true` is not 1): a pick of several by its items, in any order (of the same length first:
+    a list of a million items given was sorted once for each listed move)."""
     if _MOVE_TYPES[name] in ("strings", "integers"):
-        return isinstance(given, list) and sorted(held, key=repr) == sorted(given, key=repr)
+        return (
+            isinstance(given, list)
+            and len(given) == len(held)
+            and sorted(held, key=repr) == sorted(given, key=repr)
+        )
     return bool(held == given) and type(held) is type(given)
 
 
