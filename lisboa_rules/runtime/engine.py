@@ -3835,7 +3835,8 @@ class _Log:
 def record(g: Game) -> Game:
     """A copy of `g` that records what each move played on it (`apply_move`, `successors`)
     changes, for `events`; the states after it record too. Events are numbered from 0 at
-    this state."""
+    this state. What is no Game (a view, None) raises BadArgument."""
+    _activate(g)
     out = g.clone()
     out._log = _Log(None, None, 0)
     return out

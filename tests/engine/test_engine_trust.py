@@ -649,6 +649,9 @@ CALLS: dict[str, Callable[[Any, Any], Any]] = {
     "new_game of an unknown variant": lambda E, g: E.new_game(3, ["no-such-variant"]),
     "new_game of no players": lambda E, g: E.new_game(0),
     "new_game of 100 players": lambda E, g: E.new_game(100),
+    # (record of a view or None: AttributeError 'View' object has no attribute 'clone')
+    "record of a view": lambda E, g: E.record(E.view(g, 0)),
+    "record of None": lambda E, g: E.record(None),
 }
 
 
@@ -663,6 +666,7 @@ AT_THE_CALL = {
     "influence_gain of a seat as a float", "legal_moves of None",
     "legal_moves of a saved game's JSON", "new_game of a seed as a string",
     "new_game of players as a string", "noble_name of None", "ranking of a number",
+    "record of a view", "record of None",
     "ranking with a sheet that is no ScoreSheet", "to_json of a dict",
     "visit_cost of a Noble as a list", "warehouse_size of a seat as a string",
     "wigs_due of a cost as a string",
