@@ -18385,10 +18385,11 @@ _FAULTS: Final = (Exception,)
 def _broken(g: Game | View, exc: Exception) -> Exception:
     """The error for `exc`, raised by an entry point on `g`: a StateError naming what the
     saved-game checks find wrong with `g` (so a hand-changed state is refused in words, as a
-    save from_json refuses); when they find nothing, or `g` is a view, `exc` itself (the
-    engine's own fault)."""
+    save from_json refuses); when they find nothing, the engine's own fault. A view is
+    dealt into a game and that game checked: what they find wrong with it is BadArgument (a
+    view of no state the engine plays; a bot searching it met a move its steps refuse)."""
     if not isinstance(g, Game):
-        return exc
+        return _broken_view(g, exc)
     try:
         try:
             data = _state_data(g)
@@ -18424,6 +18425,23 @@ def _broken(g: Game | View, exc: Exception) -> Exception:
         "please report it with the saved game and the move",
         where,
     )
+
+
+def _broken_view(v: object, exc: Exception) -> Exception:
+    """`_broken` of a view (anything else: `exc` itself): the saved-game checks of the game it
+    deals, what they find wrong as BadArgument."""
+    if not isinstance(v, View):
+        return exc
+    try:
+        dealt = determinize(v, _random.Random(0))
+    except _REFUSALS as refused:
+        return refused
+    checked = _broken(dealt, exc)
+    if isinstance(checked, StateError) and checked.at is None:
+        said = checked.message.removeprefix("not a state the engine can play: ")
+        if said != checked.message:
+            return BadArgument(f"not a view of a state the engine can play: {checked.path}: {said}")
+    return checked
 
 
 _AT_RULE: Final = _re.compile(r"#\s+(rules/[^\s:]+:\d+)")

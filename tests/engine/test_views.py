@@ -238,6 +238,25 @@ def test_a_view_no_seat_is_shown_is_refused_in_words(engine: ModuleType) -> None
         _refused_everywhere(E, E.View(0, state), "not a view of these rules")
 
 
+def test_a_view_of_a_state_no_game_reaches_is_refused_by_the_bots(engine: ModuleType) -> None:
+    """A view the schema takes of a state no save could hold (a full hand waiting to draw):
+    `legal_moves` lists its draws, and the bots, trying them, met the step that refuses a sixth
+    card: a bare ValueError escaped. Now BadArgument, naming what the save checks find."""
+    E = engine
+    g = E.new_game(3, (), 4)
+    data = E.view(g, g.actor).to_json()
+    data["state"]["phase"] = "refill"
+    v = E.View.from_json(data)
+    assert E.legal_moves(v)
+    for call in (
+        lambda: E.greedy_move(v, random.Random(0)),
+        lambda: E.mcts_move(v, random.Random(0), 4, 4),
+        lambda: E.GreedyBot(0).choose(v, v.seat),
+    ):
+        with pytest.raises(E.BadArgument, match=r"not a view of a state the engine can play: \$"):
+            call()
+
+
 def test_a_generator_that_is_none_is_refused_in_words(engine: ModuleType) -> None:
     """The bots' loops, `redeal` and `determinize` given no random.Random: BadArgument (they
     raised AttributeError, or StateError blaming the rules or the compiler)."""
