@@ -147,6 +147,43 @@ def test_what_a_seat_cannot_see_does_not_change_its_view_or_its_moves(
         assert engine.explain_move(v, moves[-1]) is None
 
 
+@pytest.mark.sampled(2)
+@pytest.mark.parametrize(("players", "variants"), SETS)
+def test_a_refusal_names_nothing_the_mover_cannot_see(
+    engine: ModuleType, players: int, variants: tuple[str, ...]
+) -> None:
+    """A client may send any move, and a server answers a refused one with its reason: forged
+    moves naming every card of the rules (another seat's hand, a deck, the box) are refused in
+    the same words, and their partial moves get the same options, in the real game and in a
+    game dealt from the mover's view, so no answer tells where a hidden card is."""
+    E = engine
+    rng = random.Random(players)
+    for n, g in enumerate(_states(E, players, variants, 31 + players, 11)):
+        if g.phase == "over" or n % 4:
+            continue
+        seat = g.actor
+        other = E.determinize(E.view(g, seat), rng)
+        kinds = {m.kind for m in E.legal_moves(g)}
+        for card in E.all_cards(g):
+            for kind in kinds:
+                for move in (E.Move(kind, seat, card=card), E.Move(kind, seat, cards=(card,))):
+                    said, dealt = E.explain_move(g, move), E.explain_move(other, move)
+                    assert (said and (said.rule, said.reason)) == (
+                        dealt and (dealt.rule, dealt.reason)
+                    ), move
+            for kind in kinds:
+                partial = {"kind": kind, "card": card}
+                try:
+                    said_options: Any = E.options(g, partial).to_json()
+                except E.IllegalMove as exc:
+                    said_options = str(exc)
+                try:
+                    dealt_options: Any = E.options(other, partial).to_json()
+                except E.IllegalMove as exc:
+                    dealt_options = str(exc)
+                assert said_options == dealt_options, partial
+
+
 def test_a_dealt_game_differs_where_the_seat_cannot_see(engine: ModuleType) -> None:
     """Determinizing really deals: over a few seeds the other hands and the decks change,
     the visible fields never do."""
