@@ -18270,6 +18270,7 @@ def _move_from_json(data: Any) -> Move:
 
 
 _MOVE_EXACT: Final = {"string": str, "integer": int, "boolean": bool}
+_NO_FIELD: Final = object()  # what `getattr` gives for a field a move does not have
 
 
 def _move_problem(move: Any) -> str | None:
@@ -18283,7 +18284,9 @@ def _move_problem(move: Any) -> str | None:
     if not isinstance(move, Move):
         return f"{type(move).__name__} is not a Move"
     for key, want in _MOVE_TYPES.items():
-        value = getattr(move, key, None)
+        value = getattr(move, key, _NO_FIELD)
+        if value is _NO_FIELD:  # a field deleted (`del move.card`): no value, not None
+            return f"the move has no {key} (a field deleted from it)"
         if want in ("strings", "integers"):
             item = str if want == "strings" else int
             if type(value) is not tuple or any(type(v) is not item for v in value):
