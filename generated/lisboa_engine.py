@@ -18020,36 +18020,54 @@ _IDS_noble: Final = ("manuel", "marquis", "king")
 
 def visit_cost(g: Game, player: int, noble_id: str) -> int:
     """The Influence a visit to (or a follow of) this Noble costs this player."""
-    if type(player) is not int or not 0 <= player < len(g.players):
-        _seat_arg(g, player)
-    if type(noble_id) is not str or noble_id not in _IDS_noble:
-        _id_arg(noble_id, _IDS_noble, "a Noble")
-    p = g.players[player]
-    return g.rs.costs["visit-cost"](
-        g,
-        p,
-        _ctx_other_officials(
-            sum(g.offices[noble_id].values()) - g.offices[noble_id].get(p.color, 0)
-        ),
-    )
+    try:
+        _activate(g)
+        if type(player) is not int or not 0 <= player < len(g.players):
+            _seat_arg(g, player)
+        if type(noble_id) is not str or noble_id not in _IDS_noble:
+            _id_arg(noble_id, _IDS_noble, "a Noble")
+        p = g.players[player]
+        return g.rs.costs["visit-cost"](
+            g,
+            p,
+            _ctx_other_officials(
+                sum(g.offices[noble_id].values()) - g.offices[noble_id].get(p.color, 0)
+            ),
+        )
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
 
 
 def wigs_due(g: Game, player: int, cost: int) -> int:
     """The wigs paid for the Influence a player lacks for a cost."""
-    if type(player) is not int or not 0 <= player < len(g.players):
-        _seat_arg(g, player)
-    if type(cost) is not int or cost < 0:
-        _count_arg(cost, "a cost")
-    p = g.players[player]
-    return g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(cost))
+    try:
+        _activate(g)
+        if type(player) is not int or not 0 <= player < len(g.players):
+            _seat_arg(g, player)
+        if type(cost) is not int or cost < 0:
+            _count_arg(cost, "a cost")
+        p = g.players[player]
+        return g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(cost))
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
 
 
 def can_pay_reis(g: Game, p: Player, amount: int) -> bool:
     """Whether réis in hand plus Influence cashed in cover `amount`."""
-    _player_arg(p)
-    if type(amount) is not int:
-        _int_arg(amount, "an amount")
-    return (p.reis + _m_influence_reis(g, p)) >= amount
+    try:
+        _activate(g)
+        _player_arg(p)
+        if type(amount) is not int:
+            _int_arg(amount, "an amount")
+        return (p.reis + _m_influence_reis(g, p)) >= amount
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
 
 
 def _query_noble_name_1(g: Game, noble_id: str) -> str:
@@ -18074,29 +18092,47 @@ _QUERY_noble_name: Final[dict[tuple[str, ...], Callable[..., str]]] = {
 
 def noble_name(g: Game, noble_id: str) -> str:
     """Who sits on a Noble's seat now."""
-    if type(noble_id) is not str or noble_id not in _IDS_noble:
-        _id_arg(noble_id, _IDS_noble, "a Noble")
-    fn = _QUERY_noble_name.get(tuple(g.variants))
-    if fn is None:
-        raise BadArgument("noble_name is not a query of these rules")
-    return fn(g, noble_id)
+    try:
+        _activate(g)
+        if type(noble_id) is not str or noble_id not in _IDS_noble:
+            _id_arg(noble_id, _IDS_noble, "a Noble")
+        fn = _QUERY_noble_name.get(tuple(g.variants))
+        if fn is None:
+            raise BadArgument("noble_name is not a query of these rules")
+        return fn(g, noble_id)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
 
 
 def warehouse_size(g: Game, seat: int) -> int:
     """How many goods a player's warehouse holds (rules: warehouse.size)."""
-    if type(seat) is not int or not 0 <= seat < len(g.players):
-        _seat_arg(g, seat)
-    p = g.players[seat]
-    return 6 + (1 * p.rubble_sets)
+    try:
+        _activate(g)
+        if type(seat) is not int or not 0 <= seat < len(g.players):
+            _seat_arg(g, seat)
+        p = g.players[seat]
+        return 6 + (1 * p.rubble_sets)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
 
 
 def influence_gain(g: Game, seat: int) -> int:
     """The Influence one gain gives a player, before the track's cap (rules: influence.track): the
     Influence values of the Noble cards and Ships in the portfolio's top row."""
-    if type(seat) is not int or not 0 <= seat < len(g.players):
-        _seat_arg(g, seat)
-    p = g.players[seat]
-    return _m_influence_per_gain(g, p)
+    try:
+        _activate(g)
+        if type(seat) is not int or not 0 <= seat < len(g.players):
+            _seat_arg(g, seat)
+        p = g.players[seat]
+        return _m_influence_per_gain(g, p)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
 
 
 # In the pure-Python engine a Move is also described as a dataclass, with none of its methods
@@ -20481,9 +20517,10 @@ class View:
 
 def view(g: Game, seat: int | None = None) -> View:
     """What `seat` may see of `g` (None: what everyone sees). It shares nothing with `g`."""
-    if seat is not None and (type(seat) is not int or not 0 <= seat < len(g.players)):
-        raise BadArgument(f"seat {seat!r}: the game has seats 0 to {len(g.players) - 1}")
-    data = to_json(g)
+    data = to_json(g)  # (first: a game changed by hand is refused at the field's path)
+    seats = len(data["players"])
+    if seat is not None and (type(seat) is not int or not 0 <= seat < seats):
+        raise BadArgument(f"seat {seat!r}: the game has seats 0 to {seats - 1}")
     for name, see in _GAME_SEES.items():
         data[name] = _hidden(data[name], see)
     for i, p in enumerate(data["players"]):
@@ -21475,8 +21512,13 @@ def record(g: Game) -> Game:
     """A copy of `g` that records what each move played on it (`apply_move`, `successors`)
     changes, for `events`; the states after it record too. Events are numbered from 0 at
     this state. What is no Game (a view, None) raises BadArgument."""
-    _activate(g)
-    out = g.clone()
+    try:
+        _activate(g)
+        out = g.clone()
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:  # a Game changed by hand
+        raise _broken(g, exc) from None
     out._log = _Log(None, None, 0)
     return out
 

@@ -2863,9 +2863,10 @@ class View:
 
 def view(g: Game, seat: int | None = None) -> View:
     """What `seat` may see of `g` (None: what everyone sees). It shares nothing with `g`."""
-    if seat is not None and (type(seat) is not int or not 0 <= seat < len(g.players)):
-        raise BadArgument(f"seat {seat!r}: the game has seats 0 to {len(g.players) - 1}")
-    data = to_json(g)
+    data = to_json(g)  # (first: a game changed by hand is refused at the field's path)
+    seats = len(data["players"])
+    if seat is not None and (type(seat) is not int or not 0 <= seat < seats):
+        raise BadArgument(f"seat {seat!r}: the game has seats 0 to {seats - 1}")
     for name, see in _GAME_SEES.items():
         data[name] = _hidden(data[name], see)
     for i, p in enumerate(data["players"]):
@@ -3857,8 +3858,13 @@ def record(g: Game) -> Game:
     """A copy of `g` that records what each move played on it (`apply_move`, `successors`)
     changes, for `events`; the states after it record too. Events are numbered from 0 at
     this state. What is no Game (a view, None) raises BadArgument."""
-    _activate(g)
-    out = g.clone()
+    try:
+        _activate(g)
+        out = g.clone()
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:  # a Game changed by hand
+        raise _broken(g, exc) from None
     out._log = _Log(None, None, 0)
     return out
 
