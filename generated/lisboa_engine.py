@@ -18097,36 +18097,54 @@ _IDS_noble: Final = ("manuel", "marquis", "king")
 
 def visit_cost(g: Game, player: int, noble_id: str) -> int:
     """The Influence a visit to (or a follow of) this Noble costs this player."""
-    if type(player) is not int or not 0 <= player < len(g.players):
-        _seat_arg(g, player)
-    if type(noble_id) is not str or noble_id not in _IDS_noble:
-        _id_arg(noble_id, _IDS_noble, "a Noble")
-    p = g.players[player]
-    return g.rs.costs["visit-cost"](
-        g,
-        p,
-        _ctx_other_officials(
-            sum(g.offices[noble_id].values()) - g.offices[noble_id].get(p.color, 0)
-        ),
-    )
+    try:
+        _activate(g)
+        if type(player) is not int or not 0 <= player < len(g.players):
+            _seat_arg(g, player)
+        if type(noble_id) is not str or noble_id not in _IDS_noble:
+            _id_arg(noble_id, _IDS_noble, "a Noble")
+        p = g.players[player]
+        return g.rs.costs["visit-cost"](
+            g,
+            p,
+            _ctx_other_officials(
+                sum(g.offices[noble_id].values()) - g.offices[noble_id].get(p.color, 0)
+            ),
+        )
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
 
 
 def wigs_due(g: Game, player: int, cost: int) -> int:
     """The wigs paid for the Influence a player lacks for a cost."""
-    if type(player) is not int or not 0 <= player < len(g.players):
-        _seat_arg(g, player)
-    if type(cost) is not int or cost < 0:
-        _count_arg(cost, "a cost")
-    p = g.players[player]
-    return g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(cost))
+    try:
+        _activate(g)
+        if type(player) is not int or not 0 <= player < len(g.players):
+            _seat_arg(g, player)
+        if type(cost) is not int or cost < 0:
+            _count_arg(cost, "a cost")
+        p = g.players[player]
+        return g.rs.costs["wigs-for-influence"](g, p, _ctx_cost(cost))
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
 
 
 def can_pay_reis(g: Game, p: Player, amount: int) -> bool:
     """Whether réis in hand plus Influence cashed in cover `amount`."""
-    _player_arg(p)
-    if type(amount) is not int:
-        _int_arg(amount, "an amount")
-    return (p.reis + _m_influence_reis(g, p)) >= amount
+    try:
+        _activate(g)
+        _player_arg(p)
+        if type(amount) is not int:
+            _int_arg(amount, "an amount")
+        return (p.reis + _m_influence_reis(g, p)) >= amount
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
 
 
 def _query_noble_name_1(g: Game, noble_id: str) -> str:
@@ -18151,29 +18169,47 @@ _QUERY_noble_name: Final[dict[tuple[str, ...], Callable[..., str]]] = {
 
 def noble_name(g: Game, noble_id: str) -> str:
     """Who sits on a Noble's seat now."""
-    if type(noble_id) is not str or noble_id not in _IDS_noble:
-        _id_arg(noble_id, _IDS_noble, "a Noble")
-    fn = _QUERY_noble_name.get(tuple(g.variants))
-    if fn is None:
-        raise BadArgument("noble_name is not a query of these rules")
-    return fn(g, noble_id)
+    try:
+        _activate(g)
+        if type(noble_id) is not str or noble_id not in _IDS_noble:
+            _id_arg(noble_id, _IDS_noble, "a Noble")
+        fn = _QUERY_noble_name.get(tuple(g.variants))
+        if fn is None:
+            raise BadArgument("noble_name is not a query of these rules")
+        return fn(g, noble_id)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
 
 
 def warehouse_size(g: Game, seat: int) -> int:
     """How many goods a player's warehouse holds (rules: warehouse.size)."""
-    if type(seat) is not int or not 0 <= seat < len(g.players):
-        _seat_arg(g, seat)
-    p = g.players[seat]
-    return 6 + (1 * p.rubble_sets)
+    try:
+        _activate(g)
+        if type(seat) is not int or not 0 <= seat < len(g.players):
+            _seat_arg(g, seat)
+        p = g.players[seat]
+        return 6 + (1 * p.rubble_sets)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
 
 
 def influence_gain(g: Game, seat: int) -> int:
     """The Influence one gain gives a player, before the track's cap (rules: influence.track): the
     Influence values of the Noble cards and Ships in the portfolio's top row."""
-    if type(seat) is not int or not 0 <= seat < len(g.players):
-        _seat_arg(g, seat)
-    p = g.players[seat]
-    return _m_influence_per_gain(g, p)
+    try:
+        _activate(g)
+        if type(seat) is not int or not 0 <= seat < len(g.players):
+            _seat_arg(g, seat)
+        p = g.players[seat]
+        return _m_influence_per_gain(g, p)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:
+        raise _broken(g, exc) from None
 
 
 # In the pure-Python engine a Move is also described as a dataclass, with none of its methods
@@ -18347,6 +18383,7 @@ def _move_from_json(data: Any) -> Move:
 
 
 _MOVE_EXACT: Final = {"string": str, "integer": int, "boolean": bool}
+_NO_FIELD: Final = object()  # what `getattr` gives for a field a move does not have
 
 
 def _move_problem(move: Any) -> str | None:
@@ -18360,7 +18397,9 @@ def _move_problem(move: Any) -> str | None:
     if not isinstance(move, Move):
         return f"{type(move).__name__} is not a Move"
     for key, want in _MOVE_TYPES.items():
-        value = getattr(move, key, None)
+        value = getattr(move, key, _NO_FIELD)
+        if value is _NO_FIELD:  # a field deleted (`del move.card`): no value, not None
+            return f"the move has no {key} (a field deleted from it)"
         if want in ("strings", "integers"):
             item = str if want == "strings" else int
             if type(value) is not tuple or any(type(v) is not item for v in value):
@@ -18462,10 +18501,11 @@ _FAULTS: Final = (Exception,)
 def _broken(g: Game | View, exc: Exception) -> Exception:
     """The error for `exc`, raised by an entry point on `g`: a StateError naming what the
     saved-game checks find wrong with `g` (so a hand-changed state is refused in words, as a
-    save from_json refuses); when they find nothing, or `g` is a view, `exc` itself (the
-    engine's own fault)."""
+    save from_json refuses); when they find nothing, the engine's own fault. A view is
+    dealt into a game and that game checked: what they find wrong with it is BadArgument (a
+    view of no state the engine plays; a bot searching it met a move its steps refuse)."""
     if not isinstance(g, Game):
-        return exc
+        return _broken_view(g, exc)
     try:
         try:
             data = _state_data(g)
@@ -18501,6 +18541,23 @@ def _broken(g: Game | View, exc: Exception) -> Exception:
         "please report it with the saved game and the move",
         where,
     )
+
+
+def _broken_view(v: object, exc: Exception) -> Exception:
+    """`_broken` of a view (anything else: `exc` itself): the saved-game checks of the game it
+    deals, what they find wrong as BadArgument."""
+    if not isinstance(v, View):
+        return exc
+    try:
+        dealt = determinize(v, _random.Random(0))
+    except _REFUSALS as refused:
+        return refused
+    checked = _broken(dealt, exc)
+    if isinstance(checked, StateError) and checked.at is None:
+        said = checked.message.removeprefix("not a state the engine can play: ")
+        if said != checked.message:
+            return BadArgument(f"not a view of a state the engine can play: {checked.path}: {said}")
+    return checked
 
 
 _AT_RULE: Final = _re.compile(r"#\s+(rules/[^\s:]+:\d+)")
@@ -19033,9 +19090,14 @@ def _choices(move: Move) -> dict[str, Any]:
 
 def _same(name: str, held: Any, given: Any) -> bool:
     """Whether a listed move's value of a field is the value given (of the same JSON type:
-    `true` is not 1): a pick of several by its items, in any order."""
+    `true` is not 1): a pick of several by its items, in any order (of the same length first:
+    a list of a million items given was sorted once for each listed move)."""
     if _MOVE_TYPES[name] in ("strings", "integers"):
-        return isinstance(given, list) and sorted(held, key=repr) == sorted(given, key=repr)
+        return (
+            isinstance(given, list)
+            and len(given) == len(held)
+            and sorted(held, key=repr) == sorted(given, key=repr)
+        )
     return bool(held == given) and type(held) is type(given)
 
 
@@ -20559,9 +20621,10 @@ class View:
 
 def view(g: Game, seat: int | None = None) -> View:
     """What `seat` may see of `g` (None: what everyone sees). It shares nothing with `g`."""
-    if seat is not None and (type(seat) is not int or not 0 <= seat < len(g.players)):
-        raise BadArgument(f"seat {seat!r}: the game has seats 0 to {len(g.players) - 1}")
-    data = to_json(g)
+    data = to_json(g)  # (first: a game changed by hand is refused at the field's path)
+    seats = len(data["players"])
+    if seat is not None and (type(seat) is not int or not 0 <= seat < seats):
+        raise BadArgument(f"seat {seat!r}: the game has seats 0 to {seats - 1}")
     for name, see in _GAME_SEES.items():
         data[name] = _hidden(data[name], see)
     for i, p in enumerate(data["players"]):
@@ -20604,8 +20667,23 @@ def _view_of(g: Game | View, what: str) -> Game:
     return determinize(g, _random.Random(0))
 
 
+def _view_arg(v: View) -> None:
+    """BadArgument for a View whose seat, phase, seat to move or players are of no view's type
+    (a View made by hand: `View.from_json` checks the whole of what it reads), before any
+    of them is read."""
+    state = v.state
+    if v.seat is not None and type(v.seat) is not int:
+        raise BadArgument(f"not a view of these rules: its seat is {v.seat!r}")
+    if type(state) is not dict:
+        raise BadArgument(f"not a view of these rules: its state is {type(state).__name__}")
+    for name, want in (("phase", str), ("actor", int), ("players", list)):
+        if type(state.get(name)) is not want:
+            raise BadArgument(f"not a view of these rules: its {name} is {state.get(name)!r}")
+
+
 def _own_view(v: View, what: str) -> None:
     """BadArgument for a view that is not the seat to move's (in a game not over)."""
+    _view_arg(v)
     if v.phase != "over" and v.seat != v.actor:
         raise BadArgument(
             f"a view {what} the moves of its own seat: this is "
@@ -20621,9 +20699,36 @@ def determinize(v: View, rng: _random.Random) -> Game:
     searches: every such game gives the seat of the view the same view and the same moves."""
     if not isinstance(v, View):
         raise BadArgument(f"determinize takes a View, not {type(v).__name__}")
+    _view_arg(v)
+    _rng_arg(rng)
+    try:
+        return _determinize(v, rng)
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:  # a View made by hand, of a shape no view has
+        raise BadArgument(f"not a view of these rules ({type(exc).__name__}: {exc})") from None
+
+
+def _determinize(v: View, rng: _random.Random) -> Game:
     data = _plain(v.state)
     variants = list(_view_key(data))
     rs = RULESETS[tuple(variants)]
+    players_seen = data["players"]
+    # as `from_json` refuses a save: a view of a player count its variants are not played with
+    expected = variants_for(len(players_seen), (x for x in variants if not VARIANTS[x].players))
+    if expected != tuple(variants):
+        raise BadArgument(
+            f"not a view of these rules: {len(players_seen)} players play with {expected}"
+        )
+    if v.seat is not None:  # a seat sees its own fields (`see: owner`) whole
+        if not 0 <= v.seat < len(players_seen):
+            raise BadArgument(f"not a view of these rules: seat {v.seat} of {len(players_seen)}")
+        own = players_seen[v.seat]
+        for name, see in _PLAYER_SEES.items():
+            if see == "owner" and isinstance(own, dict) and _shows_hidden(own.get(name)):
+                raise BadArgument(
+                    f"not a view of these rules: seat {v.seat}'s own {name} is hidden from it"
+                )
     for deal in rs.deals:
         _deal(data, deal, rng)
     for scope, name, lo, hi in rs.draws:
@@ -20636,6 +20741,22 @@ def determinize(v: View, rng: _random.Random) -> Game:
     )
     _activate(g)
     return g
+
+
+def _shows_hidden(value: Any) -> bool:
+    """Whether a field of a view is shown hidden: a list as {"hidden": n} (and "top"), or a
+    map holding such lists."""
+    if not isinstance(value, dict):
+        return False
+    if type(value.get("hidden")) is int and set(value) <= {"hidden", "top"}:
+        return True
+    return any(_shows_hidden(x) for x in value.values() if isinstance(x, dict))
+
+
+def _rng_arg(rng: Any) -> None:
+    """BadArgument unless `rng` is a generator of random numbers (a `random.Random`)."""
+    if not isinstance(rng, _random.Random):
+        raise BadArgument(f"a generator of random numbers is a random.Random, not {rng!r}")
 
 
 # each DealDef's sorts as tables (by the id of the DealDef: the rule sets keep theirs alive), and
@@ -20672,6 +20793,11 @@ def _deal(data: dict[str, Any], deal: DealDef, rng: _random.Random) -> None:
             and value["hidden"] >= 0
         ):
             raise BadArgument(f"not a view of these rules: {deal.kind} ids as {value!r}")
+        if value["hidden"] > len(deal.ids):  # (before a list of that many places is made)
+            raise BadArgument(
+                f"not a view of these rules: {value['hidden']} hidden {deal.kind} ids in one "
+                f"place, and the rules have {len(deal.ids)}"
+            )
         out: list[Any] = [None] * value["hidden"]
         places_of.setdefault(kind, []).extend((out, i) for i in range(len(out)))
         if "top" in value:
@@ -20892,6 +21018,7 @@ def redeal(g: Game, seat: int | None, rng: _random.Random) -> Game:
 
 def _redeal(g: Game, seat: int | None, rng: _random.Random) -> Game:
     rs = _activate(g)
+    _rng_arg(rng)
     if seat is not None and (type(seat) is not int or not 0 <= seat < len(g.players)):
         raise BadArgument(f"seat {seat!r}: the game has seats 0 to {len(g.players) - 1}")
     if not _redeals_in_place(rs):
@@ -21054,6 +21181,7 @@ def random_move(g: Game | View, rng: _random.Random) -> Move:
     try:
         g = _view_of(g, "lists")
         _activate(g)
+        _rng_arg(rng)
         moves = _moves_now(g)
         if not moves:
             raise _no_move(g)
@@ -21156,6 +21284,7 @@ def playout(
     paused = _collector_paused()
     try:
         rs = _activate(g)
+        _rng_arg(rng)
         _search_budget(1, horizon)
         return _playout(g.clone(), rng, horizon, greedy, _Scorer(rs))
     except _REFUSALS:
@@ -21242,6 +21371,7 @@ def _mcts_move(
 ) -> Move:
     g = _view_of(state, "lists")
     rs = _activate(g)
+    _rng_arg(rng)
     _search_budget(iterations, horizon)
     moves = _moves_now(g)
     if not moves:
@@ -21350,6 +21480,8 @@ def _bot_turn(state: Game | View, seat: int) -> None:
         raise BadArgument(f"a bot chooses from a Game or a View, not {type(state).__name__}")
     if type(seat) is not int:
         raise BadArgument(f"seat {seat!r}: a seat is an int")
+    if isinstance(state, View):
+        _view_arg(state)
     if isinstance(state, View) and state.seat != seat:
         who = "a spectator" if state.seat is None else f"seat {state.seat}"
         raise BadArgument(f"this is {who}'s view: the bot of seat {seat} chooses from its own")
@@ -21483,8 +21615,14 @@ class _Log:
 def record(g: Game) -> Game:
     """A copy of `g` that records what each move played on it (`apply_move`, `successors`)
     changes, for `events`; the states after it record too. Events are numbered from 0 at
-    this state."""
-    out = g.clone()
+    this state. What is no Game (a view, None) raises BadArgument."""
+    try:
+        _activate(g)
+        out = g.clone()
+    except _REFUSALS:
+        raise
+    except _FAULTS as exc:  # a Game changed by hand
+        raise _broken(g, exc) from None
     out._log = _Log(None, None, 0)
     return out
 

@@ -232,6 +232,27 @@ def test_a_listed_move_changed_in_place_is_judged_by_its_new_fields(
     assert engine.dumps(mid) == before
 
 
+
+
+def test_a_listed_move_with_a_field_deleted_is_refused_in_words(engine: Any, mid: Any) -> None:
+    """`del move.card` on a listed move (a field that may be None): the pure engine read no
+    value as None, then met the missing attribute comparing the move with the kept list, and
+    raised StateError blaming the rules or the compiler. It is refused as no Move (IllegalMove,
+    BadArgument for its words). The compiled engine's classes refuse the `del` itself."""
+    move = next(m for m in engine.legal_moves(mid) if m.kind == "portfolio")
+    try:
+        del move.card
+    except AttributeError:
+        assert is_compiled(engine)
+        return
+    before = engine.dumps(mid)
+    why = engine.explain_move(mid, move)
+    assert isinstance(why, engine.IllegalMove) and "the move has no card" in why.reason
+    with pytest.raises(engine.IllegalMove, match="the move has no card"):
+        engine.apply_move(mid, move)
+    with pytest.raises(engine.BadArgument, match="the move has no card"):
+        engine.move_words(mid, move)
+    assert engine.dumps(mid) == before
 # A compulsory choice left empty, in an action whose refusal words show the value chosen
 # ("card {card} is not in your hand"): the refusal names what is missing, in the words of its
 # kind (rules/state.yaml `kinds: text`), never "card None is not in your hand".
@@ -649,6 +670,9 @@ CALLS: dict[str, Callable[[Any, Any], Any]] = {
     "new_game of an unknown variant": lambda E, g: E.new_game(3, ["no-such-variant"]),
     "new_game of no players": lambda E, g: E.new_game(0),
     "new_game of 100 players": lambda E, g: E.new_game(100),
+    # (record of a view or None: AttributeError 'View' object has no attribute 'clone')
+    "record of a view": lambda E, g: E.record(E.view(g, 0)),
+    "record of None": lambda E, g: E.record(None),
 }
 
 
@@ -663,6 +687,7 @@ AT_THE_CALL = {
     "influence_gain of a seat as a float", "legal_moves of None",
     "legal_moves of a saved game's JSON", "new_game of a seed as a string",
     "new_game of players as a string", "noble_name of None", "ranking of a number",
+    "record of a view", "record of None",
     "ranking with a sheet that is no ScoreSheet", "to_json of a dict",
     "visit_cost of a Noble as a list", "warehouse_size of a seat as a string",
     "wigs_due of a cost as a string",

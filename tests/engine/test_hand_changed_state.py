@@ -53,6 +53,14 @@ def _calls(E: Any, g: Any, listed: list[Any]) -> list[tuple[str, Any]]:
         ("dumps", lambda: E.dumps(g)),
         ("check_invariants", lambda: E.check_invariants(g)),
         ("all_cards", lambda: E.all_cards(g)),
+        # (these raised TypeError, KeyError or AttributeError from inside: the seat check of
+        # `view` read `len(g.players)` first, `record` copied the state, the queries read it)
+        ("view", lambda: E.view(g, 0)),
+        ("record", lambda: E.record(g)),
+        ("options", lambda: E.options(g)),
+        ("visit_cost", lambda: E.visit_cost(g, 0, "king")),
+        ("warehouse_size", lambda: E.warehouse_size(g, 0)),
+        ("influence_gain", lambda: E.influence_gain(g, 0)),
     ]
 
 
@@ -248,7 +256,7 @@ def _result(E: Any, value: Any) -> Any:
         return ("Ranking", value.places, value.keys)
     if isinstance(value, E.IllegalMove):
         return ("IllegalMove", value.rule, value.reason)
-    if isinstance(value, E.Move | E.ScoreSheet):
+    if isinstance(value, E.Move | E.ScoreSheet | E.View | E.Choice):
         return value.to_json()
     return value
 

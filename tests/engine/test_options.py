@@ -226,6 +226,30 @@ def test_a_hand_discard_is_one_pick_of_a_set(engine: ModuleType) -> None:
         engine.options(g, {"kind": kind, "cards": [*items, *items]})
 
 
+def test_a_long_pick_given_is_not_sorted_once_per_listed_move(
+    engine: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A partial move from the network with a pick of many items (a client's hand discard of a
+    million cards) was sorted once for each listed move before it was refused: seconds of work
+    for one request. A pick of another length than a move's is no match, unsorted."""
+    g = _discarding(engine)
+    kind = engine.legal_moves(g)[0].kind
+    hand = g.players[g.actor].hand
+    longest: list[int] = [0]
+    plain_sorted = sorted
+
+    def counted(items: Any, **kw: Any) -> Any:
+        out = plain_sorted(items, **kw)
+        longest[0] = max(longest[0], len(out))
+        return out
+
+    monkeypatch.setattr(engine, "sorted", counted, raising=False)
+    with pytest.raises(engine.IllegalMove):
+        engine.options(g, {"kind": kind, "cards": [hand[0]] * 1000})
+    assert longest[0] < 1000
+    assert engine.options(g, {"kind": kind, "cards": [hand[0]]}).field in (None, "cards")
+
+
 def test_what_is_no_partial_move_is_refused(engine: ModuleType) -> None:
     g = engine.new_game(3, (), 2)
     with pytest.raises(engine.BadArgument, match="not a field of a move"):

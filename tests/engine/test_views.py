@@ -147,6 +147,43 @@ def test_what_a_seat_cannot_see_does_not_change_its_view_or_its_moves(
         assert engine.explain_move(v, moves[-1]) is None
 
 
+@pytest.mark.sampled(2)
+@pytest.mark.parametrize(("players", "variants"), SETS)
+def test_a_refusal_names_nothing_the_mover_cannot_see(
+    engine: ModuleType, players: int, variants: tuple[str, ...]
+) -> None:
+    """A client may send any move, and a server answers a refused one with its reason: forged
+    moves naming every card of the rules (another seat's hand, a deck, the box) are refused in
+    the same words, and their partial moves get the same options, in the real game and in a
+    game dealt from the mover's view, so no answer tells where a hidden card is."""
+    E = engine
+    rng = random.Random(players)
+    for n, g in enumerate(_states(E, players, variants, 31 + players, 11)):
+        if g.phase == "over" or n % 4:
+            continue
+        seat = g.actor
+        other = E.determinize(E.view(g, seat), rng)
+        kinds = {m.kind for m in E.legal_moves(g)}
+        for card in E.all_cards(g):
+            for kind in kinds:
+                for move in (E.Move(kind, seat, card=card), E.Move(kind, seat, cards=(card,))):
+                    said, dealt = E.explain_move(g, move), E.explain_move(other, move)
+                    assert (said and (said.rule, said.reason)) == (
+                        dealt and (dealt.rule, dealt.reason)
+                    ), move
+            for kind in kinds:
+                partial = {"kind": kind, "card": card}
+                try:
+                    said_options: Any = E.options(g, partial).to_json()
+                except E.IllegalMove as exc:
+                    said_options = str(exc)
+                try:
+                    dealt_options: Any = E.options(other, partial).to_json()
+                except E.IllegalMove as exc:
+                    dealt_options = str(exc)
+                assert said_options == dealt_options, partial
+
+
 def test_a_dealt_game_differs_where_the_seat_cannot_see(engine: ModuleType) -> None:
     """Determinizing really deals: over a few seeds the other hands and the decks change,
     the visible fields never do."""
@@ -197,6 +234,83 @@ def test_a_view_that_is_not_of_these_rules_is_refused(engine: ModuleType) -> Non
     data["state"]["players"][0]["hand"] = {"shown": 1}
     with pytest.raises(engine.StateError):
         engine.View.from_json(data)
+
+
+def _refused_everywhere(E: ModuleType, v: Any, match: str) -> None:
+    """Every entry point that reads a view refuses `v` with BadArgument, in words."""
+    calls = [
+        lambda: E.legal_moves(v),
+        lambda: E.explain_move(v, E.Move("pass", 0)),
+        lambda: E.options(v),
+        lambda: E.determinize(v, random.Random(0)),
+        lambda: E.random_move(v, random.Random(0)),
+        lambda: E.greedy_move(v, random.Random(0)),
+        lambda: E.mcts_move(v, random.Random(0), 4, 4),
+        lambda: E.MctsBot(0, 4).choose(v, 0),
+    ]
+    for call in calls:
+        with pytest.raises(E.BadArgument, match=match):
+            call()
+
+
+def test_a_view_no_seat_is_shown_is_refused_in_words(engine: ModuleType) -> None:
+    """Views a hostile server (or a hand) could make, refused with BadArgument: a hidden count
+    `View.from_json` lets through made a list of that many places (MemoryError at 2**63 - 1);
+    a seat shown its own hand hidden was dealt one, and a search then raised IllegalMove for a
+    card "not in your hand"; a view of two-player rules with three players was played by them;
+    a View made by hand of no view's shape raised KeyError or TypeError."""
+    E = engine
+    g = E.new_game(3, (), 4)
+    assert g.actor == 0
+    data = E.view(g, 0).to_json()
+    data["state"]["players"][1]["hand"] = {"hidden": 2**63 - 1}
+    _refused_everywhere(E, E.View.from_json(data), "2\\d+ hidden card ids in one place")
+    data = E.view(g, 0).to_json()
+    data["state"]["players"][0]["hand"] = {"hidden": 5}
+    _refused_everywhere(E, E.View.from_json(data), "seat 0's own hand is hidden from it")
+    data = E.view(g, 0).to_json()
+    data["state"]["variants"] = ["two-player"]
+    _refused_everywhere(E, E.View.from_json(data), "3 players play with \\(\\)")
+    for state in ({}, None, [], {**data["state"], "actor": "0"}, {**data["state"], "players": {}}):
+        _refused_everywhere(E, E.View(0, state), "not a view of these rules")
+
+
+def test_a_view_of_a_state_no_game_reaches_is_refused_by_the_bots(engine: ModuleType) -> None:
+    """A view the schema takes of a state no save could hold (a full hand waiting to draw):
+    `legal_moves` lists its draws, and the bots, trying them, met the step that refuses a sixth
+    card: a bare ValueError escaped. Now BadArgument, naming what the save checks find."""
+    E = engine
+    g = E.new_game(3, (), 4)
+    data = E.view(g, g.actor).to_json()
+    data["state"]["phase"] = "refill"
+    v = E.View.from_json(data)
+    assert E.legal_moves(v)
+    for call in (
+        lambda: E.greedy_move(v, random.Random(0)),
+        lambda: E.mcts_move(v, random.Random(0), 4, 4),
+        lambda: E.GreedyBot(0).choose(v, v.seat),
+    ):
+        with pytest.raises(E.BadArgument, match=r"not a view of a state the engine can play: \$"):
+            call()
+
+
+def test_a_generator_that_is_none_is_refused_in_words(engine: ModuleType) -> None:
+    """The bots' loops, `redeal` and `determinize` given no random.Random: BadArgument (they
+    raised AttributeError, or StateError blaming the rules or the compiler)."""
+    E = engine
+    g = E.new_game(3, (), 4)
+    calls = [
+        lambda: E.determinize(E.view(g, 0), None),
+        lambda: E.redeal(g, 0, None),
+        lambda: E.random_move(g, None),
+        lambda: E.greedy_move(g, None),
+        lambda: E.mcts_move(g, None, 4, 4),
+        lambda: E.playout(g, None, 4),
+    ]
+    for call in calls:
+        with pytest.raises(E.BadArgument, match=r"a random\.Random, not None"):
+            call()
+    assert E.random_move(g, random.SystemRandom()) in E.legal_moves(g)
 
 
 # --- a house rule must say who sees what it adds ------------------------------------------------

@@ -2,10 +2,12 @@
 
 Each query becomes one public function of the generated engine with its name: its arguments
 checked in order (BadArgument, through the runtime's `_seat_arg`, `_id_arg`, ...), then its value
-for the acting player. A query that reads alike in every rule set is one straight-line function;
-one that differs (a variant changes its value) goes to the function of the game's rule set.
-The model's queries (`model/queries.py`: their types and values as IR) are printed first, each
-rule set's with the names its engine gives what the rules name (`python_queries`).
+for the acting player; what is no Game is BadArgument, and a Game changed by hand that fails it is
+refused as every entry point refuses one (`_broken`: StateError at the field's path). A query
+that reads alike in every rule set is one straight-line function; one that differs (a variant
+changes its value) goes to the function of the game's rule set. The model's queries
+(`model/queries.py`: their types and values as IR) are printed first, each rule set's with the
+names its engine gives what the rules name (`python_queries`).
 """
 
 from __future__ import annotations
@@ -148,8 +150,9 @@ def query_view(per_ruleset: list[list[PyQuery]], keys: list[tuple[str, ...]]) ->
         present = [(k, q) for k, q in found if q is not None and q.signature == first.signature]
         name = identifier(qname)
         params = ", ".join(f"{a.name}: {a.annotation}" for a in first.args)
-        lines = [f"def {name}(g: Game{', ' if params else ''}{params}) -> {first.returns}:",
-                 *_docstring(first.words)]
+        head = [f"def {name}(g: Game{', ' if params else ''}{params}) -> {first.returns}:",
+                *_docstring(first.words)]
+        lines: list[str] = ["    _activate(g)"]
         for a in first.args:
             lines += _check(a, ids_of(a, present))
         codes = {q.code for _, q in present}
@@ -186,6 +189,10 @@ def query_view(per_ruleset: list[list[PyQuery]], keys: list[tuple[str, ...]]) ->
                       "    if fn is None:",
                       f"        raise BadArgument({missing})",
                       f"    return fn({call_args})"]
+        # (a Game changed by hand fails somewhere inside: refused as the entry points refuse it)
+        lines = [*head, "    try:", *("    " + line for line in lines), "    except _REFUSALS:",
+                 "        raise", "    except _FAULTS as exc:",
+                 "        raise _broken(g, exc) from None"]
         view.functions += helpers
         view.functions.append("\n".join(w for line in lines for w in wrap_line(line)))
         view.names.append(qname)
