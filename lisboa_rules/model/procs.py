@@ -485,24 +485,26 @@ def with_formulas(scope: Scope, vocabulary: list[Any]) -> Scope:
 
 def check_hook_events(ps: ProcSet, declared: Iterable[str] = ()) -> list[st.StepProblem]:
     """A hook runs when a step raises its event: a hook on an event no step of the rule set
-    raises (a misspelt `on:`) would never run, and is refused at its `on:`. A step that raises
-    an event no hook is on and the rules do not declare (rules/effects.yaml `events:`, the
-    words of each) does nothing: a misspelt `raise:`, refused at it."""
+    raises (a misspelt `on:`) would never run, and is refused at its `on:`. Where the rules
+    declare their events (rules/effects.yaml `events:`, the words of each), a step that
+    raises one no hook is on and they do not declare does nothing: a misspelt `raise:`,
+    refused at it (rules that declare none are not held to it)."""
     raised: set[str] = set()
-    known = set(declared) | set(ps.hooks)
+    declared = set(declared)
+    known = declared | set(ps.hooks) if declared else None
     problems = []
     for steps in [*(p.steps for p in ps.procs.values()), *(a.steps for a in ps.actions.values())]:
         for s in steps:
             for sub in s.walk():
                 if isinstance(sub, st.Raise):
                     raised.add(sub.event)
-                    if sub.event not in known:
+                    if known is not None and sub.event not in known:
                         problems.append(st.StepProblem(
                             "unknown-reference", f"no hook is on the event '{sub.event}' and "
                             "rules/effects.yaml declares no such event, so raising it does "
                             "nothing: name an event there is, or declare it in `events:` "
                             "(with its words)", (*sub.path, "raise"),
-                            suggestion=suggest(sub.event, known)))
+                            suggestion=suggest(sub.event, sorted(known))))
     for event, hook_ids in ps.hooks.items():
         if event in raised:
             continue

@@ -699,11 +699,11 @@ def test_a_non_ascii_list_index_in_a_placeholder_is_a_located_error(
     shutil.copytree(RULES, tmp_path / "rules")
     target = tmp_path / "rules" / "components.yaml"
     text = target.read_text(encoding="utf-8")
-    old = "{game.start.hand} blue cards"
+    old = "{game.start.hand} cards of the blue deck"
     assert old in text
     at = text[: text.index(old)].count("\n") + 1
-    target.write_text(text.replace(old, "{game.businesses." + index + "} blue cards", 1),
-                      encoding="utf-8")
+    new = "{game.businesses." + index + "} cards of the blue deck"
+    target.write_text(text.replace(old, new, 1), encoding="utf-8")
     code, err = build(tmp_path, monkeypatch)
     assert code == 1, err
     found = re.findall(r"^rules/components\.yaml:(\d+):\d+: error\[unknown-placeholder\]", err,
@@ -728,13 +728,13 @@ def test_a_malformed_placeholder_is_a_located_error(
     (`{game.businesses. 1}` in the reference), or `{{x}}` as `{5}` (review of item 8)."""
     shutil.copytree(RULES, tmp_path / "rules")
     target = tmp_path / "rules" / "components.yaml"
-    old = "{game.start.hand} blue cards"
+    old = "{game.start.hand} cards of the blue deck"
     data = fuzz._parse(target.read_bytes())
     [path] = [p for p, v in _walk(data) if isinstance(v, str) and old in v]
     node = data
     for key in path[:-1]:
         node = node[key]
-    node[path[-1]] = node[path[-1]].replace(old, text + " blue cards", 1)
+    node[path[-1]] = node[path[-1]].replace(old, text + " cards of the blue deck", 1)
     target.write_bytes(fuzz._dump(data))
     code, err = build(tmp_path, monkeypatch)
     assert code == 1, err
