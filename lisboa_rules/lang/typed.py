@@ -785,38 +785,31 @@ def _not_none(node: ast.expr, op: type[ast.cmpop] = ast.IsNot) -> list[str]:
 def narrowed_else(source: Any) -> list[str]:
     """The names a condition proves not None when it does not hold (`x is None or ...`): an
     `if` narrows them in its `else` steps."""
-    if not isinstance(source, str):
-        return []
-    try:
-        node = parse(source)
-    except ExprError:
-        return []
-    parts = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) else [node]
-    return [part.left.id for part in parts
-            if isinstance(part, ast.Compare) and len(part.ops) == 1
-            and isinstance(part.ops[0], ast.Is) and isinstance(part.left, ast.Name)
-            and isinstance(part.comparators[0], ast.Constant)
-            and part.comparators[0].value is None]
+    return _none_tests(source, ast.Or, ast.Is)
 
 
 def narrowed(source: Any) -> list[str]:
     """The names a condition proves not None (`x is not None and ...`): an `if` narrows them
     in its `then` steps."""
+    return _none_tests(source, ast.And, ast.IsNot)
+
+
+def _none_tests(source: Any, joined: type[ast.boolop], test: type[ast.cmpop]) -> list[str]:
+    """The names `source` tests against None with `test` (`is` or `is not`), alone or as a
+    part of a chain joined by `joined` (`or` or `and`)."""
     if not isinstance(source, str):
         return []
     try:
         node = parse(source)
     except ExprError:
         return []
-    parts = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
-    out = []
-    for part in parts:
-        if (isinstance(part, ast.Compare) and len(part.ops) == 1
-                and isinstance(part.ops[0], ast.IsNot) and isinstance(part.left, ast.Name)
-                and isinstance(part.comparators[0], ast.Constant)
-                and part.comparators[0].value is None):
-            out.append(part.left.id)
-    return out
+    parts = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, joined) \
+        else [node]
+    return [part.left.id for part in parts
+            if isinstance(part, ast.Compare) and len(part.ops) == 1
+            and isinstance(part.ops[0], test) and isinstance(part.left, ast.Name)
+            and isinstance(part.comparators[0], ast.Constant)
+            and part.comparators[0].value is None]
 
 
 def data_lookup(data: Mapping[str, Any], root: str = "rules") -> Callable[[tuple[str, ...]], Any]:
