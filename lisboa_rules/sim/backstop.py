@@ -62,12 +62,12 @@ GREEDY_MOVE_LIMIT = 500
 SAVE_EVERY = 25  # a save of the state is loaded again after every this many moves, and at the end
 SOURCE = "<generated lisboa_engine.py>"
 # the subject of a game that did not end because no trigger ended it (`_Game.unended`)
-UNENDED = "game-end"
+UNENDED = "no-end"
 # a game whose end was triggered but whose round never ended: at what ends a round
-UNROUNDED = "round-end"
+UNROUNDED = "no-round-end"
 # a game that stayed in a period no trigger ended (before the triggers that end the game can
 # fire): at what ends a period
-UNPERIODED = "period-end"
+UNPERIODED = "no-period-end"
 # not a problem's subject: where a variant of the game removes a rule (`$remove`), noted at
 # every problem of its games (what the game lacks may be what it removed, which never runs
 # and so is never the step a problem is placed at)
