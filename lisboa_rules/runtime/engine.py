@@ -3642,6 +3642,8 @@ def _mcts_move(
     rs = _activate(g)
     _rng_arg(rng)
     _search_budget(iterations, horizon)
+    if type(exploration) not in (int, float) or not 0 <= exploration < _math.inf:
+        raise BadArgument(f"MCTS's exploration is a number of at least 0, not {exploration!r}")
     moves = _moves_now(g)
     if not moves:
         raise _no_move(g)

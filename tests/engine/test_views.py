@@ -313,6 +313,17 @@ def test_a_generator_that_is_none_is_refused_in_words(engine: ModuleType) -> Non
     assert E.random_move(g, random.SystemRandom()) in E.legal_moves(g)
 
 
+@pytest.mark.parametrize("exploration", [float("nan"), float("inf"), -1.0, True, "1.4"])
+def test_an_exploration_that_is_no_weight_is_refused_in_words(
+        engine: ModuleType, exploration: object) -> None:
+    """MCTS's exploration weight is a number of at least 0: NaN made every node's score NaN
+    and the search picked by the order of the moves."""
+    g = engine.new_game(3, (), 4)
+    with pytest.raises(engine.BadArgument, match="exploration"):
+        engine.mcts_move(g, random.Random(0), 4, 4, exploration=exploration)
+    assert engine.mcts_move(g, random.Random(0), 4, 4, exploration=0) in engine.legal_moves(g)
+
+
 # --- a house rule must say who sees what it adds ------------------------------------------------
 
 HOUSE = """\
