@@ -294,7 +294,7 @@ def test_no_three_cards_in_a_row_share_a_title() -> None:
     ("game.yaml", "  reis: 10\n", "  reis: 1\n",
      ["Each player starts with 1 real, 2 Influence", "Each player takes a colour, 1 real,"],
      "starts with 1 réis"),
-    ("game.yaml", "wig_at_max: 1", "wig_at_max: 2", ["you gain 2 wigs, at most one per"],
+    ("game.yaml", "wig_at_max: 1", "wig_at_max: 2", ["you gain 2 wigs, only once per"],
      "2 wig,"),
     ("scoring.yaml", "params: {reis_per_wig: 5}", "params: {reis_per_wig: 1}",
      ["score 1 wig per 1 real, rounded down"], "per 1 réis"),
