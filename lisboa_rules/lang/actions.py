@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, assert_never
 
 from lisboa_rules.core.limits import MAX_MOVES
@@ -289,13 +289,7 @@ class ActionChecker(StepChecker):
     def _narrow(self, s: Require | If, scope: Scope, otherwise: bool = False) -> Scope:
         """The scope with the names the condition proves not None (`otherwise`: when it does
         not hold, in an if's else steps)."""
-        then = scope
-        for name in (typed.narrowed_else(s.cond) if otherwise else typed.narrowed(s.cond)):
-            if name in scope.locals:
-                known = scope.locals[name]
-                then = then.with_locals(**{name: replace(
-                    known, type=replace(known.type, optional=False))})
-        return then
+        return typed.narrowed_scope(scope, s.cond, otherwise)
 
     def _bound(self, name: str, t: typed.Typed, scope: Scope) -> None:
         if name not in scope.locals:  # what a new name reads, for the procedures it may name

@@ -630,21 +630,10 @@ class StepChecker:
                     out.append(got)
             case If():
                 cond = self.expr(s, s.cond, scope, BOOL)
-                then = scope
-                for name in typed.narrowed(s.cond):
-                    if name in scope.locals:
-                        known = scope.locals[name]
-                        then = then.with_locals(**{name: replace(
-                            known, type=replace(known.type, optional=False))})
                 # the branches are checked when the condition is refused too: their own
-                # problems are said in the same run
-                otherwise = scope  # `if: x is None`: x is not None in the else steps
-                for name in typed.narrowed_else(s.cond):
-                    if name in scope.locals:
-                        known = scope.locals[name]
-                        otherwise = otherwise.with_locals(**{name: replace(
-                            known, type=replace(known.type, optional=False))})
-                yes, no = self._block(s.then, then), self._block(s.orelse, otherwise)
+                # problems are said in the same run (`if: x is None`: x is set in the else)
+                yes = self._block(s.then, typed.narrowed_scope(scope, s.cond))
+                no = self._block(s.orelse, typed.narrowed_scope(scope, s.cond, True))
                 if cond is None:
                     return scope
                 out.append(S.If(at(s), cond.node, yes, no))

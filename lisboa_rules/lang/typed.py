@@ -50,18 +50,17 @@ class ExprError(Exception):
     """An expression that does not parse or type-check; `col` is 0-based in its source."""
 
     def __init__(self, code: str, message: str, col: int = 0,
-                 suggestion: str | Callable[[], str | None] | None = None,
-                 follows: bool = False, subject: tuple[str, ...] = ()):
+                 suggestion: str | Callable[[], str | None] | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
         self.col = col
         # the error follows from one said where the rules data is written (an action's
         # `cost:` naming no cost, read by `cost(this.cost)`): refused, but not said again
-        self.follows = follows
+        self.follows = False
         # what it is about, for a pass that reads it (carried to its Diagnostic's `subject`):
         # READ_AS_TEXT, a field read of a value that is text; UNKNOWN_NAME and the name
-        self.subject = subject
+        self.subject: tuple[str, ...] = ()
         # a suggestion may be given as the function that finds it: many errors are caught
         # and dropped (a reading tried before another), and difflib is not free
         self._suggestion = suggestion
@@ -761,7 +760,11 @@ def _default(t: VType, int_kinds: frozenset[str] = frozenset()) -> ir.Expr:
 def narrow(scope: Scope, node: ast.expr, false: bool = False) -> Scope:
     """The scope where the locals a condition proves not None are known to be set (with
     `false`, where it does not hold: `x is None` false proves x set)."""
-    names = _not_none(node, ast.Is if false else ast.IsNot)
+    return _set(scope, _not_none(node, ast.Is if false else ast.IsNot))
+
+
+def _set(scope: Scope, names: list[str]) -> Scope:
+    """The scope where the locals `names` are known not to be None."""
     found = {n: replace(scope.locals[n], type=replace(scope.locals[n].type, optional=False))
              for n in names if n in scope.locals}
     return scope.with_locals(**found) if found else scope
@@ -785,31 +788,29 @@ def _not_none(node: ast.expr, op: type[ast.cmpop] = ast.IsNot) -> list[str]:
 def narrowed_else(source: Any) -> list[str]:
     """The names a condition proves not None when it does not hold (`x is None or ...`): an
     `if` narrows them in its `else` steps."""
-    return _none_tests(source, ast.Or, ast.Is)
+    return _not_none_in(source, ast.Is)
 
 
 def narrowed(source: Any) -> list[str]:
     """The names a condition proves not None (`x is not None and ...`): an `if` narrows them
     in its `then` steps."""
-    return _none_tests(source, ast.And, ast.IsNot)
+    return _not_none_in(source, ast.IsNot)
 
 
-def _none_tests(source: Any, joined: type[ast.boolop], test: type[ast.cmpop]) -> list[str]:
-    """The names `source` tests against None with `test` (`is` or `is not`), alone or as a
-    part of a chain joined by `joined` (`or` or `and`)."""
+def _not_none_in(source: Any, op: type[ast.cmpop]) -> list[str]:
+    """`_not_none` of a condition's text (none for one that does not parse)."""
     if not isinstance(source, str):
         return []
     try:
-        node = parse(source)
+        return _not_none(parse(source), op)
     except ExprError:
         return []
-    parts = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, joined) \
-        else [node]
-    return [part.left.id for part in parts
-            if isinstance(part, ast.Compare) and len(part.ops) == 1
-            and isinstance(part.ops[0], test) and isinstance(part.left, ast.Name)
-            and isinstance(part.comparators[0], ast.Constant)
-            and part.comparators[0].value is None]
+
+
+def narrowed_scope(scope: Scope, source: Any, false: bool = False) -> Scope:
+    """`narrow` of a condition's text: the scope of an if's then steps (with `false`, of its
+    else steps)."""
+    return _set(scope, narrowed_else(source) if false else narrowed(source))
 
 
 def data_lookup(data: Mapping[str, Any], root: str = "rules") -> Callable[[tuple[str, ...]], Any]:

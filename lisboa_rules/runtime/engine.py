@@ -1130,12 +1130,9 @@ def _reordered(g: Game, move: Move) -> tuple[str, tuple[Any, ...]] | None:
         if m.kind != move.kind or other == code:
             continue
         diff = [i for i, (a, b) in enumerate(zip(code, other, strict=True)) if a != b]
-        if diff and all(
-            type(code[i]) is tuple
-            and type(other[i]) is tuple
-            and sorted(map(repr, code[i])) == sorted(map(repr, other[i]))
-            for i in diff
-        ):
+        # (`_same`: a pick's items in any order, as `options` compares them)
+        picks = (_same(_MOVE_FIELDS[i], other[i], list(code[i])) for i in diff)
+        if diff and all(type(code[i]) is tuple for i in diff) and all(picks):
             return _MOVE_FIELDS[diff[0]], other[diff[0]]
     return None
 

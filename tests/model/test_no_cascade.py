@@ -8,11 +8,14 @@ import re
 from pathlib import Path
 
 from lisboa_rules import pipeline
+from lisboa_rules.core.diagnostics import Diagnostic
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _errors(tmp_path: Path, changes: str) -> list[str]:
+def _diags(tmp_path: Path, changes: str) -> list[Diagnostic]:
+    """The diagnostics of the rules with a house rule that makes `changes` (YAML under
+    `changes:`, indented two spaces)."""
     house = tmp_path / "house.yaml"
     house.write_text(
         "kind: variant\nid: house\ntitle: House rule\napplies: chosen\ntext: A house rule.\n"
@@ -21,7 +24,11 @@ def _errors(tmp_path: Path, changes: str) -> list[str]:
     )
     compiled, diags = pipeline.analyse(ROOT / "rules", (), None, (house,))
     assert compiled is None
-    return [f"{d.code}: {d.full_message}" for d in diags if d.is_error]
+    return diags
+
+
+def _errors(tmp_path: Path, changes: str) -> list[str]:
+    return [f"{d.code}: {d.full_message}" for d in _diags(tmp_path, changes) if d.is_error]
 
 
 def test_a_removed_cost_is_one_error_per_use_not_one_per_later_step(tmp_path: Path) -> None:
@@ -38,13 +45,7 @@ def test_a_removed_cost_is_one_error_per_use_not_one_per_later_step(tmp_path: Pa
 def test_an_action_cost_naming_no_cost_stands_at_its_cost_key(tmp_path: Path) -> None:
     """An action's `cost:` that names a removed cost is said once, at that key (not over the
     whole action), and not again at the step that reads it (`cost(this.cost)`)."""
-    house = tmp_path / "house.yaml"
-    house.write_text(
-        "kind: variant\nid: house\ntitle: House rule\napplies: chosen\ntext: A house rule.\n"
-        "source: [seed:001#action-4-sponsor-an-event]\nchanges:\n"
-        "  court:\n    costs:\n      - {id: sponsor-cost, $remove: true}\n",
-        encoding="utf-8")
-    _, diags = pipeline.analyse(ROOT / "rules", (), None, (house,))
+    diags = _diags(tmp_path, "  court:\n    costs:\n      - {id: sponsor-cost, $remove: true}\n")
     lines = (ROOT / "rules" / "court.yaml").read_text(encoding="utf-8").splitlines()
     at_key = [d for d in diags if d.is_error and d.span is not None
               and lines[d.span.line - 1].strip().startswith("cost: sponsor-cost")]
@@ -118,12 +119,7 @@ def test_every_display_pile_spelt_like_a_noble_is_reported(tmp_path: Path) -> No
 def test_a_removed_nobles_icon_is_not_also_missing_its_term(tmp_path: Path) -> None:
     """A Noble's icon needs no `term` (the key prints his name): with the Noble removed, the
     icon's `of:` names nothing, which is said; that it now lacks a term follows from it."""
-    house = tmp_path / "house.yaml"
-    house.write_text(
-        "kind: variant\nid: house\ntitle: House rule\napplies: chosen\ntext: A house rule.\n"
-        "changes:\n  nobles:\n    nobles:\n      - {id: king, $remove: true}\n",
-        encoding="utf-8")
-    _, diags = pipeline.analyse(ROOT / "rules", (), None, (house,))
+    diags = _diags(tmp_path, "  nobles:\n    nobles:\n      - {id: king, $remove: true}\n")
     at_icons = [d for d in diags if d.is_error and d.span is not None
                 and d.span.file.endswith("vocabulary.yaml")]
     assert [d.code for d in at_icons] == ["unknown-reference"], \
@@ -135,12 +131,7 @@ def test_a_removed_business_is_said_at_every_rule_that_names_it_in_one_run(
     """Removing a business breaks formulas that read it (unknown-name) and lists that name it
     (unknown-reference): both are said in the same run, not the lists only after the formulas
     are mended; a majority group that is no business is one error, not also its measure's."""
-    house = tmp_path / "house.yaml"
-    house.write_text(
-        "kind: variant\nid: house\ntitle: House rule\napplies: chosen\ntext: A house rule.\n"
-        "changes:\n  game:\n    businesses:\n      - {id: gold, $remove: true}\n",
-        encoding="utf-8")
-    _, diags = pipeline.analyse(ROOT / "rules", (), None, (house,))
+    diags = _diags(tmp_path, "  game:\n    businesses:\n      - {id: gold, $remove: true}\n")
     errors = [d for d in diags if d.is_error]
     codes = {d.code for d in errors}
     assert codes == {"unknown-name", "unknown-reference"}, [d.full_message for d in errors]

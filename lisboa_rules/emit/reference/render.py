@@ -1872,6 +1872,9 @@ class _Builder:
         groups = self.proc_groups(m)
         ps = m.procs
         blocks: list[Block] = []
+        # each event in words (rules/effects.yaml `events:`), to head the hooks on it
+        said = {str(e.get("id")): str(e.get("text")) for e in
+                (m.data.get("effects") or {}).get("events") or () if isinstance(e, Mapping)}
         for group in ("effects", "procedures", "hooks"):
             ids = [pid for pid, g in groups.items() if g == group]
             if not ids:
@@ -1889,9 +1892,6 @@ class _Builder:
                 fired: tuple[tuple[str, str], ...] = ()
                 if group == "hooks" and ps is not None:
                     events = [e for e, hs in ps.hooks.items() if pid in hs]
-                    said = {str(e.get("id")): str(e.get("text")) for e in
-                            (m.data.get("effects") or {}).get("events") or ()
-                            if isinstance(e, Mapping)}
                     event = " · ".join(said.get(e) or _event_words(e) for e in events)
                     fired = tuple(x for e in events for x in self.raised_by(e, m))
                 blocks.append(RuleCard(anchor, title, body, proc=self.proc_view(pid, m),

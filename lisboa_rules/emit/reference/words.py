@@ -613,13 +613,10 @@ class DataWords:
         self.m = m
         self.names = names_of(m)
         self.vocab = {v.name: v.words for v in m.vocabulary}
-        # the game's terms by their key (`X` plural, `X_one` singular): what an amount of an
-        # effect named like a term counts (`{rubble: 1}` is "1 rubble cube")
-        terms = m.data.get("game", {}).get("terms", {}) if isinstance(m.data, dict) else {}
-        self.terms: dict[str, tuple[str, str]] = {
-            str(k): (v, str(terms[f"{k}_one"])) for k, v in (terms or {}).items()
-            if isinstance(v, str) and isinstance(terms.get(f"{k}_one"), str)
-            and not str(k).endswith("_one")}
+        # the game's terms by their key, (singular, plural) words (`X_one`, `X`): what an
+        # amount of an effect named like a term counts (`{rubble: 1}` is "1 rubble cube")
+        self.terms = rtext.unit_filters(
+            m.data.get("game", {}).get("terms", {}) if isinstance(m.data, dict) else {})
 
     def value_name(self, value: Any, named: bool = True) -> str:
         """A data value in words; ids become names when `named` (references, not colours)."""
@@ -651,7 +648,7 @@ class DataWords:
         def unit(key: str) -> str:  # the vocabulary's words, else the game's term
             if key in sayer.vocab and "{" not in sayer.vocab[key]:
                 return bare(sayer.vocab[key])
-            return self.terms[key][0] if key in self.terms else ""
+            return self.terms[key][1] if key in self.terms else ""
 
         if not value or not all(unit(k) and isinstance(n, int) and not isinstance(n, bool)
                                 for k, n in value.items()):
@@ -666,7 +663,7 @@ class DataWords:
         """What one row of a list of the rules is, as a column's heading: the list's key in
         words, singular where a term of the game gives it (`decrees` -> `Decree`)."""
         label = humanize(key)
-        for plural, single in self.terms.values():
+        for single, plural in self.terms.values():
             if plural.lower() == label.lower():
                 return single[:1].upper() + single[1:]
         return label
@@ -677,7 +674,7 @@ class DataWords:
         tile", not `Royal favor`)."""
         label = self.key_label(key)
         if key not in self.names and key not in self.vocab and key in self.terms:
-            single = self.terms[key][1]
+            single = self.terms[key][0]
             if single.lower().startswith(label.lower()):
                 return label[:1] + single[1:len(label)]
         return label
@@ -699,7 +696,7 @@ class DataWords:
         """Each word of the game's terms by its lower-case, unaccented form, where the terms
         spell it one way only (`officials` -> `Officials`, `reis` -> `réis`)."""
         seen: dict[str, set[str]] = {}
-        for plural, single in self.terms.values():
+        for single, plural in self.terms.values():
             for w in (*plural.split(" "), *single.split(" ")):
                 seen.setdefault(_folded(w), set()).add(w)
         return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1}
